@@ -1,0 +1,35 @@
+//! Kobo's automation: `cargo xtask lint` checks `spec/openapi.yaml`;
+//! `cargo xtask codegen [--check]` regenerates the crates generated from it.
+
+mod spec;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  lint               check spec/openapi.yaml against Kobo's rules
+  codegen            regenerate generated-server/ and generated-client/ from the spec
+  codegen --check    fail if the committed generated code differs from what the spec gives";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = match args.as_slice() {
+        ["lint"] => Err(anyhow::anyhow!("lint is not written yet")),
+        ["codegen"] | ["codegen", "--check"] => Err(anyhow::anyhow!("codegen is not written yet")),
+        ["help"] | ["--help"] | ["-h"] => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => Err(anyhow::anyhow!("unknown command\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
