@@ -1,0 +1,367 @@
+//! Rules about the two catalogs at the root of the document (`x-permissions`,
+//! `x-response-codes`) and how operations use them, plus the examples every operation must have.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::{examples_of, json_media, Access, Document, Sink};
+
+/// `x-permissions` is a list of `{code, name, description}` (optionally `implicit: true`) with
+/// unique `resource.action` codes.
+pub(super) fn permission_catalog(document: &Document<'_>, sink: &mut Sink) {
+    let Some(entries) = document.doc.get("x-permissions").and_then(Value::as_array) else {
+        sink.report(
+            "#/x-permissions",
+            "the permission catalog is missing or not a list of `{code, name, description}`",
+        );
+        return;
+    };
+    let mut seen = BTreeSet::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let location = format!("#/x-permissions/{index}");
+        for field in ["code", "name", "description"] {
+            if is_blank(entry.get(field)) {
+                sink.report(&location, format!("`{field}` is missing or empty"));
+            }
+        }
+        if entry
+            .get("implicit")
+            .is_some_and(|implicit| !implicit.is_boolean())
+        {
+            sink.report(&location, "`implicit` must be a boolean");
+        }
+        let Some(code) = entry.get("code").and_then(Value::as_str) else {
+            continue;
+        };
+        if !is_permission_code(code) {
+            sink.report(
+                &location,
+                format!(
+                    "`code: {code}` must have the form `resource.action` (^[a-z_]+\\.[a-z_]+$)"
+                ),
+            );
+        }
+        if !seen.insert(code) {
+            sink.report(&location, format!("`code: {code}` appears more than once"));
+        }
+    }
+}
+
+/// Missing, not a string, or only whitespace.
+fn is_blank(text: Option<&Value>) -> bool {
+    text.and_then(Value::as_str)
+        .is_none_or(|text| text.trim().is_empty())
+}
+
+fn is_permission_code(code: &str) -> bool {
+    let word =
+        |part: &str| !part.is_empty() && part.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+    code.split_once('.')
+        .is_some_and(|(resource, action)| word(resource) && word(action))
+}
+
+/// Every dashboard operation names a catalog permission in `x-permission`; no other operation
+/// has one.
+pub(super) fn permission(document: &Document<'_>, sink: &mut Sink) {
+    let catalog: BTreeSet<&str> = document
+        .doc
+        .get("x-permissions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.get("code")?.as_str())
+        .collect();
+    for operation in &document.operations {
+        let label = operation.label();
+        let declared = operation.value.get("x-permission");
+        let access = operation.access();
+        // Without a valid `security` the family is unknown; the `security` rule reports that.
+        if matches!(access, None | Some(Access::Other)) {
+            continue;
+        }
+        if access != Some(Access::Dashboard) {
+            if declared.is_some() {
+                sink.report(
+                    label,
+                    "is not a dashboard operation (its security is not `dashboardToken`), so it \
+                     must not declare `x-permission`",
+                );
+            }
+            continue;
+        }
+        match declared.map(|code| (code, code.as_str())) {
+            None => sink.report(
+                label,
+                "is a dashboard operation without `x-permission`: name the permission code that \
+                 guards it",
+            ),
+            Some((code, None)) => {
+                sink.report(label, format!("`x-permission: {code}` must be a string"))
+            }
+            Some((_, Some(code))) if !catalog.contains(code) => sink.report(
+                label,
+                format!("`x-permission: {code}` is not in the catalog #/x-permissions"),
+            ),
+            Some(_) => {}
+        }
+    }
+}
+
+/// `x-response-codes` maps two-digit codes to `{http_status, meaning, origin}`; `00` is 200.
+pub(super) fn response_code_catalog(document: &Document<'_>, sink: &mut Sink) {
+    let Some(catalog) = document
+        .doc
+        .get("x-response-codes")
+        .and_then(Value::as_object)
+    else {
+        sink.report(
+            "#/x-response-codes",
+            "the response code catalog is missing or not a map from code to \
+             `{http_status, meaning, origin}`",
+        );
+        return;
+    };
+    for (code, entry) in catalog {
+        let location = format!("#/x-response-codes/{code}");
+        if !is_response_code(code) {
+            sink.report(&location, format!("`{code}` is not a two-digit code"));
+        }
+        match entry.get("http_status").and_then(Value::as_u64) {
+            Some(status) if (100..=599).contains(&status) => {}
+            _ => sink.report(&location, "`http_status` must be an HTTP status number"),
+        }
+        if is_blank(entry.get("meaning")) {
+            sink.report(&location, "`meaning` is missing or empty");
+        }
+        match entry.get("origin").and_then(Value::as_str) {
+            Some("source" | "extension") => {}
+            _ => sink.report(&location, "`origin` must be `source` or `extension`"),
+        }
+    }
+    match document.http_status_of("00") {
+        Some(200) => {}
+        _ => sink.report(
+            "#/x-response-codes/00",
+            "`00` must be in the catalog with `http_status: 200`",
+        ),
+    }
+}
+
+fn is_response_code(code: &str) -> bool {
+    code.len() == 2 && code.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Every operation lists its codes in `x-response-codes` (`00` and catalog codes only), and
+/// each listed error code has a response under its HTTP status with an example of it.
+pub(super) fn response_codes(document: &Document<'_>, sink: &mut Sink) {
+    let catalog = document.response_code_catalog();
+    for operation in &document.operations {
+        let label = operation.label();
+        let Some(listed) = operation
+            .value
+            .get("x-response-codes")
+            .and_then(Value::as_array)
+        else {
+            sink.report(
+                label,
+                "has no `x-response-codes`: list every response code it can return, `00` included",
+            );
+            continue;
+        };
+        let mut seen = BTreeSet::new();
+        for code in listed {
+            let Some(code) = code.as_str() else {
+                sink.report(
+                    &label,
+                    format!(
+                        "`x-response-codes` entry {code} is not a string (quote codes in YAML: \
+                         `00` unquoted is the number 0)"
+                    ),
+                );
+                continue;
+            };
+            if !seen.insert(code) {
+                sink.report(&label, format!("`x-response-codes` lists `{code}` twice"));
+            }
+            if code == "00" {
+                continue;
+            }
+            if !catalog.contains_key(code) {
+                sink.report(
+                    &label,
+                    format!("`x-response-codes` lists `{code}`, which is not in the catalog #/x-response-codes"),
+                );
+                continue;
+            }
+            let Some(status) = document.http_status_of(code) else {
+                continue;
+            };
+            let Some(response) = operation.response(&status.to_string()) else {
+                sink.report(
+                    &label,
+                    format!(
+                        "lists response code `{code}` (HTTP {status}) but has no {status} response"
+                    ),
+                );
+                continue;
+            };
+            let exemplified = document.deref(response).is_none_or(|response| {
+                json_media(response).is_ok_and(|media| {
+                    examples_of(document.doc, media)
+                        .iter()
+                        .any(|(_, value)| response_code_of(value) == Some(code))
+                })
+            });
+            if !exemplified {
+                sink.report(
+                    &label,
+                    format!(
+                        "lists response code `{code}` but its {status} response has no example \
+                         with `response_code: \"{code}\"`"
+                    ),
+                );
+            }
+        }
+        if !seen.contains("00") {
+            sink.report(&label, "`x-response-codes` must include `00`");
+        }
+    }
+}
+
+fn response_code_of(example: &Value) -> Option<&str> {
+    example.get("response_code")?.as_str()
+}
+
+/// Every error example's `response_code` is listed by its operation, and sits under the HTTP
+/// status the catalog gives it (`default` takes any).
+pub(super) fn response_code_examples(document: &Document<'_>, sink: &mut Sink) {
+    for operation in &document.operations {
+        let Some(listed) = operation.response_codes() else {
+            continue; // `response-codes` reports the missing list.
+        };
+        for (status, response) in operation.responses() {
+            if status.starts_with('2') {
+                continue;
+            }
+            let Some(Ok(media)) = document.deref(response).map(json_media) else {
+                continue;
+            };
+            for (name, value) in examples_of(document.doc, media) {
+                let place = format!("response {status} example `{name}`");
+                let Some(code) = response_code_of(value) else {
+                    sink.report(
+                        operation.label(),
+                        format!("{place} has no string `response_code`"),
+                    );
+                    continue;
+                };
+                if !listed.contains(&code) {
+                    sink.report(
+                        operation.label(),
+                        format!(
+                            "{place} has `response_code: \"{code}\"`, which the operation's \
+                             `x-response-codes` does not list"
+                        ),
+                    );
+                }
+                match document.http_status_of(code) {
+                    Some(expected) if status != "default" && status != expected.to_string() => sink
+                        .report(
+                            operation.label(),
+                            format!(
+                                "{place} has `response_code: \"{code}\"`, which the catalog \
+                                 gives HTTP {expected}, not {status}"
+                            ),
+                        ),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// The operation's `description` mentions each error code it lists, as "`NN`", so partners
+/// reading the docs see them.
+pub(super) fn response_codes_documented(document: &Document<'_>, sink: &mut Sink) {
+    for operation in &document.operations {
+        let description = operation
+            .value
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        for code in operation.response_codes().unwrap_or_default() {
+            if code != "00" && !description.contains(&format!("`{code}`")) {
+                sink.report(
+                    operation.label(),
+                    format!(
+                        "lists response code `{code}` but its `description` does not mention it \
+                         (write it in backticks: `{code}`)"
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Each operation has a request example and a 200 example; the 200 examples carry `00` and the
+/// operation's `x-success-message`.
+pub(super) fn examples_present(document: &Document<'_>, sink: &mut Sink) {
+    for operation in &document.operations {
+        let label = operation.label();
+        let success_message = operation
+            .value
+            .get("x-success-message")
+            .and_then(Value::as_str);
+        if success_message.is_none() {
+            sink.report(
+                &label,
+                "has no `x-success-message` (the `message` of its success envelope)",
+            );
+        }
+        let request = operation
+            .value
+            .get("requestBody")
+            .and_then(|body| document.deref(body))
+            .and_then(|body| json_media(body).ok());
+        if request.is_some_and(|media| examples_of(document.doc, media).is_empty()) {
+            sink.report(
+                &label,
+                "its request body has no example (`example` or `examples`)",
+            );
+        }
+        let Some(success) = operation
+            .response("200")
+            .and_then(|response| document.deref(response))
+            .and_then(|response| json_media(response).ok())
+        else {
+            continue; // `success-response` reports it.
+        };
+        let examples = examples_of(document.doc, success);
+        if examples.is_empty() {
+            sink.report(
+                &label,
+                "its 200 response has no example (`example` or `examples`)",
+            );
+        }
+        for (name, value) in examples {
+            if response_code_of(value) != Some("00") {
+                sink.report(
+                    &label,
+                    format!("response 200 example `{name}` must have `response_code: \"00\"`"),
+                );
+            }
+            let message = value.get("message").and_then(Value::as_str);
+            if let Some(expected) = success_message.filter(|expected| message != Some(*expected)) {
+                sink.report(
+                    &label,
+                    format!(
+                        "response 200 example `{name}` has `message: {}` but `x-success-message` \
+                         is {expected:?}",
+                        value.get("message").unwrap_or(&Value::Null)
+                    ),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! Rules about the document as a whole: its version, its references, its components.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::{escape, object, walk, Document, Sink};
+use crate::spec;
+
+/// `openapi` is 3.0.x and the document deserializes as the OpenAPI 3.0 model progenitor reads.
+pub(super) fn openapi_version(document: &Document<'_>, sink: &mut Sink) {
+    match document.doc.get("openapi").and_then(Value::as_str) {
+        Some(version) if is_openapi_3_0(version) => {}
+        Some(version) => sink.report(
+            "#/openapi",
+            format!("`openapi: {version}`: the client generator accepts OpenAPI 3.0.x only"),
+        ),
+        None => sink.report(
+            "#/openapi",
+            "`openapi` is missing or not a string: write `openapi: 3.0.3`",
+        ),
+    }
+    let model = serde_path_to_error::deserialize::<_, openapiv3::OpenAPI>(document.doc.clone());
+    if let Err(error) = model {
+        sink.report(
+            format!("document at `{}`", error.path()),
+            format!(
+                "does not deserialize as OpenAPI 3.0 (the model the client generator reads): {}",
+                error.inner()
+            ),
+        );
+    }
+}
+
+fn is_openapi_3_0(version: &str) -> bool {
+    version
+        .strip_prefix("3.0.")
+        .is_some_and(|patch| !patch.is_empty() && patch.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Every `$ref` is local and points at something.
+pub(super) fn refs_resolve(document: &Document<'_>, sink: &mut Sink) {
+    walk(document.doc, &mut String::new(), &mut |pointer, value| {
+        let Some(reference) = value.get("$ref").and_then(Value::as_str) else {
+            return;
+        };
+        if !reference.starts_with("#/") || spec::resolve_ref(document.doc, reference).is_none() {
+            sink.report(
+                format!("#{pointer}"),
+                format!(
+                    "`$ref: {reference}` does not resolve (only references inside this document are allowed)"
+                ),
+            );
+        }
+    });
+}
+
+/// The component kinds whose entries must each be referenced somewhere.
+const REFERENCED_KINDS: [&str; 6] = [
+    "schemas",
+    "responses",
+    "parameters",
+    "examples",
+    "requestBodies",
+    "headers",
+];
+
+/// Every component is used: referenced from outside itself, or (security schemes) named by a
+/// security requirement.
+pub(super) fn unused_components(document: &Document<'_>, sink: &mut Sink) {
+    let mut referenced: BTreeSet<String> = BTreeSet::new();
+    walk(document.doc, &mut String::new(), &mut |pointer, value| {
+        let Some(target) = value
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|reference| reference.strip_prefix('#'))
+        else {
+            return;
+        };
+        // A reference from inside its own target (a recursive schema) does not make it used.
+        let inside_target = pointer == target
+            || pointer
+                .strip_prefix(target)
+                .is_some_and(|rest| rest.starts_with('/'));
+        if !inside_target {
+            referenced.insert(target.to_string());
+        }
+    });
+    for kind in REFERENCED_KINDS {
+        for name in object(document.doc.pointer(&format!("/components/{kind}"))).keys() {
+            let pointer = format!("/components/{kind}/{}", escape(name));
+            if !referenced.contains(&pointer) {
+                sink.report(
+                    format!("#{pointer}"),
+                    "is never referenced: use it or remove it (a reference from inside itself does not count)",
+                );
+            }
+        }
+    }
+
+    let mut named: BTreeSet<&str> = BTreeSet::new();
+    let requirements = document
+        .operations
+        .iter()
+        .filter_map(|operation| operation.value.get("security"))
+        .chain(document.doc.get("security"));
+    for requirement in requirements.filter_map(Value::as_array).flatten() {
+        named.extend(object(Some(requirement)).keys().map(String::as_str));
+    }
+    for name in object(document.doc.pointer("/components/securitySchemes")).keys() {
+        if !named.contains(name.as_str()) {
+            sink.report(
+                format!("#/components/securitySchemes/{}", escape(name)),
+                "is not used by any security requirement: use it or remove it",
+            );
+        }
+    }
+}
+
+/// `x-origin`, wherever it appears, says `extension`.
+pub(super) fn x_origin(document: &Document<'_>, sink: &mut Sink) {
+    walk(document.doc, &mut String::new(), &mut |pointer, value| {
+        match value.get("x-origin") {
+            None => {}
+            Some(origin) if origin == "extension" => {}
+            Some(origin) => sink.report(
+                format!("#{pointer}/x-origin"),
+                format!(
+                    "`x-origin: {origin}`: the only value is `extension` (what comes from the source document carries no `x-origin`)"
+                ),
+            ),
+        }
+    });
+}

@@ -1,0 +1,301 @@
+//! Rules about the shape of each operation: one POST, its body, its responses, its security,
+//! its headers. Most exist because of what the generators accept.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{
+    component_schema_ref, declares_header, json_media, object, Access, Document, Family, Sink,
+    DASHBOARD_SCHEME, ERROR_ENVELOPE_REF, HTTP_METHODS, INTEGRATION_SCHEME, JSON,
+};
+use crate::spec;
+
+/// Every path has exactly one operation and it is `post`.
+pub(super) fn post_only(document: &Document<'_>, sink: &mut Sink) {
+    let paths = object(document.doc.get("paths"));
+    if paths.is_empty() {
+        sink.report("#/paths", "the document has no operations");
+    }
+    for (path, item) in paths {
+        let item = spec::deref(document.doc, item);
+        let methods: Vec<&str> = HTTP_METHODS
+            .into_iter()
+            .filter(|method| item.get(method).is_some())
+            .collect();
+        if methods != ["post"] {
+            sink.report(
+                format!("path `{path}`"),
+                format!(
+                    "has operations {methods:?}: every path has exactly one operation, a `post`"
+                ),
+            );
+        }
+    }
+}
+
+/// Every operation has an `operationId`: snake_case (it names the generated trait method and
+/// client method) and unique.
+pub(super) fn operation_id(document: &Document<'_>, sink: &mut Sink) {
+    let mut first_path_of: BTreeMap<&str, &str> = BTreeMap::new();
+    for operation in &document.operations {
+        let Some(id) = operation.id() else {
+            sink.report(
+                format!("path `{}`", operation.path),
+                "has an operation without `operationId`",
+            );
+            continue;
+        };
+        if !is_snake_case(id) {
+            sink.report(
+                format!("path `{}`", operation.path),
+                format!("`operationId: {id}` must be snake_case (it names generated Rust methods)"),
+            );
+        }
+        if let Some(first) = first_path_of.insert(id, operation.path) {
+            sink.report(
+                format!("path `{}`", operation.path),
+                format!("`operationId: {id}` is also the operationId of `{first}`: operationIds must be unique"),
+            );
+            first_path_of.insert(id, first);
+        }
+    }
+}
+
+fn is_snake_case(id: &str) -> bool {
+    id.starts_with(|c: char| c.is_ascii_lowercase())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// `requestBody` is present, required, `application/json` only, with a component schema.
+pub(super) fn request_body(document: &Document<'_>, sink: &mut Sink) {
+    for operation in &document.operations {
+        let label = operation.label();
+        let Some(body) = operation.value.get("requestBody") else {
+            sink.report(
+                label,
+                "has no `requestBody`: the client generator always sends one, so every operation \
+                 declares one (an operation without input takes `{}`)",
+            );
+            continue;
+        };
+        let Some(body) = document.deref(body) else {
+            continue;
+        };
+        if body.get("required") != Some(&Value::Bool(true)) {
+            sink.report(
+                &label,
+                "`requestBody` must be `required: true` (the client generator always sends a body)",
+            );
+        }
+        match json_media(body) {
+            Err(message) => sink.report(&label, format!("`requestBody` {message}")),
+            Ok(media) if component_schema_ref(media).is_none() => sink.report(
+                &label,
+                "the request body schema must be a `$ref` to #/components/schemas/... \
+                 (so the generated request type has a name)",
+            ),
+            Ok(_) => {}
+        }
+    }
+}
+
+/// Exactly one success response, `200`, `application/json` with a component schema (the
+/// client generator accepts only one success body type).
+pub(super) fn success_response(document: &Document<'_>, sink: &mut Sink) {
+    for operation in &document.operations {
+        let label = operation.label();
+        let successes: Vec<&str> = operation
+            .responses()
+            .map(|(status, _)| status)
+            .filter(|status| is_success(status))
+            .collect();
+        if successes != ["200"] {
+            sink.report(
+                &label,
+                format!(
+                    "has success responses {successes:?}: exactly one is allowed and it is `200` \
+                     (the client generator accepts only one success body type)"
+                ),
+            );
+        }
+        let Some(response) = operation
+            .response("200")
+            .and_then(|response| document.deref(response))
+        else {
+            continue;
+        };
+        match json_media(response) {
+            Err(message) => sink.report(&label, format!("response 200 {message}")),
+            Ok(media) if component_schema_ref(media).is_none() => sink.report(
+                &label,
+                "the response 200 schema must be a `$ref` to #/components/schemas/... \
+                 (the operation's own envelope)",
+            ),
+            Ok(_) => {}
+        }
+    }
+}
+
+fn is_success(status: &str) -> bool {
+    status.starts_with('2')
+}
+
+/// Every non-2xx response (and `default`) carries the shared error envelope.
+pub(super) fn error_envelope(document: &Document<'_>, sink: &mut Sink) {
+    let envelope = serde_json::json!({ "$ref": ERROR_ENVELOPE_REF });
+    for operation in &document.operations {
+        for (status, response) in operation.responses() {
+            if is_success(status) {
+                continue;
+            }
+            let Some(response) = document.deref(response) else {
+                continue;
+            };
+            let uses_envelope =
+                json_media(response).is_ok_and(|media| media.get("schema") == Some(&envelope));
+            if !uses_envelope {
+                sink.report(
+                    operation.label(),
+                    format!(
+                        "response {status} must use the shared error envelope {ERROR_ENVELOPE_REF} \
+                         as its only content, `{JSON}` (the client generator accepts only one \
+                         error body type)"
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// `security` is explicit, one of the three allowed forms, matches the path's family, and names
+/// existing schemes.
+pub(super) fn security(document: &Document<'_>, sink: &mut Sink) {
+    let schemes = object(document.doc.pointer("/components/securitySchemes"));
+    for operation in &document.operations {
+        let label = operation.label();
+        let family = Family::of(operation.path);
+        if family.is_none() {
+            sink.report(
+                &label,
+                format!(
+                    "path `{}` must have `web` (dashboard) or `api` (integration) as its \
+                     second-to-last segment",
+                    operation.path
+                ),
+            );
+        }
+        match (operation.access(), family) {
+            (None, _) => sink.report(
+                &label,
+                format!(
+                    "declares no `security`: declare it explicitly, `[]` (public), \
+                     `[{{{DASHBOARD_SCHEME}: []}}]` or `[{{{INTEGRATION_SCHEME}: []}}]`"
+                ),
+            ),
+            (Some(Access::Other), _) => sink.report(
+                &label,
+                format!(
+                    "`security: {}` is not one of `[]` (public), `[{{{DASHBOARD_SCHEME}: []}}]` \
+                     or `[{{{INTEGRATION_SCHEME}: []}}]`",
+                    operation.value["security"]
+                ),
+            ),
+            (Some(Access::Dashboard), Some(Family::Integration)) => sink.report(
+                &label,
+                format!(
+                    "uses `{DASHBOARD_SCHEME}` but its path `{}` is an integration (`/api/`) path",
+                    operation.path
+                ),
+            ),
+            (Some(Access::Integration), Some(Family::Dashboard)) => sink.report(
+                &label,
+                format!(
+                    "uses `{INTEGRATION_SCHEME}` but its path `{}` is a dashboard (`/web/`) path",
+                    operation.path
+                ),
+            ),
+            _ => {}
+        }
+    }
+    let requirements = document
+        .operations
+        .iter()
+        .map(|operation| (operation.label(), operation.value.get("security")))
+        .chain([("document".to_string(), document.doc.get("security"))]);
+    for (label, security) in requirements {
+        let names = security.and_then(Value::as_array).into_iter().flatten();
+        for name in names.flat_map(|requirement| object(Some(requirement)).keys()) {
+            if !schemes.contains_key(name) {
+                sink.report(
+                    &label,
+                    format!("security scheme `{name}` is not in #/components/securitySchemes"),
+                );
+            }
+        }
+    }
+}
+
+const REQUEST_ID: &str = "X-Request-Id";
+const RETRY_AFTER: &str = "Retry-After";
+const IDEMPOTENCY_KEY: &str = "Idempotency-Key";
+const IDEMPOTENT_REPLAYED: &str = "Idempotent-Replayed";
+
+/// Every response declares `X-Request-Id`; every 429 declares `Retry-After`; an operation takes
+/// `Idempotency-Key` exactly when its 200 declares `Idempotent-Replayed`.
+pub(super) fn headers(document: &Document<'_>, sink: &mut Sink) {
+    for site in document.response_sites() {
+        if !declares_header(site.response, REQUEST_ID) {
+            sink.report(
+                &site.label,
+                format!("does not declare the `{REQUEST_ID}` header: every response carries one"),
+            );
+        }
+        if site.statuses.contains("429") && !declares_header(site.response, RETRY_AFTER) {
+            sink.report(
+                &site.label,
+                format!("is a 429 response and does not declare the `{RETRY_AFTER}` header"),
+            );
+        }
+    }
+    for operation in &document.operations {
+        let parameters: Option<Vec<&Value>> = operation
+            .parameters()
+            .map(|parameter| document.deref(parameter))
+            .collect();
+        let success = operation
+            .response("200")
+            .map(|response| document.deref(response));
+        // With a reference that does not resolve, the answer is unknown (`refs-resolve` says why).
+        let (Some(parameters), Some(Some(success))) = (parameters, success) else {
+            continue;
+        };
+        let takes_key = parameters.iter().any(|parameter| {
+            parameter.get("in").and_then(Value::as_str) == Some("header")
+                && parameter
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|name| name.eq_ignore_ascii_case(IDEMPOTENCY_KEY))
+        });
+        let replays = declares_header(success, IDEMPOTENT_REPLAYED);
+        match (takes_key, replays) {
+            (true, false) => sink.report(
+                operation.label(),
+                format!(
+                    "takes the `{IDEMPOTENCY_KEY}` header but its 200 response does not declare \
+                     `{IDEMPOTENT_REPLAYED}`"
+                ),
+            ),
+            (false, true) => sink.report(
+                operation.label(),
+                format!(
+                    "its 200 response declares `{IDEMPOTENT_REPLAYED}` but it does not take the \
+                     `{IDEMPOTENCY_KEY}` header parameter"
+                ),
+            ),
+            _ => {}
+        }
+    }
+}
