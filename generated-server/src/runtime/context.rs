@@ -1,0 +1,69 @@
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crate::{Operation, ResponseCode, TokenFamily};
+
+/// What an operation's method knows about the request besides its body.
+///
+/// `P` is the implementation's principal for operations that take a token, and `()` for public
+/// ones: a secured method always has its principal, a public one never does.
+#[derive(Clone, Debug)]
+pub struct RequestContext<P> {
+    /// Who made the request, as [`crate::Api::authenticate`] resolved the bearer token.
+    pub principal: P,
+    pub operation: Operation,
+    /// The request id the response carries in `X-Request-Id`.
+    pub request_id: String,
+    /// The `Idempotency-Key` header, on operations that declare it; already validated.
+    pub idempotency_key: Option<String>,
+    /// The client's address (from axum's `ConnectInfo`; `0.0.0.0` when the server was not
+    /// started with `into_make_service_with_connect_info`).
+    pub client_ip: IpAddr,
+    replayed: Arc<AtomicBool>,
+}
+
+impl<P> RequestContext<P> {
+    pub(crate) fn new(
+        principal: P,
+        operation: Operation,
+        request_id: String,
+        idempotency_key: Option<String>,
+        client_ip: IpAddr,
+        replayed: Arc<AtomicBool>,
+    ) -> Self {
+        RequestContext {
+            principal,
+            operation,
+            request_id,
+            idempotency_key,
+            client_ip,
+            replayed,
+        }
+    }
+
+    /// Marks the response as the replay of an earlier one with the same `Idempotency-Key`: the
+    /// router answers `Idempotent-Replayed: true`.
+    pub fn mark_replayed(&self) {
+        self.replayed.store(true, Ordering::Relaxed);
+    }
+}
+
+/// What the router answered to one call of an operation, for [`crate::Api::on_response`].
+#[derive(Debug)]
+pub struct CallRecord<'a, P> {
+    pub operation: Operation,
+    /// The operation's token family; `None` for public operations.
+    pub family: Option<TokenFamily>,
+    /// The principal, when authentication got that far.
+    pub principal: Option<&'a P>,
+    pub http_status: u16,
+    pub response_code: ResponseCode,
+    /// The envelope's `message`.
+    pub message: &'a str,
+    pub client_ip: IpAddr,
+    pub request_id: &'a str,
+    pub idempotency_key: Option<&'a str>,
+    /// Whether the response was marked as an idempotent replay.
+    pub replayed: bool,
+}

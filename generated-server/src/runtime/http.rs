@@ -1,0 +1,195 @@
+//! Envelopes on the wire, the request id, the fallbacks and the documentation routes.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{ApiError, REQUEST_ID_HEADER};
+use crate::ResponseCode;
+
+const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+const REQUEST_ID_MAX_LENGTH: usize = 128;
+
+#[derive(Serialize)]
+struct SuccessEnvelope<'a> {
+    status: bool,
+    response_code: ResponseCode,
+    message: &'a str,
+    data: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pagination: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct ErrorEnvelope<'a> {
+    status: bool,
+    response_code: ResponseCode,
+    message: &'a str,
+    data: Option<()>,
+}
+
+/// `200` with the success envelope; `replayed` is `Some` on idempotent operations.
+pub(crate) fn success_response(
+    message: &str,
+    data: Value,
+    pagination: Option<Value>,
+    replayed: Option<bool>,
+) -> Response {
+    let envelope = SuccessEnvelope {
+        status: true,
+        response_code: ResponseCode::SUCCESS,
+        message,
+        data,
+        pagination,
+    };
+    let mut response = json_response(StatusCode::OK, &envelope);
+    if let Some(replayed) = replayed {
+        response.headers_mut().insert(
+            IDEMPOTENT_REPLAYED,
+            HeaderValue::from_static(if replayed { "true" } else { "false" }),
+        );
+    }
+    response
+}
+
+/// The error envelope with the HTTP status the catalog gives the code.
+pub(crate) fn error_response(error: &ApiError) -> Response {
+    let envelope = ErrorEnvelope {
+        status: false,
+        response_code: error.code(),
+        message: error.public_message(),
+        data: None,
+    };
+    let status = StatusCode::from_u16(error.code().http_status())
+        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = json_response(status, &envelope);
+    if let Some(seconds) = error.retry_after_seconds() {
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
+    // Envelopes hold only strings, booleans and JSON values: serializing them cannot fail.
+    let bytes = serde_json::to_vec(body).expect("envelopes serialize");
+    let mut response = Response::new(Body::from(bytes));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// The request id of this request, as the middleware chose it.
+#[derive(Clone, Debug)]
+struct RequestId(String);
+
+pub(crate) fn request_id_of(request: &Request) -> String {
+    request
+        .extensions()
+        .get::<RequestId>()
+        .map(|RequestId(id)| id.clone())
+        .unwrap_or_else(new_request_id)
+}
+
+/// Middleware: takes the client's `X-Request-Id` when it is a sane token (at most 128 of
+/// `[A-Za-z0-9._-]`), else makes one, and sets it on every response.
+pub(crate) async fn request_id(mut request: Request, next: Next) -> Response {
+    let id = request
+        .headers()
+        .get(REQUEST_ID_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .filter(|value| is_sane_request_id(value))
+        .map(str::to_string)
+        .unwrap_or_else(new_request_id);
+    request.extensions_mut().insert(RequestId(id.clone()));
+    let mut response = next.run(request).await;
+    let value = HeaderValue::from_str(&id).expect("request ids are visible ASCII");
+    response.headers_mut().insert(REQUEST_ID_HEADER, value);
+    response
+}
+
+fn is_sane_request_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= REQUEST_ID_MAX_LENGTH
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+fn new_request_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Unknown path: `04`, 404.
+pub(crate) async fn not_found() -> Response {
+    error_response(&ApiError::new(ResponseCode::UNKNOWN_OPERATION))
+}
+
+/// Known path, wrong method: `05`, 405 (axum adds `Allow`).
+pub(crate) async fn method_not_allowed() -> Response {
+    error_response(&ApiError::new(ResponseCode::METHOD_NOT_ALLOWED))
+}
+
+const REDOC_JS: &[u8] = include_bytes!("../../assets/redoc.standalone.js");
+
+pub(crate) async fn openapi_yaml() -> Response {
+    static_response("application/yaml", crate::OPENAPI_YAML.as_bytes(), false)
+}
+
+pub(crate) async fn openapi_json() -> Response {
+    static_response("application/json", crate::OPENAPI_JSON.as_bytes(), false)
+}
+
+pub(crate) async fn redoc_js() -> Response {
+    static_response("text/javascript; charset=utf-8", REDOC_JS, true)
+}
+
+/// The documentation page: Redoc, loaded from this server, reading `/openapi.json`.
+pub(crate) async fn docs() -> Response {
+    let title = html_escape(crate::TITLE);
+    let page = format!(
+        r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>body {{ margin: 0; padding: 0; }}</style>
+</head>
+<body>
+<redoc spec-url="openapi.json" hide-download-button="false"></redoc>
+<script src="docs/redoc.standalone.js"></script>
+</body>
+</html>
+"#
+    );
+    static_response("text/html; charset=utf-8", page.into_bytes(), false)
+}
+
+fn static_response(content_type: &'static str, body: impl Into<Body>, cache: bool) -> Response {
+    let mut response = Response::new(body.into());
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    let cache_control = if cache {
+        "public, max-age=86400"
+    } else {
+        "no-cache"
+    };
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static(cache_control));
+    response
+}
+
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}

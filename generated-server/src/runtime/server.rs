@@ -1,0 +1,325 @@
+//! The request pipeline every generated route runs.
+
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, Request};
+use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use futures_util::FutureExt;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::http::{error_response, request_id_of, success_response};
+use super::validation::Validators;
+use super::{ApiError, CallRecord, RequestContext, BODY_LIMIT_BYTES};
+use crate::{Api, Operation, ResponseCode};
+
+/// The bank and the compiled validators, shared by every route.
+pub struct Server<A: Api> {
+    api: Arc<A>,
+    validators: Validators,
+}
+
+/// An operation's successful outcome, ready for the envelope.
+pub struct Success {
+    data: Result<Value, serde_json::Error>,
+    pagination: Option<Result<Value, serde_json::Error>>,
+}
+
+impl Success {
+    pub fn data(data: impl Serialize) -> Success {
+        Success {
+            data: serde_json::to_value(data),
+            pagination: None,
+        }
+    }
+
+    pub fn page(data: impl Serialize, pagination: impl Serialize) -> Success {
+        Success {
+            data: serde_json::to_value(data),
+            pagination: Some(serde_json::to_value(pagination)),
+        }
+    }
+
+    /// No payload: `data` is `{}`.
+    pub fn empty() -> Success {
+        Success {
+            data: Ok(Value::Object(serde_json::Map::new())),
+            pagination: None,
+        }
+    }
+}
+
+/// What the pipeline learned about a request before the operation ran.
+struct Exchange {
+    operation: Operation,
+    request_id: String,
+    client_ip: IpAddr,
+    idempotency_key: Option<String>,
+    replayed: Arc<AtomicBool>,
+}
+
+impl Exchange {
+    fn context<P>(&self, principal: P) -> RequestContext<P> {
+        RequestContext::new(
+            principal,
+            self.operation,
+            self.request_id.clone(),
+            self.idempotency_key.clone(),
+            self.client_ip,
+            self.replayed.clone(),
+        )
+    }
+}
+
+impl<A: Api> Server<A> {
+    pub fn new(api: Arc<A>) -> Self {
+        Server {
+            api,
+            validators: Validators::compile(),
+        }
+    }
+
+    /// Runs a public operation (no token): `call` gets a context without a principal.
+    pub async fn public<B, F, Fut>(
+        &self,
+        operation: Operation,
+        request: Request,
+        call: F,
+    ) -> Response
+    where
+        B: DeserializeOwned,
+        F: FnOnce(Arc<A>, RequestContext<()>, B) -> Fut,
+        Fut: Future<Output = Result<Success, ApiError>> + Send,
+    {
+        let mut exchange = start(operation, &request);
+        let outcome = async {
+            let (headers, body) = read(request).await?;
+            let body: B = self.parse(&mut exchange, &headers, &body)?;
+            let context = exchange.context(());
+            run(call(self.api.clone(), context, body)).await
+        }
+        .await;
+        self.finish(&exchange, None, outcome).await
+    }
+
+    /// Runs an operation that takes a token: authentication and permission first, then `call`
+    /// with the principal in its context.
+    pub async fn secured<B, F, Fut>(
+        &self,
+        operation: Operation,
+        request: Request,
+        call: F,
+    ) -> Response
+    where
+        B: DeserializeOwned,
+        F: FnOnce(Arc<A>, RequestContext<A::Principal>, B) -> Fut,
+        Fut: Future<Output = Result<Success, ApiError>> + Send,
+    {
+        let mut exchange = start(operation, &request);
+        let mut principal = None;
+        let outcome = async {
+            let (headers, body) = read(request).await?;
+            let family = operation
+                .family()
+                .expect("the router sends only operations with a token family here");
+            let token = bearer_token(&headers)?;
+            let authenticated = self.api.authenticate(family, token).await?;
+            principal = Some(authenticated.clone());
+            if let Some(permission) = operation.permission() {
+                self.api.authorize(&authenticated, permission).await?;
+            }
+            let body: B = self.parse(&mut exchange, &headers, &body)?;
+            let context = exchange.context(authenticated);
+            run(call(self.api.clone(), context, body)).await
+        }
+        .await;
+        self.finish(&exchange, principal.as_ref(), outcome).await
+    }
+
+    /// Headers and body against the operation's schemas, then into its body type.
+    fn parse<B: DeserializeOwned>(
+        &self,
+        exchange: &mut Exchange,
+        headers: &HeaderMap,
+        body: &Bytes,
+    ) -> Result<B, ApiError> {
+        let operation = exchange.operation;
+        for parameter in operation.header_parameters() {
+            match headers.get(parameter.name) {
+                None if parameter.required => {
+                    return Err(invalid(format!("`{}` header is required", parameter.name)));
+                }
+                None => {}
+                Some(value) => {
+                    let value = value.to_str().map_err(|_| {
+                        invalid(format!("`{}` header is not visible ASCII", parameter.name))
+                    })?;
+                    self.validators
+                        .check_header(operation, parameter.name, value)
+                        .map_err(invalid)?;
+                    if parameter.name.eq_ignore_ascii_case("Idempotency-Key") {
+                        exchange.idempotency_key = Some(value.to_string());
+                    }
+                }
+            }
+        }
+        let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
+            Value::Object(serde_json::Map::new())
+        } else {
+            serde_json::from_slice(body)
+                .map_err(|error| invalid(format!("request body is not valid JSON: {error}")))?
+        };
+        self.validators
+            .check_body(operation, &value)
+            .map_err(invalid)?;
+        serde_json::from_value(value).map_err(|error| invalid(format!("request body: {error}")))
+    }
+
+    /// Writes the envelope, then tells the bank what was answered.
+    async fn finish(
+        &self,
+        exchange: &Exchange,
+        principal: Option<&A::Principal>,
+        outcome: Result<Success, ApiError>,
+    ) -> Response {
+        let operation = exchange.operation;
+        let replayed = exchange.replayed.load(Ordering::Relaxed);
+        let (response, code, message) = match envelope_parts(outcome) {
+            Ok((data, pagination)) => {
+                let code = ResponseCode::SUCCESS;
+                let message = operation.success_message();
+                let replay = operation.idempotent().then_some(replayed);
+                let response = success_response(message, data, pagination, replay);
+                (response, code, message.to_string())
+            }
+            Err(error) => {
+                if error.code() == ResponseCode::INTERNAL_ERROR {
+                    tracing::error!(
+                        operation = operation.id(),
+                        request_id = %exchange.request_id,
+                        error = error.message(),
+                        "internal error"
+                    );
+                }
+                let message = error.public_message().to_string();
+                (error_response(&error), error.code(), message)
+            }
+        };
+        let record = CallRecord {
+            operation,
+            family: operation.family(),
+            principal,
+            http_status: response.status().as_u16(),
+            response_code: code,
+            message: &message,
+            client_ip: exchange.client_ip,
+            request_id: &exchange.request_id,
+            idempotency_key: exchange.idempotency_key.as_deref(),
+            replayed,
+        };
+        self.api.on_response(&record).await;
+        response
+    }
+}
+
+fn start(operation: Operation, request: &Request) -> Exchange {
+    let client_ip = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(address)| address.ip())
+        .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+    Exchange {
+        operation,
+        request_id: request_id_of(request),
+        client_ip,
+        idempotency_key: None,
+        replayed: Arc::new(AtomicBool::new(false)),
+    }
+}
+
+/// The body, at most [`BODY_LIMIT_BYTES`], and only JSON when there is one.
+async fn read(request: Request) -> Result<(HeaderMap, Bytes), ApiError> {
+    let (parts, body) = request.into_parts();
+    let declared_length = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    if declared_length.is_some_and(|length| length > BODY_LIMIT_BYTES as u64) {
+        return Err(ApiError::new(ResponseCode::BODY_TOO_LARGE));
+    }
+    let body = axum::body::to_bytes(body, BODY_LIMIT_BYTES)
+        .await
+        .map_err(|error| {
+            let too_large = std::error::Error::source(&error)
+                .is_some_and(|source| source.is::<http_body_util::LengthLimitError>());
+            if too_large {
+                ApiError::new(ResponseCode::BODY_TOO_LARGE)
+            } else {
+                invalid("the request body could not be read")
+            }
+        })?;
+    let empty = body.iter().all(u8::is_ascii_whitespace);
+    if !empty && !is_json(&parts.headers) {
+        return Err(ApiError::new(ResponseCode::UNSUPPORTED_MEDIA_TYPE));
+    }
+    Ok((parts.headers, body))
+}
+
+/// `application/json`, with or without parameters such as `charset=utf-8`.
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|media_type| media_type.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The token of `Authorization: Bearer <token>`; anything else is `41` without asking the bank.
+fn bearer_token(headers: &HeaderMap) -> Result<&str, ApiError> {
+    let unauthenticated = || ApiError::new(ResponseCode::UNAUTHENTICATED);
+    let value = headers
+        .get(AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .ok_or_else(unauthenticated)?;
+    let (scheme, token) = value.trim().split_once(' ').ok_or_else(unauthenticated)?;
+    let token = token.trim();
+    if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
+        return Err(unauthenticated());
+    }
+    Ok(token)
+}
+
+/// Runs the operation; a panic becomes an internal error instead of a dropped connection.
+async fn run(
+    call: impl Future<Output = Result<Success, ApiError>> + Send,
+) -> Result<Success, ApiError> {
+    AssertUnwindSafe(call)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| Err(ApiError::internal("the operation panicked")))
+}
+
+type EnvelopeParts = (Value, Option<Value>);
+
+fn envelope_parts(outcome: Result<Success, ApiError>) -> Result<EnvelopeParts, ApiError> {
+    let success = outcome?;
+    let serialization = |error: serde_json::Error| {
+        ApiError::internal(format!("the response data does not serialize: {error}"))
+    };
+    let data = success.data.map_err(serialization)?;
+    let pagination = success.pagination.transpose().map_err(serialization)?;
+    Ok((data, pagination))
+}
+
+fn invalid(message: impl Into<String>) -> ApiError {
+    ApiError::new(ResponseCode::INVALID_REQUEST).with_message(message.into())
+}

@@ -1,0 +1,1 @@
+//! Golden tests of the generator on its own fixture spec.
