@@ -823,6 +823,52 @@ fn an_error_example_under_default_may_have_any_listed_code() {
     );
 }
 
+fn transport_error_with_code(code: &str) -> Value {
+    json!({
+        "description": "Transport errors.",
+        "headers": {"X-Request-Id": {"$ref": "#/components/headers/XRequestId"}},
+        "content": {"application/json": {
+            "schema": {"$ref": "#/components/schemas/ErrorEnvelope"},
+            "examples": {"transport": {"value": {
+                "status": false, "response_code": code, "message": "Too many requests", "data": null
+            }}}
+        }}
+    })
+}
+
+#[test]
+fn an_error_example_under_default_needs_only_a_catalog_code() {
+    // `29` is in the catalog but `get_account` does not list it: transport errors may use it.
+    check(
+        |doc| {
+            set(
+                doc,
+                &at(GET_ACCOUNT, "responses/default"),
+                transport_error_with_code("29"),
+            )
+        },
+        &[],
+    );
+}
+
+#[test]
+fn an_error_example_under_default_with_an_unknown_code_is_refused() {
+    check(
+        |doc| {
+            set(
+                doc,
+                &at(GET_ACCOUNT, "responses/default"),
+                transport_error_with_code("77"),
+            )
+        },
+        &[(
+            "response-code-examples",
+            "operation `get_account`: response default example `transport` has `response_code: \"77\"`, \
+             which is not in the `x-response-codes` catalog",
+        )],
+    );
+}
+
 // response-codes-documented
 
 #[test]
