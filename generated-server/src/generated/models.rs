@@ -4,18 +4,173 @@
 //! uses for the client). Strings with a pattern or length limits are newtypes that check
 //! them when built or deserialized.
 #![allow(clippy::all, clippy::pedantic, dead_code, unused_imports, rustdoc::all)]
-///`Account`
+///`AcceptInviteRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptInviteRequest {
+    pub confirm_password: AcceptInviteRequestConfirmPassword,
+    pub password: Password,
+    ///The token from the invitation link.
+    pub token: AcceptInviteRequestToken,
+}
+///`AcceptInviteRequestConfirmPassword`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct AcceptInviteRequestConfirmPassword(::std::string::String);
+impl ::std::ops::Deref for AcceptInviteRequestConfirmPassword {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<AcceptInviteRequestConfirmPassword> for ::std::string::String {
+    fn from(value: AcceptInviteRequestConfirmPassword) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for AcceptInviteRequestConfirmPassword {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 128usize {
+            return Err("longer than 128 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for AcceptInviteRequestConfirmPassword {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for AcceptInviteRequestConfirmPassword {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for AcceptInviteRequestConfirmPassword {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///The token from the invitation link.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct AcceptInviteRequestToken(::std::string::String);
+impl ::std::ops::Deref for AcceptInviteRequestToken {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<AcceptInviteRequestToken> for ::std::string::String {
+    fn from(value: AcceptInviteRequestToken) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for AcceptInviteRequestToken {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for AcceptInviteRequestToken {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for AcceptInviteRequestToken {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for AcceptInviteRequestToken {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `accept_invite`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct AcceptInviteResponse {
+    pub data: Member,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///An account, as listed and as returned on creation (without `account_class`).
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct Account {
     pub account_name: AccountAccountName,
     pub account_number: AccountNumber,
-    pub balance: ::std::string::String,
+    pub account_type: AccountType,
+    pub balance: Balance,
     pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
     pub id: ::uuid::Uuid,
+    ///When the balance last changed; null if it never has.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub last_balance_update: ::std::option::Option<
         ::chrono::DateTime<::chrono::offset::Utc>,
     >,
+    ///The pool or current account this account is linked to; null for the main pool account.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub parent_account_number: ::std::option::Option<AccountParentAccountNumber>,
     pub status: AccountStatus,
 }
 ///`AccountAccountName`
@@ -82,7 +237,442 @@ impl<'de> ::serde::Deserialize<'de> for AccountAccountName {
             })
     }
 }
-///`AccountFilters`
+///`primary` for the main pool account, `secondary` for every other account.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum AccountClass {
+    #[serde(rename = "primary")]
+    Primary,
+    #[serde(rename = "secondary")]
+    Secondary,
+}
+impl ::std::fmt::Display for AccountClass {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Primary => f.write_str("primary"),
+            Self::Secondary => f.write_str("secondary"),
+        }
+    }
+}
+impl ::std::str::FromStr for AccountClass {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "primary" => Ok(Self::Primary),
+            "secondary" => Ok(Self::Secondary),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for AccountClass {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for AccountClass {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///An account with its collection totals.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct AccountCollection {
+    pub account_class: AccountClass,
+    pub account_name: ::std::string::String,
+    pub account_number: AccountNumber,
+    pub account_type: AccountType,
+    pub balance: Balance,
+    ///When the account was created.
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub id: ::uuid::Uuid,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub last_balance_update: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    ///Time of the last collection; null if none.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub last_transaction_date: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub parent_account_number: ::std::option::Option<
+        AccountCollectionParentAccountNumber,
+    >,
+    pub status: AccountStatus,
+    pub total_collection_amount: Amount,
+    ///Number of inbound credits (in the date window, if one was given).
+    pub total_collections: u64,
+}
+///`AccountCollectionParentAccountNumber`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct AccountCollectionParentAccountNumber(::std::string::String);
+impl ::std::ops::Deref for AccountCollectionParentAccountNumber {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<AccountCollectionParentAccountNumber>
+for ::std::string::String {
+    fn from(value: AccountCollectionParentAccountNumber) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for AccountCollectionParentAccountNumber {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{10}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{10}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for AccountCollectionParentAccountNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for AccountCollectionParentAccountNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for AccountCollectionParentAccountNumber {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///One account with its class and, for a virtual account, its customer.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct AccountDetail {
+    pub account_class: AccountClass,
+    pub account_name: AccountDetailAccountName,
+    pub account_number: AccountNumber,
+    pub account_type: AccountType,
+    pub balance: Balance,
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///The end-customer a virtual account belongs to; null for the business's own accounts.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub customer: ::std::option::Option<AccountDetailCustomer>,
+    pub id: ::uuid::Uuid,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub last_balance_update: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub parent_account_number: ::std::option::Option<AccountDetailParentAccountNumber>,
+    pub status: AccountStatus,
+}
+///`AccountDetailAccountName`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct AccountDetailAccountName(::std::string::String);
+impl ::std::ops::Deref for AccountDetailAccountName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<AccountDetailAccountName> for ::std::string::String {
+    fn from(value: AccountDetailAccountName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for AccountDetailAccountName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for AccountDetailAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for AccountDetailAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for AccountDetailAccountName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///The end-customer a virtual account belongs to; null for the business's own accounts.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct AccountDetailCustomer {
+    pub email: ::std::string::String,
+    ///The metadata given at creation, unchanged.
+    pub metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    pub phone: ::std::string::String,
+    ///Which identity numbers were verified (the numbers themselves are never returned).
+    pub verified_identities: ::std::vec::Vec<
+        AccountDetailCustomerVerifiedIdentitiesItem,
+    >,
+}
+///`AccountDetailCustomerVerifiedIdentitiesItem`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum AccountDetailCustomerVerifiedIdentitiesItem {
+    #[serde(rename = "bvn")]
+    Bvn,
+    #[serde(rename = "nin")]
+    Nin,
+}
+impl ::std::fmt::Display for AccountDetailCustomerVerifiedIdentitiesItem {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Bvn => f.write_str("bvn"),
+            Self::Nin => f.write_str("nin"),
+        }
+    }
+}
+impl ::std::str::FromStr for AccountDetailCustomerVerifiedIdentitiesItem {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "bvn" => Ok(Self::Bvn),
+            "nin" => Ok(Self::Nin),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for AccountDetailCustomerVerifiedIdentitiesItem {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for AccountDetailCustomerVerifiedIdentitiesItem {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`AccountDetailParentAccountNumber`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct AccountDetailParentAccountNumber(::std::string::String);
+impl ::std::ops::Deref for AccountDetailParentAccountNumber {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<AccountDetailParentAccountNumber> for ::std::string::String {
+    fn from(value: AccountDetailParentAccountNumber) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for AccountDetailParentAccountNumber {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{10}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{10}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for AccountDetailParentAccountNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for AccountDetailParentAccountNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for AccountDetailParentAccountNumber {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`AccountEvent`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct AccountEvent {
+    pub data: Account,
+    pub id: ::uuid::Uuid,
+    pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
+    #[serde(rename = "type")]
+    pub type_: AccountEventType,
+}
+///`AccountEventType`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum AccountEventType {
+    #[serde(rename = "account.created")]
+    AccountCreated,
+}
+impl ::std::fmt::Display for AccountEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::AccountCreated => f.write_str("account.created"),
+        }
+    }
+}
+impl ::std::str::FromStr for AccountEventType {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "account.created" => Ok(Self::AccountCreated),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for AccountEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for AccountEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///Filters of `fetch_customer_accounts`; all optional.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -92,13 +682,31 @@ impl<'de> ::serde::Deserialize<'de> for AccountAccountName {
     schemars::JsonSchema
 )]
 #[serde(deny_unknown_fields)]
-pub struct AccountFilters {
+pub struct AccountListFilters {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub start_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    pub account_type: ::std::option::Option<AccountTypeFilter>,
+    ///true: only accounts that can transact now (status `active`); false: only the others.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub is_available: ::std::option::Option<bool>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub status: ::std::option::Option<AccountStatus>,
 }
-///A 10-digit NUBAN.
+///Portfolio aggregates of the business.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct AccountMetrics {
+    ///Accounts with status `active`; null when `ignore_count` was true.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub total_active_accounts: ::std::option::Option<u64>,
+    pub total_business_balance: Balance,
+    ///Accounts with any other status; null when `ignore_count` was true.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub total_inactive_accounts: ::std::option::Option<u64>,
+    ///Virtual (customer) accounts; null when `ignore_count` was true.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub total_virtual_accounts: ::std::option::Option<u64>,
+    pub total_volume_collected: Amount,
+}
+///A 10-digit NUBAN account number.
 #[derive(
     ::serde::Serialize,
     Clone,
@@ -128,6 +736,12 @@ impl ::std::str::FromStr for AccountNumber {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 10usize {
+            return Err("longer than 10 characters".into());
+        }
+        if value.chars().count() < 10usize {
+            return Err("shorter than 10 characters".into());
+        }
         static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
         { ::regress::Regex::new("^[0-9]{10}$").unwrap() });
         if PATTERN.find(value).is_none() {
@@ -164,7 +778,75 @@ impl<'de> ::serde::Deserialize<'de> for AccountNumber {
             })
     }
 }
-///`AccountStatus`
+///The pool or current account this account is linked to; null for the main pool account.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct AccountParentAccountNumber(::std::string::String);
+impl ::std::ops::Deref for AccountParentAccountNumber {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<AccountParentAccountNumber> for ::std::string::String {
+    fn from(value: AccountParentAccountNumber) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for AccountParentAccountNumber {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{10}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{10}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for AccountParentAccountNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for AccountParentAccountNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for AccountParentAccountNumber {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+/**`active` can send and receive; `inactive` dormant; `blocked` frozen by the bank; `closed`
+permanently; `pending` being provisioned.
+*/
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -185,6 +867,10 @@ pub enum AccountStatus {
     Inactive,
     #[serde(rename = "blocked")]
     Blocked,
+    #[serde(rename = "closed")]
+    Closed,
+    #[serde(rename = "pending")]
+    Pending,
 }
 impl ::std::fmt::Display for AccountStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -192,6 +878,8 @@ impl ::std::fmt::Display for AccountStatus {
             Self::Active => f.write_str("active"),
             Self::Inactive => f.write_str("inactive"),
             Self::Blocked => f.write_str("blocked"),
+            Self::Closed => f.write_str("closed"),
+            Self::Pending => f.write_str("pending"),
         }
     }
 }
@@ -204,6 +892,8 @@ impl ::std::str::FromStr for AccountStatus {
             "active" => Ok(Self::Active),
             "inactive" => Ok(Self::Inactive),
             "blocked" => Ok(Self::Blocked),
+            "closed" => Ok(Self::Closed),
+            "pending" => Ok(Self::Pending),
             _ => Err("invalid value".into()),
         }
     }
@@ -224,7 +914,421 @@ impl ::std::convert::TryFrom<::std::string::String> for AccountStatus {
         value.parse()
     }
 }
-///A positive decimal amount with at most 2 fraction digits.
+///An account with its collection and transfer totals.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct AccountSummary {
+    pub account_class: AccountClass,
+    pub account_name: ::std::string::String,
+    pub account_number: AccountNumber,
+    pub account_type: AccountType,
+    pub balance: Balance,
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub id: ::uuid::Uuid,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub last_balance_update: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub last_transaction_date: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub parent_account_number: ::std::option::Option<AccountSummaryParentAccountNumber>,
+    pub status: AccountStatus,
+    pub total_collection_amount: Amount,
+    pub total_collections: u64,
+    ///Number of posted transactions, credits and debits.
+    pub total_transactions: u64,
+    pub total_transfer_amount: Amount,
+    ///Number of outbound transfers (successful and pending).
+    pub total_transfers: u64,
+}
+///`AccountSummaryParentAccountNumber`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct AccountSummaryParentAccountNumber(::std::string::String);
+impl ::std::ops::Deref for AccountSummaryParentAccountNumber {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<AccountSummaryParentAccountNumber> for ::std::string::String {
+    fn from(value: AccountSummaryParentAccountNumber) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for AccountSummaryParentAccountNumber {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{10}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{10}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for AccountSummaryParentAccountNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for AccountSummaryParentAccountNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for AccountSummaryParentAccountNumber {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///The type of an account, as shown in responses.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum AccountType {
+    #[serde(rename = "pool")]
+    Pool,
+    #[serde(rename = "current")]
+    Current,
+    #[serde(rename = "virtual")]
+    Virtual,
+}
+impl ::std::fmt::Display for AccountType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Pool => f.write_str("pool"),
+            Self::Current => f.write_str("current"),
+            Self::Virtual => f.write_str("virtual"),
+        }
+    }
+}
+impl ::std::str::FromStr for AccountType {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "pool" => Ok(Self::Pool),
+            "current" => Ok(Self::Current),
+            "virtual" => Ok(Self::Virtual),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for AccountType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for AccountType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+/**An account type filter: `normal` matches the business's own non-virtual accounts (pool and
+current), `virtual` customer accounts, `current` current accounts, `savings` savings
+accounts (Kobo opens none today, so it matches nothing).
+*/
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum AccountTypeFilter {
+    #[serde(rename = "normal")]
+    Normal,
+    #[serde(rename = "virtual")]
+    Virtual,
+    #[serde(rename = "current")]
+    Current,
+    #[serde(rename = "savings")]
+    Savings,
+}
+impl ::std::fmt::Display for AccountTypeFilter {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Normal => f.write_str("normal"),
+            Self::Virtual => f.write_str("virtual"),
+            Self::Current => f.write_str("current"),
+            Self::Savings => f.write_str("savings"),
+        }
+    }
+}
+impl ::std::str::FromStr for AccountTypeFilter {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "normal" => Ok(Self::Normal),
+            "virtual" => Ok(Self::Virtual),
+            "current" => Ok(Self::Current),
+            "savings" => Ok(Self::Savings),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for AccountTypeFilter {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for AccountTypeFilter {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///One call made with integration credentials.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct ActivityLogEntry {
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///The path called.
+    pub endpoint: ::std::string::String,
+    pub id: ::uuid::Uuid,
+    pub ip_address: ::std::string::String,
+    pub message: ::std::string::String,
+    pub method: HttpMethod,
+    pub request_id: ::std::string::String,
+    ///The HTTP status returned.
+    pub response_code: i64,
+    pub status: LogStatus,
+}
+///`ActivityLogFilters`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct ActivityLogFilters {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub endpoint: ::std::option::Option<ActivityLogFiltersEndpoint>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub method: ::std::option::Option<HttpMethod>,
+    ///The HTTP status.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub response_code: ::std::option::Option<i64>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub status: ::std::option::Option<LogStatus>,
+}
+///`ActivityLogFiltersEndpoint`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct ActivityLogFiltersEndpoint(::std::string::String);
+impl ::std::ops::Deref for ActivityLogFiltersEndpoint {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<ActivityLogFiltersEndpoint> for ::std::string::String {
+    fn from(value: ActivityLogFiltersEndpoint) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for ActivityLogFiltersEndpoint {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for ActivityLogFiltersEndpoint {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ActivityLogFiltersEndpoint {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ActivityLogFiltersEndpoint {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`AddMemberIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct AddMemberIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for AddMemberIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<AddMemberIdempotencyKey> for ::std::string::String {
+    fn from(value: AddMemberIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for AddMemberIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for AddMemberIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for AddMemberIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for AddMemberIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`AddMemberRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddMemberRequest {
+    pub email: Email,
+    pub first_name: PersonName,
+    pub last_name: PersonName,
+    ///A role id from `fetch_roles`.
+    pub role_id: ::uuid::Uuid,
+}
+///Success envelope of `add_member`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct AddMemberResponse {
+    pub data: EmptyObject,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///An amount in NGN as a decimal string with two fraction digits.
 #[derive(
     ::serde::Serialize,
     Clone,
@@ -255,11 +1359,9 @@ impl ::std::str::FromStr for Amount {
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("^(0|[1-9][0-9]*)(\\.[0-9]{1,2})?$").unwrap() });
+        { ::regress::Regex::new("^(0|[1-9][0-9]*)\\.[0-9]{2}$").unwrap() });
         if PATTERN.find(value).is_none() {
-            return Err(
-                "doesn't match pattern \"^(0|[1-9][0-9]*)(\\.[0-9]{1,2})?$\"".into(),
-            );
+            return Err("doesn't match pattern \"^(0|[1-9][0-9]*)\\.[0-9]{2}$\"".into());
         }
         Ok(Self(value.to_string()))
     }
@@ -292,7 +1394,82 @@ impl<'de> ::serde::Deserialize<'de> for Amount {
             })
     }
 }
-///`CreateTransferIdempotencyKey`
+///`ApprovalPolicy`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct ApprovalPolicy {
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub id: ::uuid::Uuid,
+    pub is_active: bool,
+    pub min_amount: Amount,
+    pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+}
+/**`not_required` the transfer ran at once; `awaiting_approval` held by the approval policy;
+`approved` approved and executed; `rejected` rejected, nothing moved.
+*/
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum ApprovalStatus {
+    #[serde(rename = "not_required")]
+    NotRequired,
+    #[serde(rename = "awaiting_approval")]
+    AwaitingApproval,
+    #[serde(rename = "approved")]
+    Approved,
+    #[serde(rename = "rejected")]
+    Rejected,
+}
+impl ::std::fmt::Display for ApprovalStatus {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::NotRequired => f.write_str("not_required"),
+            Self::AwaitingApproval => f.write_str("awaiting_approval"),
+            Self::Approved => f.write_str("approved"),
+            Self::Rejected => f.write_str("rejected"),
+        }
+    }
+}
+impl ::std::str::FromStr for ApprovalStatus {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "not_required" => Ok(Self::NotRequired),
+            "awaiting_approval" => Ok(Self::AwaitingApproval),
+            "approved" => Ok(Self::Approved),
+            "rejected" => Ok(Self::Rejected),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for ApprovalStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ApprovalStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`ApproveTransferIdempotencyKey`
 #[derive(
     ::serde::Serialize,
     Clone,
@@ -305,19 +1482,982 @@ impl<'de> ::serde::Deserialize<'de> for Amount {
     schemars::JsonSchema
 )]
 #[serde(transparent)]
-pub struct CreateTransferIdempotencyKey(::std::string::String);
-impl ::std::ops::Deref for CreateTransferIdempotencyKey {
+pub struct ApproveTransferIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for ApproveTransferIdempotencyKey {
     type Target = ::std::string::String;
     fn deref(&self) -> &::std::string::String {
         &self.0
     }
 }
-impl ::std::convert::From<CreateTransferIdempotencyKey> for ::std::string::String {
-    fn from(value: CreateTransferIdempotencyKey) -> Self {
+impl ::std::convert::From<ApproveTransferIdempotencyKey> for ::std::string::String {
+    fn from(value: ApproveTransferIdempotencyKey) -> Self {
         value.0
     }
 }
-impl ::std::str::FromStr for CreateTransferIdempotencyKey {
+impl ::std::str::FromStr for ApproveTransferIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for ApproveTransferIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ApproveTransferIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ApproveTransferIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`ApproveTransferRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveTransferRequest {
+    pub reference_number: ReferenceNumber,
+}
+///Success envelope of `approve_transfer`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct ApproveTransferResponse {
+    pub data: Transfer,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///A Dashboard user action recorded in the audit log.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum AuditAction {
+    #[serde(rename = "login")]
+    Login,
+    #[serde(rename = "logout")]
+    Logout,
+    #[serde(rename = "change_password")]
+    ChangePassword,
+    #[serde(rename = "regenerate_secret")]
+    RegenerateSecret,
+    #[serde(rename = "add_member")]
+    AddMember,
+    #[serde(rename = "resend_invite")]
+    ResendInvite,
+    #[serde(rename = "accept_invite")]
+    AcceptInvite,
+    #[serde(rename = "update_member_role")]
+    UpdateMemberRole,
+    #[serde(rename = "deactivate_member")]
+    DeactivateMember,
+    #[serde(rename = "reactivate_member")]
+    ReactivateMember,
+    #[serde(rename = "create_role")]
+    CreateRole,
+    #[serde(rename = "update_role")]
+    UpdateRole,
+    #[serde(rename = "create_account")]
+    CreateAccount,
+    #[serde(rename = "funds_transfer")]
+    FundsTransfer,
+    #[serde(rename = "approve_transfer")]
+    ApproveTransfer,
+    #[serde(rename = "reject_transfer")]
+    RejectTransfer,
+    #[serde(rename = "create_approval_policy")]
+    CreateApprovalPolicy,
+    #[serde(rename = "update_approval_policy")]
+    UpdateApprovalPolicy,
+    #[serde(rename = "create_webhook_configuration")]
+    CreateWebhookConfiguration,
+    #[serde(rename = "rotate_webhook_secret")]
+    RotateWebhookSecret,
+    #[serde(rename = "replay_webhook_event")]
+    ReplayWebhookEvent,
+}
+impl ::std::fmt::Display for AuditAction {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Login => f.write_str("login"),
+            Self::Logout => f.write_str("logout"),
+            Self::ChangePassword => f.write_str("change_password"),
+            Self::RegenerateSecret => f.write_str("regenerate_secret"),
+            Self::AddMember => f.write_str("add_member"),
+            Self::ResendInvite => f.write_str("resend_invite"),
+            Self::AcceptInvite => f.write_str("accept_invite"),
+            Self::UpdateMemberRole => f.write_str("update_member_role"),
+            Self::DeactivateMember => f.write_str("deactivate_member"),
+            Self::ReactivateMember => f.write_str("reactivate_member"),
+            Self::CreateRole => f.write_str("create_role"),
+            Self::UpdateRole => f.write_str("update_role"),
+            Self::CreateAccount => f.write_str("create_account"),
+            Self::FundsTransfer => f.write_str("funds_transfer"),
+            Self::ApproveTransfer => f.write_str("approve_transfer"),
+            Self::RejectTransfer => f.write_str("reject_transfer"),
+            Self::CreateApprovalPolicy => f.write_str("create_approval_policy"),
+            Self::UpdateApprovalPolicy => f.write_str("update_approval_policy"),
+            Self::CreateWebhookConfiguration => {
+                f.write_str("create_webhook_configuration")
+            }
+            Self::RotateWebhookSecret => f.write_str("rotate_webhook_secret"),
+            Self::ReplayWebhookEvent => f.write_str("replay_webhook_event"),
+        }
+    }
+}
+impl ::std::str::FromStr for AuditAction {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "login" => Ok(Self::Login),
+            "logout" => Ok(Self::Logout),
+            "change_password" => Ok(Self::ChangePassword),
+            "regenerate_secret" => Ok(Self::RegenerateSecret),
+            "add_member" => Ok(Self::AddMember),
+            "resend_invite" => Ok(Self::ResendInvite),
+            "accept_invite" => Ok(Self::AcceptInvite),
+            "update_member_role" => Ok(Self::UpdateMemberRole),
+            "deactivate_member" => Ok(Self::DeactivateMember),
+            "reactivate_member" => Ok(Self::ReactivateMember),
+            "create_role" => Ok(Self::CreateRole),
+            "update_role" => Ok(Self::UpdateRole),
+            "create_account" => Ok(Self::CreateAccount),
+            "funds_transfer" => Ok(Self::FundsTransfer),
+            "approve_transfer" => Ok(Self::ApproveTransfer),
+            "reject_transfer" => Ok(Self::RejectTransfer),
+            "create_approval_policy" => Ok(Self::CreateApprovalPolicy),
+            "update_approval_policy" => Ok(Self::UpdateApprovalPolicy),
+            "create_webhook_configuration" => Ok(Self::CreateWebhookConfiguration),
+            "rotate_webhook_secret" => Ok(Self::RotateWebhookSecret),
+            "replay_webhook_event" => Ok(Self::ReplayWebhookEvent),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for AuditAction {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for AuditAction {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///One Dashboard user action.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct AuditLogEntry {
+    pub action: AuditAction,
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///The calendar day of the action (its upper filtering boundary).
+    pub end_date: ::chrono::naive::NaiveDate,
+    pub id: ::uuid::Uuid,
+    pub ip_address: ::std::string::String,
+    pub request_id: ::std::string::String,
+    ///The HTTP status of the action.
+    pub response_code: i64,
+    ///The calendar day of the action (its lower filtering boundary).
+    pub start_date: ::chrono::naive::NaiveDate,
+    ///The id or reference of the object acted on; null when none.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub target_id: ::std::option::Option<::std::string::String>,
+    ///The kind of object acted on (`member`, `role`, `transfer`, `account`, `webhook_configuration`, `approval_policy`, `webhook_event`); null when none.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub target_type: ::std::option::Option<::std::string::String>,
+    ///The actor's name and email.
+    pub user: ::std::string::String,
+    ///The acting member; null for a failed login of an unknown session.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub user_id: ::std::option::Option<::uuid::Uuid>,
+}
+///`AuditLogFilters`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct AuditLogFilters {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub action: ::std::option::Option<AuditAction>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub start_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub user_id: ::std::option::Option<::uuid::Uuid>,
+}
+///A balance in NGN as a decimal string with nine fraction digits.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct Balance(::std::string::String);
+impl ::std::ops::Deref for Balance {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<Balance> for ::std::string::String {
+    fn from(value: Balance) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for Balance {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^(0|[1-9][0-9]*)\\.[0-9]{9}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^(0|[1-9][0-9]*)\\.[0-9]{9}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for Balance {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for Balance {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Balance {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`Bank`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct Bank {
+    ///Central bank institution code; null for microfinance banks without one.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub cbn_code: ::std::option::Option<::std::string::String>,
+    pub code: BankCode,
+    pub name: ::std::string::String,
+    pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+}
+///A NIP institution code from `fetch_banks`; Kobo's own is `090823`.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct BankCode(::std::string::String);
+impl ::std::ops::Deref for BankCode {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<BankCode> for ::std::string::String {
+    fn from(value: BankCode) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for BankCode {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{6}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{6}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for BankCode {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for BankCode {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for BankCode {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`Business`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct Business {
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub environment: BusinessEnvironment,
+    pub id: ::uuid::Uuid,
+    pub name: ::std::string::String,
+    ///`inactive` businesses cannot open accounts or send money (`60`).
+    pub status: BusinessStatus,
+}
+///`BusinessEnvironment`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum BusinessEnvironment {
+    #[serde(rename = "sandbox")]
+    Sandbox,
+    #[serde(rename = "production")]
+    Production,
+}
+impl ::std::fmt::Display for BusinessEnvironment {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Sandbox => f.write_str("sandbox"),
+            Self::Production => f.write_str("production"),
+        }
+    }
+}
+impl ::std::str::FromStr for BusinessEnvironment {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "sandbox" => Ok(Self::Sandbox),
+            "production" => Ok(Self::Production),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for BusinessEnvironment {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for BusinessEnvironment {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`inactive` businesses cannot open accounts or send money (`60`).
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum BusinessStatus {
+    #[serde(rename = "active")]
+    Active,
+    #[serde(rename = "inactive")]
+    Inactive,
+}
+impl ::std::fmt::Display for BusinessStatus {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Active => f.write_str("active"),
+            Self::Inactive => f.write_str("inactive"),
+        }
+    }
+}
+impl ::std::str::FromStr for BusinessStatus {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "active" => Ok(Self::Active),
+            "inactive" => Ok(Self::Inactive),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for BusinessStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for BusinessStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///A Bank Verification Number, exactly 11 digits.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct Bvn(::std::string::String);
+impl ::std::ops::Deref for Bvn {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<Bvn> for ::std::string::String {
+    fn from(value: Bvn) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for Bvn {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{11}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{11}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for Bvn {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for Bvn {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Bvn {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`ChangePasswordRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChangePasswordRequest {
+    ///Must equal `new_password`.
+    pub confirm_password: ChangePasswordRequestConfirmPassword,
+    pub new_password: Password,
+    ///The current password.
+    pub old_password: ChangePasswordRequestOldPassword,
+}
+///Must equal `new_password`.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct ChangePasswordRequestConfirmPassword(::std::string::String);
+impl ::std::ops::Deref for ChangePasswordRequestConfirmPassword {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<ChangePasswordRequestConfirmPassword>
+for ::std::string::String {
+    fn from(value: ChangePasswordRequestConfirmPassword) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for ChangePasswordRequestConfirmPassword {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 128usize {
+            return Err("longer than 128 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for ChangePasswordRequestConfirmPassword {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for ChangePasswordRequestConfirmPassword {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ChangePasswordRequestConfirmPassword {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///The current password.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct ChangePasswordRequestOldPassword(::std::string::String);
+impl ::std::ops::Deref for ChangePasswordRequestOldPassword {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<ChangePasswordRequestOldPassword> for ::std::string::String {
+    fn from(value: ChangePasswordRequestOldPassword) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for ChangePasswordRequestOldPassword {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 128usize {
+            return Err("longer than 128 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for ChangePasswordRequestOldPassword {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for ChangePasswordRequestOldPassword {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ChangePasswordRequestOldPassword {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `change_password`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct ChangePasswordResponse {
+    pub data: EmptyObject,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`nip` inter-bank over NIP, `intra` within Kobo.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum Channel {
+    #[serde(rename = "nip")]
+    Nip,
+    #[serde(rename = "intra")]
+    Intra,
+}
+impl ::std::fmt::Display for Channel {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Nip => f.write_str("nip"),
+            Self::Intra => f.write_str("intra"),
+        }
+    }
+}
+impl ::std::str::FromStr for Channel {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "nip" => Ok(Self::Nip),
+            "intra" => Ok(Self::Intra),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for Channel {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for Channel {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`CollectionEvent`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct CollectionEvent {
+    pub data: IntegrationTransaction,
+    pub id: ::uuid::Uuid,
+    pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
+    #[serde(rename = "type")]
+    pub type_: CollectionEventType,
+}
+///`CollectionEventType`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum CollectionEventType {
+    #[serde(rename = "collection.received")]
+    CollectionReceived,
+}
+impl ::std::fmt::Display for CollectionEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::CollectionReceived => f.write_str("collection.received"),
+        }
+    }
+}
+impl ::std::str::FromStr for CollectionEventType {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "collection.received" => Ok(Self::CollectionReceived),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for CollectionEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for CollectionEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`CreateAccountApiIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateAccountApiIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for CreateAccountApiIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateAccountApiIdempotencyKey> for ::std::string::String {
+    fn from(value: CreateAccountApiIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateAccountApiIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateAccountApiIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for CreateAccountApiIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateAccountApiIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `create_account_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct CreateAccountApiResponse {
+    pub data: Account,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`CreateAccountRequest`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct CreateAccountRequest {
+    ///Defaults to `<business name> - Current <n>`.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_name: ::std::option::Option<CreateAccountRequestAccountName>,
+}
+///Defaults to `<business name> - Current <n>`.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateAccountRequestAccountName(::std::string::String);
+impl ::std::ops::Deref for CreateAccountRequestAccountName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateAccountRequestAccountName> for ::std::string::String {
+    fn from(value: CreateAccountRequestAccountName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateAccountRequestAccountName {
     type Err = self::error::ConversionError;
     fn from_str(
         value: &str,
@@ -331,7 +2471,7 @@ impl ::std::str::FromStr for CreateTransferIdempotencyKey {
         Ok(Self(value.to_string()))
     }
 }
-impl ::std::convert::TryFrom<&str> for CreateTransferIdempotencyKey {
+impl ::std::convert::TryFrom<&str> for CreateAccountRequestAccountName {
     type Error = self::error::ConversionError;
     fn try_from(
         value: &str,
@@ -339,7 +2479,7 @@ impl ::std::convert::TryFrom<&str> for CreateTransferIdempotencyKey {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for CreateTransferIdempotencyKey {
+impl ::std::convert::TryFrom<::std::string::String> for CreateAccountRequestAccountName {
     type Error = self::error::ConversionError;
     fn try_from(
         value: ::std::string::String,
@@ -347,7 +2487,7 @@ impl ::std::convert::TryFrom<::std::string::String> for CreateTransferIdempotenc
         value.parse()
     }
 }
-impl<'de> ::serde::Deserialize<'de> for CreateTransferIdempotencyKey {
+impl<'de> ::serde::Deserialize<'de> for CreateAccountRequestAccountName {
     fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
     where
         D: ::serde::Deserializer<'de>,
@@ -359,17 +2499,7 @@ impl<'de> ::serde::Deserialize<'de> for CreateTransferIdempotencyKey {
             })
     }
 }
-///`CreateTransferRequest`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateTransferRequest {
-    pub amount: Amount,
-    pub beneficiary_account_number: AccountNumber,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub narration: ::std::option::Option<CreateTransferRequestNarration>,
-    pub source_account_number: AccountNumber,
-}
-///`CreateTransferRequestNarration`
+///`CreateAccountWebIdempotencyKey`
 #[derive(
     ::serde::Serialize,
     Clone,
@@ -382,30 +2512,38 @@ pub struct CreateTransferRequest {
     schemars::JsonSchema
 )]
 #[serde(transparent)]
-pub struct CreateTransferRequestNarration(::std::string::String);
-impl ::std::ops::Deref for CreateTransferRequestNarration {
+pub struct CreateAccountWebIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for CreateAccountWebIdempotencyKey {
     type Target = ::std::string::String;
     fn deref(&self) -> &::std::string::String {
         &self.0
     }
 }
-impl ::std::convert::From<CreateTransferRequestNarration> for ::std::string::String {
-    fn from(value: CreateTransferRequestNarration) -> Self {
+impl ::std::convert::From<CreateAccountWebIdempotencyKey> for ::std::string::String {
+    fn from(value: CreateAccountWebIdempotencyKey) -> Self {
         value.0
     }
 }
-impl ::std::str::FromStr for CreateTransferRequestNarration {
+impl ::std::str::FromStr for CreateAccountWebIdempotencyKey {
     type Err = self::error::ConversionError;
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if value.chars().count() > 100usize {
-            return Err("longer than 100 characters".into());
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
         }
         Ok(Self(value.to_string()))
     }
 }
-impl ::std::convert::TryFrom<&str> for CreateTransferRequestNarration {
+impl ::std::convert::TryFrom<&str> for CreateAccountWebIdempotencyKey {
     type Error = self::error::ConversionError;
     fn try_from(
         value: &str,
@@ -413,7 +2551,7 @@ impl ::std::convert::TryFrom<&str> for CreateTransferRequestNarration {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for CreateTransferRequestNarration {
+impl ::std::convert::TryFrom<::std::string::String> for CreateAccountWebIdempotencyKey {
     type Error = self::error::ConversionError;
     fn try_from(
         value: ::std::string::String,
@@ -421,7 +2559,7 @@ impl ::std::convert::TryFrom<::std::string::String> for CreateTransferRequestNar
         value.parse()
     }
 }
-impl<'de> ::serde::Deserialize<'de> for CreateTransferRequestNarration {
+impl<'de> ::serde::Deserialize<'de> for CreateAccountWebIdempotencyKey {
     fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
     where
         D: ::serde::Deserializer<'de>,
@@ -433,15 +2571,964 @@ impl<'de> ::serde::Deserialize<'de> for CreateTransferRequestNarration {
             })
     }
 }
-///`CreateTransferResponse`
+///Success envelope of `create_account_web`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
-pub struct CreateTransferResponse {
-    pub data: Transfer,
+pub struct CreateAccountWebResponse {
+    pub data: Account,
     pub message: ::std::string::String,
     pub response_code: SuccessCode,
+    ///Always true.
     pub status: bool,
 }
-///No payload.
+///`CreateApprovalPolicyIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateApprovalPolicyIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for CreateApprovalPolicyIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateApprovalPolicyIdempotencyKey> for ::std::string::String {
+    fn from(value: CreateApprovalPolicyIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateApprovalPolicyIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateApprovalPolicyIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for CreateApprovalPolicyIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateApprovalPolicyIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`CreateApprovalPolicyRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateApprovalPolicyRequest {
+    #[serde(default = "defaults::default_bool::<true>")]
+    pub is_active: bool,
+    pub min_amount: RequestAmount,
+}
+///Success envelope of `create_approval_policy`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct CreateApprovalPolicyResponse {
+    pub data: ApprovalPolicy,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`CreateCustomerAccountIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateCustomerAccountIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for CreateCustomerAccountIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateCustomerAccountIdempotencyKey>
+for ::std::string::String {
+    fn from(value: CreateCustomerAccountIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateCustomerAccountIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateCustomerAccountIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for CreateCustomerAccountIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateCustomerAccountIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Send at least one of `bvn` and `nin` (else `02`).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateCustomerAccountRequest {
+    ///Defaults to the name on the identity record.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_name: ::std::option::Option<CreateCustomerAccountRequestAccountName>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub bvn: ::std::option::Option<Bvn>,
+    pub email: Email,
+    ///Free JSON object stored with the account, never interpreted.
+    #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+    pub metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub nin: ::std::option::Option<Nin>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub parent_account_number: ::std::option::Option<AccountNumber>,
+    ///Nigerian phone number in local format, 11 digits starting with 0.
+    pub phone: CreateCustomerAccountRequestPhone,
+}
+///Defaults to the name on the identity record.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateCustomerAccountRequestAccountName(::std::string::String);
+impl ::std::ops::Deref for CreateCustomerAccountRequestAccountName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateCustomerAccountRequestAccountName>
+for ::std::string::String {
+    fn from(value: CreateCustomerAccountRequestAccountName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateCustomerAccountRequestAccountName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateCustomerAccountRequestAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for CreateCustomerAccountRequestAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateCustomerAccountRequestAccountName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Nigerian phone number in local format, 11 digits starting with 0.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateCustomerAccountRequestPhone(::std::string::String);
+impl ::std::ops::Deref for CreateCustomerAccountRequestPhone {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateCustomerAccountRequestPhone> for ::std::string::String {
+    fn from(value: CreateCustomerAccountRequestPhone) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateCustomerAccountRequestPhone {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^0[0-9]{10}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^0[0-9]{10}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateCustomerAccountRequestPhone {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for CreateCustomerAccountRequestPhone {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateCustomerAccountRequestPhone {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `create_customer_account`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct CreateCustomerAccountResponse {
+    pub data: Account,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`CreateRoleIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateRoleIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for CreateRoleIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateRoleIdempotencyKey> for ::std::string::String {
+    fn from(value: CreateRoleIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateRoleIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateRoleIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for CreateRoleIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateRoleIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`CreateRoleRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateRoleRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub description: ::std::option::Option<CreateRoleRequestDescription>,
+    pub name: CreateRoleRequestName,
+    pub permission_codes: ::std::vec::Vec<CreateRoleRequestPermissionCodesItem>,
+}
+///`CreateRoleRequestDescription`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateRoleRequestDescription(::std::string::String);
+impl ::std::ops::Deref for CreateRoleRequestDescription {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateRoleRequestDescription> for ::std::string::String {
+    fn from(value: CreateRoleRequestDescription) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateRoleRequestDescription {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateRoleRequestDescription {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for CreateRoleRequestDescription {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateRoleRequestDescription {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`CreateRoleRequestName`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateRoleRequestName(::std::string::String);
+impl ::std::ops::Deref for CreateRoleRequestName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateRoleRequestName> for ::std::string::String {
+    fn from(value: CreateRoleRequestName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateRoleRequestName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateRoleRequestName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for CreateRoleRequestName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateRoleRequestName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`CreateRoleRequestPermissionCodesItem`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateRoleRequestPermissionCodesItem(::std::string::String);
+impl ::std::ops::Deref for CreateRoleRequestPermissionCodesItem {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateRoleRequestPermissionCodesItem>
+for ::std::string::String {
+    fn from(value: CreateRoleRequestPermissionCodesItem) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateRoleRequestPermissionCodesItem {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[a-z_]+\\.[a-z_]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[a-z_]+\\.[a-z_]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateRoleRequestPermissionCodesItem {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for CreateRoleRequestPermissionCodesItem {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateRoleRequestPermissionCodesItem {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `create_role`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct CreateRoleResponse {
+    pub data: Role,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///The new configuration and its signing secret, shown once.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct CreatedWebhookConfiguration {
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub event_types: ::std::vec::Vec<WebhookEventType>,
+    pub id: ::uuid::Uuid,
+    pub ip_whitelist: ::std::vec::Vec<IpAddressOrRange>,
+    pub is_active: bool,
+    ///The signing secret; store it now.
+    pub secret: CreatedWebhookConfigurationSecret,
+    pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub url: ::std::string::String,
+}
+///The signing secret; store it now.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreatedWebhookConfigurationSecret(::std::string::String);
+impl ::std::ops::Deref for CreatedWebhookConfigurationSecret {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreatedWebhookConfigurationSecret> for ::std::string::String {
+    fn from(value: CreatedWebhookConfigurationSecret) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreatedWebhookConfigurationSecret {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^whsec_[A-Za-z0-9+/=]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^whsec_[A-Za-z0-9+/=]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreatedWebhookConfigurationSecret {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for CreatedWebhookConfigurationSecret {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreatedWebhookConfigurationSecret {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///A settlement (a cleared inbound credit), Dashboard shape.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct DashboardSettlement {
+    pub account_number: AccountNumber,
+    pub amount: Amount,
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub id: ::uuid::Uuid,
+    pub reference: ::std::string::String,
+    pub settlement_date: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub status: TransactionStatus,
+}
+///A transaction, Dashboard shape.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct DashboardTransaction {
+    pub account_number: AccountNumber,
+    pub amount: Amount,
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub id: ::uuid::Uuid,
+    pub narration: ::std::string::String,
+    pub reference_number: ::std::string::String,
+    pub status: TransactionStatus,
+    pub transaction_type: TransactionType,
+}
+///`DashboardTransactionFilters`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct DashboardTransactionFilters {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_number: ::std::option::Option<AccountNumber>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference_number: ::std::option::Option<
+        DashboardTransactionFiltersReferenceNumber,
+    >,
+    ///Case-insensitive substring of the narration or reference.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub search: ::std::option::Option<DashboardTransactionFiltersSearch>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub start_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub status: ::std::option::Option<TransactionStatus>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub transaction_type: ::std::option::Option<TransactionType>,
+}
+///`DashboardTransactionFiltersReferenceNumber`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct DashboardTransactionFiltersReferenceNumber(::std::string::String);
+impl ::std::ops::Deref for DashboardTransactionFiltersReferenceNumber {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<DashboardTransactionFiltersReferenceNumber>
+for ::std::string::String {
+    fn from(value: DashboardTransactionFiltersReferenceNumber) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for DashboardTransactionFiltersReferenceNumber {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 64usize {
+            return Err("longer than 64 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for DashboardTransactionFiltersReferenceNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for DashboardTransactionFiltersReferenceNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for DashboardTransactionFiltersReferenceNumber {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Case-insensitive substring of the narration or reference.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct DashboardTransactionFiltersSearch(::std::string::String);
+impl ::std::ops::Deref for DashboardTransactionFiltersSearch {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<DashboardTransactionFiltersSearch> for ::std::string::String {
+    fn from(value: DashboardTransactionFiltersSearch) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for DashboardTransactionFiltersSearch {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for DashboardTransactionFiltersSearch {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for DashboardTransactionFiltersSearch {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for DashboardTransactionFiltersSearch {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`Email`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct Email(::std::string::String);
+impl ::std::ops::Deref for Email {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<Email> for ::std::string::String {
+    fn from(value: Email) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for Email {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for Email {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for Email {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Email {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///An empty object, `{}`.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -452,28 +3539,158 @@ pub struct CreateTransferResponse {
 )]
 #[serde(deny_unknown_fields)]
 pub struct EmptyObject {}
-///`ErrorEnvelope`
+///The envelope of every error response.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct ErrorEnvelope {
+    ///Always null.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub data: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
+    ///What went wrong, for a person; names the offending field for `01`.
     pub message: ::std::string::String,
     pub response_code: ResponseCode,
+    ///Always false.
     pub status: bool,
 }
-///`FetchAccountsRequest`
+///`FetchAccountCollectionsRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchAccountCollectionsRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_number: ::std::option::Option<AccountNumber>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_type: ::std::option::Option<AccountTypeFilter>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    ///Count only the collections of this day; takes precedence over the range.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub limit: ::std::num::NonZeroU64,
+    ///Only virtual accounts linked to this pool or current account.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub parent_account_number: ::std::option::Option<
+        FetchAccountCollectionsRequestParentAccountNumber,
+    >,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub start_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub status: ::std::option::Option<AccountStatus>,
+}
+impl ::std::default::Default for FetchAccountCollectionsRequest {
+    fn default() -> Self {
+        Self {
+            account_number: Default::default(),
+            account_type: Default::default(),
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            date: Default::default(),
+            end_date: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+            parent_account_number: Default::default(),
+            start_date: Default::default(),
+            status: Default::default(),
+        }
+    }
+}
+///Only virtual accounts linked to this pool or current account.
 #[derive(
-    ::serde::Deserialize,
     ::serde::Serialize,
     Clone,
     Debug,
-    Default,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
     schemars::JsonSchema
 )]
+#[serde(transparent)]
+pub struct FetchAccountCollectionsRequestParentAccountNumber(::std::string::String);
+impl ::std::ops::Deref for FetchAccountCollectionsRequestParentAccountNumber {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FetchAccountCollectionsRequestParentAccountNumber>
+for ::std::string::String {
+    fn from(value: FetchAccountCollectionsRequestParentAccountNumber) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FetchAccountCollectionsRequestParentAccountNumber {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 10usize {
+            return Err("longer than 10 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{10}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{10}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str>
+for FetchAccountCollectionsRequestParentAccountNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for FetchAccountCollectionsRequestParentAccountNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de>
+for FetchAccountCollectionsRequestParentAccountNumber {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `fetch_account_collections`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchAccountCollectionsResponse {
+    pub data: ::std::vec::Vec<AccountCollection>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchAccountSummariesRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct FetchAccountsRequest {
+pub struct FetchAccountSummariesRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_number: ::std::option::Option<AccountNumber>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_type: ::std::option::Option<AccountTypeFilter>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub cursor_created_at: ::std::option::Option<
         ::chrono::DateTime<::chrono::offset::Utc>,
@@ -481,17 +3698,1003 @@ pub struct FetchAccountsRequest {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub cursor_id: ::std::option::Option<::uuid::Uuid>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub filters: ::std::option::Option<AccountFilters>,
+    pub is_available: ::std::option::Option<bool>,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub limit: ::std::num::NonZeroU64,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub page_size: ::std::option::Option<::std::num::NonZeroU64>,
+    pub status: ::std::option::Option<AccountStatus>,
 }
-///`FetchAccountsResponse`
+impl ::std::default::Default for FetchAccountSummariesRequest {
+    fn default() -> Self {
+        Self {
+            account_number: Default::default(),
+            account_type: Default::default(),
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            is_available: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+            status: Default::default(),
+        }
+    }
+}
+///Success envelope of `fetch_account_summaries`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
-pub struct FetchAccountsResponse {
+pub struct FetchAccountSummariesResponse {
+    pub data: ::std::vec::Vec<AccountSummary>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchActivityLogsRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchActivityLogsRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub filters: ::std::option::Option<ActivityLogFilters>,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 100>")]
+    pub limit: ::std::num::NonZeroU64,
+    ///Case-insensitive substring of the endpoint, message or IP address.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub search: ::std::option::Option<FetchActivityLogsRequestSearch>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub start_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+}
+impl ::std::default::Default for FetchActivityLogsRequest {
+    fn default() -> Self {
+        Self {
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            end_date: Default::default(),
+            filters: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 100>(),
+            search: Default::default(),
+            start_date: Default::default(),
+        }
+    }
+}
+///Case-insensitive substring of the endpoint, message or IP address.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FetchActivityLogsRequestSearch(::std::string::String);
+impl ::std::ops::Deref for FetchActivityLogsRequestSearch {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FetchActivityLogsRequestSearch> for ::std::string::String {
+    fn from(value: FetchActivityLogsRequestSearch) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FetchActivityLogsRequestSearch {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FetchActivityLogsRequestSearch {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for FetchActivityLogsRequestSearch {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FetchActivityLogsRequestSearch {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `fetch_activity_logs`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchActivityLogsResponse {
+    pub data: ::std::vec::Vec<ActivityLogEntry>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchAuditLogsRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchAuditLogsRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub filters: ::std::option::Option<AuditLogFilters>,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub limit: ::std::num::NonZeroU64,
+    ///Case-insensitive substring of the action, user or IP address.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub search: ::std::option::Option<FetchAuditLogsRequestSearch>,
+}
+impl ::std::default::Default for FetchAuditLogsRequest {
+    fn default() -> Self {
+        Self {
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            filters: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+            search: Default::default(),
+        }
+    }
+}
+///Case-insensitive substring of the action, user or IP address.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FetchAuditLogsRequestSearch(::std::string::String);
+impl ::std::ops::Deref for FetchAuditLogsRequestSearch {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FetchAuditLogsRequestSearch> for ::std::string::String {
+    fn from(value: FetchAuditLogsRequestSearch) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FetchAuditLogsRequestSearch {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FetchAuditLogsRequestSearch {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for FetchAuditLogsRequestSearch {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FetchAuditLogsRequestSearch {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `fetch_audit_logs`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchAuditLogsResponse {
+    pub data: ::std::vec::Vec<AuditLogEntry>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///Success envelope of `fetch_banks`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchBanksResponse {
+    pub data: ::std::vec::Vec<Bank>,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchCustomerAccountsRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchCustomerAccountsRequest {
+    ///`created_at` of the last account of the previous page.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    ///`id` of the last account of the previous page.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub filters: ::std::option::Option<AccountListFilters>,
+    ///Accounts per page.
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub limit: ::std::num::NonZeroU64,
+}
+impl ::std::default::Default for FetchCustomerAccountsRequest {
+    fn default() -> Self {
+        Self {
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            filters: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+        }
+    }
+}
+///Success envelope of `fetch_customer_accounts`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchCustomerAccountsResponse {
     pub data: ::std::vec::Vec<Account>,
     pub message: ::std::string::String,
     pub pagination: Pagination,
     pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchMembersRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchMembersRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub filters: ::std::option::Option<MemberFilters>,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
+    pub page: ::std::num::NonZeroU64,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub page_size: ::std::num::NonZeroU64,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub sort_by: ::std::option::Option<MemberSortField>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub sort_order: ::std::option::Option<SortOrder>,
+}
+impl ::std::default::Default for FetchMembersRequest {
+    fn default() -> Self {
+        Self {
+            filters: Default::default(),
+            page: defaults::default_nzu64::<::std::num::NonZeroU64, 1>(),
+            page_size: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+            sort_by: Default::default(),
+            sort_order: Default::default(),
+        }
+    }
+}
+///Success envelope of `fetch_members`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchMembersResponse {
+    pub data: ::std::vec::Vec<Member>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchPendingTransfersRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchPendingTransfersRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub limit: ::std::num::NonZeroU64,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub source_account_number: ::std::option::Option<AccountNumber>,
+}
+impl ::std::default::Default for FetchPendingTransfersRequest {
+    fn default() -> Self {
+        Self {
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+            source_account_number: Default::default(),
+        }
+    }
+}
+///Success envelope of `fetch_pending_transfers`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchPendingTransfersResponse {
+    pub data: ::std::vec::Vec<Transfer>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///Success envelope of `fetch_permissions`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchPermissionsResponse {
+    pub data: ::std::vec::Vec<Permission>,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///Success envelope of `fetch_roles`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchRolesResponse {
+    pub data: ::std::vec::Vec<Role>,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///Success envelope of `fetch_settlement_transactions_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchSettlementTransactionsApiResponse {
+    pub data: ::std::vec::Vec<IntegrationTransaction>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchSettlementTransactionsRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchSettlementTransactionsRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub filters: ::std::option::Option<SettlementFilters>,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub limit: ::std::num::NonZeroU64,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
+    pub page: ::std::num::NonZeroU64,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub page_size: ::std::num::NonZeroU64,
+}
+impl ::std::default::Default for FetchSettlementTransactionsRequest {
+    fn default() -> Self {
+        Self {
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            filters: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+            page: defaults::default_nzu64::<::std::num::NonZeroU64, 1>(),
+            page_size: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+        }
+    }
+}
+///Success envelope of `fetch_settlement_transactions_web`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchSettlementTransactionsWebResponse {
+    pub data: ::std::vec::Vec<DashboardSettlement>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchTransactionsApiRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchTransactionsApiRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub filters: ::std::option::Option<IntegrationTransactionFilters>,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub limit: ::std::num::NonZeroU64,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
+    pub page: ::std::num::NonZeroU64,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub page_size: ::std::num::NonZeroU64,
+}
+impl ::std::default::Default for FetchTransactionsApiRequest {
+    fn default() -> Self {
+        Self {
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            filters: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+            page: defaults::default_nzu64::<::std::num::NonZeroU64, 1>(),
+            page_size: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+        }
+    }
+}
+///Success envelope of `fetch_transactions_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchTransactionsApiResponse {
+    pub data: ::std::vec::Vec<IntegrationTransaction>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchTransactionsWebRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchTransactionsWebRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub filters: ::std::option::Option<DashboardTransactionFilters>,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub limit: ::std::num::NonZeroU64,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
+    pub page: ::std::num::NonZeroU64,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub page_size: ::std::num::NonZeroU64,
+}
+impl ::std::default::Default for FetchTransactionsWebRequest {
+    fn default() -> Self {
+        Self {
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            filters: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+            page: defaults::default_nzu64::<::std::num::NonZeroU64, 1>(),
+            page_size: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+        }
+    }
+}
+///Success envelope of `fetch_transactions_web`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchTransactionsWebResponse {
+    pub data: ::std::vec::Vec<DashboardTransaction>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchWebhookEventsRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchWebhookEventsRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub filters: ::std::option::Option<WebhookEventFilters>,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub limit: ::std::num::NonZeroU64,
+}
+impl ::std::default::Default for FetchWebhookEventsRequest {
+    fn default() -> Self {
+        Self {
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            filters: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+        }
+    }
+}
+///Success envelope of `fetch_webhook_events`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchWebhookEventsResponse {
+    pub data: ::std::vec::Vec<WebhookDelivery>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FundsTransferIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FundsTransferIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for FundsTransferIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FundsTransferIdempotencyKey> for ::std::string::String {
+    fn from(value: FundsTransferIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FundsTransferIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FundsTransferIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for FundsTransferIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FundsTransferIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`FundsTransferRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FundsTransferRequest {
+    pub amount: RequestAmount,
+    pub bank_code: BankCode,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub bank_name: ::std::option::Option<FundsTransferRequestBankName>,
+    ///As confirmed by `name_enquiry` (compared without regard to case and spacing).
+    pub beneficiary_account_name: FundsTransferRequestBeneficiaryAccountName,
+    pub beneficiary_account_number: AccountNumber,
+    ///The beneficiary BVN from `name_enquiry`, passed on; must match it.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub bvn: ::std::option::Option<FundsTransferRequestBvn>,
+    ///The beneficiary KYC tier from `name_enquiry`, passed on; must match it.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub kyc: ::std::option::Option<::std::num::NonZeroU64>,
+    ///Shown in the records of sender and recipient.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub narration: ::std::option::Option<FundsTransferRequestNarration>,
+    pub otp: Otp,
+    ///The registered name of the source account.
+    pub source_account_name: FundsTransferRequestSourceAccountName,
+    pub source_account_number: AccountNumber,
+    pub transfer_type: TransferType,
+}
+///`FundsTransferRequestBankName`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FundsTransferRequestBankName(::std::string::String);
+impl ::std::ops::Deref for FundsTransferRequestBankName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FundsTransferRequestBankName> for ::std::string::String {
+    fn from(value: FundsTransferRequestBankName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FundsTransferRequestBankName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FundsTransferRequestBankName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for FundsTransferRequestBankName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FundsTransferRequestBankName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///As confirmed by `name_enquiry` (compared without regard to case and spacing).
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FundsTransferRequestBeneficiaryAccountName(::std::string::String);
+impl ::std::ops::Deref for FundsTransferRequestBeneficiaryAccountName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FundsTransferRequestBeneficiaryAccountName>
+for ::std::string::String {
+    fn from(value: FundsTransferRequestBeneficiaryAccountName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FundsTransferRequestBeneficiaryAccountName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FundsTransferRequestBeneficiaryAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for FundsTransferRequestBeneficiaryAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FundsTransferRequestBeneficiaryAccountName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///The beneficiary BVN from `name_enquiry`, passed on; must match it.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FundsTransferRequestBvn(::std::string::String);
+impl ::std::ops::Deref for FundsTransferRequestBvn {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FundsTransferRequestBvn> for ::std::string::String {
+    fn from(value: FundsTransferRequestBvn) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FundsTransferRequestBvn {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{11}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{11}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FundsTransferRequestBvn {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for FundsTransferRequestBvn {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FundsTransferRequestBvn {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Shown in the records of sender and recipient.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FundsTransferRequestNarration(::std::string::String);
+impl ::std::ops::Deref for FundsTransferRequestNarration {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FundsTransferRequestNarration> for ::std::string::String {
+    fn from(value: FundsTransferRequestNarration) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FundsTransferRequestNarration {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FundsTransferRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for FundsTransferRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FundsTransferRequestNarration {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///The registered name of the source account.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FundsTransferRequestSourceAccountName(::std::string::String);
+impl ::std::ops::Deref for FundsTransferRequestSourceAccountName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FundsTransferRequestSourceAccountName>
+for ::std::string::String {
+    fn from(value: FundsTransferRequestSourceAccountName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FundsTransferRequestSourceAccountName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FundsTransferRequestSourceAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for FundsTransferRequestSourceAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FundsTransferRequestSourceAccountName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `funds_transfer`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FundsTransferResponse {
+    pub data: Transfer,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///Success envelope of `generate_otp`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct GenerateOtpResponse {
+    pub data: OtpDelivery,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
     pub status: bool,
 }
 ///`GenerateTokenRequest`
@@ -531,6 +4734,9 @@ impl ::std::str::FromStr for GenerateTokenRequestClientId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
         if value.chars().count() < 1usize {
             return Err("shorter than 1 characters".into());
         }
@@ -595,6 +4801,9 @@ impl ::std::str::FromStr for GenerateTokenRequestClientSecret {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
         if value.chars().count() < 1usize {
             return Err("shorter than 1 characters".into());
         }
@@ -630,29 +4839,1704 @@ impl<'de> ::serde::Deserialize<'de> for GenerateTokenRequestClientSecret {
             })
     }
 }
-///`GenerateTokenResponse`
+///Success envelope of `generate_token`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct GenerateTokenResponse {
-    pub data: Token,
+    pub data: TokenGrant,
     pub message: ::std::string::String,
     pub response_code: SuccessCode,
+    ///Always true.
     pub status: bool,
 }
-///`Pagination`
+///`GetAccountRequest`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct GetAccountRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_class: ::std::option::Option<AccountClass>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_number: ::std::option::Option<AccountNumber>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_type: ::std::option::Option<AccountTypeFilter>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub status: ::std::option::Option<AccountStatus>,
+}
+///Success envelope of `get_account`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct GetAccountResponse {
+    pub data: AccountDetail,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///Success envelope of `get_approval_policy`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct GetApprovalPolicyResponse {
+    pub data: ApprovalPolicy,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///Success envelope of `get_profile`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct GetProfileResponse {
+    pub data: Profile,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`GetTotalAccountMetricsRequest`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct GetTotalAccountMetricsRequest {
+    ///The most accounts (newest first) that enter the computation.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub count: ::std::option::Option<::std::num::NonZeroU64>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub filters: ::std::option::Option<MetricsFilters>,
+    ///True skips the account counts (returned as null) for a faster answer.
+    #[serde(default)]
+    pub ignore_count: bool,
+}
+///Success envelope of `get_total_account_metrics`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct GetTotalAccountMetricsResponse {
+    pub data: AccountMetrics,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///Success envelope of `get_transfer_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct GetTransferApiResponse {
+    pub data: Transfer,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`GetTransferRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetTransferRequest {
+    pub reference_number: ReferenceNumber,
+}
+///Success envelope of `get_transfer_web`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct GetTransferWebResponse {
+    pub data: Transfer,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///Success envelope of `get_webhook_configuration`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct GetWebhookConfigurationResponse {
+    pub data: WebhookConfiguration,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///An HTTP method, upper case.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct HttpMethod(::std::string::String);
+impl ::std::ops::Deref for HttpMethod {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<HttpMethod> for ::std::string::String {
+    fn from(value: HttpMethod) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for HttpMethod {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[A-Z]{3,7}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[A-Z]{3,7}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for HttpMethod {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for HttpMethod {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for HttpMethod {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`IntegrationCredentials`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct IntegrationCredentials {
+    pub client_id: ::std::string::String,
+    ///Shown once.
+    pub client_secret: ::std::string::String,
+}
+///A transaction, integration shape (also the shape of integration settlements and of `collection.received`).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct IntegrationTransaction {
+    pub account_name: ::std::string::String,
+    pub account_number: AccountNumber,
+    pub amount: Amount,
+    pub channel: Channel,
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub id: ::uuid::Uuid,
+    ///Unique; use it to reconcile and to look the transaction up.
+    pub reference_number: ::std::string::String,
+    ///The narration.
+    pub remarks: ::std::string::String,
+    pub status: TransactionStatus,
+    pub transaction_category: TransactionCategory,
+    pub transaction_type: TransactionType,
+}
+///`IntegrationTransactionFilters`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct IntegrationTransactionFilters {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_number: ::std::option::Option<AccountNumber>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub channel: ::std::option::Option<Channel>,
+    ///A single day; takes precedence over `start_date` / `end_date`.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference_number: ::std::option::Option<
+        IntegrationTransactionFiltersReferenceNumber,
+    >,
+    ///Case-insensitive substring of the remarks or reference.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub search: ::std::option::Option<IntegrationTransactionFiltersSearch>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub start_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub status: ::std::option::Option<TransactionStatus>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub transaction_category: ::std::option::Option<TransactionCategory>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub transaction_type: ::std::option::Option<TransactionType>,
+}
+///`IntegrationTransactionFiltersReferenceNumber`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct IntegrationTransactionFiltersReferenceNumber(::std::string::String);
+impl ::std::ops::Deref for IntegrationTransactionFiltersReferenceNumber {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<IntegrationTransactionFiltersReferenceNumber>
+for ::std::string::String {
+    fn from(value: IntegrationTransactionFiltersReferenceNumber) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for IntegrationTransactionFiltersReferenceNumber {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 64usize {
+            return Err("longer than 64 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for IntegrationTransactionFiltersReferenceNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for IntegrationTransactionFiltersReferenceNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for IntegrationTransactionFiltersReferenceNumber {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Case-insensitive substring of the remarks or reference.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct IntegrationTransactionFiltersSearch(::std::string::String);
+impl ::std::ops::Deref for IntegrationTransactionFiltersSearch {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<IntegrationTransactionFiltersSearch>
+for ::std::string::String {
+    fn from(value: IntegrationTransactionFiltersSearch) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for IntegrationTransactionFiltersSearch {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for IntegrationTransactionFiltersSearch {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for IntegrationTransactionFiltersSearch {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for IntegrationTransactionFiltersSearch {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`pending` invited, not accepted yet; `expired` the invitation lapsed (resend it); `accepted` the member set a password.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum InvitationStatus {
+    #[serde(rename = "pending")]
+    Pending,
+    #[serde(rename = "expired")]
+    Expired,
+    #[serde(rename = "accepted")]
+    Accepted,
+}
+impl ::std::fmt::Display for InvitationStatus {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Pending => f.write_str("pending"),
+            Self::Expired => f.write_str("expired"),
+            Self::Accepted => f.write_str("accepted"),
+        }
+    }
+}
+impl ::std::str::FromStr for InvitationStatus {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "pending" => Ok(Self::Pending),
+            "expired" => Ok(Self::Expired),
+            "accepted" => Ok(Self::Accepted),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for InvitationStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for InvitationStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///An IPv4 or IPv6 address, or a CIDR range.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct IpAddressOrRange(::std::string::String);
+impl ::std::ops::Deref for IpAddressOrRange {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<IpAddressOrRange> for ::std::string::String {
+    fn from(value: IpAddressOrRange) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for IpAddressOrRange {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 2usize {
+            return Err("shorter than 2 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for IpAddressOrRange {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for IpAddressOrRange {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for IpAddressOrRange {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`LogStatus`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum LogStatus {
+    #[serde(rename = "success")]
+    Success,
+    #[serde(rename = "error")]
+    Error,
+}
+impl ::std::fmt::Display for LogStatus {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Success => f.write_str("success"),
+            Self::Error => f.write_str("error"),
+        }
+    }
+}
+impl ::std::str::FromStr for LogStatus {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "success" => Ok(Self::Success),
+            "error" => Ok(Self::Error),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for LogStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for LogStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`LoginRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginRequest {
+    pub email: Email,
+    pub password: LoginRequestPassword,
+}
+///`LoginRequestPassword`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct LoginRequestPassword(::std::string::String);
+impl ::std::ops::Deref for LoginRequestPassword {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<LoginRequestPassword> for ::std::string::String {
+    fn from(value: LoginRequestPassword) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for LoginRequestPassword {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 128usize {
+            return Err("longer than 128 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for LoginRequestPassword {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for LoginRequestPassword {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for LoginRequestPassword {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `login`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct LoginResponse {
+    pub data: LoginResult,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`LoginResult`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct LoginResult {
+    pub access_token: ::std::string::String,
+    pub expires_in: ::std::num::NonZeroU64,
+    pub member: Member,
+    pub permission_codes: ::std::vec::Vec<::std::string::String>,
+    pub token_type: LoginResultTokenType,
+}
+///`LoginResultTokenType`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum LoginResultTokenType {
+    Bearer,
+}
+impl ::std::fmt::Display for LoginResultTokenType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Bearer => f.write_str("Bearer"),
+        }
+    }
+}
+impl ::std::str::FromStr for LoginResultTokenType {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "Bearer" => Ok(Self::Bearer),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for LoginResultTokenType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for LoginResultTokenType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///Success envelope of `logout`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct LogoutResponse {
+    pub data: EmptyObject,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///A Dashboard team member.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct Member {
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///When the member was added (invited).
+    pub date_joined: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub email: ::std::string::String,
+    pub first_name: ::std::string::String,
+    pub id: ::uuid::Uuid,
+    pub invitation_status: InvitationStatus,
+    ///False while the invitation is pending and after deactivation.
+    pub is_active: bool,
+    ///Null until the first login.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub last_login: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    pub last_name: ::std::string::String,
+    pub role_name: ::std::string::String,
+    ///The member's current role.
+    pub user_role_id: ::uuid::Uuid,
+}
+///`MemberFilters`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct MemberFilters {
+    ///Joined on or before.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub is_active: ::std::option::Option<bool>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub role_id: ::std::option::Option<::uuid::Uuid>,
+    ///Joined on or after.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub start_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+}
+///`MemberSortField`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum MemberSortField {
+    #[serde(rename = "date_joined")]
+    DateJoined,
+    #[serde(rename = "email")]
+    Email,
+    #[serde(rename = "first_name")]
+    FirstName,
+    #[serde(rename = "last_name")]
+    LastName,
+    #[serde(rename = "last_login")]
+    LastLogin,
+}
+impl ::std::fmt::Display for MemberSortField {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::DateJoined => f.write_str("date_joined"),
+            Self::Email => f.write_str("email"),
+            Self::FirstName => f.write_str("first_name"),
+            Self::LastName => f.write_str("last_name"),
+            Self::LastLogin => f.write_str("last_login"),
+        }
+    }
+}
+impl ::std::str::FromStr for MemberSortField {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "date_joined" => Ok(Self::DateJoined),
+            "email" => Ok(Self::Email),
+            "first_name" => Ok(Self::FirstName),
+            "last_name" => Ok(Self::LastName),
+            "last_login" => Ok(Self::LastLogin),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for MemberSortField {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for MemberSortField {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`MetricsFilters`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsFilters {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_type: ::std::option::Option<AccountTypeFilter>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub start_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+}
+///`NameEnquiryRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NameEnquiryRequest {
+    pub bank_code: BankCode,
+    pub beneficiary_account_number: AccountNumber,
+    pub source_account_number: AccountNumber,
+}
+///Success envelope of `name_enquiry`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct NameEnquiryResponse {
+    pub data: NameEnquiryResult,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`NameEnquiryResult`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct NameEnquiryResult {
+    ///The registered holder's name.
+    pub account_name: ::std::string::String,
+    pub account_number: AccountNumber,
+    pub bank_code: BankCode,
+    pub bank_name: ::std::string::String,
+    ///The holder's BVN; null when the holder has none on record.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub bvn: ::std::option::Option<NameEnquiryResultBvn>,
+    ///The holder's KYC tier.
+    pub kyc: ::std::num::NonZeroU64,
+}
+///The holder's BVN; null when the holder has none on record.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct NameEnquiryResultBvn(::std::string::String);
+impl ::std::ops::Deref for NameEnquiryResultBvn {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<NameEnquiryResultBvn> for ::std::string::String {
+    fn from(value: NameEnquiryResultBvn) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for NameEnquiryResultBvn {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{11}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{11}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for NameEnquiryResultBvn {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for NameEnquiryResultBvn {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for NameEnquiryResultBvn {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///A National Identification Number, exactly 11 digits.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct Nin(::std::string::String);
+impl ::std::ops::Deref for Nin {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<Nin> for ::std::string::String {
+    fn from(value: Nin) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for Nin {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{11}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{11}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for Nin {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for Nin {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Nin {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///A 6-digit one-time password from `generate_otp`.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct Otp(::std::string::String);
+impl ::std::ops::Deref for Otp {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<Otp> for ::std::string::String {
+    fn from(value: Otp) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for Otp {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{6}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{6}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for Otp {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for Otp {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Otp {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`OtpDelivery`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct OtpDelivery {
+    pub channel: OtpDeliveryChannel,
+    ///Where the code was sent, masked.
+    pub destination: ::std::string::String,
+    ///Seconds until the code expires.
+    pub expires_in: ::std::num::NonZeroU64,
+    ///The code itself, in the sandbox only; null in production.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub otp: ::std::option::Option<OtpDeliveryOtp>,
+}
+///`OtpDeliveryChannel`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum OtpDeliveryChannel {
+    #[serde(rename = "email")]
+    Email,
+}
+impl ::std::fmt::Display for OtpDeliveryChannel {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Email => f.write_str("email"),
+        }
+    }
+}
+impl ::std::str::FromStr for OtpDeliveryChannel {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "email" => Ok(Self::Email),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for OtpDeliveryChannel {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for OtpDeliveryChannel {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///The code itself, in the sandbox only; null in production.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct OtpDeliveryOtp(::std::string::String);
+impl ::std::ops::Deref for OtpDeliveryOtp {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<OtpDeliveryOtp> for ::std::string::String {
+    fn from(value: OtpDeliveryOtp) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for OtpDeliveryOtp {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{6}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{6}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for OtpDeliveryOtp {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for OtpDeliveryOtp {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for OtpDeliveryOtp {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+/**Where this page sits. For the next page send `next_cursor_created_at` / `next_cursor_id`
+as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered paging).
+*/
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct Pagination {
+    ///True when at least one more item follows this page.
     pub has_more: bool,
+    ///`created_at` of the last item of this page; null when `has_more` is false.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub next_cursor_created_at: ::std::option::Option<
         ::chrono::DateTime<::chrono::offset::Utc>,
     >,
+    ///`id` of the last item of this page; null when `has_more` is false.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub next_cursor_id: ::std::option::Option<::uuid::Uuid>,
+    ///The page number, when numbered paging was used; null with keyset paging.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub page: ::std::option::Option<::std::num::NonZeroU64>,
+    ///The page size applied.
     pub page_size: ::std::num::NonZeroU64,
 }
-///`ResponseCode`
+///8 to 128 characters.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct Password(::std::string::String);
+impl ::std::ops::Deref for Password {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<Password> for ::std::string::String {
+    fn from(value: Password) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for Password {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 128usize {
+            return Err("longer than 128 characters".into());
+        }
+        if value.chars().count() < 8usize {
+            return Err("shorter than 8 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for Password {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for Password {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Password {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`Permission`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct Permission {
+    ///The dotted permission code, as given in `permission_codes`.
+    pub code: PermissionCode,
+    pub description: ::std::string::String,
+    pub id: ::uuid::Uuid,
+    pub name: ::std::string::String,
+}
+///The dotted permission code, as given in `permission_codes`.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct PermissionCode(::std::string::String);
+impl ::std::ops::Deref for PermissionCode {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<PermissionCode> for ::std::string::String {
+    fn from(value: PermissionCode) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for PermissionCode {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[a-z_]+\\.[a-z_]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[a-z_]+\\.[a-z_]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for PermissionCode {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for PermissionCode {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PermissionCode {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`PersonName`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct PersonName(::std::string::String);
+impl ::std::ops::Deref for PersonName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<PersonName> for ::std::string::String {
+    fn from(value: PersonName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for PersonName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for PersonName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for PersonName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PersonName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`Profile`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct Profile {
+    pub business: Business,
+    pub member: Member,
+    pub role: Role,
+}
+///A transaction or transfer reference.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct ReferenceNumber(::std::string::String);
+impl ::std::ops::Deref for ReferenceNumber {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<ReferenceNumber> for ::std::string::String {
+    fn from(value: ReferenceNumber) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for ReferenceNumber {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[A-Za-z0-9_-]{1,64}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[A-Za-z0-9_-]{1,64}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for ReferenceNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ReferenceNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ReferenceNumber {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `regenerate_secret`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct RegenerateSecretResponse {
+    pub data: IntegrationCredentials,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`RejectTransferRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RejectTransferRequest {
+    pub reason: RejectTransferRequestReason,
+    pub reference_number: ReferenceNumber,
+}
+///`RejectTransferRequestReason`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct RejectTransferRequestReason(::std::string::String);
+impl ::std::ops::Deref for RejectTransferRequestReason {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<RejectTransferRequestReason> for ::std::string::String {
+    fn from(value: RejectTransferRequestReason) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for RejectTransferRequestReason {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for RejectTransferRequestReason {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for RejectTransferRequestReason {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RejectTransferRequestReason {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `reject_transfer`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct RejectTransferResponse {
+    pub data: Transfer,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`ReplayWebhookEventRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayWebhookEventRequest {
+    pub event_id: ::uuid::Uuid,
+}
+///Success envelope of `replay_webhook_event`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct ReplayWebhookEventResponse {
+    pub data: WebhookDelivery,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///An amount in NGN as a decimal string, at most two fraction digits (`"5000"`, `"5000.5"`, `"5000.50"`).
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct RequestAmount(::std::string::String);
+impl ::std::ops::Deref for RequestAmount {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<RequestAmount> for ::std::string::String {
+    fn from(value: RequestAmount) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for RequestAmount {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 18usize {
+            return Err("longer than 18 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^(0|[1-9][0-9]{0,14})(\\.[0-9]{1,2})?$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err(
+                "doesn't match pattern \"^(0|[1-9][0-9]{0,14})(\\.[0-9]{1,2})?$\"".into(),
+            );
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for RequestAmount {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for RequestAmount {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RequestAmount {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`ResendInviteRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResendInviteRequest {
+    pub member_id: ::uuid::Uuid,
+}
+///Success envelope of `resend_invite`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct ResendInviteResponse {
+    pub data: EmptyObject,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP status.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -667,10 +6551,10 @@ pub struct Pagination {
     schemars::JsonSchema
 )]
 pub enum ResponseCode {
-    #[serde(rename = "00")]
-    X00,
     #[serde(rename = "01")]
     X01,
+    #[serde(rename = "02")]
+    X02,
     #[serde(rename = "04")]
     X04,
     #[serde(rename = "05")]
@@ -681,6 +6565,12 @@ pub enum ResponseCode {
     X07,
     #[serde(rename = "08")]
     X08,
+    #[serde(rename = "26")]
+    X26,
+    #[serde(rename = "27")]
+    X27,
+    #[serde(rename = "28")]
+    X28,
     #[serde(rename = "29")]
     X29,
     #[serde(rename = "41")]
@@ -691,24 +6581,51 @@ pub enum ResponseCode {
     X43,
     #[serde(rename = "44")]
     X44,
+    #[serde(rename = "45")]
+    X45,
+    #[serde(rename = "46")]
+    X46,
+    #[serde(rename = "47")]
+    X47,
+    #[serde(rename = "48")]
+    X48,
+    #[serde(rename = "49")]
+    X49,
+    #[serde(rename = "60")]
+    X60,
+    #[serde(rename = "80")]
+    X80,
+    #[serde(rename = "83")]
+    X83,
     #[serde(rename = "96")]
     X96,
 }
 impl ::std::fmt::Display for ResponseCode {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
-            Self::X00 => f.write_str("00"),
             Self::X01 => f.write_str("01"),
+            Self::X02 => f.write_str("02"),
             Self::X04 => f.write_str("04"),
             Self::X05 => f.write_str("05"),
             Self::X06 => f.write_str("06"),
             Self::X07 => f.write_str("07"),
             Self::X08 => f.write_str("08"),
+            Self::X26 => f.write_str("26"),
+            Self::X27 => f.write_str("27"),
+            Self::X28 => f.write_str("28"),
             Self::X29 => f.write_str("29"),
             Self::X41 => f.write_str("41"),
             Self::X42 => f.write_str("42"),
             Self::X43 => f.write_str("43"),
             Self::X44 => f.write_str("44"),
+            Self::X45 => f.write_str("45"),
+            Self::X46 => f.write_str("46"),
+            Self::X47 => f.write_str("47"),
+            Self::X48 => f.write_str("48"),
+            Self::X49 => f.write_str("49"),
+            Self::X60 => f.write_str("60"),
+            Self::X80 => f.write_str("80"),
+            Self::X83 => f.write_str("83"),
             Self::X96 => f.write_str("96"),
         }
     }
@@ -719,18 +6636,29 @@ impl ::std::str::FromStr for ResponseCode {
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
-            "00" => Ok(Self::X00),
             "01" => Ok(Self::X01),
+            "02" => Ok(Self::X02),
             "04" => Ok(Self::X04),
             "05" => Ok(Self::X05),
             "06" => Ok(Self::X06),
             "07" => Ok(Self::X07),
             "08" => Ok(Self::X08),
+            "26" => Ok(Self::X26),
+            "27" => Ok(Self::X27),
+            "28" => Ok(Self::X28),
             "29" => Ok(Self::X29),
             "41" => Ok(Self::X41),
             "42" => Ok(Self::X42),
             "43" => Ok(Self::X43),
             "44" => Ok(Self::X44),
+            "45" => Ok(Self::X45),
+            "46" => Ok(Self::X46),
+            "47" => Ok(Self::X47),
+            "48" => Ok(Self::X48),
+            "49" => Ok(Self::X49),
+            "60" => Ok(Self::X60),
+            "80" => Ok(Self::X80),
+            "83" => Ok(Self::X83),
             "96" => Ok(Self::X96),
             _ => Err("invalid value".into()),
         }
@@ -752,7 +6680,476 @@ impl ::std::convert::TryFrom<::std::string::String> for ResponseCode {
         value.parse()
     }
 }
-///`SuccessCode`
+///A named set of permissions.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct Role {
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub description: ::std::string::String,
+    pub id: ::uuid::Uuid,
+    ///Built-in roles cannot be edited.
+    pub is_built_in: bool,
+    pub name: ::std::string::String,
+    pub permission_codes: ::std::vec::Vec<::std::string::String>,
+    pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+}
+///Success envelope of `rotate_webhook_secret`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct RotateWebhookSecretResponse {
+    pub data: RotatedWebhookSecret,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`RotatedWebhookSecret`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct RotatedWebhookSecret {
+    ///Until then deliveries are signed with both secrets.
+    pub previous_secret_expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub secret: RotatedWebhookSecretSecret,
+}
+///`RotatedWebhookSecretSecret`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct RotatedWebhookSecretSecret(::std::string::String);
+impl ::std::ops::Deref for RotatedWebhookSecretSecret {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<RotatedWebhookSecretSecret> for ::std::string::String {
+    fn from(value: RotatedWebhookSecretSecret) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for RotatedWebhookSecretSecret {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^whsec_[A-Za-z0-9+/=]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^whsec_[A-Za-z0-9+/=]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for RotatedWebhookSecretSecret {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for RotatedWebhookSecretSecret {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RotatedWebhookSecretSecret {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`SettlementFilters`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct SettlementFilters {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_number: ::std::option::Option<AccountNumber>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference: ::std::option::Option<SettlementFiltersReference>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub start_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+}
+///`SettlementFiltersReference`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct SettlementFiltersReference(::std::string::String);
+impl ::std::ops::Deref for SettlementFiltersReference {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<SettlementFiltersReference> for ::std::string::String {
+    fn from(value: SettlementFiltersReference) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for SettlementFiltersReference {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 64usize {
+            return Err("longer than 64 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for SettlementFiltersReference {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for SettlementFiltersReference {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SettlementFiltersReference {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`SimulateInboundTransferIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct SimulateInboundTransferIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for SimulateInboundTransferIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<SimulateInboundTransferIdempotencyKey>
+for ::std::string::String {
+    fn from(value: SimulateInboundTransferIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for SimulateInboundTransferIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for SimulateInboundTransferIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for SimulateInboundTransferIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`SimulateInboundTransferRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SimulateInboundTransferRequest {
+    pub account_number: AccountNumber,
+    pub amount: RequestAmount,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub narration: ::std::option::Option<SimulateInboundTransferRequestNarration>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub sender_account_name: ::std::option::Option<
+        SimulateInboundTransferRequestSenderAccountName,
+    >,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub sender_account_number: ::std::option::Option<AccountNumber>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub sender_bank_code: ::std::option::Option<BankCode>,
+}
+///`SimulateInboundTransferRequestNarration`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct SimulateInboundTransferRequestNarration(::std::string::String);
+impl ::std::ops::Deref for SimulateInboundTransferRequestNarration {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<SimulateInboundTransferRequestNarration>
+for ::std::string::String {
+    fn from(value: SimulateInboundTransferRequestNarration) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for SimulateInboundTransferRequestNarration {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for SimulateInboundTransferRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for SimulateInboundTransferRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferRequestNarration {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`SimulateInboundTransferRequestSenderAccountName`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct SimulateInboundTransferRequestSenderAccountName(::std::string::String);
+impl ::std::ops::Deref for SimulateInboundTransferRequestSenderAccountName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<SimulateInboundTransferRequestSenderAccountName>
+for ::std::string::String {
+    fn from(value: SimulateInboundTransferRequestSenderAccountName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for SimulateInboundTransferRequestSenderAccountName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for SimulateInboundTransferRequestSenderAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for SimulateInboundTransferRequestSenderAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SimulateInboundTransferRequestSenderAccountName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `simulate_inbound_transfer`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct SimulateInboundTransferResponse {
+    pub data: IntegrationTransaction,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`SortOrder`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum SortOrder {
+    #[serde(rename = "asc")]
+    Asc,
+    #[serde(rename = "desc")]
+    Desc,
+}
+impl ::std::fmt::Display for SortOrder {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Asc => f.write_str("asc"),
+            Self::Desc => f.write_str("desc"),
+        }
+    }
+}
+impl ::std::str::FromStr for SortOrder {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "asc" => Ok(Self::Asc),
+            "desc" => Ok(Self::Desc),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for SortOrder {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for SortOrder {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///The `response_code` of every success envelope.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -804,29 +7201,16 @@ impl ::std::convert::TryFrom<::std::string::String> for SuccessCode {
         value.parse()
     }
 }
-///`Token`
+///`TokenGrant`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
-pub struct Token {
+pub struct TokenGrant {
+    ///Send as `Authorization: Bearer <access_token>`.
+    pub access_token: ::std::string::String,
     ///Seconds until the token expires.
-    pub expires_in: i64,
-    pub token: ::std::string::String,
+    pub expires_in: ::std::num::NonZeroU64,
+    pub token_type: TokenGrantTokenType,
 }
-///`Transfer`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
-pub struct Transfer {
-    pub amount: Amount,
-    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-    pub id: ::uuid::Uuid,
-    pub reference: ::std::string::String,
-    pub status: TransferStatus,
-}
-///`TransferEvent`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
-pub struct TransferEvent {
-    pub data: Transfer,
-    pub event: TransferEventEvent,
-}
-///`TransferEventEvent`
+///`TokenGrantTokenType`
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -840,29 +7224,28 @@ pub struct TransferEvent {
     PartialOrd,
     schemars::JsonSchema
 )]
-pub enum TransferEventEvent {
-    #[serde(rename = "transfer.success")]
-    TransferSuccess,
+pub enum TokenGrantTokenType {
+    Bearer,
 }
-impl ::std::fmt::Display for TransferEventEvent {
+impl ::std::fmt::Display for TokenGrantTokenType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
-            Self::TransferSuccess => f.write_str("transfer.success"),
+            Self::Bearer => f.write_str("Bearer"),
         }
     }
 }
-impl ::std::str::FromStr for TransferEventEvent {
+impl ::std::str::FromStr for TokenGrantTokenType {
     type Err = self::error::ConversionError;
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
-            "transfer.success" => Ok(Self::TransferSuccess),
+            "Bearer" => Ok(Self::Bearer),
             _ => Err("invalid value".into()),
         }
     }
 }
-impl ::std::convert::TryFrom<&str> for TransferEventEvent {
+impl ::std::convert::TryFrom<&str> for TokenGrantTokenType {
     type Error = self::error::ConversionError;
     fn try_from(
         value: &str,
@@ -870,7 +7253,7 @@ impl ::std::convert::TryFrom<&str> for TransferEventEvent {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for TransferEventEvent {
+impl ::std::convert::TryFrom<::std::string::String> for TokenGrantTokenType {
     type Error = self::error::ConversionError;
     fn try_from(
         value: ::std::string::String,
@@ -878,7 +7261,7 @@ impl ::std::convert::TryFrom<::std::string::String> for TransferEventEvent {
         value.parse()
     }
 }
-///`TransferStatus`
+///`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a failed transfer's funds.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -892,37 +7275,943 @@ impl ::std::convert::TryFrom<::std::string::String> for TransferEventEvent {
     PartialOrd,
     schemars::JsonSchema
 )]
-pub enum TransferStatus {
-    #[serde(rename = "pending")]
-    Pending,
+pub enum TransactionCategory {
+    #[serde(rename = "collection")]
+    Collection,
+    #[serde(rename = "transfer")]
+    Transfer,
+    #[serde(rename = "reversal")]
+    Reversal,
+}
+impl ::std::fmt::Display for TransactionCategory {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Collection => f.write_str("collection"),
+            Self::Transfer => f.write_str("transfer"),
+            Self::Reversal => f.write_str("reversal"),
+        }
+    }
+}
+impl ::std::str::FromStr for TransactionCategory {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "collection" => Ok(Self::Collection),
+            "transfer" => Ok(Self::Transfer),
+            "reversal" => Ok(Self::Reversal),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for TransactionCategory {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TransactionCategory {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`TransactionStatus`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum TransactionStatus {
     #[serde(rename = "success")]
     Success,
+    #[serde(rename = "pending")]
+    Pending,
     #[serde(rename = "failed")]
     Failed,
 }
-impl ::std::fmt::Display for TransferStatus {
+impl ::std::fmt::Display for TransactionStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
-            Self::Pending => f.write_str("pending"),
             Self::Success => f.write_str("success"),
+            Self::Pending => f.write_str("pending"),
             Self::Failed => f.write_str("failed"),
         }
     }
 }
-impl ::std::str::FromStr for TransferStatus {
+impl ::std::str::FromStr for TransactionStatus {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "success" => Ok(Self::Success),
+            "pending" => Ok(Self::Pending),
+            "failed" => Ok(Self::Failed),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for TransactionStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TransactionStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`credit` money in, `debit` money out.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum TransactionType {
+    #[serde(rename = "credit")]
+    Credit,
+    #[serde(rename = "debit")]
+    Debit,
+}
+impl ::std::fmt::Display for TransactionType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Credit => f.write_str("credit"),
+            Self::Debit => f.write_str("debit"),
+        }
+    }
+}
+impl ::std::str::FromStr for TransactionType {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "credit" => Ok(Self::Credit),
+            "debit" => Ok(Self::Debit),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for TransactionType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TransactionType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///A transfer record.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct Transfer {
+    pub amount: Amount,
+    pub approval_status: ApprovalStatus,
+    pub bank_code: BankCode,
+    pub bank_name: ::std::string::String,
+    pub beneficiary_account_name: ::std::string::String,
+    pub beneficiary_account_number: AccountNumber,
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///Why the transfer failed or was rejected; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub failure_reason: ::std::option::Option<::std::string::String>,
+    pub id: ::uuid::Uuid,
+    ///The member who initiated the transfer.
+    pub initiated_by: ::uuid::Uuid,
+    pub narration: ::std::string::String,
+    pub reference_number: ReferenceNumber,
+    ///The credit that returned a failed inter-bank transfer's funds; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub reversal_reference_number: ::std::option::Option<::std::string::String>,
+    ///The member who approved or rejected it; null if not reviewed.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub reviewed_by: ::std::option::Option<::uuid::Uuid>,
+    pub source_account_number: AccountNumber,
+    pub status: TransactionStatus,
+    pub transfer_type: TransferType,
+    pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+}
+///`TransferEvent`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct TransferEvent {
+    pub data: Transfer,
+    pub id: ::uuid::Uuid,
+    pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
+    #[serde(rename = "type")]
+    pub type_: TransferEventType,
+}
+///`TransferEventType`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum TransferEventType {
+    #[serde(rename = "transfer.pending_approval")]
+    TransferPendingApproval,
+    #[serde(rename = "transfer.rejected")]
+    TransferRejected,
+    #[serde(rename = "transfer.success")]
+    TransferSuccess,
+    #[serde(rename = "transfer.failed")]
+    TransferFailed,
+    #[serde(rename = "transfer.reversed")]
+    TransferReversed,
+}
+impl ::std::fmt::Display for TransferEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::TransferPendingApproval => f.write_str("transfer.pending_approval"),
+            Self::TransferRejected => f.write_str("transfer.rejected"),
+            Self::TransferSuccess => f.write_str("transfer.success"),
+            Self::TransferFailed => f.write_str("transfer.failed"),
+            Self::TransferReversed => f.write_str("transfer.reversed"),
+        }
+    }
+}
+impl ::std::str::FromStr for TransferEventType {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "transfer.pending_approval" => Ok(Self::TransferPendingApproval),
+            "transfer.rejected" => Ok(Self::TransferRejected),
+            "transfer.success" => Ok(Self::TransferSuccess),
+            "transfer.failed" => Ok(Self::TransferFailed),
+            "transfer.reversed" => Ok(Self::TransferReversed),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for TransferEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TransferEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`intra` within Kobo (bank code `090823`), `inter` to another bank over NIP.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum TransferType {
+    #[serde(rename = "intra")]
+    Intra,
+    #[serde(rename = "inter")]
+    Inter,
+}
+impl ::std::fmt::Display for TransferType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Intra => f.write_str("intra"),
+            Self::Inter => f.write_str("inter"),
+        }
+    }
+}
+impl ::std::str::FromStr for TransferType {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "intra" => Ok(Self::Intra),
+            "inter" => Ok(Self::Inter),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for TransferType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TransferType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`UpdateApprovalPolicyRequest`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateApprovalPolicyRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub is_active: ::std::option::Option<bool>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub min_amount: ::std::option::Option<RequestAmount>,
+}
+///Success envelope of `update_approval_policy`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct UpdateApprovalPolicyResponse {
+    pub data: ApprovalPolicy,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`UpdateMemberRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateMemberRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub is_active: ::std::option::Option<bool>,
+    pub member_id: ::uuid::Uuid,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub role_id: ::std::option::Option<::uuid::Uuid>,
+}
+///Success envelope of `update_member`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct UpdateMemberResponse {
+    pub data: Member,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`UpdateRoleRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateRoleRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub description: ::std::option::Option<UpdateRoleRequestDescription>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub name: ::std::option::Option<UpdateRoleRequestName>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub permission_codes: ::std::option::Option<
+        ::std::vec::Vec<UpdateRoleRequestPermissionCodesItem>,
+    >,
+    pub role_id: ::uuid::Uuid,
+}
+///`UpdateRoleRequestDescription`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct UpdateRoleRequestDescription(::std::string::String);
+impl ::std::ops::Deref for UpdateRoleRequestDescription {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<UpdateRoleRequestDescription> for ::std::string::String {
+    fn from(value: UpdateRoleRequestDescription) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for UpdateRoleRequestDescription {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for UpdateRoleRequestDescription {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for UpdateRoleRequestDescription {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UpdateRoleRequestDescription {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`UpdateRoleRequestName`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct UpdateRoleRequestName(::std::string::String);
+impl ::std::ops::Deref for UpdateRoleRequestName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<UpdateRoleRequestName> for ::std::string::String {
+    fn from(value: UpdateRoleRequestName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for UpdateRoleRequestName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for UpdateRoleRequestName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for UpdateRoleRequestName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UpdateRoleRequestName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`UpdateRoleRequestPermissionCodesItem`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct UpdateRoleRequestPermissionCodesItem(::std::string::String);
+impl ::std::ops::Deref for UpdateRoleRequestPermissionCodesItem {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<UpdateRoleRequestPermissionCodesItem>
+for ::std::string::String {
+    fn from(value: UpdateRoleRequestPermissionCodesItem) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for UpdateRoleRequestPermissionCodesItem {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[a-z_]+\\.[a-z_]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[a-z_]+\\.[a-z_]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for UpdateRoleRequestPermissionCodesItem {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for UpdateRoleRequestPermissionCodesItem {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UpdateRoleRequestPermissionCodesItem {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `update_role`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct UpdateRoleResponse {
+    pub data: Role,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`UpdateWebhookConfigurationRequest`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateWebhookConfigurationRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub event_types: ::std::option::Option<::std::vec::Vec<WebhookEventType>>,
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub ip_whitelist: ::std::vec::Vec<IpAddressOrRange>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub is_active: ::std::option::Option<bool>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub url: ::std::option::Option<UpdateWebhookConfigurationRequestUrl>,
+}
+///`UpdateWebhookConfigurationRequestUrl`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct UpdateWebhookConfigurationRequestUrl(::std::string::String);
+impl ::std::ops::Deref for UpdateWebhookConfigurationRequestUrl {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<UpdateWebhookConfigurationRequestUrl>
+for ::std::string::String {
+    fn from(value: UpdateWebhookConfigurationRequestUrl) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for UpdateWebhookConfigurationRequestUrl {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 2048usize {
+            return Err("longer than 2048 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^https?://").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^https?://\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for UpdateWebhookConfigurationRequestUrl {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for UpdateWebhookConfigurationRequestUrl {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UpdateWebhookConfigurationRequestUrl {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `update_webhook_configuration`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct UpdateWebhookConfigurationResponse {
+    pub data: WebhookConfiguration,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`WebhookConfiguration`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct WebhookConfiguration {
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///The subscribed event kinds; empty means all.
+    pub event_types: ::std::vec::Vec<WebhookEventType>,
+    pub id: ::uuid::Uuid,
+    pub ip_whitelist: ::std::vec::Vec<IpAddressOrRange>,
+    pub is_active: bool,
+    pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub url: ::std::string::String,
+}
+///`WebhookConfigurationIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct WebhookConfigurationIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for WebhookConfigurationIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<WebhookConfigurationIdempotencyKey> for ::std::string::String {
+    fn from(value: WebhookConfigurationIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for WebhookConfigurationIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for WebhookConfigurationIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for WebhookConfigurationIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for WebhookConfigurationIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`WebhookConfigurationRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookConfigurationRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub event_types: ::std::option::Option<::std::vec::Vec<WebhookEventType>>,
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub ip_whitelist: ::std::vec::Vec<IpAddressOrRange>,
+    ///Public `https://` URL (the sandbox also accepts `http://`).
+    pub url: WebhookConfigurationRequestUrl,
+}
+///Public `https://` URL (the sandbox also accepts `http://`).
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct WebhookConfigurationRequestUrl(::std::string::String);
+impl ::std::ops::Deref for WebhookConfigurationRequestUrl {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<WebhookConfigurationRequestUrl> for ::std::string::String {
+    fn from(value: WebhookConfigurationRequestUrl) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for WebhookConfigurationRequestUrl {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 2048usize {
+            return Err("longer than 2048 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^https?://").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^https?://\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for WebhookConfigurationRequestUrl {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for WebhookConfigurationRequestUrl {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for WebhookConfigurationRequestUrl {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `webhook_configuration`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct WebhookConfigurationResponse {
+    pub data: CreatedWebhookConfiguration,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///An emitted event and its delivery state.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct WebhookDelivery {
+    pub attempts: u64,
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub event_type: WebhookEventType,
+    ///The event id (the `webhook-id` header).
+    pub id: ::uuid::Uuid,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub last_attempt_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub last_error: ::std::option::Option<::std::string::String>,
+    ///The HTTP status of the last attempt; null if no answer was received.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub last_response_status: ::std::option::Option<i64>,
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub next_attempt_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    pub payload: WebhookEvent,
+    pub status: WebhookDeliveryStatus,
+}
+///`WebhookDeliveryStatus`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum WebhookDeliveryStatus {
+    #[serde(rename = "pending")]
+    Pending,
+    #[serde(rename = "delivered")]
+    Delivered,
+    #[serde(rename = "failed")]
+    Failed,
+    #[serde(rename = "skipped")]
+    Skipped,
+}
+impl ::std::fmt::Display for WebhookDeliveryStatus {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Pending => f.write_str("pending"),
+            Self::Delivered => f.write_str("delivered"),
+            Self::Failed => f.write_str("failed"),
+            Self::Skipped => f.write_str("skipped"),
+        }
+    }
+}
+impl ::std::str::FromStr for WebhookDeliveryStatus {
     type Err = self::error::ConversionError;
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "pending" => Ok(Self::Pending),
-            "success" => Ok(Self::Success),
+            "delivered" => Ok(Self::Delivered),
             "failed" => Ok(Self::Failed),
+            "skipped" => Ok(Self::Skipped),
             _ => Err("invalid value".into()),
         }
     }
 }
-impl ::std::convert::TryFrom<&str> for TransferStatus {
+impl ::std::convert::TryFrom<&str> for WebhookDeliveryStatus {
     type Error = self::error::ConversionError;
     fn try_from(
         value: &str,
@@ -930,7 +8219,7 @@ impl ::std::convert::TryFrom<&str> for TransferStatus {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for TransferStatus {
+impl ::std::convert::TryFrom<::std::string::String> for WebhookDeliveryStatus {
     type Error = self::error::ConversionError;
     fn try_from(
         value: ::std::string::String,
@@ -938,20 +8227,137 @@ impl ::std::convert::TryFrom<::std::string::String> for TransferStatus {
         value.parse()
     }
 }
-///`UpdateMemberRoleRequest`
+///The JSON body POSTed to the webhook endpoint; `type` says which kind.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdateMemberRoleRequest {
-    pub member_id: ::uuid::Uuid,
-    pub role_id: ::uuid::Uuid,
+#[serde(untagged)]
+pub enum WebhookEvent {
+    AccountEvent(AccountEvent),
+    CollectionEvent(CollectionEvent),
+    TransferEvent(TransferEvent),
 }
-///`UpdateMemberRoleResponse`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
-pub struct UpdateMemberRoleResponse {
-    pub data: EmptyObject,
-    pub message: ::std::string::String,
-    pub response_code: SuccessCode,
-    pub status: bool,
+impl ::std::convert::From<AccountEvent> for WebhookEvent {
+    fn from(value: AccountEvent) -> Self {
+        Self::AccountEvent(value)
+    }
+}
+impl ::std::convert::From<CollectionEvent> for WebhookEvent {
+    fn from(value: CollectionEvent) -> Self {
+        Self::CollectionEvent(value)
+    }
+}
+impl ::std::convert::From<TransferEvent> for WebhookEvent {
+    fn from(value: TransferEvent) -> Self {
+        Self::TransferEvent(value)
+    }
+}
+///`WebhookEventFilters`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookEventFilters {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub event_type: ::std::option::Option<WebhookEventType>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub start_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub status: ::std::option::Option<WebhookDeliveryStatus>,
+}
+///A webhook event kind; `x-webhooks` documents each one.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum WebhookEventType {
+    #[serde(rename = "account.created")]
+    AccountCreated,
+    #[serde(rename = "collection.received")]
+    CollectionReceived,
+    #[serde(rename = "transfer.pending_approval")]
+    TransferPendingApproval,
+    #[serde(rename = "transfer.rejected")]
+    TransferRejected,
+    #[serde(rename = "transfer.success")]
+    TransferSuccess,
+    #[serde(rename = "transfer.failed")]
+    TransferFailed,
+    #[serde(rename = "transfer.reversed")]
+    TransferReversed,
+}
+impl ::std::fmt::Display for WebhookEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::AccountCreated => f.write_str("account.created"),
+            Self::CollectionReceived => f.write_str("collection.received"),
+            Self::TransferPendingApproval => f.write_str("transfer.pending_approval"),
+            Self::TransferRejected => f.write_str("transfer.rejected"),
+            Self::TransferSuccess => f.write_str("transfer.success"),
+            Self::TransferFailed => f.write_str("transfer.failed"),
+            Self::TransferReversed => f.write_str("transfer.reversed"),
+        }
+    }
+}
+impl ::std::str::FromStr for WebhookEventType {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "account.created" => Ok(Self::AccountCreated),
+            "collection.received" => Ok(Self::CollectionReceived),
+            "transfer.pending_approval" => Ok(Self::TransferPendingApproval),
+            "transfer.rejected" => Ok(Self::TransferRejected),
+            "transfer.success" => Ok(Self::TransferSuccess),
+            "transfer.failed" => Ok(Self::TransferFailed),
+            "transfer.reversed" => Ok(Self::TransferReversed),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for WebhookEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for WebhookEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+/// Generation of default values for serde.
+pub mod defaults {
+    pub(super) fn default_bool<const V: bool>() -> bool {
+        V
+    }
+    pub(super) fn default_nzu64<T, const V: u64>() -> T
+    where
+        T: ::std::convert::TryFrom<::std::num::NonZeroU64>,
+        <T as ::std::convert::TryFrom<::std::num::NonZeroU64>>::Error: ::std::fmt::Debug,
+    {
+        T::try_from(::std::num::NonZeroU64::try_from(V).unwrap()).unwrap()
+    }
 }
 /// Error types.
 pub mod error {

@@ -8,29 +8,53 @@ use std::fmt;
 pub enum ResponseCode {
     /// `00` (HTTP 200): Success
     Success,
-    /// `01` (HTTP 400): Invalid request: the body does not match the schema
+    /// `01` (HTTP 400): Invalid request: a field is missing, malformed or not allowed (the message names it)
     InvalidRequest,
-    /// `04` (HTTP 404): Unknown operation
+    /// `02` (HTTP 400): Neither BVN nor NIN was provided
+    NeitherBvnNorNinWasProvided,
+    /// `04` (HTTP 404): Unknown operation: no operation exists at this path
     UnknownOperation,
-    /// `05` (HTTP 405): Method not allowed
+    /// `05` (HTTP 405): Method not allowed: every operation is POST
     MethodNotAllowed,
     /// `06` (HTTP 404): Account not found (check account number and bank code)
     AccountNotFound06,
-    /// `07` (HTTP 415): Unsupported media type
+    /// `07` (HTTP 415): Unsupported media type: send Content-Type application/json
     UnsupportedMediaType,
-    /// `08` (HTTP 413): Request body too large
+    /// `08` (HTTP 413): Request body too large: the limit is 1 MiB
     RequestBodyTooLarge,
-    /// `29` (HTTP 429): Too many requests
+    /// `26` (HTTP 409): Duplicate: an object with this unique value already exists
+    Duplicate,
+    /// `27` (HTTP 422): Idempotency key reused with a different request body
+    IdempotencyKeyReusedWithADifferentRequestBody,
+    /// `28` (HTTP 409): A request with this idempotency key is still being processed: retry later
+    ARequestWithThisIdempotencyKeyIsStillBeingProcessed,
+    /// `29` (HTTP 429): Too many requests: wait for the number of seconds in Retry-After
     TooManyRequests,
     /// `41` (HTTP 401): Customer not found: credentials or session invalid or expired
     CustomerNotFound,
     /// `42` (HTTP 404): Source account not found: source_account_number does not belong to the business
     SourceAccountNotFound,
-    /// `43` (HTTP 403): Permission denied
+    /// `43` (HTTP 403): Permission denied: your role does not grant this operation
     PermissionDenied,
     /// `44` (HTTP 404): Account not found: nothing matches the parameters
     AccountNotFound44,
-    /// `96` (HTTP 500): Internal error
+    /// `45` (HTTP 403): Invalid or expired OTP
+    InvalidOrExpiredOtp,
+    /// `46` (HTTP 400): Old password is incorrect
+    OldPasswordIsIncorrect,
+    /// `47` (HTTP 404): Not found: the referenced object does not exist in this business
+    NotFound,
+    /// `48` (HTTP 409): Not allowed in the current state
+    NotAllowedInTheCurrentState,
+    /// `49` (HTTP 422): Beneficiary name does not match the name enquiry result
+    BeneficiaryNameDoesNotMatchTheNameEnquiryResult,
+    /// `60` (HTTP 403): Customer not active: the business account must be activated
+    CustomerNotActive,
+    /// `80` (HTTP 503): Service unavailable: core banking provider temporarily down or unreachable
+    ServiceUnavailable,
+    /// `83` (HTTP 422): Provider error: identity verification failed, or the core banking system rejected the request
+    ProviderError,
+    /// `96` (HTTP 500): Internal error: quote the X-Request-Id to support
     InternalError,
 }
 impl ResponseCode {
@@ -38,16 +62,28 @@ impl ResponseCode {
     pub const ALL: &'static [ResponseCode] = &[
         ResponseCode::Success,
         ResponseCode::InvalidRequest,
+        ResponseCode::NeitherBvnNorNinWasProvided,
         ResponseCode::UnknownOperation,
         ResponseCode::MethodNotAllowed,
         ResponseCode::AccountNotFound06,
         ResponseCode::UnsupportedMediaType,
         ResponseCode::RequestBodyTooLarge,
+        ResponseCode::Duplicate,
+        ResponseCode::IdempotencyKeyReusedWithADifferentRequestBody,
+        ResponseCode::ARequestWithThisIdempotencyKeyIsStillBeingProcessed,
         ResponseCode::TooManyRequests,
         ResponseCode::CustomerNotFound,
         ResponseCode::SourceAccountNotFound,
         ResponseCode::PermissionDenied,
         ResponseCode::AccountNotFound44,
+        ResponseCode::InvalidOrExpiredOtp,
+        ResponseCode::OldPasswordIsIncorrect,
+        ResponseCode::NotFound,
+        ResponseCode::NotAllowedInTheCurrentState,
+        ResponseCode::BeneficiaryNameDoesNotMatchTheNameEnquiryResult,
+        ResponseCode::CustomerNotActive,
+        ResponseCode::ServiceUnavailable,
+        ResponseCode::ProviderError,
         ResponseCode::InternalError,
     ];
     /// `00`: success.
@@ -71,16 +107,28 @@ impl ResponseCode {
         match self {
             Self::Success => "00",
             Self::InvalidRequest => "01",
+            Self::NeitherBvnNorNinWasProvided => "02",
             Self::UnknownOperation => "04",
             Self::MethodNotAllowed => "05",
             Self::AccountNotFound06 => "06",
             Self::UnsupportedMediaType => "07",
             Self::RequestBodyTooLarge => "08",
+            Self::Duplicate => "26",
+            Self::IdempotencyKeyReusedWithADifferentRequestBody => "27",
+            Self::ARequestWithThisIdempotencyKeyIsStillBeingProcessed => "28",
             Self::TooManyRequests => "29",
             Self::CustomerNotFound => "41",
             Self::SourceAccountNotFound => "42",
             Self::PermissionDenied => "43",
             Self::AccountNotFound44 => "44",
+            Self::InvalidOrExpiredOtp => "45",
+            Self::OldPasswordIsIncorrect => "46",
+            Self::NotFound => "47",
+            Self::NotAllowedInTheCurrentState => "48",
+            Self::BeneficiaryNameDoesNotMatchTheNameEnquiryResult => "49",
+            Self::CustomerNotActive => "60",
+            Self::ServiceUnavailable => "80",
+            Self::ProviderError => "83",
             Self::InternalError => "96",
         }
     }
@@ -89,16 +137,28 @@ impl ResponseCode {
         match self {
             Self::Success => 200u16,
             Self::InvalidRequest => 400u16,
+            Self::NeitherBvnNorNinWasProvided => 400u16,
             Self::UnknownOperation => 404u16,
             Self::MethodNotAllowed => 405u16,
             Self::AccountNotFound06 => 404u16,
             Self::UnsupportedMediaType => 415u16,
             Self::RequestBodyTooLarge => 413u16,
+            Self::Duplicate => 409u16,
+            Self::IdempotencyKeyReusedWithADifferentRequestBody => 422u16,
+            Self::ARequestWithThisIdempotencyKeyIsStillBeingProcessed => 409u16,
             Self::TooManyRequests => 429u16,
             Self::CustomerNotFound => 401u16,
             Self::SourceAccountNotFound => 404u16,
             Self::PermissionDenied => 403u16,
             Self::AccountNotFound44 => 404u16,
+            Self::InvalidOrExpiredOtp => 403u16,
+            Self::OldPasswordIsIncorrect => 400u16,
+            Self::NotFound => 404u16,
+            Self::NotAllowedInTheCurrentState => 409u16,
+            Self::BeneficiaryNameDoesNotMatchTheNameEnquiryResult => 422u16,
+            Self::CustomerNotActive => 403u16,
+            Self::ServiceUnavailable => 503u16,
+            Self::ProviderError => 422u16,
             Self::InternalError => 500u16,
         }
     }
@@ -107,26 +167,64 @@ impl ResponseCode {
     pub const fn default_message(self) -> &'static str {
         match self {
             Self::Success => "Success",
-            Self::InvalidRequest => "Invalid request: the body does not match the schema",
-            Self::UnknownOperation => "Unknown operation",
-            Self::MethodNotAllowed => "Method not allowed",
+            Self::InvalidRequest => {
+                "Invalid request: a field is missing, malformed or not allowed (the message names it)"
+            }
+            Self::NeitherBvnNorNinWasProvided => "Neither BVN nor NIN was provided",
+            Self::UnknownOperation => {
+                "Unknown operation: no operation exists at this path"
+            }
+            Self::MethodNotAllowed => "Method not allowed: every operation is POST",
             Self::AccountNotFound06 => {
                 "Account not found (check account number and bank code)"
             }
-            Self::UnsupportedMediaType => "Unsupported media type",
-            Self::RequestBodyTooLarge => "Request body too large",
-            Self::TooManyRequests => "Too many requests",
+            Self::UnsupportedMediaType => {
+                "Unsupported media type: send Content-Type application/json"
+            }
+            Self::RequestBodyTooLarge => "Request body too large: the limit is 1 MiB",
+            Self::Duplicate => {
+                "Duplicate: an object with this unique value already exists"
+            }
+            Self::IdempotencyKeyReusedWithADifferentRequestBody => {
+                "Idempotency key reused with a different request body"
+            }
+            Self::ARequestWithThisIdempotencyKeyIsStillBeingProcessed => {
+                "A request with this idempotency key is still being processed: retry later"
+            }
+            Self::TooManyRequests => {
+                "Too many requests: wait for the number of seconds in Retry-After"
+            }
             Self::CustomerNotFound => {
                 "Customer not found: credentials or session invalid or expired"
             }
             Self::SourceAccountNotFound => {
                 "Source account not found: source_account_number does not belong to the business"
             }
-            Self::PermissionDenied => "Permission denied",
+            Self::PermissionDenied => {
+                "Permission denied: your role does not grant this operation"
+            }
             Self::AccountNotFound44 => {
                 "Account not found: nothing matches the parameters"
             }
-            Self::InternalError => "Internal error",
+            Self::InvalidOrExpiredOtp => "Invalid or expired OTP",
+            Self::OldPasswordIsIncorrect => "Old password is incorrect",
+            Self::NotFound => {
+                "Not found: the referenced object does not exist in this business"
+            }
+            Self::NotAllowedInTheCurrentState => "Not allowed in the current state",
+            Self::BeneficiaryNameDoesNotMatchTheNameEnquiryResult => {
+                "Beneficiary name does not match the name enquiry result"
+            }
+            Self::CustomerNotActive => {
+                "Customer not active: the business account must be activated"
+            }
+            Self::ServiceUnavailable => {
+                "Service unavailable: core banking provider temporarily down or unreachable"
+            }
+            Self::ProviderError => {
+                "Provider error: identity verification failed, or the core banking system rejected the request"
+            }
+            Self::InternalError => "Internal error: quote the X-Request-Id to support",
         }
     }
     /// The catalog entry for a code such as `"41"`.

@@ -25,38 +25,518 @@ use crate::runtime::{Server, Success};
 /// rules out.
 pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
     let routes = axum::Router::new()
-        .route("/v1/api/transfers/create", post(create_transfer::<A>))
-        .route("/v1/api/accounts/fetch", post(fetch_accounts::<A>))
-        .route("/v1/auth/token", post(generate_token::<A>))
-        .route("/v1/web/members/update_role", post(update_member_role::<A>));
+        .route("/api/v1/auth/web/accept_invite", post(accept_invite::<A>))
+        .route("/api/v1/auth/web/add_member", post(add_member::<A>))
+        .route(
+            "/api/v1/transaction/transfer/web/approve_transfer",
+            post(approve_transfer::<A>),
+        )
+        .route("/api/v1/auth/web/change_password", post(change_password::<A>))
+        .route("/api/v1/account/api/create_account", post(create_account_api::<A>))
+        .route("/api/v1/account/web/create_account", post(create_account_web::<A>))
+        .route(
+            "/api/v1/transaction/transfer/web/create_approval_policy",
+            post(create_approval_policy::<A>),
+        )
+        .route(
+            "/api/v1/account/api/create_customer_account",
+            post(create_customer_account::<A>),
+        )
+        .route("/api/v1/auth/web/create_role", post(create_role::<A>))
+        .route(
+            "/api/v1/account/web/fetch_account_collections",
+            post(fetch_account_collections::<A>),
+        )
+        .route(
+            "/api/v1/account/web/fetch_account_summaries",
+            post(fetch_account_summaries::<A>),
+        )
+        .route(
+            "/api/v1/security/web/fetch_activity_logs",
+            post(fetch_activity_logs::<A>),
+        )
+        .route("/api/v1/security/web/fetch_audit_logs", post(fetch_audit_logs::<A>))
+        .route("/api/v1/transaction/transfer/api/fetch_banks", post(fetch_banks::<A>))
+        .route(
+            "/api/v1/account/api/fetch_customer_accounts",
+            post(fetch_customer_accounts::<A>),
+        )
+        .route("/api/v1/auth/web/fetch_members", post(fetch_members::<A>))
+        .route(
+            "/api/v1/transaction/transfer/web/fetch_pending_transfers",
+            post(fetch_pending_transfers::<A>),
+        )
+        .route("/api/v1/auth/web/fetch_permissions", post(fetch_permissions::<A>))
+        .route("/api/v1/auth/web/fetch_roles", post(fetch_roles::<A>))
+        .route(
+            "/api/v1/transaction/api/fetch_settlement_transactions",
+            post(fetch_settlement_transactions_api::<A>),
+        )
+        .route(
+            "/api/v1/transaction/web/fetch_settlement_transactions",
+            post(fetch_settlement_transactions_web::<A>),
+        )
+        .route(
+            "/api/v1/transaction/api/fetch_transactions",
+            post(fetch_transactions_api::<A>),
+        )
+        .route(
+            "/api/v1/transaction/web/fetch_transactions",
+            post(fetch_transactions_web::<A>),
+        )
+        .route(
+            "/api/v1/customer/web/fetch_webhook_events",
+            post(fetch_webhook_events::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/web/funds_transfer",
+            post(funds_transfer::<A>),
+        )
+        .route("/api/v1/auth/web/generate_otp", post(generate_otp::<A>))
+        .route("/api/v1/auth/api/generate_token", post(generate_token::<A>))
+        .route("/api/v1/account/web/get_account", post(get_account::<A>))
+        .route(
+            "/api/v1/transaction/transfer/web/get_approval_policy",
+            post(get_approval_policy::<A>),
+        )
+        .route("/api/v1/auth/web/get_profile", post(get_profile::<A>))
+        .route(
+            "/api/v1/account/web/get_total_account_metrics",
+            post(get_total_account_metrics::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/get_transfer",
+            post(get_transfer_api::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/web/get_transfer",
+            post(get_transfer_web::<A>),
+        )
+        .route(
+            "/api/v1/customer/web/get_webhook_configuration",
+            post(get_webhook_configuration::<A>),
+        )
+        .route("/api/v1/auth/web/login", post(login::<A>))
+        .route("/api/v1/auth/web/logout", post(logout::<A>))
+        .route("/api/v1/transaction/transfer/api/name_enquiry", post(name_enquiry::<A>))
+        .route("/api/v1/auth/web/regenerate_secret", post(regenerate_secret::<A>))
+        .route(
+            "/api/v1/transaction/transfer/web/reject_transfer",
+            post(reject_transfer::<A>),
+        )
+        .route(
+            "/api/v1/customer/web/replay_webhook_event",
+            post(replay_webhook_event::<A>),
+        )
+        .route("/api/v1/auth/web/resend_invite", post(resend_invite::<A>))
+        .route(
+            "/api/v1/customer/web/rotate_webhook_secret",
+            post(rotate_webhook_secret::<A>),
+        )
+        .route(
+            "/api/v1/sandbox/api/simulate_inbound_transfer",
+            post(simulate_inbound_transfer::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/web/update_approval_policy",
+            post(update_approval_policy::<A>),
+        )
+        .route("/api/v1/auth/web/update_member", post(update_member::<A>))
+        .route("/api/v1/auth/web/update_role", post(update_role::<A>))
+        .route(
+            "/api/v1/customer/api/update_webhook_configuration",
+            post(update_webhook_configuration::<A>),
+        )
+        .route(
+            "/api/v1/customer/web/webhook_configuration",
+            post(webhook_configuration::<A>),
+        );
     crate::runtime::finish_router(routes, api)
 }
-async fn create_transfer<A: Api>(
+async fn accept_invite<A: Api>(
     State(server): State<Arc<Server<A>>>,
     request: Request,
 ) -> Response {
     server
-        .secured(
-            Operation::CreateTransfer,
+        .public(
+            Operation::AcceptInvite,
             request,
             |api, ctx, body| async move {
-                api.create_transfer(ctx, body).await.map(Success::data)
+                api.accept_invite(ctx, body).await.map(Success::data)
             },
         )
         .await
 }
-async fn fetch_accounts<A: Api>(
+async fn add_member<A: Api>(
     State(server): State<Arc<Server<A>>>,
     request: Request,
 ) -> Response {
     server
         .secured(
-            Operation::FetchAccounts,
+            Operation::AddMember,
             request,
             |api, ctx, body| async move {
-                api.fetch_accounts(ctx, body)
+                api.add_member(ctx, body).await.map(|()| Success::empty())
+            },
+        )
+        .await
+}
+async fn approve_transfer<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::ApproveTransfer,
+            request,
+            |api, ctx, body| async move {
+                api.approve_transfer(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn change_password<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::ChangePassword,
+            request,
+            |api, ctx, body| async move {
+                api.change_password(ctx, body).await.map(|()| Success::empty())
+            },
+        )
+        .await
+}
+async fn create_account_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CreateAccountApi,
+            request,
+            |api, ctx, body| async move {
+                api.create_account_api(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn create_account_web<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CreateAccountWeb,
+            request,
+            |api, ctx, body| async move {
+                api.create_account_web(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn create_approval_policy<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CreateApprovalPolicy,
+            request,
+            |api, ctx, body| async move {
+                api.create_approval_policy(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn create_customer_account<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CreateCustomerAccount,
+            request,
+            |api, ctx, body| async move {
+                api.create_customer_account(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn create_role<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CreateRole,
+            request,
+            |api, ctx, body| async move {
+                api.create_role(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn fetch_account_collections<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchAccountCollections,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_account_collections(ctx, body)
                     .await
                     .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_account_summaries<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchAccountSummaries,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_account_summaries(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_activity_logs<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchActivityLogs,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_activity_logs(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_audit_logs<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchAuditLogs,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_audit_logs(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_banks<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchBanks,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_banks(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn fetch_customer_accounts<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchCustomerAccounts,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_customer_accounts(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_members<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchMembers,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_members(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_pending_transfers<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchPendingTransfers,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_pending_transfers(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_permissions<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchPermissions,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_permissions(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn fetch_roles<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchRoles,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_roles(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn fetch_settlement_transactions_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchSettlementTransactionsApi,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_settlement_transactions_api(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_settlement_transactions_web<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchSettlementTransactionsWeb,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_settlement_transactions_web(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_transactions_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchTransactionsApi,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_transactions_api(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_transactions_web<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchTransactionsWeb,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_transactions_web(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_webhook_events<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchWebhookEvents,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_webhook_events(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn funds_transfer<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FundsTransfer,
+            request,
+            |api, ctx, body| async move {
+                api.funds_transfer(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn generate_otp<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GenerateOtp,
+            request,
+            |api, ctx, body| async move {
+                api.generate_otp(ctx, body).await.map(Success::data)
             },
         )
         .await
@@ -75,16 +555,294 @@ async fn generate_token<A: Api>(
         )
         .await
 }
-async fn update_member_role<A: Api>(
+async fn get_account<A: Api>(
     State(server): State<Arc<Server<A>>>,
     request: Request,
 ) -> Response {
     server
         .secured(
-            Operation::UpdateMemberRole,
+            Operation::GetAccount,
             request,
             |api, ctx, body| async move {
-                api.update_member_role(ctx, body).await.map(|()| Success::empty())
+                api.get_account(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn get_approval_policy<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GetApprovalPolicy,
+            request,
+            |api, ctx, body| async move {
+                api.get_approval_policy(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn get_profile<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GetProfile,
+            request,
+            |api, ctx, body| async move {
+                api.get_profile(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn get_total_account_metrics<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GetTotalAccountMetrics,
+            request,
+            |api, ctx, body| async move {
+                api.get_total_account_metrics(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn get_transfer_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GetTransferApi,
+            request,
+            |api, ctx, body| async move {
+                api.get_transfer_api(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn get_transfer_web<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GetTransferWeb,
+            request,
+            |api, ctx, body| async move {
+                api.get_transfer_web(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn get_webhook_configuration<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GetWebhookConfiguration,
+            request,
+            |api, ctx, body| async move {
+                api.get_webhook_configuration(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn login<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .public(
+            Operation::Login,
+            request,
+            |api, ctx, body| async move { api.login(ctx, body).await.map(Success::data) },
+        )
+        .await
+}
+async fn logout<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::Logout,
+            request,
+            |api, ctx, body| async move {
+                api.logout(ctx, body).await.map(|()| Success::empty())
+            },
+        )
+        .await
+}
+async fn name_enquiry<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::NameEnquiry,
+            request,
+            |api, ctx, body| async move {
+                api.name_enquiry(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn regenerate_secret<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::RegenerateSecret,
+            request,
+            |api, ctx, body| async move {
+                api.regenerate_secret(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn reject_transfer<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::RejectTransfer,
+            request,
+            |api, ctx, body| async move {
+                api.reject_transfer(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn replay_webhook_event<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::ReplayWebhookEvent,
+            request,
+            |api, ctx, body| async move {
+                api.replay_webhook_event(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn resend_invite<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::ResendInvite,
+            request,
+            |api, ctx, body| async move {
+                api.resend_invite(ctx, body).await.map(|()| Success::empty())
+            },
+        )
+        .await
+}
+async fn rotate_webhook_secret<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::RotateWebhookSecret,
+            request,
+            |api, ctx, body| async move {
+                api.rotate_webhook_secret(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn simulate_inbound_transfer<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::SimulateInboundTransfer,
+            request,
+            |api, ctx, body| async move {
+                api.simulate_inbound_transfer(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn update_approval_policy<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::UpdateApprovalPolicy,
+            request,
+            |api, ctx, body| async move {
+                api.update_approval_policy(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn update_member<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::UpdateMember,
+            request,
+            |api, ctx, body| async move {
+                api.update_member(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn update_role<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::UpdateRole,
+            request,
+            |api, ctx, body| async move {
+                api.update_role(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn update_webhook_configuration<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::UpdateWebhookConfiguration,
+            request,
+            |api, ctx, body| async move {
+                api.update_webhook_configuration(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn webhook_configuration<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::WebhookConfiguration,
+            request,
+            |api, ctx, body| async move {
+                api.webhook_configuration(ctx, body).await.map(Success::data)
             },
         )
         .await

@@ -11,36 +11,44 @@ pub const COMPONENTS: &str = r##"{
   "$defs": {
     "SuccessCode": {
       "type": "string",
+      "description": "The `response_code` of every success envelope.",
       "enum": [
         "00"
       ]
     },
     "ResponseCode": {
       "type": "string",
+      "description": "An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP status.",
       "enum": [
-        "00",
         "01",
+        "02",
         "04",
         "05",
         "06",
         "07",
         "08",
+        "26",
+        "27",
+        "28",
         "29",
         "41",
         "42",
         "43",
         "44",
+        "45",
+        "46",
+        "47",
+        "48",
+        "49",
+        "60",
+        "80",
+        "83",
         "96"
       ]
     },
-    "EmptyObject": {
-      "type": "object",
-      "description": "No payload.",
-      "additionalProperties": false,
-      "properties": {}
-    },
     "ErrorEnvelope": {
       "type": "object",
+      "description": "The envelope of every error response.",
       "required": [
         "status",
         "response_code",
@@ -50,26 +58,33 @@ pub const COMPONENTS: &str = r##"{
       "properties": {
         "status": {
           "type": "boolean",
-          "enum": [
-            false
-          ]
+          "description": "Always false."
         },
         "response_code": {
           "$ref": "#/$defs/ResponseCode"
         },
         "message": {
-          "type": "string"
+          "type": "string",
+          "description": "What went wrong, for a person; names the offending field for `01`."
         },
         "data": {
           "type": [
             "object",
             "null"
-          ]
+          ],
+          "maxProperties": 0,
+          "description": "Always null."
         }
       }
     },
+    "EmptyObject": {
+      "type": "object",
+      "description": "An empty object, `{}`.",
+      "additionalProperties": false
+    },
     "Pagination": {
       "type": "object",
+      "description": "Where this page sits. For the next page send `next_cursor_created_at` / `next_cursor_id`\nas `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered paging).\n",
       "required": [
         "has_more",
         "next_cursor_created_at",
@@ -79,64 +94,301 @@ pub const COMPONENTS: &str = r##"{
       ],
       "properties": {
         "has_more": {
-          "type": "boolean"
+          "type": "boolean",
+          "description": "True when at least one more item follows this page."
         },
         "next_cursor_created_at": {
           "type": [
             "string",
             "null"
           ],
-          "format": "date-time"
+          "format": "date-time",
+          "description": "`created_at` of the last item of this page; null when `has_more` is false."
         },
         "next_cursor_id": {
           "type": [
             "string",
             "null"
           ],
-          "format": "uuid"
+          "format": "uuid",
+          "description": "`id` of the last item of this page; null when `has_more` is false."
         },
         "page": {
           "type": [
             "integer",
             "null"
           ],
-          "minimum": 1
+          "minimum": 1,
+          "description": "The page number, when numbered paging was used; null with keyset paging."
         },
         "page_size": {
           "type": "integer",
           "minimum": 1,
-          "maximum": 100
+          "maximum": 100,
+          "description": "The page size applied."
         }
       }
     },
     "AccountNumber": {
       "type": "string",
+      "description": "A 10-digit NUBAN account number.",
       "pattern": "^[0-9]{10}$",
-      "description": "A 10-digit NUBAN."
+      "minLength": 10,
+      "maxLength": 10
+    },
+    "BankCode": {
+      "type": "string",
+      "description": "A NIP institution code from `fetch_banks`; Kobo's own is `090823`.",
+      "pattern": "^[0-9]{6}$"
+    },
+    "Bvn": {
+      "type": "string",
+      "description": "A Bank Verification Number, exactly 11 digits.",
+      "pattern": "^[0-9]{11}$"
+    },
+    "Nin": {
+      "type": "string",
+      "description": "A National Identification Number, exactly 11 digits.",
+      "pattern": "^[0-9]{11}$"
+    },
+    "RequestAmount": {
+      "type": "string",
+      "description": "An amount in NGN as a decimal string, at most two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`).",
+      "pattern": "^(0|[1-9][0-9]{0,14})(\\.[0-9]{1,2})?$",
+      "maxLength": 18
     },
     "Amount": {
       "type": "string",
-      "pattern": "^(0|[1-9][0-9]*)(\\.[0-9]{1,2})?$",
-      "description": "A positive decimal amount with at most 2 fraction digits."
+      "description": "An amount in NGN as a decimal string with two fraction digits.",
+      "pattern": "^(0|[1-9][0-9]*)\\.[0-9]{2}$"
+    },
+    "Balance": {
+      "type": "string",
+      "description": "A balance in NGN as a decimal string with nine fraction digits.",
+      "pattern": "^(0|[1-9][0-9]*)\\.[0-9]{9}$"
+    },
+    "Otp": {
+      "type": "string",
+      "description": "A 6-digit one-time password from `generate_otp`.",
+      "pattern": "^[0-9]{6}$"
+    },
+    "ReferenceNumber": {
+      "type": "string",
+      "description": "A transaction or transfer reference.",
+      "pattern": "^[A-Za-z0-9_-]{1,64}$"
+    },
+    "Password": {
+      "type": "string",
+      "description": "8 to 128 characters.",
+      "minLength": 8,
+      "maxLength": 128,
+      "format": "password"
+    },
+    "Email": {
+      "type": "string",
+      "format": "email",
+      "maxLength": 255
+    },
+    "PersonName": {
+      "type": "string",
+      "minLength": 1,
+      "maxLength": 100
+    },
+    "AccountType": {
+      "type": "string",
+      "description": "The type of an account, as shown in responses.",
+      "enum": [
+        "pool",
+        "current",
+        "virtual"
+      ]
+    },
+    "AccountTypeFilter": {
+      "type": "string",
+      "description": "An account type filter: `normal` matches the business's own non-virtual accounts (pool and\ncurrent), `virtual` customer accounts, `current` current accounts, `savings` savings\naccounts (Kobo opens none today, so it matches nothing).\n",
+      "enum": [
+        "normal",
+        "virtual",
+        "current",
+        "savings"
+      ]
+    },
+    "AccountClass": {
+      "type": "string",
+      "description": "`primary` for the main pool account, `secondary` for every other account.",
+      "enum": [
+        "primary",
+        "secondary"
+      ]
     },
     "AccountStatus": {
       "type": "string",
+      "description": "`active` can send and receive; `inactive` dormant; `blocked` frozen by the bank; `closed`\npermanently; `pending` being provisioned.\n",
       "enum": [
         "active",
         "inactive",
-        "blocked"
+        "blocked",
+        "closed",
+        "pending"
       ]
+    },
+    "TransactionType": {
+      "type": "string",
+      "description": "`credit` money in, `debit` money out.",
+      "enum": [
+        "credit",
+        "debit"
+      ]
+    },
+    "TransactionStatus": {
+      "type": "string",
+      "enum": [
+        "success",
+        "pending",
+        "failed"
+      ]
+    },
+    "TransactionCategory": {
+      "type": "string",
+      "description": "`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a failed transfer's funds.",
+      "enum": [
+        "collection",
+        "transfer",
+        "reversal"
+      ]
+    },
+    "Channel": {
+      "type": "string",
+      "description": "`nip` inter-bank over NIP, `intra` within Kobo.",
+      "enum": [
+        "nip",
+        "intra"
+      ]
+    },
+    "TransferType": {
+      "type": "string",
+      "description": "`intra` within Kobo (bank code `090823`), `inter` to another bank over NIP.",
+      "enum": [
+        "intra",
+        "inter"
+      ]
+    },
+    "ApprovalStatus": {
+      "type": "string",
+      "description": "`not_required` the transfer ran at once; `awaiting_approval` held by the approval policy;\n`approved` approved and executed; `rejected` rejected, nothing moved.\n",
+      "enum": [
+        "not_required",
+        "awaiting_approval",
+        "approved",
+        "rejected"
+      ]
+    },
+    "SortOrder": {
+      "type": "string",
+      "enum": [
+        "asc",
+        "desc"
+      ]
+    },
+    "MemberSortField": {
+      "type": "string",
+      "enum": [
+        "date_joined",
+        "email",
+        "first_name",
+        "last_name",
+        "last_login"
+      ]
+    },
+    "InvitationStatus": {
+      "type": "string",
+      "description": "`pending` invited, not accepted yet; `expired` the invitation lapsed (resend it); `accepted` the member set a password.",
+      "enum": [
+        "pending",
+        "expired",
+        "accepted"
+      ]
+    },
+    "LogStatus": {
+      "type": "string",
+      "enum": [
+        "success",
+        "error"
+      ]
+    },
+    "HttpMethod": {
+      "type": "string",
+      "description": "An HTTP method, upper case.",
+      "pattern": "^[A-Z]{3,7}$"
+    },
+    "AuditAction": {
+      "type": "string",
+      "description": "A Dashboard user action recorded in the audit log.",
+      "enum": [
+        "login",
+        "logout",
+        "change_password",
+        "regenerate_secret",
+        "add_member",
+        "resend_invite",
+        "accept_invite",
+        "update_member_role",
+        "deactivate_member",
+        "reactivate_member",
+        "create_role",
+        "update_role",
+        "create_account",
+        "funds_transfer",
+        "approve_transfer",
+        "reject_transfer",
+        "create_approval_policy",
+        "update_approval_policy",
+        "create_webhook_configuration",
+        "rotate_webhook_secret",
+        "replay_webhook_event"
+      ]
+    },
+    "WebhookEventType": {
+      "type": "string",
+      "description": "A webhook event kind; `x-webhooks` documents each one.",
+      "enum": [
+        "account.created",
+        "collection.received",
+        "transfer.pending_approval",
+        "transfer.rejected",
+        "transfer.success",
+        "transfer.failed",
+        "transfer.reversed"
+      ]
+    },
+    "WebhookDeliveryStatus": {
+      "type": "string",
+      "enum": [
+        "pending",
+        "delivered",
+        "failed",
+        "skipped"
+      ]
+    },
+    "IpAddressOrRange": {
+      "type": "string",
+      "description": "An IPv4 or IPv6 address, or a CIDR range.",
+      "minLength": 2,
+      "maxLength": 255
     },
     "Account": {
       "type": "object",
+      "description": "An account, as listed and as returned on creation (without `account_class`).",
       "required": [
         "id",
         "account_number",
         "account_name",
+        "account_type",
         "status",
         "balance",
-        "created_at",
-        "last_balance_update"
+        "last_balance_update",
+        "parent_account_number",
+        "created_at"
       ],
       "properties": {
         "id": {
@@ -150,15 +402,76 @@ pub const COMPONENTS: &str = r##"{
           "type": "string",
           "maxLength": 255
         },
+        "account_type": {
+          "$ref": "#/$defs/AccountType"
+        },
         "status": {
           "$ref": "#/$defs/AccountStatus"
         },
         "balance": {
-          "type": "string"
+          "$ref": "#/$defs/Balance"
+        },
+        "last_balance_update": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time",
+          "description": "When the balance last changed; null if it never has."
+        },
+        "parent_account_number": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[0-9]{10}$",
+          "description": "The pool or current account this account is linked to; null for the main pool account."
         },
         "created_at": {
           "type": "string",
           "format": "date-time"
+        }
+      }
+    },
+    "AccountDetail": {
+      "type": "object",
+      "description": "One account with its class and, for a virtual account, its customer.",
+      "required": [
+        "id",
+        "account_number",
+        "account_name",
+        "account_type",
+        "account_class",
+        "status",
+        "balance",
+        "last_balance_update",
+        "parent_account_number",
+        "customer",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "account_name": {
+          "type": "string",
+          "maxLength": 255
+        },
+        "account_type": {
+          "$ref": "#/$defs/AccountType"
+        },
+        "account_class": {
+          "$ref": "#/$defs/AccountClass"
+        },
+        "status": {
+          "$ref": "#/$defs/AccountStatus"
+        },
+        "balance": {
+          "$ref": "#/$defs/Balance"
         },
         "last_balance_update": {
           "type": [
@@ -166,6 +479,1310 @@ pub const COMPONENTS: &str = r##"{
             "null"
           ],
           "format": "date-time"
+        },
+        "parent_account_number": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[0-9]{10}$"
+        },
+        "customer": {
+          "type": [
+            "object",
+            "null"
+          ],
+          "description": "The end-customer a virtual account belongs to; null for the business's own accounts.",
+          "required": [
+            "email",
+            "phone",
+            "verified_identities",
+            "metadata"
+          ],
+          "properties": {
+            "email": {
+              "type": "string",
+              "format": "email"
+            },
+            "phone": {
+              "type": "string"
+            },
+            "verified_identities": {
+              "type": "array",
+              "description": "Which identity numbers were verified (the numbers themselves are never returned).",
+              "items": {
+                "type": "string",
+                "enum": [
+                  "bvn",
+                  "nin"
+                ]
+              }
+            },
+            "metadata": {
+              "type": "object",
+              "additionalProperties": true,
+              "description": "The metadata given at creation, unchanged."
+            }
+          }
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "AccountCollection": {
+      "type": "object",
+      "description": "An account with its collection totals.",
+      "required": [
+        "id",
+        "account_number",
+        "account_name",
+        "account_type",
+        "account_class",
+        "status",
+        "balance",
+        "last_balance_update",
+        "parent_account_number",
+        "total_collections",
+        "total_collection_amount",
+        "last_transaction_date",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "account_name": {
+          "type": "string"
+        },
+        "account_type": {
+          "$ref": "#/$defs/AccountType"
+        },
+        "account_class": {
+          "$ref": "#/$defs/AccountClass"
+        },
+        "status": {
+          "$ref": "#/$defs/AccountStatus"
+        },
+        "balance": {
+          "$ref": "#/$defs/Balance"
+        },
+        "last_balance_update": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time"
+        },
+        "parent_account_number": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[0-9]{10}$"
+        },
+        "total_collections": {
+          "type": "integer",
+          "minimum": 0,
+          "description": "Number of inbound credits (in the date window, if one was given)."
+        },
+        "total_collection_amount": {
+          "$ref": "#/$defs/Amount"
+        },
+        "last_transaction_date": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time",
+          "description": "Time of the last collection; null if none."
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time",
+          "description": "When the account was created."
+        }
+      }
+    },
+    "AccountSummary": {
+      "type": "object",
+      "description": "An account with its collection and transfer totals.",
+      "required": [
+        "id",
+        "account_number",
+        "account_name",
+        "account_type",
+        "account_class",
+        "status",
+        "balance",
+        "last_balance_update",
+        "parent_account_number",
+        "total_collections",
+        "total_collection_amount",
+        "last_transaction_date",
+        "total_transfers",
+        "total_transfer_amount",
+        "total_transactions",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "account_name": {
+          "type": "string"
+        },
+        "account_type": {
+          "$ref": "#/$defs/AccountType"
+        },
+        "account_class": {
+          "$ref": "#/$defs/AccountClass"
+        },
+        "status": {
+          "$ref": "#/$defs/AccountStatus"
+        },
+        "balance": {
+          "$ref": "#/$defs/Balance"
+        },
+        "last_balance_update": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time"
+        },
+        "parent_account_number": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[0-9]{10}$"
+        },
+        "total_collections": {
+          "type": "integer",
+          "minimum": 0
+        },
+        "total_collection_amount": {
+          "$ref": "#/$defs/Amount"
+        },
+        "last_transaction_date": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time"
+        },
+        "total_transfers": {
+          "type": "integer",
+          "minimum": 0,
+          "description": "Number of outbound transfers (successful and pending)."
+        },
+        "total_transfer_amount": {
+          "$ref": "#/$defs/Amount"
+        },
+        "total_transactions": {
+          "type": "integer",
+          "minimum": 0,
+          "description": "Number of posted transactions, credits and debits."
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "AccountMetrics": {
+      "type": "object",
+      "description": "Portfolio aggregates of the business.",
+      "required": [
+        "total_active_accounts",
+        "total_inactive_accounts",
+        "total_virtual_accounts",
+        "total_volume_collected",
+        "total_business_balance"
+      ],
+      "properties": {
+        "total_active_accounts": {
+          "type": [
+            "integer",
+            "null"
+          ],
+          "minimum": 0,
+          "description": "Accounts with status `active`; null when `ignore_count` was true."
+        },
+        "total_inactive_accounts": {
+          "type": [
+            "integer",
+            "null"
+          ],
+          "minimum": 0,
+          "description": "Accounts with any other status; null when `ignore_count` was true."
+        },
+        "total_virtual_accounts": {
+          "type": [
+            "integer",
+            "null"
+          ],
+          "minimum": 0,
+          "description": "Virtual (customer) accounts; null when `ignore_count` was true."
+        },
+        "total_volume_collected": {
+          "$ref": "#/$defs/Amount"
+        },
+        "total_business_balance": {
+          "$ref": "#/$defs/Balance"
+        }
+      }
+    },
+    "DashboardTransaction": {
+      "type": "object",
+      "description": "A transaction, Dashboard shape.",
+      "required": [
+        "id",
+        "reference_number",
+        "account_number",
+        "amount",
+        "transaction_type",
+        "status",
+        "narration",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "reference_number": {
+          "type": "string"
+        },
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "amount": {
+          "$ref": "#/$defs/Amount"
+        },
+        "transaction_type": {
+          "$ref": "#/$defs/TransactionType"
+        },
+        "status": {
+          "$ref": "#/$defs/TransactionStatus"
+        },
+        "narration": {
+          "type": "string"
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "IntegrationTransaction": {
+      "type": "object",
+      "description": "A transaction, integration shape (also the shape of integration settlements and of `collection.received`).",
+      "required": [
+        "id",
+        "reference_number",
+        "account_number",
+        "account_name",
+        "amount",
+        "transaction_type",
+        "transaction_category",
+        "status",
+        "channel",
+        "remarks",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "reference_number": {
+          "type": "string",
+          "description": "Unique; use it to reconcile and to look the transaction up."
+        },
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "account_name": {
+          "type": "string"
+        },
+        "amount": {
+          "$ref": "#/$defs/Amount"
+        },
+        "transaction_type": {
+          "$ref": "#/$defs/TransactionType"
+        },
+        "transaction_category": {
+          "$ref": "#/$defs/TransactionCategory"
+        },
+        "status": {
+          "$ref": "#/$defs/TransactionStatus"
+        },
+        "channel": {
+          "$ref": "#/$defs/Channel"
+        },
+        "remarks": {
+          "type": "string",
+          "description": "The narration."
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "DashboardSettlement": {
+      "type": "object",
+      "description": "A settlement (a cleared inbound credit), Dashboard shape.",
+      "required": [
+        "id",
+        "reference",
+        "account_number",
+        "amount",
+        "settlement_date",
+        "status",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "reference": {
+          "type": "string"
+        },
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "amount": {
+          "$ref": "#/$defs/Amount"
+        },
+        "settlement_date": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "status": {
+          "$ref": "#/$defs/TransactionStatus"
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "Bank": {
+      "type": "object",
+      "required": [
+        "name",
+        "code",
+        "cbn_code",
+        "updated_at"
+      ],
+      "properties": {
+        "name": {
+          "type": "string"
+        },
+        "code": {
+          "$ref": "#/$defs/BankCode"
+        },
+        "cbn_code": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "Central bank institution code; null for microfinance banks without one."
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "NameEnquiryResult": {
+      "type": "object",
+      "required": [
+        "account_number",
+        "account_name",
+        "bank_code",
+        "bank_name",
+        "bvn",
+        "kyc"
+      ],
+      "properties": {
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "account_name": {
+          "type": "string",
+          "description": "The registered holder's name."
+        },
+        "bank_code": {
+          "$ref": "#/$defs/BankCode"
+        },
+        "bank_name": {
+          "type": "string"
+        },
+        "bvn": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[0-9]{11}$",
+          "description": "The holder's BVN; null when the holder has none on record."
+        },
+        "kyc": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 3,
+          "description": "The holder's KYC tier."
+        }
+      }
+    },
+    "Transfer": {
+      "type": "object",
+      "description": "A transfer record.",
+      "required": [
+        "id",
+        "reference_number",
+        "amount",
+        "status",
+        "approval_status",
+        "transfer_type",
+        "source_account_number",
+        "beneficiary_account_number",
+        "beneficiary_account_name",
+        "bank_code",
+        "bank_name",
+        "narration",
+        "failure_reason",
+        "reversal_reference_number",
+        "initiated_by",
+        "reviewed_by",
+        "created_at",
+        "updated_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "reference_number": {
+          "$ref": "#/$defs/ReferenceNumber"
+        },
+        "amount": {
+          "$ref": "#/$defs/Amount"
+        },
+        "status": {
+          "$ref": "#/$defs/TransactionStatus"
+        },
+        "approval_status": {
+          "$ref": "#/$defs/ApprovalStatus"
+        },
+        "transfer_type": {
+          "$ref": "#/$defs/TransferType"
+        },
+        "source_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "beneficiary_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "beneficiary_account_name": {
+          "type": "string"
+        },
+        "bank_code": {
+          "$ref": "#/$defs/BankCode"
+        },
+        "bank_name": {
+          "type": "string"
+        },
+        "narration": {
+          "type": "string"
+        },
+        "failure_reason": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "Why the transfer failed or was rejected; null otherwise."
+        },
+        "reversal_reference_number": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The credit that returned a failed inter-bank transfer's funds; null otherwise."
+        },
+        "initiated_by": {
+          "type": "string",
+          "format": "uuid",
+          "description": "The member who initiated the transfer."
+        },
+        "reviewed_by": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "uuid",
+          "description": "The member who approved or rejected it; null if not reviewed."
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "ApprovalPolicy": {
+      "type": "object",
+      "required": [
+        "id",
+        "is_active",
+        "min_amount",
+        "created_at",
+        "updated_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "is_active": {
+          "type": "boolean"
+        },
+        "min_amount": {
+          "$ref": "#/$defs/Amount"
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "TokenGrant": {
+      "type": "object",
+      "required": [
+        "access_token",
+        "token_type",
+        "expires_in"
+      ],
+      "properties": {
+        "access_token": {
+          "type": "string",
+          "description": "Send as `Authorization: Bearer <access_token>`."
+        },
+        "token_type": {
+          "type": "string",
+          "enum": [
+            "Bearer"
+          ]
+        },
+        "expires_in": {
+          "type": "integer",
+          "minimum": 1,
+          "description": "Seconds until the token expires."
+        }
+      }
+    },
+    "LoginResult": {
+      "type": "object",
+      "required": [
+        "access_token",
+        "token_type",
+        "expires_in",
+        "member",
+        "permission_codes"
+      ],
+      "properties": {
+        "access_token": {
+          "type": "string"
+        },
+        "token_type": {
+          "type": "string",
+          "enum": [
+            "Bearer"
+          ]
+        },
+        "expires_in": {
+          "type": "integer",
+          "minimum": 1
+        },
+        "member": {
+          "$ref": "#/$defs/Member"
+        },
+        "permission_codes": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        }
+      }
+    },
+    "OtpDelivery": {
+      "type": "object",
+      "required": [
+        "channel",
+        "destination",
+        "expires_in",
+        "otp"
+      ],
+      "properties": {
+        "channel": {
+          "type": "string",
+          "enum": [
+            "email"
+          ]
+        },
+        "destination": {
+          "type": "string",
+          "description": "Where the code was sent, masked."
+        },
+        "expires_in": {
+          "type": "integer",
+          "minimum": 1,
+          "description": "Seconds until the code expires."
+        },
+        "otp": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[0-9]{6}$",
+          "description": "The code itself, in the sandbox only; null in production."
+        }
+      }
+    },
+    "IntegrationCredentials": {
+      "type": "object",
+      "required": [
+        "client_id",
+        "client_secret"
+      ],
+      "properties": {
+        "client_id": {
+          "type": "string"
+        },
+        "client_secret": {
+          "type": "string",
+          "description": "Shown once."
+        }
+      }
+    },
+    "Business": {
+      "type": "object",
+      "required": [
+        "id",
+        "name",
+        "status",
+        "environment",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "name": {
+          "type": "string"
+        },
+        "status": {
+          "type": "string",
+          "enum": [
+            "active",
+            "inactive"
+          ],
+          "description": "`inactive` businesses cannot open accounts or send money (`60`)."
+        },
+        "environment": {
+          "type": "string",
+          "enum": [
+            "sandbox",
+            "production"
+          ]
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "Profile": {
+      "type": "object",
+      "required": [
+        "member",
+        "role",
+        "business"
+      ],
+      "properties": {
+        "member": {
+          "$ref": "#/$defs/Member"
+        },
+        "role": {
+          "$ref": "#/$defs/Role"
+        },
+        "business": {
+          "$ref": "#/$defs/Business"
+        }
+      }
+    },
+    "Member": {
+      "type": "object",
+      "description": "A Dashboard team member.",
+      "required": [
+        "id",
+        "email",
+        "first_name",
+        "last_name",
+        "user_role_id",
+        "role_name",
+        "is_active",
+        "invitation_status",
+        "last_login",
+        "date_joined",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "email": {
+          "type": "string",
+          "format": "email"
+        },
+        "first_name": {
+          "type": "string"
+        },
+        "last_name": {
+          "type": "string"
+        },
+        "user_role_id": {
+          "type": "string",
+          "format": "uuid",
+          "description": "The member's current role."
+        },
+        "role_name": {
+          "type": "string"
+        },
+        "is_active": {
+          "type": "boolean",
+          "description": "False while the invitation is pending and after deactivation."
+        },
+        "invitation_status": {
+          "$ref": "#/$defs/InvitationStatus"
+        },
+        "last_login": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time",
+          "description": "Null until the first login."
+        },
+        "date_joined": {
+          "type": "string",
+          "format": "date-time",
+          "description": "When the member was added (invited)."
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "Permission": {
+      "type": "object",
+      "required": [
+        "id",
+        "code",
+        "name",
+        "description"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "code": {
+          "type": "string",
+          "pattern": "^[a-z_]+\\.[a-z_]+$",
+          "description": "The dotted permission code, as given in `permission_codes`."
+        },
+        "name": {
+          "type": "string"
+        },
+        "description": {
+          "type": "string"
+        }
+      }
+    },
+    "Role": {
+      "type": "object",
+      "description": "A named set of permissions.",
+      "required": [
+        "id",
+        "name",
+        "description",
+        "is_built_in",
+        "permission_codes",
+        "created_at",
+        "updated_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "name": {
+          "type": "string"
+        },
+        "description": {
+          "type": "string"
+        },
+        "is_built_in": {
+          "type": "boolean",
+          "description": "Built-in roles cannot be edited."
+        },
+        "permission_codes": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "ActivityLogEntry": {
+      "type": "object",
+      "description": "One call made with integration credentials.",
+      "required": [
+        "id",
+        "endpoint",
+        "method",
+        "response_code",
+        "status",
+        "message",
+        "ip_address",
+        "request_id",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "endpoint": {
+          "type": "string",
+          "description": "The path called."
+        },
+        "method": {
+          "$ref": "#/$defs/HttpMethod"
+        },
+        "response_code": {
+          "type": "integer",
+          "description": "The HTTP status returned."
+        },
+        "status": {
+          "$ref": "#/$defs/LogStatus"
+        },
+        "message": {
+          "type": "string"
+        },
+        "ip_address": {
+          "type": "string"
+        },
+        "request_id": {
+          "type": "string"
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "AuditLogEntry": {
+      "type": "object",
+      "description": "One Dashboard user action.",
+      "required": [
+        "id",
+        "action",
+        "user",
+        "user_id",
+        "ip_address",
+        "response_code",
+        "start_date",
+        "end_date",
+        "target_type",
+        "target_id",
+        "request_id",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "action": {
+          "$ref": "#/$defs/AuditAction"
+        },
+        "user": {
+          "type": "string",
+          "description": "The actor's name and email."
+        },
+        "user_id": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "uuid",
+          "description": "The acting member; null for a failed login of an unknown session."
+        },
+        "ip_address": {
+          "type": "string"
+        },
+        "response_code": {
+          "type": "integer",
+          "description": "The HTTP status of the action."
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date",
+          "description": "The calendar day of the action (its lower filtering boundary)."
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date",
+          "description": "The calendar day of the action (its upper filtering boundary)."
+        },
+        "target_type": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The kind of object acted on (`member`, `role`, `transfer`, `account`, `webhook_configuration`, `approval_policy`, `webhook_event`); null when none."
+        },
+        "target_id": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The id or reference of the object acted on; null when none."
+        },
+        "request_id": {
+          "type": "string"
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "WebhookConfiguration": {
+      "type": "object",
+      "required": [
+        "id",
+        "url",
+        "is_active",
+        "ip_whitelist",
+        "event_types",
+        "created_at",
+        "updated_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "url": {
+          "type": "string",
+          "format": "uri"
+        },
+        "is_active": {
+          "type": "boolean"
+        },
+        "ip_whitelist": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/IpAddressOrRange"
+          }
+        },
+        "event_types": {
+          "type": "array",
+          "description": "The subscribed event kinds; empty means all.",
+          "items": {
+            "$ref": "#/$defs/WebhookEventType"
+          }
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "CreatedWebhookConfiguration": {
+      "type": "object",
+      "description": "The new configuration and its signing secret, shown once.",
+      "required": [
+        "id",
+        "url",
+        "is_active",
+        "ip_whitelist",
+        "event_types",
+        "secret",
+        "created_at",
+        "updated_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "url": {
+          "type": "string",
+          "format": "uri"
+        },
+        "is_active": {
+          "type": "boolean"
+        },
+        "ip_whitelist": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/IpAddressOrRange"
+          }
+        },
+        "event_types": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/WebhookEventType"
+          }
+        },
+        "secret": {
+          "type": "string",
+          "pattern": "^whsec_[A-Za-z0-9+/=]+$",
+          "description": "The signing secret; store it now."
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "RotatedWebhookSecret": {
+      "type": "object",
+      "required": [
+        "secret",
+        "previous_secret_expires_at"
+      ],
+      "properties": {
+        "secret": {
+          "type": "string",
+          "pattern": "^whsec_[A-Za-z0-9+/=]+$"
+        },
+        "previous_secret_expires_at": {
+          "type": "string",
+          "format": "date-time",
+          "description": "Until then deliveries are signed with both secrets."
+        }
+      }
+    },
+    "WebhookDelivery": {
+      "type": "object",
+      "description": "An emitted event and its delivery state.",
+      "required": [
+        "id",
+        "event_type",
+        "status",
+        "attempts",
+        "last_attempt_at",
+        "next_attempt_at",
+        "last_response_status",
+        "last_error",
+        "payload",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid",
+          "description": "The event id (the `webhook-id` header)."
+        },
+        "event_type": {
+          "$ref": "#/$defs/WebhookEventType"
+        },
+        "status": {
+          "$ref": "#/$defs/WebhookDeliveryStatus"
+        },
+        "attempts": {
+          "type": "integer",
+          "minimum": 0
+        },
+        "last_attempt_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time"
+        },
+        "next_attempt_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time"
+        },
+        "last_response_status": {
+          "type": [
+            "integer",
+            "null"
+          ],
+          "description": "The HTTP status of the last attempt; null if no answer was received."
+        },
+        "last_error": {
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "payload": {
+          "$ref": "#/$defs/WebhookEvent"
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "WebhookEvent": {
+      "description": "The JSON body POSTed to the webhook endpoint; `type` says which kind.",
+      "oneOf": [
+        {
+          "$ref": "#/$defs/AccountEvent"
+        },
+        {
+          "$ref": "#/$defs/CollectionEvent"
+        },
+        {
+          "$ref": "#/$defs/TransferEvent"
+        }
+      ]
+    },
+    "AccountEvent": {
+      "type": "object",
+      "required": [
+        "id",
+        "type",
+        "timestamp",
+        "data"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "type": {
+          "type": "string",
+          "enum": [
+            "account.created"
+          ]
+        },
+        "timestamp": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "data": {
+          "$ref": "#/$defs/Account"
+        }
+      }
+    },
+    "CollectionEvent": {
+      "type": "object",
+      "required": [
+        "id",
+        "type",
+        "timestamp",
+        "data"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "type": {
+          "type": "string",
+          "enum": [
+            "collection.received"
+          ]
+        },
+        "timestamp": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "data": {
+          "$ref": "#/$defs/IntegrationTransaction"
+        }
+      }
+    },
+    "TransferEvent": {
+      "type": "object",
+      "required": [
+        "id",
+        "type",
+        "timestamp",
+        "data"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "type": {
+          "type": "string",
+          "enum": [
+            "transfer.pending_approval",
+            "transfer.rejected",
+            "transfer.success",
+            "transfer.failed",
+            "transfer.reversed"
+          ]
+        },
+        "timestamp": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "data": {
+          "$ref": "#/$defs/Transfer"
         }
       }
     },
@@ -179,60 +1796,790 @@ pub const COMPONENTS: &str = r##"{
       "properties": {
         "client_id": {
           "type": "string",
-          "minLength": 1
+          "minLength": 1,
+          "maxLength": 255
         },
         "client_secret": {
           "type": "string",
-          "minLength": 1
+          "minLength": 1,
+          "maxLength": 255
         }
       }
     },
-    "Token": {
-      "type": "object",
-      "required": [
-        "token",
-        "expires_in"
-      ],
-      "properties": {
-        "token": {
-          "type": "string"
-        },
-        "expires_in": {
-          "type": "integer",
-          "format": "int64",
-          "description": "Seconds until the token expires."
-        }
-      }
-    },
-    "GenerateTokenResponse": {
-      "type": "object",
-      "required": [
-        "status",
-        "response_code",
-        "message",
-        "data"
-      ],
-      "properties": {
-        "status": {
-          "type": "boolean"
-        },
-        "response_code": {
-          "$ref": "#/$defs/SuccessCode"
-        },
-        "message": {
-          "type": "string"
-        },
-        "data": {
-          "$ref": "#/$defs/Token"
-        }
-      }
-    },
-    "UpdateMemberRoleRequest": {
+    "LoginRequest": {
       "type": "object",
       "additionalProperties": false,
       "required": [
-        "member_id",
+        "email",
+        "password"
+      ],
+      "properties": {
+        "email": {
+          "$ref": "#/$defs/Email"
+        },
+        "password": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "format": "password"
+        }
+      }
+    },
+    "ChangePasswordRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "old_password",
+        "new_password",
+        "confirm_password"
+      ],
+      "properties": {
+        "old_password": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "format": "password",
+          "description": "The current password."
+        },
+        "new_password": {
+          "$ref": "#/$defs/Password"
+        },
+        "confirm_password": {
+          "type": "string",
+          "maxLength": 128,
+          "format": "password",
+          "description": "Must equal `new_password`."
+        }
+      }
+    },
+    "AccountListFilters": {
+      "type": "object",
+      "additionalProperties": false,
+      "description": "Filters of `fetch_customer_accounts`; all optional.",
+      "properties": {
+        "account_type": {
+          "$ref": "#/$defs/AccountTypeFilter"
+        },
+        "status": {
+          "$ref": "#/$defs/AccountStatus"
+        },
+        "is_available": {
+          "type": "boolean",
+          "description": "true: only accounts that can transact now (status `active`); false: only the others."
+        }
+      }
+    },
+    "FetchCustomerAccountsRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {
+          "$ref": "#/$defs/AccountListFilters"
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20,
+          "description": "Accounts per page."
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time",
+          "description": "`created_at` of the last account of the previous page."
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid",
+          "description": "`id` of the last account of the previous page."
+        }
+      }
+    },
+    "CreateCustomerAccountRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "description": "Send at least one of `bvn` and `nin` (else `02`).",
+      "required": [
+        "email",
+        "phone"
+      ],
+      "properties": {
+        "email": {
+          "$ref": "#/$defs/Email"
+        },
+        "phone": {
+          "type": "string",
+          "description": "Nigerian phone number in local format, 11 digits starting with 0.",
+          "pattern": "^0[0-9]{10}$"
+        },
+        "bvn": {
+          "$ref": "#/$defs/Bvn"
+        },
+        "nin": {
+          "$ref": "#/$defs/Nin"
+        },
+        "account_name": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "description": "Defaults to the name on the identity record."
+        },
+        "metadata": {
+          "type": "object",
+          "additionalProperties": true,
+          "maxProperties": 50,
+          "description": "Free JSON object stored with the account, never interpreted."
+        },
+        "parent_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        }
+      }
+    },
+    "CreateAccountRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "account_name": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "description": "Defaults to `<business name> - Current <n>`."
+        }
+      }
+    },
+    "GetAccountRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "account_type": {
+          "$ref": "#/$defs/AccountTypeFilter"
+        },
+        "account_class": {
+          "$ref": "#/$defs/AccountClass"
+        },
+        "status": {
+          "$ref": "#/$defs/AccountStatus"
+        }
+      }
+    },
+    "FetchAccountCollectionsRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "account_type": {
+          "$ref": "#/$defs/AccountTypeFilter"
+        },
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "status": {
+          "$ref": "#/$defs/AccountStatus"
+        },
+        "parent_account_number": {
+          "type": "string",
+          "pattern": "^[0-9]{10}$",
+          "maxLength": 10,
+          "description": "Only virtual accounts linked to this pool or current account."
+        },
+        "date": {
+          "type": "string",
+          "format": "date",
+          "description": "Count only the collections of this day; takes precedence over the range."
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "FetchAccountSummariesRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "account_type": {
+          "$ref": "#/$defs/AccountTypeFilter"
+        },
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "status": {
+          "$ref": "#/$defs/AccountStatus"
+        },
+        "is_available": {
+          "type": "boolean"
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "MetricsFilters": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "start_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "account_type": {
+          "$ref": "#/$defs/AccountTypeFilter"
+        }
+      }
+    },
+    "GetTotalAccountMetricsRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {
+          "$ref": "#/$defs/MetricsFilters"
+        },
+        "count": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100000,
+          "description": "The most accounts (newest first) that enter the computation."
+        },
+        "ignore_count": {
+          "type": "boolean",
+          "default": false,
+          "description": "True skips the account counts (returned as null) for a faster answer."
+        }
+      }
+    },
+    "DashboardTransactionFilters": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "transaction_type": {
+          "$ref": "#/$defs/TransactionType"
+        },
+        "status": {
+          "$ref": "#/$defs/TransactionStatus"
+        },
+        "reference_number": {
+          "type": "string",
+          "maxLength": 64
+        },
+        "search": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100,
+          "description": "Case-insensitive substring of the narration or reference."
+        }
+      }
+    },
+    "FetchTransactionsWebRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {
+          "$ref": "#/$defs/DashboardTransactionFilters"
+        },
+        "page": {
+          "type": "integer",
+          "minimum": 1,
+          "default": 1
+        },
+        "page_size": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "IntegrationTransactionFilters": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "date": {
+          "type": "string",
+          "format": "date",
+          "description": "A single day; takes precedence over `start_date` / `end_date`."
+        },
+        "status": {
+          "$ref": "#/$defs/TransactionStatus"
+        },
+        "transaction_type": {
+          "$ref": "#/$defs/TransactionType"
+        },
+        "transaction_category": {
+          "$ref": "#/$defs/TransactionCategory"
+        },
+        "reference_number": {
+          "type": "string",
+          "maxLength": 64
+        },
+        "channel": {
+          "$ref": "#/$defs/Channel"
+        },
+        "search": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100,
+          "description": "Case-insensitive substring of the remarks or reference."
+        }
+      }
+    },
+    "FetchTransactionsApiRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {
+          "$ref": "#/$defs/IntegrationTransactionFilters"
+        },
+        "page": {
+          "type": "integer",
+          "minimum": 1,
+          "default": 1
+        },
+        "page_size": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "SettlementFilters": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "reference": {
+          "type": "string",
+          "maxLength": 64
+        }
+      }
+    },
+    "FetchSettlementTransactionsRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {
+          "$ref": "#/$defs/SettlementFilters"
+        },
+        "page": {
+          "type": "integer",
+          "minimum": 1,
+          "default": 1
+        },
+        "page_size": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "NameEnquiryRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "beneficiary_account_number",
+        "bank_code",
+        "source_account_number"
+      ],
+      "properties": {
+        "beneficiary_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "bank_code": {
+          "$ref": "#/$defs/BankCode"
+        },
+        "source_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        }
+      }
+    },
+    "FundsTransferRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "source_account_number",
+        "source_account_name",
+        "beneficiary_account_number",
+        "beneficiary_account_name",
+        "bank_code",
+        "amount",
+        "transfer_type",
+        "otp"
+      ],
+      "properties": {
+        "source_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "source_account_name": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "description": "The registered name of the source account."
+        },
+        "beneficiary_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "beneficiary_account_name": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "description": "As confirmed by `name_enquiry` (compared without regard to case and spacing)."
+        },
+        "bank_code": {
+          "$ref": "#/$defs/BankCode"
+        },
+        "amount": {
+          "$ref": "#/$defs/RequestAmount"
+        },
+        "narration": {
+          "type": "string",
+          "maxLength": 100,
+          "description": "Shown in the records of sender and recipient."
+        },
+        "bank_name": {
+          "type": "string",
+          "maxLength": 255
+        },
+        "transfer_type": {
+          "$ref": "#/$defs/TransferType"
+        },
+        "otp": {
+          "$ref": "#/$defs/Otp"
+        },
+        "bvn": {
+          "type": "string",
+          "pattern": "^[0-9]{11}$",
+          "description": "The beneficiary BVN from `name_enquiry`, passed on; must match it."
+        },
+        "kyc": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 3,
+          "description": "The beneficiary KYC tier from `name_enquiry`, passed on; must match it."
+        }
+      }
+    },
+    "GetTransferRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "reference_number"
+      ],
+      "properties": {
+        "reference_number": {
+          "$ref": "#/$defs/ReferenceNumber"
+        }
+      }
+    },
+    "FetchPendingTransfersRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "source_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "ApproveTransferRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "reference_number"
+      ],
+      "properties": {
+        "reference_number": {
+          "$ref": "#/$defs/ReferenceNumber"
+        }
+      }
+    },
+    "RejectTransferRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "reference_number",
+        "reason"
+      ],
+      "properties": {
+        "reference_number": {
+          "$ref": "#/$defs/ReferenceNumber"
+        },
+        "reason": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255
+        }
+      }
+    },
+    "CreateApprovalPolicyRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "min_amount"
+      ],
+      "properties": {
+        "min_amount": {
+          "$ref": "#/$defs/RequestAmount"
+        },
+        "is_active": {
+          "type": "boolean",
+          "default": true
+        }
+      }
+    },
+    "UpdateApprovalPolicyRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "minProperties": 1,
+      "properties": {
+        "min_amount": {
+          "$ref": "#/$defs/RequestAmount"
+        },
+        "is_active": {
+          "type": "boolean"
+        }
+      }
+    },
+    "MemberFilters": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "start_date": {
+          "type": "string",
+          "format": "date",
+          "description": "Joined on or after."
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date",
+          "description": "Joined on or before."
+        },
+        "is_active": {
+          "type": "boolean"
+        },
+        "role_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "FetchMembersRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {
+          "$ref": "#/$defs/MemberFilters"
+        },
+        "sort_by": {
+          "$ref": "#/$defs/MemberSortField"
+        },
+        "sort_order": {
+          "$ref": "#/$defs/SortOrder"
+        },
+        "page": {
+          "type": "integer",
+          "minimum": 1,
+          "default": 1
+        },
+        "page_size": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20
+        }
+      }
+    },
+    "AddMemberRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "email",
+        "first_name",
+        "last_name",
         "role_id"
+      ],
+      "properties": {
+        "email": {
+          "$ref": "#/$defs/Email"
+        },
+        "first_name": {
+          "$ref": "#/$defs/PersonName"
+        },
+        "last_name": {
+          "$ref": "#/$defs/PersonName"
+        },
+        "role_id": {
+          "type": "string",
+          "format": "uuid",
+          "description": "A role id from `fetch_roles`."
+        }
+      }
+    },
+    "ResendInviteRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "member_id"
+      ],
+      "properties": {
+        "member_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "AcceptInviteRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "token",
+        "password",
+        "confirm_password"
+      ],
+      "properties": {
+        "token": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "description": "The token from the invitation link."
+        },
+        "password": {
+          "$ref": "#/$defs/Password"
+        },
+        "confirm_password": {
+          "type": "string",
+          "maxLength": 128,
+          "format": "password"
+        }
+      }
+    },
+    "UpdateMemberRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "member_id"
       ],
       "properties": {
         "member_id": {
@@ -242,11 +2589,332 @@ pub const COMPONENTS: &str = r##"{
         "role_id": {
           "type": "string",
           "format": "uuid"
+        },
+        "is_active": {
+          "type": "boolean"
         }
       }
     },
-    "UpdateMemberRoleResponse": {
+    "CreateRoleRequest": {
       "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "name",
+        "permission_codes"
+      ],
+      "properties": {
+        "name": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100
+        },
+        "description": {
+          "type": "string",
+          "maxLength": 255
+        },
+        "permission_codes": {
+          "type": "array",
+          "minItems": 1,
+          "maxItems": 100,
+          "uniqueItems": true,
+          "items": {
+            "type": "string",
+            "pattern": "^[a-z_]+\\.[a-z_]+$"
+          }
+        }
+      }
+    },
+    "UpdateRoleRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "role_id"
+      ],
+      "properties": {
+        "role_id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "name": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100
+        },
+        "description": {
+          "type": "string",
+          "maxLength": 255
+        },
+        "permission_codes": {
+          "type": "array",
+          "minItems": 1,
+          "maxItems": 100,
+          "uniqueItems": true,
+          "items": {
+            "type": "string",
+            "pattern": "^[a-z_]+\\.[a-z_]+$"
+          }
+        }
+      }
+    },
+    "ActivityLogFilters": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "status": {
+          "$ref": "#/$defs/LogStatus"
+        },
+        "method": {
+          "$ref": "#/$defs/HttpMethod"
+        },
+        "endpoint": {
+          "type": "string",
+          "maxLength": 255
+        },
+        "response_code": {
+          "type": "integer",
+          "minimum": 100,
+          "maximum": 599,
+          "description": "The HTTP status."
+        }
+      }
+    },
+    "FetchActivityLogsRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {
+          "$ref": "#/$defs/ActivityLogFilters"
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "search": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100,
+          "description": "Case-insensitive substring of the endpoint, message or IP address."
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 100
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "AuditLogFilters": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "action": {
+          "$ref": "#/$defs/AuditAction"
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "user_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "FetchAuditLogsRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {
+          "$ref": "#/$defs/AuditLogFilters"
+        },
+        "search": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100,
+          "description": "Case-insensitive substring of the action, user or IP address."
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "WebhookConfigurationRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "url"
+      ],
+      "properties": {
+        "url": {
+          "type": "string",
+          "format": "uri",
+          "pattern": "^https?://",
+          "maxLength": 2048,
+          "description": "Public `https://` URL (the sandbox also accepts `http://`)."
+        },
+        "ip_whitelist": {
+          "type": "array",
+          "maxItems": 20,
+          "items": {
+            "$ref": "#/$defs/IpAddressOrRange"
+          }
+        },
+        "event_types": {
+          "type": "array",
+          "uniqueItems": true,
+          "items": {
+            "$ref": "#/$defs/WebhookEventType"
+          }
+        }
+      }
+    },
+    "UpdateWebhookConfigurationRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "minProperties": 1,
+      "properties": {
+        "url": {
+          "type": "string",
+          "format": "uri",
+          "pattern": "^https?://",
+          "maxLength": 2048
+        },
+        "is_active": {
+          "type": "boolean"
+        },
+        "ip_whitelist": {
+          "type": "array",
+          "maxItems": 20,
+          "items": {
+            "$ref": "#/$defs/IpAddressOrRange"
+          }
+        },
+        "event_types": {
+          "type": "array",
+          "uniqueItems": true,
+          "items": {
+            "$ref": "#/$defs/WebhookEventType"
+          }
+        }
+      }
+    },
+    "WebhookEventFilters": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "status": {
+          "$ref": "#/$defs/WebhookDeliveryStatus"
+        },
+        "event_type": {
+          "$ref": "#/$defs/WebhookEventType"
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date"
+        }
+      }
+    },
+    "FetchWebhookEventsRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {
+          "$ref": "#/$defs/WebhookEventFilters"
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "ReplayWebhookEventRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "event_id"
+      ],
+      "properties": {
+        "event_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "SimulateInboundTransferRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "account_number",
+        "amount"
+      ],
+      "properties": {
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "amount": {
+          "$ref": "#/$defs/RequestAmount"
+        },
+        "sender_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "sender_account_name": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255
+        },
+        "sender_bank_code": {
+          "$ref": "#/$defs/BankCode"
+        },
+        "narration": {
+          "type": "string",
+          "maxLength": 100
+        }
+      }
+    },
+    "GenerateTokenResponse": {
+      "type": "object",
+      "description": "Success envelope of `generate_token`.",
       "required": [
         "status",
         "response_code",
@@ -255,7 +2923,58 @@ pub const COMPONENTS: &str = r##"{
       ],
       "properties": {
         "status": {
-          "type": "boolean"
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/TokenGrant"
+        }
+      }
+    },
+    "LoginResponse": {
+      "type": "object",
+      "description": "Success envelope of `login`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/LoginResult"
+        }
+      }
+    },
+    "LogoutResponse": {
+      "type": "object",
+      "description": "Success envelope of `logout`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
         },
         "response_code": {
           "$ref": "#/$defs/SuccessCode"
@@ -268,43 +2987,109 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
-    "AccountFilters": {
+    "ChangePasswordResponse": {
       "type": "object",
-      "additionalProperties": false,
+      "description": "Success envelope of `change_password`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
       "properties": {
         "status": {
-          "$ref": "#/$defs/AccountStatus"
+          "type": "boolean",
+          "description": "Always true."
         },
-        "start_date": {
-          "type": "string",
-          "format": "date"
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/EmptyObject"
         }
       }
     },
-    "FetchAccountsRequest": {
+    "GenerateOtpResponse": {
       "type": "object",
-      "additionalProperties": false,
+      "description": "Success envelope of `generate_otp`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
       "properties": {
-        "filters": {
-          "$ref": "#/$defs/AccountFilters"
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
         },
-        "page_size": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 100
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
         },
-        "cursor_created_at": {
-          "type": "string",
-          "format": "date-time"
+        "message": {
+          "type": "string"
         },
-        "cursor_id": {
-          "type": "string",
-          "format": "uuid"
+        "data": {
+          "$ref": "#/$defs/OtpDelivery"
         }
       }
     },
-    "FetchAccountsResponse": {
+    "RegenerateSecretResponse": {
       "type": "object",
+      "description": "Success envelope of `regenerate_secret`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/IntegrationCredentials"
+        }
+      }
+    },
+    "GetProfileResponse": {
+      "type": "object",
+      "description": "Success envelope of `get_profile`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Profile"
+        }
+      }
+    },
+    "FetchCustomerAccountsResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_customer_accounts`.",
       "required": [
         "status",
         "response_code",
@@ -314,7 +3099,8 @@ pub const COMPONENTS: &str = r##"{
       ],
       "properties": {
         "status": {
-          "type": "boolean"
+          "type": "boolean",
+          "description": "Always true."
         },
         "response_code": {
           "$ref": "#/$defs/SuccessCode"
@@ -333,69 +3119,9 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
-    "TransferStatus": {
-      "type": "string",
-      "enum": [
-        "pending",
-        "success",
-        "failed"
-      ]
-    },
-    "CreateTransferRequest": {
+    "CreateCustomerAccountResponse": {
       "type": "object",
-      "additionalProperties": false,
-      "required": [
-        "source_account_number",
-        "beneficiary_account_number",
-        "amount"
-      ],
-      "properties": {
-        "source_account_number": {
-          "$ref": "#/$defs/AccountNumber"
-        },
-        "beneficiary_account_number": {
-          "$ref": "#/$defs/AccountNumber"
-        },
-        "amount": {
-          "$ref": "#/$defs/Amount"
-        },
-        "narration": {
-          "type": "string",
-          "maxLength": 100
-        }
-      }
-    },
-    "Transfer": {
-      "type": "object",
-      "required": [
-        "id",
-        "reference",
-        "amount",
-        "status",
-        "created_at"
-      ],
-      "properties": {
-        "id": {
-          "type": "string",
-          "format": "uuid"
-        },
-        "reference": {
-          "type": "string"
-        },
-        "amount": {
-          "$ref": "#/$defs/Amount"
-        },
-        "status": {
-          "$ref": "#/$defs/TransferStatus"
-        },
-        "created_at": {
-          "type": "string",
-          "format": "date-time"
-        }
-      }
-    },
-    "CreateTransferResponse": {
-      "type": "object",
+      "description": "Success envelope of `create_customer_account`.",
       "required": [
         "status",
         "response_code",
@@ -404,7 +3130,378 @@ pub const COMPONENTS: &str = r##"{
       ],
       "properties": {
         "status": {
-          "type": "boolean"
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Account"
+        }
+      }
+    },
+    "CreateAccountApiResponse": {
+      "type": "object",
+      "description": "Success envelope of `create_account_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Account"
+        }
+      }
+    },
+    "CreateAccountWebResponse": {
+      "type": "object",
+      "description": "Success envelope of `create_account_web`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Account"
+        }
+      }
+    },
+    "GetAccountResponse": {
+      "type": "object",
+      "description": "Success envelope of `get_account`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/AccountDetail"
+        }
+      }
+    },
+    "FetchAccountCollectionsResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_account_collections`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/AccountCollection"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "FetchAccountSummariesResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_account_summaries`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/AccountSummary"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "GetTotalAccountMetricsResponse": {
+      "type": "object",
+      "description": "Success envelope of `get_total_account_metrics`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/AccountMetrics"
+        }
+      }
+    },
+    "FetchTransactionsWebResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_transactions_web`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/DashboardTransaction"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "FetchTransactionsApiResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_transactions_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/IntegrationTransaction"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "FetchSettlementTransactionsWebResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_settlement_transactions_web`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/DashboardSettlement"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "FetchSettlementTransactionsApiResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_settlement_transactions_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/IntegrationTransaction"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "FetchBanksResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_banks`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Bank"
+          }
+        }
+      }
+    },
+    "NameEnquiryResponse": {
+      "type": "object",
+      "description": "Success envelope of `name_enquiry`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/NameEnquiryResult"
+        }
+      }
+    },
+    "FundsTransferResponse": {
+      "type": "object",
+      "description": "Success envelope of `funds_transfer`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
         },
         "response_code": {
           "$ref": "#/$defs/SuccessCode"
@@ -417,21 +3514,694 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
-    "TransferEvent": {
+    "GetTransferWebResponse": {
       "type": "object",
+      "description": "Success envelope of `get_transfer_web`.",
       "required": [
-        "event",
+        "status",
+        "response_code",
+        "message",
         "data"
       ],
       "properties": {
-        "event": {
-          "type": "string",
-          "enum": [
-            "transfer.success"
-          ]
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
         },
         "data": {
           "$ref": "#/$defs/Transfer"
+        }
+      }
+    },
+    "GetTransferApiResponse": {
+      "type": "object",
+      "description": "Success envelope of `get_transfer_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Transfer"
+        }
+      }
+    },
+    "FetchPendingTransfersResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_pending_transfers`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Transfer"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "ApproveTransferResponse": {
+      "type": "object",
+      "description": "Success envelope of `approve_transfer`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Transfer"
+        }
+      }
+    },
+    "RejectTransferResponse": {
+      "type": "object",
+      "description": "Success envelope of `reject_transfer`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Transfer"
+        }
+      }
+    },
+    "CreateApprovalPolicyResponse": {
+      "type": "object",
+      "description": "Success envelope of `create_approval_policy`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/ApprovalPolicy"
+        }
+      }
+    },
+    "UpdateApprovalPolicyResponse": {
+      "type": "object",
+      "description": "Success envelope of `update_approval_policy`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/ApprovalPolicy"
+        }
+      }
+    },
+    "GetApprovalPolicyResponse": {
+      "type": "object",
+      "description": "Success envelope of `get_approval_policy`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/ApprovalPolicy"
+        }
+      }
+    },
+    "FetchMembersResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_members`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Member"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "AddMemberResponse": {
+      "type": "object",
+      "description": "Success envelope of `add_member`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/EmptyObject"
+        }
+      }
+    },
+    "ResendInviteResponse": {
+      "type": "object",
+      "description": "Success envelope of `resend_invite`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/EmptyObject"
+        }
+      }
+    },
+    "AcceptInviteResponse": {
+      "type": "object",
+      "description": "Success envelope of `accept_invite`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Member"
+        }
+      }
+    },
+    "UpdateMemberResponse": {
+      "type": "object",
+      "description": "Success envelope of `update_member`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Member"
+        }
+      }
+    },
+    "FetchPermissionsResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_permissions`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Permission"
+          }
+        }
+      }
+    },
+    "FetchRolesResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_roles`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Role"
+          }
+        }
+      }
+    },
+    "CreateRoleResponse": {
+      "type": "object",
+      "description": "Success envelope of `create_role`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Role"
+        }
+      }
+    },
+    "UpdateRoleResponse": {
+      "type": "object",
+      "description": "Success envelope of `update_role`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Role"
+        }
+      }
+    },
+    "FetchActivityLogsResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_activity_logs`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/ActivityLogEntry"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "FetchAuditLogsResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_audit_logs`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/AuditLogEntry"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "WebhookConfigurationResponse": {
+      "type": "object",
+      "description": "Success envelope of `webhook_configuration`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/CreatedWebhookConfiguration"
+        }
+      }
+    },
+    "UpdateWebhookConfigurationResponse": {
+      "type": "object",
+      "description": "Success envelope of `update_webhook_configuration`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/WebhookConfiguration"
+        }
+      }
+    },
+    "GetWebhookConfigurationResponse": {
+      "type": "object",
+      "description": "Success envelope of `get_webhook_configuration`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/WebhookConfiguration"
+        }
+      }
+    },
+    "RotateWebhookSecretResponse": {
+      "type": "object",
+      "description": "Success envelope of `rotate_webhook_secret`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/RotatedWebhookSecret"
+        }
+      }
+    },
+    "FetchWebhookEventsResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_webhook_events`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/WebhookDelivery"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "ReplayWebhookEventResponse": {
+      "type": "object",
+      "description": "Success envelope of `replay_webhook_event`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/WebhookDelivery"
+        }
+      }
+    },
+    "SimulateInboundTransferResponse": {
+      "type": "object",
+      "description": "Success envelope of `simulate_inbound_transfer`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/IntegrationTransaction"
         }
       }
     }
@@ -443,28 +4213,208 @@ pub const ERROR_SCHEMA: &str = "ErrorEnvelope";
 /// name.
 pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
     vec![
-        ("Account", schemars::schema_for!(models::Account)), ("AccountFilters",
-        schemars::schema_for!(models::AccountFilters)), ("AccountNumber",
+        ("AcceptInviteRequest", schemars::schema_for!(models::AcceptInviteRequest)),
+        ("AcceptInviteResponse", schemars::schema_for!(models::AcceptInviteResponse)),
+        ("Account", schemars::schema_for!(models::Account)), ("AccountClass",
+        schemars::schema_for!(models::AccountClass)), ("AccountCollection",
+        schemars::schema_for!(models::AccountCollection)), ("AccountDetail",
+        schemars::schema_for!(models::AccountDetail)), ("AccountEvent",
+        schemars::schema_for!(models::AccountEvent)), ("AccountListFilters",
+        schemars::schema_for!(models::AccountListFilters)), ("AccountMetrics",
+        schemars::schema_for!(models::AccountMetrics)), ("AccountNumber",
         schemars::schema_for!(models::AccountNumber)), ("AccountStatus",
-        schemars::schema_for!(models::AccountStatus)), ("Amount",
-        schemars::schema_for!(models::Amount)), ("CreateTransferRequest",
-        schemars::schema_for!(models::CreateTransferRequest)), ("CreateTransferResponse",
-        schemars::schema_for!(models::CreateTransferResponse)), ("EmptyObject",
+        schemars::schema_for!(models::AccountStatus)), ("AccountSummary",
+        schemars::schema_for!(models::AccountSummary)), ("AccountType",
+        schemars::schema_for!(models::AccountType)), ("AccountTypeFilter",
+        schemars::schema_for!(models::AccountTypeFilter)), ("ActivityLogEntry",
+        schemars::schema_for!(models::ActivityLogEntry)), ("ActivityLogFilters",
+        schemars::schema_for!(models::ActivityLogFilters)), ("AddMemberRequest",
+        schemars::schema_for!(models::AddMemberRequest)), ("AddMemberResponse",
+        schemars::schema_for!(models::AddMemberResponse)), ("Amount",
+        schemars::schema_for!(models::Amount)), ("ApprovalPolicy",
+        schemars::schema_for!(models::ApprovalPolicy)), ("ApprovalStatus",
+        schemars::schema_for!(models::ApprovalStatus)), ("ApproveTransferRequest",
+        schemars::schema_for!(models::ApproveTransferRequest)),
+        ("ApproveTransferResponse",
+        schemars::schema_for!(models::ApproveTransferResponse)), ("AuditAction",
+        schemars::schema_for!(models::AuditAction)), ("AuditLogEntry",
+        schemars::schema_for!(models::AuditLogEntry)), ("AuditLogFilters",
+        schemars::schema_for!(models::AuditLogFilters)), ("Balance",
+        schemars::schema_for!(models::Balance)), ("Bank",
+        schemars::schema_for!(models::Bank)), ("BankCode",
+        schemars::schema_for!(models::BankCode)), ("Business",
+        schemars::schema_for!(models::Business)), ("Bvn",
+        schemars::schema_for!(models::Bvn)), ("ChangePasswordRequest",
+        schemars::schema_for!(models::ChangePasswordRequest)), ("ChangePasswordResponse",
+        schemars::schema_for!(models::ChangePasswordResponse)), ("Channel",
+        schemars::schema_for!(models::Channel)), ("CollectionEvent",
+        schemars::schema_for!(models::CollectionEvent)), ("CreateAccountApiResponse",
+        schemars::schema_for!(models::CreateAccountApiResponse)),
+        ("CreateAccountRequest", schemars::schema_for!(models::CreateAccountRequest)),
+        ("CreateAccountWebResponse",
+        schemars::schema_for!(models::CreateAccountWebResponse)),
+        ("CreateApprovalPolicyRequest",
+        schemars::schema_for!(models::CreateApprovalPolicyRequest)),
+        ("CreateApprovalPolicyResponse",
+        schemars::schema_for!(models::CreateApprovalPolicyResponse)),
+        ("CreateCustomerAccountRequest",
+        schemars::schema_for!(models::CreateCustomerAccountRequest)),
+        ("CreateCustomerAccountResponse",
+        schemars::schema_for!(models::CreateCustomerAccountResponse)),
+        ("CreateRoleRequest", schemars::schema_for!(models::CreateRoleRequest)),
+        ("CreateRoleResponse", schemars::schema_for!(models::CreateRoleResponse)),
+        ("CreatedWebhookConfiguration",
+        schemars::schema_for!(models::CreatedWebhookConfiguration)),
+        ("DashboardSettlement", schemars::schema_for!(models::DashboardSettlement)),
+        ("DashboardTransaction", schemars::schema_for!(models::DashboardTransaction)),
+        ("DashboardTransactionFilters",
+        schemars::schema_for!(models::DashboardTransactionFilters)), ("Email",
+        schemars::schema_for!(models::Email)), ("EmptyObject",
         schemars::schema_for!(models::EmptyObject)), ("ErrorEnvelope",
-        schemars::schema_for!(models::ErrorEnvelope)), ("FetchAccountsRequest",
-        schemars::schema_for!(models::FetchAccountsRequest)), ("FetchAccountsResponse",
-        schemars::schema_for!(models::FetchAccountsResponse)), ("GenerateTokenRequest",
-        schemars::schema_for!(models::GenerateTokenRequest)), ("GenerateTokenResponse",
-        schemars::schema_for!(models::GenerateTokenResponse)), ("Pagination",
-        schemars::schema_for!(models::Pagination)), ("ResponseCode",
-        schemars::schema_for!(models::ResponseCode)), ("SuccessCode",
-        schemars::schema_for!(models::SuccessCode)), ("Token",
-        schemars::schema_for!(models::Token)), ("Transfer",
+        schemars::schema_for!(models::ErrorEnvelope)), ("FetchAccountCollectionsRequest",
+        schemars::schema_for!(models::FetchAccountCollectionsRequest)),
+        ("FetchAccountCollectionsResponse",
+        schemars::schema_for!(models::FetchAccountCollectionsResponse)),
+        ("FetchAccountSummariesRequest",
+        schemars::schema_for!(models::FetchAccountSummariesRequest)),
+        ("FetchAccountSummariesResponse",
+        schemars::schema_for!(models::FetchAccountSummariesResponse)),
+        ("FetchActivityLogsRequest",
+        schemars::schema_for!(models::FetchActivityLogsRequest)),
+        ("FetchActivityLogsResponse",
+        schemars::schema_for!(models::FetchActivityLogsResponse)),
+        ("FetchAuditLogsRequest", schemars::schema_for!(models::FetchAuditLogsRequest)),
+        ("FetchAuditLogsResponse",
+        schemars::schema_for!(models::FetchAuditLogsResponse)), ("FetchBanksResponse",
+        schemars::schema_for!(models::FetchBanksResponse)),
+        ("FetchCustomerAccountsRequest",
+        schemars::schema_for!(models::FetchCustomerAccountsRequest)),
+        ("FetchCustomerAccountsResponse",
+        schemars::schema_for!(models::FetchCustomerAccountsResponse)),
+        ("FetchMembersRequest", schemars::schema_for!(models::FetchMembersRequest)),
+        ("FetchMembersResponse", schemars::schema_for!(models::FetchMembersResponse)),
+        ("FetchPendingTransfersRequest",
+        schemars::schema_for!(models::FetchPendingTransfersRequest)),
+        ("FetchPendingTransfersResponse",
+        schemars::schema_for!(models::FetchPendingTransfersResponse)),
+        ("FetchPermissionsResponse",
+        schemars::schema_for!(models::FetchPermissionsResponse)), ("FetchRolesResponse",
+        schemars::schema_for!(models::FetchRolesResponse)),
+        ("FetchSettlementTransactionsApiResponse",
+        schemars::schema_for!(models::FetchSettlementTransactionsApiResponse)),
+        ("FetchSettlementTransactionsRequest",
+        schemars::schema_for!(models::FetchSettlementTransactionsRequest)),
+        ("FetchSettlementTransactionsWebResponse",
+        schemars::schema_for!(models::FetchSettlementTransactionsWebResponse)),
+        ("FetchTransactionsApiRequest",
+        schemars::schema_for!(models::FetchTransactionsApiRequest)),
+        ("FetchTransactionsApiResponse",
+        schemars::schema_for!(models::FetchTransactionsApiResponse)),
+        ("FetchTransactionsWebRequest",
+        schemars::schema_for!(models::FetchTransactionsWebRequest)),
+        ("FetchTransactionsWebResponse",
+        schemars::schema_for!(models::FetchTransactionsWebResponse)),
+        ("FetchWebhookEventsRequest",
+        schemars::schema_for!(models::FetchWebhookEventsRequest)),
+        ("FetchWebhookEventsResponse",
+        schemars::schema_for!(models::FetchWebhookEventsResponse)),
+        ("FundsTransferRequest", schemars::schema_for!(models::FundsTransferRequest)),
+        ("FundsTransferResponse", schemars::schema_for!(models::FundsTransferResponse)),
+        ("GenerateOtpResponse", schemars::schema_for!(models::GenerateOtpResponse)),
+        ("GenerateTokenRequest", schemars::schema_for!(models::GenerateTokenRequest)),
+        ("GenerateTokenResponse", schemars::schema_for!(models::GenerateTokenResponse)),
+        ("GetAccountRequest", schemars::schema_for!(models::GetAccountRequest)),
+        ("GetAccountResponse", schemars::schema_for!(models::GetAccountResponse)),
+        ("GetApprovalPolicyResponse",
+        schemars::schema_for!(models::GetApprovalPolicyResponse)), ("GetProfileResponse",
+        schemars::schema_for!(models::GetProfileResponse)),
+        ("GetTotalAccountMetricsRequest",
+        schemars::schema_for!(models::GetTotalAccountMetricsRequest)),
+        ("GetTotalAccountMetricsResponse",
+        schemars::schema_for!(models::GetTotalAccountMetricsResponse)),
+        ("GetTransferApiResponse",
+        schemars::schema_for!(models::GetTransferApiResponse)), ("GetTransferRequest",
+        schemars::schema_for!(models::GetTransferRequest)), ("GetTransferWebResponse",
+        schemars::schema_for!(models::GetTransferWebResponse)),
+        ("GetWebhookConfigurationResponse",
+        schemars::schema_for!(models::GetWebhookConfigurationResponse)), ("HttpMethod",
+        schemars::schema_for!(models::HttpMethod)), ("IntegrationCredentials",
+        schemars::schema_for!(models::IntegrationCredentials)),
+        ("IntegrationTransaction",
+        schemars::schema_for!(models::IntegrationTransaction)),
+        ("IntegrationTransactionFilters",
+        schemars::schema_for!(models::IntegrationTransactionFilters)),
+        ("InvitationStatus", schemars::schema_for!(models::InvitationStatus)),
+        ("IpAddressOrRange", schemars::schema_for!(models::IpAddressOrRange)),
+        ("LogStatus", schemars::schema_for!(models::LogStatus)), ("LoginRequest",
+        schemars::schema_for!(models::LoginRequest)), ("LoginResponse",
+        schemars::schema_for!(models::LoginResponse)), ("LoginResult",
+        schemars::schema_for!(models::LoginResult)), ("LogoutResponse",
+        schemars::schema_for!(models::LogoutResponse)), ("Member",
+        schemars::schema_for!(models::Member)), ("MemberFilters",
+        schemars::schema_for!(models::MemberFilters)), ("MemberSortField",
+        schemars::schema_for!(models::MemberSortField)), ("MetricsFilters",
+        schemars::schema_for!(models::MetricsFilters)), ("NameEnquiryRequest",
+        schemars::schema_for!(models::NameEnquiryRequest)), ("NameEnquiryResponse",
+        schemars::schema_for!(models::NameEnquiryResponse)), ("NameEnquiryResult",
+        schemars::schema_for!(models::NameEnquiryResult)), ("Nin",
+        schemars::schema_for!(models::Nin)), ("Otp", schemars::schema_for!(models::Otp)),
+        ("OtpDelivery", schemars::schema_for!(models::OtpDelivery)), ("Pagination",
+        schemars::schema_for!(models::Pagination)), ("Password",
+        schemars::schema_for!(models::Password)), ("Permission",
+        schemars::schema_for!(models::Permission)), ("PersonName",
+        schemars::schema_for!(models::PersonName)), ("Profile",
+        schemars::schema_for!(models::Profile)), ("ReferenceNumber",
+        schemars::schema_for!(models::ReferenceNumber)), ("RegenerateSecretResponse",
+        schemars::schema_for!(models::RegenerateSecretResponse)),
+        ("RejectTransferRequest", schemars::schema_for!(models::RejectTransferRequest)),
+        ("RejectTransferResponse",
+        schemars::schema_for!(models::RejectTransferResponse)),
+        ("ReplayWebhookEventRequest",
+        schemars::schema_for!(models::ReplayWebhookEventRequest)),
+        ("ReplayWebhookEventResponse",
+        schemars::schema_for!(models::ReplayWebhookEventResponse)), ("RequestAmount",
+        schemars::schema_for!(models::RequestAmount)), ("ResendInviteRequest",
+        schemars::schema_for!(models::ResendInviteRequest)), ("ResendInviteResponse",
+        schemars::schema_for!(models::ResendInviteResponse)), ("ResponseCode",
+        schemars::schema_for!(models::ResponseCode)), ("Role",
+        schemars::schema_for!(models::Role)), ("RotateWebhookSecretResponse",
+        schemars::schema_for!(models::RotateWebhookSecretResponse)),
+        ("RotatedWebhookSecret", schemars::schema_for!(models::RotatedWebhookSecret)),
+        ("SettlementFilters", schemars::schema_for!(models::SettlementFilters)),
+        ("SimulateInboundTransferRequest",
+        schemars::schema_for!(models::SimulateInboundTransferRequest)),
+        ("SimulateInboundTransferResponse",
+        schemars::schema_for!(models::SimulateInboundTransferResponse)), ("SortOrder",
+        schemars::schema_for!(models::SortOrder)), ("SuccessCode",
+        schemars::schema_for!(models::SuccessCode)), ("TokenGrant",
+        schemars::schema_for!(models::TokenGrant)), ("TransactionCategory",
+        schemars::schema_for!(models::TransactionCategory)), ("TransactionStatus",
+        schemars::schema_for!(models::TransactionStatus)), ("TransactionType",
+        schemars::schema_for!(models::TransactionType)), ("Transfer",
         schemars::schema_for!(models::Transfer)), ("TransferEvent",
-        schemars::schema_for!(models::TransferEvent)), ("TransferStatus",
-        schemars::schema_for!(models::TransferStatus)), ("UpdateMemberRoleRequest",
-        schemars::schema_for!(models::UpdateMemberRoleRequest)),
-        ("UpdateMemberRoleResponse",
-        schemars::schema_for!(models::UpdateMemberRoleResponse))
+        schemars::schema_for!(models::TransferEvent)), ("TransferType",
+        schemars::schema_for!(models::TransferType)), ("UpdateApprovalPolicyRequest",
+        schemars::schema_for!(models::UpdateApprovalPolicyRequest)),
+        ("UpdateApprovalPolicyResponse",
+        schemars::schema_for!(models::UpdateApprovalPolicyResponse)),
+        ("UpdateMemberRequest", schemars::schema_for!(models::UpdateMemberRequest)),
+        ("UpdateMemberResponse", schemars::schema_for!(models::UpdateMemberResponse)),
+        ("UpdateRoleRequest", schemars::schema_for!(models::UpdateRoleRequest)),
+        ("UpdateRoleResponse", schemars::schema_for!(models::UpdateRoleResponse)),
+        ("UpdateWebhookConfigurationRequest",
+        schemars::schema_for!(models::UpdateWebhookConfigurationRequest)),
+        ("UpdateWebhookConfigurationResponse",
+        schemars::schema_for!(models::UpdateWebhookConfigurationResponse)),
+        ("WebhookConfiguration", schemars::schema_for!(models::WebhookConfiguration)),
+        ("WebhookConfigurationRequest",
+        schemars::schema_for!(models::WebhookConfigurationRequest)),
+        ("WebhookConfigurationResponse",
+        schemars::schema_for!(models::WebhookConfigurationResponse)), ("WebhookDelivery",
+        schemars::schema_for!(models::WebhookDelivery)), ("WebhookDeliveryStatus",
+        schemars::schema_for!(models::WebhookDeliveryStatus)), ("WebhookEvent",
+        schemars::schema_for!(models::WebhookEvent)), ("WebhookEventFilters",
+        schemars::schema_for!(models::WebhookEventFilters)), ("WebhookEventType",
+        schemars::schema_for!(models::WebhookEventType))
     ]
 }

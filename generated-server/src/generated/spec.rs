@@ -2,76 +2,472 @@
 
 //! The spec itself, embedded so the server can serve it without reading files.
 /// The spec's `info.title`.
-pub const TITLE: &str = "Kobo fixture";
+pub const TITLE: &str = "Kobo Business Banking API";
 /// The spec's `info.version`.
-pub const VERSION: &str = "0.0.1";
+pub const VERSION: &str = "1.0.0";
 /// `spec/openapi.yaml`, verbatim.
-pub const OPENAPI_YAML: &str = r#"# A small spec in Kobo's conventions for the code generator's golden tests: one public
-# operation, one dashboard operation guarded by a permission, one paginated integration list,
-# one money-moving operation with an Idempotency-Key.
-openapi: 3.0.3
+pub const OPENAPI_YAML: &str = r#"openapi: 3.0.3
 info:
-  title: Kobo fixture
-  version: 0.0.1
-  description: The code generator's test fixture.
+  title: Kobo Business Banking API
+  version: 1.0.0
+  description: |
+    Kobo lets a business (a customer of the bank) manage its accounts, give each of its own
+    customers a permanent virtual account after BVN/NIN verification, list transactions and
+    settlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run
+    its team with roles and permissions, read activity and audit logs, and receive signed webhooks.
+
+    This document is the single source of truth: the server skeleton, the Rust client and the
+    conformance suite are generated or checked from it. Everything the original interface document
+    did not define carries `x-origin: extension`.
+
+    ## Conventions
+    - **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations
+      without parameters take `{}`; an empty body is accepted as `{}`.
+    - **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and
+      take a token from `login`; `/api/` operations are *integration* operations and take a token
+      from `generate_token`. A token of the other family is refused with `41`. `login`,
+      `generate_token` and `accept_invite` need no token. Send the token as
+      `Authorization: Bearer <token>`.
+    - **Permissions.** Every Dashboard operation is guarded by one permission code, given in its
+      `x-permission` and in its description; the catalog is `x-permissions` at the root of this
+      document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.
+      `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.
+    - **The envelope.** Every response is `{status, response_code, message, data}`. Success:
+      `status: true`, `response_code: "00"`, `data` is the operation's payload (`{}` when it has none).
+      Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,
+      and `data: null`. Branch on `response_code`, not on `message`.
+    - **Response codes.** `x-response-codes` at the root lists every code with its meaning and its
+      one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.
+      Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,
+      405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the
+      transport and are described by the `default` response.
+    - **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at
+      most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.
+    - **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`
+      header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the
+      same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key
+      with a different body is refused with `27`; a retry while the first request is still being
+      processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.
+    - **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are
+      ordered newest first (`created_at` descending, then `id` descending). Two ways to page:
+      *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and
+      `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and
+      `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on
+      operations that accept both; when both are sent they must be equal), default 20 unless the
+      operation says otherwise, at most 100. The cursor fields must be sent together, and not with
+      `page` greater than 1. `pagination.has_more` tells whether another page exists.
+    - **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most
+      two fraction digits (`"5000"`, `"5000.5"`, `"5000.50"`); responses show transaction amounts
+      with two fraction digits and balances with nine (`"125000.500000000"`). Currency is NGN.
+    - **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);
+      timestamps are ISO 8601 / RFC 3339 in UTC.
+    - **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.
+    - **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and
+      `generate_token`, each source address) has a request budget; over it the answer is `29` with
+      `Retry-After` (seconds). Failed logins are throttled progressively.
+
+    ## Webhooks
+    Register one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see
+    `x-webhooks` for every event kind and its payload) and signed the
+    [Standard Webhooks](https://www.standardwebhooks.com/) way:
+    - headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),
+      `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a
+      secret rotation several space-separated signatures are sent).
+    - To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part
+      after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with
+      it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps
+      more than 5 minutes from your clock.
+    - Answer any 2xx within 15 seconds to acknowledge. Anything else (or no answer) is retried with
+      exponential backoff and jitter for about three days (attempts after roughly 5 s, 5 min,
+      30 min, 2 h, 5 h, 10 h, 10 h, 14 h, 20 h), then the event is marked `failed`; it can be
+      replayed with `replay_webhook_event`. Delivery is at least once and not ordered: use the
+      event's `timestamp` and the object's state.
+    - `is_active: false` pauses delivery: events that happen meanwhile are recorded as `skipped`
+      (replayable), not queued. `ip_whitelist` restricts the addresses the endpoint's host may
+      resolve to. In production the URL must be `https://` and must not resolve to a private,
+      loopback or link-local address; the sandbox also allows `http://` for local testing.
+
+    ## Sandbox
+    The sandbox mirrors production with a deterministic provider. Identity test data for
+    `create_customer_account`:
+
+    | BVN / NIN | Result |
+    |---|---|
+    | `22212345678` (BVN) | verified: Chinedu Obi |
+    | `22287654321` (BVN) | verified: Amaka Nwosu |
+    | `70123456789` (NIN) | verified: Funke Adeyemi |
+    | `70198765432` (NIN) | verified: Ibrahim Musa |
+    | any other 11 digits ending in `83` | verification fails: `83` |
+    | any other 11 digits ending in `80` | provider unavailable: `80` |
+    | any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |
+
+    External accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,
+    Guaranty Trust Bank, or any bank from `fetch_banks`):
+
+    | Account number | Result |
+    |---|---|
+    | `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |
+    | `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |
+    | `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |
+    | `0000000080` | name enquiry and transfers answer `80` |
+    | any other account number | not found: `06` |
+
+    Kobo accounts (bank code `090823`) are resolved locally: any account of any business on the
+    same environment, for example `3000000018` (Lagos Fresh Produce Ltd).
+
+    An amount of exactly `"8383.83"` makes the provider reject any transfer with `83`. The sandbox
+    daily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with
+    `simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.
+  contact:
+    name: Kobo developer support
+    email: developers@kobo.example
+  license:
+    name: Apache-2.0
+    url: https://www.apache.org/licenses/LICENSE-2.0
 servers:
-  - url: http://localhost:8080
+  - url: https://api.kobo.example
+    description: Production
+  - url: https://sandbox.kobo.example
+    description: Sandbox (mirrors production; operations marked sandbox in the source document and the sandbox-only operations)
+  - url: http://127.0.0.1:8080
+    description: A local server started with `kobo demo`
 tags:
-  - name: auth
-  - name: accounts
-  - name: team
-  - name: transfers
+  - name: Session
+    description: Tokens, login, logout, passwords, one-time passwords and integration credentials.
+  - name: Accounts
+    description: The business's pool, current and virtual accounts, and their aggregates.
+  - name: Transactions
+    description: Transactions and settlements (cleared inbound credits).
+  - name: Transfers
+    description: Banks, name enquiry, transfers, their status and maker-checker approval.
+  - name: Team
+    description: Team members, invitations, roles and permissions.
+  - name: Logs
+    description: Activity logs (integration API calls) and audit logs (Dashboard user actions).
+  - name: Webhooks
+    description: Webhook endpoint configuration, signing secret and the delivery log.
+  - name: Sandbox
+    description: Operations that exist only in the sandbox environment.
+security: []
+
+x-response-codes:
+  '00':
+    http_status: 200
+    meaning: Success
+    origin: source
+  '01':
+    http_status: 400
+    meaning: 'Invalid request: a field is missing, malformed or not allowed (the message names it)'
+    origin: extension
+  '02':
+    http_status: 400
+    meaning: Neither BVN nor NIN was provided
+    origin: source
+  '04':
+    http_status: 404
+    meaning: 'Unknown operation: no operation exists at this path'
+    origin: extension
+  '05':
+    http_status: 405
+    meaning: 'Method not allowed: every operation is POST'
+    origin: extension
+  '06':
+    http_status: 404
+    meaning: Account not found (check account number and bank code)
+    origin: source
+  '07':
+    http_status: 415
+    meaning: 'Unsupported media type: send Content-Type application/json'
+    origin: extension
+  '08':
+    http_status: 413
+    meaning: 'Request body too large: the limit is 1 MiB'
+    origin: extension
+  '26':
+    http_status: 409
+    meaning: 'Duplicate: an object with this unique value already exists'
+    origin: extension
+  '27':
+    http_status: 422
+    meaning: 'Idempotency key reused with a different request body'
+    origin: extension
+  '28':
+    http_status: 409
+    meaning: 'A request with this idempotency key is still being processed: retry later'
+    origin: extension
+  '29':
+    http_status: 429
+    meaning: 'Too many requests: wait for the number of seconds in Retry-After'
+    origin: extension
+  '41':
+    http_status: 401
+    meaning: 'Customer not found: credentials or session invalid or expired'
+    origin: source
+  '42':
+    http_status: 404
+    meaning: 'Source account not found: source_account_number does not belong to the business'
+    origin: source
+  '43':
+    http_status: 403
+    meaning: 'Permission denied: your role does not grant this operation'
+    origin: extension
+  '44':
+    http_status: 404
+    meaning: 'Account not found: nothing matches the parameters'
+    origin: source
+  '45':
+    http_status: 403
+    meaning: Invalid or expired OTP
+    origin: extension
+  '46':
+    http_status: 400
+    meaning: Old password is incorrect
+    origin: extension
+  '47':
+    http_status: 404
+    meaning: 'Not found: the referenced object does not exist in this business'
+    origin: extension
+  '48':
+    http_status: 409
+    meaning: Not allowed in the current state
+    origin: extension
+  '49':
+    http_status: 422
+    meaning: 'Beneficiary name does not match the name enquiry result'
+    origin: extension
+  '60':
+    http_status: 403
+    meaning: 'Customer not active: the business account must be activated'
+    origin: source
+  '80':
+    http_status: 503
+    meaning: 'Service unavailable: core banking provider temporarily down or unreachable'
+    origin: source
+  '83':
+    http_status: 422
+    meaning: 'Provider error: identity verification failed, or the core banking system rejected the request'
+    origin: source
+  '96':
+    http_status: 500
+    meaning: 'Internal error: quote the X-Request-Id to support'
+    origin: extension
+
 x-permissions:
-  - code: member.manage
-    name: Manage members
-    description: Change the roles of team members.
+  - code: self.manage
+    name: Manage own session
+    description: Log out, change one's own password, generate OTPs and read one's own profile. Implicit in every role.
+    implicit: true
   - code: account.view
     name: View accounts
-    description: See accounts and balances.
-    implicit: true
-x-response-codes:
-  '00': {http_status: 200, meaning: Success, origin: source}
-  '01': {http_status: 400, meaning: "Invalid request: the body does not match the schema", origin: extension}
-  '04': {http_status: 404, meaning: Unknown operation, origin: extension}
-  '05': {http_status: 405, meaning: Method not allowed, origin: extension}
-  '07': {http_status: 415, meaning: Unsupported media type, origin: extension}
-  '08': {http_status: 413, meaning: Request body too large, origin: extension}
-  '29': {http_status: 429, meaning: Too many requests, origin: extension}
-  '41': {http_status: 401, meaning: "Customer not found: credentials or session invalid or expired", origin: source}
-  '42': {http_status: 404, meaning: "Source account not found: source_account_number does not belong to the business", origin: source}
-  '43': {http_status: 403, meaning: Permission denied, origin: extension}
-  '44': {http_status: 404, meaning: "Account not found: nothing matches the parameters", origin: source}
-  '06': {http_status: 404, meaning: Account not found (check account number and bank code), origin: source}
-  '96': {http_status: 500, meaning: Internal error, origin: extension}
+    description: Read accounts, their collections, summaries and metrics.
+  - code: account.create
+    name: Create accounts
+    description: Open current accounts linked to the main pool account.
+  - code: transaction.view
+    name: View transactions
+    description: Read transactions and settlements.
+  - code: transfer.initiate
+    name: Initiate transfers
+    description: Send funds from the business's accounts (needs an OTP per transfer).
+  - code: transfer.view
+    name: View transfers
+    description: Look up transfers by reference and list transfers awaiting approval.
+  - code: transfer.approve
+    name: Approve transfers
+    description: Approve or reject transfers held by the approval policy (never one's own).
+  - code: approval_policy.view
+    name: View approval policy
+    description: Read the maker-checker approval policy.
+  - code: approval_policy.manage
+    name: Manage approval policy
+    description: Create, change, activate or deactivate the approval policy.
+  - code: member.view
+    name: View team
+    description: List team members.
+  - code: member.manage
+    name: Manage team
+    description: Invite members, resend invitations, change roles, deactivate and reactivate members.
+  - code: role.view
+    name: View roles
+    description: List roles and the permission catalog.
+  - code: role.manage
+    name: Manage roles
+    description: Create and edit custom roles.
+  - code: activity_log.view
+    name: View activity logs
+    description: Read the log of integration API calls.
+  - code: audit_log.view
+    name: View audit logs
+    description: Read the log of Dashboard user actions.
+  - code: webhook.view
+    name: View webhooks
+    description: Read the webhook configuration and the delivery log.
+  - code: webhook.manage
+    name: Manage webhooks
+    description: Register the webhook endpoint, rotate its secret and replay events.
+  - code: credential.manage
+    name: Manage integration credentials
+    description: Regenerate the integration client secret.
+
 x-webhooks:
-  transfer.success:
+  account.created:
     post:
-      summary: A transfer settled.
+      summary: An account was opened
+      description: Sent when a current account or a customer (virtual) account is created.
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
       requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/AccountEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
+  collection.received:
+    post:
+      summary: Money came in
+      description: Sent when an inbound credit settles into any account of the business (a collection). `data` is the integration transaction.
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/CollectionEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
+  transfer.pending_approval:
+    post:
+      summary: A transfer is waiting for approval
+      description: Sent when the approval policy holds a new transfer for maker-checker review.
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
         content:
           application/json:
             schema:
               $ref: '#/components/schemas/TransferEvent'
       responses:
         '200':
-          description: Delivered.
-paths:
-  /v1/auth/token:
+          description: Any 2xx acknowledges the delivery.
+  transfer.rejected:
     post:
+      summary: A held transfer was rejected
+      description: Sent when a checker rejects a transfer awaiting approval. No money moved.
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/TransferEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
+  transfer.success:
+    post:
+      summary: A transfer completed
+      description: Sent when a transfer settles (intra-bank at once, inter-bank when the provider confirms).
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/TransferEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
+  transfer.failed:
+    post:
+      summary: A transfer failed
+      description: Sent when an inter-bank transfer fails at the provider. A `transfer.reversed` follows once the debited funds are returned to the source account.
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/TransferEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
+  transfer.reversed:
+    post:
+      summary: A failed transfer's funds were returned
+      description: Sent when the amount of a failed inter-bank transfer is credited back to its source account. `data.reversal_reference_number` names the credit.
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/TransferEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
+
+paths:
+  /api/v1/auth/api/generate_token:
+    post:
+      tags: [Session]
       operationId: generate_token
-      tags: [auth]
-      summary: Issue an integration token.
-      x-success-message: Token generated successfully
+      summary: Generate an integration token
+      x-origin: extension
+      description: |
+        Exchanges the business's integration credentials (`client_id`, `client_secret`, issued by the
+        bank's operator and rotated with `regenerate_secret`) for an integration token: a signed JWT
+        to send as `Authorization: Bearer <token>` to every `/api/` operation. The token is backed by
+        a server-side session and stops working when it expires (`expires_in` seconds, one hour) or
+        when the secret is regenerated. Generate a new token before expiry; there is no refresh.
+
+        No token is needed. Attempts are rate limited per source address and per `client_id`.
+
+        Errors:
+        - `01` a field is missing or malformed (the message names it).
+        - `41` the `client_id` or `client_secret` is wrong (no hint which).
+        - `29` too many attempts: wait `Retry-After` seconds.
+        - `96` internal error.
       security: []
+      x-success-message: Token generated
+      x-response-codes: ['00', '01', '29', '41', '96']
       requestBody:
         required: true
         content:
           application/json:
             schema:
               $ref: '#/components/schemas/GenerateTokenRequest'
+            examples:
+              credentials:
+                value:
+                  client_id: kb_sandbox_5b6f8a523c1e
+                  client_secret: kbs_sandbox_Q2hpbmVkdU9iaUFkYWV6ZUZvb2Rz
       responses:
         '200':
-          description: The token.
+          description: The integration token.
           headers:
             X-Request-Id:
               $ref: '#/components/headers/XRequestId'
@@ -79,77 +475,633 @@ paths:
             application/json:
               schema:
                 $ref: '#/components/schemas/GenerateTokenResponse'
+              examples:
+                token:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Token generated
+                    data:
+                      access_token: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJrYl9zYW5kYm94XzViNmY4YTUyM2MxZSIsImZhbSI6ImludGVncmF0aW9uIn0.m1Yx2b0sGq4vS7nKp3Wf9dE8cR6tU5iO0aL2zX4yB7c
+                      token_type: Bearer
+                      expires_in: 3600
         '400':
-          $ref: '#/components/responses/Error'
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          description: The credentials are wrong.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                wrong_credentials:
+                  value:
+                    status: false
+                    response_code: '41'
+                    message: Invalid client_id or client_secret
+                    data: null
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
         default:
-          $ref: '#/components/responses/Error'
-  /v1/web/members/update_role:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/login:
     post:
-      operationId: update_member_role
-      tags: [team]
-      summary: Give a member another role.
-      x-success-message: Member role updated successfully
-      x-permission: member.manage
+      tags: [Session]
+      operationId: login
+      summary: Log in to the Dashboard
+      x-origin: extension
+      description: |
+        Checks a team member's email and password and returns a Dashboard token (a signed JWT backed
+        by a server-side session, valid for `expires_in` seconds, twelve hours) with the member and
+        the permission codes of their role. Send it as `Authorization: Bearer <token>` to every
+        `/web/` operation. The session ends at `logout`, at `change_password` (every session of the
+        member), when the member is deactivated, or at expiry.
+
+        No token is needed. A wrong email, a wrong password, a member who has not accepted their
+        invitation and a deactivated member all get the same `41`, so the answer never tells whether
+        an email is registered. Failed attempts are throttled progressively per email and per source
+        address (`29` with `Retry-After`). Every successful login is an audit-log entry (`login`).
+
+        Errors:
+        - `01` a field is missing or malformed (the message names it).
+        - `41` the email and password do not match an active member.
+        - `29` too many failed attempts: wait `Retry-After` seconds.
+        - `96` internal error.
+      security: []
+      x-success-message: Login successful
+      x-response-codes: ['00', '01', '29', '41', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/LoginRequest'
+            examples:
+              owner:
+                value:
+                  email: adaeze.okafor@adaezefoods.ng
+                  password: Jollof-Rice-2026
+      responses:
+        '200':
+          description: The Dashboard token, the member and their permissions.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/LoginResponse'
+              examples:
+                owner:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Login successful
+                    data:
+                      access_token: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI3YzllNjY3OS03NDI1LTQwZGUtOTQ0Yi1lMDdmYzFmOTBhZTciLCJmYW0iOiJkYXNoYm9hcmQifQ.kT3pQ8vN1xW6yZ2aB4cD7eF0gH5iJ9lM3nO8qR1sU6w
+                      token_type: Bearer
+                      expires_in: 43200
+                      member:
+                        id: 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                        email: adaeze.okafor@adaezefoods.ng
+                        first_name: Adaeze
+                        last_name: Okafor
+                        user_role_id: 4f1b6c2e-0a1d-4e5f-8b9c-000000000001
+                        role_name: Owner
+                        is_active: true
+                        invitation_status: accepted
+                        last_login: '2026-11-02T08:55:00Z'
+                        date_joined: '2026-10-15T10:00:00Z'
+                        created_at: '2026-10-15T10:00:00Z'
+                      permission_codes:
+                        - self.manage
+                        - account.view
+                        - account.create
+                        - transaction.view
+                        - transfer.initiate
+                        - transfer.view
+                        - transfer.approve
+                        - approval_policy.view
+                        - approval_policy.manage
+                        - member.view
+                        - member.manage
+                        - role.view
+                        - role.manage
+                        - activity_log.view
+                        - audit_log.view
+                        - webhook.view
+                        - webhook.manage
+                        - credential.manage
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          description: The email and password do not match an active member.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                wrong_password:
+                  value:
+                    status: false
+                    response_code: '41'
+                    message: Invalid email or password
+                    data: null
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/logout:
+    post:
+      tags: [Session]
+      operationId: logout
+      summary: Log out
+      description: |
+        Invalidates the session of the presented Dashboard token at once: the token no longer
+        authenticates (`41`). The member's other sessions are untouched; `change_password` ends them
+        all. Audit-log action `logout`. Takes no parameters: send `{}` (or an empty body).
+
+        Permission: `self.manage` (implicit in every role).
+
+        Errors:
+        - `01` the body is not `{}`.
+        - `41` the token is missing, invalid, expired or already logged out.
+        - `29` too many requests. `96` internal error.
       security:
         - dashboardToken: []
+      x-permission: self.manage
+      x-success-message: Logout successful
+      x-response-codes: ['00', '01', '29', '41', '96']
       requestBody:
-        required: true
-        content:
-          application/json:
-            schema:
-              $ref: '#/components/schemas/UpdateMemberRoleRequest'
+        $ref: '#/components/requestBodies/Empty'
       responses:
         '200':
-          description: Updated.
+          description: The session is invalidated.
           headers:
             X-Request-Id:
               $ref: '#/components/headers/XRequestId'
           content:
             application/json:
               schema:
-                $ref: '#/components/schemas/UpdateMemberRoleResponse'
+                $ref: '#/components/schemas/LogoutResponse'
+              examples:
+                logged_out:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Logout successful
+                    data: {}
+        '400':
+          $ref: '#/components/responses/BadRequest'
         '401':
-          $ref: '#/components/responses/Error'
+          $ref: '#/components/responses/Unauthorized'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/change_password:
+    post:
+      tags: [Session]
+      operationId: change_password
+      summary: Change password
+      description: |
+        Changes the logged-in member's password. `old_password` must be the current password;
+        `new_password` must be 8 to 128 characters, differ from the old one, and equal
+        `confirm_password`. On success **every session of the member is invalidated, including the
+        current one**: log in again with the new password. Audit-log action `change_password`.
+
+        Permission: `self.manage` (implicit in every role).
+
+        Errors:
+        - `01` a field is missing or malformed, `new_password` is too short or too long or equals the
+          old one, or `confirm_password` differs from `new_password` (the message names the field).
+        - `46` `old_password` is not the current password (attempts are throttled like logins).
+        - `41` the token is missing, invalid or expired.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: self.manage
+      x-success-message: Password changed; log in again with the new password
+      x-response-codes: ['00', '01', '29', '41', '46', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/ChangePasswordRequest'
+            examples:
+              change:
+                value:
+                  old_password: Jollof-Rice-2026
+                  new_password: Suya-And-Zobo-2027
+                  confirm_password: Suya-And-Zobo-2027
+      responses:
+        '200':
+          description: The password is changed and every session of the member is invalidated.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ChangePasswordResponse'
+              examples:
+                changed:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Password changed; log in again with the new password
+                    data: {}
+        '400':
+          description: A field is invalid, or the old password is wrong.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                confirm_mismatch:
+                  value:
+                    status: false
+                    response_code: '01'
+                    message: '`confirm_password`: must equal new_password'
+                    data: null
+                wrong_old_password:
+                  value:
+                    status: false
+                    response_code: '46'
+                    message: Old password is incorrect
+                    data: null
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/generate_otp:
+    post:
+      tags: [Session]
+      operationId: generate_otp
+      summary: Generate a one-time password
+      x-origin: extension
+      description: |
+        Issues a 6-digit one-time password for the logged-in member and sends it through the
+        notification channel (email). `funds_transfer` needs one in its `otp` field. An OTP is
+        single-use, expires after `expires_in` seconds (300), allows 5 wrong attempts, and is bound
+        to the member who generated it; generating a new one invalidates the previous one. In the
+        sandbox environment alone the code is also returned in `data.otp` so automated tests can
+        use it; in production `data.otp` is null.
+
+        At most 5 OTPs per member per 15 minutes (`29` beyond). Takes no parameters: send `{}`.
+
+        Permission: `self.manage` (implicit in every role).
+
+        Errors:
+        - `01` the body is not `{}`.
+        - `41` the token is missing, invalid or expired.
+        - `29` too many OTPs requested: wait `Retry-After` seconds.
+        - `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: self.manage
+      x-success-message: OTP sent
+      x-response-codes: ['00', '01', '29', '41', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/Empty'
+      responses:
+        '200':
+          description: The OTP was sent.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/GenerateOtpResponse'
+              examples:
+                sandbox:
+                  summary: In the sandbox the code is returned too
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: OTP sent
+                    data:
+                      channel: email
+                      destination: a*****.o*****@adaezefoods.ng
+                      expires_in: 300
+                      otp: '482913'
+                production:
+                  summary: In production the code is only sent
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: OTP sent
+                    data:
+                      channel: email
+                      destination: a*****.o*****@adaezefoods.ng
+                      expires_in: 300
+                      otp: null
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/regenerate_secret:
+    post:
+      tags: [Session]
+      operationId: regenerate_secret
+      summary: Regenerate the integration client secret
+      x-origin: extension
+      description: |
+        Issues a new integration `client_secret` for the business and returns it **once**: store it
+        at once, it cannot be read again (only its hash is kept). The old secret stops working
+        immediately and every integration token issued with it is revoked. The `client_id` does not
+        change. Audit-log action `regenerate_secret`. Takes no parameters: send `{}`.
+
+        Permission: `credential.manage`.
+
+        Errors:
+        - `01` the body is not `{}`.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `credential.manage`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: credential.manage
+      x-success-message: Client secret regenerated; store it now, it will not be shown again
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/Empty'
+      responses:
+        '200':
+          description: The new credentials.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/RegenerateSecretResponse'
+              examples:
+                regenerated:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Client secret regenerated; store it now, it will not be shown again
+                    data:
+                      client_id: kb_sandbox_5b6f8a523c1e
+                      client_secret: kbs_sandbox_TnVnb3NlbGVjdFBlcHBlclNvdXAy
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
         '403':
-          $ref: '#/components/responses/Error'
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
         default:
-          $ref: '#/components/responses/Error'
-  /v1/api/accounts/fetch:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/get_profile:
     post:
-      operationId: fetch_accounts
-      tags: [accounts]
-      summary: List the business's accounts.
-      x-success-message: Accounts fetched successfully
+      tags: [Session]
+      operationId: get_profile
+      summary: Who am I
+      x-origin: extension
+      description: |
+        Returns the logged-in member, their role with its permission codes, and the business with
+        its status and environment. A Dashboard needs this after login to decide what to show; it
+        is also the cheapest way to check that a token still works. Takes no parameters: send `{}`.
+
+        Permission: `self.manage` (implicit in every role).
+
+        Errors:
+        - `01` the body is not `{}`.
+        - `41` the token is missing, invalid or expired.
+        - `29` too many requests. `96` internal error.
       security:
-        - integrationToken: []
+        - dashboardToken: []
+      x-permission: self.manage
+      x-success-message: Profile retrieved
+      x-response-codes: ['00', '01', '29', '41', '96']
       requestBody:
-        required: true
-        content:
-          application/json:
-            schema:
-              $ref: '#/components/schemas/FetchAccountsRequest'
+        $ref: '#/components/requestBodies/Empty'
       responses:
         '200':
-          description: A page of accounts.
+          description: The member, their role and the business.
           headers:
             X-Request-Id:
               $ref: '#/components/headers/XRequestId'
           content:
             application/json:
               schema:
-                $ref: '#/components/schemas/FetchAccountsResponse'
+                $ref: '#/components/schemas/GetProfileResponse'
+              examples:
+                maker:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Profile retrieved
+                    data:
+                      member:
+                        id: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                        email: tunde.bakare@adaezefoods.ng
+                        first_name: Tunde
+                        last_name: Bakare
+                        user_role_id: 4f1b6c2e-0a1d-4e5f-8b9c-000000000003
+                        role_name: Maker
+                        is_active: true
+                        invitation_status: accepted
+                        last_login: '2026-11-02T09:01:00Z'
+                        date_joined: '2026-10-16T09:30:00Z'
+                        created_at: '2026-10-16T09:30:00Z'
+                      role:
+                        id: 4f1b6c2e-0a1d-4e5f-8b9c-000000000003
+                        name: Maker
+                        description: Initiates transfers and reads accounts and transactions.
+                        is_built_in: true
+                        permission_codes: [self.manage, account.view, transaction.view, transfer.initiate, transfer.view]
+                        created_at: '2026-10-15T10:00:00Z'
+                        updated_at: '2026-10-15T10:00:00Z'
+                      business:
+                        id: 5b6f8a52-3c1e-4d2b-9a7f-1e2d3c4b5a60
+                        name: Adaeze Foods Ltd
+                        status: active
+                        environment: sandbox
+                        created_at: '2026-10-15T10:00:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
         '401':
-          $ref: '#/components/responses/Error'
+          $ref: '#/components/responses/Unauthorized'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
         default:
-          $ref: '#/components/responses/Error'
-  /v1/api/transfers/create:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/account/api/fetch_customer_accounts:
     post:
-      operationId: create_transfer
-      tags: [transfers]
-      summary: Send money.
-      x-success-message: Transfer initiated successfully
+      tags: [Accounts]
+      operationId: fetch_customer_accounts
+      summary: List the business's accounts
+      description: |
+        Lists the business's accounts: the main pool account, current accounts and virtual
+        (customer) accounts, newest first. `{}` or no `filters` returns all of them. Filters narrow
+        by `account_type` (`normal` means the business's own non-virtual accounts, pool and current;
+        `savings` matches none today, Kobo opens no savings accounts), `status`, and `is_available`
+        (true: accounts that can transact now, status `active`; false: every other status). Paged
+        with `limit` and the cursor pair (see Lists and paging); the response carries `pagination`.
+
+        Integration token. Available in the sandbox.
+
+        Errors:
+        - `01` a filter or paging field is invalid (the message names it).
+        - `41` the token is missing, invalid or expired.
+        - `29` too many requests. `96` internal error.
       security:
         - integrationToken: []
+      x-success-message: Accounts retrieved
+      x-response-codes: ['00', '01', '29', '41', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/FetchCustomerAccountsRequest'
+            examples:
+              all:
+                summary: Every account
+                value: {}
+              active_virtual:
+                summary: Active virtual accounts, ten per page
+                value:
+                  filters:
+                    account_type: virtual
+                    status: active
+                  limit: 10
+              next_page:
+                summary: The page after a given account
+                value:
+                  limit: 10
+                  cursor_created_at: '2026-10-20T11:00:00Z'
+                  cursor_id: 1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e01
+      responses:
+        '200':
+          description: One page of accounts.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchCustomerAccountsResponse'
+              examples:
+                accounts:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Accounts retrieved
+                    data:
+                      - id: 0b7c6d1e-8f2a-4b3c-9d4e-5f6a7b8c9d02
+                        account_number: '1000000021'
+                        account_name: Adaeze Foods Ltd - Operations
+                        account_type: current
+                        status: active
+                        balance: '0.000000000'
+                        last_balance_update: null
+                        parent_account_number: '1000000014'
+                        created_at: '2026-11-02T09:05:00Z'
+                      - id: 1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e01
+                        account_number: '2000000011'
+                        account_name: Chinedu Obi
+                        account_type: virtual
+                        status: active
+                        balance: '15000.000000000'
+                        last_balance_update: '2026-11-02T09:20:00Z'
+                        parent_account_number: '1000000014'
+                        created_at: '2026-10-20T11:00:00Z'
+                      - id: 0b7c6d1e-8f2a-4b3c-9d4e-5f6a7b8c9d01
+                        account_number: '1000000014'
+                        account_name: Adaeze Foods Ltd
+                        account_type: pool
+                        status: active
+                        balance: '2450000.000000000'
+                        last_balance_update: '2026-11-02T09:20:00Z'
+                        parent_account_number: null
+                        created_at: '2026-10-15T10:00:00Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/account/api/create_customer_account:
+    post:
+      tags: [Accounts]
+      operationId: create_customer_account
+      summary: Give a customer a permanent virtual account
+      description: |
+        Verifies an end-customer's identity with their BVN and/or NIN against the core banking
+        system, then opens a permanent (static, never recycled) virtual account for them. The
+        account is `active` at once and ready to receive funds: every credit to it is a collection
+        (`collection.received` webhook) settled into its parent account. Send at least one of `bvn`
+        or `nin`; when both are sent both must verify and belong to the same person.
+        `account_name` is the name on the identity record unless you give one. `metadata` is stored
+        with the account and returned on lookups, never interpreted. `parent_account_number` picks
+        the pool or current account the virtual account settles into (default: the main pool
+        account). One customer (identity) gets one account per business: a second request with the
+        same BVN or NIN answers `26`. Emits `account.created`. Accepts `Idempotency-Key`.
+
+        Integration token. Available in the sandbox (see the identity test data in the overview).
+
+        Errors:
+        - `01` a field is missing or malformed (the message names it).
+        - `02` neither `bvn` nor `nin` was sent.
+        - `26` this BVN or NIN already has an account in the business.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `44` `parent_account_number` is not a pool or current account of the business.
+        - `60` the business is not active.
+        - `80` the identity provider is unavailable: retry later with the same `Idempotency-Key`.
+        - `83` verification failed (unknown identity, BVN and NIN of different people) or the
+          provider refused to provision the account.
+        - `29` too many requests. `96` internal error.
+      security:
+        - integrationToken: []
+      x-success-message: Customer account created
+      x-response-codes: ['00', '01', '02', '26', '27', '28', '29', '41', '44', '60', '80', '83', '96']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -157,60 +1109,3978 @@ paths:
         content:
           application/json:
             schema:
-              $ref: '#/components/schemas/CreateTransferRequest'
+              $ref: '#/components/schemas/CreateCustomerAccountRequest'
+            examples:
+              bvn:
+                summary: Verified with a BVN
+                value:
+                  email: chinedu.obi@example.ng
+                  phone: '08031234567'
+                  bvn: '22212345678'
+                  metadata:
+                    customer_ref: CUST-00042
+              nin_with_name:
+                summary: Verified with a NIN, with a chosen name
+                value:
+                  email: funke.adeyemi@example.ng
+                  phone: '09051234567'
+                  nin: '70123456789'
+                  account_name: Funke Adeyemi
+                  parent_account_number: '1000000014'
+      responses:
+        '200':
+          description: The new virtual account.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/CreateCustomerAccountResponse'
+              examples:
+                created:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Customer account created
+                    data:
+                      id: 1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e01
+                      account_number: '2000000011'
+                      account_name: Chinedu Obi
+                      account_type: virtual
+                      status: active
+                      balance: '0.000000000'
+                      last_balance_update: null
+                      parent_account_number: '1000000014'
+                      created_at: '2026-10-20T11:00:00Z'
+        '400':
+          description: A field is invalid, or no identity number was sent.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                invalid_bvn:
+                  value:
+                    status: false
+                    response_code: '01'
+                    message: '`bvn`: must be exactly 11 digits'
+                    data: null
+                no_identity:
+                  value:
+                    status: false
+                    response_code: '02'
+                    message: Provide a BVN or a NIN
+                    data: null
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          description: The parent account is not an account of the business.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                parent_not_found:
+                  value:
+                    status: false
+                    response_code: '44'
+                    message: No pool or current account 1000000045 in this business
+                    data: null
+        '409':
+          description: The identity already has an account, or the idempotency key is in use.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                duplicate_identity:
+                  value:
+                    status: false
+                    response_code: '26'
+                    message: This BVN already has account 2000000011 in this business
+                    data: null
+                in_progress:
+                  $ref: '#/components/examples/IdempotencyInProgress'
+        '422':
+          description: Verification failed, or the key was reused with another body.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                key_reused:
+                  $ref: '#/components/examples/IdempotencyKeyReused'
+                verification_failed:
+                  value:
+                    status: false
+                    response_code: '83'
+                    message: Identity verification failed for BVN 222*****683
+                    data: null
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ProviderUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/account/api/create_account:
+    post:
+      tags: [Accounts]
+      operationId: create_account_api
+      summary: Open a current account (integration)
+      description: |
+        Opens a current account linked to the business's main pool account. It starts `active`
+        with balance `0.000000000` and `last_balance_update` null, and may itself act as the parent
+        of virtual accounts. `account_name` defaults to `<business name> - Current <n>`. The
+        business must be active. A business may hold at most 100 current accounts (20 in the
+        sandbox); over that the provider refuses with `83`. Emits `account.created`. Accepts
+        `Idempotency-Key`. The Dashboard twin is `create_account_web`.
+
+        Integration token. Available in the sandbox.
+
+        Errors:
+        - `01` `account_name` is empty or longer than 255 characters.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `60` the business is not active.
+        - `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.
+        - `83` the provider refused (for example the account limit is reached).
+        - `29` too many requests. `96` internal error.
+      security:
+        - integrationToken: []
+      x-success-message: Account created
+      x-response-codes: ['00', '01', '27', '28', '29', '41', '60', '80', '83', '96']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        $ref: '#/components/requestBodies/CreateAccount'
+      responses:
+        '200':
+          description: The new current account.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/CreateAccountApiResponse'
+              examples:
+                created:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Account created
+                    data:
+                      id: 0b7c6d1e-8f2a-4b3c-9d4e-5f6a7b8c9d02
+                      account_number: '1000000021'
+                      account_name: Adaeze Foods Ltd - Operations
+                      account_type: current
+                      status: active
+                      balance: '0.000000000'
+                      last_balance_update: null
+                      parent_account_number: '1000000014'
+                      created_at: '2026-11-02T09:05:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '409':
+          $ref: '#/components/responses/IdempotencyInProgress'
+        '422':
+          $ref: '#/components/responses/AccountRefused'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ProviderUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/account/web/create_account:
+    post:
+      tags: [Accounts]
+      operationId: create_account_web
+      summary: Open a current account (Dashboard)
+      description: |
+        The Dashboard twin of `create_account_api`, with the same body, effects and limits: opens
+        a current account linked to the main pool account, `active`, balance `0.000000000`,
+        `last_balance_update` null. The business must be active. Emits `account.created`; audit-log
+        action `create_account`. Accepts `Idempotency-Key`.
+
+        Permission: `account.create`.
+
+        Errors:
+        - `01` `account_name` is empty or longer than 255 characters.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `account.create`.
+        - `60` the business is not active.
+        - `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.
+        - `83` the provider refused (for example the account limit is reached).
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: account.create
+      x-success-message: Account created
+      x-response-codes: ['00', '01', '27', '28', '29', '41', '43', '60', '80', '83', '96']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        $ref: '#/components/requestBodies/CreateAccount'
+      responses:
+        '200':
+          description: The new current account.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/CreateAccountWebResponse'
+              examples:
+                created:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Account created
+                    data:
+                      id: 0b7c6d1e-8f2a-4b3c-9d4e-5f6a7b8c9d03
+                      account_number: '1000000038'
+                      account_name: Adaeze Foods Ltd - Payroll
+                      account_type: current
+                      status: active
+                      balance: '0.000000000'
+                      last_balance_update: null
+                      parent_account_number: '1000000014'
+                      created_at: '2026-11-02T09:06:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          description: The role lacks the permission, or the business is not active.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                permission_denied:
+                  $ref: '#/components/examples/PermissionDenied'
+                business_inactive:
+                  $ref: '#/components/examples/BusinessInactive'
+        '409':
+          $ref: '#/components/responses/IdempotencyInProgress'
+        '422':
+          $ref: '#/components/responses/AccountRefused'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ProviderUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/account/web/get_account:
+    post:
+      tags: [Accounts]
+      operationId: get_account
+      summary: Look up one account
+      description: |
+        Returns one account of the business matching every given field, with its `account_class`
+        (`primary` for the main pool account, `secondary` for the others) and, for a virtual
+        account, the `customer` it belongs to (null for the business's own accounts). All fields are
+        optional; when several accounts match, the most recently created one is returned, so pass
+        `account_number` to be exact. `account_type` takes the filter values (`normal` matches
+        pool and current accounts).
+
+        Permission: `account.view`.
+
+        Errors:
+        - `01` a field is malformed (the message names it).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `account.view`.
+        - `44` no account of the business matches.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: account.view
+      x-success-message: Account retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '44', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/GetAccountRequest'
+            examples:
+              by_number:
+                value:
+                  account_number: '2000000011'
+              primary:
+                summary: The main pool account
+                value:
+                  account_class: primary
+      responses:
+        '200':
+          description: The account.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/GetAccountResponse'
+              examples:
+                virtual:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Account retrieved
+                    data:
+                      id: 1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e01
+                      account_number: '2000000011'
+                      account_name: Chinedu Obi
+                      account_type: virtual
+                      account_class: secondary
+                      status: active
+                      balance: '15000.000000000'
+                      last_balance_update: '2026-11-02T09:20:00Z'
+                      parent_account_number: '1000000014'
+                      customer:
+                        email: chinedu.obi@example.ng
+                        phone: '08031234567'
+                        verified_identities: [bvn]
+                        metadata:
+                          customer_ref: CUST-00042
+                      created_at: '2026-10-20T11:00:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          description: No account matches.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                no_match:
+                  $ref: '#/components/examples/AccountNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/account/web/fetch_account_collections:
+    post:
+      tags: [Accounts]
+      operationId: fetch_account_collections
+      summary: Collections per account
+      description: |
+        Lists the business's accounts (newest first) with their collection totals: how many
+        inbound credits each received (`total_collections`), their combined value
+        (`total_collection_amount`) and the time of the last one. Account filters: `account_type`,
+        `account_number`, `status`, and `parent_account_number` (virtual accounts linked to that
+        pool or current account). Date filters bound which collections are counted, not which
+        accounts are listed: `date` (a single day, takes precedence) or `start_date` / `end_date`
+        (inclusive). Paged with `limit` and the cursor pair.
+
+        Permission: `account.view`.
+
+        Errors:
+        - `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent
+          without its pair (the message names the field).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `account.view`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: account.view
+      x-success-message: Account collections retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/FetchAccountCollectionsRequest'
+            examples:
+              november_virtual:
+                summary: Virtual accounts under the pool, collections in November
+                value:
+                  account_type: virtual
+                  parent_account_number: '1000000014'
+                  start_date: '2026-11-01'
+                  end_date: '2026-11-30'
+                  limit: 20
+      responses:
+        '200':
+          description: One page of accounts with their collection totals.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchAccountCollectionsResponse'
+              examples:
+                collections:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Account collections retrieved
+                    data:
+                      - id: 1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e01
+                        account_number: '2000000011'
+                        account_name: Chinedu Obi
+                        account_type: virtual
+                        account_class: secondary
+                        status: active
+                        balance: '15000.000000000'
+                        last_balance_update: '2026-11-02T09:20:00Z'
+                        parent_account_number: '1000000014'
+                        total_collections: 1
+                        total_collection_amount: '15000.00'
+                        last_transaction_date: '2026-11-02T09:20:00Z'
+                        created_at: '2026-10-20T11:00:00Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/account/web/fetch_account_summaries:
+    post:
+      tags: [Accounts]
+      operationId: fetch_account_summaries
+      summary: Activity summary per account
+      description: |
+        Lists the business's accounts (newest first) with their collection totals plus outbound
+        transfer totals (`total_transfers`, `total_transfer_amount`, counting successful and pending
+        transfers) and `total_transactions` (every posted transaction on the account). All fields
+        are optional; `{}` (or an empty body) returns every account. Filters: `account_type`,
+        `account_number`, `status`, `is_available` (true: status `active`; false: any other).
+        Paged with `limit` and the cursor pair.
+
+        Permission: `account.view`.
+
+        Errors:
+        - `01` a field is malformed or a cursor field is sent without its pair (the message names
+          the field).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `account.view`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: account.view
+      x-success-message: Account summaries retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/FetchAccountSummariesRequest'
+            examples:
+              current_accounts:
+                value:
+                  account_type: current
+                  is_available: true
+                  limit: 20
+      responses:
+        '200':
+          description: One page of account summaries.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchAccountSummariesResponse'
+              examples:
+                summaries:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Account summaries retrieved
+                    data:
+                      - id: 0b7c6d1e-8f2a-4b3c-9d4e-5f6a7b8c9d02
+                        account_number: '1000000021'
+                        account_name: Adaeze Foods Ltd - Operations
+                        account_type: current
+                        account_class: secondary
+                        status: active
+                        balance: '450000.000000000'
+                        last_balance_update: '2026-11-02T09:40:00Z'
+                        parent_account_number: '1000000014'
+                        total_collections: 1
+                        total_collection_amount: '500000.00'
+                        last_transaction_date: '2026-11-02T09:12:00Z'
+                        total_transfers: 1
+                        total_transfer_amount: '50000.00'
+                        total_transactions: 2
+                        created_at: '2026-11-02T09:05:00Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/account/web/get_total_account_metrics:
+    post:
+      tags: [Accounts]
+      operationId: get_total_account_metrics
+      summary: Portfolio totals
+      description: |
+        Returns portfolio aggregates for the business: active, inactive (any status other than
+        `active`) and virtual account counts, the total collected, and the sum of all account
+        balances. `filters.start_date` / `filters.end_date` (inclusive) bound the collections summed
+        in `total_volume_collected` and, with `filters.account_type`, restrict the accounts counted
+        to those created in the window. `count` caps how many accounts enter the computation
+        (newest first). `ignore_count: true` skips the three account counts for a faster answer:
+        they are returned as null.
+
+        Permission: `account.view`.
+
+        Errors:
+        - `01` a field is malformed or `start_date` is after `end_date` (the message names it).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `account.view`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: account.view
+      x-success-message: Account metrics retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/GetTotalAccountMetricsRequest'
+            examples:
+              november:
+                value:
+                  filters:
+                    start_date: '2026-11-01'
+                    end_date: '2026-11-30'
+              fast:
+                summary: Skip the counts
+                value:
+                  ignore_count: true
+      responses:
+        '200':
+          description: The aggregates.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/GetTotalAccountMetricsResponse'
+              examples:
+                metrics:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Account metrics retrieved
+                    data:
+                      total_active_accounts: 5
+                      total_inactive_accounts: 0
+                      total_virtual_accounts: 2
+                      total_volume_collected: '515000.00'
+                      total_business_balance: '2915000.000000000'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/web/fetch_transactions:
+    post:
+      tags: [Transactions]
+      operationId: fetch_transactions_web
+      summary: List transactions (Dashboard)
+      description: |
+        Lists the business's transactions, newest first: credits (`credit`, money in) and debits
+        (`debit`, money out) on every account. Optional `filters`: `account_number`, `start_date` /
+        `end_date` (inclusive days), `transaction_type`, `status`, `reference_number` (exact), and
+        `search` (case-insensitive substring of the narration or reference). Paged with `limit` (or
+        `page_size`) and either the cursor pair or `page` (see Lists and paging).
+
+        Permission: `transaction.view`. Available in the sandbox.
+
+        Errors:
+        - `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging
+          fields conflict (the message names the field).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transaction.view`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: transaction.view
+      x-success-message: Transactions retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/FetchTransactionsWebRequest'
+            examples:
+              debits_in_november:
+                value:
+                  filters:
+                    account_number: '1000000021'
+                    start_date: '2026-11-01'
+                    end_date: '2026-11-30'
+                    transaction_type: debit
+                    status: success
+                  page: 1
+                  page_size: 20
+      responses:
+        '200':
+          description: One page of transactions.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchTransactionsWebResponse'
+              examples:
+                transactions:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transactions retrieved
+                    data:
+                      - id: 3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c02
+                        reference_number: TRF-20261102-7F3K9Q
+                        account_number: '1000000021'
+                        amount: '50000.00'
+                        transaction_type: debit
+                        status: success
+                        narration: Supplier payment - Ofada rice
+                        created_at: '2026-11-02T09:40:00Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: 1
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/api/fetch_transactions:
+    post:
+      tags: [Transactions]
+      operationId: fetch_transactions_api
+      summary: List transactions (integration)
+      description: |
+        Lists the business's transactions, newest first, in the integration shape (with
+        `account_name`, `transaction_category`, `channel` and `remarks`). Use `reference_number` to
+        reconcile. Optional `filters`: `account_number`; `start_date` / `end_date` (on or after / on
+        or before, YYYY-MM-DD); `date` (a single day, takes precedence over the range); `status`;
+        `transaction_type` (`credit` inbound, `debit` outbound); `transaction_category`
+        (`collection`, `transfer`, `reversal`); `reference_number` (exact); `channel` (`nip`,
+        `intra`); `search` (case-insensitive substring of the remarks or reference). Paged with
+        `limit` (or `page_size`) and either the cursor pair or `page`. The business must be active.
+
+        Integration token.
+
+        Errors:
+        - `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging
+          fields conflict (the message names the field).
+        - `41` the token is missing, invalid or expired.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+      security:
+        - integrationToken: []
+      x-success-message: Transactions retrieved
+      x-response-codes: ['00', '01', '29', '41', '60', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/FetchTransactionsApiRequest'
+            examples:
+              collections_today:
+                value:
+                  filters:
+                    date: '2026-11-02'
+                    transaction_category: collection
+                  limit: 50
+              by_reference:
+                value:
+                  filters:
+                    reference_number: COL-20261102-2D8R5T
+      responses:
+        '200':
+          description: One page of transactions.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchTransactionsApiResponse'
+              examples:
+                transactions:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transactions retrieved
+                    data:
+                      - id: 3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01
+                        reference_number: COL-20261102-2D8R5T
+                        account_number: '2000000011'
+                        account_name: Chinedu Obi
+                        amount: '15000.00'
+                        transaction_type: credit
+                        transaction_category: collection
+                        status: success
+                        channel: nip
+                        remarks: Payment for order 1042
+                        created_at: '2026-11-02T09:20:00Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 50
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/web/fetch_settlement_transactions:
+    post:
+      tags: [Transactions]
+      operationId: fetch_settlement_transactions_web
+      summary: List settlements (Dashboard)
+      description: |
+        Lists settlements, newest first: confirmed inbound credits only (cleared and credited to an
+        account of the business). Optional `filters`: `account_number`, `start_date` / `end_date`
+        (inclusive, on the settlement date), `reference` (exact). Paged with `limit` (or
+        `page_size`) and either the cursor pair or `page`.
+
+        Permission: `transaction.view`. Available in the sandbox.
+
+        Errors:
+        - `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging
+          fields conflict (the message names the field).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transaction.view`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: transaction.view
+      x-success-message: Settlements retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/FetchSettlements'
+      responses:
+        '200':
+          description: One page of settlements.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchSettlementTransactionsWebResponse'
+              examples:
+                settlements:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Settlements retrieved
+                    data:
+                      - id: 3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01
+                        reference: COL-20261102-2D8R5T
+                        account_number: '2000000011'
+                        amount: '15000.00'
+                        settlement_date: '2026-11-02T09:20:00Z'
+                        status: success
+                        created_at: '2026-11-02T09:20:00Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/api/fetch_settlement_transactions:
+    post:
+      tags: [Transactions]
+      operationId: fetch_settlement_transactions_api
+      summary: List settlements (integration)
+      description: |
+        Lists settlements, newest first, in the integration transaction shape: confirmed inbound
+        credits only. Same body as `fetch_settlement_transactions_web`. The business must be active.
+
+        Integration token.
+
+        Errors:
+        - `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging
+          fields conflict (the message names the field).
+        - `41` the token is missing, invalid or expired.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+      security:
+        - integrationToken: []
+      x-success-message: Settlements retrieved
+      x-response-codes: ['00', '01', '29', '41', '60', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/FetchSettlements'
+      responses:
+        '200':
+          description: One page of settlements.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchSettlementTransactionsApiResponse'
+              examples:
+                settlements:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Settlements retrieved
+                    data:
+                      - id: 3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01
+                        reference_number: COL-20261102-2D8R5T
+                        account_number: '2000000011'
+                        account_name: Chinedu Obi
+                        amount: '15000.00'
+                        transaction_type: credit
+                        transaction_category: collection
+                        status: success
+                        channel: nip
+                        remarks: Payment for order 1042
+                        created_at: '2026-11-02T09:20:00Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/fetch_banks:
+    post:
+      tags: [Transfers]
+      operationId: fetch_banks
+      summary: List banks
+      description: |
+        Lists the banks reachable for name enquiry and transfers, sorted by name. `code` is the
+        value to send as `bank_code`; Kobo's own bank is `090823`. `cbn_code` is the central bank
+        institution code, null for microfinance banks that have none. Cache the list for at least
+        24 hours and refresh it daily or when a code is rejected. Takes no parameters: send `{}`.
+
+        Integration token.
+
+        Errors:
+        - `01` the body is not `{}`.
+        - `41` the token is missing, invalid or expired.
+        - `29` too many requests. `96` internal error.
+      security:
+        - integrationToken: []
+      x-success-message: Banks retrieved
+      x-response-codes: ['00', '01', '29', '41', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/Empty'
+      responses:
+        '200':
+          description: The banks.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchBanksResponse'
+              examples:
+                banks:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Banks retrieved
+                    data:
+                      - name: Access Bank
+                        code: '000014'
+                        cbn_code: '044'
+                        updated_at: '2026-11-01T00:00:00Z'
+                      - name: Guaranty Trust Bank
+                        code: '000013'
+                        cbn_code: '058'
+                        updated_at: '2026-11-01T00:00:00Z'
+                      - name: Kobo Microfinance Bank
+                        code: '090823'
+                        cbn_code: null
+                        updated_at: '2026-11-01T00:00:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/name_enquiry:
+    post:
+      tags: [Transfers]
+      operationId: name_enquiry
+      summary: Name enquiry
+      description: |
+        Resolves the registered holder of a beneficiary account before a transfer. Run it for every
+        new beneficiary and send its `account_name` as `beneficiary_account_name` in
+        `funds_transfer`; pass `bvn` and `kyc` on as returned, never assume them. Kobo accounts
+        (`bank_code` `090823`) are resolved locally; other banks over NIP through the provider.
+        `source_account_number` must be an active account of the business (the account you will
+        send from). `bvn` is null when the holder has none on record (for example a business).
+
+        Integration token.
+
+        Errors:
+        - `01` a field is missing or malformed (the message names it).
+        - `06` no account with that number exists at that bank, or the bank code is unknown.
+        - `41` the token is missing, invalid or expired.
+        - `42` `source_account_number` is not an account of the business.
+        - `80` the provider is unavailable: retry later.
+        - `29` too many requests. `96` internal error.
+      security:
+        - integrationToken: []
+      x-success-message: Name enquiry successful
+      x-response-codes: ['00', '01', '06', '29', '41', '42', '80', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/NameEnquiryRequest'
+            examples:
+              inter_bank:
+                value:
+                  beneficiary_account_number: '0123456788'
+                  bank_code: '000013'
+                  source_account_number: '1000000021'
+              intra_bank:
+                value:
+                  beneficiary_account_number: '3000000018'
+                  bank_code: '090823'
+                  source_account_number: '1000000021'
+      responses:
+        '200':
+          description: The registered holder.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/NameEnquiryResponse'
+              examples:
+                inter_bank:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Name enquiry successful
+                    data:
+                      account_number: '0123456788'
+                      account_name: Emeka Nwosu
+                      bank_code: '000013'
+                      bank_name: Guaranty Trust Bank
+                      bvn: '22298765432'
+                      kyc: 3
+                intra_bank:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Name enquiry successful
+                    data:
+                      account_number: '3000000018'
+                      account_name: Lagos Fresh Produce Ltd
+                      bank_code: '090823'
+                      bank_name: Kobo Microfinance Bank
+                      bvn: null
+                      kyc: 3
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '404':
+          description: The beneficiary or the source account was not found.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                beneficiary_not_found:
+                  $ref: '#/components/examples/BeneficiaryNotFound'
+                source_not_found:
+                  $ref: '#/components/examples/SourceAccountNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ProviderUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/funds_transfer:
+    post:
+      tags: [Transfers]
+      operationId: funds_transfer
+      summary: Send money
+      description: |
+        Sends `amount` (NGN, positive, at most two fraction digits) from an active account of the
+        business to a beneficiary. Run `name_enquiry` first and send the confirmed name as
+        `beneficiary_account_name`; the transfer repeats the enquiry and refuses a name that does
+        not match (`49`). Generate an OTP with `generate_otp` and send it in `otp`.
+
+        - **No active approval policy, or an amount below its `min_amount`**: the transfer runs at
+          once. `intra` (bank code `090823`) settles in one step: the record comes back `success`
+          (`transfer.success`). `inter` goes over NIP: the amount leaves the source account at once,
+          the record comes back `pending`, and the provider later confirms (`success`,
+          `transfer.success`) or fails it (`failed`, `transfer.failed`, then the amount is credited
+          back and `transfer.reversed` follows), typically within minutes. Query it any time with
+          `get_transfer_web`.
+        - **An active approval policy whose `min_amount` the amount reaches**: nothing moves yet. The
+          record comes back `pending` with `approval_status: awaiting_approval`
+          (`transfer.pending_approval`) until another member with `transfer.approve` approves it
+          (then it runs as above) or rejects it (`failed`, `approval_status: rejected`).
+
+        `bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.
+        Accepts `Idempotency-Key`: always send one, so that a retry after a timeout cannot send
+        the money twice. Audit-log action `funds_transfer`. The business must be active.
+
+        Permission: `transfer.initiate`. Available in the sandbox.
+
+        Errors:
+        - `01` a field is missing or malformed, the amount is not positive, `transfer_type` does
+          not match `bank_code`, or the source and beneficiary are the same account (the message
+          names the field).
+        - `06` the beneficiary account does not exist at that bank.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `42` `source_account_number` is not an account of the business.
+        - `43` the member's role lacks `transfer.initiate`.
+        - `45` the OTP is wrong, expired, already used or not the member's.
+        - `48` the source account is not `active`.
+        - `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.
+        - `60` the business is not active.
+        - `80` the provider is unavailable: nothing was debited; retry later with the same
+          `Idempotency-Key`.
+        - `83` refused: insufficient funds in the source account, the daily limit is exceeded, or
+          the provider rejected the transfer.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.initiate
+      x-success-message: Transfer submitted
+      x-response-codes: ['00', '01', '06', '27', '28', '29', '41', '42', '43', '45', '48', '49', '60', '80', '83', '96']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/FundsTransferRequest'
+            examples:
+              intra:
+                summary: To another Kobo account
+                value:
+                  source_account_number: '1000000021'
+                  source_account_name: Adaeze Foods Ltd - Operations
+                  beneficiary_account_number: '3000000018'
+                  beneficiary_account_name: Lagos Fresh Produce Ltd
+                  bank_code: '090823'
+                  bank_name: Kobo Microfinance Bank
+                  amount: '50000.00'
+                  narration: Supplier payment - Ofada rice
+                  transfer_type: intra
+                  otp: '482913'
+              inter:
+                summary: To another bank over NIP
+                value:
+                  source_account_number: '1000000021'
+                  source_account_name: Adaeze Foods Ltd - Operations
+                  beneficiary_account_number: '0123456788'
+                  beneficiary_account_name: Emeka Nwosu
+                  bank_code: '000013'
+                  bank_name: Guaranty Trust Bank
+                  amount: '25000'
+                  narration: Logistics - November
+                  transfer_type: inter
+                  otp: '315072'
+                  bvn: '22298765432'
+                  kyc: 3
+      responses:
+        '200':
+          description: The transfer record.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FundsTransferResponse'
+              examples:
+                intra_settled:
+                  summary: Intra-bank, settled at once
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transfer submitted
+                    data:
+                      id: 8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f01
+                      reference_number: TRF-20261102-7F3K9Q
+                      amount: '50000.00'
+                      status: success
+                      approval_status: not_required
+                      transfer_type: intra
+                      source_account_number: '1000000021'
+                      beneficiary_account_number: '3000000018'
+                      beneficiary_account_name: Lagos Fresh Produce Ltd
+                      bank_code: '090823'
+                      bank_name: Kobo Microfinance Bank
+                      narration: Supplier payment - Ofada rice
+                      failure_reason: null
+                      reversal_reference_number: null
+                      initiated_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                      reviewed_by: null
+                      created_at: '2026-11-02T09:40:00Z'
+                      updated_at: '2026-11-02T09:40:00Z'
+                inter_in_flight:
+                  summary: Inter-bank, sent to NIP
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transfer submitted
+                    data:
+                      id: 8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f02
+                      reference_number: TRF-20261102-8H4M2P
+                      amount: '25000.00'
+                      status: pending
+                      approval_status: not_required
+                      transfer_type: inter
+                      source_account_number: '1000000021'
+                      beneficiary_account_number: '0123456788'
+                      beneficiary_account_name: Emeka Nwosu
+                      bank_code: '000013'
+                      bank_name: Guaranty Trust Bank
+                      narration: Logistics - November
+                      failure_reason: null
+                      reversal_reference_number: null
+                      initiated_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                      reviewed_by: null
+                      created_at: '2026-11-02T09:45:00Z'
+                      updated_at: '2026-11-02T09:45:00Z'
+                held_for_approval:
+                  summary: Held by the approval policy
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transfer submitted
+                    data:
+                      id: 8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f03
+                      reference_number: TRF-20261102-9J5N3R
+                      amount: '750000.00'
+                      status: pending
+                      approval_status: awaiting_approval
+                      transfer_type: intra
+                      source_account_number: '1000000014'
+                      beneficiary_account_number: '3000000018'
+                      beneficiary_account_name: Lagos Fresh Produce Ltd
+                      bank_code: '090823'
+                      bank_name: Kobo Microfinance Bank
+                      narration: Quarterly produce contract
+                      failure_reason: null
+                      reversal_reference_number: null
+                      initiated_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                      reviewed_by: null
+                      created_at: '2026-11-02T10:00:00Z'
+                      updated_at: '2026-11-02T10:00:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          description: The role lacks the permission, the OTP is invalid, or the business is not active.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                permission_denied:
+                  $ref: '#/components/examples/PermissionDenied'
+                invalid_otp:
+                  value:
+                    status: false
+                    response_code: '45'
+                    message: Invalid or expired OTP
+                    data: null
+                business_inactive:
+                  $ref: '#/components/examples/BusinessInactive'
+        '404':
+          description: The beneficiary or the source account was not found.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                beneficiary_not_found:
+                  $ref: '#/components/examples/BeneficiaryNotFound'
+                source_not_found:
+                  $ref: '#/components/examples/SourceAccountNotFound'
+        '409':
+          description: The source account is not active, or the idempotency key is in use.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                source_blocked:
+                  value:
+                    status: false
+                    response_code: '48'
+                    message: Source account 1000000021 is blocked
+                    data: null
+                in_progress:
+                  $ref: '#/components/examples/IdempotencyInProgress'
+        '422':
+          description: The name does not match, the key was reused, or the transfer was refused.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                name_mismatch:
+                  value:
+                    status: false
+                    response_code: '49'
+                    message: 'Beneficiary name does not match: the account is held by Emeka Nwosu'
+                    data: null
+                key_reused:
+                  $ref: '#/components/examples/IdempotencyKeyReused'
+                insufficient_funds:
+                  value:
+                    status: false
+                    response_code: '83'
+                    message: Insufficient funds in account 1000000021
+                    data: null
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ProviderUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/get_transfer:
+    post:
+      tags: [Transfers]
+      operationId: get_transfer_web
+      summary: Transfer status (Dashboard)
+      x-origin: extension
+      description: |
+        Returns a transfer of the business by its `reference_number`, with its current `status`
+        (`pending`, `success`, `failed`) and `approval_status`. Use it after a timeout, or to follow
+        an inter-bank transfer until it leaves `pending`. The integration twin is
+        `get_transfer_api`.
+
+        Permission: `transfer.view`.
+
+        Errors:
+        - `01` `reference_number` is missing or malformed.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.view`.
+        - `47` no transfer of the business has this reference.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.view
+      x-success-message: Transfer retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/TransferReference'
       responses:
         '200':
           description: The transfer.
           headers:
             X-Request-Id:
               $ref: '#/components/headers/XRequestId'
-            Idempotent-Replayed:
-              schema:
-                type: boolean
           content:
             application/json:
               schema:
-                $ref: '#/components/schemas/CreateTransferResponse'
+                $ref: '#/components/schemas/GetTransferWebResponse'
+              examples:
+                settled:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transfer retrieved
+                    data:
+                      id: 8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f02
+                      reference_number: TRF-20261102-8H4M2P
+                      amount: '25000.00'
+                      status: success
+                      approval_status: not_required
+                      transfer_type: inter
+                      source_account_number: '1000000021'
+                      beneficiary_account_number: '0123456788'
+                      beneficiary_account_name: Emeka Nwosu
+                      bank_code: '000013'
+                      bank_name: Guaranty Trust Bank
+                      narration: Logistics - November
+                      failure_reason: null
+                      reversal_reference_number: null
+                      initiated_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                      reviewed_by: null
+                      created_at: '2026-11-02T09:45:00Z'
+                      updated_at: '2026-11-02T09:46:10Z'
         '400':
-          $ref: '#/components/responses/Error'
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/TransferNotFound'
         '429':
-          description: Too many requests.
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/get_transfer:
+    post:
+      tags: [Transfers]
+      operationId: get_transfer_api
+      summary: Transfer status (integration)
+      x-origin: extension
+      description: |
+        The integration twin of `get_transfer_web`: returns a transfer of the business by its
+        `reference_number` with its current `status` and `approval_status`, so a back office can
+        reconcile transfers started from the Dashboard (for example after a `transfer.*` webhook).
+
+        Integration token.
+
+        Errors:
+        - `01` `reference_number` is missing or malformed.
+        - `41` the token is missing, invalid or expired.
+        - `47` no transfer of the business has this reference.
+        - `29` too many requests. `96` internal error.
+      security:
+        - integrationToken: []
+      x-success-message: Transfer retrieved
+      x-response-codes: ['00', '01', '29', '41', '47', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/TransferReference'
+      responses:
+        '200':
+          description: The transfer.
           headers:
-            Retry-After:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
               schema:
-                type: integer
+                $ref: '#/components/schemas/GetTransferApiResponse'
+              examples:
+                reversed:
+                  summary: A failed inter-bank transfer, reversed
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transfer retrieved
+                    data:
+                      id: 8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f04
+                      reference_number: TRF-20261102-4K7P1S
+                      amount: '12000.00'
+                      status: failed
+                      approval_status: not_required
+                      transfer_type: inter
+                      source_account_number: '1000000021'
+                      beneficiary_account_number: '0690000036'
+                      beneficiary_account_name: Bisi Alade
+                      bank_code: '000013'
+                      bank_name: Guaranty Trust Bank
+                      narration: Refund - order 1038
+                      failure_reason: Beneficiary bank declined the transfer
+                      reversal_reference_number: REV-20261102-4K7P1S
+                      initiated_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                      reviewed_by: null
+                      created_at: '2026-11-02T09:50:00Z'
+                      updated_at: '2026-11-02T09:51:30Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '404':
+          $ref: '#/components/responses/TransferNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/fetch_pending_transfers:
+    post:
+      tags: [Transfers]
+      operationId: fetch_pending_transfers
+      summary: Transfers awaiting approval
+      x-origin: extension
+      description: |
+        Lists the business's transfers held by the approval policy (`approval_status:
+        awaiting_approval`), oldest first so reviewers work through them in order, optionally for
+        one `source_account_number`. Paged with `limit` and the cursor pair (the cursor moves
+        forward in time here).
+
+        Permission: `transfer.view`.
+
+        Errors:
+        - `01` a field is malformed or a cursor field is sent without its pair.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.view`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.view
+      x-success-message: Pending transfers retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/FetchPendingTransfersRequest'
+            examples:
+              all:
+                value: {}
+              one_account:
+                value:
+                  source_account_number: '1000000014'
+                  limit: 20
+      responses:
+        '200':
+          description: One page of held transfers.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchPendingTransfersResponse'
+              examples:
+                held:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Pending transfers retrieved
+                    data:
+                      - id: 8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f03
+                        reference_number: TRF-20261102-9J5N3R
+                        amount: '750000.00'
+                        status: pending
+                        approval_status: awaiting_approval
+                        transfer_type: intra
+                        source_account_number: '1000000014'
+                        beneficiary_account_number: '3000000018'
+                        beneficiary_account_name: Lagos Fresh Produce Ltd
+                        bank_code: '090823'
+                        bank_name: Kobo Microfinance Bank
+                        narration: Quarterly produce contract
+                        failure_reason: null
+                        reversal_reference_number: null
+                        initiated_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                        reviewed_by: null
+                        created_at: '2026-11-02T10:00:00Z'
+                        updated_at: '2026-11-02T10:00:00Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/approve_transfer:
+    post:
+      tags: [Transfers]
+      operationId: approve_transfer
+      summary: Approve a held transfer
+      x-origin: extension
+      description: |
+        Approves a transfer held by the approval policy and executes it at once, exactly as
+        `funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one
+        `pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`
+        names the approver. The approver must be a different member from the one who initiated the
+        transfer. If execution is refused (insufficient funds, daily limit, provider error or
+        outage) nothing moves and the transfer stays `awaiting_approval`: fund the account and
+        approve again, or reject it. Accepts `Idempotency-Key`. Audit-log action `approve_transfer`.
+
+        Permission: `transfer.approve`.
+
+        Errors:
+        - `01` a field is missing or malformed.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.
+        - `47` no transfer of the business has this reference.
+        - `48` the transfer is not awaiting approval (already approved, rejected or never held).
+        - `60` the business is not active.
+        - `80` the provider is unavailable: nothing moved, approve again later.
+        - `83` refused at execution (for example insufficient funds): nothing moved.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.approve
+      x-success-message: Transfer approved
+      x-response-codes: ['00', '01', '27', '28', '29', '41', '43', '47', '48', '60', '80', '83', '96']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/ApproveTransferRequest'
+            examples:
+              approve:
+                value:
+                  reference_number: TRF-20261102-9J5N3R
+      responses:
+        '200':
+          description: The approved (and executed) transfer.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ApproveTransferResponse'
+              examples:
+                approved:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transfer approved
+                    data:
+                      id: 8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f03
+                      reference_number: TRF-20261102-9J5N3R
+                      amount: '750000.00'
+                      status: success
+                      approval_status: approved
+                      transfer_type: intra
+                      source_account_number: '1000000014'
+                      beneficiary_account_number: '3000000018'
+                      beneficiary_account_name: Lagos Fresh Produce Ltd
+                      bank_code: '090823'
+                      bank_name: Kobo Microfinance Bank
+                      narration: Quarterly produce contract
+                      failure_reason: null
+                      reversal_reference_number: null
+                      initiated_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                      reviewed_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f602
+                      created_at: '2026-11-02T10:00:00Z'
+                      updated_at: '2026-11-02T10:20:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          description: The member may not approve this transfer, or the business is not active.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
           content:
             application/json:
               schema:
                 $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                own_transfer:
+                  value:
+                    status: false
+                    response_code: '43'
+                    message: You cannot approve a transfer you initiated
+                    data: null
+                business_inactive:
+                  $ref: '#/components/examples/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/TransferNotFound'
+        '409':
+          description: The transfer is not awaiting approval, or the idempotency key is in use.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                already_reviewed:
+                  $ref: '#/components/examples/TransferNotAwaitingApproval'
+                in_progress:
+                  $ref: '#/components/examples/IdempotencyInProgress'
+        '422':
+          description: The key was reused, or execution was refused.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                key_reused:
+                  $ref: '#/components/examples/IdempotencyKeyReused'
+                insufficient_funds:
+                  value:
+                    status: false
+                    response_code: '83'
+                    message: Insufficient funds in account 1000000014; the transfer is still awaiting approval
+                    data: null
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ProviderUnavailable'
         default:
-          $ref: '#/components/responses/Error'
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/reject_transfer:
+    post:
+      tags: [Transfers]
+      operationId: reject_transfer
+      summary: Reject a held transfer
+      x-origin: extension
+      description: |
+        Rejects a transfer held by the approval policy. Nothing moves: the transfer becomes
+        `failed` with `approval_status: rejected`, `failure_reason` set to the given `reason`, and
+        `transfer.rejected` is emitted. Any member with `transfer.approve` may reject, including the
+        initiator (withdrawing their own request). Audit-log action `reject_transfer`.
+
+        Permission: `transfer.approve`.
+
+        Errors:
+        - `01` a field is missing or malformed (`reason` is 1 to 255 characters).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.approve`.
+        - `47` no transfer of the business has this reference.
+        - `48` the transfer is not awaiting approval.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.approve
+      x-success-message: Transfer rejected
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/RejectTransferRequest'
+            examples:
+              reject:
+                value:
+                  reference_number: TRF-20261102-9J5N3R
+                  reason: Contract not yet signed
+      responses:
+        '200':
+          description: The rejected transfer.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/RejectTransferResponse'
+              examples:
+                rejected:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transfer rejected
+                    data:
+                      id: 8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f03
+                      reference_number: TRF-20261102-9J5N3R
+                      amount: '750000.00'
+                      status: failed
+                      approval_status: rejected
+                      transfer_type: intra
+                      source_account_number: '1000000014'
+                      beneficiary_account_number: '3000000018'
+                      beneficiary_account_name: Lagos Fresh Produce Ltd
+                      bank_code: '090823'
+                      bank_name: Kobo Microfinance Bank
+                      narration: Quarterly produce contract
+                      failure_reason: Contract not yet signed
+                      reversal_reference_number: null
+                      initiated_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                      reviewed_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f602
+                      created_at: '2026-11-02T10:00:00Z'
+                      updated_at: '2026-11-02T10:15:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/TransferNotFound'
+        '409':
+          description: The transfer is not awaiting approval.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                already_reviewed:
+                  $ref: '#/components/examples/TransferNotAwaitingApproval'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/create_approval_policy:
+    post:
+      tags: [Transfers]
+      operationId: create_approval_policy
+      summary: Create the approval policy
+      x-origin: extension
+      description: |
+        Creates the business's maker-checker approval policy (a business has at most one). While
+        it is active, every new transfer whose amount is at least `min_amount` (`"0.00"`: every
+        transfer) is held `pending` with `approval_status: awaiting_approval` until a different
+        member with `transfer.approve` approves or rejects it. `is_active` defaults to true.
+        Accepts `Idempotency-Key`. Audit-log action `create_approval_policy`.
+
+        Permission: `approval_policy.manage`.
+
+        Errors:
+        - `01` a field is missing or malformed.
+        - `26` the business already has an approval policy: change it with `update_approval_policy`.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `approval_policy.manage`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: approval_policy.manage
+      x-success-message: Approval policy created
+      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '43', '96']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/CreateApprovalPolicyRequest'
+            examples:
+              large_transfers:
+                summary: Review transfers of NGN 500,000 and more
+                value:
+                  min_amount: '500000.00'
+                  is_active: true
+      responses:
+        '200':
+          description: The policy.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/CreateApprovalPolicyResponse'
+              examples:
+                created:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Approval policy created
+                    data:
+                      id: c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e01
+                      is_active: true
+                      min_amount: '500000.00'
+                      created_at: '2026-11-02T08:30:00Z'
+                      updated_at: '2026-11-02T08:30:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '409':
+          description: A policy already exists, or the idempotency key is in use.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                exists:
+                  value:
+                    status: false
+                    response_code: '26'
+                    message: The business already has an approval policy
+                    data: null
+                in_progress:
+                  $ref: '#/components/examples/IdempotencyInProgress'
+        '422':
+          $ref: '#/components/responses/IdempotencyKeyReused'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/update_approval_policy:
+    post:
+      tags: [Transfers]
+      operationId: update_approval_policy
+      summary: Change the approval policy
+      x-origin: extension
+      description: |
+        Changes `min_amount` and/or `is_active` of the approval policy; send only what changes.
+        `is_active: false` stops holding new transfers. Transfers already held stay held until
+        reviewed. Audit-log action `update_approval_policy`.
+
+        Permission: `approval_policy.manage`.
+
+        Errors:
+        - `01` a field is malformed, or no field was sent.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `approval_policy.manage`.
+        - `47` the business has no approval policy yet: create one.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: approval_policy.manage
+      x-success-message: Approval policy updated
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/UpdateApprovalPolicyRequest'
+            examples:
+              pause:
+                value:
+                  is_active: false
+              threshold:
+                value:
+                  min_amount: '1000000'
+      responses:
+        '200':
+          description: The policy after the change.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/UpdateApprovalPolicyResponse'
+              examples:
+                paused:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Approval policy updated
+                    data:
+                      id: c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e01
+                      is_active: false
+                      min_amount: '500000.00'
+                      created_at: '2026-11-02T08:30:00Z'
+                      updated_at: '2026-11-02T11:00:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/NoApprovalPolicy'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/get_approval_policy:
+    post:
+      tags: [Transfers]
+      operationId: get_approval_policy
+      summary: Read the approval policy
+      x-origin: extension
+      description: |
+        Returns the business's approval policy. Takes no parameters: send `{}`.
+
+        Permission: `approval_policy.view`.
+
+        Errors:
+        - `01` the body is not `{}`.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `approval_policy.view`.
+        - `47` the business has no approval policy: transfers are never held.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: approval_policy.view
+      x-success-message: Approval policy retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/Empty'
+      responses:
+        '200':
+          description: The policy.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/GetApprovalPolicyResponse'
+              examples:
+                policy:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Approval policy retrieved
+                    data:
+                      id: c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e01
+                      is_active: true
+                      min_amount: '500000.00'
+                      created_at: '2026-11-02T08:30:00Z'
+                      updated_at: '2026-11-02T08:30:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/NoApprovalPolicy'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/fetch_members:
+    post:
+      tags: [Team]
+      operationId: fetch_members
+      summary: List team members
+      description: |
+        Lists the business's Dashboard team members, including invited members who have not
+        accepted yet (`invitation_status: pending`, `is_active: false`). `{}` returns all, newest
+        first. Optional `filters`: `start_date` / `end_date` (joined on or after / on or before),
+        `is_active`, `role_id`. `sort_by` is one of `date_joined` (default), `email`, `first_name`,
+        `last_name`, `last_login`; `sort_order` `asc` or `desc` (default). Paged with `page`
+        (default 1) and `page_size` (default 20, at most 100).
+
+        Permission: `member.view`.
+
+        Errors:
+        - `01` a field is malformed or `start_date` is after `end_date` (the message names it).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `member.view`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: member.view
+      x-success-message: Members retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/FetchMembersRequest'
+            examples:
+              all:
+                value: {}
+              joined_in_october_by_email:
+                value:
+                  filters:
+                    start_date: '2026-10-01'
+                    end_date: '2026-10-31'
+                  sort_by: email
+                  sort_order: asc
+                  page: 1
+                  page_size: 20
+      responses:
+        '200':
+          description: One page of members.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchMembersResponse'
+              examples:
+                members:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Members retrieved
+                    data:
+                      - id: 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                        email: adaeze.okafor@adaezefoods.ng
+                        first_name: Adaeze
+                        last_name: Okafor
+                        user_role_id: 4f1b6c2e-0a1d-4e5f-8b9c-000000000001
+                        role_name: Owner
+                        is_active: true
+                        invitation_status: accepted
+                        last_login: '2026-11-02T08:55:00Z'
+                        date_joined: '2026-10-15T10:00:00Z'
+                        created_at: '2026-10-15T10:00:00Z'
+                      - id: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f602
+                        email: ngozi.eze@adaezefoods.ng
+                        first_name: Ngozi
+                        last_name: Eze
+                        user_role_id: 4f1b6c2e-0a1d-4e5f-8b9c-000000000004
+                        role_name: Checker
+                        is_active: true
+                        invitation_status: accepted
+                        last_login: '2026-11-02T10:10:00Z'
+                        date_joined: '2026-10-16T09:35:00Z'
+                        created_at: '2026-10-16T09:35:00Z'
+                      - id: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                        email: tunde.bakare@adaezefoods.ng
+                        first_name: Tunde
+                        last_name: Bakare
+                        user_role_id: 4f1b6c2e-0a1d-4e5f-8b9c-000000000003
+                        role_name: Maker
+                        is_active: true
+                        invitation_status: accepted
+                        last_login: '2026-11-02T09:01:00Z'
+                        date_joined: '2026-10-16T09:30:00Z'
+                        created_at: '2026-10-16T09:30:00Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: 1
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/add_member:
+    post:
+      tags: [Team]
+      operationId: add_member
+      summary: Invite a team member
+      description: |
+        Invites a person to the business's Dashboard with a role (`role_id` from `fetch_roles`).
+        The member is created inactive (`invitation_status: pending`) and an invitation is sent at
+        once by email: it carries a single-use link token, valid for 72 hours, with which
+        `accept_invite` sets a password and activates the member. Only an Owner may invite
+        someone as Owner. Accepts `Idempotency-Key`. Audit-log action `add_member`.
+
+        Permission: `member.manage`.
+
+        Errors:
+        - `01` a field is missing or malformed (for example `email` is not an email address).
+        - `26` a member with this email already exists in the business.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `member.manage`, or a non-Owner tried to invite an Owner.
+        - `47` no role of the business has this `role_id`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: member.manage
+      x-success-message: Invitation sent
+      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '43', '47', '96']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/AddMemberRequest'
+            examples:
+              viewer:
+                value:
+                  email: ife.olawale@adaezefoods.ng
+                  first_name: Ife
+                  last_name: Olawale
+                  role_id: 4f1b6c2e-0a1d-4e5f-8b9c-000000000005
+      responses:
+        '200':
+          description: The invitation was sent.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/AddMemberResponse'
+              examples:
+                invited:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Invitation sent
+                    data: {}
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/RoleNotFound'
+        '409':
+          description: The email is already a member, or the idempotency key is in use.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                duplicate_email:
+                  value:
+                    status: false
+                    response_code: '26'
+                    message: ife.olawale@adaezefoods.ng is already a member of this business
+                    data: null
+                in_progress:
+                  $ref: '#/components/examples/IdempotencyInProgress'
+        '422':
+          $ref: '#/components/responses/IdempotencyKeyReused'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/resend_invite:
+    post:
+      tags: [Team]
+      operationId: resend_invite
+      summary: Resend an invitation
+      x-origin: extension
+      description: |
+        Sends a new invitation to a member who has not accepted theirs yet. The previous link stops
+        working; the new one is valid for 72 hours. Audit-log action `resend_invite`.
+
+        Permission: `member.manage`.
+
+        Errors:
+        - `01` `member_id` is missing or not a UUID.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `member.manage`.
+        - `47` no member of the business has this id.
+        - `48` the member has already accepted their invitation.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: member.manage
+      x-success-message: Invitation resent
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/ResendInviteRequest'
+            examples:
+              resend:
+                value:
+                  member_id: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f603
+      responses:
+        '200':
+          description: A new invitation was sent.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ResendInviteResponse'
+              examples:
+                resent:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Invitation resent
+                    data: {}
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/MemberNotFound'
+        '409':
+          description: The invitation was already accepted.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                already_accepted:
+                  value:
+                    status: false
+                    response_code: '48'
+                    message: The member has already accepted the invitation
+                    data: null
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/accept_invite:
+    post:
+      tags: [Team]
+      operationId: accept_invite
+      summary: Accept an invitation
+      x-origin: extension
+      description: |
+        Completes an invitation: with the `token` from the invitation link, the invited person sets
+        their password (8 to 128 characters, `confirm_password` equal) and their member becomes
+        active (`invitation_status: accepted`). Then they log in with `login`. The token is
+        single-use and expires 72 hours after it was sent.
+
+        No token header is needed: the invitation token is the credential.
+
+        Errors:
+        - `01` a field is missing or malformed, the password is too short or too long, or
+          `confirm_password` differs (the message names the field).
+        - `41` the invitation token is unknown, already used, expired, or was replaced by a resent
+          invitation.
+        - `29` too many attempts. `96` internal error.
+      security: []
+      x-success-message: Invitation accepted; you can now log in
+      x-response-codes: ['00', '01', '29', '41', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/AcceptInviteRequest'
+            examples:
+              accept:
+                value:
+                  token: inv_3kT9wQx2Lm8vRz5YpB7nC4dF6hJ1sG0a
+                  password: Puff-Puff-Friday-9
+                  confirm_password: Puff-Puff-Friday-9
+      responses:
+        '200':
+          description: The now active member.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/AcceptInviteResponse'
+              examples:
+                accepted:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Invitation accepted; you can now log in
+                    data:
+                      id: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f603
+                      email: ife.olawale@adaezefoods.ng
+                      first_name: Ife
+                      last_name: Olawale
+                      user_role_id: 4f1b6c2e-0a1d-4e5f-8b9c-000000000005
+                      role_name: Viewer
+                      is_active: true
+                      invitation_status: accepted
+                      last_login: null
+                      date_joined: '2026-11-02T11:30:00Z'
+                      created_at: '2026-11-02T11:30:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          description: The invitation token is not valid.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                invalid_token:
+                  value:
+                    status: false
+                    response_code: '41'
+                    message: The invitation is invalid or has expired; ask for a new one
+                    data: null
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/update_member:
+    post:
+      tags: [Team]
+      operationId: update_member
+      summary: Change a member's role or deactivate them
+      x-origin: extension
+      description: |
+        Changes a member's role (`role_id`) and/or activation (`is_active`). Deactivating revokes
+        all their sessions at once and keeps their history; reactivating lets them log in again
+        with their existing password. Rules: the last active Owner cannot be deactivated or moved
+        to another role, a member cannot deactivate themselves, only an Owner may grant or remove
+        the Owner role, and a member whose invitation is pending cannot be activated this way (they
+        must accept it). Send at least one of `role_id`, `is_active`. Audit-log actions
+        `update_member_role`, `deactivate_member`, `reactivate_member`.
+
+        Permission: `member.manage`.
+
+        Errors:
+        - `01` a field is missing or malformed, or neither `role_id` nor `is_active` was sent.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `member.manage`, or a non-Owner tried to grant or remove the
+          Owner role.
+        - `47` no member (or role) of the business has this id.
+        - `48` the change would leave no active Owner, deactivates oneself, or activates a pending
+          invitation.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: member.manage
+      x-success-message: Member updated
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/UpdateMemberRequest'
+            examples:
+              make_checker:
+                value:
+                  member_id: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  role_id: 4f1b6c2e-0a1d-4e5f-8b9c-000000000004
+              deactivate:
+                value:
+                  member_id: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                  is_active: false
+      responses:
+        '200':
+          description: The member after the change.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/UpdateMemberResponse'
+              examples:
+                deactivated:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Member updated
+                    data:
+                      id: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                      email: tunde.bakare@adaezefoods.ng
+                      first_name: Tunde
+                      last_name: Bakare
+                      user_role_id: 4f1b6c2e-0a1d-4e5f-8b9c-000000000003
+                      role_name: Maker
+                      is_active: false
+                      invitation_status: accepted
+                      last_login: '2026-11-02T09:01:00Z'
+                      date_joined: '2026-10-16T09:30:00Z'
+                      created_at: '2026-10-16T09:30:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/MemberNotFound'
+        '409':
+          description: The change is not allowed in the current state.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                last_owner:
+                  value:
+                    status: false
+                    response_code: '48'
+                    message: The business must keep at least one active Owner
+                    data: null
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/fetch_permissions:
+    post:
+      tags: [Team]
+      operationId: fetch_permissions
+      summary: List permissions
+      description: |
+        Lists the permission catalog, sorted by code: every code a role can hold (the same list as
+        `x-permissions` in this document). Build roles with the fewest permissions needed.
+        `self.manage` is implicit in every role. Takes no parameters: send `{}`.
+
+        Permission: `role.view`.
+
+        Errors:
+        - `01` the body is not `{}`.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `role.view`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: role.view
+      x-success-message: Permissions retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/Empty'
+      responses:
+        '200':
+          description: The permission catalog.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchPermissionsResponse'
+              examples:
+                permissions:
+                  summary: The first entries of the catalog
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Permissions retrieved
+                    data:
+                      - id: e347ccc4-e130-5e92-9699-248fbf891241
+                        code: account.view
+                        name: View accounts
+                        description: Read accounts, their collections, summaries and metrics.
+                      - id: 71786161-599e-5e9d-8d01-c24e5e543e99
+                        code: transfer.initiate
+                        name: Initiate transfers
+                        description: Send funds from the business's accounts (needs an OTP per transfer).
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/fetch_roles:
+    post:
+      tags: [Team]
+      operationId: fetch_roles
+      summary: List roles
+      x-origin: extension
+      description: |
+        Lists the roles a member can be given: the built-in roles (`is_built_in: true`, the same
+        for every business, not editable) and the business's custom roles, built-in first then by
+        name. Built-in roles: **Owner** (every permission), **Admin** (every permission; cannot
+        grant the Owner role), **Maker** (`account.view`, `transaction.view`, `transfer.initiate`,
+        `transfer.view`), **Checker** (`account.view`, `transaction.view`, `transfer.view`,
+        `transfer.approve`), **Viewer** (every `.view` permission). Every role also holds
+        `self.manage`. Takes no parameters: send `{}`.
+
+        Permission: `role.view`.
+
+        Errors:
+        - `01` the body is not `{}`.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `role.view`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: role.view
+      x-success-message: Roles retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/Empty'
+      responses:
+        '200':
+          description: The roles.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchRolesResponse'
+              examples:
+                roles:
+                  summary: Two of the roles
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Roles retrieved
+                    data:
+                      - id: 4f1b6c2e-0a1d-4e5f-8b9c-000000000004
+                        name: Checker
+                        description: Reviews and approves transfers held by the approval policy.
+                        is_built_in: true
+                        permission_codes: [self.manage, account.view, transaction.view, transfer.view, transfer.approve]
+                        created_at: '2026-10-15T10:00:00Z'
+                        updated_at: '2026-10-15T10:00:00Z'
+                      - id: 6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c01
+                        name: Treasury Analyst
+                        description: Reads balances, transactions and logs.
+                        is_built_in: false
+                        permission_codes: [self.manage, account.view, transaction.view, activity_log.view]
+                        created_at: '2026-11-02T11:45:00Z'
+                        updated_at: '2026-11-02T11:45:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/create_role:
+    post:
+      tags: [Team]
+      operationId: create_role
+      summary: Create a custom role
+      x-origin: extension
+      description: |
+        Creates a custom role: a named set of permission codes from `fetch_permissions`.
+        `self.manage` is added if missing. Names are unique within the business, compared without
+        regard to case, and may not reuse a built-in role's name. Accepts `Idempotency-Key`.
+        Audit-log action `create_role`.
+
+        Permission: `role.manage`.
+
+        Errors:
+        - `01` a field is missing or malformed, or a permission code is not in the catalog (the
+          message names it).
+        - `26` a role with this name already exists.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `role.manage`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: role.manage
+      x-success-message: Role created
+      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '43', '96']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/CreateRoleRequest'
+            examples:
+              analyst:
+                value:
+                  name: Treasury Analyst
+                  description: Reads balances, transactions and logs.
+                  permission_codes: [account.view, transaction.view, activity_log.view]
+      responses:
+        '200':
+          description: The new role.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/CreateRoleResponse'
+              examples:
+                created:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Role created
+                    data:
+                      id: 6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c01
+                      name: Treasury Analyst
+                      description: Reads balances, transactions and logs.
+                      is_built_in: false
+                      permission_codes: [self.manage, account.view, transaction.view, activity_log.view]
+                      created_at: '2026-11-02T11:45:00Z'
+                      updated_at: '2026-11-02T11:45:00Z'
+        '400':
+          description: A field is invalid.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                unknown_permission:
+                  value:
+                    status: false
+                    response_code: '01'
+                    message: '`permission_codes[2]`: unknown permission code "logs.read"'
+                    data: null
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '409':
+          description: The name is taken, or the idempotency key is in use.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                duplicate_name:
+                  $ref: '#/components/examples/DuplicateRoleName'
+                in_progress:
+                  $ref: '#/components/examples/IdempotencyInProgress'
+        '422':
+          $ref: '#/components/responses/IdempotencyKeyReused'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/update_role:
+    post:
+      tags: [Team]
+      operationId: update_role
+      summary: Edit a custom role
+      x-origin: extension
+      description: |
+        Changes a custom role's `name`, `description` and/or `permission_codes` (the new list
+        replaces the old; `self.manage` is kept). Send at least one of them. The change applies to
+        every member holding the role from their next request. Built-in roles cannot be edited.
+        Audit-log action `update_role`.
+
+        Permission: `role.manage`.
+
+        Errors:
+        - `01` a field is malformed, no field to change was sent, or a permission code is not in the
+          catalog (the message names it).
+        - `26` another role already has this name.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `role.manage`.
+        - `47` no role of the business has this id.
+        - `48` the role is built in and cannot be edited.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: role.manage
+      x-success-message: Role updated
+      x-response-codes: ['00', '01', '26', '29', '41', '43', '47', '48', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/UpdateRoleRequest'
+            examples:
+              add_audit_logs:
+                value:
+                  role_id: 6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c01
+                  permission_codes: [account.view, transaction.view, activity_log.view, audit_log.view]
+      responses:
+        '200':
+          description: The role after the change.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/UpdateRoleResponse'
+              examples:
+                updated:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Role updated
+                    data:
+                      id: 6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c01
+                      name: Treasury Analyst
+                      description: Reads balances, transactions and logs.
+                      is_built_in: false
+                      permission_codes: [self.manage, account.view, transaction.view, activity_log.view, audit_log.view]
+                      created_at: '2026-11-02T11:45:00Z'
+                      updated_at: '2026-11-02T12:00:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/RoleNotFound'
+        '409':
+          description: The name is taken, or the role is built in.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                duplicate_name:
+                  $ref: '#/components/examples/DuplicateRoleName'
+                built_in:
+                  value:
+                    status: false
+                    response_code: '48'
+                    message: Built-in roles cannot be edited
+                    data: null
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/security/web/fetch_activity_logs:
+    post:
+      tags: [Logs]
+      operationId: fetch_activity_logs
+      summary: Activity logs (API calls)
+      description: |
+        Lists the calls made with the business's integration credentials, newest first: one
+        entry per call, with the path, method, HTTP status (`response_code`), `success` or `error`,
+        the message returned and the caller's address. Entries are append-only. Optional
+        `filters`: `status` (`success`, `error`), `method`, `endpoint` (exact path), `response_code`
+        (HTTP status). `start_date` / `end_date` are inclusive days; `search` is a case-insensitive
+        substring of the endpoint, message or IP address. Keyset paging: pass the `created_at` and
+        `id` of the last entry as `cursor_created_at` / `cursor_id`; `limit` defaults to 100.
+
+        Permission: `activity_log.view`.
+
+        Errors:
+        - `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent
+          without its pair (the message names the field).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `activity_log.view`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: activity_log.view
+      x-success-message: Activity logs retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/FetchActivityLogsRequest'
+            examples:
+              errors_today:
+                value:
+                  filters:
+                    status: error
+                    method: POST
+                  start_date: '2026-11-02'
+                  end_date: '2026-11-02'
+                  search: create_customer_account
+                  limit: 50
+      responses:
+        '200':
+          description: One page of activity-log entries.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchActivityLogsResponse'
+              examples:
+                entries:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Activity logs retrieved
+                    data:
+                      - id: 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a02
+                        endpoint: /api/v1/account/api/create_customer_account
+                        method: POST
+                        response_code: 400
+                        status: error
+                        message: '`bvn`: must be exactly 11 digits'
+                        ip_address: 102.89.34.17
+                        request_id: 2b1f0e9d-8c7b-4a6f-9e5d-4c3b2a190807
+                        created_at: '2026-11-02T10:31:00Z'
+                    pagination:
+                      has_more: true
+                      next_cursor_created_at: '2026-11-02T10:31:00Z'
+                      next_cursor_id: 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a02
+                      page: null
+                      page_size: 50
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/security/web/fetch_audit_logs:
+    post:
+      tags: [Logs]
+      operationId: fetch_audit_logs
+      summary: Audit logs (user actions)
+      description: |
+        Lists Dashboard user actions, newest first: logins (failed ones too, for existing members),
+        logouts, password changes, secret regeneration, member and role changes, accounts opened,
+        transfers, approvals and rejections, approval-policy and webhook changes. Entries are
+        append-only. `user` is the actor's name and email; `start_date` and `end_date` of an entry
+        are the calendar day it happened on (the boundaries it is filtered by). Optional `filters`:
+        `action`, `start_date` / `end_date` (inclusive days), `user_id`. `search` is a
+        case-insensitive substring of the action, user or IP address. Keyset paging with
+        `cursor_created_at` / `cursor_id`; `limit` defaults to 20.
+
+        Permission: `audit_log.view`.
+
+        Errors:
+        - `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent
+          without its pair (the message names the field).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `audit_log.view`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: audit_log.view
+      x-success-message: Audit logs retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/FetchAuditLogsRequest'
+            examples:
+              secret_changes:
+                value:
+                  filters:
+                    action: regenerate_secret
+                    start_date: '2026-11-01'
+                    end_date: '2026-11-30'
+                  limit: 20
+      responses:
+        '200':
+          description: One page of audit-log entries.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchAuditLogsResponse'
+              examples:
+                entries:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Audit logs retrieved
+                    data:
+                      - id: 6f7a8b9c-0d1e-4f2a-9b3c-4d5e6f7a8b01
+                        action: regenerate_secret
+                        user: Adaeze Okafor <adaeze.okafor@adaezefoods.ng>
+                        user_id: 7c9e6679-7425-40de-944b-e07fc1f90ae7
+                        ip_address: 102.89.34.17
+                        response_code: 200
+                        start_date: '2026-11-02'
+                        end_date: '2026-11-02'
+                        target_type: null
+                        target_id: null
+                        request_id: 9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a
+                        created_at: '2026-11-02T12:10:00Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/customer/web/webhook_configuration:
+    post:
+      tags: [Webhooks]
+      operationId: webhook_configuration
+      summary: Register the webhook endpoint
+      description: |
+        Registers the business's webhook endpoint (one per business) and returns its signing
+        secret `secret` (`whsec_...`) **once**: store it, it cannot be read again (rotate it with
+        `rotate_webhook_secret`). The configuration starts active. `url` must be a public `https://`
+        URL in production (the sandbox also accepts `http://`, for example a local tunnel).
+        `ip_whitelist` (at most 20 entries, each an IP address or CIDR range of at most 255
+        characters) restricts the addresses the endpoint's host may resolve to; omit it or send
+        `[]` for no restriction. `event_types` subscribes to some event kinds only; omit it or send
+        `[]` for all. Accepts `Idempotency-Key`. Audit-log action `create_webhook_configuration`.
+
+        **Deliveries** (every kind and payload is in `x-webhooks`) are JSON POSTs signed the
+        Standard Webhooks way. Headers: `webhook-id` (the event id, the same on every retry:
+        de-duplicate on it), `webhook-timestamp` (Unix seconds), `webhook-signature`
+        (`v1,<base64>`, space-separated when a rotation is in progress). To verify one: base64-decode
+        the part of `secret` after `whsec_`; compute HMAC-SHA256 with it over
+        `<webhook-id>.<webhook-timestamp>.<raw body>`; base64-encode; compare in constant time with
+        each `v1,` value; reject timestamps more than 5 minutes from your clock. Answer 2xx within
+        15 seconds; anything else is retried with backoff for about three days (see Webhooks in the
+        overview), and `fetch_webhook_events` shows every attempt.
+
+        Permission: `webhook.manage`.
+
+        Errors:
+        - `01` a field is missing or malformed, the URL is not `https://` in production, resolves to
+          a private address, or an `ip_whitelist` entry is not an IP address or range.
+        - `26` the business already has a webhook configuration: change it with
+          `update_webhook_configuration`.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `webhook.manage`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: webhook.manage
+      x-success-message: Webhook configuration created
+      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '43', '96']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/WebhookConfigurationRequest'
+            examples:
+              register:
+                value:
+                  url: https://hooks.adaezefoods.ng/kobo
+                  ip_whitelist: [102.89.34.17]
+      responses:
+        '200':
+          description: The configuration and its signing secret (shown once).
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/WebhookConfigurationResponse'
+              examples:
+                created:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Webhook configuration created
+                    data:
+                      id: d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f01
+                      url: https://hooks.adaezefoods.ng/kobo
+                      is_active: true
+                      ip_whitelist: [102.89.34.17]
+                      event_types: []
+                      secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+                      created_at: '2026-11-02T12:20:00Z'
+                      updated_at: '2026-11-02T12:20:00Z'
+        '400':
+          description: A field is invalid.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                plain_http:
+                  $ref: '#/components/examples/WebhookUrlNotHttps'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '409':
+          description: A configuration exists, or the idempotency key is in use.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                exists:
+                  value:
+                    status: false
+                    response_code: '26'
+                    message: The business already has a webhook configuration
+                    data: null
+                in_progress:
+                  $ref: '#/components/examples/IdempotencyInProgress'
+        '422':
+          $ref: '#/components/responses/IdempotencyKeyReused'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/customer/api/update_webhook_configuration:
+    post:
+      tags: [Webhooks]
+      operationId: update_webhook_configuration
+      summary: Change the webhook endpoint
+      description: |
+        Changes the webhook configuration; send only the fields that change. `url` must be
+        `https://` (plain `http://` is refused in production; the sandbox accepts it).
+        `is_active: false` pauses delivery (the configuration is kept, events meanwhile are recorded
+        as `skipped`); `is_active: true` resumes it. `ip_whitelist` replaces the current list (`[]`
+        removes every restriction); `event_types` likewise (`[]`: every kind). The change applies to
+        the next dispatched event. Returns the full configuration (never the secret).
+
+        Integration token.
+
+        Errors:
+        - `01` a field is malformed, no field was sent, the URL is not `https://` in production or
+          resolves to a private address, or an `ip_whitelist` entry is not an IP address or range.
+        - `41` the token is missing, invalid or expired.
+        - `47` the business has no webhook configuration yet: create one from the Dashboard.
+        - `29` too many requests. `96` internal error.
+      security:
+        - integrationToken: []
+      x-success-message: Webhook configuration updated
+      x-response-codes: ['00', '01', '29', '41', '47', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/UpdateWebhookConfigurationRequest'
+            examples:
+              pause:
+                value:
+                  is_active: false
+              move_and_open:
+                value:
+                  url: https://hooks.adaezefoods.ng/kobo/v2
+                  ip_whitelist: []
+      responses:
+        '200':
+          description: The full configuration after the change.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/UpdateWebhookConfigurationResponse'
+              examples:
+                paused:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Webhook configuration updated
+                    data:
+                      id: d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f01
+                      url: https://hooks.adaezefoods.ng/kobo
+                      is_active: false
+                      ip_whitelist: [102.89.34.17]
+                      event_types: []
+                      created_at: '2026-11-02T12:20:00Z'
+                      updated_at: '2026-11-02T12:40:00Z'
+        '400':
+          description: A field is invalid.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                plain_http:
+                  $ref: '#/components/examples/WebhookUrlNotHttps'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '404':
+          $ref: '#/components/responses/NoWebhookConfiguration'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/customer/web/get_webhook_configuration:
+    post:
+      tags: [Webhooks]
+      operationId: get_webhook_configuration
+      summary: Read the webhook configuration
+      x-origin: extension
+      description: |
+        Returns the business's webhook configuration (never the secret). Takes no parameters: send
+        `{}`.
+
+        Permission: `webhook.view`.
+
+        Errors:
+        - `01` the body is not `{}`.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `webhook.view`.
+        - `47` the business has no webhook configuration.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: webhook.view
+      x-success-message: Webhook configuration retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/Empty'
+      responses:
+        '200':
+          description: The configuration.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/GetWebhookConfigurationResponse'
+              examples:
+                configuration:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Webhook configuration retrieved
+                    data:
+                      id: d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f01
+                      url: https://hooks.adaezefoods.ng/kobo
+                      is_active: true
+                      ip_whitelist: [102.89.34.17]
+                      event_types: []
+                      created_at: '2026-11-02T12:20:00Z'
+                      updated_at: '2026-11-02T12:20:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/NoWebhookConfiguration'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/customer/web/rotate_webhook_secret:
+    post:
+      tags: [Webhooks]
+      operationId: rotate_webhook_secret
+      summary: Rotate the webhook signing secret
+      x-origin: extension
+      description: |
+        Issues a new signing secret and returns it **once**. For 24 hours
+        (`previous_secret_expires_at`) every delivery carries two signatures in `webhook-signature`,
+        one per secret, so you can deploy the new secret without dropping events; after that only
+        the new secret signs. Rotating again within those 24 hours ends the older secret at once.
+        Takes no parameters: send `{}`. Audit-log action `rotate_webhook_secret`.
+
+        Permission: `webhook.manage`.
+
+        Errors:
+        - `01` the body is not `{}`.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `webhook.manage`.
+        - `47` the business has no webhook configuration.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: webhook.manage
+      x-success-message: Webhook secret rotated; store it now, it will not be shown again
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/Empty'
+      responses:
+        '200':
+          description: The new secret.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/RotateWebhookSecretResponse'
+              examples:
+                rotated:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Webhook secret rotated; store it now, it will not be shown again
+                    data:
+                      secret: whsec_C2FuZGJveFJvdGF0ZWRTZWNyZXQxMjM0
+                      previous_secret_expires_at: '2026-11-03T12:50:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/NoWebhookConfiguration'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/customer/web/fetch_webhook_events:
+    post:
+      tags: [Webhooks]
+      operationId: fetch_webhook_events
+      summary: Webhook delivery log
+      x-origin: extension
+      description: |
+        Lists the events emitted for the business, newest first, with their delivery state:
+        `pending` (queued or waiting for a retry; `next_attempt_at` says when), `delivered` (a 2xx
+        was received), `failed` (retries exhausted after about three days), `skipped` (the
+        configuration was paused or not subscribed to the kind). Each entry carries the exact
+        `payload` that is (or was) POSTed. Kept for 30 days. Optional `filters`: `status`,
+        `event_type`, `start_date` / `end_date` (inclusive days). Keyset paging with
+        `cursor_created_at` / `cursor_id` and `limit`.
+
+        Permission: `webhook.view`.
+
+        Errors:
+        - `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent
+          without its pair.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `webhook.view`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: webhook.view
+      x-success-message: Webhook events retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/FetchWebhookEventsRequest'
+            examples:
+              failed:
+                value:
+                  filters:
+                    status: failed
+                  limit: 20
+      responses:
+        '200':
+          description: One page of events.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchWebhookEventsResponse'
+              examples:
+                events:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Webhook events retrieved
+                    data:
+                      - id: e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01
+                        event_type: collection.received
+                        status: failed
+                        attempts: 10
+                        last_attempt_at: '2026-11-05T09:21:00Z'
+                        next_attempt_at: null
+                        last_response_status: 500
+                        last_error: 'HTTP 500 from https://hooks.adaezefoods.ng/kobo'
+                        payload:
+                          id: e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01
+                          type: collection.received
+                          timestamp: '2026-11-02T09:20:00Z'
+                          data:
+                            id: 3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01
+                            reference_number: COL-20261102-2D8R5T
+                            account_number: '2000000011'
+                            account_name: Chinedu Obi
+                            amount: '15000.00'
+                            transaction_type: credit
+                            transaction_category: collection
+                            status: success
+                            channel: nip
+                            remarks: Payment for order 1042
+                            created_at: '2026-11-02T09:20:00Z'
+                        created_at: '2026-11-02T09:20:00Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/customer/web/replay_webhook_event:
+    post:
+      tags: [Webhooks]
+      operationId: replay_webhook_event
+      summary: Replay a webhook event
+      x-origin: extension
+      description: |
+        Queues an event for delivery again, now, with a fresh retry budget: use it after fixing an
+        endpoint, for `failed` or `skipped` events (or to re-send a `delivered` one). The payload
+        and `webhook-id` are unchanged, so a receiver that de-duplicates by `webhook-id` will
+        ignore a copy it already processed. Audit-log action `replay_webhook_event`.
+
+        Permission: `webhook.manage`.
+
+        Errors:
+        - `01` `event_id` is missing or not a UUID.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `webhook.manage`.
+        - `47` no event of the business has this id (or it is older than 30 days).
+        - `48` the event is already queued (`pending`), or the configuration is paused.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: webhook.manage
+      x-success-message: Webhook event queued for delivery
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/ReplayWebhookEventRequest'
+            examples:
+              replay:
+                value:
+                  event_id: e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01
+      responses:
+        '200':
+          description: The event, queued again.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ReplayWebhookEventResponse'
+              examples:
+                queued:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Webhook event queued for delivery
+                    data:
+                      id: e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01
+                      event_type: collection.received
+                      status: pending
+                      attempts: 10
+                      last_attempt_at: '2026-11-05T09:21:00Z'
+                      next_attempt_at: '2026-11-05T14:00:00Z'
+                      last_response_status: 500
+                      last_error: 'HTTP 500 from https://hooks.adaezefoods.ng/kobo'
+                      payload:
+                        id: e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01
+                        type: collection.received
+                        timestamp: '2026-11-02T09:20:00Z'
+                        data:
+                          id: 3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01
+                          reference_number: COL-20261102-2D8R5T
+                          account_number: '2000000011'
+                          account_name: Chinedu Obi
+                          amount: '15000.00'
+                          transaction_type: credit
+                          transaction_category: collection
+                          status: success
+                          channel: nip
+                          remarks: Payment for order 1042
+                          created_at: '2026-11-02T09:20:00Z'
+                      created_at: '2026-11-02T09:20:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          description: No such event.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                unknown_event:
+                  value:
+                    status: false
+                    response_code: '47'
+                    message: No webhook event e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a09 in this business
+                    data: null
+        '409':
+          description: The event is already queued, or delivery is paused.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                already_queued:
+                  value:
+                    status: false
+                    response_code: '48'
+                    message: The event is already queued for delivery
+                    data: null
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/sandbox/api/simulate_inbound_transfer:
+    post:
+      tags: [Sandbox]
+      operationId: simulate_inbound_transfer
+      summary: Simulate money coming in (sandbox only)
+      x-origin: extension
+      description: |
+        Sandbox only: credits `amount` to any active account of the business as if it had arrived
+        from outside (or from another Kobo account when `sender_bank_code` is `090823`), so an
+        integration can be tested end to end. It is a real posting: balances, transactions,
+        settlements, aggregates and the `collection.received` webhook all follow, exactly as for a
+        real inbound transfer. Sender fields default to a test sender at Guaranty Trust Bank.
+        Accepts `Idempotency-Key`. In production the operation answers `48`.
+
+        Integration token.
+
+        Errors:
+        - `01` a field is missing or malformed (the amount must be positive, at most two fraction
+          digits).
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `44` no account of the business has this number.
+        - `48` the account is not `active`, or this is the production environment.
+        - `29` too many requests. `96` internal error.
+      security:
+        - integrationToken: []
+      x-success-message: Inbound transfer simulated
+      x-response-codes: ['00', '01', '27', '28', '29', '41', '44', '48', '96']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/SimulateInboundTransferRequest'
+            examples:
+              customer_pays:
+                value:
+                  account_number: '2000000011'
+                  amount: '15000.00'
+                  sender_account_number: '0123456788'
+                  sender_account_name: Emeka Nwosu
+                  sender_bank_code: '000013'
+                  narration: Payment for order 1042
+      responses:
+        '200':
+          description: The posted credit.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/SimulateInboundTransferResponse'
+              examples:
+                credited:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Inbound transfer simulated
+                    data:
+                      id: 3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01
+                      reference_number: COL-20261102-2D8R5T
+                      account_number: '2000000011'
+                      account_name: Chinedu Obi
+                      amount: '15000.00'
+                      transaction_type: credit
+                      transaction_category: collection
+                      status: success
+                      channel: nip
+                      remarks: Payment for order 1042
+                      created_at: '2026-11-02T09:20:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '404':
+          description: No such account.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                no_account:
+                  $ref: '#/components/examples/AccountNotFound'
+        '409':
+          description: Not allowed now, or the idempotency key is in use.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                production:
+                  value:
+                    status: false
+                    response_code: '48'
+                    message: simulate_inbound_transfer exists only in the sandbox
+                    data: null
+                in_progress:
+                  $ref: '#/components/examples/IdempotencyInProgress'
+        '422':
+          $ref: '#/components/responses/IdempotencyKeyReused'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+
 components:
   securitySchemes:
     dashboardToken:
       type: http
       scheme: bearer
       bearerFormat: JWT
+      description: A Dashboard token from `login`, for `/web/` operations.
     integrationToken:
       type: http
       scheme: bearer
       bearerFormat: JWT
+      description: An integration token from `generate_token`, for `/api/` operations.
+
   parameters:
     IdempotencyKey:
       name: Idempotency-Key
       in: header
       required: false
+      description: |
+        Makes a retry safe: the same key with the same body returns the first response, with
+        `Idempotent-Replayed: true`; with another body it is refused (`27`); while the first request
+        is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
       schema:
         type: string
         minLength: 1
         maxLength: 255
-  headers:
-    XRequestId:
+        pattern: '^[\x21-\x7E]+$'
+      example: 0f8c2a54-7c1e-4f57-9a8b-2d6e3f1c9b70
+    WebhookIdHeader:
+      name: webhook-id
+      in: header
+      required: true
+      description: The event id; identical on every retry of the same event. De-duplicate on it.
       schema:
         type: string
+        format: uuid
+      example: e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01
+    WebhookTimestampHeader:
+      name: webhook-timestamp
+      in: header
+      required: true
+      description: When this attempt was signed, in Unix seconds. Reject values more than 5 minutes from your clock.
+      schema:
+        type: string
+        pattern: '^[0-9]{1,12}$'
+      example: '1793618400'
+    WebhookSignatureHeader:
+      name: webhook-signature
+      in: header
+      required: true
+      description: |
+        Space-separated signatures `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`,
+        one per active secret (two during a rotation). Accept the request if any of them matches.
+      schema:
+        type: string
+        pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$'
+      example: v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+
+  headers:
+    XRequestId:
+      description: Identifies this request in Kobo's logs; echoes the caller's `X-Request-Id` when it was a valid one.
+      schema:
+        type: string
+        maxLength: 128
+      example: 2b1f0e9d-8c7b-4a6f-9e5d-4c3b2a190807
+    IdempotentReplayed:
+      description: '`true` when this response is the stored answer to an earlier request with the same `Idempotency-Key`.'
+      schema:
+        type: string
+        enum: ['true', 'false']
+      example: 'false'
+    RetryAfter:
+      description: Seconds to wait before the next attempt.
+      schema:
+        type: integer
+        minimum: 1
+      example: 30
+
+  requestBodies:
+    Empty:
+      required: true
+      description: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/EmptyObject'
+          examples:
+            empty:
+              value: {}
+    CreateAccount:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/CreateAccountRequest'
+          examples:
+            named:
+              value:
+                account_name: Adaeze Foods Ltd - Operations
+            default_name:
+              summary: Let Kobo name it
+              value: {}
+    FetchSettlements:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/FetchSettlementTransactionsRequest'
+          examples:
+            one_account_november:
+              value:
+                filters:
+                  account_number: '2000000011'
+                  start_date: '2026-11-01'
+                  end_date: '2026-11-30'
+                limit: 20
+    TransferReference:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/GetTransferRequest'
+          examples:
+            by_reference:
+              value:
+                reference_number: TRF-20261102-8H4M2P
+
+  examples:
+    AccountNotFound:
+      summary: No matching account
+      value:
+        status: false
+        response_code: '44'
+        message: No account matches the parameters
+        data: null
+    BeneficiaryNotFound:
+      summary: The beneficiary account does not exist
+      value:
+        status: false
+        response_code: '06'
+        message: Account 0000000000 not found at bank 000013
+        data: null
+    BusinessInactive:
+      summary: The business is not active
+      value:
+        status: false
+        response_code: '60'
+        message: The business account must be activated
+        data: null
+    DuplicateRoleName:
+      summary: The role name is taken
+      value:
+        status: false
+        response_code: '26'
+        message: A role named Treasury Analyst already exists
+        data: null
+    IdempotencyInProgress:
+      summary: The first request with this key is still running
+      value:
+        status: false
+        response_code: '28'
+        message: A request with this Idempotency-Key is still being processed; retry later
+        data: null
+    IdempotencyKeyReused:
+      summary: The key was used with another body
+      value:
+        status: false
+        response_code: '27'
+        message: This Idempotency-Key was used with a different request body
+        data: null
+    PermissionDenied:
+      summary: The role lacks the permission
+      value:
+        status: false
+        response_code: '43'
+        message: 'Permission denied: your role lacks transfer.initiate'
+        data: null
+    SourceAccountNotFound:
+      summary: The source account is not the business's
+      value:
+        status: false
+        response_code: '42'
+        message: Source account 3000000018 does not belong to the business
+        data: null
+    TransferNotAwaitingApproval:
+      summary: The transfer was already reviewed
+      value:
+        status: false
+        response_code: '48'
+        message: Transfer TRF-20261102-9J5N3R is not awaiting approval
+        data: null
+    WebhookUrlNotHttps:
+      summary: Plain HTTP in production
+      value:
+        status: false
+        response_code: '01'
+        message: '`url`: must use https://'
+        data: null
+
   responses:
-    Error:
-      description: An error.
+    BadRequest:
+      description: A field is missing, malformed or not allowed; the message names it.
       headers:
         X-Request-Id:
           $ref: '#/components/headers/XRequestId'
@@ -218,121 +5088,1965 @@ components:
         application/json:
           schema:
             $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            invalid_request:
+              value:
+                status: false
+                response_code: '01'
+                message: '`limit`: 500 is greater than the maximum of 100'
+                data: null
+    Unauthorized:
+      description: The token is missing, invalid, expired, revoked or of the other family.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            invalid_token:
+              value:
+                status: false
+                response_code: '41'
+                message: 'Customer not found: credentials or session invalid or expired'
+                data: null
+    PermissionDenied:
+      description: The member's role does not grant the operation's permission.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            permission_denied:
+              $ref: '#/components/examples/PermissionDenied'
+    BusinessInactive:
+      description: The business is not active.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            business_inactive:
+              $ref: '#/components/examples/BusinessInactive'
+    TransferNotFound:
+      description: No transfer of the business has this reference.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            unknown_reference:
+              value:
+                status: false
+                response_code: '47'
+                message: No transfer with reference TRF-20261102-0X0X0X in this business
+                data: null
+    MemberNotFound:
+      description: No member of the business has this id.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            unknown_member:
+              value:
+                status: false
+                response_code: '47'
+                message: No member 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f6ff in this business
+                data: null
+    RoleNotFound:
+      description: No role of the business has this id.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            unknown_role:
+              value:
+                status: false
+                response_code: '47'
+                message: No role 6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8cff in this business
+                data: null
+    NoApprovalPolicy:
+      description: The business has no approval policy.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            no_policy:
+              value:
+                status: false
+                response_code: '47'
+                message: The business has no approval policy
+                data: null
+    NoWebhookConfiguration:
+      description: The business has no webhook configuration.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            no_configuration:
+              value:
+                status: false
+                response_code: '47'
+                message: The business has no webhook configuration
+                data: null
+    IdempotencyInProgress:
+      description: A request with this idempotency key is still being processed.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            in_progress:
+              $ref: '#/components/examples/IdempotencyInProgress'
+    IdempotencyKeyReused:
+      description: The idempotency key was used with a different body.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            key_reused:
+              $ref: '#/components/examples/IdempotencyKeyReused'
+    AccountRefused:
+      description: The key was reused with another body, or the provider refused the account.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            key_reused:
+              $ref: '#/components/examples/IdempotencyKeyReused'
+            account_limit:
+              value:
+                status: false
+                response_code: '83'
+                message: The business has reached its limit of 20 current accounts
+                data: null
+    TooManyRequests:
+      description: Over the rate limit; retry after `Retry-After` seconds.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+        Retry-After:
+          $ref: '#/components/headers/RetryAfter'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            rate_limited:
+              value:
+                status: false
+                response_code: '29'
+                message: Too many requests; retry in 30 seconds
+                data: null
+    InternalError:
+      description: An unexpected error; no detail is disclosed. Quote the `X-Request-Id` to support.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            internal_error:
+              value:
+                status: false
+                response_code: '96'
+                message: 'Internal error: quote the X-Request-Id to support'
+                data: null
+    ProviderUnavailable:
+      description: The core banking provider is temporarily unavailable; retry later.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            provider_down:
+              value:
+                status: false
+                response_code: '80'
+                message: The core banking provider is temporarily unavailable; retry later
+                data: null
+    TransportError:
+      description: |
+        Errors any path can produce before an operation runs: `04` unknown path (404), `05` method
+        other than POST (405), `07` a body that is not `application/json` (415), `08` a body over
+        1 MiB (413).
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            unknown_operation:
+              value:
+                status: false
+                response_code: '04'
+                message: No operation at /api/v1/account/web/get_acount
+                data: null
+            method_not_allowed:
+              value:
+                status: false
+                response_code: '05'
+                message: 'Method GET not allowed: every operation is POST'
+                data: null
+            unsupported_media_type:
+              value:
+                status: false
+                response_code: '07'
+                message: 'Unsupported media type text/plain: send Content-Type application/json'
+                data: null
+            body_too_large:
+              value:
+                status: false
+                response_code: '08'
+                message: The request body is larger than 1 MiB
+                data: null
+
   schemas:
+    # ---- The envelope -------------------------------------------------------------------
     SuccessCode:
       type: string
+      description: The `response_code` of every success envelope.
       enum: ['00']
     ResponseCode:
       type: string
-      enum: ['00', '01', '04', '05', '06', '07', '08', '29', '41', '42', '43', '44', '96']
-    EmptyObject:
-      type: object
-      description: No payload.
-      additionalProperties: false
-      properties: {}
+      description: An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP status.
+      enum: ['01', '02', '04', '05', '06', '07', '08', '26', '27', '28', '29', '41', '42', '43', '44', '45', '46', '47', '48', '49', '60', '80', '83', '96']
     ErrorEnvelope:
       type: object
+      description: The envelope of every error response.
       required: [status, response_code, message, data]
       properties:
         status:
           type: boolean
-          enum: [false]
+          description: Always false.
         response_code:
           $ref: '#/components/schemas/ResponseCode'
         message:
           type: string
+          description: What went wrong, for a person; names the offending field for `01`.
         data:
           type: object
           nullable: true
+          maxProperties: 0
+          description: Always null.
+      example:
+        status: false
+        response_code: '41'
+        message: 'Customer not found: credentials or session invalid or expired'
+        data: null
+    EmptyObject:
+      type: object
+      description: An empty object, `{}`.
+      additionalProperties: false
     Pagination:
       type: object
+      x-origin: extension
+      description: |
+        Where this page sits. For the next page send `next_cursor_created_at` / `next_cursor_id`
+        as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered paging).
       required: [has_more, next_cursor_created_at, next_cursor_id, page, page_size]
       properties:
         has_more:
           type: boolean
+          description: True when at least one more item follows this page.
         next_cursor_created_at:
           type: string
           format: date-time
           nullable: true
+          description: '`created_at` of the last item of this page; null when `has_more` is false.'
         next_cursor_id:
           type: string
           format: uuid
           nullable: true
+          description: '`id` of the last item of this page; null when `has_more` is false.'
         page:
           type: integer
           minimum: 1
           nullable: true
+          description: The page number, when numbered paging was used; null with keyset paging.
         page_size:
           type: integer
           minimum: 1
           maximum: 100
+          description: The page size applied.
+
+    # ---- Scalars ------------------------------------------------------------------------
     AccountNumber:
       type: string
+      description: A 10-digit NUBAN account number.
       pattern: '^[0-9]{10}$'
-      description: A 10-digit NUBAN.
+      minLength: 10
+      maxLength: 10
+      example: '1000000021'
+    BankCode:
+      type: string
+      description: A NIP institution code from `fetch_banks`; Kobo's own is `090823`.
+      pattern: '^[0-9]{6}$'
+      example: '090823'
+    Bvn:
+      type: string
+      description: A Bank Verification Number, exactly 11 digits.
+      pattern: '^[0-9]{11}$'
+      example: '22212345678'
+    Nin:
+      type: string
+      description: A National Identification Number, exactly 11 digits.
+      pattern: '^[0-9]{11}$'
+      example: '70123456789'
+    RequestAmount:
+      type: string
+      description: An amount in NGN as a decimal string, at most two fraction digits (`"5000"`, `"5000.5"`, `"5000.50"`).
+      pattern: '^(0|[1-9][0-9]{0,14})(\.[0-9]{1,2})?$'
+      maxLength: 18
+      example: '50000.00'
     Amount:
       type: string
-      pattern: '^(0|[1-9][0-9]*)(\.[0-9]{1,2})?$'
-      description: A positive decimal amount with at most 2 fraction digits.
+      description: An amount in NGN as a decimal string with two fraction digits.
+      pattern: '^(0|[1-9][0-9]*)\.[0-9]{2}$'
+      example: '15000.00'
+    Balance:
+      type: string
+      description: A balance in NGN as a decimal string with nine fraction digits.
+      pattern: '^(0|[1-9][0-9]*)\.[0-9]{9}$'
+      example: '2450000.000000000'
+    Otp:
+      type: string
+      description: A 6-digit one-time password from `generate_otp`.
+      pattern: '^[0-9]{6}$'
+      example: '482913'
+    ReferenceNumber:
+      type: string
+      description: A transaction or transfer reference.
+      pattern: '^[A-Za-z0-9_-]{1,64}$'
+      example: TRF-20261102-7F3K9Q
+    Password:
+      type: string
+      description: 8 to 128 characters.
+      minLength: 8
+      maxLength: 128
+      format: password
+    Email:
+      type: string
+      format: email
+      maxLength: 255
+      example: adaeze.okafor@adaezefoods.ng
+    PersonName:
+      type: string
+      minLength: 1
+      maxLength: 100
+      example: Adaeze
+
+    # ---- Enums --------------------------------------------------------------------------
+    AccountType:
+      type: string
+      description: The type of an account, as shown in responses.
+      enum: [pool, current, virtual]
+    AccountTypeFilter:
+      type: string
+      description: |
+        An account type filter: `normal` matches the business's own non-virtual accounts (pool and
+        current), `virtual` customer accounts, `current` current accounts, `savings` savings
+        accounts (Kobo opens none today, so it matches nothing).
+      enum: [normal, virtual, current, savings]
+    AccountClass:
+      type: string
+      description: '`primary` for the main pool account, `secondary` for every other account.'
+      enum: [primary, secondary]
     AccountStatus:
       type: string
-      enum: [active, inactive, blocked]
+      description: |
+        `active` can send and receive; `inactive` dormant; `blocked` frozen by the bank; `closed`
+        permanently; `pending` being provisioned.
+      enum: [active, inactive, blocked, closed, pending]
+    TransactionType:
+      type: string
+      description: '`credit` money in, `debit` money out.'
+      enum: [credit, debit]
+    TransactionStatus:
+      type: string
+      enum: [success, pending, failed]
+    TransactionCategory:
+      type: string
+      x-origin: extension
+      description: '`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a failed transfer''s funds.'
+      enum: [collection, transfer, reversal]
+    Channel:
+      type: string
+      description: '`nip` inter-bank over NIP, `intra` within Kobo.'
+      enum: [nip, intra]
+    TransferType:
+      type: string
+      description: '`intra` within Kobo (bank code `090823`), `inter` to another bank over NIP.'
+      enum: [intra, inter]
+    ApprovalStatus:
+      type: string
+      x-origin: extension
+      description: |
+        `not_required` the transfer ran at once; `awaiting_approval` held by the approval policy;
+        `approved` approved and executed; `rejected` rejected, nothing moved.
+      enum: [not_required, awaiting_approval, approved, rejected]
+    SortOrder:
+      type: string
+      enum: [asc, desc]
+    MemberSortField:
+      type: string
+      x-origin: extension
+      enum: [date_joined, email, first_name, last_name, last_login]
+    InvitationStatus:
+      type: string
+      x-origin: extension
+      description: '`pending` invited, not accepted yet; `expired` the invitation lapsed (resend it); `accepted` the member set a password.'
+      enum: [pending, expired, accepted]
+    LogStatus:
+      type: string
+      enum: [success, error]
+    HttpMethod:
+      type: string
+      description: An HTTP method, upper case.
+      pattern: '^[A-Z]{3,7}$'
+      example: POST
+    AuditAction:
+      type: string
+      x-origin: extension
+      description: A Dashboard user action recorded in the audit log.
+      enum:
+        - login
+        - logout
+        - change_password
+        - regenerate_secret
+        - add_member
+        - resend_invite
+        - accept_invite
+        - update_member_role
+        - deactivate_member
+        - reactivate_member
+        - create_role
+        - update_role
+        - create_account
+        - funds_transfer
+        - approve_transfer
+        - reject_transfer
+        - create_approval_policy
+        - update_approval_policy
+        - create_webhook_configuration
+        - rotate_webhook_secret
+        - replay_webhook_event
+    WebhookEventType:
+      type: string
+      x-origin: extension
+      description: A webhook event kind; `x-webhooks` documents each one.
+      enum:
+        - account.created
+        - collection.received
+        - transfer.pending_approval
+        - transfer.rejected
+        - transfer.success
+        - transfer.failed
+        - transfer.reversed
+    WebhookDeliveryStatus:
+      type: string
+      x-origin: extension
+      enum: [pending, delivered, failed, skipped]
+    IpAddressOrRange:
+      type: string
+      description: An IPv4 or IPv6 address, or a CIDR range.
+      minLength: 2
+      maxLength: 255
+      example: 102.89.34.17
+
+    # ---- Accounts -----------------------------------------------------------------------
     Account:
       type: object
-      required: [id, account_number, account_name, status, balance, created_at, last_balance_update]
+      description: An account, as listed and as returned on creation (without `account_class`).
+      required: [id, account_number, account_name, account_type, status, balance, last_balance_update, parent_account_number, created_at]
       properties:
         id:
           type: string
           format: uuid
+          x-origin: extension
         account_number:
           $ref: '#/components/schemas/AccountNumber'
         account_name:
           type: string
           maxLength: 255
+        account_type:
+          $ref: '#/components/schemas/AccountType'
         status:
           $ref: '#/components/schemas/AccountStatus'
         balance:
-          type: string
-        created_at:
-          type: string
-          format: date-time
+          $ref: '#/components/schemas/Balance'
         last_balance_update:
           type: string
           format: date-time
           nullable: true
+          description: When the balance last changed; null if it never has.
+        parent_account_number:
+          type: string
+          pattern: '^[0-9]{10}$'
+          nullable: true
+          x-origin: extension
+          description: The pool or current account this account is linked to; null for the main pool account.
+        created_at:
+          type: string
+          format: date-time
+          x-origin: extension
+    AccountDetail:
+      type: object
+      description: One account with its class and, for a virtual account, its customer.
+      required: [id, account_number, account_name, account_type, account_class, status, balance, last_balance_update, parent_account_number, customer, created_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+          x-origin: extension
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        account_name:
+          type: string
+          maxLength: 255
+        account_type:
+          $ref: '#/components/schemas/AccountType'
+        account_class:
+          $ref: '#/components/schemas/AccountClass'
+        status:
+          $ref: '#/components/schemas/AccountStatus'
+        balance:
+          $ref: '#/components/schemas/Balance'
+        last_balance_update:
+          type: string
+          format: date-time
+          nullable: true
+        parent_account_number:
+          type: string
+          pattern: '^[0-9]{10}$'
+          nullable: true
+          x-origin: extension
+        customer:
+          type: object
+          nullable: true
+          x-origin: extension
+          description: The end-customer a virtual account belongs to; null for the business's own accounts.
+          required: [email, phone, verified_identities, metadata]
+          properties:
+            email:
+              type: string
+              format: email
+            phone:
+              type: string
+            verified_identities:
+              type: array
+              description: Which identity numbers were verified (the numbers themselves are never returned).
+              items:
+                type: string
+                enum: [bvn, nin]
+            metadata:
+              type: object
+              additionalProperties: true
+              description: The metadata given at creation, unchanged.
+        created_at:
+          type: string
+          format: date-time
+          x-origin: extension
+    AccountCollection:
+      type: object
+      description: An account with its collection totals.
+      required: [id, account_number, account_name, account_type, account_class, status, balance, last_balance_update, parent_account_number, total_collections, total_collection_amount, last_transaction_date, created_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+          x-origin: extension
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        account_name:
+          type: string
+        account_type:
+          $ref: '#/components/schemas/AccountType'
+        account_class:
+          $ref: '#/components/schemas/AccountClass'
+        status:
+          $ref: '#/components/schemas/AccountStatus'
+        balance:
+          $ref: '#/components/schemas/Balance'
+        last_balance_update:
+          type: string
+          format: date-time
+          nullable: true
+        parent_account_number:
+          type: string
+          pattern: '^[0-9]{10}$'
+          nullable: true
+          x-origin: extension
+        total_collections:
+          type: integer
+          minimum: 0
+          description: Number of inbound credits (in the date window, if one was given).
+        total_collection_amount:
+          $ref: '#/components/schemas/Amount'
+        last_transaction_date:
+          type: string
+          format: date-time
+          nullable: true
+          description: Time of the last collection; null if none.
+        created_at:
+          type: string
+          format: date-time
+          description: When the account was created.
+    AccountSummary:
+      type: object
+      description: An account with its collection and transfer totals.
+      required: [id, account_number, account_name, account_type, account_class, status, balance, last_balance_update, parent_account_number, total_collections, total_collection_amount, last_transaction_date, total_transfers, total_transfer_amount, total_transactions, created_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+          x-origin: extension
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        account_name:
+          type: string
+        account_type:
+          $ref: '#/components/schemas/AccountType'
+        account_class:
+          $ref: '#/components/schemas/AccountClass'
+        status:
+          $ref: '#/components/schemas/AccountStatus'
+        balance:
+          $ref: '#/components/schemas/Balance'
+        last_balance_update:
+          type: string
+          format: date-time
+          nullable: true
+        parent_account_number:
+          type: string
+          pattern: '^[0-9]{10}$'
+          nullable: true
+          x-origin: extension
+        total_collections:
+          type: integer
+          minimum: 0
+        total_collection_amount:
+          $ref: '#/components/schemas/Amount'
+        last_transaction_date:
+          type: string
+          format: date-time
+          nullable: true
+        total_transfers:
+          type: integer
+          minimum: 0
+          description: Number of outbound transfers (successful and pending).
+        total_transfer_amount:
+          $ref: '#/components/schemas/Amount'
+        total_transactions:
+          type: integer
+          minimum: 0
+          description: Number of posted transactions, credits and debits.
+        created_at:
+          type: string
+          format: date-time
+    AccountMetrics:
+      type: object
+      description: Portfolio aggregates of the business.
+      required: [total_active_accounts, total_inactive_accounts, total_virtual_accounts, total_volume_collected, total_business_balance]
+      properties:
+        total_active_accounts:
+          type: integer
+          minimum: 0
+          nullable: true
+          description: Accounts with status `active`; null when `ignore_count` was true.
+        total_inactive_accounts:
+          type: integer
+          minimum: 0
+          nullable: true
+          description: Accounts with any other status; null when `ignore_count` was true.
+        total_virtual_accounts:
+          type: integer
+          minimum: 0
+          nullable: true
+          description: Virtual (customer) accounts; null when `ignore_count` was true.
+        total_volume_collected:
+          $ref: '#/components/schemas/Amount'
+        total_business_balance:
+          $ref: '#/components/schemas/Balance'
+
+    # ---- Transactions -------------------------------------------------------------------
+    DashboardTransaction:
+      type: object
+      description: A transaction, Dashboard shape.
+      required: [id, reference_number, account_number, amount, transaction_type, status, narration, created_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+          x-origin: extension
+        reference_number:
+          type: string
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        amount:
+          $ref: '#/components/schemas/Amount'
+        transaction_type:
+          $ref: '#/components/schemas/TransactionType'
+        status:
+          $ref: '#/components/schemas/TransactionStatus'
+        narration:
+          type: string
+        created_at:
+          type: string
+          format: date-time
+    IntegrationTransaction:
+      type: object
+      description: A transaction, integration shape (also the shape of integration settlements and of `collection.received`).
+      required: [id, reference_number, account_number, account_name, amount, transaction_type, transaction_category, status, channel, remarks, created_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+          x-origin: extension
+        reference_number:
+          type: string
+          description: Unique; use it to reconcile and to look the transaction up.
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        account_name:
+          type: string
+        amount:
+          $ref: '#/components/schemas/Amount'
+        transaction_type:
+          $ref: '#/components/schemas/TransactionType'
+        transaction_category:
+          $ref: '#/components/schemas/TransactionCategory'
+        status:
+          $ref: '#/components/schemas/TransactionStatus'
+        channel:
+          $ref: '#/components/schemas/Channel'
+        remarks:
+          type: string
+          description: The narration.
+        created_at:
+          type: string
+          format: date-time
+    DashboardSettlement:
+      type: object
+      description: A settlement (a cleared inbound credit), Dashboard shape.
+      required: [id, reference, account_number, amount, settlement_date, status, created_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+          x-origin: extension
+        reference:
+          type: string
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        amount:
+          $ref: '#/components/schemas/Amount'
+        settlement_date:
+          type: string
+          format: date-time
+        status:
+          $ref: '#/components/schemas/TransactionStatus'
+        created_at:
+          type: string
+          format: date-time
+          x-origin: extension
+
+    # ---- Transfers ----------------------------------------------------------------------
+    Bank:
+      type: object
+      required: [name, code, cbn_code, updated_at]
+      properties:
+        name:
+          type: string
+        code:
+          $ref: '#/components/schemas/BankCode'
+        cbn_code:
+          type: string
+          nullable: true
+          description: Central bank institution code; null for microfinance banks without one.
+        updated_at:
+          type: string
+          format: date-time
+    NameEnquiryResult:
+      type: object
+      required: [account_number, account_name, bank_code, bank_name, bvn, kyc]
+      properties:
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        account_name:
+          type: string
+          description: The registered holder's name.
+        bank_code:
+          $ref: '#/components/schemas/BankCode'
+        bank_name:
+          type: string
+        bvn:
+          type: string
+          pattern: '^[0-9]{11}$'
+          nullable: true
+          description: The holder's BVN; null when the holder has none on record.
+        kyc:
+          type: integer
+          minimum: 1
+          maximum: 3
+          description: The holder's KYC tier.
+    Transfer:
+      type: object
+      description: A transfer record.
+      required: [id, reference_number, amount, status, approval_status, transfer_type, source_account_number, beneficiary_account_number, beneficiary_account_name, bank_code, bank_name, narration, failure_reason, reversal_reference_number, initiated_by, reviewed_by, created_at, updated_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+          x-origin: extension
+        reference_number:
+          $ref: '#/components/schemas/ReferenceNumber'
+        amount:
+          $ref: '#/components/schemas/Amount'
+        status:
+          $ref: '#/components/schemas/TransactionStatus'
+        approval_status:
+          $ref: '#/components/schemas/ApprovalStatus'
+        transfer_type:
+          $ref: '#/components/schemas/TransferType'
+        source_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        beneficiary_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        beneficiary_account_name:
+          type: string
+        bank_code:
+          $ref: '#/components/schemas/BankCode'
+        bank_name:
+          type: string
+        narration:
+          type: string
+        failure_reason:
+          type: string
+          nullable: true
+          x-origin: extension
+          description: Why the transfer failed or was rejected; null otherwise.
+        reversal_reference_number:
+          type: string
+          nullable: true
+          x-origin: extension
+          description: The credit that returned a failed inter-bank transfer's funds; null otherwise.
+        initiated_by:
+          type: string
+          format: uuid
+          x-origin: extension
+          description: The member who initiated the transfer.
+        reviewed_by:
+          type: string
+          format: uuid
+          nullable: true
+          x-origin: extension
+          description: The member who approved or rejected it; null if not reviewed.
+        created_at:
+          type: string
+          format: date-time
+        updated_at:
+          type: string
+          format: date-time
+          x-origin: extension
+    ApprovalPolicy:
+      type: object
+      x-origin: extension
+      required: [id, is_active, min_amount, created_at, updated_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+        is_active:
+          type: boolean
+        min_amount:
+          $ref: '#/components/schemas/Amount'
+        created_at:
+          type: string
+          format: date-time
+        updated_at:
+          type: string
+          format: date-time
+
+    # ---- Session, team, roles -----------------------------------------------------------
+    TokenGrant:
+      type: object
+      x-origin: extension
+      required: [access_token, token_type, expires_in]
+      properties:
+        access_token:
+          type: string
+          description: 'Send as `Authorization: Bearer <access_token>`.'
+        token_type:
+          type: string
+          enum: [Bearer]
+        expires_in:
+          type: integer
+          minimum: 1
+          description: Seconds until the token expires.
+    LoginResult:
+      type: object
+      x-origin: extension
+      required: [access_token, token_type, expires_in, member, permission_codes]
+      properties:
+        access_token:
+          type: string
+        token_type:
+          type: string
+          enum: [Bearer]
+        expires_in:
+          type: integer
+          minimum: 1
+        member:
+          $ref: '#/components/schemas/Member'
+        permission_codes:
+          type: array
+          items:
+            type: string
+    OtpDelivery:
+      type: object
+      x-origin: extension
+      required: [channel, destination, expires_in, otp]
+      properties:
+        channel:
+          type: string
+          enum: [email]
+        destination:
+          type: string
+          description: Where the code was sent, masked.
+        expires_in:
+          type: integer
+          minimum: 1
+          description: Seconds until the code expires.
+        otp:
+          type: string
+          pattern: '^[0-9]{6}$'
+          nullable: true
+          description: The code itself, in the sandbox only; null in production.
+    IntegrationCredentials:
+      type: object
+      x-origin: extension
+      required: [client_id, client_secret]
+      properties:
+        client_id:
+          type: string
+        client_secret:
+          type: string
+          description: Shown once.
+    Business:
+      type: object
+      x-origin: extension
+      required: [id, name, status, environment, created_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+        name:
+          type: string
+        status:
+          type: string
+          enum: [active, inactive]
+          description: '`inactive` businesses cannot open accounts or send money (`60`).'
+        environment:
+          type: string
+          enum: [sandbox, production]
+        created_at:
+          type: string
+          format: date-time
+    Profile:
+      type: object
+      x-origin: extension
+      required: [member, role, business]
+      properties:
+        member:
+          $ref: '#/components/schemas/Member'
+        role:
+          $ref: '#/components/schemas/Role'
+        business:
+          $ref: '#/components/schemas/Business'
+    Member:
+      type: object
+      description: A Dashboard team member.
+      required: [id, email, first_name, last_name, user_role_id, role_name, is_active, invitation_status, last_login, date_joined, created_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+        email:
+          type: string
+          format: email
+        first_name:
+          type: string
+        last_name:
+          type: string
+        user_role_id:
+          type: string
+          format: uuid
+          description: The member's current role.
+        role_name:
+          type: string
+          x-origin: extension
+        is_active:
+          type: boolean
+          description: False while the invitation is pending and after deactivation.
+        invitation_status:
+          $ref: '#/components/schemas/InvitationStatus'
+        last_login:
+          type: string
+          format: date-time
+          nullable: true
+          description: Null until the first login.
+        date_joined:
+          type: string
+          format: date-time
+          description: When the member was added (invited).
+        created_at:
+          type: string
+          format: date-time
+          x-origin: extension
+    Permission:
+      type: object
+      required: [id, code, name, description]
+      properties:
+        id:
+          type: string
+          format: uuid
+        code:
+          type: string
+          pattern: '^[a-z_]+\.[a-z_]+$'
+          description: The dotted permission code, as given in `permission_codes`.
+        name:
+          type: string
+        description:
+          type: string
+    Role:
+      type: object
+      description: A named set of permissions.
+      required: [id, name, description, is_built_in, permission_codes, created_at, updated_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+        name:
+          type: string
+          x-origin: extension
+        description:
+          type: string
+          x-origin: extension
+        is_built_in:
+          type: boolean
+          x-origin: extension
+          description: Built-in roles cannot be edited.
+        permission_codes:
+          type: array
+          items:
+            type: string
+        created_at:
+          type: string
+          format: date-time
+          x-origin: extension
+        updated_at:
+          type: string
+          format: date-time
+          x-origin: extension
+
+    # ---- Logs ---------------------------------------------------------------------------
+    ActivityLogEntry:
+      type: object
+      description: One call made with integration credentials.
+      required: [id, endpoint, method, response_code, status, message, ip_address, request_id, created_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+        endpoint:
+          type: string
+          description: The path called.
+        method:
+          $ref: '#/components/schemas/HttpMethod'
+        response_code:
+          type: integer
+          description: The HTTP status returned.
+        status:
+          $ref: '#/components/schemas/LogStatus'
+        message:
+          type: string
+        ip_address:
+          type: string
+        request_id:
+          type: string
+          x-origin: extension
+        created_at:
+          type: string
+          format: date-time
+    AuditLogEntry:
+      type: object
+      description: One Dashboard user action.
+      required: [id, action, user, user_id, ip_address, response_code, start_date, end_date, target_type, target_id, request_id, created_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+          x-origin: extension
+        action:
+          $ref: '#/components/schemas/AuditAction'
+        user:
+          type: string
+          description: The actor's name and email.
+        user_id:
+          type: string
+          format: uuid
+          nullable: true
+          x-origin: extension
+          description: The acting member; null for a failed login of an unknown session.
+        ip_address:
+          type: string
+        response_code:
+          type: integer
+          description: The HTTP status of the action.
+        start_date:
+          type: string
+          format: date
+          description: The calendar day of the action (its lower filtering boundary).
+        end_date:
+          type: string
+          format: date
+          description: The calendar day of the action (its upper filtering boundary).
+        target_type:
+          type: string
+          nullable: true
+          x-origin: extension
+          description: The kind of object acted on (`member`, `role`, `transfer`, `account`, `webhook_configuration`, `approval_policy`, `webhook_event`); null when none.
+        target_id:
+          type: string
+          nullable: true
+          x-origin: extension
+          description: The id or reference of the object acted on; null when none.
+        request_id:
+          type: string
+          x-origin: extension
+        created_at:
+          type: string
+          format: date-time
+          x-origin: extension
+
+    # ---- Webhooks -----------------------------------------------------------------------
+    WebhookConfiguration:
+      type: object
+      required: [id, url, is_active, ip_whitelist, event_types, created_at, updated_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+        url:
+          type: string
+          format: uri
+        is_active:
+          type: boolean
+        ip_whitelist:
+          type: array
+          items:
+            $ref: '#/components/schemas/IpAddressOrRange'
+        event_types:
+          type: array
+          x-origin: extension
+          description: The subscribed event kinds; empty means all.
+          items:
+            $ref: '#/components/schemas/WebhookEventType'
+        created_at:
+          type: string
+          format: date-time
+        updated_at:
+          type: string
+          format: date-time
+    CreatedWebhookConfiguration:
+      type: object
+      description: The new configuration and its signing secret, shown once.
+      required: [id, url, is_active, ip_whitelist, event_types, secret, created_at, updated_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+        url:
+          type: string
+          format: uri
+        is_active:
+          type: boolean
+          x-origin: extension
+        ip_whitelist:
+          type: array
+          items:
+            $ref: '#/components/schemas/IpAddressOrRange'
+        event_types:
+          type: array
+          x-origin: extension
+          items:
+            $ref: '#/components/schemas/WebhookEventType'
+        secret:
+          type: string
+          x-origin: extension
+          pattern: '^whsec_[A-Za-z0-9+/=]+$'
+          description: The signing secret; store it now.
+        created_at:
+          type: string
+          format: date-time
+        updated_at:
+          type: string
+          format: date-time
+    RotatedWebhookSecret:
+      type: object
+      x-origin: extension
+      required: [secret, previous_secret_expires_at]
+      properties:
+        secret:
+          type: string
+          pattern: '^whsec_[A-Za-z0-9+/=]+$'
+        previous_secret_expires_at:
+          type: string
+          format: date-time
+          description: Until then deliveries are signed with both secrets.
+    WebhookDelivery:
+      type: object
+      x-origin: extension
+      description: An emitted event and its delivery state.
+      required: [id, event_type, status, attempts, last_attempt_at, next_attempt_at, last_response_status, last_error, payload, created_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+          description: The event id (the `webhook-id` header).
+        event_type:
+          $ref: '#/components/schemas/WebhookEventType'
+        status:
+          $ref: '#/components/schemas/WebhookDeliveryStatus'
+        attempts:
+          type: integer
+          minimum: 0
+        last_attempt_at:
+          type: string
+          format: date-time
+          nullable: true
+        next_attempt_at:
+          type: string
+          format: date-time
+          nullable: true
+        last_response_status:
+          type: integer
+          nullable: true
+          description: The HTTP status of the last attempt; null if no answer was received.
+        last_error:
+          type: string
+          nullable: true
+        payload:
+          $ref: '#/components/schemas/WebhookEvent'
+        created_at:
+          type: string
+          format: date-time
+    WebhookEvent:
+      x-origin: extension
+      description: The JSON body POSTed to the webhook endpoint; `type` says which kind.
+      oneOf:
+        - $ref: '#/components/schemas/AccountEvent'
+        - $ref: '#/components/schemas/CollectionEvent'
+        - $ref: '#/components/schemas/TransferEvent'
+    AccountEvent:
+      type: object
+      x-origin: extension
+      required: [id, type, timestamp, data]
+      properties:
+        id:
+          type: string
+          format: uuid
+        type:
+          type: string
+          enum: [account.created]
+        timestamp:
+          type: string
+          format: date-time
+        data:
+          $ref: '#/components/schemas/Account'
+    CollectionEvent:
+      type: object
+      x-origin: extension
+      required: [id, type, timestamp, data]
+      properties:
+        id:
+          type: string
+          format: uuid
+        type:
+          type: string
+          enum: [collection.received]
+        timestamp:
+          type: string
+          format: date-time
+        data:
+          $ref: '#/components/schemas/IntegrationTransaction'
+    TransferEvent:
+      type: object
+      x-origin: extension
+      required: [id, type, timestamp, data]
+      properties:
+        id:
+          type: string
+          format: uuid
+        type:
+          type: string
+          enum: [transfer.pending_approval, transfer.rejected, transfer.success, transfer.failed, transfer.reversed]
+        timestamp:
+          type: string
+          format: date-time
+        data:
+          $ref: '#/components/schemas/Transfer'
+      example:
+        id: f6a7b8c9-d0e1-4f2a-8b3c-4d5e6f7a8b01
+        type: transfer.success
+        timestamp: '2026-11-02T09:46:10Z'
+        data:
+          id: 8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f02
+          reference_number: TRF-20261102-8H4M2P
+          amount: '25000.00'
+          status: success
+          approval_status: not_required
+          transfer_type: inter
+          source_account_number: '1000000021'
+          beneficiary_account_number: '0123456788'
+          beneficiary_account_name: Emeka Nwosu
+          bank_code: '000013'
+          bank_name: Guaranty Trust Bank
+          narration: Logistics - November
+          failure_reason: null
+          reversal_reference_number: null
+          initiated_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+          reviewed_by: null
+          created_at: '2026-11-02T09:45:00Z'
+          updated_at: '2026-11-02T09:46:10Z'
+
+    # ---- Requests -----------------------------------------------------------------------
     GenerateTokenRequest:
       type: object
+      x-origin: extension
       additionalProperties: false
       required: [client_id, client_secret]
       properties:
         client_id:
           type: string
           minLength: 1
+          maxLength: 255
         client_secret:
           type: string
           minLength: 1
-    Token:
+          maxLength: 255
+    LoginRequest:
       type: object
-      required: [token, expires_in]
+      x-origin: extension
+      additionalProperties: false
+      required: [email, password]
+      properties:
+        email:
+          $ref: '#/components/schemas/Email'
+        password:
+          type: string
+          minLength: 1
+          maxLength: 128
+          format: password
+    ChangePasswordRequest:
+      type: object
+      additionalProperties: false
+      required: [old_password, new_password, confirm_password]
+      properties:
+        old_password:
+          type: string
+          minLength: 1
+          maxLength: 128
+          format: password
+          description: The current password.
+        new_password:
+          $ref: '#/components/schemas/Password'
+        confirm_password:
+          type: string
+          maxLength: 128
+          format: password
+          description: Must equal `new_password`.
+    AccountListFilters:
+      type: object
+      additionalProperties: false
+      description: Filters of `fetch_customer_accounts`; all optional.
+      properties:
+        account_type:
+          $ref: '#/components/schemas/AccountTypeFilter'
+        status:
+          $ref: '#/components/schemas/AccountStatus'
+        is_available:
+          type: boolean
+          x-origin: extension
+          description: 'true: only accounts that can transact now (status `active`); false: only the others.'
+    FetchCustomerAccountsRequest:
+      type: object
+      additionalProperties: false
+      properties:
+        filters:
+          $ref: '#/components/schemas/AccountListFilters'
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+          description: Accounts per page.
+        cursor_created_at:
+          type: string
+          format: date-time
+          description: '`created_at` of the last account of the previous page.'
+        cursor_id:
+          type: string
+          format: uuid
+          description: '`id` of the last account of the previous page.'
+    CreateCustomerAccountRequest:
+      type: object
+      additionalProperties: false
+      description: Send at least one of `bvn` and `nin` (else `02`).
+      required: [email, phone]
+      properties:
+        email:
+          $ref: '#/components/schemas/Email'
+        phone:
+          type: string
+          description: Nigerian phone number in local format, 11 digits starting with 0.
+          pattern: '^0[0-9]{10}$'
+          example: '08031234567'
+        bvn:
+          $ref: '#/components/schemas/Bvn'
+        nin:
+          $ref: '#/components/schemas/Nin'
+        account_name:
+          type: string
+          minLength: 1
+          maxLength: 255
+          description: Defaults to the name on the identity record.
+        metadata:
+          type: object
+          additionalProperties: true
+          maxProperties: 50
+          description: Free JSON object stored with the account, never interpreted.
+        parent_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+    CreateAccountRequest:
+      type: object
+      additionalProperties: false
+      properties:
+        account_name:
+          type: string
+          minLength: 1
+          maxLength: 255
+          description: Defaults to `<business name> - Current <n>`.
+    GetAccountRequest:
+      type: object
+      additionalProperties: false
+      properties:
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        account_type:
+          $ref: '#/components/schemas/AccountTypeFilter'
+        account_class:
+          $ref: '#/components/schemas/AccountClass'
+        status:
+          $ref: '#/components/schemas/AccountStatus'
+    FetchAccountCollectionsRequest:
+      type: object
+      additionalProperties: false
+      properties:
+        account_type:
+          $ref: '#/components/schemas/AccountTypeFilter'
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        status:
+          $ref: '#/components/schemas/AccountStatus'
+        parent_account_number:
+          type: string
+          pattern: '^[0-9]{10}$'
+          maxLength: 10
+          x-origin: extension
+          description: Only virtual accounts linked to this pool or current account.
+        date:
+          type: string
+          format: date
+          x-origin: extension
+          description: Count only the collections of this day; takes precedence over the range.
+        start_date:
+          type: string
+          format: date
+        end_date:
+          type: string
+          format: date
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+          x-origin: extension
+        cursor_created_at:
+          type: string
+          format: date-time
+          x-origin: extension
+        cursor_id:
+          type: string
+          format: uuid
+          x-origin: extension
+    FetchAccountSummariesRequest:
+      type: object
+      additionalProperties: false
+      properties:
+        account_type:
+          $ref: '#/components/schemas/AccountTypeFilter'
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        status:
+          $ref: '#/components/schemas/AccountStatus'
+        is_available:
+          type: boolean
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+        cursor_created_at:
+          type: string
+          format: date-time
+        cursor_id:
+          type: string
+          format: uuid
+    MetricsFilters:
+      type: object
+      additionalProperties: false
+      properties:
+        start_date:
+          type: string
+          format: date
+        end_date:
+          type: string
+          format: date
+        account_type:
+          $ref: '#/components/schemas/AccountTypeFilter'
+    GetTotalAccountMetricsRequest:
+      type: object
+      additionalProperties: false
+      properties:
+        filters:
+          $ref: '#/components/schemas/MetricsFilters'
+        count:
+          type: integer
+          minimum: 1
+          maximum: 100000
+          description: The most accounts (newest first) that enter the computation.
+        ignore_count:
+          type: boolean
+          default: false
+          description: True skips the account counts (returned as null) for a faster answer.
+    DashboardTransactionFilters:
+      type: object
+      additionalProperties: false
+      properties:
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        start_date:
+          type: string
+          format: date
+        end_date:
+          type: string
+          format: date
+        transaction_type:
+          $ref: '#/components/schemas/TransactionType'
+        status:
+          $ref: '#/components/schemas/TransactionStatus'
+        reference_number:
+          type: string
+          maxLength: 64
+          x-origin: extension
+        search:
+          type: string
+          minLength: 1
+          maxLength: 100
+          x-origin: extension
+          description: Case-insensitive substring of the narration or reference.
+    FetchTransactionsWebRequest:
+      type: object
+      additionalProperties: false
+      properties:
+        filters:
+          $ref: '#/components/schemas/DashboardTransactionFilters'
+        page:
+          type: integer
+          minimum: 1
+          default: 1
+        page_size:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+        cursor_created_at:
+          type: string
+          format: date-time
+        cursor_id:
+          type: string
+          format: uuid
+    IntegrationTransactionFilters:
+      type: object
+      additionalProperties: false
+      properties:
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        start_date:
+          type: string
+          format: date
+        end_date:
+          type: string
+          format: date
+        date:
+          type: string
+          format: date
+          x-origin: extension
+          description: A single day; takes precedence over `start_date` / `end_date`.
+        status:
+          $ref: '#/components/schemas/TransactionStatus'
+        transaction_type:
+          $ref: '#/components/schemas/TransactionType'
+        transaction_category:
+          $ref: '#/components/schemas/TransactionCategory'
+        reference_number:
+          type: string
+          maxLength: 64
+          x-origin: extension
+        channel:
+          $ref: '#/components/schemas/Channel'
+        search:
+          type: string
+          minLength: 1
+          maxLength: 100
+          x-origin: extension
+          description: Case-insensitive substring of the remarks or reference.
+    FetchTransactionsApiRequest:
+      type: object
+      additionalProperties: false
+      properties:
+        filters:
+          $ref: '#/components/schemas/IntegrationTransactionFilters'
+        page:
+          type: integer
+          minimum: 1
+          default: 1
+        page_size:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+        cursor_created_at:
+          type: string
+          format: date-time
+        cursor_id:
+          type: string
+          format: uuid
+    SettlementFilters:
+      type: object
+      additionalProperties: false
+      properties:
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        start_date:
+          type: string
+          format: date
+        end_date:
+          type: string
+          format: date
+        reference:
+          type: string
+          maxLength: 64
+          x-origin: extension
+    FetchSettlementTransactionsRequest:
+      type: object
+      additionalProperties: false
+      properties:
+        filters:
+          $ref: '#/components/schemas/SettlementFilters'
+        page:
+          type: integer
+          minimum: 1
+          default: 1
+        page_size:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+        cursor_created_at:
+          type: string
+          format: date-time
+        cursor_id:
+          type: string
+          format: uuid
+    NameEnquiryRequest:
+      type: object
+      additionalProperties: false
+      required: [beneficiary_account_number, bank_code, source_account_number]
+      properties:
+        beneficiary_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        bank_code:
+          $ref: '#/components/schemas/BankCode'
+        source_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+    FundsTransferRequest:
+      type: object
+      additionalProperties: false
+      required: [source_account_number, source_account_name, beneficiary_account_number, beneficiary_account_name, bank_code, amount, transfer_type, otp]
+      properties:
+        source_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        source_account_name:
+          type: string
+          minLength: 1
+          maxLength: 255
+          description: The registered name of the source account.
+        beneficiary_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        beneficiary_account_name:
+          type: string
+          minLength: 1
+          maxLength: 255
+          description: As confirmed by `name_enquiry` (compared without regard to case and spacing).
+        bank_code:
+          $ref: '#/components/schemas/BankCode'
+        amount:
+          $ref: '#/components/schemas/RequestAmount'
+        narration:
+          type: string
+          maxLength: 100
+          description: Shown in the records of sender and recipient.
+        bank_name:
+          type: string
+          maxLength: 255
+        transfer_type:
+          $ref: '#/components/schemas/TransferType'
+        otp:
+          $ref: '#/components/schemas/Otp'
+        bvn:
+          type: string
+          pattern: '^[0-9]{11}$'
+          x-origin: extension
+          description: The beneficiary BVN from `name_enquiry`, passed on; must match it.
+        kyc:
+          type: integer
+          minimum: 1
+          maximum: 3
+          x-origin: extension
+          description: The beneficiary KYC tier from `name_enquiry`, passed on; must match it.
+    GetTransferRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      required: [reference_number]
+      properties:
+        reference_number:
+          $ref: '#/components/schemas/ReferenceNumber'
+    FetchPendingTransfersRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      properties:
+        source_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+        cursor_created_at:
+          type: string
+          format: date-time
+        cursor_id:
+          type: string
+          format: uuid
+    ApproveTransferRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      required: [reference_number]
+      properties:
+        reference_number:
+          $ref: '#/components/schemas/ReferenceNumber'
+    RejectTransferRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      required: [reference_number, reason]
+      properties:
+        reference_number:
+          $ref: '#/components/schemas/ReferenceNumber'
+        reason:
+          type: string
+          minLength: 1
+          maxLength: 255
+    CreateApprovalPolicyRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      required: [min_amount]
+      properties:
+        min_amount:
+          $ref: '#/components/schemas/RequestAmount'
+        is_active:
+          type: boolean
+          default: true
+    UpdateApprovalPolicyRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      minProperties: 1
+      properties:
+        min_amount:
+          $ref: '#/components/schemas/RequestAmount'
+        is_active:
+          type: boolean
+    MemberFilters:
+      type: object
+      additionalProperties: false
+      properties:
+        start_date:
+          type: string
+          format: date
+          description: Joined on or after.
+        end_date:
+          type: string
+          format: date
+          description: Joined on or before.
+        is_active:
+          type: boolean
+          x-origin: extension
+        role_id:
+          type: string
+          format: uuid
+          x-origin: extension
+    FetchMembersRequest:
+      type: object
+      additionalProperties: false
+      properties:
+        filters:
+          $ref: '#/components/schemas/MemberFilters'
+        sort_by:
+          $ref: '#/components/schemas/MemberSortField'
+        sort_order:
+          $ref: '#/components/schemas/SortOrder'
+        page:
+          type: integer
+          minimum: 1
+          default: 1
+        page_size:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+    AddMemberRequest:
+      type: object
+      additionalProperties: false
+      required: [email, first_name, last_name, role_id]
+      properties:
+        email:
+          $ref: '#/components/schemas/Email'
+        first_name:
+          $ref: '#/components/schemas/PersonName'
+        last_name:
+          $ref: '#/components/schemas/PersonName'
+        role_id:
+          type: string
+          format: uuid
+          description: A role id from `fetch_roles`.
+    ResendInviteRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      required: [member_id]
+      properties:
+        member_id:
+          type: string
+          format: uuid
+    AcceptInviteRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      required: [token, password, confirm_password]
       properties:
         token:
           type: string
-        expires_in:
-          type: integer
-          format: int64
-          description: Seconds until the token expires.
-    GenerateTokenResponse:
+          minLength: 1
+          maxLength: 255
+          description: The token from the invitation link.
+        password:
+          $ref: '#/components/schemas/Password'
+        confirm_password:
+          type: string
+          maxLength: 128
+          format: password
+    UpdateMemberRequest:
       type: object
-      required: [status, response_code, message, data]
-      properties:
-        status: {type: boolean}
-        response_code: {$ref: '#/components/schemas/SuccessCode'}
-        message: {type: string}
-        data: {$ref: '#/components/schemas/Token'}
-    UpdateMemberRoleRequest:
-      type: object
+      x-origin: extension
       additionalProperties: false
-      required: [member_id, role_id]
+      required: [member_id]
       properties:
         member_id:
           type: string
@@ -340,143 +7054,1041 @@ components:
         role_id:
           type: string
           format: uuid
-    UpdateMemberRoleResponse:
+        is_active:
+          type: boolean
+    CreateRoleRequest:
       type: object
-      required: [status, response_code, message, data]
+      x-origin: extension
+      additionalProperties: false
+      required: [name, permission_codes]
       properties:
-        status: {type: boolean}
-        response_code: {$ref: '#/components/schemas/SuccessCode'}
-        message: {type: string}
-        data: {$ref: '#/components/schemas/EmptyObject'}
-    AccountFilters:
+        name:
+          type: string
+          minLength: 1
+          maxLength: 100
+        description:
+          type: string
+          maxLength: 255
+        permission_codes:
+          type: array
+          minItems: 1
+          maxItems: 100
+          uniqueItems: true
+          items:
+            type: string
+            pattern: '^[a-z_]+\.[a-z_]+$'
+    UpdateRoleRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      required: [role_id]
+      properties:
+        role_id:
+          type: string
+          format: uuid
+        name:
+          type: string
+          minLength: 1
+          maxLength: 100
+        description:
+          type: string
+          maxLength: 255
+        permission_codes:
+          type: array
+          minItems: 1
+          maxItems: 100
+          uniqueItems: true
+          items:
+            type: string
+            pattern: '^[a-z_]+\.[a-z_]+$'
+    ActivityLogFilters:
       type: object
       additionalProperties: false
       properties:
         status:
-          $ref: '#/components/schemas/AccountStatus'
-        start_date:
+          $ref: '#/components/schemas/LogStatus'
+        method:
+          $ref: '#/components/schemas/HttpMethod'
+        endpoint:
           type: string
-          format: date
-    FetchAccountsRequest:
+          maxLength: 255
+          x-origin: extension
+        response_code:
+          type: integer
+          minimum: 100
+          maximum: 599
+          x-origin: extension
+          description: The HTTP status.
+    FetchActivityLogsRequest:
       type: object
       additionalProperties: false
       properties:
         filters:
-          $ref: '#/components/schemas/AccountFilters'
-        page_size:
+          $ref: '#/components/schemas/ActivityLogFilters'
+        start_date:
+          type: string
+          format: date
+        end_date:
+          type: string
+          format: date
+        search:
+          type: string
+          minLength: 1
+          maxLength: 100
+          x-origin: extension
+          description: Case-insensitive substring of the endpoint, message or IP address.
+        limit:
           type: integer
           minimum: 1
           maximum: 100
+          default: 100
         cursor_created_at:
           type: string
           format: date-time
         cursor_id:
           type: string
           format: uuid
-    FetchAccountsResponse:
+    AuditLogFilters:
       type: object
+      additionalProperties: false
+      properties:
+        action:
+          $ref: '#/components/schemas/AuditAction'
+        start_date:
+          type: string
+          format: date
+        end_date:
+          type: string
+          format: date
+        user_id:
+          type: string
+          format: uuid
+          x-origin: extension
+    FetchAuditLogsRequest:
+      type: object
+      additionalProperties: false
+      properties:
+        filters:
+          $ref: '#/components/schemas/AuditLogFilters'
+        search:
+          type: string
+          minLength: 1
+          maxLength: 100
+          x-origin: extension
+          description: Case-insensitive substring of the action, user or IP address.
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+        cursor_created_at:
+          type: string
+          format: date-time
+        cursor_id:
+          type: string
+          format: uuid
+    WebhookConfigurationRequest:
+      type: object
+      additionalProperties: false
+      required: [url]
+      properties:
+        url:
+          type: string
+          format: uri
+          pattern: '^https?://'
+          maxLength: 2048
+          description: Public `https://` URL (the sandbox also accepts `http://`).
+        ip_whitelist:
+          type: array
+          maxItems: 20
+          items:
+            $ref: '#/components/schemas/IpAddressOrRange'
+        event_types:
+          type: array
+          x-origin: extension
+          uniqueItems: true
+          items:
+            $ref: '#/components/schemas/WebhookEventType'
+    UpdateWebhookConfigurationRequest:
+      type: object
+      additionalProperties: false
+      minProperties: 1
+      properties:
+        url:
+          type: string
+          format: uri
+          pattern: '^https?://'
+          maxLength: 2048
+        is_active:
+          type: boolean
+        ip_whitelist:
+          type: array
+          maxItems: 20
+          items:
+            $ref: '#/components/schemas/IpAddressOrRange'
+        event_types:
+          type: array
+          x-origin: extension
+          uniqueItems: true
+          items:
+            $ref: '#/components/schemas/WebhookEventType'
+    WebhookEventFilters:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      properties:
+        status:
+          $ref: '#/components/schemas/WebhookDeliveryStatus'
+        event_type:
+          $ref: '#/components/schemas/WebhookEventType'
+        start_date:
+          type: string
+          format: date
+        end_date:
+          type: string
+          format: date
+    FetchWebhookEventsRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      properties:
+        filters:
+          $ref: '#/components/schemas/WebhookEventFilters'
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+        cursor_created_at:
+          type: string
+          format: date-time
+        cursor_id:
+          type: string
+          format: uuid
+    ReplayWebhookEventRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      required: [event_id]
+      properties:
+        event_id:
+          type: string
+          format: uuid
+    SimulateInboundTransferRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      required: [account_number, amount]
+      properties:
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        amount:
+          $ref: '#/components/schemas/RequestAmount'
+        sender_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        sender_account_name:
+          type: string
+          minLength: 1
+          maxLength: 255
+        sender_bank_code:
+          $ref: '#/components/schemas/BankCode'
+        narration:
+          type: string
+          maxLength: 100
+
+    # ---- Success envelopes, one per operation -------------------------------------------
+    GenerateTokenResponse:
+      type: object
+      description: Success envelope of `generate_token`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/TokenGrant'
+    LoginResponse:
+      type: object
+      description: Success envelope of `login`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/LoginResult'
+    LogoutResponse:
+      type: object
+      description: Success envelope of `logout`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/EmptyObject'
+    ChangePasswordResponse:
+      type: object
+      description: Success envelope of `change_password`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/EmptyObject'
+    GenerateOtpResponse:
+      type: object
+      description: Success envelope of `generate_otp`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/OtpDelivery'
+    RegenerateSecretResponse:
+      type: object
+      description: Success envelope of `regenerate_secret`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/IntegrationCredentials'
+    GetProfileResponse:
+      type: object
+      description: Success envelope of `get_profile`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Profile'
+    FetchCustomerAccountsResponse:
+      type: object
+      description: Success envelope of `fetch_customer_accounts`.
       required: [status, response_code, message, data, pagination]
       properties:
-        status: {type: boolean}
-        response_code: {$ref: '#/components/schemas/SuccessCode'}
-        message: {type: string}
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
         data:
           type: array
           items:
             $ref: '#/components/schemas/Account'
         pagination:
           $ref: '#/components/schemas/Pagination'
-    TransferStatus:
-      type: string
-      enum: [pending, success, failed]
-    CreateTransferRequest:
+    CreateCustomerAccountResponse:
       type: object
-      additionalProperties: false
-      required: [source_account_number, beneficiary_account_number, amount]
-      properties:
-        source_account_number:
-          $ref: '#/components/schemas/AccountNumber'
-        beneficiary_account_number:
-          $ref: '#/components/schemas/AccountNumber'
-        amount:
-          $ref: '#/components/schemas/Amount'
-        narration:
-          type: string
-          maxLength: 100
-    Transfer:
-      type: object
-      required: [id, reference, amount, status, created_at]
-      properties:
-        id:
-          type: string
-          format: uuid
-        reference:
-          type: string
-        amount:
-          $ref: '#/components/schemas/Amount'
-        status:
-          $ref: '#/components/schemas/TransferStatus'
-        created_at:
-          type: string
-          format: date-time
-    CreateTransferResponse:
-      type: object
+      description: Success envelope of `create_customer_account`.
       required: [status, response_code, message, data]
       properties:
-        status: {type: boolean}
-        response_code: {$ref: '#/components/schemas/SuccessCode'}
-        message: {type: string}
-        data: {$ref: '#/components/schemas/Transfer'}
-    TransferEvent:
-      type: object
-      required: [event, data]
-      properties:
-        event:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
           type: string
-          enum: [transfer.success]
+        data:
+          $ref: '#/components/schemas/Account'
+    CreateAccountApiResponse:
+      type: object
+      description: Success envelope of `create_account_api`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Account'
+    CreateAccountWebResponse:
+      type: object
+      description: Success envelope of `create_account_web`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Account'
+    GetAccountResponse:
+      type: object
+      description: Success envelope of `get_account`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/AccountDetail'
+    FetchAccountCollectionsResponse:
+      type: object
+      description: Success envelope of `fetch_account_collections`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/AccountCollection'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    FetchAccountSummariesResponse:
+      type: object
+      description: Success envelope of `fetch_account_summaries`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/AccountSummary'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    GetTotalAccountMetricsResponse:
+      type: object
+      description: Success envelope of `get_total_account_metrics`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/AccountMetrics'
+    FetchTransactionsWebResponse:
+      type: object
+      description: Success envelope of `fetch_transactions_web`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/DashboardTransaction'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    FetchTransactionsApiResponse:
+      type: object
+      description: Success envelope of `fetch_transactions_api`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/IntegrationTransaction'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    FetchSettlementTransactionsWebResponse:
+      type: object
+      description: Success envelope of `fetch_settlement_transactions_web`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/DashboardSettlement'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    FetchSettlementTransactionsApiResponse:
+      type: object
+      description: Success envelope of `fetch_settlement_transactions_api`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/IntegrationTransaction'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    FetchBanksResponse:
+      type: object
+      description: Success envelope of `fetch_banks`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/Bank'
+    NameEnquiryResponse:
+      type: object
+      description: Success envelope of `name_enquiry`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/NameEnquiryResult'
+    FundsTransferResponse:
+      type: object
+      description: Success envelope of `funds_transfer`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
         data:
           $ref: '#/components/schemas/Transfer'
+    GetTransferWebResponse:
+      type: object
+      description: Success envelope of `get_transfer_web`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Transfer'
+    GetTransferApiResponse:
+      type: object
+      description: Success envelope of `get_transfer_api`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Transfer'
+    FetchPendingTransfersResponse:
+      type: object
+      description: Success envelope of `fetch_pending_transfers`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/Transfer'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    ApproveTransferResponse:
+      type: object
+      description: Success envelope of `approve_transfer`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Transfer'
+    RejectTransferResponse:
+      type: object
+      description: Success envelope of `reject_transfer`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Transfer'
+    CreateApprovalPolicyResponse:
+      type: object
+      description: Success envelope of `create_approval_policy`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/ApprovalPolicy'
+    UpdateApprovalPolicyResponse:
+      type: object
+      description: Success envelope of `update_approval_policy`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/ApprovalPolicy'
+    GetApprovalPolicyResponse:
+      type: object
+      description: Success envelope of `get_approval_policy`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/ApprovalPolicy'
+    FetchMembersResponse:
+      type: object
+      description: Success envelope of `fetch_members`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/Member'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    AddMemberResponse:
+      type: object
+      description: Success envelope of `add_member`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/EmptyObject'
+    ResendInviteResponse:
+      type: object
+      description: Success envelope of `resend_invite`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/EmptyObject'
+    AcceptInviteResponse:
+      type: object
+      description: Success envelope of `accept_invite`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Member'
+    UpdateMemberResponse:
+      type: object
+      description: Success envelope of `update_member`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Member'
+    FetchPermissionsResponse:
+      type: object
+      description: Success envelope of `fetch_permissions`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/Permission'
+    FetchRolesResponse:
+      type: object
+      description: Success envelope of `fetch_roles`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/Role'
+    CreateRoleResponse:
+      type: object
+      description: Success envelope of `create_role`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Role'
+    UpdateRoleResponse:
+      type: object
+      description: Success envelope of `update_role`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Role'
+    FetchActivityLogsResponse:
+      type: object
+      description: Success envelope of `fetch_activity_logs`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/ActivityLogEntry'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    FetchAuditLogsResponse:
+      type: object
+      description: Success envelope of `fetch_audit_logs`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/AuditLogEntry'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    WebhookConfigurationResponse:
+      type: object
+      description: Success envelope of `webhook_configuration`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/CreatedWebhookConfiguration'
+    UpdateWebhookConfigurationResponse:
+      type: object
+      description: Success envelope of `update_webhook_configuration`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/WebhookConfiguration'
+    GetWebhookConfigurationResponse:
+      type: object
+      description: Success envelope of `get_webhook_configuration`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/WebhookConfiguration'
+    RotateWebhookSecretResponse:
+      type: object
+      description: Success envelope of `rotate_webhook_secret`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/RotatedWebhookSecret'
+    FetchWebhookEventsResponse:
+      type: object
+      description: Success envelope of `fetch_webhook_events`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/WebhookDelivery'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    ReplayWebhookEventResponse:
+      type: object
+      description: Success envelope of `replay_webhook_event`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/WebhookDelivery'
+    SimulateInboundTransferResponse:
+      type: object
+      description: Success envelope of `simulate_inbound_transfer`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/IntegrationTransaction'
 "#;
 /// The same document as JSON.
 pub const OPENAPI_JSON: &str = r##"{
   "openapi": "3.0.3",
   "info": {
-    "title": "Kobo fixture",
-    "version": "0.0.1",
-    "description": "The code generator's test fixture."
+    "title": "Kobo Business Banking API",
+    "version": "1.0.0",
+    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}`; an empty body is accepted as `{}`.\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (or no answer) is retried with\n  exponential backoff and jitter for about three days (attempts after roughly 5 s, 5 min,\n  30 min, 2 h, 5 h, 10 h, 10 h, 14 h, 20 h), then the event is marked `failed`; it can be\n  replayed with `replay_webhook_event`. Delivery is at least once and not ordered: use the\n  event's `timestamp` and the object's state.\n- `is_active: false` pauses delivery: events that happen meanwhile are recorded as `skipped`\n  (replayable), not queued. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback or link-local address; the sandbox also allows `http://` for local testing.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account`:\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
+    "contact": {
+      "name": "Kobo developer support",
+      "email": "developers@kobo.example"
+    },
+    "license": {
+      "name": "Apache-2.0",
+      "url": "https://www.apache.org/licenses/LICENSE-2.0"
+    }
   },
   "servers": [
     {
-      "url": "http://localhost:8080"
+      "url": "https://api.kobo.example",
+      "description": "Production"
+    },
+    {
+      "url": "https://sandbox.kobo.example",
+      "description": "Sandbox (mirrors production; operations marked sandbox in the source document and the sandbox-only operations)"
+    },
+    {
+      "url": "http://127.0.0.1:8080",
+      "description": "A local server started with `kobo demo`"
     }
   ],
   "tags": [
     {
-      "name": "auth"
+      "name": "Session",
+      "description": "Tokens, login, logout, passwords, one-time passwords and integration credentials."
     },
     {
-      "name": "accounts"
+      "name": "Accounts",
+      "description": "The business's pool, current and virtual accounts, and their aggregates."
     },
     {
-      "name": "team"
+      "name": "Transactions",
+      "description": "Transactions and settlements (cleared inbound credits)."
     },
     {
-      "name": "transfers"
+      "name": "Transfers",
+      "description": "Banks, name enquiry, transfers, their status and maker-checker approval."
+    },
+    {
+      "name": "Team",
+      "description": "Team members, invitations, roles and permissions."
+    },
+    {
+      "name": "Logs",
+      "description": "Activity logs (integration API calls) and audit logs (Dashboard user actions)."
+    },
+    {
+      "name": "Webhooks",
+      "description": "Webhook endpoint configuration, signing secret and the delivery log."
+    },
+    {
+      "name": "Sandbox",
+      "description": "Operations that exist only in the sandbox environment."
     }
   ],
-  "x-permissions": [
-    {
-      "code": "member.manage",
-      "name": "Manage members",
-      "description": "Change the roles of team members."
-    },
-    {
-      "code": "account.view",
-      "name": "View accounts",
-      "description": "See accounts and balances.",
-      "implicit": true
-    }
-  ],
+  "security": [],
   "x-response-codes": {
     "00": {
       "http_status": 200,
@@ -485,32 +8097,57 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "01": {
       "http_status": 400,
-      "meaning": "Invalid request: the body does not match the schema",
+      "meaning": "Invalid request: a field is missing, malformed or not allowed (the message names it)",
       "origin": "extension"
+    },
+    "02": {
+      "http_status": 400,
+      "meaning": "Neither BVN nor NIN was provided",
+      "origin": "source"
     },
     "04": {
       "http_status": 404,
-      "meaning": "Unknown operation",
+      "meaning": "Unknown operation: no operation exists at this path",
       "origin": "extension"
     },
     "05": {
       "http_status": 405,
-      "meaning": "Method not allowed",
+      "meaning": "Method not allowed: every operation is POST",
       "origin": "extension"
+    },
+    "06": {
+      "http_status": 404,
+      "meaning": "Account not found (check account number and bank code)",
+      "origin": "source"
     },
     "07": {
       "http_status": 415,
-      "meaning": "Unsupported media type",
+      "meaning": "Unsupported media type: send Content-Type application/json",
       "origin": "extension"
     },
     "08": {
       "http_status": 413,
-      "meaning": "Request body too large",
+      "meaning": "Request body too large: the limit is 1 MiB",
+      "origin": "extension"
+    },
+    "26": {
+      "http_status": 409,
+      "meaning": "Duplicate: an object with this unique value already exists",
+      "origin": "extension"
+    },
+    "27": {
+      "http_status": 422,
+      "meaning": "Idempotency key reused with a different request body",
+      "origin": "extension"
+    },
+    "28": {
+      "http_status": 409,
+      "meaning": "A request with this idempotency key is still being processed: retry later",
       "origin": "extension"
     },
     "29": {
       "http_status": 429,
-      "meaning": "Too many requests",
+      "meaning": "Too many requests: wait for the number of seconds in Retry-After",
       "origin": "extension"
     },
     "41": {
@@ -525,7 +8162,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "43": {
       "http_status": 403,
-      "meaning": "Permission denied",
+      "meaning": "Permission denied: your role does not grant this operation",
       "origin": "extension"
     },
     "44": {
@@ -533,22 +8170,227 @@ pub const OPENAPI_JSON: &str = r##"{
       "meaning": "Account not found: nothing matches the parameters",
       "origin": "source"
     },
-    "06": {
+    "45": {
+      "http_status": 403,
+      "meaning": "Invalid or expired OTP",
+      "origin": "extension"
+    },
+    "46": {
+      "http_status": 400,
+      "meaning": "Old password is incorrect",
+      "origin": "extension"
+    },
+    "47": {
       "http_status": 404,
-      "meaning": "Account not found (check account number and bank code)",
+      "meaning": "Not found: the referenced object does not exist in this business",
+      "origin": "extension"
+    },
+    "48": {
+      "http_status": 409,
+      "meaning": "Not allowed in the current state",
+      "origin": "extension"
+    },
+    "49": {
+      "http_status": 422,
+      "meaning": "Beneficiary name does not match the name enquiry result",
+      "origin": "extension"
+    },
+    "60": {
+      "http_status": 403,
+      "meaning": "Customer not active: the business account must be activated",
+      "origin": "source"
+    },
+    "80": {
+      "http_status": 503,
+      "meaning": "Service unavailable: core banking provider temporarily down or unreachable",
+      "origin": "source"
+    },
+    "83": {
+      "http_status": 422,
+      "meaning": "Provider error: identity verification failed, or the core banking system rejected the request",
       "origin": "source"
     },
     "96": {
       "http_status": 500,
-      "meaning": "Internal error",
+      "meaning": "Internal error: quote the X-Request-Id to support",
       "origin": "extension"
     }
   },
+  "x-permissions": [
+    {
+      "code": "self.manage",
+      "name": "Manage own session",
+      "description": "Log out, change one's own password, generate OTPs and read one's own profile. Implicit in every role.",
+      "implicit": true
+    },
+    {
+      "code": "account.view",
+      "name": "View accounts",
+      "description": "Read accounts, their collections, summaries and metrics."
+    },
+    {
+      "code": "account.create",
+      "name": "Create accounts",
+      "description": "Open current accounts linked to the main pool account."
+    },
+    {
+      "code": "transaction.view",
+      "name": "View transactions",
+      "description": "Read transactions and settlements."
+    },
+    {
+      "code": "transfer.initiate",
+      "name": "Initiate transfers",
+      "description": "Send funds from the business's accounts (needs an OTP per transfer)."
+    },
+    {
+      "code": "transfer.view",
+      "name": "View transfers",
+      "description": "Look up transfers by reference and list transfers awaiting approval."
+    },
+    {
+      "code": "transfer.approve",
+      "name": "Approve transfers",
+      "description": "Approve or reject transfers held by the approval policy (never one's own)."
+    },
+    {
+      "code": "approval_policy.view",
+      "name": "View approval policy",
+      "description": "Read the maker-checker approval policy."
+    },
+    {
+      "code": "approval_policy.manage",
+      "name": "Manage approval policy",
+      "description": "Create, change, activate or deactivate the approval policy."
+    },
+    {
+      "code": "member.view",
+      "name": "View team",
+      "description": "List team members."
+    },
+    {
+      "code": "member.manage",
+      "name": "Manage team",
+      "description": "Invite members, resend invitations, change roles, deactivate and reactivate members."
+    },
+    {
+      "code": "role.view",
+      "name": "View roles",
+      "description": "List roles and the permission catalog."
+    },
+    {
+      "code": "role.manage",
+      "name": "Manage roles",
+      "description": "Create and edit custom roles."
+    },
+    {
+      "code": "activity_log.view",
+      "name": "View activity logs",
+      "description": "Read the log of integration API calls."
+    },
+    {
+      "code": "audit_log.view",
+      "name": "View audit logs",
+      "description": "Read the log of Dashboard user actions."
+    },
+    {
+      "code": "webhook.view",
+      "name": "View webhooks",
+      "description": "Read the webhook configuration and the delivery log."
+    },
+    {
+      "code": "webhook.manage",
+      "name": "Manage webhooks",
+      "description": "Register the webhook endpoint, rotate its secret and replay events."
+    },
+    {
+      "code": "credential.manage",
+      "name": "Manage integration credentials",
+      "description": "Regenerate the integration client secret."
+    }
+  ],
   "x-webhooks": {
-    "transfer.success": {
+    "account.created": {
       "post": {
-        "summary": "A transfer settled.",
+        "summary": "An account was opened",
+        "description": "Sent when a current account or a customer (virtual) account is created.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
         "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AccountEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    },
+    "collection.received": {
+      "post": {
+        "summary": "Money came in",
+        "description": "Sent when an inbound credit settles into any account of the business (a collection). `data` is the integration transaction.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CollectionEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    },
+    "transfer.pending_approval": {
+      "post": {
+        "summary": "A transfer is waiting for approval",
+        "description": "Sent when the approval policy holds a new transfer for maker-checker review.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
           "content": {
             "application/json": {
               "schema": {
@@ -559,35 +8401,180 @@ pub const OPENAPI_JSON: &str = r##"{
         },
         "responses": {
           "200": {
-            "description": "Delivered."
+            "description": "Any 2xx acknowledges the delivery."
           }
         }
       }
-    }
-  },
-  "paths": {
-    "/v1/auth/token": {
+    },
+    "transfer.rejected": {
       "post": {
-        "operationId": "generate_token",
-        "tags": [
-          "auth"
+        "summary": "A held transfer was rejected",
+        "description": "Sent when a checker rejects a transfer awaiting approval. No money moved.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
         ],
-        "summary": "Issue an integration token.",
-        "x-success-message": "Token generated successfully",
-        "security": [],
         "requestBody": {
           "required": true,
           "content": {
             "application/json": {
               "schema": {
-                "$ref": "#/components/schemas/GenerateTokenRequest"
+                "$ref": "#/components/schemas/TransferEvent"
               }
             }
           }
         },
         "responses": {
           "200": {
-            "description": "The token.",
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    },
+    "transfer.success": {
+      "post": {
+        "summary": "A transfer completed",
+        "description": "Sent when a transfer settles (intra-bank at once, inter-bank when the provider confirms).",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/TransferEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    },
+    "transfer.failed": {
+      "post": {
+        "summary": "A transfer failed",
+        "description": "Sent when an inter-bank transfer fails at the provider. A `transfer.reversed` follows once the debited funds are returned to the source account.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/TransferEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    },
+    "transfer.reversed": {
+      "post": {
+        "summary": "A failed transfer's funds were returned",
+        "description": "Sent when the amount of a failed inter-bank transfer is credited back to its source account. `data.reversal_reference_number` names the credit.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/TransferEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    }
+  },
+  "paths": {
+    "/api/v1/auth/api/generate_token": {
+      "post": {
+        "tags": [
+          "Session"
+        ],
+        "operationId": "generate_token",
+        "summary": "Generate an integration token",
+        "x-origin": "extension",
+        "description": "Exchanges the business's integration credentials (`client_id`, `client_secret`, issued by the\nbank's operator and rotated with `regenerate_secret`) for an integration token: a signed JWT\nto send as `Authorization: Bearer <token>` to every `/api/` operation. The token is backed by\na server-side session and stops working when it expires (`expires_in` seconds, one hour) or\nwhen the secret is regenerated. Generate a new token before expiry; there is no refresh.\n\nNo token is needed. Attempts are rate limited per source address and per `client_id`.\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `41` the `client_id` or `client_secret` is wrong (no hint which).\n- `29` too many attempts: wait `Retry-After` seconds.\n- `96` internal error.\n",
+        "security": [],
+        "x-success-message": "Token generated",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/GenerateTokenRequest"
+              },
+              "examples": {
+                "credentials": {
+                  "value": {
+                    "client_id": "kb_sandbox_5b6f8a523c1e",
+                    "client_secret": "kbs_sandbox_Q2hpbmVkdU9iaUFkYWV6ZUZvb2Rz"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The integration token.",
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
@@ -597,46 +8584,231 @@ pub const OPENAPI_JSON: &str = r##"{
               "application/json": {
                 "schema": {
                   "$ref": "#/components/schemas/GenerateTokenResponse"
+                },
+                "examples": {
+                  "token": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Token generated",
+                      "data": {
+                        "access_token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJrYl9zYW5kYm94XzViNmY4YTUyM2MxZSIsImZhbSI6ImludGVncmF0aW9uIn0.m1Yx2b0sGq4vS7nKp3Wf9dE8cR6tU5iO0aL2zX4yB7c",
+                        "token_type": "Bearer",
+                        "expires_in": 3600
+                      }
+                    }
+                  }
                 }
               }
             }
           },
           "400": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "description": "The credentials are wrong.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "wrong_credentials": {
+                    "value": {
+                      "status": false,
+                      "response_code": "41",
+                      "message": "Invalid client_id or client_secret",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
           },
           "default": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/TransportError"
           }
         }
       }
     },
-    "/v1/web/members/update_role": {
+    "/api/v1/auth/web/login": {
       "post": {
-        "operationId": "update_member_role",
         "tags": [
-          "team"
+          "Session"
         ],
-        "summary": "Give a member another role.",
-        "x-success-message": "Member role updated successfully",
-        "x-permission": "member.manage",
+        "operationId": "login",
+        "summary": "Log in to the Dashboard",
+        "x-origin": "extension",
+        "description": "Checks a team member's email and password and returns a Dashboard token (a signed JWT backed\nby a server-side session, valid for `expires_in` seconds, twelve hours) with the member and\nthe permission codes of their role. Send it as `Authorization: Bearer <token>` to every\n`/web/` operation. The session ends at `logout`, at `change_password` (every session of the\nmember), when the member is deactivated, or at expiry.\n\nNo token is needed. A wrong email, a wrong password, a member who has not accepted their\ninvitation and a deactivated member all get the same `41`, so the answer never tells whether\nan email is registered. Failed attempts are throttled progressively per email and per source\naddress (`29` with `Retry-After`). Every successful login is an audit-log entry (`login`).\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `41` the email and password do not match an active member.\n- `29` too many failed attempts: wait `Retry-After` seconds.\n- `96` internal error.\n",
+        "security": [],
+        "x-success-message": "Login successful",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/LoginRequest"
+              },
+              "examples": {
+                "owner": {
+                  "value": {
+                    "email": "adaeze.okafor@adaezefoods.ng",
+                    "password": "Jollof-Rice-2026"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The Dashboard token, the member and their permissions.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/LoginResponse"
+                },
+                "examples": {
+                  "owner": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Login successful",
+                      "data": {
+                        "access_token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI3YzllNjY3OS03NDI1LTQwZGUtOTQ0Yi1lMDdmYzFmOTBhZTciLCJmYW0iOiJkYXNoYm9hcmQifQ.kT3pQ8vN1xW6yZ2aB4cD7eF0gH5iJ9lM3nO8qR1sU6w",
+                        "token_type": "Bearer",
+                        "expires_in": 43200,
+                        "member": {
+                          "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                          "email": "adaeze.okafor@adaezefoods.ng",
+                          "first_name": "Adaeze",
+                          "last_name": "Okafor",
+                          "user_role_id": "4f1b6c2e-0a1d-4e5f-8b9c-000000000001",
+                          "role_name": "Owner",
+                          "is_active": true,
+                          "invitation_status": "accepted",
+                          "last_login": "2026-11-02T08:55:00Z",
+                          "date_joined": "2026-10-15T10:00:00Z",
+                          "created_at": "2026-10-15T10:00:00Z"
+                        },
+                        "permission_codes": [
+                          "self.manage",
+                          "account.view",
+                          "account.create",
+                          "transaction.view",
+                          "transfer.initiate",
+                          "transfer.view",
+                          "transfer.approve",
+                          "approval_policy.view",
+                          "approval_policy.manage",
+                          "member.view",
+                          "member.manage",
+                          "role.view",
+                          "role.manage",
+                          "activity_log.view",
+                          "audit_log.view",
+                          "webhook.view",
+                          "webhook.manage",
+                          "credential.manage"
+                        ]
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "description": "The email and password do not match an active member.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "wrong_password": {
+                    "value": {
+                      "status": false,
+                      "response_code": "41",
+                      "message": "Invalid email or password",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/auth/web/logout": {
+      "post": {
+        "tags": [
+          "Session"
+        ],
+        "operationId": "logout",
+        "summary": "Log out",
+        "description": "Invalidates the session of the presented Dashboard token at once: the token no longer\nauthenticates (`41`). The member's other sessions are untouched; `change_password` ends them\nall. Audit-log action `logout`. Takes no parameters: send `{}` (or an empty body).\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid, expired or already logged out.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "dashboardToken": []
           }
         ],
+        "x-permission": "self.manage",
+        "x-success-message": "Logout successful",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "96"
+        ],
         "requestBody": {
-          "required": true,
-          "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/UpdateMemberRoleRequest"
-              }
-            }
-          }
+          "$ref": "#/components/requestBodies/Empty"
         },
         "responses": {
           "200": {
-            "description": "Updated.",
+            "description": "The session is invalidated.",
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
@@ -645,49 +8817,351 @@ pub const OPENAPI_JSON: &str = r##"{
             "content": {
               "application/json": {
                 "schema": {
-                  "$ref": "#/components/schemas/UpdateMemberRoleResponse"
+                  "$ref": "#/components/schemas/LogoutResponse"
+                },
+                "examples": {
+                  "logged_out": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Logout successful",
+                      "data": {}
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/auth/web/change_password": {
+      "post": {
+        "tags": [
+          "Session"
+        ],
+        "operationId": "change_password",
+        "summary": "Change password",
+        "description": "Changes the logged-in member's password. `old_password` must be the current password;\n`new_password` must be 8 to 128 characters, differ from the old one, and equal\n`confirm_password`. On success **every session of the member is invalidated, including the\ncurrent one**: log in again with the new password. Audit-log action `change_password`.\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` a field is missing or malformed, `new_password` is too short or too long or equals the\n  old one, or `confirm_password` differs from `new_password` (the message names the field).\n- `46` `old_password` is not the current password (attempts are throttled like logins).\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "self.manage",
+        "x-success-message": "Password changed; log in again with the new password",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "46",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ChangePasswordRequest"
+              },
+              "examples": {
+                "change": {
+                  "value": {
+                    "old_password": "Jollof-Rice-2026",
+                    "new_password": "Suya-And-Zobo-2027",
+                    "confirm_password": "Suya-And-Zobo-2027"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The password is changed and every session of the member is invalidated.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ChangePasswordResponse"
+                },
+                "examples": {
+                  "changed": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Password changed; log in again with the new password",
+                      "data": {}
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "A field is invalid, or the old password is wrong.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "confirm_mismatch": {
+                    "value": {
+                      "status": false,
+                      "response_code": "01",
+                      "message": "`confirm_password`: must equal new_password",
+                      "data": null
+                    }
+                  },
+                  "wrong_old_password": {
+                    "value": {
+                      "status": false,
+                      "response_code": "46",
+                      "message": "Old password is incorrect",
+                      "data": null
+                    }
+                  }
                 }
               }
             }
           },
           "401": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/auth/web/generate_otp": {
+      "post": {
+        "tags": [
+          "Session"
+        ],
+        "operationId": "generate_otp",
+        "summary": "Generate a one-time password",
+        "x-origin": "extension",
+        "description": "Issues a 6-digit one-time password for the logged-in member and sends it through the\nnotification channel (email). `funds_transfer` needs one in its `otp` field. An OTP is\nsingle-use, expires after `expires_in` seconds (300), allows 5 wrong attempts, and is bound\nto the member who generated it; generating a new one invalidates the previous one. In the\nsandbox environment alone the code is also returned in `data.otp` so automated tests can\nuse it; in production `data.otp` is null.\n\nAt most 5 OTPs per member per 15 minutes (`29` beyond). Takes no parameters: send `{}`.\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `29` too many OTPs requested: wait `Retry-After` seconds.\n- `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "self.manage",
+        "x-success-message": "OTP sent",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/Empty"
+        },
+        "responses": {
+          "200": {
+            "description": "The OTP was sent.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GenerateOtpResponse"
+                },
+                "examples": {
+                  "sandbox": {
+                    "summary": "In the sandbox the code is returned too",
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "OTP sent",
+                      "data": {
+                        "channel": "email",
+                        "destination": "a*****.o*****@adaezefoods.ng",
+                        "expires_in": 300,
+                        "otp": "482913"
+                      }
+                    }
+                  },
+                  "production": {
+                    "summary": "In production the code is only sent",
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "OTP sent",
+                      "data": {
+                        "channel": "email",
+                        "destination": "a*****.o*****@adaezefoods.ng",
+                        "expires_in": 300,
+                        "otp": null
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/auth/web/regenerate_secret": {
+      "post": {
+        "tags": [
+          "Session"
+        ],
+        "operationId": "regenerate_secret",
+        "summary": "Regenerate the integration client secret",
+        "x-origin": "extension",
+        "description": "Issues a new integration `client_secret` for the business and returns it **once**: store it\nat once, it cannot be read again (only its hash is kept). The old secret stops working\nimmediately and every integration token issued with it is revoked. The `client_id` does not\nchange. Audit-log action `regenerate_secret`. Takes no parameters: send `{}`.\n\nPermission: `credential.manage`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `credential.manage`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "credential.manage",
+        "x-success-message": "Client secret regenerated; store it now, it will not be shown again",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/Empty"
+        },
+        "responses": {
+          "200": {
+            "description": "The new credentials.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/RegenerateSecretResponse"
+                },
+                "examples": {
+                  "regenerated": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Client secret regenerated; store it now, it will not be shown again",
+                      "data": {
+                        "client_id": "kb_sandbox_5b6f8a523c1e",
+                        "client_secret": "kbs_sandbox_TnVnb3NlbGVjdFBlcHBlclNvdXAy"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
           },
           "403": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
           },
           "default": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/TransportError"
           }
         }
       }
     },
-    "/v1/api/accounts/fetch": {
+    "/api/v1/auth/web/get_profile": {
       "post": {
-        "operationId": "fetch_accounts",
         "tags": [
-          "accounts"
+          "Session"
         ],
-        "summary": "List the business's accounts.",
-        "x-success-message": "Accounts fetched successfully",
+        "operationId": "get_profile",
+        "summary": "Who am I",
+        "x-origin": "extension",
+        "description": "Returns the logged-in member, their role with its permission codes, and the business with\nits status and environment. A Dashboard needs this after login to decide what to show; it\nis also the cheapest way to check that a token still works. Takes no parameters: send `{}`.\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
-            "integrationToken": []
+            "dashboardToken": []
           }
         ],
+        "x-permission": "self.manage",
+        "x-success-message": "Profile retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "96"
+        ],
         "requestBody": {
-          "required": true,
-          "content": {
-            "application/json": {
-              "schema": {
-                "$ref": "#/components/schemas/FetchAccountsRequest"
-              }
-            }
-          }
+          "$ref": "#/components/requestBodies/Empty"
         },
         "responses": {
           "200": {
-            "description": "A page of accounts.",
+            "description": "The member, their role and the business.",
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
@@ -696,32 +9170,243 @@ pub const OPENAPI_JSON: &str = r##"{
             "content": {
               "application/json": {
                 "schema": {
-                  "$ref": "#/components/schemas/FetchAccountsResponse"
+                  "$ref": "#/components/schemas/GetProfileResponse"
+                },
+                "examples": {
+                  "maker": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Profile retrieved",
+                      "data": {
+                        "member": {
+                          "id": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                          "email": "tunde.bakare@adaezefoods.ng",
+                          "first_name": "Tunde",
+                          "last_name": "Bakare",
+                          "user_role_id": "4f1b6c2e-0a1d-4e5f-8b9c-000000000003",
+                          "role_name": "Maker",
+                          "is_active": true,
+                          "invitation_status": "accepted",
+                          "last_login": "2026-11-02T09:01:00Z",
+                          "date_joined": "2026-10-16T09:30:00Z",
+                          "created_at": "2026-10-16T09:30:00Z"
+                        },
+                        "role": {
+                          "id": "4f1b6c2e-0a1d-4e5f-8b9c-000000000003",
+                          "name": "Maker",
+                          "description": "Initiates transfers and reads accounts and transactions.",
+                          "is_built_in": true,
+                          "permission_codes": [
+                            "self.manage",
+                            "account.view",
+                            "transaction.view",
+                            "transfer.initiate",
+                            "transfer.view"
+                          ],
+                          "created_at": "2026-10-15T10:00:00Z",
+                          "updated_at": "2026-10-15T10:00:00Z"
+                        },
+                        "business": {
+                          "id": "5b6f8a52-3c1e-4d2b-9a7f-1e2d3c4b5a60",
+                          "name": "Adaeze Foods Ltd",
+                          "status": "active",
+                          "environment": "sandbox",
+                          "created_at": "2026-10-15T10:00:00Z"
+                        }
+                      }
+                    }
+                  }
                 }
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
           },
           "default": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/TransportError"
           }
         }
       }
     },
-    "/v1/api/transfers/create": {
+    "/api/v1/account/api/fetch_customer_accounts": {
       "post": {
-        "operationId": "create_transfer",
         "tags": [
-          "transfers"
+          "Accounts"
         ],
-        "summary": "Send money.",
-        "x-success-message": "Transfer initiated successfully",
+        "operationId": "fetch_customer_accounts",
+        "summary": "List the business's accounts",
+        "description": "Lists the business's accounts: the main pool account, current accounts and virtual\n(customer) accounts, newest first. `{}` or no `filters` returns all of them. Filters narrow\nby `account_type` (`normal` means the business's own non-virtual accounts, pool and current;\n`savings` matches none today, Kobo opens no savings accounts), `status`, and `is_available`\n(true: accounts that can transact now, status `active`; false: every other status). Paged\nwith `limit` and the cursor pair (see Lists and paging); the response carries `pagination`.\n\nIntegration token. Available in the sandbox.\n\nErrors:\n- `01` a filter or paging field is invalid (the message names it).\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "integrationToken": []
           }
+        ],
+        "x-success-message": "Accounts retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FetchCustomerAccountsRequest"
+              },
+              "examples": {
+                "all": {
+                  "summary": "Every account",
+                  "value": {}
+                },
+                "active_virtual": {
+                  "summary": "Active virtual accounts, ten per page",
+                  "value": {
+                    "filters": {
+                      "account_type": "virtual",
+                      "status": "active"
+                    },
+                    "limit": 10
+                  }
+                },
+                "next_page": {
+                  "summary": "The page after a given account",
+                  "value": {
+                    "limit": 10,
+                    "cursor_created_at": "2026-10-20T11:00:00Z",
+                    "cursor_id": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e01"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "One page of accounts.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchCustomerAccountsResponse"
+                },
+                "examples": {
+                  "accounts": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Accounts retrieved",
+                      "data": [
+                        {
+                          "id": "0b7c6d1e-8f2a-4b3c-9d4e-5f6a7b8c9d02",
+                          "account_number": "1000000021",
+                          "account_name": "Adaeze Foods Ltd - Operations",
+                          "account_type": "current",
+                          "status": "active",
+                          "balance": "0.000000000",
+                          "last_balance_update": null,
+                          "parent_account_number": "1000000014",
+                          "created_at": "2026-11-02T09:05:00Z"
+                        },
+                        {
+                          "id": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e01",
+                          "account_number": "2000000011",
+                          "account_name": "Chinedu Obi",
+                          "account_type": "virtual",
+                          "status": "active",
+                          "balance": "15000.000000000",
+                          "last_balance_update": "2026-11-02T09:20:00Z",
+                          "parent_account_number": "1000000014",
+                          "created_at": "2026-10-20T11:00:00Z"
+                        },
+                        {
+                          "id": "0b7c6d1e-8f2a-4b3c-9d4e-5f6a7b8c9d01",
+                          "account_number": "1000000014",
+                          "account_name": "Adaeze Foods Ltd",
+                          "account_type": "pool",
+                          "status": "active",
+                          "balance": "2450000.000000000",
+                          "last_balance_update": "2026-11-02T09:20:00Z",
+                          "parent_account_number": null,
+                          "created_at": "2026-10-15T10:00:00Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/account/api/create_customer_account": {
+      "post": {
+        "tags": [
+          "Accounts"
+        ],
+        "operationId": "create_customer_account",
+        "summary": "Give a customer a permanent virtual account",
+        "description": "Verifies an end-customer's identity with their BVN and/or NIN against the core banking\nsystem, then opens a permanent (static, never recycled) virtual account for them. The\naccount is `active` at once and ready to receive funds: every credit to it is a collection\n(`collection.received` webhook) settled into its parent account. Send at least one of `bvn`\nor `nin`; when both are sent both must verify and belong to the same person.\n`account_name` is the name on the identity record unless you give one. `metadata` is stored\nwith the account and returned on lookups, never interpreted. `parent_account_number` picks\nthe pool or current account the virtual account settles into (default: the main pool\naccount). One customer (identity) gets one account per business: a second request with the\nsame BVN or NIN answers `26`. Emits `account.created`. Accepts `Idempotency-Key`.\n\nIntegration token. Available in the sandbox (see the identity test data in the overview).\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `02` neither `bvn` nor `nin` was sent.\n- `26` this BVN or NIN already has an account in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` `parent_account_number` is not a pool or current account of the business.\n- `60` the business is not active.\n- `80` the identity provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` verification failed (unknown identity, BVN and NIN of different people) or the\n  provider refused to provision the account.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Customer account created",
+        "x-response-codes": [
+          "00",
+          "01",
+          "02",
+          "26",
+          "27",
+          "28",
+          "29",
+          "41",
+          "44",
+          "60",
+          "80",
+          "83",
+          "96"
         ],
         "parameters": [
           {
@@ -733,10 +9418,1899 @@ pub const OPENAPI_JSON: &str = r##"{
           "content": {
             "application/json": {
               "schema": {
-                "$ref": "#/components/schemas/CreateTransferRequest"
+                "$ref": "#/components/schemas/CreateCustomerAccountRequest"
+              },
+              "examples": {
+                "bvn": {
+                  "summary": "Verified with a BVN",
+                  "value": {
+                    "email": "chinedu.obi@example.ng",
+                    "phone": "08031234567",
+                    "bvn": "22212345678",
+                    "metadata": {
+                      "customer_ref": "CUST-00042"
+                    }
+                  }
+                },
+                "nin_with_name": {
+                  "summary": "Verified with a NIN, with a chosen name",
+                  "value": {
+                    "email": "funke.adeyemi@example.ng",
+                    "phone": "09051234567",
+                    "nin": "70123456789",
+                    "account_name": "Funke Adeyemi",
+                    "parent_account_number": "1000000014"
+                  }
+                }
               }
             }
           }
+        },
+        "responses": {
+          "200": {
+            "description": "The new virtual account.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CreateCustomerAccountResponse"
+                },
+                "examples": {
+                  "created": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Customer account created",
+                      "data": {
+                        "id": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e01",
+                        "account_number": "2000000011",
+                        "account_name": "Chinedu Obi",
+                        "account_type": "virtual",
+                        "status": "active",
+                        "balance": "0.000000000",
+                        "last_balance_update": null,
+                        "parent_account_number": "1000000014",
+                        "created_at": "2026-10-20T11:00:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "A field is invalid, or no identity number was sent.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "invalid_bvn": {
+                    "value": {
+                      "status": false,
+                      "response_code": "01",
+                      "message": "`bvn`: must be exactly 11 digits",
+                      "data": null
+                    }
+                  },
+                  "no_identity": {
+                    "value": {
+                      "status": false,
+                      "response_code": "02",
+                      "message": "Provide a BVN or a NIN",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "description": "The parent account is not an account of the business.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "parent_not_found": {
+                    "value": {
+                      "status": false,
+                      "response_code": "44",
+                      "message": "No pool or current account 1000000045 in this business",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "The identity already has an account, or the idempotency key is in use.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "duplicate_identity": {
+                    "value": {
+                      "status": false,
+                      "response_code": "26",
+                      "message": "This BVN already has account 2000000011 in this business",
+                      "data": null
+                    }
+                  },
+                  "in_progress": {
+                    "$ref": "#/components/examples/IdempotencyInProgress"
+                  }
+                }
+              }
+            }
+          },
+          "422": {
+            "description": "Verification failed, or the key was reused with another body.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "key_reused": {
+                    "$ref": "#/components/examples/IdempotencyKeyReused"
+                  },
+                  "verification_failed": {
+                    "value": {
+                      "status": false,
+                      "response_code": "83",
+                      "message": "Identity verification failed for BVN 222*****683",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/account/api/create_account": {
+      "post": {
+        "tags": [
+          "Accounts"
+        ],
+        "operationId": "create_account_api",
+        "summary": "Open a current account (integration)",
+        "description": "Opens a current account linked to the business's main pool account. It starts `active`\nwith balance `0.000000000` and `last_balance_update` null, and may itself act as the parent\nof virtual accounts. `account_name` defaults to `<business name> - Current <n>`. The\nbusiness must be active. A business may hold at most 100 current accounts (20 in the\nsandbox); over that the provider refuses with `83`. Emits `account.created`. Accepts\n`Idempotency-Key`. The Dashboard twin is `create_account_web`.\n\nIntegration token. Available in the sandbox.\n\nErrors:\n- `01` `account_name` is empty or longer than 255 characters.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` the provider refused (for example the account limit is reached).\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Account created",
+        "x-response-codes": [
+          "00",
+          "01",
+          "27",
+          "28",
+          "29",
+          "41",
+          "60",
+          "80",
+          "83",
+          "96"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/CreateAccount"
+        },
+        "responses": {
+          "200": {
+            "description": "The new current account.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CreateAccountApiResponse"
+                },
+                "examples": {
+                  "created": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Account created",
+                      "data": {
+                        "id": "0b7c6d1e-8f2a-4b3c-9d4e-5f6a7b8c9d02",
+                        "account_number": "1000000021",
+                        "account_name": "Adaeze Foods Ltd - Operations",
+                        "account_type": "current",
+                        "status": "active",
+                        "balance": "0.000000000",
+                        "last_balance_update": null,
+                        "parent_account_number": "1000000014",
+                        "created_at": "2026-11-02T09:05:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "409": {
+            "$ref": "#/components/responses/IdempotencyInProgress"
+          },
+          "422": {
+            "$ref": "#/components/responses/AccountRefused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/account/web/create_account": {
+      "post": {
+        "tags": [
+          "Accounts"
+        ],
+        "operationId": "create_account_web",
+        "summary": "Open a current account (Dashboard)",
+        "description": "The Dashboard twin of `create_account_api`, with the same body, effects and limits: opens\na current account linked to the main pool account, `active`, balance `0.000000000`,\n`last_balance_update` null. The business must be active. Emits `account.created`; audit-log\naction `create_account`. Accepts `Idempotency-Key`.\n\nPermission: `account.create`.\n\nErrors:\n- `01` `account_name` is empty or longer than 255 characters.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.create`.\n- `60` the business is not active.\n- `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` the provider refused (for example the account limit is reached).\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "account.create",
+        "x-success-message": "Account created",
+        "x-response-codes": [
+          "00",
+          "01",
+          "27",
+          "28",
+          "29",
+          "41",
+          "43",
+          "60",
+          "80",
+          "83",
+          "96"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/CreateAccount"
+        },
+        "responses": {
+          "200": {
+            "description": "The new current account.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CreateAccountWebResponse"
+                },
+                "examples": {
+                  "created": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Account created",
+                      "data": {
+                        "id": "0b7c6d1e-8f2a-4b3c-9d4e-5f6a7b8c9d03",
+                        "account_number": "1000000038",
+                        "account_name": "Adaeze Foods Ltd - Payroll",
+                        "account_type": "current",
+                        "status": "active",
+                        "balance": "0.000000000",
+                        "last_balance_update": null,
+                        "parent_account_number": "1000000014",
+                        "created_at": "2026-11-02T09:06:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "description": "The role lacks the permission, or the business is not active.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "permission_denied": {
+                    "$ref": "#/components/examples/PermissionDenied"
+                  },
+                  "business_inactive": {
+                    "$ref": "#/components/examples/BusinessInactive"
+                  }
+                }
+              }
+            }
+          },
+          "409": {
+            "$ref": "#/components/responses/IdempotencyInProgress"
+          },
+          "422": {
+            "$ref": "#/components/responses/AccountRefused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/account/web/get_account": {
+      "post": {
+        "tags": [
+          "Accounts"
+        ],
+        "operationId": "get_account",
+        "summary": "Look up one account",
+        "description": "Returns one account of the business matching every given field, with its `account_class`\n(`primary` for the main pool account, `secondary` for the others) and, for a virtual\naccount, the `customer` it belongs to (null for the business's own accounts). All fields are\noptional; when several accounts match, the most recently created one is returned, so pass\n`account_number` to be exact. `account_type` takes the filter values (`normal` matches\npool and current accounts).\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed (the message names it).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `44` no account of the business matches.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "account.view",
+        "x-success-message": "Account retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "44",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/GetAccountRequest"
+              },
+              "examples": {
+                "by_number": {
+                  "value": {
+                    "account_number": "2000000011"
+                  }
+                },
+                "primary": {
+                  "summary": "The main pool account",
+                  "value": {
+                    "account_class": "primary"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The account.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GetAccountResponse"
+                },
+                "examples": {
+                  "virtual": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Account retrieved",
+                      "data": {
+                        "id": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e01",
+                        "account_number": "2000000011",
+                        "account_name": "Chinedu Obi",
+                        "account_type": "virtual",
+                        "account_class": "secondary",
+                        "status": "active",
+                        "balance": "15000.000000000",
+                        "last_balance_update": "2026-11-02T09:20:00Z",
+                        "parent_account_number": "1000000014",
+                        "customer": {
+                          "email": "chinedu.obi@example.ng",
+                          "phone": "08031234567",
+                          "verified_identities": [
+                            "bvn"
+                          ],
+                          "metadata": {
+                            "customer_ref": "CUST-00042"
+                          }
+                        },
+                        "created_at": "2026-10-20T11:00:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "description": "No account matches.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "no_match": {
+                    "$ref": "#/components/examples/AccountNotFound"
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/account/web/fetch_account_collections": {
+      "post": {
+        "tags": [
+          "Accounts"
+        ],
+        "operationId": "fetch_account_collections",
+        "summary": "Collections per account",
+        "description": "Lists the business's accounts (newest first) with their collection totals: how many\ninbound credits each received (`total_collections`), their combined value\n(`total_collection_amount`) and the time of the last one. Account filters: `account_type`,\n`account_number`, `status`, and `parent_account_number` (virtual accounts linked to that\npool or current account). Date filters bound which collections are counted, not which\naccounts are listed: `date` (a single day, takes precedence) or `start_date` / `end_date`\n(inclusive). Paged with `limit` and the cursor pair.\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "account.view",
+        "x-success-message": "Account collections retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FetchAccountCollectionsRequest"
+              },
+              "examples": {
+                "november_virtual": {
+                  "summary": "Virtual accounts under the pool, collections in November",
+                  "value": {
+                    "account_type": "virtual",
+                    "parent_account_number": "1000000014",
+                    "start_date": "2026-11-01",
+                    "end_date": "2026-11-30",
+                    "limit": 20
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "One page of accounts with their collection totals.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchAccountCollectionsResponse"
+                },
+                "examples": {
+                  "collections": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Account collections retrieved",
+                      "data": [
+                        {
+                          "id": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e01",
+                          "account_number": "2000000011",
+                          "account_name": "Chinedu Obi",
+                          "account_type": "virtual",
+                          "account_class": "secondary",
+                          "status": "active",
+                          "balance": "15000.000000000",
+                          "last_balance_update": "2026-11-02T09:20:00Z",
+                          "parent_account_number": "1000000014",
+                          "total_collections": 1,
+                          "total_collection_amount": "15000.00",
+                          "last_transaction_date": "2026-11-02T09:20:00Z",
+                          "created_at": "2026-10-20T11:00:00Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/account/web/fetch_account_summaries": {
+      "post": {
+        "tags": [
+          "Accounts"
+        ],
+        "operationId": "fetch_account_summaries",
+        "summary": "Activity summary per account",
+        "description": "Lists the business's accounts (newest first) with their collection totals plus outbound\ntransfer totals (`total_transfers`, `total_transfer_amount`, counting successful and pending\ntransfers) and `total_transactions` (every posted transaction on the account). All fields\nare optional; `{}` (or an empty body) returns every account. Filters: `account_type`,\n`account_number`, `status`, `is_available` (true: status `active`; false: any other).\nPaged with `limit` and the cursor pair.\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed or a cursor field is sent without its pair (the message names\n  the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "account.view",
+        "x-success-message": "Account summaries retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FetchAccountSummariesRequest"
+              },
+              "examples": {
+                "current_accounts": {
+                  "value": {
+                    "account_type": "current",
+                    "is_available": true,
+                    "limit": 20
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "One page of account summaries.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchAccountSummariesResponse"
+                },
+                "examples": {
+                  "summaries": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Account summaries retrieved",
+                      "data": [
+                        {
+                          "id": "0b7c6d1e-8f2a-4b3c-9d4e-5f6a7b8c9d02",
+                          "account_number": "1000000021",
+                          "account_name": "Adaeze Foods Ltd - Operations",
+                          "account_type": "current",
+                          "account_class": "secondary",
+                          "status": "active",
+                          "balance": "450000.000000000",
+                          "last_balance_update": "2026-11-02T09:40:00Z",
+                          "parent_account_number": "1000000014",
+                          "total_collections": 1,
+                          "total_collection_amount": "500000.00",
+                          "last_transaction_date": "2026-11-02T09:12:00Z",
+                          "total_transfers": 1,
+                          "total_transfer_amount": "50000.00",
+                          "total_transactions": 2,
+                          "created_at": "2026-11-02T09:05:00Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/account/web/get_total_account_metrics": {
+      "post": {
+        "tags": [
+          "Accounts"
+        ],
+        "operationId": "get_total_account_metrics",
+        "summary": "Portfolio totals",
+        "description": "Returns portfolio aggregates for the business: active, inactive (any status other than\n`active`) and virtual account counts, the total collected, and the sum of all account\nbalances. `filters.start_date` / `filters.end_date` (inclusive) bound the collections summed\nin `total_volume_collected` and, with `filters.account_type`, restrict the accounts counted\nto those created in the window. `count` caps how many accounts enter the computation\n(newest first). `ignore_count: true` skips the three account counts for a faster answer:\nthey are returned as null.\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed or `start_date` is after `end_date` (the message names it).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "account.view",
+        "x-success-message": "Account metrics retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/GetTotalAccountMetricsRequest"
+              },
+              "examples": {
+                "november": {
+                  "value": {
+                    "filters": {
+                      "start_date": "2026-11-01",
+                      "end_date": "2026-11-30"
+                    }
+                  }
+                },
+                "fast": {
+                  "summary": "Skip the counts",
+                  "value": {
+                    "ignore_count": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The aggregates.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GetTotalAccountMetricsResponse"
+                },
+                "examples": {
+                  "metrics": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Account metrics retrieved",
+                      "data": {
+                        "total_active_accounts": 5,
+                        "total_inactive_accounts": 0,
+                        "total_virtual_accounts": 2,
+                        "total_volume_collected": "515000.00",
+                        "total_business_balance": "2915000.000000000"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/web/fetch_transactions": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "fetch_transactions_web",
+        "summary": "List transactions (Dashboard)",
+        "description": "Lists the business's transactions, newest first: credits (`credit`, money in) and debits\n(`debit`, money out) on every account. Optional `filters`: `account_number`, `start_date` /\n`end_date` (inclusive days), `transaction_type`, `status`, `reference_number` (exact), and\n`search` (case-insensitive substring of the narration or reference). Paged with `limit` (or\n`page_size`) and either the cursor pair or `page` (see Lists and paging).\n\nPermission: `transaction.view`. Available in the sandbox.\n\nErrors:\n- `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging\n  fields conflict (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transaction.view",
+        "x-success-message": "Transactions retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FetchTransactionsWebRequest"
+              },
+              "examples": {
+                "debits_in_november": {
+                  "value": {
+                    "filters": {
+                      "account_number": "1000000021",
+                      "start_date": "2026-11-01",
+                      "end_date": "2026-11-30",
+                      "transaction_type": "debit",
+                      "status": "success"
+                    },
+                    "page": 1,
+                    "page_size": 20
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "One page of transactions.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchTransactionsWebResponse"
+                },
+                "examples": {
+                  "transactions": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transactions retrieved",
+                      "data": [
+                        {
+                          "id": "3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c02",
+                          "reference_number": "TRF-20261102-7F3K9Q",
+                          "account_number": "1000000021",
+                          "amount": "50000.00",
+                          "transaction_type": "debit",
+                          "status": "success",
+                          "narration": "Supplier payment - Ofada rice",
+                          "created_at": "2026-11-02T09:40:00Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": 1,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/api/fetch_transactions": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "fetch_transactions_api",
+        "summary": "List transactions (integration)",
+        "description": "Lists the business's transactions, newest first, in the integration shape (with\n`account_name`, `transaction_category`, `channel` and `remarks`). Use `reference_number` to\nreconcile. Optional `filters`: `account_number`; `start_date` / `end_date` (on or after / on\nor before, YYYY-MM-DD); `date` (a single day, takes precedence over the range); `status`;\n`transaction_type` (`credit` inbound, `debit` outbound); `transaction_category`\n(`collection`, `transfer`, `reversal`); `reference_number` (exact); `channel` (`nip`,\n`intra`); `search` (case-insensitive substring of the remarks or reference). Paged with\n`limit` (or `page_size`) and either the cursor pair or `page`. The business must be active.\n\nIntegration token.\n\nErrors:\n- `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging\n  fields conflict (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Transactions retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "60",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FetchTransactionsApiRequest"
+              },
+              "examples": {
+                "collections_today": {
+                  "value": {
+                    "filters": {
+                      "date": "2026-11-02",
+                      "transaction_category": "collection"
+                    },
+                    "limit": 50
+                  }
+                },
+                "by_reference": {
+                  "value": {
+                    "filters": {
+                      "reference_number": "COL-20261102-2D8R5T"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "One page of transactions.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchTransactionsApiResponse"
+                },
+                "examples": {
+                  "transactions": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transactions retrieved",
+                      "data": [
+                        {
+                          "id": "3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01",
+                          "reference_number": "COL-20261102-2D8R5T",
+                          "account_number": "2000000011",
+                          "account_name": "Chinedu Obi",
+                          "amount": "15000.00",
+                          "transaction_type": "credit",
+                          "transaction_category": "collection",
+                          "status": "success",
+                          "channel": "nip",
+                          "remarks": "Payment for order 1042",
+                          "created_at": "2026-11-02T09:20:00Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 50
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/web/fetch_settlement_transactions": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "fetch_settlement_transactions_web",
+        "summary": "List settlements (Dashboard)",
+        "description": "Lists settlements, newest first: confirmed inbound credits only (cleared and credited to an\naccount of the business). Optional `filters`: `account_number`, `start_date` / `end_date`\n(inclusive, on the settlement date), `reference` (exact). Paged with `limit` (or\n`page_size`) and either the cursor pair or `page`.\n\nPermission: `transaction.view`. Available in the sandbox.\n\nErrors:\n- `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging\n  fields conflict (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transaction.view",
+        "x-success-message": "Settlements retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/FetchSettlements"
+        },
+        "responses": {
+          "200": {
+            "description": "One page of settlements.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchSettlementTransactionsWebResponse"
+                },
+                "examples": {
+                  "settlements": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Settlements retrieved",
+                      "data": [
+                        {
+                          "id": "3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01",
+                          "reference": "COL-20261102-2D8R5T",
+                          "account_number": "2000000011",
+                          "amount": "15000.00",
+                          "settlement_date": "2026-11-02T09:20:00Z",
+                          "status": "success",
+                          "created_at": "2026-11-02T09:20:00Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/api/fetch_settlement_transactions": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "fetch_settlement_transactions_api",
+        "summary": "List settlements (integration)",
+        "description": "Lists settlements, newest first, in the integration transaction shape: confirmed inbound\ncredits only. Same body as `fetch_settlement_transactions_web`. The business must be active.\n\nIntegration token.\n\nErrors:\n- `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging\n  fields conflict (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Settlements retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "60",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/FetchSettlements"
+        },
+        "responses": {
+          "200": {
+            "description": "One page of settlements.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchSettlementTransactionsApiResponse"
+                },
+                "examples": {
+                  "settlements": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Settlements retrieved",
+                      "data": [
+                        {
+                          "id": "3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01",
+                          "reference_number": "COL-20261102-2D8R5T",
+                          "account_number": "2000000011",
+                          "account_name": "Chinedu Obi",
+                          "amount": "15000.00",
+                          "transaction_type": "credit",
+                          "transaction_category": "collection",
+                          "status": "success",
+                          "channel": "nip",
+                          "remarks": "Payment for order 1042",
+                          "created_at": "2026-11-02T09:20:00Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/fetch_banks": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "fetch_banks",
+        "summary": "List banks",
+        "description": "Lists the banks reachable for name enquiry and transfers, sorted by name. `code` is the\nvalue to send as `bank_code`; Kobo's own bank is `090823`. `cbn_code` is the central bank\ninstitution code, null for microfinance banks that have none. Cache the list for at least\n24 hours and refresh it daily or when a code is rejected. Takes no parameters: send `{}`.\n\nIntegration token.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Banks retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/Empty"
+        },
+        "responses": {
+          "200": {
+            "description": "The banks.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchBanksResponse"
+                },
+                "examples": {
+                  "banks": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Banks retrieved",
+                      "data": [
+                        {
+                          "name": "Access Bank",
+                          "code": "000014",
+                          "cbn_code": "044",
+                          "updated_at": "2026-11-01T00:00:00Z"
+                        },
+                        {
+                          "name": "Guaranty Trust Bank",
+                          "code": "000013",
+                          "cbn_code": "058",
+                          "updated_at": "2026-11-01T00:00:00Z"
+                        },
+                        {
+                          "name": "Kobo Microfinance Bank",
+                          "code": "090823",
+                          "cbn_code": null,
+                          "updated_at": "2026-11-01T00:00:00Z"
+                        }
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/name_enquiry": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "name_enquiry",
+        "summary": "Name enquiry",
+        "description": "Resolves the registered holder of a beneficiary account before a transfer. Run it for every\nnew beneficiary and send its `account_name` as `beneficiary_account_name` in\n`funds_transfer`; pass `bvn` and `kyc` on as returned, never assume them. Kobo accounts\n(`bank_code` `090823`) are resolved locally; other banks over NIP through the provider.\n`source_account_number` must be an active account of the business (the account you will\nsend from). `bvn` is null when the holder has none on record (for example a business).\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `06` no account with that number exists at that bank, or the bank code is unknown.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `80` the provider is unavailable: retry later.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Name enquiry successful",
+        "x-response-codes": [
+          "00",
+          "01",
+          "06",
+          "29",
+          "41",
+          "42",
+          "80",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NameEnquiryRequest"
+              },
+              "examples": {
+                "inter_bank": {
+                  "value": {
+                    "beneficiary_account_number": "0123456788",
+                    "bank_code": "000013",
+                    "source_account_number": "1000000021"
+                  }
+                },
+                "intra_bank": {
+                  "value": {
+                    "beneficiary_account_number": "3000000018",
+                    "bank_code": "090823",
+                    "source_account_number": "1000000021"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The registered holder.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/NameEnquiryResponse"
+                },
+                "examples": {
+                  "inter_bank": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Name enquiry successful",
+                      "data": {
+                        "account_number": "0123456788",
+                        "account_name": "Emeka Nwosu",
+                        "bank_code": "000013",
+                        "bank_name": "Guaranty Trust Bank",
+                        "bvn": "22298765432",
+                        "kyc": 3
+                      }
+                    }
+                  },
+                  "intra_bank": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Name enquiry successful",
+                      "data": {
+                        "account_number": "3000000018",
+                        "account_name": "Lagos Fresh Produce Ltd",
+                        "bank_code": "090823",
+                        "bank_name": "Kobo Microfinance Bank",
+                        "bvn": null,
+                        "kyc": 3
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "description": "The beneficiary or the source account was not found.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "beneficiary_not_found": {
+                    "$ref": "#/components/examples/BeneficiaryNotFound"
+                  },
+                  "source_not_found": {
+                    "$ref": "#/components/examples/SourceAccountNotFound"
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/funds_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "funds_transfer",
+        "summary": "Send money",
+        "description": "Sends `amount` (NGN, positive, at most two fraction digits) from an active account of the\nbusiness to a beneficiary. Run `name_enquiry` first and send the confirmed name as\n`beneficiary_account_name`; the transfer repeats the enquiry and refuses a name that does\nnot match (`49`). Generate an OTP with `generate_otp` and send it in `otp`.\n\n- **No active approval policy, or an amount below its `min_amount`**: the transfer runs at\n  once. `intra` (bank code `090823`) settles in one step: the record comes back `success`\n  (`transfer.success`). `inter` goes over NIP: the amount leaves the source account at once,\n  the record comes back `pending`, and the provider later confirms (`success`,\n  `transfer.success`) or fails it (`failed`, `transfer.failed`, then the amount is credited\n  back and `transfer.reversed` follows), typically within minutes. Query it any time with\n  `get_transfer_web`.\n- **An active approval policy whose `min_amount` the amount reaches**: nothing moves yet. The\n  record comes back `pending` with `approval_status: awaiting_approval`\n  (`transfer.pending_approval`) until another member with `transfer.approve` approves it\n  (then it runs as above) or rejects it (`failed`, `approval_status: rejected`).\n\n`bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.\nAccepts `Idempotency-Key`: always send one, so that a retry after a timeout cannot send\nthe money twice. Audit-log action `funds_transfer`. The business must be active.\n\nPermission: `transfer.initiate`. Available in the sandbox.\n\nErrors:\n- `01` a field is missing or malformed, the amount is not positive, `transfer_type` does\n  not match `bank_code`, or the source and beneficiary are the same account (the message\n  names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `45` the OTP is wrong, expired, already used or not the member's.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds in the source account, the daily limit is exceeded, or\n  the provider rejected the transfer.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.initiate",
+        "x-success-message": "Transfer submitted",
+        "x-response-codes": [
+          "00",
+          "01",
+          "06",
+          "27",
+          "28",
+          "29",
+          "41",
+          "42",
+          "43",
+          "45",
+          "48",
+          "49",
+          "60",
+          "80",
+          "83",
+          "96"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FundsTransferRequest"
+              },
+              "examples": {
+                "intra": {
+                  "summary": "To another Kobo account",
+                  "value": {
+                    "source_account_number": "1000000021",
+                    "source_account_name": "Adaeze Foods Ltd - Operations",
+                    "beneficiary_account_number": "3000000018",
+                    "beneficiary_account_name": "Lagos Fresh Produce Ltd",
+                    "bank_code": "090823",
+                    "bank_name": "Kobo Microfinance Bank",
+                    "amount": "50000.00",
+                    "narration": "Supplier payment - Ofada rice",
+                    "transfer_type": "intra",
+                    "otp": "482913"
+                  }
+                },
+                "inter": {
+                  "summary": "To another bank over NIP",
+                  "value": {
+                    "source_account_number": "1000000021",
+                    "source_account_name": "Adaeze Foods Ltd - Operations",
+                    "beneficiary_account_number": "0123456788",
+                    "beneficiary_account_name": "Emeka Nwosu",
+                    "bank_code": "000013",
+                    "bank_name": "Guaranty Trust Bank",
+                    "amount": "25000",
+                    "narration": "Logistics - November",
+                    "transfer_type": "inter",
+                    "otp": "315072",
+                    "bvn": "22298765432",
+                    "kyc": 3
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The transfer record.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FundsTransferResponse"
+                },
+                "examples": {
+                  "intra_settled": {
+                    "summary": "Intra-bank, settled at once",
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transfer submitted",
+                      "data": {
+                        "id": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f01",
+                        "reference_number": "TRF-20261102-7F3K9Q",
+                        "amount": "50000.00",
+                        "status": "success",
+                        "approval_status": "not_required",
+                        "transfer_type": "intra",
+                        "source_account_number": "1000000021",
+                        "beneficiary_account_number": "3000000018",
+                        "beneficiary_account_name": "Lagos Fresh Produce Ltd",
+                        "bank_code": "090823",
+                        "bank_name": "Kobo Microfinance Bank",
+                        "narration": "Supplier payment - Ofada rice",
+                        "failure_reason": null,
+                        "reversal_reference_number": null,
+                        "initiated_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                        "reviewed_by": null,
+                        "created_at": "2026-11-02T09:40:00Z",
+                        "updated_at": "2026-11-02T09:40:00Z"
+                      }
+                    }
+                  },
+                  "inter_in_flight": {
+                    "summary": "Inter-bank, sent to NIP",
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transfer submitted",
+                      "data": {
+                        "id": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f02",
+                        "reference_number": "TRF-20261102-8H4M2P",
+                        "amount": "25000.00",
+                        "status": "pending",
+                        "approval_status": "not_required",
+                        "transfer_type": "inter",
+                        "source_account_number": "1000000021",
+                        "beneficiary_account_number": "0123456788",
+                        "beneficiary_account_name": "Emeka Nwosu",
+                        "bank_code": "000013",
+                        "bank_name": "Guaranty Trust Bank",
+                        "narration": "Logistics - November",
+                        "failure_reason": null,
+                        "reversal_reference_number": null,
+                        "initiated_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                        "reviewed_by": null,
+                        "created_at": "2026-11-02T09:45:00Z",
+                        "updated_at": "2026-11-02T09:45:00Z"
+                      }
+                    }
+                  },
+                  "held_for_approval": {
+                    "summary": "Held by the approval policy",
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transfer submitted",
+                      "data": {
+                        "id": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f03",
+                        "reference_number": "TRF-20261102-9J5N3R",
+                        "amount": "750000.00",
+                        "status": "pending",
+                        "approval_status": "awaiting_approval",
+                        "transfer_type": "intra",
+                        "source_account_number": "1000000014",
+                        "beneficiary_account_number": "3000000018",
+                        "beneficiary_account_name": "Lagos Fresh Produce Ltd",
+                        "bank_code": "090823",
+                        "bank_name": "Kobo Microfinance Bank",
+                        "narration": "Quarterly produce contract",
+                        "failure_reason": null,
+                        "reversal_reference_number": null,
+                        "initiated_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                        "reviewed_by": null,
+                        "created_at": "2026-11-02T10:00:00Z",
+                        "updated_at": "2026-11-02T10:00:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "description": "The role lacks the permission, the OTP is invalid, or the business is not active.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "permission_denied": {
+                    "$ref": "#/components/examples/PermissionDenied"
+                  },
+                  "invalid_otp": {
+                    "value": {
+                      "status": false,
+                      "response_code": "45",
+                      "message": "Invalid or expired OTP",
+                      "data": null
+                    }
+                  },
+                  "business_inactive": {
+                    "$ref": "#/components/examples/BusinessInactive"
+                  }
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "The beneficiary or the source account was not found.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "beneficiary_not_found": {
+                    "$ref": "#/components/examples/BeneficiaryNotFound"
+                  },
+                  "source_not_found": {
+                    "$ref": "#/components/examples/SourceAccountNotFound"
+                  }
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "The source account is not active, or the idempotency key is in use.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "source_blocked": {
+                    "value": {
+                      "status": false,
+                      "response_code": "48",
+                      "message": "Source account 1000000021 is blocked",
+                      "data": null
+                    }
+                  },
+                  "in_progress": {
+                    "$ref": "#/components/examples/IdempotencyInProgress"
+                  }
+                }
+              }
+            }
+          },
+          "422": {
+            "description": "The name does not match, the key was reused, or the transfer was refused.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "name_mismatch": {
+                    "value": {
+                      "status": false,
+                      "response_code": "49",
+                      "message": "Beneficiary name does not match: the account is held by Emeka Nwosu",
+                      "data": null
+                    }
+                  },
+                  "key_reused": {
+                    "$ref": "#/components/examples/IdempotencyKeyReused"
+                  },
+                  "insufficient_funds": {
+                    "value": {
+                      "status": false,
+                      "response_code": "83",
+                      "message": "Insufficient funds in account 1000000021",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/get_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "get_transfer_web",
+        "summary": "Transfer status (Dashboard)",
+        "x-origin": "extension",
+        "description": "Returns a transfer of the business by its `reference_number`, with its current `status`\n(`pending`, `success`, `failed`) and `approval_status`. Use it after a timeout, or to follow\nan inter-bank transfer until it leaves `pending`. The integration twin is\n`get_transfer_api`.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` `reference_number` is missing or malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.view",
+        "x-success-message": "Transfer retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/TransferReference"
         },
         "responses": {
           "200": {
@@ -744,43 +11318,3224 @@ pub const OPENAPI_JSON: &str = r##"{
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
-              },
-              "Idempotent-Replayed": {
-                "schema": {
-                  "type": "boolean"
-                }
               }
             },
             "content": {
               "application/json": {
                 "schema": {
-                  "$ref": "#/components/schemas/CreateTransferResponse"
+                  "$ref": "#/components/schemas/GetTransferWebResponse"
+                },
+                "examples": {
+                  "settled": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transfer retrieved",
+                      "data": {
+                        "id": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f02",
+                        "reference_number": "TRF-20261102-8H4M2P",
+                        "amount": "25000.00",
+                        "status": "success",
+                        "approval_status": "not_required",
+                        "transfer_type": "inter",
+                        "source_account_number": "1000000021",
+                        "beneficiary_account_number": "0123456788",
+                        "beneficiary_account_name": "Emeka Nwosu",
+                        "bank_code": "000013",
+                        "bank_name": "Guaranty Trust Bank",
+                        "narration": "Logistics - November",
+                        "failure_reason": null,
+                        "reversal_reference_number": null,
+                        "initiated_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                        "reviewed_by": null,
+                        "created_at": "2026-11-02T09:45:00Z",
+                        "updated_at": "2026-11-02T09:46:10Z"
+                      }
+                    }
+                  }
                 }
               }
             }
           },
           "400": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/TransferNotFound"
           },
           "429": {
-            "description": "Too many requests.",
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/get_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "get_transfer_api",
+        "summary": "Transfer status (integration)",
+        "x-origin": "extension",
+        "description": "The integration twin of `get_transfer_web`: returns a transfer of the business by its\n`reference_number` with its current `status` and `approval_status`, so a back office can\nreconcile transfers started from the Dashboard (for example after a `transfer.*` webhook).\n\nIntegration token.\n\nErrors:\n- `01` `reference_number` is missing or malformed.\n- `41` the token is missing, invalid or expired.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Transfer retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "47",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/TransferReference"
+        },
+        "responses": {
+          "200": {
+            "description": "The transfer.",
             "headers": {
-              "Retry-After": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
                 "schema": {
-                  "type": "integer"
+                  "$ref": "#/components/schemas/GetTransferApiResponse"
+                },
+                "examples": {
+                  "reversed": {
+                    "summary": "A failed inter-bank transfer, reversed",
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transfer retrieved",
+                      "data": {
+                        "id": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f04",
+                        "reference_number": "TRF-20261102-4K7P1S",
+                        "amount": "12000.00",
+                        "status": "failed",
+                        "approval_status": "not_required",
+                        "transfer_type": "inter",
+                        "source_account_number": "1000000021",
+                        "beneficiary_account_number": "0690000036",
+                        "beneficiary_account_name": "Bisi Alade",
+                        "bank_code": "000013",
+                        "bank_name": "Guaranty Trust Bank",
+                        "narration": "Refund - order 1038",
+                        "failure_reason": "Beneficiary bank declined the transfer",
+                        "reversal_reference_number": "REV-20261102-4K7P1S",
+                        "initiated_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                        "reviewed_by": null,
+                        "created_at": "2026-11-02T09:50:00Z",
+                        "updated_at": "2026-11-02T09:51:30Z"
+                      }
+                    }
+                  }
                 }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/TransferNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/fetch_pending_transfers": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "fetch_pending_transfers",
+        "summary": "Transfers awaiting approval",
+        "x-origin": "extension",
+        "description": "Lists the business's transfers held by the approval policy (`approval_status:\nawaiting_approval`), oldest first so reviewers work through them in order, optionally for\none `source_account_number`. Paged with `limit` and the cursor pair (the cursor moves\nforward in time here).\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` a field is malformed or a cursor field is sent without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.view",
+        "x-success-message": "Pending transfers retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FetchPendingTransfersRequest"
+              },
+              "examples": {
+                "all": {
+                  "value": {}
+                },
+                "one_account": {
+                  "value": {
+                    "source_account_number": "1000000014",
+                    "limit": 20
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "One page of held transfers.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchPendingTransfersResponse"
+                },
+                "examples": {
+                  "held": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Pending transfers retrieved",
+                      "data": [
+                        {
+                          "id": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f03",
+                          "reference_number": "TRF-20261102-9J5N3R",
+                          "amount": "750000.00",
+                          "status": "pending",
+                          "approval_status": "awaiting_approval",
+                          "transfer_type": "intra",
+                          "source_account_number": "1000000014",
+                          "beneficiary_account_number": "3000000018",
+                          "beneficiary_account_name": "Lagos Fresh Produce Ltd",
+                          "bank_code": "090823",
+                          "bank_name": "Kobo Microfinance Bank",
+                          "narration": "Quarterly produce contract",
+                          "failure_reason": null,
+                          "reversal_reference_number": null,
+                          "initiated_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                          "reviewed_by": null,
+                          "created_at": "2026-11-02T10:00:00Z",
+                          "updated_at": "2026-11-02T10:00:00Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/approve_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "approve_transfer",
+        "summary": "Approve a held transfer",
+        "x-origin": "extension",
+        "description": "Approves a transfer held by the approval policy and executes it at once, exactly as\n`funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one\n`pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`\nnames the approver. The approver must be a different member from the one who initiated the\ntransfer. If execution is refused (insufficient funds, daily limit, provider error or\noutage) nothing moves and the transfer stays `awaiting_approval`: fund the account and\napprove again, or reject it. Accepts `Idempotency-Key`. Audit-log action `approve_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval (already approved, rejected or never held).\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing moved, approve again later.\n- `83` refused at execution (for example insufficient funds): nothing moved.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.approve",
+        "x-success-message": "Transfer approved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "27",
+          "28",
+          "29",
+          "41",
+          "43",
+          "47",
+          "48",
+          "60",
+          "80",
+          "83",
+          "96"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ApproveTransferRequest"
+              },
+              "examples": {
+                "approve": {
+                  "value": {
+                    "reference_number": "TRF-20261102-9J5N3R"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The approved (and executed) transfer.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApproveTransferResponse"
+                },
+                "examples": {
+                  "approved": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transfer approved",
+                      "data": {
+                        "id": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f03",
+                        "reference_number": "TRF-20261102-9J5N3R",
+                        "amount": "750000.00",
+                        "status": "success",
+                        "approval_status": "approved",
+                        "transfer_type": "intra",
+                        "source_account_number": "1000000014",
+                        "beneficiary_account_number": "3000000018",
+                        "beneficiary_account_name": "Lagos Fresh Produce Ltd",
+                        "bank_code": "090823",
+                        "bank_name": "Kobo Microfinance Bank",
+                        "narration": "Quarterly produce contract",
+                        "failure_reason": null,
+                        "reversal_reference_number": null,
+                        "initiated_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                        "reviewed_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f602",
+                        "created_at": "2026-11-02T10:00:00Z",
+                        "updated_at": "2026-11-02T10:20:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "description": "The member may not approve this transfer, or the business is not active.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
               }
             },
             "content": {
               "application/json": {
                 "schema": {
                   "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "own_transfer": {
+                    "value": {
+                      "status": false,
+                      "response_code": "43",
+                      "message": "You cannot approve a transfer you initiated",
+                      "data": null
+                    }
+                  },
+                  "business_inactive": {
+                    "$ref": "#/components/examples/BusinessInactive"
+                  }
                 }
               }
             }
           },
+          "404": {
+            "$ref": "#/components/responses/TransferNotFound"
+          },
+          "409": {
+            "description": "The transfer is not awaiting approval, or the idempotency key is in use.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "already_reviewed": {
+                    "$ref": "#/components/examples/TransferNotAwaitingApproval"
+                  },
+                  "in_progress": {
+                    "$ref": "#/components/examples/IdempotencyInProgress"
+                  }
+                }
+              }
+            }
+          },
+          "422": {
+            "description": "The key was reused, or execution was refused.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "key_reused": {
+                    "$ref": "#/components/examples/IdempotencyKeyReused"
+                  },
+                  "insufficient_funds": {
+                    "value": {
+                      "status": false,
+                      "response_code": "83",
+                      "message": "Insufficient funds in account 1000000014; the transfer is still awaiting approval",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
           "default": {
-            "$ref": "#/components/responses/Error"
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/reject_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "reject_transfer",
+        "summary": "Reject a held transfer",
+        "x-origin": "extension",
+        "description": "Rejects a transfer held by the approval policy. Nothing moves: the transfer becomes\n`failed` with `approval_status: rejected`, `failure_reason` set to the given `reason`, and\n`transfer.rejected` is emitted. Any member with `transfer.approve` may reject, including the\ninitiator (withdrawing their own request). Audit-log action `reject_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed (`reason` is 1 to 255 characters).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.approve",
+        "x-success-message": "Transfer rejected",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "48",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RejectTransferRequest"
+              },
+              "examples": {
+                "reject": {
+                  "value": {
+                    "reference_number": "TRF-20261102-9J5N3R",
+                    "reason": "Contract not yet signed"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The rejected transfer.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/RejectTransferResponse"
+                },
+                "examples": {
+                  "rejected": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transfer rejected",
+                      "data": {
+                        "id": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f03",
+                        "reference_number": "TRF-20261102-9J5N3R",
+                        "amount": "750000.00",
+                        "status": "failed",
+                        "approval_status": "rejected",
+                        "transfer_type": "intra",
+                        "source_account_number": "1000000014",
+                        "beneficiary_account_number": "3000000018",
+                        "beneficiary_account_name": "Lagos Fresh Produce Ltd",
+                        "bank_code": "090823",
+                        "bank_name": "Kobo Microfinance Bank",
+                        "narration": "Quarterly produce contract",
+                        "failure_reason": "Contract not yet signed",
+                        "reversal_reference_number": null,
+                        "initiated_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                        "reviewed_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f602",
+                        "created_at": "2026-11-02T10:00:00Z",
+                        "updated_at": "2026-11-02T10:15:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/TransferNotFound"
+          },
+          "409": {
+            "description": "The transfer is not awaiting approval.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "already_reviewed": {
+                    "$ref": "#/components/examples/TransferNotAwaitingApproval"
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/create_approval_policy": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "create_approval_policy",
+        "summary": "Create the approval policy",
+        "x-origin": "extension",
+        "description": "Creates the business's maker-checker approval policy (a business has at most one). While\nit is active, every new transfer whose amount is at least `min_amount` (`\"0.00\"`: every\ntransfer) is held `pending` with `approval_status: awaiting_approval` until a different\nmember with `transfer.approve` approves or rejects it. `is_active` defaults to true.\nAccepts `Idempotency-Key`. Audit-log action `create_approval_policy`.\n\nPermission: `approval_policy.manage`.\n\nErrors:\n- `01` a field is missing or malformed.\n- `26` the business already has an approval policy: change it with `update_approval_policy`.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `approval_policy.manage`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "approval_policy.manage",
+        "x-success-message": "Approval policy created",
+        "x-response-codes": [
+          "00",
+          "01",
+          "26",
+          "27",
+          "28",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateApprovalPolicyRequest"
+              },
+              "examples": {
+                "large_transfers": {
+                  "summary": "Review transfers of NGN 500,000 and more",
+                  "value": {
+                    "min_amount": "500000.00",
+                    "is_active": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The policy.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CreateApprovalPolicyResponse"
+                },
+                "examples": {
+                  "created": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Approval policy created",
+                      "data": {
+                        "id": "c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e01",
+                        "is_active": true,
+                        "min_amount": "500000.00",
+                        "created_at": "2026-11-02T08:30:00Z",
+                        "updated_at": "2026-11-02T08:30:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "409": {
+            "description": "A policy already exists, or the idempotency key is in use.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "exists": {
+                    "value": {
+                      "status": false,
+                      "response_code": "26",
+                      "message": "The business already has an approval policy",
+                      "data": null
+                    }
+                  },
+                  "in_progress": {
+                    "$ref": "#/components/examples/IdempotencyInProgress"
+                  }
+                }
+              }
+            }
+          },
+          "422": {
+            "$ref": "#/components/responses/IdempotencyKeyReused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/update_approval_policy": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "update_approval_policy",
+        "summary": "Change the approval policy",
+        "x-origin": "extension",
+        "description": "Changes `min_amount` and/or `is_active` of the approval policy; send only what changes.\n`is_active: false` stops holding new transfers. Transfers already held stay held until\nreviewed. Audit-log action `update_approval_policy`.\n\nPermission: `approval_policy.manage`.\n\nErrors:\n- `01` a field is malformed, or no field was sent.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `approval_policy.manage`.\n- `47` the business has no approval policy yet: create one.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "approval_policy.manage",
+        "x-success-message": "Approval policy updated",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateApprovalPolicyRequest"
+              },
+              "examples": {
+                "pause": {
+                  "value": {
+                    "is_active": false
+                  }
+                },
+                "threshold": {
+                  "value": {
+                    "min_amount": "1000000"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The policy after the change.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/UpdateApprovalPolicyResponse"
+                },
+                "examples": {
+                  "paused": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Approval policy updated",
+                      "data": {
+                        "id": "c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e01",
+                        "is_active": false,
+                        "min_amount": "500000.00",
+                        "created_at": "2026-11-02T08:30:00Z",
+                        "updated_at": "2026-11-02T11:00:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/NoApprovalPolicy"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/get_approval_policy": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "get_approval_policy",
+        "summary": "Read the approval policy",
+        "x-origin": "extension",
+        "description": "Returns the business's approval policy. Takes no parameters: send `{}`.\n\nPermission: `approval_policy.view`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `approval_policy.view`.\n- `47` the business has no approval policy: transfers are never held.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "approval_policy.view",
+        "x-success-message": "Approval policy retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/Empty"
+        },
+        "responses": {
+          "200": {
+            "description": "The policy.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GetApprovalPolicyResponse"
+                },
+                "examples": {
+                  "policy": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Approval policy retrieved",
+                      "data": {
+                        "id": "c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e01",
+                        "is_active": true,
+                        "min_amount": "500000.00",
+                        "created_at": "2026-11-02T08:30:00Z",
+                        "updated_at": "2026-11-02T08:30:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/NoApprovalPolicy"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/auth/web/fetch_members": {
+      "post": {
+        "tags": [
+          "Team"
+        ],
+        "operationId": "fetch_members",
+        "summary": "List team members",
+        "description": "Lists the business's Dashboard team members, including invited members who have not\naccepted yet (`invitation_status: pending`, `is_active: false`). `{}` returns all, newest\nfirst. Optional `filters`: `start_date` / `end_date` (joined on or after / on or before),\n`is_active`, `role_id`. `sort_by` is one of `date_joined` (default), `email`, `first_name`,\n`last_name`, `last_login`; `sort_order` `asc` or `desc` (default). Paged with `page`\n(default 1) and `page_size` (default 20, at most 100).\n\nPermission: `member.view`.\n\nErrors:\n- `01` a field is malformed or `start_date` is after `end_date` (the message names it).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.view`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "member.view",
+        "x-success-message": "Members retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FetchMembersRequest"
+              },
+              "examples": {
+                "all": {
+                  "value": {}
+                },
+                "joined_in_october_by_email": {
+                  "value": {
+                    "filters": {
+                      "start_date": "2026-10-01",
+                      "end_date": "2026-10-31"
+                    },
+                    "sort_by": "email",
+                    "sort_order": "asc",
+                    "page": 1,
+                    "page_size": 20
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "One page of members.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchMembersResponse"
+                },
+                "examples": {
+                  "members": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Members retrieved",
+                      "data": [
+                        {
+                          "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                          "email": "adaeze.okafor@adaezefoods.ng",
+                          "first_name": "Adaeze",
+                          "last_name": "Okafor",
+                          "user_role_id": "4f1b6c2e-0a1d-4e5f-8b9c-000000000001",
+                          "role_name": "Owner",
+                          "is_active": true,
+                          "invitation_status": "accepted",
+                          "last_login": "2026-11-02T08:55:00Z",
+                          "date_joined": "2026-10-15T10:00:00Z",
+                          "created_at": "2026-10-15T10:00:00Z"
+                        },
+                        {
+                          "id": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f602",
+                          "email": "ngozi.eze@adaezefoods.ng",
+                          "first_name": "Ngozi",
+                          "last_name": "Eze",
+                          "user_role_id": "4f1b6c2e-0a1d-4e5f-8b9c-000000000004",
+                          "role_name": "Checker",
+                          "is_active": true,
+                          "invitation_status": "accepted",
+                          "last_login": "2026-11-02T10:10:00Z",
+                          "date_joined": "2026-10-16T09:35:00Z",
+                          "created_at": "2026-10-16T09:35:00Z"
+                        },
+                        {
+                          "id": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                          "email": "tunde.bakare@adaezefoods.ng",
+                          "first_name": "Tunde",
+                          "last_name": "Bakare",
+                          "user_role_id": "4f1b6c2e-0a1d-4e5f-8b9c-000000000003",
+                          "role_name": "Maker",
+                          "is_active": true,
+                          "invitation_status": "accepted",
+                          "last_login": "2026-11-02T09:01:00Z",
+                          "date_joined": "2026-10-16T09:30:00Z",
+                          "created_at": "2026-10-16T09:30:00Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": 1,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/auth/web/add_member": {
+      "post": {
+        "tags": [
+          "Team"
+        ],
+        "operationId": "add_member",
+        "summary": "Invite a team member",
+        "description": "Invites a person to the business's Dashboard with a role (`role_id` from `fetch_roles`).\nThe member is created inactive (`invitation_status: pending`) and an invitation is sent at\nonce by email: it carries a single-use link token, valid for 72 hours, with which\n`accept_invite` sets a password and activates the member. Only an Owner may invite\nsomeone as Owner. Accepts `Idempotency-Key`. Audit-log action `add_member`.\n\nPermission: `member.manage`.\n\nErrors:\n- `01` a field is missing or malformed (for example `email` is not an email address).\n- `26` a member with this email already exists in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.manage`, or a non-Owner tried to invite an Owner.\n- `47` no role of the business has this `role_id`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "member.manage",
+        "x-success-message": "Invitation sent",
+        "x-response-codes": [
+          "00",
+          "01",
+          "26",
+          "27",
+          "28",
+          "29",
+          "41",
+          "43",
+          "47",
+          "96"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AddMemberRequest"
+              },
+              "examples": {
+                "viewer": {
+                  "value": {
+                    "email": "ife.olawale@adaezefoods.ng",
+                    "first_name": "Ife",
+                    "last_name": "Olawale",
+                    "role_id": "4f1b6c2e-0a1d-4e5f-8b9c-000000000005"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The invitation was sent.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AddMemberResponse"
+                },
+                "examples": {
+                  "invited": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Invitation sent",
+                      "data": {}
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/RoleNotFound"
+          },
+          "409": {
+            "description": "The email is already a member, or the idempotency key is in use.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "duplicate_email": {
+                    "value": {
+                      "status": false,
+                      "response_code": "26",
+                      "message": "ife.olawale@adaezefoods.ng is already a member of this business",
+                      "data": null
+                    }
+                  },
+                  "in_progress": {
+                    "$ref": "#/components/examples/IdempotencyInProgress"
+                  }
+                }
+              }
+            }
+          },
+          "422": {
+            "$ref": "#/components/responses/IdempotencyKeyReused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/auth/web/resend_invite": {
+      "post": {
+        "tags": [
+          "Team"
+        ],
+        "operationId": "resend_invite",
+        "summary": "Resend an invitation",
+        "x-origin": "extension",
+        "description": "Sends a new invitation to a member who has not accepted theirs yet. The previous link stops\nworking; the new one is valid for 72 hours. Audit-log action `resend_invite`.\n\nPermission: `member.manage`.\n\nErrors:\n- `01` `member_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.manage`.\n- `47` no member of the business has this id.\n- `48` the member has already accepted their invitation.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "member.manage",
+        "x-success-message": "Invitation resent",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "48",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ResendInviteRequest"
+              },
+              "examples": {
+                "resend": {
+                  "value": {
+                    "member_id": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f603"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "A new invitation was sent.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ResendInviteResponse"
+                },
+                "examples": {
+                  "resent": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Invitation resent",
+                      "data": {}
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/MemberNotFound"
+          },
+          "409": {
+            "description": "The invitation was already accepted.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "already_accepted": {
+                    "value": {
+                      "status": false,
+                      "response_code": "48",
+                      "message": "The member has already accepted the invitation",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/auth/web/accept_invite": {
+      "post": {
+        "tags": [
+          "Team"
+        ],
+        "operationId": "accept_invite",
+        "summary": "Accept an invitation",
+        "x-origin": "extension",
+        "description": "Completes an invitation: with the `token` from the invitation link, the invited person sets\ntheir password (8 to 128 characters, `confirm_password` equal) and their member becomes\nactive (`invitation_status: accepted`). Then they log in with `login`. The token is\nsingle-use and expires 72 hours after it was sent.\n\nNo token header is needed: the invitation token is the credential.\n\nErrors:\n- `01` a field is missing or malformed, the password is too short or too long, or\n  `confirm_password` differs (the message names the field).\n- `41` the invitation token is unknown, already used, expired, or was replaced by a resent\n  invitation.\n- `29` too many attempts. `96` internal error.\n",
+        "security": [],
+        "x-success-message": "Invitation accepted; you can now log in",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AcceptInviteRequest"
+              },
+              "examples": {
+                "accept": {
+                  "value": {
+                    "token": "inv_3kT9wQx2Lm8vRz5YpB7nC4dF6hJ1sG0a",
+                    "password": "Puff-Puff-Friday-9",
+                    "confirm_password": "Puff-Puff-Friday-9"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The now active member.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AcceptInviteResponse"
+                },
+                "examples": {
+                  "accepted": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Invitation accepted; you can now log in",
+                      "data": {
+                        "id": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f603",
+                        "email": "ife.olawale@adaezefoods.ng",
+                        "first_name": "Ife",
+                        "last_name": "Olawale",
+                        "user_role_id": "4f1b6c2e-0a1d-4e5f-8b9c-000000000005",
+                        "role_name": "Viewer",
+                        "is_active": true,
+                        "invitation_status": "accepted",
+                        "last_login": null,
+                        "date_joined": "2026-11-02T11:30:00Z",
+                        "created_at": "2026-11-02T11:30:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "description": "The invitation token is not valid.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "invalid_token": {
+                    "value": {
+                      "status": false,
+                      "response_code": "41",
+                      "message": "The invitation is invalid or has expired; ask for a new one",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/auth/web/update_member": {
+      "post": {
+        "tags": [
+          "Team"
+        ],
+        "operationId": "update_member",
+        "summary": "Change a member's role or deactivate them",
+        "x-origin": "extension",
+        "description": "Changes a member's role (`role_id`) and/or activation (`is_active`). Deactivating revokes\nall their sessions at once and keeps their history; reactivating lets them log in again\nwith their existing password. Rules: the last active Owner cannot be deactivated or moved\nto another role, a member cannot deactivate themselves, only an Owner may grant or remove\nthe Owner role, and a member whose invitation is pending cannot be activated this way (they\nmust accept it). Send at least one of `role_id`, `is_active`. Audit-log actions\n`update_member_role`, `deactivate_member`, `reactivate_member`.\n\nPermission: `member.manage`.\n\nErrors:\n- `01` a field is missing or malformed, or neither `role_id` nor `is_active` was sent.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.manage`, or a non-Owner tried to grant or remove the\n  Owner role.\n- `47` no member (or role) of the business has this id.\n- `48` the change would leave no active Owner, deactivates oneself, or activates a pending\n  invitation.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "member.manage",
+        "x-success-message": "Member updated",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "48",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateMemberRequest"
+              },
+              "examples": {
+                "make_checker": {
+                  "value": {
+                    "member_id": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "role_id": "4f1b6c2e-0a1d-4e5f-8b9c-000000000004"
+                  }
+                },
+                "deactivate": {
+                  "value": {
+                    "member_id": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                    "is_active": false
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The member after the change.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/UpdateMemberResponse"
+                },
+                "examples": {
+                  "deactivated": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Member updated",
+                      "data": {
+                        "id": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                        "email": "tunde.bakare@adaezefoods.ng",
+                        "first_name": "Tunde",
+                        "last_name": "Bakare",
+                        "user_role_id": "4f1b6c2e-0a1d-4e5f-8b9c-000000000003",
+                        "role_name": "Maker",
+                        "is_active": false,
+                        "invitation_status": "accepted",
+                        "last_login": "2026-11-02T09:01:00Z",
+                        "date_joined": "2026-10-16T09:30:00Z",
+                        "created_at": "2026-10-16T09:30:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/MemberNotFound"
+          },
+          "409": {
+            "description": "The change is not allowed in the current state.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "last_owner": {
+                    "value": {
+                      "status": false,
+                      "response_code": "48",
+                      "message": "The business must keep at least one active Owner",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/auth/web/fetch_permissions": {
+      "post": {
+        "tags": [
+          "Team"
+        ],
+        "operationId": "fetch_permissions",
+        "summary": "List permissions",
+        "description": "Lists the permission catalog, sorted by code: every code a role can hold (the same list as\n`x-permissions` in this document). Build roles with the fewest permissions needed.\n`self.manage` is implicit in every role. Takes no parameters: send `{}`.\n\nPermission: `role.view`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.view`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "role.view",
+        "x-success-message": "Permissions retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/Empty"
+        },
+        "responses": {
+          "200": {
+            "description": "The permission catalog.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchPermissionsResponse"
+                },
+                "examples": {
+                  "permissions": {
+                    "summary": "The first entries of the catalog",
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Permissions retrieved",
+                      "data": [
+                        {
+                          "id": "e347ccc4-e130-5e92-9699-248fbf891241",
+                          "code": "account.view",
+                          "name": "View accounts",
+                          "description": "Read accounts, their collections, summaries and metrics."
+                        },
+                        {
+                          "id": "71786161-599e-5e9d-8d01-c24e5e543e99",
+                          "code": "transfer.initiate",
+                          "name": "Initiate transfers",
+                          "description": "Send funds from the business's accounts (needs an OTP per transfer)."
+                        }
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/auth/web/fetch_roles": {
+      "post": {
+        "tags": [
+          "Team"
+        ],
+        "operationId": "fetch_roles",
+        "summary": "List roles",
+        "x-origin": "extension",
+        "description": "Lists the roles a member can be given: the built-in roles (`is_built_in: true`, the same\nfor every business, not editable) and the business's custom roles, built-in first then by\nname. Built-in roles: **Owner** (every permission), **Admin** (every permission; cannot\ngrant the Owner role), **Maker** (`account.view`, `transaction.view`, `transfer.initiate`,\n`transfer.view`), **Checker** (`account.view`, `transaction.view`, `transfer.view`,\n`transfer.approve`), **Viewer** (every `.view` permission). Every role also holds\n`self.manage`. Takes no parameters: send `{}`.\n\nPermission: `role.view`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.view`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "role.view",
+        "x-success-message": "Roles retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/Empty"
+        },
+        "responses": {
+          "200": {
+            "description": "The roles.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchRolesResponse"
+                },
+                "examples": {
+                  "roles": {
+                    "summary": "Two of the roles",
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Roles retrieved",
+                      "data": [
+                        {
+                          "id": "4f1b6c2e-0a1d-4e5f-8b9c-000000000004",
+                          "name": "Checker",
+                          "description": "Reviews and approves transfers held by the approval policy.",
+                          "is_built_in": true,
+                          "permission_codes": [
+                            "self.manage",
+                            "account.view",
+                            "transaction.view",
+                            "transfer.view",
+                            "transfer.approve"
+                          ],
+                          "created_at": "2026-10-15T10:00:00Z",
+                          "updated_at": "2026-10-15T10:00:00Z"
+                        },
+                        {
+                          "id": "6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c01",
+                          "name": "Treasury Analyst",
+                          "description": "Reads balances, transactions and logs.",
+                          "is_built_in": false,
+                          "permission_codes": [
+                            "self.manage",
+                            "account.view",
+                            "transaction.view",
+                            "activity_log.view"
+                          ],
+                          "created_at": "2026-11-02T11:45:00Z",
+                          "updated_at": "2026-11-02T11:45:00Z"
+                        }
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/auth/web/create_role": {
+      "post": {
+        "tags": [
+          "Team"
+        ],
+        "operationId": "create_role",
+        "summary": "Create a custom role",
+        "x-origin": "extension",
+        "description": "Creates a custom role: a named set of permission codes from `fetch_permissions`.\n`self.manage` is added if missing. Names are unique within the business, compared without\nregard to case, and may not reuse a built-in role's name. Accepts `Idempotency-Key`.\nAudit-log action `create_role`.\n\nPermission: `role.manage`.\n\nErrors:\n- `01` a field is missing or malformed, or a permission code is not in the catalog (the\n  message names it).\n- `26` a role with this name already exists.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.manage`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "role.manage",
+        "x-success-message": "Role created",
+        "x-response-codes": [
+          "00",
+          "01",
+          "26",
+          "27",
+          "28",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateRoleRequest"
+              },
+              "examples": {
+                "analyst": {
+                  "value": {
+                    "name": "Treasury Analyst",
+                    "description": "Reads balances, transactions and logs.",
+                    "permission_codes": [
+                      "account.view",
+                      "transaction.view",
+                      "activity_log.view"
+                    ]
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The new role.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CreateRoleResponse"
+                },
+                "examples": {
+                  "created": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Role created",
+                      "data": {
+                        "id": "6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c01",
+                        "name": "Treasury Analyst",
+                        "description": "Reads balances, transactions and logs.",
+                        "is_built_in": false,
+                        "permission_codes": [
+                          "self.manage",
+                          "account.view",
+                          "transaction.view",
+                          "activity_log.view"
+                        ],
+                        "created_at": "2026-11-02T11:45:00Z",
+                        "updated_at": "2026-11-02T11:45:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "A field is invalid.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "unknown_permission": {
+                    "value": {
+                      "status": false,
+                      "response_code": "01",
+                      "message": "`permission_codes[2]`: unknown permission code \"logs.read\"",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "409": {
+            "description": "The name is taken, or the idempotency key is in use.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "duplicate_name": {
+                    "$ref": "#/components/examples/DuplicateRoleName"
+                  },
+                  "in_progress": {
+                    "$ref": "#/components/examples/IdempotencyInProgress"
+                  }
+                }
+              }
+            }
+          },
+          "422": {
+            "$ref": "#/components/responses/IdempotencyKeyReused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/auth/web/update_role": {
+      "post": {
+        "tags": [
+          "Team"
+        ],
+        "operationId": "update_role",
+        "summary": "Edit a custom role",
+        "x-origin": "extension",
+        "description": "Changes a custom role's `name`, `description` and/or `permission_codes` (the new list\nreplaces the old; `self.manage` is kept). Send at least one of them. The change applies to\nevery member holding the role from their next request. Built-in roles cannot be edited.\nAudit-log action `update_role`.\n\nPermission: `role.manage`.\n\nErrors:\n- `01` a field is malformed, no field to change was sent, or a permission code is not in the\n  catalog (the message names it).\n- `26` another role already has this name.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.manage`.\n- `47` no role of the business has this id.\n- `48` the role is built in and cannot be edited.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "role.manage",
+        "x-success-message": "Role updated",
+        "x-response-codes": [
+          "00",
+          "01",
+          "26",
+          "29",
+          "41",
+          "43",
+          "47",
+          "48",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateRoleRequest"
+              },
+              "examples": {
+                "add_audit_logs": {
+                  "value": {
+                    "role_id": "6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c01",
+                    "permission_codes": [
+                      "account.view",
+                      "transaction.view",
+                      "activity_log.view",
+                      "audit_log.view"
+                    ]
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The role after the change.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/UpdateRoleResponse"
+                },
+                "examples": {
+                  "updated": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Role updated",
+                      "data": {
+                        "id": "6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c01",
+                        "name": "Treasury Analyst",
+                        "description": "Reads balances, transactions and logs.",
+                        "is_built_in": false,
+                        "permission_codes": [
+                          "self.manage",
+                          "account.view",
+                          "transaction.view",
+                          "activity_log.view",
+                          "audit_log.view"
+                        ],
+                        "created_at": "2026-11-02T11:45:00Z",
+                        "updated_at": "2026-11-02T12:00:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/RoleNotFound"
+          },
+          "409": {
+            "description": "The name is taken, or the role is built in.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "duplicate_name": {
+                    "$ref": "#/components/examples/DuplicateRoleName"
+                  },
+                  "built_in": {
+                    "value": {
+                      "status": false,
+                      "response_code": "48",
+                      "message": "Built-in roles cannot be edited",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/security/web/fetch_activity_logs": {
+      "post": {
+        "tags": [
+          "Logs"
+        ],
+        "operationId": "fetch_activity_logs",
+        "summary": "Activity logs (API calls)",
+        "description": "Lists the calls made with the business's integration credentials, newest first: one\nentry per call, with the path, method, HTTP status (`response_code`), `success` or `error`,\nthe message returned and the caller's address. Entries are append-only. Optional\n`filters`: `status` (`success`, `error`), `method`, `endpoint` (exact path), `response_code`\n(HTTP status). `start_date` / `end_date` are inclusive days; `search` is a case-insensitive\nsubstring of the endpoint, message or IP address. Keyset paging: pass the `created_at` and\n`id` of the last entry as `cursor_created_at` / `cursor_id`; `limit` defaults to 100.\n\nPermission: `activity_log.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `activity_log.view`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "activity_log.view",
+        "x-success-message": "Activity logs retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FetchActivityLogsRequest"
+              },
+              "examples": {
+                "errors_today": {
+                  "value": {
+                    "filters": {
+                      "status": "error",
+                      "method": "POST"
+                    },
+                    "start_date": "2026-11-02",
+                    "end_date": "2026-11-02",
+                    "search": "create_customer_account",
+                    "limit": 50
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "One page of activity-log entries.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchActivityLogsResponse"
+                },
+                "examples": {
+                  "entries": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Activity logs retrieved",
+                      "data": [
+                        {
+                          "id": "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a02",
+                          "endpoint": "/api/v1/account/api/create_customer_account",
+                          "method": "POST",
+                          "response_code": 400,
+                          "status": "error",
+                          "message": "`bvn`: must be exactly 11 digits",
+                          "ip_address": "102.89.34.17",
+                          "request_id": "2b1f0e9d-8c7b-4a6f-9e5d-4c3b2a190807",
+                          "created_at": "2026-11-02T10:31:00Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": true,
+                        "next_cursor_created_at": "2026-11-02T10:31:00Z",
+                        "next_cursor_id": "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a02",
+                        "page": null,
+                        "page_size": 50
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/security/web/fetch_audit_logs": {
+      "post": {
+        "tags": [
+          "Logs"
+        ],
+        "operationId": "fetch_audit_logs",
+        "summary": "Audit logs (user actions)",
+        "description": "Lists Dashboard user actions, newest first: logins (failed ones too, for existing members),\nlogouts, password changes, secret regeneration, member and role changes, accounts opened,\ntransfers, approvals and rejections, approval-policy and webhook changes. Entries are\nappend-only. `user` is the actor's name and email; `start_date` and `end_date` of an entry\nare the calendar day it happened on (the boundaries it is filtered by). Optional `filters`:\n`action`, `start_date` / `end_date` (inclusive days), `user_id`. `search` is a\ncase-insensitive substring of the action, user or IP address. Keyset paging with\n`cursor_created_at` / `cursor_id`; `limit` defaults to 20.\n\nPermission: `audit_log.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `audit_log.view`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "audit_log.view",
+        "x-success-message": "Audit logs retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FetchAuditLogsRequest"
+              },
+              "examples": {
+                "secret_changes": {
+                  "value": {
+                    "filters": {
+                      "action": "regenerate_secret",
+                      "start_date": "2026-11-01",
+                      "end_date": "2026-11-30"
+                    },
+                    "limit": 20
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "One page of audit-log entries.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchAuditLogsResponse"
+                },
+                "examples": {
+                  "entries": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Audit logs retrieved",
+                      "data": [
+                        {
+                          "id": "6f7a8b9c-0d1e-4f2a-9b3c-4d5e6f7a8b01",
+                          "action": "regenerate_secret",
+                          "user": "Adaeze Okafor <adaeze.okafor@adaezefoods.ng>",
+                          "user_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                          "ip_address": "102.89.34.17",
+                          "response_code": 200,
+                          "start_date": "2026-11-02",
+                          "end_date": "2026-11-02",
+                          "target_type": null,
+                          "target_id": null,
+                          "request_id": "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a",
+                          "created_at": "2026-11-02T12:10:00Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/customer/web/webhook_configuration": {
+      "post": {
+        "tags": [
+          "Webhooks"
+        ],
+        "operationId": "webhook_configuration",
+        "summary": "Register the webhook endpoint",
+        "description": "Registers the business's webhook endpoint (one per business) and returns its signing\nsecret `secret` (`whsec_...`) **once**: store it, it cannot be read again (rotate it with\n`rotate_webhook_secret`). The configuration starts active. `url` must be a public `https://`\nURL in production (the sandbox also accepts `http://`, for example a local tunnel).\n`ip_whitelist` (at most 20 entries, each an IP address or CIDR range of at most 255\ncharacters) restricts the addresses the endpoint's host may resolve to; omit it or send\n`[]` for no restriction. `event_types` subscribes to some event kinds only; omit it or send\n`[]` for all. Accepts `Idempotency-Key`. Audit-log action `create_webhook_configuration`.\n\n**Deliveries** (every kind and payload is in `x-webhooks`) are JSON POSTs signed the\nStandard Webhooks way. Headers: `webhook-id` (the event id, the same on every retry:\nde-duplicate on it), `webhook-timestamp` (Unix seconds), `webhook-signature`\n(`v1,<base64>`, space-separated when a rotation is in progress). To verify one: base64-decode\nthe part of `secret` after `whsec_`; compute HMAC-SHA256 with it over\n`<webhook-id>.<webhook-timestamp>.<raw body>`; base64-encode; compare in constant time with\neach `v1,` value; reject timestamps more than 5 minutes from your clock. Answer 2xx within\n15 seconds; anything else is retried with backoff for about three days (see Webhooks in the\noverview), and `fetch_webhook_events` shows every attempt.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` a field is missing or malformed, the URL is not `https://` in production, resolves to\n  a private address, or an `ip_whitelist` entry is not an IP address or range.\n- `26` the business already has a webhook configuration: change it with\n  `update_webhook_configuration`.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "webhook.manage",
+        "x-success-message": "Webhook configuration created",
+        "x-response-codes": [
+          "00",
+          "01",
+          "26",
+          "27",
+          "28",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/WebhookConfigurationRequest"
+              },
+              "examples": {
+                "register": {
+                  "value": {
+                    "url": "https://hooks.adaezefoods.ng/kobo",
+                    "ip_whitelist": [
+                      "102.89.34.17"
+                    ]
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The configuration and its signing secret (shown once).",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WebhookConfigurationResponse"
+                },
+                "examples": {
+                  "created": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Webhook configuration created",
+                      "data": {
+                        "id": "d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f01",
+                        "url": "https://hooks.adaezefoods.ng/kobo",
+                        "is_active": true,
+                        "ip_whitelist": [
+                          "102.89.34.17"
+                        ],
+                        "event_types": [],
+                        "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                        "created_at": "2026-11-02T12:20:00Z",
+                        "updated_at": "2026-11-02T12:20:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "A field is invalid.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "plain_http": {
+                    "$ref": "#/components/examples/WebhookUrlNotHttps"
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "409": {
+            "description": "A configuration exists, or the idempotency key is in use.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "exists": {
+                    "value": {
+                      "status": false,
+                      "response_code": "26",
+                      "message": "The business already has a webhook configuration",
+                      "data": null
+                    }
+                  },
+                  "in_progress": {
+                    "$ref": "#/components/examples/IdempotencyInProgress"
+                  }
+                }
+              }
+            }
+          },
+          "422": {
+            "$ref": "#/components/responses/IdempotencyKeyReused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/customer/api/update_webhook_configuration": {
+      "post": {
+        "tags": [
+          "Webhooks"
+        ],
+        "operationId": "update_webhook_configuration",
+        "summary": "Change the webhook endpoint",
+        "description": "Changes the webhook configuration; send only the fields that change. `url` must be\n`https://` (plain `http://` is refused in production; the sandbox accepts it).\n`is_active: false` pauses delivery (the configuration is kept, events meanwhile are recorded\nas `skipped`); `is_active: true` resumes it. `ip_whitelist` replaces the current list (`[]`\nremoves every restriction); `event_types` likewise (`[]`: every kind). The change applies to\nthe next dispatched event. Returns the full configuration (never the secret).\n\nIntegration token.\n\nErrors:\n- `01` a field is malformed, no field was sent, the URL is not `https://` in production or\n  resolves to a private address, or an `ip_whitelist` entry is not an IP address or range.\n- `41` the token is missing, invalid or expired.\n- `47` the business has no webhook configuration yet: create one from the Dashboard.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Webhook configuration updated",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "47",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateWebhookConfigurationRequest"
+              },
+              "examples": {
+                "pause": {
+                  "value": {
+                    "is_active": false
+                  }
+                },
+                "move_and_open": {
+                  "value": {
+                    "url": "https://hooks.adaezefoods.ng/kobo/v2",
+                    "ip_whitelist": []
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The full configuration after the change.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/UpdateWebhookConfigurationResponse"
+                },
+                "examples": {
+                  "paused": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Webhook configuration updated",
+                      "data": {
+                        "id": "d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f01",
+                        "url": "https://hooks.adaezefoods.ng/kobo",
+                        "is_active": false,
+                        "ip_whitelist": [
+                          "102.89.34.17"
+                        ],
+                        "event_types": [],
+                        "created_at": "2026-11-02T12:20:00Z",
+                        "updated_at": "2026-11-02T12:40:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "A field is invalid.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "plain_http": {
+                    "$ref": "#/components/examples/WebhookUrlNotHttps"
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NoWebhookConfiguration"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/customer/web/get_webhook_configuration": {
+      "post": {
+        "tags": [
+          "Webhooks"
+        ],
+        "operationId": "get_webhook_configuration",
+        "summary": "Read the webhook configuration",
+        "x-origin": "extension",
+        "description": "Returns the business's webhook configuration (never the secret). Takes no parameters: send\n`{}`.\n\nPermission: `webhook.view`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.view`.\n- `47` the business has no webhook configuration.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "webhook.view",
+        "x-success-message": "Webhook configuration retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/Empty"
+        },
+        "responses": {
+          "200": {
+            "description": "The configuration.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GetWebhookConfigurationResponse"
+                },
+                "examples": {
+                  "configuration": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Webhook configuration retrieved",
+                      "data": {
+                        "id": "d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f01",
+                        "url": "https://hooks.adaezefoods.ng/kobo",
+                        "is_active": true,
+                        "ip_whitelist": [
+                          "102.89.34.17"
+                        ],
+                        "event_types": [],
+                        "created_at": "2026-11-02T12:20:00Z",
+                        "updated_at": "2026-11-02T12:20:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/NoWebhookConfiguration"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/customer/web/rotate_webhook_secret": {
+      "post": {
+        "tags": [
+          "Webhooks"
+        ],
+        "operationId": "rotate_webhook_secret",
+        "summary": "Rotate the webhook signing secret",
+        "x-origin": "extension",
+        "description": "Issues a new signing secret and returns it **once**. For 24 hours\n(`previous_secret_expires_at`) every delivery carries two signatures in `webhook-signature`,\none per secret, so you can deploy the new secret without dropping events; after that only\nthe new secret signs. Rotating again within those 24 hours ends the older secret at once.\nTakes no parameters: send `{}`. Audit-log action `rotate_webhook_secret`.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` the business has no webhook configuration.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "webhook.manage",
+        "x-success-message": "Webhook secret rotated; store it now, it will not be shown again",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/Empty"
+        },
+        "responses": {
+          "200": {
+            "description": "The new secret.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/RotateWebhookSecretResponse"
+                },
+                "examples": {
+                  "rotated": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Webhook secret rotated; store it now, it will not be shown again",
+                      "data": {
+                        "secret": "whsec_C2FuZGJveFJvdGF0ZWRTZWNyZXQxMjM0",
+                        "previous_secret_expires_at": "2026-11-03T12:50:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/NoWebhookConfiguration"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/customer/web/fetch_webhook_events": {
+      "post": {
+        "tags": [
+          "Webhooks"
+        ],
+        "operationId": "fetch_webhook_events",
+        "summary": "Webhook delivery log",
+        "x-origin": "extension",
+        "description": "Lists the events emitted for the business, newest first, with their delivery state:\n`pending` (queued or waiting for a retry; `next_attempt_at` says when), `delivered` (a 2xx\nwas received), `failed` (retries exhausted after about three days), `skipped` (the\nconfiguration was paused or not subscribed to the kind). Each entry carries the exact\n`payload` that is (or was) POSTed. Kept for 30 days. Optional `filters`: `status`,\n`event_type`, `start_date` / `end_date` (inclusive days). Keyset paging with\n`cursor_created_at` / `cursor_id` and `limit`.\n\nPermission: `webhook.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.view`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "webhook.view",
+        "x-success-message": "Webhook events retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FetchWebhookEventsRequest"
+              },
+              "examples": {
+                "failed": {
+                  "value": {
+                    "filters": {
+                      "status": "failed"
+                    },
+                    "limit": 20
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "One page of events.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchWebhookEventsResponse"
+                },
+                "examples": {
+                  "events": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Webhook events retrieved",
+                      "data": [
+                        {
+                          "id": "e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01",
+                          "event_type": "collection.received",
+                          "status": "failed",
+                          "attempts": 10,
+                          "last_attempt_at": "2026-11-05T09:21:00Z",
+                          "next_attempt_at": null,
+                          "last_response_status": 500,
+                          "last_error": "HTTP 500 from https://hooks.adaezefoods.ng/kobo",
+                          "payload": {
+                            "id": "e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01",
+                            "type": "collection.received",
+                            "timestamp": "2026-11-02T09:20:00Z",
+                            "data": {
+                              "id": "3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01",
+                              "reference_number": "COL-20261102-2D8R5T",
+                              "account_number": "2000000011",
+                              "account_name": "Chinedu Obi",
+                              "amount": "15000.00",
+                              "transaction_type": "credit",
+                              "transaction_category": "collection",
+                              "status": "success",
+                              "channel": "nip",
+                              "remarks": "Payment for order 1042",
+                              "created_at": "2026-11-02T09:20:00Z"
+                            }
+                          },
+                          "created_at": "2026-11-02T09:20:00Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/customer/web/replay_webhook_event": {
+      "post": {
+        "tags": [
+          "Webhooks"
+        ],
+        "operationId": "replay_webhook_event",
+        "summary": "Replay a webhook event",
+        "x-origin": "extension",
+        "description": "Queues an event for delivery again, now, with a fresh retry budget: use it after fixing an\nendpoint, for `failed` or `skipped` events (or to re-send a `delivered` one). The payload\nand `webhook-id` are unchanged, so a receiver that de-duplicates by `webhook-id` will\nignore a copy it already processed. Audit-log action `replay_webhook_event`.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` `event_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` no event of the business has this id (or it is older than 30 days).\n- `48` the event is already queued (`pending`), or the configuration is paused.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "webhook.manage",
+        "x-success-message": "Webhook event queued for delivery",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "48",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ReplayWebhookEventRequest"
+              },
+              "examples": {
+                "replay": {
+                  "value": {
+                    "event_id": "e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The event, queued again.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ReplayWebhookEventResponse"
+                },
+                "examples": {
+                  "queued": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Webhook event queued for delivery",
+                      "data": {
+                        "id": "e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01",
+                        "event_type": "collection.received",
+                        "status": "pending",
+                        "attempts": 10,
+                        "last_attempt_at": "2026-11-05T09:21:00Z",
+                        "next_attempt_at": "2026-11-05T14:00:00Z",
+                        "last_response_status": 500,
+                        "last_error": "HTTP 500 from https://hooks.adaezefoods.ng/kobo",
+                        "payload": {
+                          "id": "e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01",
+                          "type": "collection.received",
+                          "timestamp": "2026-11-02T09:20:00Z",
+                          "data": {
+                            "id": "3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01",
+                            "reference_number": "COL-20261102-2D8R5T",
+                            "account_number": "2000000011",
+                            "account_name": "Chinedu Obi",
+                            "amount": "15000.00",
+                            "transaction_type": "credit",
+                            "transaction_category": "collection",
+                            "status": "success",
+                            "channel": "nip",
+                            "remarks": "Payment for order 1042",
+                            "created_at": "2026-11-02T09:20:00Z"
+                          }
+                        },
+                        "created_at": "2026-11-02T09:20:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "description": "No such event.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "unknown_event": {
+                    "value": {
+                      "status": false,
+                      "response_code": "47",
+                      "message": "No webhook event e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a09 in this business",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "The event is already queued, or delivery is paused.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "already_queued": {
+                    "value": {
+                      "status": false,
+                      "response_code": "48",
+                      "message": "The event is already queued for delivery",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/sandbox/api/simulate_inbound_transfer": {
+      "post": {
+        "tags": [
+          "Sandbox"
+        ],
+        "operationId": "simulate_inbound_transfer",
+        "summary": "Simulate money coming in (sandbox only)",
+        "x-origin": "extension",
+        "description": "Sandbox only: credits `amount` to any active account of the business as if it had arrived\nfrom outside (or from another Kobo account when `sender_bank_code` is `090823`), so an\nintegration can be tested end to end. It is a real posting: balances, transactions,\nsettlements, aggregates and the `collection.received` webhook all follow, exactly as for a\nreal inbound transfer. Sender fields default to a test sender at Guaranty Trust Bank.\nAccepts `Idempotency-Key`. In production the operation answers `48`.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed (the amount must be positive, at most two fraction\n  digits).\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` no account of the business has this number.\n- `48` the account is not `active`, or this is the production environment.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Inbound transfer simulated",
+        "x-response-codes": [
+          "00",
+          "01",
+          "27",
+          "28",
+          "29",
+          "41",
+          "44",
+          "48",
+          "96"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SimulateInboundTransferRequest"
+              },
+              "examples": {
+                "customer_pays": {
+                  "value": {
+                    "account_number": "2000000011",
+                    "amount": "15000.00",
+                    "sender_account_number": "0123456788",
+                    "sender_account_name": "Emeka Nwosu",
+                    "sender_bank_code": "000013",
+                    "narration": "Payment for order 1042"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The posted credit.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SimulateInboundTransferResponse"
+                },
+                "examples": {
+                  "credited": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Inbound transfer simulated",
+                      "data": {
+                        "id": "3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01",
+                        "reference_number": "COL-20261102-2D8R5T",
+                        "account_number": "2000000011",
+                        "account_name": "Chinedu Obi",
+                        "amount": "15000.00",
+                        "transaction_type": "credit",
+                        "transaction_category": "collection",
+                        "status": "success",
+                        "channel": "nip",
+                        "remarks": "Payment for order 1042",
+                        "created_at": "2026-11-02T09:20:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "description": "No such account.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "no_account": {
+                    "$ref": "#/components/examples/AccountNotFound"
+                  }
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "Not allowed now, or the idempotency key is in use.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "production": {
+                    "value": {
+                      "status": false,
+                      "response_code": "48",
+                      "message": "simulate_inbound_transfer exists only in the sandbox",
+                      "data": null
+                    }
+                  },
+                  "in_progress": {
+                    "$ref": "#/components/examples/IdempotencyInProgress"
+                  }
+                }
+              }
+            }
+          },
+          "422": {
+            "$ref": "#/components/responses/IdempotencyKeyReused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
           }
         }
       }
@@ -791,12 +14546,14 @@ pub const OPENAPI_JSON: &str = r##"{
       "dashboardToken": {
         "type": "http",
         "scheme": "bearer",
-        "bearerFormat": "JWT"
+        "bearerFormat": "JWT",
+        "description": "A Dashboard token from `login`, for `/web/` operations."
       },
       "integrationToken": {
         "type": "http",
         "scheme": "bearer",
-        "bearerFormat": "JWT"
+        "bearerFormat": "JWT",
+        "description": "An integration token from `generate_token`, for `/api/` operations."
       }
     },
     "parameters": {
@@ -804,23 +14561,251 @@ pub const OPENAPI_JSON: &str = r##"{
         "name": "Idempotency-Key",
         "in": "header",
         "required": false,
+        "description": "Makes a retry safe: the same key with the same body returns the first response, with\n`Idempotent-Replayed: true`; with another body it is refused (`27`); while the first request\nis still being processed, `28`. Kept 24 hours, scoped to the business and the operation.\n",
         "schema": {
           "type": "string",
           "minLength": 1,
-          "maxLength": 255
-        }
+          "maxLength": 255,
+          "pattern": "^[\\x21-\\x7E]+$"
+        },
+        "example": "0f8c2a54-7c1e-4f57-9a8b-2d6e3f1c9b70"
+      },
+      "WebhookIdHeader": {
+        "name": "webhook-id",
+        "in": "header",
+        "required": true,
+        "description": "The event id; identical on every retry of the same event. De-duplicate on it.",
+        "schema": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "example": "e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01"
+      },
+      "WebhookTimestampHeader": {
+        "name": "webhook-timestamp",
+        "in": "header",
+        "required": true,
+        "description": "When this attempt was signed, in Unix seconds. Reject values more than 5 minutes from your clock.",
+        "schema": {
+          "type": "string",
+          "pattern": "^[0-9]{1,12}$"
+        },
+        "example": "1793618400"
+      },
+      "WebhookSignatureHeader": {
+        "name": "webhook-signature",
+        "in": "header",
+        "required": true,
+        "description": "Space-separated signatures `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`,\none per active secret (two during a rotation). Accept the request if any of them matches.\n",
+        "schema": {
+          "type": "string",
+          "pattern": "^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$"
+        },
+        "example": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
       }
     },
     "headers": {
       "XRequestId": {
+        "description": "Identifies this request in Kobo's logs; echoes the caller's `X-Request-Id` when it was a valid one.",
         "schema": {
-          "type": "string"
+          "type": "string",
+          "maxLength": 128
+        },
+        "example": "2b1f0e9d-8c7b-4a6f-9e5d-4c3b2a190807"
+      },
+      "IdempotentReplayed": {
+        "description": "`true` when this response is the stored answer to an earlier request with the same `Idempotency-Key`.",
+        "schema": {
+          "type": "string",
+          "enum": [
+            "true",
+            "false"
+          ]
+        },
+        "example": "false"
+      },
+      "RetryAfter": {
+        "description": "Seconds to wait before the next attempt.",
+        "schema": {
+          "type": "integer",
+          "minimum": 1
+        },
+        "example": 30
+      }
+    },
+    "requestBodies": {
+      "Empty": {
+        "required": true,
+        "description": "This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/EmptyObject"
+            },
+            "examples": {
+              "empty": {
+                "value": {}
+              }
+            }
+          }
+        }
+      },
+      "CreateAccount": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/CreateAccountRequest"
+            },
+            "examples": {
+              "named": {
+                "value": {
+                  "account_name": "Adaeze Foods Ltd - Operations"
+                }
+              },
+              "default_name": {
+                "summary": "Let Kobo name it",
+                "value": {}
+              }
+            }
+          }
+        }
+      },
+      "FetchSettlements": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/FetchSettlementTransactionsRequest"
+            },
+            "examples": {
+              "one_account_november": {
+                "value": {
+                  "filters": {
+                    "account_number": "2000000011",
+                    "start_date": "2026-11-01",
+                    "end_date": "2026-11-30"
+                  },
+                  "limit": 20
+                }
+              }
+            }
+          }
+        }
+      },
+      "TransferReference": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/GetTransferRequest"
+            },
+            "examples": {
+              "by_reference": {
+                "value": {
+                  "reference_number": "TRF-20261102-8H4M2P"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "examples": {
+      "AccountNotFound": {
+        "summary": "No matching account",
+        "value": {
+          "status": false,
+          "response_code": "44",
+          "message": "No account matches the parameters",
+          "data": null
+        }
+      },
+      "BeneficiaryNotFound": {
+        "summary": "The beneficiary account does not exist",
+        "value": {
+          "status": false,
+          "response_code": "06",
+          "message": "Account 0000000000 not found at bank 000013",
+          "data": null
+        }
+      },
+      "BusinessInactive": {
+        "summary": "The business is not active",
+        "value": {
+          "status": false,
+          "response_code": "60",
+          "message": "The business account must be activated",
+          "data": null
+        }
+      },
+      "DuplicateRoleName": {
+        "summary": "The role name is taken",
+        "value": {
+          "status": false,
+          "response_code": "26",
+          "message": "A role named Treasury Analyst already exists",
+          "data": null
+        }
+      },
+      "IdempotencyInProgress": {
+        "summary": "The first request with this key is still running",
+        "value": {
+          "status": false,
+          "response_code": "28",
+          "message": "A request with this Idempotency-Key is still being processed; retry later",
+          "data": null
+        }
+      },
+      "IdempotencyKeyReused": {
+        "summary": "The key was used with another body",
+        "value": {
+          "status": false,
+          "response_code": "27",
+          "message": "This Idempotency-Key was used with a different request body",
+          "data": null
+        }
+      },
+      "PermissionDenied": {
+        "summary": "The role lacks the permission",
+        "value": {
+          "status": false,
+          "response_code": "43",
+          "message": "Permission denied: your role lacks transfer.initiate",
+          "data": null
+        }
+      },
+      "SourceAccountNotFound": {
+        "summary": "The source account is not the business's",
+        "value": {
+          "status": false,
+          "response_code": "42",
+          "message": "Source account 3000000018 does not belong to the business",
+          "data": null
+        }
+      },
+      "TransferNotAwaitingApproval": {
+        "summary": "The transfer was already reviewed",
+        "value": {
+          "status": false,
+          "response_code": "48",
+          "message": "Transfer TRF-20261102-9J5N3R is not awaiting approval",
+          "data": null
+        }
+      },
+      "WebhookUrlNotHttps": {
+        "summary": "Plain HTTP in production",
+        "value": {
+          "status": false,
+          "response_code": "01",
+          "message": "`url`: must use https://",
+          "data": null
         }
       }
     },
     "responses": {
-      "Error": {
-        "description": "An error.",
+      "BadRequest": {
+        "description": "A field is missing, malformed or not allowed; the message names it.",
         "headers": {
           "X-Request-Id": {
             "$ref": "#/components/headers/XRequestId"
@@ -830,6 +14815,401 @@ pub const OPENAPI_JSON: &str = r##"{
           "application/json": {
             "schema": {
               "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "invalid_request": {
+                "value": {
+                  "status": false,
+                  "response_code": "01",
+                  "message": "`limit`: 500 is greater than the maximum of 100",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "Unauthorized": {
+        "description": "The token is missing, invalid, expired, revoked or of the other family.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "invalid_token": {
+                "value": {
+                  "status": false,
+                  "response_code": "41",
+                  "message": "Customer not found: credentials or session invalid or expired",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "PermissionDenied": {
+        "description": "The member's role does not grant the operation's permission.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "permission_denied": {
+                "$ref": "#/components/examples/PermissionDenied"
+              }
+            }
+          }
+        }
+      },
+      "BusinessInactive": {
+        "description": "The business is not active.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "business_inactive": {
+                "$ref": "#/components/examples/BusinessInactive"
+              }
+            }
+          }
+        }
+      },
+      "TransferNotFound": {
+        "description": "No transfer of the business has this reference.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "unknown_reference": {
+                "value": {
+                  "status": false,
+                  "response_code": "47",
+                  "message": "No transfer with reference TRF-20261102-0X0X0X in this business",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "MemberNotFound": {
+        "description": "No member of the business has this id.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "unknown_member": {
+                "value": {
+                  "status": false,
+                  "response_code": "47",
+                  "message": "No member 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f6ff in this business",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "RoleNotFound": {
+        "description": "No role of the business has this id.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "unknown_role": {
+                "value": {
+                  "status": false,
+                  "response_code": "47",
+                  "message": "No role 6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8cff in this business",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "NoApprovalPolicy": {
+        "description": "The business has no approval policy.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "no_policy": {
+                "value": {
+                  "status": false,
+                  "response_code": "47",
+                  "message": "The business has no approval policy",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "NoWebhookConfiguration": {
+        "description": "The business has no webhook configuration.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "no_configuration": {
+                "value": {
+                  "status": false,
+                  "response_code": "47",
+                  "message": "The business has no webhook configuration",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "IdempotencyInProgress": {
+        "description": "A request with this idempotency key is still being processed.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "in_progress": {
+                "$ref": "#/components/examples/IdempotencyInProgress"
+              }
+            }
+          }
+        }
+      },
+      "IdempotencyKeyReused": {
+        "description": "The idempotency key was used with a different body.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "key_reused": {
+                "$ref": "#/components/examples/IdempotencyKeyReused"
+              }
+            }
+          }
+        }
+      },
+      "AccountRefused": {
+        "description": "The key was reused with another body, or the provider refused the account.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "key_reused": {
+                "$ref": "#/components/examples/IdempotencyKeyReused"
+              },
+              "account_limit": {
+                "value": {
+                  "status": false,
+                  "response_code": "83",
+                  "message": "The business has reached its limit of 20 current accounts",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "TooManyRequests": {
+        "description": "Over the rate limit; retry after `Retry-After` seconds.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          },
+          "Retry-After": {
+            "$ref": "#/components/headers/RetryAfter"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "rate_limited": {
+                "value": {
+                  "status": false,
+                  "response_code": "29",
+                  "message": "Too many requests; retry in 30 seconds",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "InternalError": {
+        "description": "An unexpected error; no detail is disclosed. Quote the `X-Request-Id` to support.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "internal_error": {
+                "value": {
+                  "status": false,
+                  "response_code": "96",
+                  "message": "Internal error: quote the X-Request-Id to support",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "ProviderUnavailable": {
+        "description": "The core banking provider is temporarily unavailable; retry later.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "provider_down": {
+                "value": {
+                  "status": false,
+                  "response_code": "80",
+                  "message": "The core banking provider is temporarily unavailable; retry later",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "TransportError": {
+        "description": "Errors any path can produce before an operation runs: `04` unknown path (404), `05` method\nother than POST (405), `07` a body that is not `application/json` (415), `08` a body over\n1 MiB (413).\n",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "unknown_operation": {
+                "value": {
+                  "status": false,
+                  "response_code": "04",
+                  "message": "No operation at /api/v1/account/web/get_acount",
+                  "data": null
+                }
+              },
+              "method_not_allowed": {
+                "value": {
+                  "status": false,
+                  "response_code": "05",
+                  "message": "Method GET not allowed: every operation is POST",
+                  "data": null
+                }
+              },
+              "unsupported_media_type": {
+                "value": {
+                  "status": false,
+                  "response_code": "07",
+                  "message": "Unsupported media type text/plain: send Content-Type application/json",
+                  "data": null
+                }
+              },
+              "body_too_large": {
+                "value": {
+                  "status": false,
+                  "response_code": "08",
+                  "message": "The request body is larger than 1 MiB",
+                  "data": null
+                }
+              }
             }
           }
         }
@@ -838,36 +15218,44 @@ pub const OPENAPI_JSON: &str = r##"{
     "schemas": {
       "SuccessCode": {
         "type": "string",
+        "description": "The `response_code` of every success envelope.",
         "enum": [
           "00"
         ]
       },
       "ResponseCode": {
         "type": "string",
+        "description": "An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP status.",
         "enum": [
-          "00",
           "01",
+          "02",
           "04",
           "05",
           "06",
           "07",
           "08",
+          "26",
+          "27",
+          "28",
           "29",
           "41",
           "42",
           "43",
           "44",
+          "45",
+          "46",
+          "47",
+          "48",
+          "49",
+          "60",
+          "80",
+          "83",
           "96"
         ]
       },
-      "EmptyObject": {
-        "type": "object",
-        "description": "No payload.",
-        "additionalProperties": false,
-        "properties": {}
-      },
       "ErrorEnvelope": {
         "type": "object",
+        "description": "The envelope of every error response.",
         "required": [
           "status",
           "response_code",
@@ -877,24 +15265,38 @@ pub const OPENAPI_JSON: &str = r##"{
         "properties": {
           "status": {
             "type": "boolean",
-            "enum": [
-              false
-            ]
+            "description": "Always false."
           },
           "response_code": {
             "$ref": "#/components/schemas/ResponseCode"
           },
           "message": {
-            "type": "string"
+            "type": "string",
+            "description": "What went wrong, for a person; names the offending field for `01`."
           },
           "data": {
             "type": "object",
-            "nullable": true
+            "nullable": true,
+            "maxProperties": 0,
+            "description": "Always null."
           }
+        },
+        "example": {
+          "status": false,
+          "response_code": "41",
+          "message": "Customer not found: credentials or session invalid or expired",
+          "data": null
         }
+      },
+      "EmptyObject": {
+        "type": "object",
+        "description": "An empty object, `{}`.",
+        "additionalProperties": false
       },
       "Pagination": {
         "type": "object",
+        "x-origin": "extension",
+        "description": "Where this page sits. For the next page send `next_cursor_created_at` / `next_cursor_id`\nas `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered paging).\n",
         "required": [
           "has_more",
           "next_cursor_created_at",
@@ -904,63 +15306,321 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "properties": {
           "has_more": {
-            "type": "boolean"
+            "type": "boolean",
+            "description": "True when at least one more item follows this page."
           },
           "next_cursor_created_at": {
             "type": "string",
             "format": "date-time",
-            "nullable": true
+            "nullable": true,
+            "description": "`created_at` of the last item of this page; null when `has_more` is false."
           },
           "next_cursor_id": {
             "type": "string",
             "format": "uuid",
-            "nullable": true
+            "nullable": true,
+            "description": "`id` of the last item of this page; null when `has_more` is false."
           },
           "page": {
             "type": "integer",
             "minimum": 1,
-            "nullable": true
+            "nullable": true,
+            "description": "The page number, when numbered paging was used; null with keyset paging."
           },
           "page_size": {
             "type": "integer",
             "minimum": 1,
-            "maximum": 100
+            "maximum": 100,
+            "description": "The page size applied."
           }
         }
       },
       "AccountNumber": {
         "type": "string",
+        "description": "A 10-digit NUBAN account number.",
         "pattern": "^[0-9]{10}$",
-        "description": "A 10-digit NUBAN."
+        "minLength": 10,
+        "maxLength": 10,
+        "example": "1000000021"
+      },
+      "BankCode": {
+        "type": "string",
+        "description": "A NIP institution code from `fetch_banks`; Kobo's own is `090823`.",
+        "pattern": "^[0-9]{6}$",
+        "example": "090823"
+      },
+      "Bvn": {
+        "type": "string",
+        "description": "A Bank Verification Number, exactly 11 digits.",
+        "pattern": "^[0-9]{11}$",
+        "example": "22212345678"
+      },
+      "Nin": {
+        "type": "string",
+        "description": "A National Identification Number, exactly 11 digits.",
+        "pattern": "^[0-9]{11}$",
+        "example": "70123456789"
+      },
+      "RequestAmount": {
+        "type": "string",
+        "description": "An amount in NGN as a decimal string, at most two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`).",
+        "pattern": "^(0|[1-9][0-9]{0,14})(\\.[0-9]{1,2})?$",
+        "maxLength": 18,
+        "example": "50000.00"
       },
       "Amount": {
         "type": "string",
-        "pattern": "^(0|[1-9][0-9]*)(\\.[0-9]{1,2})?$",
-        "description": "A positive decimal amount with at most 2 fraction digits."
+        "description": "An amount in NGN as a decimal string with two fraction digits.",
+        "pattern": "^(0|[1-9][0-9]*)\\.[0-9]{2}$",
+        "example": "15000.00"
+      },
+      "Balance": {
+        "type": "string",
+        "description": "A balance in NGN as a decimal string with nine fraction digits.",
+        "pattern": "^(0|[1-9][0-9]*)\\.[0-9]{9}$",
+        "example": "2450000.000000000"
+      },
+      "Otp": {
+        "type": "string",
+        "description": "A 6-digit one-time password from `generate_otp`.",
+        "pattern": "^[0-9]{6}$",
+        "example": "482913"
+      },
+      "ReferenceNumber": {
+        "type": "string",
+        "description": "A transaction or transfer reference.",
+        "pattern": "^[A-Za-z0-9_-]{1,64}$",
+        "example": "TRF-20261102-7F3K9Q"
+      },
+      "Password": {
+        "type": "string",
+        "description": "8 to 128 characters.",
+        "minLength": 8,
+        "maxLength": 128,
+        "format": "password"
+      },
+      "Email": {
+        "type": "string",
+        "format": "email",
+        "maxLength": 255,
+        "example": "adaeze.okafor@adaezefoods.ng"
+      },
+      "PersonName": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 100,
+        "example": "Adaeze"
+      },
+      "AccountType": {
+        "type": "string",
+        "description": "The type of an account, as shown in responses.",
+        "enum": [
+          "pool",
+          "current",
+          "virtual"
+        ]
+      },
+      "AccountTypeFilter": {
+        "type": "string",
+        "description": "An account type filter: `normal` matches the business's own non-virtual accounts (pool and\ncurrent), `virtual` customer accounts, `current` current accounts, `savings` savings\naccounts (Kobo opens none today, so it matches nothing).\n",
+        "enum": [
+          "normal",
+          "virtual",
+          "current",
+          "savings"
+        ]
+      },
+      "AccountClass": {
+        "type": "string",
+        "description": "`primary` for the main pool account, `secondary` for every other account.",
+        "enum": [
+          "primary",
+          "secondary"
+        ]
       },
       "AccountStatus": {
         "type": "string",
+        "description": "`active` can send and receive; `inactive` dormant; `blocked` frozen by the bank; `closed`\npermanently; `pending` being provisioned.\n",
         "enum": [
           "active",
           "inactive",
-          "blocked"
+          "blocked",
+          "closed",
+          "pending"
         ]
+      },
+      "TransactionType": {
+        "type": "string",
+        "description": "`credit` money in, `debit` money out.",
+        "enum": [
+          "credit",
+          "debit"
+        ]
+      },
+      "TransactionStatus": {
+        "type": "string",
+        "enum": [
+          "success",
+          "pending",
+          "failed"
+        ]
+      },
+      "TransactionCategory": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a failed transfer's funds.",
+        "enum": [
+          "collection",
+          "transfer",
+          "reversal"
+        ]
+      },
+      "Channel": {
+        "type": "string",
+        "description": "`nip` inter-bank over NIP, `intra` within Kobo.",
+        "enum": [
+          "nip",
+          "intra"
+        ]
+      },
+      "TransferType": {
+        "type": "string",
+        "description": "`intra` within Kobo (bank code `090823`), `inter` to another bank over NIP.",
+        "enum": [
+          "intra",
+          "inter"
+        ]
+      },
+      "ApprovalStatus": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "`not_required` the transfer ran at once; `awaiting_approval` held by the approval policy;\n`approved` approved and executed; `rejected` rejected, nothing moved.\n",
+        "enum": [
+          "not_required",
+          "awaiting_approval",
+          "approved",
+          "rejected"
+        ]
+      },
+      "SortOrder": {
+        "type": "string",
+        "enum": [
+          "asc",
+          "desc"
+        ]
+      },
+      "MemberSortField": {
+        "type": "string",
+        "x-origin": "extension",
+        "enum": [
+          "date_joined",
+          "email",
+          "first_name",
+          "last_name",
+          "last_login"
+        ]
+      },
+      "InvitationStatus": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "`pending` invited, not accepted yet; `expired` the invitation lapsed (resend it); `accepted` the member set a password.",
+        "enum": [
+          "pending",
+          "expired",
+          "accepted"
+        ]
+      },
+      "LogStatus": {
+        "type": "string",
+        "enum": [
+          "success",
+          "error"
+        ]
+      },
+      "HttpMethod": {
+        "type": "string",
+        "description": "An HTTP method, upper case.",
+        "pattern": "^[A-Z]{3,7}$",
+        "example": "POST"
+      },
+      "AuditAction": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "A Dashboard user action recorded in the audit log.",
+        "enum": [
+          "login",
+          "logout",
+          "change_password",
+          "regenerate_secret",
+          "add_member",
+          "resend_invite",
+          "accept_invite",
+          "update_member_role",
+          "deactivate_member",
+          "reactivate_member",
+          "create_role",
+          "update_role",
+          "create_account",
+          "funds_transfer",
+          "approve_transfer",
+          "reject_transfer",
+          "create_approval_policy",
+          "update_approval_policy",
+          "create_webhook_configuration",
+          "rotate_webhook_secret",
+          "replay_webhook_event"
+        ]
+      },
+      "WebhookEventType": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "A webhook event kind; `x-webhooks` documents each one.",
+        "enum": [
+          "account.created",
+          "collection.received",
+          "transfer.pending_approval",
+          "transfer.rejected",
+          "transfer.success",
+          "transfer.failed",
+          "transfer.reversed"
+        ]
+      },
+      "WebhookDeliveryStatus": {
+        "type": "string",
+        "x-origin": "extension",
+        "enum": [
+          "pending",
+          "delivered",
+          "failed",
+          "skipped"
+        ]
+      },
+      "IpAddressOrRange": {
+        "type": "string",
+        "description": "An IPv4 or IPv6 address, or a CIDR range.",
+        "minLength": 2,
+        "maxLength": 255,
+        "example": "102.89.34.17"
       },
       "Account": {
         "type": "object",
+        "description": "An account, as listed and as returned on creation (without `account_class`).",
         "required": [
           "id",
           "account_number",
           "account_name",
+          "account_type",
           "status",
           "balance",
-          "created_at",
-          "last_balance_update"
+          "last_balance_update",
+          "parent_account_number",
+          "created_at"
         ],
         "properties": {
           "id": {
             "type": "string",
-            "format": "uuid"
+            "format": "uuid",
+            "x-origin": "extension"
           },
           "account_number": {
             "$ref": "#/components/schemas/AccountNumber"
@@ -969,25 +15629,1413 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "string",
             "maxLength": 255
           },
+          "account_type": {
+            "$ref": "#/components/schemas/AccountType"
+          },
           "status": {
             "$ref": "#/components/schemas/AccountStatus"
           },
           "balance": {
-            "type": "string"
+            "$ref": "#/components/schemas/Balance"
+          },
+          "last_balance_update": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "When the balance last changed; null if it never has."
+          },
+          "parent_account_number": {
+            "type": "string",
+            "pattern": "^[0-9]{10}$",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "The pool or current account this account is linked to; null for the main pool account."
           },
           "created_at": {
             "type": "string",
-            "format": "date-time"
+            "format": "date-time",
+            "x-origin": "extension"
+          }
+        }
+      },
+      "AccountDetail": {
+        "type": "object",
+        "description": "One account with its class and, for a virtual account, its customer.",
+        "required": [
+          "id",
+          "account_number",
+          "account_name",
+          "account_type",
+          "account_class",
+          "status",
+          "balance",
+          "last_balance_update",
+          "parent_account_number",
+          "customer",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension"
+          },
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "account_name": {
+            "type": "string",
+            "maxLength": 255
+          },
+          "account_type": {
+            "$ref": "#/components/schemas/AccountType"
+          },
+          "account_class": {
+            "$ref": "#/components/schemas/AccountClass"
+          },
+          "status": {
+            "$ref": "#/components/schemas/AccountStatus"
+          },
+          "balance": {
+            "$ref": "#/components/schemas/Balance"
           },
           "last_balance_update": {
             "type": "string",
             "format": "date-time",
             "nullable": true
+          },
+          "parent_account_number": {
+            "type": "string",
+            "pattern": "^[0-9]{10}$",
+            "nullable": true,
+            "x-origin": "extension"
+          },
+          "customer": {
+            "type": "object",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "The end-customer a virtual account belongs to; null for the business's own accounts.",
+            "required": [
+              "email",
+              "phone",
+              "verified_identities",
+              "metadata"
+            ],
+            "properties": {
+              "email": {
+                "type": "string",
+                "format": "email"
+              },
+              "phone": {
+                "type": "string"
+              },
+              "verified_identities": {
+                "type": "array",
+                "description": "Which identity numbers were verified (the numbers themselves are never returned).",
+                "items": {
+                  "type": "string",
+                  "enum": [
+                    "bvn",
+                    "nin"
+                  ]
+                }
+              },
+              "metadata": {
+                "type": "object",
+                "additionalProperties": true,
+                "description": "The metadata given at creation, unchanged."
+              }
+            }
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time",
+            "x-origin": "extension"
+          }
+        }
+      },
+      "AccountCollection": {
+        "type": "object",
+        "description": "An account with its collection totals.",
+        "required": [
+          "id",
+          "account_number",
+          "account_name",
+          "account_type",
+          "account_class",
+          "status",
+          "balance",
+          "last_balance_update",
+          "parent_account_number",
+          "total_collections",
+          "total_collection_amount",
+          "last_transaction_date",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension"
+          },
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "account_name": {
+            "type": "string"
+          },
+          "account_type": {
+            "$ref": "#/components/schemas/AccountType"
+          },
+          "account_class": {
+            "$ref": "#/components/schemas/AccountClass"
+          },
+          "status": {
+            "$ref": "#/components/schemas/AccountStatus"
+          },
+          "balance": {
+            "$ref": "#/components/schemas/Balance"
+          },
+          "last_balance_update": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "parent_account_number": {
+            "type": "string",
+            "pattern": "^[0-9]{10}$",
+            "nullable": true,
+            "x-origin": "extension"
+          },
+          "total_collections": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Number of inbound credits (in the date window, if one was given)."
+          },
+          "total_collection_amount": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "last_transaction_date": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "Time of the last collection; null if none."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When the account was created."
+          }
+        }
+      },
+      "AccountSummary": {
+        "type": "object",
+        "description": "An account with its collection and transfer totals.",
+        "required": [
+          "id",
+          "account_number",
+          "account_name",
+          "account_type",
+          "account_class",
+          "status",
+          "balance",
+          "last_balance_update",
+          "parent_account_number",
+          "total_collections",
+          "total_collection_amount",
+          "last_transaction_date",
+          "total_transfers",
+          "total_transfer_amount",
+          "total_transactions",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension"
+          },
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "account_name": {
+            "type": "string"
+          },
+          "account_type": {
+            "$ref": "#/components/schemas/AccountType"
+          },
+          "account_class": {
+            "$ref": "#/components/schemas/AccountClass"
+          },
+          "status": {
+            "$ref": "#/components/schemas/AccountStatus"
+          },
+          "balance": {
+            "$ref": "#/components/schemas/Balance"
+          },
+          "last_balance_update": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "parent_account_number": {
+            "type": "string",
+            "pattern": "^[0-9]{10}$",
+            "nullable": true,
+            "x-origin": "extension"
+          },
+          "total_collections": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "total_collection_amount": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "last_transaction_date": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "total_transfers": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Number of outbound transfers (successful and pending)."
+          },
+          "total_transfer_amount": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "total_transactions": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Number of posted transactions, credits and debits."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "AccountMetrics": {
+        "type": "object",
+        "description": "Portfolio aggregates of the business.",
+        "required": [
+          "total_active_accounts",
+          "total_inactive_accounts",
+          "total_virtual_accounts",
+          "total_volume_collected",
+          "total_business_balance"
+        ],
+        "properties": {
+          "total_active_accounts": {
+            "type": "integer",
+            "minimum": 0,
+            "nullable": true,
+            "description": "Accounts with status `active`; null when `ignore_count` was true."
+          },
+          "total_inactive_accounts": {
+            "type": "integer",
+            "minimum": 0,
+            "nullable": true,
+            "description": "Accounts with any other status; null when `ignore_count` was true."
+          },
+          "total_virtual_accounts": {
+            "type": "integer",
+            "minimum": 0,
+            "nullable": true,
+            "description": "Virtual (customer) accounts; null when `ignore_count` was true."
+          },
+          "total_volume_collected": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "total_business_balance": {
+            "$ref": "#/components/schemas/Balance"
+          }
+        }
+      },
+      "DashboardTransaction": {
+        "type": "object",
+        "description": "A transaction, Dashboard shape.",
+        "required": [
+          "id",
+          "reference_number",
+          "account_number",
+          "amount",
+          "transaction_type",
+          "status",
+          "narration",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension"
+          },
+          "reference_number": {
+            "type": "string"
+          },
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "amount": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "transaction_type": {
+            "$ref": "#/components/schemas/TransactionType"
+          },
+          "status": {
+            "$ref": "#/components/schemas/TransactionStatus"
+          },
+          "narration": {
+            "type": "string"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "IntegrationTransaction": {
+        "type": "object",
+        "description": "A transaction, integration shape (also the shape of integration settlements and of `collection.received`).",
+        "required": [
+          "id",
+          "reference_number",
+          "account_number",
+          "account_name",
+          "amount",
+          "transaction_type",
+          "transaction_category",
+          "status",
+          "channel",
+          "remarks",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension"
+          },
+          "reference_number": {
+            "type": "string",
+            "description": "Unique; use it to reconcile and to look the transaction up."
+          },
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "account_name": {
+            "type": "string"
+          },
+          "amount": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "transaction_type": {
+            "$ref": "#/components/schemas/TransactionType"
+          },
+          "transaction_category": {
+            "$ref": "#/components/schemas/TransactionCategory"
+          },
+          "status": {
+            "$ref": "#/components/schemas/TransactionStatus"
+          },
+          "channel": {
+            "$ref": "#/components/schemas/Channel"
+          },
+          "remarks": {
+            "type": "string",
+            "description": "The narration."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "DashboardSettlement": {
+        "type": "object",
+        "description": "A settlement (a cleared inbound credit), Dashboard shape.",
+        "required": [
+          "id",
+          "reference",
+          "account_number",
+          "amount",
+          "settlement_date",
+          "status",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension"
+          },
+          "reference": {
+            "type": "string"
+          },
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "amount": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "settlement_date": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "status": {
+            "$ref": "#/components/schemas/TransactionStatus"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time",
+            "x-origin": "extension"
+          }
+        }
+      },
+      "Bank": {
+        "type": "object",
+        "required": [
+          "name",
+          "code",
+          "cbn_code",
+          "updated_at"
+        ],
+        "properties": {
+          "name": {
+            "type": "string"
+          },
+          "code": {
+            "$ref": "#/components/schemas/BankCode"
+          },
+          "cbn_code": {
+            "type": "string",
+            "nullable": true,
+            "description": "Central bank institution code; null for microfinance banks without one."
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "NameEnquiryResult": {
+        "type": "object",
+        "required": [
+          "account_number",
+          "account_name",
+          "bank_code",
+          "bank_name",
+          "bvn",
+          "kyc"
+        ],
+        "properties": {
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "account_name": {
+            "type": "string",
+            "description": "The registered holder's name."
+          },
+          "bank_code": {
+            "$ref": "#/components/schemas/BankCode"
+          },
+          "bank_name": {
+            "type": "string"
+          },
+          "bvn": {
+            "type": "string",
+            "pattern": "^[0-9]{11}$",
+            "nullable": true,
+            "description": "The holder's BVN; null when the holder has none on record."
+          },
+          "kyc": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 3,
+            "description": "The holder's KYC tier."
+          }
+        }
+      },
+      "Transfer": {
+        "type": "object",
+        "description": "A transfer record.",
+        "required": [
+          "id",
+          "reference_number",
+          "amount",
+          "status",
+          "approval_status",
+          "transfer_type",
+          "source_account_number",
+          "beneficiary_account_number",
+          "beneficiary_account_name",
+          "bank_code",
+          "bank_name",
+          "narration",
+          "failure_reason",
+          "reversal_reference_number",
+          "initiated_by",
+          "reviewed_by",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension"
+          },
+          "reference_number": {
+            "$ref": "#/components/schemas/ReferenceNumber"
+          },
+          "amount": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "status": {
+            "$ref": "#/components/schemas/TransactionStatus"
+          },
+          "approval_status": {
+            "$ref": "#/components/schemas/ApprovalStatus"
+          },
+          "transfer_type": {
+            "$ref": "#/components/schemas/TransferType"
+          },
+          "source_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "beneficiary_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "beneficiary_account_name": {
+            "type": "string"
+          },
+          "bank_code": {
+            "$ref": "#/components/schemas/BankCode"
+          },
+          "bank_name": {
+            "type": "string"
+          },
+          "narration": {
+            "type": "string"
+          },
+          "failure_reason": {
+            "type": "string",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "Why the transfer failed or was rejected; null otherwise."
+          },
+          "reversal_reference_number": {
+            "type": "string",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "The credit that returned a failed inter-bank transfer's funds; null otherwise."
+          },
+          "initiated_by": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension",
+            "description": "The member who initiated the transfer."
+          },
+          "reviewed_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "The member who approved or rejected it; null if not reviewed."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time",
+            "x-origin": "extension"
+          }
+        }
+      },
+      "ApprovalPolicy": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "id",
+          "is_active",
+          "min_amount",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "is_active": {
+            "type": "boolean"
+          },
+          "min_amount": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "TokenGrant": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "access_token",
+          "token_type",
+          "expires_in"
+        ],
+        "properties": {
+          "access_token": {
+            "type": "string",
+            "description": "Send as `Authorization: Bearer <access_token>`."
+          },
+          "token_type": {
+            "type": "string",
+            "enum": [
+              "Bearer"
+            ]
+          },
+          "expires_in": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Seconds until the token expires."
+          }
+        }
+      },
+      "LoginResult": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "access_token",
+          "token_type",
+          "expires_in",
+          "member",
+          "permission_codes"
+        ],
+        "properties": {
+          "access_token": {
+            "type": "string"
+          },
+          "token_type": {
+            "type": "string",
+            "enum": [
+              "Bearer"
+            ]
+          },
+          "expires_in": {
+            "type": "integer",
+            "minimum": 1
+          },
+          "member": {
+            "$ref": "#/components/schemas/Member"
+          },
+          "permission_codes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "OtpDelivery": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "channel",
+          "destination",
+          "expires_in",
+          "otp"
+        ],
+        "properties": {
+          "channel": {
+            "type": "string",
+            "enum": [
+              "email"
+            ]
+          },
+          "destination": {
+            "type": "string",
+            "description": "Where the code was sent, masked."
+          },
+          "expires_in": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Seconds until the code expires."
+          },
+          "otp": {
+            "type": "string",
+            "pattern": "^[0-9]{6}$",
+            "nullable": true,
+            "description": "The code itself, in the sandbox only; null in production."
+          }
+        }
+      },
+      "IntegrationCredentials": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "client_id",
+          "client_secret"
+        ],
+        "properties": {
+          "client_id": {
+            "type": "string"
+          },
+          "client_secret": {
+            "type": "string",
+            "description": "Shown once."
+          }
+        }
+      },
+      "Business": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "id",
+          "name",
+          "status",
+          "environment",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "active",
+              "inactive"
+            ],
+            "description": "`inactive` businesses cannot open accounts or send money (`60`)."
+          },
+          "environment": {
+            "type": "string",
+            "enum": [
+              "sandbox",
+              "production"
+            ]
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "Profile": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "member",
+          "role",
+          "business"
+        ],
+        "properties": {
+          "member": {
+            "$ref": "#/components/schemas/Member"
+          },
+          "role": {
+            "$ref": "#/components/schemas/Role"
+          },
+          "business": {
+            "$ref": "#/components/schemas/Business"
+          }
+        }
+      },
+      "Member": {
+        "type": "object",
+        "description": "A Dashboard team member.",
+        "required": [
+          "id",
+          "email",
+          "first_name",
+          "last_name",
+          "user_role_id",
+          "role_name",
+          "is_active",
+          "invitation_status",
+          "last_login",
+          "date_joined",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "email": {
+            "type": "string",
+            "format": "email"
+          },
+          "first_name": {
+            "type": "string"
+          },
+          "last_name": {
+            "type": "string"
+          },
+          "user_role_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "The member's current role."
+          },
+          "role_name": {
+            "type": "string",
+            "x-origin": "extension"
+          },
+          "is_active": {
+            "type": "boolean",
+            "description": "False while the invitation is pending and after deactivation."
+          },
+          "invitation_status": {
+            "$ref": "#/components/schemas/InvitationStatus"
+          },
+          "last_login": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "Null until the first login."
+          },
+          "date_joined": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When the member was added (invited)."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time",
+            "x-origin": "extension"
+          }
+        }
+      },
+      "Permission": {
+        "type": "object",
+        "required": [
+          "id",
+          "code",
+          "name",
+          "description"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "code": {
+            "type": "string",
+            "pattern": "^[a-z_]+\\.[a-z_]+$",
+            "description": "The dotted permission code, as given in `permission_codes`."
+          },
+          "name": {
+            "type": "string"
+          },
+          "description": {
+            "type": "string"
+          }
+        }
+      },
+      "Role": {
+        "type": "object",
+        "description": "A named set of permissions.",
+        "required": [
+          "id",
+          "name",
+          "description",
+          "is_built_in",
+          "permission_codes",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string",
+            "x-origin": "extension"
+          },
+          "description": {
+            "type": "string",
+            "x-origin": "extension"
+          },
+          "is_built_in": {
+            "type": "boolean",
+            "x-origin": "extension",
+            "description": "Built-in roles cannot be edited."
+          },
+          "permission_codes": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time",
+            "x-origin": "extension"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time",
+            "x-origin": "extension"
+          }
+        }
+      },
+      "ActivityLogEntry": {
+        "type": "object",
+        "description": "One call made with integration credentials.",
+        "required": [
+          "id",
+          "endpoint",
+          "method",
+          "response_code",
+          "status",
+          "message",
+          "ip_address",
+          "request_id",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "endpoint": {
+            "type": "string",
+            "description": "The path called."
+          },
+          "method": {
+            "$ref": "#/components/schemas/HttpMethod"
+          },
+          "response_code": {
+            "type": "integer",
+            "description": "The HTTP status returned."
+          },
+          "status": {
+            "$ref": "#/components/schemas/LogStatus"
+          },
+          "message": {
+            "type": "string"
+          },
+          "ip_address": {
+            "type": "string"
+          },
+          "request_id": {
+            "type": "string",
+            "x-origin": "extension"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "AuditLogEntry": {
+        "type": "object",
+        "description": "One Dashboard user action.",
+        "required": [
+          "id",
+          "action",
+          "user",
+          "user_id",
+          "ip_address",
+          "response_code",
+          "start_date",
+          "end_date",
+          "target_type",
+          "target_id",
+          "request_id",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension"
+          },
+          "action": {
+            "$ref": "#/components/schemas/AuditAction"
+          },
+          "user": {
+            "type": "string",
+            "description": "The actor's name and email."
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "The acting member; null for a failed login of an unknown session."
+          },
+          "ip_address": {
+            "type": "string"
+          },
+          "response_code": {
+            "type": "integer",
+            "description": "The HTTP status of the action."
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date",
+            "description": "The calendar day of the action (its lower filtering boundary)."
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date",
+            "description": "The calendar day of the action (its upper filtering boundary)."
+          },
+          "target_type": {
+            "type": "string",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "The kind of object acted on (`member`, `role`, `transfer`, `account`, `webhook_configuration`, `approval_policy`, `webhook_event`); null when none."
+          },
+          "target_id": {
+            "type": "string",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "The id or reference of the object acted on; null when none."
+          },
+          "request_id": {
+            "type": "string",
+            "x-origin": "extension"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time",
+            "x-origin": "extension"
+          }
+        }
+      },
+      "WebhookConfiguration": {
+        "type": "object",
+        "required": [
+          "id",
+          "url",
+          "is_active",
+          "ip_whitelist",
+          "event_types",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "url": {
+            "type": "string",
+            "format": "uri"
+          },
+          "is_active": {
+            "type": "boolean"
+          },
+          "ip_whitelist": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/IpAddressOrRange"
+            }
+          },
+          "event_types": {
+            "type": "array",
+            "x-origin": "extension",
+            "description": "The subscribed event kinds; empty means all.",
+            "items": {
+              "$ref": "#/components/schemas/WebhookEventType"
+            }
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "CreatedWebhookConfiguration": {
+        "type": "object",
+        "description": "The new configuration and its signing secret, shown once.",
+        "required": [
+          "id",
+          "url",
+          "is_active",
+          "ip_whitelist",
+          "event_types",
+          "secret",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "url": {
+            "type": "string",
+            "format": "uri"
+          },
+          "is_active": {
+            "type": "boolean",
+            "x-origin": "extension"
+          },
+          "ip_whitelist": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/IpAddressOrRange"
+            }
+          },
+          "event_types": {
+            "type": "array",
+            "x-origin": "extension",
+            "items": {
+              "$ref": "#/components/schemas/WebhookEventType"
+            }
+          },
+          "secret": {
+            "type": "string",
+            "x-origin": "extension",
+            "pattern": "^whsec_[A-Za-z0-9+/=]+$",
+            "description": "The signing secret; store it now."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "RotatedWebhookSecret": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "secret",
+          "previous_secret_expires_at"
+        ],
+        "properties": {
+          "secret": {
+            "type": "string",
+            "pattern": "^whsec_[A-Za-z0-9+/=]+$"
+          },
+          "previous_secret_expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "Until then deliveries are signed with both secrets."
+          }
+        }
+      },
+      "WebhookDelivery": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "An emitted event and its delivery state.",
+        "required": [
+          "id",
+          "event_type",
+          "status",
+          "attempts",
+          "last_attempt_at",
+          "next_attempt_at",
+          "last_response_status",
+          "last_error",
+          "payload",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "The event id (the `webhook-id` header)."
+          },
+          "event_type": {
+            "$ref": "#/components/schemas/WebhookEventType"
+          },
+          "status": {
+            "$ref": "#/components/schemas/WebhookDeliveryStatus"
+          },
+          "attempts": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "last_attempt_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "next_attempt_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "last_response_status": {
+            "type": "integer",
+            "nullable": true,
+            "description": "The HTTP status of the last attempt; null if no answer was received."
+          },
+          "last_error": {
+            "type": "string",
+            "nullable": true
+          },
+          "payload": {
+            "$ref": "#/components/schemas/WebhookEvent"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "WebhookEvent": {
+        "x-origin": "extension",
+        "description": "The JSON body POSTed to the webhook endpoint; `type` says which kind.",
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/AccountEvent"
+          },
+          {
+            "$ref": "#/components/schemas/CollectionEvent"
+          },
+          {
+            "$ref": "#/components/schemas/TransferEvent"
+          }
+        ]
+      },
+      "AccountEvent": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "id",
+          "type",
+          "timestamp",
+          "data"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "type": {
+            "type": "string",
+            "enum": [
+              "account.created"
+            ]
+          },
+          "timestamp": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Account"
+          }
+        }
+      },
+      "CollectionEvent": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "id",
+          "type",
+          "timestamp",
+          "data"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "type": {
+            "type": "string",
+            "enum": [
+              "collection.received"
+            ]
+          },
+          "timestamp": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "data": {
+            "$ref": "#/components/schemas/IntegrationTransaction"
+          }
+        }
+      },
+      "TransferEvent": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "id",
+          "type",
+          "timestamp",
+          "data"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "type": {
+            "type": "string",
+            "enum": [
+              "transfer.pending_approval",
+              "transfer.rejected",
+              "transfer.success",
+              "transfer.failed",
+              "transfer.reversed"
+            ]
+          },
+          "timestamp": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Transfer"
+          }
+        },
+        "example": {
+          "id": "f6a7b8c9-d0e1-4f2a-8b3c-4d5e6f7a8b01",
+          "type": "transfer.success",
+          "timestamp": "2026-11-02T09:46:10Z",
+          "data": {
+            "id": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f02",
+            "reference_number": "TRF-20261102-8H4M2P",
+            "amount": "25000.00",
+            "status": "success",
+            "approval_status": "not_required",
+            "transfer_type": "inter",
+            "source_account_number": "1000000021",
+            "beneficiary_account_number": "0123456788",
+            "beneficiary_account_name": "Emeka Nwosu",
+            "bank_code": "000013",
+            "bank_name": "Guaranty Trust Bank",
+            "narration": "Logistics - November",
+            "failure_reason": null,
+            "reversal_reference_number": null,
+            "initiated_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+            "reviewed_by": null,
+            "created_at": "2026-11-02T09:45:00Z",
+            "updated_at": "2026-11-02T09:46:10Z"
           }
         }
       },
       "GenerateTokenRequest": {
         "type": "object",
+        "x-origin": "extension",
         "additionalProperties": false,
         "required": [
           "client_id",
@@ -996,60 +17044,817 @@ pub const OPENAPI_JSON: &str = r##"{
         "properties": {
           "client_id": {
             "type": "string",
-            "minLength": 1
+            "minLength": 1,
+            "maxLength": 255
           },
           "client_secret": {
             "type": "string",
-            "minLength": 1
+            "minLength": 1,
+            "maxLength": 255
           }
         }
       },
-      "Token": {
+      "LoginRequest": {
         "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
         "required": [
-          "token",
-          "expires_in"
+          "email",
+          "password"
         ],
         "properties": {
-          "token": {
-            "type": "string"
+          "email": {
+            "$ref": "#/components/schemas/Email"
           },
-          "expires_in": {
-            "type": "integer",
-            "format": "int64",
-            "description": "Seconds until the token expires."
+          "password": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "format": "password"
           }
         }
       },
-      "GenerateTokenResponse": {
-        "type": "object",
-        "required": [
-          "status",
-          "response_code",
-          "message",
-          "data"
-        ],
-        "properties": {
-          "status": {
-            "type": "boolean"
-          },
-          "response_code": {
-            "$ref": "#/components/schemas/SuccessCode"
-          },
-          "message": {
-            "type": "string"
-          },
-          "data": {
-            "$ref": "#/components/schemas/Token"
-          }
-        }
-      },
-      "UpdateMemberRoleRequest": {
+      "ChangePasswordRequest": {
         "type": "object",
         "additionalProperties": false,
         "required": [
-          "member_id",
+          "old_password",
+          "new_password",
+          "confirm_password"
+        ],
+        "properties": {
+          "old_password": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "format": "password",
+            "description": "The current password."
+          },
+          "new_password": {
+            "$ref": "#/components/schemas/Password"
+          },
+          "confirm_password": {
+            "type": "string",
+            "maxLength": 128,
+            "format": "password",
+            "description": "Must equal `new_password`."
+          }
+        }
+      },
+      "AccountListFilters": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "Filters of `fetch_customer_accounts`; all optional.",
+        "properties": {
+          "account_type": {
+            "$ref": "#/components/schemas/AccountTypeFilter"
+          },
+          "status": {
+            "$ref": "#/components/schemas/AccountStatus"
+          },
+          "is_available": {
+            "type": "boolean",
+            "x-origin": "extension",
+            "description": "true: only accounts that can transact now (status `active`); false: only the others."
+          }
+        }
+      },
+      "FetchCustomerAccountsRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "filters": {
+            "$ref": "#/components/schemas/AccountListFilters"
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20,
+            "description": "Accounts per page."
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "`created_at` of the last account of the previous page."
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "`id` of the last account of the previous page."
+          }
+        }
+      },
+      "CreateCustomerAccountRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "Send at least one of `bvn` and `nin` (else `02`).",
+        "required": [
+          "email",
+          "phone"
+        ],
+        "properties": {
+          "email": {
+            "$ref": "#/components/schemas/Email"
+          },
+          "phone": {
+            "type": "string",
+            "description": "Nigerian phone number in local format, 11 digits starting with 0.",
+            "pattern": "^0[0-9]{10}$",
+            "example": "08031234567"
+          },
+          "bvn": {
+            "$ref": "#/components/schemas/Bvn"
+          },
+          "nin": {
+            "$ref": "#/components/schemas/Nin"
+          },
+          "account_name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "description": "Defaults to the name on the identity record."
+          },
+          "metadata": {
+            "type": "object",
+            "additionalProperties": true,
+            "maxProperties": 50,
+            "description": "Free JSON object stored with the account, never interpreted."
+          },
+          "parent_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          }
+        }
+      },
+      "CreateAccountRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "account_name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "description": "Defaults to `<business name> - Current <n>`."
+          }
+        }
+      },
+      "GetAccountRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "account_type": {
+            "$ref": "#/components/schemas/AccountTypeFilter"
+          },
+          "account_class": {
+            "$ref": "#/components/schemas/AccountClass"
+          },
+          "status": {
+            "$ref": "#/components/schemas/AccountStatus"
+          }
+        }
+      },
+      "FetchAccountCollectionsRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "account_type": {
+            "$ref": "#/components/schemas/AccountTypeFilter"
+          },
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "status": {
+            "$ref": "#/components/schemas/AccountStatus"
+          },
+          "parent_account_number": {
+            "type": "string",
+            "pattern": "^[0-9]{10}$",
+            "maxLength": 10,
+            "x-origin": "extension",
+            "description": "Only virtual accounts linked to this pool or current account."
+          },
+          "date": {
+            "type": "string",
+            "format": "date",
+            "x-origin": "extension",
+            "description": "Count only the collections of this day; takes precedence over the range."
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20,
+            "x-origin": "extension"
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time",
+            "x-origin": "extension"
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension"
+          }
+        }
+      },
+      "FetchAccountSummariesRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "account_type": {
+            "$ref": "#/components/schemas/AccountTypeFilter"
+          },
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "status": {
+            "$ref": "#/components/schemas/AccountStatus"
+          },
+          "is_available": {
+            "type": "boolean"
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "MetricsFilters": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "start_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "account_type": {
+            "$ref": "#/components/schemas/AccountTypeFilter"
+          }
+        }
+      },
+      "GetTotalAccountMetricsRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "filters": {
+            "$ref": "#/components/schemas/MetricsFilters"
+          },
+          "count": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100000,
+            "description": "The most accounts (newest first) that enter the computation."
+          },
+          "ignore_count": {
+            "type": "boolean",
+            "default": false,
+            "description": "True skips the account counts (returned as null) for a faster answer."
+          }
+        }
+      },
+      "DashboardTransactionFilters": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "transaction_type": {
+            "$ref": "#/components/schemas/TransactionType"
+          },
+          "status": {
+            "$ref": "#/components/schemas/TransactionStatus"
+          },
+          "reference_number": {
+            "type": "string",
+            "maxLength": 64,
+            "x-origin": "extension"
+          },
+          "search": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "x-origin": "extension",
+            "description": "Case-insensitive substring of the narration or reference."
+          }
+        }
+      },
+      "FetchTransactionsWebRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "filters": {
+            "$ref": "#/components/schemas/DashboardTransactionFilters"
+          },
+          "page": {
+            "type": "integer",
+            "minimum": 1,
+            "default": 1
+          },
+          "page_size": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "IntegrationTransactionFilters": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "date": {
+            "type": "string",
+            "format": "date",
+            "x-origin": "extension",
+            "description": "A single day; takes precedence over `start_date` / `end_date`."
+          },
+          "status": {
+            "$ref": "#/components/schemas/TransactionStatus"
+          },
+          "transaction_type": {
+            "$ref": "#/components/schemas/TransactionType"
+          },
+          "transaction_category": {
+            "$ref": "#/components/schemas/TransactionCategory"
+          },
+          "reference_number": {
+            "type": "string",
+            "maxLength": 64,
+            "x-origin": "extension"
+          },
+          "channel": {
+            "$ref": "#/components/schemas/Channel"
+          },
+          "search": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "x-origin": "extension",
+            "description": "Case-insensitive substring of the remarks or reference."
+          }
+        }
+      },
+      "FetchTransactionsApiRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "filters": {
+            "$ref": "#/components/schemas/IntegrationTransactionFilters"
+          },
+          "page": {
+            "type": "integer",
+            "minimum": 1,
+            "default": 1
+          },
+          "page_size": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "SettlementFilters": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "reference": {
+            "type": "string",
+            "maxLength": 64,
+            "x-origin": "extension"
+          }
+        }
+      },
+      "FetchSettlementTransactionsRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "filters": {
+            "$ref": "#/components/schemas/SettlementFilters"
+          },
+          "page": {
+            "type": "integer",
+            "minimum": 1,
+            "default": 1
+          },
+          "page_size": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "NameEnquiryRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "beneficiary_account_number",
+          "bank_code",
+          "source_account_number"
+        ],
+        "properties": {
+          "beneficiary_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "bank_code": {
+            "$ref": "#/components/schemas/BankCode"
+          },
+          "source_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          }
+        }
+      },
+      "FundsTransferRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "source_account_number",
+          "source_account_name",
+          "beneficiary_account_number",
+          "beneficiary_account_name",
+          "bank_code",
+          "amount",
+          "transfer_type",
+          "otp"
+        ],
+        "properties": {
+          "source_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "source_account_name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "description": "The registered name of the source account."
+          },
+          "beneficiary_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "beneficiary_account_name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "description": "As confirmed by `name_enquiry` (compared without regard to case and spacing)."
+          },
+          "bank_code": {
+            "$ref": "#/components/schemas/BankCode"
+          },
+          "amount": {
+            "$ref": "#/components/schemas/RequestAmount"
+          },
+          "narration": {
+            "type": "string",
+            "maxLength": 100,
+            "description": "Shown in the records of sender and recipient."
+          },
+          "bank_name": {
+            "type": "string",
+            "maxLength": 255
+          },
+          "transfer_type": {
+            "$ref": "#/components/schemas/TransferType"
+          },
+          "otp": {
+            "$ref": "#/components/schemas/Otp"
+          },
+          "bvn": {
+            "type": "string",
+            "pattern": "^[0-9]{11}$",
+            "x-origin": "extension",
+            "description": "The beneficiary BVN from `name_enquiry`, passed on; must match it."
+          },
+          "kyc": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 3,
+            "x-origin": "extension",
+            "description": "The beneficiary KYC tier from `name_enquiry`, passed on; must match it."
+          }
+        }
+      },
+      "GetTransferRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "required": [
+          "reference_number"
+        ],
+        "properties": {
+          "reference_number": {
+            "$ref": "#/components/schemas/ReferenceNumber"
+          }
+        }
+      },
+      "FetchPendingTransfersRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "properties": {
+          "source_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "ApproveTransferRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "required": [
+          "reference_number"
+        ],
+        "properties": {
+          "reference_number": {
+            "$ref": "#/components/schemas/ReferenceNumber"
+          }
+        }
+      },
+      "RejectTransferRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "required": [
+          "reference_number",
+          "reason"
+        ],
+        "properties": {
+          "reference_number": {
+            "$ref": "#/components/schemas/ReferenceNumber"
+          },
+          "reason": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          }
+        }
+      },
+      "CreateApprovalPolicyRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "required": [
+          "min_amount"
+        ],
+        "properties": {
+          "min_amount": {
+            "$ref": "#/components/schemas/RequestAmount"
+          },
+          "is_active": {
+            "type": "boolean",
+            "default": true
+          }
+        }
+      },
+      "UpdateApprovalPolicyRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "minProperties": 1,
+        "properties": {
+          "min_amount": {
+            "$ref": "#/components/schemas/RequestAmount"
+          },
+          "is_active": {
+            "type": "boolean"
+          }
+        }
+      },
+      "MemberFilters": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "start_date": {
+            "type": "string",
+            "format": "date",
+            "description": "Joined on or after."
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date",
+            "description": "Joined on or before."
+          },
+          "is_active": {
+            "type": "boolean",
+            "x-origin": "extension"
+          },
+          "role_id": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension"
+          }
+        }
+      },
+      "FetchMembersRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "filters": {
+            "$ref": "#/components/schemas/MemberFilters"
+          },
+          "sort_by": {
+            "$ref": "#/components/schemas/MemberSortField"
+          },
+          "sort_order": {
+            "$ref": "#/components/schemas/SortOrder"
+          },
+          "page": {
+            "type": "integer",
+            "minimum": 1,
+            "default": 1
+          },
+          "page_size": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          }
+        }
+      },
+      "AddMemberRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "email",
+          "first_name",
+          "last_name",
           "role_id"
+        ],
+        "properties": {
+          "email": {
+            "$ref": "#/components/schemas/Email"
+          },
+          "first_name": {
+            "$ref": "#/components/schemas/PersonName"
+          },
+          "last_name": {
+            "$ref": "#/components/schemas/PersonName"
+          },
+          "role_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "A role id from `fetch_roles`."
+          }
+        }
+      },
+      "ResendInviteRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "required": [
+          "member_id"
+        ],
+        "properties": {
+          "member_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "AcceptInviteRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "required": [
+          "token",
+          "password",
+          "confirm_password"
+        ],
+        "properties": {
+          "token": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "description": "The token from the invitation link."
+          },
+          "password": {
+            "$ref": "#/components/schemas/Password"
+          },
+          "confirm_password": {
+            "type": "string",
+            "maxLength": 128,
+            "format": "password"
+          }
+        }
+      },
+      "UpdateMemberRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "required": [
+          "member_id"
         ],
         "properties": {
           "member_id": {
@@ -1059,11 +17864,345 @@ pub const OPENAPI_JSON: &str = r##"{
           "role_id": {
             "type": "string",
             "format": "uuid"
+          },
+          "is_active": {
+            "type": "boolean"
           }
         }
       },
-      "UpdateMemberRoleResponse": {
+      "CreateRoleRequest": {
         "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "required": [
+          "name",
+          "permission_codes"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 255
+          },
+          "permission_codes": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 100,
+            "uniqueItems": true,
+            "items": {
+              "type": "string",
+              "pattern": "^[a-z_]+\\.[a-z_]+$"
+            }
+          }
+        }
+      },
+      "UpdateRoleRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "required": [
+          "role_id"
+        ],
+        "properties": {
+          "role_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 255
+          },
+          "permission_codes": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 100,
+            "uniqueItems": true,
+            "items": {
+              "type": "string",
+              "pattern": "^[a-z_]+\\.[a-z_]+$"
+            }
+          }
+        }
+      },
+      "ActivityLogFilters": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "status": {
+            "$ref": "#/components/schemas/LogStatus"
+          },
+          "method": {
+            "$ref": "#/components/schemas/HttpMethod"
+          },
+          "endpoint": {
+            "type": "string",
+            "maxLength": 255,
+            "x-origin": "extension"
+          },
+          "response_code": {
+            "type": "integer",
+            "minimum": 100,
+            "maximum": 599,
+            "x-origin": "extension",
+            "description": "The HTTP status."
+          }
+        }
+      },
+      "FetchActivityLogsRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "filters": {
+            "$ref": "#/components/schemas/ActivityLogFilters"
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "search": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "x-origin": "extension",
+            "description": "Case-insensitive substring of the endpoint, message or IP address."
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 100
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "AuditLogFilters": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "action": {
+            "$ref": "#/components/schemas/AuditAction"
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension"
+          }
+        }
+      },
+      "FetchAuditLogsRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "filters": {
+            "$ref": "#/components/schemas/AuditLogFilters"
+          },
+          "search": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "x-origin": "extension",
+            "description": "Case-insensitive substring of the action, user or IP address."
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "WebhookConfigurationRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "url"
+        ],
+        "properties": {
+          "url": {
+            "type": "string",
+            "format": "uri",
+            "pattern": "^https?://",
+            "maxLength": 2048,
+            "description": "Public `https://` URL (the sandbox also accepts `http://`)."
+          },
+          "ip_whitelist": {
+            "type": "array",
+            "maxItems": 20,
+            "items": {
+              "$ref": "#/components/schemas/IpAddressOrRange"
+            }
+          },
+          "event_types": {
+            "type": "array",
+            "x-origin": "extension",
+            "uniqueItems": true,
+            "items": {
+              "$ref": "#/components/schemas/WebhookEventType"
+            }
+          }
+        }
+      },
+      "UpdateWebhookConfigurationRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "minProperties": 1,
+        "properties": {
+          "url": {
+            "type": "string",
+            "format": "uri",
+            "pattern": "^https?://",
+            "maxLength": 2048
+          },
+          "is_active": {
+            "type": "boolean"
+          },
+          "ip_whitelist": {
+            "type": "array",
+            "maxItems": 20,
+            "items": {
+              "$ref": "#/components/schemas/IpAddressOrRange"
+            }
+          },
+          "event_types": {
+            "type": "array",
+            "x-origin": "extension",
+            "uniqueItems": true,
+            "items": {
+              "$ref": "#/components/schemas/WebhookEventType"
+            }
+          }
+        }
+      },
+      "WebhookEventFilters": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "properties": {
+          "status": {
+            "$ref": "#/components/schemas/WebhookDeliveryStatus"
+          },
+          "event_type": {
+            "$ref": "#/components/schemas/WebhookEventType"
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date"
+          }
+        }
+      },
+      "FetchWebhookEventsRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "properties": {
+          "filters": {
+            "$ref": "#/components/schemas/WebhookEventFilters"
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "ReplayWebhookEventRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "required": [
+          "event_id"
+        ],
+        "properties": {
+          "event_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "SimulateInboundTransferRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "required": [
+          "account_number",
+          "amount"
+        ],
+        "properties": {
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "amount": {
+            "$ref": "#/components/schemas/RequestAmount"
+          },
+          "sender_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "sender_account_name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "sender_bank_code": {
+            "$ref": "#/components/schemas/BankCode"
+          },
+          "narration": {
+            "type": "string",
+            "maxLength": 100
+          }
+        }
+      },
+      "GenerateTokenResponse": {
+        "type": "object",
+        "description": "Success envelope of `generate_token`.",
         "required": [
           "status",
           "response_code",
@@ -1072,7 +18211,58 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "properties": {
           "status": {
-            "type": "boolean"
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/TokenGrant"
+          }
+        }
+      },
+      "LoginResponse": {
+        "type": "object",
+        "description": "Success envelope of `login`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/LoginResult"
+          }
+        }
+      },
+      "LogoutResponse": {
+        "type": "object",
+        "description": "Success envelope of `logout`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
           },
           "response_code": {
             "$ref": "#/components/schemas/SuccessCode"
@@ -1085,43 +18275,109 @@ pub const OPENAPI_JSON: &str = r##"{
           }
         }
       },
-      "AccountFilters": {
+      "ChangePasswordResponse": {
         "type": "object",
-        "additionalProperties": false,
+        "description": "Success envelope of `change_password`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
         "properties": {
           "status": {
-            "$ref": "#/components/schemas/AccountStatus"
+            "type": "boolean",
+            "description": "Always true."
           },
-          "start_date": {
-            "type": "string",
-            "format": "date"
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/EmptyObject"
           }
         }
       },
-      "FetchAccountsRequest": {
+      "GenerateOtpResponse": {
         "type": "object",
-        "additionalProperties": false,
+        "description": "Success envelope of `generate_otp`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
         "properties": {
-          "filters": {
-            "$ref": "#/components/schemas/AccountFilters"
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
           },
-          "page_size": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 100
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
           },
-          "cursor_created_at": {
-            "type": "string",
-            "format": "date-time"
+          "message": {
+            "type": "string"
           },
-          "cursor_id": {
-            "type": "string",
-            "format": "uuid"
+          "data": {
+            "$ref": "#/components/schemas/OtpDelivery"
           }
         }
       },
-      "FetchAccountsResponse": {
+      "RegenerateSecretResponse": {
         "type": "object",
+        "description": "Success envelope of `regenerate_secret`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/IntegrationCredentials"
+          }
+        }
+      },
+      "GetProfileResponse": {
+        "type": "object",
+        "description": "Success envelope of `get_profile`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Profile"
+          }
+        }
+      },
+      "FetchCustomerAccountsResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_customer_accounts`.",
         "required": [
           "status",
           "response_code",
@@ -1131,7 +18387,8 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "properties": {
           "status": {
-            "type": "boolean"
+            "type": "boolean",
+            "description": "Always true."
           },
           "response_code": {
             "$ref": "#/components/schemas/SuccessCode"
@@ -1150,69 +18407,9 @@ pub const OPENAPI_JSON: &str = r##"{
           }
         }
       },
-      "TransferStatus": {
-        "type": "string",
-        "enum": [
-          "pending",
-          "success",
-          "failed"
-        ]
-      },
-      "CreateTransferRequest": {
+      "CreateCustomerAccountResponse": {
         "type": "object",
-        "additionalProperties": false,
-        "required": [
-          "source_account_number",
-          "beneficiary_account_number",
-          "amount"
-        ],
-        "properties": {
-          "source_account_number": {
-            "$ref": "#/components/schemas/AccountNumber"
-          },
-          "beneficiary_account_number": {
-            "$ref": "#/components/schemas/AccountNumber"
-          },
-          "amount": {
-            "$ref": "#/components/schemas/Amount"
-          },
-          "narration": {
-            "type": "string",
-            "maxLength": 100
-          }
-        }
-      },
-      "Transfer": {
-        "type": "object",
-        "required": [
-          "id",
-          "reference",
-          "amount",
-          "status",
-          "created_at"
-        ],
-        "properties": {
-          "id": {
-            "type": "string",
-            "format": "uuid"
-          },
-          "reference": {
-            "type": "string"
-          },
-          "amount": {
-            "$ref": "#/components/schemas/Amount"
-          },
-          "status": {
-            "$ref": "#/components/schemas/TransferStatus"
-          },
-          "created_at": {
-            "type": "string",
-            "format": "date-time"
-          }
-        }
-      },
-      "CreateTransferResponse": {
-        "type": "object",
+        "description": "Success envelope of `create_customer_account`.",
         "required": [
           "status",
           "response_code",
@@ -1221,7 +18418,378 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "properties": {
           "status": {
-            "type": "boolean"
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Account"
+          }
+        }
+      },
+      "CreateAccountApiResponse": {
+        "type": "object",
+        "description": "Success envelope of `create_account_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Account"
+          }
+        }
+      },
+      "CreateAccountWebResponse": {
+        "type": "object",
+        "description": "Success envelope of `create_account_web`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Account"
+          }
+        }
+      },
+      "GetAccountResponse": {
+        "type": "object",
+        "description": "Success envelope of `get_account`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/AccountDetail"
+          }
+        }
+      },
+      "FetchAccountCollectionsResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_account_collections`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/AccountCollection"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "FetchAccountSummariesResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_account_summaries`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/AccountSummary"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "GetTotalAccountMetricsResponse": {
+        "type": "object",
+        "description": "Success envelope of `get_total_account_metrics`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/AccountMetrics"
+          }
+        }
+      },
+      "FetchTransactionsWebResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_transactions_web`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/DashboardTransaction"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "FetchTransactionsApiResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_transactions_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/IntegrationTransaction"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "FetchSettlementTransactionsWebResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_settlement_transactions_web`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/DashboardSettlement"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "FetchSettlementTransactionsApiResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_settlement_transactions_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/IntegrationTransaction"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "FetchBanksResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_banks`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Bank"
+            }
+          }
+        }
+      },
+      "NameEnquiryResponse": {
+        "type": "object",
+        "description": "Success envelope of `name_enquiry`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/NameEnquiryResult"
+          }
+        }
+      },
+      "FundsTransferResponse": {
+        "type": "object",
+        "description": "Success envelope of `funds_transfer`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
           },
           "response_code": {
             "$ref": "#/components/schemas/SuccessCode"
@@ -1234,21 +18802,694 @@ pub const OPENAPI_JSON: &str = r##"{
           }
         }
       },
-      "TransferEvent": {
+      "GetTransferWebResponse": {
         "type": "object",
+        "description": "Success envelope of `get_transfer_web`.",
         "required": [
-          "event",
+          "status",
+          "response_code",
+          "message",
           "data"
         ],
         "properties": {
-          "event": {
-            "type": "string",
-            "enum": [
-              "transfer.success"
-            ]
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
           },
           "data": {
             "$ref": "#/components/schemas/Transfer"
+          }
+        }
+      },
+      "GetTransferApiResponse": {
+        "type": "object",
+        "description": "Success envelope of `get_transfer_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Transfer"
+          }
+        }
+      },
+      "FetchPendingTransfersResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_pending_transfers`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Transfer"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "ApproveTransferResponse": {
+        "type": "object",
+        "description": "Success envelope of `approve_transfer`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Transfer"
+          }
+        }
+      },
+      "RejectTransferResponse": {
+        "type": "object",
+        "description": "Success envelope of `reject_transfer`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Transfer"
+          }
+        }
+      },
+      "CreateApprovalPolicyResponse": {
+        "type": "object",
+        "description": "Success envelope of `create_approval_policy`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/ApprovalPolicy"
+          }
+        }
+      },
+      "UpdateApprovalPolicyResponse": {
+        "type": "object",
+        "description": "Success envelope of `update_approval_policy`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/ApprovalPolicy"
+          }
+        }
+      },
+      "GetApprovalPolicyResponse": {
+        "type": "object",
+        "description": "Success envelope of `get_approval_policy`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/ApprovalPolicy"
+          }
+        }
+      },
+      "FetchMembersResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_members`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Member"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "AddMemberResponse": {
+        "type": "object",
+        "description": "Success envelope of `add_member`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/EmptyObject"
+          }
+        }
+      },
+      "ResendInviteResponse": {
+        "type": "object",
+        "description": "Success envelope of `resend_invite`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/EmptyObject"
+          }
+        }
+      },
+      "AcceptInviteResponse": {
+        "type": "object",
+        "description": "Success envelope of `accept_invite`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Member"
+          }
+        }
+      },
+      "UpdateMemberResponse": {
+        "type": "object",
+        "description": "Success envelope of `update_member`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Member"
+          }
+        }
+      },
+      "FetchPermissionsResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_permissions`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Permission"
+            }
+          }
+        }
+      },
+      "FetchRolesResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_roles`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Role"
+            }
+          }
+        }
+      },
+      "CreateRoleResponse": {
+        "type": "object",
+        "description": "Success envelope of `create_role`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Role"
+          }
+        }
+      },
+      "UpdateRoleResponse": {
+        "type": "object",
+        "description": "Success envelope of `update_role`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Role"
+          }
+        }
+      },
+      "FetchActivityLogsResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_activity_logs`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ActivityLogEntry"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "FetchAuditLogsResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_audit_logs`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/AuditLogEntry"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "WebhookConfigurationResponse": {
+        "type": "object",
+        "description": "Success envelope of `webhook_configuration`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/CreatedWebhookConfiguration"
+          }
+        }
+      },
+      "UpdateWebhookConfigurationResponse": {
+        "type": "object",
+        "description": "Success envelope of `update_webhook_configuration`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/WebhookConfiguration"
+          }
+        }
+      },
+      "GetWebhookConfigurationResponse": {
+        "type": "object",
+        "description": "Success envelope of `get_webhook_configuration`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/WebhookConfiguration"
+          }
+        }
+      },
+      "RotateWebhookSecretResponse": {
+        "type": "object",
+        "description": "Success envelope of `rotate_webhook_secret`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/RotatedWebhookSecret"
+          }
+        }
+      },
+      "FetchWebhookEventsResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_webhook_events`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/WebhookDelivery"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "ReplayWebhookEventResponse": {
+        "type": "object",
+        "description": "Success envelope of `replay_webhook_event`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/WebhookDelivery"
+          }
+        }
+      },
+      "SimulateInboundTransferResponse": {
+        "type": "object",
+        "description": "Success envelope of `simulate_inbound_transfer`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/IntegrationTransaction"
           }
         }
       }

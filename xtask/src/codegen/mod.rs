@@ -51,10 +51,7 @@ pub enum Mode {
 pub fn run(check: bool) -> Result<()> {
     let mode = if check { Mode::Check } else { Mode::Write };
     let root = spec::workspace_root();
-    // TEMPORARY(dev): generate from another spec while spec/openapi.yaml is being written.
-    let spec_path = std::env::var_os("KOBO_DEV_SPEC")
-        .map(PathBuf::from)
-        .unwrap_or_else(spec::spec_path);
+    let spec_path = spec::spec_path();
     let text = std::fs::read_to_string(&spec_path)
         .with_context(|| format!("cannot read {}", spec_path.display()))?;
     let files = generate(&text)?;
