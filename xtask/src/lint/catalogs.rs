@@ -122,10 +122,23 @@ pub(super) fn response_code_catalog(document: &Document<'_>, sink: &mut Sink) {
         );
         return;
     };
+    let mut names = BTreeSet::new();
     for (code, entry) in catalog {
         let location = format!("#/x-response-codes/{code}");
         if !is_response_code(code) {
             sink.report(&location, format!("`{code}` is not a two-digit code"));
+        }
+        // The name becomes the generated `ResponseCode` variant, so it must be an identifier.
+        match entry.get("name").and_then(Value::as_str) {
+            Some(name) if is_snake_case_name(name) => {
+                if !names.insert(name) {
+                    sink.report(&location, format!("`name: {name}` is used by another code"));
+                }
+            }
+            _ => sink.report(
+                &location,
+                "`name` must be a snake_case identifier (it names the generated variant)",
+            ),
         }
         match entry.get("http_status").and_then(Value::as_u64) {
             Some(status) if (100..=599).contains(&status) => {}
@@ -146,6 +159,13 @@ pub(super) fn response_code_catalog(document: &Document<'_>, sink: &mut Sink) {
             "`00` must be in the catalog with `http_status: 200`",
         ),
     }
+}
+
+fn is_snake_case_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
 fn is_response_code(code: &str) -> bool {

@@ -634,7 +634,7 @@ fn malformed_catalog_entries_are_refused() {
             set(
                 doc,
                 "/x-response-codes/1",
-                json!({"http_status": 400, "meaning": "x", "origin": "source"}),
+                json!({"name": "one", "http_status": 400, "meaning": "x", "origin": "source"}),
             );
             set(doc, "/x-response-codes/01/origin", json!("invented"));
             set(doc, "/x-response-codes/29/http_status", json!("429"));
@@ -656,6 +656,26 @@ fn malformed_catalog_entries_are_refused() {
             (
                 "response-code-catalog",
                 "#/x-response-codes/41: `meaning` is missing or empty",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn catalog_names_must_be_unique_snake_case_identifiers() {
+    check(
+        |doc| {
+            set(doc, "/x-response-codes/29/name", json!("invalid_request"));
+            set(doc, "/x-response-codes/41/name", json!("Not Authenticated"));
+        },
+        &[
+            (
+                "response-code-catalog",
+                "#/x-response-codes/29: `name: invalid_request` is used by another code",
+            ),
+            (
+                "response-code-catalog",
+                "#/x-response-codes/41: `name` must be a snake_case identifier",
             ),
         ],
     );
