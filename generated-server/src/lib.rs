@@ -13,10 +13,13 @@
 //!
 //! - `src/generated/` is written by `cargo xtask codegen` and never edited by hand:
 //!   [`models`] (typify), [`Api`] and [`Operation`] with [`TokenFamily`] and [`Permission`],
-//!   [`ResponseCode`], [`router`], [`schemas`], and the spec text ([`OPENAPI_YAML`]).
+//!   [`ResponseCode`], [`router`], [`schemas`], the spec text ([`OPENAPI_YAML`]), and the
+//!   `impl Api for JsonAdapter<T>` that lets a [`JsonApi`] (one method on JSON values) stand in
+//!   for a typed implementation in tests and mocks.
 //! - `src/runtime/` is hand-written and does not depend on the spec's operations: the request
 //!   pipeline the generated routes call ([`ApiError`], [`RequestContext`], [`CallRecord`],
-//!   envelopes, validation, the request id, the fallbacks and the documentation page).
+//!   envelopes, validation, the request id, the fallbacks and the documentation page), and
+//!   [`JsonApi`].
 //! - `assets/` holds the vendored Redoc bundle (MIT, see `assets/redoc.LICENSE`) that `/docs`
 //!   serves, so the page works without internet access.
 //!
@@ -34,6 +37,7 @@
 #[rustfmt::skip]
 mod generated {
     pub mod api;
+    pub mod json_api;
     pub mod models;
     pub mod response_code;
     pub mod router;
@@ -50,7 +54,8 @@ pub use generated::router::router;
 pub use generated::schemas;
 pub use generated::spec::{OPENAPI_JSON, OPENAPI_YAML, TITLE, VERSION};
 pub use runtime::{
-    component_schema, ApiError, CallRecord, RequestContext, BODY_LIMIT_BYTES, REQUEST_ID_HEADER,
+    component_schema, ApiError, CallRecord, JsonAdapter, JsonApi, JsonSuccess, RequestContext,
+    BODY_LIMIT_BYTES, REQUEST_ID_HEADER,
 };
 
 // The generated modules refer to each other by these paths.

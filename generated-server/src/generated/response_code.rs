@@ -11,47 +11,47 @@ pub enum ResponseCode {
     /// `01` (HTTP 400): Invalid request: a field is missing, malformed or not allowed (the message names it)
     InvalidRequest,
     /// `02` (HTTP 400): Neither BVN nor NIN was provided
-    NeitherBvnNorNinWasProvided,
+    IdentityNumberMissing,
     /// `04` (HTTP 404): Unknown operation: no operation exists at this path
     UnknownOperation,
     /// `05` (HTTP 405): Method not allowed: every operation is POST
     MethodNotAllowed,
     /// `06` (HTTP 404): Account not found (check account number and bank code)
-    AccountNotFound06,
+    BeneficiaryAccountNotFound,
     /// `07` (HTTP 415): Unsupported media type: send Content-Type application/json
     UnsupportedMediaType,
     /// `08` (HTTP 413): Request body too large: the limit is 1 MiB
-    RequestBodyTooLarge,
+    BodyTooLarge,
     /// `26` (HTTP 409): Duplicate: an object with this unique value already exists
     Duplicate,
     /// `27` (HTTP 422): Idempotency key reused with a different request body
-    IdempotencyKeyReusedWithADifferentRequestBody,
+    IdempotencyKeyReused,
     /// `28` (HTTP 409): A request with this idempotency key is still being processed: retry later
-    ARequestWithThisIdempotencyKeyIsStillBeingProcessed,
+    IdempotencyKeyInProgress,
     /// `29` (HTTP 429): Too many requests: wait for the number of seconds in Retry-After
     TooManyRequests,
     /// `41` (HTTP 401): Customer not found: credentials or session invalid or expired
-    CustomerNotFound,
+    Unauthenticated,
     /// `42` (HTTP 404): Source account not found: source_account_number does not belong to the business
     SourceAccountNotFound,
     /// `43` (HTTP 403): Permission denied: your role does not grant this operation
     PermissionDenied,
     /// `44` (HTTP 404): Account not found: nothing matches the parameters
-    AccountNotFound44,
+    AccountNotFound,
     /// `45` (HTTP 403): Invalid or expired OTP
-    InvalidOrExpiredOtp,
+    InvalidOtp,
     /// `46` (HTTP 400): Old password is incorrect
-    OldPasswordIsIncorrect,
+    OldPasswordIncorrect,
     /// `47` (HTTP 404): Not found: the referenced object does not exist in this business
     NotFound,
     /// `48` (HTTP 409): Not allowed in the current state
-    NotAllowedInTheCurrentState,
+    InvalidState,
     /// `49` (HTTP 422): Beneficiary name does not match the name enquiry result
-    BeneficiaryNameDoesNotMatchTheNameEnquiryResult,
+    BeneficiaryNameMismatch,
     /// `60` (HTTP 403): Customer not active: the business account must be activated
-    CustomerNotActive,
+    BusinessInactive,
     /// `80` (HTTP 503): Service unavailable: core banking provider temporarily down or unreachable
-    ServiceUnavailable,
+    ProviderUnavailable,
     /// `83` (HTTP 422): Provider error: identity verification failed, or the core banking system rejected the request
     ProviderError,
     /// `96` (HTTP 500): Internal error: quote the X-Request-Id to support
@@ -62,27 +62,27 @@ impl ResponseCode {
     pub const ALL: &'static [ResponseCode] = &[
         ResponseCode::Success,
         ResponseCode::InvalidRequest,
-        ResponseCode::NeitherBvnNorNinWasProvided,
+        ResponseCode::IdentityNumberMissing,
         ResponseCode::UnknownOperation,
         ResponseCode::MethodNotAllowed,
-        ResponseCode::AccountNotFound06,
+        ResponseCode::BeneficiaryAccountNotFound,
         ResponseCode::UnsupportedMediaType,
-        ResponseCode::RequestBodyTooLarge,
+        ResponseCode::BodyTooLarge,
         ResponseCode::Duplicate,
-        ResponseCode::IdempotencyKeyReusedWithADifferentRequestBody,
-        ResponseCode::ARequestWithThisIdempotencyKeyIsStillBeingProcessed,
+        ResponseCode::IdempotencyKeyReused,
+        ResponseCode::IdempotencyKeyInProgress,
         ResponseCode::TooManyRequests,
-        ResponseCode::CustomerNotFound,
+        ResponseCode::Unauthenticated,
         ResponseCode::SourceAccountNotFound,
         ResponseCode::PermissionDenied,
-        ResponseCode::AccountNotFound44,
-        ResponseCode::InvalidOrExpiredOtp,
-        ResponseCode::OldPasswordIsIncorrect,
+        ResponseCode::AccountNotFound,
+        ResponseCode::InvalidOtp,
+        ResponseCode::OldPasswordIncorrect,
         ResponseCode::NotFound,
-        ResponseCode::NotAllowedInTheCurrentState,
-        ResponseCode::BeneficiaryNameDoesNotMatchTheNameEnquiryResult,
-        ResponseCode::CustomerNotActive,
-        ResponseCode::ServiceUnavailable,
+        ResponseCode::InvalidState,
+        ResponseCode::BeneficiaryNameMismatch,
+        ResponseCode::BusinessInactive,
+        ResponseCode::ProviderUnavailable,
         ResponseCode::ProviderError,
         ResponseCode::InternalError,
     ];
@@ -97,9 +97,9 @@ impl ResponseCode {
     /// `07`: unsupported media type.
     pub(crate) const UNSUPPORTED_MEDIA_TYPE: Self = Self::UnsupportedMediaType;
     /// `08`: request body too large.
-    pub(crate) const BODY_TOO_LARGE: Self = Self::RequestBodyTooLarge;
+    pub(crate) const BODY_TOO_LARGE: Self = Self::BodyTooLarge;
     /// `41`: missing or rejected bearer token.
-    pub(crate) const UNAUTHENTICATED: Self = Self::CustomerNotFound;
+    pub(crate) const UNAUTHENTICATED: Self = Self::Unauthenticated;
     /// `96`: internal error.
     pub(crate) const INTERNAL_ERROR: Self = Self::InternalError;
     /// The code as it appears in envelopes, e.g. `"41"`.
@@ -107,27 +107,27 @@ impl ResponseCode {
         match self {
             Self::Success => "00",
             Self::InvalidRequest => "01",
-            Self::NeitherBvnNorNinWasProvided => "02",
+            Self::IdentityNumberMissing => "02",
             Self::UnknownOperation => "04",
             Self::MethodNotAllowed => "05",
-            Self::AccountNotFound06 => "06",
+            Self::BeneficiaryAccountNotFound => "06",
             Self::UnsupportedMediaType => "07",
-            Self::RequestBodyTooLarge => "08",
+            Self::BodyTooLarge => "08",
             Self::Duplicate => "26",
-            Self::IdempotencyKeyReusedWithADifferentRequestBody => "27",
-            Self::ARequestWithThisIdempotencyKeyIsStillBeingProcessed => "28",
+            Self::IdempotencyKeyReused => "27",
+            Self::IdempotencyKeyInProgress => "28",
             Self::TooManyRequests => "29",
-            Self::CustomerNotFound => "41",
+            Self::Unauthenticated => "41",
             Self::SourceAccountNotFound => "42",
             Self::PermissionDenied => "43",
-            Self::AccountNotFound44 => "44",
-            Self::InvalidOrExpiredOtp => "45",
-            Self::OldPasswordIsIncorrect => "46",
+            Self::AccountNotFound => "44",
+            Self::InvalidOtp => "45",
+            Self::OldPasswordIncorrect => "46",
             Self::NotFound => "47",
-            Self::NotAllowedInTheCurrentState => "48",
-            Self::BeneficiaryNameDoesNotMatchTheNameEnquiryResult => "49",
-            Self::CustomerNotActive => "60",
-            Self::ServiceUnavailable => "80",
+            Self::InvalidState => "48",
+            Self::BeneficiaryNameMismatch => "49",
+            Self::BusinessInactive => "60",
+            Self::ProviderUnavailable => "80",
             Self::ProviderError => "83",
             Self::InternalError => "96",
         }
@@ -137,27 +137,27 @@ impl ResponseCode {
         match self {
             Self::Success => 200u16,
             Self::InvalidRequest => 400u16,
-            Self::NeitherBvnNorNinWasProvided => 400u16,
+            Self::IdentityNumberMissing => 400u16,
             Self::UnknownOperation => 404u16,
             Self::MethodNotAllowed => 405u16,
-            Self::AccountNotFound06 => 404u16,
+            Self::BeneficiaryAccountNotFound => 404u16,
             Self::UnsupportedMediaType => 415u16,
-            Self::RequestBodyTooLarge => 413u16,
+            Self::BodyTooLarge => 413u16,
             Self::Duplicate => 409u16,
-            Self::IdempotencyKeyReusedWithADifferentRequestBody => 422u16,
-            Self::ARequestWithThisIdempotencyKeyIsStillBeingProcessed => 409u16,
+            Self::IdempotencyKeyReused => 422u16,
+            Self::IdempotencyKeyInProgress => 409u16,
             Self::TooManyRequests => 429u16,
-            Self::CustomerNotFound => 401u16,
+            Self::Unauthenticated => 401u16,
             Self::SourceAccountNotFound => 404u16,
             Self::PermissionDenied => 403u16,
-            Self::AccountNotFound44 => 404u16,
-            Self::InvalidOrExpiredOtp => 403u16,
-            Self::OldPasswordIsIncorrect => 400u16,
+            Self::AccountNotFound => 404u16,
+            Self::InvalidOtp => 403u16,
+            Self::OldPasswordIncorrect => 400u16,
             Self::NotFound => 404u16,
-            Self::NotAllowedInTheCurrentState => 409u16,
-            Self::BeneficiaryNameDoesNotMatchTheNameEnquiryResult => 422u16,
-            Self::CustomerNotActive => 403u16,
-            Self::ServiceUnavailable => 503u16,
+            Self::InvalidState => 409u16,
+            Self::BeneficiaryNameMismatch => 422u16,
+            Self::BusinessInactive => 403u16,
+            Self::ProviderUnavailable => 503u16,
             Self::ProviderError => 422u16,
             Self::InternalError => 500u16,
         }
@@ -170,31 +170,31 @@ impl ResponseCode {
             Self::InvalidRequest => {
                 "Invalid request: a field is missing, malformed or not allowed (the message names it)"
             }
-            Self::NeitherBvnNorNinWasProvided => "Neither BVN nor NIN was provided",
+            Self::IdentityNumberMissing => "Neither BVN nor NIN was provided",
             Self::UnknownOperation => {
                 "Unknown operation: no operation exists at this path"
             }
             Self::MethodNotAllowed => "Method not allowed: every operation is POST",
-            Self::AccountNotFound06 => {
+            Self::BeneficiaryAccountNotFound => {
                 "Account not found (check account number and bank code)"
             }
             Self::UnsupportedMediaType => {
                 "Unsupported media type: send Content-Type application/json"
             }
-            Self::RequestBodyTooLarge => "Request body too large: the limit is 1 MiB",
+            Self::BodyTooLarge => "Request body too large: the limit is 1 MiB",
             Self::Duplicate => {
                 "Duplicate: an object with this unique value already exists"
             }
-            Self::IdempotencyKeyReusedWithADifferentRequestBody => {
+            Self::IdempotencyKeyReused => {
                 "Idempotency key reused with a different request body"
             }
-            Self::ARequestWithThisIdempotencyKeyIsStillBeingProcessed => {
+            Self::IdempotencyKeyInProgress => {
                 "A request with this idempotency key is still being processed: retry later"
             }
             Self::TooManyRequests => {
                 "Too many requests: wait for the number of seconds in Retry-After"
             }
-            Self::CustomerNotFound => {
+            Self::Unauthenticated => {
                 "Customer not found: credentials or session invalid or expired"
             }
             Self::SourceAccountNotFound => {
@@ -203,22 +203,20 @@ impl ResponseCode {
             Self::PermissionDenied => {
                 "Permission denied: your role does not grant this operation"
             }
-            Self::AccountNotFound44 => {
-                "Account not found: nothing matches the parameters"
-            }
-            Self::InvalidOrExpiredOtp => "Invalid or expired OTP",
-            Self::OldPasswordIsIncorrect => "Old password is incorrect",
+            Self::AccountNotFound => "Account not found: nothing matches the parameters",
+            Self::InvalidOtp => "Invalid or expired OTP",
+            Self::OldPasswordIncorrect => "Old password is incorrect",
             Self::NotFound => {
                 "Not found: the referenced object does not exist in this business"
             }
-            Self::NotAllowedInTheCurrentState => "Not allowed in the current state",
-            Self::BeneficiaryNameDoesNotMatchTheNameEnquiryResult => {
+            Self::InvalidState => "Not allowed in the current state",
+            Self::BeneficiaryNameMismatch => {
                 "Beneficiary name does not match the name enquiry result"
             }
-            Self::CustomerNotActive => {
+            Self::BusinessInactive => {
                 "Customer not active: the business account must be activated"
             }
-            Self::ServiceUnavailable => {
+            Self::ProviderUnavailable => {
                 "Service unavailable: core banking provider temporarily down or unreachable"
             }
             Self::ProviderError => {

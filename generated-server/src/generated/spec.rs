@@ -152,102 +152,127 @@ security: []
 
 x-response-codes:
   '00':
+    name: success
     http_status: 200
     meaning: Success
     origin: source
   '01':
+    name: invalid_request
     http_status: 400
     meaning: 'Invalid request: a field is missing, malformed or not allowed (the message names it)'
     origin: extension
   '02':
+    name: identity_number_missing
     http_status: 400
     meaning: Neither BVN nor NIN was provided
     origin: source
   '04':
+    name: unknown_operation
     http_status: 404
     meaning: 'Unknown operation: no operation exists at this path'
     origin: extension
   '05':
+    name: method_not_allowed
     http_status: 405
     meaning: 'Method not allowed: every operation is POST'
     origin: extension
   '06':
+    name: beneficiary_account_not_found
     http_status: 404
     meaning: Account not found (check account number and bank code)
     origin: source
   '07':
+    name: unsupported_media_type
     http_status: 415
     meaning: 'Unsupported media type: send Content-Type application/json'
     origin: extension
   '08':
+    name: body_too_large
     http_status: 413
     meaning: 'Request body too large: the limit is 1 MiB'
     origin: extension
   '26':
+    name: duplicate
     http_status: 409
     meaning: 'Duplicate: an object with this unique value already exists'
     origin: extension
   '27':
+    name: idempotency_key_reused
     http_status: 422
     meaning: 'Idempotency key reused with a different request body'
     origin: extension
   '28':
+    name: idempotency_key_in_progress
     http_status: 409
     meaning: 'A request with this idempotency key is still being processed: retry later'
     origin: extension
   '29':
+    name: too_many_requests
     http_status: 429
     meaning: 'Too many requests: wait for the number of seconds in Retry-After'
     origin: extension
   '41':
+    name: unauthenticated
     http_status: 401
     meaning: 'Customer not found: credentials or session invalid or expired'
     origin: source
   '42':
+    name: source_account_not_found
     http_status: 404
     meaning: 'Source account not found: source_account_number does not belong to the business'
     origin: source
   '43':
+    name: permission_denied
     http_status: 403
     meaning: 'Permission denied: your role does not grant this operation'
     origin: extension
   '44':
+    name: account_not_found
     http_status: 404
     meaning: 'Account not found: nothing matches the parameters'
     origin: source
   '45':
+    name: invalid_otp
     http_status: 403
     meaning: Invalid or expired OTP
     origin: extension
   '46':
+    name: old_password_incorrect
     http_status: 400
     meaning: Old password is incorrect
     origin: extension
   '47':
+    name: not_found
     http_status: 404
     meaning: 'Not found: the referenced object does not exist in this business'
     origin: extension
   '48':
+    name: invalid_state
     http_status: 409
     meaning: Not allowed in the current state
     origin: extension
   '49':
+    name: beneficiary_name_mismatch
     http_status: 422
     meaning: 'Beneficiary name does not match the name enquiry result'
     origin: extension
   '60':
+    name: business_inactive
     http_status: 403
     meaning: 'Customer not active: the business account must be activated'
     origin: source
   '80':
+    name: provider_unavailable
     http_status: 503
     meaning: 'Service unavailable: core banking provider temporarily down or unreachable'
     origin: source
   '83':
+    name: provider_error
     http_status: 422
     meaning: 'Provider error: identity verification failed, or the core banking system rejected the request'
     origin: source
   '96':
+    name: internal_error
     http_status: 500
     meaning: 'Internal error: quote the X-Request-Id to support'
     origin: extension
@@ -8091,126 +8116,151 @@ pub const OPENAPI_JSON: &str = r##"{
   "security": [],
   "x-response-codes": {
     "00": {
+      "name": "success",
       "http_status": 200,
       "meaning": "Success",
       "origin": "source"
     },
     "01": {
+      "name": "invalid_request",
       "http_status": 400,
       "meaning": "Invalid request: a field is missing, malformed or not allowed (the message names it)",
       "origin": "extension"
     },
     "02": {
+      "name": "identity_number_missing",
       "http_status": 400,
       "meaning": "Neither BVN nor NIN was provided",
       "origin": "source"
     },
     "04": {
+      "name": "unknown_operation",
       "http_status": 404,
       "meaning": "Unknown operation: no operation exists at this path",
       "origin": "extension"
     },
     "05": {
+      "name": "method_not_allowed",
       "http_status": 405,
       "meaning": "Method not allowed: every operation is POST",
       "origin": "extension"
     },
     "06": {
+      "name": "beneficiary_account_not_found",
       "http_status": 404,
       "meaning": "Account not found (check account number and bank code)",
       "origin": "source"
     },
     "07": {
+      "name": "unsupported_media_type",
       "http_status": 415,
       "meaning": "Unsupported media type: send Content-Type application/json",
       "origin": "extension"
     },
     "08": {
+      "name": "body_too_large",
       "http_status": 413,
       "meaning": "Request body too large: the limit is 1 MiB",
       "origin": "extension"
     },
     "26": {
+      "name": "duplicate",
       "http_status": 409,
       "meaning": "Duplicate: an object with this unique value already exists",
       "origin": "extension"
     },
     "27": {
+      "name": "idempotency_key_reused",
       "http_status": 422,
       "meaning": "Idempotency key reused with a different request body",
       "origin": "extension"
     },
     "28": {
+      "name": "idempotency_key_in_progress",
       "http_status": 409,
       "meaning": "A request with this idempotency key is still being processed: retry later",
       "origin": "extension"
     },
     "29": {
+      "name": "too_many_requests",
       "http_status": 429,
       "meaning": "Too many requests: wait for the number of seconds in Retry-After",
       "origin": "extension"
     },
     "41": {
+      "name": "unauthenticated",
       "http_status": 401,
       "meaning": "Customer not found: credentials or session invalid or expired",
       "origin": "source"
     },
     "42": {
+      "name": "source_account_not_found",
       "http_status": 404,
       "meaning": "Source account not found: source_account_number does not belong to the business",
       "origin": "source"
     },
     "43": {
+      "name": "permission_denied",
       "http_status": 403,
       "meaning": "Permission denied: your role does not grant this operation",
       "origin": "extension"
     },
     "44": {
+      "name": "account_not_found",
       "http_status": 404,
       "meaning": "Account not found: nothing matches the parameters",
       "origin": "source"
     },
     "45": {
+      "name": "invalid_otp",
       "http_status": 403,
       "meaning": "Invalid or expired OTP",
       "origin": "extension"
     },
     "46": {
+      "name": "old_password_incorrect",
       "http_status": 400,
       "meaning": "Old password is incorrect",
       "origin": "extension"
     },
     "47": {
+      "name": "not_found",
       "http_status": 404,
       "meaning": "Not found: the referenced object does not exist in this business",
       "origin": "extension"
     },
     "48": {
+      "name": "invalid_state",
       "http_status": 409,
       "meaning": "Not allowed in the current state",
       "origin": "extension"
     },
     "49": {
+      "name": "beneficiary_name_mismatch",
       "http_status": 422,
       "meaning": "Beneficiary name does not match the name enquiry result",
       "origin": "extension"
     },
     "60": {
+      "name": "business_inactive",
       "http_status": 403,
       "meaning": "Customer not active: the business account must be activated",
       "origin": "source"
     },
     "80": {
+      "name": "provider_unavailable",
       "http_status": 503,
       "meaning": "Service unavailable: core banking provider temporarily down or unreachable",
       "origin": "source"
     },
     "83": {
+      "name": "provider_error",
       "http_status": 422,
       "meaning": "Provider error: identity verification failed, or the core banking system rejected the request",
       "origin": "source"
     },
     "96": {
+      "name": "internal_error",
       "http_status": 500,
       "meaning": "Internal error: quote the X-Request-Id to support",
       "origin": "extension"

@@ -42,6 +42,18 @@ impl<P> RequestContext<P> {
         }
     }
 
+    /// The same context with another principal (an adapter's view of it, say).
+    pub fn map_principal<Q>(self, f: impl FnOnce(P) -> Q) -> RequestContext<Q> {
+        RequestContext {
+            principal: f(self.principal),
+            operation: self.operation,
+            request_id: self.request_id,
+            idempotency_key: self.idempotency_key,
+            client_ip: self.client_ip,
+            replayed: self.replayed,
+        }
+    }
+
     /// Marks the response as the replay of an earlier one with the same `Idempotency-Key`: the
     /// router answers `Idempotent-Replayed: true`.
     pub fn mark_replayed(&self) {

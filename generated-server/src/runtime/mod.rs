@@ -5,6 +5,7 @@
 mod context;
 mod error;
 mod http;
+mod json_api;
 mod server;
 mod validation;
 
@@ -14,6 +15,7 @@ use axum::routing::get;
 
 pub use context::{CallRecord, RequestContext};
 pub use error::ApiError;
+pub use json_api::{encode as encode_json, JsonAdapter, JsonApi, JsonSuccess};
 pub(crate) use server::{Server, Success};
 pub use validation::component_schema;
 

@@ -5,6 +5,7 @@
 //! | `models.rs` | a Rust type per component schema (typify, through progenitor, like the client) |
 //! | `api.rs` | `TokenFamily`, `Permission`, `Operation` (metadata), `Page`, the `Api` trait |
 //! | `router.rs` | `router()`: one route per operation, handing over to the runtime |
+//! | `json_api.rs` | `impl Api for JsonAdapter<T>`: every method through `JsonApi::call` |
 //! | `response_code.rs` | `ResponseCode`: the `x-response-codes` catalog |
 //! | `schemas.rs` | the component schemas as JSON Schema; the schemars schemas of the models |
 //! | `spec.rs` | the spec itself, as YAML and JSON |
@@ -32,6 +33,7 @@ pub fn generate(doc: &Value, spec_text: &str, api: &Api) -> Result<Vec<Generated
         format_file(format!("{DIR}/models.rs"), models(doc)?)?,
         format_file(format!("{DIR}/api.rs"), api_file(api))?,
         format_file(format!("{DIR}/router.rs"), router(api))?,
+        format_file(format!("{DIR}/json_api.rs"), json_api(api))?,
         format_file(format!("{DIR}/response_code.rs"), response_code(api))?,
         format_file(format!("{DIR}/schemas.rs"), schemas(doc, api))?,
         format_file(format!("{DIR}/spec.rs"), spec_file(doc, spec_text)?)?,
@@ -543,6 +545,82 @@ fn router(api: &Api) -> TokenStream {
         }
 
         #(#handlers)*
+    }
+}
+
+fn json_api(api: &Api) -> TokenStream {
+    let methods = api.operations.iter().map(|operation| {
+        let name = format_ident!("{}", operation.id);
+        let variant = format_ident!("{}", operation.variant());
+        let body = model_type(&operation.request_schema);
+        let success = success_type(operation);
+        let (principal, to_option) = match operation.family {
+            Some(_) => (quote! { T::Principal }, quote! { Some }),
+            None => (quote! { () }, quote! { |()| None }),
+        };
+        let answer = match (&operation.data, operation.paginated) {
+            (_, true) => quote! {
+                let (data, pagination) = answer.decode_page(operation)?;
+                Ok(Page { data, pagination })
+            },
+            (Data::Empty, false) => quote! {
+                let _ = answer;
+                Ok(())
+            },
+            (_, false) => quote! { answer.decode(operation) },
+        };
+        quote! {
+            async fn #name(
+                &self,
+                ctx: RequestContext<#principal>,
+                body: #body,
+            ) -> Result<#success, ApiError> {
+                let operation = Operation::#variant;
+                let body = encode_json(operation, &body)?;
+                let answer = self.0.call(ctx.map_principal(#to_option), body).await?;
+                #answer
+            }
+        }
+    });
+    let page = api
+        .pagination_schema
+        .as_ref()
+        .map(|_| quote! { use crate::api::Page; });
+    quote! {
+        //! `JsonAdapter<T>` implements the `Api` trait for any `JsonApi`: each method converts its
+        //! typed body to JSON, calls `JsonApi::call`, and converts the answer back.
+        use crate::api::{Api, Operation, Permission, TokenFamily};
+        #page
+        use crate::models;
+        use crate::runtime::{
+            encode_json, ApiError, CallRecord, JsonAdapter, JsonApi, RequestContext,
+        };
+
+        impl<T: JsonApi> Api for JsonAdapter<T> {
+            type Principal = T::Principal;
+
+            async fn authenticate(
+                &self,
+                family: TokenFamily,
+                token: &str,
+            ) -> Result<T::Principal, ApiError> {
+                self.0.authenticate(family, token).await
+            }
+
+            async fn authorize(
+                &self,
+                principal: &T::Principal,
+                permission: Permission,
+            ) -> Result<(), ApiError> {
+                self.0.authorize(principal, permission).await
+            }
+
+            async fn on_response(&self, record: &CallRecord<'_, T::Principal>) {
+                self.0.on_response(record).await;
+            }
+
+            #(#methods)*
+        }
     }
 }
 
