@@ -6,7 +6,7 @@
 //! into [`types::ErrorEnvelope`]. This file is the small hand-written part: [`Kobo`] configures
 //! the base URL, the bearer token and a request id once, for every call.
 //!
-//! ```ignore
+//! ```text
 //! let client = generated_client::Kobo::new("http://127.0.0.1:8080").with_token(token).build()?;
 //! let transfer = client.create_transfer().idempotency_key("k-1").body(request).send().await?;
 //! println!("{}", transfer.data.reference);

@@ -2,7 +2,7 @@
 //!
 //! The bank implements [`Api`], one method per operation, and serves [`router`]:
 //!
-//! ```ignore
+//! ```text
 //! let app = generated_server::router(Arc::new(Bank::new(...)));
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! // ConnectInfo gives the request context the client's IP address.

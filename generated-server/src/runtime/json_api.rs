@@ -47,6 +47,42 @@ pub trait JsonApi: Send + Sync + 'static {
     }
 }
 
+/// A shared bank is a bank: a test can keep an `Arc` to what the router owns.
+impl<T: JsonApi> JsonApi for std::sync::Arc<T> {
+    type Principal = T::Principal;
+
+    fn authenticate(
+        &self,
+        family: TokenFamily,
+        token: &str,
+    ) -> impl Future<Output = Result<Self::Principal, ApiError>> + Send {
+        T::authenticate(self, family, token)
+    }
+
+    fn authorize(
+        &self,
+        principal: &Self::Principal,
+        permission: Permission,
+    ) -> impl Future<Output = Result<(), ApiError>> + Send {
+        T::authorize(self, principal, permission)
+    }
+
+    fn call(
+        &self,
+        ctx: RequestContext<Option<Self::Principal>>,
+        body: Value,
+    ) -> impl Future<Output = Result<JsonSuccess, ApiError>> + Send {
+        T::call(self, ctx, body)
+    }
+
+    fn on_response(
+        &self,
+        record: &CallRecord<'_, Self::Principal>,
+    ) -> impl Future<Output = ()> + Send {
+        T::on_response(self, record)
+    }
+}
+
 /// What a [`JsonApi`] answers: the envelope's `data` and, for list operations, `pagination`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct JsonSuccess {
