@@ -1,0 +1,469 @@
+//! [`Bank`]: Kobo's implementation of the generated [`Api`] trait.
+//!
+//! Every method delegates to the module that owns its family of operations, so this file is
+//! only the switchboard: `identity` (sessions, tokens, OTP, credentials), `team` (members,
+//! invitations, roles, permissions), `logs` (activity and audit logs). Operations whose issue
+//! has not landed yet answer [`not_yet`]: a clear error envelope, never a panic or a fake success.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use generated_server::{
+    models, Api, ApiError, CallRecord, Operation, Page, Permission, RequestContext, ResponseCode,
+    TokenFamily,
+};
+
+use crate::config::Config;
+use crate::store::Store;
+use crate::tokens::TokenKeys;
+use crate::{identity, logs, team};
+
+/// Who is calling: resolved from a bearer token by `identity::authenticate` on every request.
+#[derive(Clone, Debug)]
+pub struct Principal {
+    pub business_id: String,
+    /// The server-side session the token is bound to.
+    pub session_id: String,
+    pub family: TokenFamily,
+    /// The team member behind a Dashboard token; `None` for integration tokens, which act for
+    /// the whole business.
+    pub member: Option<MemberPrincipal>,
+}
+
+/// The Dashboard member behind a session, with the permissions of their role at request time.
+#[derive(Clone, Debug)]
+pub struct MemberPrincipal {
+    pub id: String,
+    pub email: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub role_id: String,
+    pub is_owner: bool,
+    pub permissions: BTreeSet<Permission>,
+}
+
+impl MemberPrincipal {
+    /// How audit-log entries name the actor: `Adaeze Okafor <adaeze.okafor@adaezefoods.ng>`.
+    pub fn display_name(&self) -> String {
+        format!("{} {} <{}>", self.first_name, self.last_name, self.email)
+    }
+}
+
+/// The bank: storage, configuration and the keys that sign tokens.
+pub struct Bank {
+    pub store: Store,
+    pub config: Arc<Config>,
+    pub tokens: TokenKeys,
+}
+
+/// The answer of an operation whose issue has not landed yet.
+pub fn not_yet(operation: Operation) -> ApiError {
+    ApiError::new(ResponseCode::UnknownOperation).with_message(format!(
+        "`{}` is specified but not available on this server yet",
+        operation.id()
+    ))
+}
+
+impl Api for Bank {
+    type Principal = Principal;
+
+    async fn authenticate(&self, family: TokenFamily, token: &str) -> Result<Principal, ApiError> {
+        identity::authenticate(self, family, token).await
+    }
+
+    async fn authorize(
+        &self,
+        principal: &Principal,
+        permission: Permission,
+    ) -> Result<(), ApiError> {
+        identity::authorize(principal, permission)
+    }
+
+    async fn on_response(&self, record: &CallRecord<'_, Principal>) {
+        logs::on_response(self, record).await
+    }
+
+    async fn accept_invite(
+        &self,
+        ctx: RequestContext<()>,
+        body: models::AcceptInviteRequest,
+    ) -> Result<models::Member, ApiError> {
+        team::accept_invite(self, ctx, body).await
+    }
+
+    async fn add_member(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::AddMemberRequest,
+    ) -> Result<(), ApiError> {
+        team::add_member(self, ctx, body).await
+    }
+
+    async fn approve_transfer(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::ApproveTransferRequest,
+    ) -> Result<models::Transfer, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn change_password(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::ChangePasswordRequest,
+    ) -> Result<(), ApiError> {
+        identity::change_password(self, ctx, body).await
+    }
+
+    async fn create_account_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::CreateAccountRequest,
+    ) -> Result<models::Account, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn create_account_web(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::CreateAccountRequest,
+    ) -> Result<models::Account, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn create_approval_policy(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::CreateApprovalPolicyRequest,
+    ) -> Result<models::ApprovalPolicy, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn create_customer_account(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::CreateCustomerAccountRequest,
+    ) -> Result<models::Account, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn create_role(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::CreateRoleRequest,
+    ) -> Result<models::Role, ApiError> {
+        team::create_role(self, ctx, body).await
+    }
+
+    async fn fetch_account_collections(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::FetchAccountCollectionsRequest,
+    ) -> Result<Page<Vec<models::AccountCollection>>, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn fetch_account_summaries(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::FetchAccountSummariesRequest,
+    ) -> Result<Page<Vec<models::AccountSummary>>, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn fetch_activity_logs(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::FetchActivityLogsRequest,
+    ) -> Result<Page<Vec<models::ActivityLogEntry>>, ApiError> {
+        logs::fetch_activity_logs(self, ctx, body).await
+    }
+
+    async fn fetch_audit_logs(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::FetchAuditLogsRequest,
+    ) -> Result<Page<Vec<models::AuditLogEntry>>, ApiError> {
+        logs::fetch_audit_logs(self, ctx, body).await
+    }
+
+    async fn fetch_banks(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::EmptyObject,
+    ) -> Result<Vec<models::Bank>, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn fetch_customer_accounts(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::FetchCustomerAccountsRequest,
+    ) -> Result<Page<Vec<models::Account>>, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn fetch_members(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::FetchMembersRequest,
+    ) -> Result<Page<Vec<models::Member>>, ApiError> {
+        team::fetch_members(self, ctx, body).await
+    }
+
+    async fn fetch_pending_transfers(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::FetchPendingTransfersRequest,
+    ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn fetch_permissions(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::EmptyObject,
+    ) -> Result<Vec<models::Permission>, ApiError> {
+        team::fetch_permissions(self, ctx, body).await
+    }
+
+    async fn fetch_roles(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::EmptyObject,
+    ) -> Result<Vec<models::Role>, ApiError> {
+        team::fetch_roles(self, ctx, body).await
+    }
+
+    async fn fetch_settlement_transactions_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::FetchSettlementTransactionsRequest,
+    ) -> Result<Page<Vec<models::IntegrationTransaction>>, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn fetch_settlement_transactions_web(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::FetchSettlementTransactionsRequest,
+    ) -> Result<Page<Vec<models::DashboardSettlement>>, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn fetch_transactions_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::FetchTransactionsApiRequest,
+    ) -> Result<Page<Vec<models::IntegrationTransaction>>, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn fetch_transactions_web(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::FetchTransactionsWebRequest,
+    ) -> Result<Page<Vec<models::DashboardTransaction>>, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn fetch_webhook_events(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::FetchWebhookEventsRequest,
+    ) -> Result<Page<Vec<models::WebhookDelivery>>, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn funds_transfer(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::FundsTransferRequest,
+    ) -> Result<models::Transfer, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn generate_otp(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::EmptyObject,
+    ) -> Result<models::OtpDelivery, ApiError> {
+        identity::generate_otp(self, ctx, body).await
+    }
+
+    async fn generate_token(
+        &self,
+        ctx: RequestContext<()>,
+        body: models::GenerateTokenRequest,
+    ) -> Result<models::TokenGrant, ApiError> {
+        identity::generate_token(self, ctx, body).await
+    }
+
+    async fn get_account(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::GetAccountRequest,
+    ) -> Result<models::AccountDetail, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn get_approval_policy(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::EmptyObject,
+    ) -> Result<models::ApprovalPolicy, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn get_profile(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::EmptyObject,
+    ) -> Result<models::Profile, ApiError> {
+        identity::get_profile(self, ctx, body).await
+    }
+
+    async fn get_total_account_metrics(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::GetTotalAccountMetricsRequest,
+    ) -> Result<models::AccountMetrics, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn get_transfer_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::GetTransferRequest,
+    ) -> Result<models::Transfer, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn get_transfer_web(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::GetTransferRequest,
+    ) -> Result<models::Transfer, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn get_webhook_configuration(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::EmptyObject,
+    ) -> Result<models::WebhookConfiguration, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn login(
+        &self,
+        ctx: RequestContext<()>,
+        body: models::LoginRequest,
+    ) -> Result<models::LoginResult, ApiError> {
+        identity::login(self, ctx, body).await
+    }
+
+    async fn logout(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::EmptyObject,
+    ) -> Result<(), ApiError> {
+        identity::logout(self, ctx, body).await
+    }
+
+    async fn name_enquiry(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::NameEnquiryRequest,
+    ) -> Result<models::NameEnquiryResult, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn regenerate_secret(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::EmptyObject,
+    ) -> Result<models::IntegrationCredentials, ApiError> {
+        identity::regenerate_secret(self, ctx, body).await
+    }
+
+    async fn reject_transfer(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::RejectTransferRequest,
+    ) -> Result<models::Transfer, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn replay_webhook_event(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::ReplayWebhookEventRequest,
+    ) -> Result<models::WebhookDelivery, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn resend_invite(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::ResendInviteRequest,
+    ) -> Result<(), ApiError> {
+        team::resend_invite(self, ctx, body).await
+    }
+
+    async fn rotate_webhook_secret(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::EmptyObject,
+    ) -> Result<models::RotatedWebhookSecret, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn simulate_inbound_transfer(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::SimulateInboundTransferRequest,
+    ) -> Result<models::IntegrationTransaction, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn update_approval_policy(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::UpdateApprovalPolicyRequest,
+    ) -> Result<models::ApprovalPolicy, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn update_member(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::UpdateMemberRequest,
+    ) -> Result<models::Member, ApiError> {
+        team::update_member(self, ctx, body).await
+    }
+
+    async fn update_role(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::UpdateRoleRequest,
+    ) -> Result<models::Role, ApiError> {
+        team::update_role(self, ctx, body).await
+    }
+
+    async fn update_webhook_configuration(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::UpdateWebhookConfigurationRequest,
+    ) -> Result<models::WebhookConfiguration, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn webhook_configuration(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::WebhookConfigurationRequest,
+    ) -> Result<models::CreatedWebhookConfiguration, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+}

@@ -1,0 +1,237 @@
+//! The database: one code path for the embedded SQLite store and for PostgreSQL.
+//!
+//! Queries go through `sqlx::Any` with `$1`-style placeholders, which both drivers accept.
+//! Column conventions (see `migrations/0001_platform.sql`): ids are UUID text, timestamps are
+//! fixed-width RFC 3339 text (so text order is time order, which keyset paging relies on),
+//! flags are SMALLINT 0/1 (the Any driver cannot decode SQLite booleans), money is BIGINT kobo.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, SecondsFormat, Utc};
+use generated_server::ApiError;
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{Any, AnyPool, Row, Transaction};
+
+/// A transaction on either store.
+pub type Tx = Transaction<'static, Any>;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// Which database server is behind the pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The connection pool and what kind of database it talks to.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+impl Store {
+    /// Opens `url` (`sqlite://path?mode=rwc` or `postgres://...`). SQLite runs in WAL mode with
+    /// foreign keys on and a busy timeout, so concurrent readers never block the writer.
+    pub async fn connect(url: &str) -> Result<Store> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Backend::Postgres
+        } else {
+            anyhow::bail!("unsupported database URL {url:?}: use sqlite://PATH or postgres://...");
+        };
+        let options = AnyPoolOptions::new()
+            .max_connections(match backend {
+                Backend::Sqlite => 8,
+                Backend::Postgres => 16,
+            })
+            .acquire_timeout(Duration::from_secs(10));
+        let options = match backend {
+            Backend::Sqlite => options.after_connect(|connection, _| {
+                Box::pin(async move {
+                    sqlx::query("PRAGMA journal_mode = WAL")
+                        .execute(&mut *connection)
+                        .await?;
+                    sqlx::query("PRAGMA busy_timeout = 10000")
+                        .execute(&mut *connection)
+                        .await?;
+                    sqlx::query("PRAGMA foreign_keys = ON")
+                        .execute(&mut *connection)
+                        .await?;
+                    Ok(())
+                })
+            }),
+            Backend::Postgres => options,
+        };
+        let pool = options
+            .connect(url)
+            .await
+            .with_context(|| format!("cannot open the database at {}", redact_url(url)))?;
+        Ok(Store { pool, backend })
+    }
+
+    /// The URL of an SQLite store kept in `data_dir` (created if missing).
+    pub fn sqlite_url_in(data_dir: &Path) -> Result<String> {
+        std::fs::create_dir_all(data_dir)
+            .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
+        Ok(format!(
+            "sqlite://{}?mode=rwc",
+            data_dir.join("kobo.db").display()
+        ))
+    }
+
+    /// Applies the embedded migrations that have not run yet.
+    pub async fn migrate(&self) -> Result<()> {
+        MIGRATOR
+            .run(&self.pool)
+            .await
+            .context("cannot apply the database migrations")
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Starts a transaction for writes. On SQLite it takes the write lock at once
+    /// (`BEGIN IMMEDIATE`): a deferred transaction that later needs to write can fail with
+    /// "database is locked" instead of waiting its turn.
+    pub async fn begin(&self) -> Result<Tx, ApiError> {
+        let tx = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.pool.begin().await,
+        };
+        tx.map_err(internal)
+    }
+
+    /// Checks that the database answers (for `/readyz`).
+    pub async fn ping(&self) -> Result<(), sqlx::Error> {
+        sqlx::query("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+    }
+}
+
+/// Hides the password of a database URL in messages.
+fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let credentials = &url[scheme_end + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _password)) => {
+                    format!("{}{user}:***{}", &url[..scheme_end + 3], &url[at..])
+                }
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Any database failure is an internal error: logged with its detail, never shown.
+pub fn internal(error: impl std::fmt::Display) -> ApiError {
+    ApiError::internal(error)
+}
+
+/// True when `error` is a unique-constraint violation (on either store).
+pub fn is_unique_violation(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .is_some_and(|db| db.kind() == sqlx::error::ErrorKind::UniqueViolation)
+}
+
+/// A new random id.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Formats a timestamp the way every column stores it: fixed-width, microseconds, `Z`.
+pub fn timestamp(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// Reads a timestamp column back.
+pub fn parse_timestamp(text: &str) -> Result<DateTime<Utc>, ApiError> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|at| at.with_timezone(&Utc))
+        .map_err(|error| internal(format!("bad timestamp {text:?} in the database: {error}")))
+}
+
+/// Reads a SMALLINT 0/1 flag column.
+pub fn flag(row: &AnyRow, column: &str) -> Result<bool, ApiError> {
+    let value: i64 = row.try_get(column).map_err(internal)?;
+    Ok(value != 0)
+}
+
+/// Reads a text column.
+pub fn text(row: &AnyRow, column: &str) -> Result<String, ApiError> {
+    row.try_get(column).map_err(internal)
+}
+
+/// Reads a nullable text column.
+pub fn optional_text(row: &AnyRow, column: &str) -> Result<Option<String>, ApiError> {
+    row.try_get(column).map_err(internal)
+}
+
+/// Reads a UUID text column.
+pub fn uuid(row: &AnyRow, column: &str) -> Result<uuid::Uuid, ApiError> {
+    let value = text(row, column)?;
+    uuid::Uuid::from_str(&value)
+        .map_err(|error| internal(format!("bad uuid {value:?} in column {column}: {error}")))
+}
+
+/// Reads a timestamp text column.
+pub fn time(row: &AnyRow, column: &str) -> Result<DateTime<Utc>, ApiError> {
+    parse_timestamp(&text(row, column)?)
+}
+
+/// Reads a nullable timestamp text column.
+pub fn optional_time(row: &AnyRow, column: &str) -> Result<Option<DateTime<Utc>>, ApiError> {
+    optional_text(row, column)?
+        .map(|value| parse_timestamp(&value))
+        .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_fixed_width_so_text_order_is_time_order() {
+        let early = timestamp("2026-11-02T09:20:00Z".parse().unwrap());
+        let late = timestamp("2026-11-02T09:20:00.5Z".parse().unwrap());
+        assert_eq!(early, "2026-11-02T09:20:00.000000Z");
+        assert_eq!(late, "2026-11-02T09:20:00.500000Z");
+        assert!(early < late);
+        assert_eq!(
+            parse_timestamp(&late).unwrap(),
+            "2026-11-02T09:20:00.5Z".parse::<DateTime<Utc>>().unwrap()
+        );
+    }
+
+    #[test]
+    fn passwords_in_database_urls_are_hidden() {
+        assert_eq!(
+            redact_url("postgres://kobo:s3cret@db:5432/kobo"),
+            "postgres://kobo:***@db:5432/kobo"
+        );
+        assert_eq!(
+            redact_url("postgres://postgres@127.0.0.1/test"),
+            "postgres://postgres@127.0.0.1/test"
+        );
+        assert_eq!(
+            redact_url("sqlite://data/kobo.db?mode=rwc"),
+            "sqlite://data/kobo.db?mode=rwc"
+        );
+    }
+}
