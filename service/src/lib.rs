@@ -5,6 +5,7 @@ pub mod bank;
 pub mod config;
 pub mod identity;
 pub mod logs;
+pub mod notify;
 pub mod store;
 pub mod team;
 pub mod tokens;

@@ -1,0 +1,41 @@
+//! Messages to people (invitations, OTPs).
+//!
+//! A message is written to the `notifications` table inside the transaction of the change that
+//! causes it, so it is never lost and never sent for a change that rolled back. Delivery
+//! happens afterwards: by SMTP when configured, otherwise the stored message is what an operator
+//! reads with `kobo outbox`.
+
+use crate::store::{self, Tx};
+use generated_server::ApiError;
+
+/// One message to one person.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notification {
+    /// The business it concerns, if any.
+    pub business_id: Option<String>,
+    /// `email` today.
+    pub channel: &'static str,
+    pub recipient: String,
+    pub subject: String,
+    pub body: String,
+}
+
+/// Stores `notification` in the outbox, as part of `tx`. Returns its id.
+pub async fn enqueue(tx: &mut Tx, notification: &Notification) -> Result<String, ApiError> {
+    let id = store::new_id();
+    sqlx::query(
+        "INSERT INTO notifications (id, business_id, channel, recipient, subject, body, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&id)
+    .bind(notification.business_id.as_deref())
+    .bind(notification.channel)
+    .bind(&notification.recipient)
+    .bind(&notification.subject)
+    .bind(&notification.body)
+    .bind(store::timestamp(chrono::Utc::now()))
+    .execute(&mut **tx)
+    .await
+    .map_err(store::internal)?;
+    Ok(id)
+}
