@@ -1,1 +1,213 @@
-//! Golden tests of the generator on its own fixture spec.
+//! The generator's tests: golden snapshots of what it makes from its own fixture spec, the
+//! write/check cycle on a scratch tree, and the real check of the committed tree.
+//!
+//! Bless changed snapshots with `INSTA_UPDATE=always cargo test -p xtask codegen` (or
+//! `cargo insta review`), then read the diff.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::{apply, generate, GeneratedFile, Mode, HEADER};
+use crate::spec;
+
+const FIXTURE: &str = include_str!("../../tests/fixtures/codegen/fixture.yaml");
+
+fn fixture_files() -> Vec<GeneratedFile> {
+    generate(FIXTURE).expect("the fixture generates")
+}
+
+/// A scratch folder under the target directory, emptied first.
+fn scratch(name: &str) -> PathBuf {
+    let dir = spec::workspace_root()
+        .join("target")
+        .join("codegen-tests")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `doc` with one more (optional) property on a component schema, as spec text.
+fn with_added_field(doc: &Value, component: &str) -> String {
+    let mut doc = doc.clone();
+    doc["components"]["schemas"][component]["properties"]["added_in_a_test"] =
+        json!({"type": "string"});
+    serde_json::to_string_pretty(&doc).unwrap()
+}
+
+fn paths(files: &[PathBuf]) -> Vec<String> {
+    files
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect()
+}
+
+#[test]
+fn the_fixture_generates_the_golden_files() {
+    let files = fixture_files();
+    let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
+    assert_eq!(
+        names,
+        [
+            "generated-client/src/generated.rs",
+            "generated-server/src/generated/api.rs",
+            "generated-server/src/generated/json_api.rs",
+            "generated-server/src/generated/models.rs",
+            "generated-server/src/generated/response_code.rs",
+            "generated-server/src/generated/router.rs",
+            "generated-server/src/generated/schemas.rs",
+            "generated-server/src/generated/spec.rs",
+        ]
+    );
+    for file in &files {
+        let name = file
+            .path
+            .to_str()
+            .unwrap()
+            .trim_end_matches(".rs")
+            .replace(['/', '-'], "_");
+        insta::assert_snapshot!(name, &file.contents);
+    }
+}
+
+#[test]
+fn generation_is_deterministic_and_every_file_has_the_header() {
+    let first = fixture_files();
+    assert_eq!(first, fixture_files());
+    for file in &first {
+        assert!(
+            file.contents.starts_with(&format!("{HEADER}\n")),
+            "{}",
+            file.path.display()
+        );
+        assert!(file.contents.ends_with("}\n") || file.contents.ends_with(";\n"));
+    }
+}
+
+#[test]
+fn the_trait_and_the_client_have_one_method_per_operation() {
+    let files = fixture_files();
+    let text = |path: &str| {
+        &files
+            .iter()
+            .find(|f| f.path == Path::new(path))
+            .unwrap()
+            .contents
+    };
+    let api = text("generated-server/src/generated/api.rs");
+    let client = text("generated-client/src/generated.rs");
+    let operations = [
+        "create_transfer",
+        "fetch_accounts",
+        "generate_token",
+        "update_member_role",
+    ];
+    for operation in operations {
+        assert_eq!(api.matches(&format!("    fn {operation}(\n")).count(), 1);
+        assert_eq!(
+            client
+                .matches(&format!("    pub fn {operation}(&self)"))
+                .count(),
+            1,
+            "{operation}"
+        );
+    }
+    // No other method takes a request context: exactly one per operation.
+    assert_eq!(api.matches("ctx: RequestContext<").count(), operations.len());
+}
+
+#[test]
+fn check_mode_names_every_stale_file_after_a_spec_edit() {
+    let root = scratch("stale");
+    let text = std::fs::read_to_string(spec::spec_path()).expect("spec/openapi.yaml exists");
+    let doc = spec::parse(&text).unwrap();
+    apply(&root, &generate(&text).unwrap(), Mode::Write).unwrap();
+    let fresh = apply(&root, &generate(&text).unwrap(), Mode::Check).unwrap();
+    assert!(fresh.changed.is_empty() && fresh.removed.is_empty());
+
+    let edited = with_added_field(&doc, "Bank");
+    let report = apply(&root, &generate(&edited).unwrap(), Mode::Check).unwrap();
+    let changed = paths(&report.changed);
+    for file in [
+        "generated-client/src/generated.rs",
+        "generated-server/src/generated/models.rs",
+        "generated-server/src/generated/schemas.rs",
+        "generated-server/src/generated/spec.rs",
+    ] {
+        assert!(changed.contains(&file.to_string()), "{file} in {changed:?}");
+    }
+    let message = format!("{:#}", report.into_result().unwrap_err());
+    assert!(
+        message.contains(
+            "`generated-server/src/generated/models.rs` is not up to date: run `cargo xtask \
+             codegen` and commit the result"
+        ),
+        "{message}"
+    );
+    // Check mode wrote nothing.
+    let again = apply(&root, &generate(&text).unwrap(), Mode::Check).unwrap();
+    assert!(again.changed.is_empty());
+}
+
+#[test]
+fn write_mode_removes_files_the_spec_no_longer_makes() {
+    let root = scratch("orphans");
+    let files = fixture_files();
+    apply(&root, &files, Mode::Write).unwrap();
+    let orphan = root.join("generated-server/src/generated/retired.rs");
+    std::fs::write(&orphan, "// gone\n").unwrap();
+    let report = apply(&root, &files, Mode::Check).unwrap();
+    assert_eq!(
+        paths(&report.removed),
+        ["generated-server/src/generated/retired.rs"]
+    );
+    assert!(orphan.exists());
+    apply(&root, &files, Mode::Write).unwrap();
+    assert!(!orphan.exists());
+    assert!(apply(&root, &files, Mode::Check)
+        .unwrap()
+        .into_result()
+        .is_ok());
+}
+
+#[test]
+fn limits_are_reported_before_progenitor_runs() {
+    // A second success type makes progenitor panic; the precheck names the operation instead.
+    let mut doc = spec::parse(FIXTURE).unwrap();
+    let responses = &mut doc["paths"]["/v1/auth/token"]["post"]["responses"];
+    responses["201"] = responses["200"].clone();
+    let error = generate(&serde_json::to_string(&doc).unwrap()).unwrap_err();
+    assert!(
+        format!("{error:#}").contains("operation `generate_token` (POST /v1/auth/token)"),
+        "{error:#}"
+    );
+}
+
+#[test]
+fn default_error_responses_reach_the_client_as_error_ranges() {
+    // progenitor counts `default` as a success response; the client view turns it into 4XX/5XX.
+    let doc = spec::parse(FIXTURE).unwrap();
+    let view = super::client::client_view(&doc);
+    let responses = view["paths"]["/v1/auth/token"]["post"]["responses"]
+        .as_object()
+        .unwrap();
+    let statuses: Vec<&String> = responses.keys().collect();
+    assert_eq!(statuses, ["200", "4XX", "5XX"]);
+    assert_eq!(
+        responses["4XX"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/ErrorEnvelope"
+    );
+}
+
+/// The committed generated code is what the committed spec gives: plain `cargo test` catches a
+/// stale tree, like `cargo xtask codegen --check` in CI.
+#[test]
+fn generated_code_is_up_to_date() {
+    let text = std::fs::read_to_string(spec::spec_path()).expect("spec/openapi.yaml exists");
+    let files = generate(&text).unwrap();
+    let report = apply(&spec::workspace_root(), &files, Mode::Check).unwrap();
+    if let Err(error) = report.into_result() {
+        panic!("{error:#}");
+    }
+}
