@@ -114,7 +114,10 @@ fn the_trait_and_the_client_have_one_method_per_operation() {
         );
     }
     // No other method takes a request context: exactly one per operation.
-    assert_eq!(api.matches("ctx: RequestContext<").count(), operations.len());
+    assert_eq!(
+        api.matches("ctx: RequestContext<").count(),
+        operations.len()
+    );
 }
 
 #[test]
