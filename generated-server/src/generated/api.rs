@@ -14,7 +14,7 @@ pub enum TokenFamily {
     Integration,
 }
 impl TokenFamily {
-    /// Every family, in spec order.
+    /// Every family, sorted by security scheme name.
     pub const ALL: &'static [TokenFamily] = &[
         TokenFamily::Dashboard,
         TokenFamily::Integration,
@@ -1072,9 +1072,9 @@ pub struct Page<T> {
 pub trait Api: Send + Sync + 'static {
     /// Who a valid token belongs to.
     type Principal: Clone + Send + Sync + 'static;
-    /// Resolves a bearer token of `family` to its principal, or fails (usually with
-    /// `ResponseCode::CustomerNotFound`-like `41`). A request without a bearer token never
-    /// gets here: the router answers `41` itself.
+    /// Resolves a bearer token of `family` to its principal, or fails (usually with code
+    /// `41`; `29` with a retry delay when throttled). A request without a bearer token
+    /// never gets here: the router answers `41` itself.
     fn authenticate(
         &self,
         family: TokenFamily,

@@ -129,9 +129,9 @@ fn api_file(api: &Api) -> TokenStream {
             /// Who a valid token belongs to.
             type Principal: Clone + Send + Sync + 'static;
 
-            /// Resolves a bearer token of `family` to its principal, or fails (usually with
-            /// `ResponseCode::CustomerNotFound`-like `41`). A request without a bearer token never
-            /// gets here: the router answers `41` itself.
+            /// Resolves a bearer token of `family` to its principal, or fails (usually with code
+            /// `41`; `29` with a retry delay when throttled). A request without a bearer token
+            /// never gets here: the router answers `41` itself.
             fn authenticate(
                 &self,
                 family: TokenFamily,
@@ -187,7 +187,7 @@ fn token_families(api: &Api) -> TokenStream {
         }
 
         impl TokenFamily {
-            /// Every family, in spec order.
+            /// Every family, sorted by security scheme name.
             pub const ALL: &'static [TokenFamily] = &[#(TokenFamily::#all),*];
 
             /// The name of the family's security scheme in the spec.
