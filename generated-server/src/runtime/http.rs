@@ -165,7 +165,7 @@ pub(crate) async fn docs() -> Response {
 <style>body {{ margin: 0; padding: 0; }}</style>
 </head>
 <body>
-<redoc spec-url="openapi.json" hide-download-button="false"></redoc>
+<redoc spec-url="openapi.json"></redoc>
 <script src="docs/redoc.standalone.js"></script>
 </body>
 </html>
