@@ -23472,7 +23472,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/auth/api/generate_token`
 
-```ignore
+```text
 let response = client.generate_token()
     .body(body)
     .send()
@@ -23503,7 +23503,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/auth/web/login`
 
-```ignore
+```text
 let response = client.login()
     .body(body)
     .send()
@@ -23530,7 +23530,7 @@ Sends a `POST` request to `/api/v1/auth/web/logout`
 
 Arguments:
 - `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
-```ignore
+```text
 let response = client.logout()
     .body(body)
     .send()
@@ -23558,7 +23558,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/auth/web/change_password`
 
-```ignore
+```text
 let response = client.change_password()
     .body(body)
     .send()
@@ -23591,7 +23591,7 @@ Sends a `POST` request to `/api/v1/auth/web/generate_otp`
 
 Arguments:
 - `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
-```ignore
+```text
 let response = client.generate_otp()
     .body(body)
     .send()
@@ -23620,7 +23620,7 @@ Sends a `POST` request to `/api/v1/auth/web/regenerate_secret`
 
 Arguments:
 - `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
-```ignore
+```text
 let response = client.regenerate_secret()
     .body(body)
     .send()
@@ -23647,7 +23647,7 @@ Sends a `POST` request to `/api/v1/auth/web/get_profile`
 
 Arguments:
 - `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
-```ignore
+```text
 let response = client.get_profile()
     .body(body)
     .send()
@@ -23675,7 +23675,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/account/api/fetch_customer_accounts`
 
-```ignore
+```text
 let response = client.fetch_customer_accounts()
     .body(body)
     .send()
@@ -23721,7 +23721,7 @@ Arguments:
 is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
 
 - `body`
-```ignore
+```text
 let response = client.create_customer_account()
     .idempotency_key(idempotency_key)
     .body(body)
@@ -23760,7 +23760,7 @@ Arguments:
 is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
 
 - `body`
-```ignore
+```text
 let response = client.create_account_api()
     .idempotency_key(idempotency_key)
     .body(body)
@@ -23798,7 +23798,7 @@ Arguments:
 is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
 
 - `body`
-```ignore
+```text
 let response = client.create_account_web()
     .idempotency_key(idempotency_key)
     .body(body)
@@ -23829,7 +23829,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/account/web/get_account`
 
-```ignore
+```text
 let response = client.get_account()
     .body(body)
     .send()
@@ -23860,7 +23860,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/account/web/fetch_account_collections`
 
-```ignore
+```text
 let response = client.fetch_account_collections()
     .body(body)
     .send()
@@ -23890,7 +23890,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/account/web/fetch_account_summaries`
 
-```ignore
+```text
 let response = client.fetch_account_summaries()
     .body(body)
     .send()
@@ -23920,7 +23920,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/account/web/get_total_account_metrics`
 
-```ignore
+```text
 let response = client.get_total_account_metrics()
     .body(body)
     .send()
@@ -23949,7 +23949,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/transaction/web/fetch_transactions`
 
-```ignore
+```text
 let response = client.fetch_transactions_web()
     .body(body)
     .send()
@@ -23981,7 +23981,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/transaction/api/fetch_transactions`
 
-```ignore
+```text
 let response = client.fetch_transactions_api()
     .body(body)
     .send()
@@ -24009,7 +24009,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/transaction/web/fetch_settlement_transactions`
 
-```ignore
+```text
 let response = client.fetch_settlement_transactions_web()
     .body(body)
     .send()
@@ -24037,7 +24037,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/transaction/api/fetch_settlement_transactions`
 
-```ignore
+```text
 let response = client.fetch_settlement_transactions_api()
     .body(body)
     .send()
@@ -24067,7 +24067,7 @@ Sends a `POST` request to `/api/v1/transaction/transfer/api/fetch_banks`
 
 Arguments:
 - `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
-```ignore
+```text
 let response = client.fetch_banks()
     .body(body)
     .send()
@@ -24098,7 +24098,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/transaction/transfer/api/name_enquiry`
 
-```ignore
+```text
 let response = client.name_enquiry()
     .body(body)
     .send()
@@ -24160,7 +24160,7 @@ Arguments:
 is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
 
 - `body`
-```ignore
+```text
 let response = client.funds_transfer()
     .idempotency_key(idempotency_key)
     .body(body)
@@ -24189,7 +24189,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/get_transfer`
 
-```ignore
+```text
 let response = client.get_transfer_web()
     .body(body)
     .send()
@@ -24215,7 +24215,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/transaction/transfer/api/get_transfer`
 
-```ignore
+```text
 let response = client.get_transfer_api()
     .body(body)
     .send()
@@ -24242,7 +24242,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_pending_transfers`
 
-```ignore
+```text
 let response = client.fetch_pending_transfers()
     .body(body)
     .send()
@@ -24284,7 +24284,7 @@ Arguments:
 is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
 
 - `body`
-```ignore
+```text
 let response = client.approve_transfer()
     .idempotency_key(idempotency_key)
     .body(body)
@@ -24314,7 +24314,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/reject_transfer`
 
-```ignore
+```text
 let response = client.reject_transfer()
     .body(body)
     .send()
@@ -24350,7 +24350,7 @@ Arguments:
 is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
 
 - `body`
-```ignore
+```text
 let response = client.create_approval_policy()
     .idempotency_key(idempotency_key)
     .body(body)
@@ -24378,7 +24378,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/update_approval_policy`
 
-```ignore
+```text
 let response = client.update_approval_policy()
     .body(body)
     .send()
@@ -24405,7 +24405,7 @@ Sends a `POST` request to `/api/v1/transaction/transfer/web/get_approval_policy`
 
 Arguments:
 - `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
-```ignore
+```text
 let response = client.get_approval_policy()
     .body(body)
     .send()
@@ -24434,7 +24434,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/auth/web/fetch_members`
 
-```ignore
+```text
 let response = client.fetch_members()
     .body(body)
     .send()
@@ -24471,7 +24471,7 @@ Arguments:
 is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
 
 - `body`
-```ignore
+```text
 let response = client.add_member()
     .idempotency_key(idempotency_key)
     .body(body)
@@ -24499,7 +24499,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/auth/web/resend_invite`
 
-```ignore
+```text
 let response = client.resend_invite()
     .body(body)
     .send()
@@ -24527,7 +24527,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/auth/web/accept_invite`
 
-```ignore
+```text
 let response = client.accept_invite()
     .body(body)
     .send()
@@ -24561,7 +24561,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/auth/web/update_member`
 
-```ignore
+```text
 let response = client.update_member()
     .body(body)
     .send()
@@ -24589,7 +24589,7 @@ Sends a `POST` request to `/api/v1/auth/web/fetch_permissions`
 
 Arguments:
 - `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
-```ignore
+```text
 let response = client.fetch_permissions()
     .body(body)
     .send()
@@ -24621,7 +24621,7 @@ Sends a `POST` request to `/api/v1/auth/web/fetch_roles`
 
 Arguments:
 - `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
-```ignore
+```text
 let response = client.fetch_roles()
     .body(body)
     .send()
@@ -24657,7 +24657,7 @@ Arguments:
 is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
 
 - `body`
-```ignore
+```text
 let response = client.create_role()
     .idempotency_key(idempotency_key)
     .body(body)
@@ -24689,7 +24689,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/auth/web/update_role`
 
-```ignore
+```text
 let response = client.update_role()
     .body(body)
     .send()
@@ -24720,7 +24720,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/security/web/fetch_activity_logs`
 
-```ignore
+```text
 let response = client.fetch_activity_logs()
     .body(body)
     .send()
@@ -24752,7 +24752,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/security/web/fetch_audit_logs`
 
-```ignore
+```text
 let response = client.fetch_audit_logs()
     .body(body)
     .send()
@@ -24803,7 +24803,7 @@ Arguments:
 is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
 
 - `body`
-```ignore
+```text
 let response = client.webhook_configuration()
     .idempotency_key(idempotency_key)
     .body(body)
@@ -24834,7 +24834,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/customer/api/update_webhook_configuration`
 
-```ignore
+```text
 let response = client.update_webhook_configuration()
     .body(body)
     .send()
@@ -24864,7 +24864,7 @@ Sends a `POST` request to `/api/v1/customer/web/get_webhook_configuration`
 
 Arguments:
 - `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
-```ignore
+```text
 let response = client.get_webhook_configuration()
     .body(body)
     .send()
@@ -24895,7 +24895,7 @@ Sends a `POST` request to `/api/v1/customer/web/rotate_webhook_secret`
 
 Arguments:
 - `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
-```ignore
+```text
 let response = client.rotate_webhook_secret()
     .body(body)
     .send()
@@ -24926,7 +24926,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/customer/web/fetch_webhook_events`
 
-```ignore
+```text
 let response = client.fetch_webhook_events()
     .body(body)
     .send()
@@ -24955,7 +24955,7 @@ Errors:
 
 Sends a `POST` request to `/api/v1/customer/web/replay_webhook_event`
 
-```ignore
+```text
 let response = client.replay_webhook_event()
     .body(body)
     .send()
@@ -24993,7 +24993,7 @@ Arguments:
 is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
 
 - `body`
-```ignore
+```text
 let response = client.simulate_inbound_transfer()
     .idempotency_key(idempotency_key)
     .body(body)
