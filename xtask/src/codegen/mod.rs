@@ -179,6 +179,11 @@ pub fn format_file(path: impl Into<PathBuf>, tokens: TokenStream) -> Result<Gene
 /// A raw string literal holding `text` verbatim, so large embedded documents stay readable in
 /// the generated file (prettyplease prints literals as they are).
 pub fn raw_string_literal(text: &str) -> TokenStream {
+    // rustc turns CRLF in source files into LF, and refuses a bare CR in a raw string: such text
+    // must stay escaped to arrive byte for byte.
+    if text.contains('\r') {
+        return quote::quote! { #text };
+    }
     let mut hashes = 1;
     while text.contains(&format!("\"{}", "#".repeat(hashes))) {
         hashes += 1;

@@ -241,3 +241,15 @@ fn generated_code_is_up_to_date() {
         panic!("{error:#}");
     }
 }
+
+#[test]
+fn embedded_text_arrives_byte_for_byte() {
+    for text in [
+        "plain",
+        "quote \" and \"# and \"## inside",
+        "crlf\r\nlines\r\n",
+    ] {
+        let literal: syn::LitStr = syn::parse2(super::raw_string_literal(text)).unwrap();
+        assert_eq!(literal.value(), text);
+    }
+}
