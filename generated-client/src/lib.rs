@@ -8,9 +8,11 @@
 //!
 //! ```text
 //! let client = generated_client::Kobo::new("http://127.0.0.1:8080").with_token(token).build()?;
-//! let transfer = client.create_transfer().idempotency_key("k-1").body(request).send().await?;
-//! println!("{}", transfer.data.reference);
+//! let transfer = client.funds_transfer().idempotency_key("k-1").body(request).send().await?;
+//! println!("{}", *transfer.data.reference_number);
 //! ```
+//!
+//! README's "Using the Rust client" has a complete example, compiled as a doctest.
 //!
 //! HTTPS needs the `rustls` feature.
 

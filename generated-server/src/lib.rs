@@ -60,3 +60,8 @@ pub use runtime::{
 
 // The generated modules refer to each other by these paths.
 use generated::api;
+
+/// The README's Rust examples, compiled as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
