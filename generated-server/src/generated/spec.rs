@@ -5976,18 +5976,25 @@ components:
           $ref: '#/components/schemas/TransactionStatus'
         approval_status:
           $ref: '#/components/schemas/ApprovalStatus'
+          x-origin: extension
         transfer_type:
           $ref: '#/components/schemas/TransferType'
+          x-origin: extension
         source_account_number:
           $ref: '#/components/schemas/AccountNumber'
+          x-origin: extension
         beneficiary_account_number:
           $ref: '#/components/schemas/AccountNumber'
+          x-origin: extension
         beneficiary_account_name:
           type: string
+          x-origin: extension
         bank_code:
           $ref: '#/components/schemas/BankCode'
+          x-origin: extension
         bank_name:
           type: string
+          x-origin: extension
         narration:
           type: string
         failure_reason:
@@ -6160,6 +6167,7 @@ components:
           description: False while the invitation is pending and after deactivation.
         invitation_status:
           $ref: '#/components/schemas/InvitationStatus'
+          x-origin: extension
         last_login:
           type: string
           format: date-time
@@ -6598,6 +6606,7 @@ components:
           description: Free JSON object stored with the account, never interpreted.
         parent_account_number:
           $ref: '#/components/schemas/AccountNumber'
+          x-origin: extension
     CreateAccountRequest:
       type: object
       additionalProperties: false
@@ -6695,6 +6704,7 @@ components:
           format: date
         account_type:
           $ref: '#/components/schemas/AccountTypeFilter'
+          x-origin: extension
     GetTotalAccountMetricsRequest:
       type: object
       additionalProperties: false
@@ -6785,12 +6795,14 @@ components:
           $ref: '#/components/schemas/TransactionType'
         transaction_category:
           $ref: '#/components/schemas/TransactionCategory'
+          x-origin: extension
         reference_number:
           type: string
           maxLength: 64
           x-origin: extension
         channel:
           $ref: '#/components/schemas/Channel'
+          x-origin: extension
         search:
           type: string
           minLength: 1
@@ -16246,25 +16258,32 @@ pub const OPENAPI_JSON: &str = r##"{
             "$ref": "#/components/schemas/TransactionStatus"
           },
           "approval_status": {
-            "$ref": "#/components/schemas/ApprovalStatus"
+            "$ref": "#/components/schemas/ApprovalStatus",
+            "x-origin": "extension"
           },
           "transfer_type": {
-            "$ref": "#/components/schemas/TransferType"
+            "$ref": "#/components/schemas/TransferType",
+            "x-origin": "extension"
           },
           "source_account_number": {
-            "$ref": "#/components/schemas/AccountNumber"
+            "$ref": "#/components/schemas/AccountNumber",
+            "x-origin": "extension"
           },
           "beneficiary_account_number": {
-            "$ref": "#/components/schemas/AccountNumber"
+            "$ref": "#/components/schemas/AccountNumber",
+            "x-origin": "extension"
           },
           "beneficiary_account_name": {
-            "type": "string"
+            "type": "string",
+            "x-origin": "extension"
           },
           "bank_code": {
-            "$ref": "#/components/schemas/BankCode"
+            "$ref": "#/components/schemas/BankCode",
+            "x-origin": "extension"
           },
           "bank_name": {
-            "type": "string"
+            "type": "string",
+            "x-origin": "extension"
           },
           "narration": {
             "type": "string"
@@ -16551,7 +16570,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "description": "False while the invitation is pending and after deactivation."
           },
           "invitation_status": {
-            "$ref": "#/components/schemas/InvitationStatus"
+            "$ref": "#/components/schemas/InvitationStatus",
+            "x-origin": "extension"
           },
           "last_login": {
             "type": "string",
@@ -17232,7 +17252,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "description": "Free JSON object stored with the account, never interpreted."
           },
           "parent_account_number": {
-            "$ref": "#/components/schemas/AccountNumber"
+            "$ref": "#/components/schemas/AccountNumber",
+            "x-origin": "extension"
           }
         }
       },
@@ -17364,7 +17385,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "format": "date"
           },
           "account_type": {
-            "$ref": "#/components/schemas/AccountTypeFilter"
+            "$ref": "#/components/schemas/AccountTypeFilter",
+            "x-origin": "extension"
           }
         }
       },
@@ -17485,7 +17507,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "$ref": "#/components/schemas/TransactionType"
           },
           "transaction_category": {
-            "$ref": "#/components/schemas/TransactionCategory"
+            "$ref": "#/components/schemas/TransactionCategory",
+            "x-origin": "extension"
           },
           "reference_number": {
             "type": "string",
@@ -17493,7 +17516,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "x-origin": "extension"
           },
           "channel": {
-            "$ref": "#/components/schemas/Channel"
+            "$ref": "#/components/schemas/Channel",
+            "x-origin": "extension"
           },
           "search": {
             "type": "string",
