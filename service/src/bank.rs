@@ -56,6 +56,23 @@ pub struct Bank {
     pub tokens: TokenKeys,
 }
 
+impl Bank {
+    pub fn new(store: Store, config: Config, tokens: TokenKeys) -> Bank {
+        Bank {
+            store,
+            config: Arc::new(config),
+            tokens,
+        }
+    }
+
+    /// A bank ready to serve: applies the migrations and upserts the built-in roles.
+    pub async fn open(store: Store, config: Config, tokens: TokenKeys) -> anyhow::Result<Bank> {
+        store.migrate().await?;
+        crate::business::seed_built_in_roles(&store).await?;
+        Ok(Bank::new(store, config, tokens))
+    }
+}
+
 /// The answer of an operation whose issue has not landed yet.
 pub fn not_yet(operation: Operation) -> ApiError {
     ApiError::new(ResponseCode::UnknownOperation).with_message(format!(

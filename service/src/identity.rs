@@ -1,18 +1,104 @@
 //! Sessions and identity: tokens of both families, login, logout, passwords, OTPs, the
 //! integration secret, and the authentication and authorization hooks of the router.
+//!
+//! Every token stands for a row of `sessions`; [`authenticate`] checks that row on every
+//! request, so revocation is immediate. Failed credential checks are throttled
+//! progressively (`throttle`), and every failure of `login` looks the same (`41`).
 
-use generated_server::{models, ApiError, Permission, RequestContext, TokenFamily};
+use chrono::{Duration, Utc};
+use generated_server::models::{self, AuditAction};
+use generated_server::{ApiError, Permission, RequestContext, ResponseCode, TokenFamily};
+use sqlx::Row;
 
-use crate::bank::{not_yet, Bank, Principal};
+use crate::bank::{Bank, MemberPrincipal, Principal};
+use crate::business;
+use crate::config::{Config, ThrottlePolicy};
+use crate::logs::{self, AuditEntry};
+use crate::notify::{self, Notification};
+use crate::permissions::{self, OWNER_ROLE_ID};
+use crate::secrets;
+use crate::store::{self, internal, Store, Tx};
+use crate::team;
+use crate::throttle;
+use crate::tokens::{self, Claims};
 
+fn unauthenticated() -> ApiError {
+    ApiError::new(ResponseCode::Unauthenticated)
+}
+
+/// Resolves a bearer token to its principal: a valid signature of this server, the family the
+/// operation wants, and a live session (not revoked, not expired) of the business the token
+/// names; for Dashboard tokens an active member, whose role's permissions are loaded now, so
+/// a role change applies from the next request.
 pub async fn authenticate(
-    _bank: &Bank,
-    _family: TokenFamily,
-    _token: &str,
+    bank: &Bank,
+    family: TokenFamily,
+    token: &str,
 ) -> Result<Principal, ApiError> {
-    Err(ApiError::new(
-        generated_server::ResponseCode::Unauthenticated,
-    ))
+    let claims = bank.tokens.verify(token).ok_or_else(unauthenticated)?;
+    if claims.family() != Some(family) {
+        return Err(unauthenticated().with_message(match family {
+            TokenFamily::Dashboard => "This operation needs a Dashboard token (from login)",
+            TokenFamily::Integration => {
+                "This operation needs an integration token (from generate_token)"
+            }
+        }));
+    }
+    let row = sqlx::query(
+        "SELECT s.business_id, s.family, s.member_id, s.expires_at, s.revoked_at, \
+           m.email, m.first_name, m.last_name, m.role_id, m.is_active, r.permission_codes \
+         FROM sessions s \
+         LEFT JOIN members m ON m.id = s.member_id AND m.business_id = s.business_id \
+         LEFT JOIN roles r ON r.id = m.role_id \
+         WHERE s.id = $1",
+    )
+    .bind(&claims.sid)
+    .fetch_optional(bank.store.pool())
+    .await
+    .map_err(internal)?
+    .ok_or_else(unauthenticated)?;
+
+    let business_id = store::text(&row, "business_id")?;
+    let live = business_id == claims.bid
+        && store::text(&row, "family")? == claims.fam
+        && store::optional_text(&row, "revoked_at")?.is_none()
+        && store::time(&row, "expires_at")? > Utc::now();
+    if !live {
+        return Err(unauthenticated());
+    }
+    let member = match family {
+        TokenFamily::Integration => None,
+        TokenFamily::Dashboard => {
+            let Some(member_id) = store::optional_text(&row, "member_id")? else {
+                return Err(unauthenticated());
+            };
+            // A member deleted from under a session (never done today) or deactivated.
+            let Some(email) = store::optional_text(&row, "email")? else {
+                return Err(unauthenticated());
+            };
+            let active: Option<i64> = row.try_get("is_active").map_err(internal)?;
+            if active != Some(1) {
+                return Err(unauthenticated());
+            }
+            let role_id = store::text(&row, "role_id")?;
+            let codes: Option<String> = row.try_get("permission_codes").map_err(internal)?;
+            Some(MemberPrincipal {
+                id: member_id,
+                email,
+                first_name: store::text(&row, "first_name")?,
+                last_name: store::text(&row, "last_name")?,
+                is_owner: role_id == OWNER_ROLE_ID,
+                role_id,
+                permissions: permissions::parse_stored(codes.as_deref().unwrap_or("[]"))?,
+            })
+        }
+    };
+    Ok(Principal {
+        business_id,
+        session_id: claims.sid,
+        family,
+        member,
+    })
 }
 
 pub fn authorize(principal: &Principal, permission: Permission) -> Result<(), ApiError> {
@@ -29,52 +115,549 @@ pub fn authorize(principal: &Principal, permission: Permission) -> Result<(), Ap
     }
 }
 
+/// The member behind a Dashboard principal. Every Dashboard operation has one; its absence is
+/// a programming error, answered as an internal error rather than a panic.
+pub fn member_of(principal: &Principal) -> Result<&MemberPrincipal, ApiError> {
+    principal
+        .member
+        .as_ref()
+        .ok_or_else(|| internal("a Dashboard operation ran without a member"))
+}
+
+/// Creates a session row and signs its token. Returns `(token, expires_in_seconds)`.
+async fn open_session(
+    tx: &mut Tx,
+    bank: &Bank,
+    business_id: &str,
+    family: TokenFamily,
+    member_id: Option<&str>,
+    ip_address: &str,
+) -> Result<(String, u64), ApiError> {
+    let ttl_seconds = match family {
+        TokenFamily::Dashboard => bank.config.dashboard_token_ttl_seconds,
+        TokenFamily::Integration => bank.config.integration_token_ttl_seconds,
+    };
+    let now = Utc::now();
+    let expires_at = now + Duration::seconds(ttl_seconds as i64);
+    let session_id = store::new_id();
+    sqlx::query(
+        "INSERT INTO sessions (id, business_id, family, member_id, ip_address, created_at, \
+           expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL)",
+    )
+    .bind(&session_id)
+    .bind(business_id)
+    .bind(tokens::family_str(family))
+    .bind(member_id)
+    .bind(ip_address)
+    .bind(store::timestamp(now))
+    .bind(store::timestamp(expires_at))
+    .execute(&mut **tx)
+    .await
+    .map_err(internal)?;
+    let token = bank.tokens.sign(&Claims {
+        sid: session_id,
+        fam: tokens::family_str(family).to_owned(),
+        bid: business_id.to_owned(),
+        iat: now.timestamp(),
+        exp: expires_at.timestamp(),
+    });
+    Ok((token, ttl_seconds))
+}
+
+fn expires_in(seconds: u64) -> std::num::NonZeroU64 {
+    std::num::NonZeroU64::new(seconds.max(1)).expect("at least 1")
+}
+
 pub async fn generate_token(
-    _bank: &Bank,
+    bank: &Bank,
     ctx: RequestContext<()>,
-    _body: models::GenerateTokenRequest,
+    body: models::GenerateTokenRequest,
 ) -> Result<models::TokenGrant, ApiError> {
-    Err(not_yet(ctx.operation))
+    let client_id = body.client_id.as_str();
+    let client_key = format!("token:client:{client_id}");
+    let address_key = format!("token:address:{}", ctx.client_ip);
+    let now = Utc::now();
+    throttle::check(&bank.store, &[&client_key, &address_key], now).await?;
+
+    let row = sqlx::query("SELECT id, client_secret_hash FROM businesses WHERE client_id = $1")
+        .bind(client_id)
+        .fetch_optional(bank.store.pool())
+        .await
+        .map_err(internal)?;
+    let presented = secrets::sha256_hex(body.client_secret.as_str());
+    let business_id = match row {
+        Some(row) if constant_time_eq(&store::text(&row, "client_secret_hash")?, &presented) => {
+            store::text(&row, "id")?
+        }
+        _ => {
+            let policy = &bank.config.token_per_client;
+            throttle::record_failure(&bank.store, &client_key, policy, now).await?;
+            throttle::record_failure(&bank.store, &address_key, policy, now).await?;
+            return Err(unauthenticated().with_message("Invalid client_id or client_secret"));
+        }
+    };
+
+    let mut tx = bank.store.begin().await?;
+    throttle::clear(&mut tx, &client_key).await?;
+    let (token, ttl) = open_session(
+        &mut tx,
+        bank,
+        &business_id,
+        TokenFamily::Integration,
+        None,
+        &ctx.client_ip.to_string(),
+    )
+    .await?;
+    tx.commit().await.map_err(internal)?;
+    Ok(models::TokenGrant {
+        access_token: token,
+        expires_in: expires_in(ttl),
+        token_type: models::TokenGrantTokenType::Bearer,
+    })
 }
+
+/// The throttle key of failed logins for an email.
+pub fn login_email_key(email: &str) -> String {
+    format!("login:email:{}", email.to_lowercase())
+}
+
 pub async fn login(
-    _bank: &Bank,
+    bank: &Bank,
     ctx: RequestContext<()>,
-    _body: models::LoginRequest,
+    body: models::LoginRequest,
 ) -> Result<models::LoginResult, ApiError> {
-    Err(not_yet(ctx.operation))
+    let email = body.email.trim().to_lowercase();
+    let email_key = login_email_key(&email);
+    let address_key = format!("login:address:{}", ctx.client_ip);
+    let now = Utc::now();
+    throttle::check(&bank.store, &[&email_key, &address_key], now).await?;
+
+    let row = sqlx::query(
+        "SELECT id, business_id, first_name, last_name, password_hash, is_active, \
+           invitation_status FROM members WHERE email = $1",
+    )
+    .bind(&email)
+    .fetch_optional(bank.store.pool())
+    .await
+    .map_err(internal)?;
+    let stored_hash = match &row {
+        Some(row) => store::optional_text(row, "password_hash")?,
+        None => None,
+    };
+    // Always verify (a dummy hash when there is nothing to check), so the time taken does not
+    // tell whether the email exists.
+    let password_ok = secrets::verify_password(&body.password, stored_hash.as_deref()).await;
+    let member = match row {
+        Some(row)
+            if password_ok
+                && store::flag(&row, "is_active")?
+                && store::text(&row, "invitation_status")? == "accepted" =>
+        {
+            row
+        }
+        row => {
+            throttle::record_failure(&bank.store, &email_key, &bank.config.login_per_email, now)
+                .await?;
+            throttle::record_failure(
+                &bank.store,
+                &address_key,
+                &bank.config.login_per_address,
+                now,
+            )
+            .await?;
+            if let Some(row) = row {
+                audit_failed_login(&bank.store, &ctx, &row, &email).await?;
+            }
+            return Err(unauthenticated().with_message("Invalid email or password"));
+        }
+    };
+
+    let member_id = store::text(&member, "id")?;
+    let business_id = store::text(&member, "business_id")?;
+    let mut tx = bank.store.begin().await?;
+    throttle::clear(&mut tx, &email_key).await?;
+    sqlx::query("UPDATE members SET last_login = $2 WHERE id = $1")
+        .bind(&member_id)
+        .bind(store::timestamp(now))
+        .execute(&mut *tx)
+        .await
+        .map_err(internal)?;
+    let (token, ttl) = open_session(
+        &mut tx,
+        bank,
+        &business_id,
+        TokenFamily::Dashboard,
+        Some(&member_id),
+        &ctx.client_ip.to_string(),
+    )
+    .await?;
+    let view = team::member_view(&mut *tx, &business_id, &member_id)
+        .await?
+        .ok_or_else(|| internal("the member vanished during login"))?;
+    let permission_codes = role_codes(&mut tx, &view.user_role_id.to_string()).await?;
+    logs::audit(
+        &mut tx,
+        AuditEntry {
+            business_id: business_id.clone(),
+            action: AuditAction::Login,
+            user_name: display_name(&view.first_name, &view.last_name, &email),
+            user_id: Some(member_id.clone()),
+            ip_address: ctx.client_ip.to_string(),
+            response_code: 200,
+            target_type: None,
+            target_id: None,
+            request_id: ctx.request_id.clone(),
+        },
+    )
+    .await?;
+    tx.commit().await.map_err(internal)?;
+    Ok(models::LoginResult {
+        access_token: token,
+        expires_in: expires_in(ttl),
+        member: view,
+        permission_codes,
+        token_type: models::LoginResultTokenType::Bearer,
+    })
 }
+
+async fn role_codes(tx: &mut Tx, role_id: &str) -> Result<Vec<String>, ApiError> {
+    let codes: String = sqlx::query_scalar("SELECT permission_codes FROM roles WHERE id = $1")
+        .bind(role_id)
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(internal)?;
+    Ok(permissions::codes_in_catalog_order(
+        &permissions::parse_stored(&codes)?,
+    ))
+}
+
+/// A failed login of an existing member is an audit-log entry (401), in its own transaction.
+async fn audit_failed_login(
+    store: &Store,
+    ctx: &RequestContext<()>,
+    member: &sqlx::any::AnyRow,
+    email: &str,
+) -> Result<(), ApiError> {
+    let mut tx = store.begin().await?;
+    logs::audit(
+        &mut tx,
+        AuditEntry {
+            business_id: store::text(member, "business_id")?,
+            action: AuditAction::Login,
+            user_name: display_name(
+                &store::text(member, "first_name")?,
+                &store::text(member, "last_name")?,
+                email,
+            ),
+            user_id: Some(store::text(member, "id")?),
+            ip_address: ctx.client_ip.to_string(),
+            response_code: ResponseCode::Unauthenticated.http_status(),
+            target_type: None,
+            target_id: None,
+            request_id: ctx.request_id.clone(),
+        },
+    )
+    .await?;
+    tx.commit().await.map_err(internal)
+}
+
+fn display_name(first_name: &str, last_name: &str, email: &str) -> String {
+    format!("{first_name} {last_name} <{email}>")
+}
+
 pub async fn logout(
-    _bank: &Bank,
+    bank: &Bank,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
 ) -> Result<(), ApiError> {
-    Err(not_yet(ctx.operation))
+    let mut tx = bank.store.begin().await?;
+    sqlx::query(
+        "UPDATE sessions SET revoked_at = $3 \
+         WHERE id = $1 AND business_id = $2 AND revoked_at IS NULL",
+    )
+    .bind(&ctx.principal.session_id)
+    .bind(&ctx.principal.business_id)
+    .bind(store::timestamp(Utc::now()))
+    .execute(&mut *tx)
+    .await
+    .map_err(internal)?;
+    logs::audit(&mut tx, AuditEntry::by(&ctx, AuditAction::Logout)).await?;
+    tx.commit().await.map_err(internal)
 }
+
+/// Revokes every live session of a member, inside `tx`.
+pub async fn revoke_member_sessions(tx: &mut Tx, member_id: &str) -> Result<(), ApiError> {
+    sqlx::query("UPDATE sessions SET revoked_at = $2 WHERE member_id = $1 AND revoked_at IS NULL")
+        .bind(member_id)
+        .bind(store::timestamp(Utc::now()))
+        .execute(&mut **tx)
+        .await
+        .map_err(internal)?;
+    Ok(())
+}
+
 pub async fn change_password(
-    _bank: &Bank,
+    bank: &Bank,
     ctx: RequestContext<Principal>,
-    _body: models::ChangePasswordRequest,
+    body: models::ChangePasswordRequest,
 ) -> Result<(), ApiError> {
-    Err(not_yet(ctx.operation))
+    let member = member_of(&ctx.principal)?;
+    let new_password = body.new_password.as_str();
+    secrets::check_password_rules("new_password", new_password)?;
+    if body.confirm_password.as_str() != new_password {
+        return Err(invalid("`confirm_password`: must equal new_password"));
+    }
+    let key = format!("password:member:{}", member.id);
+    let now = Utc::now();
+    throttle::check(&bank.store, &[&key], now).await?;
+    let stored: Option<String> =
+        sqlx::query_scalar("SELECT password_hash FROM members WHERE id = $1 AND business_id = $2")
+            .bind(&member.id)
+            .bind(&ctx.principal.business_id)
+            .fetch_optional(bank.store.pool())
+            .await
+            .map_err(internal)?
+            .flatten();
+    if !secrets::verify_password(body.old_password.as_str(), stored.as_deref()).await {
+        let policy: &ThrottlePolicy = &bank.config.password_change_per_member;
+        throttle::record_failure(&bank.store, &key, policy, now).await?;
+        return Err(ApiError::new(ResponseCode::OldPasswordIncorrect));
+    }
+    if body.old_password.as_str() == new_password {
+        return Err(invalid(
+            "`new_password`: must differ from the current password",
+        ));
+    }
+    let hash = secrets::hash_password(new_password).await?;
+
+    let mut tx = bank.store.begin().await?;
+    sqlx::query(
+        "UPDATE members SET password_hash = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
+    )
+    .bind(&member.id)
+    .bind(&ctx.principal.business_id)
+    .bind(&hash)
+    .bind(store::timestamp(now))
+    .execute(&mut *tx)
+    .await
+    .map_err(internal)?;
+    revoke_member_sessions(&mut tx, &member.id).await?;
+    throttle::clear(&mut tx, &key).await?;
+    logs::audit(&mut tx, AuditEntry::by(&ctx, AuditAction::ChangePassword)).await?;
+    tx.commit().await.map_err(internal)
 }
+
 pub async fn generate_otp(
-    _bank: &Bank,
+    bank: &Bank,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
 ) -> Result<models::OtpDelivery, ApiError> {
-    Err(not_yet(ctx.operation))
+    let member = member_of(&ctx.principal)?;
+    let policy = bank.config.otp;
+    let now = Utc::now();
+    let mut tx = bank.store.begin().await?;
+    business::lock_business(&mut tx, bank.store.backend(), &ctx.principal.business_id).await?;
+
+    let window_start = now - Duration::seconds(policy.issue_window_seconds as i64);
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS issued, MIN(created_at) AS oldest FROM otps \
+         WHERE member_id = $1 AND created_at >= $2",
+    )
+    .bind(&member.id)
+    .bind(store::timestamp(window_start))
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(internal)?;
+    let issued: i64 = row.try_get("issued").map_err(internal)?;
+    if issued >= policy.issue_limit {
+        let oldest = store::optional_time(&row, "oldest")?.unwrap_or(now);
+        let free_at = oldest + Duration::seconds(policy.issue_window_seconds as i64);
+        let wait = ((free_at - now).num_milliseconds() + 999) / 1000;
+        return Err(throttle::too_many(wait.max(1) as u64).with_message(format!(
+            "At most {} OTPs per {} minutes: try again in {} seconds",
+            policy.issue_limit,
+            policy.issue_window_seconds / 60,
+            wait.max(1)
+        )));
+    }
+
+    // A new OTP replaces the previous one.
+    sqlx::query("UPDATE otps SET used_at = $2 WHERE member_id = $1 AND used_at IS NULL")
+        .bind(&member.id)
+        .bind(store::timestamp(now))
+        .execute(&mut *tx)
+        .await
+        .map_err(internal)?;
+    let otp_id = store::new_id();
+    let code = secrets::otp_code();
+    sqlx::query(
+        "INSERT INTO otps (id, business_id, member_id, code_hash, attempts, expires_at, used_at, \
+           created_at) VALUES ($1, $2, $3, $4, 0, $5, NULL, $6)",
+    )
+    .bind(&otp_id)
+    .bind(&ctx.principal.business_id)
+    .bind(&member.id)
+    .bind(secrets::otp_hash(&otp_id, &code))
+    .bind(store::timestamp(
+        now + Duration::seconds(policy.ttl_seconds as i64),
+    ))
+    .bind(store::timestamp(now))
+    .execute(&mut *tx)
+    .await
+    .map_err(internal)?;
+    notify::enqueue(
+        &mut tx,
+        &Notification {
+            business_id: Some(ctx.principal.business_id.clone()),
+            channel: "email",
+            recipient: member.email.clone(),
+            subject: "Your Kobo one-time password".into(),
+            body: format!(
+                "Hello {},\n\nYour one-time password is {code}. It expires in {} minutes and \
+                 works once. Kobo will never ask you for it by phone or email.\n\nIf you did not \
+                 ask for it, change your password.\n",
+                member.first_name,
+                policy.ttl_seconds / 60
+            ),
+        },
+    )
+    .await?;
+    tx.commit().await.map_err(internal)?;
+    let sandbox = bank.config.environment == crate::config::Environment::Sandbox;
+    Ok(models::OtpDelivery {
+        channel: models::OtpDeliveryChannel::Email,
+        destination: secrets::mask_email(&member.email),
+        expires_in: expires_in(policy.ttl_seconds),
+        otp: if sandbox {
+            Some(code.parse().map_err(internal)?)
+        } else {
+            None
+        },
+    })
 }
+
+/// Checks an OTP for `member_id` and consumes it. Takes the caller's transaction, before the
+/// caller has written anything in it:
+///
+/// - right code: the OTP is marked used in `tx`, which is handed back; the OTP counts as used
+///   only if the caller commits (a transfer that fails afterwards leaves it usable);
+/// - wrong code: the attempt is counted and `tx` is **committed here**, so a failed guess counts
+///   even though the caller answers an error; the OTP is spent after the policy's attempts;
+/// - no live OTP (none, used, replaced, expired, out of attempts): `45`, nothing written.
+pub async fn verify_otp(
+    mut tx: Tx,
+    config: &Config,
+    member_id: &str,
+    code: &str,
+) -> Result<Tx, ApiError> {
+    let invalid_otp = || ApiError::new(ResponseCode::InvalidOtp);
+    let now = Utc::now();
+    let row = sqlx::query(
+        "SELECT id, code_hash, attempts, expires_at FROM otps \
+         WHERE member_id = $1 AND used_at IS NULL ORDER BY created_at DESC LIMIT 1",
+    )
+    .bind(member_id)
+    .fetch_optional(&mut *tx)
+    .await
+    .map_err(internal)?
+    .ok_or_else(invalid_otp)?;
+    let otp_id = store::text(&row, "id")?;
+    let attempts: i64 = row.try_get("attempts").map_err(internal)?;
+    if store::time(&row, "expires_at")? <= now || attempts >= config.otp.max_attempts {
+        return Err(invalid_otp());
+    }
+    let right = constant_time_eq(
+        &store::text(&row, "code_hash")?,
+        &secrets::otp_hash(&otp_id, code),
+    );
+    if right {
+        sqlx::query("UPDATE otps SET used_at = $2 WHERE id = $1")
+            .bind(&otp_id)
+            .bind(store::timestamp(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(internal)?;
+        return Ok(tx);
+    }
+    let attempts = attempts + 1;
+    let spent = (attempts >= config.otp.max_attempts).then(|| store::timestamp(now));
+    sqlx::query("UPDATE otps SET attempts = $2, used_at = $3 WHERE id = $1")
+        .bind(&otp_id)
+        .bind(attempts)
+        .bind(spent)
+        .execute(&mut *tx)
+        .await
+        .map_err(internal)?;
+    tx.commit().await.map_err(internal)?;
+    Err(invalid_otp())
+}
+
 pub async fn regenerate_secret(
-    _bank: &Bank,
+    bank: &Bank,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
 ) -> Result<models::IntegrationCredentials, ApiError> {
-    Err(not_yet(ctx.operation))
+    let mut tx = bank.store.begin().await?;
+    let (client_id, client_secret) =
+        business::rotate_client_secret(&mut tx, &ctx.principal.business_id).await?;
+    logs::audit(&mut tx, AuditEntry::by(&ctx, AuditAction::RegenerateSecret)).await?;
+    tx.commit().await.map_err(internal)?;
+    Ok(models::IntegrationCredentials {
+        client_id,
+        client_secret,
+    })
 }
+
 pub async fn get_profile(
-    _bank: &Bank,
+    bank: &Bank,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
 ) -> Result<models::Profile, ApiError> {
-    Err(not_yet(ctx.operation))
+    let member_id = &member_of(&ctx.principal)?.id;
+    let business_id = &ctx.principal.business_id;
+    let pool = bank.store.pool();
+    let member = team::member_view(pool, business_id, member_id)
+        .await?
+        .ok_or_else(unauthenticated)?;
+    let role = team::role_view(pool, business_id, &member.user_role_id.to_string())
+        .await?
+        .ok_or_else(|| internal("the member's role is missing"))?;
+    let row =
+        sqlx::query("SELECT id, name, status, client_id, created_at FROM businesses WHERE id = $1")
+            .bind(business_id)
+            .fetch_one(pool)
+            .await
+            .map_err(internal)?;
+    let environment = match business::environment_of_client_id(&store::text(&row, "client_id")?) {
+        crate::config::Environment::Sandbox => models::BusinessEnvironment::Sandbox,
+        crate::config::Environment::Production => models::BusinessEnvironment::Production,
+    };
+    let status = match store::text(&row, "status")?.as_str() {
+        "active" => models::BusinessStatus::Active,
+        _ => models::BusinessStatus::Inactive,
+    };
+    Ok(models::Profile {
+        business: models::Business {
+            created_at: store::time(&row, "created_at")?,
+            environment,
+            id: store::uuid(&row, "id")?,
+            name: store::text(&row, "name")?,
+            status,
+        },
+        member,
+        role,
+    })
+}
+
+/// Equality of two hex digests that does not stop at the first difference.
+fn constant_time_eq(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |difference, (x, y)| difference | (x ^ y))
+            == 0
+}
+
+fn invalid(message: &'static str) -> ApiError {
+    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
 }

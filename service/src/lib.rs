@@ -2,12 +2,21 @@
 //! `kobo` binary (`cli`). See ARCHITECTURE.md for the map.
 
 pub mod bank;
+pub mod business;
 pub mod config;
 pub mod identity;
+pub mod idempotency;
 pub mod logs;
 pub mod notify;
+pub mod nuban;
+pub mod paging;
+pub mod permissions;
+pub mod secrets;
 pub mod store;
 pub mod team;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
+pub mod throttle;
 pub mod tokens;
 
 pub use bank::{Bank, MemberPrincipal, Principal};

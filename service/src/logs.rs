@@ -1,23 +1,320 @@
-//! Activity logs (integration calls) and audit logs (Dashboard user actions).
-use generated_server::{models, ApiError, CallRecord, Page, RequestContext};
+//! Activity logs (integration calls) and audit logs (Dashboard user actions). Both are
+//! append-only: nothing here updates or deletes a row.
+//!
+//! - Activity: [`on_response`] writes one entry per call made with an integration token, after
+//!   the answer is known, whatever it was.
+//! - Audit: each Dashboard operation writes its entry with [`audit`] inside its own
+//!   transaction, so an action is logged if and only if it happened. A failed login has no
+//!   transaction that commits; `identity::login` audits it in one of its own.
 
-use crate::bank::{not_yet, Bank, Principal};
+use chrono::Utc;
+use generated_server::models::{self, AuditAction};
+use generated_server::{ApiError, CallRecord, Page, RequestContext, ResponseCode, TokenFamily};
+use sqlx::any::AnyRow;
+
+use crate::bank::{Bank, Principal};
+use crate::paging::{self, Conditions, Sql};
+use crate::store::{self, internal, Tx};
+
+/// One audit-log entry, before it is written.
+#[derive(Clone, Debug)]
+pub struct AuditEntry {
+    pub business_id: String,
+    pub action: AuditAction,
+    /// `First Last <email>`.
+    pub user_name: String,
+    pub user_id: Option<String>,
+    pub ip_address: String,
+    /// The HTTP status of the action (200 for what succeeded).
+    pub response_code: u16,
+    /// `member`, `role`, `transfer`, ...
+    pub target_type: Option<&'static str>,
+    pub target_id: Option<String>,
+    pub request_id: String,
+}
+
+impl AuditEntry {
+    /// A successful action of the Dashboard member behind `ctx`.
+    pub fn by(ctx: &RequestContext<Principal>, action: AuditAction) -> AuditEntry {
+        let principal = &ctx.principal;
+        let (user_name, user_id) = match &principal.member {
+            Some(member) => (member.display_name(), Some(member.id.clone())),
+            None => ("Integration credentials".to_owned(), None),
+        };
+        AuditEntry {
+            business_id: principal.business_id.clone(),
+            action,
+            user_name,
+            user_id,
+            ip_address: ctx.client_ip.to_string(),
+            response_code: 200,
+            target_type: None,
+            target_id: None,
+            request_id: ctx.request_id.clone(),
+        }
+    }
+
+    pub fn target(mut self, target_type: &'static str, target_id: impl Into<String>) -> Self {
+        self.target_type = Some(target_type);
+        self.target_id = Some(target_id.into());
+        self
+    }
+}
+
+/// Writes `entry` as part of `tx`.
+pub async fn audit(tx: &mut Tx, entry: AuditEntry) -> Result<(), ApiError> {
+    let now = Utc::now();
+    sqlx::query(
+        "INSERT INTO audit_logs (id, business_id, action, user_name, user_id, ip_address, \
+           response_code, day, target_type, target_id, request_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    )
+    .bind(store::new_id())
+    .bind(&entry.business_id)
+    .bind(entry.action.to_string())
+    .bind(&entry.user_name)
+    .bind(entry.user_id.as_deref())
+    .bind(&entry.ip_address)
+    .bind(i64::from(entry.response_code))
+    .bind(now.format("%Y-%m-%d").to_string())
+    .bind(entry.target_type)
+    .bind(entry.target_id.as_deref())
+    .bind(&entry.request_id)
+    .bind(store::timestamp(now))
+    .execute(&mut **tx)
+    .await
+    .map_err(internal)?;
+    Ok(())
+}
+
+/// Records every call made with integration credentials in the activity log. A failure to
+/// write is logged, never turned into an error: the answer has been given already.
+pub async fn on_response(bank: &Bank, record: &CallRecord<'_, Principal>) {
+    let Some(principal) = record.principal else {
+        return;
+    };
+    if record.family != Some(TokenFamily::Integration)
+        || principal.family != TokenFamily::Integration
+    {
+        return;
+    }
+    let status = if record.response_code == ResponseCode::Success {
+        "success"
+    } else {
+        "error"
+    };
+    let written = sqlx::query(
+        "INSERT INTO activity_logs (id, business_id, endpoint, method, response_code, status, \
+           message, ip_address, request_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    )
+    .bind(store::new_id())
+    .bind(&principal.business_id)
+    .bind(record.operation.path())
+    .bind("POST")
+    .bind(i64::from(record.http_status))
+    .bind(status)
+    .bind(record.message)
+    .bind(record.client_ip.to_string())
+    .bind(record.request_id)
+    .bind(store::timestamp(Utc::now()))
+    .execute(bank.store.pool())
+    .await;
+    if let Err(error) = written {
+        tracing::error!(
+            request_id = record.request_id,
+            %error,
+            "cannot write the activity-log entry"
+        );
+    }
+}
 
 pub async fn fetch_activity_logs(
-    _bank: &Bank,
+    bank: &Bank,
     ctx: RequestContext<Principal>,
-    _body: models::FetchActivityLogsRequest,
+    body: models::FetchActivityLogsRequest,
 ) -> Result<Page<Vec<models::ActivityLogEntry>>, ApiError> {
-    Err(not_yet(ctx.operation))
+    let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
+    let (from, until) = paging::day_range(body.start_date, body.end_date, "")?;
+    let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
+
+    let mut sql = Sql::new(
+        "SELECT id, endpoint, method, response_code, status, message, ip_address, request_id, \
+           created_at FROM activity_logs",
+    );
+    let mut conditions = Conditions::default();
+    conditions.add(format!(
+        "business_id = {}",
+        sql.arg(ctx.principal.business_id.as_str())
+    ));
+    if let Some(filters) = &body.filters {
+        if let Some(status) = &filters.status {
+            conditions.add(format!("status = {}", sql.arg(status.to_string())));
+        }
+        if let Some(method) = &filters.method {
+            conditions.add(format!("method = {}", sql.arg(method.as_str())));
+        }
+        if let Some(endpoint) = &filters.endpoint {
+            conditions.add(format!("endpoint = {}", sql.arg(endpoint.as_str())));
+        }
+        if let Some(code) = filters.response_code {
+            conditions.add(format!("response_code = {}", sql.arg(code)));
+        }
+    }
+    add_time_range(&mut sql, &mut conditions, from, until);
+    if let Some(search) = &body.search {
+        let pattern = sql.arg(paging::contains_pattern(search));
+        conditions.add(format!(
+            "(LOWER(endpoint) LIKE {pattern} ESCAPE '\\' OR LOWER(message) LIKE {pattern} \
+             ESCAPE '\\' OR LOWER(ip_address) LIKE {pattern} ESCAPE '\\')"
+        ));
+    }
+    let rows = fetch_page(&mut sql, &mut conditions, cursor, limit, bank).await?;
+    let mut entries = rows
+        .iter()
+        .map(activity_entry)
+        .collect::<Result<Vec<_>, _>>()?;
+    let has_more = entries.len() as u64 > limit;
+    entries.truncate(limit as usize);
+    let last = entries.last().map(|entry| (entry.created_at, entry.id));
+    Ok(Page {
+        data: entries,
+        pagination: paging::keyset_pagination(has_more, last, limit),
+    })
 }
 
 pub async fn fetch_audit_logs(
-    _bank: &Bank,
+    bank: &Bank,
     ctx: RequestContext<Principal>,
-    _body: models::FetchAuditLogsRequest,
+    body: models::FetchAuditLogsRequest,
 ) -> Result<Page<Vec<models::AuditLogEntry>>, ApiError> {
-    Err(not_yet(ctx.operation))
+    let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
+    let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
+
+    let mut sql = Sql::new(
+        "SELECT id, action, user_name, user_id, ip_address, response_code, day, target_type, \
+           target_id, request_id, created_at FROM audit_logs",
+    );
+    let mut conditions = Conditions::default();
+    conditions.add(format!(
+        "business_id = {}",
+        sql.arg(ctx.principal.business_id.as_str())
+    ));
+    if let Some(filters) = &body.filters {
+        let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;
+        add_time_range(&mut sql, &mut conditions, from, until);
+        if let Some(action) = &filters.action {
+            conditions.add(format!("action = {}", sql.arg(action.to_string())));
+        }
+        if let Some(user_id) = &filters.user_id {
+            conditions.add(format!("user_id = {}", sql.arg(user_id.to_string())));
+        }
+    }
+    if let Some(search) = &body.search {
+        let pattern = sql.arg(paging::contains_pattern(search));
+        conditions.add(format!(
+            "(LOWER(action) LIKE {pattern} ESCAPE '\\' OR LOWER(user_name) LIKE {pattern} \
+             ESCAPE '\\' OR LOWER(ip_address) LIKE {pattern} ESCAPE '\\')"
+        ));
+    }
+    let rows = fetch_page(&mut sql, &mut conditions, cursor, limit, bank).await?;
+    let mut entries = rows
+        .iter()
+        .map(audit_entry)
+        .collect::<Result<Vec<_>, _>>()?;
+    let has_more = entries.len() as u64 > limit;
+    entries.truncate(limit as usize);
+    let last = entries.last().map(|entry| (entry.created_at, entry.id));
+    Ok(Page {
+        data: entries,
+        pagination: paging::keyset_pagination(has_more, last, limit),
+    })
 }
 
-/// Records every call made with integration credentials in the activity log.
-pub async fn on_response(_bank: &Bank, _record: &CallRecord<'_, Principal>) {}
+fn add_time_range(
+    sql: &mut Sql,
+    conditions: &mut Conditions,
+    from: Option<String>,
+    until: Option<String>,
+) {
+    if let Some(from) = from {
+        conditions.add(format!("created_at >= {}", sql.arg(from)));
+    }
+    if let Some(until) = until {
+        conditions.add(format!("created_at < {}", sql.arg(until)));
+    }
+}
+
+/// Newest first, after the cursor, one row more than `limit` to learn whether more follow.
+async fn fetch_page(
+    sql: &mut Sql,
+    conditions: &mut Conditions,
+    cursor: Option<paging::Cursor>,
+    limit: u64,
+    bank: &Bank,
+) -> Result<Vec<AnyRow>, ApiError> {
+    if let Some(cursor) = cursor {
+        let at = sql.arg(cursor.created_at);
+        let id = sql.arg(cursor.id);
+        conditions.add(format!(
+            "(created_at < {at} OR (created_at = {at} AND id < {id}))"
+        ));
+    }
+    let limit = sql.arg(limit as i64 + 1);
+    sql.push(&conditions.where_clause());
+    sql.push(&format!(" ORDER BY created_at DESC, id DESC LIMIT {limit}"));
+    sql.fetch_all(bank.store.pool()).await
+}
+
+fn activity_entry(row: &AnyRow) -> Result<models::ActivityLogEntry, ApiError> {
+    let status = match store::text(row, "status")?.as_str() {
+        "success" => models::LogStatus::Success,
+        _ => models::LogStatus::Error,
+    };
+    Ok(models::ActivityLogEntry {
+        id: store::uuid(row, "id")?,
+        endpoint: store::text(row, "endpoint")?,
+        method: parse(store::text(row, "method")?)?,
+        response_code: integer(row, "response_code")?,
+        status,
+        message: store::text(row, "message")?,
+        ip_address: store::text(row, "ip_address")?,
+        request_id: store::text(row, "request_id")?,
+        created_at: store::time(row, "created_at")?,
+    })
+}
+
+fn audit_entry(row: &AnyRow) -> Result<models::AuditLogEntry, ApiError> {
+    let day: chrono::NaiveDate = parse(store::text(row, "day")?)?;
+    let user_id = store::optional_text(row, "user_id")?
+        .map(|id| id.parse::<uuid::Uuid>().map_err(internal))
+        .transpose()?;
+    Ok(models::AuditLogEntry {
+        id: store::uuid(row, "id")?,
+        action: parse(store::text(row, "action")?)?,
+        user: store::text(row, "user_name")?,
+        user_id,
+        ip_address: store::text(row, "ip_address")?,
+        response_code: integer(row, "response_code")?,
+        start_date: day,
+        end_date: day,
+        target_type: store::optional_text(row, "target_type")?,
+        target_id: store::optional_text(row, "target_id")?,
+        request_id: store::text(row, "request_id")?,
+        created_at: store::time(row, "created_at")?,
+    })
+}
+
+fn integer(row: &AnyRow, column: &str) -> Result<i64, ApiError> {
+    sqlx::Row::try_get(row, column).map_err(internal)
+}
+
+fn parse<T>(value: String) -> Result<T, ApiError>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    value
+        .parse()
+        .map_err(|error| internal(format!("bad value {value:?} in the database: {error}")))
+}

@@ -1,76 +1,928 @@
 //! The team: members, invitations, roles and the permission catalog.
-use generated_server::{models, ApiError, Page, RequestContext};
+//!
+//! Every query is scoped to the caller's business: a member, role or invitation of another
+//! business is answered exactly like one that does not exist (`47`). Built-in roles
+//! (`business_id IS NULL`) belong to every business and can't be edited.
 
-use crate::bank::{not_yet, Bank, Principal};
+use std::collections::BTreeSet;
 
-pub async fn accept_invite(
-    _bank: &Bank,
-    ctx: RequestContext<()>,
-    _body: models::AcceptInviteRequest,
-) -> Result<models::Member, ApiError> {
-    Err(not_yet(ctx.operation))
+use chrono::{Duration, Utc};
+use generated_server::models::{self, AuditAction};
+use generated_server::{ApiError, Page, Permission, RequestContext, ResponseCode};
+use serde_json::json;
+use sqlx::any::AnyRow;
+use sqlx::{Any, Executor};
+
+use crate::bank::{Bank, MemberPrincipal, Principal};
+use crate::business::{self, normalize_email};
+use crate::config::Config;
+use crate::idempotency::{self, Claim};
+use crate::identity::{self, member_of};
+use crate::logs::{self, AuditEntry};
+use crate::notify::{self, Notification};
+use crate::paging::{self, Conditions, Sql};
+use crate::permissions::{self, OWNER_ROLE_ID};
+use crate::secrets;
+use crate::store::{self, internal, is_unique_violation, Tx};
+use crate::throttle;
+
+/// The columns [`member_from_row`] reads, from `members m JOIN roles r`.
+const MEMBER_COLUMNS: &str = "m.id, m.email, m.first_name, m.last_name, m.role_id, \
+    r.name AS role_name, m.is_active, m.invitation_status, m.last_login, m.date_joined, \
+    m.created_at, (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id \
+    AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at";
+
+const ROLE_COLUMNS: &str =
+    "id, name, description, is_built_in, permission_codes, created_at, updated_at";
+
+fn member_from_row(row: &AnyRow) -> Result<models::Member, ApiError> {
+    let invitation_status = match store::text(row, "invitation_status")?.as_str() {
+        "accepted" => models::InvitationStatus::Accepted,
+        _ => match store::optional_time(row, "invitation_expires_at")? {
+            Some(expires_at) if expires_at > Utc::now() => models::InvitationStatus::Pending,
+            _ => models::InvitationStatus::Expired,
+        },
+    };
+    Ok(models::Member {
+        created_at: store::time(row, "created_at")?,
+        date_joined: store::time(row, "date_joined")?,
+        email: store::text(row, "email")?,
+        first_name: store::text(row, "first_name")?,
+        id: store::uuid(row, "id")?,
+        invitation_status,
+        is_active: store::flag(row, "is_active")?,
+        last_login: store::optional_time(row, "last_login")?,
+        last_name: store::text(row, "last_name")?,
+        role_name: store::text(row, "role_name")?,
+        user_role_id: store::uuid(row, "role_id")?,
+    })
 }
 
-pub async fn add_member(
-    _bank: &Bank,
-    ctx: RequestContext<Principal>,
-    _body: models::AddMemberRequest,
-) -> Result<(), ApiError> {
-    Err(not_yet(ctx.operation))
+fn role_from_row(row: &AnyRow) -> Result<models::Role, ApiError> {
+    let permissions = permissions::parse_stored(&store::text(row, "permission_codes")?)?;
+    Ok(models::Role {
+        created_at: store::time(row, "created_at")?,
+        description: store::text(row, "description")?,
+        id: store::uuid(row, "id")?,
+        is_built_in: store::flag(row, "is_built_in")?,
+        name: store::text(row, "name")?,
+        permission_codes: permissions::codes_in_catalog_order(&permissions),
+        updated_at: store::time(row, "updated_at")?,
+    })
 }
 
-pub async fn create_role(
-    _bank: &Bank,
-    ctx: RequestContext<Principal>,
-    _body: models::CreateRoleRequest,
-) -> Result<models::Role, ApiError> {
-    Err(not_yet(ctx.operation))
+/// A member of `business_id` as the API shows it.
+pub async fn member_view<'e, E>(
+    executor: E,
+    business_id: &str,
+    member_id: &str,
+) -> Result<Option<models::Member>, ApiError>
+where
+    E: Executor<'e, Database = Any>,
+{
+    let sql = format!(
+        "SELECT {MEMBER_COLUMNS} FROM members m JOIN roles r ON r.id = m.role_id \
+         WHERE m.id = $1 AND m.business_id = $2"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(member_id)
+        .bind(business_id)
+        .fetch_optional(executor)
+        .await
+        .map_err(internal)?;
+    row.as_ref().map(member_from_row).transpose()
+}
+
+/// A role `business_id` can use (its own or a built-in one) as the API shows it.
+pub async fn role_view<'e, E>(
+    executor: E,
+    business_id: &str,
+    role_id: &str,
+) -> Result<Option<models::Role>, ApiError>
+where
+    E: Executor<'e, Database = Any>,
+{
+    let sql = format!(
+        "SELECT {ROLE_COLUMNS} FROM roles \
+         WHERE id = $1 AND (business_id IS NULL OR business_id = $2)"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(role_id)
+        .bind(business_id)
+        .fetch_optional(executor)
+        .await
+        .map_err(internal)?;
+    row.as_ref().map(role_from_row).transpose()
+}
+
+fn member_not_found(member_id: impl std::fmt::Display) -> ApiError {
+    ApiError::new(ResponseCode::NotFound)
+        .with_message(format!("No member {member_id} in this business"))
+}
+
+fn role_not_found(role_id: impl std::fmt::Display) -> ApiError {
+    ApiError::new(ResponseCode::NotFound)
+        .with_message(format!("No role {role_id} in this business"))
+}
+
+fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
+    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
+}
+
+fn invalid_state(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
+    ApiError::new(ResponseCode::InvalidState).with_message(message)
+}
+
+fn owners_only(message: &'static str) -> ApiError {
+    ApiError::new(ResponseCode::PermissionDenied).with_message(message)
+}
+
+/// Whom an invitation is for.
+pub struct Invitee<'a> {
+    pub business_id: &'a str,
+    pub business_name: &'a str,
+    pub member_id: &'a str,
+    pub email: &'a str,
+    pub first_name: &'a str,
+    pub role_name: &'a str,
+}
+
+/// Creates an invitation for a pending member and enqueues its email, inside `tx`. Returns the
+/// token (only its hash is stored).
+pub async fn invite(
+    tx: &mut Tx,
+    config: &Config,
+    invitee: &Invitee<'_>,
+) -> Result<String, ApiError> {
+    let token = secrets::random_token("inv_");
+    let now = Utc::now();
+    let ttl_hours = config.invitation_ttl_seconds / 3600;
+    sqlx::query(
+        "INSERT INTO invitations (id, business_id, member_id, token_hash, expires_at, used_at, \
+           revoked_at, created_at) VALUES ($1, $2, $3, $4, $5, NULL, NULL, $6)",
+    )
+    .bind(store::new_id())
+    .bind(invitee.business_id)
+    .bind(invitee.member_id)
+    .bind(secrets::sha256_hex(&token))
+    .bind(store::timestamp(
+        now + Duration::seconds(config.invitation_ttl_seconds as i64),
+    ))
+    .bind(store::timestamp(now))
+    .execute(&mut **tx)
+    .await
+    .map_err(internal)?;
+    notify::enqueue(
+        tx,
+        &Notification {
+            business_id: Some(invitee.business_id.to_owned()),
+            channel: "email",
+            recipient: invitee.email.to_owned(),
+            subject: format!("You are invited to {} on Kobo", invitee.business_name),
+            body: format!(
+                "Hello {first_name},\n\nYou are invited to join {business} on the Kobo Dashboard \
+                 as {role}.\n\nAccept the invitation and choose your password here (the link \
+                 works once and expires in {ttl_hours} hours):\n{link}{token}\n\nOr send \
+                 POST /api/v1/auth/web/accept_invite with {{\"token\": \"{token}\", \
+                 \"password\": ..., \"confirm_password\": ...}}.\n",
+                first_name = invitee.first_name,
+                business = invitee.business_name,
+                role = invitee.role_name,
+                link = config.invitation_link_base,
+            ),
+        },
+    )
+    .await?;
+    Ok(token)
+}
+
+/// The invitation token in an invitation email's body (for tests and the demo).
+pub fn invitation_token_in(body: &str) -> Option<&str> {
+    let start = body.find("inv_")?;
+    let token = &body[start..];
+    let end = token
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .unwrap_or(token.len());
+    Some(&token[..end])
+}
+
+async fn business_name(tx: &mut Tx, business_id: &str) -> Result<String, ApiError> {
+    sqlx::query_scalar("SELECT name FROM businesses WHERE id = $1")
+        .bind(business_id)
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(internal)
 }
 
 pub async fn fetch_members(
-    _bank: &Bank,
+    bank: &Bank,
     ctx: RequestContext<Principal>,
-    _body: models::FetchMembersRequest,
+    body: models::FetchMembersRequest,
 ) -> Result<Page<Vec<models::Member>>, ApiError> {
-    Err(not_yet(ctx.operation))
+    let page = body.page.get();
+    let page_size = body.page_size.get().min(paging::PAGE_SIZE_MAX);
+    let mut sql = Sql::new(&format!(
+        "SELECT {MEMBER_COLUMNS} FROM members m JOIN roles r ON r.id = m.role_id"
+    ));
+    let mut conditions = Conditions::default();
+    conditions.add(format!(
+        "m.business_id = {}",
+        sql.arg(ctx.principal.business_id.as_str())
+    ));
+    if let Some(filters) = &body.filters {
+        let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;
+        if let Some(from) = from {
+            conditions.add(format!("m.date_joined >= {}", sql.arg(from)));
+        }
+        if let Some(until) = until {
+            conditions.add(format!("m.date_joined < {}", sql.arg(until)));
+        }
+        if let Some(active) = filters.is_active {
+            conditions.add(format!("m.is_active = {}", sql.arg(i64::from(active))));
+        }
+        if let Some(role_id) = filters.role_id {
+            conditions.add(format!("m.role_id = {}", sql.arg(role_id.to_string())));
+        }
+    }
+    let direction = match body.sort_order {
+        Some(models::SortOrder::Asc) => "ASC",
+        _ => "DESC",
+    };
+    let order = match body.sort_by {
+        None | Some(models::MemberSortField::DateJoined) => format!("m.date_joined {direction}"),
+        Some(models::MemberSortField::Email) => format!("m.email {direction}"),
+        Some(models::MemberSortField::FirstName) => format!("LOWER(m.first_name) {direction}"),
+        Some(models::MemberSortField::LastName) => format!("LOWER(m.last_name) {direction}"),
+        // Members who never logged in come last either way (the stores disagree on NULLs).
+        Some(models::MemberSortField::LastLogin) => {
+            format!("CASE WHEN m.last_login IS NULL THEN 1 ELSE 0 END, m.last_login {direction}")
+        }
+    };
+    let limit = sql.arg(page_size as i64 + 1);
+    let offset = sql.arg(
+        (page - 1)
+            .saturating_mul(page_size)
+            .min(i64::MAX as u64 / 2) as i64,
+    );
+    sql.push(&conditions.where_clause());
+    sql.push(&format!(
+        " ORDER BY {order}, m.id {direction} LIMIT {limit} OFFSET {offset}"
+    ));
+    let rows = sql.fetch_all(bank.store.pool()).await?;
+    let mut members = rows
+        .iter()
+        .map(member_from_row)
+        .collect::<Result<Vec<_>, _>>()?;
+    let has_more = members.len() as u64 > page_size;
+    members.truncate(page_size as usize);
+    Ok(Page {
+        data: members,
+        pagination: paging::numbered_pagination(has_more, page, page_size),
+    })
+}
+
+/// A role row as the team rules need it.
+struct RoleRef {
+    id: String,
+    name: String,
+}
+
+impl RoleRef {
+    fn is_owner(&self) -> bool {
+        self.id == OWNER_ROLE_ID
+    }
+}
+
+async fn usable_role(tx: &mut Tx, business_id: &str, role_id: &str) -> Result<RoleRef, ApiError> {
+    let row = sqlx::query(
+        "SELECT id, name FROM roles WHERE id = $1 AND (business_id IS NULL OR business_id = $2)",
+    )
+    .bind(role_id)
+    .bind(business_id)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(internal)?
+    .ok_or_else(|| role_not_found(role_id))?;
+    Ok(RoleRef {
+        id: store::text(&row, "id")?,
+        name: store::text(&row, "name")?,
+    })
+}
+
+pub async fn add_member(
+    bank: &Bank,
+    ctx: RequestContext<Principal>,
+    body: models::AddMemberRequest,
+) -> Result<(), ApiError> {
+    let actor = member_of(&ctx.principal)?;
+    let business_id = ctx.principal.business_id.as_str();
+    let email =
+        normalize_email(&body.email).ok_or_else(|| invalid("`email`: must be an email address"))?;
+    let first_name = body.first_name.trim();
+    let last_name = body.last_name.trim();
+    if first_name.is_empty() || last_name.is_empty() {
+        let field = if first_name.is_empty() {
+            "first_name"
+        } else {
+            "last_name"
+        };
+        return Err(invalid(format!("`{field}`: must not be blank")));
+    }
+
+    let mut tx = bank.store.begin().await?;
+    let claim = idempotency::claim(&mut tx, &ctx, business_id, &body).await?;
+    if let Claim::Replay(_) = claim {
+        ctx.mark_replayed();
+        return Ok(());
+    }
+    let role = usable_role(&mut tx, business_id, &body.role_id.to_string()).await?;
+    if role.is_owner() && !actor.is_owner {
+        return Err(owners_only("Only an Owner can invite someone as Owner"));
+    }
+    let taken: Option<String> =
+        sqlx::query_scalar("SELECT business_id FROM members WHERE email = $1")
+            .bind(&email)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(internal)?;
+    if let Some(owner_business) = taken {
+        return Err(duplicate_email(&email, owner_business == business_id));
+    }
+    let member_id = store::new_id();
+    let now = store::timestamp(Utc::now());
+    sqlx::query(
+        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
+           password_hash, is_active, invitation_status, last_login, date_joined, created_at, \
+           updated_at) VALUES ($1, $2, $3, $4, $5, $6, NULL, 0, 'pending', NULL, $7, $7, $7)",
+    )
+    .bind(&member_id)
+    .bind(business_id)
+    .bind(&email)
+    .bind(first_name)
+    .bind(last_name)
+    .bind(&role.id)
+    .bind(&now)
+    .execute(&mut *tx)
+    .await
+    .map_err(|error| {
+        if is_unique_violation(&error) {
+            duplicate_email(&email, false)
+        } else {
+            internal(error)
+        }
+    })?;
+    let business_name = business_name(&mut tx, business_id).await?;
+    let invitee = Invitee {
+        business_id,
+        business_name: &business_name,
+        member_id: &member_id,
+        email: &email,
+        first_name,
+        role_name: &role.name,
+    };
+    invite(&mut tx, &bank.config, &invitee).await?;
+    logs::audit(
+        &mut tx,
+        AuditEntry::by(&ctx, AuditAction::AddMember).target("member", &member_id),
+    )
+    .await?;
+    idempotency::complete(&mut tx, &claim, &json!({})).await?;
+    tx.commit().await.map_err(internal)
+}
+
+/// `26` for an email in use. Emails are unique across Kobo (a person logs in with the email
+/// alone); for another business's member the message does not say which business.
+fn duplicate_email(email: &str, same_business: bool) -> ApiError {
+    let message = if same_business {
+        format!("{email} is already a member of this business")
+    } else {
+        format!("{email} cannot be invited: the address is already in use on Kobo")
+    };
+    ApiError::new(ResponseCode::Duplicate).with_message(message)
+}
+
+pub async fn resend_invite(
+    bank: &Bank,
+    ctx: RequestContext<Principal>,
+    body: models::ResendInviteRequest,
+) -> Result<(), ApiError> {
+    let business_id = ctx.principal.business_id.as_str();
+    let member_id = body.member_id.to_string();
+    let mut tx = bank.store.begin().await?;
+    let member = member_view(&mut *tx, business_id, &member_id)
+        .await?
+        .ok_or_else(|| member_not_found(&member_id))?;
+    if member.invitation_status == models::InvitationStatus::Accepted {
+        return Err(invalid_state(
+            "The member has already accepted the invitation",
+        ));
+    }
+    sqlx::query(
+        "UPDATE invitations SET revoked_at = $2 \
+         WHERE member_id = $1 AND used_at IS NULL AND revoked_at IS NULL",
+    )
+    .bind(&member_id)
+    .bind(store::timestamp(Utc::now()))
+    .execute(&mut *tx)
+    .await
+    .map_err(internal)?;
+    let business_name = business_name(&mut tx, business_id).await?;
+    let invitee = Invitee {
+        business_id,
+        business_name: &business_name,
+        member_id: &member_id,
+        email: &member.email,
+        first_name: &member.first_name,
+        role_name: &member.role_name,
+    };
+    invite(&mut tx, &bank.config, &invitee).await?;
+    logs::audit(
+        &mut tx,
+        AuditEntry::by(&ctx, AuditAction::ResendInvite).target("member", &member_id),
+    )
+    .await?;
+    tx.commit().await.map_err(internal)
+}
+
+pub async fn accept_invite(
+    bank: &Bank,
+    ctx: RequestContext<()>,
+    body: models::AcceptInviteRequest,
+) -> Result<models::Member, ApiError> {
+    secrets::check_password_rules("password", body.password.as_str())?;
+    if body.confirm_password.as_str() != body.password.as_str() {
+        return Err(invalid("`confirm_password`: must equal password"));
+    }
+    let key = format!("invite:address:{}", ctx.client_ip);
+    let now = Utc::now();
+    throttle::check(&bank.store, &[&key], now).await?;
+    let rejected = || {
+        ApiError::new(ResponseCode::Unauthenticated)
+            .with_message("The invitation is invalid or has expired; ask for a new one")
+    };
+
+    let row = sqlx::query(
+        "SELECT i.id, i.business_id, i.member_id, i.expires_at, i.used_at, i.revoked_at, \
+           m.invitation_status, m.email, m.first_name, m.last_name \
+         FROM invitations i JOIN members m ON m.id = i.member_id AND m.business_id = i.business_id \
+         WHERE i.token_hash = $1",
+    )
+    .bind(secrets::sha256_hex(body.token.as_str()))
+    .fetch_optional(bank.store.pool())
+    .await
+    .map_err(internal)?;
+    let usable = match &row {
+        Some(row) => {
+            store::optional_text(row, "used_at")?.is_none()
+                && store::optional_text(row, "revoked_at")?.is_none()
+                && store::time(row, "expires_at")? > now
+                && store::text(row, "invitation_status")? == "pending"
+        }
+        None => false,
+    };
+    let Some(row) = row.filter(|_| usable) else {
+        throttle::record_failure(&bank.store, &key, &bank.config.invitation_per_address, now)
+            .await?;
+        return Err(rejected());
+    };
+    let invitation_id = store::text(&row, "id")?;
+    let business_id = store::text(&row, "business_id")?;
+    let member_id = store::text(&row, "member_id")?;
+    let hash = secrets::hash_password(body.password.as_str()).await?;
+
+    let mut tx = bank.store.begin().await?;
+    let stamp = store::timestamp(now);
+    // Re-checked in the transaction: two accepts of one token race to this update.
+    let claimed = sqlx::query(
+        "UPDATE invitations SET used_at = $2 \
+         WHERE id = $1 AND used_at IS NULL AND revoked_at IS NULL",
+    )
+    .bind(&invitation_id)
+    .bind(&stamp)
+    .execute(&mut *tx)
+    .await
+    .map_err(internal)?
+    .rows_affected();
+    let activated = sqlx::query(
+        "UPDATE members SET password_hash = $3, is_active = 1, invitation_status = 'accepted', \
+           updated_at = $4 WHERE id = $1 AND business_id = $2 AND invitation_status = 'pending'",
+    )
+    .bind(&member_id)
+    .bind(&business_id)
+    .bind(&hash)
+    .bind(&stamp)
+    .execute(&mut *tx)
+    .await
+    .map_err(internal)?
+    .rows_affected();
+    if claimed != 1 || activated != 1 {
+        return Err(rejected());
+    }
+    let email = store::text(&row, "email")?;
+    logs::audit(
+        &mut tx,
+        AuditEntry {
+            business_id: business_id.clone(),
+            action: AuditAction::AcceptInvite,
+            user_name: format!(
+                "{} {} <{email}>",
+                store::text(&row, "first_name")?,
+                store::text(&row, "last_name")?
+            ),
+            user_id: Some(member_id.clone()),
+            ip_address: ctx.client_ip.to_string(),
+            response_code: 200,
+            target_type: Some("member"),
+            target_id: Some(member_id.clone()),
+            request_id: ctx.request_id.clone(),
+        },
+    )
+    .await?;
+    let member = member_view(&mut *tx, &business_id, &member_id)
+        .await?
+        .ok_or_else(|| internal("the accepted member vanished"))?;
+    tx.commit().await.map_err(internal)?;
+    Ok(member)
+}
+
+pub async fn update_member(
+    bank: &Bank,
+    ctx: RequestContext<Principal>,
+    body: models::UpdateMemberRequest,
+) -> Result<models::Member, ApiError> {
+    if body.role_id.is_none() && body.is_active.is_none() {
+        return Err(invalid("`role_id`: send role_id, is_active or both"));
+    }
+    let actor = member_of(&ctx.principal)?;
+    let business_id = ctx.principal.business_id.as_str();
+    let member_id = body.member_id.to_string();
+
+    let mut tx = bank.store.begin().await?;
+    business::lock_business(&mut tx, bank.store.backend(), business_id).await?;
+    let target = sqlx::query(
+        "SELECT role_id, is_active, invitation_status FROM members \
+         WHERE id = $1 AND business_id = $2",
+    )
+    .bind(&member_id)
+    .bind(business_id)
+    .fetch_optional(&mut *tx)
+    .await
+    .map_err(internal)?
+    .ok_or_else(|| member_not_found(&member_id))?;
+    let current_role = store::text(&target, "role_id")?;
+    let was_active = store::flag(&target, "is_active")?;
+    let pending = store::text(&target, "invitation_status")? != "accepted";
+    let new_role = match body.role_id {
+        Some(role_id) => Some(usable_role(&mut tx, business_id, &role_id.to_string()).await?),
+        None => None,
+    };
+    let change = MemberChange {
+        actor,
+        target_id: &member_id,
+        target_is_owner: current_role == OWNER_ROLE_ID,
+        was_active,
+        pending,
+        new_role: new_role.as_ref().filter(|role| role.id != current_role),
+        new_active: body.is_active.filter(|active| *active != was_active),
+    };
+    change.check_permission()?;
+    change.check_state()?;
+    if change.removes_an_active_owner() {
+        let other_owners: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM members \
+             WHERE business_id = $1 AND role_id = $2 AND is_active = 1 AND id <> $3",
+        )
+        .bind(business_id)
+        .bind(OWNER_ROLE_ID)
+        .bind(&member_id)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(internal)?;
+        if other_owners == 0 {
+            return Err(invalid_state(
+                "The business must keep at least one active Owner",
+            ));
+        }
+    }
+
+    let now = store::timestamp(Utc::now());
+    if let Some(role) = change.new_role {
+        sqlx::query(
+            "UPDATE members SET role_id = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
+        )
+        .bind(&member_id)
+        .bind(business_id)
+        .bind(&role.id)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await
+        .map_err(internal)?;
+        logs::audit(
+            &mut tx,
+            AuditEntry::by(&ctx, AuditAction::UpdateMemberRole).target("member", &member_id),
+        )
+        .await?;
+    }
+    if let Some(active) = change.new_active {
+        sqlx::query(
+            "UPDATE members SET is_active = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
+        )
+        .bind(&member_id)
+        .bind(business_id)
+        .bind(i64::from(active))
+        .bind(&now)
+        .execute(&mut *tx)
+        .await
+        .map_err(internal)?;
+        let action = if active {
+            AuditAction::ReactivateMember
+        } else {
+            identity::revoke_member_sessions(&mut tx, &member_id).await?;
+            AuditAction::DeactivateMember
+        };
+        logs::audit(
+            &mut tx,
+            AuditEntry::by(&ctx, action).target("member", &member_id),
+        )
+        .await?;
+    }
+    let member = member_view(&mut *tx, business_id, &member_id)
+        .await?
+        .ok_or_else(|| member_not_found(&member_id))?;
+    tx.commit().await.map_err(internal)?;
+    Ok(member)
+}
+
+/// What an `update_member` call would change, and the rules it must keep. `new_role` and
+/// `new_active` are only set when they differ from the member's current state.
+struct MemberChange<'a> {
+    actor: &'a MemberPrincipal,
+    target_id: &'a str,
+    target_is_owner: bool,
+    was_active: bool,
+    pending: bool,
+    new_role: Option<&'a RoleRef>,
+    new_active: Option<bool>,
+}
+
+impl MemberChange<'_> {
+    /// Only an Owner may grant or remove the Owner role, or (de)activate an Owner: otherwise
+    /// an Admin could lock the owners out.
+    fn check_permission(&self) -> Result<(), ApiError> {
+        let grants_owner = self.new_role.is_some_and(RoleRef::is_owner);
+        let touches_owner =
+            self.target_is_owner && (self.new_role.is_some() || self.new_active.is_some());
+        if (grants_owner || touches_owner) && !self.actor.is_owner {
+            return Err(owners_only(
+                "Only an Owner can grant or remove the Owner role",
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_state(&self) -> Result<(), ApiError> {
+        match self.new_active {
+            Some(false) if self.target_id == self.actor.id => {
+                Err(invalid_state("You cannot deactivate yourself"))
+            }
+            Some(true) if self.pending => Err(invalid_state(
+                "The member has not accepted their invitation yet: resend it instead",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn removes_an_active_owner(&self) -> bool {
+        self.target_is_owner
+            && self.was_active
+            && (self.new_active == Some(false) || self.new_role.is_some())
+    }
 }
 
 pub async fn fetch_permissions(
     _bank: &Bank,
-    ctx: RequestContext<Principal>,
+    _ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
 ) -> Result<Vec<models::Permission>, ApiError> {
-    Err(not_yet(ctx.operation))
+    let mut catalog: Vec<Permission> = Permission::ALL.to_vec();
+    catalog.sort_by_key(|permission| permission.as_str());
+    catalog
+        .into_iter()
+        .map(|permission| {
+            Ok(models::Permission {
+                code: permission.as_str().parse().map_err(internal)?,
+                description: permission.description().to_owned(),
+                id: permissions::permission_id(permission),
+                name: permission.name().to_owned(),
+            })
+        })
+        .collect()
 }
 
 pub async fn fetch_roles(
-    _bank: &Bank,
+    bank: &Bank,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
 ) -> Result<Vec<models::Role>, ApiError> {
-    Err(not_yet(ctx.operation))
+    let sql = format!(
+        "SELECT {ROLE_COLUMNS}, name_key FROM roles \
+         WHERE business_id IS NULL OR business_id = $1 ORDER BY is_built_in DESC, name_key, id"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(&ctx.principal.business_id)
+        .fetch_all(bank.store.pool())
+        .await
+        .map_err(internal)?;
+    let mut roles = rows
+        .iter()
+        .map(role_from_row)
+        .collect::<Result<Vec<_>, _>>()?;
+    // Built-in roles in their fixed order (Owner first), then custom ones by name.
+    let built_in_rank = |role: &models::Role| {
+        permissions::BUILT_IN_ROLES
+            .iter()
+            .position(|built_in| built_in.id == role.id.to_string())
+            .unwrap_or(usize::MAX)
+    };
+    roles.sort_by_key(|role| (built_in_rank(role), role.name.to_lowercase()));
+    Ok(roles)
 }
 
-pub async fn resend_invite(
-    _bank: &Bank,
-    ctx: RequestContext<Principal>,
-    _body: models::ResendInviteRequest,
+/// A role name as stored, and its case-insensitive key; `01` when blank.
+fn role_name(name: &str) -> Result<(String, String), ApiError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(invalid("`name`: must not be blank"));
+    }
+    Ok((name.to_owned(), name.to_lowercase()))
+}
+
+async fn check_role_name_free(
+    tx: &mut Tx,
+    business_id: &str,
+    name: &str,
+    name_key: &str,
+    except_role_id: Option<&str>,
 ) -> Result<(), ApiError> {
-    Err(not_yet(ctx.operation))
+    let holder: Option<String> = sqlx::query_scalar(
+        "SELECT id FROM roles WHERE name_key = $1 AND (business_id IS NULL OR business_id = $2)",
+    )
+    .bind(name_key)
+    .bind(business_id)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(internal)?;
+    match holder {
+        Some(id) if Some(id.as_str()) != except_role_id => Err(duplicate_role(name)),
+        _ => Ok(()),
+    }
 }
 
-pub async fn update_member(
-    _bank: &Bank,
+fn duplicate_role(name: &str) -> ApiError {
+    ApiError::new(ResponseCode::Duplicate)
+        .with_message(format!("A role named {name} already exists"))
+}
+
+pub async fn create_role(
+    bank: &Bank,
     ctx: RequestContext<Principal>,
-    _body: models::UpdateMemberRequest,
-) -> Result<models::Member, ApiError> {
-    Err(not_yet(ctx.operation))
+    body: models::CreateRoleRequest,
+) -> Result<models::Role, ApiError> {
+    let business_id = ctx.principal.business_id.as_str();
+    let (name, name_key) = role_name(&body.name)?;
+    let permissions: BTreeSet<Permission> = permissions::parse_requested(
+        "permission_codes",
+        body.permission_codes.iter().map(|code| code.as_str()),
+    )?;
+    let description = body
+        .description
+        .as_ref()
+        .map(|description| description.trim().to_owned())
+        .unwrap_or_default();
+
+    let mut tx = bank.store.begin().await?;
+    let claim = idempotency::claim(&mut tx, &ctx, business_id, &body).await?;
+    if let Claim::Replay(data) = claim {
+        return idempotency::replay(&ctx, data);
+    }
+    check_role_name_free(&mut tx, business_id, &name, &name_key, None).await?;
+    let role_id = store::new_id();
+    let now = store::timestamp(Utc::now());
+    sqlx::query(
+        "INSERT INTO roles (id, business_id, name, name_key, description, permission_codes, \
+           is_built_in, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7)",
+    )
+    .bind(&role_id)
+    .bind(business_id)
+    .bind(&name)
+    .bind(&name_key)
+    .bind(&description)
+    .bind(permissions::to_stored(&permissions))
+    .bind(&now)
+    .execute(&mut *tx)
+    .await
+    .map_err(|error| {
+        if is_unique_violation(&error) {
+            duplicate_role(&name)
+        } else {
+            internal(error)
+        }
+    })?;
+    logs::audit(
+        &mut tx,
+        AuditEntry::by(&ctx, AuditAction::CreateRole).target("role", &role_id),
+    )
+    .await?;
+    let role = role_view(&mut *tx, business_id, &role_id)
+        .await?
+        .ok_or_else(|| internal("the new role vanished"))?;
+    idempotency::complete(&mut tx, &claim, &role).await?;
+    tx.commit().await.map_err(internal)?;
+    Ok(role)
 }
 
 pub async fn update_role(
-    _bank: &Bank,
+    bank: &Bank,
     ctx: RequestContext<Principal>,
-    _body: models::UpdateRoleRequest,
+    body: models::UpdateRoleRequest,
 ) -> Result<models::Role, ApiError> {
-    Err(not_yet(ctx.operation))
+    if body.name.is_none() && body.description.is_none() && body.permission_codes.is_none() {
+        return Err(invalid(
+            "`name`: send name, description or permission_codes",
+        ));
+    }
+    let business_id = ctx.principal.business_id.as_str();
+    let role_id = body.role_id.to_string();
+    let name = body.name.as_ref().map(|name| role_name(name)).transpose()?;
+    let permissions = body
+        .permission_codes
+        .as_ref()
+        .map(|codes| {
+            permissions::parse_requested("permission_codes", codes.iter().map(|c| c.as_str()))
+        })
+        .transpose()?;
+
+    let mut tx = bank.store.begin().await?;
+    let current = role_view(&mut *tx, business_id, &role_id)
+        .await?
+        .ok_or_else(|| role_not_found(&role_id))?;
+    if current.is_built_in {
+        return Err(invalid_state("Built-in roles cannot be edited"));
+    }
+    if let Some((name, name_key)) = &name {
+        check_role_name_free(&mut tx, business_id, name, name_key, Some(&role_id)).await?;
+    }
+    let (name, name_key) =
+        name.unwrap_or_else(|| (current.name.clone(), current.name.to_lowercase()));
+    let description = body
+        .description
+        .as_ref()
+        .map(|description| description.trim().to_owned())
+        .unwrap_or(current.description);
+    let codes = match &permissions {
+        Some(permissions) => permissions::to_stored(permissions),
+        None => serde_json::to_string(&current.permission_codes).map_err(internal)?,
+    };
+    sqlx::query(
+        "UPDATE roles SET name = $3, name_key = $4, description = $5, permission_codes = $6, \
+           updated_at = $7 WHERE id = $1 AND business_id = $2 AND is_built_in = 0",
+    )
+    .bind(&role_id)
+    .bind(business_id)
+    .bind(&name)
+    .bind(&name_key)
+    .bind(&description)
+    .bind(&codes)
+    .bind(store::timestamp(Utc::now()))
+    .execute(&mut *tx)
+    .await
+    .map_err(|error| {
+        if is_unique_violation(&error) {
+            duplicate_role(&name)
+        } else {
+            internal(error)
+        }
+    })?;
+    logs::audit(
+        &mut tx,
+        AuditEntry::by(&ctx, AuditAction::UpdateRole).target("role", &role_id),
+    )
+    .await?;
+    let role = role_view(&mut *tx, business_id, &role_id)
+        .await?
+        .ok_or_else(|| role_not_found(&role_id))?;
+    tx.commit().await.map_err(internal)?;
+    Ok(role)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invitation_tokens_are_found_in_email_bodies() {
+        let body = "Accept here:\nhttps://x/accept?token=inv_AbC-_9\n\nOr send {\"token\": \"inv_AbC-_9\"}";
+        assert_eq!(invitation_token_in(body), Some("inv_AbC-_9"));
+        assert_eq!(invitation_token_in("no token"), None);
+    }
 }

@@ -1,0 +1,480 @@
+//! Provisioning businesses: what the operator's command line does, with no HTTP surface.
+//!
+//! [`create`] makes, in one transaction, the business with its integration credentials, its
+//! owner and its main pool account. [`seed_built_in_roles`] upserts the roles every business
+//! shares (run at start-up by [`crate::Bank::open`]). [`ensure_demo`] gives `kobo demo` a
+//! business whose credentials it can print.
+
+use anyhow::{bail, Context, Result};
+use chrono::{DateTime, Utc};
+use generated_server::ApiError;
+use sqlx::any::AnyRow;
+
+use crate::config::{Config, Environment};
+use crate::nuban::{self, Series};
+use crate::permissions::{self, BUILT_IN_ROLES, BUILT_IN_ROLES_SINCE, OWNER_ROLE_ID};
+use crate::secrets;
+use crate::store::{self, internal, Backend, Store, Tx};
+use crate::team;
+
+/// What the operator gives to create a business.
+#[derive(Clone, Debug)]
+pub struct NewBusiness {
+    pub name: String,
+    pub owner_email: String,
+    pub owner_first_name: String,
+    pub owner_last_name: String,
+    /// With a password the owner is active at once; without, they are invited by email (the
+    /// invitation token is also returned, for the operator to pass on).
+    pub owner_password: Option<String>,
+    /// `false` creates the business inactive (`60` on money-moving operations until
+    /// [`set_status`] activates it).
+    pub active: bool,
+    /// Fixed ids for reproducible demo data; `None` draws random ones.
+    pub business_id: Option<uuid::Uuid>,
+    pub owner_id: Option<uuid::Uuid>,
+}
+
+/// What [`create`] made. `client_secret` and `invitation_token` exist only here: the store
+/// keeps their hashes.
+#[derive(Clone, Debug)]
+pub struct CreatedBusiness {
+    pub business_id: String,
+    pub name: String,
+    pub environment: Environment,
+    pub active: bool,
+    pub client_id: String,
+    pub client_secret: String,
+    pub owner_id: String,
+    pub owner_email: String,
+    /// The owner's password when one was given (the demo prints it).
+    pub owner_password: Option<String>,
+    /// The invitation token when the owner was invited instead.
+    pub invitation_token: Option<String>,
+    /// The NUBAN of the main pool account.
+    pub main_account_number: String,
+}
+
+/// A business as the operator lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BusinessRecord {
+    pub id: String,
+    pub name: String,
+    pub active: bool,
+    pub environment: Environment,
+    pub client_id: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The environment a business belongs to, read from its `client_id` (`kb_sandbox_...` or
+/// `kb_live_...`): credentials say where they work, so no column repeats it.
+pub fn environment_of_client_id(client_id: &str) -> Environment {
+    if client_id.starts_with("kb_live_") {
+        Environment::Production
+    } else {
+        Environment::Sandbox
+    }
+}
+
+/// Creates a business of `config.environment` with its owner and main pool account.
+pub async fn create(store: &Store, config: &Config, new: NewBusiness) -> Result<CreatedBusiness> {
+    let name = new.name.trim().to_owned();
+    if name.is_empty() || name.chars().count() > 200 {
+        bail!("the business name must have 1 to 200 characters");
+    }
+    let owner_email = normalize_email(&new.owner_email)
+        .with_context(|| format!("{:?} is not an email address", new.owner_email))?;
+    for (what, value) in [
+        ("first name", &new.owner_first_name),
+        ("last name", &new.owner_last_name),
+    ] {
+        let length = value.trim().chars().count();
+        if length == 0 || length > 100 {
+            bail!("the owner's {what} must have 1 to 100 characters");
+        }
+    }
+    let password_hash = match &new.owner_password {
+        Some(password) => {
+            secrets::check_password_rules("owner_password", password)?;
+            Some(secrets::hash_password(password).await?)
+        }
+        None => None,
+    };
+    let business_id = new
+        .business_id
+        .unwrap_or_else(uuid::Uuid::new_v4)
+        .to_string();
+    let owner_id = new.owner_id.unwrap_or_else(uuid::Uuid::new_v4).to_string();
+    let client_id = client_id_for(config.environment, &business_id);
+    let client_secret = new_client_secret(config.environment);
+    let now = Utc::now();
+
+    let mut tx = store.begin().await?;
+    let taken: Option<String> = sqlx::query_scalar("SELECT id FROM members WHERE email = $1")
+        .bind(&owner_email)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(internal)?;
+    if taken.is_some() {
+        bail!("{owner_email} is already a member of a business: an email belongs to one member");
+    }
+    sqlx::query(
+        "INSERT INTO businesses (id, name, status, client_id, client_secret_hash, created_at, \
+           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)",
+    )
+    .bind(&business_id)
+    .bind(&name)
+    .bind(if new.active { "active" } else { "inactive" })
+    .bind(&client_id)
+    .bind(secrets::sha256_hex(&client_secret))
+    .bind(store::timestamp(now))
+    .execute(&mut *tx)
+    .await
+    .map_err(internal)
+    .context("cannot store the business")?;
+
+    let accepted = password_hash.is_some();
+    sqlx::query(
+        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
+           password_hash, is_active, invitation_status, last_login, date_joined, created_at, \
+           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, $10, $10, $10)",
+    )
+    .bind(&owner_id)
+    .bind(&business_id)
+    .bind(&owner_email)
+    .bind(new.owner_first_name.trim())
+    .bind(new.owner_last_name.trim())
+    .bind(OWNER_ROLE_ID)
+    .bind(password_hash.as_deref())
+    .bind(i64::from(accepted))
+    .bind(if accepted { "accepted" } else { "pending" })
+    .bind(store::timestamp(now))
+    .execute(&mut *tx)
+    .await
+    .map_err(internal)
+    .context("cannot store the owner")?;
+
+    let invitation_token = if accepted {
+        None
+    } else {
+        let invitee = team::Invitee {
+            business_id: &business_id,
+            business_name: &name,
+            member_id: &owner_id,
+            email: &owner_email,
+            first_name: new.owner_first_name.trim(),
+            role_name: "Owner",
+        };
+        Some(team::invite(&mut tx, config, &invitee).await?)
+    };
+
+    let main_account_number = nuban::next_account_number(&mut tx, Series::Business).await?;
+    sqlx::query(
+        "INSERT INTO accounts (id, business_id, account_number, account_name, account_type, \
+           account_class, status, parent_account_id, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, 'pool', 'primary', 'active', NULL, $5, $5)",
+    )
+    .bind(store::new_id())
+    .bind(&business_id)
+    .bind(&main_account_number)
+    .bind(&name)
+    .bind(store::timestamp(now))
+    .execute(&mut *tx)
+    .await
+    .map_err(internal)
+    .context("cannot store the main account")?;
+    tx.commit().await.map_err(internal)?;
+
+    Ok(CreatedBusiness {
+        business_id,
+        name,
+        environment: config.environment,
+        active: new.active,
+        client_id,
+        client_secret,
+        owner_id,
+        owner_email,
+        owner_password: new.owner_password,
+        invitation_token,
+        main_account_number,
+    })
+}
+
+/// Activates or deactivates a business (by id or `client_id`).
+pub async fn set_status(store: &Store, id_or_client_id: &str, active: bool) -> Result<()> {
+    let updated = sqlx::query(
+        "UPDATE businesses SET status = $2, updated_at = $3 WHERE id = $1 OR client_id = $1",
+    )
+    .bind(id_or_client_id)
+    .bind(if active { "active" } else { "inactive" })
+    .bind(store::timestamp(Utc::now()))
+    .execute(store.pool())
+    .await
+    .context("cannot update the business")?
+    .rows_affected();
+    if updated == 0 {
+        bail!("no business has the id or client_id {id_or_client_id:?}");
+    }
+    Ok(())
+}
+
+/// The business with this id or `client_id`.
+pub async fn find(store: &Store, id_or_client_id: &str) -> Result<Option<BusinessRecord>> {
+    let row = sqlx::query(
+        "SELECT id, name, status, client_id, created_at FROM businesses \
+         WHERE id = $1 OR client_id = $1",
+    )
+    .bind(id_or_client_id)
+    .fetch_optional(store.pool())
+    .await?;
+    Ok(row.as_ref().map(business_record).transpose()?)
+}
+
+/// Every business, oldest first.
+pub async fn list(store: &Store) -> Result<Vec<BusinessRecord>> {
+    let rows = sqlx::query(
+        "SELECT id, name, status, client_id, created_at FROM businesses ORDER BY created_at, id",
+    )
+    .fetch_all(store.pool())
+    .await?;
+    Ok(rows.iter().map(business_record).collect::<Result<_, _>>()?)
+}
+
+fn business_record(row: &AnyRow) -> Result<BusinessRecord, ApiError> {
+    let client_id = store::text(row, "client_id")?;
+    Ok(BusinessRecord {
+        id: store::text(row, "id")?,
+        name: store::text(row, "name")?,
+        active: store::text(row, "status")? == "active",
+        environment: environment_of_client_id(&client_id),
+        client_id,
+        created_at: store::time(row, "created_at")?,
+    })
+}
+
+/// Upserts the built-in roles (fixed ids, names and permissions). Idempotent; run at start.
+pub async fn seed_built_in_roles(store: &Store) -> Result<()> {
+    let mut tx = store.begin().await?;
+    for role in BUILT_IN_ROLES {
+        sqlx::query(
+            "INSERT INTO roles (id, business_id, name, name_key, description, permission_codes, \
+               is_built_in, created_at, updated_at) VALUES ($1, NULL, $2, $3, $4, $5, 1, $6, $6) \
+             ON CONFLICT (id) DO UPDATE SET name = $2, name_key = $3, description = $4, \
+               permission_codes = $5, is_built_in = 1",
+        )
+        .bind(role.id)
+        .bind(role.name)
+        .bind(role.name.to_lowercase())
+        .bind(role.description)
+        .bind(permissions::to_stored(&role.permissions()))
+        .bind(BUILT_IN_ROLES_SINCE)
+        .execute(&mut *tx)
+        .await
+        .with_context(|| format!("cannot seed the built-in role {}", role.name))?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Issues a new client secret for the business, revoking the old one and every integration
+/// session, inside `tx`. Returns `(client_id, client_secret)`.
+pub async fn rotate_client_secret(
+    tx: &mut Tx,
+    business_id: &str,
+) -> Result<(String, String), ApiError> {
+    let client_id: String = sqlx::query_scalar("SELECT client_id FROM businesses WHERE id = $1")
+        .bind(business_id)
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(internal)?;
+    let secret = new_client_secret(environment_of_client_id(&client_id));
+    let now = store::timestamp(Utc::now());
+    sqlx::query("UPDATE businesses SET client_secret_hash = $2, updated_at = $3 WHERE id = $1")
+        .bind(business_id)
+        .bind(secrets::sha256_hex(&secret))
+        .bind(&now)
+        .execute(&mut **tx)
+        .await
+        .map_err(internal)?;
+    sqlx::query(
+        "UPDATE sessions SET revoked_at = $2 \
+         WHERE business_id = $1 AND family = 'integration' AND revoked_at IS NULL",
+    )
+    .bind(business_id)
+    .bind(&now)
+    .execute(&mut **tx)
+    .await
+    .map_err(internal)?;
+    Ok((client_id, secret))
+}
+
+/// Serializes changes to a business's team (the last-Owner rule, OTP quotas) on PostgreSQL,
+/// where transactions run concurrently: takes the business row's lock until `tx` ends. SQLite's
+/// write transactions (`BEGIN IMMEDIATE`) are serialized already.
+pub async fn lock_business(
+    tx: &mut Tx,
+    backend: Backend,
+    business_id: &str,
+) -> Result<(), ApiError> {
+    if backend == Backend::Postgres {
+        sqlx::query("SELECT id FROM businesses WHERE id = $1 FOR UPDATE")
+            .bind(business_id)
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(internal)?;
+    }
+    Ok(())
+}
+
+/// `kb_sandbox_<12 hex>` / `kb_live_<12 hex>`: the first 12 hex digits of the (random) business
+/// id, as in the spec's examples (`kb_sandbox_5b6f8a523c1e` for `5b6f8a52-3c1e-...`).
+fn client_id_for(environment: Environment, business_id: &str) -> String {
+    let hex: String = business_id.chars().filter(|c| *c != '-').take(12).collect();
+    format!("kb_{}_{hex}", environment.credential_tag())
+}
+
+/// `kbs_sandbox_<43 characters>`: 32 random bytes.
+fn new_client_secret(environment: Environment) -> String {
+    secrets::random_token(&format!("kbs_{}_", environment.credential_tag()))
+}
+
+/// Lower-cased and trimmed, or `None` when it does not look like an address.
+pub fn normalize_email(email: &str) -> Option<String> {
+    let email = email.trim().to_lowercase();
+    let (local, domain) = email.split_once('@')?;
+    let plausible = !local.is_empty()
+        && !domain.is_empty()
+        && !domain.contains('@')
+        && email.len() <= 255
+        && !email.chars().any(char::is_whitespace);
+    plausible.then_some(email)
+}
+
+/// The demo business of `kobo demo`: Adaeze Foods Ltd, with the ids and credentials of the
+/// spec's examples where they are not secret.
+pub const DEMO_BUSINESS_ID: &str = "5b6f8a52-3c1e-4d2b-9a7f-1e2d3c4b5a60";
+pub const DEMO_OWNER_ID: &str = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
+pub const DEMO_OWNER_EMAIL: &str = "adaeze.okafor@adaezefoods.ng";
+pub const DEMO_OWNER_PASSWORD: &str = "Jollof-Rice-2026";
+
+/// What [`ensure_demo`] found or made.
+#[derive(Clone, Debug)]
+pub struct DemoBusiness {
+    /// True on the first run, when the business was created.
+    pub created: bool,
+    pub business: CreatedBusiness,
+}
+
+/// Creates the demo business on the first run; on later runs reuses it and makes what is
+/// printed true again: the owner's password is reset to [`DEMO_OWNER_PASSWORD`] (and the
+/// owner reactivated, their login throttle cleared), and a new client secret is issued, since
+/// only the hash of the old one is stored (integration tokens of the previous run stop
+/// working). Sandbox only.
+pub async fn ensure_demo(store: &Store, config: &Config) -> Result<DemoBusiness> {
+    if config.environment != Environment::Sandbox {
+        bail!("the demo business exists in the sandbox only");
+    }
+    let existing = find(store, DEMO_BUSINESS_ID).await?;
+    let Some(existing) = existing else {
+        let business = create(
+            store,
+            config,
+            NewBusiness {
+                name: "Adaeze Foods Ltd".into(),
+                owner_email: DEMO_OWNER_EMAIL.into(),
+                owner_first_name: "Adaeze".into(),
+                owner_last_name: "Okafor".into(),
+                owner_password: Some(DEMO_OWNER_PASSWORD.into()),
+                active: true,
+                business_id: Some(DEMO_BUSINESS_ID.parse()?),
+                owner_id: Some(DEMO_OWNER_ID.parse()?),
+            },
+        )
+        .await?;
+        return Ok(DemoBusiness {
+            created: true,
+            business,
+        });
+    };
+
+    let password_hash = secrets::hash_password(DEMO_OWNER_PASSWORD).await?;
+    let mut tx = store.begin().await?;
+    let (client_id, client_secret) = rotate_client_secret(&mut tx, &existing.id).await?;
+    let reset = sqlx::query(
+        "UPDATE members SET password_hash = $3, is_active = 1, invitation_status = 'accepted', \
+           updated_at = $4 WHERE id = $1 AND business_id = $2",
+    )
+    .bind(DEMO_OWNER_ID)
+    .bind(&existing.id)
+    .bind(&password_hash)
+    .bind(store::timestamp(Utc::now()))
+    .execute(&mut *tx)
+    .await
+    .map_err(internal)?
+    .rows_affected();
+    if reset == 0 {
+        bail!(
+            "the demo business has lost its owner {DEMO_OWNER_EMAIL}: use a fresh data directory"
+        );
+    }
+    crate::throttle::clear(&mut tx, &crate::identity::login_email_key(DEMO_OWNER_EMAIL)).await?;
+    let main_account_number: String = sqlx::query_scalar(
+        "SELECT account_number FROM accounts \
+         WHERE business_id = $1 AND account_type = 'pool' AND account_class = 'primary'",
+    )
+    .bind(&existing.id)
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(internal)?;
+    tx.commit().await.map_err(internal)?;
+    Ok(DemoBusiness {
+        created: false,
+        business: CreatedBusiness {
+            business_id: existing.id,
+            name: existing.name,
+            environment: existing.environment,
+            active: existing.active,
+            client_id,
+            client_secret,
+            owner_id: DEMO_OWNER_ID.into(),
+            owner_email: DEMO_OWNER_EMAIL.into(),
+            owner_password: Some(DEMO_OWNER_PASSWORD.into()),
+            invitation_token: None,
+            main_account_number,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_ids_carry_the_environment_and_the_business_id() {
+        let id = "5b6f8a52-3c1e-4d2b-9a7f-1e2d3c4b5a60";
+        assert_eq!(
+            client_id_for(Environment::Sandbox, id),
+            "kb_sandbox_5b6f8a523c1e"
+        );
+        assert_eq!(
+            client_id_for(Environment::Production, id),
+            "kb_live_5b6f8a523c1e"
+        );
+        assert_eq!(
+            environment_of_client_id("kb_live_5b6f8a523c1e"),
+            Environment::Production
+        );
+        assert!(new_client_secret(Environment::Sandbox).starts_with("kbs_sandbox_"));
+    }
+
+    #[test]
+    fn emails_are_normalized_or_refused() {
+        assert_eq!(
+            normalize_email("  Adaeze.Okafor@AdaezeFoods.ng "),
+            Some("adaeze.okafor@adaezefoods.ng".into())
+        );
+        for bad in ["", "no-at-sign", "@x.ng", "a@", "a@b@c", "a b@c.ng"] {
+            assert_eq!(normalize_email(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! `Idempotency-Key`: a retry of a creating or money-moving operation returns the first answer.
+//!
+//! Use it inside the operation's transaction, before its first write:
+//!
+//! ```text
+//! let mut tx = bank.store.begin().await?;
+//! let claim = idempotency::claim(&mut tx, &ctx, business_id, &body).await?;
+//! if let Claim::Replay(data) = claim {
+//!     return idempotency::replay(&ctx, data);
+//! }
+//! ... the operation's writes ...
+//! idempotency::complete(&mut tx, &claim, &response).await?;
+//! tx.commit().await?;
+//! ```
+//!
+//! The claim row and the stored answer commit with the operation's writes, so a request that
+//! fails leaves no claim behind and its retry runs afresh. A concurrent request with the same
+//! key waits for the first one's transaction (SQLite's single writer, PostgreSQL's unique index)
+//! and then replays it. A claim committed without an answer (an operation that commits before
+//! calling a provider, say) makes retries answer `28` until the answer is stored.
+//!
+//! Keys are scoped to the business and the operation, and kept 24 hours ([`RETENTION_HOURS`]);
+//! an expired key is forgotten when it is claimed again, and [`purge_expired`] deletes the rest.
+
+use chrono::{Duration, Utc};
+use generated_server::{ApiError, Operation, RequestContext, ResponseCode};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::Row;
+
+use crate::secrets::sha256_hex;
+use crate::store::{self, internal, Store, Tx};
+
+pub const RETENTION_HOURS: i64 = 24;
+
+/// The outcome of [`claim`].
+#[derive(Debug)]
+pub enum Claim {
+    /// No key was sent: run the operation, store nothing.
+    NoKey,
+    /// The key is new: run the operation and [`complete`] it.
+    New(Key),
+    /// The key was used with the same body: answer the stored `data`.
+    Replay(Value),
+}
+
+/// A claimed key.
+#[derive(Debug)]
+pub struct Key {
+    business_id: String,
+    operation: Operation,
+    key: String,
+}
+
+/// Claims `ctx.idempotency_key` (if any) for `body` within `tx`.
+pub async fn claim<P, B: Serialize>(
+    tx: &mut Tx,
+    ctx: &RequestContext<P>,
+    business_id: &str,
+    body: &B,
+) -> Result<Claim, ApiError> {
+    let Some(key) = ctx.idempotency_key.as_deref() else {
+        return Ok(Claim::NoKey);
+    };
+    claim_key(tx, business_id, ctx.operation, key, &request_hash(body)?).await
+}
+
+/// [`claim`] with its parts spelled out.
+pub async fn claim_key(
+    tx: &mut Tx,
+    business_id: &str,
+    operation: Operation,
+    key: &str,
+    request_hash: &str,
+) -> Result<Claim, ApiError> {
+    let now = Utc::now();
+    let cutoff = store::timestamp(now - Duration::hours(RETENTION_HOURS));
+    sqlx::query(
+        "DELETE FROM idempotency_keys \
+         WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3 AND created_at < $4",
+    )
+    .bind(business_id)
+    .bind(operation.id())
+    .bind(key)
+    .bind(&cutoff)
+    .execute(&mut **tx)
+    .await
+    .map_err(internal)?;
+    // ON CONFLICT DO NOTHING instead of catching the violation: on PostgreSQL a failed
+    // statement would abort the whole transaction.
+    let inserted = sqlx::query(
+        "INSERT INTO idempotency_keys \
+           (business_id, operation, idempotency_key, request_hash, response_data, created_at) \
+         VALUES ($1, $2, $3, $4, NULL, $5) \
+         ON CONFLICT (business_id, operation, idempotency_key) DO NOTHING",
+    )
+    .bind(business_id)
+    .bind(operation.id())
+    .bind(key)
+    .bind(request_hash)
+    .bind(store::timestamp(now))
+    .execute(&mut **tx)
+    .await
+    .map_err(internal)?
+    .rows_affected();
+    if inserted == 1 {
+        return Ok(Claim::New(Key {
+            business_id: business_id.to_owned(),
+            operation,
+            key: key.to_owned(),
+        }));
+    }
+    let row = sqlx::query(
+        "SELECT request_hash, response_data FROM idempotency_keys \
+         WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
+    )
+    .bind(business_id)
+    .bind(operation.id())
+    .bind(key)
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(internal)?;
+    let stored_hash: String = row.try_get("request_hash").map_err(internal)?;
+    let response: Option<String> = row.try_get("response_data").map_err(internal)?;
+    if stored_hash != request_hash {
+        return Err(ApiError::new(ResponseCode::IdempotencyKeyReused)
+            .with_message("This Idempotency-Key was used with a different request body"));
+    }
+    match response {
+        None => Err(
+            ApiError::new(ResponseCode::IdempotencyKeyInProgress).with_message(
+                "A request with this Idempotency-Key is still being processed; retry later",
+            ),
+        ),
+        Some(data) => Ok(Claim::Replay(
+            serde_json::from_str(&data).map_err(internal)?,
+        )),
+    }
+}
+
+/// Stores the answer of a [`Claim::New`] in `tx`; does nothing for the other outcomes.
+pub async fn complete<T: Serialize>(tx: &mut Tx, claim: &Claim, data: &T) -> Result<(), ApiError> {
+    let Claim::New(key) = claim else {
+        return Ok(());
+    };
+    let data = serde_json::to_string(data).map_err(internal)?;
+    sqlx::query(
+        "UPDATE idempotency_keys SET response_data = $4 \
+         WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
+    )
+    .bind(&key.business_id)
+    .bind(key.operation.id())
+    .bind(&key.key)
+    .bind(data)
+    .execute(&mut **tx)
+    .await
+    .map_err(internal)?;
+    Ok(())
+}
+
+/// The stored answer, marked as a replay for the `Idempotent-Replayed` header.
+pub fn replay<P, T: DeserializeOwned>(ctx: &RequestContext<P>, data: Value) -> Result<T, ApiError> {
+    ctx.mark_replayed();
+    serde_json::from_value(data).map_err(internal)
+}
+
+/// Deletes keys older than [`RETENTION_HOURS`]. Returns how many.
+pub async fn purge_expired(store: &Store) -> Result<u64, ApiError> {
+    let cutoff = store::timestamp(Utc::now() - Duration::hours(RETENTION_HOURS));
+    let deleted = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
+        .bind(cutoff)
+        .execute(store.pool())
+        .await
+        .map_err(internal)?
+        .rows_affected();
+    Ok(deleted)
+}
+
+/// SHA-256 of the body's canonical JSON (object keys sorted at every level), so the same
+/// request hashes the same whatever order its fields were sent in.
+pub fn request_hash<B: Serialize>(body: &B) -> Result<String, ApiError> {
+    let value = serde_json::to_value(body).map_err(internal)?;
+    Ok(sha256_hex(&canonical_json(&value)))
+}
+
+fn canonical_json(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let fields: Vec<String> = entries
+                .into_iter()
+                .map(|(key, value)| {
+                    format!("{}:{}", Value::String(key.clone()), canonical_json(value))
+                })
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(canonical_json).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_json_ignores_key_order_but_not_values() {
+        let a = json!({"b": 1, "a": {"y": [1, 2], "x": "s"}});
+        let b = json!({"a": {"x": "s", "y": [1, 2]}, "b": 1});
+        let c = json!({"a": {"x": "s", "y": [2, 1]}, "b": 1});
+        assert_eq!(canonical_json(&a), canonical_json(&b));
+        assert_eq!(canonical_json(&a), r#"{"a":{"x":"s","y":[1,2]},"b":1}"#);
+        assert_ne!(request_hash(&a).unwrap(), request_hash(&c).unwrap());
+    }
+}

@@ -1,0 +1,582 @@
+//! A bank per test, on either store, driven through the real router without a socket.
+//!
+//! Compiled for this crate's tests and, with the `testkit` feature, for other crates (the
+//! conformance suite): `kobo = { path = "../service", features = ["testkit"] }`.
+//!
+//! [`TestKit::sqlite`] opens a fresh SQLite file in a temporary directory;
+//! [`TestKit::postgres`] creates a fresh database `kobo_test_<uuid>` on the server of
+//! `KOBO_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432/test`) and drops it
+//! when the kit is dropped (best effort). An unreachable PostgreSQL makes the test fail, never
+//! skip. Either way the kit migrates, seeds the built-in roles, provisions a business with an
+//! active Owner (password [`OWNER_PASSWORD`]) and logs the owner in.
+//!
+//! Write a behaviour once and run it on both stores with [`on_both_stores!`]:
+//!
+//! ```text
+//! use kobo::testkit::TestKit;
+//!
+//! async fn logout_revokes_the_session(kit: TestKit) {
+//!     let reply = kit.call("/api/v1/auth/web/logout", &kit.owner_token, json!({})).await;
+//!     ...
+//! }
+//!
+//! kobo::on_both_stores!(logout_revokes_the_session);
+//! // -> logout_revokes_the_session::sqlite and logout_revokes_the_session::postgres
+//! ```
+//!
+//! The calling crate needs `tokio` (with `macros` and `rt-multi-thread`) as a dependency.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{HeaderMap, Request, StatusCode};
+use axum::Router;
+use generated_server::{Operation, TokenFamily};
+use serde_json::{json, Value};
+use sqlx::Connection;
+use tower::ServiceExt;
+
+use crate::business::{self, CreatedBusiness, NewBusiness};
+use crate::config::Config;
+use crate::store::Store;
+use crate::tokens::TokenKeys;
+use crate::Bank;
+
+/// The password of every owner the kit provisions.
+pub const OWNER_PASSWORD: &str = "Jollof-Rice-2026";
+/// The password [`TestKit::add_member`] gives new members.
+pub const MEMBER_PASSWORD: &str = "Puff-Puff-Friday-9";
+/// Where calls come from unless a test says otherwise.
+pub const CLIENT_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(102, 89, 34, 17));
+
+/// Which store a kit runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreKind {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs each named `async fn(TestKit)` once per store, as `<name>::sqlite` and
+/// `<name>::postgres`.
+#[macro_export]
+macro_rules! on_both_stores {
+    ($($scenario:ident),+ $(,)?) => {$(
+        mod $scenario {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$scenario($crate::testkit::TestKit::sqlite().await).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$scenario($crate::testkit::TestKit::postgres().await).await;
+            }
+        }
+    )+};
+}
+
+/// A bank on a fresh store, its router, and a business whose owner is logged in.
+pub struct TestKit {
+    pub kind: StoreKind,
+    pub bank: Arc<Bank>,
+    pub router: Router,
+    pub store: Store,
+    /// The business the kit provisioned (with its integration credentials).
+    pub business: CreatedBusiness,
+    /// A Dashboard token of the business's owner.
+    pub owner_token: String,
+    // Dropped last: the temporary directory or database the store lives in.
+    _place: Place,
+}
+
+/// Held for its `Drop`: the directory or database is removed with the kit.
+#[allow(dead_code)]
+enum Place {
+    Sqlite(tempfile::TempDir),
+    Postgres(PostgresDatabase),
+}
+
+/// One answer of the router.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    /// The envelope.
+    pub body: Value,
+}
+
+impl Reply {
+    /// The envelope's `response_code`.
+    pub fn code(&self) -> &str {
+        self.body["response_code"].as_str().unwrap_or("")
+    }
+
+    /// The envelope's `data`, after checking the response code (panics with the whole reply
+    /// otherwise).
+    #[track_caller]
+    pub fn expect(&self, code: &str) -> &Value {
+        assert_eq!(self.code(), code, "unexpected reply: {self:#?}");
+        &self.body["data"]
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|value| value.to_str().ok())
+    }
+}
+
+/// A request to send with [`TestKit::send`].
+#[derive(Clone, Debug)]
+pub struct Call<'a> {
+    pub path: &'a str,
+    pub token: Option<&'a str>,
+    pub body: Value,
+    pub headers: Vec<(&'a str, String)>,
+    pub client_ip: IpAddr,
+}
+
+impl<'a> Call<'a> {
+    pub fn new(path: &'a str, token: Option<&'a str>, body: Value) -> Call<'a> {
+        Call {
+            path,
+            token,
+            body,
+            headers: Vec::new(),
+            client_ip: CLIENT_IP,
+        }
+    }
+
+    pub fn header(mut self, name: &'a str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    pub fn from_ip(mut self, ip: IpAddr) -> Self {
+        self.client_ip = ip;
+        self
+    }
+}
+
+impl TestKit {
+    pub async fn sqlite() -> TestKit {
+        TestKit::start(StoreKind::Sqlite, Config::default()).await
+    }
+
+    pub async fn postgres() -> TestKit {
+        TestKit::start(StoreKind::Postgres, Config::default()).await
+    }
+
+    pub async fn on(kind: StoreKind) -> TestKit {
+        TestKit::start(kind, Config::default()).await
+    }
+
+    /// A kit with `config` (production environment, shorter TTLs, ...).
+    pub async fn start(kind: StoreKind, config: Config) -> TestKit {
+        let (url, place) = match kind {
+            StoreKind::Sqlite => {
+                let dir = tempfile::tempdir().expect("a temporary directory");
+                let url = Store::sqlite_url_in(dir.path()).expect("an SQLite URL");
+                (url, Place::Sqlite(dir))
+            }
+            StoreKind::Postgres => {
+                let database = PostgresDatabase::create().await;
+                (database.url.clone(), Place::Postgres(database))
+            }
+        };
+        let store = Store::connect(&url)
+            .await
+            .unwrap_or_else(|error| panic!("cannot open the test store {url}: {error:#}"));
+        let bank = Bank::open(store.clone(), config.clone(), TokenKeys::random())
+            .await
+            .unwrap_or_else(|error| panic!("cannot open the bank: {error:#}"));
+        let bank = Arc::new(bank);
+        let router = generated_server::router(bank.clone());
+        let business = business::create(
+            &store,
+            &config,
+            NewBusiness {
+                name: "Adaeze Foods Ltd".into(),
+                owner_email: "adaeze.okafor@adaezefoods.ng".into(),
+                owner_first_name: "Adaeze".into(),
+                owner_last_name: "Okafor".into(),
+                owner_password: Some(OWNER_PASSWORD.into()),
+                active: true,
+                business_id: None,
+                owner_id: None,
+            },
+        )
+        .await
+        .expect("the test business");
+        let mut kit = TestKit {
+            kind,
+            bank,
+            router,
+            store,
+            business,
+            owner_token: String::new(),
+            _place: place,
+        };
+        kit.owner_token = kit
+            .login("adaeze.okafor@adaezefoods.ng", OWNER_PASSWORD)
+            .await;
+        kit
+    }
+
+    /// Sends one request through the router, as from `call.client_ip`.
+    pub async fn send(&self, call: Call<'_>) -> Reply {
+        let mut request = Request::post(call.path).header("content-type", "application/json");
+        if let Some(token) = call.token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        for (name, value) in &call.headers {
+            request = request.header(*name, value.as_str());
+        }
+        let mut request = request
+            .body(Body::from(call.body.to_string()))
+            .expect("a well-formed request");
+        request
+            .extensions_mut()
+            .insert(ConnectInfo(SocketAddr::new(call.client_ip, 40_000)));
+        let response = self
+            .router
+            .clone()
+            .oneshot(request)
+            .await
+            .expect("the router answers");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .expect("a readable body");
+        let body = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// `POST path` with a bearer token: the status and the envelope.
+    pub async fn call(&self, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
+        let reply = self.send(Call::new(path, Some(token), body)).await;
+        (reply.status, reply.body)
+    }
+
+    /// `POST path` without a token.
+    pub async fn call_public(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        let reply = self.send(Call::new(path, None, body)).await;
+        (reply.status, reply.body)
+    }
+
+    /// Calls an operation by its generated metadata.
+    pub async fn op(&self, operation: Operation, token: &str, body: Value) -> Reply {
+        self.send(Call::new(operation.path(), Some(token), body))
+            .await
+    }
+
+    /// A Dashboard token for `email` (panics unless the login succeeds).
+    pub async fn login(&self, email: &str, password: &str) -> String {
+        let reply = self
+            .send(Call::new(
+                Operation::Login.path(),
+                None,
+                json!({"email": email, "password": password}),
+            ))
+            .await;
+        reply.expect("00")["access_token"]
+            .as_str()
+            .expect("a token")
+            .to_owned()
+    }
+
+    /// An integration token of the kit's business.
+    pub async fn integration_token(&self) -> String {
+        self.integration_token_of(&self.business).await
+    }
+
+    pub async fn integration_token_of(&self, business: &CreatedBusiness) -> String {
+        let reply = self
+            .send(Call::new(
+                Operation::GenerateToken.path(),
+                None,
+                json!({"client_id": business.client_id, "client_secret": business.client_secret}),
+            ))
+            .await;
+        reply.expect("00")["access_token"]
+            .as_str()
+            .expect("a token")
+            .to_owned()
+    }
+
+    /// Provisions another business (for tenant isolation) and logs its owner in.
+    pub async fn other_business(&self, name: &str, owner_email: &str) -> (CreatedBusiness, String) {
+        let business = business::create(
+            &self.store,
+            &self.bank.config,
+            NewBusiness {
+                name: name.into(),
+                owner_email: owner_email.into(),
+                owner_first_name: "Other".into(),
+                owner_last_name: "Owner".into(),
+                owner_password: Some(OWNER_PASSWORD.into()),
+                active: true,
+                business_id: None,
+                owner_id: None,
+            },
+        )
+        .await
+        .expect("another business");
+        let token = self.login(owner_email, OWNER_PASSWORD).await;
+        (business, token)
+    }
+
+    /// Invites `email` with `role_id` as whoever `token` belongs to; returns the member's id.
+    pub async fn invite(&self, token: &str, email: &str, role_id: &str) -> String {
+        let reply = self
+            .op(
+                Operation::AddMember,
+                token,
+                json!({"email": email, "first_name": "Tunde", "last_name": "Bakare",
+                       "role_id": role_id}),
+            )
+            .await;
+        reply.expect("00");
+        self.member_id(email).await
+    }
+
+    /// The id of the member with this email.
+    pub async fn member_id(&self, email: &str) -> String {
+        sqlx::query_scalar("SELECT id FROM members WHERE email = $1")
+            .bind(email.to_lowercase())
+            .fetch_one(self.store.pool())
+            .await
+            .expect("the member exists")
+    }
+
+    /// The invitation token of the last invitation email sent to `email`.
+    pub async fn invitation_token(&self, email: &str) -> String {
+        let body = self
+            .outbox(email)
+            .await
+            .into_iter()
+            .rev()
+            .find(|message| message.subject.contains("invited"))
+            .expect("an invitation email")
+            .body;
+        crate::team::invitation_token_in(&body)
+            .expect("a token in the invitation")
+            .to_owned()
+    }
+
+    /// Invites `email` as the owner, accepts with [`MEMBER_PASSWORD`] and logs in. Returns the
+    /// member's id and Dashboard token.
+    pub async fn add_member(&self, email: &str, role_id: &str) -> (String, String) {
+        let member_id = self.invite(&self.owner_token, email, role_id).await;
+        let token = self.invitation_token(email).await;
+        let reply = self
+            .send(Call::new(
+                Operation::AcceptInvite.path(),
+                None,
+                json!({"token": token, "password": MEMBER_PASSWORD,
+                       "confirm_password": MEMBER_PASSWORD}),
+            ))
+            .await;
+        reply.expect("00");
+        (member_id, self.login(email, MEMBER_PASSWORD).await)
+    }
+
+    /// Creates a custom role as the owner; returns its id.
+    pub async fn create_role(&self, name: &str, codes: &[&str]) -> String {
+        let reply = self
+            .op(
+                Operation::CreateRole,
+                &self.owner_token,
+                json!({"name": name, "permission_codes": codes}),
+            )
+            .await;
+        reply.expect("00")["id"]
+            .as_str()
+            .expect("a role id")
+            .to_owned()
+    }
+
+    /// Messages in the outbox for `recipient`, oldest first.
+    pub async fn outbox(&self, recipient: &str) -> Vec<OutboxMessage> {
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT subject, body FROM notifications WHERE recipient = $1 \
+             ORDER BY created_at, id",
+        )
+        .bind(recipient.to_lowercase())
+        .fetch_all(self.store.pool())
+        .await
+        .expect("the outbox");
+        rows.into_iter()
+            .map(|(subject, body)| OutboxMessage { subject, body })
+            .collect()
+    }
+
+    /// A single number from the database (`SELECT COUNT(*) ...`), for checks on stored rows.
+    pub async fn count(&self, sql: &'static str, bind: &str) -> i64 {
+        sqlx::query_scalar(sql)
+            .bind(bind.to_owned())
+            .fetch_one(self.store.pool())
+            .await
+            .unwrap_or_else(|error| panic!("{sql}: {error}"))
+    }
+
+    /// Signs a token with the server's key for any claims (to probe `authenticate`).
+    pub fn forge_token(&self, session_id: &str, business_id: &str, family: TokenFamily) -> String {
+        let now = chrono::Utc::now().timestamp();
+        self.bank.tokens.sign(&crate::tokens::Claims {
+            sid: session_id.to_owned(),
+            fam: crate::tokens::family_str(family).to_owned(),
+            bid: business_id.to_owned(),
+            iat: now,
+            exp: now + 600,
+        })
+    }
+}
+
+/// One message of the notification outbox.
+#[derive(Clone, Debug)]
+pub struct OutboxMessage {
+    pub subject: String,
+    pub body: String,
+}
+
+/// The first request example the spec gives an operation (`{}` when it has none), so a test
+/// can send every operation a body its schema accepts.
+pub fn request_example(operation: Operation) -> Value {
+    let spec: Value =
+        serde_json::from_str(generated_server::OPENAPI_JSON).expect("the spec is JSON");
+    let mut body = &spec["paths"][operation.path()]["post"]["requestBody"];
+    if let Some(reference) = body["$ref"].as_str() {
+        body = resolve(&spec, reference);
+    }
+    let examples = &body["content"]["application/json"]["examples"];
+    let Some(first) = examples
+        .as_object()
+        .and_then(|examples| examples.values().next())
+    else {
+        return json!({});
+    };
+    let example = match first["$ref"].as_str() {
+        Some(reference) => resolve(&spec, reference),
+        None => first,
+    };
+    example["value"].clone()
+}
+
+fn resolve<'a>(spec: &'a Value, reference: &str) -> &'a Value {
+    reference
+        .trim_start_matches("#/")
+        .split('/')
+        .fold(spec, |node, part| &node[part])
+}
+
+/// A database created for one kit and dropped with it.
+struct PostgresDatabase {
+    admin_url: String,
+    name: String,
+    url: String,
+}
+
+impl PostgresDatabase {
+    async fn create() -> PostgresDatabase {
+        let admin_url = std::env::var("KOBO_TEST_POSTGRES_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+        let name = format!("kobo_test_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = sqlx::postgres::PgConnection::connect(&admin_url)
+            .await
+            .unwrap_or_else(|error| {
+                panic!(
+                    "PostgreSQL is unreachable at {admin_url} (set KOBO_TEST_POSTGRES_URL): {error}"
+                )
+            });
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\"")))
+            .execute(&mut admin)
+            .await
+            .unwrap_or_else(|error| panic!("cannot create the test database {name}: {error}"));
+        let _ = admin.close().await;
+        let url = database_url(&admin_url, &name);
+        PostgresDatabase {
+            admin_url,
+            name,
+            url,
+        }
+    }
+}
+
+impl Drop for PostgresDatabase {
+    fn drop(&mut self) {
+        let admin_url = self.admin_url.clone();
+        let name = self.name.clone();
+        // Drop runs inside the test's runtime: do the async work on a thread of its own.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build();
+            if let Ok(runtime) = runtime {
+                runtime.block_on(async move {
+                    if let Ok(mut admin) = sqlx::postgres::PgConnection::connect(&admin_url).await {
+                        let sql = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
+                        let _ = sqlx::query(sqlx::AssertSqlSafe(sql))
+                            .execute(&mut admin)
+                            .await;
+                        let _ = admin.close().await;
+                    }
+                });
+            }
+        })
+        .join();
+    }
+}
+
+/// `admin_url` with its database name replaced by `name` (query parameters kept).
+fn database_url(admin_url: &str, name: &str) -> String {
+    let (base, query) = match admin_url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (admin_url, None),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let server = match base[scheme_end..].find('/') {
+        Some(slash) => &base[..scheme_end + slash],
+        None => base,
+    };
+    match query {
+        Some(query) => format!("{server}/{name}?{query}"),
+        None => format!("{server}/{name}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_urls_swap_the_database_name() {
+        assert_eq!(
+            database_url("postgres://postgres@127.0.0.1:5432/test", "kobo_test_1"),
+            "postgres://postgres@127.0.0.1:5432/kobo_test_1"
+        );
+        assert_eq!(
+            database_url("postgres://u:p@db/x?sslmode=disable", "k"),
+            "postgres://u:p@db/k?sslmode=disable"
+        );
+        assert_eq!(
+            database_url("postgres://db:5432", "k"),
+            "postgres://db:5432/k"
+        );
+    }
+
+    #[test]
+    fn request_examples_come_from_the_spec() {
+        assert_eq!(
+            request_example(Operation::Login),
+            json!({"email": "adaeze.okafor@adaezefoods.ng", "password": "Jollof-Rice-2026"})
+        );
+        assert_eq!(request_example(Operation::Logout), json!({}));
+    }
+}

@@ -1,0 +1,156 @@
+//! `Idempotency-Key` on add_member and create_role.
+
+use generated_server::{Operation, ResponseCode};
+use kobo::idempotency::{self, Claim};
+use kobo::on_both_stores;
+use kobo::permissions::VIEWER_ROLE_ID;
+use kobo::testkit::{Call, TestKit};
+use serde_json::{json, Value};
+
+fn create_role<'a>(kit: &'a TestKit, key: &str, body: Value) -> Call<'a> {
+    Call::new(Operation::CreateRole.path(), Some(&kit.owner_token), body)
+        .header("idempotency-key", key)
+}
+
+async fn a_retry_replays_the_first_answer(kit: TestKit) {
+    let body = json!({"name": "Treasury Analyst", "permission_codes": ["account.view"]});
+    let first = kit.send(create_role(&kit, "key-1", body.clone())).await;
+    let role = first.expect("00").clone();
+    assert_eq!(first.header("idempotent-replayed"), Some("false"));
+
+    // The same body with its fields in another order is the same request.
+    let reordered = json!({"permission_codes": ["account.view"], "name": "Treasury Analyst"});
+    let retry = kit.send(create_role(&kit, "key-1", reordered)).await;
+    assert_eq!(retry.header("idempotent-replayed"), Some("true"));
+    assert_eq!(retry.expect("00"), &role);
+    let stored: i64 = kit
+        .count(
+            "SELECT COUNT(*) FROM roles WHERE name = $1",
+            "Treasury Analyst",
+        )
+        .await;
+    assert_eq!(stored, 1);
+    let audited: i64 = kit
+        .count(
+            "SELECT COUNT(*) FROM audit_logs WHERE action = $1",
+            "create_role",
+        )
+        .await;
+    assert_eq!(audited, 1);
+
+    // Another key is another request: the name is taken now.
+    kit.send(create_role(&kit, "key-2", body.clone()))
+        .await
+        .expect("26");
+    // Without a key there is no replay either.
+    kit.op(Operation::CreateRole, &kit.owner_token, body)
+        .await
+        .expect("26");
+}
+
+async fn the_same_key_with_another_body_is_refused(kit: TestKit) {
+    let body = json!({"name": "Auditor", "permission_codes": ["audit_log.view"]});
+    kit.send(create_role(&kit, "key-1", body))
+        .await
+        .expect("00");
+    let other = json!({"name": "Auditor", "permission_codes": ["member.view"]});
+    let reply = kit.send(create_role(&kit, "key-1", other)).await;
+    assert_eq!(reply.status, 422);
+    reply.expect("27");
+}
+
+async fn a_failed_request_leaves_no_claim(kit: TestKit) {
+    let invalid = json!({"name": "Viewer", "permission_codes": ["account.view"]});
+    kit.send(create_role(&kit, "key-1", invalid))
+        .await
+        .expect("26");
+    let keys: i64 = kit
+        .count(
+            "SELECT COUNT(*) FROM idempotency_keys WHERE idempotency_key = $1",
+            "key-1",
+        )
+        .await;
+    assert_eq!(keys, 0);
+    // The key is free for a corrected request.
+    let fixed = json!({"name": "Reader", "permission_codes": ["account.view"]});
+    kit.send(create_role(&kit, "key-1", fixed))
+        .await
+        .expect("00");
+}
+
+async fn invitations_replay_without_sending_twice(kit: TestKit) {
+    let body = json!({"email": "ife.olawale@adaezefoods.ng", "first_name": "Ife",
+                      "last_name": "Olawale", "role_id": VIEWER_ROLE_ID});
+    let call = || {
+        Call::new(
+            Operation::AddMember.path(),
+            Some(&kit.owner_token),
+            body.clone(),
+        )
+        .header("idempotency-key", "0f8c2a54-7c1e-4f57-9a8b-2d6e3f1c9b70")
+    };
+    kit.send(call()).await.expect("00");
+    let retry = kit.send(call()).await;
+    assert_eq!(retry.expect("00"), &json!({}));
+    assert_eq!(retry.header("idempotent-replayed"), Some("true"));
+    assert_eq!(kit.outbox("ife.olawale@adaezefoods.ng").await.len(), 1);
+}
+
+/// Keys are per business and operation; a claim committed without an answer is in progress.
+async fn keys_are_scoped_and_in_progress_claims_answer_28(kit: TestKit) {
+    let (other, other_token) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let body = json!({"name": "Auditor", "permission_codes": ["audit_log.view"]});
+    kit.send(create_role(&kit, "shared-key", body.clone()))
+        .await
+        .expect("00");
+    let theirs = kit
+        .send(
+            Call::new(Operation::CreateRole.path(), Some(&other_token), body)
+                .header("idempotency-key", "shared-key"),
+        )
+        .await;
+    assert_eq!(theirs.header("idempotent-replayed"), Some("false"));
+    theirs.expect("00");
+
+    let hash = idempotency::request_hash(&json!({"x": 1})).unwrap();
+    let mut tx = kit.store.begin().await.unwrap();
+    let claim = idempotency::claim_key(
+        &mut tx,
+        &other.business_id,
+        Operation::AddMember,
+        "slow-key",
+        &hash,
+    )
+    .await
+    .unwrap();
+    assert!(matches!(claim, Claim::New(_)));
+    tx.commit().await.unwrap();
+    let mut tx = kit.store.begin().await.unwrap();
+    let error = idempotency::claim_key(
+        &mut tx,
+        &other.business_id,
+        Operation::AddMember,
+        "slow-key",
+        &hash,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(error.code(), ResponseCode::IdempotencyKeyInProgress);
+    drop(tx);
+    // Expired keys are purged.
+    sqlx::query("UPDATE idempotency_keys SET created_at = '2000-01-01T00:00:00.000000Z'")
+        .execute(kit.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(idempotency::purge_expired(&kit.store).await.unwrap(), 3);
+}
+
+on_both_stores!(
+    a_retry_replays_the_first_answer,
+    the_same_key_with_another_body_is_refused,
+    a_failed_request_leaves_no_claim,
+    invitations_replay_without_sending_twice,
+    keys_are_scoped_and_in_progress_claims_answer_28,
+);

@@ -1,0 +1,187 @@
+//! One-time passwords: generation through the API, verification through
+//! `identity::verify_otp` (what `funds_transfer` will call).
+
+use generated_server::{Operation, ResponseCode};
+use kobo::config::{Config, Environment};
+use kobo::identity::verify_otp;
+use kobo::on_both_stores;
+use kobo::testkit::{StoreKind, TestKit};
+use serde_json::json;
+
+const OWNER: &str = "adaeze.okafor@adaezefoods.ng";
+
+async fn owner_id(kit: &TestKit) -> String {
+    kit.member_id(OWNER).await
+}
+
+/// Generates an OTP in the sandbox and returns the code from the response.
+async fn generate(kit: &TestKit) -> String {
+    let reply = kit
+        .op(Operation::GenerateOtp, &kit.owner_token, json!({}))
+        .await;
+    let data = reply.expect("00");
+    assert_eq!(data["channel"], "email");
+    assert_eq!(data["destination"], "a*****.o*****@adaezefoods.ng");
+    assert_eq!(data["expires_in"], 300);
+    data["otp"]
+        .as_str()
+        .expect("the sandbox shows the code")
+        .to_owned()
+}
+
+/// Runs `verify_otp` the way an operation does: in a transaction it then commits.
+async fn verify(kit: &TestKit, member_id: &str, code: &str) -> Result<(), ResponseCode> {
+    let tx = kit.store.begin().await.unwrap();
+    match verify_otp(tx, &kit.bank.config, member_id, code).await {
+        Ok(tx) => {
+            tx.commit().await.unwrap();
+            Ok(())
+        }
+        Err(error) => Err(error.code()),
+    }
+}
+
+fn wrong(code: &str) -> String {
+    format!("{:06}", (code.parse::<u32>().unwrap() + 1) % 1_000_000)
+}
+
+async fn an_otp_is_sent_and_works_once(kit: TestKit) {
+    let code = generate(&kit).await;
+    assert_eq!(code.len(), 6);
+    let mail = kit.outbox(OWNER).await;
+    let last = mail.last().expect("an OTP email");
+    assert!(last.body.contains(&code), "{last:?}");
+    // Only a hash is stored.
+    let plain: i64 = kit
+        .count("SELECT COUNT(*) FROM otps WHERE code_hash = $1", &code)
+        .await;
+    assert_eq!(plain, 0);
+
+    let member = owner_id(&kit).await;
+    assert_eq!(verify(&kit, &member, &code).await, Ok(()));
+    assert_eq!(
+        verify(&kit, &member, &code).await,
+        Err(ResponseCode::InvalidOtp)
+    );
+}
+
+async fn a_new_otp_replaces_the_previous_one(kit: TestKit) {
+    let first = generate(&kit).await;
+    let second = generate(&kit).await;
+    let member = owner_id(&kit).await;
+    if first != second {
+        assert_eq!(
+            verify(&kit, &member, &first).await,
+            Err(ResponseCode::InvalidOtp)
+        );
+    }
+    assert_eq!(verify(&kit, &member, &second).await, Ok(()));
+}
+
+async fn wrong_codes_count_and_spend_the_otp(kit: TestKit) {
+    let code = generate(&kit).await;
+    let member = owner_id(&kit).await;
+    let attempts = kit.bank.config.otp.max_attempts;
+    for _ in 0..attempts {
+        assert_eq!(
+            verify(&kit, &member, &wrong(&code)).await,
+            Err(ResponseCode::InvalidOtp)
+        );
+    }
+    // Every wrong attempt was counted although the callers answered errors.
+    assert_eq!(
+        verify(&kit, &member, &code).await,
+        Err(ResponseCode::InvalidOtp)
+    );
+}
+
+async fn a_wrong_code_then_the_right_one_works(kit: TestKit) {
+    let code = generate(&kit).await;
+    let member = owner_id(&kit).await;
+    assert_eq!(
+        verify(&kit, &member, &wrong(&code)).await,
+        Err(ResponseCode::InvalidOtp)
+    );
+    let attempts: i64 = kit
+        .count(
+            "SELECT MAX(attempts) FROM otps WHERE member_id = $1",
+            &member,
+        )
+        .await;
+    assert_eq!(attempts, 1);
+    assert_eq!(verify(&kit, &member, &code).await, Ok(()));
+}
+
+async fn an_expired_otp_is_refused(kit: TestKit) {
+    let code = generate(&kit).await;
+    let member = owner_id(&kit).await;
+    sqlx::query("UPDATE otps SET expires_at = '2000-01-01T00:00:00.000000Z'")
+        .execute(kit.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(
+        verify(&kit, &member, &code).await,
+        Err(ResponseCode::InvalidOtp)
+    );
+}
+
+async fn an_otp_belongs_to_the_member_who_asked(kit: TestKit) {
+    let code = generate(&kit).await;
+    let (other, _) = kit
+        .add_member(
+            "ngozi.eze@adaezefoods.ng",
+            kobo::permissions::CHECKER_ROLE_ID,
+        )
+        .await;
+    assert_eq!(
+        verify(&kit, &other, &code).await,
+        Err(ResponseCode::InvalidOtp)
+    );
+}
+
+async fn at_most_five_otps_per_quarter_hour(kit: TestKit) {
+    let limit = kit.bank.config.otp.issue_limit;
+    for _ in 0..limit {
+        generate(&kit).await;
+    }
+    let reply = kit
+        .op(Operation::GenerateOtp, &kit.owner_token, json!({}))
+        .await;
+    assert_eq!(reply.status, 429);
+    reply.expect("29");
+    let wait: u64 = reply.header("retry-after").unwrap().parse().unwrap();
+    assert!(wait > 800 && wait <= 900, "{wait}");
+}
+
+on_both_stores!(
+    an_otp_is_sent_and_works_once,
+    a_new_otp_replaces_the_previous_one,
+    wrong_codes_count_and_spend_the_otp,
+    a_wrong_code_then_the_right_one_works,
+    an_expired_otp_is_refused,
+    an_otp_belongs_to_the_member_who_asked,
+    at_most_five_otps_per_quarter_hour,
+);
+
+/// In production the code is only sent, never returned.
+async fn production_hides_the_code(kind: StoreKind) {
+    let kit = TestKit::start(kind, Config::new(Environment::Production)).await;
+    let reply = kit
+        .op(Operation::GenerateOtp, &kit.owner_token, json!({}))
+        .await;
+    let data = reply.expect("00");
+    assert!(data["otp"].is_null(), "{data}");
+    assert!(data.as_object().unwrap().contains_key("otp"));
+    let mail = kit.outbox(OWNER).await;
+    assert!(mail.last().unwrap().body.contains("one-time password"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn production_hides_the_code_sqlite() {
+    production_hides_the_code(StoreKind::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn production_hides_the_code_postgres() {
+    production_hides_the_code(StoreKind::Postgres).await;
+}

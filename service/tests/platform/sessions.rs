@@ -1,0 +1,285 @@
+//! Tokens and sessions: every token is backed by a session row checked on each request.
+
+use generated_server::{Operation, TokenFamily};
+use kobo::on_both_stores;
+use kobo::permissions::VIEWER_ROLE_ID;
+use kobo::testkit::{Call, TestKit, OWNER_PASSWORD};
+use serde_json::json;
+
+const OWNER: &str = "adaeze.okafor@adaezefoods.ng";
+
+async fn profile_code(kit: &TestKit, token: &str) -> String {
+    kit.op(Operation::GetProfile, token, json!({}))
+        .await
+        .code()
+        .to_owned()
+}
+
+async fn login_returns_a_working_dashboard_token(kit: TestKit) {
+    let reply = kit
+        .send(Call::new(
+            Operation::Login.path(),
+            None,
+            json!({"email": "Adaeze.Okafor@AdaezeFoods.ng", "password": OWNER_PASSWORD}),
+        ))
+        .await;
+    let data = reply.expect("00");
+    assert_eq!(data["token_type"], "Bearer");
+    assert_eq!(data["expires_in"], 43200);
+    assert_eq!(data["member"]["email"], OWNER);
+    assert_eq!(data["member"]["role_name"], "Owner");
+    assert!(data["member"]["last_login"].is_string());
+    let codes = data["permission_codes"].as_array().unwrap();
+    assert_eq!(codes.len(), generated_server::Permission::ALL.len());
+    assert_eq!(codes[0], "self.manage");
+
+    let token = data["access_token"].as_str().unwrap();
+    let profile = kit.op(Operation::GetProfile, token, json!({})).await;
+    let profile = profile.expect("00");
+    assert_eq!(profile["member"]["email"], OWNER);
+    assert_eq!(profile["role"]["name"], "Owner");
+    assert_eq!(profile["business"]["name"], "Adaeze Foods Ltd");
+    assert_eq!(profile["business"]["status"], "active");
+    assert_eq!(profile["business"]["environment"], "sandbox");
+    assert_eq!(profile["business"]["id"], kit.business.business_id.as_str());
+}
+
+async fn wrong_credentials_all_get_the_same_41(kit: TestKit) {
+    kit.invite(&kit.owner_token, "pending@adaezefoods.ng", VIEWER_ROLE_ID)
+        .await;
+    let attempts = [
+        json!({"email": OWNER, "password": "wrong-password"}),
+        json!({"email": "nobody@adaezefoods.ng", "password": OWNER_PASSWORD}),
+        json!({"email": "pending@adaezefoods.ng", "password": OWNER_PASSWORD}),
+    ];
+    let mut messages = Vec::new();
+    for body in attempts {
+        let reply = kit
+            .send(Call::new(Operation::Login.path(), None, body))
+            .await;
+        assert_eq!(reply.status, 401);
+        reply.expect("41");
+        messages.push(reply.body["message"].clone());
+    }
+    assert!(messages.iter().all(|m| *m == messages[0]), "{messages:?}");
+    assert_eq!(messages[0], "Invalid email or password");
+}
+
+async fn logout_revokes_that_session_at_once(kit: TestKit) {
+    let other = kit.login(OWNER, OWNER_PASSWORD).await;
+    kit.op(Operation::Logout, &kit.owner_token, json!({}))
+        .await
+        .expect("00");
+    assert_eq!(profile_code(&kit, &kit.owner_token).await, "41");
+    let again = kit.op(Operation::Logout, &kit.owner_token, json!({})).await;
+    assert_eq!(again.status, 401);
+    // The member's other session is untouched.
+    assert_eq!(profile_code(&kit, &other).await, "00");
+}
+
+async fn change_password_revokes_every_session_including_the_current_one(kit: TestKit) {
+    let second = kit.login(OWNER, OWNER_PASSWORD).await;
+    let change = |old: &str, new: &str, confirm: &str| json!({"old_password": old, "new_password": new, "confirm_password": confirm});
+    let cases = [
+        (
+            change("wrong-password", "Suya-And-Zobo-2027", "Suya-And-Zobo-2027"),
+            "46",
+            "",
+        ),
+        (
+            change(OWNER_PASSWORD, "Suya-And-Zobo-2027", "Suya-And-Zobo-2028"),
+            "01",
+            "`confirm_password`",
+        ),
+        (
+            change(OWNER_PASSWORD, OWNER_PASSWORD, OWNER_PASSWORD),
+            "01",
+            "`new_password`",
+        ),
+    ];
+    for (body, code, field) in cases {
+        let reply = kit
+            .op(Operation::ChangePassword, &kit.owner_token, body)
+            .await;
+        assert_eq!(reply.code(), code, "{reply:?}");
+        assert!(
+            reply.body["message"].as_str().unwrap().starts_with(field),
+            "{reply:?}"
+        );
+    }
+    // Nothing changed so far: both sessions still work.
+    assert_eq!(profile_code(&kit, &second).await, "00");
+
+    kit.op(
+        Operation::ChangePassword,
+        &kit.owner_token,
+        change(OWNER_PASSWORD, "Suya-And-Zobo-2027", "Suya-And-Zobo-2027"),
+    )
+    .await
+    .expect("00");
+    assert_eq!(profile_code(&kit, &kit.owner_token).await, "41");
+    assert_eq!(profile_code(&kit, &second).await, "41");
+    let old = kit
+        .send(Call::new(
+            Operation::Login.path(),
+            None,
+            json!({"email": OWNER, "password": OWNER_PASSWORD}),
+        ))
+        .await;
+    old.expect("41");
+    let new = kit.login(OWNER, "Suya-And-Zobo-2027").await;
+    assert_eq!(profile_code(&kit, &new).await, "00");
+}
+
+async fn a_token_of_the_other_family_is_refused(kit: TestKit) {
+    let integration = kit.integration_token().await;
+    let on_dashboard = kit.op(Operation::GetProfile, &integration, json!({})).await;
+    assert_eq!(on_dashboard.status, 401);
+    on_dashboard.expect("41");
+    let on_integration = kit
+        .op(Operation::FetchBanks, &kit.owner_token, json!({}))
+        .await;
+    assert_eq!(on_integration.status, 401);
+    on_integration.expect("41");
+    // The integration token itself works where it belongs (the operation is not built yet,
+    // but authentication passed: 04 comes from the bank, not 41).
+    let fetch = kit.op(Operation::FetchBanks, &integration, json!({})).await;
+    assert_eq!(fetch.code(), "04", "{fetch:?}");
+}
+
+async fn garbage_forged_and_expired_tokens_get_41(kit: TestKit) {
+    let claims = kit.bank.tokens.verify(&kit.owner_token).unwrap();
+    let mut tampered = kit.owner_token.clone();
+    tampered.insert(tampered.len() - 3, 'x');
+    let foreign_key = kobo::tokens::TokenKeys::random().sign(&claims);
+    let unknown_session = kit.forge_token(
+        &uuid::Uuid::new_v4().to_string(),
+        &claims.bid,
+        TokenFamily::Dashboard,
+    );
+    let mut expired = claims.clone();
+    expired.exp = chrono::Utc::now().timestamp() - 5;
+    let expired = kit.bank.tokens.sign(&expired);
+    for token in [
+        "garbage",
+        &tampered,
+        &foreign_key,
+        &unknown_session,
+        &expired,
+    ] {
+        let reply = kit.op(Operation::GetProfile, token, json!({})).await;
+        assert_eq!(reply.status, 401, "{token}");
+        reply.expect("41");
+    }
+    // A session past its expiry refuses its token even though the JWT is still valid.
+    sqlx::query("UPDATE sessions SET expires_at = '2000-01-01T00:00:00.000000Z' WHERE id = $1")
+        .bind(&claims.sid)
+        .execute(kit.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(profile_code(&kit, &kit.owner_token).await, "41");
+    // No token at all.
+    let reply = kit
+        .send(Call::new(Operation::GetProfile.path(), None, json!({})))
+        .await;
+    reply.expect("41");
+}
+
+async fn a_deactivated_members_tokens_stop_working(kit: TestKit) {
+    let (member_id, token) = kit
+        .add_member("tunde.bakare@adaezefoods.ng", VIEWER_ROLE_ID)
+        .await;
+    assert_eq!(profile_code(&kit, &token).await, "00");
+    kit.op(
+        Operation::UpdateMember,
+        &kit.owner_token,
+        json!({"member_id": member_id, "is_active": false}),
+    )
+    .await
+    .expect("00");
+    assert_eq!(profile_code(&kit, &token).await, "41");
+    let live: i64 = kit
+        .count(
+            "SELECT COUNT(*) FROM sessions WHERE member_id = $1 AND revoked_at IS NULL",
+            &member_id,
+        )
+        .await;
+    assert_eq!(live, 0);
+    // Reactivated, the old token stays dead but the password works again.
+    kit.op(
+        Operation::UpdateMember,
+        &kit.owner_token,
+        json!({"member_id": member_id, "is_active": true}),
+    )
+    .await
+    .expect("00");
+    assert_eq!(profile_code(&kit, &token).await, "41");
+    let fresh = kit
+        .login(
+            "tunde.bakare@adaezefoods.ng",
+            kobo::testkit::MEMBER_PASSWORD,
+        )
+        .await;
+    assert_eq!(profile_code(&kit, &fresh).await, "00");
+}
+
+async fn integration_credentials_give_tokens_until_the_secret_is_regenerated(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let wrong = kit
+        .send(Call::new(
+            Operation::GenerateToken.path(),
+            None,
+            json!({"client_id": kit.business.client_id, "client_secret": "kbs_sandbox_wrong"}),
+        ))
+        .await;
+    assert_eq!(wrong.status, 401);
+    assert_eq!(wrong.body["message"], "Invalid client_id or client_secret");
+
+    let reply = kit
+        .op(Operation::RegenerateSecret, &kit.owner_token, json!({}))
+        .await;
+    let data = reply.expect("00").clone();
+    assert_eq!(data["client_id"], kit.business.client_id.as_str());
+    let secret = data["client_secret"].as_str().unwrap();
+    assert!(secret.starts_with("kbs_sandbox_"));
+    assert_ne!(secret, kit.business.client_secret);
+
+    // The old token and the old secret are dead; the new secret works.
+    let fetch = kit.op(Operation::FetchBanks, &token, json!({})).await;
+    fetch.expect("41");
+    let old = kit
+        .send(Call::new(
+            Operation::GenerateToken.path(),
+            None,
+            json!({"client_id": kit.business.client_id, "client_secret": kit.business.client_secret}),
+        ))
+        .await;
+    old.expect("41");
+    let new = kit
+        .send(Call::new(
+            Operation::GenerateToken.path(),
+            None,
+            json!({"client_id": kit.business.client_id, "client_secret": secret}),
+        ))
+        .await;
+    assert_eq!(new.expect("00")["expires_in"], 3600);
+    // The stored secret is a hash, never the secret.
+    let stored: i64 = kit
+        .count(
+            "SELECT COUNT(*) FROM businesses WHERE client_secret_hash = $1",
+            secret,
+        )
+        .await;
+    assert_eq!(stored, 0);
+}
+
+on_both_stores!(
+    login_returns_a_working_dashboard_token,
+    wrong_credentials_all_get_the_same_41,
+    logout_revokes_that_session_at_once,
+    change_password_revokes_every_session_including_the_current_one,
+    a_token_of_the_other_family_is_refused,
+    garbage_forged_and_expired_tokens_get_41,
+    a_deactivated_members_tokens_stop_working,
+    integration_credentials_give_tokens_until_the_secret_is_regenerated,
+);

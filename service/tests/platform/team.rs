@@ -1,0 +1,464 @@
+//! Members and invitations.
+
+use generated_server::Operation;
+use kobo::on_both_stores;
+use kobo::permissions::{
+    ADMIN_ROLE_ID, CHECKER_ROLE_ID, MAKER_ROLE_ID, OWNER_ROLE_ID, VIEWER_ROLE_ID,
+};
+use kobo::testkit::{Call, TestKit, MEMBER_PASSWORD};
+use serde_json::{json, Value};
+
+const OWNER: &str = "adaeze.okafor@adaezefoods.ng";
+const IFE: &str = "ife.olawale@adaezefoods.ng";
+
+fn accept(token: &str, password: &str) -> Call<'static> {
+    Call::new(
+        Operation::AcceptInvite.path(),
+        None,
+        json!({"token": token, "password": password, "confirm_password": password}),
+    )
+}
+
+async fn members(kit: &TestKit, token: &str, body: Value) -> Vec<Value> {
+    let reply = kit.op(Operation::FetchMembers, token, body).await;
+    reply.expect("00").as_array().unwrap().clone()
+}
+
+async fn an_invitation_is_emailed_accepted_and_then_logs_in(kit: TestKit) {
+    let reply = kit
+        .op(
+            Operation::AddMember,
+            &kit.owner_token,
+            json!({"email": "Ife.Olawale@AdaezeFoods.ng", "first_name": "Ife",
+                   "last_name": "Olawale", "role_id": VIEWER_ROLE_ID}),
+        )
+        .await;
+    assert_eq!(reply.expect("00"), &json!({}));
+    assert_eq!(reply.body["message"], "Invitation sent");
+
+    // Pending, inactive, listed.
+    let listed = members(&kit, &kit.owner_token, json!({})).await;
+    let ife = listed.iter().find(|m| m["email"] == IFE).expect("listed");
+    assert_eq!(ife["invitation_status"], "pending");
+    assert_eq!(ife["is_active"], false);
+    assert_eq!(ife["role_name"], "Viewer");
+    assert!(ife["last_login"].is_null());
+
+    // The email is in the outbox with a token; only its hash is stored.
+    let mail = kit.outbox(IFE).await;
+    assert_eq!(mail.len(), 1);
+    assert!(mail[0].subject.contains("Adaeze Foods Ltd"));
+    let token = kit.invitation_token(IFE).await;
+    let stored: i64 = kit
+        .count(
+            "SELECT COUNT(*) FROM invitations WHERE token_hash = $1",
+            &token,
+        )
+        .await;
+    assert_eq!(stored, 0);
+
+    // Pending members cannot log in.
+    let early = kit
+        .send(Call::new(
+            Operation::Login.path(),
+            None,
+            json!({"email": IFE, "password": MEMBER_PASSWORD}),
+        ))
+        .await;
+    early.expect("41");
+
+    // Field rules first, then the token.
+    let mismatch = kit
+        .send(Call::new(
+            Operation::AcceptInvite.path(),
+            None,
+            json!({"token": token, "password": MEMBER_PASSWORD, "confirm_password": "other-one"}),
+        ))
+        .await;
+    mismatch.expect("01");
+    assert!(mismatch.body["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("`confirm_password`"));
+
+    let accepted = kit.send(accept(&token, MEMBER_PASSWORD)).await;
+    let member = accepted.expect("00");
+    assert_eq!(member["email"], IFE);
+    assert_eq!(member["is_active"], true);
+    assert_eq!(member["invitation_status"], "accepted");
+
+    // Single use.
+    let again = kit.send(accept(&token, MEMBER_PASSWORD)).await;
+    assert_eq!(again.status, 401);
+    again.expect("41");
+
+    let viewer = kit.login(IFE, MEMBER_PASSWORD).await;
+    let profile = kit.op(Operation::GetProfile, &viewer, json!({})).await;
+    assert_eq!(profile.expect("00")["role"]["name"], "Viewer");
+}
+
+async fn invitation_tokens_expire_and_are_replaced_by_resending(kit: TestKit) {
+    let member_id = kit.invite(&kit.owner_token, IFE, VIEWER_ROLE_ID).await;
+    let first = kit.invitation_token(IFE).await;
+    kit.op(
+        Operation::ResendInvite,
+        &kit.owner_token,
+        json!({"member_id": member_id}),
+    )
+    .await
+    .expect("00");
+    let second = kit.invitation_token(IFE).await;
+    assert_ne!(first, second);
+    assert_eq!(kit.outbox(IFE).await.len(), 2);
+    kit.send(accept(&first, MEMBER_PASSWORD)).await.expect("41");
+
+    // An expired invitation shows as such and its token no longer works.
+    sqlx::query("UPDATE invitations SET expires_at = '2000-01-01T00:00:00.000000Z'")
+        .execute(kit.store.pool())
+        .await
+        .unwrap();
+    let listed = members(&kit, &kit.owner_token, json!({})).await;
+    let ife = listed.iter().find(|m| m["email"] == IFE).unwrap();
+    assert_eq!(ife["invitation_status"], "expired");
+    kit.send(accept(&second, MEMBER_PASSWORD))
+        .await
+        .expect("41");
+    kit.send(accept("inv_never-issued", MEMBER_PASSWORD))
+        .await
+        .expect("41");
+
+    // Resending gives a working token again.
+    kit.op(
+        Operation::ResendInvite,
+        &kit.owner_token,
+        json!({"member_id": member_id}),
+    )
+    .await
+    .expect("00");
+    let third = kit.invitation_token(IFE).await;
+    kit.send(accept(&third, MEMBER_PASSWORD)).await.expect("00");
+
+    // Accepted: resending is refused, and unknown members are 47.
+    kit.op(
+        Operation::ResendInvite,
+        &kit.owner_token,
+        json!({"member_id": member_id}),
+    )
+    .await
+    .expect("48");
+    kit.op(
+        Operation::ResendInvite,
+        &kit.owner_token,
+        json!({"member_id": uuid::Uuid::new_v4()}),
+    )
+    .await
+    .expect("47");
+}
+
+async fn invitations_are_refused_for_taken_emails_unknown_roles_and_owner_by_non_owners(
+    kit: TestKit,
+) {
+    let invite = |email: &str, role: &str| json!({"email": email, "first_name": "Ife", "last_name": "Olawale", "role_id": role});
+    let duplicate = kit
+        .op(
+            Operation::AddMember,
+            &kit.owner_token,
+            invite(OWNER, VIEWER_ROLE_ID),
+        )
+        .await;
+    assert_eq!(duplicate.status, 409);
+    duplicate.expect("26");
+    assert_eq!(
+        duplicate.body["message"],
+        "adaeze.okafor@adaezefoods.ng is already a member of this business"
+    );
+    kit.op(
+        Operation::AddMember,
+        &kit.owner_token,
+        invite(IFE, &uuid::Uuid::new_v4().to_string()),
+    )
+    .await
+    .expect("47");
+
+    let (_, admin) = kit.add_member("admin@adaezefoods.ng", ADMIN_ROLE_ID).await;
+    let refused = kit
+        .op(Operation::AddMember, &admin, invite(IFE, OWNER_ROLE_ID))
+        .await;
+    assert_eq!(refused.status, 403);
+    refused.expect("43");
+    // Nothing was written for the refused invitations.
+    assert_eq!(kit.outbox(IFE).await.len(), 0);
+    let stored: i64 = kit
+        .count("SELECT COUNT(*) FROM members WHERE email = $1", IFE)
+        .await;
+    assert_eq!(stored, 0);
+    // The owner may invite an owner; the admin may invite anyone else.
+    kit.op(Operation::AddMember, &admin, invite(IFE, MAKER_ROLE_ID))
+        .await
+        .expect("00");
+    kit.op(
+        Operation::AddMember,
+        &kit.owner_token,
+        invite("second.owner@adaezefoods.ng", OWNER_ROLE_ID),
+    )
+    .await
+    .expect("00");
+}
+
+async fn the_last_active_owner_stays(kit: TestKit) {
+    let owner_id = kit.member_id(OWNER).await;
+    let update = |body: Value| kit.op(Operation::UpdateMember, &kit.owner_token, body);
+    // Not oneself, and not the last owner.
+    let myself = update(json!({"member_id": owner_id, "is_active": false})).await;
+    assert_eq!(myself.status, 409);
+    myself.expect("48");
+    let demote = update(json!({"member_id": owner_id, "role_id": ADMIN_ROLE_ID})).await;
+    demote.expect("48");
+    assert_eq!(
+        demote.body["message"],
+        "The business must keep at least one active Owner"
+    );
+    update(json!({"member_id": owner_id})).await.expect("01");
+
+    // With a second owner, the first may step down to Admin.
+    let (second_id, second) = kit
+        .add_member("second.owner@adaezefoods.ng", MAKER_ROLE_ID)
+        .await;
+    update(json!({"member_id": second_id, "role_id": OWNER_ROLE_ID}))
+        .await
+        .expect("00");
+    let stepped = update(json!({"member_id": owner_id, "role_id": ADMIN_ROLE_ID})).await;
+    assert_eq!(stepped.expect("00")["role_name"], "Admin");
+    // Now the second owner is the last one: the former owner (an Admin) cannot touch them.
+    let by_admin = kit
+        .op(
+            Operation::UpdateMember,
+            &kit.owner_token,
+            json!({"member_id": second_id, "is_active": false}),
+        )
+        .await;
+    by_admin.expect("43");
+    let by_self = kit
+        .op(
+            Operation::UpdateMember,
+            &second,
+            json!({"member_id": second_id, "role_id": ADMIN_ROLE_ID}),
+        )
+        .await;
+    by_self.expect("48");
+    let owners: i64 = kit
+        .count(
+            "SELECT COUNT(*) FROM members WHERE role_id = $1 AND is_active = 1",
+            OWNER_ROLE_ID,
+        )
+        .await;
+    assert_eq!(owners, 1);
+}
+
+async fn only_owners_grant_or_remove_the_owner_role(kit: TestKit) {
+    let (admin_id, admin) = kit.add_member("admin@adaezefoods.ng", ADMIN_ROLE_ID).await;
+    let (maker_id, _) = kit.add_member("maker@adaezefoods.ng", MAKER_ROLE_ID).await;
+    let owner_id = kit.member_id(OWNER).await;
+    kit.op(
+        Operation::UpdateMember,
+        &admin,
+        json!({"member_id": maker_id, "role_id": OWNER_ROLE_ID}),
+    )
+    .await
+    .expect("43");
+    kit.op(
+        Operation::UpdateMember,
+        &admin,
+        json!({"member_id": admin_id, "role_id": OWNER_ROLE_ID}),
+    )
+    .await
+    .expect("43");
+    kit.op(
+        Operation::UpdateMember,
+        &admin,
+        json!({"member_id": owner_id, "is_active": false}),
+    )
+    .await
+    .expect("43");
+    // The admin manages non-owners freely.
+    let changed = kit
+        .op(
+            Operation::UpdateMember,
+            &admin,
+            json!({"member_id": maker_id, "role_id": CHECKER_ROLE_ID}),
+        )
+        .await;
+    assert_eq!(changed.expect("00")["role_name"], "Checker");
+}
+
+async fn pending_members_cannot_be_activated_and_unknown_ids_are_47(kit: TestKit) {
+    let pending = kit.invite(&kit.owner_token, IFE, VIEWER_ROLE_ID).await;
+    kit.op(
+        Operation::UpdateMember,
+        &kit.owner_token,
+        json!({"member_id": pending, "is_active": true}),
+    )
+    .await
+    .expect("48");
+    kit.op(
+        Operation::UpdateMember,
+        &kit.owner_token,
+        json!({"member_id": uuid::Uuid::new_v4(), "is_active": false}),
+    )
+    .await
+    .expect("47");
+    kit.op(
+        Operation::UpdateMember,
+        &kit.owner_token,
+        json!({"member_id": pending, "role_id": uuid::Uuid::new_v4()}),
+    )
+    .await
+    .expect("47");
+}
+
+async fn a_role_change_applies_from_the_next_request(kit: TestKit) {
+    let (member_id, token) = kit.add_member(IFE, VIEWER_ROLE_ID).await;
+    kit.op(Operation::FetchMembers, &token, json!({}))
+        .await
+        .expect("00");
+    kit.op(
+        Operation::UpdateMember,
+        &kit.owner_token,
+        json!({"member_id": member_id, "role_id": MAKER_ROLE_ID}),
+    )
+    .await
+    .expect("00");
+    let now = kit.op(Operation::FetchMembers, &token, json!({})).await;
+    assert_eq!(now.status, 403);
+    assert_eq!(
+        now.body["message"],
+        "Permission denied: your role lacks member.view"
+    );
+}
+
+async fn members_are_filtered_sorted_and_paged(kit: TestKit) {
+    for name in ["zara", "bola", "musa", "chi"] {
+        kit.invite(
+            &kit.owner_token,
+            &format!("{name}@adaezefoods.ng"),
+            VIEWER_ROLE_ID,
+        )
+        .await;
+    }
+    let (_, _) = kit
+        .add_member("emeka@adaezefoods.ng", CHECKER_ROLE_ID)
+        .await;
+    let emails = |list: &[Value]| -> Vec<String> {
+        list.iter()
+            .map(|m| {
+                m["email"]
+                    .as_str()
+                    .unwrap()
+                    .split('@')
+                    .next()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
+    };
+    // Newest first by default.
+    let all = members(&kit, &kit.owner_token, json!({})).await;
+    assert_eq!(
+        emails(&all),
+        ["emeka", "chi", "musa", "bola", "zara", "adaeze.okafor"]
+    );
+    let by_email = members(
+        &kit,
+        &kit.owner_token,
+        json!({"sort_by": "email", "sort_order": "asc"}),
+    )
+    .await;
+    assert_eq!(
+        emails(&by_email),
+        ["adaeze.okafor", "bola", "chi", "emeka", "musa", "zara"]
+    );
+    let active = members(
+        &kit,
+        &kit.owner_token,
+        json!({"filters": {"is_active": true}}),
+    )
+    .await;
+    assert_eq!(emails(&active), ["emeka", "adaeze.okafor"]);
+    let checkers = members(
+        &kit,
+        &kit.owner_token,
+        json!({"filters": {"role_id": CHECKER_ROLE_ID}}),
+    )
+    .await;
+    assert_eq!(emails(&checkers), ["emeka"]);
+    let logged_in = members(
+        &kit,
+        &kit.owner_token,
+        json!({"sort_by": "last_login", "sort_order": "asc"}),
+    )
+    .await;
+    // Those who logged in first, the rest after.
+    assert_eq!(emails(&logged_in)[..2], ["adaeze.okafor", "emeka"]);
+
+    let page = |n: u64| {
+        kit.op(
+            Operation::FetchMembers,
+            &kit.owner_token,
+            json!({"sort_by": "email", "sort_order": "asc", "page": n, "page_size": 4}),
+        )
+    };
+    let first = page(1).await;
+    assert_eq!(emails(first.expect("00").as_array().unwrap()).len(), 4);
+    assert_eq!(
+        first.body["pagination"],
+        json!({"has_more": true, "next_cursor_created_at": null, "next_cursor_id": null,
+               "page": 1, "page_size": 4})
+    );
+    let second = page(2).await;
+    assert_eq!(
+        emails(second.expect("00").as_array().unwrap()),
+        ["musa", "zara"]
+    );
+    assert_eq!(second.body["pagination"]["has_more"], false);
+
+    // Date filters: everyone joined today; nobody tomorrow; inverted range is 01.
+    let today = chrono::Utc::now().date_naive();
+    let tomorrow = today.succ_opt().unwrap();
+    let joined_today = members(
+        &kit,
+        &kit.owner_token,
+        json!({"filters": {"start_date": today, "end_date": today}}),
+    )
+    .await;
+    assert_eq!(joined_today.len(), 6);
+    let none = members(
+        &kit,
+        &kit.owner_token,
+        json!({"filters": {"start_date": tomorrow}}),
+    )
+    .await;
+    assert!(none.is_empty());
+    let inverted = kit
+        .op(
+            Operation::FetchMembers,
+            &kit.owner_token,
+            json!({"filters": {"start_date": tomorrow, "end_date": today}}),
+        )
+        .await;
+    inverted.expect("01");
+    assert!(inverted.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("filters.start_date"));
+}
+
+on_both_stores!(
+    an_invitation_is_emailed_accepted_and_then_logs_in,
+    invitation_tokens_expire_and_are_replaced_by_resending,
+    invitations_are_refused_for_taken_emails_unknown_roles_and_owner_by_non_owners,
+    the_last_active_owner_stays,
+    only_owners_grant_or_remove_the_owner_role,
+    pending_members_cannot_be_activated_and_unknown_ids_are_47,
+    a_role_change_applies_from_the_next_request,
+    members_are_filtered_sorted_and_paged,
+);
