@@ -1,11 +1,14 @@
 //! Kobo, the bank: the implementation of the generated `Api` trait on a real database, and the
 //! `kobo` binary (`cli`). See ARCHITECTURE.md for the map.
 
+pub mod app;
 pub mod bank;
 pub mod business;
+pub mod cli;
 pub mod config;
-pub mod identity;
+pub mod delivery;
 pub mod idempotency;
+pub mod identity;
 pub mod logs;
 pub mod notify;
 pub mod nuban;

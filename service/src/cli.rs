@@ -1,0 +1,692 @@
+//! The `kobo` command line: `serve` and `demo` run the API; `business`, `migrate` and `outbox`
+//! are the operator's commands (no HTTP surface). Every flag of the configuration has an
+//! environment variable (`KOBO_...`) that stands in for it when the flag is absent.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::json;
+use tokio::net::TcpListener;
+
+use generated_server::Operation;
+
+use crate::business::{self, CreatedBusiness, DemoBusiness, NewBusiness};
+use crate::config::{Config, Environment};
+use crate::delivery::{self, Dispatcher, DispatcherConfig, SmtpChannel, SmtpSettings};
+use crate::store::{Backend, Store};
+use crate::tokens::TokenKeys;
+use crate::{app, Bank};
+
+/// Bytes of a new token signing key.
+const TOKEN_KEY_LENGTH: usize = 32;
+/// How long `serve` waits, after the server stopped, for the notification dispatcher's pass.
+const DISPATCHER_STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kobo",
+    version,
+    about = "Kobo, a business banking API: the server and the operator's commands",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+
+    /// Log lines as `text` (for people) or `json` (one object a line, for collectors). Which
+    /// lines: `RUST_LOG` (default `info`).
+    #[arg(long, env = "KOBO_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the API (runs the migrations first).
+    Serve(ServeArgs),
+    /// Quickstart: a sandbox server on the embedded SQLite store with a ready demo business;
+    /// prints its credentials and a first request to try. Same as `serve --demo`.
+    Demo(ServeArgs),
+    /// Operator: create, activate or deactivate a business.
+    #[command(subcommand)]
+    Business(BusinessCommand),
+    /// Operator: apply the database migrations and exit.
+    Migrate(MigrateArgs),
+    /// Operator: list stored notifications (invitations, OTPs), newest first.
+    Outbox(OutboxArgs),
+}
+
+/// Where the data lives.
+#[derive(Clone, Debug, Args)]
+pub struct StoreArgs {
+    /// Directory of the embedded SQLite database and the token key file.
+    #[arg(long, env = "KOBO_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+
+    /// `postgres://user:password@host/db`, or `sqlite://path?mode=rwc`. Default: the SQLite
+    /// database `kobo.db` in the data directory.
+    #[arg(long, env = "KOBO_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+}
+
+impl StoreArgs {
+    /// Connects to the store and applies the migrations that have not run yet.
+    pub async fn open(&self) -> Result<Store> {
+        let url = match &self.database_url {
+            Some(url) => url.clone(),
+            None => Store::sqlite_url_in(&self.data_dir)?,
+        };
+        let store = Store::connect(&url).await?;
+        store.migrate().await?;
+        Ok(store)
+    }
+}
+
+/// Machine-readable output.
+#[derive(Clone, Copy, Debug, Args)]
+pub struct OutputArgs {
+    /// Print JSON instead of text.
+    #[arg(long, env = "KOBO_JSON")]
+    pub json: bool,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Address and port to listen on.
+    #[arg(long, env = "KOBO_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// `sandbox` returns OTPs in responses and offers the sandbox-only operations.
+    #[arg(long, env = "KOBO_ENVIRONMENT", value_enum, default_value_t = EnvironmentArg::Sandbox)]
+    pub environment: EnvironmentArg,
+
+    /// The key that signs tokens; created with 32 random bytes (mode 0600) when missing.
+    /// Default: `token.key` in the data directory. Processes behind one load balancer share it.
+    #[arg(long, env = "KOBO_TOKEN_KEY_FILE")]
+    pub token_key_file: Option<PathBuf>,
+
+    /// Create (first run) or reuse the demo business and print its credentials (sandbox only).
+    #[arg(long, env = "KOBO_DEMO")]
+    pub demo: bool,
+
+    #[command(flatten)]
+    pub smtp: SmtpArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EnvironmentArg {
+    Sandbox,
+    Production,
+}
+
+impl From<EnvironmentArg> for Environment {
+    fn from(value: EnvironmentArg) -> Self {
+        match value {
+            EnvironmentArg::Sandbox => Environment::Sandbox,
+            EnvironmentArg::Production => Environment::Production,
+        }
+    }
+}
+
+/// Email delivery of notifications. Without `KOBO_SMTP_URL` they stay in the outbox
+/// (`kobo outbox`).
+#[derive(Clone, Debug, Args)]
+pub struct SmtpArgs {
+    /// `smtp://host:25`, `smtp://user:pass@host:587?tls=required` (STARTTLS) or
+    /// `smtps://user:pass@host:465`.
+    #[arg(long, env = "KOBO_SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<String>,
+
+    /// The sender of every email.
+    #[arg(
+        long,
+        env = "KOBO_SMTP_FROM",
+        default_value = "Kobo <no-reply@kobo.localhost>"
+    )]
+    pub smtp_from: String,
+
+    /// How long one SMTP exchange may take, in seconds.
+    #[arg(long, env = "KOBO_SMTP_TIMEOUT_SECONDS", default_value_t = 30)]
+    pub smtp_timeout_seconds: u64,
+}
+
+impl SmtpArgs {
+    pub fn settings(&self) -> Option<SmtpSettings> {
+        self.smtp_url.as_ref().map(|url| SmtpSettings {
+            url: url.clone(),
+            from: self.smtp_from.clone(),
+            timeout: Duration::from_secs(self.smtp_timeout_seconds),
+        })
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BusinessCommand {
+    /// Create a business with its owner and integration credentials.
+    Create(CreateBusinessArgs),
+    /// Activate a business: its credentials work.
+    Activate(BusinessStatusArgs),
+    /// Deactivate a business: its operations answer `60`.
+    Deactivate(BusinessStatusArgs),
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct CreateBusinessArgs {
+    /// The business's registered name.
+    #[arg(long)]
+    pub name: String,
+
+    /// The owner's email: their Dashboard login.
+    #[arg(long)]
+    pub owner_email: String,
+
+    /// The owner's first name. Default: from the email (`adaeze.okafor@...` gives Adaeze).
+    #[arg(long)]
+    pub owner_first_name: Option<String>,
+
+    /// The owner's last name. Default: from the email (`adaeze.okafor@...` gives Okafor).
+    #[arg(long)]
+    pub owner_last_name: Option<String>,
+
+    /// The owner's password (8 to 128 characters). Without it the owner gets an invitation
+    /// (read it with `kobo outbox`) and sets a password with `accept_invite`.
+    #[arg(long, env = "KOBO_OWNER_PASSWORD", hide_env_values = true)]
+    pub owner_password: Option<String>,
+
+    /// Create it active (default: inactive until `kobo business activate`).
+    #[arg(long)]
+    pub active: bool,
+
+    /// The environment its credentials work in (`kb_sandbox_...` or `kb_live_...`).
+    #[arg(long, env = "KOBO_ENVIRONMENT", value_enum, default_value_t = EnvironmentArg::Sandbox)]
+    pub environment: EnvironmentArg,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct BusinessStatusArgs {
+    /// The business id (a UUID), as `business create` printed it.
+    pub id: String,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct OutboxArgs {
+    /// How many messages, newest first.
+    #[arg(long, env = "KOBO_OUTBOX_LIMIT", default_value_t = 20,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(delivery::RECENT_LIMIT_MAX)))]
+    pub limit: u32,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Runs one command to completion.
+pub async fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve(args).await,
+        Command::Demo(mut args) => {
+            args.demo = true;
+            serve(args).await
+        }
+        Command::Business(command) => business(command).await,
+        Command::Migrate(args) => migrate(args).await,
+        Command::Outbox(args) => outbox(args).await,
+    }
+}
+
+/// Sets up the log lines on standard error (standard output is for commands' results).
+pub fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().flatten_event(true).init(),
+    }
+}
+
+async fn serve(args: ServeArgs) -> Result<()> {
+    if args.demo && args.environment != EnvironmentArg::Sandbox {
+        bail!("the demo runs in the sandbox only: drop `--environment production`");
+    }
+    let store = args.store.open().await?;
+    let key_file = args
+        .token_key_file
+        .clone()
+        .unwrap_or_else(|| args.store.data_dir.join("token.key"));
+    let tokens = TokenKeys::new(load_or_create_token_key(&key_file)?);
+    let config = Config::new(args.environment.into());
+    let bank = Arc::new(Bank::open(store.clone(), config, tokens).await?);
+
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let address = listener.local_addr()?;
+    if args.demo {
+        demo(&bank, &address).await?;
+    }
+
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let dispatcher = match args.smtp.settings() {
+        Some(settings) => {
+            let channel = SmtpChannel::new(&settings)?;
+            let dispatcher = Dispatcher::new(store.clone(), channel, DispatcherConfig::default());
+            let mut stopped = stopped.clone();
+            Some(tokio::spawn(dispatcher.run(async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            })))
+        }
+        None => None,
+    };
+    tokio::spawn(async move {
+        app::shutdown_signal().await;
+        let _ = stop.send(true);
+    });
+
+    tracing::info!(
+        address = %address,
+        environment = args.environment.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default(),
+        database = match store.backend() { Backend::Sqlite => "sqlite", Backend::Postgres => "postgres" },
+        notifications = if dispatcher.is_some() { "smtp" } else { "outbox only (kobo outbox)" },
+        "kobo is serving"
+    );
+    let mut server_stopped = stopped.clone();
+    app::serve(listener, app::app(bank), async move {
+        let _ = server_stopped.wait_for(|stop| *stop).await;
+    })
+    .await
+    .context("the server failed")?;
+
+    if let Some(dispatcher) = dispatcher {
+        if tokio::time::timeout(DISPATCHER_STOP_TIMEOUT, dispatcher)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the notification dispatcher did not stop in time; unsent messages stay in the outbox");
+        }
+    }
+    tracing::info!("kobo stopped");
+    Ok(())
+}
+
+/// Prints the demo business's credentials and a first request (the business is created on the
+/// first run and reused afterwards, with a fresh client secret each run).
+async fn demo(bank: &Bank, address: &SocketAddr) -> Result<()> {
+    let demo = business::ensure_demo(&bank.store, &bank.config).await?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(demo_text(&demo, &format!("http://{address}")).as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The demo's welcome: credentials, then two `curl` commands that need only a POSIX shell.
+fn demo_text(demo: &DemoBusiness, base_url: &str) -> String {
+    use std::fmt::Write as _;
+    let business = &demo.business;
+    let credentials =
+        json!({"client_id": business.client_id, "client_secret": business.client_secret});
+    let password = business
+        .owner_password
+        .as_deref()
+        .unwrap_or(business::DEMO_OWNER_PASSWORD);
+    let mut text = String::new();
+    let _ = write!(
+        text,
+        r#"
+Kobo demo (sandbox): {action} {name} ({id})
+
+Dashboard login (owner)
+  email:          {email}
+  password:       {password}
+
+Integration credentials (a new secret at every start)
+  client_id:      {client_id}
+  client_secret:  {client_secret}
+  main account:   {account}
+
+Try it, in another terminal:
+
+TOKEN=$(curl -s -X POST {base_url}{generate_token} \
+  -H 'Content-Type: application/json' \
+  -d '{credentials}' \
+  | sed -E 's/.*"access_token":"([^"]+)".*/\1/')
+curl -s -X POST {base_url}{fetch_accounts} \
+  -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{{}}'
+
+API reference: {base_url}/docs    Invitations and OTPs: kobo outbox    Stop: Ctrl-C
+"#,
+        action = if demo.created { "created" } else { "reusing" },
+        name = business.name,
+        id = business.business_id,
+        email = business.owner_email,
+        client_id = business.client_id,
+        client_secret = business.client_secret,
+        account = business.main_account_number,
+        generate_token = Operation::GenerateToken.path(),
+        fetch_accounts = Operation::FetchCustomerAccounts.path(),
+    );
+    text
+}
+
+async fn business(command: BusinessCommand) -> Result<()> {
+    match command {
+        BusinessCommand::Create(args) => create_business(args).await,
+        BusinessCommand::Activate(args) => set_business_status(args, true).await,
+        BusinessCommand::Deactivate(args) => set_business_status(args, false).await,
+    }
+}
+
+async fn create_business(args: CreateBusinessArgs) -> Result<()> {
+    let store = args.store.open().await?;
+    business::seed_built_in_roles(&store).await?;
+    let (first_name, last_name) = names_from_email(&args.owner_email);
+    let new = NewBusiness {
+        name: args.name,
+        owner_first_name: args.owner_first_name.unwrap_or(first_name),
+        owner_last_name: args.owner_last_name.unwrap_or(last_name),
+        owner_email: args.owner_email,
+        owner_password: args.owner_password,
+        active: args.active,
+        business_id: None,
+        owner_id: None,
+    };
+    let config = Config::new(args.environment.into());
+    let created = business::create(&store, &config, new).await?;
+    let mut out = std::io::stdout().lock();
+    if args.output.json {
+        serde_json::to_writer_pretty(&mut out, &created_json(&created))?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "Business created: {} ({})\n  id:            {}\n  status:        {}\n  \
+         main account:  {}\n  client_id:     {}\n  client_secret: {}   \
+         (shown once: store it now)\n  owner:         {}",
+        created.name,
+        created.environment.as_str(),
+        created.business_id,
+        if created.active {
+            "active"
+        } else {
+            "inactive (kobo business activate ID)"
+        },
+        created.main_account_number,
+        created.client_id,
+        created.client_secret,
+        created.owner_email,
+    )?;
+    match (&created.owner_password, &created.invitation_token) {
+        (Some(_), _) => writeln!(out, "  owner login:   the password you gave")?,
+        (None, Some(token)) => writeln!(
+            out,
+            "  invitation:    {token}\n                 (also in the outbox: kobo outbox; \
+             accept with accept_invite)"
+        )?,
+        (None, None) => {}
+    }
+    Ok(())
+}
+
+/// What `business create --json` prints. Secrets appear here once and nowhere else.
+fn created_json(created: &CreatedBusiness) -> serde_json::Value {
+    json!({
+        "business_id": created.business_id,
+        "name": created.name,
+        "environment": created.environment.as_str(),
+        "active": created.active,
+        "main_account_number": created.main_account_number,
+        "client_id": created.client_id,
+        "client_secret": created.client_secret,
+        "owner": {
+            "id": created.owner_id,
+            "email": created.owner_email,
+            "password": created.owner_password,
+            "invitation_token": created.invitation_token,
+        },
+    })
+}
+
+/// `adaeze.okafor@...` gives (`Adaeze`, `Okafor`); what cannot be split gives `Owner`.
+fn names_from_email(email: &str) -> (String, String) {
+    let local = email.split('@').next().unwrap_or_default();
+    let mut parts = local
+        .split(['.', '_', '-', '+'])
+        .filter(|part| !part.is_empty() && part.chars().all(char::is_alphabetic))
+        .map(capitalized);
+    match (parts.next(), parts.next()) {
+        (Some(first), Some(last)) => (first, last),
+        (Some(first), None) => (first, "Owner".into()),
+        _ => ("Business".into(), "Owner".into()),
+    }
+}
+
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(first) => first
+            .to_uppercase()
+            .chain(chars.flat_map(char::to_lowercase))
+            .collect(),
+        None => String::new(),
+    }
+}
+
+async fn set_business_status(args: BusinessStatusArgs, active: bool) -> Result<()> {
+    let store = args.store.open().await?;
+    business::set_status(&store, &args.id, active).await?;
+    let status = if active { "active" } else { "inactive" };
+    if args.output.json {
+        println!("{}", json!({"business_id": args.id, "status": status}));
+    } else {
+        println!("Business {} is now {status}.", args.id);
+    }
+    Ok(())
+}
+
+async fn migrate(args: MigrateArgs) -> Result<()> {
+    args.store.open().await?;
+    if args.output.json {
+        println!("{}", json!({"migrated": true}));
+    } else {
+        println!("Database migrations are up to date.");
+    }
+    Ok(())
+}
+
+async fn outbox(args: OutboxArgs) -> Result<()> {
+    let store = args.store.open().await?;
+    let notifications = delivery::recent(&store, args.limit).await?;
+    let mut out = std::io::stdout().lock();
+    if args.output.json {
+        serde_json::to_writer_pretty(&mut out, &notifications)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if notifications.is_empty() {
+        writeln!(out, "The outbox is empty.")?;
+    }
+    for notification in &notifications {
+        let state = match (&notification.sent_at, &notification.last_error) {
+            (Some(sent_at), _) => format!("sent {}", sent_at.to_rfc3339()),
+            (None, Some(error)) => format!(
+                "not sent after {} attempt(s): {error}",
+                notification.attempts
+            ),
+            (None, None) => "not sent (outbox only)".to_string(),
+        };
+        writeln!(
+            out,
+            "── {} ── to {} ── {}\nSubject: {}\n\n{}\n",
+            notification.created_at.to_rfc3339(),
+            notification.recipient,
+            state,
+            notification.subject,
+            notification.body.trim_end()
+        )?;
+    }
+    Ok(())
+}
+
+/// Reads the token signing key, or creates it with [`TOKEN_KEY_LENGTH`] random bytes, readable
+/// by the owner only.
+pub fn load_or_create_token_key(path: &Path) -> Result<Vec<u8>> {
+    match std::fs::read(path) {
+        Ok(key) => check_token_key(path, key),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => create_token_key(path),
+        Err(error) => {
+            Err(error).with_context(|| format!("cannot read the token key {}", path.display()))
+        }
+    }
+}
+
+fn check_token_key(path: &Path, key: Vec<u8>) -> Result<Vec<u8>> {
+    if key.len() < TOKEN_KEY_LENGTH {
+        bail!(
+            "the token key {} holds {} bytes; it needs at least {TOKEN_KEY_LENGTH}",
+            path.display(),
+            key.len()
+        );
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)?.permissions().mode();
+        if mode & 0o077 != 0 {
+            tracing::warn!(
+                path = %path.display(),
+                mode = format!("{:o}", mode & 0o777),
+                "the token key can be read by other users: chmod 600 it"
+            );
+        }
+    }
+    Ok(key)
+}
+
+fn create_token_key(path: &Path) -> Result<Vec<u8>> {
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create the directory {}", parent.display()))?;
+    }
+    let mut key = vec![0u8; TOKEN_KEY_LENGTH];
+    getrandom::fill(&mut key).map_err(|error| anyhow::anyhow!("no random bytes: {error}"))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    match options.open(path) {
+        Ok(mut file) => {
+            file.write_all(&key)
+                .and_then(|()| file.sync_all())
+                .with_context(|| format!("cannot write the token key {}", path.display()))?;
+            tracing::info!(path = %path.display(), "created a new token key");
+            Ok(key)
+        }
+        // Another process created it first: use theirs.
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+            let key = std::fs::read(path)
+                .with_context(|| format!("cannot read the token key {}", path.display()))?;
+            check_token_key(path, key)
+        }
+        Err(error) => {
+            Err(error).with_context(|| format!("cannot create the token key {}", path.display()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn owner_names_default_from_the_email() {
+        let names = |email: &str| names_from_email(email);
+        assert_eq!(
+            names("adaeze.okafor@adaezefoods.ng"),
+            ("Adaeze".into(), "Okafor".into())
+        );
+        assert_eq!(
+            names("TUNDE_BAKARE@x.ng"),
+            ("Tunde".into(), "Bakare".into())
+        );
+        assert_eq!(names("ngozi@x.ng"), ("Ngozi".into(), "Owner".into()));
+        assert_eq!(names("ops42@x.ng"), ("Business".into(), "Owner".into()));
+    }
+
+    #[test]
+    fn a_token_key_is_created_once_private_and_then_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/token.key");
+        let key = load_or_create_token_key(&path).unwrap();
+        assert_eq!(key.len(), TOKEN_KEY_LENGTH);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert_eq!(load_or_create_token_key(&path).unwrap(), key);
+        let other = load_or_create_token_key(&dir.path().join("other.key")).unwrap();
+        assert_ne!(other, key, "each key is random");
+    }
+
+    #[test]
+    fn a_short_token_key_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token.key");
+        std::fs::write(&path, b"short").unwrap();
+        let error = load_or_create_token_key(&path).unwrap_err().to_string();
+        assert!(error.contains("holds 5 bytes"), "{error}");
+    }
+}
