@@ -12,7 +12,7 @@ use sqlx::Row;
 
 use crate::bank::{Bank, MemberPrincipal, Principal};
 use crate::business;
-use crate::config::{Config, ThrottlePolicy};
+use crate::config::ThrottlePolicy;
 use crate::logs::{self, AuditEntry};
 use crate::notify::{self, Notification};
 use crate::permissions::{self, OWNER_ROLE_ID};
@@ -536,21 +536,23 @@ pub async fn generate_otp(
     })
 }
 
-/// Checks an OTP for `member_id` and consumes it. Takes the caller's transaction, before the
-/// caller has written anything in it:
+/// Checks an OTP for `member_id` and consumes it, as part of the caller's transaction `tx`:
 ///
-/// - right code: the OTP is marked used in `tx`, which is handed back; the OTP counts as used
-///   only if the caller commits (a transfer that fails afterwards leaves it usable);
-/// - wrong code: the attempt is counted and `tx` is **committed here**, so a failed guess counts
-///   even though the caller answers an error; the OTP is spent after the policy's attempts;
-/// - no live OTP (none, used, replaced, expired, out of attempts): `45`, nothing written.
+/// - right code: the OTP is marked used in `tx`, which is handed back; it counts as used only
+///   if the caller commits (a transfer that fails afterwards leaves it usable);
+/// - wrong code: `tx` is rolled back (whatever the caller wrote in it, an idempotency claim
+///   say, is undone as for any error) and the attempt is counted in a transaction of its own,
+///   so failed guesses count although the caller answers an error; after the policy's
+///   attempts the OTP is spent;
+/// - no live OTP (none, used, replaced by a newer one, expired, out of attempts): `45`.
 pub async fn verify_otp(
     mut tx: Tx,
-    config: &Config,
+    bank: &Bank,
     member_id: &str,
     code: &str,
 ) -> Result<Tx, ApiError> {
     let invalid_otp = || ApiError::new(ResponseCode::InvalidOtp);
+    let max_attempts = bank.config.otp.max_attempts;
     let now = Utc::now();
     let row = sqlx::query(
         "SELECT id, code_hash, attempts, expires_at FROM otps \
@@ -563,7 +565,7 @@ pub async fn verify_otp(
     .ok_or_else(invalid_otp)?;
     let otp_id = store::text(&row, "id")?;
     let attempts: i64 = row.try_get("attempts").map_err(internal)?;
-    if store::time(&row, "expires_at")? <= now || attempts >= config.otp.max_attempts {
+    if store::time(&row, "expires_at")? <= now || attempts >= max_attempts {
         return Err(invalid_otp());
     }
     let right = constant_time_eq(
@@ -579,16 +581,21 @@ pub async fn verify_otp(
             .map_err(internal)?;
         return Ok(tx);
     }
-    let attempts = attempts + 1;
-    let spent = (attempts >= config.otp.max_attempts).then(|| store::timestamp(now));
-    sqlx::query("UPDATE otps SET attempts = $2, used_at = $3 WHERE id = $1")
-        .bind(&otp_id)
-        .bind(attempts)
-        .bind(spent)
-        .execute(&mut *tx)
-        .await
-        .map_err(internal)?;
-    tx.commit().await.map_err(internal)?;
+    tx.rollback().await.map_err(internal)?;
+    let mut own = bank.store.begin().await?;
+    // Counted in SQL, so concurrent wrong guesses all count.
+    sqlx::query(
+        "UPDATE otps SET attempts = attempts + 1, \
+           used_at = CASE WHEN attempts + 1 >= $2 THEN $3 ELSE used_at END \
+         WHERE id = $1",
+    )
+    .bind(&otp_id)
+    .bind(max_attempts)
+    .bind(store::timestamp(now))
+    .execute(&mut *own)
+    .await
+    .map_err(internal)?;
+    own.commit().await.map_err(internal)?;
     Err(invalid_otp())
 }
 

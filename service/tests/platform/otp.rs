@@ -32,7 +32,7 @@ async fn generate(kit: &TestKit) -> String {
 /// Runs `verify_otp` the way an operation does: in a transaction it then commits.
 async fn verify(kit: &TestKit, member_id: &str, code: &str) -> Result<(), ResponseCode> {
     let tx = kit.store.begin().await.unwrap();
-    match verify_otp(tx, &kit.bank.config, member_id, code).await {
+    match verify_otp(tx, &kit.bank, member_id, code).await {
         Ok(tx) => {
             tx.commit().await.unwrap();
             Ok(())
@@ -112,6 +112,38 @@ async fn a_wrong_code_then_the_right_one_works(kit: TestKit) {
     assert_eq!(verify(&kit, &member, &code).await, Ok(()));
 }
 
+/// A wrong code is an error like any other for the caller (its writes are undone), but the
+/// attempt still counts.
+async fn a_wrong_code_undoes_the_callers_writes_but_counts(kit: TestKit) {
+    let code = generate(&kit).await;
+    let member = owner_id(&kit).await;
+    let mut tx = kit.store.begin().await.unwrap();
+    kobo::notify::enqueue(
+        &mut tx,
+        &kobo::notify::Notification {
+            business_id: None,
+            channel: "email",
+            recipient: "caller-write@kobo.test".into(),
+            subject: "written before the OTP check".into(),
+            body: String::new(),
+        },
+    )
+    .await
+    .unwrap();
+    let error = verify_otp(tx, &kit.bank, &member, &wrong(&code))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), ResponseCode::InvalidOtp);
+    assert!(kit.outbox("caller-write@kobo.test").await.is_empty());
+    let attempts: i64 = kit
+        .count(
+            "SELECT MAX(attempts) FROM otps WHERE member_id = $1",
+            &member,
+        )
+        .await;
+    assert_eq!(attempts, 1);
+}
+
 async fn an_expired_otp_is_refused(kit: TestKit) {
     let code = generate(&kit).await;
     let member = owner_id(&kit).await;
@@ -158,6 +190,7 @@ on_both_stores!(
     a_new_otp_replaces_the_previous_one,
     wrong_codes_count_and_spend_the_otp,
     a_wrong_code_then_the_right_one_works,
+    a_wrong_code_undoes_the_callers_writes_but_counts,
     an_expired_otp_is_refused,
     an_otp_belongs_to_the_member_who_asked,
     at_most_five_otps_per_quarter_hour,
