@@ -1,0 +1,305 @@
+//! The conformance suite's tools: the spec's examples ([`Spec`]), the response checks
+//! ([`Checker`]), and the real server on a loopback socket ([`LiveServer`]).
+//!
+//! Every response that goes through [`LiveServer::call`] is checked before the test sees it:
+//! a `200` must validate against the operation's success envelope schema, any other status
+//! against `ErrorEnvelope`; the HTTP status must be the one the response-code catalog gives the
+//! envelope's `response_code`; an error code must be one the operation lists in its
+//! `x-response-codes` (or a transport code every path may answer); and `X-Request-Id` must be
+//! there. A violation fails the test with the operation, the request and the response.
+//!
+//! The story itself (which examples, in what order, with which ids substituted) is in
+//! `tests/examples.rs`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+
+use generated_server::{Operation, ResponseCode};
+use jsonschema::Validator;
+use kobo::testkit::{StoreKind, TestKit};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+/// Codes any path may answer, whatever the operation lists (the spec's `default` response).
+pub const TRANSPORT_CODES: [&str; 4] = ["04", "05", "07", "08"];
+
+/// The spec, as the server embeds it (`generated_server::OPENAPI_JSON`).
+pub struct Spec {
+    document: Value,
+}
+
+impl Default for Spec {
+    fn default() -> Self {
+        Spec::load()
+    }
+}
+
+impl Spec {
+    pub fn load() -> Spec {
+        let document = serde_json::from_str(generated_server::OPENAPI_JSON)
+            .expect("the embedded spec is JSON");
+        Spec { document }
+    }
+
+    /// The operation object of `operation` (`paths.<path>.post`).
+    pub fn operation(&self, operation: Operation) -> &Value {
+        let object = &self.document["paths"][operation.path()]["post"];
+        assert!(object.is_object(), "{} is not in the spec", operation.id());
+        object
+    }
+
+    /// Every request example of `operation`, by name, with `$ref`s resolved.
+    pub fn request_examples(&self, operation: Operation) -> BTreeMap<String, Value> {
+        let body = self.resolve(&self.operation(operation)["requestBody"]);
+        let examples = &body["content"]["application/json"]["examples"];
+        examples
+            .as_object()
+            .map(|examples| {
+                examples
+                    .iter()
+                    .map(|(name, example)| (name.clone(), self.resolve(example)["value"].clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// One request example; panics naming the operation when it does not exist.
+    pub fn request_example(&self, operation: Operation, name: &str) -> Value {
+        self.request_examples(operation)
+            .remove(name)
+            .unwrap_or_else(|| panic!("{} has no request example {name:?}", operation.id()))
+    }
+
+    /// The response codes the operation lists in its `x-response-codes`.
+    pub fn response_codes(&self, operation: Operation) -> Vec<String> {
+        self.operation(operation)["x-response-codes"]
+            .as_array()
+            .map(|codes| {
+                codes
+                    .iter()
+                    .filter_map(|code| code.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Follows a local `$ref` (`#/components/...`), repeatedly.
+    fn resolve<'a>(&'a self, mut value: &'a Value) -> &'a Value {
+        while let Some(reference) = value.get("$ref").and_then(Value::as_str) {
+            let pointer = reference
+                .strip_prefix('#')
+                .unwrap_or_else(|| panic!("only local references are expected: {reference}"));
+            value = self
+                .document
+                .pointer(pointer)
+                .unwrap_or_else(|| panic!("dangling reference {reference}"));
+        }
+        value
+    }
+}
+
+/// Compiled response schemas: each operation's success envelope and the shared error envelope.
+pub struct Checker {
+    spec: Spec,
+    success: HashMap<Operation, Validator>,
+    error: Validator,
+}
+
+impl Default for Checker {
+    fn default() -> Self {
+        Checker::new()
+    }
+}
+
+impl Checker {
+    /// Compiles every operation's response schema (formats such as `date-time`, `uuid` and
+    /// `email` are checked too).
+    pub fn new() -> Checker {
+        let compile = |schema: &Value, name: &str| {
+            jsonschema::options()
+                .should_validate_formats(true)
+                .build(schema)
+                .unwrap_or_else(|error| panic!("the schema {name} does not compile: {error}"))
+        };
+        let success = Operation::ALL
+            .iter()
+            .map(|&operation| {
+                let schema = operation.response_json_schema();
+                (operation, compile(&schema, operation.response_schema()))
+            })
+            .collect();
+        let error_schema =
+            generated_server::component_schema(generated_server::schemas::ERROR_SCHEMA);
+        Checker {
+            spec: Spec::load(),
+            success,
+            error: compile(&error_schema, generated_server::schemas::ERROR_SCHEMA),
+        }
+    }
+
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// Every problem with one response of `operation`; empty when it conforms.
+    pub fn problems(
+        &self,
+        operation: Operation,
+        status: u16,
+        request_id: Option<&str>,
+        body: &Value,
+    ) -> Vec<String> {
+        let mut problems = Vec::new();
+        if request_id.is_none_or(str::is_empty) {
+            problems.push("no X-Request-Id header".to_string());
+        }
+        let (validator, schema_name) = if status == 200 {
+            (&self.success[&operation], operation.response_schema())
+        } else {
+            (&self.error, generated_server::schemas::ERROR_SCHEMA)
+        };
+        for error in validator.iter_errors(body) {
+            problems.push(format!(
+                "does not match {schema_name} at `{}`: {error}",
+                error.instance_path()
+            ));
+        }
+        let Some(code) = body["response_code"].as_str() else {
+            problems.push("no response_code".to_string());
+            return problems;
+        };
+        match ResponseCode::from_code(code) {
+            Some(known) if known.http_status() != status => problems.push(format!(
+                "response_code {code} is HTTP {} in the catalog, but the status is {status}",
+                known.http_status()
+            )),
+            Some(_) => {}
+            None => problems.push(format!("response_code {code} is not in the catalog")),
+        }
+        let listed = self.spec.response_codes(operation);
+        if !listed.iter().any(|listed| listed == code) && !TRANSPORT_CODES.contains(&code) {
+            problems.push(format!(
+                "response_code {code} is not in the operation's x-response-codes {listed:?}"
+            ));
+        }
+        problems
+    }
+}
+
+/// One call and its answer, already checked.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    pub operation: Operation,
+    pub status: u16,
+    pub request_id: String,
+    pub body: Value,
+}
+
+impl Exchange {
+    pub fn code(&self) -> &str {
+        self.body["response_code"].as_str().unwrap_or_default()
+    }
+
+    /// `data`, after checking the code (panics with the whole exchange otherwise).
+    #[track_caller]
+    pub fn expect(&self, code: &str) -> &Value {
+        assert_eq!(self.code(), code, "unexpected answer: {self:#?}");
+        &self.body["data"]
+    }
+}
+
+/// The real server: `kobo::app::app` on a loopback socket, over a fresh store with a fixture
+/// business (the testkit's: Adaeze Foods Ltd, its owner logged in). Stops when dropped.
+pub struct LiveServer {
+    pub kit: TestKit,
+    pub base_url: String,
+    checker: Checker,
+    client: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl LiveServer {
+    pub async fn start(kind: StoreKind) -> LiveServer {
+        let kit = TestKit::on(kind).await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let address: SocketAddr = listener.local_addr().expect("the bound address");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let app = kobo::app::app(kit.bank.clone());
+        tokio::spawn(async move {
+            kobo::app::serve(listener, app, async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("the server runs");
+        });
+        LiveServer {
+            kit,
+            base_url: format!("http://{address}"),
+            checker: Checker::new(),
+            client: reqwest::Client::new(),
+            stop: Some(stop),
+        }
+    }
+
+    pub fn spec(&self) -> &Spec {
+        self.checker.spec()
+    }
+
+    /// `POST`s `body` to `operation` over the socket and checks the answer (panics on any
+    /// problem, naming them all).
+    pub async fn call(
+        &self,
+        operation: Operation,
+        token: Option<&str>,
+        request_body: &Value,
+    ) -> Exchange {
+        let mut request = self
+            .client
+            .post(format!("{}{}", self.base_url, operation.path()))
+            .header("content-type", "application/json")
+            .body(request_body.to_string());
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.expect("the server answers");
+        let status = response.status().as_u16();
+        let request_id = response
+            .headers()
+            .get("x-request-id")
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string);
+        let bytes = response.bytes().await.expect("a response body");
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or_else(|error| {
+            panic!(
+                "{}: the response is not JSON ({error}): {}",
+                operation.id(),
+                String::from_utf8_lossy(&bytes)
+            )
+        });
+        let problems = self
+            .checker
+            .problems(operation, status, request_id.as_deref(), &body);
+        assert!(
+            problems.is_empty(),
+            "{} does not conform:\n  - {}\nrequest: {request_body}\nresponse ({status}): {body:#}",
+            operation.id(),
+            problems.join("\n  - "),
+        );
+        Exchange {
+            operation,
+            status,
+            request_id: request_id.unwrap_or_default(),
+            body,
+        }
+    }
+}
+
+impl Drop for LiveServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The checks themselves must be able to fail: each bad response below is caught.
+
+use conformance::Checker;
+use generated_server::Operation;
+use serde_json::{json, Value};
+
+fn check(status: u16, request_id: Option<&str>, body: Value, expect: &[&str]) {
+    let checker = Checker::new();
+    let problems = checker.problems(Operation::Login, status, request_id, &body);
+    for expected in expect {
+        assert!(
+            problems.iter().any(|problem| problem.contains(expected)),
+            "expected a problem containing {expected:?}, got {problems:?}"
+        );
+    }
+    if expect.is_empty() {
+        assert!(problems.is_empty(), "{problems:?}");
+    }
+}
+
+fn error(code: &str) -> Value {
+    json!({"status": false, "response_code": code, "message": "no", "data": null})
+}
+
+#[test]
+fn the_spec_example_of_login_conforms() {
+    let example = Checker::new().spec().operation(Operation::Login)["responses"]["200"]["content"]
+        ["application/json"]["examples"]["owner"]["value"]
+        .clone();
+    check(200, Some("r-1"), example, &[]);
+    check(401, Some("r-1"), error("41"), &[]);
+    // Transport codes are allowed on every operation.
+    check(415, Some("r-1"), error("07"), &[]);
+}
+
+#[test]
+fn bad_responses_are_caught() {
+    check(
+        200,
+        Some("r-1"),
+        json!({"status": true}),
+        &["does not match LoginResponse"],
+    );
+    check(
+        200,
+        Some("r-1"),
+        json!({"status": true, "response_code": "00", "message": "ok",
+               "data": {"access_token": "t", "token_type": "Bearer", "expires_in": 1,
+                        "member": {"id": "not-a-uuid"}, "permission_codes": []}}),
+        &["does not match LoginResponse at `/data/member"],
+    );
+    check(
+        400,
+        Some("r-1"),
+        error("41"),
+        &["is HTTP 401 in the catalog"],
+    );
+    check(
+        404,
+        Some("r-1"),
+        error("47"),
+        &["not in the operation's x-response-codes"],
+    );
+    check(401, Some("r-1"), error("99"), &["not in the catalog"]);
+    check(401, None, error("41"), &["no X-Request-Id"]);
+    check(
+        401,
+        Some("r-1"),
+        json!({"status": false, "response_code": "41", "message": "no", "data": {"x": 1}}),
+        &["does not match ErrorEnvelope"],
+    );
+}
