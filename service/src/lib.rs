@@ -7,6 +7,7 @@ pub mod business;
 pub mod cli;
 pub mod config;
 pub mod delivery;
+pub mod housekeeping;
 pub mod idempotency;
 pub mod identity;
 pub mod logs;

@@ -153,3 +153,54 @@ on_both_stores!(
     businesses_are_listed_found_and_deactivated,
     the_demo_business_is_created_once_and_its_credentials_renewed,
 );
+
+/// Housekeeping deletes finished sessions, OTPs, throttles and keys, and nothing live.
+async fn housekeeping_keeps_only_what_can_still_matter(kit: TestKit) {
+    let stale = "2000-01-01T00:00:00.000000Z";
+    let second = kit
+        .login(
+            "adaeze.okafor@adaezefoods.ng",
+            kobo::testkit::OWNER_PASSWORD,
+        )
+        .await;
+    kit.op(Operation::GenerateOtp, &second, json!({}))
+        .await
+        .expect("00");
+    kit.send(Call::new(
+        Operation::Login.path(),
+        None,
+        json!({"email": "nobody@adaezefoods.ng", "password": "wrong-password"}),
+    ))
+    .await
+    .expect("41");
+    let nothing = kobo::housekeeping::purge_expired(&kit.store, chrono::Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(nothing, kobo::housekeeping::Purged::default());
+
+    let session = kit.bank.tokens.verify(&second).unwrap().sid;
+    for sql in [
+        "UPDATE sessions SET expires_at = $1 WHERE id = $2",
+        "UPDATE otps SET expires_at = $1 WHERE $2 <> ''",
+        "UPDATE throttles SET window_started_at = $1 WHERE $2 <> ''",
+    ] {
+        sqlx::query(sql)
+            .bind(stale)
+            .bind(&session)
+            .execute(kit.store.pool())
+            .await
+            .unwrap();
+    }
+    let purged = kobo::housekeeping::purge_expired(&kit.store, chrono::Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(purged.sessions, 1);
+    assert_eq!(purged.otps, 1);
+    assert_eq!(purged.throttles, 2);
+    // The kit's own session is live and still works.
+    kit.op(Operation::GetProfile, &kit.owner_token, json!({}))
+        .await
+        .expect("00");
+}
+
+on_both_stores!(housekeeping_keeps_only_what_can_still_matter);

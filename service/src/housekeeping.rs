@@ -1,0 +1,51 @@
+//! Deleting what can no longer matter, so the credential tables stay bounded: sessions, OTPs
+//! and throttles past their use, idempotency keys past their 24 hours. Logs, members, roles and
+//! invitations are history and are kept.
+//!
+//! [`purge_expired`] is safe to run from several processes at once and at any interval; `kobo
+//! serve` should run it every few minutes.
+
+use chrono::{DateTime, Duration, Utc};
+use generated_server::ApiError;
+
+use crate::idempotency;
+use crate::store::{self, internal, Store};
+
+/// How long a finished session or OTP is kept, for whoever investigates an incident.
+pub const GRACE_HOURS: i64 = 24;
+
+/// What one [`purge_expired`] deleted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Purged {
+    pub sessions: u64,
+    pub otps: u64,
+    pub throttles: u64,
+    pub idempotency_keys: u64,
+}
+
+pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, ApiError> {
+    let cutoff = store::timestamp(now - Duration::hours(GRACE_HOURS));
+    let delete = |sql: &'static str| {
+        let cutoff = cutoff.clone();
+        async move {
+            sqlx::query(sql)
+                .bind(cutoff)
+                .execute(store.pool())
+                .await
+                .map(|done| done.rows_affected())
+                .map_err(internal)
+        }
+    };
+    Ok(Purged {
+        sessions: delete("DELETE FROM sessions WHERE expires_at < $1 OR revoked_at < $1").await?,
+        otps: delete("DELETE FROM otps WHERE expires_at < $1").await?,
+        // A throttle whose window started a day ago has forgotten its failures; a lock never
+        // lasts that long.
+        throttles: delete(
+            "DELETE FROM throttles WHERE window_started_at < $1 \
+             AND (locked_until IS NULL OR locked_until < $1)",
+        )
+        .await?,
+        idempotency_keys: idempotency::purge_expired(store).await?,
+    })
+}
