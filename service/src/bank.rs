@@ -14,6 +14,7 @@ use generated_server::{
 };
 
 use crate::config::Config;
+use crate::rate_limit::RateLimiter;
 use crate::store::Store;
 use crate::tokens::TokenKeys;
 use crate::{identity, logs, team};
@@ -54,11 +55,14 @@ pub struct Bank {
     pub store: Store,
     pub config: Arc<Config>,
     pub tokens: TokenKeys,
+    /// Per-credential request budgets (`29`).
+    pub rate_limiter: RateLimiter,
 }
 
 impl Bank {
     pub fn new(store: Store, config: Config, tokens: TokenKeys) -> Bank {
         Bank {
+            rate_limiter: RateLimiter::new(config.request_budget),
             store,
             config: Arc::new(config),
             tokens,

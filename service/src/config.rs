@@ -1,5 +1,7 @@
 //! How a `kobo` process is configured (flags and environment variables, see `cli`).
 
+use crate::rate_limit::RequestBudget;
+
 /// Sandbox or production: the sandbox returns OTPs in responses, accepts `http://` webhook
 /// URLs and offers the sandbox-only operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +51,8 @@ pub struct Config {
     pub invitation_per_address: ThrottlePolicy,
     /// Where an invited person accepts: the invitation email shows `<this><token>`.
     pub invitation_link_base: String,
+    /// Requests each credential (integration client, Dashboard member) may make.
+    pub request_budget: RequestBudget,
 }
 
 impl Config {
@@ -65,6 +69,7 @@ impl Config {
             password_change_per_member: ThrottlePolicy::new(5),
             invitation_per_address: ThrottlePolicy::new(10),
             invitation_link_base: "https://dashboard.kobo.example/accept-invite?token=".into(),
+            request_budget: RequestBudget::default(),
         }
     }
 }

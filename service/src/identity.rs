@@ -93,12 +93,14 @@ pub async fn authenticate(
             })
         }
     };
-    Ok(Principal {
+    let principal = Principal {
         business_id,
         session_id: claims.sid,
         family,
         member,
-    })
+    };
+    bank.rate_limiter.spend(&principal)?;
+    Ok(principal)
 }
 
 pub fn authorize(principal: &Principal, permission: Permission) -> Result<(), ApiError> {

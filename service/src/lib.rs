@@ -15,6 +15,7 @@ pub mod notify;
 pub mod nuban;
 pub mod paging;
 pub mod permissions;
+pub mod rate_limit;
 pub mod secrets;
 pub mod store;
 pub mod team;

@@ -3,8 +3,10 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use generated_server::Operation;
+use kobo::config::Config;
 use kobo::on_both_stores;
-use kobo::testkit::{Call, TestKit, OWNER_PASSWORD};
+use kobo::rate_limit::RequestBudget;
+use kobo::testkit::{Call, StoreKind, TestKit, OWNER_PASSWORD};
 use serde_json::json;
 
 const OWNER: &str = "adaeze.okafor@adaezefoods.ng";
@@ -121,3 +123,46 @@ on_both_stores!(
     wrong_client_secrets_are_throttled,
     wrong_old_passwords_are_throttled,
 );
+
+/// Every authenticated request spends its credential's budget: over it, `29` with
+/// `Retry-After`, whatever the operation; other credentials are unaffected.
+async fn each_credential_has_a_request_budget(kind: StoreKind) {
+    let burst = 5;
+    let config = Config {
+        request_budget: RequestBudget {
+            per_minute: std::num::NonZeroU32::new(1).unwrap(),
+            burst: std::num::NonZeroU32::new(burst).unwrap(),
+        },
+        ..Config::default()
+    };
+    let kit = TestKit::start(kind, config).await;
+    let owner = kit.owner_token.clone();
+    for call in 1..=burst {
+        let reply = kit.op(Operation::GetProfile, &owner, json!({})).await;
+        assert_eq!(reply.code(), "00", "call {call}: {reply:?}");
+    }
+    let refused = kit.op(Operation::GetProfile, &owner, json!({})).await;
+    assert_eq!(refused.status, 429, "{refused:?}");
+    refused.expect("29");
+    let retry_after: u64 = refused.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=60).contains(&retry_after), "{retry_after}");
+
+    // The business's integration client has a budget of its own: its request gets past
+    // authentication (whatever the operation then answers).
+    let integration = kit.integration_token().await;
+    let reply = kit
+        .op(Operation::FetchCustomerAccounts, &integration, json!({}))
+        .await;
+    assert_ne!(reply.code(), "29", "{reply:?}");
+    assert_ne!(reply.code(), "41", "{reply:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_credential_has_a_request_budget_sqlite() {
+    each_credential_has_a_request_budget(StoreKind::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_credential_has_a_request_budget_postgres() {
+    each_credential_has_a_request_budget(StoreKind::Postgres).await;
+}
