@@ -24,8 +24,10 @@ use crate::{app, Bank};
 
 /// Bytes of a new token signing key.
 const TOKEN_KEY_LENGTH: usize = 32;
-/// How long `serve` waits, after the server stopped, for the notification dispatcher's pass.
-const DISPATCHER_STOP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often `serve` purges expired credentials rows.
+const HOUSEKEEPING_INTERVAL: Duration = Duration::from_secs(5 * 60);
+/// How long `serve` waits, after the server stopped, for its background tasks to finish a pass.
+const BACKGROUND_STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Parser)]
 #[command(
@@ -39,7 +41,7 @@ pub struct Cli {
     pub command: Command,
 
     /// Log lines as `text` (for people) or `json` (one object a line, for collectors). Which
-    /// lines: `RUST_LOG` (default `info`).
+    /// lines: `RUST_LOG` (default `info,sqlx=warn`).
     #[arg(long, env = "KOBO_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
     pub log_format: LogFormat,
 }
@@ -177,9 +179,9 @@ impl SmtpArgs {
 pub enum BusinessCommand {
     /// Create a business with its owner and integration credentials.
     Create(CreateBusinessArgs),
-    /// Activate a business: its credentials work.
+    /// Mark a business active.
     Activate(BusinessStatusArgs),
-    /// Deactivate a business: its operations answer `60`.
+    /// Mark a business inactive (the spec's `60`, customer not active).
     Deactivate(BusinessStatusArgs),
 }
 
@@ -223,7 +225,7 @@ pub struct CreateBusinessArgs {
 
 #[derive(Clone, Debug, Args)]
 pub struct BusinessStatusArgs {
-    /// The business id (a UUID), as `business create` printed it.
+    /// The business id (a UUID) as `business create` printed it, or its `client_id`.
     pub id: String,
 
     #[command(flatten)]
@@ -317,6 +319,13 @@ async fn serve(args: ServeArgs) -> Result<()> {
         }
         None => None,
     };
+    let housekeeping = {
+        let store = store.clone();
+        let mut stopped = stopped.clone();
+        tokio::spawn(housekeeping_loop(store, async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        }))
+    };
     tokio::spawn(async move {
         app::shutdown_signal().await;
         let _ = stop.send(true);
@@ -336,8 +345,9 @@ async fn serve(args: ServeArgs) -> Result<()> {
     .await
     .context("the server failed")?;
 
+    let _ = tokio::time::timeout(BACKGROUND_STOP_TIMEOUT, housekeeping).await;
     if let Some(dispatcher) = dispatcher {
-        if tokio::time::timeout(DISPATCHER_STOP_TIMEOUT, dispatcher)
+        if tokio::time::timeout(BACKGROUND_STOP_TIMEOUT, dispatcher)
             .await
             .is_err()
         {
@@ -346,6 +356,23 @@ async fn serve(args: ServeArgs) -> Result<()> {
     }
     tracing::info!("kobo stopped");
     Ok(())
+}
+
+/// Deletes expired sessions, OTPs, throttles and idempotency keys every
+/// [`HOUSEKEEPING_INTERVAL`] until `shutdown`, so those tables stay bounded. Safe with several
+/// processes on one database.
+async fn housekeeping_loop(store: Store, shutdown: impl std::future::Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    loop {
+        match crate::housekeeping::purge_expired(&store, chrono::Utc::now()).await {
+            Ok(purged) => tracing::debug!(?purged, "housekeeping"),
+            Err(error) => tracing::warn!(error = error.message(), "housekeeping failed"),
+        }
+        tokio::select! {
+            () = &mut shutdown => return,
+            () = tokio::time::sleep(HOUSEKEEPING_INTERVAL) => {}
+        }
+    }
 }
 
 /// Prints the demo business's credentials and a first request (the business is created on the
