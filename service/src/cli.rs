@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +19,7 @@ use generated_server::Operation;
 use crate::business::{self, CreatedBusiness, DemoBusiness, NewBusiness};
 use crate::config::{Config, Environment};
 use crate::delivery::{self, Dispatcher, DispatcherConfig, SmtpChannel, SmtpSettings};
+use crate::rate_limit::RequestBudget;
 use crate::store::{Backend, Store};
 use crate::tokens::TokenKeys;
 use crate::{app, Bank};
@@ -123,6 +125,15 @@ pub struct ServeArgs {
     /// Create (first run) or reuse the demo business and print its credentials (sandbox only).
     #[arg(long, env = "KOBO_DEMO")]
     pub demo: bool,
+
+    /// Requests per minute each credential (integration client, Dashboard member) may make
+    /// sustained; over it the answer is `29` with `Retry-After`. Each process counts its own.
+    #[arg(long, env = "KOBO_RATE_LIMIT_PER_MINUTE", default_value_t = RequestBudget::default().per_minute)]
+    pub rate_limit_per_minute: NonZeroU32,
+
+    /// Requests each credential may make at once, above the sustained rate.
+    #[arg(long, env = "KOBO_RATE_LIMIT_BURST", default_value_t = RequestBudget::default().burst)]
+    pub rate_limit_burst: NonZeroU32,
 
     #[command(flatten)]
     pub smtp: SmtpArgs,
@@ -296,7 +307,11 @@ async fn serve(args: ServeArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| args.store.data_dir.join("token.key"));
     let tokens = TokenKeys::new(load_or_create_token_key(&key_file)?);
-    let config = Config::new(args.environment.into());
+    let mut config = Config::new(args.environment.into());
+    config.request_budget = RequestBudget {
+        per_minute: args.rate_limit_per_minute,
+        burst: args.rate_limit_burst,
+    };
     let bank = Arc::new(Bank::open(store.clone(), config, tokens).await?);
 
     let listener = TcpListener::bind(args.listen)
@@ -674,6 +689,26 @@ mod tests {
     fn the_command_line_is_consistent() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn flags_are_parsed_and_checked() {
+        let serve = |args: &[&str]| {
+            let mut argv = vec!["kobo", "serve"];
+            argv.extend_from_slice(args);
+            Cli::try_parse_from(argv).map(|cli| match cli.command {
+                Command::Serve(args) => args,
+                other => panic!("not serve: {other:?}"),
+            })
+        };
+        let args = serve(&["--listen", "0.0.0.0:9000", "--rate-limit-per-minute", "60"]).unwrap();
+        assert_eq!(args.listen.to_string(), "0.0.0.0:9000");
+        assert_eq!(args.rate_limit_per_minute.get(), 60);
+        assert!(serve(&["--rate-limit-per-minute", "0"]).is_err());
+        assert!(serve(&["--environment", "staging"]).is_err());
+        assert!(serve(&["--listen", "localhost"]).is_err());
+        let outbox = Cli::try_parse_from(["kobo", "outbox", "--limit", "1001"]);
+        assert!(outbox.is_err(), "the outbox listing is bounded");
     }
 
     #[test]
