@@ -410,3 +410,106 @@ fn the_demo_refuses_production() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("sandbox only"), "{stderr}");
 }
+
+/// A one-connection-at-a-time SMTP server on a loopback port, in a thread: enough SMTP for
+/// lettre. Each message's DATA is sent on the channel.
+fn fake_smtp() -> (u16, std::sync::mpsc::Receiver<String>) {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let mut writer = stream.try_clone().unwrap();
+            let mut lines = BufReader::new(stream).lines();
+            let _ = writer.write_all(b"220 fake.test ESMTP\r\n");
+            while let Some(Ok(line)) = lines.next() {
+                let upper = line.to_ascii_uppercase();
+                let reply: &[u8] = if upper.starts_with("EHLO") || upper.starts_with("HELO") {
+                    b"250-fake.test\r\n250 8BITMIME\r\n"
+                } else if upper == "DATA" {
+                    let _ = writer.write_all(b"354 go ahead\r\n");
+                    let mut data = String::new();
+                    for line in lines.by_ref() {
+                        let line = line.unwrap_or_default();
+                        if line == "." {
+                            break;
+                        }
+                        data.push_str(&line);
+                        data.push('\n');
+                    }
+                    let _ = sender.send(data);
+                    b"250 OK queued\r\n"
+                } else if upper == "QUIT" {
+                    let _ = writer.write_all(b"221 bye\r\n");
+                    break;
+                } else {
+                    b"250 OK\r\n"
+                };
+                if writer.write_all(reply).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    (port, receiver)
+}
+
+#[test]
+fn serve_delivers_the_outbox_over_smtp_when_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    // The owner is invited: the invitation waits in the outbox.
+    let created = run_json(
+        dir.path(),
+        &[
+            "business",
+            "create",
+            "--name",
+            "Lagos Fresh Produce Ltd",
+            "--owner-email",
+            "bola.ade@lagosfresh.ng",
+            "--json",
+        ],
+    );
+    let invitation = created["owner"]["invitation_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (port, messages) = fake_smtp();
+    let smtp_url = format!("smtp://127.0.0.1:{port}");
+
+    let server = Server::start(
+        dir.path(),
+        &[
+            "serve",
+            "--smtp-url",
+            &smtp_url,
+            "--smtp-from",
+            "Kobo <no-reply@kobo.test>",
+        ],
+        0,
+    );
+
+    let data = messages
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the dispatcher sends the invitation");
+    assert!(data.contains("To: bola.ade@lagosfresh.ng"), "{data}");
+    assert!(data.contains("From: Kobo <no-reply@kobo.test>"), "{data}");
+    // Long lines may come quoted-printable: undo its soft line breaks.
+    let unfolded = data.replace("=\n", "");
+    assert!(unfolded.contains(&invitation), "{data}");
+    // The row records the delivery (written right after the server's answer: a few tries).
+    let mut sent_at = Value::Null;
+    for _ in 0..100 {
+        let outbox = run_json(dir.path(), &["outbox", "--json"]);
+        sent_at = outbox[0]["sent_at"].clone();
+        if !sent_at.is_null() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(sent_at.is_string(), "sent_at is set after delivery");
+    let (status, stderr) = server.stop();
+    assert!(status.success(), "{stderr}");
+}
