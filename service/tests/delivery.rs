@@ -12,17 +12,9 @@ use kobo::delivery::{
 };
 use kobo::notify::{self, Notification};
 use kobo::store::Store;
+use kobo::testkit::TestKit;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
-
-async fn fresh_store() -> (Store, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::connect(&Store::sqlite_url_in(dir.path()).unwrap())
-        .await
-        .unwrap();
-    store.migrate().await.unwrap();
-    (store, dir)
-}
 
 async fn enqueue(store: &Store, recipient: &str, subject: &str) -> String {
     let mut tx = store.begin().await.unwrap();
@@ -156,9 +148,8 @@ fn at(text: &str) -> DateTime<Utc> {
     text.parse().unwrap()
 }
 
-#[tokio::test]
-async fn the_smtp_channel_delivers_a_stored_notification() {
-    let (store, _dir) = fresh_store().await;
+async fn the_smtp_channel_delivers_a_stored_notification(kit: TestKit) {
+    let store = kit.store.clone();
     let smtp = FakeSmtp::start().await;
     let id = enqueue(
         &store,
@@ -197,9 +188,8 @@ async fn the_smtp_channel_delivers_a_stored_notification() {
     assert_eq!(smtp.received().len(), 1);
 }
 
-#[tokio::test]
-async fn a_permanent_smtp_refusal_is_recorded_and_not_retried() {
-    let (store, _dir) = fresh_store().await;
+async fn a_permanent_smtp_refusal_is_recorded_and_not_retried(kit: TestKit) {
+    let store = kit.store.clone();
     let smtp = FakeSmtp::start().await;
     let id = enqueue(&store, "refuse-permanently@adaezefoods.ng", "Invitation").await;
     let dispatcher = Dispatcher::new(
@@ -224,9 +214,8 @@ async fn a_permanent_smtp_refusal_is_recorded_and_not_retried() {
     );
 }
 
-#[tokio::test]
-async fn a_temporary_smtp_refusal_is_retried() {
-    let (store, _dir) = fresh_store().await;
+async fn a_temporary_smtp_refusal_is_retried(kit: TestKit) {
+    let store = kit.store.clone();
     let smtp = FakeSmtp::start().await;
     let id = enqueue(&store, "refuse-for-now@adaezefoods.ng", "Invitation").await;
     let dispatcher = Dispatcher::new(
@@ -246,9 +235,8 @@ async fn a_temporary_smtp_refusal_is_retried() {
     assert!(row.last_error.unwrap().contains("try again later"));
 }
 
-#[tokio::test]
-async fn an_unreachable_smtp_server_is_a_temporary_failure() {
-    let (store, _dir) = fresh_store().await;
+async fn an_unreachable_smtp_server_is_a_temporary_failure(kit: TestKit) {
+    let store = kit.store.clone();
     // A port that was just free: nothing listens there.
     let port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -309,9 +297,8 @@ impl Channel for Scripted {
     }
 }
 
-#[tokio::test]
-async fn failures_are_retried_after_a_backoff_until_delivered() {
-    let (store, _dir) = fresh_store().await;
+async fn failures_are_retried_after_a_backoff_until_delivered(kit: TestKit) {
+    let store = kit.store.clone();
     let id = enqueue(&store, "tunde.bakare@adaezefoods.ng", "Invitation").await;
     let channel = Scripted {
         failures: 2,
@@ -350,9 +337,8 @@ async fn failures_are_retried_after_a_backoff_until_delivered() {
     assert_eq!((row.attempts, row.last_error), (3, None));
 }
 
-#[tokio::test]
-async fn retries_stop_after_the_last_attempt() {
-    let (store, _dir) = fresh_store().await;
+async fn retries_stop_after_the_last_attempt(kit: TestKit) {
+    let store = kit.store.clone();
     let id = enqueue(&store, "tunde.bakare@adaezefoods.ng", "Invitation").await;
     let dispatcher = Dispatcher::new(
         store.clone(),
@@ -375,9 +361,8 @@ async fn retries_stop_after_the_last_attempt() {
     assert_eq!(row.last_error.as_deref(), Some("failure 3"));
 }
 
-#[tokio::test]
-async fn a_pass_is_bounded_by_the_batch_size_and_oldest_go_first() {
-    let (store, _dir) = fresh_store().await;
+async fn a_pass_is_bounded_by_the_batch_size_and_oldest_go_first(kit: TestKit) {
+    let store = kit.store.clone();
     let mut ids = Vec::new();
     for n in 0..5 {
         ids.push(enqueue(&store, &format!("member{n}@adaezefoods.ng"), "Invitation").await);
@@ -406,9 +391,8 @@ async fn a_pass_is_bounded_by_the_batch_size_and_oldest_go_first() {
     );
 }
 
-#[tokio::test]
-async fn two_dispatchers_on_one_database_send_each_message_once() {
-    let (store, _dir) = fresh_store().await;
+async fn two_dispatchers_on_one_database_send_each_message_once(kit: TestKit) {
+    let store = kit.store.clone();
     for n in 0..6 {
         enqueue(&store, &format!("member{n}@adaezefoods.ng"), "Invitation").await;
     }
@@ -435,9 +419,8 @@ async fn two_dispatchers_on_one_database_send_each_message_once() {
     assert_eq!(a.unwrap().sent + b.unwrap().sent, 6);
 }
 
-#[tokio::test]
-async fn the_outbox_lists_newest_first_within_the_limit() {
-    let (store, _dir) = fresh_store().await;
+async fn the_outbox_lists_newest_first_within_the_limit(kit: TestKit) {
+    let store = kit.store.clone();
     let first = enqueue(&store, "a@adaezefoods.ng", "first").await;
     let second = enqueue(&store, "b@adaezefoods.ng", "second").await;
     let third = enqueue(&store, "c@adaezefoods.ng", "third").await;
@@ -453,3 +436,15 @@ async fn the_outbox_lists_newest_first_within_the_limit() {
     assert_eq!(newest.len(), 1);
     assert_eq!(newest[0].id, third);
 }
+
+kobo::on_both_stores!(
+    the_smtp_channel_delivers_a_stored_notification,
+    a_permanent_smtp_refusal_is_recorded_and_not_retried,
+    a_temporary_smtp_refusal_is_retried,
+    an_unreachable_smtp_server_is_a_temporary_failure,
+    failures_are_retried_after_a_backoff_until_delivered,
+    retries_stop_after_the_last_attempt,
+    a_pass_is_bounded_by_the_batch_size_and_oldest_go_first,
+    two_dispatchers_on_one_database_send_each_message_once,
+    the_outbox_lists_newest_first_within_the_limit,
+);
