@@ -821,13 +821,7 @@ pub async fn create_role(
     .bind(&now)
     .execute(&mut *tx)
     .await
-    .map_err(|error| {
-        if is_unique_violation(&error) {
-            duplicate_role(&name)
-        } else {
-            internal(error)
-        }
-    })?;
+    .map_err(|error| role_write_error(error, &name))?;
     logs::audit(
         &mut tx,
         AuditEntry::by(&ctx, AuditAction::CreateRole).target("role", &role_id),
@@ -839,6 +833,15 @@ pub async fn create_role(
     idempotency::complete(&mut tx, &claim, &role).await?;
     tx.commit().await.map_err(internal)?;
     Ok(role)
+}
+
+/// A failed role insert or update: a taken name (`26`), or an internal error.
+fn role_write_error(error: sqlx::Error, name: &str) -> ApiError {
+    if is_unique_violation(&error) {
+        duplicate_role(name)
+    } else {
+        internal(error)
+    }
 }
 
 pub async fn update_role(
@@ -896,13 +899,7 @@ pub async fn update_role(
     .bind(store::timestamp(Utc::now()))
     .execute(&mut *tx)
     .await
-    .map_err(|error| {
-        if is_unique_violation(&error) {
-            duplicate_role(&name)
-        } else {
-            internal(error)
-        }
-    })?;
+    .map_err(|error| role_write_error(error, &name))?;
     logs::audit(
         &mut tx,
         AuditEntry::by(&ctx, AuditAction::UpdateRole).target("role", &role_id),
