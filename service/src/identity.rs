@@ -7,7 +7,9 @@
 
 use chrono::{Duration, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::{ApiError, Permission, RequestContext, ResponseCode, TokenFamily};
+use generated_server::{
+    ApiError, Operation, Permission, RequestContext, ResponseCode, TokenFamily,
+};
 use sqlx::Row;
 
 use crate::bank::{Bank, MemberPrincipal, Principal};
@@ -170,6 +172,25 @@ fn expires_in(seconds: u64) -> std::num::NonZeroU64 {
     std::num::NonZeroU64::new(seconds.max(1)).expect("at least 1")
 }
 
+/// `generate_token` is public, so the router's `on_response` has no principal to log it under:
+/// the operation records its own activity-log entries (outcome given as a code and message).
+fn token_activity<'a>(
+    ctx: &'a RequestContext<()>,
+    business_id: &'a str,
+    code: ResponseCode,
+    message: &'a str,
+) -> logs::Activity<'a> {
+    logs::Activity {
+        business_id,
+        endpoint: Operation::GenerateToken.path(),
+        http_status: code.http_status(),
+        success: code == ResponseCode::Success,
+        message,
+        ip_address: ctx.client_ip.to_string(),
+        request_id: &ctx.request_id,
+    }
+}
+
 pub async fn generate_token(
     bank: &Bank,
     ctx: RequestContext<()>,
@@ -187,15 +208,28 @@ pub async fn generate_token(
         .await
         .map_err(internal)?;
     let presented = secrets::sha256_hex(body.client_secret.as_str());
-    let business_id = match row {
-        Some(row) if constant_time_eq(&store::text(&row, "client_secret_hash")?, &presented) => {
-            store::text(&row, "id")?
+    let known_business = row.as_ref().map(|row| store::text(row, "id")).transpose()?;
+    let business_id = match (&row, known_business) {
+        (Some(row), Some(id))
+            if constant_time_eq(&store::text(row, "client_secret_hash")?, &presented) =>
+        {
+            id
         }
-        _ => {
+        (_, known_business) => {
             let policy = &bank.config.token_per_client;
             throttle::record_failure(&bank.store, &client_key, policy, now).await?;
             throttle::record_failure(&bank.store, &address_key, policy, now).await?;
-            return Err(unauthenticated().with_message("Invalid client_id or client_secret"));
+            let refused = unauthenticated().with_message("Invalid client_id or client_secret");
+            // A wrong secret for a real client is that business's activity; an unknown
+            // client_id has no business to file it under.
+            if let Some(business_id) = known_business {
+                let activity =
+                    token_activity(&ctx, &business_id, refused.code(), refused.message());
+                logs::record_activity(bank.store.pool(), &activity)
+                    .await
+                    .map_err(internal)?;
+            }
+            return Err(refused);
         }
     };
 
@@ -210,6 +244,15 @@ pub async fn generate_token(
         &ctx.client_ip.to_string(),
     )
     .await?;
+    let granted = token_activity(
+        &ctx,
+        &business_id,
+        ResponseCode::Success,
+        Operation::GenerateToken.success_message(),
+    );
+    logs::record_activity(&mut *tx, &granted)
+        .await
+        .map_err(internal)?;
     tx.commit().await.map_err(internal)?;
     Ok(models::TokenGrant {
         access_token: token,

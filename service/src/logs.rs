@@ -98,35 +98,58 @@ pub async fn on_response(bank: &Bank, record: &CallRecord<'_, Principal>) {
     {
         return;
     }
-    let status = if record.response_code == ResponseCode::Success {
-        "success"
-    } else {
-        "error"
+    let activity = Activity {
+        business_id: &principal.business_id,
+        endpoint: record.operation.path(),
+        http_status: record.http_status,
+        success: record.response_code == ResponseCode::Success,
+        message: record.message,
+        ip_address: record.client_ip.to_string(),
+        request_id: record.request_id,
     };
-    let written = sqlx::query(
-        "INSERT INTO activity_logs (id, business_id, endpoint, method, response_code, status, \
-           message, ip_address, request_id, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    )
-    .bind(store::new_id())
-    .bind(&principal.business_id)
-    .bind(record.operation.path())
-    .bind("POST")
-    .bind(i64::from(record.http_status))
-    .bind(status)
-    .bind(record.message)
-    .bind(record.client_ip.to_string())
-    .bind(record.request_id)
-    .bind(store::timestamp(Utc::now()))
-    .execute(bank.store.pool())
-    .await;
-    if let Err(error) = written {
+    if let Err(error) = record_activity(bank.store.pool(), &activity).await {
         tracing::error!(
             request_id = record.request_id,
             %error,
             "cannot write the activity-log entry"
         );
     }
+}
+
+/// One call made with integration credentials, as the activity log keeps it.
+pub struct Activity<'a> {
+    pub business_id: &'a str,
+    pub endpoint: &'a str,
+    pub http_status: u16,
+    pub success: bool,
+    pub message: &'a str,
+    pub ip_address: String,
+    pub request_id: &'a str,
+}
+
+/// Appends `activity` to the activity log, on the pool or inside a transaction.
+pub async fn record_activity<'e, E>(executor: E, activity: &Activity<'_>) -> Result<(), sqlx::Error>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    sqlx::query(
+        "INSERT INTO activity_logs (id, business_id, endpoint, method, response_code, status, \
+           message, ip_address, request_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    )
+    .bind(store::new_id())
+    .bind(activity.business_id)
+    .bind(activity.endpoint)
+    .bind("POST")
+    .bind(i64::from(activity.http_status))
+    .bind(if activity.success { "success" } else { "error" })
+    .bind(activity.message)
+    .bind(&activity.ip_address)
+    .bind(activity.request_id)
+    .bind(store::timestamp(Utc::now()))
+    .execute(executor)
+    .await
+    .map(|_| ())
 }
 
 pub async fn fetch_activity_logs(

@@ -59,7 +59,8 @@ async fn every_integration_call_is_an_activity_entry(kit: TestKit) {
     .expect("41");
 
     let (entries, pagination) = activity(&kit, json!({})).await;
-    assert_eq!(entries.len(), 2, "{entries:#?}");
+    // generate_token (public: it logs itself), fetch_banks, name_enquiry.
+    assert_eq!(entries.len(), 3, "{entries:#?}");
     assert_eq!(pagination["has_more"], false);
     assert_eq!(pagination["page_size"], 100);
     let newest = &entries[0];
@@ -69,11 +70,16 @@ async fn every_integration_call_is_an_activity_entry(kit: TestKit) {
     assert_eq!(newest["status"], "error");
     assert_eq!(newest["message"], bad.body["message"]);
     assert_eq!(newest["request_id"], "req-bad-1");
-    let oldest = &entries[1];
-    assert_eq!(oldest["endpoint"], Operation::FetchBanks.path());
-    assert_eq!(oldest["response_code"], banks.status.as_u16());
-    assert_eq!(oldest["ip_address"], "102.89.34.99");
-    assert_eq!(oldest["request_id"], banks.header("x-request-id").unwrap());
+    let middle = &entries[1];
+    assert_eq!(middle["endpoint"], Operation::FetchBanks.path());
+    assert_eq!(middle["response_code"], banks.status.as_u16());
+    assert_eq!(middle["ip_address"], "102.89.34.99");
+    assert_eq!(middle["request_id"], banks.header("x-request-id").unwrap());
+    let oldest = &entries[2];
+    assert_eq!(oldest["endpoint"], Operation::GenerateToken.path());
+    assert_eq!(oldest["response_code"], 200);
+    assert_eq!(oldest["status"], "success");
+    assert_eq!(oldest["message"], Operation::GenerateToken.success_message());
 
     // Filters and search.
     let only = |body: Value| {
@@ -81,7 +87,7 @@ async fn every_integration_call_is_an_activity_entry(kit: TestKit) {
         async move { activity(kit, body).await.0.len() }
     };
     assert_eq!(only(json!({"filters": {"response_code": 400}})).await, 1);
-    assert_eq!(only(json!({"filters": {"status": "success"}})).await, 0);
+    assert_eq!(only(json!({"filters": {"status": "success"}})).await, 1);
     assert_eq!(only(json!({"filters": {"method": "GET"}})).await, 0);
     assert_eq!(
         only(json!({"filters": {"endpoint": Operation::FetchBanks.path()}})).await,
@@ -94,7 +100,7 @@ async fn every_integration_call_is_an_activity_entry(kit: TestKit) {
     let yesterday = today.pred_opt().unwrap();
     assert_eq!(
         only(json!({"start_date": today, "end_date": today})).await,
-        2
+        3
     );
     assert_eq!(only(json!({"end_date": yesterday})).await, 0);
     let inverted = kit
@@ -105,6 +111,30 @@ async fn every_integration_call_is_an_activity_entry(kit: TestKit) {
         )
         .await;
     inverted.expect("01");
+}
+
+/// generate_token is public, so it records its own calls: a wrong secret for a real client is
+/// that business's activity; an unknown client_id belongs to no business and is not logged.
+async fn refused_token_requests_of_a_known_client_are_activity(kit: TestKit) {
+    let token_request = |client_id: &str| {
+        Call::new(
+            Operation::GenerateToken.path(),
+            None,
+            json!({"client_id": client_id, "client_secret": "kbs_sandbox_wrong"}),
+        )
+    };
+    kit.send(token_request(&kit.business.client_id))
+        .await
+        .expect("41");
+    kit.send(token_request("kb_sandbox_000000000000"))
+        .await
+        .expect("41");
+    let (entries, _) = activity(&kit, json!({})).await;
+    assert_eq!(entries.len(), 1, "{entries:#?}");
+    assert_eq!(entries[0]["endpoint"], Operation::GenerateToken.path());
+    assert_eq!(entries[0]["response_code"], 401);
+    assert_eq!(entries[0]["status"], "error");
+    assert_eq!(entries[0]["message"], "Invalid client_id or client_secret");
 }
 
 async fn dashboard_actions_are_audited(kit: TestKit) {
@@ -234,7 +264,11 @@ async fn keyset_pages_are_exact_under_concurrent_inserts(kit: TestKit) {
     assert_eq!(pages, 3);
     let unique: HashSet<&String> = seen.iter().collect();
     assert_eq!(unique.len(), seen.len(), "duplicates: {seen:?}");
-    assert_eq!(seen.len(), 7, "the 7 entries present when paging began");
+    assert_eq!(
+        seen.len(),
+        8,
+        "the 8 entries present when paging began: the token grant and 7 calls"
+    );
 
     // The same walk over the audit log, with entries added between pages.
     for n in 0..4 {
@@ -280,6 +314,7 @@ async fn cursor_fields_come_together(kit: TestKit) {
 }
 
 on_both_stores!(
+    refused_token_requests_of_a_known_client_are_activity,
     every_integration_call_is_an_activity_entry,
     dashboard_actions_are_audited,
     keyset_pages_are_exact_under_concurrent_inserts,
