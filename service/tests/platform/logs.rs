@@ -79,7 +79,10 @@ async fn every_integration_call_is_an_activity_entry(kit: TestKit) {
     assert_eq!(oldest["endpoint"], Operation::GenerateToken.path());
     assert_eq!(oldest["response_code"], 200);
     assert_eq!(oldest["status"], "success");
-    assert_eq!(oldest["message"], Operation::GenerateToken.success_message());
+    assert_eq!(
+        oldest["message"],
+        Operation::GenerateToken.success_message()
+    );
 
     // Filters and search.
     let only = |body: Value| {
