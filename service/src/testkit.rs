@@ -59,9 +59,23 @@ pub enum StoreKind {
 }
 
 /// Runs each named `async fn(TestKit)` once per store, as `<name>::sqlite` and
-/// `<name>::postgres`.
+/// `<name>::postgres`. Scenarios that build their own kit (another `Config`) take the store
+/// instead: `on_both_stores!(kind: name, ...)` runs each `async fn(StoreKind)` the same way.
 #[macro_export]
 macro_rules! on_both_stores {
+    (kind: $($scenario:ident),+ $(,)?) => {$(
+        mod $scenario {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$scenario($crate::testkit::StoreKind::Sqlite).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$scenario($crate::testkit::StoreKind::Postgres).await;
+            }
+        }
+    )+};
     ($($scenario:ident),+ $(,)?) => {$(
         mod $scenario {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

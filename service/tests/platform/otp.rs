@@ -209,12 +209,4 @@ async fn production_hides_the_code(kind: StoreKind) {
     assert!(mail.last().unwrap().body.contains("one-time password"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn production_hides_the_code_sqlite() {
-    production_hides_the_code(StoreKind::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn production_hides_the_code_postgres() {
-    production_hides_the_code(StoreKind::Postgres).await;
-}
+on_both_stores!(kind: production_hides_the_code);

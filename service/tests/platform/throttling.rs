@@ -157,12 +157,4 @@ async fn each_credential_has_a_request_budget(kind: StoreKind) {
     assert_ne!(reply.code(), "41", "{reply:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_credential_has_a_request_budget_sqlite() {
-    each_credential_has_a_request_budget(StoreKind::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_credential_has_a_request_budget_postgres() {
-    each_credential_has_a_request_budget(StoreKind::Postgres).await;
-}
+on_both_stores!(kind: each_credential_has_a_request_budget);
