@@ -7,7 +7,7 @@
 //!   transaction, so an action is logged if and only if it happened. A failed login has no
 //!   transaction that commits; `identity::login` audits it in one of its own.
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::{ApiError, CallRecord, Page, RequestContext, ResponseCode, TokenFamily};
 use sqlx::any::AnyRow;
@@ -192,18 +192,16 @@ pub async fn fetch_activity_logs(
              ESCAPE '\\' OR LOWER(ip_address) LIKE {pattern} ESCAPE '\\')"
         ));
     }
-    let rows = fetch_page(&mut sql, &mut conditions, cursor, limit, bank).await?;
-    let mut entries = rows
-        .iter()
-        .map(activity_entry)
-        .collect::<Result<Vec<_>, _>>()?;
-    let has_more = entries.len() as u64 > limit;
-    entries.truncate(limit as usize);
-    let last = entries.last().map(|entry| (entry.created_at, entry.id));
-    Ok(Page {
-        data: entries,
-        pagination: paging::keyset_pagination(has_more, last, limit),
-    })
+    keyset_page(
+        sql,
+        conditions,
+        cursor,
+        limit,
+        bank,
+        activity_entry,
+        |entry| (entry.created_at, entry.id),
+    )
+    .await
 }
 
 pub async fn fetch_audit_logs(
@@ -240,18 +238,10 @@ pub async fn fetch_audit_logs(
              ESCAPE '\\' OR LOWER(ip_address) LIKE {pattern} ESCAPE '\\')"
         ));
     }
-    let rows = fetch_page(&mut sql, &mut conditions, cursor, limit, bank).await?;
-    let mut entries = rows
-        .iter()
-        .map(audit_entry)
-        .collect::<Result<Vec<_>, _>>()?;
-    let has_more = entries.len() as u64 > limit;
-    entries.truncate(limit as usize);
-    let last = entries.last().map(|entry| (entry.created_at, entry.id));
-    Ok(Page {
-        data: entries,
-        pagination: paging::keyset_pagination(has_more, last, limit),
+    keyset_page(sql, conditions, cursor, limit, bank, audit_entry, |entry| {
+        (entry.created_at, entry.id)
     })
+    .await
 }
 
 fn add_time_range(
@@ -269,13 +259,17 @@ fn add_time_range(
 }
 
 /// Newest first, after the cursor, one row more than `limit` to learn whether more follow.
-async fn fetch_page(
-    sql: &mut Sql,
-    conditions: &mut Conditions,
+/// Runs a log query as one keyset page, newest first: the rows after `cursor`, at most `limit`,
+/// each read with `entry`, with the pagination whose cursor is `key` of the last one.
+async fn keyset_page<T>(
+    mut sql: Sql,
+    mut conditions: Conditions,
     cursor: Option<paging::Cursor>,
     limit: u64,
     bank: &Bank,
-) -> Result<Vec<AnyRow>, ApiError> {
+    entry: fn(&AnyRow) -> Result<T, ApiError>,
+    key: fn(&T) -> (DateTime<Utc>, uuid::Uuid),
+) -> Result<Page<Vec<T>>, ApiError> {
     if let Some(cursor) = cursor {
         let at = sql.arg(cursor.created_at);
         let id = sql.arg(cursor.id);
@@ -283,10 +277,17 @@ async fn fetch_page(
             "(created_at < {at} OR (created_at = {at} AND id < {id}))"
         ));
     }
-    let limit = sql.arg(limit as i64 + 1);
+    let fetch = sql.arg(limit as i64 + 1);
     sql.push(&conditions.where_clause());
-    sql.push(&format!(" ORDER BY created_at DESC, id DESC LIMIT {limit}"));
-    sql.fetch_all(bank.store.pool()).await
+    sql.push(&format!(" ORDER BY created_at DESC, id DESC LIMIT {fetch}"));
+    let rows = sql.fetch_all(bank.store.pool()).await?;
+    let mut entries = rows.iter().map(entry).collect::<Result<Vec<_>, _>>()?;
+    let has_more = paging::trim_to_page(&mut entries, limit);
+    let last = entries.last().map(key);
+    Ok(Page {
+        data: entries,
+        pagination: paging::keyset_pagination(has_more, last, limit),
+    })
 }
 
 fn activity_entry(row: &AnyRow) -> Result<models::ActivityLogEntry, ApiError> {

@@ -89,6 +89,14 @@ pub fn contains_pattern(needle: &str) -> String {
     pattern
 }
 
+/// Page queries ask for one row more than the page holds: drops that row, if it came, and tells
+/// whether it did (`has_more`).
+pub fn trim_to_page<T>(items: &mut Vec<T>, page_size: u64) -> bool {
+    let has_more = items.len() as u64 > page_size;
+    items.truncate(page_size as usize);
+    has_more
+}
+
 /// The pagination object of a keyset page: the cursor of its last item when more follow.
 pub fn keyset_pagination(
     has_more: bool,

@@ -273,8 +273,7 @@ pub async fn fetch_members(
         .iter()
         .map(member_from_row)
         .collect::<Result<Vec<_>, _>>()?;
-    let has_more = members.len() as u64 > page_size;
-    members.truncate(page_size as usize);
+    let has_more = paging::trim_to_page(&mut members, page_size);
     Ok(Page {
         data: members,
         pagination: paging::numbered_pagination(has_more, page, page_size),
