@@ -82,7 +82,8 @@ fn credential_key(principal: &Principal) -> String {
 
 /// `Retry-After` is whole seconds, at least 1.
 fn wait_seconds(wait: Duration) -> u64 {
-    wait.as_secs() + u64::from(wait.subsec_nanos() > 0).max(u64::from(wait.is_zero()))
+    let rounded_up = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    rounded_up.max(1)
 }
 
 #[cfg(test)]
