@@ -208,7 +208,7 @@ impl Exchange {
     }
 }
 
-/// The real server: `kobo::app::app` on a loopback socket, over a fresh store with a fixture
+/// The real server: `kobo::http::app` on a loopback socket, over a fresh store with a fixture
 /// business (the testkit's: Adaeze Foods Ltd, its owner logged in). Stops when dropped.
 pub struct LiveServer {
     pub kit: TestKit,
@@ -226,9 +226,9 @@ impl LiveServer {
             .expect("a loopback port");
         let address: SocketAddr = listener.local_addr().expect("the bound address");
         let (stop, stopped) = oneshot::channel::<()>();
-        let app = kobo::app::app(kit.bank.clone());
+        let app = kobo::http::app(kit.api.clone());
         tokio::spawn(async move {
-            kobo::app::serve(listener, app, async {
+            kobo::http::serve(listener, app, async {
                 let _ = stopped.await;
             })
             .await

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use conformance::{Exchange, LiveServer, Spec};
 use generated_server::Operation;
-use kobo::permissions::MAKER_ROLE_ID;
+use kobo::platform::permissions::MAKER_ROLE_ID;
 use kobo::testkit::StoreKind;
 use serde_json::{json, Value};
 

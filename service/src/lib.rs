@@ -1,27 +1,22 @@
 //! Kobo, the bank: the implementation of the generated `Api` trait on a real database, and the
 //! `kobo` binary (`cli`). See ARCHITECTURE.md for the map.
+//!
+//! The modules are layers, listed from the innermost; each uses only the layers above it in
+//! this list (`tests/layers.rs` keeps it so):
+//! `kernel` → `outbox` → `platform` → `money` → `operator`, `workers` → `http` → `cli`
+//! (and `testkit`, which may use everything).
 
-pub mod app;
-pub mod bank;
-pub mod business;
 pub mod cli;
-pub mod config;
-pub mod delivery;
-pub mod housekeeping;
-pub mod idempotency;
-pub mod identity;
-pub mod logs;
-pub mod notify;
-pub mod nuban;
-pub mod paging;
-pub mod permissions;
-pub mod rate_limit;
-pub mod secrets;
-pub mod store;
-pub mod team;
+pub mod http;
+pub mod kernel;
+pub mod money;
+pub mod operator;
+pub mod outbox;
+pub mod platform;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
-pub mod throttle;
-pub mod tokens;
+pub mod workers;
 
-pub use bank::{Bank, MemberPrincipal, Principal};
+pub use http::api::KoboApi;
+pub use kernel::clock::Clock;
+pub use platform::principal::{MemberPrincipal, Principal};

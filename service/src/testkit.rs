@@ -38,11 +38,12 @@ use serde_json::{json, Value};
 use sqlx::Connection;
 use tower::ServiceExt;
 
-use crate::business::{self, CreatedBusiness, NewBusiness};
-use crate::config::Config;
-use crate::store::Store;
-use crate::tokens::TokenKeys;
-use crate::Bank;
+use crate::http::KoboApi;
+use crate::kernel::clock::Clock;
+use crate::kernel::config::Config;
+use crate::kernel::store::Store;
+use crate::operator::businesses::{self, CreatedBusiness, NewBusiness};
+use crate::platform::tokens::TokenKeys;
 
 /// The password of every owner the kit provisions.
 pub const OWNER_PASSWORD: &str = "Jollof-Rice-2026";
@@ -94,9 +95,12 @@ macro_rules! on_both_stores {
 /// A bank on a fresh store, its router, and a business whose owner is logged in.
 pub struct TestKit {
     pub kind: StoreKind,
-    pub bank: Arc<Bank>,
+    pub api: Arc<KoboApi>,
     pub router: Router,
     pub store: Store,
+    /// The API's clock: the system's time, which [`Clock::advance`] moves ahead (past an
+    /// expiry, a lock or a window) instead of rewriting timestamps in the database.
+    pub clock: Clock,
     /// The business the kit provisioned (with its integration credentials).
     pub business: CreatedBusiness,
     /// A Dashboard token of the business's owner.
@@ -201,14 +205,21 @@ impl TestKit {
         let store = Store::connect(&url)
             .await
             .unwrap_or_else(|error| panic!("cannot open the test store {url}: {error:#}"));
-        let bank = Bank::open(store.clone(), config.clone(), TokenKeys::random())
-            .await
-            .unwrap_or_else(|error| panic!("cannot open the bank: {error:#}"));
-        let bank = Arc::new(bank);
-        let router = generated_server::router(bank.clone());
-        let business = business::create(
+        let clock = Clock::shifted();
+        let api = KoboApi::open(
+            store.clone(),
+            config.clone(),
+            clock.clone(),
+            TokenKeys::random(),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("cannot open the API: {error:#}"));
+        let api = Arc::new(api);
+        let router = generated_server::router(api.clone());
+        let business = businesses::create(
             &store,
             &config,
+            &clock,
             NewBusiness {
                 name: "Adaeze Foods Ltd".into(),
                 owner_email: "adaeze.okafor@adaezefoods.ng".into(),
@@ -224,9 +235,10 @@ impl TestKit {
         .expect("the test business");
         let mut kit = TestKit {
             kind,
-            bank,
+            api,
             router,
             store,
+            clock,
             business,
             owner_token: String::new(),
             _place: place,
@@ -326,9 +338,10 @@ impl TestKit {
 
     /// Provisions another business (for tenant isolation) and logs its owner in.
     pub async fn other_business(&self, name: &str, owner_email: &str) -> (CreatedBusiness, String) {
-        let business = business::create(
+        let business = businesses::create(
             &self.store,
-            &self.bank.config,
+            self.api.config(),
+            &self.clock,
             NewBusiness {
                 name: name.into(),
                 owner_email: owner_email.into(),
@@ -379,7 +392,7 @@ impl TestKit {
             .find(|message| message.subject.contains("invited"))
             .expect("an invitation email")
             .body;
-        crate::team::invitation_token_in(&body)
+        crate::platform::team::invitation_token_in(&body)
             .expect("a token in the invitation")
             .to_owned()
     }
@@ -442,10 +455,10 @@ impl TestKit {
 
     /// Signs a token with the server's key for any claims (to probe `authenticate`).
     pub fn forge_token(&self, session_id: &str, business_id: &str, family: TokenFamily) -> String {
-        let now = chrono::Utc::now().timestamp();
-        self.bank.tokens.sign(&crate::tokens::Claims {
+        let now = self.clock.now().timestamp();
+        self.api.tokens().sign(&crate::platform::tokens::Claims {
             sid: session_id.to_owned(),
-            fam: crate::tokens::family_str(family).to_owned(),
+            fam: crate::platform::tokens::family_str(family).to_owned(),
             bid: business_id.to_owned(),
             iat: now,
             exp: now + 600,

@@ -1,4 +1,4 @@
-//! `kobo::app::app`, driven without a socket: the probes, and the generated router behind the
+//! `kobo::http::app`, driven without a socket: the probes, and the generated router behind the
 //! access-log layer.
 
 use axum::body::Body;
@@ -28,7 +28,7 @@ fn get(path: &str) -> Request<Body> {
 #[tokio::test]
 async fn the_probes_answer_small_json_bodies_with_a_request_id() {
     let kit = TestKit::sqlite().await;
-    let app = kobo::app::app(kit.bank.clone());
+    let app = kobo::http::app(kit.api.clone());
 
     let (status, request_id, body) = send(&app, get("/healthz")).await;
     assert_eq!((status, body), (StatusCode::OK, json!({"status": "ok"})));
@@ -51,7 +51,7 @@ async fn the_probes_answer_small_json_bodies_with_a_request_id() {
 #[tokio::test]
 async fn readiness_fails_when_the_database_does_not_answer() {
     let kit = TestKit::sqlite().await;
-    let app = kobo::app::app(kit.bank.clone());
+    let app = kobo::http::app(kit.api.clone());
     kit.store.pool().close().await;
 
     let (status, _, body) = send(&app, get("/readyz")).await;
@@ -66,7 +66,7 @@ async fn readiness_fails_when_the_database_does_not_answer() {
 #[tokio::test]
 async fn the_api_is_served_behind_the_access_log() {
     let kit = TestKit::sqlite().await;
-    let app = kobo::app::app(kit.bank.clone());
+    let app = kobo::http::app(kit.api.clone());
 
     let request = Request::post("/api/v1/auth/web/get_profile")
         .header("content-type", "application/json")

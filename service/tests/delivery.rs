@@ -6,20 +6,21 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use kobo::delivery::{
+use kobo::kernel::store::Store;
+use kobo::outbox::dispatcher::{
     self, Channel, DeliveryError, DispatchReport, Dispatcher, DispatcherConfig, SmtpChannel,
     SmtpSettings, StoredNotification,
 };
-use kobo::notify::{self, Notification};
-use kobo::store::Store;
+use kobo::outbox::{self, Notification};
 use kobo::testkit::TestKit;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
 async fn enqueue(store: &Store, recipient: &str, subject: &str) -> String {
     let mut tx = store.begin().await.unwrap();
-    let id = notify::enqueue(
+    let id = outbox::enqueue(
         &mut tx,
+        Utc::now(),
         &Notification {
             business_id: None,
             channel: "email",
@@ -35,7 +36,7 @@ async fn enqueue(store: &Store, recipient: &str, subject: &str) -> String {
 }
 
 async fn stored(store: &Store, id: &str) -> StoredNotification {
-    delivery::recent(store, 1000)
+    dispatcher::recent(store, 1000)
         .await
         .unwrap()
         .into_iter()
@@ -425,14 +426,14 @@ async fn the_outbox_lists_newest_first_within_the_limit(kit: TestKit) {
     let second = enqueue(&store, "b@adaezefoods.ng", "second").await;
     let third = enqueue(&store, "c@adaezefoods.ng", "third").await;
 
-    let all: Vec<String> = delivery::recent(&store, 10)
+    let all: Vec<String> = dispatcher::recent(&store, 10)
         .await
         .unwrap()
         .into_iter()
         .map(|notification| notification.id)
         .collect();
     assert_eq!(all, [third.clone(), second, first]);
-    let newest = delivery::recent(&store, 1).await.unwrap();
+    let newest = dispatcher::recent(&store, 1).await.unwrap();
     assert_eq!(newest.len(), 1);
     assert_eq!(newest[0].id, third);
 }

@@ -1,9 +1,9 @@
 //! `Idempotency-Key` on add_member and create_role.
 
 use generated_server::{Operation, ResponseCode};
-use kobo::idempotency::{self, Claim};
 use kobo::on_both_stores;
-use kobo::permissions::VIEWER_ROLE_ID;
+use kobo::platform::idempotency::{self, Claim};
+use kobo::platform::permissions::VIEWER_ROLE_ID;
 use kobo::testkit::{Call, TestKit};
 use serde_json::{json, Value};
 
@@ -118,6 +118,7 @@ async fn keys_are_scoped_and_in_progress_claims_answer_28(kit: TestKit) {
     let mut tx = kit.store.begin().await.unwrap();
     let claim = idempotency::claim_key(
         &mut tx,
+        kit.clock.now(),
         &other.business_id,
         Operation::AddMember,
         "slow-key",
@@ -130,6 +131,7 @@ async fn keys_are_scoped_and_in_progress_claims_answer_28(kit: TestKit) {
     let mut tx = kit.store.begin().await.unwrap();
     let error = idempotency::claim_key(
         &mut tx,
+        kit.clock.now(),
         &other.business_id,
         Operation::AddMember,
         "slow-key",
@@ -139,12 +141,12 @@ async fn keys_are_scoped_and_in_progress_claims_answer_28(kit: TestKit) {
     .unwrap_err();
     assert_eq!(error.code(), ResponseCode::IdempotencyKeyInProgress);
     drop(tx);
-    // Expired keys are purged.
-    sqlx::query("UPDATE idempotency_keys SET created_at = '2000-01-01T00:00:00.000000Z'")
-        .execute(kit.store.pool())
-        .await
-        .unwrap();
-    assert_eq!(idempotency::purge_expired(&kit.store).await.unwrap(), 3);
+    // A day later the keys have expired and are purged.
+    kit.clock.advance(
+        chrono::Duration::hours(idempotency::RETENTION_HOURS) + chrono::Duration::seconds(1),
+    );
+    let purged = idempotency::purge_expired(&kit.store, kit.clock.now()).await;
+    assert_eq!(purged.unwrap(), 3);
 }
 
 on_both_stores!(

@@ -2,7 +2,7 @@
 
 use generated_server::{Operation, TokenFamily};
 use kobo::on_both_stores;
-use kobo::permissions::VIEWER_ROLE_ID;
+use kobo::platform::permissions::VIEWER_ROLE_ID;
 use kobo::testkit::{Call, TestKit, MEMBER_PASSWORD};
 use serde_json::{json, Value};
 
@@ -147,7 +147,7 @@ async fn nothing_of_another_business_leaks_or_changes(kit: TestKit) {
 
     // B's sessions: a token naming B's session with A's business id is refused, and A's
     // logout or password change does not touch B's sessions.
-    let b_session = kit.bank.tokens.verify(&b_member_token).unwrap().sid;
+    let b_session = kit.api.tokens().verify(&b_member_token).unwrap().sid;
     let forged = kit.forge_token(
         &b_session,
         &kit.business.business_id,
@@ -156,7 +156,7 @@ async fn nothing_of_another_business_leaks_or_changes(kit: TestKit) {
     kit.op(Operation::GetProfile, &forged, json!({}))
         .await
         .expect("41");
-    let b_integration_session = kit.bank.tokens.verify(&b_integration).unwrap().sid;
+    let b_integration_session = kit.api.tokens().verify(&b_integration).unwrap().sid;
     let forged = kit.forge_token(
         &b_integration_session,
         &kit.business.business_id,

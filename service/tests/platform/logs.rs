@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use generated_server::Operation;
 use kobo::on_both_stores;
-use kobo::permissions::VIEWER_ROLE_ID;
+use kobo::platform::permissions::VIEWER_ROLE_ID;
 use kobo::testkit::{Call, TestKit, OWNER_PASSWORD};
 use serde_json::{json, Value};
 
@@ -166,7 +166,7 @@ async fn dashboard_actions_are_audited(kit: TestKit) {
     kit.op(
         Operation::UpdateRole,
         &kit.owner_token,
-        json!({"role_id": kobo::permissions::OWNER_ROLE_ID, "name": "Boss"}),
+        json!({"role_id": kobo::platform::permissions::OWNER_ROLE_ID, "name": "Boss"}),
     )
     .await
     .expect("48");

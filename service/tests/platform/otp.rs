@@ -2,9 +2,9 @@
 //! `identity::verify_otp` (what `funds_transfer` will call).
 
 use generated_server::{Operation, ResponseCode};
-use kobo::config::{Config, Environment};
-use kobo::identity::verify_otp;
+use kobo::kernel::config::{Config, Environment};
 use kobo::on_both_stores;
+use kobo::platform::identity::verify_otp;
 use kobo::testkit::{StoreKind, TestKit};
 use serde_json::json;
 
@@ -32,7 +32,16 @@ async fn generate(kit: &TestKit) -> String {
 /// Runs `verify_otp` the way an operation does: in a transaction it then commits.
 async fn verify(kit: &TestKit, member_id: &str, code: &str) -> Result<(), ResponseCode> {
     let tx = kit.store.begin().await.unwrap();
-    match verify_otp(tx, &kit.bank, member_id, code).await {
+    match verify_otp(
+        tx,
+        &kit.store,
+        kit.api.config(),
+        &kit.clock,
+        member_id,
+        code,
+    )
+    .await
+    {
         Ok(tx) => {
             tx.commit().await.unwrap();
             Ok(())
@@ -81,7 +90,7 @@ async fn a_new_otp_replaces_the_previous_one(kit: TestKit) {
 async fn wrong_codes_count_and_spend_the_otp(kit: TestKit) {
     let code = generate(&kit).await;
     let member = owner_id(&kit).await;
-    let attempts = kit.bank.config.otp.max_attempts;
+    let attempts = kit.api.config().otp.max_attempts;
     for _ in 0..attempts {
         assert_eq!(
             verify(&kit, &member, &wrong(&code)).await,
@@ -118,9 +127,10 @@ async fn a_wrong_code_undoes_the_callers_writes_but_counts(kit: TestKit) {
     let code = generate(&kit).await;
     let member = owner_id(&kit).await;
     let mut tx = kit.store.begin().await.unwrap();
-    kobo::notify::enqueue(
+    kobo::outbox::enqueue(
         &mut tx,
-        &kobo::notify::Notification {
+        kit.clock.now(),
+        &kobo::outbox::Notification {
             business_id: None,
             channel: "email",
             recipient: "caller-write@kobo.test".into(),
@@ -130,9 +140,16 @@ async fn a_wrong_code_undoes_the_callers_writes_but_counts(kit: TestKit) {
     )
     .await
     .unwrap();
-    let error = verify_otp(tx, &kit.bank, &member, &wrong(&code))
-        .await
-        .unwrap_err();
+    let error = verify_otp(
+        tx,
+        &kit.store,
+        kit.api.config(),
+        &kit.clock,
+        &member,
+        &wrong(&code),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(error.code(), ResponseCode::InvalidOtp);
     assert!(kit.outbox("caller-write@kobo.test").await.is_empty());
     let attempts: i64 = kit
@@ -147,10 +164,9 @@ async fn a_wrong_code_undoes_the_callers_writes_but_counts(kit: TestKit) {
 async fn an_expired_otp_is_refused(kit: TestKit) {
     let code = generate(&kit).await;
     let member = owner_id(&kit).await;
-    sqlx::query("UPDATE otps SET expires_at = '2000-01-01T00:00:00.000000Z'")
-        .execute(kit.store.pool())
-        .await
-        .unwrap();
+    kit.clock.advance(chrono::Duration::seconds(
+        kit.api.config().otp.ttl_seconds as i64 + 1,
+    ));
     assert_eq!(
         verify(&kit, &member, &code).await,
         Err(ResponseCode::InvalidOtp)
@@ -162,7 +178,7 @@ async fn an_otp_belongs_to_the_member_who_asked(kit: TestKit) {
     let (other, _) = kit
         .add_member(
             "ngozi.eze@adaezefoods.ng",
-            kobo::permissions::CHECKER_ROLE_ID,
+            kobo::platform::permissions::CHECKER_ROLE_ID,
         )
         .await;
     assert_eq!(
@@ -172,7 +188,7 @@ async fn an_otp_belongs_to_the_member_who_asked(kit: TestKit) {
 }
 
 async fn at_most_five_otps_per_quarter_hour(kit: TestKit) {
-    let limit = kit.bank.config.otp.issue_limit;
+    let limit = kit.api.config().otp.issue_limit;
     for _ in 0..limit {
         generate(&kit).await;
     }

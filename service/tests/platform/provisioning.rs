@@ -1,9 +1,10 @@
-//! The operator's provisioning API (`kobo::business`) and the demo business.
+//! The operator's provisioning API (`kobo::operator::businesses`) and the demo business.
 
 use generated_server::Operation;
-use kobo::business::{self, NewBusiness, DEMO_OWNER_EMAIL, DEMO_OWNER_PASSWORD};
-use kobo::nuban;
+use kobo::money::nuban;
 use kobo::on_both_stores;
+use kobo::operator::businesses::{self, NewBusiness, DEMO_OWNER_EMAIL, DEMO_OWNER_PASSWORD};
+use kobo::platform::housekeeping::{purge_expired, Purged, GRACE_HOURS};
 use kobo::testkit::{Call, TestKit, MEMBER_PASSWORD};
 use serde_json::json;
 
@@ -39,9 +40,10 @@ async fn a_business_starts_with_credentials_an_owner_and_a_pool_account(kit: Tes
     assert_eq!(pool, 1);
 
     // A second business gets the next number; an invited owner gets an email with a token.
-    let invited = business::create(
+    let invited = businesses::create(
         &kit.store,
-        &kit.bank.config,
+        kit.api.config(),
+        &kit.clock,
         new_business("bisi@lagosfresh.ng", None),
     )
     .await
@@ -65,40 +67,46 @@ async fn a_business_starts_with_credentials_an_owner_and_a_pool_account(kit: Tes
     assert_eq!(profile.expect("00")["role"]["name"], "Owner");
 
     // Refusals leave nothing behind.
-    let taken = business::create(
+    let taken = businesses::create(
         &kit.store,
-        &kit.bank.config,
+        kit.api.config(),
+        &kit.clock,
         new_business("bisi@lagosfresh.ng", Some(MEMBER_PASSWORD)),
     )
     .await;
     assert!(taken.is_err());
-    let short = business::create(
+    let short = businesses::create(
         &kit.store,
-        &kit.bank.config,
+        kit.api.config(),
+        &kit.clock,
         new_business("new@lagosfresh.ng", Some("short")),
     )
     .await;
     assert!(short.is_err());
-    assert_eq!(business::list(&kit.store).await.unwrap().len(), 2);
+    assert_eq!(businesses::list(&kit.store).await.unwrap().len(), 2);
 }
 
 async fn businesses_are_listed_found_and_deactivated(kit: TestKit) {
     let id = kit.business.business_id.clone();
-    let found = business::find(&kit.store, &kit.business.client_id)
+    let found = businesses::find(&kit.store, &kit.business.client_id)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(found.id, id);
     assert!(found.active);
-    business::set_status(&kit.store, &id, false).await.unwrap();
+    businesses::set_status(&kit.store, &kit.clock, &id, false)
+        .await
+        .unwrap();
     let profile = kit
         .op(Operation::GetProfile, &kit.owner_token, json!({}))
         .await;
     assert_eq!(profile.expect("00")["business"]["status"], "inactive");
-    assert!(business::set_status(&kit.store, "no-such-business", true)
-        .await
-        .is_err());
-    assert!(business::find(&kit.store, "no-such-business")
+    assert!(
+        businesses::set_status(&kit.store, &kit.clock, "no-such-business", true)
+            .await
+            .is_err()
+    );
+    assert!(businesses::find(&kit.store, "no-such-business")
         .await
         .unwrap()
         .is_none());
@@ -111,7 +119,7 @@ async fn the_demo_business_is_created_once_and_its_credentials_renewed(kit: Test
         .execute(kit.store.pool())
         .await
         .unwrap();
-    let first = business::ensure_demo(&kit.store, &kit.bank.config)
+    let first = businesses::ensure_demo(&kit.store, kit.api.config(), &kit.clock)
         .await
         .unwrap();
     assert!(first.created);
@@ -127,7 +135,7 @@ async fn the_demo_business_is_created_once_and_its_credentials_renewed(kit: Test
     .await
     .expect("00");
 
-    let second = business::ensure_demo(&kit.store, &kit.bank.config)
+    let second = businesses::ensure_demo(&kit.store, kit.api.config(), &kit.clock)
         .await
         .unwrap();
     assert!(!second.created);
@@ -156,7 +164,6 @@ on_both_stores!(
 
 /// Housekeeping deletes finished sessions, OTPs, throttles and keys, and nothing live.
 async fn housekeeping_keeps_only_what_can_still_matter(kit: TestKit) {
-    let stale = "2000-01-01T00:00:00.000000Z";
     let second = kit
         .login(
             "adaeze.okafor@adaezefoods.ng",
@@ -173,32 +180,24 @@ async fn housekeeping_keeps_only_what_can_still_matter(kit: TestKit) {
     ))
     .await
     .expect("41");
-    let nothing = kobo::housekeeping::purge_expired(&kit.store, chrono::Utc::now())
-        .await
-        .unwrap();
-    assert_eq!(nothing, kobo::housekeeping::Purged::default());
+    let nothing = purge_expired(&kit.store, kit.clock.now()).await.unwrap();
+    assert_eq!(nothing, Purged::default());
 
-    let session = kit.bank.tokens.verify(&second).unwrap().sid;
-    for sql in [
-        "UPDATE sessions SET expires_at = $1 WHERE id = $2",
-        "UPDATE otps SET expires_at = $1 WHERE $2 <> ''",
-        "UPDATE throttles SET window_started_at = $1 WHERE $2 <> ''",
-    ] {
-        sqlx::query(sql)
-            .bind(stale)
-            .bind(&session)
-            .execute(kit.store.pool())
-            .await
-            .unwrap();
-    }
-    let purged = kobo::housekeeping::purge_expired(&kit.store, chrono::Utc::now())
-        .await
-        .unwrap();
-    assert_eq!(purged.sessions, 1);
+    // A day and a half later both sessions, the OTP and the failed login's throttles are
+    // finished and past their grace; a session opened now is live and stays.
+    kit.clock
+        .advance(chrono::Duration::hours(12 + GRACE_HOURS + 1));
+    let fresh = kit
+        .login(
+            "adaeze.okafor@adaezefoods.ng",
+            kobo::testkit::OWNER_PASSWORD,
+        )
+        .await;
+    let purged = purge_expired(&kit.store, kit.clock.now()).await.unwrap();
+    assert_eq!(purged.sessions, 2);
     assert_eq!(purged.otps, 1);
     assert_eq!(purged.throttles, 2);
-    // The kit's own session is live and still works.
-    kit.op(Operation::GetProfile, &kit.owner_token, json!({}))
+    kit.op(Operation::GetProfile, &fresh, json!({}))
         .await
         .expect("00");
 }

@@ -2,7 +2,7 @@
 
 use generated_server::{Operation, Permission};
 use kobo::on_both_stores;
-use kobo::permissions::{CHECKER_ROLE_ID, OWNER_ROLE_ID};
+use kobo::platform::permissions::{CHECKER_ROLE_ID, OWNER_ROLE_ID};
 use kobo::testkit::TestKit;
 use serde_json::{json, Value};
 

@@ -2,10 +2,10 @@
 
 use generated_server::Operation;
 use kobo::on_both_stores;
-use kobo::permissions::{
+use kobo::platform::permissions::{
     ADMIN_ROLE_ID, CHECKER_ROLE_ID, MAKER_ROLE_ID, OWNER_ROLE_ID, VIEWER_ROLE_ID,
 };
-use kobo::testkit::{Call, TestKit, MEMBER_PASSWORD};
+use kobo::testkit::{Call, TestKit, MEMBER_PASSWORD, OWNER_PASSWORD};
 use serde_json::{json, Value};
 
 const OWNER: &str = "adaeze.okafor@adaezefoods.ng";
@@ -112,12 +112,13 @@ async fn invitation_tokens_expire_and_are_replaced_by_resending(kit: TestKit) {
     assert_eq!(kit.outbox(IFE).await.len(), 2);
     kit.send(accept(&first, MEMBER_PASSWORD)).await.expect("41");
 
-    // An expired invitation shows as such and its token no longer works.
-    sqlx::query("UPDATE invitations SET expires_at = '2000-01-01T00:00:00.000000Z'")
-        .execute(kit.store.pool())
-        .await
-        .unwrap();
-    let listed = members(&kit, &kit.owner_token, json!({})).await;
+    // Three days later the invitation shows as expired and its token no longer works (the
+    // owner's session has ended too: they log in again).
+    kit.clock.advance(chrono::Duration::seconds(
+        kit.api.config().invitation_ttl_seconds as i64 + 1,
+    ));
+    let owner = kit.login(OWNER, OWNER_PASSWORD).await;
+    let listed = members(&kit, &owner, json!({})).await;
     let ife = listed.iter().find(|m| m["email"] == IFE).unwrap();
     assert_eq!(ife["invitation_status"], "expired");
     kit.send(accept(&second, MEMBER_PASSWORD))
@@ -130,7 +131,7 @@ async fn invitation_tokens_expire_and_are_replaced_by_resending(kit: TestKit) {
     // Resending gives a working token again.
     kit.op(
         Operation::ResendInvite,
-        &kit.owner_token,
+        &owner,
         json!({"member_id": member_id}),
     )
     .await
@@ -141,14 +142,14 @@ async fn invitation_tokens_expire_and_are_replaced_by_resending(kit: TestKit) {
     // Accepted: resending is refused, and unknown members are 47.
     kit.op(
         Operation::ResendInvite,
-        &kit.owner_token,
+        &owner,
         json!({"member_id": member_id}),
     )
     .await
     .expect("48");
     kit.op(
         Operation::ResendInvite,
-        &kit.owner_token,
+        &owner,
         json!({"member_id": uuid::Uuid::new_v4()}),
     )
     .await

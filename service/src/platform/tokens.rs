@@ -70,7 +70,7 @@ impl TokenKeys {
 
     /// A fresh random key (tests, and a first start without a key file).
     pub fn random() -> Self {
-        TokenKeys::new(crate::secrets::random_bytes(MIN_KEY_BYTES))
+        TokenKeys::new(crate::kernel::secrets::random_bytes(MIN_KEY_BYTES))
     }
 
     pub fn sign(&self, claims: &Claims) -> String {

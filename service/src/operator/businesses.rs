@@ -1,21 +1,25 @@
 //! Provisioning businesses: what the operator's command line does, with no HTTP surface.
 //!
 //! [`create`] makes, in one transaction, the business with its integration credentials, its
-//! owner and its main pool account. [`seed_built_in_roles`] upserts the roles every business
-//! shares (run at start-up by [`crate::Bank::open`]). [`ensure_demo`] gives `kobo demo` a
-//! business whose credentials it can print.
+//! owner and its main pool account. [`ensure_demo`] gives `kobo demo` a business whose
+//! credentials it can print.
 
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Utc};
 use generated_server::ApiError;
 use sqlx::any::AnyRow;
 
-use crate::config::{Config, Environment};
-use crate::nuban::{self, Series};
-use crate::permissions::{self, BUILT_IN_ROLES, BUILT_IN_ROLES_SINCE, OWNER_ROLE_ID};
-use crate::secrets;
-use crate::store::{self, internal, Backend, Store, Tx};
-use crate::team;
+use crate::kernel::clock::Clock;
+use crate::kernel::config::{Config, Environment};
+use crate::kernel::secrets;
+use crate::kernel::store::{self, internal, Store};
+use crate::money::nuban::{self, Series};
+use crate::platform::business::{
+    client_id_for, environment_of_client_id, new_client_secret, normalize_email,
+    rotate_client_secret,
+};
+use crate::platform::permissions::OWNER_ROLE_ID;
+use crate::platform::{identity, team, throttle};
 
 /// What the operator gives to create a business.
 #[derive(Clone, Debug)]
@@ -66,18 +70,13 @@ pub struct BusinessRecord {
     pub created_at: DateTime<Utc>,
 }
 
-/// The environment a business belongs to, read from its `client_id` (`kb_sandbox_...` or
-/// `kb_live_...`): credentials say where they work, so no column repeats it.
-pub fn environment_of_client_id(client_id: &str) -> Environment {
-    if client_id.starts_with("kb_live_") {
-        Environment::Production
-    } else {
-        Environment::Sandbox
-    }
-}
-
 /// Creates a business of `config.environment` with its owner and main pool account.
-pub async fn create(store: &Store, config: &Config, new: NewBusiness) -> Result<CreatedBusiness> {
+pub async fn create(
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
+    new: NewBusiness,
+) -> Result<CreatedBusiness> {
     let name = new.name.trim().to_owned();
     if name.is_empty() || name.chars().count() > 200 {
         bail!("the business name must have 1 to 200 characters");
@@ -107,7 +106,7 @@ pub async fn create(store: &Store, config: &Config, new: NewBusiness) -> Result<
     let owner_id = new.owner_id.unwrap_or_else(uuid::Uuid::new_v4).to_string();
     let client_id = client_id_for(config.environment, &business_id);
     let client_secret = new_client_secret(config.environment);
-    let now = Utc::now();
+    let now = clock.now();
 
     let mut tx = store.begin().await?;
     let taken: Option<String> = sqlx::query_scalar("SELECT id FROM members WHERE email = $1")
@@ -165,7 +164,7 @@ pub async fn create(store: &Store, config: &Config, new: NewBusiness) -> Result<
             first_name: new.owner_first_name.trim(),
             role_name: "Owner",
         };
-        Some(team::invite(&mut tx, config, &invitee).await?)
+        Some(team::invite(&mut tx, config, now, &invitee).await?)
     };
 
     let main_account_number = nuban::next_account_number(&mut tx, Series::Business).await?;
@@ -201,13 +200,18 @@ pub async fn create(store: &Store, config: &Config, new: NewBusiness) -> Result<
 }
 
 /// Activates or deactivates a business (by id or `client_id`).
-pub async fn set_status(store: &Store, id_or_client_id: &str, active: bool) -> Result<()> {
+pub async fn set_status(
+    store: &Store,
+    clock: &Clock,
+    id_or_client_id: &str,
+    active: bool,
+) -> Result<()> {
     let updated = sqlx::query(
         "UPDATE businesses SET status = $2, updated_at = $3 WHERE id = $1 OR client_id = $1",
     )
     .bind(id_or_client_id)
     .bind(if active { "active" } else { "inactive" })
-    .bind(store::timestamp(Utc::now()))
+    .bind(store::timestamp(clock.now()))
     .execute(store.pool())
     .await
     .context("cannot update the business")?
@@ -252,104 +256,6 @@ fn business_record(row: &AnyRow) -> Result<BusinessRecord, ApiError> {
     })
 }
 
-/// Upserts the built-in roles (fixed ids, names and permissions). Idempotent; run at start.
-pub async fn seed_built_in_roles(store: &Store) -> Result<()> {
-    let mut tx = store.begin().await?;
-    for role in BUILT_IN_ROLES {
-        sqlx::query(
-            "INSERT INTO roles (id, business_id, name, name_key, description, permission_codes, \
-               is_built_in, created_at, updated_at) VALUES ($1, NULL, $2, $3, $4, $5, 1, $6, $6) \
-             ON CONFLICT (id) DO UPDATE SET name = $2, name_key = $3, description = $4, \
-               permission_codes = $5, is_built_in = 1",
-        )
-        .bind(role.id)
-        .bind(role.name)
-        .bind(role.name.to_lowercase())
-        .bind(role.description)
-        .bind(permissions::to_stored(&role.permissions()))
-        .bind(BUILT_IN_ROLES_SINCE)
-        .execute(&mut *tx)
-        .await
-        .with_context(|| format!("cannot seed the built-in role {}", role.name))?;
-    }
-    tx.commit().await?;
-    Ok(())
-}
-
-/// Issues a new client secret for the business, revoking the old one and every integration
-/// session, inside `tx`. Returns `(client_id, client_secret)`.
-pub async fn rotate_client_secret(
-    tx: &mut Tx,
-    business_id: &str,
-) -> Result<(String, String), ApiError> {
-    let client_id: String = sqlx::query_scalar("SELECT client_id FROM businesses WHERE id = $1")
-        .bind(business_id)
-        .fetch_one(&mut **tx)
-        .await
-        .map_err(internal)?;
-    let secret = new_client_secret(environment_of_client_id(&client_id));
-    let now = store::timestamp(Utc::now());
-    sqlx::query("UPDATE businesses SET client_secret_hash = $2, updated_at = $3 WHERE id = $1")
-        .bind(business_id)
-        .bind(secrets::sha256_hex(&secret))
-        .bind(&now)
-        .execute(&mut **tx)
-        .await
-        .map_err(internal)?;
-    sqlx::query(
-        "UPDATE sessions SET revoked_at = $2 \
-         WHERE business_id = $1 AND family = 'integration' AND revoked_at IS NULL",
-    )
-    .bind(business_id)
-    .bind(&now)
-    .execute(&mut **tx)
-    .await
-    .map_err(internal)?;
-    Ok((client_id, secret))
-}
-
-/// Serializes changes to a business's team (the last-Owner rule, OTP quotas) on PostgreSQL,
-/// where transactions run concurrently: takes the business row's lock until `tx` ends. SQLite's
-/// write transactions (`BEGIN IMMEDIATE`) are serialized already.
-pub async fn lock_business(
-    tx: &mut Tx,
-    backend: Backend,
-    business_id: &str,
-) -> Result<(), ApiError> {
-    if backend == Backend::Postgres {
-        sqlx::query("SELECT id FROM businesses WHERE id = $1 FOR UPDATE")
-            .bind(business_id)
-            .fetch_optional(&mut **tx)
-            .await
-            .map_err(internal)?;
-    }
-    Ok(())
-}
-
-/// `kb_sandbox_<12 hex>` / `kb_live_<12 hex>`: the first 12 hex digits of the (random) business
-/// id, as in the spec's examples (`kb_sandbox_5b6f8a523c1e` for `5b6f8a52-3c1e-...`).
-fn client_id_for(environment: Environment, business_id: &str) -> String {
-    let hex: String = business_id.chars().filter(|c| *c != '-').take(12).collect();
-    format!("kb_{}_{hex}", environment.credential_tag())
-}
-
-/// `kbs_sandbox_<43 characters>`: 32 random bytes.
-fn new_client_secret(environment: Environment) -> String {
-    secrets::random_token(&format!("kbs_{}_", environment.credential_tag()))
-}
-
-/// Lower-cased and trimmed, or `None` when it does not look like an address.
-pub fn normalize_email(email: &str) -> Option<String> {
-    let email = email.trim().to_lowercase();
-    let (local, domain) = email.split_once('@')?;
-    let plausible = !local.is_empty()
-        && !domain.is_empty()
-        && !domain.contains('@')
-        && email.len() <= 255
-        && !email.chars().any(char::is_whitespace);
-    plausible.then_some(email)
-}
-
 /// The demo business of `kobo demo`: Adaeze Foods Ltd, with the ids and credentials of the
 /// spec's examples where they are not secret.
 pub const DEMO_BUSINESS_ID: &str = "5b6f8a52-3c1e-4d2b-9a7f-1e2d3c4b5a60";
@@ -370,7 +276,7 @@ pub struct DemoBusiness {
 /// owner reactivated, their login throttle cleared), and a new client secret is issued, since
 /// only the hash of the old one is stored (integration tokens of the previous run stop
 /// working). Sandbox only.
-pub async fn ensure_demo(store: &Store, config: &Config) -> Result<DemoBusiness> {
+pub async fn ensure_demo(store: &Store, config: &Config, clock: &Clock) -> Result<DemoBusiness> {
     if config.environment != Environment::Sandbox {
         bail!("the demo business exists in the sandbox only");
     }
@@ -379,6 +285,7 @@ pub async fn ensure_demo(store: &Store, config: &Config) -> Result<DemoBusiness>
         let business = create(
             store,
             config,
+            clock,
             NewBusiness {
                 name: "Adaeze Foods Ltd".into(),
                 owner_email: DEMO_OWNER_EMAIL.into(),
@@ -398,8 +305,9 @@ pub async fn ensure_demo(store: &Store, config: &Config) -> Result<DemoBusiness>
     };
 
     let password_hash = secrets::hash_password(DEMO_OWNER_PASSWORD).await?;
+    let now = clock.now();
     let mut tx = store.begin().await?;
-    let (client_id, client_secret) = rotate_client_secret(&mut tx, &existing.id).await?;
+    let (client_id, client_secret) = rotate_client_secret(&mut tx, &existing.id, now).await?;
     let reset = sqlx::query(
         "UPDATE members SET password_hash = $3, is_active = 1, invitation_status = 'accepted', \
            updated_at = $4 WHERE id = $1 AND business_id = $2",
@@ -407,7 +315,7 @@ pub async fn ensure_demo(store: &Store, config: &Config) -> Result<DemoBusiness>
     .bind(DEMO_OWNER_ID)
     .bind(&existing.id)
     .bind(&password_hash)
-    .bind(store::timestamp(Utc::now()))
+    .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
     .map_err(internal)?
@@ -417,7 +325,7 @@ pub async fn ensure_demo(store: &Store, config: &Config) -> Result<DemoBusiness>
             "the demo business has lost its owner {DEMO_OWNER_EMAIL}: use a fresh data directory"
         );
     }
-    crate::throttle::clear(&mut tx, &crate::identity::login_email_key(DEMO_OWNER_EMAIL)).await?;
+    throttle::clear(&mut tx, &identity::login_email_key(DEMO_OWNER_EMAIL)).await?;
     let main_account_number: String = sqlx::query_scalar(
         "SELECT account_number FROM accounts \
          WHERE business_id = $1 AND account_type = 'pool' AND account_class = 'primary'",
@@ -443,38 +351,4 @@ pub async fn ensure_demo(store: &Store, config: &Config) -> Result<DemoBusiness>
             main_account_number,
         },
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn client_ids_carry_the_environment_and_the_business_id() {
-        let id = "5b6f8a52-3c1e-4d2b-9a7f-1e2d3c4b5a60";
-        assert_eq!(
-            client_id_for(Environment::Sandbox, id),
-            "kb_sandbox_5b6f8a523c1e"
-        );
-        assert_eq!(
-            client_id_for(Environment::Production, id),
-            "kb_live_5b6f8a523c1e"
-        );
-        assert_eq!(
-            environment_of_client_id("kb_live_5b6f8a523c1e"),
-            Environment::Production
-        );
-        assert!(new_client_secret(Environment::Sandbox).starts_with("kbs_sandbox_"));
-    }
-
-    #[test]
-    fn emails_are_normalized_or_refused() {
-        assert_eq!(
-            normalize_email("  Adaeze.Okafor@AdaezeFoods.ng "),
-            Some("adaeze.okafor@adaezefoods.ng".into())
-        );
-        for bad in ["", "no-at-sign", "@x.ng", "a@", "a@b@c", "a b@c.ng"] {
-            assert_eq!(normalize_email(bad), None, "{bad}");
-        }
-    }
 }

@@ -12,9 +12,10 @@ use generated_server::models::{self, AuditAction};
 use generated_server::{ApiError, CallRecord, Page, RequestContext, ResponseCode, TokenFamily};
 use sqlx::any::AnyRow;
 
-use crate::bank::{Bank, Principal};
-use crate::paging::{self, Conditions, Sql};
-use crate::store::{self, internal, Tx};
+use crate::kernel::clock::Clock;
+use crate::kernel::paging::{self, Conditions, Sql};
+use crate::kernel::store::{self, internal, Store, Tx};
+use crate::platform::principal::Principal;
 
 /// One audit-log entry, before it is written.
 #[derive(Clone, Debug)]
@@ -61,9 +62,8 @@ impl AuditEntry {
     }
 }
 
-/// Writes `entry` as part of `tx`.
-pub async fn audit(tx: &mut Tx, entry: AuditEntry) -> Result<(), ApiError> {
-    let now = Utc::now();
+/// Writes `entry`, as of `now`, as part of `tx`.
+pub async fn audit(tx: &mut Tx, now: DateTime<Utc>, entry: AuditEntry) -> Result<(), ApiError> {
     sqlx::query(
         "INSERT INTO audit_logs (id, business_id, action, user_name, user_id, ip_address, \
            response_code, day, target_type, target_id, request_id, created_at) \
@@ -89,7 +89,7 @@ pub async fn audit(tx: &mut Tx, entry: AuditEntry) -> Result<(), ApiError> {
 
 /// Records every call made with integration credentials in the activity log. A failure to
 /// write is logged, never turned into an error: the answer has been given already.
-pub async fn on_response(bank: &Bank, record: &CallRecord<'_, Principal>) {
+pub async fn on_response(store: &Store, clock: &Clock, record: &CallRecord<'_, Principal>) {
     let Some(principal) = record.principal else {
         return;
     };
@@ -107,7 +107,7 @@ pub async fn on_response(bank: &Bank, record: &CallRecord<'_, Principal>) {
         ip_address: record.client_ip.to_string(),
         request_id: record.request_id,
     };
-    if let Err(error) = record_activity(bank.store.pool(), &activity).await {
+    if let Err(error) = record_activity(store.pool(), clock.now(), &activity).await {
         tracing::error!(
             request_id = record.request_id,
             %error,
@@ -127,8 +127,12 @@ pub struct Activity<'a> {
     pub request_id: &'a str,
 }
 
-/// Appends `activity` to the activity log, on the pool or inside a transaction.
-pub async fn record_activity<'e, E>(executor: E, activity: &Activity<'_>) -> Result<(), sqlx::Error>
+/// Appends `activity`, as of `now`, to the activity log, on the pool or inside a transaction.
+pub async fn record_activity<'e, E>(
+    executor: E,
+    now: DateTime<Utc>,
+    activity: &Activity<'_>,
+) -> Result<(), sqlx::Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -146,14 +150,14 @@ where
     .bind(activity.message)
     .bind(&activity.ip_address)
     .bind(activity.request_id)
-    .bind(store::timestamp(Utc::now()))
+    .bind(store::timestamp(now))
     .execute(executor)
     .await
     .map(|_| ())
 }
 
 pub async fn fetch_activity_logs(
-    bank: &Bank,
+    store: &Store,
     ctx: RequestContext<Principal>,
     body: models::FetchActivityLogsRequest,
 ) -> Result<Page<Vec<models::ActivityLogEntry>>, ApiError> {
@@ -197,7 +201,7 @@ pub async fn fetch_activity_logs(
         conditions,
         cursor,
         limit,
-        bank,
+        store,
         activity_entry,
         |entry| (entry.created_at, entry.id),
     )
@@ -205,7 +209,7 @@ pub async fn fetch_activity_logs(
 }
 
 pub async fn fetch_audit_logs(
-    bank: &Bank,
+    store: &Store,
     ctx: RequestContext<Principal>,
     body: models::FetchAuditLogsRequest,
 ) -> Result<Page<Vec<models::AuditLogEntry>>, ApiError> {
@@ -238,9 +242,15 @@ pub async fn fetch_audit_logs(
              ESCAPE '\\' OR LOWER(ip_address) LIKE {pattern} ESCAPE '\\')"
         ));
     }
-    keyset_page(sql, conditions, cursor, limit, bank, audit_entry, |entry| {
-        (entry.created_at, entry.id)
-    })
+    keyset_page(
+        sql,
+        conditions,
+        cursor,
+        limit,
+        store,
+        audit_entry,
+        |entry| (entry.created_at, entry.id),
+    )
     .await
 }
 
@@ -266,7 +276,7 @@ async fn keyset_page<T>(
     mut conditions: Conditions,
     cursor: Option<paging::Cursor>,
     limit: u64,
-    bank: &Bank,
+    store: &Store,
     entry: fn(&AnyRow) -> Result<T, ApiError>,
     key: fn(&T) -> (DateTime<Utc>, uuid::Uuid),
 ) -> Result<Page<Vec<T>>, ApiError> {
@@ -280,7 +290,7 @@ async fn keyset_page<T>(
     let fetch = sql.arg(limit as i64 + 1);
     sql.push(&conditions.where_clause());
     sql.push(&format!(" ORDER BY created_at DESC, id DESC LIMIT {fetch}"));
-    let rows = sql.fetch_all(bank.store.pool()).await?;
+    let rows = sql.fetch_all(store.pool()).await?;
     let mut entries = rows.iter().map(entry).collect::<Result<Vec<_>, _>>()?;
     let has_more = paging::trim_to_page(&mut entries, limit);
     let last = entries.last().map(key);

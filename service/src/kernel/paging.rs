@@ -11,7 +11,7 @@ use generated_server::{models, ApiError, ResponseCode};
 use sqlx::any::{AnyArguments, AnyRow};
 use sqlx::{Any, AssertSqlSafe};
 
-use crate::store::{self, internal};
+use crate::kernel::store::{self, internal};
 
 /// The largest page any list returns.
 pub const PAGE_SIZE_MAX: u64 = 100;

@@ -16,18 +16,18 @@ use tokio::net::TcpListener;
 
 use generated_server::Operation;
 
-use crate::business::{self, CreatedBusiness, DemoBusiness, NewBusiness};
-use crate::config::{Config, Environment};
-use crate::delivery::{self, Dispatcher, DispatcherConfig, SmtpChannel, SmtpSettings};
-use crate::rate_limit::RequestBudget;
-use crate::store::{Backend, Store};
-use crate::tokens::TokenKeys;
-use crate::{app, Bank};
+use crate::http::{self, KoboApi};
+use crate::kernel::clock::Clock;
+use crate::kernel::config::{Config, Environment, RequestBudget};
+use crate::kernel::store::{Backend, Store};
+use crate::operator::businesses::{self, CreatedBusiness, DemoBusiness, NewBusiness};
+use crate::outbox::dispatcher::{self, SmtpChannel, SmtpSettings};
+use crate::platform::permissions;
+use crate::platform::tokens::TokenKeys;
+use crate::workers::Workers;
 
 /// Bytes of a new token signing key.
 const TOKEN_KEY_LENGTH: usize = 32;
-/// How often `serve` purges expired credentials rows.
-const HOUSEKEEPING_INTERVAL: Duration = Duration::from_secs(5 * 60);
 /// How long `serve` waits, after the server stopped, for its background tasks to finish a pass.
 const BACKGROUND_STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -259,7 +259,7 @@ pub struct MigrateArgs {
 pub struct OutboxArgs {
     /// How many messages, newest first.
     #[arg(long, env = "KOBO_OUTBOX_LIMIT", default_value_t = 20,
-          value_parser = clap::value_parser!(u32).range(1..=i64::from(delivery::RECENT_LIMIT_MAX)))]
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(dispatcher::RECENT_LIMIT_MAX)))]
     pub limit: u32,
 
     #[command(flatten)]
@@ -312,37 +312,31 @@ async fn serve(args: ServeArgs) -> Result<()> {
         per_minute: args.rate_limit_per_minute,
         burst: args.rate_limit_burst,
     };
-    let bank = Arc::new(Bank::open(store.clone(), config, tokens).await?);
+    let clock = Clock::system();
+    let api = Arc::new(KoboApi::open(store.clone(), config, clock.clone(), tokens).await?);
 
     let listener = TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
     if args.demo {
-        demo(&bank, &address).await?;
+        demo(&api, &address).await?;
     }
 
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let dispatcher = match args.smtp.settings() {
-        Some(settings) => {
-            let channel = SmtpChannel::new(&settings)?;
-            let dispatcher = Dispatcher::new(store.clone(), channel, DispatcherConfig::default());
-            let mut stopped = stopped.clone();
-            Some(tokio::spawn(dispatcher.run(async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            })))
-        }
-        None => None,
+    let smtp = args
+        .smtp
+        .settings()
+        .map(|settings| SmtpChannel::new(&settings))
+        .transpose()?;
+    let notifications = if smtp.is_some() {
+        "smtp"
+    } else {
+        "outbox only (kobo outbox)"
     };
-    let housekeeping = {
-        let store = store.clone();
-        let mut stopped = stopped.clone();
-        tokio::spawn(housekeeping_loop(store, async move {
-            let _ = stopped.wait_for(|stop| *stop).await;
-        }))
-    };
+    let workers = Workers::start(&store, &clock, smtp);
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
-        app::shutdown_signal().await;
+        http::shutdown_signal().await;
         let _ = stop.send(true);
     });
 
@@ -350,50 +344,25 @@ async fn serve(args: ServeArgs) -> Result<()> {
         address = %address,
         environment = args.environment.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default(),
         database = match store.backend() { Backend::Sqlite => "sqlite", Backend::Postgres => "postgres" },
-        notifications = if dispatcher.is_some() { "smtp" } else { "outbox only (kobo outbox)" },
+        notifications,
+        workers = ?workers.names(),
         "kobo is serving"
     );
-    let mut server_stopped = stopped.clone();
-    app::serve(listener, app::app(bank), async move {
-        let _ = server_stopped.wait_for(|stop| *stop).await;
+    http::serve(listener, http::app(api), async move {
+        let _ = stopped.wait_for(|stop| *stop).await;
     })
     .await
     .context("the server failed")?;
 
-    let _ = tokio::time::timeout(BACKGROUND_STOP_TIMEOUT, housekeeping).await;
-    if let Some(dispatcher) = dispatcher {
-        if tokio::time::timeout(BACKGROUND_STOP_TIMEOUT, dispatcher)
-            .await
-            .is_err()
-        {
-            tracing::warn!("the notification dispatcher did not stop in time; unsent messages stay in the outbox");
-        }
-    }
+    workers.stop(BACKGROUND_STOP_TIMEOUT).await;
     tracing::info!("kobo stopped");
     Ok(())
 }
 
-/// Deletes expired sessions, OTPs, throttles and idempotency keys every
-/// [`HOUSEKEEPING_INTERVAL`] until `shutdown`, so those tables stay bounded. Safe with several
-/// processes on one database.
-async fn housekeeping_loop(store: Store, shutdown: impl std::future::Future<Output = ()>) {
-    tokio::pin!(shutdown);
-    loop {
-        match crate::housekeeping::purge_expired(&store, chrono::Utc::now()).await {
-            Ok(purged) => tracing::debug!(?purged, "housekeeping"),
-            Err(error) => tracing::warn!(error = error.message(), "housekeeping failed"),
-        }
-        tokio::select! {
-            () = &mut shutdown => return,
-            () = tokio::time::sleep(HOUSEKEEPING_INTERVAL) => {}
-        }
-    }
-}
-
 /// Prints the demo business's credentials and a first request (the business is created on the
 /// first run and reused afterwards, with a fresh client secret each run).
-async fn demo(bank: &Bank, address: &SocketAddr) -> Result<()> {
-    let demo = business::ensure_demo(&bank.store, &bank.config).await?;
+async fn demo(api: &KoboApi, address: &SocketAddr) -> Result<()> {
+    let demo = businesses::ensure_demo(api.store(), api.config(), api.clock()).await?;
     let mut out = std::io::stdout().lock();
     out.write_all(demo_text(&demo, &format!("http://{address}")).as_bytes())?;
     out.flush()?;
@@ -409,7 +378,7 @@ fn demo_text(demo: &DemoBusiness, base_url: &str) -> String {
     let password = business
         .owner_password
         .as_deref()
-        .unwrap_or(business::DEMO_OWNER_PASSWORD);
+        .unwrap_or(businesses::DEMO_OWNER_PASSWORD);
     let mut text = String::new();
     let _ = write!(
         text,
@@ -459,7 +428,7 @@ async fn business(command: BusinessCommand) -> Result<()> {
 
 async fn create_business(args: CreateBusinessArgs) -> Result<()> {
     let store = args.store.open().await?;
-    business::seed_built_in_roles(&store).await?;
+    permissions::seed_built_in_roles(&store).await?;
     let (first_name, last_name) = names_from_email(&args.owner_email);
     let new = NewBusiness {
         name: args.name,
@@ -472,7 +441,7 @@ async fn create_business(args: CreateBusinessArgs) -> Result<()> {
         owner_id: None,
     };
     let config = Config::new(args.environment.into());
-    let created = business::create(&store, &config, new).await?;
+    let created = businesses::create(&store, &config, &Clock::system(), new).await?;
     let mut out = std::io::stdout().lock();
     if args.output.json {
         serde_json::to_writer_pretty(&mut out, &created_json(&created))?;
@@ -555,7 +524,7 @@ fn capitalized(word: &str) -> String {
 
 async fn set_business_status(args: BusinessStatusArgs, active: bool) -> Result<()> {
     let store = args.store.open().await?;
-    business::set_status(&store, &args.id, active).await?;
+    businesses::set_status(&store, &Clock::system(), &args.id, active).await?;
     let status = if active { "active" } else { "inactive" };
     if args.output.json {
         println!("{}", json!({"business_id": args.id, "status": status}));
@@ -577,7 +546,7 @@ async fn migrate(args: MigrateArgs) -> Result<()> {
 
 async fn outbox(args: OutboxArgs) -> Result<()> {
     let store = args.store.open().await?;
-    let notifications = delivery::recent(&store, args.limit).await?;
+    let notifications = dispatcher::recent(&store, args.limit).await?;
     let mut out = std::io::stdout().lock();
     if args.output.json {
         serde_json::to_writer_pretty(&mut out, &notifications)?;

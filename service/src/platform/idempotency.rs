@@ -3,8 +3,8 @@
 //! Use it inside the operation's transaction, before its first write:
 //!
 //! ```text
-//! let mut tx = bank.store.begin().await?;
-//! let claim = idempotency::claim(&mut tx, &ctx, business_id, &body).await?;
+//! let mut tx = store.begin().await?;
+//! let claim = idempotency::claim(&mut tx, now, &ctx, business_id, &body).await?;
 //! if let Claim::Replay(data) = claim {
 //!     return idempotency::replay(&ctx, data);
 //! }
@@ -22,15 +22,15 @@
 //! Keys are scoped to the business and the operation, and kept 24 hours ([`RETENTION_HOURS`]);
 //! an expired key is forgotten when it is claimed again, and [`purge_expired`] deletes the rest.
 
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 use generated_server::{ApiError, Operation, RequestContext, ResponseCode};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::Row;
 
-use crate::secrets::sha256_hex;
-use crate::store::{self, internal, Store, Tx};
+use crate::kernel::secrets::sha256_hex;
+use crate::kernel::store::{self, internal, Store, Tx};
 
 pub const RETENTION_HOURS: i64 = 24;
 
@@ -56,6 +56,7 @@ pub struct Key {
 /// Claims `ctx.idempotency_key` (if any) for `body` within `tx`.
 pub async fn claim<P, B: Serialize>(
     tx: &mut Tx,
+    now: DateTime<Utc>,
     ctx: &RequestContext<P>,
     business_id: &str,
     body: &B,
@@ -63,18 +64,26 @@ pub async fn claim<P, B: Serialize>(
     let Some(key) = ctx.idempotency_key.as_deref() else {
         return Ok(Claim::NoKey);
     };
-    claim_key(tx, business_id, ctx.operation, key, &request_hash(body)?).await
+    claim_key(
+        tx,
+        now,
+        business_id,
+        ctx.operation,
+        key,
+        &request_hash(body)?,
+    )
+    .await
 }
 
 /// [`claim`] with its parts spelled out.
 pub async fn claim_key(
     tx: &mut Tx,
+    now: DateTime<Utc>,
     business_id: &str,
     operation: Operation,
     key: &str,
     request_hash: &str,
 ) -> Result<Claim, ApiError> {
-    let now = Utc::now();
     let cutoff = store::timestamp(now - Duration::hours(RETENTION_HOURS));
     sqlx::query(
         "DELETE FROM idempotency_keys \
@@ -166,8 +175,8 @@ pub fn replay<P, T: DeserializeOwned>(ctx: &RequestContext<P>, data: Value) -> R
 }
 
 /// Deletes keys older than [`RETENTION_HOURS`]. Returns how many.
-pub async fn purge_expired(store: &Store) -> Result<u64, ApiError> {
-    let cutoff = store::timestamp(Utc::now() - Duration::hours(RETENTION_HOURS));
+pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<u64, ApiError> {
+    let cutoff = store::timestamp(now - Duration::hours(RETENTION_HOURS));
     let deleted = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
         .bind(cutoff)
         .execute(store.pool())

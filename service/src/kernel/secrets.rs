@@ -17,7 +17,7 @@ use base64::Engine;
 use generated_server::{ApiError, ResponseCode};
 use sha2::{Digest, Sha256};
 
-use crate::store::internal;
+use crate::kernel::store::internal;
 
 /// Passwords are 8 to 128 characters (the spec's `Password` schema).
 pub const PASSWORD_MIN_CHARS: usize = 8;

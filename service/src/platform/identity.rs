@@ -1,175 +1,30 @@
-//! Sessions and identity: tokens of both families, login, logout, passwords, OTPs, the
-//! integration secret, and the authentication and authorization hooks of the router.
+//! Identity: tokens of both families, login, logout, passwords, OTPs, the integration secret
+//! and the caller's profile.
 //!
-//! Every token stands for a row of `sessions`; [`authenticate`] checks that row on every
-//! request, so revocation is immediate. Failed credential checks are throttled
-//! progressively (`throttle`), and every failure of `login` looks the same (`41`).
+//! Failed credential checks are throttled progressively (`throttle`), and every failure of
+//! `login` looks the same (`41`). Sessions themselves are `sessions`'.
 
-use chrono::{Duration, Utc};
+use chrono::Duration;
 use generated_server::models::{self, AuditAction};
-use generated_server::{
-    ApiError, Operation, Permission, RequestContext, ResponseCode, TokenFamily,
-};
+use generated_server::{ApiError, Operation, RequestContext, ResponseCode, TokenFamily};
 use sqlx::Row;
 
-use crate::bank::{Bank, MemberPrincipal, Principal};
-use crate::business;
-use crate::config::ThrottlePolicy;
-use crate::logs::{self, AuditEntry};
-use crate::notify::{self, Notification};
-use crate::permissions::{self, OWNER_ROLE_ID};
-use crate::secrets;
-use crate::store::{self, internal, Store, Tx};
-use crate::team;
-use crate::throttle;
-use crate::tokens::{self, Claims};
+use crate::kernel::clock::Clock;
+use crate::kernel::config::{Config, Environment, ThrottlePolicy};
+use crate::kernel::secrets;
+use crate::kernel::store::{self, internal, Store, Tx};
+use crate::outbox::{self, Notification};
+use crate::platform::business;
+use crate::platform::logs::{self, AuditEntry};
+use crate::platform::permissions;
+use crate::platform::principal::{member_of, Principal};
+use crate::platform::sessions::{self, expires_in, NewSession};
+use crate::platform::team_views;
+use crate::platform::throttle;
+use crate::platform::tokens::TokenKeys;
 
 fn unauthenticated() -> ApiError {
     ApiError::new(ResponseCode::Unauthenticated)
-}
-
-/// Resolves a bearer token to its principal: a valid signature of this server, the family the
-/// operation wants, and a live session (not revoked, not expired) of the business the token
-/// names; for Dashboard tokens an active member, whose role's permissions are loaded now, so
-/// a role change applies from the next request.
-pub async fn authenticate(
-    bank: &Bank,
-    family: TokenFamily,
-    token: &str,
-) -> Result<Principal, ApiError> {
-    let claims = bank.tokens.verify(token).ok_or_else(unauthenticated)?;
-    if claims.family() != Some(family) {
-        return Err(unauthenticated().with_message(match family {
-            TokenFamily::Dashboard => "This operation needs a Dashboard token (from login)",
-            TokenFamily::Integration => {
-                "This operation needs an integration token (from generate_token)"
-            }
-        }));
-    }
-    let row = sqlx::query(
-        "SELECT s.business_id, s.family, s.member_id, s.expires_at, s.revoked_at, \
-           m.email, m.first_name, m.last_name, m.role_id, m.is_active, r.permission_codes \
-         FROM sessions s \
-         LEFT JOIN members m ON m.id = s.member_id AND m.business_id = s.business_id \
-         LEFT JOIN roles r ON r.id = m.role_id \
-         WHERE s.id = $1",
-    )
-    .bind(&claims.sid)
-    .fetch_optional(bank.store.pool())
-    .await
-    .map_err(internal)?
-    .ok_or_else(unauthenticated)?;
-
-    let business_id = store::text(&row, "business_id")?;
-    let live = business_id == claims.bid
-        && store::text(&row, "family")? == claims.fam
-        && store::optional_text(&row, "revoked_at")?.is_none()
-        && store::time(&row, "expires_at")? > Utc::now();
-    if !live {
-        return Err(unauthenticated());
-    }
-    let member = match family {
-        TokenFamily::Integration => None,
-        TokenFamily::Dashboard => {
-            let Some(member_id) = store::optional_text(&row, "member_id")? else {
-                return Err(unauthenticated());
-            };
-            // A member deleted from under a session (never done today) or deactivated.
-            let Some(email) = store::optional_text(&row, "email")? else {
-                return Err(unauthenticated());
-            };
-            let active: Option<i64> = row.try_get("is_active").map_err(internal)?;
-            if active != Some(1) {
-                return Err(unauthenticated());
-            }
-            let role_id = store::text(&row, "role_id")?;
-            let codes: Option<String> = row.try_get("permission_codes").map_err(internal)?;
-            Some(MemberPrincipal {
-                id: member_id,
-                email,
-                first_name: store::text(&row, "first_name")?,
-                last_name: store::text(&row, "last_name")?,
-                is_owner: role_id == OWNER_ROLE_ID,
-                role_id,
-                permissions: permissions::parse_stored(codes.as_deref().unwrap_or("[]"))?,
-            })
-        }
-    };
-    let principal = Principal {
-        business_id,
-        session_id: claims.sid,
-        family,
-        member,
-    };
-    bank.rate_limiter.spend(&principal)?;
-    Ok(principal)
-}
-
-pub fn authorize(principal: &Principal, permission: Permission) -> Result<(), ApiError> {
-    match &principal.member {
-        Some(member) if permission.implicit() || member.permissions.contains(&permission) => Ok(()),
-        Some(_) => Err(
-            ApiError::new(generated_server::ResponseCode::PermissionDenied).with_message(format!(
-                "Permission denied: your role lacks {}",
-                permission.as_str()
-            )),
-        ),
-        // Integration tokens act for the whole business; the router never asks for them.
-        None => Ok(()),
-    }
-}
-
-/// The member behind a Dashboard principal. Every Dashboard operation has one; its absence is
-/// a programming error, answered as an internal error rather than a panic.
-pub fn member_of(principal: &Principal) -> Result<&MemberPrincipal, ApiError> {
-    principal
-        .member
-        .as_ref()
-        .ok_or_else(|| internal("a Dashboard operation ran without a member"))
-}
-
-/// Creates a session row and signs its token. Returns `(token, expires_in_seconds)`.
-async fn open_session(
-    tx: &mut Tx,
-    bank: &Bank,
-    business_id: &str,
-    family: TokenFamily,
-    member_id: Option<&str>,
-    ip_address: &str,
-) -> Result<(String, u64), ApiError> {
-    let ttl_seconds = match family {
-        TokenFamily::Dashboard => bank.config.dashboard_token_ttl_seconds,
-        TokenFamily::Integration => bank.config.integration_token_ttl_seconds,
-    };
-    let now = Utc::now();
-    let expires_at = now + Duration::seconds(ttl_seconds as i64);
-    let session_id = store::new_id();
-    sqlx::query(
-        "INSERT INTO sessions (id, business_id, family, member_id, ip_address, created_at, \
-           expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL)",
-    )
-    .bind(&session_id)
-    .bind(business_id)
-    .bind(tokens::family_str(family))
-    .bind(member_id)
-    .bind(ip_address)
-    .bind(store::timestamp(now))
-    .bind(store::timestamp(expires_at))
-    .execute(&mut **tx)
-    .await
-    .map_err(internal)?;
-    let token = bank.tokens.sign(&Claims {
-        sid: session_id,
-        fam: tokens::family_str(family).to_owned(),
-        bid: business_id.to_owned(),
-        iat: now.timestamp(),
-        exp: expires_at.timestamp(),
-    });
-    Ok((token, ttl_seconds))
-}
-
-fn expires_in(seconds: u64) -> std::num::NonZeroU64 {
-    std::num::NonZeroU64::new(seconds.max(1)).expect("at least 1")
 }
 
 /// `generate_token` is public, so the router's `on_response` has no principal to log it under:
@@ -192,19 +47,22 @@ fn token_activity<'a>(
 }
 
 pub async fn generate_token(
-    bank: &Bank,
+    store: &Store,
+    config: &Config,
+    tokens: &TokenKeys,
+    clock: &Clock,
     ctx: RequestContext<()>,
     body: models::GenerateTokenRequest,
 ) -> Result<models::TokenGrant, ApiError> {
     let client_id = body.client_id.as_str();
     let client_key = format!("token:client:{client_id}");
     let address_key = format!("token:address:{}", ctx.client_ip);
-    let now = Utc::now();
-    throttle::check(&bank.store, &[&client_key, &address_key], now).await?;
+    let now = clock.now();
+    throttle::check(store, &[&client_key, &address_key], now).await?;
 
     let row = sqlx::query("SELECT id, client_secret_hash FROM businesses WHERE client_id = $1")
         .bind(client_id)
-        .fetch_optional(bank.store.pool())
+        .fetch_optional(store.pool())
         .await
         .map_err(internal)?;
     let presented = secrets::sha256_hex(body.client_secret.as_str());
@@ -216,16 +74,16 @@ pub async fn generate_token(
             id
         }
         (_, known_business) => {
-            let policy = &bank.config.token_per_client;
-            throttle::record_failure(&bank.store, &client_key, policy, now).await?;
-            throttle::record_failure(&bank.store, &address_key, policy, now).await?;
+            let policy = &config.token_per_client;
+            throttle::record_failure(store, &client_key, policy, now).await?;
+            throttle::record_failure(store, &address_key, policy, now).await?;
             let refused = unauthenticated().with_message("Invalid client_id or client_secret");
             // A wrong secret for a real client is that business's activity; an unknown
             // client_id has no business to file it under.
             if let Some(business_id) = known_business {
                 let activity =
                     token_activity(&ctx, &business_id, refused.code(), refused.message());
-                logs::record_activity(bank.store.pool(), &activity)
+                logs::record_activity(store.pool(), now, &activity)
                     .await
                     .map_err(internal)?;
             }
@@ -233,24 +91,24 @@ pub async fn generate_token(
         }
     };
 
-    let mut tx = bank.store.begin().await?;
+    let mut tx = store.begin().await?;
     throttle::clear(&mut tx, &client_key).await?;
-    let (token, ttl) = open_session(
-        &mut tx,
-        bank,
-        &business_id,
-        TokenFamily::Integration,
-        None,
-        &ctx.client_ip.to_string(),
-    )
-    .await?;
+    let ip_address = ctx.client_ip.to_string();
+    let session = NewSession {
+        business_id: &business_id,
+        family: TokenFamily::Integration,
+        member_id: None,
+        ip_address: &ip_address,
+        ttl_seconds: config.integration_token_ttl_seconds,
+    };
+    let (token, ttl) = sessions::open_session(&mut tx, tokens, now, &session).await?;
     let granted = token_activity(
         &ctx,
         &business_id,
         ResponseCode::Success,
         Operation::GenerateToken.success_message(),
     );
-    logs::record_activity(&mut *tx, &granted)
+    logs::record_activity(&mut *tx, now, &granted)
         .await
         .map_err(internal)?;
     tx.commit().await.map_err(internal)?;
@@ -267,22 +125,25 @@ pub fn login_email_key(email: &str) -> String {
 }
 
 pub async fn login(
-    bank: &Bank,
+    store: &Store,
+    config: &Config,
+    tokens: &TokenKeys,
+    clock: &Clock,
     ctx: RequestContext<()>,
     body: models::LoginRequest,
 ) -> Result<models::LoginResult, ApiError> {
     let email = body.email.trim().to_lowercase();
     let email_key = login_email_key(&email);
     let address_key = format!("login:address:{}", ctx.client_ip);
-    let now = Utc::now();
-    throttle::check(&bank.store, &[&email_key, &address_key], now).await?;
+    let now = clock.now();
+    throttle::check(store, &[&email_key, &address_key], now).await?;
 
     let row = sqlx::query(
         "SELECT id, business_id, first_name, last_name, password_hash, is_active, \
            invitation_status FROM members WHERE email = $1",
     )
     .bind(&email)
-    .fetch_optional(bank.store.pool())
+    .fetch_optional(store.pool())
     .await
     .map_err(internal)?;
     let stored_hash = match &row {
@@ -301,17 +162,10 @@ pub async fn login(
             row
         }
         row => {
-            throttle::record_failure(&bank.store, &email_key, &bank.config.login_per_email, now)
-                .await?;
-            throttle::record_failure(
-                &bank.store,
-                &address_key,
-                &bank.config.login_per_address,
-                now,
-            )
-            .await?;
+            throttle::record_failure(store, &email_key, &config.login_per_email, now).await?;
+            throttle::record_failure(store, &address_key, &config.login_per_address, now).await?;
             if let Some(row) = row {
-                audit_failed_login(&bank.store, &ctx, &row, &email).await?;
+                audit_failed_login(store, now, &ctx, &row, &email).await?;
             }
             return Err(unauthenticated().with_message("Invalid email or password"));
         }
@@ -319,7 +173,7 @@ pub async fn login(
 
     let member_id = store::text(&member, "id")?;
     let business_id = store::text(&member, "business_id")?;
-    let mut tx = bank.store.begin().await?;
+    let mut tx = store.begin().await?;
     throttle::clear(&mut tx, &email_key).await?;
     sqlx::query("UPDATE members SET last_login = $2 WHERE id = $1")
         .bind(&member_id)
@@ -327,21 +181,22 @@ pub async fn login(
         .execute(&mut *tx)
         .await
         .map_err(internal)?;
-    let (token, ttl) = open_session(
-        &mut tx,
-        bank,
-        &business_id,
-        TokenFamily::Dashboard,
-        Some(&member_id),
-        &ctx.client_ip.to_string(),
-    )
-    .await?;
-    let view = team::member_view(&mut *tx, &business_id, &member_id)
+    let ip_address = ctx.client_ip.to_string();
+    let session = NewSession {
+        business_id: &business_id,
+        family: TokenFamily::Dashboard,
+        member_id: Some(&member_id),
+        ip_address: &ip_address,
+        ttl_seconds: config.dashboard_token_ttl_seconds,
+    };
+    let (token, ttl) = sessions::open_session(&mut tx, tokens, now, &session).await?;
+    let view = team_views::member_view(&mut *tx, &business_id, &member_id, now)
         .await?
         .ok_or_else(|| internal("the member vanished during login"))?;
     let permission_codes = role_codes(&mut tx, &view.user_role_id.to_string()).await?;
     logs::audit(
         &mut tx,
+        now,
         AuditEntry {
             business_id: business_id.clone(),
             action: AuditAction::Login,
@@ -379,6 +234,7 @@ async fn role_codes(tx: &mut Tx, role_id: &str) -> Result<Vec<String>, ApiError>
 /// A failed login of an existing member is an audit-log entry (401), in its own transaction.
 async fn audit_failed_login(
     store: &Store,
+    now: chrono::DateTime<chrono::Utc>,
     ctx: &RequestContext<()>,
     member: &sqlx::any::AnyRow,
     email: &str,
@@ -386,6 +242,7 @@ async fn audit_failed_login(
     let mut tx = store.begin().await?;
     logs::audit(
         &mut tx,
+        now,
         AuditEntry {
             business_id: store::text(member, "business_id")?,
             action: AuditAction::Login,
@@ -411,38 +268,31 @@ fn display_name(first_name: &str, last_name: &str, email: &str) -> String {
 }
 
 pub async fn logout(
-    bank: &Bank,
+    store: &Store,
+    clock: &Clock,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
 ) -> Result<(), ApiError> {
-    let mut tx = bank.store.begin().await?;
+    let now = clock.now();
+    let mut tx = store.begin().await?;
     sqlx::query(
         "UPDATE sessions SET revoked_at = $3 \
          WHERE id = $1 AND business_id = $2 AND revoked_at IS NULL",
     )
     .bind(&ctx.principal.session_id)
     .bind(&ctx.principal.business_id)
-    .bind(store::timestamp(Utc::now()))
+    .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
     .map_err(internal)?;
-    logs::audit(&mut tx, AuditEntry::by(&ctx, AuditAction::Logout)).await?;
+    logs::audit(&mut tx, now, AuditEntry::by(&ctx, AuditAction::Logout)).await?;
     tx.commit().await.map_err(internal)
 }
 
-/// Revokes every live session of a member, inside `tx`.
-pub async fn revoke_member_sessions(tx: &mut Tx, member_id: &str) -> Result<(), ApiError> {
-    sqlx::query("UPDATE sessions SET revoked_at = $2 WHERE member_id = $1 AND revoked_at IS NULL")
-        .bind(member_id)
-        .bind(store::timestamp(Utc::now()))
-        .execute(&mut **tx)
-        .await
-        .map_err(internal)?;
-    Ok(())
-}
-
 pub async fn change_password(
-    bank: &Bank,
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::ChangePasswordRequest,
 ) -> Result<(), ApiError> {
@@ -453,19 +303,19 @@ pub async fn change_password(
         return Err(invalid("`confirm_password`: must equal new_password"));
     }
     let key = format!("password:member:{}", member.id);
-    let now = Utc::now();
-    throttle::check(&bank.store, &[&key], now).await?;
+    let now = clock.now();
+    throttle::check(store, &[&key], now).await?;
     let stored: Option<String> =
         sqlx::query_scalar("SELECT password_hash FROM members WHERE id = $1 AND business_id = $2")
             .bind(&member.id)
             .bind(&ctx.principal.business_id)
-            .fetch_optional(bank.store.pool())
+            .fetch_optional(store.pool())
             .await
             .map_err(internal)?
             .flatten();
     if !secrets::verify_password(body.old_password.as_str(), stored.as_deref()).await {
-        let policy: &ThrottlePolicy = &bank.config.password_change_per_member;
-        throttle::record_failure(&bank.store, &key, policy, now).await?;
+        let policy: &ThrottlePolicy = &config.password_change_per_member;
+        throttle::record_failure(store, &key, policy, now).await?;
         return Err(ApiError::new(ResponseCode::OldPasswordIncorrect));
     }
     if body.old_password.as_str() == new_password {
@@ -475,7 +325,7 @@ pub async fn change_password(
     }
     let hash = secrets::hash_password(new_password).await?;
 
-    let mut tx = bank.store.begin().await?;
+    let mut tx = store.begin().await?;
     sqlx::query(
         "UPDATE members SET password_hash = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
     )
@@ -486,22 +336,29 @@ pub async fn change_password(
     .execute(&mut *tx)
     .await
     .map_err(internal)?;
-    revoke_member_sessions(&mut tx, &member.id).await?;
+    sessions::revoke_member_sessions(&mut tx, &member.id, now).await?;
     throttle::clear(&mut tx, &key).await?;
-    logs::audit(&mut tx, AuditEntry::by(&ctx, AuditAction::ChangePassword)).await?;
+    logs::audit(
+        &mut tx,
+        now,
+        AuditEntry::by(&ctx, AuditAction::ChangePassword),
+    )
+    .await?;
     tx.commit().await.map_err(internal)
 }
 
 pub async fn generate_otp(
-    bank: &Bank,
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
 ) -> Result<models::OtpDelivery, ApiError> {
     let member = member_of(&ctx.principal)?;
-    let policy = bank.config.otp;
-    let now = Utc::now();
-    let mut tx = bank.store.begin().await?;
-    business::lock_business(&mut tx, bank.store.backend(), &ctx.principal.business_id).await?;
+    let policy = config.otp;
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    business::lock_business(&mut tx, store.backend(), &ctx.principal.business_id).await?;
 
     let window_start = now - Duration::seconds(policy.issue_window_seconds as i64);
     let row = sqlx::query(
@@ -550,8 +407,9 @@ pub async fn generate_otp(
     .execute(&mut *tx)
     .await
     .map_err(internal)?;
-    notify::enqueue(
+    outbox::enqueue(
         &mut tx,
+        now,
         &Notification {
             business_id: Some(ctx.principal.business_id.clone()),
             channel: "email",
@@ -568,7 +426,7 @@ pub async fn generate_otp(
     )
     .await?;
     tx.commit().await.map_err(internal)?;
-    let sandbox = bank.config.environment == crate::config::Environment::Sandbox;
+    let sandbox = config.environment == Environment::Sandbox;
     Ok(models::OtpDelivery {
         channel: models::OtpDeliveryChannel::Email,
         destination: secrets::mask_email(&member.email),
@@ -592,13 +450,15 @@ pub async fn generate_otp(
 /// - no live OTP (none, used, replaced by a newer one, expired, out of attempts): `45`.
 pub async fn verify_otp(
     mut tx: Tx,
-    bank: &Bank,
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
     member_id: &str,
     code: &str,
 ) -> Result<Tx, ApiError> {
     let invalid_otp = || ApiError::new(ResponseCode::InvalidOtp);
-    let max_attempts = bank.config.otp.max_attempts;
-    let now = Utc::now();
+    let max_attempts = config.otp.max_attempts;
+    let now = clock.now();
     let row = sqlx::query(
         "SELECT id, code_hash, attempts, expires_at FROM otps \
          WHERE member_id = $1 AND used_at IS NULL ORDER BY created_at DESC LIMIT 1",
@@ -627,7 +487,7 @@ pub async fn verify_otp(
         return Ok(tx);
     }
     tx.rollback().await.map_err(internal)?;
-    let mut own = bank.store.begin().await?;
+    let mut own = store.begin().await?;
     // Counted in SQL, so concurrent wrong guesses all count.
     sqlx::query(
         "UPDATE otps SET attempts = attempts + 1, \
@@ -645,14 +505,21 @@ pub async fn verify_otp(
 }
 
 pub async fn regenerate_secret(
-    bank: &Bank,
+    store: &Store,
+    clock: &Clock,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
 ) -> Result<models::IntegrationCredentials, ApiError> {
-    let mut tx = bank.store.begin().await?;
+    let now = clock.now();
+    let mut tx = store.begin().await?;
     let (client_id, client_secret) =
-        business::rotate_client_secret(&mut tx, &ctx.principal.business_id).await?;
-    logs::audit(&mut tx, AuditEntry::by(&ctx, AuditAction::RegenerateSecret)).await?;
+        business::rotate_client_secret(&mut tx, &ctx.principal.business_id, now).await?;
+    logs::audit(
+        &mut tx,
+        now,
+        AuditEntry::by(&ctx, AuditAction::RegenerateSecret),
+    )
+    .await?;
     tx.commit().await.map_err(internal)?;
     Ok(models::IntegrationCredentials {
         client_id,
@@ -661,17 +528,18 @@ pub async fn regenerate_secret(
 }
 
 pub async fn get_profile(
-    bank: &Bank,
+    store: &Store,
+    clock: &Clock,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
 ) -> Result<models::Profile, ApiError> {
     let member_id = &member_of(&ctx.principal)?.id;
     let business_id = &ctx.principal.business_id;
-    let pool = bank.store.pool();
-    let member = team::member_view(pool, business_id, member_id)
+    let pool = store.pool();
+    let member = team_views::member_view(pool, business_id, member_id, clock.now())
         .await?
         .ok_or_else(unauthenticated)?;
-    let role = team::role_view(pool, business_id, &member.user_role_id.to_string())
+    let role = team_views::role_view(pool, business_id, &member.user_role_id.to_string())
         .await?
         .ok_or_else(|| internal("the member's role is missing"))?;
     let row =
@@ -681,8 +549,8 @@ pub async fn get_profile(
             .await
             .map_err(internal)?;
     let environment = match business::environment_of_client_id(&store::text(&row, "client_id")?) {
-        crate::config::Environment::Sandbox => models::BusinessEnvironment::Sandbox,
-        crate::config::Environment::Production => models::BusinessEnvironment::Production,
+        Environment::Sandbox => models::BusinessEnvironment::Sandbox,
+        Environment::Production => models::BusinessEnvironment::Production,
     };
     let status = match store::text(&row, "status")?.as_str() {
         "active" => models::BusinessStatus::Active,

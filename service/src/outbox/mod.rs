@@ -5,7 +5,10 @@
 //! happens afterwards: by SMTP when configured, otherwise the stored message is what an operator
 //! reads with `kobo outbox`.
 
-use crate::store::{self, Tx};
+pub mod dispatcher;
+
+use crate::kernel::store::{self, Tx};
+use chrono::{DateTime, Utc};
 use generated_server::ApiError;
 
 /// One message to one person.
@@ -20,8 +23,12 @@ pub struct Notification {
     pub body: String,
 }
 
-/// Stores `notification` in the outbox, as part of `tx`. Returns its id.
-pub async fn enqueue(tx: &mut Tx, notification: &Notification) -> Result<String, ApiError> {
+/// Stores `notification`, written at `now`, in the outbox, as part of `tx`. Returns its id.
+pub async fn enqueue(
+    tx: &mut Tx,
+    now: DateTime<Utc>,
+    notification: &Notification,
+) -> Result<String, ApiError> {
     let id = store::new_id();
     sqlx::query(
         "INSERT INTO notifications (id, business_id, channel, recipient, subject, body, created_at) \
@@ -33,7 +40,7 @@ pub async fn enqueue(tx: &mut Tx, notification: &Notification) -> Result<String,
     .bind(&notification.recipient)
     .bind(&notification.subject)
     .bind(&notification.body)
-    .bind(store::timestamp(chrono::Utc::now()))
+    .bind(store::timestamp(now))
     .execute(&mut **tx)
     .await
     .map_err(store::internal)?;

@@ -6,114 +6,26 @@
 
 use std::collections::BTreeSet;
 
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::{ApiError, Page, Permission, RequestContext, ResponseCode};
 use serde_json::json;
-use sqlx::any::AnyRow;
-use sqlx::{Any, Executor};
 
-use crate::bank::{Bank, MemberPrincipal, Principal};
-use crate::business::{self, normalize_email};
-use crate::config::Config;
-use crate::idempotency::{self, Claim};
-use crate::identity::{self, member_of};
-use crate::logs::{self, AuditEntry};
-use crate::notify::{self, Notification};
-use crate::paging::{self, Conditions, Sql};
-use crate::permissions::{self, OWNER_ROLE_ID};
-use crate::secrets;
-use crate::store::{self, internal, is_unique_violation, Tx};
-use crate::throttle;
-
-/// The columns [`member_from_row`] reads, from `members m JOIN roles r`.
-const MEMBER_COLUMNS: &str = "m.id, m.email, m.first_name, m.last_name, m.role_id, \
-    r.name AS role_name, m.is_active, m.invitation_status, m.last_login, m.date_joined, \
-    m.created_at, (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id \
-    AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at";
-
-const ROLE_COLUMNS: &str =
-    "id, name, description, is_built_in, permission_codes, created_at, updated_at";
-
-fn member_from_row(row: &AnyRow) -> Result<models::Member, ApiError> {
-    let invitation_status = match store::text(row, "invitation_status")?.as_str() {
-        "accepted" => models::InvitationStatus::Accepted,
-        _ => match store::optional_time(row, "invitation_expires_at")? {
-            Some(expires_at) if expires_at > Utc::now() => models::InvitationStatus::Pending,
-            _ => models::InvitationStatus::Expired,
-        },
-    };
-    Ok(models::Member {
-        created_at: store::time(row, "created_at")?,
-        date_joined: store::time(row, "date_joined")?,
-        email: store::text(row, "email")?,
-        first_name: store::text(row, "first_name")?,
-        id: store::uuid(row, "id")?,
-        invitation_status,
-        is_active: store::flag(row, "is_active")?,
-        last_login: store::optional_time(row, "last_login")?,
-        last_name: store::text(row, "last_name")?,
-        role_name: store::text(row, "role_name")?,
-        user_role_id: store::uuid(row, "role_id")?,
-    })
-}
-
-fn role_from_row(row: &AnyRow) -> Result<models::Role, ApiError> {
-    let permissions = permissions::parse_stored(&store::text(row, "permission_codes")?)?;
-    Ok(models::Role {
-        created_at: store::time(row, "created_at")?,
-        description: store::text(row, "description")?,
-        id: store::uuid(row, "id")?,
-        is_built_in: store::flag(row, "is_built_in")?,
-        name: store::text(row, "name")?,
-        permission_codes: permissions::codes_in_catalog_order(&permissions),
-        updated_at: store::time(row, "updated_at")?,
-    })
-}
-
-/// A member of `business_id` as the API shows it.
-pub async fn member_view<'e, E>(
-    executor: E,
-    business_id: &str,
-    member_id: &str,
-) -> Result<Option<models::Member>, ApiError>
-where
-    E: Executor<'e, Database = Any>,
-{
-    let sql = format!(
-        "SELECT {MEMBER_COLUMNS} FROM members m JOIN roles r ON r.id = m.role_id \
-         WHERE m.id = $1 AND m.business_id = $2"
-    );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(member_id)
-        .bind(business_id)
-        .fetch_optional(executor)
-        .await
-        .map_err(internal)?;
-    row.as_ref().map(member_from_row).transpose()
-}
-
-/// A role `business_id` can use (its own or a built-in one) as the API shows it.
-pub async fn role_view<'e, E>(
-    executor: E,
-    business_id: &str,
-    role_id: &str,
-) -> Result<Option<models::Role>, ApiError>
-where
-    E: Executor<'e, Database = Any>,
-{
-    let sql = format!(
-        "SELECT {ROLE_COLUMNS} FROM roles \
-         WHERE id = $1 AND (business_id IS NULL OR business_id = $2)"
-    );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(role_id)
-        .bind(business_id)
-        .fetch_optional(executor)
-        .await
-        .map_err(internal)?;
-    row.as_ref().map(role_from_row).transpose()
-}
+use crate::kernel::clock::Clock;
+use crate::kernel::config::Config;
+use crate::kernel::paging::{self, Conditions, Sql};
+use crate::kernel::secrets;
+use crate::kernel::store::{self, internal, is_unique_violation, Store, Tx};
+use crate::outbox::{self, Notification};
+use crate::platform::business::{self, normalize_email};
+use crate::platform::idempotency::{self, Claim};
+use crate::platform::logs::{self, AuditEntry};
+use crate::platform::permissions::{self, OWNER_ROLE_ID};
+use crate::platform::principal::{member_of, MemberPrincipal, Principal};
+use crate::platform::team_views::{
+    member_from_row, member_view, role_from_row, role_view, MEMBER_COLUMNS, ROLE_COLUMNS,
+};
+use crate::platform::{sessions, throttle};
 
 fn member_not_found(member_id: impl std::fmt::Display) -> ApiError {
     ApiError::new(ResponseCode::NotFound)
@@ -152,10 +64,10 @@ pub struct Invitee<'a> {
 pub async fn invite(
     tx: &mut Tx,
     config: &Config,
+    now: DateTime<Utc>,
     invitee: &Invitee<'_>,
 ) -> Result<String, ApiError> {
     let token = secrets::random_token("inv_");
-    let now = Utc::now();
     let ttl_hours = config.invitation_ttl_seconds / 3600;
     sqlx::query(
         "INSERT INTO invitations (id, business_id, member_id, token_hash, expires_at, used_at, \
@@ -172,8 +84,9 @@ pub async fn invite(
     .execute(&mut **tx)
     .await
     .map_err(internal)?;
-    notify::enqueue(
+    outbox::enqueue(
         tx,
+        now,
         &Notification {
             business_id: Some(invitee.business_id.to_owned()),
             channel: "email",
@@ -215,10 +128,12 @@ async fn business_name(tx: &mut Tx, business_id: &str) -> Result<String, ApiErro
 }
 
 pub async fn fetch_members(
-    bank: &Bank,
+    store: &Store,
+    clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::FetchMembersRequest,
 ) -> Result<Page<Vec<models::Member>>, ApiError> {
+    let now = clock.now();
     let page = body.page.get();
     let page_size = body.page_size.get().min(paging::PAGE_SIZE_MAX);
     let mut sql = Sql::new(&format!(
@@ -268,10 +183,10 @@ pub async fn fetch_members(
     sql.push(&format!(
         " ORDER BY {order}, m.id {direction} LIMIT {limit} OFFSET {offset}"
     ));
-    let rows = sql.fetch_all(bank.store.pool()).await?;
+    let rows = sql.fetch_all(store.pool()).await?;
     let mut members = rows
         .iter()
-        .map(member_from_row)
+        .map(|row| member_from_row(row, now))
         .collect::<Result<Vec<_>, _>>()?;
     let has_more = paging::trim_to_page(&mut members, page_size);
     Ok(Page {
@@ -309,10 +224,13 @@ async fn usable_role(tx: &mut Tx, business_id: &str, role_id: &str) -> Result<Ro
 }
 
 pub async fn add_member(
-    bank: &Bank,
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::AddMemberRequest,
 ) -> Result<(), ApiError> {
+    let now = clock.now();
     let actor = member_of(&ctx.principal)?;
     let business_id = ctx.principal.business_id.as_str();
     let email =
@@ -328,8 +246,8 @@ pub async fn add_member(
         return Err(invalid(format!("`{field}`: must not be blank")));
     }
 
-    let mut tx = bank.store.begin().await?;
-    let claim = idempotency::claim(&mut tx, &ctx, business_id, &body).await?;
+    let mut tx = store.begin().await?;
+    let claim = idempotency::claim(&mut tx, now, &ctx, business_id, &body).await?;
     if let Claim::Replay(_) = claim {
         ctx.mark_replayed();
         return Ok(());
@@ -348,7 +266,7 @@ pub async fn add_member(
         return Err(duplicate_email(&email, owner_business == business_id));
     }
     let member_id = store::new_id();
-    let now = store::timestamp(Utc::now());
+    let now_text = store::timestamp(now);
     sqlx::query(
         "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
            password_hash, is_active, invitation_status, last_login, date_joined, created_at, \
@@ -360,7 +278,7 @@ pub async fn add_member(
     .bind(first_name)
     .bind(last_name)
     .bind(&role.id)
-    .bind(&now)
+    .bind(&now_text)
     .execute(&mut *tx)
     .await
     .map_err(|error| {
@@ -379,9 +297,10 @@ pub async fn add_member(
         first_name,
         role_name: &role.name,
     };
-    invite(&mut tx, &bank.config, &invitee).await?;
+    invite(&mut tx, config, now, &invitee).await?;
     logs::audit(
         &mut tx,
+        now,
         AuditEntry::by(&ctx, AuditAction::AddMember).target("member", &member_id),
     )
     .await?;
@@ -401,14 +320,17 @@ fn duplicate_email(email: &str, same_business: bool) -> ApiError {
 }
 
 pub async fn resend_invite(
-    bank: &Bank,
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::ResendInviteRequest,
 ) -> Result<(), ApiError> {
+    let now = clock.now();
     let business_id = ctx.principal.business_id.as_str();
     let member_id = body.member_id.to_string();
-    let mut tx = bank.store.begin().await?;
-    let member = member_view(&mut *tx, business_id, &member_id)
+    let mut tx = store.begin().await?;
+    let member = member_view(&mut *tx, business_id, &member_id, now)
         .await?
         .ok_or_else(|| member_not_found(&member_id))?;
     if member.invitation_status == models::InvitationStatus::Accepted {
@@ -421,7 +343,7 @@ pub async fn resend_invite(
          WHERE member_id = $1 AND used_at IS NULL AND revoked_at IS NULL",
     )
     .bind(&member_id)
-    .bind(store::timestamp(Utc::now()))
+    .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
     .map_err(internal)?;
@@ -434,9 +356,10 @@ pub async fn resend_invite(
         first_name: &member.first_name,
         role_name: &member.role_name,
     };
-    invite(&mut tx, &bank.config, &invitee).await?;
+    invite(&mut tx, config, now, &invitee).await?;
     logs::audit(
         &mut tx,
+        now,
         AuditEntry::by(&ctx, AuditAction::ResendInvite).target("member", &member_id),
     )
     .await?;
@@ -444,7 +367,9 @@ pub async fn resend_invite(
 }
 
 pub async fn accept_invite(
-    bank: &Bank,
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
     ctx: RequestContext<()>,
     body: models::AcceptInviteRequest,
 ) -> Result<models::Member, ApiError> {
@@ -453,8 +378,8 @@ pub async fn accept_invite(
         return Err(invalid("`confirm_password`: must equal password"));
     }
     let key = format!("invite:address:{}", ctx.client_ip);
-    let now = Utc::now();
-    throttle::check(&bank.store, &[&key], now).await?;
+    let now = clock.now();
+    throttle::check(store, &[&key], now).await?;
     let rejected = || {
         ApiError::new(ResponseCode::Unauthenticated)
             .with_message("The invitation is invalid or has expired; ask for a new one")
@@ -467,7 +392,7 @@ pub async fn accept_invite(
          WHERE i.token_hash = $1",
     )
     .bind(secrets::sha256_hex(body.token.as_str()))
-    .fetch_optional(bank.store.pool())
+    .fetch_optional(store.pool())
     .await
     .map_err(internal)?;
     let usable = match &row {
@@ -480,8 +405,7 @@ pub async fn accept_invite(
         None => false,
     };
     let Some(row) = row.filter(|_| usable) else {
-        throttle::record_failure(&bank.store, &key, &bank.config.invitation_per_address, now)
-            .await?;
+        throttle::record_failure(store, &key, &config.invitation_per_address, now).await?;
         return Err(rejected());
     };
     let invitation_id = store::text(&row, "id")?;
@@ -489,7 +413,7 @@ pub async fn accept_invite(
     let member_id = store::text(&row, "member_id")?;
     let hash = secrets::hash_password(body.password.as_str()).await?;
 
-    let mut tx = bank.store.begin().await?;
+    let mut tx = store.begin().await?;
     let stamp = store::timestamp(now);
     // Re-checked in the transaction: two accepts of one token race to this update.
     let claimed = sqlx::query(
@@ -520,6 +444,7 @@ pub async fn accept_invite(
     let email = store::text(&row, "email")?;
     logs::audit(
         &mut tx,
+        now,
         AuditEntry {
             business_id: business_id.clone(),
             action: AuditAction::AcceptInvite,
@@ -537,7 +462,7 @@ pub async fn accept_invite(
         },
     )
     .await?;
-    let member = member_view(&mut *tx, &business_id, &member_id)
+    let member = member_view(&mut *tx, &business_id, &member_id, now)
         .await?
         .ok_or_else(|| internal("the accepted member vanished"))?;
     tx.commit().await.map_err(internal)?;
@@ -545,10 +470,12 @@ pub async fn accept_invite(
 }
 
 pub async fn update_member(
-    bank: &Bank,
+    store: &Store,
+    clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::UpdateMemberRequest,
 ) -> Result<models::Member, ApiError> {
+    let now = clock.now();
     if body.role_id.is_none() && body.is_active.is_none() {
         return Err(invalid("`role_id`: send role_id, is_active or both"));
     }
@@ -556,8 +483,8 @@ pub async fn update_member(
     let business_id = ctx.principal.business_id.as_str();
     let member_id = body.member_id.to_string();
 
-    let mut tx = bank.store.begin().await?;
-    business::lock_business(&mut tx, bank.store.backend(), business_id).await?;
+    let mut tx = store.begin().await?;
+    business::lock_business(&mut tx, store.backend(), business_id).await?;
     let target = sqlx::query(
         "SELECT role_id, is_active, invitation_status FROM members \
          WHERE id = $1 AND business_id = $2",
@@ -604,7 +531,7 @@ pub async fn update_member(
         }
     }
 
-    let now = store::timestamp(Utc::now());
+    let now_text = store::timestamp(now);
     if let Some(role) = change.new_role {
         sqlx::query(
             "UPDATE members SET role_id = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
@@ -612,12 +539,13 @@ pub async fn update_member(
         .bind(&member_id)
         .bind(business_id)
         .bind(&role.id)
-        .bind(&now)
+        .bind(&now_text)
         .execute(&mut *tx)
         .await
         .map_err(internal)?;
         logs::audit(
             &mut tx,
+            now,
             AuditEntry::by(&ctx, AuditAction::UpdateMemberRole).target("member", &member_id),
         )
         .await?;
@@ -629,23 +557,24 @@ pub async fn update_member(
         .bind(&member_id)
         .bind(business_id)
         .bind(i64::from(active))
-        .bind(&now)
+        .bind(&now_text)
         .execute(&mut *tx)
         .await
         .map_err(internal)?;
         let action = if active {
             AuditAction::ReactivateMember
         } else {
-            identity::revoke_member_sessions(&mut tx, &member_id).await?;
+            sessions::revoke_member_sessions(&mut tx, &member_id, now).await?;
             AuditAction::DeactivateMember
         };
         logs::audit(
             &mut tx,
+            now,
             AuditEntry::by(&ctx, action).target("member", &member_id),
         )
         .await?;
     }
-    let member = member_view(&mut *tx, business_id, &member_id)
+    let member = member_view(&mut *tx, business_id, &member_id, now)
         .await?
         .ok_or_else(|| member_not_found(&member_id))?;
     tx.commit().await.map_err(internal)?;
@@ -699,7 +628,6 @@ impl MemberChange<'_> {
 }
 
 pub async fn fetch_permissions(
-    _bank: &Bank,
     _ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
 ) -> Result<Vec<models::Permission>, ApiError> {
@@ -719,7 +647,7 @@ pub async fn fetch_permissions(
 }
 
 pub async fn fetch_roles(
-    bank: &Bank,
+    store: &Store,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
 ) -> Result<Vec<models::Role>, ApiError> {
@@ -729,7 +657,7 @@ pub async fn fetch_roles(
     );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(&ctx.principal.business_id)
-        .fetch_all(bank.store.pool())
+        .fetch_all(store.pool())
         .await
         .map_err(internal)?;
     let mut roles = rows
@@ -783,10 +711,12 @@ fn duplicate_role(name: &str) -> ApiError {
 }
 
 pub async fn create_role(
-    bank: &Bank,
+    store: &Store,
+    clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::CreateRoleRequest,
 ) -> Result<models::Role, ApiError> {
+    let now = clock.now();
     let business_id = ctx.principal.business_id.as_str();
     let (name, name_key) = role_name(&body.name)?;
     let permissions: BTreeSet<Permission> = permissions::parse_requested(
@@ -799,14 +729,14 @@ pub async fn create_role(
         .map(|description| description.trim().to_owned())
         .unwrap_or_default();
 
-    let mut tx = bank.store.begin().await?;
-    let claim = idempotency::claim(&mut tx, &ctx, business_id, &body).await?;
+    let mut tx = store.begin().await?;
+    let claim = idempotency::claim(&mut tx, now, &ctx, business_id, &body).await?;
     if let Claim::Replay(data) = claim {
         return idempotency::replay(&ctx, data);
     }
     check_role_name_free(&mut tx, business_id, &name, &name_key, None).await?;
     let role_id = store::new_id();
-    let now = store::timestamp(Utc::now());
+    let now_text = store::timestamp(now);
     sqlx::query(
         "INSERT INTO roles (id, business_id, name, name_key, description, permission_codes, \
            is_built_in, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7)",
@@ -817,12 +747,13 @@ pub async fn create_role(
     .bind(&name_key)
     .bind(&description)
     .bind(permissions::to_stored(&permissions))
-    .bind(&now)
+    .bind(&now_text)
     .execute(&mut *tx)
     .await
     .map_err(|error| role_write_error(error, &name))?;
     logs::audit(
         &mut tx,
+        now,
         AuditEntry::by(&ctx, AuditAction::CreateRole).target("role", &role_id),
     )
     .await?;
@@ -844,10 +775,12 @@ fn role_write_error(error: sqlx::Error, name: &str) -> ApiError {
 }
 
 pub async fn update_role(
-    bank: &Bank,
+    store: &Store,
+    clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::UpdateRoleRequest,
 ) -> Result<models::Role, ApiError> {
+    let now = clock.now();
     if body.name.is_none() && body.description.is_none() && body.permission_codes.is_none() {
         return Err(invalid(
             "`name`: send name, description or permission_codes",
@@ -864,7 +797,7 @@ pub async fn update_role(
         })
         .transpose()?;
 
-    let mut tx = bank.store.begin().await?;
+    let mut tx = store.begin().await?;
     let current = role_view(&mut *tx, business_id, &role_id)
         .await?
         .ok_or_else(|| role_not_found(&role_id))?;
@@ -895,12 +828,13 @@ pub async fn update_role(
     .bind(&name_key)
     .bind(&description)
     .bind(&codes)
-    .bind(store::timestamp(Utc::now()))
+    .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
     .map_err(|error| role_write_error(error, &name))?;
     logs::audit(
         &mut tx,
+        now,
         AuditEntry::by(&ctx, AuditAction::UpdateRole).target("role", &role_id),
     )
     .await?;

@@ -6,7 +6,6 @@
 //! process's memory. With several `kobo` processes behind a load balancer each enforces its own
 //! share, so the effective budget is at most `processes x` the configured one.
 
-use std::num::NonZeroU32;
 use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
@@ -14,24 +13,8 @@ use governor::{DefaultKeyedRateLimiter, Quota};
 
 use generated_server::{ApiError, ResponseCode};
 
-use crate::bank::Principal;
-
-/// How many requests a credential may make: `per_minute` sustained, `burst` at once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RequestBudget {
-    pub per_minute: NonZeroU32,
-    pub burst: NonZeroU32,
-}
-
-impl Default for RequestBudget {
-    /// 1,200 requests a minute (20 a second) with bursts of 200.
-    fn default() -> Self {
-        RequestBudget {
-            per_minute: NonZeroU32::new(1200).expect("non-zero"),
-            burst: NonZeroU32::new(200).expect("non-zero"),
-        }
-    }
-}
+use crate::kernel::config::RequestBudget;
+use crate::platform::principal::Principal;
 
 /// The limiter shared by every request of this process.
 pub struct RateLimiter {
@@ -90,6 +73,7 @@ fn wait_seconds(wait: Duration) -> u64 {
 mod tests {
     use super::*;
     use generated_server::TokenFamily;
+    use std::num::NonZeroU32;
 
     fn integration(business: &str) -> Principal {
         Principal {

@@ -8,8 +8,8 @@
 use chrono::{DateTime, Duration, Utc};
 use generated_server::ApiError;
 
-use crate::idempotency;
-use crate::store::{self, internal, Store};
+use crate::kernel::store::{self, internal, Store};
+use crate::platform::idempotency;
 
 /// How long a finished session or OTP is kept, for whoever investigates an incident.
 pub const GRACE_HOURS: i64 = 24;
@@ -46,6 +46,6 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, 
              AND (locked_until IS NULL OR locked_until < $1)",
         )
         .await?,
-        idempotency_keys: idempotency::purge_expired(store).await?,
+        idempotency_keys: idempotency::purge_expired(store, now).await?,
     })
 }

@@ -1,6 +1,6 @@
 //! How a `kobo` process is configured (flags and environment variables, see `cli`).
 
-use crate::rate_limit::RequestBudget;
+use std::num::NonZeroU32;
 
 /// Sandbox or production: the sandbox returns OTPs in responses, accepts `http://` webhook
 /// URLs and offers the sandbox-only operations.
@@ -133,6 +133,23 @@ impl ThrottlePolicy {
         self.first_lock_seconds
             .saturating_mul(1u64 << doublings)
             .min(self.max_lock_seconds)
+    }
+}
+
+/// How many requests a credential may make: `per_minute` sustained, `burst` at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestBudget {
+    pub per_minute: NonZeroU32,
+    pub burst: NonZeroU32,
+}
+
+impl Default for RequestBudget {
+    /// 1,200 requests a minute (20 a second) with bursts of 200.
+    fn default() -> Self {
+        RequestBudget {
+            per_minute: NonZeroU32::new(1200).expect("non-zero"),
+            burst: NonZeroU32::new(200).expect("non-zero"),
+        }
     }
 }
 

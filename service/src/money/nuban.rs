@@ -7,7 +7,7 @@
 
 use generated_server::ApiError;
 
-use crate::store::{internal, Tx};
+use crate::kernel::store::{internal, Tx};
 
 /// Kobo's own NIP institution code.
 pub const BANK_CODE: &str = "090823";

@@ -23,7 +23,8 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::Serialize;
 use sqlx::any::AnyRow;
 
-use crate::store::{self, Store};
+use crate::kernel::clock::Clock;
+use crate::kernel::store::{self, Store};
 
 /// Every column of `notifications` that [`StoredNotification`] holds.
 macro_rules! select_notifications {
@@ -216,15 +217,24 @@ pub struct Dispatcher<C> {
     store: Store,
     channel: C,
     config: DispatcherConfig,
+    clock: Clock,
 }
 
 impl<C: Channel> Dispatcher<C> {
+    /// A dispatcher on the system clock.
     pub fn new(store: Store, channel: C, config: DispatcherConfig) -> Self {
         Dispatcher {
             store,
             channel,
             config,
+            clock: Clock::system(),
         }
+    }
+
+    /// The same dispatcher reading time from `clock`.
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Passes until `shutdown` resolves. A pass in progress is finished first (each send is
@@ -232,7 +242,7 @@ impl<C: Channel> Dispatcher<C> {
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
         loop {
-            match self.dispatch_due(Utc::now()).await {
+            match self.dispatch_due(self.clock.now()).await {
                 Ok(report) if report.sent + report.failed > 0 => {
                     tracing::info!(sent = report.sent, failed = report.failed, "notifications");
                 }
@@ -268,7 +278,7 @@ impl<C: Channel> Dispatcher<C> {
             };
             match outcome {
                 Ok(()) => {
-                    self.mark_sent(&notification.id, Utc::now()).await?;
+                    self.mark_sent(&notification.id, self.clock.now()).await?;
                     report.sent += 1;
                 }
                 Err(error) => {

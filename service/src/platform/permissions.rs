@@ -7,7 +7,10 @@
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
+use anyhow::Context;
 use generated_server::{ApiError, Permission, ResponseCode};
+
+use crate::kernel::store::Store;
 
 /// The id of a permission: UUID v5 of `kobo:permission:<code>` in the URL namespace, so it is
 /// the same on every server and in the spec's examples.
@@ -161,6 +164,30 @@ pub const BUILT_IN_ROLES: [BuiltInRole; 5] = [
 
 /// When the built-in roles came to be: their `created_at` and `updated_at` on every server.
 pub const BUILT_IN_ROLES_SINCE: &str = "2026-10-15T10:00:00.000000Z";
+
+/// Upserts the built-in roles (fixed ids, names and permissions). Idempotent; run at start.
+pub async fn seed_built_in_roles(store: &Store) -> anyhow::Result<()> {
+    let mut tx = store.begin().await?;
+    for role in BUILT_IN_ROLES {
+        sqlx::query(
+            "INSERT INTO roles (id, business_id, name, name_key, description, permission_codes, \
+               is_built_in, created_at, updated_at) VALUES ($1, NULL, $2, $3, $4, $5, 1, $6, $6) \
+             ON CONFLICT (id) DO UPDATE SET name = $2, name_key = $3, description = $4, \
+               permission_codes = $5, is_built_in = 1",
+        )
+        .bind(role.id)
+        .bind(role.name)
+        .bind(role.name.to_lowercase())
+        .bind(role.description)
+        .bind(to_stored(&role.permissions()))
+        .bind(BUILT_IN_ROLES_SINCE)
+        .execute(&mut *tx)
+        .await
+        .with_context(|| format!("cannot seed the built-in role {}", role.name))?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests {

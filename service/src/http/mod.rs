@@ -1,6 +1,11 @@
-//! The HTTP application around the bank: the generated router, the probes `/healthz` and
-//! `/readyz`, and one access-log line per request. [`app`] builds it without a socket (tests
-//! drive it with `oneshot`); [`serve`] puts it on a listener until shutdown.
+//! The HTTP edge: [`KoboApi`] (the one `impl Api`, in `api`), and around it the generated
+//! router, the probes `/healthz` and `/readyz`, and one access-log line per request. [`app`]
+//! builds it without a socket (tests drive it with `oneshot`); [`serve`] puts it on a listener
+//! until shutdown.
+
+pub mod api;
+
+pub use api::KoboApi;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -19,16 +24,14 @@ use generated_server::{Operation, ResponseCode, REQUEST_ID_HEADER};
 use serde_json::json;
 use tokio::net::TcpListener;
 
-use crate::Bank;
-
 /// The whole HTTP surface of `kobo serve`.
-pub fn app(bank: Arc<Bank>) -> Router {
+pub fn app(api: Arc<KoboApi>) -> Router {
     let probes = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .method_not_allowed_fallback(probe_method_not_allowed)
-        .with_state(bank.clone());
-    generated_server::router(bank)
+        .with_state(api.clone());
+    generated_server::router(api)
         .merge(probes)
         .layer(axum::middleware::from_fn(access_log))
 }
@@ -85,8 +88,8 @@ async fn healthz() -> Response {
 }
 
 /// Readiness: the database answers too. A load balancer sends traffic only while this is 200.
-async fn readyz(State(bank): State<Arc<Bank>>) -> Response {
-    match bank.store.ping().await {
+async fn readyz(State(api): State<Arc<KoboApi>>) -> Response {
+    match api.store().ping().await {
         Ok(()) => probe_response(StatusCode::OK, json!({"status": "ready", "database": "ok"})),
         Err(error) => {
             tracing::warn!(%error, "readiness probe: the database does not answer");

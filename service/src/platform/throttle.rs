@@ -10,8 +10,8 @@ use chrono::{DateTime, Duration, Utc};
 use generated_server::{ApiError, ResponseCode};
 use sqlx::Row;
 
-use crate::config::ThrottlePolicy;
-use crate::store::{self, internal, Store, Tx};
+use crate::kernel::config::ThrottlePolicy;
+use crate::kernel::store::{self, internal, Store, Tx};
 
 /// `29` unless every key is unlocked at `now`.
 pub async fn check(store: &Store, keys: &[&str], now: DateTime<Utc>) -> Result<(), ApiError> {

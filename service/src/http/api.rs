@@ -1,11 +1,12 @@
-//! [`Bank`]: Kobo's implementation of the generated [`Api`] trait.
+//! [`KoboApi`]: Kobo's one implementation of the generated [`Api`] trait.
 //!
-//! Every method delegates to the module that owns its family of operations, so this file is
-//! only the switchboard: `identity` (sessions, tokens, OTP, credentials), `team` (members,
-//! invitations, roles, permissions), `logs` (activity and audit logs). Operations whose issue
-//! has not landed yet answer [`not_yet`]: a clear error envelope, never a panic or a fake success.
+//! Every method delegates to the domain module that owns its operation and hands it what it
+//! uses (the store, the clock, the configuration, the token keys), never `KoboApi` itself:
+//! `platform::identity` (tokens, login, passwords, OTP, credentials), `platform::sessions`
+//! (authentication), `platform::team` (members, invitations, roles, permissions),
+//! `platform::logs` (activity and audit logs). Operations whose issue has not landed yet answer
+//! [`not_yet`]: a clear error envelope, never a panic or a fake success.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use generated_server::{
@@ -13,67 +14,61 @@ use generated_server::{
     TokenFamily,
 };
 
-use crate::config::Config;
-use crate::rate_limit::RateLimiter;
-use crate::store::Store;
-use crate::tokens::TokenKeys;
-use crate::{identity, logs, team};
+use crate::kernel::clock::Clock;
+use crate::kernel::config::Config;
+use crate::kernel::store::Store;
+use crate::platform::principal::Principal;
+use crate::platform::rate_limit::RateLimiter;
+use crate::platform::tokens::TokenKeys;
+use crate::platform::{identity, logs, permissions, sessions, team};
 
-/// Who is calling: resolved from a bearer token by `identity::authenticate` on every request.
-#[derive(Clone, Debug)]
-pub struct Principal {
-    pub business_id: String,
-    /// The server-side session the token is bound to.
-    pub session_id: String,
-    pub family: TokenFamily,
-    /// The team member behind a Dashboard token; `None` for integration tokens, which act for
-    /// the whole business.
-    pub member: Option<MemberPrincipal>,
+/// The state behind the API: storage, configuration, the clock, the keys that sign tokens and
+/// the per-credential request budgets (`29`).
+pub struct KoboApi {
+    store: Store,
+    config: Arc<Config>,
+    clock: Clock,
+    tokens: TokenKeys,
+    rate_limiter: RateLimiter,
 }
 
-/// The Dashboard member behind a session, with the permissions of their role at request time.
-#[derive(Clone, Debug)]
-pub struct MemberPrincipal {
-    pub id: String,
-    pub email: String,
-    pub first_name: String,
-    pub last_name: String,
-    pub role_id: String,
-    pub is_owner: bool,
-    pub permissions: BTreeSet<Permission>,
-}
-
-impl MemberPrincipal {
-    /// How audit-log entries name the actor: `Adaeze Okafor <adaeze.okafor@adaezefoods.ng>`.
-    pub fn display_name(&self) -> String {
-        format!("{} {} <{}>", self.first_name, self.last_name, self.email)
-    }
-}
-
-/// The bank: storage, configuration and the keys that sign tokens.
-pub struct Bank {
-    pub store: Store,
-    pub config: Arc<Config>,
-    pub tokens: TokenKeys,
-    /// Per-credential request budgets (`29`).
-    pub rate_limiter: RateLimiter,
-}
-
-impl Bank {
-    pub fn new(store: Store, config: Config, tokens: TokenKeys) -> Bank {
-        Bank {
+impl KoboApi {
+    pub fn new(store: Store, config: Config, clock: Clock, tokens: TokenKeys) -> KoboApi {
+        KoboApi {
             rate_limiter: RateLimiter::new(config.request_budget),
             store,
             config: Arc::new(config),
+            clock,
             tokens,
         }
     }
 
-    /// A bank ready to serve: applies the migrations and upserts the built-in roles.
-    pub async fn open(store: Store, config: Config, tokens: TokenKeys) -> anyhow::Result<Bank> {
+    /// An API ready to serve: applies the migrations and upserts the built-in roles.
+    pub async fn open(
+        store: Store,
+        config: Config,
+        clock: Clock,
+        tokens: TokenKeys,
+    ) -> anyhow::Result<KoboApi> {
         store.migrate().await?;
-        crate::business::seed_built_in_roles(&store).await?;
-        Ok(Bank::new(store, config, tokens))
+        permissions::seed_built_in_roles(&store).await?;
+        Ok(KoboApi::new(store, config, clock, tokens))
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    pub fn tokens(&self) -> &TokenKeys {
+        &self.tokens
     }
 }
 
@@ -85,11 +80,19 @@ pub fn not_yet(operation: Operation) -> ApiError {
     ))
 }
 
-impl Api for Bank {
+impl Api for KoboApi {
     type Principal = Principal;
 
     async fn authenticate(&self, family: TokenFamily, token: &str) -> Result<Principal, ApiError> {
-        identity::authenticate(self, family, token).await
+        sessions::authenticate(
+            &self.store,
+            &self.tokens,
+            &self.rate_limiter,
+            &self.clock,
+            family,
+            token,
+        )
+        .await
     }
 
     async fn authorize(
@@ -97,11 +100,11 @@ impl Api for Bank {
         principal: &Principal,
         permission: Permission,
     ) -> Result<(), ApiError> {
-        identity::authorize(principal, permission)
+        sessions::authorize(principal, permission)
     }
 
     async fn on_response(&self, record: &CallRecord<'_, Principal>) {
-        logs::on_response(self, record).await
+        logs::on_response(&self.store, &self.clock, record).await
     }
 
     async fn accept_invite(
@@ -109,7 +112,7 @@ impl Api for Bank {
         ctx: RequestContext<()>,
         body: models::AcceptInviteRequest,
     ) -> Result<models::Member, ApiError> {
-        team::accept_invite(self, ctx, body).await
+        team::accept_invite(&self.store, &self.config, &self.clock, ctx, body).await
     }
 
     async fn add_member(
@@ -117,7 +120,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::AddMemberRequest,
     ) -> Result<(), ApiError> {
-        team::add_member(self, ctx, body).await
+        team::add_member(&self.store, &self.config, &self.clock, ctx, body).await
     }
 
     async fn approve_transfer(
@@ -133,7 +136,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::ChangePasswordRequest,
     ) -> Result<(), ApiError> {
-        identity::change_password(self, ctx, body).await
+        identity::change_password(&self.store, &self.config, &self.clock, ctx, body).await
     }
 
     async fn create_account_api(
@@ -173,7 +176,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::CreateRoleRequest,
     ) -> Result<models::Role, ApiError> {
-        team::create_role(self, ctx, body).await
+        team::create_role(&self.store, &self.clock, ctx, body).await
     }
 
     async fn fetch_account_collections(
@@ -197,7 +200,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::FetchActivityLogsRequest,
     ) -> Result<Page<Vec<models::ActivityLogEntry>>, ApiError> {
-        logs::fetch_activity_logs(self, ctx, body).await
+        logs::fetch_activity_logs(&self.store, ctx, body).await
     }
 
     async fn fetch_audit_logs(
@@ -205,7 +208,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::FetchAuditLogsRequest,
     ) -> Result<Page<Vec<models::AuditLogEntry>>, ApiError> {
-        logs::fetch_audit_logs(self, ctx, body).await
+        logs::fetch_audit_logs(&self.store, ctx, body).await
     }
 
     async fn fetch_banks(
@@ -229,7 +232,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::FetchMembersRequest,
     ) -> Result<Page<Vec<models::Member>>, ApiError> {
-        team::fetch_members(self, ctx, body).await
+        team::fetch_members(&self.store, &self.clock, ctx, body).await
     }
 
     async fn fetch_pending_transfers(
@@ -245,7 +248,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<Vec<models::Permission>, ApiError> {
-        team::fetch_permissions(self, ctx, body).await
+        team::fetch_permissions(ctx, body).await
     }
 
     async fn fetch_roles(
@@ -253,7 +256,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<Vec<models::Role>, ApiError> {
-        team::fetch_roles(self, ctx, body).await
+        team::fetch_roles(&self.store, ctx, body).await
     }
 
     async fn fetch_settlement_transactions_api(
@@ -309,7 +312,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::OtpDelivery, ApiError> {
-        identity::generate_otp(self, ctx, body).await
+        identity::generate_otp(&self.store, &self.config, &self.clock, ctx, body).await
     }
 
     async fn generate_token(
@@ -317,7 +320,15 @@ impl Api for Bank {
         ctx: RequestContext<()>,
         body: models::GenerateTokenRequest,
     ) -> Result<models::TokenGrant, ApiError> {
-        identity::generate_token(self, ctx, body).await
+        identity::generate_token(
+            &self.store,
+            &self.config,
+            &self.tokens,
+            &self.clock,
+            ctx,
+            body,
+        )
+        .await
     }
 
     async fn get_account(
@@ -341,7 +352,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::Profile, ApiError> {
-        identity::get_profile(self, ctx, body).await
+        identity::get_profile(&self.store, &self.clock, ctx, body).await
     }
 
     async fn get_total_account_metrics(
@@ -381,7 +392,15 @@ impl Api for Bank {
         ctx: RequestContext<()>,
         body: models::LoginRequest,
     ) -> Result<models::LoginResult, ApiError> {
-        identity::login(self, ctx, body).await
+        identity::login(
+            &self.store,
+            &self.config,
+            &self.tokens,
+            &self.clock,
+            ctx,
+            body,
+        )
+        .await
     }
 
     async fn logout(
@@ -389,7 +408,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<(), ApiError> {
-        identity::logout(self, ctx, body).await
+        identity::logout(&self.store, &self.clock, ctx, body).await
     }
 
     async fn name_enquiry(
@@ -405,7 +424,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::IntegrationCredentials, ApiError> {
-        identity::regenerate_secret(self, ctx, body).await
+        identity::regenerate_secret(&self.store, &self.clock, ctx, body).await
     }
 
     async fn reject_transfer(
@@ -429,7 +448,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::ResendInviteRequest,
     ) -> Result<(), ApiError> {
-        team::resend_invite(self, ctx, body).await
+        team::resend_invite(&self.store, &self.config, &self.clock, ctx, body).await
     }
 
     async fn rotate_webhook_secret(
@@ -461,7 +480,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::UpdateMemberRequest,
     ) -> Result<models::Member, ApiError> {
-        team::update_member(self, ctx, body).await
+        team::update_member(&self.store, &self.clock, ctx, body).await
     }
 
     async fn update_role(
@@ -469,7 +488,7 @@ impl Api for Bank {
         ctx: RequestContext<Principal>,
         body: models::UpdateRoleRequest,
     ) -> Result<models::Role, ApiError> {
-        team::update_role(self, ctx, body).await
+        team::update_role(&self.store, &self.clock, ctx, body).await
     }
 
     async fn update_webhook_configuration(

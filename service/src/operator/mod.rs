@@ -1,0 +1,4 @@
+//! The operator's work, with no HTTP surface: provisioning businesses (`kobo business ...`,
+//! the demo business, the test kit's businesses). Uses every inner layer.
+
+pub mod businesses;

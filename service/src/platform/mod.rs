@@ -1,0 +1,19 @@
+//! The platform every bank operation stands on: who is calling (`principal`, `sessions`,
+//! `tokens`, `rate_limit`), credentials and one-time passwords (`identity`, `throttle`), the
+//! team (`team`, `team_views`, `permissions`), the logs (`logs`), the business as requests see
+//! it (`business`), `Idempotency-Key` claims (`idempotency`) and the purge of expired rows
+//! (`housekeeping`). Uses `kernel` and `outbox`; nothing outer.
+
+pub mod business;
+pub mod housekeeping;
+pub mod idempotency;
+pub mod identity;
+pub mod logs;
+pub mod permissions;
+pub mod principal;
+pub mod rate_limit;
+pub mod sessions;
+pub mod team;
+pub mod team_views;
+pub mod throttle;
+pub mod tokens;

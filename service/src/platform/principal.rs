@@ -1,0 +1,48 @@
+//! Who is calling: the principal a bearer token resolves to (`sessions::authenticate`), handed
+//! to every authenticated operation in its `RequestContext`.
+
+use std::collections::BTreeSet;
+
+use generated_server::{ApiError, Permission, TokenFamily};
+
+use crate::kernel::store::internal;
+
+/// Who is calling: resolved from a bearer token by `identity::authenticate` on every request.
+#[derive(Clone, Debug)]
+pub struct Principal {
+    pub business_id: String,
+    /// The server-side session the token is bound to.
+    pub session_id: String,
+    pub family: TokenFamily,
+    /// The team member behind a Dashboard token; `None` for integration tokens, which act for
+    /// the whole business.
+    pub member: Option<MemberPrincipal>,
+}
+
+/// The Dashboard member behind a session, with the permissions of their role at request time.
+#[derive(Clone, Debug)]
+pub struct MemberPrincipal {
+    pub id: String,
+    pub email: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub role_id: String,
+    pub is_owner: bool,
+    pub permissions: BTreeSet<Permission>,
+}
+
+impl MemberPrincipal {
+    /// How audit-log entries name the actor: `Adaeze Okafor <adaeze.okafor@adaezefoods.ng>`.
+    pub fn display_name(&self) -> String {
+        format!("{} {} <{}>", self.first_name, self.last_name, self.email)
+    }
+}
+
+/// The member behind a Dashboard principal. Every Dashboard operation has one; its absence is
+/// a programming error, answered as an internal error rather than a panic.
+pub fn member_of(principal: &Principal) -> Result<&MemberPrincipal, ApiError> {
+    principal
+        .member
+        .as_ref()
+        .ok_or_else(|| internal("a Dashboard operation ran without a member"))
+}

@@ -1,0 +1,105 @@
+//! How the API shows members and roles: the queries and row mappings every operation that
+//! answers with a member or a role shares (team operations, login, get_profile).
+
+use chrono::{DateTime, Utc};
+use generated_server::models;
+use generated_server::ApiError;
+use sqlx::any::AnyRow;
+use sqlx::{Any, Executor};
+
+use crate::kernel::store::{self, internal};
+use crate::platform::permissions;
+
+/// The columns [`member_from_row`] reads, from `members m JOIN roles r`.
+pub const MEMBER_COLUMNS: &str = "m.id, m.email, m.first_name, m.last_name, m.role_id, \
+    r.name AS role_name, m.is_active, m.invitation_status, m.last_login, m.date_joined, \
+    m.created_at, (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id \
+    AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at";
+
+pub const ROLE_COLUMNS: &str =
+    "id, name, description, is_built_in, permission_codes, created_at, updated_at";
+
+/// A member row (with [`MEMBER_COLUMNS`]) as the API shows it at `now` (a pending invitation
+/// past its expiry shows as expired).
+pub fn member_from_row(row: &AnyRow, now: DateTime<Utc>) -> Result<models::Member, ApiError> {
+    let invitation_status = match store::text(row, "invitation_status")?.as_str() {
+        "accepted" => models::InvitationStatus::Accepted,
+        _ => match store::optional_time(row, "invitation_expires_at")? {
+            Some(expires_at) if expires_at > now => models::InvitationStatus::Pending,
+            _ => models::InvitationStatus::Expired,
+        },
+    };
+    Ok(models::Member {
+        created_at: store::time(row, "created_at")?,
+        date_joined: store::time(row, "date_joined")?,
+        email: store::text(row, "email")?,
+        first_name: store::text(row, "first_name")?,
+        id: store::uuid(row, "id")?,
+        invitation_status,
+        is_active: store::flag(row, "is_active")?,
+        last_login: store::optional_time(row, "last_login")?,
+        last_name: store::text(row, "last_name")?,
+        role_name: store::text(row, "role_name")?,
+        user_role_id: store::uuid(row, "role_id")?,
+    })
+}
+
+pub fn role_from_row(row: &AnyRow) -> Result<models::Role, ApiError> {
+    let permissions = permissions::parse_stored(&store::text(row, "permission_codes")?)?;
+    Ok(models::Role {
+        created_at: store::time(row, "created_at")?,
+        description: store::text(row, "description")?,
+        id: store::uuid(row, "id")?,
+        is_built_in: store::flag(row, "is_built_in")?,
+        name: store::text(row, "name")?,
+        permission_codes: permissions::codes_in_catalog_order(&permissions),
+        updated_at: store::time(row, "updated_at")?,
+    })
+}
+
+/// A member of `business_id` as the API shows it.
+pub async fn member_view<'e, E>(
+    executor: E,
+    business_id: &str,
+    member_id: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<models::Member>, ApiError>
+where
+    E: Executor<'e, Database = Any>,
+{
+    let sql = format!(
+        "SELECT {MEMBER_COLUMNS} FROM members m JOIN roles r ON r.id = m.role_id \
+         WHERE m.id = $1 AND m.business_id = $2"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(member_id)
+        .bind(business_id)
+        .fetch_optional(executor)
+        .await
+        .map_err(internal)?;
+    row.as_ref()
+        .map(|row| member_from_row(row, now))
+        .transpose()
+}
+
+/// A role `business_id` can use (its own or a built-in one) as the API shows it.
+pub async fn role_view<'e, E>(
+    executor: E,
+    business_id: &str,
+    role_id: &str,
+) -> Result<Option<models::Role>, ApiError>
+where
+    E: Executor<'e, Database = Any>,
+{
+    let sql = format!(
+        "SELECT {ROLE_COLUMNS} FROM roles \
+         WHERE id = $1 AND (business_id IS NULL OR business_id = $2)"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(role_id)
+        .bind(business_id)
+        .fetch_optional(executor)
+        .await
+        .map_err(internal)?;
+    row.as_ref().map(role_from_row).transpose()
+}

@@ -1,0 +1,93 @@
+//! The background work of `kobo serve`, under one supervisor: [`Workers::start`] spawns every
+//! task, [`Workers::stop`] tells them all to stop and waits, bounded, for each to finish its
+//! pass. Each task is safe with several processes on one database.
+//!
+//! - housekeeping: [`housekeeping::purge_expired`] every [`HOUSEKEEPING_INTERVAL`], so the
+//!   credentials tables stay bounded;
+//! - the outbox dispatcher (with an SMTP channel): sends notifications.
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::kernel::clock::Clock;
+use crate::kernel::store::Store;
+use crate::outbox::dispatcher::{Dispatcher, DispatcherConfig, SmtpChannel};
+use crate::platform::housekeeping;
+
+/// How often expired credentials rows are purged.
+pub const HOUSEKEEPING_INTERVAL: Duration = Duration::from_secs(5 * 60);
+
+/// The running background tasks.
+pub struct Workers {
+    stop: watch::Sender<bool>,
+    tasks: Vec<(&'static str, JoinHandle<()>)>,
+}
+
+impl Workers {
+    /// Spawns housekeeping and, when `smtp` is given, the notification dispatcher.
+    pub fn start(store: &Store, clock: &Clock, smtp: Option<SmtpChannel>) -> Workers {
+        let (stop, _) = watch::channel(false);
+        let mut workers = Workers {
+            stop,
+            tasks: Vec::new(),
+        };
+        workers.spawn(
+            "housekeeping",
+            housekeeping_loop(store.clone(), clock.clone(), workers.stopped()),
+        );
+        if let Some(channel) = smtp {
+            let dispatcher = Dispatcher::new(store.clone(), channel, DispatcherConfig::default())
+                .with_clock(clock.clone());
+            let stopped = workers.stopped();
+            workers.spawn("notification dispatcher", dispatcher.run(stopped));
+        }
+        workers
+    }
+
+    /// The names of the running tasks, in start order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tasks.iter().map(|(name, _)| *name).collect()
+    }
+
+    /// Tells every task to stop and waits up to `timeout` for all of them together. A task
+    /// still running then is left to the runtime's end and named in the log.
+    pub async fn stop(self, timeout: Duration) {
+        let _ = self.stop.send(true);
+        let deadline = tokio::time::Instant::now() + timeout;
+        for (name, task) in self.tasks {
+            if tokio::time::timeout_at(deadline, task).await.is_err() {
+                tracing::warn!(task = name, "a background task did not stop in time");
+            }
+        }
+    }
+
+    fn spawn(&mut self, name: &'static str, task: impl Future<Output = ()> + Send + 'static) {
+        self.tasks.push((name, tokio::spawn(task)));
+    }
+
+    /// A future that resolves once [`Workers::stop`] is called.
+    fn stopped(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut receiver = self.stop.subscribe();
+        async move {
+            let _ = receiver.wait_for(|stop| *stop).await;
+        }
+    }
+}
+
+/// Purges expired rows every [`HOUSEKEEPING_INTERVAL`] until `shutdown`.
+async fn housekeeping_loop(store: Store, clock: Clock, shutdown: impl Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    loop {
+        match housekeeping::purge_expired(&store, clock.now()).await {
+            Ok(purged) => tracing::debug!(?purged, "housekeeping"),
+            Err(error) => tracing::warn!(error = error.message(), "housekeeping failed"),
+        }
+        tokio::select! {
+            () = &mut shutdown => return,
+            () = tokio::time::sleep(HOUSEKEEPING_INTERVAL) => {}
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! Tidy checks that read `service/src` as text, so the architecture stays as ARCHITECTURE.md
+//! says without anyone remembering it:
+//!
+//! - the layers: a module uses only layers inside its own (`kernel` → `outbox` → `platform`
+//!   → `money` → `operator`, `workers` → `http` → `cli`, and `testkit` above all);
+//! - no circle of imports between files, inside a layer too;
+//! - no `Utc::now()` outside `kernel/clock.rs`: time comes from the injected `Clock`.
+//!
+//! Each check is a function over `(module path, source)` pairs, exercised below on small
+//! made-up trees as well as on the real one, so a check that could never fail would show.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The layers from the innermost; a module may use its own layer and those of lower rank.
+const LAYERS: &[(&str, u8)] = &[
+    ("kernel", 0),
+    ("outbox", 1),
+    ("platform", 2),
+    ("money", 3),
+    ("operator", 4),
+    ("workers", 4),
+    ("http", 5),
+    ("cli", 6),
+    ("testkit", 7),
+];
+
+/// The only file that may read the system clock.
+const CLOCK_FILE: &str = "kernel::clock";
+
+/// Every `.rs` file under `service/src` as `(module path, source)`: `platform/team.rs` is
+/// `platform::team`, `outbox/mod.rs` is `outbox`. `lib.rs` and `main.rs` are the roots and
+/// are left out (they only declare and re-export).
+fn source_tree() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    collect(&root, &root, &mut files);
+    files.sort();
+    files
+}
+
+fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir).expect("service/src is readable") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            collect(root, &path, files);
+            continue;
+        }
+        if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+            continue;
+        }
+        let relative = path.strip_prefix(root).unwrap().with_extension("");
+        let mut parts: Vec<String> = relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if parts.last().map(String::as_str) == Some("mod") {
+            parts.pop();
+        }
+        let module = parts.join("::");
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        files.push((module, std::fs::read_to_string(&path).unwrap()));
+    }
+}
+
+/// The code of a file without its `#[cfg(test)]` tail and without comments (a path named in
+/// a doc comment is no import).
+fn code_of(source: &str) -> String {
+    let source = match source.find("#[cfg(test)]") {
+        Some(at) => &source[..at],
+        None => source,
+    };
+    source
+        .lines()
+        .map(|line| match line.trim_start().starts_with("//") {
+            true => "",
+            false => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every `crate::...` path a file names, in `use` trees (`use crate::a::{b, c::d};`) and
+/// inline (`crate::a::b::f()`), each as its list of segments.
+fn crate_paths(code: &str) -> Vec<Vec<String>> {
+    let mut paths = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let preceded_by_dollar = at > 0 && rest.as_bytes()[at - 1] == b'$';
+        let tail = &rest[at + "crate::".len()..];
+        if !preceded_by_dollar {
+            expand(tail, Vec::new(), &mut paths);
+        }
+        rest = tail;
+    }
+    paths
+}
+
+/// Reads one path (or use tree) at the start of `text` after the segments in `prefix`.
+fn expand(text: &str, prefix: Vec<String>, paths: &mut Vec<Vec<String>>) {
+    let text = text.trim_start();
+    if let Some(inner) = text.strip_prefix('{') {
+        for item in split_group(inner) {
+            expand(item, prefix.clone(), paths);
+        }
+        return;
+    }
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    let segment = &text[..end];
+    let mut path = prefix;
+    if !segment.is_empty() && segment != "self" {
+        path.push(segment.to_owned());
+    }
+    match text[end..].strip_prefix("::") {
+        Some(more) => expand(more, path, paths),
+        None => paths.push(path),
+    }
+}
+
+/// The comma-separated items of a `{...}` group whose opening brace is already consumed.
+fn split_group(text: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&text[start..i]);
+                return items;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
+/// The module a path lands in: its longest prefix that is a file of the tree.
+fn module_of(path: &[String], modules: &BTreeSet<String>) -> Option<String> {
+    (1..=path.len())
+        .rev()
+        .map(|n| path[..n].join("::"))
+        .find(|candidate| modules.contains(candidate))
+}
+
+fn layer_of(module: &str) -> Option<u8> {
+    let top = module.split("::").next().unwrap_or(module);
+    LAYERS
+        .iter()
+        .find(|(name, _)| *name == top)
+        .map(|(_, rank)| *rank)
+}
+
+/// The file-to-file imports of the tree, and a problem for each path that names no file.
+fn imports(files: &[(String, String)]) -> (BTreeMap<String, BTreeSet<String>>, Vec<String>) {
+    let modules: BTreeSet<String> = files.iter().map(|(module, _)| module.clone()).collect();
+    let mut graph = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (module, source) in files {
+        let used: &mut BTreeSet<String> = graph.entry(module.clone()).or_default();
+        for path in crate_paths(&code_of(source)) {
+            match module_of(&path, &modules) {
+                Some(target) if &target != module => {
+                    used.insert(target);
+                }
+                Some(_) => {}
+                None => problems.push(format!(
+                    "{module} names crate::{}: name a module's full path, not a re-export \
+                     of the crate root",
+                    path.join("::")
+                )),
+            }
+        }
+    }
+    (graph, problems)
+}
+
+/// Imports that go outward: a module using a layer of higher rank, or one of the same rank
+/// that is not its own (`operator` and `workers` are beside each other).
+fn layer_problems(files: &[(String, String)]) -> Vec<String> {
+    let (graph, mut problems) = imports(files);
+    for (module, used) in &graph {
+        let Some(rank) = layer_of(module) else {
+            problems.push(format!(
+                "{module} is in no layer: add it to LAYERS and ARCHITECTURE.md"
+            ));
+            continue;
+        };
+        let own_top = module.split("::").next().unwrap_or_default();
+        for target in used {
+            let target_top = target.split("::").next().unwrap_or_default();
+            let target_rank = layer_of(target).unwrap_or(u8::MAX);
+            if target_top != own_top && target_rank >= rank {
+                problems.push(format!("{module} (an inner layer) imports {target}"));
+            }
+        }
+    }
+    problems
+}
+
+/// Circles of imports between files: each reported once, as the path that closes it.
+fn cycle_problems(files: &[(String, String)]) -> Vec<String> {
+    let (graph, _) = imports(files);
+    let mut problems = Vec::new();
+    let mut done = BTreeSet::new();
+    for start in graph.keys() {
+        let mut stack = vec![start.clone()];
+        visit(&graph, &mut stack, &mut done, &mut problems);
+    }
+    problems
+}
+
+fn visit(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    stack: &mut Vec<String>,
+    done: &mut BTreeSet<String>,
+    problems: &mut Vec<String>,
+) {
+    let current = stack.last().unwrap().clone();
+    if done.contains(&current) {
+        return;
+    }
+    for next in graph.get(&current).into_iter().flatten() {
+        if let Some(at) = stack.iter().position(|module| module == next) {
+            let mut circle = stack[at..].to_vec();
+            circle.push(next.clone());
+            problems.push(format!("import circle: {}", circle.join(" -> ")));
+            continue;
+        }
+        stack.push(next.clone());
+        visit(graph, stack, done, problems);
+        stack.pop();
+    }
+    done.insert(current);
+}
+
+/// Files other than the clock that read the system clock.
+fn clock_problems(files: &[(String, String)]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|(module, source)| module != CLOCK_FILE && code_of(source).contains("Utc::now()"))
+        .map(|(module, _)| format!("{module} calls Utc::now(): take the time from a Clock"))
+        .collect()
+}
+
+fn tree(files: &[(&str, &str)]) -> Vec<(String, String)> {
+    files
+        .iter()
+        .map(|(module, source)| (module.to_string(), source.to_string()))
+        .collect()
+}
+
+#[test]
+fn service_src_keeps_its_layers() {
+    let problems = layer_problems(&source_tree());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn service_src_has_no_import_circle() {
+    let problems = cycle_problems(&source_tree());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn only_the_clock_reads_the_system_time() {
+    let problems = clock_problems(&source_tree());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn every_layer_is_in_the_tree() {
+    let tops: BTreeSet<String> = source_tree()
+        .into_iter()
+        .map(|(module, _)| module.split("::").next().unwrap().to_owned())
+        .collect();
+    for (layer, _) in LAYERS {
+        assert!(
+            tops.contains(*layer),
+            "LAYERS names {layer}, which has no file"
+        );
+    }
+}
+
+#[test]
+fn use_trees_and_inline_paths_are_all_read() {
+    let code = "use crate::kernel::{clock::Clock, store::{self, Tx}};\n\
+                use crate::platform::team;\n\
+                fn f() { crate::money::nuban::check(); $crate::testkit::x(); }";
+    let paths: Vec<String> = crate_paths(code).iter().map(|p| p.join("::")).collect();
+    assert_eq!(
+        paths,
+        [
+            "kernel::clock::Clock",
+            "kernel::store",
+            "kernel::store::Tx",
+            "platform::team",
+            "money::nuban::check",
+        ]
+    );
+    // Comments and the test module are not code.
+    assert!(crate_paths(&code_of("// crate::http::x\n#[cfg(test)]\nuse crate::cli;")).is_empty());
+}
+
+#[test]
+fn an_inner_layer_importing_an_outer_one_is_reported() {
+    let files = tree(&[
+        ("kernel::store", "use crate::platform::team::Invitee;"),
+        ("platform::team", "use crate::kernel::store::Tx;"),
+        ("operator::businesses", "use crate::workers::Workers;"),
+        ("workers", ""),
+        ("http", "use crate::operator::businesses;"),
+    ]);
+    assert_eq!(
+        layer_problems(&files),
+        [
+            "kernel::store (an inner layer) imports platform::team",
+            "operator::businesses (an inner layer) imports workers",
+        ]
+    );
+}
+
+#[test]
+fn a_circle_inside_a_layer_is_reported() {
+    let files = tree(&[
+        (
+            "platform::identity",
+            "use crate::platform::team::member_view;",
+        ),
+        ("platform::team", "use crate::platform::sessions::revoke;"),
+        (
+            "platform::sessions",
+            "fn f() { crate::platform::identity::login(); }",
+        ),
+        ("kernel::store", ""),
+    ]);
+    let problems = cycle_problems(&files);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].starts_with("import circle: platform::identity -> platform::team"));
+}
+
+#[test]
+fn paths_through_the_crate_root_and_unknown_layers_are_reported() {
+    let files = tree(&[("platform::team", "use crate::KoboApi;"), ("plugins", "")]);
+    let problems = layer_problems(&files);
+    assert!(
+        problems.iter().any(|p| p.contains("crate::KoboApi")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("plugins is in no layer")),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn reading_the_system_clock_elsewhere_is_reported() {
+    let files = tree(&[
+        ("kernel::clock", "fn now() { Utc::now() }"),
+        ("platform::team", "fn f() { let now = Utc::now(); }"),
+        ("platform::logs", "#[cfg(test)]\nfn t() { Utc::now() }"),
+    ]);
+    assert_eq!(
+        clock_problems(&files),
+        ["platform::team calls Utc::now(): take the time from a Clock"]
+    );
+}
