@@ -40,7 +40,7 @@ use tower::ServiceExt;
 
 use crate::http::KoboApi;
 use crate::kernel::clock::Clock;
-use crate::kernel::config::Config;
+use crate::kernel::config::{Config, PasswordPolicy};
 use crate::kernel::store::Store;
 use crate::operator::businesses::{self, CreatedBusiness, NewBusiness};
 use crate::platform::tokens::TokenKeys;
@@ -189,8 +189,11 @@ impl TestKit {
         TestKit::start(kind, Config::default()).await
     }
 
-    /// A kit with `config` (production environment, shorter TTLs, ...).
-    pub async fn start(kind: StoreKind, config: Config) -> TestKit {
+    /// A kit with `config` (production environment, shorter TTLs, ...). Passwords are hashed
+    /// with [`PasswordPolicy::cheapest_for_tests`] whatever `config` says: a suite logs in
+    /// thousands of times, and argon2's cost is not what it tests.
+    pub async fn start(kind: StoreKind, mut config: Config) -> TestKit {
+        config.passwords = PasswordPolicy::cheapest_for_tests();
         let (url, place) = match kind {
             StoreKind::Sqlite => {
                 let dir = tempfile::tempdir().expect("a temporary directory");
@@ -511,6 +514,9 @@ struct PostgresDatabase {
 }
 
 impl PostgresDatabase {
+    /// A fresh database, cloned from the migrated template of this build's schema (made on
+    /// first use, by whichever test process gets there first), so no test pays for the
+    /// migrations.
     async fn create() -> PostgresDatabase {
         let admin_url = std::env::var("KOBO_TEST_POSTGRES_URL")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
@@ -522,10 +528,32 @@ impl PostgresDatabase {
                     "PostgreSQL is unreachable at {admin_url} (set KOBO_TEST_POSTGRES_URL): {error}"
                 )
             });
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\"")))
-            .execute(&mut admin)
-            .await
-            .unwrap_or_else(|error| panic!("cannot create the test database {name}: {error}"));
+        // Test processes run at once: one at a time makes the template or copies it.
+        admin_execute(
+            &mut admin,
+            format!("SELECT pg_advisory_lock({TEMPLATE_LOCK})"),
+        )
+        .await;
+        let template = format!("kobo_template_{}", Store::schema_fingerprint());
+        let exists: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+                .bind(&template)
+                .fetch_one(&mut admin)
+                .await
+                .expect("pg_database answers");
+        if !exists {
+            make_template(&mut admin, &admin_url, &template).await;
+        }
+        admin_execute(
+            &mut admin,
+            format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\""),
+        )
+        .await;
+        admin_execute(
+            &mut admin,
+            format!("SELECT pg_advisory_unlock({TEMPLATE_LOCK})"),
+        )
+        .await;
         let _ = admin.close().await;
         let url = database_url(&admin_url, &name);
         PostgresDatabase {
@@ -534,6 +562,59 @@ impl PostgresDatabase {
             url,
         }
     }
+}
+
+/// The advisory lock under which test processes make or copy the template.
+const TEMPLATE_LOCK: i64 = 0x6b6f_626f;
+
+/// Migrates a database under a temporary name and renames it to `template` once complete (a
+/// process killed half-way leaves no half-made template), then drops the templates of other
+/// schemas.
+async fn make_template(admin: &mut sqlx::postgres::PgConnection, admin_url: &str, template: &str) {
+    let building = format!("{template}_building");
+    admin_execute(
+        admin,
+        format!("DROP DATABASE IF EXISTS \"{building}\" WITH (FORCE)"),
+    )
+    .await;
+    admin_execute(admin, format!("CREATE DATABASE \"{building}\"")).await;
+    let store = Store::connect(&database_url(admin_url, &building))
+        .await
+        .unwrap_or_else(|error| panic!("cannot open {building}: {error:#}"));
+    store
+        .migrate()
+        .await
+        .unwrap_or_else(|error| panic!("cannot migrate {building}: {error:#}"));
+    crate::platform::permissions::seed_built_in_roles(&store)
+        .await
+        .unwrap_or_else(|error| panic!("cannot seed {building}: {error:#}"));
+    store.close().await;
+    admin_execute(
+        admin,
+        format!("ALTER DATABASE \"{building}\" RENAME TO \"{template}\""),
+    )
+    .await;
+    let stale: Vec<String> = sqlx::query_scalar(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'kobo\\_template\\_%' AND datname <> $1",
+    )
+    .bind(template)
+    .fetch_all(&mut *admin)
+    .await
+    .expect("pg_database answers");
+    for name in stale {
+        admin_execute(
+            admin,
+            format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
+        )
+        .await;
+    }
+}
+
+async fn admin_execute(admin: &mut sqlx::postgres::PgConnection, sql: String) {
+    sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+        .execute(admin)
+        .await
+        .unwrap_or_else(|error| panic!("{sql}: {error}"));
 }
 
 impl Drop for PostgresDatabase {

@@ -16,6 +16,7 @@ use generated_server::{
 
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
+use crate::kernel::secrets::Passwords;
 use crate::kernel::store::Store;
 use crate::platform::principal::Principal;
 use crate::platform::rate_limit::RateLimiter;
@@ -29,6 +30,7 @@ pub struct KoboApi {
     config: Arc<Config>,
     clock: Clock,
     tokens: TokenKeys,
+    passwords: Passwords,
     rate_limiter: RateLimiter,
 }
 
@@ -36,6 +38,7 @@ impl KoboApi {
     pub fn new(store: Store, config: Config, clock: Clock, tokens: TokenKeys) -> KoboApi {
         KoboApi {
             rate_limiter: RateLimiter::new(config.request_budget),
+            passwords: Passwords::new(&config.passwords),
             store,
             config: Arc::new(config),
             clock,
@@ -112,7 +115,15 @@ impl Api for KoboApi {
         ctx: RequestContext<()>,
         body: models::AcceptInviteRequest,
     ) -> Result<models::Member, ApiError> {
-        team::accept_invite(&self.store, &self.config, &self.clock, ctx, body).await
+        team::accept_invite(
+            &self.store,
+            &self.config,
+            &self.passwords,
+            &self.clock,
+            ctx,
+            body,
+        )
+        .await
     }
 
     async fn add_member(
@@ -136,7 +147,15 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::ChangePasswordRequest,
     ) -> Result<(), ApiError> {
-        identity::change_password(&self.store, &self.config, &self.clock, ctx, body).await
+        identity::change_password(
+            &self.store,
+            &self.config,
+            &self.passwords,
+            &self.clock,
+            ctx,
+            body,
+        )
+        .await
     }
 
     async fn create_account_api(
@@ -396,6 +415,7 @@ impl Api for KoboApi {
             &self.store,
             &self.config,
             &self.tokens,
+            &self.passwords,
             &self.clock,
             ctx,
             body,

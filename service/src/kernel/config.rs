@@ -53,6 +53,8 @@ pub struct Config {
     pub invitation_link_base: String,
     /// Requests each credential (integration client, Dashboard member) may make.
     pub request_budget: RequestBudget,
+    /// How passwords are hashed.
+    pub passwords: PasswordPolicy,
 }
 
 impl Config {
@@ -70,6 +72,7 @@ impl Config {
             invitation_per_address: ThrottlePolicy::new(10),
             invitation_link_base: "https://dashboard.kobo.example/accept-invite?token=".into(),
             request_budget: RequestBudget::default(),
+            passwords: PasswordPolicy::default(),
         }
     }
 }
@@ -77,6 +80,42 @@ impl Config {
 impl Default for Config {
     fn default() -> Self {
         Config::new(Environment::Sandbox)
+    }
+}
+
+/// argon2id parameters of new password hashes, and how many hashes may run at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PasswordPolicy {
+    pub memory_kib: u32,
+    pub iterations: u32,
+    pub parallelism: u32,
+    /// Hashes (and verifications) in progress at once; past it `29`.
+    pub max_concurrent: usize,
+}
+
+impl Default for PasswordPolicy {
+    /// argon2's recommended defaults (19 MiB, 2 passes, 1 lane), 8 at a time: at most about
+    /// 152 MiB of hashing memory whatever the load.
+    fn default() -> Self {
+        PasswordPolicy {
+            memory_kib: 19 * 1024,
+            iterations: 2,
+            parallelism: 1,
+            max_concurrent: 8,
+        }
+    }
+}
+
+impl PasswordPolicy {
+    /// The cheapest parameters argon2 accepts, for tests only: a test suite logs in thousands
+    /// of times. Never a production setting (no flag selects it).
+    pub fn cheapest_for_tests() -> Self {
+        PasswordPolicy {
+            memory_kib: argon2::Params::MIN_M_COST,
+            iterations: 1,
+            parallelism: 1,
+            max_concurrent: 64,
+        }
     }
 }
 

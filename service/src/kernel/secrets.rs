@@ -1,22 +1,26 @@
 //! Random values and how secrets are kept.
 //!
-//! - Passwords are hashed with argon2id (the crate's defaults: 19 MiB, 2 passes), off the async
-//!   threads, because a hash costs tens of milliseconds on purpose.
+//! - Passwords are hashed with argon2id ([`Passwords`]; in production the crate's defaults:
+//!   19 MiB, 2 passes), off the async threads, because a hash costs tens of milliseconds and
+//!   its memory on purpose. At most [`PasswordPolicy::max_concurrent`] hashes run at once; past
+//!   that the answer is `29`, so a flood of logins cannot take the process's memory.
 //! - Client secrets and invitation tokens carry 32 random bytes: a plain SHA-256 of them is
 //!   enough, since nobody can guess the input.
 //! - OTPs have 6 digits, so their SHA-256 is salted with the OTP's id; what protects them is
 //!   their 5-minute life and 5 attempts.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
-use argon2::Argon2;
+use argon2::{Algorithm, Argon2, Params, Version};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use generated_server::{ApiError, ResponseCode};
 use sha2::{Digest, Sha256};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::kernel::config::PasswordPolicy;
 use crate::kernel::store::internal;
 
 /// Passwords are 8 to 128 characters (the spec's `Password` schema).
@@ -75,51 +79,98 @@ pub fn check_password_rules(field: &str, password: &str) -> Result<(), ApiError>
     Ok(())
 }
 
-/// The argon2id PHC string of `password`.
-pub async fn hash_password(password: &str) -> Result<String, ApiError> {
-    let password = password.to_owned();
-    tokio::task::spawn_blocking(move || hash_password_blocking(&password))
-        .await
-        .map_err(internal)?
+/// Hashes and verifies passwords with the policy's argon2id parameters, a bounded number at
+/// a time. Verification reads the parameters from the stored hash, so hashes made under
+/// another policy still verify.
+pub struct Passwords {
+    argon2: Argon2<'static>,
+    permits: Arc<Semaphore>,
+    /// A hash of nothing, checked when there is no stored hash so that the answer takes as
+    /// long whether or not the account exists.
+    dummy: OnceLock<String>,
 }
 
-pub fn hash_password_blocking(password: &str) -> Result<String, ApiError> {
-    Argon2::default()
+impl Passwords {
+    pub fn new(policy: &PasswordPolicy) -> Passwords {
+        let params = Params::new(
+            policy.memory_kib,
+            policy.iterations,
+            policy.parallelism,
+            None,
+        )
+        .expect("argon2 parameters within the algorithm's bounds");
+        Passwords {
+            argon2: Argon2::new(Algorithm::Argon2id, Version::V0x13, params),
+            permits: Arc::new(Semaphore::new(policy.max_concurrent.max(1))),
+            dummy: OnceLock::new(),
+        }
+    }
+
+    /// The argon2id PHC string of `password`.
+    pub async fn hash(&self, password: &str) -> Result<String, ApiError> {
+        let permit = self.permit()?;
+        let argon2 = self.argon2.clone();
+        let password = password.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            hash_with(&argon2, &password)
+        })
+        .await
+        .map_err(internal)?
+    }
+
+    /// Whether `password` matches `stored` (an argon2 PHC string). With `stored == None` (no
+    /// such member, or no password yet) a dummy hash is checked anyway. `29` when the hashing
+    /// capacity is in use.
+    pub async fn verify(&self, password: &str, stored: Option<&str>) -> Result<bool, ApiError> {
+        let permit = self.permit()?;
+        let known = stored.is_some();
+        let phc = match stored {
+            Some(stored) => stored.to_owned(),
+            None => self.dummy_hash()?.to_owned(),
+        };
+        let argon2 = self.argon2.clone();
+        let password = password.to_owned();
+        let matches = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            verify_with(&argon2, &password, &phc)
+        })
+        .await
+        .map_err(internal)?;
+        Ok(matches && known)
+    }
+
+    /// A hashing slot, or `29`: a hash holds its memory for tens of milliseconds, so a caller
+    /// that finds every slot taken is told to come back in a second rather than queued.
+    fn permit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        self.permits.clone().try_acquire_owned().map_err(|_| {
+            ApiError::new(ResponseCode::TooManyRequests)
+                .with_message("Too many sign-ins at once: try again in 1 second")
+                .with_retry_after_seconds(1)
+        })
+    }
+
+    fn dummy_hash(&self) -> Result<&str, ApiError> {
+        if let Some(hash) = self.dummy.get() {
+            return Ok(hash);
+        }
+        let hash = hash_with(&self.argon2, "not the password of anyone at all")?;
+        Ok(self.dummy.get_or_init(|| hash))
+    }
+}
+
+fn hash_with(argon2: &Argon2<'_>, password: &str) -> Result<String, ApiError> {
+    argon2
         .hash_password(password.as_bytes())
         .map(|hash| hash.to_string())
         .map_err(|error| internal(format!("cannot hash a password: {error}")))
 }
 
-/// Whether `password` matches `stored` (an argon2 PHC string). With `stored == None` (no such
-/// member, or no password yet) a dummy hash is checked anyway, so the answer takes as long
-/// whether or not the email exists.
-pub async fn verify_password(password: &str, stored: Option<&str>) -> bool {
-    let password = password.to_owned();
-    let stored = stored.map(str::to_owned);
-    tokio::task::spawn_blocking(move || {
-        let known = stored.is_some();
-        let phc = stored.unwrap_or_else(|| dummy_hash().to_owned());
-        verify_password_blocking(&password, &phc) && known
-    })
-    .await
-    .unwrap_or(false)
-}
-
-fn verify_password_blocking(password: &str, phc: &str) -> bool {
+fn verify_with(argon2: &Argon2<'_>, password: &str, phc: &str) -> bool {
     match PasswordHash::new(phc) {
-        Ok(parsed) => Argon2::default()
-            .verify_password(password.as_bytes(), &parsed)
-            .is_ok(),
+        Ok(parsed) => argon2.verify_password(password.as_bytes(), &parsed).is_ok(),
         Err(_) => false,
     }
-}
-
-fn dummy_hash() -> &'static str {
-    static DUMMY: OnceLock<String> = OnceLock::new();
-    DUMMY.get_or_init(|| {
-        hash_password_blocking("not the password of anyone at all")
-            .expect("argon2 hashes a constant")
-    })
 }
 
 fn invalid(message: String) -> ApiError {
@@ -188,12 +239,52 @@ mod tests {
         assert_eq!(mask_email("ife@x.ng"), "i*****@x.ng");
     }
 
-    #[test]
-    fn password_hashes_verify_only_the_right_password() {
-        let hash = hash_password_blocking("Jollof-Rice-2026").unwrap();
-        assert!(hash.starts_with("$argon2id$"));
-        assert!(verify_password_blocking("Jollof-Rice-2026", &hash));
-        assert!(!verify_password_blocking("Jollof-Rice-2027", &hash));
-        assert!(!verify_password_blocking("Jollof-Rice-2026", "not a hash"));
+    #[tokio::test]
+    async fn password_hashes_verify_only_the_right_password() {
+        let passwords = Passwords::new(&PasswordPolicy::cheapest_for_tests());
+        let hash = passwords.hash("Jollof-Rice-2026").await.unwrap();
+        assert!(hash.starts_with("$argon2id$v=19$m=8,t=1,p=1$"), "{hash}");
+        assert!(passwords
+            .verify("Jollof-Rice-2026", Some(&hash))
+            .await
+            .unwrap());
+        assert!(!passwords
+            .verify("Jollof-Rice-2027", Some(&hash))
+            .await
+            .unwrap());
+        assert!(!passwords
+            .verify("Jollof-Rice-2026", Some("not a hash"))
+            .await
+            .unwrap());
+        // No stored hash: the dummy is checked and the answer is no.
+        assert!(!passwords.verify("Jollof-Rice-2026", None).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn production_parameters_are_argons_defaults_and_other_hashes_still_verify() {
+        let production = Passwords::new(&PasswordPolicy::default());
+        let hash = production.hash("Jollof-Rice-2026").await.unwrap();
+        assert!(
+            hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"),
+            "{hash}"
+        );
+        // Verification reads the parameters from the hash, whatever the verifier's policy.
+        let cheap = Passwords::new(&PasswordPolicy::cheapest_for_tests());
+        assert!(cheap.verify("Jollof-Rice-2026", Some(&hash)).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn hashing_beyond_the_bound_answers_29_at_once() {
+        let policy = PasswordPolicy {
+            max_concurrent: 1,
+            ..PasswordPolicy::cheapest_for_tests()
+        };
+        let passwords = Passwords::new(&policy);
+        let held = passwords.permit().unwrap();
+        let refused = passwords.hash("Jollof-Rice-2026").await.unwrap_err();
+        assert_eq!(refused.code(), ResponseCode::TooManyRequests);
+        assert_eq!(refused.retry_after_seconds(), Some(1));
+        drop(held);
+        passwords.hash("Jollof-Rice-2026").await.unwrap();
     }
 }

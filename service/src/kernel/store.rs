@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use chrono::{DateTime, SecondsFormat, Utc};
 use generated_server::ApiError;
+use sha2::{Digest, Sha256};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{Any, AnyPool, Row, Transaction};
 
@@ -92,6 +93,22 @@ impl Store {
             .run(&self.pool)
             .await
             .context("cannot apply the database migrations")
+    }
+
+    /// A short fingerprint of the embedded migrations (their versions and checksums): two
+    /// databases migrated by builds with the same fingerprint have the same schema.
+    pub fn schema_fingerprint() -> String {
+        let mut digest = Sha256::new();
+        for migration in MIGRATOR.iter() {
+            digest.update(migration.version.to_le_bytes());
+            digest.update(&migration.checksum);
+        }
+        hex::encode(&digest.finalize()[..6])
+    }
+
+    /// Closes every connection of the pool (waiting for those in use to be returned).
+    pub async fn close(&self) {
+        self.pool.close().await;
     }
 
     pub fn pool(&self) -> &AnyPool {

@@ -11,7 +11,7 @@ use sqlx::any::AnyRow;
 
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
-use crate::kernel::secrets;
+use crate::kernel::secrets::{self, Passwords};
 use crate::kernel::store::{self, internal, Store};
 use crate::money::nuban::{self, Series};
 use crate::platform::business::{
@@ -95,7 +95,7 @@ pub async fn create(
     let password_hash = match &new.owner_password {
         Some(password) => {
             secrets::check_password_rules("owner_password", password)?;
-            Some(secrets::hash_password(password).await?)
+            Some(Passwords::new(&config.passwords).hash(password).await?)
         }
         None => None,
     };
@@ -304,7 +304,9 @@ pub async fn ensure_demo(store: &Store, config: &Config, clock: &Clock) -> Resul
         });
     };
 
-    let password_hash = secrets::hash_password(DEMO_OWNER_PASSWORD).await?;
+    let password_hash = Passwords::new(&config.passwords)
+        .hash(DEMO_OWNER_PASSWORD)
+        .await?;
     let now = clock.now();
     let mut tx = store.begin().await?;
     let (client_id, client_secret) = rotate_client_secret(&mut tx, &existing.id, now).await?;

@@ -11,7 +11,7 @@ use sqlx::Row;
 
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment, ThrottlePolicy};
-use crate::kernel::secrets;
+use crate::kernel::secrets::{self, Passwords};
 use crate::kernel::store::{self, internal, Store, Tx};
 use crate::outbox::{self, Notification};
 use crate::platform::business;
@@ -128,6 +128,7 @@ pub async fn login(
     store: &Store,
     config: &Config,
     tokens: &TokenKeys,
+    passwords: &Passwords,
     clock: &Clock,
     ctx: RequestContext<()>,
     body: models::LoginRequest,
@@ -152,7 +153,9 @@ pub async fn login(
     };
     // Always verify (a dummy hash when there is nothing to check), so the time taken does not
     // tell whether the email exists.
-    let password_ok = secrets::verify_password(&body.password, stored_hash.as_deref()).await;
+    let password_ok = passwords
+        .verify(&body.password, stored_hash.as_deref())
+        .await?;
     let member = match row {
         Some(row)
             if password_ok
@@ -292,6 +295,7 @@ pub async fn logout(
 pub async fn change_password(
     store: &Store,
     config: &Config,
+    passwords: &Passwords,
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::ChangePasswordRequest,
@@ -313,7 +317,10 @@ pub async fn change_password(
             .await
             .map_err(internal)?
             .flatten();
-    if !secrets::verify_password(body.old_password.as_str(), stored.as_deref()).await {
+    if !passwords
+        .verify(body.old_password.as_str(), stored.as_deref())
+        .await?
+    {
         let policy: &ThrottlePolicy = &config.password_change_per_member;
         throttle::record_failure(store, &key, policy, now).await?;
         return Err(ApiError::new(ResponseCode::OldPasswordIncorrect));
@@ -323,7 +330,7 @@ pub async fn change_password(
             "`new_password`: must differ from the current password",
         ));
     }
-    let hash = secrets::hash_password(new_password).await?;
+    let hash = passwords.hash(new_password).await?;
 
     let mut tx = store.begin().await?;
     sqlx::query(

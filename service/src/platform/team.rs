@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::paging::{self, Conditions, Sql};
-use crate::kernel::secrets;
+use crate::kernel::secrets::{self, Passwords};
 use crate::kernel::store::{self, internal, is_unique_violation, Store, Tx};
 use crate::outbox::{self, Notification};
 use crate::platform::business::{self, normalize_email};
@@ -369,6 +369,7 @@ pub async fn resend_invite(
 pub async fn accept_invite(
     store: &Store,
     config: &Config,
+    passwords: &Passwords,
     clock: &Clock,
     ctx: RequestContext<()>,
     body: models::AcceptInviteRequest,
@@ -411,7 +412,7 @@ pub async fn accept_invite(
     let invitation_id = store::text(&row, "id")?;
     let business_id = store::text(&row, "business_id")?;
     let member_id = store::text(&row, "member_id")?;
-    let hash = secrets::hash_password(body.password.as_str()).await?;
+    let hash = passwords.hash(body.password.as_str()).await?;
 
     let mut tx = store.begin().await?;
     let stamp = store::timestamp(now);
