@@ -33,7 +33,7 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{HeaderMap, Request, StatusCode};
 use axum::Router;
-use generated_server::{Operation, TokenFamily};
+use generated_server::{Operation, ResponseCode, TokenFamily};
 use serde_json::{json, Value};
 use sqlx::Connection;
 use tower::ServiceExt;
@@ -101,6 +101,8 @@ pub struct TestKit {
     /// The API's clock: the system's time, which [`Clock::advance`] moves ahead (past an
     /// expiry, a lock or a window) instead of rewriting timestamps in the database.
     pub clock: Clock,
+    /// Where the store is (for [`TestKit::another_process`]).
+    url: String,
     /// The business the kit provisioned (with its integration credentials).
     pub business: CreatedBusiness,
     /// A Dashboard token of the business's owner.
@@ -126,16 +128,24 @@ pub struct Reply {
 }
 
 impl Reply {
-    /// The envelope's `response_code`.
-    pub fn code(&self) -> &str {
-        self.body["response_code"].as_str().unwrap_or("")
+    /// The envelope's `response_code`, by name (`None` when there is no envelope or its code
+    /// is not in the catalog).
+    pub fn code(&self) -> Option<ResponseCode> {
+        self.body["response_code"]
+            .as_str()
+            .and_then(ResponseCode::from_code)
     }
 
-    /// The envelope's `data`, after checking the response code (panics with the whole reply
-    /// otherwise).
+    /// The envelope's `data`, after checking the response code and that the HTTP status is
+    /// the one the catalog gives it (panics with the whole reply otherwise).
     #[track_caller]
-    pub fn expect(&self, code: &str) -> &Value {
-        assert_eq!(self.code(), code, "unexpected reply: {self:#?}");
+    pub fn expect(&self, code: ResponseCode) -> &Value {
+        assert_eq!(self.code(), Some(code), "unexpected reply: {self:#?}");
+        assert_eq!(
+            self.status.as_u16(),
+            code.http_status(),
+            "unexpected status: {self:#?}"
+        );
         &self.body["data"]
     }
 
@@ -242,6 +252,7 @@ impl TestKit {
             router,
             store,
             clock,
+            url,
             business,
             owner_token: String::new(),
             _place: place,
@@ -254,37 +265,55 @@ impl TestKit {
 
     /// Sends one request through the router, as from `call.client_ip`.
     pub async fn send(&self, call: Call<'_>) -> Reply {
-        let mut request = Request::post(call.path).header("content-type", "application/json");
-        if let Some(token) = call.token {
-            request = request.header("authorization", format!("Bearer {token}"));
-        }
-        for (name, value) in &call.headers {
-            request = request.header(*name, value.as_str());
-        }
-        let mut request = request
-            .body(Body::from(call.body.to_string()))
-            .expect("a well-formed request");
-        request
-            .extensions_mut()
-            .insert(ConnectInfo(SocketAddr::new(call.client_ip, 40_000)));
-        let response = self
-            .router
-            .clone()
-            .oneshot(request)
+        send_to(self.router.clone(), request_of(&call)).await
+    }
+
+    /// Another `kobo` process on the kit's database: its own connection pool and API, the same
+    /// token key, configuration and clock, as behind a load balancer. For races that only a
+    /// second process can lose (see [`TestKit::race`]).
+    pub async fn another_process(&self) -> Process {
+        let store = Store::connect(&self.url)
             .await
-            .expect("the router answers");
-        let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .expect("a readable body");
-        let body = serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-        Reply {
-            status,
-            headers,
-            body,
+            .unwrap_or_else(|error| panic!("cannot open {}: {error:#}", self.url));
+        let api = KoboApi::new(
+            store,
+            self.api.config().clone(),
+            self.clock.clone(),
+            self.api.tokens().clone(),
+        );
+        let api = Arc::new(api);
+        Process {
+            router: generated_server::router(api.clone()),
+            api,
         }
+    }
+
+    /// Sends every call at once, each from its own task (so on PostgreSQL they truly run in
+    /// parallel), spread in turn over the kit's own router and `processes`. The calls start
+    /// together, after a barrier; the replies come back in the order of `calls`.
+    pub async fn race(&self, processes: &[Process], calls: Vec<Call<'_>>) -> Vec<Reply> {
+        let routers: Vec<Router> = std::iter::once(self.router.clone())
+            .chain(processes.iter().map(|process| process.router.clone()))
+            .collect();
+        let barrier = Arc::new(tokio::sync::Barrier::new(calls.len()));
+        let tasks: Vec<_> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, call)| {
+                let router = routers[i % routers.len()].clone();
+                let request = request_of(call);
+                let barrier = barrier.clone();
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    send_to(router, request).await
+                })
+            })
+            .collect();
+        let mut replies = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            replies.push(task.await.expect("a racing call does not panic"));
+        }
+        replies
     }
 
     /// `POST path` with a bearer token: the status and the envelope.
@@ -314,7 +343,7 @@ impl TestKit {
                 json!({"email": email, "password": password}),
             ))
             .await;
-        reply.expect("00")["access_token"]
+        reply.expect(ResponseCode::Success)["access_token"]
             .as_str()
             .expect("a token")
             .to_owned()
@@ -333,7 +362,7 @@ impl TestKit {
                 json!({"client_id": business.client_id, "client_secret": business.client_secret}),
             ))
             .await;
-        reply.expect("00")["access_token"]
+        reply.expect(ResponseCode::Success)["access_token"]
             .as_str()
             .expect("a token")
             .to_owned()
@@ -372,7 +401,7 @@ impl TestKit {
                        "role_id": role_id}),
             )
             .await;
-        reply.expect("00");
+        reply.expect(ResponseCode::Success);
         self.member_id(email).await
     }
 
@@ -413,7 +442,7 @@ impl TestKit {
                        "confirm_password": MEMBER_PASSWORD}),
             ))
             .await;
-        reply.expect("00");
+        reply.expect(ResponseCode::Success);
         (member_id, self.login(email, MEMBER_PASSWORD).await)
     }
 
@@ -426,7 +455,7 @@ impl TestKit {
                 json!({"name": name, "permission_codes": codes}),
             )
             .await;
-        reply.expect("00")["id"]
+        reply.expect(ResponseCode::Success)["id"]
             .as_str()
             .expect("a role id")
             .to_owned()
@@ -466,6 +495,46 @@ impl TestKit {
             iat: now,
             exp: now + 600,
         })
+    }
+}
+
+/// A second `kobo` process of a kit ([`TestKit::another_process`]).
+pub struct Process {
+    pub api: Arc<KoboApi>,
+    router: Router,
+}
+
+/// The HTTP request a [`Call`] stands for.
+fn request_of(call: &Call<'_>) -> Request<Body> {
+    let mut request = Request::post(call.path).header("content-type", "application/json");
+    if let Some(token) = call.token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    for (name, value) in &call.headers {
+        request = request.header(*name, value.as_str());
+    }
+    let mut request = request
+        .body(Body::from(call.body.to_string()))
+        .expect("a well-formed request");
+    request
+        .extensions_mut()
+        .insert(ConnectInfo(SocketAddr::new(call.client_ip, 40_000)));
+    request
+}
+
+async fn send_to(router: Router, request: Request<Body>) -> Reply {
+    let response = router.oneshot(request).await.expect("the router answers");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("a readable body");
+    let body = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    Reply {
+        status,
+        headers,
+        body,
     }
 }
 

@@ -15,67 +15,59 @@ fn create_role<'a>(kit: &'a TestKit, key: &str, body: Value) -> Call<'a> {
 async fn a_retry_replays_the_first_answer(kit: TestKit) {
     let body = json!({"name": "Treasury Analyst", "permission_codes": ["account.view"]});
     let first = kit.send(create_role(&kit, "key-1", body.clone())).await;
-    let role = first.expect("00").clone();
+    let role = first.expect(ResponseCode::Success).clone();
     assert_eq!(first.header("idempotent-replayed"), Some("false"));
 
     // The same body with its fields in another order is the same request.
     let reordered = json!({"permission_codes": ["account.view"], "name": "Treasury Analyst"});
     let retry = kit.send(create_role(&kit, "key-1", reordered)).await;
     assert_eq!(retry.header("idempotent-replayed"), Some("true"));
-    assert_eq!(retry.expect("00"), &role);
-    let stored: i64 = kit
-        .count(
-            "SELECT COUNT(*) FROM roles WHERE name = $1",
-            "Treasury Analyst",
-        )
+    assert_eq!(retry.expect(ResponseCode::Success), &role);
+    // One role and one audit entry: the retry executed nothing.
+    let roles = kit
+        .op(Operation::FetchRoles, &kit.owner_token, json!({}))
         .await;
-    assert_eq!(stored, 1);
-    let audited: i64 = kit
-        .count(
-            "SELECT COUNT(*) FROM audit_logs WHERE action = $1",
-            "create_role",
-        )
+    let named = |role: &&Value| role["name"] == "Treasury Analyst";
+    let roles = roles.expect(ResponseCode::Success).as_array().unwrap();
+    assert_eq!(roles.iter().filter(named).count(), 1);
+    let audit = kit
+        .op(Operation::FetchAuditLogs, &kit.owner_token, json!({}))
         .await;
-    assert_eq!(audited, 1);
+    let entries = audit.expect(ResponseCode::Success).as_array().unwrap();
+    let created = |entry: &&Value| entry["action"] == "create_role";
+    assert_eq!(entries.iter().filter(created).count(), 1);
 
     // Another key is another request: the name is taken now.
     kit.send(create_role(&kit, "key-2", body.clone()))
         .await
-        .expect("26");
+        .expect(ResponseCode::Duplicate);
     // Without a key there is no replay either.
     kit.op(Operation::CreateRole, &kit.owner_token, body)
         .await
-        .expect("26");
+        .expect(ResponseCode::Duplicate);
 }
 
 async fn the_same_key_with_another_body_is_refused(kit: TestKit) {
     let body = json!({"name": "Auditor", "permission_codes": ["audit_log.view"]});
     kit.send(create_role(&kit, "key-1", body))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
     let other = json!({"name": "Auditor", "permission_codes": ["member.view"]});
     let reply = kit.send(create_role(&kit, "key-1", other)).await;
     assert_eq!(reply.status, 422);
-    reply.expect("27");
+    reply.expect(ResponseCode::IdempotencyKeyReused);
 }
 
 async fn a_failed_request_leaves_no_claim(kit: TestKit) {
     let invalid = json!({"name": "Viewer", "permission_codes": ["account.view"]});
     kit.send(create_role(&kit, "key-1", invalid))
         .await
-        .expect("26");
-    let keys: i64 = kit
-        .count(
-            "SELECT COUNT(*) FROM idempotency_keys WHERE idempotency_key = $1",
-            "key-1",
-        )
-        .await;
-    assert_eq!(keys, 0);
+        .expect(ResponseCode::Duplicate);
     // The key is free for a corrected request.
     let fixed = json!({"name": "Reader", "permission_codes": ["account.view"]});
     kit.send(create_role(&kit, "key-1", fixed))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
 }
 
 async fn invitations_replay_without_sending_twice(kit: TestKit) {
@@ -89,9 +81,9 @@ async fn invitations_replay_without_sending_twice(kit: TestKit) {
         )
         .header("idempotency-key", "0f8c2a54-7c1e-4f57-9a8b-2d6e3f1c9b70")
     };
-    kit.send(call()).await.expect("00");
+    kit.send(call()).await.expect(ResponseCode::Success);
     let retry = kit.send(call()).await;
-    assert_eq!(retry.expect("00"), &json!({}));
+    assert_eq!(retry.expect(ResponseCode::Success), &json!({}));
     assert_eq!(retry.header("idempotent-replayed"), Some("true"));
     assert_eq!(kit.outbox("ife.olawale@adaezefoods.ng").await.len(), 1);
 }
@@ -104,7 +96,7 @@ async fn keys_are_scoped_and_in_progress_claims_answer_28(kit: TestKit) {
     let body = json!({"name": "Auditor", "permission_codes": ["audit_log.view"]});
     kit.send(create_role(&kit, "shared-key", body.clone()))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
     let theirs = kit
         .send(
             Call::new(Operation::CreateRole.path(), Some(&other_token), body)
@@ -112,7 +104,7 @@ async fn keys_are_scoped_and_in_progress_claims_answer_28(kit: TestKit) {
         )
         .await;
     assert_eq!(theirs.header("idempotent-replayed"), Some("false"));
-    theirs.expect("00");
+    theirs.expect(ResponseCode::Success);
 
     let hash = idempotency::request_hash(&json!({"x": 1})).unwrap();
     let mut tx = kit.store.begin().await.unwrap();

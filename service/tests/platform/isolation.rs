@@ -1,6 +1,6 @@
 //! Tenant isolation: with business A's tokens, nothing of business B can be read or changed.
 
-use generated_server::{Operation, TokenFamily};
+use generated_server::{Operation, ResponseCode, TokenFamily};
 use kobo::on_both_stores;
 use kobo::platform::permissions::VIEWER_ROLE_ID;
 use kobo::testkit::{Call, TestKit, MEMBER_PASSWORD};
@@ -55,7 +55,7 @@ async fn nothing_of_another_business_leaks_or_changes(kit: TestKit) {
             json!({"name": "Fresh Auditor", "permission_codes": ["audit_log.view"]}),
         ))
         .await
-        .expect("00")["id"]
+        .expect(ResponseCode::Success)["id"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -67,7 +67,7 @@ async fn nothing_of_another_business_leaks_or_changes(kit: TestKit) {
         json!({"token": token, "password": MEMBER_PASSWORD, "confirm_password": MEMBER_PASSWORD}),
     ))
     .await
-    .expect("00");
+    .expect(ResponseCode::Success);
     let b_member_token = kit.login(B_MEMBER, MEMBER_PASSWORD).await;
     let b_pending = kit.invite(&b_owner, B_PENDING, VIEWER_ROLE_ID).await;
     let b_integration = kit.integration_token_of(&b).await;
@@ -78,19 +78,25 @@ async fn nothing_of_another_business_leaks_or_changes(kit: TestKit) {
     // A reads: nothing of B appears.
     let a = &kit.owner_token;
     let listed = kit.op(Operation::FetchMembers, a, json!({})).await;
-    let text = listed.expect("00").to_string();
+    let text = listed.expect(ResponseCode::Success).to_string();
     assert!(!text.contains("lagosfresh"), "{text}");
     let roles = kit.op(Operation::FetchRoles, a, json!({})).await;
-    assert!(!roles.expect("00").to_string().contains("Fresh Auditor"));
+    assert!(!roles
+        .expect(ResponseCode::Success)
+        .to_string()
+        .contains("Fresh Auditor"));
     let activity = kit.op(Operation::FetchActivityLogs, a, json!({})).await;
-    assert_eq!(activity.expect("00"), &json!([]));
+    assert_eq!(activity.expect(ResponseCode::Success), &json!([]));
     for body in [
         json!({}),
         json!({"search": "lagosfresh"}),
         json!({"filters": {"user_id": kit.member_id(B_OWNER).await}}),
     ] {
         let audit = kit.op(Operation::FetchAuditLogs, a, body).await;
-        assert!(!audit.expect("00").to_string().contains("lagosfresh"));
+        assert!(!audit
+            .expect(ResponseCode::Success)
+            .to_string()
+            .contains("lagosfresh"));
     }
     let members = kit
         .op(
@@ -99,7 +105,7 @@ async fn nothing_of_another_business_leaks_or_changes(kit: TestKit) {
             json!({"filters": {"role_id": b_role}}),
         )
         .await;
-    assert_eq!(members.expect("00"), &json!([]));
+    assert_eq!(members.expect(ResponseCode::Success), &json!([]));
 
     // A writes: B's objects are "not found" in A.
     let attempts = [
@@ -129,7 +135,7 @@ async fn nothing_of_another_business_leaks_or_changes(kit: TestKit) {
     for (operation, body) in attempts {
         let reply = kit.op(operation, a, body).await;
         assert_eq!(reply.status, 404, "{}: {reply:?}", operation.id());
-        reply.expect("47");
+        reply.expect(ResponseCode::NotFound);
     }
     // Inviting B's member's email is a duplicate, without naming B.
     let taken = kit
@@ -140,7 +146,7 @@ async fn nothing_of_another_business_leaks_or_changes(kit: TestKit) {
                    "role_id": VIEWER_ROLE_ID}),
         )
         .await;
-    taken.expect("26");
+    taken.expect(ResponseCode::Duplicate);
     assert!(!taken.body["message"].as_str().unwrap().contains("Lagos"));
     // Role names are per business.
     kit.create_role("Fresh Auditor", &["audit_log.view"]).await;
@@ -155,7 +161,7 @@ async fn nothing_of_another_business_leaks_or_changes(kit: TestKit) {
     );
     kit.op(Operation::GetProfile, &forged, json!({}))
         .await
-        .expect("41");
+        .expect(ResponseCode::Unauthenticated);
     let b_integration_session = kit.api.tokens().verify(&b_integration).unwrap().sid;
     let forged = kit.forge_token(
         &b_integration_session,
@@ -164,23 +170,25 @@ async fn nothing_of_another_business_leaks_or_changes(kit: TestKit) {
     );
     kit.op(Operation::FetchBanks, &forged, json!({}))
         .await
-        .expect("41");
+        .expect(ResponseCode::Unauthenticated);
     kit.op(Operation::RegenerateSecret, a, json!({}))
         .await
-        .expect("00");
-    kit.op(Operation::Logout, a, json!({})).await.expect("00");
+        .expect(ResponseCode::Success);
+    kit.op(Operation::Logout, a, json!({}))
+        .await
+        .expect(ResponseCode::Success);
 
     // B is exactly as it was, and its tokens still work.
     assert_eq!(snapshot_of_b(&kit, &b.business_id).await, before);
     kit.op(Operation::GetProfile, &b_member_token, json!({}))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
     let b_activity = kit
         .op(Operation::FetchActivityLogs, &b_owner, json!({}))
         .await;
     // B's own log: its token grant and its call before; the refused forged call is nobody's.
     let endpoints: Vec<&str> = b_activity
-        .expect("00")
+        .expect(ResponseCode::Success)
         .as_array()
         .unwrap()
         .iter()
@@ -195,7 +203,7 @@ async fn nothing_of_another_business_leaks_or_changes(kit: TestKit) {
     );
     kit.op(Operation::FetchBanks, &b_integration, json!({}))
         .await
-        .expect("04");
+        .expect(ResponseCode::UnknownOperation);
 }
 
 on_both_stores!(nothing_of_another_business_leaks_or_changes);

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr};
 
-use generated_server::Operation;
+use generated_server::{Operation, ResponseCode};
 use kobo::on_both_stores;
 use kobo::platform::permissions::VIEWER_ROLE_ID;
 use kobo::testkit::{Call, TestKit, OWNER_PASSWORD};
@@ -15,7 +15,11 @@ async fn activity(kit: &TestKit, body: Value) -> (Vec<Value>, Value) {
     let reply = kit
         .op(Operation::FetchActivityLogs, &kit.owner_token, body)
         .await;
-    let data = reply.expect("00").as_array().unwrap().clone();
+    let data = reply
+        .expect(ResponseCode::Success)
+        .as_array()
+        .unwrap()
+        .clone();
     (data, reply.body["pagination"].clone())
 }
 
@@ -23,7 +27,11 @@ async fn audit(kit: &TestKit, body: Value) -> (Vec<Value>, Value) {
     let reply = kit
         .op(Operation::FetchAuditLogs, &kit.owner_token, body)
         .await;
-    let data = reply.expect("00").as_array().unwrap().clone();
+    let data = reply
+        .expect(ResponseCode::Success)
+        .as_array()
+        .unwrap()
+        .clone();
     (data, reply.body["pagination"].clone())
 }
 
@@ -49,14 +57,14 @@ async fn every_integration_call_is_an_activity_entry(kit: TestKit) {
     // Dashboard calls and unauthenticated integration calls are not activity.
     kit.op(Operation::FetchRoles, &kit.owner_token, json!({}))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
     kit.send(Call::new(
         Operation::FetchBanks.path(),
         Some("garbage"),
         json!({}),
     ))
     .await
-    .expect("41");
+    .expect(ResponseCode::Unauthenticated);
 
     let (entries, pagination) = activity(&kit, json!({})).await;
     // generate_token (public: it logs itself), fetch_banks, name_enquiry.
@@ -113,7 +121,7 @@ async fn every_integration_call_is_an_activity_entry(kit: TestKit) {
             json!({"start_date": today, "end_date": yesterday}),
         )
         .await;
-    inverted.expect("01");
+    inverted.expect(ResponseCode::InvalidRequest);
 }
 
 /// generate_token is public, so it records its own calls: a wrong secret for a real client is
@@ -128,10 +136,10 @@ async fn refused_token_requests_of_a_known_client_are_activity(kit: TestKit) {
     };
     kit.send(token_request(&kit.business.client_id))
         .await
-        .expect("41");
+        .expect(ResponseCode::Unauthenticated);
     kit.send(token_request("kb_sandbox_000000000000"))
         .await
-        .expect("41");
+        .expect(ResponseCode::Unauthenticated);
     let (entries, _) = activity(&kit, json!({})).await;
     assert_eq!(entries.len(), 1, "{entries:#?}");
     assert_eq!(entries[0]["endpoint"], Operation::GenerateToken.path());
@@ -149,7 +157,7 @@ async fn dashboard_actions_are_audited(kit: TestKit) {
             json!({"email": email, "password": "wrong-password"}),
         ))
         .await
-        .expect("41");
+        .expect(ResponseCode::Unauthenticated);
     }
     let member_id = kit
         .invite(
@@ -161,7 +169,7 @@ async fn dashboard_actions_are_audited(kit: TestKit) {
     let role_id = kit.create_role("Auditor", &["audit_log.view"]).await;
     kit.op(Operation::RegenerateSecret, &kit.owner_token, json!({}))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
     // A refused action is not an entry.
     kit.op(
         Operation::UpdateRole,
@@ -169,7 +177,7 @@ async fn dashboard_actions_are_audited(kit: TestKit) {
         json!({"role_id": kobo::platform::permissions::OWNER_ROLE_ID, "name": "Boss"}),
     )
     .await
-    .expect("48");
+    .expect(ResponseCode::InvalidState);
 
     let (entries, _) = audit(&kit, json!({})).await;
     let actions: Vec<(&str, i64)> = entries
@@ -224,7 +232,7 @@ async fn dashboard_actions_are_audited(kit: TestKit) {
     let second = kit.login(OWNER, OWNER_PASSWORD).await;
     kit.op(Operation::Logout, &second, json!({}))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
     let (entries, _) = audit(&kit, json!({"limit": 2})).await;
     assert_eq!(entries[0]["action"], "logout");
     assert_eq!(entries[1]["action"], "login");
@@ -308,7 +316,7 @@ async fn cursor_fields_come_together(kit: TestKit) {
     ] {
         let reply = kit.op(operation, &kit.owner_token, body).await;
         assert_eq!(reply.status, 400);
-        reply.expect("01");
+        reply.expect(ResponseCode::InvalidRequest);
         assert!(
             reply.body["message"].as_str().unwrap().starts_with(field),
             "{reply:?}"

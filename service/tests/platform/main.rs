@@ -8,6 +8,7 @@ mod logs;
 mod otp;
 mod permission_walk;
 mod provisioning;
+mod races;
 mod roles;
 mod sessions;
 mod team;

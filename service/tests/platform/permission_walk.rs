@@ -2,7 +2,7 @@
 //! lets them through once the role has it. The operations come from the generated table, so
 //! a new operation is walked without touching this test.
 
-use generated_server::{Operation, Permission};
+use generated_server::{Operation, Permission, ResponseCode};
 use kobo::on_both_stores;
 use kobo::testkit::{request_example, TestKit};
 use serde_json::json;
@@ -33,7 +33,7 @@ async fn every_guarded_operation_needs_its_permission(kit: TestKit) {
             .filter(|p| *p != permission)
             .map(|p| p.as_str())
             .collect();
-        set_role(others).await.expect("00");
+        set_role(others).await.expect(ResponseCode::Success);
         for (operation, _) in guarded.iter().filter(|(_, p)| p == permission) {
             let reply = kit
                 .op(*operation, &token, request_example(*operation))
@@ -44,7 +44,7 @@ async fn every_guarded_operation_needs_its_permission(kit: TestKit) {
                 "{} without {permission}: {reply:?}",
                 operation.id()
             );
-            reply.expect("43");
+            reply.expect(ResponseCode::PermissionDenied);
             assert_eq!(
                 reply.body["message"],
                 format!("Permission denied: your role lacks {permission}")
@@ -52,20 +52,22 @@ async fn every_guarded_operation_needs_its_permission(kit: TestKit) {
             walked += 1;
         }
         // With it, the same calls get past the permission check (whatever they answer).
-        set_role(vec![permission.as_str()]).await.expect("00");
+        set_role(vec![permission.as_str()])
+            .await
+            .expect(ResponseCode::Success);
         for (operation, _) in guarded.iter().filter(|(_, p)| p == permission) {
             let reply = kit
                 .op(*operation, &token, request_example(*operation))
                 .await;
             assert_ne!(
                 reply.code(),
-                "43",
+                Some(ResponseCode::PermissionDenied),
                 "{} with {permission}: {reply:?}",
                 operation.id()
             );
             assert_ne!(
                 reply.code(),
-                "41",
+                Some(ResponseCode::Unauthenticated),
                 "{} with {permission}: {reply:?}",
                 operation.id()
             );
@@ -80,13 +82,13 @@ async fn self_manage_is_implicit(kit: TestKit) {
     let (_, token) = kit.add_member("minimal@adaezefoods.ng", &role_id).await;
     kit.op(Operation::GetProfile, &token, json!({}))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
     kit.op(Operation::GenerateOtp, &token, json!({}))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
     kit.op(Operation::Logout, &token, json!({}))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
 }
 
 on_both_stores!(

@@ -1,6 +1,6 @@
 //! The operator's provisioning API (`kobo::operator::businesses`) and the demo business.
 
-use generated_server::Operation;
+use generated_server::{Operation, ResponseCode};
 use kobo::money::nuban;
 use kobo::on_both_stores;
 use kobo::operator::businesses::{self, NewBusiness, DEMO_OWNER_EMAIL, DEMO_OWNER_PASSWORD};
@@ -61,10 +61,13 @@ async fn a_business_starts_with_credentials_an_owner_and_a_pool_account(kit: Tes
         json!({"token": token, "password": MEMBER_PASSWORD, "confirm_password": MEMBER_PASSWORD}),
     ))
     .await
-    .expect("00");
+    .expect(ResponseCode::Success);
     let owner = kit.login("bisi@lagosfresh.ng", MEMBER_PASSWORD).await;
     let profile = kit.op(Operation::GetProfile, &owner, json!({})).await;
-    assert_eq!(profile.expect("00")["role"]["name"], "Owner");
+    assert_eq!(
+        profile.expect(ResponseCode::Success)["role"]["name"],
+        "Owner"
+    );
 
     // Refusals leave nothing behind.
     let taken = businesses::create(
@@ -100,7 +103,10 @@ async fn businesses_are_listed_found_and_deactivated(kit: TestKit) {
     let profile = kit
         .op(Operation::GetProfile, &kit.owner_token, json!({}))
         .await;
-    assert_eq!(profile.expect("00")["business"]["status"], "inactive");
+    assert_eq!(
+        profile.expect(ResponseCode::Success)["business"]["status"],
+        "inactive"
+    );
     assert!(
         businesses::set_status(&kit.store, &kit.clock, "no-such-business", true)
             .await
@@ -133,7 +139,7 @@ async fn the_demo_business_is_created_once_and_its_credentials_renewed(kit: Test
                "confirm_password": "Something-Else-1"}),
     )
     .await
-    .expect("00");
+    .expect(ResponseCode::Success);
 
     let second = businesses::ensure_demo(&kit.store, kit.api.config(), &kit.clock)
         .await
@@ -153,7 +159,7 @@ async fn the_demo_business_is_created_once_and_its_credentials_renewed(kit: Test
                    "client_secret": first.business.client_secret}),
         ))
         .await;
-    old.expect("41");
+    old.expect(ResponseCode::Unauthenticated);
 }
 
 on_both_stores!(
@@ -172,14 +178,14 @@ async fn housekeeping_keeps_only_what_can_still_matter(kit: TestKit) {
         .await;
     kit.op(Operation::GenerateOtp, &second, json!({}))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
     kit.send(Call::new(
         Operation::Login.path(),
         None,
         json!({"email": "nobody@adaezefoods.ng", "password": "wrong-password"}),
     ))
     .await
-    .expect("41");
+    .expect(ResponseCode::Unauthenticated);
     let nothing = purge_expired(&kit.store, kit.clock.now()).await.unwrap();
     assert_eq!(nothing, Purged::default());
 
@@ -199,7 +205,7 @@ async fn housekeeping_keeps_only_what_can_still_matter(kit: TestKit) {
     assert_eq!(purged.throttles, 2);
     kit.op(Operation::GetProfile, &fresh, json!({}))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
 }
 
 on_both_stores!(housekeeping_keeps_only_what_can_still_matter);

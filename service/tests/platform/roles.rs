@@ -1,6 +1,6 @@
 //! Roles and the permission catalog.
 
-use generated_server::{Operation, Permission};
+use generated_server::{Operation, Permission, ResponseCode};
 use kobo::on_both_stores;
 use kobo::platform::permissions::{CHECKER_ROLE_ID, OWNER_ROLE_ID};
 use kobo::testkit::TestKit;
@@ -10,14 +10,22 @@ async fn roles(kit: &TestKit) -> Vec<Value> {
     let reply = kit
         .op(Operation::FetchRoles, &kit.owner_token, json!({}))
         .await;
-    reply.expect("00").as_array().unwrap().clone()
+    reply
+        .expect(ResponseCode::Success)
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 async fn the_catalog_and_the_built_in_roles_are_the_specs(kit: TestKit) {
     let reply = kit
         .op(Operation::FetchPermissions, &kit.owner_token, json!({}))
         .await;
-    let catalog = reply.expect("00").as_array().unwrap().clone();
+    let catalog = reply
+        .expect(ResponseCode::Success)
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(catalog.len(), Permission::ALL.len());
     let codes: Vec<&str> = catalog
         .iter()
@@ -64,7 +72,7 @@ async fn custom_roles_are_created_listed_and_edited(kit: TestKit) {
                    "permission_codes": ["activity_log.view", "account.view", "transaction.view"]}),
         )
         .await;
-    let role = reply.expect("00").clone();
+    let role = reply.expect(ResponseCode::Success).clone();
     assert_eq!(role["is_built_in"], false);
     assert_eq!(
         role["permission_codes"],
@@ -103,7 +111,7 @@ async fn custom_roles_are_created_listed_and_edited(kit: TestKit) {
             json!({"role_id": role_id, "permission_codes": ["audit_log.view"]}),
         )
         .await;
-    let updated = updated.expect("00");
+    let updated = updated.expect(ResponseCode::Success);
     assert_eq!(updated["name"], "Treasury Analyst");
     assert_eq!(
         updated["description"],
@@ -121,7 +129,10 @@ async fn custom_roles_are_created_listed_and_edited(kit: TestKit) {
         )
         .await;
     // Renaming a role to its own name in another case is allowed.
-    assert_eq!(renamed.expect("00")["name"], "treasury analyst");
+    assert_eq!(
+        renamed.expect(ResponseCode::Success)["name"],
+        "treasury analyst"
+    );
 }
 
 async fn role_rules_are_enforced(kit: TestKit) {
@@ -136,41 +147,47 @@ async fn role_rules_are_enforced(kit: TestKit) {
     };
     let duplicate = create("TREASURY analyst", json!(["account.view"])).await;
     assert_eq!(duplicate.status, 409);
-    duplicate.expect("26");
+    duplicate.expect(ResponseCode::Duplicate);
     assert_eq!(
         duplicate.body["message"],
         "A role named TREASURY analyst already exists"
     );
-    create("viewer", json!(["account.view"])).await.expect("26");
+    create("viewer", json!(["account.view"]))
+        .await
+        .expect(ResponseCode::Duplicate);
     let unknown = create(
         "Reader",
         json!(["account.view", "transaction.view", "logs.read"]),
     )
     .await;
-    unknown.expect("01");
+    unknown.expect(ResponseCode::InvalidRequest);
     assert_eq!(
         unknown.body["message"],
         "`permission_codes[2]`: unknown permission code \"logs.read\""
     );
-    create("   ", json!(["account.view"])).await.expect("01");
+    create("   ", json!(["account.view"]))
+        .await
+        .expect(ResponseCode::InvalidRequest);
 
     let update = |body: Value| kit.op(Operation::UpdateRole, &kit.owner_token, body);
     update(json!({"role_id": OWNER_ROLE_ID, "name": "Boss"}))
         .await
-        .expect("48");
+        .expect(ResponseCode::InvalidState);
     update(json!({"role_id": uuid::Uuid::new_v4(), "name": "Boss"}))
         .await
-        .expect("47");
+        .expect(ResponseCode::NotFound);
     update(json!({"role_id": role_id, "name": "auditor"}))
         .await
-        .expect("26");
+        .expect(ResponseCode::Duplicate);
     update(json!({"role_id": role_id, "name": "Checker"}))
         .await
-        .expect("26");
-    update(json!({"role_id": role_id})).await.expect("01");
+        .expect(ResponseCode::Duplicate);
+    update(json!({"role_id": role_id}))
+        .await
+        .expect(ResponseCode::InvalidRequest);
     update(json!({"role_id": role_id, "permission_codes": ["nope.nope"]}))
         .await
-        .expect("01");
+        .expect(ResponseCode::InvalidRequest);
     // None of the refused changes happened.
     let stored = roles(&kit).await;
     let role = stored.iter().find(|r| r["id"] == role_id.as_str()).unwrap();
@@ -188,27 +205,27 @@ async fn editing_a_role_changes_its_members_permissions_at_their_next_request(ki
     let (_, token) = kit.add_member("ife.olawale@adaezefoods.ng", &role_id).await;
     kit.op(Operation::FetchMembers, &token, json!({}))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
     kit.op(Operation::FetchRoles, &token, json!({}))
         .await
-        .expect("43");
+        .expect(ResponseCode::PermissionDenied);
     kit.op(
         Operation::UpdateRole,
         &kit.owner_token,
         json!({"role_id": role_id, "permission_codes": ["role.view"]}),
     )
     .await
-    .expect("00");
+    .expect(ResponseCode::Success);
     kit.op(Operation::FetchMembers, &token, json!({}))
         .await
-        .expect("43");
+        .expect(ResponseCode::PermissionDenied);
     kit.op(Operation::FetchRoles, &token, json!({}))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
     // self.manage stays implicit.
     kit.op(Operation::GetProfile, &token, json!({}))
         .await
-        .expect("00");
+        .expect(ResponseCode::Success);
 }
 
 on_both_stores!(

@@ -2,7 +2,7 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use generated_server::Operation;
+use generated_server::{Operation, ResponseCode};
 use kobo::kernel::config::Config;
 use kobo::kernel::config::RequestBudget;
 use kobo::on_both_stores;
@@ -23,7 +23,11 @@ async fn repeated_failed_logins_are_throttled_with_retry_after(kit: TestKit) {
     let free = kit.api.config().login_per_email.free_failures;
     for attempt in 1..=free {
         let reply = kit.send(login(OWNER, "wrong-password")).await;
-        assert_eq!(reply.code(), "41", "attempt {attempt}: {reply:?}");
+        assert_eq!(
+            reply.code(),
+            Some(ResponseCode::Unauthenticated),
+            "attempt {attempt}: {reply:?}"
+        );
     }
     // Locked now: even the right password gets 29, from any address.
     let elsewhere = IpAddr::V4(Ipv4Addr::new(41, 58, 0, 9));
@@ -31,7 +35,7 @@ async fn repeated_failed_logins_are_throttled_with_retry_after(kit: TestKit) {
         .send(login(OWNER, OWNER_PASSWORD).from_ip(elsewhere))
         .await;
     assert_eq!(reply.status, 429, "{reply:?}");
-    reply.expect("29");
+    reply.expect(ResponseCode::TooManyRequests);
     let retry_after: u64 = reply.header("retry-after").unwrap().parse().unwrap();
     assert!((1..=30).contains(&retry_after), "{retry_after}");
 
@@ -39,7 +43,7 @@ async fn repeated_failed_logins_are_throttled_with_retry_after(kit: TestKit) {
     let other = kit
         .send(login("someone@adaezefoods.ng", "whatever-password"))
         .await;
-    assert_eq!(other.code(), "41");
+    assert_eq!(other.code(), Some(ResponseCode::Unauthenticated));
 
     // Once the lock has passed (waiting exactly Retry-After), the right password works and
     // clears the count.
@@ -56,9 +60,13 @@ async fn repeated_failed_logins_are_throttled_with_retry_after(kit: TestKit) {
 
     // Failures after the lock grow the lock: one more failure past the free ones locks again.
     for _ in 0..free {
-        kit.send(login(OWNER, "wrong-password")).await.expect("41");
+        kit.send(login(OWNER, "wrong-password"))
+            .await
+            .expect(ResponseCode::Unauthenticated);
     }
-    kit.send(login(OWNER, OWNER_PASSWORD)).await.expect("29");
+    kit.send(login(OWNER, OWNER_PASSWORD))
+        .await
+        .expect(ResponseCode::TooManyRequests);
 }
 
 async fn one_address_failing_on_many_emails_is_throttled(kit: TestKit) {
@@ -69,12 +77,12 @@ async fn one_address_failing_on_many_emails_is_throttled(kit: TestKit) {
         let reply = kit
             .send(login(&email, "wrong-password").from_ip(attacker))
             .await;
-        assert_eq!(reply.code(), "41");
+        assert_eq!(reply.code(), Some(ResponseCode::Unauthenticated));
     }
     let reply = kit
         .send(login(OWNER, OWNER_PASSWORD).from_ip(attacker))
         .await;
-    reply.expect("29");
+    reply.expect(ResponseCode::TooManyRequests);
     // The owner, from their own address, is unaffected.
     kit.login(OWNER, OWNER_PASSWORD).await;
 }
@@ -90,14 +98,14 @@ async fn wrong_client_secrets_are_throttled(kit: TestKit) {
                 body.clone(),
             ))
             .await;
-        reply.expect("41");
+        reply.expect(ResponseCode::Unauthenticated);
     }
     let right = json!({"client_id": kit.business.client_id,
                        "client_secret": kit.business.client_secret});
     let reply = kit
         .send(Call::new(Operation::GenerateToken.path(), None, right))
         .await;
-    reply.expect("29");
+    reply.expect(ResponseCode::TooManyRequests);
     assert!(reply.header("retry-after").is_some());
 }
 
@@ -108,11 +116,11 @@ async fn wrong_old_passwords_are_throttled(kit: TestKit) {
     for _ in 0..free {
         kit.op(Operation::ChangePassword, &kit.owner_token, body.clone())
             .await
-            .expect("46");
+            .expect(ResponseCode::OldPasswordIncorrect);
     }
     kit.op(Operation::ChangePassword, &kit.owner_token, body)
         .await
-        .expect("29");
+        .expect(ResponseCode::TooManyRequests);
 }
 
 on_both_stores!(
@@ -137,11 +145,15 @@ async fn each_credential_has_a_request_budget(kind: StoreKind) {
     let owner = kit.owner_token.clone();
     for call in 1..=burst {
         let reply = kit.op(Operation::GetProfile, &owner, json!({})).await;
-        assert_eq!(reply.code(), "00", "call {call}: {reply:?}");
+        assert_eq!(
+            reply.code(),
+            Some(ResponseCode::Success),
+            "call {call}: {reply:?}"
+        );
     }
     let refused = kit.op(Operation::GetProfile, &owner, json!({})).await;
     assert_eq!(refused.status, 429, "{refused:?}");
-    refused.expect("29");
+    refused.expect(ResponseCode::TooManyRequests);
     let retry_after: u64 = refused.header("retry-after").unwrap().parse().unwrap();
     assert!((1..=60).contains(&retry_after), "{retry_after}");
 
@@ -151,8 +163,16 @@ async fn each_credential_has_a_request_budget(kind: StoreKind) {
     let reply = kit
         .op(Operation::FetchCustomerAccounts, &integration, json!({}))
         .await;
-    assert_ne!(reply.code(), "29", "{reply:?}");
-    assert_ne!(reply.code(), "41", "{reply:?}");
+    assert_ne!(
+        reply.code(),
+        Some(ResponseCode::TooManyRequests),
+        "{reply:?}"
+    );
+    assert_ne!(
+        reply.code(),
+        Some(ResponseCode::Unauthenticated),
+        "{reply:?}"
+    );
 }
 
 on_both_stores!(kind: each_credential_has_a_request_budget);
