@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{examples_of, json_media, Access, Document, Sink};
+use super::Sink;
+use crate::spec::{examples_of, is_snake_case, json_media, Access, Document};
 
 /// `x-permissions` is a list of `{code, name, description}` (optionally `implicit: true`) with
 /// unique `resource.action` codes.
@@ -130,7 +131,7 @@ pub(super) fn response_code_catalog(document: &Document<'_>, sink: &mut Sink) {
         }
         // The name becomes the generated `ResponseCode` variant, so it must be an identifier.
         match entry.get("name").and_then(Value::as_str) {
-            Some(name) if is_snake_case_name(name) => {
+            Some(name) if is_snake_case(name) => {
                 if !names.insert(name) {
                     sink.report(&location, format!("`name: {name}` is used by another code"));
                 }
@@ -159,13 +160,6 @@ pub(super) fn response_code_catalog(document: &Document<'_>, sink: &mut Sink) {
             "`00` must be in the catalog with `http_status: 200`",
         ),
     }
-}
-
-fn is_snake_case_name(name: &str) -> bool {
-    name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
 fn is_response_code(code: &str) -> bool {
@@ -320,11 +314,7 @@ pub(super) fn response_code_examples(document: &Document<'_>, sink: &mut Sink) {
 /// reading the docs see them.
 pub(super) fn response_codes_documented(document: &Document<'_>, sink: &mut Sink) {
     for operation in &document.operations {
-        let description = operation
-            .value
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let description = operation.text("description").unwrap_or_default();
         for code in operation.response_codes().unwrap_or_default() {
             if code != "00" && !description.contains(&format!("`{code}`")) {
                 sink.report(
@@ -344,32 +334,21 @@ pub(super) fn response_codes_documented(document: &Document<'_>, sink: &mut Sink
 pub(super) fn examples_present(document: &Document<'_>, sink: &mut Sink) {
     for operation in &document.operations {
         let label = operation.label();
-        let success_message = operation
-            .value
-            .get("x-success-message")
-            .and_then(Value::as_str);
+        let success_message = operation.text("x-success-message");
         if success_message.is_none() {
             sink.report(
                 &label,
                 "has no `x-success-message` (the `message` of its success envelope)",
             );
         }
-        let request = operation
-            .value
-            .get("requestBody")
-            .and_then(|body| document.deref(body))
-            .and_then(|body| json_media(body).ok());
+        let request = document.request_media(operation);
         if request.is_some_and(|media| examples_of(document.doc, media).is_empty()) {
             sink.report(
                 &label,
                 "its request body has no example (`example` or `examples`)",
             );
         }
-        let Some(success) = operation
-            .response("200")
-            .and_then(|response| document.deref(response))
-            .and_then(|response| json_media(response).ok())
-        else {
+        let Some(success) = document.response_media(operation, "200") else {
             continue; // `success-response` reports it.
         };
         let examples = examples_of(document.doc, success);

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{
-    component_schema_ref, declares_header, json_media, object, Access, Document, Family, Sink,
+use super::{declares_header, response_sites, Sink};
+use crate::spec::{
+    self, component_schema_ref, is_snake_case, json_media, object, Access, Document, Family,
     DASHBOARD_SCHEME, ERROR_ENVELOPE_REF, HTTP_METHODS, INTEGRATION_SCHEME, JSON,
 };
-use crate::spec;
 
 /// Every path has exactly one operation and it is `post`.
 pub(super) fn post_only(document: &Document<'_>, sink: &mut Sink) {
@@ -60,13 +60,6 @@ pub(super) fn operation_id(document: &Document<'_>, sink: &mut Sink) {
             first_path_of.insert(id, first);
         }
     }
-}
-
-fn is_snake_case(id: &str) -> bool {
-    id.starts_with(|c: char| c.is_ascii_lowercase())
-        && id
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// `requestBody` is present, required, `application/json` only, with a component schema.
@@ -246,7 +239,7 @@ const IDEMPOTENT_REPLAYED: &str = "Idempotent-Replayed";
 /// Every response declares `X-Request-Id`; every 429 declares `Retry-After`; an operation takes
 /// `Idempotency-Key` exactly when its 200 declares `Idempotent-Replayed`.
 pub(super) fn headers(document: &Document<'_>, sink: &mut Sink) {
-    for site in document.response_sites() {
+    for site in response_sites(document) {
         if !declares_header(site.response, REQUEST_ID) {
             sink.report(
                 &site.label,
