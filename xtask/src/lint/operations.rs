@@ -164,7 +164,7 @@ pub(super) fn error_envelope(document: &Document<'_>, sink: &mut Sink) {
 }
 
 /// `security` is explicit, one of the three allowed forms, matches the path's family, and names
-/// existing schemes.
+/// existing HTTP bearer schemes (the router reads `Authorization: Bearer`).
 pub(super) fn security(document: &Document<'_>, sink: &mut Sink) {
     let schemes = object(document.doc.pointer("/components/securitySchemes"));
     for operation in &document.operations {
@@ -221,14 +221,30 @@ pub(super) fn security(document: &Document<'_>, sink: &mut Sink) {
     for (label, security) in requirements {
         let names = security.and_then(Value::as_array).into_iter().flatten();
         for name in names.flat_map(|requirement| object(Some(requirement)).keys()) {
-            if !schemes.contains_key(name) {
-                sink.report(
+            match schemes.get(name) {
+                None => sink.report(
                     &label,
                     format!("security scheme `{name}` is not in #/components/securitySchemes"),
-                );
+                ),
+                Some(scheme) if !is_bearer(scheme) => sink.report(
+                    &label,
+                    format!(
+                        "security scheme `{name}` must be `type: http` with `scheme: bearer` \
+                         (the router reads bearer tokens)"
+                    ),
+                ),
+                Some(_) => {}
             }
         }
     }
+}
+
+fn is_bearer(scheme: &Value) -> bool {
+    scheme.get("type").and_then(Value::as_str) == Some("http")
+        && scheme
+            .get("scheme")
+            .and_then(Value::as_str)
+            .is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer"))
 }
 
 const REQUEST_ID: &str = "X-Request-Id";
