@@ -21,8 +21,7 @@ use quote::{format_ident, quote};
 use serde_json::{json, Value};
 
 use super::client::{client_view, progenitor};
-use super::operations::{Api, Data, Operation};
-use super::precheck::ROUTER_CODES;
+use super::operations::{Api, Data, Operation, ROUTER_CODES};
 use super::{format_file, raw_string_literal, GeneratedFile};
 use crate::spec;
 
@@ -640,14 +639,14 @@ fn response_code(api: &Api) -> TokenStream {
     let strings: Vec<&str> = codes.iter().map(|c| c.code.as_str()).collect();
     let statuses = codes.iter().map(|c| c.http_status);
     let meanings = codes.iter().map(|c| c.meaning.as_str());
-    let roles = ROUTER_CODES.iter().map(|(code, role, constant)| {
+    let roles = ROUTER_CODES.iter().map(|router_code| {
         let entry = codes
             .iter()
-            .find(|c| c.code == *code)
+            .find(|c| c.code == router_code.code)
             .expect("the precheck requires the router's codes");
         let variant = format_ident!("{}", entry.variant);
-        let constant = format_ident!("{}", constant);
-        let docs = doc(&format!("`{code}`: {role}."));
+        let constant = format_ident!("{}", router_code.constant);
+        let docs = doc(&format!("`{}`: {}.", router_code.code, router_code.role));
         quote! { #docs pub(crate) const #constant: Self = Self::#variant; }
     });
     quote! {

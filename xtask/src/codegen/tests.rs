@@ -205,11 +205,13 @@ fn write_mode_removes_files_the_spec_no_longer_makes() {
 fn limits_are_reported_before_progenitor_runs() {
     // A second success type makes progenitor panic; the precheck names the operation instead.
     let mut doc = spec::parse(FIXTURE).unwrap();
-    let responses = &mut doc["paths"]["/v1/auth/token"]["post"]["responses"];
+    let responses = &mut doc["paths"]["/v1/auth/api/generate_token"]["post"]["responses"];
     responses["201"] = responses["200"].clone();
     let error = generate(&serde_json::to_string(&doc).unwrap()).unwrap_err();
     assert!(
-        format!("{error:#}").contains("operation `generate_token` (POST /v1/auth/token)"),
+        format!("{error:#}").contains(
+            "[success-response] operation `generate_token`: has success responses [\"200\", \"201\"]"
+        ),
         "{error:#}"
     );
 }
@@ -219,7 +221,7 @@ fn default_error_responses_reach_the_client_as_error_ranges() {
     // progenitor counts `default` as a success response; the client view turns it into 4XX/5XX.
     let doc = spec::parse(FIXTURE).unwrap();
     let view = super::client::client_view(&doc);
-    let responses = view["paths"]["/v1/auth/token"]["post"]["responses"]
+    let responses = view["paths"]["/v1/auth/api/generate_token"]["post"]["responses"]
         .as_object()
         .unwrap();
     let statuses: Vec<&String> = responses.keys().collect();

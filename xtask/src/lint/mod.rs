@@ -100,6 +100,18 @@ pub fn check(doc: &Value) -> Vec<Problem> {
     run_rules(&Document::new(doc), RULES)
 }
 
+/// The rule named `name` in [`RULES`].
+///
+/// # Panics
+///
+/// If there is none: callers name rules in constants, and their tests run them.
+pub fn rule(name: &str) -> &'static Rule {
+    RULES
+        .iter()
+        .find(|rule| rule.name == name)
+        .unwrap_or_else(|| panic!("the lint has no rule `{name}`"))
+}
+
 /// Runs `rules`, in order, over `document` and returns every problem they find.
 pub fn run_rules<'r>(
     document: &Document<'_>,

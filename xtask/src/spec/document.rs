@@ -76,6 +76,12 @@ impl<'a> Document<'a> {
             .as_u64()
     }
 
+    /// The component schema `name` (`#/components/schemas/<name>`), if it exists.
+    pub fn component_schema(&self, name: &str) -> Option<&'a Value> {
+        self.doc
+            .pointer(&format!("/components/schemas/{}", escape(name)))
+    }
+
     /// The `application/json` media type of the operation's request body, if it has exactly that
     /// one.
     pub fn request_media(&self, operation: &Operation<'a>) -> Option<&'a Value> {
@@ -138,6 +144,21 @@ impl<'a> Operation<'a> {
     /// The security requirement as declared: `None` when absent.
     pub fn access(&self) -> Option<Access> {
         Access::of(self.value.get("security")?)
+    }
+
+    /// The security scheme the operation's requirement names; `None` for a public operation
+    /// (or a `security` other than one requirement of one scheme, which the lint refuses).
+    pub fn security_scheme(&self) -> Option<&'a str> {
+        let requirements = self.value.get("security")?.as_array()?;
+        let [requirement] = requirements.as_slice() else {
+            return None;
+        };
+        let requirement = requirement.as_object()?;
+        let mut schemes = requirement.keys();
+        match (schemes.next(), schemes.next()) {
+            (Some(scheme), None) => Some(scheme.as_str()),
+            _ => None,
+        }
     }
 }
 
@@ -219,6 +240,15 @@ pub fn component_schema_ref(media: &Value) -> Option<&str> {
         .filter(|reference| reference.starts_with(COMPONENT_SCHEMA_PREFIX))
 }
 
+/// The name of the component a schema is a plain `$ref` to (`Account` for
+/// `{$ref: '#/components/schemas/Account'}`).
+pub fn component_name(schema: &Value) -> Option<&str> {
+    schema
+        .get("$ref")?
+        .as_str()?
+        .strip_prefix(COMPONENT_SCHEMA_PREFIX)
+}
+
 /// The examples of a media type, parameter or header: `example` and each `examples` entry
 /// (following `$ref`s to components/examples), as (name, value), in document order.
 pub fn examples_of<'a>(doc: &'a Value, carrier: &'a Value) -> Vec<(String, &'a Value)> {
@@ -287,5 +317,21 @@ mod tests {
         let names: Vec<&str> = found.iter().map(|(name, _)| name.as_str()).collect();
         assert_eq!(names, ["example", "second", "first"]);
         assert_eq!(found[2].1, &json!({"b": 2}));
+    }
+
+    #[test]
+    fn the_security_scheme_is_the_only_one_named() {
+        let doc = json!({"paths": {
+            "/a/web/x": {"post": {"security": [{"dashboardToken": []}]}},
+            "/a/api/y": {"post": {"security": []}},
+            "/a/api/z": {"post": {"security": [{"a": [], "b": []}]}},
+        }});
+        let document = Document::new(&doc);
+        let schemes: Vec<Option<&str>> = document
+            .operations
+            .iter()
+            .map(Operation::security_scheme)
+            .collect();
+        assert_eq!(schemes, [Some("dashboardToken"), None, None]);
     }
 }
