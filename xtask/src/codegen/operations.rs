@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use heck::ToUpperCamelCase;
 use serde_json::Value;
 
-use crate::spec::{self, component_name, object, Document};
+use crate::spec::{self, component_name, examples_of, object, Document};
 
 /// The API as the generated server sees it; every list is sorted, so output is deterministic.
 #[derive(Debug)]
@@ -44,6 +44,20 @@ pub struct Operation {
     pub data: Data,
     pub paginated: bool,
     pub headers: Vec<Header>,
+    /// The `ResponseCode` variants of the codes the operation lists in `x-response-codes`, in
+    /// the spec's order.
+    pub response_codes: Vec<String>,
+    /// The request body's examples, in the spec's order, `$ref`s resolved.
+    pub request_examples: Vec<Example>,
+}
+
+/// A named example value.
+#[derive(Debug)]
+pub struct Example {
+    /// The key under `examples`, or `example` for a lone `example`.
+    pub name: String,
+    /// The value as compact JSON text.
+    pub json: String,
 }
 
 /// What an operation's success envelope carries in `data`.
@@ -127,7 +141,7 @@ impl Api {
         let mut error_schema = None;
         let mut pagination_schema = None;
         for operation in &document.operations {
-            let read = Operation::read(document, operation, &permissions)
+            let read = Operation::read(document, operation, &permissions, &response_codes)
                 .with_context(|| operation.label())?;
             if let Some(name) = pagination_of(document, &read.response_schema) {
                 pagination_schema = Some(name);
@@ -178,6 +192,7 @@ impl Operation {
         document: &Document<'_>,
         operation: &spec::Operation<'_>,
         permissions: &[Permission],
+        catalog: &[ResponseCode],
     ) -> Result<Operation> {
         let text = |key: &str| operation.text(key).map(str::to_string);
         let id = text("operationId").ok_or_else(|| anyhow!("no operationId"))?;
@@ -214,6 +229,28 @@ impl Operation {
                 }
             })
             .collect();
+        let response_codes = operation
+            .response_codes()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|code| {
+                catalog
+                    .iter()
+                    .find(|entry| entry.code == code)
+                    .map(|entry| entry.variant.clone())
+                    .ok_or_else(|| anyhow!("`x-response-codes` lists `{code}`, not in the catalog"))
+            })
+            .collect::<Result<_>>()?;
+        let request_examples = document
+            .request_media(operation)
+            .map(|media| examples_of(document.doc, media))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, value)| Example {
+                name,
+                json: value.to_string(),
+            })
+            .collect();
         Ok(Operation {
             path: operation.path.to_string(),
             summary: text("summary"),
@@ -227,6 +264,8 @@ impl Operation {
             data,
             paginated,
             headers,
+            response_codes,
+            request_examples,
             id,
         })
     }

@@ -3,7 +3,7 @@
 //! | file | what |
 //! |---|---|
 //! | `models.rs` | a Rust type per component schema (typify, through progenitor, like the client) |
-//! | `api.rs` | `TokenFamily`, `Permission`, `Operation` (metadata), `Page`, the `Api` trait |
+//! | `api.rs` | `TokenFamily`, `Permission`, `Operation` (metadata, listed codes, request examples), `Page`, the `Api` trait |
 //! | `router.rs` | `router()`: one route per operation, handing over to the runtime |
 //! | `json_api.rs` | `impl Api for JsonAdapter<T>`: every method through `JsonApi::call` |
 //! | `response_code.rs` | `ResponseCode`: the `x-response-codes` catalog |
@@ -110,6 +110,7 @@ fn api_file(api: &Api) -> TokenStream {
 
         use crate::models;
         use crate::runtime::{ApiError, CallRecord, RequestContext};
+        use crate::ResponseCode;
 
         #families
         #permissions
@@ -314,6 +315,21 @@ fn operations(api: &Api) -> TokenStream {
     let messages = ops.iter().map(|op| op.success_message.as_str());
     let requests = ops.iter().map(|op| op.request_schema.as_str());
     let responses = ops.iter().map(|op| op.response_schema.as_str());
+    let response_codes = ops.iter().map(|op| {
+        let variants = op
+            .response_codes
+            .iter()
+            .map(|variant| format_ident!("{}", variant));
+        quote! { &[#(ResponseCode::#variants),*] }
+    });
+    let request_examples = ops.iter().map(|op| {
+        let examples = op.request_examples.iter().map(|example| {
+            let name = &example.name;
+            let json = raw_string_literal(&example.json);
+            quote! { RequestExample { name: #name, json: #json } }
+        });
+        quote! { &[#(#examples),*] }
+    });
     let headers = ops.iter().map(|op| {
         let parameters = op.headers.iter().map(|header| {
             let name = &header.name;
@@ -332,6 +348,22 @@ fn operations(api: &Api) -> TokenStream {
             pub required: bool,
             /// The header value's schema, as JSON Schema text.
             pub schema: &'static str,
+        }
+
+        /// A request example the spec gives an operation, as it sends it (`$ref`s resolved).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct RequestExample {
+            /// The example's name: its key under `examples`, or `example` for a lone `example`.
+            pub name: &'static str,
+            /// The example's value, as JSON text.
+            pub json: &'static str,
+        }
+
+        impl RequestExample {
+            /// The example's value.
+            pub fn value(self) -> serde_json::Value {
+                serde_json::from_str(self.json).expect("the generator writes JSON text")
+            }
         }
 
         /// Every operation of the spec, sorted by `operationId`.
@@ -412,6 +444,27 @@ fn operations(api: &Api) -> TokenStream {
                 match self {
                     #(Self::#idents => #headers,)*
                 }
+            }
+
+            /// The codes the operation lists in its `x-response-codes` (`00` included), in the
+            /// spec's order: what it may answer besides the transport codes of the shared
+            /// `default` response.
+            pub const fn response_codes(self) -> &'static [ResponseCode] {
+                match self {
+                    #(Self::#idents => #response_codes,)*
+                }
+            }
+
+            /// The examples of the request body, in the spec's order.
+            pub const fn request_examples(self) -> &'static [RequestExample] {
+                match self {
+                    #(Self::#idents => #request_examples,)*
+                }
+            }
+
+            /// The request example named `name`.
+            pub fn request_example(self, name: &str) -> Option<RequestExample> {
+                self.request_examples().iter().copied().find(|example| example.name == name)
             }
 
             /// The operation with this `operationId`.
