@@ -1,5 +1,8 @@
-//! The conformance suite's tools: the spec's examples ([`Spec`]), the response checks
-//! ([`Checker`]), and the real server on a loopback socket ([`LiveServer`]).
+//! The conformance suite's tools: the response checks ([`Checker`]) and the real server on a
+//! loopback socket ([`LiveServer`]). What the spec says about each operation (its request
+//! examples, the codes it lists, its schemas) comes from the tables `cargo xtask codegen`
+//! generates into `generated_server` (`Operation::request_examples`, `Operation::response_codes`,
+//! `Operation::response_json_schema`), so nothing here reads the spec's JSON or follows a `$ref`.
 //!
 //! Every response that goes through [`LiveServer::call`] is checked before the test sees it:
 //! a `200` must validate against the operation's success envelope schema, any other status
@@ -11,7 +14,7 @@
 //! The story itself (which examples, in what order, with which ids substituted) is in
 //! `tests/examples.rs`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use generated_server::{Operation, ResponseCode};
@@ -23,84 +26,8 @@ use tokio::sync::oneshot;
 /// Codes any path may answer, whatever the operation lists (the spec's `default` response).
 pub const TRANSPORT_CODES: [&str; 4] = ["04", "05", "07", "08"];
 
-/// The spec, as the server embeds it (`generated_server::OPENAPI_JSON`).
-pub struct Spec {
-    document: Value,
-}
-
-impl Default for Spec {
-    fn default() -> Self {
-        Spec::load()
-    }
-}
-
-impl Spec {
-    pub fn load() -> Spec {
-        let document = serde_json::from_str(generated_server::OPENAPI_JSON)
-            .expect("the embedded spec is JSON");
-        Spec { document }
-    }
-
-    /// The operation object of `operation` (`paths.<path>.post`).
-    pub fn operation(&self, operation: Operation) -> &Value {
-        let object = &self.document["paths"][operation.path()]["post"];
-        assert!(object.is_object(), "{} is not in the spec", operation.id());
-        object
-    }
-
-    /// Every request example of `operation`, by name, with `$ref`s resolved.
-    pub fn request_examples(&self, operation: Operation) -> BTreeMap<String, Value> {
-        let body = self.resolve(&self.operation(operation)["requestBody"]);
-        let examples = &body["content"]["application/json"]["examples"];
-        examples
-            .as_object()
-            .map(|examples| {
-                examples
-                    .iter()
-                    .map(|(name, example)| (name.clone(), self.resolve(example)["value"].clone()))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// One request example; panics naming the operation when it does not exist.
-    pub fn request_example(&self, operation: Operation, name: &str) -> Value {
-        self.request_examples(operation)
-            .remove(name)
-            .unwrap_or_else(|| panic!("{} has no request example {name:?}", operation.id()))
-    }
-
-    /// The response codes the operation lists in its `x-response-codes`.
-    pub fn response_codes(&self, operation: Operation) -> Vec<String> {
-        self.operation(operation)["x-response-codes"]
-            .as_array()
-            .map(|codes| {
-                codes
-                    .iter()
-                    .filter_map(|code| code.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// Follows a local `$ref` (`#/components/...`), repeatedly.
-    fn resolve<'a>(&'a self, mut value: &'a Value) -> &'a Value {
-        while let Some(reference) = value.get("$ref").and_then(Value::as_str) {
-            let pointer = reference
-                .strip_prefix('#')
-                .unwrap_or_else(|| panic!("only local references are expected: {reference}"));
-            value = self
-                .document
-                .pointer(pointer)
-                .unwrap_or_else(|| panic!("dangling reference {reference}"));
-        }
-        value
-    }
-}
-
 /// Compiled response schemas: each operation's success envelope and the shared error envelope.
 pub struct Checker {
-    spec: Spec,
     success: HashMap<Operation, Validator>,
     error: Validator,
 }
@@ -131,14 +58,9 @@ impl Checker {
         let error_schema =
             generated_server::component_schema(generated_server::schemas::ERROR_SCHEMA);
         Checker {
-            spec: Spec::load(),
             success,
             error: compile(&error_schema, generated_server::schemas::ERROR_SCHEMA),
         }
-    }
-
-    pub fn spec(&self) -> &Spec {
-        &self.spec
     }
 
     /// Every problem with one response of `operation`; empty when it conforms.
@@ -176,8 +98,12 @@ impl Checker {
             Some(_) => {}
             None => problems.push(format!("response_code {code} is not in the catalog")),
         }
-        let listed = self.spec.response_codes(operation);
-        if !listed.iter().any(|listed| listed == code) && !TRANSPORT_CODES.contains(&code) {
+        let listed: Vec<&str> = operation
+            .response_codes()
+            .iter()
+            .map(|listed| listed.as_str())
+            .collect();
+        if !listed.contains(&code) && !TRANSPORT_CODES.contains(&code) {
             problems.push(format!(
                 "response_code {code} is not in the operation's x-response-codes {listed:?}"
             ));
@@ -241,10 +167,6 @@ impl LiveServer {
             client: reqwest::Client::new(),
             stop: Some(stop),
         }
-    }
-
-    pub fn spec(&self) -> &Spec {
-        self.checker.spec()
     }
 
     /// `POST`s `body` to `operation` over the socket and checks the answer (panics on any

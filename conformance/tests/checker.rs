@@ -24,9 +24,11 @@ fn error(code: &str) -> Value {
 
 #[test]
 fn the_spec_example_of_login_conforms() {
-    let example = Checker::new().spec().operation(Operation::Login)["responses"]["200"]["content"]
+    let spec: Value = serde_json::from_str(generated_server::OPENAPI_JSON).unwrap();
+    let example = spec["paths"][Operation::Login.path()]["post"]["responses"]["200"]["content"]
         ["application/json"]["examples"]["owner"]["value"]
         .clone();
+    assert!(example.is_object(), "the spec has login's `owner` example");
     check(200, Some("r-1"), example, &[]);
     check(401, Some("r-1"), error("41"), &[]);
     // Transport codes are allowed on every operation.

@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
-use conformance::{Exchange, LiveServer, Spec};
+use conformance::{Exchange, LiveServer};
 use generated_server::Operation;
 use kobo::platform::permissions::MAKER_ROLE_ID;
 use kobo::testkit::StoreKind;
@@ -90,9 +90,10 @@ impl Story {
         example: &str,
         token: Option<&str>,
     ) -> Exchange {
-        let body = self
-            .substitutions
-            .apply(&self.server.spec().request_example(operation, example));
+        let spec_example = operation
+            .request_example(example)
+            .unwrap_or_else(|| panic!("{} has no request example {example:?}", operation.id()));
+        let body = self.substitutions.apply(&spec_example.value());
         self.replayed.insert((operation.id(), example.to_string()));
         self.send(operation, example, token, &body).await
     }
@@ -394,13 +395,13 @@ async fn the_examples_conform_on_postgres() {
 async fn every_request_example_of_the_built_operations_is_replayed() {
     story(StoreKind::Sqlite).await;
     let replayed = REPLAYED.lock().unwrap().last().cloned().unwrap();
-    let spec = Spec::load();
     let expected: BTreeSet<(&'static str, String)> = BUILT
         .iter()
         .flat_map(|&operation| {
-            spec.request_examples(operation)
-                .into_keys()
-                .map(move |name| (operation.id(), name))
+            operation
+                .request_examples()
+                .iter()
+                .map(move |example| (operation.id(), example.name.to_string()))
         })
         .collect();
     let missing: Vec<_> = expected.difference(&replayed).collect();

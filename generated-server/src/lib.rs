@@ -12,7 +12,8 @@
 //! # What is generated and what is not
 //!
 //! - `src/generated/` is written by `cargo xtask codegen` and never edited by hand:
-//!   [`models`] (typify), [`Api`] and [`Operation`] with [`TokenFamily`] and [`Permission`],
+//!   [`models`] (typify), [`Api`] and [`Operation`] with [`TokenFamily`] and [`Permission`]
+//!   (each operation's metadata, listed [`ResponseCode`]s and [`RequestExample`]s),
 //!   [`ResponseCode`], [`router`], [`schemas`], the spec text ([`OPENAPI_YAML`]), and the
 //!   `impl Api for JsonAdapter<T>` that lets a [`JsonApi`] (one method on JSON values) stand in
 //!   for a typed implementation in tests and mocks.

@@ -1,13 +1,18 @@
-//! Reading `spec/openapi.yaml` and turning its OpenAPI 3.0 schemas into JSON Schema.
+//! Reading `spec/openapi.yaml`: loading it, resolving `$ref`s, indexing its operations
+//! ([`Document`], in `spec/document.rs`), and turning its OpenAPI 3.0 schemas into JSON Schema.
 //!
-//! Both the lint (example validation) and the code generator (the request validators the
-//! generated router compiles at start-up) need the spec's schemas as plain JSON Schema, so the
-//! translation lives here, once.
+//! The lint and the code generator read the spec only through this module: the same
+//! [`Document`] for operations, and the same translation for schemas (the lint validates
+//! examples with it, the generated router compiles its request validators from it).
+
+mod document;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde_json::{Map, Value};
+
+pub use document::*;
 
 /// The JSON Schema dialect the translated schemas declare.
 pub const JSON_SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";

@@ -5,6 +5,7 @@
 use std::future::Future;
 use crate::models;
 use crate::runtime::{ApiError, CallRecord, RequestContext};
+use crate::ResponseCode;
 /// A token family: the kind of bearer token an operation takes (its security scheme).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TokenFamily {
@@ -253,6 +254,20 @@ pub struct HeaderParameter {
     pub required: bool,
     /// The header value's schema, as JSON Schema text.
     pub schema: &'static str,
+}
+/// A request example the spec gives an operation, as it sends it (`$ref`s resolved).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestExample {
+    /// The example's name: its key under `examples`, or `example` for a lone `example`.
+    pub name: &'static str,
+    /// The example's value, as JSON text.
+    pub json: &'static str,
+}
+impl RequestExample {
+    /// The example's value.
+    pub fn value(self) -> serde_json::Value {
+        serde_json::from_str(self.json).expect("the generator writes JSON text")
+    }
 }
 /// Every operation of the spec, sorted by `operationId`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -1047,6 +1062,1006 @@ impl Operation {
                 ]
             }
         }
+    }
+    /// The codes the operation lists in its `x-response-codes` (`00` included), in the
+    /// spec's order: what it may answer besides the transport codes of the shared
+    /// `default` response.
+    pub const fn response_codes(self) -> &'static [ResponseCode] {
+        match self {
+            Self::AcceptInvite => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::AddMember => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::Duplicate,
+                    ResponseCode::IdempotencyKeyReused,
+                    ResponseCode::IdempotencyKeyInProgress,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::NotFound,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::ApproveTransfer => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::IdempotencyKeyReused,
+                    ResponseCode::IdempotencyKeyInProgress,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::NotFound,
+                    ResponseCode::InvalidState,
+                    ResponseCode::BusinessInactive,
+                    ResponseCode::ProviderUnavailable,
+                    ResponseCode::ProviderError,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::ChangePassword => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::OldPasswordIncorrect,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::CreateAccountApi => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::IdempotencyKeyReused,
+                    ResponseCode::IdempotencyKeyInProgress,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::BusinessInactive,
+                    ResponseCode::ProviderUnavailable,
+                    ResponseCode::ProviderError,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::CreateAccountWeb => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::IdempotencyKeyReused,
+                    ResponseCode::IdempotencyKeyInProgress,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::BusinessInactive,
+                    ResponseCode::ProviderUnavailable,
+                    ResponseCode::ProviderError,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::CreateApprovalPolicy => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::Duplicate,
+                    ResponseCode::IdempotencyKeyReused,
+                    ResponseCode::IdempotencyKeyInProgress,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::CreateCustomerAccount => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::IdentityNumberMissing,
+                    ResponseCode::Duplicate,
+                    ResponseCode::IdempotencyKeyReused,
+                    ResponseCode::IdempotencyKeyInProgress,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::AccountNotFound,
+                    ResponseCode::BusinessInactive,
+                    ResponseCode::ProviderUnavailable,
+                    ResponseCode::ProviderError,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::CreateRole => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::Duplicate,
+                    ResponseCode::IdempotencyKeyReused,
+                    ResponseCode::IdempotencyKeyInProgress,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchAccountCollections => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchAccountSummaries => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchActivityLogs => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchAuditLogs => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchBanks => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchCustomerAccounts => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchMembers => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchPendingTransfers => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchPermissions => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchRoles => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchSettlementTransactionsApi => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::BusinessInactive,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchSettlementTransactionsWeb => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchTransactionsApi => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::BusinessInactive,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchTransactionsWeb => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FetchWebhookEvents => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::FundsTransfer => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::BeneficiaryAccountNotFound,
+                    ResponseCode::IdempotencyKeyReused,
+                    ResponseCode::IdempotencyKeyInProgress,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::SourceAccountNotFound,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InvalidOtp,
+                    ResponseCode::InvalidState,
+                    ResponseCode::BeneficiaryNameMismatch,
+                    ResponseCode::BusinessInactive,
+                    ResponseCode::ProviderUnavailable,
+                    ResponseCode::ProviderError,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::GenerateOtp => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::GenerateToken => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::GetAccount => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::AccountNotFound,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::GetApprovalPolicy => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::NotFound,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::GetProfile => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::GetTotalAccountMetrics => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::GetTransferApi => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::NotFound,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::GetTransferWeb => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::NotFound,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::GetWebhookConfiguration => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::NotFound,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::Login => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::Logout => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::NameEnquiry => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::BeneficiaryAccountNotFound,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::SourceAccountNotFound,
+                    ResponseCode::ProviderUnavailable,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::RegenerateSecret => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::RejectTransfer => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::NotFound,
+                    ResponseCode::InvalidState,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::ReplayWebhookEvent => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::NotFound,
+                    ResponseCode::InvalidState,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::ResendInvite => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::NotFound,
+                    ResponseCode::InvalidState,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::RotateWebhookSecret => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::NotFound,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::SimulateInboundTransfer => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::IdempotencyKeyReused,
+                    ResponseCode::IdempotencyKeyInProgress,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::AccountNotFound,
+                    ResponseCode::InvalidState,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::UpdateApprovalPolicy => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::NotFound,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::UpdateMember => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::NotFound,
+                    ResponseCode::InvalidState,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::UpdateRole => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::Duplicate,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::NotFound,
+                    ResponseCode::InvalidState,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::UpdateWebhookConfiguration => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::NotFound,
+                    ResponseCode::InternalError,
+                ]
+            }
+            Self::WebhookConfiguration => {
+                &[
+                    ResponseCode::Success,
+                    ResponseCode::InvalidRequest,
+                    ResponseCode::Duplicate,
+                    ResponseCode::IdempotencyKeyReused,
+                    ResponseCode::IdempotencyKeyInProgress,
+                    ResponseCode::TooManyRequests,
+                    ResponseCode::Unauthenticated,
+                    ResponseCode::PermissionDenied,
+                    ResponseCode::InternalError,
+                ]
+            }
+        }
+    }
+    /// The examples of the request body, in the spec's order.
+    pub const fn request_examples(self) -> &'static [RequestExample] {
+        match self {
+            Self::AcceptInvite => {
+                &[
+                    RequestExample {
+                        name: "accept",
+                        json: r#"{"token":"inv_3kT9wQx2Lm8vRz5YpB7nC4dF6hJ1sG0a","password":"Puff-Puff-Friday-9","confirm_password":"Puff-Puff-Friday-9"}"#,
+                    },
+                ]
+            }
+            Self::AddMember => {
+                &[
+                    RequestExample {
+                        name: "viewer",
+                        json: r#"{"email":"ife.olawale@adaezefoods.ng","first_name":"Ife","last_name":"Olawale","role_id":"4f1b6c2e-0a1d-4e5f-8b9c-000000000005"}"#,
+                    },
+                ]
+            }
+            Self::ApproveTransfer => {
+                &[
+                    RequestExample {
+                        name: "approve",
+                        json: r#"{"reference_number":"TRF-20261102-9J5N3R"}"#,
+                    },
+                ]
+            }
+            Self::ChangePassword => {
+                &[
+                    RequestExample {
+                        name: "change",
+                        json: r#"{"old_password":"Jollof-Rice-2026","new_password":"Suya-And-Zobo-2027","confirm_password":"Suya-And-Zobo-2027"}"#,
+                    },
+                ]
+            }
+            Self::CreateAccountApi => {
+                &[
+                    RequestExample {
+                        name: "named",
+                        json: r#"{"account_name":"Adaeze Foods Ltd - Operations"}"#,
+                    },
+                    RequestExample {
+                        name: "default_name",
+                        json: r#"{}"#,
+                    },
+                ]
+            }
+            Self::CreateAccountWeb => {
+                &[
+                    RequestExample {
+                        name: "named",
+                        json: r#"{"account_name":"Adaeze Foods Ltd - Operations"}"#,
+                    },
+                    RequestExample {
+                        name: "default_name",
+                        json: r#"{}"#,
+                    },
+                ]
+            }
+            Self::CreateApprovalPolicy => {
+                &[
+                    RequestExample {
+                        name: "large_transfers",
+                        json: r#"{"min_amount":"500000.00","is_active":true}"#,
+                    },
+                ]
+            }
+            Self::CreateCustomerAccount => {
+                &[
+                    RequestExample {
+                        name: "bvn",
+                        json: r#"{"email":"chinedu.obi@example.ng","phone":"08031234567","bvn":"22212345678","metadata":{"customer_ref":"CUST-00042"}}"#,
+                    },
+                    RequestExample {
+                        name: "nin_with_name",
+                        json: r#"{"email":"funke.adeyemi@example.ng","phone":"09051234567","nin":"70123456789","account_name":"Funke Adeyemi","parent_account_number":"1000000014"}"#,
+                    },
+                ]
+            }
+            Self::CreateRole => {
+                &[
+                    RequestExample {
+                        name: "analyst",
+                        json: r#"{"name":"Treasury Analyst","description":"Reads balances, transactions and logs.","permission_codes":["account.view","transaction.view","activity_log.view"]}"#,
+                    },
+                ]
+            }
+            Self::FetchAccountCollections => {
+                &[
+                    RequestExample {
+                        name: "november_virtual",
+                        json: r#"{"account_type":"virtual","parent_account_number":"1000000014","start_date":"2026-11-01","end_date":"2026-11-30","limit":20}"#,
+                    },
+                ]
+            }
+            Self::FetchAccountSummaries => {
+                &[
+                    RequestExample {
+                        name: "current_accounts",
+                        json: r#"{"account_type":"current","is_available":true,"limit":20}"#,
+                    },
+                ]
+            }
+            Self::FetchActivityLogs => {
+                &[
+                    RequestExample {
+                        name: "errors_today",
+                        json: r#"{"filters":{"status":"error","method":"POST"},"start_date":"2026-11-02","end_date":"2026-11-02","search":"create_customer_account","limit":50}"#,
+                    },
+                ]
+            }
+            Self::FetchAuditLogs => {
+                &[
+                    RequestExample {
+                        name: "secret_changes",
+                        json: r#"{"filters":{"action":"regenerate_secret","start_date":"2026-11-01","end_date":"2026-11-30"},"limit":20}"#,
+                    },
+                ]
+            }
+            Self::FetchBanks => {
+                &[
+                    RequestExample {
+                        name: "empty",
+                        json: r#"{}"#,
+                    },
+                ]
+            }
+            Self::FetchCustomerAccounts => {
+                &[
+                    RequestExample {
+                        name: "all",
+                        json: r#"{}"#,
+                    },
+                    RequestExample {
+                        name: "active_virtual",
+                        json: r#"{"filters":{"account_type":"virtual","status":"active"},"limit":10}"#,
+                    },
+                    RequestExample {
+                        name: "next_page",
+                        json: r#"{"limit":10,"cursor_created_at":"2026-10-20T11:00:00Z","cursor_id":"1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e01"}"#,
+                    },
+                ]
+            }
+            Self::FetchMembers => {
+                &[
+                    RequestExample {
+                        name: "all",
+                        json: r#"{}"#,
+                    },
+                    RequestExample {
+                        name: "joined_in_october_by_email",
+                        json: r#"{"filters":{"start_date":"2026-10-01","end_date":"2026-10-31"},"sort_by":"email","sort_order":"asc","page":1,"page_size":20}"#,
+                    },
+                ]
+            }
+            Self::FetchPendingTransfers => {
+                &[
+                    RequestExample {
+                        name: "all",
+                        json: r#"{}"#,
+                    },
+                    RequestExample {
+                        name: "one_account",
+                        json: r#"{"source_account_number":"1000000014","limit":20}"#,
+                    },
+                ]
+            }
+            Self::FetchPermissions => {
+                &[
+                    RequestExample {
+                        name: "empty",
+                        json: r#"{}"#,
+                    },
+                ]
+            }
+            Self::FetchRoles => {
+                &[
+                    RequestExample {
+                        name: "empty",
+                        json: r#"{}"#,
+                    },
+                ]
+            }
+            Self::FetchSettlementTransactionsApi => {
+                &[
+                    RequestExample {
+                        name: "one_account_november",
+                        json: r#"{"filters":{"account_number":"2000000011","start_date":"2026-11-01","end_date":"2026-11-30"},"limit":20}"#,
+                    },
+                ]
+            }
+            Self::FetchSettlementTransactionsWeb => {
+                &[
+                    RequestExample {
+                        name: "one_account_november",
+                        json: r#"{"filters":{"account_number":"2000000011","start_date":"2026-11-01","end_date":"2026-11-30"},"limit":20}"#,
+                    },
+                ]
+            }
+            Self::FetchTransactionsApi => {
+                &[
+                    RequestExample {
+                        name: "collections_today",
+                        json: r#"{"filters":{"date":"2026-11-02","transaction_category":"collection"},"limit":50}"#,
+                    },
+                    RequestExample {
+                        name: "by_reference",
+                        json: r#"{"filters":{"reference_number":"COL-20261102-2D8R5T"}}"#,
+                    },
+                ]
+            }
+            Self::FetchTransactionsWeb => {
+                &[
+                    RequestExample {
+                        name: "debits_in_november",
+                        json: r#"{"filters":{"account_number":"1000000021","start_date":"2026-11-01","end_date":"2026-11-30","transaction_type":"debit","status":"success"},"page":1,"page_size":20}"#,
+                    },
+                ]
+            }
+            Self::FetchWebhookEvents => {
+                &[
+                    RequestExample {
+                        name: "failed",
+                        json: r#"{"filters":{"status":"failed"},"limit":20}"#,
+                    },
+                ]
+            }
+            Self::FundsTransfer => {
+                &[
+                    RequestExample {
+                        name: "intra",
+                        json: r#"{"source_account_number":"1000000021","source_account_name":"Adaeze Foods Ltd - Operations","beneficiary_account_number":"3000000018","beneficiary_account_name":"Lagos Fresh Produce Ltd","bank_code":"090823","bank_name":"Kobo Microfinance Bank","amount":"50000.00","narration":"Supplier payment - Ofada rice","transfer_type":"intra","otp":"482913"}"#,
+                    },
+                    RequestExample {
+                        name: "inter",
+                        json: r#"{"source_account_number":"1000000021","source_account_name":"Adaeze Foods Ltd - Operations","beneficiary_account_number":"0123456788","beneficiary_account_name":"Emeka Nwosu","bank_code":"000013","bank_name":"Guaranty Trust Bank","amount":"25000","narration":"Logistics - November","transfer_type":"inter","otp":"315072","bvn":"22298765432","kyc":3}"#,
+                    },
+                ]
+            }
+            Self::GenerateOtp => {
+                &[
+                    RequestExample {
+                        name: "empty",
+                        json: r#"{}"#,
+                    },
+                ]
+            }
+            Self::GenerateToken => {
+                &[
+                    RequestExample {
+                        name: "credentials",
+                        json: r#"{"client_id":"kb_sandbox_5b6f8a523c1e","client_secret":"kbs_sandbox_Q2hpbmVkdU9iaUFkYWV6ZUZvb2Rz"}"#,
+                    },
+                ]
+            }
+            Self::GetAccount => {
+                &[
+                    RequestExample {
+                        name: "by_number",
+                        json: r#"{"account_number":"2000000011"}"#,
+                    },
+                    RequestExample {
+                        name: "primary",
+                        json: r#"{"account_class":"primary"}"#,
+                    },
+                ]
+            }
+            Self::GetApprovalPolicy => {
+                &[
+                    RequestExample {
+                        name: "empty",
+                        json: r#"{}"#,
+                    },
+                ]
+            }
+            Self::GetProfile => {
+                &[
+                    RequestExample {
+                        name: "empty",
+                        json: r#"{}"#,
+                    },
+                ]
+            }
+            Self::GetTotalAccountMetrics => {
+                &[
+                    RequestExample {
+                        name: "november",
+                        json: r#"{"filters":{"start_date":"2026-11-01","end_date":"2026-11-30"}}"#,
+                    },
+                    RequestExample {
+                        name: "fast",
+                        json: r#"{"ignore_count":true}"#,
+                    },
+                ]
+            }
+            Self::GetTransferApi => {
+                &[
+                    RequestExample {
+                        name: "by_reference",
+                        json: r#"{"reference_number":"TRF-20261102-8H4M2P"}"#,
+                    },
+                ]
+            }
+            Self::GetTransferWeb => {
+                &[
+                    RequestExample {
+                        name: "by_reference",
+                        json: r#"{"reference_number":"TRF-20261102-8H4M2P"}"#,
+                    },
+                ]
+            }
+            Self::GetWebhookConfiguration => {
+                &[
+                    RequestExample {
+                        name: "empty",
+                        json: r#"{}"#,
+                    },
+                ]
+            }
+            Self::Login => {
+                &[
+                    RequestExample {
+                        name: "owner",
+                        json: r#"{"email":"adaeze.okafor@adaezefoods.ng","password":"Jollof-Rice-2026"}"#,
+                    },
+                ]
+            }
+            Self::Logout => {
+                &[
+                    RequestExample {
+                        name: "empty",
+                        json: r#"{}"#,
+                    },
+                ]
+            }
+            Self::NameEnquiry => {
+                &[
+                    RequestExample {
+                        name: "inter_bank",
+                        json: r#"{"beneficiary_account_number":"0123456788","bank_code":"000013","source_account_number":"1000000021"}"#,
+                    },
+                    RequestExample {
+                        name: "intra_bank",
+                        json: r#"{"beneficiary_account_number":"3000000018","bank_code":"090823","source_account_number":"1000000021"}"#,
+                    },
+                ]
+            }
+            Self::RegenerateSecret => {
+                &[
+                    RequestExample {
+                        name: "empty",
+                        json: r#"{}"#,
+                    },
+                ]
+            }
+            Self::RejectTransfer => {
+                &[
+                    RequestExample {
+                        name: "reject",
+                        json: r#"{"reference_number":"TRF-20261102-9J5N3R","reason":"Contract not yet signed"}"#,
+                    },
+                ]
+            }
+            Self::ReplayWebhookEvent => {
+                &[
+                    RequestExample {
+                        name: "replay",
+                        json: r#"{"event_id":"e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01"}"#,
+                    },
+                ]
+            }
+            Self::ResendInvite => {
+                &[
+                    RequestExample {
+                        name: "resend",
+                        json: r#"{"member_id":"9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f603"}"#,
+                    },
+                ]
+            }
+            Self::RotateWebhookSecret => {
+                &[
+                    RequestExample {
+                        name: "empty",
+                        json: r#"{}"#,
+                    },
+                ]
+            }
+            Self::SimulateInboundTransfer => {
+                &[
+                    RequestExample {
+                        name: "customer_pays",
+                        json: r#"{"account_number":"2000000011","amount":"15000.00","sender_account_number":"0123456788","sender_account_name":"Emeka Nwosu","sender_bank_code":"000013","narration":"Payment for order 1042"}"#,
+                    },
+                ]
+            }
+            Self::UpdateApprovalPolicy => {
+                &[
+                    RequestExample {
+                        name: "pause",
+                        json: r#"{"is_active":false}"#,
+                    },
+                    RequestExample {
+                        name: "threshold",
+                        json: r#"{"min_amount":"1000000"}"#,
+                    },
+                ]
+            }
+            Self::UpdateMember => {
+                &[
+                    RequestExample {
+                        name: "make_checker",
+                        json: r#"{"member_id":"9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601","role_id":"4f1b6c2e-0a1d-4e5f-8b9c-000000000004"}"#,
+                    },
+                    RequestExample {
+                        name: "deactivate",
+                        json: r#"{"member_id":"9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601","is_active":false}"#,
+                    },
+                ]
+            }
+            Self::UpdateRole => {
+                &[
+                    RequestExample {
+                        name: "add_audit_logs",
+                        json: r#"{"role_id":"6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c01","permission_codes":["account.view","transaction.view","activity_log.view","audit_log.view"]}"#,
+                    },
+                ]
+            }
+            Self::UpdateWebhookConfiguration => {
+                &[
+                    RequestExample {
+                        name: "pause",
+                        json: r#"{"is_active":false}"#,
+                    },
+                    RequestExample {
+                        name: "move_and_open",
+                        json: r#"{"url":"https://hooks.adaezefoods.ng/kobo/v2","ip_whitelist":[]}"#,
+                    },
+                ]
+            }
+            Self::WebhookConfiguration => {
+                &[
+                    RequestExample {
+                        name: "register",
+                        json: r#"{"url":"https://hooks.adaezefoods.ng/kobo","ip_whitelist":["102.89.34.17"]}"#,
+                    },
+                ]
+            }
+        }
+    }
+    /// The request example named `name`.
+    pub fn request_example(self, name: &str) -> Option<RequestExample> {
+        self.request_examples().iter().copied().find(|example| example.name == name)
     }
     /// The operation with this `operationId`.
     pub fn from_id(id: &str) -> Option<Self> {

@@ -1,15 +1,16 @@
-//! The part of the spec the server generator needs, read once into plain Rust values.
+//! The part of the spec the server generator needs, read once, through [`spec::Document`], into
+//! plain Rust values.
 //!
 //! [`super::precheck`] has already refused the shapes this module cannot express, so what is
 //! left to fail here is a broken reference.
 
 use std::collections::BTreeMap;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use heck::ToUpperCamelCase;
 use serde_json::Value;
 
-use crate::spec;
+use crate::spec::{self, component_name, examples_of, object, Document};
 
 /// The API as the generated server sees it; every list is sorted, so output is deterministic.
 #[derive(Debug)]
@@ -43,6 +44,20 @@ pub struct Operation {
     pub data: Data,
     pub paginated: bool,
     pub headers: Vec<Header>,
+    /// The `ResponseCode` variants of the codes the operation lists in `x-response-codes`, in
+    /// the spec's order.
+    pub response_codes: Vec<String>,
+    /// The request body's examples, in the spec's order, `$ref`s resolved.
+    pub request_examples: Vec<Example>,
+}
+
+/// A named example value.
+#[derive(Debug)]
+pub struct Example {
+    /// The key under `examples`, or `example` for a lone `example`.
+    pub name: String,
+    /// The value as compact JSON text.
+    pub json: String,
 }
 
 /// What an operation's success envelope carries in `data`.
@@ -90,21 +105,48 @@ pub struct ResponseCode {
     pub meaning: String,
 }
 
+/// A catalog code the generated router answers with by itself.
+pub struct RouterCode {
+    pub code: &'static str,
+    /// What the router answers it for.
+    pub role: &'static str,
+    /// The name the runtime knows it by: `ResponseCode::<constant>`.
+    pub constant: &'static str,
+}
+
+/// The codes the generated router answers with by itself; the precheck requires the catalog to
+/// define each, and `response_code.rs` names each for the runtime.
+#[rustfmt::skip]
+pub const ROUTER_CODES: &[RouterCode] = &[
+    RouterCode { code: "00", role: "success", constant: "SUCCESS" },
+    RouterCode {
+        code: "01",
+        role: "invalid request (malformed JSON, validation failure)",
+        constant: "INVALID_REQUEST",
+    },
+    RouterCode { code: "04", role: "unknown operation (no such path)", constant: "UNKNOWN_OPERATION" },
+    RouterCode { code: "05", role: "method not allowed", constant: "METHOD_NOT_ALLOWED" },
+    RouterCode { code: "07", role: "unsupported media type", constant: "UNSUPPORTED_MEDIA_TYPE" },
+    RouterCode { code: "08", role: "request body too large", constant: "BODY_TOO_LARGE" },
+    RouterCode { code: "41", role: "missing or rejected bearer token", constant: "UNAUTHENTICATED" },
+    RouterCode { code: "96", role: "internal error", constant: "INTERNAL_ERROR" },
+];
+
 impl Api {
-    pub fn read(doc: &Value) -> Result<Api> {
+    pub fn read(document: &Document<'_>) -> Result<Api> {
+        let doc = document.doc;
         let permissions = read_permissions(doc);
-        let response_codes = read_response_codes(doc)?;
+        let response_codes = read_response_codes(document)?;
         let mut operations = Vec::new();
         let mut error_schema = None;
         let mut pagination_schema = None;
-        for (path, item) in doc["paths"].as_object().into_iter().flatten() {
-            let operation = &item["post"];
-            let read = Operation::read(doc, path, operation, &permissions)
-                .with_context(|| format!("operation at POST {path}"))?;
-            if let Some(name) = pagination_of(doc, &read.response_schema) {
+        for operation in &document.operations {
+            let read = Operation::read(document, operation, &permissions, &response_codes)
+                .with_context(|| operation.label())?;
+            if let Some(name) = pagination_of(document, &read.response_schema) {
                 pagination_schema = Some(name);
             }
-            error_schema = error_schema.or_else(|| error_schema_of(doc, operation));
+            error_schema = error_schema.or_else(|| error_schema_of(document, operation));
             operations.push(read);
         }
         operations.sort_by(|a, b| a.id.cmp(&b.id));
@@ -119,8 +161,9 @@ impl Api {
             .map(|scheme| Family {
                 scheme: scheme.to_string(),
                 variant: family_variant(scheme),
-                description: doc
-                    .pointer(&format!("/components/securitySchemes/{scheme}/description"))
+                description: object(doc.pointer("/components/securitySchemes"))
+                    .get(scheme)
+                    .and_then(|scheme| scheme.get("description"))
                     .and_then(Value::as_str)
                     .map(str::to_string),
             })
@@ -146,65 +189,83 @@ impl Api {
 
 impl Operation {
     fn read(
-        doc: &Value,
-        path: &str,
-        operation: &Value,
+        document: &Document<'_>,
+        operation: &spec::Operation<'_>,
         permissions: &[Permission],
+        catalog: &[ResponseCode],
     ) -> Result<Operation> {
-        let text = |key: &str| {
-            operation
-                .get(key)
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
+        let text = |key: &str| operation.text(key).map(str::to_string);
         let id = text("operationId").ok_or_else(|| anyhow!("no operationId"))?;
-        let request_schema = component_ref(spec::deref(doc, &operation["requestBody"]))
-            .ok_or_else(|| anyhow!("`{id}`: the request body is not a component `$ref`"))?;
-        let response_schema = component_ref(spec::deref(doc, &operation["responses"]["200"]))
-            .ok_or_else(|| anyhow!("`{id}`: the 200 response is not a component `$ref`"))?;
-        let envelope = component(doc, &response_schema)?;
-        let data = read_data(doc, &envelope["properties"]["data"])
-            .with_context(|| format!("`{id}`: `{response_schema}.data`"))?;
+        let request_schema = document
+            .request_media(operation)
+            .and_then(media_component)
+            .ok_or_else(|| anyhow!("the request body is not a component `$ref`"))?;
+        let response_schema = document
+            .response_media(operation, "200")
+            .and_then(media_component)
+            .ok_or_else(|| anyhow!("the 200 response is not a component `$ref`"))?;
+        let envelope = component(document, &response_schema)?;
+        let data = read_data(document, &envelope["properties"]["data"])
+            .with_context(|| format!("`{response_schema}.data`"))?;
         let paginated = envelope.pointer("/properties/pagination").is_some();
-        let security = operation.get("security").or_else(|| doc.get("security"));
-        let family = security
-            .and_then(Value::as_array)
-            .and_then(|list| list.first())
-            .and_then(Value::as_object)
-            .and_then(|requirement| requirement.keys().next().cloned());
-        let permission = text("x-permission").map(|code| {
-            permissions
-                .iter()
-                .find(|p| p.code == code)
-                .map(|p| p.variant.clone())
-                .unwrap_or_else(|| permission_variant(&code))
-        });
+        let permission = match operation.text("x-permission") {
+            None => None,
+            Some(code) => Some(
+                permissions
+                    .iter()
+                    .find(|permission| permission.code == code)
+                    .map(|permission| permission.variant.clone())
+                    .ok_or_else(|| anyhow!("`x-permission: {code}` is not in the catalog"))?,
+            ),
+        };
         let headers = operation
-            .get("parameters")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
+            .parameters()
             .map(|parameter| {
-                let parameter = spec::deref(doc, parameter);
+                let parameter = spec::deref(document.doc, parameter);
                 Header {
                     name: parameter["name"].as_str().unwrap_or_default().to_string(),
                     required: parameter["required"].as_bool().unwrap_or(false),
-                    schema: spec::json_schema_for(doc, &parameter["schema"]),
+                    schema: spec::json_schema_for(document.doc, &parameter["schema"]),
                 }
             })
             .collect();
+        let response_codes = operation
+            .response_codes()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|code| {
+                catalog
+                    .iter()
+                    .find(|entry| entry.code == code)
+                    .map(|entry| entry.variant.clone())
+                    .ok_or_else(|| anyhow!("`x-response-codes` lists `{code}`, not in the catalog"))
+            })
+            .collect::<Result<_>>()?;
+        let request_examples = document
+            .request_media(operation)
+            .map(|media| examples_of(document.doc, media))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, value)| Example {
+                name,
+                json: value.to_string(),
+            })
+            .collect();
         Ok(Operation {
-            path: path.to_string(),
+            path: operation.path.to_string(),
             summary: text("summary"),
             description: text("description"),
-            family,
+            family: operation.security_scheme().map(str::to_string),
             permission,
-            success_message: text("x-success-message").unwrap_or_default(),
+            success_message: text("x-success-message")
+                .ok_or_else(|| anyhow!("no `x-success-message`"))?,
             request_schema,
             response_schema,
             data,
             paginated,
             headers,
+            response_codes,
+            request_examples,
             id,
         })
     }
@@ -221,9 +282,9 @@ impl Operation {
     }
 }
 
-fn read_data(doc: &Value, data: &Value) -> Result<Data> {
+fn read_data(document: &Document<'_>, data: &Value) -> Result<Data> {
     if let Some(name) = component_name(data) {
-        let schema = component(doc, &name)?;
+        let schema = component(document, name)?;
         let empty_object = schema.get("type").and_then(Value::as_str) == Some("object")
             && schema
                 .get("properties")
@@ -236,45 +297,37 @@ fn read_data(doc: &Value, data: &Value) -> Result<Data> {
         return Ok(if empty_object {
             Data::Empty
         } else {
-            Data::Model(name)
+            Data::Model(name.to_string())
         });
     }
     if let Some(name) = data.get("items").and_then(component_name) {
-        return Ok(Data::List(name));
+        return Ok(Data::List(name.to_string()));
     }
     Err(anyhow!("must be a `$ref` or an array of `$ref`s"))
 }
 
-fn pagination_of(doc: &Value, envelope: &str) -> Option<String> {
-    doc.pointer(&format!(
-        "/components/schemas/{envelope}/properties/pagination"
-    ))
-    .and_then(component_name)
+fn pagination_of(document: &Document<'_>, envelope: &str) -> Option<String> {
+    let pagination = document
+        .component_schema(envelope)?
+        .pointer("/properties/pagination")?;
+    component_name(pagination).map(str::to_string)
 }
 
-fn error_schema_of(doc: &Value, operation: &Value) -> Option<String> {
-    operation["responses"]
-        .as_object()?
-        .iter()
+fn error_schema_of(document: &Document<'_>, operation: &spec::Operation<'_>) -> Option<String> {
+    operation
+        .responses()
         .filter(|(status, _)| !status.starts_with('2'))
-        .find_map(|(_, response)| component_ref(spec::deref(doc, response)))
+        .find_map(|(status, _)| media_component(document.response_media(operation, status)?))
 }
 
-/// The component name of a body's or response's `application/json` schema `$ref`.
-fn component_ref(body: &Value) -> Option<String> {
-    component_name(body.pointer("/content/application~1json/schema")?)
+/// The component name of a media type's schema `$ref`.
+fn media_component(media: &Value) -> Option<String> {
+    component_name(media.get("schema")?).map(str::to_string)
 }
 
-fn component_name(schema: &Value) -> Option<String> {
-    schema
-        .get("$ref")?
-        .as_str()?
-        .strip_prefix("#/components/schemas/")
-        .map(str::to_string)
-}
-
-fn component<'a>(doc: &'a Value, name: &str) -> Result<&'a Value> {
-    doc.pointer(&format!("/components/schemas/{name}"))
+fn component<'a>(document: &Document<'a>, name: &str) -> Result<&'a Value> {
+    document
+        .component_schema(name)
         .ok_or_else(|| anyhow!("component schema `{name}` does not exist"))
 }
 
@@ -303,57 +356,34 @@ fn read_permissions(doc: &Value) -> Vec<Permission> {
     permissions
 }
 
-fn read_response_codes(doc: &Value) -> Result<Vec<ResponseCode>> {
-    let catalog = doc
-        .get("x-response-codes")
-        .and_then(Value::as_object)
-        .ok_or_else(|| anyhow!("`x-response-codes` is missing"))?;
-    let mut codes: Vec<ResponseCode> = catalog
-        .iter()
-        .map(|(code, entry)| {
-            let meaning = entry["meaning"].as_str().unwrap_or_default().to_string();
-            let variant = match entry.get("name").and_then(Value::as_str) {
-                Some(name) => name.to_upper_camel_case(),
-                None => code_variant(&meaning),
-            };
-            ResponseCode {
-                code: code.clone(),
-                variant,
-                http_status: entry["http_status"].as_u64().unwrap_or(500) as u16,
-                meaning,
-            }
-        })
-        .collect();
-    codes.sort_by(|a, b| a.code.cmp(&b.code));
-    // Two meanings that start alike ("Account not found: ..." twice) would give one name to two
-    // codes: such names carry their code.
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for code in &codes {
-        *seen.entry(code.variant.clone()).or_default() += 1;
+/// The catalog, sorted by code; each code's variant is its `name` in UpperCamelCase (the lint's
+/// `response-code-catalog` rule, which the precheck runs, requires one).
+fn read_response_codes(document: &Document<'_>) -> Result<Vec<ResponseCode>> {
+    let mut codes = Vec::new();
+    for (code, entry) in document.response_code_catalog() {
+        let name = entry
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| anyhow!("`x-response-codes.{code}` has no `name`"))?;
+        codes.push(ResponseCode {
+            code: code.clone(),
+            variant: name.to_upper_camel_case(),
+            http_status: entry["http_status"].as_u64().unwrap_or(500) as u16,
+            meaning: entry["meaning"].as_str().unwrap_or_default().to_string(),
+        });
     }
-    for code in &mut codes {
-        if seen[&code.variant] > 1 || code.variant.is_empty() {
-            code.variant = format!("{}{}", code.variant, code.code);
-            if !code.variant.starts_with(|c: char| c.is_ascii_alphabetic()) {
-                code.variant = format!("Code{}", code.variant);
-            }
+    codes.sort_by(|a, b| a.code.cmp(&b.code));
+    let mut named: BTreeMap<&str, &str> = BTreeMap::new();
+    for code in &codes {
+        if let Some(other) = named.insert(&code.variant, &code.code) {
+            bail!(
+                "`x-response-codes`: the names of `{other}` and `{}` both give the variant `{}`",
+                code.code,
+                code.variant
+            );
         }
     }
     Ok(codes)
-}
-
-/// A variant name from a catalog meaning: its first clause, in UpperCamelCase
-/// ("Customer not found: credentials ..." -> `CustomerNotFound`).
-fn code_variant(meaning: &str) -> String {
-    let clause = meaning
-        .split([':', '(', ';', ',', '.', '-', '\u{2014}'])
-        .next()
-        .unwrap_or_default();
-    let words: String = clause
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
-        .collect();
-    words.to_upper_camel_case()
 }
 
 /// `transfer.initiate` -> `TransferInitiate`.
@@ -375,38 +405,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn code_variants_come_from_the_first_clause() {
-        for (meaning, expected) in [
-            (
-                "Customer not found: credentials or session invalid or expired",
-                "CustomerNotFound",
-            ),
-            ("Invalid or expired OTP", "InvalidOrExpiredOtp"),
-            (
-                "Account not found (check account number)",
-                "AccountNotFound",
-            ),
-            ("Success", "Success"),
-        ] {
-            assert_eq!(code_variant(meaning), expected);
-        }
-    }
-
-    #[test]
-    fn clashing_meanings_carry_their_codes() {
+    fn code_variants_come_from_their_names() {
         let doc = serde_json::json!({"x-response-codes": {
-            "06": {"http_status": 404, "meaning": "Account not found (check the number)"},
-            "44": {"http_status": 404, "meaning": "Account not found: nothing matches"},
             "41": {"http_status": 401, "meaning": "Unauthenticated", "name": "session_invalid"},
+            "06": {"http_status": 404, "meaning": "Account not found", "name": "beneficiary_account_not_found"},
         }});
-        let names: Vec<String> = read_response_codes(&doc)
-            .unwrap()
-            .into_iter()
-            .map(|code| code.variant)
+        let codes = read_response_codes(&Document::new(&doc)).unwrap();
+        let names: Vec<(&str, &str, u16)> = codes
+            .iter()
+            .map(|code| (code.code.as_str(), code.variant.as_str(), code.http_status))
             .collect();
         assert_eq!(
             names,
-            ["AccountNotFound06", "SessionInvalid", "AccountNotFound44"]
+            [
+                ("06", "BeneficiaryAccountNotFound", 404),
+                ("41", "SessionInvalid", 401)
+            ]
+        );
+    }
+
+    #[test]
+    fn names_that_give_one_variant_are_refused() {
+        let doc = serde_json::json!({"x-response-codes": {
+            "06": {"http_status": 404, "meaning": "a", "name": "not_found_1"},
+            "44": {"http_status": 404, "meaning": "b", "name": "not_found1"},
+        }});
+        let error = read_response_codes(&Document::new(&doc)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "`x-response-codes`: the names of `06` and `44` both give the variant `NotFound1`"
         );
     }
 

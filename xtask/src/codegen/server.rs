@@ -3,7 +3,7 @@
 //! | file | what |
 //! |---|---|
 //! | `models.rs` | a Rust type per component schema (typify, through progenitor, like the client) |
-//! | `api.rs` | `TokenFamily`, `Permission`, `Operation` (metadata), `Page`, the `Api` trait |
+//! | `api.rs` | `TokenFamily`, `Permission`, `Operation` (metadata, listed codes, request examples), `Page`, the `Api` trait |
 //! | `router.rs` | `router()`: one route per operation, handing over to the runtime |
 //! | `json_api.rs` | `impl Api for JsonAdapter<T>`: every method through `JsonApi::call` |
 //! | `response_code.rs` | `ResponseCode`: the `x-response-codes` catalog |
@@ -21,8 +21,7 @@ use quote::{format_ident, quote};
 use serde_json::{json, Value};
 
 use super::client::{client_view, progenitor};
-use super::operations::{Api, Data, Operation};
-use super::precheck::ROUTER_CODES;
+use super::operations::{Api, Data, Operation, ROUTER_CODES};
 use super::{format_file, raw_string_literal, GeneratedFile};
 use crate::spec;
 
@@ -111,6 +110,7 @@ fn api_file(api: &Api) -> TokenStream {
 
         use crate::models;
         use crate::runtime::{ApiError, CallRecord, RequestContext};
+        use crate::ResponseCode;
 
         #families
         #permissions
@@ -315,6 +315,21 @@ fn operations(api: &Api) -> TokenStream {
     let messages = ops.iter().map(|op| op.success_message.as_str());
     let requests = ops.iter().map(|op| op.request_schema.as_str());
     let responses = ops.iter().map(|op| op.response_schema.as_str());
+    let response_codes = ops.iter().map(|op| {
+        let variants = op
+            .response_codes
+            .iter()
+            .map(|variant| format_ident!("{}", variant));
+        quote! { &[#(ResponseCode::#variants),*] }
+    });
+    let request_examples = ops.iter().map(|op| {
+        let examples = op.request_examples.iter().map(|example| {
+            let name = &example.name;
+            let json = raw_string_literal(&example.json);
+            quote! { RequestExample { name: #name, json: #json } }
+        });
+        quote! { &[#(#examples),*] }
+    });
     let headers = ops.iter().map(|op| {
         let parameters = op.headers.iter().map(|header| {
             let name = &header.name;
@@ -333,6 +348,22 @@ fn operations(api: &Api) -> TokenStream {
             pub required: bool,
             /// The header value's schema, as JSON Schema text.
             pub schema: &'static str,
+        }
+
+        /// A request example the spec gives an operation, as it sends it (`$ref`s resolved).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct RequestExample {
+            /// The example's name: its key under `examples`, or `example` for a lone `example`.
+            pub name: &'static str,
+            /// The example's value, as JSON text.
+            pub json: &'static str,
+        }
+
+        impl RequestExample {
+            /// The example's value.
+            pub fn value(self) -> serde_json::Value {
+                serde_json::from_str(self.json).expect("the generator writes JSON text")
+            }
         }
 
         /// Every operation of the spec, sorted by `operationId`.
@@ -413,6 +444,27 @@ fn operations(api: &Api) -> TokenStream {
                 match self {
                     #(Self::#idents => #headers,)*
                 }
+            }
+
+            /// The codes the operation lists in its `x-response-codes` (`00` included), in the
+            /// spec's order: what it may answer besides the transport codes of the shared
+            /// `default` response.
+            pub const fn response_codes(self) -> &'static [ResponseCode] {
+                match self {
+                    #(Self::#idents => #response_codes,)*
+                }
+            }
+
+            /// The examples of the request body, in the spec's order.
+            pub const fn request_examples(self) -> &'static [RequestExample] {
+                match self {
+                    #(Self::#idents => #request_examples,)*
+                }
+            }
+
+            /// The request example named `name`.
+            pub fn request_example(self, name: &str) -> Option<RequestExample> {
+                self.request_examples().iter().copied().find(|example| example.name == name)
             }
 
             /// The operation with this `operationId`.
@@ -640,14 +692,14 @@ fn response_code(api: &Api) -> TokenStream {
     let strings: Vec<&str> = codes.iter().map(|c| c.code.as_str()).collect();
     let statuses = codes.iter().map(|c| c.http_status);
     let meanings = codes.iter().map(|c| c.meaning.as_str());
-    let roles = ROUTER_CODES.iter().map(|(code, role, constant)| {
+    let roles = ROUTER_CODES.iter().map(|router_code| {
         let entry = codes
             .iter()
-            .find(|c| c.code == *code)
+            .find(|c| c.code == router_code.code)
             .expect("the precheck requires the router's codes");
         let variant = format_ident!("{}", entry.variant);
-        let constant = format_ident!("{}", constant);
-        let docs = doc(&format!("`{code}`: {role}."));
+        let constant = format_ident!("{}", router_code.constant);
+        let docs = doc(&format!("`{}`: {}.", router_code.code, router_code.role));
         quote! { #docs pub(crate) const #constant: Self = Self::#variant; }
     });
     quote! {

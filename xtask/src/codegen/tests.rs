@@ -181,6 +181,43 @@ fn check_mode_names_every_stale_file_after_a_spec_edit() {
 }
 
 #[test]
+fn a_crlf_copy_of_a_generated_file_passes_the_check() {
+    let root = scratch("crlf");
+    let files = fixture_files();
+    apply(&root, &files, Mode::Write).unwrap();
+    let path = root.join("generated-server/src/generated/api.rs");
+    let lf = std::fs::read_to_string(&path).unwrap();
+    let crlf = lf.replace('\n', "\r\n");
+    std::fs::write(&path, &crlf).unwrap();
+
+    let report = apply(&root, &files, Mode::Check).unwrap();
+    assert!(report.changed.is_empty(), "{:?}", report.changed);
+    // Write mode leaves it alone too.
+    let report = apply(&root, &files, Mode::Write).unwrap();
+    assert!(report.changed.is_empty(), "{:?}", report.changed);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), crlf);
+
+    // A difference other than line endings is still one.
+    std::fs::write(
+        &path,
+        crlf.replace("pub enum Operation", "pub enum Operations"),
+    )
+    .unwrap();
+    let report = apply(&root, &files, Mode::Check).unwrap();
+    assert_eq!(
+        paths(&report.changed),
+        ["generated-server/src/generated/api.rs"]
+    );
+}
+
+#[test]
+fn a_crlf_spec_generates_the_same_files() {
+    let crlf = FIXTURE.replace('\n', "\r\n");
+    assert_ne!(crlf, FIXTURE);
+    assert_eq!(generate(&crlf).unwrap(), fixture_files());
+}
+
+#[test]
 fn write_mode_removes_files_the_spec_no_longer_makes() {
     let root = scratch("orphans");
     let files = fixture_files();
@@ -205,11 +242,13 @@ fn write_mode_removes_files_the_spec_no_longer_makes() {
 fn limits_are_reported_before_progenitor_runs() {
     // A second success type makes progenitor panic; the precheck names the operation instead.
     let mut doc = spec::parse(FIXTURE).unwrap();
-    let responses = &mut doc["paths"]["/v1/auth/token"]["post"]["responses"];
+    let responses = &mut doc["paths"]["/v1/auth/api/generate_token"]["post"]["responses"];
     responses["201"] = responses["200"].clone();
     let error = generate(&serde_json::to_string(&doc).unwrap()).unwrap_err();
     assert!(
-        format!("{error:#}").contains("operation `generate_token` (POST /v1/auth/token)"),
+        format!("{error:#}").contains(
+            "[success-response] operation `generate_token`: has success responses [\"200\", \"201\"]"
+        ),
         "{error:#}"
     );
 }
@@ -219,7 +258,7 @@ fn default_error_responses_reach_the_client_as_error_ranges() {
     // progenitor counts `default` as a success response; the client view turns it into 4XX/5XX.
     let doc = spec::parse(FIXTURE).unwrap();
     let view = super::client::client_view(&doc);
-    let responses = view["paths"]["/v1/auth/token"]["post"]["responses"]
+    let responses = view["paths"]["/v1/auth/api/generate_token"]["post"]["responses"]
         .as_object()
         .unwrap();
     let statuses: Vec<&String> = responses.keys().collect();

@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{examples_of, json_media, Access, Document, Sink};
+use super::Sink;
+use crate::spec::{examples_of, is_snake_case, json_media, Access, Document};
 
 /// `x-permissions` is a list of `{code, name, description}` (optionally `implicit: true`) with
 /// unique `resource.action` codes.
@@ -130,7 +131,7 @@ pub(super) fn response_code_catalog(document: &Document<'_>, sink: &mut Sink) {
         }
         // The name becomes the generated `ResponseCode` variant, so it must be an identifier.
         match entry.get("name").and_then(Value::as_str) {
-            Some(name) if is_snake_case_name(name) => {
+            Some(name) if is_snake_case(name) => {
                 if !names.insert(name) {
                     sink.report(&location, format!("`name: {name}` is used by another code"));
                 }
@@ -161,19 +162,12 @@ pub(super) fn response_code_catalog(document: &Document<'_>, sink: &mut Sink) {
     }
 }
 
-fn is_snake_case_name(name: &str) -> bool {
-    name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-}
-
 fn is_response_code(code: &str) -> bool {
     code.len() == 2 && code.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// Every operation lists its codes in `x-response-codes` (`00` and catalog codes only), and
-/// each listed error code has a response under its HTTP status with an example of it.
+/// Every operation lists its codes in `x-response-codes`: strings, once each, `00` and catalog
+/// codes only (the generated `Operation::response_codes` names each).
 pub(super) fn response_codes(document: &Document<'_>, sink: &mut Sink) {
     let catalog = document.response_code_catalog();
     for operation in &document.operations {
@@ -204,22 +198,34 @@ pub(super) fn response_codes(document: &Document<'_>, sink: &mut Sink) {
             if !seen.insert(code) {
                 sink.report(&label, format!("`x-response-codes` lists `{code}` twice"));
             }
-            if code == "00" {
-                continue;
-            }
-            if !catalog.contains_key(code) {
+            if code != "00" && !catalog.contains_key(code) {
                 sink.report(
                     &label,
                     format!("`x-response-codes` lists `{code}`, which is not in the catalog #/x-response-codes"),
                 );
-                continue;
             }
-            let Some(status) = document.http_status_of(code) else {
+        }
+        if !seen.contains("00") {
+            sink.report(&label, "`x-response-codes` must include `00`");
+        }
+    }
+}
+
+/// Each error code an operation lists has a response under its HTTP status, with an example of
+/// it.
+pub(super) fn response_codes_exemplified(document: &Document<'_>, sink: &mut Sink) {
+    for operation in &document.operations {
+        let mut seen = BTreeSet::new();
+        let codes = operation.response_codes().unwrap_or_default();
+        for code in codes.into_iter().filter(|code| seen.insert(*code)) {
+            // `00` is the success examples' (`examples-present`); codes outside the catalog are
+            // reported by `response-codes`.
+            let Some(status) = document.http_status_of(code).filter(|_| code != "00") else {
                 continue;
             };
             let Some(response) = operation.response(&status.to_string()) else {
                 sink.report(
-                    &label,
+                    operation.label(),
                     format!(
                         "lists response code `{code}` (HTTP {status}) but has no {status} response"
                     ),
@@ -235,16 +241,13 @@ pub(super) fn response_codes(document: &Document<'_>, sink: &mut Sink) {
             });
             if !exemplified {
                 sink.report(
-                    &label,
+                    operation.label(),
                     format!(
                         "lists response code `{code}` but its {status} response has no example \
                          with `response_code: \"{code}\"`"
                     ),
                 );
             }
-        }
-        if !seen.contains("00") {
-            sink.report(&label, "`x-response-codes` must include `00`");
         }
     }
 }
@@ -320,11 +323,7 @@ pub(super) fn response_code_examples(document: &Document<'_>, sink: &mut Sink) {
 /// reading the docs see them.
 pub(super) fn response_codes_documented(document: &Document<'_>, sink: &mut Sink) {
     for operation in &document.operations {
-        let description = operation
-            .value
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let description = operation.text("description").unwrap_or_default();
         for code in operation.response_codes().unwrap_or_default() {
             if code != "00" && !description.contains(&format!("`{code}`")) {
                 sink.report(
@@ -339,37 +338,32 @@ pub(super) fn response_codes_documented(document: &Document<'_>, sink: &mut Sink
     }
 }
 
+/// Every operation has a string `x-success-message`: the `message` of its success envelope.
+pub(super) fn success_message(document: &Document<'_>, sink: &mut Sink) {
+    for operation in &document.operations {
+        if operation.text("x-success-message").is_none() {
+            sink.report(
+                operation.label(),
+                "has no `x-success-message` (the `message` of its success envelope)",
+            );
+        }
+    }
+}
+
 /// Each operation has a request example and a 200 example; the 200 examples carry `00` and the
 /// operation's `x-success-message`.
 pub(super) fn examples_present(document: &Document<'_>, sink: &mut Sink) {
     for operation in &document.operations {
         let label = operation.label();
-        let success_message = operation
-            .value
-            .get("x-success-message")
-            .and_then(Value::as_str);
-        if success_message.is_none() {
-            sink.report(
-                &label,
-                "has no `x-success-message` (the `message` of its success envelope)",
-            );
-        }
-        let request = operation
-            .value
-            .get("requestBody")
-            .and_then(|body| document.deref(body))
-            .and_then(|body| json_media(body).ok());
+        let success_message = operation.text("x-success-message");
+        let request = document.request_media(operation);
         if request.is_some_and(|media| examples_of(document.doc, media).is_empty()) {
             sink.report(
                 &label,
                 "its request body has no example (`example` or `examples`)",
             );
         }
-        let Some(success) = operation
-            .response("200")
-            .and_then(|response| document.deref(response))
-            .and_then(|response| json_media(response).ok())
-        else {
+        let Some(success) = document.response_media(operation, "200") else {
             continue; // `success-response` reports it.
         };
         let examples = examples_of(document.doc, success);

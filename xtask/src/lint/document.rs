@@ -4,8 +4,8 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{escape, object, walk, Document, Sink};
-use crate::spec;
+use super::{walk, Sink};
+use crate::spec::{self, escape, object, Document};
 
 /// `openapi` is 3.0.x and the document deserializes as the OpenAPI 3.0 model progenitor reads.
 pub(super) fn openapi_version(document: &Document<'_>, sink: &mut Sink) {

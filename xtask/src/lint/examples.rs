@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{examples_of, object, Document, Sink, JSON};
-use crate::spec;
+use super::Sink;
+use crate::spec::{self, escape, examples_of, object, Document, JSON};
 
 /// Example errors shown per example; more are counted, not listed.
 const ERRORS_SHOWN_MAX: usize = 3;
@@ -188,7 +188,7 @@ fn schemas_with_examples<'a>(
         pointer.truncate(length);
     };
     for (name, child) in object(map.get("properties")) {
-        visit(format!("/properties/{}", super::escape(name)), child, found);
+        visit(format!("/properties/{}", escape(name)), child, found);
     }
     for keyword in ["items", "additionalProperties", "not"] {
         if let Some(child) = map.get(keyword) {

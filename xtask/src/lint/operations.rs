@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{
-    component_schema_ref, declares_header, json_media, object, Access, Document, Family, Sink,
+use super::{declares_header, response_sites, Sink};
+use crate::spec::{
+    self, component_schema_ref, is_snake_case, json_media, object, Access, Document, Family,
     DASHBOARD_SCHEME, ERROR_ENVELOPE_REF, HTTP_METHODS, INTEGRATION_SCHEME, JSON,
 };
-use crate::spec;
 
 /// Every path has exactly one operation and it is `post`.
 pub(super) fn post_only(document: &Document<'_>, sink: &mut Sink) {
@@ -60,13 +60,6 @@ pub(super) fn operation_id(document: &Document<'_>, sink: &mut Sink) {
             first_path_of.insert(id, first);
         }
     }
-}
-
-fn is_snake_case(id: &str) -> bool {
-    id.starts_with(|c: char| c.is_ascii_lowercase())
-        && id
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// `requestBody` is present, required, `application/json` only, with a component schema.
@@ -171,7 +164,7 @@ pub(super) fn error_envelope(document: &Document<'_>, sink: &mut Sink) {
 }
 
 /// `security` is explicit, one of the three allowed forms, matches the path's family, and names
-/// existing schemes.
+/// existing HTTP bearer schemes (the router reads `Authorization: Bearer`).
 pub(super) fn security(document: &Document<'_>, sink: &mut Sink) {
     let schemes = object(document.doc.pointer("/components/securitySchemes"));
     for operation in &document.operations {
@@ -228,14 +221,30 @@ pub(super) fn security(document: &Document<'_>, sink: &mut Sink) {
     for (label, security) in requirements {
         let names = security.and_then(Value::as_array).into_iter().flatten();
         for name in names.flat_map(|requirement| object(Some(requirement)).keys()) {
-            if !schemes.contains_key(name) {
-                sink.report(
+            match schemes.get(name) {
+                None => sink.report(
                     &label,
                     format!("security scheme `{name}` is not in #/components/securitySchemes"),
-                );
+                ),
+                Some(scheme) if !is_bearer(scheme) => sink.report(
+                    &label,
+                    format!(
+                        "security scheme `{name}` must be `type: http` with `scheme: bearer` \
+                         (the router reads bearer tokens)"
+                    ),
+                ),
+                Some(_) => {}
             }
         }
     }
+}
+
+fn is_bearer(scheme: &Value) -> bool {
+    scheme.get("type").and_then(Value::as_str) == Some("http")
+        && scheme
+            .get("scheme")
+            .and_then(Value::as_str)
+            .is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer"))
 }
 
 const REQUEST_ID: &str = "X-Request-Id";
@@ -246,7 +255,7 @@ const IDEMPOTENT_REPLAYED: &str = "Idempotent-Replayed";
 /// Every response declares `X-Request-Id`; every 429 declares `Retry-After`; an operation takes
 /// `Idempotency-Key` exactly when its 200 declares `Idempotent-Replayed`.
 pub(super) fn headers(document: &Document<'_>, sink: &mut Sink) {
-    for site in document.response_sites() {
+    for site in response_sites(document) {
         if !declares_header(site.response, REQUEST_ID) {
             sink.report(
                 &site.label,

@@ -363,7 +363,7 @@ fn a_default_response_through_a_ref_must_use_the_envelope_too() {
             ),
             // The examples are no longer the only content, so the 41 example is not found.
             (
-                "response-codes",
+                "response-codes-exemplified",
                 "operation `get_account`: lists response code `41`",
             ),
         ],
@@ -471,6 +471,24 @@ fn an_unknown_security_scheme_is_refused() {
                 "#/components/securitySchemes/integrationToken",
             ),
         ],
+    );
+}
+
+#[test]
+fn a_security_scheme_other_than_http_bearer_is_refused() {
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/securitySchemes/integrationToken",
+                json!({"type": "apiKey", "in": "header", "name": "X-Api-Key"}),
+            )
+        },
+        &[(
+            "security",
+            "operation `create_transfer`: security scheme `integrationToken` must be `type: http` \
+             with `scheme: bearer`",
+        )],
     );
 }
 
@@ -747,6 +765,8 @@ fn an_unquoted_code_is_refused() {
     );
 }
 
+// response-codes-exemplified
+
 #[test]
 fn a_listed_code_needs_a_response_under_its_status() {
     check(
@@ -755,7 +775,7 @@ fn a_listed_code_needs_a_response_under_its_status() {
             set(doc, &at(CREATE_TRANSFER, "description"), json!("Fails with `01`, `29` or `41`."));
         },
         &[(
-            "response-codes",
+            "response-codes-exemplified",
             "operation `create_transfer`: lists response code `41` (HTTP 401) but has no 401 response",
         )],
     );
@@ -773,7 +793,7 @@ fn a_listed_code_needs_an_example() {
         },
         &[
             (
-                "response-codes",
+                "response-codes-exemplified",
                 "operation `get_account`: lists response code `41` but its 401 response has no \
                  example with `response_code: \"41\"`",
             ),
@@ -823,7 +843,7 @@ fn an_error_example_under_the_wrong_status_is_refused() {
                 "operation `get_account`: response 401 example `invalid` has `response_code: \"01\"`, \
                  which the catalog gives HTTP 400, not 401",
             ),
-            ("response-codes", "operation `get_account`: lists response code `41`"),
+            ("response-codes-exemplified", "operation `get_account`: lists response code `41`"),
             ("unused-components", "#/components/responses/Unauthorized"),
         ],
     );
@@ -965,6 +985,8 @@ fn a_success_example_must_carry_code_00() {
     );
 }
 
+// success-message
+
 #[test]
 fn an_operation_without_success_message_is_refused() {
     check(
@@ -972,7 +994,7 @@ fn an_operation_without_success_message_is_refused() {
             remove(doc, &at(CREATE_TRANSFER, "x-success-message"));
         },
         &[(
-            "examples-present",
+            "success-message",
             "operation `create_transfer`: has no `x-success-message`",
         )],
     );
@@ -1402,7 +1424,7 @@ fn every_problem_is_reported_not_just_the_first() {
                 "operation `GetAccount`: is a dashboard operation without `x-permission`",
             ),
             (
-                "examples-present",
+                "success-message",
                 "operation `create_transfer`: has no `x-success-message`",
             ),
         ],
