@@ -548,31 +548,10 @@ pub struct OutboxMessage {
 /// The first request example the spec gives an operation (`{}` when it has none), so a test
 /// can send every operation a body its schema accepts.
 pub fn request_example(operation: Operation) -> Value {
-    let spec: Value =
-        serde_json::from_str(generated_server::OPENAPI_JSON).expect("the spec is JSON");
-    let mut body = &spec["paths"][operation.path()]["post"]["requestBody"];
-    if let Some(reference) = body["$ref"].as_str() {
-        body = resolve(&spec, reference);
-    }
-    let examples = &body["content"]["application/json"]["examples"];
-    let Some(first) = examples
-        .as_object()
-        .and_then(|examples| examples.values().next())
-    else {
-        return json!({});
-    };
-    let example = match first["$ref"].as_str() {
-        Some(reference) => resolve(&spec, reference),
-        None => first,
-    };
-    example["value"].clone()
-}
-
-fn resolve<'a>(spec: &'a Value, reference: &str) -> &'a Value {
-    reference
-        .trim_start_matches("#/")
-        .split('/')
-        .fold(spec, |node, part| &node[part])
+    operation
+        .request_examples()
+        .first()
+        .map_or_else(|| json!({}), |example| example.value())
 }
 
 /// A database created for one kit and dropped with it.
