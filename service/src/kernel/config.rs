@@ -39,12 +39,10 @@ pub struct Config {
     /// Lifetime of an invitation link (`add_member`, `resend_invite`): 72 hours.
     pub invitation_ttl_seconds: u64,
     pub otp: OtpPolicy,
-    /// Failed `login` attempts, per email.
-    pub login_per_email: ThrottlePolicy,
-    /// Failed `login` attempts, per client address (looser: offices share an address).
-    pub login_per_address: ThrottlePolicy,
-    /// Failed `generate_token` attempts, per `client_id` and per client address.
-    pub token_per_client: ThrottlePolicy,
+    /// `login` attempts, the credential being the email.
+    pub login: CredentialThrottle,
+    /// `generate_token` attempts, the credential being the `client_id`.
+    pub token: CredentialThrottle,
     /// Wrong `old_password` in `change_password`, per member.
     pub password_change_per_member: ThrottlePolicy,
     /// Unknown or spent invitation tokens in `accept_invite`, per client address.
@@ -65,9 +63,16 @@ impl Config {
             integration_token_ttl_seconds: 3600,
             invitation_ttl_seconds: 72 * 3600,
             otp: OtpPolicy::default(),
-            login_per_email: ThrottlePolicy::new(5),
-            login_per_address: ThrottlePolicy::new(20),
-            token_per_client: ThrottlePolicy::new(10),
+            login: CredentialThrottle {
+                per_address_and_credential: ThrottlePolicy::new(5),
+                per_address: ThrottlePolicy::new(20),
+                per_credential: ThrottlePolicy::slowing(20, 10),
+            },
+            token: CredentialThrottle {
+                per_address_and_credential: ThrottlePolicy::new(10),
+                per_address: ThrottlePolicy::new(20),
+                per_credential: ThrottlePolicy::slowing(20, 10),
+            },
             password_change_per_member: ThrottlePolicy::new(5),
             invitation_per_address: ThrottlePolicy::new(10),
             invitation_link_base: "https://dashboard.kobo.example/accept-invite?token=".into(),
@@ -141,12 +146,28 @@ impl Default for OtpPolicy {
     }
 }
 
-/// Progressive throttling of failed credential checks for one kind of key: the first
-/// `free_failures` failures in a window cost nothing; each one after that locks the key for
-/// `first_lock_seconds`, doubling per failure up to `max_lock_seconds`.
+/// How the attempts at one kind of credential are throttled (see `platform::throttle`), so
+/// that a correct credential from an address that is not failing still gets in:
+///
+/// - `per_address_and_credential`: this credential from this address; locks that grow;
+/// - `per_address`: every credential from this address (looser: offices share an address);
+/// - `per_credential`: this credential from every address except those it succeeded from
+///   before; it slows (a short flat lock), so failures sent on purpose from elsewhere cannot
+///   lock its owner out.
+#[derive(Clone, Copy, Debug)]
+pub struct CredentialThrottle {
+    pub per_address_and_credential: ThrottlePolicy,
+    pub per_address: ThrottlePolicy,
+    pub per_credential: ThrottlePolicy,
+}
+
+/// Throttling of attempts at a credential for one kind of key: the first `free_attempts`
+/// attempts in a window are evaluated; the last of them locks the key for
+/// `first_lock_seconds` (lifted at once if it succeeds), and each attempt after a lock locks
+/// it again for twice as long, up to `max_lock_seconds`.
 #[derive(Clone, Copy, Debug)]
 pub struct ThrottlePolicy {
-    pub free_failures: i64,
+    pub free_attempts: i64,
     /// Failures older than this are forgotten.
     pub window_seconds: u64,
     pub first_lock_seconds: u64,
@@ -154,21 +175,32 @@ pub struct ThrottlePolicy {
 }
 
 impl ThrottlePolicy {
-    pub const fn new(free_failures: i64) -> ThrottlePolicy {
+    pub const fn new(free_attempts: i64) -> ThrottlePolicy {
         ThrottlePolicy {
-            free_failures,
+            free_attempts,
             window_seconds: 15 * 60,
             first_lock_seconds: 30,
             max_lock_seconds: 15 * 60,
         }
     }
 
-    /// How long a key with `failures` failures in its window stays locked (0: not locked).
-    pub fn lock_seconds(&self, failures: i64) -> u64 {
-        if failures < self.free_failures {
+    /// A policy that slows rather than locks: past `free_attempts`, one attempt per
+    /// `interval_seconds`.
+    pub const fn slowing(free_attempts: i64, interval_seconds: u64) -> ThrottlePolicy {
+        ThrottlePolicy {
+            free_attempts,
+            window_seconds: 15 * 60,
+            first_lock_seconds: interval_seconds,
+            max_lock_seconds: interval_seconds,
+        }
+    }
+
+    /// How long a key with `attempts` attempts in its window stays locked (0: not locked).
+    pub fn lock_seconds(&self, attempts: i64) -> u64 {
+        if attempts < self.free_attempts {
             return 0;
         }
-        let doublings = (failures - self.free_failures).min(32) as u32;
+        let doublings = (attempts - self.free_attempts).min(32) as u32;
         self.first_lock_seconds
             .saturating_mul(1u64 << doublings)
             .min(self.max_lock_seconds)
@@ -202,5 +234,8 @@ mod tests {
         let locks: Vec<u64> = (1..=12).map(|n| policy.lock_seconds(n)).collect();
         assert_eq!(locks, [0, 0, 0, 0, 30, 60, 120, 240, 480, 900, 900, 900]);
         assert_eq!(policy.lock_seconds(10_000), 900);
+        let slowing = ThrottlePolicy::slowing(3, 10);
+        let locks: Vec<u64> = (1..=6).map(|n| slowing.lock_seconds(n)).collect();
+        assert_eq!(locks, [0, 0, 10, 10, 10, 10]);
     }
 }

@@ -327,7 +327,7 @@ pub async fn ensure_demo(store: &Store, config: &Config, clock: &Clock) -> Resul
             "the demo business has lost its owner {DEMO_OWNER_EMAIL}: use a fresh data directory"
         );
     }
-    throttle::clear(&mut tx, &identity::login_email_key(DEMO_OWNER_EMAIL)).await?;
+    throttle::forget_credential(&mut tx, &identity::login_credential(DEMO_OWNER_EMAIL)).await?;
     let main_account_number: String = sqlx::query_scalar(
         "SELECT account_number FROM accounts \
          WHERE business_id = $1 AND account_type = 'pool' AND account_class = 'primary'",

@@ -14,6 +14,9 @@ use crate::platform::idempotency;
 /// How long a finished session or OTP is kept, for whoever investigates an incident.
 pub const GRACE_HOURS: i64 = 24;
 
+/// How long an address a credential succeeded from stays known (see `throttle`).
+pub const KNOWN_ADDRESS_DAYS: i64 = 90;
+
 /// What one [`purge_expired`] deleted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Purged {
@@ -21,6 +24,7 @@ pub struct Purged {
     pub otps: u64,
     pub throttles: u64,
     pub idempotency_keys: u64,
+    pub known_addresses: u64,
 }
 
 pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, ApiError> {
@@ -47,5 +51,14 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, 
         )
         .await?,
         idempotency_keys: idempotency::purge_expired(store, now).await?,
+        known_addresses: {
+            let cutoff = store::timestamp(now - Duration::days(KNOWN_ADDRESS_DAYS));
+            sqlx::query("DELETE FROM known_addresses WHERE last_success_at < $1")
+                .bind(cutoff)
+                .execute(store.pool())
+                .await
+                .map_err(internal)?
+                .rows_affected()
+        },
     })
 }

@@ -4,13 +4,13 @@
 //! Failed credential checks are throttled progressively (`throttle`), and every failure of
 //! `login` looks the same (`41`). Sessions themselves are `sessions`'.
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::{ApiError, Operation, RequestContext, ResponseCode, TokenFamily};
 use sqlx::Row;
 
 use crate::kernel::clock::Clock;
-use crate::kernel::config::{Config, Environment, ThrottlePolicy};
+use crate::kernel::config::{Config, Environment};
 use crate::kernel::secrets::{self, Passwords};
 use crate::kernel::store::{self, internal, Store, Tx};
 use crate::outbox::{self, Notification};
@@ -20,7 +20,7 @@ use crate::platform::permissions;
 use crate::platform::principal::{member_of, Principal};
 use crate::platform::sessions::{self, expires_in, NewSession};
 use crate::platform::team_views;
-use crate::platform::throttle;
+use crate::platform::throttle::{self, Limit, OnSuccess};
 use crate::platform::tokens::TokenKeys;
 
 fn unauthenticated() -> ApiError {
@@ -55,10 +55,11 @@ pub async fn generate_token(
     body: models::GenerateTokenRequest,
 ) -> Result<models::TokenGrant, ApiError> {
     let client_id = body.client_id.as_str();
-    let client_key = format!("token:client:{client_id}");
-    let address_key = format!("token:address:{}", ctx.client_ip);
+    let credential = format!("token:{client_id}");
+    let address = ctx.client_ip.to_string();
     let now = clock.now();
-    throttle::check(store, &[&client_key, &address_key], now).await?;
+    let limits = throttle::credential_limits(store, &credential, &address, &config.token).await?;
+    let attempt = throttle::claim(store, limits, now).await?;
 
     let row = sqlx::query("SELECT id, client_secret_hash FROM businesses WHERE client_id = $1")
         .bind(client_id)
@@ -74,9 +75,7 @@ pub async fn generate_token(
             id
         }
         (_, known_business) => {
-            let policy = &config.token_per_client;
-            throttle::record_failure(store, &client_key, policy, now).await?;
-            throttle::record_failure(store, &address_key, policy, now).await?;
+            attempt.failed(store, now).await?;
             let refused = unauthenticated().with_message("Invalid client_id or client_secret");
             // A wrong secret for a real client is that business's activity; an unknown
             // client_id has no business to file it under.
@@ -92,13 +91,13 @@ pub async fn generate_token(
     };
 
     let mut tx = store.begin().await?;
-    throttle::clear(&mut tx, &client_key).await?;
-    let ip_address = ctx.client_ip.to_string();
+    attempt.succeeded(&mut tx).await?;
+    throttle::remember_address(&mut tx, &credential, &address, now).await?;
     let session = NewSession {
         business_id: &business_id,
         family: TokenFamily::Integration,
         member_id: None,
-        ip_address: &ip_address,
+        ip_address: &address,
         ttl_seconds: config.integration_token_ttl_seconds,
     };
     let (token, ttl) = sessions::open_session(&mut tx, tokens, now, &session).await?;
@@ -119,9 +118,9 @@ pub async fn generate_token(
     })
 }
 
-/// The throttle key of failed logins for an email.
-pub fn login_email_key(email: &str) -> String {
-    format!("login:email:{}", email.to_lowercase())
+/// The credential a login attempt is throttled under (see `throttle::credential_limits`).
+pub fn login_credential(email: &str) -> String {
+    format!("login:{}", email.to_lowercase())
 }
 
 pub async fn login(
@@ -134,10 +133,11 @@ pub async fn login(
     body: models::LoginRequest,
 ) -> Result<models::LoginResult, ApiError> {
     let email = body.email.trim().to_lowercase();
-    let email_key = login_email_key(&email);
-    let address_key = format!("login:address:{}", ctx.client_ip);
+    let credential = login_credential(&email);
+    let address = ctx.client_ip.to_string();
     let now = clock.now();
-    throttle::check(store, &[&email_key, &address_key], now).await?;
+    let limits = throttle::credential_limits(store, &credential, &address, &config.login).await?;
+    let attempt = throttle::claim(store, limits, now).await?;
 
     let row = sqlx::query(
         "SELECT id, business_id, first_name, last_name, password_hash, is_active, \
@@ -153,9 +153,16 @@ pub async fn login(
     };
     // Always verify (a dummy hash when there is nothing to check), so the time taken does not
     // tell whether the email exists.
-    let password_ok = passwords
+    let password_ok = match passwords
         .verify(&body.password, stored_hash.as_deref())
-        .await?;
+        .await
+    {
+        Ok(matches) => matches,
+        Err(busy) => {
+            attempt.abandoned(store).await?;
+            return Err(busy);
+        }
+    };
     let member = match row {
         Some(row)
             if password_ok
@@ -165,8 +172,7 @@ pub async fn login(
             row
         }
         row => {
-            throttle::record_failure(store, &email_key, &config.login_per_email, now).await?;
-            throttle::record_failure(store, &address_key, &config.login_per_address, now).await?;
+            attempt.failed(store, now).await?;
             if let Some(row) = row {
                 audit_failed_login(store, now, &ctx, &row, &email).await?;
             }
@@ -177,19 +183,19 @@ pub async fn login(
     let member_id = store::text(&member, "id")?;
     let business_id = store::text(&member, "business_id")?;
     let mut tx = store.begin().await?;
-    throttle::clear(&mut tx, &email_key).await?;
+    attempt.succeeded(&mut tx).await?;
+    throttle::remember_address(&mut tx, &credential, &address, now).await?;
     sqlx::query("UPDATE members SET last_login = $2 WHERE id = $1")
         .bind(&member_id)
         .bind(store::timestamp(now))
         .execute(&mut *tx)
         .await
         .map_err(internal)?;
-    let ip_address = ctx.client_ip.to_string();
     let session = NewSession {
         business_id: &business_id,
         family: TokenFamily::Dashboard,
         member_id: Some(&member_id),
-        ip_address: &ip_address,
+        ip_address: &address,
         ttl_seconds: config.dashboard_token_ttl_seconds,
     };
     let (token, ttl) = sessions::open_session(&mut tx, tokens, now, &session).await?;
@@ -306,9 +312,13 @@ pub async fn change_password(
     if body.confirm_password.as_str() != new_password {
         return Err(invalid("`confirm_password`: must equal new_password"));
     }
-    let key = format!("password:member:{}", member.id);
     let now = clock.now();
-    throttle::check(store, &[&key], now).await?;
+    let limit = Limit::new(
+        format!("password:member:{}", member.id),
+        config.password_change_per_member,
+        OnSuccess::Forget,
+    );
+    let attempt = throttle::claim(store, vec![limit], now).await?;
     let stored: Option<String> =
         sqlx::query_scalar("SELECT password_hash FROM members WHERE id = $1 AND business_id = $2")
             .bind(&member.id)
@@ -317,14 +327,20 @@ pub async fn change_password(
             .await
             .map_err(internal)?
             .flatten();
-    if !passwords
+    let old_password_ok = match passwords
         .verify(body.old_password.as_str(), stored.as_deref())
-        .await?
+        .await
     {
-        let policy: &ThrottlePolicy = &config.password_change_per_member;
-        throttle::record_failure(store, &key, policy, now).await?;
+        Ok(matches) => matches,
+        Err(busy) => {
+            attempt.abandoned(store).await?;
+            return Err(busy);
+        }
+    };
+    let Some(stored) = stored.filter(|_| old_password_ok) else {
+        attempt.failed(store, now).await?;
         return Err(ApiError::new(ResponseCode::OldPasswordIncorrect));
-    }
+    };
     if body.old_password.as_str() == new_password {
         return Err(invalid(
             "`new_password`: must differ from the current password",
@@ -333,18 +349,27 @@ pub async fn change_password(
     let hash = passwords.hash(new_password).await?;
 
     let mut tx = store.begin().await?;
-    sqlx::query(
-        "UPDATE members SET password_hash = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
+    // Compare-and-set on the hash that was verified: of concurrent changes only the first
+    // takes effect, and the others learn that their old password is no longer the current one.
+    let changed = sqlx::query(
+        "UPDATE members SET password_hash = $3, updated_at = $4 \
+         WHERE id = $1 AND business_id = $2 AND password_hash = $5",
     )
     .bind(&member.id)
     .bind(&ctx.principal.business_id)
     .bind(&hash)
     .bind(store::timestamp(now))
+    .bind(&stored)
     .execute(&mut *tx)
     .await
-    .map_err(internal)?;
+    .map_err(internal)?
+    .rows_affected();
+    if changed != 1 {
+        return Err(ApiError::new(ResponseCode::OldPasswordIncorrect)
+            .with_message("Old password is incorrect: the password was changed meanwhile"));
+    }
     sessions::revoke_member_sessions(&mut tx, &member.id, now).await?;
-    throttle::clear(&mut tx, &key).await?;
+    attempt.succeeded(&mut tx).await?;
     logs::audit(
         &mut tx,
         now,
@@ -446,69 +471,90 @@ pub async fn generate_otp(
     })
 }
 
-/// Checks an OTP for `member_id` and consumes it, as part of the caller's transaction `tx`:
+/// An OTP whose code was right, to consume inside the operation's transaction.
+#[must_use = "a checked OTP is consumed inside the operation's transaction"]
+#[derive(Debug)]
+pub struct CheckedOtp {
+    otp_id: String,
+}
+
+/// Checks `code` against the live OTP of `member_id`, before the operation's transaction
+/// begins. Each check first claims one of the OTP's attempts in a statement of its own, so
+/// that however many checks run at once, at most the policy's attempts compare a code:
 ///
-/// - right code: the OTP is marked used in `tx`, which is handed back; it counts as used only
-///   if the caller commits (a transfer that fails afterwards leaves it usable);
-/// - wrong code: `tx` is rolled back (whatever the caller wrote in it, an idempotency claim
-///   say, is undone as for any error) and the attempt is counted in a transaction of its own,
-///   so failed guesses count although the caller answers an error; after the policy's
-///   attempts the OTP is spent;
+/// - right code: a [`CheckedOtp`] to [`CheckedOtp::consume`] in the operation's transaction
+///   (it counts as used only if that commits: a transfer that fails leaves it usable);
+/// - wrong code: `45`, and the attempt stays counted; the last attempt spends the OTP;
 /// - no live OTP (none, used, replaced by a newer one, expired, out of attempts): `45`.
-pub async fn verify_otp(
-    mut tx: Tx,
+pub async fn check_otp(
     store: &Store,
     config: &Config,
     clock: &Clock,
     member_id: &str,
     code: &str,
-) -> Result<Tx, ApiError> {
+) -> Result<CheckedOtp, ApiError> {
     let invalid_otp = || ApiError::new(ResponseCode::InvalidOtp);
     let max_attempts = config.otp.max_attempts;
-    let now = clock.now();
-    let row = sqlx::query(
-        "SELECT id, code_hash, attempts, expires_at FROM otps \
-         WHERE member_id = $1 AND used_at IS NULL ORDER BY created_at DESC LIMIT 1",
+    let now = store::timestamp(clock.now());
+    let mut tx = store.begin().await?;
+    let claimed = sqlx::query(
+        "UPDATE otps SET attempts = attempts + 1 \
+         WHERE id = (SELECT id FROM otps WHERE member_id = $1 AND used_at IS NULL \
+                     ORDER BY created_at DESC LIMIT 1) \
+           AND used_at IS NULL AND expires_at > $2 AND attempts < $3 \
+         RETURNING id, code_hash, attempts",
     )
     .bind(member_id)
+    .bind(&now)
+    .bind(max_attempts)
     .fetch_optional(&mut *tx)
     .await
-    .map_err(internal)?
-    .ok_or_else(invalid_otp)?;
+    .map_err(internal)?;
+    let Some(row) = claimed else {
+        tx.rollback().await.map_err(internal)?;
+        return Err(invalid_otp());
+    };
     let otp_id = store::text(&row, "id")?;
     let attempts: i64 = row.try_get("attempts").map_err(internal)?;
-    if store::time(&row, "expires_at")? <= now || attempts >= max_attempts {
-        return Err(invalid_otp());
-    }
     let right = constant_time_eq(
         &store::text(&row, "code_hash")?,
         &secrets::otp_hash(&otp_id, code),
     );
-    if right {
+    if !right && attempts >= max_attempts {
         sqlx::query("UPDATE otps SET used_at = $2 WHERE id = $1")
             .bind(&otp_id)
-            .bind(store::timestamp(now))
+            .bind(&now)
             .execute(&mut *tx)
             .await
             .map_err(internal)?;
-        return Ok(tx);
     }
-    tx.rollback().await.map_err(internal)?;
-    let mut own = store.begin().await?;
-    // Counted in SQL, so concurrent wrong guesses all count.
-    sqlx::query(
-        "UPDATE otps SET attempts = attempts + 1, \
-           used_at = CASE WHEN attempts + 1 >= $2 THEN $3 ELSE used_at END \
-         WHERE id = $1",
-    )
-    .bind(&otp_id)
-    .bind(max_attempts)
-    .bind(store::timestamp(now))
-    .execute(&mut *own)
-    .await
-    .map_err(internal)?;
-    own.commit().await.map_err(internal)?;
-    Err(invalid_otp())
+    tx.commit().await.map_err(internal)?;
+    if right {
+        Ok(CheckedOtp { otp_id })
+    } else {
+        Err(invalid_otp())
+    }
+}
+
+impl CheckedOtp {
+    /// Marks the OTP used at `now` inside `tx`, giving back the attempt its right code took.
+    /// `45` when a concurrent operation consumed it first.
+    pub async fn consume(self, tx: &mut Tx, now: DateTime<Utc>) -> Result<(), ApiError> {
+        let consumed = sqlx::query(
+            "UPDATE otps SET used_at = $2, attempts = attempts - 1 \
+             WHERE id = $1 AND used_at IS NULL",
+        )
+        .bind(&self.otp_id)
+        .bind(store::timestamp(now))
+        .execute(&mut **tx)
+        .await
+        .map_err(internal)?
+        .rows_affected();
+        if consumed != 1 {
+            return Err(ApiError::new(ResponseCode::InvalidOtp));
+        }
+        Ok(())
+    }
 }
 
 pub async fn regenerate_secret(

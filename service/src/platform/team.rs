@@ -22,10 +22,11 @@ use crate::platform::idempotency::{self, Claim};
 use crate::platform::logs::{self, AuditEntry};
 use crate::platform::permissions::{self, OWNER_ROLE_ID};
 use crate::platform::principal::{member_of, MemberPrincipal, Principal};
+use crate::platform::sessions;
 use crate::platform::team_views::{
     member_from_row, member_view, role_from_row, role_view, MEMBER_COLUMNS, ROLE_COLUMNS,
 };
-use crate::platform::{sessions, throttle};
+use crate::platform::throttle::{self, Limit, OnSuccess};
 
 fn member_not_found(member_id: impl std::fmt::Display) -> ApiError {
     ApiError::new(ResponseCode::NotFound)
@@ -378,9 +379,13 @@ pub async fn accept_invite(
     if body.confirm_password.as_str() != body.password.as_str() {
         return Err(invalid("`confirm_password`: must equal password"));
     }
-    let key = format!("invite:address:{}", ctx.client_ip);
     let now = clock.now();
-    throttle::check(store, &[&key], now).await?;
+    let limit = Limit::new(
+        format!("invite:address:{}", ctx.client_ip),
+        config.invitation_per_address,
+        OnSuccess::GiveBack,
+    );
+    let attempt = throttle::claim(store, vec![limit], now).await?;
     let rejected = || {
         ApiError::new(ResponseCode::Unauthenticated)
             .with_message("The invitation is invalid or has expired; ask for a new one")
@@ -406,13 +411,19 @@ pub async fn accept_invite(
         None => false,
     };
     let Some(row) = row.filter(|_| usable) else {
-        throttle::record_failure(store, &key, &config.invitation_per_address, now).await?;
+        attempt.failed(store, now).await?;
         return Err(rejected());
     };
     let invitation_id = store::text(&row, "id")?;
     let business_id = store::text(&row, "business_id")?;
     let member_id = store::text(&row, "member_id")?;
-    let hash = passwords.hash(body.password.as_str()).await?;
+    let hash = match passwords.hash(body.password.as_str()).await {
+        Ok(hash) => hash,
+        Err(busy) => {
+            attempt.abandoned(store).await?;
+            return Err(busy);
+        }
+    };
 
     let mut tx = store.begin().await?;
     let stamp = store::timestamp(now);
@@ -466,6 +477,7 @@ pub async fn accept_invite(
     let member = member_view(&mut *tx, &business_id, &member_id, now)
         .await?
         .ok_or_else(|| internal("the accepted member vanished"))?;
+    attempt.succeeded(&mut tx).await?;
     tx.commit().await.map_err(internal)?;
     Ok(member)
 }

@@ -1,43 +1,219 @@
-//! Progressive throttling of failed credential checks (`throttles` table).
+//! Throttling of credential checks (`throttles` table), so that guessing a password, a client
+//! secret or an invitation token is slow whatever the concurrency.
 //!
-//! A key names what is throttled (`login:email:<email>`, `login:address:<ip>`, ...). Failures
-//! are counted per key in a window; past the policy's free failures each one locks the key for
-//! longer ([`ThrottlePolicy::lock_seconds`]). While locked, the check answers `29` with
-//! `Retry-After` before any password is looked at. Failures are recorded in their own
-//! transaction, because the operation that failed rolls its own back.
+//! A key names what is counted (`login:pair:<email>:<ip>`, `login:address:<ip>`, ...). Each
+//! attempt **claims** its keys before the credential is looked at: one statement per key
+//! counts the attempt and, when the count reaches the policy's free attempts, locks the key at
+//! once, in the same transaction, so concurrent attempts queue on the row and find it locked.
+//! However many requests arrive together, at most `free_attempts` of them per key are
+//! evaluated. Then:
+//!
+//! - the credential was wrong: [`Attempt::failed`] sets each key's lock to the policy's length
+//!   for that many failures (`ThrottlePolicy::lock_seconds`);
+//! - it was right: [`Attempt::succeeded`] gives the claims back inside the operation's
+//!   transaction (a key of this credential at this address is forgotten; a key shared with
+//!   others, the address or the credential as a whole, loses just this attempt);
+//! - the operation failed otherwise: the claim stays counted, which errs on the safe side.
+//!
+//! Claims are committed in their own transactions: the operation that fails rolls its own
+//! back, and its attempts must still count.
 
 use chrono::{DateTime, Duration, Utc};
 use generated_server::{ApiError, ResponseCode};
 use sqlx::Row;
 
-use crate::kernel::config::ThrottlePolicy;
+use crate::kernel::config::{CredentialThrottle, ThrottlePolicy};
 use crate::kernel::store::{self, internal, Store, Tx};
 
-/// `29` unless every key is unlocked at `now`.
-pub async fn check(store: &Store, keys: &[&str], now: DateTime<Utc>) -> Result<(), ApiError> {
-    let mut wait_seconds: i64 = 0;
-    for key in keys {
-        let locked_until: Option<String> =
-            sqlx::query_scalar("SELECT locked_until FROM throttles WHERE key = $1")
-                .bind(*key)
-                .fetch_optional(store.pool())
-                .await
-                .map_err(internal)?
-                .flatten();
-        if let Some(until) = locked_until {
-            let until = store::parse_timestamp(&until)?;
-            let remaining = until - now;
-            if remaining > Duration::zero() {
-                // Round up: a client that waits exactly Retry-After seconds must get through.
-                let seconds = (remaining.num_milliseconds() + 999) / 1000;
-                wait_seconds = wait_seconds.max(seconds);
+/// What a successful attempt does to a key's count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnSuccess {
+    /// The key is this credential at this address: a success forgets its failures.
+    Forget,
+    /// The key is shared (an address, a credential from every address): a success takes back
+    /// only its own claim, so one person's success does not clear another's failures.
+    GiveBack,
+}
+
+/// One throttled key and how it is counted.
+#[derive(Clone, Debug)]
+pub struct Limit {
+    pub key: String,
+    pub policy: ThrottlePolicy,
+    pub on_success: OnSuccess,
+}
+
+impl Limit {
+    pub fn new(key: String, policy: ThrottlePolicy, on_success: OnSuccess) -> Limit {
+        Limit {
+            key,
+            policy,
+            on_success,
+        }
+    }
+}
+
+/// The claims of one attempt, to settle with [`Attempt::failed`] or [`Attempt::succeeded`].
+#[must_use = "an attempt is settled as failed or succeeded"]
+#[derive(Debug)]
+pub struct Attempt {
+    /// Each key with the count its claim reached.
+    claims: Vec<(Limit, i64)>,
+}
+
+/// Claims one attempt on every key at `now`. `29` with `Retry-After` when a key is locked; the
+/// claims already taken on the other keys are then given back.
+pub async fn claim(
+    store: &Store,
+    limits: Vec<Limit>,
+    now: DateTime<Utc>,
+) -> Result<Attempt, ApiError> {
+    let mut claims = Vec::with_capacity(limits.len());
+    for limit in limits {
+        match claim_key(store, &limit, now).await? {
+            Ok(count) => claims.push((limit, count)),
+            Err(wait_seconds) => {
+                let taken = Attempt { claims };
+                let mut tx = store.begin().await?;
+                taken.give_back_all(&mut tx).await?;
+                tx.commit().await.map_err(internal)?;
+                return Err(too_many(wait_seconds));
             }
         }
     }
-    if wait_seconds > 0 {
-        return Err(too_many(wait_seconds as u64));
+    Ok(Attempt { claims })
+}
+
+/// Counts one attempt on `limit.key`, locking the key when the count reaches the free
+/// attempts. `Ok(count)`, or `Err(seconds to wait)` when the key is locked at `now`.
+async fn claim_key(
+    store: &Store,
+    limit: &Limit,
+    now: DateTime<Utc>,
+) -> Result<Result<i64, u64>, ApiError> {
+    let policy = &limit.policy;
+    let window_start = now - Duration::seconds(policy.window_seconds as i64);
+    let mut tx = store.begin().await?;
+    // One statement: on PostgreSQL it holds the row until this transaction ends, so a
+    // concurrent claim waits and then sees the lock written below.
+    let claimed = sqlx::query(
+        "INSERT INTO throttles (key, failures, window_started_at, locked_until) \
+         VALUES ($1, 1, $2, NULL) \
+         ON CONFLICT (key) DO UPDATE SET \
+           failures = CASE WHEN throttles.window_started_at < $3 THEN 1 \
+                           ELSE throttles.failures + 1 END, \
+           window_started_at = CASE WHEN throttles.window_started_at < $3 THEN $2 \
+                                    ELSE throttles.window_started_at END \
+         WHERE throttles.locked_until IS NULL OR throttles.locked_until <= $2 \
+         RETURNING failures",
+    )
+    .bind(&limit.key)
+    .bind(store::timestamp(now))
+    .bind(store::timestamp(window_start))
+    .fetch_optional(&mut *tx)
+    .await
+    .map_err(internal)?;
+    let Some(row) = claimed else {
+        let until: Option<String> =
+            sqlx::query_scalar("SELECT locked_until FROM throttles WHERE key = $1")
+                .bind(&limit.key)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(internal)?;
+        tx.rollback().await.map_err(internal)?;
+        let until = until
+            .map(|until| store::parse_timestamp(&until))
+            .transpose()?;
+        return Ok(Err(seconds_until(until.unwrap_or(now), now)));
+    };
+    let count: i64 = row.try_get("failures").map_err(internal)?;
+    let lock_seconds = policy.lock_seconds(count);
+    if lock_seconds > 0 {
+        lock(&mut tx, &limit.key, now, lock_seconds).await?;
     }
+    tx.commit().await.map_err(internal)?;
+    Ok(Ok(count))
+}
+
+impl Attempt {
+    /// The credential was wrong: each key stays locked for its policy's length from `now`.
+    pub async fn failed(self, store: &Store, now: DateTime<Utc>) -> Result<(), ApiError> {
+        let mut tx = store.begin().await?;
+        for (limit, count) in &self.claims {
+            let lock_seconds = limit.policy.lock_seconds(*count);
+            if lock_seconds > 0 {
+                lock(&mut tx, &limit.key, now, lock_seconds).await?;
+            }
+        }
+        tx.commit().await.map_err(internal)
+    }
+
+    /// The credential was right: inside the operation's `tx`, the failures of this credential
+    /// at this address are forgotten and the claims on shared keys given back.
+    pub async fn succeeded(self, tx: &mut Tx) -> Result<(), ApiError> {
+        for (limit, _) in &self.claims {
+            match limit.on_success {
+                OnSuccess::Forget => clear(tx, &limit.key).await?,
+                OnSuccess::GiveBack => give_back(tx, limit).await?,
+            }
+        }
+        Ok(())
+    }
+
+    /// The credential could not be checked (no hashing capacity, say): the claims are given
+    /// back at once, since nothing was tried.
+    pub async fn abandoned(self, store: &Store) -> Result<(), ApiError> {
+        let mut tx = store.begin().await?;
+        self.give_back_all(&mut tx).await?;
+        tx.commit().await.map_err(internal)
+    }
+
+    /// Takes back exactly this attempt's claims (nothing was tried, so nothing is forgotten).
+    async fn give_back_all(&self, tx: &mut Tx) -> Result<(), ApiError> {
+        for (limit, _) in &self.claims {
+            give_back(tx, limit).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Takes one attempt off `limit.key`; below the free attempts the key is not locked any more,
+/// and a key left with no attempt is deleted.
+async fn give_back(tx: &mut Tx, limit: &Limit) -> Result<(), ApiError> {
+    sqlx::query(
+        "UPDATE throttles SET failures = failures - 1, \
+           locked_until = CASE WHEN failures - 1 >= $2 THEN locked_until ELSE NULL END \
+         WHERE key = $1 AND failures > 0",
+    )
+    .bind(&limit.key)
+    .bind(limit.policy.free_attempts)
+    .execute(&mut **tx)
+    .await
+    .map_err(internal)?;
+    sqlx::query("DELETE FROM throttles WHERE key = $1 AND failures <= 0")
+        .bind(&limit.key)
+        .execute(&mut **tx)
+        .await
+        .map_err(internal)?;
     Ok(())
+}
+
+async fn lock(tx: &mut Tx, key: &str, now: DateTime<Utc>, seconds: u64) -> Result<(), ApiError> {
+    let until = now + Duration::seconds(seconds as i64);
+    sqlx::query("UPDATE throttles SET locked_until = $2 WHERE key = $1")
+        .bind(key)
+        .bind(store::timestamp(until))
+        .execute(&mut **tx)
+        .await
+        .map_err(internal)?;
+    Ok(())
+}
+
+/// Whole seconds from `now` to `until`, rounded up so that a client waiting exactly that long
+/// gets through; at least 1.
+fn seconds_until(until: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
+    let milliseconds = (until - now).num_milliseconds().max(0);
+    (((milliseconds + 999) / 1000) as u64).max(1)
 }
 
 /// The `29` answer.
@@ -49,47 +225,93 @@ pub fn too_many(retry_after_seconds: u64) -> ApiError {
         .with_retry_after_seconds(retry_after_seconds.max(1))
 }
 
-/// Counts one failure for `key` (committed at once) and locks the key when the policy says so.
-pub async fn record_failure(
+/// The keys of one attempt at `credential` (`login:<email>`, `token:<client_id>`) from
+/// `address` under `policies`. The credential's own key, which slows every address, is left
+/// out for an address the credential has succeeded from before: failures sent on purpose from
+/// elsewhere do not keep its owner out.
+pub async fn credential_limits(
     store: &Store,
-    key: &str,
-    policy: &ThrottlePolicy,
-    now: DateTime<Utc>,
-) -> Result<(), ApiError> {
-    let mut tx = store.begin().await?;
-    let window_start = now - Duration::seconds(policy.window_seconds as i64);
-    // One statement, so concurrent failures on PostgreSQL are all counted.
-    let row = sqlx::query(
-        "INSERT INTO throttles (key, failures, window_started_at, locked_until) \
-         VALUES ($1, 1, $2, NULL) \
-         ON CONFLICT (key) DO UPDATE SET \
-           failures = CASE WHEN throttles.window_started_at < $3 THEN 1 \
-                           ELSE throttles.failures + 1 END, \
-           window_started_at = CASE WHEN throttles.window_started_at < $3 THEN $2 \
-                                    ELSE throttles.window_started_at END \
-         RETURNING failures",
-    )
-    .bind(key)
-    .bind(store::timestamp(now))
-    .bind(store::timestamp(window_start))
-    .fetch_one(&mut *tx)
-    .await
-    .map_err(internal)?;
-    let failures: i64 = row.try_get("failures").map_err(internal)?;
-    let lock_seconds = policy.lock_seconds(failures);
-    if lock_seconds > 0 {
-        let until = now + Duration::seconds(lock_seconds as i64);
-        sqlx::query("UPDATE throttles SET locked_until = $2 WHERE key = $1")
-            .bind(key)
-            .bind(store::timestamp(until))
-            .execute(&mut *tx)
-            .await
-            .map_err(internal)?;
+    credential: &str,
+    address: &str,
+    policies: &CredentialThrottle,
+) -> Result<Vec<Limit>, ApiError> {
+    let mut limits = vec![
+        Limit::new(
+            format!("{credential}:address:{address}"),
+            policies.per_address_and_credential,
+            OnSuccess::Forget,
+        ),
+        Limit::new(
+            format!("{}:address:{address}", kind_of(credential)),
+            policies.per_address,
+            OnSuccess::GiveBack,
+        ),
+    ];
+    if !is_known_address(store, credential, address).await? {
+        limits.push(Limit::new(
+            credential.to_owned(),
+            policies.per_credential,
+            OnSuccess::GiveBack,
+        ));
     }
-    tx.commit().await.map_err(internal)
+    Ok(limits)
 }
 
-/// Forgets the failures of `key` (after a success), inside the caller's transaction.
+/// `login` of `login:<email>`.
+fn kind_of(credential: &str) -> &str {
+    credential.split(':').next().unwrap_or(credential)
+}
+
+async fn is_known_address(
+    store: &Store,
+    credential: &str,
+    address: &str,
+) -> Result<bool, ApiError> {
+    let known: Option<i64> = sqlx::query_scalar(
+        "SELECT 1 FROM known_addresses WHERE credential = $1 AND ip_address = $2",
+    )
+    .bind(credential)
+    .bind(address)
+    .fetch_optional(store.pool())
+    .await
+    .map_err(internal)?;
+    Ok(known.is_some())
+}
+
+/// Remembers that `credential` succeeded from `address` at `now`, inside the caller's `tx`.
+pub async fn remember_address(
+    tx: &mut Tx,
+    credential: &str,
+    address: &str,
+    now: DateTime<Utc>,
+) -> Result<(), ApiError> {
+    sqlx::query(
+        "INSERT INTO known_addresses (credential, ip_address, last_success_at) \
+         VALUES ($1, $2, $3) \
+         ON CONFLICT (credential, ip_address) DO UPDATE SET last_success_at = $3",
+    )
+    .bind(credential)
+    .bind(address)
+    .bind(store::timestamp(now))
+    .execute(&mut **tx)
+    .await
+    .map_err(internal)?;
+    Ok(())
+}
+
+/// Forgets every attempt at `credential`, from every address (the demo's reset), inside `tx`.
+pub async fn forget_credential(tx: &mut Tx, credential: &str) -> Result<(), ApiError> {
+    let pair_prefix = format!("{credential}:address:");
+    sqlx::query("DELETE FROM throttles WHERE key = $1 OR substr(key, 1, length($2)) = $2")
+        .bind(credential)
+        .bind(&pair_prefix)
+        .execute(&mut **tx)
+        .await
+        .map_err(internal)?;
+    Ok(())
+}
+
+/// Forgets the attempts of `key`, inside the caller's transaction.
 pub async fn clear(tx: &mut Tx, key: &str) -> Result<(), ApiError> {
     sqlx::query("DELETE FROM throttles WHERE key = $1")
         .bind(key)
@@ -97,4 +319,18 @@ pub async fn clear(tx: &mut Tx, key: &str) -> Result<(), ApiError> {
         .await
         .map_err(internal)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_round_up_to_whole_seconds() {
+        let now: DateTime<Utc> = "2026-11-02T09:20:00Z".parse().unwrap();
+        assert_eq!(seconds_until(now + Duration::milliseconds(1), now), 1);
+        assert_eq!(seconds_until(now + Duration::seconds(30), now), 30);
+        assert_eq!(seconds_until(now + Duration::milliseconds(30_001), now), 31);
+        assert_eq!(seconds_until(now - Duration::seconds(5), now), 1);
+    }
 }

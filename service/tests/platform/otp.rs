@@ -1,10 +1,10 @@
 //! One-time passwords: generation through the API, verification through
-//! `identity::verify_otp` (what `funds_transfer` will call).
+//! `identity::check_otp` and `CheckedOtp::consume` (what `funds_transfer` will call).
 
 use generated_server::{Operation, ResponseCode};
 use kobo::kernel::config::{Config, Environment};
 use kobo::on_both_stores;
-use kobo::platform::identity::verify_otp;
+use kobo::platform::identity::check_otp;
 use kobo::testkit::{StoreKind, TestKit};
 use serde_json::json;
 
@@ -29,25 +29,34 @@ async fn generate(kit: &TestKit) -> String {
         .to_owned()
 }
 
-/// Runs `verify_otp` the way an operation does: in a transaction it then commits.
-async fn verify(kit: &TestKit, member_id: &str, code: &str) -> Result<(), ResponseCode> {
-    let tx = kit.store.begin().await.unwrap();
-    match verify_otp(
-        tx,
-        &kit.store,
-        kit.api.config(),
-        &kit.clock,
-        member_id,
-        code,
-    )
-    .await
-    {
-        Ok(tx) => {
-            tx.commit().await.unwrap();
-            Ok(())
-        }
-        Err(error) => Err(error.code()),
+/// Checks a code the way an operation does: before its transaction, then consumes the OTP in
+/// the transaction, which commits when `commit` says so.
+async fn check_and_consume(
+    kit: &TestKit,
+    member_id: &str,
+    code: &str,
+    commit: bool,
+) -> Result<(), ResponseCode> {
+    let config = kit.api.config();
+    let checked = check_otp(&kit.store, config, &kit.clock, member_id, code)
+        .await
+        .map_err(|error| error.code())?;
+    let mut tx = kit.store.begin().await.unwrap();
+    checked
+        .consume(&mut tx, kit.clock.now())
+        .await
+        .map_err(|error| error.code())?;
+    if commit {
+        tx.commit().await.unwrap();
+    } else {
+        tx.rollback().await.unwrap();
     }
+    Ok(())
+}
+
+/// An operation that checks `code` and commits.
+async fn verify(kit: &TestKit, member_id: &str, code: &str) -> Result<(), ResponseCode> {
+    check_and_consume(kit, member_id, code, true).await
 }
 
 fn wrong(code: &str) -> String {
@@ -114,48 +123,36 @@ async fn a_wrong_code_then_the_right_one_works(kit: TestKit) {
     assert_eq!(verify(&kit, &member, &code).await, Ok(()));
 }
 
-/// A wrong code is an error like any other for the caller (its writes are undone), but the
-/// attempt still counts.
-async fn a_wrong_code_undoes_the_callers_writes_but_counts(kit: TestKit) {
+/// The right code is used up only when the operation commits: one that fails afterwards (a
+/// transfer refused, say) leaves the OTP usable.
+async fn the_otp_is_used_only_if_the_operation_commits(kit: TestKit) {
     let code = generate(&kit).await;
     let member = owner_id(&kit).await;
-    let mut tx = kit.store.begin().await.unwrap();
-    kobo::outbox::enqueue(
-        &mut tx,
-        kit.clock.now(),
-        &kobo::outbox::Notification {
-            business_id: None,
-            channel: "email",
-            recipient: "caller-write@kobo.test".into(),
-            subject: "written before the OTP check".into(),
-            body: String::new(),
-        },
-    )
-    .await
-    .unwrap();
-    let error = verify_otp(
-        tx,
-        &kit.store,
-        kit.api.config(),
-        &kit.clock,
-        &member,
-        &wrong(&code),
-    )
-    .await
-    .unwrap_err();
-    assert_eq!(error.code(), ResponseCode::InvalidOtp);
-    assert!(kit.outbox("caller-write@kobo.test").await.is_empty());
-    // The attempt counted: after the rest of the allowance is used up, the right code fails.
-    for _ in 1..kit.api.config().otp.max_attempts {
-        assert_eq!(
-            verify(&kit, &member, &wrong(&code)).await,
-            Err(ResponseCode::InvalidOtp)
-        );
-    }
+    assert_eq!(check_and_consume(&kit, &member, &code, false).await, Ok(()));
+    assert_eq!(verify(&kit, &member, &code).await, Ok(()));
     assert_eq!(
         verify(&kit, &member, &code).await,
         Err(ResponseCode::InvalidOtp)
     );
+}
+
+/// Two operations with the right code at once: the OTP is consumed by one of them.
+async fn a_checked_otp_is_consumed_once(kit: TestKit) {
+    let code = generate(&kit).await;
+    let member = owner_id(&kit).await;
+    let config = kit.api.config();
+    let first = check_otp(&kit.store, config, &kit.clock, &member, &code)
+        .await
+        .unwrap();
+    let second = check_otp(&kit.store, config, &kit.clock, &member, &code)
+        .await
+        .unwrap();
+    let mut tx = kit.store.begin().await.unwrap();
+    first.consume(&mut tx, kit.clock.now()).await.unwrap();
+    tx.commit().await.unwrap();
+    let mut tx = kit.store.begin().await.unwrap();
+    let error = second.consume(&mut tx, kit.clock.now()).await.unwrap_err();
+    assert_eq!(error.code(), ResponseCode::InvalidOtp);
 }
 
 async fn an_expired_otp_is_refused(kit: TestKit) {
@@ -203,7 +200,8 @@ on_both_stores!(
     a_new_otp_replaces_the_previous_one,
     wrong_codes_count_and_spend_the_otp,
     a_wrong_code_then_the_right_one_works,
-    a_wrong_code_undoes_the_callers_writes_but_counts,
+    the_otp_is_used_only_if_the_operation_commits,
+    a_checked_otp_is_consumed_once,
     an_expired_otp_is_refused,
     an_otp_belongs_to_the_member_who_asked,
     at_most_five_otps_per_quarter_hour,

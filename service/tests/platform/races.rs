@@ -30,8 +30,12 @@ async fn one_invitation_accepted_at_once_by_many_activates_one_member_once() {
     let token = kit.invitation_token("ife.olawale@adaezefoods.ng").await;
     let body = json!({"token": token, "password": MEMBER_PASSWORD,
                       "confirm_password": MEMBER_PASSWORD});
+    // Each from its own address, so that the per-address throttle stays out of the race.
     let calls = (0..RACERS)
-        .map(|_| Call::new(Operation::AcceptInvite.path(), None, body.clone()))
+        .map(|n| {
+            let address = std::net::IpAddr::from([102, 89, 34, n as u8]);
+            Call::new(Operation::AcceptInvite.path(), None, body.clone()).from_ip(address)
+        })
         .collect();
     let replies = kit.race(&[second], calls).await;
     assert_eq!(count(&replies, ResponseCode::Success), 1, "{replies:#?}");
@@ -85,4 +89,112 @@ async fn one_idempotency_key_sent_at_once_by_many_executes_once() {
     let roles = roles.expect(ResponseCode::Success).as_array().unwrap();
     let named = |role: &&Value| role["name"] == "Treasury Analyst";
     assert_eq!(roles.iter().filter(named).count(), 1);
+}
+
+/// Sends 100 wrong guesses at once from one address and returns how many were evaluated
+/// (answered `41` rather than refused with `29`); then the right credential, from the same
+/// address, must be refused too: the lock holds whatever the concurrency.
+async fn evaluated_of_simultaneous_guesses(
+    kit: &TestKit,
+    operation: Operation,
+    wrong: Value,
+    right: Value,
+) -> usize {
+    let second = kit.another_process().await;
+    let calls = (0..100)
+        .map(|_| Call::new(operation.path(), None, wrong.clone()))
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    let refused = count(&replies, ResponseCode::TooManyRequests);
+    let evaluated = count(&replies, ResponseCode::Unauthenticated);
+    assert_eq!(refused + evaluated, 100, "{replies:#?}");
+    kit.send(Call::new(operation.path(), None, right))
+        .await
+        .expect(ResponseCode::TooManyRequests);
+    evaluated
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn simultaneous_login_guesses_get_no_more_than_the_allowance() {
+    let kit = TestKit::postgres().await;
+    let email = "adaeze.okafor@adaezefoods.ng";
+    let evaluated = evaluated_of_simultaneous_guesses(
+        &kit,
+        Operation::Login,
+        json!({"email": email, "password": "wrong-password"}),
+        json!({"email": email, "password": kobo::testkit::OWNER_PASSWORD}),
+    )
+    .await;
+    let allowance = kit
+        .api
+        .config()
+        .login
+        .per_address_and_credential
+        .free_attempts as usize;
+    assert!(
+        evaluated <= allowance,
+        "{evaluated} of 100 guesses were evaluated"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn simultaneous_client_secret_guesses_get_no_more_than_the_allowance() {
+    let kit = TestKit::postgres().await;
+    let client_id = kit.business.client_id.clone();
+    let evaluated = evaluated_of_simultaneous_guesses(
+        &kit,
+        Operation::GenerateToken,
+        json!({"client_id": client_id, "client_secret": "kbs_sandbox_wrong"}),
+        json!({"client_id": client_id, "client_secret": kit.business.client_secret}),
+    )
+    .await;
+    let allowance = kit
+        .api
+        .config()
+        .token
+        .per_address_and_credential
+        .free_attempts as usize;
+    assert!(
+        evaluated <= allowance,
+        "{evaluated} of 100 guesses were evaluated"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_password_changes_leave_one_winner_and_tell_the_others() {
+    let kit = TestKit::postgres().await;
+    let second = kit.another_process().await;
+    let owner = "adaeze.okafor@adaezefoods.ng";
+    let old = kobo::testkit::OWNER_PASSWORD;
+    let new_passwords: Vec<String> = (0..10).map(|n| format!("Egusi-Soup-{n:02}-2027")).collect();
+    let calls = new_passwords
+        .iter()
+        .map(|new| {
+            Call::new(
+                Operation::ChangePassword.path(),
+                Some(&kit.owner_token),
+                json!({"old_password": old, "new_password": new, "confirm_password": new}),
+            )
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    // One wins; each of the others is told its old password is no longer current, or is
+    // throttled (at most five password checks per member at once).
+    assert_eq!(count(&replies, ResponseCode::Success), 1, "{replies:#?}");
+    let losers = count(&replies, ResponseCode::OldPasswordIncorrect)
+        + count(&replies, ResponseCode::TooManyRequests);
+    assert_eq!(losers, 9, "{replies:#?}");
+    // The one that answered 00 is the password that works now; the others' do not.
+    let winner = replies
+        .iter()
+        .position(|reply| reply.code() == Some(ResponseCode::Success))
+        .unwrap();
+    kit.login(owner, &new_passwords[winner]).await;
+    let losers = (0..new_passwords.len()).filter(|n| *n != winner).take(3);
+    for n in losers {
+        let body = json!({"email": owner, "password": new_passwords[n]});
+        kit.send(Call::new(Operation::Login.path(), None, body))
+            .await
+            .expect(ResponseCode::Unauthenticated);
+    }
 }
