@@ -5304,6 +5304,9 @@ accounts (Kobo opens none today, so it matches nothing).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     #[serde(deny_unknown_fields)]
     pub struct LoginRequest {
+        ///The business to log in to, needed only when the email and password match memberships of several businesses.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub business_id: ::std::option::Option<::uuid::Uuid>,
         pub email: Email,
         pub password: LoginRequestPassword,
     }
@@ -18512,6 +18515,10 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
         }
         #[derive(Clone, Debug)]
         pub struct LoginRequest {
+            business_id: ::std::result::Result<
+                ::std::option::Option<::uuid::Uuid>,
+                ::std::string::String,
+            >,
             email: ::std::result::Result<super::Email, ::std::string::String>,
             password: ::std::result::Result<
                 super::LoginRequestPassword,
@@ -18521,12 +18528,25 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
         impl ::std::default::Default for LoginRequest {
             fn default() -> Self {
                 Self {
+                    business_id: Ok(Default::default()),
                     email: Err("no value supplied for email".to_string()),
                     password: Err("no value supplied for password".to_string()),
                 }
             }
         }
         impl LoginRequest {
+            pub fn business_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.business_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for business_id: {e}")
+                    });
+                self
+            }
             pub fn email<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<super::Email>,
@@ -18558,6 +18578,7 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                 value: LoginRequest,
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
+                    business_id: value.business_id?,
                     email: value.email?,
                     password: value.password?,
                 })
@@ -18566,6 +18587,7 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
         impl ::std::convert::From<super::LoginRequest> for LoginRequest {
             fn from(value: super::LoginRequest) -> Self {
                 Self {
+                    business_id: Ok(value.business_id),
                     email: Ok(value.email),
                     password: Ok(value.password),
                 }
@@ -23491,11 +23513,21 @@ member), when the member is deactivated, or at expiry.
 
 No token is needed. A wrong email, a wrong password, a member who has not accepted their
 invitation and a deactivated member all get the same `41`, so the answer never tells whether
-an email is registered. Failed attempts are throttled progressively per email and per source
-address (`29` with `Retry-After`). Every successful login is an audit-log entry (`login`).
+an email is registered. Every successful login is an audit-log entry (`login`).
+
+One email may be a member of several businesses, each membership with its own password.
+The password chooses the membership; when it matches more than one, `business_id` must say
+which (`01` naming it otherwise).
+
+Attempts are throttled (`29` with `Retry-After`) so that failures sent on purpose cannot
+lock a member out: per email at one source address (5 attempts, then locks that grow), per
+source address (20), and per email from every address the member has never logged in
+from (past 20, one attempt every 10 seconds). An address the member logged in from before
+is never slowed by failures from elsewhere.
 
 Errors:
-- `01` a field is missing or malformed (the message names it).
+- `01` a field is missing or malformed (the message names it), or the password matches
+  memberships of several businesses and `business_id` is missing.
 - `41` the email and password do not match an active member.
 - `29` too many failed attempts: wait `Retry-After` seconds.
 - `96` internal error.
@@ -24449,7 +24481,14 @@ Invites a person to the business's Dashboard with a role (`role_id` from `fetch_
 The member is created inactive (`invitation_status: pending`) and an invitation is sent at
 once by email: it carries a single-use link token, valid for 72 hours, with which
 `accept_invite` sets a password and activates the member. Only an Owner may invite
-someone as Owner. Accepts `Idempotency-Key`. Audit-log action `add_member`.
+someone as Owner, and no one may invite with a role that holds a permission they do not
+hold themselves. Accepts `Idempotency-Key`. Audit-log action `add_member`.
+
+A person may belong to several businesses, each membership with its own password: an
+email that is a member of another business is invited like any other, and nothing in the
+answer tells whether it is (`26` is about this business only). An invitation expires
+after 72 hours (`resend_invite` issues a new one); deactivating a pending member
+(`update_member` with `is_active: false`) revokes it.
 
 Permission: `member.manage`.
 
@@ -24458,7 +24497,8 @@ Errors:
 - `26` a member with this email already exists in the business.
 - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
 - `41` the token is missing, invalid or expired.
-- `43` the member's role lacks `member.manage`, or a non-Owner tried to invite an Owner.
+- `43` the member's role lacks `member.manage`, a non-Owner tried to invite an Owner, or the
+  role holds a permission the inviting member does not hold.
 - `47` no role of the business has this `role_id`.
 - `29` too many requests. `96` internal error.
 
@@ -24542,17 +24582,20 @@ Changes a member's role (`role_id`) and/or activation (`is_active`). Deactivatin
 all their sessions at once and keeps their history; reactivating lets them log in again
 with their existing password. Rules: the last active Owner cannot be deactivated or moved
 to another role, a member cannot deactivate themselves, only an Owner may grant or remove
-the Owner role, and a member whose invitation is pending cannot be activated this way (they
-must accept it). Send at least one of `role_id`, `is_active`. Audit-log actions
-`update_member_role`, `deactivate_member`, `reactivate_member`.
+the Owner role, no one may give a role holding a permission they do not hold themselves,
+and a member whose invitation is pending cannot be activated this way (they must accept
+it). Deactivating a pending member revokes their invitation (its
+link stops working; `resend_invite` can invite them again). Send at least one of
+`role_id`, `is_active`. Audit-log actions `update_member_role`, `deactivate_member`,
+`reactivate_member`.
 
 Permission: `member.manage`.
 
 Errors:
 - `01` a field is missing or malformed, or neither `role_id` nor `is_active` was sent.
 - `41` the token is missing, invalid or expired.
-- `43` the member's role lacks `member.manage`, or a non-Owner tried to grant or remove the
-  Owner role.
+- `43` the member's role lacks `member.manage`, a non-Owner tried to grant or remove the
+  Owner role, or the new role holds a permission the member does not hold.
 - `47` no member (or role) of the business has this id.
 - `48` the change would leave no active Owner, deactivates oneself, or activates a pending
   invitation.
@@ -24634,8 +24677,9 @@ let response = client.fetch_roles()
 
 Creates a custom role: a named set of permission codes from `fetch_permissions`.
 `self.manage` is added if missing. Names are unique within the business, compared without
-regard to case, and may not reuse a built-in role's name. Accepts `Idempotency-Key`.
-Audit-log action `create_role`.
+regard to case or Unicode compatibility forms (NFKC), and may not reuse a built-in role's
+name. A member may only create a role from permissions they hold themselves. Accepts
+`Idempotency-Key`. Audit-log action `create_role`.
 
 Permission: `role.manage`.
 
@@ -24645,7 +24689,8 @@ Errors:
 - `26` a role with this name already exists.
 - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
 - `41` the token is missing, invalid or expired.
-- `43` the member's role lacks `role.manage`.
+- `43` the member's role lacks `role.manage`, or the role would hold a permission the member
+  does not hold.
 - `29` too many requests. `96` internal error.
 
 
@@ -24671,8 +24716,9 @@ let response = client.create_role()
 
 Changes a custom role's `name`, `description` and/or `permission_codes` (the new list
 replaces the old; `self.manage` is kept). Send at least one of them. The change applies to
-every member holding the role from their next request. Built-in roles cannot be edited.
-Audit-log action `update_role`.
+every member holding the role from their next request. Built-in roles cannot be edited,
+a member cannot edit the role they hold, and the role may only be given permissions the
+member holds. Audit-log action `update_role`.
 
 Permission: `role.manage`.
 
@@ -24681,7 +24727,8 @@ Errors:
   catalog (the message names it).
 - `26` another role already has this name.
 - `41` the token is missing, invalid or expired.
-- `43` the member's role lacks `role.manage`.
+- `43` the member's role lacks `role.manage`, the role is the member's own, or it would hold
+  a permission the member does not hold.
 - `47` no role of the business has this id.
 - `48` the role is built in and cannot be edited.
 - `29` too many requests. `96` internal error.

@@ -5405,6 +5405,9 @@ impl ::std::convert::TryFrom<::std::string::String> for LogStatus {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoginRequest {
+    ///The business to log in to, needed only when the email and password match memberships of several businesses.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub business_id: ::std::option::Option<::uuid::Uuid>,
     pub email: Email,
     pub password: LoginRequestPassword,
 }

@@ -1822,6 +1822,11 @@ pub const COMPONENTS: &str = r##"{
           "minLength": 1,
           "maxLength": 128,
           "format": "password"
+        },
+        "business_id": {
+          "type": "string",
+          "format": "uuid",
+          "description": "The business to log in to, needed only when the email and password match memberships of several businesses."
         }
       }
     },

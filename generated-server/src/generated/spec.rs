@@ -549,11 +549,21 @@ paths:
 
         No token is needed. A wrong email, a wrong password, a member who has not accepted their
         invitation and a deactivated member all get the same `41`, so the answer never tells whether
-        an email is registered. Failed attempts are throttled progressively per email and per source
-        address (`29` with `Retry-After`). Every successful login is an audit-log entry (`login`).
+        an email is registered. Every successful login is an audit-log entry (`login`).
+
+        One email may be a member of several businesses, each membership with its own password.
+        The password chooses the membership; when it matches more than one, `business_id` must say
+        which (`01` naming it otherwise).
+
+        Attempts are throttled (`29` with `Retry-After`) so that failures sent on purpose cannot
+        lock a member out: per email at one source address (5 attempts, then locks that grow), per
+        source address (20), and per email from every address the member has never logged in
+        from (past 20, one attempt every 10 seconds). An address the member logged in from before
+        is never slowed by failures from elsewhere.
 
         Errors:
-        - `01` a field is missing or malformed (the message names it).
+        - `01` a field is missing or malformed (the message names it), or the password matches
+          memberships of several businesses and `business_id` is missing.
         - `41` the email and password do not match an active member.
         - `29` too many failed attempts: wait `Retry-After` seconds.
         - `96` internal error.
@@ -3360,7 +3370,14 @@ paths:
         The member is created inactive (`invitation_status: pending`) and an invitation is sent at
         once by email: it carries a single-use link token, valid for 72 hours, with which
         `accept_invite` sets a password and activates the member. Only an Owner may invite
-        someone as Owner. Accepts `Idempotency-Key`. Audit-log action `add_member`.
+        someone as Owner, and no one may invite with a role that holds a permission they do not
+        hold themselves. Accepts `Idempotency-Key`. Audit-log action `add_member`.
+
+        A person may belong to several businesses, each membership with its own password: an
+        email that is a member of another business is invited like any other, and nothing in the
+        answer tells whether it is (`26` is about this business only). An invitation expires
+        after 72 hours (`resend_invite` issues a new one); deactivating a pending member
+        (`update_member` with `is_active: false`) revokes it.
 
         Permission: `member.manage`.
 
@@ -3369,7 +3386,8 @@ paths:
         - `26` a member with this email already exists in the business.
         - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
         - `41` the token is missing, invalid or expired.
-        - `43` the member's role lacks `member.manage`, or a non-Owner tried to invite an Owner.
+        - `43` the member's role lacks `member.manage`, a non-Owner tried to invite an Owner, or the
+          role holds a permission the inviting member does not hold.
         - `47` no role of the business has this `role_id`.
         - `29` too many requests. `96` internal error.
       security:
@@ -3624,17 +3642,20 @@ paths:
         all their sessions at once and keeps their history; reactivating lets them log in again
         with their existing password. Rules: the last active Owner cannot be deactivated or moved
         to another role, a member cannot deactivate themselves, only an Owner may grant or remove
-        the Owner role, and a member whose invitation is pending cannot be activated this way (they
-        must accept it). Send at least one of `role_id`, `is_active`. Audit-log actions
-        `update_member_role`, `deactivate_member`, `reactivate_member`.
+        the Owner role, no one may give a role holding a permission they do not hold themselves,
+        and a member whose invitation is pending cannot be activated this way (they must accept
+        it). Deactivating a pending member revokes their invitation (its
+        link stops working; `resend_invite` can invite them again). Send at least one of
+        `role_id`, `is_active`. Audit-log actions `update_member_role`, `deactivate_member`,
+        `reactivate_member`.
 
         Permission: `member.manage`.
 
         Errors:
         - `01` a field is missing or malformed, or neither `role_id` nor `is_active` was sent.
         - `41` the token is missing, invalid or expired.
-        - `43` the member's role lacks `member.manage`, or a non-Owner tried to grant or remove the
-          Owner role.
+        - `43` the member's role lacks `member.manage`, a non-Owner tried to grant or remove the
+          Owner role, or the new role holds a permission the member does not hold.
         - `47` no member (or role) of the business has this id.
         - `48` the change would leave no active Owner, deactivates oneself, or activates a pending
           invitation.
@@ -3861,8 +3882,9 @@ paths:
       description: |
         Creates a custom role: a named set of permission codes from `fetch_permissions`.
         `self.manage` is added if missing. Names are unique within the business, compared without
-        regard to case, and may not reuse a built-in role's name. Accepts `Idempotency-Key`.
-        Audit-log action `create_role`.
+        regard to case or Unicode compatibility forms (NFKC), and may not reuse a built-in role's
+        name. A member may only create a role from permissions they hold themselves. Accepts
+        `Idempotency-Key`. Audit-log action `create_role`.
 
         Permission: `role.manage`.
 
@@ -3872,7 +3894,8 @@ paths:
         - `26` a role with this name already exists.
         - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
         - `41` the token is missing, invalid or expired.
-        - `43` the member's role lacks `role.manage`.
+        - `43` the member's role lacks `role.manage`, or the role would hold a permission the member
+          does not hold.
         - `29` too many requests. `96` internal error.
       security:
         - dashboardToken: []
@@ -3970,8 +3993,9 @@ paths:
       description: |
         Changes a custom role's `name`, `description` and/or `permission_codes` (the new list
         replaces the old; `self.manage` is kept). Send at least one of them. The change applies to
-        every member holding the role from their next request. Built-in roles cannot be edited.
-        Audit-log action `update_role`.
+        every member holding the role from their next request. Built-in roles cannot be edited,
+        a member cannot edit the role they hold, and the role may only be given permissions the
+        member holds. Audit-log action `update_role`.
 
         Permission: `role.manage`.
 
@@ -3980,7 +4004,8 @@ paths:
           catalog (the message names it).
         - `26` another role already has this name.
         - `41` the token is missing, invalid or expired.
-        - `43` the member's role lacks `role.manage`.
+        - `43` the member's role lacks `role.manage`, the role is the member's own, or it would hold
+          a permission the member does not hold.
         - `47` no role of the business has this id.
         - `48` the role is built in and cannot be edited.
         - `29` too many requests. `96` internal error.
@@ -6526,6 +6551,13 @@ components:
           minLength: 1
           maxLength: 128
           format: password
+        business_id:
+          type: string
+          format: uuid
+          x-origin: extension
+          description: >-
+            The business to log in to, needed only when the email and password match memberships
+            of several businesses.
     ChangePasswordRequest:
       type: object
       additionalProperties: false
@@ -8712,7 +8744,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "login",
         "summary": "Log in to the Dashboard",
         "x-origin": "extension",
-        "description": "Checks a team member's email and password and returns a Dashboard token (a signed JWT backed\nby a server-side session, valid for `expires_in` seconds, twelve hours) with the member and\nthe permission codes of their role. Send it as `Authorization: Bearer <token>` to every\n`/web/` operation. The session ends at `logout`, at `change_password` (every session of the\nmember), when the member is deactivated, or at expiry.\n\nNo token is needed. A wrong email, a wrong password, a member who has not accepted their\ninvitation and a deactivated member all get the same `41`, so the answer never tells whether\nan email is registered. Failed attempts are throttled progressively per email and per source\naddress (`29` with `Retry-After`). Every successful login is an audit-log entry (`login`).\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `41` the email and password do not match an active member.\n- `29` too many failed attempts: wait `Retry-After` seconds.\n- `96` internal error.\n",
+        "description": "Checks a team member's email and password and returns a Dashboard token (a signed JWT backed\nby a server-side session, valid for `expires_in` seconds, twelve hours) with the member and\nthe permission codes of their role. Send it as `Authorization: Bearer <token>` to every\n`/web/` operation. The session ends at `logout`, at `change_password` (every session of the\nmember), when the member is deactivated, or at expiry.\n\nNo token is needed. A wrong email, a wrong password, a member who has not accepted their\ninvitation and a deactivated member all get the same `41`, so the answer never tells whether\nan email is registered. Every successful login is an audit-log entry (`login`).\n\nOne email may be a member of several businesses, each membership with its own password.\nThe password chooses the membership; when it matches more than one, `business_id` must say\nwhich (`01` naming it otherwise).\n\nAttempts are throttled (`29` with `Retry-After`) so that failures sent on purpose cannot\nlock a member out: per email at one source address (5 attempts, then locks that grow), per\nsource address (20), and per email from every address the member has never logged in\nfrom (past 20, one attempt every 10 seconds). An address the member logged in from before\nis never slowed by failures from elsewhere.\n\nErrors:\n- `01` a field is missing or malformed (the message names it), or the password matches\n  memberships of several businesses and `business_id` is missing.\n- `41` the email and password do not match an active member.\n- `29` too many failed attempts: wait `Retry-After` seconds.\n- `96` internal error.\n",
         "security": [],
         "x-success-message": "Login successful",
         "x-response-codes": [
@@ -12469,7 +12501,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "add_member",
         "summary": "Invite a team member",
-        "description": "Invites a person to the business's Dashboard with a role (`role_id` from `fetch_roles`).\nThe member is created inactive (`invitation_status: pending`) and an invitation is sent at\nonce by email: it carries a single-use link token, valid for 72 hours, with which\n`accept_invite` sets a password and activates the member. Only an Owner may invite\nsomeone as Owner. Accepts `Idempotency-Key`. Audit-log action `add_member`.\n\nPermission: `member.manage`.\n\nErrors:\n- `01` a field is missing or malformed (for example `email` is not an email address).\n- `26` a member with this email already exists in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.manage`, or a non-Owner tried to invite an Owner.\n- `47` no role of the business has this `role_id`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Invites a person to the business's Dashboard with a role (`role_id` from `fetch_roles`).\nThe member is created inactive (`invitation_status: pending`) and an invitation is sent at\nonce by email: it carries a single-use link token, valid for 72 hours, with which\n`accept_invite` sets a password and activates the member. Only an Owner may invite\nsomeone as Owner, and no one may invite with a role that holds a permission they do not\nhold themselves. Accepts `Idempotency-Key`. Audit-log action `add_member`.\n\nA person may belong to several businesses, each membership with its own password: an\nemail that is a member of another business is invited like any other, and nothing in the\nanswer tells whether it is (`26` is about this business only). An invitation expires\nafter 72 hours (`resend_invite` issues a new one); deactivating a pending member\n(`update_member` with `is_active: false`) revokes it.\n\nPermission: `member.manage`.\n\nErrors:\n- `01` a field is missing or malformed (for example `email` is not an email address).\n- `26` a member with this email already exists in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.manage`, a non-Owner tried to invite an Owner, or the\n  role holds a permission the inviting member does not hold.\n- `47` no role of the business has this `role_id`.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "dashboardToken": []
@@ -12839,7 +12871,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "update_member",
         "summary": "Change a member's role or deactivate them",
         "x-origin": "extension",
-        "description": "Changes a member's role (`role_id`) and/or activation (`is_active`). Deactivating revokes\nall their sessions at once and keeps their history; reactivating lets them log in again\nwith their existing password. Rules: the last active Owner cannot be deactivated or moved\nto another role, a member cannot deactivate themselves, only an Owner may grant or remove\nthe Owner role, and a member whose invitation is pending cannot be activated this way (they\nmust accept it). Send at least one of `role_id`, `is_active`. Audit-log actions\n`update_member_role`, `deactivate_member`, `reactivate_member`.\n\nPermission: `member.manage`.\n\nErrors:\n- `01` a field is missing or malformed, or neither `role_id` nor `is_active` was sent.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.manage`, or a non-Owner tried to grant or remove the\n  Owner role.\n- `47` no member (or role) of the business has this id.\n- `48` the change would leave no active Owner, deactivates oneself, or activates a pending\n  invitation.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Changes a member's role (`role_id`) and/or activation (`is_active`). Deactivating revokes\nall their sessions at once and keeps their history; reactivating lets them log in again\nwith their existing password. Rules: the last active Owner cannot be deactivated or moved\nto another role, a member cannot deactivate themselves, only an Owner may grant or remove\nthe Owner role, no one may give a role holding a permission they do not hold themselves,\nand a member whose invitation is pending cannot be activated this way (they must accept\nit). Deactivating a pending member revokes their invitation (its\nlink stops working; `resend_invite` can invite them again). Send at least one of\n`role_id`, `is_active`. Audit-log actions `update_member_role`, `deactivate_member`,\n`reactivate_member`.\n\nPermission: `member.manage`.\n\nErrors:\n- `01` a field is missing or malformed, or neither `role_id` nor `is_active` was sent.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.manage`, a non-Owner tried to grant or remove the\n  Owner role, or the new role holds a permission the member does not hold.\n- `47` no member (or role) of the business has this id.\n- `48` the change would leave no active Owner, deactivates oneself, or activates a pending\n  invitation.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "dashboardToken": []
@@ -13168,7 +13200,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "create_role",
         "summary": "Create a custom role",
         "x-origin": "extension",
-        "description": "Creates a custom role: a named set of permission codes from `fetch_permissions`.\n`self.manage` is added if missing. Names are unique within the business, compared without\nregard to case, and may not reuse a built-in role's name. Accepts `Idempotency-Key`.\nAudit-log action `create_role`.\n\nPermission: `role.manage`.\n\nErrors:\n- `01` a field is missing or malformed, or a permission code is not in the catalog (the\n  message names it).\n- `26` a role with this name already exists.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.manage`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Creates a custom role: a named set of permission codes from `fetch_permissions`.\n`self.manage` is added if missing. Names are unique within the business, compared without\nregard to case or Unicode compatibility forms (NFKC), and may not reuse a built-in role's\nname. A member may only create a role from permissions they hold themselves. Accepts\n`Idempotency-Key`. Audit-log action `create_role`.\n\nPermission: `role.manage`.\n\nErrors:\n- `01` a field is missing or malformed, or a permission code is not in the catalog (the\n  message names it).\n- `26` a role with this name already exists.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.manage`, or the role would hold a permission the member\n  does not hold.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "dashboardToken": []
@@ -13334,7 +13366,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "update_role",
         "summary": "Edit a custom role",
         "x-origin": "extension",
-        "description": "Changes a custom role's `name`, `description` and/or `permission_codes` (the new list\nreplaces the old; `self.manage` is kept). Send at least one of them. The change applies to\nevery member holding the role from their next request. Built-in roles cannot be edited.\nAudit-log action `update_role`.\n\nPermission: `role.manage`.\n\nErrors:\n- `01` a field is malformed, no field to change was sent, or a permission code is not in the\n  catalog (the message names it).\n- `26` another role already has this name.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.manage`.\n- `47` no role of the business has this id.\n- `48` the role is built in and cannot be edited.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Changes a custom role's `name`, `description` and/or `permission_codes` (the new list\nreplaces the old; `self.manage` is kept). Send at least one of them. The change applies to\nevery member holding the role from their next request. Built-in roles cannot be edited,\na member cannot edit the role they hold, and the role may only be given permissions the\nmember holds. Audit-log action `update_role`.\n\nPermission: `role.manage`.\n\nErrors:\n- `01` a field is malformed, no field to change was sent, or a permission code is not in the\n  catalog (the message names it).\n- `26` another role already has this name.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.manage`, the role is the member's own, or it would hold\n  a permission the member does not hold.\n- `47` no role of the business has this id.\n- `48` the role is built in and cannot be edited.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "dashboardToken": []
@@ -17141,6 +17173,12 @@ pub const OPENAPI_JSON: &str = r##"{
             "minLength": 1,
             "maxLength": 128,
             "format": "password"
+          },
+          "business_id": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension",
+            "description": "The business to log in to, needed only when the email and password match memberships of several businesses."
           }
         }
       },

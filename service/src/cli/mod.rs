@@ -478,7 +478,8 @@ async fn create_business(args: CreateBusinessArgs) -> Result<()> {
     Ok(())
 }
 
-/// What `business create --json` prints. Secrets appear here once and nowhere else.
+/// What `business create --json` prints. Secrets Kobo made appear here once and nowhere else;
+/// the owner's password, which the operator chose, is never printed back.
 fn created_json(created: &CreatedBusiness) -> serde_json::Value {
     json!({
         "business_id": created.business_id,
@@ -491,7 +492,9 @@ fn created_json(created: &CreatedBusiness) -> serde_json::Value {
         "owner": {
             "id": created.owner_id,
             "email": created.owner_email,
-            "password": created.owner_password,
+            // Whether the owner can log in with the password the operator gave; the password
+            // itself is not printed back.
+            "password_set": created.owner_password.is_some(),
             "invitation_token": created.invitation_token,
         },
     })

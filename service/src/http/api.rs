@@ -55,6 +55,7 @@ impl KoboApi {
     ) -> anyhow::Result<KoboApi> {
         store.migrate().await?;
         permissions::seed_built_in_roles(&store).await?;
+        permissions::rekey_role_names(&store).await?;
         Ok(KoboApi::new(store, config, clock, tokens))
     }
 

@@ -7,3 +7,4 @@ pub mod config;
 pub mod paging;
 pub mod secrets;
 pub mod store;
+pub mod text;

@@ -109,14 +109,6 @@ pub async fn create(
     let now = clock.now();
 
     let mut tx = store.begin().await?;
-    let taken: Option<String> = sqlx::query_scalar("SELECT id FROM members WHERE email = $1")
-        .bind(&owner_email)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(internal)?;
-    if taken.is_some() {
-        bail!("{owner_email} is already a member of a business: an email belongs to one member");
-    }
     sqlx::query(
         "INSERT INTO businesses (id, name, status, client_id, client_secret_hash, created_at, \
            updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)",

@@ -11,6 +11,7 @@ use sqlx::Row;
 
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
+use crate::kernel::paging::{Conditions, Sql};
 use crate::kernel::secrets::{self, Passwords};
 use crate::kernel::store::{self, internal, Store, Tx};
 use crate::outbox::{self, Notification};
@@ -123,6 +124,9 @@ pub fn login_credential(email: &str) -> String {
     format!("login:{}", email.to_lowercase())
 }
 
+/// The memberships of one email a login looks at, at most.
+const MEMBERSHIPS_MAX: usize = 20;
+
 pub async fn login(
     store: &Store,
     config: &Config,
@@ -139,49 +143,67 @@ pub async fn login(
     let limits = throttle::credential_limits(store, &credential, &address, &config.login).await?;
     let attempt = throttle::claim(store, limits, now).await?;
 
-    let row = sqlx::query(
+    // The memberships of this email (of one business when `business_id` says which).
+    let mut query = Sql::new(
         "SELECT id, business_id, first_name, last_name, password_hash, is_active, \
-           invitation_status FROM members WHERE email = $1",
-    )
-    .bind(&email)
-    .fetch_optional(store.pool())
-    .await
-    .map_err(internal)?;
-    let stored_hash = match &row {
-        Some(row) => store::optional_text(row, "password_hash")?,
-        None => None,
-    };
-    // Always verify (a dummy hash when there is nothing to check), so the time taken does not
-    // tell whether the email exists.
-    let password_ok = match passwords
-        .verify(&body.password, stored_hash.as_deref())
-        .await
-    {
-        Ok(matches) => matches,
-        Err(busy) => {
-            attempt.abandoned(store).await?;
-            return Err(busy);
+           invitation_status FROM members",
+    );
+    let mut conditions = Conditions::default();
+    conditions.add(format!("email = {}", query.arg(email.as_str())));
+    if let Some(business_id) = body.business_id {
+        conditions.add(format!(
+            "business_id = {}",
+            query.arg(business_id.to_string())
+        ));
+    }
+    query.push(&conditions.where_clause());
+    query.push(&format!(" ORDER BY created_at, id LIMIT {MEMBERSHIPS_MAX}"));
+    let candidates = query.fetch_all(store.pool()).await?;
+
+    // Always verify at least once (a dummy hash when there is nothing to check), so the time
+    // taken does not tell whether the email exists.
+    let mut hashes = Vec::with_capacity(candidates.len().max(1));
+    for row in &candidates {
+        hashes.push(store::optional_text(row, "password_hash")?);
+    }
+    if hashes.is_empty() {
+        hashes.push(None);
+    }
+    let mut usable = Vec::new();
+    for (n, stored) in hashes.iter().enumerate() {
+        let matches = match passwords.verify(&body.password, stored.as_deref()).await {
+            Ok(matches) => matches,
+            Err(busy) => {
+                attempt.abandoned(store).await?;
+                return Err(busy);
+            }
+        };
+        let Some(row) = candidates.get(n).filter(|_| matches) else {
+            continue;
+        };
+        if store::flag(row, "is_active")? && store::text(row, "invitation_status")? == "accepted" {
+            usable.push(row);
         }
-    };
-    let member = match row {
-        Some(row)
-            if password_ok
-                && store::flag(&row, "is_active")?
-                && store::text(&row, "invitation_status")? == "accepted" =>
-        {
-            row
-        }
-        row => {
+    }
+    let member = match usable.as_slice() {
+        [member] => *member,
+        [] => {
             attempt.failed(store, now).await?;
-            if let Some(row) = row {
-                audit_failed_login(store, now, &ctx, &row, &email).await?;
+            for row in &candidates {
+                audit_failed_login(store, now, &ctx, row, &email).await?;
             }
             return Err(unauthenticated().with_message("Invalid email or password"));
         }
+        _ => {
+            attempt.abandoned(store).await?;
+            return Err(invalid(
+                "`business_id`: this email and password open several businesses: say which",
+            ));
+        }
     };
 
-    let member_id = store::text(&member, "id")?;
-    let business_id = store::text(&member, "business_id")?;
+    let member_id = store::text(member, "id")?;
+    let business_id = store::text(member, "business_id")?;
     let mut tx = store.begin().await?;
     attempt.succeeded(&mut tx).await?;
     throttle::remember_address(&mut tx, &credential, &address, now).await?;

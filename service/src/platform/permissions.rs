@@ -11,6 +11,7 @@ use anyhow::Context;
 use generated_server::{ApiError, Permission, ResponseCode};
 
 use crate::kernel::store::Store;
+use crate::kernel::text;
 
 /// The id of a permission: UUID v5 of `kobo:permission:<code>` in the URL namespace, so it is
 /// the same on every server and in the spec's examples.
@@ -177,7 +178,7 @@ pub async fn seed_built_in_roles(store: &Store) -> anyhow::Result<()> {
         )
         .bind(role.id)
         .bind(role.name)
-        .bind(role.name.to_lowercase())
+        .bind(text::name_key(role.name))
         .bind(role.description)
         .bind(to_stored(&role.permissions()))
         .bind(BUILT_IN_ROLES_SINCE)
@@ -186,6 +187,32 @@ pub async fn seed_built_in_roles(store: &Store) -> anyhow::Result<()> {
         .with_context(|| format!("cannot seed the built-in role {}", role.name))?;
     }
     tx.commit().await?;
+    Ok(())
+}
+
+/// Recomputes the comparison key of custom roles whose stored key predates
+/// `text::name_key` (run at start, after the seeding; a no-op once every key is current). A
+/// role whose new key is already another role's keeps its old key, and is named in the log.
+pub async fn rekey_role_names(store: &Store) -> anyhow::Result<()> {
+    let roles: Vec<(String, String, String)> =
+        sqlx::query_as("SELECT id, name, name_key FROM roles WHERE business_id IS NOT NULL")
+            .fetch_all(store.pool())
+            .await
+            .context("cannot read the custom roles")?;
+    for (id, name, stored_key) in roles {
+        let key = text::name_key(&name);
+        if key == stored_key {
+            continue;
+        }
+        let updated = sqlx::query("UPDATE roles SET name_key = $2 WHERE id = $1")
+            .bind(&id)
+            .bind(&key)
+            .execute(store.pool())
+            .await;
+        if let Err(error) = updated {
+            tracing::warn!(role_id = %id, %error, "a role's name looks like another's; its old key stays");
+        }
+    }
     Ok(())
 }
 

@@ -16,6 +16,7 @@ use crate::kernel::config::Config;
 use crate::kernel::paging::{self, Conditions, Sql};
 use crate::kernel::secrets::{self, Passwords};
 use crate::kernel::store::{self, internal, is_unique_violation, Store, Tx};
+use crate::kernel::text;
 use crate::outbox::{self, Notification};
 use crate::platform::business::{self, normalize_email};
 use crate::platform::idempotency::{self, Claim};
@@ -200,6 +201,7 @@ pub async fn fetch_members(
 struct RoleRef {
     id: String,
     name: String,
+    permissions: BTreeSet<Permission>,
 }
 
 impl RoleRef {
@@ -210,7 +212,8 @@ impl RoleRef {
 
 async fn usable_role(tx: &mut Tx, business_id: &str, role_id: &str) -> Result<RoleRef, ApiError> {
     let row = sqlx::query(
-        "SELECT id, name FROM roles WHERE id = $1 AND (business_id IS NULL OR business_id = $2)",
+        "SELECT id, name, permission_codes FROM roles \
+         WHERE id = $1 AND (business_id IS NULL OR business_id = $2)",
     )
     .bind(role_id)
     .bind(business_id)
@@ -221,7 +224,32 @@ async fn usable_role(tx: &mut Tx, business_id: &str, role_id: &str) -> Result<Ro
     Ok(RoleRef {
         id: store::text(&row, "id")?,
         name: store::text(&row, "name")?,
+        permissions: permissions::parse_stored(&store::text(&row, "permission_codes")?)?,
     })
+}
+
+/// `43` unless `actor` holds every permission in `granted`: no one hands out a permission
+/// they do not hold (in a maker-checker bank, this is what keeps one person from giving
+/// themselves both `transfer.initiate` and `transfer.approve`). An Owner holds them all.
+fn check_grantable(
+    actor: &MemberPrincipal,
+    granted: &BTreeSet<Permission>,
+) -> Result<(), ApiError> {
+    if actor.is_owner {
+        return Ok(());
+    }
+    let lacking = granted
+        .iter()
+        .find(|permission| !permission.implicit() && !actor.permissions.contains(permission));
+    match lacking {
+        Some(permission) => Err(ApiError::new(ResponseCode::PermissionDenied).with_message(
+            format!(
+                "You cannot grant {}: your role does not hold it",
+                permission.as_str()
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 pub async fn add_member(
@@ -238,6 +266,8 @@ pub async fn add_member(
         normalize_email(&body.email).ok_or_else(|| invalid("`email`: must be an email address"))?;
     let first_name = body.first_name.trim();
     let last_name = body.last_name.trim();
+    text::check_name("first_name", first_name)?;
+    text::check_name("last_name", last_name)?;
     if first_name.is_empty() || last_name.is_empty() {
         let field = if first_name.is_empty() {
             "first_name"
@@ -257,14 +287,17 @@ pub async fn add_member(
     if role.is_owner() && !actor.is_owner {
         return Err(owners_only("Only an Owner can invite someone as Owner"));
     }
+    check_grantable(actor, &role.permissions)?;
+    // Another business's members are none of this one's concern: only this business is asked.
     let taken: Option<String> =
-        sqlx::query_scalar("SELECT business_id FROM members WHERE email = $1")
+        sqlx::query_scalar("SELECT id FROM members WHERE email = $1 AND business_id = $2")
             .bind(&email)
+            .bind(business_id)
             .fetch_optional(&mut *tx)
             .await
             .map_err(internal)?;
-    if let Some(owner_business) = taken {
-        return Err(duplicate_email(&email, owner_business == business_id));
+    if taken.is_some() {
+        return Err(duplicate_email(&email));
     }
     let member_id = store::new_id();
     let now_text = store::timestamp(now);
@@ -284,7 +317,7 @@ pub async fn add_member(
     .await
     .map_err(|error| {
         if is_unique_violation(&error) {
-            duplicate_email(&email, false)
+            duplicate_email(&email)
         } else {
             internal(error)
         }
@@ -309,15 +342,10 @@ pub async fn add_member(
     tx.commit().await.map_err(internal)
 }
 
-/// `26` for an email in use. Emails are unique across Kobo (a person logs in with the email
-/// alone); for another business's member the message does not say which business.
-fn duplicate_email(email: &str, same_business: bool) -> ApiError {
-    let message = if same_business {
-        format!("{email} is already a member of this business")
-    } else {
-        format!("{email} cannot be invited: the address is already in use on Kobo")
-    };
-    ApiError::new(ResponseCode::Duplicate).with_message(message)
+/// `26` for an email already a member of this business (the only business it is asked of).
+fn duplicate_email(email: &str) -> ApiError {
+    ApiError::new(ResponseCode::Duplicate)
+        .with_message(format!("{email} is already a member of this business"))
 }
 
 pub async fn resend_invite(
@@ -339,15 +367,7 @@ pub async fn resend_invite(
             "The member has already accepted the invitation",
         ));
     }
-    sqlx::query(
-        "UPDATE invitations SET revoked_at = $2 \
-         WHERE member_id = $1 AND used_at IS NULL AND revoked_at IS NULL",
-    )
-    .bind(&member_id)
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .map_err(internal)?;
+    revoke_invitations(&mut tx, &member_id, now).await?;
     let business_name = business_name(&mut tx, business_id).await?;
     let invitee = Invitee {
         business_id,
@@ -523,6 +543,7 @@ pub async fn update_member(
         pending,
         new_role: new_role.as_ref().filter(|role| role.id != current_role),
         new_active: body.is_active.filter(|active| *active != was_active),
+        revokes_invitation: pending && body.is_active == Some(false),
     };
     change.check_permission()?;
     change.check_state()?;
@@ -587,11 +608,41 @@ pub async fn update_member(
         )
         .await?;
     }
+    if change.revokes_invitation {
+        let revoked = revoke_invitations(&mut tx, &member_id, now).await?;
+        if revoked > 0 {
+            logs::audit(
+                &mut tx,
+                now,
+                AuditEntry::by(&ctx, AuditAction::DeactivateMember).target("member", &member_id),
+            )
+            .await?;
+        }
+    }
     let member = member_view(&mut *tx, business_id, &member_id, now)
         .await?
         .ok_or_else(|| member_not_found(&member_id))?;
     tx.commit().await.map_err(internal)?;
     Ok(member)
+}
+
+/// Revokes the open invitations of a member at `now`, inside `tx`. Returns how many.
+async fn revoke_invitations(
+    tx: &mut Tx,
+    member_id: &str,
+    now: DateTime<Utc>,
+) -> Result<u64, ApiError> {
+    let revoked = sqlx::query(
+        "UPDATE invitations SET revoked_at = $2 \
+         WHERE member_id = $1 AND used_at IS NULL AND revoked_at IS NULL",
+    )
+    .bind(member_id)
+    .bind(store::timestamp(now))
+    .execute(&mut **tx)
+    .await
+    .map_err(internal)?
+    .rows_affected();
+    Ok(revoked)
 }
 
 /// What an `update_member` call would change, and the rules it must keep. `new_role` and
@@ -604,6 +655,8 @@ struct MemberChange<'a> {
     pending: bool,
     new_role: Option<&'a RoleRef>,
     new_active: Option<bool>,
+    /// `is_active: false` for a member whose invitation is pending: the invitation is revoked.
+    revokes_invitation: bool,
 }
 
 impl MemberChange<'_> {
@@ -618,7 +671,10 @@ impl MemberChange<'_> {
                 "Only an Owner can grant or remove the Owner role",
             ));
         }
-        Ok(())
+        match self.new_role {
+            Some(role) => check_grantable(self.actor, &role.permissions),
+            None => Ok(()),
+        }
     }
 
     fn check_state(&self) -> Result<(), ApiError> {
@@ -688,13 +744,15 @@ pub async fn fetch_roles(
     Ok(roles)
 }
 
-/// A role name as stored, and its case-insensitive key; `01` when blank.
+/// A role name as stored, and the key it is compared by (`text::name_key`: case, compatibility
+/// forms and look-alikes folded); `01` when blank or holding a character names may not.
 fn role_name(name: &str) -> Result<(String, String), ApiError> {
     let name = name.trim();
     if name.is_empty() {
         return Err(invalid("`name`: must not be blank"));
     }
-    Ok((name.to_owned(), name.to_lowercase()))
+    text::check_name("name", name)?;
+    Ok((name.to_owned(), text::name_key(name)))
 }
 
 async fn check_role_name_free(
@@ -736,6 +794,7 @@ pub async fn create_role(
         "permission_codes",
         body.permission_codes.iter().map(|code| code.as_str()),
     )?;
+    check_grantable(member_of(&ctx.principal)?, &permissions)?;
     let description = body
         .description
         .as_ref()
@@ -810,6 +869,11 @@ pub async fn update_role(
         })
         .transpose()?;
 
+    let actor = member_of(&ctx.principal)?;
+    if let Some(permissions) = &permissions {
+        check_grantable(actor, permissions)?;
+    }
+
     let mut tx = store.begin().await?;
     let current = role_view(&mut *tx, business_id, &role_id)
         .await?
@@ -817,11 +881,15 @@ pub async fn update_role(
     if current.is_built_in {
         return Err(invalid_state("Built-in roles cannot be edited"));
     }
+    if actor.role_id == role_id {
+        return Err(ApiError::new(ResponseCode::PermissionDenied)
+            .with_message("You cannot edit the role you hold: ask another member"));
+    }
     if let Some((name, name_key)) = &name {
         check_role_name_free(&mut tx, business_id, name, name_key, Some(&role_id)).await?;
     }
     let (name, name_key) =
-        name.unwrap_or_else(|| (current.name.clone(), current.name.to_lowercase()));
+        name.unwrap_or_else(|| (current.name.clone(), text::name_key(&current.name)));
     let description = body
         .description
         .as_ref()

@@ -198,3 +198,33 @@ async fn concurrent_password_changes_leave_one_winner_and_tell_the_others() {
             .expect(ResponseCode::Unauthenticated);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_address_invited_at_once_by_many_is_one_member_and_the_others_are_told_so() {
+    let kit = TestKit::postgres().await;
+    let second = kit.another_process().await;
+    let body = json!({"email": "ife.olawale@adaezefoods.ng", "first_name": "Ife",
+                      "last_name": "Olawale", "role_id": VIEWER_ROLE_ID});
+    let calls = (0..RACERS)
+        .map(|_| {
+            Call::new(
+                Operation::AddMember.path(),
+                Some(&kit.owner_token),
+                body.clone(),
+            )
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    assert_eq!(count(&replies, ResponseCode::Success), 1, "{replies:#?}");
+    for reply in replies
+        .iter()
+        .filter(|r| r.code() != Some(ResponseCode::Success))
+    {
+        reply.expect(ResponseCode::Duplicate);
+        assert_eq!(
+            reply.body["message"],
+            "ife.olawale@adaezefoods.ng is already a member of this business"
+        );
+    }
+    assert_eq!(kit.outbox("ife.olawale@adaezefoods.ng").await.len(), 1);
+}

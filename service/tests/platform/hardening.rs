@@ -1,0 +1,331 @@
+//! Defects found by probing the platform from outside, one regression scenario each (the
+//! concurrency ones are in `races.rs`, on PostgreSQL).
+
+use generated_server::{Operation, ResponseCode};
+use kobo::on_both_stores;
+use kobo::platform::permissions::{ADMIN_ROLE_ID, VIEWER_ROLE_ID};
+use kobo::testkit::{Call, TestKit, MEMBER_PASSWORD, OWNER_PASSWORD};
+use serde_json::{json, Value};
+
+const OWNER: &str = "adaeze.okafor@adaezefoods.ng";
+
+fn invite(email: &str, role_id: &str) -> Value {
+    json!({"email": email, "first_name": "Ife", "last_name": "Olawale", "role_id": role_id})
+}
+
+fn accept(token: &str, password: &str) -> Call<'static> {
+    Call::new(
+        Operation::AcceptInvite.path(),
+        None,
+        json!({"token": token, "password": password, "confirm_password": password}),
+    )
+}
+
+fn login(body: Value) -> Call<'static> {
+    Call::new(Operation::Login.path(), None, body)
+}
+
+/// Deactivating a member whose invitation is pending revokes the invitation (before, the
+/// answer was "Member updated", and the invitee accepted and logged in).
+async fn deactivating_a_pending_member_revokes_the_invitation(kit: TestKit) {
+    let ife = "ife.olawale@adaezefoods.ng";
+    let member_id = kit.invite(&kit.owner_token, ife, VIEWER_ROLE_ID).await;
+    let token = kit.invitation_token(ife).await;
+    let reply = kit
+        .op(
+            Operation::UpdateMember,
+            &kit.owner_token,
+            json!({"member_id": member_id, "is_active": false}),
+        )
+        .await;
+    let member = reply.expect(ResponseCode::Success);
+    assert_eq!(member["is_active"], false);
+    assert_eq!(member["invitation_status"], "expired");
+    kit.send(accept(&token, MEMBER_PASSWORD))
+        .await
+        .expect(ResponseCode::Unauthenticated);
+    let audit = kit
+        .op(Operation::FetchAuditLogs, &kit.owner_token, json!({}))
+        .await;
+    let entries = audit
+        .expect(ResponseCode::Success)
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(
+        entries
+            .iter()
+            .any(|entry| entry["action"] == "deactivate_member"
+                && entry["target_id"] == member_id.as_str()),
+        "{entries:#?}"
+    );
+    // Resending invites them again.
+    kit.op(
+        Operation::ResendInvite,
+        &kit.owner_token,
+        json!({"member_id": member_id}),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    let token = kit.invitation_token(ife).await;
+    kit.send(accept(&token, MEMBER_PASSWORD))
+        .await
+        .expect(ResponseCode::Success);
+}
+
+/// add_member told one business that an address was "already in use on Kobo" (which login
+/// hides), and a pending invitation from one business blocked every other from inviting that
+/// person for ever. Now a person may belong to several businesses.
+async fn another_business_neither_learns_of_nor_blocks_an_address(kit: TestKit) {
+    let (_, lagos) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    // Adaeze Foods' owner is invited to Lagos Fresh like anyone else.
+    kit.op(Operation::AddMember, &lagos, invite(OWNER, VIEWER_ROLE_ID))
+        .await
+        .expect(ResponseCode::Success);
+    // A pending invitation of Adaeze Foods does not block Lagos Fresh.
+    let tunde = "tunde@example.ng";
+    kit.op(
+        Operation::AddMember,
+        &kit.owner_token,
+        invite(tunde, VIEWER_ROLE_ID),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    let adaeze_token = kit.invitation_token(tunde).await;
+    kit.op(Operation::AddMember, &lagos, invite(tunde, VIEWER_ROLE_ID))
+        .await
+        .expect(ResponseCode::Success);
+    let lagos_token = kit.invitation_token(tunde).await;
+    assert_ne!(adaeze_token, lagos_token);
+
+    // Two memberships with their own passwords: the password chooses the business.
+    kit.send(accept(&adaeze_token, "Adaeze-Password-1"))
+        .await
+        .expect(ResponseCode::Success);
+    kit.send(accept(&lagos_token, "Lagos-Password-22"))
+        .await
+        .expect(ResponseCode::Success);
+    let business_of = |reply: &kobo::testkit::Reply| {
+        reply.expect(ResponseCode::Success)["member"]["email"].clone()
+    };
+    let adaeze = kit
+        .send(login(
+            json!({"email": tunde, "password": "Adaeze-Password-1"}),
+        ))
+        .await;
+    assert_eq!(business_of(&adaeze), tunde);
+    let token = adaeze.body["data"]["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let profile = kit.op(Operation::GetProfile, &token, json!({})).await;
+    assert_eq!(
+        profile.expect(ResponseCode::Success)["business"]["name"],
+        "Adaeze Foods Ltd"
+    );
+    let lagos_login = kit
+        .send(login(
+            json!({"email": tunde, "password": "Lagos-Password-22"}),
+        ))
+        .await;
+    let token = lagos_login.expect(ResponseCode::Success)["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let profile = kit.op(Operation::GetProfile, &token, json!({})).await;
+    assert_eq!(
+        profile.expect(ResponseCode::Success)["business"]["name"],
+        "Lagos Fresh Produce Ltd"
+    );
+}
+
+/// The same password for two memberships: login asks which business.
+async fn one_password_for_two_businesses_needs_business_id(kit: TestKit) {
+    let (lagos_business, lagos) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let tunde = "tunde@example.ng";
+    for token in [&kit.owner_token, &lagos] {
+        kit.op(Operation::AddMember, token, invite(tunde, VIEWER_ROLE_ID))
+            .await
+            .expect(ResponseCode::Success);
+        let invitation = kit.invitation_token(tunde).await;
+        kit.send(accept(&invitation, MEMBER_PASSWORD))
+            .await
+            .expect(ResponseCode::Success);
+    }
+    let ambiguous = kit
+        .send(login(json!({"email": tunde, "password": MEMBER_PASSWORD})))
+        .await;
+    ambiguous.expect(ResponseCode::InvalidRequest);
+    assert!(
+        ambiguous.body["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("`business_id`"),
+        "{ambiguous:?}"
+    );
+    let chosen = kit
+        .send(login(json!({"email": tunde, "password": MEMBER_PASSWORD,
+                           "business_id": lagos_business.business_id})))
+        .await;
+    let token = chosen.expect(ResponseCode::Success)["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let profile = kit.op(Operation::GetProfile, &token, json!({})).await;
+    assert_eq!(
+        profile.expect(ResponseCode::Success)["business"]["id"],
+        lagos_business.business_id.as_str()
+    );
+}
+
+/// `member.manage` or `role.manage` alone granted everything: a member could give themselves
+/// the Admin role or add `credential.manage` to their own role.
+async fn no_one_grants_a_permission_they_do_not_hold(kit: TestKit) {
+    let lead_role = kit
+        .create_role(
+            "Team Lead",
+            &["member.manage", "member.view", "role.manage"],
+        )
+        .await;
+    let (lead_id, lead) = kit.add_member("lead@adaezefoods.ng", &lead_role).await;
+    let refused = |reply: kobo::testkit::Reply| {
+        reply.expect(ResponseCode::PermissionDenied);
+        reply.body["message"].as_str().unwrap().to_owned()
+    };
+    // Themselves to Admin.
+    let message = refused(
+        kit.op(
+            Operation::UpdateMember,
+            &lead,
+            json!({"member_id": lead_id, "role_id": ADMIN_ROLE_ID}),
+        )
+        .await,
+    );
+    assert!(message.starts_with("You cannot grant "), "{message}");
+    // Someone else as Admin.
+    refused(
+        kit.op(
+            Operation::AddMember,
+            &lead,
+            invite("x@adaezefoods.ng", ADMIN_ROLE_ID),
+        )
+        .await,
+    );
+    // A new role with a permission they lack.
+    let message = refused(
+        kit.op(
+            Operation::CreateRole,
+            &lead,
+            json!({"name": "Keys", "permission_codes": ["credential.manage"]}),
+        )
+        .await,
+    );
+    assert_eq!(
+        message,
+        "You cannot grant credential.manage: your role does not hold it"
+    );
+    // Their own role, even with permissions they hold.
+    refused(
+        kit.op(
+            Operation::UpdateRole,
+            &lead,
+            json!({"role_id": lead_role, "permission_codes": ["member.manage", "credential.manage"]}),
+        )
+        .await,
+    );
+    refused(
+        kit.op(
+            Operation::UpdateRole,
+            &lead,
+            json!({"role_id": lead_role, "description": "mine"}),
+        )
+        .await,
+    );
+    // Within what they hold, all of it works.
+    let helper = kit
+        .op(
+            Operation::CreateRole,
+            &lead,
+            json!({"name": "Helper", "permission_codes": ["member.view"]}),
+        )
+        .await;
+    let helper = helper.expect(ResponseCode::Success)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    kit.op(
+        Operation::AddMember,
+        &lead,
+        invite("h@adaezefoods.ng", &helper),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    // The owner holds everything.
+    kit.op(
+        Operation::UpdateRole,
+        &kit.owner_token,
+        json!({"role_id": lead_role, "permission_codes": ["credential.manage"]}),
+    )
+    .await
+    .expect(ResponseCode::Success);
+}
+
+/// Names took control characters, CR/LF and bidi overrides verbatim into emails, and a
+/// Cyrillic "Оwner" sat beside the built-in Owner.
+async fn names_refuse_controls_and_look_alikes(kit: TestKit) {
+    for (first_name, last_name, field) in [
+        ("Ife\r\nBcc: all@example.ng", "Olawale", "first_name"),
+        ("Ife", "\u{202E}ewalO", "last_name"),
+        ("Ife\u{0}", "Olawale", "first_name"),
+    ] {
+        let reply = kit
+            .op(
+                Operation::AddMember,
+                &kit.owner_token,
+                json!({"email": "ife@adaezefoods.ng", "first_name": first_name,
+                       "last_name": last_name, "role_id": VIEWER_ROLE_ID}),
+            )
+            .await;
+        reply.expect(ResponseCode::InvalidRequest);
+        let message = reply.body["message"].as_str().unwrap();
+        assert!(message.starts_with(&format!("`{field}`")), "{message}");
+    }
+    let look_alike = kit
+        .op(
+            Operation::CreateRole,
+            &kit.owner_token,
+            json!({"name": "\u{41E}wner", "permission_codes": ["account.view"]}),
+        )
+        .await;
+    look_alike.expect(ResponseCode::Duplicate);
+    let full_width = kit
+        .op(
+            Operation::CreateRole,
+            &kit.owner_token,
+            json!({"name": "ＶＩＥＷＥＲ", "permission_codes": ["account.view"]}),
+        )
+        .await;
+    full_width.expect(ResponseCode::Duplicate);
+    let bidi = kit
+        .op(
+            Operation::CreateRole,
+            &kit.owner_token,
+            json!({"name": "Ad\u{202E}nim", "permission_codes": ["account.view"]}),
+        )
+        .await;
+    bidi.expect(ResponseCode::InvalidRequest);
+    // The owner is unaffected by any of it.
+    kit.login(OWNER, OWNER_PASSWORD).await;
+}
+
+on_both_stores!(
+    deactivating_a_pending_member_revokes_the_invitation,
+    another_business_neither_learns_of_nor_blocks_an_address,
+    one_password_for_two_businesses_needs_business_id,
+    no_one_grants_a_permission_they_do_not_hold,
+    names_refuse_controls_and_look_alikes,
+);
