@@ -169,7 +169,7 @@ async fn a_validation_error_names_the_field() {
     assert_eq!(error.status().unwrap(), 400);
     assert_eq!(
         as_json(error_envelope(&error).unwrap()),
-        error_envelope_json("01", r#"`email`: "not-an-email" is not a "email""#)
+        error_envelope_json("01", "`email`: must be a valid email")
     );
 }
 

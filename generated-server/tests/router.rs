@@ -258,7 +258,7 @@ async fn validation_errors_name_the_field() {
     .await
     .assert_error(
         "01",
-        r#"`beneficiary_account_number`: "12" is shorter than 10 characters"#,
+        "`beneficiary_account_number`: must be at least 10 characters",
     );
 }
 

@@ -58,12 +58,22 @@ impl Validators {
         Validators { bodies, headers }
     }
 
-    /// Checks a request body; the error names the first offending field.
+    /// Checks a request body; the error names the first offending field. Control characters
+    /// are refused in every string first, the same whatever store is behind the API
+    /// (PostgreSQL cannot store `\u0000` in text at all).
     pub(crate) fn check_body(&self, operation: Operation, body: &Value) -> Result<(), String> {
+        if let Some(path) = control_character_at(body, &mut String::new()) {
+            let field = if path.is_empty() {
+                "request body"
+            } else {
+                &path
+            };
+            return Err(format!("`{field}`: must not contain control characters"));
+        }
         let validator = &self.bodies[&operation];
         match validator.iter_errors(body).next() {
             None => Ok(()),
-            Some(error) => Err(describe(&error)),
+            Some(error) => Err(describe(&error, body)),
         }
     }
 
@@ -91,9 +101,49 @@ fn compile(schema: &Value, what: &str) -> Validator {
         .unwrap_or_else(|error| panic!("the embedded schema of `{what}` does not compile: {error}"))
 }
 
-/// "`filters.start_date`: "x" is not a "date"", "`amount` is required", ...
-fn describe(error: &ValidationError<'_>) -> String {
+/// The path of the first string (or object key) holding a control character other than tab,
+/// line feed and carriage return; `None` when there is none.
+fn control_character_at(value: &Value, path: &mut String) -> Option<String> {
+    let forbidden = |text: &str| {
+        text.chars()
+            .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+    };
+    match value {
+        Value::String(text) if forbidden(text) => Some(path.clone()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(index, item)| {
+            let length = path.len();
+            path.push_str(&format!("[{index}]"));
+            let found = control_character_at(item, path);
+            path.truncate(length);
+            found
+        }),
+        Value::Object(fields) => fields.iter().find_map(|(name, item)| {
+            let length = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            if forbidden(name) {
+                path.push_str("(a field name)");
+                return Some(path.clone());
+            }
+            path.push_str(name);
+            let found = control_character_at(item, path);
+            path.truncate(length);
+            found
+        }),
+        _ => None,
+    }
+}
+
+/// "`filters.start_date`: must be a date", "`amount` is required", ... The rejected value is
+/// never repeated: it may be a password or a secret, and it may be a megabyte long.
+fn describe(error: &ValidationError<'_>, body: &Value) -> String {
     let path = field_path(error);
+    let field = if path.is_empty() {
+        "request body".to_string()
+    } else {
+        format!("`{path}`")
+    };
     match error.kind() {
         ValidationErrorKind::Required { property } => {
             let property = property
@@ -101,16 +151,89 @@ fn describe(error: &ValidationError<'_>) -> String {
                 .map_or_else(|| property.to_string(), str::to_string);
             format!("`{}` is required", join(&path, &property))
         }
-        ValidationErrorKind::AdditionalProperties { unexpected } => {
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
             let fields: Vec<String> = unexpected
                 .iter()
-                .map(|name| format!("`{}`", join(&path, name)))
+                .map(|name| format!("`{}`", join(&path, &capped(name))))
                 .collect();
             format!("unknown field {}", fields.join(", "))
         }
-        _ if path.is_empty() => format!("request body: {error}"),
-        _ => format!("`{path}`: {error}"),
+        ValidationErrorKind::FalseSchema if !path.is_empty() => {
+            format!("unknown field {field}")
+        }
+        // An object that allows no field at all reports the value, not the field: name the
+        // body's first field.
+        ValidationErrorKind::FalseSchema => match body.as_object().and_then(|f| f.keys().next()) {
+            Some(name) => format!("unknown field `{}`", capped(name)),
+            None => "request body: must be `{}`".to_string(),
+        },
+        ValidationErrorKind::Type { kind } => format!("{field}: must be {}", type_name(kind)),
+        ValidationErrorKind::MinLength { limit } => {
+            format!("{field}: must be at least {limit} characters")
+        }
+        ValidationErrorKind::MaxLength { limit } => {
+            format!("{field}: must be at most {limit} characters")
+        }
+        ValidationErrorKind::Pattern { pattern } => {
+            format!("{field}: must match `{}`", capped(pattern))
+        }
+        ValidationErrorKind::Format { format } => format!("{field}: must be a valid {format}"),
+        ValidationErrorKind::Enum { options } => {
+            format!("{field}: must be one of {}", capped(&options.to_string()))
+        }
+        ValidationErrorKind::Constant { expected_value } => {
+            format!("{field}: must be {}", capped(&expected_value.to_string()))
+        }
+        ValidationErrorKind::Minimum { limit } => format!("{field}: must be at least {limit}"),
+        ValidationErrorKind::Maximum { limit } => format!("{field}: must be at most {limit}"),
+        ValidationErrorKind::ExclusiveMinimum { limit } => {
+            format!("{field}: must be more than {limit}")
+        }
+        ValidationErrorKind::ExclusiveMaximum { limit } => {
+            format!("{field}: must be less than {limit}")
+        }
+        ValidationErrorKind::MinItems { limit } => {
+            format!("{field}: must have at least {limit} items")
+        }
+        ValidationErrorKind::MaxItems { limit } => {
+            format!("{field}: must have at most {limit} items")
+        }
+        ValidationErrorKind::UniqueItems => format!("{field}: must not repeat an item"),
+        ValidationErrorKind::MinProperties { limit } => {
+            format!("{field}: must have at least {limit} fields")
+        }
+        _ => format!("{field}: is not valid here"),
     }
+}
+
+/// `string`, `an integer`, `one of: string, null`.
+fn type_name(kind: &jsonschema::error::TypeKind) -> String {
+    match kind {
+        jsonschema::error::TypeKind::Single(single) => with_article(&single.to_string()),
+        jsonschema::error::TypeKind::Multiple(types) => {
+            let names: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+            format!("one of: {}", names.join(", "))
+        }
+    }
+}
+
+fn with_article(type_name: &str) -> String {
+    match type_name {
+        "integer" | "array" | "object" => format!("an {type_name}"),
+        "null" => "null".to_string(),
+        other => format!("a {other}"),
+    }
+}
+
+/// Text from the request (a field name) or the schema, cut to a readable length.
+fn capped(text: &str) -> String {
+    const MAX_CHARS: usize = 64;
+    if text.chars().count() <= MAX_CHARS {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(MAX_CHARS).collect();
+    format!("{cut}…")
 }
 
 /// The instance path as a field name: `/filters/start_date` -> `filters.start_date`,
@@ -150,7 +273,10 @@ mod tests {
             .should_validate_formats(true)
             .build(&schema)
             .unwrap();
-        let message = describe(&validator.iter_errors(&instance).next().expect("invalid"));
+        let message = describe(
+            &validator.iter_errors(&instance).next().expect("invalid"),
+            &instance,
+        );
         message
     }
 
@@ -172,13 +298,10 @@ mod tests {
             assert_eq!(message(schema.clone(), instance), expected);
         };
         check(json!({}), "`amount` is required");
-        check(
-            json!({"amount": "abc"}),
-            r#"`amount`: "abc" does not match "^[0-9]+$""#,
-        );
+        check(json!({"amount": "abc"}), "`amount`: must match `^[0-9]+$`");
         check(
             json!({"amount": "1", "filters": {"start_date": "yesterday"}}),
-            r#"`filters.start_date`: "yesterday" is not a "date""#,
+            "`filters.start_date`: must be a valid date",
         );
         check(
             json!({"amount": "1", "items": [{}]}),
@@ -188,6 +311,57 @@ mod tests {
             json!({"amount": "1", "colour": 1}),
             "unknown field `colour`",
         );
-        check(json!([]), r#"request body: [] is not of type "object""#);
+        check(json!([]), "request body: must be an object");
+        check(json!({"amount": 1}), "`amount`: must be a string");
+    }
+
+    #[test]
+    fn rejected_values_are_never_repeated() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "password": {"type": "string", "maxLength": 128, "format": "password"},
+                "otp": {"type": "string", "pattern": "^[0-9]{6}$"},
+            },
+        });
+        let long = "S3cret-".repeat(100_000);
+        let message = message(schema.clone(), json!({"password": long}));
+        assert_eq!(message, "`password`: must be at most 128 characters");
+        let message = self::message(schema, json!({"otp": "my-secret-otp"}));
+        assert!(!message.contains("my-secret-otp"), "{message}");
+        // An unknown field's name comes back cut short.
+        let closed = json!({"type": "object", "additionalProperties": false});
+        let message = self::message(closed, json!({"x".repeat(10_000): 1}));
+        assert!(message.len() < 100, "{message}");
+    }
+
+    #[test]
+    fn an_empty_object_names_what_it_refuses() {
+        let empty = json!({"type": "object", "additionalProperties": false});
+        assert_eq!(
+            message(empty.clone(), json!({"page": 1})),
+            "unknown field `page`"
+        );
+        assert_eq!(
+            message(empty, json!(false)),
+            "request body: must be an object"
+        );
+    }
+
+    #[test]
+    fn control_characters_are_found_with_their_path() {
+        let find = |value: Value| control_character_at(&value, &mut String::new());
+        assert_eq!(find(json!({"name": "Ife"})), None);
+        assert_eq!(find(json!({"note": "two\nlines\tand a tab"})), None);
+        assert_eq!(find(json!({"name": "I\u{0}fe"})), Some("name".into()));
+        assert_eq!(
+            find(json!({"filters": {"search": "x\u{1b}[2J"}})),
+            Some("filters.search".into())
+        );
+        assert_eq!(
+            find(json!({"items": ["ok", "\u{85}"]})),
+            Some("items[1]".into())
+        );
+        assert_eq!(find(json!("\u{7f}")), Some(String::new()));
     }
 }

@@ -322,7 +322,73 @@ async fn names_refuse_controls_and_look_alikes(kit: TestKit) {
     kit.login(OWNER, OWNER_PASSWORD).await;
 }
 
+/// PostgreSQL answered `96` for `\u0000` in any string (SQLite stored it): every control
+/// character is refused at the edge, the same on both stores, with the field named.
+async fn control_characters_are_refused_alike_on_both_stores(kit: TestKit) {
+    let cases = [
+        (
+            Operation::CreateRole,
+            Some(kit.owner_token.as_str()),
+            json!({"name": "Audit\u{0}or", "permission_codes": ["audit_log.view"]}),
+            "`name`",
+        ),
+        (
+            Operation::FetchAuditLogs,
+            Some(kit.owner_token.as_str()),
+            json!({"search": "\u{0}"}),
+            "`search`",
+        ),
+        (
+            Operation::FetchActivityLogs,
+            Some(kit.owner_token.as_str()),
+            json!({"search": "x\u{1b}[2J"}),
+            "`search`",
+        ),
+        (
+            Operation::GenerateToken,
+            None,
+            json!({"client_id": "kb_sandbox_\u{0}", "client_secret": "x"}),
+            "`client_id`",
+        ),
+    ];
+    for (operation, token, body, field) in cases {
+        let reply = kit.send(Call::new(operation.path(), token, body)).await;
+        reply.expect(ResponseCode::InvalidRequest);
+        assert_eq!(
+            reply.body["message"],
+            format!("{field}: must not contain control characters"),
+            "{}",
+            operation.id()
+        );
+    }
+}
+
+/// Validation errors echoed the rejected value whole, passwords included (a 900 KB password
+/// came back as a 900 KB error).
+async fn validation_errors_do_not_echo_what_was_sent(kit: TestKit) {
+    let password = "Hunter2-Secret-".repeat(60_000);
+    let reply = kit
+        .send(login(json!({"email": OWNER, "password": password})))
+        .await;
+    reply.expect(ResponseCode::InvalidRequest);
+    assert_eq!(
+        reply.body["message"],
+        "`password`: must be at most 128 characters"
+    );
+    let reply = kit
+        .op(
+            Operation::FetchMembers,
+            &kit.owner_token,
+            json!({"page": 1.5}),
+        )
+        .await;
+    reply.expect(ResponseCode::InvalidRequest);
+    assert_eq!(reply.body["message"], "`page`: must be an integer");
+}
+
 on_both_stores!(
+    control_characters_are_refused_alike_on_both_stores,
+    validation_errors_do_not_echo_what_was_sent,
     deactivating_a_pending_member_revokes_the_invitation,
     another_business_neither_learns_of_nor_blocks_an_address,
     one_password_for_two_businesses_needs_business_id,
