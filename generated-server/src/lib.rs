@@ -54,8 +54,8 @@ pub use generated::router::router;
 pub use generated::schemas;
 pub use generated::spec::{OPENAPI_JSON, OPENAPI_YAML, TITLE, VERSION};
 pub use runtime::{
-    component_schema, ApiError, CallRecord, JsonAdapter, JsonApi, JsonSuccess, RequestContext,
-    BODY_LIMIT_BYTES, REQUEST_ID_HEADER,
+    component_schema, ApiError, CallRecord, JsonAdapter, JsonApi, JsonSuccess, OrInternal,
+    RequestContext, BODY_LIMIT_BYTES, REQUEST_ID_HEADER,
 };
 
 // The generated modules refer to each other by these paths.

@@ -318,6 +318,47 @@ async fn internal_errors_and_panics_keep_their_detail_to_themselves() {
     }
 }
 
+/// Log lines written while `body` runs on this thread.
+async fn logs_of<T>(body: impl std::future::Future<Output = T>) -> (T, String) {
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Lines {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let output = {
+        let _guard = tracing::subscriber::set_default(subscriber);
+        body.await
+    };
+    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    (output, text)
+}
+
+#[tokio::test]
+async fn an_internal_error_is_logged_with_its_detail_and_call_site_and_answered_without() {
+    let (answer, log) = logs_of(call(Operation::GetProfile, Some(OWNER), "{}")).await;
+
+    answer.assert_default_error("96");
+    let body = String::from_utf8_lossy(&answer.body);
+    assert!(!body.contains("hunter2") && !body.contains(".rs"), "{body}");
+    assert!(log.contains("internal error"), "{log}");
+    assert!(log.contains("the database password is hunter2"), "{log}");
+    // `ScriptedBank::call`, in this file, made the error.
+    assert!(log.contains(&format!("location={}:", file!())), "{log}");
+    assert!(log.contains("operation=\"get_profile\""), "{log}");
+}
+
 #[tokio::test]
 async fn request_ids_are_echoed_when_sane_and_made_up_otherwise() {
     let with_id = |id: &str| {

@@ -76,6 +76,18 @@ pub(crate) fn error_response(error: &ApiError) -> Response {
     response
 }
 
+/// The server-log line of an internal error (`96`): its detail and where it was made, with the
+/// operation and request id when known. The client gets only the code's default message.
+pub(crate) fn log_internal(error: &ApiError, request: Option<(crate::Operation, &str)>) {
+    tracing::error!(
+        operation = request.map(|(operation, _)| operation.id()),
+        request_id = request.map(|(_, id)| id),
+        error = error.message(),
+        location = error.location().map(tracing::field::display),
+        "internal error"
+    );
+}
+
 fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
     // Envelopes hold only strings, booleans and JSON values: serializing them cannot fail.
     let bytes = serde_json::to_vec(body).expect("envelopes serialize");

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use axum::routing::get;
 
 pub use context::{CallRecord, RequestContext};
-pub use error::ApiError;
+pub use error::{ApiError, OrInternal};
 pub use json_api::{encode as encode_json, JsonAdapter, JsonApi, JsonSuccess};
 pub(crate) use server::{Server, Success};
 pub use validation::component_schema;

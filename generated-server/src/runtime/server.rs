@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::http::{error_response, request_id_of, success_response};
+use super::http::{error_response, log_internal, request_id_of, success_response};
 use super::validation::Validators;
 use super::{ApiError, CallRecord, RequestContext, BODY_LIMIT_BYTES};
 use crate::{Api, Operation, ResponseCode};
@@ -202,12 +202,7 @@ impl<A: Api> Server<A> {
             }
             Err(error) => {
                 if error.code() == ResponseCode::INTERNAL_ERROR {
-                    tracing::error!(
-                        operation = operation.id(),
-                        request_id = %exchange.request_id,
-                        error = error.message(),
-                        "internal error"
-                    );
+                    log_internal(&error, Some((operation, &exchange.request_id)));
                 }
                 let message = error.public_message().to_string();
                 (error_response(&error), error.code(), message)
@@ -305,7 +300,16 @@ async fn run(
     AssertUnwindSafe(call)
         .catch_unwind()
         .await
-        .unwrap_or_else(|_| Err(ApiError::internal("the operation panicked")))
+        .unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("a value that is not text");
+            Err(ApiError::internal(format!(
+                "the operation panicked: {what}"
+            )))
+        })
 }
 
 type EnvelopeParts = (Value, Option<Value>);
