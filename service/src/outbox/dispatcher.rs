@@ -11,6 +11,7 @@
 //! update that moves its `next_attempt_at` past a lease before it is sent, so only one process
 //! sends it at a time, on SQLite and PostgreSQL alike.
 
+use generated_server::OrInternal;
 use std::fmt;
 use std::future::Future;
 use std::time::Duration;
@@ -386,7 +387,7 @@ fn notification_from_row(row: &AnyRow) -> anyhow::Result<StoredNotification> {
             body: store::text(row, "body")?,
             created_at: store::time(row, "created_at")?,
             sent_at: store::optional_time(row, "sent_at")?,
-            attempts: sqlx::Row::try_get(row, "attempts").map_err(store::internal)?,
+            attempts: sqlx::Row::try_get(row, "attempts").or_internal()?,
             last_error: store::optional_text(row, "last_error")?,
         })
     };

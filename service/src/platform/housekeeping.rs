@@ -7,8 +7,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 use generated_server::ApiError;
+use generated_server::OrInternal;
 
-use crate::kernel::store::{self, internal, Store};
+use crate::kernel::store::{self, Store};
 use crate::platform::idempotency;
 
 /// How long a finished session or OTP is kept, for whoever investigates an incident.
@@ -33,7 +34,7 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, 
                 .execute(store.pool())
                 .await
                 .map(|done| done.rows_affected())
-                .map_err(internal)
+                .or_internal()
         }
     };
     Ok(Purged {

@@ -6,6 +6,7 @@
 
 use chrono::Duration;
 use generated_server::models::{self, AuditAction};
+use generated_server::OrInternal;
 use generated_server::{ApiError, Operation, RequestContext, ResponseCode, TokenFamily};
 use sqlx::Row;
 
@@ -64,7 +65,7 @@ pub async fn generate_token(
         .bind(client_id)
         .fetch_optional(store.pool())
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     let presented = secrets::sha256_hex(body.client_secret.as_str());
     let known_business = row.as_ref().map(|row| store::text(row, "id")).transpose()?;
     let business_id = match (&row, known_business) {
@@ -85,7 +86,7 @@ pub async fn generate_token(
                     token_activity(&ctx, &business_id, refused.code(), refused.message());
                 logs::record_activity(store.pool(), now, &activity)
                     .await
-                    .map_err(internal)?;
+                    .or_internal()?;
             }
             return Err(refused);
         }
@@ -110,8 +111,8 @@ pub async fn generate_token(
     );
     logs::record_activity(&mut *tx, now, &granted)
         .await
-        .map_err(internal)?;
-    tx.commit().await.map_err(internal)?;
+        .or_internal()?;
+    tx.commit().await.or_internal()?;
     Ok(models::TokenGrant {
         access_token: token,
         expires_in: expires_in(ttl),
@@ -145,7 +146,7 @@ pub async fn login(
     .bind(&email)
     .fetch_optional(store.pool())
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     let stored_hash = match &row {
         Some(row) => store::optional_text(row, "password_hash")?,
         None => None,
@@ -180,7 +181,7 @@ pub async fn login(
         .bind(store::timestamp(now))
         .execute(&mut *tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     let ip_address = ctx.client_ip.to_string();
     let session = NewSession {
         business_id: &business_id,
@@ -210,7 +211,7 @@ pub async fn login(
         },
     )
     .await?;
-    tx.commit().await.map_err(internal)?;
+    tx.commit().await.or_internal()?;
     Ok(models::LoginResult {
         access_token: token,
         expires_in: expires_in(ttl),
@@ -225,7 +226,7 @@ async fn role_codes(tx: &mut Tx, role_id: &str) -> Result<Vec<String>, ApiError>
         .bind(role_id)
         .fetch_one(&mut **tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     Ok(permissions::codes_in_catalog_order(
         &permissions::parse_stored(&codes)?,
     ))
@@ -260,7 +261,7 @@ async fn audit_failed_login(
         },
     )
     .await?;
-    tx.commit().await.map_err(internal)
+    tx.commit().await.or_internal()
 }
 
 fn display_name(first_name: &str, last_name: &str, email: &str) -> String {
@@ -284,9 +285,9 @@ pub async fn logout(
     .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     logs::audit(&mut tx, now, AuditEntry::by(&ctx, AuditAction::Logout)).await?;
-    tx.commit().await.map_err(internal)
+    tx.commit().await.or_internal()
 }
 
 pub async fn change_password(
@@ -311,7 +312,7 @@ pub async fn change_password(
             .bind(&ctx.principal.business_id)
             .fetch_optional(store.pool())
             .await
-            .map_err(internal)?
+            .or_internal()?
             .flatten();
     if !secrets::verify_password(body.old_password.as_str(), stored.as_deref()).await {
         let policy: &ThrottlePolicy = &config.password_change_per_member;
@@ -335,7 +336,7 @@ pub async fn change_password(
     .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     sessions::revoke_member_sessions(&mut tx, &member.id, now).await?;
     throttle::clear(&mut tx, &key).await?;
     logs::audit(
@@ -344,7 +345,7 @@ pub async fn change_password(
         AuditEntry::by(&ctx, AuditAction::ChangePassword),
     )
     .await?;
-    tx.commit().await.map_err(internal)
+    tx.commit().await.or_internal()
 }
 
 pub async fn generate_otp(
@@ -369,8 +370,8 @@ pub async fn generate_otp(
     .bind(store::timestamp(window_start))
     .fetch_one(&mut *tx)
     .await
-    .map_err(internal)?;
-    let issued: i64 = row.try_get("issued").map_err(internal)?;
+    .or_internal()?;
+    let issued: i64 = row.try_get("issued").or_internal()?;
     if issued >= policy.issue_limit {
         let oldest = store::optional_time(&row, "oldest")?.unwrap_or(now);
         let free_at = oldest + Duration::seconds(policy.issue_window_seconds as i64);
@@ -389,7 +390,7 @@ pub async fn generate_otp(
         .bind(store::timestamp(now))
         .execute(&mut *tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     let otp_id = store::new_id();
     let code = secrets::otp_code();
     sqlx::query(
@@ -406,7 +407,7 @@ pub async fn generate_otp(
     .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     outbox::enqueue(
         &mut tx,
         now,
@@ -425,14 +426,14 @@ pub async fn generate_otp(
         },
     )
     .await?;
-    tx.commit().await.map_err(internal)?;
+    tx.commit().await.or_internal()?;
     let sandbox = config.environment == Environment::Sandbox;
     Ok(models::OtpDelivery {
         channel: models::OtpDeliveryChannel::Email,
         destination: secrets::mask_email(&member.email),
         expires_in: expires_in(policy.ttl_seconds),
         otp: if sandbox {
-            Some(code.parse().map_err(internal)?)
+            Some(code.parse().or_internal()?)
         } else {
             None
         },
@@ -466,10 +467,10 @@ pub async fn verify_otp(
     .bind(member_id)
     .fetch_optional(&mut *tx)
     .await
-    .map_err(internal)?
+    .or_internal()?
     .ok_or_else(invalid_otp)?;
     let otp_id = store::text(&row, "id")?;
-    let attempts: i64 = row.try_get("attempts").map_err(internal)?;
+    let attempts: i64 = row.try_get("attempts").or_internal()?;
     if store::time(&row, "expires_at")? <= now || attempts >= max_attempts {
         return Err(invalid_otp());
     }
@@ -483,10 +484,10 @@ pub async fn verify_otp(
             .bind(store::timestamp(now))
             .execute(&mut *tx)
             .await
-            .map_err(internal)?;
+            .or_internal()?;
         return Ok(tx);
     }
-    tx.rollback().await.map_err(internal)?;
+    tx.rollback().await.or_internal()?;
     let mut own = store.begin().await?;
     // Counted in SQL, so concurrent wrong guesses all count.
     sqlx::query(
@@ -499,8 +500,8 @@ pub async fn verify_otp(
     .bind(store::timestamp(now))
     .execute(&mut *own)
     .await
-    .map_err(internal)?;
-    own.commit().await.map_err(internal)?;
+    .or_internal()?;
+    own.commit().await.or_internal()?;
     Err(invalid_otp())
 }
 
@@ -520,7 +521,7 @@ pub async fn regenerate_secret(
         AuditEntry::by(&ctx, AuditAction::RegenerateSecret),
     )
     .await?;
-    tx.commit().await.map_err(internal)?;
+    tx.commit().await.or_internal()?;
     Ok(models::IntegrationCredentials {
         client_id,
         client_secret,
@@ -547,7 +548,7 @@ pub async fn get_profile(
             .bind(business_id)
             .fetch_one(pool)
             .await
-            .map_err(internal)?;
+            .or_internal()?;
     let environment = match business::environment_of_client_id(&store::text(&row, "client_id")?) {
         Environment::Sandbox => models::BusinessEnvironment::Sandbox,
         Environment::Production => models::BusinessEnvironment::Production,

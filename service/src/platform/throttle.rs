@@ -7,11 +7,12 @@
 //! transaction, because the operation that failed rolls its own back.
 
 use chrono::{DateTime, Duration, Utc};
+use generated_server::OrInternal;
 use generated_server::{ApiError, ResponseCode};
 use sqlx::Row;
 
 use crate::kernel::config::ThrottlePolicy;
-use crate::kernel::store::{self, internal, Store, Tx};
+use crate::kernel::store::{self, Store, Tx};
 
 /// `29` unless every key is unlocked at `now`.
 pub async fn check(store: &Store, keys: &[&str], now: DateTime<Utc>) -> Result<(), ApiError> {
@@ -22,7 +23,7 @@ pub async fn check(store: &Store, keys: &[&str], now: DateTime<Utc>) -> Result<(
                 .bind(*key)
                 .fetch_optional(store.pool())
                 .await
-                .map_err(internal)?
+                .or_internal()?
                 .flatten();
         if let Some(until) = locked_until {
             let until = store::parse_timestamp(&until)?;
@@ -74,8 +75,8 @@ pub async fn record_failure(
     .bind(store::timestamp(window_start))
     .fetch_one(&mut *tx)
     .await
-    .map_err(internal)?;
-    let failures: i64 = row.try_get("failures").map_err(internal)?;
+    .or_internal()?;
+    let failures: i64 = row.try_get("failures").or_internal()?;
     let lock_seconds = policy.lock_seconds(failures);
     if lock_seconds > 0 {
         let until = now + Duration::seconds(lock_seconds as i64);
@@ -84,9 +85,9 @@ pub async fn record_failure(
             .bind(store::timestamp(until))
             .execute(&mut *tx)
             .await
-            .map_err(internal)?;
+            .or_internal()?;
     }
-    tx.commit().await.map_err(internal)
+    tx.commit().await.or_internal()
 }
 
 /// Forgets the failures of `key` (after a success), inside the caller's transaction.
@@ -95,6 +96,6 @@ pub async fn clear(tx: &mut Tx, key: &str) -> Result<(), ApiError> {
         .bind(key)
         .execute(&mut **tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     Ok(())
 }
