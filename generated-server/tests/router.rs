@@ -377,6 +377,38 @@ async fn request_ids_are_echoed_when_sane_and_made_up_otherwise() {
 }
 
 #[tokio::test]
+async fn a_request_id_made_further_out_is_kept_by_the_router() {
+    use axum::middleware::{from_fn, Next};
+    // What the router's own request id step put on the response, seen from between the two.
+    let seen = Arc::new(Mutex::new(None::<String>));
+    let spy = seen.clone();
+    let app = router(Arc::new(JsonAdapter(Arc::new(ScriptedBank::default()))))
+        .layer(from_fn(move |mut request: Request<Body>, next: Next| {
+            let spy = spy.clone();
+            async move {
+                // Were the router to make an id of its own, it would not see the client's.
+                request.headers_mut().remove("x-request-id");
+                let response = next.run(request).await;
+                *spy.lock().unwrap() = response
+                    .headers()
+                    .get("x-request-id")
+                    .map(|id| id.to_str().unwrap().to_string());
+                response
+            }
+        }))
+        .layer(from_fn(generated_server::assign_request_id));
+
+    let request = Request::get("/nowhere")
+        .header("x-request-id", "outer-1")
+        .body(Body::empty())
+        .unwrap();
+    let response = app.oneshot(request).await.unwrap();
+
+    assert_eq!(response.headers()["x-request-id"], "outer-1");
+    assert_eq!(seen.lock().unwrap().as_deref(), Some("outer-1"));
+}
+
+#[tokio::test]
 async fn on_response_hears_of_every_call_of_an_operation() {
     let bank = Arc::new(ScriptedBank::default());
     let peer: SocketAddr = "203.0.113.9:4000".parse().unwrap();

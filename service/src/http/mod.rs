@@ -1,5 +1,6 @@
 //! The HTTP edge: [`KoboApi`] (the one `impl Api`, in `api`), and around it the generated
-//! router, the probes `/healthz` and `/readyz`, and one access-log line per request. [`app`]
+//! router, the probes `/healthz` and `/readyz`, a trace span and one access-log line per
+//! request. [`app`]
 //! builds it without a socket (tests drive it with `oneshot`); [`serve`] puts it on a listener
 //! until shutdown.
 
@@ -10,21 +11,25 @@ pub use api::KoboApi;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use axum::http::{HeaderValue, StatusCode};
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::http::{HeaderValue, Request, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use generated_server::{Operation, ResponseCode, REQUEST_ID_HEADER};
+use generated_server::{ApiError, Operation, RequestId, ResponseCode};
 use serde_json::json;
 use tokio::net::TcpListener;
+use tower_http::trace::TraceLayer;
+use tracing::Span;
 
 /// The whole HTTP surface of `kobo serve`.
+///
+/// Layers, from the socket in: the request id (made here, once, for every route: the generated
+/// router keeps it), the request's trace span and access-log line, then the routes.
 pub fn app(api: Arc<KoboApi>) -> Router {
     let probes = Router::new()
         .route("/healthz", get(healthz))
@@ -33,7 +38,18 @@ pub fn app(api: Arc<KoboApi>) -> Router {
         .with_state(api.clone());
     generated_server::router(api)
         .merge(probes)
-        .layer(axum::middleware::from_fn(access_log))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(request_span)
+                .on_request(())
+                .on_response(access_log)
+                .on_body_chunk(())
+                .on_eos(())
+                .on_failure(()),
+        )
+        .layer(axum::middleware::from_fn(
+            generated_server::assign_request_id,
+        ))
 }
 
 /// Serves `app` on `listener` until `shutdown` resolves, then lets requests in flight finish.
@@ -103,16 +119,7 @@ async fn readyz(State(api): State<Arc<KoboApi>>) -> Response {
 
 /// `POST /healthz` and the like: the API's error envelope (`05`), as on every other path.
 async fn probe_method_not_allowed() -> Response {
-    let code = ResponseCode::MethodNotAllowed;
-    probe_response(
-        StatusCode::METHOD_NOT_ALLOWED,
-        json!({
-            "status": false,
-            "response_code": code.as_str(),
-            "message": code.default_message(),
-            "data": null,
-        }),
-    )
+    ApiError::new(ResponseCode::MethodNotAllowed).into_response()
 }
 
 fn probe_response(status: StatusCode, body: serde_json::Value) -> Response {
@@ -124,42 +131,37 @@ fn probe_response(status: StatusCode, body: serde_json::Value) -> Response {
     response
 }
 
-/// One log line per request, written when the response is ready: request id, operation (or
-/// the path when it is not one), HTTP status and latency. The generated router sets
-/// `X-Request-Id`; routes outside it (the probes) get one here, so every response has one.
-async fn access_log(request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = request.method().clone();
-    let path = request.uri().path().to_string();
+/// The span of one request: every log line written while it is served carries its request id,
+/// operation (or `-` off the API), method, path and client address.
+fn request_span(request: &Request<Body>) -> Span {
+    let path = request.uri().path();
+    let request_id = request
+        .extensions()
+        .get::<RequestId>()
+        .map(RequestId::as_str);
     let client_ip = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(address)| address.ip().to_string());
-    let mut response = next.run(request).await;
-    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let request_id = match response.headers().get(REQUEST_ID_HEADER) {
-        Some(value) => value.to_str().unwrap_or("-").to_string(),
-        None => {
-            let id = uuid::Uuid::new_v4().to_string();
-            let value = HeaderValue::from_str(&id).expect("a UUID is a valid header value");
-            response.headers_mut().insert(REQUEST_ID_HEADER, value);
-            id
-        }
-    };
-    let status = response.status().as_u16();
-    let operation = operation_at(&path).map(Operation::id).unwrap_or("-");
+        .map(|ConnectInfo(address)| address.ip());
+    tracing::info_span!(
+        target: "kobo::access",
+        "request",
+        request_id = %request_id.unwrap_or("-"),
+        operation = %operation_at(path).map(Operation::id).unwrap_or("-"),
+        method = %request.method(),
+        path = %path,
+        client_ip = client_ip.map(tracing::field::display),
+    )
+}
+
+/// The access log: one line per request, in its span, when the response is ready.
+fn access_log(response: &Response, latency: Duration, _span: &Span) {
     tracing::info!(
         target: "kobo::access",
-        request_id,
-        operation,
-        method = %method,
-        path,
-        status,
-        latency_ms = (latency_ms * 1000.0).round() / 1000.0,
-        client_ip = client_ip.as_deref().unwrap_or("-"),
+        status = response.status().as_u16(),
+        latency_ms = (latency.as_secs_f64() * 1_000_000.0).round() / 1000.0,
         "request"
     );
-    response
 }
 
 /// The operation served at `path`, if any.
