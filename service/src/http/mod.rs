@@ -5,6 +5,7 @@
 //! until shutdown.
 
 pub mod api;
+pub mod metrics;
 
 pub use api::KoboApi;
 
@@ -21,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use generated_server::{ApiError, Operation, RequestId, ResponseCode};
+use metrics::Metrics;
 use serde_json::json;
 use tokio::net::TcpListener;
 use tower_http::trace::TraceLayer;
@@ -29,15 +31,26 @@ use tracing::Span;
 /// The whole HTTP surface of `kobo serve`.
 ///
 /// Layers, from the socket in: the request id (made here, once, for every route: the generated
-/// router keeps it), the request's trace span and access-log line, then the routes.
+/// router keeps it), the request's trace span and access-log line, the metrics, then the routes:
+/// the API, the probes and `/metrics`.
 pub fn app(api: Arc<KoboApi>) -> Router {
+    let metrics = Arc::new(Metrics::new());
     let probes = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .method_not_allowed_fallback(probe_method_not_allowed)
         .with_state(api.clone());
+    let scrape = Router::new()
+        .route("/metrics", get(metrics::scrape))
+        .method_not_allowed_fallback(probe_method_not_allowed)
+        .with_state((api.clone(), metrics.clone()));
     generated_server::router(api)
         .merge(probes)
+        .merge(scrape)
+        .layer(axum::middleware::from_fn_with_state(
+            metrics,
+            metrics::count,
+        ))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(request_span)

@@ -407,6 +407,34 @@ pub async fn recent(store: &Store, limit: u32) -> anyhow::Result<Vec<StoredNotif
     rows.iter().map(notification_from_row).collect()
 }
 
+/// The messages waiting to be sent: neither sent nor given up (fewer than `max_attempts`
+/// attempts), whether due now or waiting for a retry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub unsent: i64,
+    /// When the oldest of them was written; `None` when none waits.
+    pub oldest_created_at: Option<DateTime<Utc>>,
+}
+
+/// The outbox's [`Backlog`] (for `/metrics`).
+pub async fn backlog(store: &Store, config: &DispatcherConfig) -> anyhow::Result<Backlog> {
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS unsent, MIN(created_at) AS oldest FROM notifications \
+         WHERE sent_at IS NULL AND attempts < $1",
+    )
+    .bind(i64::from(config.max_attempts))
+    .fetch_one(store.pool())
+    .await
+    .context("cannot count the outbox's unsent messages")?;
+    let read = || -> Result<Backlog, generated_server::ApiError> {
+        Ok(Backlog {
+            unsent: sqlx::Row::try_get(&row, "unsent").or_internal()?,
+            oldest_created_at: store::optional_time(&row, "oldest")?,
+        })
+    };
+    read().map_err(|error| anyhow::anyhow!("the outbox's backlog: {}", error.message()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
