@@ -55,8 +55,8 @@ pub use generated::router::router;
 pub use generated::schemas;
 pub use generated::spec::{OPENAPI_JSON, OPENAPI_YAML, TITLE, VERSION};
 pub use runtime::{
-    assign_request_id, component_schema, ApiError, CallRecord, JsonAdapter, JsonApi, JsonSuccess,
-    OrInternal, RequestContext, RequestId, BODY_LIMIT_BYTES, REQUEST_ID_HEADER,
+    assign_request_id, component_schema, ApiError, CallRecord, Deadline, JsonAdapter, JsonApi,
+    JsonSuccess, OrInternal, RequestContext, RequestId, BODY_LIMIT_BYTES, REQUEST_ID_HEADER,
 };
 
 // The generated modules refer to each other by these paths.

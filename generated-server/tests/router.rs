@@ -3,14 +3,16 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode};
 use axum::response::Response;
 use generated_server::{
-    router, ApiError, CallRecord, JsonAdapter, JsonApi, JsonSuccess, Operation, Permission,
-    RequestContext, ResponseCode, TokenFamily, BODY_LIMIT_BYTES, OPENAPI_JSON, OPENAPI_YAML,
+    router, ApiError, CallRecord, Deadline, JsonAdapter, JsonApi, JsonSuccess, Operation,
+    Permission, RequestContext, ResponseCode, TokenFamily, BODY_LIMIT_BYTES, OPENAPI_JSON,
+    OPENAPI_YAML,
 };
 use serde_json::{json, Value};
 use tower::ServiceExt;
@@ -59,6 +61,11 @@ impl JsonApi for ScriptedBank {
         match ctx.operation {
             Operation::GetProfile => Err(ApiError::internal("the database password is hunter2")),
             Operation::Logout => panic!("the bank fell over"),
+            Operation::NameEnquiry => {
+                // A provider that never answers.
+                std::future::pending::<()>().await;
+                unreachable!()
+            }
             operation => {
                 let example = example(operation);
                 Ok(JsonSuccess {
@@ -437,6 +444,69 @@ async fn on_response_hears_of_every_call_of_an_operation() {
             format!("fetch_banks 401 41 None {unspecified}"),
         ]
     );
+}
+
+fn with_deadline(mut request: Request<Body>, after: Duration) -> Request<Body> {
+    request
+        .extensions_mut()
+        .insert(Deadline(std::time::Instant::now() + after));
+    request
+}
+
+#[tokio::test]
+async fn an_operation_past_its_deadline_gets_96_and_is_still_told_to_on_response() {
+    let bank = Arc::new(ScriptedBank::default());
+    let request = post(Operation::NameEnquiry, Some(INTEGRATION))
+        .body(Body::from(
+            r#"{"beneficiary_account_number": "0123456789", "bank_code": "058152",
+                "source_account_number": "1000000014"}"#,
+        ))
+        .unwrap();
+
+    let (answer, log) = logs_of(send(
+        bank.clone(),
+        with_deadline(request, Duration::from_millis(200)),
+    ))
+    .await;
+
+    answer.assert_default_error("96");
+    assert!(log.contains("the request timed out"), "{log}");
+    assert_eq!(
+        *bank.records.lock().unwrap(),
+        ["name_enquiry 500 96 Some(\"integration\") 0.0.0.0"]
+    );
+}
+
+#[tokio::test]
+async fn a_body_that_does_not_arrive_by_the_deadline_gets_01() {
+    let never_ending = futures_util::stream::pending::<Result<Vec<u8>, std::io::Error>>();
+    let request = post(Operation::FetchBanks, Some(INTEGRATION))
+        .body(Body::from_stream(never_ending))
+        .unwrap();
+
+    let answer = send(
+        Arc::default(),
+        with_deadline(request, Duration::from_millis(200)),
+    )
+    .await;
+
+    answer.assert_error(
+        "01",
+        "the request body did not arrive within the request timeout",
+    );
+}
+
+#[tokio::test]
+async fn a_request_within_its_deadline_is_served_as_usual() {
+    let request = post(Operation::FetchBanks, Some(INTEGRATION))
+        .body(Body::from("{}"))
+        .unwrap();
+    let answer = send(
+        Arc::default(),
+        with_deadline(request, Duration::from_secs(60)),
+    )
+    .await;
+    assert_eq!(answer.status, 200);
 }
 
 #[tokio::test]

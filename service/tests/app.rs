@@ -2,9 +2,11 @@
 //! request id, trace span and access-log layers.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
+use kobo::http::HttpConfig;
 use kobo::testkit::TestKit;
 use serde_json::{json, Value};
 use tower::ServiceExt;
@@ -179,4 +181,78 @@ async fn a_line_written_inside_a_probe_carries_the_request_id_made_for_it() {
         access.contains(&format!("request_id={request_id}")),
         "{access}"
     );
+}
+
+fn profile_request(kit: &TestKit, body: Body) -> Request<Body> {
+    Request::post("/api/v1/auth/web/get_profile")
+        .header("content-type", "application/json")
+        .header("authorization", format!("Bearer {}", kit.owner_token))
+        .body(body)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn past_the_bound_on_requests_in_flight_the_api_answers_29_and_the_probes_still_answer() {
+    let kit = TestKit::sqlite().await;
+    let config = HttpConfig {
+        max_concurrent_requests: 1,
+        ..HttpConfig::default()
+    };
+    let app = kobo::http::app_with(kit.api.clone(), &config);
+    // The first request holds the only place while its body is on its way.
+    let (reading, is_reading) = tokio::sync::oneshot::channel();
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let body = Body::from_stream(futures_util::stream::once(async move {
+        let _ = reading.send(());
+        let _ = released.await;
+        Ok::<_, std::io::Error>("{}")
+    }));
+    let first = tokio::spawn(app.clone().oneshot(profile_request(&kit, body)));
+    is_reading.await.unwrap();
+
+    let turned_away = app
+        .clone()
+        .oneshot(profile_request(&kit, Body::from("{}")))
+        .await
+        .unwrap();
+    assert_eq!(turned_away.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(turned_away.headers()["retry-after"], "1");
+    assert!(turned_away.headers().contains_key("x-request-id"));
+    let bytes = axum::body::to_bytes(turned_away.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let envelope: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(envelope["response_code"], "29");
+    assert_eq!(envelope["status"], false);
+    assert_eq!(envelope["data"], Value::Null);
+    let (status, _, _) = send(&app, get("/healthz")).await;
+    assert_eq!(status, StatusCode::OK, "the probes are not turned away");
+
+    release.send(()).unwrap();
+    let first = first.await.unwrap().unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let (status, _, _) = send(&app, profile_request(&kit, Body::from("{}"))).await;
+    assert_eq!(status, StatusCode::OK, "the place is free again");
+}
+
+#[tokio::test]
+async fn a_body_still_on_its_way_at_the_request_timeout_gets_the_envelope() {
+    let kit = TestKit::sqlite().await;
+    let config = HttpConfig {
+        request_timeout: Duration::from_millis(300),
+        ..HttpConfig::default()
+    };
+    let app = kobo::http::app_with(kit.api.clone(), &config);
+    let never_ending = futures_util::stream::pending::<Result<&'static str, std::io::Error>>();
+
+    let (status, request_id, body) =
+        send(&app, profile_request(&kit, Body::from_stream(never_ending))).await;
+
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        body,
+        json!({"status": false, "response_code": "01", "data": null,
+               "message": "the request body did not arrive within the request timeout"})
+    );
+    assert!(request_id.is_some());
 }

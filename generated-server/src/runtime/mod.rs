@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use axum::routing::get;
 
-pub use context::{CallRecord, RequestContext};
+pub use context::{CallRecord, Deadline, RequestContext};
 pub use error::{ApiError, OrInternal};
 pub use http::{assign_request_id, RequestId};
 pub use json_api::{encode as encode_json, JsonAdapter, JsonApi, JsonSuccess};

@@ -15,10 +15,11 @@ use futures_util::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
+use tokio::time::Instant;
 
 use super::http::{error_response, log_internal, request_id_of, success_response};
 use super::validation::Validators;
-use super::{ApiError, CallRecord, RequestContext, BODY_LIMIT_BYTES};
+use super::{ApiError, CallRecord, Deadline, RequestContext, BODY_LIMIT_BYTES};
 use crate::{Api, Operation, ResponseCode};
 
 /// The bank and the compiled validators, shared by every route.
@@ -64,6 +65,8 @@ struct Exchange {
     client_ip: IpAddr,
     idempotency_key: Option<String>,
     replayed: Arc<AtomicBool>,
+    /// When the request's time is up (its [`Deadline`] extension), if it has one.
+    deadline: Option<Instant>,
 }
 
 impl Exchange {
@@ -100,11 +103,19 @@ impl<A: Api> Server<A> {
         Fut: Future<Output = Result<Success, ApiError>> + Send,
     {
         let mut exchange = start(operation, &request);
+        let deadline = exchange.deadline;
         let outcome = async {
-            let (headers, body) = read(request).await?;
-            let body: B = self.parse(&mut exchange, &headers, &body)?;
-            let context = exchange.context(());
-            run(call(self.api.clone(), context, body)).await
+            let (headers, body) = in_time(deadline, read(request), body_too_slow).await?;
+            in_time(
+                deadline,
+                async {
+                    let body: B = self.parse(&mut exchange, &headers, &body)?;
+                    let context = exchange.context(());
+                    run(call(self.api.clone(), context, body)).await
+                },
+                timed_out,
+            )
+            .await
         }
         .await;
         self.finish(&exchange, None, outcome).await
@@ -124,21 +135,29 @@ impl<A: Api> Server<A> {
         Fut: Future<Output = Result<Success, ApiError>> + Send,
     {
         let mut exchange = start(operation, &request);
+        let deadline = exchange.deadline;
         let mut principal = None;
         let outcome = async {
-            let (headers, body) = read(request).await?;
-            let family = operation
-                .family()
-                .expect("the router sends only operations with a token family here");
-            let token = bearer_token(&headers)?;
-            let authenticated = self.api.authenticate(family, token).await?;
-            principal = Some(authenticated.clone());
-            if let Some(permission) = operation.permission() {
-                self.api.authorize(&authenticated, permission).await?;
-            }
-            let body: B = self.parse(&mut exchange, &headers, &body)?;
-            let context = exchange.context(authenticated);
-            run(call(self.api.clone(), context, body)).await
+            let (headers, body) = in_time(deadline, read(request), body_too_slow).await?;
+            in_time(
+                deadline,
+                async {
+                    let family = operation
+                        .family()
+                        .expect("the router sends only operations with a token family here");
+                    let token = bearer_token(&headers)?;
+                    let authenticated = self.api.authenticate(family, token).await?;
+                    principal = Some(authenticated.clone());
+                    if let Some(permission) = operation.permission() {
+                        self.api.authorize(&authenticated, permission).await?;
+                    }
+                    let body: B = self.parse(&mut exchange, &headers, &body)?;
+                    let context = exchange.context(authenticated);
+                    run(call(self.api.clone(), context, body)).await
+                },
+                timed_out,
+            )
+            .await
         }
         .await;
         self.finish(&exchange, principal.as_ref(), outcome).await
@@ -237,7 +256,36 @@ fn start(operation: Operation, request: &Request) -> Exchange {
         client_ip,
         idempotency_key: None,
         replayed: Arc::new(AtomicBool::new(false)),
+        deadline: request
+            .extensions()
+            .get::<Deadline>()
+            .map(|Deadline(at)| Instant::from_std(*at)),
     }
+}
+
+/// `work`, unless `deadline` passes first: then the error `late` makes, and `work` is dropped
+/// (a transaction it had open rolls back).
+async fn in_time<T>(
+    deadline: Option<Instant>,
+    work: impl Future<Output = Result<T, ApiError>>,
+    late: fn() -> ApiError,
+) -> Result<T, ApiError> {
+    match deadline {
+        None => work.await,
+        Some(deadline) => tokio::time::timeout_at(deadline, work)
+            .await
+            .unwrap_or_else(|_| Err(late())),
+    }
+}
+
+/// The client did not send its whole body in time: its fault, `01`.
+fn body_too_slow() -> ApiError {
+    invalid("the request body did not arrive within the request timeout")
+}
+
+/// The bank did not answer in time: `96`, the client gets the default message.
+fn timed_out() -> ApiError {
+    ApiError::internal("the request timed out: the operation did not finish before its deadline")
 }
 
 /// The body, at most [`BODY_LIMIT_BYTES`], and only JSON when there is one.

@@ -10,13 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::json;
 use tokio::net::TcpListener;
 
 use generated_server::Operation;
 
-use crate::http::{self, KoboApi};
+use crate::http::{self, HttpConfig, KoboApi};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment, RequestBudget};
 use crate::kernel::store::{Backend, Store};
@@ -137,6 +138,35 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub smtp: SmtpArgs,
+
+    #[command(flatten)]
+    pub http: HttpArgs,
+}
+
+/// The HTTP edge's limits ([`HttpConfig`]).
+#[derive(Clone, Debug, Args)]
+pub struct HttpArgs {
+    /// Seconds from a request's arrival to its answer: a body not received by then gets `01`,
+    /// an operation not finished by then `96` (its transaction rolls back).
+    #[arg(long, env = "KOBO_REQUEST_TIMEOUT_SECONDS", default_value_t = HttpConfig::default().request_timeout.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout_seconds: u64,
+
+    /// API requests served at once; more are answered `29` with `Retry-After` at once. The
+    /// probes and `/metrics` are not counted.
+    #[arg(long, env = "KOBO_MAX_CONCURRENT_REQUESTS", default_value_t = HttpConfig::default().max_concurrent_requests,
+          value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
+    pub max_concurrent_requests: usize,
+}
+
+impl HttpArgs {
+    pub fn config(&self) -> HttpConfig {
+        HttpConfig {
+            request_timeout: Duration::from_secs(self.request_timeout_seconds),
+            max_concurrent_requests: self.max_concurrent_requests,
+            ..HttpConfig::default()
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -348,7 +378,8 @@ async fn serve(args: ServeArgs) -> Result<()> {
         workers = ?workers.names(),
         "kobo is serving"
     );
-    http::serve(listener, http::app(api), async move {
+    let http_config = args.http.config();
+    http::serve(listener, http::app_with(api, &http_config), async move {
         let _ = stopped.wait_for(|stop| *stop).await;
     })
     .await
@@ -676,6 +707,23 @@ mod tests {
         assert!(serve(&["--rate-limit-per-minute", "0"]).is_err());
         assert!(serve(&["--environment", "staging"]).is_err());
         assert!(serve(&["--listen", "localhost"]).is_err());
+        let args = serve(&[
+            "--request-timeout-seconds",
+            "5",
+            "--max-concurrent-requests",
+            "7",
+        ])
+        .unwrap();
+        let config = args.http.config();
+        assert_eq!(config.request_timeout, Duration::from_secs(5));
+        assert_eq!(config.max_concurrent_requests, 7);
+        assert_eq!(
+            serve(&[]).unwrap().http.config(),
+            HttpConfig::default(),
+            "the flags' defaults are the edge's"
+        );
+        assert!(serve(&["--request-timeout-seconds", "0"]).is_err());
+        assert!(serve(&["--max-concurrent-requests", "0"]).is_err());
         let outbox = Cli::try_parse_from(["kobo", "outbox", "--limit", "1001"]);
         assert!(outbox.is_err(), "the outbox listing is bounded");
     }

@@ -15,25 +15,72 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
+use axum::error_handling::HandleErrorLayer;
 use axum::extract::{ConnectInfo, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderValue, Request, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use generated_server::{ApiError, Operation, RequestId, ResponseCode};
+use generated_server::{ApiError, Deadline, Operation, RequestId, ResponseCode};
 use metrics::Metrics;
 use serde_json::json;
 use tokio::net::TcpListener;
+use tower::limit::GlobalConcurrencyLimitLayer;
+use tower::load_shed::error::Overloaded;
+use tower::{BoxError, ServiceBuilder};
 use tower_http::trace::TraceLayer;
 use tracing::Span;
+
+/// The numbers of the HTTP edge: `kobo serve`'s flags, and what [`app`] and [`serve`] use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// From a request's arrival to its answer: the body must have arrived by then (else `01`),
+    /// and the operation finished (else `96`).
+    pub request_timeout: Duration,
+    /// API requests served at once; more are answered `29` with `Retry-After` at once.
+    pub max_concurrent_requests: usize,
+    /// From a connection's opening, or from the first byte of a request after an idle spell,
+    /// to the end of that request's headers.
+    pub header_read_timeout: Duration,
+    /// How long a kept-alive connection may wait for its next request.
+    pub idle_timeout: Duration,
+    /// Open connections; one more is closed as soon as it is accepted.
+    pub max_connections: usize,
+    /// After the shutdown signal: how long requests in flight may take before the server
+    /// returns anyway.
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            request_timeout: Duration::from_secs(30),
+            max_concurrent_requests: 128,
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1000,
+            shutdown_timeout: Duration::from_secs(40),
+        }
+    }
+}
+
+/// How long a client is told to wait when the server is at `max_concurrent_requests`.
+const OVERLOADED_RETRY_AFTER_SECONDS: u64 = 1;
+
+/// The whole HTTP surface of `kobo serve`, with the default [`HttpConfig`].
+pub fn app(api: Arc<KoboApi>) -> Router {
+    app_with(api, &HttpConfig::default())
+}
 
 /// The whole HTTP surface of `kobo serve`.
 ///
 /// Layers, from the socket in: the request id (made here, once, for every route: the generated
-/// router keeps it), the request's trace span and access-log line, the metrics, then the routes:
-/// the API, the probes and `/metrics`.
-pub fn app(api: Arc<KoboApi>) -> Router {
+/// router keeps it), the request's trace span and access-log line, the metrics, the request's
+/// [`Deadline`], then the routes: the API (behind the bound on requests in flight), the probes
+/// and `/metrics` (never turned away, so a busy server is not taken for a dead one).
+pub fn app_with(api: Arc<KoboApi>, config: &HttpConfig) -> Router {
     let metrics = Arc::new(Metrics::new());
     let probes = Router::new()
         .route("/healthz", get(healthz))
@@ -44,9 +91,25 @@ pub fn app(api: Arc<KoboApi>) -> Router {
         .route("/metrics", get(metrics::scrape))
         .method_not_allowed_fallback(probe_method_not_allowed)
         .with_state((api.clone(), metrics.clone()));
+    let request_timeout = config.request_timeout;
     generated_server::router(api)
+        .layer(
+            ServiceBuilder::new()
+                .layer(HandleErrorLayer::new(overloaded))
+                .load_shed()
+                .layer(GlobalConcurrencyLimitLayer::new(
+                    config.max_concurrent_requests,
+                )),
+        )
         .merge(probes)
         .merge(scrape)
+        .layer(axum::middleware::from_fn(
+            move |mut request: Request<Body>, next: Next| async move {
+                let deadline = Deadline(std::time::Instant::now() + request_timeout);
+                request.extensions_mut().insert(deadline);
+                next.run(request).await
+            },
+        ))
         .layer(axum::middleware::from_fn_with_state(
             metrics,
             metrics::count,
@@ -63,6 +126,17 @@ pub fn app(api: Arc<KoboApi>) -> Router {
         .layer(axum::middleware::from_fn(
             generated_server::assign_request_id,
         ))
+}
+
+/// The answer of the bound on requests in flight: `29` with `Retry-After` when it is full.
+async fn overloaded(error: BoxError) -> Response {
+    if error.is::<Overloaded>() {
+        ApiError::new(ResponseCode::TooManyRequests)
+            .with_retry_after_seconds(OVERLOADED_RETRY_AFTER_SECONDS)
+            .into_response()
+    } else {
+        ApiError::internal(error).into_response()
+    }
 }
 
 /// Serves `app` on `listener` until `shutdown` resolves, then lets requests in flight finish.
