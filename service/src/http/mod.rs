@@ -5,6 +5,7 @@
 //! until shutdown.
 
 pub mod api;
+mod connections;
 pub mod metrics;
 
 pub use api::KoboApi;
@@ -139,20 +140,26 @@ async fn overloaded(error: BoxError) -> Response {
     }
 }
 
-/// Serves `app` on `listener` until `shutdown` resolves, then lets requests in flight finish.
-/// The router reads the client's address from the connection, so it is served with
-/// `ConnectInfo`.
+/// Serves `app` on `listener` until `shutdown` resolves, with the default [`HttpConfig`].
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await
+    serve_with(listener, app, shutdown, &HttpConfig::default()).await
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves, then stops accepting, lets requests in
+/// flight finish for up to `config.shutdown_timeout`, and returns. Connections are bounded in
+/// number and time (`connections` says how); each request carries `ConnectInfo` with the
+/// client's address.
+pub async fn serve_with(
+    listener: TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    config: &HttpConfig,
+) -> std::io::Result<()> {
+    connections::serve(listener, app, shutdown, config).await
 }
 
 /// Resolves on the first SIGINT (Ctrl-C) or SIGTERM (what orchestrators send).
