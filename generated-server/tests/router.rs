@@ -27,6 +27,9 @@ const THROTTLED: &str = "throttled-token";
 #[derive(Default)]
 struct ScriptedBank {
     records: Mutex<Vec<String>>,
+    /// `get_approval_policy` says it started here, then waits for `proceed`.
+    started: tokio::sync::Notify,
+    proceed: tokio::sync::Notify,
 }
 
 impl JsonApi for ScriptedBank {
@@ -61,6 +64,15 @@ impl JsonApi for ScriptedBank {
         match ctx.operation {
             Operation::GetProfile => Err(ApiError::internal("the database password is hunter2")),
             Operation::Logout => panic!("the bank fell over"),
+            Operation::GetApprovalPolicy => {
+                self.started.notify_one();
+                self.proceed.notified().await;
+                let example = example(ctx.operation);
+                Ok(JsonSuccess {
+                    data: example["data"].clone(),
+                    pagination: None,
+                })
+            }
             Operation::NameEnquiry => {
                 // A provider that never answers.
                 std::future::pending::<()>().await;
@@ -443,6 +455,34 @@ async fn on_response_hears_of_every_call_of_an_operation() {
             "fetch_banks 200 00 Some(\"integration\") 203.0.113.9".to_string(),
             format!("fetch_banks 401 41 None {unspecified}"),
         ]
+    );
+}
+
+#[tokio::test]
+async fn a_call_whose_client_hung_up_still_finishes_and_reaches_on_response() {
+    let bank = Arc::new(ScriptedBank::default());
+    let request = post(Operation::GetApprovalPolicy, Some(OWNER))
+        .body(Body::from("{}"))
+        .unwrap();
+    let client = tokio::spawn(send(bank.clone(), request));
+    bank.started.notified().await;
+
+    // The client goes away while the operation runs: its request future is dropped.
+    client.abort();
+    assert!(client.await.is_err_and(|failure| failure.is_cancelled()));
+    bank.proceed.notify_one();
+
+    let heard = async {
+        while bank.records.lock().unwrap().is_empty() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), heard)
+        .await
+        .expect("on_response ran");
+    assert_eq!(
+        *bank.records.lock().unwrap(),
+        ["get_approval_policy 200 00 Some(\"owner\") 0.0.0.0"]
     );
 }
 

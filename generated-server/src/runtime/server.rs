@@ -16,6 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use super::http::{error_response, log_internal, request_id_of, success_response};
 use super::validation::Validators;
@@ -91,7 +92,42 @@ impl<A: Api> Server<A> {
     }
 
     /// Runs a public operation (no token): `call` gets a context without a principal.
+    ///
+    /// The pipeline runs in a task of its own ([`detached`]), so it finishes, `on_response`
+    /// included, even when the client hangs up first.
     pub async fn public<B, F, Fut>(
+        self: &Arc<Self>,
+        operation: Operation,
+        request: Request,
+        call: F,
+    ) -> Response
+    where
+        B: DeserializeOwned + Send + 'static,
+        F: FnOnce(Arc<A>, RequestContext<()>, B) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Success, ApiError>> + Send + 'static,
+    {
+        let server = self.clone();
+        detached(async move { server.run_public(operation, request, call).await }).await
+    }
+
+    /// Runs an operation that takes a token: authentication and permission first, then `call`
+    /// with the principal in its context. In a task of its own, as [`Server::public`].
+    pub async fn secured<B, F, Fut>(
+        self: &Arc<Self>,
+        operation: Operation,
+        request: Request,
+        call: F,
+    ) -> Response
+    where
+        B: DeserializeOwned + Send + 'static,
+        F: FnOnce(Arc<A>, RequestContext<A::Principal>, B) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Success, ApiError>> + Send + 'static,
+    {
+        let server = self.clone();
+        detached(async move { server.run_secured(operation, request, call).await }).await
+    }
+
+    async fn run_public<B, F, Fut>(
         &self,
         operation: Operation,
         request: Request,
@@ -121,9 +157,7 @@ impl<A: Api> Server<A> {
         self.finish(&exchange, None, outcome).await
     }
 
-    /// Runs an operation that takes a token: authentication and permission first, then `call`
-    /// with the principal in its context.
-    pub async fn secured<B, F, Fut>(
+    async fn run_secured<B, F, Fut>(
         &self,
         operation: Operation,
         request: Request,
@@ -260,6 +294,22 @@ fn start(operation: Operation, request: &Request) -> Exchange {
             .extensions()
             .get::<Deadline>()
             .map(|Deadline(at)| Instant::from_std(*at)),
+    }
+}
+
+/// Runs `pipeline` in a task of its own, in the request's span, and waits for it. The
+/// connection's future can be dropped (the client hung up, or the server gave up on it at
+/// shutdown) without cutting the pipeline between the operation's commit and
+/// [`Api::on_response`]: the task runs on to the end.
+async fn detached(pipeline: impl Future<Output = Response> + Send + 'static) -> Response {
+    match tokio::spawn(pipeline.in_current_span()).await {
+        Ok(response) => response,
+        Err(failure) => {
+            // The operation's own panics are caught in `run`; this is the rest of the pipeline.
+            let error = ApiError::internal(format!("the request's task failed: {failure}"));
+            log_internal(&error, None);
+            error_response(&error)
+        }
     }
 }
 
