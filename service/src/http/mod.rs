@@ -238,7 +238,7 @@ fn request_span(request: &Request<Body>) -> Span {
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(address)| address.ip());
     tracing::info_span!(
-        target: "kobo::access",
+        target: "kobo::http",
         "request",
         request_id = %request_id.unwrap_or("-"),
         operation = %operation_at(path).map(Operation::id).unwrap_or("-"),
