@@ -136,7 +136,7 @@ impl CapWarning {
         }
         tracing::warn!(
             max_connections,
-            refused = self.refused_since,
+            refused_since_last_warning = self.refused_since,
             "connection cap reached: closing new connections (--max-connections)"
         );
         self.last = Some(now);
