@@ -26,8 +26,9 @@
 //!
 //! # The pipeline
 //!
-//! For every request, in this order: request id (the client's `X-Request-Id` if it is a sane
-//! token, else a new UUID; echoed on every response) -> method and path (`04`/404, `05`/405) ->
+//! For every request, in this order: request id ([`assign_request_id`]: the client's
+//! `X-Request-Id` if it is a sane token, else a new UUID; echoed on every response; kept as it is
+//! when a layer further out assigned it already) -> method and path (`04`/404, `05`/405) ->
 //! body size (`08`/413, limit [`BODY_LIMIT_BYTES`]) and content type (`07`/415; an empty body
 //! means `{}`) -> bearer token ([`Api::authenticate`]; no token: `41`/401 without calling it) ->
 //! permission ([`Api::authorize`]) -> JSON parse and JSON Schema validation of the body and the
@@ -55,8 +56,8 @@ pub use generated::router::router;
 pub use generated::schemas;
 pub use generated::spec::{OPENAPI_JSON, OPENAPI_YAML, TITLE, VERSION};
 pub use runtime::{
-    component_schema, ApiError, CallRecord, JsonAdapter, JsonApi, JsonSuccess, RequestContext,
-    BODY_LIMIT_BYTES, REQUEST_ID_HEADER,
+    assign_request_id, component_schema, ApiError, CallRecord, Deadline, JsonAdapter, JsonApi,
+    JsonSuccess, OrInternal, RequestContext, RequestId, BODY_LIMIT_BYTES, REQUEST_ID_HEADER,
 };
 
 // The generated modules refer to each other by these paths.

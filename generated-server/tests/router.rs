@@ -3,14 +3,16 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode};
 use axum::response::Response;
 use generated_server::{
-    router, ApiError, CallRecord, JsonAdapter, JsonApi, JsonSuccess, Operation, Permission,
-    RequestContext, ResponseCode, TokenFamily, BODY_LIMIT_BYTES, OPENAPI_JSON, OPENAPI_YAML,
+    router, ApiError, CallRecord, Deadline, JsonAdapter, JsonApi, JsonSuccess, Operation,
+    Permission, RequestContext, ResponseCode, TokenFamily, BODY_LIMIT_BYTES, OPENAPI_JSON,
+    OPENAPI_YAML,
 };
 use serde_json::{json, Value};
 use tower::ServiceExt;
@@ -25,6 +27,9 @@ const THROTTLED: &str = "throttled-token";
 #[derive(Default)]
 struct ScriptedBank {
     records: Mutex<Vec<String>>,
+    /// `get_approval_policy` says it started here, then waits for `proceed`.
+    started: tokio::sync::Notify,
+    proceed: tokio::sync::Notify,
 }
 
 impl JsonApi for ScriptedBank {
@@ -59,6 +64,20 @@ impl JsonApi for ScriptedBank {
         match ctx.operation {
             Operation::GetProfile => Err(ApiError::internal("the database password is hunter2")),
             Operation::Logout => panic!("the bank fell over"),
+            Operation::GetApprovalPolicy => {
+                self.started.notify_one();
+                self.proceed.notified().await;
+                let example = example(ctx.operation);
+                Ok(JsonSuccess {
+                    data: example["data"].clone(),
+                    pagination: None,
+                })
+            }
+            Operation::NameEnquiry => {
+                // A provider that never answers.
+                std::future::pending::<()>().await;
+                unreachable!()
+            }
             operation => {
                 let example = example(operation);
                 Ok(JsonSuccess {
@@ -318,6 +337,47 @@ async fn internal_errors_and_panics_keep_their_detail_to_themselves() {
     }
 }
 
+/// Log lines written while `body` runs on this thread.
+async fn logs_of<T>(body: impl std::future::Future<Output = T>) -> (T, String) {
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Lines {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let output = {
+        let _guard = tracing::subscriber::set_default(subscriber);
+        body.await
+    };
+    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    (output, text)
+}
+
+#[tokio::test]
+async fn an_internal_error_is_logged_with_its_detail_and_call_site_and_answered_without() {
+    let (answer, log) = logs_of(call(Operation::GetProfile, Some(OWNER), "{}")).await;
+
+    answer.assert_default_error("96");
+    let body = String::from_utf8_lossy(&answer.body);
+    assert!(!body.contains("hunter2") && !body.contains(".rs"), "{body}");
+    assert!(log.contains("internal error"), "{log}");
+    assert!(log.contains("the database password is hunter2"), "{log}");
+    // `ScriptedBank::call`, in this file, made the error.
+    assert!(log.contains(&format!("location={}:", file!())), "{log}");
+    assert!(log.contains("operation=\"get_profile\""), "{log}");
+}
+
 #[tokio::test]
 async fn request_ids_are_echoed_when_sane_and_made_up_otherwise() {
     let with_id = |id: &str| {
@@ -333,6 +393,38 @@ async fn request_ids_are_echoed_when_sane_and_made_up_otherwise() {
         let id = answer.headers["x-request-id"].to_str().unwrap();
         assert!(uuid::Uuid::parse_str(id).is_ok(), "{id}");
     }
+}
+
+#[tokio::test]
+async fn a_request_id_made_further_out_is_kept_by_the_router() {
+    use axum::middleware::{from_fn, Next};
+    // What the router's own request id step put on the response, seen from between the two.
+    let seen = Arc::new(Mutex::new(None::<String>));
+    let spy = seen.clone();
+    let app = router(Arc::new(JsonAdapter(Arc::new(ScriptedBank::default()))))
+        .layer(from_fn(move |mut request: Request<Body>, next: Next| {
+            let spy = spy.clone();
+            async move {
+                // Were the router to make an id of its own, it would not see the client's.
+                request.headers_mut().remove("x-request-id");
+                let response = next.run(request).await;
+                *spy.lock().unwrap() = response
+                    .headers()
+                    .get("x-request-id")
+                    .map(|id| id.to_str().unwrap().to_string());
+                response
+            }
+        }))
+        .layer(from_fn(generated_server::assign_request_id));
+
+    let request = Request::get("/nowhere")
+        .header("x-request-id", "outer-1")
+        .body(Body::empty())
+        .unwrap();
+    let response = app.oneshot(request).await.unwrap();
+
+    assert_eq!(response.headers()["x-request-id"], "outer-1");
+    assert_eq!(seen.lock().unwrap().as_deref(), Some("outer-1"));
 }
 
 #[tokio::test]
@@ -364,6 +456,97 @@ async fn on_response_hears_of_every_call_of_an_operation() {
             format!("fetch_banks 401 41 None {unspecified}"),
         ]
     );
+}
+
+#[tokio::test]
+async fn a_call_whose_client_hung_up_still_finishes_and_reaches_on_response() {
+    let bank = Arc::new(ScriptedBank::default());
+    let request = post(Operation::GetApprovalPolicy, Some(OWNER))
+        .body(Body::from("{}"))
+        .unwrap();
+    let client = tokio::spawn(send(bank.clone(), request));
+    bank.started.notified().await;
+
+    // The client goes away while the operation runs: its request future is dropped.
+    client.abort();
+    assert!(client.await.is_err_and(|failure| failure.is_cancelled()));
+    bank.proceed.notify_one();
+
+    let heard = async {
+        while bank.records.lock().unwrap().is_empty() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), heard)
+        .await
+        .expect("on_response ran");
+    assert_eq!(
+        *bank.records.lock().unwrap(),
+        ["get_approval_policy 200 00 Some(\"owner\") 0.0.0.0"]
+    );
+}
+
+fn with_deadline(mut request: Request<Body>, after: Duration) -> Request<Body> {
+    request
+        .extensions_mut()
+        .insert(Deadline(std::time::Instant::now() + after));
+    request
+}
+
+#[tokio::test]
+async fn an_operation_past_its_deadline_gets_96_and_is_still_told_to_on_response() {
+    let bank = Arc::new(ScriptedBank::default());
+    let request = post(Operation::NameEnquiry, Some(INTEGRATION))
+        .body(Body::from(
+            r#"{"beneficiary_account_number": "0123456789", "bank_code": "058152",
+                "source_account_number": "1000000014"}"#,
+        ))
+        .unwrap();
+
+    let (answer, log) = logs_of(send(
+        bank.clone(),
+        with_deadline(request, Duration::from_millis(200)),
+    ))
+    .await;
+
+    answer.assert_default_error("96");
+    assert!(log.contains("the request timed out"), "{log}");
+    assert_eq!(
+        *bank.records.lock().unwrap(),
+        ["name_enquiry 500 96 Some(\"integration\") 0.0.0.0"]
+    );
+}
+
+#[tokio::test]
+async fn a_body_that_does_not_arrive_by_the_deadline_gets_01() {
+    let never_ending = futures_util::stream::pending::<Result<Vec<u8>, std::io::Error>>();
+    let request = post(Operation::FetchBanks, Some(INTEGRATION))
+        .body(Body::from_stream(never_ending))
+        .unwrap();
+
+    let answer = send(
+        Arc::default(),
+        with_deadline(request, Duration::from_millis(200)),
+    )
+    .await;
+
+    answer.assert_error(
+        "01",
+        "the request body did not arrive within the request timeout",
+    );
+}
+
+#[tokio::test]
+async fn a_request_within_its_deadline_is_served_as_usual() {
+    let request = post(Operation::FetchBanks, Some(INTEGRATION))
+        .body(Body::from("{}"))
+        .unwrap();
+    let answer = send(
+        Arc::default(),
+        with_deadline(request, Duration::from_secs(60)),
+    )
+    .await;
+    assert_eq!(answer.status, 200);
 }
 
 #[tokio::test]

@@ -79,3 +79,14 @@ pub struct CallRecord<'a, P> {
     /// Whether the response was marked as an idempotent replay.
     pub replayed: bool,
 }
+
+/// A request extension: the instant a request's time is up. A layer of the server sets it (for
+/// `kobo serve`, `--request-timeout-seconds` after the request arrived); without it a request
+/// has no time limit.
+///
+/// The pipeline waits for the body until then (`01` after it: the client was too slow), then
+/// for authentication, validation and the operation (`96` after it, the operation's future
+/// dropped, so an open transaction rolls back); [`crate::Api::on_response`] still runs, so the
+/// call is logged with the answer the client got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deadline(pub std::time::Instant);

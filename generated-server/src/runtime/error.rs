@@ -1,5 +1,8 @@
 use std::borrow::Cow;
 use std::fmt;
+use std::panic::Location;
+
+use axum::response::{IntoResponse, Response};
 
 use crate::ResponseCode;
 
@@ -7,13 +10,15 @@ use crate::ResponseCode;
 /// a message, and for `29` how long to wait.
 ///
 /// The router turns it into the error envelope with the HTTP status the catalog gives the code.
-/// An internal error (`96`) never shows its message to the client: the router logs it and sends
-/// the code's default message.
+/// An internal error (`96`) never shows its message to the client: the router logs it, with the
+/// place in the code that made it ([`ApiError::location`]), and sends the code's default
+/// message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiError {
     code: ResponseCode,
     message: Cow<'static, str>,
     retry_after_seconds: Option<u64>,
+    location: Option<&'static Location<'static>>,
 }
 
 impl ApiError {
@@ -23,12 +28,22 @@ impl ApiError {
             code,
             message: Cow::Borrowed(code.default_message()),
             retry_after_seconds: None,
+            location: None,
         }
     }
 
-    /// An internal error (`96`): `detail` is logged with the request id, never sent.
+    /// An internal error (`96`): `detail` (the source error, as text) and the file, line and
+    /// column of the call are logged with the request id, never sent.
+    ///
+    /// The location is the caller's, or its caller's when that is `#[track_caller]` too (as
+    /// [`OrInternal::or_internal`] is). Passed as a function value (`.map_err(ApiError::internal)`)
+    /// it can only see the standard library's closure machinery: use `.or_internal()` there.
+    #[track_caller]
     pub fn internal(detail: impl fmt::Display) -> Self {
-        ApiError::new(ResponseCode::INTERNAL_ERROR).with_message(detail.to_string())
+        let mut error =
+            ApiError::new(ResponseCode::INTERNAL_ERROR).with_message(detail.to_string());
+        error.location = Some(Location::caller());
+        error
     }
 
     /// Replaces the message (the envelope's `message`).
@@ -64,6 +79,38 @@ impl ApiError {
     pub fn retry_after_seconds(&self) -> Option<u64> {
         self.retry_after_seconds
     }
+
+    /// Where [`ApiError::internal`] was called, for the server log; `None` for other errors.
+    pub fn location(&self) -> Option<&'static Location<'static>> {
+        self.location
+    }
+}
+
+/// `.or_internal()`: an `Err` of any displayable error becomes [`ApiError::internal`], with the
+/// location of this call (what `.map_err(ApiError::internal)` cannot give).
+pub trait OrInternal<T> {
+    fn or_internal(self) -> Result<T, ApiError>;
+}
+
+impl<T, E: fmt::Display> OrInternal<T> for Result<T, E> {
+    #[track_caller]
+    fn or_internal(self) -> Result<T, ApiError> {
+        match self {
+            Ok(value) => Ok(value),
+            Err(error) => Err(ApiError::internal(error)),
+        }
+    }
+}
+
+/// The error envelope with the catalog's HTTP status (and `Retry-After` when set), for layers
+/// and routes outside the generated ones. An internal error's detail is logged, not sent.
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if self.code == ResponseCode::INTERNAL_ERROR {
+            super::http::log_internal(&self, None);
+        }
+        super::http::error_response(&self)
+    }
 }
 
 impl fmt::Display for ApiError {
@@ -77,5 +124,33 @@ impl std::error::Error for ApiError {}
 impl From<ResponseCode> for ApiError {
     fn from(code: ResponseCode) -> Self {
         ApiError::new(code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_errors_know_the_line_that_made_them() {
+        let direct = ApiError::internal("boom");
+        let line = line!() - 1;
+        let failed: Result<(), &str> = Err("the disk is full");
+        let converted = failed.or_internal().unwrap_err();
+        let converted_line = line!() - 1;
+
+        let location = direct.location().expect("a location");
+        assert_eq!((location.file(), location.line()), (file!(), line));
+        let location = converted.location().expect("a location");
+        assert_eq!(
+            (location.file(), location.line()),
+            (file!(), converted_line)
+        );
+        assert_eq!(converted.message(), "the disk is full");
+        assert_eq!(
+            converted.public_message(),
+            converted.code().default_message()
+        );
+        assert_eq!(ApiError::new(ResponseCode::NotFound).location(), None);
     }
 }

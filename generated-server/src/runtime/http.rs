@@ -76,6 +76,18 @@ pub(crate) fn error_response(error: &ApiError) -> Response {
     response
 }
 
+/// The server-log line of an internal error (`96`): its detail and where it was made, with the
+/// operation and request id when known. The client gets only the code's default message.
+pub(crate) fn log_internal(error: &ApiError, request: Option<(crate::Operation, &str)>) {
+    tracing::error!(
+        operation = request.map(|(operation, _)| operation.id()),
+        request_id = request.map(|(_, id)| id),
+        error = error.message(),
+        location = error.location().map(tracing::field::display),
+        "internal error"
+    );
+}
+
 fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
     // Envelopes hold only strings, booleans and JSON values: serializing them cannot fail.
     let bytes = serde_json::to_vec(body).expect("envelopes serialize");
@@ -87,29 +99,53 @@ fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
     response
 }
 
-/// The request id of this request, as the middleware chose it.
-#[derive(Clone, Debug)]
-struct RequestId(String);
+/// The request id of a request: a request extension set by [`assign_request_id`], the one place
+/// that makes them. Layers around the router (a trace span, an access log) read it from there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestId(String);
+
+impl RequestId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 pub(crate) fn request_id_of(request: &Request) -> String {
     request
         .extensions()
         .get::<RequestId>()
         .map(|RequestId(id)| id.clone())
-        .unwrap_or_else(new_request_id)
+        .expect("the router's request id middleware runs before every route")
 }
 
-/// Middleware: takes the client's `X-Request-Id` when it is a sane token (at most 128 of
-/// `[A-Za-z0-9._-]`), else makes one, and sets it on every response.
-pub(crate) async fn request_id(mut request: Request, next: Next) -> Response {
-    let id = request
-        .headers()
-        .get(REQUEST_ID_HEADER)
-        .and_then(|value| value.to_str().ok())
-        .filter(|value| is_sane_request_id(value))
-        .map(str::to_string)
-        .unwrap_or_else(new_request_id);
-    request.extensions_mut().insert(RequestId(id.clone()));
+/// Middleware: gives the request its id, as the [`RequestId`] extension, and sets it as
+/// `X-Request-Id` on the response. The id is the client's `X-Request-Id` when it is a sane token
+/// (at most 128 of `[A-Za-z0-9._-]`), else a new UUID.
+///
+/// The generated router runs it around its routes; a server that runs it further out (so that
+/// its own routes and layers have the id too) makes the id there, and the router's run keeps
+/// it: a request gets one id, made once.
+pub async fn assign_request_id(mut request: Request, next: Next) -> Response {
+    let id = match request.extensions().get::<RequestId>() {
+        Some(RequestId(id)) => id.clone(),
+        None => {
+            let id = request
+                .headers()
+                .get(REQUEST_ID_HEADER)
+                .and_then(|value| value.to_str().ok())
+                .filter(|value| is_sane_request_id(value))
+                .map(str::to_string)
+                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            request.extensions_mut().insert(RequestId(id.clone()));
+            id
+        }
+    };
     let mut response = next.run(request).await;
     let value = HeaderValue::from_str(&id).expect("request ids are visible ASCII");
     response.headers_mut().insert(REQUEST_ID_HEADER, value);
@@ -122,10 +158,6 @@ fn is_sane_request_id(id: &str) -> bool {
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-}
-
-fn new_request_id() -> String {
-    uuid::Uuid::new_v4().to_string()
 }
 
 /// Unknown path: `04`, 404.

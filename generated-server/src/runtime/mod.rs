@@ -13,8 +13,9 @@ use std::sync::Arc;
 
 use axum::routing::get;
 
-pub use context::{CallRecord, RequestContext};
-pub use error::ApiError;
+pub use context::{CallRecord, Deadline, RequestContext};
+pub use error::{ApiError, OrInternal};
+pub use http::{assign_request_id, RequestId};
 pub use json_api::{encode as encode_json, JsonAdapter, JsonApi, JsonSuccess};
 pub(crate) use server::{Server, Success};
 pub use validation::component_schema;
@@ -42,6 +43,6 @@ pub(crate) fn finish_router<A: Api>(
         // After every route: it applies to the routes that exist when it is called.
         .method_not_allowed_fallback(http::method_not_allowed)
         .fallback(http::not_found)
-        .layer(axum::middleware::from_fn(http::request_id))
+        .layer(axum::middleware::from_fn(http::assign_request_id))
         .with_state(server)
 }

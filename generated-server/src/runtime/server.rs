@@ -15,10 +15,12 @@ use futures_util::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
+use tokio::time::Instant;
+use tracing::Instrument;
 
-use super::http::{error_response, request_id_of, success_response};
+use super::http::{error_response, log_internal, request_id_of, success_response};
 use super::validation::Validators;
-use super::{ApiError, CallRecord, RequestContext, BODY_LIMIT_BYTES};
+use super::{ApiError, CallRecord, Deadline, RequestContext, BODY_LIMIT_BYTES};
 use crate::{Api, Operation, ResponseCode};
 
 /// The bank and the compiled validators, shared by every route.
@@ -64,6 +66,8 @@ struct Exchange {
     client_ip: IpAddr,
     idempotency_key: Option<String>,
     replayed: Arc<AtomicBool>,
+    /// When the request's time is up (its [`Deadline`] extension), if it has one.
+    deadline: Option<Instant>,
 }
 
 impl Exchange {
@@ -88,7 +92,42 @@ impl<A: Api> Server<A> {
     }
 
     /// Runs a public operation (no token): `call` gets a context without a principal.
+    ///
+    /// The pipeline runs in a task of its own ([`detached`]), so it finishes, `on_response`
+    /// included, even when the client hangs up first.
     pub async fn public<B, F, Fut>(
+        self: &Arc<Self>,
+        operation: Operation,
+        request: Request,
+        call: F,
+    ) -> Response
+    where
+        B: DeserializeOwned + Send + 'static,
+        F: FnOnce(Arc<A>, RequestContext<()>, B) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Success, ApiError>> + Send + 'static,
+    {
+        let server = self.clone();
+        detached(async move { server.run_public(operation, request, call).await }).await
+    }
+
+    /// Runs an operation that takes a token: authentication and permission first, then `call`
+    /// with the principal in its context. In a task of its own, as [`Server::public`].
+    pub async fn secured<B, F, Fut>(
+        self: &Arc<Self>,
+        operation: Operation,
+        request: Request,
+        call: F,
+    ) -> Response
+    where
+        B: DeserializeOwned + Send + 'static,
+        F: FnOnce(Arc<A>, RequestContext<A::Principal>, B) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Success, ApiError>> + Send + 'static,
+    {
+        let server = self.clone();
+        detached(async move { server.run_secured(operation, request, call).await }).await
+    }
+
+    async fn run_public<B, F, Fut>(
         &self,
         operation: Operation,
         request: Request,
@@ -100,19 +139,25 @@ impl<A: Api> Server<A> {
         Fut: Future<Output = Result<Success, ApiError>> + Send,
     {
         let mut exchange = start(operation, &request);
+        let deadline = exchange.deadline;
         let outcome = async {
-            let (headers, body) = read(request).await?;
-            let body: B = self.parse(&mut exchange, &headers, &body)?;
-            let context = exchange.context(());
-            run(call(self.api.clone(), context, body)).await
+            let (headers, body) = in_time(deadline, read(request), body_too_slow).await?;
+            in_time(
+                deadline,
+                async {
+                    let body: B = self.parse(&mut exchange, &headers, &body)?;
+                    let context = exchange.context(());
+                    run(call(self.api.clone(), context, body)).await
+                },
+                timed_out,
+            )
+            .await
         }
         .await;
         self.finish(&exchange, None, outcome).await
     }
 
-    /// Runs an operation that takes a token: authentication and permission first, then `call`
-    /// with the principal in its context.
-    pub async fn secured<B, F, Fut>(
+    async fn run_secured<B, F, Fut>(
         &self,
         operation: Operation,
         request: Request,
@@ -124,21 +169,29 @@ impl<A: Api> Server<A> {
         Fut: Future<Output = Result<Success, ApiError>> + Send,
     {
         let mut exchange = start(operation, &request);
+        let deadline = exchange.deadline;
         let mut principal = None;
         let outcome = async {
-            let (headers, body) = read(request).await?;
-            let family = operation
-                .family()
-                .expect("the router sends only operations with a token family here");
-            let token = bearer_token(&headers)?;
-            let authenticated = self.api.authenticate(family, token).await?;
-            principal = Some(authenticated.clone());
-            if let Some(permission) = operation.permission() {
-                self.api.authorize(&authenticated, permission).await?;
-            }
-            let body: B = self.parse(&mut exchange, &headers, &body)?;
-            let context = exchange.context(authenticated);
-            run(call(self.api.clone(), context, body)).await
+            let (headers, body) = in_time(deadline, read(request), body_too_slow).await?;
+            in_time(
+                deadline,
+                async {
+                    let family = operation
+                        .family()
+                        .expect("the router sends only operations with a token family here");
+                    let token = bearer_token(&headers)?;
+                    let authenticated = self.api.authenticate(family, token).await?;
+                    principal = Some(authenticated.clone());
+                    if let Some(permission) = operation.permission() {
+                        self.api.authorize(&authenticated, permission).await?;
+                    }
+                    let body: B = self.parse(&mut exchange, &headers, &body)?;
+                    let context = exchange.context(authenticated);
+                    run(call(self.api.clone(), context, body)).await
+                },
+                timed_out,
+            )
+            .await
         }
         .await;
         self.finish(&exchange, principal.as_ref(), outcome).await
@@ -180,7 +233,7 @@ impl<A: Api> Server<A> {
         self.validators
             .check_body(operation, &value)
             .map_err(invalid)?;
-        serde_json::from_value(value).map_err(|error| invalid(format!("request body: {error}")))
+        serde_path_to_error::deserialize(value).map_err(|error| invalid(describe_shape(&error)))
     }
 
     /// Writes the envelope, then tells the bank what was answered.
@@ -202,12 +255,7 @@ impl<A: Api> Server<A> {
             }
             Err(error) => {
                 if error.code() == ResponseCode::INTERNAL_ERROR {
-                    tracing::error!(
-                        operation = operation.id(),
-                        request_id = %exchange.request_id,
-                        error = error.message(),
-                        "internal error"
-                    );
+                    log_internal(&error, Some((operation, &exchange.request_id)));
                 }
                 let message = error.public_message().to_string();
                 (error_response(&error), error.code(), message)
@@ -242,7 +290,52 @@ fn start(operation: Operation, request: &Request) -> Exchange {
         client_ip,
         idempotency_key: None,
         replayed: Arc::new(AtomicBool::new(false)),
+        deadline: request
+            .extensions()
+            .get::<Deadline>()
+            .map(|Deadline(at)| Instant::from_std(*at)),
     }
+}
+
+/// Runs `pipeline` in a task of its own, in the request's span, and waits for it. The
+/// connection's future can be dropped (the client hung up, or the server gave up on it at
+/// shutdown) without cutting the pipeline between the operation's commit and
+/// [`Api::on_response`]: the task runs on to the end.
+async fn detached(pipeline: impl Future<Output = Response> + Send + 'static) -> Response {
+    match tokio::spawn(pipeline.in_current_span()).await {
+        Ok(response) => response,
+        Err(failure) => {
+            // The operation's own panics are caught in `run`; this is the rest of the pipeline.
+            let error = ApiError::internal(format!("the request's task failed: {failure}"));
+            log_internal(&error, None);
+            error_response(&error)
+        }
+    }
+}
+
+/// `work`, unless `deadline` passes first: then the error `late` makes, and `work` is dropped
+/// (a transaction it had open rolls back).
+async fn in_time<T>(
+    deadline: Option<Instant>,
+    work: impl Future<Output = Result<T, ApiError>>,
+    late: fn() -> ApiError,
+) -> Result<T, ApiError> {
+    match deadline {
+        None => work.await,
+        Some(deadline) => tokio::time::timeout_at(deadline, work)
+            .await
+            .unwrap_or_else(|_| Err(late())),
+    }
+}
+
+/// The client did not send its whole body in time: its fault, `01`.
+fn body_too_slow() -> ApiError {
+    invalid("the request body did not arrive within the request timeout")
+}
+
+/// The bank did not answer in time: `96`, the client gets the default message.
+fn timed_out() -> ApiError {
+    ApiError::internal("the request timed out: the operation did not finish before its deadline")
 }
 
 /// The body, at most [`BODY_LIMIT_BYTES`], and only JSON when there is one.
@@ -305,7 +398,16 @@ async fn run(
     AssertUnwindSafe(call)
         .catch_unwind()
         .await
-        .unwrap_or_else(|_| Err(ApiError::internal("the operation panicked")))
+        .unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("a value that is not text");
+            Err(ApiError::internal(format!(
+                "the operation panicked: {what}"
+            )))
+        })
 }
 
 type EnvelopeParts = (Value, Option<Value>);
@@ -322,4 +424,21 @@ fn envelope_parts(outcome: Result<Success, ApiError>) -> Result<EnvelopeParts, A
 
 fn invalid(message: impl Into<String>) -> ApiError {
     ApiError::new(ResponseCode::INVALID_REQUEST).with_message(message.into())
+}
+
+/// A body the schema accepted that still does not fit the model (a JSON Schema `integer` takes
+/// `1.0`; a `u64` does not), with the field named: "`page`: must be a whole number".
+fn describe_shape(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let path = error.path().to_string();
+    let field = if path == "." {
+        "request body".to_string()
+    } else {
+        format!("`{path}`")
+    };
+    let inner = error.inner().to_string();
+    if inner.starts_with("invalid type: floating point") {
+        return format!("{field}: must be a whole number");
+    }
+    let short: String = inner.chars().take(120).collect();
+    format!("{field}: {short}")
 }

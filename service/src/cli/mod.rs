@@ -10,13 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::json;
 use tokio::net::TcpListener;
 
 use generated_server::Operation;
 
-use crate::http::{self, KoboApi};
+use crate::http::{self, HttpConfig, KoboApi};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment, RequestBudget};
 use crate::kernel::store::{Backend, Store};
@@ -137,6 +138,62 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub smtp: SmtpArgs,
+
+    #[command(flatten)]
+    pub http: HttpArgs,
+}
+
+/// The HTTP edge's limits ([`HttpConfig`]).
+#[derive(Clone, Debug, Args)]
+pub struct HttpArgs {
+    /// Seconds from a request's arrival to its answer: a body not received by then gets `01`,
+    /// an operation not finished by then `96` (its transaction rolls back).
+    #[arg(long, env = "KOBO_REQUEST_TIMEOUT_SECONDS", default_value_t = HttpConfig::default().request_timeout.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout_seconds: u64,
+
+    /// API requests served at once; more are answered `29` with `Retry-After` at once. The
+    /// probes and `/metrics` are not counted.
+    #[arg(long, env = "KOBO_MAX_CONCURRENT_REQUESTS", default_value_t = HttpConfig::default().max_concurrent_requests,
+          value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
+    pub max_concurrent_requests: usize,
+
+    /// Seconds a connection has to send a request's headers, from its opening or from the
+    /// first byte after an idle spell; a silent or slow one is closed.
+    #[arg(long, env = "KOBO_HEADER_READ_TIMEOUT_SECONDS", default_value_t = HttpConfig::default().header_read_timeout.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_read_timeout_seconds: u64,
+
+    /// Seconds a kept-alive connection may wait for its next request (and a client has to
+    /// read a response) before it is closed.
+    #[arg(long, env = "KOBO_IDLE_TIMEOUT_SECONDS", default_value_t = HttpConfig::default().idle_timeout.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_seconds: u64,
+
+    /// Open connections at most; one more is closed when accepted (a warning says so, at most
+    /// every 10 s). Keep it under the process's descriptor limit (`ulimit -n`).
+    #[arg(long, env = "KOBO_MAX_CONNECTIONS", default_value_t = HttpConfig::default().max_connections,
+          value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
+    pub max_connections: usize,
+
+    /// Seconds the requests in flight get after SIGINT/SIGTERM before the process exits
+    /// anyway. Keep it above `--request-timeout-seconds` and below the orchestrator's grace
+    /// period.
+    #[arg(long, env = "KOBO_SHUTDOWN_TIMEOUT_SECONDS", default_value_t = HttpConfig::default().shutdown_timeout.as_secs())]
+    pub shutdown_timeout_seconds: u64,
+}
+
+impl HttpArgs {
+    pub fn config(&self) -> HttpConfig {
+        HttpConfig {
+            request_timeout: Duration::from_secs(self.request_timeout_seconds),
+            max_concurrent_requests: self.max_concurrent_requests,
+            header_read_timeout: Duration::from_secs(self.header_read_timeout_seconds),
+            idle_timeout: Duration::from_secs(self.idle_timeout_seconds),
+            max_connections: self.max_connections,
+            shutdown_timeout: Duration::from_secs(self.shutdown_timeout_seconds),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -348,13 +405,24 @@ async fn serve(args: ServeArgs) -> Result<()> {
         workers = ?workers.names(),
         "kobo is serving"
     );
-    http::serve(listener, http::app(api), async move {
+    let http_config = args.http.config();
+    let mut server_stopped = stopped.clone();
+    let serving = http::serve_with(
+        listener,
+        http::app_with(api, &http_config),
+        async move {
+            let _ = server_stopped.wait_for(|stop| *stop).await;
+        },
+        &http_config,
+    );
+    // The background tasks wind down while the requests in flight finish, so the whole stop
+    // takes at most the longer of the two bounds.
+    let stopping = async move {
         let _ = stopped.wait_for(|stop| *stop).await;
-    })
-    .await
-    .context("the server failed")?;
-
-    workers.stop(BACKGROUND_STOP_TIMEOUT).await;
+        workers.stop(BACKGROUND_STOP_TIMEOUT).await;
+    };
+    let (served, ()) = tokio::join!(serving, stopping);
+    served.context("the server failed")?;
     tracing::info!("kobo stopped");
     Ok(())
 }
@@ -679,6 +747,42 @@ mod tests {
         assert!(serve(&["--rate-limit-per-minute", "0"]).is_err());
         assert!(serve(&["--environment", "staging"]).is_err());
         assert!(serve(&["--listen", "localhost"]).is_err());
+        let args = serve(&[
+            "--request-timeout-seconds",
+            "5",
+            "--max-concurrent-requests",
+            "7",
+            "--header-read-timeout-seconds",
+            "2",
+            "--idle-timeout-seconds",
+            "9",
+            "--max-connections",
+            "50",
+            "--shutdown-timeout-seconds",
+            "0",
+        ])
+        .unwrap();
+        assert_eq!(
+            args.http.config(),
+            HttpConfig {
+                request_timeout: Duration::from_secs(5),
+                max_concurrent_requests: 7,
+                header_read_timeout: Duration::from_secs(2),
+                idle_timeout: Duration::from_secs(9),
+                max_connections: 50,
+                shutdown_timeout: Duration::ZERO,
+            }
+        );
+        assert_eq!(
+            serve(&[]).unwrap().http.config(),
+            HttpConfig::default(),
+            "the flags' defaults are the edge's"
+        );
+        assert!(serve(&["--request-timeout-seconds", "0"]).is_err());
+        assert!(serve(&["--max-concurrent-requests", "0"]).is_err());
+        assert!(serve(&["--header-read-timeout-seconds", "0"]).is_err());
+        assert!(serve(&["--idle-timeout-seconds", "0"]).is_err());
+        assert!(serve(&["--max-connections", "0"]).is_err());
         let outbox = Cli::try_parse_from(["kobo", "outbox", "--limit", "1001"]);
         assert!(outbox.is_err(), "the outbox listing is bounded");
     }

@@ -1,55 +1,165 @@
 //! The HTTP edge: [`KoboApi`] (the one `impl Api`, in `api`), and around it the generated
-//! router, the probes `/healthz` and `/readyz`, and one access-log line per request. [`app`]
+//! router, the probes `/healthz` and `/readyz`, a trace span and one access-log line per
+//! request. [`app`]
 //! builds it without a socket (tests drive it with `oneshot`); [`serve`] puts it on a listener
 //! until shutdown.
 
 pub mod api;
+mod connections;
+pub mod metrics;
 
 pub use api::KoboApi;
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::{ConnectInfo, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderValue, Request, StatusCode};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use generated_server::{Operation, ResponseCode, REQUEST_ID_HEADER};
+use generated_server::{ApiError, Deadline, Operation, RequestId, ResponseCode};
+use metrics::Metrics;
 use serde_json::json;
 use tokio::net::TcpListener;
+use tower::limit::GlobalConcurrencyLimitLayer;
+use tower::load_shed::error::Overloaded;
+use tower::{BoxError, ServiceBuilder};
+use tower_http::trace::TraceLayer;
+use tracing::Span;
+
+/// The numbers of the HTTP edge: `kobo serve`'s flags, and what [`app`] and [`serve`] use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// From a request's arrival to its answer: the body must have arrived by then (else `01`),
+    /// and the operation finished (else `96`).
+    pub request_timeout: Duration,
+    /// API requests served at once; more are answered `29` with `Retry-After` at once.
+    pub max_concurrent_requests: usize,
+    /// From a connection's opening, or from the first byte of a request after an idle spell,
+    /// to the end of that request's headers.
+    pub header_read_timeout: Duration,
+    /// How long a kept-alive connection may wait for its next request.
+    pub idle_timeout: Duration,
+    /// Open connections; one more is closed as soon as it is accepted.
+    pub max_connections: usize,
+    /// After the shutdown signal: how long requests in flight may take before the server
+    /// returns anyway.
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            request_timeout: Duration::from_secs(30),
+            max_concurrent_requests: 128,
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1000,
+            shutdown_timeout: Duration::from_secs(40),
+        }
+    }
+}
+
+/// How long a client is told to wait when the server is at `max_concurrent_requests`.
+const OVERLOADED_RETRY_AFTER_SECONDS: u64 = 1;
+
+/// The whole HTTP surface of `kobo serve`, with the default [`HttpConfig`].
+pub fn app(api: Arc<KoboApi>) -> Router {
+    app_with(api, &HttpConfig::default())
+}
 
 /// The whole HTTP surface of `kobo serve`.
-pub fn app(api: Arc<KoboApi>) -> Router {
+///
+/// Layers, from the socket in: the request id (made here, once, for every route: the generated
+/// router keeps it), the request's trace span and access-log line, the metrics, the request's
+/// [`Deadline`], then the routes: the API (behind the bound on requests in flight), the probes
+/// and `/metrics` (never turned away, so a busy server is not taken for a dead one).
+pub fn app_with(api: Arc<KoboApi>, config: &HttpConfig) -> Router {
+    let metrics = Arc::new(Metrics::new());
     let probes = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .method_not_allowed_fallback(probe_method_not_allowed)
         .with_state(api.clone());
+    let scrape = Router::new()
+        .route("/metrics", get(metrics::scrape))
+        .method_not_allowed_fallback(probe_method_not_allowed)
+        .with_state((api.clone(), metrics.clone()));
+    let request_timeout = config.request_timeout;
     generated_server::router(api)
+        .layer(
+            ServiceBuilder::new()
+                .layer(HandleErrorLayer::new(overloaded))
+                .load_shed()
+                .layer(GlobalConcurrencyLimitLayer::new(
+                    config.max_concurrent_requests,
+                )),
+        )
         .merge(probes)
-        .layer(axum::middleware::from_fn(access_log))
+        .merge(scrape)
+        .layer(axum::middleware::from_fn(
+            move |mut request: Request<Body>, next: Next| async move {
+                let deadline = Deadline(std::time::Instant::now() + request_timeout);
+                request.extensions_mut().insert(deadline);
+                next.run(request).await
+            },
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            metrics,
+            metrics::count,
+        ))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(request_span)
+                .on_request(())
+                .on_response(access_log)
+                .on_body_chunk(())
+                .on_eos(())
+                .on_failure(()),
+        )
+        .layer(axum::middleware::from_fn(
+            generated_server::assign_request_id,
+        ))
 }
 
-/// Serves `app` on `listener` until `shutdown` resolves, then lets requests in flight finish.
-/// The router reads the client's address from the connection, so it is served with
-/// `ConnectInfo`.
+/// The answer of the bound on requests in flight: `29` with `Retry-After` when it is full.
+async fn overloaded(error: BoxError) -> Response {
+    if error.is::<Overloaded>() {
+        ApiError::new(ResponseCode::TooManyRequests)
+            .with_retry_after_seconds(OVERLOADED_RETRY_AFTER_SECONDS)
+            .into_response()
+    } else {
+        ApiError::internal(error).into_response()
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves, with the default [`HttpConfig`].
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await
+    serve_with(listener, app, shutdown, &HttpConfig::default()).await
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves, then stops accepting, lets requests in
+/// flight finish for up to `config.shutdown_timeout`, and returns. Connections are bounded in
+/// number and time (`connections` says how); each request carries `ConnectInfo` with the
+/// client's address.
+pub async fn serve_with(
+    listener: TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    config: &HttpConfig,
+) -> std::io::Result<()> {
+    connections::serve(listener, app, shutdown, config).await
 }
 
 /// Resolves on the first SIGINT (Ctrl-C) or SIGTERM (what orchestrators send).
@@ -103,16 +213,7 @@ async fn readyz(State(api): State<Arc<KoboApi>>) -> Response {
 
 /// `POST /healthz` and the like: the API's error envelope (`05`), as on every other path.
 async fn probe_method_not_allowed() -> Response {
-    let code = ResponseCode::MethodNotAllowed;
-    probe_response(
-        StatusCode::METHOD_NOT_ALLOWED,
-        json!({
-            "status": false,
-            "response_code": code.as_str(),
-            "message": code.default_message(),
-            "data": null,
-        }),
-    )
+    ApiError::new(ResponseCode::MethodNotAllowed).into_response()
 }
 
 fn probe_response(status: StatusCode, body: serde_json::Value) -> Response {
@@ -124,42 +225,37 @@ fn probe_response(status: StatusCode, body: serde_json::Value) -> Response {
     response
 }
 
-/// One log line per request, written when the response is ready: request id, operation (or
-/// the path when it is not one), HTTP status and latency. The generated router sets
-/// `X-Request-Id`; routes outside it (the probes) get one here, so every response has one.
-async fn access_log(request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = request.method().clone();
-    let path = request.uri().path().to_string();
+/// The span of one request: every log line written while it is served carries its request id,
+/// operation (or `-` off the API), method, path and client address.
+fn request_span(request: &Request<Body>) -> Span {
+    let path = request.uri().path();
+    let request_id = request
+        .extensions()
+        .get::<RequestId>()
+        .map(RequestId::as_str);
     let client_ip = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(address)| address.ip().to_string());
-    let mut response = next.run(request).await;
-    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let request_id = match response.headers().get(REQUEST_ID_HEADER) {
-        Some(value) => value.to_str().unwrap_or("-").to_string(),
-        None => {
-            let id = uuid::Uuid::new_v4().to_string();
-            let value = HeaderValue::from_str(&id).expect("a UUID is a valid header value");
-            response.headers_mut().insert(REQUEST_ID_HEADER, value);
-            id
-        }
-    };
-    let status = response.status().as_u16();
-    let operation = operation_at(&path).map(Operation::id).unwrap_or("-");
+        .map(|ConnectInfo(address)| address.ip());
+    tracing::info_span!(
+        target: "kobo::http",
+        "request",
+        request_id = %request_id.unwrap_or("-"),
+        operation = %operation_at(path).map(Operation::id).unwrap_or("-"),
+        method = %request.method(),
+        path = %path,
+        client_ip = client_ip.map(tracing::field::display),
+    )
+}
+
+/// The access log: one line per request, in its span, when the response is ready.
+fn access_log(response: &Response, latency: Duration, _span: &Span) {
     tracing::info!(
         target: "kobo::access",
-        request_id,
-        operation,
-        method = %method,
-        path,
-        status,
-        latency_ms = (latency_ms * 1000.0).round() / 1000.0,
-        client_ip = client_ip.as_deref().unwrap_or("-"),
+        status = response.status().as_u16(),
+        latency_ms = (latency.as_secs_f64() * 1_000_000.0).round() / 1000.0,
         "request"
     );
-    response
 }
 
 /// The operation served at `path`, if any.

@@ -7,11 +7,12 @@
 //! which reads less plainly. Timestamps are fixed-width text, so text order is time order.
 
 use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
+use generated_server::OrInternal;
 use generated_server::{models, ApiError, ResponseCode};
 use sqlx::any::{AnyArguments, AnyRow};
 use sqlx::{Any, AssertSqlSafe};
 
-use crate::kernel::store::{self, internal};
+use crate::kernel::store;
 
 /// The largest page any list returns.
 pub const PAGE_SIZE_MAX: u64 = 100;
@@ -202,7 +203,7 @@ impl Sql {
     where
         E: sqlx::Executor<'e, Database = Any>,
     {
-        self.query().fetch_all(executor).await.map_err(internal)
+        self.query().fetch_all(executor).await.or_internal()
     }
 }
 

@@ -16,6 +16,7 @@ use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::{Algorithm, Argon2, Params, Version};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use generated_server::OrInternal;
 use generated_server::{ApiError, ResponseCode};
 use sha2::{Digest, Sha256};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -116,7 +117,7 @@ impl Passwords {
             hash_with(&argon2, &password)
         })
         .await
-        .map_err(internal)?
+        .or_internal()?
     }
 
     /// Whether `password` matches `stored` (an argon2 PHC string). With `stored == None` (no
@@ -136,7 +137,7 @@ impl Passwords {
             verify_with(&argon2, &password, &phc)
         })
         .await
-        .map_err(internal)?;
+        .or_internal()?;
         Ok(matches && known)
     }
 

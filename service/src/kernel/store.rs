@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use chrono::{DateTime, SecondsFormat, Utc};
 use generated_server::ApiError;
+use generated_server::OrInternal;
 use sha2::{Digest, Sha256};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{Any, AnyPool, Row, Transaction};
@@ -127,7 +128,7 @@ impl Store {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
             Backend::Postgres => self.pool.begin().await,
         };
-        tx.map_err(internal)
+        tx.or_internal()
     }
 
     /// Checks that the database answers (for `/readyz`).
@@ -155,7 +156,9 @@ fn redact_url(url: &str) -> String {
     }
 }
 
-/// Any database failure is an internal error: logged with its detail, never shown.
+/// Any database failure is an internal error: logged with its detail and the caller's
+/// location, never shown. For `Result`s, `.or_internal()` keeps the location too.
+#[track_caller]
 pub fn internal(error: impl std::fmt::Display) -> ApiError {
     ApiError::internal(error)
 }
@@ -186,18 +189,18 @@ pub fn parse_timestamp(text: &str) -> Result<DateTime<Utc>, ApiError> {
 
 /// Reads a SMALLINT 0/1 flag column.
 pub fn flag(row: &AnyRow, column: &str) -> Result<bool, ApiError> {
-    let value: i64 = row.try_get(column).map_err(internal)?;
+    let value: i64 = row.try_get(column).or_internal()?;
     Ok(value != 0)
 }
 
 /// Reads a text column.
 pub fn text(row: &AnyRow, column: &str) -> Result<String, ApiError> {
-    row.try_get(column).map_err(internal)
+    row.try_get(column).or_internal()
 }
 
 /// Reads a nullable text column.
 pub fn optional_text(row: &AnyRow, column: &str) -> Result<Option<String>, ApiError> {
-    row.try_get(column).map_err(internal)
+    row.try_get(column).or_internal()
 }
 
 /// Reads a UUID text column.

@@ -6,6 +6,7 @@
 //! caller's transaction so a rolled-back account leaves no hole in use.
 
 use generated_server::ApiError;
+use generated_server::OrInternal;
 
 use crate::kernel::store::{internal, Tx};
 
@@ -82,7 +83,7 @@ pub async fn next_account_number(tx: &mut Tx, series: Series) -> Result<String, 
     .bind(series.sequence_name())
     .fetch_one(&mut **tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     let serial = u32::try_from(value)
         .ok()
         .and_then(|value| series.base().checked_add(value))

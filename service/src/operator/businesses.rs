@@ -7,12 +7,13 @@
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Utc};
 use generated_server::ApiError;
+use generated_server::OrInternal;
 use sqlx::any::AnyRow;
 
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::secrets::{self, Passwords};
-use crate::kernel::store::{self, internal, Store};
+use crate::kernel::store::{self, Store};
 use crate::money::nuban::{self, Series};
 use crate::platform::business::{
     client_id_for, environment_of_client_id, new_client_secret, normalize_email,
@@ -121,7 +122,7 @@ pub async fn create(
     .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
-    .map_err(internal)
+    .or_internal()
     .context("cannot store the business")?;
 
     let accepted = password_hash.is_some();
@@ -142,7 +143,7 @@ pub async fn create(
     .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
-    .map_err(internal)
+    .or_internal()
     .context("cannot store the owner")?;
 
     let invitation_token = if accepted {
@@ -172,9 +173,9 @@ pub async fn create(
     .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
-    .map_err(internal)
+    .or_internal()
     .context("cannot store the main account")?;
-    tx.commit().await.map_err(internal)?;
+    tx.commit().await.or_internal()?;
 
     Ok(CreatedBusiness {
         business_id,
@@ -312,7 +313,7 @@ pub async fn ensure_demo(store: &Store, config: &Config, clock: &Clock) -> Resul
     .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
-    .map_err(internal)?
+    .or_internal()?
     .rows_affected();
     if reset == 0 {
         bail!(
@@ -327,8 +328,8 @@ pub async fn ensure_demo(store: &Store, config: &Config, clock: &Clock) -> Resul
     .bind(&existing.id)
     .fetch_one(&mut *tx)
     .await
-    .map_err(internal)?;
-    tx.commit().await.map_err(internal)?;
+    .or_internal()?;
+    tx.commit().await.or_internal()?;
     Ok(DemoBusiness {
         created: false,
         business: CreatedBusiness {

@@ -11,6 +11,7 @@
 //! update that moves its `next_attempt_at` past a lease before it is sent, so only one process
 //! sends it at a time, on SQLite and PostgreSQL alike.
 
+use generated_server::OrInternal;
 use std::fmt;
 use std::future::Future;
 use std::time::Duration;
@@ -386,7 +387,7 @@ fn notification_from_row(row: &AnyRow) -> anyhow::Result<StoredNotification> {
             body: store::text(row, "body")?,
             created_at: store::time(row, "created_at")?,
             sent_at: store::optional_time(row, "sent_at")?,
-            attempts: sqlx::Row::try_get(row, "attempts").map_err(store::internal)?,
+            attempts: sqlx::Row::try_get(row, "attempts").or_internal()?,
             last_error: store::optional_text(row, "last_error")?,
         })
     };
@@ -404,6 +405,34 @@ pub async fn recent(store: &Store, limit: u32) -> anyhow::Result<Vec<StoredNotif
     .await
     .context("cannot read the outbox")?;
     rows.iter().map(notification_from_row).collect()
+}
+
+/// The messages waiting to be sent: neither sent nor given up (fewer than `max_attempts`
+/// attempts), whether due now or waiting for a retry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub unsent: i64,
+    /// When the oldest of them was written; `None` when none waits.
+    pub oldest_created_at: Option<DateTime<Utc>>,
+}
+
+/// The outbox's [`Backlog`] (for `/metrics`).
+pub async fn backlog(store: &Store, config: &DispatcherConfig) -> anyhow::Result<Backlog> {
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS unsent, MIN(created_at) AS oldest FROM notifications \
+         WHERE sent_at IS NULL AND attempts < $1",
+    )
+    .bind(i64::from(config.max_attempts))
+    .fetch_one(store.pool())
+    .await
+    .context("cannot count the outbox's unsent messages")?;
+    let read = || -> Result<Backlog, generated_server::ApiError> {
+        Ok(Backlog {
+            unsent: sqlx::Row::try_get(&row, "unsent").or_internal()?,
+            oldest_created_at: store::optional_time(&row, "oldest")?,
+        })
+    };
+    read().map_err(|error| anyhow::anyhow!("the outbox's backlog: {}", error.message()))
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod dispatcher;
 use crate::kernel::store::{self, Tx};
 use chrono::{DateTime, Utc};
 use generated_server::ApiError;
+use generated_server::OrInternal;
 
 /// One message to one person.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,6 +44,6 @@ pub async fn enqueue(
     .bind(store::timestamp(now))
     .execute(&mut **tx)
     .await
-    .map_err(store::internal)?;
+    .or_internal()?;
     Ok(id)
 }

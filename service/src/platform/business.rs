@@ -4,10 +4,11 @@
 
 use chrono::{DateTime, Utc};
 use generated_server::ApiError;
+use generated_server::OrInternal;
 
 use crate::kernel::config::Environment;
 use crate::kernel::secrets;
-use crate::kernel::store::{self, internal, Backend, Tx};
+use crate::kernel::store::{self, Backend, Tx};
 
 /// The environment a business belongs to, read from its `client_id` (`kb_sandbox_...` or
 /// `kb_live_...`): credentials say where they work, so no column repeats it.
@@ -30,7 +31,7 @@ pub async fn rotate_client_secret(
         .bind(business_id)
         .fetch_one(&mut **tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     let secret = new_client_secret(environment_of_client_id(&client_id));
     let now = store::timestamp(now);
     sqlx::query("UPDATE businesses SET client_secret_hash = $2, updated_at = $3 WHERE id = $1")
@@ -39,7 +40,7 @@ pub async fn rotate_client_secret(
         .bind(&now)
         .execute(&mut **tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     sqlx::query(
         "UPDATE sessions SET revoked_at = $2 \
          WHERE business_id = $1 AND family = 'integration' AND revoked_at IS NULL",
@@ -48,7 +49,7 @@ pub async fn rotate_client_secret(
     .bind(&now)
     .execute(&mut **tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     Ok((client_id, secret))
 }
 
@@ -65,7 +66,7 @@ pub async fn lock_business(
             .bind(business_id)
             .fetch_optional(&mut **tx)
             .await
-            .map_err(internal)?;
+            .or_internal()?;
     }
     Ok(())
 }

@@ -7,8 +7,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 use generated_server::ApiError;
+use generated_server::OrInternal;
 
-use crate::kernel::store::{self, internal, Store};
+use crate::kernel::store::{self, Store};
 use crate::platform::idempotency;
 
 /// How long a finished session or OTP is kept, for whoever investigates an incident.
@@ -37,7 +38,7 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, 
                 .execute(store.pool())
                 .await
                 .map(|done| done.rows_affected())
-                .map_err(internal)
+                .or_internal()
         }
     };
     Ok(Purged {
@@ -57,7 +58,7 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, 
                 .bind(cutoff)
                 .execute(store.pool())
                 .await
-                .map_err(internal)?
+                .or_internal()?
                 .rows_affected()
         },
     })

@@ -23,6 +23,7 @@
 //! an expired key is forgotten when it is claimed again, and [`purge_expired`] deletes the rest.
 
 use chrono::{DateTime, Duration, Utc};
+use generated_server::OrInternal;
 use generated_server::{ApiError, Operation, RequestContext, ResponseCode};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -30,7 +31,7 @@ use serde_json::Value;
 use sqlx::Row;
 
 use crate::kernel::secrets::sha256_hex;
-use crate::kernel::store::{self, internal, Store, Tx};
+use crate::kernel::store::{self, Store, Tx};
 
 pub const RETENTION_HOURS: i64 = 24;
 
@@ -95,7 +96,7 @@ pub async fn claim_key(
     .bind(&cutoff)
     .execute(&mut **tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     // ON CONFLICT DO NOTHING instead of catching the violation: on PostgreSQL a failed
     // statement would abort the whole transaction.
     let inserted = sqlx::query(
@@ -111,7 +112,7 @@ pub async fn claim_key(
     .bind(store::timestamp(now))
     .execute(&mut **tx)
     .await
-    .map_err(internal)?
+    .or_internal()?
     .rows_affected();
     if inserted == 1 {
         return Ok(Claim::New(Key {
@@ -129,9 +130,9 @@ pub async fn claim_key(
     .bind(key)
     .fetch_one(&mut **tx)
     .await
-    .map_err(internal)?;
-    let stored_hash: String = row.try_get("request_hash").map_err(internal)?;
-    let response: Option<String> = row.try_get("response_data").map_err(internal)?;
+    .or_internal()?;
+    let stored_hash: String = row.try_get("request_hash").or_internal()?;
+    let response: Option<String> = row.try_get("response_data").or_internal()?;
     if stored_hash != request_hash {
         return Err(ApiError::new(ResponseCode::IdempotencyKeyReused)
             .with_message("This Idempotency-Key was used with a different request body"));
@@ -142,9 +143,7 @@ pub async fn claim_key(
                 "A request with this Idempotency-Key is still being processed; retry later",
             ),
         ),
-        Some(data) => Ok(Claim::Replay(
-            serde_json::from_str(&data).map_err(internal)?,
-        )),
+        Some(data) => Ok(Claim::Replay(serde_json::from_str(&data).or_internal()?)),
     }
 }
 
@@ -153,7 +152,7 @@ pub async fn complete<T: Serialize>(tx: &mut Tx, claim: &Claim, data: &T) -> Res
     let Claim::New(key) = claim else {
         return Ok(());
     };
-    let data = serde_json::to_string(data).map_err(internal)?;
+    let data = serde_json::to_string(data).or_internal()?;
     sqlx::query(
         "UPDATE idempotency_keys SET response_data = $4 \
          WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
@@ -164,14 +163,14 @@ pub async fn complete<T: Serialize>(tx: &mut Tx, claim: &Claim, data: &T) -> Res
     .bind(data)
     .execute(&mut **tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     Ok(())
 }
 
 /// The stored answer, marked as a replay for the `Idempotent-Replayed` header.
 pub fn replay<P, T: DeserializeOwned>(ctx: &RequestContext<P>, data: Value) -> Result<T, ApiError> {
     ctx.mark_replayed();
-    serde_json::from_value(data).map_err(internal)
+    serde_json::from_value(data).or_internal()
 }
 
 /// Deletes keys older than [`RETENTION_HOURS`]. Returns how many.
@@ -181,7 +180,7 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<u64, Api
         .bind(cutoff)
         .execute(store.pool())
         .await
-        .map_err(internal)?
+        .or_internal()?
         .rows_affected();
     Ok(deleted)
 }
@@ -189,7 +188,7 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<u64, Api
 /// SHA-256 of the body's canonical JSON (object keys sorted at every level), so the same
 /// request hashes the same whatever order its fields were sent in.
 pub fn request_hash<B: Serialize>(body: &B) -> Result<String, ApiError> {
-    let value = serde_json::to_value(body).map_err(internal)?;
+    let value = serde_json::to_value(body).or_internal()?;
     Ok(sha256_hex(&canonical_json(&value)))
 }
 

@@ -6,6 +6,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use generated_server::models::{self, AuditAction};
+use generated_server::OrInternal;
 use generated_server::{ApiError, Operation, RequestContext, ResponseCode, TokenFamily};
 use sqlx::Row;
 
@@ -66,7 +67,7 @@ pub async fn generate_token(
         .bind(client_id)
         .fetch_optional(store.pool())
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     let presented = secrets::sha256_hex(body.client_secret.as_str());
     let known_business = row.as_ref().map(|row| store::text(row, "id")).transpose()?;
     let business_id = match (&row, known_business) {
@@ -85,7 +86,7 @@ pub async fn generate_token(
                     token_activity(&ctx, &business_id, refused.code(), refused.message());
                 logs::record_activity(store.pool(), now, &activity)
                     .await
-                    .map_err(internal)?;
+                    .or_internal()?;
             }
             return Err(refused);
         }
@@ -110,8 +111,8 @@ pub async fn generate_token(
     );
     logs::record_activity(&mut *tx, now, &granted)
         .await
-        .map_err(internal)?;
-    tx.commit().await.map_err(internal)?;
+        .or_internal()?;
+    tx.commit().await.or_internal()?;
     Ok(models::TokenGrant {
         access_token: token,
         expires_in: expires_in(ttl),
@@ -212,7 +213,7 @@ pub async fn login(
         .bind(store::timestamp(now))
         .execute(&mut *tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     let session = NewSession {
         business_id: &business_id,
         family: TokenFamily::Dashboard,
@@ -241,7 +242,7 @@ pub async fn login(
         },
     )
     .await?;
-    tx.commit().await.map_err(internal)?;
+    tx.commit().await.or_internal()?;
     Ok(models::LoginResult {
         access_token: token,
         expires_in: expires_in(ttl),
@@ -256,7 +257,7 @@ async fn role_codes(tx: &mut Tx, role_id: &str) -> Result<Vec<String>, ApiError>
         .bind(role_id)
         .fetch_one(&mut **tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     Ok(permissions::codes_in_catalog_order(
         &permissions::parse_stored(&codes)?,
     ))
@@ -291,7 +292,7 @@ async fn audit_failed_login(
         },
     )
     .await?;
-    tx.commit().await.map_err(internal)
+    tx.commit().await.or_internal()
 }
 
 fn display_name(first_name: &str, last_name: &str, email: &str) -> String {
@@ -315,9 +316,9 @@ pub async fn logout(
     .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     logs::audit(&mut tx, now, AuditEntry::by(&ctx, AuditAction::Logout)).await?;
-    tx.commit().await.map_err(internal)
+    tx.commit().await.or_internal()
 }
 
 pub async fn change_password(
@@ -347,7 +348,7 @@ pub async fn change_password(
             .bind(&ctx.principal.business_id)
             .fetch_optional(store.pool())
             .await
-            .map_err(internal)?
+            .or_internal()?
             .flatten();
     let old_password_ok = match passwords
         .verify(body.old_password.as_str(), stored.as_deref())
@@ -384,7 +385,7 @@ pub async fn change_password(
     .bind(&stored)
     .execute(&mut *tx)
     .await
-    .map_err(internal)?
+    .or_internal()?
     .rows_affected();
     if changed != 1 {
         return Err(ApiError::new(ResponseCode::OldPasswordIncorrect)
@@ -398,7 +399,7 @@ pub async fn change_password(
         AuditEntry::by(&ctx, AuditAction::ChangePassword),
     )
     .await?;
-    tx.commit().await.map_err(internal)
+    tx.commit().await.or_internal()
 }
 
 pub async fn generate_otp(
@@ -423,8 +424,8 @@ pub async fn generate_otp(
     .bind(store::timestamp(window_start))
     .fetch_one(&mut *tx)
     .await
-    .map_err(internal)?;
-    let issued: i64 = row.try_get("issued").map_err(internal)?;
+    .or_internal()?;
+    let issued: i64 = row.try_get("issued").or_internal()?;
     if issued >= policy.issue_limit {
         let oldest = store::optional_time(&row, "oldest")?.unwrap_or(now);
         let free_at = oldest + Duration::seconds(policy.issue_window_seconds as i64);
@@ -443,7 +444,7 @@ pub async fn generate_otp(
         .bind(store::timestamp(now))
         .execute(&mut *tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     let otp_id = store::new_id();
     let code = secrets::otp_code();
     sqlx::query(
@@ -460,7 +461,7 @@ pub async fn generate_otp(
     .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     outbox::enqueue(
         &mut tx,
         now,
@@ -479,14 +480,14 @@ pub async fn generate_otp(
         },
     )
     .await?;
-    tx.commit().await.map_err(internal)?;
+    tx.commit().await.or_internal()?;
     let sandbox = config.environment == Environment::Sandbox;
     Ok(models::OtpDelivery {
         channel: models::OtpDeliveryChannel::Email,
         destination: secrets::mask_email(&member.email),
         expires_in: expires_in(policy.ttl_seconds),
         otp: if sandbox {
-            Some(code.parse().map_err(internal)?)
+            Some(code.parse().or_internal()?)
         } else {
             None
         },
@@ -531,13 +532,13 @@ pub async fn check_otp(
     .bind(max_attempts)
     .fetch_optional(&mut *tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     let Some(row) = claimed else {
-        tx.rollback().await.map_err(internal)?;
+        tx.rollback().await.or_internal()?;
         return Err(invalid_otp());
     };
     let otp_id = store::text(&row, "id")?;
-    let attempts: i64 = row.try_get("attempts").map_err(internal)?;
+    let attempts: i64 = row.try_get("attempts").or_internal()?;
     let right = constant_time_eq(
         &store::text(&row, "code_hash")?,
         &secrets::otp_hash(&otp_id, code),
@@ -548,9 +549,9 @@ pub async fn check_otp(
             .bind(&now)
             .execute(&mut *tx)
             .await
-            .map_err(internal)?;
+            .or_internal()?;
     }
-    tx.commit().await.map_err(internal)?;
+    tx.commit().await.or_internal()?;
     if right {
         Ok(CheckedOtp { otp_id })
     } else {
@@ -570,7 +571,7 @@ impl CheckedOtp {
         .bind(store::timestamp(now))
         .execute(&mut **tx)
         .await
-        .map_err(internal)?
+        .or_internal()?
         .rows_affected();
         if consumed != 1 {
             return Err(ApiError::new(ResponseCode::InvalidOtp));
@@ -595,7 +596,7 @@ pub async fn regenerate_secret(
         AuditEntry::by(&ctx, AuditAction::RegenerateSecret),
     )
     .await?;
-    tx.commit().await.map_err(internal)?;
+    tx.commit().await.or_internal()?;
     Ok(models::IntegrationCredentials {
         client_id,
         client_secret,
@@ -622,7 +623,7 @@ pub async fn get_profile(
             .bind(business_id)
             .fetch_one(pool)
             .await
-            .map_err(internal)?;
+            .or_internal()?;
     let environment = match business::environment_of_client_id(&store::text(&row, "client_id")?) {
         Environment::Sandbox => models::BusinessEnvironment::Sandbox,
         Environment::Production => models::BusinessEnvironment::Production,

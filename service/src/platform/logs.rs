@@ -9,6 +9,7 @@
 
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
+use generated_server::OrInternal;
 use generated_server::{ApiError, CallRecord, Page, RequestContext, ResponseCode, TokenFamily};
 use sqlx::any::AnyRow;
 
@@ -83,7 +84,7 @@ pub async fn audit(tx: &mut Tx, now: DateTime<Utc>, entry: AuditEntry) -> Result
     .bind(store::timestamp(now))
     .execute(&mut **tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     Ok(())
 }
 
@@ -321,7 +322,7 @@ fn activity_entry(row: &AnyRow) -> Result<models::ActivityLogEntry, ApiError> {
 fn audit_entry(row: &AnyRow) -> Result<models::AuditLogEntry, ApiError> {
     let day: chrono::NaiveDate = parse(store::text(row, "day")?)?;
     let user_id = store::optional_text(row, "user_id")?
-        .map(|id| id.parse::<uuid::Uuid>().map_err(internal))
+        .map(|id| id.parse::<uuid::Uuid>().or_internal())
         .transpose()?;
     Ok(models::AuditLogEntry {
         id: store::uuid(row, "id")?,
@@ -340,7 +341,7 @@ fn audit_entry(row: &AnyRow) -> Result<models::AuditLogEntry, ApiError> {
 }
 
 fn integer(row: &AnyRow, column: &str) -> Result<i64, ApiError> {
-    sqlx::Row::try_get(row, column).map_err(internal)
+    sqlx::Row::try_get(row, column).or_internal()
 }
 
 fn parse<T>(value: String) -> Result<T, ApiError>

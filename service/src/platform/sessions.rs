@@ -2,11 +2,12 @@
 //! [`authenticate`], so revocation is immediate.
 
 use chrono::{DateTime, Duration, Utc};
+use generated_server::OrInternal;
 use generated_server::{ApiError, Permission, ResponseCode, TokenFamily};
 use sqlx::Row;
 
 use crate::kernel::clock::Clock;
-use crate::kernel::store::{self, internal, Store, Tx};
+use crate::kernel::store::{self, Store, Tx};
 use crate::platform::permissions::{self, OWNER_ROLE_ID};
 use crate::platform::principal::{MemberPrincipal, Principal};
 use crate::platform::rate_limit::RateLimiter;
@@ -48,7 +49,7 @@ pub async fn authenticate(
     .bind(&claims.sid)
     .fetch_optional(store.pool())
     .await
-    .map_err(internal)?
+    .or_internal()?
     .ok_or_else(unauthenticated)?;
 
     let business_id = store::text(&row, "business_id")?;
@@ -69,12 +70,12 @@ pub async fn authenticate(
             let Some(email) = store::optional_text(&row, "email")? else {
                 return Err(unauthenticated());
             };
-            let active: Option<i64> = row.try_get("is_active").map_err(internal)?;
+            let active: Option<i64> = row.try_get("is_active").or_internal()?;
             if active != Some(1) {
                 return Err(unauthenticated());
             }
             let role_id = store::text(&row, "role_id")?;
-            let codes: Option<String> = row.try_get("permission_codes").map_err(internal)?;
+            let codes: Option<String> = row.try_get("permission_codes").or_internal()?;
             Some(MemberPrincipal {
                 id: member_id,
                 email,
@@ -143,7 +144,7 @@ pub async fn open_session(
     .bind(store::timestamp(expires_at))
     .execute(&mut **tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     let token = tokens.sign(&Claims {
         sid: session_id,
         fam: tokens::family_str(new.family).to_owned(),
@@ -170,6 +171,6 @@ pub async fn revoke_member_sessions(
         .bind(store::timestamp(now))
         .execute(&mut **tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     Ok(())
 }

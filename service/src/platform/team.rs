@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Duration, Utc};
 use generated_server::models::{self, AuditAction};
+use generated_server::OrInternal;
 use generated_server::{ApiError, Page, Permission, RequestContext, ResponseCode};
 use serde_json::json;
 
@@ -85,7 +86,7 @@ pub async fn invite(
     .bind(store::timestamp(now))
     .execute(&mut **tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     outbox::enqueue(
         tx,
         now,
@@ -126,7 +127,7 @@ async fn business_name(tx: &mut Tx, business_id: &str) -> Result<String, ApiErro
         .bind(business_id)
         .fetch_one(&mut **tx)
         .await
-        .map_err(internal)
+        .or_internal()
 }
 
 pub async fn fetch_members(
@@ -219,7 +220,7 @@ async fn usable_role(tx: &mut Tx, business_id: &str, role_id: &str) -> Result<Ro
     .bind(business_id)
     .fetch_optional(&mut **tx)
     .await
-    .map_err(internal)?
+    .or_internal()?
     .ok_or_else(|| role_not_found(role_id))?;
     Ok(RoleRef {
         id: store::text(&row, "id")?,
@@ -295,7 +296,7 @@ pub async fn add_member(
             .bind(business_id)
             .fetch_optional(&mut *tx)
             .await
-            .map_err(internal)?;
+            .or_internal()?;
     if taken.is_some() {
         return Err(duplicate_email(&email));
     }
@@ -339,7 +340,7 @@ pub async fn add_member(
     )
     .await?;
     idempotency::complete(&mut tx, &claim, &json!({})).await?;
-    tx.commit().await.map_err(internal)
+    tx.commit().await.or_internal()
 }
 
 /// `26` for an email already a member of this business (the only business it is asked of).
@@ -384,7 +385,7 @@ pub async fn resend_invite(
         AuditEntry::by(&ctx, AuditAction::ResendInvite).target("member", &member_id),
     )
     .await?;
-    tx.commit().await.map_err(internal)
+    tx.commit().await.or_internal()
 }
 
 pub async fn accept_invite(
@@ -420,7 +421,7 @@ pub async fn accept_invite(
     .bind(secrets::sha256_hex(body.token.as_str()))
     .fetch_optional(store.pool())
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     let usable = match &row {
         Some(row) => {
             store::optional_text(row, "used_at")?.is_none()
@@ -456,7 +457,7 @@ pub async fn accept_invite(
     .bind(&stamp)
     .execute(&mut *tx)
     .await
-    .map_err(internal)?
+    .or_internal()?
     .rows_affected();
     let activated = sqlx::query(
         "UPDATE members SET password_hash = $3, is_active = 1, invitation_status = 'accepted', \
@@ -468,7 +469,7 @@ pub async fn accept_invite(
     .bind(&stamp)
     .execute(&mut *tx)
     .await
-    .map_err(internal)?
+    .or_internal()?
     .rows_affected();
     if claimed != 1 || activated != 1 {
         return Err(rejected());
@@ -498,7 +499,7 @@ pub async fn accept_invite(
         .await?
         .ok_or_else(|| internal("the accepted member vanished"))?;
     attempt.succeeded(&mut tx).await?;
-    tx.commit().await.map_err(internal)?;
+    tx.commit().await.or_internal()?;
     Ok(member)
 }
 
@@ -526,7 +527,7 @@ pub async fn update_member(
     .bind(business_id)
     .fetch_optional(&mut *tx)
     .await
-    .map_err(internal)?
+    .or_internal()?
     .ok_or_else(|| member_not_found(&member_id))?;
     let current_role = store::text(&target, "role_id")?;
     let was_active = store::flag(&target, "is_active")?;
@@ -557,7 +558,7 @@ pub async fn update_member(
         .bind(&member_id)
         .fetch_one(&mut *tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
         if other_owners == 0 {
             return Err(invalid_state(
                 "The business must keep at least one active Owner",
@@ -576,7 +577,7 @@ pub async fn update_member(
         .bind(&now_text)
         .execute(&mut *tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
         logs::audit(
             &mut tx,
             now,
@@ -594,7 +595,7 @@ pub async fn update_member(
         .bind(&now_text)
         .execute(&mut *tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
         let action = if active {
             AuditAction::ReactivateMember
         } else {
@@ -622,7 +623,7 @@ pub async fn update_member(
     let member = member_view(&mut *tx, business_id, &member_id, now)
         .await?
         .ok_or_else(|| member_not_found(&member_id))?;
-    tx.commit().await.map_err(internal)?;
+    tx.commit().await.or_internal()?;
     Ok(member)
 }
 
@@ -640,7 +641,7 @@ async fn revoke_invitations(
     .bind(store::timestamp(now))
     .execute(&mut **tx)
     .await
-    .map_err(internal)?
+    .or_internal()?
     .rows_affected();
     Ok(revoked)
 }
@@ -706,7 +707,7 @@ pub async fn fetch_permissions(
         .into_iter()
         .map(|permission| {
             Ok(models::Permission {
-                code: permission.as_str().parse().map_err(internal)?,
+                code: permission.as_str().parse().or_internal()?,
                 description: permission.description().to_owned(),
                 id: permissions::permission_id(permission),
                 name: permission.name().to_owned(),
@@ -728,7 +729,7 @@ pub async fn fetch_roles(
         .bind(&ctx.principal.business_id)
         .fetch_all(store.pool())
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     let mut roles = rows
         .iter()
         .map(role_from_row)
@@ -769,7 +770,7 @@ async fn check_role_name_free(
     .bind(business_id)
     .fetch_optional(&mut **tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     match holder {
         Some(id) if Some(id.as_str()) != except_role_id => Err(duplicate_role(name)),
         _ => Ok(()),
@@ -833,7 +834,7 @@ pub async fn create_role(
         .await?
         .ok_or_else(|| internal("the new role vanished"))?;
     idempotency::complete(&mut tx, &claim, &role).await?;
-    tx.commit().await.map_err(internal)?;
+    tx.commit().await.or_internal()?;
     Ok(role)
 }
 
@@ -897,7 +898,7 @@ pub async fn update_role(
         .unwrap_or(current.description);
     let codes = match &permissions {
         Some(permissions) => permissions::to_stored(permissions),
-        None => serde_json::to_string(&current.permission_codes).map_err(internal)?,
+        None => serde_json::to_string(&current.permission_codes).or_internal()?,
     };
     sqlx::query(
         "UPDATE roles SET name = $3, name_key = $4, description = $5, permission_codes = $6, \
@@ -922,7 +923,7 @@ pub async fn update_role(
     let role = role_view(&mut *tx, business_id, &role_id)
         .await?
         .ok_or_else(|| role_not_found(&role_id))?;
-    tx.commit().await.map_err(internal)?;
+    tx.commit().await.or_internal()?;
     Ok(role)
 }
 

@@ -4,10 +4,11 @@
 use chrono::{DateTime, Utc};
 use generated_server::models;
 use generated_server::ApiError;
+use generated_server::OrInternal;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor};
 
-use crate::kernel::store::{self, internal};
+use crate::kernel::store;
 use crate::platform::permissions;
 
 /// The columns [`member_from_row`] reads, from `members m JOIN roles r`.
@@ -76,7 +77,7 @@ where
         .bind(business_id)
         .fetch_optional(executor)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     row.as_ref()
         .map(|row| member_from_row(row, now))
         .transpose()
@@ -100,6 +101,6 @@ where
         .bind(business_id)
         .fetch_optional(executor)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     row.as_ref().map(role_from_row).transpose()
 }

@@ -19,11 +19,12 @@
 //! back, and its attempts must still count.
 
 use chrono::{DateTime, Duration, Utc};
+use generated_server::OrInternal;
 use generated_server::{ApiError, ResponseCode};
 use sqlx::Row;
 
 use crate::kernel::config::{CredentialThrottle, ThrottlePolicy};
-use crate::kernel::store::{self, internal, Store, Tx};
+use crate::kernel::store::{self, Store, Tx};
 
 /// What a successful attempt does to a key's count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,7 +77,7 @@ pub async fn claim(
                 let taken = Attempt { claims };
                 let mut tx = store.begin().await?;
                 taken.give_back_all(&mut tx).await?;
-                tx.commit().await.map_err(internal)?;
+                tx.commit().await.or_internal()?;
                 return Err(too_many(wait_seconds));
             }
         }
@@ -112,26 +113,26 @@ async fn claim_key(
     .bind(store::timestamp(window_start))
     .fetch_optional(&mut *tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     let Some(row) = claimed else {
         let until: Option<String> =
             sqlx::query_scalar("SELECT locked_until FROM throttles WHERE key = $1")
                 .bind(&limit.key)
                 .fetch_one(&mut *tx)
                 .await
-                .map_err(internal)?;
-        tx.rollback().await.map_err(internal)?;
+                .or_internal()?;
+        tx.rollback().await.or_internal()?;
         let until = until
             .map(|until| store::parse_timestamp(&until))
             .transpose()?;
         return Ok(Err(seconds_until(until.unwrap_or(now), now)));
     };
-    let count: i64 = row.try_get("failures").map_err(internal)?;
+    let count: i64 = row.try_get("failures").or_internal()?;
     let lock_seconds = policy.lock_seconds(count);
     if lock_seconds > 0 {
         lock(&mut tx, &limit.key, now, lock_seconds).await?;
     }
-    tx.commit().await.map_err(internal)?;
+    tx.commit().await.or_internal()?;
     Ok(Ok(count))
 }
 
@@ -145,7 +146,7 @@ impl Attempt {
                 lock(&mut tx, &limit.key, now, lock_seconds).await?;
             }
         }
-        tx.commit().await.map_err(internal)
+        tx.commit().await.or_internal()
     }
 
     /// The credential was right: inside the operation's `tx`, the failures of this credential
@@ -165,7 +166,7 @@ impl Attempt {
     pub async fn abandoned(self, store: &Store) -> Result<(), ApiError> {
         let mut tx = store.begin().await?;
         self.give_back_all(&mut tx).await?;
-        tx.commit().await.map_err(internal)
+        tx.commit().await.or_internal()
     }
 
     /// Takes back exactly this attempt's claims (nothing was tried, so nothing is forgotten).
@@ -189,12 +190,12 @@ async fn give_back(tx: &mut Tx, limit: &Limit) -> Result<(), ApiError> {
     .bind(limit.policy.free_attempts)
     .execute(&mut **tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     sqlx::query("DELETE FROM throttles WHERE key = $1 AND failures <= 0")
         .bind(&limit.key)
         .execute(&mut **tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     Ok(())
 }
 
@@ -205,7 +206,7 @@ async fn lock(tx: &mut Tx, key: &str, now: DateTime<Utc>, seconds: u64) -> Resul
         .bind(store::timestamp(until))
         .execute(&mut **tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     Ok(())
 }
 
@@ -274,7 +275,7 @@ async fn is_known_address(
     .bind(address)
     .fetch_optional(store.pool())
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     Ok(known.is_some())
 }
 
@@ -295,7 +296,7 @@ pub async fn remember_address(
     .bind(store::timestamp(now))
     .execute(&mut **tx)
     .await
-    .map_err(internal)?;
+    .or_internal()?;
     Ok(())
 }
 
@@ -307,7 +308,7 @@ pub async fn forget_credential(tx: &mut Tx, credential: &str) -> Result<(), ApiE
         .bind(&pair_prefix)
         .execute(&mut **tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     Ok(())
 }
 
@@ -317,7 +318,7 @@ pub async fn clear(tx: &mut Tx, key: &str) -> Result<(), ApiError> {
         .bind(key)
         .execute(&mut **tx)
         .await
-        .map_err(internal)?;
+        .or_internal()?;
     Ok(())
 }
 

@@ -384,6 +384,16 @@ async fn validation_errors_do_not_echo_what_was_sent(kit: TestKit) {
         .await;
     reply.expect(ResponseCode::InvalidRequest);
     assert_eq!(reply.body["message"], "`page`: must be an integer");
+    // `1.0` is an integer to JSON Schema but not to the model: the field is still named.
+    let reply = kit
+        .op(
+            Operation::FetchMembers,
+            &kit.owner_token,
+            json!({"page": 1.0}),
+        )
+        .await;
+    reply.expect(ResponseCode::InvalidRequest);
+    assert_eq!(reply.body["message"], "`page`: must be a whole number");
 }
 
 on_both_stores!(
