@@ -4,16 +4,15 @@
   bench/login-flood.py --base-url http://127.0.0.1:8080 --pid PID --email E --password P
 
 Sends N wrong logins at once (threads, one connection each) for one email, the right password
-last, then reads the server's memory from /proc: the resident size after the flood and its
+last (with --spread, each wrong one for its own email from its own loopback address), then reads the server's memory from /proc: the resident size after the flood and its
 peak (VmHWM). Prints how many were evaluated (answered 41 or 00) and how many refused (29).
 Only loopback addresses are accepted as targets.
 """
 import argparse
 import json
 import threading
-import urllib.error
+import http.client
 import urllib.parse
-import urllib.request
 
 
 def vm(pid, field):
@@ -24,22 +23,22 @@ def vm(pid, field):
     return -1
 
 
-def login(base_url, email, password, out, index, barrier):
-    body = json.dumps({"email": email, "password": password}).encode()
-    request = urllib.request.Request(
-        base_url + "/api/v1/auth/web/login",
-        data=body,
-        headers={"Content-Type": "application/json"},
-        method="POST",
+def login(base_url, email, password, source, out, index, barrier):
+    url = urllib.parse.urlparse(base_url)
+    body = json.dumps({"email": email, "password": password})
+    connection = http.client.HTTPConnection(
+        url.hostname, url.port, timeout=60, source_address=(source, 0) if source else None
     )
     barrier.wait()
     try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            out[index] = json.load(response)["response_code"]
-    except urllib.error.HTTPError as error:
-        out[index] = json.load(error)["response_code"]
+        connection.request(
+            "POST", "/api/v1/auth/web/login", body, {"Content-Type": "application/json"}
+        )
+        out[index] = json.loads(connection.getresponse().read())["response_code"]
     except Exception as error:  # a refused or dropped connection
         out[index] = f"error: {error.__class__.__name__}"
+    finally:
+        connection.close()
 
 
 def main():
@@ -49,6 +48,12 @@ def main():
     parser.add_argument("--email", required=True)
     parser.add_argument("--password", required=True)
     parser.add_argument("--count", type=int, default=200)
+    parser.add_argument(
+        "--spread",
+        action="store_true",
+        help="each request from its own loopback address (127.0.1.N) and for its own email, "
+        "so no throttle stops them and only the bound on password hashing holds",
+    )
     args = parser.parse_args()
     host = urllib.parse.urlparse(args.base_url).hostname
     if host not in ("127.0.0.1", "localhost", "::1"):
@@ -59,8 +64,12 @@ def main():
     threads = []
     for index in range(args.count):
         password = args.password if index == args.count - 1 else "wrong-password-%d" % index
+        email, source = args.email, None
+        if args.spread and index != args.count - 1:
+            email = "guess-%d-%s" % (index, args.email)
+            source = "127.0.%d.%d" % (1 + index // 250, 1 + index % 250)
         thread = threading.Thread(
-            target=login, args=(args.base_url, args.email, password, out, index, barrier)
+            target=login, args=(args.base_url, email, password, source, out, index, barrier)
         )
         thread.start()
         threads.append(thread)
