@@ -124,7 +124,7 @@ impl PasswordPolicy {
     }
 }
 
-/// One-time passwords (`generate_otp`, `identity::verify_otp`).
+/// One-time passwords (`generate_otp`, `identity::check_otp`).
 #[derive(Clone, Copy, Debug)]
 pub struct OtpPolicy {
     pub ttl_seconds: u64,

@@ -7,7 +7,7 @@ use generated_server::{ApiError, Permission, TokenFamily};
 
 use crate::kernel::store::internal;
 
-/// Who is calling: resolved from a bearer token by `identity::authenticate` on every request.
+/// Who is calling: resolved from a bearer token by `sessions::authenticate` on every request.
 #[derive(Clone, Debug)]
 pub struct Principal {
     pub business_id: String,

@@ -1,7 +1,7 @@
 //! Signing and verifying the JWTs of both token families.
 //!
 //! A token is an HS256 JWT signed with the server's key. It only says which session it stands
-//! for: `identity::authenticate` then checks the session row on every request, so revoking a
+//! for: `sessions::authenticate` then checks the session row on every request, so revoking a
 //! session (logout, password change, deactivation, secret regeneration) takes effect at once.
 
 use generated_server::TokenFamily;
