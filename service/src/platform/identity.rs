@@ -58,7 +58,7 @@ pub async fn generate_token(
 ) -> Result<models::TokenGrant, ApiError> {
     let client_id = body.client_id.as_str();
     let credential = format!("token:{client_id}");
-    let address = ctx.client_ip.to_string();
+    let address = throttle::network_of(ctx.client_ip);
     let now = clock.now();
     let limits = throttle::credential_limits(store, &credential, &address, &config.token).await?;
     let attempt = throttle::claim(store, limits, now).await?;
@@ -95,11 +95,12 @@ pub async fn generate_token(
     let mut tx = store.begin().await?;
     attempt.succeeded(&mut tx).await?;
     throttle::remember_address(&mut tx, &credential, &address, now).await?;
+    let ip_address = ctx.client_ip.to_string();
     let session = NewSession {
         business_id: &business_id,
         family: TokenFamily::Integration,
         member_id: None,
-        ip_address: &address,
+        ip_address: &ip_address,
         ttl_seconds: config.integration_token_ttl_seconds,
     };
     let (token, ttl) = sessions::open_session(&mut tx, tokens, now, &session).await?;
@@ -139,7 +140,7 @@ pub async fn login(
 ) -> Result<models::LoginResult, ApiError> {
     let email = body.email.trim().to_lowercase();
     let credential = login_credential(&email);
-    let address = ctx.client_ip.to_string();
+    let address = throttle::network_of(ctx.client_ip);
     let now = clock.now();
     let limits = throttle::credential_limits(store, &credential, &address, &config.login).await?;
     let attempt = throttle::claim(store, limits, now).await?;
@@ -214,11 +215,12 @@ pub async fn login(
         .execute(&mut *tx)
         .await
         .or_internal()?;
+    let ip_address = ctx.client_ip.to_string();
     let session = NewSession {
         business_id: &business_id,
         family: TokenFamily::Dashboard,
         member_id: Some(&member_id),
-        ip_address: &address,
+        ip_address: &ip_address,
         ttl_seconds: config.dashboard_token_ttl_seconds,
     };
     let (token, ttl) = sessions::open_session(&mut tx, tokens, now, &session).await?;

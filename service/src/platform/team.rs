@@ -402,7 +402,7 @@ pub async fn accept_invite(
     }
     let now = clock.now();
     let limit = Limit::new(
-        format!("invite:address:{}", ctx.client_ip),
+        format!("invite:address:{}", throttle::network_of(ctx.client_ip)),
         config.invitation_per_address,
         OnSuccess::GiveBack,
     );

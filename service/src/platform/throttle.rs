@@ -18,6 +18,8 @@
 //! Claims are committed in their own transactions: the operation that fails rolls its own
 //! back, and its attempts must still count.
 
+use std::net::IpAddr;
+
 use chrono::{DateTime, Duration, Utc};
 use generated_server::OrInternal;
 use generated_server::{ApiError, ResponseCode};
@@ -258,6 +260,23 @@ pub async fn credential_limits(
     Ok(limits)
 }
 
+/// The network an address is throttled and remembered as: an IPv4 address itself, an IPv6
+/// address its /64 (one subscriber's prefix: a client that rotates through the addresses of
+/// its /64, as IPv6 privacy extensions do, is still one client). An IPv4-mapped IPv6 address
+/// is its IPv4 address.
+pub fn network_of(address: IpAddr) -> String {
+    match address {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let [a, b, c, d, ..] = v6.segments();
+                format!("{a:x}:{b:x}:{c:x}:{d:x}::/64")
+            }
+        },
+    }
+}
+
 /// `login` of `login:<email>`.
 fn kind_of(credential: &str) -> &str {
     credential.split(':').next().unwrap_or(credential)
@@ -325,6 +344,19 @@ pub async fn clear(tx: &mut Tx, key: &str) -> Result<(), ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ipv6_addresses_are_throttled_by_their_64_and_ipv4_ones_alone() {
+        let network = |text: &str| network_of(text.parse().unwrap());
+        assert_eq!(network("102.89.34.17"), "102.89.34.17");
+        assert_eq!(
+            network("2c0f:f5c0:1:2:aaaa:bbbb:cccc:dddd"),
+            "2c0f:f5c0:1:2::/64"
+        );
+        assert_eq!(network("2c0f:f5c0:1:2::1"), "2c0f:f5c0:1:2::/64");
+        assert_ne!(network("2c0f:f5c0:1:3::1"), "2c0f:f5c0:1:2::/64");
+        assert_eq!(network("::ffff:102.89.34.17"), "102.89.34.17");
+    }
 
     #[test]
     fn waits_round_up_to_whole_seconds() {

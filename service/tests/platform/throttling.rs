@@ -238,3 +238,27 @@ async fn each_credential_has_a_request_budget(kind: StoreKind) {
 }
 
 on_both_stores!(kind: each_credential_has_a_request_budget);
+
+/// A client that rotates through the addresses of its IPv6 /64 (as privacy extensions do) is
+/// one address to the throttle.
+async fn an_ipv6_64_is_one_address(kit: TestKit) {
+    let free = kit.api.config().login.per_address.free_attempts;
+    for n in 0..free {
+        let rotating = IpAddr::from([0x2c0f, 0xf5c0, 1, 2, 0xaaaa, 0, 0, n as u16 + 1]);
+        let email = format!("guess{n}@adaezefoods.ng");
+        kit.send(login(&email, "wrong-password").from_ip(rotating))
+            .await
+            .expect(ResponseCode::Unauthenticated);
+    }
+    let next = IpAddr::from([0x2c0f, 0xf5c0, 1, 2, 0xbbbb, 0, 0, 1]);
+    kit.send(login(OWNER, OWNER_PASSWORD).from_ip(next))
+        .await
+        .expect(ResponseCode::TooManyRequests);
+    // Another /64 is another address.
+    let neighbour = IpAddr::from([0x2c0f, 0xf5c0, 1, 3, 0, 0, 0, 1]);
+    kit.send(login(OWNER, OWNER_PASSWORD).from_ip(neighbour))
+        .await
+        .expect(ResponseCode::Success);
+}
+
+on_both_stores!(an_ipv6_64_is_one_address);
