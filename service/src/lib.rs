@@ -15,7 +15,7 @@ pub mod outbox;
 pub mod platform;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
-pub mod workers;
+pub(crate) mod workers;
 
 pub use http::api::KoboApi;
 pub use kernel::clock::Clock;

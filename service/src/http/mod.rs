@@ -4,9 +4,9 @@
 //! builds it without a socket (tests drive it with `oneshot`); [`serve`] puts it on a listener
 //! until shutdown.
 
-pub mod api;
+pub(crate) mod api;
 mod connections;
-pub mod metrics;
+pub(crate) mod metrics;
 
 pub use api::KoboApi;
 

@@ -4,7 +4,7 @@
 
 pub mod clock;
 pub mod config;
-pub mod paging;
+pub(crate) mod paging;
 pub mod secrets;
 pub mod store;
-pub mod text;
+pub(crate) mod text;

@@ -184,6 +184,7 @@ impl Sql {
         self
     }
 
+    #[cfg(test)]
     pub fn text(&self) -> &str {
         &self.text
     }

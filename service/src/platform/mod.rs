@@ -4,16 +4,16 @@
 //! it (`business`), `Idempotency-Key` claims (`idempotency`) and the purge of expired rows
 //! (`housekeeping`). Uses `kernel` and `outbox`; nothing outer.
 
-pub mod business;
+pub(crate) mod business;
 pub mod housekeeping;
 pub mod idempotency;
 pub mod identity;
-pub mod logs;
+pub(crate) mod logs;
 pub mod permissions;
 pub mod principal;
-pub mod rate_limit;
-pub mod sessions;
-pub mod team;
-pub mod team_views;
-pub mod throttle;
+pub(crate) mod rate_limit;
+pub(crate) mod sessions;
+pub(crate) mod team;
+pub(crate) mod team_views;
+pub(crate) mod throttle;
 pub mod tokens;

@@ -6,6 +6,7 @@
 //! process's memory. With several `kobo` processes behind a load balancer each enforces its own
 //! share, so the effective budget is at most `processes x` the configured one.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
@@ -20,7 +21,12 @@ use crate::platform::principal::Principal;
 pub struct RateLimiter {
     limiter: DefaultKeyedRateLimiter<String>,
     clock: DefaultClock,
+    /// Requests since the idle credentials were last forgotten.
+    spent: AtomicU64,
 }
+
+/// Every this many requests, the credentials whose budget is full again are forgotten.
+const FORGET_IDLE_EVERY: u64 = 10_000;
 
 impl RateLimiter {
     pub fn new(budget: RequestBudget) -> RateLimiter {
@@ -28,11 +34,15 @@ impl RateLimiter {
         RateLimiter {
             limiter: DefaultKeyedRateLimiter::keyed(quota),
             clock: DefaultClock::default(),
+            spent: AtomicU64::new(0),
         }
     }
 
     /// Spends one request of `principal`'s credential, or answers `29` with the seconds to wait.
     pub fn spend(&self, principal: &Principal) -> Result<(), ApiError> {
+        if self.spent.fetch_add(1, Ordering::Relaxed) % FORGET_IDLE_EVERY == FORGET_IDLE_EVERY - 1 {
+            self.forget_idle();
+        }
         let key = credential_key(principal);
         match self.limiter.check_key(&key) {
             Ok(()) => Ok(()),
@@ -47,8 +57,9 @@ impl RateLimiter {
     }
 
     /// Forgets credentials whose budget is full again, so memory stays bounded by the number
-    /// of recently active credentials.
-    pub fn forget_idle(&self) {
+    /// of recently active credentials (every [`FORGET_IDLE_EVERY`] requests; before, nothing
+    /// called it).
+    fn forget_idle(&self) {
         self.limiter.retain_recent();
         self.limiter.shrink_to_fit();
     }
@@ -100,6 +111,26 @@ mod tests {
         assert!((1..=60).contains(&retry), "retry after {retry}");
         // Another business has its own budget.
         limiter.spend(&integration("b")).unwrap();
+    }
+
+    #[test]
+    fn idle_credentials_are_forgotten_as_requests_go_by() {
+        let limiter = RateLimiter::new(RequestBudget::default());
+        for business in ["a", "b", "c"] {
+            limiter.spend(&integration(business)).unwrap();
+        }
+        assert_eq!(limiter.limiter.len(), 3);
+        // Long enough for one request's cost to be paid back at 20 a second.
+        std::thread::sleep(Duration::from_millis(200));
+        let busy = integration("d");
+        for _ in 0..FORGET_IDLE_EVERY {
+            let _ = limiter.spend(&busy);
+        }
+        assert_eq!(
+            limiter.limiter.len(),
+            1,
+            "only the busy credential is remembered"
+        );
     }
 
     #[test]
