@@ -76,10 +76,7 @@ pub async fn claim(
         match claim_key(store, &limit, now).await? {
             Ok(count) => claims.push((limit, count)),
             Err(wait_seconds) => {
-                let taken = Attempt { claims };
-                let mut tx = store.begin().await?;
-                taken.give_back_all(&mut tx).await?;
-                tx.commit().await.or_internal()?;
+                Attempt { claims }.abandoned(store).await?;
                 return Err(too_many(wait_seconds));
             }
         }
@@ -163,20 +160,15 @@ impl Attempt {
         Ok(())
     }
 
-    /// The credential could not be checked (no hashing capacity, say): the claims are given
-    /// back at once, since nothing was tried.
+    /// The credential could not be checked (no hashing capacity, another key locked): exactly
+    /// this attempt's claims are given back at once, since nothing was tried and nothing is
+    /// forgotten.
     pub async fn abandoned(self, store: &Store) -> Result<(), ApiError> {
         let mut tx = store.begin().await?;
-        self.give_back_all(&mut tx).await?;
-        tx.commit().await.or_internal()
-    }
-
-    /// Takes back exactly this attempt's claims (nothing was tried, so nothing is forgotten).
-    async fn give_back_all(&self, tx: &mut Tx) -> Result<(), ApiError> {
         for (limit, _) in &self.claims {
-            give_back(tx, limit).await?;
+            give_back(&mut tx, limit).await?;
         }
-        Ok(())
+        tx.commit().await.or_internal()
     }
 }
 
