@@ -468,10 +468,14 @@ pub mod types {
     ///The end-customer a virtual account belongs to; null for the business's own accounts.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AccountDetailCustomer {
-        pub email: ::std::string::String,
+        ///As given at creation; null when none was.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub email: ::std::option::Option<::std::string::String>,
         ///The metadata given at creation, unchanged.
         pub metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-        pub phone: ::std::string::String,
+        ///As given at creation; null when none was.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub phone: ::std::option::Option<::std::string::String>,
         ///Which identity numbers were verified (the numbers themselves are never returned).
         pub verified_identities: ::std::vec::Vec<
             AccountDetailCustomerVerifiedIdentitiesItem,
@@ -1553,6 +1557,10 @@ accounts (Kobo opens none today, so it matches nothing).
         UpdateRole,
         #[serde(rename = "create_account")]
         CreateAccount,
+        #[serde(rename = "create_customer_account")]
+        CreateCustomerAccount,
+        #[serde(rename = "receive_inbound_transfer")]
+        ReceiveInboundTransfer,
         #[serde(rename = "funds_transfer")]
         FundsTransfer,
         #[serde(rename = "approve_transfer")]
@@ -1586,6 +1594,8 @@ accounts (Kobo opens none today, so it matches nothing).
                 Self::CreateRole => f.write_str("create_role"),
                 Self::UpdateRole => f.write_str("update_role"),
                 Self::CreateAccount => f.write_str("create_account"),
+                Self::CreateCustomerAccount => f.write_str("create_customer_account"),
+                Self::ReceiveInboundTransfer => f.write_str("receive_inbound_transfer"),
                 Self::FundsTransfer => f.write_str("funds_transfer"),
                 Self::ApproveTransfer => f.write_str("approve_transfer"),
                 Self::RejectTransfer => f.write_str("reject_transfer"),
@@ -1618,6 +1628,8 @@ accounts (Kobo opens none today, so it matches nothing).
                 "create_role" => Ok(Self::CreateRole),
                 "update_role" => Ok(Self::UpdateRole),
                 "create_account" => Ok(Self::CreateAccount),
+                "create_customer_account" => Ok(Self::CreateCustomerAccount),
+                "receive_inbound_transfer" => Ok(Self::ReceiveInboundTransfer),
                 "funds_transfer" => Ok(Self::FundsTransfer),
                 "approve_transfer" => Ok(Self::ApproveTransfer),
                 "reject_transfer" => Ok(Self::RejectTransfer),
@@ -2149,7 +2161,9 @@ accounts (Kobo opens none today, so it matches nothing).
             Default::default()
         }
     }
-    ///`nip` inter-bank over NIP, `intra` within Kobo.
+    /**`nip` inter-bank over NIP, `intra` between two Kobo accounts, `internal` a movement the bank
+made itself (a fee, a reversal). Clients should accept values added later.
+*/
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -2167,12 +2181,15 @@ accounts (Kobo opens none today, so it matches nothing).
         Nip,
         #[serde(rename = "intra")]
         Intra,
+        #[serde(rename = "internal")]
+        Internal,
     }
     impl ::std::fmt::Display for Channel {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Nip => f.write_str("nip"),
                 Self::Intra => f.write_str("intra"),
+                Self::Internal => f.write_str("internal"),
             }
         }
     }
@@ -2184,6 +2201,7 @@ accounts (Kobo opens none today, so it matches nothing).
             match value {
                 "nip" => Ok(Self::Nip),
                 "intra" => Ok(Self::Intra),
+                "internal" => Ok(Self::Internal),
                 _ => Err("invalid value".into()),
             }
         }
@@ -2650,8 +2668,10 @@ accounts (Kobo opens none today, so it matches nothing).
                 })
         }
     }
-    ///Send at least one of `bvn` and `nin` (else `02`).
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    /**Send at least one of `bvn` and `nin` (else `02`). `email` and `phone` are optional, as in
+the source document.
+*/
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     #[serde(deny_unknown_fields)]
     pub struct CreateCustomerAccountRequest {
         ///Defaults to the name on the identity record.
@@ -2659,7 +2679,8 @@ accounts (Kobo opens none today, so it matches nothing).
         pub account_name: ::std::option::Option<CreateCustomerAccountRequestAccountName>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub bvn: ::std::option::Option<Bvn>,
-        pub email: Email,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub email: ::std::option::Option<Email>,
         ///Free JSON object stored with the account, never interpreted.
         #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
         pub metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -2668,7 +2689,8 @@ accounts (Kobo opens none today, so it matches nothing).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub parent_account_number: ::std::option::Option<AccountNumber>,
         ///Nigerian phone number in local format, 11 digits starting with 0.
-        pub phone: CreateCustomerAccountRequestPhone,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub phone: ::std::option::Option<CreateCustomerAccountRequestPhone>,
     }
     impl CreateCustomerAccountRequest {
         pub fn builder() -> builder::CreateCustomerAccountRequest {
@@ -3407,10 +3429,12 @@ accounts (Kobo opens none today, so it matches nothing).
         pub account_number: ::std::option::Option<AccountNumber>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub account_type: ::std::option::Option<AccountTypeFilter>,
+        ///`created_at` of the last account of the previous page (the source's cursor timestamp).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub cursor_created_at: ::std::option::Option<
             ::chrono::DateTime<::chrono::offset::Utc>,
         >,
+        ///`id` of the last account of the previous page (the source's cursor UUID id).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         ///Count only the collections of this day; takes precedence over the range.
@@ -3418,6 +3442,7 @@ accounts (Kobo opens none today, so it matches nothing).
         pub date: ::std::option::Option<::chrono::naive::NaiveDate>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///Accounts per page (the source's "maximum count per page"; its name is not shown there).
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
         ///Only virtual accounts linked to this pool or current account.
@@ -4966,10 +4991,31 @@ accounts (Kobo opens none today, so it matches nothing).
         pub channel: Channel,
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         pub id: ::uuid::Uuid,
+        ///The sender's account name as their bank gave it, for a credit; null for a debit.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub originator_account_name: ::std::option::Option<::std::string::String>,
+        ///The sender's account number, for a credit; null for a debit.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub originator_account_number: ::std::option::Option<
+            IntegrationTransactionOriginatorAccountNumber,
+        >,
+        ///The sender's bank code (`090823` for another Kobo account), for a credit; null for a debit.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub originator_bank_code: ::std::option::Option<
+            IntegrationTransactionOriginatorBankCode,
+        >,
+        ///The sender's bank name, for a credit; null for a debit.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub originator_bank_name: ::std::option::Option<::std::string::String>,
         ///Unique; use it to reconcile and to look the transaction up.
         pub reference_number: ::std::string::String,
         ///The narration.
         pub remarks: ::std::string::String,
+        /**The 30-digit NIP session id of an inbound transfer from another bank (the key NIBSS and
+the sending bank use in disputes); null for movements that did not cross NIP.
+*/
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub session_id: ::std::option::Option<IntegrationTransactionSessionId>,
         pub status: TransactionStatus,
         pub transaction_category: TransactionCategory,
         pub transaction_type: TransactionType,
@@ -5118,6 +5164,184 @@ accounts (Kobo opens none today, so it matches nothing).
         }
     }
     impl<'de> ::serde::Deserialize<'de> for IntegrationTransactionFiltersSearch {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The sender's account number, for a credit; null for a debit.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct IntegrationTransactionOriginatorAccountNumber(::std::string::String);
+    impl ::std::ops::Deref for IntegrationTransactionOriginatorAccountNumber {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<IntegrationTransactionOriginatorAccountNumber>
+    for ::std::string::String {
+        fn from(value: IntegrationTransactionOriginatorAccountNumber) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for IntegrationTransactionOriginatorAccountNumber {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[0-9]{10}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{10}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str>
+    for IntegrationTransactionOriginatorAccountNumber {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for IntegrationTransactionOriginatorAccountNumber {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de>
+    for IntegrationTransactionOriginatorAccountNumber {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The sender's bank code (`090823` for another Kobo account), for a credit; null for a debit.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct IntegrationTransactionOriginatorBankCode(::std::string::String);
+    impl ::std::ops::Deref for IntegrationTransactionOriginatorBankCode {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<IntegrationTransactionOriginatorBankCode>
+    for ::std::string::String {
+        fn from(value: IntegrationTransactionOriginatorBankCode) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for IntegrationTransactionOriginatorBankCode {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[0-9]{6}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{6}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for IntegrationTransactionOriginatorBankCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for IntegrationTransactionOriginatorBankCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for IntegrationTransactionOriginatorBankCode {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    /**The 30-digit NIP session id of an inbound transfer from another bank (the key NIBSS and
+the sending bank use in disputes); null for movements that did not cross NIP.
+*/
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct IntegrationTransactionSessionId(::std::string::String);
+    impl ::std::ops::Deref for IntegrationTransactionSessionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<IntegrationTransactionSessionId>
+    for ::std::string::String {
+        fn from(value: IntegrationTransactionSessionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for IntegrationTransactionSessionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[0-9]{30}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{30}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for IntegrationTransactionSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for IntegrationTransactionSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for IntegrationTransactionSessionId {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -7120,7 +7344,10 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
             value.parse()
         }
     }
-    ///`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a failed transfer's funds.
+    /**`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a
+failed transfer's funds, `fee` a charge the bank took (for example on an inter-bank
+transfer). Clients should accept values added later.
+*/
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -7140,6 +7367,8 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
         Transfer,
         #[serde(rename = "reversal")]
         Reversal,
+        #[serde(rename = "fee")]
+        Fee,
     }
     impl ::std::fmt::Display for TransactionCategory {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -7147,6 +7376,7 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                 Self::Collection => f.write_str("collection"),
                 Self::Transfer => f.write_str("transfer"),
                 Self::Reversal => f.write_str("reversal"),
+                Self::Fee => f.write_str("fee"),
             }
         }
     }
@@ -7159,6 +7389,7 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                 "collection" => Ok(Self::Collection),
                 "transfer" => Ok(Self::Transfer),
                 "reversal" => Ok(Self::Reversal),
+                "fee" => Ok(Self::Fee),
                 _ => Err("invalid value".into()),
             }
         }
@@ -7179,7 +7410,11 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
             value.parse()
         }
     }
-    ///`TransactionStatus`
+    /**`success` posted; `pending` in flight (an inter-bank transfer awaiting the other bank);
+`failed` not executed; `reversed` executed and then returned (the return is its own
+`reversal` transaction). `reversed` is an extension; clients should treat an unknown value
+as pending.
+*/
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -7199,6 +7434,8 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
         Pending,
         #[serde(rename = "failed")]
         Failed,
+        #[serde(rename = "reversed")]
+        Reversed,
     }
     impl ::std::fmt::Display for TransactionStatus {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -7206,6 +7443,7 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                 Self::Success => f.write_str("success"),
                 Self::Pending => f.write_str("pending"),
                 Self::Failed => f.write_str("failed"),
+                Self::Reversed => f.write_str("reversed"),
             }
         }
     }
@@ -7218,6 +7456,7 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                 "success" => Ok(Self::Success),
                 "pending" => Ok(Self::Pending),
                 "failed" => Ok(Self::Failed),
+                "reversed" => Ok(Self::Reversed),
                 _ => Err("invalid value".into()),
             }
         }
@@ -9117,12 +9356,18 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
         }
         #[derive(Clone, Debug)]
         pub struct AccountDetailCustomer {
-            email: ::std::result::Result<::std::string::String, ::std::string::String>,
+            email: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
             metadata: ::std::result::Result<
                 ::serde_json::Map<::std::string::String, ::serde_json::Value>,
                 ::std::string::String,
             >,
-            phone: ::std::result::Result<::std::string::String, ::std::string::String>,
+            phone: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
             verified_identities: ::std::result::Result<
                 ::std::vec::Vec<super::AccountDetailCustomerVerifiedIdentitiesItem>,
                 ::std::string::String,
@@ -9143,7 +9388,7 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
         impl AccountDetailCustomer {
             pub fn email<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.email = value
@@ -9169,7 +9414,7 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
             }
             pub fn phone<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.phone = value
@@ -11867,7 +12112,10 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                 ::std::option::Option<super::Bvn>,
                 ::std::string::String,
             >,
-            email: ::std::result::Result<super::Email, ::std::string::String>,
+            email: ::std::result::Result<
+                ::std::option::Option<super::Email>,
+                ::std::string::String,
+            >,
             metadata: ::std::result::Result<
                 ::serde_json::Map<::std::string::String, ::serde_json::Value>,
                 ::std::string::String,
@@ -11881,7 +12129,7 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                 ::std::string::String,
             >,
             phone: ::std::result::Result<
-                super::CreateCustomerAccountRequestPhone,
+                ::std::option::Option<super::CreateCustomerAccountRequestPhone>,
                 ::std::string::String,
             >,
         }
@@ -11890,11 +12138,11 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                 Self {
                     account_name: Ok(Default::default()),
                     bvn: Ok(Default::default()),
-                    email: Err("no value supplied for email".to_string()),
+                    email: Ok(Default::default()),
                     metadata: Ok(Default::default()),
                     nin: Ok(Default::default()),
                     parent_account_number: Ok(Default::default()),
-                    phone: Err("no value supplied for phone".to_string()),
+                    phone: Ok(Default::default()),
                 }
             }
         }
@@ -11927,7 +12175,7 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
             }
             pub fn email<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::Email>,
+                T: ::std::convert::TryInto<::std::option::Option<super::Email>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.email = value
@@ -11979,7 +12227,9 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
             }
             pub fn phone<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::CreateCustomerAccountRequestPhone>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::CreateCustomerAccountRequestPhone>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.phone = value
@@ -18045,11 +18295,33 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                 ::std::string::String,
             >,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            originator_account_name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            originator_account_number: ::std::result::Result<
+                ::std::option::Option<
+                    super::IntegrationTransactionOriginatorAccountNumber,
+                >,
+                ::std::string::String,
+            >,
+            originator_bank_code: ::std::result::Result<
+                ::std::option::Option<super::IntegrationTransactionOriginatorBankCode>,
+                ::std::string::String,
+            >,
+            originator_bank_name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
             reference_number: ::std::result::Result<
                 ::std::string::String,
                 ::std::string::String,
             >,
             remarks: ::std::result::Result<::std::string::String, ::std::string::String>,
+            session_id: ::std::result::Result<
+                ::std::option::Option<super::IntegrationTransactionSessionId>,
+                ::std::string::String,
+            >,
             status: ::std::result::Result<
                 super::TransactionStatus,
                 ::std::string::String,
@@ -18074,10 +18346,23 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                     channel: Err("no value supplied for channel".to_string()),
                     created_at: Err("no value supplied for created_at".to_string()),
                     id: Err("no value supplied for id".to_string()),
+                    originator_account_name: Err(
+                        "no value supplied for originator_account_name".to_string(),
+                    ),
+                    originator_account_number: Err(
+                        "no value supplied for originator_account_number".to_string(),
+                    ),
+                    originator_bank_code: Err(
+                        "no value supplied for originator_bank_code".to_string(),
+                    ),
+                    originator_bank_name: Err(
+                        "no value supplied for originator_bank_name".to_string(),
+                    ),
                     reference_number: Err(
                         "no value supplied for reference_number".to_string(),
                     ),
                     remarks: Err("no value supplied for remarks".to_string()),
+                    session_id: Err("no value supplied for session_id".to_string()),
                     status: Err("no value supplied for status".to_string()),
                     transaction_category: Err(
                         "no value supplied for transaction_category".to_string(),
@@ -18161,6 +18446,70 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                     .map_err(|e| format!("error converting supplied value for id: {e}"));
                 self
             }
+            pub fn originator_account_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.originator_account_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for originator_account_name: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn originator_account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<
+                        super::IntegrationTransactionOriginatorAccountNumber,
+                    >,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.originator_account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for originator_account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn originator_bank_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<
+                        super::IntegrationTransactionOriginatorBankCode,
+                    >,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.originator_bank_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for originator_bank_code: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn originator_bank_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.originator_bank_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for originator_bank_name: {e}"
+                        )
+                    });
+                self
+            }
             pub fn reference_number<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<::std::string::String>,
@@ -18184,6 +18533,20 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                     .try_into()
                     .map_err(|e| {
                         format!("error converting supplied value for remarks: {e}")
+                    });
+                self
+            }
+            pub fn session_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::IntegrationTransactionSessionId>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.session_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for session_id: {e}")
                     });
                 self
             }
@@ -18241,8 +18604,13 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                     channel: value.channel?,
                     created_at: value.created_at?,
                     id: value.id?,
+                    originator_account_name: value.originator_account_name?,
+                    originator_account_number: value.originator_account_number?,
+                    originator_bank_code: value.originator_bank_code?,
+                    originator_bank_name: value.originator_bank_name?,
                     reference_number: value.reference_number?,
                     remarks: value.remarks?,
+                    session_id: value.session_id?,
                     status: value.status?,
                     transaction_category: value.transaction_category?,
                     transaction_type: value.transaction_type?,
@@ -18259,8 +18627,13 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
                     channel: Ok(value.channel),
                     created_at: Ok(value.created_at),
                     id: Ok(value.id),
+                    originator_account_name: Ok(value.originator_account_name),
+                    originator_account_number: Ok(value.originator_account_number),
+                    originator_bank_code: Ok(value.originator_bank_code),
+                    originator_bank_name: Ok(value.originator_bank_name),
                     reference_number: Ok(value.reference_number),
                     remarks: Ok(value.remarks),
+                    session_id: Ok(value.session_id),
                     status: Ok(value.status),
                     transaction_category: Ok(value.transaction_category),
                     transaction_type: Ok(value.transaction_type),
@@ -23367,6 +23740,13 @@ did not define carries `x-origin: extension`.
 - **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);
   timestamps are ISO 8601 / RFC 3339 in UTC.
 - **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.
+- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,
+  and again if they deactivate it. Its members can still log in, manage the team and read
+  everything (accounts, transactions, logs), as a business finishing its onboarding would.
+  What the source document lists as needing an active business answers `60`: opening
+  accounts (`create_account_api`, `create_account_web`, `create_customer_account`),
+  `funds_transfer`, and the integration lists of transactions and settlements
+  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).
 - **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and
   `generate_token`, each source address) has a request budget; over it the answer is `29` with
   `Retry-After` (seconds). Failed logins are throttled progressively.
@@ -23720,12 +24100,14 @@ let response = client.fetch_customer_accounts()
 
 Verifies an end-customer's identity with their BVN and/or NIN against the core banking
 system, then opens a permanent (static, never recycled) virtual account for them. The
-account is `active` at once and ready to receive funds: every credit to it is a collection
-(`collection.received` webhook) settled into its parent account. Send at least one of `bvn`
+account is `active` at once and ready to receive funds. It holds its own balance, as the
+source document describes: every credit to it is a collection (`collection.received`
+webhook) posted to the virtual account itself; its parent account groups it (for
+`fetch_account_collections`) and `total_business_balance` sums every account. Send at least one of `bvn`
 or `nin`; when both are sent both must verify and belong to the same person.
 `account_name` is the name on the identity record unless you give one. `metadata` is stored
 with the account and returned on lookups, never interpreted. `parent_account_number` picks
-the pool or current account the virtual account settles into (default: the main pool
+the pool or current account the virtual account is linked to (default: the main pool
 account). One customer (identity) gets one account per business: a second request with the
 same BVN or NIN answers `26`. Emits `account.created`. Accepts `Idempotency-Key`.
 
@@ -25018,7 +25400,8 @@ from outside (or from another Kobo account when `sender_bank_code` is `090823`),
 integration can be tested end to end. It is a real posting: balances, transactions,
 settlements, aggregates and the `collection.received` webhook all follow, exactly as for a
 real inbound transfer. Sender fields default to a test sender at Guaranty Trust Bank.
-Accepts `Idempotency-Key`. In production the operation answers `48`.
+Accepts `Idempotency-Key`. Production has no such operation: there it answers `04`, like
+any unknown path.
 
 Integration token.
 
@@ -25028,7 +25411,8 @@ Errors:
 - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
 - `41` the token is missing, invalid or expired.
 - `44` no account of the business has this number.
-- `48` the account is not `active`, or this is the production environment.
+- `48` the account is not `active` (`blocked`, `closed`, ...).
+- `04` (production only) the operation does not exist there.
 - `29` too many requests. `96` internal error.
 
 

@@ -3,7 +3,8 @@
 //!
 //! The modules are layers, listed from the innermost; each uses only the layers above it in
 //! this list (`tests/layers.rs` keeps it so):
-//! `kernel` → `outbox` → `platform` → `money` → `operator`, `workers` → `http` → `cli`
+//! `kernel` → `outbox`, `provider` → `platform` → `money` → `operator`, `workers` → `http` →
+//! `cli`
 //! (and `testkit`, which may use everything).
 
 pub mod cli;
@@ -13,6 +14,7 @@ pub mod money;
 pub mod operator;
 pub mod outbox;
 pub mod platform;
+pub mod provider;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub(crate) mod workers;

@@ -16,6 +16,7 @@ use std::path::Path;
 const LAYERS: &[(&str, u8)] = &[
     ("kernel", 0),
     ("outbox", 1),
+    ("provider", 1),
     ("platform", 2),
     ("money", 3),
     ("operator", 4),

@@ -478,10 +478,14 @@ impl<'de> ::serde::Deserialize<'de> for AccountDetailAccountName {
 ///The end-customer a virtual account belongs to; null for the business's own accounts.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct AccountDetailCustomer {
-    pub email: ::std::string::String,
+    ///As given at creation; null when none was.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub email: ::std::option::Option<::std::string::String>,
     ///The metadata given at creation, unchanged.
     pub metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    pub phone: ::std::string::String,
+    ///As given at creation; null when none was.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub phone: ::std::option::Option<::std::string::String>,
     ///Which identity numbers were verified (the numbers themselves are never returned).
     pub verified_identities: ::std::vec::Vec<
         AccountDetailCustomerVerifiedIdentitiesItem,
@@ -1597,6 +1601,10 @@ pub enum AuditAction {
     UpdateRole,
     #[serde(rename = "create_account")]
     CreateAccount,
+    #[serde(rename = "create_customer_account")]
+    CreateCustomerAccount,
+    #[serde(rename = "receive_inbound_transfer")]
+    ReceiveInboundTransfer,
     #[serde(rename = "funds_transfer")]
     FundsTransfer,
     #[serde(rename = "approve_transfer")]
@@ -1630,6 +1638,8 @@ impl ::std::fmt::Display for AuditAction {
             Self::CreateRole => f.write_str("create_role"),
             Self::UpdateRole => f.write_str("update_role"),
             Self::CreateAccount => f.write_str("create_account"),
+            Self::CreateCustomerAccount => f.write_str("create_customer_account"),
+            Self::ReceiveInboundTransfer => f.write_str("receive_inbound_transfer"),
             Self::FundsTransfer => f.write_str("funds_transfer"),
             Self::ApproveTransfer => f.write_str("approve_transfer"),
             Self::RejectTransfer => f.write_str("reject_transfer"),
@@ -1662,6 +1672,8 @@ impl ::std::str::FromStr for AuditAction {
             "create_role" => Ok(Self::CreateRole),
             "update_role" => Ok(Self::UpdateRole),
             "create_account" => Ok(Self::CreateAccount),
+            "create_customer_account" => Ok(Self::CreateCustomerAccount),
+            "receive_inbound_transfer" => Ok(Self::ReceiveInboundTransfer),
             "funds_transfer" => Ok(Self::FundsTransfer),
             "approve_transfer" => Ok(Self::ApproveTransfer),
             "reject_transfer" => Ok(Self::RejectTransfer),
@@ -2219,7 +2231,9 @@ pub struct ChangePasswordResponse {
     ///Always true.
     pub status: bool,
 }
-///`nip` inter-bank over NIP, `intra` within Kobo.
+/**`nip` inter-bank over NIP, `intra` between two Kobo accounts, `internal` a movement the bank
+made itself (a fee, a reversal). Clients should accept values added later.
+*/
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -2238,12 +2252,15 @@ pub enum Channel {
     Nip,
     #[serde(rename = "intra")]
     Intra,
+    #[serde(rename = "internal")]
+    Internal,
 }
 impl ::std::fmt::Display for Channel {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Nip => f.write_str("nip"),
             Self::Intra => f.write_str("intra"),
+            Self::Internal => f.write_str("internal"),
         }
     }
 }
@@ -2255,6 +2272,7 @@ impl ::std::str::FromStr for Channel {
         match value {
             "nip" => Ok(Self::Nip),
             "intra" => Ok(Self::Intra),
+            "internal" => Ok(Self::Internal),
             _ => Err("invalid value".into()),
         }
     }
@@ -2744,8 +2762,17 @@ impl<'de> ::serde::Deserialize<'de> for CreateCustomerAccountIdempotencyKey {
             })
     }
 }
-///Send at least one of `bvn` and `nin` (else `02`).
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+/**Send at least one of `bvn` and `nin` (else `02`). `email` and `phone` are optional, as in
+the source document.
+*/
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
 #[serde(deny_unknown_fields)]
 pub struct CreateCustomerAccountRequest {
     ///Defaults to the name on the identity record.
@@ -2753,7 +2780,8 @@ pub struct CreateCustomerAccountRequest {
     pub account_name: ::std::option::Option<CreateCustomerAccountRequestAccountName>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub bvn: ::std::option::Option<Bvn>,
-    pub email: Email,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub email: ::std::option::Option<Email>,
     ///Free JSON object stored with the account, never interpreted.
     #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
     pub metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -2762,7 +2790,8 @@ pub struct CreateCustomerAccountRequest {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub parent_account_number: ::std::option::Option<AccountNumber>,
     ///Nigerian phone number in local format, 11 digits starting with 0.
-    pub phone: CreateCustomerAccountRequestPhone,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub phone: ::std::option::Option<CreateCustomerAccountRequestPhone>,
 }
 ///Defaults to the name on the identity record.
 #[derive(
@@ -3561,10 +3590,12 @@ pub struct FetchAccountCollectionsRequest {
     pub account_number: ::std::option::Option<AccountNumber>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub account_type: ::std::option::Option<AccountTypeFilter>,
+    ///`created_at` of the last account of the previous page (the source's cursor timestamp).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub cursor_created_at: ::std::option::Option<
         ::chrono::DateTime<::chrono::offset::Utc>,
     >,
+    ///`id` of the last account of the previous page (the source's cursor UUID id).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub cursor_id: ::std::option::Option<::uuid::Uuid>,
     ///Count only the collections of this day; takes precedence over the range.
@@ -3572,6 +3603,7 @@ pub struct FetchAccountCollectionsRequest {
     pub date: ::std::option::Option<::chrono::naive::NaiveDate>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    ///Accounts per page (the source's "maximum count per page"; its name is not shown there).
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub limit: ::std::num::NonZeroU64,
     ///Only virtual accounts linked to this pool or current account.
@@ -5039,10 +5071,31 @@ pub struct IntegrationTransaction {
     pub channel: Channel,
     pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
     pub id: ::uuid::Uuid,
+    ///The sender's account name as their bank gave it, for a credit; null for a debit.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub originator_account_name: ::std::option::Option<::std::string::String>,
+    ///The sender's account number, for a credit; null for a debit.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub originator_account_number: ::std::option::Option<
+        IntegrationTransactionOriginatorAccountNumber,
+    >,
+    ///The sender's bank code (`090823` for another Kobo account), for a credit; null for a debit.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub originator_bank_code: ::std::option::Option<
+        IntegrationTransactionOriginatorBankCode,
+    >,
+    ///The sender's bank name, for a credit; null for a debit.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub originator_bank_name: ::std::option::Option<::std::string::String>,
     ///Unique; use it to reconcile and to look the transaction up.
     pub reference_number: ::std::string::String,
     ///The narration.
     pub remarks: ::std::string::String,
+    /**The 30-digit NIP session id of an inbound transfer from another bank (the key NIBSS and
+the sending bank use in disputes); null for movements that did not cross NIP.
+*/
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub session_id: ::std::option::Option<IntegrationTransactionSessionId>,
     pub status: TransactionStatus,
     pub transaction_category: TransactionCategory,
     pub transaction_type: TransactionType,
@@ -5207,6 +5260,210 @@ for IntegrationTransactionFiltersSearch {
     }
 }
 impl<'de> ::serde::Deserialize<'de> for IntegrationTransactionFiltersSearch {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///The sender's account number, for a credit; null for a debit.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct IntegrationTransactionOriginatorAccountNumber(::std::string::String);
+impl ::std::ops::Deref for IntegrationTransactionOriginatorAccountNumber {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<IntegrationTransactionOriginatorAccountNumber>
+for ::std::string::String {
+    fn from(value: IntegrationTransactionOriginatorAccountNumber) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for IntegrationTransactionOriginatorAccountNumber {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{10}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{10}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for IntegrationTransactionOriginatorAccountNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for IntegrationTransactionOriginatorAccountNumber {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for IntegrationTransactionOriginatorAccountNumber {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///The sender's bank code (`090823` for another Kobo account), for a credit; null for a debit.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct IntegrationTransactionOriginatorBankCode(::std::string::String);
+impl ::std::ops::Deref for IntegrationTransactionOriginatorBankCode {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<IntegrationTransactionOriginatorBankCode>
+for ::std::string::String {
+    fn from(value: IntegrationTransactionOriginatorBankCode) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for IntegrationTransactionOriginatorBankCode {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{6}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{6}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for IntegrationTransactionOriginatorBankCode {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for IntegrationTransactionOriginatorBankCode {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for IntegrationTransactionOriginatorBankCode {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+/**The 30-digit NIP session id of an inbound transfer from another bank (the key NIBSS and
+the sending bank use in disputes); null for movements that did not cross NIP.
+*/
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct IntegrationTransactionSessionId(::std::string::String);
+impl ::std::ops::Deref for IntegrationTransactionSessionId {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<IntegrationTransactionSessionId> for ::std::string::String {
+    fn from(value: IntegrationTransactionSessionId) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for IntegrationTransactionSessionId {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{30}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{30}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for IntegrationTransactionSessionId {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for IntegrationTransactionSessionId {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for IntegrationTransactionSessionId {
     fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
     where
         D: ::serde::Deserializer<'de>,
@@ -7264,7 +7521,10 @@ impl ::std::convert::TryFrom<::std::string::String> for TokenGrantTokenType {
         value.parse()
     }
 }
-///`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a failed transfer's funds.
+/**`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a
+failed transfer's funds, `fee` a charge the bank took (for example on an inter-bank
+transfer). Clients should accept values added later.
+*/
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -7285,6 +7545,8 @@ pub enum TransactionCategory {
     Transfer,
     #[serde(rename = "reversal")]
     Reversal,
+    #[serde(rename = "fee")]
+    Fee,
 }
 impl ::std::fmt::Display for TransactionCategory {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -7292,6 +7554,7 @@ impl ::std::fmt::Display for TransactionCategory {
             Self::Collection => f.write_str("collection"),
             Self::Transfer => f.write_str("transfer"),
             Self::Reversal => f.write_str("reversal"),
+            Self::Fee => f.write_str("fee"),
         }
     }
 }
@@ -7304,6 +7567,7 @@ impl ::std::str::FromStr for TransactionCategory {
             "collection" => Ok(Self::Collection),
             "transfer" => Ok(Self::Transfer),
             "reversal" => Ok(Self::Reversal),
+            "fee" => Ok(Self::Fee),
             _ => Err("invalid value".into()),
         }
     }
@@ -7324,7 +7588,11 @@ impl ::std::convert::TryFrom<::std::string::String> for TransactionCategory {
         value.parse()
     }
 }
-///`TransactionStatus`
+/**`success` posted; `pending` in flight (an inter-bank transfer awaiting the other bank);
+`failed` not executed; `reversed` executed and then returned (the return is its own
+`reversal` transaction). `reversed` is an extension; clients should treat an unknown value
+as pending.
+*/
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -7345,6 +7613,8 @@ pub enum TransactionStatus {
     Pending,
     #[serde(rename = "failed")]
     Failed,
+    #[serde(rename = "reversed")]
+    Reversed,
 }
 impl ::std::fmt::Display for TransactionStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -7352,6 +7622,7 @@ impl ::std::fmt::Display for TransactionStatus {
             Self::Success => f.write_str("success"),
             Self::Pending => f.write_str("pending"),
             Self::Failed => f.write_str("failed"),
+            Self::Reversed => f.write_str("reversed"),
         }
     }
 }
@@ -7364,6 +7635,7 @@ impl ::std::str::FromStr for TransactionStatus {
             "success" => Ok(Self::Success),
             "pending" => Ok(Self::Pending),
             "failed" => Ok(Self::Failed),
+            "reversed" => Ok(Self::Reversed),
             _ => Err("invalid value".into()),
         }
     }

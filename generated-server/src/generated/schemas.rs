@@ -242,27 +242,31 @@ pub const COMPONENTS: &str = r##"{
     },
     "TransactionStatus": {
       "type": "string",
+      "description": "`success` posted; `pending` in flight (an inter-bank transfer awaiting the other bank);\n`failed` not executed; `reversed` executed and then returned (the return is its own\n`reversal` transaction). `reversed` is an extension; clients should treat an unknown value\nas pending.\n",
       "enum": [
         "success",
         "pending",
-        "failed"
+        "failed",
+        "reversed"
       ]
     },
     "TransactionCategory": {
       "type": "string",
-      "description": "`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a failed transfer's funds.",
+      "description": "`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a\nfailed transfer's funds, `fee` a charge the bank took (for example on an inter-bank\ntransfer). Clients should accept values added later.\n",
       "enum": [
         "collection",
         "transfer",
-        "reversal"
+        "reversal",
+        "fee"
       ]
     },
     "Channel": {
       "type": "string",
-      "description": "`nip` inter-bank over NIP, `intra` within Kobo.",
+      "description": "`nip` inter-bank over NIP, `intra` between two Kobo accounts, `internal` a movement the bank\nmade itself (a fee, a reversal). Clients should accept values added later.\n",
       "enum": [
         "nip",
-        "intra"
+        "intra",
+        "internal"
       ]
     },
     "TransferType": {
@@ -338,6 +342,8 @@ pub const COMPONENTS: &str = r##"{
         "create_role",
         "update_role",
         "create_account",
+        "create_customer_account",
+        "receive_inbound_transfer",
         "funds_transfer",
         "approve_transfer",
         "reject_transfer",
@@ -501,11 +507,19 @@ pub const COMPONENTS: &str = r##"{
           ],
           "properties": {
             "email": {
-              "type": "string",
-              "format": "email"
+              "type": [
+                "string",
+                "null"
+              ],
+              "format": "email",
+              "description": "As given at creation; null when none was."
             },
             "phone": {
-              "type": "string"
+              "type": [
+                "string",
+                "null"
+              ],
+              "description": "As given at creation; null when none was."
             },
             "verified_identities": {
               "type": "array",
@@ -799,6 +813,11 @@ pub const COMPONENTS: &str = r##"{
         "status",
         "channel",
         "remarks",
+        "session_id",
+        "originator_account_number",
+        "originator_account_name",
+        "originator_bank_code",
+        "originator_bank_name",
         "created_at"
       ],
       "properties": {
@@ -834,6 +853,44 @@ pub const COMPONENTS: &str = r##"{
         "remarks": {
           "type": "string",
           "description": "The narration."
+        },
+        "session_id": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[0-9]{30}$",
+          "description": "The 30-digit NIP session id of an inbound transfer from another bank (the key NIBSS and\nthe sending bank use in disputes); null for movements that did not cross NIP.\n"
+        },
+        "originator_account_number": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[0-9]{10}$",
+          "description": "The sender's account number, for a credit; null for a debit."
+        },
+        "originator_account_name": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The sender's account name as their bank gave it, for a credit; null for a debit."
+        },
+        "originator_bank_code": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[0-9]{6}$",
+          "description": "The sender's bank code (`090823` for another Kobo account), for a credit; null for a debit."
+        },
+        "originator_bank_name": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The sender's bank name, for a credit; null for a debit."
         },
         "created_at": {
           "type": "string",
@@ -986,22 +1043,42 @@ pub const COMPONENTS: &str = r##"{
           "$ref": "#/$defs/TransactionStatus"
         },
         "approval_status": {
-          "$ref": "#/$defs/ApprovalStatus"
+          "allOf": [
+            {
+              "$ref": "#/$defs/ApprovalStatus"
+            }
+          ]
         },
         "transfer_type": {
-          "$ref": "#/$defs/TransferType"
+          "allOf": [
+            {
+              "$ref": "#/$defs/TransferType"
+            }
+          ]
         },
         "source_account_number": {
-          "$ref": "#/$defs/AccountNumber"
+          "allOf": [
+            {
+              "$ref": "#/$defs/AccountNumber"
+            }
+          ]
         },
         "beneficiary_account_number": {
-          "$ref": "#/$defs/AccountNumber"
+          "allOf": [
+            {
+              "$ref": "#/$defs/AccountNumber"
+            }
+          ]
         },
         "beneficiary_account_name": {
           "type": "string"
         },
         "bank_code": {
-          "$ref": "#/$defs/BankCode"
+          "allOf": [
+            {
+              "$ref": "#/$defs/BankCode"
+            }
+          ]
         },
         "bank_name": {
           "type": "string"
@@ -1286,7 +1363,11 @@ pub const COMPONENTS: &str = r##"{
           "description": "False while the invitation is pending and after deactivation."
         },
         "invitation_status": {
-          "$ref": "#/$defs/InvitationStatus"
+          "allOf": [
+            {
+              "$ref": "#/$defs/InvitationStatus"
+            }
+          ]
         },
         "last_login": {
           "type": [
@@ -1903,11 +1984,7 @@ pub const COMPONENTS: &str = r##"{
     "CreateCustomerAccountRequest": {
       "type": "object",
       "additionalProperties": false,
-      "description": "Send at least one of `bvn` and `nin` (else `02`).",
-      "required": [
-        "email",
-        "phone"
-      ],
+      "description": "Send at least one of `bvn` and `nin` (else `02`). `email` and `phone` are optional, as in\nthe source document.\n",
       "properties": {
         "email": {
           "$ref": "#/$defs/Email"
@@ -1936,7 +2013,11 @@ pub const COMPONENTS: &str = r##"{
           "description": "Free JSON object stored with the account, never interpreted."
         },
         "parent_account_number": {
-          "$ref": "#/$defs/AccountNumber"
+          "allOf": [
+            {
+              "$ref": "#/$defs/AccountNumber"
+            }
+          ]
         }
       }
     },
@@ -2006,15 +2087,18 @@ pub const COMPONENTS: &str = r##"{
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20
+          "default": 20,
+          "description": "Accounts per page (the source's \"maximum count per page\"; its name is not shown there)."
         },
         "cursor_created_at": {
           "type": "string",
-          "format": "date-time"
+          "format": "date-time",
+          "description": "`created_at` of the last account of the previous page (the source's cursor timestamp)."
         },
         "cursor_id": {
           "type": "string",
-          "format": "uuid"
+          "format": "uuid",
+          "description": "`id` of the last account of the previous page (the source's cursor UUID id)."
         }
       }
     },
@@ -2063,7 +2147,11 @@ pub const COMPONENTS: &str = r##"{
           "format": "date"
         },
         "account_type": {
-          "$ref": "#/$defs/AccountTypeFilter"
+          "allOf": [
+            {
+              "$ref": "#/$defs/AccountTypeFilter"
+            }
+          ]
         }
       }
     },
@@ -2181,14 +2269,22 @@ pub const COMPONENTS: &str = r##"{
           "$ref": "#/$defs/TransactionType"
         },
         "transaction_category": {
-          "$ref": "#/$defs/TransactionCategory"
+          "allOf": [
+            {
+              "$ref": "#/$defs/TransactionCategory"
+            }
+          ]
         },
         "reference_number": {
           "type": "string",
           "maxLength": 64
         },
         "channel": {
-          "$ref": "#/$defs/Channel"
+          "allOf": [
+            {
+              "$ref": "#/$defs/Channel"
+            }
+          ]
         },
         "search": {
           "type": "string",

@@ -62,6 +62,13 @@ info:
     - **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);
       timestamps are ISO 8601 / RFC 3339 in UTC.
     - **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.
+    - **Inactive businesses.** A business is `inactive` until the bank's operators activate it,
+      and again if they deactivate it. Its members can still log in, manage the team and read
+      everything (accounts, transactions, logs), as a business finishing its onboarding would.
+      What the source document lists as needing an active business answers `60`: opening
+      accounts (`create_account_api`, `create_account_web`, `create_customer_account`),
+      `funds_transfer`, and the integration lists of transactions and settlements
+      (`fetch_transactions_api`, `fetch_settlement_transactions_api`).
     - **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and
       `generate_token`, each source address) has a request budget; over it the answer is `29` with
       `Retry-After` (seconds). Failed logins are throttled progressively.
@@ -128,7 +135,7 @@ servers:
   - url: https://api.kobo.example
     description: Production
   - url: https://sandbox.kobo.example
-    description: Sandbox (mirrors production; operations marked sandbox in the source document and the sandbox-only operations)
+    description: Sandbox (serves every operation, as production does, plus the sandbox-only ones under /api/v1/sandbox/)
   - url: http://127.0.0.1:8080
     description: A local server started with `kobo demo`
 tags:
@@ -1110,12 +1117,14 @@ paths:
       description: |
         Verifies an end-customer's identity with their BVN and/or NIN against the core banking
         system, then opens a permanent (static, never recycled) virtual account for them. The
-        account is `active` at once and ready to receive funds: every credit to it is a collection
-        (`collection.received` webhook) settled into its parent account. Send at least one of `bvn`
+        account is `active` at once and ready to receive funds. It holds its own balance, as the
+        source document describes: every credit to it is a collection (`collection.received`
+        webhook) posted to the virtual account itself; its parent account groups it (for
+        `fetch_account_collections`) and `total_business_balance` sums every account. Send at least one of `bvn`
         or `nin`; when both are sent both must verify and belong to the same person.
         `account_name` is the name on the identity record unless you give one. `metadata` is stored
         with the account and returned on lookups, never interpreted. `parent_account_number` picks
-        the pool or current account the virtual account settles into (default: the main pool
+        the pool or current account the virtual account is linked to (default: the main pool
         account). One customer (identity) gets one account per business: a second request with the
         same BVN or NIN answers `26`. Emits `account.created`. Accepts `Idempotency-Key`.
 
@@ -1950,6 +1959,11 @@ paths:
                         status: success
                         channel: nip
                         remarks: Payment for order 1042
+                        session_id: '000013261102092000481930275164'
+                        originator_account_number: '0123456788'
+                        originator_account_name: Emeka Nwosu
+                        originator_bank_code: '000013'
+                        originator_bank_name: Guaranty Trust Bank
                         created_at: '2026-11-02T09:20:00Z'
                     pagination:
                       has_more: false
@@ -2087,6 +2101,11 @@ paths:
                         status: success
                         channel: nip
                         remarks: Payment for order 1042
+                        session_id: '000013261102092000481930275164'
+                        originator_account_number: '0123456788'
+                        originator_account_name: Emeka Nwosu
+                        originator_bank_code: '000013'
+                        originator_bank_name: Guaranty Trust Bank
                         created_at: '2026-11-02T09:20:00Z'
                     pagination:
                       has_more: false
@@ -4669,6 +4688,11 @@ paths:
                             status: success
                             channel: nip
                             remarks: Payment for order 1042
+                            session_id: '000013261102092000481930275164'
+                            originator_account_number: '0123456788'
+                            originator_account_name: Emeka Nwosu
+                            originator_bank_code: '000013'
+                            originator_bank_name: Guaranty Trust Bank
                             created_at: '2026-11-02T09:20:00Z'
                         created_at: '2026-11-02T09:20:00Z'
                     pagination:
@@ -4765,6 +4789,11 @@ paths:
                           status: success
                           channel: nip
                           remarks: Payment for order 1042
+                          session_id: '000013261102092000481930275164'
+                          originator_account_number: '0123456788'
+                          originator_account_name: Emeka Nwosu
+                          originator_bank_code: '000013'
+                          originator_bank_name: Guaranty Trust Bank
                           created_at: '2026-11-02T09:20:00Z'
                       created_at: '2026-11-02T09:20:00Z'
         '400':
@@ -4823,7 +4852,8 @@ paths:
         integration can be tested end to end. It is a real posting: balances, transactions,
         settlements, aggregates and the `collection.received` webhook all follow, exactly as for a
         real inbound transfer. Sender fields default to a test sender at Guaranty Trust Bank.
-        Accepts `Idempotency-Key`. In production the operation answers `48`.
+        Accepts `Idempotency-Key`. Production has no such operation: there it answers `04`, like
+        any unknown path.
 
         Integration token.
 
@@ -4833,7 +4863,8 @@ paths:
         - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
         - `41` the token is missing, invalid or expired.
         - `44` no account of the business has this number.
-        - `48` the account is not `active`, or this is the production environment.
+        - `48` the account is not `active` (`blocked`, `closed`, ...).
+        - `04` (production only) the operation does not exist there.
         - `29` too many requests. `96` internal error.
       security:
         - integrationToken: []
@@ -4885,6 +4916,11 @@ paths:
                       status: success
                       channel: nip
                       remarks: Payment for order 1042
+                      session_id: '000013261102092000481930275164'
+                      originator_account_number: '0123456788'
+                      originator_account_name: Emeka Nwosu
+                      originator_bank_code: '000013'
+                      originator_bank_name: Guaranty Trust Bank
                       created_at: '2026-11-02T09:20:00Z'
         '400':
           $ref: '#/components/responses/BadRequest'
@@ -4912,11 +4948,11 @@ paths:
               schema:
                 $ref: '#/components/schemas/ErrorEnvelope'
               examples:
-                production:
+                account_not_active:
                   value:
                     status: false
                     response_code: '48'
-                    message: simulate_inbound_transfer exists only in the sandbox
+                    message: Account 2000000011 is blocked and cannot receive funds
                     data: null
                 in_progress:
                   $ref: '#/components/examples/IdempotencyInProgress'
@@ -5558,16 +5594,26 @@ components:
       enum: [credit, debit]
     TransactionStatus:
       type: string
-      enum: [success, pending, failed]
+      description: |
+        `success` posted; `pending` in flight (an inter-bank transfer awaiting the other bank);
+        `failed` not executed; `reversed` executed and then returned (the return is its own
+        `reversal` transaction). `reversed` is an extension; clients should treat an unknown value
+        as pending.
+      enum: [success, pending, failed, reversed]
     TransactionCategory:
       type: string
       x-origin: extension
-      description: '`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a failed transfer''s funds.'
-      enum: [collection, transfer, reversal]
+      description: |
+        `collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a
+        failed transfer's funds, `fee` a charge the bank took (for example on an inter-bank
+        transfer). Clients should accept values added later.
+      enum: [collection, transfer, reversal, fee]
     Channel:
       type: string
-      description: '`nip` inter-bank over NIP, `intra` within Kobo.'
-      enum: [nip, intra]
+      description: |
+        `nip` inter-bank over NIP, `intra` between two Kobo accounts, `internal` a movement the bank
+        made itself (a fee, a reversal). Clients should accept values added later.
+      enum: [nip, intra, internal]
     TransferType:
       type: string
       description: '`intra` within Kobo (bank code `090823`), `inter` to another bank over NIP.'
@@ -5617,6 +5663,8 @@ components:
         - create_role
         - update_role
         - create_account
+        - create_customer_account
+        - receive_inbound_transfer
         - funds_transfer
         - approve_transfer
         - reject_transfer
@@ -5725,8 +5773,12 @@ components:
             email:
               type: string
               format: email
+              nullable: true
+              description: As given at creation; null when none was.
             phone:
               type: string
+              nullable: true
+              description: As given at creation; null when none was.
             verified_identities:
               type: array
               description: Which identity numbers were verified (the numbers themselves are never returned).
@@ -5891,7 +5943,7 @@ components:
     IntegrationTransaction:
       type: object
       description: A transaction, integration shape (also the shape of integration settlements and of `collection.received`).
-      required: [id, reference_number, account_number, account_name, amount, transaction_type, transaction_category, status, channel, remarks, created_at]
+      required: [id, reference_number, account_number, account_name, amount, transaction_type, transaction_category, status, channel, remarks, session_id, originator_account_number, originator_account_name, originator_bank_code, originator_bank_name, created_at]
       properties:
         id:
           type: string
@@ -5917,6 +5969,36 @@ components:
         remarks:
           type: string
           description: The narration.
+        session_id:
+          type: string
+          nullable: true
+          pattern: '^[0-9]{30}$'
+          x-origin: extension
+          description: |
+            The 30-digit NIP session id of an inbound transfer from another bank (the key NIBSS and
+            the sending bank use in disputes); null for movements that did not cross NIP.
+        originator_account_number:
+          type: string
+          nullable: true
+          pattern: '^[0-9]{10}$'
+          x-origin: extension
+          description: The sender's account number, for a credit; null for a debit.
+        originator_account_name:
+          type: string
+          nullable: true
+          x-origin: extension
+          description: The sender's account name as their bank gave it, for a credit; null for a debit.
+        originator_bank_code:
+          type: string
+          nullable: true
+          pattern: '^[0-9]{6}$'
+          x-origin: extension
+          description: The sender's bank code (`090823` for another Kobo account), for a credit; null for a debit.
+        originator_bank_name:
+          type: string
+          nullable: true
+          x-origin: extension
+          description: The sender's bank name, for a credit; null for a debit.
         created_at:
           type: string
           format: date-time
@@ -6000,22 +6082,27 @@ components:
         status:
           $ref: '#/components/schemas/TransactionStatus'
         approval_status:
-          $ref: '#/components/schemas/ApprovalStatus'
+          allOf:
+            - $ref: '#/components/schemas/ApprovalStatus'
           x-origin: extension
         transfer_type:
-          $ref: '#/components/schemas/TransferType'
+          allOf:
+            - $ref: '#/components/schemas/TransferType'
           x-origin: extension
         source_account_number:
-          $ref: '#/components/schemas/AccountNumber'
+          allOf:
+            - $ref: '#/components/schemas/AccountNumber'
           x-origin: extension
         beneficiary_account_number:
-          $ref: '#/components/schemas/AccountNumber'
+          allOf:
+            - $ref: '#/components/schemas/AccountNumber'
           x-origin: extension
         beneficiary_account_name:
           type: string
           x-origin: extension
         bank_code:
-          $ref: '#/components/schemas/BankCode'
+          allOf:
+            - $ref: '#/components/schemas/BankCode'
           x-origin: extension
         bank_name:
           type: string
@@ -6191,7 +6278,8 @@ components:
           type: boolean
           description: False while the invitation is pending and after deactivation.
         invitation_status:
-          $ref: '#/components/schemas/InvitationStatus'
+          allOf:
+            - $ref: '#/components/schemas/InvitationStatus'
           x-origin: extension
         last_login:
           type: string
@@ -6612,8 +6700,9 @@ components:
     CreateCustomerAccountRequest:
       type: object
       additionalProperties: false
-      description: Send at least one of `bvn` and `nin` (else `02`).
-      required: [email, phone]
+      description: |
+        Send at least one of `bvn` and `nin` (else `02`). `email` and `phone` are optional, as in
+        the source document.
       properties:
         email:
           $ref: '#/components/schemas/Email'
@@ -6637,7 +6726,8 @@ components:
           maxProperties: 50
           description: Free JSON object stored with the account, never interpreted.
         parent_account_number:
-          $ref: '#/components/schemas/AccountNumber'
+          allOf:
+            - $ref: '#/components/schemas/AccountNumber'
           x-origin: extension
     CreateAccountRequest:
       type: object
@@ -6692,15 +6782,15 @@ components:
           minimum: 1
           maximum: 100
           default: 20
-          x-origin: extension
+          description: Accounts per page (the source's "maximum count per page"; its name is not shown there).
         cursor_created_at:
           type: string
           format: date-time
-          x-origin: extension
+          description: '`created_at` of the last account of the previous page (the source''s cursor timestamp).'
         cursor_id:
           type: string
           format: uuid
-          x-origin: extension
+          description: '`id` of the last account of the previous page (the source''s cursor UUID id).'
     FetchAccountSummariesRequest:
       type: object
       additionalProperties: false
@@ -6735,7 +6825,8 @@ components:
           type: string
           format: date
         account_type:
-          $ref: '#/components/schemas/AccountTypeFilter'
+          allOf:
+            - $ref: '#/components/schemas/AccountTypeFilter'
           x-origin: extension
     GetTotalAccountMetricsRequest:
       type: object
@@ -6826,14 +6917,16 @@ components:
         transaction_type:
           $ref: '#/components/schemas/TransactionType'
         transaction_category:
-          $ref: '#/components/schemas/TransactionCategory'
+          allOf:
+            - $ref: '#/components/schemas/TransactionCategory'
           x-origin: extension
         reference_number:
           type: string
           maxLength: 64
           x-origin: extension
         channel:
-          $ref: '#/components/schemas/Channel'
+          allOf:
+            - $ref: '#/components/schemas/Channel'
           x-origin: extension
         search:
           type: string
@@ -8099,7 +8192,7 @@ pub const OPENAPI_JSON: &str = r##"{
   "info": {
     "title": "Kobo Business Banking API",
     "version": "1.0.0",
-    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}`; an empty body is accepted as `{}`.\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (or no answer) is retried with\n  exponential backoff and jitter for about three days (attempts after roughly 5 s, 5 min,\n  30 min, 2 h, 5 h, 10 h, 10 h, 14 h, 20 h), then the event is marked `failed`; it can be\n  replayed with `replay_webhook_event`. Delivery is at least once and not ordered: use the\n  event's `timestamp` and the object's state.\n- `is_active: false` pauses delivery: events that happen meanwhile are recorded as `skipped`\n  (replayable), not queued. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback or link-local address; the sandbox also allows `http://` for local testing.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account`:\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
+    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}`; an empty body is accepted as `{}`.\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (or no answer) is retried with\n  exponential backoff and jitter for about three days (attempts after roughly 5 s, 5 min,\n  30 min, 2 h, 5 h, 10 h, 10 h, 14 h, 20 h), then the event is marked `failed`; it can be\n  replayed with `replay_webhook_event`. Delivery is at least once and not ordered: use the\n  event's `timestamp` and the object's state.\n- `is_active: false` pauses delivery: events that happen meanwhile are recorded as `skipped`\n  (replayable), not queued. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback or link-local address; the sandbox also allows `http://` for local testing.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account`:\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
       "email": "developers@kobo.example"
@@ -8116,7 +8209,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     {
       "url": "https://sandbox.kobo.example",
-      "description": "Sandbox (mirrors production; operations marked sandbox in the source document and the sandbox-only operations)"
+      "description": "Sandbox (serves every operation, as production does, plus the sandbox-only ones under /api/v1/sandbox/)"
     },
     {
       "url": "http://127.0.0.1:8080",
@@ -9480,7 +9573,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "create_customer_account",
         "summary": "Give a customer a permanent virtual account",
-        "description": "Verifies an end-customer's identity with their BVN and/or NIN against the core banking\nsystem, then opens a permanent (static, never recycled) virtual account for them. The\naccount is `active` at once and ready to receive funds: every credit to it is a collection\n(`collection.received` webhook) settled into its parent account. Send at least one of `bvn`\nor `nin`; when both are sent both must verify and belong to the same person.\n`account_name` is the name on the identity record unless you give one. `metadata` is stored\nwith the account and returned on lookups, never interpreted. `parent_account_number` picks\nthe pool or current account the virtual account settles into (default: the main pool\naccount). One customer (identity) gets one account per business: a second request with the\nsame BVN or NIN answers `26`. Emits `account.created`. Accepts `Idempotency-Key`.\n\nIntegration token. Available in the sandbox (see the identity test data in the overview).\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `02` neither `bvn` nor `nin` was sent.\n- `26` this BVN or NIN already has an account in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` `parent_account_number` is not a pool or current account of the business.\n- `60` the business is not active.\n- `80` the identity provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` verification failed (unknown identity, BVN and NIN of different people) or the\n  provider refused to provision the account.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Verifies an end-customer's identity with their BVN and/or NIN against the core banking\nsystem, then opens a permanent (static, never recycled) virtual account for them. The\naccount is `active` at once and ready to receive funds. It holds its own balance, as the\nsource document describes: every credit to it is a collection (`collection.received`\nwebhook) posted to the virtual account itself; its parent account groups it (for\n`fetch_account_collections`) and `total_business_balance` sums every account. Send at least one of `bvn`\nor `nin`; when both are sent both must verify and belong to the same person.\n`account_name` is the name on the identity record unless you give one. `metadata` is stored\nwith the account and returned on lookups, never interpreted. `parent_account_number` picks\nthe pool or current account the virtual account is linked to (default: the main pool\naccount). One customer (identity) gets one account per business: a second request with the\nsame BVN or NIN answers `26`. Emits `account.created`. Accepts `Idempotency-Key`.\n\nIntegration token. Available in the sandbox (see the identity test data in the overview).\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `02` neither `bvn` nor `nin` was sent.\n- `26` this BVN or NIN already has an account in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` `parent_account_number` is not a pool or current account of the business.\n- `60` the business is not active.\n- `80` the identity provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` verification failed (unknown identity, BVN and NIN of different people) or the\n  provider refused to provision the account.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "integrationToken": []
@@ -10603,6 +10696,11 @@ pub const OPENAPI_JSON: &str = r##"{
                           "status": "success",
                           "channel": "nip",
                           "remarks": "Payment for order 1042",
+                          "session_id": "000013261102092000481930275164",
+                          "originator_account_number": "0123456788",
+                          "originator_account_name": "Emeka Nwosu",
+                          "originator_bank_code": "000013",
+                          "originator_bank_name": "Guaranty Trust Bank",
                           "created_at": "2026-11-02T09:20:00Z"
                         }
                       ],
@@ -10786,6 +10884,11 @@ pub const OPENAPI_JSON: &str = r##"{
                           "status": "success",
                           "channel": "nip",
                           "remarks": "Payment for order 1042",
+                          "session_id": "000013261102092000481930275164",
+                          "originator_account_number": "0123456788",
+                          "originator_account_name": "Emeka Nwosu",
+                          "originator_bank_code": "000013",
+                          "originator_bank_name": "Guaranty Trust Bank",
                           "created_at": "2026-11-02T09:20:00Z"
                         }
                       ],
@@ -14263,6 +14366,11 @@ pub const OPENAPI_JSON: &str = r##"{
                               "status": "success",
                               "channel": "nip",
                               "remarks": "Payment for order 1042",
+                              "session_id": "000013261102092000481930275164",
+                              "originator_account_number": "0123456788",
+                              "originator_account_name": "Emeka Nwosu",
+                              "originator_bank_code": "000013",
+                              "originator_bank_name": "Guaranty Trust Bank",
                               "created_at": "2026-11-02T09:20:00Z"
                             }
                           },
@@ -14389,6 +14497,11 @@ pub const OPENAPI_JSON: &str = r##"{
                             "status": "success",
                             "channel": "nip",
                             "remarks": "Payment for order 1042",
+                            "session_id": "000013261102092000481930275164",
+                            "originator_account_number": "0123456788",
+                            "originator_account_name": "Emeka Nwosu",
+                            "originator_bank_code": "000013",
+                            "originator_bank_name": "Guaranty Trust Bank",
                             "created_at": "2026-11-02T09:20:00Z"
                           }
                         },
@@ -14479,7 +14592,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "simulate_inbound_transfer",
         "summary": "Simulate money coming in (sandbox only)",
         "x-origin": "extension",
-        "description": "Sandbox only: credits `amount` to any active account of the business as if it had arrived\nfrom outside (or from another Kobo account when `sender_bank_code` is `090823`), so an\nintegration can be tested end to end. It is a real posting: balances, transactions,\nsettlements, aggregates and the `collection.received` webhook all follow, exactly as for a\nreal inbound transfer. Sender fields default to a test sender at Guaranty Trust Bank.\nAccepts `Idempotency-Key`. In production the operation answers `48`.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed (the amount must be positive, at most two fraction\n  digits).\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` no account of the business has this number.\n- `48` the account is not `active`, or this is the production environment.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Sandbox only: credits `amount` to any active account of the business as if it had arrived\nfrom outside (or from another Kobo account when `sender_bank_code` is `090823`), so an\nintegration can be tested end to end. It is a real posting: balances, transactions,\nsettlements, aggregates and the `collection.received` webhook all follow, exactly as for a\nreal inbound transfer. Sender fields default to a test sender at Guaranty Trust Bank.\nAccepts `Idempotency-Key`. Production has no such operation: there it answers `04`, like\nany unknown path.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed (the amount must be positive, at most two fraction\n  digits).\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` no account of the business has this number.\n- `48` the account is not `active` (`blocked`, `closed`, ...).\n- `04` (production only) the operation does not exist there.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "integrationToken": []
@@ -14557,6 +14670,11 @@ pub const OPENAPI_JSON: &str = r##"{
                         "status": "success",
                         "channel": "nip",
                         "remarks": "Payment for order 1042",
+                        "session_id": "000013261102092000481930275164",
+                        "originator_account_number": "0123456788",
+                        "originator_account_name": "Emeka Nwosu",
+                        "originator_bank_code": "000013",
+                        "originator_bank_name": "Guaranty Trust Bank",
                         "created_at": "2026-11-02T09:20:00Z"
                       }
                     }
@@ -14604,11 +14722,11 @@ pub const OPENAPI_JSON: &str = r##"{
                   "$ref": "#/components/schemas/ErrorEnvelope"
                 },
                 "examples": {
-                  "production": {
+                  "account_not_active": {
                     "value": {
                       "status": false,
                       "response_code": "48",
-                      "message": "simulate_inbound_transfer exists only in the sandbox",
+                      "message": "Account 2000000011 is blocked and cannot receive funds",
                       "data": null
                     }
                   },
@@ -15553,28 +15671,32 @@ pub const OPENAPI_JSON: &str = r##"{
       },
       "TransactionStatus": {
         "type": "string",
+        "description": "`success` posted; `pending` in flight (an inter-bank transfer awaiting the other bank);\n`failed` not executed; `reversed` executed and then returned (the return is its own\n`reversal` transaction). `reversed` is an extension; clients should treat an unknown value\nas pending.\n",
         "enum": [
           "success",
           "pending",
-          "failed"
+          "failed",
+          "reversed"
         ]
       },
       "TransactionCategory": {
         "type": "string",
         "x-origin": "extension",
-        "description": "`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a failed transfer's funds.",
+        "description": "`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a\nfailed transfer's funds, `fee` a charge the bank took (for example on an inter-bank\ntransfer). Clients should accept values added later.\n",
         "enum": [
           "collection",
           "transfer",
-          "reversal"
+          "reversal",
+          "fee"
         ]
       },
       "Channel": {
         "type": "string",
-        "description": "`nip` inter-bank over NIP, `intra` within Kobo.",
+        "description": "`nip` inter-bank over NIP, `intra` between two Kobo accounts, `internal` a movement the bank\nmade itself (a fee, a reversal). Clients should accept values added later.\n",
         "enum": [
           "nip",
-          "intra"
+          "intra",
+          "internal"
         ]
       },
       "TransferType": {
@@ -15655,6 +15777,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "create_role",
           "update_role",
           "create_account",
+          "create_customer_account",
+          "receive_inbound_transfer",
           "funds_transfer",
           "approve_transfer",
           "reject_transfer",
@@ -15818,10 +15942,14 @@ pub const OPENAPI_JSON: &str = r##"{
             "properties": {
               "email": {
                 "type": "string",
-                "format": "email"
+                "format": "email",
+                "nullable": true,
+                "description": "As given at creation; null when none was."
               },
               "phone": {
-                "type": "string"
+                "type": "string",
+                "nullable": true,
+                "description": "As given at creation; null when none was."
               },
               "verified_identities": {
                 "type": "array",
@@ -16103,6 +16231,11 @@ pub const OPENAPI_JSON: &str = r##"{
           "status",
           "channel",
           "remarks",
+          "session_id",
+          "originator_account_number",
+          "originator_account_name",
+          "originator_bank_code",
+          "originator_bank_name",
           "created_at"
         ],
         "properties": {
@@ -16139,6 +16272,39 @@ pub const OPENAPI_JSON: &str = r##"{
           "remarks": {
             "type": "string",
             "description": "The narration."
+          },
+          "session_id": {
+            "type": "string",
+            "nullable": true,
+            "pattern": "^[0-9]{30}$",
+            "x-origin": "extension",
+            "description": "The 30-digit NIP session id of an inbound transfer from another bank (the key NIBSS and\nthe sending bank use in disputes); null for movements that did not cross NIP.\n"
+          },
+          "originator_account_number": {
+            "type": "string",
+            "nullable": true,
+            "pattern": "^[0-9]{10}$",
+            "x-origin": "extension",
+            "description": "The sender's account number, for a credit; null for a debit."
+          },
+          "originator_account_name": {
+            "type": "string",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "The sender's account name as their bank gave it, for a credit; null for a debit."
+          },
+          "originator_bank_code": {
+            "type": "string",
+            "nullable": true,
+            "pattern": "^[0-9]{6}$",
+            "x-origin": "extension",
+            "description": "The sender's bank code (`090823` for another Kobo account), for a credit; null for a debit."
+          },
+          "originator_bank_name": {
+            "type": "string",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "The sender's bank name, for a credit; null for a debit."
           },
           "created_at": {
             "type": "string",
@@ -16290,19 +16456,35 @@ pub const OPENAPI_JSON: &str = r##"{
             "$ref": "#/components/schemas/TransactionStatus"
           },
           "approval_status": {
-            "$ref": "#/components/schemas/ApprovalStatus",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/ApprovalStatus"
+              }
+            ],
             "x-origin": "extension"
           },
           "transfer_type": {
-            "$ref": "#/components/schemas/TransferType",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/TransferType"
+              }
+            ],
             "x-origin": "extension"
           },
           "source_account_number": {
-            "$ref": "#/components/schemas/AccountNumber",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/AccountNumber"
+              }
+            ],
             "x-origin": "extension"
           },
           "beneficiary_account_number": {
-            "$ref": "#/components/schemas/AccountNumber",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/AccountNumber"
+              }
+            ],
             "x-origin": "extension"
           },
           "beneficiary_account_name": {
@@ -16310,7 +16492,11 @@ pub const OPENAPI_JSON: &str = r##"{
             "x-origin": "extension"
           },
           "bank_code": {
-            "$ref": "#/components/schemas/BankCode",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/BankCode"
+              }
+            ],
             "x-origin": "extension"
           },
           "bank_name": {
@@ -16602,7 +16788,11 @@ pub const OPENAPI_JSON: &str = r##"{
             "description": "False while the invitation is pending and after deactivation."
           },
           "invitation_status": {
-            "$ref": "#/components/schemas/InvitationStatus",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/InvitationStatus"
+              }
+            ],
             "x-origin": "extension"
           },
           "last_login": {
@@ -17256,11 +17446,7 @@ pub const OPENAPI_JSON: &str = r##"{
       "CreateCustomerAccountRequest": {
         "type": "object",
         "additionalProperties": false,
-        "description": "Send at least one of `bvn` and `nin` (else `02`).",
-        "required": [
-          "email",
-          "phone"
-        ],
+        "description": "Send at least one of `bvn` and `nin` (else `02`). `email` and `phone` are optional, as in\nthe source document.\n",
         "properties": {
           "email": {
             "$ref": "#/components/schemas/Email"
@@ -17290,7 +17476,11 @@ pub const OPENAPI_JSON: &str = r##"{
             "description": "Free JSON object stored with the account, never interpreted."
           },
           "parent_account_number": {
-            "$ref": "#/components/schemas/AccountNumber",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/AccountNumber"
+              }
+            ],
             "x-origin": "extension"
           }
         }
@@ -17364,17 +17554,17 @@ pub const OPENAPI_JSON: &str = r##"{
             "minimum": 1,
             "maximum": 100,
             "default": 20,
-            "x-origin": "extension"
+            "description": "Accounts per page (the source's \"maximum count per page\"; its name is not shown there)."
           },
           "cursor_created_at": {
             "type": "string",
             "format": "date-time",
-            "x-origin": "extension"
+            "description": "`created_at` of the last account of the previous page (the source's cursor timestamp)."
           },
           "cursor_id": {
             "type": "string",
             "format": "uuid",
-            "x-origin": "extension"
+            "description": "`id` of the last account of the previous page (the source's cursor UUID id)."
           }
         }
       },
@@ -17423,7 +17613,11 @@ pub const OPENAPI_JSON: &str = r##"{
             "format": "date"
           },
           "account_type": {
-            "$ref": "#/components/schemas/AccountTypeFilter",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/AccountTypeFilter"
+              }
+            ],
             "x-origin": "extension"
           }
         }
@@ -17545,7 +17739,11 @@ pub const OPENAPI_JSON: &str = r##"{
             "$ref": "#/components/schemas/TransactionType"
           },
           "transaction_category": {
-            "$ref": "#/components/schemas/TransactionCategory",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/TransactionCategory"
+              }
+            ],
             "x-origin": "extension"
           },
           "reference_number": {
@@ -17554,7 +17752,11 @@ pub const OPENAPI_JSON: &str = r##"{
             "x-origin": "extension"
           },
           "channel": {
-            "$ref": "#/components/schemas/Channel",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Channel"
+              }
+            ],
             "x-origin": "extension"
           },
           "search": {

@@ -69,6 +69,16 @@ pub enum Command {
     Migrate(MigrateArgs),
     /// Operator: list stored notifications (invitations, OTPs), newest first.
     Outbox(OutboxArgs),
+    /// Operator: check the ledger.
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LedgerCommand {
+    /// Recompute every balance from the postings, check that each journal entry balances and
+    /// that the whole ledger sums to zero; exits non-zero naming any discrepancy.
+    Verify(MigrateArgs),
 }
 
 /// Where the data lives.
@@ -337,6 +347,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Business(command) => business(command).await,
         Command::Migrate(args) => migrate(args).await,
         Command::Outbox(args) => outbox(args).await,
+        Command::Ledger(LedgerCommand::Verify(args)) => verify_ledger(args).await,
     }
 }
 
@@ -611,6 +622,44 @@ async fn migrate(args: MigrateArgs) -> Result<()> {
         println!("{}", json!({"migrated": true}));
     } else {
         println!("Database migrations are up to date.");
+    }
+    Ok(())
+}
+
+async fn verify_ledger(args: MigrateArgs) -> Result<()> {
+    let store = args.store.open().await?;
+    let report = crate::money::verify::verify(&store).await?;
+    let mut out = std::io::stdout().lock();
+    if args.output.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "{} accounts, {} journal entries, {} postings, {} transactions; ledger total {}",
+            report.accounts,
+            report.journal_entries,
+            report.postings,
+            report.transactions,
+            report.ledger_total
+        )?;
+        for discrepancy in &report.discrepancies {
+            writeln!(
+                out,
+                "DISCREPANCY {} {}: {}",
+                discrepancy.kind, discrepancy.subject, discrepancy.detail
+            )?;
+        }
+        if report.ok {
+            writeln!(out, "The ledger balances.")?;
+        }
+    }
+    drop(out);
+    if !report.ok {
+        anyhow::bail!(
+            "the ledger has {} discrepancy(ies)",
+            report.discrepancies.len()
+        );
     }
     Ok(())
 }

@@ -18,10 +18,13 @@ use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::secrets::Passwords;
 use crate::kernel::store::Store;
+use crate::money::{accounts, inbound, transactions};
 use crate::platform::principal::Principal;
 use crate::platform::rate_limit::RateLimiter;
 use crate::platform::tokens::TokenKeys;
 use crate::platform::{identity, logs, permissions, sessions, team};
+use crate::provider::sandbox::SandboxProvider;
+use crate::provider::CoreBanking;
 
 /// The state behind the API: storage, configuration, the clock, the keys that sign tokens and
 /// the per-credential request budgets (`29`).
@@ -32,6 +35,7 @@ pub struct KoboApi {
     tokens: TokenKeys,
     passwords: Passwords,
     rate_limiter: RateLimiter,
+    provider: Arc<dyn CoreBanking>,
 }
 
 impl KoboApi {
@@ -43,7 +47,14 @@ impl KoboApi {
             config: Arc::new(config),
             clock,
             tokens,
+            provider: Arc::new(SandboxProvider),
         }
+    }
+
+    /// The same API with another core banking provider (tests put one that is down here).
+    pub fn with_provider(mut self, provider: Arc<dyn CoreBanking>) -> KoboApi {
+        self.provider = provider;
+        self
     }
 
     /// An API ready to serve: applies the migrations and upserts the built-in roles.
@@ -162,17 +173,33 @@ impl Api for KoboApi {
     async fn create_account_api(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::CreateAccountRequest,
+        body: models::CreateAccountRequest,
     ) -> Result<models::Account, ApiError> {
-        Err(not_yet(ctx.operation))
+        accounts::create_current_account(
+            &self.store,
+            &self.config,
+            &*self.provider,
+            &self.clock,
+            ctx,
+            body,
+        )
+        .await
     }
 
     async fn create_account_web(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::CreateAccountRequest,
+        body: models::CreateAccountRequest,
     ) -> Result<models::Account, ApiError> {
-        Err(not_yet(ctx.operation))
+        accounts::create_current_account(
+            &self.store,
+            &self.config,
+            &*self.provider,
+            &self.clock,
+            ctx,
+            body,
+        )
+        .await
     }
 
     async fn create_approval_policy(
@@ -186,9 +213,10 @@ impl Api for KoboApi {
     async fn create_customer_account(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::CreateCustomerAccountRequest,
+        body: models::CreateCustomerAccountRequest,
     ) -> Result<models::Account, ApiError> {
-        Err(not_yet(ctx.operation))
+        accounts::create_customer_account(&self.store, &*self.provider, &self.clock, ctx, body)
+            .await
     }
 
     async fn create_role(
@@ -202,17 +230,17 @@ impl Api for KoboApi {
     async fn fetch_account_collections(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::FetchAccountCollectionsRequest,
+        body: models::FetchAccountCollectionsRequest,
     ) -> Result<Page<Vec<models::AccountCollection>>, ApiError> {
-        Err(not_yet(ctx.operation))
+        accounts::fetch_account_collections(&self.store, ctx, body).await
     }
 
     async fn fetch_account_summaries(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::FetchAccountSummariesRequest,
+        body: models::FetchAccountSummariesRequest,
     ) -> Result<Page<Vec<models::AccountSummary>>, ApiError> {
-        Err(not_yet(ctx.operation))
+        accounts::fetch_account_summaries(&self.store, ctx, body).await
     }
 
     async fn fetch_activity_logs(
@@ -242,9 +270,9 @@ impl Api for KoboApi {
     async fn fetch_customer_accounts(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::FetchCustomerAccountsRequest,
+        body: models::FetchCustomerAccountsRequest,
     ) -> Result<Page<Vec<models::Account>>, ApiError> {
-        Err(not_yet(ctx.operation))
+        accounts::fetch_customer_accounts(&self.store, ctx, body).await
     }
 
     async fn fetch_members(
@@ -282,33 +310,35 @@ impl Api for KoboApi {
     async fn fetch_settlement_transactions_api(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::FetchSettlementTransactionsRequest,
+        body: models::FetchSettlementTransactionsRequest,
     ) -> Result<Page<Vec<models::IntegrationTransaction>>, ApiError> {
-        Err(not_yet(ctx.operation))
+        accounts::ensure_business_active(self.store.pool(), &ctx.principal.business_id).await?;
+        transactions::fetch_settlements_api(&self.store, &ctx.principal.business_id, body).await
     }
 
     async fn fetch_settlement_transactions_web(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::FetchSettlementTransactionsRequest,
+        body: models::FetchSettlementTransactionsRequest,
     ) -> Result<Page<Vec<models::DashboardSettlement>>, ApiError> {
-        Err(not_yet(ctx.operation))
+        transactions::fetch_settlements_web(&self.store, &ctx.principal.business_id, body).await
     }
 
     async fn fetch_transactions_api(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::FetchTransactionsApiRequest,
+        body: models::FetchTransactionsApiRequest,
     ) -> Result<Page<Vec<models::IntegrationTransaction>>, ApiError> {
-        Err(not_yet(ctx.operation))
+        accounts::ensure_business_active(self.store.pool(), &ctx.principal.business_id).await?;
+        transactions::fetch_transactions_api(&self.store, &ctx.principal.business_id, body).await
     }
 
     async fn fetch_transactions_web(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::FetchTransactionsWebRequest,
+        body: models::FetchTransactionsWebRequest,
     ) -> Result<Page<Vec<models::DashboardTransaction>>, ApiError> {
-        Err(not_yet(ctx.operation))
+        transactions::fetch_transactions_web(&self.store, &ctx.principal.business_id, body).await
     }
 
     async fn fetch_webhook_events(
@@ -354,9 +384,9 @@ impl Api for KoboApi {
     async fn get_account(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::GetAccountRequest,
+        body: models::GetAccountRequest,
     ) -> Result<models::AccountDetail, ApiError> {
-        Err(not_yet(ctx.operation))
+        accounts::get_account(&self.store, ctx, body).await
     }
 
     async fn get_approval_policy(
@@ -378,9 +408,9 @@ impl Api for KoboApi {
     async fn get_total_account_metrics(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::GetTotalAccountMetricsRequest,
+        body: models::GetTotalAccountMetricsRequest,
     ) -> Result<models::AccountMetrics, ApiError> {
-        Err(not_yet(ctx.operation))
+        accounts::get_total_account_metrics(&self.store, ctx, body).await
     }
 
     async fn get_transfer_api(
@@ -483,9 +513,9 @@ impl Api for KoboApi {
     async fn simulate_inbound_transfer(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::SimulateInboundTransferRequest,
+        body: models::SimulateInboundTransferRequest,
     ) -> Result<models::IntegrationTransaction, ApiError> {
-        Err(not_yet(ctx.operation))
+        inbound::simulate_inbound_transfer(&self.store, &self.config, &self.clock, ctx, body).await
     }
 
     async fn update_approval_policy(

@@ -53,6 +53,8 @@ pub struct Config {
     pub request_budget: RequestBudget,
     /// How passwords are hashed.
     pub passwords: PasswordPolicy,
+    /// The most current accounts a business may hold (`83` past it): 100, 20 in the sandbox.
+    pub max_current_accounts: u32,
 }
 
 impl Config {
@@ -78,6 +80,10 @@ impl Config {
             invitation_link_base: "https://dashboard.kobo.example/accept-invite?token=".into(),
             request_budget: RequestBudget::default(),
             passwords: PasswordPolicy::default(),
+            max_current_accounts: match environment {
+                Environment::Sandbox => 20,
+                Environment::Production => 100,
+            },
         }
     }
 }

@@ -1,4 +1,16 @@
-//! Money: account numbers today; the ledger, accounts, customers and transfers arrive here.
-//! Uses `kernel`, `outbox` and `platform`; nothing outer.
+//! Money: amounts, account numbers, the double-entry ledger, accounts and customers, and the
+//! transactions and settlements businesses read. Uses `kernel`, `outbox`, `provider` and
+//! `platform`; nothing outer.
+//!
+//! Amounts are integer kobo (`i64`) and sums are `i128`: no floating point anywhere in this
+//! layer, which the lint below enforces.
 
+#![deny(clippy::float_arithmetic)]
+
+pub mod accounts;
+pub mod amount;
+pub mod inbound;
+pub mod ledger;
 pub mod nuban;
+pub mod transactions;
+pub mod verify;

@@ -6,6 +6,7 @@
 //! reads with `kobo outbox`.
 
 pub mod dispatcher;
+pub mod events;
 
 use crate::kernel::store::{self, Tx};
 use chrono::{DateTime, Utc};

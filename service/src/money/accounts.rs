@@ -1,0 +1,951 @@
+//! Accounts: the main pool account (made with the business, `operator::businesses`), current
+//! accounts linked to it, and customers' virtual accounts, each with its own balance; their
+//! lookups, lists and aggregates, computed from the ledger.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use generated_server::models::{self, AuditAction};
+use generated_server::{ApiError, OrInternal, Page, RequestContext, ResponseCode};
+use serde_json::Value;
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+use crate::kernel::clock::Clock;
+use crate::kernel::config::Config;
+use crate::kernel::paging::{self, Conditions, Cursor, Sql};
+use crate::kernel::secrets::sha256_hex;
+use crate::kernel::store::{self, internal, Store, Tx};
+use crate::money::amount::{self, Total};
+use crate::money::nuban::{self, Series};
+use crate::outbox::events;
+use crate::platform::business::{self, normalize_email};
+use crate::platform::idempotency::{self, Claim};
+use crate::platform::logs::{self, AuditEntry};
+use crate::platform::principal::Principal;
+use crate::provider::{AccountOpening, CoreBanking, IdentityNumbers, ProviderError};
+
+/// The columns every account view reads, from `accounts a LEFT JOIN accounts p` (the parent).
+const ACCOUNT_COLUMNS: &str = "a.id, a.account_number, a.account_name, a.account_type, \
+    a.account_class, a.status, a.balance, a.last_balance_update, \
+    p.account_number AS parent_account_number, a.customer_id, a.created_at";
+const ACCOUNT_FROM: &str = " FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id";
+
+/// An account as stored.
+#[derive(Clone, Debug)]
+pub struct AccountRow {
+    pub id: String,
+    pub account_number: String,
+    pub account_name: String,
+    pub account_type: String,
+    pub account_class: String,
+    pub status: String,
+    pub balance: i64,
+    pub last_balance_update: Option<DateTime<Utc>>,
+    pub parent_account_number: Option<String>,
+    pub customer_id: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+fn account_row(row: &AnyRow) -> Result<AccountRow, ApiError> {
+    Ok(AccountRow {
+        id: store::text(row, "id")?,
+        account_number: store::text(row, "account_number")?,
+        account_name: store::text(row, "account_name")?,
+        account_type: store::text(row, "account_type")?,
+        account_class: store::text(row, "account_class")?,
+        status: store::text(row, "status")?,
+        balance: row.try_get("balance").or_internal()?,
+        last_balance_update: store::optional_time(row, "last_balance_update")?,
+        parent_account_number: store::optional_text(row, "parent_account_number")?,
+        customer_id: store::optional_text(row, "customer_id")?,
+        created_at: store::time(row, "created_at")?,
+    })
+}
+
+/// A value of a generated type, from what the database holds (which it always accepts).
+pub(crate) fn value<T>(text: impl AsRef<str>) -> Result<T, ApiError>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    let text = text.as_ref();
+    text.parse()
+        .map_err(|error| internal(format!("bad value {text:?} in the database: {error}")))
+}
+
+impl AccountRow {
+    pub fn view(&self) -> Result<models::Account, ApiError> {
+        Ok(models::Account {
+            id: value(&self.id)?,
+            account_number: value(&self.account_number)?,
+            account_name: value(&self.account_name)?,
+            account_type: value(&self.account_type)?,
+            status: value(&self.status)?,
+            balance: value(amount::balance_text(i128::from(self.balance)))?,
+            last_balance_update: self.last_balance_update,
+            parent_account_number: self
+                .parent_account_number
+                .as_deref()
+                .map(value)
+                .transpose()?,
+            created_at: self.created_at,
+        })
+    }
+}
+
+/// `60` unless the business is active (read in `executor`, inside the caller's transaction
+/// where it matters).
+pub async fn ensure_business_active<'e, E>(executor: E, business_id: &str) -> Result<(), ApiError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let status: Option<String> = sqlx::query_scalar("SELECT status FROM businesses WHERE id = $1")
+        .bind(business_id)
+        .fetch_optional(executor)
+        .await
+        .or_internal()?;
+    match status.as_deref() {
+        Some("active") => Ok(()),
+        Some(_) => Err(ApiError::new(ResponseCode::BusinessInactive)),
+        None => Err(internal("the business of a live session is missing")),
+    }
+}
+
+fn provider_error(error: ProviderError) -> ApiError {
+    match error {
+        ProviderError::Unavailable(message) => {
+            ApiError::new(ResponseCode::ProviderUnavailable).with_message(message)
+        }
+        ProviderError::Refused(message) => {
+            ApiError::new(ResponseCode::ProviderError).with_message(message)
+        }
+    }
+}
+
+fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
+    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
+}
+
+/// A caller-chosen account name: trimmed, 1 to 255 characters.
+fn account_name(name: Option<&str>) -> Result<Option<String>, ApiError> {
+    match name.map(str::trim) {
+        None => Ok(None),
+        Some("") => Err(invalid("`account_name`: must not be blank")),
+        Some(name) if name.chars().count() > 255 => {
+            Err(invalid("`account_name`: at most 255 characters"))
+        }
+        Some(name) => Ok(Some(name.to_owned())),
+    }
+}
+
+/// Whether an idempotent retry can be answered at once, before any provider call: a peek that
+/// leaves nothing behind (its transaction rolls back).
+async fn replayed<P, B: serde::Serialize, T: serde::de::DeserializeOwned>(
+    store: &Store,
+    now: DateTime<Utc>,
+    ctx: &RequestContext<P>,
+    business_id: &str,
+    body: &B,
+) -> Result<Option<T>, ApiError> {
+    if ctx.idempotency_key.is_none() {
+        return Ok(None);
+    }
+    let mut tx = store.begin().await?;
+    let claim = idempotency::claim(&mut tx, now, ctx, business_id, body).await?;
+    tx.rollback().await.or_internal()?;
+    match claim {
+        Claim::Replay(data) => idempotency::replay(ctx, data).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// `create_account_api` and `create_account_web`: a current account linked to the main pool
+/// account. Dashboard calls are audited as the member; integration calls as the credentials.
+pub async fn create_current_account(
+    store: &Store,
+    config: &Config,
+    provider: &dyn CoreBanking,
+    clock: &Clock,
+    ctx: RequestContext<Principal>,
+    body: models::CreateAccountRequest,
+) -> Result<models::Account, ApiError> {
+    let business_id = ctx.principal.business_id.clone();
+    let chosen_name = account_name(body.account_name.as_deref().map(|name| name.as_str()))?;
+    if let Some(account) = replayed(store, clock.now(), &ctx, &business_id, &body).await? {
+        return Ok(account);
+    }
+    ensure_business_active(store.pool(), &business_id).await?;
+    provider
+        .open_account(&AccountOpening {
+            business_id: &business_id,
+            account_name: chosen_name.as_deref().unwrap_or(""),
+            account_type: "current",
+        })
+        .await
+        .map_err(provider_error)?;
+
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &body).await?;
+    if let Claim::Replay(data) = claim {
+        return idempotency::replay(&ctx, data);
+    }
+    business::lock_business(&mut tx, store.backend(), &business_id).await?;
+    ensure_business_active(&mut *tx, &business_id).await?;
+    let row = sqlx::query(
+        "SELECT b.name, \
+           (SELECT COUNT(*) FROM accounts c WHERE c.business_id = b.id \
+              AND c.account_type = 'current') AS current_accounts, \
+           (SELECT m.id FROM accounts m WHERE m.business_id = b.id \
+              AND m.account_class = 'primary') AS main_account_id \
+         FROM businesses b WHERE b.id = $1",
+    )
+    .bind(&business_id)
+    .fetch_one(&mut *tx)
+    .await
+    .or_internal()?;
+    let current_accounts: i64 = row.try_get("current_accounts").or_internal()?;
+    if current_accounts >= i64::from(config.max_current_accounts) {
+        return Err(
+            ApiError::new(ResponseCode::ProviderError).with_message(format!(
+                "The account limit is reached: a business may hold {} current accounts",
+                config.max_current_accounts
+            )),
+        );
+    }
+    let main_account_id = store::optional_text(&row, "main_account_id")?
+        .ok_or_else(|| internal("the business has no main pool account"))?;
+    let name = match chosen_name {
+        Some(name) => name,
+        None => format!(
+            "{} - Current {}",
+            store::text(&row, "name")?,
+            current_accounts + 1
+        ),
+    };
+    let account = insert_account(
+        &mut tx,
+        &business_id,
+        NewAccount {
+            name: &name,
+            series: Series::Business,
+            account_type: "current",
+            parent_account_id: &main_account_id,
+            customer_id: None,
+        },
+        now,
+    )
+    .await?;
+    let view = account.view()?;
+    events::record(&mut tx, &business_id, "account.created", &view, now).await?;
+    logs::audit(
+        &mut tx,
+        now,
+        AuditEntry::by(&ctx, AuditAction::CreateAccount).target("account", &account.id),
+    )
+    .await?;
+    idempotency::complete(&mut tx, &claim, &view).await?;
+    tx.commit().await.or_internal()?;
+    Ok(view)
+}
+
+struct NewAccount<'a> {
+    name: &'a str,
+    series: Series,
+    account_type: &'static str,
+    parent_account_id: &'a str,
+    customer_id: Option<&'a str>,
+}
+
+async fn insert_account(
+    tx: &mut Tx,
+    business_id: &str,
+    new: NewAccount<'_>,
+    now: DateTime<Utc>,
+) -> Result<AccountRow, ApiError> {
+    let id = store::new_id();
+    let number = nuban::next_account_number(tx, new.series).await?;
+    sqlx::query(
+        "INSERT INTO accounts (id, business_id, account_number, account_name, account_type, \
+           account_class, status, parent_account_id, customer_id, balance, last_balance_update, \
+           created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, 'secondary', 'active', $6, $7, 0, NULL, $8, $8)",
+    )
+    .bind(&id)
+    .bind(business_id)
+    .bind(&number)
+    .bind(new.name)
+    .bind(new.account_type)
+    .bind(new.parent_account_id)
+    .bind(new.customer_id)
+    .bind(store::timestamp(now))
+    .execute(&mut **tx)
+    .await
+    .or_internal()?;
+    find_by_id(tx, &id)
+        .await?
+        .ok_or_else(|| internal("the new account vanished"))
+}
+
+/// The account with this id.
+pub async fn find_by_id(tx: &mut Tx, id: &str) -> Result<Option<AccountRow>, ApiError> {
+    let sql = format!("SELECT {ACCOUNT_COLUMNS}{ACCOUNT_FROM} WHERE a.id = $1");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await
+        .or_internal()?;
+    row.as_ref().map(account_row).transpose()
+}
+
+/// The business's account with this number.
+pub async fn find_by_number(
+    tx: &mut Tx,
+    business_id: &str,
+    number: &str,
+) -> Result<Option<AccountRow>, ApiError> {
+    let sql = format!(
+        "SELECT {ACCOUNT_COLUMNS}{ACCOUNT_FROM} WHERE a.business_id = $1 AND a.account_number = $2"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(business_id)
+        .bind(number)
+        .fetch_optional(&mut **tx)
+        .await
+        .or_internal()?;
+    row.as_ref().map(account_row).transpose()
+}
+
+/// The key that tells two customers apart without keeping their identity numbers.
+fn identity_hash(business_id: &str, kind: &str, number: &str) -> String {
+    sha256_hex(&format!("kobo.identity.v1:{business_id}:{kind}:{number}"))
+}
+
+/// `create_customer_account`: verifies the identity with the provider, then opens a virtual
+/// account with its own balance under the chosen parent (default: the main pool account).
+pub async fn create_customer_account(
+    store: &Store,
+    provider: &dyn CoreBanking,
+    clock: &Clock,
+    ctx: RequestContext<Principal>,
+    body: models::CreateCustomerAccountRequest,
+) -> Result<models::Account, ApiError> {
+    let business_id = ctx.principal.business_id.clone();
+    let numbers = IdentityNumbers {
+        bvn: body.bvn.as_ref().map(|bvn| bvn.to_string()),
+        nin: body.nin.as_ref().map(|nin| nin.to_string()),
+    };
+    if numbers.bvn.is_none() && numbers.nin.is_none() {
+        return Err(ApiError::new(ResponseCode::IdentityNumberMissing)
+            .with_message("Provide a BVN or a NIN"));
+    }
+    let email = match body.email.as_deref() {
+        Some(email) => {
+            Some(normalize_email(email).ok_or_else(|| invalid("`email`: not an email address"))?)
+        }
+        None => None,
+    };
+    let chosen_name = account_name(body.account_name.as_deref().map(|name| name.as_str()))?;
+    if let Some(account) = replayed(store, clock.now(), &ctx, &business_id, &body).await? {
+        return Ok(account);
+    }
+    ensure_business_active(store.pool(), &business_id).await?;
+    let hashes = [
+        ("bvn", numbers.bvn.as_deref()),
+        ("nin", numbers.nin.as_deref()),
+    ]
+    .map(|(kind, number)| number.map(|number| identity_hash(&business_id, kind, number)));
+    // Cheap refusals first: a taken identity or a wrong parent never reaches the provider.
+    {
+        let mut tx = store.begin().await?;
+        let parent = parent_account(
+            &mut tx,
+            &business_id,
+            body.parent_account_number.as_deref().map(|n| n.as_str()),
+        )
+        .await;
+        let duplicate = existing_customer_account(&mut tx, &business_id, &hashes).await;
+        tx.rollback().await.or_internal()?;
+        parent?;
+        if let Some(error) = duplicate? {
+            return Err(error);
+        }
+    }
+    let verified = provider
+        .verify_identity(&numbers)
+        .await
+        .map_err(provider_error)?;
+    let name = chosen_name.unwrap_or_else(|| verified.name.clone());
+    provider
+        .open_account(&AccountOpening {
+            business_id: &business_id,
+            account_name: &name,
+            account_type: "virtual",
+        })
+        .await
+        .map_err(provider_error)?;
+
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &body).await?;
+    if let Claim::Replay(data) = claim {
+        return idempotency::replay(&ctx, data);
+    }
+    business::lock_business(&mut tx, store.backend(), &business_id).await?;
+    ensure_business_active(&mut *tx, &business_id).await?;
+    let parent = parent_account(
+        &mut tx,
+        &business_id,
+        body.parent_account_number.as_deref().map(|n| n.as_str()),
+    )
+    .await?;
+    if let Some(error) = existing_customer_account(&mut tx, &business_id, &hashes).await? {
+        return Err(error);
+    }
+    let mut verified_identities = Vec::new();
+    if numbers.bvn.is_some() {
+        verified_identities.push("bvn");
+    }
+    if numbers.nin.is_some() {
+        verified_identities.push("nin");
+    }
+    let customer_id = store::new_id();
+    sqlx::query(
+        "INSERT INTO customers (id, business_id, email, phone, bvn_hash, nin_hash, \
+           verified_identities, verified_name, metadata, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    )
+    .bind(&customer_id)
+    .bind(&business_id)
+    .bind(email.as_deref())
+    .bind(body.phone.as_ref().map(|phone| phone.to_string()))
+    .bind(hashes[0].as_deref())
+    .bind(hashes[1].as_deref())
+    .bind(serde_json::to_string(&verified_identities).or_internal()?)
+    .bind(&verified.name)
+    .bind(serde_json::to_string(&body.metadata).or_internal()?)
+    .bind(store::timestamp(now))
+    .execute(&mut *tx)
+    .await
+    .or_internal()?;
+    let account = insert_account(
+        &mut tx,
+        &business_id,
+        NewAccount {
+            name: &name,
+            series: Series::Virtual,
+            account_type: "virtual",
+            parent_account_id: &parent.id,
+            customer_id: Some(&customer_id),
+        },
+        now,
+    )
+    .await?;
+    let view = account.view()?;
+    events::record(&mut tx, &business_id, "account.created", &view, now).await?;
+    logs::audit(
+        &mut tx,
+        now,
+        AuditEntry::by(&ctx, AuditAction::CreateCustomerAccount).target("account", &account.id),
+    )
+    .await?;
+    idempotency::complete(&mut tx, &claim, &view).await?;
+    tx.commit().await.or_internal()?;
+    Ok(view)
+}
+
+/// The pool or current account a new virtual account is linked to: `number`, or the main pool
+/// account. `44` when `number` is not a pool or current account of the business.
+async fn parent_account(
+    tx: &mut Tx,
+    business_id: &str,
+    number: Option<&str>,
+) -> Result<AccountRow, ApiError> {
+    let found = match number {
+        Some(number) => find_by_number(tx, business_id, number)
+            .await?
+            .filter(|account| account.account_type != "virtual"),
+        None => {
+            let sql = format!(
+                "SELECT {ACCOUNT_COLUMNS}{ACCOUNT_FROM} \
+                 WHERE a.business_id = $1 AND a.account_class = 'primary'"
+            );
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(business_id)
+                .fetch_optional(&mut **tx)
+                .await
+                .or_internal()?;
+            row.as_ref().map(account_row).transpose()?
+        }
+    };
+    found.ok_or_else(|| {
+        ApiError::new(ResponseCode::AccountNotFound).with_message(format!(
+            "No pool or current account {} in this business",
+            number.unwrap_or("(main)")
+        ))
+    })
+}
+
+/// `26` naming the account a BVN or NIN already has in this business.
+async fn existing_customer_account(
+    tx: &mut Tx,
+    business_id: &str,
+    hashes: &[Option<String>; 2],
+) -> Result<Option<ApiError>, ApiError> {
+    for (kind, hash) in ["BVN", "NIN"].iter().zip(hashes) {
+        let Some(hash) = hash else { continue };
+        let column = if *kind == "BVN" {
+            "bvn_hash"
+        } else {
+            "nin_hash"
+        };
+        let sql = format!(
+            "SELECT a.account_number FROM customers c JOIN accounts a ON a.customer_id = c.id \
+             WHERE c.business_id = $1 AND c.{column} = $2"
+        );
+        let number: Option<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .bind(business_id)
+            .bind(hash)
+            .fetch_optional(&mut **tx)
+            .await
+            .or_internal()?;
+        if let Some(number) = number {
+            return Ok(Some(ApiError::new(ResponseCode::Duplicate).with_message(
+                format!("This {kind} already has account {number} in this business"),
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// The SQL condition of an account type filter on `a`.
+fn type_condition(filter: models::AccountTypeFilter) -> &'static str {
+    match filter {
+        models::AccountTypeFilter::Normal => "a.account_type IN ('pool', 'current')",
+        models::AccountTypeFilter::Virtual => "a.account_type = 'virtual'",
+        models::AccountTypeFilter::Current => "a.account_type = 'current'",
+        // Kobo opens no savings accounts.
+        models::AccountTypeFilter::Savings => "1 = 0",
+    }
+}
+
+/// The account filters the lists share.
+#[derive(Default)]
+struct AccountFilters {
+    account_type: Option<models::AccountTypeFilter>,
+    account_number: Option<String>,
+    status: Option<models::AccountStatus>,
+    is_available: Option<bool>,
+    parent_account_number: Option<String>,
+    account_class: Option<models::AccountClass>,
+}
+
+fn account_conditions(sql: &mut Sql, business_id: &str, filters: &AccountFilters) -> Conditions {
+    let mut conditions = Conditions::default();
+    conditions.add(format!("a.business_id = {}", sql.arg(business_id)));
+    if let Some(filter) = filters.account_type {
+        conditions.add(type_condition(filter).to_owned());
+    }
+    if let Some(number) = &filters.account_number {
+        conditions.add(format!("a.account_number = {}", sql.arg(number.as_str())));
+    }
+    if let Some(status) = filters.status {
+        conditions.add(format!("a.status = {}", sql.arg(status.to_string())));
+    }
+    if let Some(available) = filters.is_available {
+        conditions.add(if available {
+            "a.status = 'active'".to_owned()
+        } else {
+            "a.status <> 'active'".to_owned()
+        });
+    }
+    if let Some(parent) = &filters.parent_account_number {
+        conditions.add(format!(
+            "a.account_type = 'virtual' AND p.account_number = {}",
+            sql.arg(parent.as_str())
+        ));
+    }
+    if let Some(class) = filters.account_class {
+        conditions.add(format!("a.account_class = {}", sql.arg(class.to_string())));
+    }
+    conditions
+}
+
+/// One keyset page of accounts, newest first.
+async fn account_page(
+    store: &Store,
+    business_id: &str,
+    filters: &AccountFilters,
+    cursor: Option<Cursor>,
+    limit: u64,
+) -> Result<(Vec<AccountRow>, models::Pagination), ApiError> {
+    let mut sql = Sql::new(&format!("SELECT {ACCOUNT_COLUMNS}{ACCOUNT_FROM}"));
+    let mut conditions = account_conditions(&mut sql, business_id, filters);
+    if let Some(cursor) = cursor {
+        let at = sql.arg(cursor.created_at);
+        let id = sql.arg(cursor.id);
+        conditions.add(format!(
+            "(a.created_at < {at} OR (a.created_at = {at} AND a.id < {id}))"
+        ));
+    }
+    let fetch = sql.arg(limit as i64 + 1);
+    sql.push(&conditions.where_clause());
+    sql.push(&format!(
+        " ORDER BY a.created_at DESC, a.id DESC LIMIT {fetch}"
+    ));
+    let rows = sql.fetch_all(store.pool()).await?;
+    let mut accounts = rows
+        .iter()
+        .map(account_row)
+        .collect::<Result<Vec<_>, _>>()?;
+    let has_more = paging::trim_to_page(&mut accounts, limit);
+    let last = match accounts.last() {
+        Some(account) => Some((account.created_at, value(&account.id)?)),
+        None => None,
+    };
+    Ok((accounts, paging::keyset_pagination(has_more, last, limit)))
+}
+
+pub async fn fetch_customer_accounts(
+    store: &Store,
+    ctx: RequestContext<Principal>,
+    body: models::FetchCustomerAccountsRequest,
+) -> Result<Page<Vec<models::Account>>, ApiError> {
+    let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
+    let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
+    let filters = body.filters.unwrap_or_default();
+    let filters = AccountFilters {
+        account_type: filters.account_type,
+        status: filters.status,
+        is_available: filters.is_available,
+        ..AccountFilters::default()
+    };
+    let (accounts, pagination) =
+        account_page(store, &ctx.principal.business_id, &filters, cursor, limit).await?;
+    Ok(Page {
+        data: accounts
+            .iter()
+            .map(AccountRow::view)
+            .collect::<Result<_, _>>()?,
+        pagination,
+    })
+}
+
+pub async fn get_account(
+    store: &Store,
+    ctx: RequestContext<Principal>,
+    body: models::GetAccountRequest,
+) -> Result<models::AccountDetail, ApiError> {
+    let business_id = &ctx.principal.business_id;
+    let filters = AccountFilters {
+        account_type: body.account_type,
+        account_number: body.account_number.as_ref().map(|n| n.to_string()),
+        status: body.status,
+        account_class: body.account_class,
+        ..AccountFilters::default()
+    };
+    let (accounts, _) = account_page(store, business_id, &filters, None, 1).await?;
+    let account = accounts.into_iter().next().ok_or_else(|| {
+        ApiError::new(ResponseCode::AccountNotFound)
+            .with_message("No account of this business matches the parameters")
+    })?;
+    let customer = match &account.customer_id {
+        Some(customer_id) => Some(customer_view(store, customer_id).await?),
+        None => None,
+    };
+    Ok(models::AccountDetail {
+        id: value(&account.id)?,
+        account_number: value(&account.account_number)?,
+        account_name: value(&account.account_name)?,
+        account_type: value(&account.account_type)?,
+        account_class: value(&account.account_class)?,
+        status: value(&account.status)?,
+        balance: value(amount::balance_text(i128::from(account.balance)))?,
+        last_balance_update: account.last_balance_update,
+        parent_account_number: account
+            .parent_account_number
+            .as_deref()
+            .map(value)
+            .transpose()?,
+        customer,
+        created_at: account.created_at,
+    })
+}
+
+async fn customer_view(
+    store: &Store,
+    customer_id: &str,
+) -> Result<models::AccountDetailCustomer, ApiError> {
+    let row = sqlx::query(
+        "SELECT email, phone, verified_identities, metadata FROM customers WHERE id = $1",
+    )
+    .bind(customer_id)
+    .fetch_one(store.pool())
+    .await
+    .or_internal()?;
+    let identities: Vec<String> =
+        serde_json::from_str(&store::text(&row, "verified_identities")?).or_internal()?;
+    let metadata: Value = serde_json::from_str(&store::text(&row, "metadata")?).or_internal()?;
+    Ok(models::AccountDetailCustomer {
+        email: store::optional_text(&row, "email")?,
+        phone: store::optional_text(&row, "phone")?,
+        verified_identities: identities.iter().map(value).collect::<Result<_, _>>()?,
+        metadata: match metadata {
+            Value::Object(map) => map,
+            _ => return Err(internal("customer metadata is not an object")),
+        },
+    })
+}
+
+/// Per-account totals read from the ledger's transactions.
+#[derive(Clone, Copy, Debug, Default)]
+struct Activity {
+    collections: i64,
+    collected: Total,
+    last_collection: Option<DateTime<Utc>>,
+    transfers: i64,
+    transferred: Total,
+    transactions: i64,
+}
+
+/// The totals of `accounts`, counting collections in `[from, until)` when given.
+async fn activity_of(
+    store: &Store,
+    accounts: &[AccountRow],
+    from: Option<String>,
+    until: Option<String>,
+) -> Result<HashMap<String, Activity>, ApiError> {
+    if accounts.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let mut sql = Sql::new("");
+    let mut collection = "category = 'collection' AND status = 'success'".to_owned();
+    if let Some(from) = from {
+        collection.push_str(&format!(" AND created_at >= {}", sql.arg(from)));
+    }
+    if let Some(until) = until {
+        collection.push_str(&format!(" AND created_at < {}", sql.arg(until)));
+    }
+    let transfer = "category = 'transfer' AND transaction_type = 'debit' \
+                    AND status IN ('success', 'pending')";
+    let ids: Vec<String> = accounts
+        .iter()
+        .map(|account| sql.arg(account.id.as_str()))
+        .collect();
+    sql.push(&format!(
+        "SELECT account_id, \
+           CAST(SUM(CASE WHEN {collection} THEN 1 ELSE 0 END) AS BIGINT) AS collections, \
+           {}, \
+           MAX(CASE WHEN {collection} THEN created_at END) AS last_collection, \
+           CAST(SUM(CASE WHEN {transfer} THEN 1 ELSE 0 END) AS BIGINT) AS transfers, \
+           {}, \
+           CAST(SUM(CASE WHEN status <> 'failed' THEN 1 ELSE 0 END) AS BIGINT) AS transactions \
+         FROM transactions WHERE account_id IN ({}) GROUP BY account_id",
+        amount::limbs_sql_where("amount", &collection, "collected"),
+        amount::limbs_sql_where("amount", transfer, "transferred"),
+        ids.join(", ")
+    ));
+    let rows = sql.fetch_all(store.pool()).await?;
+    let mut activity = HashMap::new();
+    for row in &rows {
+        let limbs = |name: &str| -> Result<Total, ApiError> {
+            Ok(Total::from_limbs(
+                row.try_get(format!("{name}_high").as_str()).or_internal()?,
+                row.try_get(format!("{name}_low").as_str()).or_internal()?,
+            ))
+        };
+        activity.insert(
+            store::text(row, "account_id")?,
+            Activity {
+                collections: row.try_get("collections").or_internal()?,
+                collected: limbs("collected")?,
+                last_collection: store::optional_time(row, "last_collection")?,
+                transfers: row.try_get("transfers").or_internal()?,
+                transferred: limbs("transferred")?,
+                transactions: row.try_get("transactions").or_internal()?,
+            },
+        );
+    }
+    Ok(activity)
+}
+
+fn count(value: i64) -> Result<u64, ApiError> {
+    u64::try_from(value).or_internal()
+}
+
+pub async fn fetch_account_collections(
+    store: &Store,
+    ctx: RequestContext<Principal>,
+    body: models::FetchAccountCollectionsRequest,
+) -> Result<Page<Vec<models::AccountCollection>>, ApiError> {
+    let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
+    let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
+    let (from, until) = window(body.date, body.start_date, body.end_date, "")?;
+    let filters = AccountFilters {
+        account_type: body.account_type,
+        account_number: body.account_number.as_ref().map(|n| n.to_string()),
+        status: body.status,
+        parent_account_number: body.parent_account_number.as_ref().map(|n| n.to_string()),
+        ..AccountFilters::default()
+    };
+    let (accounts, pagination) =
+        account_page(store, &ctx.principal.business_id, &filters, cursor, limit).await?;
+    let activity = activity_of(store, &accounts, from, until).await?;
+    let mut data = Vec::with_capacity(accounts.len());
+    for account in &accounts {
+        let totals = activity.get(&account.id).copied().unwrap_or_default();
+        data.push(models::AccountCollection {
+            id: value(&account.id)?,
+            account_number: value(&account.account_number)?,
+            account_name: account.account_name.clone(),
+            account_type: value(&account.account_type)?,
+            account_class: value(&account.account_class)?,
+            status: value(&account.status)?,
+            balance: value(amount::balance_text(i128::from(account.balance)))?,
+            last_balance_update: account.last_balance_update,
+            parent_account_number: account
+                .parent_account_number
+                .as_deref()
+                .map(value)
+                .transpose()?,
+            total_collections: count(totals.collections)?,
+            total_collection_amount: value(totals.collected.amount_text())?,
+            last_transaction_date: totals.last_collection,
+            created_at: account.created_at,
+        });
+    }
+    Ok(Page { data, pagination })
+}
+
+pub async fn fetch_account_summaries(
+    store: &Store,
+    ctx: RequestContext<Principal>,
+    body: models::FetchAccountSummariesRequest,
+) -> Result<Page<Vec<models::AccountSummary>>, ApiError> {
+    let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
+    let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
+    let filters = AccountFilters {
+        account_type: body.account_type,
+        account_number: body.account_number.as_ref().map(|n| n.to_string()),
+        status: body.status,
+        is_available: body.is_available,
+        ..AccountFilters::default()
+    };
+    let (accounts, pagination) =
+        account_page(store, &ctx.principal.business_id, &filters, cursor, limit).await?;
+    let activity = activity_of(store, &accounts, None, None).await?;
+    let mut data = Vec::with_capacity(accounts.len());
+    for account in &accounts {
+        let totals = activity.get(&account.id).copied().unwrap_or_default();
+        data.push(models::AccountSummary {
+            id: value(&account.id)?,
+            account_number: value(&account.account_number)?,
+            account_name: account.account_name.clone(),
+            account_type: value(&account.account_type)?,
+            account_class: value(&account.account_class)?,
+            status: value(&account.status)?,
+            balance: value(amount::balance_text(i128::from(account.balance)))?,
+            last_balance_update: account.last_balance_update,
+            parent_account_number: account
+                .parent_account_number
+                .as_deref()
+                .map(value)
+                .transpose()?,
+            total_collections: count(totals.collections)?,
+            total_collection_amount: value(totals.collected.amount_text())?,
+            last_transaction_date: totals.last_collection,
+            total_transfers: count(totals.transfers)?,
+            total_transfer_amount: value(totals.transferred.amount_text())?,
+            total_transactions: count(totals.transactions)?,
+            created_at: account.created_at,
+        });
+    }
+    Ok(Page { data, pagination })
+}
+
+/// A single day (taking precedence) or an inclusive range of days, as stored bounds.
+pub fn window(
+    date: Option<NaiveDate>,
+    start: Option<NaiveDate>,
+    end: Option<NaiveDate>,
+    prefix: &str,
+) -> Result<(Option<String>, Option<String>), ApiError> {
+    match date {
+        Some(day) => paging::day_range(Some(day), Some(day), prefix),
+        None => paging::day_range(start, end, prefix),
+    }
+}
+
+pub async fn get_total_account_metrics(
+    store: &Store,
+    ctx: RequestContext<Principal>,
+    body: models::GetTotalAccountMetricsRequest,
+) -> Result<models::AccountMetrics, ApiError> {
+    let filters = body.filters.unwrap_or_default();
+    let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;
+    let mut sql = Sql::new(
+        "WITH chosen AS (SELECT a.id, a.status, a.account_type, a.balance FROM accounts a",
+    );
+    let mut conditions = Conditions::default();
+    conditions.add(format!(
+        "a.business_id = {}",
+        sql.arg(ctx.principal.business_id.as_str())
+    ));
+    if let Some(filter) = filters.account_type {
+        conditions.add(type_condition(filter).to_owned());
+    }
+    let mut window = String::new();
+    if let Some(from) = &from {
+        conditions.add(format!("a.created_at >= {}", sql.arg(from.as_str())));
+        window.push_str(&format!(" AND t.created_at >= {}", sql.arg(from.as_str())));
+    }
+    if let Some(until) = &until {
+        conditions.add(format!("a.created_at < {}", sql.arg(until.as_str())));
+        window.push_str(&format!(" AND t.created_at < {}", sql.arg(until.as_str())));
+    }
+    sql.push(&conditions.where_clause());
+    sql.push(" ORDER BY a.created_at DESC, a.id DESC");
+    if let Some(count) = body.count {
+        let cap = sql.arg(i64::try_from(count.get()).unwrap_or(i64::MAX));
+        sql.push(&format!(" LIMIT {cap}"));
+    }
+    sql.push(&format!(
+        ") SELECT \
+           CAST(COALESCE(SUM(CASE WHEN status = 'active' THEN 1 ELSE 0 END), 0) AS BIGINT) AS active, \
+           CAST(COALESCE(SUM(CASE WHEN status <> 'active' THEN 1 ELSE 0 END), 0) AS BIGINT) AS inactive, \
+           CAST(COALESCE(SUM(CASE WHEN account_type = 'virtual' THEN 1 ELSE 0 END), 0) AS BIGINT) AS virtual_accounts, \
+           {}, \
+           (SELECT CAST(COALESCE(SUM(t.amount / 1000000000), 0) AS BIGINT) FROM transactions t \
+              JOIN chosen c ON c.id = t.account_id \
+              WHERE t.category = 'collection' AND t.status = 'success'{window}) AS collected_high, \
+           (SELECT CAST(COALESCE(SUM(t.amount % 1000000000), 0) AS BIGINT) FROM transactions t \
+              JOIN chosen c ON c.id = t.account_id \
+              WHERE t.category = 'collection' AND t.status = 'success'{window}) AS collected_low \
+         FROM chosen",
+        amount::limbs_sql("balance", "balance")
+    ));
+    let rows = sql.fetch_all(store.pool()).await?;
+    let row = rows
+        .first()
+        .ok_or_else(|| internal("an aggregate query returned no row"))?;
+    let number = |name: &str| -> Result<i64, ApiError> { row.try_get(name).or_internal() };
+    let counts = |name: &str| -> Result<Option<u64>, ApiError> {
+        if body.ignore_count {
+            Ok(None)
+        } else {
+            count(number(name)?).map(Some)
+        }
+    };
+    Ok(models::AccountMetrics {
+        total_active_accounts: counts("active")?,
+        total_inactive_accounts: counts("inactive")?,
+        total_virtual_accounts: counts("virtual_accounts")?,
+        total_volume_collected: value(
+            Total::from_limbs(number("collected_high")?, number("collected_low")?).amount_text(),
+        )?,
+        total_business_balance: value(
+            Total::from_limbs(number("balance_high")?, number("balance_low")?).balance_text(),
+        )?,
+    })
+}

@@ -1,0 +1,217 @@
+//! Money coming in: an inbound credit from outside (over NIP) or from another Kobo account,
+//! posted exactly as a real one: one journal entry (debit the bank's NIP settlement account,
+//! credit the business's account), the collection transaction and its settlement, the audit
+//! entry and the `collection.received` event, in one database transaction.
+//!
+//! `simulate_inbound_transfer` is the sandbox's way in; a real NIP inbound notification would
+//! call [`credit`] the same way.
+
+use chrono::{DateTime, Utc};
+use generated_server::models::{self, AuditAction};
+use generated_server::{ApiError, OrInternal, RequestContext, ResponseCode};
+
+use crate::kernel::clock::Clock;
+use crate::kernel::config::{Config, Environment};
+use crate::kernel::store::Store;
+use crate::money::accounts::find_by_number;
+use crate::money::amount::Kobo;
+use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
+use crate::money::nuban;
+use crate::money::transactions::{self, NewTransaction, Originator};
+use crate::outbox::events;
+use crate::platform::idempotency::{self, Claim};
+use crate::platform::logs::{self, AuditEntry};
+use crate::platform::principal::Principal;
+
+/// The sandbox's default sender: a test customer at Guaranty Trust Bank.
+const DEFAULT_SENDER: (&str, &str, &str) = ("0123456788", "Emeka Nwosu", "000013");
+
+/// The banks the sandbox knows by code (the transfers issue brings the full list).
+fn bank_name(code: &str) -> String {
+    match code {
+        nuban::BANK_CODE => "Kobo".to_owned(),
+        "000013" => "Guaranty Trust Bank".to_owned(),
+        "000014" => "Access Bank".to_owned(),
+        "000016" => "First Bank of Nigeria".to_owned(),
+        "000015" => "Zenith Bank".to_owned(),
+        "000004" => "United Bank for Africa".to_owned(),
+        other => format!("Bank {other}"),
+    }
+}
+
+/// A NIP session id: the sending bank's code, the time (`yyMMddHHmmss`) and 12 random digits.
+fn session_id(bank_code: &str, at: DateTime<Utc>) -> String {
+    let random = uuid::Uuid::new_v4().as_u128() % 1_000_000_000_000;
+    format!("{bank_code}{}{random:012}", at.format("%y%m%d%H%M%S"))
+}
+
+pub async fn simulate_inbound_transfer(
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
+    ctx: RequestContext<Principal>,
+    body: models::SimulateInboundTransferRequest,
+) -> Result<models::IntegrationTransaction, ApiError> {
+    if config.environment != Environment::Sandbox {
+        return Err(ApiError::new(ResponseCode::UnknownOperation)
+            .with_message("simulate_inbound_transfer exists only in the sandbox"));
+    }
+    let amount = Kobo::parse(body.amount.as_str()).ok_or_else(|| {
+        ApiError::new(ResponseCode::InvalidRequest)
+            .with_message("`amount`: must be positive, with at most two fraction digits")
+    })?;
+    let (default_number, default_name, default_bank) = DEFAULT_SENDER;
+    let bank_code = body
+        .sender_bank_code
+        .as_ref()
+        .map_or(default_bank.to_owned(), |code| code.to_string());
+    let originator = Originator {
+        account_number: body
+            .sender_account_number
+            .as_ref()
+            .map_or(default_number.to_owned(), |n| n.to_string()),
+        account_name: body
+            .sender_account_name
+            .as_ref()
+            .map_or(default_name.to_owned(), |n| n.trim().to_owned()),
+        bank_name: bank_name(&bank_code),
+        bank_code,
+    };
+    let narration = body
+        .narration
+        .as_ref()
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| format!("Transfer from {}", originator.account_name));
+    let credit = InboundCredit {
+        account_number: body.account_number.to_string(),
+        amount,
+        narration,
+        originator,
+        environment: config.environment,
+    };
+    credit_with(store, clock, &ctx, &body, &credit).await
+}
+
+/// An inbound credit to post.
+#[derive(Clone, Debug)]
+pub struct InboundCredit {
+    pub account_number: String,
+    pub amount: Kobo,
+    pub narration: String,
+    pub originator: Originator,
+    pub environment: Environment,
+}
+
+async fn credit_with(
+    store: &Store,
+    clock: &Clock,
+    ctx: &RequestContext<Principal>,
+    body: &models::SimulateInboundTransferRequest,
+    credit: &InboundCredit,
+) -> Result<models::IntegrationTransaction, ApiError> {
+    let business_id = ctx.principal.business_id.as_str();
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    let claim = idempotency::claim(&mut tx, now, ctx, business_id, body).await?;
+    if let Claim::Replay(data) = claim {
+        return idempotency::replay(ctx, data);
+    }
+    let transaction = post_credit(&mut tx, business_id, credit, now).await?;
+    logs::audit(
+        &mut tx,
+        transaction.created_at,
+        AuditEntry::by(ctx, AuditAction::ReceiveInboundTransfer)
+            .target("transaction", transaction.id.to_string()),
+    )
+    .await?;
+    idempotency::complete(&mut tx, &claim, &transaction).await?;
+    tx.commit().await.or_internal()?;
+    Ok(transaction)
+}
+
+/// Posts `credit` to the business's account inside `tx`: the ledger head, the entry, the
+/// transaction and settlement, the `collection.received` event.
+pub async fn post_credit(
+    tx: &mut crate::kernel::store::Tx,
+    business_id: &str,
+    credit: &InboundCredit,
+    now: DateTime<Utc>,
+) -> Result<models::IntegrationTransaction, ApiError> {
+    // The head first (the lock order of every posting), then the account.
+    let head = ledger::advance_head(tx, business_id, now).await?;
+    let account = find_by_number(tx, business_id, &credit.account_number)
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(ResponseCode::AccountNotFound).with_message(format!(
+                "No account {} in this business",
+                credit.account_number
+            ))
+        })?;
+    if account.status != "active" {
+        return Err(
+            ApiError::new(ResponseCode::InvalidState).with_message(format!(
+                "Account {} is {} and cannot receive funds",
+                account.account_number, account.status
+            )),
+        );
+    }
+    let entry = Entry {
+        business_id,
+        kind: "inbound_credit",
+        postings: vec![
+            Posting {
+                account: LedgerAccount::Internal(Internal::NipSettlement, credit.environment),
+                amount: -credit.amount.get(),
+            },
+            Posting {
+                account: LedgerAccount::Customer(account.id.clone()),
+                amount: credit.amount.get(),
+            },
+        ],
+    };
+    let entry_id = match ledger::post(tx, &entry, head).await? {
+        Ok(entry_id) => entry_id,
+        Err(Refusal::BalanceLimit { .. } | Refusal::InsufficientFunds { .. }) => {
+            return Err(
+                ApiError::new(ResponseCode::InvalidState).with_message(format!(
+                "Account {} cannot hold this amount: it would exceed the largest balance allowed",
+                account.account_number
+            )),
+            );
+        }
+    };
+    let intra = credit.originator.bank_code == nuban::BANK_CODE;
+    let transaction = transactions::record(
+        tx,
+        &NewTransaction {
+            business_id,
+            account: &account,
+            entry_id: &entry_id,
+            head,
+            reference_number: transactions::new_reference("COL", head.posted_at),
+            transaction_type: models::TransactionType::Credit,
+            category: models::TransactionCategory::Collection,
+            status: models::TransactionStatus::Success,
+            channel: if intra {
+                models::Channel::Intra
+            } else {
+                models::Channel::Nip
+            },
+            amount: credit.amount,
+            narration: credit.narration.clone(),
+            session_id: (!intra).then(|| session_id(&credit.originator.bank_code, head.posted_at)),
+            originator: Some(credit.originator.clone()),
+        },
+    )
+    .await?;
+    events::record(
+        tx,
+        business_id,
+        "collection.received",
+        &transaction,
+        head.posted_at,
+    )
+    .await?;
+    Ok(transaction)
+}

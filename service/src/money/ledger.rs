@@ -1,0 +1,269 @@
+//! The double-entry ledger: every movement of money is one journal entry of balanced postings.
+//!
+//! A posting's amount is signed kobo, credit positive; the postings of an entry sum to zero
+//! ([`post`] refuses anything else before it writes), so the whole ledger sums to zero.
+//! Customer-facing balances are `accounts.balance`: each posting to one is a conditional
+//! `UPDATE` whose affected-row count is the check (never below zero, never above
+//! [`MAX_BALANCE`]), so two processes on one PostgreSQL cannot overdraw an account. The
+//! bank's internal accounts keep no stored balance (the sum of their postings is theirs).
+//!
+//! Lock order, the same in every path: the business's ledger head ([`advance_head`]) first,
+//! then the customer accounts by id. The head hands out the business's next `sequence` and a
+//! strictly increasing time: the order of a business's transactions is the order in which
+//! they commit, so a reader paging newest-first by cursor never has a row appear behind it.
+
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use generated_server::{ApiError, OrInternal};
+
+use crate::kernel::config::Environment;
+use crate::kernel::store::{self, internal, Tx};
+use crate::money::amount::MAX_BALANCE;
+
+/// The bank's own accounts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Internal {
+    /// Money that arrived over NIP (the bank's settlement position at the central bank).
+    NipSettlement,
+    /// Outbound inter-bank transfers sent but not yet confirmed.
+    NipInFlight,
+    /// Fee income.
+    Fees,
+}
+
+impl Internal {
+    pub const ALL: [Internal; 3] = [
+        Internal::NipSettlement,
+        Internal::NipInFlight,
+        Internal::Fees,
+    ];
+
+    /// Its id in `internal_accounts` (seeded by migration 0005).
+    pub fn id(self, environment: Environment) -> &'static str {
+        match (environment, self) {
+            (Environment::Sandbox, Internal::NipSettlement) => {
+                "00000000-0000-4000-8000-000000000001"
+            }
+            (Environment::Sandbox, Internal::NipInFlight) => "00000000-0000-4000-8000-000000000002",
+            (Environment::Sandbox, Internal::Fees) => "00000000-0000-4000-8000-000000000003",
+            (Environment::Production, Internal::NipSettlement) => {
+                "00000000-0000-4000-8000-000000000011"
+            }
+            (Environment::Production, Internal::NipInFlight) => {
+                "00000000-0000-4000-8000-000000000012"
+            }
+            (Environment::Production, Internal::Fees) => "00000000-0000-4000-8000-000000000013",
+        }
+    }
+}
+
+/// One side of a posting.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LedgerAccount {
+    /// An account of a business (`accounts.id`): its balance is checked and kept.
+    Customer(String),
+    /// One of the bank's internal accounts.
+    Internal(Internal, Environment),
+}
+
+impl LedgerAccount {
+    fn id(&self) -> &str {
+        match self {
+            LedgerAccount::Customer(id) => id,
+            LedgerAccount::Internal(account, environment) => account.id(*environment),
+        }
+    }
+}
+
+/// A signed amount of kobo on one account: credit positive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Posting {
+    pub account: LedgerAccount,
+    pub amount: i64,
+}
+
+/// A journal entry before it is posted.
+#[derive(Clone, Debug)]
+pub struct Entry<'a> {
+    pub business_id: &'a str,
+    /// `inbound_credit`, `transfer`, `reversal`, ...
+    pub kind: &'static str,
+    pub postings: Vec<Posting>,
+}
+
+/// Why a balanced entry could not be posted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// A debit would take this account below zero.
+    InsufficientFunds { account_id: String },
+    /// A credit would take this account over [`MAX_BALANCE`].
+    BalanceLimit { account_id: String },
+}
+
+/// The business's place in its ledger, taken by [`advance_head`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Head {
+    pub sequence: i64,
+    /// When the entry is posted: after every earlier entry of the business, to the
+    /// microsecond the store keeps.
+    pub posted_at: DateTime<Utc>,
+}
+
+/// Locks the business's ledger head until `tx` ends and takes its next sequence and time:
+/// `now`, or one microsecond after the previous entry if the clock has not moved past it.
+pub async fn advance_head(
+    tx: &mut Tx,
+    business_id: &str,
+    now: DateTime<Utc>,
+) -> Result<Head, ApiError> {
+    let now = now
+        .duration_trunc(Duration::microseconds(1))
+        .or_internal()?;
+    let row = sqlx::query(
+        "INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at) VALUES ($1, 1, $2) \
+         ON CONFLICT (business_id) DO UPDATE SET last_sequence = ledger_heads.last_sequence + 1 \
+         RETURNING last_sequence, last_posted_at",
+    )
+    .bind(business_id)
+    .bind(store::timestamp(now))
+    .fetch_one(&mut **tx)
+    .await
+    .or_internal()?;
+    let sequence: i64 = sqlx::Row::try_get(&row, "last_sequence").or_internal()?;
+    let last = store::time(&row, "last_posted_at")?;
+    let posted_at = if sequence == 1 {
+        now
+    } else {
+        now.max(last + Duration::microseconds(1))
+    };
+    sqlx::query("UPDATE ledger_heads SET last_posted_at = $2 WHERE business_id = $1")
+        .bind(business_id)
+        .bind(store::timestamp(posted_at))
+        .execute(&mut **tx)
+        .await
+        .or_internal()?;
+    Ok(Head {
+        sequence,
+        posted_at,
+    })
+}
+
+/// Checks that `postings` form a journal entry: at least two, none zero, summing to zero.
+pub fn check_balanced(postings: &[Posting]) -> Result<(), ApiError> {
+    if postings.len() < 2 {
+        return Err(internal("a journal entry needs at least two postings"));
+    }
+    if postings.iter().any(|posting| posting.amount == 0) {
+        return Err(internal("a journal entry has a zero posting"));
+    }
+    let sum: i128 = postings
+        .iter()
+        .map(|posting| i128::from(posting.amount))
+        .sum();
+    if sum != 0 {
+        return Err(internal(format!(
+            "an unbalanced journal entry: its postings sum to {sum} kobo"
+        )));
+    }
+    Ok(())
+}
+
+/// Posts `entry` at `head.posted_at` inside `tx`: checks that it balances, applies each
+/// customer posting as a conditional update (accounts in id order), and writes the entry and
+/// its postings. Returns the entry's id, or why an account refused (the caller rolls back).
+pub async fn post(
+    tx: &mut Tx,
+    entry: &Entry<'_>,
+    head: Head,
+) -> Result<Result<String, Refusal>, ApiError> {
+    check_balanced(&entry.postings)?;
+    let at = store::timestamp(head.posted_at);
+    let mut customer: Vec<&Posting> = entry
+        .postings
+        .iter()
+        .filter(|posting| matches!(posting.account, LedgerAccount::Customer(_)))
+        .collect();
+    customer.sort_by(|a, b| a.account.id().cmp(b.account.id()));
+    for posting in customer {
+        let applied = sqlx::query(
+            "UPDATE accounts SET balance = balance + $2, last_balance_update = $3, updated_at = $3 \
+             WHERE id = $1 AND business_id = $4 AND balance + $2 >= 0 AND balance + $2 <= $5",
+        )
+        .bind(posting.account.id())
+        .bind(posting.amount)
+        .bind(&at)
+        .bind(entry.business_id)
+        .bind(MAX_BALANCE)
+        .execute(&mut **tx)
+        .await
+        .or_internal()?
+        .rows_affected();
+        if applied != 1 {
+            let account_id = posting.account.id().to_owned();
+            return Ok(Err(if posting.amount < 0 {
+                Refusal::InsufficientFunds { account_id }
+            } else {
+                Refusal::BalanceLimit { account_id }
+            }));
+        }
+    }
+    let entry_id = store::new_id();
+    sqlx::query(
+        "INSERT INTO journal_entries (id, business_id, kind, created_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(&entry_id)
+    .bind(entry.business_id)
+    .bind(entry.kind)
+    .bind(&at)
+    .execute(&mut **tx)
+    .await
+    .or_internal()?;
+    for posting in &entry.postings {
+        sqlx::query(
+            "INSERT INTO postings (id, entry_id, account_id, amount, created_at) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(store::new_id())
+        .bind(&entry_id)
+        .bind(posting.account.id())
+        .bind(posting.amount)
+        .bind(&at)
+        .execute(&mut **tx)
+        .await
+        .or_internal()?;
+    }
+    Ok(Ok(entry_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn posting(amount: i64) -> Posting {
+        Posting {
+            account: LedgerAccount::Internal(Internal::Fees, Environment::Sandbox),
+            amount,
+        }
+    }
+
+    #[test]
+    fn only_balanced_entries_pass() {
+        assert!(check_balanced(&[posting(5), posting(-5)]).is_ok());
+        assert!(check_balanced(&[posting(5), posting(-3), posting(-2)]).is_ok());
+        assert!(check_balanced(&[posting(5), posting(-4)]).is_err());
+        assert!(check_balanced(&[posting(0), posting(0)]).is_err());
+        assert!(check_balanced(&[posting(5)]).is_err());
+        // Sums are exact beyond an i64.
+        assert!(check_balanced(&[posting(i64::MAX), posting(i64::MAX), posting(1)]).is_err());
+    }
+
+    #[test]
+    fn internal_account_ids_are_distinct() {
+        let mut ids: Vec<&str> = [Environment::Sandbox, Environment::Production]
+            .into_iter()
+            .flat_map(|environment| Internal::ALL.map(|account| account.id(environment)))
+            .collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), 6);
+    }
+}

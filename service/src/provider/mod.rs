@@ -1,0 +1,101 @@
+//! The core banking provider: who verifies identities (BVN, NIN) and provisions accounts, and
+//! (with the transfers issue) answers inter-bank name enquiries and carries NIP transfers.
+//!
+//! Kobo talks to it through [`CoreBanking`], so the bank's logic never knows which provider is
+//! behind it: [`sandbox::SandboxProvider`] follows the spec's documented test table exactly;
+//! tests put a provider that is down or refuses behind the same trait. Calls are made outside
+//! database transactions: a slow provider never holds a lock.
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub mod sandbox;
+
+/// What the provider's methods return: a future that may be held across threads.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Why the provider did not do what was asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProviderError {
+    /// Down or unreachable: `80`, retry later.
+    Unavailable(String),
+    /// It answered and said no (verification failed, request refused): `83`.
+    Refused(String),
+}
+
+/// The identity numbers of an end-customer; at least one is set.
+#[derive(Clone, PartialEq, Eq)]
+pub struct IdentityNumbers {
+    pub bvn: Option<String>,
+    pub nin: Option<String>,
+}
+
+impl std::fmt::Debug for IdentityNumbers {
+    /// Identity numbers are personal data: never in logs, even by accident.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdentityNumbers")
+            .field("bvn", &self.bvn.as_deref().map(mask))
+            .field("nin", &self.nin.as_deref().map(mask))
+            .finish()
+    }
+}
+
+/// An identity the provider vouched for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifiedIdentity {
+    /// The holder's name on the identity record.
+    pub name: String,
+}
+
+/// What Kobo asks the provider to open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccountOpening<'a> {
+    pub business_id: &'a str,
+    pub account_name: &'a str,
+    /// `current` or `virtual`.
+    pub account_type: &'static str,
+}
+
+/// The core banking provider.
+pub trait CoreBanking: Send + Sync + 'static {
+    /// Checks the BVN and/or NIN and returns the holder's name; both numbers, when given,
+    /// must belong to one person.
+    fn verify_identity<'a>(
+        &'a self,
+        numbers: &'a IdentityNumbers,
+    ) -> BoxFuture<'a, Result<VerifiedIdentity, ProviderError>>;
+
+    /// Asks the core banking system to open an account.
+    fn open_account<'a>(
+        &'a self,
+        opening: &'a AccountOpening<'a>,
+    ) -> BoxFuture<'a, Result<(), ProviderError>>;
+}
+
+/// An identity number as messages may show it: `222*****683`.
+pub fn mask(number: &str) -> String {
+    let chars: Vec<char> = number.chars().collect();
+    if chars.len() < 7 {
+        return "*".repeat(chars.len());
+    }
+    let head: String = chars[..3].iter().collect();
+    let tail: String = chars[chars.len() - 3..].iter().collect();
+    format!("{head}{}{tail}", "*".repeat(chars.len() - 6))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_numbers_never_print_whole() {
+        assert_eq!(mask("22212345683"), "222*****683");
+        let numbers = IdentityNumbers {
+            bvn: Some("22212345678".into()),
+            nin: None,
+        };
+        let printed = format!("{numbers:?}");
+        assert!(!printed.contains("22212345678"), "{printed}");
+        assert!(printed.contains("222*****678"), "{printed}");
+    }
+}
