@@ -485,6 +485,45 @@ impl TestKit {
             .unwrap_or_else(|error| panic!("{sql}: {error}"))
     }
 
+    /// Runs `kobo ledger verify` on the kit's store and fails the test on any discrepancy.
+    pub async fn assert_ledger_balances(&self) -> crate::money::verify::Report {
+        let report = crate::money::verify::verify(&self.store)
+            .await
+            .expect("the ledger can be read");
+        assert!(
+            report.ok,
+            "the ledger has discrepancies: {:#?}",
+            report.discrepancies
+        );
+        report
+    }
+
+    /// Puts `provider` behind the kit's API (a provider that is down, that refuses, ...).
+    pub fn use_provider(&mut self, provider: Arc<dyn crate::provider::CoreBanking>) {
+        let api = KoboApi::new(
+            self.store.clone(),
+            self.api.config().clone(),
+            self.clock.clone(),
+            self.api.tokens().clone(),
+        )
+        .with_provider(provider);
+        self.api = Arc::new(api);
+        self.router = generated_server::router(self.api.clone());
+    }
+
+    /// Credits `amount` to `account_number` through `simulate_inbound_transfer` and returns the
+    /// transaction.
+    pub async fn credit(&self, token: &str, account_number: &str, amount: &str) -> Value {
+        self.op(
+            Operation::SimulateInboundTransfer,
+            token,
+            json!({"account_number": account_number, "amount": amount}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone()
+    }
+
     /// Signs a token with the server's key for any claims (to probe `authenticate`).
     pub fn forge_token(&self, session_id: &str, business_id: &str, family: TokenFamily) -> String {
         let now = self.clock.now().timestamp();
@@ -502,6 +541,13 @@ impl TestKit {
 pub struct Process {
     pub api: Arc<KoboApi>,
     router: Router,
+}
+
+impl Process {
+    /// Sends one request through this process's router.
+    pub async fn send(&self, call: Call<'_>) -> Reply {
+        send_to(self.router.clone(), request_of(&call)).await
+    }
 }
 
 /// The HTTP request a [`Call`] stands for.

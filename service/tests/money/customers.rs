@@ -1,0 +1,269 @@
+//! Customers' virtual accounts: identity verification through the provider, the sandbox's
+//! documented test table, one account per identity, and BVN/NIN kept out of every answer,
+//! log and table.
+
+use std::sync::Arc;
+
+use generated_server::{Operation, ResponseCode};
+use kobo::on_both_stores;
+use kobo::provider::{
+    AccountOpening, BoxFuture, CoreBanking, IdentityNumbers, ProviderError, VerifiedIdentity,
+};
+use kobo::testkit::TestKit;
+use serde_json::{json, Value};
+use sqlx::Row;
+
+async fn create(kit: &TestKit, token: &str, body: Value) -> kobo::testkit::Reply {
+    kit.op(Operation::CreateCustomerAccount, token, body).await
+}
+
+async fn identities_follow_the_sandbox_table(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let chinedu = create(
+        &kit,
+        &token,
+        json!({"email": "chinedu.obi@example.ng", "phone": "08031234567", "bvn": "22212345678",
+               "metadata": {"customer_ref": "CUST-00042"}}),
+    )
+    .await
+    .expect(ResponseCode::Success)
+    .clone();
+    assert_eq!(chinedu["account_name"], "Chinedu Obi");
+    assert_eq!(chinedu["account_type"], "virtual");
+    assert_eq!(chinedu["status"], "active");
+    assert_eq!(chinedu["balance"], "0.000000000");
+    assert_eq!(chinedu["last_balance_update"], json!(null));
+    assert_eq!(
+        chinedu["parent_account_number"],
+        kit.business.main_account_number.as_str()
+    );
+    assert!(chinedu["account_number"].as_str().unwrap().starts_with('2'));
+
+    // The NIN row of the table, a chosen name, no email or phone (optional, as in the source).
+    let funke = create(
+        &kit,
+        &token,
+        json!({"nin": "70123456789", "account_name": "Funke's Store"}),
+    )
+    .await
+    .expect(ResponseCode::Success)
+    .clone();
+    assert_eq!(funke["account_name"], "Funke's Store");
+    // Any other number: a derived name.
+    let other = create(&kit, &token, json!({"bvn": "12345671234"}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(other["account_name"], "Test Customer 1234");
+
+    // Lookups show the customer, never the number.
+    let detail = kit
+        .op(
+            Operation::GetAccount,
+            &kit.owner_token,
+            json!({"account_number": chinedu["account_number"]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(
+        detail["customer"],
+        json!({"email": "chinedu.obi@example.ng", "phone": "08031234567",
+               "verified_identities": ["bvn"], "metadata": {"customer_ref": "CUST-00042"}})
+    );
+    let funke_detail = kit
+        .op(
+            Operation::GetAccount,
+            &kit.owner_token,
+            json!({"account_number": funke["account_number"]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(funke_detail["customer"]["email"], json!(null));
+    assert_eq!(
+        funke_detail["customer"]["verified_identities"],
+        json!(["nin"])
+    );
+
+    // Failures of the table: 83, 80; and 02 without a number.
+    let refused = create(&kit, &token, json!({"bvn": "22212345683"})).await;
+    refused.expect(ResponseCode::ProviderError);
+    assert_eq!(
+        refused.body["message"],
+        "Identity verification failed for BVN 222*****683"
+    );
+    create(&kit, &token, json!({"nin": "12345678980"}))
+        .await
+        .expect(ResponseCode::ProviderUnavailable);
+    create(&kit, &token, json!({"email": "a@b.ng"}))
+        .await
+        .expect(ResponseCode::IdentityNumberMissing);
+    // BVN and NIN of two different people.
+    create(
+        &kit,
+        &token,
+        json!({"bvn": "22287654321", "nin": "70198765432"}),
+    )
+    .await
+    .expect(ResponseCode::ProviderError);
+
+    // One account per identity in a business: by BVN, and by NIN sent beside a new BVN.
+    let duplicate = create(&kit, &token, json!({"bvn": "22212345678"})).await;
+    duplicate.expect(ResponseCode::Duplicate);
+    assert_eq!(
+        duplicate.body["message"],
+        format!(
+            "This BVN already has account {} in this business",
+            chinedu["account_number"].as_str().unwrap()
+        )
+    );
+    create(
+        &kit,
+        &token,
+        json!({"bvn": "11111111111", "nin": "70123456789"}),
+    )
+    .await
+    .expect(ResponseCode::Duplicate);
+
+    // Nothing anywhere keeps the numbers.
+    for table in [
+        "customers",
+        "accounts",
+        "audit_logs",
+        "activity_logs",
+        "events",
+    ] {
+        let sql = format!("SELECT * FROM {table}");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(kit.store.pool())
+            .await
+            .unwrap();
+        for row in rows {
+            for index in 0..row.len() {
+                let text: Option<String> = row.try_get(index).ok().flatten();
+                let text = text.unwrap_or_default();
+                for number in ["22212345678", "70123456789", "12345671234", "22212345683"] {
+                    assert!(!text.contains(number), "{table} keeps {number}: {text}");
+                }
+            }
+        }
+    }
+    kit.assert_ledger_balances().await;
+}
+
+async fn a_virtual_account_links_to_a_chosen_parent(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let current = kit
+        .op(Operation::CreateAccountApi, &token, json!({}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    let child = create(
+        &kit,
+        &token,
+        json!({"bvn": "22287654321", "parent_account_number": current["account_number"]}),
+    )
+    .await
+    .expect(ResponseCode::Success)
+    .clone();
+    assert_eq!(child["parent_account_number"], current["account_number"]);
+    // A virtual account is no parent; an unknown number neither.
+    for parent in [child["account_number"].clone(), json!("1999999991")] {
+        create(
+            &kit,
+            &token,
+            json!({"nin": "70198765432", "parent_account_number": parent}),
+        )
+        .await
+        .expect(ResponseCode::AccountNotFound);
+    }
+    // Collections filter by parent.
+    let under = kit
+        .op(
+            Operation::FetchAccountCollections,
+            &kit.owner_token,
+            json!({"parent_account_number": current["account_number"]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    let numbers: Vec<&Value> = under
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|account| &account["account_number"])
+        .collect();
+    assert_eq!(numbers, vec![&child["account_number"]]);
+}
+
+/// A provider that is down, then refuses.
+struct Flaky {
+    down: bool,
+}
+
+impl CoreBanking for Flaky {
+    fn verify_identity<'a>(
+        &'a self,
+        _numbers: &'a IdentityNumbers,
+    ) -> BoxFuture<'a, Result<VerifiedIdentity, ProviderError>> {
+        Box::pin(async move {
+            Err(if self.down {
+                ProviderError::Unavailable("The provider is down".into())
+            } else {
+                ProviderError::Refused("The provider refused".into())
+            })
+        })
+    }
+
+    fn open_account<'a>(
+        &'a self,
+        _opening: &'a AccountOpening<'a>,
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        Box::pin(async move {
+            Err(if self.down {
+                ProviderError::Unavailable("The provider is down".into())
+            } else {
+                ProviderError::Refused("The provider refused".into())
+            })
+        })
+    }
+}
+
+async fn provider_failures_are_80_and_83_and_leave_nothing(mut kit: TestKit) {
+    let token = kit.integration_token().await;
+    kit.use_provider(Arc::new(Flaky { down: true }));
+    create(&kit, &token, json!({"bvn": "22212345678"}))
+        .await
+        .expect(ResponseCode::ProviderUnavailable);
+    kit.op(Operation::CreateAccountApi, &token, json!({}))
+        .await
+        .expect(ResponseCode::ProviderUnavailable);
+    kit.use_provider(Arc::new(Flaky { down: false }));
+    kit.op(Operation::CreateAccountWeb, &kit.owner_token, json!({}))
+        .await
+        .expect(ResponseCode::ProviderError);
+    assert_eq!(
+        kit.count(
+            "SELECT COUNT(*) FROM accounts WHERE business_id = $1",
+            &kit.business.business_id
+        )
+        .await,
+        1,
+        "only the main pool account"
+    );
+    assert_eq!(
+        kit.count(
+            "SELECT COUNT(*) FROM events WHERE business_id = $1",
+            &kit.business.business_id
+        )
+        .await,
+        0
+    );
+}
+
+on_both_stores!(
+    identities_follow_the_sandbox_table,
+    a_virtual_account_links_to_a_chosen_parent,
+    provider_failures_are_80_and_83_and_leave_nothing,
+);

@@ -1,0 +1,329 @@
+//! Money coming in (`simulate_inbound_transfer`) and the aggregates computed from it.
+
+use generated_server::{Operation, ResponseCode};
+use kobo::kernel::config::{Config, Environment};
+use kobo::on_both_stores;
+use kobo::testkit::{Call, StoreKind, TestKit};
+use serde_json::{json, Value};
+
+async fn customer(kit: &TestKit, token: &str, bvn: &str) -> String {
+    kit.op(Operation::CreateCustomerAccount, token, json!({"bvn": bvn}))
+        .await
+        .expect(ResponseCode::Success)["account_number"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn an_inbound_credit_is_a_full_posting(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let number = customer(&kit, &token, "22212345678").await;
+    let credited = kit
+        .op(
+            Operation::SimulateInboundTransfer,
+            &token,
+            json!({"account_number": number, "amount": "15000", "sender_account_number": "0123456788",
+                   "sender_account_name": "Emeka Nwosu", "sender_bank_code": "000013",
+                   "narration": "Payment for order 1042"}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(credited["amount"], "15000.00");
+    assert_eq!(credited["transaction_type"], "credit");
+    assert_eq!(credited["transaction_category"], "collection");
+    assert_eq!(credited["status"], "success");
+    assert_eq!(credited["channel"], "nip");
+    assert_eq!(credited["remarks"], "Payment for order 1042");
+    assert_eq!(credited["account_name"], "Chinedu Obi");
+    assert_eq!(credited["originator_account_number"], "0123456788");
+    assert_eq!(credited["originator_account_name"], "Emeka Nwosu");
+    assert_eq!(credited["originator_bank_code"], "000013");
+    assert_eq!(credited["originator_bank_name"], "Guaranty Trust Bank");
+    let session = credited["session_id"].as_str().unwrap();
+    assert!(
+        session.len() == 30 && session.starts_with("000013"),
+        "{session}"
+    );
+    assert!(credited["reference_number"]
+        .as_str()
+        .unwrap()
+        .starts_with("COL-"));
+
+    // The account's balance moved, to the kobo, with nine digits.
+    let detail = kit
+        .op(
+            Operation::GetAccount,
+            &kit.owner_token,
+            json!({"account_number": number}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(detail["balance"], "15000.000000000");
+    assert_eq!(detail["last_balance_update"], credited["created_at"]);
+
+    // A second credit from another Kobo account is intra, with no NIP session.
+    let intra = kit
+        .op(
+            Operation::SimulateInboundTransfer,
+            &token,
+            json!({"account_number": number, "amount": "0.5", "sender_bank_code": "090823",
+                   "sender_account_number": "3000000018", "sender_account_name": "Lagos Fresh Produce Ltd"}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(intra["channel"], "intra");
+    assert_eq!(intra["session_id"], json!(null));
+    assert_eq!(intra["amount"], "0.50");
+    assert_eq!(intra["remarks"], "Transfer from Lagos Fresh Produce Ltd");
+
+    // Listed as transactions and settlements, in both shapes.
+    let listed = kit
+        .op(Operation::FetchTransactionsApi, &token, json!({}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(listed, json!([intra, credited]));
+    let settlements = kit
+        .op(Operation::FetchSettlementTransactionsApi, &token, json!({}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(settlements, listed);
+    let web = kit
+        .op(
+            Operation::FetchSettlementTransactionsWeb,
+            &kit.owner_token,
+            json!({}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(web[1]["reference"], credited["reference_number"]);
+    assert_eq!(web[1]["settlement_date"], credited["created_at"]);
+    assert_eq!(web[1]["amount"], "15000.00");
+
+    // Aggregates.
+    let collections = kit
+        .op(
+            Operation::FetchAccountCollections,
+            &kit.owner_token,
+            json!({"account_number": number}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(collections[0]["total_collections"], 2);
+    assert_eq!(collections[0]["total_collection_amount"], "15000.50");
+    assert_eq!(collections[0]["last_transaction_date"], intra["created_at"]);
+    let summaries = kit
+        .op(
+            Operation::FetchAccountSummaries,
+            &kit.owner_token,
+            json!({}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    let summary = summaries
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["account_number"] == number.as_str())
+        .unwrap();
+    assert_eq!(summary["total_transactions"], 2);
+    assert_eq!(summary["total_transfers"], 0);
+    assert_eq!(summary["total_transfer_amount"], "0.00");
+    let metrics = kit
+        .op(
+            Operation::GetTotalAccountMetrics,
+            &kit.owner_token,
+            json!({}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(
+        metrics,
+        json!({"total_active_accounts": 2, "total_inactive_accounts": 0, "total_virtual_accounts": 1,
+               "total_volume_collected": "15000.50", "total_business_balance": "15000.500000000"})
+    );
+    let fast = kit
+        .op(
+            Operation::GetTotalAccountMetrics,
+            &kit.owner_token,
+            json!({"ignore_count": true}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(fast["total_active_accounts"], json!(null));
+    assert_eq!(fast["total_business_balance"], "15000.500000000");
+
+    // Events and audit entries, one per credit.
+    assert_eq!(
+        kit.count(
+            "SELECT COUNT(*) FROM events WHERE business_id = $1 AND type = 'collection.received'",
+            &kit.business.business_id
+        )
+        .await,
+        2
+    );
+    assert_eq!(
+        kit.count(
+            "SELECT COUNT(*) FROM audit_logs WHERE business_id = $1 AND action = 'receive_inbound_transfer'",
+            &kit.business.business_id
+        )
+        .await,
+        2
+    );
+    let report = kit.assert_ledger_balances().await;
+    assert_eq!(report.journal_entries, 2);
+    assert_eq!(report.postings, 4);
+    assert_eq!(report.ledger_total, "0.00");
+}
+
+async fn a_retried_credit_posts_once(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let main = kit.business.main_account_number.clone();
+    let call = || {
+        Call::new(
+            Operation::SimulateInboundTransfer.path(),
+            Some(&token),
+            json!({"account_number": main, "amount": "250.25"}),
+        )
+        .header("idempotency-key", "credit-1")
+    };
+    let first = kit.send(call()).await.expect(ResponseCode::Success).clone();
+    let again = kit.send(call()).await;
+    assert_eq!(again.expect(ResponseCode::Success), &first);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    let other_body = kit
+        .send(
+            Call::new(
+                Operation::SimulateInboundTransfer.path(),
+                Some(&token),
+                json!({"account_number": main, "amount": "250.26"}),
+            )
+            .header("idempotency-key", "credit-1"),
+        )
+        .await;
+    other_body.expect(ResponseCode::IdempotencyKeyReused);
+    let report = kit.assert_ledger_balances().await;
+    assert_eq!(report.journal_entries, 1);
+}
+
+async fn bad_credits_are_refused(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let main = kit.business.main_account_number.clone();
+    let send = |body: Value| kit.op(Operation::SimulateInboundTransfer, &token, body);
+    send(json!({"account_number": "1999999991", "amount": "1"}))
+        .await
+        .expect(ResponseCode::AccountNotFound);
+    for amount in ["0", "0.00", "-5", "1.234", "1e5", "1000000000000000"] {
+        send(json!({"account_number": main, "amount": amount}))
+            .await
+            .expect(ResponseCode::InvalidRequest);
+    }
+    sqlx::query("UPDATE accounts SET status = 'blocked' WHERE account_number = $1")
+        .bind(&main)
+        .execute(kit.store.pool())
+        .await
+        .unwrap();
+    send(json!({"account_number": main, "amount": "1"}))
+        .await
+        .expect(ResponseCode::InvalidState);
+    kit.assert_ledger_balances().await;
+}
+
+async fn production_has_no_simulation(kind: StoreKind) {
+    let kit = TestKit::start(kind, Config::new(Environment::Production)).await;
+    let token = kit.integration_token().await;
+    kit.op(
+        Operation::SimulateInboundTransfer,
+        &token,
+        json!({"account_number": kit.business.main_account_number, "amount": "1"}),
+    )
+    .await
+    .expect(ResponseCode::UnknownOperation);
+}
+
+/// The largest amount the spec allows, many times over: no sum overflows, every digit exact.
+async fn the_largest_amounts_add_up_exactly(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let largest = "999999999999999.99";
+    let mut numbers = vec![kit.business.main_account_number.clone()];
+    for _ in 0..9 {
+        numbers.push(
+            kit.op(Operation::CreateAccountApi, &token, json!({}))
+                .await
+                .expect(ResponseCode::Success)["account_number"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    for number in &numbers {
+        for _ in 0..10 {
+            kit.credit(&token, number, largest).await;
+        }
+    }
+    // Ten of the largest amounts is as much as one account may hold: one kobo more is refused.
+    kit.op(
+        Operation::SimulateInboundTransfer,
+        &token,
+        json!({"account_number": numbers[0], "amount": "0.11"}),
+    )
+    .await
+    .expect(ResponseCode::InvalidState);
+    let detail = kit
+        .op(
+            Operation::GetAccount,
+            &kit.owner_token,
+            json!({"account_number": numbers[0]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(detail["balance"], "9999999999999999.900000000");
+    // A hundred of them: 10^19 kobo, past what a 64-bit integer holds.
+    let metrics = kit
+        .op(
+            Operation::GetTotalAccountMetrics,
+            &kit.owner_token,
+            json!({}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(
+        metrics["total_business_balance"],
+        "99999999999999999.000000000"
+    );
+    assert_eq!(metrics["total_volume_collected"], "99999999999999999.00");
+    let collections = kit
+        .op(
+            Operation::FetchAccountCollections,
+            &kit.owner_token,
+            json!({"account_number": numbers[0]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(
+        collections[0]["total_collection_amount"],
+        "9999999999999999.90"
+    );
+    let report = kit.assert_ledger_balances().await;
+    assert_eq!(report.ledger_total, "0.00");
+}
+
+on_both_stores!(
+    an_inbound_credit_is_a_full_posting,
+    a_retried_credit_posts_once,
+    bad_credits_are_refused,
+    the_largest_amounts_add_up_exactly,
+);
+on_both_stores!(kind: production_has_no_simulation);

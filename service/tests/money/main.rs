@@ -1,0 +1,12 @@
+//! The accounts-and-ledger issue's behaviours, through the router, each on SQLite and on
+//! PostgreSQL (`kobo::on_both_stores!`), every scenario ending with `kobo ledger verify`.
+//! Races run on PostgreSQL with two `kobo` processes. One test binary:
+//! `cargo test -p kobo --test money <module or scenario>`.
+
+mod accounts;
+mod customers;
+mod inbound;
+mod isolation;
+mod races;
+mod transactions;
+mod workload;

@@ -1,0 +1,275 @@
+//! Races on PostgreSQL with two `kobo` processes (two connection pools) on one database, where
+//! transactions truly run in parallel. SQLite serializes writes, so a race that passes there
+//! proves nothing: these run on PostgreSQL only.
+
+use std::collections::HashSet;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use generated_server::{Operation, ResponseCode};
+use kobo::kernel::config::{Config, Environment, RequestBudget};
+use kobo::kernel::store::Store;
+use kobo::money::ledger::{self, Entry, Internal, LedgerAccount, Posting};
+use kobo::testkit::{Call, Process, StoreKind, TestKit};
+use serde_json::{json, Value};
+
+/// A request budget the scenario's hundreds of calls stay within.
+pub fn roomy_budget() -> Config {
+    let mut config = Config::new(Environment::Sandbox);
+    config.request_budget = RequestBudget {
+        per_minute: NonZeroU32::new(1_000_000).unwrap(),
+        burst: NonZeroU32::new(100_000).unwrap(),
+    };
+    config
+}
+
+fn count(replies: &[kobo::testkit::Reply], code: ResponseCode) -> usize {
+    replies
+        .iter()
+        .filter(|reply| reply.code() == Some(code))
+        .count()
+}
+
+async fn balance_of(kit: &TestKit, number: &str) -> String {
+    kit.op(
+        Operation::GetAccount,
+        &kit.owner_token,
+        json!({"account_number": number}),
+    )
+    .await
+    .expect(ResponseCode::Success)["balance"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn simultaneous_credits_to_one_account_all_count() {
+    let kit = TestKit::postgres().await;
+    let second = kit.another_process().await;
+    let token = kit.integration_token().await;
+    let main = kit.business.main_account_number.clone();
+    let calls = (0..24)
+        .map(|_| {
+            Call::new(
+                Operation::SimulateInboundTransfer.path(),
+                Some(&token),
+                json!({"account_number": main, "amount": "1.01"}),
+            )
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    assert_eq!(count(&replies, ResponseCode::Success), 24, "{replies:#?}");
+    assert_eq!(balance_of(&kit, &main).await, "24.240000000");
+    // One sequence number each, no gap, no repeat.
+    let sequences: Vec<i64> = sqlx::query_scalar(
+        "SELECT sequence FROM transactions WHERE business_id = $1 ORDER BY sequence",
+    )
+    .bind(&kit.business.business_id)
+    .fetch_all(kit.store.pool())
+    .await
+    .unwrap();
+    assert_eq!(sequences, (1..=24).collect::<Vec<i64>>());
+    kit.assert_ledger_balances().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn simultaneous_openings_stop_at_the_account_limit() {
+    let mut config = Config::new(Environment::Sandbox);
+    config.max_current_accounts = 3;
+    let kit = TestKit::start(StoreKind::Postgres, config).await;
+    let second = kit.another_process().await;
+    let token = kit.integration_token().await;
+    let calls = (0..12)
+        .map(|_| Call::new(Operation::CreateAccountApi.path(), Some(&token), json!({})))
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    assert_eq!(count(&replies, ResponseCode::Success), 3, "{replies:#?}");
+    assert_eq!(
+        count(&replies, ResponseCode::ProviderError),
+        9,
+        "{replies:#?}"
+    );
+    // Default names stay distinct: each opening saw the ones before it.
+    let names: HashSet<&str> = replies
+        .iter()
+        .filter_map(|reply| reply.body["data"]["account_name"].as_str())
+        .collect();
+    assert_eq!(names.len(), 3);
+}
+
+/// Debits racing on one balance through the posting path itself, from two processes: the
+/// conditional update lets exactly as many through as the balance covers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn simultaneous_debits_never_overdraw() {
+    let kit = TestKit::postgres().await;
+    let second = kit.another_process().await;
+    let token = kit.integration_token().await;
+    let main = kit.business.main_account_number.clone();
+    kit.credit(&token, &main, "100.00").await;
+    let account_id: String =
+        sqlx::query_scalar("SELECT id FROM accounts WHERE account_number = $1")
+            .bind(&main)
+            .fetch_one(kit.store.pool())
+            .await
+            .unwrap();
+    let stores = [kit.store.clone(), second.api.store().clone()];
+    let barrier = Arc::new(tokio::sync::Barrier::new(10));
+    let tasks: Vec<_> = (0..10)
+        .map(|i| {
+            let store: Store = stores[i % 2].clone();
+            let business_id = kit.business.business_id.clone();
+            let account_id = account_id.clone();
+            let barrier = barrier.clone();
+            let clock = kit.clock.clone();
+            tokio::spawn(async move {
+                barrier.wait().await;
+                let mut tx = store.begin().await.unwrap();
+                let head = ledger::advance_head(&mut tx, &business_id, clock.now())
+                    .await
+                    .unwrap();
+                let entry = Entry {
+                    business_id: &business_id,
+                    kind: "test_debit",
+                    postings: vec![
+                        Posting {
+                            account: LedgerAccount::Customer(account_id.clone()),
+                            amount: -3_000,
+                        },
+                        Posting {
+                            account: LedgerAccount::Internal(Internal::Fees, Environment::Sandbox),
+                            amount: 3_000,
+                        },
+                    ],
+                };
+                match ledger::post(&mut tx, &entry, head).await.unwrap() {
+                    Ok(_) => {
+                        tx.commit().await.unwrap();
+                        true
+                    }
+                    Err(_) => {
+                        tx.rollback().await.unwrap();
+                        false
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut posted = 0;
+    for task in tasks {
+        posted += usize::from(task.await.unwrap());
+    }
+    assert_eq!(posted, 3, "100.00 covers three debits of 30.00");
+    assert_eq!(balance_of(&kit, &main).await, "10.000000000");
+    kit.assert_ledger_balances().await;
+}
+
+/// `(created_at, id)` of a listed transaction: the order lists use.
+fn key(transaction: &Value) -> (DateTime<Utc>, String) {
+    (
+        transaction["created_at"].as_str().unwrap().parse().unwrap(),
+        transaction["id"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// How an integration polls: newest first, page by page, until it reaches the newest row it
+/// saw last time. Returns the references seen this time.
+async fn poll(
+    kit: &TestKit,
+    token: &str,
+    watermark: &mut Option<(DateTime<Utc>, String)>,
+) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut newest = None;
+    let mut body = json!({"limit": 7});
+    'pages: loop {
+        let reply = kit.op(Operation::FetchTransactionsApi, token, body).await;
+        reply.expect(ResponseCode::Success);
+        for transaction in reply.body["data"].as_array().unwrap() {
+            let at = key(transaction);
+            if watermark.as_ref().is_some_and(|mark| at <= *mark) {
+                break 'pages;
+            }
+            newest.get_or_insert_with(|| at.clone());
+            seen.push(transaction["reference_number"].as_str().unwrap().to_owned());
+        }
+        let pagination = &reply.body["pagination"];
+        if !pagination["has_more"].as_bool().unwrap() {
+            break;
+        }
+        body = json!({"limit": 7, "cursor_created_at": pagination["next_cursor_created_at"],
+                      "cursor_id": pagination["next_cursor_id"]});
+    }
+    if newest.is_some() {
+        *watermark = newest;
+    }
+    seen
+}
+
+/// Credits commit from two processes while a client polls by cursor: the client sees every
+/// one, because a business's transactions are listed in the order they commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_client_polling_by_cursor_misses_no_credit() {
+    let kit = Arc::new(TestKit::start(StoreKind::Postgres, roomy_budget()).await);
+    let second = Arc::new(kit.another_process().await);
+    let token = kit.integration_token().await;
+    let mut accounts = vec![kit.business.main_account_number.clone()];
+    for bvn in ["22212345678", "22287654321", "12345671234"] {
+        accounts.push(
+            kit.op(
+                Operation::CreateCustomerAccount,
+                &token,
+                json!({"bvn": bvn}),
+            )
+            .await
+            .expect(ResponseCode::Success)["account_number"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    let writers: Vec<_> = (0..8)
+        .map(|writer| {
+            let kit = kit.clone();
+            let second: Arc<Process> = second.clone();
+            let token = token.clone();
+            let account = accounts[writer % accounts.len()].clone();
+            tokio::spawn(async move {
+                for n in 0..20 {
+                    let call = Call::new(
+                        Operation::SimulateInboundTransfer.path(),
+                        Some(&token),
+                        json!({"account_number": account, "amount": format!("{}.{:02}", writer + 1, n)}),
+                    );
+                    let reply = if writer % 2 == 0 {
+                        kit.send(call).await
+                    } else {
+                        second.send(call).await
+                    };
+                    reply.expect(ResponseCode::Success);
+                }
+            })
+        })
+        .collect();
+    let mut watermark = None;
+    let mut seen: Vec<String> = Vec::new();
+    while !writers.iter().all(|writer| writer.is_finished()) {
+        seen.extend(poll(&kit, &token, &mut watermark).await);
+    }
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    seen.extend(poll(&kit, &token, &mut watermark).await);
+
+    let all: Vec<String> = sqlx::query_scalar("SELECT reference_number FROM transactions")
+        .fetch_all(kit.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 160);
+    let unique: HashSet<&String> = seen.iter().collect();
+    assert_eq!(unique.len(), seen.len(), "a credit was seen twice");
+    let missed: Vec<&String> = all.iter().filter(|r| !unique.contains(r)).collect();
+    assert!(missed.is_empty(), "the poller missed {missed:?}");
+    kit.assert_ledger_balances().await;
+}
