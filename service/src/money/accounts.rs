@@ -394,13 +394,59 @@ pub async fn create_customer_account(
     }
     business::lock_business(&mut tx, store.backend(), &business_id).await?;
     ensure_business_active(&mut *tx, &business_id).await?;
-    let parent = parent_account(
+    let opening = CustomerOpening {
+        business_id: &business_id,
+        numbers: &numbers,
+        verified_name: &verified.name,
+        account_name: &name,
+        email: email.as_deref(),
+        phone: body.phone.as_ref().map(|phone| phone.as_str()),
+        metadata: &body.metadata,
+        parent_account_number: body.parent_account_number.as_deref().map(|n| n.as_str()),
+    };
+    let account = open_customer_account(&mut tx, &opening, now).await?;
+    let view = account.view()?;
+    logs::audit(
         &mut tx,
-        &business_id,
-        body.parent_account_number.as_deref().map(|n| n.as_str()),
+        now,
+        AuditEntry::by(&ctx, AuditAction::CreateCustomerAccount).target("account", &account.id),
     )
     .await?;
-    if let Some(error) = existing_customer_account(&mut tx, &business_id, &hashes).await? {
+    idempotency::complete(&mut tx, &claim, &view).await?;
+    tx.commit().await.or_internal()?;
+    Ok(view)
+}
+
+/// A verified customer's virtual account, as [`open_customer_account`] opens it.
+#[derive(Clone, Debug)]
+pub struct CustomerOpening<'a> {
+    pub business_id: &'a str,
+    pub numbers: &'a IdentityNumbers,
+    pub verified_name: &'a str,
+    pub account_name: &'a str,
+    pub email: Option<&'a str>,
+    pub phone: Option<&'a str>,
+    pub metadata: &'a serde_json::Map<String, Value>,
+    pub parent_account_number: Option<&'a str>,
+}
+
+/// Writes a verified customer and their virtual account inside `tx` (the business locked by
+/// the caller), with the `account.created` event: `44` for a wrong parent, `26` for an identity
+/// that already has an account in the business.
+pub async fn open_customer_account(
+    tx: &mut Tx,
+    opening: &CustomerOpening<'_>,
+    now: DateTime<Utc>,
+) -> Result<AccountRow, ApiError> {
+    let business_id = opening.business_id;
+    let numbers = opening.numbers;
+    let hashes = [
+        ("bvn", numbers.bvn.as_deref()),
+        ("nin", numbers.nin.as_deref()),
+    ]
+    .map(|(kind, number)| number.map(|number| identity_hash(business_id, kind, number)));
+    let parent = parent_account(tx, business_id, opening.parent_account_number).await?;
+    if let Some(error) = existing_customer_account(tx, business_id, &hashes).await? {
         return Err(error);
     }
     let mut verified_identities = Vec::new();
@@ -417,23 +463,23 @@ pub async fn create_customer_account(
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(&customer_id)
-    .bind(&business_id)
-    .bind(email.as_deref())
-    .bind(body.phone.as_ref().map(|phone| phone.to_string()))
+    .bind(business_id)
+    .bind(opening.email)
+    .bind(opening.phone)
     .bind(hashes[0].as_deref())
     .bind(hashes[1].as_deref())
     .bind(serde_json::to_string(&verified_identities).or_internal()?)
-    .bind(&verified.name)
-    .bind(serde_json::to_string(&body.metadata).or_internal()?)
+    .bind(opening.verified_name)
+    .bind(serde_json::to_string(opening.metadata).or_internal()?)
     .bind(store::timestamp(now))
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await
     .or_internal()?;
     let account = insert_account(
-        &mut tx,
-        &business_id,
+        tx,
+        business_id,
         NewAccount {
-            name: &name,
+            name: opening.account_name,
             series: Series::Virtual,
             account_type: "virtual",
             parent_account_id: &parent.id,
@@ -442,17 +488,8 @@ pub async fn create_customer_account(
         now,
     )
     .await?;
-    let view = account.view()?;
-    events::record(&mut tx, &business_id, "account.created", &view, now).await?;
-    logs::audit(
-        &mut tx,
-        now,
-        AuditEntry::by(&ctx, AuditAction::CreateCustomerAccount).target("account", &account.id),
-    )
-    .await?;
-    idempotency::complete(&mut tx, &claim, &view).await?;
-    tx.commit().await.or_internal()?;
-    Ok(view)
+    events::record(tx, business_id, "account.created", &account.view()?, now).await?;
+    Ok(account)
 }
 
 /// The pool or current account a new virtual account is linked to: `number`, or the main pool

@@ -27,7 +27,7 @@ use crate::platform::principal::Principal;
 const DEFAULT_SENDER: (&str, &str, &str) = ("0123456788", "Emeka Nwosu", "000013");
 
 /// The banks the sandbox knows by code (the transfers issue brings the full list).
-fn bank_name(code: &str) -> String {
+pub fn bank_name(code: &str) -> String {
     match code {
         nuban::BANK_CODE => "Kobo".to_owned(),
         "000013" => "Guaranty Trust Bank".to_owned(),

@@ -14,13 +14,17 @@ use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::secrets::{self, Passwords};
 use crate::kernel::store::{self, Store};
+use crate::money::amount::Kobo;
 use crate::money::nuban::{self, Series};
+use crate::money::{accounts, inbound, transactions};
 use crate::platform::business::{
     client_id_for, environment_of_client_id, new_client_secret, normalize_email,
     rotate_client_secret,
 };
 use crate::platform::permissions::OWNER_ROLE_ID;
 use crate::platform::{identity, team, throttle};
+use crate::provider::sandbox::SandboxProvider;
+use crate::provider::{CoreBanking, IdentityNumbers};
 
 /// What the operator gives to create a business.
 #[derive(Clone, Debug)]
@@ -256,6 +260,89 @@ pub const DEMO_OWNER_ID: &str = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
 pub const DEMO_OWNER_EMAIL: &str = "adaeze.okafor@adaezefoods.ng";
 pub const DEMO_OWNER_PASSWORD: &str = "Jollof-Rice-2026";
 
+/// A little history for a newcomer to see: Chinedu Obi's virtual account (the sandbox's first
+/// test BVN, verified through the sandbox provider) and three inbound credits, posted through
+/// the ledger exactly as real ones.
+async fn seed_demo_history(
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
+    business: &CreatedBusiness,
+) -> Result<()> {
+    let numbers = IdentityNumbers {
+        bvn: Some("22212345678".into()),
+        nin: None,
+    };
+    let verified = SandboxProvider
+        .verify_identity(&numbers)
+        .await
+        .map_err(|error| anyhow::anyhow!("the sandbox provider refused the demo BVN: {error:?}"))?;
+    let metadata = serde_json::Map::from_iter([(
+        "customer_ref".to_owned(),
+        serde_json::Value::from("CUST-00042"),
+    )]);
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    let customer = accounts::open_customer_account(
+        &mut tx,
+        &accounts::CustomerOpening {
+            business_id: &business.business_id,
+            numbers: &numbers,
+            verified_name: &verified.name,
+            account_name: &verified.name,
+            email: Some("chinedu.obi@example.ng"),
+            phone: Some("08031234567"),
+            metadata: &metadata,
+            parent_account_number: None,
+        },
+        now,
+    )
+    .await?;
+    let credits = [
+        (
+            &business.main_account_number,
+            "2450000",
+            "Lagos Fresh Produce Ltd",
+            "0690000036",
+            "000013",
+            "Invoice 88 - December supplies",
+        ),
+        (
+            &customer.account_number,
+            "15000",
+            "Emeka Nwosu",
+            "0123456788",
+            "000013",
+            "Payment for order 1042",
+        ),
+        (
+            &customer.account_number,
+            "7500.50",
+            "Emeka Nwosu",
+            "0123456788",
+            "000013",
+            "Payment for order 1043",
+        ),
+    ];
+    for (account_number, amount, name, number, bank_code, narration) in credits {
+        let credit = inbound::InboundCredit {
+            account_number: account_number.clone(),
+            amount: Kobo::parse(amount).context("a demo amount")?,
+            narration: narration.into(),
+            originator: transactions::Originator {
+                account_number: number.into(),
+                account_name: name.into(),
+                bank_code: bank_code.into(),
+                bank_name: inbound::bank_name(bank_code),
+            },
+            environment: config.environment,
+        };
+        inbound::post_credit(&mut tx, &business.business_id, &credit, now).await?;
+    }
+    tx.commit().await.or_internal()?;
+    Ok(())
+}
+
 /// What [`ensure_demo`] found or made.
 #[derive(Clone, Debug)]
 pub struct DemoBusiness {
@@ -291,6 +378,7 @@ pub async fn ensure_demo(store: &Store, config: &Config, clock: &Clock) -> Resul
             },
         )
         .await?;
+        seed_demo_history(store, config, clock, &business).await?;
         return Ok(DemoBusiness {
             created: true,
             business,
