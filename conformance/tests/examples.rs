@@ -39,6 +39,19 @@ const BUILT: &[Operation] = &[
     Operation::UpdateRole,
     Operation::FetchActivityLogs,
     Operation::FetchAuditLogs,
+    Operation::FetchCustomerAccounts,
+    Operation::CreateCustomerAccount,
+    Operation::CreateAccountApi,
+    Operation::CreateAccountWeb,
+    Operation::GetAccount,
+    Operation::FetchAccountCollections,
+    Operation::FetchAccountSummaries,
+    Operation::GetTotalAccountMetrics,
+    Operation::FetchTransactionsWeb,
+    Operation::FetchTransactionsApi,
+    Operation::FetchSettlementTransactionsWeb,
+    Operation::FetchSettlementTransactionsApi,
+    Operation::SimulateInboundTransfer,
 ];
 
 /// The ids and secrets of the examples' story, and the values that stand for them here.
@@ -137,6 +150,12 @@ const REDACTED: &[(&str, &str)] = &[
     (".**.client_id", "[client_id]"),
     (".**.client_secret", "[secret]"),
     (".**.otp", "[otp]"),
+    (".**.reference_number", "[reference]"),
+    (".**.reference", "[reference]"),
+    (".**.session_id", "[nip_session_id]"),
+    (".**.last_balance_update", "[timestamp]"),
+    (".**.last_transaction_date", "[timestamp]"),
+    (".**.settlement_date", "[timestamp]"),
 ];
 
 fn snapshot(name: &str, exchange: &Exchange) {
@@ -308,10 +327,13 @@ async fn story(kind: StoreKind) {
     assert_eq!(deactivated.expect("00")["is_active"], false);
 
     // Credentials: a new secret; the old one stops working.
-    story
+    let regenerated = story
         .replay(Operation::RegenerateSecret, "empty", owner)
-        .await
-        .expect("00");
+        .await;
+    let new_secret = regenerated.expect("00")["client_secret"]
+        .as_str()
+        .unwrap()
+        .to_string();
     story
         .send(
             Operation::GenerateToken,
@@ -376,7 +398,207 @@ async fn story(kind: StoreKind) {
         .await
         .expect("41");
 
+    accounts_and_money(&mut story, &new_secret).await;
     REPLAYED.lock().unwrap().push(story.replayed);
+}
+
+/// The money chapter, on the examples' day (2 November 2026): accounts are opened, a customer
+/// gets a virtual account, money comes in, and every list and aggregate reads it back.
+async fn accounts_and_money(story: &mut Story, client_secret: &str) {
+    let clock = story.server.kit.clock.clone();
+    let morning: chrono::DateTime<chrono::Utc> = "2026-11-02T09:00:00Z".parse().unwrap();
+    clock.advance(morning - clock.now());
+    let login = story
+        .send(
+            Operation::Login,
+            "owner_on_the_examples_day",
+            None,
+            &json!({"email": "adaeze.okafor@adaezefoods.ng", "password": "Suya-And-Zobo-2027"}),
+        )
+        .await;
+    let owner = login.expect("00")["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let owner = Some(owner.as_str());
+    let grant = story
+        .send(
+            Operation::GenerateToken,
+            "new_secret",
+            None,
+            &json!({"client_id": story.server.kit.business.client_id, "client_secret": client_secret}),
+        )
+        .await;
+    let api = grant.expect("00")["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let api = Some(api.as_str());
+
+    // Accounts: the main pool account, two current accounts, two customers' virtual accounts.
+    let all = story
+        .replay(Operation::FetchCustomerAccounts, "all", api)
+        .await;
+    assert_eq!(all.expect("00")[0]["account_number"], "1000000014");
+    let named = story
+        .replay(Operation::CreateAccountApi, "named", api)
+        .await;
+    assert_eq!(named.expect("00")["account_number"], "1000000021");
+    let defaulted = story
+        .replay(Operation::CreateAccountWeb, "default_name", owner)
+        .await;
+    assert_eq!(
+        defaulted.expect("00")["account_name"],
+        "Adaeze Foods Ltd - Current 2"
+    );
+    // The two operations share their request examples.
+    let third = story
+        .replay(Operation::CreateAccountApi, "default_name", api)
+        .await;
+    assert_eq!(
+        third.expect("00")["account_name"],
+        "Adaeze Foods Ltd - Current 3"
+    );
+    story
+        .replay(Operation::CreateAccountWeb, "named", owner)
+        .await
+        .expect("00");
+    let chinedu = story
+        .replay(Operation::CreateCustomerAccount, "bvn", api)
+        .await;
+    assert_eq!(chinedu.expect("00")["account_number"], "2000000011");
+    assert_eq!(chinedu.expect("00")["account_name"], "Chinedu Obi");
+    story
+        .replay(Operation::CreateCustomerAccount, "bvn", api)
+        .await
+        .expect("26");
+    story
+        .replay(Operation::CreateCustomerAccount, "nin_with_name", api)
+        .await
+        .expect("00");
+    story
+        .send(
+            Operation::CreateCustomerAccount,
+            "verification_fails",
+            api,
+            &json!({"bvn": "22212345683"}),
+        )
+        .await
+        .expect("83");
+    story
+        .send(
+            Operation::CreateCustomerAccount,
+            "no_identity",
+            api,
+            &json!({"email": "chinedu.obi@example.ng"}),
+        )
+        .await
+        .expect("02");
+
+    // Money comes in at 09:12 and 09:20.
+    clock.advance(chrono::Duration::minutes(12));
+    story
+        .send(
+            Operation::SimulateInboundTransfer,
+            "to_operations",
+            api,
+            &json!({"account_number": "1000000021", "amount": "500000.00",
+                    "sender_account_name": "Lagos Fresh Produce Ltd",
+                    "sender_account_number": "3000000018", "sender_bank_code": "090823",
+                    "narration": "Invoice 88"}),
+        )
+        .await
+        .expect("00");
+    clock.advance(chrono::Duration::minutes(8));
+    let credit = story
+        .replay(Operation::SimulateInboundTransfer, "customer_pays", api)
+        .await;
+    let credited = credit.expect("00").clone();
+    assert_eq!(credited["amount"], "15000.00");
+    assert_eq!(credited["originator_account_name"], "Emeka Nwosu");
+    story.substitutions.add(
+        "COL-20261102-2D8R5T",
+        credited["reference_number"].as_str().unwrap(),
+    );
+
+    // Reading it back.
+    let detail = story
+        .replay(Operation::GetAccount, "by_number", owner)
+        .await;
+    assert_eq!(detail.expect("00")["balance"], "15000.000000000");
+    story
+        .replay(Operation::GetAccount, "primary", owner)
+        .await
+        .expect("00");
+    story
+        .send(
+            Operation::GetAccount,
+            "no_match",
+            owner,
+            &json!({"account_number": "1999999991"}),
+        )
+        .await
+        .expect("44");
+    let collections = story
+        .replay(
+            Operation::FetchAccountCollections,
+            "november_virtual",
+            owner,
+        )
+        .await;
+    assert_eq!(
+        collections.expect("00")[1]["total_collection_amount"],
+        "15000.00"
+    );
+    story
+        .replay(Operation::FetchAccountSummaries, "current_accounts", owner)
+        .await
+        .expect("00");
+    let metrics = story
+        .replay(Operation::GetTotalAccountMetrics, "november", owner)
+        .await;
+    assert_eq!(metrics.expect("00")["total_volume_collected"], "515000.00");
+    story
+        .replay(Operation::GetTotalAccountMetrics, "fast", owner)
+        .await
+        .expect("00");
+    story
+        .replay(Operation::FetchTransactionsWeb, "debits_in_november", owner)
+        .await
+        .expect("00");
+    let today = story
+        .replay(Operation::FetchTransactionsApi, "collections_today", api)
+        .await;
+    assert_eq!(today.expect("00").as_array().unwrap().len(), 2);
+    let by_reference = story
+        .replay(Operation::FetchTransactionsApi, "by_reference", api)
+        .await;
+    assert_eq!(by_reference.expect("00")[0], credited);
+    story
+        .replay(
+            Operation::FetchSettlementTransactionsWeb,
+            "one_account_november",
+            owner,
+        )
+        .await
+        .expect("00");
+    story
+        .replay(
+            Operation::FetchSettlementTransactionsApi,
+            "one_account_november",
+            api,
+        )
+        .await
+        .expect("00");
+    story
+        .replay(Operation::FetchCustomerAccounts, "active_virtual", api)
+        .await
+        .expect("00");
+    story
+        .replay(Operation::FetchCustomerAccounts, "next_page", api)
+        .await
+        .expect("00");
+    story.server.kit.assert_ledger_balances().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

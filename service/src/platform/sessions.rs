@@ -29,7 +29,9 @@ pub async fn authenticate(
     family: TokenFamily,
     token: &str,
 ) -> Result<Principal, ApiError> {
-    let claims = tokens.verify(token).ok_or_else(unauthenticated)?;
+    let claims = tokens
+        .verify(token, clock.now())
+        .ok_or_else(unauthenticated)?;
     if claims.family() != Some(family) {
         return Err(unauthenticated().with_message(match family {
             TokenFamily::Dashboard => "This operation needs a Dashboard token (from login)",

@@ -78,14 +78,19 @@ impl TokenKeys {
             .expect("HS256 signing of plain claims cannot fail")
     }
 
-    /// The claims of a token this server signed and that has not expired; `None` otherwise.
-    pub fn verify(&self, token: &str) -> Option<Claims> {
+    /// The claims of a token this server signed and that has not expired at `now`; `None`
+    /// otherwise. Expiry is judged by the caller's clock, not by the library's reading of the
+    /// system time, like every other decision that reads time.
+    pub fn verify(&self, token: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Claims> {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.leeway = 0;
         validation.validate_aud = false;
+        validation.validate_exp = false;
+        validation.required_spec_claims = ["exp".to_owned()].into();
         jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation)
             .ok()
             .map(|data| data.claims)
+            .filter(|claims| claims.exp > now.timestamp())
     }
 }
 
@@ -99,8 +104,12 @@ impl std::fmt::Debug for TokenKeys {
 mod tests {
     use super::*;
 
+    fn now() -> chrono::DateTime<chrono::Utc> {
+        "2026-11-02T09:00:00Z".parse().unwrap()
+    }
+
     fn claims(exp_from_now: i64) -> Claims {
-        let now = chrono::Utc::now().timestamp();
+        let now = now().timestamp();
         Claims {
             sid: "s".into(),
             fam: "dashboard".into(),
@@ -115,17 +124,27 @@ mod tests {
         let keys = TokenKeys::random();
         let claims = claims(60);
         let token = keys.sign(&claims);
-        assert_eq!(keys.verify(&token), Some(claims));
-        assert_eq!(TokenKeys::random().verify(&token), None);
-        assert_eq!(keys.verify("garbage"), None);
+        assert_eq!(keys.verify(&token, now()), Some(claims));
+        assert_eq!(TokenKeys::random().verify(&token, now()), None);
+        assert_eq!(keys.verify("garbage", now()), None);
         let mut tampered = token.clone();
         tampered.pop();
-        assert_eq!(keys.verify(&tampered), None);
+        assert_eq!(keys.verify(&tampered, now()), None);
     }
 
     #[test]
     fn expired_tokens_do_not_verify() {
         let keys = TokenKeys::random();
-        assert_eq!(keys.verify(&keys.sign(&claims(-1))), None);
+        assert_eq!(keys.verify(&keys.sign(&claims(-1)), now()), None);
+        // The caller's clock decides, not the system's: a token of a clock set in the past is
+        // live at that time and dead a minute after it expires.
+        let token = keys.sign(&claims(60));
+        assert!(keys
+            .verify(&token, now() + chrono::Duration::seconds(59))
+            .is_some());
+        assert_eq!(
+            keys.verify(&token, now() + chrono::Duration::seconds(60)),
+            None
+        );
     }
 }
