@@ -42,10 +42,12 @@ struct Measured {
 }
 
 async fn measure(kind: StoreKind, credits: u32, counter: &AtomicU64) -> Measured {
-    let mut config = Config::default();
-    config.request_budget = RequestBudget {
-        per_minute: NonZeroU32::new(10_000_000).unwrap(),
-        burst: NonZeroU32::new(1_000_000).unwrap(),
+    let config = Config {
+        request_budget: RequestBudget {
+            per_minute: NonZeroU32::new(10_000_000).unwrap(),
+            burst: NonZeroU32::new(1_000_000).unwrap(),
+        },
+        ..Config::default()
     };
     let kit = Arc::new(TestKit::start(kind, config).await);
     let token = kit.integration_token().await;

@@ -137,8 +137,10 @@ async fn current_accounts_open_under_the_main_account(kit: TestKit) {
 }
 
 async fn the_account_limit_answers_83(kind: StoreKind) {
-    let mut config = Config::default();
-    config.max_current_accounts = 2;
+    let config = Config {
+        max_current_accounts: 2,
+        ..Config::default()
+    };
     let kit = TestKit::start(kind, config).await;
     let token = kit.integration_token().await;
     for _ in 0..2 {

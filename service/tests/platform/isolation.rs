@@ -154,7 +154,12 @@ async fn nothing_of_another_business_leaks_or_changes(kit: TestKit) {
 
     // B's sessions: a token naming B's session with A's business id is refused, and A's
     // logout or password change does not touch B's sessions.
-    let b_session = kit.api.tokens().verify(&b_member_token).unwrap().sid;
+    let b_session = kit
+        .api
+        .tokens()
+        .verify(&b_member_token, kit.clock.now())
+        .unwrap()
+        .sid;
     let forged = kit.forge_token(
         &b_session,
         &kit.business.business_id,
@@ -163,7 +168,12 @@ async fn nothing_of_another_business_leaks_or_changes(kit: TestKit) {
     kit.op(Operation::GetProfile, &forged, json!({}))
         .await
         .expect(ResponseCode::Unauthenticated);
-    let b_integration_session = kit.api.tokens().verify(&b_integration).unwrap().sid;
+    let b_integration_session = kit
+        .api
+        .tokens()
+        .verify(&b_integration, kit.clock.now())
+        .unwrap()
+        .sid;
     let forged = kit.forge_token(
         &b_integration_session,
         &kit.business.business_id,
