@@ -1,6 +1,8 @@
 //! Kobo's automation: `cargo xtask lint` checks `spec/openapi.yaml`;
-//! `cargo xtask codegen [--check]` regenerates the crates generated from it.
+//! `cargo xtask codegen [--check]` regenerates the crates generated from it;
+//! `cargo xtask breaking` fails on changes that break clients of the released spec.
 
+mod breaking;
 mod codegen;
 mod lint;
 mod spec;
@@ -13,7 +15,10 @@ usage: cargo xtask <command>
 commands:
   lint [PATH]        check spec/openapi.yaml (or PATH) against Kobo's rules
   codegen            regenerate generated-server/ and generated-client/ from the spec
-  codegen --check    fail if the committed generated code differs from what the spec gives";
+  codegen --check    fail if the committed generated code differs from what the spec gives
+  breaking [--base REF | --base-file PATH]
+                     fail on changes that break clients of the released spec
+                     (spec/released/openapi.yaml; or spec/openapi.yaml at git REF; or PATH)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,6 +28,11 @@ fn main() -> ExitCode {
         ["lint", path] => lint::run(std::path::Path::new(path)),
         ["codegen"] => codegen::run(false),
         ["codegen", "--check"] => codegen::run(true),
+        ["breaking"] => breaking::run(breaking::Base::Released),
+        ["breaking", "--base", reference] => {
+            breaking::run(breaking::Base::GitRef(reference.to_string()))
+        }
+        ["breaking", "--base-file", path] => breaking::run(breaking::Base::File(path.into())),
         ["help"] | ["--help"] | ["-h"] => {
             println!("{USAGE}");
             Ok(())

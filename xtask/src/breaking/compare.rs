@@ -1,0 +1,784 @@
+//! The comparison itself: every change from the base document to the new one that breaks a client
+//! written against the base.
+//!
+//! Operations are matched by `operationId`; within one, the request (body and parameters) and
+//! each response (body and headers) are compared schema by schema, recursively, after
+//! [`schema::resolve`] has followed `$ref`s and merged `allOf` wrappers. What a client sends is
+//! judged in the [`Direction::Request`] direction (the new spec must accept everything the old one
+//! did), what it receives in the [`Direction::Response`] direction (the new spec must promise
+//! everything the old one did). Webhook payloads are received, so they are responses here.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::schema::{self, Resolved};
+use super::Break;
+use crate::spec::{self, component_name, escape, object, Document, Operation, HTTP_METHODS, JSON};
+
+/// Which way a schema's values travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Direction {
+    /// From the client to Kobo: narrowing what is accepted breaks clients.
+    Request,
+    /// From Kobo to the client: widening what may arrive breaks clients.
+    Response,
+}
+
+impl Direction {
+    fn side(self) -> &'static str {
+        match self {
+            Direction::Request => "request",
+            Direction::Response => "response",
+        }
+    }
+}
+
+/// Every change from `base` to `new` that breaks existing clients, in document order.
+pub fn compare(base: &Value, new: &Value) -> Vec<Break> {
+    let (base, new) = (Document::new(base), Document::new(new));
+    let mut comparison = Comparison {
+        base: &base,
+        new: &new,
+        breaks: Vec::new(),
+        on_path: BTreeSet::new(),
+    };
+    comparison.operations();
+    comparison.response_codes();
+    comparison.webhooks();
+    comparison.breaks
+}
+
+/// The `$ref`s of the base and new schema being compared, and the direction: a pair already on
+/// the path from the root is a cycle (a recursive schema), compared once.
+type PathKey = (Vec<String>, Vec<String>, Direction);
+
+struct Comparison<'a, 'd> {
+    base: &'d Document<'a>,
+    new: &'d Document<'a>,
+    breaks: Vec<Break>,
+    on_path: BTreeSet<PathKey>,
+}
+
+impl<'a> Comparison<'a, '_> {
+    fn report(&mut self, location: impl Into<String>, reason: impl Into<String>) {
+        self.breaks.push(Break {
+            location: location.into(),
+            reason: reason.into(),
+        });
+    }
+
+    // ---- Operations -------------------------------------------------------------------------
+
+    fn operations(&mut self) {
+        let (base, new) = (self.base, self.new);
+        let current_by_id: BTreeMap<&str, &Operation<'a>> = new
+            .operations
+            .iter()
+            .filter_map(|operation| Some((operation.id()?, operation)))
+            .collect();
+        for old in &base.operations {
+            // The lint requires an operationId; without one there is nothing to match on.
+            let Some(id) = old.id() else { continue };
+            let location = format!("#/operations/{}", escape(id));
+            let Some(current) = current_by_id.get(id) else {
+                let successor = new
+                    .operations
+                    .iter()
+                    .find(|other| other.path == old.path && other.method == old.method)
+                    .and_then(Operation::id);
+                let reason = match successor {
+                    Some(other) => format!(
+                        "the operation is renamed to `{other}` (same {}): clients generated from \
+                         the old spec call it by its old name",
+                        endpoint(old)
+                    ),
+                    None => format!(
+                        "the operation ({}) is removed: clients that call it break",
+                        endpoint(old)
+                    ),
+                };
+                self.report(location, reason);
+                continue;
+            };
+            if (old.method, old.path) != (current.method, current.path) {
+                self.report(
+                    format!("{location}/path"),
+                    format!(
+                        "the operation moves from {} to {}: clients call the old one",
+                        endpoint(old),
+                        endpoint(current)
+                    ),
+                );
+            }
+            self.request_body(&location, old, current);
+            self.parameters(&location, old, current);
+            self.responses(&location, old, current);
+        }
+    }
+
+    fn request_body(&mut self, location: &str, old: &Operation<'a>, current: &Operation<'a>) {
+        let at = format!("{location}/request/body");
+        let old = old
+            .value
+            .get("requestBody")
+            .map(|body| spec::deref(self.base.doc, body));
+        let current = current
+            .value
+            .get("requestBody")
+            .map(|body| spec::deref(self.new.doc, body));
+        match (old, current) {
+            (None, None) => {}
+            (None, Some(current)) => {
+                if is_required(current) {
+                    self.report(
+                        at,
+                        "a required request body is added: clients that send none are refused",
+                    );
+                }
+            }
+            (Some(_), None) => self.report(
+                at,
+                "the request body is removed: what clients send is no longer read",
+            ),
+            (Some(old), Some(current)) => {
+                if !is_required(old) && is_required(current) {
+                    self.report(
+                        at.clone(),
+                        "the request body becomes required: clients that send none are refused",
+                    );
+                }
+                self.contents(Direction::Request, &at, old, current);
+            }
+        }
+    }
+
+    fn parameters(&mut self, location: &str, old: &Operation<'a>, current: &Operation<'a>) {
+        let old = parameters_of(self.base.doc, old);
+        let current = parameters_of(self.new.doc, current);
+        for (key, (name, old_parameter)) in &old {
+            let at = format!(
+                "{location}/request/parameters/{}/{}",
+                escape(&key.0),
+                escape(name)
+            );
+            let Some((_, new_parameter)) = current.get(key) else {
+                self.report(
+                    at,
+                    "the request parameter is removed: what clients send in it is no longer read",
+                );
+                continue;
+            };
+            if !is_required(old_parameter) && is_required(new_parameter) {
+                self.report(
+                    format!("{at}/required"),
+                    "the request parameter becomes required: clients that omit it are refused",
+                );
+            }
+            self.schema(
+                Direction::Request,
+                &format!("{at}/schema"),
+                old_parameter.get("schema").unwrap_or(&Value::Null),
+                new_parameter.get("schema").unwrap_or(&Value::Null),
+            );
+        }
+        for (key, (name, new_parameter)) in &current {
+            if !old.contains_key(key) && is_required(new_parameter) {
+                self.report(
+                    format!(
+                        "{location}/request/parameters/{}/{}",
+                        escape(&key.0),
+                        escape(name)
+                    ),
+                    "a new required request parameter: clients that omit it are refused",
+                );
+            }
+        }
+    }
+
+    fn responses(&mut self, location: &str, old: &Operation<'a>, current: &Operation<'a>) {
+        for (status, old_response) in old.responses() {
+            let at = format!("{location}/responses/{}", escape(status));
+            let Some(new_response) = current.response(status) else {
+                // Fewer error statuses narrow what a client may receive; a success it expects
+                // is gone.
+                if status.starts_with('2') {
+                    self.report(
+                        at,
+                        format!(
+                            "the success response `{status}` is removed: clients that expect it \
+                             break"
+                        ),
+                    );
+                }
+                continue;
+            };
+            let old_response = spec::deref(self.base.doc, old_response);
+            let new_response = spec::deref(self.new.doc, new_response);
+            self.contents(
+                Direction::Response,
+                &format!("{at}/body"),
+                old_response,
+                new_response,
+            );
+            self.headers(&at, old_response, new_response);
+        }
+    }
+
+    fn headers(&mut self, location: &str, old: &'a Value, current: &'a Value) {
+        let current_headers = object(current.get("headers"));
+        for (name, old_header) in object(old.get("headers")) {
+            let at = format!("{location}/headers/{}", escape(name));
+            // Header names are case-insensitive.
+            let new_header = current_headers
+                .iter()
+                .find(|(other, _)| other.eq_ignore_ascii_case(name))
+                .map(|(_, header)| header);
+            let Some(new_header) = new_header else {
+                self.report(
+                    at,
+                    format!("the response header `{name}` is removed: clients that read it break"),
+                );
+                continue;
+            };
+            let old_header = spec::deref(self.base.doc, old_header);
+            let new_header = spec::deref(self.new.doc, new_header);
+            self.schema(
+                Direction::Response,
+                &format!("{at}/schema"),
+                old_header.get("schema").unwrap_or(&Value::Null),
+                new_header.get("schema").unwrap_or(&Value::Null),
+            );
+        }
+    }
+
+    /// The bodies of a request body or response, media type by media type: `location` itself
+    /// for `application/json`, `location/<media type>` for any other.
+    fn contents(
+        &mut self,
+        direction: Direction,
+        location: &str,
+        old: &'a Value,
+        current: &'a Value,
+    ) {
+        let current_content = object(current.get("content"));
+        for (media, old_media) in object(old.get("content")) {
+            let at = if media == JSON {
+                location.to_string()
+            } else {
+                format!("{location}/{}", escape(media))
+            };
+            let Some(new_media) = current_content.get(media) else {
+                let reason = match direction {
+                    Direction::Request => format!(
+                        "the operation no longer accepts a `{media}` body: clients that send one \
+                         are refused"
+                    ),
+                    Direction::Response => format!(
+                        "the response no longer has a `{media}` body: clients that read it break"
+                    ),
+                };
+                self.report(at, reason);
+                continue;
+            };
+            self.schema(
+                direction,
+                &at,
+                old_media.get("schema").unwrap_or(&Value::Null),
+                new_media.get("schema").unwrap_or(&Value::Null),
+            );
+        }
+    }
+
+    // ---- The catalogs -----------------------------------------------------------------------
+
+    fn response_codes(&mut self) {
+        let old = self.base.response_code_catalog();
+        let current = self.new.response_code_catalog();
+        for code in old.keys() {
+            let at = format!("#/x-response-codes/{}", escape(code));
+            if !current.contains_key(code) {
+                self.report(
+                    at,
+                    format!(
+                        "the response code `{code}` is removed from the catalog: clients that \
+                         branch on it break"
+                    ),
+                );
+                continue;
+            }
+            let (before, after) = (
+                self.base.http_status_of(code),
+                self.new.http_status_of(code),
+            );
+            if before != after {
+                self.report(
+                    format!("{at}/http_status"),
+                    format!(
+                        "the HTTP status of `{code}` changes from {} to {}: clients that branch on \
+                         the status break",
+                        show_status(before),
+                        show_status(after)
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Whether an enum is the enum of response codes: its base values are codes of the base
+    /// catalog and the values it gains are codes of the new catalog. New codes are additive, so
+    /// this enum is open whatever its description says.
+    fn is_response_code_enum(&self, old: &[Value], current: &[Value]) -> bool {
+        let in_catalog = |catalog: &serde_json::Map<String, Value>, value: &Value| {
+            value
+                .as_str()
+                .is_some_and(|code| catalog.contains_key(code))
+        };
+        let (base_catalog, new_catalog) = (
+            self.base.response_code_catalog(),
+            self.new.response_code_catalog(),
+        );
+        !old.is_empty()
+            && old.iter().all(|value| in_catalog(base_catalog, value))
+            && current
+                .iter()
+                .filter(|value| !old.contains(value))
+                .all(|value| in_catalog(new_catalog, value))
+    }
+
+    fn webhooks(&mut self) {
+        let current_hooks = object(self.new.doc.get("x-webhooks"));
+        for (name, old_item) in object(self.base.doc.get("x-webhooks")) {
+            let at = format!("#/x-webhooks/{}", escape(name));
+            let Some(new_item) = current_hooks.get(name) else {
+                self.report(
+                    at,
+                    "the webhook event kind is removed: clients that wait for it never get it",
+                );
+                continue;
+            };
+            let old_item = spec::deref(self.base.doc, old_item);
+            let new_item = spec::deref(self.new.doc, new_item);
+            for method in HTTP_METHODS {
+                let old_body = old_item.get(method).and_then(|o| o.get("requestBody"));
+                let new_body = new_item.get(method).and_then(|o| o.get("requestBody"));
+                if let (Some(old_body), Some(new_body)) = (old_body, new_body) {
+                    let old_body = spec::deref(self.base.doc, old_body);
+                    let new_body = spec::deref(self.new.doc, new_body);
+                    // The payload travels to the client: it is judged as a response.
+                    self.contents(
+                        Direction::Response,
+                        &format!("{at}/body"),
+                        old_body,
+                        new_body,
+                    );
+                }
+            }
+        }
+    }
+
+    // ---- Schemas ----------------------------------------------------------------------------
+
+    fn schema(&mut self, direction: Direction, at: &str, old: &Value, current: &Value) {
+        let old = schema::resolve(self.base.doc, old);
+        let current = schema::resolve(self.new.doc, current);
+        let key = (!old.refs.is_empty() || !current.refs.is_empty())
+            .then(|| (old.refs.clone(), current.refs.clone(), direction));
+        if let Some(key) = &key {
+            if !self.on_path.insert(key.clone()) {
+                // A recursive schema: this pair is already being compared further up.
+                return;
+            }
+        }
+        self.kind(direction, at, "type", &old, &current);
+        self.kind(direction, at, "format", &old, &current);
+        self.nullable(direction, at, &old, &current);
+        self.enumeration(direction, at, &old, &current);
+        if direction == Direction::Request {
+            self.request_constraints(at, &old, &current);
+        }
+        self.object(direction, at, &old, &current);
+        if let (Some(old_items), Some(new_items)) = (old.get("items"), current.get("items")) {
+            self.schema(direction, &format!("{at}/items"), old_items, new_items);
+        }
+        for keyword in ["oneOf", "anyOf"] {
+            self.variants(direction, at, keyword, &old, &current);
+        }
+        if let Some(key) = key {
+            self.on_path.remove(&key);
+        }
+    }
+
+    /// `type` and `format`: any change breaks, except a request that stops constraining (or
+    /// widens `integer` to `number`) and a response that starts constraining (or narrows `number`
+    /// to `integer`).
+    fn kind(
+        &mut self,
+        direction: Direction,
+        at: &str,
+        keyword: &str,
+        old: &Resolved,
+        current: &Resolved,
+    ) {
+        let (before, after) = (old.get(keyword), current.get(keyword));
+        if before == after {
+            return;
+        }
+        let (before, after) = (before.map(show), after.map(show));
+        let (wider, narrower) = match direction {
+            Direction::Request => (after.as_deref(), before.as_deref()),
+            Direction::Response => (before.as_deref(), after.as_deref()),
+        };
+        let harmless = wider.is_none()
+            || (keyword == "type" && narrower == Some("integer") && wider == Some("number"));
+        if harmless {
+            return;
+        }
+        let side = direction.side();
+        let reason = match (before, after) {
+            (Some(before), Some(after)) => {
+                format!("the {side} {keyword} changes from `{before}` to `{after}`")
+            }
+            (None, Some(after)) => format!(
+                "the request field gains `{keyword}: {after}`: values clients send may be refused"
+            ),
+            (Some(before), None) => format!(
+                "the response field loses `{keyword}: {before}`: clients may receive other values"
+            ),
+            (None, None) => unreachable!("the two sides differ"),
+        };
+        self.report(format!("{at}/{keyword}"), reason);
+    }
+
+    fn nullable(&mut self, direction: Direction, at: &str, old: &Resolved, current: &Resolved) {
+        let (before, after) = (old.flag("nullable"), current.flag("nullable"));
+        match direction {
+            Direction::Request if before && !after => self.report(
+                format!("{at}/nullable"),
+                "the request field is no longer nullable: clients that send null are refused",
+            ),
+            Direction::Response if !before && after => self.report(
+                format!("{at}/nullable"),
+                "the response field becomes nullable: clients that do not expect null break",
+            ),
+            _ => {}
+        }
+    }
+
+    fn enumeration(&mut self, direction: Direction, at: &str, old: &Resolved, current: &Resolved) {
+        let before = old.get("enum").and_then(Value::as_array);
+        let after = current.get("enum").and_then(Value::as_array);
+        let side = direction.side();
+        match (before, after) {
+            (Some(before), Some(after)) => {
+                for value in before.iter().filter(|value| !after.contains(value)) {
+                    let label = show(value);
+                    let consequence = match direction {
+                        Direction::Request => "clients that send it are refused",
+                        Direction::Response => "clients that rely on it break",
+                    };
+                    self.report(
+                        format!("{at}/enum/{}", escape(&label)),
+                        format!("`{label}` is removed from the {side} enum: {consequence}"),
+                    );
+                }
+                if direction == Direction::Response
+                    && !old.open
+                    && !self.is_response_code_enum(before, after)
+                {
+                    for value in after.iter().filter(|value| !before.contains(value)) {
+                        let label = show(value);
+                        self.report(
+                            format!("{at}/enum/{}", escape(&label)),
+                            format!(
+                                "the closed response enum gains `{label}`: clients that handle \
+                                 every value break (an open enum carries `{}: true`)",
+                                schema::EXTENSIBLE_ENUM
+                            ),
+                        );
+                    }
+                }
+            }
+            (None, Some(_)) if direction == Direction::Request => self.report(
+                format!("{at}/enum"),
+                "the request field becomes an enum: other values clients send are refused",
+            ),
+            (Some(_), None) if direction == Direction::Response && !old.open => self.report(
+                format!("{at}/enum"),
+                "the closed response enum loses its `enum`: clients may receive any value",
+            ),
+            _ => {}
+        }
+    }
+
+    /// What narrows the values a request may carry: a new or changed pattern, a lower maximum,
+    /// a higher minimum, a bound that becomes exclusive.
+    fn request_constraints(&mut self, at: &str, old: &Resolved, current: &Resolved) {
+        match (old.str("pattern"), current.str("pattern")) {
+            (None, Some(after)) => self.report(
+                format!("{at}/pattern"),
+                format!(
+                    "the request field gains the pattern `{after}`: values clients send may be \
+                     refused"
+                ),
+            ),
+            (Some(before), Some(after)) if before != after => self.report(
+                format!("{at}/pattern"),
+                format!(
+                    "the request field's pattern changes from `{before}` to `{after}`: values \
+                     clients send may be refused"
+                ),
+            ),
+            _ => {}
+        }
+        for keyword in ["maxLength", "maximum", "maxItems"] {
+            match (old.number(keyword), current.number(keyword)) {
+                (None, Some(_)) => self.report(
+                    format!("{at}/{keyword}"),
+                    format!(
+                        "the request field gains `{keyword}: {}`: values clients send may be \
+                         refused",
+                        show_keyword(current, keyword)
+                    ),
+                ),
+                (Some(before), Some(after)) if after < before => self.report(
+                    format!("{at}/{keyword}"),
+                    format!(
+                        "the request field's `{keyword}` is lowered from {} to {}: values clients \
+                         send may be refused",
+                        show_keyword(old, keyword),
+                        show_keyword(current, keyword)
+                    ),
+                ),
+                _ => {}
+            }
+        }
+        for keyword in ["minLength", "minimum", "minItems"] {
+            // No `minLength` is `minLength: 0`; no `minimum` is no bound at all.
+            let floor = (keyword != "minimum").then_some(0.0);
+            let before = old.number(keyword).or(floor);
+            let after = current.number(keyword).or(floor);
+            match (before, after) {
+                (None, Some(_)) => self.report(
+                    format!("{at}/{keyword}"),
+                    format!(
+                        "the request field gains `{keyword}: {}`: values clients send may be \
+                         refused",
+                        show_keyword(current, keyword)
+                    ),
+                ),
+                (Some(before), Some(after)) if after > before => self.report(
+                    format!("{at}/{keyword}"),
+                    format!(
+                        "the request field's `{keyword}` is raised from {} to {}: values clients \
+                         send may be refused",
+                        show_keyword(old, keyword),
+                        show_keyword(current, keyword)
+                    ),
+                ),
+                _ => {}
+            }
+        }
+        for (flag, bound) in [
+            ("exclusiveMinimum", "minimum"),
+            ("exclusiveMaximum", "maximum"),
+        ] {
+            if !old.flag(flag) && current.flag(flag) {
+                self.report(
+                    format!("{at}/{flag}"),
+                    format!(
+                        "the request field's `{bound}` becomes exclusive: clients that send the \
+                         bound itself are refused"
+                    ),
+                );
+            }
+        }
+    }
+
+    /// `properties`, `required` and `additionalProperties`.
+    fn object(&mut self, direction: Direction, at: &str, old: &Resolved, current: &Resolved) {
+        let (old_properties, new_properties) = (old.properties(), current.properties());
+        let (old_required, new_required) = (old.required(), current.required());
+        match direction {
+            Direction::Request => {
+                for name in new_required.iter().filter(|n| !old_required.contains(n)) {
+                    let reason = if old_properties.contains_key(*name) {
+                        "the request field becomes required: clients that omit it are refused"
+                    } else {
+                        "a new required request field: clients that omit it are refused"
+                    };
+                    self.report(format!("{at}/required/{}", escape(name)), reason);
+                }
+            }
+            Direction::Response => {
+                for name in old_required.iter().filter(|n| !new_required.contains(n)) {
+                    // A removed field is reported as removed.
+                    if new_properties.contains_key(*name) {
+                        self.report(
+                            format!("{at}/required/{}", escape(name)),
+                            "the response field becomes optional: clients that expect it break \
+                             when it is missing",
+                        );
+                    }
+                }
+            }
+        }
+        for (name, old_property) in old_properties {
+            let field = format!("{at}/properties/{}", escape(name));
+            match new_properties.get(name) {
+                Some(new_property) => self.schema(direction, &field, old_property, new_property),
+                None => {
+                    let reason = match direction {
+                        Direction::Request => {
+                            "the request field is removed: clients that send it are refused \
+                             or ignored"
+                        }
+                        Direction::Response => {
+                            "the response field is removed: clients that read it break"
+                        }
+                    };
+                    self.report(field, reason);
+                }
+            }
+        }
+        let before = old.get("additionalProperties");
+        let after = current.get("additionalProperties");
+        let closed = |value: Option<&Value>| value == Some(&Value::Bool(false));
+        if direction == Direction::Request && closed(after) && !closed(before) {
+            self.report(
+                format!("{at}/additionalProperties"),
+                "the request object becomes closed (`additionalProperties: false`): clients that \
+                 send fields it does not name are refused",
+            );
+        }
+        let is_schema = |value: Option<&Value>| value.is_some_and(Value::is_object);
+        if !closed(before) && !closed(after) && (is_schema(before) || is_schema(after)) {
+            // `true` or absent: any value, which an empty schema also says.
+            let any = |value: Option<&Value>| value.filter(|v| v.is_object()).cloned();
+            let (before, after) = (any(before), any(after));
+            self.schema(
+                direction,
+                &format!("{at}/additionalProperties"),
+                before.as_ref().unwrap_or(&Value::Null),
+                after.as_ref().unwrap_or(&Value::Null),
+            );
+        }
+    }
+
+    /// `oneOf` / `anyOf`: variants are matched by the component they name (else by position). A
+    /// request may not lose one; a closed response may not gain one.
+    fn variants(
+        &mut self,
+        direction: Direction,
+        at: &str,
+        keyword: &str,
+        old: &Resolved,
+        current: &Resolved,
+    ) {
+        let (Some(before), Some(after)) = (
+            old.get(keyword).and_then(Value::as_array),
+            current.get(keyword).and_then(Value::as_array),
+        ) else {
+            return;
+        };
+        let (before, after) = (variants(before), variants(after));
+        for (name, old_variant) in &before {
+            let variant = format!("{at}/{keyword}/{}", escape(name));
+            match after.iter().find(|(other, _)| other == name) {
+                Some((_, new_variant)) => {
+                    self.schema(direction, &variant, old_variant, new_variant)
+                }
+                None if direction == Direction::Request => self.report(
+                    variant,
+                    format!(
+                        "the request `{keyword}` loses the variant `{name}`: clients that send \
+                         it are refused"
+                    ),
+                ),
+                None => {}
+            }
+        }
+        if direction == Direction::Response && !old.open {
+            for (name, _) in after
+                .iter()
+                .filter(|(name, _)| !before.iter().any(|(other, _)| other == name))
+            {
+                self.report(
+                    format!("{at}/{keyword}/{}", escape(name)),
+                    format!(
+                        "the closed response `{keyword}` gains the variant `{name}`: clients that \
+                         handle every variant break (an open one carries `{}: true`)",
+                        schema::EXTENSIBLE_ENUM
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// An operation's parameters (its own first, then its path item's), `$ref`s followed, keyed by
+/// location and name (lower-cased for headers, which are case-insensitive), with the name as
+/// written.
+fn parameters_of<'a>(
+    doc: &'a Value,
+    operation: &Operation<'a>,
+) -> BTreeMap<(String, String), (String, &'a Value)> {
+    let mut parameters = BTreeMap::new();
+    for parameter in operation.parameters() {
+        let parameter = spec::deref(doc, parameter);
+        let (Some(place), Some(name)) = (
+            parameter.get("in").and_then(Value::as_str),
+            parameter.get("name").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let key_name = if place == "header" {
+            name.to_ascii_lowercase()
+        } else {
+            name.to_string()
+        };
+        // An operation's own parameter overrides its path item's.
+        parameters
+            .entry((place.to_string(), key_name))
+            .or_insert((name.to_string(), parameter));
+    }
+    parameters
+}
+
+/// Each variant of a `oneOf`/`anyOf` with its name: the component it is a `$ref` to, else its
+/// position.
+fn variants(list: &[Value]) -> Vec<(String, &Value)> {
+    list.iter()
+        .enumerate()
+        .map(|(index, variant)| {
+            let name = component_name(variant)
+                .map(str::to_string)
+                .unwrap_or_else(|| index.to_string());
+            (name, variant)
+        })
+        .collect()
+}
+
+fn is_required(value: &Value) -> bool {
+    value.get("required").and_then(Value::as_bool) == Some(true)
+}
+
+fn endpoint(operation: &Operation<'_>) -> String {
+    format!("`{} {}`", operation.method.to_uppercase(), operation.path)
+}
+
+/// A value as the reports quote it: strings bare, anything else as JSON.
+fn show(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn show_keyword(schema: &Resolved, keyword: &str) -> String {
+    schema.get(keyword).map(show).unwrap_or_else(|| "0".into())
+}
+
+fn show_status(status: Option<u64>) -> String {
+    status.map_or_else(|| "none".into(), |status| status.to_string())
+}

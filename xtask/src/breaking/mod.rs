@@ -1,0 +1,146 @@
+//! `cargo xtask breaking`: the changes from the last released spec to `spec/openapi.yaml` that
+//! break existing clients.
+//!
+//! The base is the released copy kept at `spec/released/openapi.yaml` (or `spec/openapi.yaml` at
+//! a git ref, or any file). [`compare`] lists every break with a JSON-pointer-like location and a
+//! one-line reason; [`changelog::judge`] accepts the ones a major release lists in
+//! `spec/CHANGELOG.md`; any other fails the gate. The rules, the enum-growth policy and the
+//! changelog format are in the README (`Changing the spec without breaking clients`).
+
+mod changelog;
+mod compare;
+mod schema;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+use crate::spec;
+
+pub use compare::compare;
+
+/// The released copy of the spec, relative to the workspace root.
+pub const RELEASED: &str = "spec/released/openapi.yaml";
+
+/// One change that breaks existing clients.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Break {
+    /// Where: `#/operations/<operationId>/...`, `#/x-response-codes/<code>/...` or
+    /// `#/x-webhooks/<event>/...`; below an operation, `request/body`, `request/parameters/<in>/
+    /// <name>`, `responses/<status>/body` or `responses/<status>/headers/<name>`, then the path
+    /// through the schema (`properties/<name>`, `items`, `required/<name>`, `enum/<value>`, or
+    /// the keyword that changed). Names are escaped as in JSON pointers (`~1` for `/`).
+    pub location: String,
+    /// Why it breaks clients, in one line.
+    pub reason: String,
+}
+
+impl fmt::Display for Break {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.reason)
+    }
+}
+
+/// What to compare `spec/openapi.yaml` with.
+#[derive(Debug, Clone)]
+pub enum Base {
+    /// `spec/released/openapi.yaml`, the last released version.
+    Released,
+    /// `spec/openapi.yaml` at a git ref (`git show REF:spec/openapi.yaml`).
+    GitRef(String),
+    /// Any file.
+    File(PathBuf),
+}
+
+/// Compares the spec with `base`: prints every break (and every accepted one), fails if any
+/// break is not accepted by the changelog.
+pub fn run(base: Base) -> Result<()> {
+    let root = spec::workspace_root();
+    let (old, base_name) = load_base(&root, &base)?;
+    let current = spec::load(&spec::spec_path())?;
+    let breaks = compare(&old, &current);
+    let changelog_path = root.join(changelog::CHANGELOG);
+    let changelog = match std::fs::read_to_string(&changelog_path) {
+        Ok(text) => Some(text),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => {
+            return Err(error).with_context(|| format!("cannot read {}", changelog_path.display()))
+        }
+    };
+    let (base_version, new_version) = (version(&old), version(&current));
+    let verdict = changelog::judge(breaks, base_version, new_version, changelog.as_deref());
+    for accepted in &verdict.accepted {
+        println!("accepted by the changelog: {accepted}");
+    }
+    for location in &verdict.unmatched {
+        println!(
+            "note: {} lists `{location}`, which is not a breaking change found",
+            changelog::CHANGELOG
+        );
+    }
+    for refused in &verdict.refused {
+        eprintln!("{refused}");
+    }
+    let summary = format!(
+        "spec/openapi.yaml ({}) against {base_name} ({}): {} breaking change{}, {} accepted by \
+         the changelog",
+        new_version.unwrap_or("no version"),
+        base_version.unwrap_or("no version"),
+        verdict.refused.len() + verdict.accepted.len(),
+        if verdict.refused.len() + verdict.accepted.len() == 1 {
+            ""
+        } else {
+            "s"
+        },
+        verdict.accepted.len(),
+    );
+    if verdict.refused.is_empty() {
+        println!("{summary}");
+        return Ok(());
+    }
+    for note in &verdict.notes {
+        eprintln!("note: {note}");
+    }
+    bail!(
+        "{summary}\nTo break clients on purpose: bump the major of `info.version` and list each \
+         location above under `## <new version>` in {} (README: Changing the spec without \
+         breaking clients).",
+        changelog::CHANGELOG
+    )
+}
+
+/// The base document and how the summary names it.
+fn load_base(root: &Path, base: &Base) -> Result<(Value, String)> {
+    match base {
+        Base::Released => Ok((spec::load(&root.join(RELEASED))?, RELEASED.to_string())),
+        Base::File(path) => Ok((spec::load(path)?, path.display().to_string())),
+        Base::GitRef(reference) => {
+            let object = format!("{reference}:spec/openapi.yaml");
+            let output = Command::new("git")
+                .arg("show")
+                .arg(&object)
+                .current_dir(root)
+                .output()
+                .context("cannot run git")?;
+            if !output.status.success() {
+                bail!(
+                    "git show {object} failed: {}",
+                    String::from_utf8_lossy(&output.stderr).trim()
+                );
+            }
+            let text = String::from_utf8(output.stdout)
+                .with_context(|| format!("{object} is not UTF-8"))?;
+            let doc = spec::parse(&text).with_context(|| format!("cannot parse {object}"))?;
+            Ok((doc, format!("spec/openapi.yaml at {reference}")))
+        }
+    }
+}
+
+fn version(doc: &Value) -> Option<&str> {
+    doc.pointer("/info/version").and_then(Value::as_str)
+}
