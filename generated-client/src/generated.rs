@@ -23737,6 +23737,11 @@ did not define carries `x-origin: extension`.
 - **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most
   two fraction digits (`"5000"`, `"5000.5"`, `"5000.50"`); responses show transaction amounts
   with two fraction digits and balances with nine (`"125000.500000000"`). Currency is NGN.
+- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction
+  statuses, categories, channels, audit actions) may gain values in a minor release: accept
+  values you do not know (for a status, treat an unknown one as pending). Every other enum
+  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the
+  spec to this.
 - **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);
   timestamps are ISO 8601 / RFC 3339 in UTC.
 - **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.
@@ -23805,7 +23810,7 @@ daily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money com
 `simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.
 
 
-Version: 1.0.0*/
+Version: 1.1.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -23841,7 +23846,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "1.0.0"
+        "1.1.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
