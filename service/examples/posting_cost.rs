@@ -23,16 +23,35 @@ use serde_json::json;
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::Layer;
 
-/// Counts sqlx's statement events.
-struct Statements(Arc<AtomicU64>);
+/// Counts sqlx's statement events; with `POSTING_COST_TRACE=1` prints each one's summary.
+struct Statements(Arc<AtomicU64>, bool);
+
+/// The `summary` field of a sqlx statement event (its first words).
+struct Summary(String);
+
+impl tracing::field::Visit for Summary {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "summary" {
+            self.0 = format!("{value:?}");
+        }
+    }
+}
 
 impl<S: tracing::Subscriber> Layer<S> for Statements {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
         if event.metadata().target() == "sqlx::query" {
             self.0.fetch_add(1, Ordering::Relaxed);
+            if self.1 && TRACING.load(Ordering::Relaxed) {
+                let mut summary = Summary(String::new());
+                event.record(&mut summary);
+                eprintln!("  statement: {}", summary.0);
+            }
         }
     }
 }
+
+/// Whether the measured credit is running (only its statements are printed).
+static TRACING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 struct Measured {
     statements: u64,
@@ -72,7 +91,9 @@ async fn measure(kind: StoreKind, credits: u32, counter: &AtomicU64) -> Measured
     }
 
     let before = counter.load(Ordering::Relaxed);
+    TRACING.store(true, Ordering::Relaxed);
     kit.credit(&token, &accounts[0], "1.00").await;
+    TRACING.store(false, Ordering::Relaxed);
     let statements = counter.load(Ordering::Relaxed) - before;
 
     let started = Instant::now();
@@ -120,7 +141,8 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(400);
     let counter = Arc::new(AtomicU64::new(0));
-    let subscriber = tracing_subscriber::registry().with(Statements(counter.clone()));
+    let trace = std::env::var("POSTING_COST_TRACE").is_ok_and(|value| value == "1");
+    let subscriber = tracing_subscriber::registry().with(Statements(counter.clone(), trace));
     tracing::subscriber::set_global_default(subscriber).expect("one subscriber");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4)
