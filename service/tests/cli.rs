@@ -196,6 +196,12 @@ fn the_demo_prints_credentials_and_a_first_request_that_works() {
     let reply: Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|error| panic!("{error}: {}", String::from_utf8_lossy(&output.stdout)));
     assert_token_accepted(&reply);
+    // The first request shows the demo's history: a customer's account and balances.
+    let accounts = reply["data"].as_array().unwrap();
+    assert_eq!(accounts.len(), 2, "{reply}");
+    assert_eq!(accounts[0]["account_name"], "Chinedu Obi");
+    assert_eq!(accounts[0]["balance"], "22500.500000000");
+    assert_eq!(accounts[1]["balance"], "2450000.000000000");
 
     // The owner login printed works too.
     let login = post(
@@ -220,6 +226,67 @@ fn the_demo_prints_credentials_and_a_first_request_that_works() {
     let output = Command::new("sh").args(["-c", &script]).output().unwrap();
     let reply: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_token_accepted(&reply);
+    assert_eq!(
+        reply["data"].as_array().unwrap().len(),
+        2,
+        "the history is seeded once: {reply}"
+    );
+    let (status, _) = again.stop();
+    assert!(status.success());
+
+    // The ledger the demo wrote balances.
+    let report = run_json(dir.path(), &["ledger", "verify", "--json"]);
+    assert_eq!(report["ok"], true, "{report}");
+    assert_eq!(report["journal_entries"], 3);
+    assert_eq!(report["ledger_total"], "0.00");
+}
+
+#[test]
+fn ledger_verify_names_a_discrepancy_and_exits_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    run(
+        dir.path(),
+        &[
+            "business",
+            "create",
+            "--name",
+            "Lagos Fresh Produce Ltd",
+            "--owner-email",
+            "bola.ade@lagosfresh.ng",
+            "--active",
+        ],
+    );
+    let clean = run(dir.path(), &["ledger", "verify"]);
+    assert!(clean.contains("The ledger balances."), "{clean}");
+
+    // A balance changed behind the ledger's back.
+    let database = dir.path().join("kobo.db");
+    let status = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); \
+             c.execute(\"UPDATE accounts SET balance = 12345\"); c.commit()",
+            database.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = kobo(dir.path())
+        .args(["ledger", "verify", "--json"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success(), "a discrepancy exits non-zero");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["discrepancies"][0]["kind"], "balance");
+    assert_eq!(report["discrepancies"][0]["subject"], "1000000014");
+    assert!(
+        report["discrepancies"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("stored balance 123.45 but its postings sum to 0.00"),
+        "{report}"
+    );
 }
 
 #[test]

@@ -91,6 +91,23 @@ async fn accounts_and_transactions_stay_in_their_business(kit: TestKit) {
             .clone();
         assert_eq!(data, json!([]), "{operation:?}");
     }
+    // Nothing of ours moved.
+    let ours_now = kit
+        .op(
+            Operation::GetAccount,
+            &kit.owner_token,
+            json!({"account_number": ours}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(ours_now["balance"], "500.000000000");
+    let our_transactions = kit
+        .op(Operation::FetchTransactionsApi, &token, json!({}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(our_transactions, json!([credit]));
     // The other business's totals are its own.
     let metrics = kit
         .op(Operation::GetTotalAccountMetrics, &other_owner, json!({}))

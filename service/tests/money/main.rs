@@ -9,4 +9,5 @@ mod inbound;
 mod isolation;
 mod races;
 mod transactions;
+mod verify;
 mod workload;

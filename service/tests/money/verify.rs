@@ -1,0 +1,73 @@
+//! `kobo ledger verify` finds what does not add up: each kind of discrepancy, made on purpose
+//! behind the ledger's back.
+
+use kobo::on_both_stores;
+use kobo::testkit::TestKit;
+
+async fn sql(kit: &TestKit, statement: &str, bind: &str) {
+    sqlx::query(sqlx::AssertSqlSafe(statement.to_owned()))
+        .bind(bind.to_owned())
+        .execute(kit.store.pool())
+        .await
+        .unwrap_or_else(|error| panic!("{statement}: {error}"));
+}
+
+async fn kinds(kit: &TestKit) -> Vec<&'static str> {
+    let report = kobo::money::verify::verify(&kit.store).await.unwrap();
+    assert_eq!(report.ok, report.discrepancies.is_empty());
+    let mut kinds: Vec<&'static str> = report.discrepancies.iter().map(|d| d.kind).collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
+}
+
+async fn every_kind_of_discrepancy_is_named(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let main = kit.business.main_account_number.clone();
+    let credit = kit.credit(&token, &main, "100.00").await;
+    let reference = credit["reference_number"].as_str().unwrap().to_owned();
+    assert_eq!(kinds(&kit).await, Vec::<&str>::new());
+
+    // A posting added to the entry: the entry and the ledger no longer sum to zero, and the
+    // account's postings no longer give its balance.
+    sql(
+        &kit,
+        "INSERT INTO postings (id, entry_id, account_id, amount, created_at) \
+         SELECT 'p-extra', t.entry_id, t.account_id, 1, t.created_at FROM transactions t \
+         WHERE t.reference_number = $1",
+        &reference,
+    )
+    .await;
+    assert_eq!(
+        kinds(&kit).await,
+        vec!["balance", "ledger_total", "unbalanced_entry"]
+    );
+    sql(&kit, "DELETE FROM postings WHERE id = $1", "p-extra").await;
+
+    // A posting to no account, balanced by one to the main account's internal side.
+    sql(
+        &kit,
+        "INSERT INTO postings (id, entry_id, account_id, amount, created_at) \
+         SELECT 'p-ghost', t.entry_id, 'no-such-account', 5, t.created_at FROM transactions t \
+         WHERE t.reference_number = $1",
+        &reference,
+    )
+    .await;
+    assert!(kinds(&kit).await.contains(&"unknown_account"));
+    sql(&kit, "DELETE FROM postings WHERE id = $1", "p-ghost").await;
+
+    // The customer posting removed: a short entry, a transaction without its posting.
+    sql(
+        &kit,
+        "DELETE FROM postings WHERE amount > 0 AND entry_id = \
+         (SELECT entry_id FROM transactions WHERE reference_number = $1)",
+        &reference,
+    )
+    .await;
+    let found = kinds(&kit).await;
+    for kind in ["short_entry", "transaction_without_posting", "balance"] {
+        assert!(found.contains(&kind), "{kind} in {found:?}");
+    }
+}
+
+on_both_stores!(every_kind_of_discrepancy_is_named);
