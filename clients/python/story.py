@@ -81,7 +81,7 @@ from kobo_client.models import (
 from kobo_client.types import Response
 
 # The sandbox's identity test data (spec: info.description, "Sandbox").
-VERIFIED_BVN = "22212345678"  # verified: Chinedu Obi
+VERIFIED_BVN = "22287654321"  # verified: Amaka Nwosu
 FAILING_BVN = "22212345683"  # any other 11 digits ending in 83: verification fails, `83`
 AMOUNT = "15000.00"
 
@@ -229,7 +229,7 @@ def give_customer_a_virtual_account(story: Story) -> None:
     key = str(uuid.uuid4())
     first = create_customer_account.sync_detailed(client=story.integration_client(), body=body, idempotency_key=key)
     account = success(first, CreateCustomerAccountResponse, "create_customer_account").data
-    check(account.account_name == "Chinedu Obi", f"create_customer_account: account_name {account.account_name}")
+    check(account.account_name == "Amaka Nwosu", f"create_customer_account: account_name {account.account_name}")
     check(account.account_type == AccountType.VIRTUAL, f"create_customer_account: {account.account_type}")
     check(
         account.parent_account_number == story.main_account,
@@ -278,7 +278,7 @@ def read_the_account(story: Story) -> None:
         "get_account",
     ).data
     check(detail.balance == "15000.000000000", f"get_account: balance {detail.balance}")
-    check(detail.account_name == "Chinedu Obi", f"get_account: {detail.account_name}")
+    check(detail.account_name == "Amaka Nwosu", f"get_account: {detail.account_name}")
     customer = detail.customer
     check(customer is not None, "get_account: a virtual account without its customer")
     assert customer is not None
@@ -351,10 +351,11 @@ def read_metrics(story: Story) -> None:
         GetTotalAccountMetricsResponse,
         "get_total_account_metrics",
     ).data
-    check(metrics.total_virtual_accounts == 1, f"get_total_account_metrics: {metrics.total_virtual_accounts}")
-    check(metrics.total_volume_collected == AMOUNT, f"get_total_account_metrics: {metrics.total_volume_collected}")
+    # The demo's seeded history (Chinedu Obi's account, 2 472 500.50 collected) plus this story's.
+    check(metrics.total_virtual_accounts == 2, f"get_total_account_metrics: {metrics.total_virtual_accounts}")
+    check(metrics.total_volume_collected == "2487500.50", f"get_total_account_metrics: {metrics.total_volume_collected}")
     check(
-        metrics.total_business_balance == "15000.000000000",
+        metrics.total_business_balance == "2487500.500000000",
         f"get_total_account_metrics: total_business_balance {metrics.total_business_balance}",
     )
 
@@ -387,7 +388,7 @@ STEPS: list[tuple[str, Callable[[Story], None]]] = [
     ("generate_token (integration token)", take_integration_token),
     ("fetch_customer_accounts", list_accounts),
     ("create_account_api (a current account)", open_current_account),
-    ("create_customer_account (BVN 22212345678, then its idempotent retry)", give_customer_a_virtual_account),
+    ("create_customer_account (BVN 22287654321, then its idempotent retry)", give_customer_a_virtual_account),
     ("simulate_inbound_transfer (15000.00)", credit_the_customer),
     ("get_account (Dashboard token)", read_the_account),
     ("fetch_transactions_api (by reference_number)", find_the_credit),

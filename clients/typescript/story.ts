@@ -20,7 +20,7 @@ type Account = Schemas["Account"];
 type IntegrationTransaction = Schemas["IntegrationTransaction"];
 
 // The sandbox's identity test data (spec: info.description, "Sandbox").
-const VERIFIED_BVN = "22212345678"; // verified: Chinedu Obi
+const VERIFIED_BVN = "22287654321"; // verified: Amaka Nwosu
 const FAILING_BVN = "22212345683"; // any other 11 digits ending in 83: verification fails, `83`
 const AMOUNT = "15000.00";
 
@@ -187,7 +187,7 @@ async function giveCustomerAVirtualAccount(story: Story): Promise<void> {
     await story.integrationClient().POST(path, { body, params: { header: { "Idempotency-Key": key } } }),
   );
   const account = first.data;
-  check(account.account_name === "Chinedu Obi", `create_customer_account: account_name ${account.account_name}`);
+  check(account.account_name === "Amaka Nwosu", `create_customer_account: account_name ${account.account_name}`);
   check(account.account_type === "virtual", `create_customer_account: ${account.account_type}`);
   check(
     account.parent_account_number === story.settings.mainAccount,
@@ -230,7 +230,7 @@ async function readTheAccount(story: Story): Promise<void> {
     }),
   ).data;
   check(detail.balance === "15000.000000000", `get_account: balance ${detail.balance}`);
-  check(detail.account_name === "Chinedu Obi", `get_account: ${detail.account_name}`);
+  check(detail.account_name === "Amaka Nwosu", `get_account: ${detail.account_name}`);
   const customer = detail.customer;
   if (customer === null) throw new StoryFailure("get_account: a virtual account without its customer");
   check(customer.verified_identities.join(",") === "bvn", `get_account: ${customer.verified_identities.join(",")}`);
@@ -287,10 +287,11 @@ async function readMetrics(story: Story): Promise<void> {
     "get_total_account_metrics",
     await story.dashboardClient().POST("/api/v1/account/web/get_total_account_metrics", { body: {} }),
   ).data;
-  check(metrics.total_virtual_accounts === 1, `get_total_account_metrics: ${metrics.total_virtual_accounts}`);
-  check(metrics.total_volume_collected === AMOUNT, `get_total_account_metrics: ${metrics.total_volume_collected}`);
+  // The demo's seeded history (Chinedu Obi's account, 2 472 500.50 collected) plus this story's.
+  check(metrics.total_virtual_accounts === 2, `get_total_account_metrics: ${metrics.total_virtual_accounts}`);
+  check(metrics.total_volume_collected === "2487500.50", `get_total_account_metrics: ${metrics.total_volume_collected}`);
   check(
-    metrics.total_business_balance === "15000.000000000",
+    metrics.total_business_balance === "2487500.500000000",
     `get_total_account_metrics: total_business_balance ${metrics.total_business_balance}`,
   );
 }
@@ -325,7 +326,7 @@ const STEPS: ReadonlyArray<readonly [string, (story: Story) => Promise<void>]> =
   ["generate_token (integration token)", takeIntegrationToken],
   ["fetch_customer_accounts", listAccounts],
   ["create_account_api (a current account)", openCurrentAccount],
-  ["create_customer_account (BVN 22212345678, then its idempotent retry)", giveCustomerAVirtualAccount],
+  ["create_customer_account (BVN 22287654321, then its idempotent retry)", giveCustomerAVirtualAccount],
   ["simulate_inbound_transfer (15000.00)", creditTheCustomer],
   ["get_account (Dashboard token)", readTheAccount],
   ["fetch_transactions_api (by reference_number)", findTheCredit],
