@@ -1567,6 +1567,8 @@ accounts (Kobo opens none today, so it matches nothing).
         ApproveTransfer,
         #[serde(rename = "reject_transfer")]
         RejectTransfer,
+        #[serde(rename = "cancel_transfer")]
+        CancelTransfer,
         #[serde(rename = "create_approval_policy")]
         CreateApprovalPolicy,
         #[serde(rename = "update_approval_policy")]
@@ -1599,6 +1601,7 @@ accounts (Kobo opens none today, so it matches nothing).
                 Self::FundsTransfer => f.write_str("funds_transfer"),
                 Self::ApproveTransfer => f.write_str("approve_transfer"),
                 Self::RejectTransfer => f.write_str("reject_transfer"),
+                Self::CancelTransfer => f.write_str("cancel_transfer"),
                 Self::CreateApprovalPolicy => f.write_str("create_approval_policy"),
                 Self::UpdateApprovalPolicy => f.write_str("update_approval_policy"),
                 Self::CreateWebhookConfiguration => {
@@ -1633,6 +1636,7 @@ accounts (Kobo opens none today, so it matches nothing).
                 "funds_transfer" => Ok(Self::FundsTransfer),
                 "approve_transfer" => Ok(Self::ApproveTransfer),
                 "reject_transfer" => Ok(Self::RejectTransfer),
+                "cancel_transfer" => Ok(Self::CancelTransfer),
                 "create_approval_policy" => Ok(Self::CreateApprovalPolicy),
                 "update_approval_policy" => Ok(Self::UpdateApprovalPolicy),
                 "create_webhook_configuration" => Ok(Self::CreateWebhookConfiguration),
@@ -2017,6 +2021,31 @@ accounts (Kobo opens none today, so it matches nothing).
                 })
         }
     }
+    ///`CancelTransferRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct CancelTransferRequest {
+        pub reference_number: ReferenceNumber,
+    }
+    impl CancelTransferRequest {
+        pub fn builder() -> builder::CancelTransferRequest {
+            Default::default()
+        }
+    }
+    ///Success envelope of `cancel_transfer`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CancelTransferResponse {
+        pub data: Transfer,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl CancelTransferResponse {
+        pub fn builder() -> builder::CancelTransferResponse {
+            Default::default()
+        }
+    }
     ///`ChangePasswordRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     #[serde(deny_unknown_fields)]
@@ -2220,6 +2249,65 @@ made itself (a fee, a reversal). Clients should accept values added later.
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    /**Your own id for a transfer (1 to 64 of `A-Z a-z 0-9 _ -`), unique in the business for ever:
+a second transfer with it is refused (`26`), and `get_transfer_*` and `fetch_transfers_*`
+find the transfer by it long after its idempotency key expired.
+*/
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ClientReference(::std::string::String);
+    impl ::std::ops::Deref for ClientReference {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ClientReference> for ::std::string::String {
+        fn from(value: ClientReference) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ClientReference {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Za-z0-9_-]{1,64}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Za-z0-9_-]{1,64}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ClientReference {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ClientReference {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ClientReference {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///`CollectionEvent`
@@ -2583,7 +2671,20 @@ made itself (a fee, a reversal). Clients should accept values added later.
     pub struct CreateApprovalPolicyRequest {
         #[serde(default = "defaults::default_bool::<true>")]
         pub is_active: bool,
+        /**Transfers of at least this amount are held. Optional, default `"0.00"` (every
+transfer), which is the source's rule: an active policy queues transfers. A higher
+value is Kobo's extension.
+*/
+        #[serde(default = "defaults::create_approval_policy_request_min_amount")]
         pub min_amount: RequestAmount,
+    }
+    impl ::std::default::Default for CreateApprovalPolicyRequest {
+        fn default() -> Self {
+            Self {
+                is_active: defaults::default_bool::<true>(),
+                min_amount: defaults::create_approval_policy_request_min_amount(),
+            }
+        }
     }
     impl CreateApprovalPolicyRequest {
         pub fn builder() -> builder::CreateApprovalPolicyRequest {
@@ -3841,6 +3942,20 @@ the source document.
             Default::default()
         }
     }
+    ///Success envelope of `fetch_banks_web`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct FetchBanksWebResponse {
+        pub data: ::std::vec::Vec<Bank>,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl FetchBanksWebResponse {
+        pub fn builder() -> builder::FetchBanksWebResponse {
+            Default::default()
+        }
+    }
     ///`FetchCustomerAccountsRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     #[serde(deny_unknown_fields)]
@@ -4176,6 +4291,66 @@ the source document.
             Default::default()
         }
     }
+    ///Success envelope of `fetch_transfers_api`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct FetchTransfersApiResponse {
+        pub data: ::std::vec::Vec<Transfer>,
+        pub message: ::std::string::String,
+        pub pagination: Pagination,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl FetchTransfersApiResponse {
+        pub fn builder() -> builder::FetchTransfersApiResponse {
+            Default::default()
+        }
+    }
+    ///`FetchTransfersRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct FetchTransfersRequest {
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub cursor_created_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub filters: ::std::option::Option<TransferFilters>,
+        #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+        pub limit: ::std::num::NonZeroU64,
+    }
+    impl ::std::default::Default for FetchTransfersRequest {
+        fn default() -> Self {
+            Self {
+                cursor_created_at: Default::default(),
+                cursor_id: Default::default(),
+                filters: Default::default(),
+                limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+            }
+        }
+    }
+    impl FetchTransfersRequest {
+        pub fn builder() -> builder::FetchTransfersRequest {
+            Default::default()
+        }
+    }
+    ///Success envelope of `fetch_transfers_web`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct FetchTransfersWebResponse {
+        pub data: ::std::vec::Vec<Transfer>,
+        pub message: ::std::string::String,
+        pub pagination: Pagination,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl FetchTransfersWebResponse {
+        pub fn builder() -> builder::FetchTransfersWebResponse {
+            Default::default()
+        }
+    }
     ///`FetchWebhookEventsRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     #[serde(deny_unknown_fields)]
@@ -4218,6 +4393,398 @@ the source document.
     }
     impl FetchWebhookEventsResponse {
         pub fn builder() -> builder::FetchWebhookEventsResponse {
+            Default::default()
+        }
+    }
+    ///`FundsTransferApiIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct FundsTransferApiIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for FundsTransferApiIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<FundsTransferApiIdempotencyKey> for ::std::string::String {
+        fn from(value: FundsTransferApiIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for FundsTransferApiIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FundsTransferApiIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for FundsTransferApiIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for FundsTransferApiIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`funds_transfer`'s body without `otp`: the `Idempotency-Key` header is required instead.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct FundsTransferApiRequest {
+        pub amount: RequestAmount,
+        pub bank_code: BankCode,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub bank_name: ::std::option::Option<FundsTransferApiRequestBankName>,
+        pub beneficiary_account_name: FundsTransferApiRequestBeneficiaryAccountName,
+        pub beneficiary_account_number: AccountNumber,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub bvn: ::std::option::Option<FundsTransferApiRequestBvn>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub kyc: ::std::option::Option<::std::num::NonZeroU64>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub narration: ::std::option::Option<FundsTransferApiRequestNarration>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reference: ::std::option::Option<ClientReference>,
+        pub source_account_name: FundsTransferApiRequestSourceAccountName,
+        pub source_account_number: AccountNumber,
+        pub transfer_type: TransferType,
+    }
+    impl FundsTransferApiRequest {
+        pub fn builder() -> builder::FundsTransferApiRequest {
+            Default::default()
+        }
+    }
+    ///`FundsTransferApiRequestBankName`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct FundsTransferApiRequestBankName(::std::string::String);
+    impl ::std::ops::Deref for FundsTransferApiRequestBankName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<FundsTransferApiRequestBankName>
+    for ::std::string::String {
+        fn from(value: FundsTransferApiRequestBankName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for FundsTransferApiRequestBankName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FundsTransferApiRequestBankName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for FundsTransferApiRequestBankName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for FundsTransferApiRequestBankName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`FundsTransferApiRequestBeneficiaryAccountName`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct FundsTransferApiRequestBeneficiaryAccountName(::std::string::String);
+    impl ::std::ops::Deref for FundsTransferApiRequestBeneficiaryAccountName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<FundsTransferApiRequestBeneficiaryAccountName>
+    for ::std::string::String {
+        fn from(value: FundsTransferApiRequestBeneficiaryAccountName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for FundsTransferApiRequestBeneficiaryAccountName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str>
+    for FundsTransferApiRequestBeneficiaryAccountName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for FundsTransferApiRequestBeneficiaryAccountName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de>
+    for FundsTransferApiRequestBeneficiaryAccountName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`FundsTransferApiRequestBvn`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct FundsTransferApiRequestBvn(::std::string::String);
+    impl ::std::ops::Deref for FundsTransferApiRequestBvn {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<FundsTransferApiRequestBvn> for ::std::string::String {
+        fn from(value: FundsTransferApiRequestBvn) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for FundsTransferApiRequestBvn {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[0-9]{11}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{11}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FundsTransferApiRequestBvn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for FundsTransferApiRequestBvn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for FundsTransferApiRequestBvn {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`FundsTransferApiRequestNarration`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct FundsTransferApiRequestNarration(::std::string::String);
+    impl ::std::ops::Deref for FundsTransferApiRequestNarration {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<FundsTransferApiRequestNarration>
+    for ::std::string::String {
+        fn from(value: FundsTransferApiRequestNarration) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for FundsTransferApiRequestNarration {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FundsTransferApiRequestNarration {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for FundsTransferApiRequestNarration {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for FundsTransferApiRequestNarration {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`FundsTransferApiRequestSourceAccountName`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct FundsTransferApiRequestSourceAccountName(::std::string::String);
+    impl ::std::ops::Deref for FundsTransferApiRequestSourceAccountName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<FundsTransferApiRequestSourceAccountName>
+    for ::std::string::String {
+        fn from(value: FundsTransferApiRequestSourceAccountName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for FundsTransferApiRequestSourceAccountName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FundsTransferApiRequestSourceAccountName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for FundsTransferApiRequestSourceAccountName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for FundsTransferApiRequestSourceAccountName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Success envelope of `funds_transfer_api`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct FundsTransferApiResponse {
+        pub data: Transfer,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl FundsTransferApiResponse {
+        pub fn builder() -> builder::FundsTransferApiResponse {
             Default::default()
         }
     }
@@ -4304,6 +4871,8 @@ the source document.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub narration: ::std::option::Option<FundsTransferRequestNarration>,
         pub otp: Otp,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reference: ::std::option::Option<ClientReference>,
         ///The registered name of the source account.
         pub source_account_name: FundsTransferRequestSourceAccountName,
         pub source_account_number: AccountNumber,
@@ -4875,11 +5444,14 @@ the source document.
             Default::default()
         }
     }
-    ///`GetTransferRequest`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    ///Exactly one of `reference_number` (Kobo's) and `reference` (yours).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     #[serde(deny_unknown_fields)]
     pub struct GetTransferRequest {
-        pub reference_number: ReferenceNumber,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reference: ::std::option::Option<ClientReference>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reference_number: ::std::option::Option<ReferenceNumber>,
     }
     impl GetTransferRequest {
         pub fn builder() -> builder::GetTransferRequest {
@@ -5916,6 +6488,20 @@ the sending bank use in disputes); null for movements that did not cross NIP.
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
+        }
+    }
+    ///Success envelope of `name_enquiry_web`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct NameEnquiryWebResponse {
+        pub data: NameEnquiryResult,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl NameEnquiryWebResponse {
+        pub fn builder() -> builder::NameEnquiryWebResponse {
+            Default::default()
         }
     }
     ///A National Identification Number, exactly 11 digits.
@@ -7532,7 +8118,9 @@ as pending.
             value.parse()
         }
     }
-    ///A transfer record.
+    /**A transfer record. `status` is the source's coarse state (`pending`, `success`, `failed`,
+`reversed`); `transfer_status` says exactly where the transfer is.
+*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Transfer {
         pub amount: Amount,
@@ -7542,13 +8130,25 @@ as pending.
         pub beneficiary_account_name: ::std::string::String,
         pub beneficiary_account_number: AccountNumber,
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When a transfer awaiting approval expires (its funds released); null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///Why the transfer failed or was rejected; null otherwise.
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
         pub failure_reason: ::std::option::Option<::std::string::String>,
+        ///The transfer fee, debited with the amount (`0.00` within Kobo).
+        pub fee: Amount,
         pub id: ::uuid::Uuid,
-        ///The member who initiated the transfer.
+        /**The member who initiated the transfer; for a transfer made with integration
+credentials (`initiated_via: integration`), the business's id.
+*/
         pub initiated_by: ::uuid::Uuid,
+        ///Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it.
+        pub initiated_via: TransferInitiatedVia,
         pub narration: ::std::string::String,
+        ///The client's own reference for the transfer, unique in the business for ever; null when none was given.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub reference: ::std::option::Option<TransferReference>,
         pub reference_number: ReferenceNumber,
         ///The credit that returned a failed inter-bank transfer's funds; null otherwise.
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -7556,10 +8156,16 @@ as pending.
         ///The member who approved or rejected it; null if not reviewed.
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
         pub reviewed_by: ::std::option::Option<::uuid::Uuid>,
+        ///The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub session_id: ::std::option::Option<TransferSessionId>,
         pub source_account_number: AccountNumber,
         pub status: TransactionStatus,
+        pub transfer_status: TransferStatus,
         pub transfer_type: TransferType,
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///VAT on the fee (7.5%), debited with the amount.
+        pub vat: Amount,
     }
     impl Transfer {
         pub fn builder() -> builder::Transfer {
@@ -7640,6 +8246,283 @@ as pending.
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for TransferEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`TransferFilters`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct TransferFilters {
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub approval_status: ::std::option::Option<ApprovalStatus>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reference: ::std::option::Option<ClientReference>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reference_number: ::std::option::Option<ReferenceNumber>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub source_account_number: ::std::option::Option<AccountNumber>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub start_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub transfer_status: ::std::option::Option<TransferStatus>,
+    }
+    impl TransferFilters {
+        pub fn builder() -> builder::TransferFilters {
+            Default::default()
+        }
+    }
+    ///Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum TransferInitiatedVia {
+        #[serde(rename = "dashboard")]
+        Dashboard,
+        #[serde(rename = "integration")]
+        Integration,
+    }
+    impl ::std::fmt::Display for TransferInitiatedVia {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Dashboard => f.write_str("dashboard"),
+                Self::Integration => f.write_str("integration"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for TransferInitiatedVia {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "dashboard" => Ok(Self::Dashboard),
+                "integration" => Ok(Self::Integration),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TransferInitiatedVia {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TransferInitiatedVia {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The client's own reference for the transfer, unique in the business for ever; null when none was given.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct TransferReference(::std::string::String);
+    impl ::std::ops::Deref for TransferReference {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<TransferReference> for ::std::string::String {
+        fn from(value: TransferReference) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for TransferReference {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Za-z0-9_-]{1,64}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Za-z0-9_-]{1,64}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TransferReference {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TransferReference {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for TransferReference {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct TransferSessionId(::std::string::String);
+    impl ::std::ops::Deref for TransferSessionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<TransferSessionId> for ::std::string::String {
+        fn from(value: TransferSessionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for TransferSessionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[0-9]{30}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{30}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TransferSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TransferSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for TransferSessionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    /**Where a transfer is. `pending_approval` held by the approval policy, its funds reserved;
+`processing` sent over NIP, the amount debited, the outcome not known yet; `success`
+settled; `failed` refused at execution, nothing moved; `reversed` failed after the debit,
+the money credited back (`reversal_reference_number`); `rejected` by a reviewer, `cancelled`
+by its initiator, `expired` unreviewed for too long: nothing moved and the reserved funds
+were released. The coarse `status`: `pending` for the first two, `success`, `failed` for
+the refused, rejected, cancelled and expired, `reversed`. Accept values you do not know.
+*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum TransferStatus {
+        #[serde(rename = "pending_approval")]
+        PendingApproval,
+        #[serde(rename = "processing")]
+        Processing,
+        #[serde(rename = "success")]
+        Success,
+        #[serde(rename = "failed")]
+        Failed,
+        #[serde(rename = "reversed")]
+        Reversed,
+        #[serde(rename = "rejected")]
+        Rejected,
+        #[serde(rename = "cancelled")]
+        Cancelled,
+        #[serde(rename = "expired")]
+        Expired,
+    }
+    impl ::std::fmt::Display for TransferStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::PendingApproval => f.write_str("pending_approval"),
+                Self::Processing => f.write_str("processing"),
+                Self::Success => f.write_str("success"),
+                Self::Failed => f.write_str("failed"),
+                Self::Reversed => f.write_str("reversed"),
+                Self::Rejected => f.write_str("rejected"),
+                Self::Cancelled => f.write_str("cancelled"),
+                Self::Expired => f.write_str("expired"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for TransferStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending_approval" => Ok(Self::PendingApproval),
+                "processing" => Ok(Self::Processing),
+                "success" => Ok(Self::Success),
+                "failed" => Ok(Self::Failed),
+                "reversed" => Ok(Self::Reversed),
+                "rejected" => Ok(Self::Rejected),
+                "cancelled" => Ok(Self::Cancelled),
+                "expired" => Ok(Self::Expired),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TransferStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TransferStatus {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -11421,6 +12304,154 @@ as pending.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct CancelTransferRequest {
+            reference_number: ::std::result::Result<
+                super::ReferenceNumber,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for CancelTransferRequest {
+            fn default() -> Self {
+                Self {
+                    reference_number: Err(
+                        "no value supplied for reference_number".to_string(),
+                    ),
+                }
+            }
+        }
+        impl CancelTransferRequest {
+            pub fn reference_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ReferenceNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for reference_number: {e}"
+                        )
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<CancelTransferRequest>
+        for super::CancelTransferRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: CancelTransferRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    reference_number: value.reference_number?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::CancelTransferRequest>
+        for CancelTransferRequest {
+            fn from(value: super::CancelTransferRequest) -> Self {
+                Self {
+                    reference_number: Ok(value.reference_number),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct CancelTransferResponse {
+            data: ::std::result::Result<super::Transfer, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for CancelTransferResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl CancelTransferResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Transfer>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<CancelTransferResponse>
+        for super::CancelTransferResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: CancelTransferResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::CancelTransferResponse>
+        for CancelTransferResponse {
+            fn from(value: super::CancelTransferResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct ChangePasswordRequest {
             confirm_password: ::std::result::Result<
                 super::ChangePasswordRequestConfirmPassword,
@@ -11954,7 +12985,9 @@ as pending.
             fn default() -> Self {
                 Self {
                     is_active: Ok(super::defaults::default_bool::<true>()),
-                    min_amount: Err("no value supplied for min_amount".to_string()),
+                    min_amount: Ok(
+                        super::defaults::create_approval_policy_request_min_amount(),
+                    ),
                 }
             }
         }
@@ -14644,6 +15677,106 @@ as pending.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct FetchBanksWebResponse {
+            data: ::std::result::Result<
+                ::std::vec::Vec<super::Bank>,
+                ::std::string::String,
+            >,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for FetchBanksWebResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl FetchBanksWebResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::Bank>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FetchBanksWebResponse>
+        for super::FetchBanksWebResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FetchBanksWebResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FetchBanksWebResponse>
+        for FetchBanksWebResponse {
+            fn from(value: super::FetchBanksWebResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct FetchCustomerAccountsRequest {
             cursor_created_at: ::std::result::Result<
                 ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
@@ -16444,6 +17577,347 @@ as pending.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct FetchTransfersApiResponse {
+            data: ::std::result::Result<
+                ::std::vec::Vec<super::Transfer>,
+                ::std::string::String,
+            >,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            pagination: ::std::result::Result<super::Pagination, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for FetchTransfersApiResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    pagination: Err("no value supplied for pagination".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl FetchTransfersApiResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::Transfer>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn pagination<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Pagination>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.pagination = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for pagination: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FetchTransfersApiResponse>
+        for super::FetchTransfersApiResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FetchTransfersApiResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    pagination: value.pagination?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FetchTransfersApiResponse>
+        for FetchTransfersApiResponse {
+            fn from(value: super::FetchTransfersApiResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    pagination: Ok(value.pagination),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FetchTransfersRequest {
+            cursor_created_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            cursor_id: ::std::result::Result<
+                ::std::option::Option<::uuid::Uuid>,
+                ::std::string::String,
+            >,
+            filters: ::std::result::Result<
+                ::std::option::Option<super::TransferFilters>,
+                ::std::string::String,
+            >,
+            limit: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+        }
+        impl ::std::default::Default for FetchTransfersRequest {
+            fn default() -> Self {
+                Self {
+                    cursor_created_at: Ok(Default::default()),
+                    cursor_id: Ok(Default::default()),
+                    filters: Ok(Default::default()),
+                    limit: Ok(
+                        super::defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+                    ),
+                }
+            }
+        }
+        impl FetchTransfersRequest {
+            pub fn cursor_created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cursor_created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for cursor_created_at: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn cursor_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cursor_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for cursor_id: {e}")
+                    });
+                self
+            }
+            pub fn filters<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::TransferFilters>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.filters = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for filters: {e}")
+                    });
+                self
+            }
+            pub fn limit<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.limit = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for limit: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FetchTransfersRequest>
+        for super::FetchTransfersRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FetchTransfersRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    cursor_created_at: value.cursor_created_at?,
+                    cursor_id: value.cursor_id?,
+                    filters: value.filters?,
+                    limit: value.limit?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FetchTransfersRequest>
+        for FetchTransfersRequest {
+            fn from(value: super::FetchTransfersRequest) -> Self {
+                Self {
+                    cursor_created_at: Ok(value.cursor_created_at),
+                    cursor_id: Ok(value.cursor_id),
+                    filters: Ok(value.filters),
+                    limit: Ok(value.limit),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FetchTransfersWebResponse {
+            data: ::std::result::Result<
+                ::std::vec::Vec<super::Transfer>,
+                ::std::string::String,
+            >,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            pagination: ::std::result::Result<super::Pagination, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for FetchTransfersWebResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    pagination: Err("no value supplied for pagination".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl FetchTransfersWebResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::Transfer>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn pagination<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Pagination>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.pagination = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for pagination: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FetchTransfersWebResponse>
+        for super::FetchTransfersWebResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FetchTransfersWebResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    pagination: value.pagination?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FetchTransfersWebResponse>
+        for FetchTransfersWebResponse {
+            fn from(value: super::FetchTransfersWebResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    pagination: Ok(value.pagination),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct FetchWebhookEventsRequest {
             cursor_created_at: ::std::result::Result<
                 ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
@@ -16669,6 +18143,383 @@ as pending.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct FundsTransferApiRequest {
+            amount: ::std::result::Result<super::RequestAmount, ::std::string::String>,
+            bank_code: ::std::result::Result<super::BankCode, ::std::string::String>,
+            bank_name: ::std::result::Result<
+                ::std::option::Option<super::FundsTransferApiRequestBankName>,
+                ::std::string::String,
+            >,
+            beneficiary_account_name: ::std::result::Result<
+                super::FundsTransferApiRequestBeneficiaryAccountName,
+                ::std::string::String,
+            >,
+            beneficiary_account_number: ::std::result::Result<
+                super::AccountNumber,
+                ::std::string::String,
+            >,
+            bvn: ::std::result::Result<
+                ::std::option::Option<super::FundsTransferApiRequestBvn>,
+                ::std::string::String,
+            >,
+            kyc: ::std::result::Result<
+                ::std::option::Option<::std::num::NonZeroU64>,
+                ::std::string::String,
+            >,
+            narration: ::std::result::Result<
+                ::std::option::Option<super::FundsTransferApiRequestNarration>,
+                ::std::string::String,
+            >,
+            reference: ::std::result::Result<
+                ::std::option::Option<super::ClientReference>,
+                ::std::string::String,
+            >,
+            source_account_name: ::std::result::Result<
+                super::FundsTransferApiRequestSourceAccountName,
+                ::std::string::String,
+            >,
+            source_account_number: ::std::result::Result<
+                super::AccountNumber,
+                ::std::string::String,
+            >,
+            transfer_type: ::std::result::Result<
+                super::TransferType,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for FundsTransferApiRequest {
+            fn default() -> Self {
+                Self {
+                    amount: Err("no value supplied for amount".to_string()),
+                    bank_code: Err("no value supplied for bank_code".to_string()),
+                    bank_name: Ok(Default::default()),
+                    beneficiary_account_name: Err(
+                        "no value supplied for beneficiary_account_name".to_string(),
+                    ),
+                    beneficiary_account_number: Err(
+                        "no value supplied for beneficiary_account_number".to_string(),
+                    ),
+                    bvn: Ok(Default::default()),
+                    kyc: Ok(Default::default()),
+                    narration: Ok(Default::default()),
+                    reference: Ok(Default::default()),
+                    source_account_name: Err(
+                        "no value supplied for source_account_name".to_string(),
+                    ),
+                    source_account_number: Err(
+                        "no value supplied for source_account_number".to_string(),
+                    ),
+                    transfer_type: Err("no value supplied for transfer_type".to_string()),
+                }
+            }
+        }
+        impl FundsTransferApiRequest {
+            pub fn amount<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::RequestAmount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount: {e}")
+                    });
+                self
+            }
+            pub fn bank_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BankCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bank_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bank_code: {e}")
+                    });
+                self
+            }
+            pub fn bank_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::FundsTransferApiRequestBankName>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bank_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bank_name: {e}")
+                    });
+                self
+            }
+            pub fn beneficiary_account_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    super::FundsTransferApiRequestBeneficiaryAccountName,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.beneficiary_account_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for beneficiary_account_name: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn beneficiary_account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.beneficiary_account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for beneficiary_account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn bvn<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::FundsTransferApiRequestBvn>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bvn = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bvn: {e}")
+                    });
+                self
+            }
+            pub fn kyc<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::std::num::NonZeroU64>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.kyc = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for kyc: {e}")
+                    });
+                self
+            }
+            pub fn narration<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::FundsTransferApiRequestNarration>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.narration = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for narration: {e}")
+                    });
+                self
+            }
+            pub fn reference<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::ClientReference>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reference: {e}")
+                    });
+                self
+            }
+            pub fn source_account_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    super::FundsTransferApiRequestSourceAccountName,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.source_account_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for source_account_name: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn source_account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.source_account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for source_account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn transfer_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::TransferType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.transfer_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for transfer_type: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FundsTransferApiRequest>
+        for super::FundsTransferApiRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FundsTransferApiRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    amount: value.amount?,
+                    bank_code: value.bank_code?,
+                    bank_name: value.bank_name?,
+                    beneficiary_account_name: value.beneficiary_account_name?,
+                    beneficiary_account_number: value.beneficiary_account_number?,
+                    bvn: value.bvn?,
+                    kyc: value.kyc?,
+                    narration: value.narration?,
+                    reference: value.reference?,
+                    source_account_name: value.source_account_name?,
+                    source_account_number: value.source_account_number?,
+                    transfer_type: value.transfer_type?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FundsTransferApiRequest>
+        for FundsTransferApiRequest {
+            fn from(value: super::FundsTransferApiRequest) -> Self {
+                Self {
+                    amount: Ok(value.amount),
+                    bank_code: Ok(value.bank_code),
+                    bank_name: Ok(value.bank_name),
+                    beneficiary_account_name: Ok(value.beneficiary_account_name),
+                    beneficiary_account_number: Ok(value.beneficiary_account_number),
+                    bvn: Ok(value.bvn),
+                    kyc: Ok(value.kyc),
+                    narration: Ok(value.narration),
+                    reference: Ok(value.reference),
+                    source_account_name: Ok(value.source_account_name),
+                    source_account_number: Ok(value.source_account_number),
+                    transfer_type: Ok(value.transfer_type),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FundsTransferApiResponse {
+            data: ::std::result::Result<super::Transfer, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for FundsTransferApiResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl FundsTransferApiResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Transfer>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FundsTransferApiResponse>
+        for super::FundsTransferApiResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FundsTransferApiResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FundsTransferApiResponse>
+        for FundsTransferApiResponse {
+            fn from(value: super::FundsTransferApiResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct FundsTransferRequest {
             amount: ::std::result::Result<super::RequestAmount, ::std::string::String>,
             bank_code: ::std::result::Result<super::BankCode, ::std::string::String>,
@@ -16697,6 +18548,10 @@ as pending.
                 ::std::string::String,
             >,
             otp: ::std::result::Result<super::Otp, ::std::string::String>,
+            reference: ::std::result::Result<
+                ::std::option::Option<super::ClientReference>,
+                ::std::string::String,
+            >,
             source_account_name: ::std::result::Result<
                 super::FundsTransferRequestSourceAccountName,
                 ::std::string::String,
@@ -16726,6 +18581,7 @@ as pending.
                     kyc: Ok(Default::default()),
                     narration: Ok(Default::default()),
                     otp: Err("no value supplied for otp".to_string()),
+                    reference: Ok(Default::default()),
                     source_account_name: Err(
                         "no value supplied for source_account_name".to_string(),
                     ),
@@ -16859,6 +18715,20 @@ as pending.
                     });
                 self
             }
+            pub fn reference<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::ClientReference>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reference: {e}")
+                    });
+                self
+            }
             pub fn source_account_name<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<super::FundsTransferRequestSourceAccountName>,
@@ -16916,6 +18786,7 @@ as pending.
                     kyc: value.kyc?,
                     narration: value.narration?,
                     otp: value.otp?,
+                    reference: value.reference?,
                     source_account_name: value.source_account_name?,
                     source_account_number: value.source_account_number?,
                     transfer_type: value.transfer_type?,
@@ -16934,6 +18805,7 @@ as pending.
                     kyc: Ok(value.kyc),
                     narration: Ok(value.narration),
                     otp: Ok(value.otp),
+                    reference: Ok(value.reference),
                     source_account_name: Ok(value.source_account_name),
                     source_account_number: Ok(value.source_account_number),
                     transfer_type: Ok(value.transfer_type),
@@ -17968,24 +19840,43 @@ as pending.
         }
         #[derive(Clone, Debug)]
         pub struct GetTransferRequest {
+            reference: ::std::result::Result<
+                ::std::option::Option<super::ClientReference>,
+                ::std::string::String,
+            >,
             reference_number: ::std::result::Result<
-                super::ReferenceNumber,
+                ::std::option::Option<super::ReferenceNumber>,
                 ::std::string::String,
             >,
         }
         impl ::std::default::Default for GetTransferRequest {
             fn default() -> Self {
                 Self {
-                    reference_number: Err(
-                        "no value supplied for reference_number".to_string(),
-                    ),
+                    reference: Ok(Default::default()),
+                    reference_number: Ok(Default::default()),
                 }
             }
         }
         impl GetTransferRequest {
+            pub fn reference<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::ClientReference>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reference: {e}")
+                    });
+                self
+            }
             pub fn reference_number<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::ReferenceNumber>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::ReferenceNumber>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.reference_number = value
@@ -18004,6 +19895,7 @@ as pending.
                 value: GetTransferRequest,
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
+                    reference: value.reference?,
                     reference_number: value.reference_number?,
                 })
             }
@@ -18011,6 +19903,7 @@ as pending.
         impl ::std::convert::From<super::GetTransferRequest> for GetTransferRequest {
             fn from(value: super::GetTransferRequest) -> Self {
                 Self {
+                    reference: Ok(value.reference),
                     reference_number: Ok(value.reference_number),
                 }
             }
@@ -20025,6 +21918,103 @@ as pending.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct NameEnquiryWebResponse {
+            data: ::std::result::Result<super::NameEnquiryResult, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for NameEnquiryWebResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl NameEnquiryWebResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::NameEnquiryResult>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<NameEnquiryWebResponse>
+        for super::NameEnquiryWebResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: NameEnquiryWebResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::NameEnquiryWebResponse>
+        for NameEnquiryWebResponse {
+            fn from(value: super::NameEnquiryWebResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct OtpDelivery {
             channel: ::std::result::Result<
                 super::OtpDeliveryChannel,
@@ -21761,14 +23751,27 @@ as pending.
                 ::chrono::DateTime<::chrono::offset::Utc>,
                 ::std::string::String,
             >,
+            expires_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
             failure_reason: ::std::result::Result<
                 ::std::option::Option<::std::string::String>,
                 ::std::string::String,
             >,
+            fee: ::std::result::Result<super::Amount, ::std::string::String>,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
             initiated_by: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            initiated_via: ::std::result::Result<
+                super::TransferInitiatedVia,
+                ::std::string::String,
+            >,
             narration: ::std::result::Result<
                 ::std::string::String,
+                ::std::string::String,
+            >,
+            reference: ::std::result::Result<
+                ::std::option::Option<super::TransferReference>,
                 ::std::string::String,
             >,
             reference_number: ::std::result::Result<
@@ -21783,12 +23786,20 @@ as pending.
                 ::std::option::Option<::uuid::Uuid>,
                 ::std::string::String,
             >,
+            session_id: ::std::result::Result<
+                ::std::option::Option<super::TransferSessionId>,
+                ::std::string::String,
+            >,
             source_account_number: ::std::result::Result<
                 super::AccountNumber,
                 ::std::string::String,
             >,
             status: ::std::result::Result<
                 super::TransactionStatus,
+                ::std::string::String,
+            >,
+            transfer_status: ::std::result::Result<
+                super::TransferStatus,
                 ::std::string::String,
             >,
             transfer_type: ::std::result::Result<
@@ -21799,6 +23810,7 @@ as pending.
                 ::chrono::DateTime<::chrono::offset::Utc>,
                 ::std::string::String,
             >,
+            vat: ::std::result::Result<super::Amount, ::std::string::String>,
         }
         impl ::std::default::Default for Transfer {
             fn default() -> Self {
@@ -21816,12 +23828,18 @@ as pending.
                         "no value supplied for beneficiary_account_number".to_string(),
                     ),
                     created_at: Err("no value supplied for created_at".to_string()),
+                    expires_at: Err("no value supplied for expires_at".to_string()),
                     failure_reason: Err(
                         "no value supplied for failure_reason".to_string(),
                     ),
+                    fee: Err("no value supplied for fee".to_string()),
                     id: Err("no value supplied for id".to_string()),
                     initiated_by: Err("no value supplied for initiated_by".to_string()),
+                    initiated_via: Err(
+                        "no value supplied for initiated_via".to_string(),
+                    ),
                     narration: Err("no value supplied for narration".to_string()),
+                    reference: Err("no value supplied for reference".to_string()),
                     reference_number: Err(
                         "no value supplied for reference_number".to_string(),
                     ),
@@ -21829,14 +23847,19 @@ as pending.
                         "no value supplied for reversal_reference_number".to_string(),
                     ),
                     reviewed_by: Err("no value supplied for reviewed_by".to_string()),
+                    session_id: Err("no value supplied for session_id".to_string()),
                     source_account_number: Err(
                         "no value supplied for source_account_number".to_string(),
                     ),
                     status: Err("no value supplied for status".to_string()),
+                    transfer_status: Err(
+                        "no value supplied for transfer_status".to_string(),
+                    ),
                     transfer_type: Err(
                         "no value supplied for transfer_type".to_string(),
                     ),
                     updated_at: Err("no value supplied for updated_at".to_string()),
+                    vat: Err("no value supplied for vat".to_string()),
                 }
             }
         }
@@ -21931,6 +23954,20 @@ as pending.
                     });
                 self
             }
+            pub fn expires_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.expires_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for expires_at: {e}")
+                    });
+                self
+            }
             pub fn failure_reason<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
@@ -21942,6 +23979,18 @@ as pending.
                         format!(
                             "error converting supplied value for failure_reason: {e}"
                         )
+                    });
+                self
+            }
+            pub fn fee<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.fee = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for fee: {e}")
                     });
                 self
             }
@@ -21967,6 +24016,18 @@ as pending.
                     });
                 self
             }
+            pub fn initiated_via<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::TransferInitiatedVia>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.initiated_via = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for initiated_via: {e}")
+                    });
+                self
+            }
             pub fn narration<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<::std::string::String>,
@@ -21976,6 +24037,20 @@ as pending.
                     .try_into()
                     .map_err(|e| {
                         format!("error converting supplied value for narration: {e}")
+                    });
+                self
+            }
+            pub fn reference<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::TransferReference>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reference: {e}")
                     });
                 self
             }
@@ -22019,6 +24094,20 @@ as pending.
                     });
                 self
             }
+            pub fn session_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::TransferSessionId>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.session_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for session_id: {e}")
+                    });
+                self
+            }
             pub fn source_account_number<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<super::AccountNumber>,
@@ -22042,6 +24131,20 @@ as pending.
                     .try_into()
                     .map_err(|e| {
                         format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+            pub fn transfer_status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::TransferStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.transfer_status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for transfer_status: {e}"
+                        )
                     });
                 self
             }
@@ -22069,6 +24172,18 @@ as pending.
                     });
                 self
             }
+            pub fn vat<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.vat = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for vat: {e}")
+                    });
+                self
+            }
         }
         impl ::std::convert::TryFrom<Transfer> for super::Transfer {
             type Error = super::error::ConversionError;
@@ -22083,17 +24198,24 @@ as pending.
                     beneficiary_account_name: value.beneficiary_account_name?,
                     beneficiary_account_number: value.beneficiary_account_number?,
                     created_at: value.created_at?,
+                    expires_at: value.expires_at?,
                     failure_reason: value.failure_reason?,
+                    fee: value.fee?,
                     id: value.id?,
                     initiated_by: value.initiated_by?,
+                    initiated_via: value.initiated_via?,
                     narration: value.narration?,
+                    reference: value.reference?,
                     reference_number: value.reference_number?,
                     reversal_reference_number: value.reversal_reference_number?,
                     reviewed_by: value.reviewed_by?,
+                    session_id: value.session_id?,
                     source_account_number: value.source_account_number?,
                     status: value.status?,
+                    transfer_status: value.transfer_status?,
                     transfer_type: value.transfer_type?,
                     updated_at: value.updated_at?,
+                    vat: value.vat?,
                 })
             }
         }
@@ -22107,17 +24229,24 @@ as pending.
                     beneficiary_account_name: Ok(value.beneficiary_account_name),
                     beneficiary_account_number: Ok(value.beneficiary_account_number),
                     created_at: Ok(value.created_at),
+                    expires_at: Ok(value.expires_at),
                     failure_reason: Ok(value.failure_reason),
+                    fee: Ok(value.fee),
                     id: Ok(value.id),
                     initiated_by: Ok(value.initiated_by),
+                    initiated_via: Ok(value.initiated_via),
                     narration: Ok(value.narration),
+                    reference: Ok(value.reference),
                     reference_number: Ok(value.reference_number),
                     reversal_reference_number: Ok(value.reversal_reference_number),
                     reviewed_by: Ok(value.reviewed_by),
+                    session_id: Ok(value.session_id),
                     source_account_number: Ok(value.source_account_number),
                     status: Ok(value.status),
+                    transfer_status: Ok(value.transfer_status),
                     transfer_type: Ok(value.transfer_type),
                     updated_at: Ok(value.updated_at),
+                    vat: Ok(value.vat),
                 }
             }
         }
@@ -22212,6 +24341,181 @@ as pending.
                     id: Ok(value.id),
                     timestamp: Ok(value.timestamp),
                     type_: Ok(value.type_),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct TransferFilters {
+            approval_status: ::std::result::Result<
+                ::std::option::Option<super::ApprovalStatus>,
+                ::std::string::String,
+            >,
+            end_date: ::std::result::Result<
+                ::std::option::Option<::chrono::naive::NaiveDate>,
+                ::std::string::String,
+            >,
+            reference: ::std::result::Result<
+                ::std::option::Option<super::ClientReference>,
+                ::std::string::String,
+            >,
+            reference_number: ::std::result::Result<
+                ::std::option::Option<super::ReferenceNumber>,
+                ::std::string::String,
+            >,
+            source_account_number: ::std::result::Result<
+                ::std::option::Option<super::AccountNumber>,
+                ::std::string::String,
+            >,
+            start_date: ::std::result::Result<
+                ::std::option::Option<::chrono::naive::NaiveDate>,
+                ::std::string::String,
+            >,
+            transfer_status: ::std::result::Result<
+                ::std::option::Option<super::TransferStatus>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for TransferFilters {
+            fn default() -> Self {
+                Self {
+                    approval_status: Ok(Default::default()),
+                    end_date: Ok(Default::default()),
+                    reference: Ok(Default::default()),
+                    reference_number: Ok(Default::default()),
+                    source_account_number: Ok(Default::default()),
+                    start_date: Ok(Default::default()),
+                    transfer_status: Ok(Default::default()),
+                }
+            }
+        }
+        impl TransferFilters {
+            pub fn approval_status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::ApprovalStatus>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.approval_status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for approval_status: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn end_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::naive::NaiveDate>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.end_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for end_date: {e}")
+                    });
+                self
+            }
+            pub fn reference<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::ClientReference>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reference: {e}")
+                    });
+                self
+            }
+            pub fn reference_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::ReferenceNumber>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for reference_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn source_account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::AccountNumber>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.source_account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for source_account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn start_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::naive::NaiveDate>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.start_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for start_date: {e}")
+                    });
+                self
+            }
+            pub fn transfer_status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::TransferStatus>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.transfer_status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for transfer_status: {e}"
+                        )
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<TransferFilters> for super::TransferFilters {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: TransferFilters,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    approval_status: value.approval_status?,
+                    end_date: value.end_date?,
+                    reference: value.reference?,
+                    reference_number: value.reference_number?,
+                    source_account_number: value.source_account_number?,
+                    start_date: value.start_date?,
+                    transfer_status: value.transfer_status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::TransferFilters> for TransferFilters {
+            fn from(value: super::TransferFilters) -> Self {
+                Self {
+                    approval_status: Ok(value.approval_status),
+                    end_date: Ok(value.end_date),
+                    reference: Ok(value.reference),
+                    reference_number: Ok(value.reference_number),
+                    source_account_number: Ok(value.source_account_number),
+                    start_date: Ok(value.start_date),
+                    transfer_status: Ok(value.transfer_status),
                 }
             }
         }
@@ -23652,6 +25956,9 @@ as pending.
         {
             T::try_from(::std::num::NonZeroU64::try_from(V).unwrap()).unwrap()
         }
+        pub(super) fn create_approval_policy_request_min_amount() -> super::RequestAmount {
+            super::RequestAmount("0.00".to_string())
+        }
     }
     /// Error types.
     pub mod error {
@@ -24546,8 +26853,30 @@ not match (`49`). Generate an OTP with `generate_otp` and send it in `otp`.
   (then it runs as above) or rejects it (`failed`, `approval_status: rejected`).
 
 `bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.
-Accepts `Idempotency-Key`: always send one, so that a retry after a timeout cannot send
-the money twice. Audit-log action `funds_transfer`. The business must be active.
+`reference` is your own id for the transfer, unique in the business for ever (`26`
+otherwise); `get_transfer_*` and `fetch_transfers_*` find the transfer by it.
+
+**Fees and limits.** Intra-bank transfers are free. Inter-bank transfers pay the NIP fee
+(NGN 10.00 up to 5,000.00; 25.00 up to 50,000.00; 50.00 above) plus 7.5% VAT on it, both
+debited with the amount and shown as `fee` and `vat`. An amount is at least NGN 1.00 and at
+most NGN 10,000,000.00 (`01` otherwise). Each business has a daily limit (NGN 5,000,000.00
+in the sandbox; the bank sets each business's) over the transfers executed or held on the
+same day in Lagos time (`83` past it). A narration keeps the characters NIP carries
+(letters, digits, space and `- _ . , / & ( ) '`); any other becomes a space. Without one
+it is `Transfer from <source account name>`.
+
+**Order of checks**: the body, the token, the permission, an active business; an
+idempotent replay; the source account (`42`, then `48`); the OTP (`45`); the name enquiry
+and the name (`06`, `49`, compared without regard to case and spacing); the amount, the
+balance, fees and limits (`83`); then execution.
+
+**Idempotency.** Always send an `Idempotency-Key`, so that a retry after a timeout cannot
+send the money twice. The OTP is not part of the request's fingerprint (it is single-use,
+so a retry carries a new one). What is stored and replayed is an outcome that lasts: the
+transfer, or a refusal that a retry would meet again (`06`, `26`, `42`, `49`). A refusal
+that may pass later is not stored, and the retry runs afresh: `01`, `29`, `41`, `43`, `45`,
+`48`, `60`, `80`, `83`, `96`. Audit-log action `funds_transfer`. The business must be
+active.
 
 Permission: `transfer.initiate`. Available in the sandbox.
 
@@ -24556,6 +26885,7 @@ Errors:
   not match `bank_code`, or the source and beneficiary are the same account (the message
   names the field).
 - `06` the beneficiary account does not exist at that bank.
+- `26` `reference` was already used by another transfer of the business.
 - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
 - `41` the token is missing, invalid or expired.
 - `42` `source_account_number` is not an account of the business.
@@ -24589,17 +26919,204 @@ let response = client.funds_transfer()
     pub fn funds_transfer(&self) -> builder::FundsTransfer<'_> {
         builder::FundsTransfer::new(self)
     }
+    /**List banks (Dashboard)
+
+The Dashboard twin of `fetch_banks`, so that a member can run the flow the source
+prescribes (pick the bank, look up the name, then send) without an integration token. Same
+answer: the banks reachable for name enquiry and transfers, sorted by name. Takes no
+parameters: send `{}`.
+
+Permission: `transfer.initiate`.
+
+Errors:
+- `01` the body is not `{}`.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.initiate`.
+- `29` too many requests. `96` internal error.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_banks`
+
+Arguments:
+- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+```text
+let response = client.fetch_banks_web()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn fetch_banks_web(&self) -> builder::FetchBanksWeb<'_> {
+        builder::FetchBanksWeb::new(self)
+    }
+    /**Name enquiry (Dashboard)
+
+The Dashboard twin of `name_enquiry`: resolves the registered holder of a beneficiary
+account before `funds_transfer`, with the same body, answer and errors.
+
+Permission: `transfer.initiate`.
+
+Errors:
+- `01` a field is missing or malformed (the message names it).
+- `06` no account with that number exists at that bank, or the bank code is unknown.
+- `41` the token is missing, invalid or expired.
+- `42` `source_account_number` is not an account of the business.
+- `43` the member's role lacks `transfer.initiate`.
+- `80` the provider is unavailable: retry later.
+- `29` too many requests. `96` internal error.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/name_enquiry`
+
+```text
+let response = client.name_enquiry_web()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn name_enquiry_web(&self) -> builder::NameEnquiryWeb<'_> {
+        builder::NameEnquiryWeb::new(self)
+    }
+    /**Send money (integration)
+
+Integrations pay out too (as Paystack, Flutterwave and Anchor allow): the integration twin
+of `funds_transfer`, with the same checks, execution, fees, limits and approval policy (a
+transfer the policy holds waits for a member to approve it), but no OTP: the
+`Idempotency-Key` header is required instead, and `reference`, your own id for the
+transfer, is recommended. Send the name `name_enquiry` confirmed.
+
+Integration token.
+
+Errors:
+- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, the
+  amount is outside the limits, `transfer_type` does not match `bank_code`, or the source
+  and beneficiary are the same account (the message names the field).
+- `06` the beneficiary account does not exist at that bank.
+- `26` `reference` was already used by another transfer of the business.
+- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+- `41` the token is missing, invalid or expired.
+- `42` `source_account_number` is not an account of the business.
+- `48` the source account is not `active`.
+- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.
+- `60` the business is not active.
+- `80` the provider is unavailable: nothing was debited; retry later with the same
+  `Idempotency-Key`.
+- `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected
+  the transfer.
+- `29` too many requests. `96` internal error.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/funds_transfer`
+
+Arguments:
+- `idempotency_key`: Required on operations that move money without an OTP: the same key with the same body
+returns the first answer (`Idempotent-Replayed: true`), so a retry after a timeout can
+never pay twice. Kept 24 hours; after that find the transfer by its `reference`.
+
+- `body`
+```text
+let response = client.funds_transfer_api()
+    .idempotency_key(idempotency_key)
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn funds_transfer_api(&self) -> builder::FundsTransferApi<'_> {
+        builder::FundsTransferApi::new(self)
+    }
+    /**List transfers (Dashboard)
+
+Lists every transfer of the business, newest first, whatever its state, so a transfer can
+be found long after its idempotency key expired. Optional `filters`: `transfer_status`,
+`approval_status`, `start_date` / `end_date` (inclusive days of creation),
+`source_account_number`, `reference` (your own) and `reference_number` (Kobo's). Paged with
+`limit` and the cursor pair. The integration twin is `fetch_transfers_api`.
+
+Permission: `transfer.view`.
+
+Errors:
+- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent
+  without its pair.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.view`.
+- `29` too many requests. `96` internal error.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_transfers`
+
+```text
+let response = client.fetch_transfers_web()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn fetch_transfers_web(&self) -> builder::FetchTransfersWeb<'_> {
+        builder::FetchTransfersWeb::new(self)
+    }
+    /**List transfers (integration)
+
+The integration twin of `fetch_transfers_web`: every transfer of the business, newest
+first, with the same filters and paging.
+
+Integration token.
+
+Errors:
+- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent
+  without its pair.
+- `41` the token is missing, invalid or expired.
+- `29` too many requests. `96` internal error.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/fetch_transfers`
+
+```text
+let response = client.fetch_transfers_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn fetch_transfers_api(&self) -> builder::FetchTransfersApi<'_> {
+        builder::FetchTransfersApi::new(self)
+    }
+    /**Cancel one's own held transfer
+
+The initiator withdraws a transfer of theirs that the approval policy holds: its reserved
+funds are released, it becomes `transfer_status: cancelled` (`status: failed`), and
+`transfer.cancelled` is emitted. Only the member who initiated it may cancel; reviewers
+reject instead. Audit-log action `cancel_transfer`.
+
+Permission: `transfer.initiate`.
+
+Errors:
+- `01` `reference_number` is missing or malformed.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.initiate`, or the member did not initiate it.
+- `47` no transfer of the business has this reference.
+- `48` the transfer is not awaiting approval.
+- `29` too many requests. `96` internal error.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/cancel_transfer`
+
+```text
+let response = client.cancel_transfer()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn cancel_transfer(&self) -> builder::CancelTransfer<'_> {
+        builder::CancelTransfer::new(self)
+    }
     /**Transfer status (Dashboard)
 
-Returns a transfer of the business by its `reference_number`, with its current `status`
-(`pending`, `success`, `failed`) and `approval_status`. Use it after a timeout, or to follow
+Returns a transfer of the business by its `reference_number` (or by your own
+`reference`), with its current `status`, `transfer_status` and `approval_status`. Use it after a timeout, or to follow
 an inter-bank transfer until it leaves `pending`. The integration twin is
 `get_transfer_api`.
 
 Permission: `transfer.view`.
 
 Errors:
-- `01` `reference_number` is missing or malformed.
+- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `transfer.view`.
 - `47` no transfer of the business has this reference.
@@ -24626,7 +27143,7 @@ reconcile transfers started from the Dashboard (for example after a `transfer.*`
 Integration token.
 
 Errors:
-- `01` `reference_number` is missing or malformed.
+- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.
 - `41` the token is missing, invalid or expired.
 - `47` no transfer of the business has this reference.
 - `29` too many requests. `96` internal error.
@@ -27725,6 +30242,634 @@ pub mod builder {
                 .build()?;
             let info = OperationInfo {
                 operation_id: "funds_transfer",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::fetch_banks_web`]
+
+[`Client::fetch_banks_web`]: super::Client::fetch_banks_web*/
+    #[derive(Debug, Clone)]
+    pub struct FetchBanksWeb<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::EmptyObject, String>,
+    }
+    impl<'a> FetchBanksWeb<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::EmptyObject>,
+            <V as std::convert::TryInto<types::EmptyObject>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `EmptyObject` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::EmptyObject,
+            ) -> types::builder::EmptyObject,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_banks`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FetchBanksWebResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::EmptyObject::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/fetch_banks", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "fetch_banks_web",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::name_enquiry_web`]
+
+[`Client::name_enquiry_web`]: super::Client::name_enquiry_web*/
+    #[derive(Debug, Clone)]
+    pub struct NameEnquiryWeb<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::NameEnquiryRequest, String>,
+    }
+    impl<'a> NameEnquiryWeb<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::NameEnquiryRequest>,
+            <V as std::convert::TryInto<
+                types::NameEnquiryRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `NameEnquiryRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::NameEnquiryRequest,
+            ) -> types::builder::NameEnquiryRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/name_enquiry`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::NameEnquiryWebResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::NameEnquiryRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/name_enquiry", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "name_enquiry_web",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::funds_transfer_api`]
+
+[`Client::funds_transfer_api`]: super::Client::funds_transfer_api*/
+    #[derive(Debug, Clone)]
+    pub struct FundsTransferApi<'a> {
+        client: &'a super::Client,
+        idempotency_key: Result<types::FundsTransferApiIdempotencyKey, String>,
+        body: Result<types::builder::FundsTransferApiRequest, String>,
+    }
+    impl<'a> FundsTransferApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                idempotency_key: Err("idempotency_key was not initialized".to_string()),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::FundsTransferApiIdempotencyKey>,
+        {
+            self.idempotency_key = value
+                .try_into()
+                .map_err(|_| {
+                    "conversion to `FundsTransferApiIdempotencyKey` for idempotency_key failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::FundsTransferApiRequest>,
+            <V as std::convert::TryInto<
+                types::FundsTransferApiRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `FundsTransferApiRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::FundsTransferApiRequest,
+            ) -> types::builder::FundsTransferApiRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/funds_transfer`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FundsTransferApiResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, idempotency_key, body } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| {
+                    types::FundsTransferApiRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/funds_transfer", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            header_map
+                .append("Idempotency-Key", idempotency_key.to_string().try_into()?);
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "funds_transfer_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::fetch_transfers_web`]
+
+[`Client::fetch_transfers_web`]: super::Client::fetch_transfers_web*/
+    #[derive(Debug, Clone)]
+    pub struct FetchTransfersWeb<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::FetchTransfersRequest, String>,
+    }
+    impl<'a> FetchTransfersWeb<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::FetchTransfersRequest>,
+            <V as std::convert::TryInto<
+                types::FetchTransfersRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `FetchTransfersRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::FetchTransfersRequest,
+            ) -> types::builder::FetchTransfersRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_transfers`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FetchTransfersWebResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::FetchTransfersRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/fetch_transfers", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "fetch_transfers_web",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::fetch_transfers_api`]
+
+[`Client::fetch_transfers_api`]: super::Client::fetch_transfers_api*/
+    #[derive(Debug, Clone)]
+    pub struct FetchTransfersApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::FetchTransfersRequest, String>,
+    }
+    impl<'a> FetchTransfersApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::FetchTransfersRequest>,
+            <V as std::convert::TryInto<
+                types::FetchTransfersRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `FetchTransfersRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::FetchTransfersRequest,
+            ) -> types::builder::FetchTransfersRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/fetch_transfers`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FetchTransfersApiResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::FetchTransfersRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/fetch_transfers", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "fetch_transfers_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::cancel_transfer`]
+
+[`Client::cancel_transfer`]: super::Client::cancel_transfer*/
+    #[derive(Debug, Clone)]
+    pub struct CancelTransfer<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::CancelTransferRequest, String>,
+    }
+    impl<'a> CancelTransfer<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CancelTransferRequest>,
+            <V as std::convert::TryInto<
+                types::CancelTransferRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `CancelTransferRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::CancelTransferRequest,
+            ) -> types::builder::CancelTransferRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/cancel_transfer`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::CancelTransferResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::CancelTransferRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/cancel_transfer", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "cancel_transfer",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;

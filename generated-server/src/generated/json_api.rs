@@ -58,6 +58,16 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
     }
+    async fn cancel_transfer(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::CancelTransferRequest,
+    ) -> Result<models::Transfer, ApiError> {
+        let operation = Operation::CancelTransfer;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
     async fn change_password(
         &self,
         ctx: RequestContext<T::Principal>,
@@ -173,6 +183,16 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
     }
+    async fn fetch_banks_web(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::EmptyObject,
+    ) -> Result<Vec<models::Bank>, ApiError> {
+        let operation = Operation::FetchBanksWeb;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
     async fn fetch_customer_accounts(
         &self,
         ctx: RequestContext<T::Principal>,
@@ -270,6 +290,28 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let (data, pagination) = answer.decode_page(operation)?;
         Ok(Page { data, pagination })
     }
+    async fn fetch_transfers_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::FetchTransfersRequest,
+    ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
+        let operation = Operation::FetchTransfersApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        let (data, pagination) = answer.decode_page(operation)?;
+        Ok(Page { data, pagination })
+    }
+    async fn fetch_transfers_web(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::FetchTransfersRequest,
+    ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
+        let operation = Operation::FetchTransfersWeb;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        let (data, pagination) = answer.decode_page(operation)?;
+        Ok(Page { data, pagination })
+    }
     async fn fetch_webhook_events(
         &self,
         ctx: RequestContext<T::Principal>,
@@ -287,6 +329,16 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         body: models::FundsTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
         let operation = Operation::FundsTransfer;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn funds_transfer_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::FundsTransferApiRequest,
+    ) -> Result<models::Transfer, ApiError> {
+        let operation = Operation::FundsTransferApi;
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
@@ -408,6 +460,16 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         body: models::NameEnquiryRequest,
     ) -> Result<models::NameEnquiryResult, ApiError> {
         let operation = Operation::NameEnquiry;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn name_enquiry_web(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::NameEnquiryRequest,
+    ) -> Result<models::NameEnquiryResult, ApiError> {
+        let operation = Operation::NameEnquiryWeb;
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)

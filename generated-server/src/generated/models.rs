@@ -1611,6 +1611,8 @@ pub enum AuditAction {
     ApproveTransfer,
     #[serde(rename = "reject_transfer")]
     RejectTransfer,
+    #[serde(rename = "cancel_transfer")]
+    CancelTransfer,
     #[serde(rename = "create_approval_policy")]
     CreateApprovalPolicy,
     #[serde(rename = "update_approval_policy")]
@@ -1643,6 +1645,7 @@ impl ::std::fmt::Display for AuditAction {
             Self::FundsTransfer => f.write_str("funds_transfer"),
             Self::ApproveTransfer => f.write_str("approve_transfer"),
             Self::RejectTransfer => f.write_str("reject_transfer"),
+            Self::CancelTransfer => f.write_str("cancel_transfer"),
             Self::CreateApprovalPolicy => f.write_str("create_approval_policy"),
             Self::UpdateApprovalPolicy => f.write_str("update_approval_policy"),
             Self::CreateWebhookConfiguration => {
@@ -1677,6 +1680,7 @@ impl ::std::str::FromStr for AuditAction {
             "funds_transfer" => Ok(Self::FundsTransfer),
             "approve_transfer" => Ok(Self::ApproveTransfer),
             "reject_transfer" => Ok(Self::RejectTransfer),
+            "cancel_transfer" => Ok(Self::CancelTransfer),
             "create_approval_policy" => Ok(Self::CreateApprovalPolicy),
             "update_approval_policy" => Ok(Self::UpdateApprovalPolicy),
             "create_webhook_configuration" => Ok(Self::CreateWebhookConfiguration),
@@ -2078,6 +2082,21 @@ impl<'de> ::serde::Deserialize<'de> for Bvn {
             })
     }
 }
+///`CancelTransferRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelTransferRequest {
+    pub reference_number: ReferenceNumber,
+}
+///Success envelope of `cancel_transfer`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct CancelTransferResponse {
+    pub data: Transfer,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
 ///`ChangePasswordRequest`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -2291,6 +2310,75 @@ impl ::std::convert::TryFrom<::std::string::String> for Channel {
         value: ::std::string::String,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
+    }
+}
+/**Your own id for a transfer (1 to 64 of `A-Z a-z 0-9 _ -`), unique in the business for ever:
+a second transfer with it is refused (`26`), and `get_transfer_*` and `fetch_transfers_*`
+find the transfer by it long after its idempotency key expired.
+*/
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct ClientReference(::std::string::String);
+impl ::std::ops::Deref for ClientReference {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<ClientReference> for ::std::string::String {
+    fn from(value: ClientReference) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for ClientReference {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[A-Za-z0-9_-]{1,64}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[A-Za-z0-9_-]{1,64}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for ClientReference {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ClientReference {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientReference {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
     }
 }
 ///`CollectionEvent`
@@ -2677,7 +2765,20 @@ impl<'de> ::serde::Deserialize<'de> for CreateApprovalPolicyIdempotencyKey {
 pub struct CreateApprovalPolicyRequest {
     #[serde(default = "defaults::default_bool::<true>")]
     pub is_active: bool,
+    /**Transfers of at least this amount are held. Optional, default `"0.00"` (every
+transfer), which is the source's rule: an active policy queues transfers. A higher
+value is Kobo's extension.
+*/
+    #[serde(default = "defaults::create_approval_policy_request_min_amount")]
     pub min_amount: RequestAmount,
+}
+impl ::std::default::Default for CreateApprovalPolicyRequest {
+    fn default() -> Self {
+        Self {
+            is_active: defaults::default_bool::<true>(),
+            min_amount: defaults::create_approval_policy_request_min_amount(),
+        }
+    }
 }
 ///Success envelope of `create_approval_policy`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
@@ -3986,6 +4087,15 @@ pub struct FetchBanksResponse {
     ///Always true.
     pub status: bool,
 }
+///Success envelope of `fetch_banks_web`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchBanksWebResponse {
+    pub data: ::std::vec::Vec<Bank>,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
 ///`FetchCustomerAccountsRequest`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -4246,6 +4356,51 @@ pub struct FetchTransactionsWebResponse {
     ///Always true.
     pub status: bool,
 }
+///Success envelope of `fetch_transfers_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchTransfersApiResponse {
+    pub data: ::std::vec::Vec<Transfer>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchTransfersRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchTransfersRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub filters: ::std::option::Option<TransferFilters>,
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub limit: ::std::num::NonZeroU64,
+}
+impl ::std::default::Default for FetchTransfersRequest {
+    fn default() -> Self {
+        Self {
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            filters: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+        }
+    }
+}
+///Success envelope of `fetch_transfers_web`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchTransfersWebResponse {
+    pub data: ::std::vec::Vec<Transfer>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
 ///`FetchWebhookEventsRequest`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -4277,6 +4432,442 @@ pub struct FetchWebhookEventsResponse {
     pub data: ::std::vec::Vec<WebhookDelivery>,
     pub message: ::std::string::String,
     pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FundsTransferApiIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FundsTransferApiIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for FundsTransferApiIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FundsTransferApiIdempotencyKey> for ::std::string::String {
+    fn from(value: FundsTransferApiIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FundsTransferApiIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FundsTransferApiIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for FundsTransferApiIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FundsTransferApiIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`funds_transfer`'s body without `otp`: the `Idempotency-Key` header is required instead.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FundsTransferApiRequest {
+    pub amount: RequestAmount,
+    pub bank_code: BankCode,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub bank_name: ::std::option::Option<FundsTransferApiRequestBankName>,
+    pub beneficiary_account_name: FundsTransferApiRequestBeneficiaryAccountName,
+    pub beneficiary_account_number: AccountNumber,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub bvn: ::std::option::Option<FundsTransferApiRequestBvn>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub kyc: ::std::option::Option<::std::num::NonZeroU64>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub narration: ::std::option::Option<FundsTransferApiRequestNarration>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference: ::std::option::Option<ClientReference>,
+    pub source_account_name: FundsTransferApiRequestSourceAccountName,
+    pub source_account_number: AccountNumber,
+    pub transfer_type: TransferType,
+}
+///`FundsTransferApiRequestBankName`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FundsTransferApiRequestBankName(::std::string::String);
+impl ::std::ops::Deref for FundsTransferApiRequestBankName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FundsTransferApiRequestBankName> for ::std::string::String {
+    fn from(value: FundsTransferApiRequestBankName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FundsTransferApiRequestBankName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FundsTransferApiRequestBankName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for FundsTransferApiRequestBankName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FundsTransferApiRequestBankName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`FundsTransferApiRequestBeneficiaryAccountName`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FundsTransferApiRequestBeneficiaryAccountName(::std::string::String);
+impl ::std::ops::Deref for FundsTransferApiRequestBeneficiaryAccountName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FundsTransferApiRequestBeneficiaryAccountName>
+for ::std::string::String {
+    fn from(value: FundsTransferApiRequestBeneficiaryAccountName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FundsTransferApiRequestBeneficiaryAccountName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FundsTransferApiRequestBeneficiaryAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for FundsTransferApiRequestBeneficiaryAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FundsTransferApiRequestBeneficiaryAccountName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`FundsTransferApiRequestBvn`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FundsTransferApiRequestBvn(::std::string::String);
+impl ::std::ops::Deref for FundsTransferApiRequestBvn {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FundsTransferApiRequestBvn> for ::std::string::String {
+    fn from(value: FundsTransferApiRequestBvn) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FundsTransferApiRequestBvn {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{11}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{11}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FundsTransferApiRequestBvn {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for FundsTransferApiRequestBvn {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FundsTransferApiRequestBvn {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`FundsTransferApiRequestNarration`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FundsTransferApiRequestNarration(::std::string::String);
+impl ::std::ops::Deref for FundsTransferApiRequestNarration {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FundsTransferApiRequestNarration> for ::std::string::String {
+    fn from(value: FundsTransferApiRequestNarration) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FundsTransferApiRequestNarration {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FundsTransferApiRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for FundsTransferApiRequestNarration {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FundsTransferApiRequestNarration {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///`FundsTransferApiRequestSourceAccountName`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FundsTransferApiRequestSourceAccountName(::std::string::String);
+impl ::std::ops::Deref for FundsTransferApiRequestSourceAccountName {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FundsTransferApiRequestSourceAccountName>
+for ::std::string::String {
+    fn from(value: FundsTransferApiRequestSourceAccountName) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FundsTransferApiRequestSourceAccountName {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FundsTransferApiRequestSourceAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for FundsTransferApiRequestSourceAccountName {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FundsTransferApiRequestSourceAccountName {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `funds_transfer_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FundsTransferApiResponse {
+    pub data: Transfer,
+    pub message: ::std::string::String,
     pub response_code: SuccessCode,
     ///Always true.
     pub status: bool,
@@ -4374,6 +4965,8 @@ pub struct FundsTransferRequest {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub narration: ::std::option::Option<FundsTransferRequestNarration>,
     pub otp: Otp,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference: ::std::option::Option<ClientReference>,
     ///The registered name of the source account.
     pub source_account_name: FundsTransferRequestSourceAccountName,
     pub source_account_number: AccountNumber,
@@ -4965,11 +5558,21 @@ pub struct GetTransferApiResponse {
     ///Always true.
     pub status: bool,
 }
-///`GetTransferRequest`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+///Exactly one of `reference_number` (Kobo's) and `reference` (yours).
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
 #[serde(deny_unknown_fields)]
 pub struct GetTransferRequest {
-    pub reference_number: ReferenceNumber,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference: ::std::option::Option<ClientReference>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference_number: ::std::option::Option<ReferenceNumber>,
 }
 ///Success envelope of `get_transfer_web`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
@@ -6037,6 +6640,15 @@ impl<'de> ::serde::Deserialize<'de> for NameEnquiryResultBvn {
                 <D::Error as ::serde::de::Error>::custom(e.to_string())
             })
     }
+}
+///Success envelope of `name_enquiry_web`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct NameEnquiryWebResponse {
+    pub data: NameEnquiryResult,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
 }
 ///A National Identification Number, exactly 11 digits.
 #[derive(
@@ -7712,7 +8324,9 @@ impl ::std::convert::TryFrom<::std::string::String> for TransactionType {
         value.parse()
     }
 }
-///A transfer record.
+/**A transfer record. `status` is the source's coarse state (`pending`, `success`, `failed`,
+`reversed`); `transfer_status` says exactly where the transfer is.
+*/
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct Transfer {
     pub amount: Amount,
@@ -7722,13 +8336,25 @@ pub struct Transfer {
     pub beneficiary_account_name: ::std::string::String,
     pub beneficiary_account_number: AccountNumber,
     pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///When a transfer awaiting approval expires (its funds released); null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
     ///Why the transfer failed or was rejected; null otherwise.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub failure_reason: ::std::option::Option<::std::string::String>,
+    ///The transfer fee, debited with the amount (`0.00` within Kobo).
+    pub fee: Amount,
     pub id: ::uuid::Uuid,
-    ///The member who initiated the transfer.
+    /**The member who initiated the transfer; for a transfer made with integration
+credentials (`initiated_via: integration`), the business's id.
+*/
     pub initiated_by: ::uuid::Uuid,
+    ///Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it.
+    pub initiated_via: TransferInitiatedVia,
     pub narration: ::std::string::String,
+    ///The client's own reference for the transfer, unique in the business for ever; null when none was given.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub reference: ::std::option::Option<TransferReference>,
     pub reference_number: ReferenceNumber,
     ///The credit that returned a failed inter-bank transfer's funds; null otherwise.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
@@ -7736,10 +8362,16 @@ pub struct Transfer {
     ///The member who approved or rejected it; null if not reviewed.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub reviewed_by: ::std::option::Option<::uuid::Uuid>,
+    ///The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub session_id: ::std::option::Option<TransferSessionId>,
     pub source_account_number: AccountNumber,
     pub status: TransactionStatus,
+    pub transfer_status: TransferStatus,
     pub transfer_type: TransferType,
     pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///VAT on the fee (7.5%), debited with the amount.
+    pub vat: Amount,
 }
 ///`TransferEvent`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
@@ -7811,6 +8443,307 @@ impl ::std::convert::TryFrom<&str> for TransferEventType {
     }
 }
 impl ::std::convert::TryFrom<::std::string::String> for TransferEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`TransferFilters`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct TransferFilters {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub approval_status: ::std::option::Option<ApprovalStatus>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference: ::std::option::Option<ClientReference>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub reference_number: ::std::option::Option<ReferenceNumber>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub source_account_number: ::std::option::Option<AccountNumber>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub start_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub transfer_status: ::std::option::Option<TransferStatus>,
+}
+///Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum TransferInitiatedVia {
+    #[serde(rename = "dashboard")]
+    Dashboard,
+    #[serde(rename = "integration")]
+    Integration,
+}
+impl ::std::fmt::Display for TransferInitiatedVia {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Dashboard => f.write_str("dashboard"),
+            Self::Integration => f.write_str("integration"),
+        }
+    }
+}
+impl ::std::str::FromStr for TransferInitiatedVia {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "dashboard" => Ok(Self::Dashboard),
+            "integration" => Ok(Self::Integration),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for TransferInitiatedVia {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TransferInitiatedVia {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///The client's own reference for the transfer, unique in the business for ever; null when none was given.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct TransferReference(::std::string::String);
+impl ::std::ops::Deref for TransferReference {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<TransferReference> for ::std::string::String {
+    fn from(value: TransferReference) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for TransferReference {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[A-Za-z0-9_-]{1,64}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[A-Za-z0-9_-]{1,64}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for TransferReference {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TransferReference {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TransferReference {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct TransferSessionId(::std::string::String);
+impl ::std::ops::Deref for TransferSessionId {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<TransferSessionId> for ::std::string::String {
+    fn from(value: TransferSessionId) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for TransferSessionId {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{30}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{30}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for TransferSessionId {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TransferSessionId {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TransferSessionId {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+/**Where a transfer is. `pending_approval` held by the approval policy, its funds reserved;
+`processing` sent over NIP, the amount debited, the outcome not known yet; `success`
+settled; `failed` refused at execution, nothing moved; `reversed` failed after the debit,
+the money credited back (`reversal_reference_number`); `rejected` by a reviewer, `cancelled`
+by its initiator, `expired` unreviewed for too long: nothing moved and the reserved funds
+were released. The coarse `status`: `pending` for the first two, `success`, `failed` for
+the refused, rejected, cancelled and expired, `reversed`. Accept values you do not know.
+*/
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum TransferStatus {
+    #[serde(rename = "pending_approval")]
+    PendingApproval,
+    #[serde(rename = "processing")]
+    Processing,
+    #[serde(rename = "success")]
+    Success,
+    #[serde(rename = "failed")]
+    Failed,
+    #[serde(rename = "reversed")]
+    Reversed,
+    #[serde(rename = "rejected")]
+    Rejected,
+    #[serde(rename = "cancelled")]
+    Cancelled,
+    #[serde(rename = "expired")]
+    Expired,
+}
+impl ::std::fmt::Display for TransferStatus {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::PendingApproval => f.write_str("pending_approval"),
+            Self::Processing => f.write_str("processing"),
+            Self::Success => f.write_str("success"),
+            Self::Failed => f.write_str("failed"),
+            Self::Reversed => f.write_str("reversed"),
+            Self::Rejected => f.write_str("rejected"),
+            Self::Cancelled => f.write_str("cancelled"),
+            Self::Expired => f.write_str("expired"),
+        }
+    }
+}
+impl ::std::str::FromStr for TransferStatus {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "pending_approval" => Ok(Self::PendingApproval),
+            "processing" => Ok(Self::Processing),
+            "success" => Ok(Self::Success),
+            "failed" => Ok(Self::Failed),
+            "reversed" => Ok(Self::Reversed),
+            "rejected" => Ok(Self::Rejected),
+            "cancelled" => Ok(Self::Cancelled),
+            "expired" => Ok(Self::Expired),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for TransferStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TransferStatus {
     type Error = self::error::ConversionError;
     fn try_from(
         value: ::std::string::String,
@@ -8632,6 +9565,9 @@ pub mod defaults {
         <T as ::std::convert::TryFrom<::std::num::NonZeroU64>>::Error: ::std::fmt::Debug,
     {
         T::try_from(::std::num::NonZeroU64::try_from(V).unwrap()).unwrap()
+    }
+    pub(super) fn create_approval_policy_request_min_amount() -> super::RequestAmount {
+        super::RequestAmount("0.00".to_string())
     }
 }
 /// Error types.

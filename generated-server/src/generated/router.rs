@@ -31,6 +31,10 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             "/api/v1/transaction/transfer/web/approve_transfer",
             post(approve_transfer::<A>),
         )
+        .route(
+            "/api/v1/transaction/transfer/web/cancel_transfer",
+            post(cancel_transfer::<A>),
+        )
         .route("/api/v1/auth/web/change_password", post(change_password::<A>))
         .route("/api/v1/account/api/create_account", post(create_account_api::<A>))
         .route("/api/v1/account/web/create_account", post(create_account_web::<A>))
@@ -57,6 +61,10 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
         )
         .route("/api/v1/security/web/fetch_audit_logs", post(fetch_audit_logs::<A>))
         .route("/api/v1/transaction/transfer/api/fetch_banks", post(fetch_banks::<A>))
+        .route(
+            "/api/v1/transaction/transfer/web/fetch_banks",
+            post(fetch_banks_web::<A>),
+        )
         .route(
             "/api/v1/account/api/fetch_customer_accounts",
             post(fetch_customer_accounts::<A>),
@@ -85,12 +93,24 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             post(fetch_transactions_web::<A>),
         )
         .route(
+            "/api/v1/transaction/transfer/api/fetch_transfers",
+            post(fetch_transfers_api::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/web/fetch_transfers",
+            post(fetch_transfers_web::<A>),
+        )
+        .route(
             "/api/v1/customer/web/fetch_webhook_events",
             post(fetch_webhook_events::<A>),
         )
         .route(
             "/api/v1/transaction/transfer/web/funds_transfer",
             post(funds_transfer::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/funds_transfer",
+            post(funds_transfer_api::<A>),
         )
         .route("/api/v1/auth/web/generate_otp", post(generate_otp::<A>))
         .route("/api/v1/auth/api/generate_token", post(generate_token::<A>))
@@ -119,6 +139,10 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
         .route("/api/v1/auth/web/login", post(login::<A>))
         .route("/api/v1/auth/web/logout", post(logout::<A>))
         .route("/api/v1/transaction/transfer/api/name_enquiry", post(name_enquiry::<A>))
+        .route(
+            "/api/v1/transaction/transfer/web/name_enquiry",
+            post(name_enquiry_web::<A>),
+        )
         .route("/api/v1/auth/web/regenerate_secret", post(regenerate_secret::<A>))
         .route(
             "/api/v1/transaction/transfer/web/reject_transfer",
@@ -191,6 +215,20 @@ async fn approve_transfer<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.approve_transfer(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn cancel_transfer<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CancelTransfer,
+            request,
+            |api, ctx, body| async move {
+                api.cancel_transfer(ctx, body).await.map(Success::data)
             },
         )
         .await
@@ -357,6 +395,20 @@ async fn fetch_banks<A: Api>(
         )
         .await
 }
+async fn fetch_banks_web<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchBanksWeb,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_banks_web(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
 async fn fetch_customer_accounts<A: Api>(
     State(server): State<Arc<Server<A>>>,
     request: Request,
@@ -497,6 +549,38 @@ async fn fetch_transactions_web<A: Api>(
         )
         .await
 }
+async fn fetch_transfers_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchTransfersApi,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_transfers_api(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_transfers_web<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchTransfersWeb,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_transfers_web(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
 async fn fetch_webhook_events<A: Api>(
     State(server): State<Arc<Server<A>>>,
     request: Request,
@@ -523,6 +607,20 @@ async fn funds_transfer<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.funds_transfer(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn funds_transfer_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FundsTransferApi,
+            request,
+            |api, ctx, body| async move {
+                api.funds_transfer_api(ctx, body).await.map(Success::data)
             },
         )
         .await
@@ -689,6 +787,20 @@ async fn name_enquiry<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.name_enquiry(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn name_enquiry_web<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::NameEnquiryWeb,
+            request,
+            |api, ctx, body| async move {
+                api.name_enquiry_web(ctx, body).await.map(Success::data)
             },
         )
         .await

@@ -277,6 +277,20 @@ pub const COMPONENTS: &str = r##"{
         "inter"
       ]
     },
+    "TransferStatus": {
+      "type": "string",
+      "description": "Where a transfer is. `pending_approval` held by the approval policy, its funds reserved;\n`processing` sent over NIP, the amount debited, the outcome not known yet; `success`\nsettled; `failed` refused at execution, nothing moved; `reversed` failed after the debit,\nthe money credited back (`reversal_reference_number`); `rejected` by a reviewer, `cancelled`\nby its initiator, `expired` unreviewed for too long: nothing moved and the reserved funds\nwere released. The coarse `status`: `pending` for the first two, `success`, `failed` for\nthe refused, rejected, cancelled and expired, `reversed`. Accept values you do not know.\n",
+      "enum": [
+        "pending_approval",
+        "processing",
+        "success",
+        "failed",
+        "reversed",
+        "rejected",
+        "cancelled",
+        "expired"
+      ]
+    },
     "ApprovalStatus": {
       "type": "string",
       "description": "`not_required` the transfer ran at once; `awaiting_approval` held by the approval policy;\n`approved` approved and executed; `rejected` rejected, nothing moved.\n",
@@ -347,6 +361,7 @@ pub const COMPONENTS: &str = r##"{
         "funds_transfer",
         "approve_transfer",
         "reject_transfer",
+        "cancel_transfer",
         "create_approval_policy",
         "update_approval_policy",
         "create_webhook_configuration",
@@ -1007,12 +1022,16 @@ pub const COMPONENTS: &str = r##"{
     },
     "Transfer": {
       "type": "object",
-      "description": "A transfer record.",
+      "description": "A transfer record. `status` is the source's coarse state (`pending`, `success`, `failed`,\n`reversed`); `transfer_status` says exactly where the transfer is.\n",
       "required": [
         "id",
         "reference_number",
+        "reference",
         "amount",
+        "fee",
+        "vat",
         "status",
+        "transfer_status",
         "approval_status",
         "transfer_type",
         "source_account_number",
@@ -1021,10 +1040,13 @@ pub const COMPONENTS: &str = r##"{
         "bank_code",
         "bank_name",
         "narration",
+        "session_id",
         "failure_reason",
         "reversal_reference_number",
         "initiated_by",
+        "initiated_via",
         "reviewed_by",
+        "expires_at",
         "created_at",
         "updated_at"
       ],
@@ -1036,11 +1058,42 @@ pub const COMPONENTS: &str = r##"{
         "reference_number": {
           "$ref": "#/$defs/ReferenceNumber"
         },
+        "reference": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[A-Za-z0-9_-]{1,64}$",
+          "description": "The client's own reference for the transfer, unique in the business for ever; null when none was given."
+        },
         "amount": {
           "$ref": "#/$defs/Amount"
         },
+        "fee": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/Amount"
+            }
+          ],
+          "description": "The transfer fee, debited with the amount (`0.00` within Kobo)."
+        },
+        "vat": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/Amount"
+            }
+          ],
+          "description": "VAT on the fee (7.5%), debited with the amount."
+        },
         "status": {
           "$ref": "#/$defs/TransactionStatus"
+        },
+        "transfer_status": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/TransferStatus"
+            }
+          ]
         },
         "approval_status": {
           "allOf": [
@@ -1086,6 +1139,14 @@ pub const COMPONENTS: &str = r##"{
         "narration": {
           "type": "string"
         },
+        "session_id": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[0-9]{30}$",
+          "description": "The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise."
+        },
         "failure_reason": {
           "type": [
             "string",
@@ -1103,7 +1164,15 @@ pub const COMPONENTS: &str = r##"{
         "initiated_by": {
           "type": "string",
           "format": "uuid",
-          "description": "The member who initiated the transfer."
+          "description": "The member who initiated the transfer; for a transfer made with integration\ncredentials (`initiated_via: integration`), the business's id.\n"
+        },
+        "initiated_via": {
+          "type": "string",
+          "enum": [
+            "dashboard",
+            "integration"
+          ],
+          "description": "Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it."
         },
         "reviewed_by": {
           "type": [
@@ -1112,6 +1181,14 @@ pub const COMPONENTS: &str = r##"{
           ],
           "format": "uuid",
           "description": "The member who approved or rejected it; null if not reviewed."
+        },
+        "expires_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time",
+          "description": "When a transfer awaiting approval expires (its funds released); null otherwise."
         },
         "created_at": {
           "type": "string",
@@ -2466,10 +2543,148 @@ pub const COMPONENTS: &str = r##"{
           "minimum": 1,
           "maximum": 3,
           "description": "The beneficiary KYC tier from `name_enquiry`, passed on; must match it."
+        },
+        "reference": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/ClientReference"
+            }
+          ]
+        }
+      }
+    },
+    "ClientReference": {
+      "type": "string",
+      "description": "Your own id for a transfer (1 to 64 of `A-Z a-z 0-9 _ -`), unique in the business for ever:\na second transfer with it is refused (`26`), and `get_transfer_*` and `fetch_transfers_*`\nfind the transfer by it long after its idempotency key expired.\n",
+      "pattern": "^[A-Za-z0-9_-]{1,64}$"
+    },
+    "FundsTransferApiRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "description": "`funds_transfer`'s body without `otp`: the `Idempotency-Key` header is required instead.",
+      "required": [
+        "source_account_number",
+        "source_account_name",
+        "beneficiary_account_number",
+        "beneficiary_account_name",
+        "bank_code",
+        "amount",
+        "transfer_type"
+      ],
+      "properties": {
+        "source_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "source_account_name": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255
+        },
+        "beneficiary_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "beneficiary_account_name": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255
+        },
+        "bank_code": {
+          "$ref": "#/$defs/BankCode"
+        },
+        "amount": {
+          "$ref": "#/$defs/RequestAmount"
+        },
+        "narration": {
+          "type": "string",
+          "maxLength": 100
+        },
+        "bank_name": {
+          "type": "string",
+          "maxLength": 255
+        },
+        "transfer_type": {
+          "$ref": "#/$defs/TransferType"
+        },
+        "bvn": {
+          "type": "string",
+          "pattern": "^[0-9]{11}$"
+        },
+        "kyc": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 3
+        },
+        "reference": {
+          "$ref": "#/$defs/ClientReference"
         }
       }
     },
     "GetTransferRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "description": "Exactly one of `reference_number` (Kobo's) and `reference` (yours).",
+      "properties": {
+        "reference_number": {
+          "$ref": "#/$defs/ReferenceNumber"
+        },
+        "reference": {
+          "$ref": "#/$defs/ClientReference"
+        }
+      }
+    },
+    "TransferFilters": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "transfer_status": {
+          "$ref": "#/$defs/TransferStatus"
+        },
+        "approval_status": {
+          "$ref": "#/$defs/ApprovalStatus"
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "source_account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "reference": {
+          "$ref": "#/$defs/ClientReference"
+        },
+        "reference_number": {
+          "$ref": "#/$defs/ReferenceNumber"
+        }
+      }
+    },
+    "FetchTransfersRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {
+          "$ref": "#/$defs/TransferFilters"
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "CancelTransferRequest": {
       "type": "object",
       "additionalProperties": false,
       "required": [
@@ -2537,12 +2752,15 @@ pub const COMPONENTS: &str = r##"{
     "CreateApprovalPolicyRequest": {
       "type": "object",
       "additionalProperties": false,
-      "required": [
-        "min_amount"
-      ],
       "properties": {
         "min_amount": {
-          "$ref": "#/$defs/RequestAmount"
+          "allOf": [
+            {
+              "$ref": "#/$defs/RequestAmount"
+            }
+          ],
+          "default": "0.00",
+          "description": "Transfers of at least this amount are held. Optional, default `\"0.00\"` (every\ntransfer), which is the source's rule: an active policy queues transfers. A higher\nvalue is Kobo's extension.\n"
         },
         "is_active": {
           "type": "boolean",
@@ -3697,6 +3915,173 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
+    "FetchBanksWebResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_banks_web`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Bank"
+          }
+        }
+      }
+    },
+    "NameEnquiryWebResponse": {
+      "type": "object",
+      "description": "Success envelope of `name_enquiry_web`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/NameEnquiryResult"
+        }
+      }
+    },
+    "FundsTransferApiResponse": {
+      "type": "object",
+      "description": "Success envelope of `funds_transfer_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Transfer"
+        }
+      }
+    },
+    "FetchTransfersWebResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_transfers_web`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Transfer"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "FetchTransfersApiResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_transfers_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Transfer"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "CancelTransferResponse": {
+      "type": "object",
+      "description": "Success envelope of `cancel_transfer`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Transfer"
+        }
+      }
+    },
     "ApproveTransferResponse": {
       "type": "object",
       "description": "Success envelope of `approve_transfer`.",
@@ -4345,10 +4730,13 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::Bank)), ("BankCode",
         schemars::schema_for!(models::BankCode)), ("Business",
         schemars::schema_for!(models::Business)), ("Bvn",
-        schemars::schema_for!(models::Bvn)), ("ChangePasswordRequest",
+        schemars::schema_for!(models::Bvn)), ("CancelTransferRequest",
+        schemars::schema_for!(models::CancelTransferRequest)), ("CancelTransferResponse",
+        schemars::schema_for!(models::CancelTransferResponse)), ("ChangePasswordRequest",
         schemars::schema_for!(models::ChangePasswordRequest)), ("ChangePasswordResponse",
         schemars::schema_for!(models::ChangePasswordResponse)), ("Channel",
-        schemars::schema_for!(models::Channel)), ("CollectionEvent",
+        schemars::schema_for!(models::Channel)), ("ClientReference",
+        schemars::schema_for!(models::ClientReference)), ("CollectionEvent",
         schemars::schema_for!(models::CollectionEvent)), ("CreateAccountApiResponse",
         schemars::schema_for!(models::CreateAccountApiResponse)),
         ("CreateAccountRequest", schemars::schema_for!(models::CreateAccountRequest)),
@@ -4387,7 +4775,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         ("FetchAuditLogsRequest", schemars::schema_for!(models::FetchAuditLogsRequest)),
         ("FetchAuditLogsResponse",
         schemars::schema_for!(models::FetchAuditLogsResponse)), ("FetchBanksResponse",
-        schemars::schema_for!(models::FetchBanksResponse)),
+        schemars::schema_for!(models::FetchBanksResponse)), ("FetchBanksWebResponse",
+        schemars::schema_for!(models::FetchBanksWebResponse)),
         ("FetchCustomerAccountsRequest",
         schemars::schema_for!(models::FetchCustomerAccountsRequest)),
         ("FetchCustomerAccountsResponse",
@@ -4415,10 +4804,19 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::FetchTransactionsWebRequest)),
         ("FetchTransactionsWebResponse",
         schemars::schema_for!(models::FetchTransactionsWebResponse)),
+        ("FetchTransfersApiResponse",
+        schemars::schema_for!(models::FetchTransfersApiResponse)),
+        ("FetchTransfersRequest", schemars::schema_for!(models::FetchTransfersRequest)),
+        ("FetchTransfersWebResponse",
+        schemars::schema_for!(models::FetchTransfersWebResponse)),
         ("FetchWebhookEventsRequest",
         schemars::schema_for!(models::FetchWebhookEventsRequest)),
         ("FetchWebhookEventsResponse",
         schemars::schema_for!(models::FetchWebhookEventsResponse)),
+        ("FundsTransferApiRequest",
+        schemars::schema_for!(models::FundsTransferApiRequest)),
+        ("FundsTransferApiResponse",
+        schemars::schema_for!(models::FundsTransferApiResponse)),
         ("FundsTransferRequest", schemars::schema_for!(models::FundsTransferRequest)),
         ("FundsTransferResponse", schemars::schema_for!(models::FundsTransferResponse)),
         ("GenerateOtpResponse", schemars::schema_for!(models::GenerateOtpResponse)),
@@ -4458,7 +4856,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::MetricsFilters)), ("NameEnquiryRequest",
         schemars::schema_for!(models::NameEnquiryRequest)), ("NameEnquiryResponse",
         schemars::schema_for!(models::NameEnquiryResponse)), ("NameEnquiryResult",
-        schemars::schema_for!(models::NameEnquiryResult)), ("Nin",
+        schemars::schema_for!(models::NameEnquiryResult)), ("NameEnquiryWebResponse",
+        schemars::schema_for!(models::NameEnquiryWebResponse)), ("Nin",
         schemars::schema_for!(models::Nin)), ("Otp", schemars::schema_for!(models::Otp)),
         ("OtpDelivery", schemars::schema_for!(models::OtpDelivery)), ("Pagination",
         schemars::schema_for!(models::Pagination)), ("Password",
@@ -4494,7 +4893,9 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::TransactionStatus)), ("TransactionType",
         schemars::schema_for!(models::TransactionType)), ("Transfer",
         schemars::schema_for!(models::Transfer)), ("TransferEvent",
-        schemars::schema_for!(models::TransferEvent)), ("TransferType",
+        schemars::schema_for!(models::TransferEvent)), ("TransferFilters",
+        schemars::schema_for!(models::TransferFilters)), ("TransferStatus",
+        schemars::schema_for!(models::TransferStatus)), ("TransferType",
         schemars::schema_for!(models::TransferType)), ("UpdateApprovalPolicyRequest",
         schemars::schema_for!(models::UpdateApprovalPolicyRequest)),
         ("UpdateApprovalPolicyResponse",

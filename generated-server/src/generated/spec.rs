@@ -2320,8 +2320,30 @@ paths:
           (then it runs as above) or rejects it (`failed`, `approval_status: rejected`).
 
         `bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.
-        Accepts `Idempotency-Key`: always send one, so that a retry after a timeout cannot send
-        the money twice. Audit-log action `funds_transfer`. The business must be active.
+        `reference` is your own id for the transfer, unique in the business for ever (`26`
+        otherwise); `get_transfer_*` and `fetch_transfers_*` find the transfer by it.
+
+        **Fees and limits.** Intra-bank transfers are free. Inter-bank transfers pay the NIP fee
+        (NGN 10.00 up to 5,000.00; 25.00 up to 50,000.00; 50.00 above) plus 7.5% VAT on it, both
+        debited with the amount and shown as `fee` and `vat`. An amount is at least NGN 1.00 and at
+        most NGN 10,000,000.00 (`01` otherwise). Each business has a daily limit (NGN 5,000,000.00
+        in the sandbox; the bank sets each business's) over the transfers executed or held on the
+        same day in Lagos time (`83` past it). A narration keeps the characters NIP carries
+        (letters, digits, space and `- _ . , / & ( ) '`); any other becomes a space. Without one
+        it is `Transfer from <source account name>`.
+
+        **Order of checks**: the body, the token, the permission, an active business; an
+        idempotent replay; the source account (`42`, then `48`); the OTP (`45`); the name enquiry
+        and the name (`06`, `49`, compared without regard to case and spacing); the amount, the
+        balance, fees and limits (`83`); then execution.
+
+        **Idempotency.** Always send an `Idempotency-Key`, so that a retry after a timeout cannot
+        send the money twice. The OTP is not part of the request's fingerprint (it is single-use,
+        so a retry carries a new one). What is stored and replayed is an outcome that lasts: the
+        transfer, or a refusal that a retry would meet again (`06`, `26`, `42`, `49`). A refusal
+        that may pass later is not stored, and the retry runs afresh: `01`, `29`, `41`, `43`, `45`,
+        `48`, `60`, `80`, `83`, `96`. Audit-log action `funds_transfer`. The business must be
+        active.
 
         Permission: `transfer.initiate`. Available in the sandbox.
 
@@ -2330,6 +2352,7 @@ paths:
           not match `bank_code`, or the source and beneficiary are the same account (the message
           names the field).
         - `06` the beneficiary account does not exist at that bank.
+        - `26` `reference` was already used by another transfer of the business.
         - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
         - `41` the token is missing, invalid or expired.
         - `42` `source_account_number` is not an account of the business.
@@ -2347,7 +2370,7 @@ paths:
         - dashboardToken: []
       x-permission: transfer.initiate
       x-success-message: Transfer submitted
-      x-response-codes: ['00', '01', '06', '27', '28', '29', '41', '42', '43', '45', '48', '49', '60', '80', '83', '96']
+      x-response-codes: ['00', '01', '06', '26', '27', '28', '29', '41', '42', '43', '45', '48', '49', '60', '80', '83', '96']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -2410,6 +2433,13 @@ paths:
                       amount: '50000.00'
                       status: success
                       approval_status: not_required
+                      transfer_status: success
+                      reference: null
+                      fee: '0.00'
+                      vat: '0.00'
+                      session_id: null
+                      expires_at: null
+                      initiated_via: dashboard
                       transfer_type: intra
                       source_account_number: '1000000021'
                       beneficiary_account_number: '3000000018'
@@ -2435,6 +2465,13 @@ paths:
                       amount: '25000.00'
                       status: pending
                       approval_status: not_required
+                      transfer_status: processing
+                      reference: null
+                      fee: '25.00'
+                      vat: '1.88'
+                      session_id: null
+                      expires_at: null
+                      initiated_via: dashboard
                       transfer_type: inter
                       source_account_number: '1000000021'
                       beneficiary_account_number: '0123456788'
@@ -2460,6 +2497,13 @@ paths:
                       amount: '750000.00'
                       status: pending
                       approval_status: awaiting_approval
+                      transfer_status: pending_approval
+                      reference: null
+                      fee: '0.00'
+                      vat: '0.00'
+                      session_id: null
+                      expires_at: null
+                      initiated_via: dashboard
                       transfer_type: intra
                       source_account_number: '1000000014'
                       beneficiary_account_number: '3000000018'
@@ -2502,6 +2546,8 @@ paths:
           headers:
             X-Request-Id:
               $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
           content:
             application/json:
               schema:
@@ -2512,10 +2558,12 @@ paths:
                 source_not_found:
                   $ref: '#/components/examples/SourceAccountNotFound'
         '409':
-          description: The source account is not active, or the idempotency key is in use.
+          description: The reference is taken, the source account is not active, or the idempotency key is in use.
           headers:
             X-Request-Id:
               $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
           content:
             application/json:
               schema:
@@ -2527,6 +2575,12 @@ paths:
                     response_code: '48'
                     message: Source account 1000000021 is blocked
                     data: null
+                reference_taken:
+                  value:
+                    status: false
+                    response_code: '26'
+                    message: Reference PAYOUT-2026-11-0042 belongs to transfer TRF-20261102-5L8Q2T
+                    data: null
                 in_progress:
                   $ref: '#/components/examples/IdempotencyInProgress'
         '422':
@@ -2534,6 +2588,8 @@ paths:
           headers:
             X-Request-Id:
               $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
           content:
             application/json:
               schema:
@@ -2561,6 +2617,563 @@ paths:
           $ref: '#/components/responses/ProviderUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/fetch_banks:
+    post:
+      tags: [Transfers]
+      operationId: fetch_banks_web
+      summary: List banks (Dashboard)
+      x-origin: extension
+      description: |
+        The Dashboard twin of `fetch_banks`, so that a member can run the flow the source
+        prescribes (pick the bank, look up the name, then send) without an integration token. Same
+        answer: the banks reachable for name enquiry and transfers, sorted by name. Takes no
+        parameters: send `{}`.
+
+        Permission: `transfer.initiate`.
+
+        Errors:
+        - `01` the body is not `{}`.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.initiate`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.initiate
+      x-success-message: Banks retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/Empty'
+      responses:
+        '200':
+          description: The banks.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchBanksWebResponse'
+              examples:
+                banks:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Banks retrieved
+                    data:
+                      - name: Guaranty Trust Bank
+                        code: '000013'
+                        cbn_code: '058'
+                        updated_at: '2026-11-01T00:00:00Z'
+                      - name: Kobo Microfinance Bank
+                        code: '090823'
+                        cbn_code: null
+                        updated_at: '2026-11-01T00:00:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/name_enquiry:
+    post:
+      tags: [Transfers]
+      operationId: name_enquiry_web
+      summary: Name enquiry (Dashboard)
+      x-origin: extension
+      description: |
+        The Dashboard twin of `name_enquiry`: resolves the registered holder of a beneficiary
+        account before `funds_transfer`, with the same body, answer and errors.
+
+        Permission: `transfer.initiate`.
+
+        Errors:
+        - `01` a field is missing or malformed (the message names it).
+        - `06` no account with that number exists at that bank, or the bank code is unknown.
+        - `41` the token is missing, invalid or expired.
+        - `42` `source_account_number` is not an account of the business.
+        - `43` the member's role lacks `transfer.initiate`.
+        - `80` the provider is unavailable: retry later.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.initiate
+      x-success-message: Name enquiry successful
+      x-response-codes: ['00', '01', '06', '29', '41', '42', '43', '80', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/NameEnquiryRequest'
+            examples:
+              inter_bank:
+                value:
+                  beneficiary_account_number: '0123456788'
+                  bank_code: '000013'
+                  source_account_number: '1000000021'
+      responses:
+        '200':
+          description: The registered holder.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/NameEnquiryWebResponse'
+              examples:
+                inter_bank:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Name enquiry successful
+                    data:
+                      account_number: '0123456788'
+                      account_name: Emeka Nwosu
+                      bank_code: '000013'
+                      bank_name: Guaranty Trust Bank
+                      bvn: '22298765432'
+                      kyc: 3
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          description: The beneficiary or the source account was not found.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                beneficiary_not_found:
+                  $ref: '#/components/examples/BeneficiaryNotFound'
+                source_not_found:
+                  $ref: '#/components/examples/SourceAccountNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ProviderUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/funds_transfer:
+    post:
+      tags: [Transfers]
+      operationId: funds_transfer_api
+      summary: Send money (integration)
+      x-origin: extension
+      description: |
+        Integrations pay out too (as Paystack, Flutterwave and Anchor allow): the integration twin
+        of `funds_transfer`, with the same checks, execution, fees, limits and approval policy (a
+        transfer the policy holds waits for a member to approve it), but no OTP: the
+        `Idempotency-Key` header is required instead, and `reference`, your own id for the
+        transfer, is recommended. Send the name `name_enquiry` confirmed.
+
+        Integration token.
+
+        Errors:
+        - `01` a field is missing or malformed, the `Idempotency-Key` header is missing, the
+          amount is outside the limits, `transfer_type` does not match `bank_code`, or the source
+          and beneficiary are the same account (the message names the field).
+        - `06` the beneficiary account does not exist at that bank.
+        - `26` `reference` was already used by another transfer of the business.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `42` `source_account_number` is not an account of the business.
+        - `48` the source account is not `active`.
+        - `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.
+        - `60` the business is not active.
+        - `80` the provider is unavailable: nothing was debited; retry later with the same
+          `Idempotency-Key`.
+        - `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected
+          the transfer.
+        - `29` too many requests. `96` internal error.
+      security:
+        - integrationToken: []
+      x-success-message: Transfer submitted
+      x-response-codes: ['00', '01', '06', '26', '27', '28', '29', '41', '42', '48', '49', '60', '80', '83', '96']
+      parameters:
+        - $ref: '#/components/parameters/RequiredIdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/FundsTransferApiRequest'
+            examples:
+              payout:
+                summary: A payout to another bank, with the integration's own reference
+                value:
+                  source_account_number: '1000000021'
+                  source_account_name: Adaeze Foods Ltd - Operations
+                  beneficiary_account_number: '0123456788'
+                  beneficiary_account_name: Emeka Nwosu
+                  bank_code: '000013'
+                  amount: '25000'
+                  narration: Logistics - November
+                  transfer_type: inter
+                  reference: PAYOUT-2026-11-0042
+      responses:
+        '200':
+          description: The transfer record.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FundsTransferApiResponse'
+              examples:
+                inter_in_flight:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transfer submitted
+                    data:
+                      id: 8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f05
+                      reference_number: TRF-20261102-5L8Q2T
+                      reference: PAYOUT-2026-11-0042
+                      amount: '25000.00'
+                      fee: '25.00'
+                      vat: '1.88'
+                      status: pending
+                      transfer_status: processing
+                      approval_status: not_required
+                      transfer_type: inter
+                      source_account_number: '1000000021'
+                      beneficiary_account_number: '0123456788'
+                      beneficiary_account_name: Emeka Nwosu
+                      bank_code: '000013'
+                      bank_name: Guaranty Trust Bank
+                      narration: Logistics - November
+                      session_id: null
+                      failure_reason: null
+                      reversal_reference_number: null
+                      initiated_by: 5b6f8a52-3c1e-4d2b-9a7f-1e2d3c4b5a60
+                      initiated_via: integration
+                      reviewed_by: null
+                      expires_at: null
+                      created_at: '2026-11-02T09:47:00Z'
+                      updated_at: '2026-11-02T09:47:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          description: The beneficiary or the source account was not found.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                beneficiary_not_found:
+                  $ref: '#/components/examples/BeneficiaryNotFound'
+                source_not_found:
+                  $ref: '#/components/examples/SourceAccountNotFound'
+        '409':
+          description: The reference is taken, the source account is not active, or the idempotency key is in use.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                reference_taken:
+                  value:
+                    status: false
+                    response_code: '26'
+                    message: Reference PAYOUT-2026-11-0042 belongs to transfer TRF-20261102-5L8Q2T
+                    data: null
+                source_blocked:
+                  value:
+                    status: false
+                    response_code: '48'
+                    message: Source account 1000000021 is blocked
+                    data: null
+                in_progress:
+                  $ref: '#/components/examples/IdempotencyInProgress'
+        '422':
+          description: The name does not match, the key was reused, or the transfer was refused.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                key_reused:
+                  $ref: '#/components/examples/IdempotencyKeyReused'
+                name_mismatch:
+                  value:
+                    status: false
+                    response_code: '49'
+                    message: 'Beneficiary name does not match: the account is held by Emeka Nwosu'
+                    data: null
+                daily_limit:
+                  value:
+                    status: false
+                    response_code: '83'
+                    message: The daily transfer limit of NGN 5000000.00 would be exceeded
+                    data: null
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ProviderUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/fetch_transfers:
+    post:
+      tags: [Transfers]
+      operationId: fetch_transfers_web
+      summary: List transfers (Dashboard)
+      x-origin: extension
+      description: |
+        Lists every transfer of the business, newest first, whatever its state, so a transfer can
+        be found long after its idempotency key expired. Optional `filters`: `transfer_status`,
+        `approval_status`, `start_date` / `end_date` (inclusive days of creation),
+        `source_account_number`, `reference` (your own) and `reference_number` (Kobo's). Paged with
+        `limit` and the cursor pair. The integration twin is `fetch_transfers_api`.
+
+        Permission: `transfer.view`.
+
+        Errors:
+        - `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent
+          without its pair.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.view`.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.view
+      x-success-message: Transfers retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/FetchTransfers'
+      responses:
+        '200':
+          description: One page of transfers.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchTransfersWebResponse'
+              examples:
+                none:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transfers retrieved
+                    data: []
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/fetch_transfers:
+    post:
+      tags: [Transfers]
+      operationId: fetch_transfers_api
+      summary: List transfers (integration)
+      x-origin: extension
+      description: |
+        The integration twin of `fetch_transfers_web`: every transfer of the business, newest
+        first, with the same filters and paging.
+
+        Integration token.
+
+        Errors:
+        - `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent
+          without its pair.
+        - `41` the token is missing, invalid or expired.
+        - `29` too many requests. `96` internal error.
+      security:
+        - integrationToken: []
+      x-success-message: Transfers retrieved
+      x-response-codes: ['00', '01', '29', '41', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/FetchTransfers'
+      responses:
+        '200':
+          description: One page of transfers.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchTransfersApiResponse'
+              examples:
+                none:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transfers retrieved
+                    data: []
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/cancel_transfer:
+    post:
+      tags: [Transfers]
+      operationId: cancel_transfer
+      summary: Cancel one's own held transfer
+      x-origin: extension
+      description: |
+        The initiator withdraws a transfer of theirs that the approval policy holds: its reserved
+        funds are released, it becomes `transfer_status: cancelled` (`status: failed`), and
+        `transfer.cancelled` is emitted. Only the member who initiated it may cancel; reviewers
+        reject instead. Audit-log action `cancel_transfer`.
+
+        Permission: `transfer.initiate`.
+
+        Errors:
+        - `01` `reference_number` is missing or malformed.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.initiate`, or the member did not initiate it.
+        - `47` no transfer of the business has this reference.
+        - `48` the transfer is not awaiting approval.
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.initiate
+      x-success-message: Transfer cancelled
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/CancelTransferRequest'
+            examples:
+              cancel:
+                value:
+                  reference_number: TRF-20261102-9J5N3R
+      responses:
+        '200':
+          description: The cancelled transfer.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/CancelTransferResponse'
+              examples:
+                cancelled:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transfer cancelled
+                    data:
+                      id: 8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f03
+                      reference_number: TRF-20261102-9J5N3R
+                      reference: null
+                      amount: '750000.00'
+                      fee: '0.00'
+                      vat: '0.00'
+                      status: failed
+                      transfer_status: cancelled
+                      approval_status: rejected
+                      transfer_type: intra
+                      source_account_number: '1000000014'
+                      beneficiary_account_number: '3000000018'
+                      beneficiary_account_name: Lagos Fresh Produce Ltd
+                      bank_code: '090823'
+                      bank_name: Kobo Microfinance Bank
+                      narration: Quarterly produce contract
+                      session_id: null
+                      failure_reason: Cancelled by the initiator
+                      reversal_reference_number: null
+                      initiated_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
+                      initiated_via: dashboard
+                      reviewed_by: null
+                      expires_at: null
+                      created_at: '2026-11-02T10:00:00Z'
+                      updated_at: '2026-11-02T10:05:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/TransferNotFound'
+        '409':
+          description: The transfer is not awaiting approval.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                already_reviewed:
+                  $ref: '#/components/examples/TransferNotAwaitingApproval'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/web/get_transfer:
     post:
       tags: [Transfers]
@@ -2568,15 +3181,15 @@ paths:
       summary: Transfer status (Dashboard)
       x-origin: extension
       description: |
-        Returns a transfer of the business by its `reference_number`, with its current `status`
-        (`pending`, `success`, `failed`) and `approval_status`. Use it after a timeout, or to follow
+        Returns a transfer of the business by its `reference_number` (or by your own
+        `reference`), with its current `status`, `transfer_status` and `approval_status`. Use it after a timeout, or to follow
         an inter-bank transfer until it leaves `pending`. The integration twin is
         `get_transfer_api`.
 
         Permission: `transfer.view`.
 
         Errors:
-        - `01` `reference_number` is missing or malformed.
+        - `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `transfer.view`.
         - `47` no transfer of the business has this reference.
@@ -2610,6 +3223,13 @@ paths:
                       amount: '25000.00'
                       status: success
                       approval_status: not_required
+                      transfer_status: success
+                      reference: null
+                      fee: '25.00'
+                      vat: '1.88'
+                      session_id: null
+                      expires_at: null
+                      initiated_via: dashboard
                       transfer_type: inter
                       source_account_number: '1000000021'
                       beneficiary_account_number: '0123456788'
@@ -2651,7 +3271,7 @@ paths:
         Integration token.
 
         Errors:
-        - `01` `reference_number` is missing or malformed.
+        - `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.
         - `41` the token is missing, invalid or expired.
         - `47` no transfer of the business has this reference.
         - `29` too many requests. `96` internal error.
@@ -2682,8 +3302,15 @@ paths:
                       id: 8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f04
                       reference_number: TRF-20261102-4K7P1S
                       amount: '12000.00'
-                      status: failed
+                      status: reversed
                       approval_status: not_required
+                      transfer_status: reversed
+                      reference: null
+                      fee: '25.00'
+                      vat: '1.88'
+                      session_id: null
+                      expires_at: null
+                      initiated_via: dashboard
                       transfer_type: inter
                       source_account_number: '1000000021'
                       beneficiary_account_number: '0690000036'
@@ -2768,6 +3395,13 @@ paths:
                         amount: '750000.00'
                         status: pending
                         approval_status: awaiting_approval
+                        transfer_status: pending_approval
+                        reference: null
+                        fee: '0.00'
+                        vat: '0.00'
+                        session_id: null
+                        expires_at: null
+                        initiated_via: dashboard
                         transfer_type: intra
                         source_account_number: '1000000014'
                         beneficiary_account_number: '3000000018'
@@ -2868,6 +3502,13 @@ paths:
                       amount: '750000.00'
                       status: success
                       approval_status: approved
+                      transfer_status: success
+                      reference: null
+                      fee: '0.00'
+                      vat: '0.00'
+                      session_id: null
+                      expires_at: null
+                      initiated_via: dashboard
                       transfer_type: intra
                       source_account_number: '1000000014'
                       beneficiary_account_number: '3000000018'
@@ -3004,6 +3645,13 @@ paths:
                       amount: '750000.00'
                       status: failed
                       approval_status: rejected
+                      transfer_status: rejected
+                      reference: null
+                      fee: '0.00'
+                      vat: '0.00'
+                      session_id: null
+                      expires_at: null
+                      initiated_via: dashboard
                       transfer_type: intra
                       source_account_number: '1000000014'
                       beneficiary_account_number: '3000000018'
@@ -4984,6 +5632,21 @@ components:
       description: An integration token from `generate_token`, for `/api/` operations.
 
   parameters:
+    RequiredIdempotencyKey:
+      name: Idempotency-Key
+      in: header
+      required: true
+      x-origin: extension
+      description: |
+        Required on operations that move money without an OTP: the same key with the same body
+        returns the first answer (`Idempotent-Replayed: true`), so a retry after a timeout can
+        never pay twice. Kept 24 hours; after that find the transfer by its `reference`.
+      schema:
+        type: string
+        minLength: 1
+        maxLength: 255
+        pattern: '^[\x21-\x7E]+$'
+      example: 0f8c2a54-7c1e-4f57-9a8b-2d6e3f1c9b70
     IdempotencyKey:
       name: Idempotency-Key
       in: header
@@ -5049,6 +5712,24 @@ components:
       example: 30
 
   requestBodies:
+    FetchTransfers:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/FetchTransfersRequest'
+          examples:
+            processing:
+              summary: Inter-bank transfers still in flight
+              value:
+                filters:
+                  transfer_status: processing
+                limit: 50
+            by_reference:
+              summary: Find a transfer by your own reference
+              value:
+                filters:
+                  reference: PAYOUT-2026-11-0042
     Empty:
       required: true
       description: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
@@ -5096,6 +5777,10 @@ components:
             by_reference:
               value:
                 reference_number: TRF-20261102-8H4M2P
+            by_client_reference:
+              summary: By your own reference
+              value:
+                reference: PAYOUT-2026-11-0042
 
   examples:
     AccountNotFound:
@@ -5626,6 +6311,19 @@ components:
       type: string
       description: '`intra` within Kobo (bank code `090823`), `inter` to another bank over NIP.'
       enum: [intra, inter]
+    TransferStatus:
+      type: string
+      x-origin: extension
+      x-extensible-enum: true
+      description: |
+        Where a transfer is. `pending_approval` held by the approval policy, its funds reserved;
+        `processing` sent over NIP, the amount debited, the outcome not known yet; `success`
+        settled; `failed` refused at execution, nothing moved; `reversed` failed after the debit,
+        the money credited back (`reversal_reference_number`); `rejected` by a reviewer, `cancelled`
+        by its initiator, `expired` unreviewed for too long: nothing moved and the reserved funds
+        were released. The coarse `status`: `pending` for the first two, `success`, `failed` for
+        the refused, rejected, cancelled and expired, `reversed`. Accept values you do not know.
+      enum: [pending_approval, processing, success, failed, reversed, rejected, cancelled, expired]
     ApprovalStatus:
       type: string
       x-origin: extension
@@ -5677,6 +6375,7 @@ components:
         - funds_transfer
         - approve_transfer
         - reject_transfer
+        - cancel_transfer
         - create_approval_policy
         - update_approval_policy
         - create_webhook_configuration
@@ -6077,8 +6776,10 @@ components:
           description: The holder's KYC tier.
     Transfer:
       type: object
-      description: A transfer record.
-      required: [id, reference_number, amount, status, approval_status, transfer_type, source_account_number, beneficiary_account_number, beneficiary_account_name, bank_code, bank_name, narration, failure_reason, reversal_reference_number, initiated_by, reviewed_by, created_at, updated_at]
+      description: |
+        A transfer record. `status` is the source's coarse state (`pending`, `success`, `failed`,
+        `reversed`); `transfer_status` says exactly where the transfer is.
+      required: [id, reference_number, reference, amount, fee, vat, status, transfer_status, approval_status, transfer_type, source_account_number, beneficiary_account_number, beneficiary_account_name, bank_code, bank_name, narration, session_id, failure_reason, reversal_reference_number, initiated_by, initiated_via, reviewed_by, expires_at, created_at, updated_at]
       properties:
         id:
           type: string
@@ -6086,10 +6787,30 @@ components:
           x-origin: extension
         reference_number:
           $ref: '#/components/schemas/ReferenceNumber'
+        reference:
+          type: string
+          nullable: true
+          pattern: '^[A-Za-z0-9_-]{1,64}$'
+          x-origin: extension
+          description: The client's own reference for the transfer, unique in the business for ever; null when none was given.
         amount:
           $ref: '#/components/schemas/Amount'
+        fee:
+          allOf:
+            - $ref: '#/components/schemas/Amount'
+          x-origin: extension
+          description: The transfer fee, debited with the amount (`0.00` within Kobo).
+        vat:
+          allOf:
+            - $ref: '#/components/schemas/Amount'
+          x-origin: extension
+          description: VAT on the fee (7.5%), debited with the amount.
         status:
           $ref: '#/components/schemas/TransactionStatus'
+        transfer_status:
+          allOf:
+            - $ref: '#/components/schemas/TransferStatus'
+          x-origin: extension
         approval_status:
           allOf:
             - $ref: '#/components/schemas/ApprovalStatus'
@@ -6118,6 +6839,12 @@ components:
           x-origin: extension
         narration:
           type: string
+        session_id:
+          type: string
+          nullable: true
+          pattern: '^[0-9]{30}$'
+          x-origin: extension
+          description: The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise.
         failure_reason:
           type: string
           nullable: true
@@ -6132,13 +6859,26 @@ components:
           type: string
           format: uuid
           x-origin: extension
-          description: The member who initiated the transfer.
+          description: |
+            The member who initiated the transfer; for a transfer made with integration
+            credentials (`initiated_via: integration`), the business's id.
+        initiated_via:
+          type: string
+          enum: [dashboard, integration]
+          x-origin: extension
+          description: Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it.
         reviewed_by:
           type: string
           format: uuid
           nullable: true
           x-origin: extension
           description: The member who approved or rejected it; null if not reviewed.
+        expires_at:
+          type: string
+          format: date-time
+          nullable: true
+          x-origin: extension
+          description: When a transfer awaiting approval expires (its funds released); null otherwise.
         created_at:
           type: string
           format: date-time
@@ -6606,6 +7346,13 @@ components:
           amount: '25000.00'
           status: success
           approval_status: not_required
+          transfer_status: success
+          reference: null
+          fee: '25.00'
+          vat: '1.88'
+          session_id: null
+          expires_at: null
+          initiated_via: dashboard
           transfer_type: inter
           source_account_number: '1000000021'
           beneficiary_account_number: '0123456788'
@@ -7067,7 +7814,109 @@ components:
           maximum: 3
           x-origin: extension
           description: The beneficiary KYC tier from `name_enquiry`, passed on; must match it.
+        reference:
+          allOf:
+            - $ref: '#/components/schemas/ClientReference'
+          x-origin: extension
+    ClientReference:
+      type: string
+      x-origin: extension
+      description: |
+        Your own id for a transfer (1 to 64 of `A-Z a-z 0-9 _ -`), unique in the business for ever:
+        a second transfer with it is refused (`26`), and `get_transfer_*` and `fetch_transfers_*`
+        find the transfer by it long after its idempotency key expired.
+      pattern: '^[A-Za-z0-9_-]{1,64}$'
+      example: PAYOUT-2026-11-0042
+    FundsTransferApiRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      description: '`funds_transfer`''s body without `otp`: the `Idempotency-Key` header is required instead.'
+      required: [source_account_number, source_account_name, beneficiary_account_number, beneficiary_account_name, bank_code, amount, transfer_type]
+      properties:
+        source_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        source_account_name:
+          type: string
+          minLength: 1
+          maxLength: 255
+        beneficiary_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        beneficiary_account_name:
+          type: string
+          minLength: 1
+          maxLength: 255
+        bank_code:
+          $ref: '#/components/schemas/BankCode'
+        amount:
+          $ref: '#/components/schemas/RequestAmount'
+        narration:
+          type: string
+          maxLength: 100
+        bank_name:
+          type: string
+          maxLength: 255
+        transfer_type:
+          $ref: '#/components/schemas/TransferType'
+        bvn:
+          type: string
+          pattern: '^[0-9]{11}$'
+        kyc:
+          type: integer
+          minimum: 1
+          maximum: 3
+        reference:
+          $ref: '#/components/schemas/ClientReference'
     GetTransferRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      description: Exactly one of `reference_number` (Kobo's) and `reference` (yours).
+      properties:
+        reference_number:
+          $ref: '#/components/schemas/ReferenceNumber'
+        reference:
+          $ref: '#/components/schemas/ClientReference'
+    TransferFilters:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      properties:
+        transfer_status:
+          $ref: '#/components/schemas/TransferStatus'
+        approval_status:
+          $ref: '#/components/schemas/ApprovalStatus'
+        start_date:
+          type: string
+          format: date
+        end_date:
+          type: string
+          format: date
+        source_account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        reference:
+          $ref: '#/components/schemas/ClientReference'
+        reference_number:
+          $ref: '#/components/schemas/ReferenceNumber'
+    FetchTransfersRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      properties:
+        filters:
+          $ref: '#/components/schemas/TransferFilters'
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          default: 20
+        cursor_created_at:
+          type: string
+          format: date-time
+        cursor_id:
+          type: string
+          format: uuid
+    CancelTransferRequest:
       type: object
       x-origin: extension
       additionalProperties: false
@@ -7117,10 +7966,15 @@ components:
       type: object
       x-origin: extension
       additionalProperties: false
-      required: [min_amount]
       properties:
         min_amount:
-          $ref: '#/components/schemas/RequestAmount'
+          allOf:
+            - $ref: '#/components/schemas/RequestAmount'
+          default: '0.00'
+          description: |
+            Transfers of at least this amount are held. Optional, default `"0.00"` (every
+            transfer), which is the source's rule: an active policy queues transfers. A higher
+            value is Kobo's extension.
         is_active:
           type: boolean
           default: true
@@ -7852,6 +8706,100 @@ components:
             $ref: '#/components/schemas/Transfer'
         pagination:
           $ref: '#/components/schemas/Pagination'
+    FetchBanksWebResponse:
+      type: object
+      description: Success envelope of `fetch_banks_web`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/Bank'
+    NameEnquiryWebResponse:
+      type: object
+      description: Success envelope of `name_enquiry_web`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/NameEnquiryResult'
+    FundsTransferApiResponse:
+      type: object
+      description: Success envelope of `funds_transfer_api`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Transfer'
+    FetchTransfersWebResponse:
+      type: object
+      description: Success envelope of `fetch_transfers_web`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/Transfer'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    FetchTransfersApiResponse:
+      type: object
+      description: Success envelope of `fetch_transfers_api`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/Transfer'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    CancelTransferResponse:
+      type: object
+      description: Success envelope of `cancel_transfer`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Transfer'
     ApproveTransferResponse:
       type: object
       description: Success envelope of `approve_transfer`.
@@ -11171,7 +12119,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "funds_transfer",
         "summary": "Send money",
-        "description": "Sends `amount` (NGN, positive, at most two fraction digits) from an active account of the\nbusiness to a beneficiary. Run `name_enquiry` first and send the confirmed name as\n`beneficiary_account_name`; the transfer repeats the enquiry and refuses a name that does\nnot match (`49`). Generate an OTP with `generate_otp` and send it in `otp`.\n\n- **No active approval policy, or an amount below its `min_amount`**: the transfer runs at\n  once. `intra` (bank code `090823`) settles in one step: the record comes back `success`\n  (`transfer.success`). `inter` goes over NIP: the amount leaves the source account at once,\n  the record comes back `pending`, and the provider later confirms (`success`,\n  `transfer.success`) or fails it (`failed`, `transfer.failed`, then the amount is credited\n  back and `transfer.reversed` follows), typically within minutes. Query it any time with\n  `get_transfer_web`.\n- **An active approval policy whose `min_amount` the amount reaches**: nothing moves yet. The\n  record comes back `pending` with `approval_status: awaiting_approval`\n  (`transfer.pending_approval`) until another member with `transfer.approve` approves it\n  (then it runs as above) or rejects it (`failed`, `approval_status: rejected`).\n\n`bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.\nAccepts `Idempotency-Key`: always send one, so that a retry after a timeout cannot send\nthe money twice. Audit-log action `funds_transfer`. The business must be active.\n\nPermission: `transfer.initiate`. Available in the sandbox.\n\nErrors:\n- `01` a field is missing or malformed, the amount is not positive, `transfer_type` does\n  not match `bank_code`, or the source and beneficiary are the same account (the message\n  names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `45` the OTP is wrong, expired, already used or not the member's.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds in the source account, the daily limit is exceeded, or\n  the provider rejected the transfer.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Sends `amount` (NGN, positive, at most two fraction digits) from an active account of the\nbusiness to a beneficiary. Run `name_enquiry` first and send the confirmed name as\n`beneficiary_account_name`; the transfer repeats the enquiry and refuses a name that does\nnot match (`49`). Generate an OTP with `generate_otp` and send it in `otp`.\n\n- **No active approval policy, or an amount below its `min_amount`**: the transfer runs at\n  once. `intra` (bank code `090823`) settles in one step: the record comes back `success`\n  (`transfer.success`). `inter` goes over NIP: the amount leaves the source account at once,\n  the record comes back `pending`, and the provider later confirms (`success`,\n  `transfer.success`) or fails it (`failed`, `transfer.failed`, then the amount is credited\n  back and `transfer.reversed` follows), typically within minutes. Query it any time with\n  `get_transfer_web`.\n- **An active approval policy whose `min_amount` the amount reaches**: nothing moves yet. The\n  record comes back `pending` with `approval_status: awaiting_approval`\n  (`transfer.pending_approval`) until another member with `transfer.approve` approves it\n  (then it runs as above) or rejects it (`failed`, `approval_status: rejected`).\n\n`bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.\n`reference` is your own id for the transfer, unique in the business for ever (`26`\notherwise); `get_transfer_*` and `fetch_transfers_*` find the transfer by it.\n\n**Fees and limits.** Intra-bank transfers are free. Inter-bank transfers pay the NIP fee\n(NGN 10.00 up to 5,000.00; 25.00 up to 50,000.00; 50.00 above) plus 7.5% VAT on it, both\ndebited with the amount and shown as `fee` and `vat`. An amount is at least NGN 1.00 and at\nmost NGN 10,000,000.00 (`01` otherwise). Each business has a daily limit (NGN 5,000,000.00\nin the sandbox; the bank sets each business's) over the transfers executed or held on the\nsame day in Lagos time (`83` past it). A narration keeps the characters NIP carries\n(letters, digits, space and `- _ . , / & ( ) '`); any other becomes a space. Without one\nit is `Transfer from <source account name>`.\n\n**Order of checks**: the body, the token, the permission, an active business; an\nidempotent replay; the source account (`42`, then `48`); the OTP (`45`); the name enquiry\nand the name (`06`, `49`, compared without regard to case and spacing); the amount, the\nbalance, fees and limits (`83`); then execution.\n\n**Idempotency.** Always send an `Idempotency-Key`, so that a retry after a timeout cannot\nsend the money twice. The OTP is not part of the request's fingerprint (it is single-use,\nso a retry carries a new one). What is stored and replayed is an outcome that lasts: the\ntransfer, or a refusal that a retry would meet again (`06`, `26`, `42`, `49`). A refusal\nthat may pass later is not stored, and the retry runs afresh: `01`, `29`, `41`, `43`, `45`,\n`48`, `60`, `80`, `83`, `96`. Audit-log action `funds_transfer`. The business must be\nactive.\n\nPermission: `transfer.initiate`. Available in the sandbox.\n\nErrors:\n- `01` a field is missing or malformed, the amount is not positive, `transfer_type` does\n  not match `bank_code`, or the source and beneficiary are the same account (the message\n  names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `45` the OTP is wrong, expired, already used or not the member's.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds in the source account, the daily limit is exceeded, or\n  the provider rejected the transfer.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "dashboardToken": []
@@ -11183,6 +12131,7 @@ pub const OPENAPI_JSON: &str = r##"{
           "00",
           "01",
           "06",
+          "26",
           "27",
           "28",
           "29",
@@ -11275,6 +12224,13 @@ pub const OPENAPI_JSON: &str = r##"{
                         "amount": "50000.00",
                         "status": "success",
                         "approval_status": "not_required",
+                        "transfer_status": "success",
+                        "reference": null,
+                        "fee": "0.00",
+                        "vat": "0.00",
+                        "session_id": null,
+                        "expires_at": null,
+                        "initiated_via": "dashboard",
                         "transfer_type": "intra",
                         "source_account_number": "1000000021",
                         "beneficiary_account_number": "3000000018",
@@ -11303,6 +12259,13 @@ pub const OPENAPI_JSON: &str = r##"{
                         "amount": "25000.00",
                         "status": "pending",
                         "approval_status": "not_required",
+                        "transfer_status": "processing",
+                        "reference": null,
+                        "fee": "25.00",
+                        "vat": "1.88",
+                        "session_id": null,
+                        "expires_at": null,
+                        "initiated_via": "dashboard",
                         "transfer_type": "inter",
                         "source_account_number": "1000000021",
                         "beneficiary_account_number": "0123456788",
@@ -11331,6 +12294,13 @@ pub const OPENAPI_JSON: &str = r##"{
                         "amount": "750000.00",
                         "status": "pending",
                         "approval_status": "awaiting_approval",
+                        "transfer_status": "pending_approval",
+                        "reference": null,
+                        "fee": "0.00",
+                        "vat": "0.00",
+                        "session_id": null,
+                        "expires_at": null,
+                        "initiated_via": "dashboard",
                         "transfer_type": "intra",
                         "source_account_number": "1000000014",
                         "beneficiary_account_number": "3000000018",
@@ -11393,6 +12363,9 @@ pub const OPENAPI_JSON: &str = r##"{
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
               }
             },
             "content": {
@@ -11412,10 +12385,13 @@ pub const OPENAPI_JSON: &str = r##"{
             }
           },
           "409": {
-            "description": "The source account is not active, or the idempotency key is in use.",
+            "description": "The reference is taken, the source account is not active, or the idempotency key is in use.",
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
               }
             },
             "content": {
@@ -11432,6 +12408,14 @@ pub const OPENAPI_JSON: &str = r##"{
                       "data": null
                     }
                   },
+                  "reference_taken": {
+                    "value": {
+                      "status": false,
+                      "response_code": "26",
+                      "message": "Reference PAYOUT-2026-11-0042 belongs to transfer TRF-20261102-5L8Q2T",
+                      "data": null
+                    }
+                  },
                   "in_progress": {
                     "$ref": "#/components/examples/IdempotencyInProgress"
                   }
@@ -11444,6 +12428,9 @@ pub const OPENAPI_JSON: &str = r##"{
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
               }
             },
             "content": {
@@ -11490,6 +12477,761 @@ pub const OPENAPI_JSON: &str = r##"{
         }
       }
     },
+    "/api/v1/transaction/transfer/web/fetch_banks": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "fetch_banks_web",
+        "summary": "List banks (Dashboard)",
+        "x-origin": "extension",
+        "description": "The Dashboard twin of `fetch_banks`, so that a member can run the flow the source\nprescribes (pick the bank, look up the name, then send) without an integration token. Same\nanswer: the banks reachable for name enquiry and transfers, sorted by name. Takes no\nparameters: send `{}`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.initiate",
+        "x-success-message": "Banks retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/Empty"
+        },
+        "responses": {
+          "200": {
+            "description": "The banks.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchBanksWebResponse"
+                },
+                "examples": {
+                  "banks": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Banks retrieved",
+                      "data": [
+                        {
+                          "name": "Guaranty Trust Bank",
+                          "code": "000013",
+                          "cbn_code": "058",
+                          "updated_at": "2026-11-01T00:00:00Z"
+                        },
+                        {
+                          "name": "Kobo Microfinance Bank",
+                          "code": "090823",
+                          "cbn_code": null,
+                          "updated_at": "2026-11-01T00:00:00Z"
+                        }
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/name_enquiry": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "name_enquiry_web",
+        "summary": "Name enquiry (Dashboard)",
+        "x-origin": "extension",
+        "description": "The Dashboard twin of `name_enquiry`: resolves the registered holder of a beneficiary\naccount before `funds_transfer`, with the same body, answer and errors.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `06` no account with that number exists at that bank, or the bank code is unknown.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `80` the provider is unavailable: retry later.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.initiate",
+        "x-success-message": "Name enquiry successful",
+        "x-response-codes": [
+          "00",
+          "01",
+          "06",
+          "29",
+          "41",
+          "42",
+          "43",
+          "80",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NameEnquiryRequest"
+              },
+              "examples": {
+                "inter_bank": {
+                  "value": {
+                    "beneficiary_account_number": "0123456788",
+                    "bank_code": "000013",
+                    "source_account_number": "1000000021"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The registered holder.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/NameEnquiryWebResponse"
+                },
+                "examples": {
+                  "inter_bank": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Name enquiry successful",
+                      "data": {
+                        "account_number": "0123456788",
+                        "account_name": "Emeka Nwosu",
+                        "bank_code": "000013",
+                        "bank_name": "Guaranty Trust Bank",
+                        "bvn": "22298765432",
+                        "kyc": 3
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "description": "The beneficiary or the source account was not found.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "beneficiary_not_found": {
+                    "$ref": "#/components/examples/BeneficiaryNotFound"
+                  },
+                  "source_not_found": {
+                    "$ref": "#/components/examples/SourceAccountNotFound"
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/funds_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "funds_transfer_api",
+        "summary": "Send money (integration)",
+        "x-origin": "extension",
+        "description": "Integrations pay out too (as Paystack, Flutterwave and Anchor allow): the integration twin\nof `funds_transfer`, with the same checks, execution, fees, limits and approval policy (a\ntransfer the policy holds waits for a member to approve it), but no OTP: the\n`Idempotency-Key` header is required instead, and `reference`, your own id for the\ntransfer, is recommended. Send the name `name_enquiry` confirmed.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, the\n  amount is outside the limits, `transfer_type` does not match `bank_code`, or the source\n  and beneficiary are the same account (the message names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected\n  the transfer.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Transfer submitted",
+        "x-response-codes": [
+          "00",
+          "01",
+          "06",
+          "26",
+          "27",
+          "28",
+          "29",
+          "41",
+          "42",
+          "48",
+          "49",
+          "60",
+          "80",
+          "83",
+          "96"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/RequiredIdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FundsTransferApiRequest"
+              },
+              "examples": {
+                "payout": {
+                  "summary": "A payout to another bank, with the integration's own reference",
+                  "value": {
+                    "source_account_number": "1000000021",
+                    "source_account_name": "Adaeze Foods Ltd - Operations",
+                    "beneficiary_account_number": "0123456788",
+                    "beneficiary_account_name": "Emeka Nwosu",
+                    "bank_code": "000013",
+                    "amount": "25000",
+                    "narration": "Logistics - November",
+                    "transfer_type": "inter",
+                    "reference": "PAYOUT-2026-11-0042"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The transfer record.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FundsTransferApiResponse"
+                },
+                "examples": {
+                  "inter_in_flight": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transfer submitted",
+                      "data": {
+                        "id": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f05",
+                        "reference_number": "TRF-20261102-5L8Q2T",
+                        "reference": "PAYOUT-2026-11-0042",
+                        "amount": "25000.00",
+                        "fee": "25.00",
+                        "vat": "1.88",
+                        "status": "pending",
+                        "transfer_status": "processing",
+                        "approval_status": "not_required",
+                        "transfer_type": "inter",
+                        "source_account_number": "1000000021",
+                        "beneficiary_account_number": "0123456788",
+                        "beneficiary_account_name": "Emeka Nwosu",
+                        "bank_code": "000013",
+                        "bank_name": "Guaranty Trust Bank",
+                        "narration": "Logistics - November",
+                        "session_id": null,
+                        "failure_reason": null,
+                        "reversal_reference_number": null,
+                        "initiated_by": "5b6f8a52-3c1e-4d2b-9a7f-1e2d3c4b5a60",
+                        "initiated_via": "integration",
+                        "reviewed_by": null,
+                        "expires_at": null,
+                        "created_at": "2026-11-02T09:47:00Z",
+                        "updated_at": "2026-11-02T09:47:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "description": "The beneficiary or the source account was not found.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "beneficiary_not_found": {
+                    "$ref": "#/components/examples/BeneficiaryNotFound"
+                  },
+                  "source_not_found": {
+                    "$ref": "#/components/examples/SourceAccountNotFound"
+                  }
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "The reference is taken, the source account is not active, or the idempotency key is in use.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "reference_taken": {
+                    "value": {
+                      "status": false,
+                      "response_code": "26",
+                      "message": "Reference PAYOUT-2026-11-0042 belongs to transfer TRF-20261102-5L8Q2T",
+                      "data": null
+                    }
+                  },
+                  "source_blocked": {
+                    "value": {
+                      "status": false,
+                      "response_code": "48",
+                      "message": "Source account 1000000021 is blocked",
+                      "data": null
+                    }
+                  },
+                  "in_progress": {
+                    "$ref": "#/components/examples/IdempotencyInProgress"
+                  }
+                }
+              }
+            }
+          },
+          "422": {
+            "description": "The name does not match, the key was reused, or the transfer was refused.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "key_reused": {
+                    "$ref": "#/components/examples/IdempotencyKeyReused"
+                  },
+                  "name_mismatch": {
+                    "value": {
+                      "status": false,
+                      "response_code": "49",
+                      "message": "Beneficiary name does not match: the account is held by Emeka Nwosu",
+                      "data": null
+                    }
+                  },
+                  "daily_limit": {
+                    "value": {
+                      "status": false,
+                      "response_code": "83",
+                      "message": "The daily transfer limit of NGN 5000000.00 would be exceeded",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/fetch_transfers": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "fetch_transfers_web",
+        "summary": "List transfers (Dashboard)",
+        "x-origin": "extension",
+        "description": "Lists every transfer of the business, newest first, whatever its state, so a transfer can\nbe found long after its idempotency key expired. Optional `filters`: `transfer_status`,\n`approval_status`, `start_date` / `end_date` (inclusive days of creation),\n`source_account_number`, `reference` (your own) and `reference_number` (Kobo's). Paged with\n`limit` and the cursor pair. The integration twin is `fetch_transfers_api`.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.view",
+        "x-success-message": "Transfers retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/FetchTransfers"
+        },
+        "responses": {
+          "200": {
+            "description": "One page of transfers.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchTransfersWebResponse"
+                },
+                "examples": {
+                  "none": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transfers retrieved",
+                      "data": [],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/api/fetch_transfers": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "fetch_transfers_api",
+        "summary": "List transfers (integration)",
+        "x-origin": "extension",
+        "description": "The integration twin of `fetch_transfers_web`: every transfer of the business, newest\nfirst, with the same filters and paging.\n\nIntegration token.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair.\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Transfers retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/FetchTransfers"
+        },
+        "responses": {
+          "200": {
+            "description": "One page of transfers.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchTransfersApiResponse"
+                },
+                "examples": {
+                  "none": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transfers retrieved",
+                      "data": [],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/cancel_transfer": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "cancel_transfer",
+        "summary": "Cancel one's own held transfer",
+        "x-origin": "extension",
+        "description": "The initiator withdraws a transfer of theirs that the approval policy holds: its reserved\nfunds are released, it becomes `transfer_status: cancelled` (`status: failed`), and\n`transfer.cancelled` is emitted. Only the member who initiated it may cancel; reviewers\nreject instead. Audit-log action `cancel_transfer`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` `reference_number` is missing or malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`, or the member did not initiate it.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval.\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.initiate",
+        "x-success-message": "Transfer cancelled",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "48",
+          "96"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CancelTransferRequest"
+              },
+              "examples": {
+                "cancel": {
+                  "value": {
+                    "reference_number": "TRF-20261102-9J5N3R"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The cancelled transfer.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CancelTransferResponse"
+                },
+                "examples": {
+                  "cancelled": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transfer cancelled",
+                      "data": {
+                        "id": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f03",
+                        "reference_number": "TRF-20261102-9J5N3R",
+                        "reference": null,
+                        "amount": "750000.00",
+                        "fee": "0.00",
+                        "vat": "0.00",
+                        "status": "failed",
+                        "transfer_status": "cancelled",
+                        "approval_status": "rejected",
+                        "transfer_type": "intra",
+                        "source_account_number": "1000000014",
+                        "beneficiary_account_number": "3000000018",
+                        "beneficiary_account_name": "Lagos Fresh Produce Ltd",
+                        "bank_code": "090823",
+                        "bank_name": "Kobo Microfinance Bank",
+                        "narration": "Quarterly produce contract",
+                        "session_id": null,
+                        "failure_reason": "Cancelled by the initiator",
+                        "reversal_reference_number": null,
+                        "initiated_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
+                        "initiated_via": "dashboard",
+                        "reviewed_by": null,
+                        "expires_at": null,
+                        "created_at": "2026-11-02T10:00:00Z",
+                        "updated_at": "2026-11-02T10:05:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/TransferNotFound"
+          },
+          "409": {
+            "description": "The transfer is not awaiting approval.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "already_reviewed": {
+                    "$ref": "#/components/examples/TransferNotAwaitingApproval"
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
     "/api/v1/transaction/transfer/web/get_transfer": {
       "post": {
         "tags": [
@@ -11498,7 +13240,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "get_transfer_web",
         "summary": "Transfer status (Dashboard)",
         "x-origin": "extension",
-        "description": "Returns a transfer of the business by its `reference_number`, with its current `status`\n(`pending`, `success`, `failed`) and `approval_status`. Use it after a timeout, or to follow\nan inter-bank transfer until it leaves `pending`. The integration twin is\n`get_transfer_api`.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` `reference_number` is missing or malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Returns a transfer of the business by its `reference_number` (or by your own\n`reference`), with its current `status`, `transfer_status` and `approval_status`. Use it after a timeout, or to follow\nan inter-bank transfer until it leaves `pending`. The integration twin is\n`get_transfer_api`.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "dashboardToken": []
@@ -11543,6 +13285,13 @@ pub const OPENAPI_JSON: &str = r##"{
                         "amount": "25000.00",
                         "status": "success",
                         "approval_status": "not_required",
+                        "transfer_status": "success",
+                        "reference": null,
+                        "fee": "25.00",
+                        "vat": "1.88",
+                        "session_id": null,
+                        "expires_at": null,
+                        "initiated_via": "dashboard",
                         "transfer_type": "inter",
                         "source_account_number": "1000000021",
                         "beneficiary_account_number": "0123456788",
@@ -11595,7 +13344,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "get_transfer_api",
         "summary": "Transfer status (integration)",
         "x-origin": "extension",
-        "description": "The integration twin of `get_transfer_web`: returns a transfer of the business by its\n`reference_number` with its current `status` and `approval_status`, so a back office can\nreconcile transfers started from the Dashboard (for example after a `transfer.*` webhook).\n\nIntegration token.\n\nErrors:\n- `01` `reference_number` is missing or malformed.\n- `41` the token is missing, invalid or expired.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n",
+        "description": "The integration twin of `get_transfer_web`: returns a transfer of the business by its\n`reference_number` with its current `status` and `approval_status`, so a back office can\nreconcile transfers started from the Dashboard (for example after a `transfer.*` webhook).\n\nIntegration token.\n\nErrors:\n- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.\n- `41` the token is missing, invalid or expired.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "integrationToken": []
@@ -11637,8 +13386,15 @@ pub const OPENAPI_JSON: &str = r##"{
                         "id": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f04",
                         "reference_number": "TRF-20261102-4K7P1S",
                         "amount": "12000.00",
-                        "status": "failed",
+                        "status": "reversed",
                         "approval_status": "not_required",
+                        "transfer_status": "reversed",
+                        "reference": null,
+                        "fee": "25.00",
+                        "vat": "1.88",
+                        "session_id": null,
+                        "expires_at": null,
+                        "initiated_via": "dashboard",
                         "transfer_type": "inter",
                         "source_account_number": "1000000021",
                         "beneficiary_account_number": "0690000036",
@@ -11751,6 +13507,13 @@ pub const OPENAPI_JSON: &str = r##"{
                           "amount": "750000.00",
                           "status": "pending",
                           "approval_status": "awaiting_approval",
+                          "transfer_status": "pending_approval",
+                          "reference": null,
+                          "fee": "0.00",
+                          "vat": "0.00",
+                          "session_id": null,
+                          "expires_at": null,
+                          "initiated_via": "dashboard",
                           "transfer_type": "intra",
                           "source_account_number": "1000000014",
                           "beneficiary_account_number": "3000000018",
@@ -11881,6 +13644,13 @@ pub const OPENAPI_JSON: &str = r##"{
                         "amount": "750000.00",
                         "status": "success",
                         "approval_status": "approved",
+                        "transfer_status": "success",
+                        "reference": null,
+                        "fee": "0.00",
+                        "vat": "0.00",
+                        "session_id": null,
+                        "expires_at": null,
+                        "initiated_via": "dashboard",
                         "transfer_type": "intra",
                         "source_account_number": "1000000014",
                         "beneficiary_account_number": "3000000018",
@@ -12073,6 +13843,13 @@ pub const OPENAPI_JSON: &str = r##"{
                         "amount": "750000.00",
                         "status": "failed",
                         "approval_status": "rejected",
+                        "transfer_status": "rejected",
+                        "reference": null,
+                        "fee": "0.00",
+                        "vat": "0.00",
+                        "session_id": null,
+                        "expires_at": null,
+                        "initiated_via": "dashboard",
                         "transfer_type": "intra",
                         "source_account_number": "1000000014",
                         "beneficiary_account_number": "3000000018",
@@ -14778,6 +16555,20 @@ pub const OPENAPI_JSON: &str = r##"{
       }
     },
     "parameters": {
+      "RequiredIdempotencyKey": {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": true,
+        "x-origin": "extension",
+        "description": "Required on operations that move money without an OTP: the same key with the same body\nreturns the first answer (`Idempotent-Replayed: true`), so a retry after a timeout can\nnever pay twice. Kept 24 hours; after that find the transfer by its `reference`.\n",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[\\x21-\\x7E]+$"
+        },
+        "example": "0f8c2a54-7c1e-4f57-9a8b-2d6e3f1c9b70"
+      },
       "IdempotencyKey": {
         "name": "Idempotency-Key",
         "in": "header",
@@ -14855,6 +16646,35 @@ pub const OPENAPI_JSON: &str = r##"{
       }
     },
     "requestBodies": {
+      "FetchTransfers": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/FetchTransfersRequest"
+            },
+            "examples": {
+              "processing": {
+                "summary": "Inter-bank transfers still in flight",
+                "value": {
+                  "filters": {
+                    "transfer_status": "processing"
+                  },
+                  "limit": 50
+                }
+              },
+              "by_reference": {
+                "summary": "Find a transfer by your own reference",
+                "value": {
+                  "filters": {
+                    "reference": "PAYOUT-2026-11-0042"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
       "Empty": {
         "required": true,
         "description": "This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).",
@@ -14925,6 +16745,12 @@ pub const OPENAPI_JSON: &str = r##"{
               "by_reference": {
                 "value": {
                   "reference_number": "TRF-20261102-8H4M2P"
+                }
+              },
+              "by_client_reference": {
+                "summary": "By your own reference",
+                "value": {
+                  "reference": "PAYOUT-2026-11-0042"
                 }
               }
             }
@@ -15719,6 +17545,22 @@ pub const OPENAPI_JSON: &str = r##"{
           "inter"
         ]
       },
+      "TransferStatus": {
+        "type": "string",
+        "x-origin": "extension",
+        "x-extensible-enum": true,
+        "description": "Where a transfer is. `pending_approval` held by the approval policy, its funds reserved;\n`processing` sent over NIP, the amount debited, the outcome not known yet; `success`\nsettled; `failed` refused at execution, nothing moved; `reversed` failed after the debit,\nthe money credited back (`reversal_reference_number`); `rejected` by a reviewer, `cancelled`\nby its initiator, `expired` unreviewed for too long: nothing moved and the reserved funds\nwere released. The coarse `status`: `pending` for the first two, `success`, `failed` for\nthe refused, rejected, cancelled and expired, `reversed`. Accept values you do not know.\n",
+        "enum": [
+          "pending_approval",
+          "processing",
+          "success",
+          "failed",
+          "reversed",
+          "rejected",
+          "cancelled",
+          "expired"
+        ]
+      },
       "ApprovalStatus": {
         "type": "string",
         "x-origin": "extension",
@@ -15795,6 +17637,7 @@ pub const OPENAPI_JSON: &str = r##"{
           "funds_transfer",
           "approve_transfer",
           "reject_transfer",
+          "cancel_transfer",
           "create_approval_policy",
           "update_approval_policy",
           "create_webhook_configuration",
@@ -16432,12 +18275,16 @@ pub const OPENAPI_JSON: &str = r##"{
       },
       "Transfer": {
         "type": "object",
-        "description": "A transfer record.",
+        "description": "A transfer record. `status` is the source's coarse state (`pending`, `success`, `failed`,\n`reversed`); `transfer_status` says exactly where the transfer is.\n",
         "required": [
           "id",
           "reference_number",
+          "reference",
           "amount",
+          "fee",
+          "vat",
           "status",
+          "transfer_status",
           "approval_status",
           "transfer_type",
           "source_account_number",
@@ -16446,10 +18293,13 @@ pub const OPENAPI_JSON: &str = r##"{
           "bank_code",
           "bank_name",
           "narration",
+          "session_id",
           "failure_reason",
           "reversal_reference_number",
           "initiated_by",
+          "initiated_via",
           "reviewed_by",
+          "expires_at",
           "created_at",
           "updated_at"
         ],
@@ -16462,11 +18312,44 @@ pub const OPENAPI_JSON: &str = r##"{
           "reference_number": {
             "$ref": "#/components/schemas/ReferenceNumber"
           },
+          "reference": {
+            "type": "string",
+            "nullable": true,
+            "pattern": "^[A-Za-z0-9_-]{1,64}$",
+            "x-origin": "extension",
+            "description": "The client's own reference for the transfer, unique in the business for ever; null when none was given."
+          },
           "amount": {
             "$ref": "#/components/schemas/Amount"
           },
+          "fee": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Amount"
+              }
+            ],
+            "x-origin": "extension",
+            "description": "The transfer fee, debited with the amount (`0.00` within Kobo)."
+          },
+          "vat": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Amount"
+              }
+            ],
+            "x-origin": "extension",
+            "description": "VAT on the fee (7.5%), debited with the amount."
+          },
           "status": {
             "$ref": "#/components/schemas/TransactionStatus"
+          },
+          "transfer_status": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/TransferStatus"
+              }
+            ],
+            "x-origin": "extension"
           },
           "approval_status": {
             "allOf": [
@@ -16519,6 +18402,13 @@ pub const OPENAPI_JSON: &str = r##"{
           "narration": {
             "type": "string"
           },
+          "session_id": {
+            "type": "string",
+            "nullable": true,
+            "pattern": "^[0-9]{30}$",
+            "x-origin": "extension",
+            "description": "The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise."
+          },
           "failure_reason": {
             "type": "string",
             "nullable": true,
@@ -16535,7 +18425,16 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "string",
             "format": "uuid",
             "x-origin": "extension",
-            "description": "The member who initiated the transfer."
+            "description": "The member who initiated the transfer; for a transfer made with integration\ncredentials (`initiated_via: integration`), the business's id.\n"
+          },
+          "initiated_via": {
+            "type": "string",
+            "enum": [
+              "dashboard",
+              "integration"
+            ],
+            "x-origin": "extension",
+            "description": "Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it."
           },
           "reviewed_by": {
             "type": "string",
@@ -16543,6 +18442,13 @@ pub const OPENAPI_JSON: &str = r##"{
             "nullable": true,
             "x-origin": "extension",
             "description": "The member who approved or rejected it; null if not reviewed."
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "When a transfer awaiting approval expires (its funds released); null otherwise."
           },
           "created_at": {
             "type": "string",
@@ -17322,6 +19228,13 @@ pub const OPENAPI_JSON: &str = r##"{
             "amount": "25000.00",
             "status": "success",
             "approval_status": "not_required",
+            "transfer_status": "success",
+            "reference": null,
+            "fee": "25.00",
+            "vat": "1.88",
+            "session_id": null,
+            "expires_at": null,
+            "initiated_via": "dashboard",
             "transfer_type": "inter",
             "source_account_number": "1000000021",
             "beneficiary_account_number": "0123456788",
@@ -17956,10 +19869,155 @@ pub const OPENAPI_JSON: &str = r##"{
             "maximum": 3,
             "x-origin": "extension",
             "description": "The beneficiary KYC tier from `name_enquiry`, passed on; must match it."
+          },
+          "reference": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/ClientReference"
+              }
+            ],
+            "x-origin": "extension"
+          }
+        }
+      },
+      "ClientReference": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "Your own id for a transfer (1 to 64 of `A-Z a-z 0-9 _ -`), unique in the business for ever:\na second transfer with it is refused (`26`), and `get_transfer_*` and `fetch_transfers_*`\nfind the transfer by it long after its idempotency key expired.\n",
+        "pattern": "^[A-Za-z0-9_-]{1,64}$",
+        "example": "PAYOUT-2026-11-0042"
+      },
+      "FundsTransferApiRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "description": "`funds_transfer`'s body without `otp`: the `Idempotency-Key` header is required instead.",
+        "required": [
+          "source_account_number",
+          "source_account_name",
+          "beneficiary_account_number",
+          "beneficiary_account_name",
+          "bank_code",
+          "amount",
+          "transfer_type"
+        ],
+        "properties": {
+          "source_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "source_account_name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "beneficiary_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "beneficiary_account_name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "bank_code": {
+            "$ref": "#/components/schemas/BankCode"
+          },
+          "amount": {
+            "$ref": "#/components/schemas/RequestAmount"
+          },
+          "narration": {
+            "type": "string",
+            "maxLength": 100
+          },
+          "bank_name": {
+            "type": "string",
+            "maxLength": 255
+          },
+          "transfer_type": {
+            "$ref": "#/components/schemas/TransferType"
+          },
+          "bvn": {
+            "type": "string",
+            "pattern": "^[0-9]{11}$"
+          },
+          "kyc": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 3
+          },
+          "reference": {
+            "$ref": "#/components/schemas/ClientReference"
           }
         }
       },
       "GetTransferRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "description": "Exactly one of `reference_number` (Kobo's) and `reference` (yours).",
+        "properties": {
+          "reference_number": {
+            "$ref": "#/components/schemas/ReferenceNumber"
+          },
+          "reference": {
+            "$ref": "#/components/schemas/ClientReference"
+          }
+        }
+      },
+      "TransferFilters": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "properties": {
+          "transfer_status": {
+            "$ref": "#/components/schemas/TransferStatus"
+          },
+          "approval_status": {
+            "$ref": "#/components/schemas/ApprovalStatus"
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "source_account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "reference": {
+            "$ref": "#/components/schemas/ClientReference"
+          },
+          "reference_number": {
+            "$ref": "#/components/schemas/ReferenceNumber"
+          }
+        }
+      },
+      "FetchTransfersRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "properties": {
+          "filters": {
+            "$ref": "#/components/schemas/TransferFilters"
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "CancelTransferRequest": {
         "type": "object",
         "x-origin": "extension",
         "additionalProperties": false,
@@ -18032,12 +20090,15 @@ pub const OPENAPI_JSON: &str = r##"{
         "type": "object",
         "x-origin": "extension",
         "additionalProperties": false,
-        "required": [
-          "min_amount"
-        ],
         "properties": {
           "min_amount": {
-            "$ref": "#/components/schemas/RequestAmount"
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/RequestAmount"
+              }
+            ],
+            "default": "0.00",
+            "description": "Transfers of at least this amount are held. Optional, default `\"0.00\"` (every\ntransfer), which is the source's rule: an active policy queues transfers. A higher\nvalue is Kobo's extension.\n"
           },
           "is_active": {
             "type": "boolean",
@@ -19208,6 +21269,173 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "pagination": {
             "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "FetchBanksWebResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_banks_web`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Bank"
+            }
+          }
+        }
+      },
+      "NameEnquiryWebResponse": {
+        "type": "object",
+        "description": "Success envelope of `name_enquiry_web`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/NameEnquiryResult"
+          }
+        }
+      },
+      "FundsTransferApiResponse": {
+        "type": "object",
+        "description": "Success envelope of `funds_transfer_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Transfer"
+          }
+        }
+      },
+      "FetchTransfersWebResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_transfers_web`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Transfer"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "FetchTransfersApiResponse": {
+        "type": "object",
+        "description": "Success envelope of `fetch_transfers_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Transfer"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "CancelTransferResponse": {
+        "type": "object",
+        "description": "Success envelope of `cancel_transfer`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Transfer"
           }
         }
       },

@@ -98,6 +98,54 @@ pub fn not_yet(operation: Operation) -> ApiError {
 impl Api for KoboApi {
     type Principal = Principal;
 
+    async fn cancel_transfer(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::CancelTransferRequest,
+    ) -> Result<models::Transfer, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn fetch_banks_web(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::EmptyObject,
+    ) -> Result<Vec<models::Bank>, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn fetch_transfers_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::FetchTransfersRequest,
+    ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn fetch_transfers_web(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::FetchTransfersRequest,
+    ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn funds_transfer_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::FundsTransferApiRequest,
+    ) -> Result<models::Transfer, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
+    async fn name_enquiry_web(
+        &self,
+        ctx: RequestContext<Principal>,
+        _body: models::NameEnquiryRequest,
+    ) -> Result<models::NameEnquiryResult, ApiError> {
+        Err(not_yet(ctx.operation))
+    }
+
     async fn authenticate(&self, family: TokenFamily, token: &str) -> Result<Principal, ApiError> {
         sessions::authenticate(
             &self.store,
