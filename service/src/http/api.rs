@@ -41,13 +41,13 @@ pub struct KoboApi {
 impl KoboApi {
     pub fn new(store: Store, config: Config, clock: Clock, tokens: TokenKeys) -> KoboApi {
         KoboApi {
+            provider: Arc::new(SandboxProvider::new(clock.clone())),
             rate_limiter: RateLimiter::new(config.request_budget),
             passwords: Passwords::new(&config.passwords),
             store,
             config: Arc::new(config),
             clock,
             tokens,
-            provider: Arc::new(SandboxProvider),
         }
     }
 

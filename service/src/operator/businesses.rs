@@ -273,7 +273,7 @@ async fn seed_demo_history(
         bvn: Some("22212345678".into()),
         nin: None,
     };
-    let verified = SandboxProvider
+    let verified = SandboxProvider::new(clock.clone())
         .verify_identity(&numbers)
         .await
         .map_err(|error| anyhow::anyhow!("the sandbox provider refused the demo BVN: {error:?}"))?;

@@ -9,6 +9,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
+pub mod faults;
 pub mod sandbox;
 
 /// What the provider's methods return: a future that may be held across threads.
@@ -56,8 +57,80 @@ pub struct AccountOpening<'a> {
     pub account_type: &'static str,
 }
 
+/// A bank reachable over NIP.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BankInfo {
+    pub name: &'static str,
+    pub code: &'static str,
+    pub cbn_code: Option<&'static str>,
+}
+
+/// The holder of an account at another bank, as NIP name enquiry gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    pub account_name: String,
+    pub bvn: Option<String>,
+    pub kyc: u8,
+}
+
+/// An inter-bank transfer as the provider sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NipTransfer {
+    /// Kobo's reference: the provider's idempotency key for the transfer.
+    pub reference_number: String,
+    pub source_account_number: String,
+    pub beneficiary_account_number: String,
+    pub bank_code: String,
+    pub amount_kobo: i64,
+    pub narration: String,
+}
+
+/// What NIP says of a submitted transfer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NipOutcome {
+    /// Credited at the other bank.
+    Success { session_id: String },
+    /// Definitely not credited: the money may come back.
+    Failed {
+        session_id: Option<String>,
+        reason: String,
+    },
+    /// Not known yet: ask again later; never a reason to reverse.
+    Pending { session_id: Option<String> },
+}
+
 /// The core banking provider.
 pub trait CoreBanking: Send + Sync + 'static {
+    /// The banks reachable over NIP (Kobo's own included).
+    fn banks(&self) -> Vec<BankInfo>;
+
+    /// Resolves an account at another bank: `Ok(None)` when it does not exist (`06`).
+    fn name_enquiry<'a>(
+        &'a self,
+        bank_code: &'a str,
+        account_number: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Holder>, ProviderError>>;
+
+    /// Asks whether the core banking system accepts a transfer before anything is debited
+    /// (fraud and limit screening): `Refused` is `83`, `Unavailable` `80`.
+    fn screen_transfer<'a>(
+        &'a self,
+        transfer: &'a NipTransfer,
+    ) -> BoxFuture<'a, Result<(), ProviderError>>;
+
+    /// Submits an inter-bank transfer, idempotently by `reference_number`: submitting the same
+    /// transfer twice sends it once.
+    fn submit_transfer<'a>(
+        &'a self,
+        transfer: &'a NipTransfer,
+    ) -> BoxFuture<'a, Result<NipOutcome, ProviderError>>;
+
+    /// The current outcome of a submitted transfer.
+    fn transfer_status<'a>(
+        &'a self,
+        transfer: &'a NipTransfer,
+    ) -> BoxFuture<'a, Result<NipOutcome, ProviderError>>;
+
     /// Checks the BVN and/or NIN and returns the holder's name; both numbers, when given,
     /// must belong to one person.
     fn verify_identity<'a>(

@@ -11,9 +11,14 @@
 //! | other 11 digits ending in `80` | provider unavailable (`80`) |
 //! | any other 11 digits | `Test Customer <last 4 digits>` |
 
+use chrono::{DateTime, Duration, Utc};
+
 use super::{
-    mask, AccountOpening, BoxFuture, CoreBanking, IdentityNumbers, ProviderError, VerifiedIdentity,
+    mask, AccountOpening, BankInfo, BoxFuture, CoreBanking, Holder, IdentityNumbers, NipOutcome,
+    NipTransfer, ProviderError, VerifiedIdentity,
 };
+use crate::kernel::clock::Clock;
+use crate::kernel::secrets::sha256_hex;
 
 /// The documented test identities: `(number, is_bvn, name)`.
 const KNOWN: &[(&str, bool, &str)] = &[
@@ -23,10 +28,138 @@ const KNOWN: &[(&str, bool, &str)] = &[
     ("70198765432", false, "Ibrahim Musa"),
 ];
 
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SandboxProvider;
+/// The banks the sandbox reaches, by name.
+const BANKS: &[BankInfo] = &[
+    BankInfo {
+        name: "Access Bank",
+        code: "000014",
+        cbn_code: Some("044"),
+    },
+    BankInfo {
+        name: "First Bank of Nigeria",
+        code: "000016",
+        cbn_code: Some("011"),
+    },
+    BankInfo {
+        name: "Guaranty Trust Bank",
+        code: "000013",
+        cbn_code: Some("058"),
+    },
+    BankInfo {
+        name: "Kobo Microfinance Bank",
+        code: "090823",
+        cbn_code: None,
+    },
+    BankInfo {
+        name: "Moniepoint Microfinance Bank",
+        code: "090405",
+        cbn_code: None,
+    },
+    BankInfo {
+        name: "OPay Digital Services",
+        code: "100004",
+        cbn_code: None,
+    },
+    BankInfo {
+        name: "United Bank for Africa",
+        code: "000004",
+        cbn_code: Some("033"),
+    },
+    BankInfo {
+        name: "Zenith Bank",
+        code: "000015",
+        cbn_code: Some("057"),
+    },
+];
+
+/// The documented external accounts: `(number, name, bvn, kyc)`.
+const HOLDERS: &[(&str, &str, &str, u8)] = &[
+    ("0123456788", "Emeka Nwosu", "22298765432", 3),
+    ("0690000036", "Bisi Alade", "22245678901", 2),
+    ("0690000043", "Sani Bello", "22256789012", 1),
+];
+
+/// The amount (kobo) that makes the sandbox refuse any transfer: NGN 8383.83.
+const REFUSED_AMOUNT: i64 = 838_383;
+
+/// How long a transfer to Sani Bello stays pending, in seconds.
+const SLOW_CONFIRMATION: i64 = 60;
+
+/// The sandbox's deterministic provider. Its clock decides when a slow transfer confirms.
+#[derive(Clone, Debug)]
+pub struct SandboxProvider {
+    clock: Clock,
+    /// When this process first saw each transfer (a slow one confirms a minute after).
+    submitted: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, DateTime<Utc>>>>,
+}
+
+impl Default for SandboxProvider {
+    fn default() -> Self {
+        SandboxProvider::new(Clock::system())
+    }
+}
 
 impl SandboxProvider {
+    pub fn new(clock: Clock) -> SandboxProvider {
+        SandboxProvider {
+            clock,
+            submitted: Default::default(),
+        }
+    }
+
+    fn is_bank(code: &str) -> bool {
+        BANKS.iter().any(|bank| bank.code == code)
+    }
+
+    /// A NIP session id: Kobo's code, the time, 12 digits of the reference's digest (so the
+    /// same transfer always has the same session).
+    fn session_id(&self, transfer: &NipTransfer, at: DateTime<Utc>) -> String {
+        let digest = sha256_hex(&transfer.reference_number);
+        let digits: String = digest
+            .bytes()
+            .map(|b| char::from(b'0' + b % 10))
+            .take(12)
+            .collect();
+        format!("090823{}{digits}", at.format("%y%m%d%H%M%S"))
+    }
+
+    fn first_seen(&self, transfer: &NipTransfer) -> DateTime<Utc> {
+        let mut submitted = self
+            .submitted
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        *submitted
+            .entry(transfer.reference_number.clone())
+            .or_insert_with(|| self.clock.now())
+    }
+
+    fn outcome(&self, transfer: &NipTransfer) -> Result<NipOutcome, ProviderError> {
+        let at = self.first_seen(transfer);
+        let session_id = self.session_id(transfer, at);
+        Ok(match transfer.beneficiary_account_number.as_str() {
+            "0123456788" => NipOutcome::Success { session_id },
+            "0690000036" => NipOutcome::Failed {
+                session_id: Some(session_id),
+                reason: "Beneficiary bank declined the transfer".into(),
+            },
+            "0690000043" if self.clock.now() < at + Duration::seconds(SLOW_CONFIRMATION) => {
+                NipOutcome::Pending {
+                    session_id: Some(session_id),
+                }
+            }
+            "0690000043" => NipOutcome::Success { session_id },
+            "0000000080" => {
+                return Err(ProviderError::Unavailable(
+                    "NIP is unavailable: retry later".into(),
+                ))
+            }
+            _ => NipOutcome::Failed {
+                session_id: None,
+                reason: "Beneficiary account not found".into(),
+            },
+        })
+    }
+
     fn verify_one(&self, number: &str, is_bvn: bool) -> Result<String, ProviderError> {
         let kind = if is_bvn { "BVN" } else { "NIN" };
         if let Some((_, _, name)) = KNOWN
@@ -85,6 +218,78 @@ impl CoreBanking for SandboxProvider {
     ) -> BoxFuture<'a, Result<(), ProviderError>> {
         Box::pin(async { Ok(()) })
     }
+
+    fn banks(&self) -> Vec<BankInfo> {
+        BANKS.to_vec()
+    }
+
+    fn name_enquiry<'a>(
+        &'a self,
+        bank_code: &'a str,
+        account_number: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Holder>, ProviderError>> {
+        Box::pin(async move {
+            if account_number == "0000000080" {
+                return Err(ProviderError::Unavailable(
+                    "NIP name enquiry is unavailable: retry later".into(),
+                ));
+            }
+            if !Self::is_bank(bank_code) {
+                return Ok(None);
+            }
+            Ok(HOLDERS
+                .iter()
+                .find(|(number, ..)| *number == account_number)
+                .map(|(_, name, bvn, kyc)| Holder {
+                    account_name: (*name).to_owned(),
+                    bvn: Some((*bvn).to_owned()),
+                    kyc: *kyc,
+                }))
+        })
+    }
+
+    fn screen_transfer<'a>(
+        &'a self,
+        transfer: &'a NipTransfer,
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        Box::pin(async move {
+            if transfer.amount_kobo == REFUSED_AMOUNT {
+                return Err(ProviderError::Refused(
+                    "The provider refused the transfer".into(),
+                ));
+            }
+            if transfer.beneficiary_account_number == "0000000080" {
+                return Err(ProviderError::Unavailable(
+                    "NIP is unavailable: retry later".into(),
+                ));
+            }
+            Ok(())
+        })
+    }
+
+    fn submit_transfer<'a>(
+        &'a self,
+        transfer: &'a NipTransfer,
+    ) -> BoxFuture<'a, Result<NipOutcome, ProviderError>> {
+        Box::pin(async move {
+            // Bisi Alade's transfers are accepted, then fail while processing.
+            match self.outcome(transfer)? {
+                NipOutcome::Failed { session_id, .. }
+                    if transfer.beneficiary_account_number == "0690000036" =>
+                {
+                    Ok(NipOutcome::Pending { session_id })
+                }
+                outcome => Ok(outcome),
+            }
+        })
+    }
+
+    fn transfer_status<'a>(
+        &'a self,
+        transfer: &'a NipTransfer,
+    ) -> BoxFuture<'a, Result<NipOutcome, ProviderError>> {
+        Box::pin(async move { self.outcome(transfer) })
+    }
 }
 
 #[cfg(test)]
@@ -96,7 +301,7 @@ mod tests {
             bvn: bvn.map(str::to_owned),
             nin: nin.map(str::to_owned),
         };
-        SandboxProvider
+        SandboxProvider::default()
             .verify_identity(&numbers)
             .await
             .map(|identity| identity.name)

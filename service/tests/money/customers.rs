@@ -6,9 +6,8 @@ use std::sync::Arc;
 
 use generated_server::{Operation, ResponseCode};
 use kobo::on_both_stores;
-use kobo::provider::{
-    AccountOpening, BoxFuture, CoreBanking, IdentityNumbers, ProviderError, VerifiedIdentity,
-};
+use kobo::provider::faults::{Faults, FaultyProvider};
+use kobo::provider::sandbox::SandboxProvider;
 use kobo::testkit::TestKit;
 use serde_json::{json, Value};
 use sqlx::Row;
@@ -197,49 +196,22 @@ async fn a_virtual_account_links_to_a_chosen_parent(kit: TestKit) {
     assert_eq!(numbers, vec![&child["account_number"]]);
 }
 
-/// A provider that is down, then refuses.
-struct Flaky {
-    down: bool,
-}
-
-impl CoreBanking for Flaky {
-    fn verify_identity<'a>(
-        &'a self,
-        _numbers: &'a IdentityNumbers,
-    ) -> BoxFuture<'a, Result<VerifiedIdentity, ProviderError>> {
-        Box::pin(async move {
-            Err(if self.down {
-                ProviderError::Unavailable("The provider is down".into())
-            } else {
-                ProviderError::Refused("The provider refused".into())
-            })
-        })
-    }
-
-    fn open_account<'a>(
-        &'a self,
-        _opening: &'a AccountOpening<'a>,
-    ) -> BoxFuture<'a, Result<(), ProviderError>> {
-        Box::pin(async move {
-            Err(if self.down {
-                ProviderError::Unavailable("The provider is down".into())
-            } else {
-                ProviderError::Refused("The provider refused".into())
-            })
-        })
-    }
-}
-
 async fn provider_failures_are_80_and_83_and_leave_nothing(mut kit: TestKit) {
     let token = kit.integration_token().await;
-    kit.use_provider(Arc::new(Flaky { down: true }));
+    let faults = Arc::new(Faults::default());
+    kit.use_provider(Arc::new(FaultyProvider {
+        inner: Arc::new(SandboxProvider::new(kit.clock.clone())),
+        faults: faults.clone(),
+    }));
+    Faults::set(&faults.down, true);
     create(&kit, &token, json!({"bvn": "22212345678"}))
         .await
         .expect(ResponseCode::ProviderUnavailable);
     kit.op(Operation::CreateAccountApi, &token, json!({}))
         .await
         .expect(ResponseCode::ProviderUnavailable);
-    kit.use_provider(Arc::new(Flaky { down: false }));
+    Faults::set(&faults.down, false);
+    Faults::set(&faults.refuse, true);
     kit.op(Operation::CreateAccountWeb, &kit.owner_token, json!({}))
         .await
         .expect(ResponseCode::ProviderError);
