@@ -57,6 +57,14 @@ pub(crate) fn success_response(
     response
 }
 
+/// Marks an error answer as the stored answer of an earlier request with the same
+/// `Idempotency-Key` (a refusal that lasts, replayed).
+pub(crate) fn mark_replayed_error(response: &mut Response) {
+    response
+        .headers_mut()
+        .insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
+}
+
 /// The error envelope with the HTTP status the catalog gives the code.
 pub(crate) fn error_response(error: &ApiError) -> Response {
     let envelope = ErrorEnvelope {

@@ -18,7 +18,9 @@ use serde_json::Value;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use super::http::{error_response, log_internal, request_id_of, success_response};
+use super::http::{
+    error_response, log_internal, mark_replayed_error, request_id_of, success_response,
+};
 use super::validation::Validators;
 use super::{ApiError, CallRecord, Deadline, RequestContext, BODY_LIMIT_BYTES};
 use crate::{Api, Operation, ResponseCode};
@@ -258,7 +260,11 @@ impl<A: Api> Server<A> {
                     log_internal(&error, Some((operation, &exchange.request_id)));
                 }
                 let message = error.public_message().to_string();
-                (error_response(&error), error.code(), message)
+                let mut response = error_response(&error);
+                if replayed && operation.idempotent() {
+                    mark_replayed_error(&mut response);
+                }
+                (response, error.code(), message)
             }
         };
         let record = CallRecord {

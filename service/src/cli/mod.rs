@@ -401,7 +401,11 @@ async fn serve(args: ServeArgs) -> Result<()> {
     } else {
         "outbox only (kobo outbox)"
     };
-    let workers = Workers::start(&store, &clock, smtp);
+    let nip_work = crate::workers::NipWork {
+        provider: api.provider().clone(),
+        environment: api.config().environment,
+    };
+    let workers = Workers::start(&store, &clock, smtp, Some(nip_work));
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         http::shutdown_signal().await;

@@ -18,7 +18,7 @@ use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::secrets::Passwords;
 use crate::kernel::store::Store;
-use crate::money::{accounts, inbound, transactions};
+use crate::money::{accounts, banks, inbound, transactions, transfers};
 use crate::platform::principal::Principal;
 use crate::platform::rate_limit::RateLimiter;
 use crate::platform::tokens::TokenKeys;
@@ -85,6 +85,10 @@ impl KoboApi {
     pub fn tokens(&self) -> &TokenKeys {
         &self.tokens
     }
+
+    pub fn provider(&self) -> &Arc<dyn CoreBanking> {
+        &self.provider
+    }
 }
 
 /// The answer of an operation whose issue has not landed yet.
@@ -109,41 +113,56 @@ impl Api for KoboApi {
     async fn fetch_banks_web(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::EmptyObject,
+        body: models::EmptyObject,
     ) -> Result<Vec<models::Bank>, ApiError> {
-        Err(not_yet(ctx.operation))
+        let _ = (ctx, body);
+        banks::fetch_banks(&*self.provider)
     }
 
     async fn fetch_transfers_api(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::FetchTransfersRequest,
+        body: models::FetchTransfersRequest,
     ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
-        Err(not_yet(ctx.operation))
+        transfers::fetch_transfers(&self.store, &ctx.principal.business_id, body).await
     }
 
     async fn fetch_transfers_web(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::FetchTransfersRequest,
+        body: models::FetchTransfersRequest,
     ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
-        Err(not_yet(ctx.operation))
+        transfers::fetch_transfers(&self.store, &ctx.principal.business_id, body).await
     }
 
     async fn funds_transfer_api(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::FundsTransferApiRequest,
+        body: models::FundsTransferApiRequest,
     ) -> Result<models::Transfer, ApiError> {
-        Err(not_yet(ctx.operation))
+        transfers::funds_transfer_api(
+            &self.store,
+            &self.config,
+            &*self.provider,
+            &self.clock,
+            ctx,
+            body,
+        )
+        .await
     }
 
     async fn name_enquiry_web(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::NameEnquiryRequest,
+        body: models::NameEnquiryRequest,
     ) -> Result<models::NameEnquiryResult, ApiError> {
-        Err(not_yet(ctx.operation))
+        banks::name_enquiry(
+            &self.store,
+            &*self.provider,
+            &ctx.principal.business_id,
+            body,
+        )
+        .await
     }
 
     async fn authenticate(&self, family: TokenFamily, token: &str) -> Result<Principal, ApiError> {
@@ -310,9 +329,10 @@ impl Api for KoboApi {
     async fn fetch_banks(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::EmptyObject,
+        body: models::EmptyObject,
     ) -> Result<Vec<models::Bank>, ApiError> {
-        Err(not_yet(ctx.operation))
+        let _ = (ctx, body);
+        banks::fetch_banks(&*self.provider)
     }
 
     async fn fetch_customer_accounts(
@@ -400,9 +420,17 @@ impl Api for KoboApi {
     async fn funds_transfer(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::FundsTransferRequest,
+        body: models::FundsTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        Err(not_yet(ctx.operation))
+        transfers::funds_transfer(
+            &self.store,
+            &self.config,
+            &*self.provider,
+            &self.clock,
+            ctx,
+            body,
+        )
+        .await
     }
 
     async fn generate_otp(
@@ -464,17 +492,17 @@ impl Api for KoboApi {
     async fn get_transfer_api(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::GetTransferRequest,
+        body: models::GetTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        Err(not_yet(ctx.operation))
+        transfers::get_transfer(&self.store, &ctx.principal.business_id, body).await
     }
 
     async fn get_transfer_web(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::GetTransferRequest,
+        body: models::GetTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        Err(not_yet(ctx.operation))
+        transfers::get_transfer(&self.store, &ctx.principal.business_id, body).await
     }
 
     async fn get_webhook_configuration(
@@ -513,9 +541,15 @@ impl Api for KoboApi {
     async fn name_enquiry(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::NameEnquiryRequest,
+        body: models::NameEnquiryRequest,
     ) -> Result<models::NameEnquiryResult, ApiError> {
-        Err(not_yet(ctx.operation))
+        banks::name_enquiry(
+            &self.store,
+            &*self.provider,
+            &ctx.principal.business_id,
+            body,
+        )
+        .await
     }
 
     async fn regenerate_secret(

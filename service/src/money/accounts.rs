@@ -141,7 +141,7 @@ fn account_name(name: Option<&str>) -> Result<Option<String>, ApiError> {
 
 /// Whether an idempotent retry can be answered at once, before any provider call: a peek that
 /// leaves nothing behind (its transaction rolls back).
-async fn replayed<P, B: serde::Serialize, T: serde::de::DeserializeOwned>(
+pub(crate) async fn replayed<P, B: serde::Serialize, T: serde::de::DeserializeOwned>(
     store: &Store,
     now: DateTime<Utc>,
     ctx: &RequestContext<P>,
@@ -305,13 +305,25 @@ pub async fn find_by_number(
     business_id: &str,
     number: &str,
 ) -> Result<Option<AccountRow>, ApiError> {
+    find_by_number_in(&mut **tx, business_id, number).await
+}
+
+/// [`find_by_number`] on any executor (the pool, for a read outside a transaction).
+pub async fn find_by_number_in<'e, E>(
+    executor: E,
+    business_id: &str,
+    number: &str,
+) -> Result<Option<AccountRow>, ApiError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
     let sql = format!(
         "SELECT {ACCOUNT_COLUMNS}{ACCOUNT_FROM} WHERE a.business_id = $1 AND a.account_number = $2"
     );
     let row = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(business_id)
         .bind(number)
-        .fetch_optional(&mut **tx)
+        .fetch_optional(executor)
         .await
         .or_internal()?;
     row.as_ref().map(account_row).transpose()

@@ -186,12 +186,11 @@ pub async fn post(
     for posting in customer {
         let applied = sqlx::query(
             "UPDATE accounts SET balance = balance + $2, last_balance_update = $3, updated_at = $3 \
-             WHERE id = $1 AND business_id = $4 AND balance + $2 >= 0 AND balance + $2 <= $5",
+             WHERE id = $1 AND balance + $2 >= 0 AND balance + $2 <= $4",
         )
         .bind(posting.account.id())
         .bind(posting.amount)
         .bind(&at)
-        .bind(entry.business_id)
         .bind(MAX_BALANCE)
         .execute(&mut **tx)
         .await

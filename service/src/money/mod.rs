@@ -9,8 +9,12 @@
 
 pub mod accounts;
 pub mod amount;
+pub mod banks;
+pub mod fees;
 pub mod inbound;
 pub mod ledger;
+pub mod nip;
 pub mod nuban;
 pub mod transactions;
+pub mod transfers;
 pub mod verify;

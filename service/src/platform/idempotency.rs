@@ -65,7 +65,7 @@ pub async fn claim<P, B: Serialize>(
     let Some(key) = ctx.idempotency_key.as_deref() else {
         return Ok(Claim::NoKey);
     };
-    claim_key(
+    let claimed = claim_key(
         tx,
         now,
         business_id,
@@ -73,7 +73,66 @@ pub async fn claim<P, B: Serialize>(
         key,
         &request_hash(body)?,
     )
+    .await;
+    if let Err(error) = &claimed {
+        if stored_refusal(error.code()) {
+            ctx.mark_replayed();
+        }
+    }
+    claimed
+}
+
+/// The refusals an idempotent retry would meet again, so they are stored and replayed like an
+/// answer: the beneficiary does not exist (`06`), the client reference is taken (`26`), the
+/// source account is not the business's (`42`), the name does not match (`49`). Every other
+/// refusal may pass later (a new OTP, funds, the provider back) and is not stored.
+pub fn stored_refusal(code: ResponseCode) -> bool {
+    matches!(
+        code,
+        ResponseCode::BeneficiaryAccountNotFound
+            | ResponseCode::Duplicate
+            | ResponseCode::SourceAccountNotFound
+            | ResponseCode::BeneficiaryNameMismatch
+    )
+}
+
+/// The response code of a stored refusal.
+fn refusal_code(text: &str) -> Option<ResponseCode> {
+    [
+        ResponseCode::BeneficiaryAccountNotFound,
+        ResponseCode::Duplicate,
+        ResponseCode::SourceAccountNotFound,
+        ResponseCode::BeneficiaryNameMismatch,
+    ]
+    .into_iter()
+    .find(|code| code.as_str() == text)
+}
+
+/// Stores `refusal` as the answer of a [`Claim::New`] when it is one that lasts
+/// ([`stored_refusal`]); the caller commits `tx` and answers the refusal.
+pub async fn complete_refusal(
+    tx: &mut Tx,
+    claim: &Claim,
+    refusal: &ApiError,
+) -> Result<(), ApiError> {
+    let Claim::New(key) = claim else {
+        return Ok(());
+    };
+    if !stored_refusal(refusal.code()) {
+        return Ok(());
+    }
+    sqlx::query(
+        "UPDATE idempotency_keys SET refusal_code = $4, refusal_message = $5          WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
+    )
+    .bind(&key.business_id)
+    .bind(key.operation.id())
+    .bind(&key.key)
+    .bind(refusal.code().as_str())
+    .bind(refusal.message())
+    .execute(&mut **tx)
     .await
+    .or_internal()?;
+    Ok(())
 }
 
 /// [`claim`] with its parts spelled out.
@@ -122,7 +181,7 @@ pub async fn claim_key(
         }));
     }
     let row = sqlx::query(
-        "SELECT request_hash, response_data FROM idempotency_keys \
+        "SELECT request_hash, response_data, refusal_code, refusal_message FROM idempotency_keys \
          WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
     )
     .bind(business_id)
@@ -136,6 +195,11 @@ pub async fn claim_key(
     if stored_hash != request_hash {
         return Err(ApiError::new(ResponseCode::IdempotencyKeyReused)
             .with_message("This Idempotency-Key was used with a different request body"));
+    }
+    let refusal: Option<String> = row.try_get("refusal_code").or_internal()?;
+    if let Some(code) = refusal.as_deref().and_then(refusal_code) {
+        let message: Option<String> = row.try_get("refusal_message").or_internal()?;
+        return Err(ApiError::new(code).with_message(message.unwrap_or_default()));
     }
     match response {
         None => Err(

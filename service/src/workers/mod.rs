@@ -4,7 +4,9 @@
 //!
 //! - housekeeping: [`housekeeping::purge_expired`] every [`HOUSEKEEPING_INTERVAL`], so the
 //!   credentials tables stay bounded;
-//! - the outbox dispatcher (with an SMTP channel): sends notifications.
+//! - the outbox dispatcher (with an SMTP channel): sends notifications;
+//! - the NIP worker: every [`NIP_INTERVAL`], [`nip::process_due`] submits inter-bank transfers
+//!   and settles or reverses them (leased, so several processes share the work).
 
 use std::future::Future;
 use std::time::Duration;
@@ -12,13 +14,27 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use std::sync::Arc;
+
 use crate::kernel::clock::Clock;
+use crate::kernel::config::Environment;
 use crate::kernel::store::Store;
+use crate::money::nip;
 use crate::outbox::dispatcher::{Dispatcher, DispatcherConfig, SmtpChannel};
 use crate::platform::housekeeping;
+use crate::provider::CoreBanking;
 
 /// How often expired credentials rows are purged.
 pub const HOUSEKEEPING_INTERVAL: Duration = Duration::from_secs(5 * 60);
+
+/// How often the NIP worker looks for due transfers.
+pub const NIP_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What the NIP worker needs.
+pub struct NipWork {
+    pub provider: Arc<dyn CoreBanking>,
+    pub environment: Environment,
+}
 
 /// The running background tasks.
 pub struct Workers {
@@ -28,7 +44,12 @@ pub struct Workers {
 
 impl Workers {
     /// Spawns housekeeping and, when `smtp` is given, the notification dispatcher.
-    pub fn start(store: &Store, clock: &Clock, smtp: Option<SmtpChannel>) -> Workers {
+    pub fn start(
+        store: &Store,
+        clock: &Clock,
+        smtp: Option<SmtpChannel>,
+        nip_work: Option<NipWork>,
+    ) -> Workers {
         let (stop, _) = watch::channel(false);
         let mut workers = Workers {
             stop,
@@ -43,6 +64,13 @@ impl Workers {
                 .with_clock(clock.clone());
             let stopped = workers.stopped();
             workers.spawn("notification dispatcher", dispatcher.run(stopped));
+        }
+        if let Some(work) = nip_work {
+            let stopped = workers.stopped();
+            workers.spawn(
+                "nip transfers",
+                nip_loop(store.clone(), clock.clone(), work, stopped),
+            );
         }
         workers
     }
@@ -73,6 +101,22 @@ impl Workers {
         let mut receiver = self.stop.subscribe();
         async move {
             let _ = receiver.wait_for(|stop| *stop).await;
+        }
+    }
+}
+
+/// Works through due inter-bank transfers every [`NIP_INTERVAL`] until `shutdown`.
+async fn nip_loop(store: Store, clock: Clock, work: NipWork, shutdown: impl Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    loop {
+        match nip::process_due(&store, &*work.provider, &clock, work.environment, 50).await {
+            Ok(pass) if pass != nip::Pass::default() => tracing::info!(?pass, "nip transfers"),
+            Ok(_) => {}
+            Err(error) => tracing::warn!(error = error.message(), "nip transfers failed"),
+        }
+        tokio::select! {
+            () = &mut shutdown => return,
+            () = tokio::time::sleep(NIP_INTERVAL) => {}
         }
     }
 }

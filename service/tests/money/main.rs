@@ -9,5 +9,6 @@ mod inbound;
 mod isolation;
 mod races;
 mod transactions;
+mod transfers;
 mod verify;
 mod workload;

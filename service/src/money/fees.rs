@@ -1,0 +1,159 @@
+//! What a transfer costs and may be: the NIP fee and its VAT, the amount bounds, the
+//! narration NIP carries, and the Lagos day the daily limit counts.
+
+use chrono::{DateTime, FixedOffset, Utc};
+
+use crate::kernel::config::TransferPolicy;
+
+/// The fee and VAT of a transfer, in kobo.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Charges {
+    pub fee: i64,
+    pub vat: i64,
+}
+
+impl Charges {
+    pub fn total(self) -> i64 {
+        self.fee + self.vat
+    }
+}
+
+/// Intra-bank transfers are free; inter-bank ones pay the tier's fee and VAT on it, rounded
+/// half up to the kobo (7.5% of NGN 25.00 is 1.875: NGN 1.88).
+pub fn charges(policy: &TransferPolicy, inter_bank: bool, amount: i64) -> Charges {
+    if !inter_bank {
+        return Charges::default();
+    }
+    let fee = policy
+        .nip_fee_tiers
+        .iter()
+        .find(|(up_to, _)| amount <= *up_to)
+        .or(policy.nip_fee_tiers.last())
+        .map_or(0, |(_, fee)| *fee);
+    let vat = (fee * policy.vat_basis_points + 5_000) / 10_000;
+    Charges { fee, vat }
+}
+
+/// The characters NIP carries in a narration.
+fn nip_character(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            ' ' | '-' | '_' | '.' | ',' | '/' | '&' | '(' | ')' | '\''
+        )
+}
+
+/// A narration as NIP carries it: other characters become spaces, runs of spaces one, trimmed,
+/// at most 100 characters; blank gives `default`.
+pub fn narration(given: Option<&str>, default: &str) -> String {
+    let cleaned: String = given
+        .unwrap_or("")
+        .chars()
+        .map(|c| if nip_character(c) { c } else { ' ' })
+        .collect();
+    let words: Vec<&str> = cleaned.split_whitespace().collect();
+    let joined = words.join(" ");
+    let chosen = if joined.is_empty() {
+        let fallback: String = default
+            .chars()
+            .map(|c| if nip_character(c) { c } else { ' ' })
+            .collect();
+        fallback.split_whitespace().collect::<Vec<_>>().join(" ")
+    } else {
+        joined
+    };
+    chosen
+        .chars()
+        .take(100)
+        .collect::<String>()
+        .trim()
+        .to_owned()
+}
+
+/// The calendar day in Lagos (UTC+1, no daylight saving) of `at`.
+pub fn lagos_day(at: DateTime<Utc>) -> String {
+    let lagos = FixedOffset::east_opt(3600).expect("a valid offset");
+    at.with_timezone(&lagos).format("%Y-%m-%d").to_string()
+}
+
+/// Names compared as NIP names are: case and spacing ignored.
+pub fn same_name(a: &str, b: &str) -> bool {
+    let key = |s: &str| {
+        s.split_whitespace()
+            .map(str::to_lowercase)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    key(a) == key(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::config::{Config, Environment};
+
+    #[test]
+    fn nip_fees_follow_the_tiers_with_vat_rounded_half_up() {
+        let policy = Config::new(Environment::Sandbox).transfers;
+        assert_eq!(charges(&policy, false, 5_000_000), Charges::default());
+        assert_eq!(
+            charges(&policy, true, 500_000),
+            Charges {
+                fee: 1_000,
+                vat: 75
+            }
+        );
+        assert_eq!(
+            charges(&policy, true, 500_001),
+            Charges {
+                fee: 2_500,
+                vat: 188
+            }
+        );
+        assert_eq!(
+            charges(&policy, true, 5_000_000),
+            Charges {
+                fee: 2_500,
+                vat: 188
+            }
+        );
+        assert_eq!(
+            charges(&policy, true, 5_000_001),
+            Charges {
+                fee: 5_000,
+                vat: 375
+            }
+        );
+    }
+
+    #[test]
+    fn narrations_keep_what_nip_carries() {
+        assert_eq!(
+            narration(Some("Supplier payment - Ofada rice"), "x"),
+            "Supplier payment - Ofada rice"
+        );
+        assert_eq!(
+            narration(Some("Rent\u{1F3E0} #12;  May"), "x"),
+            "Rent 12 May"
+        );
+        assert_eq!(
+            narration(Some("   "), "Transfer from Adaeze Foods Ltd"),
+            "Transfer from Adaeze Foods Ltd"
+        );
+        assert_eq!(narration(None, "Transfer from Ọja"), "Transfer from ja");
+        assert_eq!(narration(Some(&"a".repeat(150)), "x").len(), 100);
+    }
+
+    #[test]
+    fn the_daily_limit_counts_lagos_days() {
+        let at = |s: &str| s.parse::<DateTime<Utc>>().unwrap();
+        assert_eq!(lagos_day(at("2026-11-02T22:59:59Z")), "2026-11-02");
+        assert_eq!(lagos_day(at("2026-11-02T23:00:00Z")), "2026-11-03");
+    }
+
+    #[test]
+    fn names_match_without_case_or_spacing() {
+        assert!(same_name("Emeka  Nwosu", "emeka nwosu"));
+        assert!(!same_name("Emeka Nwosu", "Emeka Nwosuu"));
+    }
+}

@@ -1,0 +1,371 @@
+//! Inter-bank transfers after their debit: submitted to NIP, then settled or reversed.
+//!
+//! [`process_due`] leases the `processing` transfers that are due (`FOR UPDATE SKIP LOCKED`
+//! on PostgreSQL, so several `kobo` processes share the work; SQLite has one writer), then for
+//! each, outside any database transaction, submits it (idempotently, by its reference) or asks
+//! its status:
+//! - success: the amount leaves NIP in flight for the settlement account; `transfer.success`;
+//! - a confirmed failure: amount, fee and VAT go back to the source account as a `REV-`
+//!   reversal credit; `transfer.failed` and `transfer.reversed`;
+//! - pending, a timeout or any unknown outcome: nothing moves; it is asked again later with a
+//!   bounded backoff (5 s doubling to 5 min). A transfer is never reversed blindly.
+//!
+//! Each outcome is applied by a conditional update (`WHERE transfer_status = 'processing'`), so
+//! however many workers race, a transfer settles or reverses once.
+
+use chrono::{DateTime, Duration, Utc};
+use generated_server::models;
+use generated_server::{ApiError, OrInternal};
+use sqlx::Row;
+
+use crate::kernel::clock::Clock;
+use crate::kernel::config::Environment;
+use crate::kernel::store::{self, internal, Backend, Store};
+use crate::money::accounts;
+use crate::money::amount::Kobo;
+use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting};
+use crate::money::transactions::{self, NewTransaction};
+use crate::money::transfers::{self, Lookup};
+use crate::outbox::events;
+use crate::provider::{CoreBanking, NipOutcome, NipTransfer};
+
+/// How long a worker holds a transfer it leased.
+const LEASE_SECONDS: i64 = 60;
+/// The longest wait between two questions about one transfer.
+const MAX_BACKOFF_SECONDS: i64 = 300;
+
+/// One leased transfer, as the worker needs it.
+struct Leased {
+    id: String,
+    business_id: String,
+    source_account_id: String,
+    submitted: bool,
+    attempts: i64,
+    fee: i64,
+    vat: i64,
+    debit_transaction_id: Option<String>,
+    fee_transaction_id: Option<String>,
+    nip: NipTransfer,
+}
+
+/// What one pass did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pass {
+    pub settled: usize,
+    pub reversed: usize,
+    pub waiting: usize,
+}
+
+/// Works through at most `limit` due transfers; returns what it did.
+pub async fn process_due(
+    store: &Store,
+    provider: &dyn CoreBanking,
+    clock: &Clock,
+    environment: Environment,
+    limit: i64,
+) -> Result<Pass, ApiError> {
+    let mut pass = Pass::default();
+    for leased in lease(store, clock.now(), limit).await? {
+        let outcome = if leased.submitted {
+            provider.transfer_status(&leased.nip).await
+        } else {
+            provider.submit_transfer(&leased.nip).await
+        };
+        match outcome {
+            Ok(NipOutcome::Success { session_id }) => {
+                settle(store, clock, environment, &leased, &session_id).await?;
+                pass.settled += 1;
+            }
+            Ok(NipOutcome::Failed { session_id, reason }) => {
+                reverse(store, clock, environment, &leased, session_id, &reason).await?;
+                pass.reversed += 1;
+            }
+            Ok(NipOutcome::Pending { session_id }) => {
+                wait(store, clock.now(), &leased, true, session_id).await?;
+                pass.waiting += 1;
+            }
+            // Unknown: maybe submitted, maybe not. Submission is idempotent by reference, so
+            // an unsubmitted transfer is submitted again; a submitted one is asked again.
+            Err(_) => {
+                wait(store, clock.now(), &leased, leased.submitted, None).await?;
+                pass.waiting += 1;
+            }
+        }
+    }
+    Ok(pass)
+}
+
+async fn lease(store: &Store, now: DateTime<Utc>, limit: i64) -> Result<Vec<Leased>, ApiError> {
+    let now_text = store::timestamp(now);
+    let until = store::timestamp(now + Duration::seconds(LEASE_SECONDS));
+    let due = "transfer_status = 'processing' \
+        AND (next_attempt_at IS NULL OR next_attempt_at <= $2) \
+        AND (lease_until IS NULL OR lease_until < $2)";
+    let sql = match store.backend() {
+        Backend::Postgres => format!(
+            "UPDATE transfers SET lease_until = $1 WHERE id IN (SELECT id FROM transfers \
+             WHERE {due} ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING id"
+        ),
+        Backend::Sqlite => format!(
+            "UPDATE transfers SET lease_until = $1 WHERE id IN (SELECT id FROM transfers \
+             WHERE {due} ORDER BY created_at LIMIT $3) RETURNING id"
+        ),
+    };
+    let ids: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        .bind(&until)
+        .bind(&now_text)
+        .bind(limit)
+        .fetch_all(store.pool())
+        .await
+        .or_internal()?;
+    let mut leased = Vec::with_capacity(ids.len());
+    for id in ids {
+        let row = sqlx::query(
+            "SELECT t.id, t.business_id, t.source_account_id, t.submitted, t.attempts, t.fee, \
+               t.vat, t.debit_transaction_id, t.fee_transaction_id, t.reference_number, \
+               a.account_number, t.beneficiary_account_number, t.bank_code, t.amount, \
+               t.narration FROM transfers t JOIN accounts a ON a.id = t.source_account_id \
+             WHERE t.id = $1",
+        )
+        .bind(&id)
+        .fetch_one(store.pool())
+        .await
+        .or_internal()?;
+        leased.push(Leased {
+            id,
+            business_id: store::text(&row, "business_id")?,
+            source_account_id: store::text(&row, "source_account_id")?,
+            submitted: store::flag(&row, "submitted")?,
+            attempts: row.try_get("attempts").or_internal()?,
+            fee: row.try_get("fee").or_internal()?,
+            vat: row.try_get("vat").or_internal()?,
+            debit_transaction_id: store::optional_text(&row, "debit_transaction_id")?,
+            fee_transaction_id: store::optional_text(&row, "fee_transaction_id")?,
+            nip: NipTransfer {
+                reference_number: store::text(&row, "reference_number")?,
+                source_account_number: store::text(&row, "account_number")?,
+                beneficiary_account_number: store::text(&row, "beneficiary_account_number")?,
+                bank_code: store::text(&row, "bank_code")?,
+                amount_kobo: row.try_get("amount").or_internal()?,
+                narration: store::text(&row, "narration")?,
+            },
+        });
+    }
+    Ok(leased)
+}
+
+/// Not decided yet: releases the lease and asks again after the backoff.
+async fn wait(
+    store: &Store,
+    now: DateTime<Utc>,
+    leased: &Leased,
+    submitted: bool,
+    session_id: Option<String>,
+) -> Result<(), ApiError> {
+    let exponent = u32::try_from(leased.attempts.clamp(0, 10)).unwrap_or(10);
+    let backoff = (5_i64 << exponent).min(MAX_BACKOFF_SECONDS);
+    sqlx::query(
+        "UPDATE transfers SET submitted = $2, attempts = attempts + 1, next_attempt_at = $3, \
+           lease_until = NULL, session_id = COALESCE($4, session_id), updated_at = $5 \
+         WHERE id = $1 AND transfer_status = 'processing'",
+    )
+    .bind(&leased.id)
+    .bind(i64::from(submitted))
+    .bind(store::timestamp(now + Duration::seconds(backoff)))
+    .bind(session_id)
+    .bind(store::timestamp(now))
+    .execute(store.pool())
+    .await
+    .or_internal()?;
+    Ok(())
+}
+
+/// Claims the decision for `leased` inside `tx`: false when another worker made it first.
+async fn decide(
+    tx: &mut store::Tx,
+    leased: &Leased,
+    status: &str,
+    at: DateTime<Utc>,
+) -> Result<bool, ApiError> {
+    let decided = sqlx::query(
+        "UPDATE transfers SET transfer_status = $2, submitted = 1, lease_until = NULL, \
+           updated_at = $3 WHERE id = $1 AND transfer_status = 'processing'",
+    )
+    .bind(&leased.id)
+    .bind(status)
+    .bind(store::timestamp(at))
+    .execute(&mut **tx)
+    .await
+    .or_internal()?
+    .rows_affected();
+    Ok(decided == 1)
+}
+
+async fn set_transaction_status(
+    tx: &mut store::Tx,
+    id: Option<&str>,
+    status: &str,
+) -> Result<(), ApiError> {
+    if let Some(id) = id {
+        sqlx::query("UPDATE transactions SET status = $2 WHERE id = $1")
+            .bind(id)
+            .bind(status)
+            .execute(&mut **tx)
+            .await
+            .or_internal()?;
+    }
+    Ok(())
+}
+
+async fn settle(
+    store: &Store,
+    clock: &Clock,
+    environment: Environment,
+    leased: &Leased,
+    session_id: &str,
+) -> Result<(), ApiError> {
+    let mut tx = store.begin().await?;
+    let head = ledger::advance_head(&mut tx, &leased.business_id, clock.now()).await?;
+    if !decide(&mut tx, leased, "success", head.posted_at).await? {
+        return Ok(());
+    }
+    let entry = Entry {
+        business_id: &leased.business_id,
+        kind: "transfer_settlement",
+        postings: vec![
+            Posting {
+                account: LedgerAccount::Internal(Internal::NipInFlight, environment),
+                amount: -leased.nip.amount_kobo,
+            },
+            Posting {
+                account: LedgerAccount::Internal(Internal::NipSettlement, environment),
+                amount: leased.nip.amount_kobo,
+            },
+        ],
+    };
+    if ledger::post(&mut tx, &entry, head).await?.is_err() {
+        return Err(internal(
+            "a settlement between internal accounts was refused",
+        ));
+    }
+    sqlx::query("UPDATE transfers SET session_id = $2 WHERE id = $1")
+        .bind(&leased.id)
+        .bind(session_id)
+        .execute(&mut *tx)
+        .await
+        .or_internal()?;
+    set_transaction_status(&mut tx, leased.debit_transaction_id.as_deref(), "success").await?;
+    if let Some(id) = &leased.debit_transaction_id {
+        sqlx::query("UPDATE transactions SET session_id = $2 WHERE id = $1")
+            .bind(id)
+            .bind(session_id)
+            .execute(&mut *tx)
+            .await
+            .or_internal()?;
+    }
+    let transfer = transfers::find(&mut *tx, &leased.business_id, Lookup::Id(&leased.id))
+        .await?
+        .ok_or_else(|| internal("a settled transfer vanished"))?;
+    events::record(
+        &mut tx,
+        &leased.business_id,
+        "transfer.success",
+        &transfer,
+        head.posted_at,
+    )
+    .await?;
+    tx.commit().await.or_internal()
+}
+
+async fn reverse(
+    store: &Store,
+    clock: &Clock,
+    environment: Environment,
+    leased: &Leased,
+    session_id: Option<String>,
+    reason: &str,
+) -> Result<(), ApiError> {
+    let mut tx = store.begin().await?;
+    let head = ledger::advance_head(&mut tx, &leased.business_id, clock.now()).await?;
+    if !decide(&mut tx, leased, "reversed", head.posted_at).await? {
+        return Ok(());
+    }
+    let charges = leased.fee + leased.vat;
+    let returned = leased.nip.amount_kobo + charges;
+    let mut postings = vec![
+        Posting {
+            account: LedgerAccount::Internal(Internal::NipInFlight, environment),
+            amount: -leased.nip.amount_kobo,
+        },
+        Posting {
+            account: LedgerAccount::Customer(leased.source_account_id.clone()),
+            amount: returned,
+        },
+    ];
+    if charges > 0 {
+        postings.push(Posting {
+            account: LedgerAccount::Internal(Internal::Fees, environment),
+            amount: -charges,
+        });
+    }
+    let entry = Entry {
+        business_id: &leased.business_id,
+        kind: "transfer_reversal",
+        postings,
+    };
+    let Ok(entry_id) = ledger::post(&mut tx, &entry, head).await? else {
+        return Err(internal(
+            "a reversal was refused: the source account cannot hold the returned amount",
+        ));
+    };
+    let source = accounts::find_by_id(&mut tx, &leased.source_account_id)
+        .await?
+        .ok_or_else(|| internal("the source account of a transfer vanished"))?;
+    let reversal_reference = format!("REV-{}", &leased.nip.reference_number[4..]);
+    transactions::record(
+        &mut tx,
+        &NewTransaction {
+            business_id: &leased.business_id,
+            account: &source,
+            entry_id: &entry_id,
+            head,
+            reference_number: reversal_reference.clone(),
+            transaction_type: models::TransactionType::Credit,
+            category: models::TransactionCategory::Reversal,
+            status: models::TransactionStatus::Success,
+            channel: models::Channel::Internal,
+            amount: Kobo::from_stored(returned).ok_or_else(|| internal("a reversal of nothing"))?,
+            narration: format!("Reversal of {}: {reason}", leased.nip.reference_number),
+            session_id: None,
+            originator: None,
+        },
+    )
+    .await?;
+    set_transaction_status(&mut tx, leased.debit_transaction_id.as_deref(), "reversed").await?;
+    set_transaction_status(&mut tx, leased.fee_transaction_id.as_deref(), "reversed").await?;
+    sqlx::query(
+        "UPDATE transfers SET failure_reason = $2, reversal_reference_number = $3, \
+           session_id = COALESCE($4, session_id) WHERE id = $1",
+    )
+    .bind(&leased.id)
+    .bind(reason)
+    .bind(&reversal_reference)
+    .bind(session_id)
+    .execute(&mut *tx)
+    .await
+    .or_internal()?;
+    let transfer = transfers::find(&mut *tx, &leased.business_id, Lookup::Id(&leased.id))
+        .await?
+        .ok_or_else(|| internal("a reversed transfer vanished"))?;
+    for kind in ["transfer.failed", "transfer.reversed"] {
+        events::record(
+            &mut tx,
+            &leased.business_id,
+            kind,
+            &transfer,
+            head.posted_at,
+        )
+        .await?;
+    }
+    tx.commit().await.or_internal()
+}

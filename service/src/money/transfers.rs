@@ -1,0 +1,852 @@
+//! Transfers: money leaving an account of the business.
+//!
+//! Checks run in the order the spec documents (`funds_transfer`'s "Order of checks"); the
+//! provider is called (name enquiry, screening) before any database transaction, so a slow
+//! provider never holds a lock, and `80` is answered only when nothing was debited.
+//!
+//! - Intra-bank (`090823`): one database transaction debits the source and credits the
+//!   beneficiary (any business of the environment, which gets its own collection and
+//!   `collection.received`).
+//! - Inter-bank: one transaction debits amount, fee and VAT (into NIP in flight and fees) and
+//!   leaves the transfer `processing`; `nip::process_due` submits it and settles or reverses it.
+//!
+//! Locks: the ledger heads of the businesses involved, in business-id order, then accounts.
+
+use chrono::{DateTime, Utc};
+use generated_server::models::{self, AuditAction};
+use generated_server::{ApiError, OrInternal, Page, RequestContext, ResponseCode};
+use serde_json::Value;
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+use crate::kernel::clock::Clock;
+use crate::kernel::config::Config;
+use crate::kernel::paging::{self, Conditions, Sql};
+use crate::kernel::store::{self, internal, Store, Tx};
+use crate::money::accounts::{self, find_by_number_in, value, AccountRow};
+use crate::money::amount::{amount_text, Kobo};
+use crate::money::banks::{self, Beneficiary};
+use crate::money::fees::{self, Charges};
+use crate::money::ledger::{self, Entry, Head, Internal, LedgerAccount, Posting, Refusal};
+use crate::money::nuban;
+use crate::money::transactions::{self, NewTransaction, Originator};
+use crate::outbox::events;
+use crate::platform::idempotency::{self, Claim};
+use crate::platform::identity::{self, CheckedOtp};
+use crate::platform::logs::{self, AuditEntry};
+use crate::platform::principal::Principal;
+use crate::provider::{CoreBanking, NipTransfer};
+
+/// A transfer request, from either family.
+#[derive(Clone, Debug)]
+pub struct TransferRequest {
+    pub source_account_number: String,
+    pub source_account_name: String,
+    pub beneficiary_account_number: String,
+    pub beneficiary_account_name: String,
+    pub bank_code: String,
+    pub amount: String,
+    pub narration: Option<String>,
+    pub transfer_type: models::TransferType,
+    pub bvn: Option<String>,
+    pub kyc: Option<u64>,
+    pub reference: Option<String>,
+}
+
+fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
+    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
+}
+
+fn refused(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
+    ApiError::new(ResponseCode::ProviderError).with_message(message)
+}
+
+/// `funds_transfer`: a member's transfer, with an OTP of theirs.
+pub async fn funds_transfer(
+    store: &Store,
+    config: &Config,
+    provider: &dyn CoreBanking,
+    clock: &Clock,
+    ctx: RequestContext<Principal>,
+    body: models::FundsTransferRequest,
+) -> Result<models::Transfer, ApiError> {
+    // The OTP is single-use: a retry carries a new one, so it is no part of the fingerprint.
+    let mut fingerprint = serde_json::to_value(&body).or_internal()?;
+    if let Value::Object(fields) = &mut fingerprint {
+        fields.remove("otp");
+    }
+    let request = TransferRequest {
+        source_account_number: body.source_account_number.to_string(),
+        source_account_name: body.source_account_name.to_string(),
+        beneficiary_account_number: body.beneficiary_account_number.to_string(),
+        beneficiary_account_name: body.beneficiary_account_name.to_string(),
+        bank_code: body.bank_code.to_string(),
+        amount: body.amount.to_string(),
+        narration: body.narration.as_ref().map(|n| n.to_string()),
+        transfer_type: body.transfer_type,
+        bvn: body.bvn.as_ref().map(|b| b.to_string()),
+        kyc: body.kyc.map(|k| k.get()),
+        reference: body.reference.as_ref().map(|r| r.to_string()),
+    };
+    let otp = Some(body.otp.to_string());
+    initiate(
+        store,
+        config,
+        provider,
+        clock,
+        &ctx,
+        &fingerprint,
+        request,
+        otp,
+    )
+    .await
+}
+
+/// `funds_transfer_api`: an integration's payout; the `Idempotency-Key` stands for the OTP.
+pub async fn funds_transfer_api(
+    store: &Store,
+    config: &Config,
+    provider: &dyn CoreBanking,
+    clock: &Clock,
+    ctx: RequestContext<Principal>,
+    body: models::FundsTransferApiRequest,
+) -> Result<models::Transfer, ApiError> {
+    if ctx.idempotency_key.is_none() {
+        return Err(invalid("`Idempotency-Key`: required on funds_transfer_api"));
+    }
+    let request = TransferRequest {
+        source_account_number: body.source_account_number.to_string(),
+        source_account_name: body.source_account_name.to_string(),
+        beneficiary_account_number: body.beneficiary_account_number.to_string(),
+        beneficiary_account_name: body.beneficiary_account_name.to_string(),
+        bank_code: body.bank_code.to_string(),
+        amount: body.amount.to_string(),
+        narration: body.narration.as_ref().map(|n| n.to_string()),
+        transfer_type: body.transfer_type,
+        bvn: body.bvn.as_ref().map(|b| b.to_string()),
+        kyc: body.kyc.map(|k| k.get()),
+        reference: body.reference.as_ref().map(|r| r.to_string()),
+    };
+    initiate(store, config, provider, clock, &ctx, &body, request, None).await
+}
+
+/// Stores a lasting refusal under the request's key (so a retry meets it again) and answers
+/// it; any other refusal is answered as is.
+async fn refuse<B: serde::Serialize>(
+    store: &Store,
+    clock: &Clock,
+    ctx: &RequestContext<Principal>,
+    fingerprint: &B,
+    error: ApiError,
+) -> Result<models::Transfer, ApiError> {
+    if ctx.idempotency_key.is_some() && idempotency::stored_refusal(error.code()) {
+        let mut tx = store.begin().await?;
+        let claim = idempotency::claim(
+            &mut tx,
+            clock.now(),
+            ctx,
+            &ctx.principal.business_id,
+            fingerprint,
+        )
+        .await?;
+        if let Claim::Replay(data) = claim {
+            return idempotency::replay(ctx, data);
+        }
+        idempotency::complete_refusal(&mut tx, &claim, &error).await?;
+        tx.commit().await.or_internal()?;
+    }
+    Err(error)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn initiate<B: serde::Serialize>(
+    store: &Store,
+    config: &Config,
+    provider: &dyn CoreBanking,
+    clock: &Clock,
+    ctx: &RequestContext<Principal>,
+    fingerprint: &B,
+    request: TransferRequest,
+    otp: Option<String>,
+) -> Result<models::Transfer, ApiError> {
+    let business_id = ctx.principal.business_id.clone();
+    accounts::ensure_business_active(store.pool(), &business_id).await?;
+    if let Some(transfer) =
+        accounts::replayed(store, clock.now(), ctx, &business_id, fingerprint).await?
+    {
+        return Ok(transfer);
+    }
+
+    // The body's own rules.
+    let policy = &config.transfers;
+    let amount = Kobo::parse(&request.amount)
+        .ok_or_else(|| invalid("`amount`: must be positive, with at most two fraction digits"))?;
+    if amount.get() < policy.min_amount || amount.get() > policy.max_amount {
+        return Err(invalid(format!(
+            "`amount`: must be between {} and {}",
+            amount_text(i128::from(policy.min_amount)),
+            amount_text(i128::from(policy.max_amount))
+        )));
+    }
+    let intra = request.bank_code == nuban::BANK_CODE;
+    if intra != (request.transfer_type == models::TransferType::Intra) {
+        return Err(invalid(
+            "`transfer_type`: `intra` goes with bank code 090823, `inter` with any other",
+        ));
+    }
+    if intra && request.beneficiary_account_number == request.source_account_number {
+        return Err(invalid(
+            "`beneficiary_account_number`: must differ from the source account",
+        ));
+    }
+
+    // The source account: the business's (42), active (48), its name as registered.
+    let source =
+        find_by_number_in(store.pool(), &business_id, &request.source_account_number).await?;
+    let Some(source) = source else {
+        let error = banks::source_not_found(&request.source_account_number);
+        return refuse(store, clock, ctx, fingerprint, error).await;
+    };
+    check_source(&source)?;
+    if !fees::same_name(&request.source_account_name, &source.account_name) {
+        return Err(invalid(format!(
+            "`source_account_name`: account {} is named {}",
+            source.account_number, source.account_name
+        )));
+    }
+
+    // The OTP (a member's transfer): checked now, consumed with the transfer.
+    let checked_otp: Option<CheckedOtp> = match (&otp, &ctx.principal.member) {
+        (Some(code), Some(member)) => {
+            Some(identity::check_otp(store, config, clock, &member.id, code).await?)
+        }
+        _ => None,
+    };
+
+    // The beneficiary, by name enquiry (06, 80), and the names (49).
+    let beneficiary = match banks::resolve(
+        store,
+        provider,
+        &request.bank_code,
+        &request.beneficiary_account_number,
+    )
+    .await
+    {
+        Ok(found) => found,
+        Err(error) => return refuse(store, clock, ctx, fingerprint, error).await,
+    };
+    if let Some(error) = mismatch(&request, &beneficiary) {
+        return refuse(store, clock, ctx, fingerprint, error).await;
+    }
+
+    // The provider's screening (83, 80), before anything moves.
+    let reference_number = transactions::new_reference("TRF", clock.now());
+    let narration = fees::narration(
+        request.narration.as_deref(),
+        &format!("Transfer from {}", source.account_name),
+    );
+    let nip = NipTransfer {
+        reference_number: reference_number.clone(),
+        source_account_number: source.account_number.clone(),
+        beneficiary_account_number: beneficiary.account_number.clone(),
+        bank_code: beneficiary.bank_code.clone(),
+        amount_kobo: amount.get(),
+        narration: narration.clone(),
+    };
+    provider
+        .screen_transfer(&nip)
+        .await
+        .map_err(banks::provider_error)?;
+
+    let charges = fees::charges(policy, !intra, amount.get());
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    let claim = idempotency::claim(&mut tx, now, ctx, &business_id, fingerprint).await?;
+    if let Claim::Replay(data) = claim {
+        return idempotency::replay(ctx, data);
+    }
+    let recipient_business = beneficiary
+        .kobo_account
+        .as_ref()
+        .map(|(_, business)| business.clone());
+    let heads = lock_heads(&mut tx, &business_id, recipient_business.as_deref(), now).await?;
+    let head = heads.source;
+
+    // Lasting refusals inside the transaction: the client reference is taken (26).
+    if let Some(reference) = &request.reference {
+        let taken: Option<String> = sqlx::query_scalar(
+            "SELECT reference_number FROM transfers WHERE business_id = $1 AND reference = $2",
+        )
+        .bind(&business_id)
+        .bind(reference)
+        .fetch_optional(&mut *tx)
+        .await
+        .or_internal()?;
+        if let Some(other) = taken {
+            let error = ApiError::new(ResponseCode::Duplicate)
+                .with_message(format!("Reference {reference} belongs to transfer {other}"));
+            idempotency::complete_refusal(&mut tx, &claim, &error).await?;
+            tx.commit().await.or_internal()?;
+            return Err(error);
+        }
+    }
+    // The source again, under the lock, and the OTP.
+    let source = accounts::find_by_number(&mut tx, &business_id, &source.account_number)
+        .await?
+        .ok_or_else(|| internal("the source account vanished"))?;
+    check_source(&source)?;
+    if let Some(checked) = checked_otp {
+        checked.consume(&mut tx, now).await?;
+    }
+    // The daily limit (83), counted under the business's ledger head.
+    let day = fees::lagos_day(head.posted_at);
+    check_daily_limit(&mut tx, config, &business_id, &day, amount.get()).await?;
+
+    let transfer_id = store::new_id();
+    let (initiated_by, initiated_via) = match &ctx.principal.member {
+        Some(member) => (member.id.clone(), "dashboard"),
+        None => (business_id.clone(), "integration"),
+    };
+    let plan = Plan {
+        business_id: &business_id,
+        source: &source,
+        beneficiary: &beneficiary,
+        amount,
+        charges,
+        narration: &narration,
+        reference_number: &reference_number,
+        head,
+        recipient_head: heads.recipient,
+    };
+    let (debit, fee_transaction) = match execute(&mut tx, config, &plan).await? {
+        Ok(done) => done,
+        Err(error) => return Err(error),
+    };
+    sqlx::query(
+        "INSERT INTO transfers (id, business_id, reference_number, reference, source_account_id, \
+           beneficiary_account_number, beneficiary_account_name, beneficiary_account_id, \
+           bank_code, bank_name, transfer_type, amount, fee, vat, narration, transfer_status, \
+           approval_status, session_id, failure_reason, reversal_reference_number, \
+           debit_transaction_id, fee_transaction_id, initiated_by, initiated_via, reviewed_by, \
+           expires_at, day, submitted, attempts, next_attempt_at, lease_until, created_at, \
+           updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+           'not_required', NULL, NULL, NULL, $17, $18, $19, $20, NULL, NULL, $21, 0, 0, NULL, \
+           NULL, $22, $22)",
+    )
+    .bind(&transfer_id)
+    .bind(&business_id)
+    .bind(&reference_number)
+    .bind(request.reference.as_deref())
+    .bind(&source.id)
+    .bind(&beneficiary.account_number)
+    .bind(&beneficiary.account_name)
+    .bind(beneficiary.kobo_account.as_ref().map(|(id, _)| id.as_str()))
+    .bind(&beneficiary.bank_code)
+    .bind(&beneficiary.bank_name)
+    .bind(if intra { "intra" } else { "inter" })
+    .bind(amount.get())
+    .bind(charges.fee)
+    .bind(charges.vat)
+    .bind(&narration)
+    .bind(if intra { "success" } else { "processing" })
+    .bind(&debit)
+    .bind(fee_transaction.as_deref())
+    .bind(&initiated_by)
+    .bind(initiated_via)
+    .bind(&day)
+    .bind(store::timestamp(head.posted_at))
+    .execute(&mut *tx)
+    .await
+    .or_internal()?;
+    let transfer = find(&mut *tx, &business_id, Lookup::Id(&transfer_id))
+        .await?
+        .ok_or_else(|| internal("the new transfer vanished"))?;
+    if intra {
+        events::record(
+            &mut tx,
+            &business_id,
+            "transfer.success",
+            &transfer,
+            head.posted_at,
+        )
+        .await?;
+    }
+    logs::audit(
+        &mut tx,
+        head.posted_at,
+        AuditEntry::by(ctx, AuditAction::FundsTransfer).target("transfer", &transfer_id),
+    )
+    .await?;
+    idempotency::complete(&mut tx, &claim, &transfer).await?;
+    tx.commit().await.or_internal()?;
+    Ok(transfer)
+}
+
+fn check_source(source: &AccountRow) -> Result<(), ApiError> {
+    if source.status != "active" {
+        return Err(
+            ApiError::new(ResponseCode::InvalidState).with_message(format!(
+                "Source account {} is {}",
+                source.account_number, source.status
+            )),
+        );
+    }
+    Ok(())
+}
+
+/// `49` when the request's name (or `bvn`, `kyc`) differs from the name enquiry.
+fn mismatch(request: &TransferRequest, found: &Beneficiary) -> Option<ApiError> {
+    let differs = |what: &str| {
+        ApiError::new(ResponseCode::BeneficiaryNameMismatch).with_message(format!(
+            "Beneficiary {what} does not match: the account is held by {}",
+            found.account_name
+        ))
+    };
+    if !fees::same_name(&request.beneficiary_account_name, &found.account_name) {
+        return Some(differs("name"));
+    }
+    if request.bvn.is_some() && request.bvn != found.bvn {
+        return Some(differs("BVN"));
+    }
+    if request.kyc.is_some_and(|kyc| kyc != u64::from(found.kyc)) {
+        return Some(differs("KYC level"));
+    }
+    None
+}
+
+/// The ledger heads a transfer locks: the source business's and, for an intra-bank transfer
+/// to another business, the recipient's, taken in business-id order.
+struct Heads {
+    source: Head,
+    recipient: Option<Head>,
+}
+
+async fn lock_heads(
+    tx: &mut Tx,
+    source: &str,
+    recipient: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<Heads, ApiError> {
+    match recipient {
+        Some(other) if other != source => {
+            let (first, second) = if source < other {
+                (source, other)
+            } else {
+                (other, source)
+            };
+            let first_head = ledger::advance_head(tx, first, now).await?;
+            let second_head = ledger::advance_head(tx, second, now).await?;
+            Ok(if first == source {
+                Heads {
+                    source: first_head,
+                    recipient: Some(second_head),
+                }
+            } else {
+                Heads {
+                    source: second_head,
+                    recipient: Some(first_head),
+                }
+            })
+        }
+        _ => Ok(Heads {
+            source: ledger::advance_head(tx, source, now).await?,
+            recipient: None,
+        }),
+    }
+}
+
+async fn check_daily_limit(
+    tx: &mut Tx,
+    config: &Config,
+    business_id: &str,
+    day: &str,
+    amount: i64,
+) -> Result<(), ApiError> {
+    let row = sqlx::query(
+        "SELECT COALESCE(b.daily_transfer_limit, $3) AS daily_limit, \
+           (SELECT CAST(COALESCE(SUM(t.amount), 0) AS BIGINT) FROM transfers t \
+             WHERE t.business_id = b.id AND t.day = $2 \
+               AND t.transfer_status IN ('pending_approval', 'processing', 'success')) AS spent \
+         FROM businesses b WHERE b.id = $1",
+    )
+    .bind(business_id)
+    .bind(day)
+    .bind(config.transfers.default_daily_limit)
+    .fetch_one(&mut **tx)
+    .await
+    .or_internal()?;
+    let limit: i64 = row.try_get("daily_limit").or_internal()?;
+    let spent: i64 = row.try_get("spent").or_internal()?;
+    if i128::from(spent) + i128::from(amount) > i128::from(limit) {
+        return Err(refused(format!(
+            "The daily transfer limit of NGN {} would be exceeded (NGN {} sent today)",
+            amount_text(i128::from(limit)),
+            amount_text(i128::from(spent))
+        )));
+    }
+    Ok(())
+}
+
+/// What [`execute`] posts.
+struct Plan<'a> {
+    business_id: &'a str,
+    source: &'a AccountRow,
+    beneficiary: &'a Beneficiary,
+    amount: Kobo,
+    charges: Charges,
+    narration: &'a str,
+    reference_number: &'a str,
+    head: Head,
+    recipient_head: Option<Head>,
+}
+
+/// Posts the transfer's entry and its transactions; returns the ids of the debit and fee
+/// transactions, or the refusal (`83`: insufficient funds) with nothing written.
+async fn execute(
+    tx: &mut Tx,
+    config: &Config,
+    plan: &Plan<'_>,
+) -> Result<Result<(String, Option<String>), ApiError>, ApiError> {
+    let environment = config.environment;
+    let amount = plan.amount.get();
+    let recipient = plan.beneficiary.kobo_account.as_ref();
+    // The amount and the charges are postings of their own, so that each transaction the
+    // business sees (the transfer, the fee) is backed by its own posting.
+    let mut postings = vec![Posting {
+        account: LedgerAccount::Customer(plan.source.id.clone()),
+        amount: -amount,
+    }];
+    if plan.charges.total() > 0 {
+        postings.push(Posting {
+            account: LedgerAccount::Customer(plan.source.id.clone()),
+            amount: -plan.charges.total(),
+        });
+    }
+    match recipient {
+        Some((account_id, _)) => postings.push(Posting {
+            account: LedgerAccount::Customer(account_id.clone()),
+            amount,
+        }),
+        None => postings.push(Posting {
+            account: LedgerAccount::Internal(Internal::NipInFlight, environment),
+            amount,
+        }),
+    }
+    if plan.charges.total() > 0 {
+        postings.push(Posting {
+            account: LedgerAccount::Internal(Internal::Fees, environment),
+            amount: plan.charges.total(),
+        });
+    }
+    let entry = Entry {
+        business_id: plan.business_id,
+        kind: "transfer",
+        postings,
+    };
+    let entry_id = match ledger::post(tx, &entry, plan.head).await? {
+        Ok(entry_id) => entry_id,
+        Err(Refusal::InsufficientFunds { .. }) => {
+            return Ok(Err(refused(format!(
+                "Insufficient funds in account {}",
+                plan.source.account_number
+            ))))
+        }
+        Err(Refusal::BalanceLimit { .. }) => {
+            return Ok(Err(refused(
+                "The beneficiary account cannot hold this amount",
+            )))
+        }
+    };
+    let intra = recipient.is_some();
+    let debit = transactions::record(
+        tx,
+        &NewTransaction {
+            business_id: plan.business_id,
+            account: plan.source,
+            entry_id: &entry_id,
+            head: plan.head,
+            reference_number: plan.reference_number.to_owned(),
+            transaction_type: models::TransactionType::Debit,
+            category: models::TransactionCategory::Transfer,
+            status: if intra {
+                models::TransactionStatus::Success
+            } else {
+                models::TransactionStatus::Pending
+            },
+            channel: if intra {
+                models::Channel::Intra
+            } else {
+                models::Channel::Nip
+            },
+            amount: plan.amount,
+            narration: plan.narration.to_owned(),
+            session_id: None,
+            originator: None,
+        },
+    )
+    .await?;
+    let fee_transaction = match Kobo::from_stored(plan.charges.total()) {
+        Some(charge) => {
+            // A transaction of its own: the business's next place in its listing.
+            let fee_head = ledger::advance_head(tx, plan.business_id, plan.head.posted_at).await?;
+            let recorded = transactions::record(
+                tx,
+                &NewTransaction {
+                    business_id: plan.business_id,
+                    account: plan.source,
+                    entry_id: &entry_id,
+                    head: fee_head,
+                    reference_number: format!("FEE-{}", &plan.reference_number[4..]),
+                    transaction_type: models::TransactionType::Debit,
+                    category: models::TransactionCategory::Fee,
+                    status: models::TransactionStatus::Success,
+                    channel: models::Channel::Internal,
+                    amount: charge,
+                    narration: format!(
+                        "NIP fee {} + VAT {} on {}",
+                        amount_text(i128::from(plan.charges.fee)),
+                        amount_text(i128::from(plan.charges.vat)),
+                        plan.reference_number
+                    ),
+                    session_id: None,
+                    originator: None,
+                },
+            )
+            .await?;
+            Some(recorded.id.to_string())
+        }
+        None => None,
+    };
+    if let (Some((account_id, recipient_business)), Some(recipient_head)) =
+        (recipient, plan.recipient_head.or(Some(plan.head)))
+    {
+        let account = accounts::find_by_id(tx, account_id)
+            .await?
+            .ok_or_else(|| internal("the beneficiary account vanished"))?;
+        if account.status != "active" {
+            return Ok(Err(refused(format!(
+                "Account {} cannot receive funds: it is {}",
+                account.account_number, account.status
+            ))));
+        }
+        // The same business paying itself: the credit takes the business's next place.
+        let credit_head = if recipient_business == plan.business_id {
+            ledger::advance_head(tx, plan.business_id, plan.head.posted_at).await?
+        } else {
+            recipient_head
+        };
+        let credit = transactions::record(
+            tx,
+            &NewTransaction {
+                business_id: recipient_business,
+                account: &account,
+                entry_id: &entry_id,
+                head: credit_head,
+                reference_number: transactions::new_reference("COL", credit_head.posted_at),
+                transaction_type: models::TransactionType::Credit,
+                category: models::TransactionCategory::Collection,
+                status: models::TransactionStatus::Success,
+                channel: models::Channel::Intra,
+                amount: plan.amount,
+                narration: plan.narration.to_owned(),
+                session_id: None,
+                originator: Some(Originator {
+                    account_number: plan.source.account_number.clone(),
+                    account_name: plan.source.account_name.clone(),
+                    bank_code: nuban::BANK_CODE.to_owned(),
+                    bank_name: "Kobo Microfinance Bank".to_owned(),
+                }),
+            },
+        )
+        .await?;
+        events::record(
+            tx,
+            recipient_business,
+            "collection.received",
+            &credit,
+            credit_head.posted_at,
+        )
+        .await?;
+    }
+    Ok(Ok((debit.id.to_string(), fee_transaction)))
+}
+
+/// How a transfer is looked up.
+pub enum Lookup<'a> {
+    Id(&'a str),
+    ReferenceNumber(&'a str),
+    Reference(&'a str),
+}
+
+const TRANSFER_COLUMNS: &str = "t.id, t.reference_number, t.reference, t.amount, t.fee, t.vat, \
+    t.transfer_status, t.approval_status, t.transfer_type, a.account_number AS source_account_number, \
+    t.beneficiary_account_number, t.beneficiary_account_name, t.bank_code, t.bank_name, \
+    t.narration, t.session_id, t.failure_reason, t.reversal_reference_number, t.initiated_by, \
+    t.initiated_via, t.reviewed_by, t.expires_at, t.created_at, t.updated_at";
+const TRANSFER_FROM: &str = " FROM transfers t JOIN accounts a ON a.id = t.source_account_id";
+
+/// The coarse status the source names, from the transfer's own.
+fn coarse(status: &str) -> models::TransactionStatus {
+    match status {
+        "success" => models::TransactionStatus::Success,
+        "pending_approval" | "processing" => models::TransactionStatus::Pending,
+        "reversed" => models::TransactionStatus::Reversed,
+        _ => models::TransactionStatus::Failed,
+    }
+}
+
+fn kobo_of(row: &AnyRow, column: &str) -> Result<models::Amount, ApiError> {
+    let kobo: i64 = row.try_get(column).or_internal()?;
+    value(amount_text(i128::from(kobo)))
+}
+
+fn view(row: &AnyRow) -> Result<models::Transfer, ApiError> {
+    let status = store::text(row, "transfer_status")?;
+    let optional = |column: &str| store::optional_text(row, column);
+    Ok(models::Transfer {
+        id: store::uuid(row, "id")?,
+        reference_number: value(store::text(row, "reference_number")?)?,
+        reference: optional("reference")?.map(value).transpose()?,
+        amount: kobo_of(row, "amount")?,
+        fee: kobo_of(row, "fee")?,
+        vat: kobo_of(row, "vat")?,
+        status: coarse(&status),
+        transfer_status: value(&status)?,
+        approval_status: value(store::text(row, "approval_status")?)?,
+        transfer_type: value(store::text(row, "transfer_type")?)?,
+        source_account_number: value(store::text(row, "source_account_number")?)?,
+        beneficiary_account_number: value(store::text(row, "beneficiary_account_number")?)?,
+        beneficiary_account_name: store::text(row, "beneficiary_account_name")?,
+        bank_code: value(store::text(row, "bank_code")?)?,
+        bank_name: store::text(row, "bank_name")?,
+        narration: store::text(row, "narration")?,
+        session_id: optional("session_id")?.map(value).transpose()?,
+        failure_reason: optional("failure_reason")?,
+        reversal_reference_number: optional("reversal_reference_number")?,
+        initiated_by: store::uuid(row, "initiated_by")?,
+        initiated_via: value(store::text(row, "initiated_via")?)?,
+        reviewed_by: optional("reviewed_by")?.map(value).transpose()?,
+        expires_at: store::optional_time(row, "expires_at")?,
+        created_at: store::time(row, "created_at")?,
+        updated_at: store::time(row, "updated_at")?,
+    })
+}
+
+/// The business's transfer found by `lookup`.
+pub async fn find<'e, E>(
+    executor: E,
+    business_id: &str,
+    lookup: Lookup<'_>,
+) -> Result<Option<models::Transfer>, ApiError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let (column, key) = match lookup {
+        Lookup::Id(id) => ("t.id", id),
+        Lookup::ReferenceNumber(reference) => ("t.reference_number", reference),
+        Lookup::Reference(reference) => ("t.reference", reference),
+    };
+    let sql = format!(
+        "SELECT {TRANSFER_COLUMNS}{TRANSFER_FROM} WHERE t.business_id = $1 AND {column} = $2"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(business_id)
+        .bind(key)
+        .fetch_optional(executor)
+        .await
+        .or_internal()?;
+    row.as_ref().map(view).transpose()
+}
+
+/// `get_transfer_web` and `get_transfer_api`: by Kobo's reference or the client's.
+pub async fn get_transfer(
+    store: &Store,
+    business_id: &str,
+    body: models::GetTransferRequest,
+) -> Result<models::Transfer, ApiError> {
+    let (lookup, shown) = match (&body.reference_number, &body.reference) {
+        (Some(number), None) => (Lookup::ReferenceNumber(number.as_str()), number.to_string()),
+        (None, Some(reference)) => (Lookup::Reference(reference.as_str()), reference.to_string()),
+        _ => {
+            return Err(invalid(
+                "`reference_number`: send exactly one of reference_number and reference",
+            ))
+        }
+    };
+    find(store.pool(), business_id, lookup)
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(ResponseCode::NotFound).with_message(format!(
+                "No transfer with reference {shown} in this business"
+            ))
+        })
+}
+
+/// `fetch_transfers_web` and `fetch_transfers_api`.
+pub async fn fetch_transfers(
+    store: &Store,
+    business_id: &str,
+    body: models::FetchTransfersRequest,
+) -> Result<Page<Vec<models::Transfer>>, ApiError> {
+    let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
+    let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
+    let filters = body.filters.unwrap_or_default();
+    let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;
+    let mut sql = Sql::new(&format!("SELECT {TRANSFER_COLUMNS}{TRANSFER_FROM}"));
+    let mut conditions = Conditions::default();
+    conditions.add(format!("t.business_id = {}", sql.arg(business_id)));
+    if let Some(status) = filters.transfer_status {
+        conditions.add(format!(
+            "t.transfer_status = {}",
+            sql.arg(status.to_string())
+        ));
+    }
+    if let Some(approval) = filters.approval_status {
+        conditions.add(format!(
+            "t.approval_status = {}",
+            sql.arg(approval.to_string())
+        ));
+    }
+    if let Some(from) = from {
+        conditions.add(format!("t.created_at >= {}", sql.arg(from)));
+    }
+    if let Some(until) = until {
+        conditions.add(format!("t.created_at < {}", sql.arg(until)));
+    }
+    if let Some(number) = &filters.source_account_number {
+        conditions.add(format!(
+            "a.account_number = {}",
+            sql.arg(number.to_string())
+        ));
+    }
+    if let Some(reference) = &filters.reference {
+        conditions.add(format!("t.reference = {}", sql.arg(reference.to_string())));
+    }
+    if let Some(number) = &filters.reference_number {
+        conditions.add(format!(
+            "t.reference_number = {}",
+            sql.arg(number.to_string())
+        ));
+    }
+    if let Some(cursor) = cursor {
+        let at = sql.arg(cursor.created_at);
+        let id = sql.arg(cursor.id);
+        conditions.add(format!(
+            "(t.created_at < {at} OR (t.created_at = {at} AND t.id < {id}))"
+        ));
+    }
+    let fetch = sql.arg(limit as i64 + 1);
+    sql.push(&conditions.where_clause());
+    sql.push(&format!(
+        " ORDER BY t.created_at DESC, t.id DESC LIMIT {fetch}"
+    ));
+    let rows = sql.fetch_all(store.pool()).await?;
+    let mut transfers = rows.iter().map(view).collect::<Result<Vec<_>, _>>()?;
+    let has_more = paging::trim_to_page(&mut transfers, limit);
+    let last = transfers.last().map(|t| (t.created_at, t.id));
+    Ok(Page {
+        data: transfers,
+        pagination: paging::keyset_pagination(has_more, last, limit),
+    })
+}

@@ -1,0 +1,661 @@
+//! Transfers: banks and name enquiry, intra-bank and NIP transfers, settlement and reversal,
+//! fees, limits, the order of checks and idempotency, on both stores; races on PostgreSQL.
+
+use std::sync::Arc;
+
+use chrono::Duration;
+use generated_server::{Operation, ResponseCode};
+use kobo::kernel::config::Environment;
+use kobo::money::nip;
+use kobo::on_both_stores;
+use kobo::provider::faults::{Faults, FaultyProvider};
+use kobo::provider::sandbox::SandboxProvider;
+use kobo::testkit::{Call, Reply, TestKit};
+use serde_json::{json, Value};
+
+use crate::races::roomy_budget;
+
+async fn otp(kit: &TestKit, token: &str) -> String {
+    kit.op(Operation::GenerateOtp, token, json!({}))
+        .await
+        .expect(ResponseCode::Success)["otp"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn balance(kit: &TestKit, number: &str) -> String {
+    let balance: i64 = sqlx::query_scalar("SELECT balance FROM accounts WHERE account_number = $1")
+        .bind(number)
+        .fetch_one(kit.store.pool())
+        .await
+        .unwrap();
+    format!("{}.{:02}", balance / 100, balance % 100)
+}
+
+/// A transfer body from the kit's main account (named as the kit names it).
+fn body(to: &str, name: &str, bank: &str, amount: &str, otp: &str) -> Value {
+    json!({
+        "source_account_number": "1000000014",
+        "source_account_name": "Adaeze Foods Ltd",
+        "beneficiary_account_number": to,
+        "beneficiary_account_name": name,
+        "bank_code": bank,
+        "amount": amount,
+        "narration": "Supplier payment",
+        "transfer_type": if bank == "090823" { "intra" } else { "inter" },
+        "otp": otp,
+    })
+}
+
+async fn send(kit: &TestKit, body: Value) -> Reply {
+    kit.op(Operation::FundsTransfer, &kit.owner_token, body)
+        .await
+}
+
+async fn run_nip(kit: &TestKit) -> nip::Pass {
+    nip::process_due(
+        &kit.store,
+        &**kit.api.provider(),
+        &kit.clock,
+        Environment::Sandbox,
+        100,
+    )
+    .await
+    .unwrap()
+}
+
+async fn banks_and_name_enquiry(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let banks = kit
+        .op(Operation::FetchBanks, &token, json!({}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    let names: Vec<&str> = banks
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    assert!(banks
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|b| b["code"] == "090823"));
+    let web = kit
+        .op(Operation::FetchBanksWeb, &kit.owner_token, json!({}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(web, banks);
+
+    let enquiry = |number: &str, bank: &str, source: &str| {
+        json!({"beneficiary_account_number": number, "bank_code": bank,
+               "source_account_number": source})
+    };
+    let emeka = kit
+        .op(
+            Operation::NameEnquiry,
+            &token,
+            enquiry("0123456788", "000013", "1000000014"),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(
+        emeka,
+        json!({"account_number": "0123456788", "account_name": "Emeka Nwosu",
+               "bank_code": "000013", "bank_name": "Guaranty Trust Bank",
+               "bvn": "22298765432", "kyc": 3})
+    );
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let local = kit
+        .op(
+            Operation::NameEnquiryWeb,
+            &kit.owner_token,
+            enquiry(&other.main_account_number, "090823", "1000000014"),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(local["account_name"], "Lagos Fresh Produce Ltd");
+    assert_eq!(local["bvn"], json!(null));
+    for (body, code) in [
+        (
+            enquiry("0123456799", "000013", "1000000014"),
+            ResponseCode::BeneficiaryAccountNotFound,
+        ),
+        (
+            enquiry("0123456788", "999999", "1000000014"),
+            ResponseCode::BeneficiaryAccountNotFound,
+        ),
+        (
+            enquiry("1999999991", "090823", "1000000014"),
+            ResponseCode::BeneficiaryAccountNotFound,
+        ),
+        (
+            enquiry("0000000080", "000013", "1000000014"),
+            ResponseCode::ProviderUnavailable,
+        ),
+        (
+            enquiry("0123456788", "000013", &other.main_account_number),
+            ResponseCode::SourceAccountNotFound,
+        ),
+    ] {
+        kit.op(Operation::NameEnquiry, &token, body)
+            .await
+            .expect(code);
+    }
+}
+
+async fn an_intra_bank_transfer_pays_another_business_at_once(kit: TestKit) {
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "100000").await;
+    let (other, other_owner) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let code = otp(&kit, &kit.owner_token).await;
+    let transfer = send(
+        &kit,
+        body(
+            &other.main_account_number,
+            "LAGOS FRESH  produce ltd",
+            "090823",
+            "50000",
+            &code,
+        ),
+    )
+    .await
+    .expect(ResponseCode::Success)
+    .clone();
+    assert_eq!(transfer["status"], "success");
+    assert_eq!(transfer["transfer_status"], "success");
+    assert_eq!(transfer["fee"], "0.00");
+    assert_eq!(transfer["vat"], "0.00");
+    assert_eq!(transfer["initiated_via"], "dashboard");
+    assert_eq!(transfer["bank_name"], "Kobo Microfinance Bank");
+    assert_eq!(balance(&kit, "1000000014").await, "50000.00");
+    assert_eq!(balance(&kit, &other.main_account_number).await, "50000.00");
+
+    // The recipient sees a collection from us; we see a debit.
+    let theirs = kit
+        .op(Operation::FetchTransactionsWeb, &other_owner, json!({}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(theirs[0]["transaction_type"], "credit");
+    assert_eq!(theirs[0]["amount"], "50000.00");
+    let ours = kit
+        .op(Operation::FetchTransactionsApi, &token, json!({}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(ours[0]["transaction_type"], "debit");
+    assert_eq!(ours[0]["transaction_category"], "transfer");
+    assert_eq!(ours[0]["reference_number"], transfer["reference_number"]);
+    assert_eq!(
+        kit.count(
+            "SELECT COUNT(*) FROM events WHERE business_id = $1 AND type = 'collection.received'",
+            &other.business_id
+        )
+        .await,
+        1
+    );
+    // The OTP was spent.
+    send(
+        &kit,
+        body(
+            &other.main_account_number,
+            "Lagos Fresh Produce Ltd",
+            "090823",
+            "1",
+            &code,
+        ),
+    )
+    .await
+    .expect(ResponseCode::InvalidOtp);
+    // Found again by its reference.
+    let found = kit
+        .op(
+            Operation::GetTransferApi,
+            &token,
+            json!({"reference_number": transfer["reference_number"]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(found, transfer);
+    kit.assert_ledger_balances().await;
+}
+
+async fn inter_bank_transfers_settle_reverse_or_wait(kit: TestKit) {
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "100000").await;
+    // Emeka: debited with fee and VAT at once, settled by the worker.
+    let code = otp(&kit, &kit.owner_token).await;
+    let emeka = send(
+        &kit,
+        body("0123456788", "Emeka Nwosu", "000013", "25000", &code),
+    )
+    .await
+    .expect(ResponseCode::Success)
+    .clone();
+    assert_eq!(emeka["transfer_status"], "processing");
+    assert_eq!(emeka["status"], "pending");
+    assert_eq!(emeka["fee"], "25.00");
+    assert_eq!(emeka["vat"], "1.88");
+    assert_eq!(balance(&kit, "1000000014").await, "74973.12");
+    assert_eq!(run_nip(&kit).await.settled, 1);
+    let settled = kit
+        .op(
+            Operation::GetTransferWeb,
+            &kit.owner_token,
+            json!({"reference_number": emeka["reference_number"]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(settled["transfer_status"], "success");
+    assert!(settled["session_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("090823"));
+    assert_eq!(run_nip(&kit).await, nip::Pass::default(), "settled once");
+
+    // Bisi: accepted, then failed while processing: everything comes back.
+    let code = otp(&kit, &kit.owner_token).await;
+    let bisi = send(
+        &kit,
+        body("0690000036", "Bisi Alade", "000013", "12000", &code),
+    )
+    .await
+    .expect(ResponseCode::Success)
+    .clone();
+    assert_eq!(balance(&kit, "1000000014").await, "62946.24");
+    assert_eq!(run_nip(&kit).await.waiting, 1, "submitted, pending");
+    kit.clock.advance(Duration::seconds(6));
+    assert_eq!(run_nip(&kit).await.reversed, 1);
+    assert_eq!(balance(&kit, "1000000014").await, "74973.12");
+    let reversed = kit
+        .op(
+            Operation::GetTransferApi,
+            &token,
+            json!({"reference_number": bisi["reference_number"]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(reversed["transfer_status"], "reversed");
+    assert_eq!(reversed["status"], "reversed");
+    assert_eq!(
+        reversed["failure_reason"],
+        "Beneficiary bank declined the transfer"
+    );
+    let reversal = reversed["reversal_reference_number"].as_str().unwrap();
+    let credit = kit
+        .op(
+            Operation::FetchTransactionsApi,
+            &token,
+            json!({"filters": {"reference_number": reversal}}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(credit[0]["amount"], "12026.88");
+    assert_eq!(credit[0]["transaction_category"], "reversal");
+
+    // Sani: pending for about a minute, then confirmed; never reversed meanwhile.
+    let code = otp(&kit, &kit.owner_token).await;
+    let sani = send(
+        &kit,
+        body("0690000043", "Sani Bello", "000013", "1000", &code),
+    )
+    .await
+    .expect(ResponseCode::Success)
+    .clone();
+    assert_eq!(run_nip(&kit).await.waiting, 1);
+    kit.clock.advance(Duration::seconds(10));
+    assert_eq!(run_nip(&kit).await.waiting, 1);
+    kit.clock.advance(Duration::seconds(61));
+    assert_eq!(run_nip(&kit).await.settled, 1);
+    let done = kit
+        .op(
+            Operation::FetchTransfersApi,
+            &token,
+            json!({"filters": {"reference_number": sani["reference_number"]}}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(done[0]["transfer_status"], "success");
+    kit.assert_ledger_balances().await;
+}
+
+async fn refusals_move_nothing(kind: kobo::testkit::StoreKind) {
+    // This scenario asks for many OTPs.
+    let mut config = roomy_budget();
+    config.otp.issue_limit = 1_000;
+    let kit = TestKit::start(kind, config).await;
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "1000").await;
+    let sent = |b: Value, key: &str| {
+        Call::new(Operation::FundsTransfer.path(), Some(&kit.owner_token), b)
+            .header("idempotency-key", key.to_owned())
+    };
+    // 49, stored: the retry with a fresh OTP meets it again, marked replayed.
+    let code = otp(&kit, &kit.owner_token).await;
+    let wrong = kit
+        .send(sent(
+            body("0123456788", "Emeka Nwosu Jr", "000013", "100", &code),
+            "k49",
+        ))
+        .await;
+    wrong.expect(ResponseCode::BeneficiaryNameMismatch);
+    let code = otp(&kit, &kit.owner_token).await;
+    let again = kit
+        .send(sent(
+            body("0123456788", "Emeka Nwosu Jr", "000013", "100", &code),
+            "k49",
+        ))
+        .await;
+    again.expect(ResponseCode::BeneficiaryNameMismatch);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    // 83 insufficient funds is not stored: once funded, the same key executes.
+    let code = otp(&kit, &kit.owner_token).await;
+    let poor = kit
+        .send(sent(
+            body("0123456788", "Emeka Nwosu", "000013", "5000", &code),
+            "k83",
+        ))
+        .await;
+    poor.expect(ResponseCode::ProviderError);
+    assert!(poor.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("Insufficient funds"));
+    assert_eq!(balance(&kit, "1000000014").await, "1000.00");
+    kit.credit(&token, "1000000014", "10000").await;
+    let code = otp(&kit, &kit.owner_token).await;
+    kit.send(sent(
+        body("0123456788", "Emeka Nwosu", "000013", "5000", &code),
+        "k83",
+    ))
+    .await
+    .expect(ResponseCode::Success);
+    // The provider refuses 8383.83; 0000000080 is down: nothing debited either way.
+    let before = balance(&kit, "1000000014").await;
+    let code = otp(&kit, &kit.owner_token).await;
+    send(
+        &kit,
+        body("0123456788", "Emeka Nwosu", "000013", "8383.83", &code),
+    )
+    .await
+    .expect(ResponseCode::ProviderError);
+    let code = otp(&kit, &kit.owner_token).await;
+    send(&kit, body("0000000080", "Anyone", "000013", "10", &code))
+        .await
+        .expect(ResponseCode::ProviderUnavailable);
+    assert_eq!(balance(&kit, "1000000014").await, before);
+    // 01: the type must match the bank; amounts have bounds. 45: a wrong OTP.
+    let mut mismatched = body("0123456788", "Emeka Nwosu", "000013", "10", "000000");
+    mismatched["transfer_type"] = json!("intra");
+    send(&kit, mismatched)
+        .await
+        .expect(ResponseCode::InvalidRequest);
+    send(
+        &kit,
+        body("0123456788", "Emeka Nwosu", "000013", "0.99", "000000"),
+    )
+    .await
+    .expect(ResponseCode::InvalidRequest);
+    send(
+        &kit,
+        body("0123456788", "Emeka Nwosu", "000013", "10", "000000"),
+    )
+    .await
+    .expect(ResponseCode::InvalidOtp);
+    // 42: not our account; 48: a blocked source.
+    let mut foreign = body("0123456788", "Emeka Nwosu", "000013", "10", "000000");
+    foreign["source_account_number"] = json!("1999999991");
+    send(&kit, foreign)
+        .await
+        .expect(ResponseCode::SourceAccountNotFound);
+    // The daily limit counts what was sent today.
+    sqlx::query("UPDATE businesses SET daily_transfer_limit = 600000")
+        .execute(kit.store.pool())
+        .await
+        .unwrap();
+    let code = otp(&kit, &kit.owner_token).await;
+    let limited = send(
+        &kit,
+        body("0123456788", "Emeka Nwosu", "000013", "1000.01", &code),
+    )
+    .await;
+    limited.expect(ResponseCode::ProviderError);
+    assert!(limited.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("daily transfer limit"));
+    sqlx::query("UPDATE accounts SET status = 'blocked' WHERE account_number = '1000000014'")
+        .execute(kit.store.pool())
+        .await
+        .unwrap();
+    send(
+        &kit,
+        body("0123456788", "Emeka Nwosu", "000013", "10", "000000"),
+    )
+    .await
+    .expect(ResponseCode::InvalidState);
+    kit.assert_ledger_balances().await;
+}
+
+async fn integrations_pay_out_with_a_key_and_a_reference(kit: TestKit) {
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "100000").await;
+    let mut payout = body("0123456788", "Emeka Nwosu", "000013", "2500", "");
+    payout.as_object_mut().unwrap().remove("otp");
+    payout["reference"] = json!("PAYOUT-0042");
+    // The key is required.
+    kit.op(Operation::FundsTransferApi, &token, payout.clone())
+        .await
+        .expect(ResponseCode::InvalidRequest);
+    let call = |key: &str, b: &Value| {
+        Call::new(Operation::FundsTransferApi.path(), Some(&token), b.clone())
+            .header("idempotency-key", key.to_owned())
+    };
+    let first = kit
+        .send(call("p-1", &payout))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(first["initiated_via"], "integration");
+    assert_eq!(first["initiated_by"], kit.business.business_id.as_str());
+    assert_eq!(first["reference"], "PAYOUT-0042");
+    assert_eq!(first["fee"], "10.00");
+    let replay = kit.send(call("p-1", &payout)).await;
+    assert_eq!(replay.expect(ResponseCode::Success), &first);
+    // The reference is the business's for ever: another key cannot reuse it.
+    kit.send(call("p-2", &payout))
+        .await
+        .expect(ResponseCode::Duplicate);
+    let by_reference = kit
+        .op(
+            Operation::GetTransferApi,
+            &token,
+            json!({"reference": "PAYOUT-0042"}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(by_reference["id"], first["id"]);
+    kit.op(
+        Operation::GetTransferApi,
+        &token,
+        json!({"reference": "PAYOUT-0042", "reference_number": first["reference_number"]}),
+    )
+    .await
+    .expect(ResponseCode::InvalidRequest);
+    kit.op(
+        Operation::GetTransferApi,
+        &token,
+        json!({"reference": "NOPE"}),
+    )
+    .await
+    .expect(ResponseCode::NotFound);
+    let listed = kit
+        .op(
+            Operation::FetchTransfersWeb,
+            &kit.owner_token,
+            json!({"filters": {"transfer_status": "processing"}}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    kit.assert_ledger_balances().await;
+}
+
+async fn an_unknown_outcome_is_never_reversed(mut kit: TestKit) {
+    let faults = Arc::new(Faults::default());
+    kit.use_provider(Arc::new(FaultyProvider {
+        inner: Arc::new(SandboxProvider::new(kit.clock.clone())),
+        faults: faults.clone(),
+    }));
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "10000").await;
+    let code = otp(&kit, &kit.owner_token).await;
+    // Sani Bello's bank confirms after about a minute.
+    let sent = send(
+        &kit,
+        body("0690000043", "Sani Bello", "000013", "1000", &code),
+    )
+    .await
+    .expect(ResponseCode::Success)
+    .clone();
+    let debited = balance(&kit, "1000000014").await;
+    // The submission times out: the money may have left. Nothing is reversed.
+    Faults::set(&faults.timeout_after_submit, true);
+    assert_eq!(run_nip(&kit).await.waiting, 1);
+    Faults::set(&faults.timeout_after_submit, false);
+    // Submitted again (idempotent by reference): pending.
+    kit.clock.advance(Duration::seconds(6));
+    assert_eq!(run_nip(&kit).await.waiting, 1);
+    // Its status cannot be had: still nothing reversed.
+    Faults::set(&faults.status_unknown, true);
+    kit.clock.advance(Duration::seconds(11));
+    assert_eq!(run_nip(&kit).await.waiting, 1);
+    assert_eq!(balance(&kit, "1000000014").await, debited);
+    Faults::set(&faults.status_unknown, false);
+    kit.clock.advance(Duration::minutes(6));
+    let pass = run_nip(&kit).await;
+    assert_eq!((pass.settled, pass.reversed), (1, 0));
+    assert_eq!(balance(&kit, "1000000014").await, debited, "debited once");
+    let found = kit
+        .op(
+            Operation::GetTransferApi,
+            &token,
+            json!({"reference_number": sent["reference_number"]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(found["transfer_status"], "success");
+    kit.assert_ledger_balances().await;
+}
+
+on_both_stores!(kind: refusals_move_nothing);
+on_both_stores!(
+    banks_and_name_enquiry,
+    an_intra_bank_transfer_pays_another_business_at_once,
+    inter_bank_transfers_settle_reverse_or_wait,
+    integrations_pay_out_with_a_key_and_a_reference,
+    an_unknown_outcome_is_never_reversed,
+);
+
+/// One key sent at once by many, from two processes: one transfer, the same answer for all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_key_sent_at_once_pays_once() {
+    let kit = TestKit::start(kobo::testkit::StoreKind::Postgres, roomy_budget()).await;
+    let second = kit.another_process().await;
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "100000").await;
+    let mut payout = body("0123456788", "Emeka Nwosu", "000013", "2500", "");
+    payout.as_object_mut().unwrap().remove("otp");
+    let calls = (0..12)
+        .map(|_| {
+            Call::new(
+                Operation::FundsTransferApi.path(),
+                Some(&token),
+                payout.clone(),
+            )
+            .header("idempotency-key", "one-payout")
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    let successes: Vec<&Value> = replies
+        .iter()
+        .filter(|r| r.code() == Some(ResponseCode::Success))
+        .map(|r| &r.body["data"])
+        .collect();
+    assert!(!successes.is_empty(), "{replies:#?}");
+    assert!(successes.iter().all(|data| *data == successes[0]));
+    assert!(replies.iter().all(|r| matches!(
+        r.code(),
+        Some(ResponseCode::Success | ResponseCode::IdempotencyKeyInProgress)
+    )));
+    assert_eq!(
+        kit.count(
+            "SELECT COUNT(*) FROM transfers WHERE business_id = $1",
+            &kit.business.business_id
+        )
+        .await,
+        1
+    );
+    assert_eq!(balance(&kit, "1000000014").await, "97489.25");
+    kit.assert_ledger_balances().await;
+}
+
+/// Transfers racing on one balance from two processes: exactly as many as it covers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_transfers_never_overdraw() {
+    let kit = TestKit::start(kobo::testkit::StoreKind::Postgres, roomy_budget()).await;
+    let second = kit.another_process().await;
+    let token = kit.integration_token().await;
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    kit.credit(&token, "1000000014", "100").await;
+    let calls = (0..10)
+        .map(|n| {
+            let mut b = body(
+                &other.main_account_number,
+                "Lagos Fresh Produce Ltd",
+                "090823",
+                "30",
+                "",
+            );
+            b.as_object_mut().unwrap().remove("otp");
+            Call::new(Operation::FundsTransferApi.path(), Some(&token), b)
+                .header("idempotency-key", format!("race-{n}"))
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    let paid = replies
+        .iter()
+        .filter(|r| r.code() == Some(ResponseCode::Success))
+        .count();
+    assert_eq!(paid, 3, "{replies:#?}");
+    assert!(replies.iter().all(|r| matches!(
+        r.code(),
+        Some(ResponseCode::Success | ResponseCode::ProviderError)
+    )));
+    assert_eq!(balance(&kit, "1000000014").await, "10.00");
+    assert_eq!(balance(&kit, &other.main_account_number).await, "90.00");
+    kit.assert_ledger_balances().await;
+}
