@@ -50,3 +50,18 @@ ALTER TABLE businesses ADD COLUMN daily_transfer_limit BIGINT NULL;
 -- Refusals an idempotent retry meets again (`06`, `26`, `42`, `49`) are stored and replayed.
 ALTER TABLE idempotency_keys ADD COLUMN refusal_code TEXT NULL;
 ALTER TABLE idempotency_keys ADD COLUMN refusal_message TEXT NULL;
+
+-- Funds reserved by transfers awaiting approval, per environment.
+INSERT INTO internal_accounts (id, code, name, created_at) VALUES
+    ('00000000-0000-4000-8000-000000000004', 'sandbox.held', 'Transfers awaiting approval (sandbox)', '2026-11-23T00:00:00.000000Z'),
+    ('00000000-0000-4000-8000-000000000014', 'production.held', 'Transfers awaiting approval', '2026-11-23T00:00:00.000000Z');
+
+-- The maker-checker policy: at most one per business.
+CREATE TABLE approval_policies (
+    id TEXT PRIMARY KEY,
+    business_id TEXT NOT NULL UNIQUE REFERENCES businesses (id),
+    is_active SMALLINT NOT NULL CHECK (is_active IN (0, 1)),
+    min_amount BIGINT NOT NULL CHECK (min_amount >= 0),
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);

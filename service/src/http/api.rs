@@ -18,7 +18,7 @@ use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::secrets::Passwords;
 use crate::kernel::store::Store;
-use crate::money::{accounts, banks, inbound, transactions, transfers};
+use crate::money::{accounts, approvals, banks, inbound, transactions, transfers};
 use crate::platform::principal::Principal;
 use crate::platform::rate_limit::RateLimiter;
 use crate::platform::tokens::TokenKeys;
@@ -105,9 +105,9 @@ impl Api for KoboApi {
     async fn cancel_transfer(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::CancelTransferRequest,
+        body: models::CancelTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        Err(not_yet(ctx.operation))
+        approvals::cancel(&self.store, &self.config, &self.clock, ctx, body).await
     }
 
     async fn fetch_banks_web(
@@ -216,9 +216,17 @@ impl Api for KoboApi {
     async fn approve_transfer(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::ApproveTransferRequest,
+        body: models::ApproveTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        Err(not_yet(ctx.operation))
+        approvals::approve(
+            &self.store,
+            &self.config,
+            &*self.provider,
+            &self.clock,
+            ctx,
+            body,
+        )
+        .await
     }
 
     async fn change_password(
@@ -272,9 +280,9 @@ impl Api for KoboApi {
     async fn create_approval_policy(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::CreateApprovalPolicyRequest,
+        body: models::CreateApprovalPolicyRequest,
     ) -> Result<models::ApprovalPolicy, ApiError> {
-        Err(not_yet(ctx.operation))
+        approvals::create_policy(&self.store, &self.clock, ctx, body).await
     }
 
     async fn create_customer_account(
@@ -354,9 +362,9 @@ impl Api for KoboApi {
     async fn fetch_pending_transfers(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::FetchPendingTransfersRequest,
+        body: models::FetchPendingTransfersRequest,
     ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
-        Err(not_yet(ctx.operation))
+        approvals::fetch_pending(&self.store, &ctx.principal.business_id, body).await
     }
 
     async fn fetch_permissions(
@@ -468,9 +476,10 @@ impl Api for KoboApi {
     async fn get_approval_policy(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::EmptyObject,
+        body: models::EmptyObject,
     ) -> Result<models::ApprovalPolicy, ApiError> {
-        Err(not_yet(ctx.operation))
+        let _ = body;
+        approvals::get_policy(&self.store, &ctx.principal.business_id).await
     }
 
     async fn get_profile(
@@ -563,9 +572,9 @@ impl Api for KoboApi {
     async fn reject_transfer(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::RejectTransferRequest,
+        body: models::RejectTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        Err(not_yet(ctx.operation))
+        approvals::reject(&self.store, &self.config, &self.clock, ctx, body).await
     }
 
     async fn replay_webhook_event(
@@ -603,9 +612,9 @@ impl Api for KoboApi {
     async fn update_approval_policy(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::UpdateApprovalPolicyRequest,
+        body: models::UpdateApprovalPolicyRequest,
     ) -> Result<models::ApprovalPolicy, ApiError> {
-        Err(not_yet(ctx.operation))
+        approvals::update_policy(&self.store, &self.clock, ctx, body).await
     }
 
     async fn update_member(

@@ -71,6 +71,8 @@ pub struct TransferPolicy {
     pub max_amount: i64,
     /// A business's daily limit when the operator set none.
     pub default_daily_limit: i64,
+    /// How long a transfer may await approval before it expires, in seconds (72 hours).
+    pub approval_hold_seconds: i64,
 }
 
 impl TransferPolicy {
@@ -84,6 +86,7 @@ impl TransferPolicy {
                 Environment::Sandbox => 500_000_000,
                 Environment::Production => 5_000_000_000,
             },
+            approval_hold_seconds: 72 * 3600,
         }
     }
 }

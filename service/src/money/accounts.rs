@@ -290,10 +290,18 @@ async fn insert_account(
 
 /// The account with this id.
 pub async fn find_by_id(tx: &mut Tx, id: &str) -> Result<Option<AccountRow>, ApiError> {
+    find_by_id_in(&mut **tx, id).await
+}
+
+/// [`find_by_id`] on any executor.
+pub async fn find_by_id_in<'e, E>(executor: E, id: &str) -> Result<Option<AccountRow>, ApiError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
     let sql = format!("SELECT {ACCOUNT_COLUMNS}{ACCOUNT_FROM} WHERE a.id = $1");
     let row = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(id)
-        .fetch_optional(&mut **tx)
+        .fetch_optional(executor)
         .await
         .or_internal()?;
     row.as_ref().map(account_row).transpose()

@@ -28,13 +28,16 @@ pub enum Internal {
     NipInFlight,
     /// Fee income.
     Fees,
+    /// Funds reserved by transfers awaiting approval.
+    Held,
 }
 
 impl Internal {
-    pub const ALL: [Internal; 3] = [
+    pub const ALL: [Internal; 4] = [
         Internal::NipSettlement,
         Internal::NipInFlight,
         Internal::Fees,
+        Internal::Held,
     ];
 
     /// Its id in `internal_accounts` (seeded by migration 0005).
@@ -45,6 +48,8 @@ impl Internal {
             }
             (Environment::Sandbox, Internal::NipInFlight) => "00000000-0000-4000-8000-000000000002",
             (Environment::Sandbox, Internal::Fees) => "00000000-0000-4000-8000-000000000003",
+            (Environment::Sandbox, Internal::Held) => "00000000-0000-4000-8000-000000000004",
+            (Environment::Production, Internal::Held) => "00000000-0000-4000-8000-000000000014",
             (Environment::Production, Internal::NipSettlement) => {
                 "00000000-0000-4000-8000-000000000011"
             }
@@ -263,6 +268,6 @@ mod tests {
             .collect();
         ids.sort();
         ids.dedup();
-        assert_eq!(ids.len(), 6);
+        assert_eq!(ids.len(), 8);
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod accounts;
 pub mod amount;
+pub mod approvals;
 pub mod banks;
 pub mod fees;
 pub mod inbound;

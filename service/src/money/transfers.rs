@@ -301,6 +301,15 @@ async fn initiate<B: serde::Serialize>(
     // The daily limit (83), counted under the business's ledger head.
     let day = fees::lagos_day(head.posted_at);
     check_daily_limit(&mut tx, config, &business_id, &day, amount.get()).await?;
+    // An active approval policy whose minimum the amount reaches holds the transfer.
+    let policy_minimum: Option<i64> = sqlx::query_scalar(
+        "SELECT min_amount FROM approval_policies WHERE business_id = $1 AND is_active = 1",
+    )
+    .bind(&business_id)
+    .fetch_optional(&mut *tx)
+    .await
+    .or_internal()?;
+    let held = policy_minimum.is_some_and(|minimum| amount.get() >= minimum);
 
     let transfer_id = store::new_id();
     let (initiated_by, initiated_via) = match &ctx.principal.member {
@@ -317,6 +326,7 @@ async fn initiate<B: serde::Serialize>(
         reference_number: &reference_number,
         head,
         recipient_head: heads.recipient,
+        held,
     };
     let (debit, fee_transaction) = match execute(&mut tx, config, &plan).await? {
         Ok(done) => done,
@@ -331,7 +341,7 @@ async fn initiate<B: serde::Serialize>(
            expires_at, day, submitted, attempts, next_attempt_at, lease_until, created_at, \
            updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
-           'not_required', NULL, NULL, NULL, $17, $18, $19, $20, NULL, NULL, $21, 0, 0, NULL, \
+           $23, NULL, NULL, NULL, $17, $18, $19, $20, NULL, $24, $21, 0, 0, NULL, \
            NULL, $22, $22)",
     )
     .bind(&transfer_id)
@@ -349,28 +359,42 @@ async fn initiate<B: serde::Serialize>(
     .bind(charges.fee)
     .bind(charges.vat)
     .bind(&narration)
-    .bind(if intra { "success" } else { "processing" })
+    .bind(if held {
+        "pending_approval"
+    } else if intra {
+        "success"
+    } else {
+        "processing"
+    })
     .bind(&debit)
     .bind(fee_transaction.as_deref())
     .bind(&initiated_by)
     .bind(initiated_via)
     .bind(&day)
     .bind(store::timestamp(head.posted_at))
+    .bind(if held {
+        "awaiting_approval"
+    } else {
+        "not_required"
+    })
+    .bind(held.then(|| {
+        store::timestamp(head.posted_at + chrono::Duration::seconds(policy.approval_hold_seconds))
+    }))
     .execute(&mut *tx)
     .await
     .or_internal()?;
     let transfer = find(&mut *tx, &business_id, Lookup::Id(&transfer_id))
         .await?
         .ok_or_else(|| internal("the new transfer vanished"))?;
-    if intra {
-        events::record(
-            &mut tx,
-            &business_id,
-            "transfer.success",
-            &transfer,
-            head.posted_at,
-        )
-        .await?;
+    let event = if held {
+        Some("transfer.pending_approval")
+    } else if intra {
+        Some("transfer.success")
+    } else {
+        None
+    };
+    if let Some(event) = event {
+        events::record(&mut tx, &business_id, event, &transfer, head.posted_at).await?;
     }
     logs::audit(
         &mut tx,
@@ -417,12 +441,12 @@ fn mismatch(request: &TransferRequest, found: &Beneficiary) -> Option<ApiError> 
 
 /// The ledger heads a transfer locks: the source business's and, for an intra-bank transfer
 /// to another business, the recipient's, taken in business-id order.
-struct Heads {
-    source: Head,
-    recipient: Option<Head>,
+pub(crate) struct Heads {
+    pub(crate) source: Head,
+    pub(crate) recipient: Option<Head>,
 }
 
-async fn lock_heads(
+pub(crate) async fn lock_heads(
     tx: &mut Tx,
     source: &str,
     recipient: Option<&str>,
@@ -499,6 +523,8 @@ struct Plan<'a> {
     reference_number: &'a str,
     head: Head,
     recipient_head: Option<Head>,
+    /// Held by the approval policy: the funds go to the held account, nothing further.
+    held: bool,
 }
 
 /// Posts the transfer's entry and its transactions; returns the ids of the debit and fee
@@ -523,21 +549,18 @@ async fn execute(
             amount: -plan.charges.total(),
         });
     }
-    match recipient {
-        Some((account_id, _)) => postings.push(Posting {
-            account: LedgerAccount::Customer(account_id.clone()),
-            amount,
-        }),
-        None => postings.push(Posting {
-            account: LedgerAccount::Internal(Internal::NipInFlight, environment),
-            amount,
-        }),
-    }
-    if plan.charges.total() > 0 {
+    if plan.held {
         postings.push(Posting {
-            account: LedgerAccount::Internal(Internal::Fees, environment),
-            amount: plan.charges.total(),
+            account: LedgerAccount::Internal(Internal::Held, environment),
+            amount: amount + plan.charges.total(),
         });
+    } else {
+        postings.extend(destination_postings(
+            environment,
+            recipient.map(|(id, _)| id.as_str()),
+            amount,
+            plan.charges.total(),
+        ));
     }
     let entry = Entry {
         business_id: plan.business_id,
@@ -559,6 +582,7 @@ async fn execute(
         }
     };
     let intra = recipient.is_some();
+    let settled_now = intra && !plan.held;
     let debit = transactions::record(
         tx,
         &NewTransaction {
@@ -569,7 +593,7 @@ async fn execute(
             reference_number: plan.reference_number.to_owned(),
             transaction_type: models::TransactionType::Debit,
             category: models::TransactionCategory::Transfer,
-            status: if intra {
+            status: if settled_now {
                 models::TransactionStatus::Success
             } else {
                 models::TransactionStatus::Pending
@@ -600,7 +624,11 @@ async fn execute(
                     reference_number: format!("FEE-{}", &plan.reference_number[4..]),
                     transaction_type: models::TransactionType::Debit,
                     category: models::TransactionCategory::Fee,
-                    status: models::TransactionStatus::Success,
+                    status: if plan.held {
+                        models::TransactionStatus::Pending
+                    } else {
+                        models::TransactionStatus::Success
+                    },
                     channel: models::Channel::Internal,
                     amount: charge,
                     narration: format!(
@@ -618,58 +646,121 @@ async fn execute(
         }
         None => None,
     };
-    if let (Some((account_id, recipient_business)), Some(recipient_head)) =
-        (recipient, plan.recipient_head.or(Some(plan.head)))
-    {
-        let account = accounts::find_by_id(tx, account_id)
-            .await?
-            .ok_or_else(|| internal("the beneficiary account vanished"))?;
-        if account.status != "active" {
-            return Ok(Err(refused(format!(
-                "Account {} cannot receive funds: it is {}",
-                account.account_number, account.status
-            ))));
-        }
-        // The same business paying itself: the credit takes the business's next place.
-        let credit_head = if recipient_business == plan.business_id {
-            ledger::advance_head(tx, plan.business_id, plan.head.posted_at).await?
-        } else {
-            recipient_head
-        };
-        let credit = transactions::record(
+    if let (false, Some((account_id, recipient_business)), Some(recipient_head)) = (
+        plan.held,
+        recipient,
+        plan.recipient_head.or(Some(plan.head)),
+    ) {
+        if let Err(refusal) = credit_recipient(
             tx,
-            &NewTransaction {
-                business_id: recipient_business,
-                account: &account,
-                entry_id: &entry_id,
-                head: credit_head,
-                reference_number: transactions::new_reference("COL", credit_head.posted_at),
-                transaction_type: models::TransactionType::Credit,
-                category: models::TransactionCategory::Collection,
-                status: models::TransactionStatus::Success,
-                channel: models::Channel::Intra,
-                amount: plan.amount,
-                narration: plan.narration.to_owned(),
-                session_id: None,
-                originator: Some(Originator {
-                    account_number: plan.source.account_number.clone(),
-                    account_name: plan.source.account_name.clone(),
-                    bank_code: nuban::BANK_CODE.to_owned(),
-                    bank_name: "Kobo Microfinance Bank".to_owned(),
-                }),
-            },
-        )
-        .await?;
-        events::record(
-            tx,
+            plan.business_id,
+            account_id,
             recipient_business,
-            "collection.received",
-            &credit,
-            credit_head.posted_at,
+            recipient_head,
+            plan.head,
+            &entry_id,
+            plan.amount,
+            plan.narration,
+            plan.source,
         )
-        .await?;
+        .await?
+        {
+            return Ok(Err(refusal));
+        }
     }
     Ok(Ok((debit.id.to_string(), fee_transaction)))
+}
+
+/// The postings that take `amount` to its destination (a Kobo account, or NIP in flight) and
+/// `charges` to the fee account.
+pub(crate) fn destination_postings(
+    environment: crate::kernel::config::Environment,
+    recipient_account_id: Option<&str>,
+    amount: i64,
+    charges: i64,
+) -> Vec<Posting> {
+    let mut postings = vec![match recipient_account_id {
+        Some(account_id) => Posting {
+            account: LedgerAccount::Customer(account_id.to_owned()),
+            amount,
+        },
+        None => Posting {
+            account: LedgerAccount::Internal(Internal::NipInFlight, environment),
+            amount,
+        },
+    }];
+    if charges > 0 {
+        postings.push(Posting {
+            account: LedgerAccount::Internal(Internal::Fees, environment),
+            amount: charges,
+        });
+    }
+    postings
+}
+
+/// The intra-bank beneficiary's side: its collection (and settlement) and
+/// `collection.received`; the refusal when the account cannot receive.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn credit_recipient(
+    tx: &mut Tx,
+    source_business: &str,
+    account_id: &str,
+    recipient_business: &str,
+    recipient_head: Head,
+    source_head: Head,
+    entry_id: &str,
+    amount: Kobo,
+    narration: &str,
+    source: &AccountRow,
+) -> Result<Result<(), ApiError>, ApiError> {
+    let account = accounts::find_by_id(tx, account_id)
+        .await?
+        .ok_or_else(|| internal("the beneficiary account vanished"))?;
+    if account.status != "active" {
+        return Ok(Err(refused(format!(
+            "Account {} cannot receive funds: it is {}",
+            account.account_number, account.status
+        ))));
+    }
+    // The same business paying itself: the credit takes the business's next place.
+    let credit_head = if recipient_business == source_business {
+        ledger::advance_head(tx, source_business, source_head.posted_at).await?
+    } else {
+        recipient_head
+    };
+    let credit = transactions::record(
+        tx,
+        &NewTransaction {
+            business_id: recipient_business,
+            account: &account,
+            entry_id,
+            head: credit_head,
+            reference_number: transactions::new_reference("COL", credit_head.posted_at),
+            transaction_type: models::TransactionType::Credit,
+            category: models::TransactionCategory::Collection,
+            status: models::TransactionStatus::Success,
+            channel: models::Channel::Intra,
+            amount,
+            narration: narration.to_owned(),
+            session_id: None,
+            originator: Some(Originator {
+                account_number: source.account_number.clone(),
+                account_name: source.account_name.clone(),
+                bank_code: nuban::BANK_CODE.to_owned(),
+                bank_name: "Kobo Microfinance Bank".to_owned(),
+            }),
+        },
+    )
+    .await?;
+    events::record(
+        tx,
+        recipient_business,
+        "collection.received",
+        &credit,
+        credit_head.posted_at,
+    )
+    .await?;
+    Ok(Ok(()))
 }
 
 /// How a transfer is looked up.

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Environment;
 use crate::kernel::store::Store;
-use crate::money::nip;
+use crate::money::{approvals, nip};
 use crate::outbox::dispatcher::{Dispatcher, DispatcherConfig, SmtpChannel};
 use crate::platform::housekeeping;
 use crate::provider::CoreBanking;
@@ -109,6 +109,9 @@ impl Workers {
 async fn nip_loop(store: Store, clock: Clock, work: NipWork, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
     loop {
+        if let Err(error) = approvals::expire_due(&store, work.environment, &clock).await {
+            tracing::warn!(error = error.message(), "expiring held transfers failed");
+        }
         match nip::process_due(&store, &*work.provider, &clock, work.environment, 50).await {
             Ok(pass) if pass != nip::Pass::default() => tracing::info!(?pass, "nip transfers"),
             Ok(_) => {}

@@ -4,6 +4,7 @@
 //! `cargo test -p kobo --test money <module or scenario>`.
 
 mod accounts;
+mod approvals;
 mod customers;
 mod inbound;
 mod isolation;

@@ -1,0 +1,679 @@
+//! Maker-checker approvals: the policy, and the transfers it holds.
+//!
+//! A held transfer's amount, fee and VAT are reserved: debited from the source into the bank's
+//! held account, with the transfer's debit and fee transactions `pending`. Approval moves the
+//! reserve to its destination exactly as an unheld transfer would have gone (intra-bank at once;
+//! inter-bank into NIP in flight for the worker). Rejection, cancellation by the initiator and
+//! expiry release it back to the source, the transactions becoming `failed`. Each step is a
+//! conditional update on the transfer's state, an audit entry and an event, in one transaction.
+
+use chrono::{DateTime, Utc};
+use generated_server::models::{self, AuditAction};
+use generated_server::{ApiError, OrInternal, Page, RequestContext, ResponseCode};
+use sqlx::Row;
+
+use crate::kernel::clock::Clock;
+use crate::kernel::config::{Config, Environment};
+use crate::kernel::paging;
+use crate::kernel::store::{self, internal, Store, Tx};
+use crate::money::accounts::{self, value};
+use crate::money::amount::{amount_text, Kobo};
+use crate::money::banks;
+use crate::money::fees;
+use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
+use crate::money::transfers::{self, Lookup};
+use crate::outbox::events;
+use crate::platform::idempotency::{self, Claim};
+use crate::platform::logs::{self, AuditEntry};
+use crate::platform::principal::{member_of, Principal};
+use crate::provider::{CoreBanking, NipTransfer};
+
+fn no_policy() -> ApiError {
+    ApiError::new(ResponseCode::NotFound).with_message("The business has no approval policy")
+}
+
+fn policy_view(row: &sqlx::any::AnyRow) -> Result<models::ApprovalPolicy, ApiError> {
+    let min_amount: i64 = row.try_get("min_amount").or_internal()?;
+    Ok(models::ApprovalPolicy {
+        id: store::uuid(row, "id")?,
+        is_active: store::flag(row, "is_active")?,
+        min_amount: value(amount_text(i128::from(min_amount)))?,
+        created_at: store::time(row, "created_at")?,
+        updated_at: store::time(row, "updated_at")?,
+    })
+}
+
+async fn policy_of<'e, E>(
+    executor: E,
+    business_id: &str,
+) -> Result<Option<models::ApprovalPolicy>, ApiError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let row = sqlx::query(
+        "SELECT id, is_active, min_amount, created_at, updated_at FROM approval_policies \
+         WHERE business_id = $1",
+    )
+    .bind(business_id)
+    .fetch_optional(executor)
+    .await
+    .or_internal()?;
+    row.as_ref().map(policy_view).transpose()
+}
+
+fn minimum(text: Option<&str>) -> Result<i64, ApiError> {
+    match text {
+        None => Ok(0),
+        Some("0") | Some("0.0") | Some("0.00") => Ok(0),
+        Some(text) => Kobo::parse(text).map(Kobo::get).ok_or_else(|| {
+            ApiError::new(ResponseCode::InvalidRequest)
+                .with_message("`min_amount`: at most two fraction digits")
+        }),
+    }
+}
+
+pub async fn create_policy(
+    store: &Store,
+    clock: &Clock,
+    ctx: RequestContext<Principal>,
+    body: models::CreateApprovalPolicyRequest,
+) -> Result<models::ApprovalPolicy, ApiError> {
+    let business_id = ctx.principal.business_id.clone();
+    let min_amount = minimum(Some(body.min_amount.as_str()))?;
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &body).await?;
+    if let Claim::Replay(data) = claim {
+        return idempotency::replay(&ctx, data);
+    }
+    let inserted = sqlx::query(
+        "INSERT INTO approval_policies (id, business_id, is_active, min_amount, created_at, \
+           updated_at) VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (business_id) DO NOTHING",
+    )
+    .bind(store::new_id())
+    .bind(&business_id)
+    .bind(i64::from(body.is_active))
+    .bind(min_amount)
+    .bind(store::timestamp(now))
+    .execute(&mut *tx)
+    .await
+    .or_internal()?
+    .rows_affected();
+    if inserted == 0 {
+        return Err(ApiError::new(ResponseCode::Duplicate).with_message(
+            "The business already has an approval policy: change it with update_approval_policy",
+        ));
+    }
+    let policy = policy_of(&mut *tx, &business_id)
+        .await?
+        .ok_or_else(|| internal("the new policy vanished"))?;
+    logs::audit(
+        &mut tx,
+        now,
+        AuditEntry::by(&ctx, AuditAction::CreateApprovalPolicy)
+            .target("approval_policy", policy.id.to_string()),
+    )
+    .await?;
+    idempotency::complete(&mut tx, &claim, &policy).await?;
+    tx.commit().await.or_internal()?;
+    Ok(policy)
+}
+
+pub async fn update_policy(
+    store: &Store,
+    clock: &Clock,
+    ctx: RequestContext<Principal>,
+    body: models::UpdateApprovalPolicyRequest,
+) -> Result<models::ApprovalPolicy, ApiError> {
+    let business_id = ctx.principal.business_id.clone();
+    let min_amount = body
+        .min_amount
+        .as_ref()
+        .map(|amount| minimum(Some(amount.as_str())))
+        .transpose()?;
+    if min_amount.is_none() && body.is_active.is_none() {
+        return Err(ApiError::new(ResponseCode::InvalidRequest)
+            .with_message("`min_amount`: send min_amount, is_active or both"));
+    }
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    let updated = sqlx::query(
+        "UPDATE approval_policies SET min_amount = COALESCE($2, min_amount), \
+           is_active = COALESCE($3, is_active), updated_at = $4 WHERE business_id = $1",
+    )
+    .bind(&business_id)
+    .bind(min_amount)
+    .bind(body.is_active.map(i64::from))
+    .bind(store::timestamp(now))
+    .execute(&mut *tx)
+    .await
+    .or_internal()?
+    .rows_affected();
+    if updated == 0 {
+        return Err(no_policy());
+    }
+    let policy = policy_of(&mut *tx, &business_id)
+        .await?
+        .ok_or_else(no_policy)?;
+    logs::audit(
+        &mut tx,
+        now,
+        AuditEntry::by(&ctx, AuditAction::UpdateApprovalPolicy)
+            .target("approval_policy", policy.id.to_string()),
+    )
+    .await?;
+    tx.commit().await.or_internal()?;
+    Ok(policy)
+}
+
+pub async fn get_policy(
+    store: &Store,
+    business_id: &str,
+) -> Result<models::ApprovalPolicy, ApiError> {
+    policy_of(store.pool(), business_id)
+        .await?
+        .ok_or_else(no_policy)
+}
+
+/// A held transfer, as approval and release need it.
+struct Held {
+    id: String,
+    business_id: String,
+    source_account_id: String,
+    beneficiary_account_id: Option<String>,
+    beneficiary_account_number: String,
+    beneficiary_account_name: String,
+    bank_code: String,
+    transfer_type: String,
+    amount: i64,
+    fee: i64,
+    vat: i64,
+    narration: String,
+    reference_number: String,
+    debit_transaction_id: Option<String>,
+    fee_transaction_id: Option<String>,
+    initiated_by: String,
+    transfer_status: String,
+}
+
+async fn load<'e, E>(executor: E, business_id: &str, reference: &str) -> Result<Held, ApiError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let row = sqlx::query(
+        "SELECT id, business_id, source_account_id, beneficiary_account_id, \
+           beneficiary_account_number, beneficiary_account_name, bank_code, transfer_type, \
+           amount, fee, vat, narration, reference_number, debit_transaction_id, \
+           fee_transaction_id, initiated_by, transfer_status \
+         FROM transfers WHERE business_id = $1 AND reference_number = $2",
+    )
+    .bind(business_id)
+    .bind(reference)
+    .fetch_optional(executor)
+    .await
+    .or_internal()?
+    .ok_or_else(|| {
+        ApiError::new(ResponseCode::NotFound).with_message(format!(
+            "No transfer with reference {reference} in this business"
+        ))
+    })?;
+    Ok(Held {
+        id: store::text(&row, "id")?,
+        business_id: store::text(&row, "business_id")?,
+        source_account_id: store::text(&row, "source_account_id")?,
+        beneficiary_account_id: store::optional_text(&row, "beneficiary_account_id")?,
+        beneficiary_account_number: store::text(&row, "beneficiary_account_number")?,
+        beneficiary_account_name: store::text(&row, "beneficiary_account_name")?,
+        bank_code: store::text(&row, "bank_code")?,
+        transfer_type: store::text(&row, "transfer_type")?,
+        amount: row.try_get("amount").or_internal()?,
+        fee: row.try_get("fee").or_internal()?,
+        vat: row.try_get("vat").or_internal()?,
+        narration: store::text(&row, "narration")?,
+        reference_number: store::text(&row, "reference_number")?,
+        debit_transaction_id: store::optional_text(&row, "debit_transaction_id")?,
+        fee_transaction_id: store::optional_text(&row, "fee_transaction_id")?,
+        initiated_by: store::text(&row, "initiated_by")?,
+        transfer_status: store::text(&row, "transfer_status")?,
+    })
+}
+
+fn not_awaiting(reference: &str) -> ApiError {
+    ApiError::new(ResponseCode::InvalidState)
+        .with_message(format!("Transfer {reference} is not awaiting approval"))
+}
+
+/// Moves the held transfer from `pending_approval` to `status` (a conditional update): `48`
+/// when another request moved it first.
+async fn transition(
+    tx: &mut Tx,
+    held: &Held,
+    status: &str,
+    approval: &str,
+    reviewer: Option<&str>,
+    reason: Option<&str>,
+    at: DateTime<Utc>,
+) -> Result<(), ApiError> {
+    let moved = sqlx::query(
+        "UPDATE transfers SET transfer_status = $2, approval_status = $3, reviewed_by = $4, \
+           failure_reason = $5, updated_at = $6 \
+         WHERE id = $1 AND transfer_status = 'pending_approval'",
+    )
+    .bind(&held.id)
+    .bind(status)
+    .bind(approval)
+    .bind(reviewer)
+    .bind(reason)
+    .bind(store::timestamp(at))
+    .execute(&mut **tx)
+    .await
+    .or_internal()?
+    .rows_affected();
+    if moved != 1 {
+        return Err(not_awaiting(&held.reference_number));
+    }
+    Ok(())
+}
+
+async fn set_status(tx: &mut Tx, id: Option<&str>, status: &str) -> Result<(), ApiError> {
+    if let Some(id) = id {
+        sqlx::query("UPDATE transactions SET status = $2 WHERE id = $1")
+            .bind(id)
+            .bind(status)
+            .execute(&mut **tx)
+            .await
+            .or_internal()?;
+    }
+    Ok(())
+}
+
+/// Returns the reserve to the source account; the transactions become `failed`.
+async fn release(
+    tx: &mut Tx,
+    environment: Environment,
+    held: &Held,
+    now: DateTime<Utc>,
+) -> Result<ledger::Head, ApiError> {
+    let head = ledger::advance_head(tx, &held.business_id, now).await?;
+    let charges = held.fee + held.vat;
+    let mut postings = vec![
+        Posting {
+            account: LedgerAccount::Internal(Internal::Held, environment),
+            amount: -(held.amount + charges),
+        },
+        Posting {
+            account: LedgerAccount::Customer(held.source_account_id.clone()),
+            amount: held.amount,
+        },
+    ];
+    if charges > 0 {
+        postings.push(Posting {
+            account: LedgerAccount::Customer(held.source_account_id.clone()),
+            amount: charges,
+        });
+    }
+    let entry = Entry {
+        business_id: &held.business_id,
+        kind: "transfer_release",
+        postings,
+    };
+    if ledger::post(tx, &entry, head).await?.is_err() {
+        return Err(internal("a release of reserved funds was refused"));
+    }
+    set_status(tx, held.debit_transaction_id.as_deref(), "failed").await?;
+    set_status(tx, held.fee_transaction_id.as_deref(), "failed").await?;
+    Ok(head)
+}
+
+pub async fn reject(
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
+    ctx: RequestContext<Principal>,
+    body: models::RejectTransferRequest,
+) -> Result<models::Transfer, ApiError> {
+    let member = member_of(&ctx.principal)?.clone();
+    let business_id = ctx.principal.business_id.clone();
+    let reference = body.reference_number.to_string();
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    let held = load(&mut *tx, &business_id, &reference).await?;
+    if held.transfer_status != "pending_approval" {
+        return Err(not_awaiting(&reference));
+    }
+    let head = release(&mut tx, config.environment, &held, now).await?;
+    transition(
+        &mut tx,
+        &held,
+        "rejected",
+        "rejected",
+        Some(&member.id),
+        Some(body.reason.as_str()),
+        head.posted_at,
+    )
+    .await?;
+    let transfer = transfers::find(&mut *tx, &business_id, Lookup::Id(&held.id))
+        .await?
+        .ok_or_else(|| internal("a transfer vanished"))?;
+    events::record(
+        &mut tx,
+        &business_id,
+        "transfer.rejected",
+        &transfer,
+        head.posted_at,
+    )
+    .await?;
+    logs::audit(
+        &mut tx,
+        head.posted_at,
+        AuditEntry::by(&ctx, AuditAction::RejectTransfer).target("transfer", &held.id),
+    )
+    .await?;
+    tx.commit().await.or_internal()?;
+    Ok(transfer)
+}
+
+pub async fn cancel(
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
+    ctx: RequestContext<Principal>,
+    body: models::CancelTransferRequest,
+) -> Result<models::Transfer, ApiError> {
+    let member = member_of(&ctx.principal)?.clone();
+    let business_id = ctx.principal.business_id.clone();
+    let reference = body.reference_number.to_string();
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    let held = load(&mut *tx, &business_id, &reference).await?;
+    if held.initiated_by != member.id {
+        return Err(ApiError::new(ResponseCode::PermissionDenied)
+            .with_message("Only the member who initiated a transfer may cancel it"));
+    }
+    if held.transfer_status != "pending_approval" {
+        return Err(not_awaiting(&reference));
+    }
+    let head = release(&mut tx, config.environment, &held, now).await?;
+    transition(
+        &mut tx,
+        &held,
+        "cancelled",
+        "rejected",
+        None,
+        Some("Cancelled by the initiator"),
+        head.posted_at,
+    )
+    .await?;
+    let transfer = transfers::find(&mut *tx, &business_id, Lookup::Id(&held.id))
+        .await?
+        .ok_or_else(|| internal("a transfer vanished"))?;
+    events::record(
+        &mut tx,
+        &business_id,
+        "transfer.failed",
+        &transfer,
+        head.posted_at,
+    )
+    .await?;
+    logs::audit(
+        &mut tx,
+        head.posted_at,
+        AuditEntry::by(&ctx, AuditAction::CancelTransfer).target("transfer", &held.id),
+    )
+    .await?;
+    tx.commit().await.or_internal()?;
+    Ok(transfer)
+}
+
+/// `approve_transfer`: a different member executes a held transfer. The beneficiary is looked
+/// up again (the account may have changed hands, `49`); the provider screens it again (`80`,
+/// `83`, nothing moves and it stays held).
+pub async fn approve(
+    store: &Store,
+    config: &Config,
+    provider: &dyn CoreBanking,
+    clock: &Clock,
+    ctx: RequestContext<Principal>,
+    body: models::ApproveTransferRequest,
+) -> Result<models::Transfer, ApiError> {
+    let member = member_of(&ctx.principal)?.clone();
+    let business_id = ctx.principal.business_id.clone();
+    let reference = body.reference_number.to_string();
+    accounts::ensure_business_active(store.pool(), &business_id).await?;
+    if let Some(transfer) =
+        accounts::replayed(store, clock.now(), &ctx, &business_id, &body).await?
+    {
+        return Ok(transfer);
+    }
+    let held = load(store.pool(), &business_id, &reference).await?;
+    if held.transfer_status != "pending_approval" {
+        return Err(not_awaiting(&reference));
+    }
+    if held.initiated_by == member.id {
+        return Err(ApiError::new(ResponseCode::PermissionDenied)
+            .with_message("You cannot approve a transfer you initiated"));
+    }
+    let beneficiary = banks::resolve(
+        store,
+        provider,
+        &held.bank_code,
+        &held.beneficiary_account_number,
+    )
+    .await?;
+    if !fees::same_name(&held.beneficiary_account_name, &beneficiary.account_name) {
+        return Err(
+            ApiError::new(ResponseCode::BeneficiaryNameMismatch).with_message(format!(
+                "The beneficiary account is now held by {}",
+                beneficiary.account_name
+            )),
+        );
+    }
+    let source = accounts::find_by_id_in(store.pool(), &held.source_account_id)
+        .await?
+        .ok_or_else(|| internal("the source account vanished"))?;
+    provider
+        .screen_transfer(&NipTransfer {
+            reference_number: held.reference_number.clone(),
+            source_account_number: source.account_number.clone(),
+            beneficiary_account_number: held.beneficiary_account_number.clone(),
+            bank_code: held.bank_code.clone(),
+            amount_kobo: held.amount,
+            narration: held.narration.clone(),
+        })
+        .await
+        .map_err(banks::provider_error)?;
+
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &body).await?;
+    if let Claim::Replay(data) = claim {
+        return idempotency::replay(&ctx, data);
+    }
+    let recipient_business = beneficiary.kobo_account.as_ref().map(|(_, b)| b.clone());
+    let heads =
+        transfers::lock_heads(&mut tx, &business_id, recipient_business.as_deref(), now).await?;
+    let head = heads.source;
+    let intra = held.transfer_type == "intra";
+    transition(
+        &mut tx,
+        &held,
+        if intra { "success" } else { "processing" },
+        "approved",
+        Some(&member.id),
+        None,
+        head.posted_at,
+    )
+    .await?;
+    let charges = held.fee + held.vat;
+    let mut postings = vec![Posting {
+        account: LedgerAccount::Internal(Internal::Held, config.environment),
+        amount: -(held.amount + charges),
+    }];
+    postings.extend(transfers::destination_postings(
+        config.environment,
+        held.beneficiary_account_id.as_deref(),
+        held.amount,
+        charges,
+    ));
+    let entry = Entry {
+        business_id: &business_id,
+        kind: "transfer_approval",
+        postings,
+    };
+    let entry_id = match ledger::post(&mut tx, &entry, head).await? {
+        Ok(entry_id) => entry_id,
+        Err(Refusal::BalanceLimit { .. } | Refusal::InsufficientFunds { .. }) => {
+            return Err(ApiError::new(ResponseCode::ProviderError)
+                .with_message("The beneficiary account cannot hold this amount"));
+        }
+    };
+    set_status(&mut tx, held.fee_transaction_id.as_deref(), "success").await?;
+    if intra {
+        set_status(&mut tx, held.debit_transaction_id.as_deref(), "success").await?;
+        if let (Some((account_id, recipient)), Some(recipient_head)) = (
+            beneficiary.kobo_account.as_ref(),
+            heads.recipient.or(Some(head)),
+        ) {
+            let amount =
+                Kobo::from_stored(held.amount).ok_or_else(|| internal("a transfer of nothing"))?;
+            transfers::credit_recipient(
+                &mut tx,
+                &business_id,
+                account_id,
+                recipient,
+                recipient_head,
+                head,
+                &entry_id,
+                amount,
+                &held.narration,
+                &source,
+            )
+            .await??;
+        }
+    }
+    let transfer = transfers::find(&mut *tx, &business_id, Lookup::Id(&held.id))
+        .await?
+        .ok_or_else(|| internal("a transfer vanished"))?;
+    if intra {
+        events::record(
+            &mut tx,
+            &business_id,
+            "transfer.success",
+            &transfer,
+            head.posted_at,
+        )
+        .await?;
+    }
+    logs::audit(
+        &mut tx,
+        head.posted_at,
+        AuditEntry::by(&ctx, AuditAction::ApproveTransfer).target("transfer", &held.id),
+    )
+    .await?;
+    idempotency::complete(&mut tx, &claim, &transfer).await?;
+    tx.commit().await.or_internal()?;
+    Ok(transfer)
+}
+
+/// Held transfers past their `expires_at`: released, `expired`, `transfer.failed`. Returns
+/// how many.
+pub async fn expire_due(
+    store: &Store,
+    environment: Environment,
+    clock: &Clock,
+) -> Result<usize, ApiError> {
+    let now = clock.now();
+    let due: Vec<(String, String)> = sqlx::query_as(
+        "SELECT business_id, reference_number FROM transfers \
+         WHERE transfer_status = 'pending_approval' AND expires_at <= $1 LIMIT 100",
+    )
+    .bind(store::timestamp(now))
+    .fetch_all(store.pool())
+    .await
+    .or_internal()?;
+    let mut expired = 0;
+    for (business_id, reference) in due {
+        let mut tx = store.begin().await?;
+        let held = load(&mut *tx, &business_id, &reference).await?;
+        if held.transfer_status != "pending_approval" {
+            continue;
+        }
+        let head = release(&mut tx, environment, &held, now).await?;
+        transition(
+            &mut tx,
+            &held,
+            "expired",
+            "rejected",
+            None,
+            Some("Not reviewed in time"),
+            head.posted_at,
+        )
+        .await?;
+        let transfer = transfers::find(&mut *tx, &business_id, Lookup::Id(&held.id))
+            .await?
+            .ok_or_else(|| internal("a transfer vanished"))?;
+        events::record(
+            &mut tx,
+            &business_id,
+            "transfer.failed",
+            &transfer,
+            head.posted_at,
+        )
+        .await?;
+        tx.commit().await.or_internal()?;
+        expired += 1;
+    }
+    Ok(expired)
+}
+
+/// `fetch_pending_transfers`: held transfers, oldest first (the cursor moves forward).
+pub async fn fetch_pending(
+    store: &Store,
+    business_id: &str,
+    body: models::FetchPendingTransfersRequest,
+) -> Result<Page<Vec<models::Transfer>>, ApiError> {
+    let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
+    let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
+    let mut sql = paging::Sql::new(
+        "SELECT t.reference_number FROM transfers t JOIN accounts a ON a.id = t.source_account_id",
+    );
+    let mut conditions = paging::Conditions::default();
+    conditions.add(format!("t.business_id = {}", sql.arg(business_id)));
+    conditions.add("t.transfer_status = 'pending_approval'".to_owned());
+    if let Some(number) = &body.source_account_number {
+        conditions.add(format!(
+            "a.account_number = {}",
+            sql.arg(number.to_string())
+        ));
+    }
+    if let Some(cursor) = cursor {
+        let at = sql.arg(cursor.created_at);
+        let id = sql.arg(cursor.id);
+        conditions.add(format!(
+            "(t.created_at > {at} OR (t.created_at = {at} AND t.id > {id}))"
+        ));
+    }
+    let fetch = sql.arg(limit as i64 + 1);
+    sql.push(&conditions.where_clause());
+    sql.push(&format!(" ORDER BY t.created_at, t.id LIMIT {fetch}"));
+    let rows = sql.fetch_all(store.pool()).await?;
+    let mut transfers_found = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let reference = store::text(row, "reference_number")?;
+        if let Some(transfer) = transfers::find(
+            store.pool(),
+            business_id,
+            Lookup::ReferenceNumber(&reference),
+        )
+        .await?
+        {
+            transfers_found.push(transfer);
+        }
+    }
+    let has_more = paging::trim_to_page(&mut transfers_found, limit);
+    let last = transfers_found.last().map(|t| (t.created_at, t.id));
+    Ok(Page {
+        data: transfers_found,
+        pagination: paging::keyset_pagination(has_more, last, limit),
+    })
+}

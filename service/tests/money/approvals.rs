@@ -1,0 +1,268 @@
+//! Maker-checker: the approval policy holds transfers, their funds reserved; a different
+//! member approves, rejects or lets them expire; the initiator may cancel.
+
+use chrono::Duration;
+use generated_server::{Operation, ResponseCode};
+use kobo::kernel::config::Environment;
+use kobo::money::{approvals, nip};
+use kobo::on_both_stores;
+use kobo::platform::permissions::CHECKER_ROLE_ID;
+use kobo::testkit::{StoreKind, TestKit};
+use serde_json::{json, Value};
+
+use crate::races::roomy_budget;
+
+async fn otp(kit: &TestKit, token: &str) -> String {
+    kit.op(Operation::GenerateOtp, token, json!({}))
+        .await
+        .expect(ResponseCode::Success)["otp"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn balance(kit: &TestKit, number: &str) -> String {
+    let balance: i64 = sqlx::query_scalar("SELECT balance FROM accounts WHERE account_number = $1")
+        .bind(number)
+        .fetch_one(kit.store.pool())
+        .await
+        .unwrap();
+    format!("{}.{:02}", balance / 100, balance % 100)
+}
+
+fn body(to: &str, name: &str, bank: &str, amount: &str, otp: &str) -> Value {
+    json!({
+        "source_account_number": "1000000014",
+        "source_account_name": "Adaeze Foods Ltd",
+        "beneficiary_account_number": to,
+        "beneficiary_account_name": name,
+        "bank_code": bank,
+        "amount": amount,
+        "transfer_type": if bank == "090823" { "intra" } else { "inter" },
+        "otp": otp,
+    })
+}
+
+async fn held(kit: &TestKit, to: &str, name: &str, bank: &str, amount: &str) -> Value {
+    let code = otp(kit, &kit.owner_token).await;
+    let transfer = kit
+        .op(
+            Operation::FundsTransfer,
+            &kit.owner_token,
+            body(to, name, bank, amount, &code),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(
+        transfer["transfer_status"], "pending_approval",
+        "{transfer:#}"
+    );
+    assert_eq!(transfer["approval_status"], "awaiting_approval");
+    assert_eq!(transfer["status"], "pending");
+    assert!(transfer["expires_at"].is_string());
+    transfer
+}
+
+async fn the_policy_holds_transfers_until_a_checker_decides(kind: StoreKind) {
+    let mut config = roomy_budget();
+    config.otp.issue_limit = 1_000;
+    let kit = TestKit::start(kind, config).await;
+    let token = kit.integration_token().await;
+    kit.op(Operation::GetApprovalPolicy, &kit.owner_token, json!({}))
+        .await
+        .expect(ResponseCode::NotFound);
+    let policy = kit
+        .op(
+            Operation::CreateApprovalPolicy,
+            &kit.owner_token,
+            json!({"min_amount": "1000"}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(policy["min_amount"], "1000.00");
+    assert_eq!(policy["is_active"], true);
+    kit.op(Operation::CreateApprovalPolicy, &kit.owner_token, json!({}))
+        .await
+        .expect(ResponseCode::Duplicate);
+
+    kit.credit(&token, "1000000014", "100000").await;
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let (_, checker) = kit
+        .add_member("ngozi.eze@adaezefoods.ng", CHECKER_ROLE_ID)
+        .await;
+
+    // Below the minimum: runs at once.
+    let code = otp(&kit, &kit.owner_token).await;
+    let small = kit
+        .op(
+            Operation::FundsTransfer,
+            &kit.owner_token,
+            body(
+                &other.main_account_number,
+                "Lagos Fresh Produce Ltd",
+                "090823",
+                "999.99",
+                &code,
+            ),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(small["transfer_status"], "success");
+    assert_eq!(balance(&kit, "1000000014").await, "99000.01");
+
+    // Held: the funds are reserved at once; the recipient has nothing yet.
+    let first = held(
+        &kit,
+        &other.main_account_number,
+        "Lagos Fresh Produce Ltd",
+        "090823",
+        "50000",
+    )
+    .await;
+    assert_eq!(balance(&kit, "1000000014").await, "49000.01");
+    assert_eq!(balance(&kit, &other.main_account_number).await, "999.99");
+    let pending = kit
+        .op(Operation::FetchPendingTransfers, &checker, json!({}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(pending.as_array().unwrap().len(), 1);
+    // Not by the initiator.
+    kit.op(
+        Operation::ApproveTransfer,
+        &kit.owner_token,
+        json!({"reference_number": first["reference_number"]}),
+    )
+    .await
+    .expect(ResponseCode::PermissionDenied);
+    let approved = kit
+        .op(
+            Operation::ApproveTransfer,
+            &checker,
+            json!({"reference_number": first["reference_number"]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(approved["transfer_status"], "success");
+    assert_eq!(approved["approval_status"], "approved");
+    assert!(approved["reviewed_by"].is_string());
+    assert_eq!(balance(&kit, &other.main_account_number).await, "50999.99");
+    kit.op(
+        Operation::ApproveTransfer,
+        &checker,
+        json!({"reference_number": first["reference_number"]}),
+    )
+    .await
+    .expect(ResponseCode::InvalidState);
+
+    // Rejected: the reserve comes back.
+    let second = held(&kit, "0123456788", "Emeka Nwosu", "000013", "10000").await;
+    assert_eq!(balance(&kit, "1000000014").await, "38973.13");
+    let rejected = kit
+        .op(
+            Operation::RejectTransfer,
+            &checker,
+            json!({"reference_number": second["reference_number"], "reason": "Not budgeted"}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(rejected["transfer_status"], "rejected");
+    assert_eq!(rejected["status"], "failed");
+    assert_eq!(rejected["failure_reason"], "Not budgeted");
+    assert_eq!(balance(&kit, "1000000014").await, "49000.01");
+
+    // Cancelled by its initiator only.
+    let third = held(&kit, "0123456788", "Emeka Nwosu", "000013", "2000").await;
+    kit.op(
+        Operation::CancelTransfer,
+        &checker,
+        json!({"reference_number": third["reference_number"]}),
+    )
+    .await
+    .expect(ResponseCode::PermissionDenied);
+    let cancelled = kit
+        .op(
+            Operation::CancelTransfer,
+            &kit.owner_token,
+            json!({"reference_number": third["reference_number"]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(cancelled["transfer_status"], "cancelled");
+    assert_eq!(balance(&kit, "1000000014").await, "49000.01");
+
+    // An inter-bank transfer approved goes to NIP like any other.
+    let fourth = held(&kit, "0123456788", "Emeka Nwosu", "000013", "5000").await;
+    let approved = kit
+        .op(
+            Operation::ApproveTransfer,
+            &checker,
+            json!({"reference_number": fourth["reference_number"]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(approved["transfer_status"], "processing");
+    let pass = nip::process_due(
+        &kit.store,
+        &**kit.api.provider(),
+        &kit.clock,
+        Environment::Sandbox,
+        10,
+    )
+    .await
+    .unwrap();
+    assert_eq!(pass.settled, 1);
+    assert_eq!(balance(&kit, "1000000014").await, "43989.26");
+
+    // Unreviewed for 72 hours: expired, the reserve released.
+    let fifth = held(&kit, "0123456788", "Emeka Nwosu", "000013", "3000").await;
+    assert_eq!(balance(&kit, "1000000014").await, "40978.51");
+    kit.clock.advance(Duration::hours(73));
+    assert_eq!(
+        approvals::expire_due(&kit.store, Environment::Sandbox, &kit.clock)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(balance(&kit, "1000000014").await, "43989.26");
+    let owner = kit
+        .login(
+            "adaeze.okafor@adaezefoods.ng",
+            kobo::testkit::OWNER_PASSWORD,
+        )
+        .await;
+    let expired = kit
+        .op(
+            Operation::GetTransferWeb,
+            &owner,
+            json!({"reference_number": fifth["reference_number"]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(expired["transfer_status"], "expired");
+
+    // The policy can be switched off.
+    let off = kit
+        .op(
+            Operation::UpdateApprovalPolicy,
+            &owner,
+            json!({"is_active": false}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(off["is_active"], false);
+    kit.assert_ledger_balances().await;
+}
+
+on_both_stores!(kind: the_policy_holds_transfers_until_a_checker_decides);
