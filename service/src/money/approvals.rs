@@ -21,6 +21,7 @@ use crate::money::amount::{amount_text, Kobo};
 use crate::money::banks;
 use crate::money::fees;
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
+use crate::money::transactions;
 use crate::money::transfers::{self, Lookup};
 use crate::outbox::events;
 use crate::platform::idempotency::{self, Claim};
@@ -275,18 +276,6 @@ async fn transition(
     Ok(())
 }
 
-async fn set_status(tx: &mut Tx, id: Option<&str>, status: &str) -> Result<(), ApiError> {
-    if let Some(id) = id {
-        sqlx::query("UPDATE transactions SET status = $2 WHERE id = $1")
-            .bind(id)
-            .bind(status)
-            .execute(&mut **tx)
-            .await
-            .or_internal()?;
-    }
-    Ok(())
-}
-
 /// Returns the reserve to the source account; the transactions become `failed`.
 async fn release(
     tx: &mut Tx,
@@ -320,8 +309,8 @@ async fn release(
     if ledger::post(tx, &entry, head).await?.is_err() {
         return Err(internal("a release of reserved funds was refused"));
     }
-    set_status(tx, held.debit_transaction_id.as_deref(), "failed").await?;
-    set_status(tx, held.fee_transaction_id.as_deref(), "failed").await?;
+    transactions::set_status(tx, held.debit_transaction_id.as_deref(), "failed").await?;
+    transactions::set_status(tx, held.fee_transaction_id.as_deref(), "failed").await?;
     Ok(head)
 }
 
@@ -341,35 +330,62 @@ pub async fn reject(
     if held.transfer_status != "pending_approval" {
         return Err(not_awaiting(&reference));
     }
-    let head = release(&mut tx, config.environment, &held, now).await?;
+    let closing = Closing {
+        status: "rejected",
+        reviewer: Some(&member.id),
+        reason: body.reason.as_str(),
+        event: "transfer.rejected",
+        audit: Some(AuditEntry::by(&ctx, AuditAction::RejectTransfer)),
+    };
+    let transfer = close(&mut tx, config.environment, &held, now, closing).await?;
+    tx.commit().await.or_internal()?;
+    Ok(transfer)
+}
+
+/// How a held transfer ends without executing.
+struct Closing<'a> {
+    status: &'static str,
+    reviewer: Option<&'a str>,
+    reason: &'a str,
+    event: &'static str,
+    /// The member's action, when a member ended it (expiry has none).
+    audit: Option<AuditEntry>,
+}
+
+/// Releases a held transfer's reserve and ends it as `closing` says, inside `tx`: the
+/// conditional state change, the event and the audit entry.
+async fn close(
+    tx: &mut Tx,
+    environment: Environment,
+    held: &Held,
+    now: DateTime<Utc>,
+    closing: Closing<'_>,
+) -> Result<models::Transfer, ApiError> {
+    let head = release(tx, environment, held, now).await?;
     transition(
-        &mut tx,
-        &held,
+        tx,
+        held,
+        closing.status,
         "rejected",
-        "rejected",
-        Some(&member.id),
-        Some(body.reason.as_str()),
+        closing.reviewer,
+        Some(closing.reason),
         head.posted_at,
     )
     .await?;
-    let transfer = transfers::find(&mut *tx, &business_id, Lookup::Id(&held.id))
+    let transfer = transfers::find(&mut **tx, &held.business_id, Lookup::Id(&held.id))
         .await?
         .ok_or_else(|| internal("a transfer vanished"))?;
     events::record(
-        &mut tx,
-        &business_id,
-        "transfer.rejected",
+        tx,
+        &held.business_id,
+        closing.event,
         &transfer,
         head.posted_at,
     )
     .await?;
-    logs::audit(
-        &mut tx,
-        head.posted_at,
-        AuditEntry::by(&ctx, AuditAction::RejectTransfer).target("transfer", &held.id),
-    )
-    .await?;
-    tx.commit().await.or_internal()?;
+    if let Some(entry) = closing.audit {
+        logs::audit(tx, head.posted_at, entry.target("transfer", &held.id)).await?;
+    }
     Ok(transfer)
 }
 
@@ -393,34 +409,14 @@ pub async fn cancel(
     if held.transfer_status != "pending_approval" {
         return Err(not_awaiting(&reference));
     }
-    let head = release(&mut tx, config.environment, &held, now).await?;
-    transition(
-        &mut tx,
-        &held,
-        "cancelled",
-        "rejected",
-        None,
-        Some("Cancelled by the initiator"),
-        head.posted_at,
-    )
-    .await?;
-    let transfer = transfers::find(&mut *tx, &business_id, Lookup::Id(&held.id))
-        .await?
-        .ok_or_else(|| internal("a transfer vanished"))?;
-    events::record(
-        &mut tx,
-        &business_id,
-        "transfer.failed",
-        &transfer,
-        head.posted_at,
-    )
-    .await?;
-    logs::audit(
-        &mut tx,
-        head.posted_at,
-        AuditEntry::by(&ctx, AuditAction::CancelTransfer).target("transfer", &held.id),
-    )
-    .await?;
+    let closing = Closing {
+        status: "cancelled",
+        reviewer: None,
+        reason: "Cancelled by the initiator",
+        event: "transfer.failed",
+        audit: Some(AuditEntry::by(&ctx, AuditAction::CancelTransfer)),
+    };
+    let transfer = close(&mut tx, config.environment, &held, now, closing).await?;
     tx.commit().await.or_internal()?;
     Ok(transfer)
 }
@@ -527,9 +523,9 @@ pub async fn approve(
                 .with_message("The beneficiary account cannot hold this amount"));
         }
     };
-    set_status(&mut tx, held.fee_transaction_id.as_deref(), "success").await?;
+    transactions::set_status(&mut tx, held.fee_transaction_id.as_deref(), "success").await?;
     if intra {
-        set_status(&mut tx, held.debit_transaction_id.as_deref(), "success").await?;
+        transactions::set_status(&mut tx, held.debit_transaction_id.as_deref(), "success").await?;
         if let (Some((account_id, recipient)), Some(recipient_head)) = (
             beneficiary.kobo_account.as_ref(),
             heads.recipient.or(Some(head)),
@@ -598,28 +594,14 @@ pub async fn expire_due(
         if held.transfer_status != "pending_approval" {
             continue;
         }
-        let head = release(&mut tx, environment, &held, now).await?;
-        transition(
-            &mut tx,
-            &held,
-            "expired",
-            "rejected",
-            None,
-            Some("Not reviewed in time"),
-            head.posted_at,
-        )
-        .await?;
-        let transfer = transfers::find(&mut *tx, &business_id, Lookup::Id(&held.id))
-            .await?
-            .ok_or_else(|| internal("a transfer vanished"))?;
-        events::record(
-            &mut tx,
-            &business_id,
-            "transfer.failed",
-            &transfer,
-            head.posted_at,
-        )
-        .await?;
+        let closing = Closing {
+            status: "expired",
+            reviewer: None,
+            reason: "Not reviewed in time",
+            event: "transfer.failed",
+            audit: None,
+        };
+        close(&mut tx, environment, &held, now, closing).await?;
         tx.commit().await.or_internal()?;
         expired += 1;
     }

@@ -201,22 +201,6 @@ async fn decide(
     Ok(decided == 1)
 }
 
-async fn set_transaction_status(
-    tx: &mut store::Tx,
-    id: Option<&str>,
-    status: &str,
-) -> Result<(), ApiError> {
-    if let Some(id) = id {
-        sqlx::query("UPDATE transactions SET status = $2 WHERE id = $1")
-            .bind(id)
-            .bind(status)
-            .execute(&mut **tx)
-            .await
-            .or_internal()?;
-    }
-    Ok(())
-}
-
 async fn settle(
     store: &Store,
     clock: &Clock,
@@ -254,7 +238,7 @@ async fn settle(
         .execute(&mut *tx)
         .await
         .or_internal()?;
-    set_transaction_status(&mut tx, leased.debit_transaction_id.as_deref(), "success").await?;
+    transactions::set_status(&mut tx, leased.debit_transaction_id.as_deref(), "success").await?;
     if let Some(id) = &leased.debit_transaction_id {
         sqlx::query("UPDATE transactions SET session_id = $2 WHERE id = $1")
             .bind(id)
@@ -341,8 +325,8 @@ async fn reverse(
         },
     )
     .await?;
-    set_transaction_status(&mut tx, leased.debit_transaction_id.as_deref(), "reversed").await?;
-    set_transaction_status(&mut tx, leased.fee_transaction_id.as_deref(), "reversed").await?;
+    transactions::set_status(&mut tx, leased.debit_transaction_id.as_deref(), "reversed").await?;
+    transactions::set_status(&mut tx, leased.fee_transaction_id.as_deref(), "reversed").await?;
     sqlx::query(
         "UPDATE transfers SET failure_reason = $2, reversal_reference_number = $3, \
            session_id = COALESCE($4, session_id) WHERE id = $1",

@@ -121,6 +121,20 @@ pub async fn record(
     integration_view(&row)
 }
 
+/// Changes the status of transaction `id`, when there is one (`pending` becoming `success`,
+/// `reversed` or `failed`): its amount and place in the listing never change.
+pub async fn set_status(tx: &mut Tx, id: Option<&str>, status: &str) -> Result<(), ApiError> {
+    if let Some(id) = id {
+        sqlx::query("UPDATE transactions SET status = $2 WHERE id = $1")
+            .bind(id)
+            .bind(status)
+            .execute(&mut **tx)
+            .await
+            .or_internal()?;
+    }
+    Ok(())
+}
+
 const TRANSACTION_COLUMNS: &str = "t.id, t.reference_number, t.transaction_type, t.category, \
     t.status, t.channel, t.amount, t.narration, t.session_id, t.originator_account_number, \
     t.originator_account_name, t.originator_bank_code, t.originator_bank_name, t.created_at, \

@@ -53,6 +53,24 @@ pub struct TransferRequest {
     pub reference: Option<String>,
 }
 
+impl From<&models::FundsTransferApiRequest> for TransferRequest {
+    fn from(body: &models::FundsTransferApiRequest) -> TransferRequest {
+        TransferRequest {
+            source_account_number: body.source_account_number.to_string(),
+            source_account_name: body.source_account_name.to_string(),
+            beneficiary_account_number: body.beneficiary_account_number.to_string(),
+            beneficiary_account_name: body.beneficiary_account_name.to_string(),
+            bank_code: body.bank_code.to_string(),
+            amount: body.amount.to_string(),
+            narration: body.narration.as_ref().map(|n| n.to_string()),
+            transfer_type: body.transfer_type,
+            bvn: body.bvn.as_ref().map(|b| b.to_string()),
+            kyc: body.kyc.map(|k| k.get()),
+            reference: body.reference.as_ref().map(|r| r.to_string()),
+        }
+    }
+}
+
 fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
     ApiError::new(ResponseCode::InvalidRequest).with_message(message)
 }
@@ -75,19 +93,11 @@ pub async fn funds_transfer(
     if let Value::Object(fields) = &mut fingerprint {
         fields.remove("otp");
     }
-    let request = TransferRequest {
-        source_account_number: body.source_account_number.to_string(),
-        source_account_name: body.source_account_name.to_string(),
-        beneficiary_account_number: body.beneficiary_account_number.to_string(),
-        beneficiary_account_name: body.beneficiary_account_name.to_string(),
-        bank_code: body.bank_code.to_string(),
-        amount: body.amount.to_string(),
-        narration: body.narration.as_ref().map(|n| n.to_string()),
-        transfer_type: body.transfer_type,
-        bvn: body.bvn.as_ref().map(|b| b.to_string()),
-        kyc: body.kyc.map(|k| k.get()),
-        reference: body.reference.as_ref().map(|r| r.to_string()),
-    };
+    // The body without its OTP is the API twin's body.
+    let request = TransferRequest::from(
+        &serde_json::from_value::<models::FundsTransferApiRequest>(fingerprint.clone())
+            .or_internal()?,
+    );
     let otp = Some(body.otp.to_string());
     initiate(
         store,
@@ -114,19 +124,7 @@ pub async fn funds_transfer_api(
     if ctx.idempotency_key.is_none() {
         return Err(invalid("`Idempotency-Key`: required on funds_transfer_api"));
     }
-    let request = TransferRequest {
-        source_account_number: body.source_account_number.to_string(),
-        source_account_name: body.source_account_name.to_string(),
-        beneficiary_account_number: body.beneficiary_account_number.to_string(),
-        beneficiary_account_name: body.beneficiary_account_name.to_string(),
-        bank_code: body.bank_code.to_string(),
-        amount: body.amount.to_string(),
-        narration: body.narration.as_ref().map(|n| n.to_string()),
-        transfer_type: body.transfer_type,
-        bvn: body.bvn.as_ref().map(|b| b.to_string()),
-        kyc: body.kyc.map(|k| k.get()),
-        reference: body.reference.as_ref().map(|r| r.to_string()),
-    };
+    let request = TransferRequest::from(&body);
     initiate(store, config, provider, clock, &ctx, &body, request, None).await
 }
 

@@ -11,24 +11,7 @@ use kobo::testkit::{StoreKind, TestKit};
 use serde_json::{json, Value};
 
 use crate::races::roomy_budget;
-
-async fn otp(kit: &TestKit, token: &str) -> String {
-    kit.op(Operation::GenerateOtp, token, json!({}))
-        .await
-        .expect(ResponseCode::Success)["otp"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
-async fn balance(kit: &TestKit, number: &str) -> String {
-    let balance: i64 = sqlx::query_scalar("SELECT balance FROM accounts WHERE account_number = $1")
-        .bind(number)
-        .fetch_one(kit.store.pool())
-        .await
-        .unwrap();
-    format!("{}.{:02}", balance / 100, balance % 100)
-}
+use crate::support::{balance, otp};
 
 fn body(to: &str, name: &str, bank: &str, amount: &str, otp: &str) -> Value {
     json!({

@@ -9,6 +9,7 @@ mod customers;
 mod inbound;
 mod isolation;
 mod races;
+mod support;
 mod transactions;
 mod transfers;
 mod verify;
