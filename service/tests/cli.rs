@@ -241,6 +241,55 @@ fn the_demo_prints_credentials_and_a_first_request_that_works() {
     assert_eq!(report["ledger_total"], "0.00");
 }
 
+/// The README's transfer story, run as written against a fresh demo: it keeps the README true.
+#[test]
+fn the_readme_transfer_story_runs_against_the_demo() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let marker = readme
+        .find("**A transfer story with curl alone.**")
+        .expect("the story in README");
+    let start = marker + readme[marker..].find("```sh\n").expect("its script") + 6;
+    let end = start + readme[start..].find("```").expect("the script's end");
+    let script = &readme[start..end];
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["demo"], 22);
+    let output = Command::new("sh")
+        .args(["-ec", script])
+        .env("KOBO", &server.base_url)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{printed}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<&str> = printed.lines().collect();
+    assert!(lines[0].contains("Emeka Nwosu"), "{printed}");
+    assert_eq!(
+        lines[1..7],
+        [
+            "success",
+            "success",
+            "reversed",
+            "True",
+            "pending_approval",
+            "cancelled"
+        ],
+        "{printed}"
+    );
+    assert!(
+        printed.contains(" credit 12026.88 success"),
+        "the reversal: {printed}"
+    );
+    let (status, _) = server.stop();
+    assert!(status.success());
+    let report = run_json(dir.path(), &["ledger", "verify", "--json"]);
+    assert_eq!(report["ok"], true, "{report}");
+}
+
 #[test]
 fn ledger_verify_names_a_discrepancy_and_exits_non_zero() {
     let dir = tempfile::tempdir().unwrap();
