@@ -305,6 +305,34 @@ fn ledger_verify_names_a_discrepancy_and_exits_non_zero() {
             "--active",
         ],
     );
+    // The operator sets a daily transfer limit, then goes back to the default.
+    let id: String = {
+        let listed = run(dir.path(), &["ledger", "verify", "--json"]);
+        assert!(listed.contains("\"ok\": true"), "{listed}");
+        let db = dir.path().join("kobo.db");
+        let output = Command::new("python3")
+            .args([
+                "-c",
+                "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT id FROM businesses').fetchone()[0])",
+                db.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    };
+    let set = run_json(
+        dir.path(),
+        &["business", "daily-limit", &id, "2500000.5", "--json"],
+    );
+    assert_eq!(set["daily_transfer_limit"], "2500000.50", "{set}");
+    let reset = run(dir.path(), &["business", "daily-limit", &id, "--default"]);
+    assert!(reset.contains("the configured default"), "{reset}");
+    let refused = kobo(dir.path())
+        .args(["business", "daily-limit", &id, "-5"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+
     let clean = run(dir.path(), &["ledger", "verify"]);
     assert!(clean.contains("The ledger balances."), "{clean}");
 

@@ -261,6 +261,29 @@ pub enum BusinessCommand {
     Activate(BusinessStatusArgs),
     /// Mark a business inactive (the spec's `60`, customer not active).
     Deactivate(BusinessStatusArgs),
+    /// Set a business's daily transfer limit (NGN), or `--default` to go back to the
+    /// configured one.
+    DailyLimit(DailyLimitArgs),
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct DailyLimitArgs {
+    /// The business id (a UUID) as `business create` printed it, or its `client_id`.
+    pub id: String,
+
+    /// The limit in NGN, at most two fraction digits (`5000000`, `2500000.50`).
+    #[arg(required_unless_present = "default")]
+    pub amount: Option<String>,
+
+    /// Use the configured default again.
+    #[arg(long, conflicts_with = "amount")]
+    pub default: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Clone, Debug, Args)]
@@ -506,6 +529,7 @@ async fn business(command: BusinessCommand) -> Result<()> {
         BusinessCommand::Create(args) => create_business(args).await,
         BusinessCommand::Activate(args) => set_business_status(args, true).await,
         BusinessCommand::Deactivate(args) => set_business_status(args, false).await,
+        BusinessCommand::DailyLimit(args) => set_daily_limit(args).await,
     }
 }
 
@@ -616,6 +640,30 @@ async fn set_business_status(args: BusinessStatusArgs, active: bool) -> Result<(
         println!("{}", json!({"business_id": args.id, "status": status}));
     } else {
         println!("Business {} is now {status}.", args.id);
+    }
+    Ok(())
+}
+
+async fn set_daily_limit(args: DailyLimitArgs) -> Result<()> {
+    let kobo = match &args.amount {
+        Some(amount) => Some(crate::money::amount::Kobo::parse(amount).with_context(|| {
+            format!("{amount:?} is not a positive amount with at most two fraction digits")
+        })?),
+        None => None,
+    };
+    let store = args.store.open().await?;
+    businesses::set_daily_transfer_limit(&store, &args.id, kobo.map(|k| k.get())).await?;
+    let shown = kobo.map_or_else(
+        || "the configured default".to_owned(),
+        |k| format!("NGN {k}"),
+    );
+    if args.output.json {
+        println!(
+            "{}",
+            json!({"business_id": args.id, "daily_transfer_limit": kobo.map(|k| k.to_string())})
+        );
+    } else {
+        println!("Business {} may now send {shown} a day.", args.id);
     }
     Ok(())
 }

@@ -219,6 +219,27 @@ pub async fn set_status(
     Ok(())
 }
 
+/// Sets a business's daily transfer limit in kobo (`None`: the configured default again).
+pub async fn set_daily_transfer_limit(
+    store: &Store,
+    id_or_client_id: &str,
+    limit: Option<i64>,
+) -> Result<()> {
+    let updated = sqlx::query(
+        "UPDATE businesses SET daily_transfer_limit = $2 WHERE id = $1 OR client_id = $1",
+    )
+    .bind(id_or_client_id)
+    .bind(limit)
+    .execute(store.pool())
+    .await
+    .context("cannot update the business")?
+    .rows_affected();
+    if updated == 0 {
+        bail!("no business has the id or client_id {id_or_client_id:?}");
+    }
+    Ok(())
+}
+
 /// The business with this id or `client_id`.
 pub async fn find(store: &Store, id_or_client_id: &str) -> Result<Option<BusinessRecord>> {
     let row = sqlx::query(
