@@ -23,7 +23,7 @@ use crate::platform::business::{self, normalize_email};
 use crate::platform::idempotency::{self, Claim};
 use crate::platform::logs::{self, AuditEntry};
 use crate::platform::principal::Principal;
-use crate::provider::{AccountOpening, CoreBanking, IdentityNumbers, ProviderError};
+use crate::provider::{AccountOpening, CoreBanking, IdentityNumbers};
 
 /// The columns every account view reads, from `accounts a LEFT JOIN accounts p` (the parent).
 const ACCOUNT_COLUMNS: &str = "a.id, a.account_number, a.account_name, a.account_type, \
@@ -112,17 +112,6 @@ where
     }
 }
 
-fn provider_error(error: ProviderError) -> ApiError {
-    match error {
-        ProviderError::Unavailable(message) => {
-            ApiError::new(ResponseCode::ProviderUnavailable).with_message(message)
-        }
-        ProviderError::Refused(message) => {
-            ApiError::new(ResponseCode::ProviderError).with_message(message)
-        }
-    }
-}
-
 fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
     ApiError::new(ResponseCode::InvalidRequest).with_message(message)
 }
@@ -182,8 +171,7 @@ pub async fn create_current_account(
             account_name: chosen_name.as_deref().unwrap_or(""),
             account_type: "current",
         })
-        .await
-        .map_err(provider_error)?;
+        .await?;
 
     let now = clock.now();
     let mut tx = store.begin().await?;
@@ -392,10 +380,7 @@ pub async fn create_customer_account(
             return Err(error);
         }
     }
-    let verified = provider
-        .verify_identity(&numbers)
-        .await
-        .map_err(provider_error)?;
+    let verified = provider.verify_identity(&numbers).await?;
     let name = chosen_name.unwrap_or_else(|| verified.name.clone());
     provider
         .open_account(&AccountOpening {
@@ -403,8 +388,7 @@ pub async fn create_customer_account(
             account_name: &name,
             account_type: "virtual",
         })
-        .await
-        .map_err(provider_error)?;
+        .await?;
 
     let now = clock.now();
     let mut tx = store.begin().await?;

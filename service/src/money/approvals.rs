@@ -476,8 +476,7 @@ pub async fn approve(
             amount_kobo: held.amount,
             narration: held.narration.clone(),
         })
-        .await
-        .map_err(banks::provider_error)?;
+        .await?;
 
     let now = clock.now();
     let mut tx = store.begin().await?;

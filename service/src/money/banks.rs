@@ -8,7 +8,7 @@ use generated_server::{models, ApiError, OrInternal, ResponseCode};
 use crate::kernel::store::Store;
 use crate::money::accounts::value;
 use crate::money::nuban;
-use crate::provider::{BankInfo, CoreBanking, ProviderError};
+use crate::provider::{BankInfo, CoreBanking};
 
 /// When the bank list last changed.
 const BANKS_UPDATED_AT: &str = "2026-11-01T00:00:00Z";
@@ -59,17 +59,6 @@ pub fn not_found(number: &str, bank_code: &str) -> ApiError {
     ))
 }
 
-pub fn provider_error(error: ProviderError) -> ApiError {
-    match error {
-        ProviderError::Unavailable(message) => {
-            ApiError::new(ResponseCode::ProviderUnavailable).with_message(message)
-        }
-        ProviderError::Refused(message) => {
-            ApiError::new(ResponseCode::ProviderError).with_message(message)
-        }
-    }
-}
-
 /// Resolves `number` at `bank_code`: `06` when no such account exists, `80` when the
 /// provider cannot say.
 pub async fn resolve(
@@ -101,8 +90,7 @@ pub async fn resolve(
     let bank_name = bank_name(provider, bank_code).ok_or_else(|| not_found(number, bank_code))?;
     let holder = provider
         .name_enquiry(bank_code, number)
-        .await
-        .map_err(provider_error)?
+        .await?
         .ok_or_else(|| not_found(number, bank_code))?;
     Ok(Beneficiary {
         account_number: number.to_owned(),

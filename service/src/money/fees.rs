@@ -46,22 +46,17 @@ fn nip_character(c: char) -> bool {
 /// A narration as NIP carries it: other characters become spaces, runs of spaces one, trimmed,
 /// at most 100 characters; blank gives `default`.
 pub fn narration(given: Option<&str>, default: &str) -> String {
-    let cleaned: String = given
-        .unwrap_or("")
-        .chars()
-        .map(|c| if nip_character(c) { c } else { ' ' })
-        .collect();
-    let words: Vec<&str> = cleaned.split_whitespace().collect();
-    let joined = words.join(" ");
-    let chosen = if joined.is_empty() {
-        let fallback: String = default
+    let clean = |text: &str| {
+        let kept: String = text
             .chars()
             .map(|c| if nip_character(c) { c } else { ' ' })
             .collect();
-        fallback.split_whitespace().collect::<Vec<_>>().join(" ")
-    } else {
-        joined
+        kept.split_whitespace().collect::<Vec<_>>().join(" ")
     };
+    let mut chosen = clean(given.unwrap_or(""));
+    if chosen.is_empty() {
+        chosen = clean(default);
+    }
     chosen
         .chars()
         .take(100)

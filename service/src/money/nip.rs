@@ -20,6 +20,7 @@ use sqlx::Row;
 
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Environment;
+use crate::kernel::paging::Sql;
 use crate::kernel::store::{self, internal, Backend, Store};
 use crate::money::accounts;
 use crate::money::amount::Kobo;
@@ -118,21 +119,26 @@ async fn lease(store: &Store, now: DateTime<Utc>, limit: i64) -> Result<Vec<Leas
         .fetch_all(store.pool())
         .await
         .or_internal()?;
-    let mut leased = Vec::with_capacity(ids.len());
-    for id in ids {
-        let row = sqlx::query(
-            "SELECT t.id, t.business_id, t.source_account_id, t.submitted, t.attempts, t.fee, \
-               t.vat, t.debit_transaction_id, t.fee_transaction_id, t.reference_number, \
-               a.account_number, t.beneficiary_account_number, t.bank_code, t.amount, \
-               t.narration FROM transfers t JOIN accounts a ON a.id = t.source_account_id \
-             WHERE t.id = $1",
-        )
-        .bind(&id)
-        .fetch_one(store.pool())
-        .await
-        .or_internal()?;
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The leased transfers in one query, oldest first.
+    let mut sql = Sql::new(
+        "SELECT t.id, t.business_id, t.source_account_id, t.submitted, t.attempts, t.fee, \
+           t.vat, t.debit_transaction_id, t.fee_transaction_id, t.reference_number, \
+           a.account_number, t.beneficiary_account_number, t.bank_code, t.amount, t.narration \
+         FROM transfers t JOIN accounts a ON a.id = t.source_account_id",
+    );
+    let placeholders: Vec<String> = ids.into_iter().map(|id| sql.arg(id)).collect();
+    sql.push(&format!(
+        " WHERE t.id IN ({}) ORDER BY t.created_at, t.id",
+        placeholders.join(", ")
+    ));
+    let rows = sql.fetch_all(store.pool()).await?;
+    let mut leased = Vec::with_capacity(rows.len());
+    for row in rows {
         leased.push(Leased {
-            id,
+            id: store::text(&row, "id")?,
             business_id: store::text(&row, "business_id")?,
             source_account_id: store::text(&row, "source_account_id")?,
             submitted: store::flag(&row, "submitted")?,

@@ -251,10 +251,7 @@ async fn initiate<B: serde::Serialize>(
         amount_kobo: amount.get(),
         narration: narration.clone(),
     };
-    provider
-        .screen_transfer(&nip)
-        .await
-        .map_err(banks::provider_error)?;
+    provider.screen_transfer(&nip).await?;
 
     let charges = fees::charges(policy, !intra, amount.get());
     let now = clock.now();
@@ -326,10 +323,7 @@ async fn initiate<B: serde::Serialize>(
         recipient_head: heads.recipient,
         held,
     };
-    let (debit, fee_transaction) = match execute(&mut tx, config, &plan).await? {
-        Ok(done) => done,
-        Err(error) => return Err(error),
-    };
+    let (debit, fee_transaction) = execute(&mut tx, config, &plan).await??;
     sqlx::query(
         "INSERT INTO transfers (id, business_id, reference_number, reference, source_account_id, \
            beneficiary_account_number, beneficiary_account_name, beneficiary_account_id, \

@@ -24,6 +24,22 @@ pub enum ProviderError {
     Refused(String),
 }
 
+/// The answer a refused or failed provider call gives the client: `80` when it is down, `83`
+/// when it said no, with the provider's words.
+impl From<ProviderError> for generated_server::ApiError {
+    fn from(error: ProviderError) -> Self {
+        use generated_server::{ApiError, ResponseCode};
+        match error {
+            ProviderError::Unavailable(message) => {
+                ApiError::new(ResponseCode::ProviderUnavailable).with_message(message)
+            }
+            ProviderError::Refused(message) => {
+                ApiError::new(ResponseCode::ProviderError).with_message(message)
+            }
+        }
+    }
+}
+
 /// The identity numbers of an end-customer; at least one is set.
 #[derive(Clone, PartialEq, Eq)]
 pub struct IdentityNumbers {
