@@ -889,6 +889,85 @@ permanently; `pending` being provisioned.
             value.parse()
         }
     }
+    ///An account whose status the bank changed, and the status it had before.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AccountStatusChange {
+        pub account: Account,
+        pub previous_status: AccountStatus,
+        ///Why the bank changed it, as its operator recorded.
+        pub reason: ::std::string::String,
+    }
+    impl AccountStatusChange {
+        pub fn builder() -> builder::AccountStatusChange {
+            Default::default()
+        }
+    }
+    ///`AccountStatusChangedEvent`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AccountStatusChangedEvent {
+        pub data: AccountStatusChange,
+        pub id: ::uuid::Uuid,
+        pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(rename = "type")]
+        pub type_: AccountStatusChangedEventType,
+    }
+    impl AccountStatusChangedEvent {
+        pub fn builder() -> builder::AccountStatusChangedEvent {
+            Default::default()
+        }
+    }
+    ///`AccountStatusChangedEventType`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum AccountStatusChangedEventType {
+        #[serde(rename = "account.status_changed")]
+        AccountStatusChanged,
+    }
+    impl ::std::fmt::Display for AccountStatusChangedEventType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::AccountStatusChanged => f.write_str("account.status_changed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for AccountStatusChangedEventType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "account.status_changed" => Ok(Self::AccountStatusChanged),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AccountStatusChangedEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for AccountStatusChangedEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///An account with its collection and transfer totals.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AccountSummary {
@@ -1579,6 +1658,8 @@ accounts (Kobo opens none today, so it matches nothing).
         RotateWebhookSecret,
         #[serde(rename = "replay_webhook_event")]
         ReplayWebhookEvent,
+        #[serde(rename = "test_webhook")]
+        TestWebhook,
     }
     impl ::std::fmt::Display for AuditAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1609,6 +1690,7 @@ accounts (Kobo opens none today, so it matches nothing).
                 }
                 Self::RotateWebhookSecret => f.write_str("rotate_webhook_secret"),
                 Self::ReplayWebhookEvent => f.write_str("replay_webhook_event"),
+                Self::TestWebhook => f.write_str("test_webhook"),
             }
         }
     }
@@ -1642,6 +1724,7 @@ accounts (Kobo opens none today, so it matches nothing).
                 "create_webhook_configuration" => Ok(Self::CreateWebhookConfiguration),
                 "rotate_webhook_secret" => Ok(Self::RotateWebhookSecret),
                 "replay_webhook_event" => Ok(Self::ReplayWebhookEvent),
+                "test_webhook" => Ok(Self::TestWebhook),
                 _ => Err("invalid value".into()),
             }
         }
@@ -7389,6 +7472,70 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
             Default::default()
         }
     }
+    ///`RotateWebhookSecretIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RotateWebhookSecretIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for RotateWebhookSecretIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RotateWebhookSecretIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: RotateWebhookSecretIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RotateWebhookSecretIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RotateWebhookSecretIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for RotateWebhookSecretIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RotateWebhookSecretIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///Success envelope of `rotate_webhook_secret`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct RotateWebhookSecretResponse {
@@ -7864,6 +8011,85 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    ///Sent by `test_webhook` to check the endpoint and its signature verification.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct TestEvent {
+        pub data: WebhookTest,
+        pub id: ::uuid::Uuid,
+        pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(rename = "type")]
+        pub type_: TestEventType,
+    }
+    impl TestEvent {
+        pub fn builder() -> builder::TestEvent {
+            Default::default()
+        }
+    }
+    ///`TestEventType`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum TestEventType {
+        #[serde(rename = "webhook.test")]
+        WebhookTest,
+    }
+    impl ::std::fmt::Display for TestEventType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::WebhookTest => f.write_str("webhook.test"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for TestEventType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "webhook.test" => Ok(Self::WebhookTest),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TestEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TestEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Success envelope of `test_webhook`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct TestWebhookResponse {
+        pub data: WebhookDelivery,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl TestWebhookResponse {
+        pub fn builder() -> builder::TestWebhookResponse {
+            Default::default()
         }
     }
     ///`TokenGrant`
@@ -8851,8 +9077,8 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
     pub struct UpdateWebhookConfigurationRequest {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub event_types: ::std::option::Option<::std::vec::Vec<WebhookEventType>>,
-        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
-        pub ip_whitelist: ::std::vec::Vec<IpAddressOrRange>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub ip_whitelist: ::std::option::Option<::std::vec::Vec<IpAddressOrRange>>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub is_active: ::std::option::Option<bool>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -8935,6 +9161,26 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
     }
     impl UpdateWebhookConfigurationResponse {
         pub fn builder() -> builder::UpdateWebhookConfigurationResponse {
+            Default::default()
+        }
+    }
+    ///One delivery attempt.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct WebhookAttempt {
+        pub attempted_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Why the attempt did not count as delivered; null for a 2xx.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub error: ::std::option::Option<::std::string::String>,
+        pub latency_ms: i64,
+        ///The first KiB of the answer's body.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub response_body: ::std::option::Option<::std::string::String>,
+        ///The HTTP status received; null when no answer came (see `error`).
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub response_status: ::std::option::Option<i64>,
+    }
+    impl WebhookAttempt {
+        pub fn builder() -> builder::WebhookAttempt {
             Default::default()
         }
     }
@@ -9025,8 +9271,8 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
     pub struct WebhookConfigurationRequest {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub event_types: ::std::option::Option<::std::vec::Vec<WebhookEventType>>,
-        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
-        pub ip_whitelist: ::std::vec::Vec<IpAddressOrRange>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub ip_whitelist: ::std::option::Option<::std::vec::Vec<IpAddressOrRange>>,
         ///Public `https://` URL (the sandbox also accepts `http://`).
         pub url: WebhookConfigurationRequestUrl,
     }
@@ -9112,6 +9358,8 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
     ///An emitted event and its delivery state.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct WebhookDelivery {
+        ///The latest attempts (at most 20), newest first.
+        pub attempt_log: ::std::vec::Vec<WebhookAttempt>,
         pub attempts: u64,
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         pub event_type: WebhookEventType,
@@ -9131,6 +9379,8 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
             ::chrono::DateTime<::chrono::offset::Utc>,
         >,
         pub payload: WebhookEvent,
+        ///Attempts left in the current retry budget (10 at the start, and again after a replay).
+        pub remaining_attempts: u64,
         pub status: WebhookDeliveryStatus,
     }
     impl WebhookDelivery {
@@ -9201,17 +9451,26 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
             value.parse()
         }
     }
-    ///The JSON body POSTed to the webhook endpoint; `type` says which kind.
+    /**The JSON body POSTed to the webhook endpoint; `type` says which kind (the discriminator).
+At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
+*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     #[serde(untagged)]
     pub enum WebhookEvent {
         AccountEvent(AccountEvent),
+        AccountStatusChangedEvent(AccountStatusChangedEvent),
         CollectionEvent(CollectionEvent),
         TransferEvent(TransferEvent),
+        TestEvent(TestEvent),
     }
     impl ::std::convert::From<AccountEvent> for WebhookEvent {
         fn from(value: AccountEvent) -> Self {
             Self::AccountEvent(value)
+        }
+    }
+    impl ::std::convert::From<AccountStatusChangedEvent> for WebhookEvent {
+        fn from(value: AccountStatusChangedEvent) -> Self {
+            Self::AccountStatusChangedEvent(value)
         }
     }
     impl ::std::convert::From<CollectionEvent> for WebhookEvent {
@@ -9222,6 +9481,11 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
     impl ::std::convert::From<TransferEvent> for WebhookEvent {
         fn from(value: TransferEvent) -> Self {
             Self::TransferEvent(value)
+        }
+    }
+    impl ::std::convert::From<TestEvent> for WebhookEvent {
+        fn from(value: TestEvent) -> Self {
+            Self::TestEvent(value)
         }
     }
     ///`WebhookEventFilters`
@@ -9258,6 +9522,8 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
     pub enum WebhookEventType {
         #[serde(rename = "account.created")]
         AccountCreated,
+        #[serde(rename = "account.status_changed")]
+        AccountStatusChanged,
         #[serde(rename = "collection.received")]
         CollectionReceived,
         #[serde(rename = "transfer.pending_approval")]
@@ -9270,17 +9536,21 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
         TransferFailed,
         #[serde(rename = "transfer.reversed")]
         TransferReversed,
+        #[serde(rename = "webhook.test")]
+        WebhookTest,
     }
     impl ::std::fmt::Display for WebhookEventType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::AccountCreated => f.write_str("account.created"),
+                Self::AccountStatusChanged => f.write_str("account.status_changed"),
                 Self::CollectionReceived => f.write_str("collection.received"),
                 Self::TransferPendingApproval => f.write_str("transfer.pending_approval"),
                 Self::TransferRejected => f.write_str("transfer.rejected"),
                 Self::TransferSuccess => f.write_str("transfer.success"),
                 Self::TransferFailed => f.write_str("transfer.failed"),
                 Self::TransferReversed => f.write_str("transfer.reversed"),
+                Self::WebhookTest => f.write_str("webhook.test"),
             }
         }
     }
@@ -9291,12 +9561,14 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "account.created" => Ok(Self::AccountCreated),
+                "account.status_changed" => Ok(Self::AccountStatusChanged),
                 "collection.received" => Ok(Self::CollectionReceived),
                 "transfer.pending_approval" => Ok(Self::TransferPendingApproval),
                 "transfer.rejected" => Ok(Self::TransferRejected),
                 "transfer.success" => Ok(Self::TransferSuccess),
                 "transfer.failed" => Ok(Self::TransferFailed),
                 "transfer.reversed" => Ok(Self::TransferReversed),
+                "webhook.test" => Ok(Self::WebhookTest),
                 _ => Err("invalid value".into()),
             }
         }
@@ -9315,6 +9587,18 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    ///`WebhookTest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct WebhookTest {
+        pub message: ::std::string::String,
+        ///The member who asked for the test.
+        pub requested_by: ::std::string::String,
+    }
+    impl WebhookTest {
+        pub fn builder() -> builder::WebhookTest {
+            Default::default()
         }
     }
     /// Types for composing complex structures.
@@ -10663,6 +10947,187 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                     total_inactive_accounts: Ok(value.total_inactive_accounts),
                     total_virtual_accounts: Ok(value.total_virtual_accounts),
                     total_volume_collected: Ok(value.total_volume_collected),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct AccountStatusChange {
+            account: ::std::result::Result<super::Account, ::std::string::String>,
+            previous_status: ::std::result::Result<
+                super::AccountStatus,
+                ::std::string::String,
+            >,
+            reason: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for AccountStatusChange {
+            fn default() -> Self {
+                Self {
+                    account: Err("no value supplied for account".to_string()),
+                    previous_status: Err(
+                        "no value supplied for previous_status".to_string(),
+                    ),
+                    reason: Err("no value supplied for reason".to_string()),
+                }
+            }
+        }
+        impl AccountStatusChange {
+            pub fn account<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Account>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for account: {e}")
+                    });
+                self
+            }
+            pub fn previous_status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.previous_status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for previous_status: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn reason<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reason = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reason: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<AccountStatusChange>
+        for super::AccountStatusChange {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: AccountStatusChange,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    account: value.account?,
+                    previous_status: value.previous_status?,
+                    reason: value.reason?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::AccountStatusChange> for AccountStatusChange {
+            fn from(value: super::AccountStatusChange) -> Self {
+                Self {
+                    account: Ok(value.account),
+                    previous_status: Ok(value.previous_status),
+                    reason: Ok(value.reason),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct AccountStatusChangedEvent {
+            data: ::std::result::Result<
+                super::AccountStatusChange,
+                ::std::string::String,
+            >,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            timestamp: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            type_: ::std::result::Result<
+                super::AccountStatusChangedEventType,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for AccountStatusChangedEvent {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    timestamp: Err("no value supplied for timestamp".to_string()),
+                    type_: Err("no value supplied for type_".to_string()),
+                }
+            }
+        }
+        impl AccountStatusChangedEvent {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountStatusChange>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn timestamp<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.timestamp = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for timestamp: {e}")
+                    });
+                self
+            }
+            pub fn type_<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountStatusChangedEventType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.type_ = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for type_: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<AccountStatusChangedEvent>
+        for super::AccountStatusChangedEvent {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: AccountStatusChangedEvent,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    id: value.id?,
+                    timestamp: value.timestamp?,
+                    type_: value.type_?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::AccountStatusChangedEvent>
+        for AccountStatusChangedEvent {
+            fn from(value: super::AccountStatusChangedEvent) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    id: Ok(value.id),
+                    timestamp: Ok(value.timestamp),
+                    type_: Ok(value.type_),
                 }
             }
         }
@@ -23645,6 +24110,193 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
             }
         }
         #[derive(Clone, Debug)]
+        pub struct TestEvent {
+            data: ::std::result::Result<super::WebhookTest, ::std::string::String>,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            timestamp: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            type_: ::std::result::Result<super::TestEventType, ::std::string::String>,
+        }
+        impl ::std::default::Default for TestEvent {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    timestamp: Err("no value supplied for timestamp".to_string()),
+                    type_: Err("no value supplied for type_".to_string()),
+                }
+            }
+        }
+        impl TestEvent {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::WebhookTest>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn timestamp<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.timestamp = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for timestamp: {e}")
+                    });
+                self
+            }
+            pub fn type_<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::TestEventType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.type_ = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for type_: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<TestEvent> for super::TestEvent {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: TestEvent,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    id: value.id?,
+                    timestamp: value.timestamp?,
+                    type_: value.type_?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::TestEvent> for TestEvent {
+            fn from(value: super::TestEvent) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    id: Ok(value.id),
+                    timestamp: Ok(value.timestamp),
+                    type_: Ok(value.type_),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct TestWebhookResponse {
+            data: ::std::result::Result<super::WebhookDelivery, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for TestWebhookResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl TestWebhookResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::WebhookDelivery>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<TestWebhookResponse>
+        for super::TestWebhookResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: TestWebhookResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::TestWebhookResponse> for TestWebhookResponse {
+            fn from(value: super::TestWebhookResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct TokenGrant {
             access_token: ::std::result::Result<
                 ::std::string::String,
@@ -25072,7 +25724,7 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                 ::std::string::String,
             >,
             ip_whitelist: ::std::result::Result<
-                ::std::vec::Vec<super::IpAddressOrRange>,
+                ::std::option::Option<::std::vec::Vec<super::IpAddressOrRange>>,
                 ::std::string::String,
             >,
             is_active: ::std::result::Result<
@@ -25111,7 +25763,9 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
             }
             pub fn ip_whitelist<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<super::IpAddressOrRange>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::std::vec::Vec<super::IpAddressOrRange>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.ip_whitelist = value
@@ -25274,6 +25928,130 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
             }
         }
         #[derive(Clone, Debug)]
+        pub struct WebhookAttempt {
+            attempted_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            error: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            latency_ms: ::std::result::Result<i64, ::std::string::String>,
+            response_body: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            response_status: ::std::result::Result<
+                ::std::option::Option<i64>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for WebhookAttempt {
+            fn default() -> Self {
+                Self {
+                    attempted_at: Err("no value supplied for attempted_at".to_string()),
+                    error: Err("no value supplied for error".to_string()),
+                    latency_ms: Err("no value supplied for latency_ms".to_string()),
+                    response_body: Err(
+                        "no value supplied for response_body".to_string(),
+                    ),
+                    response_status: Err(
+                        "no value supplied for response_status".to_string(),
+                    ),
+                }
+            }
+        }
+        impl WebhookAttempt {
+            pub fn attempted_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.attempted_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for attempted_at: {e}")
+                    });
+                self
+            }
+            pub fn error<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.error = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for error: {e}")
+                    });
+                self
+            }
+            pub fn latency_ms<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.latency_ms = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for latency_ms: {e}")
+                    });
+                self
+            }
+            pub fn response_body<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_body = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_body: {e}")
+                    });
+                self
+            }
+            pub fn response_status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<i64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for response_status: {e}"
+                        )
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<WebhookAttempt> for super::WebhookAttempt {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: WebhookAttempt,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    attempted_at: value.attempted_at?,
+                    error: value.error?,
+                    latency_ms: value.latency_ms?,
+                    response_body: value.response_body?,
+                    response_status: value.response_status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::WebhookAttempt> for WebhookAttempt {
+            fn from(value: super::WebhookAttempt) -> Self {
+                Self {
+                    attempted_at: Ok(value.attempted_at),
+                    error: Ok(value.error),
+                    latency_ms: Ok(value.latency_ms),
+                    response_body: Ok(value.response_body),
+                    response_status: Ok(value.response_status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct WebhookConfiguration {
             created_at: ::std::result::Result<
                 ::chrono::DateTime<::chrono::offset::Utc>,
@@ -25429,7 +26207,7 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                 ::std::string::String,
             >,
             ip_whitelist: ::std::result::Result<
-                ::std::vec::Vec<super::IpAddressOrRange>,
+                ::std::option::Option<::std::vec::Vec<super::IpAddressOrRange>>,
                 ::std::string::String,
             >,
             url: ::std::result::Result<
@@ -25463,7 +26241,9 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
             }
             pub fn ip_whitelist<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<super::IpAddressOrRange>>,
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::std::vec::Vec<super::IpAddressOrRange>>,
+                >,
                 T::Error: ::std::fmt::Display,
             {
                 self.ip_whitelist = value
@@ -25611,6 +26391,10 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
         }
         #[derive(Clone, Debug)]
         pub struct WebhookDelivery {
+            attempt_log: ::std::result::Result<
+                ::std::vec::Vec<super::WebhookAttempt>,
+                ::std::string::String,
+            >,
             attempts: ::std::result::Result<u64, ::std::string::String>,
             created_at: ::std::result::Result<
                 ::chrono::DateTime<::chrono::offset::Utc>,
@@ -25638,6 +26422,7 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                 ::std::string::String,
             >,
             payload: ::std::result::Result<super::WebhookEvent, ::std::string::String>,
+            remaining_attempts: ::std::result::Result<u64, ::std::string::String>,
             status: ::std::result::Result<
                 super::WebhookDeliveryStatus,
                 ::std::string::String,
@@ -25646,6 +26431,7 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
         impl ::std::default::Default for WebhookDelivery {
             fn default() -> Self {
                 Self {
+                    attempt_log: Err("no value supplied for attempt_log".to_string()),
                     attempts: Err("no value supplied for attempts".to_string()),
                     created_at: Err("no value supplied for created_at".to_string()),
                     event_type: Err("no value supplied for event_type".to_string()),
@@ -25661,11 +26447,26 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                         "no value supplied for next_attempt_at".to_string(),
                     ),
                     payload: Err("no value supplied for payload".to_string()),
+                    remaining_attempts: Err(
+                        "no value supplied for remaining_attempts".to_string(),
+                    ),
                     status: Err("no value supplied for status".to_string()),
                 }
             }
         }
         impl WebhookDelivery {
+            pub fn attempt_log<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::WebhookAttempt>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.attempt_log = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for attempt_log: {e}")
+                    });
+                self
+            }
             pub fn attempts<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<u64>,
@@ -25782,6 +26583,20 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                     });
                 self
             }
+            pub fn remaining_attempts<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.remaining_attempts = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for remaining_attempts: {e}"
+                        )
+                    });
+                self
+            }
             pub fn status<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<super::WebhookDeliveryStatus>,
@@ -25801,6 +26616,7 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                 value: WebhookDelivery,
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
+                    attempt_log: value.attempt_log?,
                     attempts: value.attempts?,
                     created_at: value.created_at?,
                     event_type: value.event_type?,
@@ -25810,6 +26626,7 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                     last_response_status: value.last_response_status?,
                     next_attempt_at: value.next_attempt_at?,
                     payload: value.payload?,
+                    remaining_attempts: value.remaining_attempts?,
                     status: value.status?,
                 })
             }
@@ -25817,6 +26634,7 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
         impl ::std::convert::From<super::WebhookDelivery> for WebhookDelivery {
             fn from(value: super::WebhookDelivery) -> Self {
                 Self {
+                    attempt_log: Ok(value.attempt_log),
                     attempts: Ok(value.attempts),
                     created_at: Ok(value.created_at),
                     event_type: Ok(value.event_type),
@@ -25826,6 +26644,7 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                     last_response_status: Ok(value.last_response_status),
                     next_attempt_at: Ok(value.next_attempt_at),
                     payload: Ok(value.payload),
+                    remaining_attempts: Ok(value.remaining_attempts),
                     status: Ok(value.status),
                 }
             }
@@ -25938,6 +26757,67 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                     event_type: Ok(value.event_type),
                     start_date: Ok(value.start_date),
                     status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct WebhookTest {
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            requested_by: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for WebhookTest {
+            fn default() -> Self {
+                Self {
+                    message: Err("no value supplied for message".to_string()),
+                    requested_by: Err("no value supplied for requested_by".to_string()),
+                }
+            }
+        }
+        impl WebhookTest {
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn requested_by<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.requested_by = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for requested_by: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<WebhookTest> for super::WebhookTest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: WebhookTest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    message: value.message?,
+                    requested_by: value.requested_by?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::WebhookTest> for WebhookTest {
+            fn from(value: super::WebhookTest) -> Self {
+                Self {
+                    message: Ok(value.message),
+                    requested_by: Ok(value.requested_by),
                 }
             }
         }
@@ -26074,15 +26954,22 @@ Register one endpoint with `webhook_configuration`. Each event is POSTed to it a
   after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with
   it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps
   more than 5 minutes from your clock.
-- Answer any 2xx within 15 seconds to acknowledge. Anything else (or no answer) is retried with
-  exponential backoff and jitter for about three days (attempts after roughly 5 s, 5 min,
-  30 min, 2 h, 5 h, 10 h, 10 h, 14 h, 20 h), then the event is marked `failed`; it can be
-  replayed with `replay_webhook_event`. Delivery is at least once and not ordered: use the
-  event's `timestamp` and the object's state.
-- `is_active: false` pauses delivery: events that happen meanwhile are recorded as `skipped`
-  (replayable), not queued. `ip_whitelist` restricts the addresses the endpoint's host may
+- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are
+  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about
+  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
+  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with
+  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not
+  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.
+- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,
+  are recorded as `skipped` (replayable), not queued; so are events that happen before any
+  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may
   resolve to. In production the URL must be `https://` and must not resolve to a private,
-  loopback or link-local address; the sandbox also allows `http://` for local testing.
+  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this
+  is checked when the configuration is saved and again at every connection, so a DNS name
+  that later resolves elsewhere is refused then. (Extension, for local testing: the sandbox
+  also allows `http://` and any address, loopback included.)
+- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret
+  whsec_...` runs a local receiver that verifies each delivery and prints it.
 
 ## Sandbox
 The sandbox mirrors production with a deterministic provider. Identity test data for
@@ -26117,7 +27004,7 @@ daily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money com
 `simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.
 
 
-Version: 1.1.0*/
+Version: 2.0.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -26153,7 +27040,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "1.1.0"
+        "2.0.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -27720,7 +28607,10 @@ secret `secret` (`whsec_...`) **once**: store it, it cannot be read again (rotat
 URL in production (the sandbox also accepts `http://`, for example a local tunnel).
 `ip_whitelist` (at most 20 entries, each an IP address or CIDR range of at most 255
 characters) restricts the addresses the endpoint's host may resolve to; omit it or send
-`[]` for no restriction. `event_types` subscribes to some event kinds only; omit it or send
+`[]` for no restriction. (Interpretation: the source says "only requests originating from
+these IPs are forwarded", but every delivery originates from Kobo, so the only list a
+business can usefully give is where deliveries may go: a pin that keeps events away from a
+hijacked DNS name. It is checked at every connection, not only when saved.) `event_types` subscribes to some event kinds only; omit it or send
 `[]` for all. Accepts `Idempotency-Key`. Audit-log action `create_webhook_configuration`.
 
 **Deliveries** (every kind and payload is in `x-webhooks`) are JSON POSTs signed the
@@ -27832,10 +28722,15 @@ one per secret, so you can deploy the new secret without dropping events; after 
 the new secret signs. Rotating again within those 24 hours ends the older secret at once.
 Takes no parameters: send `{}`. Audit-log action `rotate_webhook_secret`.
 
+Send an `Idempotency-Key`: the new secret is shown only in this answer, so a retry after
+a lost response must get the same secret back (`Idempotent-Replayed: true`), not rotate
+again and end the secret you never received.
+
 Permission: `webhook.manage`.
 
 Errors:
 - `01` the body is not `{}`.
+- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `webhook.manage`.
 - `47` the business has no webhook configuration.
@@ -27845,9 +28740,14 @@ Errors:
 Sends a `POST` request to `/api/v1/customer/web/rotate_webhook_secret`
 
 Arguments:
+- `idempotency_key`: Makes a retry safe: the same key with the same body returns the first response, with
+`Idempotent-Replayed: true`; with another body it is refused (`27`); while the first request
+is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
+
 - `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
 ```text
 let response = client.rotate_webhook_secret()
+    .idempotency_key(idempotency_key)
     .body(body)
     .send()
     .await;
@@ -27860,8 +28760,10 @@ let response = client.rotate_webhook_secret()
 Lists the events emitted for the business, newest first, with their delivery state:
 `pending` (queued or waiting for a retry; `next_attempt_at` says when), `delivered` (a 2xx
 was received), `failed` (retries exhausted after about three days), `skipped` (the
-configuration was paused or not subscribed to the kind). Each entry carries the exact
-`payload` that is (or was) POSTed. Kept for 30 days. Optional `filters`: `status`,
+configuration was paused, absent or not subscribed to the kind). Each entry carries the
+exact `payload` that is (or was) POSTed, the attempts left in its retry budget, and its
+latest attempts (`attempt_log`, newest first: time, HTTP status or network error,
+latency, the first KiB of the answer). Kept for 30 days. Optional `filters`: `status`,
 `event_type`, `start_date` / `end_date` (inclusive days). Keyset paging with
 `cursor_created_at` / `cursor_id` and `limit`.
 
@@ -27888,8 +28790,9 @@ let response = client.fetch_webhook_events()
     }
     /**Replay a webhook event
 
-Queues an event for delivery again, now, with a fresh retry budget: use it after fixing an
-endpoint, for `failed` or `skipped` events (or to re-send a `delivered` one). The payload
+Queues an event for delivery again, now, with a fresh retry budget (`remaining_attempts`
+back to 10, `next_attempt_at` now): use it after fixing an endpoint, for `failed` or
+`skipped` events (or to re-send a `delivered` one). The payload
 and `webhook-id` are unchanged, so a receiver that de-duplicates by `webhook-id` will
 ignore a copy it already processed. Audit-log action `replay_webhook_event`.
 
@@ -27900,7 +28803,8 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `webhook.manage`.
 - `47` no event of the business has this id (or it is older than 30 days).
-- `48` the event is already queued (`pending`), or the configuration is paused.
+- `48` the event is already queued (`pending`), or the configuration is paused or
+  absent.
 - `29` too many requests. `96` internal error.
 
 
@@ -27914,6 +28818,38 @@ let response = client.replay_webhook_event()
 ```*/
     pub fn replay_webhook_event(&self) -> builder::ReplayWebhookEvent<'_> {
         builder::ReplayWebhookEvent::new(self)
+    }
+    /**Send a test event
+
+Records a `webhook.test` event and queues it for delivery at once, whatever
+`event_types` subscribes to, so you can check the endpoint and your signature
+verification end to end. It is a real event: signed, retried and shown by
+`fetch_webhook_events` like any other. Takes no parameters: send `{}`. Audit-log action
+`test_webhook`.
+
+Permission: `webhook.manage`.
+
+Errors:
+- `01` the body is not `{}`.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `webhook.manage`.
+- `47` the business has no webhook configuration.
+- `48` the configuration is paused (`is_active: false`).
+- `29` too many requests. `96` internal error.
+
+
+Sends a `POST` request to `/api/v1/customer/web/test_webhook`
+
+Arguments:
+- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+```text
+let response = client.test_webhook()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn test_webhook(&self) -> builder::TestWebhook<'_> {
+        builder::TestWebhook::new(self)
     }
     /**Simulate money coming in (sandbox only)
 
@@ -33222,14 +34158,32 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct RotateWebhookSecret<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<
+            Option<types::RotateWebhookSecretIdempotencyKey>,
+            String,
+        >,
         body: Result<types::builder::EmptyObject, String>,
     }
     impl<'a> RotateWebhookSecret<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::RotateWebhookSecretIdempotencyKey>,
+        {
+            self.idempotency_key = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `RotateWebhookSecretIdempotencyKey` for idempotency_key failed"
+                        .to_string()
+                });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -33260,14 +34214,15 @@ pub mod builder {
             ResponseValue<types::RotateWebhookSecretResponse>,
             Error<types::ErrorEnvelope>,
         > {
-            let Self { client, body } = self;
+            let Self { client, idempotency_key, body } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::EmptyObject::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!(
                 "{}/api/v1/customer/web/rotate_webhook_secret", client.baseurl,
             );
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map
                 .append(
                     ::reqwest::header::HeaderName::from_static("api-version"),
@@ -33275,6 +34230,9 @@ pub mod builder {
                         super::Client::api_version(),
                     ),
                 );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -33498,6 +34456,101 @@ pub mod builder {
                 .build()?;
             let info = OperationInfo {
                 operation_id: "replay_webhook_event",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::test_webhook`]
+
+[`Client::test_webhook`]: super::Client::test_webhook*/
+    #[derive(Debug, Clone)]
+    pub struct TestWebhook<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::EmptyObject, String>,
+    }
+    impl<'a> TestWebhook<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::EmptyObject>,
+            <V as std::convert::TryInto<types::EmptyObject>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `EmptyObject` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::EmptyObject,
+            ) -> types::builder::EmptyObject,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/customer/web/test_webhook`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::TestWebhookResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::EmptyObject::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/v1/customer/web/test_webhook", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "test_webhook",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;

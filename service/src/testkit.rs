@@ -498,6 +498,13 @@ impl TestKit {
         report
     }
 
+    /// A webhook dispatcher on the kit's store, clock and configuration; tests call
+    /// [`deliver_due`](crate::outbox::webhooks::WebhookDispatcher::deliver_due) on it instead of
+    /// running its loop. [`Process::webhooks`] gives another process's.
+    pub fn webhooks(&self) -> Arc<crate::outbox::webhooks::WebhookDispatcher> {
+        dispatcher_of(&self.api)
+    }
+
     /// Puts `provider` behind the kit's API (a provider that is down, that refuses, ...).
     pub fn use_provider(&mut self, provider: Arc<dyn crate::provider::CoreBanking>) {
         let api = KoboApi::new(
@@ -548,6 +555,20 @@ impl Process {
     pub async fn send(&self, call: Call<'_>) -> Reply {
         send_to(self.router.clone(), request_of(&call)).await
     }
+
+    /// This process's webhook dispatcher (its own connection pool).
+    pub fn webhooks(&self) -> Arc<crate::outbox::webhooks::WebhookDispatcher> {
+        dispatcher_of(&self.api)
+    }
+}
+
+fn dispatcher_of(api: &KoboApi) -> Arc<crate::outbox::webhooks::WebhookDispatcher> {
+    crate::outbox::webhooks::WebhookDispatcher::new(
+        api.store().clone(),
+        api.clock().clone(),
+        api.config().webhooks.clone(),
+        api.config().environment,
+    )
 }
 
 /// The HTTP request a [`Call`] stands for.

@@ -535,6 +535,16 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
     }
+    async fn test_webhook(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::EmptyObject,
+    ) -> Result<models::WebhookDelivery, ApiError> {
+        let operation = Operation::TestWebhook;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
     async fn update_approval_policy(
         &self,
         ctx: RequestContext<T::Principal>,

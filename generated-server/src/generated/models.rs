@@ -918,6 +918,75 @@ impl ::std::convert::TryFrom<::std::string::String> for AccountStatus {
         value.parse()
     }
 }
+///An account whose status the bank changed, and the status it had before.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct AccountStatusChange {
+    pub account: Account,
+    pub previous_status: AccountStatus,
+    ///Why the bank changed it, as its operator recorded.
+    pub reason: ::std::string::String,
+}
+///`AccountStatusChangedEvent`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct AccountStatusChangedEvent {
+    pub data: AccountStatusChange,
+    pub id: ::uuid::Uuid,
+    pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
+    #[serde(rename = "type")]
+    pub type_: AccountStatusChangedEventType,
+}
+///`AccountStatusChangedEventType`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum AccountStatusChangedEventType {
+    #[serde(rename = "account.status_changed")]
+    AccountStatusChanged,
+}
+impl ::std::fmt::Display for AccountStatusChangedEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::AccountStatusChanged => f.write_str("account.status_changed"),
+        }
+    }
+}
+impl ::std::str::FromStr for AccountStatusChangedEventType {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "account.status_changed" => Ok(Self::AccountStatusChanged),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for AccountStatusChangedEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for AccountStatusChangedEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
 ///An account with its collection and transfer totals.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct AccountSummary {
@@ -1623,6 +1692,8 @@ pub enum AuditAction {
     RotateWebhookSecret,
     #[serde(rename = "replay_webhook_event")]
     ReplayWebhookEvent,
+    #[serde(rename = "test_webhook")]
+    TestWebhook,
 }
 impl ::std::fmt::Display for AuditAction {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1653,6 +1724,7 @@ impl ::std::fmt::Display for AuditAction {
             }
             Self::RotateWebhookSecret => f.write_str("rotate_webhook_secret"),
             Self::ReplayWebhookEvent => f.write_str("replay_webhook_event"),
+            Self::TestWebhook => f.write_str("test_webhook"),
         }
     }
 }
@@ -1686,6 +1758,7 @@ impl ::std::str::FromStr for AuditAction {
             "create_webhook_configuration" => Ok(Self::CreateWebhookConfiguration),
             "rotate_webhook_secret" => Ok(Self::RotateWebhookSecret),
             "replay_webhook_event" => Ok(Self::ReplayWebhookEvent),
+            "test_webhook" => Ok(Self::TestWebhook),
             _ => Err("invalid value".into()),
         }
     }
@@ -7564,6 +7637,79 @@ pub struct Role {
     pub permission_codes: ::std::vec::Vec<::std::string::String>,
     pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
 }
+///`RotateWebhookSecretIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct RotateWebhookSecretIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for RotateWebhookSecretIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<RotateWebhookSecretIdempotencyKey> for ::std::string::String {
+    fn from(value: RotateWebhookSecretIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for RotateWebhookSecretIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for RotateWebhookSecretIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for RotateWebhookSecretIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RotateWebhookSecretIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
 ///Success envelope of `rotate_webhook_secret`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct RotateWebhookSecretResponse {
@@ -8072,6 +8218,76 @@ impl ::std::convert::TryFrom<::std::string::String> for SuccessCode {
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
+}
+///Sent by `test_webhook` to check the endpoint and its signature verification.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct TestEvent {
+    pub data: WebhookTest,
+    pub id: ::uuid::Uuid,
+    pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
+    #[serde(rename = "type")]
+    pub type_: TestEventType,
+}
+///`TestEventType`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum TestEventType {
+    #[serde(rename = "webhook.test")]
+    WebhookTest,
+}
+impl ::std::fmt::Display for TestEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::WebhookTest => f.write_str("webhook.test"),
+        }
+    }
+}
+impl ::std::str::FromStr for TestEventType {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "webhook.test" => Ok(Self::WebhookTest),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for TestEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TestEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///Success envelope of `test_webhook`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct TestWebhookResponse {
+    pub data: WebhookDelivery,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
 }
 ///`TokenGrant`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
@@ -9086,8 +9302,8 @@ pub struct UpdateRoleResponse {
 pub struct UpdateWebhookConfigurationRequest {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub event_types: ::std::option::Option<::std::vec::Vec<WebhookEventType>>,
-    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
-    pub ip_whitelist: ::std::vec::Vec<IpAddressOrRange>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub ip_whitelist: ::std::option::Option<::std::vec::Vec<IpAddressOrRange>>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub is_active: ::std::option::Option<bool>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -9172,6 +9388,21 @@ pub struct UpdateWebhookConfigurationResponse {
     pub response_code: SuccessCode,
     ///Always true.
     pub status: bool,
+}
+///One delivery attempt.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct WebhookAttempt {
+    pub attempted_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///Why the attempt did not count as delivered; null for a 2xx.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub error: ::std::option::Option<::std::string::String>,
+    pub latency_ms: i64,
+    ///The first KiB of the answer's body.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub response_body: ::std::option::Option<::std::string::String>,
+    ///The HTTP status received; null when no answer came (see `error`).
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub response_status: ::std::option::Option<i64>,
 }
 ///`WebhookConfiguration`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
@@ -9264,8 +9495,8 @@ impl<'de> ::serde::Deserialize<'de> for WebhookConfigurationIdempotencyKey {
 pub struct WebhookConfigurationRequest {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub event_types: ::std::option::Option<::std::vec::Vec<WebhookEventType>>,
-    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
-    pub ip_whitelist: ::std::vec::Vec<IpAddressOrRange>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub ip_whitelist: ::std::option::Option<::std::vec::Vec<IpAddressOrRange>>,
     ///Public `https://` URL (the sandbox also accepts `http://`).
     pub url: WebhookConfigurationRequestUrl,
 }
@@ -9350,6 +9581,8 @@ pub struct WebhookConfigurationResponse {
 ///An emitted event and its delivery state.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct WebhookDelivery {
+    ///The latest attempts (at most 20), newest first.
+    pub attempt_log: ::std::vec::Vec<WebhookAttempt>,
     pub attempts: u64,
     pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
     pub event_type: WebhookEventType,
@@ -9369,6 +9602,8 @@ pub struct WebhookDelivery {
         ::chrono::DateTime<::chrono::offset::Utc>,
     >,
     pub payload: WebhookEvent,
+    ///Attempts left in the current retry budget (10 at the start, and again after a replay).
+    pub remaining_attempts: u64,
     pub status: WebhookDeliveryStatus,
 }
 ///`WebhookDeliveryStatus`
@@ -9435,17 +9670,26 @@ impl ::std::convert::TryFrom<::std::string::String> for WebhookDeliveryStatus {
         value.parse()
     }
 }
-///The JSON body POSTed to the webhook endpoint; `type` says which kind.
+/**The JSON body POSTed to the webhook endpoint; `type` says which kind (the discriminator).
+At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
+*/
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum WebhookEvent {
     AccountEvent(AccountEvent),
+    AccountStatusChangedEvent(AccountStatusChangedEvent),
     CollectionEvent(CollectionEvent),
     TransferEvent(TransferEvent),
+    TestEvent(TestEvent),
 }
 impl ::std::convert::From<AccountEvent> for WebhookEvent {
     fn from(value: AccountEvent) -> Self {
         Self::AccountEvent(value)
+    }
+}
+impl ::std::convert::From<AccountStatusChangedEvent> for WebhookEvent {
+    fn from(value: AccountStatusChangedEvent) -> Self {
+        Self::AccountStatusChangedEvent(value)
     }
 }
 impl ::std::convert::From<CollectionEvent> for WebhookEvent {
@@ -9456,6 +9700,11 @@ impl ::std::convert::From<CollectionEvent> for WebhookEvent {
 impl ::std::convert::From<TransferEvent> for WebhookEvent {
     fn from(value: TransferEvent) -> Self {
         Self::TransferEvent(value)
+    }
+}
+impl ::std::convert::From<TestEvent> for WebhookEvent {
+    fn from(value: TestEvent) -> Self {
+        Self::TestEvent(value)
     }
 }
 ///`WebhookEventFilters`
@@ -9495,6 +9744,8 @@ pub struct WebhookEventFilters {
 pub enum WebhookEventType {
     #[serde(rename = "account.created")]
     AccountCreated,
+    #[serde(rename = "account.status_changed")]
+    AccountStatusChanged,
     #[serde(rename = "collection.received")]
     CollectionReceived,
     #[serde(rename = "transfer.pending_approval")]
@@ -9507,17 +9758,21 @@ pub enum WebhookEventType {
     TransferFailed,
     #[serde(rename = "transfer.reversed")]
     TransferReversed,
+    #[serde(rename = "webhook.test")]
+    WebhookTest,
 }
 impl ::std::fmt::Display for WebhookEventType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::AccountCreated => f.write_str("account.created"),
+            Self::AccountStatusChanged => f.write_str("account.status_changed"),
             Self::CollectionReceived => f.write_str("collection.received"),
             Self::TransferPendingApproval => f.write_str("transfer.pending_approval"),
             Self::TransferRejected => f.write_str("transfer.rejected"),
             Self::TransferSuccess => f.write_str("transfer.success"),
             Self::TransferFailed => f.write_str("transfer.failed"),
             Self::TransferReversed => f.write_str("transfer.reversed"),
+            Self::WebhookTest => f.write_str("webhook.test"),
         }
     }
 }
@@ -9528,12 +9783,14 @@ impl ::std::str::FromStr for WebhookEventType {
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "account.created" => Ok(Self::AccountCreated),
+            "account.status_changed" => Ok(Self::AccountStatusChanged),
             "collection.received" => Ok(Self::CollectionReceived),
             "transfer.pending_approval" => Ok(Self::TransferPendingApproval),
             "transfer.rejected" => Ok(Self::TransferRejected),
             "transfer.success" => Ok(Self::TransferSuccess),
             "transfer.failed" => Ok(Self::TransferFailed),
             "transfer.reversed" => Ok(Self::TransferReversed),
+            "webhook.test" => Ok(Self::WebhookTest),
             _ => Err("invalid value".into()),
         }
     }
@@ -9553,6 +9810,13 @@ impl ::std::convert::TryFrom<::std::string::String> for WebhookEventType {
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
+}
+///`WebhookTest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct WebhookTest {
+    pub message: ::std::string::String,
+    ///The member who asked for the test.
+    pub requested_by: ::std::string::String,
 }
 /// Generation of default values for serde.
 pub mod defaults {

@@ -161,6 +161,7 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             "/api/v1/sandbox/api/simulate_inbound_transfer",
             post(simulate_inbound_transfer::<A>),
         )
+        .route("/api/v1/customer/web/test_webhook", post(test_webhook::<A>))
         .route(
             "/api/v1/transaction/transfer/web/update_approval_policy",
             post(update_approval_policy::<A>),
@@ -885,6 +886,20 @@ async fn simulate_inbound_transfer<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.simulate_inbound_transfer(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn test_webhook<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::TestWebhook,
+            request,
+            |api, ctx, body| async move {
+                api.test_webhook(ctx, body).await.map(Success::data)
             },
         )
         .await

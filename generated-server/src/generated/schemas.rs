@@ -366,7 +366,8 @@ pub const COMPONENTS: &str = r##"{
         "update_approval_policy",
         "create_webhook_configuration",
         "rotate_webhook_secret",
-        "replay_webhook_event"
+        "replay_webhook_event",
+        "test_webhook"
       ]
     },
     "WebhookEventType": {
@@ -374,12 +375,14 @@ pub const COMPONENTS: &str = r##"{
       "description": "A webhook event kind; `x-webhooks` documents each one.",
       "enum": [
         "account.created",
+        "account.status_changed",
         "collection.received",
         "transfer.pending_approval",
         "transfer.rejected",
         "transfer.success",
         "transfer.failed",
-        "transfer.reversed"
+        "transfer.reversed",
+        "webhook.test"
       ]
     },
     "WebhookDeliveryStatus": {
@@ -1783,10 +1786,12 @@ pub const COMPONENTS: &str = r##"{
         "event_type",
         "status",
         "attempts",
+        "remaining_attempts",
         "last_attempt_at",
         "next_attempt_at",
         "last_response_status",
         "last_error",
+        "attempt_log",
         "payload",
         "created_at"
       ],
@@ -1833,6 +1838,18 @@ pub const COMPONENTS: &str = r##"{
             "null"
           ]
         },
+        "remaining_attempts": {
+          "type": "integer",
+          "minimum": 0,
+          "description": "Attempts left in the current retry budget (10 at the start, and again after a replay)."
+        },
+        "attempt_log": {
+          "type": "array",
+          "description": "The latest attempts (at most 20), newest first.",
+          "items": {
+            "$ref": "#/$defs/WebhookAttempt"
+          }
+        },
         "payload": {
           "$ref": "#/$defs/WebhookEvent"
         },
@@ -1842,19 +1859,162 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
+    "WebhookAttempt": {
+      "type": "object",
+      "description": "One delivery attempt.",
+      "required": [
+        "attempted_at",
+        "response_status",
+        "error",
+        "latency_ms",
+        "response_body"
+      ],
+      "properties": {
+        "attempted_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "response_status": {
+          "type": [
+            "integer",
+            "null"
+          ],
+          "description": "The HTTP status received; null when no answer came (see `error`)."
+        },
+        "error": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "Why the attempt did not count as delivered; null for a 2xx."
+        },
+        "latency_ms": {
+          "type": "integer",
+          "format": "int64",
+          "minimum": 0
+        },
+        "response_body": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The first KiB of the answer's body."
+        }
+      }
+    },
     "WebhookEvent": {
-      "description": "The JSON body POSTed to the webhook endpoint; `type` says which kind.",
+      "description": "The JSON body POSTed to the webhook endpoint; `type` says which kind (the discriminator).\nAt most 256 KiB. New kinds may be added: ignore a `type` you do not know.\n",
       "oneOf": [
         {
           "$ref": "#/$defs/AccountEvent"
+        },
+        {
+          "$ref": "#/$defs/AccountStatusChangedEvent"
         },
         {
           "$ref": "#/$defs/CollectionEvent"
         },
         {
           "$ref": "#/$defs/TransferEvent"
+        },
+        {
+          "$ref": "#/$defs/TestEvent"
         }
       ]
+    },
+    "AccountStatusChangedEvent": {
+      "type": "object",
+      "required": [
+        "id",
+        "type",
+        "timestamp",
+        "data"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "type": {
+          "type": "string",
+          "enum": [
+            "account.status_changed"
+          ]
+        },
+        "timestamp": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "data": {
+          "$ref": "#/$defs/AccountStatusChange"
+        }
+      }
+    },
+    "AccountStatusChange": {
+      "type": "object",
+      "description": "An account whose status the bank changed, and the status it had before.",
+      "required": [
+        "account",
+        "previous_status",
+        "reason"
+      ],
+      "properties": {
+        "account": {
+          "$ref": "#/$defs/Account"
+        },
+        "previous_status": {
+          "$ref": "#/$defs/AccountStatus"
+        },
+        "reason": {
+          "type": "string",
+          "description": "Why the bank changed it, as its operator recorded."
+        }
+      }
+    },
+    "TestEvent": {
+      "type": "object",
+      "description": "Sent by `test_webhook` to check the endpoint and its signature verification.",
+      "required": [
+        "id",
+        "type",
+        "timestamp",
+        "data"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "type": {
+          "type": "string",
+          "enum": [
+            "webhook.test"
+          ]
+        },
+        "timestamp": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "data": {
+          "$ref": "#/$defs/WebhookTest"
+        }
+      }
+    },
+    "WebhookTest": {
+      "type": "object",
+      "required": [
+        "message",
+        "requested_by"
+      ],
+      "properties": {
+        "message": {
+          "type": "string"
+        },
+        "requested_by": {
+          "type": "string",
+          "description": "The member who asked for the test."
+        }
+      }
     },
     "AccountEvent": {
       "type": "object",
@@ -3101,6 +3261,7 @@ pub const COMPONENTS: &str = r##"{
         "ip_whitelist": {
           "type": "array",
           "maxItems": 20,
+          "uniqueItems": true,
           "items": {
             "$ref": "#/$defs/IpAddressOrRange"
           }
@@ -3131,6 +3292,7 @@ pub const COMPONENTS: &str = r##"{
         "ip_whitelist": {
           "type": "array",
           "maxItems": 20,
+          "uniqueItems": true,
           "items": {
             "$ref": "#/$defs/IpAddressOrRange"
           }
@@ -4666,6 +4828,31 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
+    "TestWebhookResponse": {
+      "type": "object",
+      "description": "Success envelope of `test_webhook`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/WebhookDelivery"
+        }
+      }
+    },
     "SimulateInboundTransferResponse": {
       "type": "object",
       "description": "Success envelope of `simulate_inbound_transfer`.",
@@ -4709,7 +4896,10 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::AccountListFilters)), ("AccountMetrics",
         schemars::schema_for!(models::AccountMetrics)), ("AccountNumber",
         schemars::schema_for!(models::AccountNumber)), ("AccountStatus",
-        schemars::schema_for!(models::AccountStatus)), ("AccountSummary",
+        schemars::schema_for!(models::AccountStatus)), ("AccountStatusChange",
+        schemars::schema_for!(models::AccountStatusChange)),
+        ("AccountStatusChangedEvent",
+        schemars::schema_for!(models::AccountStatusChangedEvent)), ("AccountSummary",
         schemars::schema_for!(models::AccountSummary)), ("AccountType",
         schemars::schema_for!(models::AccountType)), ("AccountTypeFilter",
         schemars::schema_for!(models::AccountTypeFilter)), ("ActivityLogEntry",
@@ -4887,7 +5077,9 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         ("SimulateInboundTransferResponse",
         schemars::schema_for!(models::SimulateInboundTransferResponse)), ("SortOrder",
         schemars::schema_for!(models::SortOrder)), ("SuccessCode",
-        schemars::schema_for!(models::SuccessCode)), ("TokenGrant",
+        schemars::schema_for!(models::SuccessCode)), ("TestEvent",
+        schemars::schema_for!(models::TestEvent)), ("TestWebhookResponse",
+        schemars::schema_for!(models::TestWebhookResponse)), ("TokenGrant",
         schemars::schema_for!(models::TokenGrant)), ("TransactionCategory",
         schemars::schema_for!(models::TransactionCategory)), ("TransactionStatus",
         schemars::schema_for!(models::TransactionStatus)), ("TransactionType",
@@ -4908,6 +5100,7 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::UpdateWebhookConfigurationRequest)),
         ("UpdateWebhookConfigurationResponse",
         schemars::schema_for!(models::UpdateWebhookConfigurationResponse)),
+        ("WebhookAttempt", schemars::schema_for!(models::WebhookAttempt)),
         ("WebhookConfiguration", schemars::schema_for!(models::WebhookConfiguration)),
         ("WebhookConfigurationRequest",
         schemars::schema_for!(models::WebhookConfigurationRequest)),
@@ -4917,6 +5110,7 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::WebhookDeliveryStatus)), ("WebhookEvent",
         schemars::schema_for!(models::WebhookEvent)), ("WebhookEventFilters",
         schemars::schema_for!(models::WebhookEventFilters)), ("WebhookEventType",
-        schemars::schema_for!(models::WebhookEventType))
+        schemars::schema_for!(models::WebhookEventType)), ("WebhookTest",
+        schemars::schema_for!(models::WebhookTest))
     ]
 }

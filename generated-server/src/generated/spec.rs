@@ -4,12 +4,12 @@
 /// The spec's `info.title`.
 pub const TITLE: &str = "Kobo Business Banking API";
 /// The spec's `info.version`.
-pub const VERSION: &str = "1.1.0";
+pub const VERSION: &str = "2.0.0";
 /// `spec/openapi.yaml`, verbatim.
 pub const OPENAPI_YAML: &str = r#"openapi: 3.0.3
 info:
   title: Kobo Business Banking API
-  version: 1.1.0
+  version: 2.0.0
   description: |
     Kobo lets a business (a customer of the bank) manage its accounts, give each of its own
     customers a permanent virtual account after BVN/NIN verification, list transactions and
@@ -89,15 +89,22 @@ info:
       after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with
       it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps
       more than 5 minutes from your clock.
-    - Answer any 2xx within 15 seconds to acknowledge. Anything else (or no answer) is retried with
-      exponential backoff and jitter for about three days (attempts after roughly 5 s, 5 min,
-      30 min, 2 h, 5 h, 10 h, 10 h, 14 h, 20 h), then the event is marked `failed`; it can be
-      replayed with `replay_webhook_event`. Delivery is at least once and not ordered: use the
-      event's `timestamp` and the object's state.
-    - `is_active: false` pauses delivery: events that happen meanwhile are recorded as `skipped`
-      (replayable), not queued. `ip_whitelist` restricts the addresses the endpoint's host may
+    - Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are
+      not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about
+      three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
+      10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with
+      `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not
+      ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.
+    - `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,
+      are recorded as `skipped` (replayable), not queued; so are events that happen before any
+      configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may
       resolve to. In production the URL must be `https://` and must not resolve to a private,
-      loopback or link-local address; the sandbox also allows `http://` for local testing.
+      loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this
+      is checked when the configuration is saved and again at every connection, so a DNS name
+      that later resolves elsewhere is refused then. (Extension, for local testing: the sandbox
+      also allows `http://` and any address, loopback included.)
+    - `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret
+      whsec_...` runs a local receiver that verifies each delivery and prints it.
 
     ## Sandbox
     The sandbox mirrors production with a deterministic provider. Identity test data for
@@ -463,6 +470,40 @@ x-webhooks:
           application/json:
             schema:
               $ref: '#/components/schemas/TransferEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
+  account.status_changed:
+    post:
+      summary: An account's status changed
+      description: Sent when the bank changes the status of an account of the business (blocked, closed, reactivated). `data` has the account as it is now and its previous status.
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/AccountStatusChangedEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
+  webhook.test:
+    post:
+      summary: A test delivery
+      description: Sent by `test_webhook`, whatever `event_types` subscribes to, so the endpoint and its signature check can be tried.
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/TestEvent'
       responses:
         '200':
           description: Any 2xx acknowledges the delivery.
@@ -4941,7 +4982,10 @@ paths:
         URL in production (the sandbox also accepts `http://`, for example a local tunnel).
         `ip_whitelist` (at most 20 entries, each an IP address or CIDR range of at most 255
         characters) restricts the addresses the endpoint's host may resolve to; omit it or send
-        `[]` for no restriction. `event_types` subscribes to some event kinds only; omit it or send
+        `[]` for no restriction. (Interpretation: the source says "only requests originating from
+        these IPs are forwarded", but every delivery originates from Kobo, so the only list a
+        business can usefully give is where deliveries may go: a pin that keeps events away from a
+        hijacked DNS name. It is checked at every connection, not only when saved.) `event_types` subscribes to some event kinds only; omit it or send
         `[]` for all. Accepts `Idempotency-Key`. Audit-log action `create_webhook_configuration`.
 
         **Deliveries** (every kind and payload is in `x-webhooks`) are JSON POSTs signed the
@@ -5213,10 +5257,15 @@ paths:
         the new secret signs. Rotating again within those 24 hours ends the older secret at once.
         Takes no parameters: send `{}`. Audit-log action `rotate_webhook_secret`.
 
+        Send an `Idempotency-Key`: the new secret is shown only in this answer, so a retry after
+        a lost response must get the same secret back (`Idempotent-Replayed: true`), not rotate
+        again and end the secret you never received.
+
         Permission: `webhook.manage`.
 
         Errors:
         - `01` the body is not `{}`.
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `webhook.manage`.
         - `47` the business has no webhook configuration.
@@ -5225,7 +5274,9 @@ paths:
         - dashboardToken: []
       x-permission: webhook.manage
       x-success-message: Webhook secret rotated; store it now, it will not be shown again
-      x-response-codes: ['00', '01', '29', '41', '43', '47', '96']
+      x-response-codes: ['00', '01', '27', '28', '29', '41', '43', '47', '96']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
         $ref: '#/components/requestBodies/Empty'
       responses:
@@ -5234,6 +5285,8 @@ paths:
           headers:
             X-Request-Id:
               $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
           content:
             application/json:
               schema:
@@ -5255,6 +5308,10 @@ paths:
           $ref: '#/components/responses/PermissionDenied'
         '404':
           $ref: '#/components/responses/NoWebhookConfiguration'
+        '409':
+          $ref: '#/components/responses/IdempotencyInProgress'
+        '422':
+          $ref: '#/components/responses/IdempotencyKeyReused'
         '429':
           $ref: '#/components/responses/TooManyRequests'
         '500':
@@ -5271,8 +5328,10 @@ paths:
         Lists the events emitted for the business, newest first, with their delivery state:
         `pending` (queued or waiting for a retry; `next_attempt_at` says when), `delivered` (a 2xx
         was received), `failed` (retries exhausted after about three days), `skipped` (the
-        configuration was paused or not subscribed to the kind). Each entry carries the exact
-        `payload` that is (or was) POSTed. Kept for 30 days. Optional `filters`: `status`,
+        configuration was paused, absent or not subscribed to the kind). Each entry carries the
+        exact `payload` that is (or was) POSTed, the attempts left in its retry budget, and its
+        latest attempts (`attempt_log`, newest first: time, HTTP status or network error,
+        latency, the first KiB of the answer). Kept for 30 days. Optional `filters`: `status`,
         `event_type`, `start_date` / `end_date` (inclusive days). Keyset paging with
         `cursor_created_at` / `cursor_id` and `limit`.
 
@@ -5322,10 +5381,22 @@ paths:
                         event_type: collection.received
                         status: failed
                         attempts: 10
+                        remaining_attempts: 0
                         last_attempt_at: '2026-11-05T09:21:00Z'
                         next_attempt_at: null
                         last_response_status: 500
                         last_error: 'HTTP 500 from https://hooks.adaezefoods.ng/kobo'
+                        attempt_log:
+                          - attempted_at: '2026-11-05T09:21:00Z'
+                            response_status: 500
+                            error: 'HTTP 500 from https://hooks.adaezefoods.ng/kobo'
+                            latency_ms: 182
+                            response_body: '{"error":"database unavailable"}'
+                          - attempted_at: '2026-11-04T13:20:41Z'
+                            response_status: null
+                            error: 'timed out after 15 s'
+                            latency_ms: 15000
+                            response_body: null
                         payload:
                           id: e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01
                           type: collection.received
@@ -5373,8 +5444,9 @@ paths:
       summary: Replay a webhook event
       x-origin: extension
       description: |
-        Queues an event for delivery again, now, with a fresh retry budget: use it after fixing an
-        endpoint, for `failed` or `skipped` events (or to re-send a `delivered` one). The payload
+        Queues an event for delivery again, now, with a fresh retry budget (`remaining_attempts`
+        back to 10, `next_attempt_at` now): use it after fixing an endpoint, for `failed` or
+        `skipped` events (or to re-send a `delivered` one). The payload
         and `webhook-id` are unchanged, so a receiver that de-duplicates by `webhook-id` will
         ignore a copy it already processed. Audit-log action `replay_webhook_event`.
 
@@ -5385,7 +5457,8 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `webhook.manage`.
         - `47` no event of the business has this id (or it is older than 30 days).
-        - `48` the event is already queued (`pending`), or the configuration is paused.
+        - `48` the event is already queued (`pending`), or the configuration is paused or
+          absent.
         - `29` too many requests. `96` internal error.
       security:
         - dashboardToken: []
@@ -5423,10 +5496,17 @@ paths:
                       event_type: collection.received
                       status: pending
                       attempts: 10
+                      remaining_attempts: 10
                       last_attempt_at: '2026-11-05T09:21:00Z'
                       next_attempt_at: '2026-11-05T14:00:00Z'
                       last_response_status: 500
                       last_error: 'HTTP 500 from https://hooks.adaezefoods.ng/kobo'
+                      attempt_log:
+                        - attempted_at: '2026-11-05T09:21:00Z'
+                          response_status: 500
+                          error: 'HTTP 500 from https://hooks.adaezefoods.ng/kobo'
+                          latency_ms: 182
+                          response_body: '{"error":"database unavailable"}'
                       payload:
                         id: e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01
                         type: collection.received
@@ -5486,6 +5566,100 @@ paths:
                     status: false
                     response_code: '48'
                     message: The event is already queued for delivery
+                    data: null
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/customer/web/test_webhook:
+    post:
+      tags: [Webhooks]
+      operationId: test_webhook
+      summary: Send a test event
+      x-origin: extension
+      description: |
+        Records a `webhook.test` event and queues it for delivery at once, whatever
+        `event_types` subscribes to, so you can check the endpoint and your signature
+        verification end to end. It is a real event: signed, retried and shown by
+        `fetch_webhook_events` like any other. Takes no parameters: send `{}`. Audit-log action
+        `test_webhook`.
+
+        Permission: `webhook.manage`.
+
+        Errors:
+        - `01` the body is not `{}`.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `webhook.manage`.
+        - `47` the business has no webhook configuration.
+        - `48` the configuration is paused (`is_active: false`).
+        - `29` too many requests. `96` internal error.
+      security:
+        - dashboardToken: []
+      x-permission: webhook.manage
+      x-success-message: Test event queued for delivery
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96']
+      requestBody:
+        $ref: '#/components/requestBodies/Empty'
+      responses:
+        '200':
+          description: The test event, queued.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/TestWebhookResponse'
+              examples:
+                queued:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Test event queued for delivery
+                    data:
+                      id: a7b8c9d0-e1f2-4a3b-8c4d-5e6f7a8b9c01
+                      event_type: webhook.test
+                      status: pending
+                      attempts: 0
+                      remaining_attempts: 10
+                      last_attempt_at: null
+                      next_attempt_at: '2026-11-02T12:25:00Z'
+                      last_response_status: null
+                      last_error: null
+                      attempt_log: []
+                      payload:
+                        id: a7b8c9d0-e1f2-4a3b-8c4d-5e6f7a8b9c01
+                        type: webhook.test
+                        timestamp: '2026-11-02T12:25:00Z'
+                        data:
+                          message: A test event from Kobo
+                          requested_by: Adaeze Okafor
+                      created_at: '2026-11-02T12:25:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/NoWebhookConfiguration'
+        '409':
+          description: Delivery is paused.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                paused:
+                  value:
+                    status: false
+                    response_code: '48'
+                    message: Webhook delivery is paused; resume it with update_webhook_configuration
                     data: null
         '429':
           $ref: '#/components/responses/TooManyRequests'
@@ -6381,21 +6555,26 @@ components:
         - create_webhook_configuration
         - rotate_webhook_secret
         - replay_webhook_event
+        - test_webhook
     WebhookEventType:
       type: string
       x-origin: extension
       description: A webhook event kind; `x-webhooks` documents each one.
+      x-extensible-enum: true
       enum:
         - account.created
+        - account.status_changed
         - collection.received
         - transfer.pending_approval
         - transfer.rejected
         - transfer.success
         - transfer.failed
         - transfer.reversed
+        - webhook.test
     WebhookDeliveryStatus:
       type: string
       x-origin: extension
+      x-extensible-enum: true
       enum: [pending, delivered, failed, skipped]
     IpAddressOrRange:
       type: string
@@ -7248,7 +7427,7 @@ components:
       type: object
       x-origin: extension
       description: An emitted event and its delivery state.
-      required: [id, event_type, status, attempts, last_attempt_at, next_attempt_at, last_response_status, last_error, payload, created_at]
+      required: [id, event_type, status, attempts, remaining_attempts, last_attempt_at, next_attempt_at, last_response_status, last_error, attempt_log, payload, created_at]
       properties:
         id:
           type: string
@@ -7276,18 +7455,125 @@ components:
         last_error:
           type: string
           nullable: true
+        remaining_attempts:
+          type: integer
+          minimum: 0
+          description: Attempts left in the current retry budget (10 at the start, and again after a replay).
+        attempt_log:
+          type: array
+          description: The latest attempts (at most 20), newest first.
+          items:
+            $ref: '#/components/schemas/WebhookAttempt'
         payload:
           $ref: '#/components/schemas/WebhookEvent'
         created_at:
           type: string
           format: date-time
+    WebhookAttempt:
+      type: object
+      x-origin: extension
+      description: One delivery attempt.
+      required: [attempted_at, response_status, error, latency_ms, response_body]
+      properties:
+        attempted_at:
+          type: string
+          format: date-time
+        response_status:
+          type: integer
+          nullable: true
+          description: The HTTP status received; null when no answer came (see `error`).
+        error:
+          type: string
+          nullable: true
+          description: Why the attempt did not count as delivered; null for a 2xx.
+        latency_ms:
+          type: integer
+          format: int64
+          minimum: 0
+        response_body:
+          type: string
+          nullable: true
+          description: The first KiB of the answer's body.
     WebhookEvent:
       x-origin: extension
-      description: The JSON body POSTed to the webhook endpoint; `type` says which kind.
+      description: |
+        The JSON body POSTed to the webhook endpoint; `type` says which kind (the discriminator).
+        At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
+      x-extensible-enum: true
       oneOf:
         - $ref: '#/components/schemas/AccountEvent'
+        - $ref: '#/components/schemas/AccountStatusChangedEvent'
         - $ref: '#/components/schemas/CollectionEvent'
         - $ref: '#/components/schemas/TransferEvent'
+        - $ref: '#/components/schemas/TestEvent'
+      discriminator:
+        propertyName: type
+        mapping:
+          account.created: '#/components/schemas/AccountEvent'
+          account.status_changed: '#/components/schemas/AccountStatusChangedEvent'
+          collection.received: '#/components/schemas/CollectionEvent'
+          transfer.pending_approval: '#/components/schemas/TransferEvent'
+          transfer.rejected: '#/components/schemas/TransferEvent'
+          transfer.success: '#/components/schemas/TransferEvent'
+          transfer.failed: '#/components/schemas/TransferEvent'
+          transfer.reversed: '#/components/schemas/TransferEvent'
+          webhook.test: '#/components/schemas/TestEvent'
+    AccountStatusChangedEvent:
+      type: object
+      x-origin: extension
+      required: [id, type, timestamp, data]
+      properties:
+        id:
+          type: string
+          format: uuid
+        type:
+          type: string
+          enum: [account.status_changed]
+        timestamp:
+          type: string
+          format: date-time
+        data:
+          $ref: '#/components/schemas/AccountStatusChange'
+    AccountStatusChange:
+      type: object
+      x-origin: extension
+      description: An account whose status the bank changed, and the status it had before.
+      required: [account, previous_status, reason]
+      properties:
+        account:
+          $ref: '#/components/schemas/Account'
+        previous_status:
+          $ref: '#/components/schemas/AccountStatus'
+        reason:
+          type: string
+          description: Why the bank changed it, as its operator recorded.
+    TestEvent:
+      type: object
+      x-origin: extension
+      description: Sent by `test_webhook` to check the endpoint and its signature verification.
+      required: [id, type, timestamp, data]
+      properties:
+        id:
+          type: string
+          format: uuid
+        type:
+          type: string
+          enum: [webhook.test]
+        timestamp:
+          type: string
+          format: date-time
+        data:
+          $ref: '#/components/schemas/WebhookTest'
+    WebhookTest:
+      type: object
+      x-origin: extension
+      required: [message, requested_by]
+      properties:
+        message:
+          type: string
+        requested_by:
+          type: string
+          description: The member who asked for the test.
     AccountEvent:
       type: object
       x-origin: extension
@@ -8226,6 +8512,7 @@ components:
         ip_whitelist:
           type: array
           maxItems: 20
+          uniqueItems: true
           items:
             $ref: '#/components/schemas/IpAddressOrRange'
         event_types:
@@ -8249,6 +8536,7 @@ components:
         ip_whitelist:
           type: array
           maxItems: 20
+          uniqueItems: true
           items:
             $ref: '#/components/schemas/IpAddressOrRange'
         event_types:
@@ -9128,6 +9416,20 @@ components:
           type: string
         data:
           $ref: '#/components/schemas/WebhookDelivery'
+    TestWebhookResponse:
+      type: object
+      description: Success envelope of `test_webhook`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/WebhookDelivery'
     SimulateInboundTransferResponse:
       type: object
       description: Success envelope of `simulate_inbound_transfer`.
@@ -9148,8 +9450,8 @@ pub const OPENAPI_JSON: &str = r##"{
   "openapi": "3.0.3",
   "info": {
     "title": "Kobo Business Banking API",
-    "version": "1.1.0",
-    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}`; an empty body is accepted as `{}`.\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (or no answer) is retried with\n  exponential backoff and jitter for about three days (attempts after roughly 5 s, 5 min,\n  30 min, 2 h, 5 h, 10 h, 10 h, 14 h, 20 h), then the event is marked `failed`; it can be\n  replayed with `replay_webhook_event`. Delivery is at least once and not ordered: use the\n  event's `timestamp` and the object's state.\n- `is_active: false` pauses delivery: events that happen meanwhile are recorded as `skipped`\n  (replayable), not queued. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback or link-local address; the sandbox also allows `http://` for local testing.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account`:\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
+    "version": "2.0.0",
+    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}`; an empty body is accepted as `{}`.\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. (Extension, for local testing: the sandbox\n  also allows `http://` and any address, loopback included.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account`:\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
       "email": "developers@kobo.example"
@@ -9667,6 +9969,70 @@ pub const OPENAPI_JSON: &str = r##"{
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/TransferEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    },
+    "account.status_changed": {
+      "post": {
+        "summary": "An account's status changed",
+        "description": "Sent when the bank changes the status of an account of the business (blocked, closed, reactivated). `data` has the account as it is now and its previous status.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AccountStatusChangedEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    },
+    "webhook.test": {
+      "post": {
+        "summary": "A test delivery",
+        "description": "Sent by `test_webhook`, whatever `event_types` subscribes to, so the endpoint and its signature check can be tried.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/TestEvent"
               }
             }
           }
@@ -15623,7 +15989,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "webhook_configuration",
         "summary": "Register the webhook endpoint",
-        "description": "Registers the business's webhook endpoint (one per business) and returns its signing\nsecret `secret` (`whsec_...`) **once**: store it, it cannot be read again (rotate it with\n`rotate_webhook_secret`). The configuration starts active. `url` must be a public `https://`\nURL in production (the sandbox also accepts `http://`, for example a local tunnel).\n`ip_whitelist` (at most 20 entries, each an IP address or CIDR range of at most 255\ncharacters) restricts the addresses the endpoint's host may resolve to; omit it or send\n`[]` for no restriction. `event_types` subscribes to some event kinds only; omit it or send\n`[]` for all. Accepts `Idempotency-Key`. Audit-log action `create_webhook_configuration`.\n\n**Deliveries** (every kind and payload is in `x-webhooks`) are JSON POSTs signed the\nStandard Webhooks way. Headers: `webhook-id` (the event id, the same on every retry:\nde-duplicate on it), `webhook-timestamp` (Unix seconds), `webhook-signature`\n(`v1,<base64>`, space-separated when a rotation is in progress). To verify one: base64-decode\nthe part of `secret` after `whsec_`; compute HMAC-SHA256 with it over\n`<webhook-id>.<webhook-timestamp>.<raw body>`; base64-encode; compare in constant time with\neach `v1,` value; reject timestamps more than 5 minutes from your clock. Answer 2xx within\n15 seconds; anything else is retried with backoff for about three days (see Webhooks in the\noverview), and `fetch_webhook_events` shows every attempt.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` a field is missing or malformed, the URL is not `https://` in production, resolves to\n  a private address, or an `ip_whitelist` entry is not an IP address or range.\n- `26` the business already has a webhook configuration: change it with\n  `update_webhook_configuration`.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Registers the business's webhook endpoint (one per business) and returns its signing\nsecret `secret` (`whsec_...`) **once**: store it, it cannot be read again (rotate it with\n`rotate_webhook_secret`). The configuration starts active. `url` must be a public `https://`\nURL in production (the sandbox also accepts `http://`, for example a local tunnel).\n`ip_whitelist` (at most 20 entries, each an IP address or CIDR range of at most 255\ncharacters) restricts the addresses the endpoint's host may resolve to; omit it or send\n`[]` for no restriction. (Interpretation: the source says \"only requests originating from\nthese IPs are forwarded\", but every delivery originates from Kobo, so the only list a\nbusiness can usefully give is where deliveries may go: a pin that keeps events away from a\nhijacked DNS name. It is checked at every connection, not only when saved.) `event_types` subscribes to some event kinds only; omit it or send\n`[]` for all. Accepts `Idempotency-Key`. Audit-log action `create_webhook_configuration`.\n\n**Deliveries** (every kind and payload is in `x-webhooks`) are JSON POSTs signed the\nStandard Webhooks way. Headers: `webhook-id` (the event id, the same on every retry:\nde-duplicate on it), `webhook-timestamp` (Unix seconds), `webhook-signature`\n(`v1,<base64>`, space-separated when a rotation is in progress). To verify one: base64-decode\nthe part of `secret` after `whsec_`; compute HMAC-SHA256 with it over\n`<webhook-id>.<webhook-timestamp>.<raw body>`; base64-encode; compare in constant time with\neach `v1,` value; reject timestamps more than 5 minutes from your clock. Answer 2xx within\n15 seconds; anything else is retried with backoff for about three days (see Webhooks in the\noverview), and `fetch_webhook_events` shows every attempt.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` a field is missing or malformed, the URL is not `https://` in production, resolves to\n  a private address, or an `ip_whitelist` entry is not an IP address or range.\n- `26` the business already has a webhook configuration: change it with\n  `update_webhook_configuration`.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "dashboardToken": []
@@ -15991,7 +16357,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "rotate_webhook_secret",
         "summary": "Rotate the webhook signing secret",
         "x-origin": "extension",
-        "description": "Issues a new signing secret and returns it **once**. For 24 hours\n(`previous_secret_expires_at`) every delivery carries two signatures in `webhook-signature`,\none per secret, so you can deploy the new secret without dropping events; after that only\nthe new secret signs. Rotating again within those 24 hours ends the older secret at once.\nTakes no parameters: send `{}`. Audit-log action `rotate_webhook_secret`.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` the business has no webhook configuration.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Issues a new signing secret and returns it **once**. For 24 hours\n(`previous_secret_expires_at`) every delivery carries two signatures in `webhook-signature`,\none per secret, so you can deploy the new secret without dropping events; after that only\nthe new secret signs. Rotating again within those 24 hours ends the older secret at once.\nTakes no parameters: send `{}`. Audit-log action `rotate_webhook_secret`.\n\nSend an `Idempotency-Key`: the new secret is shown only in this answer, so a retry after\na lost response must get the same secret back (`Idempotent-Replayed: true`), not rotate\nagain and end the secret you never received.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` the body is not `{}`.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` the business has no webhook configuration.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "dashboardToken": []
@@ -16002,11 +16368,18 @@ pub const OPENAPI_JSON: &str = r##"{
         "x-response-codes": [
           "00",
           "01",
+          "27",
+          "28",
           "29",
           "41",
           "43",
           "47",
           "96"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/Empty"
@@ -16017,6 +16390,9 @@ pub const OPENAPI_JSON: &str = r##"{
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
               }
             },
             "content": {
@@ -16052,6 +16428,12 @@ pub const OPENAPI_JSON: &str = r##"{
           "404": {
             "$ref": "#/components/responses/NoWebhookConfiguration"
           },
+          "409": {
+            "$ref": "#/components/responses/IdempotencyInProgress"
+          },
+          "422": {
+            "$ref": "#/components/responses/IdempotencyKeyReused"
+          },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
           },
@@ -16072,7 +16454,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "fetch_webhook_events",
         "summary": "Webhook delivery log",
         "x-origin": "extension",
-        "description": "Lists the events emitted for the business, newest first, with their delivery state:\n`pending` (queued or waiting for a retry; `next_attempt_at` says when), `delivered` (a 2xx\nwas received), `failed` (retries exhausted after about three days), `skipped` (the\nconfiguration was paused or not subscribed to the kind). Each entry carries the exact\n`payload` that is (or was) POSTed. Kept for 30 days. Optional `filters`: `status`,\n`event_type`, `start_date` / `end_date` (inclusive days). Keyset paging with\n`cursor_created_at` / `cursor_id` and `limit`.\n\nPermission: `webhook.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists the events emitted for the business, newest first, with their delivery state:\n`pending` (queued or waiting for a retry; `next_attempt_at` says when), `delivered` (a 2xx\nwas received), `failed` (retries exhausted after about three days), `skipped` (the\nconfiguration was paused, absent or not subscribed to the kind). Each entry carries the\nexact `payload` that is (or was) POSTed, the attempts left in its retry budget, and its\nlatest attempts (`attempt_log`, newest first: time, HTTP status or network error,\nlatency, the first KiB of the answer). Kept for 30 days. Optional `filters`: `status`,\n`event_type`, `start_date` / `end_date` (inclusive days). Keyset paging with\n`cursor_created_at` / `cursor_id` and `limit`.\n\nPermission: `webhook.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.view`.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "dashboardToken": []
@@ -16133,10 +16515,27 @@ pub const OPENAPI_JSON: &str = r##"{
                           "event_type": "collection.received",
                           "status": "failed",
                           "attempts": 10,
+                          "remaining_attempts": 0,
                           "last_attempt_at": "2026-11-05T09:21:00Z",
                           "next_attempt_at": null,
                           "last_response_status": 500,
                           "last_error": "HTTP 500 from https://hooks.adaezefoods.ng/kobo",
+                          "attempt_log": [
+                            {
+                              "attempted_at": "2026-11-05T09:21:00Z",
+                              "response_status": 500,
+                              "error": "HTTP 500 from https://hooks.adaezefoods.ng/kobo",
+                              "latency_ms": 182,
+                              "response_body": "{\"error\":\"database unavailable\"}"
+                            },
+                            {
+                              "attempted_at": "2026-11-04T13:20:41Z",
+                              "response_status": null,
+                              "error": "timed out after 15 s",
+                              "latency_ms": 15000,
+                              "response_body": null
+                            }
+                          ],
                           "payload": {
                             "id": "e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01",
                             "type": "collection.received",
@@ -16205,7 +16604,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "replay_webhook_event",
         "summary": "Replay a webhook event",
         "x-origin": "extension",
-        "description": "Queues an event for delivery again, now, with a fresh retry budget: use it after fixing an\nendpoint, for `failed` or `skipped` events (or to re-send a `delivered` one). The payload\nand `webhook-id` are unchanged, so a receiver that de-duplicates by `webhook-id` will\nignore a copy it already processed. Audit-log action `replay_webhook_event`.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` `event_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` no event of the business has this id (or it is older than 30 days).\n- `48` the event is already queued (`pending`), or the configuration is paused.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Queues an event for delivery again, now, with a fresh retry budget (`remaining_attempts`\nback to 10, `next_attempt_at` now): use it after fixing an endpoint, for `failed` or\n`skipped` events (or to re-send a `delivered` one). The payload\nand `webhook-id` are unchanged, so a receiver that de-duplicates by `webhook-id` will\nignore a copy it already processed. Audit-log action `replay_webhook_event`.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` `event_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` no event of the business has this id (or it is older than 30 days).\n- `48` the event is already queued (`pending`), or the configuration is paused or\n  absent.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "dashboardToken": []
@@ -16264,10 +16663,20 @@ pub const OPENAPI_JSON: &str = r##"{
                         "event_type": "collection.received",
                         "status": "pending",
                         "attempts": 10,
+                        "remaining_attempts": 10,
                         "last_attempt_at": "2026-11-05T09:21:00Z",
                         "next_attempt_at": "2026-11-05T14:00:00Z",
                         "last_response_status": 500,
                         "last_error": "HTTP 500 from https://hooks.adaezefoods.ng/kobo",
+                        "attempt_log": [
+                          {
+                            "attempted_at": "2026-11-05T09:21:00Z",
+                            "response_status": 500,
+                            "error": "HTTP 500 from https://hooks.adaezefoods.ng/kobo",
+                            "latency_ms": 182,
+                            "response_body": "{\"error\":\"database unavailable\"}"
+                          }
+                        ],
                         "payload": {
                           "id": "e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01",
                           "type": "collection.received",
@@ -16351,6 +16760,131 @@ pub const OPENAPI_JSON: &str = r##"{
                       "status": false,
                       "response_code": "48",
                       "message": "The event is already queued for delivery",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/customer/web/test_webhook": {
+      "post": {
+        "tags": [
+          "Webhooks"
+        ],
+        "operationId": "test_webhook",
+        "summary": "Send a test event",
+        "x-origin": "extension",
+        "description": "Records a `webhook.test` event and queues it for delivery at once, whatever\n`event_types` subscribes to, so you can check the endpoint and your signature\nverification end to end. It is a real event: signed, retried and shown by\n`fetch_webhook_events` like any other. Takes no parameters: send `{}`. Audit-log action\n`test_webhook`.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` the business has no webhook configuration.\n- `48` the configuration is paused (`is_active: false`).\n- `29` too many requests. `96` internal error.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "webhook.manage",
+        "x-success-message": "Test event queued for delivery",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "48",
+          "96"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/Empty"
+        },
+        "responses": {
+          "200": {
+            "description": "The test event, queued.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/TestWebhookResponse"
+                },
+                "examples": {
+                  "queued": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Test event queued for delivery",
+                      "data": {
+                        "id": "a7b8c9d0-e1f2-4a3b-8c4d-5e6f7a8b9c01",
+                        "event_type": "webhook.test",
+                        "status": "pending",
+                        "attempts": 0,
+                        "remaining_attempts": 10,
+                        "last_attempt_at": null,
+                        "next_attempt_at": "2026-11-02T12:25:00Z",
+                        "last_response_status": null,
+                        "last_error": null,
+                        "attempt_log": [],
+                        "payload": {
+                          "id": "a7b8c9d0-e1f2-4a3b-8c4d-5e6f7a8b9c01",
+                          "type": "webhook.test",
+                          "timestamp": "2026-11-02T12:25:00Z",
+                          "data": {
+                            "message": "A test event from Kobo",
+                            "requested_by": "Adaeze Okafor"
+                          }
+                        },
+                        "created_at": "2026-11-02T12:25:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/NoWebhookConfiguration"
+          },
+          "409": {
+            "description": "Delivery is paused.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "paused": {
+                    "value": {
+                      "status": false,
+                      "response_code": "48",
+                      "message": "Webhook delivery is paused; resume it with update_webhook_configuration",
                       "data": null
                     }
                   }
@@ -17642,26 +18176,31 @@ pub const OPENAPI_JSON: &str = r##"{
           "update_approval_policy",
           "create_webhook_configuration",
           "rotate_webhook_secret",
-          "replay_webhook_event"
+          "replay_webhook_event",
+          "test_webhook"
         ]
       },
       "WebhookEventType": {
         "type": "string",
         "x-origin": "extension",
         "description": "A webhook event kind; `x-webhooks` documents each one.",
+        "x-extensible-enum": true,
         "enum": [
           "account.created",
+          "account.status_changed",
           "collection.received",
           "transfer.pending_approval",
           "transfer.rejected",
           "transfer.success",
           "transfer.failed",
-          "transfer.reversed"
+          "transfer.reversed",
+          "webhook.test"
         ]
       },
       "WebhookDeliveryStatus": {
         "type": "string",
         "x-origin": "extension",
+        "x-extensible-enum": true,
         "enum": [
           "pending",
           "delivered",
@@ -19062,10 +19601,12 @@ pub const OPENAPI_JSON: &str = r##"{
           "event_type",
           "status",
           "attempts",
+          "remaining_attempts",
           "last_attempt_at",
           "next_attempt_at",
           "last_response_status",
           "last_error",
+          "attempt_log",
           "payload",
           "created_at"
         ],
@@ -19104,6 +19645,18 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "string",
             "nullable": true
           },
+          "remaining_attempts": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Attempts left in the current retry budget (10 at the start, and again after a replay)."
+          },
+          "attempt_log": {
+            "type": "array",
+            "description": "The latest attempts (at most 20), newest first.",
+            "items": {
+              "$ref": "#/components/schemas/WebhookAttempt"
+            }
+          },
           "payload": {
             "$ref": "#/components/schemas/WebhookEvent"
           },
@@ -19113,20 +19666,177 @@ pub const OPENAPI_JSON: &str = r##"{
           }
         }
       },
+      "WebhookAttempt": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "One delivery attempt.",
+        "required": [
+          "attempted_at",
+          "response_status",
+          "error",
+          "latency_ms",
+          "response_body"
+        ],
+        "properties": {
+          "attempted_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "response_status": {
+            "type": "integer",
+            "nullable": true,
+            "description": "The HTTP status received; null when no answer came (see `error`)."
+          },
+          "error": {
+            "type": "string",
+            "nullable": true,
+            "description": "Why the attempt did not count as delivered; null for a 2xx."
+          },
+          "latency_ms": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 0
+          },
+          "response_body": {
+            "type": "string",
+            "nullable": true,
+            "description": "The first KiB of the answer's body."
+          }
+        }
+      },
       "WebhookEvent": {
         "x-origin": "extension",
-        "description": "The JSON body POSTed to the webhook endpoint; `type` says which kind.",
+        "description": "The JSON body POSTed to the webhook endpoint; `type` says which kind (the discriminator).\nAt most 256 KiB. New kinds may be added: ignore a `type` you do not know.\n",
+        "x-extensible-enum": true,
         "oneOf": [
           {
             "$ref": "#/components/schemas/AccountEvent"
+          },
+          {
+            "$ref": "#/components/schemas/AccountStatusChangedEvent"
           },
           {
             "$ref": "#/components/schemas/CollectionEvent"
           },
           {
             "$ref": "#/components/schemas/TransferEvent"
+          },
+          {
+            "$ref": "#/components/schemas/TestEvent"
           }
-        ]
+        ],
+        "discriminator": {
+          "propertyName": "type",
+          "mapping": {
+            "account.created": "#/components/schemas/AccountEvent",
+            "account.status_changed": "#/components/schemas/AccountStatusChangedEvent",
+            "collection.received": "#/components/schemas/CollectionEvent",
+            "transfer.pending_approval": "#/components/schemas/TransferEvent",
+            "transfer.rejected": "#/components/schemas/TransferEvent",
+            "transfer.success": "#/components/schemas/TransferEvent",
+            "transfer.failed": "#/components/schemas/TransferEvent",
+            "transfer.reversed": "#/components/schemas/TransferEvent",
+            "webhook.test": "#/components/schemas/TestEvent"
+          }
+        }
+      },
+      "AccountStatusChangedEvent": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "id",
+          "type",
+          "timestamp",
+          "data"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "type": {
+            "type": "string",
+            "enum": [
+              "account.status_changed"
+            ]
+          },
+          "timestamp": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "data": {
+            "$ref": "#/components/schemas/AccountStatusChange"
+          }
+        }
+      },
+      "AccountStatusChange": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "An account whose status the bank changed, and the status it had before.",
+        "required": [
+          "account",
+          "previous_status",
+          "reason"
+        ],
+        "properties": {
+          "account": {
+            "$ref": "#/components/schemas/Account"
+          },
+          "previous_status": {
+            "$ref": "#/components/schemas/AccountStatus"
+          },
+          "reason": {
+            "type": "string",
+            "description": "Why the bank changed it, as its operator recorded."
+          }
+        }
+      },
+      "TestEvent": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Sent by `test_webhook` to check the endpoint and its signature verification.",
+        "required": [
+          "id",
+          "type",
+          "timestamp",
+          "data"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "type": {
+            "type": "string",
+            "enum": [
+              "webhook.test"
+            ]
+          },
+          "timestamp": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "data": {
+            "$ref": "#/components/schemas/WebhookTest"
+          }
+        }
+      },
+      "WebhookTest": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "message",
+          "requested_by"
+        ],
+        "properties": {
+          "message": {
+            "type": "string"
+          },
+          "requested_by": {
+            "type": "string",
+            "description": "The member who asked for the test."
+          }
+        }
       },
       "AccountEvent": {
         "type": "object",
@@ -20452,6 +21162,7 @@ pub const OPENAPI_JSON: &str = r##"{
           "ip_whitelist": {
             "type": "array",
             "maxItems": 20,
+            "uniqueItems": true,
             "items": {
               "$ref": "#/components/schemas/IpAddressOrRange"
             }
@@ -20483,6 +21194,7 @@ pub const OPENAPI_JSON: &str = r##"{
           "ip_whitelist": {
             "type": "array",
             "maxItems": 20,
+            "uniqueItems": true,
             "items": {
               "$ref": "#/components/schemas/IpAddressOrRange"
             }
@@ -22001,6 +22713,31 @@ pub const OPENAPI_JSON: &str = r##"{
       "ReplayWebhookEventResponse": {
         "type": "object",
         "description": "Success envelope of `replay_webhook_event`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/WebhookDelivery"
+          }
+        }
+      },
+      "TestWebhookResponse": {
+        "type": "object",
+        "description": "Success envelope of `test_webhook`.",
         "required": [
           "status",
           "response_code",

@@ -1,5 +1,6 @@
-//! The `kobo` command line: `serve` and `demo` run the API; `business`, `migrate` and `outbox`
-//! are the operator's commands (no HTTP surface). Every flag of the configuration has an
+//! The `kobo` command line: `serve` and `demo` run the API; `business`, `migrate`, `outbox` and
+//! `ledger` are the operator's commands (no HTTP surface); `webhooks listen` is a developer's
+//! local receiver. Every flag of the configuration has an
 //! environment variable (`KOBO_...`) that stands in for it when the flag is absent.
 
 use std::io::Write;
@@ -23,9 +24,12 @@ use crate::kernel::config::{Config, Environment, RequestBudget};
 use crate::kernel::store::{Backend, Store};
 use crate::operator::businesses::{self, CreatedBusiness, DemoBusiness, NewBusiness};
 use crate::outbox::dispatcher::{self, SmtpChannel, SmtpSettings};
+use crate::outbox::webhooks::WebhookDispatcher;
 use crate::platform::permissions;
 use crate::platform::tokens::TokenKeys;
 use crate::workers::Workers;
+
+mod listen;
 
 /// Bytes of a new token signing key.
 const TOKEN_KEY_LENGTH: usize = 32;
@@ -72,6 +76,43 @@ pub enum Command {
     /// Operator: check the ledger.
     #[command(subcommand)]
     Ledger(LedgerCommand),
+    /// Developers: receive webhooks locally.
+    #[command(subcommand)]
+    Webhooks(WebhooksCommand),
+    /// Operator: change an account's status (the business gets `account.status_changed`).
+    #[command(subcommand)]
+    Account(AccountCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AccountCommand {
+    /// Block, close, reactivate ... an account, saying why.
+    SetStatus(AccountStatusArgs),
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct AccountStatusArgs {
+    /// The account's 10-digit number.
+    pub account_number: String,
+
+    /// `active`, `inactive`, `blocked`, `closed` or `pending`.
+    pub status: String,
+
+    /// Why: the business reads it in the event.
+    #[arg(long)]
+    pub reason: String,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WebhooksCommand {
+    /// A local receiver: verifies each delivery's signature and timestamp, prints the event.
+    Listen(listen::ListenArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -371,6 +412,8 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Migrate(args) => migrate(args).await,
         Command::Outbox(args) => outbox(args).await,
         Command::Ledger(LedgerCommand::Verify(args)) => verify_ledger(args).await,
+        Command::Webhooks(WebhooksCommand::Listen(args)) => listen::listen(args).await,
+        Command::Account(AccountCommand::SetStatus(args)) => set_account_status(args).await,
     }
 }
 
@@ -386,6 +429,33 @@ pub fn init_logging(format: LogFormat) {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().flatten_event(true).init(),
     }
+}
+
+async fn set_account_status(args: AccountStatusArgs) -> Result<()> {
+    let status: generated_server::models::AccountStatus = args.status.parse().map_err(|_| {
+        anyhow::anyhow!("status: one of active, inactive, blocked, closed, pending")
+    })?;
+    let store = args.store.open().await?;
+    let change = crate::money::accounts::change_status(
+        &store,
+        &Clock::system(),
+        &args.account_number,
+        status,
+        &args.reason,
+    )
+    .await
+    .map_err(|error| anyhow::anyhow!("{}", error.message()))?;
+    if args.output.json {
+        println!("{}", serde_json::to_string(&change)?);
+    } else {
+        println!(
+            "Account {} is now {} (was {}); the business gets account.status_changed.",
+            change.account.account_number.as_str(),
+            change.account.status,
+            change.previous_status
+        );
+    }
+    Ok(())
 }
 
 async fn serve(args: ServeArgs) -> Result<()> {
@@ -428,7 +498,13 @@ async fn serve(args: ServeArgs) -> Result<()> {
         provider: api.provider().clone(),
         environment: api.config().environment,
     };
-    let workers = Workers::start(&store, &clock, smtp, Some(nip_work));
+    let webhooks = WebhookDispatcher::new(
+        store.clone(),
+        clock.clone(),
+        api.config().webhooks.clone(),
+        api.config().environment,
+    );
+    let workers = Workers::start(&store, &clock, smtp, Some(nip_work), Some(webhooks));
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         http::shutdown_signal().await;

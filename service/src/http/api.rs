@@ -4,14 +4,13 @@
 //! uses (the store, the clock, the configuration, the token keys), never `KoboApi` itself:
 //! `platform::identity` (tokens, login, passwords, OTP, credentials), `platform::sessions`
 //! (authentication), `platform::team` (members, invitations, roles, permissions),
-//! `platform::logs` (activity and audit logs). Operations whose issue has not landed yet answer
-//! [`not_yet`]: a clear error envelope, never a panic or a fake success.
+//! `platform::logs` (activity and audit logs), `platform::webhooks` (the endpoint and its
+//! delivery log), and `money::*` (accounts, the ledger, transfers and approvals).
 
 use std::sync::Arc;
 
 use generated_server::{
-    models, Api, ApiError, CallRecord, Operation, Page, Permission, RequestContext, ResponseCode,
-    TokenFamily,
+    models, Api, ApiError, CallRecord, Page, Permission, RequestContext, TokenFamily,
 };
 
 use crate::kernel::clock::Clock;
@@ -22,7 +21,7 @@ use crate::money::{accounts, approvals, banks, inbound, transactions, transfers}
 use crate::platform::principal::Principal;
 use crate::platform::rate_limit::RateLimiter;
 use crate::platform::tokens::TokenKeys;
-use crate::platform::{identity, logs, permissions, sessions, team};
+use crate::platform::{identity, logs, permissions, sessions, team, webhooks};
 use crate::provider::sandbox::SandboxProvider;
 use crate::provider::CoreBanking;
 
@@ -89,14 +88,6 @@ impl KoboApi {
     pub fn provider(&self) -> &Arc<dyn CoreBanking> {
         &self.provider
     }
-}
-
-/// The answer of an operation whose issue has not landed yet.
-pub fn not_yet(operation: Operation) -> ApiError {
-    ApiError::new(ResponseCode::UnknownOperation).with_message(format!(
-        "`{}` is specified but not available on this server yet",
-        operation.id()
-    ))
 }
 
 impl Api for KoboApi {
@@ -420,9 +411,9 @@ impl Api for KoboApi {
     async fn fetch_webhook_events(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::FetchWebhookEventsRequest,
+        body: models::FetchWebhookEventsRequest,
     ) -> Result<Page<Vec<models::WebhookDelivery>>, ApiError> {
-        Err(not_yet(ctx.operation))
+        webhooks::fetch_events(&self.store, &self.config, &self.clock, ctx, body).await
     }
 
     async fn funds_transfer(
@@ -519,7 +510,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         _body: models::EmptyObject,
     ) -> Result<models::WebhookConfiguration, ApiError> {
-        Err(not_yet(ctx.operation))
+        webhooks::get_configuration(&self.store, ctx).await
     }
 
     async fn login(
@@ -580,9 +571,9 @@ impl Api for KoboApi {
     async fn replay_webhook_event(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::ReplayWebhookEventRequest,
+        body: models::ReplayWebhookEventRequest,
     ) -> Result<models::WebhookDelivery, ApiError> {
-        Err(not_yet(ctx.operation))
+        webhooks::replay_event(&self.store, &self.config, &self.clock, ctx, body).await
     }
 
     async fn resend_invite(
@@ -596,9 +587,9 @@ impl Api for KoboApi {
     async fn rotate_webhook_secret(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::EmptyObject,
+        body: models::EmptyObject,
     ) -> Result<models::RotatedWebhookSecret, ApiError> {
-        Err(not_yet(ctx.operation))
+        webhooks::rotate_secret(&self.store, &self.config, &self.clock, ctx, body).await
     }
 
     async fn simulate_inbound_transfer(
@@ -633,19 +624,27 @@ impl Api for KoboApi {
         team::update_role(&self.store, &self.clock, ctx, body).await
     }
 
+    async fn test_webhook(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::EmptyObject,
+    ) -> Result<models::WebhookDelivery, ApiError> {
+        webhooks::test_event(&self.store, &self.config, &self.clock, ctx, body).await
+    }
+
     async fn update_webhook_configuration(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::UpdateWebhookConfigurationRequest,
+        body: models::UpdateWebhookConfigurationRequest,
     ) -> Result<models::WebhookConfiguration, ApiError> {
-        Err(not_yet(ctx.operation))
+        webhooks::update_configuration(&self.store, &self.config, &self.clock, ctx, body).await
     }
 
     async fn webhook_configuration(
         &self,
         ctx: RequestContext<Principal>,
-        _body: models::WebhookConfigurationRequest,
+        body: models::WebhookConfigurationRequest,
     ) -> Result<models::CreatedWebhookConfiguration, ApiError> {
-        Err(not_yet(ctx.operation))
+        webhooks::create_configuration(&self.store, &self.config, &self.clock, ctx, body).await
     }
 }

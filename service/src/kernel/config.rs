@@ -1,6 +1,7 @@
 //! How a `kobo` process is configured (flags and environment variables, see `cli`).
 
 use std::num::NonZeroU32;
+use std::time::Duration;
 
 /// Sandbox or production: the sandbox returns OTPs in responses, accepts `http://` webhook
 /// URLs and offers the sandbox-only operations.
@@ -57,6 +58,65 @@ pub struct Config {
     pub max_current_accounts: u32,
     /// Transfer fees, amounts and the default daily limit.
     pub transfers: TransferPolicy,
+    /// Webhook delivery: timeouts, the retry schedule, concurrency.
+    pub webhooks: WebhookPolicy,
+}
+
+/// How webhooks are delivered (the numbers the spec's overview states).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookPolicy {
+    /// How long one attempt may take, connection included: 15 seconds.
+    pub timeout: Duration,
+    /// The delays before each retry; the budget is one attempt more than its length (10).
+    pub retry_delays: Vec<Duration>,
+    /// Jitter on each delay, in per mille either way (100: ±10%).
+    pub jitter_per_mille: u64,
+    /// Deliveries in flight to one business's endpoint, per process.
+    pub per_endpoint: usize,
+    /// Deliveries in flight in all, per process.
+    pub in_flight_max: usize,
+    /// How long a claimed event is reserved for its attempt (past the timeout).
+    pub lease: Duration,
+    /// How often the dispatcher looks for due events when idle.
+    pub poll_interval: Duration,
+    /// After a rotation, how long the previous secret signs too: 24 hours.
+    pub secret_overlap_seconds: i64,
+    /// The largest body sent: 256 KiB.
+    pub body_max_bytes: usize,
+}
+
+impl Default for WebhookPolicy {
+    fn default() -> Self {
+        let minutes = |m: u64| Duration::from_secs(m * 60);
+        WebhookPolicy {
+            timeout: Duration::from_secs(15),
+            retry_delays: vec![
+                Duration::from_secs(5),
+                minutes(5),
+                minutes(30),
+                minutes(120),
+                minutes(300),
+                minutes(600),
+                minutes(600),
+                minutes(840),
+                minutes(1200),
+            ],
+            jitter_per_mille: 100,
+            per_endpoint: 4,
+            in_flight_max: 64,
+            lease: Duration::from_secs(60),
+            poll_interval: Duration::from_millis(200),
+            secret_overlap_seconds: 24 * 3600,
+            body_max_bytes: 256 * 1024,
+        }
+    }
+}
+
+impl WebhookPolicy {
+    /// Attempts in one retry budget.
+    pub fn max_attempts(&self) -> i64 {
+        self.retry_delays.len() as i64 + 1
+    }
 }
 
 /// What transfers cost and how much may leave, in kobo.
@@ -119,6 +179,7 @@ impl Config {
                 Environment::Production => 100,
             },
             transfers: TransferPolicy::for_environment(environment),
+            webhooks: WebhookPolicy::default(),
         }
     }
 }

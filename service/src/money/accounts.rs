@@ -990,3 +990,78 @@ pub async fn get_total_account_metrics(
         )?,
     })
 }
+
+/// The bank changes the status of the account `account_number` (an operator's act: `kobo
+/// account set-status`), recording why, and emits `account.status_changed` to the business.
+/// Closing needs a zero balance. Returns the change as the event carries it.
+pub async fn change_status(
+    store: &Store,
+    clock: &Clock,
+    account_number: &str,
+    status: models::AccountStatus,
+    reason: &str,
+) -> Result<models::AccountStatusChange, ApiError> {
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return Err(invalid("a reason is required: the business is told it"));
+    }
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    let row = sqlx::query("SELECT id, business_id FROM accounts WHERE account_number = $1")
+        .bind(account_number)
+        .fetch_optional(&mut *tx)
+        .await
+        .or_internal()?
+        .ok_or_else(|| {
+            ApiError::new(ResponseCode::AccountNotFound)
+                .with_message(format!("No account has the number {account_number}"))
+        })?;
+    let id = store::text(&row, "id")?;
+    let business_id = store::text(&row, "business_id")?;
+    let before = find_by_id(&mut tx, &id)
+        .await?
+        .ok_or_else(|| internal("the account vanished"))?;
+    let previous_status: models::AccountStatus = value(&before.status)?;
+    if previous_status == status {
+        return Err(ApiError::new(ResponseCode::InvalidState)
+            .with_message(format!("The account is already {status}")));
+    }
+    if status == models::AccountStatus::Closed && before.balance != 0 {
+        return Err(
+            ApiError::new(ResponseCode::InvalidState).with_message(format!(
+                "The account still holds {}: move the money out before closing it",
+                amount::balance_text(i128::from(before.balance))
+            )),
+        );
+    }
+    let changed = sqlx::query("UPDATE accounts SET status = $1 WHERE id = $2 AND status = $3")
+        .bind(status.to_string())
+        .bind(&id)
+        .bind(&before.status)
+        .execute(&mut *tx)
+        .await
+        .or_internal()?
+        .rows_affected();
+    if changed == 0 {
+        return Err(ApiError::new(ResponseCode::InvalidState)
+            .with_message("The account's status changed meanwhile: try again"));
+    }
+    let after = find_by_id(&mut tx, &id)
+        .await?
+        .ok_or_else(|| internal("the account vanished"))?;
+    let change = models::AccountStatusChange {
+        account: after.view()?,
+        previous_status,
+        reason: reason.to_owned(),
+    };
+    events::record(
+        &mut tx,
+        &business_id,
+        "account.status_changed",
+        &change,
+        now,
+    )
+    .await?;
+    tx.commit().await.or_internal()?;
+    Ok(change)
+}

@@ -1,6 +1,7 @@
 //! Domain events (`account.created`, `collection.received`, ...): each is written to `events`
 //! in the same transaction as the change it describes, so an event exists if and only if its
-//! change committed. Webhook delivery reads them from there; nothing is lost in between.
+//! change committed. Webhook delivery ([`super::webhooks`]) reads them from there, due at
+//! once; nothing is lost in between.
 
 use chrono::{DateTime, Utc};
 use generated_server::{ApiError, OrInternal};
@@ -19,8 +20,8 @@ pub async fn record<T: Serialize>(
     let id = store::new_id();
     let payload = serde_json::to_string(payload).or_internal()?;
     sqlx::query(
-        "INSERT INTO events (id, business_id, type, payload, created_at) \
-         VALUES ($1, $2, $3, $4, $5)",
+        "INSERT INTO events (id, business_id, type, payload, created_at, next_attempt_at) \
+         VALUES ($1, $2, $3, $4, $5, $5)",
     )
     .bind(&id)
     .bind(business_id)

@@ -1,12 +1,18 @@
-//! Messages to people (invitations, OTPs).
+//! What leaves the bank after a change commits: messages to people (invitations, OTPs) and
+//! webhook deliveries of domain events.
 //!
 //! A message is written to the `notifications` table inside the transaction of the change that
 //! causes it, so it is never lost and never sent for a change that rolled back. Delivery
 //! happens afterwards: by SMTP when configured, otherwise the stored message is what an operator
-//! reads with `kobo outbox`.
+//! reads with `kobo outbox`. Domain events ([`events`]) are written the same way and delivered
+//! by the [`webhooks`] dispatcher: signed ([`signing`]), to checked addresses only
+//! ([`destination`]).
 
+pub mod destination;
 pub mod dispatcher;
 pub mod events;
+pub mod signing;
+pub mod webhooks;
 
 use crate::kernel::store::{self, Tx};
 use chrono::{DateTime, Utc};

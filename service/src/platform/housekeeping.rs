@@ -1,6 +1,7 @@
 //! Deleting what can no longer matter, so the credential tables stay bounded: sessions, OTPs
-//! and throttles past their use, idempotency keys past their 24 hours. Logs, members, roles and
-//! invitations are history and are kept.
+//! and throttles past their use, idempotency keys past their 24 hours, webhook events (and their
+//! attempts) past their 30 days unless still queued. Logs, members, roles and invitations are
+//! history and are kept.
 //!
 //! [`purge_expired`] is safe to run from several processes at once and at any interval; `kobo
 //! serve` should run it every few minutes.
@@ -18,6 +19,9 @@ pub const GRACE_HOURS: i64 = 24;
 /// How long an address a credential succeeded from stays known (see `throttle`).
 pub const KNOWN_ADDRESS_DAYS: i64 = 90;
 
+/// How long webhook events are listed and replayable (the spec's `fetch_webhook_events`).
+pub const WEBHOOK_EVENT_DAYS: i64 = 30;
+
 /// What one [`purge_expired`] deleted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Purged {
@@ -26,6 +30,7 @@ pub struct Purged {
     pub throttles: u64,
     pub idempotency_keys: u64,
     pub known_addresses: u64,
+    pub webhook_events: u64,
 }
 
 pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, ApiError> {
@@ -60,6 +65,28 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, 
                 .await
                 .or_internal()?
                 .rows_affected()
+        },
+        webhook_events: {
+            let cutoff = store::timestamp(now - Duration::days(WEBHOOK_EVENT_DAYS));
+            let mut tx = store.begin().await?;
+            sqlx::query(
+                "DELETE FROM webhook_attempts WHERE event_id IN (SELECT id FROM events \
+                 WHERE created_at < $1 AND delivery_status <> 'pending')",
+            )
+            .bind(&cutoff)
+            .execute(&mut *tx)
+            .await
+            .or_internal()?;
+            let deleted = sqlx::query(
+                "DELETE FROM events WHERE created_at < $1 AND delivery_status <> 'pending'",
+            )
+            .bind(&cutoff)
+            .execute(&mut *tx)
+            .await
+            .or_internal()?
+            .rows_affected();
+            tx.commit().await.or_internal()?;
+            deleted
         },
     })
 }

@@ -1,8 +1,9 @@
 //! The platform every bank operation stands on: who is calling (`principal`, `sessions`,
 //! `tokens`, `rate_limit`), credentials and one-time passwords (`identity`, `throttle`), the
 //! team (`team`, `team_views`, `permissions`), the logs (`logs`), the business as requests see
-//! it (`business`), `Idempotency-Key` claims (`idempotency`) and the purge of expired rows
-//! (`housekeeping`). Uses `kernel` and `outbox`; nothing outer.
+//! it (`business`), `Idempotency-Key` claims (`idempotency`), the webhook endpoint and its
+//! delivery log (`webhooks`) and the purge of expired rows (`housekeeping`). Uses `kernel` and
+//! `outbox`; nothing outer.
 
 pub(crate) mod business;
 pub mod housekeeping;
@@ -17,3 +18,4 @@ pub(crate) mod team;
 pub(crate) mod team_views;
 pub(crate) mod throttle;
 pub mod tokens;
+pub(crate) mod webhooks;

@@ -6,7 +6,9 @@
 //!   credentials tables stay bounded;
 //! - the outbox dispatcher (with an SMTP channel): sends notifications;
 //! - the NIP worker: every [`NIP_INTERVAL`], [`nip::process_due`] submits inter-bank transfers
-//!   and settles or reverses them (leased, so several processes share the work).
+//!   and settles or reverses them (leased, so several processes share the work);
+//! - the webhook dispatcher ([`WebhookDispatcher::run`]): delivers domain events to each
+//!   business's endpoint (leased likewise).
 
 use std::future::Future;
 use std::time::Duration;
@@ -21,6 +23,7 @@ use crate::kernel::config::Environment;
 use crate::kernel::store::Store;
 use crate::money::{approvals, nip};
 use crate::outbox::dispatcher::{Dispatcher, DispatcherConfig, SmtpChannel};
+use crate::outbox::webhooks::WebhookDispatcher;
 use crate::platform::housekeeping;
 use crate::provider::CoreBanking;
 
@@ -43,12 +46,14 @@ pub struct Workers {
 }
 
 impl Workers {
-    /// Spawns housekeeping and, when `smtp` is given, the notification dispatcher.
+    /// Spawns housekeeping and, when given, the notification dispatcher (`smtp`), the NIP
+    /// worker and the webhook dispatcher.
     pub fn start(
         store: &Store,
         clock: &Clock,
         smtp: Option<SmtpChannel>,
         nip_work: Option<NipWork>,
+        webhooks: Option<Arc<WebhookDispatcher>>,
     ) -> Workers {
         let (stop, _) = watch::channel(false);
         let mut workers = Workers {
@@ -71,6 +76,10 @@ impl Workers {
                 "nip transfers",
                 nip_loop(store.clone(), clock.clone(), work, stopped),
             );
+        }
+        if let Some(dispatcher) = webhooks {
+            let stopped = workers.stopped();
+            workers.spawn("webhook dispatcher", dispatcher.run(stopped));
         }
         workers
     }

@@ -1,0 +1,588 @@
+//! Webhook delivery: every domain event (`events`, written with its change) is POSTed to its
+//! business's endpoint, signed the Standard Webhooks way ([`signing`](super::signing)).
+//!
+//! A pass of the [`WebhookDispatcher`]:
+//! 1. marks `skipped` the due events of businesses with no active configuration;
+//! 2. picks due events fairly (at most `per_endpoint` per business, oldest first across
+//!    businesses), so one business's backlog never holds up another's;
+//! 3. claims each one by moving its `next_attempt_at` past a lease with a conditional update
+//!    (several `kobo` processes share the work, and none sends an event while another has it);
+//! 4. spawns one task per claimed event, bounded per endpoint and in all, and returns without
+//!    waiting: a slow endpoint holds only its own permits.
+//!
+//! An attempt resolves the endpoint's host and checks every address ([`destination`]) before
+//! connecting to exactly those addresses, waits at most the policy's timeout, follows no
+//! redirect, counts only a 2xx as delivered and records itself in `webhook_attempts`. A failed
+//! event is retried on the spec's schedule (with jitter) until its budget of attempts is spent,
+//! then marked `failed`. A process that dies mid-attempt leaves the lease to expire; the event is
+//! then sent again (delivery is at least once; receivers de-duplicate on `webhook-id`).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use generated_server::{ApiError, OrInternal};
+use sqlx::Row;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+
+use super::destination::{self, Policy, SharedResolver, SystemResolver};
+use super::signing;
+use crate::kernel::clock::Clock;
+use crate::kernel::config::{Environment, WebhookPolicy};
+use crate::kernel::secrets::random_bytes;
+use crate::kernel::store::{self, Store};
+
+/// The kind sent by `test_webhook`, whatever the subscription.
+pub const TEST_EVENT: &str = "webhook.test";
+/// The most of an answer's body kept per attempt.
+pub const RESPONSE_BODY_KEEP: usize = 1024;
+/// The longest `last_error` / attempt error kept, in characters.
+const ERROR_LENGTH_MAX: usize = 500;
+
+/// One business's endpoint, as stored.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    pub url: String,
+    pub is_active: bool,
+    pub ip_whitelist: Vec<String>,
+    pub event_types: Vec<String>,
+    pub secret: String,
+    pub previous_secret: Option<String>,
+    pub previous_secret_expires_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl Endpoint {
+    /// Whether events of `kind` go to this endpoint.
+    pub fn subscribes_to(&self, kind: &str) -> bool {
+        kind == TEST_EVENT
+            || self.event_types.is_empty()
+            || self.event_types.iter().any(|t| t == kind)
+    }
+
+    /// The keys that sign a delivery at `now`: the current secret, and the previous one while
+    /// its overlap lasts.
+    pub fn signing_keys(&self, now: DateTime<Utc>) -> Result<Vec<Vec<u8>>, String> {
+        let mut keys = vec![signing::key_of(&self.secret)?];
+        if let (Some(previous), Some(until)) =
+            (&self.previous_secret, self.previous_secret_expires_at)
+        {
+            if now < until {
+                keys.push(signing::key_of(previous)?);
+            }
+        }
+        Ok(keys)
+    }
+}
+
+/// Reads the endpoint of `business_id`, if it has one.
+pub async fn endpoint_of<'e, E>(
+    executor: E,
+    business_id: &str,
+) -> Result<Option<Endpoint>, ApiError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let row = sqlx::query(
+        "SELECT url, is_active, ip_whitelist, event_types, secret, previous_secret, \
+           previous_secret_expires_at, created_at FROM webhook_configurations \
+         WHERE business_id = $1",
+    )
+    .bind(business_id)
+    .fetch_optional(executor)
+    .await
+    .or_internal()?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    Ok(Some(Endpoint {
+        url: store::text(&row, "url")?,
+        is_active: store::flag(&row, "is_active")?,
+        ip_whitelist: serde_json::from_str(&store::text(&row, "ip_whitelist")?).or_internal()?,
+        event_types: serde_json::from_str(&store::text(&row, "event_types")?).or_internal()?,
+        secret: store::text(&row, "secret")?,
+        previous_secret: store::optional_text(&row, "previous_secret")?,
+        previous_secret_expires_at: store::optional_time(&row, "previous_secret_expires_at")?,
+        created_at: store::time(&row, "created_at")?,
+    }))
+}
+
+/// The exact bytes POSTed for an event: `{"id","type","timestamp","data"}`, `data` being the
+/// stored payload verbatim, so every attempt sends the same body.
+pub fn body_of(id: &str, kind: &str, created_at: DateTime<Utc>, payload: &str) -> String {
+    format!(
+        "{{\"id\":{},\"type\":{},\"timestamp\":{},\"data\":{}}}",
+        serde_json::Value::from(id),
+        serde_json::Value::from(kind),
+        serde_json::Value::from(created_at.to_rfc3339_opts(SecondsFormat::AutoSi, true)),
+        payload
+    )
+}
+
+/// What one pass did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pass {
+    /// Events marked `skipped` because their business has no active endpoint.
+    pub skipped: u64,
+    /// Events claimed and handed to a delivery task.
+    pub claimed: usize,
+}
+
+/// How one attempt ended.
+#[derive(Debug)]
+struct Outcome {
+    response_status: Option<u16>,
+    error: Option<String>,
+    latency_ms: i64,
+    response_body: Option<String>,
+    url: String,
+}
+
+impl Outcome {
+    fn delivered(&self) -> bool {
+        self.error.is_none()
+    }
+}
+
+/// Sends due events to their endpoints (see the module documentation).
+pub struct WebhookDispatcher {
+    store: Store,
+    clock: Clock,
+    policy: WebhookPolicy,
+    environment: Environment,
+    resolver: SharedResolver,
+    tls: rustls::ClientConfig,
+    /// One semaphore per business with deliveries in flight in this process.
+    endpoints: Mutex<HashMap<String, Arc<Semaphore>>>,
+    in_flight: Arc<Semaphore>,
+}
+
+impl WebhookDispatcher {
+    pub fn new(
+        store: Store,
+        clock: Clock,
+        policy: WebhookPolicy,
+        environment: Environment,
+    ) -> Arc<WebhookDispatcher> {
+        WebhookDispatcher::with_resolver(
+            store,
+            clock,
+            policy,
+            environment,
+            Arc::new(SystemResolver),
+        )
+    }
+
+    /// The same, resolving host names with `resolver` (tests use it to play DNS rebinding).
+    pub fn with_resolver(
+        store: Store,
+        clock: Clock,
+        policy: WebhookPolicy,
+        environment: Environment,
+        resolver: SharedResolver,
+    ) -> Arc<WebhookDispatcher> {
+        let roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
+        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        Arc::new(WebhookDispatcher {
+            store,
+            clock,
+            in_flight: Arc::new(Semaphore::new(policy.in_flight_max)),
+            policy,
+            environment,
+            resolver,
+            tls,
+            endpoints: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Passes every `poll_interval` until `shutdown`; then waits (bounded by the timeout) for
+    /// the attempts in flight, so a clean stop records their outcomes.
+    pub async fn run(self: Arc<Self>, shutdown: impl Future<Output = ()>) {
+        tokio::pin!(shutdown);
+        let mut tasks = JoinSet::new();
+        loop {
+            match self.pass(&mut tasks).await {
+                Ok(pass) if pass != Pass::default() => tracing::debug!(?pass, "webhooks"),
+                Ok(_) => {}
+                Err(error) => tracing::warn!(error = error.message(), "webhook pass failed"),
+            }
+            while tasks.try_join_next().is_some() {}
+            tokio::select! {
+                () = &mut shutdown => break,
+                () = tokio::time::sleep(self.policy.poll_interval) => {}
+            }
+        }
+        let deadline = tokio::time::Instant::now() + self.policy.timeout + Duration::from_secs(1);
+        while tokio::time::timeout_at(deadline, tasks.join_next())
+            .await
+            .is_ok_and(|joined| joined.is_some())
+        {}
+    }
+
+    /// Passes and waits for every attempt until nothing is due: what tests call instead of
+    /// running the loop. Returns the number of attempts made.
+    pub async fn deliver_due(self: &Arc<Self>) -> Result<usize, ApiError> {
+        let mut attempts = 0;
+        loop {
+            let mut tasks = JoinSet::new();
+            let pass = self.pass(&mut tasks).await?;
+            while tasks.join_next().await.is_some() {}
+            attempts += pass.claimed;
+            if pass.claimed == 0 {
+                return Ok(attempts);
+            }
+        }
+    }
+
+    /// One pass at the clock's time: skips, claims and spawns (see the module documentation).
+    pub async fn pass(self: &Arc<Self>, tasks: &mut JoinSet<()>) -> Result<Pass, ApiError> {
+        let now = self.clock.now();
+        let mut pass = Pass {
+            skipped: self.skip_unconfigured(now).await?,
+            claimed: 0,
+        };
+        let rows = sqlx::query(
+            "SELECT id, business_id, next_attempt_at FROM ( \
+               SELECT id, business_id, next_attempt_at, ROW_NUMBER() OVER ( \
+                 PARTITION BY business_id ORDER BY next_attempt_at, id) AS position \
+               FROM events WHERE delivery_status = 'pending' AND next_attempt_at <= $1 \
+             ) due WHERE position <= $2 ORDER BY next_attempt_at, id LIMIT $3",
+        )
+        .bind(store::timestamp(now))
+        .bind(self.policy.per_endpoint as i64)
+        .bind(self.policy.in_flight_max as i64)
+        .fetch_all(self.store.pool())
+        .await
+        .or_internal()?;
+        for row in rows {
+            let id = store::text(&row, "id")?;
+            let business_id = store::text(&row, "business_id")?;
+            let seen = store::text(&row, "next_attempt_at")?;
+            let Some(permits) = self.permits_for(&business_id) else {
+                continue; // this endpoint, or this process, is at its bound
+            };
+            let Some(lease) = self.claim(&id, &seen, now).await? else {
+                continue; // another process took it
+            };
+            pass.claimed += 1;
+            let dispatcher = Arc::clone(self);
+            tasks.spawn(async move {
+                let _permits = permits;
+                if let Err(error) = dispatcher.attempt(&id, &business_id, &lease).await {
+                    tracing::warn!(event_id = %id, error = error.message(), "webhook attempt");
+                }
+            });
+        }
+        self.forget_idle_endpoints();
+        Ok(pass)
+    }
+
+    async fn skip_unconfigured(&self, now: DateTime<Utc>) -> Result<u64, ApiError> {
+        let skipped = sqlx::query(
+            "UPDATE events SET delivery_status = 'skipped', next_attempt_at = NULL \
+             WHERE delivery_status = 'pending' AND next_attempt_at <= $1 AND NOT EXISTS ( \
+               SELECT 1 FROM webhook_configurations c WHERE c.business_id = events.business_id \
+                 AND c.is_active = 1 AND c.created_at <= events.created_at)",
+        )
+        .bind(store::timestamp(now))
+        .execute(self.store.pool())
+        .await
+        .or_internal()?
+        .rows_affected();
+        Ok(skipped)
+    }
+
+    /// A permit of the business's endpoint and one of the process, or `None` at either bound.
+    fn permits_for(
+        &self,
+        business_id: &str,
+    ) -> Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)> {
+        let endpoint = {
+            let mut endpoints = self.endpoints.lock().unwrap_or_else(|p| p.into_inner());
+            Arc::clone(
+                endpoints
+                    .entry(business_id.to_owned())
+                    .or_insert_with(|| Arc::new(Semaphore::new(self.policy.per_endpoint))),
+            )
+        };
+        let endpoint = endpoint.try_acquire_owned().ok()?;
+        let all = Arc::clone(&self.in_flight).try_acquire_owned().ok()?;
+        Some((endpoint, all))
+    }
+
+    fn forget_idle_endpoints(&self) {
+        let per_endpoint = self.policy.per_endpoint;
+        let mut endpoints = self.endpoints.lock().unwrap_or_else(|p| p.into_inner());
+        endpoints.retain(|_, semaphore| semaphore.available_permits() < per_endpoint);
+    }
+
+    /// Reserves the event for this process until the returned lease end; `None` when another
+    /// process moved it first.
+    async fn claim(
+        &self,
+        id: &str,
+        seen: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<String>, ApiError> {
+        let lease =
+            store::timestamp(now + chrono::Duration::from_std(self.policy.lease).or_internal()?);
+        let claimed = sqlx::query(
+            "UPDATE events SET next_attempt_at = $1 \
+             WHERE id = $2 AND delivery_status = 'pending' AND next_attempt_at = $3",
+        )
+        .bind(&lease)
+        .bind(id)
+        .bind(seen)
+        .execute(self.store.pool())
+        .await
+        .or_internal()?
+        .rows_affected();
+        Ok((claimed == 1).then_some(lease))
+    }
+
+    /// Makes one attempt of a claimed event and records it.
+    async fn attempt(&self, id: &str, business_id: &str, lease: &str) -> Result<(), ApiError> {
+        let row = sqlx::query(
+            "SELECT type, payload, created_at, attempts, budget_start FROM events WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_one(self.store.pool())
+        .await
+        .or_internal()?;
+        let kind = store::text(&row, "type")?;
+        let created_at = store::time(&row, "created_at")?;
+        let endpoint = endpoint_of(self.store.pool(), business_id).await?;
+        let Some(endpoint) = endpoint
+            .filter(|e| e.is_active && e.subscribes_to(&kind) && e.created_at <= created_at)
+        else {
+            return self.settle(id, lease, "skipped", None, None).await;
+        };
+        let body = body_of(id, &kind, created_at, &store::text(&row, "payload")?);
+        let outcome = self.send(id, &endpoint, body).await;
+        let attempts: i64 = row.try_get("attempts").or_internal()?;
+        let budget_start: i64 = row.try_get("budget_start").or_internal()?;
+        let used = attempts + 1 - budget_start;
+        let now = self.clock.now();
+        let mut tx = self.store.begin().await?;
+        sqlx::query(
+            "INSERT INTO webhook_attempts (id, event_id, attempted_at, url, response_status, \
+               error, latency_ms, response_body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(store::new_id())
+        .bind(id)
+        .bind(store::timestamp(now))
+        .bind(&outcome.url)
+        .bind(outcome.response_status.map(i64::from))
+        .bind(outcome.error.as_deref())
+        .bind(outcome.latency_ms)
+        .bind(outcome.response_body.as_deref())
+        .execute(&mut *tx)
+        .await
+        .or_internal()?;
+        let (status, next) = if outcome.delivered() {
+            ("delivered", None)
+        } else if used >= self.policy.max_attempts() {
+            ("failed", None)
+        } else {
+            (
+                "pending",
+                Some(store::timestamp(now + self.retry_delay(used))),
+            )
+        };
+        let updated = sqlx::query(
+            "UPDATE events SET delivery_status = $1, next_attempt_at = $2, attempts = attempts + 1, \
+               last_attempt_at = $3, last_response_status = $4, last_error = $5 \
+             WHERE id = $6 AND next_attempt_at = $7",
+        )
+        .bind(status)
+        .bind(next)
+        .bind(store::timestamp(now))
+        .bind(outcome.response_status.map(i64::from))
+        .bind(outcome.error.as_deref())
+        .bind(id)
+        .bind(lease)
+        .execute(&mut *tx)
+        .await
+        .or_internal()?
+        .rows_affected();
+        if updated == 0 {
+            // The lease ran out and another process took the event: its attempt decides.
+            tracing::warn!(event_id = %id, "webhook attempt outlived its lease");
+        }
+        tx.commit().await.or_internal()?;
+        if let Some(error) = &outcome.error {
+            tracing::info!(event_id = %id, attempt = used, error = %error, status, "webhook not delivered");
+        }
+        Ok(())
+    }
+
+    /// Ends a claim without an attempt (`skipped`).
+    async fn settle(
+        &self,
+        id: &str,
+        lease: &str,
+        status: &str,
+        next: Option<String>,
+        error: Option<&str>,
+    ) -> Result<(), ApiError> {
+        sqlx::query(
+            "UPDATE events SET delivery_status = $1, next_attempt_at = $2, \
+               last_error = COALESCE($3, last_error) WHERE id = $4 AND next_attempt_at = $5",
+        )
+        .bind(status)
+        .bind(next)
+        .bind(error)
+        .bind(id)
+        .bind(lease)
+        .execute(self.store.pool())
+        .await
+        .or_internal()?;
+        Ok(())
+    }
+
+    /// The wait after the `used`-th failed attempt of a budget, with jitter.
+    fn retry_delay(&self, used: i64) -> chrono::Duration {
+        let delays = &self.policy.retry_delays;
+        let index = usize::try_from(used.max(1) - 1)
+            .unwrap_or(0)
+            .min(delays.len() - 1);
+        let base = delays[index].as_millis() as u64;
+        let spread = self.policy.jitter_per_mille;
+        let bytes = random_bytes(8);
+        let draw = u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8])) % (2 * spread + 1);
+        let millis = base * (1000 - spread + draw) / 1000;
+        chrono::Duration::milliseconds(millis as i64)
+    }
+
+    /// POSTs `body` to the endpoint: resolve and check, sign, send, read a bounded answer.
+    async fn send(&self, id: &str, endpoint: &Endpoint, body: String) -> Outcome {
+        let started = Instant::now();
+        let fail = |error: String, status: Option<u16>, response_body: Option<String>| Outcome {
+            response_status: status,
+            error: Some(error.chars().take(ERROR_LENGTH_MAX).collect()),
+            latency_ms: started.elapsed().as_millis() as i64,
+            response_body,
+            url: endpoint.url.clone(),
+        };
+        if body.len() > self.policy.body_max_bytes {
+            return fail(
+                format!("the event is {} bytes, over the 256 KiB bound", body.len()),
+                None,
+                None,
+            );
+        }
+        let whitelist = match destination::parse_whitelist(&endpoint.ip_whitelist) {
+            Ok(whitelist) => whitelist,
+            Err(error) => return fail(error, None, None),
+        };
+        let policy = Policy {
+            strict: self.environment == Environment::Production,
+            whitelist,
+        };
+        let url = match destination::check_url(&endpoint.url, &policy) {
+            Ok(url) => url,
+            Err(error) => return fail(error, None, None),
+        };
+        let addresses = match destination::resolve(&url, &policy, &*self.resolver).await {
+            Ok(addresses) => addresses,
+            Err(error) => return fail(error, None, None),
+        };
+        let now = self.clock.now();
+        let keys = match endpoint.signing_keys(now) {
+            Ok(keys) => keys,
+            Err(error) => {
+                return fail(
+                    format!("the signing secret is unusable: {error}"),
+                    None,
+                    None,
+                )
+            }
+        };
+        let timestamp = now.timestamp();
+        let signature = signing::signature_header(&keys, id, timestamp, body.as_bytes());
+        let mut builder = reqwest::Client::builder()
+            .tls_backend_preconfigured(self.tls.clone())
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .timeout(self.policy.timeout)
+            .user_agent(concat!("Kobo-Webhooks/", env!("CARGO_PKG_VERSION")));
+        if let Some(host) = url.host_str() {
+            builder = builder.resolve_to_addrs(host, &addresses);
+        }
+        let client = match builder.build() {
+            Ok(client) => client,
+            Err(error) => {
+                return fail(format!("cannot build the HTTP client: {error}"), None, None)
+            }
+        };
+        let sent = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("webhook-id", id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signature)
+            .body(body)
+            .send()
+            .await;
+        let mut response = match sent {
+            Ok(response) => response,
+            Err(error) => return fail(describe(&error, self.policy.timeout), None, None),
+        };
+        let status = response.status();
+        let mut kept = Vec::new();
+        while kept.len() < RESPONSE_BODY_KEEP {
+            match response.chunk().await {
+                Ok(Some(chunk)) => kept.extend_from_slice(&chunk),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        kept.truncate(RESPONSE_BODY_KEEP);
+        let response_body = (!kept.is_empty()).then(|| String::from_utf8_lossy(&kept).into_owned());
+        if status.is_success() {
+            Outcome {
+                response_status: Some(status.as_u16()),
+                error: None,
+                latency_ms: started.elapsed().as_millis() as i64,
+                response_body,
+                url: endpoint.url.clone(),
+            }
+        } else {
+            let error = if status.is_redirection() {
+                format!(
+                    "HTTP {} from {} (redirects are not followed)",
+                    status.as_u16(),
+                    endpoint.url
+                )
+            } else {
+                format!("HTTP {} from {}", status.as_u16(), endpoint.url)
+            };
+            fail(error, Some(status.as_u16()), response_body)
+        }
+    }
+}
+
+/// A network error in words a developer acts on.
+fn describe(error: &reqwest::Error, timeout: Duration) -> String {
+    if error.is_timeout() {
+        return format!("timed out after {} s", timeout.as_secs());
+    }
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
