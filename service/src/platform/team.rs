@@ -112,7 +112,8 @@ pub async fn invite(
     Ok(token)
 }
 
-/// The invitation token in an invitation email's body (for tests and the demo).
+/// The invitation token in an invitation email's body (for the test kit).
+#[cfg(any(test, feature = "testkit"))]
 pub fn invitation_token_in(body: &str) -> Option<&str> {
     let start = body.find("inv_")?;
     let token = &body[start..];
