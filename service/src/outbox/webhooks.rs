@@ -157,6 +157,10 @@ pub struct WebhookDispatcher {
     tls: rustls::ClientConfig,
     /// One semaphore per business with deliveries in flight in this process.
     endpoints: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// HTTP clients by destination (scheme, host, port and the checked addresses), so that
+    /// deliveries to one endpoint reuse its connections. A client only ever connects to the
+    /// addresses of its key: a host that resolves elsewhere gets another client.
+    clients: Mutex<HashMap<String, reqwest::Client>>,
     in_flight: Arc<Semaphore>,
 }
 
@@ -203,11 +207,13 @@ impl WebhookDispatcher {
             resolver,
             tls,
             endpoints: Mutex::new(HashMap::new()),
+            clients: Mutex::new(HashMap::new()),
         })
     }
 
-    /// Passes every `poll_interval` until `shutdown`; then waits (bounded by the timeout) for
-    /// the attempts in flight, so a clean stop records their outcomes.
+    /// Passes until `shutdown`: again as soon as an attempt ends (its permits free a slot), else
+    /// every `poll_interval`; then waits (bounded by the timeout) for the attempts in flight,
+    /// so a clean stop records their outcomes.
     pub async fn run(self: Arc<Self>, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
         let mut tasks = JoinSet::new();
@@ -217,9 +223,11 @@ impl WebhookDispatcher {
                 Ok(_) => {}
                 Err(error) => tracing::warn!(error = error.message(), "webhook pass failed"),
             }
-            while tasks.try_join_next().is_some() {}
             tokio::select! {
                 () = &mut shutdown => break,
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {
+                    while tasks.try_join_next().is_some() {}
+                }
                 () = tokio::time::sleep(self.policy.poll_interval) => {}
             }
         }
@@ -465,6 +473,41 @@ impl WebhookDispatcher {
         chrono::Duration::milliseconds(millis as i64)
     }
 
+    /// The client for `url` pinned to `addresses` (checked by the caller), made on first use.
+    fn client_for(
+        &self,
+        url: &reqwest::Url,
+        addresses: &[std::net::SocketAddr],
+    ) -> Result<reqwest::Client, reqwest::Error> {
+        /// Past this many destinations the cache starts over (idle connections go with it).
+        const CLIENTS_MAX: usize = 1024;
+        let host = url.host_str().unwrap_or_default();
+        let mut sorted = addresses.to_vec();
+        sorted.sort_unstable();
+        let key = format!(
+            "{}://{host}:{}|{sorted:?}",
+            url.scheme(),
+            url.port_or_known_default().unwrap_or_default()
+        );
+        let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(client) = clients.get(&key) {
+            return Ok(client.clone());
+        }
+        let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(self.tls.clone())
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .timeout(self.policy.timeout)
+            .user_agent(concat!("Kobo-Webhooks/", env!("CARGO_PKG_VERSION")))
+            .resolve_to_addrs(host, &sorted)
+            .build()?;
+        if clients.len() >= CLIENTS_MAX {
+            clients.clear();
+        }
+        clients.insert(key, client.clone());
+        Ok(client)
+    }
+
     /// POSTs `body` to the endpoint: resolve and check, sign, send, read a bounded answer.
     async fn send(&self, id: &str, endpoint: &Endpoint, body: String) -> Outcome {
         let started = Instant::now();
@@ -511,16 +554,7 @@ impl WebhookDispatcher {
         };
         let timestamp = now.timestamp();
         let signature = signing::signature_header(&keys, id, timestamp, body.as_bytes());
-        let mut builder = reqwest::Client::builder()
-            .tls_backend_preconfigured(self.tls.clone())
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .timeout(self.policy.timeout)
-            .user_agent(concat!("Kobo-Webhooks/", env!("CARGO_PKG_VERSION")));
-        if let Some(host) = url.host_str() {
-            builder = builder.resolve_to_addrs(host, &addresses);
-        }
-        let client = match builder.build() {
+        let client = match self.client_for(&url, &addresses) {
             Ok(client) => client,
             Err(error) => {
                 return fail(format!("cannot build the HTTP client: {error}"), None, None)
