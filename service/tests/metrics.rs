@@ -115,6 +115,11 @@ async fn requests_are_counted_by_operation_and_the_outbox_is_measured(kit: TestK
         sample(&text, "kobo_outbox_oldest_unsent_age_seconds").unwrap() >= 0.0,
         "{text}"
     );
+    assert!(
+        sample(&text, "kobo_webhooks_pending").is_some()
+            && sample(&text, "kobo_webhooks_oldest_pending_age_seconds").is_some(),
+        "{text}"
+    );
 }
 
 on_both_stores!(requests_are_counted_by_operation_and_the_outbox_is_measured);

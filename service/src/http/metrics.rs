@@ -23,7 +23,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use super::KoboApi;
-use crate::outbox::dispatcher;
+use crate::outbox::{dispatcher, webhooks};
 
 /// Upper bounds of the latency buckets, in seconds.
 const LATENCY_BUCKETS: [f64; 12] = [
@@ -65,6 +65,8 @@ pub struct Metrics {
     database_up: Gauge,
     outbox_unsent: Gauge,
     outbox_oldest_unsent_age: Gauge<f64, AtomicU64>,
+    webhooks_pending: Gauge,
+    webhooks_oldest_pending_age: Gauge<f64, AtomicU64>,
 }
 
 impl Default for Metrics {
@@ -119,8 +121,22 @@ impl Metrics {
             "Age of the oldest notification waiting to be sent; 0 when none waits",
             outbox_oldest_unsent_age.clone(),
         );
+        let webhooks_pending = Gauge::default();
+        registry.register(
+            "kobo_webhooks_pending",
+            "Webhook events waiting for delivery (queued or waiting for a retry)",
+            webhooks_pending.clone(),
+        );
+        let webhooks_oldest_pending_age = Gauge::<f64, AtomicU64>::default();
+        registry.register(
+            "kobo_webhooks_oldest_pending_age_seconds",
+            "Age of the oldest webhook event waiting for delivery; 0 when none waits",
+            webhooks_oldest_pending_age.clone(),
+        );
         Metrics {
             registry,
+            webhooks_pending,
+            webhooks_oldest_pending_age,
             requests,
             latency,
             pool_connections,
@@ -162,6 +178,23 @@ impl Metrics {
                 tracing::warn!(
                     error = format!("{error:#}"),
                     "metrics: cannot read the outbox"
+                );
+            }
+        }
+        match webhooks::backlog(api.store()).await {
+            Ok(backlog) => {
+                self.webhooks_pending.set(backlog.pending);
+                let age = backlog
+                    .oldest_created_at
+                    .map(|created| (api.clock().now() - created).num_milliseconds().max(0))
+                    .unwrap_or(0);
+                self.webhooks_oldest_pending_age.set(age as f64 / 1000.0);
+            }
+            Err(error) => {
+                self.database_up.set(0);
+                tracing::warn!(
+                    error = error.message(),
+                    "metrics: cannot read the webhook backlog"
                 );
             }
         }

@@ -122,6 +122,29 @@ pub fn body_of(id: &str, kind: &str, created_at: DateTime<Utc>, payload: &str) -
     )
 }
 
+/// Events waiting for delivery (queued or waiting for a retry), for `/metrics`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub pending: i64,
+    /// When the oldest of them was written; `None` when none waits.
+    pub oldest_created_at: Option<DateTime<Utc>>,
+}
+
+/// The webhook [`Backlog`] of every business.
+pub async fn backlog(store: &Store) -> Result<Backlog, ApiError> {
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS pending, MIN(created_at) AS oldest FROM events \
+         WHERE delivery_status = 'pending'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .or_internal()?;
+    Ok(Backlog {
+        pending: row.try_get("pending").or_internal()?,
+        oldest_created_at: store::optional_time(&row, "oldest")?,
+    })
+}
+
 /// What one pass did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pass {
