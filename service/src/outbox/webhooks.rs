@@ -323,8 +323,8 @@ impl WebhookDispatcher {
         let skipped = sqlx::query(
             "UPDATE events SET delivery_status = 'skipped', next_attempt_at = NULL \
              WHERE delivery_status = 'pending' AND next_attempt_at <= $1 AND NOT EXISTS ( \
-               SELECT 1 FROM webhook_configurations c WHERE c.business_id = events.business_id \
-                 AND c.is_active = 1 AND c.created_at <= events.created_at)",
+               SELECT 1 FROM webhook_configurations c \
+               WHERE c.business_id = events.business_id AND c.is_active = 1)",
         )
         .bind(store::timestamp(now))
         .execute(self.store.pool())
@@ -394,9 +394,7 @@ impl WebhookDispatcher {
         let kind = store::text(&row, "type")?;
         let created_at = store::time(&row, "created_at")?;
         let endpoint = endpoint_of(self.store.pool(), business_id).await?;
-        let Some(endpoint) = endpoint
-            .filter(|e| e.is_active && e.subscribes_to(&kind) && e.created_at <= created_at)
-        else {
+        let Some(endpoint) = endpoint.filter(|e| e.is_active && e.subscribes_to(&kind)) else {
             return self.settle(id, lease, "skipped", None, None).await;
         };
         let body = body_of(id, &kind, created_at, &store::text(&row, "payload")?);

@@ -157,6 +157,15 @@ pub async fn create_configuration(
              update_webhook_configuration",
         ));
     }
+    // Events from before the endpoint existed are not sent now (they stay replayable).
+    sqlx::query(
+        "UPDATE events SET delivery_status = 'skipped', next_attempt_at = NULL \
+         WHERE business_id = $1 AND delivery_status = 'pending'",
+    )
+    .bind(&business_id)
+    .execute(&mut *tx)
+    .await
+    .or_internal()?;
     let stored = configuration(&mut *tx, &business_id)
         .await?
         .ok_or_else(|| store::internal("the new webhook configuration vanished"))?;

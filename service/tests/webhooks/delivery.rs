@@ -218,6 +218,28 @@ async fn a_hanging_endpoint_does_not_hold_up_another_business(kit: TestKit) {
     assert_eq!(slow.counts().len(), 6);
 }
 
+async fn events_before_the_endpoint_are_skipped_and_replayable(kit: TestKit) {
+    let integration = kit.integration_token().await;
+    kit.credit(&integration, &kit.business.main_account_number, "75.00")
+        .await;
+    let receiver = Receiver::start().await;
+    configure(&kit, &kit.owner_token, &receiver.url(), json!({})).await;
+    kit.webhooks().deliver_due().await.unwrap();
+    assert!(receiver.deliveries().is_empty());
+    let entry = events(&kit, &kit.owner_token, json!({})).await[0].clone();
+    assert_eq!(entry["status"], "skipped");
+    kit.op(
+        Operation::ReplayWebhookEvent,
+        &kit.owner_token,
+        json!({"event_id": entry["id"]}),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    kit.webhooks().deliver_due().await.unwrap();
+    assert_eq!(receiver.deliveries().len(), 1);
+    assert_eq!(receiver.deliveries()[0].event()["data"]["amount"], "75.00");
+}
+
 async fn a_paused_endpoint_skips_and_replays_after_resuming(kit: TestKit) {
     let receiver = Receiver::start().await;
     configure(&kit, &kit.owner_token, &receiver.url(), json!({})).await;
@@ -392,6 +414,7 @@ on_both_stores!(
     a_receiver_down_for_a_while_gets_every_event_once_by_id,
     a_hanging_endpoint_does_not_hold_up_another_business,
     a_paused_endpoint_skips_and_replays_after_resuming,
+    events_before_the_endpoint_are_skipped_and_replayable,
     redirects_are_not_followed,
     rotation_signs_with_both_secrets_until_the_overlap_ends,
     subscriptions_choose_the_kinds,
