@@ -240,6 +240,33 @@ async fn events_before_the_endpoint_are_skipped_and_replayable(kit: TestKit) {
     assert_eq!(receiver.deliveries()[0].event()["data"]["amount"], "75.00");
 }
 
+/// A process that dies mid-attempt leaves its lease to run out; then another sends the event
+/// again: at least once on the wire, once by `webhook-id` for a receiver that de-duplicates.
+async fn an_attempt_cut_off_by_a_crash_is_sent_again_after_its_lease(kit: TestKit) {
+    let receiver = Receiver::start().await;
+    configure(&kit, &kit.owner_token, &receiver.url(), json!({})).await;
+    receiver.set(Mode::Hang);
+    credit(&kit, "42.00").await;
+    let mut tasks = tokio::task::JoinSet::new();
+    let crashed = kit.webhooks();
+    assert_eq!(crashed.pass(&mut tasks).await.unwrap().claimed, 1);
+    receiver.wait_for(1).await;
+    tasks.abort_all(); // the process is gone: no outcome recorded
+    drop(crashed);
+    receiver.set(Mode::Ok);
+    receiver.release();
+    let survivor = kit.webhooks();
+    assert_eq!(survivor.deliver_due().await.unwrap(), 0, "leased: not yet");
+    kit.clock.advance(Duration::seconds(61));
+    assert_eq!(survivor.deliver_due().await.unwrap(), 1);
+    let counts = receiver.counts();
+    assert_eq!(counts.len(), 1);
+    assert_eq!(counts.values().next(), Some(&2));
+    let entry = events(&kit, &kit.owner_token, json!({})).await[0].clone();
+    assert_eq!(entry["status"], "delivered");
+    assert_eq!(entry["attempts"], 1, "the cut-off attempt left no record");
+}
+
 async fn a_paused_endpoint_skips_and_replays_after_resuming(kit: TestKit) {
     let receiver = Receiver::start().await;
     configure(&kit, &kit.owner_token, &receiver.url(), json!({})).await;
@@ -415,6 +442,7 @@ on_both_stores!(
     a_hanging_endpoint_does_not_hold_up_another_business,
     a_paused_endpoint_skips_and_replays_after_resuming,
     events_before_the_endpoint_are_skipped_and_replayable,
+    an_attempt_cut_off_by_a_crash_is_sent_again_after_its_lease,
     redirects_are_not_followed,
     rotation_signs_with_both_secrets_until_the_overlap_ends,
     subscriptions_choose_the_kinds,
