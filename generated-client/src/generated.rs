@@ -1496,6 +1496,8 @@ accounts (Kobo opens none today, so it matches nothing).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     #[serde(deny_unknown_fields)]
     pub struct ApproveTransferRequest {
+        ///An OTP the approving member generated with `generate_otp` (since 2.0.0).
+        pub otp: Otp,
         pub reference_number: ReferenceNumber,
     }
     impl ApproveTransferRequest {
@@ -11603,6 +11605,7 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
         }
         #[derive(Clone, Debug)]
         pub struct ApproveTransferRequest {
+            otp: ::std::result::Result<super::Otp, ::std::string::String>,
             reference_number: ::std::result::Result<
                 super::ReferenceNumber,
                 ::std::string::String,
@@ -11611,6 +11614,7 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
         impl ::std::default::Default for ApproveTransferRequest {
             fn default() -> Self {
                 Self {
+                    otp: Err("no value supplied for otp".to_string()),
                     reference_number: Err(
                         "no value supplied for reference_number".to_string(),
                     ),
@@ -11618,6 +11622,18 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
             }
         }
         impl ApproveTransferRequest {
+            pub fn otp<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Otp>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.otp = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for otp: {e}")
+                    });
+                self
+            }
             pub fn reference_number<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<super::ReferenceNumber>,
@@ -11640,6 +11656,7 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                 value: ApproveTransferRequest,
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
+                    otp: value.otp?,
                     reference_number: value.reference_number?,
                 })
             }
@@ -11648,6 +11665,7 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
         for ApproveTransferRequest {
             fn from(value: super::ApproveTransferRequest) -> Self {
                 Self {
+                    otp: Ok(value.otp),
                     reference_number: Ok(value.reference_number),
                 }
             }
@@ -26117,7 +26135,7 @@ daily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money com
 `simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.
 
 
-Version: 1.1.0*/
+Version: 2.0.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -26153,7 +26171,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "1.1.0"
+        "2.0.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -27193,19 +27211,33 @@ Approves a transfer held by the approval policy and executes it at once, exactly
 `funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one
 `pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`
 names the approver. The approver must be a different member from the one who initiated the
-transfer. If execution is refused (insufficient funds, daily limit, provider error or
-outage) nothing moves and the transfer stays `awaiting_approval`: fund the account and
-approve again, or reject it. Accepts `Idempotency-Key`. Audit-log action `approve_transfer`.
+transfer. Approval is the moment the money leaves, so it takes the approver's own second
+factor: generate an OTP with `generate_otp` as the approving member and send it in `otp`
+(an OTP belongs to the member who generated it: the initiator's is refused). The
+beneficiary is looked up again (`49` when the account is now held by someone else) and the
+provider screens the transfer again. If execution is refused (insufficient funds, daily
+limit, provider error or outage) nothing moves, the OTP stays unused and the transfer stays
+`awaiting_approval`: fund the account and approve again, or reject it.
+
+**Order of checks**: the body, the token, the permission, an active business; an
+idempotent replay; the transfer (`47`, then `48`); a different member (`43`); the OTP
+(`45`); the name enquiry and the name (`49`); the provider's screening (`80`, `83`); then
+execution.
+
+Accepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry
+carries a new one). Audit-log action `approve_transfer`.
 
 Permission: `transfer.approve`.
 
 Errors:
-- `01` a field is missing or malformed.
+- `01` a field is missing or malformed (`otp` is required: 6 digits).
 - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.
+- `45` the OTP is wrong, expired, already used or not the approving member's.
 - `47` no transfer of the business has this reference.
 - `48` the transfer is not awaiting approval (already approved, rejected or never held).
+- `49` the beneficiary account is now held under another name: nothing moved.
 - `60` the business is not active.
 - `80` the provider is unavailable: nothing moved, approve again later.
 - `83` refused at execution (for example insufficient funds): nothing moved.

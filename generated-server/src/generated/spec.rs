@@ -4,12 +4,12 @@
 /// The spec's `info.title`.
 pub const TITLE: &str = "Kobo Business Banking API";
 /// The spec's `info.version`.
-pub const VERSION: &str = "1.1.0";
+pub const VERSION: &str = "2.0.0";
 /// `spec/openapi.yaml`, verbatim.
 pub const OPENAPI_YAML: &str = r#"openapi: 3.0.3
 info:
   title: Kobo Business Banking API
-  version: 1.1.0
+  version: 2.0.0
   description: |
     Kobo lets a business (a customer of the bank) manage its accounts, give each of its own
     customers a permanent virtual account after BVN/NIN verification, list transactions and
@@ -3444,19 +3444,33 @@ paths:
         `funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one
         `pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`
         names the approver. The approver must be a different member from the one who initiated the
-        transfer. If execution is refused (insufficient funds, daily limit, provider error or
-        outage) nothing moves and the transfer stays `awaiting_approval`: fund the account and
-        approve again, or reject it. Accepts `Idempotency-Key`. Audit-log action `approve_transfer`.
+        transfer. Approval is the moment the money leaves, so it takes the approver's own second
+        factor: generate an OTP with `generate_otp` as the approving member and send it in `otp`
+        (an OTP belongs to the member who generated it: the initiator's is refused). The
+        beneficiary is looked up again (`49` when the account is now held by someone else) and the
+        provider screens the transfer again. If execution is refused (insufficient funds, daily
+        limit, provider error or outage) nothing moves, the OTP stays unused and the transfer stays
+        `awaiting_approval`: fund the account and approve again, or reject it.
+
+        **Order of checks**: the body, the token, the permission, an active business; an
+        idempotent replay; the transfer (`47`, then `48`); a different member (`43`); the OTP
+        (`45`); the name enquiry and the name (`49`); the provider's screening (`80`, `83`); then
+        execution.
+
+        Accepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry
+        carries a new one). Audit-log action `approve_transfer`.
 
         Permission: `transfer.approve`.
 
         Errors:
-        - `01` a field is missing or malformed.
+        - `01` a field is missing or malformed (`otp` is required: 6 digits).
         - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.
+        - `45` the OTP is wrong, expired, already used or not the approving member's.
         - `47` no transfer of the business has this reference.
         - `48` the transfer is not awaiting approval (already approved, rejected or never held).
+        - `49` the beneficiary account is now held under another name: nothing moved.
         - `60` the business is not active.
         - `80` the provider is unavailable: nothing moved, approve again later.
         - `83` refused at execution (for example insufficient funds): nothing moved.
@@ -3465,7 +3479,7 @@ paths:
         - dashboardToken: []
       x-permission: transfer.approve
       x-success-message: Transfer approved
-      x-response-codes: ['00', '01', '27', '28', '29', '41', '43', '47', '48', '60', '80', '83', '96']
+      x-response-codes: ['00', '01', '27', '28', '29', '41', '43', '45', '47', '48', '49', '60', '80', '83', '96']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -3478,6 +3492,7 @@ paths:
               approve:
                 value:
                   reference_number: TRF-20261102-9J5N3R
+                  otp: '604218'
       responses:
         '200':
           description: The approved (and executed) transfer.
@@ -3542,6 +3557,12 @@ paths:
                     response_code: '43'
                     message: You cannot approve a transfer you initiated
                     data: null
+                invalid_otp:
+                  value:
+                    status: false
+                    response_code: '45'
+                    message: Invalid or expired OTP
+                    data: null
                 business_inactive:
                   $ref: '#/components/examples/BusinessInactive'
         '404':
@@ -3561,7 +3582,7 @@ paths:
                 in_progress:
                   $ref: '#/components/examples/IdempotencyInProgress'
         '422':
-          description: The key was reused, or execution was refused.
+          description: The key was reused, the beneficiary's name changed, or execution was refused.
           headers:
             X-Request-Id:
               $ref: '#/components/headers/XRequestId'
@@ -3572,6 +3593,12 @@ paths:
               examples:
                 key_reused:
                   $ref: '#/components/examples/IdempotencyKeyReused'
+                name_changed:
+                  value:
+                    status: false
+                    response_code: '49'
+                    message: The beneficiary account is now held by Emeka Nwosu
+                    data: null
                 insufficient_funds:
                   value:
                     status: false
@@ -7946,10 +7973,14 @@ components:
       type: object
       x-origin: extension
       additionalProperties: false
-      required: [reference_number]
+      required: [reference_number, otp]
       properties:
         reference_number:
           $ref: '#/components/schemas/ReferenceNumber'
+        otp:
+          allOf:
+            - $ref: '#/components/schemas/Otp'
+          description: An OTP the approving member generated with `generate_otp` (since 2.0.0).
     RejectTransferRequest:
       type: object
       x-origin: extension
@@ -9148,7 +9179,7 @@ pub const OPENAPI_JSON: &str = r##"{
   "openapi": "3.0.3",
   "info": {
     "title": "Kobo Business Banking API",
-    "version": "1.1.0",
+    "version": "2.0.0",
     "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}`; an empty body is accepted as `{}`.\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (or no answer) is retried with\n  exponential backoff and jitter for about three days (attempts after roughly 5 s, 5 min,\n  30 min, 2 h, 5 h, 10 h, 10 h, 14 h, 20 h), then the event is marked `failed`; it can be\n  replayed with `replay_webhook_event`. Delivery is at least once and not ordered: use the\n  event's `timestamp` and the object's state.\n- `is_active: false` pauses delivery: events that happen meanwhile are recorded as `skipped`\n  (replayable), not queued. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback or link-local address; the sandbox also allows `http://` for local testing.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account`:\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
@@ -13571,7 +13602,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "approve_transfer",
         "summary": "Approve a held transfer",
         "x-origin": "extension",
-        "description": "Approves a transfer held by the approval policy and executes it at once, exactly as\n`funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one\n`pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`\nnames the approver. The approver must be a different member from the one who initiated the\ntransfer. If execution is refused (insufficient funds, daily limit, provider error or\noutage) nothing moves and the transfer stays `awaiting_approval`: fund the account and\napprove again, or reject it. Accepts `Idempotency-Key`. Audit-log action `approve_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval (already approved, rejected or never held).\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing moved, approve again later.\n- `83` refused at execution (for example insufficient funds): nothing moved.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Approves a transfer held by the approval policy and executes it at once, exactly as\n`funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one\n`pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`\nnames the approver. The approver must be a different member from the one who initiated the\ntransfer. Approval is the moment the money leaves, so it takes the approver's own second\nfactor: generate an OTP with `generate_otp` as the approving member and send it in `otp`\n(an OTP belongs to the member who generated it: the initiator's is refused). The\nbeneficiary is looked up again (`49` when the account is now held by someone else) and the\nprovider screens the transfer again. If execution is refused (insufficient funds, daily\nlimit, provider error or outage) nothing moves, the OTP stays unused and the transfer stays\n`awaiting_approval`: fund the account and approve again, or reject it.\n\n**Order of checks**: the body, the token, the permission, an active business; an\nidempotent replay; the transfer (`47`, then `48`); a different member (`43`); the OTP\n(`45`); the name enquiry and the name (`49`); the provider's screening (`80`, `83`); then\nexecution.\n\nAccepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry\ncarries a new one). Audit-log action `approve_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed (`otp` is required: 6 digits).\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.\n- `45` the OTP is wrong, expired, already used or not the approving member's.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval (already approved, rejected or never held).\n- `49` the beneficiary account is now held under another name: nothing moved.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing moved, approve again later.\n- `83` refused at execution (for example insufficient funds): nothing moved.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "dashboardToken": []
@@ -13587,8 +13618,10 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
+          "45",
           "47",
           "48",
+          "49",
           "60",
           "80",
           "83",
@@ -13609,7 +13642,8 @@ pub const OPENAPI_JSON: &str = r##"{
               "examples": {
                 "approve": {
                   "value": {
-                    "reference_number": "TRF-20261102-9J5N3R"
+                    "reference_number": "TRF-20261102-9J5N3R",
+                    "otp": "604218"
                   }
                 }
               }
@@ -13698,6 +13732,14 @@ pub const OPENAPI_JSON: &str = r##"{
                       "data": null
                     }
                   },
+                  "invalid_otp": {
+                    "value": {
+                      "status": false,
+                      "response_code": "45",
+                      "message": "Invalid or expired OTP",
+                      "data": null
+                    }
+                  },
                   "business_inactive": {
                     "$ref": "#/components/examples/BusinessInactive"
                   }
@@ -13732,7 +13774,7 @@ pub const OPENAPI_JSON: &str = r##"{
             }
           },
           "422": {
-            "description": "The key was reused, or execution was refused.",
+            "description": "The key was reused, the beneficiary's name changed, or execution was refused.",
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
@@ -13746,6 +13788,14 @@ pub const OPENAPI_JSON: &str = r##"{
                 "examples": {
                   "key_reused": {
                     "$ref": "#/components/examples/IdempotencyKeyReused"
+                  },
+                  "name_changed": {
+                    "value": {
+                      "status": false,
+                      "response_code": "49",
+                      "message": "The beneficiary account is now held by Emeka Nwosu",
+                      "data": null
+                    }
                   },
                   "insufficient_funds": {
                     "value": {
@@ -20059,11 +20109,20 @@ pub const OPENAPI_JSON: &str = r##"{
         "x-origin": "extension",
         "additionalProperties": false,
         "required": [
-          "reference_number"
+          "reference_number",
+          "otp"
         ],
         "properties": {
           "reference_number": {
             "$ref": "#/components/schemas/ReferenceNumber"
+          },
+          "otp": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Otp"
+              }
+            ],
+            "description": "An OTP the approving member generated with `generate_otp` (since 2.0.0)."
           }
         }
       },
