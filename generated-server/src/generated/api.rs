@@ -1181,6 +1181,7 @@ impl Operation {
                 &[
                     ResponseCode::Success,
                     ResponseCode::InvalidRequest,
+                    ResponseCode::BeneficiaryAccountNotFound,
                     ResponseCode::IdempotencyKeyReused,
                     ResponseCode::IdempotencyKeyInProgress,
                     ResponseCode::TooManyRequests,
@@ -2407,8 +2408,8 @@ pub trait Api: Send + Sync + 'static {
     ///
     /// **Order of checks**: the body, the token, the permission, an active business; an
     /// idempotent replay; the transfer (`47`, then `48`); a different member (`43`); the OTP
-    /// (`45`); the name enquiry and the name (`49`); the provider's screening (`80`, `83`); then
-    /// execution.
+    /// (`45`); the name enquiry and the name (`06`, `49`); the provider's screening (`80`,
+    /// `83`); then execution.
     ///
     /// Accepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry
     /// carries a new one). Audit-log action `approve_transfer`.
@@ -2417,6 +2418,8 @@ pub trait Api: Send + Sync + 'static {
     ///
     /// Errors:
     /// - `01` a field is missing or malformed (`otp` is required: 6 digits).
+    /// - `06` the beneficiary account no longer exists (closed since the transfer was held):
+    ///   nothing moved; reject the transfer.
     /// - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
     /// - `41` the token is missing, invalid or expired.
     /// - `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.

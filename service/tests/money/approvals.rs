@@ -361,7 +361,62 @@ async fn an_approval_takes_the_approvers_own_otp(kind: StoreKind) {
     kit.assert_ledger_balances().await;
 }
 
+/// The beneficiary is looked up again at approval: a Kobo account closed since the transfer
+/// was held is refused (`06`), nothing moves, and the checker rejects it instead.
+async fn a_beneficiary_closed_since_the_hold_is_refused_at_approval(kind: StoreKind) {
+    let mut config = roomy_budget();
+    config.otp.issue_limit = 1_000;
+    let kit = TestKit::start(kind, config).await;
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "10000").await;
+    kit.op(
+        Operation::CreateApprovalPolicy,
+        &kit.owner_token,
+        json!({"min_amount": "100"}),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let (_, checker) = kit
+        .add_member("ngozi.eze@adaezefoods.ng", CHECKER_ROLE_ID)
+        .await;
+    let transfer = held(
+        &kit,
+        &other.main_account_number,
+        "Lagos Fresh Produce Ltd",
+        "090823",
+        "2500",
+    )
+    .await;
+    sqlx::query("UPDATE accounts SET status = 'closed' WHERE account_number = $1")
+        .bind(&other.main_account_number)
+        .execute(kit.store.pool())
+        .await
+        .unwrap();
+    approve(&kit, &checker, &transfer)
+        .await
+        .expect(ResponseCode::BeneficiaryAccountNotFound);
+    assert_eq!(balance(&kit, "1000000014").await, "7500.00");
+    assert_eq!(balance(&kit, &other.main_account_number).await, "0.00");
+    let rejected = kit
+        .op(
+            Operation::RejectTransfer,
+            &checker,
+            json!({"reference_number": transfer["reference_number"],
+                   "reason": "The supplier closed its account"}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(rejected["transfer_status"], "rejected");
+    assert_eq!(balance(&kit, "1000000014").await, "10000.00");
+    kit.assert_ledger_balances().await;
+}
+
 on_both_stores!(
     kind: the_policy_holds_transfers_until_a_checker_decides,
-    an_approval_takes_the_approvers_own_otp
+    an_approval_takes_the_approvers_own_otp,
+    a_beneficiary_closed_since_the_hold_is_refused_at_approval
 );
