@@ -420,3 +420,91 @@ on_both_stores!(
     an_approval_takes_the_approvers_own_otp,
     a_beneficiary_closed_since_the_hold_is_refused_at_approval
 );
+
+/// One approval under one key, sent at once by many from two processes with the checker's one
+/// OTP: the transfer is approved once, every `00` carries the same transfer, and the others
+/// are told the key is in progress (`28`) or that the OTP was spent or out of attempts (`45`).
+/// A resend with a fresh OTP afterwards replays the approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_approval_key_sent_at_once_approves_once() {
+    let mut config = roomy_budget();
+    config.otp.issue_limit = 1_000;
+    let kit = TestKit::start(StoreKind::Postgres, config).await;
+    let second = kit.another_process().await;
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "10000").await;
+    kit.op(
+        Operation::CreateApprovalPolicy,
+        &kit.owner_token,
+        json!({"min_amount": "100"}),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let (_, checker) = kit
+        .add_member("ngozi.eze@adaezefoods.ng", CHECKER_ROLE_ID)
+        .await;
+    let transfer = held(
+        &kit,
+        &other.main_account_number,
+        "Lagos Fresh Produce Ltd",
+        "090823",
+        "2500",
+    )
+    .await;
+    let code = otp(&kit, &checker).await;
+    let body = json!({"reference_number": transfer["reference_number"], "otp": code});
+    let calls = (0..10)
+        .map(|_| {
+            kobo::testkit::Call::new(
+                Operation::ApproveTransfer.path(),
+                Some(&checker),
+                body.clone(),
+            )
+            .header("idempotency-key", "approve-at-once")
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    let approved: Vec<&Value> = replies
+        .iter()
+        .filter(|r| r.code() == Some(ResponseCode::Success))
+        .map(|r| &r.body["data"])
+        .collect();
+    assert!(!approved.is_empty(), "{replies:#?}");
+    assert!(approved.iter().all(|data| *data == approved[0]));
+    assert_eq!(approved[0]["transfer_status"], "success");
+    assert!(replies.iter().all(|r| matches!(
+        r.code(),
+        Some(
+            ResponseCode::Success
+                | ResponseCode::IdempotencyKeyInProgress
+                | ResponseCode::InvalidOtp
+        )
+    )));
+    // Once: the recipient was credited once, one audit entry says so.
+    assert_eq!(balance(&kit, &other.main_account_number).await, "2500.00");
+    assert_eq!(balance(&kit, "1000000014").await, "7500.00");
+    assert_eq!(
+        kit.count(
+            "SELECT COUNT(*) FROM audit_logs WHERE business_id = $1 AND action = 'approve_transfer'",
+            &kit.business.business_id
+        )
+        .await,
+        1
+    );
+    let fresh = otp(&kit, &checker).await;
+    let replay = kit
+        .send(
+            kobo::testkit::Call::new(
+                Operation::ApproveTransfer.path(),
+                Some(&checker),
+                json!({"reference_number": transfer["reference_number"], "otp": fresh}),
+            )
+            .header("idempotency-key", "approve-at-once"),
+        )
+        .await;
+    assert_eq!(replay.expect(ResponseCode::Success), approved[0]);
+    kit.assert_ledger_balances().await;
+}
