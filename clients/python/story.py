@@ -382,7 +382,8 @@ def handle_a_failed_verification(story: Story) -> None:
 # The story. Operations not built yet answer `04` and join when their issue lands, each as one
 # more step here (and in clients/typescript/story.ts): name_enquiry and funds_transfer from the
 # current account, get_transfer_api, fetch_pending_transfers / approve_transfer with the
-# Dashboard token; webhook_configuration, fetch_webhook_events for the credit above.
+# Dashboard token (approve_transfer with the approving member's own OTP, since 2.0.0);
+# webhook_configuration, fetch_webhook_events for the credit above.
 STEPS: list[tuple[str, Callable[[Story], None]]] = [
     ("login, get_profile (Dashboard token)", log_in_and_read_profile),
     ("generate_token (integration token)", take_integration_token),

@@ -320,7 +320,8 @@ async function handleAFailedVerification(story: Story): Promise<void> {
 // The story. Operations not built yet answer `04` and join when their issue lands, each as one
 // more step here (and in clients/python/story.py): name_enquiry and funds_transfer from the
 // current account, get_transfer_api, fetch_pending_transfers / approve_transfer with the
-// Dashboard token; webhook_configuration, fetch_webhook_events for the credit above.
+// Dashboard token (approve_transfer with the approving member's own OTP, since 2.0.0);
+// webhook_configuration, fetch_webhook_events for the credit above.
 const STEPS: ReadonlyArray<readonly [string, (story: Story) => Promise<void>]> = [
   ["login, get_profile (Dashboard token)", logInAndReadProfile],
   ["generate_token (integration token)", takeIntegrationToken],

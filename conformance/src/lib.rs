@@ -177,11 +177,26 @@ impl LiveServer {
         token: Option<&str>,
         request_body: &Value,
     ) -> Exchange {
+        self.call_with_headers(operation, token, request_body, &[])
+            .await
+    }
+
+    /// [`LiveServer::call`] with request headers (an `Idempotency-Key`).
+    pub async fn call_with_headers(
+        &self,
+        operation: Operation,
+        token: Option<&str>,
+        request_body: &Value,
+        headers: &[(&str, &str)],
+    ) -> Exchange {
         let mut request = self
             .client
             .post(format!("{}{}", self.base_url, operation.path()))
             .header("content-type", "application/json")
             .body(request_body.to_string());
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }

@@ -52,6 +52,23 @@ const BUILT: &[Operation] = &[
     Operation::FetchSettlementTransactionsWeb,
     Operation::FetchSettlementTransactionsApi,
     Operation::SimulateInboundTransfer,
+    Operation::FetchBanks,
+    Operation::FetchBanksWeb,
+    Operation::NameEnquiry,
+    Operation::NameEnquiryWeb,
+    Operation::FundsTransfer,
+    Operation::FundsTransferApi,
+    Operation::GetTransferWeb,
+    Operation::GetTransferApi,
+    Operation::FetchTransfersWeb,
+    Operation::FetchTransfersApi,
+    Operation::FetchPendingTransfers,
+    Operation::ApproveTransfer,
+    Operation::RejectTransfer,
+    Operation::CancelTransfer,
+    Operation::CreateApprovalPolicy,
+    Operation::UpdateApprovalPolicy,
+    Operation::GetApprovalPolicy,
 ];
 
 /// The ids and secrets of the examples' story, and the values that stand for them here.
@@ -62,6 +79,13 @@ impl Substitutions {
     fn add(&mut self, example_value: &str, real_value: &str) {
         self.0
             .push((example_value.to_string(), real_value.to_string()));
+    }
+
+    /// Makes `example_value` stand for `real_value` from now on, whatever it stood for before
+    /// (a single-use OTP, the next held transfer).
+    fn set(&mut self, example_value: &str, real_value: &str) {
+        self.0.retain(|(from, _)| from != example_value);
+        self.add(example_value, real_value);
     }
 
     /// `example` with every string equal to an example value replaced by the real one.
@@ -111,6 +135,23 @@ impl Story {
         self.send(operation, example, token, &body).await
     }
 
+    /// [`Story::replay`] with an `Idempotency-Key`.
+    async fn replay_with_key(
+        &mut self,
+        operation: Operation,
+        example: &str,
+        token: Option<&str>,
+        key: &str,
+    ) -> Exchange {
+        let spec_example = operation
+            .request_example(example)
+            .unwrap_or_else(|| panic!("{} has no request example {example:?}", operation.id()));
+        let body = self.substitutions.apply(&spec_example.value());
+        self.replayed.insert((operation.id(), example.to_string()));
+        self.send_with_key(operation, example, token, &body, Some(key))
+            .await
+    }
+
     /// Sends a body of the test's own (a negative case, a set-up step), checked and
     /// snapshotted like the examples.
     async fn send(
@@ -120,7 +161,26 @@ impl Story {
         token: Option<&str>,
         body: &Value,
     ) -> Exchange {
-        let exchange = self.server.call(operation, token, body).await;
+        self.send_with_key(operation, label, token, body, None)
+            .await
+    }
+
+    async fn send_with_key(
+        &mut self,
+        operation: Operation,
+        label: &str,
+        token: Option<&str>,
+        body: &Value,
+        key: Option<&str>,
+    ) -> Exchange {
+        let headers: Vec<(&str, &str)> = key
+            .map(|key| ("idempotency-key", key))
+            .into_iter()
+            .collect();
+        let exchange = self
+            .server
+            .call_with_headers(operation, token, body, &headers)
+            .await;
         self.step += 1;
         snapshot(
             &format!("{:02}_{}_{label}", self.step, operation.id()),
@@ -156,11 +216,37 @@ const REDACTED: &[(&str, &str)] = &[
     (".**.last_balance_update", "[timestamp]"),
     (".**.last_transaction_date", "[timestamp]"),
     (".**.settlement_date", "[timestamp]"),
+    (".**.expires_at", "[timestamp]"),
+    (".**.initiated_by", "[id]"),
+    (".**.reviewed_by", "[id]"),
+    (".**.reversal_reference_number", "[reference]"),
 ];
+
+/// `text` with every transfer reference (`TRF-20261102-7F3K9Q`, made at random) shown as
+/// `[reference]`: messages name them.
+fn without_references(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("TRF-") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + 4..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .unwrap_or(tail.len());
+        out.push_str("[reference]");
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
 
 fn snapshot(name: &str, exchange: &Exchange) {
     let mut settings = insta::Settings::clone_current();
     settings.set_omit_expression(true);
+    settings.add_dynamic_redaction(".body.message", |value, _path| match value.as_str() {
+        Some(text) => without_references(text).into(),
+        None => value,
+    });
     for &(selector, replacement) in REDACTED {
         settings.add_dynamic_redaction(selector, move |value, _path| {
             if value.is_nil() {
@@ -398,13 +484,15 @@ async fn story(kind: StoreKind) {
         .await
         .expect("41");
 
-    accounts_and_money(&mut story, &new_secret).await;
+    let (owner, api) = accounts_and_money(&mut story, &new_secret).await;
+    transfers(&mut story, &owner, &api, &tunde_id).await;
     REPLAYED.lock().unwrap().push(story.replayed);
 }
 
 /// The money chapter, on the examples' day (2 November 2026): accounts are opened, a customer
-/// gets a virtual account, money comes in, and every list and aggregate reads it back.
-async fn accounts_and_money(story: &mut Story, client_secret: &str) {
+/// gets a virtual account, money comes in, and every list and aggregate reads it back. Returns
+/// the owner's Dashboard token and the integration token.
+async fn accounts_and_money(story: &mut Story, client_secret: &str) -> (String, String) {
     let clock = story.server.kit.clock.clone();
     let morning: chrono::DateTime<chrono::Utc> = "2026-11-02T09:00:00Z".parse().unwrap();
     clock.advance(morning - clock.now());
@@ -420,6 +508,7 @@ async fn accounts_and_money(story: &mut Story, client_secret: &str) {
         .as_str()
         .unwrap()
         .to_string();
+    let owner_token = owner.clone();
     let owner = Some(owner.as_str());
     let grant = story
         .send(
@@ -433,6 +522,7 @@ async fn accounts_and_money(story: &mut Story, client_secret: &str) {
         .as_str()
         .unwrap()
         .to_string();
+    let api_token = api.clone();
     let api = Some(api.as_str());
 
     // Accounts: the main pool account, two current accounts, two customers' virtual accounts.
@@ -598,6 +688,329 @@ async fn accounts_and_money(story: &mut Story, client_secret: &str) {
         .replay(Operation::FetchCustomerAccounts, "next_page", api)
         .await
         .expect("00");
+    story.server.kit.assert_ledger_balances().await;
+    (owner_token, api_token)
+}
+
+/// A fresh OTP of the member behind `token`, standing for the example's `example_otp`.
+async fn otp_for(story: &mut Story, token: Option<&str>, example_otp: &str) {
+    let otp = story
+        .server
+        .call(Operation::GenerateOtp, token, &json!({}))
+        .await;
+    let code = otp.expect("00")["otp"].as_str().unwrap().to_string();
+    story.substitutions.set(example_otp, &code);
+}
+
+/// A transfer the approval policy holds (NGN 750,000 to Lagos Fresh Produce, as the examples'
+/// `held_for_approval`); the examples' held reference stands for it from now on.
+async fn hold(story: &mut Story, owner: Option<&str>, label: &str, lagos: &str) -> Value {
+    // A quarter of an hour later each time: a member gets at most 5 OTPs in 15 minutes.
+    story
+        .server
+        .kit
+        .clock
+        .advance(chrono::Duration::minutes(16));
+    otp_for(story, owner, "held-otp").await;
+    let body = story.substitutions.apply(&json!({
+        "source_account_number": "1000000014", "source_account_name": "Adaeze Foods Ltd",
+        "beneficiary_account_number": lagos, "beneficiary_account_name": "Lagos Fresh Produce Ltd",
+        "bank_code": "090823", "amount": "750000.00", "narration": "Quarterly produce contract",
+        "transfer_type": "intra", "otp": "held-otp"}));
+    let held = story
+        .send(Operation::FundsTransfer, label, owner, &body)
+        .await;
+    let held = held.expect("00").clone();
+    assert_eq!(held["transfer_status"], "pending_approval");
+    story.substitutions.set(
+        "TRF-20261102-9J5N3R",
+        held["reference_number"].as_str().unwrap(),
+    );
+    held
+}
+
+/// The transfers chapter, the same morning: banks and name enquiries, an intra-bank transfer
+/// to Lagos Fresh Produce (another Kobo business, standing for the examples' `3000000018`), an
+/// inter-bank one and an integration's payout to Emeka Nwosu settled by the NIP worker, then
+/// the approval policy: a held transfer approved by Tunde (a Checker) with his own OTP, one
+/// rejected, one cancelled by its initiator, and the policy paused and changed.
+async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
+    let owner = Some(owner);
+    let api = Some(api);
+    let (lagos, _) = story
+        .server
+        .kit
+        .other_business("Lagos Fresh Produce Ltd", "bola.ade@lagosfresh.ng")
+        .await;
+    story
+        .substitutions
+        .add("3000000018", &lagos.main_account_number);
+
+    // Banks and name enquiry.
+    story
+        .replay(Operation::FetchBanks, "empty", api)
+        .await
+        .expect("00");
+    story
+        .replay(Operation::FetchBanksWeb, "empty", owner)
+        .await
+        .expect("00");
+    let emeka = story
+        .replay(Operation::NameEnquiry, "inter_bank", api)
+        .await;
+    assert_eq!(emeka.expect("00")["account_name"], "Emeka Nwosu");
+    let local = story
+        .replay(Operation::NameEnquiry, "intra_bank", api)
+        .await;
+    assert_eq!(
+        local.expect("00")["account_name"],
+        "Lagos Fresh Produce Ltd"
+    );
+    story
+        .replay(Operation::NameEnquiryWeb, "inter_bank", owner)
+        .await
+        .expect("00");
+    story
+        .send(
+            Operation::NameEnquiry,
+            "no_such_account",
+            api,
+            &json!({"beneficiary_account_number": "0123456799", "bank_code": "000013",
+                    "source_account_number": "1000000021"}),
+        )
+        .await
+        .expect("06");
+
+    // Money leaves: intra-bank at once, inter-bank and a payout through NIP.
+    otp_for(story, owner, "482913").await;
+    let intra = story
+        .replay_with_key(
+            Operation::FundsTransfer,
+            "intra",
+            owner,
+            "conformance-intra",
+        )
+        .await;
+    assert_eq!(intra.expect("00")["transfer_status"], "success");
+    story
+        .replay_with_key(
+            Operation::FundsTransfer,
+            "intra",
+            owner,
+            "conformance-intra",
+        )
+        .await
+        .expect("00");
+    otp_for(story, owner, "315072").await;
+    let inter = story.replay(Operation::FundsTransfer, "inter", owner).await;
+    let inter = inter.expect("00").clone();
+    assert_eq!(inter["transfer_status"], "processing");
+    story.substitutions.add(
+        "TRF-20261102-8H4M2P",
+        inter["reference_number"].as_str().unwrap(),
+    );
+    story
+        .replay(Operation::FundsTransfer, "inter", owner)
+        .await
+        .expect("45");
+    let payout = story
+        .replay_with_key(
+            Operation::FundsTransferApi,
+            "payout",
+            api,
+            "conformance-payout",
+        )
+        .await;
+    let payout = payout.expect("00").clone();
+    assert_eq!(payout["reference"], "PAYOUT-2026-11-0042");
+    story
+        .replay_with_key(
+            Operation::FundsTransferApi,
+            "payout",
+            api,
+            "conformance-payout-again",
+        )
+        .await
+        .expect("26");
+    let processing = story
+        .replay(Operation::FetchTransfersWeb, "processing", owner)
+        .await;
+    assert_eq!(processing.expect("00").as_array().unwrap().len(), 2);
+    story
+        .replay(Operation::FetchTransfersApi, "processing", api)
+        .await
+        .expect("00");
+    let kit = &story.server.kit;
+    let pass = kobo::money::nip::process_due(
+        &kit.store,
+        &**kit.api.provider(),
+        &kit.clock,
+        kobo::kernel::config::Environment::Sandbox,
+        10,
+    )
+    .await
+    .unwrap();
+    assert_eq!(pass.settled, 2);
+    let settled = story
+        .replay(Operation::GetTransferWeb, "by_reference", owner)
+        .await;
+    assert_eq!(settled.expect("00")["transfer_status"], "success");
+    story
+        .replay(Operation::GetTransferApi, "by_reference", api)
+        .await
+        .expect("00");
+    let by_client_reference = story
+        .replay(Operation::GetTransferApi, "by_client_reference", api)
+        .await;
+    assert_eq!(
+        by_client_reference.expect("00")["transfer_status"],
+        "success"
+    );
+    story
+        .replay(Operation::GetTransferWeb, "by_client_reference", owner)
+        .await
+        .expect("00");
+    story
+        .replay(Operation::FetchTransfersWeb, "by_reference", owner)
+        .await
+        .expect("00");
+    let payouts = story
+        .replay(Operation::FetchTransfersApi, "by_reference", api)
+        .await;
+    assert_eq!(payouts.expect("00")[0]["id"], payout["id"]);
+    story
+        .send(
+            Operation::GetTransferApi,
+            "no_match",
+            api,
+            &json!({"reference": "PAYOUT-NONE"}),
+        )
+        .await
+        .expect("47");
+    let listed = story
+        .send(Operation::FetchTransfersWeb, "all", owner, &json!({}))
+        .await;
+    assert_eq!(listed.expect("00").as_array().unwrap().len(), 3);
+    story
+        .send(
+            Operation::FetchTransfersApi,
+            "successes_from_operations",
+            api,
+            &json!({"filters": {"transfer_status": "success",
+                                "source_account_number": "1000000021"}, "limit": 10}),
+        )
+        .await
+        .expect("00");
+
+    // Maker-checker: transfers from NGN 500,000 wait for a second member.
+    story
+        .replay(Operation::CreateApprovalPolicy, "large_transfers", owner)
+        .await
+        .expect("00");
+    story
+        .replay(Operation::CreateApprovalPolicy, "large_transfers", owner)
+        .await
+        .expect("26");
+    story
+        .send(
+            Operation::SimulateInboundTransfer,
+            "funds_for_the_contract",
+            api,
+            &json!({"account_number": "1000000014", "amount": "2000000.00"}),
+        )
+        .await
+        .expect("00");
+    hold(story, owner, "held", &lagos.main_account_number).await;
+    story
+        .replay(Operation::FetchPendingTransfers, "all", owner)
+        .await
+        .expect("00");
+    let pending = story
+        .replay(Operation::FetchPendingTransfers, "one_account", owner)
+        .await;
+    assert_eq!(pending.expect("00").as_array().unwrap().len(), 1);
+    // Not by its initiator.
+    otp_for(story, owner, "604218").await;
+    story
+        .replay(Operation::ApproveTransfer, "approve", owner)
+        .await
+        .expect("43");
+    // Tunde, a Checker, is active again and approves with his own OTP (the owner's is not his).
+    story
+        .send(
+            Operation::UpdateMember,
+            "reactivate",
+            owner,
+            &json!({"member_id": tunde_id, "is_active": true}),
+        )
+        .await
+        .expect("00");
+    let tunde = story
+        .send(
+            Operation::Login,
+            "checker",
+            None,
+            &json!({"email": "tunde.bakare@adaezefoods.ng",
+                    "password": kobo::testkit::MEMBER_PASSWORD}),
+        )
+        .await;
+    let tunde = tunde.expect("00")["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tunde = Some(tunde.as_str());
+    story
+        .replay(Operation::ApproveTransfer, "approve", tunde)
+        .await
+        .expect("45");
+    otp_for(story, tunde, "604218").await;
+    let approved = story
+        .replay_with_key(
+            Operation::ApproveTransfer,
+            "approve",
+            tunde,
+            "conformance-approve",
+        )
+        .await;
+    assert_eq!(approved.expect("00")["transfer_status"], "success");
+    story
+        .replay(Operation::ApproveTransfer, "approve", tunde)
+        .await
+        .expect("48");
+
+    // Rejected by the checker; cancelled by its initiator.
+    hold(story, owner, "held_again", &lagos.main_account_number).await;
+    let rejected = story
+        .replay(Operation::RejectTransfer, "reject", tunde)
+        .await;
+    assert_eq!(rejected.expect("00")["transfer_status"], "rejected");
+    story
+        .replay(Operation::RejectTransfer, "reject", tunde)
+        .await
+        .expect("48");
+    hold(story, owner, "held_once_more", &lagos.main_account_number).await;
+    story
+        .replay(Operation::CancelTransfer, "cancel", tunde)
+        .await
+        .expect("43");
+    let cancelled = story
+        .replay(Operation::CancelTransfer, "cancel", owner)
+        .await;
+    assert_eq!(cancelled.expect("00")["transfer_status"], "cancelled");
+
+    // The policy: read, paused, its threshold changed.
+    story
+        .replay(Operation::GetApprovalPolicy, "empty", owner)
+        .await
+        .expect("00");
+    let paused = story
+        .replay(Operation::UpdateApprovalPolicy, "pause", owner)
+        .await;
+    assert_eq!(paused.expect("00")["is_active"], false);
+    let threshold = story
+        .replay(Operation::UpdateApprovalPolicy, "threshold", owner)
+        .await;
+    assert_eq!(threshold.expect("00")["min_amount"], "1000000.00");
     story.server.kit.assert_ledger_balances().await;
 }
 

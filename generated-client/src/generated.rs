@@ -1575,6 +1575,8 @@ accounts (Kobo opens none today, so it matches nothing).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     #[serde(deny_unknown_fields)]
     pub struct ApproveTransferRequest {
+        ///An OTP the approving member generated with `generate_otp` (since 2.0.0).
+        pub otp: Otp,
         pub reference_number: ReferenceNumber,
     }
     impl ApproveTransferRequest {
@@ -12068,6 +12070,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         }
         #[derive(Clone, Debug)]
         pub struct ApproveTransferRequest {
+            otp: ::std::result::Result<super::Otp, ::std::string::String>,
             reference_number: ::std::result::Result<
                 super::ReferenceNumber,
                 ::std::string::String,
@@ -12076,6 +12079,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         impl ::std::default::Default for ApproveTransferRequest {
             fn default() -> Self {
                 Self {
+                    otp: Err("no value supplied for otp".to_string()),
                     reference_number: Err(
                         "no value supplied for reference_number".to_string(),
                     ),
@@ -12083,6 +12087,18 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         impl ApproveTransferRequest {
+            pub fn otp<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Otp>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.otp = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for otp: {e}")
+                    });
+                self
+            }
             pub fn reference_number<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<super::ReferenceNumber>,
@@ -12105,6 +12121,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 value: ApproveTransferRequest,
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
+                    otp: value.otp?,
                     reference_number: value.reference_number?,
                 })
             }
@@ -12113,6 +12130,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         for ApproveTransferRequest {
             fn from(value: super::ApproveTransferRequest) -> Self {
                 Self {
+                    otp: Ok(value.otp),
                     reference_number: Ok(value.reference_number),
                 }
             }
@@ -28080,19 +28098,35 @@ Approves a transfer held by the approval policy and executes it at once, exactly
 `funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one
 `pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`
 names the approver. The approver must be a different member from the one who initiated the
-transfer. If execution is refused (insufficient funds, daily limit, provider error or
-outage) nothing moves and the transfer stays `awaiting_approval`: fund the account and
-approve again, or reject it. Accepts `Idempotency-Key`. Audit-log action `approve_transfer`.
+transfer. Approval is the moment the money leaves, so it takes the approver's own second
+factor: generate an OTP with `generate_otp` as the approving member and send it in `otp`
+(an OTP belongs to the member who generated it: the initiator's is refused). The
+beneficiary is looked up again (`49` when the account is now held by someone else) and the
+provider screens the transfer again. If execution is refused (insufficient funds, daily
+limit, provider error or outage) nothing moves, the OTP stays unused and the transfer stays
+`awaiting_approval`: fund the account and approve again, or reject it.
+
+**Order of checks**: the body, the token, the permission, an active business; an
+idempotent replay; the transfer (`47`, then `48`); a different member (`43`); the OTP
+(`45`); the name enquiry and the name (`06`, `49`); the provider's screening (`80`,
+`83`); then execution.
+
+Accepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry
+carries a new one). Audit-log action `approve_transfer`.
 
 Permission: `transfer.approve`.
 
 Errors:
-- `01` a field is missing or malformed.
+- `01` a field is missing or malformed (`otp` is required: 6 digits).
+- `06` the beneficiary account no longer exists (closed since the transfer was held):
+  nothing moved; reject the transfer.
 - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.
+- `45` the OTP is wrong, expired, already used or not the approving member's.
 - `47` no transfer of the business has this reference.
 - `48` the transfer is not awaiting approval (already approved, rejected or never held).
+- `49` the beneficiary account is now held under another name: nothing moved.
 - `60` the business is not active.
 - `80` the provider is unavailable: nothing moved, approve again later.
 - `83` refused at execution (for example insufficient funds): nothing moved.

@@ -269,8 +269,8 @@ impl TestKit {
     }
 
     /// Another `kobo` process on the kit's database: its own connection pool and API, the same
-    /// token key, configuration and clock, as behind a load balancer. For races that only a
-    /// second process can lose (see [`TestKit::race`]).
+    /// token key, configuration, clock and core banking provider (faults included), as behind
+    /// a load balancer. For races that only a second process can lose (see [`TestKit::race`]).
     pub async fn another_process(&self) -> Process {
         let store = Store::connect(&self.url)
             .await
@@ -280,7 +280,8 @@ impl TestKit {
             self.api.config().clone(),
             self.clock.clone(),
             self.api.tokens().clone(),
-        );
+        )
+        .with_provider(self.api.provider().clone());
         let api = Arc::new(api);
         Process {
             router: generated_server::router(api.clone()),

@@ -16,6 +16,7 @@ fn kobo(data_dir: &Path) -> Command {
         .env_remove("KOBO_LISTEN")
         .env_remove("KOBO_ENVIRONMENT")
         .env_remove("KOBO_TOKEN_KEY_FILE")
+        .env_remove("KOBO_SANDBOX_FAULTS")
         .env("KOBO_DATA_DIR", data_dir)
         .env("RUST_LOG", "warn");
     command
@@ -288,6 +289,69 @@ fn the_readme_transfer_story_runs_against_the_demo() {
     assert!(status.success());
     let report = run_json(dir.path(), &["ledger", "verify", "--json"]);
     assert_eq!(report["ok"], true, "{report}");
+}
+
+/// `--sandbox-faults` puts the fault injector in front of the sandbox provider of a real
+/// server: with every call unavailable, a name enquiry answers `80`, and the startup warning
+/// names the seed. Production refuses the flag before it starts.
+#[test]
+fn sandbox_faults_are_injected_in_the_sandbox_and_refused_in_production() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &["demo", "--sandbox-faults", "unavailable=1,seed=7"],
+        22,
+    );
+    let login = post(
+        &server.base_url,
+        "/api/v1/auth/web/login",
+        None,
+        &serde_json::json!({"email": "adaeze.okafor@adaezefoods.ng", "password": "Jollof-Rice-2026"}),
+    );
+    let token = login["data"]["access_token"].as_str().unwrap().to_owned();
+    let enquiry = post(
+        &server.base_url,
+        "/api/v1/transaction/transfer/web/name_enquiry",
+        Some(&token),
+        &serde_json::json!({"beneficiary_account_number": "0123456788", "bank_code": "000013",
+                            "source_account_number": "1000000014"}),
+    );
+    assert_eq!(enquiry["response_code"], "80", "{enquiry}");
+    assert!(
+        enquiry["message"]
+            .as_str()
+            .unwrap()
+            .contains("injected fault"),
+        "{enquiry}"
+    );
+    let (status, stderr) = server.stop();
+    assert!(status.success());
+    assert!(
+        stderr.contains("unavailable=1") && stderr.contains("seed=7"),
+        "{stderr}"
+    );
+
+    let output = kobo(dir.path())
+        .args([
+            "serve",
+            "--environment",
+            "production",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .env("KOBO_SANDBOX_FAULTS", "status_unknown=0.5")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("in the sandbox only"), "{stderr}");
+    let output = kobo(dir.path())
+        .args(["serve", "--sandbox-faults", "unavailable=2"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("a rate is a probability"), "{stderr}");
 }
 
 #[test]

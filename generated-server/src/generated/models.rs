@@ -1618,6 +1618,8 @@ impl<'de> ::serde::Deserialize<'de> for ApproveTransferIdempotencyKey {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApproveTransferRequest {
+    ///An OTP the approving member generated with `generate_otp` (since 2.0.0).
+    pub otp: Otp,
     pub reference_number: ReferenceNumber,
 }
 ///Success envelope of `approve_transfer`.

@@ -2883,11 +2883,20 @@ pub const COMPONENTS: &str = r##"{
       "type": "object",
       "additionalProperties": false,
       "required": [
-        "reference_number"
+        "reference_number",
+        "otp"
       ],
       "properties": {
         "reference_number": {
           "$ref": "#/$defs/ReferenceNumber"
+        },
+        "otp": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/Otp"
+            }
+          ],
+          "description": "An OTP the approving member generated with `generate_otp` (since 2.0.0)."
         }
       }
     },

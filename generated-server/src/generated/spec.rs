@@ -3485,19 +3485,35 @@ paths:
         `funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one
         `pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`
         names the approver. The approver must be a different member from the one who initiated the
-        transfer. If execution is refused (insufficient funds, daily limit, provider error or
-        outage) nothing moves and the transfer stays `awaiting_approval`: fund the account and
-        approve again, or reject it. Accepts `Idempotency-Key`. Audit-log action `approve_transfer`.
+        transfer. Approval is the moment the money leaves, so it takes the approver's own second
+        factor: generate an OTP with `generate_otp` as the approving member and send it in `otp`
+        (an OTP belongs to the member who generated it: the initiator's is refused). The
+        beneficiary is looked up again (`49` when the account is now held by someone else) and the
+        provider screens the transfer again. If execution is refused (insufficient funds, daily
+        limit, provider error or outage) nothing moves, the OTP stays unused and the transfer stays
+        `awaiting_approval`: fund the account and approve again, or reject it.
+
+        **Order of checks**: the body, the token, the permission, an active business; an
+        idempotent replay; the transfer (`47`, then `48`); a different member (`43`); the OTP
+        (`45`); the name enquiry and the name (`06`, `49`); the provider's screening (`80`,
+        `83`); then execution.
+
+        Accepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry
+        carries a new one). Audit-log action `approve_transfer`.
 
         Permission: `transfer.approve`.
 
         Errors:
-        - `01` a field is missing or malformed.
+        - `01` a field is missing or malformed (`otp` is required: 6 digits).
+        - `06` the beneficiary account no longer exists (closed since the transfer was held):
+          nothing moved; reject the transfer.
         - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.
+        - `45` the OTP is wrong, expired, already used or not the approving member's.
         - `47` no transfer of the business has this reference.
         - `48` the transfer is not awaiting approval (already approved, rejected or never held).
+        - `49` the beneficiary account is now held under another name: nothing moved.
         - `60` the business is not active.
         - `80` the provider is unavailable: nothing moved, approve again later.
         - `83` refused at execution (for example insufficient funds): nothing moved.
@@ -3506,7 +3522,7 @@ paths:
         - dashboardToken: []
       x-permission: transfer.approve
       x-success-message: Transfer approved
-      x-response-codes: ['00', '01', '27', '28', '29', '41', '43', '47', '48', '60', '80', '83', '96']
+      x-response-codes: ['00', '01', '06', '27', '28', '29', '41', '43', '45', '47', '48', '49', '60', '80', '83', '96']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -3519,6 +3535,7 @@ paths:
               approve:
                 value:
                   reference_number: TRF-20261102-9J5N3R
+                  otp: '604218'
       responses:
         '200':
           description: The approved (and executed) transfer.
@@ -3583,10 +3600,32 @@ paths:
                     response_code: '43'
                     message: You cannot approve a transfer you initiated
                     data: null
+                invalid_otp:
+                  value:
+                    status: false
+                    response_code: '45'
+                    message: Invalid or expired OTP
+                    data: null
                 business_inactive:
                   $ref: '#/components/examples/BusinessInactive'
         '404':
-          $ref: '#/components/responses/TransferNotFound'
+          description: No transfer of the business has this reference, or the beneficiary account no longer exists.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                unknown_reference:
+                  value:
+                    status: false
+                    response_code: '47'
+                    message: No transfer with reference TRF-20261102-0X0X0X in this business
+                    data: null
+                beneficiary_not_found:
+                  $ref: '#/components/examples/BeneficiaryNotFound'
         '409':
           description: The transfer is not awaiting approval, or the idempotency key is in use.
           headers:
@@ -3602,7 +3641,7 @@ paths:
                 in_progress:
                   $ref: '#/components/examples/IdempotencyInProgress'
         '422':
-          description: The key was reused, or execution was refused.
+          description: The key was reused, the beneficiary's name changed, or execution was refused.
           headers:
             X-Request-Id:
               $ref: '#/components/headers/XRequestId'
@@ -3613,6 +3652,12 @@ paths:
               examples:
                 key_reused:
                   $ref: '#/components/examples/IdempotencyKeyReused'
+                name_changed:
+                  value:
+                    status: false
+                    response_code: '49'
+                    message: The beneficiary account is now held by Emeka Nwosu
+                    data: null
                 insufficient_funds:
                   value:
                     status: false
@@ -8232,10 +8277,14 @@ components:
       type: object
       x-origin: extension
       additionalProperties: false
-      required: [reference_number]
+      required: [reference_number, otp]
       properties:
         reference_number:
           $ref: '#/components/schemas/ReferenceNumber'
+        otp:
+          allOf:
+            - $ref: '#/components/schemas/Otp'
+          description: An OTP the approving member generated with `generate_otp` (since 2.0.0).
     RejectTransferRequest:
       type: object
       x-origin: extension
@@ -13937,7 +13986,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "approve_transfer",
         "summary": "Approve a held transfer",
         "x-origin": "extension",
-        "description": "Approves a transfer held by the approval policy and executes it at once, exactly as\n`funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one\n`pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`\nnames the approver. The approver must be a different member from the one who initiated the\ntransfer. If execution is refused (insufficient funds, daily limit, provider error or\noutage) nothing moves and the transfer stays `awaiting_approval`: fund the account and\napprove again, or reject it. Accepts `Idempotency-Key`. Audit-log action `approve_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval (already approved, rejected or never held).\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing moved, approve again later.\n- `83` refused at execution (for example insufficient funds): nothing moved.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Approves a transfer held by the approval policy and executes it at once, exactly as\n`funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one\n`pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`\nnames the approver. The approver must be a different member from the one who initiated the\ntransfer. Approval is the moment the money leaves, so it takes the approver's own second\nfactor: generate an OTP with `generate_otp` as the approving member and send it in `otp`\n(an OTP belongs to the member who generated it: the initiator's is refused). The\nbeneficiary is looked up again (`49` when the account is now held by someone else) and the\nprovider screens the transfer again. If execution is refused (insufficient funds, daily\nlimit, provider error or outage) nothing moves, the OTP stays unused and the transfer stays\n`awaiting_approval`: fund the account and approve again, or reject it.\n\n**Order of checks**: the body, the token, the permission, an active business; an\nidempotent replay; the transfer (`47`, then `48`); a different member (`43`); the OTP\n(`45`); the name enquiry and the name (`06`, `49`); the provider's screening (`80`,\n`83`); then execution.\n\nAccepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry\ncarries a new one). Audit-log action `approve_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed (`otp` is required: 6 digits).\n- `06` the beneficiary account no longer exists (closed since the transfer was held):\n  nothing moved; reject the transfer.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.\n- `45` the OTP is wrong, expired, already used or not the approving member's.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval (already approved, rejected or never held).\n- `49` the beneficiary account is now held under another name: nothing moved.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing moved, approve again later.\n- `83` refused at execution (for example insufficient funds): nothing moved.\n- `29` too many requests. `96` internal error.\n",
         "security": [
           {
             "dashboardToken": []
@@ -13948,13 +13997,16 @@ pub const OPENAPI_JSON: &str = r##"{
         "x-response-codes": [
           "00",
           "01",
+          "06",
           "27",
           "28",
           "29",
           "41",
           "43",
+          "45",
           "47",
           "48",
+          "49",
           "60",
           "80",
           "83",
@@ -13975,7 +14027,8 @@ pub const OPENAPI_JSON: &str = r##"{
               "examples": {
                 "approve": {
                   "value": {
-                    "reference_number": "TRF-20261102-9J5N3R"
+                    "reference_number": "TRF-20261102-9J5N3R",
+                    "otp": "604218"
                   }
                 }
               }
@@ -14064,6 +14117,14 @@ pub const OPENAPI_JSON: &str = r##"{
                       "data": null
                     }
                   },
+                  "invalid_otp": {
+                    "value": {
+                      "status": false,
+                      "response_code": "45",
+                      "message": "Invalid or expired OTP",
+                      "data": null
+                    }
+                  },
                   "business_inactive": {
                     "$ref": "#/components/examples/BusinessInactive"
                   }
@@ -14072,7 +14133,32 @@ pub const OPENAPI_JSON: &str = r##"{
             }
           },
           "404": {
-            "$ref": "#/components/responses/TransferNotFound"
+            "description": "No transfer of the business has this reference, or the beneficiary account no longer exists.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "unknown_reference": {
+                    "value": {
+                      "status": false,
+                      "response_code": "47",
+                      "message": "No transfer with reference TRF-20261102-0X0X0X in this business",
+                      "data": null
+                    }
+                  },
+                  "beneficiary_not_found": {
+                    "$ref": "#/components/examples/BeneficiaryNotFound"
+                  }
+                }
+              }
+            }
           },
           "409": {
             "description": "The transfer is not awaiting approval, or the idempotency key is in use.",
@@ -14098,7 +14184,7 @@ pub const OPENAPI_JSON: &str = r##"{
             }
           },
           "422": {
-            "description": "The key was reused, or execution was refused.",
+            "description": "The key was reused, the beneficiary's name changed, or execution was refused.",
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
@@ -14112,6 +14198,14 @@ pub const OPENAPI_JSON: &str = r##"{
                 "examples": {
                   "key_reused": {
                     "$ref": "#/components/examples/IdempotencyKeyReused"
+                  },
+                  "name_changed": {
+                    "value": {
+                      "status": false,
+                      "response_code": "49",
+                      "message": "The beneficiary account is now held by Emeka Nwosu",
+                      "data": null
+                    }
                   },
                   "insufficient_funds": {
                     "value": {
@@ -20769,11 +20863,20 @@ pub const OPENAPI_JSON: &str = r##"{
         "x-origin": "extension",
         "additionalProperties": false,
         "required": [
-          "reference_number"
+          "reference_number",
+          "otp"
         ],
         "properties": {
           "reference_number": {
             "$ref": "#/components/schemas/ReferenceNumber"
+          },
+          "otp": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Otp"
+              }
+            ],
+            "description": "An OTP the approving member generated with `generate_otp` (since 2.0.0)."
           }
         }
       },

@@ -27,6 +27,7 @@ use crate::outbox::dispatcher::{self, SmtpChannel, SmtpSettings};
 use crate::outbox::webhooks::WebhookDispatcher;
 use crate::platform::permissions;
 use crate::platform::tokens::TokenKeys;
+use crate::provider::faults::{FaultRates, Faults, FaultyProvider};
 use crate::workers::Workers;
 
 mod listen;
@@ -187,11 +188,40 @@ pub struct ServeArgs {
     #[arg(long, env = "KOBO_RATE_LIMIT_BURST", default_value_t = RequestBudget::default().burst)]
     pub rate_limit_burst: NonZeroU32,
 
+    /// Sandbox only: make the core banking provider fail at random, as NIP does, to try a
+    /// client's or an operator's handling of it. Comma-separated `name=value` pairs, each
+    /// optional: `unavailable=0.1,refuse=0.01,timeout_after_submit=0.05,status_unknown=0.2,
+    /// latency_ms=200,seed=7` (rates are probabilities per call, from 0 to 1; the seed
+    /// replays a run's faults, random and logged when absent). Refused in production.
+    #[arg(long, env = "KOBO_SANDBOX_FAULTS")]
+    pub sandbox_faults: Option<FaultRates>,
+
     #[command(flatten)]
     pub smtp: SmtpArgs,
 
     #[command(flatten)]
     pub http: HttpArgs,
+}
+
+impl ServeArgs {
+    /// The provider's injected faults and their seed, when `--sandbox-faults` asks for any;
+    /// an error in production, where no fault may be injected.
+    pub fn sandbox_faults(&self) -> Result<Option<(FaultRates, u64)>> {
+        let Some(rates) = self.sandbox_faults else {
+            return Ok(None);
+        };
+        if self.environment != EnvironmentArg::Sandbox {
+            bail!(
+                "--sandbox-faults (KOBO_SANDBOX_FAULTS) injects provider faults in the sandbox \
+                 only: unset it to run in production"
+            );
+        }
+        let seed = rates.seed.unwrap_or_else(|| {
+            let bytes = crate::kernel::secrets::random_bytes(8);
+            u64::from_le_bytes(bytes.try_into().unwrap_or([7; 8]))
+        });
+        Ok(Some((rates, seed)))
+    }
 }
 
 /// The HTTP edge's limits ([`HttpConfig`]).
@@ -462,6 +492,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
     if args.demo && args.environment != EnvironmentArg::Sandbox {
         bail!("the demo runs in the sandbox only: drop `--environment production`");
     }
+    let faults = args.sandbox_faults()?;
     let store = args.store.open().await?;
     let key_file = args
         .token_key_file
@@ -474,7 +505,20 @@ async fn serve(args: ServeArgs) -> Result<()> {
         burst: args.rate_limit_burst,
     };
     let clock = Clock::system();
-    let api = Arc::new(KoboApi::open(store.clone(), config, clock.clone(), tokens).await?);
+    let mut api = KoboApi::open(store.clone(), config, clock.clone(), tokens).await?;
+    if let Some((rates, seed)) = faults {
+        tracing::warn!(
+            faults = %rates,
+            seed,
+            "the sandbox provider fails on purpose (--sandbox-faults; seed={seed} replays it)"
+        );
+        let inner = api.provider().clone();
+        api = api.with_provider(Arc::new(FaultyProvider {
+            inner,
+            faults: Arc::new(Faults::random(rates, seed)),
+        }));
+    }
+    let api = Arc::new(api);
 
     let listener = TcpListener::bind(args.listen)
         .await
@@ -960,6 +1004,25 @@ mod tests {
         assert!(serve(&["--header-read-timeout-seconds", "0"]).is_err());
         assert!(serve(&["--idle-timeout-seconds", "0"]).is_err());
         assert!(serve(&["--max-connections", "0"]).is_err());
+        // Provider faults: the documented syntax, a clear error otherwise, sandbox only.
+        let args = serve(&["--sandbox-faults", "unavailable=0.1,latency_ms=200,seed=7"]).unwrap();
+        let (rates, seed) = args.sandbox_faults().unwrap().unwrap();
+        assert_eq!((rates.unavailable, seed), (100_000, 7));
+        assert_eq!(rates.latency, Duration::from_millis(200));
+        assert!(serve(&[]).unwrap().sandbox_faults().unwrap().is_none());
+        let bad = serve(&["--sandbox-faults", "unavailable=2"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            bad.contains("`unavailable=2`: a rate is a probability"),
+            "{bad}"
+        );
+        let production = serve(&["--environment", "production", "--sandbox-faults", "seed=1"])
+            .unwrap()
+            .sandbox_faults()
+            .unwrap_err()
+            .to_string();
+        assert!(production.contains("in the sandbox only"), "{production}");
         let outbox = Cli::try_parse_from(["kobo", "outbox", "--limit", "1001"]);
         assert!(outbox.is_err(), "the outbox listing is bounded");
     }

@@ -421,9 +421,10 @@ pub async fn cancel(
     Ok(transfer)
 }
 
-/// `approve_transfer`: a different member executes a held transfer. The beneficiary is looked
-/// up again (the account may have changed hands, `49`); the provider screens it again (`80`,
-/// `83`, nothing moves and it stays held).
+/// `approve_transfer`: a different member executes a held transfer, with an OTP of their own
+/// (`45`; checked as `funds_transfer` checks the initiator's, consumed with the execution). The
+/// beneficiary is looked up again (the account may have changed hands, `49`); the provider
+/// screens it again (`80`, `83`, nothing moves and it stays held).
 pub async fn approve(
     store: &Store,
     config: &Config,
@@ -435,9 +436,10 @@ pub async fn approve(
     let member = member_of(&ctx.principal)?.clone();
     let business_id = ctx.principal.business_id.clone();
     let reference = body.reference_number.to_string();
+    let fingerprint = transfers::without_otp(&body)?;
     accounts::ensure_business_active(store.pool(), &business_id).await?;
     if let Some(transfer) =
-        accounts::replayed(store, clock.now(), &ctx, &business_id, &body).await?
+        accounts::replayed(store, clock.now(), &ctx, &business_id, &fingerprint).await?
     {
         return Ok(transfer);
     }
@@ -449,6 +451,14 @@ pub async fn approve(
         return Err(ApiError::new(ResponseCode::PermissionDenied)
             .with_message("You cannot approve a transfer you initiated"));
     }
+    let checked_otp = transfers::check_member_otp(
+        store,
+        config,
+        clock,
+        &ctx.principal,
+        Some(body.otp.as_str()),
+    )
+    .await?;
     let beneficiary = banks::resolve(
         store,
         provider,
@@ -480,7 +490,7 @@ pub async fn approve(
 
     let now = clock.now();
     let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &body).await?;
+    let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &fingerprint).await?;
     if let Claim::Replay(data) = claim {
         return idempotency::replay(&ctx, data);
     }
@@ -488,6 +498,10 @@ pub async fn approve(
     let heads =
         transfers::lock_heads(&mut tx, &business_id, recipient_business.as_deref(), now).await?;
     let head = heads.source;
+    // The approver's OTP, consumed under the ledger head as `funds_transfer` consumes its own.
+    if let Some(checked) = checked_otp {
+        checked.consume(&mut tx, now).await?;
+    }
     let intra = held.transfer_type == "intra";
     transition(
         &mut tx,

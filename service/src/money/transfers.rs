@@ -71,6 +71,35 @@ impl From<&models::FundsTransferApiRequest> for TransferRequest {
     }
 }
 
+/// The idempotency fingerprint of a body that carries an OTP (`funds_transfer`,
+/// `approve_transfer`): the body without it. The OTP is single-use, so a retry carries a new one.
+pub(crate) fn without_otp<B: serde::Serialize>(body: &B) -> Result<Value, ApiError> {
+    let mut fingerprint = serde_json::to_value(body).or_internal()?;
+    if let Value::Object(fields) = &mut fingerprint {
+        fields.remove("otp");
+    }
+    Ok(fingerprint)
+}
+
+/// Checks the OTP `code` of the member acting (`45` when wrong, expired, used or another
+/// member's), before any database transaction; the caller consumes it in the transaction that
+/// moves the money, so a refused transfer leaves it usable. `None` without a code or a member
+/// (an integration's transfer).
+pub(crate) async fn check_member_otp(
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
+    principal: &Principal,
+    code: Option<&str>,
+) -> Result<Option<CheckedOtp>, ApiError> {
+    match (code, &principal.member) {
+        (Some(code), Some(member)) => Ok(Some(
+            identity::check_otp(store, config, clock, &member.id, code).await?,
+        )),
+        _ => Ok(None),
+    }
+}
+
 fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
     ApiError::new(ResponseCode::InvalidRequest).with_message(message)
 }
@@ -88,11 +117,7 @@ pub async fn funds_transfer(
     ctx: RequestContext<Principal>,
     body: models::FundsTransferRequest,
 ) -> Result<models::Transfer, ApiError> {
-    // The OTP is single-use: a retry carries a new one, so it is no part of the fingerprint.
-    let mut fingerprint = serde_json::to_value(&body).or_internal()?;
-    if let Value::Object(fields) = &mut fingerprint {
-        fields.remove("otp");
-    }
+    let fingerprint = without_otp(&body)?;
     // The body without its OTP is the API twin's body.
     let request = TransferRequest::from(
         &serde_json::from_value::<models::FundsTransferApiRequest>(fingerprint.clone())
@@ -214,12 +239,8 @@ async fn initiate<B: serde::Serialize>(
     }
 
     // The OTP (a member's transfer): checked now, consumed with the transfer.
-    let checked_otp: Option<CheckedOtp> = match (&otp, &ctx.principal.member) {
-        (Some(code), Some(member)) => {
-            Some(identity::check_otp(store, config, clock, &member.id, code).await?)
-        }
-        _ => None,
-    };
+    let checked_otp =
+        check_member_otp(store, config, clock, &ctx.principal, otp.as_deref()).await?;
 
     // The beneficiary, by name enquiry (06, 80), and the names (49).
     let beneficiary = match banks::resolve(

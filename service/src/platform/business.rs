@@ -56,13 +56,19 @@ pub async fn rotate_client_secret(
 /// Serializes changes to a business's team (the last-Owner rule, OTP quotas) on PostgreSQL,
 /// where transactions run concurrently: takes the business row's lock until `tx` ends. SQLite's
 /// write transactions (`BEGIN IMMEDIATE`) are serialized already.
+///
+/// `FOR NO KEY UPDATE`, not `FOR UPDATE`: callers are serialized all the same, but the lock
+/// does not conflict with the key-share lock every insert of a row referencing the business
+/// takes (a foreign-key check). With `FOR UPDATE`, a waiting `generate_otp` queued the
+/// foreign-key checks of money transactions behind it while it waited for one of them, and
+/// two transfers deadlocked through it on the ledger head (found by the transfer workload).
 pub async fn lock_business(
     tx: &mut Tx,
     backend: Backend,
     business_id: &str,
 ) -> Result<(), ApiError> {
     if backend == Backend::Postgres {
-        sqlx::query("SELECT id FROM businesses WHERE id = $1 FOR UPDATE")
+        sqlx::query("SELECT id FROM businesses WHERE id = $1 FOR NO KEY UPDATE")
             .bind(business_id)
             .fetch_optional(&mut **tx)
             .await

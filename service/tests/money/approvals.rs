@@ -47,6 +47,17 @@ async fn held(kit: &TestKit, to: &str, name: &str, bank: &str, amount: &str) -> 
     transfer
 }
 
+/// `approve_transfer` by the member behind `token`, with a fresh OTP of theirs.
+async fn approve(kit: &TestKit, token: &str, transfer: &Value) -> kobo::testkit::Reply {
+    let code = otp(kit, token).await;
+    kit.op(
+        Operation::ApproveTransfer,
+        token,
+        json!({"reference_number": transfer["reference_number"], "otp": code}),
+    )
+    .await
+}
+
 async fn the_policy_holds_transfers_until_a_checker_decides(kind: StoreKind) {
     let mut config = roomy_budget();
     config.otp.issue_limit = 1_000;
@@ -116,19 +127,10 @@ async fn the_policy_holds_transfers_until_a_checker_decides(kind: StoreKind) {
         .clone();
     assert_eq!(pending.as_array().unwrap().len(), 1);
     // Not by the initiator.
-    kit.op(
-        Operation::ApproveTransfer,
-        &kit.owner_token,
-        json!({"reference_number": first["reference_number"]}),
-    )
-    .await
-    .expect(ResponseCode::PermissionDenied);
-    let approved = kit
-        .op(
-            Operation::ApproveTransfer,
-            &checker,
-            json!({"reference_number": first["reference_number"]}),
-        )
+    approve(&kit, &kit.owner_token, &first)
+        .await
+        .expect(ResponseCode::PermissionDenied);
+    let approved = approve(&kit, &checker, &first)
         .await
         .expect(ResponseCode::Success)
         .clone();
@@ -136,13 +138,9 @@ async fn the_policy_holds_transfers_until_a_checker_decides(kind: StoreKind) {
     assert_eq!(approved["approval_status"], "approved");
     assert!(approved["reviewed_by"].is_string());
     assert_eq!(balance(&kit, &other.main_account_number).await, "50999.99");
-    kit.op(
-        Operation::ApproveTransfer,
-        &checker,
-        json!({"reference_number": first["reference_number"]}),
-    )
-    .await
-    .expect(ResponseCode::InvalidState);
+    approve(&kit, &checker, &first)
+        .await
+        .expect(ResponseCode::InvalidState);
 
     // Rejected: the reserve comes back.
     let second = held(&kit, "0123456788", "Emeka Nwosu", "000013", "10000").await;
@@ -184,12 +182,7 @@ async fn the_policy_holds_transfers_until_a_checker_decides(kind: StoreKind) {
 
     // An inter-bank transfer approved goes to NIP like any other.
     let fourth = held(&kit, "0123456788", "Emeka Nwosu", "000013", "5000").await;
-    let approved = kit
-        .op(
-            Operation::ApproveTransfer,
-            &checker,
-            json!({"reference_number": fourth["reference_number"]}),
-        )
+    let approved = approve(&kit, &checker, &fourth)
         .await
         .expect(ResponseCode::Success)
         .clone();
@@ -248,4 +241,270 @@ async fn the_policy_holds_transfers_until_a_checker_decides(kind: StoreKind) {
     kit.assert_ledger_balances().await;
 }
 
-on_both_stores!(kind: the_policy_holds_transfers_until_a_checker_decides);
+/// Approval is when the money leaves: the checker proves it is them with an OTP of their own.
+/// None, a wrong one, or the initiator's is refused and nothing moves; the checker's own passes
+/// once, and a retry under the same key with a fresh OTP replays the approval.
+async fn an_approval_takes_the_approvers_own_otp(kind: StoreKind) {
+    let mut config = roomy_budget();
+    config.otp.issue_limit = 1_000;
+    let kit = TestKit::start(kind, config).await;
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "10000").await;
+    kit.op(
+        Operation::CreateApprovalPolicy,
+        &kit.owner_token,
+        json!({"min_amount": "100"}),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    let (_, checker) = kit
+        .add_member("ngozi.eze@adaezefoods.ng", CHECKER_ROLE_ID)
+        .await;
+    let transfer = held(&kit, "0123456788", "Emeka Nwosu", "000013", "1000").await;
+    let reference = transfer["reference_number"].clone();
+    let reserved = balance(&kit, "1000000014").await;
+    assert_eq!(reserved, "8989.25");
+
+    // No OTP: the body is refused by its schema.
+    let missing = kit
+        .op(
+            Operation::ApproveTransfer,
+            &checker,
+            json!({"reference_number": reference}),
+        )
+        .await;
+    missing.expect(ResponseCode::InvalidRequest);
+    assert!(
+        missing.body["message"].as_str().unwrap().contains("otp"),
+        "{missing:?}"
+    );
+    // A wrong OTP (the checker has a live one).
+    let checker_code = otp(&kit, &checker).await;
+    let wrong = if checker_code == "000000" {
+        "000001"
+    } else {
+        "000000"
+    };
+    kit.op(
+        Operation::ApproveTransfer,
+        &checker,
+        json!({"reference_number": reference, "otp": wrong}),
+    )
+    .await
+    .expect(ResponseCode::InvalidOtp);
+    // The initiator's OTP is theirs, not the checker's.
+    let initiator_code = otp(&kit, &kit.owner_token).await;
+    if initiator_code != checker_code {
+        kit.op(
+            Operation::ApproveTransfer,
+            &checker,
+            json!({"reference_number": reference, "otp": initiator_code}),
+        )
+        .await
+        .expect(ResponseCode::InvalidOtp);
+    }
+    // An expired OTP of the checker's.
+    let stale = otp(&kit, &checker).await;
+    kit.clock.advance(Duration::minutes(11));
+    kit.op(
+        Operation::ApproveTransfer,
+        &checker,
+        json!({"reference_number": reference, "otp": stale}),
+    )
+    .await
+    .expect(ResponseCode::InvalidOtp);
+    // Nothing moved, nothing was reviewed.
+    assert_eq!(balance(&kit, "1000000014").await, reserved);
+    let still = kit
+        .op(
+            Operation::GetTransferWeb,
+            &checker,
+            json!({"reference_number": reference}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(still["transfer_status"], "pending_approval");
+    assert_eq!(still["reviewed_by"], json!(null));
+
+    // The checker's own, fresh OTP: approved, under a key; the OTP is spent.
+    let code = otp(&kit, &checker).await;
+    let approval = |code: &str| {
+        kobo::testkit::Call::new(
+            Operation::ApproveTransfer.path(),
+            Some(checker.as_str()),
+            json!({"reference_number": reference, "otp": code}),
+        )
+        .header("idempotency-key", "approve-once")
+    };
+    let approved = kit
+        .send(approval(&code))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(approved["transfer_status"], "processing");
+    assert_eq!(approved["approval_status"], "approved");
+    // The same key with a fresh OTP replays it (the OTP is no part of the fingerprint).
+    let fresh = otp(&kit, &checker).await;
+    let replay = kit.send(approval(&fresh)).await;
+    assert_eq!(replay.expect(ResponseCode::Success), &approved);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    // The spent OTP does not approve again (nor would anything: it is approved).
+    kit.op(
+        Operation::ApproveTransfer,
+        &checker,
+        json!({"reference_number": reference, "otp": code}),
+    )
+    .await
+    .expect(ResponseCode::InvalidState);
+    assert_eq!(balance(&kit, "1000000014").await, reserved);
+    kit.assert_ledger_balances().await;
+}
+
+/// The beneficiary is looked up again at approval: a Kobo account closed since the transfer
+/// was held is refused (`06`), nothing moves, and the checker rejects it instead.
+async fn a_beneficiary_closed_since_the_hold_is_refused_at_approval(kind: StoreKind) {
+    let mut config = roomy_budget();
+    config.otp.issue_limit = 1_000;
+    let kit = TestKit::start(kind, config).await;
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "10000").await;
+    kit.op(
+        Operation::CreateApprovalPolicy,
+        &kit.owner_token,
+        json!({"min_amount": "100"}),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let (_, checker) = kit
+        .add_member("ngozi.eze@adaezefoods.ng", CHECKER_ROLE_ID)
+        .await;
+    let transfer = held(
+        &kit,
+        &other.main_account_number,
+        "Lagos Fresh Produce Ltd",
+        "090823",
+        "2500",
+    )
+    .await;
+    sqlx::query("UPDATE accounts SET status = 'closed' WHERE account_number = $1")
+        .bind(&other.main_account_number)
+        .execute(kit.store.pool())
+        .await
+        .unwrap();
+    approve(&kit, &checker, &transfer)
+        .await
+        .expect(ResponseCode::BeneficiaryAccountNotFound);
+    assert_eq!(balance(&kit, "1000000014").await, "7500.00");
+    assert_eq!(balance(&kit, &other.main_account_number).await, "0.00");
+    let rejected = kit
+        .op(
+            Operation::RejectTransfer,
+            &checker,
+            json!({"reference_number": transfer["reference_number"],
+                   "reason": "The supplier closed its account"}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(rejected["transfer_status"], "rejected");
+    assert_eq!(balance(&kit, "1000000014").await, "10000.00");
+    kit.assert_ledger_balances().await;
+}
+
+on_both_stores!(
+    kind: the_policy_holds_transfers_until_a_checker_decides,
+    an_approval_takes_the_approvers_own_otp,
+    a_beneficiary_closed_since_the_hold_is_refused_at_approval
+);
+
+/// One approval under one key, sent at once by many from two processes with the checker's one
+/// OTP: the transfer is approved once, every `00` carries the same transfer, and the others
+/// are told the key is in progress (`28`) or that the OTP was spent or out of attempts (`45`).
+/// A resend with a fresh OTP afterwards replays the approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_approval_key_sent_at_once_approves_once() {
+    let mut config = roomy_budget();
+    config.otp.issue_limit = 1_000;
+    let kit = TestKit::start(StoreKind::Postgres, config).await;
+    let second = kit.another_process().await;
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "10000").await;
+    kit.op(
+        Operation::CreateApprovalPolicy,
+        &kit.owner_token,
+        json!({"min_amount": "100"}),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let (_, checker) = kit
+        .add_member("ngozi.eze@adaezefoods.ng", CHECKER_ROLE_ID)
+        .await;
+    let transfer = held(
+        &kit,
+        &other.main_account_number,
+        "Lagos Fresh Produce Ltd",
+        "090823",
+        "2500",
+    )
+    .await;
+    let code = otp(&kit, &checker).await;
+    let body = json!({"reference_number": transfer["reference_number"], "otp": code});
+    let calls = (0..10)
+        .map(|_| {
+            kobo::testkit::Call::new(
+                Operation::ApproveTransfer.path(),
+                Some(&checker),
+                body.clone(),
+            )
+            .header("idempotency-key", "approve-at-once")
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    let approved: Vec<&Value> = replies
+        .iter()
+        .filter(|r| r.code() == Some(ResponseCode::Success))
+        .map(|r| &r.body["data"])
+        .collect();
+    assert!(!approved.is_empty(), "{replies:#?}");
+    assert!(approved.iter().all(|data| *data == approved[0]));
+    assert_eq!(approved[0]["transfer_status"], "success");
+    assert!(replies.iter().all(|r| matches!(
+        r.code(),
+        Some(
+            ResponseCode::Success
+                | ResponseCode::IdempotencyKeyInProgress
+                | ResponseCode::InvalidOtp
+        )
+    )));
+    // Once: the recipient was credited once, one audit entry says so.
+    assert_eq!(balance(&kit, &other.main_account_number).await, "2500.00");
+    assert_eq!(balance(&kit, "1000000014").await, "7500.00");
+    assert_eq!(
+        kit.count(
+            "SELECT COUNT(*) FROM audit_logs WHERE business_id = $1 AND action = 'approve_transfer'",
+            &kit.business.business_id
+        )
+        .await,
+        1
+    );
+    let fresh = otp(&kit, &checker).await;
+    let replay = kit
+        .send(
+            kobo::testkit::Call::new(
+                Operation::ApproveTransfer.path(),
+                Some(&checker),
+                json!({"reference_number": transfer["reference_number"], "otp": fresh}),
+            )
+            .header("idempotency-key", "approve-at-once"),
+        )
+        .await;
+    assert_eq!(replay.expect(ResponseCode::Success), approved[0]);
+    kit.assert_ledger_balances().await;
+}

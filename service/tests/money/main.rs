@@ -11,6 +11,7 @@ mod isolation;
 mod races;
 mod support;
 mod transactions;
+mod transfer_workload;
 mod transfers;
 mod verify;
 mod workload;

@@ -24,6 +24,30 @@ async fn every_guarded_operation_needs_its_permission(kit: TestKit) {
         .filter(|(_, permission)| !permission.implicit())
         .collect();
     assert!(guarded.len() >= 30, "{guarded:?}");
+    // Every Dashboard operation of transfers and approvals is walked, with the permission the
+    // spec gives it (a member lacking `transfer.initiate`, `transfer.approve`, ... gets `43`).
+    for (operation, permission) in [
+        (Operation::FetchBanksWeb, "transfer.initiate"),
+        (Operation::NameEnquiryWeb, "transfer.initiate"),
+        (Operation::FundsTransfer, "transfer.initiate"),
+        (Operation::CancelTransfer, "transfer.initiate"),
+        (Operation::GetTransferWeb, "transfer.view"),
+        (Operation::FetchTransfersWeb, "transfer.view"),
+        (Operation::FetchPendingTransfers, "transfer.view"),
+        (Operation::ApproveTransfer, "transfer.approve"),
+        (Operation::RejectTransfer, "transfer.approve"),
+        (Operation::CreateApprovalPolicy, "approval_policy.manage"),
+        (Operation::UpdateApprovalPolicy, "approval_policy.manage"),
+        (Operation::GetApprovalPolicy, "approval_policy.view"),
+    ] {
+        assert!(
+            guarded
+                .iter()
+                .any(|(o, p)| *o == operation && p.as_str() == permission),
+            "{} is not walked with {permission}",
+            operation.id()
+        );
+    }
 
     let mut walked = 0;
     for permission in Permission::ALL.iter().filter(|p| !p.implicit()) {

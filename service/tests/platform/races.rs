@@ -228,3 +228,40 @@ async fn one_address_invited_at_once_by_many_is_one_member_and_the_others_are_to
     }
     assert_eq!(kit.outbox("ife.olawale@adaezefoods.ng").await.len(), 1);
 }
+
+/// What a foreign-key check takes on the business row (every insert of a row that names the
+/// business: transactions, events, idempotency keys, audit entries) must not hold up the
+/// business lock of `generate_otp` and the team's changes, nor queue behind it: with a lock that
+/// conflicted, money transactions deadlocked through a waiting `generate_otp` on the ledger
+/// head. A second process whose connections give up on any lock wait (`lock_timeout`) asks for
+/// an OTP while a transaction holds that key-share lock: it is answered at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_business_lock_does_not_wait_for_foreign_key_checks() {
+    let kit = TestKit::postgres().await;
+    let database: String = sqlx::query_scalar("SELECT CAST(current_database() AS TEXT)")
+        .fetch_one(kit.store.pool())
+        .await
+        .unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "ALTER DATABASE \"{database}\" SET lock_timeout = '2s'"
+    )))
+    .execute(kit.store.pool())
+    .await
+    .unwrap();
+    let impatient = kit.another_process().await;
+    let mut holding = kit.store.begin().await.unwrap();
+    sqlx::query("SELECT id FROM businesses WHERE id = $1 FOR KEY SHARE")
+        .bind(&kit.business.business_id)
+        .fetch_one(&mut *holding)
+        .await
+        .unwrap();
+    let otp = impatient
+        .send(Call::new(
+            Operation::GenerateOtp.path(),
+            Some(&kit.owner_token),
+            json!({}),
+        ))
+        .await;
+    otp.expect(ResponseCode::Success);
+    holding.rollback().await.unwrap();
+}
