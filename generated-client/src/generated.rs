@@ -8438,6 +8438,10 @@ credentials (`initiated_via: integration`), the business's id.
         TransferFailed,
         #[serde(rename = "transfer.reversed")]
         TransferReversed,
+        #[serde(rename = "transfer.cancelled")]
+        TransferCancelled,
+        #[serde(rename = "transfer.expired")]
+        TransferExpired,
     }
     impl ::std::fmt::Display for TransferEventType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -8447,6 +8451,8 @@ credentials (`initiated_via: integration`), the business's id.
                 Self::TransferSuccess => f.write_str("transfer.success"),
                 Self::TransferFailed => f.write_str("transfer.failed"),
                 Self::TransferReversed => f.write_str("transfer.reversed"),
+                Self::TransferCancelled => f.write_str("transfer.cancelled"),
+                Self::TransferExpired => f.write_str("transfer.expired"),
             }
         }
     }
@@ -8461,6 +8467,8 @@ credentials (`initiated_via: integration`), the business's id.
                 "transfer.success" => Ok(Self::TransferSuccess),
                 "transfer.failed" => Ok(Self::TransferFailed),
                 "transfer.reversed" => Ok(Self::TransferReversed),
+                "transfer.cancelled" => Ok(Self::TransferCancelled),
+                "transfer.expired" => Ok(Self::TransferExpired),
                 _ => Err("invalid value".into()),
             }
         }
@@ -9538,6 +9546,10 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         TransferFailed,
         #[serde(rename = "transfer.reversed")]
         TransferReversed,
+        #[serde(rename = "transfer.cancelled")]
+        TransferCancelled,
+        #[serde(rename = "transfer.expired")]
+        TransferExpired,
         #[serde(rename = "webhook.test")]
         WebhookTest,
     }
@@ -9552,6 +9564,8 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 Self::TransferSuccess => f.write_str("transfer.success"),
                 Self::TransferFailed => f.write_str("transfer.failed"),
                 Self::TransferReversed => f.write_str("transfer.reversed"),
+                Self::TransferCancelled => f.write_str("transfer.cancelled"),
+                Self::TransferExpired => f.write_str("transfer.expired"),
                 Self::WebhookTest => f.write_str("webhook.test"),
             }
         }
@@ -9570,6 +9584,8 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 "transfer.success" => Ok(Self::TransferSuccess),
                 "transfer.failed" => Ok(Self::TransferFailed),
                 "transfer.reversed" => Ok(Self::TransferReversed),
+                "transfer.cancelled" => Ok(Self::TransferCancelled),
+                "transfer.expired" => Ok(Self::TransferExpired),
                 "webhook.test" => Ok(Self::WebhookTest),
                 _ => Err("invalid value".into()),
             }

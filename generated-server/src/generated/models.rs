@@ -8625,6 +8625,10 @@ pub enum TransferEventType {
     TransferFailed,
     #[serde(rename = "transfer.reversed")]
     TransferReversed,
+    #[serde(rename = "transfer.cancelled")]
+    TransferCancelled,
+    #[serde(rename = "transfer.expired")]
+    TransferExpired,
 }
 impl ::std::fmt::Display for TransferEventType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -8634,6 +8638,8 @@ impl ::std::fmt::Display for TransferEventType {
             Self::TransferSuccess => f.write_str("transfer.success"),
             Self::TransferFailed => f.write_str("transfer.failed"),
             Self::TransferReversed => f.write_str("transfer.reversed"),
+            Self::TransferCancelled => f.write_str("transfer.cancelled"),
+            Self::TransferExpired => f.write_str("transfer.expired"),
         }
     }
 }
@@ -8648,6 +8654,8 @@ impl ::std::str::FromStr for TransferEventType {
             "transfer.success" => Ok(Self::TransferSuccess),
             "transfer.failed" => Ok(Self::TransferFailed),
             "transfer.reversed" => Ok(Self::TransferReversed),
+            "transfer.cancelled" => Ok(Self::TransferCancelled),
+            "transfer.expired" => Ok(Self::TransferExpired),
             _ => Err("invalid value".into()),
         }
     }
@@ -9760,6 +9768,10 @@ pub enum WebhookEventType {
     TransferFailed,
     #[serde(rename = "transfer.reversed")]
     TransferReversed,
+    #[serde(rename = "transfer.cancelled")]
+    TransferCancelled,
+    #[serde(rename = "transfer.expired")]
+    TransferExpired,
     #[serde(rename = "webhook.test")]
     WebhookTest,
 }
@@ -9774,6 +9786,8 @@ impl ::std::fmt::Display for WebhookEventType {
             Self::TransferSuccess => f.write_str("transfer.success"),
             Self::TransferFailed => f.write_str("transfer.failed"),
             Self::TransferReversed => f.write_str("transfer.reversed"),
+            Self::TransferCancelled => f.write_str("transfer.cancelled"),
+            Self::TransferExpired => f.write_str("transfer.expired"),
             Self::WebhookTest => f.write_str("webhook.test"),
         }
     }
@@ -9792,6 +9806,8 @@ impl ::std::str::FromStr for WebhookEventType {
             "transfer.success" => Ok(Self::TransferSuccess),
             "transfer.failed" => Ok(Self::TransferFailed),
             "transfer.reversed" => Ok(Self::TransferReversed),
+            "transfer.cancelled" => Ok(Self::TransferCancelled),
+            "transfer.expired" => Ok(Self::TransferExpired),
             "webhook.test" => Ok(Self::WebhookTest),
             _ => Err("invalid value".into()),
         }

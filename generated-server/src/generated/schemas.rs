@@ -382,6 +382,8 @@ pub const COMPONENTS: &str = r##"{
         "transfer.success",
         "transfer.failed",
         "transfer.reversed",
+        "transfer.cancelled",
+        "transfer.expired",
         "webhook.test"
       ]
     },
@@ -2092,7 +2094,9 @@ pub const COMPONENTS: &str = r##"{
             "transfer.rejected",
             "transfer.success",
             "transfer.failed",
-            "transfer.reversed"
+            "transfer.reversed",
+            "transfer.cancelled",
+            "transfer.expired"
           ]
         },
         "timestamp": {

@@ -473,6 +473,40 @@ x-webhooks:
       responses:
         '200':
           description: Any 2xx acknowledges the delivery.
+  transfer.cancelled:
+    post:
+      summary: A held transfer was withdrawn
+      description: Sent when the member who initiated a transfer awaiting approval cancels it. Its reserved funds are released; no money left.
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/TransferEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
+  transfer.expired:
+    post:
+      summary: A held transfer expired
+      description: Sent when a transfer awaiting approval is not reviewed within 72 hours. Its reserved funds are released; no money left.
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/TransferEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
   account.status_changed:
     post:
       summary: An account's status changed
@@ -6615,6 +6649,8 @@ components:
         - transfer.success
         - transfer.failed
         - transfer.reversed
+        - transfer.cancelled
+        - transfer.expired
         - webhook.test
     WebhookDeliveryStatus:
       type: string
@@ -7562,6 +7598,8 @@ components:
           transfer.success: '#/components/schemas/TransferEvent'
           transfer.failed: '#/components/schemas/TransferEvent'
           transfer.reversed: '#/components/schemas/TransferEvent'
+          transfer.cancelled: '#/components/schemas/TransferEvent'
+          transfer.expired: '#/components/schemas/TransferEvent'
           webhook.test: '#/components/schemas/TestEvent'
     AccountStatusChangedEvent:
       type: object
@@ -7661,7 +7699,8 @@ components:
           format: uuid
         type:
           type: string
-          enum: [transfer.pending_approval, transfer.rejected, transfer.success, transfer.failed, transfer.reversed]
+          x-extensible-enum: true
+          enum: [transfer.pending_approval, transfer.rejected, transfer.success, transfer.failed, transfer.reversed, transfer.cancelled, transfer.expired]
         timestamp:
           type: string
           format: date-time
@@ -10001,6 +10040,70 @@ pub const OPENAPI_JSON: &str = r##"{
       "post": {
         "summary": "A failed transfer's funds were returned",
         "description": "Sent when the amount of a failed inter-bank transfer is credited back to its source account. `data.reversal_reference_number` names the credit.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/TransferEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    },
+    "transfer.cancelled": {
+      "post": {
+        "summary": "A held transfer was withdrawn",
+        "description": "Sent when the member who initiated a transfer awaiting approval cancels it. Its reserved funds are released; no money left.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/TransferEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    },
+    "transfer.expired": {
+      "post": {
+        "summary": "A held transfer expired",
+        "description": "Sent when a transfer awaiting approval is not reviewed within 72 hours. Its reserved funds are released; no money left.",
         "parameters": [
           {
             "$ref": "#/components/parameters/WebhookIdHeader"
@@ -18288,6 +18391,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "transfer.success",
           "transfer.failed",
           "transfer.reversed",
+          "transfer.cancelled",
+          "transfer.expired",
           "webhook.test"
         ]
       },
@@ -19830,6 +19935,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "transfer.success": "#/components/schemas/TransferEvent",
             "transfer.failed": "#/components/schemas/TransferEvent",
             "transfer.reversed": "#/components/schemas/TransferEvent",
+            "transfer.cancelled": "#/components/schemas/TransferEvent",
+            "transfer.expired": "#/components/schemas/TransferEvent",
             "webhook.test": "#/components/schemas/TestEvent"
           }
         }
@@ -20006,12 +20113,15 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "type": {
             "type": "string",
+            "x-extensible-enum": true,
             "enum": [
               "transfer.pending_approval",
               "transfer.rejected",
               "transfer.success",
               "transfer.failed",
-              "transfer.reversed"
+              "transfer.reversed",
+              "transfer.cancelled",
+              "transfer.expired"
             ]
           },
           "timestamp": {

@@ -413,7 +413,7 @@ pub async fn cancel(
         status: "cancelled",
         reviewer: None,
         reason: "Cancelled by the initiator",
-        event: "transfer.failed",
+        event: "transfer.cancelled",
         audit: Some(AuditEntry::by(&ctx, AuditAction::CancelTransfer)),
     };
     let transfer = close(&mut tx, config.environment, &held, now, closing).await?;
@@ -584,7 +584,7 @@ pub async fn approve(
     Ok(transfer)
 }
 
-/// Held transfers past their `expires_at`: released, `expired`, `transfer.failed`. Returns
+/// Held transfers past their `expires_at`: released, `expired`, `transfer.expired`. Returns
 /// how many.
 pub async fn expire_due(
     store: &Store,
@@ -611,7 +611,7 @@ pub async fn expire_due(
             status: "expired",
             reviewer: None,
             reason: "Not reviewed in time",
-            event: "transfer.failed",
+            event: "transfer.expired",
             audit: None,
         };
         close(&mut tx, environment, &held, now, closing).await?;

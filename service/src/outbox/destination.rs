@@ -18,7 +18,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use ipnet::IpNet;
-use reqwest::Url;
+use url::Url;
 
 /// The longest URL accepted (the spec's `maxLength`).
 pub const URL_LENGTH_MAX: usize = 2048;

@@ -22,9 +22,16 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use chrono::{DateTime, SecondsFormat, Utc};
 use generated_server::{ApiError, OrInternal};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::connect::dns::Name;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
 use sqlx::Row;
+use std::net::SocketAddr;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
@@ -183,7 +190,7 @@ pub struct WebhookDispatcher {
     /// HTTP clients by destination (scheme, host, port and the checked addresses), so that
     /// deliveries to one endpoint reuse its connections. A client only ever connects to the
     /// addresses of its key: a host that resolves elsewhere gets another client.
-    clients: Mutex<HashMap<String, reqwest::Client>>,
+    clients: Mutex<HashMap<String, HttpClient>>,
     in_flight: Arc<Semaphore>,
 }
 
@@ -495,38 +502,35 @@ impl WebhookDispatcher {
     }
 
     /// The client for `url` pinned to `addresses` (checked by the caller), made on first use.
-    fn client_for(
-        &self,
-        url: &reqwest::Url,
-        addresses: &[std::net::SocketAddr],
-    ) -> Result<reqwest::Client, reqwest::Error> {
+    fn client_for(&self, url: &url::Url, addresses: &[SocketAddr]) -> HttpClient {
         /// Past this many destinations the cache starts over (idle connections go with it).
         const CLIENTS_MAX: usize = 1024;
-        let host = url.host_str().unwrap_or_default();
         let mut sorted = addresses.to_vec();
         sorted.sort_unstable();
         let key = format!(
-            "{}://{host}:{}|{sorted:?}",
+            "{}://{}:{}|{sorted:?}",
             url.scheme(),
+            url.host_str().unwrap_or_default(),
             url.port_or_known_default().unwrap_or_default()
         );
         let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(client) = clients.get(&key) {
-            return Ok(client.clone());
+            return client.clone();
         }
-        let client = reqwest::Client::builder()
-            .tls_backend_preconfigured(self.tls.clone())
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .timeout(self.policy.timeout)
-            .user_agent(concat!("Kobo-Webhooks/", env!("CARGO_PKG_VERSION")))
-            .resolve_to_addrs(host, &sorted)
-            .build()?;
+        let mut http = HttpConnector::new_with_resolver(Pinned(Arc::new(sorted)));
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(self.policy.timeout));
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(self.tls.clone())
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new()).build(https);
         if clients.len() >= CLIENTS_MAX {
             clients.clear();
         }
         clients.insert(key, client.clone());
-        Ok(client)
+        client
     }
 
     /// POSTs `body` to the endpoint: resolve and check, sign, send, read a bounded answer.
@@ -575,33 +579,51 @@ impl WebhookDispatcher {
         };
         let timestamp = now.timestamp();
         let signature = signing::signature_header(&keys, id, timestamp, body.as_bytes());
-        let client = match self.client_for(&url, &addresses) {
-            Ok(client) => client,
-            Err(error) => {
-                return fail(format!("cannot build the HTTP client: {error}"), None, None)
-            }
-        };
-        let sent = client
-            .post(url)
+        let client = self.client_for(&url, &addresses);
+        let request = hyper::Request::post(url.as_str())
             .header("content-type", "application/json")
+            .header(
+                "user-agent",
+                concat!("Kobo-Webhooks/", env!("CARGO_PKG_VERSION")),
+            )
             .header("webhook-id", id)
             .header("webhook-timestamp", timestamp.to_string())
             .header("webhook-signature", signature)
-            .body(body)
-            .send()
-            .await;
-        let mut response = match sent {
-            Ok(response) => response,
-            Err(error) => return fail(describe(&error, self.policy.timeout), None, None),
+            .body(Full::new(Bytes::from(body)));
+        let request = match request {
+            Ok(request) => request,
+            Err(error) => return fail(format!("cannot build the request: {error}"), None, None),
         };
-        let status = response.status();
-        let mut kept = Vec::new();
-        while kept.len() < RESPONSE_BODY_KEEP {
-            match response.chunk().await {
-                Ok(Some(chunk)) => kept.extend_from_slice(&chunk),
-                Ok(None) | Err(_) => break,
+        // One bound for the whole exchange: connection, TLS, request and the answer's start
+        // and first KiB.
+        let exchange = async {
+            let response = client.request(request).await.map_err(|e| describe(&e))?;
+            let status = response.status();
+            let mut body = response.into_body();
+            let mut kept = Vec::new();
+            while kept.len() < RESPONSE_BODY_KEEP {
+                match body.frame().await {
+                    Some(Ok(frame)) => {
+                        if let Some(data) = frame.data_ref() {
+                            kept.extend_from_slice(data);
+                        }
+                    }
+                    Some(Err(_)) | None => break,
+                }
             }
-        }
+            Ok::<_, String>((status, kept))
+        };
+        let (status, mut kept) = match tokio::time::timeout(self.policy.timeout, exchange).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(error)) => return fail(error, None, None),
+            Err(_) => {
+                return fail(
+                    format!("timed out after {} s", self.policy.timeout.as_secs()),
+                    None,
+                    None,
+                )
+            }
+        };
         kept.truncate(RESPONSE_BODY_KEEP);
         let response_body = (!kept.is_empty()).then(|| String::from_utf8_lossy(&kept).into_owned());
         if status.is_success() {
@@ -627,11 +649,8 @@ impl WebhookDispatcher {
     }
 }
 
-/// A network error in words a developer acts on.
-fn describe(error: &reqwest::Error, timeout: Duration) -> String {
-    if error.is_timeout() {
-        return format!("timed out after {} s", timeout.as_secs());
-    }
+/// A network error in words a developer acts on: the error and its causes.
+fn describe(error: &hyper_util::client::legacy::Error) -> String {
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
@@ -640,4 +659,29 @@ fn describe(error: &reqwest::Error, timeout: Duration) -> String {
         source = cause.source();
     }
     text
+}
+
+/// What one delivery client is: HTTP/1.1 over TCP, or TLS (rustls with ring) for `https://`.
+type HttpClient = Client<hyper_rustls::HttpsConnector<HttpConnector<Pinned>>, Full<Bytes>>;
+
+/// A resolver that answers every name with the addresses checked for it, so a client connects
+/// to nothing else (the host name is still what TLS verifies and `Host` says).
+#[derive(Clone)]
+struct Pinned(Arc<Vec<SocketAddr>>);
+
+impl tower::Service<Name> for Pinned {
+    type Response = std::vec::IntoIter<SocketAddr>;
+    type Error = std::io::Error;
+    type Future = std::future::Ready<Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _name: Name) -> Self::Future {
+        std::future::ready(Ok(self.0.as_ref().clone().into_iter()))
+    }
 }

@@ -227,6 +227,27 @@ async fn the_policy_holds_transfers_until_a_checker_decides(kind: StoreKind) {
         .clone();
     assert_eq!(expired["transfer_status"], "expired");
 
+    // Each ending is announced by its own kind: no money left, so none is `transfer.failed`.
+    let kinds: Vec<String> = sqlx::query_scalar(
+        "SELECT type FROM events WHERE business_id = $1 AND type LIKE 'transfer.%' \
+         ORDER BY created_at, id",
+    )
+    .bind(&kit.business.business_id)
+    .fetch_all(kit.store.pool())
+    .await
+    .unwrap();
+    for kind in [
+        "transfer.rejected",
+        "transfer.cancelled",
+        "transfer.expired",
+    ] {
+        assert!(
+            kinds.iter().any(|k| k == kind),
+            "{kind} missing from {kinds:?}"
+        );
+    }
+    assert!(!kinds.iter().any(|k| k == "transfer.failed"), "{kinds:?}");
+
     // The policy can be switched off.
     let off = kit
         .op(
