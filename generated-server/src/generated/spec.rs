@@ -349,6 +349,7 @@ x-permissions:
 x-webhooks:
   account.created:
     post:
+      operationId: account_created_webhook
       summary: An account was opened
       description: Sent when a current account or a customer (virtual) account is created.
       parameters:
@@ -366,6 +367,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   collection.received:
     post:
+      operationId: collection_received_webhook
       summary: Money came in
       description: Sent when an inbound credit settles into any account of the business (a collection). `data` is the integration transaction.
       parameters:
@@ -383,6 +385,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   transfer.pending_approval:
     post:
+      operationId: transfer_pending_approval_webhook
       summary: A transfer is waiting for approval
       description: Sent when the approval policy holds a new transfer for maker-checker review.
       parameters:
@@ -400,6 +403,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   transfer.rejected:
     post:
+      operationId: transfer_rejected_webhook
       summary: A held transfer was rejected
       description: Sent when a checker rejects a transfer awaiting approval. No money moved.
       parameters:
@@ -417,6 +421,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   transfer.success:
     post:
+      operationId: transfer_success_webhook
       summary: A transfer completed
       description: Sent when a transfer settles (intra-bank at once, inter-bank when the provider confirms).
       parameters:
@@ -434,6 +439,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   transfer.failed:
     post:
+      operationId: transfer_failed_webhook
       summary: A transfer failed
       description: Sent when an inter-bank transfer fails at the provider. A `transfer.reversed` follows once the debited funds are returned to the source account.
       parameters:
@@ -451,6 +457,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   transfer.reversed:
     post:
+      operationId: transfer_reversed_webhook
       summary: A failed transfer's funds were returned
       description: Sent when the amount of a failed inter-bank transfer is credited back to its source account. `data.reversal_reference_number` names the credit.
       parameters:
@@ -9456,6 +9463,7 @@ pub const OPENAPI_JSON: &str = r##"{
   "x-webhooks": {
     "account.created": {
       "post": {
+        "operationId": "account_created_webhook",
         "summary": "An account was opened",
         "description": "Sent when a current account or a customer (virtual) account is created.",
         "parameters": [
@@ -9488,6 +9496,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "collection.received": {
       "post": {
+        "operationId": "collection_received_webhook",
         "summary": "Money came in",
         "description": "Sent when an inbound credit settles into any account of the business (a collection). `data` is the integration transaction.",
         "parameters": [
@@ -9520,6 +9529,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "transfer.pending_approval": {
       "post": {
+        "operationId": "transfer_pending_approval_webhook",
         "summary": "A transfer is waiting for approval",
         "description": "Sent when the approval policy holds a new transfer for maker-checker review.",
         "parameters": [
@@ -9552,6 +9562,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "transfer.rejected": {
       "post": {
+        "operationId": "transfer_rejected_webhook",
         "summary": "A held transfer was rejected",
         "description": "Sent when a checker rejects a transfer awaiting approval. No money moved.",
         "parameters": [
@@ -9584,6 +9595,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "transfer.success": {
       "post": {
+        "operationId": "transfer_success_webhook",
         "summary": "A transfer completed",
         "description": "Sent when a transfer settles (intra-bank at once, inter-bank when the provider confirms).",
         "parameters": [
@@ -9616,6 +9628,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "transfer.failed": {
       "post": {
+        "operationId": "transfer_failed_webhook",
         "summary": "A transfer failed",
         "description": "Sent when an inter-bank transfer fails at the provider. A `transfer.reversed` follows once the debited funds are returned to the source account.",
         "parameters": [
@@ -9648,6 +9661,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "transfer.reversed": {
       "post": {
+        "operationId": "transfer_reversed_webhook",
         "summary": "A failed transfer's funds were returned",
         "description": "Sent when the amount of a failed inter-bank transfer is credited back to its source account. `data.reversal_reference_number` names the credit.",
         "parameters": [
