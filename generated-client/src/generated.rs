@@ -383,6 +383,81 @@ pub mod types {
                 })
         }
     }
+    ///The end-customer a virtual account belongs to; null for the business's own accounts.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AccountCustomer {
+        ///As given at creation; null when none was.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub email: ::std::option::Option<::std::string::String>,
+        ///The metadata given at creation, unchanged.
+        pub metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        ///As given at creation; null when none was.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub phone: ::std::option::Option<::std::string::String>,
+        ///Which identity numbers were verified (the numbers themselves are never returned).
+        pub verified_identities: ::std::vec::Vec<AccountCustomerVerifiedIdentitiesItem>,
+    }
+    impl AccountCustomer {
+        pub fn builder() -> builder::AccountCustomer {
+            Default::default()
+        }
+    }
+    ///`AccountCustomerVerifiedIdentitiesItem`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum AccountCustomerVerifiedIdentitiesItem {
+        #[serde(rename = "bvn")]
+        Bvn,
+        #[serde(rename = "nin")]
+        Nin,
+    }
+    impl ::std::fmt::Display for AccountCustomerVerifiedIdentitiesItem {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Bvn => f.write_str("bvn"),
+                Self::Nin => f.write_str("nin"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for AccountCustomerVerifiedIdentitiesItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "bvn" => Ok(Self::Bvn),
+                "nin" => Ok(Self::Nin),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AccountCustomerVerifiedIdentitiesItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for AccountCustomerVerifiedIdentitiesItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///One account with its class and, for a virtual account, its customer.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AccountDetail {
@@ -394,7 +469,7 @@ pub mod types {
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///The end-customer a virtual account belongs to; null for the business's own accounts.
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
-        pub customer: ::std::option::Option<AccountDetailCustomer>,
+        pub customer: ::std::option::Option<AccountCustomer>,
         pub id: ::uuid::Uuid,
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
         pub last_balance_update: ::std::option::Option<
@@ -463,83 +538,6 @@ pub mod types {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
-        }
-    }
-    ///The end-customer a virtual account belongs to; null for the business's own accounts.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
-    pub struct AccountDetailCustomer {
-        ///As given at creation; null when none was.
-        #[serde(deserialize_with = "::std::option::Option::deserialize")]
-        pub email: ::std::option::Option<::std::string::String>,
-        ///The metadata given at creation, unchanged.
-        pub metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-        ///As given at creation; null when none was.
-        #[serde(deserialize_with = "::std::option::Option::deserialize")]
-        pub phone: ::std::option::Option<::std::string::String>,
-        ///Which identity numbers were verified (the numbers themselves are never returned).
-        pub verified_identities: ::std::vec::Vec<
-            AccountDetailCustomerVerifiedIdentitiesItem,
-        >,
-    }
-    impl AccountDetailCustomer {
-        pub fn builder() -> builder::AccountDetailCustomer {
-            Default::default()
-        }
-    }
-    ///`AccountDetailCustomerVerifiedIdentitiesItem`
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum AccountDetailCustomerVerifiedIdentitiesItem {
-        #[serde(rename = "bvn")]
-        Bvn,
-        #[serde(rename = "nin")]
-        Nin,
-    }
-    impl ::std::fmt::Display for AccountDetailCustomerVerifiedIdentitiesItem {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Bvn => f.write_str("bvn"),
-                Self::Nin => f.write_str("nin"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for AccountDetailCustomerVerifiedIdentitiesItem {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "bvn" => Ok(Self::Bvn),
-                "nin" => Ok(Self::Nin),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for AccountDetailCustomerVerifiedIdentitiesItem {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for AccountDetailCustomerVerifiedIdentitiesItem {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
         }
     }
     ///`AccountDetailParentAccountNumber`
@@ -6274,61 +6272,11 @@ the sending bank use in disputes); null for movements that did not cross NIP.
         pub expires_in: ::std::num::NonZeroU64,
         pub member: Member,
         pub permission_codes: ::std::vec::Vec<::std::string::String>,
-        pub token_type: LoginResultTokenType,
+        pub token_type: TokenType,
     }
     impl LoginResult {
         pub fn builder() -> builder::LoginResult {
             Default::default()
-        }
-    }
-    ///`LoginResultTokenType`
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum LoginResultTokenType {
-        Bearer,
-    }
-    impl ::std::fmt::Display for LoginResultTokenType {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Bearer => f.write_str("Bearer"),
-            }
-        }
-    }
-    impl ::std::str::FromStr for LoginResultTokenType {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "Bearer" => Ok(Self::Bearer),
-                _ => Err("invalid value".into()),
-            }
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for LoginResultTokenType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for LoginResultTokenType {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
         }
     }
     ///Success envelope of `logout`.
@@ -7314,7 +7262,10 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
             Default::default()
         }
     }
-    ///An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP status.
+    /**An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP
+status. `x-enum-varnames` names each code for generated clients: the catalog's `name`, in
+upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `ResponseCode` has.
+*/
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -8101,14 +8052,14 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
         pub access_token: ::std::string::String,
         ///Seconds until the token expires.
         pub expires_in: ::std::num::NonZeroU64,
-        pub token_type: TokenGrantTokenType,
+        pub token_type: TokenType,
     }
     impl TokenGrant {
         pub fn builder() -> builder::TokenGrant {
             Default::default()
         }
     }
-    ///`TokenGrantTokenType`
+    ///How to send the token, always `Bearer`.
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -8121,17 +8072,17 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
         PartialEq,
         PartialOrd
     )]
-    pub enum TokenGrantTokenType {
+    pub enum TokenType {
         Bearer,
     }
-    impl ::std::fmt::Display for TokenGrantTokenType {
+    impl ::std::fmt::Display for TokenType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Bearer => f.write_str("Bearer"),
             }
         }
     }
-    impl ::std::str::FromStr for TokenGrantTokenType {
+    impl ::std::str::FromStr for TokenType {
         type Err = self::error::ConversionError;
         fn from_str(
             value: &str,
@@ -8142,7 +8093,7 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
             }
         }
     }
-    impl ::std::convert::TryFrom<&str> for TokenGrantTokenType {
+    impl ::std::convert::TryFrom<&str> for TokenType {
         type Error = self::error::ConversionError;
         fn try_from(
             value: &str,
@@ -8150,7 +8101,7 @@ as `cursor_created_at` / `cursor_id` (keyset paging), or `page + 1` (numbered pa
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String> for TokenGrantTokenType {
+    impl ::std::convert::TryFrom<::std::string::String> for TokenType {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -10296,6 +10247,116 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct AccountCustomer {
+            email: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            metadata: ::std::result::Result<
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                ::std::string::String,
+            >,
+            phone: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            verified_identities: ::std::result::Result<
+                ::std::vec::Vec<super::AccountCustomerVerifiedIdentitiesItem>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for AccountCustomer {
+            fn default() -> Self {
+                Self {
+                    email: Err("no value supplied for email".to_string()),
+                    metadata: Err("no value supplied for metadata".to_string()),
+                    phone: Err("no value supplied for phone".to_string()),
+                    verified_identities: Err(
+                        "no value supplied for verified_identities".to_string(),
+                    ),
+                }
+            }
+        }
+        impl AccountCustomer {
+            pub fn email<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.email = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for email: {e}")
+                    });
+                self
+            }
+            pub fn metadata<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.metadata = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for metadata: {e}")
+                    });
+                self
+            }
+            pub fn phone<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.phone = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for phone: {e}")
+                    });
+                self
+            }
+            pub fn verified_identities<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::vec::Vec<super::AccountCustomerVerifiedIdentitiesItem>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.verified_identities = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for verified_identities: {e}"
+                        )
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<AccountCustomer> for super::AccountCustomer {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: AccountCustomer,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    email: value.email?,
+                    metadata: value.metadata?,
+                    phone: value.phone?,
+                    verified_identities: value.verified_identities?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::AccountCustomer> for AccountCustomer {
+            fn from(value: super::AccountCustomer) -> Self {
+                Self {
+                    email: Ok(value.email),
+                    metadata: Ok(value.metadata),
+                    phone: Ok(value.phone),
+                    verified_identities: Ok(value.verified_identities),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct AccountDetail {
             account_class: ::std::result::Result<
                 super::AccountClass,
@@ -10319,7 +10380,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 ::std::string::String,
             >,
             customer: ::std::result::Result<
-                ::std::option::Option<super::AccountDetailCustomer>,
+                ::std::option::Option<super::AccountCustomer>,
                 ::std::string::String,
             >,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
@@ -10436,7 +10497,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             pub fn customer<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<
-                    ::std::option::Option<super::AccountDetailCustomer>,
+                    ::std::option::Option<super::AccountCustomer>,
                 >,
                 T::Error: ::std::fmt::Display,
             {
@@ -10536,118 +10597,6 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     last_balance_update: Ok(value.last_balance_update),
                     parent_account_number: Ok(value.parent_account_number),
                     status: Ok(value.status),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
-        pub struct AccountDetailCustomer {
-            email: ::std::result::Result<
-                ::std::option::Option<::std::string::String>,
-                ::std::string::String,
-            >,
-            metadata: ::std::result::Result<
-                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-                ::std::string::String,
-            >,
-            phone: ::std::result::Result<
-                ::std::option::Option<::std::string::String>,
-                ::std::string::String,
-            >,
-            verified_identities: ::std::result::Result<
-                ::std::vec::Vec<super::AccountDetailCustomerVerifiedIdentitiesItem>,
-                ::std::string::String,
-            >,
-        }
-        impl ::std::default::Default for AccountDetailCustomer {
-            fn default() -> Self {
-                Self {
-                    email: Err("no value supplied for email".to_string()),
-                    metadata: Err("no value supplied for metadata".to_string()),
-                    phone: Err("no value supplied for phone".to_string()),
-                    verified_identities: Err(
-                        "no value supplied for verified_identities".to_string(),
-                    ),
-                }
-            }
-        }
-        impl AccountDetailCustomer {
-            pub fn email<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.email = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for email: {e}")
-                    });
-                self
-            }
-            pub fn metadata<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<
-                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-                >,
-                T::Error: ::std::fmt::Display,
-            {
-                self.metadata = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for metadata: {e}")
-                    });
-                self
-            }
-            pub fn phone<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.phone = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for phone: {e}")
-                    });
-                self
-            }
-            pub fn verified_identities<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<
-                    ::std::vec::Vec<super::AccountDetailCustomerVerifiedIdentitiesItem>,
-                >,
-                T::Error: ::std::fmt::Display,
-            {
-                self.verified_identities = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!(
-                            "error converting supplied value for verified_identities: {e}"
-                        )
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<AccountDetailCustomer>
-        for super::AccountDetailCustomer {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: AccountDetailCustomer,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    email: value.email?,
-                    metadata: value.metadata?,
-                    phone: value.phone?,
-                    verified_identities: value.verified_identities?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::AccountDetailCustomer>
-        for AccountDetailCustomer {
-            fn from(value: super::AccountDetailCustomer) -> Self {
-                Self {
-                    email: Ok(value.email),
-                    metadata: Ok(value.metadata),
-                    phone: Ok(value.phone),
-                    verified_identities: Ok(value.verified_identities),
                 }
             }
         }
@@ -21468,10 +21417,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 ::std::vec::Vec<::std::string::String>,
                 ::std::string::String,
             >,
-            token_type: ::std::result::Result<
-                super::LoginResultTokenType,
-                ::std::string::String,
-            >,
+            token_type: ::std::result::Result<super::TokenType, ::std::string::String>,
         }
         impl ::std::default::Default for LoginResult {
             fn default() -> Self {
@@ -21539,7 +21485,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
             pub fn token_type<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::LoginResultTokenType>,
+                T: ::std::convert::TryInto<super::TokenType>,
                 T::Error: ::std::fmt::Display,
             {
                 self.token_type = value
@@ -24340,10 +24286,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 ::std::num::NonZeroU64,
                 ::std::string::String,
             >,
-            token_type: ::std::result::Result<
-                super::TokenGrantTokenType,
-                ::std::string::String,
-            >,
+            token_type: ::std::result::Result<super::TokenType, ::std::string::String>,
         }
         impl ::std::default::Default for TokenGrant {
             fn default() -> Self {
@@ -24381,7 +24324,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
             pub fn token_type<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::TokenGrantTokenType>,
+                T: ::std::convert::TryInto<super::TokenType>,
                 T::Error: ::std::fmt::Display,
             {
                 self.token_type = value
@@ -26921,7 +26864,8 @@ did not define carries `x-origin: extension`.
 
 ## Conventions
 - **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations
-  without parameters take `{}`; an empty body is accepted as `{}`.
+  without parameters take `{}` or no body at all (their body is optional; an empty body is
+  read as `{}`).
 - **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and
   take a token from `login`; `/api/` operations are *integration* operations and take a token
   from `generate_token`. A token of the other family is refused with `41`. `login`,
@@ -27174,7 +27118,7 @@ Errors:
 Sends a `POST` request to `/api/v1/auth/web/logout`
 
 Arguments:
-- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+- `body`: This operation takes no parameters. Send `{}`, or no body (read as `{}`).
 ```text
 let response = client.logout()
     .body(body)
@@ -27235,7 +27179,7 @@ Errors:
 Sends a `POST` request to `/api/v1/auth/web/generate_otp`
 
 Arguments:
-- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+- `body`: This operation takes no parameters. Send `{}`, or no body (read as `{}`).
 ```text
 let response = client.generate_otp()
     .body(body)
@@ -27264,7 +27208,7 @@ Errors:
 Sends a `POST` request to `/api/v1/auth/web/regenerate_secret`
 
 Arguments:
-- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+- `body`: This operation takes no parameters. Send `{}`, or no body (read as `{}`).
 ```text
 let response = client.regenerate_secret()
     .body(body)
@@ -27291,7 +27235,7 @@ Errors:
 Sends a `POST` request to `/api/v1/auth/web/get_profile`
 
 Arguments:
-- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+- `body`: This operation takes no parameters. Send `{}`, or no body (read as `{}`).
 ```text
 let response = client.get_profile()
     .body(body)
@@ -27713,7 +27657,7 @@ Errors:
 Sends a `POST` request to `/api/v1/transaction/transfer/api/fetch_banks`
 
 Arguments:
-- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+- `body`: This operation takes no parameters. Send `{}`, or no body (read as `{}`).
 ```text
 let response = client.fetch_banks()
     .body(body)
@@ -27859,7 +27803,7 @@ Errors:
 Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_banks`
 
 Arguments:
-- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+- `body`: This operation takes no parameters. Send `{}`, or no body (read as `{}`).
 ```text
 let response = client.fetch_banks_web()
     .body(body)
@@ -28277,7 +28221,7 @@ Errors:
 Sends a `POST` request to `/api/v1/transaction/transfer/web/get_approval_policy`
 
 Arguments:
-- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+- `body`: This operation takes no parameters. Send `{}`, or no body (read as `{}`).
 ```text
 let response = client.get_approval_policy()
     .body(body)
@@ -28472,7 +28416,7 @@ Errors:
 Sends a `POST` request to `/api/v1/auth/web/fetch_permissions`
 
 Arguments:
-- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+- `body`: This operation takes no parameters. Send `{}`, or no body (read as `{}`).
 ```text
 let response = client.fetch_permissions()
     .body(body)
@@ -28504,7 +28448,7 @@ Errors:
 Sends a `POST` request to `/api/v1/auth/web/fetch_roles`
 
 Arguments:
-- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+- `body`: This operation takes no parameters. Send `{}`, or no body (read as `{}`).
 ```text
 let response = client.fetch_roles()
     .body(body)
@@ -28754,7 +28698,7 @@ Errors:
 Sends a `POST` request to `/api/v1/customer/web/get_webhook_configuration`
 
 Arguments:
-- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+- `body`: This operation takes no parameters. Send `{}`, or no body (read as `{}`).
 ```text
 let response = client.get_webhook_configuration()
     .body(body)
@@ -28794,7 +28738,7 @@ Arguments:
 `Idempotent-Replayed: true`; with another body it is refused (`27`); while the first request
 is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
 
-- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+- `body`: This operation takes no parameters. Send `{}`, or no body (read as `{}`).
 ```text
 let response = client.rotate_webhook_secret()
     .idempotency_key(idempotency_key)
@@ -28891,7 +28835,7 @@ Errors:
 Sends a `POST` request to `/api/v1/customer/web/test_webhook`
 
 Arguments:
-- `body`: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+- `body`: This operation takes no parameters. Send `{}`, or no body (read as `{}`).
 ```text
 let response = client.test_webhook()
     .body(body)

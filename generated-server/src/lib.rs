@@ -55,6 +55,8 @@ pub use generated::response_code::ResponseCode;
 pub use generated::router::router;
 pub use generated::schemas;
 pub use generated::spec::{OPENAPI_JSON, OPENAPI_YAML, TITLE, VERSION};
+/// A mock of the whole API from the spec's examples (`kobo mock`).
+pub use runtime::mock;
 pub use runtime::{
     assign_request_id, component_schema, ApiError, CallRecord, Deadline, JsonAdapter, JsonApi,
     JsonSuccess, OrInternal, RequestContext, RequestId, BODY_LIMIT_BYTES, REQUEST_ID_HEADER,

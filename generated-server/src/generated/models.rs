@@ -390,6 +390,77 @@ impl<'de> ::serde::Deserialize<'de> for AccountCollectionParentAccountNumber {
             })
     }
 }
+///The end-customer a virtual account belongs to; null for the business's own accounts.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct AccountCustomer {
+    ///As given at creation; null when none was.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub email: ::std::option::Option<::std::string::String>,
+    ///The metadata given at creation, unchanged.
+    pub metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    ///As given at creation; null when none was.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub phone: ::std::option::Option<::std::string::String>,
+    ///Which identity numbers were verified (the numbers themselves are never returned).
+    pub verified_identities: ::std::vec::Vec<AccountCustomerVerifiedIdentitiesItem>,
+}
+///`AccountCustomerVerifiedIdentitiesItem`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum AccountCustomerVerifiedIdentitiesItem {
+    #[serde(rename = "bvn")]
+    Bvn,
+    #[serde(rename = "nin")]
+    Nin,
+}
+impl ::std::fmt::Display for AccountCustomerVerifiedIdentitiesItem {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Bvn => f.write_str("bvn"),
+            Self::Nin => f.write_str("nin"),
+        }
+    }
+}
+impl ::std::str::FromStr for AccountCustomerVerifiedIdentitiesItem {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "bvn" => Ok(Self::Bvn),
+            "nin" => Ok(Self::Nin),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for AccountCustomerVerifiedIdentitiesItem {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for AccountCustomerVerifiedIdentitiesItem {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
 ///One account with its class and, for a virtual account, its customer.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct AccountDetail {
@@ -401,7 +472,7 @@ pub struct AccountDetail {
     pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
     ///The end-customer a virtual account belongs to; null for the business's own accounts.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
-    pub customer: ::std::option::Option<AccountDetailCustomer>,
+    pub customer: ::std::option::Option<AccountCustomer>,
     pub id: ::uuid::Uuid,
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub last_balance_update: ::std::option::Option<
@@ -473,79 +544,6 @@ impl<'de> ::serde::Deserialize<'de> for AccountDetailAccountName {
             .map_err(|e: self::error::ConversionError| {
                 <D::Error as ::serde::de::Error>::custom(e.to_string())
             })
-    }
-}
-///The end-customer a virtual account belongs to; null for the business's own accounts.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
-pub struct AccountDetailCustomer {
-    ///As given at creation; null when none was.
-    #[serde(deserialize_with = "::std::option::Option::deserialize")]
-    pub email: ::std::option::Option<::std::string::String>,
-    ///The metadata given at creation, unchanged.
-    pub metadata: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    ///As given at creation; null when none was.
-    #[serde(deserialize_with = "::std::option::Option::deserialize")]
-    pub phone: ::std::option::Option<::std::string::String>,
-    ///Which identity numbers were verified (the numbers themselves are never returned).
-    pub verified_identities: ::std::vec::Vec<
-        AccountDetailCustomerVerifiedIdentitiesItem,
-    >,
-}
-///`AccountDetailCustomerVerifiedIdentitiesItem`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
-pub enum AccountDetailCustomerVerifiedIdentitiesItem {
-    #[serde(rename = "bvn")]
-    Bvn,
-    #[serde(rename = "nin")]
-    Nin,
-}
-impl ::std::fmt::Display for AccountDetailCustomerVerifiedIdentitiesItem {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        match *self {
-            Self::Bvn => f.write_str("bvn"),
-            Self::Nin => f.write_str("nin"),
-        }
-    }
-}
-impl ::std::str::FromStr for AccountDetailCustomerVerifiedIdentitiesItem {
-    type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        match value {
-            "bvn" => Ok(Self::Bvn),
-            "nin" => Ok(Self::Nin),
-            _ => Err("invalid value".into()),
-        }
-    }
-}
-impl ::std::convert::TryFrom<&str> for AccountDetailCustomerVerifiedIdentitiesItem {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<::std::string::String>
-for AccountDetailCustomerVerifiedIdentitiesItem {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
     }
 }
 ///`AccountDetailParentAccountNumber`
@@ -6429,58 +6427,7 @@ pub struct LoginResult {
     pub expires_in: ::std::num::NonZeroU64,
     pub member: Member,
     pub permission_codes: ::std::vec::Vec<::std::string::String>,
-    pub token_type: LoginResultTokenType,
-}
-///`LoginResultTokenType`
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
-pub enum LoginResultTokenType {
-    Bearer,
-}
-impl ::std::fmt::Display for LoginResultTokenType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        match *self {
-            Self::Bearer => f.write_str("Bearer"),
-        }
-    }
-}
-impl ::std::str::FromStr for LoginResultTokenType {
-    type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        match value {
-            "Bearer" => Ok(Self::Bearer),
-            _ => Err("invalid value".into()),
-        }
-    }
-}
-impl ::std::convert::TryFrom<&str> for LoginResultTokenType {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<::std::string::String> for LoginResultTokenType {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
+    pub token_type: TokenType,
 }
 ///Success envelope of `logout`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
@@ -7483,7 +7430,10 @@ pub struct ResendInviteResponse {
     ///Always true.
     pub status: bool,
 }
-///An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP status.
+/**An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP
+status. `x-enum-varnames` names each code for generated clients: the catalog's `name`, in
+upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `ResponseCode` has.
+*/
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -8298,9 +8248,9 @@ pub struct TokenGrant {
     pub access_token: ::std::string::String,
     ///Seconds until the token expires.
     pub expires_in: ::std::num::NonZeroU64,
-    pub token_type: TokenGrantTokenType,
+    pub token_type: TokenType,
 }
-///`TokenGrantTokenType`
+///How to send the token, always `Bearer`.
 #[derive(
     ::serde::Deserialize,
     ::serde::Serialize,
@@ -8314,17 +8264,17 @@ pub struct TokenGrant {
     PartialOrd,
     schemars::JsonSchema
 )]
-pub enum TokenGrantTokenType {
+pub enum TokenType {
     Bearer,
 }
-impl ::std::fmt::Display for TokenGrantTokenType {
+impl ::std::fmt::Display for TokenType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
             Self::Bearer => f.write_str("Bearer"),
         }
     }
 }
-impl ::std::str::FromStr for TokenGrantTokenType {
+impl ::std::str::FromStr for TokenType {
     type Err = self::error::ConversionError;
     fn from_str(
         value: &str,
@@ -8335,7 +8285,7 @@ impl ::std::str::FromStr for TokenGrantTokenType {
         }
     }
 }
-impl ::std::convert::TryFrom<&str> for TokenGrantTokenType {
+impl ::std::convert::TryFrom<&str> for TokenType {
     type Error = self::error::ConversionError;
     fn try_from(
         value: &str,
@@ -8343,7 +8293,7 @@ impl ::std::convert::TryFrom<&str> for TokenGrantTokenType {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for TokenGrantTokenType {
+impl ::std::convert::TryFrom<::std::string::String> for TokenType {
     type Error = self::error::ConversionError;
     fn try_from(
         value: ::std::string::String,

@@ -18,7 +18,7 @@ pub const COMPONENTS: &str = r##"{
     },
     "ResponseCode": {
       "type": "string",
-      "description": "An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP status.",
+      "description": "An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP\nstatus. `x-enum-varnames` names each code for generated clients: the catalog's `name`, in\nupper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `ResponseCode` has.\n",
       "enum": [
         "01",
         "02",
@@ -518,6 +518,7 @@ pub const COMPONENTS: &str = r##"{
             "object",
             "null"
           ],
+          "title": "AccountCustomer",
           "description": "The end-customer a virtual account belongs to; null for the business's own accounts.",
           "required": [
             "email",
@@ -1235,6 +1236,13 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
+    "TokenType": {
+      "type": "string",
+      "description": "How to send the token, always `Bearer`.",
+      "enum": [
+        "Bearer"
+      ]
+    },
     "TokenGrant": {
       "type": "object",
       "required": [
@@ -1248,10 +1256,7 @@ pub const COMPONENTS: &str = r##"{
           "description": "Send as `Authorization: Bearer <access_token>`."
         },
         "token_type": {
-          "type": "string",
-          "enum": [
-            "Bearer"
-          ]
+          "$ref": "#/$defs/TokenType"
         },
         "expires_in": {
           "type": "integer",
@@ -1274,10 +1279,7 @@ pub const COMPONENTS: &str = r##"{
           "type": "string"
         },
         "token_type": {
-          "type": "string",
-          "enum": [
-            "Bearer"
-          ]
+          "$ref": "#/$defs/TokenType"
         },
         "expires_in": {
           "type": "integer",
@@ -5093,7 +5095,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::SuccessCode)), ("TestEvent",
         schemars::schema_for!(models::TestEvent)), ("TestWebhookResponse",
         schemars::schema_for!(models::TestWebhookResponse)), ("TokenGrant",
-        schemars::schema_for!(models::TokenGrant)), ("TransactionCategory",
+        schemars::schema_for!(models::TokenGrant)), ("TokenType",
+        schemars::schema_for!(models::TokenType)), ("TransactionCategory",
         schemars::schema_for!(models::TransactionCategory)), ("TransactionStatus",
         schemars::schema_for!(models::TransactionStatus)), ("TransactionType",
         schemars::schema_for!(models::TransactionType)), ("Transfer",

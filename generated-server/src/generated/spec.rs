@@ -22,7 +22,8 @@ info:
 
     ## Conventions
     - **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations
-      without parameters take `{}`; an empty body is accepted as `{}`.
+      without parameters take `{}` or no body at all (their body is optional; an empty body is
+      read as `{}`).
     - **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and
       take a token from `login`; `/api/` operations are *integration* operations and take a token
       from `generate_token`. A token of the other family is refused with `41`. `login`,
@@ -356,6 +357,7 @@ x-permissions:
 x-webhooks:
   account.created:
     post:
+      operationId: account_created_webhook
       summary: An account was opened
       description: Sent when a current account or a customer (virtual) account is created.
       parameters:
@@ -373,6 +375,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   collection.received:
     post:
+      operationId: collection_received_webhook
       summary: Money came in
       description: Sent when an inbound credit settles into any account of the business (a collection). `data` is the integration transaction.
       parameters:
@@ -390,6 +393,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   transfer.pending_approval:
     post:
+      operationId: transfer_pending_approval_webhook
       summary: A transfer is waiting for approval
       description: Sent when the approval policy holds a new transfer for maker-checker review.
       parameters:
@@ -407,6 +411,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   transfer.rejected:
     post:
+      operationId: transfer_rejected_webhook
       summary: A held transfer was rejected
       description: Sent when a checker rejects a transfer awaiting approval. No money moved.
       parameters:
@@ -424,6 +429,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   transfer.success:
     post:
+      operationId: transfer_success_webhook
       summary: A transfer completed
       description: Sent when a transfer settles (intra-bank at once, inter-bank when the provider confirms).
       parameters:
@@ -441,6 +447,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   transfer.failed:
     post:
+      operationId: transfer_failed_webhook
       summary: A transfer failed
       description: Sent when an inter-bank transfer fails at the provider. A `transfer.reversed` follows once the debited funds are returned to the source account.
       parameters:
@@ -458,6 +465,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   transfer.reversed:
     post:
+      operationId: transfer_reversed_webhook
       summary: A failed transfer's funds were returned
       description: Sent when the amount of a failed inter-bank transfer is credited back to its source account. `data.reversal_reference_number` names the credit.
       parameters:
@@ -475,6 +483,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   transfer.cancelled:
     post:
+      operationId: transfer_cancelled_webhook
       summary: A held transfer was withdrawn
       description: Sent when the member who initiated a transfer awaiting approval cancels it. Its reserved funds are released; no money left.
       parameters:
@@ -492,6 +501,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   transfer.expired:
     post:
+      operationId: transfer_expired_webhook
       summary: A held transfer expired
       description: Sent when a transfer awaiting approval is not reviewed within 72 hours. Its reserved funds are released; no money left.
       parameters:
@@ -509,6 +519,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   account.status_changed:
     post:
+      operationId: account_status_changed_webhook
       summary: An account's status changed
       description: Sent when the bank changes the status of an account of the business (blocked, closed, reactivated). `data` has the account as it is now and its previous status.
       parameters:
@@ -526,6 +537,7 @@ x-webhooks:
           description: Any 2xx acknowledges the delivery.
   webhook.test:
     post:
+      operationId: webhook_test_webhook
       summary: A test delivery
       description: Sent by `test_webhook`, whatever `event_types` subscribes to, so the endpoint and its signature check can be tried.
       parameters:
@@ -5984,8 +5996,8 @@ components:
                 filters:
                   reference: PAYOUT-2026-11-0042
     Empty:
-      required: true
-      description: This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).
+      required: false
+      description: This operation takes no parameters. Send `{}`, or no body (read as `{}`).
       content:
         application/json:
           schema:
@@ -6380,10 +6392,15 @@ components:
       type: string
       description: The `response_code` of every success envelope.
       enum: ['00']
+      x-enum-varnames: [SUCCESS]
     ResponseCode:
       type: string
-      description: An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP status.
+      description: |
+        An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP
+        status. `x-enum-varnames` names each code for generated clients: the catalog's `name`, in
+        upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `ResponseCode` has.
       enum: ['01', '02', '04', '05', '06', '07', '08', '26', '27', '28', '29', '41', '42', '43', '44', '45', '46', '47', '48', '49', '60', '80', '83', '96']
+      x-enum-varnames: [INVALID_REQUEST, IDENTITY_NUMBER_MISSING, UNKNOWN_OPERATION, METHOD_NOT_ALLOWED, BENEFICIARY_ACCOUNT_NOT_FOUND, UNSUPPORTED_MEDIA_TYPE, BODY_TOO_LARGE, DUPLICATE, IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_KEY_IN_PROGRESS, TOO_MANY_REQUESTS, UNAUTHENTICATED, SOURCE_ACCOUNT_NOT_FOUND, PERMISSION_DENIED, ACCOUNT_NOT_FOUND, INVALID_OTP, OLD_PASSWORD_INCORRECT, NOT_FOUND, INVALID_STATE, BENEFICIARY_NAME_MISMATCH, BUSINESS_INACTIVE, PROVIDER_UNAVAILABLE, PROVIDER_ERROR, INTERNAL_ERROR]
     ErrorEnvelope:
       type: object
       description: The envelope of every error response.
@@ -6733,6 +6750,7 @@ components:
           x-origin: extension
         customer:
           type: object
+          title: AccountCustomer
           nullable: true
           x-origin: extension
           description: The end-customer a virtual account belongs to; null for the business's own accounts.
@@ -7166,6 +7184,11 @@ components:
           format: date-time
 
     # ---- Session, team, roles -----------------------------------------------------------
+    TokenType:
+      type: string
+      x-origin: extension
+      description: How to send the token, always `Bearer`.
+      enum: [Bearer]
     TokenGrant:
       type: object
       x-origin: extension
@@ -7175,8 +7198,7 @@ components:
           type: string
           description: 'Send as `Authorization: Bearer <access_token>`.'
         token_type:
-          type: string
-          enum: [Bearer]
+          $ref: '#/components/schemas/TokenType'
         expires_in:
           type: integer
           minimum: 1
@@ -7189,8 +7211,7 @@ components:
         access_token:
           type: string
         token_type:
-          type: string
-          enum: [Bearer]
+          $ref: '#/components/schemas/TokenType'
         expires_in:
           type: integer
           minimum: 1
@@ -9539,7 +9560,7 @@ pub const OPENAPI_JSON: &str = r##"{
   "info": {
     "title": "Kobo Business Banking API",
     "version": "2.0.0",
-    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}`; an empty body is accepted as `{}`.\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. (Extension, for local testing: the sandbox\n  also allows `http://` and any address, loopback included.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account`:\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
+    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. (Extension, for local testing: the sandbox\n  also allows `http://` and any address, loopback included.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account`:\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
       "email": "developers@kobo.example"
@@ -9846,6 +9867,7 @@ pub const OPENAPI_JSON: &str = r##"{
   "x-webhooks": {
     "account.created": {
       "post": {
+        "operationId": "account_created_webhook",
         "summary": "An account was opened",
         "description": "Sent when a current account or a customer (virtual) account is created.",
         "parameters": [
@@ -9878,6 +9900,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "collection.received": {
       "post": {
+        "operationId": "collection_received_webhook",
         "summary": "Money came in",
         "description": "Sent when an inbound credit settles into any account of the business (a collection). `data` is the integration transaction.",
         "parameters": [
@@ -9910,6 +9933,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "transfer.pending_approval": {
       "post": {
+        "operationId": "transfer_pending_approval_webhook",
         "summary": "A transfer is waiting for approval",
         "description": "Sent when the approval policy holds a new transfer for maker-checker review.",
         "parameters": [
@@ -9942,6 +9966,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "transfer.rejected": {
       "post": {
+        "operationId": "transfer_rejected_webhook",
         "summary": "A held transfer was rejected",
         "description": "Sent when a checker rejects a transfer awaiting approval. No money moved.",
         "parameters": [
@@ -9974,6 +9999,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "transfer.success": {
       "post": {
+        "operationId": "transfer_success_webhook",
         "summary": "A transfer completed",
         "description": "Sent when a transfer settles (intra-bank at once, inter-bank when the provider confirms).",
         "parameters": [
@@ -10006,6 +10032,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "transfer.failed": {
       "post": {
+        "operationId": "transfer_failed_webhook",
         "summary": "A transfer failed",
         "description": "Sent when an inter-bank transfer fails at the provider. A `transfer.reversed` follows once the debited funds are returned to the source account.",
         "parameters": [
@@ -10038,6 +10065,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "transfer.reversed": {
       "post": {
+        "operationId": "transfer_reversed_webhook",
         "summary": "A failed transfer's funds were returned",
         "description": "Sent when the amount of a failed inter-bank transfer is credited back to its source account. `data.reversal_reference_number` names the credit.",
         "parameters": [
@@ -10070,6 +10098,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "transfer.cancelled": {
       "post": {
+        "operationId": "transfer_cancelled_webhook",
         "summary": "A held transfer was withdrawn",
         "description": "Sent when the member who initiated a transfer awaiting approval cancels it. Its reserved funds are released; no money left.",
         "parameters": [
@@ -10102,6 +10131,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "transfer.expired": {
       "post": {
+        "operationId": "transfer_expired_webhook",
         "summary": "A held transfer expired",
         "description": "Sent when a transfer awaiting approval is not reviewed within 72 hours. Its reserved funds are released; no money left.",
         "parameters": [
@@ -10134,6 +10164,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "account.status_changed": {
       "post": {
+        "operationId": "account_status_changed_webhook",
         "summary": "An account's status changed",
         "description": "Sent when the bank changes the status of an account of the business (blocked, closed, reactivated). `data` has the account as it is now and its previous status.",
         "parameters": [
@@ -10166,6 +10197,7 @@ pub const OPENAPI_JSON: &str = r##"{
     },
     "webhook.test": {
       "post": {
+        "operationId": "webhook_test_webhook",
         "summary": "A test delivery",
         "description": "Sent by `test_webhook`, whatever `event_types` subscribes to, so the endpoint and its signature check can be tried.",
         "parameters": [
@@ -17407,8 +17439,8 @@ pub const OPENAPI_JSON: &str = r##"{
         }
       },
       "Empty": {
-        "required": true,
-        "description": "This operation takes no parameters. Send `{}` (an empty body is accepted as `{}`).",
+        "required": false,
+        "description": "This operation takes no parameters. Send `{}`, or no body (read as `{}`).",
         "content": {
           "application/json": {
             "schema": {
@@ -17999,11 +18031,14 @@ pub const OPENAPI_JSON: &str = r##"{
         "description": "The `response_code` of every success envelope.",
         "enum": [
           "00"
+        ],
+        "x-enum-varnames": [
+          "SUCCESS"
         ]
       },
       "ResponseCode": {
         "type": "string",
-        "description": "An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP status.",
+        "description": "An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP\nstatus. `x-enum-varnames` names each code for generated clients: the catalog's `name`, in\nupper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `ResponseCode` has.\n",
         "enum": [
           "01",
           "02",
@@ -18029,6 +18064,32 @@ pub const OPENAPI_JSON: &str = r##"{
           "80",
           "83",
           "96"
+        ],
+        "x-enum-varnames": [
+          "INVALID_REQUEST",
+          "IDENTITY_NUMBER_MISSING",
+          "UNKNOWN_OPERATION",
+          "METHOD_NOT_ALLOWED",
+          "BENEFICIARY_ACCOUNT_NOT_FOUND",
+          "UNSUPPORTED_MEDIA_TYPE",
+          "BODY_TOO_LARGE",
+          "DUPLICATE",
+          "IDEMPOTENCY_KEY_REUSED",
+          "IDEMPOTENCY_KEY_IN_PROGRESS",
+          "TOO_MANY_REQUESTS",
+          "UNAUTHENTICATED",
+          "SOURCE_ACCOUNT_NOT_FOUND",
+          "PERMISSION_DENIED",
+          "ACCOUNT_NOT_FOUND",
+          "INVALID_OTP",
+          "OLD_PASSWORD_INCORRECT",
+          "NOT_FOUND",
+          "INVALID_STATE",
+          "BENEFICIARY_NAME_MISMATCH",
+          "BUSINESS_INACTIVE",
+          "PROVIDER_UNAVAILABLE",
+          "PROVIDER_ERROR",
+          "INTERNAL_ERROR"
         ]
       },
       "ErrorEnvelope": {
@@ -18524,6 +18585,7 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "customer": {
             "type": "object",
+            "title": "AccountCustomer",
             "nullable": true,
             "x-origin": "extension",
             "description": "The end-customer a virtual account belongs to; null for the business's own accounts.",
@@ -19230,6 +19292,14 @@ pub const OPENAPI_JSON: &str = r##"{
           }
         }
       },
+      "TokenType": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "How to send the token, always `Bearer`.",
+        "enum": [
+          "Bearer"
+        ]
+      },
       "TokenGrant": {
         "type": "object",
         "x-origin": "extension",
@@ -19244,10 +19314,7 @@ pub const OPENAPI_JSON: &str = r##"{
             "description": "Send as `Authorization: Bearer <access_token>`."
           },
           "token_type": {
-            "type": "string",
-            "enum": [
-              "Bearer"
-            ]
+            "$ref": "#/components/schemas/TokenType"
           },
           "expires_in": {
             "type": "integer",
@@ -19271,10 +19338,7 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "string"
           },
           "token_type": {
-            "type": "string",
-            "enum": [
-              "Bearer"
-            ]
+            "$ref": "#/components/schemas/TokenType"
           },
           "expires_in": {
             "type": "integer",

@@ -6,6 +6,7 @@ mod context;
 mod error;
 mod http;
 mod json_api;
+pub mod mock;
 mod server;
 mod validation;
 

@@ -83,6 +83,11 @@ pub enum Command {
     /// Operator: change an account's status (the business gets `account.status_changed`).
     #[command(subcommand)]
     Account(AccountCommand),
+    /// A mock of the whole API from the spec's examples: no database, no state. Every operation
+    /// is validated as by `serve` and answers its first `200` example; the header
+    /// `Prefer: example=<name>` chooses another of its examples (an error, too). Any bearer
+    /// token is accepted.
+    Mock(MockArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -114,6 +119,13 @@ pub struct AccountStatusArgs {
 pub enum WebhooksCommand {
     /// A local receiver: verifies each delivery's signature and timestamp, prints the event.
     Listen(listen::ListenArgs),
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct MockArgs {
+    /// Address and port to listen on (port 0: any free one; the address is printed).
+    #[arg(long, env = "KOBO_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
 }
 
 #[derive(Debug, Subcommand)]
@@ -444,7 +456,34 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Ledger(LedgerCommand::Verify(args)) => verify_ledger(args).await,
         Command::Webhooks(WebhooksCommand::Listen(args)) => listen::listen(args).await,
         Command::Account(AccountCommand::SetStatus(args)) => set_account_status(args).await,
+        Command::Mock(args) => mock(args).await,
     }
+}
+
+/// `kobo mock`: the generated router over the spec's examples, until SIGINT or SIGTERM.
+async fn mock(args: MockArgs) -> Result<()> {
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let address = listener.local_addr()?;
+    let app = generated_server::mock::mock_router(Arc::new(generated_server::mock::MockApi::new()));
+    println!(
+        "Kobo mock at http://{address}: every operation answers its spec example, validated as \
+         by `kobo serve`; any bearer token works.\n\
+         Another example: -H 'Prefer: example=<name>' (the names are in the spec and at \
+         http://{address}/docs).\n\
+         Stop: Ctrl-C"
+    );
+    tracing::info!(address = %address, "kobo mock is serving");
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(http::shutdown_signal())
+    .await
+    .context("the mock server failed")?;
+    tracing::info!("kobo mock stopped");
+    Ok(())
 }
 
 /// Sets up the log lines on standard error (standard output is for commands' results).

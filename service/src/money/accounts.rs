@@ -717,7 +717,7 @@ pub async fn get_account(
 async fn customer_view(
     store: &Store,
     customer_id: &str,
-) -> Result<models::AccountDetailCustomer, ApiError> {
+) -> Result<models::AccountCustomer, ApiError> {
     let row = sqlx::query(
         "SELECT email, phone, verified_identities, metadata FROM customers WHERE id = $1",
     )
@@ -728,7 +728,7 @@ async fn customer_view(
     let identities: Vec<String> =
         serde_json::from_str(&store::text(&row, "verified_identities")?).or_internal()?;
     let metadata: Value = serde_json::from_str(&store::text(&row, "metadata")?).or_internal()?;
-    Ok(models::AccountDetailCustomer {
+    Ok(models::AccountCustomer {
         email: store::optional_text(&row, "email")?,
         phone: store::optional_text(&row, "phone")?,
         verified_identities: identities.iter().map(value).collect::<Result<_, _>>()?,

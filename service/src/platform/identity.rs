@@ -117,7 +117,7 @@ pub async fn generate_token(
     Ok(models::TokenGrant {
         access_token: token,
         expires_in: expires_in(ttl),
-        token_type: models::TokenGrantTokenType::Bearer,
+        token_type: models::TokenType::Bearer,
     })
 }
 
@@ -250,7 +250,7 @@ pub async fn login(
         expires_in: expires_in(ttl),
         member: view,
         permission_codes,
-        token_type: models::LoginResultTokenType::Bearer,
+        token_type: models::TokenType::Bearer,
     })
 }
 

@@ -162,6 +162,88 @@ pub(super) fn response_code_catalog(document: &Document<'_>, sink: &mut Sink) {
     }
 }
 
+/// `x-enum-varnames` (the member names generated clients give an enum's values: openapi-python-client,
+/// openapi-generator, openapi-typescript with `--enum`) has one UPPER_SNAKE name per value, each
+/// once. An enum of response codes (every value in the catalog, as `ResponseCode` and
+/// `SuccessCode`) must have them, and they are the catalog's names in upper case: without them
+/// generators number the members by position (`VALUE_11` for `41`), which shifts when a code is
+/// added.
+pub(super) fn enum_varnames(document: &Document<'_>, sink: &mut Sink) {
+    let catalog = document.response_code_catalog();
+    let schemas = document
+        .doc
+        .pointer("/components/schemas")
+        .and_then(Value::as_object);
+    for (name, schema) in schemas.into_iter().flatten() {
+        let Some(values) = schema.get("enum").and_then(Value::as_array) else {
+            continue;
+        };
+        let location = format!("#/components/schemas/{name}");
+        let codes: Option<Vec<&str>> = values
+            .iter()
+            .map(|value| value.as_str().filter(|code| catalog.contains_key(*code)))
+            .collect();
+        let varnames = schema.get("x-enum-varnames");
+        if let Some(codes) = codes.filter(|codes| !codes.is_empty()) {
+            let expected: Vec<String> = codes
+                .iter()
+                .map(|code| {
+                    catalog[*code]
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_uppercase()
+                })
+                .collect();
+            if varnames != Some(&Value::from(expected.clone())) {
+                sink.report(
+                    &location,
+                    format!(
+                        "an enum of response codes needs `x-enum-varnames: [{}]` (the catalog's \
+                         names, in the order of `enum`), so generated clients name each code",
+                        expected.join(", ")
+                    ),
+                );
+                continue;
+            }
+        }
+        let Some(varnames) = varnames else { continue };
+        let names: Option<Vec<&str>> = varnames
+            .as_array()
+            .and_then(|names| names.iter().map(Value::as_str).collect());
+        let Some(names) = names.filter(|names| names.len() == values.len()) else {
+            sink.report(
+                &location,
+                format!(
+                    "`x-enum-varnames` must list one name per `enum` value ({}); generators \
+                     ignore it otherwise",
+                    values.len()
+                ),
+            );
+            continue;
+        };
+        let mut seen = BTreeSet::new();
+        for varname in names {
+            let upper_snake = varname.starts_with(|c: char| c.is_ascii_uppercase())
+                && varname
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+            if !upper_snake {
+                sink.report(
+                    &location,
+                    format!("`x-enum-varnames`: `{varname}` is not an UPPER_SNAKE name"),
+                );
+            }
+            if !seen.insert(varname) {
+                sink.report(
+                    &location,
+                    format!("`x-enum-varnames`: `{varname}` names two values"),
+                );
+            }
+        }
+    }
+}
+
 fn is_response_code(code: &str) -> bool {
     code.len() == 2 && code.bytes().all(|b| b.is_ascii_digit())
 }

@@ -62,7 +62,10 @@ pub(super) fn operation_id(document: &Document<'_>, sink: &mut Sink) {
     }
 }
 
-/// `requestBody` is present, required, `application/json` only, with a component schema.
+/// `requestBody` is present, `application/json` only, with a component schema, and required
+/// unless `{}` is a whole request (its schema requires no field): the runtime reads an absent
+/// body as `{}`, and the Rust client sends one either way (progenitor treats every body as
+/// required), so an optional body only lets other generators' clients leave it out.
 pub(super) fn request_body(document: &Document<'_>, sink: &mut Sink) {
     for operation in &document.operations {
         let label = operation.label();
@@ -77,22 +80,46 @@ pub(super) fn request_body(document: &Document<'_>, sink: &mut Sink) {
         let Some(body) = document.deref(body) else {
             continue;
         };
-        if body.get("required") != Some(&Value::Bool(true)) {
-            sink.report(
-                &label,
-                "`requestBody` must be `required: true` (the client generator always sends a body)",
-            );
-        }
+        let required = body.get("required") == Some(&Value::Bool(true));
         match json_media(body) {
             Err(message) => sink.report(&label, format!("`requestBody` {message}")),
-            Ok(media) if component_schema_ref(media).is_none() => sink.report(
-                &label,
-                "the request body schema must be a `$ref` to #/components/schemas/... \
-                 (so the generated request type has a name)",
-            ),
-            Ok(_) => {}
+            Ok(media) => match component_schema_ref(media) {
+                None => sink.report(
+                    &label,
+                    "the request body schema must be a `$ref` to #/components/schemas/... \
+                     (so the generated request type has a name)",
+                ),
+                Some(reference) if !required && !accepts_empty_object(document, reference) => sink
+                    .report(
+                        &label,
+                        "`requestBody` must be `required: true`: its schema requires fields, so \
+                         an absent body (read as `{}`) is never valid",
+                    ),
+                Some(_) => {}
+            },
         }
     }
+}
+
+/// Whether `{}` can be a whole request of the component schema `reference`: it names no
+/// `required` field (nor do the parts of an `allOf`).
+fn accepts_empty_object(document: &Document<'_>, reference: &str) -> bool {
+    fn requires_nothing(doc: &Value, schema: &Value, depth: usize) -> bool {
+        let schema = spec::deref(doc, schema);
+        let own = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty);
+        let parts = schema
+            .get("allOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .all(|part| depth < 8 && requires_nothing(doc, part, depth + 1));
+        own && parts
+    }
+    spec::resolve_ref(document.doc, reference)
+        .is_some_and(|schema| requires_nothing(document.doc, schema, 0))
 }
 
 /// Exactly one success response, `200`, `application/json` with a component schema (the

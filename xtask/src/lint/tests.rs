@@ -245,6 +245,17 @@ fn an_optional_request_body_is_refused_through_its_ref() {
 }
 
 #[test]
+fn an_optional_request_body_is_accepted_when_its_schema_requires_nothing() {
+    check(
+        |doc| {
+            set(doc, &at(GET_ACCOUNT, "requestBody/required"), json!(false));
+            remove(doc, "/components/schemas/GetAccountRequest/required");
+        },
+        &[],
+    );
+}
+
+#[test]
 fn a_request_body_with_another_media_type_is_refused() {
     check(
         |doc| {
@@ -1457,4 +1468,105 @@ fn every_rule_has_a_unique_name_and_a_test_that_makes_it_fire() {
             rule.name
         );
     }
+}
+
+// enum-varnames
+
+#[test]
+fn an_enum_of_response_codes_without_varnames_is_refused() {
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/schemas/ResponseCode",
+                json!({"type": "string", "enum": ["00", "01", "29", "41"]}),
+            )
+        },
+        &[(
+            "enum-varnames",
+            "#/components/schemas/ResponseCode: an enum of response codes needs \
+             `x-enum-varnames: [SUCCESS, INVALID_REQUEST, TOO_MANY_REQUESTS, UNAUTHENTICATED]`",
+        )],
+    );
+}
+
+#[test]
+fn an_enum_of_response_codes_with_other_names_is_refused() {
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/schemas/ResponseCode",
+                json!({
+                    "type": "string",
+                    "enum": ["00", "01", "29", "41"],
+                    "x-enum-varnames": ["SUCCESS", "INVALID_REQUEST", "TOO_MANY_REQUESTS", "CUSTOMER_NOT_FOUND"],
+                }),
+            )
+        },
+        &[(
+            "enum-varnames",
+            "`x-enum-varnames: [SUCCESS, INVALID_REQUEST, TOO_MANY_REQUESTS, UNAUTHENTICATED]`",
+        )],
+    );
+}
+
+#[test]
+fn an_enum_of_response_codes_named_by_the_catalog_is_accepted() {
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/schemas/ResponseCode",
+                json!({
+                    "type": "string",
+                    "enum": ["00", "01", "29", "41"],
+                    "x-enum-varnames": ["SUCCESS", "INVALID_REQUEST", "TOO_MANY_REQUESTS", "UNAUTHENTICATED"],
+                }),
+            )
+        },
+        &[],
+    );
+}
+
+#[test]
+fn enum_varnames_must_name_every_value_once_in_upper_snake_case() {
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/schemas/ResponseCode",
+                json!({"type": "string", "enum": ["00", "01", "29", "41", "x"], "x-enum-varnames": ["A"]}),
+            )
+        },
+        &[("enum-varnames", "must list one name per `enum` value (5)")],
+    );
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/schemas/ResponseCode",
+                json!({
+                    "type": "string",
+                    "enum": ["00", "01", "29", "41", "x"],
+                    "x-enum-varnames": ["SUCCESS", "A", "A", "B", "C"],
+                }),
+            )
+        },
+        &[("enum-varnames", "`A` names two values")],
+    );
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/schemas/ResponseCode",
+                json!({
+                    "type": "string",
+                    "enum": ["00", "01", "29", "41", "x"],
+                    "x-enum-varnames": ["SUCCESS", "A", "B", "c", "D"],
+                }),
+            )
+        },
+        &[("enum-varnames", "`c` is not an UPPER_SNAKE name")],
+    );
 }
