@@ -18,8 +18,11 @@ Type-checked with `mypy --strict` (clients/python/mypy.ini), the generated clien
 
 from __future__ import annotations
 
+import http.server
 import os
+import queue
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -28,6 +31,8 @@ from http import HTTPStatus
 from typing import TypeVar
 
 from kobo_client import AuthenticatedClient, Client
+from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
 from kobo_client.api.accounts import (
     create_account_api,
     create_customer_account,
@@ -37,6 +42,7 @@ from kobo_client.api.accounts import (
     get_total_account_metrics,
 )
 from kobo_client.api.sandbox import simulate_inbound_transfer
+from kobo_client.api.webhooks import fetch_webhook_events, test_webhook, webhook_configuration
 from kobo_client.api.session import generate_token, get_profile, login
 from kobo_client.api.transactions import (
     fetch_settlement_transactions_api,
@@ -44,6 +50,14 @@ from kobo_client.api.transactions import (
 )
 from kobo_client.models import (
     Account,
+    FetchWebhookEventsRequest,
+    FetchWebhookEventsResponse,
+    TestWebhookResponse,
+    WebhookConfigurationRequest,
+    WebhookConfigurationResponse,
+    WebhookDeliveryStatus,
+    WebhookEventFilters,
+    WebhookEventType,
     AccountType,
     CreateAccountApiResponse,
     CreateAccountRequest,
@@ -359,6 +373,77 @@ def read_metrics(story: Story) -> None:
     )
 
 
+class _Receiver(http.server.BaseHTTPRequestHandler):
+    """A partner's webhook endpoint: verify, then acknowledge with a 2xx."""
+
+    webhook: Webhook
+    received: queue.Queue[dict[str, object]]
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("content-length", "0")))
+        headers = {name: self.headers.get(name, "") for name in ("webhook-id", "webhook-timestamp", "webhook-signature")}
+        try:
+            event = self.webhook.verify(body, headers)
+        except WebhookVerificationError:
+            self.send_response(401)
+            self.end_headers()
+            return
+        self.received.put(event)
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def receive_a_signed_webhook(story: Story) -> None:
+    # The endpoint: an HTTP server on this machine (the sandbox delivers to http:// and loopback).
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/kobo/webhooks"
+        created = success(
+            webhook_configuration.sync_detailed(
+                client=story.dashboard_client(), body=WebhookConfigurationRequest(url=url)
+            ),
+            WebhookConfigurationResponse,
+            "webhook_configuration",
+        ).data
+        check(created.secret.startswith("whsec_"), "webhook_configuration: no whsec_ secret")
+        # Verify with a library we did not write: the Standard Webhooks reference for Python.
+        _Receiver.webhook = Webhook(created.secret)
+        _Receiver.received = queue.Queue()
+        queued = success(
+            test_webhook.sync_detailed(client=story.dashboard_client()), TestWebhookResponse, "test_webhook"
+        ).data
+        check(queued.event_type == WebhookEventType.WEBHOOK_TEST, f"test_webhook: {queued.event_type}")
+        try:
+            event = _Receiver.received.get(timeout=20)
+        except queue.Empty:
+            raise StoryFailure("test_webhook: no signed delivery within 20 s") from None
+        check(event.get("id") == str(queued.id), f"the delivery is another event: {event}")
+        check(event.get("type") == "webhook.test", f"the delivery's type: {event.get('type')}")
+        # The delivery log says delivered (the dispatcher records the attempt after the 2xx).
+        for _ in range(50):
+            log = success(
+                fetch_webhook_events.sync_detailed(
+                    client=story.dashboard_client(),
+                    body=FetchWebhookEventsRequest(
+                        filters=WebhookEventFilters(event_type=WebhookEventType.WEBHOOK_TEST)
+                    ),
+                ),
+                FetchWebhookEventsResponse,
+                "fetch_webhook_events",
+            ).data
+            if log and log[0].status == WebhookDeliveryStatus.DELIVERED:
+                check(log[0].attempt_log[0].response_status == 204, f"attempt: {log[0].attempt_log[0]}")
+                return
+            time.sleep(0.1)
+        raise StoryFailure("fetch_webhook_events: the test event is not marked delivered")
+    finally:
+        server.shutdown()
+
+
 def handle_a_failed_verification(story: Story) -> None:
     """An error envelope through the generated types: no raw JSON."""
     response = create_customer_account.sync_detailed(
@@ -397,6 +482,7 @@ STEPS: list[tuple[str, Callable[[Story], None]]] = [
     ("fetch_account_collections (Dashboard token)", read_collections),
     ("get_total_account_metrics (Dashboard token)", read_metrics),
     ("create_customer_account (BVN 22212345683): error 83, typed", handle_a_failed_verification),
+    ("webhook_configuration, test_webhook: a signed delivery verified by standardwebhooks", receive_a_signed_webhook),
 ]
 
 
