@@ -134,6 +134,16 @@ fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
     Some(reason)
 }
 
+fn is_link_local(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_link_local(),
+        IpAddr::V6(v6) => {
+            v6.to_ipv4_mapped().is_some_and(|v4| v4.is_link_local())
+                || (v6.segments()[0] & 0xffc0) == 0xfe80
+        }
+    }
+}
+
 /// Turns a host name and port into addresses; the system resolver in production, anything in
 /// tests.
 pub trait Resolver: Send + Sync + 'static {
@@ -189,6 +199,12 @@ pub async fn resolve(
     };
     for address in &addresses {
         let ip = address.ip();
+        // Cloud metadata and other link-local services are never a webhook, even in a sandbox.
+        if !policy.strict && is_link_local(ip) {
+            return Err(format!(
+                "the webhook host resolves to {ip}, a link-local address (cloud metadata lives there)"
+            ));
+        }
         if policy.strict {
             if let Some(reason) = non_public(ip) {
                 return Err(format!(

@@ -625,7 +625,9 @@ impl WebhookDispatcher {
             }
         };
         kept.truncate(RESPONSE_BODY_KEEP);
-        let response_body = (!kept.is_empty()).then(|| String::from_utf8_lossy(&kept).into_owned());
+        // PostgreSQL's TEXT refuses NUL: a binary answer must not stop the attempt being recorded.
+        let response_body =
+            (!kept.is_empty()).then(|| String::from_utf8_lossy(&kept).replace('\0', "\u{FFFD}"));
         if status.is_success() {
             Outcome {
                 response_status: Some(status.as_u16()),
