@@ -59,7 +59,6 @@ pub struct Endpoint {
     pub secret: String,
     pub previous_secret: Option<String>,
     pub previous_secret_expires_at: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
 }
 
 impl Endpoint {
@@ -95,8 +94,7 @@ where
 {
     let row = sqlx::query(
         "SELECT url, is_active, ip_whitelist, event_types, secret, previous_secret, \
-           previous_secret_expires_at, created_at FROM webhook_configurations \
-         WHERE business_id = $1",
+           previous_secret_expires_at FROM webhook_configurations WHERE business_id = $1",
     )
     .bind(business_id)
     .fetch_optional(executor)
@@ -113,7 +111,6 @@ where
         secret: store::text(&row, "secret")?,
         previous_secret: store::optional_text(&row, "previous_secret")?,
         previous_secret_expires_at: store::optional_time(&row, "previous_secret_expires_at")?,
-        created_at: store::time(&row, "created_at")?,
     }))
 }
 

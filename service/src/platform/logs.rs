@@ -255,7 +255,7 @@ pub async fn fetch_audit_logs(
     .await
 }
 
-fn add_time_range(
+pub(crate) fn add_time_range(
     sql: &mut Sql,
     conditions: &mut Conditions,
     from: Option<String>,

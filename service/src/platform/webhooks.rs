@@ -415,12 +415,7 @@ pub async fn fetch_events(
     ));
     if let Some(filters) = &body.filters {
         let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;
-        if let Some(from) = from {
-            conditions.add(format!("created_at >= {}", sql.arg(from)));
-        }
-        if let Some(until) = until {
-            conditions.add(format!("created_at < {}", sql.arg(until)));
-        }
+        logs::add_time_range(&mut sql, &mut conditions, from, until);
         if let Some(status) = &filters.status {
             conditions.add(format!("delivery_status = {}", sql.arg(status.to_string())));
         }
