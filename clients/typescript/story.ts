@@ -544,7 +544,10 @@ async function payWithinKobo(story: Story): Promise<void> {
   // Within Kobo: settled at once, and free.
   story.expect(transfer.transfer_status === "success", `intra transfer: ${transfer.transfer_status}`);
   story.expect(transfer.status === "success", `intra transfer: status ${transfer.status}`);
-  story.expect(transfer.fee === "0.00" && transfer.vat === "0.00", `intra transfer: fee ${transfer.fee} vat ${transfer.vat}`);
+  story.expect(
+    transfer.fee === "0.00" && transfer.vat === "0.00",
+    `intra transfer: fee ${transfer.fee} vat ${transfer.vat}`,
+  );
   story.transfers.set("intra", transfer);
 }
 
@@ -669,7 +672,7 @@ async function balancesAddUp(story: Story): Promise<void> {
     chinedu.balance === balance(CHINEDU_BALANCE + INTRA_AMOUNT),
     `Chinedu Obi's balance ${chinedu.balance}, expected ${balance(CHINEDU_BALANCE + INTRA_AMOUNT)}`,
   );
-  story.notes.push(`current account after the transfers: ${balance(expected)}`);
+  if (!story.settings.againstMock) story.notes.push(`current account after the transfers: ${balance(expected)}`);
 }
 
 /** fetch_transactions_api lists every movement of the current account, and nothing else. */
@@ -798,10 +801,16 @@ async function receiveASignedWebhook(story: Story): Promise<void> {
     if (story.settings.againstMock) {
       story.expect(false, "test_webhook: a signed delivery (the mock delivers nothing)");
     } else {
-      const delivery = await receiver.next(20_000);
+      // Every delivery must verify; the test event is the one with its id (webhook-id).
+      const deadline = performance.now() + 20_000;
+      let delivery = await receiver.next(20_000);
+      for (;;) {
+        const { id, timestamp, signature, body } = delivery;
+        check(verifySignature(created.secret, id, timestamp, body, signature), `${id}: the signature does not verify`);
+        if (delivery.id === queued.id) break;
+        delivery = await receiver.next(Math.max(1, deadline - performance.now()));
+      }
       const { id, timestamp, signature, body } = delivery;
-      check(id === queued.id, `the delivery is another event: webhook-id ${id}, queued ${queued.id}`);
-      check(verifySignature(created.secret, id, timestamp, body, signature), `the signature does not verify: ${signature}`);
       // A body changed on the way, or another event's id, must not verify.
       const tampered = Buffer.from(body.toString("utf8").replace("webhook.test", "webhook.tesT"));
       check(!tampered.equals(body), "the tampered body is the same body");
@@ -863,7 +872,10 @@ const STEPS: ReadonlyArray<readonly [string, (story: Story) => Promise<void>]> =
   ["funds_transfer_api (1000000.00, more than the account holds): error 83, typed", refuseInsufficientFunds],
   ["fetch_customer_accounts, get_account: balances moved by exactly the amounts, fees and VAT", balancesAddUp],
   ["fetch_transactions_api: every movement of the current account, exactly", transactionsTellTheStory],
-  ["webhook_configuration, test_webhook: a signed delivery verified with node's crypto, a tampered one refused", receiveASignedWebhook],
+  [
+    "webhook_configuration, test_webhook: a signed delivery verified with node's crypto, a tampered one refused",
+    receiveASignedWebhook,
+  ],
 ];
 
 async function main(): Promise<number> {
