@@ -7327,6 +7327,8 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
         X83,
         #[serde(rename = "96")]
         X96,
+        #[serde(rename = "97")]
+        X97,
     }
     impl ::std::fmt::Display for ResponseCode {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -7355,6 +7357,7 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
                 Self::X80 => f.write_str("80"),
                 Self::X83 => f.write_str("83"),
                 Self::X96 => f.write_str("96"),
+                Self::X97 => f.write_str("97"),
             }
         }
     }
@@ -7388,6 +7391,7 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
                 "80" => Ok(Self::X80),
                 "83" => Ok(Self::X83),
                 "96" => Ok(Self::X96),
+                "97" => Ok(Self::X97),
                 _ => Err("invalid value".into()),
             }
         }
@@ -26982,7 +26986,7 @@ daily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money com
 `simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.
 
 
-Version: 2.0.0*/
+Version: 2.1.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -27018,7 +27022,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "2.0.0"
+        "2.1.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -27047,6 +27051,7 @@ Errors:
 - `41` the `client_id` or `client_secret` is wrong (no hint which).
 - `29` too many attempts: wait `Retry-After` seconds.
 - `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/api/generate_token`
@@ -27088,6 +27093,7 @@ Errors:
 - `41` the email and password do not match an active member.
 - `29` too many failed attempts: wait `Retry-After` seconds.
 - `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/login`
@@ -27113,6 +27119,7 @@ Errors:
 - `01` the body is not `{}`.
 - `41` the token is missing, invalid, expired or already logged out.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/logout`
@@ -27143,6 +27150,7 @@ Errors:
 - `46` `old_password` is not the current password (attempts are throttled like logins).
 - `41` the token is missing, invalid or expired.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/change_password`
@@ -27174,6 +27182,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `29` too many OTPs requested: wait `Retry-After` seconds.
 - `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/generate_otp`
@@ -27203,6 +27212,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `credential.manage`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/regenerate_secret`
@@ -27230,6 +27240,7 @@ Errors:
 - `01` the body is not `{}`.
 - `41` the token is missing, invalid or expired.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/get_profile`
@@ -27260,6 +27271,7 @@ Errors:
 - `01` a filter or paging field is invalid (the message names it).
 - `41` the token is missing, invalid or expired.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/account/api/fetch_customer_accounts`
@@ -27302,6 +27314,7 @@ Errors:
 - `83` verification failed (unknown identity, BVN and NIN of different people) or the
   provider refused to provision the account.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/account/api/create_customer_account`
@@ -27341,6 +27354,7 @@ Errors:
 - `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.
 - `83` the provider refused (for example the account limit is reached).
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/account/api/create_account`
@@ -27379,6 +27393,7 @@ Errors:
 - `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.
 - `83` the provider refused (for example the account limit is reached).
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/account/web/create_account`
@@ -27416,6 +27431,7 @@ Errors:
 - `43` the member's role lacks `account.view`.
 - `44` no account of the business matches.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/account/web/get_account`
@@ -27447,6 +27463,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `account.view`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/account/web/fetch_account_collections`
@@ -27477,6 +27494,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `account.view`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/account/web/fetch_account_summaries`
@@ -27507,6 +27525,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `account.view`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/account/web/get_total_account_metrics`
@@ -27536,6 +27555,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `transaction.view`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/web/fetch_transactions`
@@ -27568,6 +27588,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `60` the business is not active.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/api/fetch_transactions`
@@ -27596,6 +27617,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `transaction.view`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/web/fetch_settlement_transactions`
@@ -27624,6 +27646,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `60` the business is not active.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/api/fetch_settlement_transactions`
@@ -27652,6 +27675,7 @@ Errors:
 - `01` the body is not `{}`.
 - `41` the token is missing, invalid or expired.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/api/fetch_banks`
@@ -27685,6 +27709,7 @@ Errors:
 - `42` `source_account_number` is not an account of the business.
 - `80` the provider is unavailable: retry later.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/api/name_enquiry`
@@ -27740,7 +27765,7 @@ send the money twice. The OTP is not part of the request's fingerprint (it is si
 so a retry carries a new one). What is stored and replayed is an outcome that lasts: the
 transfer, or a refusal that a retry would meet again (`06`, `26`, `42`, `49`). A refusal
 that may pass later is not stored, and the retry runs afresh: `01`, `29`, `41`, `43`, `45`,
-`48`, `60`, `80`, `83`, `96`. Audit-log action `funds_transfer`. The business must be
+`48`, `60`, `80`, `83`, `96`, `97`. Audit-log action `funds_transfer`. The business must be
 active.
 
 Permission: `transfer.initiate`. Available in the sandbox.
@@ -27764,6 +27789,7 @@ Errors:
 - `83` refused: insufficient funds in the source account, the daily limit is exceeded, or
   the provider rejected the transfer.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/funds_transfer`
@@ -27798,6 +27824,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `transfer.initiate`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_banks`
@@ -27828,6 +27855,7 @@ Errors:
 - `43` the member's role lacks `transfer.initiate`.
 - `80` the provider is unavailable: retry later.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/name_enquiry`
@@ -27868,6 +27896,7 @@ Errors:
 - `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected
   the transfer.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/api/funds_transfer`
@@ -27904,6 +27933,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `transfer.view`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_transfers`
@@ -27929,6 +27959,7 @@ Errors:
   without its pair.
 - `41` the token is missing, invalid or expired.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/api/fetch_transfers`
@@ -27958,6 +27989,7 @@ Errors:
 - `47` no transfer of the business has this reference.
 - `48` the transfer is not awaiting approval.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/cancel_transfer`
@@ -27986,6 +28018,7 @@ Errors:
 - `43` the member's role lacks `transfer.view`.
 - `47` no transfer of the business has this reference.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/get_transfer`
@@ -28012,6 +28045,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `47` no transfer of the business has this reference.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/api/get_transfer`
@@ -28039,6 +28073,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `transfer.view`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/fetch_pending_transfers`
@@ -28091,6 +28126,7 @@ Errors:
 - `80` the provider is unavailable: nothing moved, approve again later.
 - `83` refused at execution (for example insufficient funds): nothing moved.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/approve_transfer`
@@ -28127,6 +28163,7 @@ Errors:
 - `47` no transfer of the business has this reference.
 - `48` the transfer is not awaiting approval.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/reject_transfer`
@@ -28157,6 +28194,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `approval_policy.manage`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/create_approval_policy`
@@ -28191,6 +28229,7 @@ Errors:
 - `43` the member's role lacks `approval_policy.manage`.
 - `47` the business has no approval policy yet: create one.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/update_approval_policy`
@@ -28216,6 +28255,7 @@ Errors:
 - `43` the member's role lacks `approval_policy.view`.
 - `47` the business has no approval policy: transfers are never held.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/get_approval_policy`
@@ -28247,6 +28287,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `member.view`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/fetch_members`
@@ -28286,6 +28327,7 @@ Errors:
   role holds a permission the inviting member does not hold.
 - `47` no role of the business has this `role_id`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/add_member`
@@ -28320,6 +28362,7 @@ Errors:
 - `47` no member of the business has this id.
 - `48` the member has already accepted their invitation.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/resend_invite`
@@ -28348,6 +28391,7 @@ Errors:
 - `41` the invitation token is unknown, already used, expired, or was replaced by a resent
   invitation.
 - `29` too many attempts. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/accept_invite`
@@ -28385,6 +28429,7 @@ Errors:
 - `48` the change would leave no active Owner, deactivates oneself, or activates a pending
   invitation.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/update_member`
@@ -28411,6 +28456,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `role.view`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/fetch_permissions`
@@ -28443,6 +28489,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `role.view`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/fetch_roles`
@@ -28477,6 +28524,7 @@ Errors:
 - `43` the member's role lacks `role.manage`, or the role would hold a permission the member
   does not hold.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/create_role`
@@ -28517,6 +28565,7 @@ Errors:
 - `47` no role of the business has this id.
 - `48` the role is built in and cannot be edited.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/auth/web/update_role`
@@ -28548,6 +28597,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `activity_log.view`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/security/web/fetch_activity_logs`
@@ -28580,6 +28630,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `audit_log.view`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/security/web/fetch_audit_logs`
@@ -28628,6 +28679,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `webhook.manage`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/customer/web/webhook_configuration`
@@ -28665,6 +28717,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `47` the business has no webhook configuration yet: create one from the Dashboard.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/customer/api/update_webhook_configuration`
@@ -28693,6 +28746,7 @@ Errors:
 - `43` the member's role lacks `webhook.view`.
 - `47` the business has no webhook configuration.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/customer/web/get_webhook_configuration`
@@ -28729,6 +28783,7 @@ Errors:
 - `43` the member's role lacks `webhook.manage`.
 - `47` the business has no webhook configuration.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/customer/web/rotate_webhook_secret`
@@ -28769,6 +28824,7 @@ Errors:
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `webhook.view`.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/customer/web/fetch_webhook_events`
@@ -28800,6 +28856,7 @@ Errors:
 - `48` the event is already queued (`pending`), or the configuration is paused or
   absent.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/customer/web/replay_webhook_event`
@@ -28830,6 +28887,7 @@ Errors:
 - `47` the business has no webhook configuration.
 - `48` the configuration is paused (`is_active: false`).
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/customer/web/test_webhook`
@@ -28866,6 +28924,7 @@ Errors:
 - `48` the account is not `active` (`blocked`, `closed`, ...).
 - `04` (production only) the operation does not exist there.
 - `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
 
 Sends a `POST` request to `/api/v1/sandbox/api/simulate_inbound_transfer`

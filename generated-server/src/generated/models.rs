@@ -7496,6 +7496,8 @@ pub enum ResponseCode {
     X83,
     #[serde(rename = "96")]
     X96,
+    #[serde(rename = "97")]
+    X97,
 }
 impl ::std::fmt::Display for ResponseCode {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -7524,6 +7526,7 @@ impl ::std::fmt::Display for ResponseCode {
             Self::X80 => f.write_str("80"),
             Self::X83 => f.write_str("83"),
             Self::X96 => f.write_str("96"),
+            Self::X97 => f.write_str("97"),
         }
     }
 }
@@ -7557,6 +7560,7 @@ impl ::std::str::FromStr for ResponseCode {
             "80" => Ok(Self::X80),
             "83" => Ok(Self::X83),
             "96" => Ok(Self::X96),
+            "97" => Ok(Self::X97),
             _ => Err("invalid value".into()),
         }
     }

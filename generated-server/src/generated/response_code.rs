@@ -56,6 +56,8 @@ pub enum ResponseCode {
     ProviderError,
     /// `96` (HTTP 500): Internal error: quote the X-Request-Id to support
     InternalError,
+    /// `97` (HTTP 503): Service unavailable: Kobo cannot reach its database or write to it; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one
+    ServiceUnavailable,
 }
 impl ResponseCode {
     /// Every code, sorted.
@@ -85,6 +87,7 @@ impl ResponseCode {
         ResponseCode::ProviderUnavailable,
         ResponseCode::ProviderError,
         ResponseCode::InternalError,
+        ResponseCode::ServiceUnavailable,
     ];
     /// `00`: success.
     pub(crate) const SUCCESS: Self = Self::Success;
@@ -130,6 +133,7 @@ impl ResponseCode {
             Self::ProviderUnavailable => "80",
             Self::ProviderError => "83",
             Self::InternalError => "96",
+            Self::ServiceUnavailable => "97",
         }
     }
     /// The HTTP status that goes with the code.
@@ -160,6 +164,7 @@ impl ResponseCode {
             Self::ProviderUnavailable => 503u16,
             Self::ProviderError => 422u16,
             Self::InternalError => 500u16,
+            Self::ServiceUnavailable => 503u16,
         }
     }
     /// The message an envelope carries when nothing more precise is said: the code's
@@ -223,6 +228,9 @@ impl ResponseCode {
                 "Provider error: identity verification failed, or the core banking system rejected the request"
             }
             Self::InternalError => "Internal error: quote the X-Request-Id to support",
+            Self::ServiceUnavailable => {
+                "Service unavailable: Kobo cannot reach its database or write to it; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one"
+            }
         }
     }
     /// The catalog entry for a code such as `"41"`.

@@ -43,7 +43,8 @@ pub const COMPONENTS: &str = r##"{
         "60",
         "80",
         "83",
-        "96"
+        "96",
+        "97"
       ]
     },
     "ErrorEnvelope": {

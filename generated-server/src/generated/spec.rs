@@ -4,12 +4,12 @@
 /// The spec's `info.title`.
 pub const TITLE: &str = "Kobo Business Banking API";
 /// The spec's `info.version`.
-pub const VERSION: &str = "2.0.0";
+pub const VERSION: &str = "2.1.0";
 /// `spec/openapi.yaml`, verbatim.
 pub const OPENAPI_YAML: &str = r#"openapi: 3.0.3
 info:
   title: Kobo Business Banking API
-  version: 2.0.0
+  version: 2.1.0
   description: |
     Kobo lets a business (a customer of the bank) manage its accounts, give each of its own
     customers a permanent virtual account after BVN/NIN verification, list transactions and
@@ -296,6 +296,11 @@ x-response-codes:
     http_status: 500
     meaning: 'Internal error: quote the X-Request-Id to support'
     origin: extension
+  '97':
+    name: service_unavailable
+    http_status: 503
+    meaning: 'Service unavailable: Kobo cannot reach its database or write to it; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one'
+    origin: extension
 
 x-permissions:
   - code: self.manage
@@ -575,9 +580,10 @@ paths:
         - `41` the `client_id` or `client_secret` is wrong (no hint which).
         - `29` too many attempts: wait `Retry-After` seconds.
         - `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security: []
       x-success-message: Token generated
-      x-response-codes: ['00', '01', '29', '41', '96']
+      x-response-codes: ['00', '01', '29', '41', '96', '97']
       requestBody:
         required: true
         content:
@@ -631,6 +637,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/login:
@@ -666,9 +674,10 @@ paths:
         - `41` the email and password do not match an active member.
         - `29` too many failed attempts: wait `Retry-After` seconds.
         - `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security: []
       x-success-message: Login successful
-      x-response-codes: ['00', '01', '29', '41', '96']
+      x-response-codes: ['00', '01', '29', '41', '96', '97']
       requestBody:
         required: true
         content:
@@ -753,6 +762,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/logout:
@@ -771,11 +782,12 @@ paths:
         - `01` the body is not `{}`.
         - `41` the token is missing, invalid, expired or already logged out.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: self.manage
       x-success-message: Logout successful
-      x-response-codes: ['00', '01', '29', '41', '96']
+      x-response-codes: ['00', '01', '29', '41', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/Empty'
       responses:
@@ -803,6 +815,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/change_password:
@@ -824,11 +838,12 @@ paths:
         - `46` `old_password` is not the current password (attempts are throttled like logins).
         - `41` the token is missing, invalid or expired.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: self.manage
       x-success-message: Password changed; log in again with the new password
-      x-response-codes: ['00', '01', '29', '41', '46', '96']
+      x-response-codes: ['00', '01', '29', '41', '46', '96', '97']
       requestBody:
         required: true
         content:
@@ -886,6 +901,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/generate_otp:
@@ -911,11 +928,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `29` too many OTPs requested: wait `Retry-After` seconds.
         - `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: self.manage
       x-success-message: OTP sent
-      x-response-codes: ['00', '01', '29', '41', '96']
+      x-response-codes: ['00', '01', '29', '41', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/Empty'
       responses:
@@ -959,6 +977,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/regenerate_secret:
@@ -980,11 +1000,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `credential.manage`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: credential.manage
       x-success-message: Client secret regenerated; store it now, it will not be shown again
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/Empty'
       responses:
@@ -1016,6 +1037,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/get_profile:
@@ -1035,11 +1058,12 @@ paths:
         - `01` the body is not `{}`.
         - `41` the token is missing, invalid or expired.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: self.manage
       x-success-message: Profile retrieved
-      x-response-codes: ['00', '01', '29', '41', '96']
+      x-response-codes: ['00', '01', '29', '41', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/Empty'
       responses:
@@ -1093,6 +1117,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/account/api/fetch_customer_accounts:
@@ -1114,10 +1140,11 @@ paths:
         - `01` a filter or paging field is invalid (the message names it).
         - `41` the token is missing, invalid or expired.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - integrationToken: []
       x-success-message: Accounts retrieved
-      x-response-codes: ['00', '01', '29', '41', '96']
+      x-response-codes: ['00', '01', '29', '41', '96', '97']
       requestBody:
         required: true
         content:
@@ -1199,6 +1226,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/account/api/create_customer_account:
@@ -1234,10 +1263,11 @@ paths:
         - `83` verification failed (unknown identity, BVN and NIN of different people) or the
           provider refused to provision the account.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - integrationToken: []
       x-success-message: Customer account created
-      x-response-codes: ['00', '01', '02', '26', '27', '28', '29', '41', '44', '60', '80', '83', '96']
+      x-response-codes: ['00', '01', '02', '26', '27', '28', '29', '41', '44', '60', '80', '83', '96', '97']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -1400,10 +1430,11 @@ paths:
         - `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.
         - `83` the provider refused (for example the account limit is reached).
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - integrationToken: []
       x-success-message: Account created
-      x-response-codes: ['00', '01', '27', '28', '29', '41', '60', '80', '83', '96']
+      x-response-codes: ['00', '01', '27', '28', '29', '41', '60', '80', '83', '96', '97']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -1476,11 +1507,12 @@ paths:
         - `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.
         - `83` the provider refused (for example the account limit is reached).
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: account.create
       x-success-message: Account created
-      x-response-codes: ['00', '01', '27', '28', '29', '41', '43', '60', '80', '83', '96']
+      x-response-codes: ['00', '01', '27', '28', '29', '41', '43', '60', '80', '83', '96', '97']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -1564,11 +1596,12 @@ paths:
         - `43` the member's role lacks `account.view`.
         - `44` no account of the business matches.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: account.view
       x-success-message: Account retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '44', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '44', '96', '97']
       requestBody:
         required: true
         content:
@@ -1638,6 +1671,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/account/web/fetch_account_collections:
@@ -1662,11 +1697,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `account.view`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: account.view
       x-success-message: Account collections retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         required: true
         content:
@@ -1728,6 +1764,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/account/web/fetch_account_summaries:
@@ -1751,11 +1789,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `account.view`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: account.view
       x-success-message: Account summaries retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         required: true
         content:
@@ -1817,6 +1856,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/account/web/get_total_account_metrics:
@@ -1840,11 +1881,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `account.view`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: account.view
       x-success-message: Account metrics retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         required: true
         content:
@@ -1893,6 +1935,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/web/fetch_transactions:
@@ -1915,11 +1959,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `transaction.view`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: transaction.view
       x-success-message: Transactions retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         required: true
         content:
@@ -1978,6 +2023,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/api/fetch_transactions:
@@ -2003,10 +2050,11 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `60` the business is not active.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - integrationToken: []
       x-success-message: Transactions retrieved
-      x-response-codes: ['00', '01', '29', '41', '60', '96']
+      x-response-codes: ['00', '01', '29', '41', '60', '96', '97']
       requestBody:
         required: true
         content:
@@ -2073,6 +2121,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/web/fetch_settlement_transactions:
@@ -2094,11 +2144,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `transaction.view`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: transaction.view
       x-success-message: Settlements retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/FetchSettlements'
       responses:
@@ -2141,6 +2192,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/api/fetch_settlement_transactions:
@@ -2160,10 +2213,11 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `60` the business is not active.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - integrationToken: []
       x-success-message: Settlements retrieved
-      x-response-codes: ['00', '01', '29', '41', '60', '96']
+      x-response-codes: ['00', '01', '29', '41', '60', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/FetchSettlements'
       responses:
@@ -2215,6 +2269,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/api/fetch_banks:
@@ -2234,10 +2290,11 @@ paths:
         - `01` the body is not `{}`.
         - `41` the token is missing, invalid or expired.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - integrationToken: []
       x-success-message: Banks retrieved
-      x-response-codes: ['00', '01', '29', '41', '96']
+      x-response-codes: ['00', '01', '29', '41', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/Empty'
       responses:
@@ -2277,6 +2334,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/api/name_enquiry:
@@ -2301,10 +2360,11 @@ paths:
         - `42` `source_account_number` is not an account of the business.
         - `80` the provider is unavailable: retry later.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - integrationToken: []
       x-success-message: Name enquiry successful
-      x-response-codes: ['00', '01', '06', '29', '41', '42', '80', '96']
+      x-response-codes: ['00', '01', '06', '29', '41', '42', '80', '96', '97']
       requestBody:
         required: true
         content:
@@ -2429,7 +2489,7 @@ paths:
         so a retry carries a new one). What is stored and replayed is an outcome that lasts: the
         transfer, or a refusal that a retry would meet again (`06`, `26`, `42`, `49`). A refusal
         that may pass later is not stored, and the retry runs afresh: `01`, `29`, `41`, `43`, `45`,
-        `48`, `60`, `80`, `83`, `96`. Audit-log action `funds_transfer`. The business must be
+        `48`, `60`, `80`, `83`, `96`, `97`. Audit-log action `funds_transfer`. The business must be
         active.
 
         Permission: `transfer.initiate`. Available in the sandbox.
@@ -2453,11 +2513,12 @@ paths:
         - `83` refused: insufficient funds in the source account, the daily limit is exceeded, or
           the provider rejected the transfer.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: transfer.initiate
       x-success-message: Transfer submitted
-      x-response-codes: ['00', '01', '06', '26', '27', '28', '29', '41', '42', '43', '45', '48', '49', '60', '80', '83', '96']
+      x-response-codes: ['00', '01', '06', '26', '27', '28', '29', '41', '42', '43', '45', '48', '49', '60', '80', '83', '96', '97']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -2723,11 +2784,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `transfer.initiate`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: transfer.initiate
       x-success-message: Banks retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/Empty'
       responses:
@@ -2765,6 +2827,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/web/name_enquiry:
@@ -2787,11 +2851,12 @@ paths:
         - `43` the member's role lacks `transfer.initiate`.
         - `80` the provider is unavailable: retry later.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: transfer.initiate
       x-success-message: Name enquiry successful
-      x-response-codes: ['00', '01', '06', '29', '41', '42', '43', '80', '96']
+      x-response-codes: ['00', '01', '06', '29', '41', '42', '43', '80', '96', '97']
       requestBody:
         required: true
         content:
@@ -2887,10 +2952,11 @@ paths:
         - `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected
           the transfer.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - integrationToken: []
       x-success-message: Transfer submitted
-      x-response-codes: ['00', '01', '06', '26', '27', '28', '29', '41', '42', '48', '49', '60', '80', '83', '96']
+      x-response-codes: ['00', '01', '06', '26', '27', '28', '29', '41', '42', '48', '49', '60', '80', '83', '96', '97']
       parameters:
         - $ref: '#/components/parameters/RequiredIdempotencyKey'
       requestBody:
@@ -3059,11 +3125,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `transfer.view`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: transfer.view
       x-success-message: Transfers retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/FetchTransfers'
       responses:
@@ -3099,6 +3166,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/api/fetch_transfers:
@@ -3118,10 +3187,11 @@ paths:
           without its pair.
         - `41` the token is missing, invalid or expired.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - integrationToken: []
       x-success-message: Transfers retrieved
-      x-response-codes: ['00', '01', '29', '41', '96']
+      x-response-codes: ['00', '01', '29', '41', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/FetchTransfers'
       responses:
@@ -3155,6 +3225,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/web/cancel_transfer:
@@ -3178,11 +3250,12 @@ paths:
         - `47` no transfer of the business has this reference.
         - `48` the transfer is not awaiting approval.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: transfer.initiate
       x-success-message: Transfer cancelled
-      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96', '97']
       requestBody:
         required: true
         content:
@@ -3259,6 +3332,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/web/get_transfer:
@@ -3281,11 +3356,12 @@ paths:
         - `43` the member's role lacks `transfer.view`.
         - `47` no transfer of the business has this reference.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: transfer.view
       x-success-message: Transfer retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '47', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/TransferReference'
       responses:
@@ -3342,6 +3418,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/api/get_transfer:
@@ -3362,10 +3440,11 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `47` no transfer of the business has this reference.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - integrationToken: []
       x-success-message: Transfer retrieved
-      x-response-codes: ['00', '01', '29', '41', '47', '96']
+      x-response-codes: ['00', '01', '29', '41', '47', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/TransferReference'
       responses:
@@ -3421,6 +3500,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/web/fetch_pending_transfers:
@@ -3442,11 +3523,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `transfer.view`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: transfer.view
       x-success-message: Pending transfers retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         required: true
         content:
@@ -3518,6 +3600,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/web/approve_transfer:
@@ -3564,11 +3648,12 @@ paths:
         - `80` the provider is unavailable: nothing moved, approve again later.
         - `83` refused at execution (for example insufficient funds): nothing moved.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: transfer.approve
       x-success-message: Transfer approved
-      x-response-codes: ['00', '01', '06', '27', '28', '29', '41', '43', '45', '47', '48', '49', '60', '80', '83', '96']
+      x-response-codes: ['00', '01', '06', '27', '28', '29', '41', '43', '45', '47', '48', '49', '60', '80', '83', '96', '97']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -3739,11 +3824,12 @@ paths:
         - `47` no transfer of the business has this reference.
         - `48` the transfer is not awaiting approval.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: transfer.approve
       x-success-message: Transfer rejected
-      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96', '97']
       requestBody:
         required: true
         content:
@@ -3821,6 +3907,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/web/create_approval_policy:
@@ -3845,11 +3933,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `approval_policy.manage`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: approval_policy.manage
       x-success-message: Approval policy created
-      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '43', '96', '97']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -3918,6 +4007,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/web/update_approval_policy:
@@ -3939,11 +4030,12 @@ paths:
         - `43` the member's role lacks `approval_policy.manage`.
         - `47` the business has no approval policy yet: create one.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: approval_policy.manage
       x-success-message: Approval policy updated
-      x-response-codes: ['00', '01', '29', '41', '43', '47', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96', '97']
       requestBody:
         required: true
         content:
@@ -3991,6 +4083,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/web/get_approval_policy:
@@ -4010,11 +4104,12 @@ paths:
         - `43` the member's role lacks `approval_policy.view`.
         - `47` the business has no approval policy: transfers are never held.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: approval_policy.view
       x-success-message: Approval policy retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '47', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/Empty'
       responses:
@@ -4051,6 +4146,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/fetch_members:
@@ -4073,11 +4170,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `member.view`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: member.view
       x-success-message: Members retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         required: true
         content:
@@ -4162,6 +4260,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/add_member:
@@ -4194,11 +4294,12 @@ paths:
           role holds a permission the inviting member does not hold.
         - `47` no role of the business has this `role_id`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: member.manage
       x-success-message: Invitation sent
-      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '43', '47', '96']
+      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '43', '47', '96', '97']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -4265,6 +4366,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/resend_invite:
@@ -4286,11 +4389,12 @@ paths:
         - `47` no member of the business has this id.
         - `48` the member has already accepted their invitation.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: member.manage
       x-success-message: Invitation resent
-      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96', '97']
       requestBody:
         required: true
         content:
@@ -4346,6 +4450,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/accept_invite:
@@ -4368,9 +4474,10 @@ paths:
         - `41` the invitation token is unknown, already used, expired, or was replaced by a resent
           invitation.
         - `29` too many attempts. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security: []
       x-success-message: Invitation accepted; you can now log in
-      x-response-codes: ['00', '01', '29', '41', '96']
+      x-response-codes: ['00', '01', '29', '41', '96', '97']
       requestBody:
         required: true
         content:
@@ -4433,6 +4540,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/update_member:
@@ -4464,11 +4573,12 @@ paths:
         - `48` the change would leave no active Owner, deactivates oneself, or activates a pending
           invitation.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: member.manage
       x-success-message: Member updated
-      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96', '97']
       requestBody:
         required: true
         content:
@@ -4540,6 +4650,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/fetch_permissions:
@@ -4559,11 +4671,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `role.view`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: role.view
       x-success-message: Permissions retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/Empty'
       responses:
@@ -4602,6 +4715,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/fetch_roles:
@@ -4626,11 +4741,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `role.view`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: role.view
       x-success-message: Roles retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/Empty'
       responses:
@@ -4675,6 +4791,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/create_role:
@@ -4701,11 +4819,12 @@ paths:
         - `43` the member's role lacks `role.manage`, or the role would hold a permission the member
           does not hold.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: role.manage
       x-success-message: Role created
-      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '43', '96', '97']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -4786,6 +4905,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/update_role:
@@ -4813,11 +4934,12 @@ paths:
         - `47` no role of the business has this id.
         - `48` the role is built in and cannot be edited.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: role.manage
       x-success-message: Role updated
-      x-response-codes: ['00', '01', '26', '29', '41', '43', '47', '48', '96']
+      x-response-codes: ['00', '01', '26', '29', '41', '43', '47', '48', '96', '97']
       requestBody:
         required: true
         content:
@@ -4883,6 +5005,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/security/web/fetch_activity_logs:
@@ -4907,11 +5031,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `activity_log.view`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: activity_log.view
       x-success-message: Activity logs retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         required: true
         content:
@@ -4970,6 +5095,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/security/web/fetch_audit_logs:
@@ -4995,11 +5122,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `audit_log.view`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: audit_log.view
       x-success-message: Audit logs retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         required: true
         content:
@@ -5059,6 +5187,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/customer/web/webhook_configuration:
@@ -5100,11 +5230,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `webhook.manage`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: webhook.manage
       x-success-message: Webhook configuration created
-      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '26', '27', '28', '29', '41', '43', '96', '97']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -5185,6 +5316,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/customer/api/update_webhook_configuration:
@@ -5208,10 +5341,11 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `47` the business has no webhook configuration yet: create one from the Dashboard.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - integrationToken: []
       x-success-message: Webhook configuration updated
-      x-response-codes: ['00', '01', '29', '41', '47', '96']
+      x-response-codes: ['00', '01', '29', '41', '47', '96', '97']
       requestBody:
         required: true
         content:
@@ -5270,6 +5404,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/customer/web/get_webhook_configuration:
@@ -5290,11 +5426,12 @@ paths:
         - `43` the member's role lacks `webhook.view`.
         - `47` the business has no webhook configuration.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: webhook.view
       x-success-message: Webhook configuration retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '47', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/Empty'
       responses:
@@ -5333,6 +5470,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/customer/web/rotate_webhook_secret:
@@ -5361,11 +5500,12 @@ paths:
         - `43` the member's role lacks `webhook.manage`.
         - `47` the business has no webhook configuration.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: webhook.manage
       x-success-message: Webhook secret rotated; store it now, it will not be shown again
-      x-response-codes: ['00', '01', '27', '28', '29', '41', '43', '47', '96']
+      x-response-codes: ['00', '01', '27', '28', '29', '41', '43', '47', '96', '97']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -5407,6 +5547,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/customer/web/fetch_webhook_events:
@@ -5434,11 +5576,12 @@ paths:
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `webhook.view`.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: webhook.view
       x-success-message: Webhook events retrieved
-      x-response-codes: ['00', '01', '29', '41', '43', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
       requestBody:
         required: true
         content:
@@ -5526,6 +5669,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/customer/web/replay_webhook_event:
@@ -5551,11 +5696,12 @@ paths:
         - `48` the event is already queued (`pending`), or the configuration is paused or
           absent.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: webhook.manage
       x-success-message: Webhook event queued for delivery
-      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96', '97']
       requestBody:
         required: true
         content:
@@ -5662,6 +5808,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/customer/web/test_webhook:
@@ -5686,11 +5834,12 @@ paths:
         - `47` the business has no webhook configuration.
         - `48` the configuration is paused (`is_active: false`).
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - dashboardToken: []
       x-permission: webhook.manage
       x-success-message: Test event queued for delivery
-      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96']
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96', '97']
       requestBody:
         $ref: '#/components/requestBodies/Empty'
       responses:
@@ -5756,6 +5905,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/sandbox/api/simulate_inbound_transfer:
@@ -5784,10 +5935,11 @@ paths:
         - `48` the account is not `active` (`blocked`, `closed`, ...).
         - `04` (production only) the operation does not exist there.
         - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
         - integrationToken: []
       x-success-message: Inbound transfer simulated
-      x-response-codes: ['00', '01', '27', '28', '29', '41', '44', '48', '96']
+      x-response-codes: ['00', '01', '27', '28', '29', '41', '44', '48', '96', '97']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -5880,6 +6032,8 @@ paths:
           $ref: '#/components/responses/TooManyRequests'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
 
@@ -6333,7 +6487,9 @@ components:
                 message: 'Internal error: quote the X-Request-Id to support'
                 data: null
     ProviderUnavailable:
-      description: The core banking provider is temporarily unavailable; retry later.
+      description: |
+        The core banking provider (`80`) or Kobo's own database (`97`, with `Retry-After`) is
+        temporarily unavailable; retry later.
       headers:
         X-Request-Id:
           $ref: '#/components/headers/XRequestId'
@@ -6347,6 +6503,32 @@ components:
                 status: false
                 response_code: '80'
                 message: The core banking provider is temporarily unavailable; retry later
+                data: null
+            service_unavailable:
+              value:
+                status: false
+                response_code: '97'
+                message: 'Service unavailable: retry after the seconds in Retry-After'
+                data: null
+    ServiceUnavailable:
+      description: |
+        Kobo cannot reach its database or write to it (`97`): retry after `Retry-After` seconds,
+        with the same `Idempotency-Key` where the operation takes one.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+        Retry-After:
+          $ref: '#/components/headers/RetryAfter'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            service_unavailable:
+              value:
+                status: false
+                response_code: '97'
+                message: 'Service unavailable: retry after the seconds in Retry-After'
                 data: null
     TransportError:
       description: |
@@ -6399,8 +6581,8 @@ components:
         An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP
         status. `x-enum-varnames` names each code for generated clients: the catalog's `name`, in
         upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `ResponseCode` has.
-      enum: ['01', '02', '04', '05', '06', '07', '08', '26', '27', '28', '29', '41', '42', '43', '44', '45', '46', '47', '48', '49', '60', '80', '83', '96']
-      x-enum-varnames: [INVALID_REQUEST, IDENTITY_NUMBER_MISSING, UNKNOWN_OPERATION, METHOD_NOT_ALLOWED, BENEFICIARY_ACCOUNT_NOT_FOUND, UNSUPPORTED_MEDIA_TYPE, BODY_TOO_LARGE, DUPLICATE, IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_KEY_IN_PROGRESS, TOO_MANY_REQUESTS, UNAUTHENTICATED, SOURCE_ACCOUNT_NOT_FOUND, PERMISSION_DENIED, ACCOUNT_NOT_FOUND, INVALID_OTP, OLD_PASSWORD_INCORRECT, NOT_FOUND, INVALID_STATE, BENEFICIARY_NAME_MISMATCH, BUSINESS_INACTIVE, PROVIDER_UNAVAILABLE, PROVIDER_ERROR, INTERNAL_ERROR]
+      enum: ['01', '02', '04', '05', '06', '07', '08', '26', '27', '28', '29', '41', '42', '43', '44', '45', '46', '47', '48', '49', '60', '80', '83', '96', '97']
+      x-enum-varnames: [INVALID_REQUEST, IDENTITY_NUMBER_MISSING, UNKNOWN_OPERATION, METHOD_NOT_ALLOWED, BENEFICIARY_ACCOUNT_NOT_FOUND, UNSUPPORTED_MEDIA_TYPE, BODY_TOO_LARGE, DUPLICATE, IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_KEY_IN_PROGRESS, TOO_MANY_REQUESTS, UNAUTHENTICATED, SOURCE_ACCOUNT_NOT_FOUND, PERMISSION_DENIED, ACCOUNT_NOT_FOUND, INVALID_OTP, OLD_PASSWORD_INCORRECT, NOT_FOUND, INVALID_STATE, BENEFICIARY_NAME_MISMATCH, BUSINESS_INACTIVE, PROVIDER_UNAVAILABLE, PROVIDER_ERROR, INTERNAL_ERROR, SERVICE_UNAVAILABLE]
     ErrorEnvelope:
       type: object
       description: The envelope of every error response.
@@ -9559,7 +9741,7 @@ pub const OPENAPI_JSON: &str = r##"{
   "openapi": "3.0.3",
   "info": {
     "title": "Kobo Business Banking API",
-    "version": "2.0.0",
+    "version": "2.1.0",
     "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. (Extension, for local testing: the sandbox\n  also allows `http://` and any address, loopback included.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account`:\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
@@ -9768,6 +9950,12 @@ pub const OPENAPI_JSON: &str = r##"{
       "name": "internal_error",
       "http_status": 500,
       "meaning": "Internal error: quote the X-Request-Id to support",
+      "origin": "extension"
+    },
+    "97": {
+      "name": "service_unavailable",
+      "http_status": 503,
+      "meaning": "Service unavailable: Kobo cannot reach its database or write to it; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one",
       "origin": "extension"
     }
   },
@@ -10238,7 +10426,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "generate_token",
         "summary": "Generate an integration token",
         "x-origin": "extension",
-        "description": "Exchanges the business's integration credentials (`client_id`, `client_secret`, issued by the\nbank's operator and rotated with `regenerate_secret`) for an integration token: a signed JWT\nto send as `Authorization: Bearer <token>` to every `/api/` operation. The token is backed by\na server-side session and stops working when it expires (`expires_in` seconds, one hour) or\nwhen the secret is regenerated. Generate a new token before expiry; there is no refresh.\n\nNo token is needed. Attempts are rate limited per source address and per `client_id`.\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `41` the `client_id` or `client_secret` is wrong (no hint which).\n- `29` too many attempts: wait `Retry-After` seconds.\n- `96` internal error.\n",
+        "description": "Exchanges the business's integration credentials (`client_id`, `client_secret`, issued by the\nbank's operator and rotated with `regenerate_secret`) for an integration token: a signed JWT\nto send as `Authorization: Bearer <token>` to every `/api/` operation. The token is backed by\na server-side session and stops working when it expires (`expires_in` seconds, one hour) or\nwhen the secret is regenerated. Generate a new token before expiry; there is no refresh.\n\nNo token is needed. Attempts are rate limited per source address and per `client_id`.\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `41` the `client_id` or `client_secret` is wrong (no hint which).\n- `29` too many attempts: wait `Retry-After` seconds.\n- `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [],
         "x-success-message": "Token generated",
         "x-response-codes": [
@@ -10246,7 +10434,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "01",
           "29",
           "41",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -10330,6 +10519,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -10344,7 +10536,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "login",
         "summary": "Log in to the Dashboard",
         "x-origin": "extension",
-        "description": "Checks a team member's email and password and returns a Dashboard token (a signed JWT backed\nby a server-side session, valid for `expires_in` seconds, twelve hours) with the member and\nthe permission codes of their role. Send it as `Authorization: Bearer <token>` to every\n`/web/` operation. The session ends at `logout`, at `change_password` (every session of the\nmember), when the member is deactivated, or at expiry.\n\nNo token is needed. A wrong email, a wrong password, a member who has not accepted their\ninvitation and a deactivated member all get the same `41`, so the answer never tells whether\nan email is registered. Every successful login is an audit-log entry (`login`).\n\nOne email may be a member of several businesses, each membership with its own password.\nThe password chooses the membership; when it matches more than one, `business_id` must say\nwhich (`01` naming it otherwise).\n\nAttempts are throttled (`29` with `Retry-After`) so that failures sent on purpose cannot\nlock a member out: per email at one source address (5 attempts, then locks that grow), per\nsource address (20), and per email from every address the member has never logged in\nfrom (past 20, one attempt every 10 seconds). An address the member logged in from before\nis never slowed by failures from elsewhere.\n\nErrors:\n- `01` a field is missing or malformed (the message names it), or the password matches\n  memberships of several businesses and `business_id` is missing.\n- `41` the email and password do not match an active member.\n- `29` too many failed attempts: wait `Retry-After` seconds.\n- `96` internal error.\n",
+        "description": "Checks a team member's email and password and returns a Dashboard token (a signed JWT backed\nby a server-side session, valid for `expires_in` seconds, twelve hours) with the member and\nthe permission codes of their role. Send it as `Authorization: Bearer <token>` to every\n`/web/` operation. The session ends at `logout`, at `change_password` (every session of the\nmember), when the member is deactivated, or at expiry.\n\nNo token is needed. A wrong email, a wrong password, a member who has not accepted their\ninvitation and a deactivated member all get the same `41`, so the answer never tells whether\nan email is registered. Every successful login is an audit-log entry (`login`).\n\nOne email may be a member of several businesses, each membership with its own password.\nThe password chooses the membership; when it matches more than one, `business_id` must say\nwhich (`01` naming it otherwise).\n\nAttempts are throttled (`29` with `Retry-After`) so that failures sent on purpose cannot\nlock a member out: per email at one source address (5 attempts, then locks that grow), per\nsource address (20), and per email from every address the member has never logged in\nfrom (past 20, one attempt every 10 seconds). An address the member logged in from before\nis never slowed by failures from elsewhere.\n\nErrors:\n- `01` a field is missing or malformed (the message names it), or the password matches\n  memberships of several businesses and `business_id` is missing.\n- `41` the email and password do not match an active member.\n- `29` too many failed attempts: wait `Retry-After` seconds.\n- `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [],
         "x-success-message": "Login successful",
         "x-response-codes": [
@@ -10352,7 +10544,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "01",
           "29",
           "41",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -10469,6 +10662,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -10482,7 +10678,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "logout",
         "summary": "Log out",
-        "description": "Invalidates the session of the presented Dashboard token at once: the token no longer\nauthenticates (`41`). The member's other sessions are untouched; `change_password` ends them\nall. Audit-log action `logout`. Takes no parameters: send `{}` (or an empty body).\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid, expired or already logged out.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Invalidates the session of the presented Dashboard token at once: the token no longer\nauthenticates (`41`). The member's other sessions are untouched; `change_password` ends them\nall. Audit-log action `logout`. Takes no parameters: send `{}` (or an empty body).\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid, expired or already logged out.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -10495,7 +10691,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "01",
           "29",
           "41",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/Empty"
@@ -10538,6 +10735,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -10551,7 +10751,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "change_password",
         "summary": "Change password",
-        "description": "Changes the logged-in member's password. `old_password` must be the current password;\n`new_password` must be 8 to 128 characters, differ from the old one, and equal\n`confirm_password`. On success **every session of the member is invalidated, including the\ncurrent one**: log in again with the new password. Audit-log action `change_password`.\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` a field is missing or malformed, `new_password` is too short or too long or equals the\n  old one, or `confirm_password` differs from `new_password` (the message names the field).\n- `46` `old_password` is not the current password (attempts are throttled like logins).\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Changes the logged-in member's password. `old_password` must be the current password;\n`new_password` must be 8 to 128 characters, differ from the old one, and equal\n`confirm_password`. On success **every session of the member is invalidated, including the\ncurrent one**: log in again with the new password. Audit-log action `change_password`.\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` a field is missing or malformed, `new_password` is too short or too long or equals the\n  old one, or `confirm_password` differs from `new_password` (the message names the field).\n- `46` `old_password` is not the current password (attempts are throttled like logins).\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -10565,7 +10765,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "46",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -10654,6 +10855,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -10668,7 +10872,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "generate_otp",
         "summary": "Generate a one-time password",
         "x-origin": "extension",
-        "description": "Issues a 6-digit one-time password for the logged-in member and sends it through the\nnotification channel (email). `funds_transfer` needs one in its `otp` field. An OTP is\nsingle-use, expires after `expires_in` seconds (300), allows 5 wrong attempts, and is bound\nto the member who generated it; generating a new one invalidates the previous one. In the\nsandbox environment alone the code is also returned in `data.otp` so automated tests can\nuse it; in production `data.otp` is null.\n\nAt most 5 OTPs per member per 15 minutes (`29` beyond). Takes no parameters: send `{}`.\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `29` too many OTPs requested: wait `Retry-After` seconds.\n- `96` internal error.\n",
+        "description": "Issues a 6-digit one-time password for the logged-in member and sends it through the\nnotification channel (email). `funds_transfer` needs one in its `otp` field. An OTP is\nsingle-use, expires after `expires_in` seconds (300), allows 5 wrong attempts, and is bound\nto the member who generated it; generating a new one invalidates the previous one. In the\nsandbox environment alone the code is also returned in `data.otp` so automated tests can\nuse it; in production `data.otp` is null.\n\nAt most 5 OTPs per member per 15 minutes (`29` beyond). Takes no parameters: send `{}`.\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `29` too many OTPs requested: wait `Retry-After` seconds.\n- `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -10681,7 +10885,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "01",
           "29",
           "41",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/Empty"
@@ -10744,6 +10949,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -10758,7 +10966,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "regenerate_secret",
         "summary": "Regenerate the integration client secret",
         "x-origin": "extension",
-        "description": "Issues a new integration `client_secret` for the business and returns it **once**: store it\nat once, it cannot be read again (only its hash is kept). The old secret stops working\nimmediately and every integration token issued with it is revoked. The `client_id` does not\nchange. Audit-log action `regenerate_secret`. Takes no parameters: send `{}`.\n\nPermission: `credential.manage`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `credential.manage`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Issues a new integration `client_secret` for the business and returns it **once**: store it\nat once, it cannot be read again (only its hash is kept). The old secret stops working\nimmediately and every integration token issued with it is revoked. The `client_id` does not\nchange. Audit-log action `regenerate_secret`. Takes no parameters: send `{}`.\n\nPermission: `credential.manage`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `credential.manage`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -10772,7 +10980,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/Empty"
@@ -10821,6 +11030,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -10835,7 +11047,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "get_profile",
         "summary": "Who am I",
         "x-origin": "extension",
-        "description": "Returns the logged-in member, their role with its permission codes, and the business with\nits status and environment. A Dashboard needs this after login to decide what to show; it\nis also the cheapest way to check that a token still works. Takes no parameters: send `{}`.\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Returns the logged-in member, their role with its permission codes, and the business with\nits status and environment. A Dashboard needs this after login to decide what to show; it\nis also the cheapest way to check that a token still works. Takes no parameters: send `{}`.\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -10848,7 +11060,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "01",
           "29",
           "41",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/Empty"
@@ -10927,6 +11140,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -10940,7 +11156,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_customer_accounts",
         "summary": "List the business's accounts",
-        "description": "Lists the business's accounts: the main pool account, current accounts and virtual\n(customer) accounts, newest first. `{}` or no `filters` returns all of them. Filters narrow\nby `account_type` (`normal` means the business's own non-virtual accounts, pool and current;\n`savings` matches none today, Kobo opens no savings accounts), `status`, and `is_available`\n(true: accounts that can transact now, status `active`; false: every other status). Paged\nwith `limit` and the cursor pair (see Lists and paging); the response carries `pagination`.\n\nIntegration token. Available in the sandbox.\n\nErrors:\n- `01` a filter or paging field is invalid (the message names it).\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists the business's accounts: the main pool account, current accounts and virtual\n(customer) accounts, newest first. `{}` or no `filters` returns all of them. Filters narrow\nby `account_type` (`normal` means the business's own non-virtual accounts, pool and current;\n`savings` matches none today, Kobo opens no savings accounts), `status`, and `is_available`\n(true: accounts that can transact now, status `active`; false: every other status). Paged\nwith `limit` and the cursor pair (see Lists and paging); the response carries `pagination`.\n\nIntegration token. Available in the sandbox.\n\nErrors:\n- `01` a filter or paging field is invalid (the message names it).\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -10952,7 +11168,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "01",
           "29",
           "41",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -11067,6 +11284,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -11080,7 +11300,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "create_customer_account",
         "summary": "Give a customer a permanent virtual account",
-        "description": "Verifies an end-customer's identity with their BVN and/or NIN against the core banking\nsystem, then opens a permanent (static, never recycled) virtual account for them. The\naccount is `active` at once and ready to receive funds. It holds its own balance, as the\nsource document describes: every credit to it is a collection (`collection.received`\nwebhook) posted to the virtual account itself; its parent account groups it (for\n`fetch_account_collections`) and `total_business_balance` sums every account. Send at least one of `bvn`\nor `nin`; when both are sent both must verify and belong to the same person.\n`account_name` is the name on the identity record unless you give one. `metadata` is stored\nwith the account and returned on lookups, never interpreted. `parent_account_number` picks\nthe pool or current account the virtual account is linked to (default: the main pool\naccount). One customer (identity) gets one account per business: a second request with the\nsame BVN or NIN answers `26`. Emits `account.created`. Accepts `Idempotency-Key`.\n\nIntegration token. Available in the sandbox (see the identity test data in the overview).\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `02` neither `bvn` nor `nin` was sent.\n- `26` this BVN or NIN already has an account in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` `parent_account_number` is not a pool or current account of the business.\n- `60` the business is not active.\n- `80` the identity provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` verification failed (unknown identity, BVN and NIN of different people) or the\n  provider refused to provision the account.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Verifies an end-customer's identity with their BVN and/or NIN against the core banking\nsystem, then opens a permanent (static, never recycled) virtual account for them. The\naccount is `active` at once and ready to receive funds. It holds its own balance, as the\nsource document describes: every credit to it is a collection (`collection.received`\nwebhook) posted to the virtual account itself; its parent account groups it (for\n`fetch_account_collections`) and `total_business_balance` sums every account. Send at least one of `bvn`\nor `nin`; when both are sent both must verify and belong to the same person.\n`account_name` is the name on the identity record unless you give one. `metadata` is stored\nwith the account and returned on lookups, never interpreted. `parent_account_number` picks\nthe pool or current account the virtual account is linked to (default: the main pool\naccount). One customer (identity) gets one account per business: a second request with the\nsame BVN or NIN answers `26`. Emits `account.created`. Accepts `Idempotency-Key`.\n\nIntegration token. Available in the sandbox (see the identity test data in the overview).\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `02` neither `bvn` nor `nin` was sent.\n- `26` this BVN or NIN already has an account in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` `parent_account_number` is not a pool or current account of the business.\n- `60` the business is not active.\n- `80` the identity provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` verification failed (unknown identity, BVN and NIN of different people) or the\n  provider refused to provision the account.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -11100,7 +11320,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "60",
           "80",
           "83",
-          "96"
+          "96",
+          "97"
         ],
         "parameters": [
           {
@@ -11321,7 +11542,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "create_account_api",
         "summary": "Open a current account (integration)",
-        "description": "Opens a current account linked to the business's main pool account. It starts `active`\nwith balance `0.000000000` and `last_balance_update` null, and may itself act as the parent\nof virtual accounts. `account_name` defaults to `<business name> - Current <n>`. The\nbusiness must be active. A business may hold at most 100 current accounts (20 in the\nsandbox); over that the provider refuses with `83`. Emits `account.created`. Accepts\n`Idempotency-Key`. The Dashboard twin is `create_account_web`.\n\nIntegration token. Available in the sandbox.\n\nErrors:\n- `01` `account_name` is empty or longer than 255 characters.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` the provider refused (for example the account limit is reached).\n- `29` too many requests. `96` internal error.\n",
+        "description": "Opens a current account linked to the business's main pool account. It starts `active`\nwith balance `0.000000000` and `last_balance_update` null, and may itself act as the parent\nof virtual accounts. `account_name` defaults to `<business name> - Current <n>`. The\nbusiness must be active. A business may hold at most 100 current accounts (20 in the\nsandbox); over that the provider refuses with `83`. Emits `account.created`. Accepts\n`Idempotency-Key`. The Dashboard twin is `create_account_web`.\n\nIntegration token. Available in the sandbox.\n\nErrors:\n- `01` `account_name` is empty or longer than 255 characters.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` the provider refused (for example the account limit is reached).\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -11338,7 +11559,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "60",
           "80",
           "83",
-          "96"
+          "96",
+          "97"
         ],
         "parameters": [
           {
@@ -11424,7 +11646,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "create_account_web",
         "summary": "Open a current account (Dashboard)",
-        "description": "The Dashboard twin of `create_account_api`, with the same body, effects and limits: opens\na current account linked to the main pool account, `active`, balance `0.000000000`,\n`last_balance_update` null. The business must be active. Emits `account.created`; audit-log\naction `create_account`. Accepts `Idempotency-Key`.\n\nPermission: `account.create`.\n\nErrors:\n- `01` `account_name` is empty or longer than 255 characters.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.create`.\n- `60` the business is not active.\n- `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` the provider refused (for example the account limit is reached).\n- `29` too many requests. `96` internal error.\n",
+        "description": "The Dashboard twin of `create_account_api`, with the same body, effects and limits: opens\na current account linked to the main pool account, `active`, balance `0.000000000`,\n`last_balance_update` null. The business must be active. Emits `account.created`; audit-log\naction `create_account`. Accepts `Idempotency-Key`.\n\nPermission: `account.create`.\n\nErrors:\n- `01` `account_name` is empty or longer than 255 characters.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.create`.\n- `60` the business is not active.\n- `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` the provider refused (for example the account limit is reached).\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -11443,7 +11665,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "60",
           "80",
           "83",
-          "96"
+          "96",
+          "97"
         ],
         "parameters": [
           {
@@ -11549,7 +11772,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "get_account",
         "summary": "Look up one account",
-        "description": "Returns one account of the business matching every given field, with its `account_class`\n(`primary` for the main pool account, `secondary` for the others) and, for a virtual\naccount, the `customer` it belongs to (null for the business's own accounts). All fields are\noptional; when several accounts match, the most recently created one is returned, so pass\n`account_number` to be exact. `account_type` takes the filter values (`normal` matches\npool and current accounts).\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed (the message names it).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `44` no account of the business matches.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Returns one account of the business matching every given field, with its `account_class`\n(`primary` for the main pool account, `secondary` for the others) and, for a virtual\naccount, the `customer` it belongs to (null for the business's own accounts). All fields are\noptional; when several accounts match, the most recently created one is returned, so pass\n`account_number` to be exact. `account_type` takes the filter values (`normal` matches\npool and current accounts).\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed (the message names it).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `44` no account of the business matches.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -11564,7 +11787,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "41",
           "43",
           "44",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -11671,6 +11895,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -11684,7 +11911,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_account_collections",
         "summary": "Collections per account",
-        "description": "Lists the business's accounts (newest first) with their collection totals: how many\ninbound credits each received (`total_collections`), their combined value\n(`total_collection_amount`) and the time of the last one. Account filters: `account_type`,\n`account_number`, `status`, and `parent_account_number` (virtual accounts linked to that\npool or current account). Date filters bound which collections are counted, not which\naccounts are listed: `date` (a single day, takes precedence) or `start_date` / `end_date`\n(inclusive). Paged with `limit` and the cursor pair.\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists the business's accounts (newest first) with their collection totals: how many\ninbound credits each received (`total_collections`), their combined value\n(`total_collection_amount`) and the time of the last one. Account filters: `account_type`,\n`account_number`, `status`, and `parent_account_number` (virtual accounts linked to that\npool or current account). Date filters bound which collections are counted, not which\naccounts are listed: `date` (a single day, takes precedence) or `start_date` / `end_date`\n(inclusive). Paged with `limit` and the cursor pair.\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -11698,7 +11925,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -11786,6 +12014,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -11799,7 +12030,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_account_summaries",
         "summary": "Activity summary per account",
-        "description": "Lists the business's accounts (newest first) with their collection totals plus outbound\ntransfer totals (`total_transfers`, `total_transfer_amount`, counting successful and pending\ntransfers) and `total_transactions` (every posted transaction on the account). All fields\nare optional; `{}` (or an empty body) returns every account. Filters: `account_type`,\n`account_number`, `status`, `is_available` (true: status `active`; false: any other).\nPaged with `limit` and the cursor pair.\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed or a cursor field is sent without its pair (the message names\n  the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists the business's accounts (newest first) with their collection totals plus outbound\ntransfer totals (`total_transfers`, `total_transfer_amount`, counting successful and pending\ntransfers) and `total_transactions` (every posted transaction on the account). All fields\nare optional; `{}` (or an empty body) returns every account. Filters: `account_type`,\n`account_number`, `status`, `is_available` (true: status `active`; false: any other).\nPaged with `limit` and the cursor pair.\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed or a cursor field is sent without its pair (the message names\n  the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -11813,7 +12044,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -11901,6 +12133,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -11914,7 +12149,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "get_total_account_metrics",
         "summary": "Portfolio totals",
-        "description": "Returns portfolio aggregates for the business: active, inactive (any status other than\n`active`) and virtual account counts, the total collected, and the sum of all account\nbalances. `filters.start_date` / `filters.end_date` (inclusive) bound the collections summed\nin `total_volume_collected` and, with `filters.account_type`, restrict the accounts counted\nto those created in the window. `count` caps how many accounts enter the computation\n(newest first). `ignore_count: true` skips the three account counts for a faster answer:\nthey are returned as null.\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed or `start_date` is after `end_date` (the message names it).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Returns portfolio aggregates for the business: active, inactive (any status other than\n`active`) and virtual account counts, the total collected, and the sum of all account\nbalances. `filters.start_date` / `filters.end_date` (inclusive) bound the collections summed\nin `total_volume_collected` and, with `filters.account_type`, restrict the accounts counted\nto those created in the window. `count` caps how many accounts enter the computation\n(newest first). `ignore_count: true` skips the three account counts for a faster answer:\nthey are returned as null.\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed or `start_date` is after `end_date` (the message names it).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -11928,7 +12163,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -12003,6 +12239,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -12016,7 +12255,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_transactions_web",
         "summary": "List transactions (Dashboard)",
-        "description": "Lists the business's transactions, newest first: credits (`credit`, money in) and debits\n(`debit`, money out) on every account. Optional `filters`: `account_number`, `start_date` /\n`end_date` (inclusive days), `transaction_type`, `status`, `reference_number` (exact), and\n`search` (case-insensitive substring of the narration or reference). Paged with `limit` (or\n`page_size`) and either the cursor pair or `page` (see Lists and paging).\n\nPermission: `transaction.view`. Available in the sandbox.\n\nErrors:\n- `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging\n  fields conflict (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists the business's transactions, newest first: credits (`credit`, money in) and debits\n(`debit`, money out) on every account. Optional `filters`: `account_number`, `start_date` /\n`end_date` (inclusive days), `transaction_type`, `status`, `reference_number` (exact), and\n`search` (case-insensitive substring of the narration or reference). Paged with `limit` (or\n`page_size`) and either the cursor pair or `page` (see Lists and paging).\n\nPermission: `transaction.view`. Available in the sandbox.\n\nErrors:\n- `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging\n  fields conflict (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -12030,7 +12269,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -12116,6 +12356,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -12129,7 +12372,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_transactions_api",
         "summary": "List transactions (integration)",
-        "description": "Lists the business's transactions, newest first, in the integration shape (with\n`account_name`, `transaction_category`, `channel` and `remarks`). Use `reference_number` to\nreconcile. Optional `filters`: `account_number`; `start_date` / `end_date` (on or after / on\nor before, YYYY-MM-DD); `date` (a single day, takes precedence over the range); `status`;\n`transaction_type` (`credit` inbound, `debit` outbound); `transaction_category`\n(`collection`, `transfer`, `reversal`); `reference_number` (exact); `channel` (`nip`,\n`intra`); `search` (case-insensitive substring of the remarks or reference). Paged with\n`limit` (or `page_size`) and either the cursor pair or `page`. The business must be active.\n\nIntegration token.\n\nErrors:\n- `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging\n  fields conflict (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists the business's transactions, newest first, in the integration shape (with\n`account_name`, `transaction_category`, `channel` and `remarks`). Use `reference_number` to\nreconcile. Optional `filters`: `account_number`; `start_date` / `end_date` (on or after / on\nor before, YYYY-MM-DD); `date` (a single day, takes precedence over the range); `status`;\n`transaction_type` (`credit` inbound, `debit` outbound); `transaction_category`\n(`collection`, `transfer`, `reversal`); `reference_number` (exact); `channel` (`nip`,\n`intra`); `search` (case-insensitive substring of the remarks or reference). Paged with\n`limit` (or `page_size`) and either the cursor pair or `page`. The business must be active.\n\nIntegration token.\n\nErrors:\n- `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging\n  fields conflict (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -12142,7 +12385,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "60",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -12239,6 +12483,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -12252,7 +12499,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_settlement_transactions_web",
         "summary": "List settlements (Dashboard)",
-        "description": "Lists settlements, newest first: confirmed inbound credits only (cleared and credited to an\naccount of the business). Optional `filters`: `account_number`, `start_date` / `end_date`\n(inclusive, on the settlement date), `reference` (exact). Paged with `limit` (or\n`page_size`) and either the cursor pair or `page`.\n\nPermission: `transaction.view`. Available in the sandbox.\n\nErrors:\n- `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging\n  fields conflict (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists settlements, newest first: confirmed inbound credits only (cleared and credited to an\naccount of the business). Optional `filters`: `account_number`, `start_date` / `end_date`\n(inclusive, on the settlement date), `reference` (exact). Paged with `limit` (or\n`page_size`) and either the cursor pair or `page`.\n\nPermission: `transaction.view`. Available in the sandbox.\n\nErrors:\n- `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging\n  fields conflict (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -12266,7 +12513,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/FetchSettlements"
@@ -12329,6 +12577,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -12342,7 +12593,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_settlement_transactions_api",
         "summary": "List settlements (integration)",
-        "description": "Lists settlements, newest first, in the integration transaction shape: confirmed inbound\ncredits only. Same body as `fetch_settlement_transactions_web`. The business must be active.\n\nIntegration token.\n\nErrors:\n- `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging\n  fields conflict (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists settlements, newest first, in the integration transaction shape: confirmed inbound\ncredits only. Same body as `fetch_settlement_transactions_web`. The business must be active.\n\nIntegration token.\n\nErrors:\n- `01` a filter or paging field is malformed, `start_date` is after `end_date`, or paging\n  fields conflict (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -12355,7 +12606,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "60",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/FetchSettlements"
@@ -12427,6 +12679,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -12440,7 +12695,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_banks",
         "summary": "List banks",
-        "description": "Lists the banks reachable for name enquiry and transfers, sorted by name. `code` is the\nvalue to send as `bank_code`; Kobo's own bank is `090823`. `cbn_code` is the central bank\ninstitution code, null for microfinance banks that have none. Cache the list for at least\n24 hours and refresh it daily or when a code is rejected. Takes no parameters: send `{}`.\n\nIntegration token.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists the banks reachable for name enquiry and transfers, sorted by name. `code` is the\nvalue to send as `bank_code`; Kobo's own bank is `090823`. `cbn_code` is the central bank\ninstitution code, null for microfinance banks that have none. Cache the list for at least\n24 hours and refresh it daily or when a code is rejected. Takes no parameters: send `{}`.\n\nIntegration token.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -12452,7 +12707,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "01",
           "29",
           "41",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/Empty"
@@ -12514,6 +12770,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -12527,7 +12786,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "name_enquiry",
         "summary": "Name enquiry",
-        "description": "Resolves the registered holder of a beneficiary account before a transfer. Run it for every\nnew beneficiary and send its `account_name` as `beneficiary_account_name` in\n`funds_transfer`; pass `bvn` and `kyc` on as returned, never assume them. Kobo accounts\n(`bank_code` `090823`) are resolved locally; other banks over NIP through the provider.\n`source_account_number` must be an active account of the business (the account you will\nsend from). `bvn` is null when the holder has none on record (for example a business).\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `06` no account with that number exists at that bank, or the bank code is unknown.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `80` the provider is unavailable: retry later.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Resolves the registered holder of a beneficiary account before a transfer. Run it for every\nnew beneficiary and send its `account_name` as `beneficiary_account_name` in\n`funds_transfer`; pass `bvn` and `kyc` on as returned, never assume them. Kobo accounts\n(`bank_code` `090823`) are resolved locally; other banks over NIP through the provider.\n`source_account_number` must be an active account of the business (the account you will\nsend from). `bvn` is null when the holder has none on record (for example a business).\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `06` no account with that number exists at that bank, or the bank code is unknown.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `80` the provider is unavailable: retry later.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -12542,7 +12801,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "41",
           "42",
           "80",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -12669,7 +12929,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "funds_transfer",
         "summary": "Send money",
-        "description": "Sends `amount` (NGN, positive, at most two fraction digits) from an active account of the\nbusiness to a beneficiary. Run `name_enquiry` first and send the confirmed name as\n`beneficiary_account_name`; the transfer repeats the enquiry and refuses a name that does\nnot match (`49`). Generate an OTP with `generate_otp` and send it in `otp`.\n\n- **No active approval policy, or an amount below its `min_amount`**: the transfer runs at\n  once. `intra` (bank code `090823`) settles in one step: the record comes back `success`\n  (`transfer.success`). `inter` goes over NIP: the amount leaves the source account at once,\n  the record comes back `pending`, and the provider later confirms (`success`,\n  `transfer.success`) or fails it (`failed`, `transfer.failed`, then the amount is credited\n  back and `transfer.reversed` follows), typically within minutes. Query it any time with\n  `get_transfer_web`.\n- **An active approval policy whose `min_amount` the amount reaches**: nothing moves yet. The\n  record comes back `pending` with `approval_status: awaiting_approval`\n  (`transfer.pending_approval`) until another member with `transfer.approve` approves it\n  (then it runs as above) or rejects it (`failed`, `approval_status: rejected`).\n\n`bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.\n`reference` is your own id for the transfer, unique in the business for ever (`26`\notherwise); `get_transfer_*` and `fetch_transfers_*` find the transfer by it.\n\n**Fees and limits.** Intra-bank transfers are free. Inter-bank transfers pay the NIP fee\n(NGN 10.00 up to 5,000.00; 25.00 up to 50,000.00; 50.00 above) plus 7.5% VAT on it, both\ndebited with the amount and shown as `fee` and `vat`. An amount is at least NGN 1.00 and at\nmost NGN 10,000,000.00 (`01` otherwise). Each business has a daily limit (NGN 5,000,000.00\nin the sandbox; the bank sets each business's) over the transfers executed or held on the\nsame day in Lagos time (`83` past it). A narration keeps the characters NIP carries\n(letters, digits, space and `- _ . , / & ( ) '`); any other becomes a space. Without one\nit is `Transfer from <source account name>`.\n\n**Order of checks**: the body, the token, the permission, an active business; an\nidempotent replay; the source account (`42`, then `48`); the OTP (`45`); the name enquiry\nand the name (`06`, `49`, compared without regard to case and spacing); the amount, the\nbalance, fees and limits (`83`); then execution.\n\n**Idempotency.** Always send an `Idempotency-Key`, so that a retry after a timeout cannot\nsend the money twice. The OTP is not part of the request's fingerprint (it is single-use,\nso a retry carries a new one). What is stored and replayed is an outcome that lasts: the\ntransfer, or a refusal that a retry would meet again (`06`, `26`, `42`, `49`). A refusal\nthat may pass later is not stored, and the retry runs afresh: `01`, `29`, `41`, `43`, `45`,\n`48`, `60`, `80`, `83`, `96`. Audit-log action `funds_transfer`. The business must be\nactive.\n\nPermission: `transfer.initiate`. Available in the sandbox.\n\nErrors:\n- `01` a field is missing or malformed, the amount is not positive, `transfer_type` does\n  not match `bank_code`, or the source and beneficiary are the same account (the message\n  names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `45` the OTP is wrong, expired, already used or not the member's.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds in the source account, the daily limit is exceeded, or\n  the provider rejected the transfer.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Sends `amount` (NGN, positive, at most two fraction digits) from an active account of the\nbusiness to a beneficiary. Run `name_enquiry` first and send the confirmed name as\n`beneficiary_account_name`; the transfer repeats the enquiry and refuses a name that does\nnot match (`49`). Generate an OTP with `generate_otp` and send it in `otp`.\n\n- **No active approval policy, or an amount below its `min_amount`**: the transfer runs at\n  once. `intra` (bank code `090823`) settles in one step: the record comes back `success`\n  (`transfer.success`). `inter` goes over NIP: the amount leaves the source account at once,\n  the record comes back `pending`, and the provider later confirms (`success`,\n  `transfer.success`) or fails it (`failed`, `transfer.failed`, then the amount is credited\n  back and `transfer.reversed` follows), typically within minutes. Query it any time with\n  `get_transfer_web`.\n- **An active approval policy whose `min_amount` the amount reaches**: nothing moves yet. The\n  record comes back `pending` with `approval_status: awaiting_approval`\n  (`transfer.pending_approval`) until another member with `transfer.approve` approves it\n  (then it runs as above) or rejects it (`failed`, `approval_status: rejected`).\n\n`bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.\n`reference` is your own id for the transfer, unique in the business for ever (`26`\notherwise); `get_transfer_*` and `fetch_transfers_*` find the transfer by it.\n\n**Fees and limits.** Intra-bank transfers are free. Inter-bank transfers pay the NIP fee\n(NGN 10.00 up to 5,000.00; 25.00 up to 50,000.00; 50.00 above) plus 7.5% VAT on it, both\ndebited with the amount and shown as `fee` and `vat`. An amount is at least NGN 1.00 and at\nmost NGN 10,000,000.00 (`01` otherwise). Each business has a daily limit (NGN 5,000,000.00\nin the sandbox; the bank sets each business's) over the transfers executed or held on the\nsame day in Lagos time (`83` past it). A narration keeps the characters NIP carries\n(letters, digits, space and `- _ . , / & ( ) '`); any other becomes a space. Without one\nit is `Transfer from <source account name>`.\n\n**Order of checks**: the body, the token, the permission, an active business; an\nidempotent replay; the source account (`42`, then `48`); the OTP (`45`); the name enquiry\nand the name (`06`, `49`, compared without regard to case and spacing); the amount, the\nbalance, fees and limits (`83`); then execution.\n\n**Idempotency.** Always send an `Idempotency-Key`, so that a retry after a timeout cannot\nsend the money twice. The OTP is not part of the request's fingerprint (it is single-use,\nso a retry carries a new one). What is stored and replayed is an outcome that lasts: the\ntransfer, or a refusal that a retry would meet again (`06`, `26`, `42`, `49`). A refusal\nthat may pass later is not stored, and the retry runs afresh: `01`, `29`, `41`, `43`, `45`,\n`48`, `60`, `80`, `83`, `96`, `97`. Audit-log action `funds_transfer`. The business must be\nactive.\n\nPermission: `transfer.initiate`. Available in the sandbox.\n\nErrors:\n- `01` a field is missing or malformed, the amount is not positive, `transfer_type` does\n  not match `bank_code`, or the source and beneficiary are the same account (the message\n  names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `45` the OTP is wrong, expired, already used or not the member's.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds in the source account, the daily limit is exceeded, or\n  the provider rejected the transfer.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -12694,7 +12954,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "60",
           "80",
           "83",
-          "96"
+          "96",
+          "97"
         ],
         "parameters": [
           {
@@ -13035,7 +13296,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "fetch_banks_web",
         "summary": "List banks (Dashboard)",
         "x-origin": "extension",
-        "description": "The Dashboard twin of `fetch_banks`, so that a member can run the flow the source\nprescribes (pick the bank, look up the name, then send) without an integration token. Same\nanswer: the banks reachable for name enquiry and transfers, sorted by name. Takes no\nparameters: send `{}`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "The Dashboard twin of `fetch_banks`, so that a member can run the flow the source\nprescribes (pick the bank, look up the name, then send) without an integration token. Same\nanswer: the banks reachable for name enquiry and transfers, sorted by name. Takes no\nparameters: send `{}`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -13049,7 +13310,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/Empty"
@@ -13108,6 +13370,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -13122,7 +13387,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "name_enquiry_web",
         "summary": "Name enquiry (Dashboard)",
         "x-origin": "extension",
-        "description": "The Dashboard twin of `name_enquiry`: resolves the registered holder of a beneficiary\naccount before `funds_transfer`, with the same body, answer and errors.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `06` no account with that number exists at that bank, or the bank code is unknown.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `80` the provider is unavailable: retry later.\n- `29` too many requests. `96` internal error.\n",
+        "description": "The Dashboard twin of `name_enquiry`: resolves the registered holder of a beneficiary\naccount before `funds_transfer`, with the same body, answer and errors.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `06` no account with that number exists at that bank, or the bank code is unknown.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `80` the provider is unavailable: retry later.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -13139,7 +13404,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "42",
           "43",
           "80",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -13248,7 +13514,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "funds_transfer_api",
         "summary": "Send money (integration)",
         "x-origin": "extension",
-        "description": "Integrations pay out too (as Paystack, Flutterwave and Anchor allow): the integration twin\nof `funds_transfer`, with the same checks, execution, fees, limits and approval policy (a\ntransfer the policy holds waits for a member to approve it), but no OTP: the\n`Idempotency-Key` header is required instead, and `reference`, your own id for the\ntransfer, is recommended. Send the name `name_enquiry` confirmed.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, the\n  amount is outside the limits, `transfer_type` does not match `bank_code`, or the source\n  and beneficiary are the same account (the message names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected\n  the transfer.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Integrations pay out too (as Paystack, Flutterwave and Anchor allow): the integration twin\nof `funds_transfer`, with the same checks, execution, fees, limits and approval policy (a\ntransfer the policy holds waits for a member to approve it), but no OTP: the\n`Idempotency-Key` header is required instead, and `reference`, your own id for the\ntransfer, is recommended. Send the name `name_enquiry` confirmed.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, the\n  amount is outside the limits, `transfer_type` does not match `bank_code`, or the source\n  and beneficiary are the same account (the message names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected\n  the transfer.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -13270,7 +13536,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "60",
           "80",
           "83",
-          "96"
+          "96",
+          "97"
         ],
         "parameters": [
           {
@@ -13494,7 +13761,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "fetch_transfers_web",
         "summary": "List transfers (Dashboard)",
         "x-origin": "extension",
-        "description": "Lists every transfer of the business, newest first, whatever its state, so a transfer can\nbe found long after its idempotency key expired. Optional `filters`: `transfer_status`,\n`approval_status`, `start_date` / `end_date` (inclusive days of creation),\n`source_account_number`, `reference` (your own) and `reference_number` (Kobo's). Paged with\n`limit` and the cursor pair. The integration twin is `fetch_transfers_api`.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists every transfer of the business, newest first, whatever its state, so a transfer can\nbe found long after its idempotency key expired. Optional `filters`: `transfer_status`,\n`approval_status`, `start_date` / `end_date` (inclusive days of creation),\n`source_account_number`, `reference` (your own) and `reference_number` (Kobo's). Paged with\n`limit` and the cursor pair. The integration twin is `fetch_transfers_api`.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -13508,7 +13775,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/FetchTransfers"
@@ -13561,6 +13829,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -13575,7 +13846,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "fetch_transfers_api",
         "summary": "List transfers (integration)",
         "x-origin": "extension",
-        "description": "The integration twin of `fetch_transfers_web`: every transfer of the business, newest\nfirst, with the same filters and paging.\n\nIntegration token.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair.\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n",
+        "description": "The integration twin of `fetch_transfers_web`: every transfer of the business, newest\nfirst, with the same filters and paging.\n\nIntegration token.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair.\n- `41` the token is missing, invalid or expired.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -13587,7 +13858,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "01",
           "29",
           "41",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/FetchTransfers"
@@ -13637,6 +13909,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -13651,7 +13926,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "cancel_transfer",
         "summary": "Cancel one's own held transfer",
         "x-origin": "extension",
-        "description": "The initiator withdraws a transfer of theirs that the approval policy holds: its reserved\nfunds are released, it becomes `transfer_status: cancelled` (`status: failed`), and\n`transfer.cancelled` is emitted. Only the member who initiated it may cancel; reviewers\nreject instead. Audit-log action `cancel_transfer`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` `reference_number` is missing or malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`, or the member did not initiate it.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval.\n- `29` too many requests. `96` internal error.\n",
+        "description": "The initiator withdraws a transfer of theirs that the approval policy holds: its reserved\nfunds are released, it becomes `transfer_status: cancelled` (`status: failed`), and\n`transfer.cancelled` is emitted. Only the member who initiated it may cancel; reviewers\nreject instead. Audit-log action `cancel_transfer`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` `reference_number` is missing or malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`, or the member did not initiate it.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -13667,7 +13942,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "43",
           "47",
           "48",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -13776,6 +14052,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -13790,7 +14069,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "get_transfer_web",
         "summary": "Transfer status (Dashboard)",
         "x-origin": "extension",
-        "description": "Returns a transfer of the business by its `reference_number` (or by your own\n`reference`), with its current `status`, `transfer_status` and `approval_status`. Use it after a timeout, or to follow\nan inter-bank transfer until it leaves `pending`. The integration twin is\n`get_transfer_api`.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Returns a transfer of the business by its `reference_number` (or by your own\n`reference`), with its current `status`, `transfer_status` and `approval_status`. Use it after a timeout, or to follow\nan inter-bank transfer until it leaves `pending`. The integration twin is\n`get_transfer_api`.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -13805,7 +14084,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "41",
           "43",
           "47",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/TransferReference"
@@ -13880,6 +14160,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -13894,7 +14177,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "get_transfer_api",
         "summary": "Transfer status (integration)",
         "x-origin": "extension",
-        "description": "The integration twin of `get_transfer_web`: returns a transfer of the business by its\n`reference_number` with its current `status` and `approval_status`, so a back office can\nreconcile transfers started from the Dashboard (for example after a `transfer.*` webhook).\n\nIntegration token.\n\nErrors:\n- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.\n- `41` the token is missing, invalid or expired.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n",
+        "description": "The integration twin of `get_transfer_web`: returns a transfer of the business by its\n`reference_number` with its current `status` and `approval_status`, so a back office can\nreconcile transfers started from the Dashboard (for example after a `transfer.*` webhook).\n\nIntegration token.\n\nErrors:\n- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.\n- `41` the token is missing, invalid or expired.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -13907,7 +14190,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "47",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/TransferReference"
@@ -13980,6 +14264,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -13994,7 +14281,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "fetch_pending_transfers",
         "summary": "Transfers awaiting approval",
         "x-origin": "extension",
-        "description": "Lists the business's transfers held by the approval policy (`approval_status:\nawaiting_approval`), oldest first so reviewers work through them in order, optionally for\none `source_account_number`. Paged with `limit` and the cursor pair (the cursor moves\nforward in time here).\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` a field is malformed or a cursor field is sent without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists the business's transfers held by the approval policy (`approval_status:\nawaiting_approval`), oldest first so reviewers work through them in order, optionally for\none `source_account_number`. Paged with `limit` and the cursor pair (the cursor moves\nforward in time here).\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` a field is malformed or a cursor field is sent without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -14008,7 +14295,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -14107,6 +14395,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -14121,7 +14412,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "approve_transfer",
         "summary": "Approve a held transfer",
         "x-origin": "extension",
-        "description": "Approves a transfer held by the approval policy and executes it at once, exactly as\n`funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one\n`pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`\nnames the approver. The approver must be a different member from the one who initiated the\ntransfer. Approval is the moment the money leaves, so it takes the approver's own second\nfactor: generate an OTP with `generate_otp` as the approving member and send it in `otp`\n(an OTP belongs to the member who generated it: the initiator's is refused). The\nbeneficiary is looked up again (`49` when the account is now held by someone else) and the\nprovider screens the transfer again. If execution is refused (insufficient funds, daily\nlimit, provider error or outage) nothing moves, the OTP stays unused and the transfer stays\n`awaiting_approval`: fund the account and approve again, or reject it.\n\n**Order of checks**: the body, the token, the permission, an active business; an\nidempotent replay; the transfer (`47`, then `48`); a different member (`43`); the OTP\n(`45`); the name enquiry and the name (`06`, `49`); the provider's screening (`80`,\n`83`); then execution.\n\nAccepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry\ncarries a new one). Audit-log action `approve_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed (`otp` is required: 6 digits).\n- `06` the beneficiary account no longer exists (closed since the transfer was held):\n  nothing moved; reject the transfer.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.\n- `45` the OTP is wrong, expired, already used or not the approving member's.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval (already approved, rejected or never held).\n- `49` the beneficiary account is now held under another name: nothing moved.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing moved, approve again later.\n- `83` refused at execution (for example insufficient funds): nothing moved.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Approves a transfer held by the approval policy and executes it at once, exactly as\n`funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one\n`pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`\nnames the approver. The approver must be a different member from the one who initiated the\ntransfer. Approval is the moment the money leaves, so it takes the approver's own second\nfactor: generate an OTP with `generate_otp` as the approving member and send it in `otp`\n(an OTP belongs to the member who generated it: the initiator's is refused). The\nbeneficiary is looked up again (`49` when the account is now held by someone else) and the\nprovider screens the transfer again. If execution is refused (insufficient funds, daily\nlimit, provider error or outage) nothing moves, the OTP stays unused and the transfer stays\n`awaiting_approval`: fund the account and approve again, or reject it.\n\n**Order of checks**: the body, the token, the permission, an active business; an\nidempotent replay; the transfer (`47`, then `48`); a different member (`43`); the OTP\n(`45`); the name enquiry and the name (`06`, `49`); the provider's screening (`80`,\n`83`); then execution.\n\nAccepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry\ncarries a new one). Audit-log action `approve_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed (`otp` is required: 6 digits).\n- `06` the beneficiary account no longer exists (closed since the transfer was held):\n  nothing moved; reject the transfer.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.\n- `45` the OTP is wrong, expired, already used or not the approving member's.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval (already approved, rejected or never held).\n- `49` the beneficiary account is now held under another name: nothing moved.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing moved, approve again later.\n- `83` refused at execution (for example insufficient funds): nothing moved.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -14145,7 +14436,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "60",
           "80",
           "83",
-          "96"
+          "96",
+          "97"
         ],
         "parameters": [
           {
@@ -14377,7 +14669,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "reject_transfer",
         "summary": "Reject a held transfer",
         "x-origin": "extension",
-        "description": "Rejects a transfer held by the approval policy. Nothing moves: the transfer becomes\n`failed` with `approval_status: rejected`, `failure_reason` set to the given `reason`, and\n`transfer.rejected` is emitted. Any member with `transfer.approve` may reject, including the\ninitiator (withdrawing their own request). Audit-log action `reject_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed (`reason` is 1 to 255 characters).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Rejects a transfer held by the approval policy. Nothing moves: the transfer becomes\n`failed` with `approval_status: rejected`, `failure_reason` set to the given `reason`, and\n`transfer.rejected` is emitted. Any member with `transfer.approve` may reject, including the\ninitiator (withdrawing their own request). Audit-log action `reject_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed (`reason` is 1 to 255 characters).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -14393,7 +14685,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "43",
           "47",
           "48",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -14503,6 +14796,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -14517,7 +14813,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "create_approval_policy",
         "summary": "Create the approval policy",
         "x-origin": "extension",
-        "description": "Creates the business's maker-checker approval policy (a business has at most one). While\nit is active, every new transfer whose amount is at least `min_amount` (`\"0.00\"`: every\ntransfer) is held `pending` with `approval_status: awaiting_approval` until a different\nmember with `transfer.approve` approves or rejects it. `is_active` defaults to true.\nAccepts `Idempotency-Key`. Audit-log action `create_approval_policy`.\n\nPermission: `approval_policy.manage`.\n\nErrors:\n- `01` a field is missing or malformed.\n- `26` the business already has an approval policy: change it with `update_approval_policy`.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `approval_policy.manage`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Creates the business's maker-checker approval policy (a business has at most one). While\nit is active, every new transfer whose amount is at least `min_amount` (`\"0.00\"`: every\ntransfer) is held `pending` with `approval_status: awaiting_approval` until a different\nmember with `transfer.approve` approves or rejects it. `is_active` defaults to true.\nAccepts `Idempotency-Key`. Audit-log action `create_approval_policy`.\n\nPermission: `approval_policy.manage`.\n\nErrors:\n- `01` a field is missing or malformed.\n- `26` the business already has an approval policy: change it with `update_approval_policy`.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `approval_policy.manage`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -14534,7 +14830,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "parameters": [
           {
@@ -14641,6 +14938,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -14655,7 +14955,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "update_approval_policy",
         "summary": "Change the approval policy",
         "x-origin": "extension",
-        "description": "Changes `min_amount` and/or `is_active` of the approval policy; send only what changes.\n`is_active: false` stops holding new transfers. Transfers already held stay held until\nreviewed. Audit-log action `update_approval_policy`.\n\nPermission: `approval_policy.manage`.\n\nErrors:\n- `01` a field is malformed, or no field was sent.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `approval_policy.manage`.\n- `47` the business has no approval policy yet: create one.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Changes `min_amount` and/or `is_active` of the approval policy; send only what changes.\n`is_active: false` stops holding new transfers. Transfers already held stay held until\nreviewed. Audit-log action `update_approval_policy`.\n\nPermission: `approval_policy.manage`.\n\nErrors:\n- `01` a field is malformed, or no field was sent.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `approval_policy.manage`.\n- `47` the business has no approval policy yet: create one.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -14670,7 +14970,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "41",
           "43",
           "47",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -14744,6 +15045,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -14758,7 +15062,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "get_approval_policy",
         "summary": "Read the approval policy",
         "x-origin": "extension",
-        "description": "Returns the business's approval policy. Takes no parameters: send `{}`.\n\nPermission: `approval_policy.view`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `approval_policy.view`.\n- `47` the business has no approval policy: transfers are never held.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Returns the business's approval policy. Takes no parameters: send `{}`.\n\nPermission: `approval_policy.view`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `approval_policy.view`.\n- `47` the business has no approval policy: transfers are never held.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -14773,7 +15077,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "41",
           "43",
           "47",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/Empty"
@@ -14828,6 +15133,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -14841,7 +15149,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_members",
         "summary": "List team members",
-        "description": "Lists the business's Dashboard team members, including invited members who have not\naccepted yet (`invitation_status: pending`, `is_active: false`). `{}` returns all, newest\nfirst. Optional `filters`: `start_date` / `end_date` (joined on or after / on or before),\n`is_active`, `role_id`. `sort_by` is one of `date_joined` (default), `email`, `first_name`,\n`last_name`, `last_login`; `sort_order` `asc` or `desc` (default). Paged with `page`\n(default 1) and `page_size` (default 20, at most 100).\n\nPermission: `member.view`.\n\nErrors:\n- `01` a field is malformed or `start_date` is after `end_date` (the message names it).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists the business's Dashboard team members, including invited members who have not\naccepted yet (`invitation_status: pending`, `is_active: false`). `{}` returns all, newest\nfirst. Optional `filters`: `start_date` / `end_date` (joined on or after / on or before),\n`is_active`, `role_id`. `sort_by` is one of `date_joined` (default), `email`, `first_name`,\n`last_name`, `last_login`; `sort_order` `asc` or `desc` (default). Paged with `page`\n(default 1) and `page_size` (default 20, at most 100).\n\nPermission: `member.view`.\n\nErrors:\n- `01` a field is malformed or `start_date` is after `end_date` (the message names it).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -14855,7 +15163,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -14972,6 +15281,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -14985,7 +15297,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "add_member",
         "summary": "Invite a team member",
-        "description": "Invites a person to the business's Dashboard with a role (`role_id` from `fetch_roles`).\nThe member is created inactive (`invitation_status: pending`) and an invitation is sent at\nonce by email: it carries a single-use link token, valid for 72 hours, with which\n`accept_invite` sets a password and activates the member. Only an Owner may invite\nsomeone as Owner, and no one may invite with a role that holds a permission they do not\nhold themselves. Accepts `Idempotency-Key`. Audit-log action `add_member`.\n\nA person may belong to several businesses, each membership with its own password: an\nemail that is a member of another business is invited like any other, and nothing in the\nanswer tells whether it is (`26` is about this business only). An invitation expires\nafter 72 hours (`resend_invite` issues a new one); deactivating a pending member\n(`update_member` with `is_active: false`) revokes it.\n\nPermission: `member.manage`.\n\nErrors:\n- `01` a field is missing or malformed (for example `email` is not an email address).\n- `26` a member with this email already exists in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.manage`, a non-Owner tried to invite an Owner, or the\n  role holds a permission the inviting member does not hold.\n- `47` no role of the business has this `role_id`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Invites a person to the business's Dashboard with a role (`role_id` from `fetch_roles`).\nThe member is created inactive (`invitation_status: pending`) and an invitation is sent at\nonce by email: it carries a single-use link token, valid for 72 hours, with which\n`accept_invite` sets a password and activates the member. Only an Owner may invite\nsomeone as Owner, and no one may invite with a role that holds a permission they do not\nhold themselves. Accepts `Idempotency-Key`. Audit-log action `add_member`.\n\nA person may belong to several businesses, each membership with its own password: an\nemail that is a member of another business is invited like any other, and nothing in the\nanswer tells whether it is (`26` is about this business only). An invitation expires\nafter 72 hours (`resend_invite` issues a new one); deactivating a pending member\n(`update_member` with `is_active: false`) revokes it.\n\nPermission: `member.manage`.\n\nErrors:\n- `01` a field is missing or malformed (for example `email` is not an email address).\n- `26` a member with this email already exists in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.manage`, a non-Owner tried to invite an Owner, or the\n  role holds a permission the inviting member does not hold.\n- `47` no role of the business has this `role_id`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -15003,7 +15315,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "41",
           "43",
           "47",
-          "96"
+          "96",
+          "97"
         ],
         "parameters": [
           {
@@ -15108,6 +15421,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -15122,7 +15438,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "resend_invite",
         "summary": "Resend an invitation",
         "x-origin": "extension",
-        "description": "Sends a new invitation to a member who has not accepted theirs yet. The previous link stops\nworking; the new one is valid for 72 hours. Audit-log action `resend_invite`.\n\nPermission: `member.manage`.\n\nErrors:\n- `01` `member_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.manage`.\n- `47` no member of the business has this id.\n- `48` the member has already accepted their invitation.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Sends a new invitation to a member who has not accepted theirs yet. The previous link stops\nworking; the new one is valid for 72 hours. Audit-log action `resend_invite`.\n\nPermission: `member.manage`.\n\nErrors:\n- `01` `member_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.manage`.\n- `47` no member of the business has this id.\n- `48` the member has already accepted their invitation.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -15138,7 +15454,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "43",
           "47",
           "48",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -15226,6 +15543,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -15240,7 +15560,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "accept_invite",
         "summary": "Accept an invitation",
         "x-origin": "extension",
-        "description": "Completes an invitation: with the `token` from the invitation link, the invited person sets\ntheir password (8 to 128 characters, `confirm_password` equal) and their member becomes\nactive (`invitation_status: accepted`). Then they log in with `login`. The token is\nsingle-use and expires 72 hours after it was sent.\n\nNo token header is needed: the invitation token is the credential.\n\nErrors:\n- `01` a field is missing or malformed, the password is too short or too long, or\n  `confirm_password` differs (the message names the field).\n- `41` the invitation token is unknown, already used, expired, or was replaced by a resent\n  invitation.\n- `29` too many attempts. `96` internal error.\n",
+        "description": "Completes an invitation: with the `token` from the invitation link, the invited person sets\ntheir password (8 to 128 characters, `confirm_password` equal) and their member becomes\nactive (`invitation_status: accepted`). Then they log in with `login`. The token is\nsingle-use and expires 72 hours after it was sent.\n\nNo token header is needed: the invitation token is the credential.\n\nErrors:\n- `01` a field is missing or malformed, the password is too short or too long, or\n  `confirm_password` differs (the message names the field).\n- `41` the invitation token is unknown, already used, expired, or was replaced by a resent\n  invitation.\n- `29` too many attempts. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [],
         "x-success-message": "Invitation accepted; you can now log in",
         "x-response-codes": [
@@ -15248,7 +15568,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "01",
           "29",
           "41",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -15341,6 +15662,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -15355,7 +15679,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "update_member",
         "summary": "Change a member's role or deactivate them",
         "x-origin": "extension",
-        "description": "Changes a member's role (`role_id`) and/or activation (`is_active`). Deactivating revokes\nall their sessions at once and keeps their history; reactivating lets them log in again\nwith their existing password. Rules: the last active Owner cannot be deactivated or moved\nto another role, a member cannot deactivate themselves, only an Owner may grant or remove\nthe Owner role, no one may give a role holding a permission they do not hold themselves,\nand a member whose invitation is pending cannot be activated this way (they must accept\nit). Deactivating a pending member revokes their invitation (its\nlink stops working; `resend_invite` can invite them again). Send at least one of\n`role_id`, `is_active`. Audit-log actions `update_member_role`, `deactivate_member`,\n`reactivate_member`.\n\nPermission: `member.manage`.\n\nErrors:\n- `01` a field is missing or malformed, or neither `role_id` nor `is_active` was sent.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.manage`, a non-Owner tried to grant or remove the\n  Owner role, or the new role holds a permission the member does not hold.\n- `47` no member (or role) of the business has this id.\n- `48` the change would leave no active Owner, deactivates oneself, or activates a pending\n  invitation.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Changes a member's role (`role_id`) and/or activation (`is_active`). Deactivating revokes\nall their sessions at once and keeps their history; reactivating lets them log in again\nwith their existing password. Rules: the last active Owner cannot be deactivated or moved\nto another role, a member cannot deactivate themselves, only an Owner may grant or remove\nthe Owner role, no one may give a role holding a permission they do not hold themselves,\nand a member whose invitation is pending cannot be activated this way (they must accept\nit). Deactivating a pending member revokes their invitation (its\nlink stops working; `resend_invite` can invite them again). Send at least one of\n`role_id`, `is_active`. Audit-log actions `update_member_role`, `deactivate_member`,\n`reactivate_member`.\n\nPermission: `member.manage`.\n\nErrors:\n- `01` a field is missing or malformed, or neither `role_id` nor `is_active` was sent.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `member.manage`, a non-Owner tried to grant or remove the\n  Owner role, or the new role holds a permission the member does not hold.\n- `47` no member (or role) of the business has this id.\n- `48` the change would leave no active Owner, deactivates oneself, or activates a pending\n  invitation.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -15371,7 +15695,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "43",
           "47",
           "48",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -15478,6 +15803,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -15491,7 +15819,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_permissions",
         "summary": "List permissions",
-        "description": "Lists the permission catalog, sorted by code: every code a role can hold (the same list as\n`x-permissions` in this document). Build roles with the fewest permissions needed.\n`self.manage` is implicit in every role. Takes no parameters: send `{}`.\n\nPermission: `role.view`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists the permission catalog, sorted by code: every code a role can hold (the same list as\n`x-permissions` in this document). Build roles with the fewest permissions needed.\n`self.manage` is implicit in every role. Takes no parameters: send `{}`.\n\nPermission: `role.view`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -15505,7 +15833,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/Empty"
@@ -15565,6 +15894,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -15579,7 +15911,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "fetch_roles",
         "summary": "List roles",
         "x-origin": "extension",
-        "description": "Lists the roles a member can be given: the built-in roles (`is_built_in: true`, the same\nfor every business, not editable) and the business's custom roles, built-in first then by\nname. Built-in roles: **Owner** (every permission), **Admin** (every permission; cannot\ngrant the Owner role), **Maker** (`account.view`, `transaction.view`, `transfer.initiate`,\n`transfer.view`), **Checker** (`account.view`, `transaction.view`, `transfer.view`,\n`transfer.approve`), **Viewer** (every `.view` permission). Every role also holds\n`self.manage`. Takes no parameters: send `{}`.\n\nPermission: `role.view`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists the roles a member can be given: the built-in roles (`is_built_in: true`, the same\nfor every business, not editable) and the business's custom roles, built-in first then by\nname. Built-in roles: **Owner** (every permission), **Admin** (every permission; cannot\ngrant the Owner role), **Maker** (`account.view`, `transaction.view`, `transfer.initiate`,\n`transfer.view`), **Checker** (`account.view`, `transaction.view`, `transfer.view`,\n`transfer.approve`), **Viewer** (every `.view` permission). Every role also holds\n`self.manage`. Takes no parameters: send `{}`.\n\nPermission: `role.view`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -15593,7 +15925,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/Empty"
@@ -15670,6 +16003,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -15684,7 +16020,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "create_role",
         "summary": "Create a custom role",
         "x-origin": "extension",
-        "description": "Creates a custom role: a named set of permission codes from `fetch_permissions`.\n`self.manage` is added if missing. Names are unique within the business, compared without\nregard to case or Unicode compatibility forms (NFKC), and may not reuse a built-in role's\nname. A member may only create a role from permissions they hold themselves. Accepts\n`Idempotency-Key`. Audit-log action `create_role`.\n\nPermission: `role.manage`.\n\nErrors:\n- `01` a field is missing or malformed, or a permission code is not in the catalog (the\n  message names it).\n- `26` a role with this name already exists.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.manage`, or the role would hold a permission the member\n  does not hold.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Creates a custom role: a named set of permission codes from `fetch_permissions`.\n`self.manage` is added if missing. Names are unique within the business, compared without\nregard to case or Unicode compatibility forms (NFKC), and may not reuse a built-in role's\nname. A member may only create a role from permissions they hold themselves. Accepts\n`Idempotency-Key`. Audit-log action `create_role`.\n\nPermission: `role.manage`.\n\nErrors:\n- `01` a field is missing or malformed, or a permission code is not in the catalog (the\n  message names it).\n- `26` a role with this name already exists.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.manage`, or the role would hold a permission the member\n  does not hold.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -15701,7 +16037,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "parameters": [
           {
@@ -15836,6 +16173,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -15850,7 +16190,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "update_role",
         "summary": "Edit a custom role",
         "x-origin": "extension",
-        "description": "Changes a custom role's `name`, `description` and/or `permission_codes` (the new list\nreplaces the old; `self.manage` is kept). Send at least one of them. The change applies to\nevery member holding the role from their next request. Built-in roles cannot be edited,\na member cannot edit the role they hold, and the role may only be given permissions the\nmember holds. Audit-log action `update_role`.\n\nPermission: `role.manage`.\n\nErrors:\n- `01` a field is malformed, no field to change was sent, or a permission code is not in the\n  catalog (the message names it).\n- `26` another role already has this name.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.manage`, the role is the member's own, or it would hold\n  a permission the member does not hold.\n- `47` no role of the business has this id.\n- `48` the role is built in and cannot be edited.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Changes a custom role's `name`, `description` and/or `permission_codes` (the new list\nreplaces the old; `self.manage` is kept). Send at least one of them. The change applies to\nevery member holding the role from their next request. Built-in roles cannot be edited,\na member cannot edit the role they hold, and the role may only be given permissions the\nmember holds. Audit-log action `update_role`.\n\nPermission: `role.manage`.\n\nErrors:\n- `01` a field is malformed, no field to change was sent, or a permission code is not in the\n  catalog (the message names it).\n- `26` another role already has this name.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `role.manage`, the role is the member's own, or it would hold\n  a permission the member does not hold.\n- `47` no role of the business has this id.\n- `48` the role is built in and cannot be edited.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -15867,7 +16207,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "43",
           "47",
           "48",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -15978,6 +16319,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -15991,7 +16335,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_activity_logs",
         "summary": "Activity logs (API calls)",
-        "description": "Lists the calls made with the business's integration credentials, newest first: one\nentry per call, with the path, method, HTTP status (`response_code`), `success` or `error`,\nthe message returned and the caller's address. Entries are append-only. Optional\n`filters`: `status` (`success`, `error`), `method`, `endpoint` (exact path), `response_code`\n(HTTP status). `start_date` / `end_date` are inclusive days; `search` is a case-insensitive\nsubstring of the endpoint, message or IP address. Keyset paging: pass the `created_at` and\n`id` of the last entry as `cursor_created_at` / `cursor_id`; `limit` defaults to 100.\n\nPermission: `activity_log.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `activity_log.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists the calls made with the business's integration credentials, newest first: one\nentry per call, with the path, method, HTTP status (`response_code`), `success` or `error`,\nthe message returned and the caller's address. Entries are append-only. Optional\n`filters`: `status` (`success`, `error`), `method`, `endpoint` (exact path), `response_code`\n(HTTP status). `start_date` / `end_date` are inclusive days; `search` is a case-insensitive\nsubstring of the endpoint, message or IP address. Keyset paging: pass the `created_at` and\n`id` of the last entry as `cursor_created_at` / `cursor_id`; `limit` defaults to 100.\n\nPermission: `activity_log.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `activity_log.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -16005,7 +16349,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -16091,6 +16436,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -16104,7 +16452,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_audit_logs",
         "summary": "Audit logs (user actions)",
-        "description": "Lists Dashboard user actions, newest first: logins (failed ones too, for existing members),\nlogouts, password changes, secret regeneration, member and role changes, accounts opened,\ntransfers, approvals and rejections, approval-policy and webhook changes. Entries are\nappend-only. `user` is the actor's name and email; `start_date` and `end_date` of an entry\nare the calendar day it happened on (the boundaries it is filtered by). Optional `filters`:\n`action`, `start_date` / `end_date` (inclusive days), `user_id`. `search` is a\ncase-insensitive substring of the action, user or IP address. Keyset paging with\n`cursor_created_at` / `cursor_id`; `limit` defaults to 20.\n\nPermission: `audit_log.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `audit_log.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists Dashboard user actions, newest first: logins (failed ones too, for existing members),\nlogouts, password changes, secret regeneration, member and role changes, accounts opened,\ntransfers, approvals and rejections, approval-policy and webhook changes. Entries are\nappend-only. `user` is the actor's name and email; `start_date` and `end_date` of an entry\nare the calendar day it happened on (the boundaries it is filtered by). Optional `filters`:\n`action`, `start_date` / `end_date` (inclusive days), `user_id`. `search` is a\ncase-insensitive substring of the action, user or IP address. Keyset paging with\n`cursor_created_at` / `cursor_id`; `limit` defaults to 20.\n\nPermission: `audit_log.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `audit_log.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -16118,7 +16466,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -16205,6 +16554,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -16218,7 +16570,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "webhook_configuration",
         "summary": "Register the webhook endpoint",
-        "description": "Registers the business's webhook endpoint (one per business) and returns its signing\nsecret `secret` (`whsec_...`) **once**: store it, it cannot be read again (rotate it with\n`rotate_webhook_secret`). The configuration starts active. `url` must be a public `https://`\nURL in production (the sandbox also accepts `http://`, for example a local tunnel).\n`ip_whitelist` (at most 20 entries, each an IP address or CIDR range of at most 255\ncharacters) restricts the addresses the endpoint's host may resolve to; omit it or send\n`[]` for no restriction. (Interpretation: the source says \"only requests originating from\nthese IPs are forwarded\", but every delivery originates from Kobo, so the only list a\nbusiness can usefully give is where deliveries may go: a pin that keeps events away from a\nhijacked DNS name. It is checked at every connection, not only when saved.) `event_types` subscribes to some event kinds only; omit it or send\n`[]` for all. Accepts `Idempotency-Key`. Audit-log action `create_webhook_configuration`.\n\n**Deliveries** (every kind and payload is in `x-webhooks`) are JSON POSTs signed the\nStandard Webhooks way. Headers: `webhook-id` (the event id, the same on every retry:\nde-duplicate on it), `webhook-timestamp` (Unix seconds), `webhook-signature`\n(`v1,<base64>`, space-separated when a rotation is in progress). To verify one: base64-decode\nthe part of `secret` after `whsec_`; compute HMAC-SHA256 with it over\n`<webhook-id>.<webhook-timestamp>.<raw body>`; base64-encode; compare in constant time with\neach `v1,` value; reject timestamps more than 5 minutes from your clock. Answer 2xx within\n15 seconds; anything else is retried with backoff for about three days (see Webhooks in the\noverview), and `fetch_webhook_events` shows every attempt.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` a field is missing or malformed, the URL is not `https://` in production, resolves to\n  a private address, or an `ip_whitelist` entry is not an IP address or range.\n- `26` the business already has a webhook configuration: change it with\n  `update_webhook_configuration`.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Registers the business's webhook endpoint (one per business) and returns its signing\nsecret `secret` (`whsec_...`) **once**: store it, it cannot be read again (rotate it with\n`rotate_webhook_secret`). The configuration starts active. `url` must be a public `https://`\nURL in production (the sandbox also accepts `http://`, for example a local tunnel).\n`ip_whitelist` (at most 20 entries, each an IP address or CIDR range of at most 255\ncharacters) restricts the addresses the endpoint's host may resolve to; omit it or send\n`[]` for no restriction. (Interpretation: the source says \"only requests originating from\nthese IPs are forwarded\", but every delivery originates from Kobo, so the only list a\nbusiness can usefully give is where deliveries may go: a pin that keeps events away from a\nhijacked DNS name. It is checked at every connection, not only when saved.) `event_types` subscribes to some event kinds only; omit it or send\n`[]` for all. Accepts `Idempotency-Key`. Audit-log action `create_webhook_configuration`.\n\n**Deliveries** (every kind and payload is in `x-webhooks`) are JSON POSTs signed the\nStandard Webhooks way. Headers: `webhook-id` (the event id, the same on every retry:\nde-duplicate on it), `webhook-timestamp` (Unix seconds), `webhook-signature`\n(`v1,<base64>`, space-separated when a rotation is in progress). To verify one: base64-decode\nthe part of `secret` after `whsec_`; compute HMAC-SHA256 with it over\n`<webhook-id>.<webhook-timestamp>.<raw body>`; base64-encode; compare in constant time with\neach `v1,` value; reject timestamps more than 5 minutes from your clock. Answer 2xx within\n15 seconds; anything else is retried with backoff for about three days (see Webhooks in the\noverview), and `fetch_webhook_events` shows every attempt.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` a field is missing or malformed, the URL is not `https://` in production, resolves to\n  a private address, or an `ip_whitelist` entry is not an IP address or range.\n- `26` the business already has a webhook configuration: change it with\n  `update_webhook_configuration`.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -16235,7 +16587,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "parameters": [
           {
@@ -16365,6 +16718,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -16378,7 +16734,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "update_webhook_configuration",
         "summary": "Change the webhook endpoint",
-        "description": "Changes the webhook configuration; send only the fields that change. `url` must be\n`https://` (plain `http://` is refused in production; the sandbox accepts it).\n`is_active: false` pauses delivery (the configuration is kept, events meanwhile are recorded\nas `skipped`); `is_active: true` resumes it. `ip_whitelist` replaces the current list (`[]`\nremoves every restriction); `event_types` likewise (`[]`: every kind). The change applies to\nthe next dispatched event. Returns the full configuration (never the secret).\n\nIntegration token.\n\nErrors:\n- `01` a field is malformed, no field was sent, the URL is not `https://` in production or\n  resolves to a private address, or an `ip_whitelist` entry is not an IP address or range.\n- `41` the token is missing, invalid or expired.\n- `47` the business has no webhook configuration yet: create one from the Dashboard.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Changes the webhook configuration; send only the fields that change. `url` must be\n`https://` (plain `http://` is refused in production; the sandbox accepts it).\n`is_active: false` pauses delivery (the configuration is kept, events meanwhile are recorded\nas `skipped`); `is_active: true` resumes it. `ip_whitelist` replaces the current list (`[]`\nremoves every restriction); `event_types` likewise (`[]`: every kind). The change applies to\nthe next dispatched event. Returns the full configuration (never the secret).\n\nIntegration token.\n\nErrors:\n- `01` a field is malformed, no field was sent, the URL is not `https://` in production or\n  resolves to a private address, or an `ip_whitelist` entry is not an IP address or range.\n- `41` the token is missing, invalid or expired.\n- `47` the business has no webhook configuration yet: create one from the Dashboard.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -16391,7 +16747,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "47",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -16484,6 +16841,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -16498,7 +16858,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "get_webhook_configuration",
         "summary": "Read the webhook configuration",
         "x-origin": "extension",
-        "description": "Returns the business's webhook configuration (never the secret). Takes no parameters: send\n`{}`.\n\nPermission: `webhook.view`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.view`.\n- `47` the business has no webhook configuration.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Returns the business's webhook configuration (never the secret). Takes no parameters: send\n`{}`.\n\nPermission: `webhook.view`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.view`.\n- `47` the business has no webhook configuration.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -16513,7 +16873,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "41",
           "43",
           "47",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/Empty"
@@ -16572,6 +16933,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -16586,7 +16950,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "rotate_webhook_secret",
         "summary": "Rotate the webhook signing secret",
         "x-origin": "extension",
-        "description": "Issues a new signing secret and returns it **once**. For 24 hours\n(`previous_secret_expires_at`) every delivery carries two signatures in `webhook-signature`,\none per secret, so you can deploy the new secret without dropping events; after that only\nthe new secret signs. Rotating again within those 24 hours ends the older secret at once.\nTakes no parameters: send `{}`. Audit-log action `rotate_webhook_secret`.\n\nSend an `Idempotency-Key`: the new secret is shown only in this answer, so a retry after\na lost response must get the same secret back (`Idempotent-Replayed: true`), not rotate\nagain and end the secret you never received.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` the body is not `{}`.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` the business has no webhook configuration.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Issues a new signing secret and returns it **once**. For 24 hours\n(`previous_secret_expires_at`) every delivery carries two signatures in `webhook-signature`,\none per secret, so you can deploy the new secret without dropping events; after that only\nthe new secret signs. Rotating again within those 24 hours ends the older secret at once.\nTakes no parameters: send `{}`. Audit-log action `rotate_webhook_secret`.\n\nSend an `Idempotency-Key`: the new secret is shown only in this answer, so a retry after\na lost response must get the same secret back (`Idempotent-Replayed: true`), not rotate\nagain and end the secret you never received.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` the body is not `{}`.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` the business has no webhook configuration.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -16603,7 +16967,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "41",
           "43",
           "47",
-          "96"
+          "96",
+          "97"
         ],
         "parameters": [
           {
@@ -16669,6 +17034,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -16683,7 +17051,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "fetch_webhook_events",
         "summary": "Webhook delivery log",
         "x-origin": "extension",
-        "description": "Lists the events emitted for the business, newest first, with their delivery state:\n`pending` (queued or waiting for a retry; `next_attempt_at` says when), `delivered` (a 2xx\nwas received), `failed` (retries exhausted after about three days), `skipped` (the\nconfiguration was paused, absent or not subscribed to the kind). Each entry carries the\nexact `payload` that is (or was) POSTed, the attempts left in its retry budget, and its\nlatest attempts (`attempt_log`, newest first: time, HTTP status or network error,\nlatency, the first KiB of the answer). Kept for 30 days. Optional `filters`: `status`,\n`event_type`, `start_date` / `end_date` (inclusive days). Keyset paging with\n`cursor_created_at` / `cursor_id` and `limit`.\n\nPermission: `webhook.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.view`.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Lists the events emitted for the business, newest first, with their delivery state:\n`pending` (queued or waiting for a retry; `next_attempt_at` says when), `delivered` (a 2xx\nwas received), `failed` (retries exhausted after about three days), `skipped` (the\nconfiguration was paused, absent or not subscribed to the kind). Each entry carries the\nexact `payload` that is (or was) POSTed, the attempts left in its retry budget, and its\nlatest attempts (`attempt_log`, newest first: time, HTTP status or network error,\nlatency, the first KiB of the answer). Kept for 30 days. Optional `filters`: `status`,\n`event_type`, `start_date` / `end_date` (inclusive days). Keyset paging with\n`cursor_created_at` / `cursor_id` and `limit`.\n\nPermission: `webhook.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -16697,7 +17065,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "29",
           "41",
           "43",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -16819,6 +17188,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -16833,7 +17205,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "replay_webhook_event",
         "summary": "Replay a webhook event",
         "x-origin": "extension",
-        "description": "Queues an event for delivery again, now, with a fresh retry budget (`remaining_attempts`\nback to 10, `next_attempt_at` now): use it after fixing an endpoint, for `failed` or\n`skipped` events (or to re-send a `delivered` one). The payload\nand `webhook-id` are unchanged, so a receiver that de-duplicates by `webhook-id` will\nignore a copy it already processed. Audit-log action `replay_webhook_event`.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` `event_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` no event of the business has this id (or it is older than 30 days).\n- `48` the event is already queued (`pending`), or the configuration is paused or\n  absent.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Queues an event for delivery again, now, with a fresh retry budget (`remaining_attempts`\nback to 10, `next_attempt_at` now): use it after fixing an endpoint, for `failed` or\n`skipped` events (or to re-send a `delivered` one). The payload\nand `webhook-id` are unchanged, so a receiver that de-duplicates by `webhook-id` will\nignore a copy it already processed. Audit-log action `replay_webhook_event`.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` `event_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` no event of the business has this id (or it is older than 30 days).\n- `48` the event is already queued (`pending`), or the configuration is paused or\n  absent.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -16849,7 +17221,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "43",
           "47",
           "48",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "required": true,
@@ -17002,6 +17375,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -17016,7 +17392,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "test_webhook",
         "summary": "Send a test event",
         "x-origin": "extension",
-        "description": "Records a `webhook.test` event and queues it for delivery at once, whatever\n`event_types` subscribes to, so you can check the endpoint and your signature\nverification end to end. It is a real event: signed, retried and shown by\n`fetch_webhook_events` like any other. Takes no parameters: send `{}`. Audit-log action\n`test_webhook`.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` the business has no webhook configuration.\n- `48` the configuration is paused (`is_active: false`).\n- `29` too many requests. `96` internal error.\n",
+        "description": "Records a `webhook.test` event and queues it for delivery at once, whatever\n`event_types` subscribes to, so you can check the endpoint and your signature\nverification end to end. It is a real event: signed, retried and shown by\n`fetch_webhook_events` like any other. Takes no parameters: send `{}`. Audit-log action\n`test_webhook`.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` the business has no webhook configuration.\n- `48` the configuration is paused (`is_active: false`).\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -17032,7 +17408,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "43",
           "47",
           "48",
-          "96"
+          "96",
+          "97"
         ],
         "requestBody": {
           "$ref": "#/components/requestBodies/Empty"
@@ -17127,6 +17504,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -17141,7 +17521,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "simulate_inbound_transfer",
         "summary": "Simulate money coming in (sandbox only)",
         "x-origin": "extension",
-        "description": "Sandbox only: credits `amount` to any active account of the business as if it had arrived\nfrom outside (or from another Kobo account when `sender_bank_code` is `090823`), so an\nintegration can be tested end to end. It is a real posting: balances, transactions,\nsettlements, aggregates and the `collection.received` webhook all follow, exactly as for a\nreal inbound transfer. Sender fields default to a test sender at Guaranty Trust Bank.\nAccepts `Idempotency-Key`. Production has no such operation: there it answers `04`, like\nany unknown path.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed (the amount must be positive, at most two fraction\n  digits).\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` no account of the business has this number.\n- `48` the account is not `active` (`blocked`, `closed`, ...).\n- `04` (production only) the operation does not exist there.\n- `29` too many requests. `96` internal error.\n",
+        "description": "Sandbox only: credits `amount` to any active account of the business as if it had arrived\nfrom outside (or from another Kobo account when `sender_bank_code` is `090823`), so an\nintegration can be tested end to end. It is a real posting: balances, transactions,\nsettlements, aggregates and the `collection.received` webhook all follow, exactly as for a\nreal inbound transfer. Sender fields default to a test sender at Guaranty Trust Bank.\nAccepts `Idempotency-Key`. Production has no such operation: there it answers `04`, like\nany unknown path.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed (the amount must be positive, at most two fraction\n  digits).\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` no account of the business has this number.\n- `48` the account is not `active` (`blocked`, `closed`, ...).\n- `04` (production only) the operation does not exist there.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -17157,7 +17537,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "41",
           "44",
           "48",
-          "96"
+          "96",
+          "97"
         ],
         "parameters": [
           {
@@ -17294,6 +17675,9 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           },
           "default": {
             "$ref": "#/components/responses/TransportError"
@@ -17951,7 +18335,7 @@ pub const OPENAPI_JSON: &str = r##"{
         }
       },
       "ProviderUnavailable": {
-        "description": "The core banking provider is temporarily unavailable; retry later.",
+        "description": "The core banking provider (`80`) or Kobo's own database (`97`, with `Retry-After`) is\ntemporarily unavailable; retry later.\n",
         "headers": {
           "X-Request-Id": {
             "$ref": "#/components/headers/XRequestId"
@@ -17968,6 +18352,42 @@ pub const OPENAPI_JSON: &str = r##"{
                   "status": false,
                   "response_code": "80",
                   "message": "The core banking provider is temporarily unavailable; retry later",
+                  "data": null
+                }
+              },
+              "service_unavailable": {
+                "value": {
+                  "status": false,
+                  "response_code": "97",
+                  "message": "Service unavailable: retry after the seconds in Retry-After",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "ServiceUnavailable": {
+        "description": "Kobo cannot reach its database or write to it (`97`): retry after `Retry-After` seconds,\nwith the same `Idempotency-Key` where the operation takes one.\n",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          },
+          "Retry-After": {
+            "$ref": "#/components/headers/RetryAfter"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "service_unavailable": {
+                "value": {
+                  "status": false,
+                  "response_code": "97",
+                  "message": "Service unavailable: retry after the seconds in Retry-After",
                   "data": null
                 }
               }
@@ -18063,7 +18483,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "60",
           "80",
           "83",
-          "96"
+          "96",
+          "97"
         ],
         "x-enum-varnames": [
           "INVALID_REQUEST",
@@ -18089,7 +18510,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "BUSINESS_INACTIVE",
           "PROVIDER_UNAVAILABLE",
           "PROVIDER_ERROR",
-          "INTERNAL_ERROR"
+          "INTERNAL_ERROR",
+          "SERVICE_UNAVAILABLE"
         ]
       },
       "ErrorEnvelope": {

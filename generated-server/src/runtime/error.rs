@@ -86,18 +86,36 @@ impl ApiError {
     }
 }
 
+/// How the application recognises, among the source errors `.or_internal()` sees, those that
+/// are not internal errors: a database that cannot be reached is `97` (service unavailable),
+/// which tells a client to retry, not `96`. Set once, at startup ([`set_error_classifier`]).
+static CLASSIFIER: std::sync::OnceLock<fn(&dyn std::any::Any) -> Option<ApiError>> =
+    std::sync::OnceLock::new();
+
+/// Registers the application's classifier of source errors (the first registration wins; it
+/// must be the same for every server of the process).
+pub fn set_error_classifier(classify: fn(&dyn std::any::Any) -> Option<ApiError>) {
+    let _ = CLASSIFIER.set(classify);
+}
+
 /// `.or_internal()`: an `Err` of any displayable error becomes [`ApiError::internal`], with the
-/// location of this call (what `.map_err(ApiError::internal)` cannot give).
+/// location of this call (what `.map_err(ApiError::internal)` cannot give), unless the
+/// registered classifier ([`set_error_classifier`]) gives it another code.
 pub trait OrInternal<T> {
     fn or_internal(self) -> Result<T, ApiError>;
 }
 
-impl<T, E: fmt::Display> OrInternal<T> for Result<T, E> {
+impl<T, E: fmt::Display + 'static> OrInternal<T> for Result<T, E> {
     #[track_caller]
     fn or_internal(self) -> Result<T, ApiError> {
         match self {
             Ok(value) => Ok(value),
-            Err(error) => Err(ApiError::internal(error)),
+            Err(error) => {
+                if let Some(classified) = CLASSIFIER.get().and_then(|classify| classify(&error)) {
+                    return Err(classified);
+                }
+                Err(ApiError::internal(error))
+            }
         }
     }
 }

@@ -208,6 +208,17 @@ pub struct ServeArgs {
     #[arg(long, env = "KOBO_SANDBOX_FAULTS")]
     pub sandbox_faults: Option<FaultRates>,
 
+    /// Sandbox only: the delays before each webhook retry, in seconds, comma-separated
+    /// (`1,2,5`: four attempts in all), instead of the spec's schedule of about three days, so
+    /// a test that takes its receiver down sees the retries within minutes. Refused in
+    /// production, where partners rely on the documented schedule.
+    #[arg(
+        long,
+        env = "KOBO_SANDBOX_WEBHOOK_RETRY_SCHEDULE",
+        value_delimiter = ','
+    )]
+    pub sandbox_webhook_retry_schedule: Option<Vec<u64>>,
+
     #[command(flatten)]
     pub smtp: SmtpArgs,
 
@@ -233,6 +244,26 @@ impl ServeArgs {
             u64::from_le_bytes(bytes.try_into().unwrap_or([7; 8]))
         });
         Ok(Some((rates, seed)))
+    }
+
+    /// The webhook retry delays `--sandbox-webhook-retry-schedule` asks for; an error in
+    /// production, or for an empty schedule or a delay of zero.
+    pub fn webhook_retry_schedule(&self) -> Result<Option<Vec<Duration>>> {
+        let Some(seconds) = &self.sandbox_webhook_retry_schedule else {
+            return Ok(None);
+        };
+        if self.environment != EnvironmentArg::Sandbox {
+            bail!(
+                "--sandbox-webhook-retry-schedule (KOBO_SANDBOX_WEBHOOK_RETRY_SCHEDULE) applies \
+                 to the sandbox only: production follows the documented schedule"
+            );
+        }
+        if seconds.is_empty() || seconds.iter().any(|s| *s == 0 || *s > 86_400) {
+            bail!("--sandbox-webhook-retry-schedule: one or more delays of 1 to 86400 seconds");
+        }
+        Ok(Some(
+            seconds.iter().map(|s| Duration::from_secs(*s)).collect(),
+        ))
     }
 }
 
@@ -532,6 +563,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         bail!("the demo runs in the sandbox only: drop `--environment production`");
     }
     let faults = args.sandbox_faults()?;
+    let retry_schedule = args.webhook_retry_schedule()?;
     let store = args.store.open().await?;
     let key_file = args
         .token_key_file
@@ -543,6 +575,13 @@ async fn serve(args: ServeArgs) -> Result<()> {
         per_minute: args.rate_limit_per_minute,
         burst: args.rate_limit_burst,
     };
+    if let Some(delays) = retry_schedule {
+        tracing::warn!(
+            ?delays,
+            "webhook retries follow --sandbox-webhook-retry-schedule, not the spec's schedule"
+        );
+        config.webhooks.retry_delays = delays;
+    }
     let clock = Clock::system();
     let mut api = KoboApi::open(store.clone(), config, clock.clone(), tokens).await?;
     if let Some((rates, seed)) = faults {
@@ -1049,6 +1088,26 @@ mod tests {
         assert_eq!((rates.unavailable, seed), (100_000, 7));
         assert_eq!(rates.latency, Duration::from_millis(200));
         assert!(serve(&[]).unwrap().sandbox_faults().unwrap().is_none());
+        // The webhook retry schedule: seconds, sandbox only, no zero.
+        let schedule = serve(&["--sandbox-webhook-retry-schedule", "1,2,5"])
+            .unwrap()
+            .webhook_retry_schedule()
+            .unwrap()
+            .unwrap();
+        assert_eq!(schedule, [1, 2, 5].map(Duration::from_secs));
+        assert!(serve(&["--sandbox-webhook-retry-schedule", "1,0"])
+            .unwrap()
+            .webhook_retry_schedule()
+            .is_err());
+        assert!(serve(&[
+            "--environment",
+            "production",
+            "--sandbox-webhook-retry-schedule",
+            "1"
+        ])
+        .unwrap()
+        .webhook_retry_schedule()
+        .is_err());
         let bad = serve(&["--sandbox-faults", "unavailable=2"])
             .unwrap_err()
             .to_string();

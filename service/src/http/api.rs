@@ -39,6 +39,7 @@ pub struct KoboApi {
 
 impl KoboApi {
     pub fn new(store: Store, config: Config, clock: Clock, tokens: TokenKeys) -> KoboApi {
+        generated_server::set_error_classifier(crate::kernel::store::classify_error);
         KoboApi {
             provider: Arc::new(SandboxProvider::new(clock.clone())),
             rate_limiter: RateLimiter::new(config.request_budget),

@@ -198,8 +198,18 @@ async fn healthz() -> Response {
 }
 
 /// Readiness: the database answers too. A load balancer sends traffic only while this is 200.
+/// How long `/readyz` waits for the database.
+const READINESS_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
+
 async fn readyz(State(api): State<Arc<KoboApi>>) -> Response {
-    match api.store().ping().await {
+    // A database that is down makes the pool wait for its acquire timeout (10 s); a probe must
+    // say so within its own deadline, well under an orchestrator's usual probe timeout.
+    let ping = tokio::time::timeout(READINESS_DEADLINE, api.store().ping()).await;
+    let answer = match ping {
+        Ok(answer) => answer.map_err(|error| error.to_string()),
+        Err(_) => Err(format!("no answer within {READINESS_DEADLINE:?}")),
+    };
+    match answer {
         Ok(()) => probe_response(StatusCode::OK, json!({"status": "ready", "database": "ok"})),
         Err(error) => {
             tracing::warn!(%error, "readiness probe: the database does not answer");

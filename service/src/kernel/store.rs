@@ -20,6 +20,50 @@ use sqlx::{Any, AnyPool, Row, Transaction};
 /// A transaction on either store.
 pub type Tx = Transaction<'static, Any>;
 
+/// Seconds a client is told to wait (`Retry-After`) when the database is unavailable.
+pub const UNAVAILABLE_RETRY_AFTER_SECONDS: u64 = 2;
+
+/// The source-error classifier the API registers ([`generated_server::set_error_classifier`]):
+/// a database error that says the database cannot be reached or written *now* answers `97`
+/// (service unavailable, with `Retry-After`), not `96`, so clients retry (with the same
+/// idempotency key) instead of calling support. Every other error stays internal.
+pub fn classify_error(error: &dyn std::any::Any) -> Option<ApiError> {
+    let error = error.downcast_ref::<sqlx::Error>()?;
+    unavailable(error).then(|| {
+        ApiError::new(generated_server::ResponseCode::ServiceUnavailable)
+            .with_retry_after_seconds(UNAVAILABLE_RETRY_AFTER_SECONDS)
+    })
+}
+
+/// Whether `error` is the database being out of reach or unable to write, rather than a
+/// mistake in a statement or in the data.
+pub fn unavailable(error: &sqlx::Error) -> bool {
+    match error {
+        // The connection could not be made, or broke (the server restarted, a failover, the
+        // network), or no connection freed up in time.
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(database) => match database.code() {
+            // PostgreSQL's SQLSTATE (five characters): connection exceptions (class 08), the
+            // server shutting down or starting (57P01-57P03), too many connections (53300).
+            Some(code) if code.len() == 5 => {
+                code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03" | "53300")
+            }
+            // SQLite's (extended) result code: BUSY past the busy timeout, READONLY, IOERR,
+            // FULL, CANTOPEN.
+            Some(code) => code
+                .parse::<u32>()
+                .is_ok_and(|code| matches!(code & 0xFF, 5 | 8 | 10 | 13 | 14)),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// Which database server is behind the pool.
@@ -53,7 +97,22 @@ impl Store {
                 Backend::Sqlite => 8,
                 Backend::Postgres => 16,
             })
-            .acquire_timeout(Duration::from_secs(10));
+            .acquire_timeout(Duration::from_secs(10))
+            // A connection that comes back still inside a transaction is closed, not reused:
+            // when a COMMIT fails (SQLite's disk full), the database has rolled back but the
+            // driver still counts the transaction, and every later BEGIN on that connection
+            // would fail ("begin_with at non-zero transaction depth") long after the disk
+            // has room again. Found by `kobo-load chaos --disk-faults`. On SQLite the queued
+            // rollback of a dropped transaction is flushed first (a round trip to its thread);
+            // PostgreSQL's driver counts it as done when queued.
+            .after_release(move |connection, _| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        sqlx::Connection::ping(&mut *connection).await?;
+                    }
+                    Ok(!sqlx::Connection::is_in_transaction(&*connection))
+                })
+            });
         let options = match backend {
             Backend::Sqlite => options.after_connect(|connection, _| {
                 Box::pin(async move {
@@ -225,6 +284,28 @@ pub fn optional_time(row: &AnyRow, column: &str) -> Result<Option<DateTime<Utc>>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_database_out_of_reach_is_unavailable_not_internal() {
+        for error in [
+            sqlx::Error::PoolTimedOut,
+            sqlx::Error::PoolClosed,
+            sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
+        ] {
+            let classified = classify_error(&error).expect("unavailable");
+            assert_eq!(
+                classified.code(),
+                generated_server::ResponseCode::ServiceUnavailable
+            );
+            assert_eq!(
+                classified.retry_after_seconds(),
+                Some(UNAVAILABLE_RETRY_AFTER_SECONDS)
+            );
+        }
+        // A mistake stays internal, and so does any error that is not the database's.
+        assert!(classify_error(&sqlx::Error::RowNotFound).is_none());
+        assert!(classify_error(&"some other error").is_none());
+    }
 
     #[test]
     fn timestamps_are_fixed_width_so_text_order_is_time_order() {

@@ -1,0 +1,878 @@
+//! The reliability run: concurrent clients move money between the run's businesses and to
+//! other banks while a nemesis kills `kobo` processes with SIGKILL, takes the webhook receiver
+//! down, restarts PostgreSQL or fills and freezes SQLite's disk, and the sandbox provider
+//! fails at random. Every request and answer goes to the history; when the faults stop and
+//! everything has settled, [`crate::check`] judges the history against what the API says.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+use tokio::sync::Mutex as AsyncMutex;
+
+use crate::api::{amount_of, naira, Api, Outcome};
+use crate::check;
+use crate::cluster::{Cluster, StoreKind};
+use crate::history::History;
+use crate::provision::{self, Account, Business, Plan};
+use crate::receiver::Receiver;
+use crate::rng::Rng;
+
+/// `kobo-load chaos`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ChaosArgs {
+    /// The store under test.
+    #[arg(long, value_enum, default_value = "sqlite")]
+    pub store: StoreKind,
+    /// `kobo serve` processes sharing the store (default: 1 on SQLite, 2 on PostgreSQL).
+    #[arg(long)]
+    pub processes: Option<usize>,
+    /// How long the clients run, in seconds.
+    #[arg(long, default_value_t = 30)]
+    pub duration: u64,
+    /// Stop the clients once this many operations were made (whichever comes first).
+    #[arg(long)]
+    pub operations: Option<u64>,
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 16)]
+    pub clients: usize,
+    /// SIGKILLs of a `kobo` process during the run (each restarted at once).
+    #[arg(long, default_value_t = 2)]
+    pub kills: u32,
+    /// Seconds the webhook receiver answers 503 in the middle of the run (0: never).
+    #[arg(long, default_value_t = 5)]
+    pub receiver_outage: u64,
+    /// Restart the PostgreSQL server (`pg_ctlcluster ... stop`, a pause of this many seconds,
+    /// `start`) in the middle of the run; PostgreSQL only. 0: no restart.
+    #[arg(long, default_value_t = 0)]
+    pub postgres_outage: u64,
+    /// SQLite only: put the data directory on a tmpfs of its own and fill it for this many
+    /// seconds in the middle of the run (needs root). 0: no disk faults.
+    #[arg(long, default_value_t = 0)]
+    pub disk_faults: u64,
+    /// The sandbox provider's faults during the run (`kobo serve --sandbox-faults`).
+    #[arg(
+        long,
+        default_value = "unavailable=0.05,timeout_after_submit=0.05,status_unknown=0.1,latency_ms=5"
+    )]
+    pub provider_faults: String,
+    /// Businesses, and current accounts per business (the main account included).
+    #[arg(long, default_value_t = 3)]
+    pub businesses: usize,
+    #[arg(long, default_value_t = 4)]
+    pub accounts: usize,
+    /// The seed of every random choice (random when absent; printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Where the stores, logs, history and summary go (default: a new directory under
+    /// `target/chaos/`).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// The `kobo` binary (default: the one beside this program).
+    #[arg(long)]
+    pub kobo: Option<PathBuf>,
+    /// How long to wait, after the faults stop, for every transfer to be final and every
+    /// webhook delivered.
+    #[arg(long, default_value_t = 240)]
+    pub settle: u64,
+}
+
+/// What the clients share.
+struct World {
+    api: Api,
+    businesses: Vec<Business>,
+    accounts: Vec<Account>,
+    history: History,
+    stop: AtomicBool,
+    operations: AtomicU64,
+    max_operations: u64,
+    /// Acknowledged transfers, (business, reference_number), for later reads.
+    acked: Mutex<Vec<(usize, String)>>,
+    /// One review of held transfers at a time per business (OTPs are per member).
+    reviewing: AsyncMutex<()>,
+    seed: u64,
+}
+
+/// External sandbox accounts: (number, name). Emeka's transfers succeed, Bisi's fail and are
+/// reversed, `0000000080`'s bank is down.
+const EXTERNAL: [(&str, &str); 3] = [
+    ("0123456788", "Emeka Nwosu"),
+    ("0690000036", "Bisi Alade"),
+    ("0000000080", "Unreachable Customer"),
+];
+
+pub async fn run(args: ChaosArgs) -> Result<bool> {
+    let seed = args.seed.unwrap_or_else(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
+        nanos ^ u64::from(std::process::id())
+    });
+    let kobo = crate::cluster::kobo_binary(args.kobo.clone())?;
+    let dir = match &args.dir {
+        Some(dir) => dir.clone(),
+        None => PathBuf::from("target/chaos").join(format!(
+            "{}-{}-{seed}",
+            chrono::Utc::now().format("%Y%m%dT%H%M%S"),
+            match args.store {
+                StoreKind::Sqlite => "sqlite",
+                StoreKind::Postgres => "postgres",
+            }
+        )),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let dir = dir.canonicalize()?;
+    let processes = args.processes.unwrap_or(match args.store {
+        StoreKind::Sqlite => 1,
+        StoreKind::Postgres => 2,
+    });
+    if args.postgres_outage > 0 && args.store != StoreKind::Postgres {
+        bail!("--postgres-outage needs --store postgres");
+    }
+    let data_dir = dir.join("data");
+    std::fs::create_dir_all(&data_dir)?;
+    let disk = if args.disk_faults > 0 {
+        if args.store != StoreKind::Sqlite {
+            bail!("--disk-faults needs --store sqlite");
+        }
+        Some(crate::faults::Disk::mount(&data_dir).await?)
+    } else {
+        None
+    };
+    println!(
+        "chaos: {} store, {processes} process(es), {} clients, {} s, {} kills, seed {seed}; in {}",
+        serde_json::to_value(args.store)?.as_str().unwrap_or("?"),
+        args.clients,
+        args.duration,
+        args.kills,
+        dir.display()
+    );
+
+    let base_args = vec![
+        "--rate-limit-per-minute".to_owned(),
+        "100000000".to_owned(),
+        "--rate-limit-burst".to_owned(),
+        "1000000".to_owned(),
+        "--max-concurrent-requests".to_owned(),
+        "512".to_owned(),
+        // Retries within seconds, so a receiver back after an outage gets its events within
+        // the run rather than on the spec's schedule of hours.
+        "--sandbox-webhook-retry-schedule".to_owned(),
+        "1,2,3,5,5,5,5,5,5".to_owned(),
+        "--shutdown-timeout-seconds".to_owned(),
+        "10".to_owned(),
+    ];
+    let mut faulty_args = base_args.clone();
+    if !args.provider_faults.is_empty() {
+        faulty_args.push("--sandbox-faults".to_owned());
+        faulty_args.push(format!("{},seed={seed}", args.provider_faults));
+    }
+    let mut cluster = Cluster::start(&kobo, &data_dir, args.store, processes, base_args.clone())
+        .await
+        .context("starting kobo")?;
+    let history = History::create(&dir.join("history.jsonl"))?;
+    let api = Api::new(cluster.bases(), Duration::from_secs(40));
+    let receiver = Receiver::default();
+    let receiver_base = receiver.start().await?;
+    let plan = Plan {
+        businesses: args.businesses,
+        accounts_per_business: args.accounts,
+        funding: 50_000_000,
+        approval_from: Some(150_000),
+        webhooks: Some((receiver.clone(), receiver_base)),
+    };
+    let businesses = provision::provision(&cluster, &api, &history, &plan).await?;
+    // Now with the provider's faults.
+    cluster.serve_args = faulty_args;
+    for index in 0..processes {
+        cluster.stop_one(index).await;
+        cluster.restart(index).await?;
+    }
+
+    let accounts: Vec<Account> = businesses
+        .iter()
+        .flat_map(|b| b.accounts.iter().cloned())
+        .collect();
+    let world = Arc::new(World {
+        api: api.clone(),
+        businesses,
+        accounts,
+        history: history.clone(),
+        stop: AtomicBool::new(false),
+        operations: AtomicU64::new(0),
+        max_operations: args.operations.unwrap_or(u64::MAX),
+        acked: Mutex::new(Vec::new()),
+        reviewing: AsyncMutex::new(()),
+        seed,
+    });
+
+    let started = Instant::now();
+    let mut clients = Vec::new();
+    for client in 0..args.clients {
+        let world = world.clone();
+        clients.push(tokio::spawn(
+            async move { client_loop(world, client).await },
+        ));
+    }
+    let probe = tokio::spawn(probe_loop(world.clone(), api.clone()));
+
+    // The nemesis, on the run's clock.
+    let faults = nemesis(
+        &args,
+        seed,
+        &mut cluster,
+        &receiver,
+        &history,
+        disk.as_ref(),
+        &world,
+    )
+    .await;
+    world.stop.store(true, Ordering::SeqCst);
+    for client in clients {
+        client.await??;
+    }
+    let faults = faults?;
+    let ran = started.elapsed();
+    probe.abort();
+    let operations = world.operations.load(Ordering::SeqCst);
+    println!(
+        "chaos: {operations} operations in {:.1} s; faults: {}",
+        ran.as_secs_f64(),
+        faults.describe()
+    );
+
+    // The faults stop: the provider heals (the processes restart without them), the receiver
+    // is up, held transfers are decided, and everything is given time to settle.
+    receiver.set_down(false);
+    cluster.serve_args = base_args;
+    for index in 0..processes {
+        cluster.stop_one(index).await;
+        cluster.restart(index).await?;
+    }
+    history.record("settle", json!({}));
+    settle(&world, Duration::from_secs(args.settle)).await?;
+    history.flush()?;
+
+    let verdict = check::check(check::Inputs {
+        history: &history.path,
+        api: &api,
+        businesses: &world.businesses,
+        cluster: &cluster,
+        receiver: &receiver,
+    })
+    .await?;
+    let summary = json!({
+        "store": args.store,
+        "processes": processes,
+        "seed": seed,
+        "clients": args.clients,
+        "seconds": ran.as_secs_f64(),
+        "operations": operations,
+        "faults": faults.to_json(),
+        "violations": verdict.violations,
+        "figures": verdict.figures,
+        "history": history.path,
+    });
+    std::fs::write(
+        dir.join("summary.json"),
+        serde_json::to_vec_pretty(&summary)?,
+    )?;
+    cluster.stop().await;
+    if let Some(disk) = disk {
+        disk.unmount().await;
+    }
+    let clean = verdict.is_clean();
+    println!("{}", verdict.table());
+    if clean {
+        cluster.drop_database().await?;
+        println!(
+            "chaos: no violations (seed {seed}); summary in {}",
+            dir.join("summary.json").display()
+        );
+    } else {
+        println!(
+            "chaos: VIOLATIONS (seed {seed}); history, logs and summary kept in {}",
+            dir.display()
+        );
+    }
+    Ok(clean)
+}
+
+/// What the nemesis did.
+#[derive(Default, Debug)]
+struct Faults {
+    kills: u32,
+    receiver_outages: u32,
+    postgres_restarts: u32,
+    disk_full: u32,
+    restart_ms: Vec<u64>,
+}
+
+impl Faults {
+    fn describe(&self) -> String {
+        format!(
+            "{} kills, {} receiver outages, {} PostgreSQL restarts, {} disk-full",
+            self.kills, self.receiver_outages, self.postgres_restarts, self.disk_full,
+        )
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "kills": self.kills,
+            "receiver_outages": self.receiver_outages,
+            "postgres_restarts": self.postgres_restarts,
+            "disk_full": self.disk_full,
+            "restart_ms_max": self.restart_ms.iter().max(),
+        })
+    }
+}
+
+/// Plans the run's faults at seeded moments and injects them until the run's end.
+async fn nemesis(
+    args: &ChaosArgs,
+    seed: u64,
+    cluster: &mut Cluster,
+    receiver: &Receiver,
+    history: &History,
+    disk: Option<&crate::faults::Disk>,
+    world: &World,
+) -> Result<Faults> {
+    let mut rng = Rng::new(seed, 0xFA_17);
+    let span = args.duration * 1000;
+    // (moment in ms, what)
+    let mut plan: Vec<(u64, &str)> = Vec::new();
+    for _ in 0..args.kills {
+        plan.push((span / 10 + rng.below(span * 7 / 10), "kill"));
+    }
+    if args.receiver_outage > 0 {
+        plan.push((span / 4, "receiver_down"));
+        plan.push((span / 4 + args.receiver_outage * 1000, "receiver_up"));
+    }
+    if args.postgres_outage > 0 {
+        plan.push((span / 2, "postgres_restart"));
+    }
+    if args.disk_faults > 0 {
+        plan.push((span * 2 / 5, "disk_full"));
+    }
+    plan.sort();
+    let started = Instant::now();
+    let mut faults = Faults::default();
+    let mut due = plan.into_iter().peekable();
+    loop {
+        let now = started.elapsed().as_millis() as u64;
+        // The clients stopped (the operation budget is spent), or the run's time is up.
+        if now >= span || world.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        match due.peek() {
+            Some((at, _)) if *at <= now => {}
+            _ => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+        }
+        let (_, what) = due.next().unwrap();
+        match what {
+            "kill" => {
+                let index = rng.below(cluster.processes.len() as u64) as usize;
+                history.record("fault", json!({"fault": "kill", "process": index}));
+                cluster.kill(index).await?;
+                let restarting = Instant::now();
+                cluster.restart(index).await?;
+                let ms = restarting.elapsed().as_millis() as u64;
+                history.record(
+                    "fault",
+                    json!({"fault": "restarted", "process": index, "ms": ms}),
+                );
+                faults.kills += 1;
+                faults.restart_ms.push(ms);
+            }
+            "receiver_down" => {
+                history.record("fault", json!({"fault": "receiver_down"}));
+                receiver.set_down(true);
+                faults.receiver_outages += 1;
+            }
+            "receiver_up" => {
+                history.record("fault", json!({"fault": "receiver_up"}));
+                receiver.set_down(false);
+            }
+            "postgres_restart" => {
+                history.record("fault", json!({"fault": "postgres_stop"}));
+                crate::faults::postgres("stop").await?;
+                tokio::time::sleep(Duration::from_secs(args.postgres_outage)).await;
+                crate::faults::postgres("start").await?;
+                history.record("fault", json!({"fault": "postgres_start"}));
+                faults.postgres_restarts += 1;
+            }
+            "disk_full" => {
+                if let Some(disk) = disk {
+                    history.record("fault", json!({"fault": "disk_full"}));
+                    disk.fill().await?;
+                    tokio::time::sleep(Duration::from_secs(args.disk_faults)).await;
+                    disk.unfill().await?;
+                    history.record("fault", json!({"fault": "disk_space_back"}));
+                    faults.disk_full += 1;
+                }
+            }
+            _ => unreachable!(),
+        }
+    }
+    Ok(faults)
+}
+
+/// Every 250 ms, each process's `/readyz`, recorded when it changes.
+async fn probe_loop(world: Arc<World>, api: Api) {
+    let mut last: Vec<Option<u16>> = vec![Some(200); api.bases.len()];
+    loop {
+        for (index, previous) in last.iter_mut().enumerate() {
+            let status = api.get_status(index, "/readyz").await;
+            if status != *previous {
+                world
+                    .history
+                    .record("readyz", json!({"process": index, "status": status}));
+                *previous = status;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+async fn client_loop(world: Arc<World>, client: usize) -> Result<()> {
+    let mut rng = Rng::new(world.seed, client as u64 + 1);
+    let mut sequence = 0u64;
+    while !world.stop.load(Ordering::SeqCst) {
+        if world.operations.fetch_add(1, Ordering::SeqCst) >= world.max_operations {
+            world.stop.store(true, Ordering::SeqCst);
+            break;
+        }
+        sequence += 1;
+        let business = rng.below(world.businesses.len() as u64) as usize;
+        match rng.below(100) {
+            0..=44 => payout(&world, &mut rng, client, sequence, business, false).await?,
+            45..=59 => payout(&world, &mut rng, client, sequence, business, true).await?,
+            60..=74 => read_balances(&world, client, business).await?,
+            75..=84 => read_listings(&world, &mut rng, client, business).await?,
+            85..=92 => review(&world, &mut rng, client).await?,
+            _ => read_transfer(&world, &mut rng, client).await?,
+        }
+    }
+    Ok(())
+}
+
+/// One payout as a careful partner makes it: a fresh idempotency key (also the transfer's
+/// `reference`), resent unchanged after a timeout, a broken connection or `28`, on another
+/// process when there are several, until an answer says what happened.
+async fn payout(
+    world: &World,
+    rng: &mut Rng,
+    client: usize,
+    sequence: u64,
+    business: usize,
+    inter: bool,
+) -> Result<()> {
+    let owner = &world.businesses[business];
+    let source = rng.pick(&owner.accounts).clone();
+    let amount = if rng.percent(3) {
+        // Now and then more than any account holds (within the largest transfer allowed):
+        // refused, nothing moves.
+        900_000_000
+    } else {
+        rng.between(100, 200_000)
+    };
+    let key = format!("c{client}-{sequence}-{:x}", world.seed & 0xFFFF_FFFF);
+    let (beneficiary, name, bank, kind) = if inter {
+        let (number, name) = *rng.pick(&EXTERNAL);
+        (number.to_owned(), name.to_owned(), "000013", "inter")
+    } else {
+        let target = loop {
+            let candidate = rng.pick(&world.accounts);
+            if candidate.number != source.number {
+                break candidate.clone();
+            }
+        };
+        (target.number, target.name, "090823", "intra")
+    };
+    let body = json!({
+        "source_account_number": source.number,
+        "source_account_name": source.name,
+        "beneficiary_account_number": beneficiary,
+        "beneficiary_account_name": name,
+        "bank_code": bank,
+        "amount": naira(amount),
+        "narration": format!("load {key}"),
+        "transfer_type": kind,
+        "reference": key,
+    });
+    world.history.record(
+        "payout_intent",
+        json!({
+            "client": client, "business": business, "key": key, "amount": amount,
+            "type": kind, "source": source.number, "beneficiary": beneficiary,
+        }),
+    );
+    let answer = send_keyed(world, rng, client, business, &key, &body).await;
+    // Now and then the same request again, as a client that lost track would: it must name
+    // the same transfer.
+    if answer.is_some_and(|code| code == "00") && rng.percent(10) {
+        send_keyed(world, rng, client, business, &key, &body).await;
+    }
+    Ok(())
+}
+
+/// Sends `funds_transfer_api` with `key` until it has an answer that is not transient; returns
+/// that answer's code (`None`: gave up).
+async fn send_keyed(
+    world: &World,
+    rng: &mut Rng,
+    client: usize,
+    business: usize,
+    key: &str,
+    body: &Value,
+) -> Option<String> {
+    let owner = &world.businesses[business];
+    let mut process = rng.below(world.api.bases.len() as u64) as usize;
+    let started = Instant::now();
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        let token = owner.integration.get().await;
+        let outcome = world
+            .api
+            .post(
+                process,
+                "/api/v1/transaction/transfer/api/funds_transfer",
+                Some(&token),
+                &[("Idempotency-Key", key)],
+                body,
+            )
+            .await;
+        let data = outcome.data();
+        world.history.record(
+            "payout",
+            json!({
+                "client": client, "business": business, "key": key, "attempt": attempt,
+                "process": process % world.api.bases.len(), "outcome": outcome.summary(),
+                "reference_number": data.and_then(|d| d.get("reference_number")),
+                "transfer_status": data.and_then(|d| d.get("transfer_status")),
+                "amount": data.and_then(|d| amount_of(d, "amount")),
+            }),
+        );
+        if let Some(data) = data {
+            if let Some(reference) = data.get("reference_number").and_then(Value::as_str) {
+                world
+                    .acked
+                    .lock()
+                    .unwrap()
+                    .push((business, reference.to_owned()));
+            }
+            return Some("00".into());
+        }
+        let give_up = started.elapsed() > Duration::from_secs(120);
+        match &outcome {
+            Outcome::Answer { code, .. } if code == "41" => {
+                let _ = owner.integration.refresh(&world.api, &token).await;
+            }
+            Outcome::Answer {
+                code, retry_after, ..
+            } if is_transient(code) => {
+                if give_up {
+                    return None;
+                }
+                let wait = retry_after.map_or(200, |s| s.min(2) * 1000);
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+                process += 1;
+            }
+            Outcome::Answer { code, .. } => return Some(code.clone()),
+            Outcome::NoAnswer { .. } => {
+                if give_up {
+                    return None;
+                }
+                tokio::time::sleep(Duration::from_millis(100 + rng.below(300))).await;
+                process += 1;
+            }
+        }
+    }
+}
+
+/// Answers after which a client tries the same request again: in progress, rate limited, the
+/// service (not the provider) unavailable, an internal error, or no code at all.
+pub fn is_transient(code: &str) -> bool {
+    matches!(code, "28" | "29" | "96" | "97" | "")
+}
+
+/// Every account's balance, as the partner's integration reads it.
+async fn read_balances(world: &World, client: usize, business: usize) -> Result<()> {
+    let owner = &world.businesses[business];
+    let token = owner.integration.get().await;
+    let outcome = world
+        .api
+        .post(
+            client,
+            "/api/v1/account/api/fetch_customer_accounts",
+            Some(&token),
+            &[],
+            &json!({"limit": 100}),
+        )
+        .await;
+    if outcome.is("41") {
+        let _ = owner.integration.refresh(&world.api, &token).await;
+    }
+    let balances: Option<Vec<(String, Option<String>)>> = outcome.data().and_then(|data| {
+        data.as_array().map(|accounts| {
+            accounts
+                .iter()
+                .map(|a| {
+                    (
+                        a["account_number"].as_str().unwrap_or_default().to_owned(),
+                        a["balance"].as_str().map(str::to_owned),
+                    )
+                })
+                .collect()
+        })
+    });
+    world.history.record(
+        "balances",
+        json!({"client": client, "business": business, "outcome": outcome.summary(), "balances": balances}),
+    );
+    Ok(())
+}
+
+/// The first page of the transactions or of the transfers.
+async fn read_listings(world: &World, rng: &mut Rng, client: usize, business: usize) -> Result<()> {
+    let owner = &world.businesses[business];
+    let token = owner.integration.get().await;
+    let path = if rng.percent(50) {
+        "/api/v1/transaction/api/fetch_transactions"
+    } else {
+        "/api/v1/transaction/transfer/api/fetch_transfers"
+    };
+    let outcome = world
+        .api
+        .post(client, path, Some(&token), &[], &json!({"limit": 50}))
+        .await;
+    if outcome.is("41") {
+        let _ = owner.integration.refresh(&world.api, &token).await;
+    }
+    world.history.record(
+        "listing",
+        json!({"client": client, "business": business, "path": path, "outcome": outcome.summary()}),
+    );
+    Ok(())
+}
+
+/// An acknowledged transfer, read back: it must exist, whatever happened to the process that
+/// acknowledged it.
+async fn read_transfer(world: &World, rng: &mut Rng, client: usize) -> Result<()> {
+    let picked = {
+        let acked = world.acked.lock().unwrap();
+        if acked.is_empty() {
+            None
+        } else {
+            Some(acked[rng.below(acked.len() as u64) as usize].clone())
+        }
+    };
+    let Some((business, reference)) = picked else {
+        return Ok(());
+    };
+    let owner = &world.businesses[business];
+    let token = owner.integration.get().await;
+    let outcome = world
+        .api
+        .post(
+            client,
+            "/api/v1/transaction/transfer/api/get_transfer",
+            Some(&token),
+            &[],
+            &json!({"reference_number": reference}),
+        )
+        .await;
+    if outcome.is("41") {
+        let _ = owner.integration.refresh(&world.api, &token).await;
+    }
+    world.history.record(
+        "read_transfer",
+        json!({"client": client, "business": business, "reference_number": reference, "outcome": outcome.summary()}),
+    );
+    Ok(())
+}
+
+/// The owner of the business with an approval policy approves (with a fresh OTP) or rejects
+/// one of its held transfers.
+async fn review(world: &World, rng: &mut Rng, client: usize) -> Result<()> {
+    let Some(business) = world.businesses.iter().find(|b| b.approval_from.is_some()) else {
+        return Ok(());
+    };
+    let Ok(_guard) = world.reviewing.try_lock() else {
+        return Ok(());
+    };
+    let token = business.owner.get().await;
+    let pending = world
+        .api
+        .post(
+            client,
+            "/api/v1/transaction/transfer/web/fetch_pending_transfers",
+            Some(&token),
+            &[],
+            &json!({"limit": 20}),
+        )
+        .await;
+    if pending.is("41") {
+        let _ = business.owner.refresh(&world.api, &token).await;
+        return Ok(());
+    }
+    let Some(held) = pending
+        .data()
+        .and_then(Value::as_array)
+        .filter(|h| !h.is_empty())
+    else {
+        return Ok(());
+    };
+    let reference = held[rng.below(held.len() as u64) as usize]["reference_number"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let (action, outcome) = if rng.percent(60) {
+        let otp = world
+            .api
+            .post(
+                client,
+                "/api/v1/auth/web/generate_otp",
+                Some(&token),
+                &[],
+                &json!({}),
+            )
+            .await;
+        let Some(otp) = otp
+            .data()
+            .and_then(|d| d.get("otp"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            return Ok(());
+        };
+        let outcome = world
+            .api
+            .post(
+                client,
+                "/api/v1/transaction/transfer/web/approve_transfer",
+                Some(&token),
+                &[],
+                &json!({"reference_number": reference, "otp": otp}),
+            )
+            .await;
+        ("approve", outcome)
+    } else {
+        let outcome = world
+            .api
+            .post(
+                client,
+                "/api/v1/transaction/transfer/web/reject_transfer",
+                Some(&token),
+                &[],
+                &json!({"reference_number": reference, "reason": "Load test review"}),
+            )
+            .await;
+        ("reject", outcome)
+    };
+    world.history.record(
+        "review",
+        json!({"client": client, "business": business.index, "reference_number": reference,
+               "action": action, "outcome": outcome.summary()}),
+    );
+    Ok(())
+}
+
+/// After the faults: held transfers are rejected (a run cannot wait the 72 hours of their
+/// expiry), then waits until no transfer is in flight and no webhook event waits.
+async fn settle(world: &World, patience: Duration) -> Result<()> {
+    let deadline = Instant::now() + patience;
+    for business in &world.businesses {
+        if business.approval_from.is_none() {
+            continue;
+        }
+        loop {
+            let token = business.owner.get().await;
+            let pending = world
+                .api
+                .post(
+                    0,
+                    "/api/v1/transaction/transfer/web/fetch_pending_transfers",
+                    Some(&token),
+                    &[],
+                    &json!({"limit": 100}),
+                )
+                .await;
+            let held: Vec<String> = match pending.data().and_then(Value::as_array) {
+                Some(held) => held
+                    .iter()
+                    .filter_map(|h| h["reference_number"].as_str().map(str::to_owned))
+                    .collect(),
+                None => bail!("fetch_pending_transfers after the run: {pending:?}"),
+            };
+            if held.is_empty() {
+                break;
+            }
+            for reference in held {
+                let outcome = world
+                    .api
+                    .post(
+                        0,
+                        "/api/v1/transaction/transfer/web/reject_transfer",
+                        Some(&token),
+                        &[],
+                        &json!({"reference_number": reference, "reason": "End of the run"}),
+                    )
+                    .await;
+                world.history.record(
+                    "review",
+                    json!({"client": "settle", "business": business.index,
+                           "reference_number": reference, "action": "reject",
+                           "outcome": outcome.summary()}),
+                );
+            }
+        }
+    }
+    loop {
+        let mut waiting = 0usize;
+        for business in &world.businesses {
+            let token = business.integration.get().await;
+            for status in ["processing", "pending_approval"] {
+                let outcome = world
+                    .api
+                    .post(
+                        0,
+                        "/api/v1/transaction/transfer/api/fetch_transfers",
+                        Some(&token),
+                        &[],
+                        &json!({"filters": {"transfer_status": status}, "limit": 100}),
+                    )
+                    .await;
+                waiting += outcome.data().and_then(Value::as_array).map_or(1, Vec::len);
+            }
+            let owner = business.owner.get().await;
+            let events = world
+                .api
+                .post(
+                    0,
+                    "/api/v1/customer/web/fetch_webhook_events",
+                    Some(&owner),
+                    &[],
+                    &json!({"filters": {"status": "pending"}, "limit": 100}),
+                )
+                .await;
+            waiting += events.data().and_then(Value::as_array).map_or(1, Vec::len);
+        }
+        if waiting == 0 {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            println!("chaos: {waiting} transfers or events still in flight after {patience:?}");
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}

@@ -1,0 +1,45 @@
+//! `kobo-load`: drives real `kobo serve` processes from outside, as partners and faults do.
+//!
+//! ```sh
+//! cargo run -p kobo-load -- chaos --store sqlite                 # the short reliability run
+//! cargo run -p kobo-load -- chaos --store postgres --postgres-outage 5
+//! ```
+//! See RELIABILITY.md for the scenarios and their figures.
+
+mod api;
+mod chaos;
+mod check;
+mod cluster;
+mod faults;
+mod history;
+mod provision;
+mod receiver;
+mod rng;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "kobo-load", about = "Drives real kobo processes from outside")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The reliability run: concurrent payouts under kills and faults, then an independent
+    /// check of the history against what the API says (exits 1 on any violation).
+    Chaos(chaos::ChaosArgs),
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let clean = match cli.command {
+        Command::Chaos(args) => chaos::run(args).await?,
+    };
+    if !clean {
+        std::process::exit(1);
+    }
+    Ok(())
+}
