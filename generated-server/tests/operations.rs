@@ -66,6 +66,6 @@ fn response_codes_are_the_lists_of_the_embedded_spec() {
     }
     assert_eq!(
         Operation::Login.response_codes(),
-        ["00", "01", "29", "41", "96"].map(|code| ResponseCode::from_code(code).unwrap())
+        ["00", "01", "29", "41", "96", "97"].map(|code| ResponseCode::from_code(code).unwrap())
     );
 }

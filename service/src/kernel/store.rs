@@ -307,6 +307,53 @@ mod tests {
         assert!(classify_error(&"some other error").is_none());
     }
 
+    /// A statement that fills the disk makes SQLite roll the whole transaction back by itself
+    /// while the driver still counts it open; the connection must not go back into use, or
+    /// every later BEGIN on it fails ("begin_with at non-zero transaction depth"), long after
+    /// the disk has room again. Found by `kobo-load chaos --disk-faults`.
+    #[tokio::test]
+    async fn a_transaction_rolled_back_by_a_full_disk_does_not_poison_the_pool() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::connect(&Store::sqlite_url_in(dir.path()).unwrap())
+            .await
+            .unwrap();
+        let mut tx = store.begin().await.unwrap();
+        sqlx::query("CREATE TABLE filler (x BLOB)")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        let pages: i64 = sqlx::query_scalar("PRAGMA page_count")
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap();
+        // A "disk" exactly as large as the database is now.
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "PRAGMA max_page_count = {pages}"
+        )))
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+        let full = sqlx::query("INSERT INTO filler (x) VALUES (zeroblob(1000000))")
+            .execute(&mut *tx)
+            .await
+            .unwrap_err();
+        assert!(unavailable(&full), "SQLITE_FULL is unavailability: {full}");
+        // The disk has room again (on this connection), and the transaction is dropped.
+        sqlx::query("PRAGMA max_page_count = 1073741823")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        drop(tx);
+        // One request at a time reuses one connection: every BEGIN must work again.
+        for _ in 0..5 {
+            let tx = store
+                .begin()
+                .await
+                .expect("a BEGIN after the disk was full");
+            tx.commit().await.unwrap();
+        }
+    }
+
     #[test]
     fn timestamps_are_fixed_width_so_text_order_is_time_order() {
         let early = timestamp("2026-11-02T09:20:00Z".parse().unwrap());
