@@ -606,21 +606,15 @@ pub fn is_transient(code: &str) -> bool {
 
 /// Every account's balance, as the partner's integration reads it.
 async fn read_balances(world: &World, client: usize, business: usize) -> Result<()> {
-    let owner = &world.businesses[business];
-    let token = owner.integration.get().await;
-    let outcome = world
-        .api
+    let outcome = world.businesses[business]
+        .integration
         .post(
+            &world.api,
             client,
             "/api/v1/account/api/fetch_customer_accounts",
-            Some(&token),
-            &[],
             &json!({"limit": 100}),
         )
         .await;
-    if outcome.is("41") {
-        let _ = owner.integration.refresh(&world.api, &token).await;
-    }
     let balances: Option<Vec<(String, Option<String>)>> = outcome.data().and_then(|data| {
         data.as_array().map(|accounts| {
             accounts
@@ -643,20 +637,15 @@ async fn read_balances(world: &World, client: usize, business: usize) -> Result<
 
 /// The first page of the transactions or of the transfers.
 async fn read_listings(world: &World, rng: &mut Rng, client: usize, business: usize) -> Result<()> {
-    let owner = &world.businesses[business];
-    let token = owner.integration.get().await;
     let path = if rng.percent(50) {
         "/api/v1/transaction/api/fetch_transactions"
     } else {
         "/api/v1/transaction/transfer/api/fetch_transfers"
     };
-    let outcome = world
-        .api
-        .post(client, path, Some(&token), &[], &json!({"limit": 50}))
+    let outcome = world.businesses[business]
+        .integration
+        .post(&world.api, client, path, &json!({"limit": 50}))
         .await;
-    if outcome.is("41") {
-        let _ = owner.integration.refresh(&world.api, &token).await;
-    }
     world.history.record(
         "listing",
         json!({"client": client, "business": business, "path": path, "outcome": outcome.summary()}),
@@ -678,21 +667,15 @@ async fn read_transfer(world: &World, rng: &mut Rng, client: usize) -> Result<()
     let Some((business, reference)) = picked else {
         return Ok(());
     };
-    let owner = &world.businesses[business];
-    let token = owner.integration.get().await;
-    let outcome = world
-        .api
+    let outcome = world.businesses[business]
+        .integration
         .post(
+            &world.api,
             client,
             "/api/v1/transaction/transfer/api/get_transfer",
-            Some(&token),
-            &[],
             &json!({"reference_number": reference}),
         )
         .await;
-    if outcome.is("41") {
-        let _ = owner.integration.refresh(&world.api, &token).await;
-    }
     world.history.record(
         "read_transfer",
         json!({"client": client, "business": business, "reference_number": reference, "outcome": outcome.summary()}),
@@ -709,21 +692,16 @@ async fn review(world: &World, rng: &mut Rng, client: usize) -> Result<()> {
     let Ok(_guard) = world.reviewing.try_lock() else {
         return Ok(());
     };
-    let token = business.owner.get().await;
-    let pending = world
-        .api
+    let pending = business
+        .owner
         .post(
+            &world.api,
             client,
             "/api/v1/transaction/transfer/web/fetch_pending_transfers",
-            Some(&token),
-            &[],
             &json!({"limit": 20}),
         )
         .await;
-    if pending.is("41") {
-        let _ = business.owner.refresh(&world.api, &token).await;
-        return Ok(());
-    }
+    let token = business.owner.get().await;
     let Some(held) = pending
         .data()
         .and_then(Value::as_array)

@@ -102,6 +102,17 @@ impl Token {
         self.value.read().await.clone()
     }
 
+    /// POSTs `body` to `path` on `process` with this token; after a `41` takes a new token
+    /// for the next call (the answer is returned as it came).
+    pub async fn post(&self, api: &Api, process: usize, path: &str, body: &Value) -> Outcome {
+        let token = self.get().await;
+        let outcome = api.post(process, path, Some(&token), &[], body).await;
+        if outcome.is("41") {
+            let _ = self.refresh(api, &token).await;
+        }
+        outcome
+    }
+
     /// Takes a new token unless someone already replaced `stale`.
     pub async fn refresh(&self, api: &Api, stale: &str) -> Result<()> {
         let mut value = self.value.write().await;
