@@ -7,7 +7,9 @@
 
 use std::path::Path;
 use std::str::FromStr;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -15,10 +17,41 @@ use generated_server::ApiError;
 use generated_server::OrInternal;
 use sha2::{Digest, Sha256};
 use sqlx::any::{AnyPoolOptions, AnyRow};
-use sqlx::{Any, AnyPool, Row, Transaction};
+use sqlx::{Any, AnyConnection, AnyPool, Row, Transaction};
+use tokio::sync::{Mutex, OwnedMutexGuard};
 
-/// A transaction on either store.
-pub type Tx = Transaction<'static, Any>;
+/// A write transaction on either store ([`Store::begin`]). It derefs to its connection, so
+/// `&mut *tx` runs a query in it; dropped without [`Tx::commit`], it rolls back.
+pub struct Tx {
+    inner: Transaction<'static, Any>,
+    /// SQLite: this process's turn to write, held until the transaction ends (after `inner`
+    /// is dropped: fields drop in declaration order).
+    _turn: Option<OwnedMutexGuard<()>>,
+}
+
+impl Tx {
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        self.inner.commit().await
+    }
+
+    pub async fn rollback(self) -> Result<(), sqlx::Error> {
+        self.inner.rollback().await
+    }
+}
+
+impl std::ops::Deref for Tx {
+    type Target = AnyConnection;
+
+    fn deref(&self) -> &AnyConnection {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        &mut self.inner
+    }
+}
 
 /// Seconds a client is told to wait (`Retry-After`) when the database is unavailable.
 pub const UNAVAILABLE_RETRY_AFTER_SECONDS: u64 = 2;
@@ -27,8 +60,12 @@ pub const UNAVAILABLE_RETRY_AFTER_SECONDS: u64 = 2;
 /// a database error that says the database cannot be reached or written *now* answers `97`
 /// (service unavailable, with `Retry-After`), not `96`, so clients retry (with the same
 /// idempotency key) instead of calling support. Every other error stays internal.
+///
+/// It also notes an SQLite storage failure ([`note_storage_failure`]), so the pool replaces the
+/// connections that saw it.
 pub fn classify_error(error: &dyn std::any::Any) -> Option<ApiError> {
     let error = error.downcast_ref::<sqlx::Error>()?;
+    note_storage_failure(error);
     unavailable(error).then(|| {
         ApiError::new(generated_server::ResponseCode::ServiceUnavailable)
             .with_retry_after_seconds(UNAVAILABLE_RETRY_AFTER_SECONDS)
@@ -64,6 +101,43 @@ pub fn unavailable(error: &sqlx::Error) -> bool {
     }
 }
 
+/// Milliseconds from the first call in this process to the last SQLite storage failure (0:
+/// none). SQLite connections that saw their files become unwritable (read-only, an I/O error,
+/// a full disk) keep answering "attempt to write a readonly database" after the files are
+/// writable again (found by `kobo-load chaos --read-only-faults`): the pool closes every
+/// connection opened before the last failure when it is next acquired or released, and new
+/// ones write again.
+static STORAGE_FAILED_AT: AtomicU64 = AtomicU64::new(0);
+
+fn process_millis() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    // Never 0, which means "no failure".
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64 + 1
+}
+
+/// Records `error` if it is SQLite's files failing (READONLY, IOERR, FULL, CANTOPEN).
+pub fn note_storage_failure(error: &sqlx::Error) {
+    let sqlite_storage = match error {
+        sqlx::Error::Database(database) => database.code().is_some_and(|code| {
+            code.len() != 5
+                && code
+                    .parse::<u32>()
+                    .is_ok_and(|code| matches!(code & 0xFF, 8 | 10 | 13 | 14))
+        }),
+        _ => false,
+    };
+    if sqlite_storage {
+        STORAGE_FAILED_AT.store(process_millis(), Ordering::SeqCst);
+    }
+}
+
+/// Whether a connection of age `age` was surely opened after the last storage failure (a
+/// margin of 2 ms covers the rounding of two clocks read at different moments).
+fn opened_since_storage_failure(age: Duration) -> bool {
+    let failed_at = STORAGE_FAILED_AT.load(Ordering::SeqCst);
+    failed_at == 0 || process_millis().saturating_sub(age.as_millis() as u64) > failed_at + 2
+}
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// Which database server is behind the pool.
@@ -78,6 +152,12 @@ pub enum Backend {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// SQLite: one writer at a time in this process, in arrival order. SQLite has one write
+    /// lock per database; without this queue, waiting writers poll for it with the busy
+    /// handler's sleeps (1 ms growing to 100 ms), so under load a write waits far longer than
+    /// the writes ahead of it take, and the unlucky (webhook bookkeeping beside a stream of
+    /// payouts) starve. `None` on PostgreSQL, whose row locks queue writers themselves.
+    writer: Option<Arc<Mutex<()>>>,
 }
 
 impl Store {
@@ -105,13 +185,17 @@ impl Store {
             // has room again. Found by `kobo-load chaos --disk-faults`. On SQLite the queued
             // rollback of a dropped transaction is flushed first (a round trip to its thread);
             // PostgreSQL's driver counts it as done when queued.
-            .after_release(move |connection, _| {
+            .after_release(move |connection, metadata| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
                         sqlx::Connection::ping(&mut *connection).await?;
                     }
-                    Ok(!sqlx::Connection::is_in_transaction(&*connection))
+                    Ok(!sqlx::Connection::is_in_transaction(&*connection)
+                        && opened_since_storage_failure(metadata.age))
                 })
+            })
+            .before_acquire(|_, metadata| {
+                Box::pin(async move { Ok(opened_since_storage_failure(metadata.age)) })
             });
         let options = match backend {
             Backend::Sqlite => options.after_connect(|connection, _| {
@@ -134,7 +218,12 @@ impl Store {
             .connect(url)
             .await
             .with_context(|| format!("cannot open the database at {}", redact_url(url)))?;
-        Ok(Store { pool, backend })
+        let writer = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(())));
+        Ok(Store {
+            pool,
+            backend,
+            writer,
+        })
     }
 
     /// The URL of an SQLite store kept in `data_dir` (created if missing).
@@ -182,12 +271,26 @@ impl Store {
     /// Starts a transaction for writes. On SQLite it takes the write lock at once
     /// (`BEGIN IMMEDIATE`): a deferred transaction that later needs to write can fail with
     /// "database is locked" instead of waiting its turn.
+    ///
+    /// On SQLite it first waits for this process's turn to write (see `writer`), then holds
+    /// it until the transaction ends. Never begin a second one while holding a `Tx`.
     pub async fn begin(&self) -> Result<Tx, ApiError> {
-        let tx = match self.backend {
+        let turn = self.write_turn().await;
+        let inner = match self.backend {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
             Backend::Postgres => self.pool.begin().await,
-        };
-        tx.or_internal()
+        }
+        .or_internal()?;
+        Ok(Tx { inner, _turn: turn })
+    }
+
+    /// This process's turn to write on SQLite (`None` on PostgreSQL), for a single write
+    /// statement outside [`Store::begin`]: hold it across the statement.
+    pub async fn write_turn(&self) -> Option<OwnedMutexGuard<()>> {
+        match &self.writer {
+            Some(writer) => Some(Arc::clone(writer).lock_owned().await),
+            None => None,
+        }
     }
 
     /// Checks that the database answers (for `/readyz`).
@@ -351,6 +454,64 @@ mod tests {
                 .await
                 .expect("a BEGIN after the disk was full");
             tx.commit().await.unwrap();
+        }
+    }
+
+    /// SQLite files made unwritable (`chattr +i`, as on a volume remounted read-only) then
+    /// writable again: the connections that saw the failure kept answering "attempt to write a
+    /// readonly database" (2 minutes of `97` in a chaos run, until the process restarted).
+    /// Found by `kobo-load chaos --read-only-faults`. Needs root and a file system with
+    /// `chattr` (skipped otherwise).
+    #[tokio::test]
+    async fn the_store_writes_again_once_its_files_are_writable_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::connect(&Store::sqlite_url_in(dir.path()).unwrap())
+            .await
+            .unwrap();
+        let write = |value: i64| {
+            let store = store.clone();
+            async move {
+                sqlx::query("INSERT INTO t (x) VALUES ($1)")
+                    .bind(value)
+                    .execute(store.pool())
+                    .await
+                    .map(|_| ())
+            }
+        };
+        let mut tx = store.begin().await.unwrap();
+        sqlx::query("CREATE TABLE t (x BIGINT)")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        write(1).await.unwrap();
+        let chattr = |flag: &str| {
+            let files = ["kobo.db", "kobo.db-wal"].map(|name| dir.path().join(name));
+            std::process::Command::new("chattr")
+                .arg(flag)
+                .args(files.iter().filter(|path| path.exists()))
+                .status()
+                .is_ok_and(|status| status.success())
+        };
+        if !chattr("+i") {
+            eprintln!("skipped: chattr +i is not available here (root, ext4 or tmpfs)");
+            return;
+        }
+        // Every connection of the pool meets the failure.
+        let mut failures = Vec::new();
+        for value in 0..8 {
+            if let Err(error) = write(value).await {
+                note_storage_failure(&error);
+                failures.push(error);
+            }
+        }
+        assert!(chattr("-i"));
+        assert!(!failures.is_empty(), "writes to immutable files failed");
+        assert!(failures.iter().all(unavailable), "{failures:?}");
+        for value in 0..8 {
+            write(value)
+                .await
+                .expect("a write once the files are writable again");
         }
     }
 

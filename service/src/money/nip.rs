@@ -112,6 +112,7 @@ async fn lease(store: &Store, now: DateTime<Utc>, limit: i64) -> Result<Vec<Leas
              WHERE {due} ORDER BY created_at LIMIT $3) RETURNING id"
         ),
     };
+    let turn = store.write_turn().await;
     let ids: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
         .bind(&until)
         .bind(&now_text)
@@ -119,6 +120,7 @@ async fn lease(store: &Store, now: DateTime<Utc>, limit: i64) -> Result<Vec<Leas
         .fetch_all(store.pool())
         .await
         .or_internal()?;
+    drop(turn);
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -170,6 +172,7 @@ async fn wait(
 ) -> Result<(), ApiError> {
     let exponent = u32::try_from(leased.attempts.clamp(0, 10)).unwrap_or(10);
     let backoff = (5_i64 << exponent).min(MAX_BACKOFF_SECONDS);
+    let _turn = store.write_turn().await;
     sqlx::query(
         "UPDATE transfers SET submitted = $2, attempts = attempts + 1, next_attempt_at = $3, \
            lease_until = NULL, session_id = COALESCE($4, session_id), updated_at = $5 \

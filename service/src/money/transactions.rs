@@ -257,9 +257,10 @@ async fn page<T>(
     if let Some(cursor) = &paging.cursor {
         let at = sql.arg(cursor.created_at.as_str());
         let id = sql.arg(cursor.id.as_str());
-        conditions.add(format!(
-            "(t.created_at < {at} OR (t.created_at = {at} AND t.id < {id}))"
-        ));
+        // A row comparison: both stores answer it from the keyset index as a range, where
+        // the equivalent `OR` made PostgreSQL read every row after the cursor (38 ms for a
+        // page near the end of 100k rows of one account).
+        conditions.add(format!("(t.created_at, t.id) < ({at}, {id})"));
     }
     let fetch = sql.arg(paging.size as i64 + 1);
     sql.push(&conditions.where_clause());

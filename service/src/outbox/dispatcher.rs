@@ -317,6 +317,7 @@ impl<C: Channel> Dispatcher<C> {
     /// Reserves the message for this process for `lease`; false when another process has it.
     async fn claim(&self, id: &str, now: DateTime<Utc>) -> anyhow::Result<bool> {
         let lease_end = now + chrono::Duration::from_std(self.config.lease)?;
+        let _turn = self.store.write_turn().await;
         let result = sqlx::query(
             "UPDATE notifications SET next_attempt_at = $1 \
              WHERE id = $2 AND sent_at IS NULL \
@@ -332,6 +333,7 @@ impl<C: Channel> Dispatcher<C> {
     }
 
     async fn mark_sent(&self, id: &str, at: DateTime<Utc>) -> anyhow::Result<()> {
+        let _turn = self.store.write_turn().await;
         sqlx::query(
             "UPDATE notifications SET sent_at = $1, attempts = attempts + 1, \
              last_error = NULL, next_attempt_at = NULL WHERE id = $2",
@@ -361,6 +363,7 @@ impl<C: Channel> Dispatcher<C> {
             .then(|| now + chrono::Duration::from_std(retry_delay(attempts)).unwrap_or_default())
             .map(store::timestamp);
         let last_error: String = error.message.chars().take(LAST_ERROR_LENGTH_MAX).collect();
+        let _turn = self.store.write_turn().await;
         sqlx::query(
             "UPDATE notifications SET attempts = $1, last_error = $2, next_attempt_at = $3 \
              WHERE id = $4",

@@ -5,7 +5,7 @@
 //! 1. marks `skipped` the due events of businesses with no active configuration;
 //! 2. picks due events fairly (at most `per_endpoint` per business, oldest first across
 //!    businesses), so one business's backlog never holds up another's;
-//! 3. claims each one by moving its `next_attempt_at` past a lease with a conditional update
+//! 3. claims them by moving their `next_attempt_at` past a lease, in one conditional update
 //!    (several `kobo` processes share the work, and none sends an event while another has it);
 //! 4. spawns one task per claimed event, bounded per endpoint and in all, and returns without
 //!    waiting: a slow endpoint holds only its own permits.
@@ -300,18 +300,25 @@ impl WebhookDispatcher {
         .fetch_all(self.store.pool())
         .await
         .or_internal()?;
+        // Permits first (this endpoint, or this process, may be at its bound), then one claim
+        // for all of them.
+        let mut wanted = HashMap::new();
         for row in rows {
             let id = store::text(&row, "id")?;
             let business_id = store::text(&row, "business_id")?;
-            let seen = store::text(&row, "next_attempt_at")?;
-            let Some(permits) = self.permits_for(&business_id) else {
-                continue; // this endpoint, or this process, is at its bound
-            };
-            let Some(lease) = self.claim(&id, &seen, now).await? else {
-                continue; // another process took it
+            if let Some(permits) = self.permits_for(&business_id) {
+                wanted.insert(id, (business_id, permits));
+            }
+        }
+        let ids: Vec<&str> = wanted.keys().map(String::as_str).collect();
+        let (lease, claimed) = self.claim(&ids, now).await?;
+        for id in claimed {
+            let Some((business_id, permits)) = wanted.remove(&id) else {
+                continue;
             };
             pass.claimed += 1;
             let dispatcher = Arc::clone(self);
+            let lease = lease.clone();
             tasks.spawn(async move {
                 let _permits = permits;
                 if let Err(error) = dispatcher.attempt(&id, &business_id, &lease).await {
@@ -319,18 +326,35 @@ impl WebhookDispatcher {
                 }
             });
         }
+        // The permits of events another process took first go back now.
+        drop(wanted);
         self.forget_idle_endpoints();
         Ok(pass)
     }
 
+    /// Marks `skipped` the due events of businesses with no active endpoint. It looks first
+    /// (a read), so a pass with none to skip takes no write lock.
     async fn skip_unconfigured(&self, now: DateTime<Utc>) -> Result<u64, ApiError> {
-        let skipped = sqlx::query(
+        const UNCONFIGURED: &str = "delivery_status = 'pending' AND next_attempt_at <= $1 \
+             AND NOT EXISTS (SELECT 1 FROM webhook_configurations c \
+               WHERE c.business_id = events.business_id AND c.is_active = 1)";
+        let now = store::timestamp(now);
+        let any: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT 1 FROM events WHERE {UNCONFIGURED} LIMIT 1"
+        )))
+        .bind(&now)
+        .fetch_optional(self.store.pool())
+        .await
+        .or_internal()?;
+        if any.is_none() {
+            return Ok(0);
+        }
+        let _turn = self.store.write_turn().await;
+        let skipped = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE events SET delivery_status = 'skipped', next_attempt_at = NULL \
-             WHERE delivery_status = 'pending' AND next_attempt_at <= $1 AND NOT EXISTS ( \
-               SELECT 1 FROM webhook_configurations c \
-               WHERE c.business_id = events.business_id AND c.is_active = 1)",
-        )
-        .bind(store::timestamp(now))
+             WHERE {UNCONFIGURED}"
+        )))
+        .bind(&now)
         .execute(self.store.pool())
         .await
         .or_internal()?
@@ -362,28 +386,35 @@ impl WebhookDispatcher {
         endpoints.retain(|_, semaphore| semaphore.available_permits() < per_endpoint);
     }
 
-    /// Reserves the event for this process until the returned lease end; `None` when another
-    /// process moved it first.
+    /// Reserves the due events `ids` for this process until the returned lease end, in one
+    /// statement; returns the lease and the ids it got (another process may have moved some
+    /// first: a claimed event is no longer due).
     async fn claim(
         &self,
-        id: &str,
-        seen: &str,
+        ids: &[&str],
         now: DateTime<Utc>,
-    ) -> Result<Option<String>, ApiError> {
+    ) -> Result<(String, Vec<String>), ApiError> {
         let lease =
             store::timestamp(now + chrono::Duration::from_std(self.policy.lease).or_internal()?);
-        let claimed = sqlx::query(
+        if ids.is_empty() {
+            return Ok((lease, Vec::new()));
+        }
+        let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 3)).collect();
+        let sql = format!(
             "UPDATE events SET next_attempt_at = $1 \
-             WHERE id = $2 AND delivery_status = 'pending' AND next_attempt_at = $3",
-        )
-        .bind(&lease)
-        .bind(id)
-        .bind(seen)
-        .execute(self.store.pool())
-        .await
-        .or_internal()?
-        .rows_affected();
-        Ok((claimed == 1).then_some(lease))
+             WHERE delivery_status = 'pending' AND next_attempt_at <= $2 AND id IN ({}) \
+             RETURNING id",
+            placeholders.join(", ")
+        );
+        let mut query = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .bind(lease.clone())
+            .bind(store::timestamp(now));
+        for id in ids {
+            query = query.bind(id.to_string());
+        }
+        let _turn = self.store.write_turn().await;
+        let claimed: Vec<String> = query.fetch_all(self.store.pool()).await.or_internal()?;
+        Ok((lease, claimed))
     }
 
     /// Makes one attempt of a claimed event and records it.
@@ -469,6 +500,7 @@ impl WebhookDispatcher {
         next: Option<String>,
         error: Option<&str>,
     ) -> Result<(), ApiError> {
+        let _turn = self.store.write_turn().await;
         sqlx::query(
             "UPDATE events SET delivery_status = $1, next_attempt_at = $2, \
                last_error = COALESCE($3, last_error) WHERE id = $4 AND next_attempt_at = $5",

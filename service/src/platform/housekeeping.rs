@@ -38,6 +38,7 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, 
     let delete = |sql: &'static str| {
         let cutoff = cutoff.clone();
         async move {
+            let _turn = store.write_turn().await;
             sqlx::query(sql)
                 .bind(cutoff)
                 .execute(store.pool())
@@ -59,6 +60,7 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, 
         idempotency_keys: idempotency::purge_expired(store, now).await?,
         known_addresses: {
             let cutoff = store::timestamp(now - Duration::days(KNOWN_ADDRESS_DAYS));
+            let _turn = store.write_turn().await;
             sqlx::query("DELETE FROM known_addresses WHERE last_success_at < $1")
                 .bind(cutoff)
                 .execute(store.pool())

@@ -240,6 +240,7 @@ pub fn replay<P, T: DeserializeOwned>(ctx: &RequestContext<P>, data: Value) -> R
 /// Deletes keys older than [`RETENTION_HOURS`]. Returns how many.
 pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<u64, ApiError> {
     let cutoff = store::timestamp(now - Duration::hours(RETENTION_HOURS));
+    let _turn = store.write_turn().await;
     let deleted = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
         .bind(cutoff)
         .execute(store.pool())

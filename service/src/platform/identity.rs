@@ -84,6 +84,7 @@ pub async fn generate_token(
             if let Some(business_id) = known_business {
                 let activity =
                     token_activity(&ctx, &business_id, refused.code(), refused.message());
+                let _turn = store.write_turn().await;
                 logs::record_activity(store.pool(), now, &activity)
                     .await
                     .or_internal()?;

@@ -108,6 +108,8 @@ pub async fn on_response(store: &Store, clock: &Clock, record: &CallRecord<'_, P
         ip_address: record.client_ip.to_string(),
         request_id: record.request_id,
     };
+    // A lone write: it queues for SQLite's write turn like every other.
+    let _turn = store.write_turn().await;
     if let Err(error) = record_activity(store.pool(), clock.now(), &activity).await {
         tracing::error!(
             request_id = record.request_id,

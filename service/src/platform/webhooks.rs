@@ -1,6 +1,8 @@
 //! The webhook operations: the business's endpoint (create, change, read, rotate its secret),
 //! the delivery log, replays and test events. Delivery itself is `outbox::webhooks`.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::{ApiError, OrInternal, Page, RequestContext, ResponseCode};
@@ -221,6 +223,7 @@ pub async fn update_configuration(
         check_destination(config, &checked_url, &checked_whitelist).await?;
     }
     let event_types = body.event_types.as_deref().map(kinds);
+    let _turn = store.write_turn().await;
     let updated = sqlx::query(
         "UPDATE webhook_configurations SET url = COALESCE($2, url), \
            is_active = COALESCE($3, is_active), ip_whitelist = COALESCE($4, ip_whitelist), \
@@ -311,10 +314,48 @@ pub async fn rotate_secret(
 const SELECT_EVENTS: &str = "SELECT id, type, payload, created_at, delivery_status, attempts, \
      budget_start, next_attempt_at, last_attempt_at, last_response_status, last_error FROM events";
 
-async fn delivery_of(
+/// The newest [`ATTEMPT_LOG_MAX`] attempts of each of `ids`, newest first, in one query.
+async fn attempt_logs(
     store: &Store,
+    ids: &[String],
+) -> Result<HashMap<String, Vec<models::WebhookAttempt>>, ApiError> {
+    let mut logs: HashMap<String, Vec<models::WebhookAttempt>> = HashMap::new();
+    if ids.is_empty() {
+        return Ok(logs);
+    }
+    let mut sql = Sql::new(
+        "SELECT event_id, attempted_at, response_status, error, latency_ms, response_body \
+         FROM (SELECT a.*, ROW_NUMBER() OVER ( \
+           PARTITION BY event_id ORDER BY attempted_at DESC, id DESC) AS position \
+           FROM webhook_attempts a WHERE event_id IN (",
+    );
+    let placeholders: Vec<String> = ids.iter().map(|id| sql.arg(id.as_str())).collect();
+    sql.push(&placeholders.join(", "));
+    let limit = sql.arg(ATTEMPT_LOG_MAX);
+    sql.push(&format!(
+        ")) newest WHERE position <= {limit} ORDER BY event_id, position"
+    ));
+    for attempt in sql.fetch_all(store.pool()).await? {
+        logs.entry(store::text(&attempt, "event_id")?)
+            .or_default()
+            .push(models::WebhookAttempt {
+                attempted_at: store::time(&attempt, "attempted_at")?,
+                response_status: attempt
+                    .try_get::<Option<i64>, _>("response_status")
+                    .or_internal()?,
+                error: store::optional_text(&attempt, "error")?,
+                latency_ms: attempt.try_get("latency_ms").or_internal()?,
+                response_body: store::optional_text(&attempt, "response_body")?,
+            });
+    }
+    Ok(logs)
+}
+
+/// One event as its business reads it, with the attempt log [`attempt_logs`] found for it.
+fn delivery_of(
     config: &Config,
     row: &AnyRow,
+    logs: &mut HashMap<String, Vec<models::WebhookAttempt>>,
 ) -> Result<models::WebhookDelivery, ApiError> {
     let id = store::text(row, "id")?;
     let kind = store::text(row, "type")?;
@@ -328,28 +369,7 @@ async fn delivery_of(
     } else {
         0
     };
-    let log = sqlx::query(
-        "SELECT attempted_at, response_status, error, latency_ms, response_body \
-         FROM webhook_attempts WHERE event_id = $1 ORDER BY attempted_at DESC, id DESC LIMIT $2",
-    )
-    .bind(&id)
-    .bind(ATTEMPT_LOG_MAX)
-    .fetch_all(store.pool())
-    .await
-    .or_internal()?
-    .iter()
-    .map(|attempt| {
-        Ok(models::WebhookAttempt {
-            attempted_at: store::time(attempt, "attempted_at")?,
-            response_status: attempt
-                .try_get::<Option<i64>, _>("response_status")
-                .or_internal()?,
-            error: store::optional_text(attempt, "error")?,
-            latency_ms: attempt.try_get("latency_ms").or_internal()?,
-            response_body: store::optional_text(attempt, "response_body")?,
-        })
-    })
-    .collect::<Result<Vec<_>, ApiError>>()?;
+    let log = logs.remove(&id).unwrap_or_default();
     Ok(models::WebhookDelivery {
         id: parse(id)?,
         event_type: parse(kind)?,
@@ -434,9 +454,14 @@ pub async fn fetch_events(
     sql.push(&conditions.where_clause());
     sql.push(&format!(" ORDER BY created_at DESC, id DESC LIMIT {fetch}"));
     let rows = sql.fetch_all(store.pool()).await?;
+    let ids = rows
+        .iter()
+        .map(|row| store::text(row, "id"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut logs = attempt_logs(store, &ids).await?;
     let mut entries = Vec::with_capacity(rows.len());
     for row in &rows {
-        entries.push(delivery_of(store, config, row).await?);
+        entries.push(delivery_of(config, row, &mut logs)?);
     }
     let has_more = paging::trim_to_page(&mut entries, limit);
     let last = entries.last().map(|entry| (entry.created_at, entry.id));
@@ -491,7 +516,8 @@ pub async fn replay_event(
     .await?;
     tx.commit().await.or_internal()?;
     let row = event_row(store, &business_id, &event_id, since).await?;
-    delivery_of(store, config, &row).await
+    let mut logs = attempt_logs(store, &[store::text(&row, "id")?]).await?;
+    delivery_of(config, &row, &mut logs)
 }
 
 pub async fn test_event(
@@ -524,5 +550,6 @@ pub async fn test_event(
     tx.commit().await.or_internal()?;
     let since = now - chrono::Duration::days(RETENTION_DAYS);
     let row = event_row(store, &business_id, &event_id, since).await?;
-    delivery_of(store, config, &row).await
+    let mut logs = attempt_logs(store, &[store::text(&row, "id")?]).await?;
+    delivery_of(config, &row, &mut logs)
 }

@@ -5,6 +5,7 @@
 
 mod accounts;
 mod approvals;
+mod bulk;
 mod customers;
 mod inbound;
 mod isolation;
