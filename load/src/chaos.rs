@@ -53,6 +53,10 @@ pub struct ChaosArgs {
     /// seconds in the middle of the run (needs root). 0: no disk faults.
     #[arg(long, default_value_t = 0)]
     pub disk_faults: u64,
+    /// SQLite only: make the database and its write-ahead log immutable (`chattr +i`) for this
+    /// many seconds in the middle of the run (needs root). 0: never.
+    #[arg(long, default_value_t = 0)]
+    pub read_only_faults: u64,
     /// The sandbox provider's faults during the run (`kobo serve --sandbox-faults`).
     #[arg(
         long,
@@ -94,6 +98,8 @@ struct World {
     /// One review of held transfers at a time per business (OTPs are per member).
     reviewing: AsyncMutex<()>,
     seed: u64,
+    /// Where SQLite's files are (the read-only fault's target).
+    data_dir: PathBuf,
 }
 
 /// External sandbox accounts: (number, name). Emeka's transfers succeed, Bisi's fail and are
@@ -132,6 +138,9 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
     });
     if args.postgres_outage > 0 && args.store != StoreKind::Postgres {
         bail!("--postgres-outage needs --store postgres");
+    }
+    if args.read_only_faults > 0 && args.store != StoreKind::Sqlite {
+        bail!("--read-only-faults needs --store sqlite");
     }
     let data_dir = dir.join("data");
     std::fs::create_dir_all(&data_dir)?;
@@ -208,6 +217,7 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         acked: Mutex::new(Vec::new()),
         reviewing: AsyncMutex::new(()),
         seed,
+        data_dir: data_dir.clone(),
     });
 
     let started = Instant::now();
@@ -231,6 +241,10 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         &world,
     )
     .await;
+    if args.read_only_faults > 0 {
+        // Writable again even when the nemesis stopped half-way.
+        crate::faults::read_only(&data_dir, false).await?;
+    }
     world.stop.store(true, Ordering::SeqCst);
     for client in clients {
         client.await??;
@@ -309,14 +323,19 @@ struct Faults {
     receiver_outages: u32,
     postgres_restarts: u32,
     disk_full: u32,
+    read_only: u32,
     restart_ms: Vec<u64>,
 }
 
 impl Faults {
     fn describe(&self) -> String {
         format!(
-            "{} kills, {} receiver outages, {} PostgreSQL restarts, {} disk-full",
-            self.kills, self.receiver_outages, self.postgres_restarts, self.disk_full,
+            "{} kills, {} receiver outages, {} PostgreSQL restarts, {} disk-full, {} read-only",
+            self.kills,
+            self.receiver_outages,
+            self.postgres_restarts,
+            self.disk_full,
+            self.read_only,
         )
     }
 
@@ -326,6 +345,7 @@ impl Faults {
             "receiver_outages": self.receiver_outages,
             "postgres_restarts": self.postgres_restarts,
             "disk_full": self.disk_full,
+            "read_only": self.read_only,
             "restart_ms_max": self.restart_ms.iter().max(),
         })
     }
@@ -343,33 +363,51 @@ async fn nemesis(
 ) -> Result<Faults> {
     let mut rng = Rng::new(seed, 0xFA_17);
     let span = args.duration * 1000;
-    // (moment in ms, what)
+    // (moment in thousandths of the run, what). The run's progress is its share of the
+    // duration or of the operation budget, whichever is further along, so `--operations`
+    // gets every fault too.
     let mut plan: Vec<(u64, &str)> = Vec::new();
     for _ in 0..args.kills {
-        plan.push((span / 10 + rng.below(span * 7 / 10), "kill"));
+        plan.push((100 + rng.below(700), "kill"));
     }
     if args.receiver_outage > 0 {
-        plan.push((span / 4, "receiver_down"));
-        plan.push((span / 4 + args.receiver_outage * 1000, "receiver_up"));
+        plan.push((250, "receiver_down"));
     }
     if args.postgres_outage > 0 {
-        plan.push((span / 2, "postgres_restart"));
+        plan.push((500, "postgres_restart"));
     }
     if args.disk_faults > 0 {
-        plan.push((span * 2 / 5, "disk_full"));
+        plan.push((400, "disk_full"));
+    }
+    if args.read_only_faults > 0 {
+        plan.push((600, "read_only"));
     }
     plan.sort();
     let started = Instant::now();
+    let progress = || {
+        let by_time = started.elapsed().as_millis() as u64 * 1000 / span.max(1);
+        let by_operations = match args.operations {
+            Some(budget) => world.operations.load(Ordering::SeqCst) * 1000 / budget.max(1),
+            None => 0,
+        };
+        by_time.max(by_operations)
+    };
     let mut faults = Faults::default();
     let mut due = plan.into_iter().peekable();
+    // The receiver comes back this long after it went down, whatever the progress.
+    let mut receiver_back_at: Option<Instant> = None;
     loop {
-        let now = started.elapsed().as_millis() as u64;
         // The clients stopped (the operation budget is spent), or the run's time is up.
-        if now >= span || world.stop.load(Ordering::SeqCst) {
+        if progress() >= 1000 || world.stop.load(Ordering::SeqCst) {
             break;
         }
+        if receiver_back_at.is_some_and(|at| Instant::now() >= at) {
+            receiver_back_at = None;
+            history.record("fault", json!({"fault": "receiver_up"}));
+            receiver.set_down(false);
+        }
         match due.peek() {
-            Some((at, _)) if *at <= now => {}
+            Some((at, _)) if *at <= progress() => {}
             _ => {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 continue;
@@ -395,10 +433,7 @@ async fn nemesis(
                 history.record("fault", json!({"fault": "receiver_down"}));
                 receiver.set_down(true);
                 faults.receiver_outages += 1;
-            }
-            "receiver_up" => {
-                history.record("fault", json!({"fault": "receiver_up"}));
-                receiver.set_down(false);
+                receiver_back_at = Some(Instant::now() + Duration::from_secs(args.receiver_outage));
             }
             "postgres_restart" => {
                 history.record("fault", json!({"fault": "postgres_stop"}));
@@ -417,6 +452,14 @@ async fn nemesis(
                     history.record("fault", json!({"fault": "disk_space_back"}));
                     faults.disk_full += 1;
                 }
+            }
+            "read_only" => {
+                history.record("fault", json!({"fault": "read_only"}));
+                crate::faults::read_only(&world.data_dir, true).await?;
+                tokio::time::sleep(Duration::from_secs(args.read_only_faults)).await;
+                crate::faults::read_only(&world.data_dir, false).await?;
+                history.record("fault", json!({"fault": "writable_again"}));
+                faults.read_only += 1;
             }
             _ => unreachable!(),
         }

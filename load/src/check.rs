@@ -243,13 +243,34 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
     let mut listed_ids = BTreeSet::new();
     for business in inputs.businesses {
         let token = business.integration.get().await;
-        let accounts = all_pages(
-            inputs.api,
-            "/api/v1/account/api/fetch_customer_accounts",
-            &token,
-            json!({}),
-        )
-        .await?;
+        let owner = business.owner.get().await;
+        // The four listings at once: on a long run they are hundreds of thousands of rows.
+        let (accounts, transfers, transactions, events) = tokio::try_join!(
+            all_pages(
+                inputs.api,
+                "/api/v1/account/api/fetch_customer_accounts",
+                &token,
+                json!({}),
+            ),
+            all_pages(
+                inputs.api,
+                "/api/v1/transaction/transfer/api/fetch_transfers",
+                &token,
+                json!({}),
+            ),
+            all_pages(
+                inputs.api,
+                "/api/v1/transaction/api/fetch_transactions",
+                &token,
+                json!({}),
+            ),
+            all_pages(
+                inputs.api,
+                "/api/v1/customer/web/fetch_webhook_events",
+                &owner,
+                json!({}),
+            ),
+        )?;
         let mut balances: BTreeMap<String, i64> = BTreeMap::new();
         for account in &accounts {
             let balance = amount_of(account, "balance").unwrap_or(i64::MIN);
@@ -266,13 +287,6 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
             );
         }
 
-        let transfers = all_pages(
-            inputs.api,
-            "/api/v1/transaction/transfer/api/fetch_transfers",
-            &token,
-            json!({}),
-        )
-        .await?;
         transfers_seen += transfers.len() as u64;
         let mut by_key: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
         let mut by_number: BTreeMap<String, u32> = BTreeMap::new();
@@ -330,13 +344,6 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
             }
         }
 
-        let transactions = all_pages(
-            inputs.api,
-            "/api/v1/transaction/api/fetch_transactions",
-            &token,
-            json!({}),
-        )
-        .await?;
         transactions_seen += transactions.len() as u64;
         let mut sums: BTreeMap<String, i64> = BTreeMap::new();
         for transaction in &transactions {
@@ -367,14 +374,6 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
             }
         }
 
-        let owner = business.owner.get().await;
-        let events = all_pages(
-            inputs.api,
-            "/api/v1/customer/web/fetch_webhook_events",
-            &owner,
-            json!({}),
-        )
-        .await?;
         events_seen += events.len() as u64;
         for event in &events {
             let id = event["id"].as_str().unwrap_or_default().to_owned();

@@ -221,6 +221,25 @@ impl Cluster {
         }
     }
 
+    /// The operating system's id of process `index`, while it runs.
+    pub fn pid(&self, index: usize) -> Option<u32> {
+        self.processes[index].child.as_ref().and_then(Child::id)
+    }
+
+    /// Whether this `kobo` binary has the subcommand `words` (`kobo WORDS... --help` succeeds),
+    /// so that a run can skip what an older binary cannot do instead of failing.
+    pub async fn has_command(&self, words: &[&str]) -> bool {
+        Command::new(&self.kobo)
+            .args(words)
+            .arg("--help")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .await
+            .is_ok_and(|status| status.success())
+    }
+
     /// Drops the PostgreSQL database of the run.
     pub async fn drop_database(&self) -> Result<()> {
         if let Some(name) = &self.database_name {

@@ -1,5 +1,6 @@
-//! Faults below `kobo`: the PostgreSQL server stopped and started, and SQLite's disk filled (a
-//! tmpfs of the run's own, mounted over the data directory; needs root).
+//! Faults below `kobo`: the PostgreSQL server stopped and started, SQLite's disk filled (a
+//! tmpfs of the run's own, mounted over the data directory; needs root), and SQLite's files
+//! made read-only (`chattr +i`, which even root cannot write through; needs root).
 
 use std::path::{Path, PathBuf};
 
@@ -82,4 +83,18 @@ impl Disk {
     pub async fn unmount(self) {
         let _ = run("umount", &["-l", &self.dir.display().to_string()]).await;
     }
+}
+
+/// The SQLite files of `dir` (the database and its write-ahead log) made immutable, or
+/// writable again: every write then fails with "operation not permitted", as on a volume
+/// remounted read-only, while the process keeps its files open.
+pub async fn read_only(dir: &Path, on: bool) -> Result<()> {
+    for name in ["kobo.db", "kobo.db-wal"] {
+        let path = dir.join(name);
+        if path.exists() {
+            let path = path.display().to_string();
+            run("chattr", &[if on { "+i" } else { "-i" }, &path]).await?;
+        }
+    }
+    Ok(())
 }

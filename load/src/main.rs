@@ -3,10 +3,12 @@
 //! ```sh
 //! cargo run -p kobo-load -- chaos --store sqlite                 # the short reliability run
 //! cargo run -p kobo-load -- chaos --store postgres --postgres-outage 5
+//! cargo run -p kobo-load -- bench --smoke                          # the load generator
 //! ```
-//! See RELIABILITY.md for the scenarios and their figures.
+//! See RELIABILITY.md and BENCHMARKS.md for the scenarios and their figures.
 
 mod api;
+mod bench;
 mod chaos;
 mod check;
 mod cluster;
@@ -30,6 +32,12 @@ enum Command {
     /// The reliability run: concurrent payouts under kills and faults, then an independent
     /// check of the history against what the API says (exits 1 on any violation).
     Chaos(chaos::ChaosArgs),
+    /// The load generator: throughput and latency of each scenario on each store, beside
+    /// pgbench and the raw ledger loop (exits 1 only when the harness broke, never on a
+    /// figure). A flag given twice takes its last value, so a script's defaults can be
+    /// overridden.
+    #[command(args_override_self = true)]
+    Bench(bench::BenchArgs),
 }
 
 #[tokio::main]
@@ -37,6 +45,7 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let clean = match cli.command {
         Command::Chaos(args) => chaos::run(args).await?,
+        Command::Bench(args) => bench::run(args).await?,
     };
     if !clean {
         std::process::exit(1);

@@ -113,6 +113,31 @@ impl Token {
         outcome
     }
 
+    /// [`Token::post`] with an `Idempotency-Key`.
+    pub async fn post_keyed(
+        &self,
+        api: &Api,
+        process: usize,
+        path: &str,
+        key: &str,
+        body: &Value,
+    ) -> Outcome {
+        let token = self.get().await;
+        let outcome = api
+            .post(
+                process,
+                path,
+                Some(&token),
+                &[("Idempotency-Key", key)],
+                body,
+            )
+            .await;
+        if outcome.is("41") {
+            let _ = self.refresh(api, &token).await;
+        }
+        outcome
+    }
+
     /// Takes a new token unless someone already replaced `stale`.
     pub async fn refresh(&self, api: &Api, stale: &str) -> Result<()> {
         let mut value = self.value.write().await;
@@ -125,6 +150,8 @@ impl Token {
 
 pub struct Business {
     pub index: usize,
+    /// The business's id, as `kobo business create` printed it.
+    pub id: String,
     pub integration: Token,
     pub owner: Token,
     pub accounts: Vec<Account>,
@@ -260,6 +287,7 @@ pub async fn provision(
         }
         businesses.push(Business {
             index,
+            id,
             integration,
             owner,
             accounts,
@@ -294,4 +322,53 @@ pub fn expect_ok(outcome: Outcome, operation: &str) -> Result<Value> {
         Some(data) => Ok(data.clone()),
         None => bail!("{operation}: {outcome:?}"),
     }
+}
+
+/// Opens one more current account of the integration's business, named `name`.
+pub async fn create_account(api: &Api, integration: &Token, name: &str) -> Result<Account> {
+    let data = expect_ok(
+        integration
+            .post(
+                api,
+                0,
+                "/api/v1/account/api/create_account",
+                &json!({ "account_name": name }),
+            )
+            .await,
+        "create_account_api",
+    )?;
+    Ok(Account {
+        number: data["account_number"]
+            .as_str()
+            .context("create_account_api without an account_number")?
+            .into(),
+        name: data["account_name"].as_str().unwrap_or(name).into(),
+    })
+}
+
+/// A (sandbox) inbound credit of `amount` kobo into `account`.
+pub async fn credit(
+    api: &Api,
+    integration: &Token,
+    process: usize,
+    account: &str,
+    amount: i64,
+) -> Result<()> {
+    let body = json!({
+        "account_number": account,
+        "amount": naira(amount),
+        "narration": "load test funding",
+    });
+    expect_ok(
+        integration
+            .post(
+                api,
+                process,
+                "/api/v1/sandbox/api/simulate_inbound_transfer",
+                &body,
+            )
+            .await,
+        "simulate_inbound_transfer",
+    )?;
+    Ok(())
 }
