@@ -124,6 +124,39 @@ async fn every_integration_call_is_an_activity_entry(kit: TestKit) {
     inverted.expect(ResponseCode::InvalidRequest);
 }
 
+/// The activity log commits entries in groups; every call, however many arrive at once and on
+/// however many processes, still finds its own entry, once, as soon as it is answered.
+async fn simultaneous_integration_calls_are_each_logged_once(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let second = kit.another_process().await;
+    let ids: Vec<String> = (0..60).map(|n| format!("req-group-{n:02}")).collect();
+    let calls = ids
+        .iter()
+        .map(|id| {
+            Call::new(Operation::FetchBanks.path(), Some(&token), json!({}))
+                .header("x-request-id", id.clone())
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    for reply in &replies {
+        reply.expect(ResponseCode::Success);
+    }
+    let (entries, pagination) = activity(
+        &kit,
+        json!({"filters": {"endpoint": Operation::FetchBanks.path()}}),
+    )
+    .await;
+    assert_eq!(pagination["has_more"], false);
+    let logged: Vec<&str> = entries
+        .iter()
+        .map(|entry| entry["request_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(logged.len(), ids.len(), "{logged:?}");
+    let distinct: HashSet<&str> = logged.iter().copied().collect();
+    let expected: HashSet<&str> = ids.iter().map(String::as_str).collect();
+    assert_eq!(distinct, expected);
+}
+
 /// generate_token is public, so it records its own calls: a wrong secret for a real client is
 /// that business's activity; an unknown client_id belongs to no business and is not logged.
 async fn refused_token_requests_of_a_known_client_are_activity(kit: TestKit) {
@@ -325,6 +358,7 @@ async fn cursor_fields_come_together(kit: TestKit) {
 }
 
 on_both_stores!(
+    simultaneous_integration_calls_are_each_logged_once,
     refused_token_requests_of_a_known_client_are_activity,
     every_integration_call_is_an_activity_entry,
     dashboard_actions_are_audited,
