@@ -31,20 +31,20 @@ fn unauthenticated() -> ApiError {
 
 /// `generate_token` is public, so the router's `on_response` has no principal to log it under:
 /// the operation records its own activity-log entries (outcome given as a code and message).
-fn token_activity(
-    ctx: &RequestContext<()>,
-    business_id: &str,
+fn token_activity<'a>(
+    ctx: &'a RequestContext<()>,
+    business_id: &'a str,
     code: ResponseCode,
-    message: &str,
-) -> logs::Activity {
+    message: &'a str,
+) -> logs::Activity<'a> {
     logs::Activity {
-        business_id: business_id.to_owned(),
+        business_id,
         endpoint: Operation::GenerateToken.path(),
         http_status: code.http_status(),
         success: code == ResponseCode::Success,
-        message: message.to_owned(),
+        message,
         ip_address: ctx.client_ip.to_string(),
-        request_id: ctx.request_id.clone(),
+        request_id: &ctx.request_id,
     }
 }
 
