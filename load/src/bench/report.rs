@@ -460,18 +460,7 @@ impl Report {
             }
         }
         let _ = writeln!(out, "\nreferences");
-        let references = self.reference_lines();
-        if references.is_empty() {
-            let _ = writeln!(out, "  none measured");
-        }
-        for line in references {
-            let _ = writeln!(out, "  {line}");
-        }
-        for store in &self.stores {
-            if let Some(soak) = &store.soak {
-                let _ = writeln!(out, "  {} soak: {}", store.name(), soak_text(soak));
-            }
-        }
+        self.write_references(&mut out, "  ");
         let _ = writeln!(
             out,
             "\n{:<30} {:<9} {:>16} {:>8}  verdict",
@@ -516,6 +505,23 @@ impl Report {
             }
         }
         out
+    }
+
+    /// The references and the soaks, a line each after `bullet`, for the terminal and for
+    /// BENCHMARKS.md alike.
+    fn write_references(&self, out: &mut String, bullet: &str) {
+        let references = self.reference_lines();
+        if references.is_empty() {
+            let _ = writeln!(out, "{bullet}none measured");
+        }
+        for line in references {
+            let _ = writeln!(out, "{bullet}{line}");
+        }
+        for store in &self.stores {
+            if let Some(soak) = &store.soak {
+                let _ = writeln!(out, "{bullet}{} soak: {}", store.name(), soak_text(soak));
+            }
+        }
     }
 
     fn reference_lines(&self) -> Vec<String> {
@@ -614,18 +620,7 @@ impl Report {
             }
         }
         let _ = writeln!(out, "\n**References**\n");
-        let references = self.reference_lines();
-        if references.is_empty() {
-            let _ = writeln!(out, "- none measured");
-        }
-        for line in references {
-            let _ = writeln!(out, "- {line}");
-        }
-        for store in &self.stores {
-            if let Some(soak) = &store.soak {
-                let _ = writeln!(out, "- {} soak: {}", store.name(), soak_text(soak));
-            }
-        }
+        self.write_references(&mut out, "- ");
         let _ = writeln!(
             out,
             "\n**Ratios**\n\n| ratio | store | value | target | verdict |\n|---|---|---:|---|---|"

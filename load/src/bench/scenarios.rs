@@ -109,11 +109,7 @@ async fn intra_payout(target: &Target, scenario: &str, client: usize, sequence: 
         small_amount(&mut rng),
         &key,
     );
-    let outcome = business
-        .integration
-        .post_keyed(&target.api, client, PAYOUT_API, &key, &body)
-        .await;
-    judge(&outcome).map(drop)
+    send_payout(target, business, client, &key, &body).await
 }
 
 /// (c) A payout from the pool account to another account of its business (a salary run).
@@ -130,11 +126,7 @@ pub async fn hot_payout(target: Arc<Target>, client: usize, sequence: u64) -> An
         small_amount(&mut rng),
         &key,
     );
-    let outcome = business
-        .integration
-        .post_keyed(&target.api, client, PAYOUT_API, &key, &body)
-        .await;
-    judge(&outcome).map(drop)
+    send_payout(&target, business, client, &key, &body).await
 }
 
 /// (d) An inter-bank payout to the sandbox's external account that succeeds.
@@ -150,9 +142,20 @@ pub async fn interbank_payout(target: Arc<Target>, client: usize, sequence: u64)
         small_amount(&mut rng),
         &key,
     );
+    send_payout(&target, business, client, &key, &body).await
+}
+
+/// `body` as one `funds_transfer_api` of `business` under `key`, judged.
+async fn send_payout(
+    target: &Target,
+    business: &Business,
+    client: usize,
+    key: &str,
+    body: &Value,
+) -> Answer {
     let outcome = business
         .integration
-        .post_keyed(&target.api, client, PAYOUT_API, &key, &body)
+        .post_keyed(&target.api, client, PAYOUT_API, key, body)
         .await;
     judge(&outcome).map(drop)
 }

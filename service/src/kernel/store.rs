@@ -410,16 +410,25 @@ mod tests {
         assert!(classify_error(&"some other error").is_none());
     }
 
+    impl Store {
+        /// A fresh SQLite store in a directory of its own, which lives as long as the returned
+        /// guard; not migrated.
+        pub(crate) async fn temporary_sqlite() -> (tempfile::TempDir, Store) {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::connect(&Store::sqlite_url_in(dir.path()).unwrap())
+                .await
+                .unwrap();
+            (dir, store)
+        }
+    }
+
     /// A statement that fills the disk makes SQLite roll the whole transaction back by itself
     /// while the driver still counts it open; the connection must not go back into use, or
     /// every later BEGIN on it fails ("begin_with at non-zero transaction depth"), long after
     /// the disk has room again. Found by `kobo-load chaos --disk-faults`.
     #[tokio::test]
     async fn a_transaction_rolled_back_by_a_full_disk_does_not_poison_the_pool() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::connect(&Store::sqlite_url_in(dir.path()).unwrap())
-            .await
-            .unwrap();
+        let (_dir, store) = Store::temporary_sqlite().await;
         let mut tx = store.begin().await.unwrap();
         sqlx::query("CREATE TABLE filler (x BLOB)")
             .execute(&mut *tx)
@@ -464,10 +473,7 @@ mod tests {
     /// `chattr` (skipped otherwise).
     #[tokio::test]
     async fn the_store_writes_again_once_its_files_are_writable_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::connect(&Store::sqlite_url_in(dir.path()).unwrap())
-            .await
-            .unwrap();
+        let (dir, store) = Store::temporary_sqlite().await;
         let write = |value: i64| {
             let store = store.clone();
             async move {

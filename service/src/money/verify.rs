@@ -194,10 +194,7 @@ mod tests {
     /// transactions (over 10 minutes after the long chaos run, 3 s now). Migration 0009.
     #[tokio::test]
     async fn each_transaction_finds_its_posting_by_entry_and_account() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::connect(&Store::sqlite_url_in(dir.path()).unwrap())
-            .await
-            .unwrap();
+        let (_dir, store) = Store::temporary_sqlite().await;
         store.migrate().await.unwrap();
         let plan = explain(&store).await;
         assert!(
