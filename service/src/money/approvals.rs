@@ -273,6 +273,9 @@ async fn transition(
     if moved != 1 {
         return Err(not_awaiting(&held.reference_number));
     }
+    if !transfers::counts_toward_limit(status) {
+        transfers::uncount(tx, &held.id).await?;
+    }
     Ok(())
 }
 
@@ -496,7 +499,7 @@ pub async fn approve(
     }
     let recipient_business = beneficiary.kobo_account.as_ref().map(|(_, b)| b.clone());
     let heads =
-        transfers::lock_heads(&mut tx, &business_id, recipient_business.as_deref(), now).await?;
+        transfers::lock_heads(&mut tx, &business_id, recipient_business.as_deref(), 1, now).await?;
     let head = heads.source;
     // The approver's OTP, consumed under the ledger head as `funds_transfer` consumes its own.
     if let Some(checked) = checked_otp {
@@ -531,7 +534,11 @@ pub async fn approve(
     };
     let entry_id = match ledger::post(&mut tx, &entry, head).await? {
         Ok(entry_id) => entry_id,
-        Err(Refusal::BalanceLimit { .. } | Refusal::InsufficientFunds { .. }) => {
+        Err(
+            Refusal::BalanceLimit { .. }
+            | Refusal::InsufficientFunds { .. }
+            | Refusal::Inactive { .. },
+        ) => {
             return Err(ApiError::new(ResponseCode::ProviderError)
                 .with_message("The beneficiary account cannot hold this amount"));
         }
@@ -545,19 +552,34 @@ pub async fn approve(
         ) {
             let amount =
                 Kobo::from_stored(held.amount).ok_or_else(|| internal("a transfer of nothing"))?;
+            let account = accounts::find_by_id(&mut tx, account_id)
+                .await?
+                .ok_or_else(|| internal("the beneficiary account vanished"))?;
+            if account.status != "active" {
+                return Err(
+                    ApiError::new(ResponseCode::ProviderError).with_message(format!(
+                        "Account {} cannot receive funds: it is {}",
+                        account.account_number, account.status
+                    )),
+                );
+            }
+            // The same business paying itself: the credit takes the business's next place.
+            let credit_head = if recipient == &business_id {
+                ledger::advance_head(&mut tx, &business_id, head.posted_at).await?
+            } else {
+                recipient_head
+            };
             transfers::credit_recipient(
                 &mut tx,
-                &business_id,
-                account_id,
                 recipient,
-                recipient_head,
-                head,
+                &account,
+                credit_head,
                 &entry_id,
                 amount,
                 &held.narration,
                 &source,
             )
-            .await??;
+            .await?;
         }
     }
     let transfer = transfers::find(&mut *tx, &business_id, Lookup::Id(&held.id))

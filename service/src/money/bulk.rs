@@ -14,15 +14,14 @@
 //! Both post against the sandbox's internal accounts and refuse a store that holds production
 //! postings.
 
-use chrono::{DateTime, Duration, DurationRound, Utc};
+use chrono::{DateTime, Duration, Utc};
 use generated_server::{models, ApiError, OrInternal, ResponseCode};
-use sqlx::Row;
 
 use crate::kernel::config::Environment;
 use crate::kernel::store::{self, internal, Store, Tx};
 use crate::money::accounts::{self, AccountRow};
 use crate::money::amount::{Kobo, MAX_BALANCE};
-use crate::money::ledger::{self, Entry, Head, Internal, LedgerAccount, Posting, Refusal};
+use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
 use crate::money::nuban;
 use crate::money::transactions::{self, NewTransaction};
 use crate::outbox::events;
@@ -74,46 +73,6 @@ async fn active_account(store: &Store, number: &str) -> Result<(String, AccountR
             .with_message(format!("account {number} is {}", account.status)));
     }
     Ok((business_id, account))
-}
-
-/// Takes `count` consecutive sequences of the business's ledger head inside `tx`: the first
-/// one's [`Head`] (the others follow it by one sequence and one microsecond each).
-async fn advance_head_by(
-    tx: &mut Tx,
-    business_id: &str,
-    count: usize,
-    now: DateTime<Utc>,
-) -> Result<Head, ApiError> {
-    let now = now
-        .duration_trunc(Duration::microseconds(1))
-        .or_internal()?;
-    let count = i64::try_from(count).or_internal()?;
-    let row = sqlx::query(
-        "INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at) VALUES ($1, $3, $2) \
-         ON CONFLICT (business_id) DO UPDATE SET last_sequence = ledger_heads.last_sequence + $3 \
-         RETURNING last_sequence, last_posted_at",
-    )
-    .bind(business_id)
-    .bind(store::timestamp(now))
-    .bind(count)
-    .fetch_one(&mut **tx)
-    .await
-    .or_internal()?;
-    let last_sequence: i64 = row.try_get("last_sequence").or_internal()?;
-    let previous = store::time(&row, "last_posted_at")?;
-    let first = Head {
-        sequence: last_sequence - count + 1,
-        posted_at: now.max(previous + Duration::microseconds(1)),
-    };
-    sqlx::query("UPDATE ledger_heads SET last_posted_at = $2 WHERE business_id = $1")
-        .bind(business_id)
-        .bind(store::timestamp(
-            first.posted_at + Duration::microseconds(count - 1),
-        ))
-        .execute(&mut **tx)
-        .await
-        .or_internal()?;
-    Ok(first)
 }
 
 /// A seeded credit's reference: unique within the business by its sequence, the last two
@@ -203,7 +162,13 @@ pub async fn seed_credits(
     while left > 0 {
         let batch = usize::try_from(left.min(batch.max(1) as u64)).or_internal()?;
         let mut tx = store.begin().await?;
-        let first = advance_head_by(&mut tx, &business_id, batch, now()).await?;
+        let first = ledger::advance_head_by(
+            &mut tx,
+            &business_id,
+            u32::try_from(batch).or_internal()?,
+            now(),
+        )
+        .await?;
         let total = amount
             .get()
             .checked_mul(i64::try_from(batch).or_internal()?)
@@ -385,7 +350,8 @@ pub async fn ledger_loop(
         let from = &accounts[(index as usize) % accounts.len()];
         let to = &accounts[(index as usize + 1) % accounts.len()];
         let mut tx = store.begin().await?;
-        let head = ledger::advance_head(&mut tx, business_id, now()).await?;
+        // Two places: the debit's and the credit's.
+        let head = ledger::advance_head_by(&mut tx, business_id, 2, now()).await?;
         let source = accounts::find_by_number(&mut tx, business_id, from)
             .await?
             .ok_or_else(|| internal("the source vanished"))?;
@@ -409,15 +375,17 @@ pub async fn ledger_loop(
         let entry_id = match ledger::post(&mut tx, &entry, head).await? {
             Ok(entry_id) => entry_id,
             Err(
-                Refusal::InsufficientFunds { account_id } | Refusal::BalanceLimit { account_id },
+                Refusal::InsufficientFunds { account_id }
+                | Refusal::BalanceLimit { account_id }
+                | Refusal::Inactive { account_id, .. },
             ) => {
                 return Err(ApiError::new(ResponseCode::ProviderError)
                     .with_message(format!("account {account_id} refused the posting")));
             }
         };
         let reference_number = transactions::new_reference("TRF", head.posted_at);
-        // Each side is a transaction of the business: the credit takes the next sequence.
-        let credit_head = ledger::advance_head(&mut tx, business_id, head.posted_at).await?;
+        // Each side is a transaction of the business: the credit takes the next place.
+        let credit_head = head.next();
         let mut recorded = None;
         for (account, transaction_type, head) in [
             (&source, models::TransactionType::Debit, head),

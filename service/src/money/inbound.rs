@@ -172,7 +172,11 @@ pub async fn post_credit(
     };
     let entry_id = match ledger::post(tx, &entry, head).await? {
         Ok(entry_id) => entry_id,
-        Err(Refusal::BalanceLimit { .. } | Refusal::InsufficientFunds { .. }) => {
+        Err(
+            Refusal::BalanceLimit { .. }
+            | Refusal::InsufficientFunds { .. }
+            | Refusal::Inactive { .. },
+        ) => {
             return Err(
                 ApiError::new(ResponseCode::InvalidState).with_message(format!(
                 "Account {} cannot hold this amount: it would exceed the largest balance allowed",

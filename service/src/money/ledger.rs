@@ -102,6 +102,8 @@ pub enum Refusal {
     InsufficientFunds { account_id: String },
     /// A credit would take this account over [`MAX_BALANCE`].
     BalanceLimit { account_id: String },
+    /// A debit of an account that is not `active` (frozen or closed since it was read).
+    Inactive { account_id: String, status: String },
 }
 
 /// The business's place in its ledger, taken by [`advance_head`].
@@ -113,6 +115,16 @@ pub struct Head {
     pub posted_at: DateTime<Utc>,
 }
 
+impl Head {
+    /// The place after this one: the next sequence, one microsecond later.
+    pub fn next(self) -> Head {
+        Head {
+            sequence: self.sequence + 1,
+            posted_at: self.posted_at + Duration::microseconds(1),
+        }
+    }
+}
+
 /// Locks the business's ledger head until `tx` ends and takes its next sequence and time:
 /// `now`, or one microsecond after the previous entry if the clock has not moved past it.
 pub async fn advance_head(
@@ -120,32 +132,69 @@ pub async fn advance_head(
     business_id: &str,
     now: DateTime<Utc>,
 ) -> Result<Head, ApiError> {
+    advance_head_by(tx, business_id, 1, now).await
+}
+
+/// [`advance_head`] for `places` consecutive places (a payout's debit, fee and credit), in one
+/// statement: returns the first, the others follow it by [`Head::next`].
+///
+/// The upsert computes the next time itself, in microseconds since the epoch
+/// (`last_posted_micros`, migration 0010): a head last advanced before that migration has none
+/// yet, and is advanced once more the old way, from `last_posted_at`, by a second statement.
+pub async fn advance_head_by(
+    tx: &mut Tx,
+    business_id: &str,
+    places: u32,
+    now: DateTime<Utc>,
+) -> Result<Head, ApiError> {
     let now = now
         .duration_trunc(Duration::microseconds(1))
         .or_internal()?;
+    let places = i64::from(places.max(1));
+    let now_micros = now.timestamp_micros();
     let row = sqlx::query(
-        "INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at) VALUES ($1, 1, $2) \
-         ON CONFLICT (business_id) DO UPDATE SET last_sequence = ledger_heads.last_sequence + 1 \
-         RETURNING last_sequence, last_posted_at",
+        "INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at, last_posted_micros) \
+         VALUES ($1, $2, $3, $4 + $2 - 1) \
+         ON CONFLICT (business_id) DO UPDATE SET \
+           last_sequence = ledger_heads.last_sequence + $2, \
+           last_posted_micros = CASE \
+             WHEN ledger_heads.last_posted_micros IS NULL THEN NULL \
+             WHEN ledger_heads.last_posted_micros < $4 THEN $4 + $2 - 1 \
+             ELSE ledger_heads.last_posted_micros + $2 END \
+         RETURNING last_sequence, last_posted_at, last_posted_micros",
     )
     .bind(business_id)
+    .bind(places)
     .bind(store::timestamp(now))
+    .bind(now_micros)
     .fetch_one(&mut **tx)
     .await
     .or_internal()?;
-    let sequence: i64 = sqlx::Row::try_get(&row, "last_sequence").or_internal()?;
+    let last_sequence: i64 = sqlx::Row::try_get(&row, "last_sequence").or_internal()?;
+    let sequence = last_sequence - places + 1;
+    let last_micros: Option<i64> = sqlx::Row::try_get(&row, "last_posted_micros").or_internal()?;
+    if let Some(last_micros) = last_micros {
+        let posted_at = DateTime::from_timestamp_micros(last_micros - places + 1)
+            .ok_or_else(|| internal("a ledger head's time is out of range"))?;
+        return Ok(Head {
+            sequence,
+            posted_at,
+        });
+    }
+    // A head from before migration 0010: its time is the text column's, once.
     let last = store::time(&row, "last_posted_at")?;
-    let posted_at = if sequence == 1 {
-        now
-    } else {
-        now.max(last + Duration::microseconds(1))
-    };
-    sqlx::query("UPDATE ledger_heads SET last_posted_at = $2 WHERE business_id = $1")
-        .bind(business_id)
-        .bind(store::timestamp(posted_at))
-        .execute(&mut **tx)
-        .await
-        .or_internal()?;
+    let posted_at = now.max(last + Duration::microseconds(1));
+    let last_place = posted_at + Duration::microseconds(places - 1);
+    sqlx::query(
+        "UPDATE ledger_heads SET last_posted_at = $2, last_posted_micros = $3 \
+         WHERE business_id = $1",
+    )
+    .bind(business_id)
+    .bind(store::timestamp(last_place))
+    .bind(last_place.timestamp_micros())
+    .execute(&mut **tx)
+    .await
+    .or_internal()?;
     Ok(Head {
         sequence,
         posted_at,
@@ -189,9 +238,12 @@ pub async fn post(
         .collect();
     customer.sort_by(|a, b| a.account.id().cmp(b.account.id()));
     for posting in customer {
+        // A debit also needs the account active: read under the row's lock, so a freeze that
+        // commits first stops it.
         let applied = sqlx::query(
             "UPDATE accounts SET balance = balance + $2, last_balance_update = $3, updated_at = $3 \
-             WHERE id = $1 AND balance + $2 >= 0 AND balance + $2 <= $4",
+             WHERE id = $1 AND balance + $2 >= 0 AND balance + $2 <= $4 \
+               AND ($2 > 0 OR status = 'active')",
         )
         .bind(posting.account.id())
         .bind(posting.amount)
@@ -203,10 +255,18 @@ pub async fn post(
         .rows_affected();
         if applied != 1 {
             let account_id = posting.account.id().to_owned();
-            return Ok(Err(if posting.amount < 0 {
-                Refusal::InsufficientFunds { account_id }
-            } else {
-                Refusal::BalanceLimit { account_id }
+            let status: Option<String> =
+                sqlx::query_scalar("SELECT status FROM accounts WHERE id = $1")
+                    .bind(&account_id)
+                    .fetch_optional(&mut **tx)
+                    .await
+                    .or_internal()?;
+            return Ok(Err(match status {
+                Some(status) if posting.amount < 0 && status != "active" => {
+                    Refusal::Inactive { account_id, status }
+                }
+                _ if posting.amount < 0 => Refusal::InsufficientFunds { account_id },
+                _ => Refusal::BalanceLimit { account_id },
             }));
         }
     }
@@ -221,20 +281,27 @@ pub async fn post(
     .execute(&mut **tx)
     .await
     .or_internal()?;
-    for posting in &entry.postings {
-        sqlx::query(
-            "INSERT INTO postings (id, entry_id, account_id, amount, created_at) \
-             VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(store::new_id())
+    // All the postings in one statement.
+    let values: Vec<String> = (0..entry.postings.len())
+        .map(|index| {
+            let first = 3 + 3 * index;
+            format!("(${}, $1, ${}, ${}, $2)", first, first + 1, first + 2)
+        })
+        .collect();
+    let sql = format!(
+        "INSERT INTO postings (id, entry_id, account_id, amount, created_at) VALUES {}",
+        values.join(", ")
+    );
+    let mut insert = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(&entry_id)
-        .bind(posting.account.id())
-        .bind(posting.amount)
-        .bind(&at)
-        .execute(&mut **tx)
-        .await
-        .or_internal()?;
+        .bind(&at);
+    for posting in &entry.postings {
+        insert = insert
+            .bind(store::new_id())
+            .bind(posting.account.id())
+            .bind(posting.amount);
     }
+    insert.execute(&mut **tx).await.or_internal()?;
     Ok(Ok(entry_id))
 }
 

@@ -207,6 +207,9 @@ async fn decide(
     .await
     .or_internal()?
     .rows_affected();
+    if decided == 1 && !transfers::counts_toward_limit(status) {
+        transfers::uncount(tx, &leased.id).await?;
+    }
     Ok(decided == 1)
 }
 

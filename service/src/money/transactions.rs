@@ -65,36 +65,40 @@ pub async fn record(
     let at = store::timestamp(new.head.posted_at);
     let narration_key = format!("{} {}", new.narration, new.reference_number).to_lowercase();
     let originator = new.originator.as_ref();
-    sqlx::query(
+    let sql = format!(
         "INSERT INTO transactions (id, business_id, account_id, entry_id, sequence, \
            reference_number, transaction_type, category, status, channel, amount, narration, \
            narration_key, session_id, originator_account_number, originator_account_name, \
            originator_bank_code, originator_bank_name, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-           $18, $19)",
-    )
-    .bind(&id)
-    .bind(new.business_id)
-    .bind(&new.account.id)
-    .bind(new.entry_id)
-    .bind(new.head.sequence)
-    .bind(&new.reference_number)
-    .bind(new.transaction_type.to_string())
-    .bind(new.category.to_string())
-    .bind(new.status.to_string())
-    .bind(new.channel.to_string())
-    .bind(new.amount.get())
-    .bind(&new.narration)
-    .bind(&narration_key)
-    .bind(new.session_id.as_deref())
-    .bind(originator.map(|o| o.account_number.as_str()))
-    .bind(originator.map(|o| o.account_name.as_str()))
-    .bind(originator.map(|o| o.bank_code.as_str()))
-    .bind(originator.map(|o| o.bank_name.as_str()))
-    .bind(&at)
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
+           $18, $19) \
+         RETURNING {TRANSACTION_RETURNING}"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(&id)
+        .bind(new.business_id)
+        .bind(&new.account.id)
+        .bind(new.entry_id)
+        .bind(new.head.sequence)
+        .bind(&new.reference_number)
+        .bind(new.transaction_type.to_string())
+        .bind(new.category.to_string())
+        .bind(new.status.to_string())
+        .bind(new.channel.to_string())
+        .bind(new.amount.get())
+        .bind(&new.narration)
+        .bind(&narration_key)
+        .bind(new.session_id.as_deref())
+        .bind(originator.map(|o| o.account_number.as_str()))
+        .bind(originator.map(|o| o.account_name.as_str()))
+        .bind(originator.map(|o| o.bank_code.as_str()))
+        .bind(originator.map(|o| o.bank_name.as_str()))
+        .bind(&at)
+        .bind(&new.account.account_number)
+        .bind(&new.account.account_name)
+        .fetch_one(&mut **tx)
+        .await
+        .or_internal()?;
     if new.category == models::TransactionCategory::Collection
         && new.status == models::TransactionStatus::Success
     {
@@ -112,12 +116,6 @@ pub async fn record(
         .await
         .or_internal()?;
     }
-    let sql = format!("SELECT {TRANSACTION_COLUMNS}{TRANSACTION_FROM} WHERE t.id = $1");
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(&id)
-        .fetch_one(&mut **tx)
-        .await
-        .or_internal()?;
     integration_view(&row)
 }
 
@@ -140,6 +138,12 @@ const TRANSACTION_COLUMNS: &str = "t.id, t.reference_number, t.transaction_type,
     t.originator_account_name, t.originator_bank_code, t.originator_bank_name, t.created_at, \
     a.account_number, a.account_name";
 const TRANSACTION_FROM: &str = " FROM transactions t JOIN accounts a ON a.id = t.account_id";
+/// [`TRANSACTION_COLUMNS`] as a new transaction's `RETURNING` list: the account's number and
+/// name are the statement's parameters `$20` and `$21`.
+const TRANSACTION_RETURNING: &str = "id, reference_number, transaction_type, category, status, \
+    channel, amount, narration, session_id, originator_account_number, originator_account_name, \
+    originator_bank_code, originator_bank_name, created_at, \
+    CAST($20 AS TEXT) AS account_number, CAST($21 AS TEXT) AS account_name";
 const SETTLEMENT_FROM: &str = " FROM settlements s JOIN transactions t ON t.id = s.id \
     JOIN accounts a ON a.id = t.account_id";
 

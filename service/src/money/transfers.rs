@@ -274,7 +274,42 @@ async fn initiate<B: serde::Serialize>(
     };
     provider.screen_transfer(&nip).await?;
 
+    // What needs no lock is read before the transaction (on SQLite, before the write turn):
+    // the business's daily limit and approval policy, the client reference, the beneficiary's
+    // own account. Whatever races them is decided inside it: the unique index on the reference,
+    // the conditional debit (an account frozen meanwhile refuses it).
+    let settings = business_settings(store, config, &business_id).await?;
+    let held = settings
+        .policy_minimum
+        .is_some_and(|minimum| amount.get() >= minimum);
+    if let Some(reference) = &request.reference {
+        if let Some(other) = reference_owner(store, &business_id, reference).await? {
+            let error = duplicate(reference, &other);
+            return refuse(store, clock, ctx, fingerprint, error).await;
+        }
+    }
+    let recipient = match (&beneficiary.kobo_account, held) {
+        (Some((account_id, business)), false) => {
+            let account = accounts::find_by_id_in(store.pool(), account_id)
+                .await?
+                .ok_or_else(|| internal("the beneficiary account vanished"))?;
+            if account.status != "active" {
+                return Err(refused(format!(
+                    "Account {} cannot receive funds: it is {}",
+                    account.account_number, account.status
+                )));
+            }
+            Some((account, business.clone()))
+        }
+        _ => None,
+    };
+
     let charges = fees::charges(policy, !intra, amount.get());
+    // The business's places in its ledger: the debit, the fee, its own account's credit.
+    let credits_itself = recipient
+        .as_ref()
+        .is_some_and(|(_, business)| *business == business_id);
+    let places = 1 + u32::from(charges.total() > 0) + u32::from(credits_itself);
     let now = clock.now();
     let mut tx = store.begin().await?;
     let claim = idempotency::claim(&mut tx, now, ctx, &business_id, fingerprint).await?;
@@ -285,47 +320,28 @@ async fn initiate<B: serde::Serialize>(
         .kobo_account
         .as_ref()
         .map(|(_, business)| business.clone());
-    let heads = lock_heads(&mut tx, &business_id, recipient_business.as_deref(), now).await?;
+    let heads = lock_heads(
+        &mut tx,
+        &business_id,
+        recipient_business.as_deref(),
+        places,
+        now,
+    )
+    .await?;
     let head = heads.source;
-
-    // Lasting refusals inside the transaction: the client reference is taken (26).
-    if let Some(reference) = &request.reference {
-        let taken: Option<String> = sqlx::query_scalar(
-            "SELECT reference_number FROM transfers WHERE business_id = $1 AND reference = $2",
-        )
-        .bind(&business_id)
-        .bind(reference)
-        .fetch_optional(&mut *tx)
-        .await
-        .or_internal()?;
-        if let Some(other) = taken {
-            let error = ApiError::new(ResponseCode::Duplicate)
-                .with_message(format!("Reference {reference} belongs to transfer {other}"));
-            idempotency::complete_refusal(&mut tx, &claim, &error).await?;
-            tx.commit().await.or_internal()?;
-            return Err(error);
-        }
-    }
-    // The source again, under the lock, and the OTP.
-    let source = accounts::find_by_number(&mut tx, &business_id, &source.account_number)
-        .await?
-        .ok_or_else(|| internal("the source account vanished"))?;
-    check_source(&source)?;
     if let Some(checked) = checked_otp {
         checked.consume(&mut tx, now).await?;
     }
-    // The daily limit (83), counted under the business's ledger head.
+    // The daily limit (83), counted in the business's running total of the day.
     let day = fees::lagos_day(head.posted_at);
-    check_daily_limit(&mut tx, config, &business_id, &day, amount.get()).await?;
-    // An active approval policy whose minimum the amount reaches holds the transfer.
-    let policy_minimum: Option<i64> = sqlx::query_scalar(
-        "SELECT min_amount FROM approval_policies WHERE business_id = $1 AND is_active = 1",
+    count_toward_daily_limit(
+        &mut tx,
+        &business_id,
+        &day,
+        amount.get(),
+        settings.daily_limit,
     )
-    .bind(&business_id)
-    .fetch_optional(&mut *tx)
-    .await
-    .or_internal()?;
-    let held = policy_minimum.is_some_and(|minimum| amount.get() >= minimum);
+    .await?;
 
     let transfer_id = store::new_id();
     let (initiated_by, initiated_via) = match &ctx.principal.member {
@@ -336,6 +352,9 @@ async fn initiate<B: serde::Serialize>(
         business_id: &business_id,
         source: &source,
         beneficiary: &beneficiary,
+        recipient: recipient
+            .as_ref()
+            .map(|(account, business)| (account, business.as_str())),
         amount,
         charges,
         narration: &narration,
@@ -345,7 +364,7 @@ async fn initiate<B: serde::Serialize>(
         held,
     };
     let (debit, fee_transaction) = execute(&mut tx, config, &plan).await??;
-    sqlx::query(
+    let sql = format!(
         "INSERT INTO transfers (id, business_id, reference_number, reference, source_account_id, \
            beneficiary_account_number, beneficiary_account_name, beneficiary_account_id, \
            bank_code, bank_name, transfer_type, amount, fee, vat, narration, transfer_status, \
@@ -355,50 +374,64 @@ async fn initiate<B: serde::Serialize>(
            updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
            $23, NULL, NULL, NULL, $17, $18, $19, $20, NULL, $24, $21, 0, 0, NULL, \
-           NULL, $22, $22)",
-    )
-    .bind(&transfer_id)
-    .bind(&business_id)
-    .bind(&reference_number)
-    .bind(request.reference.as_deref())
-    .bind(&source.id)
-    .bind(&beneficiary.account_number)
-    .bind(&beneficiary.account_name)
-    .bind(beneficiary.kobo_account.as_ref().map(|(id, _)| id.as_str()))
-    .bind(&beneficiary.bank_code)
-    .bind(&beneficiary.bank_name)
-    .bind(if intra { "intra" } else { "inter" })
-    .bind(amount.get())
-    .bind(charges.fee)
-    .bind(charges.vat)
-    .bind(&narration)
-    .bind(if held {
-        "pending_approval"
-    } else if intra {
-        "success"
-    } else {
-        "processing"
-    })
-    .bind(&debit)
-    .bind(fee_transaction.as_deref())
-    .bind(&initiated_by)
-    .bind(initiated_via)
-    .bind(&day)
-    .bind(store::timestamp(head.posted_at))
-    .bind(if held {
-        "awaiting_approval"
-    } else {
-        "not_required"
-    })
-    .bind(held.then(|| {
-        store::timestamp(head.posted_at + chrono::Duration::seconds(policy.approval_hold_seconds))
-    }))
-    .execute(&mut *tx)
-    .await
-    .or_internal()?;
-    let transfer = find(&mut *tx, &business_id, Lookup::Id(&transfer_id))
-        .await?
-        .ok_or_else(|| internal("the new transfer vanished"))?;
+           NULL, $22, $22) \
+         ON CONFLICT (business_id, reference) DO NOTHING \
+         RETURNING {TRANSFER_RETURNING}"
+    );
+    let inserted = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(&transfer_id)
+        .bind(&business_id)
+        .bind(&reference_number)
+        .bind(request.reference.as_deref())
+        .bind(&source.id)
+        .bind(&beneficiary.account_number)
+        .bind(&beneficiary.account_name)
+        .bind(beneficiary.kobo_account.as_ref().map(|(id, _)| id.as_str()))
+        .bind(&beneficiary.bank_code)
+        .bind(&beneficiary.bank_name)
+        .bind(if intra { "intra" } else { "inter" })
+        .bind(amount.get())
+        .bind(charges.fee)
+        .bind(charges.vat)
+        .bind(&narration)
+        .bind(if held {
+            "pending_approval"
+        } else if intra {
+            "success"
+        } else {
+            "processing"
+        })
+        .bind(&debit)
+        .bind(fee_transaction.as_deref())
+        .bind(&initiated_by)
+        .bind(initiated_via)
+        .bind(&day)
+        .bind(store::timestamp(head.posted_at))
+        .bind(if held {
+            "awaiting_approval"
+        } else {
+            "not_required"
+        })
+        .bind(held.then(|| {
+            store::timestamp(
+                head.posted_at + chrono::Duration::seconds(policy.approval_hold_seconds),
+            )
+        }))
+        .bind(&source.account_number)
+        .fetch_optional(&mut *tx)
+        .await
+        .or_internal()?;
+    let Some(row) = inserted else {
+        // Another transfer took the client reference after it was checked: nothing of this one
+        // is kept, and the refusal is stored as the check would have.
+        drop(tx);
+        let reference = request.reference.as_deref().unwrap_or_default();
+        let other = reference_owner(store, &business_id, reference)
+            .await?
+            .ok_or_else(|| internal("a client reference conflicted with no transfer"))?;
+        return refuse(store, clock, ctx, fingerprint, duplicate(reference, &other)).await;
+    };
+    let transfer = view(&row)?;
     let event = if held {
         Some("transfer.pending_approval")
     } else if intra {
@@ -418,6 +451,57 @@ async fn initiate<B: serde::Serialize>(
     idempotency::complete(&mut tx, &claim, &transfer).await?;
     tx.commit().await.or_internal()?;
     Ok(transfer)
+}
+
+/// What a business has set that a transfer reads: its daily limit and, when it has an active
+/// approval policy, the amount from which that policy holds a transfer.
+struct BusinessSettings {
+    daily_limit: i64,
+    policy_minimum: Option<i64>,
+}
+
+async fn business_settings(
+    store: &Store,
+    config: &Config,
+    business_id: &str,
+) -> Result<BusinessSettings, ApiError> {
+    let row = sqlx::query(
+        "SELECT COALESCE(b.daily_transfer_limit, $2) AS daily_limit, \
+           (SELECT p.min_amount FROM approval_policies p \
+             WHERE p.business_id = b.id AND p.is_active = 1) AS policy_minimum \
+         FROM businesses b WHERE b.id = $1",
+    )
+    .bind(business_id)
+    .bind(config.transfers.default_daily_limit)
+    .fetch_one(store.pool())
+    .await
+    .or_internal()?;
+    Ok(BusinessSettings {
+        daily_limit: row.try_get("daily_limit").or_internal()?,
+        policy_minimum: row.try_get("policy_minimum").or_internal()?,
+    })
+}
+
+/// The reference number of the business's transfer that holds the client `reference`.
+async fn reference_owner(
+    store: &Store,
+    business_id: &str,
+    reference: &str,
+) -> Result<Option<String>, ApiError> {
+    sqlx::query_scalar(
+        "SELECT reference_number FROM transfers WHERE business_id = $1 AND reference = $2",
+    )
+    .bind(business_id)
+    .bind(reference)
+    .fetch_optional(store.pool())
+    .await
+    .or_internal()
+}
+
+/// `26`: the client reference belongs to another transfer.
+fn duplicate(reference: &str, other: &str) -> ApiError {
+    ApiError::new(ResponseCode::Duplicate)
+        .with_message(format!("Reference {reference} belongs to transfer {other}"))
 }
 
 fn check_source(source: &AccountRow) -> Result<(), ApiError> {
@@ -459,12 +543,17 @@ pub(crate) struct Heads {
     pub(crate) recipient: Option<Head>,
 }
 
+///
+/// The source business takes `source_places` consecutive places (see
+/// [`ledger::advance_head_by`]); [`Heads::source`] is the first.
 pub(crate) async fn lock_heads(
     tx: &mut Tx,
     source: &str,
     recipient: Option<&str>,
+    source_places: u32,
     now: DateTime<Utc>,
 ) -> Result<Heads, ApiError> {
+    let places = |business: &str| if business == source { source_places } else { 1 };
     match recipient {
         Some(other) if other != source => {
             let (first, second) = if source < other {
@@ -472,8 +561,8 @@ pub(crate) async fn lock_heads(
             } else {
                 (other, source)
             };
-            let first_head = ledger::advance_head(tx, first, now).await?;
-            let second_head = ledger::advance_head(tx, second, now).await?;
+            let first_head = ledger::advance_head_by(tx, first, places(first), now).await?;
+            let second_head = ledger::advance_head_by(tx, second, places(second), now).await?;
             Ok(if first == source {
                 Heads {
                     source: first_head,
@@ -487,41 +576,77 @@ pub(crate) async fn lock_heads(
             })
         }
         _ => Ok(Heads {
-            source: ledger::advance_head(tx, source, now).await?,
+            source: ledger::advance_head_by(tx, source, source_places, now).await?,
             recipient: None,
         }),
     }
 }
 
-async fn check_daily_limit(
+/// The statuses a transfer counts toward its business's daily limit in.
+const COUNTED: [&str; 3] = ["pending_approval", "processing", "success"];
+
+/// Whether a transfer in `status` counts toward the daily limit.
+pub(crate) fn counts_toward_limit(status: &str) -> bool {
+    COUNTED.contains(&status)
+}
+
+/// Adds `amount` to the business's total of `day` (`daily_transfer_totals`), inside the
+/// payout's transaction: `83` when the total would pass `limit`. One conditional upsert, whose
+/// row lock makes concurrent payouts of the business count one after another.
+async fn count_toward_daily_limit(
     tx: &mut Tx,
-    config: &Config,
     business_id: &str,
     day: &str,
     amount: i64,
+    limit: i64,
 ) -> Result<(), ApiError> {
-    let row = sqlx::query(
-        "SELECT COALESCE(b.daily_transfer_limit, $3) AS daily_limit, \
-           (SELECT CAST(COALESCE(SUM(t.amount), 0) AS BIGINT) FROM transfers t \
-             WHERE t.business_id = b.id AND t.day = $2 \
-               AND t.transfer_status IN ('pending_approval', 'processing', 'success')) AS spent \
-         FROM businesses b WHERE b.id = $1",
+    let counted = amount <= limit
+        && sqlx::query(
+            "INSERT INTO daily_transfer_totals (business_id, day, amount) VALUES ($1, $2, $3) \
+             ON CONFLICT (business_id, day) DO UPDATE \
+               SET amount = daily_transfer_totals.amount + excluded.amount \
+               WHERE daily_transfer_totals.amount + excluded.amount <= $4",
+        )
+        .bind(business_id)
+        .bind(day)
+        .bind(amount)
+        .bind(limit)
+        .execute(&mut **tx)
+        .await
+        .or_internal()?
+        .rows_affected()
+            == 1;
+    if counted {
+        return Ok(());
+    }
+    let spent: Option<i64> = sqlx::query_scalar(
+        "SELECT amount FROM daily_transfer_totals WHERE business_id = $1 AND day = $2",
     )
     .bind(business_id)
     .bind(day)
-    .bind(config.transfers.default_daily_limit)
-    .fetch_one(&mut **tx)
+    .fetch_optional(&mut **tx)
     .await
     .or_internal()?;
-    let limit: i64 = row.try_get("daily_limit").or_internal()?;
-    let spent: i64 = row.try_get("spent").or_internal()?;
-    if i128::from(spent) + i128::from(amount) > i128::from(limit) {
-        return Err(refused(format!(
-            "The daily transfer limit of NGN {} would be exceeded (NGN {} sent today)",
-            amount_text(i128::from(limit)),
-            amount_text(i128::from(spent))
-        )));
-    }
+    Err(refused(format!(
+        "The daily transfer limit of NGN {} would be exceeded (NGN {} sent today)",
+        amount_text(i128::from(limit)),
+        amount_text(i128::from(spent.unwrap_or(0)))
+    )))
+}
+
+/// Takes transfer `id`'s amount back from its business's daily total, inside the transaction
+/// that moves it out of the counted statuses (rejected, expired, failed, reversed).
+pub(crate) async fn uncount(tx: &mut Tx, id: &str) -> Result<(), ApiError> {
+    sqlx::query(
+        "UPDATE daily_transfer_totals \
+         SET amount = amount - (SELECT t.amount FROM transfers t WHERE t.id = $1) \
+         WHERE business_id = (SELECT t.business_id FROM transfers t WHERE t.id = $1) \
+           AND day = (SELECT t.day FROM transfers t WHERE t.id = $1)",
+    )
+    .bind(id)
+    .execute(&mut **tx)
+    .await
+    .or_internal()?;
     Ok(())
 }
 
@@ -530,10 +655,14 @@ struct Plan<'a> {
     business_id: &'a str,
     source: &'a AccountRow,
     beneficiary: &'a Beneficiary,
+    /// The Kobo account credited now and its business: an intra-bank transfer not held.
+    recipient: Option<(&'a AccountRow, &'a str)>,
     amount: Kobo,
     charges: Charges,
     narration: &'a str,
     reference_number: &'a str,
+    /// The first of the source business's places: the debit's, then the fee's, then (paying
+    /// itself) the credit's.
     head: Head,
     recipient_head: Option<Head>,
     /// Held by the approval policy: the funds go to the held account, nothing further.
@@ -541,7 +670,8 @@ struct Plan<'a> {
 }
 
 /// Posts the transfer's entry and its transactions; returns the ids of the debit and fee
-/// transactions, or the refusal (`83`: insufficient funds) with nothing written.
+/// transactions, or the refusal (`83`: insufficient funds, `48`: the source is no longer
+/// active) with nothing written.
 async fn execute(
     tx: &mut Tx,
     config: &Config,
@@ -549,7 +679,6 @@ async fn execute(
 ) -> Result<Result<(String, Option<String>), ApiError>, ApiError> {
     let environment = config.environment;
     let amount = plan.amount.get();
-    let recipient = plan.beneficiary.kobo_account.as_ref();
     // The amount and the charges are postings of their own, so that each transaction the
     // business sees (the transfer, the fee) is backed by its own posting.
     let mut postings = vec![Posting {
@@ -570,7 +699,10 @@ async fn execute(
     } else {
         postings.extend(destination_postings(
             environment,
-            recipient.map(|(id, _)| id.as_str()),
+            plan.beneficiary
+                .kobo_account
+                .as_ref()
+                .map(|(id, _)| id.as_str()),
             amount,
             plan.charges.total(),
         ));
@@ -593,8 +725,13 @@ async fn execute(
                 "The beneficiary account cannot hold this amount",
             )))
         }
+        Err(Refusal::Inactive { status, .. }) => {
+            return Ok(Err(ApiError::new(ResponseCode::InvalidState).with_message(
+                format!("Source account {} is {status}", plan.source.account_number),
+            )))
+        }
     };
-    let intra = recipient.is_some();
+    let intra = plan.beneficiary.kobo_account.is_some();
     let settled_now = intra && !plan.held;
     let debit = transactions::record(
         tx,
@@ -623,17 +760,18 @@ async fn execute(
         },
     )
     .await?;
+    let mut place = plan.head;
     let fee_transaction = match Kobo::from_stored(plan.charges.total()) {
         Some(charge) => {
             // A transaction of its own: the business's next place in its listing.
-            let fee_head = ledger::advance_head(tx, plan.business_id, plan.head.posted_at).await?;
+            place = place.next();
             let recorded = transactions::record(
                 tx,
                 &NewTransaction {
                     business_id: plan.business_id,
                     account: plan.source,
                     entry_id: &entry_id,
-                    head: fee_head,
+                    head: place,
                     reference_number: format!("FEE-{}", &plan.reference_number[4..]),
                     transaction_type: models::TransactionType::Debit,
                     category: models::TransactionCategory::Fee,
@@ -659,27 +797,23 @@ async fn execute(
         }
         None => None,
     };
-    if let (false, Some((account_id, recipient_business)), Some(recipient_head)) = (
-        plan.held,
-        recipient,
-        plan.recipient_head.or(Some(plan.head)),
-    ) {
-        if let Err(refusal) = credit_recipient(
+    if let Some((account, recipient_business)) = plan.recipient {
+        // The same business paying itself: the credit takes the business's next place.
+        let credit_head = match plan.recipient_head {
+            Some(head) if recipient_business != plan.business_id => head,
+            _ => place.next(),
+        };
+        credit_recipient(
             tx,
-            plan.business_id,
-            account_id,
             recipient_business,
-            recipient_head,
-            plan.head,
+            account,
+            credit_head,
             &entry_id,
             plan.amount,
             plan.narration,
             plan.source,
         )
-        .await?
-        {
-            return Ok(Err(refusal));
-        }
+        .await?;
     }
     Ok(Ok((debit.id.to_string(), fee_transaction)))
 }
@@ -711,41 +845,24 @@ pub(crate) fn destination_postings(
     postings
 }
 
-/// The intra-bank beneficiary's side: its collection (and settlement) and
-/// `collection.received`; the refusal when the account cannot receive.
+/// The intra-bank beneficiary's side, at `credit_head`: its collection (and settlement) and
+/// `collection.received`. The caller has seen `account` active.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn credit_recipient(
     tx: &mut Tx,
-    source_business: &str,
-    account_id: &str,
     recipient_business: &str,
-    recipient_head: Head,
-    source_head: Head,
+    account: &AccountRow,
+    credit_head: Head,
     entry_id: &str,
     amount: Kobo,
     narration: &str,
     source: &AccountRow,
-) -> Result<Result<(), ApiError>, ApiError> {
-    let account = accounts::find_by_id(tx, account_id)
-        .await?
-        .ok_or_else(|| internal("the beneficiary account vanished"))?;
-    if account.status != "active" {
-        return Ok(Err(refused(format!(
-            "Account {} cannot receive funds: it is {}",
-            account.account_number, account.status
-        ))));
-    }
-    // The same business paying itself: the credit takes the business's next place.
-    let credit_head = if recipient_business == source_business {
-        ledger::advance_head(tx, source_business, source_head.posted_at).await?
-    } else {
-        recipient_head
-    };
+) -> Result<(), ApiError> {
     let credit = transactions::record(
         tx,
         &NewTransaction {
             business_id: recipient_business,
-            account: &account,
+            account,
             entry_id,
             head: credit_head,
             reference_number: transactions::new_reference("COL", credit_head.posted_at),
@@ -773,7 +890,7 @@ pub(crate) async fn credit_recipient(
         credit_head.posted_at,
     )
     .await?;
-    Ok(Ok(()))
+    Ok(())
 }
 
 /// How a transfer is looked up.
@@ -789,6 +906,13 @@ const TRANSFER_COLUMNS: &str = "t.id, t.reference_number, t.reference, t.amount,
     t.narration, t.session_id, t.failure_reason, t.reversal_reference_number, t.initiated_by, \
     t.initiated_via, t.reviewed_by, t.expires_at, t.created_at, t.updated_at";
 const TRANSFER_FROM: &str = " FROM transfers t JOIN accounts a ON a.id = t.source_account_id";
+/// [`TRANSFER_COLUMNS`] as a new transfer's `RETURNING` list: the source account's number is
+/// the statement's parameter `$25`.
+const TRANSFER_RETURNING: &str = "id, reference_number, reference, amount, fee, vat, \
+    transfer_status, approval_status, transfer_type, CAST($25 AS TEXT) AS source_account_number, \
+    beneficiary_account_number, beneficiary_account_name, bank_code, bank_name, narration, \
+    session_id, failure_reason, reversal_reference_number, initiated_by, initiated_via, \
+    reviewed_by, expires_at, created_at, updated_at";
 
 /// The coarse status the source names, from the transfer's own.
 fn coarse(status: &str) -> models::TransactionStatus {

@@ -2,8 +2,9 @@
 //!
 //! Recomputes every account balance from its postings, checks that each journal entry has at
 //! least two postings summing to zero, that the whole ledger sums to zero, that no balance is
-//! negative, that every posting names a known account, and that every transaction is backed by
-//! the posting it claims. Sums are exact ([`Total`]) whatever the number of rows.
+//! negative, that every posting names a known account, that every transaction is backed by
+//! the posting it claims, and that the daily limit's running totals match the transfers. Sums
+//! are exact ([`Total`]) whatever the number of rows.
 
 use serde::Serialize;
 use sqlx::Row;
@@ -15,7 +16,7 @@ use crate::money::amount::{self, Total};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Discrepancy {
     /// `balance`, `unbalanced_entry`, `short_entry`, `ledger_total`, `negative_balance`,
-    /// `unknown_account`, `transaction_without_posting`.
+    /// `unknown_account`, `transaction_without_posting`, `daily_total`.
     pub kind: &'static str,
     /// The account, entry or transaction it concerns.
     pub subject: String,
@@ -50,7 +51,6 @@ async fn count(store: &Store, table: &str) -> Result<u64, sqlx::Error> {
     Ok(u64::try_from(n).unwrap_or_default())
 }
 
-/// Checks the whole ledger.
 /// Transactions (not `failed`) whose entry has no posting of their amount on their account.
 const TRANSACTIONS_WITHOUT_POSTING: &str =
     "SELECT t.reference_number FROM transactions t WHERE t.status <> 'failed' \
@@ -59,6 +59,20 @@ const TRANSACTIONS_WITHOUT_POSTING: &str =
          AND p.amount = CASE WHEN t.transaction_type = 'credit' THEN t.amount \
                              ELSE -t.amount END)";
 
+/// Days whose running total for the daily limit (`daily_transfer_totals`) differs from the sum
+/// of the business's transfers of the day that count toward it.
+const DAILY_TOTALS_ASTRAY: &str =
+    "SELECT k.business_id, k.day, CAST(COALESCE(d.amount, 0) AS BIGINT) AS kept, \
+       CAST(COALESCE(s.spent, 0) AS BIGINT) AS spent \
+     FROM (SELECT business_id, day FROM daily_transfer_totals \
+           UNION SELECT business_id, day FROM transfers) k \
+     LEFT JOIN daily_transfer_totals d ON d.business_id = k.business_id AND d.day = k.day \
+     LEFT JOIN (SELECT business_id, day, SUM(amount) AS spent FROM transfers \
+                WHERE transfer_status IN ('pending_approval', 'processing', 'success') \
+                GROUP BY business_id, day) s ON s.business_id = k.business_id AND s.day = k.day \
+     WHERE COALESCE(d.amount, 0) <> COALESCE(s.spent, 0)";
+
+/// Checks the whole ledger.
 pub async fn verify(store: &Store) -> Result<Report, sqlx::Error> {
     let mut discrepancies = Vec::new();
 
@@ -169,6 +183,25 @@ pub async fn verify(store: &Store) -> Result<Report, sqlx::Error> {
             kind: "transaction_without_posting",
             subject: row.try_get("reference_number")?,
             detail: "no posting of its entry moves its amount on its account".into(),
+        });
+    }
+
+    for row in sqlx::query(DAILY_TOTALS_ASTRAY)
+        .fetch_all(store.pool())
+        .await?
+    {
+        let business: String = row.try_get("business_id")?;
+        let day: String = row.try_get("day")?;
+        let kept: i64 = row.try_get("kept")?;
+        let spent: i64 = row.try_get("spent")?;
+        discrepancies.push(Discrepancy {
+            kind: "daily_total",
+            subject: format!("{business} {day}"),
+            detail: format!(
+                "the daily limit's running total is {} but the day's transfers sum to {}",
+                amount::amount_text(i128::from(kept)),
+                amount::amount_text(i128::from(spent))
+            ),
         });
     }
 

@@ -144,31 +144,26 @@ pub async fn claim_key(
     key: &str,
     request_hash: &str,
 ) -> Result<Claim, ApiError> {
+    // One statement: a new key is inserted, a key older than the retention replaced (as if it
+    // had been deleted first); an unexpired one is left alone and read below. ON CONFLICT
+    // instead of catching the violation: on PostgreSQL a failed statement would abort the whole
+    // transaction.
     let cutoff = store::timestamp(now - Duration::hours(RETENTION_HOURS));
-    sqlx::query(
-        "DELETE FROM idempotency_keys \
-         WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3 AND created_at < $4",
-    )
-    .bind(business_id)
-    .bind(operation.id())
-    .bind(key)
-    .bind(&cutoff)
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
-    // ON CONFLICT DO NOTHING instead of catching the violation: on PostgreSQL a failed
-    // statement would abort the whole transaction.
     let inserted = sqlx::query(
         "INSERT INTO idempotency_keys \
            (business_id, operation, idempotency_key, request_hash, response_data, created_at) \
          VALUES ($1, $2, $3, $4, NULL, $5) \
-         ON CONFLICT (business_id, operation, idempotency_key) DO NOTHING",
+         ON CONFLICT (business_id, operation, idempotency_key) DO UPDATE \
+           SET request_hash = excluded.request_hash, response_data = NULL, \
+             refusal_code = NULL, refusal_message = NULL, created_at = excluded.created_at \
+           WHERE idempotency_keys.created_at < $6",
     )
     .bind(business_id)
     .bind(operation.id())
     .bind(key)
     .bind(request_hash)
     .bind(store::timestamp(now))
+    .bind(&cutoff)
     .execute(&mut **tx)
     .await
     .or_internal()?

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use chrono::Duration;
+use chrono::{Duration, DurationRound};
 use generated_server::{Operation, ResponseCode};
 use kobo::kernel::config::Environment;
 use kobo::money::nip;
@@ -559,7 +559,247 @@ on_both_stores!(
     inter_bank_transfers_settle_reverse_or_wait,
     integrations_pay_out_with_a_key_and_a_reference,
     an_unknown_outcome_is_never_reversed,
+    a_reversed_transfer_gives_its_room_back_under_the_daily_limit,
+    a_debit_of_an_account_blocked_meanwhile_is_refused,
+    a_head_from_before_its_microsecond_clock_keeps_its_order,
 );
+
+async fn set_daily_limit(kit: &TestKit, kobo: i64) {
+    sqlx::query("UPDATE businesses SET daily_transfer_limit = $1 WHERE id = $2")
+        .bind(kobo)
+        .bind(&kit.business.business_id)
+        .execute(kit.store.pool())
+        .await
+        .unwrap();
+}
+
+/// The daily limit is a running total of the day's transfers: a transfer that is reversed gives
+/// its amount back, and the total always agrees with the transfers (`kobo ledger verify`).
+async fn a_reversed_transfer_gives_its_room_back_under_the_daily_limit(kit: TestKit) {
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "100000").await;
+    set_daily_limit(&kit, 2_000_000).await; // NGN 20,000.00
+    let code = otp(&kit, &kit.owner_token).await;
+    send(
+        &kit,
+        body("0690000036", "Bisi Alade", "000013", "12000", &code),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    let code = otp(&kit, &kit.owner_token).await;
+    let over = send(
+        &kit,
+        body("0123456788", "Emeka Nwosu", "000013", "10000", &code),
+    )
+    .await;
+    over.expect(ResponseCode::ProviderError);
+    let message = over.body["message"].as_str().unwrap();
+    assert!(message.contains("daily transfer limit"), "{message}");
+    assert!(message.contains("12000.00"), "{message}");
+    kit.assert_ledger_balances().await;
+    // Bisi's bank declines: the 12,000 is no longer sent today.
+    assert_eq!(run_nip(&kit).await.waiting, 1);
+    kit.clock.advance(Duration::seconds(6));
+    assert_eq!(run_nip(&kit).await.reversed, 1);
+    let code = otp(&kit, &kit.owner_token).await;
+    send(
+        &kit,
+        body("0123456788", "Emeka Nwosu", "000013", "10000", &code),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    kit.assert_ledger_balances().await;
+}
+
+/// A debit needs its account active when it is applied, not only when the payout read it: an
+/// account blocked in between refuses the debit, while a credit (a reversal coming home) is
+/// still taken.
+async fn a_debit_of_an_account_blocked_meanwhile_is_refused(kit: TestKit) {
+    use kobo::kernel::config::Environment;
+    use kobo::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "100").await;
+    let business = kit.business.business_id.clone();
+    let account =
+        kobo::money::accounts::find_by_number_in(kit.store.pool(), &business, "1000000014")
+            .await
+            .unwrap()
+            .unwrap();
+    sqlx::query("UPDATE accounts SET status = 'blocked' WHERE id = $1")
+        .bind(&account.id)
+        .execute(kit.store.pool())
+        .await
+        .unwrap();
+    let entry = |amount: i64| Entry {
+        business_id: &business,
+        kind: "transfer",
+        postings: vec![
+            Posting {
+                account: LedgerAccount::Customer(account.id.clone()),
+                amount,
+            },
+            Posting {
+                account: LedgerAccount::Internal(Internal::Fees, Environment::Sandbox),
+                amount: -amount,
+            },
+        ],
+    };
+    let mut tx = kit.store.begin().await.unwrap();
+    let head = ledger::advance_head(&mut tx, &business, kit.clock.now())
+        .await
+        .unwrap();
+    let refusal = ledger::post(&mut tx, &entry(-1000), head)
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(
+        refusal,
+        Refusal::Inactive {
+            account_id: account.id.clone(),
+            status: "blocked".into()
+        }
+    );
+    drop(tx);
+    let mut tx = kit.store.begin().await.unwrap();
+    let head = ledger::advance_head(&mut tx, &business, kit.clock.now())
+        .await
+        .unwrap();
+    assert!(ledger::post(&mut tx, &entry(1000), head)
+        .await
+        .unwrap()
+        .is_ok());
+    drop(tx);
+    assert_eq!(balance(&kit, "1000000014").await, "100.00");
+}
+
+/// A ledger head last advanced before migration 0010 has no microsecond clock: its next places
+/// still come after its last one, even when that is ahead of the clock, and from then on the
+/// upsert alone keeps them in order.
+async fn a_head_from_before_its_microsecond_clock_keeps_its_order(kit: TestKit) {
+    use kobo::money::ledger;
+    let business = kit.business.business_id.clone();
+    let ahead = (kit.clock.now() + Duration::hours(1))
+        .duration_trunc(Duration::microseconds(1))
+        .unwrap();
+    let mut tx = kit.store.begin().await.unwrap();
+    let first = ledger::advance_head(&mut tx, &business, kit.clock.now())
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    sqlx::query(
+        "UPDATE ledger_heads SET last_posted_at = $1, last_posted_micros = NULL \
+         WHERE business_id = $2",
+    )
+    .bind(kobo::kernel::store::timestamp(ahead))
+    .bind(&business)
+    .execute(kit.store.pool())
+    .await
+    .unwrap();
+    let mut tx = kit.store.begin().await.unwrap();
+    let three = ledger::advance_head_by(&mut tx, &business, 3, kit.clock.now())
+        .await
+        .unwrap();
+    assert_eq!(three.sequence, first.sequence + 1);
+    assert_eq!(three.posted_at, ahead + Duration::microseconds(1));
+    let next = ledger::advance_head(&mut tx, &business, kit.clock.now())
+        .await
+        .unwrap();
+    assert_eq!(next.sequence, first.sequence + 4);
+    assert_eq!(next.posted_at, ahead + Duration::microseconds(4));
+    tx.commit().await.unwrap();
+    // Past the head, the clock wins again.
+    kit.clock.advance(Duration::hours(2));
+    let mut tx = kit.store.begin().await.unwrap();
+    let now = kit.clock.now();
+    let later = ledger::advance_head(&mut tx, &business, now).await.unwrap();
+    assert_eq!(later.sequence, first.sequence + 5);
+    assert_eq!(
+        later.posted_at,
+        now.duration_trunc(Duration::microseconds(1)).unwrap()
+    );
+    tx.commit().await.unwrap();
+}
+
+/// Payouts racing past the daily limit from two processes: exactly as many as it allows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_payouts_never_pass_the_daily_limit() {
+    let kit = TestKit::start(kobo::testkit::StoreKind::Postgres, roomy_budget()).await;
+    let second = kit.another_process().await;
+    let token = kit.integration_token().await;
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    kit.credit(&token, "1000000014", "1000").await;
+    set_daily_limit(&kit, 10_000).await; // NGN 100.00
+    let calls = (0..10)
+        .map(|n| {
+            let mut b = body(
+                &other.main_account_number,
+                "Lagos Fresh Produce Ltd",
+                "090823",
+                "30",
+                "",
+            );
+            b.as_object_mut().unwrap().remove("otp");
+            Call::new(Operation::FundsTransferApi.path(), Some(&token), b)
+                .header("idempotency-key", format!("limit-{n}"))
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    let paid = replies
+        .iter()
+        .filter(|r| r.code() == Some(ResponseCode::Success))
+        .count();
+    assert_eq!(paid, 3, "{replies:#?}");
+    assert!(replies
+        .iter()
+        .all(|r| r.code() == Some(ResponseCode::Success)
+            || r.body["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("daily transfer limit"))));
+    assert_eq!(balance(&kit, "1000000014").await, "910.00");
+    kit.assert_ledger_balances().await;
+}
+
+/// One client reference sent at once under different keys, from two processes: one transfer,
+/// and every other request told `26`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_reference_sent_at_once_pays_once() {
+    let kit = TestKit::start(kobo::testkit::StoreKind::Postgres, roomy_budget()).await;
+    let second = kit.another_process().await;
+    let token = kit.integration_token().await;
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    kit.credit(&token, "1000000014", "1000").await;
+    let calls = (0..12)
+        .map(|n| {
+            let mut b = body(
+                &other.main_account_number,
+                "Lagos Fresh Produce Ltd",
+                "090823",
+                "30",
+                "",
+            );
+            b.as_object_mut().unwrap().remove("otp");
+            b["reference"] = json!("SALARY-2026-11");
+            Call::new(Operation::FundsTransferApi.path(), Some(&token), b)
+                .header("idempotency-key", format!("reference-{n}"))
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    let paid = replies
+        .iter()
+        .filter(|r| r.code() == Some(ResponseCode::Success))
+        .count();
+    assert_eq!(paid, 1, "{replies:#?}");
+    assert!(replies.iter().all(|r| matches!(
+        r.code(),
+        Some(ResponseCode::Success | ResponseCode::Duplicate)
+    )));
+    assert_eq!(balance(&kit, "1000000014").await, "970.00");
+    kit.assert_ledger_balances().await;
+}
 
 /// One key sent at once by many, from two processes: one transfer, the same answer for all.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

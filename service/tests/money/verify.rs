@@ -28,6 +28,21 @@ async fn every_kind_of_discrepancy_is_named(kit: TestKit) {
     let reference = credit["reference_number"].as_str().unwrap().to_owned();
     assert_eq!(kinds(&kit).await, Vec::<&str>::new());
 
+    // A running total of the daily limit for a day without transfers.
+    sql(
+        &kit,
+        "INSERT INTO daily_transfer_totals (business_id, day, amount) VALUES ($1, '2026-01-01', 5)",
+        &kit.business.business_id,
+    )
+    .await;
+    assert_eq!(kinds(&kit).await, vec!["daily_total"]);
+    sql(
+        &kit,
+        "DELETE FROM daily_transfer_totals WHERE business_id = $1",
+        &kit.business.business_id,
+    )
+    .await;
+
     // A posting added to the entry: the entry and the ledger no longer sum to zero, and the
     // account's postings no longer give its balance.
     sql(
