@@ -35,6 +35,7 @@ pub struct KoboApi {
     passwords: Passwords,
     rate_limiter: RateLimiter,
     provider: Arc<dyn CoreBanking>,
+    activity_log: logs::ActivityLog,
 }
 
 impl KoboApi {
@@ -43,6 +44,7 @@ impl KoboApi {
         KoboApi {
             provider: Arc::new(SandboxProvider::new(clock.clone())),
             rate_limiter: RateLimiter::new(config.request_budget),
+            activity_log: logs::ActivityLog::default(),
             passwords: Passwords::new(&config.passwords),
             store,
             config: Arc::new(config),
@@ -178,7 +180,7 @@ impl Api for KoboApi {
     }
 
     async fn on_response(&self, record: &CallRecord<'_, Principal>) {
-        logs::on_response(&self.store, &self.clock, record).await
+        logs::on_response(&self.store, &self.clock, &self.activity_log, record).await
     }
 
     async fn accept_invite(

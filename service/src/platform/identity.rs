@@ -31,20 +31,20 @@ fn unauthenticated() -> ApiError {
 
 /// `generate_token` is public, so the router's `on_response` has no principal to log it under:
 /// the operation records its own activity-log entries (outcome given as a code and message).
-fn token_activity<'a>(
-    ctx: &'a RequestContext<()>,
-    business_id: &'a str,
+fn token_activity(
+    ctx: &RequestContext<()>,
+    business_id: &str,
     code: ResponseCode,
-    message: &'a str,
-) -> logs::Activity<'a> {
+    message: &str,
+) -> logs::Activity {
     logs::Activity {
-        business_id,
+        business_id: business_id.to_owned(),
         endpoint: Operation::GenerateToken.path(),
         http_status: code.http_status(),
         success: code == ResponseCode::Success,
-        message,
+        message: message.to_owned(),
         ip_address: ctx.client_ip.to_string(),
-        request_id: &ctx.request_id,
+        request_id: ctx.request_id.clone(),
     }
 }
 

@@ -2,16 +2,22 @@
 //! append-only: nothing here updates or deletes a row.
 //!
 //! - Activity: [`on_response`] writes one entry per call made with an integration token, after
-//!   the answer is known, whatever it was.
+//!   the answer is known, whatever it was, before the answer leaves. Entries are committed in
+//!   groups ([`ActivityLog`]): one commit for all the calls that finished while the previous
+//!   group was being written.
 //! - Audit: each Dashboard operation writes its entry with [`audit`] inside its own
 //!   transaction, so an action is logged if and only if it happened. A failed login has no
 //!   transaction that commits; `identity::login` audits it in one of its own.
+
+use std::fmt::Write as _;
+use std::sync::OnceLock;
 
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::OrInternal;
 use generated_server::{ApiError, CallRecord, Page, RequestContext, ResponseCode, TokenFamily};
 use sqlx::any::AnyRow;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::kernel::clock::Clock;
 use crate::kernel::paging::{self, Conditions, Sql};
@@ -89,8 +95,13 @@ pub async fn audit(tx: &mut Tx, now: DateTime<Utc>, entry: AuditEntry) -> Result
 }
 
 /// Records every call made with integration credentials in the activity log. A failure to
-/// write is logged, never turned into an error: the answer has been given already.
-pub async fn on_response(store: &Store, clock: &Clock, record: &CallRecord<'_, Principal>) {
+/// write is logged, never turned into an error: the answer has been decided already.
+pub async fn on_response(
+    store: &Store,
+    clock: &Clock,
+    log: &ActivityLog,
+    record: &CallRecord<'_, Principal>,
+) {
     let Some(principal) = record.principal else {
         return;
     };
@@ -100,63 +111,162 @@ pub async fn on_response(store: &Store, clock: &Clock, record: &CallRecord<'_, P
         return;
     }
     let activity = Activity {
-        business_id: &principal.business_id,
+        business_id: principal.business_id.clone(),
         endpoint: record.operation.path(),
         http_status: record.http_status,
         success: record.response_code == ResponseCode::Success,
-        message: record.message,
+        message: record.message.to_owned(),
         ip_address: record.client_ip.to_string(),
-        request_id: record.request_id,
+        request_id: record.request_id.to_owned(),
     };
-    // A lone write: it queues for SQLite's write turn like every other.
-    let _turn = store.write_turn().await;
-    if let Err(error) = record_activity(store.pool(), clock.now(), &activity).await {
+    log.record(store, clock.now(), activity).await;
+}
+
+/// One call made with integration credentials, as the activity log keeps it.
+#[derive(Debug)]
+pub struct Activity {
+    pub business_id: String,
+    pub endpoint: &'static str,
+    pub http_status: u16,
+    pub success: bool,
+    pub message: String,
+    pub ip_address: String,
+    pub request_id: String,
+}
+
+/// The most entries one commit of [`ActivityLog`] writes (10 parameters each).
+const GROUP_MAX: usize = 200;
+
+/// The activity log's writer, a group commit. Every integration call writes one entry, and a
+/// commit is a flush to disk: one commit per call made the log cost as much as the payout it
+/// records, and on SQLite it queued for the same write turn. Instead, one task writes, in one
+/// transaction, every entry that arrived while it was writing the previous group; each call
+/// still waits until its own entry is committed, so what an answered call leaves in the log is
+/// unchanged. Alone, an entry is written at once, as before.
+#[derive(Debug, Default)]
+pub struct ActivityLog {
+    queue: OnceLock<mpsc::UnboundedSender<Queued>>,
+}
+
+#[derive(Debug)]
+struct Queued {
+    at: DateTime<Utc>,
+    activity: Activity,
+    written: oneshot::Sender<()>,
+}
+
+impl ActivityLog {
+    /// Appends `activity`, as of `at`, and returns once it is committed (or its commit failed,
+    /// which is logged). The writer task starts with the first entry, on the caller's runtime,
+    /// and ends when this `ActivityLog` is dropped.
+    pub async fn record(&self, store: &Store, at: DateTime<Utc>, activity: Activity) {
+        let queue = self.queue.get_or_init(|| {
+            let (sender, receiver) = mpsc::unbounded_channel();
+            tokio::spawn(write_groups(store.clone(), receiver));
+            sender
+        });
+        let (written, done) = oneshot::channel();
+        match queue.send(Queued {
+            at,
+            activity,
+            written,
+        }) {
+            Ok(()) => {
+                if done.await.is_err() {
+                    tracing::error!("the activity-log writer stopped before writing an entry");
+                }
+            }
+            // The writer's runtime has ended (a test's): this entry is written alone.
+            Err(mpsc::error::SendError(queued)) => {
+                let entries = [(queued.at, &queued.activity)];
+                let _turn = store.write_turn().await;
+                if let Err(error) = record_activities(store.pool(), &entries).await {
+                    log_unwritten(&entries, &error);
+                }
+            }
+        }
+    }
+}
+
+/// The writer: one transaction per group of whatever is queued, at most [`GROUP_MAX`].
+async fn write_groups(store: Store, mut queue: mpsc::UnboundedReceiver<Queued>) {
+    let mut group = Vec::with_capacity(GROUP_MAX);
+    while queue.recv_many(&mut group, GROUP_MAX).await > 0 {
+        let entries: Vec<_> = group.iter().map(|q| (q.at, &q.activity)).collect();
+        let committed = async {
+            let mut tx = store.begin().await.map_err(|error| error.to_string())?;
+            record_activities(&mut *tx, &entries)
+                .await
+                .map_err(|error| error.to_string())?;
+            tx.commit().await.map_err(|error| error.to_string())
+        }
+        .await;
+        if let Err(error) = committed {
+            log_unwritten(&entries, &error);
+        }
+        drop(entries);
+        for queued in group.drain(..) {
+            let _ = queued.written.send(());
+        }
+    }
+}
+
+fn log_unwritten(entries: &[(DateTime<Utc>, &Activity)], error: &dyn std::fmt::Display) {
+    for (_, activity) in entries {
         tracing::error!(
-            request_id = record.request_id,
+            request_id = activity.request_id,
             %error,
             "cannot write the activity-log entry"
         );
     }
 }
 
-/// One call made with integration credentials, as the activity log keeps it.
-pub struct Activity<'a> {
-    pub business_id: &'a str,
-    pub endpoint: &'a str,
-    pub http_status: u16,
-    pub success: bool,
-    pub message: &'a str,
-    pub ip_address: String,
-    pub request_id: &'a str,
-}
-
 /// Appends `activity`, as of `now`, to the activity log, on the pool or inside a transaction.
 pub async fn record_activity<'e, E>(
     executor: E,
     now: DateTime<Utc>,
-    activity: &Activity<'_>,
+    activity: &Activity,
 ) -> Result<(), sqlx::Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
-    sqlx::query(
+    record_activities(executor, &[(now, activity)]).await
+}
+
+/// Appends `entries`, each as of its time, to the activity log in one statement.
+async fn record_activities<'e, E>(
+    executor: E,
+    entries: &[(DateTime<Utc>, &Activity)],
+) -> Result<(), sqlx::Error>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let mut sql = String::from(
         "INSERT INTO activity_logs (id, business_id, endpoint, method, response_code, status, \
-           message, ip_address, request_id, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    )
-    .bind(store::new_id())
-    .bind(activity.business_id)
-    .bind(activity.endpoint)
-    .bind("POST")
-    .bind(i64::from(activity.http_status))
-    .bind(if activity.success { "success" } else { "error" })
-    .bind(activity.message)
-    .bind(&activity.ip_address)
-    .bind(activity.request_id)
-    .bind(store::timestamp(now))
-    .execute(executor)
-    .await
-    .map(|_| ())
+           message, ip_address, request_id, created_at) VALUES ",
+    );
+    for n in 0..entries.len() {
+        let first = n * 10;
+        let separator = if n == 0 { "" } else { ", " };
+        let placeholders: Vec<String> = (first + 1..=first + 10).map(|p| format!("${p}")).collect();
+        let _ = write!(sql, "{separator}({})", placeholders.join(", "));
+    }
+    // Audited: the statement is built from placeholders only; every value is bound.
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for (now, activity) in entries {
+        query = query
+            .bind(store::new_id())
+            .bind(activity.business_id.as_str())
+            .bind(activity.endpoint)
+            .bind("POST")
+            .bind(i64::from(activity.http_status))
+            .bind(if activity.success { "success" } else { "error" })
+            .bind(activity.message.as_str())
+            .bind(activity.ip_address.as_str())
+            .bind(activity.request_id.as_str())
+            .bind(store::timestamp(*now));
+    }
+    query.execute(executor).await.map(|_| ())
 }
 
 pub async fn fetch_activity_logs(
