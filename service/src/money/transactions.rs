@@ -254,31 +254,11 @@ fn invalid(message: &'static str) -> ApiError {
 async fn page<T>(
     store: &Store,
     mut sql: Sql,
-    mut conditions: Conditions,
+    conditions: Conditions,
     paging: &Paging,
     view: fn(&AnyRow) -> Result<T, ApiError>,
 ) -> Result<Page<Vec<T>>, ApiError> {
-    if let Some(cursor) = &paging.cursor {
-        let at = sql.arg(cursor.created_at.as_str());
-        let id = sql.arg(cursor.id.as_str());
-        // A row comparison: both stores answer it from the keyset index as a range, where
-        // the equivalent `OR` made PostgreSQL read every row after the cursor (38 ms for a
-        // page near the end of 100k rows of one account).
-        conditions.add(format!("(t.created_at, t.id) < ({at}, {id})"));
-    }
-    let fetch = sql.arg(paging.size as i64 + 1);
-    sql.push(&conditions.where_clause());
-    sql.push(&format!(
-        " ORDER BY t.created_at DESC, t.id DESC LIMIT {fetch}"
-    ));
-    if paging.cursor.is_none() && paging.page > 1 {
-        let offset = (paging.page - 1)
-            .checked_mul(paging.size)
-            .and_then(|offset| i64::try_from(offset).ok())
-            .ok_or_else(|| invalid("`page`: too large"))?;
-        let offset = sql.arg(offset);
-        sql.push(&format!(" OFFSET {offset}"));
-    }
+    one_page(&mut sql, conditions, paging)?;
     let rows = sql.fetch_all(store.pool()).await?;
     let mut keyed = Vec::with_capacity(rows.len());
     for row in &rows {
@@ -300,6 +280,32 @@ async fn page<T>(
     })
 }
 
+/// Ends `sql` with `conditions` and the page's cursor, order, limit and offset.
+fn one_page(sql: &mut Sql, mut conditions: Conditions, paging: &Paging) -> Result<(), ApiError> {
+    if let Some(cursor) = &paging.cursor {
+        let at = sql.arg(cursor.created_at.as_str());
+        let id = sql.arg(cursor.id.as_str());
+        // A row comparison: both stores answer it from the keyset index as a range, where
+        // the equivalent `OR` made PostgreSQL read every row after the cursor (38 ms for a
+        // page near the end of 100k rows of one account).
+        conditions.add(format!("(t.created_at, t.id) < ({at}, {id})"));
+    }
+    let fetch = sql.arg(paging.size as i64 + 1);
+    sql.push(&conditions.where_clause());
+    sql.push(&format!(
+        " ORDER BY t.created_at DESC, t.id DESC LIMIT {fetch}"
+    ));
+    if paging.cursor.is_none() && paging.page > 1 {
+        let offset = (paging.page - 1)
+            .checked_mul(paging.size)
+            .and_then(|offset| i64::try_from(offset).ok())
+            .ok_or_else(|| invalid("`page`: too large"))?;
+        let offset = sql.arg(offset);
+        sql.push(&format!(" OFFSET {offset}"));
+    }
+    Ok(())
+}
+
 /// The filters every transaction list may use.
 #[derive(Default)]
 struct Filters {
@@ -318,7 +324,16 @@ fn conditions(sql: &mut Sql, business_id: &str, filters: &Filters) -> Conditions
     let mut conditions = Conditions::default();
     conditions.add(format!("t.business_id = {}", sql.arg(business_id)));
     if let Some(number) = &filters.account_number {
-        conditions.add(format!("a.account_number = {}", sql.arg(number.as_str())));
+        // The account's id as a constant, found once by an uncorrelated subquery: both stores
+        // then read `transactions_account_keyset` in order and stop at the page's end. Filtered
+        // on the joined account's number instead, PostgreSQL read and sorted every row of the
+        // account for each page (27 ms for the first page of 20,000 rows; 0.2 ms now).
+        let business = sql.arg(business_id);
+        let number = sql.arg(number.as_str());
+        conditions.add(format!(
+            "t.account_id = (SELECT o.id FROM accounts o \
+               WHERE o.business_id = {business} AND o.account_number = {number})"
+        ));
     }
     if let Some(from) = &filters.from {
         conditions.add(format!("t.created_at >= {}", sql.arg(from.as_str())));
@@ -495,5 +510,96 @@ mod tests {
         let at: DateTime<Utc> = "2026-11-02T09:20:00Z".parse().unwrap();
         let cursor = Paging::new(n(20), n(20), n(2), Some(at), Some(uuid::Uuid::nil()));
         assert!(cursor.unwrap_err().message().starts_with("`page`"));
+    }
+
+    /// One account's page, first or after a cursor, is a range of `transactions_account_keyset`
+    /// read in order: no sort, whatever the account's size.
+    #[tokio::test]
+    async fn an_accounts_pages_read_its_keyset_index_in_order() {
+        use sqlx::Row;
+        let (_dir, store) = crate::kernel::store::Store::temporary_sqlite().await;
+        store.migrate().await.unwrap();
+        let at: DateTime<Utc> = "2026-11-02T09:20:00Z".parse().unwrap();
+        for cursor in [None, Some(at)] {
+            let paging = Paging::new(
+                n(50),
+                n(50),
+                n(1),
+                cursor,
+                cursor.map(|_| uuid::Uuid::nil()),
+            )
+            .unwrap();
+            let mut sql = Sql::new(&format!(
+                "EXPLAIN QUERY PLAN SELECT {TRANSACTION_COLUMNS}{TRANSACTION_FROM}"
+            ));
+            let filters = Filters {
+                account_number: Some("1000000014".into()),
+                ..Filters::default()
+            };
+            let conditions = conditions(&mut sql, "business", &filters);
+            one_page(&mut sql, conditions, &paging).unwrap();
+            let plan = sql
+                .fetch_all(store.pool())
+                .await
+                .unwrap()
+                .iter()
+                .map(|row| row.try_get::<String, _>("detail").unwrap())
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert!(plan.contains("transactions_account_keyset"), "{plan}");
+            assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+        }
+    }
+
+    /// The same on PostgreSQL, with statistics of an account of 3,000 transactions: filtered on
+    /// the joined account's number, it read all of them and sorted them for every page.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_accounts_pages_are_not_sorted_on_postgres() {
+        use crate::kernel::config::{Config, Environment};
+        use crate::testkit::{StoreKind, TestKit};
+        use sqlx::Row;
+        let kit = TestKit::start(StoreKind::Postgres, Config::new(Environment::Sandbox)).await;
+        let clock = kit.clock.clone();
+        let amount = Kobo::parse("1.00").unwrap();
+        crate::money::bulk::seed_credits(
+            &kit.store,
+            || clock.now(),
+            "1000000014",
+            3000,
+            amount,
+            500,
+        )
+        .await
+        .unwrap();
+        let at = kit.clock.now() - chrono::Duration::minutes(1);
+        for cursor in [None, Some(at)] {
+            let paging = Paging::new(
+                n(50),
+                n(50),
+                n(1),
+                cursor,
+                cursor.map(|_| uuid::Uuid::nil()),
+            )
+            .unwrap();
+            let mut sql = Sql::new(&format!(
+                "EXPLAIN SELECT {TRANSACTION_COLUMNS}{TRANSACTION_FROM}"
+            ));
+            let filters = Filters {
+                account_number: Some("1000000014".into()),
+                ..Filters::default()
+            };
+            let conditions = conditions(&mut sql, &kit.business.business_id, &filters);
+            one_page(&mut sql, conditions, &paging).unwrap();
+            let plan = sql
+                .fetch_all(kit.store.pool())
+                .await
+                .unwrap()
+                .iter()
+                .map(|row| row.try_get::<String, _>("QUERY PLAN").unwrap())
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert!(plan.contains("transactions_account_keyset"), "{plan}");
+            assert!(!plan.contains("Sort"), "{plan}");
+        }
     }
 }
