@@ -512,40 +512,52 @@ mod tests {
         assert!(cursor.unwrap_err().message().starts_with("`page`"));
     }
 
+    /// The plan of account 1000000014's page of `business`, first or after `cursor`: the query
+    /// behind `explain` (each store's), the plan's lines read from `column`.
+    async fn account_page_plan(
+        store: &crate::kernel::store::Store,
+        explain: &str,
+        column: &str,
+        business: &str,
+        cursor: Option<DateTime<Utc>>,
+    ) -> String {
+        use sqlx::Row;
+        let paging = Paging::new(
+            n(50),
+            n(50),
+            n(1),
+            cursor,
+            cursor.map(|_| uuid::Uuid::nil()),
+        )
+        .unwrap();
+        let mut sql = Sql::new(&format!(
+            "{explain} SELECT {TRANSACTION_COLUMNS}{TRANSACTION_FROM}"
+        ));
+        let filters = Filters {
+            account_number: Some("1000000014".into()),
+            ..Filters::default()
+        };
+        let conditions = conditions(&mut sql, business, &filters);
+        one_page(&mut sql, conditions, &paging).unwrap();
+        sql.fetch_all(store.pool())
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| row.try_get::<String, _>(column).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// One account's page, first or after a cursor, is a range of `transactions_account_keyset`
     /// read in order: no sort, whatever the account's size.
     #[tokio::test]
     async fn an_accounts_pages_read_its_keyset_index_in_order() {
-        use sqlx::Row;
         let (_dir, store) = crate::kernel::store::Store::temporary_sqlite().await;
         store.migrate().await.unwrap();
         let at: DateTime<Utc> = "2026-11-02T09:20:00Z".parse().unwrap();
         for cursor in [None, Some(at)] {
-            let paging = Paging::new(
-                n(50),
-                n(50),
-                n(1),
-                cursor,
-                cursor.map(|_| uuid::Uuid::nil()),
-            )
-            .unwrap();
-            let mut sql = Sql::new(&format!(
-                "EXPLAIN QUERY PLAN SELECT {TRANSACTION_COLUMNS}{TRANSACTION_FROM}"
-            ));
-            let filters = Filters {
-                account_number: Some("1000000014".into()),
-                ..Filters::default()
-            };
-            let conditions = conditions(&mut sql, "business", &filters);
-            one_page(&mut sql, conditions, &paging).unwrap();
-            let plan = sql
-                .fetch_all(store.pool())
-                .await
-                .unwrap()
-                .iter()
-                .map(|row| row.try_get::<String, _>("detail").unwrap())
-                .collect::<Vec<_>>()
-                .join("\n");
+            let plan =
+                account_page_plan(&store, "EXPLAIN QUERY PLAN", "detail", "business", cursor).await;
             assert!(plan.contains("transactions_account_keyset"), "{plan}");
             assert!(!plan.contains("TEMP B-TREE"), "{plan}");
         }
@@ -557,7 +569,6 @@ mod tests {
     async fn an_accounts_pages_are_not_sorted_on_postgres() {
         use crate::kernel::config::{Config, Environment};
         use crate::testkit::{StoreKind, TestKit};
-        use sqlx::Row;
         let kit = TestKit::start(StoreKind::Postgres, Config::new(Environment::Sandbox)).await;
         let clock = kit.clock.clone();
         let amount = Kobo::parse("1.00").unwrap();
@@ -572,32 +583,10 @@ mod tests {
         .await
         .unwrap();
         let at = kit.clock.now() - chrono::Duration::minutes(1);
+        let business = kit.business.business_id.clone();
         for cursor in [None, Some(at)] {
-            let paging = Paging::new(
-                n(50),
-                n(50),
-                n(1),
-                cursor,
-                cursor.map(|_| uuid::Uuid::nil()),
-            )
-            .unwrap();
-            let mut sql = Sql::new(&format!(
-                "EXPLAIN SELECT {TRANSACTION_COLUMNS}{TRANSACTION_FROM}"
-            ));
-            let filters = Filters {
-                account_number: Some("1000000014".into()),
-                ..Filters::default()
-            };
-            let conditions = conditions(&mut sql, &kit.business.business_id, &filters);
-            one_page(&mut sql, conditions, &paging).unwrap();
-            let plan = sql
-                .fetch_all(kit.store.pool())
-                .await
-                .unwrap()
-                .iter()
-                .map(|row| row.try_get::<String, _>("QUERY PLAN").unwrap())
-                .collect::<Vec<_>>()
-                .join("\n");
+            let plan =
+                account_page_plan(&kit.store, "EXPLAIN", "QUERY PLAN", &business, cursor).await;
             assert!(plan.contains("transactions_account_keyset"), "{plan}");
             assert!(!plan.contains("Sort"), "{plan}");
         }

@@ -731,20 +731,7 @@ async fn racing_payouts_never_pass_the_daily_limit() {
         .await;
     kit.credit(&token, "1000000014", "1000").await;
     set_daily_limit(&kit, 10_000).await; // NGN 100.00
-    let calls = (0..10)
-        .map(|n| {
-            let mut b = body(
-                &other.main_account_number,
-                "Lagos Fresh Produce Ltd",
-                "090823",
-                "30",
-                "",
-            );
-            b.as_object_mut().unwrap().remove("otp");
-            Call::new(Operation::FundsTransferApi.path(), Some(&token), b)
-                .header("idempotency-key", format!("limit-{n}"))
-        })
-        .collect();
+    let calls = payouts_to(&token, &other.main_account_number, 10, "limit", None);
     let replies = kit.race(&[second], calls).await;
     let paid = replies
         .iter()
@@ -772,21 +759,13 @@ async fn one_reference_sent_at_once_pays_once() {
         .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
         .await;
     kit.credit(&token, "1000000014", "1000").await;
-    let calls = (0..12)
-        .map(|n| {
-            let mut b = body(
-                &other.main_account_number,
-                "Lagos Fresh Produce Ltd",
-                "090823",
-                "30",
-                "",
-            );
-            b.as_object_mut().unwrap().remove("otp");
-            b["reference"] = json!("SALARY-2026-11");
-            Call::new(Operation::FundsTransferApi.path(), Some(&token), b)
-                .header("idempotency-key", format!("reference-{n}"))
-        })
-        .collect();
+    let calls = payouts_to(
+        &token,
+        &other.main_account_number,
+        12,
+        "reference",
+        Some("SALARY-2026-11"),
+    );
     let replies = kit.race(&[second], calls).await;
     let paid = replies
         .iter()
@@ -844,6 +823,28 @@ async fn one_key_sent_at_once_pays_once() {
     kit.assert_ledger_balances().await;
 }
 
+/// `count` integration payouts of NGN 30.00 from the main account to Lagos Fresh Produce's
+/// account `to`, each under its own key `<prefix>-<n>`, all with the client `reference` if any.
+fn payouts_to<'a>(
+    token: &'a str,
+    to: &str,
+    count: usize,
+    prefix: &str,
+    reference: Option<&str>,
+) -> Vec<Call<'a>> {
+    (0..count)
+        .map(|n| {
+            let mut b = body(to, "Lagos Fresh Produce Ltd", "090823", "30", "");
+            b.as_object_mut().unwrap().remove("otp");
+            if let Some(reference) = reference {
+                b["reference"] = json!(reference);
+            }
+            Call::new(Operation::FundsTransferApi.path(), Some(token), b)
+                .header("idempotency-key", format!("{prefix}-{n}"))
+        })
+        .collect()
+}
+
 /// Transfers racing on one balance from two processes: exactly as many as it covers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_transfers_never_overdraw() {
@@ -854,20 +855,7 @@ async fn racing_transfers_never_overdraw() {
         .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
         .await;
     kit.credit(&token, "1000000014", "100").await;
-    let calls = (0..10)
-        .map(|n| {
-            let mut b = body(
-                &other.main_account_number,
-                "Lagos Fresh Produce Ltd",
-                "090823",
-                "30",
-                "",
-            );
-            b.as_object_mut().unwrap().remove("otp");
-            Call::new(Operation::FundsTransferApi.path(), Some(&token), b)
-                .header("idempotency-key", format!("race-{n}"))
-        })
-        .collect();
+    let calls = payouts_to(&token, &other.main_account_number, 10, "race", None);
     let replies = kit.race(&[second], calls).await;
     let paid = replies
         .iter()
