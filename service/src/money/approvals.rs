@@ -555,14 +555,7 @@ pub async fn approve(
             let account = accounts::find_by_id(&mut tx, account_id)
                 .await?
                 .ok_or_else(|| internal("the beneficiary account vanished"))?;
-            if account.status != "active" {
-                return Err(
-                    ApiError::new(ResponseCode::ProviderError).with_message(format!(
-                        "Account {} cannot receive funds: it is {}",
-                        account.account_number, account.status
-                    )),
-                );
-            }
+            transfers::check_recipient(&account)?;
             // The same business paying itself: the credit takes the business's next place.
             let credit_head = if recipient == &business_id {
                 ledger::advance_head(&mut tx, &business_id, head.posted_at).await?

@@ -293,12 +293,7 @@ async fn initiate<B: serde::Serialize>(
             let account = accounts::find_by_id_in(store.pool(), account_id)
                 .await?
                 .ok_or_else(|| internal("the beneficiary account vanished"))?;
-            if account.status != "active" {
-                return Err(refused(format!(
-                    "Account {} cannot receive funds: it is {}",
-                    account.account_number, account.status
-                )));
-            }
+            check_recipient(&account)?;
             Some((account, business.clone()))
         }
         _ => None,
@@ -502,6 +497,17 @@ async fn reference_owner(
 fn duplicate(reference: &str, other: &str) -> ApiError {
     ApiError::new(ResponseCode::Duplicate)
         .with_message(format!("Reference {reference} belongs to transfer {other}"))
+}
+
+/// `83` when the intra-bank beneficiary's account cannot receive (it is not active).
+pub(crate) fn check_recipient(account: &AccountRow) -> Result<(), ApiError> {
+    if account.status != "active" {
+        return Err(refused(format!(
+            "Account {} cannot receive funds: it is {}",
+            account.account_number, account.status
+        )));
+    }
+    Ok(())
 }
 
 fn check_source(source: &AccountRow) -> Result<(), ApiError> {
