@@ -328,7 +328,7 @@ pub async fn reject(
     let business_id = ctx.principal.business_id.clone();
     let reference = body.reference_number.to_string();
     let now = clock.now();
-    let mut tx = store.begin().await?;
+    let mut tx = store.begin_posting(&[&business_id]).await?;
     let held = load(&mut *tx, &business_id, &reference).await?;
     if held.transfer_status != "pending_approval" {
         return Err(not_awaiting(&reference));
@@ -403,7 +403,7 @@ pub async fn cancel(
     let business_id = ctx.principal.business_id.clone();
     let reference = body.reference_number.to_string();
     let now = clock.now();
-    let mut tx = store.begin().await?;
+    let mut tx = store.begin_posting(&[&business_id]).await?;
     let held = load(&mut *tx, &business_id, &reference).await?;
     if held.initiated_by != member.id {
         return Err(ApiError::new(ResponseCode::PermissionDenied)
@@ -492,12 +492,17 @@ pub async fn approve(
         .await?;
 
     let now = clock.now();
-    let mut tx = store.begin().await?;
+    let recipient_business = beneficiary.kobo_account.as_ref().map(|(_, b)| b.clone());
+    let mut tx = store
+        .begin_posting(&[
+            &business_id,
+            recipient_business.as_deref().unwrap_or(&business_id),
+        ])
+        .await?;
     let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &fingerprint).await?;
     if let Claim::Replay(data) = claim {
         return idempotency::replay(&ctx, data);
     }
-    let recipient_business = beneficiary.kobo_account.as_ref().map(|(_, b)| b.clone());
     let heads =
         transfers::lock_heads(&mut tx, &business_id, recipient_business.as_deref(), 1, now).await?;
     let head = heads.source;
@@ -617,7 +622,7 @@ pub async fn expire_due(
     .or_internal()?;
     let mut expired = 0;
     for (business_id, reference) in due {
-        let mut tx = store.begin().await?;
+        let mut tx = store.begin_posting(&[&business_id]).await?;
         let held = load(&mut *tx, &business_id, &reference).await?;
         if held.transfer_status != "pending_approval" {
             continue;

@@ -112,7 +112,7 @@ async fn credit_with(
 ) -> Result<models::IntegrationTransaction, ApiError> {
     let business_id = ctx.principal.business_id.as_str();
     let now = clock.now();
-    let mut tx = store.begin().await?;
+    let mut tx = store.begin_posting(&[business_id]).await?;
     let claim = idempotency::claim(&mut tx, now, ctx, business_id, body).await?;
     if let Claim::Replay(data) = claim {
         return idempotency::replay(ctx, data);

@@ -220,7 +220,7 @@ async fn settle(
     leased: &Leased,
     session_id: &str,
 ) -> Result<(), ApiError> {
-    let mut tx = store.begin().await?;
+    let mut tx = store.begin_posting(&[&leased.business_id]).await?;
     let head = ledger::advance_head(&mut tx, &leased.business_id, clock.now()).await?;
     if !decide(&mut tx, leased, "success", head.posted_at).await? {
         return Ok(());
@@ -281,7 +281,7 @@ async fn reverse(
     session_id: Option<String>,
     reason: &str,
 ) -> Result<(), ApiError> {
-    let mut tx = store.begin().await?;
+    let mut tx = store.begin_posting(&[&leased.business_id]).await?;
     let head = ledger::advance_head(&mut tx, &leased.business_id, clock.now()).await?;
     if !decide(&mut tx, leased, "reversed", head.posted_at).await? {
         return Ok(());

@@ -306,15 +306,22 @@ async fn initiate<B: serde::Serialize>(
         .is_some_and(|(_, business)| *business == business_id);
     let places = 1 + u32::from(charges.total() > 0) + u32::from(credits_itself);
     let now = clock.now();
-    let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, ctx, &business_id, fingerprint).await?;
-    if let Claim::Replay(data) = claim {
-        return idempotency::replay(ctx, data);
-    }
     let recipient_business = beneficiary
         .kobo_account
         .as_ref()
         .map(|(_, business)| business.clone());
+    // This process's turn at the businesses' ledgers first (PostgreSQL), so that a backlog of
+    // payouts waits for it without holding the pool's connections.
+    let mut tx = store
+        .begin_posting(&[
+            &business_id,
+            recipient_business.as_deref().unwrap_or(&business_id),
+        ])
+        .await?;
+    let claim = idempotency::claim(&mut tx, now, ctx, &business_id, fingerprint).await?;
+    if let Claim::Replay(data) = claim {
+        return idempotency::replay(ctx, data);
+    }
     let heads = lock_heads(
         &mut tx,
         &business_id,
