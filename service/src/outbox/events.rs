@@ -1,7 +1,8 @@
 //! Domain events (`account.created`, `collection.received`, ...): each is written to `events`
 //! in the same transaction as the change it describes, so an event exists if and only if its
 //! change committed. Webhook delivery ([`super::webhooks`]) reads them from there, due at
-//! once; nothing is lost in between.
+//! once; nothing is lost in between. An event of a business with no active endpoint is
+//! recorded `skipped` (replayable) and never queued.
 
 use chrono::{DateTime, Utc};
 use generated_server::{ApiError, OrInternal};
@@ -19,9 +20,17 @@ pub async fn record<T: Serialize>(
 ) -> Result<String, ApiError> {
     let id = store::new_id();
     let payload = serde_json::to_string(payload).or_internal()?;
+    // Due at once if the business has an active endpoint; otherwise recorded `skipped` (the
+    // spec: events that happen while delivery is paused, or before any configuration exists),
+    // never queued. Queued and skipped later, each event left a dead entry in `events_due`
+    // that every dispatcher pass stepped over until the table was vacuumed.
     sqlx::query(
-        "INSERT INTO events (id, business_id, type, payload, created_at, next_attempt_at) \
-         VALUES ($1, $2, $3, $4, $5, $5)",
+        "INSERT INTO events (id, business_id, type, payload, created_at, next_attempt_at, \
+           delivery_status) \
+         SELECT $1, $2, $3, $4, $5, CASE WHEN e.active > 0 THEN $5 END, \
+           CASE WHEN e.active > 0 THEN 'pending' ELSE 'skipped' END \
+         FROM (SELECT COUNT(*) AS active FROM webhook_configurations c \
+               WHERE c.business_id = $2 AND c.is_active = 1) e",
     )
     .bind(&id)
     .bind(business_id)
