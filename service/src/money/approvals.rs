@@ -208,6 +208,9 @@ where
            fee_transaction_id, initiated_by, transfer_status \
          FROM transfers WHERE business_id = $1 AND reference_number = $2",
     )
+    // Planned each time, not kept (several indexes start with `business_id`): see
+    // `transfers::reference_owner_in`.
+    .persistent(false)
     .bind(business_id)
     .bind(reference)
     .fetch_optional(executor)
