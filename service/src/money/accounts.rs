@@ -316,7 +316,11 @@ where
     let sql = format!(
         "SELECT {ACCOUNT_COLUMNS}{ACCOUNT_FROM} WHERE a.business_id = $1 AND a.account_number = $2"
     );
+    // Planned each time, not kept: a plan made while the business had few accounts can read
+    // them all through `accounts_business_created` (a business's virtual accounts can be many);
+    // see `transfers::reference_owner_in`.
     let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .persistent(false)
         .bind(business_id)
         .bind(number)
         .fetch_optional(executor)

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use generated_server::{models, ApiError, OrInternal, ResponseCode};
 
 use crate::kernel::store::Store;
-use crate::money::accounts::value;
+use crate::money::accounts::{self, value};
 use crate::money::nuban;
 use crate::provider::{BankInfo, CoreBanking};
 
@@ -110,14 +110,12 @@ pub async fn name_enquiry(
     business_id: &str,
     body: models::NameEnquiryRequest,
 ) -> Result<models::NameEnquiryResult, ApiError> {
-    let source: Option<String> = sqlx::query_scalar(
-        "SELECT id FROM accounts WHERE business_id = $1 AND account_number = $2",
+    let source = accounts::find_by_number_in(
+        store.pool(),
+        business_id,
+        body.source_account_number.as_str(),
     )
-    .bind(business_id)
-    .bind(body.source_account_number.as_str())
-    .fetch_optional(store.pool())
-    .await
-    .or_internal()?;
+    .await?;
     if source.is_none() {
         return Err(source_not_found(body.source_account_number.as_str()));
     }
