@@ -496,12 +496,8 @@ pub async fn approve(
 
     let now = clock.now();
     let recipient_business = beneficiary.kobo_account.as_ref().map(|(_, b)| b.clone());
-    let mut tx = store
-        .begin_posting(&[
-            &business_id,
-            recipient_business.as_deref().unwrap_or(&business_id),
-        ])
-        .await?;
+    let mut tx =
+        transfers::begin_payout(store, &business_id, recipient_business.as_deref()).await?;
     let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &fingerprint).await?;
     if let Claim::Replay(data) = claim {
         return idempotency::replay(&ctx, data);

@@ -310,14 +310,7 @@ async fn initiate<B: serde::Serialize>(
         .kobo_account
         .as_ref()
         .map(|(_, business)| business.clone());
-    // This process's turn at the businesses' ledgers first (PostgreSQL), so that a backlog of
-    // payouts waits for it without holding the pool's connections.
-    let mut tx = store
-        .begin_posting(&[
-            &business_id,
-            recipient_business.as_deref().unwrap_or(&business_id),
-        ])
-        .await?;
+    let mut tx = begin_payout(store, &business_id, recipient_business.as_deref()).await?;
     let claim = idempotency::claim(&mut tx, now, ctx, &business_id, fingerprint).await?;
     if let Claim::Replay(data) = claim {
         return idempotency::replay(ctx, data);
@@ -484,11 +477,11 @@ async fn business_settings(
     })
 }
 
-/// The reference number of the business's transfer that holds the client `reference`.
 /// The transfer of the business that holds a client reference.
 const REFERENCE_OWNER: &str =
     "SELECT reference_number FROM transfers WHERE business_id = $1 AND reference = $2";
 
+/// The reference number of the business's transfer that holds the client `reference`.
 async fn reference_owner(
     store: &Store,
     business_id: &str,
@@ -614,6 +607,20 @@ pub(crate) async fn lock_heads(
             recipient: None,
         }),
     }
+}
+
+/// Begins a payout's transaction: on PostgreSQL, after this process's turn at the ledgers of
+/// the paying business and of the Kobo business credited (if another), so that a backlog of
+/// payouts waits for it without holding the pool's connections ([`Store::begin_posting`]).
+/// [`lock_heads`] then takes the same heads in the transaction.
+pub(crate) async fn begin_payout(
+    store: &Store,
+    source: &str,
+    recipient: Option<&str>,
+) -> Result<Tx, ApiError> {
+    store
+        .begin_posting(&[source, recipient.unwrap_or(source)])
+        .await
 }
 
 /// The statuses a transfer counts toward its business's daily limit in.
