@@ -7,7 +7,7 @@ use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::{ApiError, REQUEST_ID_HEADER};
 use crate::ResponseCode;
@@ -20,9 +20,9 @@ struct SuccessEnvelope<'a> {
     status: bool,
     response_code: ResponseCode,
     message: &'a str,
-    data: Value,
+    data: Box<RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pagination: Option<Value>,
+    pagination: Option<Box<RawValue>>,
 }
 
 #[derive(Serialize)]
@@ -36,8 +36,8 @@ struct ErrorEnvelope<'a> {
 /// `200` with the success envelope; `replayed` is `Some` on idempotent operations.
 pub(crate) fn success_response(
     message: &str,
-    data: Value,
-    pagination: Option<Value>,
+    data: Box<RawValue>,
+    pagination: Option<Box<RawValue>>,
     replayed: Option<bool>,
 ) -> Response {
     let envelope = SuccessEnvelope {

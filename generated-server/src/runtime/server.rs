@@ -14,6 +14,7 @@ use axum::response::Response;
 use futures_util::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio::time::Instant;
 use tracing::Instrument;
@@ -32,30 +33,34 @@ pub struct Server<A: Api> {
 }
 
 /// An operation's successful outcome, ready for the envelope.
+///
+/// The payload is serialized here, once, into the JSON text the envelope then copies: a
+/// `serde_json::Value` in between built a tree of maps and strings for every response (a
+/// tenth of the server's time for a page of 50 transactions) only to write it out again.
 pub struct Success {
-    data: Result<Value, serde_json::Error>,
-    pagination: Option<Result<Value, serde_json::Error>>,
+    data: Result<Box<RawValue>, serde_json::Error>,
+    pagination: Option<Result<Box<RawValue>, serde_json::Error>>,
 }
 
 impl Success {
     pub fn data(data: impl Serialize) -> Success {
         Success {
-            data: serde_json::to_value(data),
+            data: serde_json::value::to_raw_value(&data),
             pagination: None,
         }
     }
 
     pub fn page(data: impl Serialize, pagination: impl Serialize) -> Success {
         Success {
-            data: serde_json::to_value(data),
-            pagination: Some(serde_json::to_value(pagination)),
+            data: serde_json::value::to_raw_value(&data),
+            pagination: Some(serde_json::value::to_raw_value(&pagination)),
         }
     }
 
     /// No payload: `data` is `{}`.
     pub fn empty() -> Success {
         Success {
-            data: Ok(Value::Object(serde_json::Map::new())),
+            data: RawValue::from_string("{}".to_owned()),
             pagination: None,
         }
     }
@@ -416,7 +421,7 @@ async fn run(
         })
 }
 
-type EnvelopeParts = (Value, Option<Value>);
+type EnvelopeParts = (Box<RawValue>, Option<Box<RawValue>>);
 
 fn envelope_parts(outcome: Result<Success, ApiError>) -> Result<EnvelopeParts, ApiError> {
     let success = outcome?;

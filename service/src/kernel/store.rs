@@ -141,6 +141,15 @@ fn opened_since_storage_failure(age: Duration) -> bool {
     failed_at == 0 || process_millis().saturating_sub(age.as_millis() as u64) > failed_at + 2
 }
 
+/// The size of SQLite's log, in pages, at which the connection that commits copies the log
+/// into the database itself (SQLite's default is 1,000 pages, about 4 MiB). That copy and its
+/// flush run inside the commit, while every other write waits for its turn: a payout now and
+/// then took several times the usual. `kobo serve` copies the log in the background every
+/// [`crate::workers::CHECKPOINT_INTERVAL`] instead ([`Store::checkpoint`]); this bound only
+/// keeps the log from growing without end where nothing does (a one-off command, tests, a
+/// checkpointer that cannot keep up).
+const WAL_AUTOCHECKPOINT_PAGES: u32 = 16_384;
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// Which database server is behind the pool.
@@ -230,16 +239,29 @@ impl Store {
                 Backend::Postgres => 16,
             })
             .acquire_timeout(Duration::from_secs(10))
+            // No ping before each checkout: it was a round trip (a whole statement on
+            // PostgreSQL) before every query run on the pool and every transaction. sqlx pings
+            // every connection when it comes back to the pool, and closes it when that fails,
+            // so only a connection broken while it sat idle (the database restarted) can be
+            // handed out: its request fails as unavailable (`97`, retry) and the connection
+            // is closed on its return.
+            .test_before_acquire(false)
             // A connection that comes back still inside a transaction is closed, not reused:
             // when a COMMIT fails (SQLite's disk full), the database has rolled back but the
             // driver still counts the transaction, and every later BEGIN on that connection
             // would fail ("begin_with at non-zero transaction depth") long after the disk
             // has room again. Found by `kobo-load chaos --disk-faults`. On SQLite the queued
-            // rollback of a dropped transaction is flushed first (a round trip to its thread);
-            // PostgreSQL's driver counts it as done when queued.
+            // rollback of a dropped transaction is flushed first (a round trip to its thread),
+            // only when the driver still counts a transaction: a queued rollback implies one
+            // (the count rises when the `BEGIN` has run, before it is acknowledged, and falls
+            // when the rollback has run), and a round trip on every release was a second one
+            // for every query run on the pool. PostgreSQL's driver counts it as done when
+            // queued.
             .after_release(move |connection, metadata| {
                 Box::pin(async move {
-                    if backend == Backend::Sqlite {
+                    if backend == Backend::Sqlite
+                        && sqlx::Connection::is_in_transaction(&*connection)
+                    {
                         sqlx::Connection::ping(&mut *connection).await?;
                     }
                     Ok(!sqlx::Connection::is_in_transaction(&*connection)
@@ -261,6 +283,11 @@ impl Store {
                     sqlx::query("PRAGMA foreign_keys = ON")
                         .execute(&mut *connection)
                         .await?;
+                    sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}"
+                    )))
+                    .execute(&mut *connection)
+                    .await?;
                     Ok(())
                 })
             }),
@@ -320,6 +347,22 @@ impl Store {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// Copies what SQLite's log holds into the database file, without waiting for any reader
+    /// or writer (a passive checkpoint), and returns how many of the log's pages are still
+    /// to copy (those a reader still needs, or written meanwhile). Nothing to do on
+    /// PostgreSQL: `Ok(0)`.
+    pub async fn checkpoint(&self) -> Result<i64, sqlx::Error> {
+        if self.backend != Backend::Sqlite {
+            return Ok(0);
+        }
+        let row = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+            .fetch_one(&self.pool)
+            .await?;
+        let in_log: i64 = row.try_get(1)?;
+        let copied: i64 = row.try_get(2)?;
+        Ok((in_log - copied).max(0))
     }
 
     /// Starts a transaction for writes. On SQLite it takes the write lock at once
@@ -513,6 +556,106 @@ mod tests {
             drop(turns.queue(&format!("b{business}")));
         }
         assert!(turns.len() < 100, "{} queues kept", turns.len());
+    }
+
+    /// The pool does not ping a connection before handing it out (a round trip before every
+    /// query). A connection PostgreSQL dropped while it sat idle (a restart, a failover) is
+    /// then handed out once: that request fails as unavailable, which clients retry, the
+    /// connection is closed on its return, and the pool heals without a restart.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn connections_dropped_while_idle_fail_once_as_unavailable_then_are_replaced() {
+        let kit = crate::testkit::TestKit::postgres().await;
+        let store = &kit.store;
+        let mut survivor = store.pool().acquire().await.unwrap();
+        let killed: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()) AS terminated",
+        )
+        .fetch_one(&mut *survivor)
+        .await
+        .unwrap();
+        drop(survivor);
+        assert!(killed > 0, "the kit left idle connections in the pool");
+        let mut failures = 0;
+        for attempt in 0..(killed + 5) {
+            match sqlx::query_scalar::<_, i64>("SELECT 1")
+                .fetch_one(store.pool())
+                .await
+            {
+                Ok(one) => assert_eq!(one, 1),
+                Err(error) => {
+                    assert!(unavailable(&error), "attempt {attempt}: {error}");
+                    failures += 1;
+                }
+            }
+        }
+        assert!(
+            failures <= killed,
+            "{failures} failures for {killed} dropped connections"
+        );
+        for _ in 0..20 {
+            sqlx::query("SELECT 1")
+                .execute(store.pool())
+                .await
+                .expect("the pool has healed");
+        }
+    }
+
+    /// Commits leave SQLite's log to the checkpointer (up to a bound), and a checkpoint copies
+    /// all of it when no reader holds an older snapshot.
+    #[tokio::test]
+    async fn commits_leave_the_log_to_the_checkpointer() {
+        let (_dir, store) = Store::temporary_sqlite().await;
+        sqlx::query("CREATE TABLE logged (x BLOB)")
+            .execute(store.pool())
+            .await
+            .unwrap();
+        // About 1,500 pages, past SQLite's default bound of 1,000.
+        for _ in 0..150 {
+            sqlx::query("INSERT INTO logged (x) VALUES (zeroblob(40000))")
+                .execute(store.pool())
+                .await
+                .unwrap();
+        }
+        let pages: i64 = sqlx::query("PRAGMA wal_checkpoint(NOOP)")
+            .fetch_one(store.pool())
+            .await
+            .unwrap()
+            .try_get(1)
+            .unwrap();
+        assert!(
+            pages > 1_000,
+            "the log was copied by a commit: {pages} pages in it"
+        );
+        assert_eq!(store.checkpoint().await.unwrap(), 0);
+    }
+
+    /// A transaction dropped without a commit is rolled back by a command the driver queues;
+    /// its connection goes back into use only once that has run, whatever the store (the
+    /// release waits for it on SQLite only while the driver still counts a transaction).
+    #[tokio::test]
+    async fn a_dropped_transactions_connection_is_reused_only_rolled_back() {
+        let (_dir, store) = Store::temporary_sqlite().await;
+        sqlx::query("CREATE TABLE dropped (x INTEGER)")
+            .execute(store.pool())
+            .await
+            .unwrap();
+        for x in 0..100_i64 {
+            let mut tx = store.begin().await.unwrap();
+            sqlx::query("INSERT INTO dropped (x) VALUES ($1)")
+                .bind(x)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+            drop(tx);
+            let mut next = store.begin().await.unwrap();
+            let seen: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM dropped")
+                .fetch_one(&mut *next)
+                .await
+                .unwrap();
+            assert_eq!(seen, 0, "after {x} dropped transactions");
+            next.commit().await.unwrap();
+        }
     }
 
     /// A statement that fills the disk makes SQLite roll the whole transaction back by itself

@@ -634,11 +634,9 @@ async fn account_page(
             "(a.created_at < {at} OR (a.created_at = {at} AND a.id < {id}))"
         ));
     }
-    let fetch = sql.arg(limit as i64 + 1);
     sql.push(&conditions.where_clause());
-    sql.push(&format!(
-        " ORDER BY a.created_at DESC, a.id DESC LIMIT {fetch}"
-    ));
+    sql.push(" ORDER BY a.created_at DESC, a.id DESC")
+        .limit(limit + 1);
     let rows = sql.fetch_all(store.pool()).await?;
     let mut accounts = rows
         .iter()

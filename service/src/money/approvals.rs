@@ -667,9 +667,8 @@ pub async fn fetch_pending(
             "(t.created_at > {at} OR (t.created_at = {at} AND t.id > {id}))"
         ));
     }
-    let fetch = sql.arg(limit as i64 + 1);
     sql.push(&conditions.where_clause());
-    sql.push(&format!(" ORDER BY t.created_at, t.id LIMIT {fetch}"));
+    sql.push(" ORDER BY t.created_at, t.id").limit(limit + 1);
     let rows = sql.fetch_all(store.pool()).await?;
     let mut transfers_found = Vec::with_capacity(rows.len());
     for row in &rows {

@@ -290,11 +290,9 @@ fn one_page(sql: &mut Sql, mut conditions: Conditions, paging: &Paging) -> Resul
         // page near the end of 100k rows of one account).
         conditions.add(format!("(t.created_at, t.id) < ({at}, {id})"));
     }
-    let fetch = sql.arg(paging.size as i64 + 1);
     sql.push(&conditions.where_clause());
-    sql.push(&format!(
-        " ORDER BY t.created_at DESC, t.id DESC LIMIT {fetch}"
-    ));
+    sql.push(" ORDER BY t.created_at DESC, t.id DESC")
+        .limit(paging.size + 1);
     if paging.cursor.is_none() && paging.page > 1 {
         let offset = (paging.page - 1)
             .checked_mul(paging.size)
@@ -488,6 +486,22 @@ mod tests {
 
     fn n(value: u64) -> NonZeroU64 {
         NonZeroU64::new(value).unwrap()
+    }
+
+    /// A page's `LIMIT` is written into the statement, never bound: SQLite plans a statement
+    /// again each time a bound `LIMIT` is bound, which was a tenth of a run of pages.
+    #[test]
+    fn a_pages_limit_is_part_of_the_statement() {
+        let paging = Paging::new(n(20), n(50), n(1), None, None).unwrap();
+        let mut sql = transaction_query();
+        let filtered = conditions(&mut sql, "business", &Filters::default());
+        one_page(&mut sql, filtered, &paging).unwrap();
+        assert!(sql.text().ends_with(" LIMIT 51"), "{}", sql.text());
+        let paging = Paging::new(n(20), n(50), n(3), None, None).unwrap();
+        let mut sql = transaction_query();
+        let filtered = conditions(&mut sql, "business", &Filters::default());
+        one_page(&mut sql, filtered, &paging).unwrap();
+        assert!(sql.text().contains(" LIMIT 51 OFFSET $"), "{}", sql.text());
     }
 
     #[test]

@@ -1107,11 +1107,9 @@ pub async fn fetch_transfers(
             "(t.created_at < {at} OR (t.created_at = {at} AND t.id < {id}))"
         ));
     }
-    let fetch = sql.arg(limit as i64 + 1);
     sql.push(&conditions.where_clause());
-    sql.push(&format!(
-        " ORDER BY t.created_at DESC, t.id DESC LIMIT {fetch}"
-    ));
+    sql.push(" ORDER BY t.created_at DESC, t.id DESC")
+        .limit(limit + 1);
     let rows = sql.fetch_all(store.pool()).await?;
     let mut transfers = rows.iter().map(view).collect::<Result<Vec<_>, _>>()?;
     let has_more = paging::trim_to_page(&mut transfers, limit);

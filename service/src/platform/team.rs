@@ -177,16 +177,15 @@ pub async fn fetch_members(
             format!("CASE WHEN m.last_login IS NULL THEN 1 ELSE 0 END, m.last_login {direction}")
         }
     };
-    let limit = sql.arg(page_size as i64 + 1);
     let offset = sql.arg(
         (page - 1)
             .saturating_mul(page_size)
             .min(i64::MAX as u64 / 2) as i64,
     );
     sql.push(&conditions.where_clause());
-    sql.push(&format!(
-        " ORDER BY {order}, m.id {direction} LIMIT {limit} OFFSET {offset}"
-    ));
+    sql.push(&format!(" ORDER BY {order}, m.id {direction}"))
+        .limit(page_size + 1)
+        .push(&format!(" OFFSET {offset}"));
     let rows = sql.fetch_all(store.pool()).await?;
     let mut members = rows
         .iter()

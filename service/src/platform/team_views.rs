@@ -20,6 +20,13 @@ pub const MEMBER_COLUMNS: &str = "m.id, m.email, m.first_name, m.last_name, m.ro
 pub const ROLE_COLUMNS: &str =
     "id, name, description, is_built_in, permission_codes, created_at, updated_at";
 
+/// [`ROLE_COLUMNS`] of `roles r`, each named with the prefix `r_`, for a query that also reads
+/// another table's columns of the same names; read with [`role_from_prefixed_row`].
+pub const ROLE_COLUMNS_AS_R: &str = "r.id AS r_id, r.name AS r_name, \
+    r.description AS r_description, r.is_built_in AS r_is_built_in, \
+    r.permission_codes AS r_permission_codes, r.created_at AS r_created_at, \
+    r.updated_at AS r_updated_at";
+
 /// A member row (with [`MEMBER_COLUMNS`]) as the API shows it at `now` (a pending invitation
 /// past its expiry shows as expired).
 pub fn member_from_row(row: &AnyRow, now: DateTime<Utc>) -> Result<models::Member, ApiError> {
@@ -46,15 +53,21 @@ pub fn member_from_row(row: &AnyRow, now: DateTime<Utc>) -> Result<models::Membe
 }
 
 pub fn role_from_row(row: &AnyRow) -> Result<models::Role, ApiError> {
-    let permissions = permissions::parse_stored(&store::text(row, "permission_codes")?)?;
+    role_from_prefixed_row(row, "")
+}
+
+/// A role row whose columns are [`ROLE_COLUMNS`] with `prefix` before each name.
+pub fn role_from_prefixed_row(row: &AnyRow, prefix: &str) -> Result<models::Role, ApiError> {
+    let column = |name: &str| format!("{prefix}{name}");
+    let permissions = permissions::parse_stored(&store::text(row, &column("permission_codes"))?)?;
     Ok(models::Role {
-        created_at: store::time(row, "created_at")?,
-        description: store::text(row, "description")?,
-        id: store::uuid(row, "id")?,
-        is_built_in: store::flag(row, "is_built_in")?,
-        name: store::text(row, "name")?,
+        created_at: store::time(row, &column("created_at"))?,
+        description: store::text(row, &column("description"))?,
+        id: store::uuid(row, &column("id"))?,
+        is_built_in: store::flag(row, &column("is_built_in"))?,
+        name: store::text(row, &column("name"))?,
         permission_codes: permissions::codes_in_catalog_order(&permissions),
-        updated_at: store::time(row, "updated_at")?,
+        updated_at: store::time(row, &column("updated_at"))?,
     })
 }
 

@@ -450,9 +450,9 @@ pub async fn fetch_events(
             "(created_at < {at} OR (created_at = {at} AND id < {id}))"
         ));
     }
-    let fetch = sql.arg(limit as i64 + 1);
     sql.push(&conditions.where_clause());
-    sql.push(&format!(" ORDER BY created_at DESC, id DESC LIMIT {fetch}"));
+    sql.push(" ORDER BY created_at DESC, id DESC")
+        .limit(limit + 1);
     let rows = sql.fetch_all(store.pool()).await?;
     let ids = rows
         .iter()

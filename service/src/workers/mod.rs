@@ -8,7 +8,9 @@
 //! - the NIP worker: every [`NIP_INTERVAL`], [`nip::process_due`] submits inter-bank transfers
 //!   and settles or reverses them (leased, so several processes share the work);
 //! - the webhook dispatcher ([`WebhookDispatcher::run`]): delivers domain events to each
-//!   business's endpoint (leased likewise).
+//!   business's endpoint (leased likewise);
+//! - on SQLite, checkpoints: every [`CHECKPOINT_INTERVAL`], [`Store::checkpoint`] copies the
+//!   log into the database, so no commit does it while holding the write turn.
 
 use std::future::Future;
 use std::time::Duration;
@@ -20,7 +22,7 @@ use std::sync::Arc;
 
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Environment;
-use crate::kernel::store::Store;
+use crate::kernel::store::{Backend, Store};
 use crate::money::{approvals, nip};
 use crate::outbox::dispatcher::{Dispatcher, DispatcherConfig, SmtpChannel};
 use crate::outbox::webhooks::WebhookDispatcher;
@@ -32,6 +34,9 @@ pub const HOUSEKEEPING_INTERVAL: Duration = Duration::from_secs(5 * 60);
 
 /// How often the NIP worker looks for due transfers.
 pub const NIP_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How often, on SQLite, the log is copied into the database ([`Store::checkpoint`]).
+pub const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(250);
 
 /// What the NIP worker needs.
 pub struct NipWork {
@@ -64,6 +69,12 @@ impl Workers {
             "housekeeping",
             housekeeping_loop(store.clone(), clock.clone(), workers.stopped()),
         );
+        if store.backend() == Backend::Sqlite {
+            workers.spawn(
+                "checkpoints",
+                checkpoint_loop(store.clone(), workers.stopped()),
+            );
+        }
         if let Some(channel) = smtp {
             let dispatcher = Dispatcher::new(store.clone(), channel, DispatcherConfig::default())
                 .with_clock(clock.clone());
@@ -129,6 +140,20 @@ async fn nip_loop(store: Store, clock: Clock, work: NipWork, shutdown: impl Futu
         tokio::select! {
             () = &mut shutdown => return,
             () = tokio::time::sleep(NIP_INTERVAL) => {}
+        }
+    }
+}
+
+/// Copies SQLite's log into the database every [`CHECKPOINT_INTERVAL`] until `shutdown`.
+async fn checkpoint_loop(store: Store, shutdown: impl Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    loop {
+        if let Err(error) = store.checkpoint().await {
+            tracing::warn!(%error, "copying the log into the database failed");
+        }
+        tokio::select! {
+            () = &mut shutdown => return,
+            () = tokio::time::sleep(CHECKPOINT_INTERVAL) => {}
         }
     }
 }
