@@ -630,9 +630,10 @@ mod tests {
         assert_eq!(store.checkpoint().await.unwrap(), 0);
     }
 
-    /// A transaction dropped without a commit is rolled back by a command the driver queues;
-    /// its connection goes back into use only once that has run, whatever the store (the
-    /// release waits for it on SQLite only while the driver still counts a transaction).
+    /// On SQLite a transaction dropped without a commit is rolled back by a command the
+    /// driver queues; the next transaction, on the same connection, sees none of its writes
+    /// (the release waits for that command only while the driver still counts a
+    /// transaction).
     #[tokio::test]
     async fn a_dropped_transactions_connection_is_reused_only_rolled_back() {
         let (_dir, store) = Store::temporary_sqlite().await;
