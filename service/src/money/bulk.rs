@@ -347,10 +347,11 @@ pub async fn seed_credits(
     }
     // Fresh statistics: PostgreSQL planned the first page of a seeded 100k-row account as a
     // scan (233 ms) until the table was analysed (0.18 ms). Not on SQLite, whose stores are
-    // never analysed otherwise: its statistics' samples (STAT4, built into the bundled
-    // SQLite) make it prepare a statement again whenever a parameter compared by a range
-    // (the page's cursor, the date window) gets a new value, which was a sixth of the
-    // server's time in a run of pages, and measured a store no deployment has.
+    // never analysed otherwise, so a benchmark of an analysed one measures a store no
+    // deployment has; and its statistics' samples (STAT4, built into the bundled SQLite)
+    // make SQLite plan a statement again whenever a parameter it compared to them is bound
+    // (the page's cursor, the date window). The re-planning measured in a run of pages came
+    // from the bound `LIMIT` instead (`paging::Sql::limit`); this one was not measured.
     if store.backend() == Backend::Postgres {
         sqlx::query("ANALYZE transactions")
             .execute(store.pool())
