@@ -128,8 +128,8 @@ fn account_name(name: Option<&str>) -> Result<Option<String>, ApiError> {
     }
 }
 
-/// Whether an idempotent retry can be answered at once, before any provider call: a peek that
-/// leaves nothing behind (its transaction rolls back).
+/// Whether an idempotent retry can be answered at once, before any provider call
+/// ([`idempotency::peek`]: one read, nothing written, no transaction).
 pub(crate) async fn replayed<P, B: serde::Serialize, T: serde::de::DeserializeOwned>(
     store: &Store,
     now: DateTime<Utc>,
@@ -137,15 +137,9 @@ pub(crate) async fn replayed<P, B: serde::Serialize, T: serde::de::DeserializeOw
     business_id: &str,
     body: &B,
 ) -> Result<Option<T>, ApiError> {
-    if ctx.idempotency_key.is_none() {
-        return Ok(None);
-    }
-    let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, ctx, business_id, body).await?;
-    tx.rollback().await.or_internal()?;
-    match claim {
-        Claim::Replay(data) => idempotency::replay(ctx, data).map(Some),
-        _ => Ok(None),
+    match idempotency::peek(store, now, ctx, business_id, body).await? {
+        Some(data) => idempotency::replay(ctx, data).map(Some),
+        None => Ok(None),
     }
 }
 

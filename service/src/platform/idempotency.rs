@@ -175,16 +175,63 @@ pub async fn claim_key(
             key: key.to_owned(),
         }));
     }
-    let row = sqlx::query(
-        "SELECT request_hash, response_data, refusal_code, refusal_message FROM idempotency_keys \
-         WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
-    )
-    .bind(business_id)
-    .bind(operation.id())
-    .bind(key)
-    .fetch_one(&mut **tx)
-    .await
-    .or_internal()?;
+    let row = sqlx::query(STORED)
+        .bind(business_id)
+        .bind(operation.id())
+        .bind(key)
+        .bind(&cutoff)
+        .fetch_one(&mut **tx)
+        .await
+        .or_internal()?;
+    judge(&row, request_hash)
+}
+
+/// A stored, unexpired key (`$4`: the retention's cutoff), as [`judge`] reads it.
+const STORED: &str = "SELECT request_hash, response_data, refusal_code, refusal_message \
+     FROM idempotency_keys \
+     WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3 AND created_at >= $4";
+
+/// Whether a retry can be answered before the operation does any work: [`claim`]'s verdict on
+/// a key already stored, read outside any transaction and writing nothing (on SQLite it waits
+/// for no write turn). `None` when no key was sent or the key is new or expired: the
+/// operation then runs, and its own [`claim`] decides a race with a concurrent request.
+pub async fn peek<P, B: Serialize>(
+    store: &Store,
+    now: DateTime<Utc>,
+    ctx: &RequestContext<P>,
+    business_id: &str,
+    body: &B,
+) -> Result<Option<Value>, ApiError> {
+    let Some(key) = ctx.idempotency_key.as_deref() else {
+        return Ok(None);
+    };
+    let cutoff = store::timestamp(now - Duration::hours(RETENTION_HOURS));
+    let row = sqlx::query(STORED)
+        .bind(business_id)
+        .bind(ctx.operation.id())
+        .bind(key)
+        .bind(&cutoff)
+        .fetch_optional(store.pool())
+        .await
+        .or_internal()?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    match judge(&row, &request_hash(body)?) {
+        Ok(Claim::Replay(data)) => Ok(Some(data)),
+        Ok(_) => Err(store::internal("a stored key was judged new")),
+        Err(error) => {
+            if stored_refusal(error.code()) {
+                ctx.mark_replayed();
+            }
+            Err(error)
+        }
+    }
+}
+
+/// The verdict on a stored key for a request hashing to `request_hash`: another body (`29`),
+/// a refusal that lasts (its code), no answer yet (`28`), or the answer to replay.
+fn judge(row: &sqlx::any::AnyRow, request_hash: &str) -> Result<Claim, ApiError> {
     let stored_hash: String = row.try_get("request_hash").or_internal()?;
     let response: Option<String> = row.try_get("response_data").or_internal()?;
     if stored_hash != request_hash {

@@ -504,6 +504,39 @@ async fn integrations_pay_out_with_a_key_and_a_reference(kit: TestKit) {
     kit.assert_ledger_balances().await;
 }
 
+/// A retry is answered from the stored answer before anything else: it reads the key, writes
+/// nothing and waits for no writer, not even one holding the key's own row (SQLite's write
+/// turn, PostgreSQL's row lock). It used to claim the key in a transaction it rolled back.
+/// (A Dashboard transfer: an integration call also waits for its activity log entry.)
+async fn a_retry_waits_for_no_writer(kit: TestKit) {
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "100000").await;
+    let code = otp(&kit, &kit.owner_token).await;
+    let payout = body("0123456788", "Emeka Nwosu", "000013", "2500", &code);
+    let call = || {
+        Call::new(
+            Operation::FundsTransfer.path(),
+            Some(&kit.owner_token),
+            payout.clone(),
+        )
+        .header("idempotency-key", "retried")
+    };
+    let first = kit.send(call()).await.expect(ResponseCode::Success).clone();
+    let mut writer = kit.store.begin().await.unwrap();
+    sqlx::query("UPDATE idempotency_keys SET created_at = created_at WHERE idempotency_key = $1")
+        .bind("retried")
+        .execute(&mut *writer)
+        .await
+        .unwrap();
+    let retry = tokio::time::timeout(std::time::Duration::from_secs(30), kit.send(call()))
+        .await
+        .expect("the retry waited for the writer");
+    assert_eq!(retry.header("idempotent-replayed"), Some("true"));
+    assert_eq!(retry.expect(ResponseCode::Success), &first);
+    writer.rollback().await.unwrap();
+    kit.assert_ledger_balances().await;
+}
+
 async fn an_unknown_outcome_is_never_reversed(mut kit: TestKit) {
     let faults = Arc::new(Faults::default());
     kit.use_provider(Arc::new(FaultyProvider {
@@ -558,6 +591,7 @@ on_both_stores!(
     an_intra_bank_transfer_pays_another_business_at_once,
     inter_bank_transfers_settle_reverse_or_wait,
     integrations_pay_out_with_a_key_and_a_reference,
+    a_retry_waits_for_no_writer,
     an_unknown_outcome_is_never_reversed,
     a_reversed_transfer_gives_its_room_back_under_the_daily_limit,
     a_debit_of_an_account_blocked_meanwhile_is_refused,
