@@ -382,7 +382,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchSettlementTransactionsRequest,
     ) -> Result<Page<Vec<models::IntegrationTransaction>>, ApiError> {
-        accounts::ensure_business_active(self.store.pool(), &ctx.principal.business_id).await?;
+        ctx.principal.ensure_business_active()?;
         transactions::fetch_settlements_api(&self.store, &ctx.principal.business_id, body).await
     }
 
@@ -399,7 +399,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchTransactionsApiRequest,
     ) -> Result<Page<Vec<models::IntegrationTransaction>>, ApiError> {
-        accounts::ensure_business_active(self.store.pool(), &ctx.principal.business_id).await?;
+        ctx.principal.ensure_business_active()?;
         transactions::fetch_transactions_api(&self.store, &ctx.principal.business_id, body).await
     }
 

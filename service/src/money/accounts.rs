@@ -32,7 +32,7 @@ const ACCOUNT_COLUMNS: &str = "a.id, a.account_number, a.account_name, a.account
 const ACCOUNT_FROM: &str = " FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id";
 
 /// An account as stored.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccountRow {
     pub id: String,
     pub account_number: String,
@@ -94,8 +94,9 @@ impl AccountRow {
     }
 }
 
-/// `60` unless the business is active (read in `executor`, inside the caller's transaction
-/// where it matters).
+/// `60` unless the business is active, read in `executor`: inside the caller's transaction,
+/// where the answer must hold until commit (before it, `Principal::ensure_business_active`
+/// answers from the authentication's read).
 pub async fn ensure_business_active<'e, E>(executor: E, business_id: &str) -> Result<(), ApiError>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
@@ -158,7 +159,7 @@ pub async fn create_current_account(
     if let Some(account) = replayed(store, clock.now(), &ctx, &business_id, &body).await? {
         return Ok(account);
     }
-    ensure_business_active(store.pool(), &business_id).await?;
+    ctx.principal.ensure_business_active()?;
     provider
         .open_account(&AccountOpening {
             business_id: &business_id,
@@ -307,20 +308,36 @@ pub async fn find_by_number_in<'e, E>(
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
+    let found = find_by_number_anywhere(executor, number).await?;
+    Ok(found
+        .filter(|(_, owner)| owner == business_id)
+        .map(|(account, _)| account))
+}
+
+/// The account with this number, whoever's, and its business.
+///
+/// By the number alone, whose only index is its unique one, so PostgreSQL's kept plan cannot
+/// take another: with the business in the `WHERE` too, a plan made while the business had few
+/// accounts could read them all through `accounts_business_created` (see
+/// `transfers::reference_owner_in`), and the lookup had to be planned on every call.
+pub async fn find_by_number_anywhere<'e, E>(
+    executor: E,
+    number: &str,
+) -> Result<Option<(AccountRow, String)>, ApiError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
     let sql = format!(
-        "SELECT {ACCOUNT_COLUMNS}{ACCOUNT_FROM} WHERE a.business_id = $1 AND a.account_number = $2"
+        "SELECT {ACCOUNT_COLUMNS}, a.business_id{ACCOUNT_FROM} WHERE a.account_number = $1"
     );
-    // Planned each time, not kept: a plan made while the business had few accounts can read
-    // them all through `accounts_business_created` (a business's virtual accounts can be many);
-    // see `transfers::reference_owner_in`.
     let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .persistent(false)
-        .bind(business_id)
         .bind(number)
         .fetch_optional(executor)
         .await
         .or_internal()?;
-    row.as_ref().map(account_row).transpose()
+    row.as_ref()
+        .map(|row| Ok((account_row(row)?, store::text(row, "business_id")?)))
+        .transpose()
 }
 
 /// The key that tells two customers apart without keeping their identity numbers.
@@ -356,7 +373,7 @@ pub async fn create_customer_account(
     if let Some(account) = replayed(store, clock.now(), &ctx, &business_id, &body).await? {
         return Ok(account);
     }
-    ensure_business_active(store.pool(), &business_id).await?;
+    ctx.principal.ensure_business_active()?;
     let hashes = [
         ("bvn", numbers.bvn.as_deref()),
         ("nin", numbers.nin.as_deref()),

@@ -443,7 +443,7 @@ pub async fn approve(
     let business_id = ctx.principal.business_id.clone();
     let reference = body.reference_number.to_string();
     let fingerprint = transfers::without_otp(&body)?;
-    accounts::ensure_business_active(store.pool(), &business_id).await?;
+    ctx.principal.ensure_business_active()?;
     if let Some(transfer) =
         accounts::replayed(store, clock.now(), &ctx, &business_id, &fingerprint).await?
     {
@@ -550,13 +550,14 @@ pub async fn approve(
     transactions::set_status(&mut tx, held.fee_transaction_id.as_deref(), "success").await?;
     if intra {
         transactions::set_status(&mut tx, held.debit_transaction_id.as_deref(), "success").await?;
-        if let (Some((account_id, recipient)), Some(recipient_head)) = (
+        if let (Some((looked_up, recipient)), Some(recipient_head)) = (
             beneficiary.kobo_account.as_ref(),
             heads.recipient.or(Some(head)),
         ) {
             let amount =
                 Kobo::from_stored(held.amount).ok_or_else(|| internal("a transfer of nothing"))?;
-            let account = accounts::find_by_id(&mut tx, account_id)
+            // Read again in the transaction: the approval may come hours after the request.
+            let account = accounts::find_by_id(&mut tx, &looked_up.id)
                 .await?
                 .ok_or_else(|| internal("the beneficiary account vanished"))?;
             transfers::check_recipient(&account)?;

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use generated_server::{models, ApiError, OrInternal, ResponseCode};
 
 use crate::kernel::store::Store;
-use crate::money::accounts::{self, value};
+use crate::money::accounts::{self, value, AccountRow};
 use crate::money::nuban;
 use crate::provider::{BankInfo, CoreBanking};
 
@@ -49,8 +49,9 @@ pub struct Beneficiary {
     pub bank_name: String,
     pub bvn: Option<String>,
     pub kyc: u8,
-    /// The Kobo account (`accounts.id`) and its business, for an intra-bank beneficiary.
-    pub kobo_account: Option<(String, String)>,
+    /// The Kobo account, as the lookup read it, and its business, for an intra-bank
+    /// beneficiary.
+    pub kobo_account: Option<(AccountRow, String)>,
 }
 
 pub fn not_found(number: &str, bank_code: &str) -> ApiError {
@@ -68,23 +69,18 @@ pub async fn resolve(
     number: &str,
 ) -> Result<Beneficiary, ApiError> {
     if bank_code == nuban::BANK_CODE {
-        let row: Option<(String, String, String)> = sqlx::query_as(
-            "SELECT id, business_id, account_name FROM accounts \
-             WHERE account_number = $1 AND status <> 'closed'",
-        )
-        .bind(number)
-        .fetch_optional(store.pool())
-        .await
-        .or_internal()?;
-        let (id, business_id, name) = row.ok_or_else(|| not_found(number, bank_code))?;
+        let (account, business_id) = accounts::find_by_number_anywhere(store.pool(), number)
+            .await?
+            .filter(|(account, _)| account.status != "closed")
+            .ok_or_else(|| not_found(number, bank_code))?;
         return Ok(Beneficiary {
             account_number: number.to_owned(),
-            account_name: name,
+            account_name: account.account_name.clone(),
             bank_code: bank_code.to_owned(),
             bank_name: "Kobo Microfinance Bank".to_owned(),
             bvn: None,
             kyc: 3,
-            kobo_account: Some((id, business_id)),
+            kobo_account: Some((account, business_id)),
         });
     }
     let bank_name = bank_name(provider, bank_code).ok_or_else(|| not_found(number, bank_code))?;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use generated_server::{ApiError, Permission, TokenFamily};
+use generated_server::{ApiError, Permission, ResponseCode, TokenFamily};
 
 use crate::kernel::store::internal;
 
@@ -14,6 +14,9 @@ pub struct Principal {
     /// The server-side session the token is bound to.
     pub session_id: String,
     pub family: TokenFamily,
+    /// Whether the business was active when the token was checked, in the same read as the
+    /// session (a suspended business still reads; it moves no money: `60`).
+    pub business_active: bool,
     /// The team member behind a Dashboard token; `None` for integration tokens, which act for
     /// the whole business.
     pub member: Option<MemberPrincipal>,
@@ -35,6 +38,19 @@ impl MemberPrincipal {
     /// How audit-log entries name the actor: `Adaeze Okafor <adaeze.okafor@adaezefoods.ng>`.
     pub fn display_name(&self) -> String {
         format!("{} {} <{}>", self.first_name, self.last_name, self.email)
+    }
+}
+
+impl Principal {
+    /// `60` unless the business was active at this request's authentication. A check that
+    /// must hold until commit reads the business again inside its transaction
+    /// (`accounts::ensure_business_active`).
+    pub fn ensure_business_active(&self) -> Result<(), ApiError> {
+        if self.business_active {
+            Ok(())
+        } else {
+            Err(ApiError::new(ResponseCode::BusinessInactive))
+        }
     }
 }
 

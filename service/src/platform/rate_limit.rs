@@ -91,6 +91,7 @@ mod tests {
             business_id: business.into(),
             session_id: "s".into(),
             family: TokenFamily::Integration,
+            business_active: true,
             member: None,
         }
     }

@@ -42,8 +42,10 @@ pub async fn authenticate(
     }
     let row = sqlx::query(
         "SELECT s.business_id, s.family, s.member_id, s.expires_at, s.revoked_at, \
-           m.email, m.first_name, m.last_name, m.role_id, m.is_active, r.permission_codes \
+           m.email, m.first_name, m.last_name, m.role_id, m.is_active, r.permission_codes, \
+           b.status AS business_status \
          FROM sessions s \
+         JOIN businesses b ON b.id = s.business_id \
          LEFT JOIN members m ON m.id = s.member_id AND m.business_id = s.business_id \
          LEFT JOIN roles r ON r.id = m.role_id \
          WHERE s.id = $1",
@@ -93,6 +95,7 @@ pub async fn authenticate(
         business_id,
         session_id: claims.sid,
         family,
+        business_active: store::text(&row, "business_status")? == "active",
         member,
     };
     rate_limiter.spend(&principal)?;

@@ -200,6 +200,22 @@ async fn an_inactive_business_reads_but_cannot_open_accounts(kit: TestKit) {
     )
     .await
     .expect(ResponseCode::BusinessInactive);
+    // Nor does it pay out.
+    let payout = json!({
+        "source_account_number": "1000000014",
+        "source_account_name": "Adaeze Foods Ltd",
+        "beneficiary_account_number": "0123456788",
+        "beneficiary_account_name": "Emeka Nwosu",
+        "bank_code": "000013",
+        "amount": "10",
+        "transfer_type": "inter",
+    });
+    kit.send(
+        Call::new(Operation::FundsTransferApi.path(), Some(&token), payout)
+            .header("idempotency-key", "while-suspended"),
+    )
+    .await
+    .expect(ResponseCode::BusinessInactive);
     // Members still log in and read.
     let owner = kit
         .login(
