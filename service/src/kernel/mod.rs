@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod memory;
 pub(crate) mod paging;
 pub mod secrets;
 pub mod store;

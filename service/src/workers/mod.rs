@@ -10,7 +10,9 @@
 //! - the webhook dispatcher ([`WebhookDispatcher::run`]): delivers domain events to each
 //!   business's endpoint (leased likewise);
 //! - on SQLite, checkpoints: every [`CHECKPOINT_INTERVAL`], [`Store::checkpoint`] copies the
-//!   log into the database, so no commit does it while holding the write turn.
+//!   log into the database, so no commit does it while holding the write turn;
+//! - the heap's trim: every [`TRIM_INTERVAL`], [`memory::trim`] returns the memory a burst of
+//!   requests freed, which the allocator would otherwise keep.
 
 use std::future::Future;
 use std::time::Duration;
@@ -22,6 +24,7 @@ use std::sync::Arc;
 
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Environment;
+use crate::kernel::memory;
 use crate::kernel::store::{Backend, Store};
 use crate::money::{approvals, nip};
 use crate::outbox::dispatcher::{Dispatcher, DispatcherConfig, SmtpChannel};
@@ -37,6 +40,9 @@ pub const NIP_INTERVAL: Duration = Duration::from_secs(1);
 
 /// How often, on SQLite, the log is copied into the database ([`Store::checkpoint`]).
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(250);
+
+/// How often the heap's free pages are returned to the system ([`memory::trim`]).
+pub const TRIM_INTERVAL: Duration = Duration::from_secs(10);
 
 /// What the NIP worker needs.
 pub struct NipWork {
@@ -75,6 +81,7 @@ impl Workers {
                 checkpoint_loop(store.clone(), workers.stopped()),
             );
         }
+        workers.spawn("memory trim", trim_loop(workers.stopped()));
         if let Some(channel) = smtp {
             let dispatcher = Dispatcher::new(store.clone(), channel, DispatcherConfig::default())
                 .with_clock(clock.clone());
@@ -154,6 +161,21 @@ async fn checkpoint_loop(store: Store, shutdown: impl Future<Output = ()>) {
         tokio::select! {
             () = &mut shutdown => return,
             () = tokio::time::sleep(CHECKPOINT_INTERVAL) => {}
+        }
+    }
+}
+
+/// Returns freed heap pages every [`TRIM_INTERVAL`] until `shutdown`, off the async workers
+/// (a trim after a burst madvises megabytes: milliseconds).
+async fn trim_loop(shutdown: impl Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => return,
+            () = tokio::time::sleep(TRIM_INTERVAL) => {}
+        }
+        if tokio::task::spawn_blocking(memory::trim).await.is_err() {
+            tracing::warn!("returning freed memory to the system failed");
         }
     }
 }
