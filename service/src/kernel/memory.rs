@@ -7,20 +7,16 @@
 //! and it stayed there. [`trim`] hands the free pages back (`malloc_trim`); `kobo serve` calls
 //! it every [`workers::TRIM_INTERVAL`](crate::workers::TRIM_INTERVAL).
 
-/// Returns the heaps' free pages to the system; whether any were returned. A no-op where the
-/// allocator is not glibc's.
-pub fn trim() -> bool {
-    trim_glibc()
-}
-
+/// Returns the heaps' free pages to the system; whether any were returned.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn trim_glibc() -> bool {
+pub fn trim() -> bool {
     // SAFETY: malloc_trim only walks the allocator's own free lists, under its locks.
     unsafe { libc::malloc_trim(0) == 1 }
 }
 
+/// A no-op where the allocator is not glibc's.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn trim_glibc() -> bool {
+pub fn trim() -> bool {
     false
 }
 

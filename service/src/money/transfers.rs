@@ -291,16 +291,14 @@ async fn initiate<B: serde::Serialize>(
     let recipient = match (&beneficiary.kobo_account, held) {
         (Some((account, business)), false) => {
             check_recipient(account)?;
-            Some((account.clone(), business.clone()))
+            Some((account, business.as_str()))
         }
         _ => None,
     };
 
     let charges = fees::charges(policy, !intra, amount.get());
     // The business's places in its ledger: the debit, the fee, its own account's credit.
-    let credits_itself = recipient
-        .as_ref()
-        .is_some_and(|(_, business)| *business == business_id);
+    let credits_itself = recipient.is_some_and(|(_, business)| business == business_id);
     let places = 1 + u32::from(charges.total() > 0) + u32::from(credits_itself);
     let now = clock.now();
     let recipient_business = beneficiary
@@ -344,9 +342,7 @@ async fn initiate<B: serde::Serialize>(
         business_id: &business_id,
         source: &source,
         beneficiary: &beneficiary,
-        recipient: recipient
-            .as_ref()
-            .map(|(account, business)| (account, business.as_str())),
+        recipient,
         amount,
         charges,
         narration: &narration,

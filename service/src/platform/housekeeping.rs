@@ -33,6 +33,15 @@ pub struct Purged {
     pub webhook_events: u64,
 }
 
+/// The attempts of the events [`PURGE_EVENTS`] deletes (`$1`: the cutoff).
+const PURGE_ATTEMPTS: &str = "DELETE FROM webhook_attempts WHERE event_id IN \
+     (SELECT id FROM events WHERE created_at < $1 AND delivery_status <> 'pending')";
+
+/// Webhook events past their days, unless still queued (`$1`: the cutoff); through
+/// `events_created`, whose predicate is this `WHERE`'s.
+const PURGE_EVENTS: &str =
+    "DELETE FROM events WHERE created_at < $1 AND delivery_status <> 'pending'";
+
 pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, ApiError> {
     let cutoff = store::timestamp(now - Duration::hours(GRACE_HOURS));
     let delete = |sql: &'static str| {
@@ -71,22 +80,17 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, 
         webhook_events: {
             let cutoff = store::timestamp(now - Duration::days(WEBHOOK_EVENT_DAYS));
             let mut tx = store.begin().await?;
-            sqlx::query(
-                "DELETE FROM webhook_attempts WHERE event_id IN (SELECT id FROM events \
-                 WHERE created_at < $1 AND delivery_status <> 'pending')",
-            )
-            .bind(&cutoff)
-            .execute(&mut *tx)
-            .await
-            .or_internal()?;
-            let deleted = sqlx::query(
-                "DELETE FROM events WHERE created_at < $1 AND delivery_status <> 'pending'",
-            )
-            .bind(&cutoff)
-            .execute(&mut *tx)
-            .await
-            .or_internal()?
-            .rows_affected();
+            sqlx::query(PURGE_ATTEMPTS)
+                .bind(&cutoff)
+                .execute(&mut *tx)
+                .await
+                .or_internal()?;
+            let deleted = sqlx::query(PURGE_EVENTS)
+                .bind(&cutoff)
+                .execute(&mut *tx)
+                .await
+                .or_internal()?
+                .rows_affected();
             tx.commit().await.or_internal()?;
             deleted
         },
@@ -95,25 +99,17 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, 
 
 #[cfg(test)]
 mod tests {
+    use super::{PURGE_ATTEMPTS, PURGE_EVENTS};
     use crate::kernel::store::Backend;
+    use crate::platform::idempotency;
     use crate::testkit::TestKit;
 
     /// The deletes by time that a pass makes on the tables every payout grows, which on
-    /// SQLite run holding the write turn.
+    /// SQLite run holding the write turn, and the index each must read through.
     const BY_TIME: [(&str, &str); 3] = [
-        (
-            "idempotency_keys_created",
-            "DELETE FROM idempotency_keys WHERE created_at < $1",
-        ),
-        (
-            "events_created",
-            "DELETE FROM webhook_attempts WHERE event_id IN (SELECT id FROM events \
-             WHERE created_at < $1 AND delivery_status <> 'pending')",
-        ),
-        (
-            "events_created",
-            "DELETE FROM events WHERE created_at < $1 AND delivery_status <> 'pending'",
-        ),
+        ("idempotency_keys_created", idempotency::PURGE_EXPIRED),
+        ("events_created", PURGE_ATTEMPTS),
+        ("events_created", PURGE_EVENTS),
     ];
 
     /// Each reads only the expired rows, through an index on their time, instead of the whole

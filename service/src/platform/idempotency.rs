@@ -74,12 +74,20 @@ pub async fn claim<P, B: Serialize>(
         &request_hash(body)?,
     )
     .await;
-    if let Err(error) = &claimed {
+    marked_if_stored(ctx, claimed)
+}
+
+/// `result`, with the call marked replayed when it is a stored refusal ([`stored_refusal`]).
+fn marked_if_stored<P, T>(
+    ctx: &RequestContext<P>,
+    result: Result<T, ApiError>,
+) -> Result<T, ApiError> {
+    if let Err(error) = &result {
         if stored_refusal(error.code()) {
             ctx.mark_replayed();
         }
     }
-    claimed
+    result
 }
 
 /// The refusals an idempotent retry would meet again, so they are stored and replayed like an
@@ -217,15 +225,9 @@ pub async fn peek<P, B: Serialize>(
     let Some(row) = row else {
         return Ok(None);
     };
-    match judge(&row, &request_hash(body)?) {
-        Ok(Claim::Replay(data)) => Ok(Some(data)),
-        Ok(_) => Err(store::internal("a stored key was judged new")),
-        Err(error) => {
-            if stored_refusal(error.code()) {
-                ctx.mark_replayed();
-            }
-            Err(error)
-        }
+    match marked_if_stored(ctx, judge(&row, &request_hash(body)?))? {
+        Claim::Replay(data) => Ok(Some(data)),
+        _ => Err(store::internal("a stored key was judged new")),
     }
 }
 
@@ -279,11 +281,14 @@ pub fn replay<P, T: DeserializeOwned>(ctx: &RequestContext<P>, data: Value) -> R
     serde_json::from_value(data).or_internal()
 }
 
+/// [`purge_expired`]'s statement (`$1`: the cutoff); its index is `idempotency_keys_created`.
+pub(crate) const PURGE_EXPIRED: &str = "DELETE FROM idempotency_keys WHERE created_at < $1";
+
 /// Deletes keys older than [`RETENTION_HOURS`]. Returns how many.
 pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<u64, ApiError> {
     let cutoff = store::timestamp(now - Duration::hours(RETENTION_HOURS));
     let _turn = store.write_turn().await;
-    let deleted = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
+    let deleted = sqlx::query(PURGE_EXPIRED)
         .bind(cutoff)
         .execute(store.pool())
         .await
