@@ -2,6 +2,7 @@
 //! transactions, the clock, paging and run-time SQL, randomness and hashing, the process's
 //! configuration. Imports nothing else of this crate.
 
+pub mod batch;
 pub mod clock;
 pub mod config;
 pub mod memory;

@@ -30,9 +30,15 @@ pub struct Tx {
     /// PostgreSQL: this process's turns at the ledgers of the businesses it posts to
     /// ([`Store::begin_posting`]), held until the transaction ends.
     _ledgers: Vec<OwnedSemaphorePermit>,
+    backend: Backend,
 }
 
 impl Tx {
+    /// Which database the transaction runs in.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         self.inner.commit().await
     }
@@ -382,6 +388,7 @@ impl Store {
             inner,
             _turn: turn,
             _ledgers: Vec::new(),
+            backend: self.backend,
         })
     }
 

@@ -12,6 +12,7 @@ use generated_server::models::{self, AuditAction};
 use generated_server::{ApiError, OrInternal, Page, RequestContext, ResponseCode};
 use sqlx::Row;
 
+use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::paging;
@@ -567,8 +568,9 @@ pub async fn approve(
             } else {
                 recipient_head
             };
+            let mut credit = Batch::new();
             transfers::credit_recipient(
-                &mut tx,
+                &mut credit,
                 recipient,
                 &account,
                 credit_head,
@@ -576,8 +578,8 @@ pub async fn approve(
                 amount,
                 &held.narration,
                 &source,
-            )
-            .await?;
+            )?;
+            credit.run(&mut tx).await?;
         }
     }
     let transfer = transfers::find(&mut *tx, &business_id, Lookup::Id(&held.id))

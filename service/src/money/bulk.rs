@@ -17,6 +17,7 @@
 use chrono::{DateTime, Duration, Utc};
 use generated_server::{models, ApiError, OrInternal, ResponseCode};
 
+use crate::kernel::batch::Batch;
 use crate::kernel::config::Environment;
 use crate::kernel::store::{self, internal, Backend, Store, Tx};
 use crate::money::accounts::{self, AccountRow};
@@ -411,7 +412,9 @@ pub async fn ledger_loop(
                 },
             ],
         };
-        let entry_id = match ledger::post(&mut tx, &entry, head).await? {
+        // As a payout writes them: the balances at once, the rows in one statement.
+        let mut batch = Batch::new();
+        let entry_id = match ledger::post_into(&mut tx, &mut batch, &entry, head).await? {
             Ok(entry_id) => entry_id,
             Err(
                 Refusal::InsufficientFunds { account_id }
@@ -435,36 +438,33 @@ pub async fn ledger_loop(
             } else {
                 "-CR"
             };
-            recorded = Some(
-                transactions::record(
-                    &mut tx,
-                    &NewTransaction {
-                        business_id,
-                        account,
-                        entry_id: &entry_id,
-                        head,
-                        reference_number: format!("{reference_number}{suffix}"),
-                        transaction_type,
-                        category: models::TransactionCategory::Transfer,
-                        status: models::TransactionStatus::Success,
-                        channel: models::Channel::Intra,
-                        amount,
-                        narration: format!("Benchmark transfer to {}", nuban::BANK_CODE),
-                        session_id: None,
-                        originator: None,
-                    },
-                )
-                .await?,
-            );
+            recorded = Some(transactions::record_into(
+                &mut batch,
+                &NewTransaction {
+                    business_id,
+                    account,
+                    entry_id: &entry_id,
+                    head,
+                    reference_number: format!("{reference_number}{suffix}"),
+                    transaction_type,
+                    category: models::TransactionCategory::Transfer,
+                    status: models::TransactionStatus::Success,
+                    channel: models::Channel::Intra,
+                    amount,
+                    narration: format!("Benchmark transfer to {}", nuban::BANK_CODE),
+                    session_id: None,
+                    originator: None,
+                },
+            )?);
         }
-        events::record(
-            &mut tx,
+        events::record_into(
+            &mut batch,
             business_id,
             "transfer.successful",
             &recorded,
             head.posted_at,
-        )
-        .await?;
+        )?;
+        batch.run(&mut tx).await?;
         tx.commit().await.or_internal()?;
     }
     Ok(transfers)

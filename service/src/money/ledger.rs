@@ -15,6 +15,7 @@
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use generated_server::{ApiError, OrInternal};
 
+use crate::kernel::batch::Batch;
 use crate::kernel::config::Environment;
 use crate::kernel::store::{self, internal, Tx};
 use crate::money::amount::MAX_BALANCE;
@@ -229,6 +230,20 @@ pub async fn post(
     entry: &Entry<'_>,
     head: Head,
 ) -> Result<Result<String, Refusal>, ApiError> {
+    let mut batch = Batch::new();
+    let posted = post_into(tx, &mut batch, entry, head).await?;
+    batch.run(tx).await?;
+    Ok(posted)
+}
+
+/// [`post`] with the entry and its postings written as statements of `batch`, which the
+/// caller runs in `tx` (the balances are updated at once: their refusals decide the rest).
+pub async fn post_into(
+    tx: &mut Tx,
+    batch: &mut Batch,
+    entry: &Entry<'_>,
+    head: Head,
+) -> Result<Result<String, Refusal>, ApiError> {
     check_balanced(&entry.postings)?;
     let at = store::timestamp(head.posted_at);
     let mut customer: Vec<&Posting> = entry
@@ -271,16 +286,15 @@ pub async fn post(
         }
     }
     let entry_id = store::new_id();
-    sqlx::query(
-        "INSERT INTO journal_entries (id, business_id, kind, created_at) VALUES ($1, $2, $3, $4)",
-    )
-    .bind(&entry_id)
-    .bind(entry.business_id)
-    .bind(entry.kind)
-    .bind(&at)
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
+    batch
+        .push(
+            "INSERT INTO journal_entries (id, business_id, kind, created_at) \
+             VALUES ($1, $2, $3, $4)",
+        )
+        .bind(entry_id.clone())
+        .bind(entry.business_id.to_owned())
+        .bind(entry.kind)
+        .bind(at.clone());
     // All the postings in one statement.
     let values: Vec<String> = (0..entry.postings.len())
         .map(|index| {
@@ -292,16 +306,13 @@ pub async fn post(
         "INSERT INTO postings (id, entry_id, account_id, amount, created_at) VALUES {}",
         values.join(", ")
     );
-    let mut insert = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(&entry_id)
-        .bind(&at);
+    batch.push(&sql).bind(entry_id.clone()).bind(at);
     for posting in &entry.postings {
-        insert = insert
+        batch
             .bind(store::new_id())
-            .bind(posting.account.id())
+            .bind(posting.account.id().to_owned())
             .bind(posting.amount);
     }
-    insert.execute(&mut **tx).await.or_internal()?;
     Ok(Ok(entry_id))
 }
 

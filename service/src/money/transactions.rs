@@ -13,6 +13,7 @@ use generated_server::{models, ApiError, OrInternal, Page, ResponseCode};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use crate::kernel::batch::Batch;
 use crate::kernel::paging::{self, Conditions, Cursor, Sql};
 use crate::kernel::store::{self, Store, Tx};
 use crate::money::accounts::{value, window, AccountRow};
@@ -61,62 +62,85 @@ pub async fn record(
     tx: &mut Tx,
     new: &NewTransaction<'_>,
 ) -> Result<models::IntegrationTransaction, ApiError> {
-    let id = store::new_id();
+    let mut batch = Batch::new();
+    let recorded = record_into(&mut batch, new)?;
+    batch.run(tx).await?;
+    Ok(recorded)
+}
+
+/// [`record`] as statements of `batch` (the transaction, and a successful collection's
+/// settlement), which runs in the entry's transaction. The view returned is what
+/// [`fetch_transactions_api`] lists once the batch commits.
+pub fn record_into(
+    batch: &mut Batch,
+    new: &NewTransaction<'_>,
+) -> Result<models::IntegrationTransaction, ApiError> {
+    let id = uuid::Uuid::new_v4();
     let at = store::timestamp(new.head.posted_at);
     let narration_key = format!("{} {}", new.narration, new.reference_number).to_lowercase();
     let originator = new.originator.as_ref();
-    let sql = format!(
-        "INSERT INTO transactions (id, business_id, account_id, entry_id, sequence, \
-           reference_number, transaction_type, category, status, channel, amount, narration, \
-           narration_key, session_id, originator_account_number, originator_account_name, \
-           originator_bank_code, originator_bank_name, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-           $18, $19) \
-         RETURNING {TRANSACTION_RETURNING}"
-    );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(&id)
-        .bind(new.business_id)
-        .bind(&new.account.id)
-        .bind(new.entry_id)
+    batch
+        .push(
+            "INSERT INTO transactions (id, business_id, account_id, entry_id, sequence, \
+               reference_number, transaction_type, category, status, channel, amount, narration, \
+               narration_key, session_id, originator_account_number, originator_account_name, \
+               originator_bank_code, originator_bank_name, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+               $18, $19)",
+        )
+        .bind(id.to_string())
+        .bind(new.business_id.to_owned())
+        .bind(new.account.id.clone())
+        .bind(new.entry_id.to_owned())
         .bind(new.head.sequence)
-        .bind(&new.reference_number)
+        .bind(new.reference_number.clone())
         .bind(new.transaction_type.to_string())
         .bind(new.category.to_string())
         .bind(new.status.to_string())
         .bind(new.channel.to_string())
         .bind(new.amount.get())
-        .bind(&new.narration)
-        .bind(&narration_key)
-        .bind(new.session_id.as_deref())
-        .bind(originator.map(|o| o.account_number.as_str()))
-        .bind(originator.map(|o| o.account_name.as_str()))
-        .bind(originator.map(|o| o.bank_code.as_str()))
-        .bind(originator.map(|o| o.bank_name.as_str()))
-        .bind(&at)
-        .bind(&new.account.account_number)
-        .bind(&new.account.account_name)
-        .fetch_one(&mut **tx)
-        .await
-        .or_internal()?;
+        .bind(new.narration.clone())
+        .bind(narration_key)
+        .bind(new.session_id.clone())
+        .bind(originator.map(|o| o.account_number.clone()))
+        .bind(originator.map(|o| o.account_name.clone()))
+        .bind(originator.map(|o| o.bank_code.clone()))
+        .bind(originator.map(|o| o.bank_name.clone()))
+        .bind(at.clone());
     if new.category == models::TransactionCategory::Collection
         && new.status == models::TransactionStatus::Success
     {
-        sqlx::query(
-            "INSERT INTO settlements (id, business_id, account_id, reference, amount, status, \
-               settlement_date, created_at) VALUES ($1, $2, $3, $4, $5, 'success', $6, $6)",
-        )
-        .bind(&id)
-        .bind(new.business_id)
-        .bind(&new.account.id)
-        .bind(&new.reference_number)
-        .bind(new.amount.get())
-        .bind(&at)
-        .execute(&mut **tx)
-        .await
-        .or_internal()?;
+        batch
+            .push(
+                "INSERT INTO settlements (id, business_id, account_id, reference, amount, status, \
+                   settlement_date, created_at) VALUES ($1, $2, $3, $4, $5, 'success', $6, $6)",
+            )
+            .bind(id.to_string())
+            .bind(new.business_id.to_owned())
+            .bind(new.account.id.clone())
+            .bind(new.reference_number.clone())
+            .bind(new.amount.get())
+            .bind(at);
     }
-    integration_view(&row)
+    // The columns as `integration_view` reads them back.
+    Ok(models::IntegrationTransaction {
+        id,
+        reference_number: new.reference_number.clone(),
+        account_number: value(&new.account.account_number)?,
+        account_name: new.account.account_name.clone(),
+        amount: value(amount_text(i128::from(new.amount.get())))?,
+        transaction_type: new.transaction_type,
+        transaction_category: new.category,
+        status: new.status,
+        channel: new.channel,
+        remarks: new.narration.clone(),
+        session_id: new.session_id.as_deref().map(value).transpose()?,
+        originator_account_number: originator.map(|o| value(&o.account_number)).transpose()?,
+        originator_account_name: originator.map(|o| o.account_name.clone()),
+        originator_bank_code: originator.map(|o| value(&o.bank_code)).transpose()?,
+        originator_bank_name: originator.map(|o| o.bank_name.clone()),
+        created_at: new.head.posted_at,
+    })
 }
 
 /// Changes the status of transaction `id`, when there is one (`pending` becoming `success`,
@@ -138,12 +162,6 @@ const TRANSACTION_COLUMNS: &str = "t.id, t.reference_number, t.transaction_type,
     t.originator_account_name, t.originator_bank_code, t.originator_bank_name, t.created_at, \
     a.account_number, a.account_name";
 const TRANSACTION_FROM: &str = " FROM transactions t JOIN accounts a ON a.id = t.account_id";
-/// [`TRANSACTION_COLUMNS`] as a new transaction's `RETURNING` list: the account's number and
-/// name are the statement's parameters `$20` and `$21`.
-const TRANSACTION_RETURNING: &str = "id, reference_number, transaction_type, category, status, \
-    channel, amount, narration, session_id, originator_account_number, originator_account_name, \
-    originator_bank_code, originator_bank_name, created_at, \
-    CAST($20 AS TEXT) AS account_number, CAST($21 AS TEXT) AS account_name";
 const SETTLEMENT_FROM: &str = " FROM settlements s JOIN transactions t ON t.id = s.id \
     JOIN accounts a ON a.id = t.account_id";
 

@@ -19,6 +19,7 @@ use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::paging::{self, Conditions, Sql};
@@ -333,7 +334,6 @@ async fn initiate<B: serde::Serialize>(
     )
     .await?;
 
-    let transfer_id = store::new_id();
     let (initiated_by, initiated_via) = match &ctx.principal.member {
         Some(member) => (member.id.clone(), "dashboard"),
         None => (business_id.clone(), "integration"),
@@ -351,80 +351,95 @@ async fn initiate<B: serde::Serialize>(
         recipient_head: heads.recipient,
         held,
     };
-    let (debit, fee_transaction) = execute(&mut tx, config, &plan).await??;
-    let sql = format!(
-        "INSERT INTO transfers (id, business_id, reference_number, reference, source_account_id, \
-           beneficiary_account_number, beneficiary_account_name, beneficiary_account_id, \
-           bank_code, bank_name, transfer_type, amount, fee, vat, narration, transfer_status, \
-           approval_status, session_id, failure_reason, reversal_reference_number, \
-           debit_transaction_id, fee_transaction_id, initiated_by, initiated_via, reviewed_by, \
-           expires_at, day, submitted, attempts, next_attempt_at, lease_until, created_at, \
-           updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
-           $23, NULL, NULL, NULL, $17, $18, $19, $20, NULL, $24, $21, 0, 0, NULL, \
-           NULL, $22, $22) \
-         ON CONFLICT (business_id, reference) DO NOTHING \
-         RETURNING {TRANSFER_RETURNING}"
-    );
-    let inserted = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(&transfer_id)
-        .bind(&business_id)
-        .bind(&reference_number)
-        .bind(request.reference.as_deref())
-        .bind(&source.id)
-        .bind(&beneficiary.account_number)
-        .bind(&beneficiary.account_name)
-        .bind(
-            beneficiary
-                .kobo_account
-                .as_ref()
-                .map(|(account, _)| account.id.as_str()),
-        )
-        .bind(&beneficiary.bank_code)
-        .bind(&beneficiary.bank_name)
-        .bind(if intra { "intra" } else { "inter" })
-        .bind(amount.get())
-        .bind(charges.fee)
-        .bind(charges.vat)
-        .bind(&narration)
-        .bind(if held {
+    // Everything from here on is written in one statement, after the balances moved.
+    let mut batch = Batch::new();
+    let (debit, fee_transaction) = execute(&mut tx, &mut batch, config, &plan).await??;
+    let stored = Columns {
+        id: store::new_id(),
+        reference_number,
+        reference: request.reference.clone(),
+        amount: amount.get(),
+        fee: charges.fee,
+        vat: charges.vat,
+        transfer_status: if held {
             "pending_approval"
         } else if intra {
             "success"
         } else {
             "processing"
-        })
-        .bind(&debit)
-        .bind(fee_transaction.as_deref())
-        .bind(&initiated_by)
-        .bind(initiated_via)
-        .bind(&day)
-        .bind(store::timestamp(head.posted_at))
-        .bind(if held {
+        }
+        .to_owned(),
+        approval_status: if held {
             "awaiting_approval"
         } else {
             "not_required"
-        })
-        .bind(held.then(|| {
+        }
+        .to_owned(),
+        transfer_type: if intra { "intra" } else { "inter" }.to_owned(),
+        source_account_number: source.account_number.clone(),
+        beneficiary_account_number: beneficiary.account_number.clone(),
+        beneficiary_account_name: beneficiary.account_name.clone(),
+        bank_code: beneficiary.bank_code.clone(),
+        bank_name: beneficiary.bank_name.clone(),
+        narration,
+        session_id: None,
+        failure_reason: None,
+        reversal_reference_number: None,
+        initiated_by,
+        initiated_via: initiated_via.to_owned(),
+        reviewed_by: None,
+        expires_at: held.then(|| {
             store::timestamp(
                 head.posted_at + chrono::Duration::seconds(policy.approval_hold_seconds),
             )
-        }))
-        .bind(&source.account_number)
-        .fetch_optional(&mut *tx)
-        .await
-        .or_internal()?;
-    let Some(row) = inserted else {
-        // Another transfer took the client reference after it was checked: nothing of this one
-        // is kept, and the refusal is stored as the check would have.
-        drop(tx);
-        let reference = request.reference.as_deref().unwrap_or_default();
-        let other = reference_owner(store, &business_id, reference)
-            .await?
-            .ok_or_else(|| internal("a client reference conflicted with no transfer"))?;
-        return refuse(store, clock, ctx, fingerprint, duplicate(reference, &other)).await;
+        }),
+        created_at: store::timestamp(head.posted_at),
+        updated_at: store::timestamp(head.posted_at),
     };
-    let transfer = view(&row)?;
+    let transfer = stored.view()?;
+    batch
+        .push(
+            "INSERT INTO transfers (id, business_id, reference_number, reference, \
+               source_account_id, beneficiary_account_number, beneficiary_account_name, \
+               beneficiary_account_id, bank_code, bank_name, transfer_type, amount, fee, vat, \
+               narration, transfer_status, approval_status, session_id, failure_reason, \
+               reversal_reference_number, debit_transaction_id, fee_transaction_id, initiated_by, \
+               initiated_via, reviewed_by, expires_at, day, submitted, attempts, next_attempt_at, \
+               lease_until, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+               $17, NULL, NULL, NULL, $18, $19, $20, $21, NULL, $22, $23, 0, 0, NULL, NULL, \
+               $24, $25)",
+        )
+        .bind(stored.id.clone())
+        .bind(business_id.clone())
+        .bind(stored.reference_number.clone())
+        .bind(stored.reference.clone())
+        .bind(source.id.clone())
+        .bind(stored.beneficiary_account_number.clone())
+        .bind(stored.beneficiary_account_name.clone())
+        .bind(
+            beneficiary
+                .kobo_account
+                .as_ref()
+                .map(|(account, _)| account.id.clone()),
+        )
+        .bind(stored.bank_code.clone())
+        .bind(stored.bank_name.clone())
+        .bind(stored.transfer_type.clone())
+        .bind(stored.amount)
+        .bind(stored.fee)
+        .bind(stored.vat)
+        .bind(stored.narration.clone())
+        .bind(stored.transfer_status.clone())
+        .bind(stored.approval_status.clone())
+        .bind(debit)
+        .bind(fee_transaction)
+        .bind(stored.initiated_by.clone())
+        .bind(stored.initiated_via.clone())
+        .bind(stored.expires_at.clone())
+        .bind(day)
+        .bind(stored.created_at.clone())
+        .bind(stored.updated_at.clone());
     let event = if held {
         Some("transfer.pending_approval")
     } else if intra {
@@ -433,15 +448,28 @@ async fn initiate<B: serde::Serialize>(
         None
     };
     if let Some(event) = event {
-        events::record(&mut tx, &business_id, event, &transfer, head.posted_at).await?;
+        events::record_into(&mut batch, &business_id, event, &transfer, head.posted_at)?;
     }
-    logs::audit(
-        &mut tx,
+    logs::audit_into(
+        &mut batch,
         head.posted_at,
-        AuditEntry::by(ctx, AuditAction::FundsTransfer).target("transfer", &transfer_id),
-    )
-    .await?;
-    idempotency::complete(&mut tx, &claim, &transfer).await?;
+        AuditEntry::by(ctx, AuditAction::FundsTransfer).target("transfer", &stored.id),
+    );
+    idempotency::complete_into(&mut batch, &claim, &transfer)?;
+    match batch.execute(&mut tx).await {
+        Ok(()) => {}
+        // Another transfer took the client reference after it was checked: nothing of this
+        // one is kept, and the refusal is stored as the check would have.
+        Err(error) if store::is_unique_violation(&error) && request.reference.is_some() => {
+            drop(tx);
+            let reference = request.reference.as_deref().unwrap_or_default();
+            let Some(other) = reference_owner(store, &business_id, reference).await? else {
+                return Err(internal(error));
+            };
+            return refuse(store, clock, ctx, fingerprint, duplicate(reference, &other)).await;
+        }
+        Err(error) => return Err(internal(error)),
+    }
     tx.commit().await.or_internal()?;
     Ok(transfer)
 }
@@ -713,6 +741,7 @@ struct Plan<'a> {
 /// active) with nothing written.
 async fn execute(
     tx: &mut Tx,
+    batch: &mut Batch,
     config: &Config,
     plan: &Plan<'_>,
 ) -> Result<Result<(String, Option<String>), ApiError>, ApiError> {
@@ -751,7 +780,7 @@ async fn execute(
         kind: "transfer",
         postings,
     };
-    let entry_id = match ledger::post(tx, &entry, plan.head).await? {
+    let entry_id = match ledger::post_into(tx, batch, &entry, plan.head).await? {
         Ok(entry_id) => entry_id,
         Err(Refusal::InsufficientFunds { .. }) => {
             return Ok(Err(refused(format!(
@@ -772,8 +801,8 @@ async fn execute(
     };
     let intra = plan.beneficiary.kobo_account.is_some();
     let settled_now = intra && !plan.held;
-    let debit = transactions::record(
-        tx,
+    let debit = transactions::record_into(
+        batch,
         &NewTransaction {
             business_id: plan.business_id,
             account: plan.source,
@@ -797,15 +826,14 @@ async fn execute(
             session_id: None,
             originator: None,
         },
-    )
-    .await?;
+    )?;
     let mut place = plan.head;
     let fee_transaction = match Kobo::from_stored(plan.charges.total()) {
         Some(charge) => {
             // A transaction of its own: the business's next place in its listing.
             place = place.next();
-            let recorded = transactions::record(
-                tx,
+            let recorded = transactions::record_into(
+                batch,
                 &NewTransaction {
                     business_id: plan.business_id,
                     account: plan.source,
@@ -830,8 +858,7 @@ async fn execute(
                     session_id: None,
                     originator: None,
                 },
-            )
-            .await?;
+            )?;
             Some(recorded.id.to_string())
         }
         None => None,
@@ -843,7 +870,7 @@ async fn execute(
             _ => place.next(),
         };
         credit_recipient(
-            tx,
+            batch,
             recipient_business,
             account,
             credit_head,
@@ -851,8 +878,7 @@ async fn execute(
             plan.amount,
             plan.narration,
             plan.source,
-        )
-        .await?;
+        )?;
     }
     Ok(Ok((debit.id.to_string(), fee_transaction)))
 }
@@ -887,8 +913,8 @@ pub(crate) fn destination_postings(
 /// The intra-bank beneficiary's side, at `credit_head`: its collection (and settlement) and
 /// `collection.received`. The caller has seen `account` active.
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn credit_recipient(
-    tx: &mut Tx,
+pub(crate) fn credit_recipient(
+    batch: &mut Batch,
     recipient_business: &str,
     account: &AccountRow,
     credit_head: Head,
@@ -897,8 +923,8 @@ pub(crate) async fn credit_recipient(
     narration: &str,
     source: &AccountRow,
 ) -> Result<(), ApiError> {
-    let credit = transactions::record(
-        tx,
+    let credit = transactions::record_into(
+        batch,
         &NewTransaction {
             business_id: recipient_business,
             account,
@@ -919,16 +945,14 @@ pub(crate) async fn credit_recipient(
                 bank_name: "Kobo Microfinance Bank".to_owned(),
             }),
         },
-    )
-    .await?;
-    events::record(
-        tx,
+    )?;
+    events::record_into(
+        batch,
         recipient_business,
         "collection.received",
         &credit,
         credit_head.posted_at,
-    )
-    .await?;
+    )?;
     Ok(())
 }
 
@@ -945,14 +969,6 @@ const TRANSFER_COLUMNS: &str = "t.id, t.reference_number, t.reference, t.amount,
     t.narration, t.session_id, t.failure_reason, t.reversal_reference_number, t.initiated_by, \
     t.initiated_via, t.reviewed_by, t.expires_at, t.created_at, t.updated_at";
 const TRANSFER_FROM: &str = " FROM transfers t JOIN accounts a ON a.id = t.source_account_id";
-/// [`TRANSFER_COLUMNS`] as a new transfer's `RETURNING` list: the source account's number is
-/// the statement's parameter `$25`.
-const TRANSFER_RETURNING: &str = "id, reference_number, reference, amount, fee, vat, \
-    transfer_status, approval_status, transfer_type, CAST($25 AS TEXT) AS source_account_number, \
-    beneficiary_account_number, beneficiary_account_name, bank_code, bank_name, narration, \
-    session_id, failure_reason, reversal_reference_number, initiated_by, initiated_via, \
-    reviewed_by, expires_at, created_at, updated_at";
-
 /// The coarse status the source names, from the transfer's own.
 fn coarse(status: &str) -> models::TransactionStatus {
     match status {
@@ -963,41 +979,107 @@ fn coarse(status: &str) -> models::TransactionStatus {
     }
 }
 
-fn kobo_of(row: &AnyRow, column: &str) -> Result<models::Amount, ApiError> {
-    let kobo: i64 = row.try_get(column).or_internal()?;
-    value(amount_text(i128::from(kobo)))
+/// A transfer's columns as [`TRANSFER_COLUMNS`] reads them, and as a new transfer inserts
+/// them: [`Columns::view`] is the one mapping to what the API shows, so the answer to a payout
+/// is what a later lookup finds.
+struct Columns {
+    id: String,
+    reference_number: String,
+    reference: Option<String>,
+    amount: i64,
+    fee: i64,
+    vat: i64,
+    transfer_status: String,
+    approval_status: String,
+    transfer_type: String,
+    source_account_number: String,
+    beneficiary_account_number: String,
+    beneficiary_account_name: String,
+    bank_code: String,
+    bank_name: String,
+    narration: String,
+    session_id: Option<String>,
+    failure_reason: Option<String>,
+    reversal_reference_number: Option<String>,
+    initiated_by: String,
+    initiated_via: String,
+    reviewed_by: Option<String>,
+    expires_at: Option<String>,
+    created_at: String,
+    updated_at: String,
+}
+
+impl Columns {
+    fn read(row: &AnyRow) -> Result<Columns, ApiError> {
+        let text = |column: &str| store::text(row, column);
+        let optional = |column: &str| store::optional_text(row, column);
+        let kobo = |column: &str| -> Result<i64, ApiError> { row.try_get(column).or_internal() };
+        Ok(Columns {
+            id: text("id")?,
+            reference_number: text("reference_number")?,
+            reference: optional("reference")?,
+            amount: kobo("amount")?,
+            fee: kobo("fee")?,
+            vat: kobo("vat")?,
+            transfer_status: text("transfer_status")?,
+            approval_status: text("approval_status")?,
+            transfer_type: text("transfer_type")?,
+            source_account_number: text("source_account_number")?,
+            beneficiary_account_number: text("beneficiary_account_number")?,
+            beneficiary_account_name: text("beneficiary_account_name")?,
+            bank_code: text("bank_code")?,
+            bank_name: text("bank_name")?,
+            narration: text("narration")?,
+            session_id: optional("session_id")?,
+            failure_reason: optional("failure_reason")?,
+            reversal_reference_number: optional("reversal_reference_number")?,
+            initiated_by: text("initiated_by")?,
+            initiated_via: text("initiated_via")?,
+            reviewed_by: optional("reviewed_by")?,
+            expires_at: optional("expires_at")?,
+            created_at: text("created_at")?,
+            updated_at: text("updated_at")?,
+        })
+    }
+
+    fn view(&self) -> Result<models::Transfer, ApiError> {
+        let kobo = |amount: i64| value(amount_text(i128::from(amount)));
+        Ok(models::Transfer {
+            id: value(&self.id)?,
+            reference_number: value(&self.reference_number)?,
+            reference: self.reference.as_deref().map(value).transpose()?,
+            amount: kobo(self.amount)?,
+            fee: kobo(self.fee)?,
+            vat: kobo(self.vat)?,
+            status: coarse(&self.transfer_status),
+            transfer_status: value(&self.transfer_status)?,
+            approval_status: value(&self.approval_status)?,
+            transfer_type: value(&self.transfer_type)?,
+            source_account_number: value(&self.source_account_number)?,
+            beneficiary_account_number: value(&self.beneficiary_account_number)?,
+            beneficiary_account_name: self.beneficiary_account_name.clone(),
+            bank_code: value(&self.bank_code)?,
+            bank_name: self.bank_name.clone(),
+            narration: self.narration.clone(),
+            session_id: self.session_id.as_deref().map(value).transpose()?,
+            failure_reason: self.failure_reason.clone(),
+            reversal_reference_number: self.reversal_reference_number.clone(),
+            initiated_by: value(&self.initiated_by)?,
+            initiated_via: value(&self.initiated_via)?,
+            reviewed_by: self.reviewed_by.as_deref().map(value).transpose()?,
+            expires_at: self
+                .expires_at
+                .as_deref()
+                .map(store::parse_timestamp)
+                .transpose()?,
+            created_at: store::parse_timestamp(&self.created_at)?,
+            updated_at: store::parse_timestamp(&self.updated_at)?,
+        })
+    }
 }
 
 fn view(row: &AnyRow) -> Result<models::Transfer, ApiError> {
-    let status = store::text(row, "transfer_status")?;
-    let optional = |column: &str| store::optional_text(row, column);
-    Ok(models::Transfer {
-        id: store::uuid(row, "id")?,
-        reference_number: value(store::text(row, "reference_number")?)?,
-        reference: optional("reference")?.map(value).transpose()?,
-        amount: kobo_of(row, "amount")?,
-        fee: kobo_of(row, "fee")?,
-        vat: kobo_of(row, "vat")?,
-        status: coarse(&status),
-        transfer_status: value(&status)?,
-        approval_status: value(store::text(row, "approval_status")?)?,
-        transfer_type: value(store::text(row, "transfer_type")?)?,
-        source_account_number: value(store::text(row, "source_account_number")?)?,
-        beneficiary_account_number: value(store::text(row, "beneficiary_account_number")?)?,
-        beneficiary_account_name: store::text(row, "beneficiary_account_name")?,
-        bank_code: value(store::text(row, "bank_code")?)?,
-        bank_name: store::text(row, "bank_name")?,
-        narration: store::text(row, "narration")?,
-        session_id: optional("session_id")?.map(value).transpose()?,
-        failure_reason: optional("failure_reason")?,
-        reversal_reference_number: optional("reversal_reference_number")?,
-        initiated_by: store::uuid(row, "initiated_by")?,
-        initiated_via: value(store::text(row, "initiated_via")?)?,
-        reviewed_by: optional("reviewed_by")?.map(value).transpose()?,
-        expires_at: store::optional_time(row, "expires_at")?,
-        created_at: store::time(row, "created_at")?,
-        updated_at: store::time(row, "updated_at")?,
-    })
+    Columns::read(row)?.view()
 }
 
 /// The business's transfer found by `lookup`.

@@ -30,6 +30,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sqlx::Row;
 
+use crate::kernel::batch::Batch;
 use crate::kernel::secrets::sha256_hex;
 use crate::kernel::store::{self, Store, Tx};
 
@@ -257,21 +258,30 @@ fn judge(row: &sqlx::any::AnyRow, request_hash: &str) -> Result<Claim, ApiError>
 
 /// Stores the answer of a [`Claim::New`] in `tx`; does nothing for the other outcomes.
 pub async fn complete<T: Serialize>(tx: &mut Tx, claim: &Claim, data: &T) -> Result<(), ApiError> {
+    let mut batch = Batch::new();
+    complete_into(&mut batch, claim, data)?;
+    batch.run(tx).await
+}
+
+/// [`complete`] as a statement of `batch`, which runs in the claim's transaction.
+pub fn complete_into<T: Serialize>(
+    batch: &mut Batch,
+    claim: &Claim,
+    data: &T,
+) -> Result<(), ApiError> {
     let Claim::New(key) = claim else {
         return Ok(());
     };
     let data = serde_json::to_string(data).or_internal()?;
-    sqlx::query(
-        "UPDATE idempotency_keys SET response_data = $4 \
-         WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
-    )
-    .bind(&key.business_id)
-    .bind(key.operation.id())
-    .bind(&key.key)
-    .bind(data)
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
+    batch
+        .push(
+            "UPDATE idempotency_keys SET response_data = $4 \
+             WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
+        )
+        .bind(key.business_id.clone())
+        .bind(key.operation.id())
+        .bind(key.key.clone())
+        .bind(data);
     Ok(())
 }
 

@@ -19,6 +19,7 @@ use generated_server::{ApiError, CallRecord, Page, RequestContext, ResponseCode,
 use sqlx::any::AnyRow;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::paging::{self, Conditions, Sql};
 use crate::kernel::store::{self, internal, Store, Tx};
@@ -71,27 +72,32 @@ impl AuditEntry {
 
 /// Writes `entry`, as of `now`, as part of `tx`.
 pub async fn audit(tx: &mut Tx, now: DateTime<Utc>, entry: AuditEntry) -> Result<(), ApiError> {
-    sqlx::query(
-        "INSERT INTO audit_logs (id, business_id, action, user_name, user_id, ip_address, \
-           response_code, day, target_type, target_id, request_id, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-    )
-    .bind(store::new_id())
-    .bind(&entry.business_id)
-    .bind(entry.action.to_string())
-    .bind(&entry.user_name)
-    .bind(entry.user_id.as_deref())
-    .bind(&entry.ip_address)
-    .bind(i64::from(entry.response_code))
-    .bind(now.format("%Y-%m-%d").to_string())
-    .bind(entry.target_type)
-    .bind(entry.target_id.as_deref())
-    .bind(&entry.request_id)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
-    Ok(())
+    let mut batch = Batch::new();
+    audit_into(&mut batch, now, entry);
+    batch.run(tx).await
+}
+
+/// [`audit`] as a statement of `batch`, written when the batch runs in the action's
+/// transaction.
+pub fn audit_into(batch: &mut Batch, now: DateTime<Utc>, entry: AuditEntry) {
+    batch
+        .push(
+            "INSERT INTO audit_logs (id, business_id, action, user_name, user_id, ip_address, \
+               response_code, day, target_type, target_id, request_id, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        )
+        .bind(store::new_id())
+        .bind(entry.business_id)
+        .bind(entry.action.to_string())
+        .bind(entry.user_name)
+        .bind(entry.user_id)
+        .bind(entry.ip_address)
+        .bind(i64::from(entry.response_code))
+        .bind(now.format("%Y-%m-%d").to_string())
+        .bind(entry.target_type)
+        .bind(entry.target_id)
+        .bind(entry.request_id)
+        .bind(store::timestamp(now));
 }
 
 /// Records every call made with integration credentials in the activity log. A failure to

@@ -596,7 +596,146 @@ on_both_stores!(
     a_reversed_transfer_gives_its_room_back_under_the_daily_limit,
     a_debit_of_an_account_blocked_meanwhile_is_refused,
     a_head_from_before_its_microsecond_clock_keeps_its_order,
+    a_payouts_answer_is_what_every_later_read_finds,
 );
+
+/// The payload of `business`'s event of `kind`, the latest.
+async fn event_payload(kit: &TestKit, business: &str, kind: &str) -> Value {
+    let payload: String = sqlx::query_scalar(
+        "SELECT payload FROM events WHERE business_id = $1 AND type = $2 \
+         ORDER BY created_at DESC LIMIT 1",
+    )
+    .bind(business)
+    .bind(kind)
+    .fetch_one(kit.store.pool())
+    .await
+    .unwrap();
+    serde_json::from_str(&payload).unwrap()
+}
+
+/// A payout's rows are written in one statement after its balances move, and its answer, its
+/// events and its stored replay are built from what it writes: each must be what a later read
+/// of the rows shows. Intra-bank with a client reference, inter-bank with a fee, and held.
+async fn a_payouts_answer_is_what_every_later_read_finds(kit: TestKit) {
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "100000").await;
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let theirs = kit.integration_token_of(&other).await;
+    let payout = |to: &str, name: &str, bank: &str, amount: &str, key: &str| {
+        let mut b = body(to, name, bank, amount, "");
+        b.as_object_mut().unwrap().remove("otp");
+        b["reference"] = json!(format!("REF-{key}"));
+        Call::new(Operation::FundsTransferApi.path(), Some(&token), b)
+            .header("idempotency-key", key.to_owned())
+    };
+    let get = |transfer: &Value| {
+        kit.op(
+            Operation::GetTransferApi,
+            &token,
+            json!({"reference_number": transfer["reference_number"]}),
+        )
+    };
+
+    // Intra-bank: the answer, the lookup, the replay and `transfer.success` agree; so do the
+    // recipient's `collection.received` and its listing, and our debit.
+    let intra = kit
+        .send(payout(
+            &other.main_account_number,
+            "Lagos Fresh Produce Ltd",
+            "090823",
+            "1234.56",
+            "intra",
+        ))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(get(&intra).await.expect(ResponseCode::Success), &intra);
+    let replay = kit
+        .send(payout(
+            &other.main_account_number,
+            "Lagos Fresh Produce Ltd",
+            "090823",
+            "1234.56",
+            "intra",
+        ))
+        .await;
+    assert_eq!(replay.expect(ResponseCode::Success), &intra);
+    assert_eq!(
+        event_payload(&kit, &kit.business.business_id, "transfer.success").await,
+        intra
+    );
+    let received = kit
+        .op(Operation::FetchTransactionsApi, &theirs, json!({}))
+        .await
+        .expect(ResponseCode::Success)[0]
+        .clone();
+    assert_eq!(received["originator_account_number"], "1000000014");
+    assert_eq!(
+        event_payload(&kit, &other.business_id, "collection.received").await,
+        received
+    );
+    let ours = kit
+        .op(Operation::FetchTransactionsApi, &token, json!({}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(ours[0]["reference_number"], intra["reference_number"]);
+    assert_eq!(ours[0]["amount"], "1234.56");
+    assert_eq!(ours[0]["created_at"], intra["created_at"]);
+
+    // Inter-bank: processing, with its fee as a transaction of its own.
+    let inter = kit
+        .send(payout(
+            "0123456788",
+            "Emeka Nwosu",
+            "000013",
+            "2500",
+            "inter",
+        ))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(inter["transfer_status"], "processing");
+    assert_eq!(get(&inter).await.expect(ResponseCode::Success), &inter);
+    let ours = kit
+        .op(Operation::FetchTransactionsApi, &token, json!({}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(ours[0]["transaction_category"], "fee");
+    assert_eq!(ours[0]["amount"], "10.75");
+    assert_eq!(ours[1]["reference_number"], inter["reference_number"]);
+
+    // Held by an approval policy: its expiry and `transfer.pending_approval`.
+    kit.op(
+        Operation::CreateApprovalPolicy,
+        &kit.owner_token,
+        json!({"min_amount": "1000"}),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    let held = kit
+        .send(payout(
+            "0123456788",
+            "Emeka Nwosu",
+            "000013",
+            "5000",
+            "held",
+        ))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(held["transfer_status"], "pending_approval");
+    assert!(held["expires_at"].is_string());
+    assert_eq!(get(&held).await.expect(ResponseCode::Success), &held);
+    assert_eq!(
+        event_payload(&kit, &kit.business.business_id, "transfer.pending_approval").await,
+        held
+    );
+    kit.assert_ledger_balances().await;
+}
 
 async fn set_daily_limit(kit: &TestKit, kobo: i64) {
     sqlx::query("UPDATE businesses SET daily_transfer_limit = $1 WHERE id = $2")
