@@ -12,6 +12,8 @@
 //! strictly increasing time: the order of a business's transactions is the order in which
 //! they commit, so a reader paging newest-first by cursor never has a row appear behind it.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use generated_server::{ApiError, OrInternal};
 
@@ -138,68 +140,108 @@ pub async fn advance_head(
 
 /// [`advance_head`] for `places` consecutive places (a payout's debit, fee and credit), in one
 /// statement: returns the first, the others follow it by [`Head::next`].
-///
-/// The upsert computes the next time itself, in microseconds since the epoch
-/// (`last_posted_micros`, migration 0010): a head last advanced before that migration has none
-/// yet, and is advanced once more the old way, from `last_posted_at`, by a second statement.
 pub async fn advance_head_by(
     tx: &mut Tx,
     business_id: &str,
     places: u32,
     now: DateTime<Utc>,
 ) -> Result<Head, ApiError> {
+    let heads = advance_heads(tx, &[(business_id, places)], now).await?;
+    Ok(heads[0])
+}
+
+/// [`advance_head_by`] for several businesses at once (a payout to another business of the
+/// bank), in one statement: each `(business, places)` in the order given, which must be the
+/// businesses' id order (the lock order) with none twice. Returns their first places, in the
+/// same order.
+///
+/// The upsert computes each next time itself, in microseconds since the epoch
+/// (`last_posted_micros`, migration 0010): a head last advanced before that migration has none
+/// yet, and is advanced once more the old way, from `last_posted_at`, by a second statement.
+pub async fn advance_heads(
+    tx: &mut Tx,
+    businesses: &[(&str, u32)],
+    now: DateTime<Utc>,
+) -> Result<Vec<Head>, ApiError> {
+    if businesses.is_empty() || businesses.windows(2).any(|pair| pair[0].0 >= pair[1].0) {
+        return Err(internal(
+            "ledger heads must be advanced in id order, each once",
+        ));
+    }
     let now = now
         .duration_trunc(Duration::microseconds(1))
         .or_internal()?;
-    let places = i64::from(places.max(1));
     let now_micros = now.timestamp_micros();
-    let row = sqlx::query(
+    // `$1` the time, `$2` in microseconds; then each business and its places. A new head's
+    // `last_sequence` is its places, which the update reads back as `excluded`.
+    let values: Vec<String> = (0..businesses.len())
+        .map(|index| {
+            let id = 3 + 2 * index;
+            format!("(${id}, ${}, $1, $2 + ${} - 1)", id + 1, id + 1)
+        })
+        .collect();
+    let sql = format!(
         "INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at, last_posted_micros) \
-         VALUES ($1, $2, $3, $4 + $2 - 1) \
+         VALUES {} \
          ON CONFLICT (business_id) DO UPDATE SET \
-           last_sequence = ledger_heads.last_sequence + $2, \
+           last_sequence = ledger_heads.last_sequence + excluded.last_sequence, \
            last_posted_micros = CASE \
              WHEN ledger_heads.last_posted_micros IS NULL THEN NULL \
-             WHEN ledger_heads.last_posted_micros < $4 THEN $4 + $2 - 1 \
-             ELSE ledger_heads.last_posted_micros + $2 END \
-         RETURNING last_sequence, last_posted_at, last_posted_micros",
-    )
-    .bind(business_id)
-    .bind(places)
-    .bind(store::timestamp(now))
-    .bind(now_micros)
-    .fetch_one(&mut **tx)
-    .await
-    .or_internal()?;
-    let last_sequence: i64 = sqlx::Row::try_get(&row, "last_sequence").or_internal()?;
-    let sequence = last_sequence - places + 1;
-    let last_micros: Option<i64> = sqlx::Row::try_get(&row, "last_posted_micros").or_internal()?;
-    if let Some(last_micros) = last_micros {
-        let posted_at = DateTime::from_timestamp_micros(last_micros - places + 1)
-            .ok_or_else(|| internal("a ledger head's time is out of range"))?;
-        return Ok(Head {
+             WHEN ledger_heads.last_posted_micros < $2 THEN $2 + excluded.last_sequence - 1 \
+             ELSE ledger_heads.last_posted_micros + excluded.last_sequence END \
+         RETURNING business_id, last_sequence, last_posted_at, last_posted_micros",
+        values.join(", ")
+    );
+    let mut upsert = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(store::timestamp(now))
+        .bind(now_micros);
+    for (business_id, places) in businesses {
+        upsert = upsert.bind(*business_id).bind(i64::from((*places).max(1)));
+    }
+    let rows = upsert.fetch_all(&mut **tx).await.or_internal()?;
+    let mut heads = Vec::with_capacity(businesses.len());
+    for (business_id, places) in businesses {
+        let places = i64::from((*places).max(1));
+        let row = rows
+            .iter()
+            .find(|row| {
+                sqlx::Row::try_get::<String, _>(*row, "business_id")
+                    .is_ok_and(|id| id == *business_id)
+            })
+            .ok_or_else(|| internal("a ledger head was not advanced"))?;
+        let last_sequence: i64 = sqlx::Row::try_get(row, "last_sequence").or_internal()?;
+        let sequence = last_sequence - places + 1;
+        let last_micros: Option<i64> =
+            sqlx::Row::try_get(row, "last_posted_micros").or_internal()?;
+        if let Some(last_micros) = last_micros {
+            let posted_at = DateTime::from_timestamp_micros(last_micros - places + 1)
+                .ok_or_else(|| internal("a ledger head's time is out of range"))?;
+            heads.push(Head {
+                sequence,
+                posted_at,
+            });
+            continue;
+        }
+        // A head from before migration 0010: its time is the text column's, once.
+        let last = store::time(row, "last_posted_at")?;
+        let posted_at = now.max(last + Duration::microseconds(1));
+        let last_place = posted_at + Duration::microseconds(places - 1);
+        sqlx::query(
+            "UPDATE ledger_heads SET last_posted_at = $2, last_posted_micros = $3 \
+             WHERE business_id = $1",
+        )
+        .bind(*business_id)
+        .bind(store::timestamp(last_place))
+        .bind(last_place.timestamp_micros())
+        .execute(&mut **tx)
+        .await
+        .or_internal()?;
+        heads.push(Head {
             sequence,
             posted_at,
         });
     }
-    // A head from before migration 0010: its time is the text column's, once.
-    let last = store::time(&row, "last_posted_at")?;
-    let posted_at = now.max(last + Duration::microseconds(1));
-    let last_place = posted_at + Duration::microseconds(places - 1);
-    sqlx::query(
-        "UPDATE ledger_heads SET last_posted_at = $2, last_posted_micros = $3 \
-         WHERE business_id = $1",
-    )
-    .bind(business_id)
-    .bind(store::timestamp(last_place))
-    .bind(last_place.timestamp_micros())
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
-    Ok(Head {
-        sequence,
-        posted_at,
-    })
+    Ok(heads)
 }
 
 /// Checks that `postings` form a journal entry: at least two, none zero, summing to zero.
@@ -246,43 +288,20 @@ pub async fn post_into(
 ) -> Result<Result<String, Refusal>, ApiError> {
     check_balanced(&entry.postings)?;
     let at = store::timestamp(head.posted_at);
-    let mut customer: Vec<&Posting> = entry
-        .postings
-        .iter()
-        .filter(|posting| matches!(posting.account, LedgerAccount::Customer(_)))
-        .collect();
-    customer.sort_by(|a, b| a.account.id().cmp(b.account.id()));
-    for posting in customer {
-        // A debit also needs the account active: read under the row's lock, so a freeze that
-        // commits first stops it.
-        let applied = sqlx::query(
-            "UPDATE accounts SET balance = balance + $2, last_balance_update = $3, updated_at = $3 \
-             WHERE id = $1 AND balance + $2 >= 0 AND balance + $2 <= $4 \
-               AND ($2 > 0 OR status = 'active')",
-        )
-        .bind(posting.account.id())
-        .bind(posting.amount)
-        .bind(&at)
-        .bind(MAX_BALANCE)
-        .execute(&mut **tx)
-        .await
-        .or_internal()?
-        .rows_affected();
-        if applied != 1 {
-            let account_id = posting.account.id().to_owned();
-            let status: Option<String> =
-                sqlx::query_scalar("SELECT status FROM accounts WHERE id = $1")
-                    .bind(&account_id)
-                    .fetch_optional(&mut **tx)
-                    .await
-                    .or_internal()?;
-            return Ok(Err(match status {
-                Some(status) if posting.amount < 0 && status != "active" => {
-                    Refusal::Inactive { account_id, status }
-                }
-                _ if posting.amount < 0 => Refusal::InsufficientFunds { account_id },
-                _ => Refusal::BalanceLimit { account_id },
-            }));
+    // Each customer account's change, in id order: one conditional update moves them all,
+    // and answers the ids it moved.
+    let mut changes: BTreeMap<&str, Change> = BTreeMap::new();
+    for posting in &entry.postings {
+        if let LedgerAccount::Customer(id) = &posting.account {
+            let change = changes.entry(id).or_default();
+            change.amount += posting.amount;
+            change.debited |= posting.amount < 0;
+        }
+    }
+    if !changes.is_empty() {
+        let moved = apply(tx, &changes, &at).await?;
+        if moved.len() != changes.len() {
+            return Ok(Err(refusal(tx, &changes, &moved).await?));
         }
     }
     let entry_id = store::new_id();
@@ -314,6 +333,92 @@ pub async fn post_into(
             .bind(posting.amount);
     }
     Ok(Ok(entry_id))
+}
+
+/// What an entry does to one customer account.
+#[derive(Clone, Copy, Debug, Default)]
+struct Change {
+    /// The sum of its postings.
+    amount: i64,
+    /// Whether any posting debits it: the account must then be `active`.
+    debited: bool,
+}
+
+/// Applies `changes` in one statement, each only if the account stays within zero and
+/// [`MAX_BALANCE`] and, when debited, is active (read under the row's lock, so a freeze that
+/// commits first stops it). Returns the ids of the accounts changed.
+async fn apply(
+    tx: &mut Tx,
+    changes: &BTreeMap<&str, Change>,
+    at: &str,
+) -> Result<Vec<String>, ApiError> {
+    // `$1` the time, `$2` the limit, then each account's id and amount.
+    let mut amount = String::from("CASE id");
+    let mut ids = Vec::new();
+    let mut debited = Vec::new();
+    for (index, change) in changes.values().enumerate() {
+        let id = 3 + 2 * index;
+        amount.push_str(&format!(" WHEN ${id} THEN ${}", id + 1));
+        ids.push(format!("${id}"));
+        if change.debited {
+            debited.push(format!("${id}"));
+        }
+    }
+    amount.push_str(" END");
+    let active = if debited.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " AND (status = 'active' OR id NOT IN ({}))",
+            debited.join(", ")
+        )
+    };
+    let sql = format!(
+        "UPDATE accounts SET balance = balance + {amount}, last_balance_update = $1, \
+           updated_at = $1 \
+         WHERE id IN ({ids}) AND balance + {amount} >= 0 AND balance + {amount} <= $2{active} \
+         RETURNING id",
+        ids = ids.join(", ")
+    );
+    let mut update = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        .bind(at)
+        .bind(MAX_BALANCE);
+    for (id, change) in changes {
+        update = update.bind(*id).bind(change.amount);
+    }
+    update.fetch_all(&mut **tx).await.or_internal()
+}
+
+/// Why the first account (in id order) that [`apply`] did not change refused.
+async fn refusal(
+    tx: &mut Tx,
+    changes: &BTreeMap<&str, Change>,
+    moved: &[String],
+) -> Result<Refusal, ApiError> {
+    let (id, change) = changes
+        .iter()
+        .find(|(id, _)| !moved.iter().any(|moved| moved == *id))
+        .ok_or_else(|| internal("every account moved, yet not as many as changed"))?;
+    let account_id = (*id).to_owned();
+    let found = sqlx::query("SELECT balance, status FROM accounts WHERE id = $1")
+        .bind(&account_id)
+        .fetch_optional(&mut **tx)
+        .await
+        .or_internal()?;
+    let Some(row) = found else {
+        return Err(internal(format!(
+            "a posting to account {account_id}, which does not exist"
+        )));
+    };
+    let balance: i64 = sqlx::Row::try_get(&row, "balance").or_internal()?;
+    let status: String = sqlx::Row::try_get(&row, "status").or_internal()?;
+    Ok(if change.debited && status != "active" {
+        Refusal::Inactive { account_id, status }
+    } else if i128::from(balance) + i128::from(change.amount) < 0 {
+        Refusal::InsufficientFunds { account_id }
+    } else {
+        Refusal::BalanceLimit { account_id }
+    })
 }
 
 #[cfg(test)]

@@ -614,8 +614,10 @@ pub(crate) async fn lock_heads(
             } else {
                 (other, source)
             };
-            let first_head = ledger::advance_head_by(tx, first, places(first), now).await?;
-            let second_head = ledger::advance_head_by(tx, second, places(second), now).await?;
+            let heads =
+                ledger::advance_heads(tx, &[(first, places(first)), (second, places(second))], now)
+                    .await?;
+            let (first_head, second_head) = (heads[0], heads[1]);
             Ok(if first == source {
                 Heads {
                     source: first_head,
