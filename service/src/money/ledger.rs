@@ -2,9 +2,9 @@
 //!
 //! A posting's amount is signed kobo, credit positive; the postings of an entry sum to zero
 //! ([`post`] refuses anything else before it writes), so the whole ledger sums to zero.
-//! Customer-facing balances are `accounts.balance`: each posting to one is a conditional
-//! `UPDATE` whose affected-row count is the check (never below zero, never above
-//! [`MAX_BALANCE`]), so two processes on one PostgreSQL cannot overdraw an account. The
+//! Customer-facing balances are `accounts.balance`: an entry changes them in one conditional
+//! `UPDATE` whose returned ids are the check (never below zero, never above [`MAX_BALANCE`]),
+//! so two processes on one PostgreSQL cannot overdraw an account. The
 //! bank's internal accounts keep no stored balance (the sum of their postings is theirs).
 //!
 //! Lock order, the same in every path: the business's ledger head ([`advance_head`]) first,
@@ -264,9 +264,9 @@ pub fn check_balanced(postings: &[Posting]) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Posts `entry` at `head.posted_at` inside `tx`: checks that it balances, applies each
-/// customer posting as a conditional update (accounts in id order), and writes the entry and
-/// its postings. Returns the entry's id, or why an account refused (the caller rolls back).
+/// Posts `entry` at `head.posted_at` inside `tx`: checks that it balances, applies its
+/// customer postings in one conditional update (`apply`), and writes the entry and its
+/// postings. Returns the entry's id, or why an account refused (the caller rolls back).
 pub async fn post(
     tx: &mut Tx,
     entry: &Entry<'_>,
