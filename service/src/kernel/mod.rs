@@ -10,3 +10,4 @@ pub(crate) mod paging;
 pub mod secrets;
 pub mod store;
 pub(crate) mod text;
+pub mod writer;

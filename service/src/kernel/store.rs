@@ -18,19 +18,28 @@ use generated_server::OrInternal;
 use sha2::{Digest, Sha256};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{Any, AnyConnection, AnyPool, Row, Transaction};
-use tokio::sync::{Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::kernel::writer::{Member, Turn, Writer};
 
 /// A write transaction on either store ([`Store::begin`]). It derefs to its connection, so
-/// `&mut *tx` runs a query in it; dropped without [`Tx::commit`], it rolls back.
+/// `&mut *tx` runs a query in it; dropped without [`Tx::commit`], it rolls back. On SQLite it
+/// is this process's writer's turn, a member of a group commit ([`crate::kernel::writer`]).
 pub struct Tx {
-    inner: Transaction<'static, Any>,
-    /// SQLite: this process's turn to write, held until the transaction ends (after `inner`
-    /// is dropped: fields drop in declaration order).
-    _turn: Option<OwnedMutexGuard<()>>,
+    inner: Inner,
     /// PostgreSQL: this process's turns at the ledgers of the businesses it posts to
     /// ([`Store::begin_posting`]), held until the transaction ends.
     _ledgers: Vec<OwnedSemaphorePermit>,
     backend: Backend,
+}
+
+enum Inner {
+    /// PostgreSQL: a transaction of its own.
+    Own(Transaction<'static, Any>),
+    /// SQLite: a share of the writers' transaction.
+    Member(Member),
+    /// Committed or rolled back.
+    Ended,
 }
 
 impl Tx {
@@ -39,12 +48,31 @@ impl Tx {
         self.backend
     }
 
-    pub async fn commit(self) -> Result<(), sqlx::Error> {
-        self.inner.commit().await
+    /// Commits; on SQLite, returns once the group's commit made this transaction's work
+    /// durable.
+    pub async fn commit(mut self) -> Result<(), sqlx::Error> {
+        match std::mem::replace(&mut self.inner, Inner::Ended) {
+            Inner::Own(tx) => tx.commit().await,
+            Inner::Member(member) => member.commit().await,
+            Inner::Ended => Ok(()),
+        }
     }
 
-    pub async fn rollback(self) -> Result<(), sqlx::Error> {
-        self.inner.rollback().await
+    pub async fn rollback(mut self) -> Result<(), sqlx::Error> {
+        match std::mem::replace(&mut self.inner, Inner::Ended) {
+            Inner::Own(tx) => tx.rollback().await,
+            Inner::Member(member) => member.rollback().await,
+            Inner::Ended => Ok(()),
+        }
+    }
+}
+
+impl Drop for Tx {
+    fn drop(&mut self) {
+        // A transaction of its own rolls back as it is dropped (the driver queues it).
+        if let Inner::Member(member) = std::mem::replace(&mut self.inner, Inner::Ended) {
+            member.abandon();
+        }
     }
 }
 
@@ -52,13 +80,21 @@ impl std::ops::Deref for Tx {
     type Target = AnyConnection;
 
     fn deref(&self) -> &AnyConnection {
-        &self.inner
+        match &self.inner {
+            Inner::Own(tx) => tx,
+            Inner::Member(member) => member.connection(),
+            Inner::Ended => unreachable!("a transaction used after it ended"),
+        }
     }
 }
 
 impl std::ops::DerefMut for Tx {
     fn deref_mut(&mut self) -> &mut AnyConnection {
-        &mut self.inner
+        match &mut self.inner {
+            Inner::Own(tx) => tx,
+            Inner::Member(member) => member.connection_mut(),
+            Inner::Ended => unreachable!("a transaction used after it ended"),
+        }
     }
 }
 
@@ -175,7 +211,7 @@ pub struct Store {
     /// handler's sleeps (1 ms growing to 100 ms), so under load a write waits far longer than
     /// the writes ahead of it take, and the unlucky (webhook bookkeeping beside a stream of
     /// payouts) starve. `None` on PostgreSQL, whose row locks queue writers themselves.
-    writer: Option<Arc<Mutex<()>>>,
+    writer: Option<Arc<Writer>>,
     /// PostgreSQL: at most [`POSTERS_PER_BUSINESS`] postings per business at a time in this
     /// process, the others queued in arrival order ([`Store::begin_posting`]). A business's
     /// postings take its ledger head one at a time anyway (gapless sequences); without this
@@ -303,7 +339,7 @@ impl Store {
             .connect(url)
             .await
             .with_context(|| format!("cannot open the database at {}", redact_url(url)))?;
-        let writer = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(())));
+        let writer = (backend == Backend::Sqlite).then(|| Arc::new(Writer::new(unavailable)));
         let ledgers = (backend == Backend::Postgres).then(Arc::default);
         Ok(Store {
             pool,
@@ -378,15 +414,12 @@ impl Store {
     /// On SQLite it first waits for this process's turn to write (see `writer`), then holds
     /// it until the transaction ends. Never begin a second one while holding a `Tx`.
     pub async fn begin(&self) -> Result<Tx, ApiError> {
-        let turn = self.write_turn().await;
-        let inner = match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
-            Backend::Postgres => self.pool.begin().await,
-        }
-        .or_internal()?;
+        let inner = match &self.writer {
+            Some(writer) => Inner::Member(writer.begin(&self.pool).await.or_internal()?),
+            None => Inner::Own(self.pool.begin().await.or_internal()?),
+        };
         Ok(Tx {
             inner,
-            _turn: turn,
             _ledgers: Vec::new(),
             backend: self.backend,
         })
@@ -416,9 +449,18 @@ impl Store {
 
     /// This process's turn to write on SQLite (`None` on PostgreSQL), for a single write
     /// statement outside [`Store::begin`]: hold it across the statement.
-    pub async fn write_turn(&self) -> Option<OwnedMutexGuard<()>> {
+    pub async fn write_turn(&self) -> Option<Turn> {
         match &self.writer {
-            Some(writer) => Some(Arc::clone(writer).lock_owned().await),
+            Some(writer) => Some(writer.turn().await),
+            None => None,
+        }
+    }
+
+    /// SQLite: how many group commits there were, and how many transactions they committed
+    /// (`None` on PostgreSQL).
+    pub async fn group_commits(&self) -> Option<(u64, u64)> {
+        match &self.writer {
+            Some(writer) => Some(writer.commits().await),
             None => None,
         }
     }

@@ -1,0 +1,351 @@
+//! SQLite's one writer per process, and group commit.
+//!
+//! SQLite has one write lock per database. Writers in this process take turns in arrival order
+//! ([`Writer::turn`]), so none polls the lock with the busy handler's sleeps. A commit is a
+//! flush of the log to disk (`synchronous = FULL`): half a millisecond of every payout's turn
+//! (`BENCHMARKS.md`), while every other writer waited. So the writers share a transaction: a
+//! writer that finishes while others wait for the turn leaves the transaction open for them
+//! and waits for its commit; the last of the group (no writer waiting, or [`GROUP_MAX`]
+//! reached) commits for all. Each writer after the first works inside a savepoint of its own,
+//! so that one which fails or is dropped undoes only its own work.
+//!
+//! What a writer is told is what is on disk: its `commit` returns only after the group's
+//! `COMMIT` did, with the group's error if it failed. An acknowledged write is never lost, and
+//! a failed group fails every member, none of which was acknowledged.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use sqlx::{Any, AnyConnection, AnyPool, Transaction};
+use tokio::sync::{oneshot, Mutex, OwnedMutexGuard};
+
+/// The most writers one commit makes durable. With a long queue, the first of a group waits
+/// for the work of every other: this bounds that wait.
+pub const GROUP_MAX: usize = 16;
+
+/// This process's writers on one SQLite database.
+#[derive(Debug)]
+pub struct Writer {
+    turn: Arc<Mutex<Group>>,
+    /// Writers waiting for the turn to begin a transaction ([`Writer::begin`]).
+    waiting: AtomicUsize,
+    /// Whether an error means the database cannot be written now (the store's rule): a
+    /// failed group commit fails its other members with an error of the same kind.
+    unavailable: fn(&sqlx::Error) -> bool,
+}
+
+/// The turn's state: the transaction writers share, if one is open.
+#[derive(Debug, Default)]
+pub struct Group {
+    open: Option<Open>,
+    /// The number of the last group opened.
+    serial: u64,
+    /// Groups committed, and the writers whose work they committed.
+    commits: u64,
+    committed: u64,
+}
+
+#[derive(Debug)]
+struct Open {
+    tx: Transaction<'static, Any>,
+    serial: u64,
+    /// The members done, waiting for the commit.
+    done: Vec<oneshot::Sender<Result<(), sqlx::Error>>>,
+}
+
+/// The turn, held for a write outside any transaction ([`Writer::turn`]).
+pub struct Turn {
+    _turn: OwnedMutexGuard<Group>,
+}
+
+/// A writer's share of the group's transaction: it holds the turn until it commits, rolls
+/// back or is dropped.
+pub struct Member {
+    turn: OwnedMutexGuard<Group>,
+    writer: Arc<Writer>,
+    /// Whether the member works inside a savepoint (it is not the group's first).
+    savepoint: bool,
+}
+
+impl Writer {
+    pub fn new(unavailable: fn(&sqlx::Error) -> bool) -> Writer {
+        Writer {
+            turn: Arc::default(),
+            waiting: AtomicUsize::new(0),
+            unavailable,
+        }
+    }
+
+    /// The turn for a lone write statement: the group's transaction, if open, is committed
+    /// first (it holds SQLite's write lock).
+    pub async fn turn(self: &Arc<Self>) -> Turn {
+        let mut turn = Arc::clone(&self.turn).lock_owned().await;
+        let _ = commit(&mut turn, false, self.unavailable).await;
+        Turn { _turn: turn }
+    }
+
+    /// How many groups were committed, and how many writers' work they committed.
+    pub async fn commits(&self) -> (u64, u64) {
+        let turn = self.turn.lock().await;
+        (turn.commits, turn.committed)
+    }
+
+    /// Waits for the turn and joins the open transaction, or begins one (`BEGIN IMMEDIATE`).
+    pub async fn begin(self: &Arc<Self>, pool: &AnyPool) -> Result<Member, sqlx::Error> {
+        let waiting = Waiting::new(&self.waiting);
+        let mut turn = Arc::clone(&self.turn).lock_owned().await;
+        drop(waiting);
+        let savepoint = match &mut turn.open {
+            Some(open) => {
+                if let Err(error) = sqlx::query("SAVEPOINT member").execute(&mut *open.tx).await {
+                    fail(&mut turn, &error, self.unavailable);
+                    return Err(error);
+                }
+                true
+            }
+            None => {
+                let tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+                turn.serial += 1;
+                turn.open = Some(Open {
+                    tx,
+                    serial: turn.serial,
+                    done: Vec::new(),
+                });
+                false
+            }
+        };
+        Ok(Member {
+            turn,
+            writer: Arc::clone(self),
+            savepoint,
+        })
+    }
+}
+
+/// One writer counted in [`Writer::waiting`] while it exists (a caller that gives up waiting
+/// is counted out too).
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a AtomicUsize) -> Waiting<'a> {
+        count.fetch_add(1, Ordering::SeqCst);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Member {
+    pub fn connection(&self) -> &AnyConnection {
+        &self.open().tx
+    }
+
+    pub fn connection_mut(&mut self) -> &mut AnyConnection {
+        &mut self.open_mut().tx
+    }
+
+    fn open(&self) -> &Open {
+        self.turn
+            .open
+            .as_ref()
+            .expect("a member's transaction is open")
+    }
+
+    fn open_mut(&mut self) -> &mut Open {
+        self.turn
+            .open
+            .as_mut()
+            .expect("a member's transaction is open")
+    }
+
+    /// Returns once the member's work is committed: by this member, or, while other writers
+    /// wait for the turn, by the last of the group.
+    pub async fn commit(mut self) -> Result<(), sqlx::Error> {
+        let waiting = self.writer.waiting.load(Ordering::SeqCst);
+        if waiting == 0 || self.open().done.len() + 1 >= GROUP_MAX {
+            return commit(&mut self.turn, true, self.writer.unavailable).await;
+        }
+        let (done, committed) = oneshot::channel();
+        let open = self.open_mut();
+        open.done.push(done);
+        let serial = open.serial;
+        // Whoever next has the turn works in this transaction. Should nobody commit it (the
+        // writers waiting give up), this task does when its turn comes, if the group is still
+        // open: spawned, so that it runs even if the member's caller goes away.
+        let turn = Arc::clone(&self.writer.turn);
+        let unavailable = self.writer.unavailable;
+        tokio::spawn(async move {
+            let mut turn = turn.lock_owned().await;
+            if turn.open.as_ref().is_some_and(|open| open.serial == serial) {
+                let _ = commit(&mut turn, false, unavailable).await;
+            }
+        });
+        drop(self);
+        committed.await.unwrap_or(Err(sqlx::Error::WorkerCrashed))
+    }
+
+    /// Undoes the member's work: the whole transaction for a group's first member, its own
+    /// savepoint for another, after which the group's other members' work is committed unless
+    /// writers wait to go on in it.
+    pub async fn rollback(mut self) -> Result<(), sqlx::Error> {
+        if !self.savepoint {
+            let open = self
+                .turn
+                .open
+                .take()
+                .expect("a member's transaction is open");
+            return open.tx.rollback().await;
+        }
+        if let Err(error) = sqlx::query("ROLLBACK TO member")
+            .execute(&mut *self.open_mut().tx)
+            .await
+        {
+            fail(&mut self.turn, &error, self.writer.unavailable);
+            return Err(error);
+        }
+        if self.writer.waiting.load(Ordering::SeqCst) == 0 {
+            let _ = commit(&mut self.turn, false, self.writer.unavailable).await;
+        }
+        Ok(())
+    }
+
+    /// [`Member::rollback`] for a member dropped without a commit (an error, a caller gone).
+    pub fn abandon(mut self) {
+        if !self.savepoint {
+            // The group's first: nobody else's work is in the transaction, which is dropped
+            // (the driver queues its rollback).
+            drop(self.turn.open.take());
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let _ = self.rollback().await;
+                });
+            }
+            // No runtime to undo the savepoint on: the whole group fails.
+            Err(_) => {
+                let unavailable = self.writer.unavailable;
+                fail(&mut self.turn, &sqlx::Error::WorkerCrashed, unavailable);
+            }
+        }
+    }
+}
+
+/// Commits the open transaction, if any, and tells its waiting members; `holder` is whether
+/// the turn's holder is a member too.
+async fn commit(
+    turn: &mut Group,
+    holder: bool,
+    unavailable: fn(&sqlx::Error) -> bool,
+) -> Result<(), sqlx::Error> {
+    let Some(open) = turn.open.take() else {
+        return Ok(());
+    };
+    let result = open.tx.commit().await;
+    if result.is_ok() {
+        turn.commits += 1;
+        turn.committed += u64::from(holder) + open.done.len() as u64;
+    }
+    for member in open.done {
+        let _ = member.send(match &result {
+            Ok(()) => Ok(()),
+            Err(error) => Err(shared(error, unavailable)),
+        });
+    }
+    result
+}
+
+/// Ends the open transaction after `error`: it rolls back, and every waiting member is told.
+fn fail(turn: &mut Group, error: &sqlx::Error, unavailable: fn(&sqlx::Error) -> bool) {
+    if let Some(open) = turn.open.take() {
+        for member in open.done {
+            let _ = member.send(Err(shared(error, unavailable)));
+        }
+    }
+}
+
+/// `error` as another member of the group sees it: the database unavailable (`97`, retry) if
+/// it was, otherwise an internal error.
+fn shared(error: &sqlx::Error, unavailable: fn(&sqlx::Error) -> bool) -> sqlx::Error {
+    let message = format!("the group commit failed: {error}");
+    if unavailable(error) {
+        sqlx::Error::Io(std::io::Error::other(message))
+    } else {
+        sqlx::Error::Configuration(message.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::kernel::store::Store;
+
+    /// Writers at once: each one's work is kept if and only if it committed, whatever the
+    /// others in its group did (rolled back, dropped, failed a statement), and commits were
+    /// shared.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn writers_share_commits_and_undo_only_their_own_work() {
+        let (_dir, store) = Store::temporary_sqlite().await;
+        sqlx::query("CREATE TABLE writes (id INTEGER PRIMARY KEY, outcome TEXT NOT NULL)")
+            .execute(store.pool())
+            .await
+            .unwrap();
+        let outcomes = ["commit", "rollback", "dropped", "failed"];
+        let writers: Vec<_> = (0..64_i64)
+            .map(|id| {
+                let store = store.clone();
+                let outcome = outcomes[id as usize % outcomes.len()];
+                tokio::spawn(async move {
+                    let mut tx = store.begin().await.unwrap();
+                    sqlx::query("INSERT INTO writes (id, outcome) VALUES ($1, $2)")
+                        .bind(id)
+                        .bind(outcome)
+                        .execute(&mut *tx)
+                        .await
+                        .unwrap();
+                    // Hold the turn a while, so that the others queue behind it.
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    match outcome {
+                        "commit" => tx.commit().await.unwrap(),
+                        "rollback" => tx.rollback().await.unwrap(),
+                        "dropped" => drop(tx),
+                        _ => {
+                            let twice =
+                                sqlx::query("INSERT INTO writes (id, outcome) VALUES ($1, 'x')")
+                                    .bind(id)
+                                    .execute(&mut *tx)
+                                    .await;
+                            assert!(twice.is_err());
+                            drop(tx);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.await.unwrap();
+        }
+        // A write after them all sees the last group committed.
+        store.write_turn().await;
+        let kept: Vec<(i64, String)> = sqlx::query_as("SELECT id, outcome FROM writes ORDER BY id")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(kept.len(), 16, "{kept:?}");
+        assert!(kept
+            .iter()
+            .all(|(id, outcome)| outcome == "commit" && id % 4 == 0));
+        let (commits, committed) = store.group_commits().await.unwrap();
+        assert_eq!(committed, 16);
+        assert!(
+            commits < committed,
+            "{commits} commits for {committed} writers"
+        );
+    }
+}
