@@ -339,7 +339,12 @@ impl Store {
             .connect(url)
             .await
             .with_context(|| format!("cannot open the database at {}", redact_url(url)))?;
-        let writer = (backend == Backend::Sqlite).then(|| Arc::new(Writer::new(unavailable)));
+        let writer = (backend == Backend::Sqlite).then(|| {
+            Arc::new(Writer::new(|error| {
+                note_storage_failure(error);
+                unavailable(error)
+            }))
+        });
         let ledgers = (backend == Backend::Postgres).then(Arc::default);
         Ok(Store {
             pool,

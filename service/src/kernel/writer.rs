@@ -29,9 +29,10 @@ pub struct Writer {
     turn: Arc<Mutex<Group>>,
     /// Writers waiting for the turn to begin a transaction ([`Writer::begin`]).
     waiting: AtomicUsize,
-    /// Whether an error means the database cannot be written now (the store's rule): a
-    /// failed group commit fails its other members with an error of the same kind.
-    unavailable: fn(&sqlx::Error) -> bool,
+    /// The store's rule for a failure, applied once to a failed group's error: notes a
+    /// failure of SQLite's files, and answers whether the database cannot be written now (the
+    /// group's other members then fail with an error of that kind).
+    classify: fn(&sqlx::Error) -> bool,
 }
 
 /// The turn's state: the transaction writers share, if one is open.
@@ -68,11 +69,11 @@ pub struct Member {
 }
 
 impl Writer {
-    pub fn new(unavailable: fn(&sqlx::Error) -> bool) -> Writer {
+    pub fn new(classify: fn(&sqlx::Error) -> bool) -> Writer {
         Writer {
             turn: Arc::default(),
             waiting: AtomicUsize::new(0),
-            unavailable,
+            classify,
         }
     }
 
@@ -80,7 +81,7 @@ impl Writer {
     /// first (it holds SQLite's write lock).
     pub async fn turn(self: &Arc<Self>) -> Turn {
         let mut turn = Arc::clone(&self.turn).lock_owned().await;
-        let _ = commit(&mut turn, false, self.unavailable).await;
+        let _ = commit(&mut turn, false, self.classify).await;
         Turn { _turn: turn }
     }
 
@@ -98,7 +99,7 @@ impl Writer {
         let savepoint = match &mut turn.open {
             Some(open) => {
                 if let Err(error) = sqlx::query("SAVEPOINT member").execute(&mut *open.tx).await {
-                    fail(&mut turn, &error, self.unavailable);
+                    fail(&mut turn, &error, self.classify);
                     return Err(error);
                 }
                 true
@@ -167,23 +168,28 @@ impl Member {
     pub async fn commit(mut self) -> Result<(), sqlx::Error> {
         let waiting = self.writer.waiting.load(Ordering::SeqCst);
         if waiting == 0 || self.open().done.len() + 1 >= GROUP_MAX {
-            return commit(&mut self.turn, true, self.writer.unavailable).await;
+            return commit(&mut self.turn, true, self.writer.classify).await;
         }
         let (done, committed) = oneshot::channel();
         let open = self.open_mut();
+        let first = open.done.is_empty();
         open.done.push(done);
         let serial = open.serial;
-        // Whoever next has the turn works in this transaction. Should nobody commit it (the
-        // writers waiting give up), this task does when its turn comes, if the group is still
-        // open: spawned, so that it runs even if the member's caller goes away.
-        let turn = Arc::clone(&self.writer.turn);
-        let unavailable = self.writer.unavailable;
-        tokio::spawn(async move {
-            let mut turn = turn.lock_owned().await;
-            if turn.open.as_ref().is_some_and(|open| open.serial == serial) {
-                let _ = commit(&mut turn, false, unavailable).await;
-            }
-        });
+        // Whoever next has the turn works in this transaction. The group's first member to
+        // leave it open also queues for the turn behind the writers waiting now, and commits
+        // the group then if it is still open: the group is those writers, and it is committed
+        // even if they give up waiting. Spawned, so that it runs even if the member's caller
+        // goes away.
+        if first {
+            let turn = Arc::clone(&self.writer.turn);
+            let classify = self.writer.classify;
+            tokio::spawn(async move {
+                let mut turn = turn.lock_owned().await;
+                if turn.open.as_ref().is_some_and(|open| open.serial == serial) {
+                    let _ = commit(&mut turn, false, classify).await;
+                }
+            });
+        }
         drop(self);
         committed.await.unwrap_or(Err(sqlx::Error::WorkerCrashed))
     }
@@ -204,11 +210,11 @@ impl Member {
             .execute(&mut *self.open_mut().tx)
             .await
         {
-            fail(&mut self.turn, &error, self.writer.unavailable);
+            fail(&mut self.turn, &error, self.writer.classify);
             return Err(error);
         }
         if self.writer.waiting.load(Ordering::SeqCst) == 0 {
-            let _ = commit(&mut self.turn, false, self.writer.unavailable).await;
+            let _ = commit(&mut self.turn, false, self.writer.classify).await;
         }
         Ok(())
     }
@@ -229,8 +235,8 @@ impl Member {
             }
             // No runtime to undo the savepoint on: the whole group fails.
             Err(_) => {
-                let unavailable = self.writer.unavailable;
-                fail(&mut self.turn, &sqlx::Error::WorkerCrashed, unavailable);
+                let classify = self.writer.classify;
+                fail(&mut self.turn, &sqlx::Error::WorkerCrashed, classify);
             }
         }
     }
@@ -241,7 +247,7 @@ impl Member {
 async fn commit(
     turn: &mut Group,
     holder: bool,
-    unavailable: fn(&sqlx::Error) -> bool,
+    classify: fn(&sqlx::Error) -> bool,
 ) -> Result<(), sqlx::Error> {
     let Some(open) = turn.open.take() else {
         return Ok(());
@@ -251,32 +257,39 @@ async fn commit(
         turn.commits += 1;
         turn.committed += u64::from(holder) + open.done.len() as u64;
     }
-    for member in open.done {
-        let _ = member.send(match &result {
-            Ok(()) => Ok(()),
-            Err(error) => Err(shared(error, unavailable)),
-        });
+    match &result {
+        Ok(()) => {
+            for member in open.done {
+                let _ = member.send(Ok(()));
+            }
+        }
+        Err(error) => tell_failed(open.done, error, classify),
     }
     result
 }
 
 /// Ends the open transaction after `error`: it rolls back, and every waiting member is told.
-fn fail(turn: &mut Group, error: &sqlx::Error, unavailable: fn(&sqlx::Error) -> bool) {
+fn fail(turn: &mut Group, error: &sqlx::Error, classify: fn(&sqlx::Error) -> bool) {
     if let Some(open) = turn.open.take() {
-        for member in open.done {
-            let _ = member.send(Err(shared(error, unavailable)));
-        }
+        tell_failed(open.done, error, classify);
     }
 }
 
-/// `error` as another member of the group sees it: the database unavailable (`97`, retry) if
-/// it was, otherwise an internal error.
-fn shared(error: &sqlx::Error, unavailable: fn(&sqlx::Error) -> bool) -> sqlx::Error {
-    let message = format!("the group commit failed: {error}");
-    if unavailable(error) {
-        sqlx::Error::Io(std::io::Error::other(message))
-    } else {
-        sqlx::Error::Configuration(message.into())
+/// Fails each of `members` with `error` as another member sees it: the database unavailable
+/// (`97`, retry) if it was, otherwise an internal error.
+fn tell_failed(
+    members: Vec<oneshot::Sender<Result<(), sqlx::Error>>>,
+    error: &sqlx::Error,
+    classify: fn(&sqlx::Error) -> bool,
+) {
+    let unavailable = classify(error);
+    for member in members {
+        let message = format!("the group commit failed: {error}");
+        let _ = member.send(Err(if unavailable {
+            sqlx::Error::Io(std::io::Error::other(message))
+        } else {
+            sqlx::Error::Configuration(message.into())
+        }));
     }
 }
 
