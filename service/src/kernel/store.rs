@@ -336,15 +336,27 @@ impl Store {
             Backend::Postgres => options,
         };
         let pool = options
+            .clone()
             .connect(url)
             .await
             .with_context(|| format!("cannot open the database at {}", redact_url(url)))?;
-        let writer = (backend == Backend::Sqlite).then(|| {
-            Arc::new(Writer::new(|error| {
-                note_storage_failure(error);
-                unavailable(error)
-            }))
-        });
+        // SQLite: the writers' transactions on a connection of their own, whose page cache
+        // stays warm: on a connection of the shared pool, the cache was stale after every
+        // other connection's commit, and each write read its pages from the file again.
+        let writer = match backend {
+            Backend::Sqlite => {
+                let connection = options
+                    .max_connections(1)
+                    .connect(url)
+                    .await
+                    .with_context(|| format!("cannot open the database at {}", redact_url(url)))?;
+                Some(Arc::new(Writer::new(connection, |error| {
+                    note_storage_failure(error);
+                    unavailable(error)
+                })))
+            }
+            Backend::Postgres => None,
+        };
         let ledgers = (backend == Backend::Postgres).then(Arc::default);
         Ok(Store {
             pool,
@@ -385,6 +397,9 @@ impl Store {
 
     /// Closes every connection of the pool (waiting for those in use to be returned).
     pub async fn close(&self) {
+        if let Some(writer) = &self.writer {
+            writer.close().await;
+        }
         self.pool.close().await;
     }
 
@@ -420,7 +435,7 @@ impl Store {
     /// it until the transaction ends. Never begin a second one while holding a `Tx`.
     pub async fn begin(&self) -> Result<Tx, ApiError> {
         let inner = match &self.writer {
-            Some(writer) => Inner::Member(writer.begin(&self.pool).await.or_internal()?),
+            Some(writer) => Inner::Member(writer.begin().await.or_internal()?),
             None => Inner::Own(self.pool.begin().await.or_internal()?),
         };
         Ok(Tx {

@@ -26,6 +26,8 @@ pub const GROUP_MAX: usize = 16;
 /// This process's writers on one SQLite database.
 #[derive(Debug)]
 pub struct Writer {
+    /// The writers' own connection (a pool of one, which reopens it if it breaks).
+    connection: AnyPool,
     turn: Arc<Mutex<Group>>,
     /// Writers waiting for the turn to begin a transaction ([`Writer::begin`]).
     waiting: AtomicUsize,
@@ -69,8 +71,9 @@ pub struct Member {
 }
 
 impl Writer {
-    pub fn new(classify: fn(&sqlx::Error) -> bool) -> Writer {
+    pub fn new(connection: AnyPool, classify: fn(&sqlx::Error) -> bool) -> Writer {
         Writer {
+            connection,
             turn: Arc::default(),
             waiting: AtomicUsize::new(0),
             classify,
@@ -85,6 +88,13 @@ impl Writer {
         Turn { _turn: turn }
     }
 
+    /// Commits what is open and closes the writers' connection.
+    pub async fn close(&self) {
+        let mut turn = self.turn.lock().await;
+        let _ = commit(&mut turn, false, self.classify).await;
+        self.connection.close().await;
+    }
+
     /// How many groups were committed, and how many writers' work they committed.
     pub async fn commits(&self) -> (u64, u64) {
         let turn = self.turn.lock().await;
@@ -92,7 +102,7 @@ impl Writer {
     }
 
     /// Waits for the turn and joins the open transaction, or begins one (`BEGIN IMMEDIATE`).
-    pub async fn begin(self: &Arc<Self>, pool: &AnyPool) -> Result<Member, sqlx::Error> {
+    pub async fn begin(self: &Arc<Self>) -> Result<Member, sqlx::Error> {
         let waiting = Waiting::new(&self.waiting);
         let mut turn = Arc::clone(&self.turn).lock_owned().await;
         drop(waiting);
@@ -105,7 +115,7 @@ impl Writer {
                 true
             }
             None => {
-                let tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+                let tx = self.connection.begin_with("BEGIN IMMEDIATE").await?;
                 turn.serial += 1;
                 turn.open = Some(Open {
                     tx,
