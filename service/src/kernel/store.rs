@@ -517,6 +517,17 @@ pub fn internal(error: impl std::fmt::Display) -> ApiError {
     ApiError::internal(error)
 }
 
+/// `error` as the API answers it, for a caller that looked at it first (a conflict): `97` when
+/// the database is out of reach, as `.or_internal()` decides, otherwise internal, with the
+/// caller's location. Never `internal(error)`, which would lose the cause.
+#[track_caller]
+pub fn failure(error: sqlx::Error) -> ApiError {
+    match Err::<(), _>(error).or_internal() {
+        Err(error) => error,
+        Ok(()) => internal("an error that was not one"),
+    }
+}
+
 /// True when `error` is a unique-constraint violation (on either store).
 pub fn is_unique_violation(error: &sqlx::Error) -> bool {
     error

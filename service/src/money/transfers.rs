@@ -23,7 +23,7 @@ use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::paging::{self, Conditions, Sql};
-use crate::kernel::store::{self, internal, Store, Tx};
+use crate::kernel::store::{self, Store, Tx};
 use crate::money::accounts::{self, find_by_number_in, value, AccountRow};
 use crate::money::amount::{amount_text, Kobo};
 use crate::money::banks::{self, Beneficiary};
@@ -464,11 +464,11 @@ async fn initiate<B: serde::Serialize>(
             drop(tx);
             let reference = request.reference.as_deref().unwrap_or_default();
             let Some(other) = reference_owner(store, &business_id, reference).await? else {
-                return Err(internal(error));
+                return Err(store::failure(error));
             };
             return refuse(store, clock, ctx, fingerprint, duplicate(reference, &other)).await;
         }
-        Err(error) => return Err(internal(error)),
+        Err(error) => return Err(store::failure(error)),
     }
     tx.commit().await.or_internal()?;
     Ok(transfer)

@@ -320,7 +320,7 @@ pub async fn add_member(
         if is_unique_violation(&error) {
             duplicate_email(&email)
         } else {
-            internal(error)
+            store::failure(error)
         }
     })?;
     let business_name = business_name(&mut tx, business_id).await?;
@@ -843,7 +843,7 @@ fn role_write_error(error: sqlx::Error, name: &str) -> ApiError {
     if is_unique_violation(&error) {
         duplicate_role(name)
     } else {
-        internal(error)
+        store::failure(error)
     }
 }
 

@@ -1018,6 +1018,53 @@ fn payouts_to<'a>(
         .collect()
 }
 
+/// A payout whose connection the database drops while it writes its rows answers `97`
+/// (retry with the same key), never `96`, and moves nothing. Found by `.ci/chaos` (a
+/// PostgreSQL restart): the failure of the rows' batch lost its cause on the way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_payout_cut_off_while_writing_answers_unavailable() {
+    let kit = TestKit::postgres().await;
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "1000").await;
+    // The payout's rows wait for the audit log, then its connection is terminated.
+    let mut blocker = kit.store.pool().begin().await.unwrap();
+    sqlx::query("LOCK TABLE audit_logs IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut *blocker)
+        .await
+        .unwrap();
+    let mut payout = body("0123456788", "Emeka Nwosu", "000013", "100", "");
+    payout.as_object_mut().unwrap().remove("otp");
+    let call = Call::new(Operation::FundsTransferApi.path(), Some(&token), payout)
+        .header("idempotency-key", "cut-off");
+    let cut = async {
+        for _ in 0..200 {
+            let waiting: Option<i32> = sqlx::query_scalar(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() \
+                 AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+            )
+            .fetch_optional(&mut *blocker)
+            .await
+            .unwrap();
+            if let Some(pid) = waiting {
+                sqlx::query("SELECT pg_terminate_backend($1)")
+                    .bind(pid)
+                    .execute(&mut *blocker)
+                    .await
+                    .unwrap();
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        false
+    };
+    let (reply, cut) = tokio::join!(kit.send(call), cut);
+    assert!(cut, "the payout never waited for the audit log");
+    reply.expect(ResponseCode::ServiceUnavailable);
+    blocker.rollback().await.unwrap();
+    assert_eq!(balance(&kit, "1000000014").await, "1000.00");
+    kit.assert_ledger_balances().await;
+}
+
 /// Transfers racing on one balance from two processes: exactly as many as it covers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_transfers_never_overdraw() {
