@@ -66,8 +66,6 @@ pub struct Turn {
 pub struct Member {
     turn: OwnedMutexGuard<Group>,
     writer: Arc<Writer>,
-    /// Whether the member works inside a savepoint (it is not the group's first).
-    savepoint: bool,
 }
 
 impl Writer {
@@ -106,13 +104,12 @@ impl Writer {
         let waiting = Waiting::new(&self.waiting);
         let mut turn = Arc::clone(&self.turn).lock_owned().await;
         drop(waiting);
-        let savepoint = match &mut turn.open {
+        match &mut turn.open {
             Some(open) => {
                 if let Err(error) = sqlx::query("SAVEPOINT member").execute(&mut *open.tx).await {
                     fail(&mut turn, &error, self.classify);
                     return Err(error);
                 }
-                true
             }
             None => {
                 let tx = self.connection.begin_with("BEGIN IMMEDIATE").await?;
@@ -122,13 +119,11 @@ impl Writer {
                     serial: turn.serial,
                     done: Vec::new(),
                 });
-                false
             }
-        };
+        }
         Ok(Member {
             turn,
             writer: Arc::clone(self),
-            savepoint,
         })
     }
 }
@@ -166,6 +161,14 @@ impl Member {
             .expect("a member's transaction is open")
     }
 
+    /// Whether the member began the group: then nobody else's work is in the transaction.
+    /// Every later member works inside a savepoint of its own, set when it joined (members
+    /// are added to `done` only by the turn's holder, so this holds for a member's whole
+    /// turn).
+    fn first(&self) -> bool {
+        self.open().done.is_empty()
+    }
+
     fn open_mut(&mut self) -> &mut Open {
         self.turn
             .open
@@ -181,8 +184,8 @@ impl Member {
             return commit(&mut self.turn, true, self.writer.classify).await;
         }
         let (done, committed) = oneshot::channel();
+        let first = self.first();
         let open = self.open_mut();
-        let first = open.done.is_empty();
         open.done.push(done);
         let serial = open.serial;
         // Whoever next has the turn works in this transaction. The group's first member to
@@ -208,7 +211,7 @@ impl Member {
     /// savepoint for another, after which the group's other members' work is committed unless
     /// writers wait to go on in it.
     pub async fn rollback(mut self) -> Result<(), sqlx::Error> {
-        if !self.savepoint {
+        if self.first() {
             let open = self
                 .turn
                 .open
@@ -231,7 +234,7 @@ impl Member {
 
     /// [`Member::rollback`] for a member dropped without a commit (an error, a caller gone).
     pub fn abandon(mut self) {
-        if !self.savepoint {
+        if self.first() {
             // The group's first: nobody else's work is in the transaction, which is dropped
             // (the driver queues its rollback).
             drop(self.turn.open.take());
