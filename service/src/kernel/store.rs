@@ -476,6 +476,12 @@ impl Store {
         }
     }
 
+    /// SQLite: the writers' turn and group commit, for tests that watch who waits for it.
+    #[cfg(test)]
+    pub(crate) fn writer(&self) -> Option<&Arc<Writer>> {
+        self.writer.as_ref()
+    }
+
     /// SQLite: how many group commits there were, and how many transactions they committed
     /// (`None` on PostgreSQL).
     pub async fn group_commits(&self) -> Option<(u64, u64)> {

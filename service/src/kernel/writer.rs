@@ -308,9 +308,90 @@ fn tell_failed(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::Ordering;
     use std::time::Duration;
 
     use crate::kernel::store::Store;
+
+    async fn count(store: &Store, table: &str) -> i64 {
+        sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
+            .fetch_one(store.pool())
+            .await
+            .unwrap()
+    }
+
+    /// A group whose `COMMIT` fails: no member is told its work is committed, none of it is
+    /// kept, and the next writer commits as usual (the failed transaction did not stay open on
+    /// the writers' connection, holding SQLite's write lock). The `COMMIT` is made to fail by a
+    /// deferred foreign key, which SQLite checks only then; in the bank it would be the disk.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failed_group_commit_fails_every_member_and_keeps_nothing() {
+        let (_dir, store) = Store::temporary_sqlite().await;
+        for ddl in [
+            "CREATE TABLE parents (id INTEGER PRIMARY KEY)",
+            "CREATE TABLE children (id INTEGER PRIMARY KEY, parent INTEGER NOT NULL \
+               REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)",
+        ] {
+            sqlx::query(ddl).execute(store.pool()).await.unwrap();
+        }
+        let writer = store.writer().expect("SQLite has a writer").clone();
+        let mut first = store.begin().await.unwrap();
+        // A second writer queues for the turn, so the first leaves the group open for it.
+        let second = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let mut tx = store.begin().await.unwrap();
+                sqlx::query("INSERT INTO parents (id) VALUES (1)")
+                    .execute(&mut *tx)
+                    .await
+                    .unwrap();
+                tx.commit().await
+            }
+        });
+        while writer.waiting.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        // The first's work breaks a rule checked only when the group commits.
+        sqlx::query("INSERT INTO children (id, parent) VALUES (1, 99)")
+            .execute(&mut *first)
+            .await
+            .unwrap();
+        let first = first.commit().await;
+        let second = second.await.unwrap();
+        assert!(first.is_err(), "the first member was told {first:?}");
+        assert!(second.is_err(), "the second member was told {second:?}");
+        assert_eq!(count(&store, "parents").await, 0);
+        assert_eq!(count(&store, "children").await, 0);
+        assert_eq!(store.group_commits().await, Some((0, 0)));
+
+        // The writer goes on: a lone writer, then a group of two.
+        let mut tx = store.begin().await.unwrap();
+        sqlx::query("INSERT INTO parents (id) VALUES (2)")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        let writers: Vec<_> = (3..5_i64)
+            .map(|id| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let mut tx = store.begin().await.unwrap();
+                    sqlx::query("INSERT INTO parents (id) VALUES ($1)")
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .unwrap();
+                    tx.commit().await.unwrap();
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.await.unwrap();
+        }
+        assert_eq!(count(&store, "parents").await, 3);
+        let (_, committed) = store.group_commits().await.unwrap();
+        assert_eq!(committed, 3);
+    }
 
     /// Writers at once: each one's work is kept if and only if it committed, whatever the
     /// others in its group did (rolled back, dropped, failed a statement), and commits were
