@@ -89,7 +89,14 @@ pub struct Measurement {
     pub errors: BTreeMap<String, (u64, String)>,
     /// The measured span (warm-up excluded), the denominator of the throughput.
     pub seconds: f64,
+    /// Open loop only: second of the run (when due) → (operations due then, how many took
+    /// longer than [`SLOW`], the longest in µs). A tail that clusters in a few seconds is a
+    /// stall; one spread evenly is a queue.
+    pub by_second: BTreeMap<u64, (u64, u64, u64)>,
 }
+
+/// What [`Measurement::by_second`] counts as slow.
+pub const SLOW: Duration = Duration::from_millis(10);
 
 impl Measurement {
     pub fn new() -> Measurement {
@@ -100,7 +107,30 @@ impl Measurement {
             ok: 0,
             errors: BTreeMap::new(),
             seconds: 0.0,
+            by_second: BTreeMap::new(),
         }
+    }
+
+    /// [`Measurement::record`], and the operation counted in the second it was due in.
+    pub fn record_at(&mut self, second: u64, latency: Duration, answer: Answer) {
+        let entry = self.by_second.entry(second).or_default();
+        entry.0 += 1;
+        entry.1 += u64::from(latency > SLOW);
+        entry.2 = entry.2.max(latency.as_micros() as u64);
+        self.record(latency, answer);
+    }
+
+    /// The `count` seconds with the most slow operations: (second, due, slow, longest ms).
+    pub fn worst_seconds(&self, count: usize) -> Vec<(u64, u64, u64, f64)> {
+        let mut seconds: Vec<_> = self
+            .by_second
+            .iter()
+            .filter(|(_, (_, slow, _))| *slow > 0)
+            .map(|(second, (due, slow, max))| (*second, *due, *slow, *max as f64 / 1000.0))
+            .collect();
+        seconds.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+        seconds.truncate(count);
+        seconds
     }
 
     pub fn record(&mut self, latency: Duration, answer: Answer) {
@@ -171,6 +201,15 @@ impl Measurement {
             },
             "errors": self.errors.iter().map(|(label, (count, message))| {
                 json!({"code": label, "count": count, "example": message})
+            }).collect::<Vec<_>>(),
+            "slow_ms": SLOW.as_millis() as u64,
+            "seconds_with_slow": self.by_second.values().filter(|s| s.1 > 0).count(),
+            "worst_seconds": self.worst_seconds(10).iter().map(|(second, due, slow, max)| {
+                json!({"second": second, "due": due, "slow": slow, "max_ms": max})
+            }).collect::<Vec<_>>(),
+            // [second, due, slow, longest ms] for every second of an open loop.
+            "by_second": self.by_second.iter().map(|(second, (due, slow, max))| {
+                json!([second, due, slow, round(*max as f64 / 1000.0, 1)])
             }).collect::<Vec<_>>(),
         })
     }
@@ -291,10 +330,11 @@ where
         let client = (sequence % in_flight as u64) as usize;
         tokio::spawn(async move {
             let answer = op(state, client, sequence).await;
+            let second = (due - started).as_secs();
             measured
                 .lock()
                 .expect("not poisoned")
-                .record(due.elapsed(), answer);
+                .record_at(second, due.elapsed(), answer);
             drop(slot);
         });
     }
@@ -433,5 +473,7 @@ mod tests {
         )
         .await;
         assert_eq!(measurement.ok, 50);
+        assert_eq!(measurement.by_second.values().map(|s| s.0).sum::<u64>(), 50);
+        assert!(measurement.worst_seconds(3).is_empty());
     }
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 
-use super::driver::{round, Measurement};
+use super::driver::{round, Measurement, SLOW};
 use super::reference::Reference;
 use super::soak::{Soak, P99_MAX_MS};
 use crate::cluster::StoreKind;
@@ -695,15 +695,32 @@ fn errors_text(measurement: &Measurement) -> String {
 }
 
 fn soak_text(soak: &Soak) -> String {
-    let p99 = soak.measurement.ms(0.99);
+    let m = &soak.measurement;
+    let p99 = m.ms(0.99);
+    let worst: Vec<String> = m
+        .worst_seconds(3)
+        .iter()
+        .map(|(second, due, slow, max)| {
+            format!("{slow} of {due} at {second} s, longest {max:.0} ms")
+        })
+        .collect();
     format!(
         "{:.0} payouts/s offered for {:.0} s, {:.1}/s done; p99 {:.3} ms (target < {P99_MAX_MS} ms: {}); \
+         over {} ms in {} of {} seconds{}; \
          RSS idle {} MiB, after settling {} MiB, last {} MiB, max {} MiB: {}",
         soak.rate,
-        soak.measurement.seconds,
-        soak.measurement.throughput(),
+        m.seconds,
+        m.throughput(),
         p99,
         if p99 < P99_MAX_MS { "PASS" } else { "FAIL" },
+        SLOW.as_millis(),
+        m.by_second.values().filter(|s| s.1 > 0).count(),
+        m.by_second.len(),
+        if worst.is_empty() {
+            String::new()
+        } else {
+            format!(" (worst: {})", worst.join("; "))
+        },
         soak.idle_kib() / 1024,
         soak.first_kib() / 1024,
         soak.last_kib() / 1024,
