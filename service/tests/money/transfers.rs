@@ -1036,19 +1036,22 @@ async fn a_payout_cut_off_while_writing_answers_unavailable() {
     payout.as_object_mut().unwrap().remove("otp");
     let call = Call::new(Operation::FundsTransferApi.path(), Some(&token), payout)
         .header("idempotency-key", "cut-off");
+    // Watched from outside the blocker's transaction: inside it, PostgreSQL answers every
+    // read of pg_stat_activity from the snapshot of the first, and a first look taken before
+    // the payout waited never saw it wait (the test hung, one run in two).
     let cut = async {
         for _ in 0..200 {
             let waiting: Option<i32> = sqlx::query_scalar(
                 "SELECT pid FROM pg_stat_activity WHERE datname = current_database() \
                  AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
             )
-            .fetch_optional(&mut *blocker)
+            .fetch_optional(kit.store.pool())
             .await
             .unwrap();
             if let Some(pid) = waiting {
                 sqlx::query("SELECT pg_terminate_backend($1)")
                     .bind(pid)
-                    .execute(&mut *blocker)
+                    .execute(kit.store.pool())
                     .await
                     .unwrap();
                 return true;
