@@ -26,10 +26,11 @@ use crate::platform::principal::Principal;
 use crate::provider::{AccountOpening, CoreBanking, IdentityNumbers};
 
 /// The columns every account view reads, from `accounts a LEFT JOIN accounts p` (the parent).
-const ACCOUNT_COLUMNS: &str = "a.id, a.account_number, a.account_name, a.account_type, \
+pub(crate) const ACCOUNT_COLUMNS: &str = "a.id, a.account_number, a.account_name, a.account_type, \
     a.account_class, a.status, a.balance, a.last_balance_update, \
     p.account_number AS parent_account_number, a.customer_id, a.created_at";
-const ACCOUNT_FROM: &str = " FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id";
+pub(crate) const ACCOUNT_FROM: &str =
+    " FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id";
 
 /// An account as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,7 +48,7 @@ pub struct AccountRow {
     pub created_at: DateTime<Utc>,
 }
 
-fn account_row(row: &AnyRow) -> Result<AccountRow, ApiError> {
+pub(crate) fn account_row(row: &AnyRow) -> Result<AccountRow, ApiError> {
     Ok(AccountRow {
         id: store::text(row, "id")?,
         account_number: store::text(row, "account_number")?,

@@ -68,9 +68,24 @@ pub async fn resolve(
     bank_code: &str,
     number: &str,
 ) -> Result<Beneficiary, ApiError> {
+    let found = if bank_code == nuban::BANK_CODE {
+        accounts::find_by_number_anywhere(store.pool(), number).await?
+    } else {
+        None
+    };
+    resolve_found(provider, bank_code, number, found).await
+}
+
+/// [`resolve`], this bank's account by `number` already looked up (`found`, with its
+/// business; ignored for another bank).
+pub async fn resolve_found(
+    provider: &dyn CoreBanking,
+    bank_code: &str,
+    number: &str,
+    found: Option<(AccountRow, String)>,
+) -> Result<Beneficiary, ApiError> {
     if bank_code == nuban::BANK_CODE {
-        let (account, business_id) = accounts::find_by_number_anywhere(store.pool(), number)
-            .await?
+        let (account, business_id) = found
             .filter(|(account, _)| account.status != "closed")
             .ok_or_else(|| not_found(number, bank_code))?;
         return Ok(Beneficiary {
