@@ -452,6 +452,14 @@ pub async fn approve(
     }
     let held = load(store.pool(), &business_id, &reference).await?;
     if held.transfer_status != "pending_approval" {
+        // A retry under the key of the approval that committed since the look above finds
+        // the transfer approved: the approval's answer, stored in the same transaction, is
+        // there to replay now.
+        if let Some(transfer) =
+            accounts::replayed(store, clock.now(), &ctx, &business_id, &fingerprint).await?
+        {
+            return Ok(transfer);
+        }
         return Err(not_awaiting(&reference));
     }
     if held.initiated_by == member.id {
