@@ -145,6 +145,27 @@ pub(crate) async fn replayed<P, B: serde::Serialize, T: serde::de::DeserializeOw
     }
 }
 
+/// `error`, unless a request under the same key committed its answer since the first peek
+/// ([`replayed`]): a retry racing its first send may find what that send wrote (the customer
+/// it opened, the transfer it approved) and would refuse its own success.
+pub(crate) async fn refused_unless_replayed<
+    P,
+    B: serde::Serialize,
+    T: serde::de::DeserializeOwned,
+>(
+    store: &Store,
+    now: DateTime<Utc>,
+    ctx: &RequestContext<P>,
+    business_id: &str,
+    body: &B,
+    error: ApiError,
+) -> Result<T, ApiError> {
+    match replayed(store, now, ctx, business_id, body).await? {
+        Some(answer) => Ok(answer),
+        None => Err(error),
+    }
+}
+
 /// `create_account_api` and `create_account_web`: a current account linked to the main pool
 /// account. Dashboard calls are audited as the member; integration calls as the credentials.
 pub async fn create_current_account(
@@ -393,7 +414,8 @@ pub async fn create_customer_account(
         tx.rollback().await.or_internal()?;
         parent?;
         if let Some(error) = duplicate? {
-            return Err(error);
+            return refused_unless_replayed(store, clock.now(), &ctx, &business_id, &body, error)
+                .await;
         }
     }
     let verified = provider.verify_identity(&numbers).await?;

@@ -452,15 +452,19 @@ pub async fn approve(
     }
     let held = load(store.pool(), &business_id, &reference).await?;
     if held.transfer_status != "pending_approval" {
-        // A retry under the key of the approval that committed since the look above finds
-        // the transfer approved: the approval's answer, stored in the same transaction, is
+        // A retry under the key of the approval that committed since the peek above finds
+        // the transfer approved; the approval's answer, stored in the same transaction, is
         // there to replay now.
-        if let Some(transfer) =
-            accounts::replayed(store, clock.now(), &ctx, &business_id, &fingerprint).await?
-        {
-            return Ok(transfer);
-        }
-        return Err(not_awaiting(&reference));
+        let error = not_awaiting(&reference);
+        return accounts::refused_unless_replayed(
+            store,
+            clock.now(),
+            &ctx,
+            &business_id,
+            &fingerprint,
+            error,
+        )
+        .await;
     }
     if held.initiated_by == member.id {
         return Err(ApiError::new(ResponseCode::PermissionDenied)

@@ -239,3 +239,47 @@ on_both_stores!(
     a_virtual_account_links_to_a_chosen_parent,
     provider_failures_are_80_and_83_and_leave_nothing,
 );
+
+/// One customer's opening under one key, sent at once by many from two processes: one account
+/// is opened, and every answer is that account (`00`) or says the key is in progress (`28`),
+/// never that the customer already has an account (`26`): a retry that finds the account its
+/// own first send just opened gets the first send's answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_opening_key_sent_at_once_opens_one_account() {
+    let kit = TestKit::postgres().await;
+    let second = kit.another_process().await;
+    let token = kit.integration_token().await;
+    let body = json!({"email": "chinedu.obi@example.ng", "bvn": "22212345678"});
+    let calls = (0..10)
+        .map(|_| {
+            kobo::testkit::Call::new(
+                Operation::CreateCustomerAccount.path(),
+                Some(&token),
+                body.clone(),
+            )
+            .header("idempotency-key", "open-chinedu")
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    let opened: Vec<&Value> = replies
+        .iter()
+        .filter(|r| r.code() == Some(ResponseCode::Success))
+        .map(|r| &r.body["data"])
+        .collect();
+    assert!(!opened.is_empty(), "{replies:#?}");
+    for reply in &replies {
+        match reply.code() {
+            Some(ResponseCode::Success) => assert_eq!(reply.body["data"], *opened[0]),
+            Some(ResponseCode::IdempotencyKeyInProgress) => {}
+            other => panic!("unexpected {other:?}: {reply:#?}"),
+        }
+    }
+    assert_eq!(
+        kit.count(
+            "SELECT COUNT(*) FROM customers WHERE business_id = $1",
+            &kit.business.business_id
+        )
+        .await,
+        1
+    );
+}
