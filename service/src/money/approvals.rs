@@ -470,14 +470,30 @@ pub async fn approve(
         return Err(ApiError::new(ResponseCode::PermissionDenied)
             .with_message("You cannot approve a transfer you initiated"));
     }
-    let checked_otp = transfers::check_member_otp(
+    // An OTP spent by this key's own first send, committed since the peek: its answer.
+    let checked_otp = match transfers::check_member_otp(
         store,
         config,
         clock,
         &ctx.principal,
         Some(body.otp.as_str()),
     )
-    .await?;
+    .await
+    {
+        Ok(checked) => checked,
+        Err(error) => {
+            let now = clock.now();
+            return accounts::refused_unless_replayed(
+                store,
+                now,
+                &ctx,
+                &business_id,
+                &fingerprint,
+                error,
+            )
+            .await;
+        }
+    };
     let beneficiary = banks::resolve(
         store,
         provider,

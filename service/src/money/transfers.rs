@@ -247,9 +247,24 @@ async fn initiate<B: serde::Serialize>(
         )));
     }
 
-    // The OTP (a member's transfer): checked now, consumed with the transfer.
+    // The OTP (a member's transfer): checked now, consumed with the transfer. One spent by
+    // this key's own first send, committed since the peek, is a retry to answer as the first.
     let checked_otp =
-        check_member_otp(store, config, clock, &ctx.principal, otp.as_deref()).await?;
+        match check_member_otp(store, config, clock, &ctx.principal, otp.as_deref()).await {
+            Ok(checked) => checked,
+            Err(error) => {
+                let now = clock.now();
+                return accounts::refused_unless_replayed(
+                    store,
+                    now,
+                    ctx,
+                    &business_id,
+                    fingerprint,
+                    error,
+                )
+                .await;
+            }
+        };
 
     // The beneficiary, by name enquiry (06, 80), and the names (49).
     let beneficiary = match banks::resolve_found(

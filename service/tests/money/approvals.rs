@@ -444,8 +444,10 @@ on_both_stores!(
 
 /// One approval under one key, sent at once by many from two processes with the checker's one
 /// OTP: the transfer is approved once, every `00` carries the same transfer, and the others
-/// are told the key is in progress (`28`) or that the OTP was spent or out of attempts (`45`).
-/// A resend with a fresh OTP afterwards replays the approval.
+/// are told the key is in progress (`28`) or that the OTP is out of attempts (`45`: every
+/// check counts one, and ten racers outnumber them). None is told the transfer is no longer
+/// awaiting approval (`48`) or that the OTP was spent: that is what the key's own first send
+/// did, and its answer is theirs. A resend with a fresh OTP afterwards replays the approval.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_approval_key_sent_at_once_approves_once() {
     let mut config = roomy_budget();
