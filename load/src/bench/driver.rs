@@ -120,6 +120,11 @@ impl Measurement {
         self.record(latency, answer);
     }
 
+    /// How many seconds had an operation slower than [`SLOW`].
+    pub fn seconds_with_slow(&self) -> usize {
+        self.by_second.values().filter(|s| s.1 > 0).count()
+    }
+
     /// The `count` seconds with the most slow operations: (second, due, slow, longest ms).
     pub fn worst_seconds(&self, count: usize) -> Vec<(u64, u64, u64, f64)> {
         let mut seconds: Vec<_> = self
@@ -203,7 +208,7 @@ impl Measurement {
                 json!({"code": label, "count": count, "example": message})
             }).collect::<Vec<_>>(),
             "slow_ms": SLOW.as_millis() as u64,
-            "seconds_with_slow": self.by_second.values().filter(|s| s.1 > 0).count(),
+            "seconds_with_slow": self.seconds_with_slow(),
             "worst_seconds": self.worst_seconds(10).iter().map(|(second, due, slow, max)| {
                 json!({"second": second, "due": due, "slow": slow, "max_ms": max})
             }).collect::<Vec<_>>(),

@@ -714,7 +714,7 @@ fn soak_text(soak: &Soak) -> String {
         p99,
         if p99 < P99_MAX_MS { "PASS" } else { "FAIL" },
         SLOW.as_millis(),
-        m.by_second.values().filter(|s| s.1 > 0).count(),
+        m.seconds_with_slow(),
         m.by_second.len(),
         if worst.is_empty() {
             String::new()
