@@ -7,6 +7,8 @@
 //! expiry release it back to the source, the transactions becoming `failed`. Each step is a
 //! conditional update on the transfer's state, an audit entry and an event, in one transaction.
 
+use std::ops::ControlFlow;
+
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::{ApiError, OrInternal, Page, RequestContext, ResponseCode};
@@ -470,29 +472,18 @@ pub async fn approve(
         return Err(ApiError::new(ResponseCode::PermissionDenied)
             .with_message("You cannot approve a transfer you initiated"));
     }
-    // An OTP spent by this key's own first send, committed since the peek: its answer.
-    let checked_otp = match transfers::check_member_otp(
+    let checked_otp = match transfers::check_member_otp_unless_replayed(
         store,
         config,
         clock,
-        &ctx.principal,
+        &ctx,
+        &fingerprint,
         Some(body.otp.as_str()),
     )
-    .await
+    .await?
     {
-        Ok(checked) => checked,
-        Err(error) => {
-            let now = clock.now();
-            return accounts::refused_unless_replayed(
-                store,
-                now,
-                &ctx,
-                &business_id,
-                &fingerprint,
-                error,
-            )
-            .await;
-        }
+        ControlFlow::Continue(checked) => checked,
+        ControlFlow::Break(transfer) => return Ok(transfer),
     };
     let beneficiary = banks::resolve(
         store,

@@ -12,6 +12,8 @@
 //!
 //! Locks: the ledger heads of the businesses involved, in business-id order, then accounts.
 
+use std::ops::ControlFlow;
+
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::{ApiError, OrInternal, Page, RequestContext, ResponseCode};
@@ -98,6 +100,40 @@ pub(crate) async fn check_member_otp(
             identity::check_otp(store, config, clock, &member.id, code).await?,
         )),
         _ => Ok(None),
+    }
+}
+
+/// [`check_member_otp`] for an operation under an idempotency key. A retry racing its own
+/// first send may find the OTP spent by that send, committed since the peek: it gets that
+/// send's answer (`Break`) rather than `45`. Otherwise the checked OTP (`Continue`) or the
+/// refusal.
+pub(crate) async fn check_member_otp_unless_replayed<B, T>(
+    store: &Store,
+    config: &Config,
+    clock: &Clock,
+    ctx: &RequestContext<Principal>,
+    fingerprint: &B,
+    code: Option<&str>,
+) -> Result<ControlFlow<T, Option<CheckedOtp>>, ApiError>
+where
+    B: serde::Serialize,
+    T: serde::de::DeserializeOwned,
+{
+    match check_member_otp(store, config, clock, &ctx.principal, code).await {
+        Ok(checked) => Ok(ControlFlow::Continue(checked)),
+        Err(error) => {
+            let business_id = &ctx.principal.business_id;
+            accounts::refused_unless_replayed(
+                store,
+                clock.now(),
+                ctx,
+                business_id,
+                fingerprint,
+                error,
+            )
+            .await
+            .map(ControlFlow::Break)
+        }
     }
 }
 
@@ -247,24 +283,20 @@ async fn initiate<B: serde::Serialize>(
         )));
     }
 
-    // The OTP (a member's transfer): checked now, consumed with the transfer. One spent by
-    // this key's own first send, committed since the peek, is a retry to answer as the first.
-    let checked_otp =
-        match check_member_otp(store, config, clock, &ctx.principal, otp.as_deref()).await {
-            Ok(checked) => checked,
-            Err(error) => {
-                let now = clock.now();
-                return accounts::refused_unless_replayed(
-                    store,
-                    now,
-                    ctx,
-                    &business_id,
-                    fingerprint,
-                    error,
-                )
-                .await;
-            }
-        };
+    // The OTP (a member's transfer): checked now, consumed with the transfer.
+    let checked_otp = match check_member_otp_unless_replayed(
+        store,
+        config,
+        clock,
+        ctx,
+        fingerprint,
+        otp.as_deref(),
+    )
+    .await?
+    {
+        ControlFlow::Continue(checked) => checked,
+        ControlFlow::Break(transfer) => return Ok(transfer),
+    };
 
     // The beneficiary, by name enquiry (06, 80), and the names (49).
     let beneficiary = match banks::resolve_found(
