@@ -88,25 +88,10 @@ pub(crate) fn without_otp<B: serde::Serialize>(body: &B) -> Result<Value, ApiErr
 /// member's), before any database transaction; the caller consumes it in the transaction that
 /// moves the money, so a refused transfer leaves it usable. `None` without a code or a member
 /// (an integration's transfer).
-pub(crate) async fn check_member_otp(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
-    principal: &Principal,
-    code: Option<&str>,
-) -> Result<Option<CheckedOtp>, ApiError> {
-    match (code, &principal.member) {
-        (Some(code), Some(member)) => Ok(Some(
-            identity::check_otp(store, config, clock, &member.id, code).await?,
-        )),
-        _ => Ok(None),
-    }
-}
-
-/// [`check_member_otp`] for an operation under an idempotency key. A retry racing its own
-/// first send may find the OTP spent by that send, committed since the peek: it gets that
-/// send's answer (`Break`) rather than `45`. Otherwise the checked OTP (`Continue`) or the
-/// refusal.
+///
+/// The operation runs under an idempotency key: a retry racing its own first send may find the
+/// OTP spent by that send, committed since the peek. It gets that send's answer (`Break`)
+/// rather than `45`.
 pub(crate) async fn check_member_otp_unless_replayed<B, T>(
     store: &Store,
     config: &Config,
@@ -119,8 +104,11 @@ where
     B: serde::Serialize,
     T: serde::de::DeserializeOwned,
 {
-    match check_member_otp(store, config, clock, &ctx.principal, code).await {
-        Ok(checked) => Ok(ControlFlow::Continue(checked)),
+    let (Some(code), Some(member)) = (code, &ctx.principal.member) else {
+        return Ok(ControlFlow::Continue(None));
+    };
+    match identity::check_otp(store, config, clock, &member.id, code).await {
+        Ok(checked) => Ok(ControlFlow::Continue(Some(checked))),
         Err(error) => {
             let business_id = &ctx.principal.business_id;
             accounts::refused_unless_replayed(
