@@ -545,7 +545,7 @@ def enquire(story: Story, account_number: str, bank_code: str, example: str) -> 
 
 def look_up_beneficiaries(story: Story) -> None:
     chinedu = enquire(story, CHINEDU, KOBO_BANK, "intra_bank")
-    story.expect(chinedu.account_name == "Chinedu Obi", f"name_enquiry({CHINEDU}): {chinedu.account_name}")
+    story.expect(chinedu.account_name == "Adaeze Foods Ltd - Chinedu Obi", f"name_enquiry({CHINEDU}): {chinedu.account_name}")
     story.expect(chinedu.bank_name == "Kobo Microfinance Bank", f"name_enquiry({CHINEDU}): {chinedu.bank_name}")
     emeka = enquire(story, EMEKA, OTHER_BANK, "inter_bank")
     story.expect(emeka.account_name == "Emeka Nwosu", f"name_enquiry({EMEKA}): {emeka.account_name}")

@@ -463,7 +463,7 @@ async function enquire(
 
 async function lookUpBeneficiaries(story: Story): Promise<void> {
   const chinedu = await enquire(story, CHINEDU, KOBO_BANK, "intra_bank");
-  story.expect(chinedu.account_name === "Chinedu Obi", `name_enquiry(${CHINEDU}): ${chinedu.account_name}`);
+  story.expect(chinedu.account_name === "Adaeze Foods Ltd - Chinedu Obi", `name_enquiry(${CHINEDU}): ${chinedu.account_name}`);
   story.expect(chinedu.bank_name === "Kobo Microfinance Bank", `name_enquiry(${CHINEDU}): ${chinedu.bank_name}`);
   const emeka = await enquire(story, EMEKA, OTHER_BANK, "inter_bank");
   story.expect(emeka.account_name === "Emeka Nwosu", `name_enquiry(${EMEKA}): ${emeka.account_name}`);

@@ -554,7 +554,7 @@ async fn accounts_and_money(story: &mut Story, client_secret: &str) -> (String, 
             api,
             &json!({"account_number": "1000000021", "amount": "500000.00",
                     "sender_account_name": "Lagos Fresh Produce Ltd",
-                    "sender_account_number": "3000000018", "sender_bank_code": "090823",
+                    "sender_account_number": "0044000018", "sender_bank_code": "000014",
                     "narration": "Invoice 88"}),
         )
         .await

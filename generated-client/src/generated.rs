@@ -2539,7 +2539,10 @@ find the transfer by it long after its idempotency key expired.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     #[serde(deny_unknown_fields)]
     pub struct CreateAccountRequest {
-        ///Defaults to `<business name> - Current <n>`.
+        /**Defaults to `<business name> - Current <n>`. No control, line-break or bidirectional
+characters. Payers see it after the business's name unless it starts with it
+(`name_enquiry`).
+*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub account_name: ::std::option::Option<CreateAccountRequestAccountName>,
     }
@@ -2548,7 +2551,10 @@ find the transfer by it long after its idempotency key expired.
             Default::default()
         }
     }
-    ///Defaults to `<business name> - Current <n>`.
+    /**Defaults to `<business name> - Current <n>`. No control, line-break or bidirectional
+characters. Payers see it after the business's name unless it starts with it
+(`name_enquiry`).
+*/
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CreateAccountRequestAccountName(::std::string::String);
@@ -2858,7 +2864,9 @@ the source document.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     #[serde(deny_unknown_fields)]
     pub struct CreateCustomerAccountRequest {
-        ///Defaults to the name on the identity record.
+        /**Defaults to the name on the identity record. No control, line-break or bidirectional
+characters. Payers see it after the business's name (`name_enquiry`).
+*/
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub account_name: ::std::option::Option<CreateCustomerAccountRequestAccountName>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -2881,7 +2889,9 @@ the source document.
             Default::default()
         }
     }
-    ///Defaults to the name on the identity record.
+    /**Defaults to the name on the identity record. No control, line-break or bidirectional
+characters. Payers see it after the business's name (`name_enquiry`).
+*/
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CreateCustomerAccountRequestAccountName(::std::string::String);
@@ -7725,6 +7735,7 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
         >,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub sender_account_number: ::std::option::Option<AccountNumber>,
+        ///Another bank's code; not `090823` (Kobo's own).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub sender_bank_code: ::std::option::Option<BankCode>,
     }
@@ -26888,6 +26899,13 @@ did not define carries `x-origin: extension`.
   Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,
   405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the
   transport and are described by the `default` response.
+- **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with
+  no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key
+  twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a
+  gateway or a log could read another request than the bank would).
+- **Environments.** A server is either the sandbox or production, and serves only the
+  businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),
+  logins, invitations and tokens of the other environment's businesses get `41`.
 - **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at
   most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.
 - **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`
@@ -26948,8 +26966,12 @@ Register one endpoint with `webhook_configuration`. Each event is POSTed to it a
   resolve to. In production the URL must be `https://` and must not resolve to a private,
   loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this
   is checked when the configuration is saved and again at every connection, so a DNS name
-  that later resolves elsewhere is refused then. (Extension, for local testing: the sandbox
-  also allows `http://` and any address, loopback included.)
+  that later resolves elsewhere is refused then. The sandbox keeps the same address rules
+  (anyone may sign up to it) and also allows `http://`; it checks a literal address when the
+  configuration is saved and a name at each delivery. (Extension, for local development: a
+  sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also
+  allows loopback addresses, and only those, so that a receiver on the developer's machine,
+  such as `kobo webhooks listen`, gets its deliveries.)
 - `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret
   whsec_...` runs a local receiver that verifies each delivery and prints it.
 
@@ -26986,7 +27008,7 @@ daily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money com
 `simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.
 
 
-Version: 2.1.0*/
+Version: 2.2.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -27022,7 +27044,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "2.1.0"
+        "2.2.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -27167,9 +27189,13 @@ let response = client.change_password()
     /**Generate a one-time password
 
 Issues a 6-digit one-time password for the logged-in member and sends it through the
-notification channel (email). `funds_transfer` needs one in its `otp` field. An OTP is
-single-use, expires after `expires_in` seconds (300), allows 5 wrong attempts, and is bound
-to the member who generated it; generating a new one invalidates the previous one. In the
+notification channel (email). `funds_transfer` and `approve_transfer` need one in their
+`otp` field. An OTP authorises one attempt: the first that presents the right code spends
+it, whatever that attempt's outcome (a transfer refused for want of funds or for a name
+that does not match takes a new OTP; a retry under the same `Idempotency-Key` still gets
+its first send's stored answer). It expires after `expires_in` seconds (300), allows 5
+wrong attempts, and is bound to the member who generated it; generating a new one
+invalidates the previous one. In the
 sandbox environment alone the code is also returned in `data.otp` so automated tests can
 use it; in production `data.otp` is null.
 
@@ -27294,7 +27320,9 @@ source document describes: every credit to it is a collection (`collection.recei
 webhook) posted to the virtual account itself; its parent account groups it (for
 `fetch_account_collections`) and `total_business_balance` sums every account. Send at least one of `bvn`
 or `nin`; when both are sent both must verify and belong to the same person.
-`account_name` is the name on the identity record unless you give one. `metadata` is stored
+`account_name` is the name on the identity record unless you give one (no control,
+line-break or bidirectional characters); a payer's `name_enquiry` shows it after the
+business's own name (`Adaeze Foods Ltd - Chinedu Obi`). `metadata` is stored
 with the account and returned on lookups, never interpreted. `parent_account_number` picks
 the pool or current account the virtual account is linked to (default: the main pool
 account). One customer (identity) gets one account per business: a second request with the
@@ -27339,7 +27367,8 @@ let response = client.create_customer_account()
 
 Opens a current account linked to the business's main pool account. It starts `active`
 with balance `0.000000000` and `last_balance_update` null, and may itself act as the parent
-of virtual accounts. `account_name` defaults to `<business name> - Current <n>`. The
+of virtual accounts. `account_name` defaults to `<business name> - Current <n>`; another
+business's `name_enquiry` shows it after the business's own name (see `name_enquiry`). The
 business must be active. A business may hold at most 100 current accounts (20 in the
 sandbox); over that the provider refuses with `83`. Emits `account.created`. Accepts
 `Idempotency-Key`. The Dashboard twin is `create_account_web`.
@@ -27347,7 +27376,8 @@ sandbox); over that the provider refuses with `83`. Emits `account.created`. Acc
 Integration token. Available in the sandbox.
 
 Errors:
-- `01` `account_name` is empty or longer than 255 characters.
+- `01` `account_name` is empty, longer than 255 characters, or holds a control, line-break
+  or bidirectional character.
 - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
 - `41` the token is missing, invalid or expired.
 - `60` the business is not active.
@@ -27385,7 +27415,8 @@ action `create_account`. Accepts `Idempotency-Key`.
 Permission: `account.create`.
 
 Errors:
-- `01` `account_name` is empty or longer than 255 characters.
+- `01` `account_name` is empty, longer than 255 characters, or holds a control, line-break
+  or bidirectional character.
 - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `account.create`.
@@ -27700,6 +27731,14 @@ new beneficiary and send its `account_name` as `beneficiary_account_name` in
 `source_account_number` must be an active account of the business (the account you will
 send from). `bvn` is null when the holder has none on record (for example a business).
 
+A Kobo account is named as its holder: the registered name of the business that holds
+it, then ` - ` and the account's own name (`Adaeze Foods Ltd - Payroll`, and for a
+customer's virtual account `Adaeze Foods Ltd - Chinedu Obi`), cut at 255 characters. An
+account named as its business, or whose name already starts with the business's name and
+` - ` (case aside), is shown by its own name (`Lagos Fresh Produce Ltd`). No business can
+pose as another: whatever it names an account, its own name comes first. The same name is
+the originator a Kobo payee sees (`originator_account_name`, `collection.received`).
+
 Integration token.
 
 Errors:
@@ -27728,7 +27767,9 @@ let response = client.name_enquiry()
 Sends `amount` (NGN, positive, at most two fraction digits) from an active account of the
 business to a beneficiary. Run `name_enquiry` first and send the confirmed name as
 `beneficiary_account_name`; the transfer repeats the enquiry and refuses a name that does
-not match (`49`). Generate an OTP with `generate_otp` and send it in `otp`.
+not match (`49`). Generate an OTP with `generate_otp` and send it in `otp`: it authorises
+this one attempt and is spent by it, whatever its outcome (a refused transfer takes a new
+OTP).
 
 - **No active approval policy, or an amount below its `min_amount`**: the transfer runs at
   once. `intra` (bank code `090823`) settles in one step: the record comes back `success`
@@ -27740,7 +27781,10 @@ not match (`49`). Generate an OTP with `generate_otp` and send it in `otp`.
 - **An active approval policy whose `min_amount` the amount reaches**: nothing moves yet. The
   record comes back `pending` with `approval_status: awaiting_approval`
   (`transfer.pending_approval`) until another member with `transfer.approve` approves it
-  (then it runs as above) or rejects it (`failed`, `approval_status: rejected`).
+  (then it runs as above) or rejects it (`failed`, `approval_status: rejected`). Its
+  amount is reserved at once (the balance no longer shows it); it counts toward the daily
+  limit on the day it is approved (`approve_transfer`), and an amount above the whole
+  daily limit is refused at once (`83`), since no approval could send it.
 
 `bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.
 `reference` is your own id for the transfer, unique in the business for ever (`26`
@@ -27750,10 +27794,11 @@ otherwise); `get_transfer_*` and `fetch_transfers_*` find the transfer by it.
 (NGN 10.00 up to 5,000.00; 25.00 up to 50,000.00; 50.00 above) plus 7.5% VAT on it, both
 debited with the amount and shown as `fee` and `vat`. An amount is at least NGN 1.00 and at
 most NGN 10,000,000.00 (`01` otherwise). Each business has a daily limit (NGN 5,000,000.00
-in the sandbox; the bank sets each business's) over the transfers executed or held on the
-same day in Lagos time (`83` past it). A narration keeps the characters NIP carries
-(letters, digits, space and `- _ . , / & ( ) '`); any other becomes a space. Without one
-it is `Transfer from <source account name>`.
+in the sandbox; the bank sets each business's) over the transfers executed on the same
+day in Lagos time (`83` past it): a held transfer counts on the day of its approval. A
+narration keeps the characters NIP carries (letters, digits, space and `- _ . , / & ( )
+'`); any other becomes a space. Without one it is `Transfer from <source account's
+holder name>` (see `name_enquiry`).
 
 **Order of checks**: the body, the token, the permission, an active business; an
 idempotent replay; the source account (`42`, then `48`); the OTP (`45`); the name enquiry
@@ -27876,6 +27921,10 @@ of `funds_transfer`, with the same checks, execution, fees, limits and approval 
 transfer the policy holds waits for a member to approve it), but no OTP: the
 `Idempotency-Key` header is required instead, and `reference`, your own id for the
 transfer, is recommended. Send the name `name_enquiry` confirmed.
+
+The member who issued the client secret in use (the last to call `regenerate_secret`)
+controls these credentials, so they are the maker of what the integration pays: a
+transfer the policy holds must be approved by another member (`approve_transfer`).
 
 Integration token.
 
@@ -28092,19 +28141,32 @@ let response = client.fetch_pending_transfers()
 Approves a transfer held by the approval policy and executes it at once, exactly as
 `funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one
 `pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`
-names the approver. The approver must be a different member from the one who initiated the
-transfer. Approval is the moment the money leaves, so it takes the approver's own second
-factor: generate an OTP with `generate_otp` as the approving member and send it in `otp`
-(an OTP belongs to the member who generated it: the initiator's is refused). The
-beneficiary is looked up again (`49` when the account is now held by someone else) and the
-provider screens the transfer again. If execution is refused (insufficient funds, daily
-limit, provider error or outage) nothing moves, the OTP stays unused and the transfer stays
-`awaiting_approval`: fund the account and approve again, or reject it.
+names the approver. Approval is the moment the money leaves, so it takes the approver's own
+second factor: generate an OTP with `generate_otp` as the approving member and send it in
+`otp` (an OTP belongs to the member who generated it: the initiator's is refused). The OTP
+is spent by the attempt, whatever its outcome.
+
+**Maker and checker are two people.** The transfer's maker may not approve it (`43`):
+the member who initiated it (`funds_transfer`) or, for a transfer made with integration
+credentials (`funds_transfer_api`), the member who had issued the client secret in use
+(the last to call `regenerate_secret`), since whoever controls the credentials made the
+transfer. Credentials the bank's operators issued have no maker among the members.
+
+**What was checked when the transfer was made is checked again when it executes**, in
+the same database transaction as the money's move: the beneficiary is looked up again
+(`49` when the account is now held by someone else, `06` when it is gone) and the provider
+screens the transfer again; the source account must still be active (`48`: blocked or
+closed since) and the business too (`60`); and the transfer counts toward the daily limit
+of the day it is approved, not of the day it was held (`83` when that day has no room
+left for it). If execution is refused nothing moves and the transfer stays
+`awaiting_approval`: approve again later (with a new OTP), or reject it; rejection,
+cancellation and expiry release the reserve, even from a blocked account.
 
 **Order of checks**: the body, the token, the permission, an active business; an
-idempotent replay; the transfer (`47`, then `48`); a different member (`43`); the OTP
+idempotent replay; the transfer (`47`, then `48`); not its maker (`43`); the OTP
 (`45`); the name enquiry and the name (`06`, `49`); the provider's screening (`80`,
-`83`); then execution.
+`83`); then, in the executing transaction, the source account (`48`), the business
+(`60`) and the day's limit (`83`).
 
 Accepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry
 carries a new one). Audit-log action `approve_transfer`.
@@ -28117,14 +28179,17 @@ Errors:
   nothing moved; reject the transfer.
 - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
 - `41` the token is missing, invalid or expired.
-- `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.
+- `43` the member's role lacks `transfer.approve`, or the member is the transfer's maker
+  (initiated it, or issued the integration credentials it was made with).
 - `45` the OTP is wrong, expired, already used or not the approving member's.
 - `47` no transfer of the business has this reference.
-- `48` the transfer is not awaiting approval (already approved, rejected or never held).
+- `48` the transfer is not awaiting approval (already approved, rejected or never held),
+  or its source account is no longer active: nothing moved, the transfer stays held.
 - `49` the beneficiary account is now held under another name: nothing moved.
-- `60` the business is not active.
+- `60` the business is not active: nothing moved, the transfer stays held.
 - `80` the provider is unavailable: nothing moved, approve again later.
-- `83` refused at execution (for example insufficient funds): nothing moved.
+- `83` refused at execution (the day's transfer limit has no room for it, or the
+  beneficiary account cannot receive it): nothing moved.
 - `29` too many requests. `96` internal error.
 - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
 
@@ -28906,10 +28971,14 @@ let response = client.test_webhook()
     /**Simulate money coming in (sandbox only)
 
 Sandbox only: credits `amount` to any active account of the business as if it had arrived
-from outside (or from another Kobo account when `sender_bank_code` is `090823`), so an
-integration can be tested end to end. It is a real posting: balances, transactions,
-settlements, aggregates and the `collection.received` webhook all follow, exactly as for a
-real inbound transfer. Sender fields default to a test sender at Guaranty Trust Bank.
+from another bank over NIP, so an integration can be tested end to end. It is a real
+posting: balances, transactions, settlements, aggregates and the `collection.received`
+webhook all follow, exactly as for a real inbound transfer. Sender fields default to a test
+sender at Guaranty Trust Bank. The sender is another bank's customer: `sender_bank_code`
+`090823` (Kobo's own) is refused, since money between Kobo accounts comes from real
+transfers (`funds_transfer`), and a simulated one could name any business as its payer.
+`sender_account_name` and `narration` may not hold control, line-break or bidirectional
+characters, and the name may not be blank.
 Accepts `Idempotency-Key`. Production has no such operation: there it answers `04`, like
 any unknown path.
 
@@ -28917,7 +28986,8 @@ Integration token.
 
 Errors:
 - `01` a field is missing or malformed (the amount must be positive, at most two fraction
-  digits).
+  digits), `sender_bank_code` is `090823`, or a name or narration holds a character it
+  may not (the message names the field).
 - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
 - `41` the token is missing, invalid or expired.
 - `44` no account of the business has this number.

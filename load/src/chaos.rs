@@ -172,6 +172,8 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         // the run rather than on the spec's schedule of hours.
         "--sandbox-webhook-retry-schedule".to_owned(),
         "1,2,3,5,5,5,5,5,5".to_owned(),
+        // The webhook receiver listens on loopback.
+        "--allow-loopback-webhooks".to_owned(),
         "--shutdown-timeout-seconds".to_owned(),
         "10".to_owned(),
     ];

@@ -88,7 +88,10 @@ struct Figures {
 }
 
 async fn measure(kind: StoreKind, n: usize) -> Figures {
-    let kit = TestKit::start(kind, Config::default()).await;
+    // As `kobo demo` runs: the receiver listens on loopback.
+    let mut config = Config::default();
+    config.webhooks.loopback_allowed = true;
+    let kit = TestKit::start(kind, config).await;
     let (url, received) = receiver().await;
     configure(&kit, &kit.owner_token, &url).await;
 

@@ -62,8 +62,26 @@ pub enum StoreKind {
 /// Runs each named `async fn(TestKit)` once per store, as `<name>::sqlite` and
 /// `<name>::postgres`. Scenarios that build their own kit (another `Config`) take the store
 /// instead: `on_both_stores!(kind: name, ...)` runs each `async fn(StoreKind)` the same way.
+/// `on_both_stores!(config: expression => name, ...)` gives each kit the configuration the
+/// expression makes (a path in it is resolved inside a module of the scenario's, so start it
+/// with `crate::`).
 #[macro_export]
 macro_rules! on_both_stores {
+    (config: $config:expr => $($scenario:ident),+ $(,)?) => {$(
+        mod $scenario {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let kind = $crate::testkit::StoreKind::Sqlite;
+                super::$scenario($crate::testkit::TestKit::start(kind, $config).await).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let kind = $crate::testkit::StoreKind::Postgres;
+                super::$scenario($crate::testkit::TestKit::start(kind, $config).await).await;
+            }
+        }
+    )+};
     (kind: $($scenario:ident),+ $(,)?) => {$(
         mod $scenario {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,6 +178,9 @@ pub struct Call<'a> {
     pub path: &'a str,
     pub token: Option<&'a str>,
     pub body: Value,
+    /// Sent as the body instead of `body`, byte for byte (JSON that a `Value` cannot hold,
+    /// such as a key given twice).
+    pub raw_body: Option<String>,
     pub headers: Vec<(&'a str, String)>,
     pub client_ip: IpAddr,
 }
@@ -170,8 +191,17 @@ impl<'a> Call<'a> {
             path,
             token,
             body,
+            raw_body: None,
             headers: Vec::new(),
             client_ip: CLIENT_IP,
+        }
+    }
+
+    /// A call whose body is `text` exactly as written.
+    pub fn raw(path: &'a str, token: Option<&'a str>, text: &str) -> Call<'a> {
+        Call {
+            raw_body: Some(text.to_owned()),
+            ..Call::new(path, token, Value::Null)
         }
     }
 
@@ -272,16 +302,18 @@ impl TestKit {
     /// token key, configuration, clock and core banking provider (faults included), as behind
     /// a load balancer. For races that only a second process can lose (see [`TestKit::race`]).
     pub async fn another_process(&self) -> Process {
+        self.another_process_with(self.api.config().clone()).await
+    }
+
+    /// [`TestKit::another_process`] with its own configuration (a production server over a
+    /// database that a sandbox server wrote, say).
+    pub async fn another_process_with(&self, mut config: Config) -> Process {
+        config.passwords = PasswordPolicy::cheapest_for_tests();
         let store = Store::connect(&self.url)
             .await
             .unwrap_or_else(|error| panic!("cannot open {}: {error:#}", self.url));
-        let api = KoboApi::new(
-            store,
-            self.api.config().clone(),
-            self.clock.clone(),
-            self.api.tokens().clone(),
-        )
-        .with_provider(self.api.provider().clone());
+        let api = KoboApi::new(store, config, self.clock.clone(), self.api.tokens().clone())
+            .with_provider(self.api.provider().clone());
         let api = Arc::new(api);
         Process {
             router: generated_server::router(api.clone()),
@@ -574,7 +606,15 @@ fn dispatcher_of(api: &KoboApi) -> Arc<crate::outbox::webhooks::WebhookDispatche
 
 /// The HTTP request a [`Call`] stands for.
 fn request_of(call: &Call<'_>) -> Request<Body> {
-    let mut request = Request::post(call.path).header("content-type", "application/json");
+    let mut request = Request::post(call.path);
+    // `application/json` unless the call sets its own content type.
+    if !call
+        .headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+    {
+        request = request.header("content-type", "application/json");
+    }
     if let Some(token) = call.token {
         request = request.header("authorization", format!("Bearer {token}"));
     }
@@ -582,7 +622,11 @@ fn request_of(call: &Call<'_>) -> Request<Body> {
         request = request.header(*name, value.as_str());
     }
     let mut request = request
-        .body(Body::from(call.body.to_string()))
+        .body(Body::from(
+            call.raw_body
+                .clone()
+                .unwrap_or_else(|| call.body.to_string()),
+        ))
         .expect("a well-formed request");
     request
         .extensions_mut()

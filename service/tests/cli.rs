@@ -625,6 +625,32 @@ fn the_demo_refuses_production() {
     assert!(stderr.contains("sandbox only"), "{stderr}");
 }
 
+/// Webhooks to loopback addresses are for local development only (issue 28, item 6): `kobo
+/// serve` names the flag that allows them, refuses it in production, and `kobo demo` sets it.
+#[test]
+fn loopback_webhooks_are_a_flag_of_local_development() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = run(dir.path(), &["serve", "--help"]);
+    assert!(help.contains("--allow-loopback-webhooks"), "{help}");
+    assert!(help.contains("KOBO_ALLOW_LOOPBACK_WEBHOOKS"), "{help}");
+    let demo_help = run(dir.path(), &["demo", "--help"]);
+    assert!(demo_help.contains("loopback"), "{demo_help}");
+    let output = kobo(dir.path())
+        .args([
+            "serve",
+            "--environment",
+            "production",
+            "--allow-loopback-webhooks",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("sandbox only"), "{stderr}");
+}
+
 /// A one-connection-at-a-time SMTP server on a loopback port, in a thread: enough SMTP for
 /// lettre. Each message's DATA is sent on the channel.
 fn fake_smtp() -> (u16, std::sync::mpsc::Receiver<String>) {

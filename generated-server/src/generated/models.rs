@@ -2607,11 +2607,17 @@ pub struct CreateAccountApiResponse {
 )]
 #[serde(deny_unknown_fields)]
 pub struct CreateAccountRequest {
-    ///Defaults to `<business name> - Current <n>`.
+    /**Defaults to `<business name> - Current <n>`. No control, line-break or bidirectional
+characters. Payers see it after the business's name unless it starts with it
+(`name_enquiry`).
+*/
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub account_name: ::std::option::Option<CreateAccountRequestAccountName>,
 }
-///Defaults to `<business name> - Current <n>`.
+/**Defaults to `<business name> - Current <n>`. No control, line-break or bidirectional
+characters. Payers see it after the business's name unless it starts with it
+(`name_enquiry`).
+*/
 #[derive(
     ::serde::Serialize,
     Clone,
@@ -2949,7 +2955,9 @@ the source document.
 )]
 #[serde(deny_unknown_fields)]
 pub struct CreateCustomerAccountRequest {
-    ///Defaults to the name on the identity record.
+    /**Defaults to the name on the identity record. No control, line-break or bidirectional
+characters. Payers see it after the business's name (`name_enquiry`).
+*/
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub account_name: ::std::option::Option<CreateCustomerAccountRequestAccountName>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -2967,7 +2975,9 @@ pub struct CreateCustomerAccountRequest {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub phone: ::std::option::Option<CreateCustomerAccountRequestPhone>,
 }
-///Defaults to the name on the identity record.
+/**Defaults to the name on the identity record. No control, line-break or bidirectional
+characters. Payers see it after the business's name (`name_enquiry`).
+*/
 #[derive(
     ::serde::Serialize,
     Clone,
@@ -7920,6 +7930,7 @@ pub struct SimulateInboundTransferRequest {
     >,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub sender_account_number: ::std::option::Option<AccountNumber>,
+    ///Another bank's code; not `090823` (Kobo's own).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub sender_bank_code: ::std::option::Option<BankCode>,
 }

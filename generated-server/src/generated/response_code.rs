@@ -18,7 +18,7 @@ pub enum ResponseCode {
     MethodNotAllowed,
     /// `06` (HTTP 404): Account not found (check account number and bank code)
     BeneficiaryAccountNotFound,
-    /// `07` (HTTP 415): Unsupported media type: send Content-Type application/json
+    /// `07` (HTTP 415): Unsupported media type: send Content-Type application/json, in UTF-8
     UnsupportedMediaType,
     /// `08` (HTTP 413): Request body too large: the limit is 1 MiB
     BodyTooLarge,
@@ -184,7 +184,7 @@ impl ResponseCode {
                 "Account not found (check account number and bank code)"
             }
             Self::UnsupportedMediaType => {
-                "Unsupported media type: send Content-Type application/json"
+                "Unsupported media type: send Content-Type application/json, in UTF-8"
             }
             Self::BodyTooLarge => "Request body too large: the limit is 1 MiB",
             Self::Duplicate => {

@@ -2248,7 +2248,7 @@ pub const COMPONENTS: &str = r##"{
           "type": "string",
           "minLength": 1,
           "maxLength": 255,
-          "description": "Defaults to the name on the identity record."
+          "description": "Defaults to the name on the identity record. No control, line-break or bidirectional\ncharacters. Payers see it after the business's name (`name_enquiry`).\n"
         },
         "metadata": {
           "type": "object",
@@ -2273,7 +2273,7 @@ pub const COMPONENTS: &str = r##"{
           "type": "string",
           "minLength": 1,
           "maxLength": 255,
-          "description": "Defaults to `<business name> - Current <n>`."
+          "description": "Defaults to `<business name> - Current <n>`. No control, line-break or bidirectional\ncharacters. Payers see it after the business's name unless it starts with it\n(`name_enquiry`).\n"
         }
       }
     },
@@ -3401,7 +3401,12 @@ pub const COMPONENTS: &str = r##"{
           "maxLength": 255
         },
         "sender_bank_code": {
-          "$ref": "#/$defs/BankCode"
+          "allOf": [
+            {
+              "$ref": "#/$defs/BankCode"
+            }
+          ],
+          "description": "Another bank's code; not `090823` (Kobo's own)."
         },
         "narration": {
           "type": "string",

@@ -4,12 +4,12 @@
 /// The spec's `info.title`.
 pub const TITLE: &str = "Kobo Business Banking API";
 /// The spec's `info.version`.
-pub const VERSION: &str = "2.1.0";
+pub const VERSION: &str = "2.2.0";
 /// `spec/openapi.yaml`, verbatim.
 pub const OPENAPI_YAML: &str = r#"openapi: 3.0.3
 info:
   title: Kobo Business Banking API
-  version: 2.1.0
+  version: 2.2.0
   description: |
     Kobo lets a business (a customer of the bank) manage its accounts, give each of its own
     customers a permanent virtual account after BVN/NIN verification, list transactions and
@@ -42,6 +42,13 @@ info:
       Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,
       405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the
       transport and are described by the `default` response.
+    - **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with
+      no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key
+      twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a
+      gateway or a log could read another request than the bank would).
+    - **Environments.** A server is either the sandbox or production, and serves only the
+      businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),
+      logins, invitations and tokens of the other environment's businesses get `41`.
     - **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at
       most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.
     - **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`
@@ -102,8 +109,12 @@ info:
       resolve to. In production the URL must be `https://` and must not resolve to a private,
       loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this
       is checked when the configuration is saved and again at every connection, so a DNS name
-      that later resolves elsewhere is refused then. (Extension, for local testing: the sandbox
-      also allows `http://` and any address, loopback included.)
+      that later resolves elsewhere is refused then. The sandbox keeps the same address rules
+      (anyone may sign up to it) and also allows `http://`; it checks a literal address when the
+      configuration is saved and a name at each delivery. (Extension, for local development: a
+      sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also
+      allows loopback addresses, and only those, so that a receiver on the developer's machine,
+      such as `kobo webhooks listen`, gets its deliveries.)
     - `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret
       whsec_...` runs a local receiver that verifies each delivery and prints it.
 
@@ -204,7 +215,7 @@ x-response-codes:
   '07':
     name: unsupported_media_type
     http_status: 415
-    meaning: 'Unsupported media type: send Content-Type application/json'
+    meaning: 'Unsupported media type: send Content-Type application/json, in UTF-8'
     origin: extension
   '08':
     name: body_too_large
@@ -913,9 +924,13 @@ paths:
       x-origin: extension
       description: |
         Issues a 6-digit one-time password for the logged-in member and sends it through the
-        notification channel (email). `funds_transfer` needs one in its `otp` field. An OTP is
-        single-use, expires after `expires_in` seconds (300), allows 5 wrong attempts, and is bound
-        to the member who generated it; generating a new one invalidates the previous one. In the
+        notification channel (email). `funds_transfer` and `approve_transfer` need one in their
+        `otp` field. An OTP authorises one attempt: the first that presents the right code spends
+        it, whatever that attempt's outcome (a transfer refused for want of funds or for a name
+        that does not match takes a new OTP; a retry under the same `Idempotency-Key` still gets
+        its first send's stored answer). It expires after `expires_in` seconds (300), allows 5
+        wrong attempts, and is bound to the member who generated it; generating a new one
+        invalidates the previous one. In the
         sandbox environment alone the code is also returned in `data.otp` so automated tests can
         use it; in production `data.otp` is null.
 
@@ -1243,7 +1258,9 @@ paths:
         webhook) posted to the virtual account itself; its parent account groups it (for
         `fetch_account_collections`) and `total_business_balance` sums every account. Send at least one of `bvn`
         or `nin`; when both are sent both must verify and belong to the same person.
-        `account_name` is the name on the identity record unless you give one. `metadata` is stored
+        `account_name` is the name on the identity record unless you give one (no control,
+        line-break or bidirectional characters); a payer's `name_enquiry` shows it after the
+        business's own name (`Adaeze Foods Ltd - Chinedu Obi`). `metadata` is stored
         with the account and returned on lookups, never interpreted. `parent_account_number` picks
         the pool or current account the virtual account is linked to (default: the main pool
         account). One customer (identity) gets one account per business: a second request with the
@@ -1415,7 +1432,8 @@ paths:
       description: |
         Opens a current account linked to the business's main pool account. It starts `active`
         with balance `0.000000000` and `last_balance_update` null, and may itself act as the parent
-        of virtual accounts. `account_name` defaults to `<business name> - Current <n>`. The
+        of virtual accounts. `account_name` defaults to `<business name> - Current <n>`; another
+        business's `name_enquiry` shows it after the business's own name (see `name_enquiry`). The
         business must be active. A business may hold at most 100 current accounts (20 in the
         sandbox); over that the provider refuses with `83`. Emits `account.created`. Accepts
         `Idempotency-Key`. The Dashboard twin is `create_account_web`.
@@ -1423,7 +1441,8 @@ paths:
         Integration token. Available in the sandbox.
 
         Errors:
-        - `01` `account_name` is empty or longer than 255 characters.
+        - `01` `account_name` is empty, longer than 255 characters, or holds a control, line-break
+          or bidirectional character.
         - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
         - `41` the token is missing, invalid or expired.
         - `60` the business is not active.
@@ -1499,7 +1518,8 @@ paths:
         Permission: `account.create`.
 
         Errors:
-        - `01` `account_name` is empty or longer than 255 characters.
+        - `01` `account_name` is empty, longer than 255 characters, or holds a control, line-break
+          or bidirectional character.
         - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `account.create`.
@@ -2351,6 +2371,14 @@ paths:
         `source_account_number` must be an active account of the business (the account you will
         send from). `bvn` is null when the holder has none on record (for example a business).
 
+        A Kobo account is named as its holder: the registered name of the business that holds
+        it, then ` - ` and the account's own name (`Adaeze Foods Ltd - Payroll`, and for a
+        customer's virtual account `Adaeze Foods Ltd - Chinedu Obi`), cut at 255 characters. An
+        account named as its business, or whose name already starts with the business's name and
+        ` - ` (case aside), is shown by its own name (`Lagos Fresh Produce Ltd`). No business can
+        pose as another: whatever it names an account, its own name comes first. The same name is
+        the originator a Kobo payee sees (`originator_account_name`, `collection.received`).
+
         Integration token.
 
         Errors:
@@ -2452,7 +2480,9 @@ paths:
         Sends `amount` (NGN, positive, at most two fraction digits) from an active account of the
         business to a beneficiary. Run `name_enquiry` first and send the confirmed name as
         `beneficiary_account_name`; the transfer repeats the enquiry and refuses a name that does
-        not match (`49`). Generate an OTP with `generate_otp` and send it in `otp`.
+        not match (`49`). Generate an OTP with `generate_otp` and send it in `otp`: it authorises
+        this one attempt and is spent by it, whatever its outcome (a refused transfer takes a new
+        OTP).
 
         - **No active approval policy, or an amount below its `min_amount`**: the transfer runs at
           once. `intra` (bank code `090823`) settles in one step: the record comes back `success`
@@ -2464,7 +2494,10 @@ paths:
         - **An active approval policy whose `min_amount` the amount reaches**: nothing moves yet. The
           record comes back `pending` with `approval_status: awaiting_approval`
           (`transfer.pending_approval`) until another member with `transfer.approve` approves it
-          (then it runs as above) or rejects it (`failed`, `approval_status: rejected`).
+          (then it runs as above) or rejects it (`failed`, `approval_status: rejected`). Its
+          amount is reserved at once (the balance no longer shows it); it counts toward the daily
+          limit on the day it is approved (`approve_transfer`), and an amount above the whole
+          daily limit is refused at once (`83`), since no approval could send it.
 
         `bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.
         `reference` is your own id for the transfer, unique in the business for ever (`26`
@@ -2474,10 +2507,11 @@ paths:
         (NGN 10.00 up to 5,000.00; 25.00 up to 50,000.00; 50.00 above) plus 7.5% VAT on it, both
         debited with the amount and shown as `fee` and `vat`. An amount is at least NGN 1.00 and at
         most NGN 10,000,000.00 (`01` otherwise). Each business has a daily limit (NGN 5,000,000.00
-        in the sandbox; the bank sets each business's) over the transfers executed or held on the
-        same day in Lagos time (`83` past it). A narration keeps the characters NIP carries
-        (letters, digits, space and `- _ . , / & ( ) '`); any other becomes a space. Without one
-        it is `Transfer from <source account name>`.
+        in the sandbox; the bank sets each business's) over the transfers executed on the same
+        day in Lagos time (`83` past it): a held transfer counts on the day of its approval. A
+        narration keeps the characters NIP carries (letters, digits, space and `- _ . , / & ( )
+        '`); any other becomes a space. Without one it is `Transfer from <source account's
+        holder name>` (see `name_enquiry`).
 
         **Order of checks**: the body, the token, the permission, an active business; an
         idempotent replay; the source account (`42`, then `48`); the OTP (`45`); the name enquiry
@@ -2932,6 +2966,10 @@ paths:
         transfer the policy holds waits for a member to approve it), but no OTP: the
         `Idempotency-Key` header is required instead, and `reference`, your own id for the
         transfer, is recommended. Send the name `name_enquiry` confirmed.
+
+        The member who issued the client secret in use (the last to call `regenerate_secret`)
+        controls these credentials, so they are the maker of what the integration pays: a
+        transfer the policy holds must be approved by another member (`approve_transfer`).
 
         Integration token.
 
@@ -3614,19 +3652,32 @@ paths:
         Approves a transfer held by the approval policy and executes it at once, exactly as
         `funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one
         `pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`
-        names the approver. The approver must be a different member from the one who initiated the
-        transfer. Approval is the moment the money leaves, so it takes the approver's own second
-        factor: generate an OTP with `generate_otp` as the approving member and send it in `otp`
-        (an OTP belongs to the member who generated it: the initiator's is refused). The
-        beneficiary is looked up again (`49` when the account is now held by someone else) and the
-        provider screens the transfer again. If execution is refused (insufficient funds, daily
-        limit, provider error or outage) nothing moves, the OTP stays unused and the transfer stays
-        `awaiting_approval`: fund the account and approve again, or reject it.
+        names the approver. Approval is the moment the money leaves, so it takes the approver's own
+        second factor: generate an OTP with `generate_otp` as the approving member and send it in
+        `otp` (an OTP belongs to the member who generated it: the initiator's is refused). The OTP
+        is spent by the attempt, whatever its outcome.
+
+        **Maker and checker are two people.** The transfer's maker may not approve it (`43`):
+        the member who initiated it (`funds_transfer`) or, for a transfer made with integration
+        credentials (`funds_transfer_api`), the member who had issued the client secret in use
+        (the last to call `regenerate_secret`), since whoever controls the credentials made the
+        transfer. Credentials the bank's operators issued have no maker among the members.
+
+        **What was checked when the transfer was made is checked again when it executes**, in
+        the same database transaction as the money's move: the beneficiary is looked up again
+        (`49` when the account is now held by someone else, `06` when it is gone) and the provider
+        screens the transfer again; the source account must still be active (`48`: blocked or
+        closed since) and the business too (`60`); and the transfer counts toward the daily limit
+        of the day it is approved, not of the day it was held (`83` when that day has no room
+        left for it). If execution is refused nothing moves and the transfer stays
+        `awaiting_approval`: approve again later (with a new OTP), or reject it; rejection,
+        cancellation and expiry release the reserve, even from a blocked account.
 
         **Order of checks**: the body, the token, the permission, an active business; an
-        idempotent replay; the transfer (`47`, then `48`); a different member (`43`); the OTP
+        idempotent replay; the transfer (`47`, then `48`); not its maker (`43`); the OTP
         (`45`); the name enquiry and the name (`06`, `49`); the provider's screening (`80`,
-        `83`); then execution.
+        `83`); then, in the executing transaction, the source account (`48`), the business
+        (`60`) and the day's limit (`83`).
 
         Accepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry
         carries a new one). Audit-log action `approve_transfer`.
@@ -3639,14 +3690,17 @@ paths:
           nothing moved; reject the transfer.
         - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
         - `41` the token is missing, invalid or expired.
-        - `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.
+        - `43` the member's role lacks `transfer.approve`, or the member is the transfer's maker
+          (initiated it, or issued the integration credentials it was made with).
         - `45` the OTP is wrong, expired, already used or not the approving member's.
         - `47` no transfer of the business has this reference.
-        - `48` the transfer is not awaiting approval (already approved, rejected or never held).
+        - `48` the transfer is not awaiting approval (already approved, rejected or never held),
+          or its source account is no longer active: nothing moved, the transfer stays held.
         - `49` the beneficiary account is now held under another name: nothing moved.
-        - `60` the business is not active.
+        - `60` the business is not active: nothing moved, the transfer stays held.
         - `80` the provider is unavailable: nothing moved, approve again later.
-        - `83` refused at execution (for example insufficient funds): nothing moved.
+        - `83` refused at execution (the day's transfer limit has no room for it, or the
+          beneficiary account cannot receive it): nothing moved.
         - `29` too many requests. `96` internal error.
         - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
       security:
@@ -5917,10 +5971,14 @@ paths:
       x-origin: extension
       description: |
         Sandbox only: credits `amount` to any active account of the business as if it had arrived
-        from outside (or from another Kobo account when `sender_bank_code` is `090823`), so an
-        integration can be tested end to end. It is a real posting: balances, transactions,
-        settlements, aggregates and the `collection.received` webhook all follow, exactly as for a
-        real inbound transfer. Sender fields default to a test sender at Guaranty Trust Bank.
+        from another bank over NIP, so an integration can be tested end to end. It is a real
+        posting: balances, transactions, settlements, aggregates and the `collection.received`
+        webhook all follow, exactly as for a real inbound transfer. Sender fields default to a test
+        sender at Guaranty Trust Bank. The sender is another bank's customer: `sender_bank_code`
+        `090823` (Kobo's own) is refused, since money between Kobo accounts comes from real
+        transfers (`funds_transfer`), and a simulated one could name any business as its payer.
+        `sender_account_name` and `narration` may not hold control, line-break or bidirectional
+        characters, and the name may not be blank.
         Accepts `Idempotency-Key`. Production has no such operation: there it answers `04`, like
         any unknown path.
 
@@ -5928,7 +5986,8 @@ paths:
 
         Errors:
         - `01` a field is missing or malformed (the amount must be positive, at most two fraction
-          digits).
+          digits), `sender_bank_code` is `090823`, or a name or narration holds a character it
+          may not (the message names the field).
         - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
         - `41` the token is missing, invalid or expired.
         - `44` no account of the business has this number.
@@ -8048,7 +8107,9 @@ components:
           type: string
           minLength: 1
           maxLength: 255
-          description: Defaults to the name on the identity record.
+          description: |
+            Defaults to the name on the identity record. No control, line-break or bidirectional
+            characters. Payers see it after the business's name (`name_enquiry`).
         metadata:
           type: object
           additionalProperties: true
@@ -8066,7 +8127,10 @@ components:
           type: string
           minLength: 1
           maxLength: 255
-          description: Defaults to `<business name> - Current <n>`.
+          description: |
+            Defaults to `<business name> - Current <n>`. No control, line-break or bidirectional
+            characters. Payers see it after the business's name unless it starts with it
+            (`name_enquiry`).
     GetAccountRequest:
       type: object
       additionalProperties: false
@@ -8895,7 +8959,9 @@ components:
           minLength: 1
           maxLength: 255
         sender_bank_code:
-          $ref: '#/components/schemas/BankCode'
+          allOf:
+            - $ref: '#/components/schemas/BankCode'
+          description: Another bank's code; not `090823` (Kobo's own).
         narration:
           type: string
           maxLength: 100
@@ -9741,8 +9807,8 @@ pub const OPENAPI_JSON: &str = r##"{
   "openapi": "3.0.3",
   "info": {
     "title": "Kobo Business Banking API",
-    "version": "2.1.0",
-    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. (Extension, for local testing: the sandbox\n  also allows `http://` and any address, loopback included.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account`:\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
+    "version": "2.2.0",
+    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with\n  no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key\n  twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a\n  gateway or a log could read another request than the bank would).\n- **Environments.** A server is either the sandbox or production, and serves only the\n  businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),\n  logins, invitations and tokens of the other environment's businesses get `41`.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. The sandbox keeps the same address rules\n  (anyone may sign up to it) and also allows `http://`; it checks a literal address when the\n  configuration is saved and a name at each delivery. (Extension, for local development: a\n  sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also\n  allows loopback addresses, and only those, so that a receiver on the developer's machine,\n  such as `kobo webhooks listen`, gets its deliveries.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account`:\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
       "email": "developers@kobo.example"
@@ -9841,7 +9907,7 @@ pub const OPENAPI_JSON: &str = r##"{
     "07": {
       "name": "unsupported_media_type",
       "http_status": 415,
-      "meaning": "Unsupported media type: send Content-Type application/json",
+      "meaning": "Unsupported media type: send Content-Type application/json, in UTF-8",
       "origin": "extension"
     },
     "08": {
@@ -10872,7 +10938,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "generate_otp",
         "summary": "Generate a one-time password",
         "x-origin": "extension",
-        "description": "Issues a 6-digit one-time password for the logged-in member and sends it through the\nnotification channel (email). `funds_transfer` needs one in its `otp` field. An OTP is\nsingle-use, expires after `expires_in` seconds (300), allows 5 wrong attempts, and is bound\nto the member who generated it; generating a new one invalidates the previous one. In the\nsandbox environment alone the code is also returned in `data.otp` so automated tests can\nuse it; in production `data.otp` is null.\n\nAt most 5 OTPs per member per 15 minutes (`29` beyond). Takes no parameters: send `{}`.\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `29` too many OTPs requested: wait `Retry-After` seconds.\n- `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Issues a 6-digit one-time password for the logged-in member and sends it through the\nnotification channel (email). `funds_transfer` and `approve_transfer` need one in their\n`otp` field. An OTP authorises one attempt: the first that presents the right code spends\nit, whatever that attempt's outcome (a transfer refused for want of funds or for a name\nthat does not match takes a new OTP; a retry under the same `Idempotency-Key` still gets\nits first send's stored answer). It expires after `expires_in` seconds (300), allows 5\nwrong attempts, and is bound to the member who generated it; generating a new one\ninvalidates the previous one. In the\nsandbox environment alone the code is also returned in `data.otp` so automated tests can\nuse it; in production `data.otp` is null.\n\nAt most 5 OTPs per member per 15 minutes (`29` beyond). Takes no parameters: send `{}`.\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `29` too many OTPs requested: wait `Retry-After` seconds.\n- `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -11300,7 +11366,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "create_customer_account",
         "summary": "Give a customer a permanent virtual account",
-        "description": "Verifies an end-customer's identity with their BVN and/or NIN against the core banking\nsystem, then opens a permanent (static, never recycled) virtual account for them. The\naccount is `active` at once and ready to receive funds. It holds its own balance, as the\nsource document describes: every credit to it is a collection (`collection.received`\nwebhook) posted to the virtual account itself; its parent account groups it (for\n`fetch_account_collections`) and `total_business_balance` sums every account. Send at least one of `bvn`\nor `nin`; when both are sent both must verify and belong to the same person.\n`account_name` is the name on the identity record unless you give one. `metadata` is stored\nwith the account and returned on lookups, never interpreted. `parent_account_number` picks\nthe pool or current account the virtual account is linked to (default: the main pool\naccount). One customer (identity) gets one account per business: a second request with the\nsame BVN or NIN answers `26`. Emits `account.created`. Accepts `Idempotency-Key`.\n\nIntegration token. Available in the sandbox (see the identity test data in the overview).\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `02` neither `bvn` nor `nin` was sent.\n- `26` this BVN or NIN already has an account in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` `parent_account_number` is not a pool or current account of the business.\n- `60` the business is not active.\n- `80` the identity provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` verification failed (unknown identity, BVN and NIN of different people) or the\n  provider refused to provision the account.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Verifies an end-customer's identity with their BVN and/or NIN against the core banking\nsystem, then opens a permanent (static, never recycled) virtual account for them. The\naccount is `active` at once and ready to receive funds. It holds its own balance, as the\nsource document describes: every credit to it is a collection (`collection.received`\nwebhook) posted to the virtual account itself; its parent account groups it (for\n`fetch_account_collections`) and `total_business_balance` sums every account. Send at least one of `bvn`\nor `nin`; when both are sent both must verify and belong to the same person.\n`account_name` is the name on the identity record unless you give one (no control,\nline-break or bidirectional characters); a payer's `name_enquiry` shows it after the\nbusiness's own name (`Adaeze Foods Ltd - Chinedu Obi`). `metadata` is stored\nwith the account and returned on lookups, never interpreted. `parent_account_number` picks\nthe pool or current account the virtual account is linked to (default: the main pool\naccount). One customer (identity) gets one account per business: a second request with the\nsame BVN or NIN answers `26`. Emits `account.created`. Accepts `Idempotency-Key`.\n\nIntegration token. Available in the sandbox (see the identity test data in the overview).\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `02` neither `bvn` nor `nin` was sent.\n- `26` this BVN or NIN already has an account in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` `parent_account_number` is not a pool or current account of the business.\n- `60` the business is not active.\n- `80` the identity provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` verification failed (unknown identity, BVN and NIN of different people) or the\n  provider refused to provision the account.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -11542,7 +11608,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "create_account_api",
         "summary": "Open a current account (integration)",
-        "description": "Opens a current account linked to the business's main pool account. It starts `active`\nwith balance `0.000000000` and `last_balance_update` null, and may itself act as the parent\nof virtual accounts. `account_name` defaults to `<business name> - Current <n>`. The\nbusiness must be active. A business may hold at most 100 current accounts (20 in the\nsandbox); over that the provider refuses with `83`. Emits `account.created`. Accepts\n`Idempotency-Key`. The Dashboard twin is `create_account_web`.\n\nIntegration token. Available in the sandbox.\n\nErrors:\n- `01` `account_name` is empty or longer than 255 characters.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` the provider refused (for example the account limit is reached).\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Opens a current account linked to the business's main pool account. It starts `active`\nwith balance `0.000000000` and `last_balance_update` null, and may itself act as the parent\nof virtual accounts. `account_name` defaults to `<business name> - Current <n>`; another\nbusiness's `name_enquiry` shows it after the business's own name (see `name_enquiry`). The\nbusiness must be active. A business may hold at most 100 current accounts (20 in the\nsandbox); over that the provider refuses with `83`. Emits `account.created`. Accepts\n`Idempotency-Key`. The Dashboard twin is `create_account_web`.\n\nIntegration token. Available in the sandbox.\n\nErrors:\n- `01` `account_name` is empty, longer than 255 characters, or holds a control, line-break\n  or bidirectional character.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` the provider refused (for example the account limit is reached).\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -11646,7 +11712,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "create_account_web",
         "summary": "Open a current account (Dashboard)",
-        "description": "The Dashboard twin of `create_account_api`, with the same body, effects and limits: opens\na current account linked to the main pool account, `active`, balance `0.000000000`,\n`last_balance_update` null. The business must be active. Emits `account.created`; audit-log\naction `create_account`. Accepts `Idempotency-Key`.\n\nPermission: `account.create`.\n\nErrors:\n- `01` `account_name` is empty or longer than 255 characters.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.create`.\n- `60` the business is not active.\n- `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` the provider refused (for example the account limit is reached).\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "The Dashboard twin of `create_account_api`, with the same body, effects and limits: opens\na current account linked to the main pool account, `active`, balance `0.000000000`,\n`last_balance_update` null. The business must be active. Emits `account.created`; audit-log\naction `create_account`. Accepts `Idempotency-Key`.\n\nPermission: `account.create`.\n\nErrors:\n- `01` `account_name` is empty, longer than 255 characters, or holds a control, line-break\n  or bidirectional character.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.create`.\n- `60` the business is not active.\n- `80` the core banking provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` the provider refused (for example the account limit is reached).\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -12786,7 +12852,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "name_enquiry",
         "summary": "Name enquiry",
-        "description": "Resolves the registered holder of a beneficiary account before a transfer. Run it for every\nnew beneficiary and send its `account_name` as `beneficiary_account_name` in\n`funds_transfer`; pass `bvn` and `kyc` on as returned, never assume them. Kobo accounts\n(`bank_code` `090823`) are resolved locally; other banks over NIP through the provider.\n`source_account_number` must be an active account of the business (the account you will\nsend from). `bvn` is null when the holder has none on record (for example a business).\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `06` no account with that number exists at that bank, or the bank code is unknown.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `80` the provider is unavailable: retry later.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Resolves the registered holder of a beneficiary account before a transfer. Run it for every\nnew beneficiary and send its `account_name` as `beneficiary_account_name` in\n`funds_transfer`; pass `bvn` and `kyc` on as returned, never assume them. Kobo accounts\n(`bank_code` `090823`) are resolved locally; other banks over NIP through the provider.\n`source_account_number` must be an active account of the business (the account you will\nsend from). `bvn` is null when the holder has none on record (for example a business).\n\nA Kobo account is named as its holder: the registered name of the business that holds\nit, then ` - ` and the account's own name (`Adaeze Foods Ltd - Payroll`, and for a\ncustomer's virtual account `Adaeze Foods Ltd - Chinedu Obi`), cut at 255 characters. An\naccount named as its business, or whose name already starts with the business's name and\n` - ` (case aside), is shown by its own name (`Lagos Fresh Produce Ltd`). No business can\npose as another: whatever it names an account, its own name comes first. The same name is\nthe originator a Kobo payee sees (`originator_account_name`, `collection.received`).\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `06` no account with that number exists at that bank, or the bank code is unknown.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `80` the provider is unavailable: retry later.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -12929,7 +12995,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "funds_transfer",
         "summary": "Send money",
-        "description": "Sends `amount` (NGN, positive, at most two fraction digits) from an active account of the\nbusiness to a beneficiary. Run `name_enquiry` first and send the confirmed name as\n`beneficiary_account_name`; the transfer repeats the enquiry and refuses a name that does\nnot match (`49`). Generate an OTP with `generate_otp` and send it in `otp`.\n\n- **No active approval policy, or an amount below its `min_amount`**: the transfer runs at\n  once. `intra` (bank code `090823`) settles in one step: the record comes back `success`\n  (`transfer.success`). `inter` goes over NIP: the amount leaves the source account at once,\n  the record comes back `pending`, and the provider later confirms (`success`,\n  `transfer.success`) or fails it (`failed`, `transfer.failed`, then the amount is credited\n  back and `transfer.reversed` follows), typically within minutes. Query it any time with\n  `get_transfer_web`.\n- **An active approval policy whose `min_amount` the amount reaches**: nothing moves yet. The\n  record comes back `pending` with `approval_status: awaiting_approval`\n  (`transfer.pending_approval`) until another member with `transfer.approve` approves it\n  (then it runs as above) or rejects it (`failed`, `approval_status: rejected`).\n\n`bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.\n`reference` is your own id for the transfer, unique in the business for ever (`26`\notherwise); `get_transfer_*` and `fetch_transfers_*` find the transfer by it.\n\n**Fees and limits.** Intra-bank transfers are free. Inter-bank transfers pay the NIP fee\n(NGN 10.00 up to 5,000.00; 25.00 up to 50,000.00; 50.00 above) plus 7.5% VAT on it, both\ndebited with the amount and shown as `fee` and `vat`. An amount is at least NGN 1.00 and at\nmost NGN 10,000,000.00 (`01` otherwise). Each business has a daily limit (NGN 5,000,000.00\nin the sandbox; the bank sets each business's) over the transfers executed or held on the\nsame day in Lagos time (`83` past it). A narration keeps the characters NIP carries\n(letters, digits, space and `- _ . , / & ( ) '`); any other becomes a space. Without one\nit is `Transfer from <source account name>`.\n\n**Order of checks**: the body, the token, the permission, an active business; an\nidempotent replay; the source account (`42`, then `48`); the OTP (`45`); the name enquiry\nand the name (`06`, `49`, compared without regard to case and spacing); the amount, the\nbalance, fees and limits (`83`); then execution.\n\n**Idempotency.** Always send an `Idempotency-Key`, so that a retry after a timeout cannot\nsend the money twice. The OTP is not part of the request's fingerprint (it is single-use,\nso a retry carries a new one). What is stored and replayed is an outcome that lasts: the\ntransfer, or a refusal that a retry would meet again (`06`, `26`, `42`, `49`). A refusal\nthat may pass later is not stored, and the retry runs afresh: `01`, `29`, `41`, `43`, `45`,\n`48`, `60`, `80`, `83`, `96`, `97`. Audit-log action `funds_transfer`. The business must be\nactive.\n\nPermission: `transfer.initiate`. Available in the sandbox.\n\nErrors:\n- `01` a field is missing or malformed, the amount is not positive, `transfer_type` does\n  not match `bank_code`, or the source and beneficiary are the same account (the message\n  names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `45` the OTP is wrong, expired, already used or not the member's.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds in the source account, the daily limit is exceeded, or\n  the provider rejected the transfer.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Sends `amount` (NGN, positive, at most two fraction digits) from an active account of the\nbusiness to a beneficiary. Run `name_enquiry` first and send the confirmed name as\n`beneficiary_account_name`; the transfer repeats the enquiry and refuses a name that does\nnot match (`49`). Generate an OTP with `generate_otp` and send it in `otp`: it authorises\nthis one attempt and is spent by it, whatever its outcome (a refused transfer takes a new\nOTP).\n\n- **No active approval policy, or an amount below its `min_amount`**: the transfer runs at\n  once. `intra` (bank code `090823`) settles in one step: the record comes back `success`\n  (`transfer.success`). `inter` goes over NIP: the amount leaves the source account at once,\n  the record comes back `pending`, and the provider later confirms (`success`,\n  `transfer.success`) or fails it (`failed`, `transfer.failed`, then the amount is credited\n  back and `transfer.reversed` follows), typically within minutes. Query it any time with\n  `get_transfer_web`.\n- **An active approval policy whose `min_amount` the amount reaches**: nothing moves yet. The\n  record comes back `pending` with `approval_status: awaiting_approval`\n  (`transfer.pending_approval`) until another member with `transfer.approve` approves it\n  (then it runs as above) or rejects it (`failed`, `approval_status: rejected`). Its\n  amount is reserved at once (the balance no longer shows it); it counts toward the daily\n  limit on the day it is approved (`approve_transfer`), and an amount above the whole\n  daily limit is refused at once (`83`), since no approval could send it.\n\n`bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.\n`reference` is your own id for the transfer, unique in the business for ever (`26`\notherwise); `get_transfer_*` and `fetch_transfers_*` find the transfer by it.\n\n**Fees and limits.** Intra-bank transfers are free. Inter-bank transfers pay the NIP fee\n(NGN 10.00 up to 5,000.00; 25.00 up to 50,000.00; 50.00 above) plus 7.5% VAT on it, both\ndebited with the amount and shown as `fee` and `vat`. An amount is at least NGN 1.00 and at\nmost NGN 10,000,000.00 (`01` otherwise). Each business has a daily limit (NGN 5,000,000.00\nin the sandbox; the bank sets each business's) over the transfers executed on the same\nday in Lagos time (`83` past it): a held transfer counts on the day of its approval. A\nnarration keeps the characters NIP carries (letters, digits, space and `- _ . , / & ( )\n'`); any other becomes a space. Without one it is `Transfer from <source account's\nholder name>` (see `name_enquiry`).\n\n**Order of checks**: the body, the token, the permission, an active business; an\nidempotent replay; the source account (`42`, then `48`); the OTP (`45`); the name enquiry\nand the name (`06`, `49`, compared without regard to case and spacing); the amount, the\nbalance, fees and limits (`83`); then execution.\n\n**Idempotency.** Always send an `Idempotency-Key`, so that a retry after a timeout cannot\nsend the money twice. The OTP is not part of the request's fingerprint (it is single-use,\nso a retry carries a new one). What is stored and replayed is an outcome that lasts: the\ntransfer, or a refusal that a retry would meet again (`06`, `26`, `42`, `49`). A refusal\nthat may pass later is not stored, and the retry runs afresh: `01`, `29`, `41`, `43`, `45`,\n`48`, `60`, `80`, `83`, `96`, `97`. Audit-log action `funds_transfer`. The business must be\nactive.\n\nPermission: `transfer.initiate`. Available in the sandbox.\n\nErrors:\n- `01` a field is missing or malformed, the amount is not positive, `transfer_type` does\n  not match `bank_code`, or the source and beneficiary are the same account (the message\n  names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `45` the OTP is wrong, expired, already used or not the member's.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds in the source account, the daily limit is exceeded, or\n  the provider rejected the transfer.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -13514,7 +13580,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "funds_transfer_api",
         "summary": "Send money (integration)",
         "x-origin": "extension",
-        "description": "Integrations pay out too (as Paystack, Flutterwave and Anchor allow): the integration twin\nof `funds_transfer`, with the same checks, execution, fees, limits and approval policy (a\ntransfer the policy holds waits for a member to approve it), but no OTP: the\n`Idempotency-Key` header is required instead, and `reference`, your own id for the\ntransfer, is recommended. Send the name `name_enquiry` confirmed.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, the\n  amount is outside the limits, `transfer_type` does not match `bank_code`, or the source\n  and beneficiary are the same account (the message names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected\n  the transfer.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Integrations pay out too (as Paystack, Flutterwave and Anchor allow): the integration twin\nof `funds_transfer`, with the same checks, execution, fees, limits and approval policy (a\ntransfer the policy holds waits for a member to approve it), but no OTP: the\n`Idempotency-Key` header is required instead, and `reference`, your own id for the\ntransfer, is recommended. Send the name `name_enquiry` confirmed.\n\nThe member who issued the client secret in use (the last to call `regenerate_secret`)\ncontrols these credentials, so they are the maker of what the integration pays: a\ntransfer the policy holds must be approved by another member (`approve_transfer`).\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, the\n  amount is outside the limits, `transfer_type` does not match `bank_code`, or the source\n  and beneficiary are the same account (the message names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected\n  the transfer.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -14412,7 +14478,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "approve_transfer",
         "summary": "Approve a held transfer",
         "x-origin": "extension",
-        "description": "Approves a transfer held by the approval policy and executes it at once, exactly as\n`funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one\n`pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`\nnames the approver. The approver must be a different member from the one who initiated the\ntransfer. Approval is the moment the money leaves, so it takes the approver's own second\nfactor: generate an OTP with `generate_otp` as the approving member and send it in `otp`\n(an OTP belongs to the member who generated it: the initiator's is refused). The\nbeneficiary is looked up again (`49` when the account is now held by someone else) and the\nprovider screens the transfer again. If execution is refused (insufficient funds, daily\nlimit, provider error or outage) nothing moves, the OTP stays unused and the transfer stays\n`awaiting_approval`: fund the account and approve again, or reject it.\n\n**Order of checks**: the body, the token, the permission, an active business; an\nidempotent replay; the transfer (`47`, then `48`); a different member (`43`); the OTP\n(`45`); the name enquiry and the name (`06`, `49`); the provider's screening (`80`,\n`83`); then execution.\n\nAccepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry\ncarries a new one). Audit-log action `approve_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed (`otp` is required: 6 digits).\n- `06` the beneficiary account no longer exists (closed since the transfer was held):\n  nothing moved; reject the transfer.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`, or the member initiated this transfer.\n- `45` the OTP is wrong, expired, already used or not the approving member's.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval (already approved, rejected or never held).\n- `49` the beneficiary account is now held under another name: nothing moved.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing moved, approve again later.\n- `83` refused at execution (for example insufficient funds): nothing moved.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Approves a transfer held by the approval policy and executes it at once, exactly as\n`funds_transfer` would have: an intra-bank transfer comes back `success`, an inter-bank one\n`pending` until the provider answers. `approval_status` becomes `approved` and `reviewed_by`\nnames the approver. Approval is the moment the money leaves, so it takes the approver's own\nsecond factor: generate an OTP with `generate_otp` as the approving member and send it in\n`otp` (an OTP belongs to the member who generated it: the initiator's is refused). The OTP\nis spent by the attempt, whatever its outcome.\n\n**Maker and checker are two people.** The transfer's maker may not approve it (`43`):\nthe member who initiated it (`funds_transfer`) or, for a transfer made with integration\ncredentials (`funds_transfer_api`), the member who had issued the client secret in use\n(the last to call `regenerate_secret`), since whoever controls the credentials made the\ntransfer. Credentials the bank's operators issued have no maker among the members.\n\n**What was checked when the transfer was made is checked again when it executes**, in\nthe same database transaction as the money's move: the beneficiary is looked up again\n(`49` when the account is now held by someone else, `06` when it is gone) and the provider\nscreens the transfer again; the source account must still be active (`48`: blocked or\nclosed since) and the business too (`60`); and the transfer counts toward the daily limit\nof the day it is approved, not of the day it was held (`83` when that day has no room\nleft for it). If execution is refused nothing moves and the transfer stays\n`awaiting_approval`: approve again later (with a new OTP), or reject it; rejection,\ncancellation and expiry release the reserve, even from a blocked account.\n\n**Order of checks**: the body, the token, the permission, an active business; an\nidempotent replay; the transfer (`47`, then `48`); not its maker (`43`); the OTP\n(`45`); the name enquiry and the name (`06`, `49`); the provider's screening (`80`,\n`83`); then, in the executing transaction, the source account (`48`), the business\n(`60`) and the day's limit (`83`).\n\nAccepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry\ncarries a new one). Audit-log action `approve_transfer`.\n\nPermission: `transfer.approve`.\n\nErrors:\n- `01` a field is missing or malformed (`otp` is required: 6 digits).\n- `06` the beneficiary account no longer exists (closed since the transfer was held):\n  nothing moved; reject the transfer.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.approve`, or the member is the transfer's maker\n  (initiated it, or issued the integration credentials it was made with).\n- `45` the OTP is wrong, expired, already used or not the approving member's.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval (already approved, rejected or never held),\n  or its source account is no longer active: nothing moved, the transfer stays held.\n- `49` the beneficiary account is now held under another name: nothing moved.\n- `60` the business is not active: nothing moved, the transfer stays held.\n- `80` the provider is unavailable: nothing moved, approve again later.\n- `83` refused at execution (the day's transfer limit has no room for it, or the\n  beneficiary account cannot receive it): nothing moved.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -17521,7 +17587,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "simulate_inbound_transfer",
         "summary": "Simulate money coming in (sandbox only)",
         "x-origin": "extension",
-        "description": "Sandbox only: credits `amount` to any active account of the business as if it had arrived\nfrom outside (or from another Kobo account when `sender_bank_code` is `090823`), so an\nintegration can be tested end to end. It is a real posting: balances, transactions,\nsettlements, aggregates and the `collection.received` webhook all follow, exactly as for a\nreal inbound transfer. Sender fields default to a test sender at Guaranty Trust Bank.\nAccepts `Idempotency-Key`. Production has no such operation: there it answers `04`, like\nany unknown path.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed (the amount must be positive, at most two fraction\n  digits).\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` no account of the business has this number.\n- `48` the account is not `active` (`blocked`, `closed`, ...).\n- `04` (production only) the operation does not exist there.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Sandbox only: credits `amount` to any active account of the business as if it had arrived\nfrom another bank over NIP, so an integration can be tested end to end. It is a real\nposting: balances, transactions, settlements, aggregates and the `collection.received`\nwebhook all follow, exactly as for a real inbound transfer. Sender fields default to a test\nsender at Guaranty Trust Bank. The sender is another bank's customer: `sender_bank_code`\n`090823` (Kobo's own) is refused, since money between Kobo accounts comes from real\ntransfers (`funds_transfer`), and a simulated one could name any business as its payer.\n`sender_account_name` and `narration` may not hold control, line-break or bidirectional\ncharacters, and the name may not be blank.\nAccepts `Idempotency-Key`. Production has no such operation: there it answers `04`, like\nany unknown path.\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed (the amount must be positive, at most two fraction\n  digits), `sender_bank_code` is `090823`, or a name or narration holds a character it\n  may not (the message names the field).\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` no account of the business has this number.\n- `48` the account is not `active` (`blocked`, `closed`, ...).\n- `04` (production only) the operation does not exist there.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -20793,7 +20859,7 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "string",
             "minLength": 1,
             "maxLength": 255,
-            "description": "Defaults to the name on the identity record."
+            "description": "Defaults to the name on the identity record. No control, line-break or bidirectional\ncharacters. Payers see it after the business's name (`name_enquiry`).\n"
           },
           "metadata": {
             "type": "object",
@@ -20819,7 +20885,7 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "string",
             "minLength": 1,
             "maxLength": 255,
-            "description": "Defaults to `<business name> - Current <n>`."
+            "description": "Defaults to `<business name> - Current <n>`. No control, line-break or bidirectional\ncharacters. Payers see it after the business's name unless it starts with it\n(`name_enquiry`).\n"
           }
         }
       },
@@ -21991,7 +22057,12 @@ pub const OPENAPI_JSON: &str = r##"{
             "maxLength": 255
           },
           "sender_bank_code": {
-            "$ref": "#/components/schemas/BankCode"
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/BankCode"
+              }
+            ],
+            "description": "Another bank's code; not `090823` (Kobo's own)."
           },
           "narration": {
             "type": "string",

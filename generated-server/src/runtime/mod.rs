@@ -5,6 +5,7 @@
 mod context;
 mod error;
 mod http;
+mod json;
 mod json_api;
 pub mod mock;
 mod server;

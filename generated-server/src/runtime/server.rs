@@ -22,6 +22,7 @@ use tracing::Instrument;
 use super::http::{
     error_response, log_internal, mark_replayed_error, request_id_of, success_response,
 };
+use super::json;
 use super::validation::Validators;
 use super::{ApiError, CallRecord, Deadline, RequestContext, BODY_LIMIT_BYTES};
 use crate::{Api, Operation, ResponseCode};
@@ -234,8 +235,14 @@ impl<A: Api> Server<A> {
         let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
             Value::Object(serde_json::Map::new())
         } else {
-            serde_json::from_slice(body)
-                .map_err(|error| invalid(format!("request body is not valid JSON: {error}")))?
+            json::parse(body).map_err(|refusal| match refusal {
+                json::Refusal::Syntax(error) => {
+                    invalid(format!("request body is not valid JSON: {error}"))
+                }
+                json::Refusal::DuplicateKey(path) => {
+                    invalid(format!("`{path}`: given twice in the request body"))
+                }
+            })?
         };
         self.validators
             .check_body(operation, &value)
@@ -372,19 +379,42 @@ async fn read(request: Request) -> Result<(HeaderMap, Bytes), ApiError> {
             }
         })?;
     let empty = body.iter().all(u8::is_ascii_whitespace);
-    if !empty && !is_json(&parts.headers) {
-        return Err(ApiError::new(ResponseCode::UNSUPPORTED_MEDIA_TYPE));
+    if !empty {
+        check_media_type(&parts.headers)?;
     }
     Ok((parts.headers, body))
 }
 
-/// `application/json`, with or without parameters such as `charset=utf-8`.
-fn is_json(headers: &HeaderMap) -> bool {
-    headers
+/// `07` unless the body is declared `application/json`, in UTF-8: with no `charset`
+/// parameter (JSON is UTF-8, RFC 8259) or `charset=utf-8`. A body declared in another
+/// charset is refused rather than read as UTF-8, which is not what its sender meant.
+fn check_media_type(headers: &HeaderMap) -> Result<(), ApiError> {
+    let value = headers
         .get(CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.split(';').next())
-        .is_some_and(|media_type| media_type.trim().eq_ignore_ascii_case("application/json"))
+        .unwrap_or_default();
+    let mut parts = value.split(';');
+    let media_type = parts.next().unwrap_or_default().trim();
+    if !media_type.eq_ignore_ascii_case("application/json") {
+        return Err(ApiError::new(ResponseCode::UNSUPPORTED_MEDIA_TYPE));
+    }
+    let utf8 = parts
+        .filter_map(|parameter| parameter.split_once('='))
+        .filter(|(name, _)| name.trim().eq_ignore_ascii_case("charset"))
+        .all(|(_, charset)| {
+            let charset = charset.trim().trim_matches('"');
+            charset.eq_ignore_ascii_case("utf-8") || charset.eq_ignore_ascii_case("utf8")
+        });
+    if utf8 {
+        Ok(())
+    } else {
+        Err(
+            ApiError::new(ResponseCode::UNSUPPORTED_MEDIA_TYPE).with_message(
+                "Unsupported media type: the body must be JSON in UTF-8 (`application/json` or \
+             `application/json; charset=utf-8`)",
+            ),
+        )
+    }
 }
 
 /// The token of `Authorization: Bearer <token>`; anything else is `41` without asking the bank.

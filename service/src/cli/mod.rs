@@ -65,7 +65,9 @@ pub enum Command {
     /// Serve the API (runs the migrations first).
     Serve(ServeArgs),
     /// Quickstart: a sandbox server on the embedded SQLite store with a ready demo business;
-    /// prints its credentials and a first request to try. Same as `serve --demo`.
+    /// prints its credentials and a first request to try. Same as `serve --demo
+    /// --allow-loopback-webhooks`: webhooks may go to a receiver on this machine's loopback
+    /// (`kobo webhooks listen`).
     Demo(ServeArgs),
     /// Operator: create, activate or deactivate a business.
     #[command(subcommand)]
@@ -165,6 +167,8 @@ pub struct AccountStatusArgs {
 #[derive(Debug, Subcommand)]
 pub enum WebhooksCommand {
     /// A local receiver: verifies each delivery's signature and timestamp, prints the event.
+    /// It listens on loopback: the server delivering to it must allow loopback webhooks
+    /// (`kobo demo` does; `kobo serve --allow-loopback-webhooks` in the sandbox).
     Listen(listen::ListenArgs),
 }
 
@@ -266,6 +270,13 @@ pub struct ServeArgs {
     )]
     pub sandbox_webhook_retry_schedule: Option<Vec<u64>>,
 
+    /// Sandbox only, for local development: webhooks may be delivered to loopback addresses
+    /// (127.0.0.0/8, `::1`), where `kobo webhooks listen` or a developer's receiver runs.
+    /// Private, link-local and every other non-public address stay refused, as without it.
+    /// `kobo demo` sets it; refused in production.
+    #[arg(long, env = "KOBO_ALLOW_LOOPBACK_WEBHOOKS")]
+    pub allow_loopback_webhooks: bool,
+
     #[command(flatten)]
     pub smtp: SmtpArgs,
 
@@ -274,6 +285,19 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
+    /// Whether webhooks may go to loopback addresses: `--allow-loopback-webhooks` or the demo;
+    /// an error in production.
+    pub fn loopback_webhooks(&self) -> Result<bool> {
+        let allowed = self.allow_loopback_webhooks || self.demo;
+        if allowed && self.environment != EnvironmentArg::Sandbox {
+            bail!(
+                "--allow-loopback-webhooks (KOBO_ALLOW_LOOPBACK_WEBHOOKS) is for local development \
+                 in the sandbox only: production delivers to public addresses only"
+            );
+        }
+        Ok(allowed)
+    }
+
     /// The provider's injected faults and their seed, when `--sandbox-faults` asks for any;
     /// an error in production, where no fault may be injected.
     pub fn sandbox_faults(&self) -> Result<Option<(FaultRates, u64)>> {
@@ -613,6 +637,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
     }
     let faults = args.sandbox_faults()?;
     let retry_schedule = args.webhook_retry_schedule()?;
+    let loopback_webhooks = args.loopback_webhooks()?;
     let store = args.store.open().await?;
     let key_file = args
         .token_key_file
@@ -624,6 +649,13 @@ async fn serve(args: ServeArgs) -> Result<()> {
         per_minute: args.rate_limit_per_minute,
         burst: args.rate_limit_burst,
     };
+    if loopback_webhooks {
+        tracing::warn!(
+            "webhooks may be delivered to loopback addresses (local development: \
+             --allow-loopback-webhooks or kobo demo)"
+        );
+        config.webhooks.loopback_allowed = true;
+    }
     if let Some(delays) = retry_schedule {
         tracing::warn!(
             ?delays,

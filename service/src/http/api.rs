@@ -162,6 +162,7 @@ impl Api for KoboApi {
     async fn authenticate(&self, family: TokenFamily, token: &str) -> Result<Principal, ApiError> {
         sessions::authenticate(
             &self.store,
+            self.config.environment,
             &self.tokens,
             &self.rate_limiter,
             &self.clock,

@@ -83,6 +83,10 @@ pub struct WebhookPolicy {
     pub secret_overlap_seconds: i64,
     /// The largest body sent: 256 KiB.
     pub body_max_bytes: usize,
+    /// Local development (sandbox only, `kobo demo`): deliveries may go to loopback addresses,
+    /// where a developer's receiver listens. Never private, link-local or other addresses,
+    /// and never in production, whatever this says.
+    pub loopback_allowed: bool,
 }
 
 impl Default for WebhookPolicy {
@@ -108,6 +112,7 @@ impl Default for WebhookPolicy {
             poll_interval: Duration::from_millis(200),
             secret_overlap_seconds: 24 * 3600,
             body_max_bytes: 256 * 1024,
+            loopback_allowed: false,
         }
     }
 }

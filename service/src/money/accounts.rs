@@ -15,7 +15,8 @@ use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::paging::{self, Conditions, Cursor, Sql};
 use crate::kernel::secrets::sha256_hex;
-use crate::kernel::store::{self, internal, Store, Tx};
+use crate::kernel::store::{self, internal, Backend, Store, Tx};
+use crate::kernel::text;
 use crate::money::amount::{self, Total};
 use crate::money::nuban::{self, Series};
 use crate::outbox::events;
@@ -118,8 +119,12 @@ fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
     ApiError::new(ResponseCode::InvalidRequest).with_message(message)
 }
 
-/// A caller-chosen account name: trimmed, 1 to 255 characters.
+/// A caller-chosen account name: trimmed, 1 to 255 characters, none of the characters a name
+/// may not hold (`text::check_name`: controls, line breaks, bidirectional controls).
 fn account_name(name: Option<&str>) -> Result<Option<String>, ApiError> {
+    if let Some(name) = name {
+        text::check_name("account_name", name)?;
+    }
     match name.map(str::trim) {
         None => Ok(None),
         Some("") => Err(invalid("`account_name`: must not be blank")),
@@ -332,11 +337,53 @@ where
 {
     let found = find_by_number_anywhere(executor, number).await?;
     Ok(found
-        .filter(|(_, owner)| owner == business_id)
-        .map(|(account, _)| account))
+        .filter(|found| found.business_id == business_id)
+        .map(|found| found.account))
 }
 
-/// The account with this number, whoever's, and its business.
+/// An account of any business, with the business that holds it: how a payer or a payee
+/// outside the business sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KoboAccount {
+    pub account: AccountRow,
+    pub business_id: String,
+    /// The business's registered name.
+    pub business_name: String,
+}
+
+impl KoboAccount {
+    /// The name everyone outside the business reads: see [`holder_name`].
+    pub fn holder_name(&self) -> String {
+        holder_name(&self.business_name, &self.account.account_name)
+    }
+}
+
+/// The longest holder name: what a payer can send back as `beneficiary_account_name`.
+const HOLDER_NAME_MAX: usize = 255;
+
+/// The name of an account as anyone outside its business reads it (name enquiry, a transfer's
+/// beneficiary, the originator of an intra-bank credit): the business's registered name, then
+/// ` - ` and the account's own name (`Adaeze Foods Ltd - Payroll`, `Adaeze Foods Ltd - Chinedu
+/// Obi`), so that no business can pose as another by naming an account after it. An account
+/// named as its business, or whose name already starts with the business's name and ` - `
+/// (case aside), shows its own name. At most 255 characters, cut at the end.
+pub fn holder_name(business_name: &str, account_name: &str) -> String {
+    let business = business_name.to_lowercase();
+    let account = account_name.to_lowercase();
+    let carries_the_business =
+        account == business || account.starts_with(&format!("{business} - "));
+    let name = if carries_the_business {
+        account_name.to_owned()
+    } else {
+        format!("{business_name} - {account_name}")
+    };
+    match name.char_indices().nth(HOLDER_NAME_MAX) {
+        Some((cut, _)) => name[..cut].trim_end().to_owned(),
+        None => name,
+    }
+}
+
+/// The account with this number, whoever's, with its business.
 ///
 /// By the number alone, whose only index is its unique one, so PostgreSQL's kept plan cannot
 /// take another: with the business in the `WHERE` too, a plan made while the business had few
@@ -345,21 +392,41 @@ where
 pub async fn find_by_number_anywhere<'e, E>(
     executor: E,
     number: &str,
-) -> Result<Option<(AccountRow, String)>, ApiError>
+) -> Result<Option<KoboAccount>, ApiError>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
     let sql = format!(
-        "SELECT {ACCOUNT_COLUMNS}, a.business_id{ACCOUNT_FROM} WHERE a.account_number = $1"
+        "SELECT {ACCOUNT_COLUMNS}, a.business_id, o.name AS business_name{ACCOUNT_FROM} \
+         JOIN businesses o ON o.id = a.business_id WHERE a.account_number = $1"
     );
     let row = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(number)
         .fetch_optional(executor)
         .await
         .or_internal()?;
-    row.as_ref()
-        .map(|row| Ok((account_row(row)?, store::text(row, "business_id")?)))
-        .transpose()
+    row.as_ref().map(kobo_account).transpose()
+}
+
+/// A row of [`ACCOUNT_COLUMNS`] with `business_id` and `business_name`.
+pub(crate) fn kobo_account(row: &AnyRow) -> Result<KoboAccount, ApiError> {
+    Ok(KoboAccount {
+        account: account_row(row)?,
+        business_id: store::text(row, "business_id")?,
+        business_name: store::text(row, "business_name")?,
+    })
+}
+
+/// The registered name of a business.
+pub async fn business_name<'e, E>(executor: E, business_id: &str) -> Result<String, ApiError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    sqlx::query_scalar("SELECT name FROM businesses WHERE id = $1")
+        .bind(business_id)
+        .fetch_one(executor)
+        .await
+        .or_internal()
 }
 
 /// The key that tells two customers apart without keeping their identity numbers.
@@ -1027,9 +1094,62 @@ pub async fn get_total_account_metrics(
     })
 }
 
+/// The status of account `id`, read under a lock held until `tx` ends: on PostgreSQL `FOR
+/// SHARE`, so a status change in flight is waited for and seen, and one that comes later
+/// waits for `tx`; SQLite's write transaction holds the whole database already. For a check
+/// that must hold until the commit of a transaction that moves no money of the account's
+/// (a held transfer's approval).
+pub(crate) async fn locked_status(tx: &mut Tx, id: &str) -> Result<String, ApiError> {
+    let sql = match tx.backend() {
+        Backend::Postgres => "SELECT status FROM accounts WHERE id = $1 FOR SHARE",
+        Backend::Sqlite => "SELECT status FROM accounts WHERE id = $1",
+    };
+    sqlx::query_scalar(sql)
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await
+        .or_internal()?
+        .ok_or_else(|| internal("an account vanished"))
+}
+
+/// The reference of a transfer whose money the account still owns though its balance no
+/// longer shows it: reserved for a held transfer (`pending_approval`) or in flight to NIP
+/// (`processing`). Rejection, expiry or a NIP failure would pay it back into the account.
+async fn reserved_by(tx: &mut Tx, account_id: &str) -> Result<Option<String>, ApiError> {
+    sqlx::query_scalar(
+        "SELECT reference_number FROM transfers \
+         WHERE source_account_id = $1 AND transfer_status IN ('pending_approval', 'processing') \
+         ORDER BY created_at LIMIT 1",
+    )
+    .bind(account_id)
+    .fetch_optional(&mut **tx)
+    .await
+    .or_internal()
+}
+
+/// The account with this number, locked until `tx` ends (PostgreSQL: `FOR UPDATE`; the
+/// statements after it see whatever committed before the lock was granted).
+async fn lock_by_number(tx: &mut Tx, number: &str) -> Result<Option<(String, String)>, ApiError> {
+    let sql = match tx.backend() {
+        Backend::Postgres => {
+            "SELECT id, business_id FROM accounts WHERE account_number = $1 FOR UPDATE"
+        }
+        Backend::Sqlite => "SELECT id, business_id FROM accounts WHERE account_number = $1",
+    };
+    let row = sqlx::query(sql)
+        .bind(number)
+        .fetch_optional(&mut **tx)
+        .await
+        .or_internal()?;
+    row.map(|row| Ok((store::text(&row, "id")?, store::text(&row, "business_id")?)))
+        .transpose()
+}
+
 /// The bank changes the status of the account `account_number` (an operator's act: `kobo
 /// account set-status`), recording why, and emits `account.status_changed` to the business.
-/// Closing needs a zero balance. Returns the change as the event carries it.
+/// Closing needs a zero balance and no money of the account's reserved or in flight
+/// ([`reserved_by`]): checked under the account's lock, so a hold or a release cannot slip
+/// between the check and the change. Returns the change as the event carries it.
 pub async fn change_status(
     store: &Store,
     clock: &Clock,
@@ -1043,17 +1163,12 @@ pub async fn change_status(
     }
     let now = clock.now();
     let mut tx = store.begin().await?;
-    let row = sqlx::query("SELECT id, business_id FROM accounts WHERE account_number = $1")
-        .bind(account_number)
-        .fetch_optional(&mut *tx)
-        .await
-        .or_internal()?
+    let (id, business_id) = lock_by_number(&mut tx, account_number)
+        .await?
         .ok_or_else(|| {
             ApiError::new(ResponseCode::AccountNotFound)
                 .with_message(format!("No account has the number {account_number}"))
         })?;
-    let id = store::text(&row, "id")?;
-    let business_id = store::text(&row, "business_id")?;
     let before = find_by_id(&mut tx, &id)
         .await?
         .ok_or_else(|| internal("the account vanished"))?;
@@ -1069,6 +1184,16 @@ pub async fn change_status(
                 amount::balance_text(i128::from(before.balance))
             )),
         );
+    }
+    if status == models::AccountStatus::Closed {
+        if let Some(reference) = reserved_by(&mut tx, &id).await? {
+            return Err(
+                ApiError::new(ResponseCode::InvalidState).with_message(format!(
+                    "The account's money is reserved for transfer {reference} (held for \
+                     approval or on its way over NIP): close it once that transfer ends"
+                )),
+            );
+        }
     }
     let changed = sqlx::query("UPDATE accounts SET status = $1 WHERE id = $2 AND status = $3")
         .bind(status.to_string())
@@ -1100,4 +1225,40 @@ pub async fn change_status(
     .await?;
     tx.commit().await.or_internal()?;
     Ok(change)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::holder_name;
+
+    #[test]
+    fn the_holder_name_always_starts_with_the_business() {
+        let check = |business: &str, account: &str, shown: &str| {
+            assert_eq!(holder_name(business, account), shown, "{account:?}");
+        };
+        check("Acme Ltd", "Acme Ltd", "Acme Ltd");
+        check("Acme Ltd", "ACME LTD", "ACME LTD");
+        check("Acme Ltd", "Acme Ltd - Payroll", "Acme Ltd - Payroll");
+        check("Acme Ltd", "acme ltd - payroll", "acme ltd - payroll");
+        check("Acme Ltd", "Payroll", "Acme Ltd - Payroll");
+        check("Acme Ltd", "Chinedu Obi", "Acme Ltd - Chinedu Obi");
+        // Posing as another business, or as this one with a look-alike, shows the owner first.
+        check("Acme Ltd", "Bolt Ltd", "Acme Ltd - Bolt Ltd");
+        check("Acme Ltd", "Acme Ltdx", "Acme Ltd - Acme Ltdx");
+        check(
+            "Acme Ltd",
+            "\u{410}cme Ltd - Payroll",
+            "Acme Ltd - \u{410}cme Ltd - Payroll",
+        );
+        check(
+            "Bolt Ltd",
+            "Acme Ltd - Payroll",
+            "Bolt Ltd - Acme Ltd - Payroll",
+        );
+        // At most 255 characters, the owner kept.
+        let long = "x".repeat(255);
+        let shown = holder_name("Acme Ltd", &long);
+        assert_eq!(shown.chars().count(), 255);
+        assert!(shown.starts_with("Acme Ltd - x"));
+    }
 }

@@ -18,8 +18,8 @@ use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::paging;
-use crate::kernel::store::{self, internal, Store, Tx};
-use crate::money::accounts::{self, value};
+use crate::kernel::store::{self, internal, Backend, Store, Tx};
+use crate::money::accounts::{self, value, AccountRow};
 use crate::money::amount::{amount_text, Kobo};
 use crate::money::banks;
 use crate::money::fees;
@@ -197,6 +197,8 @@ struct Held {
     debit_transaction_id: Option<String>,
     fee_transaction_id: Option<String>,
     initiated_by: String,
+    /// For a transfer made with integration credentials, the member who had issued them.
+    credential_issued_by: Option<String>,
     transfer_status: String,
 }
 
@@ -208,7 +210,7 @@ where
         "SELECT id, business_id, source_account_id, beneficiary_account_id, \
            beneficiary_account_number, beneficiary_account_name, bank_code, transfer_type, \
            amount, fee, vat, narration, reference_number, debit_transaction_id, \
-           fee_transaction_id, initiated_by, transfer_status \
+           fee_transaction_id, initiated_by, credential_issued_by, transfer_status \
          FROM transfers WHERE business_id = $1 AND reference_number = $2",
     )
     // Planned each time, not kept (several indexes start with `business_id`): see
@@ -241,6 +243,7 @@ where
         debit_transaction_id: store::optional_text(&row, "debit_transaction_id")?,
         fee_transaction_id: store::optional_text(&row, "fee_transaction_id")?,
         initiated_by: store::text(&row, "initiated_by")?,
+        credential_issued_by: store::optional_text(&row, "credential_issued_by")?,
         transfer_status: store::text(&row, "transfer_status")?,
     })
 }
@@ -250,37 +253,43 @@ fn not_awaiting(reference: &str) -> ApiError {
         .with_message(format!("Transfer {reference} is not awaiting approval"))
 }
 
-/// Moves the held transfer from `pending_approval` to `status` (a conditional update): `48`
-/// when another request moved it first.
+/// Where a held transfer goes: its statuses, who reviewed it and why, and for an approval the
+/// day its amount now counts on.
+struct Move<'a> {
+    status: &'static str,
+    approval: &'static str,
+    reviewer: Option<&'a str>,
+    reason: Option<&'a str>,
+    day: Option<&'a str>,
+}
+
+/// Moves the held transfer from `pending_approval` as `moved` says (a conditional update):
+/// `48` when another request moved it first. A held transfer counts nothing toward the daily
+/// limit, so leaving the hold takes nothing back; an approval counts it itself.
 async fn transition(
     tx: &mut Tx,
     held: &Held,
-    status: &str,
-    approval: &str,
-    reviewer: Option<&str>,
-    reason: Option<&str>,
+    moved: &Move<'_>,
     at: DateTime<Utc>,
 ) -> Result<(), ApiError> {
-    let moved = sqlx::query(
+    let changed = sqlx::query(
         "UPDATE transfers SET transfer_status = $2, approval_status = $3, reviewed_by = $4, \
-           failure_reason = $5, updated_at = $6 \
+           failure_reason = $5, updated_at = $6, day = COALESCE($7, day) \
          WHERE id = $1 AND transfer_status = 'pending_approval'",
     )
     .bind(&held.id)
-    .bind(status)
-    .bind(approval)
-    .bind(reviewer)
-    .bind(reason)
+    .bind(moved.status)
+    .bind(moved.approval)
+    .bind(moved.reviewer)
+    .bind(moved.reason)
     .bind(store::timestamp(at))
+    .bind(moved.day)
     .execute(&mut **tx)
     .await
     .or_internal()?
     .rows_affected();
-    if moved != 1 {
+    if changed != 1 {
         return Err(not_awaiting(&held.reference_number));
-    }
-    if !transfers::counts_toward_limit(status) {
-        transfers::uncount(tx, &held.id).await?;
     }
     Ok(())
 }
@@ -371,16 +380,14 @@ async fn close(
     closing: Closing<'_>,
 ) -> Result<models::Transfer, ApiError> {
     let head = release(tx, environment, held, now).await?;
-    transition(
-        tx,
-        held,
-        closing.status,
-        "rejected",
-        closing.reviewer,
-        Some(closing.reason),
-        head.posted_at,
-    )
-    .await?;
+    let moved = Move {
+        status: closing.status,
+        approval: "rejected",
+        reviewer: closing.reviewer,
+        reason: Some(closing.reason),
+        day: None,
+    };
+    transition(tx, held, &moved, head.posted_at).await?;
     let transfer = transfers::find(&mut **tx, &held.business_id, Lookup::Id(&held.id))
         .await?
         .ok_or_else(|| internal("a transfer vanished"))?;
@@ -431,9 +438,16 @@ pub async fn cancel(
 }
 
 /// `approve_transfer`: a different member executes a held transfer, with an OTP of their own
-/// (`45`; checked as `funds_transfer` checks the initiator's, consumed with the execution). The
-/// beneficiary is looked up again (the account may have changed hands, `49`); the provider
-/// screens it again (`80`, `83`, nothing moves and it stays held).
+/// (`45`; checked and spent as `funds_transfer` checks the initiator's). The maker may not
+/// approve (`43`): the member who initiated it, or for a transfer made with integration
+/// credentials, the member who issued them. The beneficiary is looked up again (the account
+/// may have changed hands, `49`); the provider screens it again (`80`, `83`, nothing moves and
+/// it stays held).
+///
+/// Approval is when the money moves, so what `funds_transfer` checked is checked again inside
+/// the executing transaction ([`recheck`]): the source account is active (`48`), the business
+/// is active (`60`), the transfer still holds its reserve (`48`), and the day's limit has room
+/// for it (`83`, counted on the day of the approval). Refused, the transfer stays held.
 pub async fn approve(
     store: &Store,
     config: &Config,
@@ -468,11 +482,8 @@ pub async fn approve(
         )
         .await;
     }
-    if held.initiated_by == member.id {
-        return Err(ApiError::new(ResponseCode::PermissionDenied)
-            .with_message("You cannot approve a transfer you initiated"));
-    }
-    let checked_otp = match transfers::check_member_otp_unless_replayed(
+    check_not_the_maker(&held, &member.id)?;
+    match transfers::check_member_otp_unless_replayed(
         store,
         config,
         clock,
@@ -482,27 +493,17 @@ pub async fn approve(
     )
     .await?
     {
-        ControlFlow::Continue(checked) => checked,
+        ControlFlow::Continue(()) => {}
         ControlFlow::Break(transfer) => return Ok(transfer),
-    };
-    let beneficiary = banks::resolve(
-        store,
-        provider,
-        &held.bank_code,
-        &held.beneficiary_account_number,
-    )
-    .await?;
-    if !fees::same_name(&held.beneficiary_account_name, &beneficiary.account_name) {
-        return Err(
-            ApiError::new(ResponseCode::BeneficiaryNameMismatch).with_message(format!(
-                "The beneficiary account is now held by {}",
-                beneficiary.account_name
-            )),
-        );
     }
+    let beneficiary = beneficiary_still_named(store, provider, &held).await?;
     let source = accounts::find_by_id_in(store.pool(), &held.source_account_id)
         .await?
         .ok_or_else(|| internal("the source account vanished"))?;
+    let payer = transfers::payer(
+        &source,
+        &accounts::business_name(store.pool(), &business_id).await?,
+    );
     provider
         .screen_transfer(&NipTransfer {
             reference_number: held.reference_number.clone(),
@@ -525,21 +526,17 @@ pub async fn approve(
     let heads =
         transfers::lock_heads(&mut tx, &business_id, recipient_business.as_deref(), 1, now).await?;
     let head = heads.source;
-    // The approver's OTP, consumed under the ledger head as `funds_transfer` consumes its own.
-    if let Some(checked) = checked_otp {
-        checked.consume(&mut tx, now).await?;
-    }
+    let day = fees::lagos_day(head.posted_at);
+    recheck(&mut tx, config, &held, &source, &day).await?;
     let intra = held.transfer_type == "intra";
-    transition(
-        &mut tx,
-        &held,
-        if intra { "success" } else { "processing" },
-        "approved",
-        Some(&member.id),
-        None,
-        head.posted_at,
-    )
-    .await?;
+    let moved = Move {
+        status: if intra { "success" } else { "processing" },
+        approval: "approved",
+        reviewer: Some(&member.id),
+        reason: None,
+        day: Some(&day),
+    };
+    transition(&mut tx, &held, &moved, head.posted_at).await?;
     let charges = held.fee + held.vat;
     let mut postings = vec![Posting {
         account: LedgerAccount::Internal(Internal::Held, config.environment),
@@ -596,7 +593,7 @@ pub async fn approve(
                 &entry_id,
                 amount,
                 &held.narration,
-                &source,
+                &payer,
             )?;
             credit.run(&mut tx).await?;
         }
@@ -623,6 +620,130 @@ pub async fn approve(
     idempotency::complete(&mut tx, &claim, &transfer).await?;
     tx.commit().await.or_internal()?;
     Ok(transfer)
+}
+
+/// `43` when `member_id` is the transfer's maker: the member who initiated it or, for a
+/// transfer made with integration credentials, the member who had issued them
+/// (`regenerate_secret`), who could make it and approve it alone. Maker and checker are two
+/// people.
+fn check_not_the_maker(held: &Held, member_id: &str) -> Result<(), ApiError> {
+    let refused =
+        |why: &'static str| Err(ApiError::new(ResponseCode::PermissionDenied).with_message(why));
+    if held.initiated_by == member_id {
+        return refused("You cannot approve a transfer you initiated");
+    }
+    if held.credential_issued_by.as_deref() == Some(member_id) {
+        return refused(
+            "You cannot approve a transfer made with integration credentials you issued: \
+             whoever controls the client secret is the transfer's maker",
+        );
+    }
+    Ok(())
+}
+
+/// The beneficiary, looked up again: `06` when gone, `49` when the account no longer carries
+/// the name the transfer was made to. (A Kobo account's name is its holder's since issue 28;
+/// a transfer held before then carries the account's own name, which is accepted too.)
+async fn beneficiary_still_named(
+    store: &Store,
+    provider: &dyn CoreBanking,
+    held: &Held,
+) -> Result<banks::Beneficiary, ApiError> {
+    let beneficiary = banks::resolve(
+        store,
+        provider,
+        &held.bank_code,
+        &held.beneficiary_account_number,
+    )
+    .await?;
+    let named = fees::same_name(&held.beneficiary_account_name, &beneficiary.account_name)
+        || beneficiary
+            .kobo_account
+            .as_ref()
+            .is_some_and(|(account, _)| {
+                fees::same_name(&held.beneficiary_account_name, &account.account_name)
+            });
+    if !named {
+        return Err(
+            ApiError::new(ResponseCode::BeneficiaryNameMismatch).with_message(format!(
+                "The beneficiary account is now held by {}",
+                beneficiary.account_name
+            )),
+        );
+    }
+    Ok(beneficiary)
+}
+
+/// What `funds_transfer` checked, checked again in the transaction that executes a held
+/// transfer, each under a lock that holds it until the commit (so a freeze or a deactivation
+/// that commits first is seen, and one that comes later waits): the source account is
+/// active (`48`), the business is active (`60`), and the day of `day` has room for the amount
+/// under the business's limit (`83`), where it is counted. The reserve is checked by the
+/// conditional state change that follows ([`transition`]).
+async fn recheck(
+    tx: &mut Tx,
+    config: &Config,
+    held: &Held,
+    source: &AccountRow,
+    day: &str,
+) -> Result<(), ApiError> {
+    let status = accounts::locked_status(tx, &held.source_account_id).await?;
+    if status != "active" {
+        return Err(
+            ApiError::new(ResponseCode::InvalidState).with_message(format!(
+                "Source account {} is {status}: the transfer stays held until it is rejected, \
+                 cancelled or expires",
+                source.account_number
+            )),
+        );
+    }
+    let business = locked_business(tx, &held.business_id, config).await?;
+    if !business.active {
+        return Err(ApiError::new(ResponseCode::BusinessInactive));
+    }
+    transfers::count_toward_daily_limit(
+        tx,
+        &held.business_id,
+        day,
+        held.amount,
+        business.daily_limit,
+    )
+    .await
+}
+
+/// What an approval reads of its business, under lock.
+struct BusinessAtExecution {
+    active: bool,
+    daily_limit: i64,
+}
+
+/// The business's status and daily limit, read under a share lock until `tx` ends on
+/// PostgreSQL (the operator's deactivation waits for it, or it for the deactivation); SQLite's
+/// write transaction holds the whole database already.
+async fn locked_business(
+    tx: &mut Tx,
+    business_id: &str,
+    config: &Config,
+) -> Result<BusinessAtExecution, ApiError> {
+    let lock = match tx.backend() {
+        Backend::Postgres => " FOR SHARE",
+        Backend::Sqlite => "",
+    };
+    let sql = format!(
+        "SELECT status, COALESCE(daily_transfer_limit, $2) AS daily_limit FROM businesses \
+         WHERE id = $1{lock}"
+    );
+    // Audited: the statement is built from constants only; every value is bound.
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(business_id)
+        .bind(config.transfers.default_daily_limit)
+        .fetch_one(&mut **tx)
+        .await
+        .or_internal()?;
+    Ok(BusinessAtExecution {
+        active: store::text(&row, "status")? == "active",
+        daily_limit: row.try_get("daily_limit").or_internal()?,
+    })
 }
 
 /// Held transfers past their `expires_at`: released, `expired`, `transfer.expired`. Returns

@@ -6,9 +6,12 @@ use chrono::{DateTime, Utc};
 use generated_server::{models, ApiError, OrInternal, ResponseCode};
 
 use crate::kernel::store::Store;
-use crate::money::accounts::{self, value, AccountRow};
+use crate::money::accounts::{self, value, AccountRow, KoboAccount};
 use crate::money::nuban;
 use crate::provider::{BankInfo, CoreBanking};
+
+/// This bank's name, as other banks show it.
+pub const KOBO_BANK_NAME: &str = "Kobo Microfinance Bank";
 
 /// When the bank list last changed.
 const BANKS_UPDATED_AT: &str = "2026-11-01T00:00:00Z";
@@ -77,25 +80,26 @@ pub async fn resolve(
 }
 
 /// [`resolve`], this bank's account by `number` already looked up (`found`, with its
-/// business; ignored for another bank).
+/// business; ignored for another bank). A Kobo account is named as its holder: its business,
+/// then its own name ([`accounts::holder_name`]).
 pub async fn resolve_found(
     provider: &dyn CoreBanking,
     bank_code: &str,
     number: &str,
-    found: Option<(AccountRow, String)>,
+    found: Option<KoboAccount>,
 ) -> Result<Beneficiary, ApiError> {
     if bank_code == nuban::BANK_CODE {
-        let (account, business_id) = found
-            .filter(|(account, _)| account.status != "closed")
+        let found = found
+            .filter(|found| found.account.status != "closed")
             .ok_or_else(|| not_found(number, bank_code))?;
         return Ok(Beneficiary {
             account_number: number.to_owned(),
-            account_name: account.account_name.clone(),
+            account_name: found.holder_name(),
             bank_code: bank_code.to_owned(),
-            bank_name: "Kobo Microfinance Bank".to_owned(),
+            bank_name: KOBO_BANK_NAME.to_owned(),
             bvn: None,
             kyc: 3,
-            kobo_account: Some((account, business_id)),
+            kobo_account: Some((found.account, found.business_id)),
         });
     }
     let bank_name = bank_name(provider, bank_code).ok_or_else(|| not_found(number, bank_code))?;

@@ -13,6 +13,7 @@ use generated_server::{ApiError, OrInternal, RequestContext, ResponseCode};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::store::Store;
+use crate::kernel::text;
 use crate::money::accounts::find_by_number;
 use crate::money::amount::Kobo;
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
@@ -60,29 +61,16 @@ pub async fn simulate_inbound_transfer(
         ApiError::new(ResponseCode::InvalidRequest)
             .with_message("`amount`: must be positive, with at most two fraction digits")
     })?;
-    let (default_number, default_name, default_bank) = DEFAULT_SENDER;
-    let bank_code = body
-        .sender_bank_code
-        .as_ref()
-        .map_or(default_bank.to_owned(), |code| code.to_string());
-    let originator = Originator {
-        account_number: body
-            .sender_account_number
-            .as_ref()
-            .map_or(default_number.to_owned(), |n| n.to_string()),
-        account_name: body
-            .sender_account_name
-            .as_ref()
-            .map_or(default_name.to_owned(), |n| n.trim().to_owned()),
-        bank_name: bank_name(&bank_code),
-        bank_code,
-    };
-    let narration = body
-        .narration
-        .as_ref()
-        .map(|n| n.trim().to_owned())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| format!("Transfer from {}", originator.account_name));
+    let originator = simulated_sender(&body)?;
+    let narration = match body.narration.as_deref().map(|n| n.as_str()) {
+        Some(narration) => {
+            text::check_name("narration", narration)?;
+            Some(narration.trim().to_owned())
+        }
+        None => None,
+    }
+    .filter(|narration| !narration.is_empty())
+    .unwrap_or_else(|| format!("Transfer from {}", originator.account_name));
     let credit = InboundCredit {
         account_number: body.account_number.to_string(),
         amount,
@@ -91,6 +79,49 @@ pub async fn simulate_inbound_transfer(
         environment: config.environment,
     };
     credit_with(store, clock, &ctx, &body, &credit).await
+}
+
+/// The sender a simulated credit names, another bank's customer (Emeka Nwosu at Guaranty
+/// Trust Bank unless the body says otherwise). Not a Kobo account: money between Kobo
+/// accounts comes from real transfers, and a simulated one could name any business as its
+/// payer. Its name, like the narration, follows the rules of every name people read (`01`:
+/// no control, line-break or bidirectional characters).
+fn simulated_sender(body: &models::SimulateInboundTransferRequest) -> Result<Originator, ApiError> {
+    let (default_number, default_name, default_bank) = DEFAULT_SENDER;
+    let bank_code = body
+        .sender_bank_code
+        .as_ref()
+        .map_or(default_bank.to_owned(), |code| code.to_string());
+    if bank_code == nuban::BANK_CODE {
+        return Err(invalid(
+            "`sender_bank_code`: 090823 is Kobo's own: a simulated credit comes from another \
+             bank (money between Kobo accounts moves by funds_transfer)",
+        ));
+    }
+    let account_name = match body.sender_account_name.as_deref() {
+        None => default_name.to_owned(),
+        Some(name) => {
+            text::check_name("sender_account_name", name)?;
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(invalid("`sender_account_name`: must not be blank"));
+            }
+            name.to_owned()
+        }
+    };
+    Ok(Originator {
+        account_number: body
+            .sender_account_number
+            .as_ref()
+            .map_or(default_number.to_owned(), |n| n.to_string()),
+        account_name,
+        bank_name: bank_name(&bank_code),
+        bank_code,
+    })
+}
+
+fn invalid(message: &'static str) -> ApiError {
+    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
 }
 
 /// An inbound credit to post.

@@ -26,7 +26,7 @@ use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::paging::{self, Conditions, Sql};
 use crate::kernel::store::{self, Store, Tx};
-use crate::money::accounts::{self, value, AccountRow};
+use crate::money::accounts::{self, value, AccountRow, KoboAccount};
 use crate::money::amount::{amount_text, Kobo};
 use crate::money::banks::{self, Beneficiary};
 use crate::money::fees::{self, Charges};
@@ -35,7 +35,7 @@ use crate::money::nuban;
 use crate::money::transactions::{self, NewTransaction, Originator};
 use crate::outbox::events;
 use crate::platform::idempotency::{self, Claim};
-use crate::platform::identity::{self, CheckedOtp};
+use crate::platform::identity;
 use crate::platform::logs::{self, AuditEntry};
 use crate::platform::principal::Principal;
 use crate::provider::{CoreBanking, NipTransfer};
@@ -85,13 +85,13 @@ pub(crate) fn without_otp<B: serde::Serialize>(body: &B) -> Result<Value, ApiErr
 }
 
 /// Checks the OTP `code` of the member acting (`45` when wrong, expired, used or another
-/// member's), before any database transaction; the caller consumes it in the transaction that
-/// moves the money, so a refused transfer leaves it usable. `None` without a code or a member
-/// (an integration's transfer).
+/// member's), before any database transaction, and spends it: an OTP authorises one attempt,
+/// whatever its outcome (a transfer refused afterwards does not leave it usable). Nothing to
+/// check without a code or a member (an integration's transfer).
 ///
-/// The operation runs under an idempotency key: a retry racing its own first send may find the
-/// OTP spent by that send, committed since the peek. It gets that send's answer (`Break`)
-/// rather than `45`.
+/// The operation runs under an idempotency key: a retry (or a retry racing its own first
+/// send) finds the OTP spent by that send. It gets that send's stored answer (`Break`) rather
+/// than `45`.
 pub(crate) async fn check_member_otp_unless_replayed<B, T>(
     store: &Store,
     config: &Config,
@@ -99,16 +99,16 @@ pub(crate) async fn check_member_otp_unless_replayed<B, T>(
     ctx: &RequestContext<Principal>,
     fingerprint: &B,
     code: Option<&str>,
-) -> Result<ControlFlow<T, Option<CheckedOtp>>, ApiError>
+) -> Result<ControlFlow<T, ()>, ApiError>
 where
     B: serde::Serialize,
     T: serde::de::DeserializeOwned,
 {
     let (Some(code), Some(member)) = (code, &ctx.principal.member) else {
-        return Ok(ControlFlow::Continue(None));
+        return Ok(ControlFlow::Continue(()));
     };
     match identity::check_otp(store, config, clock, &member.id, code).await {
-        Ok(checked) => Ok(ControlFlow::Continue(Some(checked))),
+        Ok(()) => Ok(ControlFlow::Continue(())),
         Err(error) => {
             let business_id = &ctx.principal.business_id;
             accounts::refused_unless_replayed(
@@ -271,20 +271,13 @@ async fn initiate<B: serde::Serialize>(
         )));
     }
 
-    // The OTP (a member's transfer): checked now, consumed with the transfer.
-    let checked_otp = match check_member_otp_unless_replayed(
-        store,
-        config,
-        clock,
-        ctx,
-        fingerprint,
-        otp.as_deref(),
-    )
-    .await?
+    // The OTP (a member's transfer): checked and spent now, whatever happens next.
+    match check_member_otp_unless_replayed(store, config, clock, ctx, fingerprint, otp.as_deref())
+        .await?
     {
-        ControlFlow::Continue(checked) => checked,
+        ControlFlow::Continue(()) => {}
         ControlFlow::Break(transfer) => return Ok(transfer),
-    };
+    }
 
     // The beneficiary, by name enquiry (06, 80), and the names (49).
     let beneficiary = match banks::resolve_found(
@@ -304,9 +297,10 @@ async fn initiate<B: serde::Serialize>(
 
     // The provider's screening (83, 80), before anything moves.
     let reference_number = transactions::new_reference("TRF", clock.now());
+    let payer = payer(&source, &settings.name);
     let narration = fees::narration(
         request.narration.as_deref(),
-        &format!("Transfer from {}", source.account_name),
+        &format!("Transfer from {}", payer.account_name),
     );
     let nip = NipTransfer {
         reference_number: reference_number.clone(),
@@ -325,6 +319,14 @@ async fn initiate<B: serde::Serialize>(
     let held = settings
         .policy_minimum
         .is_some_and(|minimum| amount.get() >= minimum);
+    if held && amount.get() > settings.daily_limit {
+        // It could never be approved under today's limit: refused now, not in 72 hours.
+        return Err(refused(format!(
+            "The daily transfer limit of NGN {} is below this amount: no approval could \
+             send it",
+            amount_text(i128::from(settings.daily_limit))
+        )));
+    }
     if let Some(reference) = &request.reference {
         if let Some(other) = reference_owner(store, &business_id, reference).await? {
             let error = duplicate(reference, &other);
@@ -362,27 +364,30 @@ async fn initiate<B: serde::Serialize>(
     )
     .await?;
     let head = heads.source;
-    if let Some(checked) = checked_otp {
-        checked.consume(&mut tx, now).await?;
-    }
-    // The daily limit (83), counted in the business's running total of the day.
+    // The daily limit (83), counted in the business's running total of the day the money
+    // moves: today, unless the transfer is held (its approval counts it on its own day).
     let day = fees::lagos_day(head.posted_at);
-    count_toward_daily_limit(
-        &mut tx,
-        &business_id,
-        &day,
-        amount.get(),
-        settings.daily_limit,
-    )
-    .await?;
+    if !held {
+        count_toward_daily_limit(
+            &mut tx,
+            &business_id,
+            &day,
+            amount.get(),
+            settings.daily_limit,
+        )
+        .await?;
+    }
 
     let (initiated_by, initiated_via) = match &ctx.principal.member {
         Some(member) => (member.id.clone(), "dashboard"),
         None => (business_id.clone(), "integration"),
     };
+    // Whoever controls the integration credentials is the maker of what they pay.
+    let credential_issued_by = ctx.principal.credential_issuer.clone();
     let plan = Plan {
         business_id: &business_id,
         source: &source,
+        payer: &payer,
         beneficiary: &beneficiary,
         recipient,
         amount,
@@ -447,10 +452,10 @@ async fn initiate<B: serde::Serialize>(
                narration, transfer_status, approval_status, session_id, failure_reason, \
                reversal_reference_number, debit_transaction_id, fee_transaction_id, initiated_by, \
                initiated_via, reviewed_by, expires_at, day, submitted, attempts, next_attempt_at, \
-               lease_until, created_at, updated_at) \
+               lease_until, created_at, updated_at, credential_issued_by) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
                $17, NULL, NULL, NULL, $18, $19, $20, $21, NULL, $22, $23, 0, 0, NULL, NULL, \
-               $24, $25)",
+               $24, $25, $26)",
         )
         .bind(stored.id.clone())
         .bind(business_id.clone())
@@ -481,7 +486,8 @@ async fn initiate<B: serde::Serialize>(
         .bind(stored.expires_at.clone())
         .bind(day)
         .bind(stored.created_at.clone())
-        .bind(stored.updated_at.clone());
+        .bind(stored.updated_at.clone())
+        .bind(credential_issued_by);
     let event = if held {
         Some("transfer.pending_approval")
     } else if intra {
@@ -516,9 +522,10 @@ async fn initiate<B: serde::Serialize>(
     Ok(transfer)
 }
 
-/// What a business has set that a transfer reads: its daily limit and, when it has an active
-/// approval policy, the amount from which that policy holds a transfer.
+/// What a transfer reads of its business: its registered name, its daily limit and, when it
+/// has an active approval policy, the amount from which that policy holds a transfer.
 struct BusinessSettings {
+    name: String,
     daily_limit: i64,
     policy_minimum: Option<i64>,
 }
@@ -527,8 +534,8 @@ struct BusinessSettings {
 struct PayoutReads {
     /// The source account, if the business's, with the business's settings.
     source: Option<(AccountRow, BusinessSettings)>,
-    /// An intra-bank beneficiary's account, whoever's, and its business.
-    beneficiary: Option<(AccountRow, String)>,
+    /// An intra-bank beneficiary's account, whoever's, with its business.
+    beneficiary: Option<KoboAccount>,
 }
 
 /// The source account, the beneficiary's if it is in this bank, and the business's daily
@@ -547,10 +554,12 @@ where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
     let sql = format!(
-        "SELECT {}, a.business_id, COALESCE(b.daily_transfer_limit, $3) AS daily_limit, \
+        "SELECT {}, a.business_id, o.name AS business_name, b.name AS payer_name, \
+           COALESCE(b.daily_transfer_limit, $3) AS daily_limit, \
            (SELECT ap.min_amount FROM approval_policies ap \
              WHERE ap.business_id = b.id AND ap.is_active = 1) AS policy_minimum\
-         {} CROSS JOIN businesses b WHERE a.account_number IN ($1, $2) AND b.id = $4",
+         {} JOIN businesses o ON o.id = a.business_id CROSS JOIN businesses b \
+         WHERE a.account_number IN ($1, $2) AND b.id = $4",
         accounts::ACCOUNT_COLUMNS,
         accounts::ACCOUNT_FROM,
     );
@@ -568,17 +577,17 @@ where
         beneficiary: None,
     };
     for row in &rows {
-        let account = accounts::account_row(row)?;
-        let owner = store::text(row, "business_id")?;
-        if account.account_number == source && owner == business_id {
+        let found = accounts::kobo_account(row)?;
+        if found.account.account_number == source && found.business_id == business_id {
             let settings = BusinessSettings {
+                name: store::text(row, "payer_name")?,
                 daily_limit: row.try_get("daily_limit").or_internal()?,
                 policy_minimum: row.try_get("policy_minimum").or_internal()?,
             };
-            reads.source = Some((account.clone(), settings));
+            reads.source = Some((found.account.clone(), settings));
         }
-        if Some(account.account_number.as_str()) == intra_beneficiary {
-            reads.beneficiary = Some((account, owner));
+        if Some(found.account.account_number.as_str()) == intra_beneficiary {
+            reads.beneficiary = Some(found);
         }
     }
     Ok(reads)
@@ -732,8 +741,10 @@ pub(crate) async fn begin_payout(
         .await
 }
 
-/// The statuses a transfer counts toward its business's daily limit in.
-const COUNTED: [&str; 3] = ["pending_approval", "processing", "success"];
+/// The statuses a transfer counts toward its business's daily limit in: once its money has
+/// moved. A held transfer (`pending_approval`) counts from its approval, on the day of the
+/// approval (`approvals::approve`); holding it counts nothing.
+const COUNTED: [&str; 2] = ["processing", "success"];
 
 /// Whether a transfer in `status` counts toward the daily limit.
 pub(crate) fn counts_toward_limit(status: &str) -> bool {
@@ -741,9 +752,10 @@ pub(crate) fn counts_toward_limit(status: &str) -> bool {
 }
 
 /// Adds `amount` to the business's total of `day` (`daily_transfer_totals`), inside the
-/// payout's transaction: `83` when the total would pass `limit`. One conditional upsert, whose
-/// row lock makes concurrent payouts of the business count one after another.
-async fn count_toward_daily_limit(
+/// transaction that moves the money (a payout, or a held transfer's approval): `83` when the
+/// total would pass `limit`. One conditional upsert, whose row lock makes concurrent payouts
+/// of the business count one after another.
+pub(crate) async fn count_toward_daily_limit(
     tx: &mut Tx,
     business_id: &str,
     day: &str,
@@ -784,8 +796,8 @@ async fn count_toward_daily_limit(
     )))
 }
 
-/// Takes transfer `id`'s amount back from its business's daily total, inside the transaction
-/// that moves it out of the counted statuses (rejected, expired, failed, reversed).
+/// Takes transfer `id`'s amount back from its business's daily total of the day it counted
+/// on, inside the transaction that moves it out of the counted statuses (failed, reversed).
 pub(crate) async fn uncount(tx: &mut Tx, id: &str) -> Result<(), ApiError> {
     sqlx::query(
         "UPDATE daily_transfer_totals \
@@ -804,6 +816,8 @@ pub(crate) async fn uncount(tx: &mut Tx, id: &str) -> Result<(), ApiError> {
 struct Plan<'a> {
     business_id: &'a str,
     source: &'a AccountRow,
+    /// The source as the recipient reads it.
+    payer: &'a Originator,
     beneficiary: &'a Beneficiary,
     /// The Kobo account credited now and its business: an intra-bank transfer not held.
     recipient: Option<(&'a AccountRow, &'a str)>,
@@ -960,7 +974,7 @@ async fn execute(
             &entry_id,
             plan.amount,
             plan.narration,
-            plan.source,
+            plan.payer,
         )?;
     }
     Ok(Ok((debit.id.to_string(), fee_transaction)))
@@ -993,8 +1007,19 @@ pub(crate) fn destination_postings(
     postings
 }
 
+/// A Kobo account paying another, as the recipient reads it: its number and its holder's name
+/// (its business first, `accounts::holder_name`), whatever the business named it.
+pub(crate) fn payer(source: &AccountRow, business_name: &str) -> Originator {
+    Originator {
+        account_number: source.account_number.clone(),
+        account_name: accounts::holder_name(business_name, &source.account_name),
+        bank_code: nuban::BANK_CODE.to_owned(),
+        bank_name: banks::KOBO_BANK_NAME.to_owned(),
+    }
+}
+
 /// The intra-bank beneficiary's side, at `credit_head`: its collection (and settlement) and
-/// `collection.received`. The caller has seen `account` active.
+/// `collection.received`, from `payer`. The caller has seen `account` active.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn credit_recipient(
     batch: &mut Batch,
@@ -1004,7 +1029,7 @@ pub(crate) fn credit_recipient(
     entry_id: &str,
     amount: Kobo,
     narration: &str,
-    source: &AccountRow,
+    payer: &Originator,
 ) -> Result<(), ApiError> {
     let credit = transactions::record_into(
         batch,
@@ -1021,12 +1046,7 @@ pub(crate) fn credit_recipient(
             amount,
             narration: narration.to_owned(),
             session_id: None,
-            originator: Some(Originator {
-                account_number: source.account_number.clone(),
-                account_name: source.account_name.clone(),
-                bank_code: nuban::BANK_CODE.to_owned(),
-                bank_name: "Kobo Microfinance Bank".to_owned(),
-            }),
+            originator: Some(payer.clone()),
         },
     )?;
     events::record_into(
@@ -1341,7 +1361,7 @@ mod tests {
             assert_eq!(settings.policy_minimum, None);
             let read = reads
                 .beneficiary
-                .map(|(account, owner)| (account.account_number, owner));
+                .map(|found| (found.account.account_number, found.business_id));
             assert_eq!(
                 read,
                 found.map(|number| (number.to_owned(), business.clone()))

@@ -60,7 +60,8 @@ const TRANSACTIONS_WITHOUT_POSTING: &str =
                              ELSE -t.amount END)";
 
 /// Days whose running total for the daily limit (`daily_transfer_totals`) differs from the sum
-/// of the business's transfers of the day that count toward it.
+/// of the business's transfers of the day that count toward it: those whose money moved
+/// (`processing`, `success`; a held transfer counts from its approval, on that day).
 const DAILY_TOTALS_ASTRAY: &str =
     "SELECT k.business_id, k.day, CAST(COALESCE(d.amount, 0) AS BIGINT) AS kept, \
        CAST(COALESCE(s.spent, 0) AS BIGINT) AS spent \
@@ -68,7 +69,7 @@ const DAILY_TOTALS_ASTRAY: &str =
            UNION SELECT business_id, day FROM transfers) k \
      LEFT JOIN daily_transfer_totals d ON d.business_id = k.business_id AND d.day = k.day \
      LEFT JOIN (SELECT business_id, day, SUM(amount) AS spent FROM transfers \
-                WHERE transfer_status IN ('pending_approval', 'processing', 'success') \
+                WHERE transfer_status IN ('processing', 'success') \
                 GROUP BY business_id, day) s ON s.business_id = k.business_id AND s.day = k.day \
      WHERE COALESCE(d.amount, 0) <> COALESCE(s.spent, 0)";
 

@@ -411,7 +411,7 @@ pub async fn ensure_demo(store: &Store, config: &Config, clock: &Clock) -> Resul
         .await?;
     let now = clock.now();
     let mut tx = store.begin().await?;
-    let (client_id, client_secret) = rotate_client_secret(&mut tx, &existing.id, now).await?;
+    let (client_id, client_secret) = rotate_client_secret(&mut tx, &existing.id, None, now).await?;
     let reset = sqlx::query(
         "UPDATE members SET password_hash = $3, is_active = 1, invitation_status = 'accepted', \
            updated_at = $4 WHERE id = $1 AND business_id = $2",

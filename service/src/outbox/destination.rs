@@ -1,13 +1,16 @@
 //! Where a webhook may be delivered: the URL rules and the address checks that keep deliveries
 //! away from the bank's own network (SSRF).
 //!
-//! In production a URL must be `https://` and every address its host resolves to must be
-//! public: no loopback, private, link-local (cloud metadata), shared, multicast, documentation
-//! or reserved range, in IPv4, IPv6 or the IPv6 forms that embed an IPv4 address. The check
-//! runs when the configuration is saved and again for every delivery, on the addresses the
-//! connection then uses ([`resolve`] hands them to the HTTP client, which connects to nothing
-//! else), so a DNS name re-pointed after saving (rebinding) is refused at delivery. Redirects
-//! are never followed. The sandbox allows `http://` and any address, for local testing.
+//! Every address a webhook's host resolves to must be public: no loopback, private,
+//! link-local (cloud metadata), shared, multicast, documentation or reserved range, in IPv4,
+//! IPv6 or the IPv6 forms that embed an IPv4 address. That holds in the sandbox too, which
+//! anyone who signs up can reach, and whose delivery log shows the first KiB of each answer.
+//! The check runs for every delivery on the addresses the connection then uses ([`resolve`]
+//! hands them to the HTTP client, which connects to nothing else), so a DNS name re-pointed
+//! after saving (rebinding) is refused at delivery. Redirects are never followed. Production
+//! also wants `https://`; the sandbox allows `http://`. Local development (`kobo demo`, or
+//! `kobo serve --allow-loopback-webhooks`, sandbox only) allows loopback addresses, and only
+//! those, for a receiver on the developer's machine.
 //!
 //! A business's `ip_whitelist` (addresses or CIDR ranges) further restricts the addresses,
 //! in both environments.
@@ -26,10 +29,24 @@ pub const URL_LENGTH_MAX: usize = 2048;
 /// What a destination check needs to know.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
-    /// Production: `https://` only, public addresses only.
-    pub strict: bool,
-    /// Empty: any address (that `strict` allows).
+    /// Production: `https://` only.
+    pub https_only: bool,
+    /// Local development: loopback addresses are allowed besides public ones.
+    pub loopback: bool,
+    /// Empty: any address (that the rules above allow).
     pub whitelist: Vec<IpNet>,
+}
+
+impl Policy {
+    /// The policy of a server in `environment`: production wants `https://` and never allows
+    /// loopback, whatever `loopback_allowed` says.
+    pub fn of(production: bool, loopback_allowed: bool, whitelist: Vec<IpNet>) -> Policy {
+        Policy {
+            https_only: production,
+            loopback: loopback_allowed && !production,
+            whitelist,
+        }
+    }
 }
 
 /// Parses `ip_whitelist` entries: an IP address or a CIDR range each.
@@ -57,7 +74,7 @@ pub fn check_url(url: &str, policy: &Policy) -> Result<Url, String> {
     let parsed = Url::parse(url).map_err(|error| format!("`url` is not a URL: {error}"))?;
     match parsed.scheme() {
         "https" => {}
-        "http" if !policy.strict => {}
+        "http" if !policy.https_only => {}
         "http" => return Err("`url` must be https:// in production".into()),
         other => return Err(format!("`url` must be https://, not {other}://")),
     }
@@ -134,12 +151,12 @@ fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
     Some(reason)
 }
 
-fn is_link_local(ip: IpAddr) -> bool {
+/// A loopback address (127.0.0.0/8, `::1`, or 127.x.y.z mapped into IPv6).
+fn is_loopback(ip: IpAddr) -> bool {
     match ip {
-        IpAddr::V4(v4) => v4.is_link_local(),
+        IpAddr::V4(v4) => v4.is_loopback(),
         IpAddr::V6(v6) => {
-            v6.to_ipv4_mapped().is_some_and(|v4| v4.is_link_local())
-                || (v6.segments()[0] & 0xffc0) == 0xfe80
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
         }
     }
 }
@@ -199,18 +216,10 @@ pub async fn resolve(
     };
     for address in &addresses {
         let ip = address.ip();
-        // Cloud metadata and other link-local services are never a webhook, even in a sandbox.
-        if !policy.strict && is_link_local(ip) {
+        if let Some(reason) = non_public(ip).filter(|_| !(policy.loopback && is_loopback(ip))) {
             return Err(format!(
-                "the webhook host resolves to {ip}, a link-local address (cloud metadata lives there)"
+                "the webhook host resolves to {ip}, {reason}: deliveries go to public addresses only"
             ));
-        }
-        if policy.strict {
-            if let Some(reason) = non_public(ip) {
-                return Err(format!(
-                    "the webhook host resolves to {ip}, {reason}: deliveries go to public addresses only"
-                ));
-            }
         }
         if !policy.whitelist.is_empty() && !policy.whitelist.iter().any(|net| net.contains(&ip)) {
             return Err(format!(
@@ -226,10 +235,11 @@ mod tests {
     use super::*;
 
     fn strict() -> Policy {
-        Policy {
-            strict: true,
-            whitelist: Vec::new(),
-        }
+        Policy::of(true, false, Vec::new())
+    }
+
+    fn sandbox(loopback: bool) -> Policy {
+        Policy::of(false, loopback, Vec::new())
     }
 
     struct Fixed(Vec<IpAddr>);
@@ -326,27 +336,58 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_sandbox_allows_loopback_over_http() {
-        let sandbox = Policy {
-            strict: false,
-            whitelist: Vec::new(),
-        };
+    async fn the_sandbox_refuses_what_production_refuses_but_allows_http() {
+        for url in [
+            "http://127.0.0.1:9000/",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://10.0.0.1/",
+            "http://[::ffff:127.0.0.1]:9000/metrics",
+            "http://[::1]:5432/",
+        ] {
+            assert!(verdict(url, &sandbox(false), &[]).await.is_err(), "{url}");
+        }
+        let refused = verdict("http://localhost:5432/", &sandbox(false), &["127.0.0.1"]).await;
+        assert!(refused.unwrap_err().contains("loopback"));
         assert_eq!(
-            verdict("http://127.0.0.1:9000/", &sandbox, &[]).await,
-            Ok(())
-        );
-        assert_eq!(
-            verdict("http://localhost:9000/", &sandbox, &["127.0.0.1"]).await,
+            verdict("http://8.8.8.8/hook", &sandbox(false), &[]).await,
             Ok(())
         );
     }
 
     #[tokio::test]
+    async fn local_development_allows_loopback_and_nothing_else() {
+        let local = sandbox(true);
+        for url in [
+            "http://127.0.0.1:9000/",
+            "http://[::1]:9000/",
+            "http://[::ffff:127.0.0.1]:9000/",
+        ] {
+            assert_eq!(verdict(url, &local, &[]).await, Ok(()), "{url}");
+        }
+        assert_eq!(
+            verdict("http://localhost:9000/", &local, &["127.0.0.1"]).await,
+            Ok(())
+        );
+        for url in [
+            "http://169.254.169.254/",
+            "http://10.0.0.1/",
+            "http://192.168.0.1/",
+            "http://[fe80::1]/",
+            "http://[fd00::1]/",
+        ] {
+            assert!(verdict(url, &local, &[]).await.is_err(), "{url}");
+        }
+        // Production never allows loopback.
+        let production = Policy::of(true, true, Vec::new());
+        assert!(verdict("https://127.0.0.1/", &production, &[])
+            .await
+            .is_err());
+    }
+
+    #[tokio::test]
     async fn the_whitelist_pins_the_addresses() {
-        let policy = Policy {
-            strict: true,
-            whitelist: parse_whitelist(&["102.89.34.17".into(), "41.58.0.0/16".into()]).unwrap(),
-        };
+        let whitelist = parse_whitelist(&["102.89.34.17".into(), "41.58.0.0/16".into()]);
+        let policy = Policy::of(true, false, whitelist.unwrap());
         let url = "https://hooks.example.ng/";
         assert_eq!(verdict(url, &policy, &["102.89.34.17"]).await, Ok(()));
         assert_eq!(verdict(url, &policy, &["41.58.7.9"]).await, Ok(()));

@@ -583,10 +583,8 @@ impl WebhookDispatcher {
             Ok(whitelist) => whitelist,
             Err(error) => return fail(error, None, None),
         };
-        let policy = Policy {
-            strict: self.environment == Environment::Production,
-            whitelist,
-        };
+        let production = self.environment == Environment::Production;
+        let policy = Policy::of(production, self.policy.loopback_allowed, whitelist);
         let url = match destination::check_url(&endpoint.url, &policy) {
             Ok(url) => url,
             Err(error) => return fail(error, None, None),

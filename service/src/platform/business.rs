@@ -3,8 +3,8 @@
 //! operator's, in `operator::businesses`.
 
 use chrono::{DateTime, Utc};
-use generated_server::ApiError;
 use generated_server::OrInternal;
+use generated_server::{ApiError, ResponseCode};
 
 use crate::kernel::config::Environment;
 use crate::kernel::secrets;
@@ -20,11 +20,37 @@ pub fn environment_of_client_id(client_id: &str) -> Environment {
     }
 }
 
+/// `41` unless the business of `client_id` belongs to `environment`: a server serves only the
+/// businesses of its own environment, so a sandbox business's credentials, members and tokens
+/// do nothing on a production server over the same database (and the other way round).
+pub fn ensure_served(environment: Environment, client_id: &str) -> Result<(), ApiError> {
+    if environment_of_client_id(client_id) == environment {
+        return Ok(());
+    }
+    Err(
+        ApiError::new(ResponseCode::Unauthenticated).with_message(match environment {
+            Environment::Production => {
+                "These credentials belong to the sandbox: call the sandbox server"
+            }
+            Environment::Sandbox => {
+                "These credentials belong to production: call the production server"
+            }
+        }),
+    )
+}
+
+/// The beginning of every `client_id` of `environment` (`kb_sandbox_`, `kb_live_`).
+pub fn client_id_prefix(environment: Environment) -> String {
+    format!("kb_{}_", environment.credential_tag())
+}
+
 /// Issues a new client secret for the business, revoking the old one and every integration
-/// session at `now`, inside `tx`. Returns `(client_id, client_secret)`.
+/// session at `now`, inside `tx`; `issuer` is the member who asked for it (who controls the
+/// credentials from now on). Returns `(client_id, client_secret)`.
 pub async fn rotate_client_secret(
     tx: &mut Tx,
     business_id: &str,
+    issuer: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<(String, String), ApiError> {
     let client_id: String = sqlx::query_scalar("SELECT client_id FROM businesses WHERE id = $1")
@@ -34,13 +60,17 @@ pub async fn rotate_client_secret(
         .or_internal()?;
     let secret = new_client_secret(environment_of_client_id(&client_id));
     let now = store::timestamp(now);
-    sqlx::query("UPDATE businesses SET client_secret_hash = $2, updated_at = $3 WHERE id = $1")
-        .bind(business_id)
-        .bind(secrets::sha256_hex(&secret))
-        .bind(&now)
-        .execute(&mut **tx)
-        .await
-        .or_internal()?;
+    sqlx::query(
+        "UPDATE businesses SET client_secret_hash = $2, updated_at = $3, secret_issued_by = $4 \
+         WHERE id = $1",
+    )
+    .bind(business_id)
+    .bind(secrets::sha256_hex(&secret))
+    .bind(&now)
+    .bind(issuer)
+    .execute(&mut **tx)
+    .await
+    .or_internal()?;
     sqlx::query(
         "UPDATE sessions SET revoked_at = $2 \
          WHERE business_id = $1 AND family = 'integration' AND revoked_at IS NULL",

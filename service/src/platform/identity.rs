@@ -4,7 +4,7 @@
 //! Failed credential checks are throttled progressively (`throttle`), and every failure of
 //! `login` looks the same (`41`). Sessions themselves are `sessions`'.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 use generated_server::models::{self, AuditAction};
 use generated_server::OrInternal;
 use generated_server::{ApiError, Operation, RequestContext, ResponseCode, TokenFamily};
@@ -68,6 +68,13 @@ pub async fn generate_token(
         .fetch_optional(store.pool())
         .await
         .or_internal()?;
+    // A server serves the businesses of its own environment only; the client_id says which.
+    if row.is_some() {
+        if let Err(refused) = business::ensure_served(config.environment, client_id) {
+            attempt.abandoned(store).await?;
+            return Err(refused);
+        }
+    }
     let presented = secrets::sha256_hex(body.client_secret.as_str());
     let known_business = row.as_ref().map(|row| store::text(row, "id")).transpose()?;
     let business_id = match (&row, known_business) {
@@ -146,21 +153,30 @@ pub async fn login(
     let limits = throttle::credential_limits(store, &credential, &address, &config.login).await?;
     let attempt = throttle::claim(store, limits, now).await?;
 
-    // The memberships of this email (of one business when `business_id` says which).
+    // The memberships of this email in the businesses this server serves (its environment's),
+    // of one business when `business_id` says which.
     let mut query = Sql::new(
-        "SELECT id, business_id, first_name, last_name, password_hash, is_active, \
-           invitation_status FROM members",
+        "SELECT m.id, m.business_id, m.first_name, m.last_name, m.password_hash, m.is_active, \
+           m.invitation_status FROM members m JOIN businesses b ON b.id = m.business_id",
     );
     let mut conditions = Conditions::default();
-    conditions.add(format!("email = {}", query.arg(email.as_str())));
+    conditions.add(format!("m.email = {}", query.arg(email.as_str())));
+    let prefix = business::client_id_prefix(config.environment);
+    let length = prefix.len();
+    conditions.add(format!(
+        "SUBSTR(b.client_id, 1, {length}) = {}",
+        query.arg(prefix)
+    ));
     if let Some(business_id) = body.business_id {
         conditions.add(format!(
-            "business_id = {}",
+            "m.business_id = {}",
             query.arg(business_id.to_string())
         ));
     }
     query.push(&conditions.where_clause());
-    query.push(&format!(" ORDER BY created_at, id LIMIT {MEMBERSHIPS_MAX}"));
+    query.push(&format!(
+        " ORDER BY m.created_at, m.id LIMIT {MEMBERSHIPS_MAX}"
+    ));
     let candidates = query.fetch_all(store.pool()).await?;
 
     // Always verify at least once (a dummy hash when there is nothing to check), so the time
@@ -497,28 +513,25 @@ pub async fn generate_otp(
     })
 }
 
-/// An OTP whose code was right, to consume inside the operation's transaction.
-#[must_use = "a checked OTP is consumed inside the operation's transaction"]
-#[derive(Debug)]
-pub struct CheckedOtp {
-    otp_id: String,
-}
-
 /// Checks `code` against the live OTP of `member_id`, before the operation's transaction
-/// begins. Each check first claims one of the OTP's attempts in a statement of its own, so
-/// that however many checks run at once, at most the policy's attempts compare a code:
+/// begins, and spends it: an OTP authorises one attempt, whatever the operation's outcome.
+/// Each check first claims one of the OTP's attempts in a statement of its own, so that
+/// however many checks run at once, at most the policy's attempts compare a code:
 ///
-/// - right code: a [`CheckedOtp`] to [`CheckedOtp::consume`] in the operation's transaction
-///   (it counts as used only if that commits: a transfer that fails leaves it usable);
+/// - right code: the OTP is used up in the same transaction, by a conditional update that
+///   only one of several concurrent checks of the same code wins (the others get `45`);
 /// - wrong code: `45`, and the attempt stays counted; the last attempt spends the OTP;
 /// - no live OTP (none, used, replaced by a newer one, expired, out of attempts): `45`.
+///
+/// Spent at the check and not with the operation's writes: an OTP that a refused transfer
+/// left usable authorised the next transfer too (issue 28, item 7).
 pub async fn check_otp(
     store: &Store,
     config: &Config,
     clock: &Clock,
     member_id: &str,
     code: &str,
-) -> Result<CheckedOtp, ApiError> {
+) -> Result<(), ApiError> {
     let invalid_otp = || ApiError::new(ResponseCode::InvalidOtp);
     let max_attempts = config.otp.max_attempts;
     let now = store::timestamp(clock.now());
@@ -546,41 +559,24 @@ pub async fn check_otp(
         &store::text(&row, "code_hash")?,
         &secrets::otp_hash(&otp_id, code),
     );
-    if !right && attempts >= max_attempts {
-        sqlx::query("UPDATE otps SET used_at = $2 WHERE id = $1")
+    if right || attempts >= max_attempts {
+        let spent = sqlx::query("UPDATE otps SET used_at = $2 WHERE id = $1 AND used_at IS NULL")
             .bind(&otp_id)
             .bind(&now)
             .execute(&mut *tx)
             .await
-            .or_internal()?;
+            .or_internal()?
+            .rows_affected();
+        tx.commit().await.or_internal()?;
+        // A right code counts only for the check that spent it.
+        return if right && spent == 1 {
+            Ok(())
+        } else {
+            Err(invalid_otp())
+        };
     }
     tx.commit().await.or_internal()?;
-    if right {
-        Ok(CheckedOtp { otp_id })
-    } else {
-        Err(invalid_otp())
-    }
-}
-
-impl CheckedOtp {
-    /// Marks the OTP used at `now` inside `tx`, giving back the attempt its right code took.
-    /// `45` when a concurrent operation consumed it first.
-    pub async fn consume(self, tx: &mut Tx, now: DateTime<Utc>) -> Result<(), ApiError> {
-        let consumed = sqlx::query(
-            "UPDATE otps SET used_at = $2, attempts = attempts - 1 \
-             WHERE id = $1 AND used_at IS NULL",
-        )
-        .bind(&self.otp_id)
-        .bind(store::timestamp(now))
-        .execute(&mut **tx)
-        .await
-        .or_internal()?
-        .rows_affected();
-        if consumed != 1 {
-            return Err(ApiError::new(ResponseCode::InvalidOtp));
-        }
-        Ok(())
-    }
+    Err(invalid_otp())
 }
 
 pub async fn regenerate_secret(
@@ -589,10 +585,12 @@ pub async fn regenerate_secret(
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
 ) -> Result<models::IntegrationCredentials, ApiError> {
+    let issuer = &member_of(&ctx.principal)?.id;
     let now = clock.now();
     let mut tx = store.begin().await?;
+    let business_id = &ctx.principal.business_id;
     let (client_id, client_secret) =
-        business::rotate_client_secret(&mut tx, &ctx.principal.business_id, now).await?;
+        business::rotate_client_secret(&mut tx, business_id, Some(issuer), now).await?;
     logs::audit(
         &mut tx,
         now,

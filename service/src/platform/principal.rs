@@ -17,6 +17,10 @@ pub struct Principal {
     /// Whether the business was active when the token was checked, in the same read as the
     /// session (a suspended business still reads; it moves no money: `60`).
     pub business_active: bool,
+    /// For an integration token, the member who issued the client secret it was made with
+    /// (`regenerate_secret`): whoever controls the credentials. `None` when the operator
+    /// issued them, and for Dashboard tokens.
+    pub credential_issuer: Option<String>,
     /// The team member behind a Dashboard token; `None` for integration tokens, which act for
     /// the whole business.
     pub member: Option<MemberPrincipal>,

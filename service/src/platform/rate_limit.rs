@@ -88,6 +88,7 @@ mod tests {
 
     fn integration(business: &str) -> Principal {
         Principal {
+            credential_issuer: None,
             business_id: business.into(),
             session_id: "s".into(),
             family: TokenFamily::Integration,

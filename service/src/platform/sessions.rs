@@ -7,7 +7,9 @@ use generated_server::{ApiError, Permission, ResponseCode, TokenFamily};
 use sqlx::Row;
 
 use crate::kernel::clock::Clock;
+use crate::kernel::config::Environment;
 use crate::kernel::store::{self, Store, Tx};
+use crate::platform::business;
 use crate::platform::permissions::{self, OWNER_ROLE_ID};
 use crate::platform::principal::{MemberPrincipal, Principal};
 use crate::platform::rate_limit::RateLimiter;
@@ -19,10 +21,11 @@ fn unauthenticated() -> ApiError {
 
 /// Resolves a bearer token to its principal: a valid signature of this server, the family the
 /// operation wants, and a live session (not revoked, not expired) of the business the token
-/// names; for Dashboard tokens an active member, whose role's permissions are loaded now, so
-/// a role change applies from the next request.
+/// names, a business of this server's `environment`; for Dashboard tokens an active member,
+/// whose role's permissions are loaded now, so a role change applies from the next request.
 pub async fn authenticate(
     store: &Store,
+    environment: Environment,
     tokens: &TokenKeys,
     rate_limiter: &RateLimiter,
     clock: &Clock,
@@ -43,7 +46,7 @@ pub async fn authenticate(
     let row = sqlx::query(
         "SELECT s.business_id, s.family, s.member_id, s.expires_at, s.revoked_at, \
            m.email, m.first_name, m.last_name, m.role_id, m.is_active, r.permission_codes, \
-           b.status AS business_status \
+           b.status AS business_status, b.client_id, b.secret_issued_by \
          FROM sessions s \
          JOIN businesses b ON b.id = s.business_id \
          LEFT JOIN members m ON m.id = s.member_id AND m.business_id = s.business_id \
@@ -64,6 +67,7 @@ pub async fn authenticate(
     if !live {
         return Err(unauthenticated());
     }
+    business::ensure_served(environment, &store::text(&row, "client_id")?)?;
     let member = match family {
         TokenFamily::Integration => None,
         TokenFamily::Dashboard => {
@@ -96,6 +100,10 @@ pub async fn authenticate(
         session_id: claims.sid,
         family,
         business_active: store::text(&row, "business_status")? == "active",
+        credential_issuer: match family {
+            TokenFamily::Integration => store::optional_text(&row, "secret_issued_by")?,
+            TokenFamily::Dashboard => None,
+        },
         member,
     };
     rate_limiter.spend(&principal)?;

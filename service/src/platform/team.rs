@@ -414,8 +414,9 @@ pub async fn accept_invite(
 
     let row = sqlx::query(
         "SELECT i.id, i.business_id, i.member_id, i.expires_at, i.used_at, i.revoked_at, \
-           m.invitation_status, m.email, m.first_name, m.last_name \
+           m.invitation_status, m.email, m.first_name, m.last_name, b.client_id \
          FROM invitations i JOIN members m ON m.id = i.member_id AND m.business_id = i.business_id \
+         JOIN businesses b ON b.id = i.business_id \
          WHERE i.token_hash = $1",
     )
     .bind(secrets::sha256_hex(body.token.as_str()))
@@ -428,6 +429,9 @@ pub async fn accept_invite(
                 && store::optional_text(row, "revoked_at")?.is_none()
                 && store::time(row, "expires_at")? > now
                 && store::text(row, "invitation_status")? == "pending"
+                // A server serves the businesses of its own environment only.
+                && business::ensure_served(config.environment, &store::text(row, "client_id")?)
+                    .is_ok()
         }
         None => false,
     };

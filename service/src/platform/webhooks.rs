@@ -39,20 +39,21 @@ fn paused() -> ApiError {
         .with_message("Webhook delivery is paused; resume it with update_webhook_configuration")
 }
 
-/// Checks a URL and whitelist as the configuration will use them: the URL's form, and in
-/// production the addresses its host resolves to now (delivery checks them again each time).
+/// Checks a URL and whitelist as the configuration will use them: the URL's form, and the
+/// addresses its host resolves to now (delivery checks them again each time).
 async fn check_destination(
     config: &Config,
     url: &str,
     ip_whitelist: &[String],
 ) -> Result<(), ApiError> {
     let whitelist = destination::parse_whitelist(ip_whitelist).map_err(invalid)?;
-    let policy = Policy {
-        strict: config.environment == Environment::Production,
-        whitelist,
-    };
+    let production = config.environment == Environment::Production;
+    let policy = Policy::of(production, config.webhooks.loopback_allowed, whitelist);
     let parsed = destination::check_url(url, &policy).map_err(invalid)?;
-    if policy.strict {
+    // Production resolves the name now; the sandbox checks a literal address now (a name it
+    // checks at delivery, where it may resolve only on the developer's network).
+    let literal = !matches!(parsed.host(), Some(url::Host::Domain(_)));
+    if production || literal {
         destination::resolve(&parsed, &policy, &SystemResolver)
             .await
             .map_err(|why| invalid(format!("`url`: {why}")))?;

@@ -531,3 +531,115 @@ async fn one_approval_key_sent_at_once_approves_once() {
     assert_eq!(replay.expect(ResponseCode::Success), approved[0]);
     kit.assert_ledger_balances().await;
 }
+
+/// `funds_transfer_api` with the kit's business's credentials, under `key`.
+async fn integration_transfer(kit: &TestKit, token: &str, amount: &str, key: &str) -> Value {
+    let mut body = body("0123456788", "Emeka Nwosu", "000013", amount, "");
+    body.as_object_mut().unwrap().remove("otp");
+    kit.send(
+        kobo::testkit::Call::new(Operation::FundsTransferApi.path(), Some(token), body)
+            .header("idempotency-key", key),
+    )
+    .await
+    .expect(ResponseCode::Success)
+    .clone()
+}
+
+/// Issues a new client secret as the member behind `token` and returns an integration token
+/// made with it.
+async fn issue_credentials(kit: &TestKit, token: &str) -> String {
+    let credentials = kit
+        .op(Operation::RegenerateSecret, token, json!({}))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    kit.send(kobo::testkit::Call::new(
+        Operation::GenerateToken.path(),
+        None,
+        json!({"client_id": credentials["client_id"], "client_secret": credentials["client_secret"]}),
+    ))
+    .await
+    .expect(ResponseCode::Success)["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Issue 28, item 5. Maker and checker are two people, also when the maker used integration
+/// credentials: whoever issued the client secret a transfer was made with (`regenerate_secret`)
+/// is its maker and cannot approve it (`43`). A member whose custom role holds exactly
+/// `credential.manage` and `transfer.approve` could issue a secret, pay through the API and
+/// approve the hold alone; so could an Admin or the Owner. A secret the operator issued has no
+/// maker among the members.
+async fn whoever_issued_the_credentials_is_the_maker(kind: StoreKind) {
+    let mut config = roomy_budget();
+    config.otp.issue_limit = 1_000;
+    let kit = TestKit::start(kind, config).await;
+    let operator_issued = kit.integration_token().await;
+    kit.credit(&operator_issued, "1000000014", "10000").await;
+    kit.op(
+        Operation::CreateApprovalPolicy,
+        &kit.owner_token,
+        json!({"min_amount": "100"}),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    let role = kit
+        .create_role("Integrator", &["credential.manage", "transfer.approve"])
+        .await;
+    let (_, integrator) = kit.add_member("ife.olawale@adaezefoods.ng", &role).await;
+    let (_, checker) = kit
+        .add_member("ngozi.eze@adaezefoods.ng", CHECKER_ROLE_ID)
+        .await;
+
+    // The operator's credentials: the owner may approve what they made.
+    let by_operator = integration_transfer(&kit, &operator_issued, "150", "k-1").await;
+    assert_eq!(by_operator["transfer_status"], "pending_approval");
+    approve(&kit, &kit.owner_token, &by_operator)
+        .await
+        .expect(ResponseCode::Success);
+
+    // The integrator cannot pay from the Dashboard, issues a secret, pays through the API...
+    let code = otp(&kit, &integrator).await;
+    kit.op(
+        Operation::FundsTransfer,
+        &integrator,
+        body("0123456788", "Emeka Nwosu", "000013", "150", &code),
+    )
+    .await
+    .expect(ResponseCode::PermissionDenied);
+    let theirs = issue_credentials(&kit, &integrator).await;
+    let by_integrator = integration_transfer(&kit, &theirs, "150", "k-2").await;
+    // ...and cannot approve it; another member can.
+    let refused = approve(&kit, &integrator, &by_integrator).await;
+    refused.expect(ResponseCode::PermissionDenied);
+    let message = refused.body["message"].as_str().unwrap();
+    assert!(message.contains("credentials"), "{message}");
+    let still = kit
+        .op(
+            Operation::GetTransferWeb,
+            &checker,
+            json!({"reference_number": by_integrator["reference_number"]}),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    assert_eq!(still["transfer_status"], "pending_approval");
+    approve(&kit, &checker, &by_integrator)
+        .await
+        .expect(ResponseCode::Success);
+
+    // The Owner issues a secret in turn: now they are the maker of what it pays.
+    let owners = issue_credentials(&kit, &kit.owner_token).await;
+    let by_owner = integration_transfer(&kit, &owners, "150", "k-3").await;
+    approve(&kit, &kit.owner_token, &by_owner)
+        .await
+        .expect(ResponseCode::PermissionDenied);
+    // The integrator, no longer holding the credentials, may approve it.
+    approve(&kit, &integrator, &by_owner)
+        .await
+        .expect(ResponseCode::Success);
+    kit.assert_ledger_balances().await;
+}
+
+on_both_stores!(kind: whoever_issued_the_credentials_is_the_maker);

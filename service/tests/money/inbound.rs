@@ -63,21 +63,23 @@ async fn an_inbound_credit_is_a_full_posting(kit: TestKit) {
     assert_eq!(detail["balance"], "15000.000000000");
     assert_eq!(detail["last_balance_update"], credited["created_at"]);
 
-    // A second credit from another Kobo account is intra, with no NIP session.
-    let intra = kit
+    // A second credit, from Access Bank, with no narration of its own. (A Kobo account is
+    // no simulated sender: money between Kobo accounts moves by funds_transfer.)
+    let second = kit
         .op(
             Operation::SimulateInboundTransfer,
             &token,
-            json!({"account_number": number, "amount": "0.5", "sender_bank_code": "090823",
-                   "sender_account_number": "3000000018", "sender_account_name": "Lagos Fresh Produce Ltd"}),
+            json!({"account_number": number, "amount": "0.5", "sender_bank_code": "000014",
+                   "sender_account_number": "0044000018", "sender_account_name": "Lagos Fresh Produce Ltd"}),
         )
         .await
         .expect(ResponseCode::Success)
         .clone();
-    assert_eq!(intra["channel"], "intra");
-    assert_eq!(intra["session_id"], json!(null));
-    assert_eq!(intra["amount"], "0.50");
-    assert_eq!(intra["remarks"], "Transfer from Lagos Fresh Produce Ltd");
+    assert_eq!(second["channel"], "nip");
+    assert!(second["session_id"].as_str().unwrap().starts_with("000014"));
+    assert_eq!(second["originator_bank_name"], "Access Bank");
+    assert_eq!(second["amount"], "0.50");
+    assert_eq!(second["remarks"], "Transfer from Lagos Fresh Produce Ltd");
 
     // Listed as transactions and settlements, in both shapes.
     let listed = kit
@@ -85,7 +87,7 @@ async fn an_inbound_credit_is_a_full_posting(kit: TestKit) {
         .await
         .expect(ResponseCode::Success)
         .clone();
-    assert_eq!(listed, json!([intra, credited]));
+    assert_eq!(listed, json!([second, credited]));
     let settlements = kit
         .op(Operation::FetchSettlementTransactionsApi, &token, json!({}))
         .await
@@ -117,7 +119,10 @@ async fn an_inbound_credit_is_a_full_posting(kit: TestKit) {
         .clone();
     assert_eq!(collections[0]["total_collections"], 2);
     assert_eq!(collections[0]["total_collection_amount"], "15000.50");
-    assert_eq!(collections[0]["last_transaction_date"], intra["created_at"]);
+    assert_eq!(
+        collections[0]["last_transaction_date"],
+        second["created_at"]
+    );
     let summaries = kit
         .op(
             Operation::FetchAccountSummaries,
@@ -320,7 +325,76 @@ async fn the_largest_amounts_add_up_exactly(kit: TestKit) {
     assert_eq!(report.ledger_total, "0.00");
 }
 
+/// Issue 28, item 9. The simulated sender is another bank's customer: a Kobo account (bank code
+/// `090823`, Acme's own number and any name) is refused, since money between Kobo accounts
+/// comes from real transfers. A sender name of spaces only, or a name or narration with
+/// control, line-break or bidirectional characters, is refused rather than stored.
+async fn the_simulated_sender_is_outside_kobo_and_named(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let main = kit.business.main_account_number.clone();
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let send = |body: Value| kit.op(Operation::SimulateInboundTransfer, &token, body);
+    let refused = send(json!({"account_number": main, "amount": "1",
+                              "sender_bank_code": "090823",
+                              "sender_account_number": other.main_account_number,
+                              "sender_account_name": "Lagos Fresh Produce Ltd"}))
+    .await;
+    refused.expect(ResponseCode::InvalidRequest);
+    assert!(
+        refused.body["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("`sender_bank_code`"),
+        "{refused:?}"
+    );
+    for name in ["   ", "Emeka\r\nNwosu", "\u{202E}akemE", "Emeka\u{200B}"] {
+        let refused = send(json!({"account_number": main, "amount": "1",
+                                  "sender_account_name": name}))
+        .await;
+        refused.expect(ResponseCode::InvalidRequest);
+        assert!(
+            refused.body["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("`sender_account_name`"),
+            "{name:?}: {refused:?}"
+        );
+    }
+    for narration in ["Invoice 42\r\nPaid", "Invoice \u{202E}24", "Invoice\t42"] {
+        let refused = send(json!({"account_number": main, "amount": "1",
+                                  "narration": narration}))
+        .await;
+        refused.expect(ResponseCode::InvalidRequest);
+        assert!(
+            refused.body["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("`narration`"),
+            "{narration:?}: {refused:?}"
+        );
+    }
+    let credit = send(json!({"account_number": main, "amount": "1",
+                             "sender_account_name": "  Emeka Nwosu ",
+                             "narration": " Invoice 42: 50% paid "}))
+    .await
+    .expect(ResponseCode::Success)
+    .clone();
+    assert_eq!(credit["originator_account_name"], "Emeka Nwosu");
+    assert_eq!(credit["remarks"], "Invoice 42: 50% paid");
+    let transactions: i64 = kit
+        .count(
+            "SELECT COUNT(*) FROM transactions WHERE business_id = $1",
+            &kit.business.business_id,
+        )
+        .await;
+    assert_eq!(transactions, 1);
+    kit.assert_ledger_balances().await;
+}
+
 on_both_stores!(
+    the_simulated_sender_is_outside_kobo_and_named,
     an_inbound_credit_is_a_full_posting,
     a_retried_credit_posts_once,
     bad_credits_are_refused,

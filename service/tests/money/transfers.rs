@@ -1093,3 +1093,101 @@ async fn racing_transfers_never_overdraw() {
     assert_eq!(balance(&kit, &other.main_account_number).await, "90.00");
     kit.assert_ledger_balances().await;
 }
+
+/// Issue 28, item 7. An OTP authorises one attempt: checked once, it is spent whatever the
+/// transfer's outcome. Before, an OTP refused with `83` (insufficient funds) or `49` (a name
+/// that does not match) still authorised the next transfer. A retry under the first send's
+/// `Idempotency-Key` still answers that send's result, spent OTP or not.
+async fn an_otp_is_spent_by_the_attempt_it_authorised(kind: kobo::testkit::StoreKind) {
+    let mut config = roomy_budget();
+    config.otp.issue_limit = 1_000;
+    let kit = TestKit::start(kind, config).await;
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "100").await;
+    let keyed = |b: Value, key: &str| {
+        Call::new(Operation::FundsTransfer.path(), Some(&kit.owner_token), b)
+            .header("idempotency-key", key.to_owned())
+    };
+    // Refused for want of funds: the OTP is spent all the same.
+    let code = otp(&kit, &kit.owner_token).await;
+    send(
+        &kit,
+        body("0123456788", "Emeka Nwosu", "000013", "5000", &code),
+    )
+    .await
+    .expect(ResponseCode::ProviderError);
+    send(
+        &kit,
+        body("0123456788", "Emeka Nwosu", "000013", "1", &code),
+    )
+    .await
+    .expect(ResponseCode::InvalidOtp);
+    // Refused for a name that does not match, under a key: spent, and the key's retry with the
+    // same spent OTP meets the stored refusal, not `45`.
+    let code = otp(&kit, &kit.owner_token).await;
+    let mismatch = body("0123456788", "Emeka Nwosu Jr", "000013", "1", &code);
+    kit.send(keyed(mismatch.clone(), "k-49"))
+        .await
+        .expect(ResponseCode::BeneficiaryNameMismatch);
+    send(
+        &kit,
+        body("0123456788", "Emeka Nwosu", "000013", "1", &code),
+    )
+    .await
+    .expect(ResponseCode::InvalidOtp);
+    let again = kit.send(keyed(mismatch, "k-49")).await;
+    again.expect(ResponseCode::BeneficiaryNameMismatch);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    // A success: its retry with the spent OTP replays it.
+    let code = otp(&kit, &kit.owner_token).await;
+    let paid = body("0123456788", "Emeka Nwosu", "000013", "10", &code);
+    let first = kit
+        .send(keyed(paid.clone(), "k-00"))
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    let replay = kit.send(keyed(paid, "k-00")).await;
+    assert_eq!(replay.expect(ResponseCode::Success), &first);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    // One transfer of 10 + 10.75 left the account.
+    assert_eq!(balance(&kit, "1000000014").await, "79.25");
+    kit.assert_ledger_balances().await;
+}
+
+on_both_stores!(kind: an_otp_is_spent_by_the_attempt_it_authorised);
+
+/// Issue 28, item 7, the race (PostgreSQL): one OTP sent with ten transfers at once, from two
+/// processes, under ten different keys. One transfer passes the OTP; every other is `45`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_otp_sent_with_many_transfers_at_once_authorises_one() {
+    let mut config = roomy_budget();
+    config.otp.max_attempts = 100;
+    let kit = TestKit::start(kobo::testkit::StoreKind::Postgres, config).await;
+    let second = kit.another_process().await;
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "10").await;
+    let code = otp(&kit, &kit.owner_token).await;
+    // Each would be refused for want of funds (8 + 10.75 > 10) once past the OTP.
+    let calls = (0..10)
+        .map(|n| {
+            Call::new(
+                Operation::FundsTransfer.path(),
+                Some(&kit.owner_token),
+                body("0123456788", "Emeka Nwosu", "000013", "8", &code),
+            )
+            .header("idempotency-key", format!("otp-race-{n}"))
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    let past_the_otp = replies
+        .iter()
+        .filter(|r| r.code() == Some(ResponseCode::ProviderError))
+        .count();
+    let refused = replies
+        .iter()
+        .filter(|r| r.code() == Some(ResponseCode::InvalidOtp))
+        .count();
+    assert_eq!((past_the_otp, refused), (1, 9), "{replies:#?}");
+    assert_eq!(balance(&kit, "1000000014").await, "10.00");
+    kit.assert_ledger_balances().await;
+}

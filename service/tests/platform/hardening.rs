@@ -2,9 +2,10 @@
 //! concurrency ones are in `races.rs`, on PostgreSQL).
 
 use generated_server::{Operation, ResponseCode};
+use kobo::kernel::config::{Config, Environment};
 use kobo::on_both_stores;
 use kobo::platform::permissions::{ADMIN_ROLE_ID, VIEWER_ROLE_ID};
-use kobo::testkit::{Call, TestKit, MEMBER_PASSWORD, OWNER_PASSWORD};
+use kobo::testkit::{Call, StoreKind, TestKit, MEMBER_PASSWORD, OWNER_PASSWORD};
 use serde_json::{json, Value};
 
 const OWNER: &str = "adaeze.okafor@adaezefoods.ng";
@@ -396,7 +397,143 @@ async fn validation_errors_do_not_echo_what_was_sent(kit: TestKit) {
     assert_eq!(reply.body["message"], "`page`: must be a whole number");
 }
 
+/// Issue 28, item 8. A key given twice in a JSON body was accepted, the last one winning
+/// (`{"amount":"1.00","amount":"9000.00"}` moved 9,000.00): gateways and logs that keep the
+/// first read another request than the bank executed. Refused with `01` naming the key, at
+/// any depth. A body declared in any charset but UTF-8 is refused too (`07`).
+async fn a_key_twice_or_a_charset_not_utf8_is_refused(kit: TestKit) {
+    let path = Operation::FetchMembers.path();
+    let raw = |text: &str| Call::raw(path, Some(&kit.owner_token), text);
+    let reply = kit.send(raw(r#"{"page": 1, "page": 2}"#)).await;
+    reply.expect(ResponseCode::InvalidRequest);
+    assert_eq!(
+        reply.body["message"],
+        "`page`: given twice in the request body"
+    );
+    let reply = kit
+        .send(raw(
+            r#"{"filters": {"start_date": "2026-01-01", "start_date": "2026-02-01"}}"#,
+        ))
+        .await;
+    reply.expect(ResponseCode::InvalidRequest);
+    assert_eq!(
+        reply.body["message"],
+        "`filters.start_date`: given twice in the request body"
+    );
+    // The same key in two objects is no duplicate.
+    kit.send(raw(
+        r#"{"filters": {"start_date": "2026-01-01"}, "page": 1}"#,
+    ))
+    .await
+    .expect(ResponseCode::Success);
+
+    // The payout the issue found: refused, and nothing moves.
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "10000").await;
+    let payout = r#"{"source_account_number": "1000000014", "source_account_name": "Adaeze Foods Ltd",
+        "beneficiary_account_number": "0123456788", "beneficiary_account_name": "Emeka Nwosu",
+        "bank_code": "000013", "transfer_type": "inter", "amount": "1.00", "amount": "9000.00"}"#;
+    let reply = kit
+        .send(
+            Call::raw(Operation::FundsTransferApi.path(), Some(&token), payout)
+                .header("idempotency-key", "twice"),
+        )
+        .await;
+    reply.expect(ResponseCode::InvalidRequest);
+    assert_eq!(
+        reply.body["message"],
+        "`amount`: given twice in the request body"
+    );
+    let transfers = kit
+        .count(
+            "SELECT COUNT(*) FROM transfers WHERE business_id = $1",
+            &kit.business.business_id,
+        )
+        .await;
+    assert_eq!(transfers, 0);
+
+    // Charsets: UTF-8 in any spelling, or none; nothing else.
+    for content_type in [
+        "application/json",
+        "application/json; charset=utf-8",
+        "application/json;charset=UTF-8",
+        "application/json; charset=\"utf-8\"",
+    ] {
+        kit.send(raw(r#"{"page": 1}"#).header("content-type", content_type))
+            .await
+            .expect(ResponseCode::Success);
+    }
+    for content_type in [
+        "application/json; charset=utf-16",
+        "application/json; charset=latin1",
+        "application/json; charset=",
+    ] {
+        let reply = kit
+            .send(raw(r#"{"page": 1}"#).header("content-type", content_type))
+            .await;
+        reply.expect(ResponseCode::UnsupportedMediaType);
+        let message = reply.body["message"].as_str().unwrap();
+        assert!(message.contains("UTF-8"), "{content_type}: {message}");
+    }
+}
+
+/// Issue 28, item 10. A server serves only the businesses of its own environment: a sandbox
+/// business's credentials, owner and tokens are refused (`41`) by a production server on the
+/// same database (and a production business's by a sandbox server).
+async fn a_server_serves_only_its_environments_businesses(kind: StoreKind) {
+    let kit = TestKit::start(kind, Config::new(Environment::Sandbox)).await;
+    let production = kit
+        .another_process_with(Config::new(Environment::Production))
+        .await;
+    let token_request = json!({"client_id": kit.business.client_id,
+                               "client_secret": kit.business.client_secret});
+    let reply = production
+        .send(Call::new(
+            Operation::GenerateToken.path(),
+            None,
+            token_request.clone(),
+        ))
+        .await;
+    reply.expect(ResponseCode::Unauthenticated);
+    let reply = production
+        .send(login(json!({"email": OWNER, "password": OWNER_PASSWORD})))
+        .await;
+    reply.expect(ResponseCode::Unauthenticated);
+    // Tokens the sandbox issued (the processes share the token key) are refused too.
+    let integration = kit.integration_token().await;
+    production
+        .send(Call::new(
+            Operation::FetchCustomerAccounts.path(),
+            Some(&integration),
+            json!({}),
+        ))
+        .await
+        .expect(ResponseCode::Unauthenticated);
+    production
+        .send(Call::new(
+            Operation::GetProfile.path(),
+            Some(&kit.owner_token),
+            json!({}),
+        ))
+        .await
+        .expect(ResponseCode::Unauthenticated);
+    // The sandbox server serves them as before.
+    kit.send(Call::new(
+        Operation::GenerateToken.path(),
+        None,
+        token_request,
+    ))
+    .await
+    .expect(ResponseCode::Success);
+    kit.op(Operation::GetProfile, &kit.owner_token, json!({}))
+        .await
+        .expect(ResponseCode::Success);
+}
+
+on_both_stores!(kind: a_server_serves_only_its_environments_businesses);
+
 on_both_stores!(
+    a_key_twice_or_a_charset_not_utf8_is_refused,
     control_characters_are_refused_alike_on_both_stores,
     validation_errors_do_not_echo_what_was_sent,
     deactivating_a_pending_member_revokes_the_invitation,

@@ -5,7 +5,6 @@ use std::collections::BTreeSet;
 
 use chrono::Duration;
 use generated_server::{Operation, ResponseCode};
-use kobo::kernel::config::Config;
 use kobo::on_both_stores;
 use kobo::testkit::{Call, StoreKind, TestKit, OWNER_PASSWORD};
 use serde_json::{json, Value};
@@ -455,7 +454,7 @@ async fn an_account_status_change_is_an_event(kit: TestKit) {
     assert_eq!(event["data"]["reason"], "Suspected fraud, under review");
 }
 
-on_both_stores!(
+on_both_stores!(config: crate::local_development() =>
     deliveries_are_signed_recorded_and_match_the_log,
     a_failing_endpoint_is_retried_on_schedule_then_fails_and_replays,
     a_receiver_down_for_a_while_gets_every_event_once_by_id,
@@ -473,7 +472,7 @@ on_both_stores!(
 /// Two processes (two pools) pass over the same due events at once: on PostgreSQL they truly
 /// run in parallel, and every event is still sent exactly once.
 async fn two_processes_never_send_an_event_twice(kind: StoreKind) {
-    let mut config = Config::default();
+    let mut config = crate::local_development();
     config.webhooks.per_endpoint = 64;
     let kit = TestKit::start(kind, config).await;
     let receiver = Receiver::start().await;

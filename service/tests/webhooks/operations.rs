@@ -263,7 +263,7 @@ async fn events_are_kept_30_days_unless_still_queued(kit: TestKit) {
     );
 }
 
-on_both_stores!(
+on_both_stores!(config: crate::local_development() =>
     events_are_kept_30_days_unless_still_queued,
     the_configuration_is_created_once_read_and_changed,
     bad_input_is_refused_with_01,

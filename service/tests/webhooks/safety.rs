@@ -1,5 +1,7 @@
-//! Where deliveries may go, in production: https only, public addresses only, checked when the
-//! configuration is saved and again at every connection (DNS rebinding), the whitelist too.
+//! Where deliveries may go: public addresses only, in the sandbox as in production (which also
+//! wants https), checked when the configuration is saved and again at every connection (DNS
+//! rebinding), the whitelist too; loopback only for local development, when the server was
+//! started for it (`kobo demo`).
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
@@ -107,20 +109,32 @@ async fn a_rebound_name_is_refused_at_delivery(kind: StoreKind) {
     assert_eq!(entry["last_response_status"], serde_json::Value::Null);
 }
 
-/// The whitelist pins the addresses, in the sandbox too.
+/// The whitelist pins the addresses, in the sandbox too, at delivery (the name resolves to
+/// the receiver's loopback address only then).
 async fn the_whitelist_is_enforced_at_delivery(kit: TestKit) {
     let receiver = Receiver::start().await;
+    let url = format!(
+        "http://hooks.adaezefoods.test:{}/kobo",
+        receiver.address.port()
+    );
     configure(
         &kit,
         &kit.owner_token,
-        &receiver.url(),
+        &url,
         json!({"ip_whitelist": ["10.0.0.0/8"]}),
     )
     .await;
+    let dispatcher = WebhookDispatcher::with_resolver(
+        kit.store.clone(),
+        kit.clock.clone(),
+        kit.api.config().webhooks.clone(),
+        Environment::Sandbox,
+        Arc::new(Rebound("127.0.0.1".parse().unwrap())),
+    );
     kit.op(Operation::TestWebhook, &kit.owner_token, json!({}))
         .await
         .expect(ResponseCode::Success);
-    kit.webhooks().deliver_due().await.unwrap();
+    dispatcher.deliver_due().await.unwrap();
     assert!(receiver.deliveries().is_empty());
     let entry = events(&kit, &kit.owner_token, json!({})).await[0].clone();
     assert!(
@@ -140,9 +154,102 @@ async fn the_whitelist_is_enforced_at_delivery(kit: TestKit) {
     .await
     .expect(ResponseCode::Success);
     kit.clock.advance(chrono::Duration::seconds(6));
+    dispatcher.deliver_due().await.unwrap();
+    assert_eq!(receiver.deliveries().len(), 1);
+}
+
+/// Issue 28, item 6. A sandbox server is reachable by anyone who signs up, and the delivery
+/// log shows the first KiB of each answer: its webhooks reached the cloud's metadata service,
+/// private networks and the server's own loopback ports (a read SSRF). It refuses them as
+/// production does: literal addresses when the configuration is saved, every address again at
+/// delivery (a name is only known then).
+async fn the_sandbox_refuses_private_and_loopback_destinations(kind: StoreKind) {
+    let kit = TestKit::start(kind, Config::new(Environment::Sandbox)).await;
+    let receiver = Receiver::start().await;
+    let port = receiver.address.port();
+    for url in [
+        format!("http://127.0.0.1:{port}/hooks"),
+        "http://169.254.169.254/latest/meta-data/".to_owned(),
+        "http://10.0.0.1/".to_owned(),
+        "http://192.168.1.1/".to_owned(),
+        format!("http://[::ffff:127.0.0.1]:{port}/metrics"),
+        "http://[::1]:5432/".to_owned(),
+    ] {
+        let reply = kit
+            .op(
+                Operation::WebhookConfiguration,
+                &kit.owner_token,
+                json!({"url": url}),
+            )
+            .await;
+        reply.expect(ResponseCode::InvalidRequest);
+        let message = reply.body["message"].as_str().unwrap();
+        assert!(message.starts_with("`url`"), "{url}: {message}");
+    }
+    // A name is checked at delivery, where it resolves to loopback: nothing is sent.
+    configure(
+        &kit,
+        &kit.owner_token,
+        &format!("http://localhost:{port}/hooks"),
+        json!({}),
+    )
+    .await;
+    kit.op(Operation::TestWebhook, &kit.owner_token, json!({}))
+        .await
+        .expect(ResponseCode::Success);
+    assert_eq!(kit.webhooks().deliver_due().await.unwrap(), 1);
+    assert!(receiver.deliveries().is_empty());
+    let entry = events(&kit, &kit.owner_token, json!({})).await[0].clone();
+    let error = entry["last_error"].as_str().unwrap();
+    assert!(error.contains("loopback"), "{error}");
+    assert_eq!(entry["last_response_status"], serde_json::Value::Null);
+}
+
+/// Local development (`kobo demo`, `kobo serve --allow-loopback-webhooks`): loopback
+/// addresses are allowed, and only they: private and link-local ones stay refused.
+async fn local_development_allows_loopback_only(kind: StoreKind) {
+    let kit = TestKit::start(kind, crate::local_development()).await;
+    let receiver = Receiver::start().await;
+    for url in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1/",
+        "http://[fd00:ec2::254]/",
+    ] {
+        kit.op(
+            Operation::WebhookConfiguration,
+            &kit.owner_token,
+            json!({"url": url}),
+        )
+        .await
+        .expect(ResponseCode::InvalidRequest);
+    }
+    configure(&kit, &kit.owner_token, &receiver.url(), json!({})).await;
+    kit.op(Operation::TestWebhook, &kit.owner_token, json!({}))
+        .await
+        .expect(ResponseCode::Success);
     kit.webhooks().deliver_due().await.unwrap();
     assert_eq!(receiver.deliveries().len(), 1);
 }
 
-on_both_stores!(kind: production_refuses_private_destinations_when_saved, a_rebound_name_is_refused_at_delivery);
-on_both_stores!(the_whitelist_is_enforced_at_delivery);
+/// Production refuses the loopback allowance at startup, whatever the configuration says.
+async fn production_never_delivers_to_loopback(kind: StoreKind) {
+    let mut config = Config::new(Environment::Production);
+    config.webhooks.loopback_allowed = true;
+    let kit = TestKit::start(kind, config).await;
+    kit.op(
+        Operation::WebhookConfiguration,
+        &kit.owner_token,
+        json!({"url": "https://127.0.0.1/hooks"}),
+    )
+    .await
+    .expect(ResponseCode::InvalidRequest);
+}
+
+on_both_stores!(
+    kind: production_refuses_private_destinations_when_saved,
+    a_rebound_name_is_refused_at_delivery,
+    the_sandbox_refuses_private_and_loopback_destinations,
+    local_development_allows_loopback_only,
+    production_never_delivers_to_loopback,
+);
+on_both_stores!(config: crate::local_development() => the_whitelist_is_enforced_at_delivery);
