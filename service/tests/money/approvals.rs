@@ -11,7 +11,7 @@ use kobo::testkit::{StoreKind, TestKit};
 use serde_json::{json, Value};
 
 use crate::races::roomy_budget;
-use crate::support::{balance, otp};
+use crate::support::{approval_kit, balance, otp};
 
 fn body(to: &str, name: &str, bank: &str, amount: &str, otp: &str) -> Value {
     json!({
@@ -266,21 +266,7 @@ async fn the_policy_holds_transfers_until_a_checker_decides(kind: StoreKind) {
 /// None, a wrong one, or the initiator's is refused and nothing moves; the checker's own passes
 /// once, and a retry under the same key with a fresh OTP replays the approval.
 async fn an_approval_takes_the_approvers_own_otp(kind: StoreKind) {
-    let mut config = roomy_budget();
-    config.otp.issue_limit = 1_000;
-    let kit = TestKit::start(kind, config).await;
-    let token = kit.integration_token().await;
-    kit.credit(&token, "1000000014", "10000").await;
-    kit.op(
-        Operation::CreateApprovalPolicy,
-        &kit.owner_token,
-        json!({"min_amount": "100"}),
-    )
-    .await
-    .expect(ResponseCode::Success);
-    let (_, checker) = kit
-        .add_member("ngozi.eze@adaezefoods.ng", CHECKER_ROLE_ID)
-        .await;
+    let (kit, checker) = approval_kit(kind, "10000", "100").await;
     let transfer = held(&kit, "0123456788", "Emeka Nwosu", "000013", "1000").await;
     let reference = transfer["reference_number"].clone();
     let reserved = balance(&kit, "1000000014").await;
@@ -385,23 +371,9 @@ async fn an_approval_takes_the_approvers_own_otp(kind: StoreKind) {
 /// The beneficiary is looked up again at approval: a Kobo account closed since the transfer
 /// was held is refused (`06`), nothing moves, and the checker rejects it instead.
 async fn a_beneficiary_closed_since_the_hold_is_refused_at_approval(kind: StoreKind) {
-    let mut config = roomy_budget();
-    config.otp.issue_limit = 1_000;
-    let kit = TestKit::start(kind, config).await;
-    let token = kit.integration_token().await;
-    kit.credit(&token, "1000000014", "10000").await;
-    kit.op(
-        Operation::CreateApprovalPolicy,
-        &kit.owner_token,
-        json!({"min_amount": "100"}),
-    )
-    .await
-    .expect(ResponseCode::Success);
+    let (kit, checker) = approval_kit(kind, "10000", "100").await;
     let (other, _) = kit
         .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
-        .await;
-    let (_, checker) = kit
-        .add_member("ngozi.eze@adaezefoods.ng", CHECKER_ROLE_ID)
         .await;
     let transfer = held(
         &kit,
@@ -572,25 +544,12 @@ async fn issue_credentials(kit: &TestKit, token: &str) -> String {
 /// approve the hold alone; so could an Admin or the Owner. A secret the operator issued has no
 /// maker among the members.
 async fn whoever_issued_the_credentials_is_the_maker(kind: StoreKind) {
-    let mut config = roomy_budget();
-    config.otp.issue_limit = 1_000;
-    let kit = TestKit::start(kind, config).await;
+    let (kit, checker) = approval_kit(kind, "10000", "100").await;
     let operator_issued = kit.integration_token().await;
-    kit.credit(&operator_issued, "1000000014", "10000").await;
-    kit.op(
-        Operation::CreateApprovalPolicy,
-        &kit.owner_token,
-        json!({"min_amount": "100"}),
-    )
-    .await
-    .expect(ResponseCode::Success);
     let role = kit
         .create_role("Integrator", &["credential.manage", "transfer.approve"])
         .await;
     let (_, integrator) = kit.add_member("ife.olawale@adaezefoods.ng", &role).await;
-    let (_, checker) = kit
-        .add_member("ngozi.eze@adaezefoods.ng", CHECKER_ROLE_ID)
-        .await;
 
     // The operator's credentials: the owner may approve what they made.
     let by_operator = integration_transfer(&kit, &operator_issued, "150", "k-1").await;

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Duration, FixedOffset, NaiveTime, Utc};
 use generated_server::models::AccountStatus;
-use generated_server::{Operation, ResponseCode};
+use generated_server::{ApiError, Operation, ResponseCode};
 use kobo::kernel::config::Environment;
 use kobo::money::{accounts, approvals, nip};
 use kobo::on_both_stores;
@@ -14,31 +14,10 @@ use kobo::platform::permissions::CHECKER_ROLE_ID;
 use kobo::testkit::{Call, StoreKind, TestKit, MEMBER_PASSWORD, OWNER_PASSWORD};
 use serde_json::{json, Value};
 
-use crate::races::roomy_budget;
-use crate::support::{balance, otp};
+use crate::support::{approval_kit, balance, otp, CHECKER};
 
 const OWNER: &str = "adaeze.okafor@adaezefoods.ng";
-const CHECKER: &str = "ngozi.eze@adaezefoods.ng";
 const MAIN: &str = "1000000014";
-
-/// A kit whose business has `balance` in its main account, an approval policy from
-/// `policy_from`, and a checker (whose token is returned).
-async fn kit_with_policy(kind: StoreKind, balance: &str, policy_from: &str) -> (TestKit, String) {
-    let mut config = roomy_budget();
-    config.otp.issue_limit = 1_000;
-    let kit = TestKit::start(kind, config).await;
-    let token = kit.integration_token().await;
-    kit.credit(&token, MAIN, balance).await;
-    kit.op(
-        Operation::CreateApprovalPolicy,
-        &kit.owner_token,
-        json!({"min_amount": policy_from}),
-    )
-    .await
-    .expect(ResponseCode::Success);
-    let (_, checker) = kit.add_member(CHECKER, CHECKER_ROLE_ID).await;
-    (kit, checker)
-}
 
 fn transfer_body(from: &str, from_name: &str, to: (&str, &str, &str), amount: &str) -> Value {
     let (number, name, bank) = to;
@@ -111,6 +90,32 @@ async fn status_of(kit: &TestKit, transfer: &Value) -> String {
         .to_owned()
 }
 
+/// `kobo account set-status NUMBER closed`.
+async fn close(kit: &TestKit, number: &str) -> Result<(), ApiError> {
+    accounts::change_status(
+        &kit.store,
+        &kit.clock,
+        number,
+        AccountStatus::Closed,
+        "customer request",
+    )
+    .await
+    .map(|_| ())
+}
+
+/// One pass of the NIP worker.
+async fn nip_pass(kit: &TestKit) -> nip::Pass {
+    nip::process_due(
+        &kit.store,
+        &**kit.api.provider(),
+        &kit.clock,
+        Environment::Sandbox,
+        10,
+    )
+    .await
+    .unwrap()
+}
+
 async fn set_account_status(kit: &TestKit, number: &str, status: AccountStatus) {
     accounts::change_status(&kit.store, &kit.clock, number, status, "fraud suspected")
         .await
@@ -121,7 +126,7 @@ async fn set_account_status(kit: &TestKit, number: &str, status: AccountStatus) 
 /// (`48`), intra-bank and over NIP alike, and nothing moves; the hold stays reviewable, and a
 /// rejection or a cancellation releases it into the blocked account.
 async fn a_held_transfer_from_a_blocked_account_is_refused_at_approval(kind: StoreKind) {
-    let (kit, checker) = kit_with_policy(kind, "10000", "100").await;
+    let (kit, checker) = approval_kit(kind, "10000", "100").await;
     let (other, _) = kit
         .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
         .await;
@@ -179,7 +184,7 @@ async fn a_held_transfer_from_a_blocked_account_is_refused_at_approval(kind: Sto
 /// Item 1, the business: a held transfer of a business deactivated since is refused at
 /// approval (`60`) and stays held; reactivated, it is approved.
 async fn a_held_transfer_of_a_deactivated_business_waits(kind: StoreKind) {
-    let (kit, checker) = kit_with_policy(kind, "10000", "100").await;
+    let (kit, checker) = approval_kit(kind, "10000", "100").await;
     let transfer = held(&transfer(&kit, &kit.owner_token, EMEKA, "500").await);
     businesses::set_status(&kit.store, &kit.clock, &kit.business.business_id, false)
         .await
@@ -203,7 +208,7 @@ async fn a_held_transfer_of_a_deactivated_business_waits(kind: StoreKind) {
 /// be closed (`48`): its balance shows 0, but the money is still its own. Released or settled,
 /// it can.
 async fn an_account_with_reserved_funds_cannot_be_closed(kind: StoreKind) {
-    let (kit, checker) = kit_with_policy(kind, "100", "100").await;
+    let (kit, checker) = approval_kit(kind, "100", "100").await;
     let token = kit.integration_token().await;
     let payroll = kit
         .op(
@@ -221,20 +226,11 @@ async fn an_account_with_reserved_funds_cannot_be_closed(kind: StoreKind) {
     let reserved =
         held(&transfer_from(&kit, &kit.owner_token, &payroll, name, EMEKA, "189.25").await);
     assert_eq!(balance(&kit, &payroll).await, "0.00");
-    let refused = accounts::change_status(
-        &kit.store,
-        &kit.clock,
-        &payroll,
-        AccountStatus::Closed,
-        "customer request",
-    )
-    .await
-    .unwrap_err();
+    let refused = close(&kit, &payroll).await.unwrap_err();
     assert_eq!(refused.code(), ResponseCode::InvalidState);
+    let reference = reserved["reference_number"].as_str().unwrap();
     assert!(
-        refused
-            .message()
-            .contains(reserved["reference_number"].as_str().unwrap()),
+        refused.message().contains(reference),
         "{}",
         refused.message()
     );
@@ -242,27 +238,10 @@ async fn an_account_with_reserved_funds_cannot_be_closed(kind: StoreKind) {
     approve(&kit, &checker, &reserved)
         .await
         .expect(ResponseCode::Success);
-    let refused = accounts::change_status(
-        &kit.store,
-        &kit.clock,
-        &payroll,
-        AccountStatus::Closed,
-        "customer request",
-    )
-    .await
-    .unwrap_err();
+    let refused = close(&kit, &payroll).await.unwrap_err();
     assert_eq!(refused.code(), ResponseCode::InvalidState);
     // Settled: gone for good, and the empty account closes.
-    let pass = nip::process_due(
-        &kit.store,
-        &**kit.api.provider(),
-        &kit.clock,
-        Environment::Sandbox,
-        10,
-    )
-    .await
-    .unwrap();
-    assert_eq!(pass.settled, 1);
+    assert_eq!(nip_pass(&kit).await.settled, 1);
     set_account_status(&kit, &payroll, AccountStatus::Closed).await;
     kit.assert_ledger_balances().await;
 }
@@ -310,7 +289,7 @@ async fn tokens(kit: &TestKit) -> (String, String) {
 /// the day's limit is refused (`83`) and stays reviewable, and a NIP failure gives back what
 /// the approval day counted.
 async fn a_held_transfer_counts_on_the_day_it_executes(kind: StoreKind) {
-    let (kit, _) = kit_with_policy(kind, "100000", "500").await;
+    let (kit, _) = approval_kit(kind, "100000", "500").await;
     businesses::set_daily_transfer_limit(&kit.store, &kit.business.business_id, Some(100_000))
         .await
         .unwrap();
@@ -363,16 +342,7 @@ async fn a_held_transfer_counts_on_the_day_it_executes(kind: StoreKind) {
     // NIP accepts the 600, then fails it: day three's total gives it back.
     let mut reversed = 0;
     for _ in 0..2 {
-        let pass = nip::process_due(
-            &kit.store,
-            &**kit.api.provider(),
-            &kit.clock,
-            Environment::Sandbox,
-            10,
-        )
-        .await
-        .unwrap();
-        reversed += pass.reversed;
+        reversed += nip_pass(&kit).await.reversed;
         kit.clock.advance(Duration::seconds(6));
     }
     assert_eq!(reversed, 1);
@@ -392,7 +362,7 @@ async fn a_held_transfer_counts_on_the_day_it_executes(kind: StoreKind) {
 /// Item 3, the refusal at once: a hold larger than the whole daily limit could never be
 /// approved under it, so it is refused when made (`83`) instead of waiting 72 hours to fail.
 async fn a_hold_over_the_whole_daily_limit_is_refused_at_once(kind: StoreKind) {
-    let (kit, _) = kit_with_policy(kind, "100000", "500").await;
+    let (kit, _) = approval_kit(kind, "100000", "500").await;
     businesses::set_daily_transfer_limit(&kit.store, &kit.business.business_id, Some(100_000))
         .await
         .unwrap();
@@ -436,7 +406,7 @@ async fn until_someone_waits_for_a_lock(kit: &TestKit) -> bool {
 /// taken before the freeze committed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_approval_waits_for_a_freeze_in_flight_and_refuses() {
-    let (kit, checker) = kit_with_policy(StoreKind::Postgres, "10000", "100").await;
+    let (kit, checker) = approval_kit(StoreKind::Postgres, "10000", "100").await;
     let transfer = held(&transfer(&kit, &kit.owner_token, EMEKA, "500").await);
     let code = otp(&kit, &checker).await;
     let mut freeze = kit.store.pool().begin().await.unwrap();
@@ -466,7 +436,7 @@ async fn an_approval_waits_for_a_freeze_in_flight_and_refuses() {
 /// transfer that the worker expired meanwhile is `48`, and expiry releases the reserve even of
 /// a blocked account.
 async fn a_blocked_accounts_hold_still_expires(kind: StoreKind) {
-    let (kit, _) = kit_with_policy(kind, "10000", "100").await;
+    let (kit, _) = approval_kit(kind, "10000", "100").await;
     let transfer = held(&transfer(&kit, &kit.owner_token, EMEKA, "500").await);
     set_account_status(&kit, MAIN, AccountStatus::Blocked).await;
     kit.clock.advance(Duration::hours(73));
@@ -500,7 +470,7 @@ on_both_stores!(kind: a_blocked_accounts_hold_still_expires);
 /// goes through stays within the limit, and the rest is refused for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn approvals_and_payouts_at_once_never_pass_the_daily_limit() {
-    let (kit, _) = kit_with_policy(StoreKind::Postgres, "100000", "300").await;
+    let (kit, _) = approval_kit(StoreKind::Postgres, "100000", "300").await;
     let second = kit.another_process().await;
     let token = kit.integration_token().await;
     let holds = [

@@ -1,8 +1,34 @@
 //! What the money scenarios share.
 
 use generated_server::{Operation, ResponseCode};
-use kobo::testkit::TestKit;
+use kobo::platform::permissions::CHECKER_ROLE_ID;
+use kobo::testkit::{StoreKind, TestKit};
 use serde_json::json;
+
+use crate::races::roomy_budget;
+
+/// The checker [`approval_kit`] adds.
+pub const CHECKER: &str = "ngozi.eze@adaezefoods.ng";
+
+/// A kit for maker-checker scenarios: room for many OTPs, `balance` in the business's main
+/// account, an approval policy holding transfers from `policy_from`, and a checker, whose
+/// Dashboard token is returned.
+pub async fn approval_kit(kind: StoreKind, balance: &str, policy_from: &str) -> (TestKit, String) {
+    let mut config = roomy_budget();
+    config.otp.issue_limit = 1_000;
+    let kit = TestKit::start(kind, config).await;
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", balance).await;
+    kit.op(
+        Operation::CreateApprovalPolicy,
+        &kit.owner_token,
+        json!({"min_amount": policy_from}),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    let (_, checker) = kit.add_member(CHECKER, CHECKER_ROLE_ID).await;
+    (kit, checker)
+}
 
 /// A fresh OTP of the member behind `token` (the sandbox returns it).
 pub async fn otp(kit: &TestKit, token: &str) -> String {
