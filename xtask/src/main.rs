@@ -1,10 +1,12 @@
 //! Kobo's automation: `cargo xtask lint` checks `spec/openapi.yaml`;
 //! `cargo xtask codegen [--check]` regenerates the crates generated from it;
-//! `cargo xtask breaking` fails on changes that break clients of the released spec.
+//! `cargo xtask breaking` fails on changes that break clients of the released spec;
+//! `cargo xtask shape` measures how `service/src` is cut.
 
 mod breaking;
 mod codegen;
 mod lint;
+mod shape;
 mod spec;
 
 use std::process::ExitCode;
@@ -18,7 +20,9 @@ commands:
   codegen --check    fail if the committed generated code differs from what the spec gives
   breaking [--base REF | --base-file PATH]
                      fail on changes that break clients of the released spec
-                     (spec/released/openapi.yaml; or spec/openapi.yaml at git REF; or PATH)";
+                     (spec/released/openapi.yaml; or spec/openapi.yaml at git REF; or PATH)
+  shape [N]          how service/src is cut: generated_server per folder, the N longest
+                     functions (default 20), the largest files, hand-written idempotency";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -33,6 +37,11 @@ fn main() -> ExitCode {
             breaking::run(breaking::Base::GitRef(reference.to_string()))
         }
         ["breaking", "--base-file", path] => breaking::run(breaking::Base::File(path.into())),
+        ["shape"] => shape::run(20),
+        ["shape", count] => match count.parse() {
+            Ok(count) => shape::run(count),
+            Err(_) => Err(anyhow::anyhow!("shape: N is a number of functions")),
+        },
         ["help"] | ["--help"] | ["-h"] => {
             println!("{USAGE}");
             Ok(())
