@@ -58,9 +58,8 @@ pub use generated::spec::{OPENAPI_JSON, OPENAPI_YAML, TITLE, VERSION};
 /// A mock of the whole API from the spec's examples (`kobo mock`).
 pub use runtime::mock;
 pub use runtime::{
-    assign_request_id, component_schema, set_error_classifier, ApiError, CallRecord, Deadline,
-    JsonAdapter, JsonApi, JsonSuccess, OrInternal, RequestContext, RequestId, BODY_LIMIT_BYTES,
-    REQUEST_ID_HEADER,
+    assign_request_id, component_schema, ApiError, CallRecord, Deadline, JsonAdapter, JsonApi,
+    JsonSuccess, OrInternal, RequestContext, RequestId, BODY_LIMIT_BYTES, REQUEST_ID_HEADER,
 };
 
 // The generated modules refer to each other by these paths.

@@ -8,6 +8,7 @@
 //! (and `testkit`, which may use everything).
 
 pub mod cli;
+pub mod error;
 pub mod http;
 pub mod kernel;
 pub mod money;

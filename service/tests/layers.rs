@@ -1,8 +1,9 @@
 //! Tidy checks that read `service/src` as text, so the architecture stays as ARCHITECTURE.md
 //! says without anyone remembering it:
 //!
-//! - the layers: a module uses only layers inside its own (`kernel` → `outbox` → `platform`
-//!   → `money` → `operator`, `workers` → `http` → `cli`, and `testkit` above all);
+//! - the layers: a module uses only layers inside its own (`kernel` → `error`, `outbox`,
+//!   `provider` → `platform` → `money` → `operator`, `workers` → `http` → `cli`, and `testkit`
+//!   above all);
 //! - no circle of imports between files, inside a layer too;
 //! - no `Utc::now()` outside `kernel/clock.rs`: time comes from the injected `Clock`.
 //!
@@ -15,15 +16,16 @@ use std::path::Path;
 /// The layers from the innermost; a module may use its own layer and those of lower rank.
 const LAYERS: &[(&str, u8)] = &[
     ("kernel", 0),
-    ("outbox", 1),
-    ("provider", 1),
-    ("platform", 2),
-    ("money", 3),
-    ("operator", 4),
-    ("workers", 4),
-    ("http", 5),
-    ("cli", 6),
-    ("testkit", 7),
+    ("error", 1),
+    ("outbox", 2),
+    ("provider", 2),
+    ("platform", 3),
+    ("money", 4),
+    ("operator", 5),
+    ("workers", 5),
+    ("http", 6),
+    ("cli", 7),
+    ("testkit", 8),
 ];
 
 /// The only file that may read the system clock.

@@ -46,6 +46,15 @@ impl ApiError {
         error
     }
 
+    /// An internal error (`96`) that arose at `location` (the application kept it from where
+    /// its own error was raised): `detail` and the location are logged, never sent.
+    pub fn internal_at(detail: impl fmt::Display, location: &'static Location<'static>) -> Self {
+        let mut error =
+            ApiError::new(ResponseCode::INTERNAL_ERROR).with_message(detail.to_string());
+        error.location = Some(location);
+        error
+    }
+
     /// Replaces the message (the envelope's `message`).
     pub fn with_message(mut self, message: impl Into<Cow<'static, str>>) -> Self {
         self.message = message.into();
@@ -86,21 +95,10 @@ impl ApiError {
     }
 }
 
-/// How the application recognises, among the source errors `.or_internal()` sees, those that
-/// are not internal errors: a database that cannot be reached is `97` (service unavailable),
-/// which tells a client to retry, not `96`. Set once, at startup ([`set_error_classifier`]).
-static CLASSIFIER: std::sync::OnceLock<fn(&dyn std::any::Any) -> Option<ApiError>> =
-    std::sync::OnceLock::new();
-
-/// Registers the application's classifier of source errors (the first registration wins; it
-/// must be the same for every server of the process).
-pub fn set_error_classifier(classify: fn(&dyn std::any::Any) -> Option<ApiError>) {
-    let _ = CLASSIFIER.set(classify);
-}
-
 /// `.or_internal()`: an `Err` of any displayable error becomes [`ApiError::internal`], with the
-/// location of this call (what `.map_err(ApiError::internal)` cannot give), unless the
-/// registered classifier ([`set_error_classifier`]) gives it another code.
+/// location of this call (what `.map_err(ApiError::internal)` cannot give). An application
+/// that tells some failures from bugs (a database out of reach is `97`) converts its own
+/// errors instead.
 pub trait OrInternal<T> {
     fn or_internal(self) -> Result<T, ApiError>;
 }
@@ -110,12 +108,7 @@ impl<T, E: fmt::Display + 'static> OrInternal<T> for Result<T, E> {
     fn or_internal(self) -> Result<T, ApiError> {
         match self {
             Ok(value) => Ok(value),
-            Err(error) => {
-                if let Some(classified) = CLASSIFIER.get().and_then(|classify| classify(&error)) {
-                    return Err(classified);
-                }
-                Err(ApiError::internal(error))
-            }
+            Err(error) => Err(ApiError::internal(error)),
         }
     }
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use axum::routing::get;
 
 pub use context::{CallRecord, Deadline, RequestContext};
-pub use error::{set_error_classifier, ApiError, OrInternal};
+pub use error::{ApiError, OrInternal};
 pub use http::{assign_request_id, RequestId};
 pub use json_api::{encode as encode_json, JsonAdapter, JsonApi, JsonSuccess};
 pub(crate) use server::{Server, Success};

@@ -13,6 +13,8 @@ use generated_server::{
     models, Api, ApiError, CallRecord, Page, Permission, RequestContext, TokenFamily,
 };
 
+use crate::http::error::{answer, answer_page};
+
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::secrets::Passwords;
@@ -40,7 +42,6 @@ pub struct KoboApi {
 
 impl KoboApi {
     pub fn new(store: Store, config: Config, clock: Clock, tokens: TokenKeys) -> KoboApi {
-        generated_server::set_error_classifier(crate::kernel::store::classify_error);
         KoboApi {
             provider: Arc::new(SandboxProvider::new(clock.clone())),
             rate_limiter: RateLimiter::new(config.request_budget),
@@ -101,7 +102,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CancelTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        approvals::cancel(&self.store, &self.config, &self.clock, ctx, body).await
+        answer(approvals::cancel(&self.store, &self.config, &self.clock, ctx, body).await)
     }
 
     async fn fetch_banks_web(
@@ -109,8 +110,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<Vec<models::Bank>, ApiError> {
-        let _ = (ctx, body);
-        banks::fetch_banks(&*self.provider)
+        answer({
+            let _ = (ctx, body);
+            banks::fetch_banks(&*self.provider)
+        })
     }
 
     async fn fetch_transfers_api(
@@ -118,7 +121,9 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchTransfersRequest,
     ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
-        transfers::fetch_transfers(&self.store, &ctx.principal.business_id, body).await
+        answer_page({
+            transfers::fetch_transfers(&self.store, &ctx.principal.business_id, body).await
+        })
     }
 
     async fn fetch_transfers_web(
@@ -126,7 +131,9 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchTransfersRequest,
     ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
-        transfers::fetch_transfers(&self.store, &ctx.principal.business_id, body).await
+        answer_page({
+            transfers::fetch_transfers(&self.store, &ctx.principal.business_id, body).await
+        })
     }
 
     async fn funds_transfer_api(
@@ -134,15 +141,17 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FundsTransferApiRequest,
     ) -> Result<models::Transfer, ApiError> {
-        transfers::funds_transfer_api(
-            &self.store,
-            &self.config,
-            &*self.provider,
-            &self.clock,
-            ctx,
-            body,
-        )
-        .await
+        answer({
+            transfers::funds_transfer_api(
+                &self.store,
+                &self.config,
+                &*self.provider,
+                &self.clock,
+                ctx,
+                body,
+            )
+            .await
+        })
     }
 
     async fn name_enquiry_web(
@@ -150,26 +159,30 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::NameEnquiryRequest,
     ) -> Result<models::NameEnquiryResult, ApiError> {
-        banks::name_enquiry(
-            &self.store,
-            &*self.provider,
-            &ctx.principal.business_id,
-            body,
-        )
-        .await
+        answer({
+            banks::name_enquiry(
+                &self.store,
+                &*self.provider,
+                &ctx.principal.business_id,
+                body,
+            )
+            .await
+        })
     }
 
     async fn authenticate(&self, family: TokenFamily, token: &str) -> Result<Principal, ApiError> {
-        sessions::authenticate(
-            &self.store,
-            self.config.environment,
-            &self.tokens,
-            &self.rate_limiter,
-            &self.clock,
-            family,
-            token,
-        )
-        .await
+        answer({
+            sessions::authenticate(
+                &self.store,
+                self.config.environment,
+                &self.tokens,
+                &self.rate_limiter,
+                &self.clock,
+                family,
+                token,
+            )
+            .await
+        })
     }
 
     async fn authorize(
@@ -177,7 +190,7 @@ impl Api for KoboApi {
         principal: &Principal,
         permission: Permission,
     ) -> Result<(), ApiError> {
-        sessions::authorize(principal, permission)
+        answer(sessions::authorize(principal, permission))
     }
 
     async fn on_response(&self, record: &CallRecord<'_, Principal>) {
@@ -189,15 +202,17 @@ impl Api for KoboApi {
         ctx: RequestContext<()>,
         body: models::AcceptInviteRequest,
     ) -> Result<models::Member, ApiError> {
-        team::accept_invite(
-            &self.store,
-            &self.config,
-            &self.passwords,
-            &self.clock,
-            ctx,
-            body,
-        )
-        .await
+        answer({
+            team::accept_invite(
+                &self.store,
+                &self.config,
+                &self.passwords,
+                &self.clock,
+                ctx,
+                body,
+            )
+            .await
+        })
     }
 
     async fn add_member(
@@ -205,7 +220,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::AddMemberRequest,
     ) -> Result<(), ApiError> {
-        team::add_member(&self.store, &self.config, &self.clock, ctx, body).await
+        answer(team::add_member(&self.store, &self.config, &self.clock, ctx, body).await)
     }
 
     async fn approve_transfer(
@@ -213,15 +228,17 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::ApproveTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        approvals::approve(
-            &self.store,
-            &self.config,
-            &*self.provider,
-            &self.clock,
-            ctx,
-            body,
-        )
-        .await
+        answer({
+            approvals::approve(
+                &self.store,
+                &self.config,
+                &*self.provider,
+                &self.clock,
+                ctx,
+                body,
+            )
+            .await
+        })
     }
 
     async fn change_password(
@@ -229,15 +246,17 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::ChangePasswordRequest,
     ) -> Result<(), ApiError> {
-        identity::change_password(
-            &self.store,
-            &self.config,
-            &self.passwords,
-            &self.clock,
-            ctx,
-            body,
-        )
-        .await
+        answer({
+            identity::change_password(
+                &self.store,
+                &self.config,
+                &self.passwords,
+                &self.clock,
+                ctx,
+                body,
+            )
+            .await
+        })
     }
 
     async fn create_account_api(
@@ -245,15 +264,17 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CreateAccountRequest,
     ) -> Result<models::Account, ApiError> {
-        accounts::create_current_account(
-            &self.store,
-            &self.config,
-            &*self.provider,
-            &self.clock,
-            ctx,
-            body,
-        )
-        .await
+        answer({
+            accounts::create_current_account(
+                &self.store,
+                &self.config,
+                &*self.provider,
+                &self.clock,
+                ctx,
+                body,
+            )
+            .await
+        })
     }
 
     async fn create_account_web(
@@ -261,15 +282,17 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CreateAccountRequest,
     ) -> Result<models::Account, ApiError> {
-        accounts::create_current_account(
-            &self.store,
-            &self.config,
-            &*self.provider,
-            &self.clock,
-            ctx,
-            body,
-        )
-        .await
+        answer({
+            accounts::create_current_account(
+                &self.store,
+                &self.config,
+                &*self.provider,
+                &self.clock,
+                ctx,
+                body,
+            )
+            .await
+        })
     }
 
     async fn create_approval_policy(
@@ -277,7 +300,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CreateApprovalPolicyRequest,
     ) -> Result<models::ApprovalPolicy, ApiError> {
-        approvals::create_policy(&self.store, &self.clock, ctx, body).await
+        answer(approvals::create_policy(&self.store, &self.clock, ctx, body).await)
     }
 
     async fn create_customer_account(
@@ -285,8 +308,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CreateCustomerAccountRequest,
     ) -> Result<models::Account, ApiError> {
-        accounts::create_customer_account(&self.store, &*self.provider, &self.clock, ctx, body)
-            .await
+        answer({
+            accounts::create_customer_account(&self.store, &*self.provider, &self.clock, ctx, body)
+                .await
+        })
     }
 
     async fn create_role(
@@ -294,7 +319,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CreateRoleRequest,
     ) -> Result<models::Role, ApiError> {
-        team::create_role(&self.store, &self.clock, ctx, body).await
+        answer(team::create_role(&self.store, &self.clock, ctx, body).await)
     }
 
     async fn fetch_account_collections(
@@ -302,7 +327,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchAccountCollectionsRequest,
     ) -> Result<Page<Vec<models::AccountCollection>>, ApiError> {
-        accounts::fetch_account_collections(&self.store, ctx, body).await
+        answer_page(accounts::fetch_account_collections(&self.store, ctx, body).await)
     }
 
     async fn fetch_account_summaries(
@@ -310,7 +335,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchAccountSummariesRequest,
     ) -> Result<Page<Vec<models::AccountSummary>>, ApiError> {
-        accounts::fetch_account_summaries(&self.store, ctx, body).await
+        answer_page(accounts::fetch_account_summaries(&self.store, ctx, body).await)
     }
 
     async fn fetch_activity_logs(
@@ -318,7 +343,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchActivityLogsRequest,
     ) -> Result<Page<Vec<models::ActivityLogEntry>>, ApiError> {
-        logs::fetch_activity_logs(&self.store, ctx, body).await
+        answer_page(logs::fetch_activity_logs(&self.store, ctx, body).await)
     }
 
     async fn fetch_audit_logs(
@@ -326,7 +351,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchAuditLogsRequest,
     ) -> Result<Page<Vec<models::AuditLogEntry>>, ApiError> {
-        logs::fetch_audit_logs(&self.store, ctx, body).await
+        answer_page(logs::fetch_audit_logs(&self.store, ctx, body).await)
     }
 
     async fn fetch_banks(
@@ -334,8 +359,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<Vec<models::Bank>, ApiError> {
-        let _ = (ctx, body);
-        banks::fetch_banks(&*self.provider)
+        answer({
+            let _ = (ctx, body);
+            banks::fetch_banks(&*self.provider)
+        })
     }
 
     async fn fetch_customer_accounts(
@@ -343,7 +370,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchCustomerAccountsRequest,
     ) -> Result<Page<Vec<models::Account>>, ApiError> {
-        accounts::fetch_customer_accounts(&self.store, ctx, body).await
+        answer_page(accounts::fetch_customer_accounts(&self.store, ctx, body).await)
     }
 
     async fn fetch_members(
@@ -351,7 +378,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchMembersRequest,
     ) -> Result<Page<Vec<models::Member>>, ApiError> {
-        team::fetch_members(&self.store, &self.clock, ctx, body).await
+        answer_page(team::fetch_members(&self.store, &self.clock, ctx, body).await)
     }
 
     async fn fetch_pending_transfers(
@@ -359,7 +386,9 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchPendingTransfersRequest,
     ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
-        approvals::fetch_pending(&self.store, &ctx.principal.business_id, body).await
+        answer_page({
+            approvals::fetch_pending(&self.store, &ctx.principal.business_id, body).await
+        })
     }
 
     async fn fetch_permissions(
@@ -367,7 +396,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<Vec<models::Permission>, ApiError> {
-        team::fetch_permissions(ctx, body).await
+        answer(team::fetch_permissions(ctx, body).await)
     }
 
     async fn fetch_roles(
@@ -375,7 +404,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<Vec<models::Role>, ApiError> {
-        team::fetch_roles(&self.store, ctx, body).await
+        answer(team::fetch_roles(&self.store, ctx, body).await)
     }
 
     async fn fetch_settlement_transactions_api(
@@ -383,8 +412,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchSettlementTransactionsRequest,
     ) -> Result<Page<Vec<models::IntegrationTransaction>>, ApiError> {
-        ctx.principal.ensure_business_active()?;
-        transactions::fetch_settlements_api(&self.store, &ctx.principal.business_id, body).await
+        answer_page({
+            ctx.principal.ensure_business_active()?;
+            transactions::fetch_settlements_api(&self.store, &ctx.principal.business_id, body).await
+        })
     }
 
     async fn fetch_settlement_transactions_web(
@@ -392,7 +423,9 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchSettlementTransactionsRequest,
     ) -> Result<Page<Vec<models::DashboardSettlement>>, ApiError> {
-        transactions::fetch_settlements_web(&self.store, &ctx.principal.business_id, body).await
+        answer_page({
+            transactions::fetch_settlements_web(&self.store, &ctx.principal.business_id, body).await
+        })
     }
 
     async fn fetch_transactions_api(
@@ -400,8 +433,11 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchTransactionsApiRequest,
     ) -> Result<Page<Vec<models::IntegrationTransaction>>, ApiError> {
-        ctx.principal.ensure_business_active()?;
-        transactions::fetch_transactions_api(&self.store, &ctx.principal.business_id, body).await
+        answer_page({
+            ctx.principal.ensure_business_active()?;
+            transactions::fetch_transactions_api(&self.store, &ctx.principal.business_id, body)
+                .await
+        })
     }
 
     async fn fetch_transactions_web(
@@ -409,7 +445,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchTransactionsWebRequest,
     ) -> Result<Page<Vec<models::DashboardTransaction>>, ApiError> {
-        transactions::fetch_transactions_web(&self.store, &ctx.principal.business_id, body).await
+        answer_page({
+            transactions::fetch_transactions_web(&self.store, &ctx.principal.business_id, body)
+                .await
+        })
     }
 
     async fn fetch_webhook_events(
@@ -417,7 +456,9 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchWebhookEventsRequest,
     ) -> Result<Page<Vec<models::WebhookDelivery>>, ApiError> {
-        webhooks::fetch_events(&self.store, &self.config, &self.clock, ctx, body).await
+        answer_page({
+            webhooks::fetch_events(&self.store, &self.config, &self.clock, ctx, body).await
+        })
     }
 
     async fn funds_transfer(
@@ -425,15 +466,17 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FundsTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        transfers::funds_transfer(
-            &self.store,
-            &self.config,
-            &*self.provider,
-            &self.clock,
-            ctx,
-            body,
-        )
-        .await
+        answer({
+            transfers::funds_transfer(
+                &self.store,
+                &self.config,
+                &*self.provider,
+                &self.clock,
+                ctx,
+                body,
+            )
+            .await
+        })
     }
 
     async fn generate_otp(
@@ -441,7 +484,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::OtpDelivery, ApiError> {
-        identity::generate_otp(&self.store, &self.config, &self.clock, ctx, body).await
+        answer(identity::generate_otp(&self.store, &self.config, &self.clock, ctx, body).await)
     }
 
     async fn generate_token(
@@ -449,15 +492,17 @@ impl Api for KoboApi {
         ctx: RequestContext<()>,
         body: models::GenerateTokenRequest,
     ) -> Result<models::TokenGrant, ApiError> {
-        identity::generate_token(
-            &self.store,
-            &self.config,
-            &self.tokens,
-            &self.clock,
-            ctx,
-            body,
-        )
-        .await
+        answer({
+            identity::generate_token(
+                &self.store,
+                &self.config,
+                &self.tokens,
+                &self.clock,
+                ctx,
+                body,
+            )
+            .await
+        })
     }
 
     async fn get_account(
@@ -465,7 +510,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::GetAccountRequest,
     ) -> Result<models::AccountDetail, ApiError> {
-        accounts::get_account(&self.store, ctx, body).await
+        answer(accounts::get_account(&self.store, ctx, body).await)
     }
 
     async fn get_approval_policy(
@@ -473,8 +518,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::ApprovalPolicy, ApiError> {
-        let _ = body;
-        approvals::get_policy(&self.store, &ctx.principal.business_id).await
+        answer({
+            let _ = body;
+            approvals::get_policy(&self.store, &ctx.principal.business_id).await
+        })
     }
 
     async fn get_profile(
@@ -482,7 +529,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::Profile, ApiError> {
-        identity::get_profile(&self.store, &self.clock, ctx, body).await
+        answer(identity::get_profile(&self.store, &self.clock, ctx, body).await)
     }
 
     async fn get_total_account_metrics(
@@ -490,7 +537,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::GetTotalAccountMetricsRequest,
     ) -> Result<models::AccountMetrics, ApiError> {
-        accounts::get_total_account_metrics(&self.store, ctx, body).await
+        answer(accounts::get_total_account_metrics(&self.store, ctx, body).await)
     }
 
     async fn get_transfer_api(
@@ -498,7 +545,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::GetTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        transfers::get_transfer(&self.store, &ctx.principal.business_id, body).await
+        answer(transfers::get_transfer(&self.store, &ctx.principal.business_id, body).await)
     }
 
     async fn get_transfer_web(
@@ -506,7 +553,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::GetTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        transfers::get_transfer(&self.store, &ctx.principal.business_id, body).await
+        answer(transfers::get_transfer(&self.store, &ctx.principal.business_id, body).await)
     }
 
     async fn get_webhook_configuration(
@@ -514,7 +561,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         _body: models::EmptyObject,
     ) -> Result<models::WebhookConfiguration, ApiError> {
-        webhooks::get_configuration(&self.store, ctx).await
+        answer(webhooks::get_configuration(&self.store, ctx).await)
     }
 
     async fn login(
@@ -522,16 +569,18 @@ impl Api for KoboApi {
         ctx: RequestContext<()>,
         body: models::LoginRequest,
     ) -> Result<models::LoginResult, ApiError> {
-        identity::login(
-            &self.store,
-            &self.config,
-            &self.tokens,
-            &self.passwords,
-            &self.clock,
-            ctx,
-            body,
-        )
-        .await
+        answer({
+            identity::login(
+                &self.store,
+                &self.config,
+                &self.tokens,
+                &self.passwords,
+                &self.clock,
+                ctx,
+                body,
+            )
+            .await
+        })
     }
 
     async fn logout(
@@ -539,7 +588,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<(), ApiError> {
-        identity::logout(&self.store, &self.clock, ctx, body).await
+        answer(identity::logout(&self.store, &self.clock, ctx, body).await)
     }
 
     async fn name_enquiry(
@@ -547,13 +596,15 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::NameEnquiryRequest,
     ) -> Result<models::NameEnquiryResult, ApiError> {
-        banks::name_enquiry(
-            &self.store,
-            &*self.provider,
-            &ctx.principal.business_id,
-            body,
-        )
-        .await
+        answer({
+            banks::name_enquiry(
+                &self.store,
+                &*self.provider,
+                &ctx.principal.business_id,
+                body,
+            )
+            .await
+        })
     }
 
     async fn regenerate_secret(
@@ -561,7 +612,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::IntegrationCredentials, ApiError> {
-        identity::regenerate_secret(&self.store, &self.clock, ctx, body).await
+        answer(identity::regenerate_secret(&self.store, &self.clock, ctx, body).await)
     }
 
     async fn reject_transfer(
@@ -569,7 +620,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::RejectTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        approvals::reject(&self.store, &self.config, &self.clock, ctx, body).await
+        answer(approvals::reject(&self.store, &self.config, &self.clock, ctx, body).await)
     }
 
     async fn replay_webhook_event(
@@ -577,7 +628,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::ReplayWebhookEventRequest,
     ) -> Result<models::WebhookDelivery, ApiError> {
-        webhooks::replay_event(&self.store, &self.config, &self.clock, ctx, body).await
+        answer(webhooks::replay_event(&self.store, &self.config, &self.clock, ctx, body).await)
     }
 
     async fn resend_invite(
@@ -585,7 +636,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::ResendInviteRequest,
     ) -> Result<(), ApiError> {
-        team::resend_invite(&self.store, &self.config, &self.clock, ctx, body).await
+        answer(team::resend_invite(&self.store, &self.config, &self.clock, ctx, body).await)
     }
 
     async fn rotate_webhook_secret(
@@ -593,7 +644,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::RotatedWebhookSecret, ApiError> {
-        webhooks::rotate_secret(&self.store, &self.config, &self.clock, ctx, body).await
+        answer(webhooks::rotate_secret(&self.store, &self.config, &self.clock, ctx, body).await)
     }
 
     async fn simulate_inbound_transfer(
@@ -601,7 +652,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::SimulateInboundTransferRequest,
     ) -> Result<models::IntegrationTransaction, ApiError> {
-        inbound::simulate_inbound_transfer(&self.store, &self.config, &self.clock, ctx, body).await
+        answer({
+            inbound::simulate_inbound_transfer(&self.store, &self.config, &self.clock, ctx, body)
+                .await
+        })
     }
 
     async fn update_approval_policy(
@@ -609,7 +663,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::UpdateApprovalPolicyRequest,
     ) -> Result<models::ApprovalPolicy, ApiError> {
-        approvals::update_policy(&self.store, &self.clock, ctx, body).await
+        answer(approvals::update_policy(&self.store, &self.clock, ctx, body).await)
     }
 
     async fn update_member(
@@ -617,7 +671,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::UpdateMemberRequest,
     ) -> Result<models::Member, ApiError> {
-        team::update_member(&self.store, &self.clock, ctx, body).await
+        answer(team::update_member(&self.store, &self.clock, ctx, body).await)
     }
 
     async fn update_role(
@@ -625,7 +679,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::UpdateRoleRequest,
     ) -> Result<models::Role, ApiError> {
-        team::update_role(&self.store, &self.clock, ctx, body).await
+        answer(team::update_role(&self.store, &self.clock, ctx, body).await)
     }
 
     async fn test_webhook(
@@ -633,7 +687,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::WebhookDelivery, ApiError> {
-        webhooks::test_event(&self.store, &self.config, &self.clock, ctx, body).await
+        answer(webhooks::test_event(&self.store, &self.config, &self.clock, ctx, body).await)
     }
 
     async fn update_webhook_configuration(
@@ -641,7 +695,9 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::UpdateWebhookConfigurationRequest,
     ) -> Result<models::WebhookConfiguration, ApiError> {
-        webhooks::update_configuration(&self.store, &self.config, &self.clock, ctx, body).await
+        answer({
+            webhooks::update_configuration(&self.store, &self.config, &self.clock, ctx, body).await
+        })
     }
 
     async fn webhook_configuration(
@@ -649,6 +705,8 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::WebhookConfigurationRequest,
     ) -> Result<models::CreatedWebhookConfiguration, ApiError> {
-        webhooks::create_configuration(&self.store, &self.config, &self.clock, ctx, body).await
+        answer({
+            webhooks::create_configuration(&self.store, &self.config, &self.clock, ctx, body).await
+        })
     }
 }

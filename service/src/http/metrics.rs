@@ -193,7 +193,7 @@ impl Metrics {
             Err(error) => {
                 self.database_up.set(0);
                 tracing::warn!(
-                    error = error.message(),
+                    error = %error.chain(),
                     "metrics: cannot read the webhook backlog"
                 );
             }

@@ -6,6 +6,7 @@
 
 pub(crate) mod api;
 mod connections;
+pub(crate) mod error;
 pub(crate) mod metrics;
 
 pub use api::KoboApi;

@@ -11,11 +11,10 @@
 //! Each statement is written as it would be alone, with its own `$1`, `$2`, ... ; the batch
 //! numbers them on. Nothing here rewrites a `$` inside a quoted literal.
 
-use generated_server::{ApiError, OrInternal};
 use sqlx::any::AnyArguments;
 use sqlx::{Any, Arguments, Encode, Type};
 
-use crate::kernel::store::{Backend, Tx};
+use crate::kernel::store::{Backend, StoreError, Tx};
 
 /// Statements to run as one, in the order they were pushed ([`Batch::run`]).
 #[must_use = "a batch writes nothing until it is run"]
@@ -91,13 +90,12 @@ impl Batch {
         }
     }
 
-    /// Runs every statement in `tx`, in one round trip. Any failure is internal.
-    pub async fn run(self, tx: &mut Tx) -> Result<(), ApiError> {
-        self.execute(tx).await.or_internal()
+    /// Runs every statement in `tx`, in one round trip.
+    pub async fn run(self, tx: &mut Tx) -> Result<(), StoreError> {
+        Ok(self.execute(tx).await?)
     }
 
-    /// [`Batch::run`] answering the database's own error, for a caller that tells a conflict
-    /// from a failure.
+    /// [`Batch::run`] answering the database's own error.
     pub async fn execute(mut self, tx: &mut Tx) -> Result<(), sqlx::Error> {
         if self.is_empty() {
             return Ok(());
@@ -247,7 +245,7 @@ mod tests {
             .bind("p2")
             .bind(1_i64);
         let error = batch.run(&mut tx).await.unwrap_err();
-        assert_eq!(error.code(), generated_server::ResponseCode::InternalError);
+        assert!(error.is_conflict(), "{error:?}");
         drop(tx);
         let parents: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM batch_parents")
             .fetch_one(store.pool())

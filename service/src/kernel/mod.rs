@@ -11,3 +11,22 @@ pub mod secrets;
 pub mod store;
 pub(crate) mod text;
 pub mod writer;
+
+use std::borrow::Cow;
+
+/// Input the kernel's checks refuse (a cursor without its pair, a name with a control
+/// character, a password too short): the message names the field and says why, for the
+/// client. The layers above answer it as an invalid request.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(pub Cow<'static, str>);
+
+impl Invalid {
+    pub fn new(message: impl Into<Cow<'static, str>>) -> Invalid {
+        Invalid(message.into())
+    }
+
+    pub fn message(&self) -> &str {
+        &self.0
+    }
+}

@@ -6,13 +6,32 @@
 //! id < $b)` rather than a row comparison, which SQLite and PostgreSQL would both accept but
 //! which reads less plainly. Timestamps are fixed-width text, so text order is time order.
 
+use std::num::NonZeroU64;
+
 use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
-use generated_server::OrInternal;
-use generated_server::{models, ApiError, ResponseCode};
 use sqlx::any::{AnyArguments, AnyRow};
 use sqlx::{Any, AssertSqlSafe};
 
-use crate::kernel::store;
+use crate::kernel::store::{self, StoreError};
+use crate::kernel::Invalid;
+
+/// One page of a list and where the next starts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Page<T> {
+    pub data: T,
+    pub pagination: Pagination,
+}
+
+/// Where a page stands: whether more follow, the cursor of the next page (keyset paging) or
+/// the page's number (numbered paging), and the page size applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pagination {
+    pub has_more: bool,
+    pub next_cursor_created_at: Option<DateTime<Utc>>,
+    pub next_cursor_id: Option<uuid::Uuid>,
+    pub page: Option<NonZeroU64>,
+    pub page_size: NonZeroU64,
+}
 
 /// The largest page any list returns.
 pub const PAGE_SIZE_MAX: u64 = 100;
@@ -28,7 +47,7 @@ pub struct Cursor {
 pub fn keyset_cursor(
     created_at: Option<DateTime<Utc>>,
     id: Option<uuid::Uuid>,
-) -> Result<Option<Cursor>, ApiError> {
+) -> Result<Option<Cursor>, Invalid> {
     match (created_at, id) {
         (None, None) => Ok(None),
         (Some(created_at), Some(id)) => Ok(Some(Cursor {
@@ -51,7 +70,7 @@ pub fn day_range(
     start: Option<NaiveDate>,
     end: Option<NaiveDate>,
     prefix: &str,
-) -> Result<(Option<String>, Option<String>), ApiError> {
+) -> Result<(Option<String>, Option<String>), Invalid> {
     if let (Some(start), Some(end)) = (start, end) {
         if start > end {
             return Err(invalid(format!(
@@ -103,12 +122,12 @@ pub fn keyset_pagination(
     has_more: bool,
     last: Option<(DateTime<Utc>, uuid::Uuid)>,
     page_size: u64,
-) -> models::Pagination {
+) -> Pagination {
     let (next_cursor_created_at, next_cursor_id) = match (has_more, last) {
         (true, Some((created_at, id))) => (Some(created_at), Some(id)),
         _ => (None, None),
     };
-    models::Pagination {
+    Pagination {
         has_more,
         next_cursor_created_at,
         next_cursor_id,
@@ -118,8 +137,8 @@ pub fn keyset_pagination(
 }
 
 /// The pagination object of a numbered page.
-pub fn numbered_pagination(has_more: bool, page: u64, page_size: u64) -> models::Pagination {
-    models::Pagination {
+pub fn numbered_pagination(has_more: bool, page: u64, page_size: u64) -> Pagination {
+    Pagination {
         has_more,
         next_cursor_created_at: None,
         next_cursor_id: None,
@@ -213,11 +232,11 @@ impl Sql {
         query
     }
 
-    pub async fn fetch_all<'e, E>(&self, executor: E) -> Result<Vec<AnyRow>, ApiError>
+    pub async fn fetch_all<'e, E>(&self, executor: E) -> Result<Vec<AnyRow>, StoreError>
     where
         E: sqlx::Executor<'e, Database = Any>,
     {
-        self.query().fetch_all(executor).await.or_internal()
+        Ok(self.query().fetch_all(executor).await?)
     }
 }
 
@@ -242,8 +261,8 @@ impl Conditions {
     }
 }
 
-fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
-    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
+fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> Invalid {
+    Invalid::new(message)
 }
 
 #[cfg(test)]
@@ -262,9 +281,8 @@ mod tests {
                 id: id.to_string(),
             }))
         );
-        let missing = |result: Result<Option<Cursor>, ApiError>| {
+        let missing = |result: Result<Option<Cursor>, Invalid>| {
             let error = result.unwrap_err();
-            assert_eq!(error.code(), ResponseCode::InvalidRequest);
             error.message().to_owned()
         };
         assert!(missing(keyset_cursor(Some(at), None)).starts_with("`cursor_id`"));

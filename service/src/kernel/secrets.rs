@@ -16,13 +16,11 @@ use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::{Algorithm, Argon2, Params, Version};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use generated_server::OrInternal;
-use generated_server::{ApiError, ResponseCode};
 use sha2::{Digest, Sha256};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::kernel::config::PasswordPolicy;
-use crate::kernel::store::internal;
+use crate::kernel::Invalid;
 
 /// Passwords are 8 to 128 characters (the spec's `Password` schema).
 pub const PASSWORD_MIN_CHARS: usize = 8;
@@ -64,8 +62,8 @@ pub fn otp_hash(otp_id: &str, code: &str) -> String {
     sha256_hex(&format!("{otp_id}:{code}"))
 }
 
-/// Checks the length rule of a new password; `field` names it in the `01` message.
-pub fn check_password_rules(field: &str, password: &str) -> Result<(), ApiError> {
+/// Checks the length rule of a new password; `field` names it in the refusal.
+pub fn check_password_rules(field: &str, password: &str) -> Result<(), Invalid> {
     let chars = password.chars().count();
     if chars < PASSWORD_MIN_CHARS {
         return Err(invalid(format!(
@@ -108,7 +106,7 @@ impl Passwords {
     }
 
     /// The argon2id PHC string of `password`.
-    pub async fn hash(&self, password: &str) -> Result<String, ApiError> {
+    pub async fn hash(&self, password: &str) -> Result<String, PasswordError> {
         let permit = self.permit()?;
         let argon2 = self.argon2.clone();
         let password = password.to_owned();
@@ -117,13 +115,17 @@ impl Passwords {
             hash_with(&argon2, &password)
         })
         .await
-        .or_internal()?
+        .map_err(|error| PasswordError::Failed(format!("the hashing task failed: {error}")))?
     }
 
     /// Whether `password` matches `stored` (an argon2 PHC string). With `stored == None` (no
     /// such member, or no password yet) a dummy hash is checked anyway. `29` when the hashing
     /// capacity is in use.
-    pub async fn verify(&self, password: &str, stored: Option<&str>) -> Result<bool, ApiError> {
+    pub async fn verify(
+        &self,
+        password: &str,
+        stored: Option<&str>,
+    ) -> Result<bool, PasswordError> {
         let permit = self.permit()?;
         let known = stored.is_some();
         let phc = match stored {
@@ -137,21 +139,22 @@ impl Passwords {
             verify_with(&argon2, &password, &phc)
         })
         .await
-        .or_internal()?;
+        .map_err(|error| PasswordError::Failed(format!("the hashing task failed: {error}")))?;
         Ok(matches && known)
     }
 
     /// A hashing slot, or `29`: a hash holds its memory for tens of milliseconds, so a caller
     /// that finds every slot taken is told to come back in a second rather than queued.
-    fn permit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
-        self.permits.clone().try_acquire_owned().map_err(|_| {
-            ApiError::new(ResponseCode::TooManyRequests)
-                .with_message("Too many sign-ins at once: try again in 1 second")
-                .with_retry_after_seconds(1)
-        })
+    fn permit(&self) -> Result<OwnedSemaphorePermit, PasswordError> {
+        self.permits
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| PasswordError::Busy {
+                retry_after_seconds: 1,
+            })
     }
 
-    fn dummy_hash(&self) -> Result<&str, ApiError> {
+    fn dummy_hash(&self) -> Result<&str, PasswordError> {
         if let Some(hash) = self.dummy.get() {
             return Ok(hash);
         }
@@ -160,11 +163,23 @@ impl Passwords {
     }
 }
 
-fn hash_with(argon2: &Argon2<'_>, password: &str) -> Result<String, ApiError> {
+fn hash_with(argon2: &Argon2<'_>, password: &str) -> Result<String, PasswordError> {
     argon2
         .hash_password(password.as_bytes())
         .map(|hash| hash.to_string())
-        .map_err(|error| internal(format!("cannot hash a password: {error}")))
+        .map_err(|error| PasswordError::Failed(format!("cannot hash a password: {error}")))
+}
+
+/// Why a password could not be hashed or checked.
+#[derive(Debug, thiserror::Error)]
+pub enum PasswordError {
+    /// Every hashing slot is taken: a hash holds its memory for tens of milliseconds, so the
+    /// caller is told to come back shortly rather than queued.
+    #[error("too many sign-ins at once: try again in {retry_after_seconds} second")]
+    Busy { retry_after_seconds: u64 },
+    /// The hash could not be computed: a bug.
+    #[error("{0}")]
+    Failed(String),
 }
 
 fn verify_with(argon2: &Argon2<'_>, password: &str, phc: &str) -> bool {
@@ -174,8 +189,8 @@ fn verify_with(argon2: &Argon2<'_>, password: &str, phc: &str) -> bool {
     }
 }
 
-fn invalid(message: String) -> ApiError {
-    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
+fn invalid(message: String) -> Invalid {
+    Invalid::new(message)
 }
 
 /// Masks an email for display: `adaeze.okafor@adaezefoods.ng` -> `a*****.o*****@adaezefoods.ng`.
@@ -283,8 +298,15 @@ mod tests {
         let passwords = Passwords::new(&policy);
         let held = passwords.permit().unwrap();
         let refused = passwords.hash("Jollof-Rice-2026").await.unwrap_err();
-        assert_eq!(refused.code(), ResponseCode::TooManyRequests);
-        assert_eq!(refused.retry_after_seconds(), Some(1));
+        assert!(
+            matches!(
+                refused,
+                PasswordError::Busy {
+                    retry_after_seconds: 1
+                }
+            ),
+            "{refused:?}"
+        );
         drop(held);
         passwords.hash("Jollof-Rice-2026").await.unwrap();
     }

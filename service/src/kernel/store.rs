@@ -13,8 +13,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, SecondsFormat, Utc};
-use generated_server::ApiError;
-use generated_server::OrInternal;
 use sha2::{Digest, Sha256};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{Any, AnyConnection, AnyPool, Row, Transaction};
@@ -101,20 +99,47 @@ impl std::ops::DerefMut for Tx {
 /// Seconds a client is told to wait (`Retry-After`) when the database is unavailable.
 pub const UNAVAILABLE_RETRY_AFTER_SECONDS: u64 = 2;
 
-/// The source-error classifier the API registers ([`generated_server::set_error_classifier`]):
-/// a database error that says the database cannot be reached or written *now* answers `97`
-/// (service unavailable, with `Retry-After`), not `96`, so clients retry (with the same
-/// idempotency key) instead of calling support. Every other error stays internal.
-///
-/// It also notes an SQLite storage failure ([`note_storage_failure`]), so the pool replaces the
-/// connections that saw it.
-pub fn classify_error(error: &dyn std::any::Any) -> Option<ApiError> {
-    let error = error.downcast_ref::<sqlx::Error>()?;
-    note_storage_failure(error);
-    unavailable(error).then(|| {
-        ApiError::new(generated_server::ResponseCode::ServiceUnavailable)
-            .with_retry_after_seconds(UNAVAILABLE_RETRY_AFTER_SECONDS)
-    })
+/// What the store fails with, classified where the failure arises ([`From<sqlx::Error>`]):
+/// the database out of reach now (a client should retry), a uniqueness that refused a write
+/// (the caller may know what it means), or anything else (a bug, or data the code cannot
+/// read). The source is kept for the log.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database cannot be reached or written now: a restart or failover, a connection
+    /// lost, no connection free in time, SQLite's disk full or read-only.
+    #[error("the database cannot be reached or written")]
+    Unavailable(#[source] sqlx::Error),
+    /// A unique constraint refused the write.
+    #[error("a uniqueness constraint refused the write")]
+    Conflict(#[source] sqlx::Error),
+    /// The database refused a statement for another reason: a mistake in it or in the data.
+    #[error("the database refused a statement")]
+    Failed(#[source] sqlx::Error),
+    /// A stored value the code cannot read.
+    #[error("an unreadable stored value: {0}")]
+    Unreadable(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    /// Classifies `error`, and notes an SQLite storage failure ([`note_storage_failure`]) so
+    /// that the pool replaces the connections that saw it.
+    fn from(error: sqlx::Error) -> StoreError {
+        note_storage_failure(&error);
+        if unavailable(&error) {
+            StoreError::Unavailable(error)
+        } else if is_unique_violation(&error) {
+            StoreError::Conflict(error)
+        } else {
+            StoreError::Failed(error)
+        }
+    }
+}
+
+impl StoreError {
+    /// Whether a unique constraint refused the write.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, StoreError::Conflict(_))
+    }
 }
 
 /// Whether `error` is the database being out of reach or unable to write, rather than a
@@ -433,10 +458,10 @@ impl Store {
     ///
     /// On SQLite it first waits for this process's turn to write (see `writer`), then holds
     /// it until the transaction ends. Never begin a second one while holding a `Tx`.
-    pub async fn begin(&self) -> Result<Tx, ApiError> {
+    pub async fn begin(&self) -> Result<Tx, StoreError> {
         let inner = match &self.writer {
-            Some(writer) => Inner::Member(writer.begin().await.or_internal()?),
-            None => Inner::Own(self.pool.begin().await.or_internal()?),
+            Some(writer) => Inner::Member(writer.begin().await?),
+            None => Inner::Own(self.pool.begin().await?),
         };
         Ok(Tx {
             inner,
@@ -451,14 +476,18 @@ impl Store {
     /// [`POSTERS_PER_BUSINESS`]), and holds them until the transaction ends. The head's row
     /// lock still decides the order; the queue only keeps this process's waiters out of the
     /// pool.
-    pub async fn begin_posting(&self, businesses: &[&str]) -> Result<Tx, ApiError> {
+    pub async fn begin_posting(&self, businesses: &[&str]) -> Result<Tx, StoreError> {
         let mut ledgers = Vec::new();
         if let Some(turns) = &self.ledgers {
             let mut ids = businesses.to_vec();
             ids.sort_unstable();
             ids.dedup();
             for id in ids {
-                let permit = turns.queue(id).acquire_owned().await.or_internal()?;
+                let permit = turns
+                    .queue(id)
+                    .acquire_owned()
+                    .await
+                    .map_err(|_| StoreError::Failed(sqlx::Error::PoolClosed))?;
                 ledgers.push(permit);
             }
         }
@@ -516,24 +545,6 @@ fn redact_url(url: &str) -> String {
     }
 }
 
-/// Any database failure is an internal error: logged with its detail and the caller's
-/// location, never shown. For `Result`s, `.or_internal()` keeps the location too.
-#[track_caller]
-pub fn internal(error: impl std::fmt::Display) -> ApiError {
-    ApiError::internal(error)
-}
-
-/// `error` as the API answers it, for a caller that looked at it first (a conflict): `97` when
-/// the database is out of reach, as `.or_internal()` decides, otherwise internal, with the
-/// caller's location. Never `internal(error)`, which would lose the cause.
-#[track_caller]
-pub fn failure(error: sqlx::Error) -> ApiError {
-    match Err::<(), _>(error).or_internal() {
-        Err(error) => error,
-        Ok(()) => internal("an error that was not one"),
-    }
-}
-
 /// True when `error` is a unique-constraint violation (on either store).
 pub fn is_unique_violation(error: &sqlx::Error) -> bool {
     error
@@ -552,42 +563,43 @@ pub fn timestamp(at: DateTime<Utc>) -> String {
 }
 
 /// Reads a timestamp column back.
-pub fn parse_timestamp(text: &str) -> Result<DateTime<Utc>, ApiError> {
+pub fn parse_timestamp(text: &str) -> Result<DateTime<Utc>, StoreError> {
     DateTime::parse_from_rfc3339(text)
         .map(|at| at.with_timezone(&Utc))
-        .map_err(|error| internal(format!("bad timestamp {text:?} in the database: {error}")))
+        .map_err(|error| StoreError::Unreadable(format!("timestamp {text:?}: {error}")))
 }
 
 /// Reads a SMALLINT 0/1 flag column.
-pub fn flag(row: &AnyRow, column: &str) -> Result<bool, ApiError> {
-    let value: i64 = row.try_get(column).or_internal()?;
+pub fn flag(row: &AnyRow, column: &str) -> Result<bool, StoreError> {
+    let value: i64 = row.try_get(column)?;
     Ok(value != 0)
 }
 
 /// Reads a text column.
-pub fn text(row: &AnyRow, column: &str) -> Result<String, ApiError> {
-    row.try_get(column).or_internal()
+pub fn text(row: &AnyRow, column: &str) -> Result<String, StoreError> {
+    Ok(row.try_get(column)?)
 }
 
 /// Reads a nullable text column.
-pub fn optional_text(row: &AnyRow, column: &str) -> Result<Option<String>, ApiError> {
-    row.try_get(column).or_internal()
+pub fn optional_text(row: &AnyRow, column: &str) -> Result<Option<String>, StoreError> {
+    Ok(row.try_get(column)?)
 }
 
 /// Reads a UUID text column.
-pub fn uuid(row: &AnyRow, column: &str) -> Result<uuid::Uuid, ApiError> {
+pub fn uuid(row: &AnyRow, column: &str) -> Result<uuid::Uuid, StoreError> {
     let value = text(row, column)?;
-    uuid::Uuid::from_str(&value)
-        .map_err(|error| internal(format!("bad uuid {value:?} in column {column}: {error}")))
+    uuid::Uuid::from_str(&value).map_err(|error| {
+        StoreError::Unreadable(format!("uuid {value:?} in column {column}: {error}"))
+    })
 }
 
 /// Reads a timestamp text column.
-pub fn time(row: &AnyRow, column: &str) -> Result<DateTime<Utc>, ApiError> {
+pub fn time(row: &AnyRow, column: &str) -> Result<DateTime<Utc>, StoreError> {
     parse_timestamp(&text(row, column)?)
 }
 
 /// Reads a nullable timestamp text column.
-pub fn optional_time(row: &AnyRow, column: &str) -> Result<Option<DateTime<Utc>>, ApiError> {
+pub fn optional_time(row: &AnyRow, column: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
     optional_text(row, column)?
         .map(|value| parse_timestamp(&value))
         .transpose()
@@ -598,25 +610,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_database_out_of_reach_is_unavailable_not_internal() {
+    fn failures_are_classified_where_they_arise() {
         for error in [
             sqlx::Error::PoolTimedOut,
             sqlx::Error::PoolClosed,
             sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
         ] {
-            let classified = classify_error(&error).expect("unavailable");
-            assert_eq!(
-                classified.code(),
-                generated_server::ResponseCode::ServiceUnavailable
-            );
-            assert_eq!(
-                classified.retry_after_seconds(),
-                Some(UNAVAILABLE_RETRY_AFTER_SECONDS)
+            let classified = StoreError::from(error);
+            assert!(
+                matches!(classified, StoreError::Unavailable(_)),
+                "{classified:?}"
             );
         }
-        // A mistake stays internal, and so does any error that is not the database's.
-        assert!(classify_error(&sqlx::Error::RowNotFound).is_none());
-        assert!(classify_error(&"some other error").is_none());
+        // A mistake is no outage.
+        let mistake = StoreError::from(sqlx::Error::RowNotFound);
+        assert!(matches!(mistake, StoreError::Failed(_)), "{mistake:?}");
+        assert!(!mistake.is_conflict());
     }
 
     impl Store {

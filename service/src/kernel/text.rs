@@ -4,20 +4,18 @@
 //! case, Unicode compatibility forms and look-alike characters, so that "Оwner" in Cyrillic
 //! is the same name as "Owner".
 
-use generated_server::{ApiError, ResponseCode};
+use crate::kernel::Invalid;
 use unicode_normalization::UnicodeNormalization;
 use unicode_security::confusable_detection::skeleton;
 
-/// `01` naming `field` when `value` holds a character a name may not.
-pub fn check_name(field: &str, value: &str) -> Result<(), ApiError> {
+/// Refused, naming `field`, when `value` holds a character a name may not.
+pub fn check_name(field: &str, value: &str) -> Result<(), Invalid> {
     match value.chars().find(|c| is_forbidden_in_names(*c)) {
-        Some(c) => Err(
-            ApiError::new(ResponseCode::InvalidRequest).with_message(format!(
-                "`{field}`: must not contain control or bidirectional formatting characters \
+        Some(c) => Err(Invalid::new(format!(
+            "`{field}`: must not contain control or bidirectional formatting characters \
              (found U+{:04X})",
-                u32::from(c)
-            )),
-        ),
+            u32::from(c)
+        ))),
         None => Ok(()),
     }
 }
@@ -62,7 +60,6 @@ mod tests {
             "\u{7F}",
         ] {
             let error = check_name("first_name", bad).unwrap_err();
-            assert_eq!(error.code(), ResponseCode::InvalidRequest, "{bad:?}");
             assert!(
                 error.message().starts_with("`first_name`"),
                 "{}",

@@ -6,16 +6,17 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::{ApiError, OrInternal, Page, RequestContext, ResponseCode};
+use generated_server::{RequestContext, ResponseCode};
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
-use crate::kernel::paging::{self, Conditions, Cursor, Sql};
+use crate::kernel::paging::{self, Conditions, Cursor, Page, Sql};
 use crate::kernel::secrets::sha256_hex;
-use crate::kernel::store::{self, internal, Backend, Store, Tx};
+use crate::kernel::store::{self, Backend, Store, Tx};
 use crate::kernel::text;
 use crate::money::amount::{self, Total};
 use crate::money::nuban::{self, Series};
@@ -49,7 +50,7 @@ pub struct AccountRow {
     pub created_at: DateTime<Utc>,
 }
 
-pub(crate) fn account_row(row: &AnyRow) -> Result<AccountRow, ApiError> {
+pub(crate) fn account_row(row: &AnyRow) -> Result<AccountRow, Error> {
     Ok(AccountRow {
         id: store::text(row, "id")?,
         account_number: store::text(row, "account_number")?,
@@ -66,18 +67,18 @@ pub(crate) fn account_row(row: &AnyRow) -> Result<AccountRow, ApiError> {
 }
 
 /// A value of a generated type, from what the database holds (which it always accepts).
-pub(crate) fn value<T>(text: impl AsRef<str>) -> Result<T, ApiError>
+pub(crate) fn value<T>(text: impl AsRef<str>) -> Result<T, Error>
 where
     T: std::str::FromStr,
     T::Err: std::fmt::Display,
 {
     let text = text.as_ref();
     text.parse()
-        .map_err(|error| internal(format!("bad value {text:?} in the database: {error}")))
+        .map_err(|error| Error::internal(format!("bad value {text:?} in the database: {error}")))
 }
 
 impl AccountRow {
-    pub fn view(&self) -> Result<models::Account, ApiError> {
+    pub fn view(&self) -> Result<models::Account, Error> {
         Ok(models::Account {
             id: value(&self.id)?,
             account_number: value(&self.account_number)?,
@@ -99,7 +100,7 @@ impl AccountRow {
 /// `60` unless the business is active, read in `executor`: inside the caller's transaction,
 /// where the answer must hold until commit (before it, `Principal::ensure_business_active`
 /// answers from the authentication's read).
-pub async fn ensure_business_active<'e, E>(executor: E, business_id: &str) -> Result<(), ApiError>
+pub async fn ensure_business_active<'e, E>(executor: E, business_id: &str) -> Result<(), Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -110,18 +111,18 @@ where
         .or_internal()?;
     match status.as_deref() {
         Some("active") => Ok(()),
-        Some(_) => Err(ApiError::new(ResponseCode::BusinessInactive)),
-        None => Err(internal("the business of a live session is missing")),
+        Some(_) => Err(Error::new(ResponseCode::BusinessInactive)),
+        None => Err(Error::internal("the business of a live session is missing")),
     }
 }
 
-fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
-    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
+fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> Error {
+    Error::new(ResponseCode::InvalidRequest).with_message(message)
 }
 
 /// A caller-chosen account name: trimmed, 1 to 255 characters, none of the characters a name
 /// may not hold (`text::check_name`: controls, line breaks, bidirectional controls).
-fn account_name(name: Option<&str>) -> Result<Option<String>, ApiError> {
+fn account_name(name: Option<&str>) -> Result<Option<String>, Error> {
     if let Some(name) = name {
         text::check_name("account_name", name)?;
     }
@@ -143,7 +144,7 @@ pub(crate) async fn replayed<P, B: serde::Serialize, T: serde::de::DeserializeOw
     ctx: &RequestContext<P>,
     business_id: &str,
     body: &B,
-) -> Result<Option<T>, ApiError> {
+) -> Result<Option<T>, Error> {
     match idempotency::peek(store, now, ctx, business_id, body).await? {
         Some(data) => idempotency::replay(ctx, data).map(Some),
         None => Ok(None),
@@ -163,8 +164,8 @@ pub(crate) async fn refused_unless_replayed<
     ctx: &RequestContext<P>,
     business_id: &str,
     body: &B,
-    error: ApiError,
-) -> Result<T, ApiError> {
+    error: Error,
+) -> Result<T, Error> {
     match replayed(store, now, ctx, business_id, body).await? {
         Some(answer) => Ok(answer),
         None => Err(error),
@@ -180,7 +181,7 @@ pub async fn create_current_account(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::CreateAccountRequest,
-) -> Result<models::Account, ApiError> {
+) -> Result<models::Account, Error> {
     let business_id = ctx.principal.business_id.clone();
     let chosen_name = account_name(body.account_name.as_deref().map(|name| name.as_str()))?;
     if let Some(account) = replayed(store, clock.now(), &ctx, &business_id, &body).await? {
@@ -218,14 +219,14 @@ pub async fn create_current_account(
     let current_accounts: i64 = row.try_get("current_accounts").or_internal()?;
     if current_accounts >= i64::from(config.max_current_accounts) {
         return Err(
-            ApiError::new(ResponseCode::ProviderError).with_message(format!(
+            Error::new(ResponseCode::ProviderError).with_message(format!(
                 "The account limit is reached: a business may hold {} current accounts",
                 config.max_current_accounts
             )),
         );
     }
     let main_account_id = store::optional_text(&row, "main_account_id")?
-        .ok_or_else(|| internal("the business has no main pool account"))?;
+        .ok_or_else(|| Error::internal("the business has no main pool account"))?;
     let name = match chosen_name {
         Some(name) => name,
         None => format!(
@@ -273,7 +274,7 @@ async fn insert_account(
     business_id: &str,
     new: NewAccount<'_>,
     now: DateTime<Utc>,
-) -> Result<AccountRow, ApiError> {
+) -> Result<AccountRow, Error> {
     let id = store::new_id();
     let number = nuban::next_account_number(tx, new.series).await?;
     sqlx::query(
@@ -295,16 +296,16 @@ async fn insert_account(
     .or_internal()?;
     find_by_id(tx, &id)
         .await?
-        .ok_or_else(|| internal("the new account vanished"))
+        .ok_or_else(|| Error::internal("the new account vanished"))
 }
 
 /// The account with this id.
-pub async fn find_by_id(tx: &mut Tx, id: &str) -> Result<Option<AccountRow>, ApiError> {
+pub async fn find_by_id(tx: &mut Tx, id: &str) -> Result<Option<AccountRow>, Error> {
     find_by_id_in(&mut **tx, id).await
 }
 
 /// [`find_by_id`] on any executor.
-pub async fn find_by_id_in<'e, E>(executor: E, id: &str) -> Result<Option<AccountRow>, ApiError>
+pub async fn find_by_id_in<'e, E>(executor: E, id: &str) -> Result<Option<AccountRow>, Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -322,7 +323,7 @@ pub async fn find_by_number(
     tx: &mut Tx,
     business_id: &str,
     number: &str,
-) -> Result<Option<AccountRow>, ApiError> {
+) -> Result<Option<AccountRow>, Error> {
     find_by_number_in(&mut **tx, business_id, number).await
 }
 
@@ -331,7 +332,7 @@ pub async fn find_by_number_in<'e, E>(
     executor: E,
     business_id: &str,
     number: &str,
-) -> Result<Option<AccountRow>, ApiError>
+) -> Result<Option<AccountRow>, Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -392,7 +393,7 @@ pub fn holder_name(business_name: &str, account_name: &str) -> String {
 pub async fn find_by_number_anywhere<'e, E>(
     executor: E,
     number: &str,
-) -> Result<Option<KoboAccount>, ApiError>
+) -> Result<Option<KoboAccount>, Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -409,7 +410,7 @@ where
 }
 
 /// A row of [`ACCOUNT_COLUMNS`] with `business_id` and `business_name`.
-pub(crate) fn kobo_account(row: &AnyRow) -> Result<KoboAccount, ApiError> {
+pub(crate) fn kobo_account(row: &AnyRow) -> Result<KoboAccount, Error> {
     Ok(KoboAccount {
         account: account_row(row)?,
         business_id: store::text(row, "business_id")?,
@@ -418,7 +419,7 @@ pub(crate) fn kobo_account(row: &AnyRow) -> Result<KoboAccount, ApiError> {
 }
 
 /// The registered name of a business.
-pub async fn business_name<'e, E>(executor: E, business_id: &str) -> Result<String, ApiError>
+pub async fn business_name<'e, E>(executor: E, business_id: &str) -> Result<String, Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -442,15 +443,16 @@ pub async fn create_customer_account(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::CreateCustomerAccountRequest,
-) -> Result<models::Account, ApiError> {
+) -> Result<models::Account, Error> {
     let business_id = ctx.principal.business_id.clone();
     let numbers = IdentityNumbers {
         bvn: body.bvn.as_ref().map(|bvn| bvn.to_string()),
         nin: body.nin.as_ref().map(|nin| nin.to_string()),
     };
     if numbers.bvn.is_none() && numbers.nin.is_none() {
-        return Err(ApiError::new(ResponseCode::IdentityNumberMissing)
-            .with_message("Provide a BVN or a NIN"));
+        return Err(
+            Error::new(ResponseCode::IdentityNumberMissing).with_message("Provide a BVN or a NIN")
+        );
     }
     let email = match body.email.as_deref() {
         Some(email) => {
@@ -546,7 +548,7 @@ pub async fn open_customer_account(
     tx: &mut Tx,
     opening: &CustomerOpening<'_>,
     now: DateTime<Utc>,
-) -> Result<AccountRow, ApiError> {
+) -> Result<AccountRow, Error> {
     let business_id = opening.business_id;
     let numbers = opening.numbers;
     let hashes = [
@@ -607,7 +609,7 @@ async fn parent_account(
     tx: &mut Tx,
     business_id: &str,
     number: Option<&str>,
-) -> Result<AccountRow, ApiError> {
+) -> Result<AccountRow, Error> {
     let found = match number {
         Some(number) => find_by_number(tx, business_id, number)
             .await?
@@ -626,7 +628,7 @@ async fn parent_account(
         }
     };
     found.ok_or_else(|| {
-        ApiError::new(ResponseCode::AccountNotFound).with_message(format!(
+        Error::new(ResponseCode::AccountNotFound).with_message(format!(
             "No pool or current account {} in this business",
             number.unwrap_or("(main)")
         ))
@@ -638,7 +640,7 @@ async fn existing_customer_account(
     tx: &mut Tx,
     business_id: &str,
     hashes: &[Option<String>; 2],
-) -> Result<Option<ApiError>, ApiError> {
+) -> Result<Option<Error>, Error> {
     for (kind, hash) in ["BVN", "NIN"].iter().zip(hashes) {
         let Some(hash) = hash else { continue };
         let column = if *kind == "BVN" {
@@ -657,7 +659,7 @@ async fn existing_customer_account(
             .await
             .or_internal()?;
         if let Some(number) = number {
-            return Ok(Some(ApiError::new(ResponseCode::Duplicate).with_message(
+            return Ok(Some(Error::new(ResponseCode::Duplicate).with_message(
                 format!("This {kind} already has account {number} in this business"),
             )));
         }
@@ -725,7 +727,7 @@ async fn account_page(
     filters: &AccountFilters,
     cursor: Option<Cursor>,
     limit: u64,
-) -> Result<(Vec<AccountRow>, models::Pagination), ApiError> {
+) -> Result<(Vec<AccountRow>, paging::Pagination), Error> {
     let mut sql = Sql::new(&format!("SELECT {ACCOUNT_COLUMNS}{ACCOUNT_FROM}"));
     let mut conditions = account_conditions(&mut sql, business_id, filters);
     if let Some(cursor) = cursor {
@@ -755,7 +757,7 @@ pub async fn fetch_customer_accounts(
     store: &Store,
     ctx: RequestContext<Principal>,
     body: models::FetchCustomerAccountsRequest,
-) -> Result<Page<Vec<models::Account>>, ApiError> {
+) -> Result<Page<Vec<models::Account>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let filters = body.filters.unwrap_or_default();
@@ -780,7 +782,7 @@ pub async fn get_account(
     store: &Store,
     ctx: RequestContext<Principal>,
     body: models::GetAccountRequest,
-) -> Result<models::AccountDetail, ApiError> {
+) -> Result<models::AccountDetail, Error> {
     let business_id = &ctx.principal.business_id;
     let filters = AccountFilters {
         account_type: body.account_type,
@@ -791,7 +793,7 @@ pub async fn get_account(
     };
     let (accounts, _) = account_page(store, business_id, &filters, None, 1).await?;
     let account = accounts.into_iter().next().ok_or_else(|| {
-        ApiError::new(ResponseCode::AccountNotFound)
+        Error::new(ResponseCode::AccountNotFound)
             .with_message("No account of this business matches the parameters")
     })?;
     let customer = match &account.customer_id {
@@ -817,10 +819,7 @@ pub async fn get_account(
     })
 }
 
-async fn customer_view(
-    store: &Store,
-    customer_id: &str,
-) -> Result<models::AccountCustomer, ApiError> {
+async fn customer_view(store: &Store, customer_id: &str) -> Result<models::AccountCustomer, Error> {
     let row = sqlx::query(
         "SELECT email, phone, verified_identities, metadata FROM customers WHERE id = $1",
     )
@@ -837,7 +836,7 @@ async fn customer_view(
         verified_identities: identities.iter().map(value).collect::<Result<_, _>>()?,
         metadata: match metadata {
             Value::Object(map) => map,
-            _ => return Err(internal("customer metadata is not an object")),
+            _ => return Err(Error::internal("customer metadata is not an object")),
         },
     })
 }
@@ -859,7 +858,7 @@ async fn activity_of(
     accounts: &[AccountRow],
     from: Option<String>,
     until: Option<String>,
-) -> Result<HashMap<String, Activity>, ApiError> {
+) -> Result<HashMap<String, Activity>, Error> {
     if accounts.is_empty() {
         return Ok(HashMap::new());
     }
@@ -893,7 +892,7 @@ async fn activity_of(
     let rows = sql.fetch_all(store.pool()).await?;
     let mut activity = HashMap::new();
     for row in &rows {
-        let limbs = |name: &str| -> Result<Total, ApiError> {
+        let limbs = |name: &str| -> Result<Total, Error> {
             Ok(Total::from_limbs(
                 row.try_get(format!("{name}_high").as_str()).or_internal()?,
                 row.try_get(format!("{name}_low").as_str()).or_internal()?,
@@ -914,7 +913,7 @@ async fn activity_of(
     Ok(activity)
 }
 
-fn count(value: i64) -> Result<u64, ApiError> {
+fn count(value: i64) -> Result<u64, Error> {
     u64::try_from(value).or_internal()
 }
 
@@ -922,7 +921,7 @@ pub async fn fetch_account_collections(
     store: &Store,
     ctx: RequestContext<Principal>,
     body: models::FetchAccountCollectionsRequest,
-) -> Result<Page<Vec<models::AccountCollection>>, ApiError> {
+) -> Result<Page<Vec<models::AccountCollection>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let (from, until) = window(body.date, body.start_date, body.end_date, "")?;
@@ -966,7 +965,7 @@ pub async fn fetch_account_summaries(
     store: &Store,
     ctx: RequestContext<Principal>,
     body: models::FetchAccountSummariesRequest,
-) -> Result<Page<Vec<models::AccountSummary>>, ApiError> {
+) -> Result<Page<Vec<models::AccountSummary>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let filters = AccountFilters {
@@ -1014,18 +1013,18 @@ pub fn window(
     start: Option<NaiveDate>,
     end: Option<NaiveDate>,
     prefix: &str,
-) -> Result<(Option<String>, Option<String>), ApiError> {
-    match date {
+) -> Result<(Option<String>, Option<String>), Error> {
+    Ok(match date {
         Some(day) => paging::day_range(Some(day), Some(day), prefix),
         None => paging::day_range(start, end, prefix),
-    }
+    }?)
 }
 
 pub async fn get_total_account_metrics(
     store: &Store,
     ctx: RequestContext<Principal>,
     body: models::GetTotalAccountMetricsRequest,
-) -> Result<models::AccountMetrics, ApiError> {
+) -> Result<models::AccountMetrics, Error> {
     let filters = body.filters.unwrap_or_default();
     let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;
     let mut sql = Sql::new(
@@ -1072,9 +1071,9 @@ pub async fn get_total_account_metrics(
     let rows = sql.fetch_all(store.pool()).await?;
     let row = rows
         .first()
-        .ok_or_else(|| internal("an aggregate query returned no row"))?;
-    let number = |name: &str| -> Result<i64, ApiError> { row.try_get(name).or_internal() };
-    let counts = |name: &str| -> Result<Option<u64>, ApiError> {
+        .ok_or_else(|| Error::internal("an aggregate query returned no row"))?;
+    let number = |name: &str| -> Result<i64, Error> { row.try_get(name).or_internal() };
+    let counts = |name: &str| -> Result<Option<u64>, Error> {
         if body.ignore_count {
             Ok(None)
         } else {
@@ -1099,7 +1098,7 @@ pub async fn get_total_account_metrics(
 /// waits for `tx`; SQLite's write transaction holds the whole database already. For a check
 /// that must hold until the commit of a transaction that moves no money of the account's
 /// (a held transfer's approval).
-pub(crate) async fn locked_status(tx: &mut Tx, id: &str) -> Result<String, ApiError> {
+pub(crate) async fn locked_status(tx: &mut Tx, id: &str) -> Result<String, Error> {
     let sql = match tx.backend() {
         Backend::Postgres => "SELECT status FROM accounts WHERE id = $1 FOR SHARE",
         Backend::Sqlite => "SELECT status FROM accounts WHERE id = $1",
@@ -1109,13 +1108,13 @@ pub(crate) async fn locked_status(tx: &mut Tx, id: &str) -> Result<String, ApiEr
         .fetch_optional(&mut **tx)
         .await
         .or_internal()?
-        .ok_or_else(|| internal("an account vanished"))
+        .ok_or_else(|| Error::internal("an account vanished"))
 }
 
 /// The reference of a transfer whose money the account still owns though its balance no
 /// longer shows it: reserved for a held transfer (`pending_approval`) or in flight to NIP
 /// (`processing`). Rejection, expiry or a NIP failure would pay it back into the account.
-async fn reserved_by(tx: &mut Tx, account_id: &str) -> Result<Option<String>, ApiError> {
+async fn reserved_by(tx: &mut Tx, account_id: &str) -> Result<Option<String>, Error> {
     sqlx::query_scalar(
         "SELECT reference_number FROM transfers \
          WHERE source_account_id = $1 AND transfer_status IN ('pending_approval', 'processing') \
@@ -1129,7 +1128,7 @@ async fn reserved_by(tx: &mut Tx, account_id: &str) -> Result<Option<String>, Ap
 
 /// The account with this number, locked until `tx` ends (PostgreSQL: `FOR UPDATE`; the
 /// statements after it see whatever committed before the lock was granted).
-async fn lock_by_number(tx: &mut Tx, number: &str) -> Result<Option<(String, String)>, ApiError> {
+async fn lock_by_number(tx: &mut Tx, number: &str) -> Result<Option<(String, String)>, Error> {
     let sql = match tx.backend() {
         Backend::Postgres => {
             "SELECT id, business_id FROM accounts WHERE account_number = $1 FOR UPDATE"
@@ -1156,7 +1155,7 @@ pub async fn change_status(
     account_number: &str,
     status: models::AccountStatus,
     reason: &str,
-) -> Result<models::AccountStatusChange, ApiError> {
+) -> Result<models::AccountStatusChange, Error> {
     let reason = reason.trim();
     if reason.is_empty() {
         return Err(invalid("a reason is required: the business is told it"));
@@ -1166,33 +1165,29 @@ pub async fn change_status(
     let (id, business_id) = lock_by_number(&mut tx, account_number)
         .await?
         .ok_or_else(|| {
-            ApiError::new(ResponseCode::AccountNotFound)
+            Error::new(ResponseCode::AccountNotFound)
                 .with_message(format!("No account has the number {account_number}"))
         })?;
     let before = find_by_id(&mut tx, &id)
         .await?
-        .ok_or_else(|| internal("the account vanished"))?;
+        .ok_or_else(|| Error::internal("the account vanished"))?;
     let previous_status: models::AccountStatus = value(&before.status)?;
     if previous_status == status {
-        return Err(ApiError::new(ResponseCode::InvalidState)
+        return Err(Error::new(ResponseCode::InvalidState)
             .with_message(format!("The account is already {status}")));
     }
     if status == models::AccountStatus::Closed && before.balance != 0 {
-        return Err(
-            ApiError::new(ResponseCode::InvalidState).with_message(format!(
-                "The account still holds {}: move the money out before closing it",
-                amount::balance_text(i128::from(before.balance))
-            )),
-        );
+        return Err(Error::new(ResponseCode::InvalidState).with_message(format!(
+            "The account still holds {}: move the money out before closing it",
+            amount::balance_text(i128::from(before.balance))
+        )));
     }
     if status == models::AccountStatus::Closed {
         if let Some(reference) = reserved_by(&mut tx, &id).await? {
-            return Err(
-                ApiError::new(ResponseCode::InvalidState).with_message(format!(
-                    "The account's money is reserved for transfer {reference} (held for \
+            return Err(Error::new(ResponseCode::InvalidState).with_message(format!(
+                "The account's money is reserved for transfer {reference} (held for \
                      approval or on its way over NIP): close it once that transfer ends"
-                )),
-            );
+            )));
         }
     }
     let changed = sqlx::query("UPDATE accounts SET status = $1 WHERE id = $2 AND status = $3")
@@ -1204,12 +1199,12 @@ pub async fn change_status(
         .or_internal()?
         .rows_affected();
     if changed == 0 {
-        return Err(ApiError::new(ResponseCode::InvalidState)
+        return Err(Error::new(ResponseCode::InvalidState)
             .with_message("The account's status changed meanwhile: try again"));
     }
     let after = find_by_id(&mut tx, &id)
         .await?
-        .ok_or_else(|| internal("the account vanished"))?;
+        .ok_or_else(|| Error::internal("the account vanished"))?;
     let change = models::AccountStatusChange {
         account: after.view()?,
         previous_status,

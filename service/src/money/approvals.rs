@@ -11,14 +11,15 @@ use std::ops::ControlFlow;
 
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::{ApiError, OrInternal, Page, RequestContext, ResponseCode};
+use generated_server::{RequestContext, ResponseCode};
 use sqlx::Row;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
-use crate::kernel::paging;
-use crate::kernel::store::{self, internal, Backend, Store, Tx};
+use crate::kernel::paging::{self, Page};
+use crate::kernel::store::{self, Backend, Store, Tx};
 use crate::money::accounts::{self, value, AccountRow};
 use crate::money::amount::{amount_text, Kobo};
 use crate::money::banks;
@@ -32,11 +33,11 @@ use crate::platform::logs::{self, AuditEntry};
 use crate::platform::principal::{member_of, Principal};
 use crate::provider::{CoreBanking, NipTransfer};
 
-fn no_policy() -> ApiError {
-    ApiError::new(ResponseCode::NotFound).with_message("The business has no approval policy")
+fn no_policy() -> Error {
+    Error::new(ResponseCode::NotFound).with_message("The business has no approval policy")
 }
 
-fn policy_view(row: &sqlx::any::AnyRow) -> Result<models::ApprovalPolicy, ApiError> {
+fn policy_view(row: &sqlx::any::AnyRow) -> Result<models::ApprovalPolicy, Error> {
     let min_amount: i64 = row.try_get("min_amount").or_internal()?;
     Ok(models::ApprovalPolicy {
         id: store::uuid(row, "id")?,
@@ -50,7 +51,7 @@ fn policy_view(row: &sqlx::any::AnyRow) -> Result<models::ApprovalPolicy, ApiErr
 async fn policy_of<'e, E>(
     executor: E,
     business_id: &str,
-) -> Result<Option<models::ApprovalPolicy>, ApiError>
+) -> Result<Option<models::ApprovalPolicy>, Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -65,12 +66,12 @@ where
     row.as_ref().map(policy_view).transpose()
 }
 
-fn minimum(text: Option<&str>) -> Result<i64, ApiError> {
+fn minimum(text: Option<&str>) -> Result<i64, Error> {
     match text {
         None => Ok(0),
         Some("0") | Some("0.0") | Some("0.00") => Ok(0),
         Some(text) => Kobo::parse(text).map(Kobo::get).ok_or_else(|| {
-            ApiError::new(ResponseCode::InvalidRequest)
+            Error::new(ResponseCode::InvalidRequest)
                 .with_message("`min_amount`: at most two fraction digits")
         }),
     }
@@ -81,7 +82,7 @@ pub async fn create_policy(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::CreateApprovalPolicyRequest,
-) -> Result<models::ApprovalPolicy, ApiError> {
+) -> Result<models::ApprovalPolicy, Error> {
     let business_id = ctx.principal.business_id.clone();
     let min_amount = minimum(Some(body.min_amount.as_str()))?;
     let now = clock.now();
@@ -104,13 +105,13 @@ pub async fn create_policy(
     .or_internal()?
     .rows_affected();
     if inserted == 0 {
-        return Err(ApiError::new(ResponseCode::Duplicate).with_message(
+        return Err(Error::new(ResponseCode::Duplicate).with_message(
             "The business already has an approval policy: change it with update_approval_policy",
         ));
     }
     let policy = policy_of(&mut *tx, &business_id)
         .await?
-        .ok_or_else(|| internal("the new policy vanished"))?;
+        .ok_or_else(|| Error::internal("the new policy vanished"))?;
     logs::audit(
         &mut tx,
         now,
@@ -128,7 +129,7 @@ pub async fn update_policy(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::UpdateApprovalPolicyRequest,
-) -> Result<models::ApprovalPolicy, ApiError> {
+) -> Result<models::ApprovalPolicy, Error> {
     let business_id = ctx.principal.business_id.clone();
     let min_amount = body
         .min_amount
@@ -136,7 +137,7 @@ pub async fn update_policy(
         .map(|amount| minimum(Some(amount.as_str())))
         .transpose()?;
     if min_amount.is_none() && body.is_active.is_none() {
-        return Err(ApiError::new(ResponseCode::InvalidRequest)
+        return Err(Error::new(ResponseCode::InvalidRequest)
             .with_message("`min_amount`: send min_amount, is_active or both"));
     }
     let now = clock.now();
@@ -170,10 +171,7 @@ pub async fn update_policy(
     Ok(policy)
 }
 
-pub async fn get_policy(
-    store: &Store,
-    business_id: &str,
-) -> Result<models::ApprovalPolicy, ApiError> {
+pub async fn get_policy(store: &Store, business_id: &str) -> Result<models::ApprovalPolicy, Error> {
     policy_of(store.pool(), business_id)
         .await?
         .ok_or_else(no_policy)
@@ -202,7 +200,7 @@ struct Held {
     transfer_status: String,
 }
 
-async fn load<'e, E>(executor: E, business_id: &str, reference: &str) -> Result<Held, ApiError>
+async fn load<'e, E>(executor: E, business_id: &str, reference: &str) -> Result<Held, Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -222,7 +220,7 @@ where
     .await
     .or_internal()?
     .ok_or_else(|| {
-        ApiError::new(ResponseCode::NotFound).with_message(format!(
+        Error::new(ResponseCode::NotFound).with_message(format!(
             "No transfer with reference {reference} in this business"
         ))
     })?;
@@ -248,8 +246,8 @@ where
     })
 }
 
-fn not_awaiting(reference: &str) -> ApiError {
-    ApiError::new(ResponseCode::InvalidState)
+fn not_awaiting(reference: &str) -> Error {
+    Error::new(ResponseCode::InvalidState)
         .with_message(format!("Transfer {reference} is not awaiting approval"))
 }
 
@@ -271,7 +269,7 @@ async fn transition(
     held: &Held,
     moved: &Move<'_>,
     at: DateTime<Utc>,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let changed = sqlx::query(
         "UPDATE transfers SET transfer_status = $2, approval_status = $3, reviewed_by = $4, \
            failure_reason = $5, updated_at = $6, day = COALESCE($7, day) \
@@ -300,7 +298,7 @@ async fn release(
     environment: Environment,
     held: &Held,
     now: DateTime<Utc>,
-) -> Result<ledger::Head, ApiError> {
+) -> Result<ledger::Head, Error> {
     let head = ledger::advance_head(tx, &held.business_id, now).await?;
     let charges = held.fee + held.vat;
     let mut postings = vec![
@@ -325,7 +323,7 @@ async fn release(
         postings,
     };
     if ledger::post(tx, &entry, head).await?.is_err() {
-        return Err(internal("a release of reserved funds was refused"));
+        return Err(Error::internal("a release of reserved funds was refused"));
     }
     transactions::set_status(tx, held.debit_transaction_id.as_deref(), "failed").await?;
     transactions::set_status(tx, held.fee_transaction_id.as_deref(), "failed").await?;
@@ -338,7 +336,7 @@ pub async fn reject(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::RejectTransferRequest,
-) -> Result<models::Transfer, ApiError> {
+) -> Result<models::Transfer, Error> {
     let member = member_of(&ctx.principal)?.clone();
     let business_id = ctx.principal.business_id.clone();
     let reference = body.reference_number.to_string();
@@ -378,7 +376,7 @@ async fn close(
     held: &Held,
     now: DateTime<Utc>,
     closing: Closing<'_>,
-) -> Result<models::Transfer, ApiError> {
+) -> Result<models::Transfer, Error> {
     let head = release(tx, environment, held, now).await?;
     let moved = Move {
         status: closing.status,
@@ -390,7 +388,7 @@ async fn close(
     transition(tx, held, &moved, head.posted_at).await?;
     let transfer = transfers::find(&mut **tx, &held.business_id, Lookup::Id(&held.id))
         .await?
-        .ok_or_else(|| internal("a transfer vanished"))?;
+        .ok_or_else(|| Error::internal("a transfer vanished"))?;
     events::record(
         tx,
         &held.business_id,
@@ -411,7 +409,7 @@ pub async fn cancel(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::CancelTransferRequest,
-) -> Result<models::Transfer, ApiError> {
+) -> Result<models::Transfer, Error> {
     let member = member_of(&ctx.principal)?.clone();
     let business_id = ctx.principal.business_id.clone();
     let reference = body.reference_number.to_string();
@@ -419,7 +417,7 @@ pub async fn cancel(
     let mut tx = store.begin_posting(&[&business_id]).await?;
     let held = load(&mut *tx, &business_id, &reference).await?;
     if held.initiated_by != member.id {
-        return Err(ApiError::new(ResponseCode::PermissionDenied)
+        return Err(Error::new(ResponseCode::PermissionDenied)
             .with_message("Only the member who initiated a transfer may cancel it"));
     }
     if held.transfer_status != "pending_approval" {
@@ -455,7 +453,7 @@ pub async fn approve(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::ApproveTransferRequest,
-) -> Result<models::Transfer, ApiError> {
+) -> Result<models::Transfer, Error> {
     let member = member_of(&ctx.principal)?.clone();
     let business_id = ctx.principal.business_id.clone();
     let reference = body.reference_number.to_string();
@@ -499,7 +497,7 @@ pub async fn approve(
     let beneficiary = beneficiary_still_named(store, provider, &held).await?;
     let source = accounts::find_by_id_in(store.pool(), &held.source_account_id)
         .await?
-        .ok_or_else(|| internal("the source account vanished"))?;
+        .ok_or_else(|| Error::internal("the source account vanished"))?;
     let payer = transfers::payer(
         &source,
         &accounts::business_name(store.pool(), &business_id).await?,
@@ -560,7 +558,7 @@ pub async fn approve(
             | Refusal::InsufficientFunds { .. }
             | Refusal::Inactive { .. },
         ) => {
-            return Err(ApiError::new(ResponseCode::ProviderError)
+            return Err(Error::new(ResponseCode::ProviderError)
                 .with_message("The beneficiary account cannot hold this amount"));
         }
     };
@@ -571,12 +569,12 @@ pub async fn approve(
             beneficiary.kobo_account.as_ref(),
             heads.recipient.or(Some(head)),
         ) {
-            let amount =
-                Kobo::from_stored(held.amount).ok_or_else(|| internal("a transfer of nothing"))?;
+            let amount = Kobo::from_stored(held.amount)
+                .ok_or_else(|| Error::internal("a transfer of nothing"))?;
             // Read again in the transaction: the approval may come hours after the request.
             let account = accounts::find_by_id(&mut tx, &looked_up.id)
                 .await?
-                .ok_or_else(|| internal("the beneficiary account vanished"))?;
+                .ok_or_else(|| Error::internal("the beneficiary account vanished"))?;
             transfers::check_recipient(&account)?;
             // The same business paying itself: the credit takes the business's next place.
             let credit_head = if recipient == &business_id {
@@ -600,7 +598,7 @@ pub async fn approve(
     }
     let transfer = transfers::find(&mut *tx, &business_id, Lookup::Id(&held.id))
         .await?
-        .ok_or_else(|| internal("a transfer vanished"))?;
+        .ok_or_else(|| Error::internal("a transfer vanished"))?;
     if intra {
         events::record(
             &mut tx,
@@ -626,9 +624,9 @@ pub async fn approve(
 /// transfer made with integration credentials, the member who had issued them
 /// (`regenerate_secret`), who could make it and approve it alone. Maker and checker are two
 /// people.
-fn check_not_the_maker(held: &Held, member_id: &str) -> Result<(), ApiError> {
+fn check_not_the_maker(held: &Held, member_id: &str) -> Result<(), Error> {
     let refused =
-        |why: &'static str| Err(ApiError::new(ResponseCode::PermissionDenied).with_message(why));
+        |why: &'static str| Err(Error::new(ResponseCode::PermissionDenied).with_message(why));
     if held.initiated_by == member_id {
         return refused("You cannot approve a transfer you initiated");
     }
@@ -648,7 +646,7 @@ async fn beneficiary_still_named(
     store: &Store,
     provider: &dyn CoreBanking,
     held: &Held,
-) -> Result<banks::Beneficiary, ApiError> {
+) -> Result<banks::Beneficiary, Error> {
     let beneficiary = banks::resolve(
         store,
         provider,
@@ -665,7 +663,7 @@ async fn beneficiary_still_named(
             });
     if !named {
         return Err(
-            ApiError::new(ResponseCode::BeneficiaryNameMismatch).with_message(format!(
+            Error::new(ResponseCode::BeneficiaryNameMismatch).with_message(format!(
                 "The beneficiary account is now held by {}",
                 beneficiary.account_name
             )),
@@ -686,20 +684,18 @@ async fn recheck(
     held: &Held,
     source: &AccountRow,
     day: &str,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let status = accounts::locked_status(tx, &held.source_account_id).await?;
     if status != "active" {
-        return Err(
-            ApiError::new(ResponseCode::InvalidState).with_message(format!(
-                "Source account {} is {status}: the transfer stays held until it is rejected, \
+        return Err(Error::new(ResponseCode::InvalidState).with_message(format!(
+            "Source account {} is {status}: the transfer stays held until it is rejected, \
                  cancelled or expires",
-                source.account_number
-            )),
-        );
+            source.account_number
+        )));
     }
     let business = locked_business(tx, &held.business_id, config).await?;
     if !business.active {
-        return Err(ApiError::new(ResponseCode::BusinessInactive));
+        return Err(Error::new(ResponseCode::BusinessInactive));
     }
     transfers::count_toward_daily_limit(
         tx,
@@ -724,7 +720,7 @@ async fn locked_business(
     tx: &mut Tx,
     business_id: &str,
     config: &Config,
-) -> Result<BusinessAtExecution, ApiError> {
+) -> Result<BusinessAtExecution, Error> {
     let lock = match tx.backend() {
         Backend::Postgres => " FOR SHARE",
         Backend::Sqlite => "",
@@ -752,7 +748,7 @@ pub async fn expire_due(
     store: &Store,
     environment: Environment,
     clock: &Clock,
-) -> Result<usize, ApiError> {
+) -> Result<usize, Error> {
     let now = clock.now();
     let due: Vec<(String, String)> = sqlx::query_as(
         "SELECT business_id, reference_number FROM transfers \
@@ -788,7 +784,7 @@ pub async fn fetch_pending(
     store: &Store,
     business_id: &str,
     body: models::FetchPendingTransfersRequest,
-) -> Result<Page<Vec<models::Transfer>>, ApiError> {
+) -> Result<Page<Vec<models::Transfer>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let mut sql = paging::Sql::new(

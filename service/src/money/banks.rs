@@ -3,8 +3,9 @@
 //! through the provider.
 
 use chrono::{DateTime, Utc};
-use generated_server::{models, ApiError, OrInternal, ResponseCode};
+use generated_server::{models, ResponseCode};
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::store::Store;
 use crate::money::accounts::{self, value, AccountRow, KoboAccount};
 use crate::money::nuban;
@@ -17,7 +18,7 @@ pub const KOBO_BANK_NAME: &str = "Kobo Microfinance Bank";
 const BANKS_UPDATED_AT: &str = "2026-11-01T00:00:00Z";
 
 /// The banks reachable for name enquiry and transfers, by name.
-pub fn fetch_banks(provider: &dyn CoreBanking) -> Result<Vec<models::Bank>, ApiError> {
+pub fn fetch_banks(provider: &dyn CoreBanking) -> Result<Vec<models::Bank>, Error> {
     let updated_at: DateTime<Utc> = BANKS_UPDATED_AT.parse().or_internal()?;
     let mut banks = provider.banks();
     banks.sort_by(|a, b| a.name.cmp(b.name));
@@ -57,8 +58,8 @@ pub struct Beneficiary {
     pub kobo_account: Option<(AccountRow, String)>,
 }
 
-pub fn not_found(number: &str, bank_code: &str) -> ApiError {
-    ApiError::new(ResponseCode::BeneficiaryAccountNotFound).with_message(format!(
+pub fn not_found(number: &str, bank_code: &str) -> Error {
+    Error::new(ResponseCode::BeneficiaryAccountNotFound).with_message(format!(
         "No account {number} at bank {bank_code}: check the account number and bank code"
     ))
 }
@@ -70,7 +71,7 @@ pub async fn resolve(
     provider: &dyn CoreBanking,
     bank_code: &str,
     number: &str,
-) -> Result<Beneficiary, ApiError> {
+) -> Result<Beneficiary, Error> {
     let found = if bank_code == nuban::BANK_CODE {
         accounts::find_by_number_anywhere(store.pool(), number).await?
     } else {
@@ -87,7 +88,7 @@ pub async fn resolve_found(
     bank_code: &str,
     number: &str,
     found: Option<KoboAccount>,
-) -> Result<Beneficiary, ApiError> {
+) -> Result<Beneficiary, Error> {
     if bank_code == nuban::BANK_CODE {
         let found = found
             .filter(|found| found.account.status != "closed")
@@ -124,7 +125,7 @@ pub async fn name_enquiry(
     provider: &dyn CoreBanking,
     business_id: &str,
     body: models::NameEnquiryRequest,
-) -> Result<models::NameEnquiryResult, ApiError> {
+) -> Result<models::NameEnquiryResult, Error> {
     let source = accounts::find_by_number_in(
         store.pool(),
         business_id,
@@ -148,12 +149,12 @@ pub async fn name_enquiry(
         bank_name: found.bank_name,
         bvn: found.bvn.map(value).transpose()?,
         kyc: std::num::NonZeroU64::new(u64::from(found.kyc))
-            .ok_or_else(|| crate::kernel::store::internal("a KYC level of 0"))?,
+            .ok_or_else(|| Error::internal("a KYC level of 0"))?,
     })
 }
 
-pub fn source_not_found(number: &str) -> ApiError {
-    ApiError::new(ResponseCode::SourceAccountNotFound).with_message(format!(
+pub fn source_not_found(number: &str) -> Error {
+    Error::new(ResponseCode::SourceAccountNotFound).with_message(format!(
         "Source account {number} is not an account of this business"
     ))
 }

@@ -15,11 +15,12 @@
 //! postings.
 
 use chrono::{DateTime, Duration, Utc};
-use generated_server::{models, ApiError, OrInternal, ResponseCode};
+use generated_server::{models, ResponseCode};
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::config::Environment;
-use crate::kernel::store::{self, internal, Backend, Store, Tx};
+use crate::kernel::store::{self, Backend, Store, Tx};
 use crate::money::accounts::{self, AccountRow};
 use crate::money::amount::{Kobo, MAX_BALANCE};
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
@@ -34,7 +35,7 @@ pub const SEED_BATCH: usize = 20_000;
 const ROWS_PER_STATEMENT: usize = 1_000;
 
 /// Refuses a store with production postings: these tools are for benchmark stores.
-async fn ensure_sandbox(store: &Store) -> Result<(), ApiError> {
+async fn ensure_sandbox(store: &Store) -> Result<(), Error> {
     let production: Vec<&str> = Internal::ALL
         .iter()
         .map(|account| account.id(Environment::Production))
@@ -49,14 +50,14 @@ async fn ensure_sandbox(store: &Store) -> Result<(), ApiError> {
             .await
             .or_internal()?;
     if found.is_some() {
-        return Err(ApiError::new(ResponseCode::InvalidState)
+        return Err(Error::new(ResponseCode::InvalidState)
             .with_message("this store has production postings: benchmark tools refuse it"));
     }
     Ok(())
 }
 
 /// The account numbered `number`, with its business, if it is active.
-async fn active_account(store: &Store, number: &str) -> Result<(String, AccountRow), ApiError> {
+async fn active_account(store: &Store, number: &str) -> Result<(String, AccountRow), Error> {
     let business_id: Option<String> =
         sqlx::query_scalar("SELECT business_id FROM accounts WHERE account_number = $1")
             .bind(number)
@@ -64,13 +65,13 @@ async fn active_account(store: &Store, number: &str) -> Result<(String, AccountR
             .await
             .or_internal()?;
     let business_id = business_id.ok_or_else(|| {
-        ApiError::new(ResponseCode::AccountNotFound).with_message(format!("no account {number}"))
+        Error::new(ResponseCode::AccountNotFound).with_message(format!("no account {number}"))
     })?;
     let account = accounts::find_by_number_in(store.pool(), &business_id, number)
         .await?
-        .ok_or_else(|| internal("the account vanished"))?;
+        .ok_or_else(|| Error::internal("the account vanished"))?;
     if account.status != "active" {
-        return Err(ApiError::new(ResponseCode::InvalidState)
+        return Err(Error::new(ResponseCode::InvalidState)
             .with_message(format!("account {number} is {}", account.status)));
     }
     Ok((business_id, account))
@@ -123,7 +124,7 @@ async fn insert_rows(
     table: &str,
     columns: &[&str],
     rows: &[Vec<Value>],
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
         let mut sql = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
         let mut parameter = 0;
@@ -182,7 +183,7 @@ pub async fn seed_credits(
     count: u64,
     amount: Kobo,
     batch: usize,
-) -> Result<Seeded, ApiError> {
+) -> Result<Seeded, Error> {
     ensure_sandbox(store).await?;
     let (business_id, account) = active_account(store, account_number).await?;
     let settlement = Internal::NipSettlement.id(Environment::Sandbox);
@@ -200,7 +201,7 @@ pub async fn seed_credits(
         let total = amount
             .get()
             .checked_mul(i64::try_from(batch).or_internal()?)
-            .ok_or_else(|| internal("the seeded total overflows"))?;
+            .ok_or_else(|| Error::internal("the seeded total overflows"))?;
         let last_at =
             first.posted_at + Duration::microseconds(i64::try_from(batch).or_internal()? - 1);
         let applied = sqlx::query(
@@ -216,7 +217,7 @@ pub async fn seed_credits(
         .or_internal()?
         .rows_affected();
         if applied != 1 {
-            return Err(ApiError::new(ResponseCode::InvalidState)
+            return Err(Error::new(ResponseCode::InvalidState)
                 .with_message("the account cannot hold that much"));
         }
         let mut entries = Vec::with_capacity(batch);
@@ -371,7 +372,7 @@ pub async fn ledger_loop(
     business_id: &str,
     transfers: u64,
     amount: Kobo,
-) -> Result<u64, ApiError> {
+) -> Result<u64, Error> {
     ensure_sandbox(store).await?;
     // The richest first: with two accounts, the first transfer leaves the one with money.
     let accounts: Vec<String> = sqlx::query_scalar(
@@ -383,7 +384,7 @@ pub async fn ledger_loop(
     .await
     .or_internal()?;
     if accounts.len() < 2 {
-        return Err(ApiError::new(ResponseCode::InvalidState)
+        return Err(Error::new(ResponseCode::InvalidState)
             .with_message("the business needs two active accounts"));
     }
     for index in 0..transfers {
@@ -394,10 +395,10 @@ pub async fn ledger_loop(
         let head = ledger::advance_head_by(&mut tx, business_id, 2, now()).await?;
         let source = accounts::find_by_number(&mut tx, business_id, from)
             .await?
-            .ok_or_else(|| internal("the source vanished"))?;
+            .ok_or_else(|| Error::internal("the source vanished"))?;
         let destination = accounts::find_by_number(&mut tx, business_id, to)
             .await?
-            .ok_or_else(|| internal("the destination vanished"))?;
+            .ok_or_else(|| Error::internal("the destination vanished"))?;
         let entry = Entry {
             business_id,
             kind: "transfer",
@@ -421,7 +422,7 @@ pub async fn ledger_loop(
                 | Refusal::BalanceLimit { account_id }
                 | Refusal::Inactive { account_id, .. },
             ) => {
-                return Err(ApiError::new(ResponseCode::ProviderError)
+                return Err(Error::new(ResponseCode::ProviderError)
                     .with_message(format!("account {account_id} refused the posting")));
             }
         };

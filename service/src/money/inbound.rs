@@ -8,8 +8,9 @@
 
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::{ApiError, OrInternal, RequestContext, ResponseCode};
+use generated_server::{RequestContext, ResponseCode};
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::store::Store;
@@ -52,13 +53,13 @@ pub async fn simulate_inbound_transfer(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::SimulateInboundTransferRequest,
-) -> Result<models::IntegrationTransaction, ApiError> {
+) -> Result<models::IntegrationTransaction, Error> {
     if config.environment != Environment::Sandbox {
-        return Err(ApiError::new(ResponseCode::UnknownOperation)
+        return Err(Error::new(ResponseCode::UnknownOperation)
             .with_message("simulate_inbound_transfer exists only in the sandbox"));
     }
     let amount = Kobo::parse(body.amount.as_str()).ok_or_else(|| {
-        ApiError::new(ResponseCode::InvalidRequest)
+        Error::new(ResponseCode::InvalidRequest)
             .with_message("`amount`: must be positive, with at most two fraction digits")
     })?;
     let originator = simulated_sender(&body)?;
@@ -86,7 +87,7 @@ pub async fn simulate_inbound_transfer(
 /// accounts comes from real transfers, and a simulated one could name any business as its
 /// payer. Its name, like the narration, follows the rules of every name people read (`01`:
 /// no control, line-break or bidirectional characters).
-fn simulated_sender(body: &models::SimulateInboundTransferRequest) -> Result<Originator, ApiError> {
+fn simulated_sender(body: &models::SimulateInboundTransferRequest) -> Result<Originator, Error> {
     let (default_number, default_name, default_bank) = DEFAULT_SENDER;
     let bank_code = body
         .sender_bank_code
@@ -120,8 +121,8 @@ fn simulated_sender(body: &models::SimulateInboundTransferRequest) -> Result<Ori
     })
 }
 
-fn invalid(message: &'static str) -> ApiError {
-    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
+fn invalid(message: &'static str) -> Error {
+    Error::new(ResponseCode::InvalidRequest).with_message(message)
 }
 
 /// An inbound credit to post.
@@ -140,7 +141,7 @@ async fn credit_with(
     ctx: &RequestContext<Principal>,
     body: &models::SimulateInboundTransferRequest,
     credit: &InboundCredit,
-) -> Result<models::IntegrationTransaction, ApiError> {
+) -> Result<models::IntegrationTransaction, Error> {
     let business_id = ctx.principal.business_id.as_str();
     let now = clock.now();
     let mut tx = store.begin_posting(&[business_id]).await?;
@@ -168,24 +169,22 @@ pub async fn post_credit(
     business_id: &str,
     credit: &InboundCredit,
     now: DateTime<Utc>,
-) -> Result<models::IntegrationTransaction, ApiError> {
+) -> Result<models::IntegrationTransaction, Error> {
     // The head first (the lock order of every posting), then the account.
     let head = ledger::advance_head(tx, business_id, now).await?;
     let account = find_by_number(tx, business_id, &credit.account_number)
         .await?
         .ok_or_else(|| {
-            ApiError::new(ResponseCode::AccountNotFound).with_message(format!(
+            Error::new(ResponseCode::AccountNotFound).with_message(format!(
                 "No account {} in this business",
                 credit.account_number
             ))
         })?;
     if account.status != "active" {
-        return Err(
-            ApiError::new(ResponseCode::InvalidState).with_message(format!(
-                "Account {} is {} and cannot receive funds",
-                account.account_number, account.status
-            )),
-        );
+        return Err(Error::new(ResponseCode::InvalidState).with_message(format!(
+            "Account {} is {} and cannot receive funds",
+            account.account_number, account.status
+        )));
     }
     let entry = Entry {
         business_id,
@@ -208,12 +207,10 @@ pub async fn post_credit(
             | Refusal::InsufficientFunds { .. }
             | Refusal::Inactive { .. },
         ) => {
-            return Err(
-                ApiError::new(ResponseCode::InvalidState).with_message(format!(
+            return Err(Error::new(ResponseCode::InvalidState).with_message(format!(
                 "Account {} cannot hold this amount: it would exceed the largest balance allowed",
                 account.account_number
-            )),
-            );
+            )));
         }
     };
     let intra = credit.originator.bank_code == nuban::BANK_CODE;

@@ -15,11 +15,11 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use generated_server::{ApiError, OrInternal};
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::config::Environment;
-use crate::kernel::store::{self, internal, Tx};
+use crate::kernel::store::{self, Tx};
 use crate::money::amount::MAX_BALANCE;
 
 /// The bank's own accounts.
@@ -134,7 +134,7 @@ pub async fn advance_head(
     tx: &mut Tx,
     business_id: &str,
     now: DateTime<Utc>,
-) -> Result<Head, ApiError> {
+) -> Result<Head, Error> {
     advance_head_by(tx, business_id, 1, now).await
 }
 
@@ -145,7 +145,7 @@ pub async fn advance_head_by(
     business_id: &str,
     places: u32,
     now: DateTime<Utc>,
-) -> Result<Head, ApiError> {
+) -> Result<Head, Error> {
     let heads = advance_heads(tx, &[(business_id, places)], now).await?;
     Ok(heads[0])
 }
@@ -162,9 +162,9 @@ pub async fn advance_heads(
     tx: &mut Tx,
     businesses: &[(&str, u32)],
     now: DateTime<Utc>,
-) -> Result<Vec<Head>, ApiError> {
+) -> Result<Vec<Head>, Error> {
     if businesses.is_empty() || businesses.windows(2).any(|pair| pair[0].0 >= pair[1].0) {
-        return Err(internal(
+        return Err(Error::internal(
             "ledger heads must be advanced in id order, each once",
         ));
     }
@@ -208,14 +208,14 @@ pub async fn advance_heads(
                 sqlx::Row::try_get::<String, _>(*row, "business_id")
                     .is_ok_and(|id| id == *business_id)
             })
-            .ok_or_else(|| internal("a ledger head was not advanced"))?;
+            .ok_or_else(|| Error::internal("a ledger head was not advanced"))?;
         let last_sequence: i64 = sqlx::Row::try_get(row, "last_sequence").or_internal()?;
         let sequence = last_sequence - places + 1;
         let last_micros: Option<i64> =
             sqlx::Row::try_get(row, "last_posted_micros").or_internal()?;
         if let Some(last_micros) = last_micros {
             let posted_at = DateTime::from_timestamp_micros(last_micros - places + 1)
-                .ok_or_else(|| internal("a ledger head's time is out of range"))?;
+                .ok_or_else(|| Error::internal("a ledger head's time is out of range"))?;
             heads.push(Head {
                 sequence,
                 posted_at,
@@ -245,19 +245,21 @@ pub async fn advance_heads(
 }
 
 /// Checks that `postings` form a journal entry: at least two, none zero, summing to zero.
-pub fn check_balanced(postings: &[Posting]) -> Result<(), ApiError> {
+pub fn check_balanced(postings: &[Posting]) -> Result<(), Error> {
     if postings.len() < 2 {
-        return Err(internal("a journal entry needs at least two postings"));
+        return Err(Error::internal(
+            "a journal entry needs at least two postings",
+        ));
     }
     if postings.iter().any(|posting| posting.amount == 0) {
-        return Err(internal("a journal entry has a zero posting"));
+        return Err(Error::internal("a journal entry has a zero posting"));
     }
     let sum: i128 = postings
         .iter()
         .map(|posting| i128::from(posting.amount))
         .sum();
     if sum != 0 {
-        return Err(internal(format!(
+        return Err(Error::internal(format!(
             "an unbalanced journal entry: its postings sum to {sum} kobo"
         )));
     }
@@ -271,7 +273,7 @@ pub async fn post(
     tx: &mut Tx,
     entry: &Entry<'_>,
     head: Head,
-) -> Result<Result<String, Refusal>, ApiError> {
+) -> Result<Result<String, Refusal>, Error> {
     let mut batch = Batch::new();
     let posted = post_into(tx, &mut batch, entry, head).await?;
     batch.run(tx).await?;
@@ -285,7 +287,7 @@ pub async fn post_into(
     batch: &mut Batch,
     entry: &Entry<'_>,
     head: Head,
-) -> Result<Result<String, Refusal>, ApiError> {
+) -> Result<Result<String, Refusal>, Error> {
     check_balanced(&entry.postings)?;
     let at = store::timestamp(head.posted_at);
     // Each customer account's change, in id order: one conditional update moves them all,
@@ -351,7 +353,7 @@ async fn apply(
     tx: &mut Tx,
     changes: &BTreeMap<&str, Change>,
     at: &str,
-) -> Result<Vec<String>, ApiError> {
+) -> Result<Vec<String>, Error> {
     // `$1` the time, `$2` the limit, then each account's id and amount.
     let mut amount = String::from("CASE id");
     let mut ids = Vec::new();
@@ -394,11 +396,11 @@ async fn refusal(
     tx: &mut Tx,
     changes: &BTreeMap<&str, Change>,
     moved: &[String],
-) -> Result<Refusal, ApiError> {
+) -> Result<Refusal, Error> {
     let (id, change) = changes
         .iter()
         .find(|(id, _)| !moved.iter().any(|moved| moved == *id))
-        .ok_or_else(|| internal("every account moved, yet not as many as changed"))?;
+        .ok_or_else(|| Error::internal("every account moved, yet not as many as changed"))?;
     let account_id = (*id).to_owned();
     let found = sqlx::query("SELECT balance, status FROM accounts WHERE id = $1")
         .bind(&account_id)
@@ -406,7 +408,7 @@ async fn refusal(
         .await
         .or_internal()?;
     let Some(row) = found else {
-        return Err(internal(format!(
+        return Err(Error::internal(format!(
             "a posting to account {account_id}, which does not exist"
         )));
     };

@@ -15,13 +15,13 @@
 
 use chrono::{DateTime, Duration, Utc};
 use generated_server::models;
-use generated_server::{ApiError, OrInternal};
 use sqlx::Row;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Environment;
 use crate::kernel::paging::Sql;
-use crate::kernel::store::{self, internal, Backend, Store};
+use crate::kernel::store::{self, Backend, Store};
 use crate::money::accounts;
 use crate::money::amount::Kobo;
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting};
@@ -64,7 +64,7 @@ pub async fn process_due(
     clock: &Clock,
     environment: Environment,
     limit: i64,
-) -> Result<Pass, ApiError> {
+) -> Result<Pass, Error> {
     let mut pass = Pass::default();
     for leased in lease(store, clock.now(), limit).await? {
         let outcome = if leased.submitted {
@@ -96,7 +96,7 @@ pub async fn process_due(
     Ok(pass)
 }
 
-async fn lease(store: &Store, now: DateTime<Utc>, limit: i64) -> Result<Vec<Leased>, ApiError> {
+async fn lease(store: &Store, now: DateTime<Utc>, limit: i64) -> Result<Vec<Leased>, Error> {
     let now_text = store::timestamp(now);
     let until = store::timestamp(now + Duration::seconds(LEASE_SECONDS));
     let due = "transfer_status = 'processing' \
@@ -169,7 +169,7 @@ async fn wait(
     leased: &Leased,
     submitted: bool,
     session_id: Option<String>,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let exponent = u32::try_from(leased.attempts.clamp(0, 10)).unwrap_or(10);
     let backoff = (5_i64 << exponent).min(MAX_BACKOFF_SECONDS);
     let _turn = store.write_turn().await;
@@ -195,7 +195,7 @@ async fn decide(
     leased: &Leased,
     status: &str,
     at: DateTime<Utc>,
-) -> Result<bool, ApiError> {
+) -> Result<bool, Error> {
     let decided = sqlx::query(
         "UPDATE transfers SET transfer_status = $2, submitted = 1, lease_until = NULL, \
            updated_at = $3 WHERE id = $1 AND transfer_status = 'processing'",
@@ -219,7 +219,7 @@ async fn settle(
     environment: Environment,
     leased: &Leased,
     session_id: &str,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let mut tx = store.begin_posting(&[&leased.business_id]).await?;
     let head = ledger::advance_head(&mut tx, &leased.business_id, clock.now()).await?;
     if !decide(&mut tx, leased, "success", head.posted_at).await? {
@@ -240,7 +240,7 @@ async fn settle(
         ],
     };
     if ledger::post(&mut tx, &entry, head).await?.is_err() {
-        return Err(internal(
+        return Err(Error::internal(
             "a settlement between internal accounts was refused",
         ));
     }
@@ -261,7 +261,7 @@ async fn settle(
     }
     let transfer = transfers::find(&mut *tx, &leased.business_id, Lookup::Id(&leased.id))
         .await?
-        .ok_or_else(|| internal("a settled transfer vanished"))?;
+        .ok_or_else(|| Error::internal("a settled transfer vanished"))?;
     events::record(
         &mut tx,
         &leased.business_id,
@@ -280,7 +280,7 @@ async fn reverse(
     leased: &Leased,
     session_id: Option<String>,
     reason: &str,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let mut tx = store.begin_posting(&[&leased.business_id]).await?;
     let head = ledger::advance_head(&mut tx, &leased.business_id, clock.now()).await?;
     if !decide(&mut tx, leased, "reversed", head.posted_at).await? {
@@ -310,13 +310,13 @@ async fn reverse(
         postings,
     };
     let Ok(entry_id) = ledger::post(&mut tx, &entry, head).await? else {
-        return Err(internal(
+        return Err(Error::internal(
             "a reversal was refused: the source account cannot hold the returned amount",
         ));
     };
     let source = accounts::find_by_id(&mut tx, &leased.source_account_id)
         .await?
-        .ok_or_else(|| internal("the source account of a transfer vanished"))?;
+        .ok_or_else(|| Error::internal("the source account of a transfer vanished"))?;
     let reversal_reference = format!("REV-{}", &leased.nip.reference_number[4..]);
     transactions::record(
         &mut tx,
@@ -330,7 +330,8 @@ async fn reverse(
             category: models::TransactionCategory::Reversal,
             status: models::TransactionStatus::Success,
             channel: models::Channel::Internal,
-            amount: Kobo::from_stored(returned).ok_or_else(|| internal("a reversal of nothing"))?,
+            amount: Kobo::from_stored(returned)
+                .ok_or_else(|| Error::internal("a reversal of nothing"))?,
             narration: format!("Reversal of {}: {reason}", leased.nip.reference_number),
             session_id: None,
             originator: None,
@@ -352,7 +353,7 @@ async fn reverse(
     .or_internal()?;
     let transfer = transfers::find(&mut *tx, &leased.business_id, Lookup::Id(&leased.id))
         .await?
-        .ok_or_else(|| internal("a reversed transfer vanished"))?;
+        .ok_or_else(|| Error::internal("a reversed transfer vanished"))?;
     for kind in ["transfer.failed", "transfer.reversed"] {
         events::record(
             &mut tx,

@@ -5,10 +5,8 @@
 //! Serials come from the `sequences` table, one counter per [`Series`], incremented inside the
 //! caller's transaction so a rolled-back account leaves no hole in use.
 
-use generated_server::ApiError;
-use generated_server::OrInternal;
-
-use crate::kernel::store::{internal, Tx};
+use crate::error::{Error, OrInternal};
+use crate::kernel::store::Tx;
 
 /// Kobo's own NIP institution code.
 pub const BANK_CODE: &str = "090823";
@@ -74,7 +72,7 @@ impl Series {
 }
 
 /// The next account number of `series`, taken inside `tx`.
-pub async fn next_account_number(tx: &mut Tx, series: Series) -> Result<String, ApiError> {
+pub async fn next_account_number(tx: &mut Tx, series: Series) -> Result<String, Error> {
     let value: i64 = sqlx::query_scalar(
         "INSERT INTO sequences (name, value) VALUES ($1, 1) \
          ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1 \
@@ -88,7 +86,9 @@ pub async fn next_account_number(tx: &mut Tx, series: Series) -> Result<String, 
         .ok()
         .and_then(|value| series.base().checked_add(value))
         .filter(|serial| *serial < series.base() + 100_000_000)
-        .ok_or_else(|| internal(format!("the {series:?} account number series is exhausted")))?;
+        .ok_or_else(|| {
+            Error::internal(format!("the {series:?} account number series is exhausted"))
+        })?;
     Ok(account_number(serial))
 }
 

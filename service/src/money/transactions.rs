@@ -9,12 +9,13 @@
 use std::num::NonZeroU64;
 
 use chrono::{DateTime, Utc};
-use generated_server::{models, ApiError, OrInternal, Page, ResponseCode};
+use generated_server::{models, ResponseCode};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
-use crate::kernel::paging::{self, Conditions, Cursor, Sql};
+use crate::kernel::paging::{self, Conditions, Cursor, Page, Sql};
 use crate::kernel::store::{self, Store, Tx};
 use crate::money::accounts::{value, window, AccountRow};
 use crate::money::amount::{amount_text, Kobo};
@@ -61,7 +62,7 @@ pub fn new_reference(prefix: &str, at: DateTime<Utc>) -> String {
 pub async fn record(
     tx: &mut Tx,
     new: &NewTransaction<'_>,
-) -> Result<models::IntegrationTransaction, ApiError> {
+) -> Result<models::IntegrationTransaction, Error> {
     let mut batch = Batch::new();
     let recorded = record_into(&mut batch, new)?;
     batch.run(tx).await?;
@@ -74,7 +75,7 @@ pub async fn record(
 pub fn record_into(
     batch: &mut Batch,
     new: &NewTransaction<'_>,
-) -> Result<models::IntegrationTransaction, ApiError> {
+) -> Result<models::IntegrationTransaction, Error> {
     let id = uuid::Uuid::new_v4();
     let at = store::timestamp(new.head.posted_at);
     let narration_key = format!("{} {}", new.narration, new.reference_number).to_lowercase();
@@ -145,7 +146,7 @@ pub fn record_into(
 
 /// Changes the status of transaction `id`, when there is one (`pending` becoming `success`,
 /// `reversed` or `failed`): its amount and place in the listing never change.
-pub async fn set_status(tx: &mut Tx, id: Option<&str>, status: &str) -> Result<(), ApiError> {
+pub async fn set_status(tx: &mut Tx, id: Option<&str>, status: &str) -> Result<(), Error> {
     if let Some(id) = id {
         sqlx::query("UPDATE transactions SET status = $2 WHERE id = $1")
             .bind(id)
@@ -165,12 +166,12 @@ const TRANSACTION_FROM: &str = " FROM transactions t JOIN accounts a ON a.id = t
 const SETTLEMENT_FROM: &str = " FROM settlements s JOIN transactions t ON t.id = s.id \
     JOIN accounts a ON a.id = t.account_id";
 
-fn amount_of(row: &AnyRow) -> Result<models::Amount, ApiError> {
+fn amount_of(row: &AnyRow) -> Result<models::Amount, Error> {
     let kobo: i64 = row.try_get("amount").or_internal()?;
     value(amount_text(i128::from(kobo)))
 }
 
-fn integration_view(row: &AnyRow) -> Result<models::IntegrationTransaction, ApiError> {
+fn integration_view(row: &AnyRow) -> Result<models::IntegrationTransaction, Error> {
     let optional = |column: &str| store::optional_text(row, column);
     Ok(models::IntegrationTransaction {
         id: store::uuid(row, "id")?,
@@ -194,7 +195,7 @@ fn integration_view(row: &AnyRow) -> Result<models::IntegrationTransaction, ApiE
     })
 }
 
-fn dashboard_view(row: &AnyRow) -> Result<models::DashboardTransaction, ApiError> {
+fn dashboard_view(row: &AnyRow) -> Result<models::DashboardTransaction, Error> {
     Ok(models::DashboardTransaction {
         id: store::uuid(row, "id")?,
         reference_number: store::text(row, "reference_number")?,
@@ -207,7 +208,7 @@ fn dashboard_view(row: &AnyRow) -> Result<models::DashboardTransaction, ApiError
     })
 }
 
-fn settlement_view(row: &AnyRow) -> Result<models::DashboardSettlement, ApiError> {
+fn settlement_view(row: &AnyRow) -> Result<models::DashboardSettlement, Error> {
     let at = store::time(row, "created_at")?;
     Ok(models::DashboardSettlement {
         id: store::uuid(row, "id")?,
@@ -237,7 +238,7 @@ impl Paging {
         page: NonZeroU64,
         cursor_created_at: Option<DateTime<Utc>>,
         cursor_id: Option<uuid::Uuid>,
-    ) -> Result<Paging, ApiError> {
+    ) -> Result<Paging, Error> {
         const DEFAULT: u64 = 20;
         let (limit, page_size) = (limit.get(), page_size.get());
         if limit != DEFAULT && page_size != DEFAULT && limit != page_size {
@@ -263,8 +264,8 @@ impl Paging {
     }
 }
 
-fn invalid(message: &'static str) -> ApiError {
-    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
+fn invalid(message: &'static str) -> Error {
+    Error::new(ResponseCode::InvalidRequest).with_message(message)
 }
 
 /// Runs a list query (columns and FROM already in `sql`) as one page, newest first by
@@ -274,8 +275,8 @@ async fn page<T>(
     mut sql: Sql,
     conditions: Conditions,
     paging: &Paging,
-    view: fn(&AnyRow) -> Result<T, ApiError>,
-) -> Result<Page<Vec<T>>, ApiError> {
+    view: fn(&AnyRow) -> Result<T, Error>,
+) -> Result<Page<Vec<T>>, Error> {
     one_page(&mut sql, conditions, paging)?;
     let rows = sql.fetch_all(store.pool()).await?;
     let mut keyed = Vec::with_capacity(rows.len());
@@ -299,7 +300,7 @@ async fn page<T>(
 }
 
 /// Ends `sql` with `conditions` and the page's cursor, order, limit and offset.
-fn one_page(sql: &mut Sql, mut conditions: Conditions, paging: &Paging) -> Result<(), ApiError> {
+fn one_page(sql: &mut Sql, mut conditions: Conditions, paging: &Paging) -> Result<(), Error> {
     if let Some(cursor) = &paging.cursor {
         let at = sql.arg(cursor.created_at.as_str());
         let id = sql.arg(cursor.id.as_str());
@@ -397,7 +398,7 @@ pub async fn fetch_transactions_web(
     store: &Store,
     business_id: &str,
     body: models::FetchTransactionsWebRequest,
-) -> Result<Page<Vec<models::DashboardTransaction>>, ApiError> {
+) -> Result<Page<Vec<models::DashboardTransaction>>, Error> {
     let paging = Paging::new(
         body.limit,
         body.page_size,
@@ -426,7 +427,7 @@ pub async fn fetch_transactions_api(
     store: &Store,
     business_id: &str,
     body: models::FetchTransactionsApiRequest,
-) -> Result<Page<Vec<models::IntegrationTransaction>>, ApiError> {
+) -> Result<Page<Vec<models::IntegrationTransaction>>, Error> {
     let paging = Paging::new(
         body.limit,
         body.page_size,
@@ -454,7 +455,7 @@ pub async fn fetch_transactions_api(
 
 fn settlement_filters(
     body: &models::FetchSettlementTransactionsRequest,
-) -> Result<(Paging, Filters), ApiError> {
+) -> Result<(Paging, Filters), Error> {
     let paging = Paging::new(
         body.limit,
         body.page_size,
@@ -480,7 +481,7 @@ pub async fn fetch_settlements_web(
     store: &Store,
     business_id: &str,
     body: models::FetchSettlementTransactionsRequest,
-) -> Result<Page<Vec<models::DashboardSettlement>>, ApiError> {
+) -> Result<Page<Vec<models::DashboardSettlement>>, Error> {
     let (paging, filters) = settlement_filters(&body)?;
     let mut sql = settlement_query();
     let conditions = conditions(&mut sql, business_id, &filters);
@@ -491,7 +492,7 @@ pub async fn fetch_settlements_api(
     store: &Store,
     business_id: &str,
     body: models::FetchSettlementTransactionsRequest,
-) -> Result<Page<Vec<models::IntegrationTransaction>>, ApiError> {
+) -> Result<Page<Vec<models::IntegrationTransaction>>, Error> {
     let (paging, filters) = settlement_filters(&body)?;
     let mut sql = settlement_query();
     let conditions = conditions(&mut sql, business_id, &filters);

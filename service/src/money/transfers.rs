@@ -16,15 +16,16 @@ use std::ops::ControlFlow;
 
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::{ApiError, OrInternal, Page, RequestContext, ResponseCode};
+use generated_server::{RequestContext, ResponseCode};
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
-use crate::kernel::paging::{self, Conditions, Sql};
+use crate::kernel::paging::{self, Conditions, Page, Sql};
 use crate::kernel::store::{self, Store, Tx};
 use crate::money::accounts::{self, value, AccountRow, KoboAccount};
 use crate::money::amount::{amount_text, Kobo};
@@ -76,7 +77,7 @@ impl From<&models::FundsTransferApiRequest> for TransferRequest {
 
 /// The idempotency fingerprint of a body that carries an OTP (`funds_transfer`,
 /// `approve_transfer`): the body without it. The OTP is single-use, so a retry carries a new one.
-pub(crate) fn without_otp<B: serde::Serialize>(body: &B) -> Result<Value, ApiError> {
+pub(crate) fn without_otp<B: serde::Serialize>(body: &B) -> Result<Value, Error> {
     let mut fingerprint = serde_json::to_value(body).or_internal()?;
     if let Value::Object(fields) = &mut fingerprint {
         fields.remove("otp");
@@ -99,7 +100,7 @@ pub(crate) async fn check_member_otp_unless_replayed<B, T>(
     ctx: &RequestContext<Principal>,
     fingerprint: &B,
     code: Option<&str>,
-) -> Result<ControlFlow<T, ()>, ApiError>
+) -> Result<ControlFlow<T, ()>, Error>
 where
     B: serde::Serialize,
     T: serde::de::DeserializeOwned,
@@ -125,12 +126,12 @@ where
     }
 }
 
-fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
-    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
+fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> Error {
+    Error::new(ResponseCode::InvalidRequest).with_message(message)
 }
 
-fn refused(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
-    ApiError::new(ResponseCode::ProviderError).with_message(message)
+fn refused(message: impl Into<std::borrow::Cow<'static, str>>) -> Error {
+    Error::new(ResponseCode::ProviderError).with_message(message)
 }
 
 /// `funds_transfer`: a member's transfer, with an OTP of theirs.
@@ -141,7 +142,7 @@ pub async fn funds_transfer(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::FundsTransferRequest,
-) -> Result<models::Transfer, ApiError> {
+) -> Result<models::Transfer, Error> {
     let fingerprint = without_otp(&body)?;
     // The body without its OTP is the API twin's body.
     let request = TransferRequest::from(
@@ -170,7 +171,7 @@ pub async fn funds_transfer_api(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::FundsTransferApiRequest,
-) -> Result<models::Transfer, ApiError> {
+) -> Result<models::Transfer, Error> {
     if ctx.idempotency_key.is_none() {
         return Err(invalid("`Idempotency-Key`: required on funds_transfer_api"));
     }
@@ -185,8 +186,8 @@ async fn refuse<B: serde::Serialize>(
     clock: &Clock,
     ctx: &RequestContext<Principal>,
     fingerprint: &B,
-    error: ApiError,
-) -> Result<models::Transfer, ApiError> {
+    error: Error,
+) -> Result<models::Transfer, Error> {
     if ctx.idempotency_key.is_some() && idempotency::stored_refusal(error.code()) {
         let mut tx = store.begin().await?;
         let claim = idempotency::claim(
@@ -216,7 +217,7 @@ async fn initiate<B: serde::Serialize>(
     fingerprint: &B,
     request: TransferRequest,
     otp: Option<String>,
-) -> Result<models::Transfer, ApiError> {
+) -> Result<models::Transfer, Error> {
     let business_id = ctx.principal.business_id.clone();
     ctx.principal.ensure_business_active()?;
     if let Some(transfer) =
@@ -512,11 +513,11 @@ async fn initiate<B: serde::Serialize>(
             drop(tx);
             let reference = request.reference.as_deref().unwrap_or_default();
             let Some(other) = reference_owner(store, &business_id, reference).await? else {
-                return Err(store::failure(error));
+                return Err(Error::from(error));
             };
             return refuse(store, clock, ctx, fingerprint, duplicate(reference, &other)).await;
         }
-        Err(error) => return Err(store::failure(error)),
+        Err(error) => return Err(Error::from(error)),
     }
     tx.commit().await.or_internal()?;
     Ok(transfer)
@@ -549,7 +550,7 @@ async fn payout_reads<'e, E>(
     business_id: &str,
     source: &str,
     intra_beneficiary: Option<&str>,
-) -> Result<PayoutReads, ApiError>
+) -> Result<PayoutReads, Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -602,7 +603,7 @@ async fn reference_owner(
     store: &Store,
     business_id: &str,
     reference: &str,
-) -> Result<Option<String>, ApiError> {
+) -> Result<Option<String>, Error> {
     reference_owner_in(store.pool(), business_id, reference).await
 }
 
@@ -617,7 +618,7 @@ async fn reference_owner_in<'e, E>(
     executor: E,
     business_id: &str,
     reference: &str,
-) -> Result<Option<String>, ApiError>
+) -> Result<Option<String>, Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -631,13 +632,13 @@ where
 }
 
 /// `26`: the client reference belongs to another transfer.
-fn duplicate(reference: &str, other: &str) -> ApiError {
-    ApiError::new(ResponseCode::Duplicate)
+fn duplicate(reference: &str, other: &str) -> Error {
+    Error::new(ResponseCode::Duplicate)
         .with_message(format!("Reference {reference} belongs to transfer {other}"))
 }
 
 /// `83` when the intra-bank beneficiary's account cannot receive (it is not active).
-pub(crate) fn check_recipient(account: &AccountRow) -> Result<(), ApiError> {
+pub(crate) fn check_recipient(account: &AccountRow) -> Result<(), Error> {
     if account.status != "active" {
         return Err(refused(format!(
             "Account {} cannot receive funds: it is {}",
@@ -647,22 +648,20 @@ pub(crate) fn check_recipient(account: &AccountRow) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn check_source(source: &AccountRow) -> Result<(), ApiError> {
+fn check_source(source: &AccountRow) -> Result<(), Error> {
     if source.status != "active" {
-        return Err(
-            ApiError::new(ResponseCode::InvalidState).with_message(format!(
-                "Source account {} is {}",
-                source.account_number, source.status
-            )),
-        );
+        return Err(Error::new(ResponseCode::InvalidState).with_message(format!(
+            "Source account {} is {}",
+            source.account_number, source.status
+        )));
     }
     Ok(())
 }
 
 /// `49` when the request's name (or `bvn`, `kyc`) differs from the name enquiry.
-fn mismatch(request: &TransferRequest, found: &Beneficiary) -> Option<ApiError> {
+fn mismatch(request: &TransferRequest, found: &Beneficiary) -> Option<Error> {
     let differs = |what: &str| {
-        ApiError::new(ResponseCode::BeneficiaryNameMismatch).with_message(format!(
+        Error::new(ResponseCode::BeneficiaryNameMismatch).with_message(format!(
             "Beneficiary {what} does not match: the account is held by {}",
             found.account_name
         ))
@@ -695,7 +694,7 @@ pub(crate) async fn lock_heads(
     recipient: Option<&str>,
     source_places: u32,
     now: DateTime<Utc>,
-) -> Result<Heads, ApiError> {
+) -> Result<Heads, Error> {
     let places = |business: &str| if business == source { source_places } else { 1 };
     match recipient {
         Some(other) if other != source => {
@@ -735,10 +734,10 @@ pub(crate) async fn begin_payout(
     store: &Store,
     source: &str,
     recipient: Option<&str>,
-) -> Result<Tx, ApiError> {
-    store
+) -> Result<Tx, Error> {
+    Ok(store
         .begin_posting(&[source, recipient.unwrap_or(source)])
-        .await
+        .await?)
 }
 
 /// The statuses a transfer counts toward its business's daily limit in: once its money has
@@ -761,7 +760,7 @@ pub(crate) async fn count_toward_daily_limit(
     day: &str,
     amount: i64,
     limit: i64,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let counted = amount <= limit
         && sqlx::query(
             "INSERT INTO daily_transfer_totals (business_id, day, amount) VALUES ($1, $2, $3) \
@@ -798,7 +797,7 @@ pub(crate) async fn count_toward_daily_limit(
 
 /// Takes transfer `id`'s amount back from its business's daily total of the day it counted
 /// on, inside the transaction that moves it out of the counted statuses (failed, reversed).
-pub(crate) async fn uncount(tx: &mut Tx, id: &str) -> Result<(), ApiError> {
+pub(crate) async fn uncount(tx: &mut Tx, id: &str) -> Result<(), Error> {
     sqlx::query(
         "UPDATE daily_transfer_totals \
          SET amount = amount - (SELECT t.amount FROM transfers t WHERE t.id = $1) \
@@ -841,7 +840,7 @@ async fn execute(
     batch: &mut Batch,
     config: &Config,
     plan: &Plan<'_>,
-) -> Result<Result<(String, Option<String>), ApiError>, ApiError> {
+) -> Result<Result<(String, Option<String>), Error>, Error> {
     let environment = config.environment;
     let amount = plan.amount.get();
     // The amount and the charges are postings of their own, so that each transaction the
@@ -891,7 +890,7 @@ async fn execute(
             )))
         }
         Err(Refusal::Inactive { status, .. }) => {
-            return Ok(Err(ApiError::new(ResponseCode::InvalidState).with_message(
+            return Ok(Err(Error::new(ResponseCode::InvalidState).with_message(
                 format!("Source account {} is {status}", plan.source.account_number),
             )))
         }
@@ -1030,7 +1029,7 @@ pub(crate) fn credit_recipient(
     amount: Kobo,
     narration: &str,
     payer: &Originator,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let credit = transactions::record_into(
         batch,
         &NewTransaction {
@@ -1113,10 +1112,10 @@ struct Columns {
 }
 
 impl Columns {
-    fn read(row: &AnyRow) -> Result<Columns, ApiError> {
+    fn read(row: &AnyRow) -> Result<Columns, Error> {
         let text = |column: &str| store::text(row, column);
         let optional = |column: &str| store::optional_text(row, column);
-        let kobo = |column: &str| -> Result<i64, ApiError> { row.try_get(column).or_internal() };
+        let kobo = |column: &str| -> Result<i64, Error> { row.try_get(column).or_internal() };
         Ok(Columns {
             id: text("id")?,
             reference_number: text("reference_number")?,
@@ -1145,7 +1144,7 @@ impl Columns {
         })
     }
 
-    fn view(&self) -> Result<models::Transfer, ApiError> {
+    fn view(&self) -> Result<models::Transfer, Error> {
         let kobo = |amount: i64| value(amount_text(i128::from(amount)));
         Ok(models::Transfer {
             id: value(&self.id)?,
@@ -1181,7 +1180,7 @@ impl Columns {
     }
 }
 
-fn view(row: &AnyRow) -> Result<models::Transfer, ApiError> {
+fn view(row: &AnyRow) -> Result<models::Transfer, Error> {
     Columns::read(row)?.view()
 }
 
@@ -1190,7 +1189,7 @@ pub async fn find<'e, E>(
     executor: E,
     business_id: &str,
     lookup: Lookup<'_>,
-) -> Result<Option<models::Transfer>, ApiError>
+) -> Result<Option<models::Transfer>, Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -1218,7 +1217,7 @@ pub async fn get_transfer(
     store: &Store,
     business_id: &str,
     body: models::GetTransferRequest,
-) -> Result<models::Transfer, ApiError> {
+) -> Result<models::Transfer, Error> {
     let (lookup, shown) = match (&body.reference_number, &body.reference) {
         (Some(number), None) => (Lookup::ReferenceNumber(number.as_str()), number.to_string()),
         (None, Some(reference)) => (Lookup::Reference(reference.as_str()), reference.to_string()),
@@ -1231,7 +1230,7 @@ pub async fn get_transfer(
     find(store.pool(), business_id, lookup)
         .await?
         .ok_or_else(|| {
-            ApiError::new(ResponseCode::NotFound).with_message(format!(
+            Error::new(ResponseCode::NotFound).with_message(format!(
                 "No transfer with reference {shown} in this business"
             ))
         })
@@ -1242,7 +1241,7 @@ pub async fn fetch_transfers(
     store: &Store,
     business_id: &str,
     body: models::FetchTransfersRequest,
-) -> Result<Page<Vec<models::Transfer>>, ApiError> {
+) -> Result<Page<Vec<models::Transfer>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let filters = body.filters.unwrap_or_default();

@@ -6,10 +6,9 @@
 
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Utc};
-use generated_server::ApiError;
-use generated_server::OrInternal;
 use sqlx::any::AnyRow;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::secrets::{self, Passwords};
@@ -262,7 +261,7 @@ pub async fn list(store: &Store) -> Result<Vec<BusinessRecord>> {
     Ok(rows.iter().map(business_record).collect::<Result<_, _>>()?)
 }
 
-fn business_record(row: &AnyRow) -> Result<BusinessRecord, ApiError> {
+fn business_record(row: &AnyRow) -> Result<BusinessRecord, Error> {
     let client_id = store::text(row, "client_id")?;
     Ok(BusinessRecord {
         id: store::text(row, "id")?,

@@ -11,7 +11,6 @@
 //! update that moves its `next_attempt_at` past a lease before it is sent, so only one process
 //! sends it at a time, on SQLite and PostgreSQL alike.
 
-use generated_server::OrInternal;
 use std::fmt;
 use std::future::Future;
 use std::time::Duration;
@@ -24,6 +23,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::Serialize;
 use sqlx::any::AnyRow;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::store::{self, Store};
 
@@ -380,7 +380,7 @@ impl<C: Channel> Dispatcher<C> {
 }
 
 fn notification_from_row(row: &AnyRow) -> anyhow::Result<StoredNotification> {
-    let read = || -> Result<StoredNotification, generated_server::ApiError> {
+    let read = || -> Result<StoredNotification, Error> {
         Ok(StoredNotification {
             id: store::text(row, "id")?,
             business_id: store::optional_text(row, "business_id")?,
@@ -429,7 +429,7 @@ pub async fn backlog(store: &Store, config: &DispatcherConfig) -> anyhow::Result
     .fetch_one(store.pool())
     .await
     .context("cannot count the outbox's unsent messages")?;
-    let read = || -> Result<Backlog, generated_server::ApiError> {
+    let read = || -> Result<Backlog, Error> {
         Ok(Backlog {
             unsent: sqlx::Row::try_get(&row, "unsent").or_internal()?,
             oldest_created_at: store::optional_time(&row, "oldest")?,

@@ -5,9 +5,9 @@
 //! recorded `skipped` (replayable) and never queued.
 
 use chrono::{DateTime, Utc};
-use generated_server::{ApiError, OrInternal};
 use serde::Serialize;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::store::{self, Tx};
 
@@ -18,7 +18,7 @@ pub async fn record<T: Serialize>(
     kind: &str,
     payload: &T,
     at: DateTime<Utc>,
-) -> Result<String, ApiError> {
+) -> Result<String, Error> {
     let mut batch = Batch::new();
     let id = record_into(&mut batch, business_id, kind, payload, at)?;
     batch.run(tx).await?;
@@ -33,7 +33,7 @@ pub fn record_into<T: Serialize>(
     kind: &str,
     payload: &T,
     at: DateTime<Utc>,
-) -> Result<String, ApiError> {
+) -> Result<String, Error> {
     let id = store::new_id();
     let payload = serde_json::to_string(payload).or_internal()?;
     // Due at once if the business has an active endpoint; otherwise recorded `skipped` (the

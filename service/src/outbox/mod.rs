@@ -14,10 +14,9 @@ pub mod events;
 pub mod signing;
 pub mod webhooks;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::store::{self, Tx};
 use chrono::{DateTime, Utc};
-use generated_server::ApiError;
-use generated_server::OrInternal;
 
 /// One message to one person.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,7 +35,7 @@ pub async fn enqueue(
     tx: &mut Tx,
     now: DateTime<Utc>,
     notification: &Notification,
-) -> Result<String, ApiError> {
+) -> Result<String, Error> {
     let id = store::new_id();
     sqlx::query(
         "INSERT INTO notifications (id, business_id, channel, recipient, subject, body, created_at) \

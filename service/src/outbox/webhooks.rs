@@ -24,7 +24,6 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use chrono::{DateTime, SecondsFormat, Utc};
-use generated_server::{ApiError, OrInternal};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::connect::dns::Name;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -37,6 +36,7 @@ use tokio::task::JoinSet;
 
 use super::destination::{self, Policy, SharedResolver, SystemResolver};
 use super::signing;
+use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Environment, WebhookPolicy};
 use crate::kernel::secrets::random_bytes;
@@ -85,10 +85,7 @@ impl Endpoint {
 }
 
 /// Reads the endpoint of `business_id`, if it has one.
-pub async fn endpoint_of<'e, E>(
-    executor: E,
-    business_id: &str,
-) -> Result<Option<Endpoint>, ApiError>
+pub async fn endpoint_of<'e, E>(executor: E, business_id: &str) -> Result<Option<Endpoint>, Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -135,7 +132,7 @@ pub struct Backlog {
 }
 
 /// The webhook [`Backlog`] of every business.
-pub async fn backlog(store: &Store) -> Result<Backlog, ApiError> {
+pub async fn backlog(store: &Store) -> Result<Backlog, Error> {
     let row = sqlx::query(
         "SELECT COUNT(*) AS pending, MIN(created_at) AS oldest FROM events \
          WHERE delivery_status = 'pending'",
@@ -248,7 +245,7 @@ impl WebhookDispatcher {
             match self.pass(&mut tasks).await {
                 Ok(pass) if pass != Pass::default() => tracing::debug!(?pass, "webhooks"),
                 Ok(_) => {}
-                Err(error) => tracing::warn!(error = error.message(), "webhook pass failed"),
+                Err(error) => tracing::warn!(error = %error.chain(), "webhook pass failed"),
             }
             tokio::select! {
                 () = &mut shutdown => break,
@@ -267,7 +264,7 @@ impl WebhookDispatcher {
 
     /// Passes and waits for every attempt until nothing is due: what tests call instead of
     /// running the loop. Returns the number of attempts made.
-    pub async fn deliver_due(self: &Arc<Self>) -> Result<usize, ApiError> {
+    pub async fn deliver_due(self: &Arc<Self>) -> Result<usize, Error> {
         let mut attempts = 0;
         loop {
             let mut tasks = JoinSet::new();
@@ -281,7 +278,7 @@ impl WebhookDispatcher {
     }
 
     /// One pass at the clock's time: skips, claims and spawns (see the module documentation).
-    pub async fn pass(self: &Arc<Self>, tasks: &mut JoinSet<()>) -> Result<Pass, ApiError> {
+    pub async fn pass(self: &Arc<Self>, tasks: &mut JoinSet<()>) -> Result<Pass, Error> {
         let now = self.clock.now();
         let mut pass = Pass {
             skipped: self.skip_unconfigured(now).await?,
@@ -322,7 +319,7 @@ impl WebhookDispatcher {
             tasks.spawn(async move {
                 let _permits = permits;
                 if let Err(error) = dispatcher.attempt(&id, &business_id, &lease).await {
-                    tracing::warn!(event_id = %id, error = error.message(), "webhook attempt");
+                    tracing::warn!(event_id = %id, error = %error.chain(), "webhook attempt");
                 }
             });
         }
@@ -334,7 +331,7 @@ impl WebhookDispatcher {
 
     /// Marks `skipped` the due events of businesses with no active endpoint. It looks first
     /// (a read), so a pass with none to skip takes no write lock.
-    async fn skip_unconfigured(&self, now: DateTime<Utc>) -> Result<u64, ApiError> {
+    async fn skip_unconfigured(&self, now: DateTime<Utc>) -> Result<u64, Error> {
         const UNCONFIGURED: &str = "delivery_status = 'pending' AND next_attempt_at <= $1 \
              AND NOT EXISTS (SELECT 1 FROM webhook_configurations c \
                WHERE c.business_id = events.business_id AND c.is_active = 1)";
@@ -393,7 +390,7 @@ impl WebhookDispatcher {
         &self,
         ids: &[&str],
         now: DateTime<Utc>,
-    ) -> Result<(String, Vec<String>), ApiError> {
+    ) -> Result<(String, Vec<String>), Error> {
         let lease =
             store::timestamp(now + chrono::Duration::from_std(self.policy.lease).or_internal()?);
         if ids.is_empty() {
@@ -418,7 +415,7 @@ impl WebhookDispatcher {
     }
 
     /// Makes one attempt of a claimed event and records it.
-    async fn attempt(&self, id: &str, business_id: &str, lease: &str) -> Result<(), ApiError> {
+    async fn attempt(&self, id: &str, business_id: &str, lease: &str) -> Result<(), Error> {
         let row = sqlx::query(
             "SELECT type, payload, created_at, attempts, budget_start FROM events WHERE id = $1",
         )
@@ -499,7 +496,7 @@ impl WebhookDispatcher {
         status: &str,
         next: Option<String>,
         error: Option<&str>,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), Error> {
         let _turn = self.store.write_turn().await;
         sqlx::query(
             "UPDATE events SET delivery_status = $1, next_attempt_at = $2, \

@@ -3,9 +3,9 @@
 //! operator's, in `operator::businesses`.
 
 use chrono::{DateTime, Utc};
-use generated_server::OrInternal;
-use generated_server::{ApiError, ResponseCode};
+use generated_server::ResponseCode;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::config::Environment;
 use crate::kernel::secrets;
 use crate::kernel::store::{self, Backend, Tx};
@@ -23,12 +23,12 @@ pub fn environment_of_client_id(client_id: &str) -> Environment {
 /// `41` unless the business of `client_id` belongs to `environment`: a server serves only the
 /// businesses of its own environment, so a sandbox business's credentials, members and tokens
 /// do nothing on a production server over the same database (and the other way round).
-pub fn ensure_served(environment: Environment, client_id: &str) -> Result<(), ApiError> {
+pub fn ensure_served(environment: Environment, client_id: &str) -> Result<(), Error> {
     if environment_of_client_id(client_id) == environment {
         return Ok(());
     }
     Err(
-        ApiError::new(ResponseCode::Unauthenticated).with_message(match environment {
+        Error::new(ResponseCode::Unauthenticated).with_message(match environment {
             Environment::Production => {
                 "These credentials belong to the sandbox: call the sandbox server"
             }
@@ -52,7 +52,7 @@ pub async fn rotate_client_secret(
     business_id: &str,
     issuer: Option<&str>,
     now: DateTime<Utc>,
-) -> Result<(String, String), ApiError> {
+) -> Result<(String, String), Error> {
     let client_id: String = sqlx::query_scalar("SELECT client_id FROM businesses WHERE id = $1")
         .bind(business_id)
         .fetch_one(&mut **tx)
@@ -92,11 +92,7 @@ pub async fn rotate_client_secret(
 /// takes (a foreign-key check). With `FOR UPDATE`, a waiting `generate_otp` queued the
 /// foreign-key checks of money transactions behind it while it waited for one of them, and
 /// two transfers deadlocked through it on the ledger head (found by the transfer workload).
-pub async fn lock_business(
-    tx: &mut Tx,
-    backend: Backend,
-    business_id: &str,
-) -> Result<(), ApiError> {
+pub async fn lock_business(tx: &mut Tx, backend: Backend, business_id: &str) -> Result<(), Error> {
     if backend == Backend::Postgres {
         sqlx::query("SELECT id FROM businesses WHERE id = $1 FOR NO KEY UPDATE")
             .bind(business_id)

@@ -7,9 +7,8 @@
 //! serve` should run it every few minutes.
 
 use chrono::{DateTime, Duration, Utc};
-use generated_server::ApiError;
-use generated_server::OrInternal;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::store::{self, Store};
 use crate::platform::idempotency;
 
@@ -42,7 +41,7 @@ const PURGE_ATTEMPTS: &str = "DELETE FROM webhook_attempts WHERE event_id IN \
 const PURGE_EVENTS: &str =
     "DELETE FROM events WHERE created_at < $1 AND delivery_status <> 'pending'";
 
-pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, ApiError> {
+pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, Error> {
     let cutoff = store::timestamp(now - Duration::hours(GRACE_HOURS));
     let delete = |sql: &'static str| {
         let cutoff = cutoff.clone();

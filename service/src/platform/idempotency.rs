@@ -23,13 +23,13 @@
 //! an expired key is forgotten when it is claimed again, and [`purge_expired`] deletes the rest.
 
 use chrono::{DateTime, Duration, Utc};
-use generated_server::OrInternal;
-use generated_server::{ApiError, Operation, RequestContext, ResponseCode};
+use generated_server::{Operation, RequestContext, ResponseCode};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::Row;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::secrets::sha256_hex;
 use crate::kernel::store::{self, Store, Tx};
@@ -62,7 +62,7 @@ pub async fn claim<P, B: Serialize>(
     ctx: &RequestContext<P>,
     business_id: &str,
     body: &B,
-) -> Result<Claim, ApiError> {
+) -> Result<Claim, Error> {
     let Some(key) = ctx.idempotency_key.as_deref() else {
         return Ok(Claim::NoKey);
     };
@@ -79,10 +79,7 @@ pub async fn claim<P, B: Serialize>(
 }
 
 /// `result`, with the call marked replayed when it is a stored refusal ([`stored_refusal`]).
-fn marked_if_stored<P, T>(
-    ctx: &RequestContext<P>,
-    result: Result<T, ApiError>,
-) -> Result<T, ApiError> {
+fn marked_if_stored<P, T>(ctx: &RequestContext<P>, result: Result<T, Error>) -> Result<T, Error> {
     if let Err(error) = &result {
         if stored_refusal(error.code()) {
             ctx.mark_replayed();
@@ -119,11 +116,7 @@ fn refusal_code(text: &str) -> Option<ResponseCode> {
 
 /// Stores `refusal` as the answer of a [`Claim::New`] when it is one that lasts
 /// ([`stored_refusal`]); the caller commits `tx` and answers the refusal.
-pub async fn complete_refusal(
-    tx: &mut Tx,
-    claim: &Claim,
-    refusal: &ApiError,
-) -> Result<(), ApiError> {
+pub async fn complete_refusal(tx: &mut Tx, claim: &Claim, refusal: &Error) -> Result<(), Error> {
     let Claim::New(key) = claim else {
         return Ok(());
     };
@@ -137,7 +130,7 @@ pub async fn complete_refusal(
     .bind(key.operation.id())
     .bind(&key.key)
     .bind(refusal.code().as_str())
-    .bind(refusal.message())
+    .bind(refusal.message().into_owned())
     .execute(&mut **tx)
     .await
     .or_internal()?;
@@ -152,7 +145,7 @@ pub async fn claim_key(
     operation: Operation,
     key: &str,
     request_hash: &str,
-) -> Result<Claim, ApiError> {
+) -> Result<Claim, Error> {
     // One statement: a new key is inserted, a key older than the retention replaced (as if it
     // had been deleted first); an unexpired one is left alone and read below. ON CONFLICT
     // instead of catching the violation: on PostgreSQL a failed statement would abort the whole
@@ -210,7 +203,7 @@ pub async fn peek<P, B: Serialize>(
     ctx: &RequestContext<P>,
     business_id: &str,
     body: &B,
-) -> Result<Option<Value>, ApiError> {
+) -> Result<Option<Value>, Error> {
     let Some(key) = ctx.idempotency_key.as_deref() else {
         return Ok(None);
     };
@@ -228,27 +221,27 @@ pub async fn peek<P, B: Serialize>(
     };
     match marked_if_stored(ctx, judge(&row, &request_hash(body)?))? {
         Claim::Replay(data) => Ok(Some(data)),
-        _ => Err(store::internal("a stored key was judged new")),
+        _ => Err(Error::internal("a stored key was judged new")),
     }
 }
 
 /// The verdict on a stored key for a request hashing to `request_hash`: another body (`29`),
 /// a refusal that lasts (its code), no answer yet (`28`), or the answer to replay.
-fn judge(row: &sqlx::any::AnyRow, request_hash: &str) -> Result<Claim, ApiError> {
+fn judge(row: &sqlx::any::AnyRow, request_hash: &str) -> Result<Claim, Error> {
     let stored_hash: String = row.try_get("request_hash").or_internal()?;
     let response: Option<String> = row.try_get("response_data").or_internal()?;
     if stored_hash != request_hash {
-        return Err(ApiError::new(ResponseCode::IdempotencyKeyReused)
+        return Err(Error::new(ResponseCode::IdempotencyKeyReused)
             .with_message("This Idempotency-Key was used with a different request body"));
     }
     let refusal: Option<String> = row.try_get("refusal_code").or_internal()?;
     if let Some(code) = refusal.as_deref().and_then(refusal_code) {
         let message: Option<String> = row.try_get("refusal_message").or_internal()?;
-        return Err(ApiError::new(code).with_message(message.unwrap_or_default()));
+        return Err(Error::new(code).with_message(message.unwrap_or_default()));
     }
     match response {
         None => Err(
-            ApiError::new(ResponseCode::IdempotencyKeyInProgress).with_message(
+            Error::new(ResponseCode::IdempotencyKeyInProgress).with_message(
                 "A request with this Idempotency-Key is still being processed; retry later",
             ),
         ),
@@ -257,10 +250,10 @@ fn judge(row: &sqlx::any::AnyRow, request_hash: &str) -> Result<Claim, ApiError>
 }
 
 /// Stores the answer of a [`Claim::New`] in `tx`; does nothing for the other outcomes.
-pub async fn complete<T: Serialize>(tx: &mut Tx, claim: &Claim, data: &T) -> Result<(), ApiError> {
+pub async fn complete<T: Serialize>(tx: &mut Tx, claim: &Claim, data: &T) -> Result<(), Error> {
     let mut batch = Batch::new();
     complete_into(&mut batch, claim, data)?;
-    batch.run(tx).await
+    Ok(batch.run(tx).await?)
 }
 
 /// [`complete`] as a statement of `batch`, which runs in the claim's transaction.
@@ -268,7 +261,7 @@ pub fn complete_into<T: Serialize>(
     batch: &mut Batch,
     claim: &Claim,
     data: &T,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let Claim::New(key) = claim else {
         return Ok(());
     };
@@ -286,7 +279,7 @@ pub fn complete_into<T: Serialize>(
 }
 
 /// The stored answer, marked as a replay for the `Idempotent-Replayed` header.
-pub fn replay<P, T: DeserializeOwned>(ctx: &RequestContext<P>, data: Value) -> Result<T, ApiError> {
+pub fn replay<P, T: DeserializeOwned>(ctx: &RequestContext<P>, data: Value) -> Result<T, Error> {
     ctx.mark_replayed();
     serde_json::from_value(data).or_internal()
 }
@@ -295,7 +288,7 @@ pub fn replay<P, T: DeserializeOwned>(ctx: &RequestContext<P>, data: Value) -> R
 pub(crate) const PURGE_EXPIRED: &str = "DELETE FROM idempotency_keys WHERE created_at < $1";
 
 /// Deletes keys older than [`RETENTION_HOURS`]. Returns how many.
-pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<u64, ApiError> {
+pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<u64, Error> {
     let cutoff = store::timestamp(now - Duration::hours(RETENTION_HOURS));
     let _turn = store.write_turn().await;
     let deleted = sqlx::query(PURGE_EXPIRED)
@@ -309,7 +302,7 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<u64, Api
 
 /// SHA-256 of the body's canonical JSON (object keys sorted at every level), so the same
 /// request hashes the same whatever order its fields were sent in.
-pub fn request_hash<B: Serialize>(body: &B) -> Result<String, ApiError> {
+pub fn request_hash<B: Serialize>(body: &B) -> Result<String, Error> {
     let value = serde_json::to_value(body).or_internal()?;
     Ok(sha256_hex(&canonical_json(&value)))
 }

@@ -6,15 +6,15 @@
 
 use chrono::Duration;
 use generated_server::models::{self, AuditAction};
-use generated_server::OrInternal;
-use generated_server::{ApiError, Operation, RequestContext, ResponseCode, TokenFamily};
+use generated_server::{Operation, RequestContext, ResponseCode, TokenFamily};
 use sqlx::Row;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::paging::{Conditions, Sql};
 use crate::kernel::secrets::{self, Passwords};
-use crate::kernel::store::{self, internal, Store, Tx};
+use crate::kernel::store::{self, Store, Tx};
 use crate::outbox::{self, Notification};
 use crate::platform::business;
 use crate::platform::logs::{self, AuditEntry};
@@ -25,8 +25,8 @@ use crate::platform::team_views;
 use crate::platform::throttle::{self, Limit, OnSuccess};
 use crate::platform::tokens::TokenKeys;
 
-fn unauthenticated() -> ApiError {
-    ApiError::new(ResponseCode::Unauthenticated)
+fn unauthenticated() -> Error {
+    Error::new(ResponseCode::Unauthenticated)
 }
 
 /// `generate_token` is public, so the router's `on_response` has no principal to log it under:
@@ -55,7 +55,7 @@ pub async fn generate_token(
     clock: &Clock,
     ctx: RequestContext<()>,
     body: models::GenerateTokenRequest,
-) -> Result<models::TokenGrant, ApiError> {
+) -> Result<models::TokenGrant, Error> {
     let client_id = body.client_id.as_str();
     let credential = format!("token:{client_id}");
     let address = throttle::network_of(ctx.client_ip);
@@ -90,7 +90,7 @@ pub async fn generate_token(
             // client_id has no business to file it under.
             if let Some(business_id) = known_business {
                 let activity =
-                    token_activity(&ctx, &business_id, refused.code(), refused.message());
+                    token_activity(&ctx, &business_id, refused.code(), &refused.message());
                 let _turn = store.write_turn().await;
                 logs::record_activity(store.pool(), now, &activity)
                     .await
@@ -145,7 +145,7 @@ pub async fn login(
     clock: &Clock,
     ctx: RequestContext<()>,
     body: models::LoginRequest,
-) -> Result<models::LoginResult, ApiError> {
+) -> Result<models::LoginResult, Error> {
     let email = body.email.trim().to_lowercase();
     let credential = login_credential(&email);
     let address = throttle::network_of(ctx.client_ip);
@@ -194,7 +194,7 @@ pub async fn login(
             Ok(matches) => matches,
             Err(busy) => {
                 attempt.abandoned(store).await?;
-                return Err(busy);
+                return Err(busy.into());
             }
         };
         let Some(row) = candidates.get(n).filter(|_| matches) else {
@@ -243,7 +243,7 @@ pub async fn login(
     let (token, ttl) = sessions::open_session(&mut tx, tokens, now, &session).await?;
     let view = team_views::member_view(&mut *tx, &business_id, &member_id, now)
         .await?
-        .ok_or_else(|| internal("the member vanished during login"))?;
+        .ok_or_else(|| Error::internal("the member vanished during login"))?;
     let permission_codes = role_codes(&mut tx, &view.user_role_id.to_string()).await?;
     logs::audit(
         &mut tx,
@@ -271,7 +271,7 @@ pub async fn login(
     })
 }
 
-async fn role_codes(tx: &mut Tx, role_id: &str) -> Result<Vec<String>, ApiError> {
+async fn role_codes(tx: &mut Tx, role_id: &str) -> Result<Vec<String>, Error> {
     let codes: String = sqlx::query_scalar("SELECT permission_codes FROM roles WHERE id = $1")
         .bind(role_id)
         .fetch_one(&mut **tx)
@@ -289,7 +289,7 @@ async fn audit_failed_login(
     ctx: &RequestContext<()>,
     member: &sqlx::any::AnyRow,
     email: &str,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let mut tx = store.begin().await?;
     logs::audit(
         &mut tx,
@@ -323,7 +323,7 @@ pub async fn logout(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let now = clock.now();
     let mut tx = store.begin().await?;
     sqlx::query(
@@ -347,7 +347,7 @@ pub async fn change_password(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::ChangePasswordRequest,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let member = member_of(&ctx.principal)?;
     let new_password = body.new_password.as_str();
     secrets::check_password_rules("new_password", new_password)?;
@@ -376,12 +376,12 @@ pub async fn change_password(
         Ok(matches) => matches,
         Err(busy) => {
             attempt.abandoned(store).await?;
-            return Err(busy);
+            return Err(busy.into());
         }
     };
     let Some(stored) = stored.filter(|_| old_password_ok) else {
         attempt.failed(store, now).await?;
-        return Err(ApiError::new(ResponseCode::OldPasswordIncorrect));
+        return Err(Error::new(ResponseCode::OldPasswordIncorrect));
     };
     if body.old_password.as_str() == new_password {
         return Err(invalid(
@@ -407,7 +407,7 @@ pub async fn change_password(
     .or_internal()?
     .rows_affected();
     if changed != 1 {
-        return Err(ApiError::new(ResponseCode::OldPasswordIncorrect)
+        return Err(Error::new(ResponseCode::OldPasswordIncorrect)
             .with_message("Old password is incorrect: the password was changed meanwhile"));
     }
     sessions::revoke_member_sessions(&mut tx, &member.id, now).await?;
@@ -427,7 +427,7 @@ pub async fn generate_otp(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
-) -> Result<models::OtpDelivery, ApiError> {
+) -> Result<models::OtpDelivery, Error> {
     let member = member_of(&ctx.principal)?;
     let policy = config.otp;
     let now = clock.now();
@@ -531,8 +531,8 @@ pub async fn check_otp(
     clock: &Clock,
     member_id: &str,
     code: &str,
-) -> Result<(), ApiError> {
-    let invalid_otp = || ApiError::new(ResponseCode::InvalidOtp);
+) -> Result<(), Error> {
+    let invalid_otp = || Error::new(ResponseCode::InvalidOtp);
     let max_attempts = config.otp.max_attempts;
     let now = store::timestamp(clock.now());
     let mut tx = store.begin().await?;
@@ -584,7 +584,7 @@ pub async fn regenerate_secret(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
-) -> Result<models::IntegrationCredentials, ApiError> {
+) -> Result<models::IntegrationCredentials, Error> {
     let issuer = &member_of(&ctx.principal)?.id;
     let now = clock.now();
     let mut tx = store.begin().await?;
@@ -609,7 +609,7 @@ pub async fn get_profile(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
-) -> Result<models::Profile, ApiError> {
+) -> Result<models::Profile, Error> {
     let member_id = &member_of(&ctx.principal)?.id;
     let business_id = &ctx.principal.business_id;
     // One query for the three parts of the answer: this is the cheapest authenticated call,
@@ -663,6 +663,6 @@ fn constant_time_eq(a: &str, b: &str) -> bool {
             == 0
 }
 
-fn invalid(message: &'static str) -> ApiError {
-    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
+fn invalid(message: &'static str) -> Error {
+    Error::new(ResponseCode::InvalidRequest).with_message(message)
 }

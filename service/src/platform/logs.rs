@@ -14,15 +14,15 @@ use std::sync::OnceLock;
 
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::OrInternal;
-use generated_server::{ApiError, CallRecord, Page, RequestContext, ResponseCode, TokenFamily};
+use generated_server::{CallRecord, RequestContext, ResponseCode, TokenFamily};
 use sqlx::any::AnyRow;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
-use crate::kernel::paging::{self, Conditions, Sql};
-use crate::kernel::store::{self, internal, Store, Tx};
+use crate::kernel::paging::{self, Conditions, Page, Sql};
+use crate::kernel::store::{self, Store, Tx};
 use crate::platform::principal::Principal;
 
 /// One audit-log entry, before it is written.
@@ -71,10 +71,10 @@ impl AuditEntry {
 }
 
 /// Writes `entry`, as of `now`, as part of `tx`.
-pub async fn audit(tx: &mut Tx, now: DateTime<Utc>, entry: AuditEntry) -> Result<(), ApiError> {
+pub async fn audit(tx: &mut Tx, now: DateTime<Utc>, entry: AuditEntry) -> Result<(), Error> {
     let mut batch = Batch::new();
     audit_into(&mut batch, now, entry);
-    batch.run(tx).await
+    Ok(batch.run(tx).await?)
 }
 
 /// [`audit`] as a statement of `batch`, written when the batch runs in the action's
@@ -279,7 +279,7 @@ pub async fn fetch_activity_logs(
     store: &Store,
     ctx: RequestContext<Principal>,
     body: models::FetchActivityLogsRequest,
-) -> Result<Page<Vec<models::ActivityLogEntry>>, ApiError> {
+) -> Result<Page<Vec<models::ActivityLogEntry>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let (from, until) = paging::day_range(body.start_date, body.end_date, "")?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
@@ -331,7 +331,7 @@ pub async fn fetch_audit_logs(
     store: &Store,
     ctx: RequestContext<Principal>,
     body: models::FetchAuditLogsRequest,
-) -> Result<Page<Vec<models::AuditLogEntry>>, ApiError> {
+) -> Result<Page<Vec<models::AuditLogEntry>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
 
@@ -396,9 +396,9 @@ async fn keyset_page<T>(
     cursor: Option<paging::Cursor>,
     limit: u64,
     store: &Store,
-    entry: fn(&AnyRow) -> Result<T, ApiError>,
+    entry: fn(&AnyRow) -> Result<T, Error>,
     key: fn(&T) -> (DateTime<Utc>, uuid::Uuid),
-) -> Result<Page<Vec<T>>, ApiError> {
+) -> Result<Page<Vec<T>>, Error> {
     if let Some(cursor) = cursor {
         let at = sql.arg(cursor.created_at);
         let id = sql.arg(cursor.id);
@@ -419,7 +419,7 @@ async fn keyset_page<T>(
     })
 }
 
-fn activity_entry(row: &AnyRow) -> Result<models::ActivityLogEntry, ApiError> {
+fn activity_entry(row: &AnyRow) -> Result<models::ActivityLogEntry, Error> {
     let status = match store::text(row, "status")?.as_str() {
         "success" => models::LogStatus::Success,
         _ => models::LogStatus::Error,
@@ -437,7 +437,7 @@ fn activity_entry(row: &AnyRow) -> Result<models::ActivityLogEntry, ApiError> {
     })
 }
 
-fn audit_entry(row: &AnyRow) -> Result<models::AuditLogEntry, ApiError> {
+fn audit_entry(row: &AnyRow) -> Result<models::AuditLogEntry, Error> {
     let day: chrono::NaiveDate = parse(store::text(row, "day")?)?;
     let user_id = store::optional_text(row, "user_id")?
         .map(|id| id.parse::<uuid::Uuid>().or_internal())
@@ -458,16 +458,16 @@ fn audit_entry(row: &AnyRow) -> Result<models::AuditLogEntry, ApiError> {
     })
 }
 
-fn integer(row: &AnyRow, column: &str) -> Result<i64, ApiError> {
+fn integer(row: &AnyRow, column: &str) -> Result<i64, Error> {
     sqlx::Row::try_get(row, column).or_internal()
 }
 
-fn parse<T>(value: String) -> Result<T, ApiError>
+fn parse<T>(value: String) -> Result<T, Error>
 where
     T: std::str::FromStr,
     T::Err: std::fmt::Display,
 {
     value
         .parse()
-        .map_err(|error| internal(format!("bad value {value:?} in the database: {error}")))
+        .map_err(|error| Error::internal(format!("bad value {value:?} in the database: {error}")))
 }

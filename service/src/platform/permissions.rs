@@ -8,8 +8,9 @@ use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use anyhow::Context;
-use generated_server::{ApiError, Permission, ResponseCode};
+use generated_server::{Permission, ResponseCode};
 
+use crate::error::Error;
 use crate::kernel::store::Store;
 use crate::kernel::text;
 
@@ -58,9 +59,9 @@ pub fn catalog_order() -> &'static [Permission] {
 }
 
 /// The permissions of `codes` as stored (a JSON array), plus the implicit `self.manage`.
-pub fn parse_stored(codes_json: &str) -> Result<BTreeSet<Permission>, ApiError> {
+pub fn parse_stored(codes_json: &str) -> Result<BTreeSet<Permission>, Error> {
     let codes: Vec<String> = serde_json::from_str(codes_json).map_err(|error| {
-        ApiError::internal(format!("bad permission_codes {codes_json:?}: {error}"))
+        Error::internal(format!("bad permission_codes {codes_json:?}: {error}"))
     })?;
     let mut permissions: BTreeSet<Permission> = codes
         .iter()
@@ -80,11 +81,11 @@ pub fn to_stored(permissions: &BTreeSet<Permission>) -> String {
 pub fn parse_requested<'a>(
     field: &str,
     codes: impl IntoIterator<Item = &'a str>,
-) -> Result<BTreeSet<Permission>, ApiError> {
+) -> Result<BTreeSet<Permission>, Error> {
     let mut permissions = BTreeSet::from([Permission::SelfManage]);
     for (index, code) in codes.into_iter().enumerate() {
         let permission = Permission::from_code(code).ok_or_else(|| {
-            ApiError::new(ResponseCode::InvalidRequest).with_message(format!(
+            Error::new(ResponseCode::InvalidRequest).with_message(format!(
                 "`{field}[{index}]`: unknown permission code \"{code}\""
             ))
         })?;

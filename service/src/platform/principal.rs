@@ -3,9 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use generated_server::{ApiError, Permission, ResponseCode, TokenFamily};
-
-use crate::kernel::store::internal;
+use crate::error::Error;
+use generated_server::{Permission, ResponseCode, TokenFamily};
 
 /// Who is calling: resolved from a bearer token by `sessions::authenticate` on every request.
 #[derive(Clone, Debug)]
@@ -49,20 +48,20 @@ impl Principal {
     /// `60` unless the business was active at this request's authentication. A check that
     /// must hold until commit reads the business again inside its transaction
     /// (`accounts::ensure_business_active`).
-    pub fn ensure_business_active(&self) -> Result<(), ApiError> {
+    pub fn ensure_business_active(&self) -> Result<(), Error> {
         if self.business_active {
             Ok(())
         } else {
-            Err(ApiError::new(ResponseCode::BusinessInactive))
+            Err(Error::new(ResponseCode::BusinessInactive))
         }
     }
 }
 
 /// The member behind a Dashboard principal. Every Dashboard operation has one; its absence is
 /// a programming error, answered as an internal error rather than a panic.
-pub fn member_of(principal: &Principal) -> Result<&MemberPrincipal, ApiError> {
+pub fn member_of(principal: &Principal) -> Result<&MemberPrincipal, Error> {
     principal
         .member
         .as_ref()
-        .ok_or_else(|| internal("a Dashboard operation ran without a member"))
+        .ok_or_else(|| Error::internal("a Dashboard operation ran without a member"))
 }

@@ -12,8 +12,9 @@ use std::time::Duration;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 
-use generated_server::{ApiError, ResponseCode};
+use generated_server::ResponseCode;
 
+use crate::error::Error;
 use crate::kernel::config::RequestBudget;
 use crate::platform::principal::Principal;
 
@@ -39,7 +40,7 @@ impl RateLimiter {
     }
 
     /// Spends one request of `principal`'s credential, or answers `29` with the seconds to wait.
-    pub fn spend(&self, principal: &Principal) -> Result<(), ApiError> {
+    pub fn spend(&self, principal: &Principal) -> Result<(), Error> {
         if self.spent.fetch_add(1, Ordering::Relaxed) % FORGET_IDLE_EVERY == FORGET_IDLE_EVERY - 1 {
             self.forget_idle();
         }
@@ -49,7 +50,7 @@ impl RateLimiter {
             Err(not_until) => {
                 let wait = not_until.wait_time_from(self.clock.now());
                 let seconds = wait_seconds(wait);
-                Err(ApiError::new(ResponseCode::TooManyRequests)
+                Err(Error::new(ResponseCode::TooManyRequests)
                     .with_message(format!("Too many requests; retry in {seconds} seconds"))
                     .with_retry_after_seconds(seconds))
             }

@@ -2,10 +2,10 @@
 //! [`authenticate`], so revocation is immediate.
 
 use chrono::{DateTime, Duration, Utc};
-use generated_server::OrInternal;
-use generated_server::{ApiError, Permission, ResponseCode, TokenFamily};
+use generated_server::{Permission, ResponseCode, TokenFamily};
 use sqlx::Row;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Environment;
 use crate::kernel::store::{self, Store, Tx};
@@ -15,8 +15,8 @@ use crate::platform::principal::{MemberPrincipal, Principal};
 use crate::platform::rate_limit::RateLimiter;
 use crate::platform::tokens::{self, Claims, TokenKeys};
 
-fn unauthenticated() -> ApiError {
-    ApiError::new(ResponseCode::Unauthenticated)
+fn unauthenticated() -> Error {
+    Error::new(ResponseCode::Unauthenticated)
 }
 
 /// Resolves a bearer token to its principal: a valid signature of this server, the family the
@@ -31,7 +31,7 @@ pub async fn authenticate(
     clock: &Clock,
     family: TokenFamily,
     token: &str,
-) -> Result<Principal, ApiError> {
+) -> Result<Principal, Error> {
     let claims = tokens
         .verify(token, clock.now())
         .ok_or_else(unauthenticated)?;
@@ -110,11 +110,11 @@ pub async fn authenticate(
     Ok(principal)
 }
 
-pub fn authorize(principal: &Principal, permission: Permission) -> Result<(), ApiError> {
+pub fn authorize(principal: &Principal, permission: Permission) -> Result<(), Error> {
     match &principal.member {
         Some(member) if permission.implicit() || member.permissions.contains(&permission) => Ok(()),
         Some(_) => Err(
-            ApiError::new(ResponseCode::PermissionDenied).with_message(format!(
+            Error::new(ResponseCode::PermissionDenied).with_message(format!(
                 "Permission denied: your role lacks {}",
                 permission.as_str()
             )),
@@ -141,7 +141,7 @@ pub async fn open_session(
     tokens: &TokenKeys,
     now: DateTime<Utc>,
     new: &NewSession<'_>,
-) -> Result<(String, u64), ApiError> {
+) -> Result<(String, u64), Error> {
     let expires_at = now + Duration::seconds(new.ttl_seconds as i64);
     let session_id = store::new_id();
     sqlx::query(
@@ -178,7 +178,7 @@ pub async fn revoke_member_sessions(
     tx: &mut Tx,
     member_id: &str,
     now: DateTime<Utc>,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     sqlx::query("UPDATE sessions SET revoked_at = $2 WHERE member_id = $1 AND revoked_at IS NULL")
         .bind(member_id)
         .bind(store::timestamp(now))

@@ -8,15 +8,15 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Duration, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::OrInternal;
-use generated_server::{ApiError, Page, Permission, RequestContext, ResponseCode};
+use generated_server::{Permission, RequestContext, ResponseCode};
 use serde_json::json;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
-use crate::kernel::paging::{self, Conditions, Sql};
+use crate::kernel::paging::{self, Conditions, Page, Sql};
 use crate::kernel::secrets::{self, Passwords};
-use crate::kernel::store::{self, internal, is_unique_violation, Store, Tx};
+use crate::kernel::store::{self, is_unique_violation, Store, Tx};
 use crate::kernel::text;
 use crate::outbox::{self, Notification};
 use crate::platform::business::{self, normalize_email};
@@ -30,26 +30,25 @@ use crate::platform::team_views::{
 };
 use crate::platform::throttle::{self, Limit, OnSuccess};
 
-fn member_not_found(member_id: impl std::fmt::Display) -> ApiError {
-    ApiError::new(ResponseCode::NotFound)
+fn member_not_found(member_id: impl std::fmt::Display) -> Error {
+    Error::new(ResponseCode::NotFound)
         .with_message(format!("No member {member_id} in this business"))
 }
 
-fn role_not_found(role_id: impl std::fmt::Display) -> ApiError {
-    ApiError::new(ResponseCode::NotFound)
-        .with_message(format!("No role {role_id} in this business"))
+fn role_not_found(role_id: impl std::fmt::Display) -> Error {
+    Error::new(ResponseCode::NotFound).with_message(format!("No role {role_id} in this business"))
 }
 
-fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
-    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
+fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> Error {
+    Error::new(ResponseCode::InvalidRequest).with_message(message)
 }
 
-fn invalid_state(message: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
-    ApiError::new(ResponseCode::InvalidState).with_message(message)
+fn invalid_state(message: impl Into<std::borrow::Cow<'static, str>>) -> Error {
+    Error::new(ResponseCode::InvalidState).with_message(message)
 }
 
-fn owners_only(message: &'static str) -> ApiError {
-    ApiError::new(ResponseCode::PermissionDenied).with_message(message)
+fn owners_only(message: &'static str) -> Error {
+    Error::new(ResponseCode::PermissionDenied).with_message(message)
 }
 
 /// Whom an invitation is for.
@@ -69,7 +68,7 @@ pub async fn invite(
     config: &Config,
     now: DateTime<Utc>,
     invitee: &Invitee<'_>,
-) -> Result<String, ApiError> {
+) -> Result<String, Error> {
     let token = secrets::random_token("inv_");
     let ttl_hours = config.invitation_ttl_seconds / 3600;
     sqlx::query(
@@ -123,7 +122,7 @@ pub fn invitation_token_in(body: &str) -> Option<&str> {
     Some(&token[..end])
 }
 
-async fn business_name(tx: &mut Tx, business_id: &str) -> Result<String, ApiError> {
+async fn business_name(tx: &mut Tx, business_id: &str) -> Result<String, Error> {
     sqlx::query_scalar("SELECT name FROM businesses WHERE id = $1")
         .bind(business_id)
         .fetch_one(&mut **tx)
@@ -136,7 +135,7 @@ pub async fn fetch_members(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::FetchMembersRequest,
-) -> Result<Page<Vec<models::Member>>, ApiError> {
+) -> Result<Page<Vec<models::Member>>, Error> {
     let now = clock.now();
     let page = body.page.get();
     let page_size = body.page_size.get().min(paging::PAGE_SIZE_MAX);
@@ -211,7 +210,7 @@ impl RoleRef {
     }
 }
 
-async fn usable_role(tx: &mut Tx, business_id: &str, role_id: &str) -> Result<RoleRef, ApiError> {
+async fn usable_role(tx: &mut Tx, business_id: &str, role_id: &str) -> Result<RoleRef, Error> {
     let row = sqlx::query(
         "SELECT id, name, permission_codes FROM roles \
          WHERE id = $1 AND (business_id IS NULL OR business_id = $2)",
@@ -232,10 +231,7 @@ async fn usable_role(tx: &mut Tx, business_id: &str, role_id: &str) -> Result<Ro
 /// `43` unless `actor` holds every permission in `granted`: no one hands out a permission
 /// they do not hold (in a maker-checker bank, this is what keeps one person from giving
 /// themselves both `transfer.initiate` and `transfer.approve`). An Owner holds them all.
-fn check_grantable(
-    actor: &MemberPrincipal,
-    granted: &BTreeSet<Permission>,
-) -> Result<(), ApiError> {
+fn check_grantable(actor: &MemberPrincipal, granted: &BTreeSet<Permission>) -> Result<(), Error> {
     if actor.is_owner {
         return Ok(());
     }
@@ -243,12 +239,12 @@ fn check_grantable(
         .iter()
         .find(|permission| !permission.implicit() && !actor.permissions.contains(permission));
     match lacking {
-        Some(permission) => Err(ApiError::new(ResponseCode::PermissionDenied).with_message(
-            format!(
+        Some(permission) => Err(
+            Error::new(ResponseCode::PermissionDenied).with_message(format!(
                 "You cannot grant {}: your role does not hold it",
                 permission.as_str()
-            ),
-        )),
+            )),
+        ),
         None => Ok(()),
     }
 }
@@ -259,7 +255,7 @@ pub async fn add_member(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::AddMemberRequest,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let now = clock.now();
     let actor = member_of(&ctx.principal)?;
     let business_id = ctx.principal.business_id.as_str();
@@ -320,7 +316,7 @@ pub async fn add_member(
         if is_unique_violation(&error) {
             duplicate_email(&email)
         } else {
-            store::failure(error)
+            Error::from(error)
         }
     })?;
     let business_name = business_name(&mut tx, business_id).await?;
@@ -344,8 +340,8 @@ pub async fn add_member(
 }
 
 /// `26` for an email already a member of this business (the only business it is asked of).
-fn duplicate_email(email: &str) -> ApiError {
-    ApiError::new(ResponseCode::Duplicate)
+fn duplicate_email(email: &str) -> Error {
+    Error::new(ResponseCode::Duplicate)
         .with_message(format!("{email} is already a member of this business"))
 }
 
@@ -355,7 +351,7 @@ pub async fn resend_invite(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::ResendInviteRequest,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let now = clock.now();
     let business_id = ctx.principal.business_id.as_str();
     let member_id = body.member_id.to_string();
@@ -395,7 +391,7 @@ pub async fn accept_invite(
     clock: &Clock,
     ctx: RequestContext<()>,
     body: models::AcceptInviteRequest,
-) -> Result<models::Member, ApiError> {
+) -> Result<models::Member, Error> {
     secrets::check_password_rules("password", body.password.as_str())?;
     if body.confirm_password.as_str() != body.password.as_str() {
         return Err(invalid("`confirm_password`: must equal password"));
@@ -408,7 +404,7 @@ pub async fn accept_invite(
     );
     let attempt = throttle::claim(store, vec![limit], now).await?;
     let rejected = || {
-        ApiError::new(ResponseCode::Unauthenticated)
+        Error::new(ResponseCode::Unauthenticated)
             .with_message("The invitation is invalid or has expired; ask for a new one")
     };
 
@@ -446,7 +442,7 @@ pub async fn accept_invite(
         Ok(hash) => hash,
         Err(busy) => {
             attempt.abandoned(store).await?;
-            return Err(busy);
+            return Err(busy.into());
         }
     };
 
@@ -501,7 +497,7 @@ pub async fn accept_invite(
     .await?;
     let member = member_view(&mut *tx, &business_id, &member_id, now)
         .await?
-        .ok_or_else(|| internal("the accepted member vanished"))?;
+        .ok_or_else(|| Error::internal("the accepted member vanished"))?;
     attempt.succeeded(&mut tx).await?;
     tx.commit().await.or_internal()?;
     Ok(member)
@@ -512,7 +508,7 @@ pub async fn update_member(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::UpdateMemberRequest,
-) -> Result<models::Member, ApiError> {
+) -> Result<models::Member, Error> {
     let now = clock.now();
     if body.role_id.is_none() && body.is_active.is_none() {
         return Err(invalid("`role_id`: send role_id, is_active or both"));
@@ -636,7 +632,7 @@ async fn revoke_invitations(
     tx: &mut Tx,
     member_id: &str,
     now: DateTime<Utc>,
-) -> Result<u64, ApiError> {
+) -> Result<u64, Error> {
     let revoked = sqlx::query(
         "UPDATE invitations SET revoked_at = $2 \
          WHERE member_id = $1 AND used_at IS NULL AND revoked_at IS NULL",
@@ -667,7 +663,7 @@ struct MemberChange<'a> {
 impl MemberChange<'_> {
     /// Only an Owner may grant or remove the Owner role, or (de)activate an Owner: otherwise
     /// an Admin could lock the owners out.
-    fn check_permission(&self) -> Result<(), ApiError> {
+    fn check_permission(&self) -> Result<(), Error> {
         let grants_owner = self.new_role.is_some_and(RoleRef::is_owner);
         let touches_owner =
             self.target_is_owner && (self.new_role.is_some() || self.new_active.is_some());
@@ -682,7 +678,7 @@ impl MemberChange<'_> {
         }
     }
 
-    fn check_state(&self) -> Result<(), ApiError> {
+    fn check_state(&self) -> Result<(), Error> {
         match self.new_active {
             Some(false) if self.target_id == self.actor.id => {
                 Err(invalid_state("You cannot deactivate yourself"))
@@ -704,7 +700,7 @@ impl MemberChange<'_> {
 pub async fn fetch_permissions(
     _ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
-) -> Result<Vec<models::Permission>, ApiError> {
+) -> Result<Vec<models::Permission>, Error> {
     let mut catalog: Vec<Permission> = Permission::ALL.to_vec();
     catalog.sort_by_key(|permission| permission.as_str());
     catalog
@@ -724,7 +720,7 @@ pub async fn fetch_roles(
     store: &Store,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
-) -> Result<Vec<models::Role>, ApiError> {
+) -> Result<Vec<models::Role>, Error> {
     let sql = format!(
         "SELECT {ROLE_COLUMNS}, name_key FROM roles \
          WHERE business_id IS NULL OR business_id = $1 ORDER BY is_built_in DESC, name_key, id"
@@ -751,7 +747,7 @@ pub async fn fetch_roles(
 
 /// A role name as stored, and the key it is compared by (`text::name_key`: case, compatibility
 /// forms and look-alikes folded); `01` when blank or holding a character names may not.
-fn role_name(name: &str) -> Result<(String, String), ApiError> {
+fn role_name(name: &str) -> Result<(String, String), Error> {
     let name = name.trim();
     if name.is_empty() {
         return Err(invalid("`name`: must not be blank"));
@@ -766,7 +762,7 @@ async fn check_role_name_free(
     name: &str,
     name_key: &str,
     except_role_id: Option<&str>,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let holder: Option<String> = sqlx::query_scalar(
         "SELECT id FROM roles WHERE name_key = $1 AND (business_id IS NULL OR business_id = $2)",
     )
@@ -781,9 +777,8 @@ async fn check_role_name_free(
     }
 }
 
-fn duplicate_role(name: &str) -> ApiError {
-    ApiError::new(ResponseCode::Duplicate)
-        .with_message(format!("A role named {name} already exists"))
+fn duplicate_role(name: &str) -> Error {
+    Error::new(ResponseCode::Duplicate).with_message(format!("A role named {name} already exists"))
 }
 
 pub async fn create_role(
@@ -791,7 +786,7 @@ pub async fn create_role(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::CreateRoleRequest,
-) -> Result<models::Role, ApiError> {
+) -> Result<models::Role, Error> {
     let now = clock.now();
     let business_id = ctx.principal.business_id.as_str();
     let (name, name_key) = role_name(&body.name)?;
@@ -836,18 +831,18 @@ pub async fn create_role(
     .await?;
     let role = role_view(&mut *tx, business_id, &role_id)
         .await?
-        .ok_or_else(|| internal("the new role vanished"))?;
+        .ok_or_else(|| Error::internal("the new role vanished"))?;
     idempotency::complete(&mut tx, &claim, &role).await?;
     tx.commit().await.or_internal()?;
     Ok(role)
 }
 
 /// A failed role insert or update: a taken name (`26`), or an internal error.
-fn role_write_error(error: sqlx::Error, name: &str) -> ApiError {
+fn role_write_error(error: sqlx::Error, name: &str) -> Error {
     if is_unique_violation(&error) {
         duplicate_role(name)
     } else {
-        store::failure(error)
+        Error::from(error)
     }
 }
 
@@ -856,7 +851,7 @@ pub async fn update_role(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::UpdateRoleRequest,
-) -> Result<models::Role, ApiError> {
+) -> Result<models::Role, Error> {
     let now = clock.now();
     if body.name.is_none() && body.description.is_none() && body.permission_codes.is_none() {
         return Err(invalid(
@@ -887,7 +882,7 @@ pub async fn update_role(
         return Err(invalid_state("Built-in roles cannot be edited"));
     }
     if actor.role_id == role_id {
-        return Err(ApiError::new(ResponseCode::PermissionDenied)
+        return Err(Error::new(ResponseCode::PermissionDenied)
             .with_message("You cannot edit the role you hold: ask another member"));
     }
     if let Some((name, name_key)) = &name {

@@ -3,11 +3,10 @@
 
 use chrono::{DateTime, Utc};
 use generated_server::models;
-use generated_server::ApiError;
-use generated_server::OrInternal;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor};
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::store;
 use crate::platform::permissions;
 
@@ -29,7 +28,7 @@ pub const ROLE_COLUMNS_AS_R: &str = "r.id AS r_id, r.name AS r_name, \
 
 /// A member row (with [`MEMBER_COLUMNS`]) as the API shows it at `now` (a pending invitation
 /// past its expiry shows as expired).
-pub fn member_from_row(row: &AnyRow, now: DateTime<Utc>) -> Result<models::Member, ApiError> {
+pub fn member_from_row(row: &AnyRow, now: DateTime<Utc>) -> Result<models::Member, Error> {
     let invitation_status = match store::text(row, "invitation_status")?.as_str() {
         "accepted" => models::InvitationStatus::Accepted,
         _ => match store::optional_time(row, "invitation_expires_at")? {
@@ -52,12 +51,12 @@ pub fn member_from_row(row: &AnyRow, now: DateTime<Utc>) -> Result<models::Membe
     })
 }
 
-pub fn role_from_row(row: &AnyRow) -> Result<models::Role, ApiError> {
+pub fn role_from_row(row: &AnyRow) -> Result<models::Role, Error> {
     role_from_prefixed_row(row, "")
 }
 
 /// A role row whose columns are [`ROLE_COLUMNS`] with `prefix` before each name.
-pub fn role_from_prefixed_row(row: &AnyRow, prefix: &str) -> Result<models::Role, ApiError> {
+pub fn role_from_prefixed_row(row: &AnyRow, prefix: &str) -> Result<models::Role, Error> {
     let column = |name: &str| format!("{prefix}{name}");
     let permissions = permissions::parse_stored(&store::text(row, &column("permission_codes"))?)?;
     Ok(models::Role {
@@ -77,7 +76,7 @@ pub async fn member_view<'e, E>(
     business_id: &str,
     member_id: &str,
     now: DateTime<Utc>,
-) -> Result<Option<models::Member>, ApiError>
+) -> Result<Option<models::Member>, Error>
 where
     E: Executor<'e, Database = Any>,
 {
@@ -101,7 +100,7 @@ pub async fn role_view<'e, E>(
     executor: E,
     business_id: &str,
     role_id: &str,
-) -> Result<Option<models::Role>, ApiError>
+) -> Result<Option<models::Role>, Error>
 where
     E: Executor<'e, Database = Any>,
 {

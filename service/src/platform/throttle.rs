@@ -21,10 +21,10 @@
 use std::net::IpAddr;
 
 use chrono::{DateTime, Duration, Utc};
-use generated_server::OrInternal;
-use generated_server::{ApiError, ResponseCode};
+use generated_server::ResponseCode;
 use sqlx::Row;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::config::{CredentialThrottle, ThrottlePolicy};
 use crate::kernel::store::{self, Store, Tx};
 
@@ -70,7 +70,7 @@ pub async fn claim(
     store: &Store,
     limits: Vec<Limit>,
     now: DateTime<Utc>,
-) -> Result<Attempt, ApiError> {
+) -> Result<Attempt, Error> {
     let mut claims = Vec::with_capacity(limits.len());
     for limit in limits {
         match claim_key(store, &limit, now).await? {
@@ -90,7 +90,7 @@ async fn claim_key(
     store: &Store,
     limit: &Limit,
     now: DateTime<Utc>,
-) -> Result<Result<i64, u64>, ApiError> {
+) -> Result<Result<i64, u64>, Error> {
     let policy = &limit.policy;
     let window_start = now - Duration::seconds(policy.window_seconds as i64);
     let mut tx = store.begin().await?;
@@ -137,7 +137,7 @@ async fn claim_key(
 
 impl Attempt {
     /// The credential was wrong: each key stays locked for its policy's length from `now`.
-    pub async fn failed(self, store: &Store, now: DateTime<Utc>) -> Result<(), ApiError> {
+    pub async fn failed(self, store: &Store, now: DateTime<Utc>) -> Result<(), Error> {
         let mut tx = store.begin().await?;
         for (limit, count) in &self.claims {
             let lock_seconds = limit.policy.lock_seconds(*count);
@@ -150,7 +150,7 @@ impl Attempt {
 
     /// The credential was right: inside the operation's `tx`, the failures of this credential
     /// at this address are forgotten and the claims on shared keys given back.
-    pub async fn succeeded(self, tx: &mut Tx) -> Result<(), ApiError> {
+    pub async fn succeeded(self, tx: &mut Tx) -> Result<(), Error> {
         for (limit, _) in &self.claims {
             match limit.on_success {
                 OnSuccess::Forget => clear(tx, &limit.key).await?,
@@ -163,7 +163,7 @@ impl Attempt {
     /// The credential could not be checked (no hashing capacity, another key locked): exactly
     /// this attempt's claims are given back at once, since nothing was tried and nothing is
     /// forgotten.
-    pub async fn abandoned(self, store: &Store) -> Result<(), ApiError> {
+    pub async fn abandoned(self, store: &Store) -> Result<(), Error> {
         let mut tx = store.begin().await?;
         for (limit, _) in &self.claims {
             give_back(&mut tx, limit).await?;
@@ -174,7 +174,7 @@ impl Attempt {
 
 /// Takes one attempt off `limit.key`; below the free attempts the key is not locked any more,
 /// and a key left with no attempt is deleted.
-async fn give_back(tx: &mut Tx, limit: &Limit) -> Result<(), ApiError> {
+async fn give_back(tx: &mut Tx, limit: &Limit) -> Result<(), Error> {
     sqlx::query(
         "UPDATE throttles SET failures = failures - 1, \
            locked_until = CASE WHEN failures - 1 >= $2 THEN locked_until ELSE NULL END \
@@ -193,7 +193,7 @@ async fn give_back(tx: &mut Tx, limit: &Limit) -> Result<(), ApiError> {
     Ok(())
 }
 
-async fn lock(tx: &mut Tx, key: &str, now: DateTime<Utc>, seconds: u64) -> Result<(), ApiError> {
+async fn lock(tx: &mut Tx, key: &str, now: DateTime<Utc>, seconds: u64) -> Result<(), Error> {
     let until = now + Duration::seconds(seconds as i64);
     sqlx::query("UPDATE throttles SET locked_until = $2 WHERE key = $1")
         .bind(key)
@@ -212,8 +212,8 @@ fn seconds_until(until: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
 }
 
 /// The `29` answer.
-pub fn too_many(retry_after_seconds: u64) -> ApiError {
-    ApiError::new(ResponseCode::TooManyRequests)
+pub fn too_many(retry_after_seconds: u64) -> Error {
+    Error::new(ResponseCode::TooManyRequests)
         .with_message(format!(
             "Too many attempts: try again in {retry_after_seconds} seconds"
         ))
@@ -229,7 +229,7 @@ pub async fn credential_limits(
     credential: &str,
     address: &str,
     policies: &CredentialThrottle,
-) -> Result<Vec<Limit>, ApiError> {
+) -> Result<Vec<Limit>, Error> {
     let mut limits = vec![
         Limit::new(
             format!("{credential}:address:{address}"),
@@ -274,11 +274,7 @@ fn kind_of(credential: &str) -> &str {
     credential.split(':').next().unwrap_or(credential)
 }
 
-async fn is_known_address(
-    store: &Store,
-    credential: &str,
-    address: &str,
-) -> Result<bool, ApiError> {
+async fn is_known_address(store: &Store, credential: &str, address: &str) -> Result<bool, Error> {
     let known: Option<i64> = sqlx::query_scalar(
         "SELECT 1 FROM known_addresses WHERE credential = $1 AND ip_address = $2",
     )
@@ -296,7 +292,7 @@ pub async fn remember_address(
     credential: &str,
     address: &str,
     now: DateTime<Utc>,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO known_addresses (credential, ip_address, last_success_at) \
          VALUES ($1, $2, $3) \
@@ -312,7 +308,7 @@ pub async fn remember_address(
 }
 
 /// Forgets every attempt at `credential`, from every address (the demo's reset), inside `tx`.
-pub async fn forget_credential(tx: &mut Tx, credential: &str) -> Result<(), ApiError> {
+pub async fn forget_credential(tx: &mut Tx, credential: &str) -> Result<(), Error> {
     let pair_prefix = format!("{credential}:address:");
     sqlx::query("DELETE FROM throttles WHERE key = $1 OR substr(key, 1, length($2)) = $2")
         .bind(credential)
@@ -324,7 +320,7 @@ pub async fn forget_credential(tx: &mut Tx, credential: &str) -> Result<(), ApiE
 }
 
 /// Forgets the attempts of `key`, inside the caller's transaction.
-pub async fn clear(tx: &mut Tx, key: &str) -> Result<(), ApiError> {
+pub async fn clear(tx: &mut Tx, key: &str) -> Result<(), Error> {
     sqlx::query("DELETE FROM throttles WHERE key = $1")
         .bind(key)
         .execute(&mut **tx)

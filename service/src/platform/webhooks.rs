@@ -5,13 +5,14 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::{ApiError, OrInternal, Page, RequestContext, ResponseCode};
+use generated_server::{RequestContext, ResponseCode};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
-use crate::kernel::paging::{self, Conditions, Sql};
+use crate::kernel::paging::{self, Conditions, Page, Sql};
 use crate::kernel::store::{self, Store};
 use crate::outbox::destination::{self, Policy, SystemResolver};
 use crate::outbox::webhooks::{body_of, TEST_EVENT};
@@ -24,18 +25,18 @@ use crate::platform::principal::{member_of, Principal};
 const ATTEMPT_LOG_MAX: i64 = 20;
 use crate::platform::housekeeping::WEBHOOK_EVENT_DAYS as RETENTION_DAYS;
 
-fn invalid(message: String) -> ApiError {
-    ApiError::new(ResponseCode::InvalidRequest).with_message(message)
+fn invalid(message: String) -> Error {
+    Error::new(ResponseCode::InvalidRequest).with_message(message)
 }
 
-fn no_configuration() -> ApiError {
-    ApiError::new(ResponseCode::NotFound).with_message(
+fn no_configuration() -> Error {
+    Error::new(ResponseCode::NotFound).with_message(
         "The business has no webhook configuration: create one with webhook_configuration",
     )
 }
 
-fn paused() -> ApiError {
-    ApiError::new(ResponseCode::InvalidState)
+fn paused() -> Error {
+    Error::new(ResponseCode::InvalidState)
         .with_message("Webhook delivery is paused; resume it with update_webhook_configuration")
 }
 
@@ -45,7 +46,7 @@ async fn check_destination(
     config: &Config,
     url: &str,
     ip_whitelist: &[String],
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let whitelist = destination::parse_whitelist(ip_whitelist).map_err(invalid)?;
     let production = config.environment == Environment::Production;
     let policy = Policy::of(production, config.webhooks.loopback_allowed, whitelist);
@@ -69,18 +70,18 @@ fn addresses(ip_whitelist: &[models::IpAddressOrRange]) -> Vec<String> {
     ip_whitelist.iter().map(|entry| entry.to_string()).collect()
 }
 
-fn json_list(values: &[String]) -> Result<String, ApiError> {
+fn json_list(values: &[String]) -> Result<String, Error> {
     serde_json::to_string(values).or_internal()
 }
 
-fn parse<T: std::str::FromStr>(value: String) -> Result<T, ApiError> {
+fn parse<T: std::str::FromStr>(value: String) -> Result<T, Error> {
     value
         .parse()
-        .map_err(|_| store::internal(format!("an unreadable stored value `{value}`")))
+        .map_err(|_| Error::internal(format!("an unreadable stored value `{value}`")))
 }
 
-fn configuration_of(row: &AnyRow) -> Result<models::WebhookConfiguration, ApiError> {
-    let list = |column: &str| -> Result<Vec<String>, ApiError> {
+fn configuration_of(row: &AnyRow) -> Result<models::WebhookConfiguration, Error> {
+    let list = |column: &str| -> Result<Vec<String>, Error> {
         serde_json::from_str(&store::text(row, column)?).or_internal()
     };
     Ok(models::WebhookConfiguration {
@@ -103,7 +104,7 @@ fn configuration_of(row: &AnyRow) -> Result<models::WebhookConfiguration, ApiErr
 async fn configuration<'e, E>(
     executor: E,
     business_id: &str,
-) -> Result<Option<models::WebhookConfiguration>, ApiError>
+) -> Result<Option<models::WebhookConfiguration>, Error>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -124,7 +125,7 @@ pub async fn create_configuration(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::WebhookConfigurationRequest,
-) -> Result<models::CreatedWebhookConfiguration, ApiError> {
+) -> Result<models::CreatedWebhookConfiguration, Error> {
     let business_id = ctx.principal.business_id.clone();
     let url = body.url.to_string();
     let ip_whitelist = addresses(&body.ip_whitelist.clone().unwrap_or_default());
@@ -155,7 +156,7 @@ pub async fn create_configuration(
     .or_internal()?
     .rows_affected();
     if inserted == 0 {
-        return Err(ApiError::new(ResponseCode::Duplicate).with_message(
+        return Err(Error::new(ResponseCode::Duplicate).with_message(
             "The business already has a webhook configuration: change it with \
              update_webhook_configuration",
         ));
@@ -171,7 +172,7 @@ pub async fn create_configuration(
     .or_internal()?;
     let stored = configuration(&mut *tx, &business_id)
         .await?
-        .ok_or_else(|| store::internal("the new webhook configuration vanished"))?;
+        .ok_or_else(|| Error::internal("the new webhook configuration vanished"))?;
     logs::audit(
         &mut tx,
         now,
@@ -200,7 +201,7 @@ pub async fn update_configuration(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::UpdateWebhookConfigurationRequest,
-) -> Result<models::WebhookConfiguration, ApiError> {
+) -> Result<models::WebhookConfiguration, Error> {
     let business_id = &ctx.principal.business_id;
     if body.url.is_none()
         && body.is_active.is_none()
@@ -251,7 +252,7 @@ pub async fn update_configuration(
 pub async fn get_configuration(
     store: &Store,
     ctx: RequestContext<Principal>,
-) -> Result<models::WebhookConfiguration, ApiError> {
+) -> Result<models::WebhookConfiguration, Error> {
     configuration(store.pool(), &ctx.principal.business_id)
         .await?
         .ok_or_else(no_configuration)
@@ -263,7 +264,7 @@ pub async fn rotate_secret(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::EmptyObject,
-) -> Result<models::RotatedWebhookSecret, ApiError> {
+) -> Result<models::RotatedWebhookSecret, Error> {
     let business_id = ctx.principal.business_id.clone();
     let now = clock.now();
     let mut tx = store.begin().await?;
@@ -319,7 +320,7 @@ const SELECT_EVENTS: &str = "SELECT id, type, payload, created_at, delivery_stat
 async fn attempt_logs(
     store: &Store,
     ids: &[String],
-) -> Result<HashMap<String, Vec<models::WebhookAttempt>>, ApiError> {
+) -> Result<HashMap<String, Vec<models::WebhookAttempt>>, Error> {
     let mut logs: HashMap<String, Vec<models::WebhookAttempt>> = HashMap::new();
     if ids.is_empty() {
         return Ok(logs);
@@ -357,7 +358,7 @@ fn delivery_of(
     config: &Config,
     row: &AnyRow,
     logs: &mut HashMap<String, Vec<models::WebhookAttempt>>,
-) -> Result<models::WebhookDelivery, ApiError> {
+) -> Result<models::WebhookDelivery, Error> {
     let id = store::text(row, "id")?;
     let kind = store::text(row, "type")?;
     let created_at = store::time(row, "created_at")?;
@@ -398,7 +399,7 @@ async fn event_row(
     business_id: &str,
     event_id: &str,
     since: DateTime<Utc>,
-) -> Result<AnyRow, ApiError> {
+) -> Result<AnyRow, Error> {
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "{SELECT_EVENTS} WHERE id = $1 AND business_id = $2 AND created_at >= $3"
     )))
@@ -409,7 +410,7 @@ async fn event_row(
     .await
     .or_internal()?
     .ok_or_else(|| {
-        ApiError::new(ResponseCode::NotFound)
+        Error::new(ResponseCode::NotFound)
             .with_message(format!("No webhook event {event_id} in this business"))
     })
 }
@@ -420,7 +421,7 @@ pub async fn fetch_events(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::FetchWebhookEventsRequest,
-) -> Result<Page<Vec<models::WebhookDelivery>>, ApiError> {
+) -> Result<Page<Vec<models::WebhookDelivery>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let mut sql = Sql::new(SELECT_EVENTS);
@@ -478,7 +479,7 @@ pub async fn replay_event(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     body: models::ReplayWebhookEventRequest,
-) -> Result<models::WebhookDelivery, ApiError> {
+) -> Result<models::WebhookDelivery, Error> {
     let business_id = ctx.principal.business_id.clone();
     let event_id = body.event_id.to_string();
     let now = clock.now();
@@ -489,7 +490,7 @@ pub async fn replay_event(
         Some(endpoint) if endpoint.is_active => {}
         Some(_) => return Err(paused()),
         None => {
-            return Err(ApiError::new(ResponseCode::InvalidState).with_message(
+            return Err(Error::new(ResponseCode::InvalidState).with_message(
                 "The business has no webhook configuration to deliver to: create one first",
             ))
         }
@@ -506,7 +507,7 @@ pub async fn replay_event(
     .or_internal()?
     .rows_affected();
     if queued == 0 {
-        return Err(ApiError::new(ResponseCode::InvalidState)
+        return Err(Error::new(ResponseCode::InvalidState)
             .with_message("The event is already queued for delivery"));
     }
     logs::audit(
@@ -527,7 +528,7 @@ pub async fn test_event(
     clock: &Clock,
     ctx: RequestContext<Principal>,
     _body: models::EmptyObject,
-) -> Result<models::WebhookDelivery, ApiError> {
+) -> Result<models::WebhookDelivery, Error> {
     let business_id = ctx.principal.business_id.clone();
     let member = member_of(&ctx.principal)?;
     let now = clock.now();

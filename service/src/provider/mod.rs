@@ -9,6 +9,10 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use generated_server::ResponseCode;
+
+use crate::error::Error;
+
 pub mod faults;
 pub mod sandbox;
 
@@ -24,17 +28,16 @@ pub enum ProviderError {
     Refused(String),
 }
 
-/// The answer a refused or failed provider call gives the client: `80` when it is down, `83`
-/// when it said no, with the provider's words.
-impl From<ProviderError> for generated_server::ApiError {
-    fn from(error: ProviderError) -> Self {
-        use generated_server::{ApiError, ResponseCode};
+/// A refused or failed provider call: `80` when it is down, `83` when it said no, with the
+/// provider's words.
+impl From<ProviderError> for Error {
+    fn from(error: ProviderError) -> Error {
         match error {
             ProviderError::Unavailable(message) => {
-                ApiError::new(ResponseCode::ProviderUnavailable).with_message(message)
+                Error::new(ResponseCode::ProviderUnavailable).with_message(message)
             }
             ProviderError::Refused(message) => {
-                ApiError::new(ResponseCode::ProviderError).with_message(message)
+                Error::new(ResponseCode::ProviderError).with_message(message)
             }
         }
     }

@@ -137,12 +137,12 @@ async fn nip_loop(store: Store, clock: Clock, work: NipWork, shutdown: impl Futu
     tokio::pin!(shutdown);
     loop {
         if let Err(error) = approvals::expire_due(&store, work.environment, &clock).await {
-            tracing::warn!(error = error.message(), "expiring held transfers failed");
+            tracing::warn!(error = %error.chain(), "expiring held transfers failed");
         }
         match nip::process_due(&store, &*work.provider, &clock, work.environment, 50).await {
             Ok(pass) if pass != nip::Pass::default() => tracing::info!(?pass, "nip transfers"),
             Ok(_) => {}
-            Err(error) => tracing::warn!(error = error.message(), "nip transfers failed"),
+            Err(error) => tracing::warn!(error = %error.chain(), "nip transfers failed"),
         }
         tokio::select! {
             () = &mut shutdown => return,
@@ -186,7 +186,7 @@ async fn housekeeping_loop(store: Store, clock: Clock, shutdown: impl Future<Out
     loop {
         match housekeeping::purge_expired(&store, clock.now()).await {
             Ok(purged) => tracing::debug!(?purged, "housekeeping"),
-            Err(error) => tracing::warn!(error = error.message(), "housekeeping failed"),
+            Err(error) => tracing::warn!(error = %error.chain(), "housekeeping failed"),
         }
         tokio::select! {
             () = &mut shutdown => return,

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Duration, FixedOffset, NaiveTime, Utc};
 use generated_server::models::AccountStatus;
-use generated_server::{ApiError, Operation, ResponseCode};
+use generated_server::{Operation, ResponseCode};
 use kobo::kernel::config::Environment;
 use kobo::money::{accounts, approvals, nip};
 use kobo::on_both_stores;
@@ -91,7 +91,7 @@ async fn status_of(kit: &TestKit, transfer: &Value) -> String {
 }
 
 /// `kobo account set-status NUMBER closed`.
-async fn close(kit: &TestKit, number: &str) -> Result<(), ApiError> {
+async fn close(kit: &TestKit, number: &str) -> Result<(), kobo::error::Error> {
     accounts::change_status(
         &kit.store,
         &kit.clock,
