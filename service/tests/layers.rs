@@ -5,7 +5,13 @@
 //!   `provider` → `platform` → `money` → `operator`, `workers` → `http` → `cli`, and `testkit`
 //!   above all);
 //! - no circle of imports between files, inside a layer too;
-//! - no `Utc::now()` outside `kernel/clock.rs`: time comes from the injected `Clock`.
+//! - no `Utc::now()` outside `kernel/clock.rs`: time comes from the injected `Clock`;
+//! - the crates each layer may use: the kernel nothing of `generated_server`; the domain
+//!   (`error`, `outbox`, `provider`, `platform`, `money`, `operator`, `workers`) only the
+//!   spec's data from it (`models`, `ResponseCode`, `Operation`, `Permission`, `TokenFamily`,
+//!   the spec's text),
+//!   never its runtime (`ApiError`, `RequestContext`, `Page`, the router, the server); `axum`
+//!   only at the edge (`http`, `cli`, `testkit`).
 //!
 //! Each check is a function over `(module path, source)` pairs, exercised below on small
 //! made-up trees as well as on the real one, so a check that could never fail would show.
@@ -99,6 +105,68 @@ fn crate_paths(code: &str) -> Vec<Vec<String>> {
         rest = tail;
     }
     paths
+}
+
+/// Every `krate::...` path a file names (`generated_server::models::Account`, the items of
+/// `use generated_server::{ApiError, models};`), each as its list of segments after the crate.
+fn paths_into(code: &str, krate: &str) -> Vec<Vec<String>> {
+    let root = format!("{krate}::");
+    let mut paths = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find(&root) {
+        let preceded_by_name = at > 0 && {
+            let before = rest.as_bytes()[at - 1];
+            before.is_ascii_alphanumeric() || before == b'_' || before == b':'
+        };
+        let tail = &rest[at + root.len()..];
+        if !preceded_by_name {
+            expand(tail, Vec::new(), &mut paths);
+        }
+        rest = tail;
+    }
+    paths
+}
+
+/// The layers that are the HTTP edge: they may use the router's runtime and `axum`.
+const EDGE: &[&str] = &["http", "cli", "testkit"];
+
+/// What the layers inside the edge may use of `generated_server`: the spec's data.
+const SPEC_DATA: &[&str] = &[
+    "models",
+    "ResponseCode",
+    "Operation",
+    "Permission",
+    "TokenFamily",
+    "OPENAPI_JSON",
+];
+
+/// Crates used where their layer may not: `generated_server` in the kernel, its runtime
+/// inside the edge, `axum` inside the edge.
+fn crate_problems(files: &[(String, String)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (module, source) in files {
+        let top = module.split("::").next().unwrap_or_default();
+        if EDGE.contains(&top) {
+            continue;
+        }
+        let code = code_of(source);
+        for path in paths_into(&code, "generated_server") {
+            let name = path.first().map(String::as_str).unwrap_or("");
+            if top == "kernel" {
+                problems.push(format!(
+                    "{module} uses generated_server::{name}: the kernel knows nothing of the API"
+                ));
+            } else if !SPEC_DATA.contains(&name) {
+                problems.push(format!(
+                    "{module} uses generated_server::{name}, the HTTP layer's: only http may"
+                ));
+            }
+        }
+        if !paths_into(&code, "axum").is_empty() {
+            problems.push(format!("{module} uses axum: only the HTTP edge may"));
+        }
+    }
+    problems
 }
 
 /// Reads one path (or use tree) at the start of `text` after the segments in `prefix`.
@@ -265,6 +333,46 @@ fn tree(files: &[(&str, &str)]) -> Vec<(String, String)> {
 fn service_src_keeps_its_layers() {
     let problems = layer_problems(&source_tree());
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn each_layer_uses_only_the_crates_it_may() {
+    let problems = crate_problems(&source_tree());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn crates_used_out_of_their_layer_are_reported() {
+    let files = tree(&[
+        ("kernel::paging", "use generated_server::models;\nfn f() {}"),
+        (
+            "money::transfers",
+            "use generated_server::{models, ApiError, ResponseCode};\n\
+             fn f(ctx: generated_server::RequestContext<()>) {}",
+        ),
+        (
+            "platform::team",
+            "use generated_server::{models, Permission, TokenFamily};",
+        ),
+        ("outbox::webhooks", "use axum::Router;"),
+        (
+            "http::api",
+            "use generated_server::{Api, ApiError, RequestContext};\nuse axum::Router;",
+        ),
+        (
+            "money::fees",
+            "// generated_server::ApiError in a comment is no use\nfn f() {}",
+        ),
+    ]);
+    assert_eq!(
+        crate_problems(&files),
+        vec![
+            "kernel::paging uses generated_server::models: the kernel knows nothing of the API",
+            "money::transfers uses generated_server::ApiError, the HTTP layer's: only http may",
+            "money::transfers uses generated_server::RequestContext, the HTTP layer's: only http may",
+            "outbox::webhooks uses axum: only the HTTP edge may",
+        ]
+    );
 }
 
 #[test]

@@ -13,7 +13,7 @@ use generated_server::{
     models, Api, ApiError, CallRecord, Page, Permission, RequestContext, TokenFamily,
 };
 
-use crate::http::error::{answer, answer_page};
+use crate::http::answer::{answer, answer_page, serve, serve_page};
 
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
@@ -102,7 +102,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CancelTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        answer(approvals::cancel(&self.store, &self.config, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            approvals::cancel(&self.store, &self.config, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn fetch_banks_web(
@@ -110,10 +113,8 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<Vec<models::Bank>, ApiError> {
-        answer({
-            let _ = (ctx, body);
-            banks::fetch_banks(&*self.provider)
-        })
+        let _ = (ctx, body);
+        answer(banks::fetch_banks(&*self.provider))
     }
 
     async fn fetch_transfers_api(
@@ -141,17 +142,18 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FundsTransferApiRequest,
     ) -> Result<models::Transfer, ApiError> {
-        answer({
+        serve(&ctx, async |caller| {
             transfers::funds_transfer_api(
                 &self.store,
                 &self.config,
                 &*self.provider,
                 &self.clock,
-                ctx,
+                caller,
                 body,
             )
             .await
         })
+        .await
     }
 
     async fn name_enquiry_web(
@@ -194,7 +196,17 @@ impl Api for KoboApi {
     }
 
     async fn on_response(&self, record: &CallRecord<'_, Principal>) {
-        logs::on_response(&self.store, &self.clock, &self.activity_log, record).await
+        let answered = logs::Answered {
+            operation: record.operation,
+            family: record.family,
+            principal: record.principal,
+            http_status: record.http_status,
+            response_code: record.response_code,
+            message: record.message,
+            client_ip: record.client_ip,
+            request_id: record.request_id,
+        };
+        logs::on_response(&self.store, &self.clock, &self.activity_log, &answered).await
     }
 
     async fn accept_invite(
@@ -202,17 +214,18 @@ impl Api for KoboApi {
         ctx: RequestContext<()>,
         body: models::AcceptInviteRequest,
     ) -> Result<models::Member, ApiError> {
-        answer({
+        serve(&ctx, async |caller| {
             team::accept_invite(
                 &self.store,
                 &self.config,
                 &self.passwords,
                 &self.clock,
-                ctx,
+                caller,
                 body,
             )
             .await
         })
+        .await
     }
 
     async fn add_member(
@@ -220,7 +233,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::AddMemberRequest,
     ) -> Result<(), ApiError> {
-        answer(team::add_member(&self.store, &self.config, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            team::add_member(&self.store, &self.config, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn approve_transfer(
@@ -228,17 +244,18 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::ApproveTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        answer({
+        serve(&ctx, async |caller| {
             approvals::approve(
                 &self.store,
                 &self.config,
                 &*self.provider,
                 &self.clock,
-                ctx,
+                caller,
                 body,
             )
             .await
         })
+        .await
     }
 
     async fn change_password(
@@ -246,17 +263,18 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::ChangePasswordRequest,
     ) -> Result<(), ApiError> {
-        answer({
+        serve(&ctx, async |caller| {
             identity::change_password(
                 &self.store,
                 &self.config,
                 &self.passwords,
                 &self.clock,
-                ctx,
+                caller,
                 body,
             )
             .await
         })
+        .await
     }
 
     async fn create_account_api(
@@ -264,17 +282,18 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CreateAccountRequest,
     ) -> Result<models::Account, ApiError> {
-        answer({
+        serve(&ctx, async |caller| {
             accounts::create_current_account(
                 &self.store,
                 &self.config,
                 &*self.provider,
                 &self.clock,
-                ctx,
+                caller,
                 body,
             )
             .await
         })
+        .await
     }
 
     async fn create_account_web(
@@ -282,17 +301,18 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CreateAccountRequest,
     ) -> Result<models::Account, ApiError> {
-        answer({
+        serve(&ctx, async |caller| {
             accounts::create_current_account(
                 &self.store,
                 &self.config,
                 &*self.provider,
                 &self.clock,
-                ctx,
+                caller,
                 body,
             )
             .await
         })
+        .await
     }
 
     async fn create_approval_policy(
@@ -300,7 +320,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CreateApprovalPolicyRequest,
     ) -> Result<models::ApprovalPolicy, ApiError> {
-        answer(approvals::create_policy(&self.store, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            approvals::create_policy(&self.store, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn create_customer_account(
@@ -308,10 +331,17 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CreateCustomerAccountRequest,
     ) -> Result<models::Account, ApiError> {
-        answer({
-            accounts::create_customer_account(&self.store, &*self.provider, &self.clock, ctx, body)
-                .await
+        serve(&ctx, async |caller| {
+            accounts::create_customer_account(
+                &self.store,
+                &*self.provider,
+                &self.clock,
+                caller,
+                body,
+            )
+            .await
         })
+        .await
     }
 
     async fn create_role(
@@ -319,7 +349,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CreateRoleRequest,
     ) -> Result<models::Role, ApiError> {
-        answer(team::create_role(&self.store, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            team::create_role(&self.store, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn fetch_account_collections(
@@ -327,7 +360,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchAccountCollectionsRequest,
     ) -> Result<Page<Vec<models::AccountCollection>>, ApiError> {
-        answer_page(accounts::fetch_account_collections(&self.store, ctx, body).await)
+        serve_page(&ctx, async |caller| {
+            accounts::fetch_account_collections(&self.store, caller, body).await
+        })
+        .await
     }
 
     async fn fetch_account_summaries(
@@ -335,7 +371,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchAccountSummariesRequest,
     ) -> Result<Page<Vec<models::AccountSummary>>, ApiError> {
-        answer_page(accounts::fetch_account_summaries(&self.store, ctx, body).await)
+        serve_page(&ctx, async |caller| {
+            accounts::fetch_account_summaries(&self.store, caller, body).await
+        })
+        .await
     }
 
     async fn fetch_activity_logs(
@@ -343,7 +382,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchActivityLogsRequest,
     ) -> Result<Page<Vec<models::ActivityLogEntry>>, ApiError> {
-        answer_page(logs::fetch_activity_logs(&self.store, ctx, body).await)
+        serve_page(&ctx, async |caller| {
+            logs::fetch_activity_logs(&self.store, caller, body).await
+        })
+        .await
     }
 
     async fn fetch_audit_logs(
@@ -351,7 +393,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchAuditLogsRequest,
     ) -> Result<Page<Vec<models::AuditLogEntry>>, ApiError> {
-        answer_page(logs::fetch_audit_logs(&self.store, ctx, body).await)
+        serve_page(&ctx, async |caller| {
+            logs::fetch_audit_logs(&self.store, caller, body).await
+        })
+        .await
     }
 
     async fn fetch_banks(
@@ -359,10 +404,8 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<Vec<models::Bank>, ApiError> {
-        answer({
-            let _ = (ctx, body);
-            banks::fetch_banks(&*self.provider)
-        })
+        let _ = (ctx, body);
+        answer(banks::fetch_banks(&*self.provider))
     }
 
     async fn fetch_customer_accounts(
@@ -370,7 +413,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchCustomerAccountsRequest,
     ) -> Result<Page<Vec<models::Account>>, ApiError> {
-        answer_page(accounts::fetch_customer_accounts(&self.store, ctx, body).await)
+        serve_page(&ctx, async |caller| {
+            accounts::fetch_customer_accounts(&self.store, caller, body).await
+        })
+        .await
     }
 
     async fn fetch_members(
@@ -378,7 +424,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchMembersRequest,
     ) -> Result<Page<Vec<models::Member>>, ApiError> {
-        answer_page(team::fetch_members(&self.store, &self.clock, ctx, body).await)
+        serve_page(&ctx, async |caller| {
+            team::fetch_members(&self.store, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn fetch_pending_transfers(
@@ -396,7 +445,8 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<Vec<models::Permission>, ApiError> {
-        answer(team::fetch_permissions(ctx, body).await)
+        let _ = (ctx, body);
+        answer(team::fetch_permissions())
     }
 
     async fn fetch_roles(
@@ -404,7 +454,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<Vec<models::Role>, ApiError> {
-        answer(team::fetch_roles(&self.store, ctx, body).await)
+        serve(&ctx, async |caller| {
+            team::fetch_roles(&self.store, caller, body).await
+        })
+        .await
     }
 
     async fn fetch_settlement_transactions_api(
@@ -456,9 +509,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchWebhookEventsRequest,
     ) -> Result<Page<Vec<models::WebhookDelivery>>, ApiError> {
-        answer_page({
-            webhooks::fetch_events(&self.store, &self.config, &self.clock, ctx, body).await
+        serve_page(&ctx, async |caller| {
+            webhooks::fetch_events(&self.store, &self.config, &self.clock, caller, body).await
         })
+        .await
     }
 
     async fn funds_transfer(
@@ -466,17 +520,18 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FundsTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        answer({
+        serve(&ctx, async |caller| {
             transfers::funds_transfer(
                 &self.store,
                 &self.config,
                 &*self.provider,
                 &self.clock,
-                ctx,
+                caller,
                 body,
             )
             .await
         })
+        .await
     }
 
     async fn generate_otp(
@@ -484,7 +539,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::OtpDelivery, ApiError> {
-        answer(identity::generate_otp(&self.store, &self.config, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            identity::generate_otp(&self.store, &self.config, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn generate_token(
@@ -492,17 +550,18 @@ impl Api for KoboApi {
         ctx: RequestContext<()>,
         body: models::GenerateTokenRequest,
     ) -> Result<models::TokenGrant, ApiError> {
-        answer({
+        serve(&ctx, async |caller| {
             identity::generate_token(
                 &self.store,
                 &self.config,
                 &self.tokens,
                 &self.clock,
-                ctx,
+                caller,
                 body,
             )
             .await
         })
+        .await
     }
 
     async fn get_account(
@@ -510,7 +569,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::GetAccountRequest,
     ) -> Result<models::AccountDetail, ApiError> {
-        answer(accounts::get_account(&self.store, ctx, body).await)
+        serve(&ctx, async |caller| {
+            accounts::get_account(&self.store, caller, body).await
+        })
+        .await
     }
 
     async fn get_approval_policy(
@@ -529,7 +591,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::Profile, ApiError> {
-        answer(identity::get_profile(&self.store, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            identity::get_profile(&self.store, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn get_total_account_metrics(
@@ -537,7 +602,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::GetTotalAccountMetricsRequest,
     ) -> Result<models::AccountMetrics, ApiError> {
-        answer(accounts::get_total_account_metrics(&self.store, ctx, body).await)
+        serve(&ctx, async |caller| {
+            accounts::get_total_account_metrics(&self.store, caller, body).await
+        })
+        .await
     }
 
     async fn get_transfer_api(
@@ -561,7 +629,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         _body: models::EmptyObject,
     ) -> Result<models::WebhookConfiguration, ApiError> {
-        answer(webhooks::get_configuration(&self.store, ctx).await)
+        serve(&ctx, async |caller| {
+            webhooks::get_configuration(&self.store, caller).await
+        })
+        .await
     }
 
     async fn login(
@@ -569,18 +640,19 @@ impl Api for KoboApi {
         ctx: RequestContext<()>,
         body: models::LoginRequest,
     ) -> Result<models::LoginResult, ApiError> {
-        answer({
+        serve(&ctx, async |caller| {
             identity::login(
                 &self.store,
                 &self.config,
                 &self.tokens,
                 &self.passwords,
                 &self.clock,
-                ctx,
+                caller,
                 body,
             )
             .await
         })
+        .await
     }
 
     async fn logout(
@@ -588,7 +660,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<(), ApiError> {
-        answer(identity::logout(&self.store, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            identity::logout(&self.store, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn name_enquiry(
@@ -612,7 +687,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::IntegrationCredentials, ApiError> {
-        answer(identity::regenerate_secret(&self.store, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            identity::regenerate_secret(&self.store, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn reject_transfer(
@@ -620,7 +698,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::RejectTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        answer(approvals::reject(&self.store, &self.config, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            approvals::reject(&self.store, &self.config, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn replay_webhook_event(
@@ -628,7 +709,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::ReplayWebhookEventRequest,
     ) -> Result<models::WebhookDelivery, ApiError> {
-        answer(webhooks::replay_event(&self.store, &self.config, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            webhooks::replay_event(&self.store, &self.config, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn resend_invite(
@@ -636,7 +720,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::ResendInviteRequest,
     ) -> Result<(), ApiError> {
-        answer(team::resend_invite(&self.store, &self.config, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            team::resend_invite(&self.store, &self.config, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn rotate_webhook_secret(
@@ -644,7 +731,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::RotatedWebhookSecret, ApiError> {
-        answer(webhooks::rotate_secret(&self.store, &self.config, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            webhooks::rotate_secret(&self.store, &self.config, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn simulate_inbound_transfer(
@@ -652,10 +742,11 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::SimulateInboundTransferRequest,
     ) -> Result<models::IntegrationTransaction, ApiError> {
-        answer({
-            inbound::simulate_inbound_transfer(&self.store, &self.config, &self.clock, ctx, body)
+        serve(&ctx, async |caller| {
+            inbound::simulate_inbound_transfer(&self.store, &self.config, &self.clock, caller, body)
                 .await
         })
+        .await
     }
 
     async fn update_approval_policy(
@@ -663,7 +754,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::UpdateApprovalPolicyRequest,
     ) -> Result<models::ApprovalPolicy, ApiError> {
-        answer(approvals::update_policy(&self.store, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            approvals::update_policy(&self.store, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn update_member(
@@ -671,7 +765,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::UpdateMemberRequest,
     ) -> Result<models::Member, ApiError> {
-        answer(team::update_member(&self.store, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            team::update_member(&self.store, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn update_role(
@@ -679,7 +776,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::UpdateRoleRequest,
     ) -> Result<models::Role, ApiError> {
-        answer(team::update_role(&self.store, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            team::update_role(&self.store, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn test_webhook(
@@ -687,7 +787,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::WebhookDelivery, ApiError> {
-        answer(webhooks::test_event(&self.store, &self.config, &self.clock, ctx, body).await)
+        serve(&ctx, async |caller| {
+            webhooks::test_event(&self.store, &self.config, &self.clock, caller, body).await
+        })
+        .await
     }
 
     async fn update_webhook_configuration(
@@ -695,9 +798,11 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::UpdateWebhookConfigurationRequest,
     ) -> Result<models::WebhookConfiguration, ApiError> {
-        answer({
-            webhooks::update_configuration(&self.store, &self.config, &self.clock, ctx, body).await
+        serve(&ctx, async |caller| {
+            webhooks::update_configuration(&self.store, &self.config, &self.clock, caller, body)
+                .await
         })
+        .await
     }
 
     async fn webhook_configuration(
@@ -705,8 +810,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::WebhookConfigurationRequest,
     ) -> Result<models::CreatedWebhookConfiguration, ApiError> {
-        answer({
-            webhooks::create_configuration(&self.store, &self.config, &self.clock, ctx, body).await
+        serve(&ctx, async |caller| {
+            webhooks::create_configuration(&self.store, &self.config, &self.clock, caller, body)
+                .await
         })
+        .await
     }
 }

@@ -4,9 +4,9 @@
 //! builds it without a socket (tests drive it with `oneshot`); [`serve`] puts it on a listener
 //! until shutdown.
 
+pub(crate) mod answer;
 pub(crate) mod api;
 mod connections;
-pub(crate) mod error;
 pub(crate) mod metrics;
 
 pub use api::KoboApi;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::{RequestContext, ResponseCode};
+use generated_server::ResponseCode;
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;
@@ -22,9 +22,9 @@ use crate::money::amount::{self, Total};
 use crate::money::nuban::{self, Series};
 use crate::outbox::events;
 use crate::platform::business::{self, normalize_email};
+use crate::platform::caller::Caller;
 use crate::platform::idempotency::{self, Claim};
 use crate::platform::logs::{self, AuditEntry};
-use crate::platform::principal::Principal;
 use crate::provider::{AccountOpening, CoreBanking, IdentityNumbers};
 
 /// The columns every account view reads, from `accounts a LEFT JOIN accounts p` (the parent).
@@ -141,12 +141,12 @@ fn account_name(name: Option<&str>) -> Result<Option<String>, Error> {
 pub(crate) async fn replayed<P, B: serde::Serialize, T: serde::de::DeserializeOwned>(
     store: &Store,
     now: DateTime<Utc>,
-    ctx: &RequestContext<P>,
+    caller: &Caller<P>,
     business_id: &str,
     body: &B,
 ) -> Result<Option<T>, Error> {
-    match idempotency::peek(store, now, ctx, business_id, body).await? {
-        Some(data) => idempotency::replay(ctx, data).map(Some),
+    match idempotency::peek(store, now, caller, business_id, body).await? {
+        Some(data) => idempotency::replay(caller, data).map(Some),
         None => Ok(None),
     }
 }
@@ -161,12 +161,12 @@ pub(crate) async fn refused_unless_replayed<
 >(
     store: &Store,
     now: DateTime<Utc>,
-    ctx: &RequestContext<P>,
+    caller: &Caller<P>,
     business_id: &str,
     body: &B,
     error: Error,
 ) -> Result<T, Error> {
-    match replayed(store, now, ctx, business_id, body).await? {
+    match replayed(store, now, caller, business_id, body).await? {
         Some(answer) => Ok(answer),
         None => Err(error),
     }
@@ -179,15 +179,15 @@ pub async fn create_current_account(
     config: &Config,
     provider: &dyn CoreBanking,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::CreateAccountRequest,
 ) -> Result<models::Account, Error> {
-    let business_id = ctx.principal.business_id.clone();
+    let business_id = caller.principal.business_id.clone();
     let chosen_name = account_name(body.account_name.as_deref().map(|name| name.as_str()))?;
-    if let Some(account) = replayed(store, clock.now(), &ctx, &business_id, &body).await? {
+    if let Some(account) = replayed(store, clock.now(), caller, &business_id, &body).await? {
         return Ok(account);
     }
-    ctx.principal.ensure_business_active()?;
+    caller.principal.ensure_business_active()?;
     provider
         .open_account(&AccountOpening {
             business_id: &business_id,
@@ -198,9 +198,9 @@ pub async fn create_current_account(
 
     let now = clock.now();
     let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &body).await?;
+    let claim = idempotency::claim(&mut tx, now, caller, &business_id, &body).await?;
     if let Claim::Replay(data) = claim {
-        return idempotency::replay(&ctx, data);
+        return idempotency::replay(caller, data);
     }
     business::lock_business(&mut tx, store.backend(), &business_id).await?;
     ensure_business_active(&mut *tx, &business_id).await?;
@@ -253,7 +253,7 @@ pub async fn create_current_account(
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::CreateAccount).target("account", &account.id),
+        AuditEntry::by(caller, AuditAction::CreateAccount).target("account", &account.id),
     )
     .await?;
     idempotency::complete(&mut tx, &claim, &view).await?;
@@ -441,10 +441,10 @@ pub async fn create_customer_account(
     store: &Store,
     provider: &dyn CoreBanking,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::CreateCustomerAccountRequest,
 ) -> Result<models::Account, Error> {
-    let business_id = ctx.principal.business_id.clone();
+    let business_id = caller.principal.business_id.clone();
     let numbers = IdentityNumbers {
         bvn: body.bvn.as_ref().map(|bvn| bvn.to_string()),
         nin: body.nin.as_ref().map(|nin| nin.to_string()),
@@ -461,10 +461,10 @@ pub async fn create_customer_account(
         None => None,
     };
     let chosen_name = account_name(body.account_name.as_deref().map(|name| name.as_str()))?;
-    if let Some(account) = replayed(store, clock.now(), &ctx, &business_id, &body).await? {
+    if let Some(account) = replayed(store, clock.now(), caller, &business_id, &body).await? {
         return Ok(account);
     }
-    ctx.principal.ensure_business_active()?;
+    caller.principal.ensure_business_active()?;
     let hashes = [
         ("bvn", numbers.bvn.as_deref()),
         ("nin", numbers.nin.as_deref()),
@@ -483,7 +483,7 @@ pub async fn create_customer_account(
         tx.rollback().await.or_internal()?;
         parent?;
         if let Some(error) = duplicate? {
-            return refused_unless_replayed(store, clock.now(), &ctx, &business_id, &body, error)
+            return refused_unless_replayed(store, clock.now(), caller, &business_id, &body, error)
                 .await;
         }
     }
@@ -499,9 +499,9 @@ pub async fn create_customer_account(
 
     let now = clock.now();
     let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &body).await?;
+    let claim = idempotency::claim(&mut tx, now, caller, &business_id, &body).await?;
     if let Claim::Replay(data) = claim {
-        return idempotency::replay(&ctx, data);
+        return idempotency::replay(caller, data);
     }
     business::lock_business(&mut tx, store.backend(), &business_id).await?;
     ensure_business_active(&mut *tx, &business_id).await?;
@@ -520,7 +520,7 @@ pub async fn create_customer_account(
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::CreateCustomerAccount).target("account", &account.id),
+        AuditEntry::by(caller, AuditAction::CreateCustomerAccount).target("account", &account.id),
     )
     .await?;
     idempotency::complete(&mut tx, &claim, &view).await?;
@@ -755,7 +755,7 @@ async fn account_page(
 
 pub async fn fetch_customer_accounts(
     store: &Store,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::FetchCustomerAccountsRequest,
 ) -> Result<Page<Vec<models::Account>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
@@ -767,8 +767,14 @@ pub async fn fetch_customer_accounts(
         is_available: filters.is_available,
         ..AccountFilters::default()
     };
-    let (accounts, pagination) =
-        account_page(store, &ctx.principal.business_id, &filters, cursor, limit).await?;
+    let (accounts, pagination) = account_page(
+        store,
+        &caller.principal.business_id,
+        &filters,
+        cursor,
+        limit,
+    )
+    .await?;
     Ok(Page {
         data: accounts
             .iter()
@@ -780,10 +786,10 @@ pub async fn fetch_customer_accounts(
 
 pub async fn get_account(
     store: &Store,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::GetAccountRequest,
 ) -> Result<models::AccountDetail, Error> {
-    let business_id = &ctx.principal.business_id;
+    let business_id = &caller.principal.business_id;
     let filters = AccountFilters {
         account_type: body.account_type,
         account_number: body.account_number.as_ref().map(|n| n.to_string()),
@@ -919,7 +925,7 @@ fn count(value: i64) -> Result<u64, Error> {
 
 pub async fn fetch_account_collections(
     store: &Store,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::FetchAccountCollectionsRequest,
 ) -> Result<Page<Vec<models::AccountCollection>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
@@ -932,8 +938,14 @@ pub async fn fetch_account_collections(
         parent_account_number: body.parent_account_number.as_ref().map(|n| n.to_string()),
         ..AccountFilters::default()
     };
-    let (accounts, pagination) =
-        account_page(store, &ctx.principal.business_id, &filters, cursor, limit).await?;
+    let (accounts, pagination) = account_page(
+        store,
+        &caller.principal.business_id,
+        &filters,
+        cursor,
+        limit,
+    )
+    .await?;
     let activity = activity_of(store, &accounts, from, until).await?;
     let mut data = Vec::with_capacity(accounts.len());
     for account in &accounts {
@@ -963,7 +975,7 @@ pub async fn fetch_account_collections(
 
 pub async fn fetch_account_summaries(
     store: &Store,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::FetchAccountSummariesRequest,
 ) -> Result<Page<Vec<models::AccountSummary>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
@@ -975,8 +987,14 @@ pub async fn fetch_account_summaries(
         is_available: body.is_available,
         ..AccountFilters::default()
     };
-    let (accounts, pagination) =
-        account_page(store, &ctx.principal.business_id, &filters, cursor, limit).await?;
+    let (accounts, pagination) = account_page(
+        store,
+        &caller.principal.business_id,
+        &filters,
+        cursor,
+        limit,
+    )
+    .await?;
     let activity = activity_of(store, &accounts, None, None).await?;
     let mut data = Vec::with_capacity(accounts.len());
     for account in &accounts {
@@ -1022,7 +1040,7 @@ pub fn window(
 
 pub async fn get_total_account_metrics(
     store: &Store,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::GetTotalAccountMetricsRequest,
 ) -> Result<models::AccountMetrics, Error> {
     let filters = body.filters.unwrap_or_default();
@@ -1033,7 +1051,7 @@ pub async fn get_total_account_metrics(
     let mut conditions = Conditions::default();
     conditions.add(format!(
         "a.business_id = {}",
-        sql.arg(ctx.principal.business_id.as_str())
+        sql.arg(caller.principal.business_id.as_str())
     ));
     if let Some(filter) = filters.account_type {
         conditions.add(type_condition(filter).to_owned());

@@ -11,7 +11,7 @@ use std::ops::ControlFlow;
 
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::{RequestContext, ResponseCode};
+use generated_server::ResponseCode;
 use sqlx::Row;
 
 use crate::error::{Error, OrInternal};
@@ -28,9 +28,10 @@ use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusa
 use crate::money::transactions;
 use crate::money::transfers::{self, Lookup};
 use crate::outbox::events;
+use crate::platform::caller::Caller;
 use crate::platform::idempotency::{self, Claim};
 use crate::platform::logs::{self, AuditEntry};
-use crate::platform::principal::{member_of, Principal};
+use crate::platform::principal::member_of;
 use crate::provider::{CoreBanking, NipTransfer};
 
 fn no_policy() -> Error {
@@ -80,16 +81,16 @@ fn minimum(text: Option<&str>) -> Result<i64, Error> {
 pub async fn create_policy(
     store: &Store,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::CreateApprovalPolicyRequest,
 ) -> Result<models::ApprovalPolicy, Error> {
-    let business_id = ctx.principal.business_id.clone();
+    let business_id = caller.principal.business_id.clone();
     let min_amount = minimum(Some(body.min_amount.as_str()))?;
     let now = clock.now();
     let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &body).await?;
+    let claim = idempotency::claim(&mut tx, now, caller, &business_id, &body).await?;
     if let Claim::Replay(data) = claim {
-        return idempotency::replay(&ctx, data);
+        return idempotency::replay(caller, data);
     }
     let inserted = sqlx::query(
         "INSERT INTO approval_policies (id, business_id, is_active, min_amount, created_at, \
@@ -115,7 +116,7 @@ pub async fn create_policy(
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::CreateApprovalPolicy)
+        AuditEntry::by(caller, AuditAction::CreateApprovalPolicy)
             .target("approval_policy", policy.id.to_string()),
     )
     .await?;
@@ -127,10 +128,10 @@ pub async fn create_policy(
 pub async fn update_policy(
     store: &Store,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::UpdateApprovalPolicyRequest,
 ) -> Result<models::ApprovalPolicy, Error> {
-    let business_id = ctx.principal.business_id.clone();
+    let business_id = caller.principal.business_id.clone();
     let min_amount = body
         .min_amount
         .as_ref()
@@ -163,7 +164,7 @@ pub async fn update_policy(
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::UpdateApprovalPolicy)
+        AuditEntry::by(caller, AuditAction::UpdateApprovalPolicy)
             .target("approval_policy", policy.id.to_string()),
     )
     .await?;
@@ -334,11 +335,11 @@ pub async fn reject(
     store: &Store,
     config: &Config,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::RejectTransferRequest,
 ) -> Result<models::Transfer, Error> {
-    let member = member_of(&ctx.principal)?.clone();
-    let business_id = ctx.principal.business_id.clone();
+    let member = member_of(&caller.principal)?.clone();
+    let business_id = caller.principal.business_id.clone();
     let reference = body.reference_number.to_string();
     let now = clock.now();
     let mut tx = store.begin_posting(&[&business_id]).await?;
@@ -351,7 +352,7 @@ pub async fn reject(
         reviewer: Some(&member.id),
         reason: body.reason.as_str(),
         event: "transfer.rejected",
-        audit: Some(AuditEntry::by(&ctx, AuditAction::RejectTransfer)),
+        audit: Some(AuditEntry::by(caller, AuditAction::RejectTransfer)),
     };
     let transfer = close(&mut tx, config.environment, &held, now, closing).await?;
     tx.commit().await.or_internal()?;
@@ -407,11 +408,11 @@ pub async fn cancel(
     store: &Store,
     config: &Config,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::CancelTransferRequest,
 ) -> Result<models::Transfer, Error> {
-    let member = member_of(&ctx.principal)?.clone();
-    let business_id = ctx.principal.business_id.clone();
+    let member = member_of(&caller.principal)?.clone();
+    let business_id = caller.principal.business_id.clone();
     let reference = body.reference_number.to_string();
     let now = clock.now();
     let mut tx = store.begin_posting(&[&business_id]).await?;
@@ -428,7 +429,7 @@ pub async fn cancel(
         reviewer: None,
         reason: "Cancelled by the initiator",
         event: "transfer.cancelled",
-        audit: Some(AuditEntry::by(&ctx, AuditAction::CancelTransfer)),
+        audit: Some(AuditEntry::by(caller, AuditAction::CancelTransfer)),
     };
     let transfer = close(&mut tx, config.environment, &held, now, closing).await?;
     tx.commit().await.or_internal()?;
@@ -451,16 +452,16 @@ pub async fn approve(
     config: &Config,
     provider: &dyn CoreBanking,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::ApproveTransferRequest,
 ) -> Result<models::Transfer, Error> {
-    let member = member_of(&ctx.principal)?.clone();
-    let business_id = ctx.principal.business_id.clone();
+    let member = member_of(&caller.principal)?.clone();
+    let business_id = caller.principal.business_id.clone();
     let reference = body.reference_number.to_string();
     let fingerprint = transfers::without_otp(&body)?;
-    ctx.principal.ensure_business_active()?;
+    caller.principal.ensure_business_active()?;
     if let Some(transfer) =
-        accounts::replayed(store, clock.now(), &ctx, &business_id, &fingerprint).await?
+        accounts::replayed(store, clock.now(), caller, &business_id, &fingerprint).await?
     {
         return Ok(transfer);
     }
@@ -473,7 +474,7 @@ pub async fn approve(
         return accounts::refused_unless_replayed(
             store,
             clock.now(),
-            &ctx,
+            caller,
             &business_id,
             &fingerprint,
             error,
@@ -485,7 +486,7 @@ pub async fn approve(
         store,
         config,
         clock,
-        &ctx,
+        caller,
         &fingerprint,
         Some(body.otp.as_str()),
     )
@@ -517,9 +518,9 @@ pub async fn approve(
     let recipient_business = beneficiary.kobo_account.as_ref().map(|(_, b)| b.clone());
     let mut tx =
         transfers::begin_payout(store, &business_id, recipient_business.as_deref()).await?;
-    let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &fingerprint).await?;
+    let claim = idempotency::claim(&mut tx, now, caller, &business_id, &fingerprint).await?;
     if let Claim::Replay(data) = claim {
-        return idempotency::replay(&ctx, data);
+        return idempotency::replay(caller, data);
     }
     let heads =
         transfers::lock_heads(&mut tx, &business_id, recipient_business.as_deref(), 1, now).await?;
@@ -612,7 +613,7 @@ pub async fn approve(
     logs::audit(
         &mut tx,
         head.posted_at,
-        AuditEntry::by(&ctx, AuditAction::ApproveTransfer).target("transfer", &held.id),
+        AuditEntry::by(caller, AuditAction::ApproveTransfer).target("transfer", &held.id),
     )
     .await?;
     idempotency::complete(&mut tx, &claim, &transfer).await?;

@@ -8,7 +8,7 @@
 
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::{RequestContext, ResponseCode};
+use generated_server::ResponseCode;
 
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
@@ -21,9 +21,9 @@ use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusa
 use crate::money::nuban;
 use crate::money::transactions::{self, NewTransaction, Originator};
 use crate::outbox::events;
+use crate::platform::caller::Caller;
 use crate::platform::idempotency::{self, Claim};
 use crate::platform::logs::{self, AuditEntry};
-use crate::platform::principal::Principal;
 
 /// The sandbox's default sender: a test customer at Guaranty Trust Bank.
 const DEFAULT_SENDER: (&str, &str, &str) = ("0123456788", "Emeka Nwosu", "000013");
@@ -51,7 +51,7 @@ pub async fn simulate_inbound_transfer(
     store: &Store,
     config: &Config,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::SimulateInboundTransferRequest,
 ) -> Result<models::IntegrationTransaction, Error> {
     if config.environment != Environment::Sandbox {
@@ -79,7 +79,7 @@ pub async fn simulate_inbound_transfer(
         originator,
         environment: config.environment,
     };
-    credit_with(store, clock, &ctx, &body, &credit).await
+    credit_with(store, clock, caller, &body, &credit).await
 }
 
 /// The sender a simulated credit names, another bank's customer (Emeka Nwosu at Guaranty
@@ -138,22 +138,22 @@ pub struct InboundCredit {
 async fn credit_with(
     store: &Store,
     clock: &Clock,
-    ctx: &RequestContext<Principal>,
+    caller: &Caller,
     body: &models::SimulateInboundTransferRequest,
     credit: &InboundCredit,
 ) -> Result<models::IntegrationTransaction, Error> {
-    let business_id = ctx.principal.business_id.as_str();
+    let business_id = caller.principal.business_id.as_str();
     let now = clock.now();
     let mut tx = store.begin_posting(&[business_id]).await?;
-    let claim = idempotency::claim(&mut tx, now, ctx, business_id, body).await?;
+    let claim = idempotency::claim(&mut tx, now, caller, business_id, body).await?;
     if let Claim::Replay(data) = claim {
-        return idempotency::replay(ctx, data);
+        return idempotency::replay(caller, data);
     }
     let transaction = post_credit(&mut tx, business_id, credit, now).await?;
     logs::audit(
         &mut tx,
         transaction.created_at,
-        AuditEntry::by(ctx, AuditAction::ReceiveInboundTransfer)
+        AuditEntry::by(caller, AuditAction::ReceiveInboundTransfer)
             .target("transaction", transaction.id.to_string()),
     )
     .await?;

@@ -16,7 +16,7 @@ use std::ops::ControlFlow;
 
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::{RequestContext, ResponseCode};
+use generated_server::ResponseCode;
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;
@@ -35,10 +35,10 @@ use crate::money::ledger::{self, Entry, Head, Internal, LedgerAccount, Posting, 
 use crate::money::nuban;
 use crate::money::transactions::{self, NewTransaction, Originator};
 use crate::outbox::events;
+use crate::platform::caller::Caller;
 use crate::platform::idempotency::{self, Claim};
 use crate::platform::identity;
 use crate::platform::logs::{self, AuditEntry};
-use crate::platform::principal::Principal;
 use crate::provider::{CoreBanking, NipTransfer};
 
 /// A transfer request, from either family.
@@ -57,23 +57,33 @@ pub struct TransferRequest {
     pub reference: Option<String>,
 }
 
-impl From<&models::FundsTransferApiRequest> for TransferRequest {
-    fn from(body: &models::FundsTransferApiRequest) -> TransferRequest {
-        TransferRequest {
-            source_account_number: body.source_account_number.to_string(),
-            source_account_name: body.source_account_name.to_string(),
-            beneficiary_account_number: body.beneficiary_account_number.to_string(),
-            beneficiary_account_name: body.beneficiary_account_name.to_string(),
-            bank_code: body.bank_code.to_string(),
-            amount: body.amount.to_string(),
-            narration: body.narration.as_ref().map(|n| n.to_string()),
-            transfer_type: body.transfer_type,
-            bvn: body.bvn.as_ref().map(|b| b.to_string()),
-            kyc: body.kyc.map(|k| k.get()),
-            reference: body.reference.as_ref().map(|r| r.to_string()),
+/// A [`TransferRequest`] from a body of either family (the two share every field but `otp`).
+macro_rules! transfer_request_from {
+    ($($body:ty),+) => {$(
+        impl From<&$body> for TransferRequest {
+            fn from(body: &$body) -> TransferRequest {
+                TransferRequest {
+                    source_account_number: body.source_account_number.to_string(),
+                    source_account_name: body.source_account_name.to_string(),
+                    beneficiary_account_number: body.beneficiary_account_number.to_string(),
+                    beneficiary_account_name: body.beneficiary_account_name.to_string(),
+                    bank_code: body.bank_code.to_string(),
+                    amount: body.amount.to_string(),
+                    narration: body.narration.as_ref().map(|n| n.to_string()),
+                    transfer_type: body.transfer_type,
+                    bvn: body.bvn.as_ref().map(|b| b.to_string()),
+                    kyc: body.kyc.map(|k| k.get()),
+                    reference: body.reference.as_ref().map(|r| r.to_string()),
+                }
+            }
         }
-    }
+    )+};
 }
+
+transfer_request_from!(
+    models::FundsTransferRequest,
+    models::FundsTransferApiRequest
+);
 
 /// The idempotency fingerprint of a body that carries an OTP (`funds_transfer`,
 /// `approve_transfer`): the body without it. The OTP is single-use, so a retry carries a new one.
@@ -97,7 +107,7 @@ pub(crate) async fn check_member_otp_unless_replayed<B, T>(
     store: &Store,
     config: &Config,
     clock: &Clock,
-    ctx: &RequestContext<Principal>,
+    caller: &Caller,
     fingerprint: &B,
     code: Option<&str>,
 ) -> Result<ControlFlow<T, ()>, Error>
@@ -105,17 +115,17 @@ where
     B: serde::Serialize,
     T: serde::de::DeserializeOwned,
 {
-    let (Some(code), Some(member)) = (code, &ctx.principal.member) else {
+    let (Some(code), Some(member)) = (code, &caller.principal.member) else {
         return Ok(ControlFlow::Continue(()));
     };
     match identity::check_otp(store, config, clock, &member.id, code).await {
         Ok(()) => Ok(ControlFlow::Continue(())),
         Err(error) => {
-            let business_id = &ctx.principal.business_id;
+            let business_id = &caller.principal.business_id;
             accounts::refused_unless_replayed(
                 store,
                 clock.now(),
-                ctx,
+                caller,
                 business_id,
                 fingerprint,
                 error,
@@ -140,22 +150,18 @@ pub async fn funds_transfer(
     config: &Config,
     provider: &dyn CoreBanking,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::FundsTransferRequest,
 ) -> Result<models::Transfer, Error> {
     let fingerprint = without_otp(&body)?;
-    // The body without its OTP is the API twin's body.
-    let request = TransferRequest::from(
-        &serde_json::from_value::<models::FundsTransferApiRequest>(fingerprint.clone())
-            .or_internal()?,
-    );
+    let request = TransferRequest::from(&body);
     let otp = Some(body.otp.to_string());
     initiate(
         store,
         config,
         provider,
         clock,
-        &ctx,
+        caller,
         &fingerprint,
         request,
         otp,
@@ -163,20 +169,18 @@ pub async fn funds_transfer(
     .await
 }
 
-/// `funds_transfer_api`: an integration's payout; the `Idempotency-Key` stands for the OTP.
+/// `funds_transfer_api`: an integration's payout; the `Idempotency-Key` (which the spec makes
+/// required, so the router refuses a call without one) stands for the OTP.
 pub async fn funds_transfer_api(
     store: &Store,
     config: &Config,
     provider: &dyn CoreBanking,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::FundsTransferApiRequest,
 ) -> Result<models::Transfer, Error> {
-    if ctx.idempotency_key.is_none() {
-        return Err(invalid("`Idempotency-Key`: required on funds_transfer_api"));
-    }
     let request = TransferRequest::from(&body);
-    initiate(store, config, provider, clock, &ctx, &body, request, None).await
+    initiate(store, config, provider, clock, caller, &body, request, None).await
 }
 
 /// Stores a lasting refusal under the request's key (so a retry meets it again) and answers
@@ -184,22 +188,22 @@ pub async fn funds_transfer_api(
 async fn refuse<B: serde::Serialize>(
     store: &Store,
     clock: &Clock,
-    ctx: &RequestContext<Principal>,
+    caller: &Caller,
     fingerprint: &B,
     error: Error,
 ) -> Result<models::Transfer, Error> {
-    if ctx.idempotency_key.is_some() && idempotency::stored_refusal(error.code()) {
+    if caller.idempotency_key.is_some() && idempotency::stored_refusal(error.code()) {
         let mut tx = store.begin().await?;
         let claim = idempotency::claim(
             &mut tx,
             clock.now(),
-            ctx,
-            &ctx.principal.business_id,
+            caller,
+            &caller.principal.business_id,
             fingerprint,
         )
         .await?;
         if let Claim::Replay(data) = claim {
-            return idempotency::replay(ctx, data);
+            return idempotency::replay(caller, data);
         }
         idempotency::complete_refusal(&mut tx, &claim, &error).await?;
         tx.commit().await.or_internal()?;
@@ -213,15 +217,15 @@ async fn initiate<B: serde::Serialize>(
     config: &Config,
     provider: &dyn CoreBanking,
     clock: &Clock,
-    ctx: &RequestContext<Principal>,
+    caller: &Caller,
     fingerprint: &B,
     request: TransferRequest,
     otp: Option<String>,
 ) -> Result<models::Transfer, Error> {
-    let business_id = ctx.principal.business_id.clone();
-    ctx.principal.ensure_business_active()?;
+    let business_id = caller.principal.business_id.clone();
+    caller.principal.ensure_business_active()?;
     if let Some(transfer) =
-        accounts::replayed(store, clock.now(), ctx, &business_id, fingerprint).await?
+        accounts::replayed(store, clock.now(), caller, &business_id, fingerprint).await?
     {
         return Ok(transfer);
     }
@@ -262,7 +266,7 @@ async fn initiate<B: serde::Serialize>(
     // The source account: the business's (42), active (48), its name as registered.
     let Some((source, settings)) = reads.source else {
         let error = banks::source_not_found(&request.source_account_number);
-        return refuse(store, clock, ctx, fingerprint, error).await;
+        return refuse(store, clock, caller, fingerprint, error).await;
     };
     check_source(&source)?;
     if !fees::same_name(&request.source_account_name, &source.account_name) {
@@ -273,8 +277,15 @@ async fn initiate<B: serde::Serialize>(
     }
 
     // The OTP (a member's transfer): checked and spent now, whatever happens next.
-    match check_member_otp_unless_replayed(store, config, clock, ctx, fingerprint, otp.as_deref())
-        .await?
+    match check_member_otp_unless_replayed(
+        store,
+        config,
+        clock,
+        caller,
+        fingerprint,
+        otp.as_deref(),
+    )
+    .await?
     {
         ControlFlow::Continue(()) => {}
         ControlFlow::Break(transfer) => return Ok(transfer),
@@ -290,10 +301,10 @@ async fn initiate<B: serde::Serialize>(
     .await
     {
         Ok(found) => found,
-        Err(error) => return refuse(store, clock, ctx, fingerprint, error).await,
+        Err(error) => return refuse(store, clock, caller, fingerprint, error).await,
     };
     if let Some(error) = mismatch(&request, &beneficiary) {
-        return refuse(store, clock, ctx, fingerprint, error).await;
+        return refuse(store, clock, caller, fingerprint, error).await;
     }
 
     // The provider's screening (83, 80), before anything moves.
@@ -331,7 +342,7 @@ async fn initiate<B: serde::Serialize>(
     if let Some(reference) = &request.reference {
         if let Some(other) = reference_owner(store, &business_id, reference).await? {
             let error = duplicate(reference, &other);
-            return refuse(store, clock, ctx, fingerprint, error).await;
+            return refuse(store, clock, caller, fingerprint, error).await;
         }
     }
     let recipient = match (&beneficiary.kobo_account, held) {
@@ -352,9 +363,9 @@ async fn initiate<B: serde::Serialize>(
         .as_ref()
         .map(|(_, business)| business.clone());
     let mut tx = begin_payout(store, &business_id, recipient_business.as_deref()).await?;
-    let claim = idempotency::claim(&mut tx, now, ctx, &business_id, fingerprint).await?;
+    let claim = idempotency::claim(&mut tx, now, caller, &business_id, fingerprint).await?;
     if let Claim::Replay(data) = claim {
-        return idempotency::replay(ctx, data);
+        return idempotency::replay(caller, data);
     }
     let heads = lock_heads(
         &mut tx,
@@ -379,12 +390,12 @@ async fn initiate<B: serde::Serialize>(
         .await?;
     }
 
-    let (initiated_by, initiated_via) = match &ctx.principal.member {
+    let (initiated_by, initiated_via) = match &caller.principal.member {
         Some(member) => (member.id.clone(), "dashboard"),
         None => (business_id.clone(), "integration"),
     };
     // Whoever controls the integration credentials is the maker of what they pay.
-    let credential_issued_by = ctx.principal.credential_issuer.clone();
+    let credential_issued_by = caller.principal.credential_issuer.clone();
     let plan = Plan {
         business_id: &business_id,
         source: &source,
@@ -502,7 +513,7 @@ async fn initiate<B: serde::Serialize>(
     logs::audit_into(
         &mut batch,
         head.posted_at,
-        AuditEntry::by(ctx, AuditAction::FundsTransfer).target("transfer", &stored.id),
+        AuditEntry::by(caller, AuditAction::FundsTransfer).target("transfer", &stored.id),
     );
     idempotency::complete_into(&mut batch, &claim, &transfer)?;
     match batch.execute(&mut tx).await {
@@ -515,7 +526,14 @@ async fn initiate<B: serde::Serialize>(
             let Some(other) = reference_owner(store, &business_id, reference).await? else {
                 return Err(Error::from(error));
             };
-            return refuse(store, clock, ctx, fingerprint, duplicate(reference, &other)).await;
+            return refuse(
+                store,
+                clock,
+                caller,
+                fingerprint,
+                duplicate(reference, &other),
+            )
+            .await;
         }
         Err(error) => return Err(Error::from(error)),
     }

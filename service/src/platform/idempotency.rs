@@ -4,9 +4,9 @@
 //!
 //! ```text
 //! let mut tx = store.begin().await?;
-//! let claim = idempotency::claim(&mut tx, now, &ctx, business_id, &body).await?;
+//! let claim = idempotency::claim(&mut tx, now, caller, business_id, &body).await?;
 //! if let Claim::Replay(data) = claim {
-//!     return idempotency::replay(&ctx, data);
+//!     return idempotency::replay(caller, data);
 //! }
 //! ... the operation's writes ...
 //! idempotency::complete(&mut tx, &claim, &response).await?;
@@ -23,7 +23,7 @@
 //! an expired key is forgotten when it is claimed again, and [`purge_expired`] deletes the rest.
 
 use chrono::{DateTime, Duration, Utc};
-use generated_server::{Operation, RequestContext, ResponseCode};
+use generated_server::{Operation, ResponseCode};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -33,6 +33,7 @@ use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::secrets::sha256_hex;
 use crate::kernel::store::{self, Store, Tx};
+use crate::platform::caller::Caller;
 
 pub const RETENTION_HOURS: i64 = 24;
 
@@ -55,34 +56,34 @@ pub struct Key {
     key: String,
 }
 
-/// Claims `ctx.idempotency_key` (if any) for `body` within `tx`.
+/// Claims `caller.idempotency_key` (if any) for `body` within `tx`.
 pub async fn claim<P, B: Serialize>(
     tx: &mut Tx,
     now: DateTime<Utc>,
-    ctx: &RequestContext<P>,
+    caller: &Caller<P>,
     business_id: &str,
     body: &B,
 ) -> Result<Claim, Error> {
-    let Some(key) = ctx.idempotency_key.as_deref() else {
+    let Some(key) = caller.idempotency_key.as_deref() else {
         return Ok(Claim::NoKey);
     };
     let claimed = claim_key(
         tx,
         now,
         business_id,
-        ctx.operation,
+        caller.operation,
         key,
         &request_hash(body)?,
     )
     .await;
-    marked_if_stored(ctx, claimed)
+    marked_if_stored(caller, claimed)
 }
 
 /// `result`, with the call marked replayed when it is a stored refusal ([`stored_refusal`]).
-fn marked_if_stored<P, T>(ctx: &RequestContext<P>, result: Result<T, Error>) -> Result<T, Error> {
+fn marked_if_stored<P, T>(caller: &Caller<P>, result: Result<T, Error>) -> Result<T, Error> {
     if let Err(error) = &result {
         if stored_refusal(error.code()) {
-            ctx.mark_replayed();
+            caller.mark_replayed();
         }
     }
     result
@@ -200,17 +201,17 @@ const STORED: &str = "SELECT request_hash, response_data, refusal_code, refusal_
 pub async fn peek<P, B: Serialize>(
     store: &Store,
     now: DateTime<Utc>,
-    ctx: &RequestContext<P>,
+    caller: &Caller<P>,
     business_id: &str,
     body: &B,
 ) -> Result<Option<Value>, Error> {
-    let Some(key) = ctx.idempotency_key.as_deref() else {
+    let Some(key) = caller.idempotency_key.as_deref() else {
         return Ok(None);
     };
     let cutoff = store::timestamp(now - Duration::hours(RETENTION_HOURS));
     let row = sqlx::query(STORED)
         .bind(business_id)
-        .bind(ctx.operation.id())
+        .bind(caller.operation.id())
         .bind(key)
         .bind(&cutoff)
         .fetch_optional(store.pool())
@@ -219,7 +220,7 @@ pub async fn peek<P, B: Serialize>(
     let Some(row) = row else {
         return Ok(None);
     };
-    match marked_if_stored(ctx, judge(&row, &request_hash(body)?))? {
+    match marked_if_stored(caller, judge(&row, &request_hash(body)?))? {
         Claim::Replay(data) => Ok(Some(data)),
         _ => Err(Error::internal("a stored key was judged new")),
     }
@@ -279,8 +280,8 @@ pub fn complete_into<T: Serialize>(
 }
 
 /// The stored answer, marked as a replay for the `Idempotent-Replayed` header.
-pub fn replay<P, T: DeserializeOwned>(ctx: &RequestContext<P>, data: Value) -> Result<T, Error> {
-    ctx.mark_replayed();
+pub fn replay<P, T: DeserializeOwned>(caller: &Caller<P>, data: Value) -> Result<T, Error> {
+    caller.mark_replayed();
     serde_json::from_value(data).or_internal()
 }
 

@@ -6,7 +6,7 @@
 
 use chrono::Duration;
 use generated_server::models::{self, AuditAction};
-use generated_server::{Operation, RequestContext, ResponseCode, TokenFamily};
+use generated_server::{Operation, ResponseCode, TokenFamily};
 use sqlx::Row;
 
 use crate::error::{Error, OrInternal};
@@ -17,9 +17,10 @@ use crate::kernel::secrets::{self, Passwords};
 use crate::kernel::store::{self, Store, Tx};
 use crate::outbox::{self, Notification};
 use crate::platform::business;
+use crate::platform::caller::Caller;
 use crate::platform::logs::{self, AuditEntry};
 use crate::platform::permissions;
-use crate::platform::principal::{member_of, Principal};
+use crate::platform::principal::member_of;
 use crate::platform::sessions::{self, expires_in, NewSession};
 use crate::platform::team_views;
 use crate::platform::throttle::{self, Limit, OnSuccess};
@@ -32,7 +33,7 @@ fn unauthenticated() -> Error {
 /// `generate_token` is public, so the router's `on_response` has no principal to log it under:
 /// the operation records its own activity-log entries (outcome given as a code and message).
 fn token_activity(
-    ctx: &RequestContext<()>,
+    caller: &Caller<()>,
     business_id: &str,
     code: ResponseCode,
     message: &str,
@@ -43,8 +44,8 @@ fn token_activity(
         http_status: code.http_status(),
         success: code == ResponseCode::Success,
         message: message.to_owned(),
-        ip_address: ctx.client_ip.to_string(),
-        request_id: ctx.request_id.clone(),
+        ip_address: caller.client_ip.to_string(),
+        request_id: caller.request_id.clone(),
     }
 }
 
@@ -53,12 +54,12 @@ pub async fn generate_token(
     config: &Config,
     tokens: &TokenKeys,
     clock: &Clock,
-    ctx: RequestContext<()>,
+    caller: &Caller<()>,
     body: models::GenerateTokenRequest,
 ) -> Result<models::TokenGrant, Error> {
     let client_id = body.client_id.as_str();
     let credential = format!("token:{client_id}");
-    let address = throttle::network_of(ctx.client_ip);
+    let address = throttle::network_of(caller.client_ip);
     let now = clock.now();
     let limits = throttle::credential_limits(store, &credential, &address, &config.token).await?;
     let attempt = throttle::claim(store, limits, now).await?;
@@ -90,7 +91,7 @@ pub async fn generate_token(
             // client_id has no business to file it under.
             if let Some(business_id) = known_business {
                 let activity =
-                    token_activity(&ctx, &business_id, refused.code(), &refused.message());
+                    token_activity(caller, &business_id, refused.code(), &refused.message());
                 let _turn = store.write_turn().await;
                 logs::record_activity(store.pool(), now, &activity)
                     .await
@@ -103,7 +104,7 @@ pub async fn generate_token(
     let mut tx = store.begin().await?;
     attempt.succeeded(&mut tx).await?;
     throttle::remember_address(&mut tx, &credential, &address, now).await?;
-    let ip_address = ctx.client_ip.to_string();
+    let ip_address = caller.client_ip.to_string();
     let session = NewSession {
         business_id: &business_id,
         family: TokenFamily::Integration,
@@ -113,7 +114,7 @@ pub async fn generate_token(
     };
     let (token, ttl) = sessions::open_session(&mut tx, tokens, now, &session).await?;
     let granted = token_activity(
-        &ctx,
+        caller,
         &business_id,
         ResponseCode::Success,
         Operation::GenerateToken.success_message(),
@@ -143,12 +144,12 @@ pub async fn login(
     tokens: &TokenKeys,
     passwords: &Passwords,
     clock: &Clock,
-    ctx: RequestContext<()>,
+    caller: &Caller<()>,
     body: models::LoginRequest,
 ) -> Result<models::LoginResult, Error> {
     let email = body.email.trim().to_lowercase();
     let credential = login_credential(&email);
-    let address = throttle::network_of(ctx.client_ip);
+    let address = throttle::network_of(caller.client_ip);
     let now = clock.now();
     let limits = throttle::credential_limits(store, &credential, &address, &config.login).await?;
     let attempt = throttle::claim(store, limits, now).await?;
@@ -209,7 +210,7 @@ pub async fn login(
         [] => {
             attempt.failed(store, now).await?;
             for row in &candidates {
-                audit_failed_login(store, now, &ctx, row, &email).await?;
+                audit_failed_login(store, now, caller, row, &email).await?;
             }
             return Err(unauthenticated().with_message("Invalid email or password"));
         }
@@ -232,7 +233,7 @@ pub async fn login(
         .execute(&mut *tx)
         .await
         .or_internal()?;
-    let ip_address = ctx.client_ip.to_string();
+    let ip_address = caller.client_ip.to_string();
     let session = NewSession {
         business_id: &business_id,
         family: TokenFamily::Dashboard,
@@ -253,11 +254,11 @@ pub async fn login(
             action: AuditAction::Login,
             user_name: display_name(&view.first_name, &view.last_name, &email),
             user_id: Some(member_id.clone()),
-            ip_address: ctx.client_ip.to_string(),
+            ip_address: caller.client_ip.to_string(),
             response_code: 200,
             target_type: None,
             target_id: None,
-            request_id: ctx.request_id.clone(),
+            request_id: caller.request_id.clone(),
         },
     )
     .await?;
@@ -286,7 +287,7 @@ async fn role_codes(tx: &mut Tx, role_id: &str) -> Result<Vec<String>, Error> {
 async fn audit_failed_login(
     store: &Store,
     now: chrono::DateTime<chrono::Utc>,
-    ctx: &RequestContext<()>,
+    caller: &Caller<()>,
     member: &sqlx::any::AnyRow,
     email: &str,
 ) -> Result<(), Error> {
@@ -303,11 +304,11 @@ async fn audit_failed_login(
                 email,
             ),
             user_id: Some(store::text(member, "id")?),
-            ip_address: ctx.client_ip.to_string(),
+            ip_address: caller.client_ip.to_string(),
             response_code: ResponseCode::Unauthenticated.http_status(),
             target_type: None,
             target_id: None,
-            request_id: ctx.request_id.clone(),
+            request_id: caller.request_id.clone(),
         },
     )
     .await?;
@@ -321,7 +322,7 @@ fn display_name(first_name: &str, last_name: &str, email: &str) -> String {
 pub async fn logout(
     store: &Store,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<(), Error> {
     let now = clock.now();
@@ -330,13 +331,13 @@ pub async fn logout(
         "UPDATE sessions SET revoked_at = $3 \
          WHERE id = $1 AND business_id = $2 AND revoked_at IS NULL",
     )
-    .bind(&ctx.principal.session_id)
-    .bind(&ctx.principal.business_id)
+    .bind(&caller.principal.session_id)
+    .bind(&caller.principal.business_id)
     .bind(store::timestamp(now))
     .execute(&mut *tx)
     .await
     .or_internal()?;
-    logs::audit(&mut tx, now, AuditEntry::by(&ctx, AuditAction::Logout)).await?;
+    logs::audit(&mut tx, now, AuditEntry::by(caller, AuditAction::Logout)).await?;
     tx.commit().await.or_internal()
 }
 
@@ -345,10 +346,10 @@ pub async fn change_password(
     config: &Config,
     passwords: &Passwords,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::ChangePasswordRequest,
 ) -> Result<(), Error> {
-    let member = member_of(&ctx.principal)?;
+    let member = member_of(&caller.principal)?;
     let new_password = body.new_password.as_str();
     secrets::check_password_rules("new_password", new_password)?;
     if body.confirm_password.as_str() != new_password {
@@ -364,7 +365,7 @@ pub async fn change_password(
     let stored: Option<String> =
         sqlx::query_scalar("SELECT password_hash FROM members WHERE id = $1 AND business_id = $2")
             .bind(&member.id)
-            .bind(&ctx.principal.business_id)
+            .bind(&caller.principal.business_id)
             .fetch_optional(store.pool())
             .await
             .or_internal()?
@@ -398,7 +399,7 @@ pub async fn change_password(
          WHERE id = $1 AND business_id = $2 AND password_hash = $5",
     )
     .bind(&member.id)
-    .bind(&ctx.principal.business_id)
+    .bind(&caller.principal.business_id)
     .bind(&hash)
     .bind(store::timestamp(now))
     .bind(&stored)
@@ -415,7 +416,7 @@ pub async fn change_password(
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::ChangePassword),
+        AuditEntry::by(caller, AuditAction::ChangePassword),
     )
     .await?;
     tx.commit().await.or_internal()
@@ -425,14 +426,14 @@ pub async fn generate_otp(
     store: &Store,
     config: &Config,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<models::OtpDelivery, Error> {
-    let member = member_of(&ctx.principal)?;
+    let member = member_of(&caller.principal)?;
     let policy = config.otp;
     let now = clock.now();
     let mut tx = store.begin().await?;
-    business::lock_business(&mut tx, store.backend(), &ctx.principal.business_id).await?;
+    business::lock_business(&mut tx, store.backend(), &caller.principal.business_id).await?;
 
     let window_start = now - Duration::seconds(policy.issue_window_seconds as i64);
     let row = sqlx::query(
@@ -471,7 +472,7 @@ pub async fn generate_otp(
            created_at) VALUES ($1, $2, $3, $4, 0, $5, NULL, $6)",
     )
     .bind(&otp_id)
-    .bind(&ctx.principal.business_id)
+    .bind(&caller.principal.business_id)
     .bind(&member.id)
     .bind(secrets::otp_hash(&otp_id, &code))
     .bind(store::timestamp(
@@ -485,7 +486,7 @@ pub async fn generate_otp(
         &mut tx,
         now,
         &Notification {
-            business_id: Some(ctx.principal.business_id.clone()),
+            business_id: Some(caller.principal.business_id.clone()),
             channel: "email",
             recipient: member.email.clone(),
             subject: "Your Kobo one-time password".into(),
@@ -582,19 +583,19 @@ pub async fn check_otp(
 pub async fn regenerate_secret(
     store: &Store,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<models::IntegrationCredentials, Error> {
-    let issuer = &member_of(&ctx.principal)?.id;
+    let issuer = &member_of(&caller.principal)?.id;
     let now = clock.now();
     let mut tx = store.begin().await?;
-    let business_id = &ctx.principal.business_id;
+    let business_id = &caller.principal.business_id;
     let (client_id, client_secret) =
         business::rotate_client_secret(&mut tx, business_id, Some(issuer), now).await?;
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::RegenerateSecret),
+        AuditEntry::by(caller, AuditAction::RegenerateSecret),
     )
     .await?;
     tx.commit().await.or_internal()?;
@@ -607,11 +608,11 @@ pub async fn regenerate_secret(
 pub async fn get_profile(
     store: &Store,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<models::Profile, Error> {
-    let member_id = &member_of(&ctx.principal)?.id;
-    let business_id = &ctx.principal.business_id;
+    let member_id = &member_of(&caller.principal)?.id;
+    let business_id = &caller.principal.business_id;
     // One query for the three parts of the answer: this is the cheapest authenticated call,
     // and on both stores a query's round trip costs more than its work here.
     let sql = format!(

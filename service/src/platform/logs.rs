@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::{CallRecord, RequestContext, ResponseCode, TokenFamily};
+use generated_server::{Operation, ResponseCode, TokenFamily};
 use sqlx::any::AnyRow;
 use tokio::sync::{mpsc, oneshot};
 
@@ -23,6 +23,7 @@ use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::paging::{self, Conditions, Page, Sql};
 use crate::kernel::store::{self, Store, Tx};
+use crate::platform::caller::Caller;
 use crate::platform::principal::Principal;
 
 /// One audit-log entry, before it is written.
@@ -43,9 +44,9 @@ pub struct AuditEntry {
 }
 
 impl AuditEntry {
-    /// A successful action of the Dashboard member behind `ctx`.
-    pub fn by(ctx: &RequestContext<Principal>, action: AuditAction) -> AuditEntry {
-        let principal = &ctx.principal;
+    /// A successful action of the Dashboard member behind `caller`.
+    pub fn by(caller: &Caller, action: AuditAction) -> AuditEntry {
+        let principal = &caller.principal;
         let (user_name, user_id) = match &principal.member {
             Some(member) => (member.display_name(), Some(member.id.clone())),
             None => ("Integration credentials".to_owned(), None),
@@ -55,11 +56,11 @@ impl AuditEntry {
             action,
             user_name,
             user_id,
-            ip_address: ctx.client_ip.to_string(),
+            ip_address: caller.client_ip.to_string(),
             response_code: 200,
             target_type: None,
             target_id: None,
-            request_id: ctx.request_id.clone(),
+            request_id: caller.request_id.clone(),
         }
     }
 
@@ -102,12 +103,7 @@ pub fn audit_into(batch: &mut Batch, now: DateTime<Utc>, entry: AuditEntry) {
 
 /// Records every call made with integration credentials in the activity log. A failure to
 /// write is logged, never turned into an error: the answer has been decided already.
-pub async fn on_response(
-    store: &Store,
-    clock: &Clock,
-    log: &ActivityLog,
-    record: &CallRecord<'_, Principal>,
-) {
+pub async fn on_response(store: &Store, clock: &Clock, log: &ActivityLog, record: &Answered<'_>) {
     let Some(principal) = record.principal else {
         return;
     };
@@ -126,6 +122,22 @@ pub async fn on_response(
         request_id: record.request_id.to_owned(),
     };
     log.record(store, clock.now(), activity).await;
+}
+
+/// What was answered to one call, as the logs read it.
+#[derive(Debug)]
+pub struct Answered<'a> {
+    pub operation: Operation,
+    /// The operation's token family; `None` for public operations.
+    pub family: Option<TokenFamily>,
+    /// The principal, when authentication got that far.
+    pub principal: Option<&'a Principal>,
+    pub http_status: u16,
+    pub response_code: ResponseCode,
+    /// The envelope's `message`.
+    pub message: &'a str,
+    pub client_ip: std::net::IpAddr,
+    pub request_id: &'a str,
 }
 
 /// One call made with integration credentials, as the activity log keeps it.
@@ -277,7 +289,7 @@ where
 
 pub async fn fetch_activity_logs(
     store: &Store,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::FetchActivityLogsRequest,
 ) -> Result<Page<Vec<models::ActivityLogEntry>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
@@ -291,7 +303,7 @@ pub async fn fetch_activity_logs(
     let mut conditions = Conditions::default();
     conditions.add(format!(
         "business_id = {}",
-        sql.arg(ctx.principal.business_id.as_str())
+        sql.arg(caller.principal.business_id.as_str())
     ));
     if let Some(filters) = &body.filters {
         if let Some(status) = &filters.status {
@@ -329,7 +341,7 @@ pub async fn fetch_activity_logs(
 
 pub async fn fetch_audit_logs(
     store: &Store,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::FetchAuditLogsRequest,
 ) -> Result<Page<Vec<models::AuditLogEntry>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
@@ -342,7 +354,7 @@ pub async fn fetch_audit_logs(
     let mut conditions = Conditions::default();
     conditions.add(format!(
         "business_id = {}",
-        sql.arg(ctx.principal.business_id.as_str())
+        sql.arg(caller.principal.business_id.as_str())
     ));
     if let Some(filters) = &body.filters {
         let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;

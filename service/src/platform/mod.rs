@@ -1,4 +1,4 @@
-//! The platform every bank operation stands on: who is calling (`principal`, `sessions`,
+//! The platform every bank operation stands on: who is calling (`caller`, `principal`, `sessions`,
 //! `tokens`, `rate_limit`), credentials and one-time passwords (`identity`, `throttle`), the
 //! team (`team`, `team_views`, `permissions`), the logs (`logs`), the business as requests see
 //! it (`business`), `Idempotency-Key` claims (`idempotency`), the webhook endpoint and its
@@ -6,6 +6,7 @@
 //! `outbox`; nothing outer.
 
 pub(crate) mod business;
+pub mod caller;
 pub mod housekeeping;
 pub mod idempotency;
 pub mod identity;

@@ -1,5 +1,5 @@
 //! Who is calling: the principal a bearer token resolves to (`sessions::authenticate`), handed
-//! to every authenticated operation in its `RequestContext`.
+//! to every authenticated operation in its `Caller`.
 
 use std::collections::BTreeSet;
 

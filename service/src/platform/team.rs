@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Duration, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::{Permission, RequestContext, ResponseCode};
+use generated_server::{Permission, ResponseCode};
 use serde_json::json;
 
 use crate::error::{Error, OrInternal};
@@ -20,10 +20,11 @@ use crate::kernel::store::{self, is_unique_violation, Store, Tx};
 use crate::kernel::text;
 use crate::outbox::{self, Notification};
 use crate::platform::business::{self, normalize_email};
+use crate::platform::caller::Caller;
 use crate::platform::idempotency::{self, Claim};
 use crate::platform::logs::{self, AuditEntry};
 use crate::platform::permissions::{self, OWNER_ROLE_ID};
-use crate::platform::principal::{member_of, MemberPrincipal, Principal};
+use crate::platform::principal::{member_of, MemberPrincipal};
 use crate::platform::sessions;
 use crate::platform::team_views::{
     member_from_row, member_view, role_from_row, role_view, MEMBER_COLUMNS, ROLE_COLUMNS,
@@ -133,7 +134,7 @@ async fn business_name(tx: &mut Tx, business_id: &str) -> Result<String, Error> 
 pub async fn fetch_members(
     store: &Store,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::FetchMembersRequest,
 ) -> Result<Page<Vec<models::Member>>, Error> {
     let now = clock.now();
@@ -145,7 +146,7 @@ pub async fn fetch_members(
     let mut conditions = Conditions::default();
     conditions.add(format!(
         "m.business_id = {}",
-        sql.arg(ctx.principal.business_id.as_str())
+        sql.arg(caller.principal.business_id.as_str())
     ));
     if let Some(filters) = &body.filters {
         let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;
@@ -253,12 +254,12 @@ pub async fn add_member(
     store: &Store,
     config: &Config,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::AddMemberRequest,
 ) -> Result<(), Error> {
     let now = clock.now();
-    let actor = member_of(&ctx.principal)?;
-    let business_id = ctx.principal.business_id.as_str();
+    let actor = member_of(&caller.principal)?;
+    let business_id = caller.principal.business_id.as_str();
     let email =
         normalize_email(&body.email).ok_or_else(|| invalid("`email`: must be an email address"))?;
     let first_name = body.first_name.trim();
@@ -275,9 +276,9 @@ pub async fn add_member(
     }
 
     let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, &ctx, business_id, &body).await?;
+    let claim = idempotency::claim(&mut tx, now, caller, business_id, &body).await?;
     if let Claim::Replay(_) = claim {
-        ctx.mark_replayed();
+        caller.mark_replayed();
         return Ok(());
     }
     let role = usable_role(&mut tx, business_id, &body.role_id.to_string()).await?;
@@ -332,7 +333,7 @@ pub async fn add_member(
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::AddMember).target("member", &member_id),
+        AuditEntry::by(caller, AuditAction::AddMember).target("member", &member_id),
     )
     .await?;
     idempotency::complete(&mut tx, &claim, &json!({})).await?;
@@ -349,11 +350,11 @@ pub async fn resend_invite(
     store: &Store,
     config: &Config,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::ResendInviteRequest,
 ) -> Result<(), Error> {
     let now = clock.now();
-    let business_id = ctx.principal.business_id.as_str();
+    let business_id = caller.principal.business_id.as_str();
     let member_id = body.member_id.to_string();
     let mut tx = store.begin().await?;
     let member = member_view(&mut *tx, business_id, &member_id, now)
@@ -378,7 +379,7 @@ pub async fn resend_invite(
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::ResendInvite).target("member", &member_id),
+        AuditEntry::by(caller, AuditAction::ResendInvite).target("member", &member_id),
     )
     .await?;
     tx.commit().await.or_internal()
@@ -389,7 +390,7 @@ pub async fn accept_invite(
     config: &Config,
     passwords: &Passwords,
     clock: &Clock,
-    ctx: RequestContext<()>,
+    caller: &Caller<()>,
     body: models::AcceptInviteRequest,
 ) -> Result<models::Member, Error> {
     secrets::check_password_rules("password", body.password.as_str())?;
@@ -398,7 +399,7 @@ pub async fn accept_invite(
     }
     let now = clock.now();
     let limit = Limit::new(
-        format!("invite:address:{}", throttle::network_of(ctx.client_ip)),
+        format!("invite:address:{}", throttle::network_of(caller.client_ip)),
         config.invitation_per_address,
         OnSuccess::GiveBack,
     );
@@ -487,11 +488,11 @@ pub async fn accept_invite(
                 store::text(&row, "last_name")?
             ),
             user_id: Some(member_id.clone()),
-            ip_address: ctx.client_ip.to_string(),
+            ip_address: caller.client_ip.to_string(),
             response_code: 200,
             target_type: Some("member"),
             target_id: Some(member_id.clone()),
-            request_id: ctx.request_id.clone(),
+            request_id: caller.request_id.clone(),
         },
     )
     .await?;
@@ -506,15 +507,15 @@ pub async fn accept_invite(
 pub async fn update_member(
     store: &Store,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::UpdateMemberRequest,
 ) -> Result<models::Member, Error> {
     let now = clock.now();
     if body.role_id.is_none() && body.is_active.is_none() {
         return Err(invalid("`role_id`: send role_id, is_active or both"));
     }
-    let actor = member_of(&ctx.principal)?;
-    let business_id = ctx.principal.business_id.as_str();
+    let actor = member_of(&caller.principal)?;
+    let business_id = caller.principal.business_id.as_str();
     let member_id = body.member_id.to_string();
 
     let mut tx = store.begin().await?;
@@ -581,7 +582,7 @@ pub async fn update_member(
         logs::audit(
             &mut tx,
             now,
-            AuditEntry::by(&ctx, AuditAction::UpdateMemberRole).target("member", &member_id),
+            AuditEntry::by(caller, AuditAction::UpdateMemberRole).target("member", &member_id),
         )
         .await?;
     }
@@ -605,7 +606,7 @@ pub async fn update_member(
         logs::audit(
             &mut tx,
             now,
-            AuditEntry::by(&ctx, action).target("member", &member_id),
+            AuditEntry::by(caller, action).target("member", &member_id),
         )
         .await?;
     }
@@ -615,7 +616,7 @@ pub async fn update_member(
             logs::audit(
                 &mut tx,
                 now,
-                AuditEntry::by(&ctx, AuditAction::DeactivateMember).target("member", &member_id),
+                AuditEntry::by(caller, AuditAction::DeactivateMember).target("member", &member_id),
             )
             .await?;
         }
@@ -697,10 +698,8 @@ impl MemberChange<'_> {
     }
 }
 
-pub async fn fetch_permissions(
-    _ctx: RequestContext<Principal>,
-    _body: models::EmptyObject,
-) -> Result<Vec<models::Permission>, Error> {
+/// `fetch_permissions`: the catalog, by code.
+pub fn fetch_permissions() -> Result<Vec<models::Permission>, Error> {
     let mut catalog: Vec<Permission> = Permission::ALL.to_vec();
     catalog.sort_by_key(|permission| permission.as_str());
     catalog
@@ -718,7 +717,7 @@ pub async fn fetch_permissions(
 
 pub async fn fetch_roles(
     store: &Store,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<Vec<models::Role>, Error> {
     let sql = format!(
@@ -726,7 +725,7 @@ pub async fn fetch_roles(
          WHERE business_id IS NULL OR business_id = $1 ORDER BY is_built_in DESC, name_key, id"
     );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(&ctx.principal.business_id)
+        .bind(&caller.principal.business_id)
         .fetch_all(store.pool())
         .await
         .or_internal()?;
@@ -784,17 +783,17 @@ fn duplicate_role(name: &str) -> Error {
 pub async fn create_role(
     store: &Store,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::CreateRoleRequest,
 ) -> Result<models::Role, Error> {
     let now = clock.now();
-    let business_id = ctx.principal.business_id.as_str();
+    let business_id = caller.principal.business_id.as_str();
     let (name, name_key) = role_name(&body.name)?;
     let permissions: BTreeSet<Permission> = permissions::parse_requested(
         "permission_codes",
         body.permission_codes.iter().map(|code| code.as_str()),
     )?;
-    check_grantable(member_of(&ctx.principal)?, &permissions)?;
+    check_grantable(member_of(&caller.principal)?, &permissions)?;
     let description = body
         .description
         .as_ref()
@@ -802,9 +801,9 @@ pub async fn create_role(
         .unwrap_or_default();
 
     let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, &ctx, business_id, &body).await?;
+    let claim = idempotency::claim(&mut tx, now, caller, business_id, &body).await?;
     if let Claim::Replay(data) = claim {
-        return idempotency::replay(&ctx, data);
+        return idempotency::replay(caller, data);
     }
     check_role_name_free(&mut tx, business_id, &name, &name_key, None).await?;
     let role_id = store::new_id();
@@ -826,7 +825,7 @@ pub async fn create_role(
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::CreateRole).target("role", &role_id),
+        AuditEntry::by(caller, AuditAction::CreateRole).target("role", &role_id),
     )
     .await?;
     let role = role_view(&mut *tx, business_id, &role_id)
@@ -849,7 +848,7 @@ fn role_write_error(error: sqlx::Error, name: &str) -> Error {
 pub async fn update_role(
     store: &Store,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::UpdateRoleRequest,
 ) -> Result<models::Role, Error> {
     let now = clock.now();
@@ -858,7 +857,7 @@ pub async fn update_role(
             "`name`: send name, description or permission_codes",
         ));
     }
-    let business_id = ctx.principal.business_id.as_str();
+    let business_id = caller.principal.business_id.as_str();
     let role_id = body.role_id.to_string();
     let name = body.name.as_ref().map(|name| role_name(name)).transpose()?;
     let permissions = body
@@ -869,7 +868,7 @@ pub async fn update_role(
         })
         .transpose()?;
 
-    let actor = member_of(&ctx.principal)?;
+    let actor = member_of(&caller.principal)?;
     if let Some(permissions) = &permissions {
         check_grantable(actor, permissions)?;
     }
@@ -916,7 +915,7 @@ pub async fn update_role(
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::UpdateRole).target("role", &role_id),
+        AuditEntry::by(caller, AuditAction::UpdateRole).target("role", &role_id),
     )
     .await?;
     let role = role_view(&mut *tx, business_id, &role_id)

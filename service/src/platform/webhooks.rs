@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
-use generated_server::{RequestContext, ResponseCode};
+use generated_server::ResponseCode;
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
@@ -17,9 +17,10 @@ use crate::kernel::store::{self, Store};
 use crate::outbox::destination::{self, Policy, SystemResolver};
 use crate::outbox::webhooks::{body_of, TEST_EVENT};
 use crate::outbox::{events, signing};
+use crate::platform::caller::Caller;
 use crate::platform::idempotency::{self, Claim};
 use crate::platform::logs::{self, AuditEntry};
-use crate::platform::principal::{member_of, Principal};
+use crate::platform::principal::member_of;
 
 /// The most attempts `attempt_log` shows.
 const ATTEMPT_LOG_MAX: i64 = 20;
@@ -123,19 +124,19 @@ pub async fn create_configuration(
     store: &Store,
     config: &Config,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::WebhookConfigurationRequest,
 ) -> Result<models::CreatedWebhookConfiguration, Error> {
-    let business_id = ctx.principal.business_id.clone();
+    let business_id = caller.principal.business_id.clone();
     let url = body.url.to_string();
     let ip_whitelist = addresses(&body.ip_whitelist.clone().unwrap_or_default());
     let event_types = kinds(&body.event_types.clone().unwrap_or_default());
     check_destination(config, &url, &ip_whitelist).await?;
     let now = clock.now();
     let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &body).await?;
+    let claim = idempotency::claim(&mut tx, now, caller, &business_id, &body).await?;
     if let Claim::Replay(data) = claim {
-        return idempotency::replay(&ctx, data);
+        return idempotency::replay(caller, data);
     }
     let id = store::new_id();
     let secret = signing::new_secret();
@@ -176,7 +177,7 @@ pub async fn create_configuration(
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::CreateWebhookConfiguration)
+        AuditEntry::by(caller, AuditAction::CreateWebhookConfiguration)
             .target("webhook_configuration", id),
     )
     .await?;
@@ -199,10 +200,10 @@ pub async fn update_configuration(
     store: &Store,
     config: &Config,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::UpdateWebhookConfigurationRequest,
 ) -> Result<models::WebhookConfiguration, Error> {
-    let business_id = &ctx.principal.business_id;
+    let business_id = &caller.principal.business_id;
     if body.url.is_none()
         && body.is_active.is_none()
         && body.ip_whitelist.is_none()
@@ -251,9 +252,9 @@ pub async fn update_configuration(
 
 pub async fn get_configuration(
     store: &Store,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
 ) -> Result<models::WebhookConfiguration, Error> {
-    configuration(store.pool(), &ctx.principal.business_id)
+    configuration(store.pool(), &caller.principal.business_id)
         .await?
         .ok_or_else(no_configuration)
 }
@@ -262,15 +263,15 @@ pub async fn rotate_secret(
     store: &Store,
     config: &Config,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::EmptyObject,
 ) -> Result<models::RotatedWebhookSecret, Error> {
-    let business_id = ctx.principal.business_id.clone();
+    let business_id = caller.principal.business_id.clone();
     let now = clock.now();
     let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, &ctx, &business_id, &body).await?;
+    let claim = idempotency::claim(&mut tx, now, caller, &business_id, &body).await?;
     if let Claim::Replay(data) = claim {
-        return idempotency::replay(&ctx, data);
+        return idempotency::replay(caller, data);
     }
     let secret = signing::new_secret();
     let expires_at = now + chrono::Duration::seconds(config.webhooks.secret_overlap_seconds);
@@ -300,7 +301,8 @@ pub async fn rotate_secret(
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::RotateWebhookSecret).target("webhook_configuration", id),
+        AuditEntry::by(caller, AuditAction::RotateWebhookSecret)
+            .target("webhook_configuration", id),
     )
     .await?;
     let answer = models::RotatedWebhookSecret {
@@ -419,7 +421,7 @@ pub async fn fetch_events(
     store: &Store,
     config: &Config,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::FetchWebhookEventsRequest,
 ) -> Result<Page<Vec<models::WebhookDelivery>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
@@ -428,7 +430,7 @@ pub async fn fetch_events(
     let mut conditions = Conditions::default();
     conditions.add(format!(
         "business_id = {}",
-        sql.arg(ctx.principal.business_id.as_str())
+        sql.arg(caller.principal.business_id.as_str())
     ));
     let since = clock.now() - chrono::Duration::days(RETENTION_DAYS);
     conditions.add(format!(
@@ -477,10 +479,10 @@ pub async fn replay_event(
     store: &Store,
     config: &Config,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     body: models::ReplayWebhookEventRequest,
 ) -> Result<models::WebhookDelivery, Error> {
-    let business_id = ctx.principal.business_id.clone();
+    let business_id = caller.principal.business_id.clone();
     let event_id = body.event_id.to_string();
     let now = clock.now();
     let since = now - chrono::Duration::days(RETENTION_DAYS);
@@ -513,7 +515,7 @@ pub async fn replay_event(
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::ReplayWebhookEvent).target("webhook_event", &event_id),
+        AuditEntry::by(caller, AuditAction::ReplayWebhookEvent).target("webhook_event", &event_id),
     )
     .await?;
     tx.commit().await.or_internal()?;
@@ -526,11 +528,11 @@ pub async fn test_event(
     store: &Store,
     config: &Config,
     clock: &Clock,
-    ctx: RequestContext<Principal>,
+    caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<models::WebhookDelivery, Error> {
-    let business_id = ctx.principal.business_id.clone();
-    let member = member_of(&ctx.principal)?;
+    let business_id = caller.principal.business_id.clone();
+    let member = member_of(&caller.principal)?;
     let now = clock.now();
     let mut tx = store.begin().await?;
     match configuration(&mut *tx, &business_id).await? {
@@ -546,7 +548,7 @@ pub async fn test_event(
     logs::audit(
         &mut tx,
         now,
-        AuditEntry::by(&ctx, AuditAction::TestWebhook).target("webhook_event", &event_id),
+        AuditEntry::by(caller, AuditAction::TestWebhook).target("webhook_event", &event_id),
     )
     .await?;
     tx.commit().await.or_internal()?;

@@ -1,14 +1,16 @@
-//! The one place a domain [`Error`] becomes the API's error: a refusal keeps its code, message
-//! and `Retry-After`; the database out of reach is `97` with `Retry-After`, logged as a warning
-//! with its cause; any other failure is `96`, logged by the router with its source chain and
-//! the place in the code that raised it, never shown to the client. A domain [`paging::Page`]
-//! becomes the router's `Page` here too.
+//! Between the router and the domain: a request's context becomes a [`Caller`], and what the
+//! domain answers becomes what the router sends. This is the one place a domain [`Error`]
+//! becomes the API's error: a refusal keeps its code, message and `Retry-After`; the database
+//! out of reach is `97` with `Retry-After`, logged as a warning with its cause; any other
+//! failure is `96`, logged by the router with its source chain and the place in the code that
+//! raised it, never shown to the client. A domain [`paging::Page`] becomes the router's `Page`.
 
-use generated_server::{models, ApiError, Page, ResponseCode};
+use generated_server::{models, ApiError, Page, RequestContext, ResponseCode};
 
 use crate::error::Error;
 use crate::kernel::paging;
 use crate::kernel::store::UNAVAILABLE_RETRY_AFTER_SECONDS;
+use crate::platform::caller::Caller;
 
 impl From<Error> for ApiError {
     fn from(error: Error) -> ApiError {
@@ -59,4 +61,33 @@ pub(crate) fn answer_page<T>(result: Result<paging::Page<T>, Error>) -> Result<P
             page_size: pagination.page_size,
         },
     })
+}
+
+/// Runs `operation` as the call of `ctx`: the domain sees a [`Caller`], and an answer it
+/// replayed from an `Idempotency-Key` marks the response.
+pub(crate) async fn serve<P: Clone, T>(
+    ctx: &RequestContext<P>,
+    operation: impl AsyncFnOnce(&Caller<P>) -> Result<T, Error>,
+) -> Result<T, ApiError> {
+    let caller = Caller::new(
+        ctx.principal.clone(),
+        ctx.operation,
+        ctx.request_id.clone(),
+        ctx.idempotency_key.clone(),
+        ctx.client_ip,
+    );
+    let result = operation(&caller).await;
+    if caller.replayed() {
+        ctx.mark_replayed();
+    }
+    answer(result)
+}
+
+/// [`serve`] for a list operation.
+pub(crate) async fn serve_page<P: Clone, T>(
+    ctx: &RequestContext<P>,
+    operation: impl AsyncFnOnce(&Caller<P>) -> Result<paging::Page<T>, Error>,
+) -> Result<Page<T>, ApiError> {
+    let page = serve(ctx, operation).await?;
+    answer_page(Ok(page))
 }

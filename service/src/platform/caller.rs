@@ -1,0 +1,54 @@
+//! Who makes a request and from where: what an operation knows of its request besides its
+//! body. The HTTP edge builds a [`Caller`] from the router's request context; the domain never
+//! sees the router's types.
+
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use generated_server::Operation;
+
+use crate::platform::principal::Principal;
+
+/// One call of an operation. `P` is the [`Principal`] for operations that take a token and
+/// `()` for public ones (`login`, `generate_token`, `accept_invite`).
+#[derive(Debug)]
+pub struct Caller<P = Principal> {
+    pub principal: P,
+    pub operation: Operation,
+    /// The request id the response carries (`X-Request-Id`), for logs and audit entries.
+    pub request_id: String,
+    /// The request's `Idempotency-Key`, on operations that take one.
+    pub idempotency_key: Option<String>,
+    pub client_ip: IpAddr,
+    replayed: AtomicBool,
+}
+
+impl<P> Caller<P> {
+    pub fn new(
+        principal: P,
+        operation: Operation,
+        request_id: String,
+        idempotency_key: Option<String>,
+        client_ip: IpAddr,
+    ) -> Caller<P> {
+        Caller {
+            principal,
+            operation,
+            request_id,
+            idempotency_key,
+            client_ip,
+            replayed: AtomicBool::new(false),
+        }
+    }
+
+    /// Notes that the answer is the stored answer of an earlier call with the same
+    /// `Idempotency-Key` (the response says so: `Idempotent-Replayed: true`).
+    pub fn mark_replayed(&self) {
+        self.replayed.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`Caller::mark_replayed`] was called.
+    pub fn replayed(&self) -> bool {
+        self.replayed.load(Ordering::Relaxed)
+    }
+}
