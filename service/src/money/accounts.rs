@@ -23,9 +23,9 @@ use crate::money::nuban::{self, Series};
 use crate::outbox::events;
 use crate::platform::business::{self, normalize_email};
 use crate::platform::caller::Caller;
-use crate::platform::idempotency::{self, Claim};
+use crate::platform::idempotency::{Completion, Keyed, Prepared};
 use crate::platform::logs::{self, AuditEntry};
-use crate::provider::{AccountOpening, CoreBanking, IdentityNumbers};
+use crate::provider::{AccountOpening, CoreBanking, IdentityNumbers, VerifiedIdentity};
 
 /// The columns every account view reads, from `accounts a LEFT JOIN accounts p` (the parent).
 pub(crate) const ACCOUNT_COLUMNS: &str = "a.id, a.account_number, a.account_name, a.account_type, \
@@ -136,42 +136,6 @@ fn account_name(name: Option<&str>) -> Result<Option<String>, Error> {
     }
 }
 
-/// Whether an idempotent retry can be answered at once, before any provider call
-/// ([`idempotency::peek`]: one read, nothing written, no transaction).
-pub(crate) async fn replayed<P, B: serde::Serialize, T: serde::de::DeserializeOwned>(
-    store: &Store,
-    now: DateTime<Utc>,
-    caller: &Caller<P>,
-    business_id: &str,
-    body: &B,
-) -> Result<Option<T>, Error> {
-    match idempotency::peek(store, now, caller, business_id, body).await? {
-        Some(data) => idempotency::replay(caller, data).map(Some),
-        None => Ok(None),
-    }
-}
-
-/// `error`, unless a request under the same key committed its answer since the first peek
-/// ([`replayed`]): a retry racing its first send may find what that send wrote (the customer
-/// it opened, the transfer it approved) and would refuse its own success.
-pub(crate) async fn refused_unless_replayed<
-    P,
-    B: serde::Serialize,
-    T: serde::de::DeserializeOwned,
->(
-    store: &Store,
-    now: DateTime<Utc>,
-    caller: &Caller<P>,
-    business_id: &str,
-    body: &B,
-    error: Error,
-) -> Result<T, Error> {
-    match replayed(store, now, caller, business_id, body).await? {
-        Some(answer) => Ok(answer),
-        None => Err(error),
-    }
-}
-
 /// `create_account_api` and `create_account_web`: a current account linked to the main pool
 /// account. Dashboard calls are audited as the member; integration calls as the credentials.
 pub async fn create_current_account(
@@ -184,81 +148,68 @@ pub async fn create_current_account(
 ) -> Result<models::Account, Error> {
     let business_id = caller.principal.business_id.clone();
     let chosen_name = account_name(body.account_name.as_deref().map(|name| name.as_str()))?;
-    if let Some(account) = replayed(store, clock.now(), caller, &business_id, &body).await? {
-        return Ok(account);
-    }
-    caller.principal.ensure_business_active()?;
-    provider
-        .open_account(&AccountOpening {
+    let prepare = async || {
+        caller.principal.ensure_business_active()?;
+        let opening = AccountOpening {
             business_id: &business_id,
             account_name: chosen_name.as_deref().unwrap_or(""),
             account_type: "current",
-        })
-        .await?;
-
-    let now = clock.now();
-    let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, caller, &business_id, &body).await?;
-    if let Claim::Replay(data) = claim {
-        return idempotency::replay(caller, data);
-    }
-    business::lock_business(&mut tx, store.backend(), &business_id).await?;
-    ensure_business_active(&mut *tx, &business_id).await?;
-    let row = sqlx::query(
-        "SELECT b.name, \
-           (SELECT COUNT(*) FROM accounts c WHERE c.business_id = b.id \
-              AND c.account_type = 'current') AS current_accounts, \
-           (SELECT m.id FROM accounts m WHERE m.business_id = b.id \
-              AND m.account_class = 'primary') AS main_account_id \
-         FROM businesses b WHERE b.id = $1",
-    )
-    .bind(&business_id)
-    .fetch_one(&mut *tx)
-    .await
-    .or_internal()?;
-    let current_accounts: i64 = row.try_get("current_accounts").or_internal()?;
-    if current_accounts >= i64::from(config.max_current_accounts) {
-        return Err(
-            Error::new(ResponseCode::ProviderError).with_message(format!(
-                "The account limit is reached: a business may hold {} current accounts",
-                config.max_current_accounts
-            )),
-        );
-    }
-    let main_account_id = store::optional_text(&row, "main_account_id")?
-        .ok_or_else(|| Error::internal("the business has no main pool account"))?;
-    let name = match chosen_name {
-        Some(name) => name,
-        None => format!(
-            "{} - Current {}",
-            store::text(&row, "name")?,
-            current_accounts + 1
-        ),
+        };
+        provider.open_account(&opening).await?;
+        Ok(Prepared::plain(()))
     };
-    let account = insert_account(
-        &mut tx,
-        &business_id,
-        NewAccount {
+    let write = async |tx: &mut Tx, (), _: &mut Completion| {
+        let now = clock.now();
+        business::lock_business(tx, store.backend(), &business_id).await?;
+        ensure_business_active(&mut **tx, &business_id).await?;
+        let row = sqlx::query(
+            "SELECT b.name, \
+               (SELECT COUNT(*) FROM accounts c WHERE c.business_id = b.id \
+                  AND c.account_type = 'current') AS current_accounts, \
+               (SELECT m.id FROM accounts m WHERE m.business_id = b.id \
+                  AND m.account_class = 'primary') AS main_account_id \
+             FROM businesses b WHERE b.id = $1",
+        )
+        .bind(&business_id)
+        .fetch_one(&mut **tx)
+        .await?;
+        let current_accounts: i64 = row.try_get("current_accounts")?;
+        if current_accounts >= i64::from(config.max_current_accounts) {
+            return Err(
+                Error::new(ResponseCode::ProviderError).with_message(format!(
+                    "The account limit is reached: a business may hold {} current accounts",
+                    config.max_current_accounts
+                )),
+            );
+        }
+        let main_account_id = store::optional_text(&row, "main_account_id")?
+            .ok_or_else(|| Error::internal("the business has no main pool account"))?;
+        let name = match chosen_name.clone() {
+            Some(name) => name,
+            None => format!(
+                "{} - Current {}",
+                store::text(&row, "name")?,
+                current_accounts + 1
+            ),
+        };
+        let new = NewAccount {
             name: &name,
             series: Series::Business,
             account_type: "current",
             parent_account_id: &main_account_id,
             customer_id: None,
-        },
-        now,
-    )
-    .await?;
-    let view = account.view()?;
-    events::record(&mut tx, &business_id, "account.created", &view, now).await?;
-    logs::audit(
-        &mut tx,
-        now,
-        AuditEntry::by(caller, AuditAction::CreateAccount).target("account", &account.id),
-    )
-    .await?;
-    idempotency::complete(&mut tx, &claim, &view).await?;
-    tx.commit().await.or_internal()?;
-    Ok(view)
+        };
+        let account = insert_account(tx, &business_id, new, now).await?;
+        let view = account.view()?;
+        events::record(tx, &business_id, "account.created", &view, now).await?;
+        let entry =
+            AuditEntry::by(caller, AuditAction::CreateAccount).target("account", &account.id);
+        logs::audit(tx, now, entry).await?;
+        Ok(view)
+    };
+    Keyed::new(store, clock, caller, &body)
+        .run(prepare, write)
+        .await
 }
 
 struct NewAccount<'a> {
@@ -461,71 +412,70 @@ pub async fn create_customer_account(
         None => None,
     };
     let chosen_name = account_name(body.account_name.as_deref().map(|name| name.as_str()))?;
-    if let Some(account) = replayed(store, clock.now(), caller, &business_id, &body).await? {
-        return Ok(account);
-    }
-    caller.principal.ensure_business_active()?;
+    let prepare = async || {
+        caller.principal.ensure_business_active()?;
+        let parent_number = body.parent_account_number.as_deref().map(|n| n.as_str());
+        check_customer_is_new(store, &business_id, &numbers, parent_number).await?;
+        let verified = provider.verify_identity(&numbers).await?;
+        let name = chosen_name.clone().unwrap_or_else(|| verified.name.clone());
+        let opening = AccountOpening {
+            business_id: &business_id,
+            account_name: &name,
+            account_type: "virtual",
+        };
+        provider.open_account(&opening).await?;
+        Ok(Prepared::plain((verified, name)))
+    };
+    let write =
+        async |tx: &mut Tx, (verified, name): (VerifiedIdentity, String), _: &mut Completion| {
+            let now = clock.now();
+            business::lock_business(tx, store.backend(), &business_id).await?;
+            ensure_business_active(&mut **tx, &business_id).await?;
+            let opening = CustomerOpening {
+                business_id: &business_id,
+                numbers: &numbers,
+                verified_name: &verified.name,
+                account_name: &name,
+                email: email.as_deref(),
+                phone: body.phone.as_ref().map(|phone| phone.as_str()),
+                metadata: &body.metadata,
+                parent_account_number: body.parent_account_number.as_deref().map(|n| n.as_str()),
+            };
+            let account = open_customer_account(tx, &opening, now).await?;
+            let view = account.view()?;
+            let entry = AuditEntry::by(caller, AuditAction::CreateCustomerAccount)
+                .target("account", &account.id);
+            logs::audit(tx, now, entry).await?;
+            Ok(view)
+        };
+    Keyed::new(store, clock, caller, &body)
+        .run(prepare, write)
+        .await
+}
+
+/// The cheap refusals of a customer's opening, before the provider is asked: a parent that
+/// is not the business's pool or current account (`44`), an identity that already has an
+/// account in the business (`26`). Read in a transaction that is rolled back.
+async fn check_customer_is_new(
+    store: &Store,
+    business_id: &str,
+    numbers: &IdentityNumbers,
+    parent_number: Option<&str>,
+) -> Result<(), Error> {
     let hashes = [
         ("bvn", numbers.bvn.as_deref()),
         ("nin", numbers.nin.as_deref()),
     ]
-    .map(|(kind, number)| number.map(|number| identity_hash(&business_id, kind, number)));
-    // Cheap refusals first: a taken identity or a wrong parent never reaches the provider.
-    {
-        let mut tx = store.begin().await?;
-        let parent = parent_account(
-            &mut tx,
-            &business_id,
-            body.parent_account_number.as_deref().map(|n| n.as_str()),
-        )
-        .await;
-        let duplicate = existing_customer_account(&mut tx, &business_id, &hashes).await;
-        tx.rollback().await.or_internal()?;
-        parent?;
-        if let Some(error) = duplicate? {
-            return refused_unless_replayed(store, clock.now(), caller, &business_id, &body, error)
-                .await;
-        }
-    }
-    let verified = provider.verify_identity(&numbers).await?;
-    let name = chosen_name.unwrap_or_else(|| verified.name.clone());
-    provider
-        .open_account(&AccountOpening {
-            business_id: &business_id,
-            account_name: &name,
-            account_type: "virtual",
-        })
-        .await?;
-
-    let now = clock.now();
+    .map(|(kind, number)| number.map(|number| identity_hash(business_id, kind, number)));
     let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, caller, &business_id, &body).await?;
-    if let Claim::Replay(data) = claim {
-        return idempotency::replay(caller, data);
+    let parent = parent_account(&mut tx, business_id, parent_number).await;
+    let duplicate = existing_customer_account(&mut tx, business_id, &hashes).await;
+    tx.rollback().await?;
+    parent?;
+    match duplicate? {
+        Some(error) => Err(error),
+        None => Ok(()),
     }
-    business::lock_business(&mut tx, store.backend(), &business_id).await?;
-    ensure_business_active(&mut *tx, &business_id).await?;
-    let opening = CustomerOpening {
-        business_id: &business_id,
-        numbers: &numbers,
-        verified_name: &verified.name,
-        account_name: &name,
-        email: email.as_deref(),
-        phone: body.phone.as_ref().map(|phone| phone.as_str()),
-        metadata: &body.metadata,
-        parent_account_number: body.parent_account_number.as_deref().map(|n| n.as_str()),
-    };
-    let account = open_customer_account(&mut tx, &opening, now).await?;
-    let view = account.view()?;
-    logs::audit(
-        &mut tx,
-        now,
-        AuditEntry::by(caller, AuditAction::CreateCustomerAccount).target("account", &account.id),
-    )
-    .await?;
-    idempotency::complete(&mut tx, &claim, &view).await?;
-    tx.commit().await.or_internal()?;
-    Ok(view)
 }
 
 /// A verified customer's virtual account, as [`open_customer_account`] opens it.

@@ -7,8 +7,6 @@
 //! expiry release it back to the source, the transactions becoming `failed`. Each step is a
 //! conditional update on the transfer's state, an audit entry and an event, in one transaction.
 
-use std::ops::ControlFlow;
-
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::ResponseCode;
@@ -25,11 +23,12 @@ use crate::money::amount::{amount_text, Kobo};
 use crate::money::banks;
 use crate::money::fees;
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
-use crate::money::transactions;
-use crate::money::transfers::{self, Lookup};
+use crate::money::transactions::{self, Originator};
+use crate::money::transfers::{self, ApprovalState, Lookup, Move, TransferStatus};
 use crate::outbox::events;
 use crate::platform::caller::Caller;
-use crate::platform::idempotency::{self, Claim};
+use crate::platform::idempotency::{Completion, Keyed, Prepared};
+use crate::platform::identity;
 use crate::platform::logs::{self, AuditEntry};
 use crate::platform::principal::member_of;
 use crate::provider::{CoreBanking, NipTransfer};
@@ -86,43 +85,36 @@ pub async fn create_policy(
 ) -> Result<models::ApprovalPolicy, Error> {
     let business_id = caller.principal.business_id.clone();
     let min_amount = minimum(Some(body.min_amount.as_str()))?;
-    let now = clock.now();
-    let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, caller, &business_id, &body).await?;
-    if let Claim::Replay(data) = claim {
-        return idempotency::replay(caller, data);
-    }
-    let inserted = sqlx::query(
-        "INSERT INTO approval_policies (id, business_id, is_active, min_amount, created_at, \
-           updated_at) VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (business_id) DO NOTHING",
-    )
-    .bind(store::new_id())
-    .bind(&business_id)
-    .bind(i64::from(body.is_active))
-    .bind(min_amount)
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    if inserted == 0 {
-        return Err(Error::new(ResponseCode::Duplicate).with_message(
-            "The business already has an approval policy: change it with update_approval_policy",
-        ));
-    }
-    let policy = policy_of(&mut *tx, &business_id)
+    Keyed::new(store, clock, caller, &body)
+        .run_in_transaction(async |tx, _| {
+            let now = clock.now();
+            let inserted = sqlx::query(
+            "INSERT INTO approval_policies (id, business_id, is_active, min_amount, created_at, \
+               updated_at) VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (business_id) DO NOTHING",
+        )
+        .bind(store::new_id())
+        .bind(&business_id)
+        .bind(i64::from(body.is_active))
+        .bind(min_amount)
+        .bind(store::timestamp(now))
+        .execute(&mut **tx)
         .await?
-        .ok_or_else(|| Error::internal("the new policy vanished"))?;
-    logs::audit(
-        &mut tx,
-        now,
-        AuditEntry::by(caller, AuditAction::CreateApprovalPolicy)
-            .target("approval_policy", policy.id.to_string()),
-    )
-    .await?;
-    idempotency::complete(&mut tx, &claim, &policy).await?;
-    tx.commit().await.or_internal()?;
-    Ok(policy)
+        .rows_affected();
+            if inserted == 0 {
+                return Err(Error::new(ResponseCode::Duplicate).with_message(
+                    "The business already has an approval policy: change it with \
+                 update_approval_policy",
+                ));
+            }
+            let policy = policy_of(&mut **tx, &business_id)
+                .await?
+                .ok_or_else(|| Error::internal("the new policy vanished"))?;
+            let entry = AuditEntry::by(caller, AuditAction::CreateApprovalPolicy)
+                .target("approval_policy", policy.id.to_string());
+            logs::audit(tx, now, entry).await?;
+            Ok(policy)
+        })
+        .await
 }
 
 pub async fn update_policy(
@@ -198,7 +190,7 @@ struct Held {
     initiated_by: String,
     /// For a transfer made with integration credentials, the member who had issued them.
     credential_issued_by: Option<String>,
-    transfer_status: String,
+    transfer_status: TransferStatus,
 }
 
 async fn load<'e, E>(executor: E, business_id: &str, reference: &str) -> Result<Held, Error>
@@ -243,7 +235,7 @@ where
         fee_transaction_id: store::optional_text(&row, "fee_transaction_id")?,
         initiated_by: store::text(&row, "initiated_by")?,
         credential_issued_by: store::optional_text(&row, "credential_issued_by")?,
-        transfer_status: store::text(&row, "transfer_status")?,
+        transfer_status: transfers::stored_status(&store::text(&row, "transfer_status")?)?,
     })
 }
 
@@ -252,37 +244,51 @@ fn not_awaiting(reference: &str) -> Error {
         .with_message(format!("Transfer {reference} is not awaiting approval"))
 }
 
-/// Where a held transfer goes: its statuses, who reviewed it and why, and for an approval the
-/// day its amount now counts on.
-struct Move<'a> {
-    status: &'static str,
-    approval: &'static str,
+/// How a held transfer leaves the hold: the move, who reviewed it and why, and for an
+/// approval the day its amount now counts on.
+struct Review<'a> {
+    requested: Move,
     reviewer: Option<&'a str>,
     reason: Option<&'a str>,
     day: Option<&'a str>,
 }
 
-/// Moves the held transfer from `pending_approval` as `moved` says (a conditional update):
-/// `48` when another request moved it first. A held transfer counts nothing toward the daily
-/// limit, so leaving the hold takes nothing back; an approval counts it itself.
+impl Held {
+    /// `48` unless the transfer awaits approval.
+    fn check_awaiting(&self) -> Result<(), Error> {
+        if self.transfer_status != TransferStatus::PendingApproval {
+            return Err(not_awaiting(&self.reference_number));
+        }
+        Ok(())
+    }
+}
+
+/// Moves the held transfer out of the hold as `review` says (a conditional update): `48` when
+/// another request moved it first. A held transfer counts nothing toward the daily limit, so
+/// leaving the hold takes nothing back; an approval counts it itself.
 async fn transition(
     tx: &mut Tx,
     held: &Held,
-    moved: &Move<'_>,
+    review: &Review<'_>,
     at: DateTime<Utc>,
-) -> Result<(), Error> {
+) -> Result<TransferStatus, Error> {
+    let from = TransferStatus::PendingApproval;
+    let to = from
+        .next(review.requested)
+        .map_err(|_| not_awaiting(&held.reference_number))?;
     let changed = sqlx::query(
         "UPDATE transfers SET transfer_status = $2, approval_status = $3, reviewed_by = $4, \
            failure_reason = $5, updated_at = $6, day = COALESCE($7, day) \
-         WHERE id = $1 AND transfer_status = 'pending_approval'",
+         WHERE id = $1 AND transfer_status = $8",
     )
     .bind(&held.id)
-    .bind(moved.status)
-    .bind(moved.approval)
-    .bind(moved.reviewer)
-    .bind(moved.reason)
+    .bind(to.as_str())
+    .bind(ApprovalState::after(to).as_str())
+    .bind(review.reviewer)
+    .bind(review.reason)
     .bind(store::timestamp(at))
-    .bind(moved.day)
+    .bind(review.day)
+    .bind(from.as_str())
     .execute(&mut **tx)
     .await
     .or_internal()?
@@ -290,7 +296,7 @@ async fn transition(
     if changed != 1 {
         return Err(not_awaiting(&held.reference_number));
     }
-    Ok(())
+    Ok(to)
 }
 
 /// Returns the reserve to the source account; the transactions become `failed`.
@@ -326,8 +332,18 @@ async fn release(
     if ledger::post(tx, &entry, head).await?.is_err() {
         return Err(Error::internal("a release of reserved funds was refused"));
     }
-    transactions::set_status(tx, held.debit_transaction_id.as_deref(), "failed").await?;
-    transactions::set_status(tx, held.fee_transaction_id.as_deref(), "failed").await?;
+    transactions::set_status(
+        tx,
+        held.debit_transaction_id.as_deref(),
+        models::TransactionStatus::Failed,
+    )
+    .await?;
+    transactions::set_status(
+        tx,
+        held.fee_transaction_id.as_deref(),
+        models::TransactionStatus::Failed,
+    )
+    .await?;
     Ok(head)
 }
 
@@ -344,14 +360,11 @@ pub async fn reject(
     let now = clock.now();
     let mut tx = store.begin_posting(&[&business_id]).await?;
     let held = load(&mut *tx, &business_id, &reference).await?;
-    if held.transfer_status != "pending_approval" {
-        return Err(not_awaiting(&reference));
-    }
+    held.check_awaiting()?;
     let closing = Closing {
-        status: "rejected",
+        requested: Move::Reject,
         reviewer: Some(&member.id),
         reason: body.reason.as_str(),
-        event: "transfer.rejected",
         audit: Some(AuditEntry::by(caller, AuditAction::RejectTransfer)),
     };
     let transfer = close(&mut tx, config.environment, &held, now, closing).await?;
@@ -361,10 +374,10 @@ pub async fn reject(
 
 /// How a held transfer ends without executing.
 struct Closing<'a> {
-    status: &'static str,
+    /// Rejected, cancelled or expired.
+    requested: Move,
     reviewer: Option<&'a str>,
     reason: &'a str,
-    event: &'static str,
     /// The member's action, when a member ended it (expiry has none).
     audit: Option<AuditEntry>,
 }
@@ -379,25 +392,20 @@ async fn close(
     closing: Closing<'_>,
 ) -> Result<models::Transfer, Error> {
     let head = release(tx, environment, held, now).await?;
-    let moved = Move {
-        status: closing.status,
-        approval: "rejected",
+    let review = Review {
+        requested: closing.requested,
         reviewer: closing.reviewer,
         reason: Some(closing.reason),
         day: None,
     };
-    transition(tx, held, &moved, head.posted_at).await?;
+    let ended = transition(tx, held, &review, head.posted_at).await?;
+    let event = ended
+        .event()
+        .ok_or_else(|| Error::internal(format!("a hold ended {ended} without an event")))?;
     let transfer = transfers::find(&mut **tx, &held.business_id, Lookup::Id(&held.id))
         .await?
         .ok_or_else(|| Error::internal("a transfer vanished"))?;
-    events::record(
-        tx,
-        &held.business_id,
-        closing.event,
-        &transfer,
-        head.posted_at,
-    )
-    .await?;
+    events::record(tx, &held.business_id, event, &transfer, head.posted_at).await?;
     if let Some(entry) = closing.audit {
         logs::audit(tx, head.posted_at, entry.target("transfer", &held.id)).await?;
     }
@@ -421,14 +429,11 @@ pub async fn cancel(
         return Err(Error::new(ResponseCode::PermissionDenied)
             .with_message("Only the member who initiated a transfer may cancel it"));
     }
-    if held.transfer_status != "pending_approval" {
-        return Err(not_awaiting(&reference));
-    }
+    held.check_awaiting()?;
     let closing = Closing {
-        status: "cancelled",
+        requested: Move::Cancel,
         reviewer: None,
         reason: "Cancelled by the initiator",
-        event: "transfer.cancelled",
         audit: Some(AuditEntry::by(caller, AuditAction::CancelTransfer)),
     };
     let transfer = close(&mut tx, config.environment, &held, now, closing).await?;
@@ -455,53 +460,70 @@ pub async fn approve(
     caller: &Caller,
     body: models::ApproveTransferRequest,
 ) -> Result<models::Transfer, Error> {
-    let member = member_of(&caller.principal)?.clone();
-    let business_id = caller.principal.business_id.clone();
-    let reference = body.reference_number.to_string();
+    let member = member_of(&caller.principal)?;
     let fingerprint = transfers::without_otp(&body)?;
     caller.principal.ensure_business_active()?;
-    if let Some(transfer) =
-        accounts::replayed(store, clock.now(), caller, &business_id, &fingerprint).await?
-    {
-        return Ok(transfer);
+    let prepare = async || {
+        let approval =
+            prepare_approval(store, config, provider, clock, caller, &member.id, &body).await?;
+        let ledgers = approval.ledgers();
+        Ok(Prepared::posting(approval, ledgers))
+    };
+    let write = async |tx: &mut Tx, approval: Approval, _: &mut Completion| {
+        execute_approval(tx, config, clock, caller, &member.id, approval).await
+    };
+    Keyed::new(store, clock, caller, &fingerprint)
+        .run(prepare, write)
+        .await
+}
+
+/// What an approval reads and asks before its transaction.
+struct Approval {
+    held: Held,
+    /// The beneficiary, looked up again.
+    beneficiary: banks::Beneficiary,
+    source: AccountRow,
+    /// The source as an intra-bank recipient reads it.
+    payer: Originator,
+}
+
+impl Approval {
+    /// The businesses whose ledgers the approval posts to: the approver's and, intra-bank,
+    /// the recipient's.
+    fn ledgers(&self) -> Vec<String> {
+        let mut ledgers = vec![self.held.business_id.clone()];
+        if let Some((_, recipient)) = &self.beneficiary.kobo_account {
+            ledgers.push(recipient.clone());
+        }
+        ledgers
     }
-    let held = load(store.pool(), &business_id, &reference).await?;
-    if held.transfer_status != "pending_approval" {
-        // A retry under the key of the approval that committed since the peek above finds
-        // the transfer approved; the approval's answer, stored in the same transaction, is
-        // there to replay now.
-        let error = not_awaiting(&reference);
-        return accounts::refused_unless_replayed(
-            store,
-            clock.now(),
-            caller,
-            &business_id,
-            &fingerprint,
-            error,
-        )
-        .await;
-    }
-    check_not_the_maker(&held, &member.id)?;
-    match transfers::check_member_otp_unless_replayed(
-        store,
-        config,
-        clock,
-        caller,
-        &fingerprint,
-        Some(body.otp.as_str()),
-    )
-    .await?
-    {
-        ControlFlow::Continue(()) => {}
-        ControlFlow::Break(transfer) => return Ok(transfer),
-    }
+}
+
+/// The approval's checks before its transaction, in the documented order: the transfer
+/// awaits approval (`47`, `48`), the approver is not its maker (`43`), their OTP (`45`,
+/// spent), the beneficiary by its name (`06`, `49`), the provider's screening (`80`, `83`).
+async fn prepare_approval(
+    store: &Store,
+    config: &Config,
+    provider: &dyn CoreBanking,
+    clock: &Clock,
+    caller: &Caller,
+    approver: &str,
+    body: &models::ApproveTransferRequest,
+) -> Result<Approval, Error> {
+    let business_id = &caller.principal.business_id;
+    let reference = body.reference_number.as_str();
+    let held = load(store.pool(), business_id, reference).await?;
+    held.check_awaiting()?;
+    check_not_the_maker(&held, approver)?;
+    identity::check_otp(store, config, clock, approver, body.otp.as_str()).await?;
     let beneficiary = beneficiary_still_named(store, provider, &held).await?;
     let source = accounts::find_by_id_in(store.pool(), &held.source_account_id)
         .await?
         .ok_or_else(|| Error::internal("the source account vanished"))?;
     let payer = transfers::payer(
         &source,
-        &accounts::business_name(store.pool(), &business_id).await?,
+        &accounts::business_name(store.pool(), business_id).await?,
     );
     provider
         .screen_transfer(&NipTransfer {
@@ -513,29 +535,90 @@ pub async fn approve(
             narration: held.narration.clone(),
         })
         .await?;
+    Ok(Approval {
+        held,
+        beneficiary,
+        source,
+        payer,
+    })
+}
 
-    let now = clock.now();
-    let recipient_business = beneficiary.kobo_account.as_ref().map(|(_, b)| b.clone());
-    let mut tx =
-        transfers::begin_payout(store, &business_id, recipient_business.as_deref()).await?;
-    let claim = idempotency::claim(&mut tx, now, caller, &business_id, &fingerprint).await?;
-    if let Claim::Replay(data) = claim {
-        return idempotency::replay(caller, data);
-    }
-    let heads =
-        transfers::lock_heads(&mut tx, &business_id, recipient_business.as_deref(), 1, now).await?;
+/// The approval's transaction: the heads, the checks of execution ([`recheck`]), the
+/// conditional move out of the hold, the reserve to its destination, the intra-bank credit,
+/// the event and the audit entry.
+async fn execute_approval(
+    tx: &mut Tx,
+    config: &Config,
+    clock: &Clock,
+    caller: &Caller,
+    approver: &str,
+    approval: Approval,
+) -> Result<models::Transfer, Error> {
+    let Approval {
+        held,
+        beneficiary,
+        source,
+        payer,
+    } = approval;
+    let business_id = held.business_id.as_str();
+    let recipient_business = beneficiary.kobo_account.as_ref().map(|(_, b)| b.as_str());
+    let heads = transfers::lock_heads(tx, business_id, recipient_business, 1, clock.now()).await?;
     let head = heads.source;
     let day = fees::lagos_day(head.posted_at);
-    recheck(&mut tx, config, &held, &source, &day).await?;
+    recheck(tx, config, &held, &source, &day).await?;
     let intra = held.transfer_type == "intra";
-    let moved = Move {
-        status: if intra { "success" } else { "processing" },
-        approval: "approved",
-        reviewer: Some(&member.id),
+    let review = Review {
+        requested: Move::Approve { intra },
+        reviewer: Some(approver),
         reason: None,
         day: Some(&day),
     };
-    transition(&mut tx, &held, &moved, head.posted_at).await?;
+    let approved = transition(tx, &held, &review, head.posted_at).await?;
+    let entry_id = post_reserve(tx, config, &held, head).await?;
+    transactions::set_status(
+        tx,
+        held.fee_transaction_id.as_deref(),
+        models::TransactionStatus::Success,
+    )
+    .await?;
+    if intra {
+        transactions::set_status(
+            tx,
+            held.debit_transaction_id.as_deref(),
+            models::TransactionStatus::Success,
+        )
+        .await?;
+        if let Some((looked_up, recipient)) = beneficiary.kobo_account.as_ref() {
+            let credited = Credited {
+                account_id: &looked_up.id,
+                business_id: recipient,
+                head: heads.recipient.unwrap_or(head),
+                entry_id: &entry_id,
+            };
+            credit_intra(tx, &held, head, &credited, &payer).await?;
+        }
+    }
+    let transfer = transfers::find(&mut **tx, business_id, Lookup::Id(&held.id))
+        .await?
+        .ok_or_else(|| Error::internal("a transfer vanished"))?;
+    // An inter-bank transfer is announced when NIP settles it.
+    if let (true, Some(event)) = (intra, approved.event()) {
+        let at = head.posted_at;
+        events::record(tx, business_id, event, &transfer, at).await?;
+    }
+    let entry = AuditEntry::by(caller, AuditAction::ApproveTransfer).target("transfer", &held.id);
+    logs::audit(tx, head.posted_at, entry).await?;
+    Ok(transfer)
+}
+
+/// Posts the held transfer's reserve to its destination (the beneficiary's Kobo account or NIP
+/// in flight, and the fees): `83` when the beneficiary's account cannot hold it.
+async fn post_reserve(
+    tx: &mut Tx,
+    config: &Config,
+    held: &Held,
+    head: ledger::Head,
+) -> Result<String, Error> {
     let charges = held.fee + held.vat;
     let mut postings = vec![Posting {
         account: LedgerAccount::Internal(Internal::Held, config.environment),
@@ -548,77 +631,63 @@ pub async fn approve(
         charges,
     ));
     let entry = Entry {
-        business_id: &business_id,
+        business_id: &held.business_id,
         kind: "transfer_approval",
         postings,
     };
-    let entry_id = match ledger::post(&mut tx, &entry, head).await? {
-        Ok(entry_id) => entry_id,
+    match ledger::post(tx, &entry, head).await? {
+        Ok(entry_id) => Ok(entry_id),
         Err(
             Refusal::BalanceLimit { .. }
             | Refusal::InsufficientFunds { .. }
             | Refusal::Inactive { .. },
-        ) => {
-            return Err(Error::new(ResponseCode::ProviderError)
-                .with_message("The beneficiary account cannot hold this amount"));
-        }
-    };
-    transactions::set_status(&mut tx, held.fee_transaction_id.as_deref(), "success").await?;
-    if intra {
-        transactions::set_status(&mut tx, held.debit_transaction_id.as_deref(), "success").await?;
-        if let (Some((looked_up, recipient)), Some(recipient_head)) = (
-            beneficiary.kobo_account.as_ref(),
-            heads.recipient.or(Some(head)),
-        ) {
-            let amount = Kobo::from_stored(held.amount)
-                .ok_or_else(|| Error::internal("a transfer of nothing"))?;
-            // Read again in the transaction: the approval may come hours after the request.
-            let account = accounts::find_by_id(&mut tx, &looked_up.id)
-                .await?
-                .ok_or_else(|| Error::internal("the beneficiary account vanished"))?;
-            transfers::check_recipient(&account)?;
-            // The same business paying itself: the credit takes the business's next place.
-            let credit_head = if recipient == &business_id {
-                ledger::advance_head(&mut tx, &business_id, head.posted_at).await?
-            } else {
-                recipient_head
-            };
-            let mut credit = Batch::new();
-            transfers::credit_recipient(
-                &mut credit,
-                recipient,
-                &account,
-                credit_head,
-                &entry_id,
-                amount,
-                &held.narration,
-                &payer,
-            )?;
-            credit.run(&mut tx).await?;
-        }
+        ) => Err(Error::new(ResponseCode::ProviderError)
+            .with_message("The beneficiary account cannot hold this amount")),
     }
-    let transfer = transfers::find(&mut *tx, &business_id, Lookup::Id(&held.id))
+}
+
+/// The Kobo account an approved intra-bank transfer credits, and where in its business's
+/// ledger.
+struct Credited<'a> {
+    account_id: &'a str,
+    business_id: &'a str,
+    head: ledger::Head,
+    entry_id: &'a str,
+}
+
+/// The beneficiary's side of an approved intra-bank transfer: its account read again (the
+/// approval may come hours after the request), its collection and `collection.received`.
+async fn credit_intra(
+    tx: &mut Tx,
+    held: &Held,
+    head: ledger::Head,
+    credited: &Credited<'_>,
+    payer: &Originator,
+) -> Result<(), Error> {
+    let amount =
+        Kobo::from_stored(held.amount).ok_or_else(|| Error::internal("a transfer of nothing"))?;
+    let account = accounts::find_by_id(tx, credited.account_id)
         .await?
-        .ok_or_else(|| Error::internal("a transfer vanished"))?;
-    if intra {
-        events::record(
-            &mut tx,
-            &business_id,
-            "transfer.success",
-            &transfer,
-            head.posted_at,
-        )
-        .await?;
-    }
-    logs::audit(
-        &mut tx,
-        head.posted_at,
-        AuditEntry::by(caller, AuditAction::ApproveTransfer).target("transfer", &held.id),
-    )
-    .await?;
-    idempotency::complete(&mut tx, &claim, &transfer).await?;
-    tx.commit().await.or_internal()?;
-    Ok(transfer)
+        .ok_or_else(|| Error::internal("the beneficiary account vanished"))?;
+    transfers::check_recipient(&account)?;
+    // The same business paying itself: the credit takes the business's next place.
+    let credit_head = if credited.business_id == held.business_id {
+        ledger::advance_head(tx, &held.business_id, head.posted_at).await?
+    } else {
+        credited.head
+    };
+    let mut credit = Batch::new();
+    transfers::credit_recipient(
+        &mut credit,
+        credited.business_id,
+        &account,
+        credit_head,
+        credited.entry_id,
+        amount,
+        &held.narration,
+        payer,
+    )?;
+    Ok(credit.run(tx).await?)
 }
 
 /// `43` when `member_id` is the transfer's maker: the member who initiated it or, for a
@@ -763,14 +832,13 @@ pub async fn expire_due(
     for (business_id, reference) in due {
         let mut tx = store.begin_posting(&[&business_id]).await?;
         let held = load(&mut *tx, &business_id, &reference).await?;
-        if held.transfer_status != "pending_approval" {
+        if held.check_awaiting().is_err() {
             continue;
         }
         let closing = Closing {
-            status: "expired",
+            requested: Move::Expire,
             reviewer: None,
             reason: "Not reviewed in time",
-            event: "transfer.expired",
             audit: None,
         };
         close(&mut tx, environment, &held, now, closing).await?;

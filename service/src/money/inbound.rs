@@ -10,10 +10,10 @@ use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::ResponseCode;
 
-use crate::error::{Error, OrInternal};
+use crate::error::Error;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
-use crate::kernel::store::Store;
+use crate::kernel::store::{Store, Tx};
 use crate::kernel::text;
 use crate::money::accounts::find_by_number;
 use crate::money::amount::Kobo;
@@ -22,7 +22,7 @@ use crate::money::nuban;
 use crate::money::transactions::{self, NewTransaction, Originator};
 use crate::outbox::events;
 use crate::platform::caller::Caller;
-use crate::platform::idempotency::{self, Claim};
+use crate::platform::idempotency::{Completion, Keyed, Prepared};
 use crate::platform::logs::{self, AuditEntry};
 
 /// The sandbox's default sender: a test customer at Guaranty Trust Bank.
@@ -143,29 +143,23 @@ async fn credit_with(
     credit: &InboundCredit,
 ) -> Result<models::IntegrationTransaction, Error> {
     let business_id = caller.principal.business_id.as_str();
-    let now = clock.now();
-    let mut tx = store.begin_posting(&[business_id]).await?;
-    let claim = idempotency::claim(&mut tx, now, caller, business_id, body).await?;
-    if let Claim::Replay(data) = claim {
-        return idempotency::replay(caller, data);
-    }
-    let transaction = post_credit(&mut tx, business_id, credit, now).await?;
-    logs::audit(
-        &mut tx,
-        transaction.created_at,
-        AuditEntry::by(caller, AuditAction::ReceiveInboundTransfer)
-            .target("transaction", transaction.id.to_string()),
-    )
-    .await?;
-    idempotency::complete(&mut tx, &claim, &transaction).await?;
-    tx.commit().await.or_internal()?;
-    Ok(transaction)
+    let prepare = async || Ok(Prepared::posting((), vec![business_id.to_owned()]));
+    let write = async |tx: &mut Tx, (), _: &mut Completion| {
+        let transaction = post_credit(tx, business_id, credit, clock.now()).await?;
+        let entry = AuditEntry::by(caller, AuditAction::ReceiveInboundTransfer)
+            .target("transaction", transaction.id.to_string());
+        logs::audit(tx, transaction.created_at, entry).await?;
+        Ok(transaction)
+    };
+    Keyed::new(store, clock, caller, body)
+        .run(prepare, write)
+        .await
 }
 
 /// Posts `credit` to the business's account inside `tx`: the ledger head, the entry, the
 /// transaction and settlement, the `collection.received` event.
 pub async fn post_credit(
-    tx: &mut crate::kernel::store::Tx,
+    tx: &mut Tx,
     business_id: &str,
     credit: &InboundCredit,
     now: DateTime<Utc>,

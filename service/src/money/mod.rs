@@ -15,8 +15,10 @@ pub mod bulk;
 pub mod fees;
 pub mod inbound;
 pub mod ledger;
-pub mod nip;
 pub mod nuban;
 pub mod transactions;
 pub mod transfers;
 pub mod verify;
+
+/// The NIP worker's settlement of inter-bank transfers (in `transfers`).
+pub use transfers::nip;

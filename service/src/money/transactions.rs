@@ -146,11 +146,15 @@ pub fn record_into(
 
 /// Changes the status of transaction `id`, when there is one (`pending` becoming `success`,
 /// `reversed` or `failed`): its amount and place in the listing never change.
-pub async fn set_status(tx: &mut Tx, id: Option<&str>, status: &str) -> Result<(), Error> {
+pub async fn set_status(
+    tx: &mut Tx,
+    id: Option<&str>,
+    status: models::TransactionStatus,
+) -> Result<(), Error> {
     if let Some(id) = id {
         sqlx::query("UPDATE transactions SET status = $2 WHERE id = $1")
             .bind(id)
-            .bind(status)
+            .bind(status.to_string())
             .execute(&mut **tx)
             .await
             .or_internal()?;

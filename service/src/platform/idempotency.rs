@@ -1,23 +1,24 @@
 //! `Idempotency-Key`: a retry of a creating or money-moving operation returns the first answer.
 //!
-//! Use it inside the operation's transaction, before its first write:
+//! Every keyed operation runs through [`Keyed::run`], which owns the whole protocol:
 //!
-//! ```text
-//! let mut tx = store.begin().await?;
-//! let claim = idempotency::claim(&mut tx, now, caller, business_id, &body).await?;
-//! if let Claim::Replay(data) = claim {
-//!     return idempotency::replay(caller, data);
-//! }
-//! ... the operation's writes ...
-//! idempotency::complete(&mut tx, &claim, &response).await?;
-//! tx.commit().await?;
-//! ```
-//!
-//! The claim row and the stored answer commit with the operation's writes, so a request that
-//! fails leaves no claim behind and its retry runs afresh. A concurrent request with the same
-//! key waits for the first one's transaction (SQLite's single writer, PostgreSQL's unique index)
-//! and then replays it. A claim committed without an answer (an operation that commits before
-//! calling a provider, say) makes retries answer `28` until the answer is stored.
+//! 1. **Peek.** A key already answered is answered at once, before any work (one read, no
+//!    transaction, no write turn): the stored answer, or the stored refusal, marked replayed.
+//! 2. **Prepare.** The operation's work that needs no transaction: its checks, its reads, its
+//!    provider calls (a slow provider never holds a lock) and the single-use OTP, which the
+//!    check spends.
+//! 3. **Claim.** The transaction begins (plain, or posting to ledgers: [`Begin`]), and the key
+//!    is claimed by its first statement. A concurrent request with the same key waits for the
+//!    first one's transaction (SQLite's single writer, PostgreSQL's unique index) and then
+//!    replays it; one still running is `28`; the key with another body is `27`.
+//! 4. **Write** the operation's rows, then **complete**: the answer is stored in the same
+//!    transaction (in the operation's own batch when it writes one: [`Completion::into`]), so
+//!    a request that fails leaves no claim behind and its retry runs afresh.
+//! 5. **Refuse.** A refusal that a retry would meet again (a payout's `06`, `26`, `42`, `49`:
+//!    [`LASTING_PAYOUT_REFUSALS`], which an operation opts into with [`Keyed::storing`]) is
+//!    stored under the key, in its own transaction, and replayed like an answer. Before answering any other refusal, the key is peeked at again: a retry racing
+//!    its own first send may be refused for what that send did (the customer it opened, the
+//!    transfer it approved, the OTP it spent), and the first send's answer is the retry's.
 //!
 //! Keys are scoped to the business and the operation, and kept 24 hours ([`RETENTION_HOURS`]);
 //! an expired key is forgotten when it is claimed again, and [`purge_expired`] deletes the rest.
@@ -31,6 +32,7 @@ use sqlx::Row;
 
 use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
+use crate::kernel::clock::Clock;
 use crate::kernel::secrets::sha256_hex;
 use crate::kernel::store::{self, Store, Tx};
 use crate::platform::caller::Caller;
@@ -57,7 +59,7 @@ pub struct Key {
 }
 
 /// Claims `caller.idempotency_key` (if any) for `body` within `tx`.
-pub async fn claim<P, B: Serialize>(
+async fn claim<P, B: Serialize>(
     tx: &mut Tx,
     now: DateTime<Utc>,
     caller: &Caller<P>,
@@ -89,35 +91,33 @@ fn marked_if_stored<P, T>(caller: &Caller<P>, result: Result<T, Error>) -> Resul
     result
 }
 
-/// The refusals an idempotent retry would meet again, so they are stored and replayed like an
-/// answer: the beneficiary does not exist (`06`), the client reference is taken (`26`), the
-/// source account is not the business's (`42`), the name does not match (`49`). Every other
-/// refusal may pass later (a new OTP, funds, the provider back) and is not stored.
-pub fn stored_refusal(code: ResponseCode) -> bool {
-    matches!(
-        code,
-        ResponseCode::BeneficiaryAccountNotFound
-            | ResponseCode::Duplicate
-            | ResponseCode::SourceAccountNotFound
-            | ResponseCode::BeneficiaryNameMismatch
-    )
+/// The refusals of a payout that a retry would meet again, so they are stored under its key
+/// and replayed like an answer: the beneficiary does not exist (`06`), the client reference is
+/// taken (`26`), the source account is not the business's (`42`), the name does not match
+/// (`49`). Every other refusal may pass later (a new OTP, funds, the provider back).
+pub const LASTING_PAYOUT_REFUSALS: &[ResponseCode] = &[
+    ResponseCode::BeneficiaryAccountNotFound,
+    ResponseCode::Duplicate,
+    ResponseCode::SourceAccountNotFound,
+    ResponseCode::BeneficiaryNameMismatch,
+];
+
+/// Whether a refusal is of a kind that may be stored ([`LASTING_PAYOUT_REFUSALS`]).
+fn stored_refusal(code: ResponseCode) -> bool {
+    LASTING_PAYOUT_REFUSALS.contains(&code)
 }
 
 /// The response code of a stored refusal.
 fn refusal_code(text: &str) -> Option<ResponseCode> {
-    [
-        ResponseCode::BeneficiaryAccountNotFound,
-        ResponseCode::Duplicate,
-        ResponseCode::SourceAccountNotFound,
-        ResponseCode::BeneficiaryNameMismatch,
-    ]
-    .into_iter()
-    .find(|code| code.as_str() == text)
+    LASTING_PAYOUT_REFUSALS
+        .iter()
+        .copied()
+        .find(|code| code.as_str() == text)
 }
 
 /// Stores `refusal` as the answer of a [`Claim::New`] when it is one that lasts
 /// ([`stored_refusal`]); the caller commits `tx` and answers the refusal.
-pub async fn complete_refusal(tx: &mut Tx, claim: &Claim, refusal: &Error) -> Result<(), Error> {
+async fn complete_refusal(tx: &mut Tx, claim: &Claim, refusal: &Error) -> Result<(), Error> {
     let Claim::New(key) = claim else {
         return Ok(());
     };
@@ -198,7 +198,7 @@ const STORED: &str = "SELECT request_hash, response_data, refusal_code, refusal_
 /// a key already stored, read outside any transaction and writing nothing (on SQLite it waits
 /// for no write turn). `None` when no key was sent or the key is new or expired: the
 /// operation then runs, and its own [`claim`] decides a race with a concurrent request.
-pub async fn peek<P, B: Serialize>(
+async fn peek<P, B: Serialize>(
     store: &Store,
     now: DateTime<Utc>,
     caller: &Caller<P>,
@@ -251,18 +251,14 @@ fn judge(row: &sqlx::any::AnyRow, request_hash: &str) -> Result<Claim, Error> {
 }
 
 /// Stores the answer of a [`Claim::New`] in `tx`; does nothing for the other outcomes.
-pub async fn complete<T: Serialize>(tx: &mut Tx, claim: &Claim, data: &T) -> Result<(), Error> {
+async fn complete<T: Serialize>(tx: &mut Tx, claim: &Claim, data: &T) -> Result<(), Error> {
     let mut batch = Batch::new();
     complete_into(&mut batch, claim, data)?;
     Ok(batch.run(tx).await?)
 }
 
 /// [`complete`] as a statement of `batch`, which runs in the claim's transaction.
-pub fn complete_into<T: Serialize>(
-    batch: &mut Batch,
-    claim: &Claim,
-    data: &T,
-) -> Result<(), Error> {
+fn complete_into<T: Serialize>(batch: &mut Batch, claim: &Claim, data: &T) -> Result<(), Error> {
     let Claim::New(key) = claim else {
         return Ok(());
     };
@@ -280,9 +276,195 @@ pub fn complete_into<T: Serialize>(
 }
 
 /// The stored answer, marked as a replay for the `Idempotent-Replayed` header.
-pub fn replay<P, T: DeserializeOwned>(caller: &Caller<P>, data: Value) -> Result<T, Error> {
+fn replay<P, T: DeserializeOwned>(caller: &Caller<P>, data: Value) -> Result<T, Error> {
     caller.mark_replayed();
     serde_json::from_value(data).or_internal()
+}
+
+/// How a keyed operation's transaction begins.
+#[derive(Debug)]
+pub enum Begin {
+    /// `Store::begin`.
+    Plain,
+    /// `Store::begin_posting`: it posts to the ledgers of these businesses.
+    Posting(Vec<String>),
+}
+
+/// What a keyed operation's preparation hands its write: the value it computed, and how its
+/// transaction begins.
+#[derive(Debug)]
+pub struct Prepared<R> {
+    pub value: R,
+    pub begin: Begin,
+}
+
+impl<R> Prepared<R> {
+    /// `value`, for a plain transaction.
+    pub fn plain(value: R) -> Prepared<R> {
+        Prepared {
+            value,
+            begin: Begin::Plain,
+        }
+    }
+
+    /// `value`, for a transaction that posts to the ledgers of `businesses`.
+    pub fn posting(value: R, businesses: Vec<String>) -> Prepared<R> {
+        Prepared {
+            value,
+            begin: Begin::Posting(businesses),
+        }
+    }
+}
+
+/// The claimed key's completion, for an operation that writes its rows in one batch: the
+/// answer goes into that batch ([`Completion::into`]) rather than a statement of its own.
+pub struct Completion {
+    claim: Claim,
+    done: bool,
+}
+
+impl Completion {
+    /// Stores `answer` as a statement of `batch`, which runs in the claim's transaction.
+    pub fn into<T: Serialize>(&mut self, batch: &mut Batch, answer: &T) -> Result<(), Error> {
+        complete_into(batch, &self.claim, answer)?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+/// One call of a keyed operation, ready to [`Keyed::run`]: the caller (with its key, if it
+/// sent one), the body as the key's fingerprint, and the refusals that are stored under the
+/// key ([`Keyed::storing`]; none unless the operation says so).
+pub struct Keyed<'a, B> {
+    store: &'a Store,
+    clock: &'a Clock,
+    caller: &'a Caller,
+    fingerprint: &'a B,
+    lasting: &'static [ResponseCode],
+}
+
+impl<'a, B: Serialize> Keyed<'a, B> {
+    pub fn new(store: &'a Store, clock: &'a Clock, caller: &'a Caller, fingerprint: &'a B) -> Self {
+        Keyed {
+            store,
+            clock,
+            caller,
+            fingerprint,
+            lasting: &[],
+        }
+    }
+
+    /// Stores these refusals under the key (a retry would meet them again): see
+    /// [`LASTING_PAYOUT_REFUSALS`].
+    pub fn storing(mut self, lasting: &'static [ResponseCode]) -> Self {
+        self.lasting = lasting;
+        self
+    }
+
+    /// Runs the operation through the whole protocol (see the module's documentation): the
+    /// peek, `prepare` (no transaction), the transaction and its claim, `write` in it, the
+    /// completion and the commit; a lasting refusal stored, the peek again before any other.
+    /// Without a key, only `prepare` and `write` run.
+    pub async fn run<R, T>(
+        self,
+        prepare: impl AsyncFnOnce() -> Result<Prepared<R>, Error>,
+        write: impl AsyncFnOnce(&mut Tx, R, &mut Completion) -> Result<T, Error>,
+    ) -> Result<T, Error>
+    where
+        T: Serialize + DeserializeOwned,
+    {
+        let business_id = self.caller.principal.business_id.as_str();
+        let now = self.clock.now();
+        if let Some(answer) =
+            peek(self.store, now, self.caller, business_id, self.fingerprint).await?
+        {
+            return replay(self.caller, answer);
+        }
+        let prepared = match prepare().await {
+            Ok(prepared) => prepared,
+            Err(error) => return self.refuse(error).await,
+        };
+        match self.claim_and_write(prepared, write).await {
+            Ok(Written::Answer(answer)) => Ok(answer),
+            Ok(Written::Replay(stored)) => replay(self.caller, stored),
+            Err(error) => self.refuse(error).await,
+        }
+    }
+
+    /// [`Keyed::run`] for an operation with nothing to prepare and a plain transaction.
+    pub async fn run_in_transaction<T>(
+        self,
+        write: impl AsyncFnOnce(&mut Tx, &mut Completion) -> Result<T, Error>,
+    ) -> Result<T, Error>
+    where
+        T: Serialize + DeserializeOwned,
+    {
+        let prepare = async || Ok(Prepared::plain(()));
+        let write =
+            async |tx: &mut Tx, (): (), completion: &mut Completion| write(tx, completion).await;
+        self.run(prepare, write).await
+    }
+
+    /// Begins the transaction, claims the key, writes, completes and commits.
+    async fn claim_and_write<R, T: Serialize>(
+        &self,
+        prepared: Prepared<R>,
+        write: impl AsyncFnOnce(&mut Tx, R, &mut Completion) -> Result<T, Error>,
+    ) -> Result<Written<T>, Error> {
+        let business_id = self.caller.principal.business_id.as_str();
+        let mut tx = match &prepared.begin {
+            Begin::Plain => self.store.begin().await?,
+            Begin::Posting(businesses) => {
+                let businesses: Vec<&str> = businesses.iter().map(String::as_str).collect();
+                self.store.begin_posting(&businesses).await?
+            }
+        };
+        let now = self.clock.now();
+        let claim = claim(&mut tx, now, self.caller, business_id, self.fingerprint).await?;
+        if let Claim::Replay(stored) = claim {
+            return Ok(Written::Replay(stored));
+        }
+        let mut completion = Completion { claim, done: false };
+        let answer = write(&mut tx, prepared.value, &mut completion).await?;
+        if !completion.done {
+            complete(&mut tx, &completion.claim, &answer).await?;
+        }
+        tx.commit().await.or_internal()?;
+        Ok(Written::Answer(answer))
+    }
+
+    /// Answers `error`: a lasting refusal is stored under the key first (in a transaction of
+    /// its own: the operation's rolled back), so its retries meet it again; before any other
+    /// refusal the key is peeked at again, and a stored answer (the key's first send, committed
+    /// meanwhile) is the answer instead. Failures are answered as they are.
+    async fn refuse<T: DeserializeOwned>(&self, error: Error) -> Result<T, Error> {
+        let business_id = self.caller.principal.business_id.as_str();
+        if self.caller.idempotency_key.is_none() || !matches!(error, Error::Refused { .. }) {
+            return Err(error);
+        }
+        let now = self.clock.now();
+        if !self.lasting.contains(&error.code()) {
+            return match peek(self.store, now, self.caller, business_id, self.fingerprint).await? {
+                Some(answer) => replay(self.caller, answer),
+                None => Err(error),
+            };
+        }
+        let mut tx = self.store.begin().await?;
+        let claim = claim(&mut tx, now, self.caller, business_id, self.fingerprint).await?;
+        if let Claim::Replay(stored) = claim {
+            return replay(self.caller, stored);
+        }
+        complete_refusal(&mut tx, &claim, &error).await?;
+        tx.commit().await.or_internal()?;
+        Err(error)
+    }
+}
+
+/// What the transaction of [`Keyed::run`] ended with.
+enum Written<T> {
+    Answer(T),
+    /// The key was answered by a concurrent request meanwhile.
+    Replay(Value),
 }
 
 /// [`purge_expired`]'s statement (`$1`: the cutoff); its index is `idempotency_keys_created`.

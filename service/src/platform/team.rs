@@ -9,7 +9,6 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Duration, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::{Permission, ResponseCode};
-use serde_json::json;
 
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
@@ -21,7 +20,7 @@ use crate::kernel::text;
 use crate::outbox::{self, Notification};
 use crate::platform::business::{self, normalize_email};
 use crate::platform::caller::Caller;
-use crate::platform::idempotency::{self, Claim};
+use crate::platform::idempotency::Keyed;
 use crate::platform::logs::{self, AuditEntry};
 use crate::platform::permissions::{self, OWNER_ROLE_ID};
 use crate::platform::principal::{member_of, MemberPrincipal};
@@ -275,69 +274,65 @@ pub async fn add_member(
         return Err(invalid(format!("`{field}`: must not be blank")));
     }
 
-    let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, caller, business_id, &body).await?;
-    if let Claim::Replay(_) = claim {
-        caller.mark_replayed();
-        return Ok(());
-    }
-    let role = usable_role(&mut tx, business_id, &body.role_id.to_string()).await?;
-    if role.is_owner() && !actor.is_owner {
-        return Err(owners_only("Only an Owner can invite someone as Owner"));
-    }
-    check_grantable(actor, &role.permissions)?;
-    // Another business's members are none of this one's concern: only this business is asked.
-    let taken: Option<String> =
-        sqlx::query_scalar("SELECT id FROM members WHERE email = $1 AND business_id = $2")
-            .bind(&email)
+    // The answer stored under the key is `{}` (no data).
+    let invited = Keyed::new(store, clock, caller, &body)
+        .run_in_transaction(async |tx, _| {
+            let role = usable_role(tx, business_id, &body.role_id.to_string()).await?;
+            if role.is_owner() && !actor.is_owner {
+                return Err(owners_only("Only an Owner can invite someone as Owner"));
+            }
+            check_grantable(actor, &role.permissions)?;
+            // Another business's members are none of this one's concern: only this business is
+            // asked.
+            let taken: Option<String> =
+                sqlx::query_scalar("SELECT id FROM members WHERE email = $1 AND business_id = $2")
+                    .bind(&email)
+                    .bind(business_id)
+                    .fetch_optional(&mut **tx)
+                    .await?;
+            if taken.is_some() {
+                return Err(duplicate_email(&email));
+            }
+            let member_id = store::new_id();
+            let now_text = store::timestamp(now);
+            sqlx::query(
+                "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
+               password_hash, is_active, invitation_status, last_login, date_joined, \
+               created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, NULL, 0, 'pending', NULL, $7, $7, $7)",
+            )
+            .bind(&member_id)
             .bind(business_id)
-            .fetch_optional(&mut *tx)
+            .bind(&email)
+            .bind(first_name)
+            .bind(last_name)
+            .bind(&role.id)
+            .bind(&now_text)
+            .execute(&mut **tx)
             .await
-            .or_internal()?;
-    if taken.is_some() {
-        return Err(duplicate_email(&email));
-    }
-    let member_id = store::new_id();
-    let now_text = store::timestamp(now);
-    sqlx::query(
-        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
-           password_hash, is_active, invitation_status, last_login, date_joined, created_at, \
-           updated_at) VALUES ($1, $2, $3, $4, $5, $6, NULL, 0, 'pending', NULL, $7, $7, $7)",
-    )
-    .bind(&member_id)
-    .bind(business_id)
-    .bind(&email)
-    .bind(first_name)
-    .bind(last_name)
-    .bind(&role.id)
-    .bind(&now_text)
-    .execute(&mut *tx)
-    .await
-    .map_err(|error| {
-        if is_unique_violation(&error) {
-            duplicate_email(&email)
-        } else {
-            Error::from(error)
-        }
-    })?;
-    let business_name = business_name(&mut tx, business_id).await?;
-    let invitee = Invitee {
-        business_id,
-        business_name: &business_name,
-        member_id: &member_id,
-        email: &email,
-        first_name,
-        role_name: &role.name,
-    };
-    invite(&mut tx, config, now, &invitee).await?;
-    logs::audit(
-        &mut tx,
-        now,
-        AuditEntry::by(caller, AuditAction::AddMember).target("member", &member_id),
-    )
-    .await?;
-    idempotency::complete(&mut tx, &claim, &json!({})).await?;
-    tx.commit().await.or_internal()
+            .map_err(|error| {
+                if is_unique_violation(&error) {
+                    duplicate_email(&email)
+                } else {
+                    Error::from(error)
+                }
+            })?;
+            let business_name = business_name(tx, business_id).await?;
+            let invitee = Invitee {
+                business_id,
+                business_name: &business_name,
+                member_id: &member_id,
+                email: &email,
+                first_name,
+                role_name: &role.name,
+            };
+            invite(tx, config, now, &invitee).await?;
+            let entry = AuditEntry::by(caller, AuditAction::AddMember).target("member", &member_id);
+            logs::audit(tx, now, entry).await?;
+            Ok(models::EmptyObject {})
+        })
+        .await;
+    invited.map(|_| ())
 }
 
 /// `26` for an email already a member of this business (the only business it is asked of).
@@ -800,40 +795,33 @@ pub async fn create_role(
         .map(|description| description.trim().to_owned())
         .unwrap_or_default();
 
-    let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, caller, business_id, &body).await?;
-    if let Claim::Replay(data) = claim {
-        return idempotency::replay(caller, data);
-    }
-    check_role_name_free(&mut tx, business_id, &name, &name_key, None).await?;
-    let role_id = store::new_id();
-    let now_text = store::timestamp(now);
-    sqlx::query(
-        "INSERT INTO roles (id, business_id, name, name_key, description, permission_codes, \
-           is_built_in, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7)",
-    )
-    .bind(&role_id)
-    .bind(business_id)
-    .bind(&name)
-    .bind(&name_key)
-    .bind(&description)
-    .bind(permissions::to_stored(&permissions))
-    .bind(&now_text)
-    .execute(&mut *tx)
-    .await
-    .map_err(|error| role_write_error(error, &name))?;
-    logs::audit(
-        &mut tx,
-        now,
-        AuditEntry::by(caller, AuditAction::CreateRole).target("role", &role_id),
-    )
-    .await?;
-    let role = role_view(&mut *tx, business_id, &role_id)
-        .await?
-        .ok_or_else(|| Error::internal("the new role vanished"))?;
-    idempotency::complete(&mut tx, &claim, &role).await?;
-    tx.commit().await.or_internal()?;
-    Ok(role)
+    Keyed::new(store, clock, caller, &body)
+        .run_in_transaction(async |tx, _| {
+            check_role_name_free(tx, business_id, &name, &name_key, None).await?;
+            let role_id = store::new_id();
+            let now_text = store::timestamp(now);
+            sqlx::query(
+                "INSERT INTO roles (id, business_id, name, name_key, description, \
+               permission_codes, is_built_in, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7)",
+            )
+            .bind(&role_id)
+            .bind(business_id)
+            .bind(&name)
+            .bind(&name_key)
+            .bind(&description)
+            .bind(permissions::to_stored(&permissions))
+            .bind(&now_text)
+            .execute(&mut **tx)
+            .await
+            .map_err(|error| role_write_error(error, &name))?;
+            let entry = AuditEntry::by(caller, AuditAction::CreateRole).target("role", &role_id);
+            logs::audit(tx, now, entry).await?;
+            role_view(&mut **tx, business_id, &role_id)
+                .await?
+                .ok_or_else(|| Error::internal("the new role vanished"))
+        })
+        .await
 }
 
 /// A failed role insert or update: a taken name (`26`), or an internal error.

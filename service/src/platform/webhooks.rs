@@ -13,12 +13,12 @@ use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::paging::{self, Conditions, Page, Sql};
-use crate::kernel::store::{self, Store};
+use crate::kernel::store::{self, Store, Tx};
 use crate::outbox::destination::{self, Policy, SystemResolver};
 use crate::outbox::webhooks::{body_of, TEST_EVENT};
 use crate::outbox::{events, signing};
 use crate::platform::caller::Caller;
-use crate::platform::idempotency::{self, Claim};
+use crate::platform::idempotency::{Completion, Keyed, Prepared};
 use crate::platform::logs::{self, AuditEntry};
 use crate::platform::principal::member_of;
 
@@ -131,69 +131,63 @@ pub async fn create_configuration(
     let url = body.url.to_string();
     let ip_whitelist = addresses(&body.ip_whitelist.clone().unwrap_or_default());
     let event_types = kinds(&body.event_types.clone().unwrap_or_default());
-    check_destination(config, &url, &ip_whitelist).await?;
-    let now = clock.now();
-    let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, caller, &business_id, &body).await?;
-    if let Claim::Replay(data) = claim {
-        return idempotency::replay(caller, data);
-    }
-    let id = store::new_id();
-    let secret = signing::new_secret();
-    let inserted = sqlx::query(
-        "INSERT INTO webhook_configurations (id, business_id, url, is_active, ip_whitelist, \
-           event_types, secret, created_at, updated_at) VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $7) \
-         ON CONFLICT (business_id) DO NOTHING",
-    )
-    .bind(&id)
-    .bind(&business_id)
-    .bind(&url)
-    .bind(json_list(&ip_whitelist)?)
-    .bind(json_list(&event_types)?)
-    .bind(&secret)
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    if inserted == 0 {
-        return Err(Error::new(ResponseCode::Duplicate).with_message(
-            "The business already has a webhook configuration: change it with \
-             update_webhook_configuration",
-        ));
-    }
-    // Events from before the endpoint existed are not sent now (they stay replayable).
-    sqlx::query(
-        "UPDATE events SET delivery_status = 'skipped', next_attempt_at = NULL \
-         WHERE business_id = $1 AND delivery_status = 'pending'",
-    )
-    .bind(&business_id)
-    .execute(&mut *tx)
-    .await
-    .or_internal()?;
-    let stored = configuration(&mut *tx, &business_id)
-        .await?
-        .ok_or_else(|| Error::internal("the new webhook configuration vanished"))?;
-    logs::audit(
-        &mut tx,
-        now,
-        AuditEntry::by(caller, AuditAction::CreateWebhookConfiguration)
-            .target("webhook_configuration", id),
-    )
-    .await?;
-    let created = models::CreatedWebhookConfiguration {
-        id: stored.id,
-        url: stored.url,
-        is_active: stored.is_active,
-        ip_whitelist: stored.ip_whitelist,
-        event_types: stored.event_types,
-        secret: parse(secret)?,
-        created_at: stored.created_at,
-        updated_at: stored.updated_at,
+    let prepare = async || {
+        check_destination(config, &url, &ip_whitelist).await?;
+        Ok(Prepared::plain(()))
     };
-    idempotency::complete(&mut tx, &claim, &created).await?;
-    tx.commit().await.or_internal()?;
-    Ok(created)
+    let write = async |tx: &mut Tx, (), _: &mut Completion| {
+        let now = clock.now();
+        let id = store::new_id();
+        let secret = signing::new_secret();
+        let inserted = sqlx::query(
+            "INSERT INTO webhook_configurations (id, business_id, url, is_active, ip_whitelist, \
+               event_types, secret, created_at, updated_at) \
+             VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $7) ON CONFLICT (business_id) DO NOTHING",
+        )
+        .bind(&id)
+        .bind(&business_id)
+        .bind(&url)
+        .bind(json_list(&ip_whitelist)?)
+        .bind(json_list(&event_types)?)
+        .bind(&secret)
+        .bind(store::timestamp(now))
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        if inserted == 0 {
+            return Err(Error::new(ResponseCode::Duplicate).with_message(
+                "The business already has a webhook configuration: change it with \
+                 update_webhook_configuration",
+            ));
+        }
+        // Events from before the endpoint existed are not sent now (they stay replayable).
+        sqlx::query(
+            "UPDATE events SET delivery_status = 'skipped', next_attempt_at = NULL \
+             WHERE business_id = $1 AND delivery_status = 'pending'",
+        )
+        .bind(&business_id)
+        .execute(&mut **tx)
+        .await?;
+        let stored = configuration(&mut **tx, &business_id)
+            .await?
+            .ok_or_else(|| Error::internal("the new webhook configuration vanished"))?;
+        let entry = AuditEntry::by(caller, AuditAction::CreateWebhookConfiguration)
+            .target("webhook_configuration", id);
+        logs::audit(tx, now, entry).await?;
+        Ok(models::CreatedWebhookConfiguration {
+            id: stored.id,
+            url: stored.url,
+            is_active: stored.is_active,
+            ip_whitelist: stored.ip_whitelist,
+            event_types: stored.event_types,
+            secret: parse(secret)?,
+            created_at: stored.created_at,
+            updated_at: stored.updated_at,
+        })
+    };
+    Keyed::new(store, clock, caller, &body)
+        .run(prepare, write)
+        .await
 }
 
 pub async fn update_configuration(
@@ -267,51 +261,41 @@ pub async fn rotate_secret(
     body: models::EmptyObject,
 ) -> Result<models::RotatedWebhookSecret, Error> {
     let business_id = caller.principal.business_id.clone();
-    let now = clock.now();
-    let mut tx = store.begin().await?;
-    let claim = idempotency::claim(&mut tx, now, caller, &business_id, &body).await?;
-    if let Claim::Replay(data) = claim {
-        return idempotency::replay(caller, data);
-    }
-    let secret = signing::new_secret();
-    let expires_at = now + chrono::Duration::seconds(config.webhooks.secret_overlap_seconds);
-    // The current secret becomes the previous one; an older previous one ends now.
-    let rotated = sqlx::query(
-        "UPDATE webhook_configurations SET previous_secret = secret, secret = $2, \
-           previous_secret_expires_at = $3, updated_at = $4 WHERE business_id = $1",
-    )
-    .bind(&business_id)
-    .bind(&secret)
-    .bind(store::timestamp(expires_at))
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    if rotated == 0 {
-        return Err(no_configuration());
-    }
-    let id: String = sqlx::query("SELECT id FROM webhook_configurations WHERE business_id = $1")
-        .bind(&business_id)
-        .fetch_one(&mut *tx)
+    Keyed::new(store, clock, caller, &body)
+        .run_in_transaction(async |tx, _| {
+            let now = clock.now();
+            let secret = signing::new_secret();
+            let expires_at =
+                now + chrono::Duration::seconds(config.webhooks.secret_overlap_seconds);
+            // The current secret becomes the previous one; an older previous one ends now.
+            let rotated = sqlx::query(
+                "UPDATE webhook_configurations SET previous_secret = secret, secret = $2, \
+               previous_secret_expires_at = $3, updated_at = $4 WHERE business_id = $1",
+            )
+            .bind(&business_id)
+            .bind(&secret)
+            .bind(store::timestamp(expires_at))
+            .bind(store::timestamp(now))
+            .execute(&mut **tx)
+            .await?
+            .rows_affected();
+            if rotated == 0 {
+                return Err(no_configuration());
+            }
+            let id: String =
+                sqlx::query_scalar("SELECT id FROM webhook_configurations WHERE business_id = $1")
+                    .bind(&business_id)
+                    .fetch_one(&mut **tx)
+                    .await?;
+            let entry = AuditEntry::by(caller, AuditAction::RotateWebhookSecret)
+                .target("webhook_configuration", id);
+            logs::audit(tx, now, entry).await?;
+            Ok(models::RotatedWebhookSecret {
+                secret: parse(secret)?,
+                previous_secret_expires_at: expires_at,
+            })
+        })
         .await
-        .or_internal()?
-        .try_get("id")
-        .or_internal()?;
-    logs::audit(
-        &mut tx,
-        now,
-        AuditEntry::by(caller, AuditAction::RotateWebhookSecret)
-            .target("webhook_configuration", id),
-    )
-    .await?;
-    let answer = models::RotatedWebhookSecret {
-        secret: parse(secret)?,
-        previous_secret_expires_at: expires_at,
-    };
-    idempotency::complete(&mut tx, &claim, &answer).await?;
-    tx.commit().await.or_internal()?;
-    Ok(answer)
 }
 
 /// Every column a [`models::WebhookDelivery`] is read from.

@@ -26,7 +26,7 @@ use crate::money::accounts;
 use crate::money::amount::Kobo;
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting};
 use crate::money::transactions::{self, NewTransaction};
-use crate::money::transfers::{self, Lookup};
+use crate::money::transfers::{self, Lookup, Move, TransferStatus};
 use crate::outbox::events;
 use crate::provider::{CoreBanking, NipOutcome, NipTransfer};
 
@@ -189,25 +189,32 @@ async fn wait(
     Ok(())
 }
 
-/// Claims the decision for `leased` inside `tx`: false when another worker made it first.
+/// Claims the decision for `leased` inside `tx` (NIP settled it or failed it): false when
+/// another worker made it first. A transfer that leaves the counted statuses gives its amount
+/// back to its day's limit.
 async fn decide(
     tx: &mut store::Tx,
     leased: &Leased,
-    status: &str,
+    requested: Move,
     at: DateTime<Utc>,
 ) -> Result<bool, Error> {
+    let from = TransferStatus::Processing;
+    let to = from
+        .next(requested)
+        .map_err(|refused| Error::internal(format!("the NIP worker asked for {refused:?}")))?;
     let decided = sqlx::query(
         "UPDATE transfers SET transfer_status = $2, submitted = 1, lease_until = NULL, \
-           updated_at = $3 WHERE id = $1 AND transfer_status = 'processing'",
+           updated_at = $3 WHERE id = $1 AND transfer_status = $4",
     )
     .bind(&leased.id)
-    .bind(status)
+    .bind(to.as_str())
     .bind(store::timestamp(at))
+    .bind(from.as_str())
     .execute(&mut **tx)
     .await
     .or_internal()?
     .rows_affected();
-    if decided == 1 && !transfers::counts_toward_limit(status) {
+    if decided == 1 && !to.counts_toward_limit() {
         transfers::uncount(tx, &leased.id).await?;
     }
     Ok(decided == 1)
@@ -222,7 +229,7 @@ async fn settle(
 ) -> Result<(), Error> {
     let mut tx = store.begin_posting(&[&leased.business_id]).await?;
     let head = ledger::advance_head(&mut tx, &leased.business_id, clock.now()).await?;
-    if !decide(&mut tx, leased, "success", head.posted_at).await? {
+    if !decide(&mut tx, leased, Move::Settle, head.posted_at).await? {
         return Ok(());
     }
     let entry = Entry {
@@ -250,7 +257,12 @@ async fn settle(
         .execute(&mut *tx)
         .await
         .or_internal()?;
-    transactions::set_status(&mut tx, leased.debit_transaction_id.as_deref(), "success").await?;
+    transactions::set_status(
+        &mut tx,
+        leased.debit_transaction_id.as_deref(),
+        models::TransactionStatus::Success,
+    )
+    .await?;
     if let Some(id) = &leased.debit_transaction_id {
         sqlx::query("UPDATE transactions SET session_id = $2 WHERE id = $1")
             .bind(id)
@@ -283,7 +295,7 @@ async fn reverse(
 ) -> Result<(), Error> {
     let mut tx = store.begin_posting(&[&leased.business_id]).await?;
     let head = ledger::advance_head(&mut tx, &leased.business_id, clock.now()).await?;
-    if !decide(&mut tx, leased, "reversed", head.posted_at).await? {
+    if !decide(&mut tx, leased, Move::Reverse, head.posted_at).await? {
         return Ok(());
     }
     let charges = leased.fee + leased.vat;
@@ -338,8 +350,18 @@ async fn reverse(
         },
     )
     .await?;
-    transactions::set_status(&mut tx, leased.debit_transaction_id.as_deref(), "reversed").await?;
-    transactions::set_status(&mut tx, leased.fee_transaction_id.as_deref(), "reversed").await?;
+    transactions::set_status(
+        &mut tx,
+        leased.debit_transaction_id.as_deref(),
+        models::TransactionStatus::Reversed,
+    )
+    .await?;
+    transactions::set_status(
+        &mut tx,
+        leased.fee_transaction_id.as_deref(),
+        models::TransactionStatus::Reversed,
+    )
+    .await?;
     sqlx::query(
         "UPDATE transfers SET failure_reason = $2, reversal_reference_number = $3, \
            session_id = COALESCE($4, session_id) WHERE id = $1",

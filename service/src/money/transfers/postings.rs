@@ -1,0 +1,346 @@
+//! What a transfer posts: the ledger heads it takes, the balanced entry of its money, the
+//! transactions each side sees, and the intra-bank recipient's credit.
+
+use chrono::{DateTime, Utc};
+use generated_server::models::{self};
+use generated_server::ResponseCode;
+
+use super::checks::*;
+use crate::error::Error;
+use crate::kernel::batch::Batch;
+use crate::kernel::config::{Config, Environment};
+use crate::kernel::store::Tx;
+use crate::money::accounts::{self, AccountRow};
+use crate::money::amount::{amount_text, Kobo};
+use crate::money::banks::{self, Beneficiary};
+use crate::money::fees::Charges;
+use crate::money::ledger::{self, Entry, Head, Internal, LedgerAccount, Posting, Refusal};
+use crate::money::nuban;
+use crate::money::transactions::{self, NewTransaction, Originator};
+use crate::outbox::events;
+
+/// The ledger heads a transfer locks: the source business's and, for an intra-bank transfer
+/// to another business, the recipient's, taken in business-id order.
+pub(crate) struct Heads {
+    pub(crate) source: Head,
+    pub(crate) recipient: Option<Head>,
+}
+
+/// Takes the ledger heads of the source business and of an intra-bank recipient's (when it is
+/// another), in business-id order: the payout's transaction holds them until its commit.
+/// The source business takes `source_places` consecutive places (see
+/// [`ledger::advance_head_by`]); [`Heads::source`] is the first.
+pub(crate) async fn lock_heads(
+    tx: &mut Tx,
+    source: &str,
+    recipient: Option<&str>,
+    source_places: u32,
+    now: DateTime<Utc>,
+) -> Result<Heads, Error> {
+    let places = |business: &str| if business == source { source_places } else { 1 };
+    match recipient {
+        Some(other) if other != source => {
+            let (first, second) = if source < other {
+                (source, other)
+            } else {
+                (other, source)
+            };
+            let heads =
+                ledger::advance_heads(tx, &[(first, places(first)), (second, places(second))], now)
+                    .await?;
+            let (first_head, second_head) = (heads[0], heads[1]);
+            Ok(if first == source {
+                Heads {
+                    source: first_head,
+                    recipient: Some(second_head),
+                }
+            } else {
+                Heads {
+                    source: second_head,
+                    recipient: Some(first_head),
+                }
+            })
+        }
+        _ => Ok(Heads {
+            source: ledger::advance_head_by(tx, source, source_places, now).await?,
+            recipient: None,
+        }),
+    }
+}
+
+/// What [`execute`] posts.
+pub(super) struct Plan<'a> {
+    pub(super) business_id: &'a str,
+    pub(super) source: &'a AccountRow,
+    /// The source as the recipient reads it.
+    pub(super) payer: &'a Originator,
+    pub(super) beneficiary: &'a Beneficiary,
+    /// The Kobo account credited now and its business: an intra-bank transfer not held.
+    pub(super) recipient: Option<(&'a AccountRow, &'a str)>,
+    pub(super) amount: Kobo,
+    pub(super) charges: Charges,
+    pub(super) narration: &'a str,
+    pub(super) reference_number: &'a str,
+    /// The first of the source business's places: the debit's, then the fee's, then (paying
+    /// itself) the credit's.
+    pub(super) head: Head,
+    pub(super) recipient_head: Option<Head>,
+    /// Held by the approval policy: the funds go to the held account, nothing further.
+    pub(super) held: bool,
+}
+
+impl Plan<'_> {
+    fn intra(&self) -> bool {
+        self.beneficiary.kobo_account.is_some()
+    }
+
+    /// The balanced entry: the amount and the charges leave the source as postings of their
+    /// own (so each transaction the business sees, the transfer and the fee, is backed by its
+    /// own posting) for the held account, or for their destination and the fees.
+    fn entry(&self, environment: Environment) -> Entry<'_> {
+        let amount = self.amount.get();
+        let charges = self.charges.total();
+        let mut postings = vec![Posting {
+            account: LedgerAccount::Customer(self.source.id.clone()),
+            amount: -amount,
+        }];
+        if charges > 0 {
+            postings.push(Posting {
+                account: LedgerAccount::Customer(self.source.id.clone()),
+                amount: -charges,
+            });
+        }
+        if self.held {
+            postings.push(Posting {
+                account: LedgerAccount::Internal(Internal::Held, environment),
+                amount: amount + charges,
+            });
+        } else {
+            let recipient = self
+                .beneficiary
+                .kobo_account
+                .as_ref()
+                .map(|(account, _)| account.id.as_str());
+            postings.extend(destination_postings(
+                environment,
+                recipient,
+                amount,
+                charges,
+            ));
+        }
+        Entry {
+            business_id: self.business_id,
+            kind: "transfer",
+            postings,
+        }
+    }
+}
+
+/// What [`execute`] wrote: the ids of the debit's transaction and the fee's.
+pub(super) struct Executed {
+    pub(super) debit: String,
+    pub(super) fee_transaction: Option<String>,
+}
+
+/// Posts the transfer's entry (the balances now, one conditional update) and puts its
+/// transactions in `batch`: the debit, the fee, an intra-bank recipient's credit. Refused with
+/// nothing written: `83` for want of funds or when the recipient cannot hold the amount, `48`
+/// when the source is no longer active.
+pub(super) async fn execute(
+    tx: &mut Tx,
+    batch: &mut Batch,
+    config: &Config,
+    plan: &Plan<'_>,
+) -> Result<Executed, Error> {
+    let entry = plan.entry(config.environment);
+    let entry_id = match ledger::post_into(tx, batch, &entry, plan.head).await? {
+        Ok(entry_id) => entry_id,
+        Err(refusal) => return Err(refusal_of(refusal, plan)),
+    };
+    let debit = transactions::record_into(batch, &debit_transaction(plan, &entry_id))?;
+    let mut place = plan.head;
+    let fee_transaction = match fee_transaction(plan, &entry_id, place.next()) {
+        Some(fee) => {
+            // A transaction of its own: the business's next place in its listing.
+            place = place.next();
+            Some(transactions::record_into(batch, &fee)?.id.to_string())
+        }
+        None => None,
+    };
+    if let Some((account, recipient_business)) = plan.recipient {
+        // The same business paying itself: the credit takes the business's next place.
+        let credit_head = match plan.recipient_head {
+            Some(head) if recipient_business != plan.business_id => head,
+            _ => place.next(),
+        };
+        credit_recipient(
+            batch,
+            recipient_business,
+            account,
+            credit_head,
+            &entry_id,
+            plan.amount,
+            plan.narration,
+            plan.payer,
+        )?;
+    }
+    Ok(Executed {
+        debit: debit.id.to_string(),
+        fee_transaction,
+    })
+}
+
+/// How the ledger's refusal of a transfer's entry is answered.
+fn refusal_of(refusal: Refusal, plan: &Plan<'_>) -> Error {
+    match refusal {
+        Refusal::InsufficientFunds { .. } => refused(format!(
+            "Insufficient funds in account {}",
+            plan.source.account_number
+        )),
+        Refusal::BalanceLimit { .. } => refused("The beneficiary account cannot hold this amount"),
+        Refusal::Inactive { status, .. } => Error::new(ResponseCode::InvalidState).with_message(
+            format!("Source account {} is {status}", plan.source.account_number),
+        ),
+    }
+}
+
+/// The transfer's debit, as the source business lists it: settled at once intra-bank,
+/// pending while held or on its way over NIP.
+fn debit_transaction<'a>(plan: &'a Plan<'a>, entry_id: &'a str) -> NewTransaction<'a> {
+    let intra = plan.intra();
+    NewTransaction {
+        business_id: plan.business_id,
+        account: plan.source,
+        entry_id,
+        head: plan.head,
+        reference_number: plan.reference_number.to_owned(),
+        transaction_type: models::TransactionType::Debit,
+        category: models::TransactionCategory::Transfer,
+        status: if intra && !plan.held {
+            models::TransactionStatus::Success
+        } else {
+            models::TransactionStatus::Pending
+        },
+        channel: if intra {
+            models::Channel::Intra
+        } else {
+            models::Channel::Nip
+        },
+        amount: plan.amount,
+        narration: plan.narration.to_owned(),
+        session_id: None,
+        originator: None,
+    }
+}
+
+/// The fee and its VAT as a debit of their own, at `place`; none intra-bank.
+fn fee_transaction<'a>(
+    plan: &'a Plan<'a>,
+    entry_id: &'a str,
+    place: Head,
+) -> Option<NewTransaction<'a>> {
+    let charge = Kobo::from_stored(plan.charges.total())?;
+    Some(NewTransaction {
+        business_id: plan.business_id,
+        account: plan.source,
+        entry_id,
+        head: place,
+        reference_number: format!("FEE-{}", &plan.reference_number[4..]),
+        transaction_type: models::TransactionType::Debit,
+        category: models::TransactionCategory::Fee,
+        status: if plan.held {
+            models::TransactionStatus::Pending
+        } else {
+            models::TransactionStatus::Success
+        },
+        channel: models::Channel::Internal,
+        amount: charge,
+        narration: format!(
+            "NIP fee {} + VAT {} on {}",
+            amount_text(i128::from(plan.charges.fee)),
+            amount_text(i128::from(plan.charges.vat)),
+            plan.reference_number
+        ),
+        session_id: None,
+        originator: None,
+    })
+}
+
+/// The postings that take `amount` to its destination (a Kobo account, or NIP in flight) and
+/// `charges` to the fee account.
+pub(crate) fn destination_postings(
+    environment: Environment,
+    recipient_account_id: Option<&str>,
+    amount: i64,
+    charges: i64,
+) -> Vec<Posting> {
+    let mut postings = vec![match recipient_account_id {
+        Some(account_id) => Posting {
+            account: LedgerAccount::Customer(account_id.to_owned()),
+            amount,
+        },
+        None => Posting {
+            account: LedgerAccount::Internal(Internal::NipInFlight, environment),
+            amount,
+        },
+    }];
+    if charges > 0 {
+        postings.push(Posting {
+            account: LedgerAccount::Internal(Internal::Fees, environment),
+            amount: charges,
+        });
+    }
+    postings
+}
+
+/// A Kobo account paying another, as the recipient reads it: its number and its holder's name
+/// (its business first, `accounts::holder_name`), whatever the business named it.
+pub(crate) fn payer(source: &AccountRow, business_name: &str) -> Originator {
+    Originator {
+        account_number: source.account_number.clone(),
+        account_name: accounts::holder_name(business_name, &source.account_name),
+        bank_code: nuban::BANK_CODE.to_owned(),
+        bank_name: banks::KOBO_BANK_NAME.to_owned(),
+    }
+}
+
+/// The intra-bank beneficiary's side, at `credit_head`: its collection (and settlement) and
+/// `collection.received`, from `payer`. The caller has seen `account` active.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn credit_recipient(
+    batch: &mut Batch,
+    recipient_business: &str,
+    account: &AccountRow,
+    credit_head: Head,
+    entry_id: &str,
+    amount: Kobo,
+    narration: &str,
+    payer: &Originator,
+) -> Result<(), Error> {
+    let credit = transactions::record_into(
+        batch,
+        &NewTransaction {
+            business_id: recipient_business,
+            account,
+            entry_id,
+            head: credit_head,
+            reference_number: transactions::new_reference("COL", credit_head.posted_at),
+            transaction_type: models::TransactionType::Credit,
+            category: models::TransactionCategory::Collection,
+            status: models::TransactionStatus::Success,
+            channel: models::Channel::Intra,
+            amount,
+            narration: narration.to_owned(),
+            session_id: None,
+            originator: Some(payer.clone()),
+        },
+    )?;
+    events::record_into(
+        batch,
+        recipient_business,
+        "collection.received",
+        &credit,
+        credit_head.posted_at,
+    )?;
+    Ok(())
+}
