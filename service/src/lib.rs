@@ -3,10 +3,11 @@
 //!
 //! The modules are layers, listed from the innermost; each uses only the layers above it in
 //! this list (`tests/layers.rs` keeps it so):
-//! `kernel` → `outbox`, `provider` → `platform` → `money` → `operator`, `workers` → `http` →
-//! `cli`
+//! `kernel` → `error` → `outbox`, `provider` → `platform` → `money` → `operator`, `workers`,
+//! `bench` → `http` → `cli`
 //! (and `testkit`, which may use everything).
 
+pub mod bench;
 pub mod cli;
 pub mod error;
 pub mod http;

@@ -29,6 +29,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("money", 4),
     ("operator", 5),
     ("workers", 5),
+    ("bench", 5),
     ("http", 6),
     ("cli", 7),
     ("testkit", 8),

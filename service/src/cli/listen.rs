@@ -20,7 +20,7 @@ use tokio::net::TcpListener;
 
 use crate::http;
 use crate::kernel::clock::Clock;
-use crate::outbox::signing;
+use crate::outbox::webhooks::signing;
 
 #[derive(Clone, Debug, Args)]
 pub struct ListenArgs {

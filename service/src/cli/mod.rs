@@ -1006,13 +1006,13 @@ async fn seed_transactions(args: SeedArgs) -> Result<()> {
     let store = args.store.open().await?;
     let clock = Clock::system();
     let started = std::time::Instant::now();
-    let seeded = crate::money::bulk::seed_credits(
+    let seeded = crate::bench::seed_credits(
         &store,
         || clock.now(),
         &args.account,
         args.count,
         amount,
-        crate::money::bulk::SEED_BATCH,
+        crate::bench::SEED_BATCH,
     )
     .await
     .map_err(|error| anyhow::anyhow!("{}", error.message()))?;
@@ -1037,7 +1037,7 @@ async fn ledger_loop(args: LedgerLoopArgs) -> Result<()> {
     let store = args.store.open().await?;
     let clock = Clock::system();
     let started = std::time::Instant::now();
-    let transfers = crate::money::bulk::ledger_loop(
+    let transfers = crate::bench::ledger_loop(
         &store,
         || clock.now(),
         &args.business,

@@ -4,7 +4,7 @@
 //! uses (the store, the clock, the configuration, the token keys), never `KoboApi` itself:
 //! `platform::identity` (tokens, login, passwords, OTP, credentials), `platform::sessions`
 //! (authentication), `platform::team` (members, invitations, roles, permissions),
-//! `platform::logs` (activity and audit logs), `platform::webhooks` (the endpoint and its
+//! `platform::logs` (activity and audit logs), `platform::webhook_endpoints` (the endpoint and its
 //! delivery log), and `money::*` (accounts, the ledger, transfers and approvals).
 
 use std::sync::Arc;
@@ -19,11 +19,12 @@ use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::secrets::Passwords;
 use crate::kernel::store::Store;
+use crate::money::fees::TransferPolicy;
 use crate::money::{accounts, approvals, banks, inbound, transactions, transfers};
 use crate::platform::principal::Principal;
 use crate::platform::rate_limit::RateLimiter;
 use crate::platform::tokens::TokenKeys;
-use crate::platform::{identity, logs, permissions, sessions, team, webhooks};
+use crate::platform::{identity, logs, permissions, sessions, team, webhook_endpoints};
 use crate::provider::sandbox::SandboxProvider;
 use crate::provider::CoreBanking;
 
@@ -38,6 +39,8 @@ pub struct KoboApi {
     rate_limiter: RateLimiter,
     provider: Arc<dyn CoreBanking>,
     activity_log: logs::ActivityLog,
+    /// What transfers cost and how much may leave (the environment's).
+    transfers: TransferPolicy,
 }
 
 impl KoboApi {
@@ -47,6 +50,7 @@ impl KoboApi {
             rate_limiter: RateLimiter::new(config.request_budget),
             activity_log: logs::ActivityLog::default(),
             passwords: Passwords::new(&config.passwords),
+            transfers: TransferPolicy::for_environment(config.environment),
             store,
             config: Arc::new(config),
             clock,
@@ -146,6 +150,7 @@ impl Api for KoboApi {
             transfers::funds_transfer_api(
                 &self.store,
                 &self.config,
+                &self.transfers,
                 &*self.provider,
                 &self.clock,
                 caller,
@@ -248,6 +253,7 @@ impl Api for KoboApi {
             approvals::approve(
                 &self.store,
                 &self.config,
+                &self.transfers,
                 &*self.provider,
                 &self.clock,
                 caller,
@@ -510,7 +516,8 @@ impl Api for KoboApi {
         body: models::FetchWebhookEventsRequest,
     ) -> Result<Page<Vec<models::WebhookDelivery>>, ApiError> {
         serve_page(&ctx, async |caller| {
-            webhooks::fetch_events(&self.store, &self.config, &self.clock, caller, body).await
+            webhook_endpoints::fetch_events(&self.store, &self.config, &self.clock, caller, body)
+                .await
         })
         .await
     }
@@ -524,6 +531,7 @@ impl Api for KoboApi {
             transfers::funds_transfer(
                 &self.store,
                 &self.config,
+                &self.transfers,
                 &*self.provider,
                 &self.clock,
                 caller,
@@ -630,7 +638,7 @@ impl Api for KoboApi {
         _body: models::EmptyObject,
     ) -> Result<models::WebhookConfiguration, ApiError> {
         serve(&ctx, async |caller| {
-            webhooks::get_configuration(&self.store, caller).await
+            webhook_endpoints::get_configuration(&self.store, caller).await
         })
         .await
     }
@@ -710,7 +718,8 @@ impl Api for KoboApi {
         body: models::ReplayWebhookEventRequest,
     ) -> Result<models::WebhookDelivery, ApiError> {
         serve(&ctx, async |caller| {
-            webhooks::replay_event(&self.store, &self.config, &self.clock, caller, body).await
+            webhook_endpoints::replay_event(&self.store, &self.config, &self.clock, caller, body)
+                .await
         })
         .await
     }
@@ -732,7 +741,8 @@ impl Api for KoboApi {
         body: models::EmptyObject,
     ) -> Result<models::RotatedWebhookSecret, ApiError> {
         serve(&ctx, async |caller| {
-            webhooks::rotate_secret(&self.store, &self.config, &self.clock, caller, body).await
+            webhook_endpoints::rotate_secret(&self.store, &self.config, &self.clock, caller, body)
+                .await
         })
         .await
     }
@@ -788,7 +798,8 @@ impl Api for KoboApi {
         body: models::EmptyObject,
     ) -> Result<models::WebhookDelivery, ApiError> {
         serve(&ctx, async |caller| {
-            webhooks::test_event(&self.store, &self.config, &self.clock, caller, body).await
+            webhook_endpoints::test_event(&self.store, &self.config, &self.clock, caller, body)
+                .await
         })
         .await
     }
@@ -799,8 +810,14 @@ impl Api for KoboApi {
         body: models::UpdateWebhookConfigurationRequest,
     ) -> Result<models::WebhookConfiguration, ApiError> {
         serve(&ctx, async |caller| {
-            webhooks::update_configuration(&self.store, &self.config, &self.clock, caller, body)
-                .await
+            webhook_endpoints::update_configuration(
+                &self.store,
+                &self.config,
+                &self.clock,
+                caller,
+                body,
+            )
+            .await
         })
         .await
     }
@@ -811,8 +828,14 @@ impl Api for KoboApi {
         body: models::WebhookConfigurationRequest,
     ) -> Result<models::CreatedWebhookConfiguration, ApiError> {
         serve(&ctx, async |caller| {
-            webhooks::create_configuration(&self.store, &self.config, &self.clock, caller, body)
-                .await
+            webhook_endpoints::create_configuration(
+                &self.store,
+                &self.config,
+                &self.clock,
+                caller,
+                body,
+            )
+            .await
         })
         .await
     }

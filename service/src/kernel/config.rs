@@ -56,8 +56,6 @@ pub struct Config {
     pub passwords: PasswordPolicy,
     /// The most current accounts a business may hold (`83` past it): 100, 20 in the sandbox.
     pub max_current_accounts: u32,
-    /// Transfer fees, amounts and the default daily limit.
-    pub transfers: TransferPolicy,
     /// Webhook delivery: timeouts, the retry schedule, concurrency.
     pub webhooks: WebhookPolicy,
 }
@@ -124,38 +122,6 @@ impl WebhookPolicy {
     }
 }
 
-/// What transfers cost and how much may leave, in kobo.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TransferPolicy {
-    /// The NIP fee tiers: `(up to this amount, fee)`, in increasing order; the last tier's fee
-    /// applies above the last bound.
-    pub nip_fee_tiers: Vec<(i64, i64)>,
-    /// VAT on a fee, in basis points (750: 7.5%).
-    pub vat_basis_points: i64,
-    pub min_amount: i64,
-    pub max_amount: i64,
-    /// A business's daily limit when the operator set none.
-    pub default_daily_limit: i64,
-    /// How long a transfer may await approval before it expires, in seconds (72 hours).
-    pub approval_hold_seconds: i64,
-}
-
-impl TransferPolicy {
-    fn for_environment(environment: Environment) -> TransferPolicy {
-        TransferPolicy {
-            nip_fee_tiers: vec![(500_000, 1_000), (5_000_000, 2_500), (i64::MAX, 5_000)],
-            vat_basis_points: 750,
-            min_amount: 100,
-            max_amount: 1_000_000_000,
-            default_daily_limit: match environment {
-                Environment::Sandbox => 500_000_000,
-                Environment::Production => 5_000_000_000,
-            },
-            approval_hold_seconds: 72 * 3600,
-        }
-    }
-}
-
 impl Config {
     pub fn new(environment: Environment) -> Config {
         Config {
@@ -183,7 +149,6 @@ impl Config {
                 Environment::Sandbox => 20,
                 Environment::Production => 100,
             },
-            transfers: TransferPolicy::for_environment(environment),
             webhooks: WebhookPolicy::default(),
         }
     }

@@ -21,7 +21,7 @@ use crate::kernel::store::{self, Backend, Store, Tx};
 use crate::money::accounts::{self, value, AccountRow};
 use crate::money::amount::{amount_text, Kobo};
 use crate::money::banks;
-use crate::money::fees;
+use crate::money::fees::{self, TransferPolicy};
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
 use crate::money::transactions::{self, Originator};
 use crate::money::transfers::{self, ApprovalState, Lookup, Move, TransferStatus};
@@ -455,6 +455,7 @@ pub async fn cancel(
 pub async fn approve(
     store: &Store,
     config: &Config,
+    policy: &TransferPolicy,
     provider: &dyn CoreBanking,
     clock: &Clock,
     caller: &Caller,
@@ -470,7 +471,7 @@ pub async fn approve(
         Ok(Prepared::posting(approval, ledgers))
     };
     let write = async |tx: &mut Tx, approval: Approval, _: &mut Completion| {
-        execute_approval(tx, config, clock, caller, &member.id, approval).await
+        execute_approval(tx, config, policy, clock, caller, &member.id, approval).await
     };
     Keyed::new(store, clock, caller, &fingerprint)
         .run(prepare, write)
@@ -546,9 +547,11 @@ async fn prepare_approval(
 /// The approval's transaction: the heads, the checks of execution ([`recheck`]), the
 /// conditional move out of the hold, the reserve to its destination, the intra-bank credit,
 /// the event and the audit entry.
+#[allow(clippy::too_many_arguments)]
 async fn execute_approval(
     tx: &mut Tx,
     config: &Config,
+    policy: &TransferPolicy,
     clock: &Clock,
     caller: &Caller,
     approver: &str,
@@ -565,7 +568,7 @@ async fn execute_approval(
     let heads = transfers::lock_heads(tx, business_id, recipient_business, 1, clock.now()).await?;
     let head = heads.source;
     let day = fees::lagos_day(head.posted_at);
-    recheck(tx, config, &held, &source, &day).await?;
+    recheck(tx, policy, &held, &source, &day).await?;
     let intra = held.transfer_type == "intra";
     let review = Review {
         requested: Move::Approve { intra },
@@ -750,7 +753,7 @@ async fn beneficiary_still_named(
 /// conditional state change that follows ([`transition`]).
 async fn recheck(
     tx: &mut Tx,
-    config: &Config,
+    policy: &TransferPolicy,
     held: &Held,
     source: &AccountRow,
     day: &str,
@@ -763,7 +766,7 @@ async fn recheck(
             source.account_number
         )));
     }
-    let business = locked_business(tx, &held.business_id, config).await?;
+    let business = locked_business(tx, &held.business_id, policy).await?;
     if !business.active {
         return Err(Error::new(ResponseCode::BusinessInactive));
     }
@@ -789,7 +792,7 @@ struct BusinessAtExecution {
 async fn locked_business(
     tx: &mut Tx,
     business_id: &str,
-    config: &Config,
+    policy: &TransferPolicy,
 ) -> Result<BusinessAtExecution, Error> {
     let lock = match tx.backend() {
         Backend::Postgres => " FOR SHARE",
@@ -802,7 +805,7 @@ async fn locked_business(
     // Audited: the statement is built from constants only; every value is bound.
     let row = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(business_id)
-        .bind(config.transfers.default_daily_limit)
+        .bind(policy.default_daily_limit)
         .fetch_one(&mut **tx)
         .await
         .or_internal()?;

@@ -1,9 +1,43 @@
-//! What a transfer costs and may be: the NIP fee and its VAT, the amount bounds, the
-//! narration NIP carries, and the Lagos day the daily limit counts.
+//! What a transfer costs and may be: the bank's transfer policy (the NIP fee tiers and VAT,
+//! the amount bounds, the default daily limit, how long a hold lasts), the narration NIP
+//! carries, and the Lagos day the daily limit counts.
 
 use chrono::{DateTime, FixedOffset, Utc};
 
-use crate::kernel::config::TransferPolicy;
+use crate::kernel::config::Environment;
+
+/// What transfers cost and how much may leave, in kobo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransferPolicy {
+    /// The NIP fee tiers: `(up to this amount, fee)`, in increasing order; the last tier's fee
+    /// applies above the last bound.
+    pub nip_fee_tiers: Vec<(i64, i64)>,
+    /// VAT on a fee, in basis points (750: 7.5%).
+    pub vat_basis_points: i64,
+    pub min_amount: i64,
+    pub max_amount: i64,
+    /// A business's daily limit when the operator set none.
+    pub default_daily_limit: i64,
+    /// How long a transfer may await approval before it expires, in seconds (72 hours).
+    pub approval_hold_seconds: i64,
+}
+
+impl TransferPolicy {
+    /// The policy of a bank in `environment` (the sandbox has a lower default daily limit).
+    pub fn for_environment(environment: Environment) -> TransferPolicy {
+        TransferPolicy {
+            nip_fee_tiers: vec![(500_000, 1_000), (5_000_000, 2_500), (i64::MAX, 5_000)],
+            vat_basis_points: 750,
+            min_amount: 100,
+            max_amount: 1_000_000_000,
+            default_daily_limit: match environment {
+                Environment::Sandbox => 500_000_000,
+                Environment::Production => 5_000_000_000,
+            },
+            approval_hold_seconds: 72 * 3600,
+        }
+    }
+}
 
 /// The fee and VAT of a transfer, in kobo.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -85,11 +119,11 @@ pub fn same_name(a: &str, b: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::config::{Config, Environment};
+    use crate::kernel::config::Environment;
 
     #[test]
     fn nip_fees_follow_the_tiers_with_vat_rounded_half_up() {
-        let policy = Config::new(Environment::Sandbox).transfers;
+        let policy = TransferPolicy::for_environment(Environment::Sandbox);
         assert_eq!(charges(&policy, false, 5_000_000), Charges::default());
         assert_eq!(
             charges(&policy, true, 500_000),

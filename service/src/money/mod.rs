@@ -11,7 +11,6 @@ pub mod accounts;
 pub mod amount;
 pub mod approvals;
 pub mod banks;
-pub mod bulk;
 pub mod fees;
 pub mod inbound;
 pub mod ledger;

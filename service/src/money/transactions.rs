@@ -609,16 +609,9 @@ mod tests {
         let kit = TestKit::start(StoreKind::Postgres, Config::new(Environment::Sandbox)).await;
         let clock = kit.clock.clone();
         let amount = Kobo::parse("1.00").unwrap();
-        crate::money::bulk::seed_credits(
-            &kit.store,
-            || clock.now(),
-            "1000000014",
-            3000,
-            amount,
-            500,
-        )
-        .await
-        .unwrap();
+        crate::bench::seed_credits(&kit.store, || clock.now(), "1000000014", 3000, amount, 500)
+            .await
+            .unwrap();
         let at = kit.clock.now() - chrono::Duration::minutes(1);
         let business = kit.business.business_id.clone();
         for cursor in [None, Some(at)] {

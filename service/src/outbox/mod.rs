@@ -5,13 +5,11 @@
 //! causes it, so it is never lost and never sent for a change that rolled back. Delivery
 //! happens afterwards: by SMTP when configured, otherwise the stored message is what an operator
 //! reads with `kobo outbox`. Domain events ([`events`]) are written the same way and delivered
-//! by the [`webhooks`] dispatcher: signed ([`signing`]), to checked addresses only
-//! ([`destination`]).
+//! to each business's endpoint by [`webhooks`]: its dispatcher, signed
+//! ([`webhooks::signing`]), to checked addresses only ([`webhooks::destination`]).
 
-pub mod destination;
 pub mod dispatcher;
 pub mod events;
-pub mod signing;
 pub mod webhooks;
 
 use crate::error::{Error, OrInternal};

@@ -19,4 +19,4 @@ pub(crate) mod team;
 pub(crate) mod team_views;
 pub(crate) mod throttle;
 pub mod tokens;
-pub(crate) mod webhooks;
+pub(crate) mod webhook_endpoints;

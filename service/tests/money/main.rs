@@ -5,7 +5,7 @@
 
 mod accounts;
 mod approvals;
-mod bulk;
+mod bench;
 mod customers;
 mod execution;
 mod inbound;

@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use generated_server::{Operation, ResponseCode};
-use kobo::outbox::signing;
+use kobo::outbox::webhooks::signing;
 use kobo::testkit::TestKit;
 use serde_json::{json, Value};
 use tokio::sync::Notify;

@@ -12,7 +12,7 @@ use generated_server::{Operation, ResponseCode};
 use kobo::kernel::config::{Config, Environment};
 use kobo::kernel::store;
 use kobo::on_both_stores;
-use kobo::outbox::destination::Resolver;
+use kobo::outbox::webhooks::destination::Resolver;
 use kobo::outbox::webhooks::WebhookDispatcher;
 use kobo::testkit::{StoreKind, TestKit};
 use serde_json::json;
@@ -71,7 +71,7 @@ async fn a_rebound_name_is_refused_at_delivery(kind: StoreKind) {
     .bind(store::new_id())
     .bind(&kit.business.business_id)
     .bind(format!("https://hooks.adaezefoods.ng:{}/kobo", receiver.address.port()))
-    .bind(kobo::outbox::signing::new_secret())
+    .bind(kobo::outbox::webhooks::signing::new_secret())
     .bind(store::timestamp(kit.clock.now() - chrono::Duration::seconds(1)))
     .execute(kit.store.pool())
     .await

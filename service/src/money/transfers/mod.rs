@@ -28,6 +28,7 @@ use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::store::Store;
+use crate::money::fees::TransferPolicy;
 use crate::platform::caller::Caller;
 use crate::provider::CoreBanking;
 
@@ -97,6 +98,7 @@ pub(crate) fn without_otp<B: serde::Serialize>(body: &B) -> Result<Value, Error>
 pub async fn funds_transfer(
     store: &Store,
     config: &Config,
+    policy: &TransferPolicy,
     provider: &dyn CoreBanking,
     clock: &Clock,
     caller: &Caller,
@@ -108,6 +110,7 @@ pub async fn funds_transfer(
     payout::initiate(
         store,
         config,
+        policy,
         provider,
         clock,
         caller,
@@ -123,11 +126,15 @@ pub async fn funds_transfer(
 pub async fn funds_transfer_api(
     store: &Store,
     config: &Config,
+    policy: &TransferPolicy,
     provider: &dyn CoreBanking,
     clock: &Clock,
     caller: &Caller,
     body: models::FundsTransferApiRequest,
 ) -> Result<models::Transfer, Error> {
     let request = TransferRequest::from(&body);
-    payout::initiate(store, config, provider, clock, caller, &body, request, None).await
+    payout::initiate(
+        store, config, policy, provider, clock, caller, &body, request, None,
+    )
+    .await
 }

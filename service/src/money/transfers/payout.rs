@@ -14,12 +14,12 @@ use sqlx::Row;
 use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
-use crate::kernel::config::{Config, TransferPolicy};
+use crate::kernel::config::Config;
 use crate::kernel::store::{self, Store, Tx};
 use crate::money::accounts::{self, AccountRow, KoboAccount};
 use crate::money::amount::{amount_text, Kobo};
 use crate::money::banks::{self, Beneficiary};
-use crate::money::fees::{self, Charges};
+use crate::money::fees::{self, Charges, TransferPolicy};
 use crate::money::nuban;
 use crate::money::transactions::{self, Originator};
 use crate::outbox::events;
@@ -42,6 +42,7 @@ use super::TransferRequest;
 pub(super) async fn initiate<B: serde::Serialize>(
     store: &Store,
     config: &Config,
+    policy: &TransferPolicy,
     provider: &dyn CoreBanking,
     clock: &Clock,
     caller: &Caller,
@@ -54,6 +55,7 @@ pub(super) async fn initiate<B: serde::Serialize>(
         let context = Context {
             store,
             config,
+            policy,
             clock,
             caller,
         };
@@ -65,6 +67,7 @@ pub(super) async fn initiate<B: serde::Serialize>(
         let context = Context {
             store,
             config,
+            policy,
             clock,
             caller,
         };
@@ -80,6 +83,7 @@ pub(super) async fn initiate<B: serde::Serialize>(
 struct Context<'a> {
     store: &'a Store,
     config: &'a Config,
+    policy: &'a TransferPolicy,
     clock: &'a Clock,
     caller: &'a Caller,
 }
@@ -156,7 +160,7 @@ async fn prepare(
     request: TransferRequest,
     otp: Option<&str>,
 ) -> Result<Payout, Error> {
-    let policy = &context.config.transfers;
+    let policy = context.policy;
     let amount = body_rules(policy, &request)?;
     let intra = request.bank_code == nuban::BANK_CODE;
     let reads = payout_reads(
@@ -353,7 +357,7 @@ fn columns(context: &Context<'_>, payout: &Payout, at: chrono::DateTime<chrono::
         Some(member) => (member.id.clone(), "dashboard"),
         None => (context.business_id().to_owned(), "integration"),
     };
-    let hold_seconds = context.config.transfers.approval_hold_seconds;
+    let hold_seconds = context.policy.approval_hold_seconds;
     Columns {
         id: store::new_id(),
         reference_number: payout.reference_number.clone(),

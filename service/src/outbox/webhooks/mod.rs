@@ -17,6 +17,9 @@
 //! then marked `failed`. A process that dies mid-attempt leaves the lease to expire; the event is
 //! then sent again (delivery is at least once; receivers de-duplicate on `webhook-id`).
 
+pub mod destination;
+pub mod signing;
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -34,8 +37,7 @@ use std::net::SocketAddr;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
-use super::destination::{self, Policy, SharedResolver, SystemResolver};
-use super::signing;
+use self::destination::{Policy, SharedResolver, SystemResolver};
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Environment, WebhookPolicy};

@@ -2,7 +2,7 @@
 //!
 //! - [`seed_credits`]: the fast path that gives an account a long history (millions of
 //!   inbound credits) in minutes, so listing can be measured at depth. It writes what
-//!   [`inbound::post_credit`](super::inbound::post_credit) writes (journal entry, two postings,
+//!   [`inbound::post_credit`](crate::money::inbound::post_credit) writes (journal entry, two postings,
 //!   transaction, settlement; the account's balance and the business's ledger head move with
 //!   them), in multi-row statements and large transactions. It writes no events: this is
 //!   history, not news, and no webhook is sent for it. `kobo ledger verify` stays clean.

@@ -3,9 +3,9 @@
 //! in-process ledger loop conserves money.
 
 use generated_server::{Operation, ResponseCode};
+use kobo::bench;
 use kobo::kernel::clock::Clock;
 use kobo::money::amount::Kobo;
-use kobo::money::bulk;
 use kobo::on_both_stores;
 use kobo::testkit::TestKit;
 use serde_json::json;
@@ -18,7 +18,7 @@ async fn a_seeded_history_verifies_and_pages_in_order(kit: TestKit) {
     kit.credit(&token, &main, "10.00").await;
     let clock = Clock::system();
     // 2,500 credits in batches of 1,000: three transactions, statements of 1,000 rows.
-    let seeded = bulk::seed_credits(
+    let seeded = bench::seed_credits(
         &kit.store,
         || clock.now(),
         &main,
@@ -99,7 +99,7 @@ async fn the_ledger_loop_moves_money_and_conserves_it(kit: TestKit) {
         .unwrap()
         .to_owned();
     let clock = Clock::system();
-    let made = bulk::ledger_loop(
+    let made = bench::ledger_loop(
         &kit.store,
         || clock.now(),
         &kit.business.business_id,
