@@ -186,164 +186,18 @@ pub async fn seed_credits(
 ) -> Result<Seeded, Error> {
     ensure_sandbox(store).await?;
     let (business_id, account) = active_account(store, account_number).await?;
-    let settlement = Internal::NipSettlement.id(Environment::Sandbox);
     let mut left = count;
     while left > 0 {
         let batch = usize::try_from(left.min(batch.max(1) as u64)).or_internal()?;
         let mut tx = store.begin().await?;
-        let first = ledger::advance_head_by(
-            &mut tx,
-            &business_id,
-            u32::try_from(batch).or_internal()?,
-            now(),
-        )
-        .await?;
-        let total = amount
-            .get()
-            .checked_mul(i64::try_from(batch).or_internal()?)
-            .ok_or_else(|| Error::internal("the seeded total overflows"))?;
-        let last_at =
-            first.posted_at + Duration::microseconds(i64::try_from(batch).or_internal()? - 1);
-        let applied = sqlx::query(
-            "UPDATE accounts SET balance = balance + $2, last_balance_update = $3, updated_at = $3 \
-             WHERE id = $1 AND balance + $2 <= $4",
-        )
-        .bind(&account.id)
-        .bind(total)
-        .bind(store::timestamp(last_at))
-        .bind(MAX_BALANCE)
-        .execute(&mut *tx)
-        .await
-        .or_internal()?
-        .rows_affected();
-        if applied != 1 {
-            return Err(Error::new(ResponseCode::InvalidState)
-                .with_message("the account cannot hold that much"));
-        }
-        let mut entries = Vec::with_capacity(batch);
-        let mut postings = Vec::with_capacity(2 * batch);
-        let mut rows = Vec::with_capacity(batch);
-        let mut settlements = Vec::with_capacity(batch);
+        let size = u32::try_from(batch).or_internal()?;
+        let first = ledger::advance_head_by(&mut tx, &business_id, size, now()).await?;
+        credit_balance(&mut tx, &account, amount, first, batch).await?;
+        let mut rows = SeedRows::with_capacity(batch);
         for offset in 0..batch {
-            let offset = i64::try_from(offset).or_internal()?;
-            let sequence = first.sequence + offset;
-            let posted_at = first.posted_at + Duration::microseconds(offset);
-            let at = store::timestamp(posted_at);
-            let entry_id = seed_id(posted_at);
-            let id = seed_id(posted_at);
-            let reference = seed_reference(&business_id, sequence, first.posted_at);
-            let narration = format!("Seeded credit {sequence}");
-            entries.push(vec![
-                Value::Text(entry_id.clone()),
-                Value::Text(business_id.clone()),
-                Value::Text("inbound_credit".into()),
-                Value::Text(at.clone()),
-            ]);
-            for (account_id, signed) in [
-                (settlement, -amount.get()),
-                (account.id.as_str(), amount.get()),
-            ] {
-                postings.push(vec![
-                    Value::Text(seed_id(posted_at)),
-                    Value::Text(entry_id.clone()),
-                    Value::Text(account_id.to_owned()),
-                    Value::Int(signed),
-                    Value::Text(at.clone()),
-                ]);
-            }
-            rows.push(vec![
-                Value::Text(id.clone()),
-                Value::Text(business_id.clone()),
-                Value::Text(account.id.clone()),
-                Value::Text(entry_id),
-                Value::Int(sequence),
-                Value::Text(reference.clone()),
-                Value::Text("credit".into()),
-                Value::Text("collection".into()),
-                Value::Text("success".into()),
-                Value::Text("nip".into()),
-                Value::Int(amount.get()),
-                Value::Text(format!("{} {}", narration, reference).to_lowercase()),
-                Value::Text(narration),
-                Value::Null,
-                Value::Text("0123456789".into()),
-                Value::Text("Seed Originator".into()),
-                Value::Text("000013".into()),
-                Value::Text("GTBank".into()),
-                Value::Text(at.clone()),
-            ]);
-            settlements.push(vec![
-                Value::Text(id),
-                Value::Text(business_id.clone()),
-                Value::Text(account.id.clone()),
-                Value::Text(reference),
-                Value::Int(amount.get()),
-                Value::Text("success".into()),
-                Value::Text(at.clone()),
-                Value::Text(at),
-            ]);
+            rows.push_credit(&business_id, &account, amount, first, offset)?;
         }
-        insert_rows(
-            &mut tx,
-            store.backend(),
-            "journal_entries",
-            &["id", "business_id", "kind", "created_at"],
-            &entries,
-        )
-        .await?;
-        insert_rows(
-            &mut tx,
-            store.backend(),
-            "postings",
-            &["id", "entry_id", "account_id", "amount", "created_at"],
-            &postings,
-        )
-        .await?;
-        insert_rows(
-            &mut tx,
-            store.backend(),
-            "transactions",
-            &[
-                "id",
-                "business_id",
-                "account_id",
-                "entry_id",
-                "sequence",
-                "reference_number",
-                "transaction_type",
-                "category",
-                "status",
-                "channel",
-                "amount",
-                "narration_key",
-                "narration",
-                "session_id",
-                "originator_account_number",
-                "originator_account_name",
-                "originator_bank_code",
-                "originator_bank_name",
-                "created_at",
-            ],
-            &rows,
-        )
-        .await?;
-        insert_rows(
-            &mut tx,
-            store.backend(),
-            "settlements",
-            &[
-                "id",
-                "business_id",
-                "account_id",
-                "reference",
-                "amount",
-                "status",
-                "settlement_date",
-                "created_at",
-            ],
-            &settlements,
-        )
-        .await?;
+        rows.insert(&mut tx, store.backend()).await?;
         tx.commit().await.or_internal()?;
         left -= batch as u64;
     }
@@ -361,6 +215,177 @@ pub async fn seed_credits(
             .or_internal()?;
     }
     Ok(Seeded { inserted: count })
+}
+
+/// Adds a batch of `batch` credits of `amount` to the account's balance in one update, its
+/// last update at the batch's last place (`48` if the account cannot hold them).
+async fn credit_balance(
+    tx: &mut Tx,
+    account: &AccountRow,
+    amount: Kobo,
+    first: ledger::Head,
+    batch: usize,
+) -> Result<(), Error> {
+    let batch = i64::try_from(batch).or_internal()?;
+    let total = amount
+        .get()
+        .checked_mul(batch)
+        .ok_or_else(|| Error::internal("the seeded total overflows"))?;
+    let last_at = first.posted_at + Duration::microseconds(batch - 1);
+    let applied = sqlx::query(
+        "UPDATE accounts SET balance = balance + $2, last_balance_update = $3, updated_at = $3 \
+         WHERE id = $1 AND balance + $2 <= $4",
+    )
+    .bind(&account.id)
+    .bind(total)
+    .bind(store::timestamp(last_at))
+    .bind(MAX_BALANCE)
+    .execute(&mut **tx)
+    .await
+    .or_internal()?
+    .rows_affected();
+    if applied != 1 {
+        return Err(Error::new(ResponseCode::InvalidState)
+            .with_message("the account cannot hold that much"));
+    }
+    Ok(())
+}
+
+/// The rows of a batch of seeded credits, table by table, as [`insert_rows`] takes them.
+struct SeedRows {
+    entries: Vec<Vec<Value>>,
+    postings: Vec<Vec<Value>>,
+    transactions: Vec<Vec<Value>>,
+    settlements: Vec<Vec<Value>>,
+}
+
+const ENTRY_COLUMNS: &[&str] = &["id", "business_id", "kind", "created_at"];
+const POSTING_COLUMNS: &[&str] = &["id", "entry_id", "account_id", "amount", "created_at"];
+const TRANSACTION_COLUMNS: &[&str] = &[
+    "id",
+    "business_id",
+    "account_id",
+    "entry_id",
+    "sequence",
+    "reference_number",
+    "transaction_type",
+    "category",
+    "status",
+    "channel",
+    "amount",
+    "narration_key",
+    "narration",
+    "session_id",
+    "originator_account_number",
+    "originator_account_name",
+    "originator_bank_code",
+    "originator_bank_name",
+    "created_at",
+];
+const SETTLEMENT_COLUMNS: &[&str] = &[
+    "id",
+    "business_id",
+    "account_id",
+    "reference",
+    "amount",
+    "status",
+    "settlement_date",
+    "created_at",
+];
+
+impl SeedRows {
+    fn with_capacity(batch: usize) -> SeedRows {
+        SeedRows {
+            entries: Vec::with_capacity(batch),
+            postings: Vec::with_capacity(2 * batch),
+            transactions: Vec::with_capacity(batch),
+            settlements: Vec::with_capacity(batch),
+        }
+    }
+
+    /// The rows of the credit at `offset` in a batch that starts at `first`: its journal
+    /// entry, two postings (out of NIP settlement, into the account), the transaction and the
+    /// settlement, each a microsecond after the one before.
+    fn push_credit(
+        &mut self,
+        business_id: &str,
+        account: &AccountRow,
+        amount: Kobo,
+        first: ledger::Head,
+        offset: usize,
+    ) -> Result<(), Error> {
+        let settlement = Internal::NipSettlement.id(Environment::Sandbox);
+        let offset = i64::try_from(offset).or_internal()?;
+        let sequence = first.sequence + offset;
+        let posted_at = first.posted_at + Duration::microseconds(offset);
+        let at = store::timestamp(posted_at);
+        let entry_id = seed_id(posted_at);
+        let id = seed_id(posted_at);
+        let reference = seed_reference(business_id, sequence, first.posted_at);
+        let narration = format!("Seeded credit {sequence}");
+        let text = |value: &str| Value::Text(value.to_owned());
+        self.entries.push(vec![
+            text(&entry_id),
+            text(business_id),
+            text("inbound_credit"),
+            text(&at),
+        ]);
+        for (account_id, signed) in [(settlement, -amount.get()), (&account.id, amount.get())] {
+            self.postings.push(vec![
+                Value::Text(seed_id(posted_at)),
+                text(&entry_id),
+                text(account_id),
+                Value::Int(signed),
+                text(&at),
+            ]);
+        }
+        self.transactions.push(vec![
+            text(&id),
+            text(business_id),
+            text(&account.id),
+            text(&entry_id),
+            Value::Int(sequence),
+            text(&reference),
+            text("credit"),
+            text("collection"),
+            text("success"),
+            text("nip"),
+            Value::Int(amount.get()),
+            Value::Text(format!("{narration} {reference}").to_lowercase()),
+            Value::Text(narration),
+            Value::Null,
+            text("0123456789"),
+            text("Seed Originator"),
+            text("000013"),
+            text("GTBank"),
+            text(&at),
+        ]);
+        self.settlements.push(vec![
+            Value::Text(id),
+            text(business_id),
+            text(&account.id),
+            Value::Text(reference),
+            Value::Int(amount.get()),
+            text("success"),
+            text(&at),
+            Value::Text(at),
+        ]);
+        Ok(())
+    }
+
+    /// Inserts every row, table by table, in `tx`.
+    async fn insert(&self, tx: &mut Tx, backend: Backend) -> Result<(), Error> {
+        let tables = [
+            ("journal_entries", ENTRY_COLUMNS, &self.entries),
+            ("postings", POSTING_COLUMNS, &self.postings),
+            ("transactions", TRANSACTION_COLUMNS, &self.transactions),
+            ("settlements", SETTLEMENT_COLUMNS, &self.settlements),
+        ];
+        for (table, columns, rows) in tables {
+            insert_rows(tx, backend, table, columns, rows).await?;
+        }
+        Ok(())
+    }
 }
 
 /// Moves `amount` `transfers` times between the business's active accounts, round robin from
@@ -399,65 +424,26 @@ pub async fn ledger_loop(
         let destination = accounts::find_by_number(&mut tx, business_id, to)
             .await?
             .ok_or_else(|| Error::internal("the destination vanished"))?;
-        let entry = Entry {
-            business_id,
-            kind: "transfer",
-            postings: vec![
-                Posting {
-                    account: LedgerAccount::Customer(source.id.clone()),
-                    amount: -amount.get(),
-                },
-                Posting {
-                    account: LedgerAccount::Customer(destination.id.clone()),
-                    amount: amount.get(),
-                },
-            ],
-        };
         // As a payout writes them: the balances at once, the rows in one statement.
         let mut batch = Batch::new();
-        let entry_id = match ledger::post_into(&mut tx, &mut batch, &entry, head).await? {
-            Ok(entry_id) => entry_id,
-            Err(
-                Refusal::InsufficientFunds { account_id }
-                | Refusal::BalanceLimit { account_id }
-                | Refusal::Inactive { account_id, .. },
-            ) => {
-                return Err(Error::new(ResponseCode::ProviderError)
-                    .with_message(format!("account {account_id} refused the posting")));
-            }
-        };
-        let reference_number = transactions::new_reference("TRF", head.posted_at);
-        // Each side is a transaction of the business: the credit takes the next place.
-        let credit_head = head.next();
-        let mut recorded = None;
-        for (account, transaction_type, head) in [
-            (&source, models::TransactionType::Debit, head),
-            (&destination, models::TransactionType::Credit, credit_head),
-        ] {
-            let suffix = if transaction_type == models::TransactionType::Debit {
-                ""
-            } else {
-                "-CR"
-            };
-            recorded = Some(transactions::record_into(
-                &mut batch,
-                &NewTransaction {
-                    business_id,
-                    account,
-                    entry_id: &entry_id,
-                    head,
-                    reference_number: format!("{reference_number}{suffix}"),
-                    transaction_type,
-                    category: models::TransactionCategory::Transfer,
-                    status: models::TransactionStatus::Success,
-                    channel: models::Channel::Intra,
-                    amount,
-                    narration: format!("Benchmark transfer to {}", nuban::BANK_CODE),
-                    session_id: None,
-                    originator: None,
-                },
-            )?);
-        }
+        let entry_id = post_move(
+            &mut tx,
+            &mut batch,
+            business_id,
+            &source,
+            &destination,
+            amount,
+            head,
+        )
+        .await?;
+        let recorded = record_move(
+            &mut batch,
+            business_id,
+            &entry_id,
+            [&source, &destination],
+            amount,
+            head,
+        )?;
         events::record_into(
             &mut batch,
             business_id,
@@ -469,6 +455,85 @@ pub async fn ledger_loop(
         tx.commit().await.or_internal()?;
     }
     Ok(transfers)
+}
+
+/// Posts `amount` from `source` to `destination` (the balances at once, the rows in `batch`);
+/// returns the entry's id.
+async fn post_move(
+    tx: &mut Tx,
+    batch: &mut Batch,
+    business_id: &str,
+    source: &AccountRow,
+    destination: &AccountRow,
+    amount: Kobo,
+    head: ledger::Head,
+) -> Result<String, Error> {
+    let entry = Entry {
+        business_id,
+        kind: "transfer",
+        postings: vec![
+            Posting {
+                account: LedgerAccount::Customer(source.id.clone()),
+                amount: -amount.get(),
+            },
+            Posting {
+                account: LedgerAccount::Customer(destination.id.clone()),
+                amount: amount.get(),
+            },
+        ],
+    };
+    match ledger::post_into(tx, batch, &entry, head).await? {
+        Ok(entry_id) => Ok(entry_id),
+        Err(
+            Refusal::InsufficientFunds { account_id }
+            | Refusal::BalanceLimit { account_id }
+            | Refusal::Inactive { account_id, .. },
+        ) => Err(Error::new(ResponseCode::ProviderError)
+            .with_message(format!("account {account_id} refused the posting"))),
+    }
+}
+
+/// Each side of a move as a transaction of the business, in `batch`: the debit at `head`, the
+/// credit at the next place. Returns the credit's view.
+fn record_move(
+    batch: &mut Batch,
+    business_id: &str,
+    entry_id: &str,
+    [source, destination]: [&AccountRow; 2],
+    amount: Kobo,
+    head: ledger::Head,
+) -> Result<Option<models::IntegrationTransaction>, Error> {
+    let reference_number = transactions::new_reference("TRF", head.posted_at);
+    let mut recorded = None;
+    for (account, transaction_type, head, suffix) in [
+        (source, models::TransactionType::Debit, head, ""),
+        (
+            destination,
+            models::TransactionType::Credit,
+            head.next(),
+            "-CR",
+        ),
+    ] {
+        recorded = Some(transactions::record_into(
+            batch,
+            &NewTransaction {
+                business_id,
+                account,
+                entry_id,
+                head,
+                reference_number: format!("{reference_number}{suffix}"),
+                transaction_type,
+                category: models::TransactionCategory::Transfer,
+                status: models::TransactionStatus::Success,
+                channel: models::Channel::Intra,
+                amount,
+                narration: format!("Benchmark transfer to {}", nuban::BANK_CODE),
+                session_id: None,
+                originator: None,
+            },
+        )?);
+    }
+    Ok(recorded)
 }
 
 #[cfg(test)]

@@ -21,8 +21,10 @@ commands:
   breaking [--base REF | --base-file PATH]
                      fail on changes that break clients of the released spec
                      (spec/released/openapi.yaml; or spec/openapi.yaml at git REF; or PATH)
-  shape [N]          how service/src is cut: generated_server per folder, the N longest
-                     functions (default 20), the largest files, hand-written idempotency";
+  shape [N] [--src DIR]
+                     how service/src (or DIR) is cut: generated_server per folder, the N
+                     longest functions (default 20), the largest files, hand-written
+                     idempotency, and the tidy rules it breaks";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -37,10 +39,14 @@ fn main() -> ExitCode {
             breaking::run(breaking::Base::GitRef(reference.to_string()))
         }
         ["breaking", "--base-file", path] => breaking::run(breaking::Base::File(path.into())),
-        ["shape"] => shape::run(20),
-        ["shape", count] => match count.parse() {
-            Ok(count) => shape::run(count),
-            Err(_) => Err(anyhow::anyhow!("shape: N is a number of functions")),
+        ["shape"] => shape::run(20, None),
+        ["shape", "--src", dir] => shape::run(20, Some(std::path::Path::new(dir))),
+        ["shape", count, rest @ ..] => match (count.parse(), rest) {
+            (Ok(count), []) => shape::run(count, None),
+            (Ok(count), ["--src", dir]) => shape::run(count, Some(std::path::Path::new(dir))),
+            _ => Err(anyhow::anyhow!(
+                "shape: [N] [--src DIR], N a number of functions"
+            )),
         },
         ["help"] | ["--help"] | ["-h"] => {
             println!("{USAGE}");

@@ -328,6 +328,41 @@ pub fn measure(files: &[SourceFile]) -> Result<Shape> {
 }
 
 impl Shape {
+    /// What breaks the tidy rules, one line each: functions over [`FUNCTION_LINES_MAX`]
+    /// lines, files over [`FILE_LINES_MAX`], `Claim::Replay` outside the idempotency wrapper,
+    /// transfer statuses spelt outside `money/transfers/status.rs`.
+    pub fn violations(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        for f in self
+            .functions
+            .iter()
+            .filter(|f| f.lines > FUNCTION_LINES_MAX)
+        {
+            found.push(format!(
+                "function over {FUNCTION_LINES_MAX} lines: {}::{} ({} lines)",
+                f.file, f.name, f.lines
+            ));
+        }
+        for (path, lines) in self.files.iter().filter(|(_, n)| *n > FILE_LINES_MAX) {
+            found.push(format!(
+                "file over {FILE_LINES_MAX} lines: {path} ({lines} lines)"
+            ));
+        }
+        for (path, n) in &self.replay_matches {
+            if path != "platform/idempotency.rs" {
+                found.push(format!("`Claim::Replay` outside the wrapper: {path} ({n})"));
+            }
+        }
+        for (path, line, status) in &self.status_literals {
+            if path != "money/transfers/status.rs" {
+                found.push(format!(
+                    "transfer status as a literal: {path}:{line} {status:?}"
+                ));
+            }
+        }
+        found
+    }
+
     pub fn report(&self, longest: usize) -> String {
         let mut out = String::new();
         let _ = writeln!(
@@ -394,6 +429,11 @@ impl Shape {
         for (path, n) in per_file {
             let _ = writeln!(out, "  {n:>3}  {path}");
         }
+        let violations = self.violations();
+        let _ = writeln!(out, "\ntidy rules broken: {}", violations.len());
+        for violation in violations {
+            let _ = writeln!(out, "  {violation}");
+        }
         out
     }
 }
@@ -403,8 +443,10 @@ pub fn service_src() -> PathBuf {
     crate::spec::workspace_root().join("service/src")
 }
 
-pub fn run(longest: usize) -> Result<()> {
-    let files = read_tree(&service_src())?;
+/// Prints the shape of `dir` (default: this workspace's `service/src`; another checkout's to
+/// compare, e.g. a `git worktree` of an older commit).
+pub fn run(longest: usize, dir: Option<&Path>) -> Result<()> {
+    let files = read_tree(dir.unwrap_or(&service_src()))?;
     print!("{}", measure(&files)?.report(longest));
     Ok(())
 }
@@ -475,5 +517,56 @@ mod tests {
             .map(|(_, status)| status)
             .collect();
         assert_eq!(found, vec!["success", "reversed"]);
+    }
+
+    /// The tidy rules, on the real tree: functions short enough to read at once (split along
+    /// their decisions: read the inputs, decide, write), no file too big to live in,
+    /// idempotency in one wrapper (`platform::idempotency::Keyed::run`), and transfer statuses
+    /// named through `TransferStatus`, spelt once in `money/transfers/status.rs`.
+    #[test]
+    fn service_src_keeps_the_tidy_rules() {
+        let shape = measure(&read_tree(&service_src()).unwrap()).unwrap();
+        let violations = shape.violations();
+        assert!(violations.is_empty(), "{}", violations.join("\n"));
+    }
+
+    #[test]
+    fn each_tidy_rule_can_fail() {
+        let long = format!(
+            "fn long() {{\n{}}}\n",
+            "    let _ = 1;\n".repeat(FUNCTION_LINES_MAX)
+        );
+        let big = "// line\n".repeat(FILE_LINES_MAX + 1);
+        let files = [
+            file("money/a.rs", &long),
+            file("money/b.rs", &big),
+            file(
+                "money/c.rs",
+                "fn f(c: Claim) { if let Claim::Replay(x) = c {} }\n",
+            ),
+            file(
+                "platform/idempotency.rs",
+                "fn f(c: Claim) { if let Claim::Replay(x) = c {} }\n",
+            ),
+            file("money/d.rs", "fn f() -> &'static str { \"expired\" }\n"),
+            file(
+                "money/transfers/status.rs",
+                "fn f() -> &'static str { \"expired\" }\n",
+            ),
+        ];
+        let violations = measure(&files).unwrap().violations();
+        let expected = [
+            "function over 100 lines: money/a.rs::long",
+            "file over 900 lines: money/b.rs",
+            "`Claim::Replay` outside the wrapper: money/c.rs",
+            "transfer status as a literal: money/d.rs:1",
+        ];
+        assert_eq!(violations.len(), expected.len(), "{violations:?}");
+        for (violation, expected) in violations.iter().zip(expected) {
+            assert!(
+                violation.starts_with(expected),
+                "{violation} is not {expected}"
+            );
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! Every method delegates to the domain module that owns its operation and hands it what it
 //! uses (the store, the clock, the configuration, the token keys), never `KoboApi` itself:
 //! `platform::identity` (tokens, login, passwords, OTP, credentials), `platform::sessions`
-//! (authentication), `platform::team` (members, invitations, roles, permissions),
+//! (authentication), `platform::team` (members, invitations), `platform::roles` (roles, permissions),
 //! `platform::logs` (activity and audit logs), `platform::webhook_endpoints` (the endpoint and its
 //! delivery log), and `money::*` (accounts, the ledger, transfers and approvals).
 
@@ -24,7 +24,7 @@ use crate::money::{accounts, approvals, banks, inbound, transactions, transfers}
 use crate::platform::principal::Principal;
 use crate::platform::rate_limit::RateLimiter;
 use crate::platform::tokens::TokenKeys;
-use crate::platform::{identity, logs, permissions, sessions, team, webhook_endpoints};
+use crate::platform::{identity, logs, permissions, roles, sessions, team, webhook_endpoints};
 use crate::provider::sandbox::SandboxProvider;
 use crate::provider::CoreBanking;
 
@@ -356,7 +356,7 @@ impl Api for KoboApi {
         body: models::CreateRoleRequest,
     ) -> Result<models::Role, ApiError> {
         serve(&ctx, async |caller| {
-            team::create_role(&self.store, &self.clock, caller, body).await
+            roles::create_role(&self.store, &self.clock, caller, body).await
         })
         .await
     }
@@ -452,7 +452,7 @@ impl Api for KoboApi {
         body: models::EmptyObject,
     ) -> Result<Vec<models::Permission>, ApiError> {
         let _ = (ctx, body);
-        answer(team::fetch_permissions())
+        answer(roles::fetch_permissions())
     }
 
     async fn fetch_roles(
@@ -461,7 +461,7 @@ impl Api for KoboApi {
         body: models::EmptyObject,
     ) -> Result<Vec<models::Role>, ApiError> {
         serve(&ctx, async |caller| {
-            team::fetch_roles(&self.store, caller, body).await
+            roles::fetch_roles(&self.store, caller, body).await
         })
         .await
     }
@@ -787,7 +787,7 @@ impl Api for KoboApi {
         body: models::UpdateRoleRequest,
     ) -> Result<models::Role, ApiError> {
         serve(&ctx, async |caller| {
-            team::update_role(&self.store, &self.clock, caller, body).await
+            roles::update_role(&self.store, &self.clock, caller, body).await
         })
         .await
     }

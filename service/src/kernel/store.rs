@@ -288,6 +288,70 @@ impl LedgerTurns {
     }
 }
 
+/// The pool's options for `backend`: its size, no ping before a checkout, a connection that
+/// comes back inside a transaction or from before a storage failure closed, and SQLite's
+/// pragmas on each new connection.
+fn pool_options(backend: Backend) -> AnyPoolOptions {
+    let options = AnyPoolOptions::new()
+        .max_connections(match backend {
+            Backend::Sqlite => 8,
+            Backend::Postgres => 16,
+        })
+        .acquire_timeout(Duration::from_secs(10))
+        // No ping before each checkout: it was a round trip (a whole statement on
+        // PostgreSQL) before every query run on the pool and every transaction. sqlx pings
+        // every connection when it comes back to the pool, and closes it when that fails,
+        // so only a connection broken while it sat idle (the database restarted) can be
+        // handed out: its request fails as unavailable (`97`, retry) and the connection
+        // is closed on its return.
+        .test_before_acquire(false)
+        // A connection that comes back still inside a transaction is closed, not reused:
+        // when a COMMIT fails (SQLite's disk full), the database has rolled back but the
+        // driver still counts the transaction, and every later BEGIN on that connection
+        // would fail ("begin_with at non-zero transaction depth") long after the disk
+        // has room again. Found by `kobo-load chaos --disk-faults`. On SQLite the queued
+        // rollback of a dropped transaction is flushed first (a round trip to its thread),
+        // only when the driver still counts a transaction: a queued rollback implies one
+        // (the count rises when the `BEGIN` has run, before it is acknowledged, and falls
+        // when the rollback has run), and a round trip on every release was a second one
+        // for every query run on the pool. PostgreSQL's driver counts it as done when
+        // queued.
+        .after_release(move |connection, metadata| {
+            Box::pin(async move {
+                if backend == Backend::Sqlite && sqlx::Connection::is_in_transaction(&*connection) {
+                    sqlx::Connection::ping(&mut *connection).await?;
+                }
+                Ok(!sqlx::Connection::is_in_transaction(&*connection)
+                    && opened_since_storage_failure(metadata.age))
+            })
+        })
+        .before_acquire(|_, metadata| {
+            Box::pin(async move { Ok(opened_since_storage_failure(metadata.age)) })
+        });
+    match backend {
+        Backend::Sqlite => options.after_connect(|connection, _| {
+            Box::pin(async move {
+                sqlx::query("PRAGMA journal_mode = WAL")
+                    .execute(&mut *connection)
+                    .await?;
+                sqlx::query("PRAGMA busy_timeout = 10000")
+                    .execute(&mut *connection)
+                    .await?;
+                sqlx::query("PRAGMA foreign_keys = ON")
+                    .execute(&mut *connection)
+                    .await?;
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}"
+                )))
+                .execute(&mut *connection)
+                .await?;
+                Ok(())
+            })
+        }),
+        Backend::Postgres => options,
+    }
+}
+
 impl Store {
     /// Opens `url` (`sqlite://path?mode=rwc` or `postgres://...`). SQLite runs in WAL mode with
     /// foreign keys on and a busy timeout, so concurrent readers never block the writer.
@@ -300,66 +364,7 @@ impl Store {
         } else {
             anyhow::bail!("unsupported database URL {url:?}: use sqlite://PATH or postgres://...");
         };
-        let options = AnyPoolOptions::new()
-            .max_connections(match backend {
-                Backend::Sqlite => 8,
-                Backend::Postgres => 16,
-            })
-            .acquire_timeout(Duration::from_secs(10))
-            // No ping before each checkout: it was a round trip (a whole statement on
-            // PostgreSQL) before every query run on the pool and every transaction. sqlx pings
-            // every connection when it comes back to the pool, and closes it when that fails,
-            // so only a connection broken while it sat idle (the database restarted) can be
-            // handed out: its request fails as unavailable (`97`, retry) and the connection
-            // is closed on its return.
-            .test_before_acquire(false)
-            // A connection that comes back still inside a transaction is closed, not reused:
-            // when a COMMIT fails (SQLite's disk full), the database has rolled back but the
-            // driver still counts the transaction, and every later BEGIN on that connection
-            // would fail ("begin_with at non-zero transaction depth") long after the disk
-            // has room again. Found by `kobo-load chaos --disk-faults`. On SQLite the queued
-            // rollback of a dropped transaction is flushed first (a round trip to its thread),
-            // only when the driver still counts a transaction: a queued rollback implies one
-            // (the count rises when the `BEGIN` has run, before it is acknowledged, and falls
-            // when the rollback has run), and a round trip on every release was a second one
-            // for every query run on the pool. PostgreSQL's driver counts it as done when
-            // queued.
-            .after_release(move |connection, metadata| {
-                Box::pin(async move {
-                    if backend == Backend::Sqlite
-                        && sqlx::Connection::is_in_transaction(&*connection)
-                    {
-                        sqlx::Connection::ping(&mut *connection).await?;
-                    }
-                    Ok(!sqlx::Connection::is_in_transaction(&*connection)
-                        && opened_since_storage_failure(metadata.age))
-                })
-            })
-            .before_acquire(|_, metadata| {
-                Box::pin(async move { Ok(opened_since_storage_failure(metadata.age)) })
-            });
-        let options = match backend {
-            Backend::Sqlite => options.after_connect(|connection, _| {
-                Box::pin(async move {
-                    sqlx::query("PRAGMA journal_mode = WAL")
-                        .execute(&mut *connection)
-                        .await?;
-                    sqlx::query("PRAGMA busy_timeout = 10000")
-                        .execute(&mut *connection)
-                        .await?;
-                    sqlx::query("PRAGMA foreign_keys = ON")
-                        .execute(&mut *connection)
-                        .await?;
-                    sqlx::query(sqlx::AssertSqlSafe(format!(
-                        "PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}"
-                    )))
-                    .execute(&mut *connection)
-                    .await?;
-                    Ok(())
-                })
-            }),
-            Backend::Postgres => options,
-        };
+        let options = pool_options(backend);
         let pool = options
             .clone()
             .connect(url)

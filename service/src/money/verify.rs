@@ -76,7 +76,24 @@ const DAILY_TOTALS_ASTRAY: &str =
 /// Checks the whole ledger.
 pub async fn verify(store: &Store) -> Result<Report, sqlx::Error> {
     let mut discrepancies = Vec::new();
+    balances(store, &mut discrepancies).await?;
+    entries(store, &mut discrepancies).await?;
+    let total = ledger_total(store, &mut discrepancies).await?;
+    references(store, &mut discrepancies).await?;
+    daily_totals(store, &mut discrepancies).await?;
+    Ok(Report {
+        ok: discrepancies.is_empty(),
+        accounts: count(store, "accounts").await?,
+        journal_entries: count(store, "journal_entries").await?,
+        postings: count(store, "postings").await?,
+        transactions: count(store, "transactions").await?,
+        ledger_total: total.amount_text(),
+        discrepancies,
+    })
+}
 
+/// Every account's stored balance is the sum of its postings, and none is negative.
+async fn balances(store: &Store, found: &mut Vec<Discrepancy>) -> Result<(), sqlx::Error> {
     let sql = format!(
         "SELECT a.id, a.account_number, a.balance, {} FROM accounts a \
          LEFT JOIN postings p ON p.account_id = a.id \
@@ -91,7 +108,7 @@ pub async fn verify(store: &Store) -> Result<Report, sqlx::Error> {
         let posted = limbs(&row, "posted")?;
         let number: String = row.try_get("account_number")?;
         if Total(i128::from(balance)) != posted {
-            discrepancies.push(Discrepancy {
+            found.push(Discrepancy {
                 kind: "balance",
                 subject: number.clone(),
                 detail: format!(
@@ -102,14 +119,18 @@ pub async fn verify(store: &Store) -> Result<Report, sqlx::Error> {
             });
         }
         if balance < 0 {
-            discrepancies.push(Discrepancy {
+            found.push(Discrepancy {
                 kind: "negative_balance",
                 subject: number,
                 detail: format!("balance {}", amount::amount_text(i128::from(balance))),
             });
         }
     }
+    Ok(())
+}
 
+/// Every journal entry has at least two postings, and they sum to zero.
+async fn entries(store: &Store, found: &mut Vec<Discrepancy>) -> Result<(), sqlx::Error> {
     for row in sqlx::query(
         "SELECT e.id, COUNT(p.id) AS postings FROM journal_entries e \
          LEFT JOIN postings p ON p.entry_id = e.id GROUP BY e.id HAVING COUNT(p.id) < 2",
@@ -118,13 +139,12 @@ pub async fn verify(store: &Store) -> Result<Report, sqlx::Error> {
     .await?
     {
         let postings: i64 = row.try_get("postings")?;
-        discrepancies.push(Discrepancy {
+        found.push(Discrepancy {
             kind: "short_entry",
             subject: row.try_get("id")?,
             detail: format!("{postings} posting(s); an entry needs at least two"),
         });
     }
-
     // Per entry a plain SUM cannot overflow (an entry has a few postings, each at most 10^18).
     for row in sqlx::query(
         "SELECT entry_id, CAST(SUM(amount) AS BIGINT) AS total FROM postings \
@@ -134,7 +154,7 @@ pub async fn verify(store: &Store) -> Result<Report, sqlx::Error> {
     .await?
     {
         let total: i64 = row.try_get("total")?;
-        discrepancies.push(Discrepancy {
+        found.push(Discrepancy {
             kind: "unbalanced_entry",
             subject: row.try_get("entry_id")?,
             detail: format!(
@@ -143,7 +163,11 @@ pub async fn verify(store: &Store) -> Result<Report, sqlx::Error> {
             ),
         });
     }
+    Ok(())
+}
 
+/// The whole ledger sums to zero; returns its sum.
+async fn ledger_total(store: &Store, found: &mut Vec<Discrepancy>) -> Result<Total, sqlx::Error> {
     let sql = format!(
         "SELECT {} FROM postings",
         amount::limbs_sql("amount", "total")
@@ -153,13 +177,17 @@ pub async fn verify(store: &Store) -> Result<Report, sqlx::Error> {
         .await?;
     let total = limbs(&row, "total")?;
     if total != Total(0) {
-        discrepancies.push(Discrepancy {
+        found.push(Discrepancy {
             kind: "ledger_total",
             subject: "ledger".into(),
             detail: format!("all postings sum to {}", total.amount_text()),
         });
     }
+    Ok(total)
+}
 
+/// Every posting names a known account, and every transaction is backed by its posting.
+async fn references(store: &Store, found: &mut Vec<Discrepancy>) -> Result<(), sqlx::Error> {
     for row in sqlx::query(
         "SELECT p.id, p.account_id FROM postings p \
          WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = p.account_id) \
@@ -169,24 +197,27 @@ pub async fn verify(store: &Store) -> Result<Report, sqlx::Error> {
     .await?
     {
         let account: String = row.try_get("account_id")?;
-        discrepancies.push(Discrepancy {
+        found.push(Discrepancy {
             kind: "unknown_account",
             subject: row.try_get("id")?,
             detail: format!("posting to {account}, which is no account"),
         });
     }
-
     for row in sqlx::query(TRANSACTIONS_WITHOUT_POSTING)
         .fetch_all(store.pool())
         .await?
     {
-        discrepancies.push(Discrepancy {
+        found.push(Discrepancy {
             kind: "transaction_without_posting",
             subject: row.try_get("reference_number")?,
             detail: "no posting of its entry moves its amount on its account".into(),
         });
     }
+    Ok(())
+}
 
+/// The daily limit's running totals match the transfers that count toward them.
+async fn daily_totals(store: &Store, found: &mut Vec<Discrepancy>) -> Result<(), sqlx::Error> {
     for row in sqlx::query(DAILY_TOTALS_ASTRAY)
         .fetch_all(store.pool())
         .await?
@@ -195,7 +226,7 @@ pub async fn verify(store: &Store) -> Result<Report, sqlx::Error> {
         let day: String = row.try_get("day")?;
         let kept: i64 = row.try_get("kept")?;
         let spent: i64 = row.try_get("spent")?;
-        discrepancies.push(Discrepancy {
+        found.push(Discrepancy {
             kind: "daily_total",
             subject: format!("{business} {day}"),
             detail: format!(
@@ -205,16 +236,7 @@ pub async fn verify(store: &Store) -> Result<Report, sqlx::Error> {
             ),
         });
     }
-
-    Ok(Report {
-        ok: discrepancies.is_empty(),
-        accounts: count(store, "accounts").await?,
-        journal_entries: count(store, "journal_entries").await?,
-        postings: count(store, "postings").await?,
-        transactions: count(store, "transactions").await?,
-        ledger_total: total.amount_text(),
-        discrepancies,
-    })
+    Ok(())
 }
 
 #[cfg(test)]

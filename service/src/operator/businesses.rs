@@ -12,7 +12,7 @@ use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::secrets::{self, Passwords};
-use crate::kernel::store::{self, Store};
+use crate::kernel::store::{self, Store, Tx};
 use crate::money::amount::Kobo;
 use crate::money::nuban::{self, Series};
 use crate::money::{accounts, inbound, transactions};
@@ -81,28 +81,11 @@ pub async fn create(
     clock: &Clock,
     new: NewBusiness,
 ) -> Result<CreatedBusiness> {
+    let owner = checked_owner(config, &new).await?;
     let name = new.name.trim().to_owned();
     if name.is_empty() || name.chars().count() > 200 {
         bail!("the business name must have 1 to 200 characters");
     }
-    let owner_email = normalize_email(&new.owner_email)
-        .with_context(|| format!("{:?} is not an email address", new.owner_email))?;
-    for (what, value) in [
-        ("first name", &new.owner_first_name),
-        ("last name", &new.owner_last_name),
-    ] {
-        let length = value.trim().chars().count();
-        if length == 0 || length > 100 {
-            bail!("the owner's {what} must have 1 to 100 characters");
-        }
-    }
-    let password_hash = match &new.owner_password {
-        Some(password) => {
-            secrets::check_password_rules("owner_password", password)?;
-            Some(Passwords::new(&config.passwords).hash(password).await?)
-        }
-        None => None,
-    };
     let business_id = new
         .business_id
         .unwrap_or_else(uuid::Uuid::new_v4)
@@ -127,57 +110,9 @@ pub async fn create(
     .await
     .or_internal()
     .context("cannot store the business")?;
-
-    let accepted = password_hash.is_some();
-    sqlx::query(
-        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
-           password_hash, is_active, invitation_status, last_login, date_joined, created_at, \
-           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, $10, $10, $10)",
-    )
-    .bind(&owner_id)
-    .bind(&business_id)
-    .bind(&owner_email)
-    .bind(new.owner_first_name.trim())
-    .bind(new.owner_last_name.trim())
-    .bind(OWNER_ROLE_ID)
-    .bind(password_hash.as_deref())
-    .bind(i64::from(accepted))
-    .bind(if accepted { "accepted" } else { "pending" })
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .or_internal()
-    .context("cannot store the owner")?;
-
-    let invitation_token = if accepted {
-        None
-    } else {
-        let invitee = team::Invitee {
-            business_id: &business_id,
-            business_name: &name,
-            member_id: &owner_id,
-            email: &owner_email,
-            first_name: new.owner_first_name.trim(),
-            role_name: "Owner",
-        };
-        Some(team::invite(&mut tx, config, now, &invitee).await?)
-    };
-
-    let main_account_number = nuban::next_account_number(&mut tx, Series::Business).await?;
-    sqlx::query(
-        "INSERT INTO accounts (id, business_id, account_number, account_name, account_type, \
-           account_class, status, parent_account_id, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, 'pool', 'primary', 'active', NULL, $5, $5)",
-    )
-    .bind(store::new_id())
-    .bind(&business_id)
-    .bind(&main_account_number)
-    .bind(&name)
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .or_internal()
-    .context("cannot store the main account")?;
+    let invitation_token =
+        insert_owner(&mut tx, config, &business_id, &name, &owner_id, &owner, now).await?;
+    let main_account_number = insert_main_account(&mut tx, &business_id, &name, now).await?;
     tx.commit().await.or_internal()?;
 
     Ok(CreatedBusiness {
@@ -188,11 +123,117 @@ pub async fn create(
         client_id,
         client_secret,
         owner_id,
-        owner_email,
+        owner_email: owner.email,
         owner_password: new.owner_password,
         invitation_token,
         main_account_number,
     })
+}
+
+/// A new business's owner, checked: the email, the names, the password's hash (none: the owner
+/// is invited).
+struct Owner {
+    email: String,
+    first_name: String,
+    last_name: String,
+    password_hash: Option<String>,
+}
+
+async fn checked_owner(config: &Config, new: &NewBusiness) -> Result<Owner> {
+    let email = normalize_email(&new.owner_email)
+        .with_context(|| format!("{:?} is not an email address", new.owner_email))?;
+    for (what, value) in [
+        ("first name", &new.owner_first_name),
+        ("last name", &new.owner_last_name),
+    ] {
+        let length = value.trim().chars().count();
+        if length == 0 || length > 100 {
+            bail!("the owner's {what} must have 1 to 100 characters");
+        }
+    }
+    let password_hash = match &new.owner_password {
+        Some(password) => {
+            secrets::check_password_rules("owner_password", password)?;
+            Some(Passwords::new(&config.passwords).hash(password).await?)
+        }
+        None => None,
+    };
+    Ok(Owner {
+        email,
+        first_name: new.owner_first_name.trim().to_owned(),
+        last_name: new.owner_last_name.trim().to_owned(),
+        password_hash,
+    })
+}
+
+/// The owner's membership, in `tx`: active with their password, or invited (the invitation's
+/// token is returned).
+async fn insert_owner(
+    tx: &mut Tx,
+    config: &Config,
+    business_id: &str,
+    business_name: &str,
+    owner_id: &str,
+    owner: &Owner,
+    now: DateTime<Utc>,
+) -> Result<Option<String>> {
+    let accepted = owner.password_hash.is_some();
+    sqlx::query(
+        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
+           password_hash, is_active, invitation_status, last_login, date_joined, created_at, \
+           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, $10, $10, $10)",
+    )
+    .bind(owner_id)
+    .bind(business_id)
+    .bind(&owner.email)
+    .bind(&owner.first_name)
+    .bind(&owner.last_name)
+    .bind(OWNER_ROLE_ID)
+    .bind(owner.password_hash.as_deref())
+    .bind(i64::from(accepted))
+    .bind(if accepted { "accepted" } else { "pending" })
+    .bind(store::timestamp(now))
+    .execute(&mut **tx)
+    .await
+    .or_internal()
+    .context("cannot store the owner")?;
+    if accepted {
+        return Ok(None);
+    }
+    let invitee = team::Invitee {
+        business_id,
+        business_name,
+        member_id: owner_id,
+        email: &owner.email,
+        first_name: &owner.first_name,
+        role_name: "Owner",
+    };
+    Ok(Some(team::invite(tx, config, now, &invitee).await?))
+}
+
+/// The business's main pool account, named as the business, in `tx`; returns its number.
+async fn insert_main_account(
+    tx: &mut Tx,
+    business_id: &str,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<String> {
+    let number = nuban::next_account_number(tx, Series::Business).await?;
+    sqlx::query(
+        "INSERT INTO accounts (id, business_id, account_number, account_name, account_type, \
+           account_class, status, parent_account_id, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, 'pool', 'primary', 'active', NULL, $5, $5)",
+    )
+    .bind(store::new_id())
+    .bind(business_id)
+    .bind(&number)
+    .bind(name)
+    .bind(store::timestamp(now))
+    .execute(&mut **tx)
+    .await
+    .or_internal()
+    .context("cannot store the main account")?;
+    Ok(number)
 }
 
 /// Activates or deactivates a business (by id or `client_id`).

@@ -4,9 +4,10 @@
 //! Failed credential checks are throttled progressively (`throttle`), and every failure of
 //! `login` looks the same (`41`). Sessions themselves are `sessions`'.
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::{Operation, ResponseCode, TokenFamily};
+use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use crate::error::{Error, OrInternal};
@@ -138,6 +139,10 @@ pub fn login_credential(email: &str) -> String {
 /// The memberships of one email a login looks at, at most.
 const MEMBERSHIPS_MAX: usize = 20;
 
+/// `login`: the email's memberships in this server's businesses, each password checked (at
+/// least one hash always, so the time taken does not tell whether the email exists), then the
+/// one usable membership's session. Every failure looks the same (`41`); several memberships
+/// that the password opens ask for `business_id` (`01`).
 pub async fn login(
     store: &Store,
     config: &Config,
@@ -153,58 +158,14 @@ pub async fn login(
     let now = clock.now();
     let limits = throttle::credential_limits(store, &credential, &address, &config.login).await?;
     let attempt = throttle::claim(store, limits, now).await?;
-
-    // The memberships of this email in the businesses this server serves (its environment's),
-    // of one business when `business_id` says which.
-    let mut query = Sql::new(
-        "SELECT m.id, m.business_id, m.first_name, m.last_name, m.password_hash, m.is_active, \
-           m.invitation_status FROM members m JOIN businesses b ON b.id = m.business_id",
-    );
-    let mut conditions = Conditions::default();
-    conditions.add(format!("m.email = {}", query.arg(email.as_str())));
-    let prefix = business::client_id_prefix(config.environment);
-    let length = prefix.len();
-    conditions.add(format!(
-        "SUBSTR(b.client_id, 1, {length}) = {}",
-        query.arg(prefix)
-    ));
-    if let Some(business_id) = body.business_id {
-        conditions.add(format!(
-            "m.business_id = {}",
-            query.arg(business_id.to_string())
-        ));
-    }
-    query.push(&conditions.where_clause());
-    query.push(&format!(
-        " ORDER BY m.created_at, m.id LIMIT {MEMBERSHIPS_MAX}"
-    ));
-    let candidates = query.fetch_all(store.pool()).await?;
-
-    // Always verify at least once (a dummy hash when there is nothing to check), so the time
-    // taken does not tell whether the email exists.
-    let mut hashes = Vec::with_capacity(candidates.len().max(1));
-    for row in &candidates {
-        hashes.push(store::optional_text(row, "password_hash")?);
-    }
-    if hashes.is_empty() {
-        hashes.push(None);
-    }
-    let mut usable = Vec::new();
-    for (n, stored) in hashes.iter().enumerate() {
-        let matches = match passwords.verify(&body.password, stored.as_deref()).await {
-            Ok(matches) => matches,
-            Err(busy) => {
-                attempt.abandoned(store).await?;
-                return Err(busy.into());
-            }
-        };
-        let Some(row) = candidates.get(n).filter(|_| matches) else {
-            continue;
-        };
-        if store::flag(row, "is_active")? && store::text(row, "invitation_status")? == "accepted" {
-            usable.push(row);
+    let candidates = memberships(store, config, &email, body.business_id).await?;
+    let usable = match usable_memberships(passwords, &candidates, &body.password).await {
+        Ok(usable) => usable,
+        Err(busy) => {
+            attempt.abandoned(store).await?;
+            return Err(busy);
         }
-    }
+    };
     let member = match usable.as_slice() {
         [member] => *member,
         [] => {
@@ -221,18 +182,92 @@ pub async fn login(
             ));
         }
     };
-
-    let member_id = store::text(member, "id")?;
-    let business_id = store::text(member, "business_id")?;
     let mut tx = store.begin().await?;
     attempt.succeeded(&mut tx).await?;
     throttle::remember_address(&mut tx, &credential, &address, now).await?;
+    let signed_in = sign_in(&mut tx, config, tokens, caller, member, &email, now).await?;
+    tx.commit().await.or_internal()?;
+    Ok(signed_in)
+}
+
+/// The memberships of `email` in the businesses this server serves (its environment's), of
+/// one business when `business_id` says which; at most [`MEMBERSHIPS_MAX`].
+async fn memberships(
+    store: &Store,
+    config: &Config,
+    email: &str,
+    business_id: Option<uuid::Uuid>,
+) -> Result<Vec<AnyRow>, Error> {
+    let mut query = Sql::new(
+        "SELECT m.id, m.business_id, m.first_name, m.last_name, m.password_hash, m.is_active, \
+           m.invitation_status FROM members m JOIN businesses b ON b.id = m.business_id",
+    );
+    let mut conditions = Conditions::default();
+    conditions.add(format!("m.email = {}", query.arg(email)));
+    let prefix = business::client_id_prefix(config.environment);
+    let length = prefix.len();
+    conditions.add(format!(
+        "SUBSTR(b.client_id, 1, {length}) = {}",
+        query.arg(prefix)
+    ));
+    if let Some(business_id) = business_id {
+        conditions.add(format!(
+            "m.business_id = {}",
+            query.arg(business_id.to_string())
+        ));
+    }
+    query.push(&conditions.where_clause());
+    query.push(&format!(
+        " ORDER BY m.created_at, m.id LIMIT {MEMBERSHIPS_MAX}"
+    ));
+    Ok(query.fetch_all(store.pool()).await?)
+}
+
+/// The memberships whose password `password` is, active and accepted. At least one hash is
+/// always checked (a dummy one when there is no membership). `29` when hashing is busy.
+async fn usable_memberships<'r>(
+    passwords: &Passwords,
+    candidates: &'r [AnyRow],
+    password: &str,
+) -> Result<Vec<&'r AnyRow>, Error> {
+    let mut hashes = Vec::with_capacity(candidates.len().max(1));
+    for row in candidates {
+        hashes.push(store::optional_text(row, "password_hash")?);
+    }
+    if hashes.is_empty() {
+        hashes.push(None);
+    }
+    let mut usable = Vec::new();
+    for (n, stored) in hashes.iter().enumerate() {
+        let matches = passwords.verify(password, stored.as_deref()).await?;
+        let Some(row) = candidates.get(n).filter(|_| matches) else {
+            continue;
+        };
+        if store::flag(row, "is_active")? && store::text(row, "invitation_status")? == "accepted" {
+            usable.push(row);
+        }
+    }
+    Ok(usable)
+}
+
+/// The member's session, in `tx`: the last login, the session and its token, the audit entry,
+/// and the answer with the member and their permissions.
+async fn sign_in(
+    tx: &mut Tx,
+    config: &Config,
+    tokens: &TokenKeys,
+    caller: &Caller<()>,
+    member: &AnyRow,
+    email: &str,
+    now: DateTime<Utc>,
+) -> Result<models::LoginResult, Error> {
+    let member_id = store::text(member, "id")?;
+    let business_id = store::text(member, "business_id")?;
     sqlx::query("UPDATE members SET last_login = $2 WHERE id = $1")
         .bind(&member_id)
         .bind(store::timestamp(now))
-        .execute(&mut *tx)
-        .await
-        .or_internal()?;
+        .execute(&mut **tx)
+        .await?;
     let ip_address = caller.client_ip.to_string();
     let session = NewSession {
         business_id: &business_id,
@@ -241,28 +276,23 @@ pub async fn login(
         ip_address: &ip_address,
         ttl_seconds: config.dashboard_token_ttl_seconds,
     };
-    let (token, ttl) = sessions::open_session(&mut tx, tokens, now, &session).await?;
-    let view = team_views::member_view(&mut *tx, &business_id, &member_id, now)
+    let (token, ttl) = sessions::open_session(tx, tokens, now, &session).await?;
+    let view = team_views::member_view(&mut **tx, &business_id, &member_id, now)
         .await?
         .ok_or_else(|| Error::internal("the member vanished during login"))?;
-    let permission_codes = role_codes(&mut tx, &view.user_role_id.to_string()).await?;
-    logs::audit(
-        &mut tx,
-        now,
-        AuditEntry {
-            business_id: business_id.clone(),
-            action: AuditAction::Login,
-            user_name: display_name(&view.first_name, &view.last_name, &email),
-            user_id: Some(member_id.clone()),
-            ip_address: caller.client_ip.to_string(),
-            response_code: 200,
-            target_type: None,
-            target_id: None,
-            request_id: caller.request_id.clone(),
-        },
-    )
-    .await?;
-    tx.commit().await.or_internal()?;
+    let permission_codes = role_codes(tx, &view.user_role_id.to_string()).await?;
+    let entry = AuditEntry {
+        business_id: business_id.clone(),
+        action: AuditAction::Login,
+        user_name: display_name(&view.first_name, &view.last_name, email),
+        user_id: Some(member_id.clone()),
+        ip_address,
+        response_code: 200,
+        target_type: None,
+        target_id: None,
+        request_id: caller.request_id.clone(),
+    };
+    logs::audit(tx, now, entry).await?;
     Ok(models::LoginResult {
         access_token: token,
         expires_in: expires_in(ttl),

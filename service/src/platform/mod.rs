@@ -14,6 +14,7 @@ pub(crate) mod logs;
 pub mod permissions;
 pub mod principal;
 pub(crate) mod rate_limit;
+pub mod roles;
 pub(crate) mod sessions;
 pub(crate) mod team;
 pub(crate) mod team_views;

@@ -25,9 +25,7 @@ use crate::platform::logs::{self, AuditEntry};
 use crate::platform::permissions::{self, OWNER_ROLE_ID};
 use crate::platform::principal::{member_of, MemberPrincipal};
 use crate::platform::sessions;
-use crate::platform::team_views::{
-    member_from_row, member_view, role_from_row, role_view, MEMBER_COLUMNS, ROLE_COLUMNS,
-};
+use crate::platform::team_views::{member_from_row, member_view, MEMBER_COLUMNS};
 use crate::platform::throttle::{self, Limit, OnSuccess};
 
 fn member_not_found(member_id: impl std::fmt::Display) -> Error {
@@ -35,15 +33,15 @@ fn member_not_found(member_id: impl std::fmt::Display) -> Error {
         .with_message(format!("No member {member_id} in this business"))
 }
 
-fn role_not_found(role_id: impl std::fmt::Display) -> Error {
+pub(super) fn role_not_found(role_id: impl std::fmt::Display) -> Error {
     Error::new(ResponseCode::NotFound).with_message(format!("No role {role_id} in this business"))
 }
 
-fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> Error {
+pub(super) fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> Error {
     Error::new(ResponseCode::InvalidRequest).with_message(message)
 }
 
-fn invalid_state(message: impl Into<std::borrow::Cow<'static, str>>) -> Error {
+pub(super) fn invalid_state(message: impl Into<std::borrow::Cow<'static, str>>) -> Error {
     Error::new(ResponseCode::InvalidState).with_message(message)
 }
 
@@ -231,7 +229,10 @@ async fn usable_role(tx: &mut Tx, business_id: &str, role_id: &str) -> Result<Ro
 /// `43` unless `actor` holds every permission in `granted`: no one hands out a permission
 /// they do not hold (in a maker-checker bank, this is what keeps one person from giving
 /// themselves both `transfer.initiate` and `transfer.approve`). An Owner holds them all.
-fn check_grantable(actor: &MemberPrincipal, granted: &BTreeSet<Permission>) -> Result<(), Error> {
+pub(super) fn check_grantable(
+    actor: &MemberPrincipal,
+    granted: &BTreeSet<Permission>,
+) -> Result<(), Error> {
     if actor.is_owner {
         return Ok(());
     }
@@ -380,6 +381,9 @@ pub async fn resend_invite(
     tx.commit().await.or_internal()
 }
 
+/// `accept_invite`: a usable invitation token (`41` otherwise: unknown, used, revoked,
+/// expired, or of another environment's business) sets the member's password and activates
+/// them, once.
 pub async fn accept_invite(
     store: &Store,
     config: &Config,
@@ -399,41 +403,10 @@ pub async fn accept_invite(
         OnSuccess::GiveBack,
     );
     let attempt = throttle::claim(store, vec![limit], now).await?;
-    let rejected = || {
-        Error::new(ResponseCode::Unauthenticated)
-            .with_message("The invitation is invalid or has expired; ask for a new one")
-    };
-
-    let row = sqlx::query(
-        "SELECT i.id, i.business_id, i.member_id, i.expires_at, i.used_at, i.revoked_at, \
-           m.invitation_status, m.email, m.first_name, m.last_name, b.client_id \
-         FROM invitations i JOIN members m ON m.id = i.member_id AND m.business_id = i.business_id \
-         JOIN businesses b ON b.id = i.business_id \
-         WHERE i.token_hash = $1",
-    )
-    .bind(secrets::sha256_hex(body.token.as_str()))
-    .fetch_optional(store.pool())
-    .await
-    .or_internal()?;
-    let usable = match &row {
-        Some(row) => {
-            store::optional_text(row, "used_at")?.is_none()
-                && store::optional_text(row, "revoked_at")?.is_none()
-                && store::time(row, "expires_at")? > now
-                && store::text(row, "invitation_status")? == "pending"
-                // A server serves the businesses of its own environment only.
-                && business::ensure_served(config.environment, &store::text(row, "client_id")?)
-                    .is_ok()
-        }
-        None => false,
-    };
-    let Some(row) = row.filter(|_| usable) else {
+    let Some(invitation) = usable_invitation(store, config, body.token.as_str(), now).await? else {
         attempt.failed(store, now).await?;
-        return Err(rejected());
+        return Err(invitation_rejected());
     };
-    let invitation_id = store::text(&row, "id")?;
-    let business_id = store::text(&row, "business_id")?;
-    let member_id = store::text(&row, "member_id")?;
     let hash = match passwords.hash(body.password.as_str()).await {
         Ok(hash) => hash,
         Err(busy) => {
@@ -441,64 +414,129 @@ pub async fn accept_invite(
             return Err(busy.into());
         }
     };
-
     let mut tx = store.begin().await?;
-    let stamp = store::timestamp(now);
-    // Re-checked in the transaction: two accepts of one token race to this update.
-    let claimed = sqlx::query(
-        "UPDATE invitations SET used_at = $2 \
-         WHERE id = $1 AND used_at IS NULL AND revoked_at IS NULL",
-    )
-    .bind(&invitation_id)
-    .bind(&stamp)
-    .execute(&mut *tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    let activated = sqlx::query(
-        "UPDATE members SET password_hash = $3, is_active = 1, invitation_status = 'accepted', \
-           updated_at = $4 WHERE id = $1 AND business_id = $2 AND invitation_status = 'pending'",
-    )
-    .bind(&member_id)
-    .bind(&business_id)
-    .bind(&hash)
-    .bind(&stamp)
-    .execute(&mut *tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    if claimed != 1 || activated != 1 {
-        return Err(rejected());
-    }
-    let email = store::text(&row, "email")?;
-    logs::audit(
-        &mut tx,
-        now,
-        AuditEntry {
-            business_id: business_id.clone(),
-            action: AuditAction::AcceptInvite,
-            user_name: format!(
-                "{} {} <{email}>",
-                store::text(&row, "first_name")?,
-                store::text(&row, "last_name")?
-            ),
-            user_id: Some(member_id.clone()),
-            ip_address: caller.client_ip.to_string(),
-            response_code: 200,
-            target_type: Some("member"),
-            target_id: Some(member_id.clone()),
-            request_id: caller.request_id.clone(),
-        },
-    )
-    .await?;
-    let member = member_view(&mut *tx, &business_id, &member_id, now)
-        .await?
-        .ok_or_else(|| Error::internal("the accepted member vanished"))?;
+    let member = accept(&mut tx, caller, &invitation, &hash, now).await?;
     attempt.succeeded(&mut tx).await?;
     tx.commit().await.or_internal()?;
     Ok(member)
 }
 
+fn invitation_rejected() -> Error {
+    Error::new(ResponseCode::Unauthenticated)
+        .with_message("The invitation is invalid or has expired; ask for a new one")
+}
+
+/// An invitation that can be accepted now.
+struct Invitation {
+    id: String,
+    business_id: String,
+    member_id: String,
+    /// `First Last <email>`, as the audit log names the member.
+    user_name: String,
+}
+
+/// The invitation of `token`, if it can be accepted now: not used, not revoked, not expired,
+/// its member still pending, its business one this server serves.
+async fn usable_invitation(
+    store: &Store,
+    config: &Config,
+    token: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<Invitation>, Error> {
+    let row = sqlx::query(
+        "SELECT i.id, i.business_id, i.member_id, i.expires_at, i.used_at, i.revoked_at, \
+           m.invitation_status, m.email, m.first_name, m.last_name, b.client_id \
+         FROM invitations i JOIN members m ON m.id = i.member_id AND m.business_id = i.business_id \
+         JOIN businesses b ON b.id = i.business_id \
+         WHERE i.token_hash = $1",
+    )
+    .bind(secrets::sha256_hex(token))
+    .fetch_optional(store.pool())
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let usable = store::optional_text(&row, "used_at")?.is_none()
+        && store::optional_text(&row, "revoked_at")?.is_none()
+        && store::time(&row, "expires_at")? > now
+        && store::text(&row, "invitation_status")? == "pending"
+        // A server serves the businesses of its own environment only.
+        && business::ensure_served(config.environment, &store::text(&row, "client_id")?).is_ok();
+    if !usable {
+        return Ok(None);
+    }
+    Ok(Some(Invitation {
+        id: store::text(&row, "id")?,
+        business_id: store::text(&row, "business_id")?,
+        member_id: store::text(&row, "member_id")?,
+        user_name: format!(
+            "{} {} <{}>",
+            store::text(&row, "first_name")?,
+            store::text(&row, "last_name")?,
+            store::text(&row, "email")?
+        ),
+    }))
+}
+
+/// Uses the invitation and activates its member with the password `hash`, in `tx`: both
+/// conditional (two accepts of one token race to them; the second is `41`), with the audit
+/// entry. Returns the member.
+async fn accept(
+    tx: &mut Tx,
+    caller: &Caller<()>,
+    invitation: &Invitation,
+    hash: &str,
+    now: DateTime<Utc>,
+) -> Result<models::Member, Error> {
+    let stamp = store::timestamp(now);
+    let claimed = sqlx::query(
+        "UPDATE invitations SET used_at = $2 \
+         WHERE id = $1 AND used_at IS NULL AND revoked_at IS NULL",
+    )
+    .bind(&invitation.id)
+    .bind(&stamp)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    let activated = sqlx::query(
+        "UPDATE members SET password_hash = $3, is_active = 1, invitation_status = 'accepted', \
+           updated_at = $4 WHERE id = $1 AND business_id = $2 AND invitation_status = 'pending'",
+    )
+    .bind(&invitation.member_id)
+    .bind(&invitation.business_id)
+    .bind(hash)
+    .bind(&stamp)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    if claimed != 1 || activated != 1 {
+        return Err(invitation_rejected());
+    }
+    let entry = AuditEntry {
+        business_id: invitation.business_id.clone(),
+        action: AuditAction::AcceptInvite,
+        user_name: invitation.user_name.clone(),
+        user_id: Some(invitation.member_id.clone()),
+        ip_address: caller.client_ip.to_string(),
+        response_code: 200,
+        target_type: Some("member"),
+        target_id: Some(invitation.member_id.clone()),
+        request_id: caller.request_id.clone(),
+    };
+    logs::audit(tx, now, entry).await?;
+    member_view(
+        &mut **tx,
+        &invitation.business_id,
+        &invitation.member_id,
+        now,
+    )
+    .await?
+    .ok_or_else(|| Error::internal("the accepted member vanished"))
+}
+
+/// `update_member`: another role, deactivation or reactivation, decided by [`MemberChange`]
+/// (read the member, decide, write) under the business's lock, so the last active Owner
+/// cannot be removed by two changes at once.
 pub async fn update_member(
     store: &Store,
     clock: &Clock,
@@ -522,8 +560,7 @@ pub async fn update_member(
     .bind(&member_id)
     .bind(business_id)
     .fetch_optional(&mut *tx)
-    .await
-    .or_internal()?
+    .await?
     .ok_or_else(|| member_not_found(&member_id))?;
     let current_role = store::text(&target, "role_id")?;
     let was_active = store::flag(&target, "is_active")?;
@@ -545,82 +582,82 @@ pub async fn update_member(
     change.check_permission()?;
     change.check_state()?;
     if change.removes_an_active_owner() {
-        let other_owners: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM members \
-             WHERE business_id = $1 AND role_id = $2 AND is_active = 1 AND id <> $3",
-        )
-        .bind(business_id)
-        .bind(OWNER_ROLE_ID)
-        .bind(&member_id)
-        .fetch_one(&mut *tx)
-        .await
-        .or_internal()?;
-        if other_owners == 0 {
-            return Err(invalid_state(
-                "The business must keep at least one active Owner",
-            ));
-        }
+        check_another_owner(&mut tx, business_id, &member_id).await?;
     }
-
-    let now_text = store::timestamp(now);
-    if let Some(role) = change.new_role {
-        sqlx::query(
-            "UPDATE members SET role_id = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
-        )
-        .bind(&member_id)
-        .bind(business_id)
-        .bind(&role.id)
-        .bind(&now_text)
-        .execute(&mut *tx)
-        .await
-        .or_internal()?;
-        logs::audit(
-            &mut tx,
-            now,
-            AuditEntry::by(caller, AuditAction::UpdateMemberRole).target("member", &member_id),
-        )
-        .await?;
-    }
-    if let Some(active) = change.new_active {
-        sqlx::query(
-            "UPDATE members SET is_active = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
-        )
-        .bind(&member_id)
-        .bind(business_id)
-        .bind(i64::from(active))
-        .bind(&now_text)
-        .execute(&mut *tx)
-        .await
-        .or_internal()?;
-        let action = if active {
-            AuditAction::ReactivateMember
-        } else {
-            sessions::revoke_member_sessions(&mut tx, &member_id, now).await?;
-            AuditAction::DeactivateMember
-        };
-        logs::audit(
-            &mut tx,
-            now,
-            AuditEntry::by(caller, action).target("member", &member_id),
-        )
-        .await?;
-    }
-    if change.revokes_invitation {
-        let revoked = revoke_invitations(&mut tx, &member_id, now).await?;
-        if revoked > 0 {
-            logs::audit(
-                &mut tx,
-                now,
-                AuditEntry::by(caller, AuditAction::DeactivateMember).target("member", &member_id),
-            )
-            .await?;
-        }
-    }
+    write_member_change(&mut tx, caller, &change, now).await?;
     let member = member_view(&mut *tx, business_id, &member_id, now)
         .await?
         .ok_or_else(|| member_not_found(&member_id))?;
     tx.commit().await.or_internal()?;
     Ok(member)
+}
+
+/// `48` unless the business keeps another active Owner than `member_id`.
+async fn check_another_owner(tx: &mut Tx, business_id: &str, member_id: &str) -> Result<(), Error> {
+    let other_owners: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM members \
+         WHERE business_id = $1 AND role_id = $2 AND is_active = 1 AND id <> $3",
+    )
+    .bind(business_id)
+    .bind(OWNER_ROLE_ID)
+    .bind(member_id)
+    .fetch_one(&mut **tx)
+    .await?;
+    if other_owners == 0 {
+        return Err(invalid_state(
+            "The business must keep at least one active Owner",
+        ));
+    }
+    Ok(())
+}
+
+/// Writes a decided [`MemberChange`] in `tx`, each part with its audit entry: the new role,
+/// the deactivation (which revokes the member's sessions) or reactivation, the invitation
+/// revoked.
+async fn write_member_change(
+    tx: &mut Tx,
+    caller: &Caller,
+    change: &MemberChange<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    let business_id = caller.principal.business_id.as_str();
+    let member_id = change.target_id;
+    let now_text = store::timestamp(now);
+    let audit = |action| AuditEntry::by(caller, action).target("member", member_id);
+    if let Some(role) = change.new_role {
+        sqlx::query(
+            "UPDATE members SET role_id = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
+        )
+        .bind(member_id)
+        .bind(business_id)
+        .bind(&role.id)
+        .bind(&now_text)
+        .execute(&mut **tx)
+        .await?;
+        logs::audit(tx, now, audit(AuditAction::UpdateMemberRole)).await?;
+    }
+    if let Some(active) = change.new_active {
+        sqlx::query(
+            "UPDATE members SET is_active = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
+        )
+        .bind(member_id)
+        .bind(business_id)
+        .bind(i64::from(active))
+        .bind(&now_text)
+        .execute(&mut **tx)
+        .await?;
+        let action = if active {
+            AuditAction::ReactivateMember
+        } else {
+            sessions::revoke_member_sessions(tx, member_id, now).await?;
+            AuditAction::DeactivateMember
+        };
+        logs::audit(tx, now, audit(action)).await?;
+    }
+    if change.revokes_invitation && revoke_invitations(tx, member_id, now).await? > 0 {
+        logs::audit(tx, now, audit(AuditAction::DeactivateMember)).await?;
+    }
+    Ok(())
 }
 
 /// Revokes the open invitations of a member at `now`, inside `tx`. Returns how many.
@@ -691,226 +728,6 @@ impl MemberChange<'_> {
             && self.was_active
             && (self.new_active == Some(false) || self.new_role.is_some())
     }
-}
-
-/// `fetch_permissions`: the catalog, by code.
-pub fn fetch_permissions() -> Result<Vec<models::Permission>, Error> {
-    let mut catalog: Vec<Permission> = Permission::ALL.to_vec();
-    catalog.sort_by_key(|permission| permission.as_str());
-    catalog
-        .into_iter()
-        .map(|permission| {
-            Ok(models::Permission {
-                code: permission.as_str().parse().or_internal()?,
-                description: permission.description().to_owned(),
-                id: permissions::permission_id(permission),
-                name: permission.name().to_owned(),
-            })
-        })
-        .collect()
-}
-
-pub async fn fetch_roles(
-    store: &Store,
-    caller: &Caller,
-    _body: models::EmptyObject,
-) -> Result<Vec<models::Role>, Error> {
-    let sql = format!(
-        "SELECT {ROLE_COLUMNS}, name_key FROM roles \
-         WHERE business_id IS NULL OR business_id = $1 ORDER BY is_built_in DESC, name_key, id"
-    );
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(&caller.principal.business_id)
-        .fetch_all(store.pool())
-        .await
-        .or_internal()?;
-    let mut roles = rows
-        .iter()
-        .map(role_from_row)
-        .collect::<Result<Vec<_>, _>>()?;
-    // Built-in roles in their fixed order (Owner first), then custom ones by name.
-    let built_in_rank = |role: &models::Role| {
-        permissions::BUILT_IN_ROLES
-            .iter()
-            .position(|built_in| built_in.id == role.id.to_string())
-            .unwrap_or(usize::MAX)
-    };
-    roles.sort_by_key(|role| (built_in_rank(role), role.name.to_lowercase()));
-    Ok(roles)
-}
-
-/// A role name as stored, and the key it is compared by (`text::name_key`: case, compatibility
-/// forms and look-alikes folded); `01` when blank or holding a character names may not.
-fn role_name(name: &str) -> Result<(String, String), Error> {
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(invalid("`name`: must not be blank"));
-    }
-    text::check_name("name", name)?;
-    Ok((name.to_owned(), text::name_key(name)))
-}
-
-async fn check_role_name_free(
-    tx: &mut Tx,
-    business_id: &str,
-    name: &str,
-    name_key: &str,
-    except_role_id: Option<&str>,
-) -> Result<(), Error> {
-    let holder: Option<String> = sqlx::query_scalar(
-        "SELECT id FROM roles WHERE name_key = $1 AND (business_id IS NULL OR business_id = $2)",
-    )
-    .bind(name_key)
-    .bind(business_id)
-    .fetch_optional(&mut **tx)
-    .await
-    .or_internal()?;
-    match holder {
-        Some(id) if Some(id.as_str()) != except_role_id => Err(duplicate_role(name)),
-        _ => Ok(()),
-    }
-}
-
-fn duplicate_role(name: &str) -> Error {
-    Error::new(ResponseCode::Duplicate).with_message(format!("A role named {name} already exists"))
-}
-
-pub async fn create_role(
-    store: &Store,
-    clock: &Clock,
-    caller: &Caller,
-    body: models::CreateRoleRequest,
-) -> Result<models::Role, Error> {
-    let now = clock.now();
-    let business_id = caller.principal.business_id.as_str();
-    let (name, name_key) = role_name(&body.name)?;
-    let permissions: BTreeSet<Permission> = permissions::parse_requested(
-        "permission_codes",
-        body.permission_codes.iter().map(|code| code.as_str()),
-    )?;
-    check_grantable(member_of(&caller.principal)?, &permissions)?;
-    let description = body
-        .description
-        .as_ref()
-        .map(|description| description.trim().to_owned())
-        .unwrap_or_default();
-
-    Keyed::new(store, clock, caller, &body)
-        .run_in_transaction(async |tx, _| {
-            check_role_name_free(tx, business_id, &name, &name_key, None).await?;
-            let role_id = store::new_id();
-            let now_text = store::timestamp(now);
-            sqlx::query(
-                "INSERT INTO roles (id, business_id, name, name_key, description, \
-               permission_codes, is_built_in, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7)",
-            )
-            .bind(&role_id)
-            .bind(business_id)
-            .bind(&name)
-            .bind(&name_key)
-            .bind(&description)
-            .bind(permissions::to_stored(&permissions))
-            .bind(&now_text)
-            .execute(&mut **tx)
-            .await
-            .map_err(|error| role_write_error(error, &name))?;
-            let entry = AuditEntry::by(caller, AuditAction::CreateRole).target("role", &role_id);
-            logs::audit(tx, now, entry).await?;
-            role_view(&mut **tx, business_id, &role_id)
-                .await?
-                .ok_or_else(|| Error::internal("the new role vanished"))
-        })
-        .await
-}
-
-/// A failed role insert or update: a taken name (`26`), or an internal error.
-fn role_write_error(error: sqlx::Error, name: &str) -> Error {
-    if is_unique_violation(&error) {
-        duplicate_role(name)
-    } else {
-        Error::from(error)
-    }
-}
-
-pub async fn update_role(
-    store: &Store,
-    clock: &Clock,
-    caller: &Caller,
-    body: models::UpdateRoleRequest,
-) -> Result<models::Role, Error> {
-    let now = clock.now();
-    if body.name.is_none() && body.description.is_none() && body.permission_codes.is_none() {
-        return Err(invalid(
-            "`name`: send name, description or permission_codes",
-        ));
-    }
-    let business_id = caller.principal.business_id.as_str();
-    let role_id = body.role_id.to_string();
-    let name = body.name.as_ref().map(|name| role_name(name)).transpose()?;
-    let permissions = body
-        .permission_codes
-        .as_ref()
-        .map(|codes| {
-            permissions::parse_requested("permission_codes", codes.iter().map(|c| c.as_str()))
-        })
-        .transpose()?;
-
-    let actor = member_of(&caller.principal)?;
-    if let Some(permissions) = &permissions {
-        check_grantable(actor, permissions)?;
-    }
-
-    let mut tx = store.begin().await?;
-    let current = role_view(&mut *tx, business_id, &role_id)
-        .await?
-        .ok_or_else(|| role_not_found(&role_id))?;
-    if current.is_built_in {
-        return Err(invalid_state("Built-in roles cannot be edited"));
-    }
-    if actor.role_id == role_id {
-        return Err(Error::new(ResponseCode::PermissionDenied)
-            .with_message("You cannot edit the role you hold: ask another member"));
-    }
-    if let Some((name, name_key)) = &name {
-        check_role_name_free(&mut tx, business_id, name, name_key, Some(&role_id)).await?;
-    }
-    let (name, name_key) =
-        name.unwrap_or_else(|| (current.name.clone(), text::name_key(&current.name)));
-    let description = body
-        .description
-        .as_ref()
-        .map(|description| description.trim().to_owned())
-        .unwrap_or(current.description);
-    let codes = match &permissions {
-        Some(permissions) => permissions::to_stored(permissions),
-        None => serde_json::to_string(&current.permission_codes).or_internal()?,
-    };
-    sqlx::query(
-        "UPDATE roles SET name = $3, name_key = $4, description = $5, permission_codes = $6, \
-           updated_at = $7 WHERE id = $1 AND business_id = $2 AND is_built_in = 0",
-    )
-    .bind(&role_id)
-    .bind(business_id)
-    .bind(&name)
-    .bind(&name_key)
-    .bind(&description)
-    .bind(&codes)
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .map_err(|error| role_write_error(error, &name))?;
-    logs::audit(
-        &mut tx,
-        now,
-        AuditEntry::by(caller, AuditAction::UpdateRole).target("role", &role_id),
-    )
-    .await?;
-    let role = role_view(&mut *tx, business_id, &role_id)
-        .await?
-        .ok_or_else(|| role_not_found(&role_id))?;
-    tx.commit().await.or_internal()?;
-    Ok(role)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use super::TransferRequest;
 use crate::error::Error;
 use crate::money::accounts::AccountRow;
 use crate::money::banks::Beneficiary;
-use crate::money::fees::{self};
+use crate::money::fees;
 
 pub(super) fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> Error {
     Error::new(ResponseCode::InvalidRequest).with_message(message)

@@ -1,6 +1,6 @@
 //! `get_transfer_*` and `fetch_transfers_*`.
 
-use generated_server::models::{self};
+use generated_server::models;
 use generated_server::ResponseCode;
 
 use super::checks::*;

@@ -21,7 +21,7 @@ mod postings;
 pub mod status;
 mod views;
 
-use generated_server::models::{self};
+use generated_server::models;
 use serde_json::Value;
 
 use crate::error::{Error, OrInternal};

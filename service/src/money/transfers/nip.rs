@@ -298,6 +298,45 @@ async fn reverse(
     if !decide(&mut tx, leased, Move::Reverse, head.posted_at).await? {
         return Ok(());
     }
+    let reversal_reference = credit_back(&mut tx, environment, leased, head, reason).await?;
+    for transaction in [&leased.debit_transaction_id, &leased.fee_transaction_id] {
+        let reversed = models::TransactionStatus::Reversed;
+        transactions::set_status(&mut tx, transaction.as_deref(), reversed).await?;
+    }
+    sqlx::query(
+        "UPDATE transfers SET failure_reason = $2, reversal_reference_number = $3, \
+           session_id = COALESCE($4, session_id) WHERE id = $1",
+    )
+    .bind(&leased.id)
+    .bind(reason)
+    .bind(&reversal_reference)
+    .bind(session_id)
+    .execute(&mut *tx)
+    .await?;
+    let transfer = transfers::find(&mut *tx, &leased.business_id, Lookup::Id(&leased.id))
+        .await?
+        .ok_or_else(|| Error::internal("a reversed transfer vanished"))?;
+    // Announced as failed at NIP, then as reversed.
+    let failed = TransferStatus::Failed.event();
+    for kind in [failed, TransferStatus::Reversed.event()]
+        .into_iter()
+        .flatten()
+    {
+        let at = head.posted_at;
+        events::record(&mut tx, &leased.business_id, kind, &transfer, at).await?;
+    }
+    tx.commit().await.or_internal()
+}
+
+/// The reversal's entry, in `tx`: amount, fee and VAT back to the source account (out of NIP
+/// in flight and the fees), with its `REV-` credit; returns the reversal's reference.
+async fn credit_back(
+    tx: &mut store::Tx,
+    environment: Environment,
+    leased: &Leased,
+    head: ledger::Head,
+    reason: &str,
+) -> Result<String, Error> {
     let charges = leased.fee + leased.vat;
     let returned = leased.nip.amount_kobo + charges;
     let mut postings = vec![
@@ -321,70 +360,31 @@ async fn reverse(
         kind: "transfer_reversal",
         postings,
     };
-    let Ok(entry_id) = ledger::post(&mut tx, &entry, head).await? else {
+    let Ok(entry_id) = ledger::post(tx, &entry, head).await? else {
         return Err(Error::internal(
             "a reversal was refused: the source account cannot hold the returned amount",
         ));
     };
-    let source = accounts::find_by_id(&mut tx, &leased.source_account_id)
+    let source = accounts::find_by_id(tx, &leased.source_account_id)
         .await?
         .ok_or_else(|| Error::internal("the source account of a transfer vanished"))?;
     let reversal_reference = format!("REV-{}", &leased.nip.reference_number[4..]);
-    transactions::record(
-        &mut tx,
-        &NewTransaction {
-            business_id: &leased.business_id,
-            account: &source,
-            entry_id: &entry_id,
-            head,
-            reference_number: reversal_reference.clone(),
-            transaction_type: models::TransactionType::Credit,
-            category: models::TransactionCategory::Reversal,
-            status: models::TransactionStatus::Success,
-            channel: models::Channel::Internal,
-            amount: Kobo::from_stored(returned)
-                .ok_or_else(|| Error::internal("a reversal of nothing"))?,
-            narration: format!("Reversal of {}: {reason}", leased.nip.reference_number),
-            session_id: None,
-            originator: None,
-        },
-    )
-    .await?;
-    transactions::set_status(
-        &mut tx,
-        leased.debit_transaction_id.as_deref(),
-        models::TransactionStatus::Reversed,
-    )
-    .await?;
-    transactions::set_status(
-        &mut tx,
-        leased.fee_transaction_id.as_deref(),
-        models::TransactionStatus::Reversed,
-    )
-    .await?;
-    sqlx::query(
-        "UPDATE transfers SET failure_reason = $2, reversal_reference_number = $3, \
-           session_id = COALESCE($4, session_id) WHERE id = $1",
-    )
-    .bind(&leased.id)
-    .bind(reason)
-    .bind(&reversal_reference)
-    .bind(session_id)
-    .execute(&mut *tx)
-    .await
-    .or_internal()?;
-    let transfer = transfers::find(&mut *tx, &leased.business_id, Lookup::Id(&leased.id))
-        .await?
-        .ok_or_else(|| Error::internal("a reversed transfer vanished"))?;
-    for kind in ["transfer.failed", "transfer.reversed"] {
-        events::record(
-            &mut tx,
-            &leased.business_id,
-            kind,
-            &transfer,
-            head.posted_at,
-        )
-        .await?;
-    }
-    tx.commit().await.or_internal()
+    let credit = NewTransaction {
+        business_id: &leased.business_id,
+        account: &source,
+        entry_id: &entry_id,
+        head,
+        reference_number: reversal_reference.clone(),
+        transaction_type: models::TransactionType::Credit,
+        category: models::TransactionCategory::Reversal,
+        status: models::TransactionStatus::Success,
+        channel: models::Channel::Internal,
+        amount: Kobo::from_stored(returned)
+            .ok_or_else(|| Error::internal("a reversal of nothing"))?,
+        narration: format!("Reversal of {}: {reason}", leased.nip.reference_number),
+        session_id: None,
+        originator: None,
+    };
+    transactions::record(tx, &credit).await?;
+    Ok(reversal_reference)
 }

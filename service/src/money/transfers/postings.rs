@@ -2,7 +2,7 @@
 //! transactions each side sees, and the intra-bank recipient's credit.
 
 use chrono::{DateTime, Utc};
-use generated_server::models::{self};
+use generated_server::models;
 use generated_server::ResponseCode;
 
 use super::checks::*;

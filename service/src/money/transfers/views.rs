@@ -1,13 +1,13 @@
 //! A transfer as the API shows it, read back or built from what a payout writes, and its
 //! lookups.
 
-use generated_server::models::{self};
+use generated_server::models;
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use super::status::{ApprovalState, TransferStatus};
 use crate::error::{Error, OrInternal};
-use crate::kernel::store::{self};
+use crate::kernel::store;
 use crate::money::accounts::value;
 use crate::money::amount::amount_text;
 

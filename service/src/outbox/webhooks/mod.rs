@@ -564,45 +564,63 @@ impl WebhookDispatcher {
     /// POSTs `body` to the endpoint: resolve and check, sign, send, read a bounded answer.
     async fn send(&self, id: &str, endpoint: &Endpoint, body: String) -> Outcome {
         let started = Instant::now();
-        let fail = |error: String, status: Option<u16>, response_body: Option<String>| Outcome {
-            response_status: status,
-            error: Some(error.chars().take(ERROR_LENGTH_MAX).collect()),
-            latency_ms: started.elapsed().as_millis() as i64,
-            response_body,
-            url: endpoint.url.clone(),
+        let answered = match self.request(id, endpoint, body).await {
+            Ok((client, request)) => self.exchange(client, request).await,
+            Err(error) => Err(error),
         };
-        if body.len() > self.policy.body_max_bytes {
-            return fail(
-                format!("the event is {} bytes, over the 256 KiB bound", body.len()),
-                None,
-                None,
-            );
+        let latency_ms = started.elapsed().as_millis() as i64;
+        let url = endpoint.url.clone();
+        let (status, kept) = match answered {
+            Ok(answer) => answer,
+            Err(error) => return Outcome::failed(error, None, None, latency_ms, url),
+        };
+        // PostgreSQL's TEXT refuses NUL: a binary answer must not stop the attempt being recorded.
+        let response_body =
+            (!kept.is_empty()).then(|| String::from_utf8_lossy(&kept).replace('\0', "\u{FFFD}"));
+        if status.is_success() {
+            return Outcome {
+                response_status: Some(status.as_u16()),
+                error: None,
+                latency_ms,
+                response_body,
+                url,
+            };
         }
-        let whitelist = match destination::parse_whitelist(&endpoint.ip_whitelist) {
-            Ok(whitelist) => whitelist,
-            Err(error) => return fail(error, None, None),
+        let error = if status.is_redirection() {
+            format!(
+                "HTTP {} from {} (redirects are not followed)",
+                status.as_u16(),
+                endpoint.url
+            )
+        } else {
+            format!("HTTP {} from {}", status.as_u16(), endpoint.url)
         };
+        Outcome::failed(error, Some(status.as_u16()), response_body, latency_ms, url)
+    }
+
+    /// The signed request of one attempt and the client that may send it, once the event's
+    /// size, the URL and every address its host resolves to are checked; why not otherwise.
+    async fn request(
+        &self,
+        id: &str,
+        endpoint: &Endpoint,
+        body: String,
+    ) -> Result<(HttpClient, hyper::Request<Full<Bytes>>), String> {
+        if body.len() > self.policy.body_max_bytes {
+            return Err(format!(
+                "the event is {} bytes, over the 256 KiB bound",
+                body.len()
+            ));
+        }
+        let whitelist = destination::parse_whitelist(&endpoint.ip_whitelist)?;
         let production = self.environment == Environment::Production;
         let policy = Policy::of(production, self.policy.loopback_allowed, whitelist);
-        let url = match destination::check_url(&endpoint.url, &policy) {
-            Ok(url) => url,
-            Err(error) => return fail(error, None, None),
-        };
-        let addresses = match destination::resolve(&url, &policy, &*self.resolver).await {
-            Ok(addresses) => addresses,
-            Err(error) => return fail(error, None, None),
-        };
+        let url = destination::check_url(&endpoint.url, &policy)?;
+        let addresses = destination::resolve(&url, &policy, &*self.resolver).await?;
         let now = self.clock.now();
-        let keys = match endpoint.signing_keys(now) {
-            Ok(keys) => keys,
-            Err(error) => {
-                return fail(
-                    format!("the signing secret is unusable: {error}"),
-                    None,
-                    None,
-                )
-            }
-        };
+        let keys = endpoint
+            .signing_keys(now)
+            .map_err(|error| format!("the signing secret is unusable: {error}"))?;
         let timestamp = now.timestamp();
         let signature = signing::signature_header(&keys, id, timestamp, body.as_bytes());
         let client = self.client_for(&url, &addresses);
@@ -615,13 +633,18 @@ impl WebhookDispatcher {
             .header("webhook-id", id)
             .header("webhook-timestamp", timestamp.to_string())
             .header("webhook-signature", signature)
-            .body(Full::new(Bytes::from(body)));
-        let request = match request {
-            Ok(request) => request,
-            Err(error) => return fail(format!("cannot build the request: {error}"), None, None),
-        };
-        // One bound for the whole exchange: connection, TLS, request and the answer's start
-        // and first KiB.
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|error| format!("cannot build the request: {error}"))?;
+        Ok((client, request))
+    }
+
+    /// Sends `request` and reads the answer's status and first KiB, within one bound for the
+    /// whole exchange: connection, TLS, request and answer.
+    async fn exchange(
+        &self,
+        client: HttpClient,
+        request: hyper::Request<Full<Bytes>>,
+    ) -> Result<(hyper::StatusCode, Vec<u8>), String> {
         let exchange = async {
             let response = client.request(request).await.map_err(|e| describe(&e))?;
             let status = response.status();
@@ -637,42 +660,34 @@ impl WebhookDispatcher {
                     Some(Err(_)) | None => break,
                 }
             }
+            kept.truncate(RESPONSE_BODY_KEEP);
             Ok::<_, String>((status, kept))
         };
-        let (status, mut kept) = match tokio::time::timeout(self.policy.timeout, exchange).await {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(error)) => return fail(error, None, None),
-            Err(_) => {
-                return fail(
-                    format!("timed out after {} s", self.policy.timeout.as_secs()),
-                    None,
-                    None,
-                )
-            }
-        };
-        kept.truncate(RESPONSE_BODY_KEEP);
-        // PostgreSQL's TEXT refuses NUL: a binary answer must not stop the attempt being recorded.
-        let response_body =
-            (!kept.is_empty()).then(|| String::from_utf8_lossy(&kept).replace('\0', "\u{FFFD}"));
-        if status.is_success() {
-            Outcome {
-                response_status: Some(status.as_u16()),
-                error: None,
-                latency_ms: started.elapsed().as_millis() as i64,
-                response_body,
-                url: endpoint.url.clone(),
-            }
-        } else {
-            let error = if status.is_redirection() {
-                format!(
-                    "HTTP {} from {} (redirects are not followed)",
-                    status.as_u16(),
-                    endpoint.url
-                )
-            } else {
-                format!("HTTP {} from {}", status.as_u16(), endpoint.url)
-            };
-            fail(error, Some(status.as_u16()), response_body)
+        match tokio::time::timeout(self.policy.timeout, exchange).await {
+            Ok(answer) => answer,
+            Err(_) => Err(format!(
+                "timed out after {} s",
+                self.policy.timeout.as_secs()
+            )),
+        }
+    }
+}
+
+impl Outcome {
+    /// An attempt that failed: `error` (cut to the recorded length) and what was answered.
+    fn failed(
+        error: String,
+        response_status: Option<u16>,
+        response_body: Option<String>,
+        latency_ms: i64,
+        url: String,
+    ) -> Outcome {
+        Outcome {
+            response_status,
+            error: Some(error.chars().take(ERROR_LENGTH_MAX).collect()),
+            latency_ms,
+            response_body,
+            url,
         }
     }
 }

@@ -1,0 +1,117 @@
+//! `kobo bench`: bulk-load an account's history and run the in-process ledger loop, on
+//! sandbox stores only (see [`crate::bench`]).
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use super::{OutputArgs, StoreArgs};
+use crate::kernel::clock::Clock;
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Give an account a long history fast: COUNT inbound credits, written in multi-row
+    /// statements (ledger-consistent, no events). For measuring listings at depth.
+    SeedTransactions(SeedArgs),
+    /// A payout's ledger statements in a plain loop, one database transaction each, no HTTP:
+    /// the reference the payout benchmark is compared with. Prints transfers per second.
+    Ledger(LedgerLoopArgs),
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct SeedArgs {
+    /// The account's 10-digit number.
+    #[arg(long)]
+    pub account: String,
+    /// How many credits.
+    #[arg(long)]
+    pub count: u64,
+    /// Each credit's amount in naira.
+    #[arg(long, default_value = "1.00")]
+    pub amount: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct LedgerLoopArgs {
+    /// The business whose active accounts pay each other, round robin.
+    #[arg(long)]
+    pub business: String,
+    /// How many transfers.
+    #[arg(long)]
+    pub transfers: u64,
+    /// Each transfer's amount in naira.
+    #[arg(long, default_value = "1.00")]
+    pub amount: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn naira_amount(text: &str) -> Result<crate::money::amount::Kobo> {
+    crate::money::amount::Kobo::parse(text)
+        .ok_or_else(|| anyhow::anyhow!("amount: positive naira, at most two fraction digits"))
+}
+
+/// `kobo bench seed-transactions`.
+pub(super) async fn seed_transactions(args: SeedArgs) -> Result<()> {
+    let amount = naira_amount(&args.amount)?;
+    let store = args.store.open().await?;
+    let clock = Clock::system();
+    let started = std::time::Instant::now();
+    let seeded = crate::bench::seed_credits(
+        &store,
+        || clock.now(),
+        &args.account,
+        args.count,
+        amount,
+        crate::bench::SEED_BATCH,
+    )
+    .await
+    .map_err(|error| anyhow::anyhow!("{}", error.message()))?;
+    let seconds = started.elapsed().as_secs_f64();
+    if args.output.json {
+        println!(
+            "{}",
+            json!({"inserted": seeded.inserted, "seconds": seconds})
+        );
+    } else {
+        println!(
+            "{} credits to account {} in {seconds:.1} s",
+            seeded.inserted, args.account
+        );
+    }
+    Ok(())
+}
+
+/// `kobo bench ledger`.
+pub(super) async fn ledger_loop(args: LedgerLoopArgs) -> Result<()> {
+    let amount = naira_amount(&args.amount)?;
+    let store = args.store.open().await?;
+    let clock = Clock::system();
+    let started = std::time::Instant::now();
+    let transfers = crate::bench::ledger_loop(
+        &store,
+        || clock.now(),
+        &args.business,
+        args.transfers,
+        amount,
+    )
+    .await
+    .map_err(|error| anyhow::anyhow!("{}", error.message()))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let per_second = transfers as f64 / seconds.max(f64::EPSILON);
+    if args.output.json {
+        println!(
+            "{}",
+            json!({"transfers": transfers, "seconds": seconds, "per_second": per_second})
+        );
+    } else {
+        println!("{transfers} transfers in {seconds:.2} s: {per_second:.0} per second");
+    }
+    Ok(())
+}

@@ -1,0 +1,241 @@
+//! Roles: the permission catalog, the business's roles (built-in and custom), and the
+//! creation and editing of custom roles. Built-in roles (`business_id IS NULL`) belong to every
+//! business and can't be edited; a member grants only permissions they hold.
+
+use std::collections::BTreeSet;
+
+use generated_server::models::{self, AuditAction};
+use generated_server::{Permission, ResponseCode};
+
+use crate::error::{Error, OrInternal};
+use crate::kernel::clock::Clock;
+use crate::kernel::store::{self, is_unique_violation, Store, Tx};
+use crate::kernel::text;
+use crate::platform::caller::Caller;
+use crate::platform::idempotency::Keyed;
+use crate::platform::logs::{self, AuditEntry};
+use crate::platform::permissions::{self};
+use crate::platform::principal::member_of;
+use crate::platform::team_views::{role_from_row, role_view, ROLE_COLUMNS};
+
+use crate::platform::team::{check_grantable, invalid, invalid_state, role_not_found};
+
+/// `fetch_permissions`: the catalog, by code.
+pub fn fetch_permissions() -> Result<Vec<models::Permission>, Error> {
+    let mut catalog: Vec<Permission> = Permission::ALL.to_vec();
+    catalog.sort_by_key(|permission| permission.as_str());
+    catalog
+        .into_iter()
+        .map(|permission| {
+            Ok(models::Permission {
+                code: permission.as_str().parse().or_internal()?,
+                description: permission.description().to_owned(),
+                id: permissions::permission_id(permission),
+                name: permission.name().to_owned(),
+            })
+        })
+        .collect()
+}
+
+pub async fn fetch_roles(
+    store: &Store,
+    caller: &Caller,
+    _body: models::EmptyObject,
+) -> Result<Vec<models::Role>, Error> {
+    let sql = format!(
+        "SELECT {ROLE_COLUMNS}, name_key FROM roles \
+         WHERE business_id IS NULL OR business_id = $1 ORDER BY is_built_in DESC, name_key, id"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(&caller.principal.business_id)
+        .fetch_all(store.pool())
+        .await
+        .or_internal()?;
+    let mut roles = rows
+        .iter()
+        .map(role_from_row)
+        .collect::<Result<Vec<_>, _>>()?;
+    // Built-in roles in their fixed order (Owner first), then custom ones by name.
+    let built_in_rank = |role: &models::Role| {
+        permissions::BUILT_IN_ROLES
+            .iter()
+            .position(|built_in| built_in.id == role.id.to_string())
+            .unwrap_or(usize::MAX)
+    };
+    roles.sort_by_key(|role| (built_in_rank(role), role.name.to_lowercase()));
+    Ok(roles)
+}
+
+/// A role name as stored, and the key it is compared by (`text::name_key`: case, compatibility
+/// forms and look-alikes folded); `01` when blank or holding a character names may not.
+fn role_name(name: &str) -> Result<(String, String), Error> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(invalid("`name`: must not be blank"));
+    }
+    text::check_name("name", name)?;
+    Ok((name.to_owned(), text::name_key(name)))
+}
+
+async fn check_role_name_free(
+    tx: &mut Tx,
+    business_id: &str,
+    name: &str,
+    name_key: &str,
+    except_role_id: Option<&str>,
+) -> Result<(), Error> {
+    let holder: Option<String> = sqlx::query_scalar(
+        "SELECT id FROM roles WHERE name_key = $1 AND (business_id IS NULL OR business_id = $2)",
+    )
+    .bind(name_key)
+    .bind(business_id)
+    .fetch_optional(&mut **tx)
+    .await
+    .or_internal()?;
+    match holder {
+        Some(id) if Some(id.as_str()) != except_role_id => Err(duplicate_role(name)),
+        _ => Ok(()),
+    }
+}
+
+fn duplicate_role(name: &str) -> Error {
+    Error::new(ResponseCode::Duplicate).with_message(format!("A role named {name} already exists"))
+}
+
+pub async fn create_role(
+    store: &Store,
+    clock: &Clock,
+    caller: &Caller,
+    body: models::CreateRoleRequest,
+) -> Result<models::Role, Error> {
+    let now = clock.now();
+    let business_id = caller.principal.business_id.as_str();
+    let (name, name_key) = role_name(&body.name)?;
+    let permissions: BTreeSet<Permission> = permissions::parse_requested(
+        "permission_codes",
+        body.permission_codes.iter().map(|code| code.as_str()),
+    )?;
+    check_grantable(member_of(&caller.principal)?, &permissions)?;
+    let description = body
+        .description
+        .as_ref()
+        .map(|description| description.trim().to_owned())
+        .unwrap_or_default();
+
+    Keyed::new(store, clock, caller, &body)
+        .run_in_transaction(async |tx, _| {
+            check_role_name_free(tx, business_id, &name, &name_key, None).await?;
+            let role_id = store::new_id();
+            let now_text = store::timestamp(now);
+            sqlx::query(
+                "INSERT INTO roles (id, business_id, name, name_key, description, \
+               permission_codes, is_built_in, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7)",
+            )
+            .bind(&role_id)
+            .bind(business_id)
+            .bind(&name)
+            .bind(&name_key)
+            .bind(&description)
+            .bind(permissions::to_stored(&permissions))
+            .bind(&now_text)
+            .execute(&mut **tx)
+            .await
+            .map_err(|error| role_write_error(error, &name))?;
+            let entry = AuditEntry::by(caller, AuditAction::CreateRole).target("role", &role_id);
+            logs::audit(tx, now, entry).await?;
+            role_view(&mut **tx, business_id, &role_id)
+                .await?
+                .ok_or_else(|| Error::internal("the new role vanished"))
+        })
+        .await
+}
+
+/// A failed role insert or update: a taken name (`26`), or an internal error.
+fn role_write_error(error: sqlx::Error, name: &str) -> Error {
+    if is_unique_violation(&error) {
+        duplicate_role(name)
+    } else {
+        Error::from(error)
+    }
+}
+
+pub async fn update_role(
+    store: &Store,
+    clock: &Clock,
+    caller: &Caller,
+    body: models::UpdateRoleRequest,
+) -> Result<models::Role, Error> {
+    let now = clock.now();
+    if body.name.is_none() && body.description.is_none() && body.permission_codes.is_none() {
+        return Err(invalid(
+            "`name`: send name, description or permission_codes",
+        ));
+    }
+    let business_id = caller.principal.business_id.as_str();
+    let role_id = body.role_id.to_string();
+    let name = body.name.as_ref().map(|name| role_name(name)).transpose()?;
+    let permissions = body
+        .permission_codes
+        .as_ref()
+        .map(|codes| {
+            permissions::parse_requested("permission_codes", codes.iter().map(|c| c.as_str()))
+        })
+        .transpose()?;
+
+    let actor = member_of(&caller.principal)?;
+    if let Some(permissions) = &permissions {
+        check_grantable(actor, permissions)?;
+    }
+
+    let mut tx = store.begin().await?;
+    let current = role_view(&mut *tx, business_id, &role_id)
+        .await?
+        .ok_or_else(|| role_not_found(&role_id))?;
+    if current.is_built_in {
+        return Err(invalid_state("Built-in roles cannot be edited"));
+    }
+    if actor.role_id == role_id {
+        return Err(Error::new(ResponseCode::PermissionDenied)
+            .with_message("You cannot edit the role you hold: ask another member"));
+    }
+    if let Some((name, name_key)) = &name {
+        check_role_name_free(&mut tx, business_id, name, name_key, Some(&role_id)).await?;
+    }
+    let (name, name_key) =
+        name.unwrap_or_else(|| (current.name.clone(), text::name_key(&current.name)));
+    let description = body
+        .description
+        .as_ref()
+        .map(|description| description.trim().to_owned())
+        .unwrap_or(current.description);
+    let codes = match &permissions {
+        Some(permissions) => permissions::to_stored(permissions),
+        None => serde_json::to_string(&current.permission_codes).or_internal()?,
+    };
+    sqlx::query(
+        "UPDATE roles SET name = $3, name_key = $4, description = $5, permission_codes = $6, \
+           updated_at = $7 WHERE id = $1 AND business_id = $2 AND is_built_in = 0",
+    )
+    .bind(&role_id)
+    .bind(business_id)
+    .bind(&name)
+    .bind(&name_key)
+    .bind(&description)
+    .bind(&codes)
+    .bind(store::timestamp(now))
+    .execute(&mut *tx)
+    .await
+    .map_err(|error| role_write_error(error, &name))?;
+    logs::audit(
+        &mut tx,
+        now,
+        AuditEntry::by(caller, AuditAction::UpdateRole).target("role", &role_id),
+    )
+    .await?;
+    let role = role_view(&mut *tx, business_id, &role_id)
+        .await?
+        .ok_or_else(|| role_not_found(&role_id))?;
+    tx.commit().await.or_internal()?;
+    Ok(role)
+}
