@@ -67,7 +67,7 @@ async fn active_account(store: &Store, number: &str) -> Result<(String, AccountR
     let business_id = business_id.ok_or_else(|| {
         Error::new(ResponseCode::AccountNotFound).with_message(format!("no account {number}"))
     })?;
-    let account = accounts::find_by_number_in(store.pool(), &business_id, number)
+    let account = accounts::find_by_number(store, &business_id, number)
         .await?
         .ok_or_else(|| Error::internal("the account vanished"))?;
     if account.status != "active" {

@@ -17,4 +17,11 @@
 //! the seam behind which each store gets its own types and queries (issue 30).
 
 pub use crate::kernel::store::{Conn, StoreError, Tx};
+pub mod accounts;
 pub mod approval_policies;
+pub mod customers;
+pub mod daily_totals;
+pub mod ledger;
+pub mod sequences;
+mod sums;
+pub mod transactions;

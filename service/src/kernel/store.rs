@@ -102,6 +102,14 @@ impl std::ops::DerefMut for Tx {
 pub enum Conn<'c> {
     Pool(&'c Store),
     Tx(&'c mut Tx),
+    /// One connection of the pool, held by the caller (tests that watch a connection's state).
+    Connection(&'c mut AnyConnection),
+}
+
+impl<'c> From<&'c mut AnyConnection> for Conn<'c> {
+    fn from(connection: &'c mut AnyConnection) -> Conn<'c> {
+        Conn::Connection(connection)
+    }
 }
 
 impl<'c> From<&'c Store> for Conn<'c> {
@@ -124,6 +132,7 @@ impl Conn<'_> {
         Ok(match self {
             Conn::Pool(store) => query.fetch_optional(store.pool()).await?,
             Conn::Tx(tx) => query.fetch_optional(&mut **tx).await?,
+            Conn::Connection(connection) => query.fetch_optional(connection).await?,
         })
     }
 
@@ -132,6 +141,7 @@ impl Conn<'_> {
         Ok(match self {
             Conn::Pool(store) => query.fetch_all(store.pool()).await?,
             Conn::Tx(tx) => query.fetch_all(&mut **tx).await?,
+            Conn::Connection(connection) => query.fetch_all(connection).await?,
         })
     }
 
@@ -140,6 +150,7 @@ impl Conn<'_> {
         Ok(match self {
             Conn::Pool(store) => query.execute(store.pool()).await?,
             Conn::Tx(tx) => query.execute(&mut **tx).await?,
+            Conn::Connection(connection) => query.execute(connection).await?,
         }
         .rows_affected())
     }

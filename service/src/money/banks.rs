@@ -73,7 +73,7 @@ pub async fn resolve(
     number: &str,
 ) -> Result<Beneficiary, Error> {
     let found = if bank_code == nuban::BANK_CODE {
-        accounts::find_by_number_anywhere(store.pool(), number).await?
+        accounts::find_by_number_anywhere(store, number).await?
     } else {
         None
     };
@@ -126,12 +126,8 @@ pub async fn name_enquiry(
     business_id: &str,
     body: models::NameEnquiryRequest,
 ) -> Result<models::NameEnquiryResult, Error> {
-    let source = accounts::find_by_number_in(
-        store.pool(),
-        business_id,
-        body.source_account_number.as_str(),
-    )
-    .await?;
+    let source =
+        accounts::find_by_number(store, business_id, body.source_account_number.as_str()).await?;
     if source.is_none() {
         return Err(source_not_found(body.source_account_number.as_str()));
     }

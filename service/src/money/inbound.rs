@@ -166,7 +166,7 @@ pub async fn post_credit(
 ) -> Result<models::IntegrationTransaction, Error> {
     // The head first (the lock order of every posting), then the account.
     let head = ledger::advance_head(tx, business_id, now).await?;
-    let account = find_by_number(tx, business_id, &credit.account_number)
+    let account = find_by_number(&mut *tx, business_id, &credit.account_number)
         .await?
         .ok_or_else(|| {
             Error::new(ResponseCode::AccountNotFound).with_message(format!(

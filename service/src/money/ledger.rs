@@ -16,10 +16,12 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
 
+use crate::datastore::accounts::{self, BalanceChange};
+use crate::datastore::ledger;
 use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::config::Environment;
-use crate::kernel::store::{self, Tx};
+use crate::kernel::store::Tx;
 use crate::money::amount::MAX_BALANCE;
 
 /// The bank's own accounts.
@@ -171,49 +173,19 @@ pub async fn advance_heads(
     let now = now
         .duration_trunc(Duration::microseconds(1))
         .or_internal()?;
-    let now_micros = now.timestamp_micros();
-    // `$1` the time, `$2` in microseconds; then each business and its places. A new head's
-    // `last_sequence` is its places, which the update reads back as `excluded`.
-    let values: Vec<String> = (0..businesses.len())
-        .map(|index| {
-            let id = 3 + 2 * index;
-            format!("(${id}, ${}, $1, $2 + ${} - 1)", id + 1, id + 1)
-        })
+    let places: Vec<(&str, i64)> = businesses
+        .iter()
+        .map(|(business_id, places)| (*business_id, i64::from((*places).max(1))))
         .collect();
-    let sql = format!(
-        "INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at, last_posted_micros) \
-         VALUES {} \
-         ON CONFLICT (business_id) DO UPDATE SET \
-           last_sequence = ledger_heads.last_sequence + excluded.last_sequence, \
-           last_posted_micros = CASE \
-             WHEN ledger_heads.last_posted_micros IS NULL THEN NULL \
-             WHEN ledger_heads.last_posted_micros < $2 THEN $2 + excluded.last_sequence - 1 \
-             ELSE ledger_heads.last_posted_micros + excluded.last_sequence END \
-         RETURNING business_id, last_sequence, last_posted_at, last_posted_micros",
-        values.join(", ")
-    );
-    let mut upsert = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(store::timestamp(now))
-        .bind(now_micros);
-    for (business_id, places) in businesses {
-        upsert = upsert.bind(*business_id).bind(i64::from((*places).max(1)));
-    }
-    let rows = upsert.fetch_all(&mut **tx).await.or_internal()?;
+    let advanced = ledger::advance_heads(tx, &places, now).await?;
     let mut heads = Vec::with_capacity(businesses.len());
-    for (business_id, places) in businesses {
-        let places = i64::from((*places).max(1));
-        let row = rows
+    for (business_id, places) in places {
+        let head = advanced
             .iter()
-            .find(|row| {
-                sqlx::Row::try_get::<String, _>(*row, "business_id")
-                    .is_ok_and(|id| id == *business_id)
-            })
+            .find(|head| head.business_id == business_id)
             .ok_or_else(|| Error::internal("a ledger head was not advanced"))?;
-        let last_sequence: i64 = sqlx::Row::try_get(row, "last_sequence").or_internal()?;
-        let sequence = last_sequence - places + 1;
-        let last_micros: Option<i64> =
-            sqlx::Row::try_get(row, "last_posted_micros").or_internal()?;
-        if let Some(last_micros) = last_micros {
+        let sequence = head.last_sequence - places + 1;
+        if let Some(last_micros) = head.last_posted_micros {
             let posted_at = DateTime::from_timestamp_micros(last_micros - places + 1)
                 .ok_or_else(|| Error::internal("a ledger head's time is out of range"))?;
             heads.push(Head {
@@ -223,19 +195,9 @@ pub async fn advance_heads(
             continue;
         }
         // A head from before migration 0010: its time is the text column's, once.
-        let last = store::time(row, "last_posted_at")?;
-        let posted_at = now.max(last + Duration::microseconds(1));
+        let posted_at = now.max(head.last_posted_at + Duration::microseconds(1));
         let last_place = posted_at + Duration::microseconds(places - 1);
-        sqlx::query(
-            "UPDATE ledger_heads SET last_posted_at = $2, last_posted_micros = $3 \
-             WHERE business_id = $1",
-        )
-        .bind(*business_id)
-        .bind(store::timestamp(last_place))
-        .bind(last_place.timestamp_micros())
-        .execute(&mut **tx)
-        .await
-        .or_internal()?;
+        ledger::set_head_time(tx, business_id, last_place).await?;
         heads.push(Head {
             sequence,
             posted_at,
@@ -289,7 +251,6 @@ pub async fn post_into(
     head: Head,
 ) -> Result<Result<String, Refusal>, Error> {
     check_balanced(&entry.postings)?;
-    let at = store::timestamp(head.posted_at);
     // Each customer account's change, in id order: one conditional update moves them all,
     // and answers the ids it moved.
     let mut changes: BTreeMap<&str, Change> = BTreeMap::new();
@@ -301,39 +262,33 @@ pub async fn post_into(
         }
     }
     if !changes.is_empty() {
-        let moved = apply(tx, &changes, &at).await?;
+        let balance_changes: Vec<BalanceChange> = changes
+            .iter()
+            .map(|(account_id, change)| BalanceChange {
+                account_id,
+                amount: change.amount,
+                debited: change.debited,
+            })
+            .collect();
+        let moved =
+            accounts::apply_balance_changes(tx, &balance_changes, MAX_BALANCE, head.posted_at)
+                .await?;
         if moved.len() != changes.len() {
             return Ok(Err(refusal(tx, &changes, &moved).await?));
         }
     }
-    let entry_id = store::new_id();
-    batch
-        .push(
-            "INSERT INTO journal_entries (id, business_id, kind, created_at) \
-             VALUES ($1, $2, $3, $4)",
-        )
-        .bind(entry_id.clone())
-        .bind(entry.business_id.to_owned())
-        .bind(entry.kind)
-        .bind(at.clone());
-    // All the postings in one statement.
-    let values: Vec<String> = (0..entry.postings.len())
-        .map(|index| {
-            let first = 3 + 3 * index;
-            format!("(${}, $1, ${}, ${}, $2)", first, first + 1, first + 2)
-        })
+    let postings: Vec<(&str, i64)> = entry
+        .postings
+        .iter()
+        .map(|posting| (posting.account.id(), posting.amount))
         .collect();
-    let sql = format!(
-        "INSERT INTO postings (id, entry_id, account_id, amount, created_at) VALUES {}",
-        values.join(", ")
+    let entry_id = ledger::record_entry_into(
+        batch,
+        entry.business_id,
+        entry.kind,
+        &postings,
+        head.posted_at,
     );
-    batch.push(&sql).bind(entry_id.clone()).bind(at);
-    for posting in &entry.postings {
-        batch
-            .bind(store::new_id())
-            .bind(posting.account.id().to_owned())
-            .bind(posting.amount);
-    }
     Ok(Ok(entry_id))
 }
 
@@ -344,51 +299,6 @@ struct Change {
     amount: i64,
     /// Whether any posting debits it: the account must then be `active`.
     debited: bool,
-}
-
-/// Applies `changes` in one statement, each only if the account stays within zero and
-/// [`MAX_BALANCE`] and, when debited, is active (read under the row's lock, so a freeze that
-/// commits first stops it). Returns the ids of the accounts changed.
-async fn apply(
-    tx: &mut Tx,
-    changes: &BTreeMap<&str, Change>,
-    at: &str,
-) -> Result<Vec<String>, Error> {
-    // `$1` the time, `$2` the limit, then each account's id and amount.
-    let mut amount = String::from("CASE id");
-    let mut ids = Vec::new();
-    let mut debited = Vec::new();
-    for (index, change) in changes.values().enumerate() {
-        let id = 3 + 2 * index;
-        amount.push_str(&format!(" WHEN ${id} THEN ${}", id + 1));
-        ids.push(format!("${id}"));
-        if change.debited {
-            debited.push(format!("${id}"));
-        }
-    }
-    amount.push_str(" END");
-    let active = if debited.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " AND (status = 'active' OR id NOT IN ({}))",
-            debited.join(", ")
-        )
-    };
-    let sql = format!(
-        "UPDATE accounts SET balance = balance + {amount}, last_balance_update = $1, \
-           updated_at = $1 \
-         WHERE id IN ({ids}) AND balance + {amount} >= 0 AND balance + {amount} <= $2{active} \
-         RETURNING id",
-        ids = ids.join(", ")
-    );
-    let mut update = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-        .bind(at)
-        .bind(MAX_BALANCE);
-    for (id, change) in changes {
-        update = update.bind(*id).bind(change.amount);
-    }
-    update.fetch_all(&mut **tx).await.or_internal()
 }
 
 /// Why the first account (in id order) that [`apply`] did not change refused.
@@ -402,18 +312,11 @@ async fn refusal(
         .find(|(id, _)| !moved.iter().any(|moved| moved == *id))
         .ok_or_else(|| Error::internal("every account moved, yet not as many as changed"))?;
     let account_id = (*id).to_owned();
-    let found = sqlx::query("SELECT balance, status FROM accounts WHERE id = $1")
-        .bind(&account_id)
-        .fetch_optional(&mut **tx)
-        .await
-        .or_internal()?;
-    let Some(row) = found else {
+    let Some((balance, status)) = accounts::balance_and_status(tx, &account_id).await? else {
         return Err(Error::internal(format!(
             "a posting to account {account_id}, which does not exist"
         )));
     };
-    let balance: i64 = sqlx::Row::try_get(&row, "balance").or_internal()?;
-    let status: String = sqlx::Row::try_get(&row, "status").or_internal()?;
     Ok(if change.debited && status != "active" {
         Refusal::Inactive { account_id, status }
     } else if i128::from(balance) + i128::from(change.amount) < 0 {

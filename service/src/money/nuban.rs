@@ -5,7 +5,8 @@
 //! Serials come from the `sequences` table, one counter per [`Series`], incremented inside the
 //! caller's transaction so a rolled-back account leaves no hole in use.
 
-use crate::error::{Error, OrInternal};
+use crate::datastore::sequences;
+use crate::error::Error;
 use crate::kernel::store::Tx;
 
 /// Kobo's own NIP institution code.
@@ -73,15 +74,7 @@ impl Series {
 
 /// The next account number of `series`, taken inside `tx`.
 pub async fn next_account_number(tx: &mut Tx, series: Series) -> Result<String, Error> {
-    let value: i64 = sqlx::query_scalar(
-        "INSERT INTO sequences (name, value) VALUES ($1, 1) \
-         ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1 \
-         RETURNING value",
-    )
-    .bind(series.sequence_name())
-    .fetch_one(&mut **tx)
-    .await
-    .or_internal()?;
+    let value = sequences::next(tx, series.sequence_name()).await?;
     let serial = u32::try_from(value)
         .ok()
         .and_then(|value| series.base().checked_add(value))

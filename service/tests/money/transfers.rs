@@ -793,11 +793,10 @@ async fn a_debit_of_an_account_blocked_meanwhile_is_refused(kit: TestKit) {
     let token = kit.integration_token().await;
     kit.credit(&token, "1000000014", "100").await;
     let business = kit.business.business_id.clone();
-    let account =
-        kobo::money::accounts::find_by_number_in(kit.store.pool(), &business, "1000000014")
-            .await
-            .unwrap()
-            .unwrap();
+    let account = kobo::money::accounts::find_by_number(&kit.store, &business, "1000000014")
+        .await
+        .unwrap()
+        .unwrap();
     sqlx::query("UPDATE accounts SET status = 'blocked' WHERE id = $1")
         .bind(&account.id)
         .execute(kit.store.pool())

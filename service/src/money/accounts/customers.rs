@@ -8,9 +8,11 @@ use generated_server::ResponseCode;
 use serde_json::Value;
 
 use super::{
-    account_name, account_row, ensure_business_active, find_by_number, insert_account, invalid,
-    AccountRow, NewAccount, ACCOUNT_COLUMNS, ACCOUNT_FROM,
+    account_name, ensure_business_active, find_by_number, insert_account, invalid, AccountRow,
+    NewAccount,
 };
+use crate::datastore::accounts;
+use crate::datastore::customers::{self, Identity, NewCustomer};
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::secrets::sha256_hex;
@@ -160,24 +162,21 @@ pub async fn open_customer_account(
         verified_identities.push("nin");
     }
     let customer_id = store::new_id();
-    sqlx::query(
-        "INSERT INTO customers (id, business_id, email, phone, bvn_hash, nin_hash, \
-           verified_identities, verified_name, metadata, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    )
-    .bind(&customer_id)
-    .bind(business_id)
-    .bind(opening.email)
-    .bind(opening.phone)
-    .bind(hashes[0].as_deref())
-    .bind(hashes[1].as_deref())
-    .bind(serde_json::to_string(&verified_identities).or_internal()?)
-    .bind(opening.verified_name)
-    .bind(serde_json::to_string(opening.metadata).or_internal()?)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
+    let verified_identities = serde_json::to_string(&verified_identities).or_internal()?;
+    let metadata = serde_json::to_string(opening.metadata).or_internal()?;
+    let customer = NewCustomer {
+        id: &customer_id,
+        business_id,
+        email: opening.email,
+        phone: opening.phone,
+        bvn_hash: hashes[0].as_deref(),
+        nin_hash: hashes[1].as_deref(),
+        verified_identities: &verified_identities,
+        verified_name: opening.verified_name,
+        metadata: &metadata,
+        created_at: now,
+    };
+    customers::insert(tx, &customer).await?;
     let account = insert_account(
         tx,
         business_id,
@@ -203,21 +202,10 @@ async fn parent_account(
     number: Option<&str>,
 ) -> Result<AccountRow, Error> {
     let found = match number {
-        Some(number) => find_by_number(tx, business_id, number)
+        Some(number) => find_by_number(&mut *tx, business_id, number)
             .await?
             .filter(|account| account.account_type != "virtual"),
-        None => {
-            let sql = format!(
-                "SELECT {ACCOUNT_COLUMNS}{ACCOUNT_FROM} \
-                 WHERE a.business_id = $1 AND a.account_class = 'primary'"
-            );
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(business_id)
-                .fetch_optional(&mut **tx)
-                .await
-                .or_internal()?;
-            row.as_ref().map(account_row).transpose()?
-        }
+        None => accounts::main_account(tx, business_id).await?,
     };
     found.ok_or_else(|| {
         Error::new(ResponseCode::AccountNotFound).with_message(format!(
@@ -233,23 +221,12 @@ async fn existing_customer_account(
     business_id: &str,
     hashes: &[Option<String>; 2],
 ) -> Result<Option<Error>, Error> {
-    for (kind, hash) in ["BVN", "NIN"].iter().zip(hashes) {
+    for ((kind, identity), hash) in [("BVN", Identity::Bvn), ("NIN", Identity::Nin)]
+        .iter()
+        .zip(hashes)
+    {
         let Some(hash) = hash else { continue };
-        let column = if *kind == "BVN" {
-            "bvn_hash"
-        } else {
-            "nin_hash"
-        };
-        let sql = format!(
-            "SELECT a.account_number FROM customers c JOIN accounts a ON a.customer_id = c.id \
-             WHERE c.business_id = $1 AND c.{column} = $2"
-        );
-        let number: Option<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-            .bind(business_id)
-            .bind(hash)
-            .fetch_optional(&mut **tx)
-            .await
-            .or_internal()?;
+        let number = customers::account_number_of(tx, business_id, *identity, hash).await?;
         if let Some(number) = number {
             return Ok(Some(Error::new(ResponseCode::Duplicate).with_message(
                 format!("This {kind} already has account {number} in this business"),

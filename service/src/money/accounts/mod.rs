@@ -5,9 +5,8 @@
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::ResponseCode;
-use sqlx::any::AnyRow;
-use sqlx::Row;
 
+use crate::datastore::{accounts, Conn};
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
@@ -34,44 +33,7 @@ pub use views::{
     get_total_account_metrics, window,
 };
 
-/// The columns every account view reads, from `accounts a LEFT JOIN accounts p` (the parent).
-pub(crate) const ACCOUNT_COLUMNS: &str = "a.id, a.account_number, a.account_name, a.account_type, \
-    a.account_class, a.status, a.balance, a.last_balance_update, \
-    p.account_number AS parent_account_number, a.customer_id, a.created_at";
-pub(crate) const ACCOUNT_FROM: &str =
-    " FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id";
-
-/// An account as stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AccountRow {
-    pub id: String,
-    pub account_number: String,
-    pub account_name: String,
-    pub account_type: String,
-    pub account_class: String,
-    pub status: String,
-    pub balance: i64,
-    pub last_balance_update: Option<DateTime<Utc>>,
-    pub parent_account_number: Option<String>,
-    pub customer_id: Option<String>,
-    pub created_at: DateTime<Utc>,
-}
-
-pub(crate) fn account_row(row: &AnyRow) -> Result<AccountRow, Error> {
-    Ok(AccountRow {
-        id: store::text(row, "id")?,
-        account_number: store::text(row, "account_number")?,
-        account_name: store::text(row, "account_name")?,
-        account_type: store::text(row, "account_type")?,
-        account_class: store::text(row, "account_class")?,
-        status: store::text(row, "status")?,
-        balance: row.try_get("balance").or_internal()?,
-        last_balance_update: store::optional_time(row, "last_balance_update")?,
-        parent_account_number: store::optional_text(row, "parent_account_number")?,
-        customer_id: store::optional_text(row, "customer_id")?,
-        created_at: store::time(row, "created_at")?,
-    })
-}
+pub use crate::datastore::accounts::{AccountRow, KoboAccount};
 
 /// A value of a generated type, from what the database holds (which it always accepts).
 pub(crate) fn value<T>(text: impl AsRef<str>) -> Result<T, Error>
@@ -169,19 +131,8 @@ pub async fn create_current_account(
         let now = clock.now();
         business::lock_business(tx, store.backend(), &business_id).await?;
         ensure_business_active(&mut **tx, &business_id).await?;
-        let row = sqlx::query(
-            "SELECT b.name, \
-               (SELECT COUNT(*) FROM accounts c WHERE c.business_id = b.id \
-                  AND c.account_type = 'current') AS current_accounts, \
-               (SELECT m.id FROM accounts m WHERE m.business_id = b.id \
-                  AND m.account_class = 'primary') AS main_account_id \
-             FROM businesses b WHERE b.id = $1",
-        )
-        .bind(&business_id)
-        .fetch_one(&mut **tx)
-        .await?;
-        let current_accounts: i64 = row.try_get("current_accounts")?;
-        if current_accounts >= i64::from(config.max_current_accounts) {
+        let facts = accounts::current_account_facts(tx, &business_id).await?;
+        if facts.current_accounts >= i64::from(config.max_current_accounts) {
             return Err(
                 Error::new(ResponseCode::ProviderError).with_message(format!(
                     "The account limit is reached: a business may hold {} current accounts",
@@ -189,14 +140,15 @@ pub async fn create_current_account(
                 )),
             );
         }
-        let main_account_id = store::optional_text(&row, "main_account_id")?
+        let main_account_id = facts
+            .main_account_id
             .ok_or_else(|| Error::internal("the business has no main pool account"))?;
         let name = match chosen_name.clone() {
             Some(name) => name,
             None => format!(
                 "{} - Current {}",
-                store::text(&row, "name")?,
-                current_accounts + 1
+                facts.business_name,
+                facts.current_accounts + 1
             ),
         };
         let new = NewAccount {
@@ -235,23 +187,17 @@ async fn insert_account(
 ) -> Result<AccountRow, Error> {
     let id = store::new_id();
     let number = nuban::next_account_number(tx, new.series).await?;
-    sqlx::query(
-        "INSERT INTO accounts (id, business_id, account_number, account_name, account_type, \
-           account_class, status, parent_account_id, customer_id, balance, last_balance_update, \
-           created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, 'secondary', 'active', $6, $7, 0, NULL, $8, $8)",
-    )
-    .bind(&id)
-    .bind(business_id)
-    .bind(&number)
-    .bind(new.name)
-    .bind(new.account_type)
-    .bind(new.parent_account_id)
-    .bind(new.customer_id)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
+    let row = accounts::NewAccount {
+        id: &id,
+        business_id,
+        account_number: &number,
+        account_name: new.name,
+        account_type: new.account_type,
+        parent_account_id: new.parent_account_id,
+        customer_id: new.customer_id,
+        created_at: now,
+    };
+    accounts::insert(tx, &row).await?;
     find_by_id(tx, &id)
         .await?
         .ok_or_else(|| Error::internal("the new account vanished"))
@@ -259,55 +205,20 @@ async fn insert_account(
 
 /// The account with this id.
 pub async fn find_by_id(tx: &mut Tx, id: &str) -> Result<Option<AccountRow>, Error> {
-    find_by_id_in(&mut **tx, id).await
+    Ok(accounts::find_by_id(tx, id).await?)
 }
 
-/// [`find_by_id`] on any executor.
-pub async fn find_by_id_in<'e, E>(executor: E, id: &str) -> Result<Option<AccountRow>, Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    let sql = format!("SELECT {ACCOUNT_COLUMNS}{ACCOUNT_FROM} WHERE a.id = $1");
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(id)
-        .fetch_optional(executor)
-        .await
-        .or_internal()?;
-    row.as_ref().map(account_row).transpose()
-}
-
-/// The business's account with this number.
+/// The business's account with this number, read in `conn` (a transaction, or the pool for a
+/// read outside one).
 pub async fn find_by_number(
-    tx: &mut Tx,
+    conn: impl Into<Conn<'_>>,
     business_id: &str,
     number: &str,
 ) -> Result<Option<AccountRow>, Error> {
-    find_by_number_in(&mut **tx, business_id, number).await
-}
-
-/// [`find_by_number`] on any executor (the pool, for a read outside a transaction).
-pub async fn find_by_number_in<'e, E>(
-    executor: E,
-    business_id: &str,
-    number: &str,
-) -> Result<Option<AccountRow>, Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    let found = find_by_number_anywhere(executor, number).await?;
+    let found = accounts::find_by_number_anywhere(conn, number).await?;
     Ok(found
         .filter(|found| found.business_id == business_id)
         .map(|found| found.account))
-}
-
-/// An account of any business, with the business that holds it: how a payer or a payee
-/// outside the business sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KoboAccount {
-    pub account: AccountRow,
-    pub business_id: String,
-    /// The business's registered name.
-    pub business_name: String,
 }
 
 impl KoboAccount {
@@ -343,37 +254,11 @@ pub fn holder_name(business_name: &str, account_name: &str) -> String {
 }
 
 /// The account with this number, whoever's, with its business.
-///
-/// By the number alone, whose only index is its unique one, so PostgreSQL's kept plan cannot
-/// take another: with the business in the `WHERE` too, a plan made while the business had few
-/// accounts could read them all through `accounts_business_created` (see
-/// `transfers::reference_owner_in`), and the lookup had to be planned on every call.
-pub async fn find_by_number_anywhere<'e, E>(
-    executor: E,
+pub async fn find_by_number_anywhere(
+    conn: impl Into<Conn<'_>>,
     number: &str,
-) -> Result<Option<KoboAccount>, Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    let sql = format!(
-        "SELECT {ACCOUNT_COLUMNS}, a.business_id, o.name AS business_name{ACCOUNT_FROM} \
-         JOIN businesses o ON o.id = a.business_id WHERE a.account_number = $1"
-    );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(number)
-        .fetch_optional(executor)
-        .await
-        .or_internal()?;
-    row.as_ref().map(kobo_account).transpose()
-}
-
-/// A row of [`ACCOUNT_COLUMNS`] with `business_id` and `business_name`.
-pub(crate) fn kobo_account(row: &AnyRow) -> Result<KoboAccount, Error> {
-    Ok(KoboAccount {
-        account: account_row(row)?,
-        business_id: store::text(row, "business_id")?,
-        business_name: store::text(row, "business_name")?,
-    })
+) -> Result<Option<KoboAccount>, Error> {
+    Ok(accounts::find_by_number_anywhere(conn, number).await?)
 }
 
 /// The registered name of a business.

@@ -386,7 +386,7 @@ async fn prepare_approval(
     check_not_the_maker(&held, approver)?;
     identity::check_otp(store, config, clock, approver, body.otp.as_str()).await?;
     let beneficiary = beneficiary_still_named(store, provider, &held).await?;
-    let source = accounts::find_by_id_in(store.pool(), &held.source_account_id)
+    let source = crate::datastore::accounts::find_by_id(store, &held.source_account_id)
         .await?
         .ok_or_else(|| Error::internal("the source account vanished"))?;
     let payer = transfers::payer(

@@ -9,14 +9,14 @@
 //!   transfer, its event, the audit entry and the key's stored answer.
 
 use generated_server::models::{self, AuditAction};
-use sqlx::Row;
 
+use crate::datastore::{self, Conn};
 use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::store::{self, Store, Tx};
-use crate::money::accounts::{self, AccountRow, KoboAccount};
+use crate::money::accounts::{AccountRow, KoboAccount};
 use crate::money::amount::{amount_text, Kobo};
 use crate::money::banks::{self, Beneficiary};
 use crate::money::fees::{self, Charges, TransferPolicy};
@@ -164,7 +164,7 @@ async fn prepare(
     let amount = body_rules(policy, &request)?;
     let intra = request.bank_code == nuban::BANK_CODE;
     let reads = payout_reads(
-        context.store.pool(),
+        context.store,
         policy.default_daily_limit,
         context.business_id(),
         &request.source_account_number,
@@ -518,47 +518,33 @@ struct PayoutReads {
 /// number only, which only its unique index leads with, so the kept plan cannot read a
 /// business's accounts (see `accounts::find_by_number_anywhere`); the settings are by the
 /// business's key, on every row. An inter-bank payout looks up the source's number twice.
-async fn payout_reads<'e, E>(
-    executor: E,
+async fn payout_reads(
+    conn: impl Into<Conn<'_>>,
     default_daily_limit: i64,
     business_id: &str,
     source: &str,
     intra_beneficiary: Option<&str>,
-) -> Result<PayoutReads, Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    let sql = format!(
-        "SELECT {}, a.business_id, o.name AS business_name, b.name AS payer_name, \
-           COALESCE(b.daily_transfer_limit, $3) AS daily_limit, \
-           (SELECT ap.min_amount FROM approval_policies ap \
-             WHERE ap.business_id = b.id AND ap.is_active = 1) AS policy_minimum\
-         {} JOIN businesses o ON o.id = a.business_id CROSS JOIN businesses b \
-         WHERE a.account_number IN ($1, $2) AND b.id = $4",
-        accounts::ACCOUNT_COLUMNS,
-        accounts::ACCOUNT_FROM,
-    );
-    // Audited: the statement is built from constants only; every value is bound.
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(source)
-        .bind(intra_beneficiary.unwrap_or(source))
-        .bind(default_daily_limit)
-        .bind(business_id)
-        .fetch_all(executor)
-        .await
-        .or_internal()?;
+) -> Result<PayoutReads, Error> {
+    let rows = datastore::accounts::payout_reads(
+        conn,
+        default_daily_limit,
+        business_id,
+        source,
+        intra_beneficiary,
+    )
+    .await?;
     let mut reads = PayoutReads {
         source: None,
         beneficiary: None,
     };
-    for row in &rows {
-        let found = accounts::kobo_account(row)?;
+    for row in rows {
+        let found = row.account;
         if found.account.account_number == source && found.business_id == business_id {
             let settings = BusinessSettings {
                 business_id: business_id.to_owned(),
-                name: store::text(row, "payer_name")?,
-                daily_limit: row.try_get("daily_limit").or_internal()?,
-                policy_minimum: row.try_get("policy_minimum").or_internal()?,
+                name: row.payer_name,
+                daily_limit: row.daily_limit,
+                policy_minimum: row.policy_minimum,
             };
             reads.source = Some((found.account.clone(), settings));
         }
@@ -632,12 +618,13 @@ mod tests {
         }
         // An account's lookup by number (each payout's source), and not another business's.
         for _ in 0..8 {
-            accounts::find_by_number_in(&mut *connection, &business, "1000000014")
+            crate::money::accounts::find_by_number(&mut *connection, &business, "1000000014")
                 .await
                 .unwrap()
                 .expect("the kit's main account");
         }
-        let theirs = accounts::find_by_number_in(&mut *connection, "another", "1000000014");
+        let theirs =
+            crate::money::accounts::find_by_number(&mut *connection, "another", "1000000014");
         assert_eq!(theirs.await.unwrap(), None);
         // The payout's reads before its transaction: the source, an intra-bank beneficiary
         // (read from the same row here, then one this bank does not hold) and the business's
