@@ -144,7 +144,7 @@ function App() {
             for the bank to activate it.
           </Notice>
         )}
-        <Page route={location.route} />
+        <Page key={location.seq} route={location.route} />
       </main>
     </div>
   );

@@ -8,21 +8,29 @@ export interface Location {
   /** The route under the base, without a leading slash: "", "transfers", "accounts/1000000014". */
   route: string;
   query: URLSearchParams;
+  /** Counts navigations: following a link to the page one is on draws it afresh. */
+  seq: number;
 }
+
+let seq = 0;
 
 function read(): Location {
   const path = window.location.pathname;
   const route = path.startsWith(BASE) ? path.slice(BASE.length) : "";
-  return { route: route.replace(/\/+$/, ""), query: new URLSearchParams(window.location.search) };
+  return { route: route.replace(/\/+$/, ""), query: new URLSearchParams(window.location.search), seq };
 }
 
 const listeners = new Set<() => void>();
-window.addEventListener("popstate", () => listeners.forEach((listener) => listener()));
+window.addEventListener("popstate", () => {
+  seq += 1;
+  listeners.forEach((listener) => listener());
+});
 
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
   const url = BASE + to.replace(/^\/+/, "");
   if (options.replace) window.history.replaceState(null, "", url);
   else window.history.pushState(null, "", url);
+  seq += 1;
   listeners.forEach((listener) => listener());
   window.scrollTo(0, 0);
 }
