@@ -217,7 +217,6 @@ test(`the Dashboard on ${store}: log in, open a customer account, pay, approve, 
 
   await t.test("pay within Kobo: the confirmed name, no fee, the OTP, success at once", async () => {
     await pay(owner, { from: source, bank: "090823", account: customerAccount, amount: "1500", narration: "Dashboard intra", expectName: "Amaka Nwosu", expectFee: "₦0.00", expectVat: "₦0.00" });
-    await shot(owner, "02-pay-otp");
     await owner.getByRole("button", { name: /^Send ₦/ }).click();
     await transferReaches(owner, "success");
   });
@@ -225,6 +224,7 @@ test(`the Dashboard on ${store}: log in, open a customer account, pay, approve, 
   await t.test("pay another bank: fee and VAT shown before confirming, followed until success", async () => {
     await pay(owner, { from: source, bank: "000013", account: "0123456788", amount: "2500.50", narration: "Dashboard NIP", expectName: "Emeka Nwosu", expectFee: "₦10.00", expectVat: "₦0.75" });
     await assertText(owner.getByTestId("review-total"), "₦2,511.25");
+    await shot(owner, "02-pay-review");
     await owner.getByRole("button", { name: /^Send ₦/ }).click();
     await transferReaches(owner, "success");
     await shot(owner, "03-transfer-followed");
