@@ -212,9 +212,7 @@ export function OtpStep({ value, onChange }: { value: string; onChange: (otp: st
           name="otp"
           inputMode="numeric"
           autoComplete="one-time-code"
-          pattern="[0-9]{6}"
           maxLength={6}
-          required
           value={value}
           onInput={(event) => onChange(event.currentTarget.value.trim())}
         />

@@ -60,9 +60,11 @@ export function AccountsPage() {
               Open a current account
             </button>
           )}
-          <button type="button" class="secondary" onClick={() => setOpening(opening === "customer" ? null : "customer")}>
-            Open a customer account
-          </button>
+          {can("/api/v1/account/web/create_account") && (
+            <button type="button" class="secondary" onClick={() => setOpening(opening === "customer" ? null : "customer")}>
+              Open a customer account
+            </button>
+          )}
         </div>
       </div>
       <Metrics />

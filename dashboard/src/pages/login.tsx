@@ -27,27 +27,26 @@ export function LoginPage({ reason }: { reason: string | null }) {
   };
   return (
     <div class="centered">
-      <form class="card narrow" onSubmit={submit}>
+      <form noValidate class="card narrow" onSubmit={submit}>
         <h1>Kobo Dashboard</h1>
         <p class="muted">Log in with your team member's email and password.</p>
         {reason && <Notice>{reason}</Notice>}
         <ErrorNote error={action.error} />
         <Field label="Email">
-          <input name="email" type="email" autoComplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          <input name="email" type="email" autoComplete="username" value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
         </Field>
         <Field label="Password">
           <input
             name="password"
             type="password"
             autoComplete="current-password"
-            required
             value={password}
             onInput={(e) => setPassword(e.currentTarget.value)}
           />
         </Field>
         {needsBusiness && (
           <Field label="Business id" hint="This email and password belong to several businesses: which one?">
-            <input name="business_id" required value={businessId} onInput={(e) => setBusinessId(e.currentTarget.value)} />
+            <input name="business_id" value={businessId} onInput={(e) => setBusinessId(e.currentTarget.value)} />
           </Field>
         )}
         <button type="submit" disabled={action.busy}>
@@ -80,7 +79,7 @@ export function AcceptInvitePage({ token }: { token: string }) {
   };
   return (
     <div class="centered">
-      <form class="card narrow" onSubmit={submit}>
+      <form noValidate class="card narrow" onSubmit={submit}>
         <h1>Join your team on Kobo</h1>
         {done ? (
           <>
@@ -102,9 +101,6 @@ export function AcceptInvitePage({ token }: { token: string }) {
                 name="password"
                 type="password"
                 autoComplete="new-password"
-                required
-                minLength={8}
-                maxLength={128}
                 value={password}
                 onInput={(e) => setPassword(e.currentTarget.value)}
               />
@@ -114,7 +110,6 @@ export function AcceptInvitePage({ token }: { token: string }) {
                 name="confirm_password"
                 type="password"
                 autoComplete="new-password"
-                required
                 value={confirm}
                 onInput={(e) => setConfirm(e.currentTarget.value)}
               />
