@@ -969,7 +969,7 @@ def main() -> int:
         if not os.environ.get(name)
     ]
     if missing:
-        print(f"python story: set {', '.join(missing)} (see the README, Clients in other languages)", file=sys.stderr)
+        print(f"python story: set {', '.join(missing)} (see docs/partners.md, Clients in other languages)", file=sys.stderr)
         return 2
     story = Story(
         base_url=os.environ["KOBO_BASE_URL"],

@@ -889,7 +889,7 @@ async function main(): Promise<number> {
   ] as const;
   const missing = names.filter((name) => !process.env[name]);
   if (missing.length > 0) {
-    console.error(`typescript story: set ${missing.join(", ")} (see the README, Clients in other languages)`);
+    console.error(`typescript story: set ${missing.join(", ")} (see docs/partners.md, Clients in other languages)`);
     return 2;
   }
   const env = (name: (typeof names)[number]): string => process.env[name] ?? "";

@@ -12,7 +12,7 @@
 //! println!("{}", *transfer.data.reference_number);
 //! ```
 //!
-//! README's "Using the Rust client" has a complete example, compiled as a doctest.
+//! docs/partners.md's "Using the Rust client" has a complete example, compiled as a doctest.
 //!
 //! HTTPS needs the `rustls` feature.
 

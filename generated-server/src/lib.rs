@@ -65,7 +65,7 @@ pub use runtime::{
 // The generated modules refer to each other by these paths.
 use generated::api;
 
-/// The README's Rust examples, compiled as doctests so they cannot rot.
+/// The Rust examples of docs/partners.md, compiled as doctests so they cannot rot.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-struct ReadmeDoctests;
+#[doc = include_str!("../../docs/partners.md")]
+struct PartnersDoctests;

@@ -226,7 +226,7 @@ async fn peek<P, B: Serialize>(
     }
 }
 
-/// The verdict on a stored key for a request hashing to `request_hash`: another body (`29`),
+/// The verdict on a stored key for a request hashing to `request_hash`: another body (`27`),
 /// a refusal that lasts (its code), no answer yet (`28`), or the answer to replay.
 fn judge(row: &sqlx::any::AnyRow, request_hash: &str) -> Result<Claim, Error> {
     let stored_hash: String = row.try_get("request_hash").or_internal()?;

@@ -1,8 +1,8 @@
 //! The platform every bank operation stands on: who is calling (`caller`, `principal`, `sessions`,
 //! `tokens`, `rate_limit`), credentials and one-time passwords (`identity`, `throttle`), the
-//! team (`team`, `team_views`, `permissions`), the logs (`logs`), the business as requests see
+//! team (`team`, `team_views`, `roles`, `permissions`), the logs (`logs`), the business as requests see
 //! it (`business`), `Idempotency-Key` claims (`idempotency`), the webhook endpoint and its
-//! delivery log (`webhooks`) and the purge of expired rows (`housekeeping`). Uses `kernel` and
+//! delivery log (`webhook_endpoints`) and the purge of expired rows (`housekeeping`). Uses `kernel` and
 //! `outbox`; nothing outer.
 
 pub(crate) mod business;

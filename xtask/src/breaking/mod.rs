@@ -5,7 +5,7 @@
 //! a git ref, or any file). [`compare`] lists every break with a JSON-pointer-like location and a
 //! one-line reason; [`changelog::judge`] accepts the ones a major release lists in
 //! `spec/CHANGELOG.md`; any other fails the gate. The rules, the enum-growth policy and the
-//! changelog format are in the README (`Changing the spec without breaking clients`).
+//! changelog format are in docs/api-design.md (`Changing the spec without breaking clients`).
 
 mod changelog;
 mod compare;
@@ -108,8 +108,8 @@ pub fn run(base: Base) -> Result<()> {
     }
     bail!(
         "{summary}\nTo break clients on purpose: bump the major of `info.version` and list each \
-         location above under `## <new version>` in {} (README: Changing the spec without \
-         breaking clients).",
+         location above under `## <new version>` in {} (docs/api-design.md: Changing the spec \
+         without breaking clients).",
         changelog::CHANGELOG
     )
 }
