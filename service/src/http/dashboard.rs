@@ -171,7 +171,10 @@ mod tests {
         let response = get("/dashboard/").await;
         assert_eq!(response.status(), StatusCode::OK);
         assert_secured(&response);
-        assert_eq!(header(&response, "content-type"), "text/html; charset=utf-8");
+        assert_eq!(
+            header(&response, "content-type"),
+            "text/html; charset=utf-8"
+        );
         let html = String::from_utf8(body(response).await).expect("UTF-8");
         assert!(html.contains("/dashboard/assets/dashboard.js"), "{html}");
         assert!(!html.contains("<script>"), "no inline script: {html}");
@@ -201,7 +204,10 @@ mod tests {
     #[tokio::test]
     async fn files_have_their_content_types_and_a_missing_one_is_unknown() {
         let script = get("/dashboard/assets/dashboard.js").await;
-        assert_eq!(header(&script, "content-type"), "text/javascript; charset=utf-8");
+        assert_eq!(
+            header(&script, "content-type"),
+            "text/javascript; charset=utf-8"
+        );
         assert_secured(&script);
         let style = get("/dashboard/assets/dashboard.css").await;
         assert_eq!(header(&style, "content-type"), "text/css; charset=utf-8");
