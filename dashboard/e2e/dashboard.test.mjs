@@ -280,6 +280,13 @@ test(`the Dashboard on ${store}: log in, open a customer account, pay, approve, 
     await shot(checker, "05-approve");
     await checker.getByRole("button", { name: "Approve and send" }).click();
     await transferReaches(checker, "success");
+    // A changed password ends every session of the member, this one too: back to the login.
+    await checker.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Settings" }).click();
+    await checker.getByLabel("Current password").fill(checkerPassword);
+    await checker.locator("input[name=new_password]").fill(`${checkerPassword}-2`);
+    await checker.getByLabel("Confirm the new password").fill(`${checkerPassword}-2`);
+    await checker.getByRole("button", { name: "Change the password" }).click();
+    await assertText(checker.getByRole("status"), "Your password is changed");
     await checker.context().close();
   });
 
@@ -293,6 +300,28 @@ test(`the Dashboard on ${store}: log in, open a customer account, pay, approve, 
     await shot(owner, "06-transactions");
     await owner.getByRole("link", { name: "Transfers" }).click();
     await owner.locator(`tr[data-reference="${held}"]`).waitFor();
+  });
+
+  await t.test("webhooks: register (the secret shown once), a test event in the delivery log", async () => {
+    await owner.getByRole("link", { name: "Webhooks" }).click();
+    await owner.getByLabel("URL").fill("http://127.0.0.1:9/kobo-webhooks");
+    await owner.getByRole("button", { name: "Register" }).click();
+    await assertText(owner.locator(".secret-value"), /^whsec_/);
+    await owner.getByRole("button", { name: "I have stored it" }).click();
+    assert.equal(await owner.locator(".secret-value").count(), 0, "the secret is gone once stored");
+    await owner.getByRole("button", { name: "Send a test event" }).click();
+    await owner.getByRole("button", { name: "Refresh" }).click();
+    await owner.locator('tr[data-event="webhook.test"]').waitFor();
+    await shot(owner, "07-webhooks");
+  });
+
+  await t.test("the other pages open without a refusal, then the owner logs out", async () => {
+    for (const [link, heading] of [["Settlements", "Settlements"], ["Roles", "Roles"], ["Audit log", "Audit log"], ["Activity log", "Activity log"], ["Settings", "Settings"]]) {
+      await owner.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: link, exact: true }).click();
+      await owner.getByRole("heading", { name: heading, exact: true }).waitFor();
+      await owner.waitForLoadState("networkidle");
+      assert.equal(await owner.getByRole("alert").count(), 0, `${link}: no refusal`);
+    }
     await owner.getByRole("button", { name: "Log out" }).click();
     await owner.getByRole("button", { name: "Log in" }).waitFor();
   });
