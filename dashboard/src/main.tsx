@@ -101,12 +101,13 @@ function App() {
   useEffect(() => {
     void restore();
   }, []);
+  // Logged in on the login page's address (after accepting an invitation): go to the start.
+  useEffect(() => {
+    if (session && location.route === "login") navigate("", { replace: true });
+  }, [session, location.route]);
   if (location.route === "accept-invite") return <AcceptInvitePage token={location.query.get("token") ?? ""} />;
   if (restoring) return <p class="loading">Loading…</p>;
   if (!session) return <LoginPage reason={ended} />;
-  if (location.route === "login") {
-    navigate("", { replace: true });
-  }
   const { member, role, business } = session.profile;
   const current = location.route.split("/")[0] ?? "";
   return (
