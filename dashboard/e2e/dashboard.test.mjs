@@ -302,6 +302,16 @@ test(`the Dashboard on ${store}: log in, open a customer account, pay, approve, 
     await owner.locator(`tr[data-reference="${held}"]`).waitFor();
   });
 
+  await t.test("team: the checker's role changed, then the checker deactivated", async () => {
+    await owner.getByRole("link", { name: "Team" }).click();
+    const row = owner.locator(`tr[data-email="${checkerEmail}"]`);
+    await row.getByRole("combobox").selectOption({ label: "Viewer" });
+    await assertText(owner.getByRole("status"), `${checkerEmail} is now Viewer.`);
+    await row.getByRole("button", { name: "Deactivate" }).click();
+    await assertText(owner.getByRole("status"), `${checkerEmail} is deactivated`);
+    await row.getByRole("button", { name: "Reactivate" }).waitFor();
+  });
+
   await t.test("webhooks: register (the secret shown once), a test event in the delivery log", async () => {
     await owner.getByRole("link", { name: "Webhooks" }).click();
     await owner.getByLabel("URL").fill("http://127.0.0.1:9/kobo-webhooks");

@@ -192,6 +192,11 @@ function MemberRow({ member, roles, manage, onChanged }: { member: Member; roles
                 Resend invitation
               </button>
             )}
+            {!me && !member.is_active && member.invitation_status === "pending" && (
+              <button type="button" class="danger" disabled={action.busy} onClick={() => void update({ member_id: member.id, is_active: false }, `The invitation of ${member.email} is revoked: its link no longer works.`)}>
+                Revoke invitation
+              </button>
+            )}
             {!me && member.is_active && (
               <button type="button" class="danger" disabled={action.busy} onClick={() => void update({ member_id: member.id, is_active: false }, `${member.email} is deactivated: their sessions ended.`)}>
                 Deactivate
