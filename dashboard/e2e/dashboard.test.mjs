@@ -111,15 +111,16 @@ async function typeOtp(page) {
 /** Pays from the Pay page; returns the transfer's card once its status is final. */
 /**
  * @param {Page} page
- * @param {{from: string, bank: string, account: string, amount: string, narration: string, expectName: string, expectFee: string, expectVat: string}} payment
+ * @param {{from: string, bank: string, account: string, amount: string, narration: string, expectName: string, expectFee: string, expectVat: string, formShot?: string}} payment
  */
-async function pay(page, { from, bank, account, amount, narration, expectName, expectFee, expectVat }) {
+async function pay(page, { from, bank, account, amount, narration, expectName, expectFee, expectVat, formShot }) {
   await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Pay" }).click();
   await page.getByLabel("From account").selectOption(from);
   await page.getByLabel("Bank").selectOption(bank);
   await page.getByLabel("Beneficiary account number").fill(account);
   await page.getByLabel("Amount (NGN)").fill(amount);
   await page.getByLabel("Narration").fill(narration);
+  if (formShot) await shot(page, formShot);
   await page.getByRole("button", { name: "Check the beneficiary" }).click();
   await assertText(page.getByTestId("confirmed-name"), expectName);
   await assertText(page.getByTestId("review-fee"), expectFee);
@@ -222,12 +223,12 @@ test(`the Dashboard on ${store}: log in, open a customer account, pay, approve, 
   });
 
   await t.test("pay another bank: fee and VAT shown before confirming, followed until success", async () => {
-    await pay(owner, { from: source, bank: "000013", account: "0123456788", amount: "2500.50", narration: "Dashboard NIP", expectName: "Emeka Nwosu", expectFee: "₦10.00", expectVat: "₦0.75" });
+    await pay(owner, { from: source, bank: "000013", account: "0123456788", amount: "2500.50", narration: "Dashboard NIP", expectName: "Emeka Nwosu", expectFee: "₦10.00", expectVat: "₦0.75", formShot: "02-pay-form" });
     await assertText(owner.getByTestId("review-total"), "₦2,511.25");
-    await shot(owner, "02-pay-review");
+    await shot(owner, "03-pay-review");
     await owner.getByRole("button", { name: /^Send ₦/ }).click();
     await transferReaches(owner, "success");
-    await shot(owner, "03-transfer-followed");
+    await shot(owner, "04-transfer-followed");
   });
 
   await t.test("turn on approvals and invite a checker", async () => {
@@ -243,7 +244,7 @@ test(`the Dashboard on ${store}: log in, open a customer account, pay, approve, 
     await owner.locator("form.card select[name=role_id]").selectOption({ label: "Checker" });
     await owner.getByRole("button", { name: "Send the invitation" }).click();
     await owner.locator(`tr[data-email="${checkerEmail}"]`).waitFor();
-    await shot(owner, "04-team");
+    await shot(owner, "05-team");
   });
 
   let held = "";
@@ -277,7 +278,7 @@ test(`the Dashboard on ${store}: log in, open a customer account, pay, approve, 
     const row = checker.locator(`tr[data-reference="${held}"]`);
     await row.getByRole("button", { name: "Approve" }).click();
     await typeOtp(checker);
-    await shot(checker, "05-approve");
+    await shot(checker, "06-approve");
     await checker.getByRole("button", { name: "Approve and send" }).click();
     await transferReaches(checker, "success");
     // A changed password ends every session of the member, this one too: back to the login.
@@ -297,7 +298,7 @@ test(`the Dashboard on ${store}: log in, open a customer account, pay, approve, 
     const rows = owner.locator("table.list tbody tr");
     await eventually(async () => assert.equal(await rows.count(), 2, "the debit and the credit of the approved transfer"));
     for (const row of await rows.all()) await assertText(row, "Dashboard approval");
-    await shot(owner, "06-transactions");
+    await shot(owner, "07-transactions");
     await owner.getByRole("link", { name: "Transfers" }).click();
     await owner.locator(`tr[data-reference="${held}"]`).waitFor();
   });
@@ -322,7 +323,7 @@ test(`the Dashboard on ${store}: log in, open a customer account, pay, approve, 
     await owner.getByRole("button", { name: "Send a test event" }).click();
     await owner.getByRole("button", { name: "Refresh" }).click();
     await owner.locator('tr[data-event="webhook.test"]').waitFor();
-    await shot(owner, "07-webhooks");
+    await shot(owner, "08-webhooks");
   });
 
   await t.test("the other pages open without a refusal, then the owner logs out", async () => {

@@ -4,6 +4,7 @@ import { useState } from "preact/hooks";
 import { call, client, newIdempotencyKey, type Schemas } from "../api";
 import { charges, KOBO_BANK_CODE, koboText, naira, parseAmount } from "../money";
 import { useLocation } from "../router";
+import { isSandbox } from "../session";
 import { ErrorNote, Field, Link, Notice, OtpStep, useAction, useLoad } from "../ui";
 import { FollowedTransfer } from "./transfers";
 
@@ -40,6 +41,13 @@ function useBanks() {
     return [...answer.data].sort((a, b) => Number(b.code === KOBO_BANK_CODE) - Number(a.code === KOBO_BANK_CODE));
   }, "banks");
 }
+
+/** The sandbox's test beneficiaries (spec/openapi.yaml, "Sandbox"). */
+const SANDBOX_BENEFICIARIES = [
+  ["000013", "0123456788", "Emeka Nwosu, GTBank: succeeds"],
+  ["000013", "0690000036", "Bisi Alade, GTBank: fails, then reversed"],
+  ["000013", "0690000043", "Sani Bello, GTBank: pending about a minute"],
+] as const;
 
 export function PayPage() {
   const { query } = useLocation();
@@ -84,7 +92,11 @@ export function PayPage() {
 
   const accounts = sources.value ?? [];
   const edit = (change: Partial<Details>) => setDetails({ ...details, ...change });
-  const source = accounts.find((account) => account.account_number === details.source) ?? accounts[0];
+  // The chosen account, else the main pool account (where a business's money usually is).
+  const source =
+    accounts.find((account) => account.account_number === details.source) ??
+    accounts.find((account) => account.account_class === "primary") ??
+    accounts[0];
   const check = async (event: Event) => {
     event.preventDefault();
     await enquiry.run(async () => {
@@ -137,6 +149,17 @@ export function PayPage() {
             <input name="reference" value={details.reference} onInput={(e) => edit({ reference: e.currentTarget.value })} />
           </Field>
         </div>
+        {isSandbox() && (
+          <Notice>
+            Sandbox beneficiaries (from the spec):{" "}
+            {SANDBOX_BENEFICIARIES.map(([bank, account, what]) => (
+              <button type="button" class="chip" onClick={() => edit({ bankCode: bank, beneficiary: account })}>
+                <code>{account}</code> {what}
+              </button>
+            ))}{" "}
+            or any Kobo account number.
+          </Notice>
+        )}
         <button type="submit" disabled={enquiry.busy || !source}>
           {enquiry.busy ? "Checking the beneficiary…" : "Check the beneficiary"}
         </button>
