@@ -3,12 +3,13 @@
 //!
 //! The modules are layers, listed from the innermost; each uses only the layers above it in
 //! this list (`tests/layers.rs` keeps it so):
-//! `kernel` → `error` → `outbox`, `provider` → `platform` → `money` → `operator`, `workers`,
-//! `bench` → `http` → `cli`
+//! `kernel` → `datastore`, `error` → `outbox`, `provider` → `platform` → `money` → `operator`,
+//! `workers`, `bench` → `http` → `cli`
 //! (and `testkit`, which may use everything).
 
 pub mod bench;
 pub mod cli;
+pub mod datastore;
 pub mod error;
 pub mod http;
 pub mod kernel;

@@ -22,6 +22,7 @@ use std::path::Path;
 /// The layers from the innermost; a module may use its own layer and those of lower rank.
 const LAYERS: &[(&str, u8)] = &[
     ("kernel", 0),
+    ("datastore", 1),
     ("error", 1),
     ("outbox", 2),
     ("provider", 2),
@@ -33,6 +34,45 @@ const LAYERS: &[(&str, u8)] = &[
     ("http", 6),
     ("cli", 7),
     ("testkit", 8),
+];
+
+/// The layers that may name `sqlx`: the kernel's store, the datastore, and the test kit.
+const SQL_LAYERS: &[&str] = &["kernel", "datastore", "testkit"];
+
+/// Files whose statements have not moved to the datastore yet (issue 30): the list only
+/// shrinks, and a file that no longer names `sqlx` must leave it.
+const NOT_YET_IN_THE_DATASTORE: &[&str] = &[
+    "bench",
+    "error",
+    "money::accounts",
+    "money::accounts::customers",
+    "money::accounts::status",
+    "money::accounts::views",
+    "money::approvals",
+    "money::ledger",
+    "money::nuban",
+    "money::transactions",
+    "money::transfers::limits",
+    "money::transfers::nip",
+    "money::transfers::payout",
+    "money::transfers::views",
+    "money::verify",
+    "operator::businesses",
+    "outbox",
+    "outbox::dispatcher",
+    "outbox::webhooks",
+    "platform::business",
+    "platform::housekeeping",
+    "platform::idempotency",
+    "platform::identity",
+    "platform::logs",
+    "platform::permissions",
+    "platform::roles",
+    "platform::sessions",
+    "platform::team",
+    "platform::team_views",
+    "platform::throttle",
+    "platform::webhook_endpoints",
 ];
 
 /// The only file that may read the system clock.
@@ -323,6 +363,31 @@ fn clock_problems(files: &[(String, String)]) -> Vec<String> {
         .collect()
 }
 
+/// Files outside [`SQL_LAYERS`] that name `sqlx` (a statement, a row, a pool): the domain
+/// calls the datastore instead. `allowed` are the files not moved yet.
+fn sql_problems(files: &[(String, String)], allowed: &[&str]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (module, source) in files {
+        let top = module.split("::").next().unwrap_or_default();
+        let names_sqlx = code_of(source).contains("sqlx::");
+        let listed = allowed.contains(&module.as_str());
+        if SQL_LAYERS.contains(&top) {
+            continue;
+        }
+        if names_sqlx && !listed {
+            problems.push(format!(
+                "{module} names sqlx: its statements belong in the datastore"
+            ));
+        }
+        if listed && !names_sqlx {
+            problems.push(format!(
+                "{module} no longer names sqlx: take it off NOT_YET_IN_THE_DATASTORE"
+            ));
+        }
+    }
+    problems
+}
+
 fn tree(files: &[(&str, &str)]) -> Vec<(String, String)> {
     files
         .iter()
@@ -372,6 +437,36 @@ fn crates_used_out_of_their_layer_are_reported() {
             "money::transfers uses generated_server::ApiError, the HTTP layer's: only http may",
             "money::transfers uses generated_server::RequestContext, the HTTP layer's: only http may",
             "outbox::webhooks uses axum: only the HTTP edge may",
+        ]
+    );
+}
+
+#[test]
+fn sql_lives_in_the_datastore() {
+    let problems = sql_problems(&source_tree(), NOT_YET_IN_THE_DATASTORE);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn sql_outside_the_datastore_is_reported() {
+    let files = tree(&[
+        (
+            "datastore::accounts",
+            "fn f() { sqlx::query(\"SELECT 1\"); }",
+        ),
+        ("kernel::store", "use sqlx::AnyPool;"),
+        ("money::ledger", "fn f() { sqlx::query(\"SELECT 1\"); }"),
+        (
+            "money::fees",
+            "// sqlx::query in a comment is no statement\nfn f() {}",
+        ),
+        ("platform::team", "fn f() {}"),
+    ]);
+    assert_eq!(
+        sql_problems(&files, &["platform::team"]),
+        vec![
+            "money::ledger names sqlx: its statements belong in the datastore",
+            "platform::team no longer names sqlx: take it off NOT_YET_IN_THE_DATASTORE",
         ]
     );
 }

@@ -3,11 +3,11 @@
 
 use generated_server::models::{self, AuditAction};
 use generated_server::ResponseCode;
-use sqlx::Row;
 
+use crate::datastore::{approval_policies, Conn};
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
-use crate::kernel::store::{self, Store};
+use crate::kernel::store::Store;
 use crate::money::accounts::value;
 use crate::money::amount::{amount_text, Kobo};
 use crate::platform::caller::Caller;
@@ -18,33 +18,24 @@ fn no_policy() -> Error {
     Error::new(ResponseCode::NotFound).with_message("The business has no approval policy")
 }
 
-fn policy_view(row: &sqlx::any::AnyRow) -> Result<models::ApprovalPolicy, Error> {
-    let min_amount: i64 = row.try_get("min_amount").or_internal()?;
+fn policy_view(policy: approval_policies::ApprovalPolicy) -> Result<models::ApprovalPolicy, Error> {
     Ok(models::ApprovalPolicy {
-        id: store::uuid(row, "id")?,
-        is_active: store::flag(row, "is_active")?,
-        min_amount: value(amount_text(i128::from(min_amount)))?,
-        created_at: store::time(row, "created_at")?,
-        updated_at: store::time(row, "updated_at")?,
+        id: policy.id,
+        is_active: policy.is_active,
+        min_amount: value(amount_text(i128::from(policy.min_amount)))?,
+        created_at: policy.created_at,
+        updated_at: policy.updated_at,
     })
 }
 
-async fn policy_of<'e, E>(
-    executor: E,
+async fn policy_of(
+    conn: impl Into<Conn<'_>>,
     business_id: &str,
-) -> Result<Option<models::ApprovalPolicy>, Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    let row = sqlx::query(
-        "SELECT id, is_active, min_amount, created_at, updated_at FROM approval_policies \
-         WHERE business_id = $1",
-    )
-    .bind(business_id)
-    .fetch_optional(executor)
-    .await
-    .or_internal()?;
-    row.as_ref().map(policy_view).transpose()
+) -> Result<Option<models::ApprovalPolicy>, Error> {
+    approval_policies::find(conn, business_id)
+        .await?
+        .map(policy_view)
+        .transpose()
 }
 
 fn minimum(text: Option<&str>) -> Result<i64, Error> {
@@ -69,25 +60,16 @@ pub async fn create_policy(
     Keyed::new(store, clock, caller, &body)
         .run_in_transaction(async |tx, _| {
             let now = clock.now();
-            let inserted = sqlx::query(
-            "INSERT INTO approval_policies (id, business_id, is_active, min_amount, created_at, \
-               updated_at) VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (business_id) DO NOTHING",
-        )
-        .bind(store::new_id())
-        .bind(&business_id)
-        .bind(i64::from(body.is_active))
-        .bind(min_amount)
-        .bind(store::timestamp(now))
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
-            if inserted == 0 {
+            let inserted =
+                approval_policies::insert(tx, &business_id, body.is_active, min_amount, now)
+                    .await?;
+            if !inserted {
                 return Err(Error::new(ResponseCode::Duplicate).with_message(
                     "The business already has an approval policy: change it with \
                  update_approval_policy",
                 ));
             }
-            let policy = policy_of(&mut **tx, &business_id)
+            let policy = policy_of(&mut *tx, &business_id)
                 .await?
                 .ok_or_else(|| Error::internal("the new policy vanished"))?;
             let entry = AuditEntry::by(caller, AuditAction::CreateApprovalPolicy)
@@ -116,22 +98,12 @@ pub async fn update_policy(
     }
     let now = clock.now();
     let mut tx = store.begin().await?;
-    let updated = sqlx::query(
-        "UPDATE approval_policies SET min_amount = COALESCE($2, min_amount), \
-           is_active = COALESCE($3, is_active), updated_at = $4 WHERE business_id = $1",
-    )
-    .bind(&business_id)
-    .bind(min_amount)
-    .bind(body.is_active.map(i64::from))
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    if updated == 0 {
+    let updated =
+        approval_policies::update(&mut tx, &business_id, min_amount, body.is_active, now).await?;
+    if !updated {
         return Err(no_policy());
     }
-    let policy = policy_of(&mut *tx, &business_id)
+    let policy = policy_of(&mut tx, &business_id)
         .await?
         .ok_or_else(no_policy)?;
     logs::audit(
@@ -146,7 +118,5 @@ pub async fn update_policy(
 }
 
 pub async fn get_policy(store: &Store, business_id: &str) -> Result<models::ApprovalPolicy, Error> {
-    policy_of(store.pool(), business_id)
-        .await?
-        .ok_or_else(no_policy)
+    policy_of(store, business_id).await?.ok_or_else(no_policy)
 }

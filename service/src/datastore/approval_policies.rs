@@ -1,0 +1,90 @@
+//! `approval_policies`: a business's maker-checker policy, at most one per business.
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+use super::{Conn, StoreError, Tx};
+use crate::kernel::store;
+
+/// A business's approval policy as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApprovalPolicy {
+    pub id: uuid::Uuid,
+    pub is_active: bool,
+    /// Transfers of at least this many kobo are held (0: every transfer).
+    pub min_amount: i64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl ApprovalPolicy {
+    fn from_row(row: &AnyRow) -> Result<ApprovalPolicy, StoreError> {
+        Ok(ApprovalPolicy {
+            id: store::uuid(row, "id")?,
+            is_active: store::flag(row, "is_active")?,
+            min_amount: row.try_get("min_amount")?,
+            created_at: store::time(row, "created_at")?,
+            updated_at: store::time(row, "updated_at")?,
+        })
+    }
+}
+
+/// The business's policy, if it has one.
+pub async fn find(
+    conn: impl Into<Conn<'_>>,
+    business_id: &str,
+) -> Result<Option<ApprovalPolicy>, StoreError> {
+    let query = sqlx::query(
+        "SELECT id, is_active, min_amount, created_at, updated_at FROM approval_policies \
+         WHERE business_id = $1",
+    )
+    .bind(business_id.to_owned());
+    let row = conn.into().fetch_optional(query).await?;
+    row.as_ref().map(ApprovalPolicy::from_row).transpose()
+}
+
+/// Creates the business's policy; `false` if it has one already (nothing changes).
+pub async fn insert(
+    tx: &mut Tx,
+    business_id: &str,
+    is_active: bool,
+    min_amount: i64,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let inserted = sqlx::query(
+        "INSERT INTO approval_policies (id, business_id, is_active, min_amount, created_at, \
+           updated_at) VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (business_id) DO NOTHING",
+    )
+    .bind(store::new_id())
+    .bind(business_id)
+    .bind(i64::from(is_active))
+    .bind(min_amount)
+    .bind(store::timestamp(now))
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(inserted == 1)
+}
+
+/// Changes what is given of the business's policy; `false` if it has none.
+pub async fn update(
+    tx: &mut Tx,
+    business_id: &str,
+    min_amount: Option<i64>,
+    is_active: Option<bool>,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let updated = sqlx::query(
+        "UPDATE approval_policies SET min_amount = COALESCE($2, min_amount), \
+           is_active = COALESCE($3, is_active), updated_at = $4 WHERE business_id = $1",
+    )
+    .bind(business_id)
+    .bind(min_amount)
+    .bind(is_active.map(i64::from))
+    .bind(store::timestamp(now))
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(updated == 1)
+}
