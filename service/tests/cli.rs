@@ -189,6 +189,12 @@ fn the_demo_prints_credentials_and_a_first_request_that_works() {
     );
     assert!(server.banner.contains("adaeze.okafor@adaezefoods.ng"));
     assert!(server.banner.contains("client_secret:  kbs_sandbox_"));
+    // The Dashboard's address, where a newcomer goes on with no terminal.
+    let dashboard = format!(
+        "Dashboard: open {}/dashboard/ in a browser",
+        server.base_url
+    );
+    assert!(server.banner.contains(&dashboard), "{}", server.banner);
 
     // The printed commands, run as a newcomer would paste them into a POSIX shell.
     let script = try_it_block(&server.banner);

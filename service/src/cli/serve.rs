@@ -91,6 +91,13 @@ pub struct ServeArgs {
     #[arg(long, env = "KOBO_ALLOW_LOOPBACK_WEBHOOKS")]
     pub allow_loopback_webhooks: bool,
 
+    /// Where people open the Dashboard (this server's `/dashboard/`, as they reach it): the
+    /// invitation emails link to its `accept-invite` page. Default: `http://<the address
+    /// kobo listens on>/dashboard/`; set it when people reach kobo by another address (a
+    /// load balancer, a host name, `--listen 0.0.0.0:...`).
+    #[arg(long, env = "KOBO_DASHBOARD_URL")]
+    pub dashboard_url: Option<String>,
+
     #[command(flatten)]
     pub smtp: SmtpArgs,
 
@@ -258,13 +265,13 @@ pub(super) async fn serve(args: ServeArgs) -> Result<()> {
     }
     let store = args.store.open().await?;
     let clock = Clock::system();
-    let api = Arc::new(open_api(&args, store.clone(), clock.clone()).await?);
     let listener = TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
+    let api = Arc::new(open_api(&args, store.clone(), clock.clone(), &address).await?);
     if args.demo {
-        demo(&api, &address).await?;
+        demo(&api, &address, &dashboard_url(&args, &address)).await?;
     }
     let smtp = args
         .smtp
@@ -300,10 +307,15 @@ pub(super) async fn serve(args: ServeArgs) -> Result<()> {
     Ok(())
 }
 
-/// The API the flags describe: its configuration (rate limits, webhook policy), the token
-/// key, and the sandbox provider's injected faults when asked for. Refuses flags the
-/// environment does not allow.
-async fn open_api(args: &ServeArgs, store: Store, clock: Clock) -> Result<KoboApi> {
+/// The API the flags describe: its configuration (rate limits, webhook policy, the Dashboard's
+/// address in invitations), the token key, and the sandbox provider's injected faults when
+/// asked for. Refuses flags the environment does not allow.
+async fn open_api(
+    args: &ServeArgs,
+    store: Store,
+    clock: Clock,
+    address: &SocketAddr,
+) -> Result<KoboApi> {
     let faults = args.sandbox_faults()?;
     let retry_schedule = args.webhook_retry_schedule()?;
     let loopback_webhooks = args.loopback_webhooks()?;
@@ -317,6 +329,7 @@ async fn open_api(args: &ServeArgs, store: Store, clock: Clock) -> Result<KoboAp
         per_minute: args.rate_limit_per_minute,
         burst: args.rate_limit_burst,
     };
+    config.invitation_link_base = format!("{}accept-invite?token=", dashboard_url(args, address));
     if loopback_webhooks {
         tracing::warn!(
             "webhooks may be delivered to loopback addresses (local development: \
@@ -345,6 +358,16 @@ async fn open_api(args: &ServeArgs, store: Store, clock: Clock) -> Result<KoboAp
         }));
     }
     Ok(api)
+}
+
+/// The Dashboard's address as people reach it, ending with `/`: `--dashboard-url`, or this
+/// server's own `/dashboard/`.
+fn dashboard_url(args: &ServeArgs, address: &SocketAddr) -> String {
+    match &args.dashboard_url {
+        Some(url) if url.ends_with('/') => url.clone(),
+        Some(url) => format!("{url}/"),
+        None => format!("http://{address}{}", http::dashboard::DASHBOARD_PATH),
+    }
 }
 
 /// Serves `api` on `listener` until SIGINT or SIGTERM, then stops: the background tasks wind
@@ -380,16 +403,17 @@ async fn run_until_stopped(
 
 /// Prints the demo business's credentials and a first request (the business is created on the
 /// first run and reused afterwards, with a fresh client secret each run).
-async fn demo(api: &KoboApi, address: &SocketAddr) -> Result<()> {
+async fn demo(api: &KoboApi, address: &SocketAddr, dashboard: &str) -> Result<()> {
     let demo = businesses::ensure_demo(api.store(), api.config(), api.clock()).await?;
     let mut out = std::io::stdout().lock();
-    out.write_all(demo_text(&demo, &format!("http://{address}")).as_bytes())?;
+    out.write_all(demo_text(&demo, &format!("http://{address}"), dashboard).as_bytes())?;
     out.flush()?;
     Ok(())
 }
 
-/// The demo's welcome: credentials, then two `curl` commands that need only a POSIX shell.
-fn demo_text(demo: &DemoBusiness, base_url: &str) -> String {
+/// The demo's welcome: the Dashboard's address and login, the integration credentials, then
+/// two `curl` commands that need only a POSIX shell.
+fn demo_text(demo: &DemoBusiness, base_url: &str, dashboard: &str) -> String {
     use std::fmt::Write as _;
     let business = &demo.business;
     let credentials =
@@ -404,7 +428,7 @@ fn demo_text(demo: &DemoBusiness, base_url: &str) -> String {
         r#"
 Kobo demo (sandbox): {action} {name} ({id})
 
-Dashboard login (owner)
+Dashboard: open {dashboard} in a browser and log in as the owner
   email:          {email}
   password:       {password}
 

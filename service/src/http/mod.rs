@@ -7,6 +7,7 @@
 pub(crate) mod answer;
 pub(crate) mod api;
 mod connections;
+pub(crate) mod dashboard;
 pub(crate) mod metrics;
 
 pub use api::KoboApi;
@@ -81,7 +82,8 @@ pub fn app(api: Arc<KoboApi>) -> Router {
 /// Layers, from the socket in: the request id (made here, once, for every route: the generated
 /// router keeps it), the request's trace span and access-log line, the metrics, the request's
 /// [`Deadline`], then the routes: the API (behind the bound on requests in flight), the probes
-/// and `/metrics` (never turned away, so a busy server is not taken for a dead one).
+/// and `/metrics` (never turned away, so a busy server is not taken for a dead one), and the
+/// Dashboard's static files at `/dashboard/` (`dashboard`).
 pub fn app_with(api: Arc<KoboApi>, config: &HttpConfig) -> Router {
     let metrics = Arc::new(Metrics::new());
     let probes = Router::new()
@@ -105,6 +107,7 @@ pub fn app_with(api: Arc<KoboApi>, config: &HttpConfig) -> Router {
         )
         .merge(probes)
         .merge(scrape)
+        .merge(dashboard::routes())
         .layer(axum::middleware::from_fn(
             move |mut request: Request<Body>, next: Next| async move {
                 let deadline = Deadline(std::time::Instant::now() + request_timeout);

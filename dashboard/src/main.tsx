@@ -1,0 +1,155 @@
+// The Dashboard's shell: the session, the navigation (only what the member's role allows) and
+// the page of the current route.
+import { render } from "preact";
+import { useEffect } from "preact/hooks";
+import "./styles.css";
+import type { paths } from "./generated/kobo";
+import { AccountPage, AccountsPage } from "./pages/accounts";
+import { ApprovalsPage } from "./pages/approvals";
+import { AcceptInvitePage, LoginPage } from "./pages/login";
+import { ActivityLogPage, AuditLogPage } from "./pages/logs";
+import { PayPage } from "./pages/pay";
+import { SettingsPage } from "./pages/settings";
+import { RolesPage, TeamPage } from "./pages/team";
+import { SettlementsPage, TransactionsPage } from "./pages/transactions";
+import { TransferPage, TransfersPage } from "./pages/transfers";
+import { WebhooksPage } from "./pages/webhooks";
+import { navigate, useLocation } from "./router";
+import { can, logOut, restore, useSessionState } from "./session";
+import { Badge, Link, Notice } from "./ui";
+
+interface Section {
+  route: string;
+  title: string;
+  needs: keyof paths;
+}
+
+/** The navigation, each entry shown when the role allows the operation its page starts with. */
+const SECTIONS: Section[] = [
+  { route: "", title: "Accounts", needs: "/api/v1/account/web/fetch_account_summaries" },
+  { route: "transactions", title: "Transactions", needs: "/api/v1/transaction/web/fetch_transactions" },
+  { route: "settlements", title: "Settlements", needs: "/api/v1/transaction/web/fetch_settlement_transactions" },
+  { route: "pay", title: "Pay", needs: "/api/v1/transaction/transfer/web/funds_transfer" },
+  { route: "transfers", title: "Transfers", needs: "/api/v1/transaction/transfer/web/fetch_transfers" },
+  { route: "approvals", title: "Approvals", needs: "/api/v1/transaction/transfer/web/fetch_pending_transfers" },
+  { route: "team", title: "Team", needs: "/api/v1/auth/web/fetch_members" },
+  { route: "roles", title: "Roles", needs: "/api/v1/auth/web/fetch_roles" },
+  { route: "logs/audit", title: "Audit log", needs: "/api/v1/security/web/fetch_audit_logs" },
+  { route: "logs/activity", title: "Activity log", needs: "/api/v1/security/web/fetch_activity_logs" },
+  { route: "webhooks", title: "Webhooks", needs: "/api/v1/customer/web/get_webhook_configuration" },
+  { route: "settings", title: "Settings", needs: "/api/v1/auth/web/change_password" },
+];
+
+function Page({ route }: { route: string }) {
+  const [first, second] = route.split("/");
+  switch (first) {
+    case "":
+      return can("/api/v1/account/web/fetch_account_summaries") ? <AccountsPage /> : <Welcome />;
+    case "accounts":
+      return second ? <AccountPage accountNumber={second} /> : <AccountsPage />;
+    case "transactions":
+      return <TransactionsPage />;
+    case "settlements":
+      return <SettlementsPage />;
+    case "pay":
+      return <PayPage />;
+    case "transfers":
+      return second ? <TransferPage reference={decodeURIComponent(second)} /> : <TransfersPage />;
+    case "approvals":
+      return <ApprovalsPage />;
+    case "team":
+      return <TeamPage />;
+    case "roles":
+      return <RolesPage />;
+    case "logs":
+      return second === "activity" ? <ActivityLogPage /> : <AuditLogPage />;
+    case "webhooks":
+      return <WebhooksPage />;
+    case "settings":
+      return <SettingsPage />;
+    default:
+      return (
+        <section>
+          <h1>Not found</h1>
+          <p>
+            There is no page here. <Link to="">Go to the accounts</Link>.
+          </p>
+        </section>
+      );
+  }
+}
+
+function Welcome() {
+  const first = SECTIONS.find((section) => can(section.needs));
+  return (
+    <section>
+      <h1>Welcome</h1>
+      {first ? (
+        <p>
+          Start with <Link to={first.route}>{first.title}</Link>.
+        </p>
+      ) : (
+        <p>Your role gives you no pages yet: ask an owner or admin of your business.</p>
+      )}
+    </section>
+  );
+}
+
+function App() {
+  const { session, ended, restoring } = useSessionState();
+  const location = useLocation();
+  useEffect(() => {
+    void restore();
+  }, []);
+  // Logged in on the login page's address (after accepting an invitation): go to the start.
+  useEffect(() => {
+    if (session && location.route === "login") navigate("", { replace: true });
+  }, [session, location.route]);
+  if (location.route === "accept-invite") return <AcceptInvitePage token={location.query.get("token") ?? ""} />;
+  if (restoring) return <p class="loading">Loading…</p>;
+  if (!session) return <LoginPage reason={ended} />;
+  const { member, role, business } = session.profile;
+  const current = location.route.split("/")[0] ?? "";
+  return (
+    <div class="shell">
+      <header class="top">
+        <Link to="" class="brand">
+          Kobo
+        </Link>
+        <span class="business">{business.name}</span>
+        {business.environment === "sandbox" && <span class="badge sandbox">Sandbox</span>}
+        {business.status !== "active" && <Badge value={business.status} />}
+        <span class="spacer" />
+        <span class="who">
+          {member.first_name} {member.last_name} · {role.name}
+        </span>
+        <button type="button" class="secondary" onClick={() => void logOut()}>
+          Log out
+        </button>
+      </header>
+      <nav class="side" aria-label="Sections">
+        {SECTIONS.filter((section) => can(section.needs)).map((section) => (
+          <Link
+            key={section.route}
+            to={section.route}
+            class={(section.route.split("/")[0] ?? "") === current && (section.route === location.route || !section.route.includes("/")) ? "active" : ""}
+          >
+            {section.title}
+          </Link>
+        ))}
+      </nav>
+      <main>
+        {business.status !== "active" && (
+          <Notice kind="warning">
+            {business.name} is not active yet: you can read everything, but opening accounts and sending money wait
+            for the bank to activate it.
+          </Notice>
+        )}
+        <Page key={location.seq} route={location.route} />
+      </main>
+    </div>
+  );
+}
+
+const root = document.getElementById("app");
+if (root) render(<App />, root);

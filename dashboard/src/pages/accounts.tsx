@@ -1,0 +1,387 @@
+// Accounts with their balances and totals, opening accounts, and one account's page.
+import { useState } from "preact/hooks";
+import { call, client, integrationToken, newIdempotencyKey, setIntegrationToken, type Schemas } from "../api";
+import { naira, when } from "../money";
+import { can, isSandbox } from "../session";
+import { Badge, chosen, Empty, ErrorNote, Field, Link, Notice, Pager, useAction, useCursorPages, useLoad } from "../ui";
+import { SettlementsList, TransactionsList } from "./transactions";
+
+type SummaryFilters = Pick<Schemas["FetchAccountSummariesRequest"], "account_type" | "status" | "is_available">;
+
+function Metrics() {
+  const metrics = useLoad(async () => (await call(client.POST("/api/v1/account/web/get_total_account_metrics", { body: {} }))).data, "metrics");
+  if (metrics.error) return <ErrorNote error={metrics.error} />;
+  const m = metrics.value;
+  return (
+    <div class="metrics">
+      <div class="metric">
+        <span class="label">Total balance</span>
+        <strong data-testid="total-balance">{m ? naira(m.total_business_balance) : "…"}</strong>
+      </div>
+      <div class="metric">
+        <span class="label">Collected</span>
+        <strong>{m ? naira(m.total_volume_collected) : "…"}</strong>
+      </div>
+      <div class="metric">
+        <span class="label">Active accounts</span>
+        <strong>{m?.total_active_accounts ?? "…"}</strong>
+      </div>
+      <div class="metric">
+        <span class="label">Customer accounts</span>
+        <strong>{m?.total_virtual_accounts ?? "…"}</strong>
+      </div>
+    </div>
+  );
+}
+
+export function AccountsPage() {
+  const [draft, setDraft] = useState<SummaryFilters>({});
+  const [filters, setFilters] = useState<SummaryFilters>({});
+  const [opening, setOpening] = useState<"current" | "customer" | null>(null);
+  const [opened, setOpened] = useState<Schemas["Account"] | null>(null);
+  const applied = chosen(filters);
+  const pages = useCursorPages(
+    async (cursor) => call(client.POST("/api/v1/account/web/fetch_account_summaries", { body: { ...applied, limit: 20, ...cursor } })),
+    JSON.stringify(applied),
+  );
+  const done = (account: Schemas["Account"]) => {
+    setOpened(account);
+    setOpening(null);
+    pages.first();
+    pages.reload();
+  };
+  return (
+    <section>
+      <div class="heading">
+        <h1>Accounts</h1>
+        <div class="actions">
+          {can("/api/v1/account/web/create_account") && (
+            <button type="button" class="secondary" onClick={() => setOpening(opening === "current" ? null : "current")}>
+              Open a current account
+            </button>
+          )}
+          {can("/api/v1/account/web/create_account") && (
+            <button type="button" class="secondary" onClick={() => setOpening(opening === "customer" ? null : "customer")}>
+              Open a customer account
+            </button>
+          )}
+        </div>
+      </div>
+      <Metrics />
+      {opened && (
+        <Notice kind="success">
+          Opened <Link to={`accounts/${opened.account_number}`}>{opened.account_name}</Link>, account number{" "}
+          <strong data-testid="opened-account">{opened.account_number}</strong>.
+        </Notice>
+      )}
+      {opening === "current" && <OpenCurrentAccount onOpened={done} />}
+      {opening === "customer" && <OpenCustomerAccount onOpened={done} />}
+      <form
+        noValidate
+        class="filters"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setFilters(draft);
+        }}
+      >
+        <Field label="Type">
+          <select
+            name="account_type"
+            value={draft.account_type ?? ""}
+            onChange={(e) => setDraft({ ...draft, account_type: (e.currentTarget.value || undefined) as SummaryFilters["account_type"] })}
+          >
+            <option value="">Any</option>
+            <option value="normal">Pool and current</option>
+            <option value="current">Current</option>
+            <option value="virtual">Customer (virtual)</option>
+          </select>
+        </Field>
+        <Field label="Status">
+          <select name="status" value={draft.status ?? ""} onChange={(e) => setDraft({ ...draft, status: (e.currentTarget.value || undefined) as SummaryFilters["status"] })}>
+            <option value="">Any</option>
+            {["active", "inactive", "blocked", "closed", "pending"].map((status) => (
+              <option value={status}>{status}</option>
+            ))}
+          </select>
+        </Field>
+        <button type="submit">Filter</button>
+      </form>
+      <ErrorNote error={pages.error} />
+      {pages.items.length === 0 && !pages.loading ? (
+        <Empty>No accounts match.</Empty>
+      ) : (
+        <table class="list" aria-busy={pages.loading}>
+          <thead>
+            <tr>
+              <th>Account</th>
+              <th>Type</th>
+              <th>Status</th>
+              <th class="amount">Balance</th>
+              <th class="amount">Collected</th>
+              <th class="amount">Sent</th>
+              <th>Last collection</th>
+            </tr>
+          </thead>
+          <tbody>
+            {pages.items.map((account) => (
+              <tr key={account.id} data-account={account.account_number}>
+                <td>
+                  <Link to={`accounts/${account.account_number}`}>{account.account_name}</Link>
+                  <div class="muted mono">{account.account_number}</div>
+                </td>
+                <td>{account.account_type}</td>
+                <td>
+                  <Badge value={account.status} />
+                </td>
+                <td class="amount">{naira(account.balance)}</td>
+                <td class="amount">
+                  {naira(account.total_collection_amount)}
+                  <div class="muted">{account.total_collections} in</div>
+                </td>
+                <td class="amount">
+                  {naira(account.total_transfer_amount)}
+                  <div class="muted">{account.total_transfers} out</div>
+                </td>
+                <td>{when(account.last_transaction_date)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager pages={pages} label="Accounts" />
+    </section>
+  );
+}
+
+function OpenCurrentAccount({ onOpened }: { onOpened: (account: Schemas["Account"]) => void }) {
+  const [name, setName] = useState("");
+  // One key per opening: a retry after a lost answer opens one account, not two.
+  const [key] = useState(newIdempotencyKey);
+  const action = useAction();
+  return (
+    <form
+      noValidate
+      class="card"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void action.run(async () => {
+          const answer = await call(
+            client.POST("/api/v1/account/web/create_account", {
+              body: name.trim() ? { account_name: name.trim() } : {},
+              params: { header: { "Idempotency-Key": key } },
+            }),
+          );
+          onOpened(answer.data);
+        });
+      }}
+    >
+      <h2>Open a current account</h2>
+      <p class="muted">Linked to the main pool account, active at once, balance zero.</p>
+      <ErrorNote error={action.error} />
+      <Field label="Account name" hint="Optional: the default is the business's name and a number.">
+        <input name="account_name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </Field>
+      <button type="submit" disabled={action.busy}>
+        Open the account
+      </button>
+    </form>
+  );
+}
+
+/** The sandbox's test identities (spec/openapi.yaml, "Sandbox"). */
+const SANDBOX_IDENTITIES = [
+  ["BVN", "22212345678", "Chinedu Obi"],
+  ["BVN", "22287654321", "Amaka Nwosu"],
+  ["NIN", "70123456789", "Funke Adeyemi"],
+  ["NIN", "70198765432", "Ibrahim Musa"],
+] as const;
+
+/**
+ * `create_customer_account` is an integration operation in the spec (a business's own app opens
+ * its customers' accounts): this form exchanges the integration's client id and secret for an
+ * integration token, kept in this page's memory only, and opens the account with it.
+ */
+function OpenCustomerAccount({ onOpened }: { onOpened: (account: Schemas["Account"]) => void }) {
+  const [form, setForm] = useState({ bvn: "", nin: "", email: "", phone: "", account_name: "", client_id: "", client_secret: "" });
+  const [key] = useState(newIdempotencyKey);
+  const action = useAction();
+  const edit = (change: Partial<typeof form>) => setForm({ ...form, ...change });
+  const needsCredentials = integrationToken() === null;
+  const submit = async () => {
+    let token = integrationToken();
+    if (!token) {
+      const grant = await call(
+        client.POST("/api/v1/auth/api/generate_token", {
+          body: { client_id: form.client_id.trim(), client_secret: form.client_secret.trim() },
+        }),
+        { ownToken: true },
+      );
+      token = grant.data.access_token;
+      setIntegrationToken(token, grant.data.expires_in);
+      setForm((current) => ({ ...current, client_secret: "" }));
+    }
+    const body: Schemas["CreateCustomerAccountRequest"] = chosen({
+      bvn: form.bvn.trim(),
+      nin: form.nin.trim(),
+      email: form.email.trim(),
+      phone: form.phone.trim(),
+      account_name: form.account_name.trim(),
+    });
+    const answer = await call(
+      client.POST("/api/v1/account/api/create_customer_account", {
+        body,
+        params: { header: { "Idempotency-Key": key } },
+        headers: { Authorization: `Bearer ${token}` },
+      }),
+      { ownToken: true },
+    );
+    onOpened(answer.data);
+  };
+  return (
+    <form
+      noValidate
+      class="card"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void action.run(submit);
+      }}
+    >
+      <h2>Open a customer account</h2>
+      <p class="muted">
+        A permanent virtual account for one of your customers, after their BVN or NIN is verified. Give at least one of
+        them.
+      </p>
+      {isSandbox() && (
+        <Notice>
+          Sandbox test identities:{" "}
+          {SANDBOX_IDENTITIES.map(([kind, number, name]) => (
+            <span class="chip">
+              {kind} <code>{number}</code> {name}
+            </span>
+          ))}
+        </Notice>
+      )}
+      <ErrorNote error={action.error} />
+      <div class="grid">
+        <Field label="BVN">
+          <input name="bvn" inputMode="numeric" value={form.bvn} onInput={(e) => edit({ bvn: e.currentTarget.value })} />
+        </Field>
+        <Field label="NIN">
+          <input name="nin" inputMode="numeric" value={form.nin} onInput={(e) => edit({ nin: e.currentTarget.value })} />
+        </Field>
+        <Field label="Email" hint="Optional">
+          <input name="email" type="email" value={form.email} onInput={(e) => edit({ email: e.currentTarget.value })} />
+        </Field>
+        <Field label="Phone" hint="Optional, 11 digits (08031234567)">
+          <input name="phone" inputMode="tel" value={form.phone} onInput={(e) => edit({ phone: e.currentTarget.value })} />
+        </Field>
+        <Field label="Account name" hint="Optional: the name on the identity record">
+          <input name="account_name" value={form.account_name} onInput={(e) => edit({ account_name: e.currentTarget.value })} />
+        </Field>
+      </div>
+      {needsCredentials && (
+        <fieldset>
+          <legend>Your integration's credentials</legend>
+          <p class="muted">
+            Customer accounts are opened by your integration (<code>create_customer_account</code> takes an integration
+            token). The secret is exchanged for a token kept in this page's memory only, never stored.
+          </p>
+          <div class="grid">
+            <Field label="client_id">
+              <input name="client_id" autoComplete="off" value={form.client_id} onInput={(e) => edit({ client_id: e.currentTarget.value })} />
+            </Field>
+            <Field label="client_secret">
+              <input
+                name="client_secret"
+                type="password"
+                autoComplete="off"
+                value={form.client_secret}
+                onInput={(e) => edit({ client_secret: e.currentTarget.value })}
+              />
+            </Field>
+          </div>
+        </fieldset>
+      )}
+      <button type="submit" disabled={action.busy}>
+        Verify and open
+      </button>
+    </form>
+  );
+}
+
+export function AccountPage({ accountNumber }: { accountNumber: string }) {
+  const [tab, setTab] = useState<"transactions" | "settlements">("transactions");
+  const account = useLoad(
+    async () => (await call(client.POST("/api/v1/account/web/get_account", { body: { account_number: accountNumber } }))).data,
+    accountNumber,
+  );
+  const a = account.value;
+  return (
+    <section>
+      <p>
+        <Link to="">← Accounts</Link>
+      </p>
+      <ErrorNote error={account.error} />
+      {a && (
+        <>
+          <div class="heading">
+            <h1>{a.account_name}</h1>
+            {can("/api/v1/transaction/transfer/web/funds_transfer") && a.status === "active" && (
+              <Link to={`pay?from=${a.account_number}`} class="button">
+                Pay from this account
+              </Link>
+            )}
+          </div>
+          <dl class="details">
+            <dt>Account number</dt>
+            <dd class="mono">{a.account_number}</dd>
+            <dt>Balance</dt>
+            <dd data-testid="account-balance">{naira(a.balance)}</dd>
+            <dt>Type</dt>
+            <dd>
+              {a.account_type} ({a.account_class})
+            </dd>
+            <dt>Status</dt>
+            <dd>
+              <Badge value={a.status} />
+            </dd>
+            {a.parent_account_number && (
+              <>
+                <dt>Linked to</dt>
+                <dd>
+                  <Link to={`accounts/${a.parent_account_number}`}>{a.parent_account_number}</Link>
+                </dd>
+              </>
+            )}
+            {a.customer && (
+              <>
+                <dt>Customer</dt>
+                <dd>
+                  {[a.customer.email, a.customer.phone].filter(Boolean).join(" · ") || "—"} · verified:{" "}
+                  {a.customer.verified_identities.join(", ").toUpperCase()}
+                </dd>
+              </>
+            )}
+            <dt>Opened</dt>
+            <dd>{when(a.created_at)}</dd>
+            <dt>Last balance change</dt>
+            <dd>{when(a.last_balance_update)}</dd>
+          </dl>
+        </>
+      )}
+      {can("/api/v1/transaction/web/fetch_transactions") && (
+        <>
+          <div class="tabs" role="tablist">
+            <button type="button" role="tab" aria-selected={tab === "transactions"} onClick={() => setTab("transactions")}>
+              Transactions
+            </button>
+            <button type="button" role="tab" aria-selected={tab === "settlements"} onClick={() => setTab("settlements")}>
+              Settlements
+            </button>
+          </div>
+          {tab === "transactions" ? <TransactionsList accountNumber={accountNumber} /> : <SettlementsList accountNumber={accountNumber} />}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,406 @@
+// The team: members (invite, change role, deactivate or reactivate, resend an invitation) and
+// roles with their permissions (custom roles created and edited here).
+import { useState } from "preact/hooks";
+import { call, client, newIdempotencyKey, type Schemas } from "../api";
+import { when } from "../money";
+import { can, currentSession, refreshProfile } from "../session";
+import { Badge, chosen, Empty, ErrorNote, Field, Notice, useAction, useLoad } from "../ui";
+
+type Member = Schemas["Member"];
+type Role = Schemas["Role"];
+type MemberFilters = Schemas["MemberFilters"];
+
+function useRoles() {
+  return useLoad(async () => (can("/api/v1/auth/web/fetch_roles") ? (await call(client.POST("/api/v1/auth/web/fetch_roles", { body: {} }))).data : []), "roles");
+}
+
+/** Roles this member may hand out: none holding a permission they lack (the API refuses those). */
+function grantable(roles: Role[]): Role[] {
+  const mine = new Set(currentSession()?.profile.role.permission_codes ?? []);
+  const owner = currentSession()?.profile.role.name === "Owner";
+  return roles.filter((role) => role.permission_codes.every((code) => mine.has(code)) && (owner || role.name !== "Owner"));
+}
+
+export function TeamPage() {
+  const [draft, setDraft] = useState<MemberFilters>({});
+  const [filters, setFilters] = useState<MemberFilters>({});
+  const [page, setPage] = useState(1);
+  const [round, setRound] = useState(0);
+  const [inviting, setInviting] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
+  const roles = useRoles();
+  const applied = chosen(filters);
+  // fetch_members pages by number only (the spec gives it no cursor): one page after another.
+  const members = useLoad(
+    async () => call(client.POST("/api/v1/auth/web/fetch_members", { body: { filters: applied, page, page_size: 20 } })),
+    `${JSON.stringify(applied)}|${page}|${round}`,
+  );
+  const manage = can("/api/v1/auth/web/update_member");
+  const changed = (text: string) => {
+    setNotice(text);
+    setRound((n) => n + 1);
+  };
+  const list = members.value?.data ?? [];
+  return (
+    <section>
+      <div class="heading">
+        <h1>Team</h1>
+        {can("/api/v1/auth/web/add_member") && (
+          <button type="button" onClick={() => setInviting(!inviting)}>
+            Invite a member
+          </button>
+        )}
+      </div>
+      {notice && <Notice kind="success">{notice}</Notice>}
+      {inviting && (
+        <Invite
+          roles={grantable(roles.value ?? [])}
+          onInvited={(email) => {
+            setInviting(false);
+            changed(`Invitation sent to ${email}. The link in it works once and expires in 72 hours.`);
+          }}
+        />
+      )}
+      <form
+        noValidate
+        class="filters"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setPage(1);
+          setFilters(draft);
+        }}
+      >
+        <Field label="Role">
+          <select name="role_id" value={draft.role_id ?? ""} onChange={(e) => setDraft({ ...draft, role_id: e.currentTarget.value || undefined })}>
+            <option value="">Any</option>
+            {(roles.value ?? []).map((role) => (
+              <option value={role.id}>{role.name}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Active">
+          <select
+            name="is_active"
+            value={draft.is_active === undefined ? "" : String(draft.is_active)}
+            onChange={(e) => setDraft({ ...draft, is_active: e.currentTarget.value === "" ? undefined : e.currentTarget.value === "true" })}
+          >
+            <option value="">Any</option>
+            <option value="true">Active</option>
+            <option value="false">Not active</option>
+          </select>
+        </Field>
+        <Field label="Joined from">
+          <input name="start_date" type="date" value={draft.start_date ?? ""} onInput={(e) => setDraft({ ...draft, start_date: e.currentTarget.value })} />
+        </Field>
+        <Field label="Joined to">
+          <input name="end_date" type="date" value={draft.end_date ?? ""} onInput={(e) => setDraft({ ...draft, end_date: e.currentTarget.value })} />
+        </Field>
+        <button type="submit">Filter</button>
+      </form>
+      <ErrorNote error={members.error ?? roles.error} />
+      {list.length === 0 && !members.loading ? (
+        <Empty>No members match.</Empty>
+      ) : (
+        <table class="list">
+          <thead>
+            <tr>
+              <th>Member</th>
+              <th>Role</th>
+              <th>Status</th>
+              <th>Last login</th>
+              <th>Joined</th>
+              {manage && <th />}
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((member) => (
+              <MemberRow key={member.id} member={member} roles={grantable(roles.value ?? [])} manage={manage} onChanged={changed} />
+            ))}
+          </tbody>
+        </table>
+      )}
+      <nav class="pager" aria-label="Team pages">
+        <button type="button" class="secondary" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+          ← Previous
+        </button>
+        <span class="muted">Page {page}</span>
+        <button type="button" class="secondary" disabled={!members.value?.pagination?.has_more} onClick={() => setPage(page + 1)}>
+          Next →
+        </button>
+      </nav>
+    </section>
+  );
+}
+
+function MemberRow({ member, roles, manage, onChanged }: { member: Member; roles: Role[]; manage: boolean; onChanged: (text: string) => void }) {
+  const action = useAction();
+  const me = currentSession()?.profile.member.id === member.id;
+  const update = (body: Schemas["UpdateMemberRequest"], text: string) =>
+    action.run(async () => {
+      await call(client.POST("/api/v1/auth/web/update_member", { body }));
+      onChanged(text);
+    });
+  const status = !member.is_active && member.invitation_status === "accepted" ? "deactivated" : member.is_active ? "active" : `invitation ${member.invitation_status}`;
+  return (
+    <tr data-email={member.email}>
+      <td>
+        {member.first_name} {member.last_name}
+        {me && <span class="muted"> (you)</span>}
+        <div class="muted">{member.email}</div>
+      </td>
+      <td>
+        {manage && !me && roles.some((role) => role.id === member.user_role_id) ? (
+          <select
+            name="role"
+            aria-label={`Role of ${member.email}`}
+            value={member.user_role_id}
+            disabled={action.busy}
+            onChange={(e) => {
+              const role = roles.find((r) => r.id === e.currentTarget.value);
+              if (role) void update({ member_id: member.id, role_id: role.id }, `${member.email} is now ${role.name}.`);
+            }}
+          >
+            {roles.map((role) => (
+              <option value={role.id}>{role.name}</option>
+            ))}
+          </select>
+        ) : (
+          member.role_name
+        )}
+      </td>
+      <td>
+        <Badge value={status.replace(/ /g, "_")} />
+      </td>
+      <td>{when(member.last_login)}</td>
+      <td>{when(member.date_joined)}</td>
+      {manage && (
+        <td>
+          <ErrorNote error={action.error} />
+          <div class="actions">
+            {member.invitation_status !== "accepted" && member.is_active === false && can("/api/v1/auth/web/resend_invite") && (
+              <button
+                type="button"
+                class="secondary"
+                disabled={action.busy}
+                onClick={() =>
+                  void action.run(async () => {
+                    await call(client.POST("/api/v1/auth/web/resend_invite", { body: { member_id: member.id } }));
+                    onChanged(`A new invitation was sent to ${member.email}.`);
+                  })
+                }
+              >
+                Resend invitation
+              </button>
+            )}
+            {!me && !member.is_active && member.invitation_status === "pending" && (
+              <button type="button" class="danger" disabled={action.busy} onClick={() => void update({ member_id: member.id, is_active: false }, `The invitation of ${member.email} is revoked: its link no longer works.`)}>
+                Revoke invitation
+              </button>
+            )}
+            {!me && member.is_active && (
+              <button type="button" class="danger" disabled={action.busy} onClick={() => void update({ member_id: member.id, is_active: false }, `${member.email} is deactivated: their sessions ended.`)}>
+                Deactivate
+              </button>
+            )}
+            {!me && !member.is_active && member.invitation_status === "accepted" && (
+              <button type="button" class="secondary" disabled={action.busy} onClick={() => void update({ member_id: member.id, is_active: true }, `${member.email} can log in again.`)}>
+                Reactivate
+              </button>
+            )}
+          </div>
+        </td>
+      )}
+    </tr>
+  );
+}
+
+function Invite({ roles, onInvited }: { roles: Role[]; onInvited: (email: string) => void }) {
+  const [form, setForm] = useState({ email: "", first_name: "", last_name: "", role_id: "" });
+  const [key] = useState(newIdempotencyKey);
+  const action = useAction();
+  const roleId = form.role_id || roles[0]?.id || "";
+  return (
+    <form
+      noValidate
+      class="card"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void action.run(async () => {
+          await call(
+            client.POST("/api/v1/auth/web/add_member", {
+              body: { email: form.email.trim(), first_name: form.first_name.trim(), last_name: form.last_name.trim(), role_id: roleId },
+              params: { header: { "Idempotency-Key": key } },
+            }),
+          );
+          onInvited(form.email.trim());
+        });
+      }}
+    >
+      <h2>Invite a member</h2>
+      <p class="muted">They get an email with a link to choose their password.</p>
+      <ErrorNote error={action.error} />
+      <div class="grid">
+        <Field label="Email">
+          <input name="email" type="email" value={form.email} onInput={(e) => setForm({ ...form, email: e.currentTarget.value })} />
+        </Field>
+        <Field label="First name">
+          <input name="first_name" value={form.first_name} onInput={(e) => setForm({ ...form, first_name: e.currentTarget.value })} />
+        </Field>
+        <Field label="Last name">
+          <input name="last_name" value={form.last_name} onInput={(e) => setForm({ ...form, last_name: e.currentTarget.value })} />
+        </Field>
+        <Field label="Role">
+          <select name="role_id" value={roleId} onChange={(e) => setForm({ ...form, role_id: e.currentTarget.value })}>
+            {roles.map((role) => (
+              <option value={role.id}>{role.name}</option>
+            ))}
+          </select>
+        </Field>
+      </div>
+      <button type="submit" disabled={action.busy}>
+        Send the invitation
+      </button>
+    </form>
+  );
+}
+
+export function RolesPage() {
+  const roles = useRoles();
+  const permissions = useLoad(async () => (await call(client.POST("/api/v1/auth/web/fetch_permissions", { body: {} }))).data, "permissions");
+  const [editing, setEditing] = useState<Role | "new" | null>(null);
+  const manage = can("/api/v1/auth/web/create_role");
+  const myRole = currentSession()?.profile.role.id;
+  const catalog = permissions.value ?? [];
+  return (
+    <section>
+      <div class="heading">
+        <h1>Roles</h1>
+        {manage && (
+          <button type="button" onClick={() => setEditing(editing === "new" ? null : "new")}>
+            New role
+          </button>
+        )}
+      </div>
+      <p class="muted">A role is a named set of permissions. Built-in roles cannot be edited; every role may manage its own session.</p>
+      <ErrorNote error={roles.error ?? permissions.error} />
+      {editing && (
+        <RoleForm
+          role={editing === "new" ? null : editing}
+          catalog={catalog}
+          onSaved={() => {
+            setEditing(null);
+            roles.reload();
+            void refreshProfile();
+          }}
+        />
+      )}
+      {(roles.value ?? []).length === 0 && !roles.loading ? (
+        <Empty>No roles.</Empty>
+      ) : (
+        <table class="list">
+          <thead>
+            <tr>
+              <th>Role</th>
+              <th>Permissions</th>
+              {manage && <th />}
+            </tr>
+          </thead>
+          <tbody>
+            {(roles.value ?? []).map((role) => (
+              <tr key={role.id}>
+                <td>
+                  <strong>{role.name}</strong> {role.is_built_in && <span class="badge">built in</span>}
+                  <div class="muted">{role.description}</div>
+                </td>
+                <td>
+                  {role.permission_codes.map((code) => (
+                    <span class="chip" title={catalog.find((p) => p.code === code)?.description}>
+                      {catalog.find((p) => p.code === code)?.name ?? code}
+                    </span>
+                  ))}
+                </td>
+                {manage && (
+                  <td>
+                    {!role.is_built_in && role.id !== myRole && (
+                      <button type="button" class="secondary" onClick={() => setEditing(role)}>
+                        Edit
+                      </button>
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function RoleForm({ role, catalog, onSaved }: { role: Role | null; catalog: Schemas["Permission"][]; onSaved: () => void }) {
+  const [name, setName] = useState(role?.name ?? "");
+  const [description, setDescription] = useState(role?.description ?? "");
+  const [codes, setCodes] = useState<Set<string>>(new Set(role?.permission_codes ?? ["self.manage"]));
+  const [key] = useState(newIdempotencyKey);
+  const action = useAction();
+  const mine = new Set(currentSession()?.profile.role.permission_codes ?? []);
+  const toggle = (code: string) => {
+    const next = new Set(codes);
+    if (next.has(code)) next.delete(code);
+    else next.add(code);
+    setCodes(next);
+  };
+  return (
+    <form
+      noValidate
+      class="card"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void action.run(async () => {
+          const permission_codes = [...codes];
+          if (role) {
+            await call(client.POST("/api/v1/auth/web/update_role", { body: { role_id: role.id, name: name.trim(), description, permission_codes } }));
+          } else {
+            await call(
+              client.POST("/api/v1/auth/web/create_role", {
+                body: { name: name.trim(), description, permission_codes },
+                params: { header: { "Idempotency-Key": key } },
+              }),
+            );
+          }
+          onSaved();
+        });
+      }}
+    >
+      <h2>{role ? `Edit ${role.name}` : "New role"}</h2>
+      <ErrorNote error={action.error} />
+      <div class="grid">
+        <Field label="Name">
+          <input name="name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </Field>
+        <Field label="Description">
+          <input name="description" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+        </Field>
+      </div>
+      <fieldset>
+        <legend>Permissions (only those you hold can be given)</legend>
+        <div class="checks">
+          {catalog.map((permission) => (
+            <label class="check" title={permission.description}>
+              <input
+                type="checkbox"
+                checked={codes.has(permission.code) || permission.code === "self.manage"}
+                disabled={!mine.has(permission.code) || permission.code === "self.manage"}
+                onChange={() => toggle(permission.code)}
+              />
+              {permission.name} <code>{permission.code}</code>
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <button type="submit" disabled={action.busy}>
+        {role ? "Save the role" : "Create the role"}
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,211 @@
+// Transactions and settlements, with the spec's filters and keyset paging.
+import { useState } from "preact/hooks";
+import { call, client, type Schemas } from "../api";
+import { naira, when } from "../money";
+import { Badge, chosen, Empty, ErrorNote, Field, Link, Pager, useCursorPages } from "../ui";
+
+type TransactionFilters = Schemas["DashboardTransactionFilters"];
+type SettlementFilters = Schemas["SettlementFilters"];
+
+const PAGE_SIZE = 20;
+
+/** The transactions of the business, or of one account when `accountNumber` is given. */
+export function TransactionsList({ accountNumber }: { accountNumber?: string }) {
+  const [draft, setDraft] = useState<TransactionFilters>({});
+  const [filters, setFilters] = useState<TransactionFilters>({});
+  const applied = chosen({ ...filters, account_number: accountNumber ?? filters.account_number });
+  const pages = useCursorPages(
+    async (cursor) =>
+      call(
+        client.POST("/api/v1/transaction/web/fetch_transactions", {
+          body: { filters: applied, limit: PAGE_SIZE, ...cursor },
+        }),
+      ),
+    JSON.stringify(applied),
+  );
+  const edit = (change: Partial<TransactionFilters>) => setDraft({ ...draft, ...change });
+  return (
+    <>
+      <form
+        noValidate
+        class="filters"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setFilters(draft);
+        }}
+      >
+        {!accountNumber && (
+          <Field label="Account">
+            <input name="account_number" inputMode="numeric" value={draft.account_number ?? ""} onInput={(e) => edit({ account_number: e.currentTarget.value })} />
+          </Field>
+        )}
+        <Field label="From">
+          <input name="start_date" type="date" value={draft.start_date ?? ""} onInput={(e) => edit({ start_date: e.currentTarget.value })} />
+        </Field>
+        <Field label="To">
+          <input name="end_date" type="date" value={draft.end_date ?? ""} onInput={(e) => edit({ end_date: e.currentTarget.value })} />
+        </Field>
+        <Field label="Type">
+          <select name="transaction_type" value={draft.transaction_type ?? ""} onChange={(e) => edit({ transaction_type: (e.currentTarget.value || undefined) as TransactionFilters["transaction_type"] })}>
+            <option value="">Any</option>
+            <option value="credit">Credit (in)</option>
+            <option value="debit">Debit (out)</option>
+          </select>
+        </Field>
+        <Field label="Status">
+          <select name="status" value={draft.status ?? ""} onChange={(e) => edit({ status: (e.currentTarget.value || undefined) as TransactionFilters["status"] })}>
+            <option value="">Any</option>
+            <option value="success">Success</option>
+            <option value="pending">Pending</option>
+            <option value="failed">Failed</option>
+            <option value="reversed">Reversed</option>
+          </select>
+        </Field>
+        <Field label="Reference">
+          <input name="reference_number" value={draft.reference_number ?? ""} onInput={(e) => edit({ reference_number: e.currentTarget.value })} />
+        </Field>
+        <Field label="Search">
+          <input name="search" type="search" placeholder="Narration or reference" value={draft.search ?? ""} onInput={(e) => edit({ search: e.currentTarget.value })} />
+        </Field>
+        <button type="submit">Filter</button>
+      </form>
+      <ErrorNote error={pages.error} />
+      {pages.items.length === 0 && !pages.loading ? (
+        <Empty>No transactions match.</Empty>
+      ) : (
+        <table class="list" aria-busy={pages.loading}>
+          <thead>
+            <tr>
+              <th>When</th>
+              <th>Reference</th>
+              <th>Account</th>
+              <th>Narration</th>
+              <th class="amount">Amount</th>
+              <th>Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            {pages.items.map((row) => (
+              <tr key={row.id} data-reference={row.reference_number}>
+                <td>{when(row.created_at)}</td>
+                <td>
+                  <code>{row.reference_number}</code>
+                </td>
+                <td>
+                  <Link to={`accounts/${row.account_number}`}>{row.account_number}</Link>
+                </td>
+                <td>{row.narration}</td>
+                <td class={`amount ${row.transaction_type}`}>
+                  {row.transaction_type === "debit" ? "−" : "+"}
+                  {naira(row.amount)}
+                </td>
+                <td>
+                  <Badge value={row.status} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager pages={pages} label="Transactions" />
+    </>
+  );
+}
+
+export function SettlementsList({ accountNumber }: { accountNumber?: string }) {
+  const [draft, setDraft] = useState<SettlementFilters>({});
+  const [filters, setFilters] = useState<SettlementFilters>({});
+  const applied = chosen({ ...filters, account_number: accountNumber ?? filters.account_number });
+  const pages = useCursorPages(
+    async (cursor) =>
+      call(
+        client.POST("/api/v1/transaction/web/fetch_settlement_transactions", {
+          body: { filters: applied, limit: PAGE_SIZE, ...cursor },
+        }),
+      ),
+    JSON.stringify(applied),
+  );
+  const edit = (change: Partial<SettlementFilters>) => setDraft({ ...draft, ...change });
+  return (
+    <>
+      <form
+        noValidate
+        class="filters"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setFilters(draft);
+        }}
+      >
+        {!accountNumber && (
+          <Field label="Account">
+            <input name="account_number" inputMode="numeric" value={draft.account_number ?? ""} onInput={(e) => edit({ account_number: e.currentTarget.value })} />
+          </Field>
+        )}
+        <Field label="From">
+          <input name="start_date" type="date" value={draft.start_date ?? ""} onInput={(e) => edit({ start_date: e.currentTarget.value })} />
+        </Field>
+        <Field label="To">
+          <input name="end_date" type="date" value={draft.end_date ?? ""} onInput={(e) => edit({ end_date: e.currentTarget.value })} />
+        </Field>
+        <Field label="Reference">
+          <input name="reference" value={draft.reference ?? ""} onInput={(e) => edit({ reference: e.currentTarget.value })} />
+        </Field>
+        <button type="submit">Filter</button>
+      </form>
+      <ErrorNote error={pages.error} />
+      {pages.items.length === 0 && !pages.loading ? (
+        <Empty>No settlements match.</Empty>
+      ) : (
+        <table class="list" aria-busy={pages.loading}>
+          <thead>
+            <tr>
+              <th>Settled</th>
+              <th>Reference</th>
+              <th>Account</th>
+              <th class="amount">Amount</th>
+              <th>Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            {pages.items.map((row) => (
+              <tr key={row.id}>
+                <td>{when(row.settlement_date)}</td>
+                <td>
+                  <code>{row.reference}</code>
+                </td>
+                <td>
+                  <Link to={`accounts/${row.account_number}`}>{row.account_number}</Link>
+                </td>
+                <td class="amount credit">{naira(row.amount)}</td>
+                <td>
+                  <Badge value={row.status} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager pages={pages} label="Settlements" />
+    </>
+  );
+}
+
+export function TransactionsPage() {
+  return (
+    <section>
+      <h1>Transactions</h1>
+      <p class="muted">Money in (credits) and out (debits) on every account, newest first.</p>
+      <TransactionsList />
+    </section>
+  );
+}
+
+export function SettlementsPage() {
+  return (
+    <section>
+      <h1>Settlements</h1>
+      <p class="muted">Inbound credits cleared into the business's accounts, newest first.</p>
+      <SettlementsList />
+    </section>
+  );
+}

@@ -1,0 +1,57 @@
+// Client-side routes under /dashboard/ (kobo answers index.html for each of them), with the
+// history API: a link is a real URL that can be bookmarked, reloaded or opened in a new tab.
+import { useEffect, useState } from "preact/hooks";
+
+export const BASE = "/dashboard/";
+
+export interface Location {
+  /** The route under the base, without a leading slash: "", "transfers", "accounts/1000000014". */
+  route: string;
+  query: URLSearchParams;
+  /** Counts navigations: following a link to the page one is on draws it afresh. */
+  seq: number;
+}
+
+let seq = 0;
+
+function read(): Location {
+  const path = window.location.pathname;
+  const route = path.startsWith(BASE) ? path.slice(BASE.length) : "";
+  return { route: route.replace(/\/+$/, ""), query: new URLSearchParams(window.location.search), seq };
+}
+
+const listeners = new Set<() => void>();
+window.addEventListener("popstate", () => {
+  seq += 1;
+  listeners.forEach((listener) => listener());
+});
+
+export function navigate(to: string, options: { replace?: boolean } = {}): void {
+  const url = BASE + to.replace(/^\/+/, "");
+  if (options.replace) window.history.replaceState(null, "", url);
+  else window.history.pushState(null, "", url);
+  seq += 1;
+  listeners.forEach((listener) => listener());
+  window.scrollTo(0, 0);
+}
+
+export function useLocation(): Location {
+  const [location, setLocation] = useState(read);
+  useEffect(() => {
+    const listener = () => setLocation(read());
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  }, []);
+  return location;
+}
+
+/** An `<a>` to a route of the app, followed without a page load. */
+export function href(route: string): string {
+  return BASE + route;
+}
+
+export function follow(event: MouseEvent, route: string): void {
+  if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  event.preventDefault();
+  navigate(route);
+}
