@@ -16,7 +16,71 @@
 //! Today both stores run the same SQL through `sqlx::Any` (`kernel::store`); the datastore is
 //! the seam behind which each store gets its own types and queries (issue 30).
 
-pub use crate::kernel::store::{Conn, StoreError, Tx};
+use sqlx::any::AnyRow;
+use sqlx::{Any, AnyConnection};
+
+pub use crate::kernel::store::{Store, StoreError, Tx};
+
+/// Where a read of the datastore runs: on the pool (a connection of its own, no transaction)
+/// or in a transaction the caller holds. `From` either, so a function that reads both ways
+/// takes `impl Into<Conn<'_>>`.
+pub enum Conn<'c> {
+    Pool(&'c Store),
+    Tx(&'c mut Tx),
+    /// One connection of the pool, held by the caller (tests that watch a connection's state).
+    Connection(&'c mut AnyConnection),
+}
+
+impl<'c> From<&'c mut AnyConnection> for Conn<'c> {
+    fn from(connection: &'c mut AnyConnection) -> Conn<'c> {
+        Conn::Connection(connection)
+    }
+}
+
+impl<'c> From<&'c Store> for Conn<'c> {
+    fn from(store: &'c Store) -> Conn<'c> {
+        Conn::Pool(store)
+    }
+}
+
+impl<'c> From<&'c mut Tx> for Conn<'c> {
+    fn from(tx: &'c mut Tx) -> Conn<'c> {
+        Conn::Tx(tx)
+    }
+}
+
+type AnyQuery<'q> = sqlx::query::Query<'q, Any, sqlx::any::AnyArguments>;
+
+impl Conn<'_> {
+    /// Runs `query`, answering its one row if any.
+    pub async fn fetch_optional(self, query: AnyQuery<'_>) -> Result<Option<AnyRow>, StoreError> {
+        Ok(match self {
+            Conn::Pool(store) => query.fetch_optional(store.pool()).await?,
+            Conn::Tx(tx) => query.fetch_optional(&mut **tx).await?,
+            Conn::Connection(connection) => query.fetch_optional(connection).await?,
+        })
+    }
+
+    /// Runs `query`, answering every row.
+    pub async fn fetch_all(self, query: AnyQuery<'_>) -> Result<Vec<AnyRow>, StoreError> {
+        Ok(match self {
+            Conn::Pool(store) => query.fetch_all(store.pool()).await?,
+            Conn::Tx(tx) => query.fetch_all(&mut **tx).await?,
+            Conn::Connection(connection) => query.fetch_all(connection).await?,
+        })
+    }
+
+    /// Runs `query`, answering how many rows it changed.
+    pub async fn execute(self, query: AnyQuery<'_>) -> Result<u64, StoreError> {
+        Ok(match self {
+            Conn::Pool(store) => query.execute(store.pool()).await?,
+            Conn::Tx(tx) => query.execute(&mut **tx).await?,
+            Conn::Connection(connection) => query.execute(connection).await?,
+        }
+        .rows_affected())
+    }
+}
+
 pub mod accounts;
 pub mod approval_policies;
 pub mod customers;
