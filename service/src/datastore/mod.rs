@@ -31,12 +31,6 @@ pub enum Conn<'c> {
     Connection(&'c mut AnyConnection),
 }
 
-impl<'c> From<&'c mut AnyConnection> for Conn<'c> {
-    fn from(connection: &'c mut AnyConnection) -> Conn<'c> {
-        Conn::Connection(connection)
-    }
-}
-
 impl<'c> From<&'c Store> for Conn<'c> {
     fn from(store: &'c Store) -> Conn<'c> {
         Conn::Pool(store)
@@ -89,3 +83,4 @@ pub mod ledger;
 pub mod sequences;
 mod sums;
 pub mod transactions;
+pub mod transfers;

@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, DurationRound, SecondsFormat, Utc};
 use sha2::{Digest, Sha256};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{Any, AnyConnection, AnyPool, Row, Transaction};
@@ -565,6 +565,12 @@ pub fn new_id() -> String {
 /// Formats a timestamp the way every column stores it: fixed-width, microseconds, `Z`.
 pub fn timestamp(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// `at` as a column keeps it: to the microsecond.
+pub fn as_stored(at: DateTime<Utc>) -> DateTime<Utc> {
+    at.duration_trunc(chrono::Duration::microseconds(1))
+        .unwrap_or(at)
 }
 
 /// Reads a timestamp column back.

@@ -5,9 +5,10 @@ use generated_server::models;
 use generated_server::ResponseCode;
 
 use super::{find_by_id, invalid, value};
+use crate::datastore::{accounts, transfers};
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
-use crate::kernel::store::{self, Backend, Store, Tx};
+use crate::kernel::store::{Store, Tx};
 use crate::money::amount;
 use crate::outbox::events;
 
@@ -17,55 +18,15 @@ use crate::outbox::events;
 /// that must hold until the commit of a transaction that moves no money of the account's
 /// (a held transfer's approval).
 pub(crate) async fn locked_status(tx: &mut Tx, id: &str) -> Result<String, Error> {
-    let sql = match tx.backend() {
-        Backend::Postgres => "SELECT status FROM accounts WHERE id = $1 FOR SHARE",
-        Backend::Sqlite => "SELECT status FROM accounts WHERE id = $1",
-    };
-    sqlx::query_scalar(sql)
-        .bind(id)
-        .fetch_optional(&mut **tx)
-        .await
-        .or_internal()?
+    accounts::locked_status(tx, id)
+        .await?
         .ok_or_else(|| Error::internal("an account vanished"))
-}
-
-/// The reference of a transfer whose money the account still owns though its balance no
-/// longer shows it: reserved for a held transfer (`pending_approval`) or in flight to NIP
-/// (`processing`). Rejection, expiry or a NIP failure would pay it back into the account.
-async fn reserved_by(tx: &mut Tx, account_id: &str) -> Result<Option<String>, Error> {
-    sqlx::query_scalar(
-        "SELECT reference_number FROM transfers \
-         WHERE source_account_id = $1 AND transfer_status IN ('pending_approval', 'processing') \
-         ORDER BY created_at LIMIT 1",
-    )
-    .bind(account_id)
-    .fetch_optional(&mut **tx)
-    .await
-    .or_internal()
-}
-
-/// The account with this number, locked until `tx` ends (PostgreSQL: `FOR UPDATE`; the
-/// statements after it see whatever committed before the lock was granted).
-async fn lock_by_number(tx: &mut Tx, number: &str) -> Result<Option<(String, String)>, Error> {
-    let sql = match tx.backend() {
-        Backend::Postgres => {
-            "SELECT id, business_id FROM accounts WHERE account_number = $1 FOR UPDATE"
-        }
-        Backend::Sqlite => "SELECT id, business_id FROM accounts WHERE account_number = $1",
-    };
-    let row = sqlx::query(sql)
-        .bind(number)
-        .fetch_optional(&mut **tx)
-        .await
-        .or_internal()?;
-    row.map(|row| Ok((store::text(&row, "id")?, store::text(&row, "business_id")?)))
-        .transpose()
 }
 
 /// The bank changes the status of the account `account_number` (an operator's act: `kobo
 /// account set-status`), recording why, and emits `account.status_changed` to the business.
 /// Closing needs a zero balance and no money of the account's reserved or in flight
-/// ([`reserved_by`]): checked under the account's lock, so a hold or a release cannot slip
+/// ([`transfers::first_reserving`]): checked under the account's lock, so a hold or a release cannot slip
 /// between the check and the change. Returns the change as the event carries it.
 pub async fn change_status(
     store: &Store,
@@ -80,7 +41,7 @@ pub async fn change_status(
     }
     let now = clock.now();
     let mut tx = store.begin().await?;
-    let (id, business_id) = lock_by_number(&mut tx, account_number)
+    let (id, business_id) = accounts::lock_by_number(&mut tx, account_number)
         .await?
         .ok_or_else(|| {
             Error::new(ResponseCode::AccountNotFound)
@@ -101,22 +62,15 @@ pub async fn change_status(
         )));
     }
     if status == models::AccountStatus::Closed {
-        if let Some(reference) = reserved_by(&mut tx, &id).await? {
+        if let Some(reference) = transfers::first_reserving(&mut tx, &id).await? {
             return Err(Error::new(ResponseCode::InvalidState).with_message(format!(
                 "The account's money is reserved for transfer {reference} (held for \
                      approval or on its way over NIP): close it once that transfer ends"
             )));
         }
     }
-    let changed = sqlx::query("UPDATE accounts SET status = $1 WHERE id = $2 AND status = $3")
-        .bind(status.to_string())
-        .bind(&id)
-        .bind(&before.status)
-        .execute(&mut *tx)
-        .await
-        .or_internal()?
-        .rows_affected();
-    if changed == 0 {
+    let changed = accounts::set_status(&mut tx, &id, &before.status, &status.to_string()).await?;
+    if !changed {
         return Err(Error::new(ResponseCode::InvalidState)
             .with_message("The account's status changed meanwhile: try again"));
     }

@@ -12,6 +12,7 @@ use generated_server::models::{self, AuditAction};
 use generated_server::ResponseCode;
 use sqlx::Row;
 
+use crate::datastore::{self, Conn};
 use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
@@ -60,49 +61,37 @@ struct Held {
     transfer_status: TransferStatus,
 }
 
-async fn load<'e, E>(executor: E, business_id: &str, reference: &str) -> Result<Held, Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    let row = sqlx::query(
-        "SELECT id, business_id, source_account_id, beneficiary_account_id, \
-           beneficiary_account_number, beneficiary_account_name, bank_code, transfer_type, \
-           amount, fee, vat, narration, reference_number, debit_transaction_id, \
-           fee_transaction_id, initiated_by, credential_issued_by, transfer_status \
-         FROM transfers WHERE business_id = $1 AND reference_number = $2",
-    )
-    // Planned each time, not kept (several indexes start with `business_id`): see
-    // `transfers::reference_owner_in`.
-    .persistent(false)
-    .bind(business_id)
-    .bind(reference)
-    .fetch_optional(executor)
-    .await
-    .or_internal()?
-    .ok_or_else(|| {
-        Error::new(ResponseCode::NotFound).with_message(format!(
-            "No transfer with reference {reference} in this business"
-        ))
-    })?;
+async fn load(
+    conn: impl Into<Conn<'_>>,
+    business_id: &str,
+    reference: &str,
+) -> Result<Held, Error> {
+    let row = datastore::transfers::held(conn, business_id, reference)
+        .await?
+        .ok_or_else(|| {
+            Error::new(ResponseCode::NotFound).with_message(format!(
+                "No transfer with reference {reference} in this business"
+            ))
+        })?;
     Ok(Held {
-        id: store::text(&row, "id")?,
-        business_id: store::text(&row, "business_id")?,
-        source_account_id: store::text(&row, "source_account_id")?,
-        beneficiary_account_id: store::optional_text(&row, "beneficiary_account_id")?,
-        beneficiary_account_number: store::text(&row, "beneficiary_account_number")?,
-        beneficiary_account_name: store::text(&row, "beneficiary_account_name")?,
-        bank_code: store::text(&row, "bank_code")?,
-        transfer_type: store::text(&row, "transfer_type")?,
-        amount: row.try_get("amount").or_internal()?,
-        fee: row.try_get("fee").or_internal()?,
-        vat: row.try_get("vat").or_internal()?,
-        narration: store::text(&row, "narration")?,
-        reference_number: store::text(&row, "reference_number")?,
-        debit_transaction_id: store::optional_text(&row, "debit_transaction_id")?,
-        fee_transaction_id: store::optional_text(&row, "fee_transaction_id")?,
-        initiated_by: store::text(&row, "initiated_by")?,
-        credential_issued_by: store::optional_text(&row, "credential_issued_by")?,
-        transfer_status: transfers::stored_status(&store::text(&row, "transfer_status")?)?,
+        transfer_status: transfers::stored_status(&row.transfer_status)?,
+        id: row.id,
+        business_id: row.business_id,
+        source_account_id: row.source_account_id,
+        beneficiary_account_id: row.beneficiary_account_id,
+        beneficiary_account_number: row.beneficiary_account_number,
+        beneficiary_account_name: row.beneficiary_account_name,
+        bank_code: row.bank_code,
+        transfer_type: row.transfer_type,
+        amount: row.amount,
+        fee: row.fee,
+        vat: row.vat,
+        narration: row.narration,
+        reference_number: row.reference_number,
+        debit_transaction_id: row.debit_transaction_id,
+        fee_transaction_id: row.fee_transaction_id,
+        initiated_by: row.initiated_by,
+        credential_issued_by: row.credential_issued_by,
     })
 }
 
@@ -143,24 +132,16 @@ async fn transition(
     let to = from
         .next(review.requested)
         .map_err(|_| not_awaiting(&held.reference_number))?;
-    let changed = sqlx::query(
-        "UPDATE transfers SET transfer_status = $2, approval_status = $3, reviewed_by = $4, \
-           failure_reason = $5, updated_at = $6, day = COALESCE($7, day) \
-         WHERE id = $1 AND transfer_status = $8",
-    )
-    .bind(&held.id)
-    .bind(to.as_str())
-    .bind(ApprovalState::after(to).as_str())
-    .bind(review.reviewer)
-    .bind(review.reason)
-    .bind(store::timestamp(at))
-    .bind(review.day)
-    .bind(from.as_str())
-    .execute(&mut **tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    if changed != 1 {
+    let change = datastore::transfers::Review {
+        from: from.as_str(),
+        to: to.as_str(),
+        approval_status: ApprovalState::after(to).as_str(),
+        reviewer: review.reviewer,
+        reason: review.reason,
+        day: review.day,
+        at,
+    };
+    if !datastore::transfers::review(tx, &held.id, &change).await? {
         return Err(not_awaiting(&held.reference_number));
     }
     Ok(to)
@@ -226,7 +207,7 @@ pub async fn reject(
     let reference = body.reference_number.to_string();
     let now = clock.now();
     let mut tx = store.begin_posting(&[&business_id]).await?;
-    let held = load(&mut *tx, &business_id, &reference).await?;
+    let held = load(&mut tx, &business_id, &reference).await?;
     held.check_awaiting()?;
     let closing = Closing {
         requested: Move::Reject,
@@ -269,7 +250,7 @@ async fn close(
     let event = ended
         .event()
         .ok_or_else(|| Error::internal(format!("a hold ended {ended} without an event")))?;
-    let transfer = transfers::find(&mut **tx, &held.business_id, Lookup::Id(&held.id))
+    let transfer = transfers::find(&mut *tx, &held.business_id, Lookup::Id(&held.id))
         .await?
         .ok_or_else(|| Error::internal("a transfer vanished"))?;
     events::record(tx, &held.business_id, event, &transfer, head.posted_at).await?;
@@ -291,7 +272,7 @@ pub async fn cancel(
     let reference = body.reference_number.to_string();
     let now = clock.now();
     let mut tx = store.begin_posting(&[&business_id]).await?;
-    let held = load(&mut *tx, &business_id, &reference).await?;
+    let held = load(&mut tx, &business_id, &reference).await?;
     if held.initiated_by != member.id {
         return Err(Error::new(ResponseCode::PermissionDenied)
             .with_message("Only the member who initiated a transfer may cancel it"));
@@ -381,7 +362,7 @@ async fn prepare_approval(
 ) -> Result<Approval, Error> {
     let business_id = &caller.principal.business_id;
     let reference = body.reference_number.as_str();
-    let held = load(store.pool(), business_id, reference).await?;
+    let held = load(store, business_id, reference).await?;
     held.check_awaiting()?;
     check_not_the_maker(&held, approver)?;
     identity::check_otp(store, config, clock, approver, body.otp.as_str()).await?;
@@ -468,7 +449,7 @@ async fn execute_approval(
             credit_intra(tx, &held, head, &credited, &payer).await?;
         }
     }
-    let transfer = transfers::find(&mut **tx, business_id, Lookup::Id(&held.id))
+    let transfer = transfers::find(&mut *tx, business_id, Lookup::Id(&held.id))
         .await?
         .ok_or_else(|| Error::internal("a transfer vanished"))?;
     // An inter-bank transfer is announced when NIP settles it.
@@ -690,18 +671,11 @@ pub async fn expire_due(
     clock: &Clock,
 ) -> Result<usize, Error> {
     let now = clock.now();
-    let due: Vec<(String, String)> = sqlx::query_as(
-        "SELECT business_id, reference_number FROM transfers \
-         WHERE transfer_status = 'pending_approval' AND expires_at <= $1 LIMIT 100",
-    )
-    .bind(store::timestamp(now))
-    .fetch_all(store.pool())
-    .await
-    .or_internal()?;
+    let due = datastore::transfers::due_expiries(store, now).await?;
     let mut expired = 0;
     for (business_id, reference) in due {
         let mut tx = store.begin_posting(&[&business_id]).await?;
-        let held = load(&mut *tx, &business_id, &reference).await?;
+        let held = load(&mut tx, &business_id, &reference).await?;
         if held.check_awaiting().is_err() {
             continue;
         }
@@ -726,37 +700,19 @@ pub async fn fetch_pending(
 ) -> Result<Page<Vec<models::Transfer>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
-    let mut sql = paging::Sql::new(
-        "SELECT t.reference_number FROM transfers t JOIN accounts a ON a.id = t.source_account_id",
-    );
-    let mut conditions = paging::Conditions::default();
-    conditions.add(format!("t.business_id = {}", sql.arg(business_id)));
-    conditions.add("t.transfer_status = 'pending_approval'".to_owned());
-    if let Some(number) = &body.source_account_number {
-        conditions.add(format!(
-            "a.account_number = {}",
-            sql.arg(number.to_string())
-        ));
-    }
-    if let Some(cursor) = cursor {
-        let at = sql.arg(cursor.created_at);
-        let id = sql.arg(cursor.id);
-        conditions.add(format!(
-            "(t.created_at > {at} OR (t.created_at = {at} AND t.id > {id}))"
-        ));
-    }
-    sql.push(&conditions.where_clause());
-    sql.push(" ORDER BY t.created_at, t.id").limit(limit + 1);
-    let rows = sql.fetch_all(store.pool()).await?;
-    let mut transfers_found = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let reference = store::text(row, "reference_number")?;
-        if let Some(transfer) = transfers::find(
-            store.pool(),
-            business_id,
-            Lookup::ReferenceNumber(&reference),
-        )
-        .await?
+    let number = body.source_account_number.as_ref().map(|n| n.to_string());
+    let references = datastore::transfers::pending_references(
+        store,
+        business_id,
+        number.as_deref(),
+        cursor,
+        limit,
+    )
+    .await?;
+    let mut transfers_found = Vec::with_capacity(references.len());
+    for reference in &references {
+        if let Some(transfer) =
+            transfers::find(store, business_id, Lookup::ReferenceNumber(reference)).await?
         {
             transfers_found.push(transfer);
         }

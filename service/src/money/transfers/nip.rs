@@ -15,13 +15,12 @@
 
 use chrono::{DateTime, Duration, Utc};
 use generated_server::models;
-use sqlx::Row;
 
+use crate::datastore::{self, transfers as transfers_store};
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Environment;
-use crate::kernel::paging::Sql;
-use crate::kernel::store::{self, Backend, Store};
+use crate::kernel::store::{self, Store};
 use crate::money::accounts;
 use crate::money::amount::Kobo;
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting};
@@ -97,69 +96,34 @@ pub async fn process_due(
 }
 
 async fn lease(store: &Store, now: DateTime<Utc>, limit: i64) -> Result<Vec<Leased>, Error> {
-    let now_text = store::timestamp(now);
-    let until = store::timestamp(now + Duration::seconds(LEASE_SECONDS));
-    let due = "transfer_status = 'processing' \
-        AND (next_attempt_at IS NULL OR next_attempt_at <= $2) \
-        AND (lease_until IS NULL OR lease_until < $2)";
-    let sql = match store.backend() {
-        Backend::Postgres => format!(
-            "UPDATE transfers SET lease_until = $1 WHERE id IN (SELECT id FROM transfers \
-             WHERE {due} ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING id"
-        ),
-        Backend::Sqlite => format!(
-            "UPDATE transfers SET lease_until = $1 WHERE id IN (SELECT id FROM transfers \
-             WHERE {due} ORDER BY created_at LIMIT $3) RETURNING id"
-        ),
-    };
-    let turn = store.write_turn().await;
-    let ids: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-        .bind(&until)
-        .bind(&now_text)
-        .bind(limit)
-        .fetch_all(store.pool())
-        .await
-        .or_internal()?;
-    drop(turn);
+    let until = now + Duration::seconds(LEASE_SECONDS);
+    let ids = transfers_store::lease_due(store, now, until, limit).await?;
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    // The leased transfers in one query, oldest first.
-    let mut sql = Sql::new(
-        "SELECT t.id, t.business_id, t.source_account_id, t.submitted, t.attempts, t.fee, \
-           t.vat, t.debit_transaction_id, t.fee_transaction_id, t.reference_number, \
-           a.account_number, t.beneficiary_account_number, t.bank_code, t.amount, t.narration \
-         FROM transfers t JOIN accounts a ON a.id = t.source_account_id",
-    );
-    let placeholders: Vec<String> = ids.into_iter().map(|id| sql.arg(id)).collect();
-    sql.push(&format!(
-        " WHERE t.id IN ({}) ORDER BY t.created_at, t.id",
-        placeholders.join(", ")
-    ));
-    let rows = sql.fetch_all(store.pool()).await?;
-    let mut leased = Vec::with_capacity(rows.len());
-    for row in rows {
-        leased.push(Leased {
-            id: store::text(&row, "id")?,
-            business_id: store::text(&row, "business_id")?,
-            source_account_id: store::text(&row, "source_account_id")?,
-            submitted: store::flag(&row, "submitted")?,
-            attempts: row.try_get("attempts").or_internal()?,
-            fee: row.try_get("fee").or_internal()?,
-            vat: row.try_get("vat").or_internal()?,
-            debit_transaction_id: store::optional_text(&row, "debit_transaction_id")?,
-            fee_transaction_id: store::optional_text(&row, "fee_transaction_id")?,
+    let rows = transfers_store::leased(store, &ids).await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| Leased {
+            id: row.id,
+            business_id: row.business_id,
+            source_account_id: row.source_account_id,
+            submitted: row.submitted,
+            attempts: row.attempts,
+            fee: row.fee,
+            vat: row.vat,
+            debit_transaction_id: row.debit_transaction_id,
+            fee_transaction_id: row.fee_transaction_id,
             nip: NipTransfer {
-                reference_number: store::text(&row, "reference_number")?,
-                source_account_number: store::text(&row, "account_number")?,
-                beneficiary_account_number: store::text(&row, "beneficiary_account_number")?,
-                bank_code: store::text(&row, "bank_code")?,
-                amount_kobo: row.try_get("amount").or_internal()?,
-                narration: store::text(&row, "narration")?,
+                reference_number: row.reference_number,
+                source_account_number: row.source_account_number,
+                beneficiary_account_number: row.beneficiary_account_number,
+                bank_code: row.bank_code,
+                amount_kobo: row.amount,
+                narration: row.narration,
             },
-        });
-    }
-    Ok(leased)
+        })
+        .collect())
 }
 
 /// Not decided yet: releases the lease and asks again after the backoff.
@@ -172,20 +136,17 @@ async fn wait(
 ) -> Result<(), Error> {
     let exponent = u32::try_from(leased.attempts.clamp(0, 10)).unwrap_or(10);
     let backoff = (5_i64 << exponent).min(MAX_BACKOFF_SECONDS);
-    let _turn = store.write_turn().await;
-    sqlx::query(
-        "UPDATE transfers SET submitted = $2, attempts = attempts + 1, next_attempt_at = $3, \
-           lease_until = NULL, session_id = COALESCE($4, session_id), updated_at = $5 \
-         WHERE id = $1 AND transfer_status = 'processing'",
+    let next_attempt_at = now + Duration::seconds(backoff);
+    let session_id = session_id.as_deref();
+    transfers_store::wait(
+        store,
+        &leased.id,
+        submitted,
+        next_attempt_at,
+        session_id,
+        now,
     )
-    .bind(&leased.id)
-    .bind(i64::from(submitted))
-    .bind(store::timestamp(now + Duration::seconds(backoff)))
-    .bind(session_id)
-    .bind(store::timestamp(now))
-    .execute(store.pool())
-    .await
-    .or_internal()?;
+    .await?;
     Ok(())
 }
 
@@ -202,22 +163,11 @@ async fn decide(
     let to = from
         .next(requested)
         .map_err(|refused| Error::internal(format!("the NIP worker asked for {refused:?}")))?;
-    let decided = sqlx::query(
-        "UPDATE transfers SET transfer_status = $2, submitted = 1, lease_until = NULL, \
-           updated_at = $3 WHERE id = $1 AND transfer_status = $4",
-    )
-    .bind(&leased.id)
-    .bind(to.as_str())
-    .bind(store::timestamp(at))
-    .bind(from.as_str())
-    .execute(&mut **tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    if decided == 1 && !to.counts_toward_limit() {
+    let decided = transfers_store::decide(tx, &leased.id, from.as_str(), to.as_str(), at).await?;
+    if decided && !to.counts_toward_limit() {
         transfers::uncount(tx, &leased.id).await?;
     }
-    Ok(decided == 1)
+    Ok(decided)
 }
 
 async fn settle(
@@ -251,12 +201,7 @@ async fn settle(
             "a settlement between internal accounts was refused",
         ));
     }
-    sqlx::query("UPDATE transfers SET session_id = $2 WHERE id = $1")
-        .bind(&leased.id)
-        .bind(session_id)
-        .execute(&mut *tx)
-        .await
-        .or_internal()?;
+    transfers_store::set_session_id(&mut tx, &leased.id, session_id).await?;
     transactions::set_status(
         &mut tx,
         leased.debit_transaction_id.as_deref(),
@@ -264,14 +209,9 @@ async fn settle(
     )
     .await?;
     if let Some(id) = &leased.debit_transaction_id {
-        sqlx::query("UPDATE transactions SET session_id = $2 WHERE id = $1")
-            .bind(id)
-            .bind(session_id)
-            .execute(&mut *tx)
-            .await
-            .or_internal()?;
+        datastore::transactions::set_session_id(&mut tx, id, session_id).await?;
     }
-    let transfer = transfers::find(&mut *tx, &leased.business_id, Lookup::Id(&leased.id))
+    let transfer = transfers::find(&mut tx, &leased.business_id, Lookup::Id(&leased.id))
         .await?
         .ok_or_else(|| Error::internal("a settled transfer vanished"))?;
     events::record(
@@ -303,17 +243,10 @@ async fn reverse(
         let reversed = models::TransactionStatus::Reversed;
         transactions::set_status(&mut tx, transaction.as_deref(), reversed).await?;
     }
-    sqlx::query(
-        "UPDATE transfers SET failure_reason = $2, reversal_reference_number = $3, \
-           session_id = COALESCE($4, session_id) WHERE id = $1",
-    )
-    .bind(&leased.id)
-    .bind(reason)
-    .bind(&reversal_reference)
-    .bind(session_id)
-    .execute(&mut *tx)
-    .await?;
-    let transfer = transfers::find(&mut *tx, &leased.business_id, Lookup::Id(&leased.id))
+    let session_id = session_id.as_deref();
+    transfers_store::set_reversal(&mut tx, &leased.id, reason, &reversal_reference, session_id)
+        .await?;
+    let transfer = transfers::find(&mut tx, &leased.business_id, Lookup::Id(&leased.id))
         .await?
         .ok_or_else(|| Error::internal("a reversed transfer vanished"))?;
     // Announced as failed at NIP, then as reversed.

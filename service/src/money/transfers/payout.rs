@@ -11,7 +11,7 @@
 use generated_server::models::{self, AuditAction};
 
 use crate::datastore::{self, Conn};
-use crate::error::{Error, OrInternal};
+use crate::error::Error;
 use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
@@ -33,8 +33,9 @@ use super::checks::{check_recipient, check_source, duplicate, invalid, mismatch,
 use super::limits::count_toward_daily_limit;
 use super::postings::{execute, lock_heads, payer, Plan};
 use super::status::{ApprovalState, TransferStatus};
-use super::views::Columns;
+use super::views::view;
 use super::TransferRequest;
+use crate::datastore::transfers::{NewTransfer, TransferRow};
 
 /// A payout of `caller` through the whole protocol: `fingerprint` is the body as its key
 /// knows it, `otp` the member's (none for an integration).
@@ -336,37 +337,43 @@ async fn write(
     // Everything from here on is written in one statement, after the balances moved.
     let mut batch = Batch::new();
     let executed = execute(tx, &mut batch, context.config, &plan).await?;
-    let columns = columns(context, payout, head.posted_at);
-    let transfer = columns.view()?;
+    let row = transfer_row(context, payout, head.posted_at);
+    let transfer = view(&row)?;
     let written = Written {
         debit: executed.debit,
         fee_transaction: executed.fee_transaction,
         day,
     };
-    insert_transfer(&mut batch, context, payout, &columns, &written);
+    insert_transfer(&mut batch, context, payout, &row, &written);
     record_announcements(&mut batch, context, payout, &transfer, head.posted_at)?;
     completion.into(&mut batch, &transfer)?;
     run_batch(tx, context, payout, batch).await?;
     Ok(transfer)
 }
 
-/// The new transfer's columns, from which both its row and its answer are made.
-fn columns(context: &Context<'_>, payout: &Payout, at: chrono::DateTime<chrono::Utc>) -> Columns {
+/// The new transfer's row, from which both what is written and its answer are made (times
+/// as stored: to the microsecond).
+fn transfer_row(
+    context: &Context<'_>,
+    payout: &Payout,
+    at: chrono::DateTime<chrono::Utc>,
+) -> TransferRow {
+    let at = store::as_stored(at);
     let caller = context.caller;
     let (initiated_by, initiated_via) = match &caller.principal.member {
         Some(member) => (member.id.clone(), "dashboard"),
         None => (context.business_id().to_owned(), "integration"),
     };
     let hold_seconds = context.policy.approval_hold_seconds;
-    Columns {
+    TransferRow {
         id: store::new_id(),
         reference_number: payout.reference_number.clone(),
         reference: payout.request.reference.clone(),
         amount: payout.amount.get(),
         fee: payout.charges.fee,
         vat: payout.charges.vat,
-        transfer_status: payout.status(),
-        approval_status: ApprovalState::initial(payout.held),
+        transfer_status: payout.status().as_str().to_owned(),
+        approval_status: ApprovalState::initial(payout.held).as_str().to_owned(),
         transfer_type: if payout.intra() { "intra" } else { "inter" }.to_owned(),
         source_account_number: payout.source.account_number.clone(),
         beneficiary_account_number: payout.beneficiary.account_number.clone(),
@@ -382,9 +389,9 @@ fn columns(context: &Context<'_>, payout: &Payout, at: chrono::DateTime<chrono::
         reviewed_by: None,
         expires_at: payout
             .held
-            .then(|| store::timestamp(at + chrono::Duration::seconds(hold_seconds))),
-        created_at: store::timestamp(at),
-        updated_at: store::timestamp(at),
+            .then(|| at + chrono::Duration::seconds(hold_seconds)),
+        created_at: at,
+        updated_at: at,
     }
 }
 
@@ -402,54 +409,24 @@ fn insert_transfer(
     batch: &mut Batch,
     context: &Context<'_>,
     payout: &Payout,
-    columns: &Columns,
+    row: &TransferRow,
     written: &Written,
 ) {
-    batch
-        .push(
-            "INSERT INTO transfers (id, business_id, reference_number, reference, \
-               source_account_id, beneficiary_account_number, beneficiary_account_name, \
-               beneficiary_account_id, bank_code, bank_name, transfer_type, amount, fee, vat, \
-               narration, transfer_status, approval_status, session_id, failure_reason, \
-               reversal_reference_number, debit_transaction_id, fee_transaction_id, initiated_by, \
-               initiated_via, reviewed_by, expires_at, day, submitted, attempts, next_attempt_at, \
-               lease_until, created_at, updated_at, credential_issued_by) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
-               $17, NULL, NULL, NULL, $18, $19, $20, $21, NULL, $22, $23, 0, 0, NULL, NULL, \
-               $24, $25, $26)",
-        )
-        .bind(columns.id.clone())
-        .bind(context.business_id().to_owned())
-        .bind(columns.reference_number.clone())
-        .bind(columns.reference.clone())
-        .bind(payout.source.id.clone())
-        .bind(columns.beneficiary_account_number.clone())
-        .bind(columns.beneficiary_account_name.clone())
-        .bind(
-            payout
-                .beneficiary
-                .kobo_account
-                .as_ref()
-                .map(|(account, _)| account.id.clone()),
-        )
-        .bind(columns.bank_code.clone())
-        .bind(columns.bank_name.clone())
-        .bind(columns.transfer_type.clone())
-        .bind(columns.amount)
-        .bind(columns.fee)
-        .bind(columns.vat)
-        .bind(columns.narration.clone())
-        .bind(columns.transfer_status.as_str())
-        .bind(columns.approval_status.as_str())
-        .bind(written.debit.clone())
-        .bind(written.fee_transaction.clone())
-        .bind(columns.initiated_by.clone())
-        .bind(columns.initiated_via.clone())
-        .bind(columns.expires_at.clone())
-        .bind(written.day.clone())
-        .bind(columns.created_at.clone())
-        .bind(columns.updated_at.clone())
-        .bind(context.caller.principal.credential_issuer.clone());
+    let new = NewTransfer {
+        row,
+        business_id: context.business_id(),
+        source_account_id: &payout.source.id,
+        beneficiary_account_id: payout
+            .beneficiary
+            .kobo_account
+            .as_ref()
+            .map(|(account, _)| account.id.as_str()),
+        debit_transaction_id: &written.debit,
+        fee_transaction_id: written.fee_transaction.as_deref(),
+        day: &written.day,
+        credential_issued_by: context.caller.principal.credential_issuer.as_deref(),
+    };
+    datastore::transfers::insert_into(batch, &new);
 }
 
 /// The payout's event (`transfer.pending_approval` for a hold, `transfer.success` intra-bank;
@@ -555,41 +532,13 @@ async fn payout_reads(
     Ok(reads)
 }
 
-/// The transfer of the business that holds a client reference.
-const REFERENCE_OWNER: &str =
-    "SELECT reference_number FROM transfers WHERE business_id = $1 AND reference = $2";
-
 /// The reference number of the business's transfer that holds the client `reference`.
 async fn reference_owner(
     store: &Store,
     business_id: &str,
     reference: &str,
 ) -> Result<Option<String>, Error> {
-    reference_owner_in(store.pool(), business_id, reference).await
-}
-
-/// [`reference_owner`] on `executor`. Not a prepared statement: PostgreSQL keeps one plan for
-/// a prepared statement (its generic plan), made once on each connection, and on a young
-/// table every index that starts with `business_id` costs the same as the unique one. The kept
-/// plan took `transfers_day`, then (that index dropped) `transfers_keyset`, and filtered every
-/// transfer of the business on the reference, for each payout: quadratic, found by the soak
-/// (515 million index entries read for 60,000 payouts). Planned each time, with the
-/// parameters and the table's size, the unique index wins; planning costs far less.
-async fn reference_owner_in<'e, E>(
-    executor: E,
-    business_id: &str,
-    reference: &str,
-) -> Result<Option<String>, Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    sqlx::query_scalar(REFERENCE_OWNER)
-        .persistent(false)
-        .bind(business_id)
-        .bind(reference)
-        .fetch_optional(executor)
-        .await
-        .or_internal()
+    Ok(datastore::transfers::reference_owner(store, business_id, reference).await?)
 }
 
 #[cfg(test)]
@@ -611,20 +560,31 @@ mod tests {
         let mut connection = kit.store.pool().acquire().await.unwrap();
         // PostgreSQL settles on a generic plan after five executions.
         for attempt in 0..8 {
-            let owner = reference_owner_in(&mut *connection, &business, &format!("ref-{attempt}"))
-                .await
-                .unwrap();
+            let owner = datastore::transfers::reference_owner(
+                Conn::Connection(&mut *connection),
+                &business,
+                &format!("ref-{attempt}"),
+            )
+            .await
+            .unwrap();
             assert_eq!(owner, None);
         }
         // An account's lookup by number (each payout's source), and not another business's.
         for _ in 0..8 {
-            crate::money::accounts::find_by_number(&mut *connection, &business, "1000000014")
-                .await
-                .unwrap()
-                .expect("the kit's main account");
+            crate::money::accounts::find_by_number(
+                Conn::Connection(&mut *connection),
+                &business,
+                "1000000014",
+            )
+            .await
+            .unwrap()
+            .expect("the kit's main account");
         }
-        let theirs =
-            crate::money::accounts::find_by_number(&mut *connection, "another", "1000000014");
+        let theirs = crate::money::accounts::find_by_number(
+            Conn::Connection(&mut *connection),
+            "another",
+            "1000000014",
+        );
         assert_eq!(theirs.await.unwrap(), None);
         // The payout's reads before its transaction: the source, an intra-bank beneficiary
         // (read from the same row here, then one this bank does not hold) and the business's
@@ -637,7 +597,7 @@ mod tests {
             };
             let found = (attempt % 2 == 0).then_some(beneficiary);
             let reads = payout_reads(
-                &mut *connection,
+                Conn::Connection(&mut *connection),
                 1,
                 &business,
                 "1000000014",
@@ -657,7 +617,13 @@ mod tests {
                 found.map(|number| (number.to_owned(), business.clone()))
             );
         }
-        let reads = payout_reads(&mut *connection, 1, "another", "1000000014", None);
+        let reads = payout_reads(
+            Conn::Connection(&mut *connection),
+            1,
+            "another",
+            "1000000014",
+            None,
+        );
         assert!(reads.await.unwrap().source.is_none());
         let kept: Vec<String> = sqlx::query_scalar(
             "SELECT statement FROM pg_prepared_statements \
