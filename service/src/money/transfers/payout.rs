@@ -561,7 +561,7 @@ mod tests {
         // PostgreSQL settles on a generic plan after five executions.
         for attempt in 0..8 {
             let owner = datastore::transfers::reference_owner(
-                Conn::Connection(&mut *connection),
+                Conn::Connection(&mut connection),
                 &business,
                 &format!("ref-{attempt}"),
             )
@@ -572,7 +572,7 @@ mod tests {
         // An account's lookup by number (each payout's source), and not another business's.
         for _ in 0..8 {
             crate::money::accounts::find_by_number(
-                Conn::Connection(&mut *connection),
+                Conn::Connection(&mut connection),
                 &business,
                 "1000000014",
             )
@@ -581,7 +581,7 @@ mod tests {
             .expect("the kit's main account");
         }
         let theirs = crate::money::accounts::find_by_number(
-            Conn::Connection(&mut *connection),
+            Conn::Connection(&mut connection),
             "another",
             "1000000014",
         );
@@ -597,7 +597,7 @@ mod tests {
             };
             let found = (attempt % 2 == 0).then_some(beneficiary);
             let reads = payout_reads(
-                Conn::Connection(&mut *connection),
+                Conn::Connection(&mut connection),
                 1,
                 &business,
                 "1000000014",
@@ -618,7 +618,7 @@ mod tests {
             );
         }
         let reads = payout_reads(
-            Conn::Connection(&mut *connection),
+            Conn::Connection(&mut connection),
             1,
             "another",
             "1000000014",
