@@ -17,10 +17,11 @@
 use chrono::{DateTime, Duration, Utc};
 use generated_server::{models, ResponseCode};
 
+use crate::datastore::seeding::{self, SeedRows, SeededCredit};
 use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::config::Environment;
-use crate::kernel::store::{self, Backend, Store, Tx};
+use crate::kernel::store::{Store, Tx};
 use crate::money::accounts::{self, AccountRow};
 use crate::money::amount::{Kobo, MAX_BALANCE};
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
@@ -30,26 +31,18 @@ use crate::outbox::events;
 
 /// Credits per database transaction of [`seed_credits`], unless told otherwise.
 pub const SEED_BATCH: usize = 20_000;
-/// Rows per multi-row `INSERT` (the widest table has 19 columns: 19,000 parameters, under
-/// SQLite's 32,766 and PostgreSQL's 65,535).
-const ROWS_PER_STATEMENT: usize = 1_000;
-
 /// Refuses a store with production postings: these tools are for benchmark stores.
 async fn ensure_sandbox(store: &Store) -> Result<(), Error> {
     let production: Vec<&str> = Internal::ALL
         .iter()
         .map(|account| account.id(Environment::Production))
         .collect();
-    let found: Option<i64> =
-        sqlx::query_scalar("SELECT 1 FROM postings WHERE account_id IN ($1, $2, $3, $4) LIMIT 1")
-            .bind(production[0])
-            .bind(production[1])
-            .bind(production[2])
-            .bind(production[3])
-            .fetch_optional(store.pool())
-            .await
-            .or_internal()?;
-    if found.is_some() {
+    let found = seeding::any_posting_to(
+        store,
+        [production[0], production[1], production[2], production[3]],
+    )
+    .await?;
+    if found {
         return Err(Error::new(ResponseCode::InvalidState)
             .with_message("this store has production postings: benchmark tools refuse it"));
     }
@@ -58,12 +51,7 @@ async fn ensure_sandbox(store: &Store) -> Result<(), Error> {
 
 /// The account numbered `number`, with its business, if it is active.
 async fn active_account(store: &Store, number: &str) -> Result<(String, AccountRow), Error> {
-    let business_id: Option<String> =
-        sqlx::query_scalar("SELECT business_id FROM accounts WHERE account_number = $1")
-            .bind(number)
-            .fetch_optional(store.pool())
-            .await
-            .or_internal()?;
+    let business_id = seeding::business_of_account(store, number).await?;
     let business_id = business_id.ok_or_else(|| {
         Error::new(ResponseCode::AccountNotFound).with_message(format!("no account {number}"))
     })?;
@@ -111,62 +99,6 @@ fn seed_id(at: DateTime<Utc>) -> String {
         .to_string()
 }
 
-/// Runs `INSERT INTO <table> (<columns>) VALUES ...` for `rows` (each as many values as
-/// columns), [`ROWS_PER_STATEMENT`] at a time.
-///
-/// On SQLite the placeholders are anonymous (`?`): a numbered one (`$7`) is a named parameter
-/// there, and sqlx looks up each parameter's name (`sqlite3_bind_parameter_name`, a walk of the
-/// statement's list of names), so binding a statement of n parameters took n²/2 steps: 1.3 s
-/// for one statement of 1,000 transactions, about 70 s of CPU per 100,000 seeded credits.
-async fn insert_rows(
-    tx: &mut Tx,
-    backend: Backend,
-    table: &str,
-    columns: &[&str],
-    rows: &[Vec<Value>],
-) -> Result<(), Error> {
-    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-        let mut sql = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
-        let mut parameter = 0;
-        for (index, _) in chunk.iter().enumerate() {
-            if index > 0 {
-                sql.push_str(", ");
-            }
-            sql.push('(');
-            for column in 0..columns.len() {
-                parameter += 1;
-                if column > 0 {
-                    sql.push_str(", ");
-                }
-                match backend {
-                    Backend::Sqlite => sql.push('?'),
-                    Backend::Postgres => sql.push_str(&format!("${parameter}")),
-                }
-            }
-            sql.push(')');
-        }
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-        for row in chunk {
-            for value in row {
-                query = match value {
-                    Value::Text(text) => query.bind(text.clone()),
-                    Value::Int(number) => query.bind(*number),
-                    Value::Null => query.bind(None::<String>),
-                };
-            }
-        }
-        query.execute(&mut **tx).await.or_internal()?;
-    }
-    Ok(())
-}
-
-/// One value of a multi-row insert.
-enum Value {
-    Text(String),
-    Int(i64),
-    Null,
-}
-
 /// What [`seed_credits`] wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Seeded {
@@ -195,25 +127,20 @@ pub async fn seed_credits(
         credit_balance(&mut tx, &account, amount, first, batch).await?;
         let mut rows = SeedRows::with_capacity(batch);
         for offset in 0..batch {
-            rows.push_credit(&business_id, &account, amount, first, offset)?;
+            rows.push(&seeded_credit(
+                &business_id,
+                &account,
+                amount,
+                first,
+                offset,
+            )?);
         }
-        rows.insert(&mut tx, store.backend()).await?;
+        rows.insert(&mut tx).await?;
         tx.commit().await.or_internal()?;
         left -= batch as u64;
     }
-    // Fresh statistics: PostgreSQL planned the first page of a seeded 100k-row account as a
-    // scan (233 ms) until the table was analysed (0.18 ms). Not on SQLite, whose stores are
-    // never analysed otherwise, so a benchmark of an analysed one measures a store no
-    // deployment has; and its statistics' samples (STAT4, built into the bundled SQLite)
-    // make SQLite plan a statement again whenever a parameter it compared to them is bound
-    // (the page's cursor, the date window). The re-planning measured in a run of pages came
-    // from the bound `LIMIT` instead (`paging::Sql::limit`); this one was not measured.
-    if store.backend() == Backend::Postgres {
-        sqlx::query("ANALYZE transactions")
-            .execute(store.pool())
-            .await
-            .or_internal()?;
-    }
+    // Fresh statistics, as a deployment of that size would have them.
+    seeding::analyze_transactions(store).await?;
     Ok(Seeded { inserted: count })
 }
 
@@ -232,160 +159,39 @@ async fn credit_balance(
         .checked_mul(batch)
         .ok_or_else(|| Error::internal("the seeded total overflows"))?;
     let last_at = first.posted_at + Duration::microseconds(batch - 1);
-    let applied = sqlx::query(
-        "UPDATE accounts SET balance = balance + $2, last_balance_update = $3, updated_at = $3 \
-         WHERE id = $1 AND balance + $2 <= $4",
-    )
-    .bind(&account.id)
-    .bind(total)
-    .bind(store::timestamp(last_at))
-    .bind(MAX_BALANCE)
-    .execute(&mut **tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    if applied != 1 {
+    let applied = seeding::add_to_balance(tx, &account.id, total, last_at, MAX_BALANCE).await?;
+    if !applied {
         return Err(Error::new(ResponseCode::InvalidState)
             .with_message("the account cannot hold that much"));
     }
     Ok(())
 }
 
-/// The rows of a batch of seeded credits, table by table, as [`insert_rows`] takes them.
-struct SeedRows {
-    entries: Vec<Vec<Value>>,
-    postings: Vec<Vec<Value>>,
-    transactions: Vec<Vec<Value>>,
-    settlements: Vec<Vec<Value>>,
-}
-
-const ENTRY_COLUMNS: &[&str] = &["id", "business_id", "kind", "created_at"];
-const POSTING_COLUMNS: &[&str] = &["id", "entry_id", "account_id", "amount", "created_at"];
-const TRANSACTION_COLUMNS: &[&str] = &[
-    "id",
-    "business_id",
-    "account_id",
-    "entry_id",
-    "sequence",
-    "reference_number",
-    "transaction_type",
-    "category",
-    "status",
-    "channel",
-    "amount",
-    "narration_key",
-    "narration",
-    "session_id",
-    "originator_account_number",
-    "originator_account_name",
-    "originator_bank_code",
-    "originator_bank_name",
-    "created_at",
-];
-const SETTLEMENT_COLUMNS: &[&str] = &[
-    "id",
-    "business_id",
-    "account_id",
-    "reference",
-    "amount",
-    "status",
-    "settlement_date",
-    "created_at",
-];
-
-impl SeedRows {
-    fn with_capacity(batch: usize) -> SeedRows {
-        SeedRows {
-            entries: Vec::with_capacity(batch),
-            postings: Vec::with_capacity(2 * batch),
-            transactions: Vec::with_capacity(batch),
-            settlements: Vec::with_capacity(batch),
-        }
-    }
-
-    /// The rows of the credit at `offset` in a batch that starts at `first`: its journal
-    /// entry, two postings (out of NIP settlement, into the account), the transaction and the
-    /// settlement, each a microsecond after the one before.
-    fn push_credit(
-        &mut self,
-        business_id: &str,
-        account: &AccountRow,
-        amount: Kobo,
-        first: ledger::Head,
-        offset: usize,
-    ) -> Result<(), Error> {
-        let settlement = Internal::NipSettlement.id(Environment::Sandbox);
-        let offset = i64::try_from(offset).or_internal()?;
-        let sequence = first.sequence + offset;
-        let posted_at = first.posted_at + Duration::microseconds(offset);
-        let at = store::timestamp(posted_at);
-        let entry_id = seed_id(posted_at);
-        let id = seed_id(posted_at);
-        let reference = seed_reference(business_id, sequence, first.posted_at);
-        let narration = format!("Seeded credit {sequence}");
-        let text = |value: &str| Value::Text(value.to_owned());
-        self.entries.push(vec![
-            text(&entry_id),
-            text(business_id),
-            text("inbound_credit"),
-            text(&at),
-        ]);
-        for (account_id, signed) in [(settlement, -amount.get()), (&account.id, amount.get())] {
-            self.postings.push(vec![
-                Value::Text(seed_id(posted_at)),
-                text(&entry_id),
-                text(account_id),
-                Value::Int(signed),
-                text(&at),
-            ]);
-        }
-        self.transactions.push(vec![
-            text(&id),
-            text(business_id),
-            text(&account.id),
-            text(&entry_id),
-            Value::Int(sequence),
-            text(&reference),
-            text("credit"),
-            text("collection"),
-            text("success"),
-            text("nip"),
-            Value::Int(amount.get()),
-            Value::Text(format!("{narration} {reference}").to_lowercase()),
-            Value::Text(narration),
-            Value::Null,
-            text("0123456789"),
-            text("Seed Originator"),
-            text("000013"),
-            text("GTBank"),
-            text(&at),
-        ]);
-        self.settlements.push(vec![
-            Value::Text(id),
-            text(business_id),
-            text(&account.id),
-            Value::Text(reference),
-            Value::Int(amount.get()),
-            text("success"),
-            text(&at),
-            Value::Text(at),
-        ]);
-        Ok(())
-    }
-
-    /// Inserts every row, table by table, in `tx`.
-    async fn insert(&self, tx: &mut Tx, backend: Backend) -> Result<(), Error> {
-        let tables = [
-            ("journal_entries", ENTRY_COLUMNS, &self.entries),
-            ("postings", POSTING_COLUMNS, &self.postings),
-            ("transactions", TRANSACTION_COLUMNS, &self.transactions),
-            ("settlements", SETTLEMENT_COLUMNS, &self.settlements),
-        ];
-        for (table, columns, rows) in tables {
-            insert_rows(tx, backend, table, columns, rows).await?;
-        }
-        Ok(())
-    }
+/// The credit at `offset` in a batch that starts at `first`, each a microsecond after the one
+/// before, its ids in time order ([`seed_id`]).
+fn seeded_credit<'a>(
+    business_id: &'a str,
+    account: &'a AccountRow,
+    amount: Kobo,
+    first: ledger::Head,
+    offset: usize,
+) -> Result<SeededCredit<'a>, Error> {
+    let offset = i64::try_from(offset).or_internal()?;
+    let sequence = first.sequence + offset;
+    let at = first.posted_at + Duration::microseconds(offset);
+    Ok(SeededCredit {
+        business_id,
+        account_id: &account.id,
+        settlement_account_id: Internal::NipSettlement.id(Environment::Sandbox),
+        entry_id: seed_id(at),
+        posting_ids: [seed_id(at), seed_id(at)],
+        id: seed_id(at),
+        sequence,
+        reference: seed_reference(business_id, sequence, first.posted_at),
+        narration: format!("Seeded credit {sequence}"),
+        amount: amount.get(),
+        at,
+    })
 }
 
 /// Moves `amount` `transfers` times between the business's active accounts, round robin from
@@ -400,14 +206,7 @@ pub async fn ledger_loop(
 ) -> Result<u64, Error> {
     ensure_sandbox(store).await?;
     // The richest first: with two accounts, the first transfer leaves the one with money.
-    let accounts: Vec<String> = sqlx::query_scalar(
-        "SELECT account_number FROM accounts WHERE business_id = $1 AND status = 'active' \
-         ORDER BY balance DESC, account_number",
-    )
-    .bind(business_id)
-    .fetch_all(store.pool())
-    .await
-    .or_internal()?;
+    let accounts = seeding::active_accounts_by_balance(store, business_id).await?;
     if accounts.len() < 2 {
         return Err(Error::new(ResponseCode::InvalidState)
             .with_message("the business needs two active accounts"));

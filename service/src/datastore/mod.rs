@@ -77,9 +77,11 @@ impl Conn<'_> {
 
 pub mod accounts;
 pub mod approval_policies;
+pub mod audit;
 pub mod customers;
 pub mod daily_totals;
 pub mod ledger;
+pub mod seeding;
 pub mod sequences;
 mod sums;
 pub mod transactions;

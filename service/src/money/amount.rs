@@ -4,8 +4,7 @@
 //! 15 integer digits and 2 fraction digits), so the largest is 99 999 999 999 999 999 kobo,
 //! about 10^17, and fits an `i64` (9.2 × 10^18) ninety-two times over. A balance may not exceed
 //! [`MAX_BALANCE`] (10^18 kobo), so adding any amount to any balance cannot overflow. Sums over
-//! many rows are `i128`: the database adds them in two limbs ([`limbs_sql`]) whose partial sums
-//! stay far inside a `BIGINT`, and [`Total::from_limbs`] joins them.
+//! many rows are `i128` ([`Total`]), summed exactly by the datastore (`datastore::sums`).
 
 use std::fmt;
 
@@ -14,10 +13,6 @@ pub const MAX_AMOUNT: i64 = 99_999_999_999_999_999;
 
 /// The largest balance an account may hold, in kobo (10 quadrillion naira).
 pub const MAX_BALANCE: i64 = 1_000_000_000_000_000_000;
-
-/// The split of a sum into limbs: each row adds `amount / LIMB` to the high limb and
-/// `amount % LIMB` to the low one.
-const LIMB: i64 = 1_000_000_000;
 
 /// A positive amount of kobo.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -82,11 +77,6 @@ pub fn balance_text(kobo: i128) -> String {
 pub struct Total(pub i128);
 
 impl Total {
-    /// Joins the two limbs [`limbs_sql`] computes.
-    pub fn from_limbs(high: i64, low: i64) -> Total {
-        Total(i128::from(high) * i128::from(LIMB) + i128::from(low))
-    }
-
     pub fn amount_text(self) -> String {
         amount_text(self.0)
     }
@@ -94,27 +84,6 @@ impl Total {
     pub fn balance_text(self) -> String {
         balance_text(self.0)
     }
-}
-
-/// SQL for the two limbs of `SUM(column)`, as `<alias>_high` and `<alias>_low`: each partial
-/// sum is a `BIGINT` on both stores (SQLite's `SUM` fails on overflow; PostgreSQL's returns
-/// `NUMERIC`, which `sqlx::Any` cannot decode), and neither comes near overflowing: a row adds
-/// at most 10^9 to either.
-pub fn limbs_sql(column: &str, alias: &str) -> String {
-    format!(
-        "CAST(COALESCE(SUM({column} / {LIMB}), 0) AS BIGINT) AS {alias}_high, \
-         CAST(COALESCE(SUM({column} % {LIMB}), 0) AS BIGINT) AS {alias}_low"
-    )
-}
-
-/// [`limbs_sql`] for a column that only rows matching `condition` add to.
-pub fn limbs_sql_where(column: &str, condition: &str, alias: &str) -> String {
-    format!(
-        "CAST(COALESCE(SUM(CASE WHEN {condition} THEN {column} / {LIMB} ELSE 0 END), 0) AS BIGINT) \
-           AS {alias}_high, \
-         CAST(COALESCE(SUM(CASE WHEN {condition} THEN {column} % {LIMB} ELSE 0 END), 0) AS BIGINT) \
-           AS {alias}_low"
-    )
 }
 
 #[cfg(test)]
@@ -164,24 +133,6 @@ mod tests {
             Kobo(MAX_AMOUNT).to_string(),
             "999999999999999.99",
             "round trip of the largest amount"
-        );
-    }
-
-    #[test]
-    fn limbs_join_beyond_a_bigint() {
-        // 200 of the largest balances: more than an i64 holds.
-        let rows = vec![MAX_BALANCE; 200];
-        let high: i64 = rows.iter().map(|v| v / LIMB).sum();
-        let low: i64 = rows.iter().map(|v| v % LIMB).sum();
-        assert_eq!(
-            Total::from_limbs(high, low).0,
-            i128::from(MAX_BALANCE) * 200
-        );
-        assert!(i128::from(MAX_BALANCE) * 200 > i128::from(i64::MAX));
-        assert_eq!(Total::from_limbs(0, 1_234).amount_text(), "12.34");
-        assert_eq!(
-            Total::from_limbs(MAX_AMOUNT / LIMB, MAX_AMOUNT % LIMB).amount_text(),
-            "999999999999999.99"
         );
     }
 }
