@@ -18,3 +18,15 @@
 
 pub use crate::kernel::store::{Conn, StoreError, Tx};
 pub mod approval_policies;
+pub mod businesses;
+pub mod events;
+pub mod idempotency_keys;
+pub mod invitations;
+pub mod logs;
+pub mod members;
+pub mod notifications;
+pub mod otps;
+pub mod roles;
+pub mod sessions;
+pub mod throttles;
+pub mod webhook_endpoints;
