@@ -46,21 +46,6 @@ const NOT_YET_IN_THE_DATASTORE: &[&str] = &[
     "money::accounts",
     "money::approvals",
     "operator::businesses",
-    "outbox",
-    "outbox::dispatcher",
-    "outbox::webhooks",
-    "platform::business",
-    "platform::housekeeping",
-    "platform::idempotency",
-    "platform::identity",
-    "platform::logs",
-    "platform::permissions",
-    "platform::roles",
-    "platform::sessions",
-    "platform::team",
-    "platform::team_views",
-    "platform::throttle",
-    "platform::webhook_endpoints",
 ];
 
 /// The only file that may read the system clock.

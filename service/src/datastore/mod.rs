@@ -19,6 +19,30 @@
 use sqlx::any::AnyRow;
 use sqlx::{Any, AnyConnection};
 
+pub mod accounts;
+pub mod approval_policies;
+pub mod audit;
+pub mod businesses;
+pub mod customers;
+pub mod daily_totals;
+pub mod events;
+pub mod idempotency_keys;
+pub mod invitations;
+pub mod ledger;
+pub mod logs;
+pub mod members;
+pub mod notifications;
+pub mod otps;
+pub mod roles;
+pub mod seeding;
+pub mod sequences;
+pub mod sessions;
+mod sums;
+pub mod throttles;
+pub mod transactions;
+pub mod transfers;
+pub mod webhook_endpoints;
+
 pub use crate::kernel::store::{Store, StoreError, Tx};
 
 /// Where a read of the datastore runs: on the pool (a connection of its own, no transaction)
@@ -74,15 +98,3 @@ impl Conn<'_> {
         .rows_affected())
     }
 }
-
-pub mod accounts;
-pub mod approval_policies;
-pub mod audit;
-pub mod customers;
-pub mod daily_totals;
-pub mod ledger;
-pub mod seeding;
-pub mod sequences;
-mod sums;
-pub mod transactions;
-pub mod transfers;

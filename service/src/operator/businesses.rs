@@ -6,9 +6,10 @@
 
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Utc};
-use sqlx::any::AnyRow;
 
-use crate::error::{Error, OrInternal};
+use crate::datastore::businesses::{self, Business, NewBusiness as StoredBusiness};
+use crate::datastore::members::{self, NewMember};
+use crate::error::OrInternal;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::secrets::{self, Passwords};
@@ -95,21 +96,19 @@ pub async fn create(
     let client_secret = new_client_secret(config.environment);
     let now = clock.now();
 
+    let client_secret_hash = secrets::sha256_hex(&client_secret);
+    let business = StoredBusiness {
+        id: &business_id,
+        name: &name,
+        status: status_text(new.active),
+        client_id: &client_id,
+        client_secret_hash: &client_secret_hash,
+    };
     let mut tx = store.begin().await?;
-    sqlx::query(
-        "INSERT INTO businesses (id, name, status, client_id, client_secret_hash, created_at, \
-           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)",
-    )
-    .bind(&business_id)
-    .bind(&name)
-    .bind(if new.active { "active" } else { "inactive" })
-    .bind(&client_id)
-    .bind(secrets::sha256_hex(&client_secret))
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .or_internal()
-    .context("cannot store the business")?;
+    businesses::insert(&mut tx, &business, now)
+        .await
+        .or_internal()
+        .context("cannot store the business")?;
     let invitation_token =
         insert_owner(&mut tx, config, &business_id, &name, &owner_id, &owner, now).await?;
     let main_account_number = insert_main_account(&mut tx, &business_id, &name, now).await?;
@@ -177,27 +176,19 @@ async fn insert_owner(
     owner: &Owner,
     now: DateTime<Utc>,
 ) -> Result<Option<String>> {
-    let accepted = owner.password_hash.is_some();
-    sqlx::query(
-        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
-           password_hash, is_active, invitation_status, last_login, date_joined, created_at, \
-           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, $10, $10, $10)",
-    )
-    .bind(owner_id)
-    .bind(business_id)
-    .bind(&owner.email)
-    .bind(&owner.first_name)
-    .bind(&owner.last_name)
-    .bind(OWNER_ROLE_ID)
-    .bind(owner.password_hash.as_deref())
-    .bind(i64::from(accepted))
-    .bind(if accepted { "accepted" } else { "pending" })
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await
-    .or_internal()
-    .context("cannot store the owner")?;
-    if accepted {
+    let member = NewMember {
+        id: owner_id,
+        business_id,
+        email: &owner.email,
+        first_name: &owner.first_name,
+        last_name: &owner.last_name,
+        role_id: OWNER_ROLE_ID,
+    };
+    members::insert_first(tx, &member, owner.password_hash.as_deref(), now)
+        .await
+        .or_internal()
+        .context("cannot store the owner")?;
+    if owner.password_hash.is_some() {
         return Ok(None);
     }
     let invitee = team::Invitee {
@@ -243,16 +234,9 @@ pub async fn set_status(
     id_or_client_id: &str,
     active: bool,
 ) -> Result<()> {
-    let updated = sqlx::query(
-        "UPDATE businesses SET status = $2, updated_at = $3 WHERE id = $1 OR client_id = $1",
-    )
-    .bind(id_or_client_id)
-    .bind(if active { "active" } else { "inactive" })
-    .bind(store::timestamp(clock.now()))
-    .execute(store.pool())
-    .await
-    .context("cannot update the business")?
-    .rows_affected();
+    let updated = businesses::set_status(store, id_or_client_id, status_text(active), clock.now())
+        .await
+        .context("cannot update the business")?;
     if updated == 0 {
         bail!("no business has the id or client_id {id_or_client_id:?}");
     }
@@ -265,15 +249,9 @@ pub async fn set_daily_transfer_limit(
     id_or_client_id: &str,
     limit: Option<i64>,
 ) -> Result<()> {
-    let updated = sqlx::query(
-        "UPDATE businesses SET daily_transfer_limit = $2 WHERE id = $1 OR client_id = $1",
-    )
-    .bind(id_or_client_id)
-    .bind(limit)
-    .execute(store.pool())
-    .await
-    .context("cannot update the business")?
-    .rows_affected();
+    let updated = businesses::set_daily_transfer_limit(store, id_or_client_id, limit)
+        .await
+        .context("cannot update the business")?;
     if updated == 0 {
         bail!("no business has the id or client_id {id_or_client_id:?}");
     }
@@ -282,36 +260,34 @@ pub async fn set_daily_transfer_limit(
 
 /// The business with this id or `client_id`.
 pub async fn find(store: &Store, id_or_client_id: &str) -> Result<Option<BusinessRecord>> {
-    let row = sqlx::query(
-        "SELECT id, name, status, client_id, created_at FROM businesses \
-         WHERE id = $1 OR client_id = $1",
-    )
-    .bind(id_or_client_id)
-    .fetch_optional(store.pool())
-    .await?;
-    Ok(row.as_ref().map(business_record).transpose()?)
+    let found = businesses::find(store, id_or_client_id).await?;
+    Ok(found.map(business_record))
 }
 
 /// Every business, oldest first.
 pub async fn list(store: &Store) -> Result<Vec<BusinessRecord>> {
-    let rows = sqlx::query(
-        "SELECT id, name, status, client_id, created_at FROM businesses ORDER BY created_at, id",
-    )
-    .fetch_all(store.pool())
-    .await?;
-    Ok(rows.iter().map(business_record).collect::<Result<_, _>>()?)
+    let all = businesses::list(store).await?;
+    Ok(all.into_iter().map(business_record).collect())
 }
 
-fn business_record(row: &AnyRow) -> Result<BusinessRecord, Error> {
-    let client_id = store::text(row, "client_id")?;
-    Ok(BusinessRecord {
-        id: store::text(row, "id")?,
-        name: store::text(row, "name")?,
-        active: store::text(row, "status")? == "active",
-        environment: environment_of_client_id(&client_id),
-        client_id,
-        created_at: store::time(row, "created_at")?,
-    })
+/// The status a business is stored with.
+fn status_text(active: bool) -> &'static str {
+    if active {
+        "active"
+    } else {
+        "inactive"
+    }
+}
+
+fn business_record(business: Business) -> BusinessRecord {
+    BusinessRecord {
+        active: business.status == "active",
+        environment: environment_of_client_id(&business.client_id),
+        id: business.id,
+        name: business.name,
+        client_id: business.client_id,
+        created_at: business.created_at,
+    }
 }
 
 /// The demo business of `kobo demo`: Adaeze Foods Ltd, with the ids and credentials of the
@@ -452,19 +428,10 @@ pub async fn ensure_demo(store: &Store, config: &Config, clock: &Clock) -> Resul
     let now = clock.now();
     let mut tx = store.begin().await?;
     let (client_id, client_secret) = rotate_client_secret(&mut tx, &existing.id, None, now).await?;
-    let reset = sqlx::query(
-        "UPDATE members SET password_hash = $3, is_active = 1, invitation_status = 'accepted', \
-           updated_at = $4 WHERE id = $1 AND business_id = $2",
-    )
-    .bind(DEMO_OWNER_ID)
-    .bind(&existing.id)
-    .bind(&password_hash)
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    if reset == 0 {
+    let reset = members::restore(&mut tx, DEMO_OWNER_ID, &existing.id, &password_hash, now)
+        .await
+        .or_internal()?;
+    if !reset {
         bail!(
             "the demo business has lost its owner {DEMO_OWNER_EMAIL}: use a fresh data directory"
         );

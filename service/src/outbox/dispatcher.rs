@@ -21,19 +21,10 @@ use lettre::message::header::ContentType;
 use lettre::message::Mailbox;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::Serialize;
-use sqlx::any::AnyRow;
 
-use crate::error::{Error, OrInternal};
+use crate::datastore::notifications;
 use crate::kernel::clock::Clock;
-use crate::kernel::store::{self, Store};
-
-/// Every column of `notifications` that [`StoredNotification`] holds.
-macro_rules! select_notifications {
-    () => {
-        "SELECT id, business_id, channel, recipient, subject, body, created_at, sent_at, \
-         attempts, last_error FROM notifications"
-    };
-}
+use crate::kernel::store::Store;
 
 /// The only kind of message today.
 const EMAIL: &str = "email";
@@ -55,6 +46,23 @@ pub struct StoredNotification {
     pub sent_at: Option<DateTime<Utc>>,
     pub attempts: i64,
     pub last_error: Option<String>,
+}
+
+impl From<notifications::Notification> for StoredNotification {
+    fn from(row: notifications::Notification) -> StoredNotification {
+        StoredNotification {
+            id: row.id,
+            business_id: row.business_id,
+            channel: row.channel,
+            recipient: row.recipient,
+            subject: row.subject,
+            body: row.body,
+            created_at: row.created_at,
+            sent_at: row.sent_at,
+            attempts: row.attempts,
+            last_error: row.last_error,
+        }
+    }
 }
 
 /// Why a message could not be sent.
@@ -298,52 +306,32 @@ impl<C: Channel> Dispatcher<C> {
     }
 
     async fn due(&self, now: DateTime<Utc>) -> anyhow::Result<Vec<StoredNotification>> {
-        let rows = sqlx::query(concat!(
-            select_notifications!(),
-            " WHERE sent_at IS NULL AND channel = $1 AND attempts < $2 \
-             AND (next_attempt_at IS NULL OR next_attempt_at <= $3) \
-             ORDER BY created_at, id LIMIT $4"
-        ))
-        .bind(EMAIL)
-        .bind(i64::from(self.config.max_attempts))
-        .bind(store::timestamp(now))
-        .bind(i64::from(self.config.batch_size))
-        .fetch_all(self.store.pool())
+        let due = notifications::due(
+            &self.store,
+            EMAIL,
+            i64::from(self.config.max_attempts),
+            now,
+            i64::from(self.config.batch_size),
+        )
         .await
         .context("cannot read the due notifications")?;
-        rows.iter().map(notification_from_row).collect()
+        Ok(due.into_iter().map(StoredNotification::from).collect())
     }
 
     /// Reserves the message for this process for `lease`; false when another process has it.
     async fn claim(&self, id: &str, now: DateTime<Utc>) -> anyhow::Result<bool> {
         let lease_end = now + chrono::Duration::from_std(self.config.lease)?;
         let _turn = self.store.write_turn().await;
-        let result = sqlx::query(
-            "UPDATE notifications SET next_attempt_at = $1 \
-             WHERE id = $2 AND sent_at IS NULL \
-             AND (next_attempt_at IS NULL OR next_attempt_at <= $3)",
-        )
-        .bind(store::timestamp(lease_end))
-        .bind(id)
-        .bind(store::timestamp(now))
-        .execute(self.store.pool())
-        .await
-        .context("cannot claim a notification")?;
-        Ok(result.rows_affected() == 1)
+        notifications::claim(&self.store, id, lease_end, now)
+            .await
+            .context("cannot claim a notification")
     }
 
     async fn mark_sent(&self, id: &str, at: DateTime<Utc>) -> anyhow::Result<()> {
         let _turn = self.store.write_turn().await;
-        sqlx::query(
-            "UPDATE notifications SET sent_at = $1, attempts = attempts + 1, \
-             last_error = NULL, next_attempt_at = NULL WHERE id = $2",
-        )
-        .bind(store::timestamp(at))
-        .bind(id)
-        .execute(self.store.pool())
-        .await
-        .context("cannot mark a notification sent")?;
-        Ok(())
+        notifications::mark_sent(&self.store, id, at)
+            .await
+            .context("cannot mark a notification sent")
     }
 
     async fn mark_failed(
@@ -360,54 +348,27 @@ impl<C: Channel> Dispatcher<C> {
             attempts
         };
         let next_attempt_at = (attempts < self.config.max_attempts)
-            .then(|| now + chrono::Duration::from_std(retry_delay(attempts)).unwrap_or_default())
-            .map(store::timestamp);
+            .then(|| now + chrono::Duration::from_std(retry_delay(attempts)).unwrap_or_default());
         let last_error: String = error.message.chars().take(LAST_ERROR_LENGTH_MAX).collect();
         let _turn = self.store.write_turn().await;
-        sqlx::query(
-            "UPDATE notifications SET attempts = $1, last_error = $2, next_attempt_at = $3 \
-             WHERE id = $4",
+        notifications::mark_failed(
+            &self.store,
+            &notification.id,
+            i64::from(attempts),
+            &last_error,
+            next_attempt_at,
         )
-        .bind(i64::from(attempts))
-        .bind(last_error)
-        .bind(next_attempt_at)
-        .bind(&notification.id)
-        .execute(self.store.pool())
         .await
-        .context("cannot record a failed notification")?;
-        Ok(())
+        .context("cannot record a failed notification")
     }
-}
-
-fn notification_from_row(row: &AnyRow) -> anyhow::Result<StoredNotification> {
-    let read = || -> Result<StoredNotification, Error> {
-        Ok(StoredNotification {
-            id: store::text(row, "id")?,
-            business_id: store::optional_text(row, "business_id")?,
-            channel: store::text(row, "channel")?,
-            recipient: store::text(row, "recipient")?,
-            subject: store::text(row, "subject")?,
-            body: store::text(row, "body")?,
-            created_at: store::time(row, "created_at")?,
-            sent_at: store::optional_time(row, "sent_at")?,
-            attempts: sqlx::Row::try_get(row, "attempts").or_internal()?,
-            last_error: store::optional_text(row, "last_error")?,
-        })
-    };
-    read().map_err(|error| anyhow::anyhow!("a notification row: {}", error.message()))
 }
 
 /// The newest `limit` messages of the outbox (at most [`RECENT_LIMIT_MAX`]), newest first.
 pub async fn recent(store: &Store, limit: u32) -> anyhow::Result<Vec<StoredNotification>> {
-    let rows = sqlx::query(concat!(
-        select_notifications!(),
-        " ORDER BY created_at DESC, id DESC LIMIT $1"
-    ))
-    .bind(i64::from(limit.min(RECENT_LIMIT_MAX)))
-    .fetch_all(store.pool())
-    .await
-    .context("cannot read the outbox")?;
-    rows.iter().map(notification_from_row).collect()
+    let recent = notifications::recent(store, i64::from(limit.min(RECENT_LIMIT_MAX)))
+        .await
+        .context("cannot read the outbox")?;
+    Ok(recent.into_iter().map(StoredNotification::from).collect())
 }
 
 /// The messages waiting to be sent: neither sent nor given up (fewer than `max_attempts`
@@ -421,21 +382,13 @@ pub struct Backlog {
 
 /// The outbox's [`Backlog`] (for `/metrics`).
 pub async fn backlog(store: &Store, config: &DispatcherConfig) -> anyhow::Result<Backlog> {
-    let row = sqlx::query(
-        "SELECT COUNT(*) AS unsent, MIN(created_at) AS oldest FROM notifications \
-         WHERE sent_at IS NULL AND attempts < $1",
-    )
-    .bind(i64::from(config.max_attempts))
-    .fetch_one(store.pool())
-    .await
-    .context("cannot count the outbox's unsent messages")?;
-    let read = || -> Result<Backlog, Error> {
-        Ok(Backlog {
-            unsent: sqlx::Row::try_get(&row, "unsent").or_internal()?,
-            oldest_created_at: store::optional_time(&row, "oldest")?,
-        })
-    };
-    read().map_err(|error| anyhow::anyhow!("the outbox's backlog: {}", error.message()))
+    let unsent = notifications::unsent(store, i64::from(config.max_attempts))
+        .await
+        .context("cannot count the outbox's unsent messages")?;
+    Ok(Backlog {
+        unsent: unsent.count,
+        oldest_created_at: unsent.oldest_created_at,
+    })
 }
 
 #[cfg(test)]

@@ -12,9 +12,11 @@ pub mod dispatcher;
 pub mod events;
 pub mod webhooks;
 
-use crate::error::{Error, OrInternal};
-use crate::kernel::store::{self, Tx};
 use chrono::{DateTime, Utc};
+
+use crate::datastore::notifications::{self, NewNotification};
+use crate::datastore::Tx;
+use crate::error::Error;
 
 /// One message to one person.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,20 +36,12 @@ pub async fn enqueue(
     now: DateTime<Utc>,
     notification: &Notification,
 ) -> Result<String, Error> {
-    let id = store::new_id();
-    sqlx::query(
-        "INSERT INTO notifications (id, business_id, channel, recipient, subject, body, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(&id)
-    .bind(notification.business_id.as_deref())
-    .bind(notification.channel)
-    .bind(&notification.recipient)
-    .bind(&notification.subject)
-    .bind(&notification.body)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
-    Ok(id)
+    let new = NewNotification {
+        business_id: notification.business_id.as_deref(),
+        channel: notification.channel,
+        recipient: &notification.recipient,
+        subject: &notification.subject,
+        body: &notification.body,
+    };
+    Ok(notifications::insert(tx, &new, now).await?)
 }

@@ -5,10 +5,11 @@
 use chrono::{DateTime, Utc};
 use generated_server::ResponseCode;
 
-use crate::error::{Error, OrInternal};
+use crate::datastore::{businesses, sessions};
+use crate::error::Error;
 use crate::kernel::config::Environment;
 use crate::kernel::secrets;
-use crate::kernel::store::{self, Backend, Tx};
+use crate::kernel::store::{Backend, Tx};
 
 /// The environment a business belongs to, read from its `client_id` (`kb_sandbox_...` or
 /// `kb_live_...`): credentials say where they work, so no column repeats it.
@@ -53,33 +54,11 @@ pub async fn rotate_client_secret(
     issuer: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<(String, String), Error> {
-    let client_id: String = sqlx::query_scalar("SELECT client_id FROM businesses WHERE id = $1")
-        .bind(business_id)
-        .fetch_one(&mut **tx)
-        .await
-        .or_internal()?;
+    let client_id = businesses::client_id_of(tx, business_id).await?;
     let secret = new_client_secret(environment_of_client_id(&client_id));
-    let now = store::timestamp(now);
-    sqlx::query(
-        "UPDATE businesses SET client_secret_hash = $2, updated_at = $3, secret_issued_by = $4 \
-         WHERE id = $1",
-    )
-    .bind(business_id)
-    .bind(secrets::sha256_hex(&secret))
-    .bind(&now)
-    .bind(issuer)
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
-    sqlx::query(
-        "UPDATE sessions SET revoked_at = $2 \
-         WHERE business_id = $1 AND family = 'integration' AND revoked_at IS NULL",
-    )
-    .bind(business_id)
-    .bind(&now)
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
+    let hash = secrets::sha256_hex(&secret);
+    businesses::set_client_secret(tx, business_id, &hash, issuer, now).await?;
+    sessions::revoke_integration_of_business(tx, business_id, now).await?;
     Ok((client_id, secret))
 }
 
@@ -94,11 +73,7 @@ pub async fn rotate_client_secret(
 /// two transfers deadlocked through it on the ledger head (found by the transfer workload).
 pub async fn lock_business(tx: &mut Tx, backend: Backend, business_id: &str) -> Result<(), Error> {
     if backend == Backend::Postgres {
-        sqlx::query("SELECT id FROM businesses WHERE id = $1 FOR NO KEY UPDATE")
-            .bind(business_id)
-            .fetch_optional(&mut **tx)
-            .await
-            .or_internal()?;
+        businesses::lock(tx, business_id).await?;
     }
     Ok(())
 }

@@ -8,8 +8,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 
+use crate::datastore::{events, otps, sessions, throttles};
 use crate::error::{Error, OrInternal};
-use crate::kernel::store::{self, Store};
+use crate::kernel::store::Store;
 use crate::platform::idempotency;
 
 /// How long a finished session or OTP is kept, for whoever investigates an incident.
@@ -32,64 +33,34 @@ pub struct Purged {
     pub webhook_events: u64,
 }
 
-/// The attempts of the events [`PURGE_EVENTS`] deletes (`$1`: the cutoff).
-const PURGE_ATTEMPTS: &str = "DELETE FROM webhook_attempts WHERE event_id IN \
-     (SELECT id FROM events WHERE created_at < $1 AND delivery_status <> 'pending')";
-
-/// Webhook events past their days, unless still queued (`$1`: the cutoff); through
-/// `events_created`, whose predicate is this `WHERE`'s.
-const PURGE_EVENTS: &str =
-    "DELETE FROM events WHERE created_at < $1 AND delivery_status <> 'pending'";
-
 pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, Error> {
-    let cutoff = store::timestamp(now - Duration::hours(GRACE_HOURS));
-    let delete = |sql: &'static str| {
-        let cutoff = cutoff.clone();
-        async move {
-            let _turn = store.write_turn().await;
-            sqlx::query(sql)
-                .bind(cutoff)
-                .execute(store.pool())
-                .await
-                .map(|done| done.rows_affected())
-                .or_internal()
-        }
-    };
+    let cutoff = now - Duration::hours(GRACE_HOURS);
     Ok(Purged {
-        sessions: delete("DELETE FROM sessions WHERE expires_at < $1 OR revoked_at < $1").await?,
-        otps: delete("DELETE FROM otps WHERE expires_at < $1").await?,
+        sessions: {
+            let _turn = store.write_turn().await;
+            sessions::purge_finished(store, cutoff).await?
+        },
+        otps: {
+            let _turn = store.write_turn().await;
+            otps::purge_expired(store, cutoff).await?
+        },
         // A throttle whose window started a day ago has forgotten its failures; a lock never
         // lasts that long.
-        throttles: delete(
-            "DELETE FROM throttles WHERE window_started_at < $1 \
-             AND (locked_until IS NULL OR locked_until < $1)",
-        )
-        .await?,
+        throttles: {
+            let _turn = store.write_turn().await;
+            throttles::purge_expired(store, cutoff).await?
+        },
         idempotency_keys: idempotency::purge_expired(store, now).await?,
         known_addresses: {
-            let cutoff = store::timestamp(now - Duration::days(KNOWN_ADDRESS_DAYS));
+            let cutoff = now - Duration::days(KNOWN_ADDRESS_DAYS);
             let _turn = store.write_turn().await;
-            sqlx::query("DELETE FROM known_addresses WHERE last_success_at < $1")
-                .bind(cutoff)
-                .execute(store.pool())
-                .await
-                .or_internal()?
-                .rows_affected()
+            throttles::purge_known_addresses(store, cutoff).await?
         },
         webhook_events: {
-            let cutoff = store::timestamp(now - Duration::days(WEBHOOK_EVENT_DAYS));
+            let cutoff = now - Duration::days(WEBHOOK_EVENT_DAYS);
             let mut tx = store.begin().await?;
-            sqlx::query(PURGE_ATTEMPTS)
-                .bind(&cutoff)
-                .execute(&mut *tx)
-                .await
-                .or_internal()?;
-            let deleted = sqlx::query(PURGE_EVENTS)
-                .bind(&cutoff)
-                .execute(&mut *tx)
-                .await
-                .or_internal()?
-                .rows_affected();
+            events::purge_attempts(&mut tx, cutoff).await?;
+            let deleted = events::purge(&mut tx, cutoff).await?;
             tx.commit().await.or_internal()?;
             deleted
         },
@@ -98,15 +69,15 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, 
 
 #[cfg(test)]
 mod tests {
-    use super::{PURGE_ATTEMPTS, PURGE_EVENTS};
+    use crate::datastore::events::{PURGE_ATTEMPTS, PURGE_EVENTS};
+    use crate::datastore::idempotency_keys::PURGE_EXPIRED;
     use crate::kernel::store::Backend;
-    use crate::platform::idempotency;
     use crate::testkit::TestKit;
 
     /// The deletes by time that a pass makes on the tables every payout grows, which on
     /// SQLite run holding the write turn, and the index each must read through.
     const BY_TIME: [(&str, &str); 3] = [
-        ("idempotency_keys_created", idempotency::PURGE_EXPIRED),
+        ("idempotency_keys_created", PURGE_EXPIRED),
         ("events_created", PURGE_ATTEMPTS),
         ("events_created", PURGE_EVENTS),
     ];

@@ -28,13 +28,13 @@ use generated_server::{Operation, ResponseCode};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use sqlx::Row;
 
+use crate::datastore::idempotency_keys::{self, KeyOf, StoredKey};
 use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::secrets::sha256_hex;
-use crate::kernel::store::{self, Store, Tx};
+use crate::kernel::store::{Store, Tx};
 use crate::platform::caller::Caller;
 
 pub const RETENTION_HOURS: i64 = 24;
@@ -56,6 +56,21 @@ pub struct Key {
     business_id: String,
     operation: Operation,
     key: String,
+}
+
+impl Key {
+    fn of(&self) -> KeyOf<'_> {
+        KeyOf {
+            business_id: &self.business_id,
+            operation: self.operation.id(),
+            key: &self.key,
+        }
+    }
+}
+
+/// The retention's cutoff at `now`: keys written before it have expired.
+fn cutoff(now: DateTime<Utc>) -> DateTime<Utc> {
+    now - Duration::hours(RETENTION_HOURS)
 }
 
 /// Claims `caller.idempotency_key` (if any) for `body` within `tx`.
@@ -124,17 +139,8 @@ async fn complete_refusal(tx: &mut Tx, claim: &Claim, refusal: &Error) -> Result
     if !stored_refusal(refusal.code()) {
         return Ok(());
     }
-    sqlx::query(
-        "UPDATE idempotency_keys SET refusal_code = $4, refusal_message = $5          WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
-    )
-    .bind(&key.business_id)
-    .bind(key.operation.id())
-    .bind(&key.key)
-    .bind(refusal.code().as_str())
-    .bind(refusal.message().into_owned())
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
+    let message = refusal.message();
+    idempotency_keys::store_refusal(tx, &key.of(), refusal.code().as_str(), &message).await?;
     Ok(())
 }
 
@@ -147,52 +153,26 @@ pub async fn claim_key(
     key: &str,
     request_hash: &str,
 ) -> Result<Claim, Error> {
-    // One statement: a new key is inserted, a key older than the retention replaced (as if it
-    // had been deleted first); an unexpired one is left alone and read below. ON CONFLICT
-    // instead of catching the violation: on PostgreSQL a failed statement would abort the whole
-    // transaction.
-    let cutoff = store::timestamp(now - Duration::hours(RETENTION_HOURS));
-    let inserted = sqlx::query(
-        "INSERT INTO idempotency_keys \
-           (business_id, operation, idempotency_key, request_hash, response_data, created_at) \
-         VALUES ($1, $2, $3, $4, NULL, $5) \
-         ON CONFLICT (business_id, operation, idempotency_key) DO UPDATE \
-           SET request_hash = excluded.request_hash, response_data = NULL, \
-             refusal_code = NULL, refusal_message = NULL, created_at = excluded.created_at \
-           WHERE idempotency_keys.created_at < $6",
-    )
-    .bind(business_id)
-    .bind(operation.id())
-    .bind(key)
-    .bind(request_hash)
-    .bind(store::timestamp(now))
-    .bind(&cutoff)
-    .execute(&mut **tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    if inserted == 1 {
+    // A new key is inserted, a key older than the retention replaced (as if it had been
+    // deleted first); an unexpired one is left alone and read below.
+    let of = KeyOf {
+        business_id,
+        operation: operation.id(),
+        key,
+    };
+    let expired_before = cutoff(now);
+    if idempotency_keys::claim(tx, &of, request_hash, now, expired_before).await? {
         return Ok(Claim::New(Key {
             business_id: business_id.to_owned(),
             operation,
             key: key.to_owned(),
         }));
     }
-    let row = sqlx::query(STORED)
-        .bind(business_id)
-        .bind(operation.id())
-        .bind(key)
-        .bind(&cutoff)
-        .fetch_one(&mut **tx)
-        .await
-        .or_internal()?;
-    judge(&row, request_hash)
+    let stored = idempotency_keys::find_unexpired(tx, &of, expired_before)
+        .await?
+        .ok_or_else(|| Error::internal("a key neither claimed nor stored"))?;
+    judge(&stored, request_hash)
 }
-
-/// A stored, unexpired key (`$4`: the retention's cutoff), as [`judge`] reads it.
-const STORED: &str = "SELECT request_hash, response_data, refusal_code, refusal_message \
-     FROM idempotency_keys \
-     WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3 AND created_at >= $4";
 
 /// Whether a retry can be answered before the operation does any work: [`claim`]'s verdict on
 /// a key already stored, read outside any transaction and writing nothing (on SQLite it waits
@@ -208,19 +188,15 @@ async fn peek<P, B: Serialize>(
     let Some(key) = caller.idempotency_key.as_deref() else {
         return Ok(None);
     };
-    let cutoff = store::timestamp(now - Duration::hours(RETENTION_HOURS));
-    let row = sqlx::query(STORED)
-        .bind(business_id)
-        .bind(caller.operation.id())
-        .bind(key)
-        .bind(&cutoff)
-        .fetch_optional(store.pool())
-        .await
-        .or_internal()?;
-    let Some(row) = row else {
+    let of = KeyOf {
+        business_id,
+        operation: caller.operation.id(),
+        key,
+    };
+    let Some(stored) = idempotency_keys::find_unexpired(store, &of, cutoff(now)).await? else {
         return Ok(None);
     };
-    match marked_if_stored(caller, judge(&row, &request_hash(body)?))? {
+    match marked_if_stored(caller, judge(&stored, &request_hash(body)?))? {
         Claim::Replay(data) => Ok(Some(data)),
         _ => Err(Error::internal("a stored key was judged new")),
     }
@@ -228,25 +204,22 @@ async fn peek<P, B: Serialize>(
 
 /// The verdict on a stored key for a request hashing to `request_hash`: another body (`27`),
 /// a refusal that lasts (its code), no answer yet (`28`), or the answer to replay.
-fn judge(row: &sqlx::any::AnyRow, request_hash: &str) -> Result<Claim, Error> {
-    let stored_hash: String = row.try_get("request_hash").or_internal()?;
-    let response: Option<String> = row.try_get("response_data").or_internal()?;
-    if stored_hash != request_hash {
+fn judge(stored: &StoredKey, request_hash: &str) -> Result<Claim, Error> {
+    if stored.request_hash != request_hash {
         return Err(Error::new(ResponseCode::IdempotencyKeyReused)
             .with_message("This Idempotency-Key was used with a different request body"));
     }
-    let refusal: Option<String> = row.try_get("refusal_code").or_internal()?;
-    if let Some(code) = refusal.as_deref().and_then(refusal_code) {
-        let message: Option<String> = row.try_get("refusal_message").or_internal()?;
+    if let Some(code) = stored.refusal_code.as_deref().and_then(refusal_code) {
+        let message = stored.refusal_message.clone();
         return Err(Error::new(code).with_message(message.unwrap_or_default()));
     }
-    match response {
+    match &stored.response_data {
         None => Err(
             Error::new(ResponseCode::IdempotencyKeyInProgress).with_message(
                 "A request with this Idempotency-Key is still being processed; retry later",
             ),
         ),
-        Some(data) => Ok(Claim::Replay(serde_json::from_str(&data).or_internal()?)),
+        Some(data) => Ok(Claim::Replay(serde_json::from_str(data).or_internal()?)),
     }
 }
 
@@ -263,15 +236,7 @@ fn complete_into<T: Serialize>(batch: &mut Batch, claim: &Claim, data: &T) -> Re
         return Ok(());
     };
     let data = serde_json::to_string(data).or_internal()?;
-    batch
-        .push(
-            "UPDATE idempotency_keys SET response_data = $4 \
-             WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
-        )
-        .bind(key.business_id.clone())
-        .bind(key.operation.id())
-        .bind(key.key.clone())
-        .bind(data);
+    idempotency_keys::complete_into(batch, &key.of(), data);
     Ok(())
 }
 
@@ -467,20 +432,11 @@ enum Written<T> {
     Replay(Value),
 }
 
-/// [`purge_expired`]'s statement (`$1`: the cutoff); its index is `idempotency_keys_created`.
-pub(crate) const PURGE_EXPIRED: &str = "DELETE FROM idempotency_keys WHERE created_at < $1";
-
 /// Deletes keys older than [`RETENTION_HOURS`]. Returns how many.
 pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<u64, Error> {
-    let cutoff = store::timestamp(now - Duration::hours(RETENTION_HOURS));
+    let expired_before = cutoff(now);
     let _turn = store.write_turn().await;
-    let deleted = sqlx::query(PURGE_EXPIRED)
-        .bind(cutoff)
-        .execute(store.pool())
-        .await
-        .or_internal()?
-        .rows_affected();
-    Ok(deleted)
+    Ok(idempotency_keys::purge_expired(store, expired_before).await?)
 }
 
 /// SHA-256 of the body's canonical JSON (object keys sorted at every level), so the same

@@ -7,13 +7,13 @@
 use chrono::{DateTime, Duration, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::{Operation, ResponseCode, TokenFamily};
-use sqlx::any::AnyRow;
-use sqlx::Row;
 
+use crate::datastore::members::{self, Membership};
+use crate::datastore::otps::{self, NewOtp};
+use crate::datastore::{businesses, roles, sessions as stored_sessions};
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
-use crate::kernel::paging::{Conditions, Sql};
 use crate::kernel::secrets::{self, Passwords};
 use crate::kernel::store::{self, Store, Tx};
 use crate::outbox::{self, Notification};
@@ -65,27 +65,19 @@ pub async fn generate_token(
     let limits = throttle::credential_limits(store, &credential, &address, &config.token).await?;
     let attempt = throttle::claim(store, limits, now).await?;
 
-    let row = sqlx::query("SELECT id, client_secret_hash FROM businesses WHERE client_id = $1")
-        .bind(client_id)
-        .fetch_optional(store.pool())
-        .await
-        .or_internal()?;
+    let credentials = businesses::credentials_of_client(store, client_id).await?;
     // A server serves the businesses of its own environment only; the client_id says which.
-    if row.is_some() {
+    if credentials.is_some() {
         if let Err(refused) = business::ensure_served(config.environment, client_id) {
             attempt.abandoned(store).await?;
             return Err(refused);
         }
     }
     let presented = secrets::sha256_hex(body.client_secret.as_str());
-    let known_business = row.as_ref().map(|row| store::text(row, "id")).transpose()?;
-    let business_id = match (&row, known_business) {
-        (Some(row), Some(id))
-            if constant_time_eq(&store::text(row, "client_secret_hash")?, &presented) =>
-        {
-            id
-        }
-        (_, known_business) => {
+    let business_id = match credentials {
+        Some(known) if constant_time_eq(&known.client_secret_hash, &presented) => known.id,
+        known => {
+            let known_business = known.map(|known| known.id);
             attempt.failed(store, now).await?;
             let refused = unauthenticated().with_message("Invalid client_id or client_secret");
             // A wrong secret for a real client is that business's activity; an unknown
@@ -94,9 +86,7 @@ pub async fn generate_token(
                 let activity =
                     token_activity(caller, &business_id, refused.code(), &refused.message());
                 let _turn = store.write_turn().await;
-                logs::record_activity(store.pool(), now, &activity)
-                    .await
-                    .or_internal()?;
+                logs::record_activity(store, now, &activity).await?;
             }
             return Err(refused);
         }
@@ -120,9 +110,7 @@ pub async fn generate_token(
         ResponseCode::Success,
         Operation::GenerateToken.success_message(),
     );
-    logs::record_activity(&mut *tx, now, &granted)
-        .await
-        .or_internal()?;
+    logs::record_activity(&mut tx, now, &granted).await?;
     tx.commit().await.or_internal()?;
     Ok(models::TokenGrant {
         access_token: token,
@@ -170,8 +158,8 @@ pub async fn login(
         [member] => *member,
         [] => {
             attempt.failed(store, now).await?;
-            for row in &candidates {
-                audit_failed_login(store, now, caller, row, &email).await?;
+            for membership in &candidates {
+                audit_failed_login(store, now, caller, membership, &email).await?;
             }
             return Err(unauthenticated().with_message("Invalid email or password"));
         }
@@ -197,54 +185,42 @@ async fn memberships(
     config: &Config,
     email: &str,
     business_id: Option<uuid::Uuid>,
-) -> Result<Vec<AnyRow>, Error> {
-    let mut query = Sql::new(
-        "SELECT m.id, m.business_id, m.first_name, m.last_name, m.password_hash, m.is_active, \
-           m.invitation_status FROM members m JOIN businesses b ON b.id = m.business_id",
-    );
-    let mut conditions = Conditions::default();
-    conditions.add(format!("m.email = {}", query.arg(email)));
+) -> Result<Vec<Membership>, Error> {
     let prefix = business::client_id_prefix(config.environment);
-    let length = prefix.len();
-    conditions.add(format!(
-        "SUBSTR(b.client_id, 1, {length}) = {}",
-        query.arg(prefix)
-    ));
-    if let Some(business_id) = business_id {
-        conditions.add(format!(
-            "m.business_id = {}",
-            query.arg(business_id.to_string())
-        ));
-    }
-    query.push(&conditions.where_clause());
-    query.push(&format!(
-        " ORDER BY m.created_at, m.id LIMIT {MEMBERSHIPS_MAX}"
-    ));
-    Ok(query.fetch_all(store.pool()).await?)
+    let business_id = business_id.map(|id| id.to_string());
+    let found = members::memberships(
+        store,
+        email,
+        &prefix,
+        business_id.as_deref(),
+        MEMBERSHIPS_MAX,
+    )
+    .await?;
+    Ok(found)
 }
 
 /// The memberships whose password `password` is, active and accepted. At least one hash is
 /// always checked (a dummy one when there is no membership). `29` when hashing is busy.
 async fn usable_memberships<'r>(
     passwords: &Passwords,
-    candidates: &'r [AnyRow],
+    candidates: &'r [Membership],
     password: &str,
-) -> Result<Vec<&'r AnyRow>, Error> {
-    let mut hashes = Vec::with_capacity(candidates.len().max(1));
-    for row in candidates {
-        hashes.push(store::optional_text(row, "password_hash")?);
-    }
+) -> Result<Vec<&'r Membership>, Error> {
+    let mut hashes: Vec<Option<&str>> = candidates
+        .iter()
+        .map(|membership| membership.password_hash.as_deref())
+        .collect();
     if hashes.is_empty() {
         hashes.push(None);
     }
     let mut usable = Vec::new();
     for (n, stored) in hashes.iter().enumerate() {
-        let matches = passwords.verify(password, stored.as_deref()).await?;
-        let Some(row) = candidates.get(n).filter(|_| matches) else {
+        let matches = passwords.verify(password, *stored).await?;
+        let Some(membership) = candidates.get(n).filter(|_| matches) else {
             continue;
         };
-        if store::flag(row, "is_active")? && store::text(row, "invitation_status")? == "accepted" {
-            usable.push(row);
+        if membership.is_active && membership.invitation_status == "accepted" {
+            usable.push(membership);
         }
     }
     Ok(usable)
@@ -257,17 +233,13 @@ async fn sign_in(
     config: &Config,
     tokens: &TokenKeys,
     caller: &Caller<()>,
-    member: &AnyRow,
+    member: &Membership,
     email: &str,
     now: DateTime<Utc>,
 ) -> Result<models::LoginResult, Error> {
-    let member_id = store::text(member, "id")?;
-    let business_id = store::text(member, "business_id")?;
-    sqlx::query("UPDATE members SET last_login = $2 WHERE id = $1")
-        .bind(&member_id)
-        .bind(store::timestamp(now))
-        .execute(&mut **tx)
-        .await?;
+    let member_id = member.id.clone();
+    let business_id = member.business_id.clone();
+    members::record_login(tx, &member_id, now).await?;
     let ip_address = caller.client_ip.to_string();
     let session = NewSession {
         business_id: &business_id,
@@ -277,7 +249,7 @@ async fn sign_in(
         ttl_seconds: config.dashboard_token_ttl_seconds,
     };
     let (token, ttl) = sessions::open_session(tx, tokens, now, &session).await?;
-    let view = team_views::member_view(&mut **tx, &business_id, &member_id, now)
+    let view = team_views::member_view(&mut *tx, &business_id, &member_id, now)
         .await?
         .ok_or_else(|| Error::internal("the member vanished during login"))?;
     let permission_codes = role_codes(tx, &view.user_role_id.to_string()).await?;
@@ -303,11 +275,7 @@ async fn sign_in(
 }
 
 async fn role_codes(tx: &mut Tx, role_id: &str) -> Result<Vec<String>, Error> {
-    let codes: String = sqlx::query_scalar("SELECT permission_codes FROM roles WHERE id = $1")
-        .bind(role_id)
-        .fetch_one(&mut **tx)
-        .await
-        .or_internal()?;
+    let codes = roles::permission_codes_of(tx, role_id).await?;
     Ok(permissions::codes_in_catalog_order(
         &permissions::parse_stored(&codes)?,
     ))
@@ -318,7 +286,7 @@ async fn audit_failed_login(
     store: &Store,
     now: chrono::DateTime<chrono::Utc>,
     caller: &Caller<()>,
-    member: &sqlx::any::AnyRow,
+    member: &Membership,
     email: &str,
 ) -> Result<(), Error> {
     let mut tx = store.begin().await?;
@@ -326,14 +294,10 @@ async fn audit_failed_login(
         &mut tx,
         now,
         AuditEntry {
-            business_id: store::text(member, "business_id")?,
+            business_id: member.business_id.clone(),
             action: AuditAction::Login,
-            user_name: display_name(
-                &store::text(member, "first_name")?,
-                &store::text(member, "last_name")?,
-                email,
-            ),
-            user_id: Some(store::text(member, "id")?),
+            user_name: display_name(&member.first_name, &member.last_name, email),
+            user_id: Some(member.id.clone()),
             ip_address: caller.client_ip.to_string(),
             response_code: ResponseCode::Unauthenticated.http_status(),
             target_type: None,
@@ -357,16 +321,8 @@ pub async fn logout(
 ) -> Result<(), Error> {
     let now = clock.now();
     let mut tx = store.begin().await?;
-    sqlx::query(
-        "UPDATE sessions SET revoked_at = $3 \
-         WHERE id = $1 AND business_id = $2 AND revoked_at IS NULL",
-    )
-    .bind(&caller.principal.session_id)
-    .bind(&caller.principal.business_id)
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .or_internal()?;
+    let principal = &caller.principal;
+    stored_sessions::revoke(&mut tx, &principal.session_id, &principal.business_id, now).await?;
     logs::audit(&mut tx, now, AuditEntry::by(caller, AuditAction::Logout)).await?;
     tx.commit().await.or_internal()
 }
@@ -392,14 +348,7 @@ pub async fn change_password(
         OnSuccess::Forget,
     );
     let attempt = throttle::claim(store, vec![limit], now).await?;
-    let stored: Option<String> =
-        sqlx::query_scalar("SELECT password_hash FROM members WHERE id = $1 AND business_id = $2")
-            .bind(&member.id)
-            .bind(&caller.principal.business_id)
-            .fetch_optional(store.pool())
-            .await
-            .or_internal()?
-            .flatten();
+    let stored = members::password_hash(store, &member.id, &caller.principal.business_id).await?;
     let old_password_ok = match passwords
         .verify(body.old_password.as_str(), stored.as_deref())
         .await
@@ -424,20 +373,10 @@ pub async fn change_password(
     let mut tx = store.begin().await?;
     // Compare-and-set on the hash that was verified: of concurrent changes only the first
     // takes effect, and the others learn that their old password is no longer the current one.
-    let changed = sqlx::query(
-        "UPDATE members SET password_hash = $3, updated_at = $4 \
-         WHERE id = $1 AND business_id = $2 AND password_hash = $5",
-    )
-    .bind(&member.id)
-    .bind(&caller.principal.business_id)
-    .bind(&hash)
-    .bind(store::timestamp(now))
-    .bind(&stored)
-    .execute(&mut *tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    if changed != 1 {
+    let business_id = &caller.principal.business_id;
+    let changed =
+        members::change_password(&mut tx, &member.id, business_id, &stored, &hash, now).await?;
+    if !changed {
         return Err(Error::new(ResponseCode::OldPasswordIncorrect)
             .with_message("Old password is incorrect: the password was changed meanwhile"));
     }
@@ -466,18 +405,9 @@ pub async fn generate_otp(
     business::lock_business(&mut tx, store.backend(), &caller.principal.business_id).await?;
 
     let window_start = now - Duration::seconds(policy.issue_window_seconds as i64);
-    let row = sqlx::query(
-        "SELECT COUNT(*) AS issued, MIN(created_at) AS oldest FROM otps \
-         WHERE member_id = $1 AND created_at >= $2",
-    )
-    .bind(&member.id)
-    .bind(store::timestamp(window_start))
-    .fetch_one(&mut *tx)
-    .await
-    .or_internal()?;
-    let issued: i64 = row.try_get("issued").or_internal()?;
-    if issued >= policy.issue_limit {
-        let oldest = store::optional_time(&row, "oldest")?.unwrap_or(now);
+    let issued = otps::issued_since(&mut tx, &member.id, window_start).await?;
+    if issued.count >= policy.issue_limit {
+        let oldest = issued.oldest.unwrap_or(now);
         let free_at = oldest + Duration::seconds(policy.issue_window_seconds as i64);
         let wait = ((free_at - now).num_milliseconds() + 999) / 1000;
         return Err(throttle::too_many(wait.max(1) as u64).with_message(format!(
@@ -489,29 +419,19 @@ pub async fn generate_otp(
     }
 
     // A new OTP replaces the previous one.
-    sqlx::query("UPDATE otps SET used_at = $2 WHERE member_id = $1 AND used_at IS NULL")
-        .bind(&member.id)
-        .bind(store::timestamp(now))
-        .execute(&mut *tx)
-        .await
-        .or_internal()?;
+    otps::use_up_all_of_member(&mut tx, &member.id, now).await?;
     let otp_id = store::new_id();
     let code = secrets::otp_code();
-    sqlx::query(
-        "INSERT INTO otps (id, business_id, member_id, code_hash, attempts, expires_at, used_at, \
-           created_at) VALUES ($1, $2, $3, $4, 0, $5, NULL, $6)",
-    )
-    .bind(&otp_id)
-    .bind(&caller.principal.business_id)
-    .bind(&member.id)
-    .bind(secrets::otp_hash(&otp_id, &code))
-    .bind(store::timestamp(
-        now + Duration::seconds(policy.ttl_seconds as i64),
-    ))
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .or_internal()?;
+    let code_hash = secrets::otp_hash(&otp_id, &code);
+    let otp = NewOtp {
+        id: &otp_id,
+        business_id: &caller.principal.business_id,
+        member_id: &member.id,
+        code_hash: &code_hash,
+        expires_at: now + Duration::seconds(policy.ttl_seconds as i64),
+        created_at: now,
+    };
+    otps::insert(&mut tx, &otp).await?;
     outbox::enqueue(
         &mut tx,
         now,
@@ -565,42 +485,19 @@ pub async fn check_otp(
 ) -> Result<(), Error> {
     let invalid_otp = || Error::new(ResponseCode::InvalidOtp);
     let max_attempts = config.otp.max_attempts;
-    let now = store::timestamp(clock.now());
+    let now = clock.now();
     let mut tx = store.begin().await?;
-    let claimed = sqlx::query(
-        "UPDATE otps SET attempts = attempts + 1 \
-         WHERE id = (SELECT id FROM otps WHERE member_id = $1 AND used_at IS NULL \
-                     ORDER BY created_at DESC LIMIT 1) \
-           AND used_at IS NULL AND expires_at > $2 AND attempts < $3 \
-         RETURNING id, code_hash, attempts",
-    )
-    .bind(member_id)
-    .bind(&now)
-    .bind(max_attempts)
-    .fetch_optional(&mut *tx)
-    .await
-    .or_internal()?;
-    let Some(row) = claimed else {
+    let claimed = otps::count_attempt(&mut tx, member_id, now, max_attempts).await?;
+    let Some(otp) = claimed else {
         tx.rollback().await.or_internal()?;
         return Err(invalid_otp());
     };
-    let otp_id = store::text(&row, "id")?;
-    let attempts: i64 = row.try_get("attempts").or_internal()?;
-    let right = constant_time_eq(
-        &store::text(&row, "code_hash")?,
-        &secrets::otp_hash(&otp_id, code),
-    );
-    if right || attempts >= max_attempts {
-        let spent = sqlx::query("UPDATE otps SET used_at = $2 WHERE id = $1 AND used_at IS NULL")
-            .bind(&otp_id)
-            .bind(&now)
-            .execute(&mut *tx)
-            .await
-            .or_internal()?
-            .rows_affected();
+    let right = constant_time_eq(&otp.code_hash, &secrets::otp_hash(&otp.id, code));
+    if right || otp.attempts >= max_attempts {
+        let spent = otps::use_up(&mut tx, &otp.id, now).await?;
         tx.commit().await.or_internal()?;
         // A right code counts only for the check that spent it.
-        return if right && spent == 1 {
+        return if right && spent {
             Ok(())
         } else {
             Err(invalid_otp())
@@ -645,39 +542,26 @@ pub async fn get_profile(
     let business_id = &caller.principal.business_id;
     // One query for the three parts of the answer: this is the cheapest authenticated call,
     // and on both stores a query's round trip costs more than its work here.
-    let sql = format!(
-        "SELECT {}, {}, b.id AS b_id, b.name AS b_name, b.status AS b_status, b.client_id AS b_client_id, \
-           b.created_at AS b_created_at \
-         FROM members m \
-         JOIN roles r ON r.id = m.role_id AND (r.business_id IS NULL OR r.business_id = m.business_id) \
-         JOIN businesses b ON b.id = m.business_id \
-         WHERE m.id = $1 AND m.business_id = $2",
-        team_views::MEMBER_COLUMNS,
-        team_views::ROLE_COLUMNS_AS_R,
-    );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(member_id)
-        .bind(business_id)
-        .fetch_optional(store.pool())
-        .await
-        .or_internal()?
+    let profile = members::profile(store, member_id, business_id)
+        .await?
         .ok_or_else(unauthenticated)?;
-    let member = team_views::member_from_row(&row, clock.now())?;
-    let role = team_views::role_from_prefixed_row(&row, "r_")?;
-    let environment = match business::environment_of_client_id(&store::text(&row, "b_client_id")?) {
+    let stored = profile.business;
+    let member = team_views::member_from(profile.member, clock.now());
+    let role = team_views::role_from(profile.role)?;
+    let environment = match business::environment_of_client_id(&stored.client_id) {
         Environment::Sandbox => models::BusinessEnvironment::Sandbox,
         Environment::Production => models::BusinessEnvironment::Production,
     };
-    let status = match store::text(&row, "b_status")?.as_str() {
+    let status = match stored.status.as_str() {
         "active" => models::BusinessStatus::Active,
         _ => models::BusinessStatus::Inactive,
     };
     Ok(models::Profile {
         business: models::Business {
-            created_at: store::time(&row, "b_created_at")?,
+            created_at: stored.created_at,
             environment,
-            id: store::uuid(&row, "b_id")?,
-            name: store::text(&row, "b_name")?,
+            id: stored.id.parse().or_internal()?,
+            name: stored.name,
             status,
         },
         member,

@@ -9,20 +9,21 @@
 //!   transaction, so an action is logged if and only if it happened. A failed login has no
 //!   transaction that commits; `identity::login` audits it in one of its own.
 
-use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::{Operation, ResponseCode, TokenFamily};
-use sqlx::any::AnyRow;
 use tokio::sync::{mpsc, oneshot};
 
+pub use crate::datastore::logs::Activity;
+use crate::datastore::logs::{self as stored, ActivityFilter, AuditFilter, NewAuditEntry};
+use crate::datastore::{Conn, StoreError};
 use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
-use crate::kernel::paging::{self, Conditions, Page, Sql};
-use crate::kernel::store::{self, Store, Tx};
+use crate::kernel::paging::{self, Page};
+use crate::kernel::store::{Store, Tx};
 use crate::platform::caller::Caller;
 use crate::platform::principal::Principal;
 
@@ -81,24 +82,18 @@ pub async fn audit(tx: &mut Tx, now: DateTime<Utc>, entry: AuditEntry) -> Result
 /// [`audit`] as a statement of `batch`, written when the batch runs in the action's
 /// transaction.
 pub fn audit_into(batch: &mut Batch, now: DateTime<Utc>, entry: AuditEntry) {
-    batch
-        .push(
-            "INSERT INTO audit_logs (id, business_id, action, user_name, user_id, ip_address, \
-               response_code, day, target_type, target_id, request_id, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-        )
-        .bind(store::new_id())
-        .bind(entry.business_id)
-        .bind(entry.action.to_string())
-        .bind(entry.user_name)
-        .bind(entry.user_id)
-        .bind(entry.ip_address)
-        .bind(i64::from(entry.response_code))
-        .bind(now.format("%Y-%m-%d").to_string())
-        .bind(entry.target_type)
-        .bind(entry.target_id)
-        .bind(entry.request_id)
-        .bind(store::timestamp(now));
+    let entry = NewAuditEntry {
+        business_id: entry.business_id,
+        action: entry.action.to_string(),
+        user_name: entry.user_name,
+        user_id: entry.user_id,
+        ip_address: entry.ip_address,
+        response_code: i64::from(entry.response_code),
+        target_type: entry.target_type,
+        target_id: entry.target_id,
+        request_id: entry.request_id,
+    };
+    stored::audit_into(batch, now, entry);
 }
 
 /// Records every call made with integration credentials in the activity log. A failure to
@@ -138,18 +133,6 @@ pub struct Answered<'a> {
     pub message: &'a str,
     pub client_ip: std::net::IpAddr,
     pub request_id: &'a str,
-}
-
-/// One call made with integration credentials, as the activity log keeps it.
-#[derive(Debug)]
-pub struct Activity {
-    pub business_id: String,
-    pub endpoint: &'static str,
-    pub http_status: u16,
-    pub success: bool,
-    pub message: String,
-    pub ip_address: String,
-    pub request_id: String,
 }
 
 /// The most entries one commit of [`ActivityLog`] writes (10 parameters each).
@@ -198,8 +181,8 @@ impl ActivityLog {
             Err(mpsc::error::SendError(queued)) => {
                 let entries = [(queued.at, &queued.activity)];
                 let _turn = store.write_turn().await;
-                if let Err(error) = record_activities(store.pool(), &entries).await {
-                    log_unwritten(&entries, &error);
+                if let Err(error) = stored::record_activities(store, &entries).await {
+                    log_unwritten(&entries, &chain(&error));
                 }
             }
         }
@@ -213,9 +196,9 @@ async fn write_groups(store: Store, mut queue: mpsc::UnboundedReceiver<Queued>) 
         let entries: Vec<_> = group.iter().map(|q| (q.at, &q.activity)).collect();
         let committed = async {
             let mut tx = store.begin().await.map_err(|error| error.to_string())?;
-            record_activities(&mut *tx, &entries)
+            stored::record_activities(&mut tx, &entries)
                 .await
-                .map_err(|error| error.to_string())?;
+                .map_err(|error| chain(&error))?;
             tx.commit().await.map_err(|error| error.to_string())
         }
         .await;
@@ -239,52 +222,22 @@ fn log_unwritten(entries: &[(DateTime<Utc>, &Activity)], error: &dyn std::fmt::D
     }
 }
 
-/// Appends `activity`, as of `now`, to the activity log, on the pool or inside a transaction.
-pub async fn record_activity<'e, E>(
-    executor: E,
-    now: DateTime<Utc>,
-    activity: &Activity,
-) -> Result<(), sqlx::Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    record_activities(executor, &[(now, activity)]).await
+/// `error` and its source, for the log (the store's error names its class; its source, what
+/// the database said).
+fn chain(error: &StoreError) -> String {
+    match std::error::Error::source(error) {
+        Some(source) => source.to_string(),
+        None => error.to_string(),
+    }
 }
 
-/// Appends `entries`, each as of its time, to the activity log in one statement.
-async fn record_activities<'e, E>(
-    executor: E,
-    entries: &[(DateTime<Utc>, &Activity)],
-) -> Result<(), sqlx::Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    let mut sql = String::from(
-        "INSERT INTO activity_logs (id, business_id, endpoint, method, response_code, status, \
-           message, ip_address, request_id, created_at) VALUES ",
-    );
-    for n in 0..entries.len() {
-        let first = n * 10;
-        let separator = if n == 0 { "" } else { ", " };
-        let placeholders: Vec<String> = (first + 1..=first + 10).map(|p| format!("${p}")).collect();
-        let _ = write!(sql, "{separator}({})", placeholders.join(", "));
-    }
-    // Audited: the statement is built from placeholders only; every value is bound.
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-    for (now, activity) in entries {
-        query = query
-            .bind(store::new_id())
-            .bind(activity.business_id.as_str())
-            .bind(activity.endpoint)
-            .bind("POST")
-            .bind(i64::from(activity.http_status))
-            .bind(if activity.success { "success" } else { "error" })
-            .bind(activity.message.as_str())
-            .bind(activity.ip_address.as_str())
-            .bind(activity.request_id.as_str())
-            .bind(store::timestamp(*now));
-    }
-    query.execute(executor).await.map(|_| ())
+/// Appends `activity`, as of `now`, to the activity log, on the pool or inside a transaction.
+pub async fn record_activity(
+    conn: impl Into<Conn<'_>>,
+    now: DateTime<Utc>,
+    activity: &Activity,
+) -> Result<(), Error> {
+    Ok(stored::record_activities(conn, &[(now, activity)]).await?)
 }
 
 pub async fn fetch_activity_logs(
@@ -295,48 +248,36 @@ pub async fn fetch_activity_logs(
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let (from, until) = paging::day_range(body.start_date, body.end_date, "")?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
-
-    let mut sql = Sql::new(
-        "SELECT id, endpoint, method, response_code, status, message, ip_address, request_id, \
-           created_at FROM activity_logs",
-    );
-    let mut conditions = Conditions::default();
-    conditions.add(format!(
-        "business_id = {}",
-        sql.arg(caller.principal.business_id.as_str())
-    ));
-    if let Some(filters) = &body.filters {
-        if let Some(status) = &filters.status {
-            conditions.add(format!("status = {}", sql.arg(status.to_string())));
-        }
-        if let Some(method) = &filters.method {
-            conditions.add(format!("method = {}", sql.arg(method.as_str())));
-        }
-        if let Some(endpoint) = &filters.endpoint {
-            conditions.add(format!("endpoint = {}", sql.arg(endpoint.as_str())));
-        }
-        if let Some(code) = filters.response_code {
-            conditions.add(format!("response_code = {}", sql.arg(code)));
-        }
-    }
-    add_time_range(&mut sql, &mut conditions, from, until);
-    if let Some(search) = &body.search {
-        let pattern = sql.arg(paging::contains_pattern(search));
-        conditions.add(format!(
-            "(LOWER(endpoint) LIKE {pattern} ESCAPE '\\' OR LOWER(message) LIKE {pattern} \
-             ESCAPE '\\' OR LOWER(ip_address) LIKE {pattern} ESCAPE '\\')"
-        ));
-    }
-    keyset_page(
-        sql,
-        conditions,
+    let filters = body.filters.as_ref();
+    let filter = ActivityFilter {
+        business_id: caller.principal.business_id.clone(),
+        status: filters
+            .and_then(|f| f.status.as_ref())
+            .map(ToString::to_string),
+        method: filters
+            .and_then(|f| f.method.as_ref())
+            .map(|method| method.as_str().to_owned()),
+        endpoint: filters
+            .and_then(|f| f.endpoint.as_ref())
+            .map(|endpoint| endpoint.as_str().to_owned()),
+        response_code: filters.and_then(|f| f.response_code),
+        from,
+        until,
+        search: body
+            .search
+            .as_ref()
+            .map(|search| search.as_str().to_owned()),
         cursor,
-        limit,
-        store,
-        activity_entry,
-        |entry| (entry.created_at, entry.id),
-    )
-    .await
+        page_size: limit,
+    };
+    let rows = stored::list_activity(store, &filter).await?;
+    let entries = rows
+        .into_iter()
+        .map(activity_entry)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(keyset_page(entries, limit, |entry| {
+        (entry.created_at, entry.id)
+    }))
 }
 
 pub async fn fetch_audit_logs(
@@ -346,132 +287,86 @@ pub async fn fetch_audit_logs(
 ) -> Result<Page<Vec<models::AuditLogEntry>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
-
-    let mut sql = Sql::new(
-        "SELECT id, action, user_name, user_id, ip_address, response_code, day, target_type, \
-           target_id, request_id, created_at FROM audit_logs",
-    );
-    let mut conditions = Conditions::default();
-    conditions.add(format!(
-        "business_id = {}",
-        sql.arg(caller.principal.business_id.as_str())
-    ));
+    let mut filter = AuditFilter {
+        business_id: caller.principal.business_id.clone(),
+        search: body
+            .search
+            .as_ref()
+            .map(|search| search.as_str().to_owned()),
+        cursor,
+        page_size: limit,
+        ..AuditFilter::default()
+    };
     if let Some(filters) = &body.filters {
         let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;
-        add_time_range(&mut sql, &mut conditions, from, until);
-        if let Some(action) = &filters.action {
-            conditions.add(format!("action = {}", sql.arg(action.to_string())));
-        }
-        if let Some(user_id) = &filters.user_id {
-            conditions.add(format!("user_id = {}", sql.arg(user_id.to_string())));
-        }
+        filter.from = from;
+        filter.until = until;
+        filter.action = filters.action.as_ref().map(ToString::to_string);
+        filter.user_id = filters.user_id.as_ref().map(ToString::to_string);
     }
-    if let Some(search) = &body.search {
-        let pattern = sql.arg(paging::contains_pattern(search));
-        conditions.add(format!(
-            "(LOWER(action) LIKE {pattern} ESCAPE '\\' OR LOWER(user_name) LIKE {pattern} \
-             ESCAPE '\\' OR LOWER(ip_address) LIKE {pattern} ESCAPE '\\')"
-        ));
-    }
-    keyset_page(
-        sql,
-        conditions,
-        cursor,
-        limit,
-        store,
-        audit_entry,
-        |entry| (entry.created_at, entry.id),
-    )
-    .await
+    let rows = stored::list_audit(store, &filter).await?;
+    let entries = rows
+        .into_iter()
+        .map(audit_entry)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(keyset_page(entries, limit, |entry| {
+        (entry.created_at, entry.id)
+    }))
 }
 
-pub(crate) fn add_time_range(
-    sql: &mut Sql,
-    conditions: &mut Conditions,
-    from: Option<String>,
-    until: Option<String>,
-) {
-    if let Some(from) = from {
-        conditions.add(format!("created_at >= {}", sql.arg(from)));
-    }
-    if let Some(until) = until {
-        conditions.add(format!("created_at < {}", sql.arg(until)));
-    }
-}
-
-/// Newest first, after the cursor, one row more than `limit` to learn whether more follow.
-/// Runs a log query as one keyset page, newest first: the rows after `cursor`, at most `limit`,
-/// each read with `entry`, with the pagination whose cursor is `key` of the last one.
-async fn keyset_page<T>(
-    mut sql: Sql,
-    mut conditions: Conditions,
-    cursor: Option<paging::Cursor>,
+/// `entries` (at most `limit` and one more) as one keyset page, with the pagination whose
+/// cursor is `key` of the last one.
+fn keyset_page<T>(
+    mut entries: Vec<T>,
     limit: u64,
-    store: &Store,
-    entry: fn(&AnyRow) -> Result<T, Error>,
     key: fn(&T) -> (DateTime<Utc>, uuid::Uuid),
-) -> Result<Page<Vec<T>>, Error> {
-    if let Some(cursor) = cursor {
-        let at = sql.arg(cursor.created_at);
-        let id = sql.arg(cursor.id);
-        conditions.add(format!(
-            "(created_at < {at} OR (created_at = {at} AND id < {id}))"
-        ));
-    }
-    sql.push(&conditions.where_clause());
-    sql.push(" ORDER BY created_at DESC, id DESC")
-        .limit(limit + 1);
-    let rows = sql.fetch_all(store.pool()).await?;
-    let mut entries = rows.iter().map(entry).collect::<Result<Vec<_>, _>>()?;
+) -> Page<Vec<T>> {
     let has_more = paging::trim_to_page(&mut entries, limit);
     let last = entries.last().map(key);
-    Ok(Page {
+    Page {
         data: entries,
         pagination: paging::keyset_pagination(has_more, last, limit),
-    })
+    }
 }
 
-fn activity_entry(row: &AnyRow) -> Result<models::ActivityLogEntry, Error> {
-    let status = match store::text(row, "status")?.as_str() {
+fn activity_entry(entry: stored::ActivityEntry) -> Result<models::ActivityLogEntry, Error> {
+    let status = match entry.status.as_str() {
         "success" => models::LogStatus::Success,
         _ => models::LogStatus::Error,
     };
     Ok(models::ActivityLogEntry {
-        id: store::uuid(row, "id")?,
-        endpoint: store::text(row, "endpoint")?,
-        method: parse(store::text(row, "method")?)?,
-        response_code: integer(row, "response_code")?,
+        id: entry.id,
+        endpoint: entry.endpoint,
+        method: parse(entry.method)?,
+        response_code: entry.response_code,
         status,
-        message: store::text(row, "message")?,
-        ip_address: store::text(row, "ip_address")?,
-        request_id: store::text(row, "request_id")?,
-        created_at: store::time(row, "created_at")?,
+        message: entry.message,
+        ip_address: entry.ip_address,
+        request_id: entry.request_id,
+        created_at: entry.created_at,
     })
 }
 
-fn audit_entry(row: &AnyRow) -> Result<models::AuditLogEntry, Error> {
-    let day: chrono::NaiveDate = parse(store::text(row, "day")?)?;
-    let user_id = store::optional_text(row, "user_id")?
+fn audit_entry(entry: stored::AuditEntry) -> Result<models::AuditLogEntry, Error> {
+    let day: chrono::NaiveDate = parse(entry.day)?;
+    let user_id = entry
+        .user_id
         .map(|id| id.parse::<uuid::Uuid>().or_internal())
         .transpose()?;
     Ok(models::AuditLogEntry {
-        id: store::uuid(row, "id")?,
-        action: parse(store::text(row, "action")?)?,
-        user: store::text(row, "user_name")?,
+        id: entry.id,
+        action: parse(entry.action)?,
+        user: entry.user_name,
         user_id,
-        ip_address: store::text(row, "ip_address")?,
-        response_code: integer(row, "response_code")?,
+        ip_address: entry.ip_address,
+        response_code: entry.response_code,
         start_date: day,
         end_date: day,
-        target_type: store::optional_text(row, "target_type")?,
-        target_id: store::optional_text(row, "target_id")?,
-        request_id: store::text(row, "request_id")?,
-        created_at: store::time(row, "created_at")?,
+        target_type: entry.target_type,
+        target_id: entry.target_id,
+        request_id: entry.request_id,
+        created_at: entry.created_at,
     })
-}
-
-fn integer(row: &AnyRow, column: &str) -> Result<i64, Error> {
-    sqlx::Row::try_get(row, column).or_internal()
 }
 
 fn parse<T>(value: String) -> Result<T, Error>

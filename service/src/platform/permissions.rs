@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use anyhow::Context;
 use generated_server::{Permission, ResponseCode};
 
+use crate::datastore::roles::{self, Definition};
 use crate::error::Error;
 use crate::kernel::store::Store;
 use crate::kernel::text;
@@ -171,21 +172,17 @@ pub const BUILT_IN_ROLES_SINCE: &str = "2026-10-15T10:00:00.000000Z";
 pub async fn seed_built_in_roles(store: &Store) -> anyhow::Result<()> {
     let mut tx = store.begin().await?;
     for role in BUILT_IN_ROLES {
-        sqlx::query(
-            "INSERT INTO roles (id, business_id, name, name_key, description, permission_codes, \
-               is_built_in, created_at, updated_at) VALUES ($1, NULL, $2, $3, $4, $5, 1, $6, $6) \
-             ON CONFLICT (id) DO UPDATE SET name = $2, name_key = $3, description = $4, \
-               permission_codes = $5, is_built_in = 1",
-        )
-        .bind(role.id)
-        .bind(role.name)
-        .bind(text::name_key(role.name))
-        .bind(role.description)
-        .bind(to_stored(&role.permissions()))
-        .bind(BUILT_IN_ROLES_SINCE)
-        .execute(&mut *tx)
-        .await
-        .with_context(|| format!("cannot seed the built-in role {}", role.name))?;
+        let name_key = text::name_key(role.name);
+        let codes = to_stored(&role.permissions());
+        let definition = Definition {
+            name: role.name,
+            name_key: &name_key,
+            description: role.description,
+            permission_codes: &codes,
+        };
+        roles::upsert_built_in(&mut tx, role.id, &definition, BUILT_IN_ROLES_SINCE)
+            .await
+            .with_context(|| format!("cannot seed the built-in role {}", role.name))?;
     }
     tx.commit().await?;
     Ok(())
@@ -195,21 +192,20 @@ pub async fn seed_built_in_roles(store: &Store) -> anyhow::Result<()> {
 /// `text::name_key` (run at start, after the seeding; a no-op once every key is current). A
 /// role whose new key is already another role's keeps its old key, and is named in the log.
 pub async fn rekey_role_names(store: &Store) -> anyhow::Result<()> {
-    let roles: Vec<(String, String, String)> =
-        sqlx::query_as("SELECT id, name, name_key FROM roles WHERE business_id IS NOT NULL")
-            .fetch_all(store.pool())
-            .await
-            .context("cannot read the custom roles")?;
-    for (id, name, stored_key) in roles {
+    let custom = roles::custom_names(store)
+        .await
+        .context("cannot read the custom roles")?;
+    for roles::RoleName {
+        id,
+        name,
+        name_key: stored_key,
+    } in custom
+    {
         let key = text::name_key(&name);
         if key == stored_key {
             continue;
         }
-        let updated = sqlx::query("UPDATE roles SET name_key = $2 WHERE id = $1")
-            .bind(&id)
-            .bind(&key)
-            .execute(store.pool())
-            .await;
+        let updated = roles::set_name_key(store, &id, &key).await;
         if let Err(error) = updated {
             tracing::warn!(role_id = %id, %error, "a role's name looks like another's; its old key stays");
         }

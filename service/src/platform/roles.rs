@@ -7,16 +7,18 @@ use std::collections::BTreeSet;
 use generated_server::models::{self, AuditAction};
 use generated_server::{Permission, ResponseCode};
 
+use crate::datastore::roles::{self as stored, Definition};
+use crate::datastore::StoreError;
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
-use crate::kernel::store::{self, is_unique_violation, Store, Tx};
+use crate::kernel::store::{self, Store, Tx};
 use crate::kernel::text;
 use crate::platform::caller::Caller;
 use crate::platform::idempotency::Keyed;
 use crate::platform::logs::{self, AuditEntry};
 use crate::platform::permissions::{self};
 use crate::platform::principal::member_of;
-use crate::platform::team_views::{role_from_row, role_view, ROLE_COLUMNS};
+use crate::platform::team_views::{role_from, role_view};
 
 use crate::platform::team::{check_grantable, invalid, invalid_state, role_not_found};
 
@@ -42,18 +44,10 @@ pub async fn fetch_roles(
     caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<Vec<models::Role>, Error> {
-    let sql = format!(
-        "SELECT {ROLE_COLUMNS}, name_key FROM roles \
-         WHERE business_id IS NULL OR business_id = $1 ORDER BY is_built_in DESC, name_key, id"
-    );
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(&caller.principal.business_id)
-        .fetch_all(store.pool())
-        .await
-        .or_internal()?;
+    let rows = stored::list_of_business(store, &caller.principal.business_id).await?;
     let mut roles = rows
-        .iter()
-        .map(role_from_row)
+        .into_iter()
+        .map(role_from)
         .collect::<Result<Vec<_>, _>>()?;
     // Built-in roles in their fixed order (Owner first), then custom ones by name.
     let built_in_rank = |role: &models::Role| {
@@ -84,14 +78,7 @@ async fn check_role_name_free(
     name_key: &str,
     except_role_id: Option<&str>,
 ) -> Result<(), Error> {
-    let holder: Option<String> = sqlx::query_scalar(
-        "SELECT id FROM roles WHERE name_key = $1 AND (business_id IS NULL OR business_id = $2)",
-    )
-    .bind(name_key)
-    .bind(business_id)
-    .fetch_optional(&mut **tx)
-    .await
-    .or_internal()?;
+    let holder = stored::holder_of_name(tx, business_id, name_key).await?;
     match holder {
         Some(id) if Some(id.as_str()) != except_role_id => Err(duplicate_role(name)),
         _ => Ok(()),
@@ -126,25 +113,19 @@ pub async fn create_role(
         .run_in_transaction(async |tx, _| {
             check_role_name_free(tx, business_id, &name, &name_key, None).await?;
             let role_id = store::new_id();
-            let now_text = store::timestamp(now);
-            sqlx::query(
-                "INSERT INTO roles (id, business_id, name, name_key, description, \
-               permission_codes, is_built_in, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7)",
-            )
-            .bind(&role_id)
-            .bind(business_id)
-            .bind(&name)
-            .bind(&name_key)
-            .bind(&description)
-            .bind(permissions::to_stored(&permissions))
-            .bind(&now_text)
-            .execute(&mut **tx)
-            .await
-            .map_err(|error| role_write_error(error, &name))?;
+            let codes = permissions::to_stored(&permissions);
+            let role = Definition {
+                name: &name,
+                name_key: &name_key,
+                description: &description,
+                permission_codes: &codes,
+            };
+            stored::insert_custom(tx, &role_id, business_id, &role, now)
+                .await
+                .map_err(|error| role_write_error(error, &name))?;
             let entry = AuditEntry::by(caller, AuditAction::CreateRole).target("role", &role_id);
             logs::audit(tx, now, entry).await?;
-            role_view(&mut **tx, business_id, &role_id)
+            role_view(tx, business_id, &role_id)
                 .await?
                 .ok_or_else(|| Error::internal("the new role vanished"))
         })
@@ -152,8 +133,9 @@ pub async fn create_role(
 }
 
 /// A failed role insert or update: a taken name (`26`), or an internal error.
-fn role_write_error(error: sqlx::Error, name: &str) -> Error {
-    if is_unique_violation(&error) {
+#[track_caller]
+fn role_write_error(error: StoreError, name: &str) -> Error {
+    if error.is_conflict() {
         duplicate_role(name)
     } else {
         Error::from(error)
@@ -189,7 +171,7 @@ pub async fn update_role(
     }
 
     let mut tx = store.begin().await?;
-    let current = role_view(&mut *tx, business_id, &role_id)
+    let current = role_view(&mut tx, business_id, &role_id)
         .await?
         .ok_or_else(|| role_not_found(&role_id))?;
     if current.is_built_in {
@@ -213,27 +195,22 @@ pub async fn update_role(
         Some(permissions) => permissions::to_stored(permissions),
         None => serde_json::to_string(&current.permission_codes).or_internal()?,
     };
-    sqlx::query(
-        "UPDATE roles SET name = $3, name_key = $4, description = $5, permission_codes = $6, \
-           updated_at = $7 WHERE id = $1 AND business_id = $2 AND is_built_in = 0",
-    )
-    .bind(&role_id)
-    .bind(business_id)
-    .bind(&name)
-    .bind(&name_key)
-    .bind(&description)
-    .bind(&codes)
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .map_err(|error| role_write_error(error, &name))?;
+    let role = Definition {
+        name: &name,
+        name_key: &name_key,
+        description: &description,
+        permission_codes: &codes,
+    };
+    stored::update_custom(&mut tx, &role_id, business_id, &role, now)
+        .await
+        .map_err(|error| role_write_error(error, &name))?;
     logs::audit(
         &mut tx,
         now,
         AuditEntry::by(caller, AuditAction::UpdateRole).target("role", &role_id),
     )
     .await?;
-    let role = role_view(&mut *tx, business_id, &role_id)
+    let role = role_view(&mut tx, business_id, &role_id)
         .await?
         .ok_or_else(|| role_not_found(&role_id))?;
     tx.commit().await.or_internal()?;

@@ -3,9 +3,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 use generated_server::{Permission, ResponseCode, TokenFamily};
-use sqlx::Row;
 
-use crate::error::{Error, OrInternal};
+use crate::datastore::sessions::{self as stored, NewSession as StoredSession};
+use crate::error::Error;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Environment;
 use crate::kernel::store::{self, Store, Tx};
@@ -43,65 +43,50 @@ pub async fn authenticate(
             }
         }));
     }
-    let row = sqlx::query(
-        "SELECT s.business_id, s.family, s.member_id, s.expires_at, s.revoked_at, \
-           m.email, m.first_name, m.last_name, m.role_id, m.is_active, r.permission_codes, \
-           b.status AS business_status, b.client_id, b.secret_issued_by \
-         FROM sessions s \
-         JOIN businesses b ON b.id = s.business_id \
-         LEFT JOIN members m ON m.id = s.member_id AND m.business_id = s.business_id \
-         LEFT JOIN roles r ON r.id = m.role_id \
-         WHERE s.id = $1",
-    )
-    .bind(&claims.sid)
-    .fetch_optional(store.pool())
-    .await
-    .or_internal()?
-    .ok_or_else(unauthenticated)?;
+    let session = stored::find_for_token(store, &claims.sid)
+        .await?
+        .ok_or_else(unauthenticated)?;
 
-    let business_id = store::text(&row, "business_id")?;
-    let live = business_id == claims.bid
-        && store::text(&row, "family")? == claims.fam
-        && store::optional_text(&row, "revoked_at")?.is_none()
-        && store::time(&row, "expires_at")? > clock.now();
+    let live = session.business_id == claims.bid
+        && session.family == claims.fam
+        && session.revoked_at.is_none()
+        && session.expires_at > clock.now();
     if !live {
         return Err(unauthenticated());
     }
-    business::ensure_served(environment, &store::text(&row, "client_id")?)?;
+    business::ensure_served(environment, &session.client_id)?;
     let member = match family {
         TokenFamily::Integration => None,
         TokenFamily::Dashboard => {
-            let Some(member_id) = store::optional_text(&row, "member_id")? else {
+            let Some(member_id) = session.member_id else {
                 return Err(unauthenticated());
             };
             // A member deleted from under a session (never done today) or deactivated.
-            let Some(email) = store::optional_text(&row, "email")? else {
+            let Some(member) = session.member else {
                 return Err(unauthenticated());
             };
-            let active: Option<i64> = row.try_get("is_active").or_internal()?;
-            if active != Some(1) {
+            if !member.is_active {
                 return Err(unauthenticated());
             }
-            let role_id = store::text(&row, "role_id")?;
-            let codes: Option<String> = row.try_get("permission_codes").or_internal()?;
+            let codes = member.permission_codes.as_deref().unwrap_or("[]");
             Some(MemberPrincipal {
                 id: member_id,
-                email,
-                first_name: store::text(&row, "first_name")?,
-                last_name: store::text(&row, "last_name")?,
-                is_owner: role_id == OWNER_ROLE_ID,
-                role_id,
-                permissions: permissions::parse_stored(codes.as_deref().unwrap_or("[]"))?,
+                email: member.email,
+                first_name: member.first_name,
+                last_name: member.last_name,
+                is_owner: member.role_id == OWNER_ROLE_ID,
+                permissions: permissions::parse_stored(codes)?,
+                role_id: member.role_id,
             })
         }
     };
     let principal = Principal {
-        business_id,
+        business_id: session.business_id,
         session_id: claims.sid,
         family,
-        business_active: store::text(&row, "business_status")? == "active",
+        business_active: session.business_status == "active",
         credential_issuer: match family {
-            TokenFamily::Integration => store::optional_text(&row, "secret_issued_by")?,
+            TokenFamily::Integration => session.secret_issued_by,
             TokenFamily::Dashboard => None,
         },
         member,
@@ -144,20 +129,16 @@ pub async fn open_session(
 ) -> Result<(String, u64), Error> {
     let expires_at = now + Duration::seconds(new.ttl_seconds as i64);
     let session_id = store::new_id();
-    sqlx::query(
-        "INSERT INTO sessions (id, business_id, family, member_id, ip_address, created_at, \
-           expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL)",
-    )
-    .bind(&session_id)
-    .bind(new.business_id)
-    .bind(tokens::family_str(new.family))
-    .bind(new.member_id)
-    .bind(new.ip_address)
-    .bind(store::timestamp(now))
-    .bind(store::timestamp(expires_at))
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
+    let row = StoredSession {
+        id: &session_id,
+        business_id: new.business_id,
+        family: tokens::family_str(new.family),
+        member_id: new.member_id,
+        ip_address: new.ip_address,
+        created_at: now,
+        expires_at,
+    };
+    stored::insert(tx, &row).await?;
     let token = tokens.sign(&Claims {
         sid: session_id,
         fam: tokens::family_str(new.family).to_owned(),
@@ -179,11 +160,5 @@ pub async fn revoke_member_sessions(
     member_id: &str,
     now: DateTime<Utc>,
 ) -> Result<(), Error> {
-    sqlx::query("UPDATE sessions SET revoked_at = $2 WHERE member_id = $1 AND revoked_at IS NULL")
-        .bind(member_id)
-        .bind(store::timestamp(now))
-        .execute(&mut **tx)
-        .await
-        .or_internal()?;
-    Ok(())
+    Ok(stored::revoke_all_of_member(tx, member_id, now).await?)
 }

@@ -10,12 +10,15 @@ use chrono::{DateTime, Duration, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::{Permission, ResponseCode};
 
+use crate::datastore::invitations::{self, NewInvitation};
+use crate::datastore::members::{self, MemberFilter, MemberOrder, NewMember};
+use crate::datastore::{businesses, roles};
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
-use crate::kernel::paging::{self, Conditions, Page, Sql};
+use crate::kernel::paging::{self, Page};
 use crate::kernel::secrets::{self, Passwords};
-use crate::kernel::store::{self, is_unique_violation, Store, Tx};
+use crate::kernel::store::{self, Store, Tx};
 use crate::kernel::text;
 use crate::outbox::{self, Notification};
 use crate::platform::business::{self, normalize_email};
@@ -25,7 +28,7 @@ use crate::platform::logs::{self, AuditEntry};
 use crate::platform::permissions::{self, OWNER_ROLE_ID};
 use crate::platform::principal::{member_of, MemberPrincipal};
 use crate::platform::sessions;
-use crate::platform::team_views::{member_from_row, member_view, MEMBER_COLUMNS};
+use crate::platform::team_views::{member_from, member_view};
 use crate::platform::throttle::{self, Limit, OnSuccess};
 
 fn member_not_found(member_id: impl std::fmt::Display) -> Error {
@@ -69,21 +72,14 @@ pub async fn invite(
 ) -> Result<String, Error> {
     let token = secrets::random_token("inv_");
     let ttl_hours = config.invitation_ttl_seconds / 3600;
-    sqlx::query(
-        "INSERT INTO invitations (id, business_id, member_id, token_hash, expires_at, used_at, \
-           revoked_at, created_at) VALUES ($1, $2, $3, $4, $5, NULL, NULL, $6)",
-    )
-    .bind(store::new_id())
-    .bind(invitee.business_id)
-    .bind(invitee.member_id)
-    .bind(secrets::sha256_hex(&token))
-    .bind(store::timestamp(
-        now + Duration::seconds(config.invitation_ttl_seconds as i64),
-    ))
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
+    let token_hash = secrets::sha256_hex(&token);
+    let invitation = NewInvitation {
+        business_id: invitee.business_id,
+        member_id: invitee.member_id,
+        token_hash: &token_hash,
+        expires_at: now + Duration::seconds(config.invitation_ttl_seconds as i64),
+    };
+    invitations::insert(tx, &invitation, now).await?;
     outbox::enqueue(
         tx,
         now,
@@ -121,11 +117,7 @@ pub fn invitation_token_in(body: &str) -> Option<&str> {
 }
 
 async fn business_name(tx: &mut Tx, business_id: &str) -> Result<String, Error> {
-    sqlx::query_scalar("SELECT name FROM businesses WHERE id = $1")
-        .bind(business_id)
-        .fetch_one(&mut **tx)
-        .await
-        .or_internal()
+    Ok(businesses::name_of(tx, business_id).await?)
 }
 
 pub async fn fetch_members(
@@ -137,57 +129,33 @@ pub async fn fetch_members(
     let now = clock.now();
     let page = body.page.get();
     let page_size = body.page_size.get().min(paging::PAGE_SIZE_MAX);
-    let mut sql = Sql::new(&format!(
-        "SELECT {MEMBER_COLUMNS} FROM members m JOIN roles r ON r.id = m.role_id"
-    ));
-    let mut conditions = Conditions::default();
-    conditions.add(format!(
-        "m.business_id = {}",
-        sql.arg(caller.principal.business_id.as_str())
-    ));
-    if let Some(filters) = &body.filters {
-        let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;
-        if let Some(from) = from {
-            conditions.add(format!("m.date_joined >= {}", sql.arg(from)));
-        }
-        if let Some(until) = until {
-            conditions.add(format!("m.date_joined < {}", sql.arg(until)));
-        }
-        if let Some(active) = filters.is_active {
-            conditions.add(format!("m.is_active = {}", sql.arg(i64::from(active))));
-        }
-        if let Some(role_id) = filters.role_id {
-            conditions.add(format!("m.role_id = {}", sql.arg(role_id.to_string())));
-        }
-    }
-    let direction = match body.sort_order {
-        Some(models::SortOrder::Asc) => "ASC",
-        _ => "DESC",
-    };
-    let order = match body.sort_by {
-        None | Some(models::MemberSortField::DateJoined) => format!("m.date_joined {direction}"),
-        Some(models::MemberSortField::Email) => format!("m.email {direction}"),
-        Some(models::MemberSortField::FirstName) => format!("LOWER(m.first_name) {direction}"),
-        Some(models::MemberSortField::LastName) => format!("LOWER(m.last_name) {direction}"),
-        // Members who never logged in come last either way (the stores disagree on NULLs).
-        Some(models::MemberSortField::LastLogin) => {
-            format!("CASE WHEN m.last_login IS NULL THEN 1 ELSE 0 END, m.last_login {direction}")
-        }
-    };
-    let offset = sql.arg(
-        (page - 1)
+    let mut filter = MemberFilter {
+        business_id: caller.principal.business_id.clone(),
+        ascending: body.sort_order == Some(models::SortOrder::Asc),
+        order: match body.sort_by {
+            None | Some(models::MemberSortField::DateJoined) => MemberOrder::DateJoined,
+            Some(models::MemberSortField::Email) => MemberOrder::Email,
+            Some(models::MemberSortField::FirstName) => MemberOrder::FirstName,
+            Some(models::MemberSortField::LastName) => MemberOrder::LastName,
+            // Members who never logged in come last either way.
+            Some(models::MemberSortField::LastLogin) => MemberOrder::LastLogin,
+        },
+        offset: (page - 1)
             .saturating_mul(page_size)
             .min(i64::MAX as u64 / 2) as i64,
-    );
-    sql.push(&conditions.where_clause());
-    sql.push(&format!(" ORDER BY {order}, m.id {direction}"))
-        .limit(page_size + 1)
-        .push(&format!(" OFFSET {offset}"));
-    let rows = sql.fetch_all(store.pool()).await?;
-    let mut members = rows
-        .iter()
-        .map(|row| member_from_row(row, now))
-        .collect::<Result<Vec<_>, _>>()?;
+        page_size,
+        ..MemberFilter::default()
+    };
+    if let Some(filters) = &body.filters {
+        let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;
+        filter.joined_from = from;
+        filter.joined_until = until;
+        filter.is_active = filters.is_active;
+        filter.role_id = filters.role_id.map(|role_id| role_id.to_string());
+    }
+    let rows = members::list(store, &filter).await?;
+    let mut members: Vec<models::Member> =
+        rows.into_iter().map(|row| member_from(row, now)).collect();
     let has_more = paging::trim_to_page(&mut members, page_size);
     Ok(Page {
         data: members,
@@ -209,20 +177,13 @@ impl RoleRef {
 }
 
 async fn usable_role(tx: &mut Tx, business_id: &str, role_id: &str) -> Result<RoleRef, Error> {
-    let row = sqlx::query(
-        "SELECT id, name, permission_codes FROM roles \
-         WHERE id = $1 AND (business_id IS NULL OR business_id = $2)",
-    )
-    .bind(role_id)
-    .bind(business_id)
-    .fetch_optional(&mut **tx)
-    .await
-    .or_internal()?
-    .ok_or_else(|| role_not_found(role_id))?;
+    let grant = roles::find_grant(tx, business_id, role_id)
+        .await?
+        .ok_or_else(|| role_not_found(role_id))?;
     Ok(RoleRef {
-        id: store::text(&row, "id")?,
-        name: store::text(&row, "name")?,
-        permissions: permissions::parse_stored(&store::text(&row, "permission_codes")?)?,
+        permissions: permissions::parse_stored(&grant.permission_codes)?,
+        id: grant.id,
+        name: grant.name,
     })
 }
 
@@ -285,39 +246,27 @@ pub async fn add_member(
             check_grantable(actor, &role.permissions)?;
             // Another business's members are none of this one's concern: only this business is
             // asked.
-            let taken: Option<String> =
-                sqlx::query_scalar("SELECT id FROM members WHERE email = $1 AND business_id = $2")
-                    .bind(&email)
-                    .bind(business_id)
-                    .fetch_optional(&mut **tx)
-                    .await?;
-            if taken.is_some() {
+            if members::email_taken(tx, business_id, &email).await? {
                 return Err(duplicate_email(&email));
             }
             let member_id = store::new_id();
-            let now_text = store::timestamp(now);
-            sqlx::query(
-                "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
-               password_hash, is_active, invitation_status, last_login, date_joined, \
-               created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, NULL, 0, 'pending', NULL, $7, $7, $7)",
-            )
-            .bind(&member_id)
-            .bind(business_id)
-            .bind(&email)
-            .bind(first_name)
-            .bind(last_name)
-            .bind(&role.id)
-            .bind(&now_text)
-            .execute(&mut **tx)
-            .await
-            .map_err(|error| {
-                if is_unique_violation(&error) {
-                    duplicate_email(&email)
-                } else {
-                    Error::from(error)
-                }
-            })?;
+            let new = NewMember {
+                id: &member_id,
+                business_id,
+                email: &email,
+                first_name,
+                last_name,
+                role_id: &role.id,
+            };
+            members::insert_invited(tx, &new, now)
+                .await
+                .map_err(|error| {
+                    if error.is_conflict() {
+                        duplicate_email(&email)
+                    } else {
+                        Error::from(error)
+                    }
+                })?;
             let business_name = business_name(tx, business_id).await?;
             let invitee = Invitee {
                 business_id,
@@ -353,7 +302,7 @@ pub async fn resend_invite(
     let business_id = caller.principal.business_id.as_str();
     let member_id = body.member_id.to_string();
     let mut tx = store.begin().await?;
-    let member = member_view(&mut *tx, business_id, &member_id, now)
+    let member = member_view(&mut tx, business_id, &member_id, now)
         .await?
         .ok_or_else(|| member_not_found(&member_id))?;
     if member.invitation_status == models::InvitationStatus::Accepted {
@@ -443,38 +392,24 @@ async fn usable_invitation(
     token: &str,
     now: DateTime<Utc>,
 ) -> Result<Option<Invitation>, Error> {
-    let row = sqlx::query(
-        "SELECT i.id, i.business_id, i.member_id, i.expires_at, i.used_at, i.revoked_at, \
-           m.invitation_status, m.email, m.first_name, m.last_name, b.client_id \
-         FROM invitations i JOIN members m ON m.id = i.member_id AND m.business_id = i.business_id \
-         JOIN businesses b ON b.id = i.business_id \
-         WHERE i.token_hash = $1",
-    )
-    .bind(secrets::sha256_hex(token))
-    .fetch_optional(store.pool())
-    .await?;
-    let Some(row) = row else {
+    let found = invitations::find_by_token_hash(store, &secrets::sha256_hex(token)).await?;
+    let Some(found) = found else {
         return Ok(None);
     };
-    let usable = store::optional_text(&row, "used_at")?.is_none()
-        && store::optional_text(&row, "revoked_at")?.is_none()
-        && store::time(&row, "expires_at")? > now
-        && store::text(&row, "invitation_status")? == "pending"
+    let usable = found.used_at.is_none()
+        && found.revoked_at.is_none()
+        && found.expires_at > now
+        && found.invitation_status == "pending"
         // A server serves the businesses of its own environment only.
-        && business::ensure_served(config.environment, &store::text(&row, "client_id")?).is_ok();
+        && business::ensure_served(config.environment, &found.client_id).is_ok();
     if !usable {
         return Ok(None);
     }
     Ok(Some(Invitation {
-        id: store::text(&row, "id")?,
-        business_id: store::text(&row, "business_id")?,
-        member_id: store::text(&row, "member_id")?,
-        user_name: format!(
-            "{} {} <{}>",
-            store::text(&row, "first_name")?,
-            store::text(&row, "last_name")?,
-            store::text(&row, "email")?
-        ),
+        user_name: format!("{} {} <{}>", found.first_name, found.last_name, found.email),
+        id: found.id,
+        business_id: found.business_id,
+        member_id: found.member_id,
     }))
 }
 
@@ -488,28 +423,16 @@ async fn accept(
     hash: &str,
     now: DateTime<Utc>,
 ) -> Result<models::Member, Error> {
-    let stamp = store::timestamp(now);
-    let claimed = sqlx::query(
-        "UPDATE invitations SET used_at = $2 \
-         WHERE id = $1 AND used_at IS NULL AND revoked_at IS NULL",
+    let claimed = invitations::use_up(tx, &invitation.id, now).await?;
+    let activated = members::accept_invitation(
+        tx,
+        &invitation.member_id,
+        &invitation.business_id,
+        hash,
+        now,
     )
-    .bind(&invitation.id)
-    .bind(&stamp)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    let activated = sqlx::query(
-        "UPDATE members SET password_hash = $3, is_active = 1, invitation_status = 'accepted', \
-           updated_at = $4 WHERE id = $1 AND business_id = $2 AND invitation_status = 'pending'",
-    )
-    .bind(&invitation.member_id)
-    .bind(&invitation.business_id)
-    .bind(hash)
-    .bind(&stamp)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    if claimed != 1 || activated != 1 {
+    .await?;
+    if !claimed || !activated {
         return Err(invitation_rejected());
     }
     let entry = AuditEntry {
@@ -524,14 +447,9 @@ async fn accept(
         request_id: caller.request_id.clone(),
     };
     logs::audit(tx, now, entry).await?;
-    member_view(
-        &mut **tx,
-        &invitation.business_id,
-        &invitation.member_id,
-        now,
-    )
-    .await?
-    .ok_or_else(|| Error::internal("the accepted member vanished"))
+    member_view(tx, &invitation.business_id, &invitation.member_id, now)
+        .await?
+        .ok_or_else(|| Error::internal("the accepted member vanished"))
 }
 
 /// `update_member`: another role, deactivation or reactivation, decided by [`MemberChange`]
@@ -553,18 +471,12 @@ pub async fn update_member(
 
     let mut tx = store.begin().await?;
     business::lock_business(&mut tx, store.backend(), business_id).await?;
-    let target = sqlx::query(
-        "SELECT role_id, is_active, invitation_status FROM members \
-         WHERE id = $1 AND business_id = $2",
-    )
-    .bind(&member_id)
-    .bind(business_id)
-    .fetch_optional(&mut *tx)
-    .await?
-    .ok_or_else(|| member_not_found(&member_id))?;
-    let current_role = store::text(&target, "role_id")?;
-    let was_active = store::flag(&target, "is_active")?;
-    let pending = store::text(&target, "invitation_status")? != "accepted";
+    let target = members::standing(&mut tx, &member_id, business_id)
+        .await?
+        .ok_or_else(|| member_not_found(&member_id))?;
+    let current_role = target.role_id;
+    let was_active = target.is_active;
+    let pending = target.invitation_status != "accepted";
     let new_role = match body.role_id {
         Some(role_id) => Some(usable_role(&mut tx, business_id, &role_id.to_string()).await?),
         None => None,
@@ -585,7 +497,7 @@ pub async fn update_member(
         check_another_owner(&mut tx, business_id, &member_id).await?;
     }
     write_member_change(&mut tx, caller, &change, now).await?;
-    let member = member_view(&mut *tx, business_id, &member_id, now)
+    let member = member_view(&mut tx, business_id, &member_id, now)
         .await?
         .ok_or_else(|| member_not_found(&member_id))?;
     tx.commit().await.or_internal()?;
@@ -594,15 +506,8 @@ pub async fn update_member(
 
 /// `48` unless the business keeps another active Owner than `member_id`.
 async fn check_another_owner(tx: &mut Tx, business_id: &str, member_id: &str) -> Result<(), Error> {
-    let other_owners: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM members \
-         WHERE business_id = $1 AND role_id = $2 AND is_active = 1 AND id <> $3",
-    )
-    .bind(business_id)
-    .bind(OWNER_ROLE_ID)
-    .bind(member_id)
-    .fetch_one(&mut **tx)
-    .await?;
+    let other_owners =
+        members::count_active_with_role(tx, business_id, OWNER_ROLE_ID, member_id).await?;
     if other_owners == 0 {
         return Err(invalid_state(
             "The business must keep at least one active Owner",
@@ -622,30 +527,13 @@ async fn write_member_change(
 ) -> Result<(), Error> {
     let business_id = caller.principal.business_id.as_str();
     let member_id = change.target_id;
-    let now_text = store::timestamp(now);
     let audit = |action| AuditEntry::by(caller, action).target("member", member_id);
     if let Some(role) = change.new_role {
-        sqlx::query(
-            "UPDATE members SET role_id = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
-        )
-        .bind(member_id)
-        .bind(business_id)
-        .bind(&role.id)
-        .bind(&now_text)
-        .execute(&mut **tx)
-        .await?;
+        members::set_role(tx, member_id, business_id, &role.id, now).await?;
         logs::audit(tx, now, audit(AuditAction::UpdateMemberRole)).await?;
     }
     if let Some(active) = change.new_active {
-        sqlx::query(
-            "UPDATE members SET is_active = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
-        )
-        .bind(member_id)
-        .bind(business_id)
-        .bind(i64::from(active))
-        .bind(&now_text)
-        .execute(&mut **tx)
-        .await?;
+        members::set_active(tx, member_id, business_id, active, now).await?;
         let action = if active {
             AuditAction::ReactivateMember
         } else {
@@ -666,17 +554,7 @@ async fn revoke_invitations(
     member_id: &str,
     now: DateTime<Utc>,
 ) -> Result<u64, Error> {
-    let revoked = sqlx::query(
-        "UPDATE invitations SET revoked_at = $2 \
-         WHERE member_id = $1 AND used_at IS NULL AND revoked_at IS NULL",
-    )
-    .bind(member_id)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    Ok(revoked)
+    Ok(invitations::revoke_open_of_member(tx, member_id, now).await?)
 }
 
 /// What an `update_member` call would change, and the rules it must keep. `new_role` and

@@ -22,11 +22,11 @@ use std::net::IpAddr;
 
 use chrono::{DateTime, Duration, Utc};
 use generated_server::ResponseCode;
-use sqlx::Row;
 
+use crate::datastore::throttles;
 use crate::error::{Error, OrInternal};
 use crate::kernel::config::{CredentialThrottle, ThrottlePolicy};
-use crate::kernel::store::{self, Store, Tx};
+use crate::kernel::store::{Store, Tx};
 
 /// What a successful attempt does to a key's count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,37 +96,12 @@ async fn claim_key(
     let mut tx = store.begin().await?;
     // One statement: on PostgreSQL it holds the row until this transaction ends, so a
     // concurrent claim waits and then sees the lock written below.
-    let claimed = sqlx::query(
-        "INSERT INTO throttles (key, failures, window_started_at, locked_until) \
-         VALUES ($1, 1, $2, NULL) \
-         ON CONFLICT (key) DO UPDATE SET \
-           failures = CASE WHEN throttles.window_started_at < $3 THEN 1 \
-                           ELSE throttles.failures + 1 END, \
-           window_started_at = CASE WHEN throttles.window_started_at < $3 THEN $2 \
-                                    ELSE throttles.window_started_at END \
-         WHERE throttles.locked_until IS NULL OR throttles.locked_until <= $2 \
-         RETURNING failures",
-    )
-    .bind(&limit.key)
-    .bind(store::timestamp(now))
-    .bind(store::timestamp(window_start))
-    .fetch_optional(&mut *tx)
-    .await
-    .or_internal()?;
-    let Some(row) = claimed else {
-        let until: Option<String> =
-            sqlx::query_scalar("SELECT locked_until FROM throttles WHERE key = $1")
-                .bind(&limit.key)
-                .fetch_one(&mut *tx)
-                .await
-                .or_internal()?;
+    let claimed = throttles::count_attempt(&mut tx, &limit.key, now, window_start).await?;
+    let Some(count) = claimed else {
+        let until = throttles::locked_until(&mut tx, &limit.key).await?;
         tx.rollback().await.or_internal()?;
-        let until = until
-            .map(|until| store::parse_timestamp(&until))
-            .transpose()?;
         return Ok(Err(seconds_until(until.unwrap_or(now), now)));
     };
-    let count: i64 = row.try_get("failures").or_internal()?;
     let lock_seconds = policy.lock_seconds(count);
     if lock_seconds > 0 {
         lock(&mut tx, &limit.key, now, lock_seconds).await?;
@@ -175,33 +150,14 @@ impl Attempt {
 /// Takes one attempt off `limit.key`; below the free attempts the key is not locked any more,
 /// and a key left with no attempt is deleted.
 async fn give_back(tx: &mut Tx, limit: &Limit) -> Result<(), Error> {
-    sqlx::query(
-        "UPDATE throttles SET failures = failures - 1, \
-           locked_until = CASE WHEN failures - 1 >= $2 THEN locked_until ELSE NULL END \
-         WHERE key = $1 AND failures > 0",
-    )
-    .bind(&limit.key)
-    .bind(limit.policy.free_attempts)
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
-    sqlx::query("DELETE FROM throttles WHERE key = $1 AND failures <= 0")
-        .bind(&limit.key)
-        .execute(&mut **tx)
-        .await
-        .or_internal()?;
+    throttles::give_back(tx, &limit.key, limit.policy.free_attempts).await?;
+    throttles::delete_if_spent(tx, &limit.key).await?;
     Ok(())
 }
 
 async fn lock(tx: &mut Tx, key: &str, now: DateTime<Utc>, seconds: u64) -> Result<(), Error> {
     let until = now + Duration::seconds(seconds as i64);
-    sqlx::query("UPDATE throttles SET locked_until = $2 WHERE key = $1")
-        .bind(key)
-        .bind(store::timestamp(until))
-        .execute(&mut **tx)
-        .await
-        .or_internal()?;
-    Ok(())
+    Ok(throttles::lock(tx, key, until).await?)
 }
 
 /// Whole seconds from `now` to `until`, rounded up so that a client waiting exactly that long
@@ -275,15 +231,7 @@ fn kind_of(credential: &str) -> &str {
 }
 
 async fn is_known_address(store: &Store, credential: &str, address: &str) -> Result<bool, Error> {
-    let known: Option<i64> = sqlx::query_scalar(
-        "SELECT 1 FROM known_addresses WHERE credential = $1 AND ip_address = $2",
-    )
-    .bind(credential)
-    .bind(address)
-    .fetch_optional(store.pool())
-    .await
-    .or_internal()?;
-    Ok(known.is_some())
+    Ok(throttles::is_known_address(store, credential, address).await?)
 }
 
 /// Remembers that `credential` succeeded from `address` at `now`, inside the caller's `tx`.
@@ -293,40 +241,18 @@ pub async fn remember_address(
     address: &str,
     now: DateTime<Utc>,
 ) -> Result<(), Error> {
-    sqlx::query(
-        "INSERT INTO known_addresses (credential, ip_address, last_success_at) \
-         VALUES ($1, $2, $3) \
-         ON CONFLICT (credential, ip_address) DO UPDATE SET last_success_at = $3",
-    )
-    .bind(credential)
-    .bind(address)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await
-    .or_internal()?;
-    Ok(())
+    Ok(throttles::remember_address(tx, credential, address, now).await?)
 }
 
 /// Forgets every attempt at `credential`, from every address (the demo's reset), inside `tx`.
 pub async fn forget_credential(tx: &mut Tx, credential: &str) -> Result<(), Error> {
     let pair_prefix = format!("{credential}:address:");
-    sqlx::query("DELETE FROM throttles WHERE key = $1 OR substr(key, 1, length($2)) = $2")
-        .bind(credential)
-        .bind(&pair_prefix)
-        .execute(&mut **tx)
-        .await
-        .or_internal()?;
-    Ok(())
+    Ok(throttles::delete_credential(tx, credential, &pair_prefix).await?)
 }
 
 /// Forgets the attempts of `key`, inside the caller's transaction.
 pub async fn clear(tx: &mut Tx, key: &str) -> Result<(), Error> {
-    sqlx::query("DELETE FROM throttles WHERE key = $1")
-        .bind(key)
-        .execute(&mut **tx)
-        .await
-        .or_internal()?;
-    Ok(())
+    Ok(throttles::delete(tx, key).await?)
 }
 
 #[cfg(test)]

@@ -6,13 +6,14 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::ResponseCode;
-use sqlx::any::AnyRow;
-use sqlx::Row;
 
+use crate::datastore::events::{self as stored_events, Delivery, DeliveryFilter};
+use crate::datastore::webhook_endpoints::{self as endpoints, Change, NewEndpoint};
+use crate::datastore::Conn;
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
-use crate::kernel::paging::{self, Conditions, Page, Sql};
+use crate::kernel::paging::{self, Page};
 use crate::kernel::store::{self, Store, Tx};
 use crate::outbox::events;
 use crate::outbox::webhooks::destination::{self, Policy, SystemResolver};
@@ -72,53 +73,42 @@ fn addresses(ip_whitelist: &[models::IpAddressOrRange]) -> Vec<String> {
     ip_whitelist.iter().map(|entry| entry.to_string()).collect()
 }
 
-fn json_list(values: &[String]) -> Result<String, Error> {
-    serde_json::to_string(values).or_internal()
-}
-
 fn parse<T: std::str::FromStr>(value: String) -> Result<T, Error> {
     value
         .parse()
         .map_err(|_| Error::internal(format!("an unreadable stored value `{value}`")))
 }
 
-fn configuration_of(row: &AnyRow) -> Result<models::WebhookConfiguration, Error> {
-    let list = |column: &str| -> Result<Vec<String>, Error> {
-        serde_json::from_str(&store::text(row, column)?).or_internal()
-    };
+fn configuration_view(
+    stored: endpoints::Configuration,
+) -> Result<models::WebhookConfiguration, Error> {
     Ok(models::WebhookConfiguration {
-        id: store::uuid(row, "id")?,
-        url: store::text(row, "url")?,
-        is_active: store::flag(row, "is_active")?,
-        ip_whitelist: list("ip_whitelist")?
+        id: stored.id,
+        url: stored.url,
+        is_active: stored.is_active,
+        ip_whitelist: stored
+            .ip_whitelist
             .into_iter()
             .map(parse)
             .collect::<Result<_, _>>()?,
-        event_types: list("event_types")?
+        event_types: stored
+            .event_types
             .into_iter()
             .map(parse)
             .collect::<Result<_, _>>()?,
-        created_at: store::time(row, "created_at")?,
-        updated_at: store::time(row, "updated_at")?,
+        created_at: stored.created_at,
+        updated_at: stored.updated_at,
     })
 }
 
-async fn configuration<'e, E>(
-    executor: E,
+async fn configuration(
+    conn: impl Into<Conn<'_>>,
     business_id: &str,
-) -> Result<Option<models::WebhookConfiguration>, Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    let row = sqlx::query(
-        "SELECT id, url, is_active, ip_whitelist, event_types, created_at, updated_at \
-         FROM webhook_configurations WHERE business_id = $1",
-    )
-    .bind(business_id)
-    .fetch_optional(executor)
-    .await
-    .or_internal()?;
-    row.as_ref().map(configuration_of).transpose()
+) -> Result<Option<models::WebhookConfiguration>, Error> {
+    endpoints::find(conn, business_id)
+        .await?
+        .map(configuration_view)
+        .transpose()
 }
 
 pub async fn create_configuration(
@@ -140,36 +130,23 @@ pub async fn create_configuration(
         let now = clock.now();
         let id = store::new_id();
         let secret = signing::new_secret();
-        let inserted = sqlx::query(
-            "INSERT INTO webhook_configurations (id, business_id, url, is_active, ip_whitelist, \
-               event_types, secret, created_at, updated_at) \
-             VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $7) ON CONFLICT (business_id) DO NOTHING",
-        )
-        .bind(&id)
-        .bind(&business_id)
-        .bind(&url)
-        .bind(json_list(&ip_whitelist)?)
-        .bind(json_list(&event_types)?)
-        .bind(&secret)
-        .bind(store::timestamp(now))
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
-        if inserted == 0 {
+        let new = NewEndpoint {
+            id: &id,
+            business_id: &business_id,
+            url: &url,
+            ip_whitelist: &ip_whitelist,
+            event_types: &event_types,
+            secret: &secret,
+        };
+        if !endpoints::insert(tx, &new, now).await? {
             return Err(Error::new(ResponseCode::Duplicate).with_message(
                 "The business already has a webhook configuration: change it with \
                  update_webhook_configuration",
             ));
         }
         // Events from before the endpoint existed are not sent now (they stay replayable).
-        sqlx::query(
-            "UPDATE events SET delivery_status = 'skipped', next_attempt_at = NULL \
-             WHERE business_id = $1 AND delivery_status = 'pending'",
-        )
-        .bind(&business_id)
-        .execute(&mut **tx)
-        .await?;
-        let stored = configuration(&mut **tx, &business_id)
+        stored_events::skip_pending_of_business(tx, &business_id).await?;
+        let stored = configuration(&mut *tx, &business_id)
             .await?
             .ok_or_else(|| Error::internal("the new webhook configuration vanished"))?;
         let entry = AuditEntry::by(caller, AuditAction::CreateWebhookConfiguration)
@@ -208,7 +185,7 @@ pub async fn update_configuration(
             "Send at least one of url, is_active, ip_whitelist and event_types".into(),
         ));
     }
-    let current = configuration(store.pool(), business_id)
+    let current = configuration(store, business_id)
         .await?
         .ok_or_else(no_configuration)?;
     let url = body.url.as_ref().map(|url| url.as_str().to_owned());
@@ -221,26 +198,17 @@ pub async fn update_configuration(
         check_destination(config, &checked_url, &checked_whitelist).await?;
     }
     let event_types = body.event_types.as_deref().map(kinds);
+    let change = Change {
+        url: url.as_deref(),
+        is_active: body.is_active,
+        ip_whitelist: ip_whitelist.as_deref(),
+        event_types: event_types.as_deref(),
+    };
     let _turn = store.write_turn().await;
-    let updated = sqlx::query(
-        "UPDATE webhook_configurations SET url = COALESCE($2, url), \
-           is_active = COALESCE($3, is_active), ip_whitelist = COALESCE($4, ip_whitelist), \
-           event_types = COALESCE($5, event_types), updated_at = $6 WHERE business_id = $1",
-    )
-    .bind(business_id)
-    .bind(url)
-    .bind(body.is_active.map(i64::from))
-    .bind(ip_whitelist.as_deref().map(json_list).transpose()?)
-    .bind(event_types.as_deref().map(json_list).transpose()?)
-    .bind(store::timestamp(clock.now()))
-    .execute(store.pool())
-    .await
-    .or_internal()?
-    .rows_affected();
-    if updated == 0 {
+    if !endpoints::update(store, business_id, &change, clock.now()).await? {
         return Err(no_configuration());
     }
-    configuration(store.pool(), business_id)
+    configuration(store, business_id)
         .await?
         .ok_or_else(no_configuration)
 }
@@ -249,7 +217,7 @@ pub async fn get_configuration(
     store: &Store,
     caller: &Caller,
 ) -> Result<models::WebhookConfiguration, Error> {
-    configuration(store.pool(), &caller.principal.business_id)
+    configuration(store, &caller.principal.business_id)
         .await?
         .ok_or_else(no_configuration)
 }
@@ -269,25 +237,10 @@ pub async fn rotate_secret(
             let expires_at =
                 now + chrono::Duration::seconds(config.webhooks.secret_overlap_seconds);
             // The current secret becomes the previous one; an older previous one ends now.
-            let rotated = sqlx::query(
-                "UPDATE webhook_configurations SET previous_secret = secret, secret = $2, \
-               previous_secret_expires_at = $3, updated_at = $4 WHERE business_id = $1",
-            )
-            .bind(&business_id)
-            .bind(&secret)
-            .bind(store::timestamp(expires_at))
-            .bind(store::timestamp(now))
-            .execute(&mut **tx)
-            .await?
-            .rows_affected();
-            if rotated == 0 {
+            if !endpoints::rotate_secret(tx, &business_id, &secret, expires_at, now).await? {
                 return Err(no_configuration());
             }
-            let id: String =
-                sqlx::query_scalar("SELECT id FROM webhook_configurations WHERE business_id = $1")
-                    .bind(&business_id)
-                    .fetch_one(&mut **tx)
-                    .await?;
+            let id = endpoints::id_of(tx, &business_id).await?;
             let entry = AuditEntry::by(caller, AuditAction::RotateWebhookSecret)
                 .target("webhook_configuration", id);
             logs::audit(tx, now, entry).await?;
@@ -299,42 +252,21 @@ pub async fn rotate_secret(
         .await
 }
 
-/// Every column a [`models::WebhookDelivery`] is read from.
-const SELECT_EVENTS: &str = "SELECT id, type, payload, created_at, delivery_status, attempts, \
-     budget_start, next_attempt_at, last_attempt_at, last_response_status, last_error FROM events";
-
 /// The newest [`ATTEMPT_LOG_MAX`] attempts of each of `ids`, newest first, in one query.
 async fn attempt_logs(
     store: &Store,
     ids: &[String],
 ) -> Result<HashMap<String, Vec<models::WebhookAttempt>>, Error> {
     let mut logs: HashMap<String, Vec<models::WebhookAttempt>> = HashMap::new();
-    if ids.is_empty() {
-        return Ok(logs);
-    }
-    let mut sql = Sql::new(
-        "SELECT event_id, attempted_at, response_status, error, latency_ms, response_body \
-         FROM (SELECT a.*, ROW_NUMBER() OVER ( \
-           PARTITION BY event_id ORDER BY attempted_at DESC, id DESC) AS position \
-           FROM webhook_attempts a WHERE event_id IN (",
-    );
-    let placeholders: Vec<String> = ids.iter().map(|id| sql.arg(id.as_str())).collect();
-    sql.push(&placeholders.join(", "));
-    let limit = sql.arg(ATTEMPT_LOG_MAX);
-    sql.push(&format!(
-        ")) newest WHERE position <= {limit} ORDER BY event_id, position"
-    ));
-    for attempt in sql.fetch_all(store.pool()).await? {
-        logs.entry(store::text(&attempt, "event_id")?)
+    for attempt in stored_events::newest_attempts(store, ids, ATTEMPT_LOG_MAX).await? {
+        logs.entry(attempt.event_id)
             .or_default()
             .push(models::WebhookAttempt {
-                attempted_at: store::time(&attempt, "attempted_at")?,
-                response_status: attempt
-                    .try_get::<Option<i64>, _>("response_status")
-                    .or_internal()?,
-                error: store::optional_text(&attempt, "error")?,
-                latency_ms: attempt.try_get("latency_ms").or_internal()?,
-                response_body: store::optional_text(&attempt, "response_body")?,
+                attempted_at: attempt.attempted_at,
+                response_status: attempt.response_status,
+                error: attempt.error,
+                latency_ms: attempt.latency_ms,
+                response_body: attempt.response_body,
             });
     }
     Ok(logs)
@@ -343,41 +275,34 @@ async fn attempt_logs(
 /// One event as its business reads it, with the attempt log [`attempt_logs`] found for it.
 fn delivery_of(
     config: &Config,
-    row: &AnyRow,
+    event: Delivery,
     logs: &mut HashMap<String, Vec<models::WebhookAttempt>>,
 ) -> Result<models::WebhookDelivery, Error> {
-    let id = store::text(row, "id")?;
-    let kind = store::text(row, "type")?;
-    let created_at = store::time(row, "created_at")?;
-    let body = body_of(&id, &kind, created_at, &store::text(row, "payload")?);
-    let attempts: i64 = row.try_get("attempts").or_internal()?;
-    let budget_start: i64 = row.try_get("budget_start").or_internal()?;
-    let status = store::text(row, "delivery_status")?;
-    let remaining = if status == "pending" {
-        (config.webhooks.max_attempts() - (attempts - budget_start)).max(0)
+    let body = body_of(&event.id, &event.kind, event.created_at, &event.payload);
+    let attempts = event.attempts;
+    let remaining = if event.delivery_status == "pending" {
+        (config.webhooks.max_attempts() - (attempts - event.budget_start)).max(0)
     } else {
         0
     };
-    let log = logs.remove(&id).unwrap_or_default();
+    let log = logs.remove(&event.id).unwrap_or_default();
     Ok(models::WebhookDelivery {
-        id: parse(id)?,
-        event_type: parse(kind)?,
-        status: parse(status)?,
+        id: parse(event.id)?,
+        event_type: parse(event.kind)?,
+        status: parse(event.delivery_status)?,
         attempts: u64::try_from(attempts).or_internal()?,
         remaining_attempts: u64::try_from(remaining).or_internal()?,
-        last_attempt_at: store::optional_time(row, "last_attempt_at")?,
+        last_attempt_at: event.last_attempt_at,
         next_attempt_at: if remaining > 0 {
-            store::optional_time(row, "next_attempt_at")?
+            event.next_attempt_at
         } else {
             None
         },
-        last_response_status: row
-            .try_get::<Option<i64>, _>("last_response_status")
-            .or_internal()?,
-        last_error: store::optional_text(row, "last_error")?,
+        last_response_status: event.last_response_status,
+        last_error: event.last_error,
         attempt_log: log,
         payload: serde_json::from_str(&body).or_internal()?,
-        created_at,
+        created_at: event.created_at,
     })
 }
 
@@ -386,20 +311,13 @@ async fn event_row(
     business_id: &str,
     event_id: &str,
     since: DateTime<Utc>,
-) -> Result<AnyRow, Error> {
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "{SELECT_EVENTS} WHERE id = $1 AND business_id = $2 AND created_at >= $3"
-    )))
-    .bind(event_id)
-    .bind(business_id)
-    .bind(store::timestamp(since))
-    .fetch_optional(store.pool())
-    .await
-    .or_internal()?
-    .ok_or_else(|| {
-        Error::new(ResponseCode::NotFound)
-            .with_message(format!("No webhook event {event_id} in this business"))
-    })
+) -> Result<Delivery, Error> {
+    stored_events::find_delivery(store, business_id, event_id, since)
+        .await?
+        .ok_or_else(|| {
+            Error::new(ResponseCode::NotFound)
+                .with_message(format!("No webhook event {event_id} in this business"))
+        })
 }
 
 pub async fn fetch_events(
@@ -411,45 +329,28 @@ pub async fn fetch_events(
 ) -> Result<Page<Vec<models::WebhookDelivery>>, Error> {
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
-    let mut sql = Sql::new(SELECT_EVENTS);
-    let mut conditions = Conditions::default();
-    conditions.add(format!(
-        "business_id = {}",
-        sql.arg(caller.principal.business_id.as_str())
-    ));
-    let since = clock.now() - chrono::Duration::days(RETENTION_DAYS);
-    conditions.add(format!(
-        "created_at >= {}",
-        sql.arg(store::timestamp(since))
-    ));
+    let mut filter = DeliveryFilter {
+        business_id: caller.principal.business_id.clone(),
+        since: clock.now() - chrono::Duration::days(RETENTION_DAYS),
+        from: None,
+        until: None,
+        delivery_status: None,
+        kind: None,
+        cursor,
+        page_size: limit,
+    };
     if let Some(filters) = &body.filters {
         let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;
-        logs::add_time_range(&mut sql, &mut conditions, from, until);
-        if let Some(status) = &filters.status {
-            conditions.add(format!("delivery_status = {}", sql.arg(status.to_string())));
-        }
-        if let Some(kind) = &filters.event_type {
-            conditions.add(format!("type = {}", sql.arg(kind.to_string())));
-        }
+        filter.from = from;
+        filter.until = until;
+        filter.delivery_status = filters.status.as_ref().map(ToString::to_string);
+        filter.kind = filters.event_type.as_ref().map(ToString::to_string);
     }
-    if let Some(cursor) = cursor {
-        let at = sql.arg(cursor.created_at);
-        let id = sql.arg(cursor.id);
-        conditions.add(format!(
-            "(created_at < {at} OR (created_at = {at} AND id < {id}))"
-        ));
-    }
-    sql.push(&conditions.where_clause());
-    sql.push(" ORDER BY created_at DESC, id DESC")
-        .limit(limit + 1);
-    let rows = sql.fetch_all(store.pool()).await?;
-    let ids = rows
-        .iter()
-        .map(|row| store::text(row, "id"))
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = stored_events::list_deliveries(store, &filter).await?;
+    let ids: Vec<String> = rows.iter().map(|row| row.id.clone()).collect();
     let mut logs = attempt_logs(store, &ids).await?;
     let mut entries = Vec::with_capacity(rows.len());
-    for row in &rows {
+    for row in rows {
         entries.push(delivery_of(config, row, &mut logs)?);
     }
     let has_more = paging::trim_to_page(&mut entries, limit);
@@ -473,7 +374,7 @@ pub async fn replay_event(
     let since = now - chrono::Duration::days(RETENTION_DAYS);
     event_row(store, &business_id, &event_id, since).await?;
     let mut tx = store.begin().await?;
-    match configuration(&mut *tx, &business_id).await? {
+    match configuration(&mut tx, &business_id).await? {
         Some(endpoint) if endpoint.is_active => {}
         Some(_) => return Err(paused()),
         None => {
@@ -482,18 +383,7 @@ pub async fn replay_event(
             ))
         }
     }
-    let queued = sqlx::query(
-        "UPDATE events SET delivery_status = 'pending', budget_start = attempts, \
-           next_attempt_at = $3 WHERE id = $1 AND business_id = $2 AND delivery_status <> 'pending'",
-    )
-    .bind(&event_id)
-    .bind(&business_id)
-    .bind(store::timestamp(now))
-    .execute(&mut *tx)
-    .await
-    .or_internal()?
-    .rows_affected();
-    if queued == 0 {
+    if !stored_events::requeue(&mut tx, &event_id, &business_id, now).await? {
         return Err(Error::new(ResponseCode::InvalidState)
             .with_message("The event is already queued for delivery"));
     }
@@ -505,8 +395,8 @@ pub async fn replay_event(
     .await?;
     tx.commit().await.or_internal()?;
     let row = event_row(store, &business_id, &event_id, since).await?;
-    let mut logs = attempt_logs(store, &[store::text(&row, "id")?]).await?;
-    delivery_of(config, &row, &mut logs)
+    let mut logs = attempt_logs(store, std::slice::from_ref(&row.id)).await?;
+    delivery_of(config, row, &mut logs)
 }
 
 pub async fn test_event(
@@ -520,7 +410,7 @@ pub async fn test_event(
     let member = member_of(&caller.principal)?;
     let now = clock.now();
     let mut tx = store.begin().await?;
-    match configuration(&mut *tx, &business_id).await? {
+    match configuration(&mut tx, &business_id).await? {
         Some(endpoint) if endpoint.is_active => {}
         Some(_) => return Err(paused()),
         None => return Err(no_configuration()),
@@ -539,6 +429,6 @@ pub async fn test_event(
     tx.commit().await.or_internal()?;
     let since = now - chrono::Duration::days(RETENTION_DAYS);
     let row = event_row(store, &business_id, &event_id, since).await?;
-    let mut logs = attempt_logs(store, &[store::text(&row, "id")?]).await?;
-    delivery_of(config, &row, &mut logs)
+    let mut logs = attempt_logs(store, std::slice::from_ref(&row.id)).await?;
+    delivery_of(config, row, &mut logs)
 }

@@ -32,17 +32,18 @@ use hyper_util::client::legacy::connect::dns::Name;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use sqlx::Row;
 use std::net::SocketAddr;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use self::destination::{Policy, SharedResolver, SystemResolver};
+use crate::datastore::events::{self, AttemptMade};
+use crate::datastore::{webhook_endpoints, Conn};
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Environment, WebhookPolicy};
 use crate::kernel::secrets::random_bytes;
-use crate::kernel::store::{self, Store};
+use crate::kernel::store::Store;
 
 /// The kind sent by `test_webhook`, whatever the subscription.
 pub const TEST_EVENT: &str = "webhook.test";
@@ -87,29 +88,19 @@ impl Endpoint {
 }
 
 /// Reads the endpoint of `business_id`, if it has one.
-pub async fn endpoint_of<'e, E>(executor: E, business_id: &str) -> Result<Option<Endpoint>, Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    let row = sqlx::query(
-        "SELECT url, is_active, ip_whitelist, event_types, secret, previous_secret, \
-           previous_secret_expires_at FROM webhook_configurations WHERE business_id = $1",
-    )
-    .bind(business_id)
-    .fetch_optional(executor)
-    .await
-    .or_internal()?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    Ok(Some(Endpoint {
-        url: store::text(&row, "url")?,
-        is_active: store::flag(&row, "is_active")?,
-        ip_whitelist: serde_json::from_str(&store::text(&row, "ip_whitelist")?).or_internal()?,
-        event_types: serde_json::from_str(&store::text(&row, "event_types")?).or_internal()?,
-        secret: store::text(&row, "secret")?,
-        previous_secret: store::optional_text(&row, "previous_secret")?,
-        previous_secret_expires_at: store::optional_time(&row, "previous_secret_expires_at")?,
+pub async fn endpoint_of(
+    conn: impl Into<Conn<'_>>,
+    business_id: &str,
+) -> Result<Option<Endpoint>, Error> {
+    let endpoint = webhook_endpoints::find_endpoint(conn, business_id).await?;
+    Ok(endpoint.map(|row| Endpoint {
+        url: row.url,
+        is_active: row.is_active,
+        ip_whitelist: row.ip_whitelist,
+        event_types: row.event_types,
+        secret: row.secret,
+        previous_secret: row.previous_secret,
+        previous_secret_expires_at: row.previous_secret_expires_at,
     }))
 }
 
@@ -135,16 +126,10 @@ pub struct Backlog {
 
 /// The webhook [`Backlog`] of every business.
 pub async fn backlog(store: &Store) -> Result<Backlog, Error> {
-    let row = sqlx::query(
-        "SELECT COUNT(*) AS pending, MIN(created_at) AS oldest FROM events \
-         WHERE delivery_status = 'pending'",
-    )
-    .fetch_one(store.pool())
-    .await
-    .or_internal()?;
+    let pending = events::pending(store).await?;
     Ok(Backlog {
-        pending: row.try_get("pending").or_internal()?,
-        oldest_created_at: store::optional_time(&row, "oldest")?,
+        pending: pending.count,
+        oldest_created_at: pending.oldest_created_at,
     })
 }
 
@@ -286,25 +271,17 @@ impl WebhookDispatcher {
             skipped: self.skip_unconfigured(now).await?,
             claimed: 0,
         };
-        let rows = sqlx::query(
-            "SELECT id, business_id, next_attempt_at FROM ( \
-               SELECT id, business_id, next_attempt_at, ROW_NUMBER() OVER ( \
-                 PARTITION BY business_id ORDER BY next_attempt_at, id) AS position \
-               FROM events WHERE delivery_status = 'pending' AND next_attempt_at <= $1 \
-             ) due WHERE position <= $2 ORDER BY next_attempt_at, id LIMIT $3",
+        let due = events::due(
+            &self.store,
+            now,
+            self.policy.per_endpoint as i64,
+            self.policy.in_flight_max as i64,
         )
-        .bind(store::timestamp(now))
-        .bind(self.policy.per_endpoint as i64)
-        .bind(self.policy.in_flight_max as i64)
-        .fetch_all(self.store.pool())
-        .await
-        .or_internal()?;
+        .await?;
         // Permits first (this endpoint, or this process, may be at its bound), then one claim
         // for all of them.
         let mut wanted = HashMap::new();
-        for row in rows {
-            let id = store::text(&row, "id")?;
-            let business_id = store::text(&row, "business_id")?;
+        for events::Due { id, business_id } in due {
             if let Some(permits) = self.permits_for(&business_id) {
                 wanted.insert(id, (business_id, permits));
             }
@@ -317,10 +294,9 @@ impl WebhookDispatcher {
             };
             pass.claimed += 1;
             let dispatcher = Arc::clone(self);
-            let lease = lease.clone();
             tasks.spawn(async move {
                 let _permits = permits;
-                if let Err(error) = dispatcher.attempt(&id, &business_id, &lease).await {
+                if let Err(error) = dispatcher.attempt(&id, &business_id, lease).await {
                     tracing::warn!(event_id = %id, error = %error.chain(), "webhook attempt");
                 }
             });
@@ -334,31 +310,11 @@ impl WebhookDispatcher {
     /// Marks `skipped` the due events of businesses with no active endpoint. It looks first
     /// (a read), so a pass with none to skip takes no write lock.
     async fn skip_unconfigured(&self, now: DateTime<Utc>) -> Result<u64, Error> {
-        const UNCONFIGURED: &str = "delivery_status = 'pending' AND next_attempt_at <= $1 \
-             AND NOT EXISTS (SELECT 1 FROM webhook_configurations c \
-               WHERE c.business_id = events.business_id AND c.is_active = 1)";
-        let now = store::timestamp(now);
-        let any: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT 1 FROM events WHERE {UNCONFIGURED} LIMIT 1"
-        )))
-        .bind(&now)
-        .fetch_optional(self.store.pool())
-        .await
-        .or_internal()?;
-        if any.is_none() {
+        if !events::any_due_unconfigured(&self.store, now).await? {
             return Ok(0);
         }
         let _turn = self.store.write_turn().await;
-        let skipped = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE events SET delivery_status = 'skipped', next_attempt_at = NULL \
-             WHERE {UNCONFIGURED}"
-        )))
-        .bind(&now)
-        .execute(self.store.pool())
-        .await
-        .or_internal()?
-        .rows_affected();
-        Ok(skipped)
+        Ok(events::skip_due_unconfigured(&self.store, now).await?)
     }
 
     /// A permit of the business's endpoint and one of the process, or `None` at either bound.
@@ -392,94 +348,51 @@ impl WebhookDispatcher {
         &self,
         ids: &[&str],
         now: DateTime<Utc>,
-    ) -> Result<(String, Vec<String>), Error> {
-        let lease =
-            store::timestamp(now + chrono::Duration::from_std(self.policy.lease).or_internal()?);
+    ) -> Result<(DateTime<Utc>, Vec<String>), Error> {
+        let lease = now + chrono::Duration::from_std(self.policy.lease).or_internal()?;
         if ids.is_empty() {
             return Ok((lease, Vec::new()));
         }
-        let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 3)).collect();
-        let sql = format!(
-            "UPDATE events SET next_attempt_at = $1 \
-             WHERE delivery_status = 'pending' AND next_attempt_at <= $2 AND id IN ({}) \
-             RETURNING id",
-            placeholders.join(", ")
-        );
-        let mut query = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-            .bind(lease.clone())
-            .bind(store::timestamp(now));
-        for id in ids {
-            query = query.bind(id.to_string());
-        }
         let _turn = self.store.write_turn().await;
-        let claimed: Vec<String> = query.fetch_all(self.store.pool()).await.or_internal()?;
+        let claimed = events::claim(&self.store, ids, lease, now).await?;
         Ok((lease, claimed))
     }
 
     /// Makes one attempt of a claimed event and records it.
-    async fn attempt(&self, id: &str, business_id: &str, lease: &str) -> Result<(), Error> {
-        let row = sqlx::query(
-            "SELECT type, payload, created_at, attempts, budget_start FROM events WHERE id = $1",
-        )
-        .bind(id)
-        .fetch_one(self.store.pool())
-        .await
-        .or_internal()?;
-        let kind = store::text(&row, "type")?;
-        let created_at = store::time(&row, "created_at")?;
-        let endpoint = endpoint_of(self.store.pool(), business_id).await?;
-        let Some(endpoint) = endpoint.filter(|e| e.is_active && e.subscribes_to(&kind)) else {
+    async fn attempt(
+        &self,
+        id: &str,
+        business_id: &str,
+        lease: DateTime<Utc>,
+    ) -> Result<(), Error> {
+        let event = events::to_send(&self.store, id).await?;
+        let endpoint = endpoint_of(&self.store, business_id).await?;
+        let Some(endpoint) = endpoint.filter(|e| e.is_active && e.subscribes_to(&event.kind))
+        else {
             return self.settle(id, lease, "skipped", None, None).await;
         };
-        let body = body_of(id, &kind, created_at, &store::text(&row, "payload")?);
+        let body = body_of(id, &event.kind, event.created_at, &event.payload);
         let outcome = self.send(id, &endpoint, body).await;
-        let attempts: i64 = row.try_get("attempts").or_internal()?;
-        let budget_start: i64 = row.try_get("budget_start").or_internal()?;
-        let used = attempts + 1 - budget_start;
+        let used = event.attempts + 1 - event.budget_start;
         let now = self.clock.now();
         let mut tx = self.store.begin().await?;
-        sqlx::query(
-            "INSERT INTO webhook_attempts (id, event_id, attempted_at, url, response_status, \
-               error, latency_ms, response_body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(store::new_id())
-        .bind(id)
-        .bind(store::timestamp(now))
-        .bind(&outcome.url)
-        .bind(outcome.response_status.map(i64::from))
-        .bind(outcome.error.as_deref())
-        .bind(outcome.latency_ms)
-        .bind(outcome.response_body.as_deref())
-        .execute(&mut *tx)
-        .await
-        .or_internal()?;
+        let made = AttemptMade {
+            url: &outcome.url,
+            response_status: outcome.response_status.map(i64::from),
+            error: outcome.error.as_deref(),
+            latency_ms: outcome.latency_ms,
+            response_body: outcome.response_body.as_deref(),
+        };
+        events::record_attempt(&mut tx, id, now, &made).await?;
         let (status, next) = if outcome.delivered() {
             ("delivered", None)
         } else if used >= self.policy.max_attempts() {
             ("failed", None)
         } else {
-            (
-                "pending",
-                Some(store::timestamp(now + self.retry_delay(used))),
-            )
+            ("pending", Some(now + self.retry_delay(used)))
         };
-        let updated = sqlx::query(
-            "UPDATE events SET delivery_status = $1, next_attempt_at = $2, attempts = attempts + 1, \
-               last_attempt_at = $3, last_response_status = $4, last_error = $5 \
-             WHERE id = $6 AND next_attempt_at = $7",
-        )
-        .bind(status)
-        .bind(next)
-        .bind(store::timestamp(now))
-        .bind(outcome.response_status.map(i64::from))
-        .bind(outcome.error.as_deref())
-        .bind(id)
-        .bind(lease)
-        .execute(&mut *tx)
-        .await
-        .or_internal()?
-        .rows_affected();
-        if updated == 0 {
+        let updated = events::finish_attempt(&mut tx, id, lease, status, next, now, &made).await?;
+        if !updated {
             // The lease ran out and another process took the event: its attempt decides.
             tracing::warn!(event_id = %id, "webhook attempt outlived its lease");
         }
@@ -494,25 +407,13 @@ impl WebhookDispatcher {
     async fn settle(
         &self,
         id: &str,
-        lease: &str,
+        lease: DateTime<Utc>,
         status: &str,
-        next: Option<String>,
+        next: Option<DateTime<Utc>>,
         error: Option<&str>,
     ) -> Result<(), Error> {
         let _turn = self.store.write_turn().await;
-        sqlx::query(
-            "UPDATE events SET delivery_status = $1, next_attempt_at = $2, \
-               last_error = COALESCE($3, last_error) WHERE id = $4 AND next_attempt_at = $5",
-        )
-        .bind(status)
-        .bind(next)
-        .bind(error)
-        .bind(id)
-        .bind(lease)
-        .execute(self.store.pool())
-        .await
-        .or_internal()?;
-        Ok(())
+        Ok(events::settle(&self.store, id, lease, status, next, error).await?)
     }
 
     /// The wait after the `used`-th failed attempt of a budget, with jitter.

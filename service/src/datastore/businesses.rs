@@ -1,0 +1,203 @@
+//! `businesses`: each business with its status, its integration credentials (the client id
+//! and the hash of its secret) and its daily transfer limit.
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+
+use super::{StoreError, Tx};
+use crate::kernel::store::{self, Store};
+
+/// A business as it is listed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Business {
+    pub id: String,
+    pub name: String,
+    /// `active` or `inactive`.
+    pub status: String,
+    pub client_id: String,
+    pub created_at: DateTime<Utc>,
+}
+
+impl Business {
+    /// A row whose columns are those of [`Business`], each with `prefix` before its name.
+    pub(super) fn from_prefixed_row(row: &AnyRow, prefix: &str) -> Result<Business, StoreError> {
+        let column = |name: &str| format!("{prefix}{name}");
+        Ok(Business {
+            id: store::text(row, &column("id"))?,
+            name: store::text(row, &column("name"))?,
+            status: store::text(row, &column("status"))?,
+            client_id: store::text(row, &column("client_id"))?,
+            created_at: store::time(row, &column("created_at"))?,
+        })
+    }
+}
+
+/// A business to write, with the hash of its client secret.
+#[derive(Clone, Copy, Debug)]
+pub struct NewBusiness<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    /// `active` or `inactive`.
+    pub status: &'a str,
+    pub client_id: &'a str,
+    pub client_secret_hash: &'a str,
+}
+
+/// Writes a new business at `now`.
+pub async fn insert(
+    tx: &mut Tx,
+    new: &NewBusiness<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO businesses (id, name, status, client_id, client_secret_hash, created_at, \
+           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)",
+    )
+    .bind(new.id)
+    .bind(new.name)
+    .bind(new.status)
+    .bind(new.client_id)
+    .bind(new.client_secret_hash)
+    .bind(store::timestamp(now))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The business with this id or client id, if any.
+pub async fn find(store: &Store, id_or_client_id: &str) -> Result<Option<Business>, StoreError> {
+    let row = sqlx::query(
+        "SELECT id, name, status, client_id, created_at FROM businesses \
+         WHERE id = $1 OR client_id = $1",
+    )
+    .bind(id_or_client_id)
+    .fetch_optional(store.pool())
+    .await?;
+    row.as_ref()
+        .map(|row| Business::from_prefixed_row(row, ""))
+        .transpose()
+}
+
+/// Every business, oldest first.
+pub async fn list(store: &Store) -> Result<Vec<Business>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT id, name, status, client_id, created_at FROM businesses ORDER BY created_at, id",
+    )
+    .fetch_all(store.pool())
+    .await?;
+    rows.iter()
+        .map(|row| Business::from_prefixed_row(row, ""))
+        .collect()
+}
+
+/// The name of the business (it exists).
+pub async fn name_of(tx: &mut Tx, id: &str) -> Result<String, StoreError> {
+    let row = sqlx::query("SELECT name FROM businesses WHERE id = $1")
+        .bind(id)
+        .fetch_one(&mut **tx)
+        .await?;
+    store::text(&row, "name")
+}
+
+/// The client id of the business (it exists).
+pub async fn client_id_of(tx: &mut Tx, id: &str) -> Result<String, StoreError> {
+    let row = sqlx::query("SELECT client_id FROM businesses WHERE id = $1")
+        .bind(id)
+        .fetch_one(&mut **tx)
+        .await?;
+    store::text(&row, "client_id")
+}
+
+/// A business's integration credentials as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Credentials {
+    pub id: String,
+    pub client_secret_hash: String,
+}
+
+/// The credentials of the business whose client id is `client_id`, if any.
+pub async fn credentials_of_client(
+    store: &Store,
+    client_id: &str,
+) -> Result<Option<Credentials>, StoreError> {
+    let row = sqlx::query("SELECT id, client_secret_hash FROM businesses WHERE client_id = $1")
+        .bind(client_id)
+        .fetch_optional(store.pool())
+        .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    Ok(Some(Credentials {
+        id: store::text(&row, "id")?,
+        client_secret_hash: store::text(&row, "client_secret_hash")?,
+    }))
+}
+
+/// Replaces the business's client secret (its hash) at `now`; `issuer` is the member who asked
+/// for it.
+pub async fn set_client_secret(
+    tx: &mut Tx,
+    id: &str,
+    client_secret_hash: &str,
+    issuer: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE businesses SET client_secret_hash = $2, updated_at = $3, secret_issued_by = $4 \
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(client_secret_hash)
+    .bind(store::timestamp(now))
+    .bind(issuer)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// PostgreSQL: takes the business row's lock (`FOR NO KEY UPDATE`) until `tx` ends.
+pub async fn lock(tx: &mut Tx, id: &str) -> Result<(), StoreError> {
+    sqlx::query("SELECT id FROM businesses WHERE id = $1 FOR NO KEY UPDATE")
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Sets the status (`active` or `inactive`) of the business with this id or client id at
+/// `now`, on the pool; returns how many businesses changed.
+pub async fn set_status(
+    store: &Store,
+    id_or_client_id: &str,
+    status: &str,
+    now: DateTime<Utc>,
+) -> Result<u64, StoreError> {
+    let updated = sqlx::query(
+        "UPDATE businesses SET status = $2, updated_at = $3 WHERE id = $1 OR client_id = $1",
+    )
+    .bind(id_or_client_id)
+    .bind(status)
+    .bind(store::timestamp(now))
+    .execute(store.pool())
+    .await?
+    .rows_affected();
+    Ok(updated)
+}
+
+/// Sets the daily transfer limit in kobo (`None`: the default) of the business with this id
+/// or client id, on the pool; returns how many businesses changed.
+pub async fn set_daily_transfer_limit(
+    store: &Store,
+    id_or_client_id: &str,
+    limit: Option<i64>,
+) -> Result<u64, StoreError> {
+    let updated = sqlx::query(
+        "UPDATE businesses SET daily_transfer_limit = $2 WHERE id = $1 OR client_id = $1",
+    )
+    .bind(id_or_client_id)
+    .bind(limit)
+    .execute(store.pool())
+    .await?
+    .rows_affected();
+    Ok(updated)
+}

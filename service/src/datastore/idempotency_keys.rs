@@ -1,0 +1,137 @@
+//! `idempotency_keys`: each `Idempotency-Key` a business used for an operation, the hash of
+//! the body it came with, and the answer (or lasting refusal) stored for its retries.
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+
+use super::{Conn, StoreError, Tx};
+use crate::kernel::batch::Batch;
+use crate::kernel::store::{self, Store};
+
+/// Which key: the business's, for one operation.
+#[derive(Clone, Copy, Debug)]
+pub struct KeyOf<'a> {
+    pub business_id: &'a str,
+    /// The operation's id.
+    pub operation: &'a str,
+    pub key: &'a str,
+}
+
+/// Claims the key for a request hashing to `request_hash` at `now`: a new key is inserted, a
+/// key written before `cutoff` (expired) replaced as if it had been deleted first; `false`
+/// when an unexpired one is stored (left as it is).
+pub async fn claim(
+    tx: &mut Tx,
+    key: &KeyOf<'_>,
+    request_hash: &str,
+    now: DateTime<Utc>,
+    cutoff: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    // One statement: ON CONFLICT instead of catching the violation, since on PostgreSQL a
+    // failed statement would abort the whole transaction.
+    let inserted = sqlx::query(
+        "INSERT INTO idempotency_keys \
+           (business_id, operation, idempotency_key, request_hash, response_data, created_at) \
+         VALUES ($1, $2, $3, $4, NULL, $5) \
+         ON CONFLICT (business_id, operation, idempotency_key) DO UPDATE \
+           SET request_hash = excluded.request_hash, response_data = NULL, \
+             refusal_code = NULL, refusal_message = NULL, created_at = excluded.created_at \
+           WHERE idempotency_keys.created_at < $6",
+    )
+    .bind(key.business_id)
+    .bind(key.operation)
+    .bind(key.key)
+    .bind(request_hash)
+    .bind(store::timestamp(now))
+    .bind(store::timestamp(cutoff))
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(inserted == 1)
+}
+
+/// A key as stored: the body's hash, and the answer or the refusal once there is one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredKey {
+    pub request_hash: String,
+    /// The answer's `data`, JSON text.
+    pub response_data: Option<String>,
+    pub refusal_code: Option<String>,
+    pub refusal_message: Option<String>,
+}
+
+impl StoredKey {
+    fn from_row(row: &AnyRow) -> Result<StoredKey, StoreError> {
+        Ok(StoredKey {
+            request_hash: store::text(row, "request_hash")?,
+            response_data: store::optional_text(row, "response_data")?,
+            refusal_code: store::optional_text(row, "refusal_code")?,
+            refusal_message: store::optional_text(row, "refusal_message")?,
+        })
+    }
+}
+
+/// The key, if it is stored and was written at or after `cutoff` (unexpired).
+pub async fn find_unexpired(
+    conn: impl Into<Conn<'_>>,
+    key: &KeyOf<'_>,
+    cutoff: DateTime<Utc>,
+) -> Result<Option<StoredKey>, StoreError> {
+    let query = sqlx::query(
+        "SELECT request_hash, response_data, refusal_code, refusal_message \
+         FROM idempotency_keys \
+         WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3 AND created_at >= $4",
+    )
+    .bind(key.business_id)
+    .bind(key.operation)
+    .bind(key.key)
+    .bind(store::timestamp(cutoff));
+    let row = conn.into().fetch_optional(query).await?;
+    row.as_ref().map(StoredKey::from_row).transpose()
+}
+
+/// Stores a refusal (its code and message) as the key's answer.
+pub async fn store_refusal(
+    tx: &mut Tx,
+    key: &KeyOf<'_>,
+    code: &str,
+    message: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE idempotency_keys SET refusal_code = $4, refusal_message = $5          WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
+    )
+    .bind(key.business_id)
+    .bind(key.operation)
+    .bind(key.key)
+    .bind(code)
+    .bind(message)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Stores `data` (JSON text) as the key's answer, as a statement of `batch`.
+pub fn complete_into(batch: &mut Batch, key: &KeyOf<'_>, data: String) {
+    batch
+        .push(
+            "UPDATE idempotency_keys SET response_data = $4 \
+             WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
+        )
+        .bind(key.business_id.to_owned())
+        .bind(key.operation.to_owned())
+        .bind(key.key.to_owned())
+        .bind(data);
+}
+
+/// [`purge_expired`]'s statement (`$1`: the cutoff); its index is `idempotency_keys_created`.
+pub(crate) const PURGE_EXPIRED: &str = "DELETE FROM idempotency_keys WHERE created_at < $1";
+
+/// Deletes the keys written before `cutoff`, on the pool; returns how many.
+pub async fn purge_expired(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+    let deleted = sqlx::query(PURGE_EXPIRED)
+        .bind(store::timestamp(cutoff))
+        .execute(store.pool())
+        .await?
+        .rows_affected();
+    Ok(deleted)
+}
