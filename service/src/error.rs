@@ -170,13 +170,6 @@ impl From<StoreError> for Error {
     }
 }
 
-impl From<sqlx::Error> for Error {
-    #[track_caller]
-    fn from(source: sqlx::Error) -> Error {
-        Error::from(StoreError::from(source))
-    }
-}
-
 impl From<Invalid> for Error {
     fn from(invalid: Invalid) -> Error {
         Error::new(ResponseCode::InvalidRequest).with_message(invalid.0)
@@ -267,7 +260,8 @@ mod tests {
         assert_eq!(error.code(), ResponseCode::InternalError);
         assert!(error.chain().contains("invalid digit"), "{}", error.chain());
 
-        let lost: std::result::Result<(), sqlx::Error> = Err(sqlx::Error::PoolTimedOut);
+        let lost: std::result::Result<(), StoreError> =
+            Err(StoreError::from(sqlx::Error::PoolTimedOut));
         let unavailable = lost.or_internal().unwrap_err();
         let line = line!() - 1;
         assert_eq!(unavailable.code(), ResponseCode::ServiceUnavailable);

@@ -1,11 +1,13 @@
 //! Tidy checks that read `service/src` as text, so the architecture stays as ARCHITECTURE.md
 //! says without anyone remembering it:
 //!
-//! - the layers: a module uses only layers inside its own (`kernel` → `error`, `outbox`,
+//! - the layers: a module uses only layers inside its own (`kernel` → `datastore`, `error` → `outbox`,
 //!   `provider` → `platform` → `money` → `operator`, `workers` → `http` → `cli`, and `testkit`
 //!   above all);
 //! - no circle of imports between files, inside a layer too;
 //! - no `Utc::now()` outside `kernel/clock.rs`: time comes from the injected `Clock`;
+//! - no `sqlx` outside `kernel`, `datastore` and `testkit`: every statement lives in the
+//!   datastore, one module per resource, and the domain calls it;
 //! - the crates each layer may use: the kernel nothing of `generated_server`; the domain
 //!   (`error`, `outbox`, `provider`, `platform`, `money`, `operator`, `workers`) only the
 //!   spec's data from it (`models`, `ResponseCode`, `Operation`, `Permission`, `TokenFamily`,
@@ -38,15 +40,6 @@ const LAYERS: &[(&str, u8)] = &[
 
 /// The layers that may name `sqlx`: the kernel's store, the datastore, and the test kit.
 const SQL_LAYERS: &[&str] = &["kernel", "datastore", "testkit"];
-
-/// Files whose statements have not moved to the datastore yet (issue 30): the list only
-/// shrinks, and a file that no longer names `sqlx` must leave it.
-const NOT_YET_IN_THE_DATASTORE: &[&str] = &[
-    "error",
-    "money::accounts",
-    "money::approvals",
-    "operator::businesses",
-];
 
 /// The only file that may read the system clock.
 const CLOCK_FILE: &str = "kernel::clock";
@@ -337,28 +330,16 @@ fn clock_problems(files: &[(String, String)]) -> Vec<String> {
 }
 
 /// Files outside [`SQL_LAYERS`] that name `sqlx` (a statement, a row, a pool): the domain
-/// calls the datastore instead. `allowed` are the files not moved yet.
-fn sql_problems(files: &[(String, String)], allowed: &[&str]) -> Vec<String> {
-    let mut problems = Vec::new();
-    for (module, source) in files {
-        let top = module.split("::").next().unwrap_or_default();
-        let names_sqlx = code_of(source).contains("sqlx::");
-        let listed = allowed.contains(&module.as_str());
-        if SQL_LAYERS.contains(&top) {
-            continue;
-        }
-        if names_sqlx && !listed {
-            problems.push(format!(
-                "{module} names sqlx: its statements belong in the datastore"
-            ));
-        }
-        if listed && !names_sqlx {
-            problems.push(format!(
-                "{module} no longer names sqlx: take it off NOT_YET_IN_THE_DATASTORE"
-            ));
-        }
-    }
-    problems
+/// calls the datastore instead.
+fn sql_problems(files: &[(String, String)]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|(module, source)| {
+            let top = module.split("::").next().unwrap_or_default();
+            !SQL_LAYERS.contains(&top) && code_of(source).contains("sqlx::")
+        })
+        .map(|(module, _)| format!("{module} names sqlx: its statements belong in the datastore"))
+        .collect()
 }
 
 fn tree(files: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -416,7 +397,7 @@ fn crates_used_out_of_their_layer_are_reported() {
 
 #[test]
 fn sql_lives_in_the_datastore() {
-    let problems = sql_problems(&source_tree(), NOT_YET_IN_THE_DATASTORE);
+    let problems = sql_problems(&source_tree());
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -436,11 +417,8 @@ fn sql_outside_the_datastore_is_reported() {
         ("platform::team", "fn f() {}"),
     ]);
     assert_eq!(
-        sql_problems(&files, &["platform::team"]),
-        vec![
-            "money::ledger names sqlx: its statements belong in the datastore",
-            "platform::team no longer names sqlx: take it off NOT_YET_IN_THE_DATASTORE",
-        ]
+        sql_problems(&files),
+        vec!["money::ledger names sqlx: its statements belong in the datastore"]
     );
 }
 

@@ -3,9 +3,10 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
+use sqlx::Row;
 
-use super::{StoreError, Tx};
-use crate::kernel::store::{self, Store};
+use super::{Conn, StoreError, Tx};
+use crate::kernel::store::{self, Backend, Store};
 
 /// A business as it is listed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,12 +92,47 @@ pub async fn list(store: &Store) -> Result<Vec<Business>, StoreError> {
 }
 
 /// The name of the business (it exists).
-pub async fn name_of(tx: &mut Tx, id: &str) -> Result<String, StoreError> {
-    let row = sqlx::query("SELECT name FROM businesses WHERE id = $1")
+pub async fn name_of(conn: impl Into<Conn<'_>>, id: &str) -> Result<String, StoreError> {
+    let query = sqlx::query("SELECT name FROM businesses WHERE id = $1").bind(id.to_owned());
+    let row = conn
+        .into()
+        .fetch_optional(query)
+        .await?
+        .ok_or_else(|| StoreError::Unreadable(format!("no business {id}")))?;
+    store::text(&row, "name")
+}
+
+/// The status (`active`, `inactive`) of the business, if it exists.
+pub async fn status_of(conn: impl Into<Conn<'_>>, id: &str) -> Result<Option<String>, StoreError> {
+    let query = sqlx::query("SELECT status FROM businesses WHERE id = $1").bind(id.to_owned());
+    let row = conn.into().fetch_optional(query).await?;
+    row.map(|row| store::text(&row, "status")).transpose()
+}
+
+/// What a transfer's execution reads of its business: its status and daily limit (its own,
+/// or `default_daily_limit`), under a share lock until `tx` ends on PostgreSQL (a
+/// deactivation waits for it, or it for the deactivation); SQLite's write transaction holds
+/// the whole database already.
+pub async fn locked_for_execution(
+    tx: &mut Tx,
+    id: &str,
+    default_daily_limit: i64,
+) -> Result<(String, i64), StoreError> {
+    let lock = match tx.backend() {
+        Backend::Postgres => " FOR SHARE",
+        Backend::Sqlite => "",
+    };
+    let sql = format!(
+        "SELECT status, COALESCE(daily_transfer_limit, $2) AS daily_limit FROM businesses \
+         WHERE id = $1{lock}"
+    );
+    // Audited: the statement is built from constants only; every value is bound.
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(id)
+        .bind(default_daily_limit)
         .fetch_one(&mut **tx)
         .await?;
-    store::text(&row, "name")
+    Ok((store::text(&row, "status")?, row.try_get("daily_limit")?))
 }
 
 /// The client id of the business (it exists).

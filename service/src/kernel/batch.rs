@@ -96,7 +96,7 @@ impl Batch {
     }
 
     /// [`Batch::run`] answering the database's own error.
-    pub async fn execute(mut self, tx: &mut Tx) -> Result<(), sqlx::Error> {
+    async fn execute(mut self, tx: &mut Tx) -> Result<(), sqlx::Error> {
         if self.is_empty() {
             return Ok(());
         }

@@ -48,20 +48,22 @@ impl Tx {
 
     /// Commits; on SQLite, returns once the group's commit made this transaction's work
     /// durable.
-    pub async fn commit(mut self) -> Result<(), sqlx::Error> {
+    pub async fn commit(mut self) -> Result<(), StoreError> {
         match std::mem::replace(&mut self.inner, Inner::Ended) {
-            Inner::Own(tx) => tx.commit().await,
-            Inner::Member(member) => member.commit().await,
-            Inner::Ended => Ok(()),
+            Inner::Own(tx) => tx.commit().await?,
+            Inner::Member(member) => member.commit().await?,
+            Inner::Ended => {}
         }
+        Ok(())
     }
 
-    pub async fn rollback(mut self) -> Result<(), sqlx::Error> {
+    pub async fn rollback(mut self) -> Result<(), StoreError> {
         match std::mem::replace(&mut self.inner, Inner::Ended) {
-            Inner::Own(tx) => tx.rollback().await,
-            Inner::Member(member) => member.rollback().await,
-            Inner::Ended => Ok(()),
+            Inner::Own(tx) => tx.rollback().await?,
+            Inner::Member(member) => member.rollback().await?,
+            Inner::Ended => {}
         }
+        Ok(())
     }
 }
 
@@ -526,11 +528,9 @@ impl Store {
     }
 
     /// Checks that the database answers (for `/readyz`).
-    pub async fn ping(&self) -> Result<(), sqlx::Error> {
-        sqlx::query("SELECT 1")
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
     }
 }
 

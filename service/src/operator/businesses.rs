@@ -7,6 +7,7 @@
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Utc};
 
+use crate::datastore::accounts as stored_accounts;
 use crate::datastore::businesses::{self, Business, NewBusiness as StoredBusiness};
 use crate::datastore::members::{self, NewMember};
 use crate::error::OrInternal;
@@ -210,20 +211,11 @@ async fn insert_main_account(
     now: DateTime<Utc>,
 ) -> Result<String> {
     let number = nuban::next_account_number(tx, Series::Business).await?;
-    sqlx::query(
-        "INSERT INTO accounts (id, business_id, account_number, account_name, account_type, \
-           account_class, status, parent_account_id, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, 'pool', 'primary', 'active', NULL, $5, $5)",
-    )
-    .bind(store::new_id())
-    .bind(business_id)
-    .bind(&number)
-    .bind(name)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await
-    .or_internal()
-    .context("cannot store the main account")?;
+    let id = store::new_id();
+    stored_accounts::insert_main(tx, &id, business_id, &number, name, now)
+        .await
+        .or_internal()
+        .context("cannot store the main account")?;
     Ok(number)
 }
 
@@ -437,14 +429,10 @@ pub async fn ensure_demo(store: &Store, config: &Config, clock: &Clock) -> Resul
         );
     }
     throttle::forget_credential(&mut tx, &identity::login_credential(DEMO_OWNER_EMAIL)).await?;
-    let main_account_number: String = sqlx::query_scalar(
-        "SELECT account_number FROM accounts \
-         WHERE business_id = $1 AND account_type = 'pool' AND account_class = 'primary'",
-    )
-    .bind(&existing.id)
-    .fetch_one(&mut *tx)
-    .await
-    .or_internal()?;
+    let main_account_number = stored_accounts::main_account_number(&mut tx, &existing.id)
+        .await
+        .or_internal()?
+        .context("the demo business has no main account")?;
     tx.commit().await.or_internal()?;
     Ok(DemoBusiness {
         created: false,

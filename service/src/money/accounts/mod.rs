@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::ResponseCode;
 
-use crate::datastore::{accounts, Conn};
-use crate::error::{Error, OrInternal};
+use crate::datastore::{accounts, businesses, Conn};
+use crate::error::Error;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::store::{self, Store, Tx};
@@ -69,15 +69,11 @@ impl AccountRow {
 /// `60` unless the business is active, read in `executor`: inside the caller's transaction,
 /// where the answer must hold until commit (before it, `Principal::ensure_business_active`
 /// answers from the authentication's read).
-pub async fn ensure_business_active<'e, E>(executor: E, business_id: &str) -> Result<(), Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    let status: Option<String> = sqlx::query_scalar("SELECT status FROM businesses WHERE id = $1")
-        .bind(business_id)
-        .fetch_optional(executor)
-        .await
-        .or_internal()?;
+pub async fn ensure_business_active(
+    conn: impl Into<Conn<'_>>,
+    business_id: &str,
+) -> Result<(), Error> {
+    let status = businesses::status_of(conn, business_id).await?;
     match status.as_deref() {
         Some("active") => Ok(()),
         Some(_) => Err(Error::new(ResponseCode::BusinessInactive)),
@@ -130,7 +126,7 @@ pub async fn create_current_account(
     let write = async |tx: &mut Tx, (), _: &mut Completion| {
         let now = clock.now();
         business::lock_business(tx, store.backend(), &business_id).await?;
-        ensure_business_active(&mut **tx, &business_id).await?;
+        ensure_business_active(&mut *tx, &business_id).await?;
         let facts = accounts::current_account_facts(tx, &business_id).await?;
         if facts.current_accounts >= i64::from(config.max_current_accounts) {
             return Err(
@@ -262,15 +258,8 @@ pub async fn find_by_number_anywhere(
 }
 
 /// The registered name of a business.
-pub async fn business_name<'e, E>(executor: E, business_id: &str) -> Result<String, Error>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    sqlx::query_scalar("SELECT name FROM businesses WHERE id = $1")
-        .bind(business_id)
-        .fetch_one(executor)
-        .await
-        .or_internal()
+pub async fn business_name(conn: impl Into<Conn<'_>>, business_id: &str) -> Result<String, Error> {
+    Ok(businesses::name_of(conn, business_id).await?)
 }
 
 #[cfg(test)]

@@ -10,15 +10,14 @@
 use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::ResponseCode;
-use sqlx::Row;
 
-use crate::datastore::{self, Conn};
+use crate::datastore::{self, businesses, Conn};
 use crate::error::{Error, OrInternal};
 use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::paging::{self, Page};
-use crate::kernel::store::{self, Backend, Store, Tx};
+use crate::kernel::store::{Store, Tx};
 use crate::money::accounts::{self, AccountRow};
 use crate::money::amount::Kobo;
 use crate::money::banks;
@@ -370,10 +369,7 @@ async fn prepare_approval(
     let source = crate::datastore::accounts::find_by_id(store, &held.source_account_id)
         .await?
         .ok_or_else(|| Error::internal("the source account vanished"))?;
-    let payer = transfers::payer(
-        &source,
-        &accounts::business_name(store.pool(), business_id).await?,
-    );
+    let payer = transfers::payer(&source, &accounts::business_name(store, business_id).await?);
     provider
         .screen_transfer(&NipTransfer {
             reference_number: held.reference_number.clone(),
@@ -642,24 +638,11 @@ async fn locked_business(
     business_id: &str,
     policy: &TransferPolicy,
 ) -> Result<BusinessAtExecution, Error> {
-    let lock = match tx.backend() {
-        Backend::Postgres => " FOR SHARE",
-        Backend::Sqlite => "",
-    };
-    let sql = format!(
-        "SELECT status, COALESCE(daily_transfer_limit, $2) AS daily_limit FROM businesses \
-         WHERE id = $1{lock}"
-    );
-    // Audited: the statement is built from constants only; every value is bound.
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(business_id)
-        .bind(policy.default_daily_limit)
-        .fetch_one(&mut **tx)
-        .await
-        .or_internal()?;
+    let (status, daily_limit) =
+        businesses::locked_for_execution(tx, business_id, policy.default_daily_limit).await?;
     Ok(BusinessAtExecution {
-        active: store::text(&row, "status")? == "active",
-        daily_limit: row.try_get("daily_limit").or_internal()?,
+        active: status == "active",
+        daily_limit,
     })
 }
 

@@ -457,9 +457,9 @@ async fn run_batch(
     payout: &Payout,
     batch: Batch,
 ) -> Result<(), Error> {
-    match batch.execute(tx).await {
+    match batch.run(tx).await {
         Ok(()) => Ok(()),
-        Err(error) if store::is_unique_violation(&error) => {
+        Err(error) if error.is_conflict() => {
             let Some(reference) = payout.request.reference.as_deref() else {
                 return Err(Error::from(error));
             };
