@@ -86,12 +86,12 @@ pub struct Activity {
 }
 
 /// What `get_total_account_metrics` filters on: an account type filter, accounts created in
-/// `[from, until)` (stored times; collections in the same window), the newest `count`.
+/// `[from, until)` ( collections in the same window), the newest `count`.
 #[derive(Clone, Debug, Default)]
 pub struct MetricsFilters {
     pub account_type: Option<String>,
-    pub from: Option<String>,
-    pub until: Option<String>,
+    pub from: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
     pub count: Option<i64>,
 }
 

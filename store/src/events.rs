@@ -29,9 +29,9 @@ pub struct DeliveryFilter {
     /// Written at or after this (the retention).
     pub since: DateTime<Utc>,
     /// Written at or after this stored time.
-    pub from: Option<String>,
+    pub from: Option<DateTime<Utc>>,
     /// Written before this stored time.
-    pub until: Option<String>,
+    pub until: Option<DateTime<Utc>>,
     pub delivery_status: Option<String>,
     pub kind: Option<String>,
     /// After this one, newest first.

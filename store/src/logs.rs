@@ -39,9 +39,9 @@ pub struct ActivityFilter {
     pub endpoint: Option<String>,
     pub response_code: Option<i64>,
     /// Written at or after this stored time.
-    pub from: Option<String>,
+    pub from: Option<DateTime<Utc>>,
     /// Written before this stored time.
-    pub until: Option<String>,
+    pub until: Option<DateTime<Utc>>,
     /// Found, ignoring case, in the endpoint, the message or the address.
     pub search: Option<String>,
     /// After this one, newest first.
@@ -69,9 +69,9 @@ pub struct ActivityEntry {
 pub struct AuditFilter {
     pub business_id: String,
     /// Written at or after this stored time.
-    pub from: Option<String>,
+    pub from: Option<DateTime<Utc>>,
     /// Written before this stored time.
-    pub until: Option<String>,
+    pub until: Option<DateTime<Utc>>,
     pub action: Option<String>,
     pub user_id: Option<String>,
     /// Found, ignoring case, in the action, the user's name or the address.

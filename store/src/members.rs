@@ -43,9 +43,9 @@ pub enum MemberOrder {
 pub struct MemberFilter {
     pub business_id: String,
     /// Joined at or after this stored time.
-    pub joined_from: Option<String>,
+    pub joined_from: Option<DateTime<Utc>>,
     /// Joined before this stored time.
-    pub joined_until: Option<String>,
+    pub joined_until: Option<DateTime<Utc>>,
     pub is_active: Option<bool>,
     pub role_id: Option<String>,
     pub order: MemberOrder,

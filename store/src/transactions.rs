@@ -68,8 +68,8 @@ pub enum Listing {
 #[derive(Clone, Debug, Default)]
 pub struct Filters {
     pub account_number: Option<String>,
-    pub from: Option<String>,
-    pub until: Option<String>,
+    pub from: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
     pub status: Option<String>,
     pub transaction_type: Option<String>,
     pub category: Option<String>,

@@ -55,13 +55,13 @@ pub struct NewTransfer {
 }
 
 /// What `fetch_transfers` filters on, each optional: statuses in their stored spelling,
-/// creation in `[from, until)` (stored times).
+/// creation in `[from, until)` .
 #[derive(Clone, Debug, Default)]
 pub struct Filters {
     pub transfer_status: Option<String>,
     pub approval_status: Option<String>,
-    pub from: Option<String>,
-    pub until: Option<String>,
+    pub from: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
     pub source_account_number: Option<String>,
     pub reference: Option<String>,
     pub reference_number: Option<String>,

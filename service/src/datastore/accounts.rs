@@ -356,8 +356,8 @@ pub async fn list(
 pub async fn activity(
     store: &Store,
     ids: &[&str],
-    from: Option<String>,
-    until: Option<String>,
+    from: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
 ) -> Result<HashMap<String, Activity>, StoreError> {
     if ids.is_empty() {
         return Ok(HashMap::new());
@@ -420,12 +420,12 @@ pub async fn metrics(
     }
     let mut window = String::new();
     if let Some(from) = &filters.from {
-        conditions.add(format!("a.created_at >= {}", sql.arg(from.as_str())));
-        window.push_str(&format!(" AND t.created_at >= {}", sql.arg(from.as_str())));
+        conditions.add(format!("a.created_at >= {}", sql.arg(*from)));
+        window.push_str(&format!(" AND t.created_at >= {}", sql.arg(*from)));
     }
     if let Some(until) = &filters.until {
-        conditions.add(format!("a.created_at < {}", sql.arg(until.as_str())));
-        window.push_str(&format!(" AND t.created_at < {}", sql.arg(until.as_str())));
+        conditions.add(format!("a.created_at < {}", sql.arg(*until)));
+        window.push_str(&format!(" AND t.created_at < {}", sql.arg(*until)));
     }
     sql.push(&conditions.where_clause());
     sql.push(" ORDER BY a.created_at DESC, a.id DESC");

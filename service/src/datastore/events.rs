@@ -128,12 +128,7 @@ pub async fn list_deliveries(
         "created_at >= {}",
         sql.arg(store::timestamp(filter.since))
     ));
-    time_range(
-        &mut sql,
-        &mut conditions,
-        filter.from.clone(),
-        filter.until.clone(),
-    );
+    time_range(&mut sql, &mut conditions, filter.from, filter.until);
     if let Some(status) = &filter.delivery_status {
         conditions.add(format!("delivery_status = {}", sql.arg(status.as_str())));
     }
@@ -141,8 +136,8 @@ pub async fn list_deliveries(
         conditions.add(format!("type = {}", sql.arg(kind.as_str())));
     }
     if let Some(cursor) = &filter.cursor {
-        let at = sql.arg(cursor.created_at.as_str());
-        let id = sql.arg(cursor.id.as_str());
+        let at = sql.arg(cursor.created_at);
+        let id = sql.arg(cursor.id);
         conditions.add(format!(
             "(created_at < {at} OR (created_at = {at} AND id < {id}))"
         ));

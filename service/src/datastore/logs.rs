@@ -84,8 +84,8 @@ pub(super) fn render_audit(sql: &mut SqlBatch, audit: NewAudit) {
 pub(super) fn time_range(
     sql: &mut Sql,
     conditions: &mut Conditions,
-    from: Option<String>,
-    until: Option<String>,
+    from: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
 ) {
     if let Some(from) = from {
         conditions.add(format!("created_at >= {}", sql.arg(from)));
@@ -138,12 +138,7 @@ pub async fn list_activity(
     if let Some(code) = filter.response_code {
         conditions.add(format!("response_code = {}", sql.arg(code)));
     }
-    time_range(
-        &mut sql,
-        &mut conditions,
-        filter.from.clone(),
-        filter.until.clone(),
-    );
+    time_range(&mut sql, &mut conditions, filter.from, filter.until);
     if let Some(search) = &filter.search {
         let pattern = sql.arg(paging::contains_pattern(search));
         conditions.add(format!(
@@ -195,12 +190,7 @@ pub async fn list_audit(
         "business_id = {}",
         sql.arg(filter.business_id.as_str())
     ));
-    time_range(
-        &mut sql,
-        &mut conditions,
-        filter.from.clone(),
-        filter.until.clone(),
-    );
+    time_range(&mut sql, &mut conditions, filter.from, filter.until);
     if let Some(action) = &filter.action {
         conditions.add(format!("action = {}", sql.arg(action.as_str())));
     }
@@ -235,8 +225,8 @@ async fn keyset_rows(
     store: &Store,
 ) -> Result<Vec<AnyRow>, StoreError> {
     if let Some(cursor) = cursor {
-        let at = sql.arg(cursor.created_at.as_str());
-        let id = sql.arg(cursor.id.as_str());
+        let at = sql.arg(cursor.created_at);
+        let id = sql.arg(cursor.id);
         conditions.add(format!(
             "(created_at < {at} OR (created_at = {at} AND id < {id}))"
         ));

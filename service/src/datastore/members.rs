@@ -68,10 +68,10 @@ pub async fn list(store: &Store, filter: &MemberFilter) -> Result<Vec<Member>, S
         sql.arg(filter.business_id.as_str())
     ));
     if let Some(from) = &filter.joined_from {
-        conditions.add(format!("m.date_joined >= {}", sql.arg(from.as_str())));
+        conditions.add(format!("m.date_joined >= {}", sql.arg(*from)));
     }
     if let Some(until) = &filter.joined_until {
-        conditions.add(format!("m.date_joined < {}", sql.arg(until.as_str())));
+        conditions.add(format!("m.date_joined < {}", sql.arg(*until)));
     }
     if let Some(active) = filter.is_active {
         conditions.add(format!("m.is_active = {}", sql.arg(i64::from(active))));

@@ -163,8 +163,19 @@ pub async fn list(
     let equal = [
         ("t.transfer_status =", &filters.transfer_status),
         ("t.approval_status =", &filters.approval_status),
-        ("t.created_at >=", &filters.from),
-        ("t.created_at <", &filters.until),
+    ];
+    for (condition, value) in equal {
+        if let Some(value) = value {
+            conditions.add(format!("{condition} {}", sql.arg(value.as_str())));
+        }
+    }
+    if let Some(from) = filters.from {
+        conditions.add(format!("t.created_at >= {}", sql.arg(from)));
+    }
+    if let Some(until) = filters.until {
+        conditions.add(format!("t.created_at < {}", sql.arg(until)));
+    }
+    let equal = [
         ("a.account_number =", &filters.source_account_number),
         ("t.reference =", &filters.reference),
         ("t.reference_number =", &filters.reference_number),

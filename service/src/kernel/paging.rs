@@ -46,8 +46,8 @@ pub fn keyset_cursor(
     match (created_at, id) {
         (None, None) => Ok(None),
         (Some(created_at), Some(id)) => Ok(Some(Cursor {
-            created_at: store::timestamp(created_at),
-            id: id.to_string(),
+            created_at: store::as_stored(created_at),
+            id,
         })),
         (Some(_), None) => Err(invalid(
             "`cursor_id`: required together with cursor_created_at",
@@ -58,14 +58,17 @@ pub fn keyset_cursor(
     }
 }
 
-/// The bounds of an inclusive range of UTC days as stored timestamps: `created_at >= from`
+/// `[from, until)`: a range of times, each end open when `None`.
+pub type DayRange = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+
+/// The bounds of an inclusive range of UTC days: `created_at >= from`
 /// and `created_at < until`. `01` when `start` is after `end`; `prefix` is how the fields are
 /// named in the message (`filters.` or nothing).
 pub fn day_range(
     start: Option<NaiveDate>,
     end: Option<NaiveDate>,
     prefix: &str,
-) -> Result<(Option<String>, Option<String>), Invalid> {
+) -> Result<DayRange, Invalid> {
     if let (Some(start), Some(end)) = (start, end) {
         if start > end {
             return Err(invalid(format!(
@@ -85,8 +88,8 @@ pub fn day_range(
     Ok((from, until))
 }
 
-fn start_of_day(day: NaiveDate) -> String {
-    store::timestamp(day.and_time(NaiveTime::MIN).and_utc())
+fn start_of_day(day: NaiveDate) -> DateTime<Utc> {
+    day.and_time(NaiveTime::MIN).and_utc()
 }
 
 /// A `LIKE` pattern matching `needle` anywhere, lower-cased, with `\`, `%` and `_` escaped
@@ -162,6 +165,19 @@ impl From<String> for Arg {
 impl From<&str> for Arg {
     fn from(value: &str) -> Self {
         Arg::Text(value.to_owned())
+    }
+}
+
+/// A time, in the form every column stores it.
+impl From<DateTime<Utc>> for Arg {
+    fn from(value: DateTime<Utc>) -> Self {
+        Arg::Text(store::timestamp(value))
+    }
+}
+
+impl From<uuid::Uuid> for Arg {
+    fn from(value: uuid::Uuid) -> Self {
+        Arg::Text(value.to_string())
     }
 }
 
@@ -271,10 +287,7 @@ mod tests {
         assert_eq!(keyset_cursor(None, None), Ok(None));
         assert_eq!(
             keyset_cursor(Some(at), Some(id)),
-            Ok(Some(Cursor {
-                created_at: "2026-11-02T10:31:00.000000Z".into(),
-                id: id.to_string(),
-            }))
+            Ok(Some(Cursor { created_at: at, id }))
         );
         let missing = |result: Result<Option<Cursor>, Invalid>| {
             let error = result.unwrap_err();
@@ -290,8 +303,8 @@ mod tests {
         assert_eq!(
             day_range(day("2026-11-01"), day("2026-11-02"), "").unwrap(),
             (
-                Some("2026-11-01T00:00:00.000000Z".into()),
-                Some("2026-11-03T00:00:00.000000Z".into())
+                Some("2026-11-01T00:00:00Z".parse().unwrap()),
+                Some("2026-11-03T00:00:00Z".parse().unwrap())
             )
         );
         assert_eq!(day_range(None, None, "").unwrap(), (None, None));

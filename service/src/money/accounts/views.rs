@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use chrono::NaiveDate;
+use chrono::{DateTime, NaiveDate, Utc};
 use generated_server::models;
 use generated_server::ResponseCode;
 use serde_json::Value;
@@ -134,8 +134,8 @@ async fn customer_view(store: &Store, customer_id: &str) -> Result<models::Accou
 async fn activity_of(
     store: &Store,
     accounts: &[AccountRow],
-    from: Option<String>,
-    until: Option<String>,
+    from: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
 ) -> Result<HashMap<String, Activity>, Error> {
     let ids: Vec<&str> = accounts.iter().map(|account| account.id.as_str()).collect();
     Ok(accounts::activity(store, &ids, from, until).await?)
@@ -247,13 +247,13 @@ pub async fn fetch_account_summaries(
     Ok(Page { data, pagination })
 }
 
-/// A single day (taking precedence) or an inclusive range of days, as stored bounds.
+/// A single day (taking precedence) or an inclusive range of days, as `[from, until)`.
 pub fn window(
     date: Option<NaiveDate>,
     start: Option<NaiveDate>,
     end: Option<NaiveDate>,
     prefix: &str,
-) -> Result<(Option<String>, Option<String>), Error> {
+) -> Result<paging::DayRange, Error> {
     Ok(match date {
         Some(day) => paging::day_range(Some(day), Some(day), prefix),
         None => paging::day_range(start, end, prefix),
