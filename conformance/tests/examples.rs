@@ -1128,10 +1128,22 @@ async fn dashboard_twins(story: &mut Story, owner: &str, api: &str) {
         .await;
     assert_eq!(ibrahim.expect("00")["parent_account_number"], "1000000021");
     for (label, body, code) in [
-        ("opened_by_the_integration", json!({"bvn": "22212345678"}), "26"),
-        ("no_identity", json!({"email": "amaka.nwosu@example.ng"}), "02"),
+        (
+            "opened_by_the_integration",
+            json!({"bvn": "22212345678"}),
+            "26",
+        ),
+        (
+            "no_identity",
+            json!({"email": "amaka.nwosu@example.ng"}),
+            "02",
+        ),
         ("verification_fails", json!({"nin": "70123456783"}), "83"),
-        ("a_virtual_parent", json!({"bvn": "22211110000", "parent_account_number": "2000000011"}), "44"),
+        (
+            "a_virtual_parent",
+            json!({"bvn": "22211110000", "parent_account_number": "2000000011"}),
+            "44",
+        ),
     ] {
         story
             .send(Operation::CreateCustomerAccountWeb, label, owner, &body)
@@ -1163,7 +1175,11 @@ async fn dashboard_twins(story: &mut Story, owner: &str, api: &str) {
     assert_eq!(resumed["is_active"], true);
     assert_eq!(resumed["event_types"].as_array().unwrap().len(), 4);
     let pinned = story
-        .replay(Operation::UpdateWebhookConfigurationWeb, "move_and_pin", owner)
+        .replay(
+            Operation::UpdateWebhookConfigurationWeb,
+            "move_and_pin",
+            owner,
+        )
         .await;
     assert_eq!(
         pinned.expect("00")["ip_whitelist"],
@@ -1171,11 +1187,24 @@ async fn dashboard_twins(story: &mut Story, owner: &str, api: &str) {
     );
     for (label, body, code) in [
         ("nothing_to_change", json!({}), "01"),
-        ("not_an_address", json!({"ip_whitelist": ["102.89.34"]}), "01"),
-        ("private_address", json!({"url": "http://10.0.0.7/kobo"}), "01"),
+        (
+            "not_an_address",
+            json!({"ip_whitelist": ["102.89.34"]}),
+            "01",
+        ),
+        (
+            "private_address",
+            json!({"url": "http://10.0.0.7/kobo"}),
+            "01",
+        ),
     ] {
         story
-            .send(Operation::UpdateWebhookConfigurationWeb, label, owner, &body)
+            .send(
+                Operation::UpdateWebhookConfigurationWeb,
+                label,
+                owner,
+                &body,
+            )
             .await
             .expect(code);
     }
