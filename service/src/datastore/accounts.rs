@@ -7,9 +7,13 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::{sums, Conn, StoreError, Tx};
+use super::{sums, Conn, FromAnyRow, StoreError, Tx};
 use crate::kernel::paging::{Conditions, Cursor, Sql};
 use crate::kernel::store::{self, Backend, Store};
+pub use kobo_store::accounts::{
+    AccountRow, Activity, BalanceChange, CurrentAccountFacts, Filters, KoboAccount, Metrics,
+    MetricsFilters, NewAccount, PayoutRead,
+};
 
 /// The columns every account read takes, from `accounts a LEFT JOIN accounts p` (the parent).
 const ACCOUNT_COLUMNS: &str = "a.id, a.account_number, a.account_name, a.account_type, \
@@ -17,26 +21,8 @@ const ACCOUNT_COLUMNS: &str = "a.id, a.account_number, a.account_name, a.account
     p.account_number AS parent_account_number, a.customer_id, a.created_at";
 const ACCOUNT_FROM: &str = " FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id";
 
-/// An account as stored, with its parent's number.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AccountRow {
-    pub id: String,
-    pub account_number: String,
-    pub account_name: String,
-    /// `pool`, `current` or `virtual`.
-    pub account_type: String,
-    /// `primary` (the main pool account) or `secondary`.
-    pub account_class: String,
-    pub status: String,
-    pub balance: i64,
-    pub last_balance_update: Option<DateTime<Utc>>,
-    pub parent_account_number: Option<String>,
-    pub customer_id: Option<String>,
-    pub created_at: DateTime<Utc>,
-}
-
-impl AccountRow {
-    fn from_row(row: &AnyRow) -> Result<AccountRow, StoreError> {
+impl FromAnyRow for AccountRow {
+    fn from_any(row: &AnyRow) -> Result<AccountRow, StoreError> {
         Ok(AccountRow {
             id: store::text(row, "id")?,
             account_number: store::text(row, "account_number")?,
@@ -53,20 +39,10 @@ impl AccountRow {
     }
 }
 
-/// An account of any business, with the business that holds it: how a payer or a payee
-/// outside the business sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KoboAccount {
-    pub account: AccountRow,
-    pub business_id: String,
-    /// The business's registered name.
-    pub business_name: String,
-}
-
-impl KoboAccount {
-    fn from_row(row: &AnyRow) -> Result<KoboAccount, StoreError> {
+impl FromAnyRow for KoboAccount {
+    fn from_any(row: &AnyRow) -> Result<KoboAccount, StoreError> {
         Ok(KoboAccount {
-            account: AccountRow::from_row(row)?,
+            account: AccountRow::from_any(row)?,
             business_id: store::text(row, "business_id")?,
             business_name: store::text(row, "business_name")?,
         })
@@ -81,7 +57,7 @@ pub async fn find_by_id(
     let sql = format!("SELECT {ACCOUNT_COLUMNS}{ACCOUNT_FROM} WHERE a.id = $1");
     let query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id.to_owned());
     let row = conn.into().fetch_optional(query).await?;
-    row.as_ref().map(AccountRow::from_row).transpose()
+    row.as_ref().map(AccountRow::from_any).transpose()
 }
 
 /// The account with this number, whoever's, with its business.
@@ -100,7 +76,7 @@ pub async fn find_by_number_anywhere(
     );
     let query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(number.to_owned());
     let row = conn.into().fetch_optional(query).await?;
-    row.as_ref().map(KoboAccount::from_row).transpose()
+    row.as_ref().map(KoboAccount::from_any).transpose()
 }
 
 /// The business's main pool account.
@@ -116,15 +92,7 @@ pub async fn main_account(
         .bind(business_id)
         .fetch_optional(&mut **tx)
         .await?;
-    row.as_ref().map(AccountRow::from_row).transpose()
-}
-
-/// What opening a current account reads of the business, in `tx`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CurrentAccountFacts {
-    pub business_name: String,
-    pub current_accounts: i64,
-    pub main_account_id: Option<String>,
+    row.as_ref().map(AccountRow::from_any).transpose()
 }
 
 /// The business's name, how many current accounts it holds, and its main pool account.
@@ -148,19 +116,6 @@ pub async fn current_account_facts(
         current_accounts: row.try_get("current_accounts")?,
         main_account_id: store::optional_text(&row, "main_account_id")?,
     })
-}
-
-/// A secondary account to open: a current account, or a customer's virtual account.
-#[derive(Clone, Copy, Debug)]
-pub struct NewAccount<'a> {
-    pub id: &'a str,
-    pub business_id: &'a str,
-    pub account_number: &'a str,
-    pub account_name: &'a str,
-    pub account_type: &'a str,
-    pub parent_account_id: &'a str,
-    pub customer_id: Option<&'a str>,
-    pub created_at: DateTime<Utc>,
 }
 
 /// Opens `new`, active and empty.
@@ -269,15 +224,6 @@ pub async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str) -> Result<b
     Ok(changed == 1)
 }
 
-/// One account's share of a journal entry: the sum of its postings, and whether any of them
-/// debits it (the account must then be `active`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BalanceChange<'a> {
-    pub account_id: &'a str,
-    pub amount: i64,
-    pub debited: bool,
-}
-
 /// Applies `changes` in one statement, each only if the account stays within zero and
 /// `max_balance` and, when debited, is active (read under the row's lock, so a freeze that
 /// commits first stops it); the balances' last update is `at`. Returns the ids of the
@@ -337,18 +283,6 @@ pub async fn balance_and_status(
     found
         .map(|row| Ok((row.try_get("balance")?, row.try_get("status")?)))
         .transpose()
-}
-
-/// The account filters the lists share, each optional. `account_type` is one of the API's
-/// type filters (`normal`, `virtual`, `current`, `savings`); kinds in the API's spelling.
-#[derive(Clone, Debug, Default)]
-pub struct Filters {
-    pub account_type: Option<String>,
-    pub account_number: Option<String>,
-    pub status: Option<String>,
-    pub is_available: Option<bool>,
-    pub parent_account_number: Option<String>,
-    pub account_class: Option<String>,
 }
 
 /// The SQL condition of an account type filter on `a`.
@@ -414,20 +348,7 @@ pub async fn list(
     sql.push(" ORDER BY a.created_at DESC, a.id DESC")
         .limit(limit + 1);
     let rows = sql.fetch_all(store.pool()).await?;
-    rows.iter().map(AccountRow::from_row).collect()
-}
-
-/// Per-account totals read from the transactions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Activity {
-    pub collections: i64,
-    /// Kobo collected.
-    pub collected: i128,
-    pub last_collection: Option<DateTime<Utc>>,
-    pub transfers: i64,
-    /// Kobo sent.
-    pub transferred: i128,
-    pub transactions: i64,
+    rows.iter().map(AccountRow::from_any).collect()
 }
 
 /// The totals of the accounts `ids`, counting collections in `[from, until)` (stored times)
@@ -481,28 +402,6 @@ pub async fn activity(
         );
     }
     Ok(activity)
-}
-
-/// What `get_total_account_metrics` filters on: an account type filter, accounts created in
-/// `[from, until)` (stored times; collections in the same window), the newest `count`.
-#[derive(Clone, Debug, Default)]
-pub struct MetricsFilters {
-    pub account_type: Option<String>,
-    pub from: Option<String>,
-    pub until: Option<String>,
-    pub count: Option<i64>,
-}
-
-/// The business's totals over the accounts `filters` choose.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Metrics {
-    pub active: i64,
-    pub inactive: i64,
-    pub virtual_accounts: i64,
-    /// Kobo held by the accounts.
-    pub balance: i128,
-    /// Kobo the accounts collected in the window.
-    pub collected: i128,
 }
 
 /// The totals of the business's accounts that `filters` choose, in one statement.
@@ -562,17 +461,6 @@ pub async fn metrics(
     })
 }
 
-/// What a payout reads before its transaction, one row per account found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PayoutRead {
-    pub account: KoboAccount,
-    /// The paying business's name, daily limit (its own, or `default_daily_limit`) and, if it
-    /// has an active approval policy, the amount from which it holds a transfer.
-    pub payer_name: String,
-    pub daily_limit: i64,
-    pub policy_minimum: Option<i64>,
-}
-
 /// The source account and an intra-bank beneficiary's (whoever's), each with its business,
 /// and the paying business's settings on every row, in one statement (they were three round
 /// trips). By account number only, which only its unique index leads with, so the kept plan
@@ -603,7 +491,7 @@ pub async fn payout_reads(
     rows.iter()
         .map(|row| {
             Ok(PayoutRead {
-                account: KoboAccount::from_row(row)?,
+                account: KoboAccount::from_any(row)?,
                 payer_name: store::text(row, "payer_name")?,
                 daily_limit: row.try_get("daily_limit")?,
                 policy_minimum: row.try_get("policy_minimum")?,

@@ -4,22 +4,12 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::{Conn, StoreError, Tx};
+use super::{Conn, FromAnyRow, StoreError, Tx};
 use crate::kernel::store;
+pub use kobo_store::approval_policies::ApprovalPolicy;
 
-/// A business's approval policy as stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ApprovalPolicy {
-    pub id: uuid::Uuid,
-    pub is_active: bool,
-    /// Transfers of at least this many kobo are held (0: every transfer).
-    pub min_amount: i64,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-impl ApprovalPolicy {
-    fn from_row(row: &AnyRow) -> Result<ApprovalPolicy, StoreError> {
+impl FromAnyRow for ApprovalPolicy {
+    fn from_any(row: &AnyRow) -> Result<ApprovalPolicy, StoreError> {
         Ok(ApprovalPolicy {
             id: store::uuid(row, "id")?,
             is_active: store::flag(row, "is_active")?,
@@ -41,7 +31,7 @@ pub async fn find(
     )
     .bind(business_id.to_owned());
     let row = conn.into().fetch_optional(query).await?;
-    row.as_ref().map(ApprovalPolicy::from_row).transpose()
+    row.as_ref().map(ApprovalPolicy::from_any).transpose()
 }
 
 /// Creates the business's policy; `false` if it has one already (nothing changes).

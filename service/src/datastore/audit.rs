@@ -6,15 +6,7 @@ use sqlx::Row;
 
 use super::{sums, Store, StoreError};
 use crate::kernel::store;
-
-/// The tables whose rows the report counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Counted {
-    Accounts,
-    JournalEntries,
-    Postings,
-    Transactions,
-}
+pub use kobo_store::audit::{AccountBalance, Counted, DayAstray};
 
 /// How many rows `table` holds.
 pub async fn count(store: &Store, table: Counted) -> Result<i64, StoreError> {
@@ -25,14 +17,6 @@ pub async fn count(store: &Store, table: Counted) -> Result<i64, StoreError> {
         Counted::Transactions => "SELECT COUNT(*) FROM transactions",
     };
     Ok(sqlx::query_scalar(sql).fetch_one(store.pool()).await?)
-}
-
-/// An account's stored balance beside the sum of its postings (kobo).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AccountBalance {
-    pub account_number: String,
-    pub balance: i64,
-    pub posted: i128,
 }
 
 /// Every account's stored balance and the sum of its postings.
@@ -116,15 +100,6 @@ pub async fn transactions_without_posting(store: &Store) -> Result<Vec<String>, 
     Ok(sqlx::query_scalar(TRANSACTIONS_WITHOUT_POSTING)
         .fetch_all(store.pool())
         .await?)
-}
-
-/// A day whose running total for the daily limit differs from its transfers' sum (kobo).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DayAstray {
-    pub business_id: String,
-    pub day: String,
-    pub kept: i64,
-    pub spent: i64,
 }
 
 /// Days whose running total for the daily limit (`daily_transfer_totals`) differs from the sum

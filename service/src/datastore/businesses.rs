@@ -5,23 +5,13 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::{Conn, StoreError, Tx};
+use super::{Conn, FromPrefixedRow, StoreError, Tx};
 use crate::kernel::store::{self, Backend, Store};
+pub use kobo_store::businesses::{Business, Credentials, NewBusiness};
 
-/// A business as it is listed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Business {
-    pub id: String,
-    pub name: String,
-    /// `active` or `inactive`.
-    pub status: String,
-    pub client_id: String,
-    pub created_at: DateTime<Utc>,
-}
-
-impl Business {
+impl FromPrefixedRow for Business {
     /// A row whose columns are those of [`Business`], each with `prefix` before its name.
-    pub(super) fn from_prefixed_row(row: &AnyRow, prefix: &str) -> Result<Business, StoreError> {
+    fn from_prefixed_row(row: &AnyRow, prefix: &str) -> Result<Business, StoreError> {
         let column = |name: &str| format!("{prefix}{name}");
         Ok(Business {
             id: store::text(row, &column("id"))?,
@@ -31,17 +21,6 @@ impl Business {
             created_at: store::time(row, &column("created_at"))?,
         })
     }
-}
-
-/// A business to write, with the hash of its client secret.
-#[derive(Clone, Copy, Debug)]
-pub struct NewBusiness<'a> {
-    pub id: &'a str,
-    pub name: &'a str,
-    /// `active` or `inactive`.
-    pub status: &'a str,
-    pub client_id: &'a str,
-    pub client_secret_hash: &'a str,
 }
 
 /// Writes a new business at `now`.
@@ -142,13 +121,6 @@ pub async fn client_id_of(tx: &mut Tx, id: &str) -> Result<String, StoreError> {
         .fetch_one(&mut **tx)
         .await?;
     store::text(&row, "client_id")
-}
-
-/// A business's integration credentials as stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Credentials {
-    pub id: String,
-    pub client_secret_hash: String,
 }
 
 /// The credentials of the business whose client id is `client_id`, if any.

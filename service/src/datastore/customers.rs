@@ -1,27 +1,9 @@
 //! `customers`: a business's customers, each verified by BVN or NIN (kept as salted hashes)
 //! and holding one virtual account.
 
-use chrono::{DateTime, Utc};
-
 use super::{Conn, StoreError, Tx};
 use crate::kernel::store;
-
-/// A customer to record.
-#[derive(Clone, Copy, Debug)]
-pub struct NewCustomer<'a> {
-    pub id: &'a str,
-    pub business_id: &'a str,
-    pub email: Option<&'a str>,
-    pub phone: Option<&'a str>,
-    pub bvn_hash: Option<&'a str>,
-    pub nin_hash: Option<&'a str>,
-    /// JSON: the identities verified (`["bvn", "nin"]`).
-    pub verified_identities: &'a str,
-    pub verified_name: &'a str,
-    /// JSON: the business's metadata object.
-    pub metadata: &'a str,
-    pub created_at: DateTime<Utc>,
-}
+pub use kobo_store::customers::{Contact, Identity, NewCustomer};
 
 pub async fn insert(tx: &mut Tx, new: &NewCustomer<'_>) -> Result<(), StoreError> {
     sqlx::query(
@@ -42,13 +24,6 @@ pub async fn insert(tx: &mut Tx, new: &NewCustomer<'_>) -> Result<(), StoreError
     .execute(&mut **tx)
     .await?;
     Ok(())
-}
-
-/// An identity number's kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Identity {
-    Bvn,
-    Nin,
 }
 
 /// The number of the account of the business's customer whose identity of `kind` hashes to
@@ -72,17 +47,6 @@ pub async fn account_number_of(
         .bind(hash)
         .fetch_optional(&mut **tx)
         .await?)
-}
-
-/// A customer's contact and what was verified, as an account shows them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Contact {
-    pub email: Option<String>,
-    pub phone: Option<String>,
-    /// JSON, as stored.
-    pub verified_identities: String,
-    /// JSON, as stored.
-    pub metadata: String,
 }
 
 pub async fn contact(conn: impl Into<Conn<'_>>, id: &str) -> Result<Option<Contact>, StoreError> {

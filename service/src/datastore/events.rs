@@ -9,10 +9,13 @@ use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use super::logs::time_range;
-use super::{StoreError, Tx};
+use super::{FromAnyRow, StoreError, Tx};
 use crate::kernel::batch::Batch;
-use crate::kernel::paging::{Conditions, Cursor, Sql};
+use crate::kernel::paging::{Conditions, Sql};
 use crate::kernel::store::{self, Store};
+pub use kobo_store::events::{
+    Attempt, AttemptMade, Delivery, DeliveryFilter, Due, Pending, ToSend,
+};
 
 /// Writes the event `kind` of `business_id` with its `payload` (JSON text) at `at`, as a
 /// statement of `batch`: due at once if the business has an active endpoint, otherwise
@@ -63,27 +66,8 @@ pub async fn skip_pending_of_business(tx: &mut Tx, business_id: &str) -> Result<
 const SELECT_EVENTS: &str = "SELECT id, type, payload, created_at, delivery_status, attempts, \
      budget_start, next_attempt_at, last_attempt_at, last_response_status, last_error FROM events";
 
-/// An event and where its delivery stands.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Delivery {
-    pub id: String,
-    pub kind: String,
-    /// The event's data, JSON text.
-    pub payload: String,
-    pub created_at: DateTime<Utc>,
-    /// `pending`, `delivered`, `failed` or `skipped`.
-    pub delivery_status: String,
-    pub attempts: i64,
-    /// The attempts made before the current budget began (a replay starts a new one).
-    pub budget_start: i64,
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    pub last_attempt_at: Option<DateTime<Utc>>,
-    pub last_response_status: Option<i64>,
-    pub last_error: Option<String>,
-}
-
-impl Delivery {
-    fn from_row(row: &AnyRow) -> Result<Delivery, StoreError> {
+impl FromAnyRow for Delivery {
+    fn from_any(row: &AnyRow) -> Result<Delivery, StoreError> {
         Ok(Delivery {
             id: store::text(row, "id")?,
             kind: store::text(row, "type")?,
@@ -115,24 +99,7 @@ pub async fn find_delivery(
     .bind(store::timestamp(since))
     .fetch_optional(store.pool())
     .await?;
-    row.as_ref().map(Delivery::from_row).transpose()
-}
-
-/// Which events of a business [`list_deliveries`] reads.
-#[derive(Clone, Debug)]
-pub struct DeliveryFilter {
-    pub business_id: String,
-    /// Written at or after this (the retention).
-    pub since: DateTime<Utc>,
-    /// Written at or after this stored time.
-    pub from: Option<String>,
-    /// Written before this stored time.
-    pub until: Option<String>,
-    pub delivery_status: Option<String>,
-    pub kind: Option<String>,
-    /// After this one, newest first.
-    pub cursor: Option<Cursor>,
-    pub page_size: u64,
+    row.as_ref().map(Delivery::from_any).transpose()
 }
 
 /// The business's events, newest first, after the cursor: at most `page_size + 1` (the one
@@ -174,18 +141,7 @@ pub async fn list_deliveries(
     sql.push(" ORDER BY created_at DESC, id DESC")
         .limit(filter.page_size + 1);
     let rows = sql.fetch_all(store.pool()).await?;
-    rows.iter().map(Delivery::from_row).collect()
-}
-
-/// One attempt at delivering an event, as recorded.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Attempt {
-    pub event_id: String,
-    pub attempted_at: DateTime<Utc>,
-    pub response_status: Option<i64>,
-    pub error: Option<String>,
-    pub latency_ms: i64,
-    pub response_body: Option<String>,
+    rows.iter().map(Delivery::from_any).collect()
 }
 
 /// The newest `max` attempts of each event of `event_ids`, by event and newest first, in one
@@ -246,14 +202,6 @@ pub async fn requeue(
     Ok(queued != 0)
 }
 
-/// The events waiting for delivery, of every business.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Pending {
-    pub count: i64,
-    /// When the oldest of them was written; `None` when none waits.
-    pub oldest_created_at: Option<DateTime<Utc>>,
-}
-
 /// How many events wait for delivery, and since when.
 pub async fn pending(store: &Store) -> Result<Pending, StoreError> {
     let row = sqlx::query(
@@ -266,13 +214,6 @@ pub async fn pending(store: &Store) -> Result<Pending, StoreError> {
         count: row.try_get("pending")?,
         oldest_created_at: store::optional_time(&row, "oldest")?,
     })
-}
-
-/// An event due for delivery.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Due {
-    pub id: String,
-    pub business_id: String,
 }
 
 /// The events due at `now`, at most `per_business` of each business, oldest first across
@@ -363,17 +304,6 @@ pub async fn claim(
     rows.iter().map(|row| store::text(row, "id")).collect()
 }
 
-/// What an attempt sends of its event, and the attempts counted so far.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ToSend {
-    pub kind: String,
-    /// The event's data, JSON text.
-    pub payload: String,
-    pub created_at: DateTime<Utc>,
-    pub attempts: i64,
-    pub budget_start: i64,
-}
-
 /// The event `id` as an attempt sends it (it exists: the attempt claimed it).
 pub async fn to_send(store: &Store, id: &str) -> Result<ToSend, StoreError> {
     let row = sqlx::query(
@@ -389,16 +319,6 @@ pub async fn to_send(store: &Store, id: &str) -> Result<ToSend, StoreError> {
         attempts: row.try_get("attempts")?,
         budget_start: row.try_get("budget_start")?,
     })
-}
-
-/// How one attempt went, as `webhook_attempts` and the event keep it.
-#[derive(Clone, Copy, Debug)]
-pub struct AttemptMade<'a> {
-    pub url: &'a str,
-    pub response_status: Option<i64>,
-    pub error: Option<&'a str>,
-    pub latency_ms: i64,
-    pub response_body: Option<&'a str>,
 }
 
 /// Records an attempt at the event `event_id` made at `at`.

@@ -4,18 +4,10 @@
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
-use super::{Conn, StoreError, Tx};
+use super::{Conn, FromAnyRow, StoreError, Tx};
 use crate::kernel::batch::Batch;
 use crate::kernel::store::{self, Store};
-
-/// Which key: the business's, for one operation.
-#[derive(Clone, Copy, Debug)]
-pub struct KeyOf<'a> {
-    pub business_id: &'a str,
-    /// The operation's id.
-    pub operation: &'a str,
-    pub key: &'a str,
-}
+pub use kobo_store::idempotency_keys::{KeyOf, StoredKey};
 
 /// Claims the key for a request hashing to `request_hash` at `now`: a new key is inserted, a
 /// key written before `cutoff` (expired) replaced as if it had been deleted first; `false`
@@ -50,18 +42,8 @@ pub async fn claim(
     Ok(inserted == 1)
 }
 
-/// A key as stored: the body's hash, and the answer or the refusal once there is one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StoredKey {
-    pub request_hash: String,
-    /// The answer's `data`, JSON text.
-    pub response_data: Option<String>,
-    pub refusal_code: Option<String>,
-    pub refusal_message: Option<String>,
-}
-
-impl StoredKey {
-    fn from_row(row: &AnyRow) -> Result<StoredKey, StoreError> {
+impl FromAnyRow for StoredKey {
+    fn from_any(row: &AnyRow) -> Result<StoredKey, StoreError> {
         Ok(StoredKey {
             request_hash: store::text(row, "request_hash")?,
             response_data: store::optional_text(row, "response_data")?,
@@ -87,7 +69,7 @@ pub async fn find_unexpired(
     .bind(key.key)
     .bind(store::timestamp(cutoff));
     let row = conn.into().fetch_optional(query).await?;
-    row.as_ref().map(StoredKey::from_row).transpose()
+    row.as_ref().map(StoredKey::from_any).transpose()
 }
 
 /// Stores a refusal (its code and message) as the key's answer.

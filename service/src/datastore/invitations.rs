@@ -5,15 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::{StoreError, Tx};
 use crate::kernel::store::{self, Store};
-
-/// An invitation to write.
-#[derive(Clone, Copy, Debug)]
-pub struct NewInvitation<'a> {
-    pub business_id: &'a str,
-    pub member_id: &'a str,
-    pub token_hash: &'a str,
-    pub expires_at: DateTime<Utc>,
-}
+pub use kobo_store::invitations::{Invitation, NewInvitation};
 
 /// Writes an open invitation at `now`.
 pub async fn insert(
@@ -34,24 +26,6 @@ pub async fn insert(
     .execute(&mut **tx)
     .await?;
     Ok(())
-}
-
-/// An invitation with its member and its business's client id, as accepting it reads it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Invitation {
-    pub id: String,
-    pub business_id: String,
-    pub member_id: String,
-    pub expires_at: DateTime<Utc>,
-    pub used_at: Option<DateTime<Utc>>,
-    pub revoked_at: Option<DateTime<Utc>>,
-    /// The member's: `pending` or `accepted`.
-    pub invitation_status: String,
-    pub email: String,
-    pub first_name: String,
-    pub last_name: String,
-    /// The business's.
-    pub client_id: String,
 }
 
 /// The invitation whose token hashes to `token_hash`, if any.

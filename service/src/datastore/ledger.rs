@@ -8,18 +8,7 @@ use sqlx::Row;
 use super::{StoreError, Tx};
 use crate::kernel::batch::Batch;
 use crate::kernel::store;
-
-/// A business's ledger head after an advance.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AdvancedHead {
-    pub business_id: String,
-    /// The last sequence taken, the advance's places included.
-    pub last_sequence: i64,
-    /// The time of the last place taken, in microseconds since the epoch; `None` for a head
-    /// last advanced before migration 0010, whose time is `last_posted_at`'s.
-    pub last_posted_micros: Option<i64>,
-    pub last_posted_at: DateTime<Utc>,
-}
+pub use kobo_store::ledger::AdvancedHead;
 
 /// Advances each business's head by its places, in one statement that locks the heads until
 /// `tx` ends (in the order given, which must be the businesses' id order): a new head starts

@@ -7,22 +7,13 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::{Conn, StoreError};
+use super::{Conn, FromAnyRow, StoreError};
 use crate::kernel::batch::Batch;
 use crate::kernel::paging::{self, Conditions, Cursor, Sql};
 use crate::kernel::store::{self, Store};
-
-/// One call made with integration credentials, as the activity log keeps it.
-#[derive(Debug)]
-pub struct Activity {
-    pub business_id: String,
-    pub endpoint: &'static str,
-    pub http_status: u16,
-    pub success: bool,
-    pub message: String,
-    pub ip_address: String,
-    pub request_id: String,
-}
+pub use kobo_store::logs::{
+    Activity, ActivityEntry, ActivityFilter, AuditEntry, AuditFilter, NewAuditEntry,
+};
 
 /// Appends `entries`, each as of its time, to the activity log in one statement.
 pub async fn record_activities(
@@ -56,20 +47,6 @@ pub async fn record_activities(
     }
     conn.into().execute(query).await?;
     Ok(())
-}
-
-/// One audit-log entry to write.
-#[derive(Clone, Debug)]
-pub struct NewAuditEntry {
-    pub business_id: String,
-    pub action: String,
-    pub user_name: String,
-    pub user_id: Option<String>,
-    pub ip_address: String,
-    pub response_code: i64,
-    pub target_type: Option<&'static str>,
-    pub target_id: Option<String>,
-    pub request_id: String,
 }
 
 /// Writes `entry`, as of `now` (and its UTC day), as a statement of `batch`.
@@ -109,43 +86,8 @@ pub(super) fn time_range(
     }
 }
 
-/// Which activity-log entries of a business [`list_activity`] reads.
-#[derive(Clone, Debug, Default)]
-pub struct ActivityFilter {
-    pub business_id: String,
-    /// `success` or `error`.
-    pub status: Option<String>,
-    pub method: Option<String>,
-    pub endpoint: Option<String>,
-    pub response_code: Option<i64>,
-    /// Written at or after this stored time.
-    pub from: Option<String>,
-    /// Written before this stored time.
-    pub until: Option<String>,
-    /// Found, ignoring case, in the endpoint, the message or the address.
-    pub search: Option<String>,
-    /// After this one, newest first.
-    pub cursor: Option<Cursor>,
-    pub page_size: u64,
-}
-
-/// An activity-log entry as stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ActivityEntry {
-    pub id: uuid::Uuid,
-    pub endpoint: String,
-    pub method: String,
-    pub response_code: i64,
-    /// `success` or `error`.
-    pub status: String,
-    pub message: String,
-    pub ip_address: String,
-    pub request_id: String,
-    pub created_at: DateTime<Utc>,
-}
-
-impl ActivityEntry {
-    fn from_row(row: &AnyRow) -> Result<ActivityEntry, StoreError> {
+impl FromAnyRow for ActivityEntry {
+    fn from_any(row: &AnyRow) -> Result<ActivityEntry, StoreError> {
         Ok(ActivityEntry {
             id: store::uuid(row, "id")?,
             endpoint: store::text(row, "endpoint")?,
@@ -208,45 +150,11 @@ pub async fn list_activity(
         store,
     )
     .await?;
-    rows.iter().map(ActivityEntry::from_row).collect()
+    rows.iter().map(ActivityEntry::from_any).collect()
 }
 
-/// Which audit-log entries of a business [`list_audit`] reads.
-#[derive(Clone, Debug, Default)]
-pub struct AuditFilter {
-    pub business_id: String,
-    /// Written at or after this stored time.
-    pub from: Option<String>,
-    /// Written before this stored time.
-    pub until: Option<String>,
-    pub action: Option<String>,
-    pub user_id: Option<String>,
-    /// Found, ignoring case, in the action, the user's name or the address.
-    pub search: Option<String>,
-    /// After this one, newest first.
-    pub cursor: Option<Cursor>,
-    pub page_size: u64,
-}
-
-/// An audit-log entry as stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AuditEntry {
-    pub id: uuid::Uuid,
-    pub action: String,
-    pub user_name: String,
-    pub user_id: Option<String>,
-    pub ip_address: String,
-    pub response_code: i64,
-    /// The UTC day of the action, `YYYY-MM-DD`.
-    pub day: String,
-    pub target_type: Option<String>,
-    pub target_id: Option<String>,
-    pub request_id: String,
-    pub created_at: DateTime<Utc>,
-}
-
-impl AuditEntry {
-    fn from_row(row: &AnyRow) -> Result<AuditEntry, StoreError> {
+impl FromAnyRow for AuditEntry {
+    fn from_any(row: &AnyRow) -> Result<AuditEntry, StoreError> {
         Ok(AuditEntry {
             id: store::uuid(row, "id")?,
             action: store::text(row, "action")?,
@@ -305,7 +213,7 @@ pub async fn list_audit(
         store,
     )
     .await?;
-    rows.iter().map(AuditEntry::from_row).collect()
+    rows.iter().map(AuditEntry::from_any).collect()
 }
 
 /// Runs a log query as one keyset page, newest first: the rows after `cursor`, at most

@@ -7,9 +7,12 @@ use sqlx::Row;
 
 use super::businesses::Business;
 use super::roles::{Role, ROLE_COLUMNS_AS_R};
-use super::{Conn, StoreError, Tx};
+use super::{Conn, FromAnyRow, FromPrefixedRow, StoreError, Tx};
 use crate::kernel::paging::{Conditions, Sql};
 use crate::kernel::store::{self, Store};
+pub use kobo_store::members::{
+    Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
+};
 
 /// The columns [`Member`] reads, from `members m JOIN roles r`.
 const MEMBER_COLUMNS: &str = "m.id, m.email, m.first_name, m.last_name, m.role_id, \
@@ -17,27 +20,8 @@ const MEMBER_COLUMNS: &str = "m.id, m.email, m.first_name, m.last_name, m.role_i
     m.created_at, (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id \
     AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at";
 
-/// A member as the API shows one: with their role's name and their open invitation's expiry.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Member {
-    pub id: uuid::Uuid,
-    pub email: String,
-    pub first_name: String,
-    pub last_name: String,
-    pub role_id: uuid::Uuid,
-    pub role_name: String,
-    pub is_active: bool,
-    /// `pending` or `accepted`.
-    pub invitation_status: String,
-    pub last_login: Option<DateTime<Utc>>,
-    pub date_joined: DateTime<Utc>,
-    pub created_at: DateTime<Utc>,
-    /// When the latest open invitation expires (`None`: no open invitation).
-    pub invitation_expires_at: Option<DateTime<Utc>>,
-}
-
-impl Member {
-    fn from_row(row: &AnyRow) -> Result<Member, StoreError> {
+impl FromAnyRow for Member {
+    fn from_any(row: &AnyRow) -> Result<Member, StoreError> {
         Ok(Member {
             id: store::uuid(row, "id")?,
             email: store::text(row, "email")?,
@@ -69,38 +53,7 @@ pub async fn find(
         .bind(member_id)
         .bind(business_id);
     let row = conn.into().fetch_optional(query).await?;
-    row.as_ref().map(Member::from_row).transpose()
-}
-
-/// What members are listed by.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum MemberOrder {
-    #[default]
-    DateJoined,
-    Email,
-    /// Ignoring case.
-    FirstName,
-    /// Ignoring case.
-    LastName,
-    /// Members who never logged in last, either way.
-    LastLogin,
-}
-
-/// Which members of a business [`list`] reads, in which order, from where.
-#[derive(Clone, Debug, Default)]
-pub struct MemberFilter {
-    pub business_id: String,
-    /// Joined at or after this stored time.
-    pub joined_from: Option<String>,
-    /// Joined before this stored time.
-    pub joined_until: Option<String>,
-    pub is_active: Option<bool>,
-    pub role_id: Option<String>,
-    pub order: MemberOrder,
-    pub ascending: bool,
-    /// How many members in that order come before the page.
-    pub offset: i64,
-    pub page_size: u64,
+    row.as_ref().map(Member::from_any).transpose()
 }
 
 /// The business's members in the filter's order, from its offset: at most `page_size + 1`
@@ -143,20 +96,7 @@ pub async fn list(store: &Store, filter: &MemberFilter) -> Result<Vec<Member>, S
         .limit(filter.page_size + 1)
         .push(&format!(" OFFSET {offset}"));
     let rows = sql.fetch_all(store.pool()).await?;
-    rows.iter().map(Member::from_row).collect()
-}
-
-/// One membership of an email, as signing in reads it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Membership {
-    pub id: String,
-    pub business_id: String,
-    pub first_name: String,
-    pub last_name: String,
-    pub password_hash: Option<String>,
-    pub is_active: bool,
-    /// `pending` or `accepted`.
-    pub invitation_status: String,
+    rows.iter().map(Member::from_any).collect()
 }
 
 /// The memberships of `email` in the businesses whose client id begins with
@@ -263,17 +203,6 @@ pub async fn email_taken(tx: &mut Tx, business_id: &str, email: &str) -> Result<
     Ok(row.is_some())
 }
 
-/// A member to write.
-#[derive(Clone, Copy, Debug)]
-pub struct NewMember<'a> {
-    pub id: &'a str,
-    pub business_id: &'a str,
-    pub email: &'a str,
-    pub first_name: &'a str,
-    pub last_name: &'a str,
-    pub role_id: &'a str,
-}
-
 /// Writes an invited member at `now`: pending, inactive, with no password
 /// ([`StoreError::Conflict`] when the email is the business's already).
 pub async fn insert_invited(
@@ -374,15 +303,6 @@ pub async fn restore(
     Ok(reset != 0)
 }
 
-/// What a change of a member decides on.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Standing {
-    pub role_id: String,
-    pub is_active: bool,
-    /// `pending` or `accepted`.
-    pub invitation_status: String,
-}
-
 /// The role and state of the business's member `id`, if any.
 pub async fn standing(
     tx: &mut Tx,
@@ -466,14 +386,6 @@ pub async fn set_active(
     Ok(())
 }
 
-/// A member with their role and business, as their profile shows them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Profile {
-    pub member: Member,
-    pub role: Role,
-    pub business: Business,
-}
-
 /// The business's member `id` with their role and business, in one query.
 pub async fn profile(
     store: &Store,
@@ -498,7 +410,7 @@ pub async fn profile(
         return Ok(None);
     };
     Ok(Some(Profile {
-        member: Member::from_row(&row)?,
+        member: Member::from_any(&row)?,
         role: Role::from_prefixed_row(&row, "r_")?,
         business: Business::from_prefixed_row(&row, "b_")?,
     }))

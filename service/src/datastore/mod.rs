@@ -45,6 +45,16 @@ pub mod webhook_endpoints;
 
 pub use crate::kernel::store::{Store, StoreError, Tx};
 
+/// A row of the interface's types read from a query of `sqlx::Any`.
+pub(crate) trait FromAnyRow: Sized {
+    fn from_any(row: &AnyRow) -> Result<Self, StoreError>;
+}
+
+/// [`FromAnyRow`] for a row whose columns carry a prefix (a join that reads two tables' ids).
+pub(crate) trait FromPrefixedRow: Sized {
+    fn from_prefixed_row(row: &AnyRow, prefix: &str) -> Result<Self, StoreError>;
+}
+
 /// Where a read of the datastore runs: on the pool (a connection of its own, no transaction)
 /// or in a transaction the caller holds. `From` either, so a function that reads both ways
 /// takes `impl Into<Conn<'_>>`.

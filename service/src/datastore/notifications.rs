@@ -8,8 +8,9 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::{StoreError, Tx};
+use super::{FromAnyRow, StoreError, Tx};
 use crate::kernel::store::{self, Store};
+pub use kobo_store::notifications::{NewNotification, Notification, Unsent};
 
 /// Every column of `notifications` that [`Notification`] holds.
 macro_rules! select_notifications {
@@ -19,23 +20,8 @@ macro_rules! select_notifications {
     };
 }
 
-/// One message of the outbox, as stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Notification {
-    pub id: String,
-    pub business_id: Option<String>,
-    pub channel: String,
-    pub recipient: String,
-    pub subject: String,
-    pub body: String,
-    pub created_at: DateTime<Utc>,
-    pub sent_at: Option<DateTime<Utc>>,
-    pub attempts: i64,
-    pub last_error: Option<String>,
-}
-
-impl Notification {
-    fn from_row(row: &AnyRow) -> Result<Notification, StoreError> {
+impl FromAnyRow for Notification {
+    fn from_any(row: &AnyRow) -> Result<Notification, StoreError> {
         Ok(Notification {
             id: store::text(row, "id")?,
             business_id: store::optional_text(row, "business_id")?,
@@ -49,16 +35,6 @@ impl Notification {
             last_error: store::optional_text(row, "last_error")?,
         })
     }
-}
-
-/// A message to write.
-#[derive(Clone, Copy, Debug)]
-pub struct NewNotification<'a> {
-    pub business_id: Option<&'a str>,
-    pub channel: &'a str,
-    pub recipient: &'a str,
-    pub subject: &'a str,
-    pub body: &'a str,
 }
 
 /// Writes `new` as of `now` in `tx`; returns its id.
@@ -105,7 +81,7 @@ pub async fn due(
     .bind(limit)
     .fetch_all(store.pool())
     .await?;
-    rows.iter().map(Notification::from_row).collect()
+    rows.iter().map(Notification::from_any).collect()
 }
 
 /// Moves an unsent message due at `now` to `lease_end` (on the pool); `false` when it is not
@@ -173,15 +149,7 @@ pub async fn recent(store: &Store, limit: i64) -> Result<Vec<Notification>, Stor
     .bind(limit)
     .fetch_all(store.pool())
     .await?;
-    rows.iter().map(Notification::from_row).collect()
-}
-
-/// The messages neither sent nor given up (fewer than `max_attempts` attempts).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Unsent {
-    pub count: i64,
-    /// When the oldest of them was written; `None` when none waits.
-    pub oldest_created_at: Option<DateTime<Utc>>,
+    rows.iter().map(Notification::from_any).collect()
 }
 
 /// How many messages wait to be sent, and since when.

@@ -6,13 +6,7 @@ use sqlx::Row;
 
 use super::{StoreError, Tx};
 use crate::kernel::store::{self, Store};
-
-/// The OTPs issued to a member in a window: how many, and when the oldest was.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Issued {
-    pub count: i64,
-    pub oldest: Option<DateTime<Utc>>,
-}
+pub use kobo_store::otps::{Attempted, Issued, NewOtp};
 
 /// The OTPs issued to the member at or after `since`.
 pub async fn issued_since(
@@ -48,17 +42,6 @@ pub async fn use_up_all_of_member(
     Ok(())
 }
 
-/// An OTP to write, unused and with no attempt.
-#[derive(Clone, Copy, Debug)]
-pub struct NewOtp<'a> {
-    pub id: &'a str,
-    pub business_id: &'a str,
-    pub member_id: &'a str,
-    pub code_hash: &'a str,
-    pub expires_at: DateTime<Utc>,
-    pub created_at: DateTime<Utc>,
-}
-
 /// Writes a new OTP.
 pub async fn insert(tx: &mut Tx, new: &NewOtp<'_>) -> Result<(), StoreError> {
     sqlx::query(
@@ -74,15 +57,6 @@ pub async fn insert(tx: &mut Tx, new: &NewOtp<'_>) -> Result<(), StoreError> {
     .execute(&mut **tx)
     .await?;
     Ok(())
-}
-
-/// The OTP an attempt was counted on.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Attempted {
-    pub id: String,
-    pub code_hash: String,
-    /// The attempts counted, this one included.
-    pub attempts: i64,
 }
 
 /// Counts one attempt on the member's newest unused OTP, if it is live at `now` (not expired,

@@ -5,8 +5,9 @@
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
-use super::{Conn, StoreError, Tx};
+use super::{Conn, FromPrefixedRow, StoreError, Tx};
 use crate::kernel::store::{self, Store};
+pub use kobo_store::roles::{Definition, Grant, Role, RoleName};
 
 /// The columns [`Role`] reads.
 const ROLE_COLUMNS: &str =
@@ -19,22 +20,9 @@ pub(super) const ROLE_COLUMNS_AS_R: &str = "r.id AS r_id, r.name AS r_name, \
     r.permission_codes AS r_permission_codes, r.created_at AS r_created_at, \
     r.updated_at AS r_updated_at";
 
-/// A role as stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Role {
-    pub id: uuid::Uuid,
-    pub name: String,
-    pub description: String,
-    pub is_built_in: bool,
-    /// The stored permission codes, a JSON array.
-    pub permission_codes: String,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-impl Role {
+impl FromPrefixedRow for Role {
     /// A row whose columns are [`ROLE_COLUMNS`] with `prefix` before each name.
-    pub(super) fn from_prefixed_row(row: &AnyRow, prefix: &str) -> Result<Role, StoreError> {
+    fn from_prefixed_row(row: &AnyRow, prefix: &str) -> Result<Role, StoreError> {
         let column = |name: &str| format!("{prefix}{name}");
         Ok(Role {
             id: store::uuid(row, &column("id"))?,
@@ -81,15 +69,6 @@ pub async fn find(
     row.as_ref()
         .map(|row| Role::from_prefixed_row(row, ""))
         .transpose()
-}
-
-/// What granting a role hands out.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Grant {
-    pub id: String,
-    pub name: String,
-    /// The stored permission codes, a JSON array.
-    pub permission_codes: String,
 }
 
 /// The name and permissions of the role `role_id`, if the business can use it.
@@ -139,16 +118,6 @@ pub async fn holder_of_name(
     .fetch_optional(&mut **tx)
     .await?;
     row.as_ref().map(|row| store::text(row, "id")).transpose()
-}
-
-/// A role's name, description and permissions as written.
-#[derive(Clone, Copy, Debug)]
-pub struct Definition<'a> {
-    pub name: &'a str,
-    pub name_key: &'a str,
-    pub description: &'a str,
-    /// The stored permission codes, a JSON array.
-    pub permission_codes: &'a str,
 }
 
 /// Writes the business's custom role `id` at `now` ([`StoreError::Conflict`] when its name is
@@ -224,14 +193,6 @@ pub async fn upsert_built_in(
     .execute(&mut **tx)
     .await?;
     Ok(())
-}
-
-/// A custom role's name and the key it is compared by.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RoleName {
-    pub id: String,
-    pub name: String,
-    pub name_key: String,
 }
 
 /// The names of every custom role, of every business.

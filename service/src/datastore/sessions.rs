@@ -5,19 +5,7 @@ use sqlx::Row;
 
 use super::{StoreError, Tx};
 use crate::kernel::store::{self, Store};
-
-/// A session to write.
-#[derive(Clone, Copy, Debug)]
-pub struct NewSession<'a> {
-    pub id: &'a str,
-    pub business_id: &'a str,
-    /// `dashboard` or `integration`.
-    pub family: &'a str,
-    pub member_id: Option<&'a str>,
-    pub ip_address: &'a str,
-    pub created_at: DateTime<Utc>,
-    pub expires_at: DateTime<Utc>,
-}
+pub use kobo_store::sessions::{Authenticated, NewSession, SessionMember};
 
 /// Writes a live session.
 pub async fn insert(tx: &mut Tx, new: &NewSession<'_>) -> Result<(), StoreError> {
@@ -35,34 +23,6 @@ pub async fn insert(tx: &mut Tx, new: &NewSession<'_>) -> Result<(), StoreError>
     .execute(&mut **tx)
     .await?;
     Ok(())
-}
-
-/// A session with what authenticating its token needs: its business, and for a Dashboard
-/// session its member (if the member still exists) and the member's role's permissions.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Authenticated {
-    pub business_id: String,
-    pub family: String,
-    pub member_id: Option<String>,
-    pub expires_at: DateTime<Utc>,
-    pub revoked_at: Option<DateTime<Utc>>,
-    /// The member's, `None` when the session has no member (or it is gone).
-    pub member: Option<SessionMember>,
-    pub business_status: String,
-    pub client_id: String,
-    pub secret_issued_by: Option<String>,
-}
-
-/// The member behind a session.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SessionMember {
-    pub email: String,
-    pub first_name: String,
-    pub last_name: String,
-    pub role_id: String,
-    pub is_active: bool,
-    /// The role's stored permission codes (a JSON array), `None` when the role is gone.
-    pub permission_codes: Option<String>,
 }
 
 /// The session `id` as authentication reads it, if it exists.

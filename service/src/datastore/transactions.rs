@@ -1,46 +1,16 @@
 //! `transactions` (one account's side of a journal entry, as a business lists it) and
 //! `settlements` (the cleared inbound credits, one per collection, sharing its id).
 
-use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::{Conn, StoreError, Tx};
+use super::{Conn, FromAnyRow, StoreError, Tx};
 use crate::kernel::batch::Batch;
-use crate::kernel::paging::{self, Conditions, Cursor, Sql};
+use crate::kernel::paging::{self, Conditions, Sql};
 use crate::kernel::store::{self, Store};
-
-/// A transaction to write: its account's side of an entry, at its place in the business's
-/// ledger. Kinds are the API's spellings (`credit`, `collection`, `success`, `nip`, ...).
-#[derive(Clone, Debug)]
-pub struct NewTransaction<'a> {
-    pub id: uuid::Uuid,
-    pub business_id: &'a str,
-    pub account_id: &'a str,
-    pub entry_id: &'a str,
-    pub sequence: i64,
-    pub reference_number: &'a str,
-    pub transaction_type: &'a str,
-    pub category: &'a str,
-    pub status: &'a str,
-    pub channel: &'a str,
-    pub amount: i64,
-    pub narration: &'a str,
-    pub session_id: Option<&'a str>,
-    pub originator: Option<Originator<'a>>,
-    pub created_at: DateTime<Utc>,
-    /// Whether the credit is also a settlement (a successful collection).
-    pub settled: bool,
-}
-
-/// Who sent an inbound credit.
-#[derive(Clone, Copy, Debug)]
-pub struct Originator<'a> {
-    pub account_number: &'a str,
-    pub account_name: &'a str,
-    pub bank_code: &'a str,
-    pub bank_name: &'a str,
-}
+pub use kobo_store::transactions::{
+    Filters, Listing, NewTransaction, Originator, TransactionRow, Window,
+};
 
 /// Writes `new` (and its settlement when it is one) as statements of `batch`.
 pub fn record_into(batch: &mut Batch, new: &NewTransaction<'_>) {
@@ -111,29 +81,8 @@ pub async fn set_session_id(tx: &mut Tx, id: &str, session_id: &str) -> Result<(
     Ok(())
 }
 
-/// A transaction as the lists read it, with its account's number and name.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TransactionRow {
-    pub id: uuid::Uuid,
-    pub reference_number: String,
-    pub transaction_type: String,
-    pub category: String,
-    pub status: String,
-    pub channel: String,
-    pub amount: i64,
-    pub narration: String,
-    pub session_id: Option<String>,
-    pub originator_account_number: Option<String>,
-    pub originator_account_name: Option<String>,
-    pub originator_bank_code: Option<String>,
-    pub originator_bank_name: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub account_number: String,
-    pub account_name: String,
-}
-
-impl TransactionRow {
-    fn from_row(row: &AnyRow) -> Result<TransactionRow, StoreError> {
+impl FromAnyRow for TransactionRow {
+    fn from_any(row: &AnyRow) -> Result<TransactionRow, StoreError> {
         let optional = |column: &str| store::optional_text(row, column);
         Ok(TransactionRow {
             id: store::uuid(row, "id")?,
@@ -164,37 +113,6 @@ const TRANSACTION_FROM: &str = " FROM transactions t JOIN accounts a ON a.id = t
 const SETTLEMENT_FROM: &str = " FROM settlements s JOIN transactions t ON t.id = s.id \
     JOIN accounts a ON a.id = t.account_id";
 
-/// Which rows a list reads: every transaction, or the settled collections.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Listing {
-    Transactions,
-    Settlements,
-}
-
-/// The filters a transaction list may use, each optional; times in their stored form
-/// (`paging::day_range`), kinds in the API's spelling.
-#[derive(Clone, Debug, Default)]
-pub struct Filters {
-    pub account_number: Option<String>,
-    pub from: Option<String>,
-    pub until: Option<String>,
-    pub status: Option<String>,
-    pub transaction_type: Option<String>,
-    pub category: Option<String>,
-    pub reference_number: Option<String>,
-    pub channel: Option<String>,
-    pub search: Option<String>,
-}
-
-/// Which page of a list: after a keyset cursor, or at an offset; `size + 1` rows are read so
-/// the caller can tell whether more follow.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Window {
-    pub size: u64,
-    pub cursor: Option<Cursor>,
-    pub offset: Option<i64>,
-}
-
 /// One page of the business's transactions or settlements, newest first by
 /// `(created_at, id)`, at most `window.size + 1` rows.
 pub async fn list(
@@ -206,7 +124,7 @@ pub async fn list(
 ) -> Result<Vec<TransactionRow>, StoreError> {
     let sql = list_query("", listing, business_id, filters, window);
     let rows = Conn::Pool(store).fetch_all(sql.query()).await?;
-    rows.iter().map(TransactionRow::from_row).collect()
+    rows.iter().map(TransactionRow::from_any).collect()
 }
 
 /// The statement of [`list`], after `prefix` (`EXPLAIN`, in tests).
@@ -280,6 +198,8 @@ fn conditions(sql: &mut Sql, business_id: &str, filters: &Filters) -> Conditions
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::paging::Cursor;
+    use chrono::{DateTime, Utc};
 
     /// A page's `LIMIT` is written into the statement, never bound: SQLite plans a statement
     /// again each time a bound `LIMIT` is bound, which was a tenth of a run of pages.

@@ -5,17 +5,13 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::{Conn, Store, StoreError, Tx};
+use super::{Conn, FromAnyRow, Store, StoreError, Tx};
 use crate::kernel::batch::Batch;
 use crate::kernel::paging::{Conditions, Cursor, Sql};
 use crate::kernel::store::{self, Backend};
-
-/// How a transfer is looked up.
-pub enum Lookup<'a> {
-    Id(&'a str),
-    ReferenceNumber(&'a str),
-    Reference(&'a str),
-}
+pub use kobo_store::transfers::{
+    Filters, HeldRow, LeasedRow, Lookup, NewTransfer, Review, TransferRow,
+};
 
 const TRANSFER_COLUMNS: &str = "t.id, t.reference_number, t.reference, t.amount, t.fee, t.vat, \
     t.transfer_status, t.approval_status, t.transfer_type, a.account_number AS source_account_number, \
@@ -24,38 +20,8 @@ const TRANSFER_COLUMNS: &str = "t.id, t.reference_number, t.reference, t.amount,
     t.initiated_via, t.reviewed_by, t.expires_at, t.created_at, t.updated_at";
 const TRANSFER_FROM: &str = " FROM transfers t JOIN accounts a ON a.id = t.source_account_id";
 
-/// A transfer as the API shows it, with its source account's number. Statuses in their
-/// stored spelling.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TransferRow {
-    pub id: String,
-    pub reference_number: String,
-    pub reference: Option<String>,
-    pub amount: i64,
-    pub fee: i64,
-    pub vat: i64,
-    pub transfer_status: String,
-    pub approval_status: String,
-    pub transfer_type: String,
-    pub source_account_number: String,
-    pub beneficiary_account_number: String,
-    pub beneficiary_account_name: String,
-    pub bank_code: String,
-    pub bank_name: String,
-    pub narration: String,
-    pub session_id: Option<String>,
-    pub failure_reason: Option<String>,
-    pub reversal_reference_number: Option<String>,
-    pub initiated_by: String,
-    pub initiated_via: String,
-    pub reviewed_by: Option<String>,
-    pub expires_at: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-impl TransferRow {
-    fn from_row(row: &AnyRow) -> Result<TransferRow, StoreError> {
+impl FromAnyRow for TransferRow {
+    fn from_any(row: &AnyRow) -> Result<TransferRow, StoreError> {
         let text = |column: &str| store::text(row, column);
         let optional = |column: &str| store::optional_text(row, column);
         Ok(TransferRow {
@@ -107,7 +73,7 @@ pub async fn find(
         .bind(business_id.to_owned())
         .bind(key.to_owned());
     let row = conn.into().fetch_optional(query).await?;
-    row.as_ref().map(TransferRow::from_row).transpose()
+    row.as_ref().map(TransferRow::from_any).transpose()
 }
 
 /// The reference number of the business's transfer that holds the client `reference`.
@@ -133,21 +99,6 @@ pub async fn reference_owner(
     let row = conn.into().fetch_optional(query).await?;
     row.map(|row| store::text(&row, "reference_number"))
         .transpose()
-}
-
-/// A transfer to write, as a payout makes it.
-#[derive(Clone, Debug)]
-pub struct NewTransfer<'a> {
-    pub row: &'a TransferRow,
-    pub business_id: &'a str,
-    pub source_account_id: &'a str,
-    pub beneficiary_account_id: Option<&'a str>,
-    pub debit_transaction_id: &'a str,
-    pub fee_transaction_id: Option<&'a str>,
-    /// The Lagos day its amount counts on.
-    pub day: &'a str,
-    /// For a transfer made with integration credentials, the member who had issued them.
-    pub credential_issued_by: Option<&'a str>,
 }
 
 /// Writes `new` as a statement of `batch`: not yet submitted to NIP, no attempt made.
@@ -194,19 +145,6 @@ pub fn insert_into(batch: &mut Batch, new: &NewTransfer<'_>) {
         .bind(new.credential_issued_by.map(str::to_owned));
 }
 
-/// What `fetch_transfers` filters on, each optional: statuses in their stored spelling,
-/// creation in `[from, until)` (stored times).
-#[derive(Clone, Debug, Default)]
-pub struct Filters {
-    pub transfer_status: Option<String>,
-    pub approval_status: Option<String>,
-    pub from: Option<String>,
-    pub until: Option<String>,
-    pub source_account_number: Option<String>,
-    pub reference: Option<String>,
-    pub reference_number: Option<String>,
-}
-
 /// One keyset page of the business's transfers, newest first: at most `limit + 1` rows.
 pub async fn list(
     store: &Store,
@@ -243,7 +181,7 @@ pub async fn list(
     sql.push(" ORDER BY t.created_at DESC, t.id DESC")
         .limit(limit + 1);
     let rows = sql.fetch_all(store.pool()).await?;
-    rows.iter().map(TransferRow::from_row).collect()
+    rows.iter().map(TransferRow::from_any).collect()
 }
 
 /// The reference numbers of one page of the business's held transfers (from
@@ -277,29 +215,6 @@ pub async fn pending_references(
     rows.iter()
         .map(|row| store::text(row, "reference_number"))
         .collect()
-}
-
-/// A held transfer, as approval and release need it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HeldRow {
-    pub id: String,
-    pub business_id: String,
-    pub source_account_id: String,
-    pub beneficiary_account_id: Option<String>,
-    pub beneficiary_account_number: String,
-    pub beneficiary_account_name: String,
-    pub bank_code: String,
-    pub transfer_type: String,
-    pub amount: i64,
-    pub fee: i64,
-    pub vat: i64,
-    pub narration: String,
-    pub reference_number: String,
-    pub debit_transaction_id: Option<String>,
-    pub fee_transaction_id: Option<String>,
-    pub initiated_by: String,
-    pub credential_issued_by: Option<String>,
-    pub transfer_status: String,
 }
 
 /// The business's transfer with this reference number, as a review reads it.
@@ -346,19 +261,6 @@ pub async fn held(
         })
     })
     .transpose()
-}
-
-/// A review's change of a held transfer: its new statuses, who reviewed it and why, and for
-/// an approval the day its amount now counts on.
-#[derive(Clone, Copy, Debug)]
-pub struct Review<'a> {
-    pub from: &'a str,
-    pub to: &'a str,
-    pub approval_status: &'a str,
-    pub reviewer: Option<&'a str>,
-    pub reason: Option<&'a str>,
-    pub day: Option<&'a str>,
-    pub at: DateTime<Utc>,
 }
 
 /// Applies `review` to transfer `id` if its status is still `review.from`; `false` if not.
@@ -440,26 +342,6 @@ pub async fn lease_due(
         .bind(limit)
         .fetch_all(store.pool())
         .await?)
-}
-
-/// A leased transfer, as the NIP worker needs it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LeasedRow {
-    pub id: String,
-    pub business_id: String,
-    pub source_account_id: String,
-    pub submitted: bool,
-    pub attempts: i64,
-    pub fee: i64,
-    pub vat: i64,
-    pub debit_transaction_id: Option<String>,
-    pub fee_transaction_id: Option<String>,
-    pub reference_number: String,
-    pub source_account_number: String,
-    pub beneficiary_account_number: String,
-    pub bank_code: String,
-    pub amount: i64,
-    pub narration: String,
 }
 
 /// The transfers `ids`, oldest first, in one query.

@@ -7,6 +7,7 @@ use sqlx::any::AnyRow;
 
 use super::{Conn, StoreError, Tx};
 use crate::kernel::store;
+pub use kobo_store::webhook_endpoints::{Change, Configuration, Endpoint, NewEndpoint};
 
 /// A JSON list column read back.
 fn list(row: &AnyRow, column: &str) -> Result<Vec<String>, StoreError> {
@@ -18,18 +19,6 @@ fn list(row: &AnyRow, column: &str) -> Result<Vec<String>, StoreError> {
 /// A list as its JSON column stores it.
 fn json_list(values: &[String]) -> String {
     serde_json::to_string(values).expect("strings serialize")
-}
-
-/// A business's endpoint as its business reads it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Configuration {
-    pub id: uuid::Uuid,
-    pub url: String,
-    pub is_active: bool,
-    pub ip_whitelist: Vec<String>,
-    pub event_types: Vec<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
 }
 
 /// The business's endpoint, if it has one.
@@ -56,18 +45,6 @@ pub async fn find(
     }))
 }
 
-/// A business's endpoint as delivery reads it: with its signing secrets.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Endpoint {
-    pub url: String,
-    pub is_active: bool,
-    pub ip_whitelist: Vec<String>,
-    pub event_types: Vec<String>,
-    pub secret: String,
-    pub previous_secret: Option<String>,
-    pub previous_secret_expires_at: Option<DateTime<Utc>>,
-}
-
 /// The business's endpoint with its secrets, if it has one.
 pub async fn find_endpoint(
     conn: impl Into<Conn<'_>>,
@@ -92,17 +69,6 @@ pub async fn find_endpoint(
     }))
 }
 
-/// A new endpoint, active.
-#[derive(Clone, Copy, Debug)]
-pub struct NewEndpoint<'a> {
-    pub id: &'a str,
-    pub business_id: &'a str,
-    pub url: &'a str,
-    pub ip_whitelist: &'a [String],
-    pub event_types: &'a [String],
-    pub secret: &'a str,
-}
-
 /// Creates the business's endpoint at `now`; `false` if it has one already (nothing changes).
 pub async fn insert(
     tx: &mut Tx,
@@ -125,15 +91,6 @@ pub async fn insert(
     .await?
     .rows_affected();
     Ok(inserted != 0)
-}
-
-/// What an update changes of an endpoint (`None`: as it is).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Change<'a> {
-    pub url: Option<&'a str>,
-    pub is_active: Option<bool>,
-    pub ip_whitelist: Option<&'a [String]>,
-    pub event_types: Option<&'a [String]>,
 }
 
 /// Changes what is given of the business's endpoint at `now`, as part of `tx` (with the

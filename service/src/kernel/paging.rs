@@ -36,12 +36,7 @@ pub struct Pagination {
 /// The largest page any list returns.
 pub const PAGE_SIZE_MAX: u64 = 100;
 
-/// A validated keyset cursor: the `created_at` (stored form) and `id` of the last row seen.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Cursor {
-    pub created_at: String,
-    pub id: String,
-}
+pub use kobo_store::paging::Cursor;
 
 /// Both cursor fields or neither; `01` names the missing one.
 pub fn keyset_cursor(

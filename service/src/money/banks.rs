@@ -7,6 +7,7 @@ use generated_server::{models, ResponseCode};
 
 use crate::error::{Error, OrInternal};
 use crate::kernel::store::Store;
+use crate::money::accounts::HolderName;
 use crate::money::accounts::{self, value, AccountRow, KoboAccount};
 use crate::money::nuban;
 use crate::provider::{BankInfo, CoreBanking};

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{
     account_name, ensure_business_active, find_by_number, insert_account, invalid, AccountRow,
-    NewAccount,
+    AccountView, NewAccount,
 };
 use crate::datastore::accounts;
 use crate::datastore::customers::{self, Identity, NewCustomer};

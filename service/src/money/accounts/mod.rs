@@ -46,8 +46,13 @@ where
         .map_err(|error| Error::internal(format!("bad value {text:?} in the database: {error}")))
 }
 
-impl AccountRow {
-    pub fn view(&self) -> Result<models::Account, Error> {
+/// What the API shows of an account.
+pub trait AccountView {
+    fn view(&self) -> Result<models::Account, Error>;
+}
+
+impl AccountView for AccountRow {
+    fn view(&self) -> Result<models::Account, Error> {
         Ok(models::Account {
             id: value(&self.id)?,
             account_number: value(&self.account_number)?,
@@ -217,9 +222,13 @@ pub async fn find_by_number(
         .map(|found| found.account))
 }
 
-impl KoboAccount {
-    /// The name everyone outside the business reads: see [`holder_name`].
-    pub fn holder_name(&self) -> String {
+/// The name everyone outside an account's business reads: see [`holder_name`].
+pub trait HolderName {
+    fn holder_name(&self) -> String;
+}
+
+impl HolderName for KoboAccount {
+    fn holder_name(&self) -> String {
         holder_name(&self.business_name, &self.account.account_name)
     }
 }

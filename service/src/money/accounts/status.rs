@@ -4,7 +4,7 @@
 use generated_server::models;
 use generated_server::ResponseCode;
 
-use super::{find_by_id, invalid, value};
+use super::{find_by_id, invalid, value, AccountView};
 use crate::datastore::{accounts, transfers};
 use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;

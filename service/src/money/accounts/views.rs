@@ -9,7 +9,7 @@ use generated_server::models;
 use generated_server::ResponseCode;
 use serde_json::Value;
 
-use super::{value, AccountRow};
+use super::{value, AccountRow, AccountView};
 use crate::datastore::accounts::{self, Activity, Filters, MetricsFilters};
 use crate::datastore::customers;
 use crate::error::{Error, OrInternal};
@@ -65,7 +65,7 @@ pub async fn fetch_customer_accounts(
     Ok(Page {
         data: accounts
             .iter()
-            .map(AccountRow::view)
+            .map(AccountView::view)
             .collect::<Result<_, _>>()?,
         pagination,
     })

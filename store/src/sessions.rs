@@ -1,0 +1,44 @@
+//! The rows of `sessions` (see the datastore module of the same name in `kobo`).
+
+use chrono::{DateTime, Utc};
+
+/// A session to write.
+#[derive(Clone, Copy, Debug)]
+pub struct NewSession<'a> {
+    pub id: &'a str,
+    pub business_id: &'a str,
+    /// `dashboard` or `integration`.
+    pub family: &'a str,
+    pub member_id: Option<&'a str>,
+    pub ip_address: &'a str,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A session with what authenticating its token needs: its business, and for a Dashboard
+/// session its member (if the member still exists) and the member's role's permissions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Authenticated {
+    pub business_id: String,
+    pub family: String,
+    pub member_id: Option<String>,
+    pub expires_at: DateTime<Utc>,
+    pub revoked_at: Option<DateTime<Utc>>,
+    /// The member's, `None` when the session has no member (or it is gone).
+    pub member: Option<SessionMember>,
+    pub business_status: String,
+    pub client_id: String,
+    pub secret_issued_by: Option<String>,
+}
+
+/// The member behind a session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionMember {
+    pub email: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub role_id: String,
+    pub is_active: bool,
+    /// The role's stored permission codes (a JSON array), `None` when the role is gone.
+    pub permission_codes: Option<String>,
+}

@@ -1,0 +1,88 @@
+//! The rows of `transactions` (see the datastore module of the same name in `kobo`).
+
+use crate::paging::Cursor;
+use chrono::{DateTime, Utc};
+
+/// A transaction to write: its account's side of an entry, at its place in the business's
+/// ledger. Kinds are the API's spellings (`credit`, `collection`, `success`, `nip`, ...).
+#[derive(Clone, Debug)]
+pub struct NewTransaction<'a> {
+    pub id: uuid::Uuid,
+    pub business_id: &'a str,
+    pub account_id: &'a str,
+    pub entry_id: &'a str,
+    pub sequence: i64,
+    pub reference_number: &'a str,
+    pub transaction_type: &'a str,
+    pub category: &'a str,
+    pub status: &'a str,
+    pub channel: &'a str,
+    pub amount: i64,
+    pub narration: &'a str,
+    pub session_id: Option<&'a str>,
+    pub originator: Option<Originator<'a>>,
+    pub created_at: DateTime<Utc>,
+    /// Whether the credit is also a settlement (a successful collection).
+    pub settled: bool,
+}
+
+/// Who sent an inbound credit.
+#[derive(Clone, Copy, Debug)]
+pub struct Originator<'a> {
+    pub account_number: &'a str,
+    pub account_name: &'a str,
+    pub bank_code: &'a str,
+    pub bank_name: &'a str,
+}
+
+/// A transaction as the lists read it, with its account's number and name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransactionRow {
+    pub id: uuid::Uuid,
+    pub reference_number: String,
+    pub transaction_type: String,
+    pub category: String,
+    pub status: String,
+    pub channel: String,
+    pub amount: i64,
+    pub narration: String,
+    pub session_id: Option<String>,
+    pub originator_account_number: Option<String>,
+    pub originator_account_name: Option<String>,
+    pub originator_bank_code: Option<String>,
+    pub originator_bank_name: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub account_number: String,
+    pub account_name: String,
+}
+
+/// Which rows a list reads: every transaction, or the settled collections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listing {
+    Transactions,
+    Settlements,
+}
+
+/// The filters a transaction list may use, each optional; times in their stored form
+/// (`paging::day_range`), kinds in the API's spelling.
+#[derive(Clone, Debug, Default)]
+pub struct Filters {
+    pub account_number: Option<String>,
+    pub from: Option<String>,
+    pub until: Option<String>,
+    pub status: Option<String>,
+    pub transaction_type: Option<String>,
+    pub category: Option<String>,
+    pub reference_number: Option<String>,
+    pub channel: Option<String>,
+    pub search: Option<String>,
+}
+
+/// Which page of a list: after a keyset cursor, or at an offset; `size + 1` rows are read so
+/// the caller can tell whether more follow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub size: u64,
+    pub cursor: Option<Cursor>,
+    pub offset: Option<i64>,
+}

@@ -1,0 +1,47 @@
+//! The rows of `webhook_endpoints` (see the datastore module of the same name in `kobo`).
+
+use chrono::{DateTime, Utc};
+
+/// A business's endpoint as its business reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Configuration {
+    pub id: uuid::Uuid,
+    pub url: String,
+    pub is_active: bool,
+    pub ip_whitelist: Vec<String>,
+    pub event_types: Vec<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A business's endpoint as delivery reads it: with its signing secrets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    pub url: String,
+    pub is_active: bool,
+    pub ip_whitelist: Vec<String>,
+    pub event_types: Vec<String>,
+    pub secret: String,
+    pub previous_secret: Option<String>,
+    pub previous_secret_expires_at: Option<DateTime<Utc>>,
+}
+
+/// A new endpoint, active.
+#[derive(Clone, Copy, Debug)]
+pub struct NewEndpoint<'a> {
+    pub id: &'a str,
+    pub business_id: &'a str,
+    pub url: &'a str,
+    pub ip_whitelist: &'a [String],
+    pub event_types: &'a [String],
+    pub secret: &'a str,
+}
+
+/// What an update changes of an endpoint (`None`: as it is).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Change<'a> {
+    pub url: Option<&'a str>,
+    pub is_active: Option<bool>,
+    pub ip_whitelist: Option<&'a [String]>,
+    pub event_types: Option<&'a [String]>,
+}
