@@ -17,9 +17,9 @@
 use chrono::{DateTime, Duration, Utc};
 use generated_server::{models, ResponseCode};
 
+use crate::datastore::batch::{self, Batch};
 use crate::datastore::seeding::{self, SeedRows, SeededCredit};
 use crate::error::{Error, OrInternal};
-use crate::kernel::batch::Batch;
 use crate::kernel::config::Environment;
 use crate::kernel::store::{Store, Tx};
 use crate::money::accounts::{self, AccountRow};
@@ -250,7 +250,7 @@ pub async fn ledger_loop(
             &recorded,
             head.posted_at,
         )?;
-        batch.run(&mut tx).await?;
+        batch::run(&mut tx, batch).await?;
         tx.commit().await.or_internal()?;
     }
     Ok(transfers)

@@ -5,6 +5,7 @@
 pub mod accounts;
 pub mod approval_policies;
 pub mod audit;
+pub mod batch;
 pub mod businesses;
 pub mod customers;
 pub mod error;

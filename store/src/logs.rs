@@ -16,7 +16,7 @@ pub struct Activity {
 }
 
 /// One audit-log entry to write.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewAuditEntry {
     pub business_id: String,
     pub action: String,

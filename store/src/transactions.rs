@@ -5,34 +5,34 @@ use chrono::{DateTime, Utc};
 
 /// A transaction to write: its account's side of an entry, at its place in the business's
 /// ledger. Kinds are the API's spellings (`credit`, `collection`, `success`, `nip`, ...).
-#[derive(Clone, Debug)]
-pub struct NewTransaction<'a> {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewTransaction {
     pub id: uuid::Uuid,
-    pub business_id: &'a str,
-    pub account_id: &'a str,
-    pub entry_id: &'a str,
+    pub business_id: String,
+    pub account_id: String,
+    pub entry_id: String,
     pub sequence: i64,
-    pub reference_number: &'a str,
-    pub transaction_type: &'a str,
-    pub category: &'a str,
-    pub status: &'a str,
-    pub channel: &'a str,
+    pub reference_number: String,
+    pub transaction_type: String,
+    pub category: String,
+    pub status: String,
+    pub channel: String,
     pub amount: i64,
-    pub narration: &'a str,
-    pub session_id: Option<&'a str>,
-    pub originator: Option<Originator<'a>>,
+    pub narration: String,
+    pub session_id: Option<String>,
+    pub originator: Option<Originator>,
     pub created_at: DateTime<Utc>,
     /// Whether the credit is also a settlement (a successful collection).
     pub settled: bool,
 }
 
 /// Who sent an inbound credit.
-#[derive(Clone, Copy, Debug)]
-pub struct Originator<'a> {
-    pub account_number: &'a str,
-    pub account_name: &'a str,
-    pub bank_code: &'a str,
-    pub bank_name: &'a str,
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Originator {
+    pub account_number: String,
+    pub account_name: String,
+    pub bank_code: String,
+    pub bank_name: String,
 }
 
 /// A transaction as the lists read it, with its account's number and name.

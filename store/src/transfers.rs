@@ -40,18 +40,18 @@ pub struct TransferRow {
 }
 
 /// A transfer to write, as a payout makes it.
-#[derive(Clone, Debug)]
-pub struct NewTransfer<'a> {
-    pub row: &'a TransferRow,
-    pub business_id: &'a str,
-    pub source_account_id: &'a str,
-    pub beneficiary_account_id: Option<&'a str>,
-    pub debit_transaction_id: &'a str,
-    pub fee_transaction_id: Option<&'a str>,
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewTransfer {
+    pub row: TransferRow,
+    pub business_id: String,
+    pub source_account_id: String,
+    pub beneficiary_account_id: Option<String>,
+    pub debit_transaction_id: String,
+    pub fee_transaction_id: Option<String>,
     /// The Lagos day its amount counts on.
-    pub day: &'a str,
+    pub day: String,
     /// For a transfer made with integration credentials, the member who had issued them.
-    pub credential_issued_by: Option<&'a str>,
+    pub credential_issued_by: Option<String>,
 }
 
 /// What `fetch_transfers` filters on, each optional: statuses in their stored spelling,

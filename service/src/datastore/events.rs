@@ -8,9 +8,9 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use super::batch::{Batch, NewEvent, SqlBatch, Write};
 use super::logs::time_range;
 use super::{FromAnyRow, StoreError, Tx};
-use crate::kernel::batch::Batch;
 use crate::kernel::paging::{Conditions, Sql};
 use crate::kernel::store::{self, Store};
 pub use kobo_store::events::{
@@ -28,25 +28,35 @@ pub fn record_into(
     at: DateTime<Utc>,
 ) -> String {
     let id = store::new_id();
-    // Due at once if the business has an active endpoint; otherwise recorded `skipped` (the
-    // spec: events that happen while delivery is paused, or before any configuration exists),
-    // never queued. Queued and skipped later, each event left a dead entry in `events_due`
-    // that every dispatcher pass stepped over until the table was vacuumed.
-    batch
-        .push(
-            "INSERT INTO events (id, business_id, type, payload, created_at, next_attempt_at, \
-               delivery_status) \
-             SELECT $1, $2, $3, $4, $5, CASE WHEN e.active > 0 THEN $5 END, \
-               CASE WHEN e.active > 0 THEN 'pending' ELSE 'skipped' END \
-             FROM (SELECT COUNT(*) AS active FROM webhook_configurations c \
-                   WHERE c.business_id = $2 AND c.is_active = 1) e",
-        )
-        .bind(id.clone())
-        .bind(business_id.to_owned())
-        .bind(kind.to_owned())
-        .bind(payload)
-        .bind(store::timestamp(at));
+    batch.push(Write::Event(NewEvent {
+        id: id.clone(),
+        business_id: business_id.to_owned(),
+        kind: kind.to_owned(),
+        payload,
+        at,
+    }));
     id
+}
+
+/// [`Write::Event`] as a statement of `sql`. Due at once if the business has an active
+/// endpoint; otherwise recorded `skipped` (the spec: events that happen while delivery is
+/// paused, or before any configuration exists), never queued. Queued and skipped later, each
+/// event left a dead entry in `events_due` that every dispatcher pass stepped over until the
+/// table was vacuumed.
+pub(super) fn render(sql: &mut SqlBatch, event: NewEvent) {
+    sql.push(
+        "INSERT INTO events (id, business_id, type, payload, created_at, next_attempt_at, \
+           delivery_status) \
+         SELECT $1, $2, $3, $4, $5, CASE WHEN e.active > 0 THEN $5 END, \
+           CASE WHEN e.active > 0 THEN 'pending' ELSE 'skipped' END \
+         FROM (SELECT COUNT(*) AS active FROM webhook_configurations c \
+               WHERE c.business_id = $2 AND c.is_active = 1) e",
+    )
+    .bind(event.id)
+    .bind(event.business_id)
+    .bind(event.kind)
+    .bind(event.payload)
+    .bind(store::timestamp(event.at));
 }
 
 /// Marks `skipped` every queued event of the business (its endpoint is new: what came before

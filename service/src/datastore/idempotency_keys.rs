@@ -4,8 +4,8 @@
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
+use super::batch::{Answer, Batch, SqlBatch, Write};
 use super::{Conn, FromAnyRow, StoreError, Tx};
-use crate::kernel::batch::Batch;
 use crate::kernel::store::{self, Store};
 pub use kobo_store::idempotency_keys::{KeyOf, StoredKey};
 
@@ -94,15 +94,24 @@ pub async fn store_refusal(
 
 /// Stores `data` (JSON text) as the key's answer, as a statement of `batch`.
 pub fn complete_into(batch: &mut Batch, key: &KeyOf<'_>, data: String) {
-    batch
-        .push(
-            "UPDATE idempotency_keys SET response_data = $4 \
-             WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
-        )
-        .bind(key.business_id.to_owned())
-        .bind(key.operation.to_owned())
-        .bind(key.key.to_owned())
-        .bind(data);
+    batch.push(Write::Answer(Answer {
+        business_id: key.business_id.to_owned(),
+        operation: key.operation.to_owned(),
+        key: key.key.to_owned(),
+        data,
+    }));
+}
+
+/// [`Write::Answer`] as a statement of `sql`.
+pub(super) fn render_answer(sql: &mut SqlBatch, answer: Answer) {
+    sql.push(
+        "UPDATE idempotency_keys SET response_data = $4 \
+         WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
+    )
+    .bind(answer.business_id)
+    .bind(answer.operation)
+    .bind(answer.key)
+    .bind(answer.data);
 }
 
 /// [`purge_expired`]'s statement (`$1`: the cutoff); its index is `idempotency_keys_created`.

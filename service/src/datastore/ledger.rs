@@ -5,8 +5,8 @@
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
+use super::batch::{Batch, NewEntry, SqlBatch, Write};
 use super::{StoreError, Tx};
-use crate::kernel::batch::Batch;
 use crate::kernel::store;
 pub use kobo_store::ledger::AdvancedHead;
 
@@ -78,7 +78,7 @@ pub async fn set_head_time(
 }
 
 /// Writes a journal entry and its postings (`(account id, signed kobo)`, credit positive) as
-/// two statements of `batch`, all at `at`. Returns the entry's id.
+/// a write of `batch`, all at `at`. Returns the entry's id.
 pub fn record_entry_into(
     batch: &mut Batch,
     business_id: &str,
@@ -87,33 +87,43 @@ pub fn record_entry_into(
     at: DateTime<Utc>,
 ) -> String {
     let entry_id = store::new_id();
-    let at = store::timestamp(at);
-    batch
-        .push(
-            "INSERT INTO journal_entries (id, business_id, kind, created_at) \
-             VALUES ($1, $2, $3, $4)",
-        )
-        .bind(entry_id.clone())
-        .bind(business_id.to_owned())
-        .bind(kind.to_owned())
-        .bind(at.clone());
+    batch.push(Write::Entry(NewEntry {
+        id: entry_id.clone(),
+        business_id: business_id.to_owned(),
+        kind: kind.to_owned(),
+        postings: postings
+            .iter()
+            .map(|(account_id, amount)| (store::new_id(), (*account_id).to_owned(), *amount))
+            .collect(),
+        at,
+    }));
+    entry_id
+}
+
+/// [`Write::Entry`] as two statements of `sql`.
+pub(super) fn render_entry(sql: &mut SqlBatch, entry: NewEntry) {
+    let at = store::timestamp(entry.at);
+    sql.push(
+        "INSERT INTO journal_entries (id, business_id, kind, created_at) \
+         VALUES ($1, $2, $3, $4)",
+    )
+    .bind(entry.id.clone())
+    .bind(entry.business_id)
+    .bind(entry.kind)
+    .bind(at.clone());
     // All the postings in one statement.
-    let values: Vec<String> = (0..postings.len())
+    let values: Vec<String> = (0..entry.postings.len())
         .map(|index| {
             let first = 3 + 3 * index;
             format!("(${}, $1, ${}, ${}, $2)", first, first + 1, first + 2)
         })
         .collect();
-    let sql = format!(
+    let statement = format!(
         "INSERT INTO postings (id, entry_id, account_id, amount, created_at) VALUES {}",
         values.join(", ")
     );
-    batch.push(&sql).bind(entry_id.clone()).bind(at);
-    for (account_id, amount) in postings {
-        batch
-            .bind(store::new_id())
-            .bind((*account_id).to_owned())
-            .bind(*amount);
+    sql.push(&statement).bind(entry.id).bind(at);
+    for (id, account_id, amount) in entry.postings {
+        sql.bind(id).bind(account_id).bind(amount);
     }
-    entry_id
 }

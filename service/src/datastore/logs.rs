@@ -7,8 +7,8 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use super::batch::{Batch, NewAudit, SqlBatch, Write};
 use super::{Conn, FromAnyRow, StoreError};
-use crate::kernel::batch::Batch;
 use crate::kernel::paging::{self, Conditions, Cursor, Sql};
 use crate::kernel::store::{self, Store};
 pub use kobo_store::logs::{
@@ -51,24 +51,33 @@ pub async fn record_activities(
 
 /// Writes `entry`, as of `now` (and its UTC day), as a statement of `batch`.
 pub fn audit_into(batch: &mut Batch, now: DateTime<Utc>, entry: NewAuditEntry) {
-    batch
-        .push(
-            "INSERT INTO audit_logs (id, business_id, action, user_name, user_id, ip_address, \
-               response_code, day, target_type, target_id, request_id, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-        )
-        .bind(store::new_id())
-        .bind(entry.business_id)
-        .bind(entry.action)
-        .bind(entry.user_name)
-        .bind(entry.user_id)
-        .bind(entry.ip_address)
-        .bind(entry.response_code)
-        .bind(now.format("%Y-%m-%d").to_string())
-        .bind(entry.target_type)
-        .bind(entry.target_id)
-        .bind(entry.request_id)
-        .bind(store::timestamp(now));
+    batch.push(Write::Audit(NewAudit {
+        id: store::new_id(),
+        entry,
+        at: now,
+    }));
+}
+
+/// [`Write::Audit`] as a statement of `sql`.
+pub(super) fn render_audit(sql: &mut SqlBatch, audit: NewAudit) {
+    let entry = audit.entry;
+    sql.push(
+        "INSERT INTO audit_logs (id, business_id, action, user_name, user_id, ip_address, \
+           response_code, day, target_type, target_id, request_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    )
+    .bind(audit.id)
+    .bind(entry.business_id)
+    .bind(entry.action)
+    .bind(entry.user_name)
+    .bind(entry.user_id)
+    .bind(entry.ip_address)
+    .bind(entry.response_code)
+    .bind(audit.at.format("%Y-%m-%d").to_string())
+    .bind(entry.target_type)
+    .bind(entry.target_id)
+    .bind(entry.request_id)
+    .bind(store::timestamp(audit.at));
 }
 
 /// Adds `created_at >= from` and `created_at < until` (stored times), those given.

@@ -22,6 +22,7 @@ use sqlx::{Any, AnyConnection};
 pub mod accounts;
 pub mod approval_policies;
 pub mod audit;
+pub mod batch;
 pub mod businesses;
 pub mod customers;
 pub mod daily_totals;

@@ -4,59 +4,62 @@
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use super::batch::{Batch, SqlBatch, Write};
 use super::{Conn, FromAnyRow, StoreError, Tx};
-use crate::kernel::batch::Batch;
 use crate::kernel::paging::{self, Conditions, Sql};
 use crate::kernel::store::{self, Store};
 pub use kobo_store::transactions::{
     Filters, Listing, NewTransaction, Originator, TransactionRow, Window,
 };
 
-/// Writes `new` (and its settlement when it is one) as statements of `batch`.
-pub fn record_into(batch: &mut Batch, new: &NewTransaction<'_>) {
+/// Writes `new` (and its settlement when it is one) as a write of `batch`.
+pub fn record_into(batch: &mut Batch, new: NewTransaction) {
+    batch.push(Write::Transaction(Box::new(new)));
+}
+
+/// [`Write::Transaction`] as statements of `sql`.
+pub(super) fn render(sql: &mut SqlBatch, new: NewTransaction) {
     let at = store::timestamp(new.created_at);
     let narration_key = format!("{} {}", new.narration, new.reference_number).to_lowercase();
     let originator = new.originator.as_ref();
-    batch
-        .push(
-            "INSERT INTO transactions (id, business_id, account_id, entry_id, sequence, \
+    sql.push(
+        "INSERT INTO transactions (id, business_id, account_id, entry_id, sequence, \
                reference_number, transaction_type, category, status, channel, amount, narration, \
                narration_key, session_id, originator_account_number, originator_account_name, \
                originator_bank_code, originator_bank_name, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
                $18, $19)",
+    )
+    .bind(new.id.to_string())
+    .bind(new.business_id.clone())
+    .bind(new.account_id.clone())
+    .bind(new.entry_id.clone())
+    .bind(new.sequence)
+    .bind(new.reference_number.clone())
+    .bind(new.transaction_type.clone())
+    .bind(new.category.clone())
+    .bind(new.status.clone())
+    .bind(new.channel.clone())
+    .bind(new.amount)
+    .bind(new.narration.clone())
+    .bind(narration_key)
+    .bind(new.session_id.clone())
+    .bind(originator.map(|o| o.account_number.clone()))
+    .bind(originator.map(|o| o.account_name.clone()))
+    .bind(originator.map(|o| o.bank_code.clone()))
+    .bind(originator.map(|o| o.bank_name.clone()))
+    .bind(at.clone());
+    if new.settled {
+        sql.push(
+            "INSERT INTO settlements (id, business_id, account_id, reference, amount, status, \
+                   settlement_date, created_at) VALUES ($1, $2, $3, $4, $5, 'success', $6, $6)",
         )
         .bind(new.id.to_string())
-        .bind(new.business_id.to_owned())
-        .bind(new.account_id.to_owned())
-        .bind(new.entry_id.to_owned())
-        .bind(new.sequence)
-        .bind(new.reference_number.to_owned())
-        .bind(new.transaction_type.to_owned())
-        .bind(new.category.to_owned())
-        .bind(new.status.to_owned())
-        .bind(new.channel.to_owned())
+        .bind(new.business_id.clone())
+        .bind(new.account_id.clone())
+        .bind(new.reference_number.clone())
         .bind(new.amount)
-        .bind(new.narration.to_owned())
-        .bind(narration_key)
-        .bind(new.session_id.map(str::to_owned))
-        .bind(originator.map(|o| o.account_number.to_owned()))
-        .bind(originator.map(|o| o.account_name.to_owned()))
-        .bind(originator.map(|o| o.bank_code.to_owned()))
-        .bind(originator.map(|o| o.bank_name.to_owned()))
-        .bind(at.clone());
-    if new.settled {
-        batch
-            .push(
-                "INSERT INTO settlements (id, business_id, account_id, reference, amount, status, \
-                   settlement_date, created_at) VALUES ($1, $2, $3, $4, $5, 'success', $6, $6)",
-            )
-            .bind(new.id.to_string())
-            .bind(new.business_id.to_owned())
-            .bind(new.account_id.to_owned())
-            .bind(new.reference_number.to_owned())
-            .bind(new.amount)
-            .bind(at);
+        .bind(at);
     }
 }
 

@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use super::batch::{Batch, SqlBatch, Write};
 use super::{Conn, FromAnyRow, Store, StoreError, Tx};
-use crate::kernel::batch::Batch;
 use crate::kernel::paging::{Conditions, Cursor, Sql};
 use crate::kernel::store::{self, Backend};
 pub use kobo_store::transfers::{
@@ -101,12 +101,16 @@ pub async fn reference_owner(
         .transpose()
 }
 
-/// Writes `new` as a statement of `batch`: not yet submitted to NIP, no attempt made.
-pub fn insert_into(batch: &mut Batch, new: &NewTransfer<'_>) {
-    let row = new.row;
-    batch
-        .push(
-            "INSERT INTO transfers (id, business_id, reference_number, reference, \
+/// Writes `new` as a write of `batch`: not yet submitted to NIP, no attempt made.
+pub fn insert_into(batch: &mut Batch, new: NewTransfer) {
+    batch.push(Write::Transfer(Box::new(new)));
+}
+
+/// [`Write::Transfer`] as a statement of `sql`.
+pub(super) fn render(sql: &mut SqlBatch, new: NewTransfer) {
+    let row = &new.row;
+    sql.push(
+        "INSERT INTO transfers (id, business_id, reference_number, reference, \
                source_account_id, beneficiary_account_number, beneficiary_account_name, \
                beneficiary_account_id, bank_code, bank_name, transfer_type, amount, fee, vat, \
                narration, transfer_status, approval_status, session_id, failure_reason, \
@@ -116,33 +120,33 @@ pub fn insert_into(batch: &mut Batch, new: &NewTransfer<'_>) {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
                $17, NULL, NULL, NULL, $18, $19, $20, $21, NULL, $22, $23, 0, 0, NULL, NULL, \
                $24, $25, $26)",
-        )
-        .bind(row.id.clone())
-        .bind(new.business_id.to_owned())
-        .bind(row.reference_number.clone())
-        .bind(row.reference.clone())
-        .bind(new.source_account_id.to_owned())
-        .bind(row.beneficiary_account_number.clone())
-        .bind(row.beneficiary_account_name.clone())
-        .bind(new.beneficiary_account_id.map(str::to_owned))
-        .bind(row.bank_code.clone())
-        .bind(row.bank_name.clone())
-        .bind(row.transfer_type.clone())
-        .bind(row.amount)
-        .bind(row.fee)
-        .bind(row.vat)
-        .bind(row.narration.clone())
-        .bind(row.transfer_status.clone())
-        .bind(row.approval_status.clone())
-        .bind(new.debit_transaction_id.to_owned())
-        .bind(new.fee_transaction_id.map(str::to_owned))
-        .bind(row.initiated_by.clone())
-        .bind(row.initiated_via.clone())
-        .bind(row.expires_at.map(store::timestamp))
-        .bind(new.day.to_owned())
-        .bind(store::timestamp(row.created_at))
-        .bind(store::timestamp(row.updated_at))
-        .bind(new.credential_issued_by.map(str::to_owned));
+    )
+    .bind(row.id.clone())
+    .bind(new.business_id.clone())
+    .bind(row.reference_number.clone())
+    .bind(row.reference.clone())
+    .bind(new.source_account_id.clone())
+    .bind(row.beneficiary_account_number.clone())
+    .bind(row.beneficiary_account_name.clone())
+    .bind(new.beneficiary_account_id.clone())
+    .bind(row.bank_code.clone())
+    .bind(row.bank_name.clone())
+    .bind(row.transfer_type.clone())
+    .bind(row.amount)
+    .bind(row.fee)
+    .bind(row.vat)
+    .bind(row.narration.clone())
+    .bind(row.transfer_status.clone())
+    .bind(row.approval_status.clone())
+    .bind(new.debit_transaction_id.clone())
+    .bind(new.fee_transaction_id.clone())
+    .bind(row.initiated_by.clone())
+    .bind(row.initiated_via.clone())
+    .bind(row.expires_at.map(store::timestamp))
+    .bind(new.day.clone())
+    .bind(store::timestamp(row.created_at))
+    .bind(store::timestamp(row.updated_at))
+    .bind(new.credential_issued_by.clone());
 }
 
 /// One keyset page of the business's transfers, newest first: at most `limit + 1` rows.

@@ -17,9 +17,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, DurationRound, Utc};
 
 use crate::datastore::accounts::{self, BalanceChange};
+use crate::datastore::batch::{self, Batch};
 use crate::datastore::ledger;
 use crate::error::{Error, OrInternal};
-use crate::kernel::batch::Batch;
 use crate::kernel::config::Environment;
 use crate::kernel::store::Tx;
 use crate::money::amount::MAX_BALANCE;
@@ -238,7 +238,7 @@ pub async fn post(
 ) -> Result<Result<String, Refusal>, Error> {
     let mut batch = Batch::new();
     let posted = post_into(tx, &mut batch, entry, head).await?;
-    batch.run(tx).await?;
+    batch::run(tx, batch).await?;
     Ok(posted)
 }
 

@@ -11,9 +11,9 @@ use std::num::NonZeroU64;
 use chrono::{DateTime, Utc};
 use generated_server::{models, ResponseCode};
 
+use crate::datastore::batch::{self, Batch};
 use crate::datastore::transactions::{self, Filters, Listing, TransactionRow, Window};
 use crate::error::Error;
-use crate::kernel::batch::Batch;
 use crate::kernel::paging::{self, Cursor, Page};
 use crate::kernel::store::{Store, Tx};
 use crate::money::accounts::{value, window, AccountRow};
@@ -64,7 +64,7 @@ pub async fn record(
 ) -> Result<models::IntegrationTransaction, Error> {
     let mut batch = Batch::new();
     let recorded = record_into(&mut batch, new)?;
-    batch.run(tx).await?;
+    batch::run(tx, batch).await?;
     Ok(recorded)
 }
 
@@ -77,33 +77,31 @@ pub fn record_into(
 ) -> Result<models::IntegrationTransaction, Error> {
     let id = uuid::Uuid::new_v4();
     let originator = new.originator.as_ref();
-    let (transaction_type, category) = (new.transaction_type.to_string(), new.category.to_string());
-    let (status, channel) = (new.status.to_string(), new.channel.to_string());
     let row = transactions::NewTransaction {
         id,
-        business_id: new.business_id,
-        account_id: &new.account.id,
-        entry_id: new.entry_id,
+        business_id: new.business_id.to_owned(),
+        account_id: new.account.id.clone(),
+        entry_id: new.entry_id.to_owned(),
         sequence: new.head.sequence,
-        reference_number: &new.reference_number,
-        transaction_type: &transaction_type,
-        category: &category,
-        status: &status,
-        channel: &channel,
+        reference_number: new.reference_number.clone(),
+        transaction_type: new.transaction_type.to_string(),
+        category: new.category.to_string(),
+        status: new.status.to_string(),
+        channel: new.channel.to_string(),
         amount: new.amount.get(),
-        narration: &new.narration,
-        session_id: new.session_id.as_deref(),
+        narration: new.narration.clone(),
+        session_id: new.session_id.clone(),
         originator: originator.map(|o| transactions::Originator {
-            account_number: &o.account_number,
-            account_name: &o.account_name,
-            bank_code: &o.bank_code,
-            bank_name: &o.bank_name,
+            account_number: o.account_number.clone(),
+            account_name: o.account_name.clone(),
+            bank_code: o.bank_code.clone(),
+            bank_name: o.bank_name.clone(),
         }),
         created_at: new.head.posted_at,
         settled: new.category == models::TransactionCategory::Collection
             && new.status == models::TransactionStatus::Success,
     };
-    transactions::record_into(batch, &row);
+    transactions::record_into(batch, row);
     // The columns as `integration_view` reads them back.
     Ok(models::IntegrationTransaction {
         id,

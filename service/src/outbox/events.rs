@@ -7,9 +7,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::datastore::batch::{self, Batch};
 use crate::datastore::events;
 use crate::error::{Error, OrInternal};
-use crate::kernel::batch::Batch;
 use crate::kernel::store::Tx;
 
 /// Records the event `kind` of `business_id`, whose `data` is `payload`, at `at`; returns its id.
@@ -22,7 +22,7 @@ pub async fn record<T: Serialize>(
 ) -> Result<String, Error> {
     let mut batch = Batch::new();
     let id = record_into(&mut batch, business_id, kind, payload, at)?;
-    batch.run(tx).await?;
+    batch::run(tx, batch).await?;
     Ok(id)
 }
 

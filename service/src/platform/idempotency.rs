@@ -29,9 +29,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::datastore::batch::{self, Batch};
 use crate::datastore::idempotency_keys::{self, KeyOf, StoredKey};
 use crate::error::{Error, OrInternal};
-use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::secrets::sha256_hex;
 use crate::kernel::store::{Store, Tx};
@@ -227,7 +227,7 @@ fn judge(stored: &StoredKey, request_hash: &str) -> Result<Claim, Error> {
 async fn complete<T: Serialize>(tx: &mut Tx, claim: &Claim, data: &T) -> Result<(), Error> {
     let mut batch = Batch::new();
     complete_into(&mut batch, claim, data)?;
-    Ok(batch.run(tx).await?)
+    Ok(batch::run(tx, batch).await?)
 }
 
 /// [`complete`] as a statement of `batch`, which runs in the claim's transaction.

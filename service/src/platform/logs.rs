@@ -16,11 +16,11 @@ use generated_server::models::{self, AuditAction};
 use generated_server::{Operation, ResponseCode, TokenFamily};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::datastore::batch::{self, Batch};
 pub use crate::datastore::logs::Activity;
 use crate::datastore::logs::{self as stored, ActivityFilter, AuditFilter, NewAuditEntry};
 use crate::datastore::{Conn, StoreError};
 use crate::error::{Error, OrInternal};
-use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::paging::{self, Page};
 use crate::kernel::store::{Store, Tx};
@@ -76,7 +76,7 @@ impl AuditEntry {
 pub async fn audit(tx: &mut Tx, now: DateTime<Utc>, entry: AuditEntry) -> Result<(), Error> {
     let mut batch = Batch::new();
     audit_into(&mut batch, now, entry);
-    Ok(batch.run(tx).await?)
+    Ok(batch::run(tx, batch).await?)
 }
 
 /// [`audit`] as a statement of `batch`, written when the batch runs in the action's

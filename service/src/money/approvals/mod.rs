@@ -11,9 +11,9 @@ use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::ResponseCode;
 
+use crate::datastore::batch::{self, Batch};
 use crate::datastore::{self, businesses, Conn};
 use crate::error::{Error, OrInternal};
-use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::paging::{self, Page};
@@ -534,7 +534,7 @@ async fn credit_intra(
         &held.narration,
         payer,
     )?;
-    Ok(credit.run(tx).await?)
+    Ok(batch::run(tx, credit).await?)
 }
 
 /// `43` when `member_id` is the transfer's maker: the member who initiated it or, for a

@@ -10,9 +10,9 @@
 
 use generated_server::models::{self, AuditAction};
 
+use crate::datastore::batch::{self, Batch};
 use crate::datastore::{self, Conn};
 use crate::error::Error;
-use crate::kernel::batch::Batch;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::store::{self, Store, Tx};
@@ -413,20 +413,20 @@ fn insert_transfer(
     written: &Written,
 ) {
     let new = NewTransfer {
-        row,
-        business_id: context.business_id(),
-        source_account_id: &payout.source.id,
+        row: row.clone(),
+        business_id: context.business_id().to_owned(),
+        source_account_id: payout.source.id.clone(),
         beneficiary_account_id: payout
             .beneficiary
             .kobo_account
             .as_ref()
-            .map(|(account, _)| account.id.as_str()),
-        debit_transaction_id: &written.debit,
-        fee_transaction_id: written.fee_transaction.as_deref(),
-        day: &written.day,
-        credential_issued_by: context.caller.principal.credential_issuer.as_deref(),
+            .map(|(account, _)| account.id.clone()),
+        debit_transaction_id: written.debit.clone(),
+        fee_transaction_id: written.fee_transaction.clone(),
+        day: written.day.clone(),
+        credential_issued_by: context.caller.principal.credential_issuer.clone(),
     };
-    datastore::transfers::insert_into(batch, &new);
+    datastore::transfers::insert_into(batch, new);
 }
 
 /// The payout's event (`transfer.pending_approval` for a hold, `transfer.success` intra-bank;
@@ -457,7 +457,7 @@ async fn run_batch(
     payout: &Payout,
     batch: Batch,
 ) -> Result<(), Error> {
-    match batch.run(tx).await {
+    match batch::run(tx, batch).await {
         Ok(()) => Ok(()),
         Err(error) if error.is_conflict() => {
             let Some(reference) = payout.request.reference.as_deref() else {

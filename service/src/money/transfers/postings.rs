@@ -6,8 +6,8 @@ use generated_server::models;
 use generated_server::ResponseCode;
 
 use super::checks::*;
+use crate::datastore::batch::Batch;
 use crate::error::Error;
-use crate::kernel::batch::Batch;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::store::Tx;
 use crate::money::accounts::{self, AccountRow};

@@ -1,0 +1,101 @@
+//! Writes whose results nobody reads back, sent to the database together: a payout writes
+//! about ten rows (its journal entry and postings, its transactions, its transfer, events,
+//! audit entry, stored answer), and each store sends a [`Batch`] of them in one round trip.
+//! The writes are typed: each store decides how they become statements.
+
+use chrono::{DateTime, Utc};
+
+use crate::logs::NewAuditEntry;
+use crate::transactions::NewTransaction;
+use crate::transfers::NewTransfer;
+
+/// Writes to run as one, in the order they were pushed.
+#[must_use = "a batch writes nothing until it is run"]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Batch {
+    writes: Vec<Write>,
+}
+
+impl Batch {
+    pub fn new() -> Batch {
+        Batch::default()
+    }
+
+    pub fn push(&mut self, write: Write) {
+        self.writes.push(write);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.writes.len()
+    }
+
+    /// The writes, in order.
+    pub fn into_writes(self) -> Vec<Write> {
+        self.writes
+    }
+}
+
+/// One write of a [`Batch`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// A journal entry and its postings.
+    Entry(NewEntry),
+    /// One account's side of an entry (and its settlement, when it is one).
+    Transaction(Box<NewTransaction>),
+    /// A payout's transfer.
+    Transfer(Box<NewTransfer>),
+    /// A domain event in the outbox: due at once if the business has an active webhook
+    /// endpoint, recorded `skipped` otherwise.
+    Event(NewEvent),
+    /// An audit-log entry.
+    Audit(NewAudit),
+    /// The answer stored under an `Idempotency-Key` the request claimed.
+    Answer(Answer),
+}
+
+/// A journal entry to write, at `at`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewEntry {
+    pub id: String,
+    pub business_id: String,
+    /// `inbound_credit`, `transfer`, `reversal`, ...
+    pub kind: String,
+    /// Each posting's id, account and signed kobo (credit positive); they sum to zero.
+    pub postings: Vec<(String, String, i64)>,
+    pub at: DateTime<Utc>,
+}
+
+/// A domain event to record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewEvent {
+    pub id: String,
+    pub business_id: String,
+    /// Its type (`transfer.success`, ...).
+    pub kind: String,
+    /// Its payload, as JSON.
+    pub payload: String,
+    pub at: DateTime<Utc>,
+}
+
+/// An audit-log entry to record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewAudit {
+    pub id: String,
+    pub entry: NewAuditEntry,
+    pub at: DateTime<Utc>,
+}
+
+/// An answer to store under a claimed key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub business_id: String,
+    /// The operation's id.
+    pub operation: String,
+    pub key: String,
+    /// The answer, as JSON.
+    pub data: String,
+}
