@@ -445,7 +445,8 @@ async fn story(kind: StoreKind) {
 
     let (owner, api) = accounts_and_money(&mut story, &new_secret).await;
     transfers(&mut story, &owner, &api, &tunde_id).await;
-    webhooks(&mut story, &owner, &new_secret).await;
+    let api = webhooks(&mut story, &owner, &new_secret).await;
+    dashboard_twins(&mut story, &owner, &api).await;
     REPLAYED.lock().unwrap().push(story.replayed);
 }
 
@@ -976,8 +977,9 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
 
 /// The webhook chapter: the endpoint registered, read, sent a test event, its secret rotated,
 /// paused, an event replayed, moved; the delivery log read. (No delivery leaves the story: the
-/// examples' host does not resolve here, and the attempts are what the log then shows.)
-async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) {
+/// examples' host does not resolve here, and the attempts are what the log then shows.) Returns
+/// the integration token it used.
+async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) -> String {
     let owner = Some(owner);
     // The transfers chapter moved the clock past the integration token's hour.
     let grant = story
@@ -988,11 +990,11 @@ async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) {
             &json!({"client_id": story.server.kit.business.client_id, "client_secret": client_secret}),
         )
         .await;
-    let api = grant.expect("00")["access_token"]
+    let api_token = grant.expect("00")["access_token"]
         .as_str()
         .unwrap()
         .to_string();
-    let api = Some(api.as_str());
+    let api = Some(api_token.as_str());
     story
         .replay(Operation::GetWebhookConfiguration, "empty", owner)
         .await
@@ -1067,6 +1069,166 @@ async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) {
         .replay(Operation::UpdateWebhookConfiguration, "move_and_open", api)
         .await;
     assert_eq!(moved.expect("00")["ip_whitelist"], json!([]));
+    api_token
+}
+
+/// The Dashboard twins of two integration operations, the same afternoon: the owner opens two
+/// customers' accounts and changes the webhook endpoint without the integration's credentials,
+/// with the integration twins' refusals; Ife, a Viewer, is refused both; the audit log names
+/// who did what.
+async fn dashboard_twins(story: &mut Story, owner: &str, api: &str) {
+    let owner = Some(owner);
+    let api = Some(api);
+    let ife = story
+        .send(
+            Operation::Login,
+            "viewer",
+            None,
+            &json!({"email": "ife.olawale@adaezefoods.ng", "password": "Puff-Puff-Friday-9"}),
+        )
+        .await;
+    let ife = ife.expect("00")["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ife = Some(ife.as_str());
+
+    // A customer at the counter; the same key again is the same answer, another send of the
+    // same identity is 26, as is the identity the integration opened in the money chapter.
+    let amaka = story
+        .replay_with_key(
+            Operation::CreateCustomerAccountWeb,
+            "at_the_counter",
+            owner,
+            "conformance-counter",
+        )
+        .await;
+    let amaka = amaka.expect("00").clone();
+    assert_eq!(amaka["account_number"], "2000000035");
+    assert_eq!(amaka["account_name"], "Amaka Nwosu");
+    let again = story
+        .replay_with_key(
+            Operation::CreateCustomerAccountWeb,
+            "at_the_counter",
+            owner,
+            "conformance-counter",
+        )
+        .await;
+    assert_eq!(again.expect("00"), &amaka);
+    story
+        .replay(Operation::CreateCustomerAccountWeb, "at_the_counter", owner)
+        .await
+        .expect("26");
+    let ibrahim = story
+        .replay(
+            Operation::CreateCustomerAccountWeb,
+            "under_a_current_account",
+            owner,
+        )
+        .await;
+    assert_eq!(ibrahim.expect("00")["parent_account_number"], "1000000021");
+    for (label, body, code) in [
+        (
+            "opened_by_the_integration",
+            json!({"bvn": "22212345678"}),
+            "26",
+        ),
+        (
+            "no_identity",
+            json!({"email": "amaka.nwosu@example.ng"}),
+            "02",
+        ),
+        ("verification_fails", json!({"nin": "70123456783"}), "83"),
+        (
+            "a_virtual_parent",
+            json!({"bvn": "22211110000", "parent_account_number": "2000000011"}),
+            "44",
+        ),
+    ] {
+        story
+            .send(Operation::CreateCustomerAccountWeb, label, owner, &body)
+            .await
+            .expect(code);
+    }
+    story
+        .replay(Operation::CreateCustomerAccountWeb, "at_the_counter", ife)
+        .await
+        .expect("43");
+    story
+        .replay(Operation::CreateCustomerAccountWeb, "at_the_counter", api)
+        .await
+        .expect("41");
+
+    // The endpoint paused for maintenance, resumed for money events, moved and pinned.
+    let paused = story
+        .replay(Operation::UpdateWebhookConfigurationWeb, "pause", owner)
+        .await;
+    assert_eq!(paused.expect("00")["is_active"], false);
+    let resumed = story
+        .replay(
+            Operation::UpdateWebhookConfigurationWeb,
+            "resume_for_money_events",
+            owner,
+        )
+        .await;
+    let resumed = resumed.expect("00");
+    assert_eq!(resumed["is_active"], true);
+    assert_eq!(resumed["event_types"].as_array().unwrap().len(), 4);
+    let pinned = story
+        .replay(
+            Operation::UpdateWebhookConfigurationWeb,
+            "move_and_pin",
+            owner,
+        )
+        .await;
+    assert_eq!(
+        pinned.expect("00")["ip_whitelist"],
+        json!(["102.89.34.17", "102.89.35.0/24"])
+    );
+    for (label, body, code) in [
+        ("nothing_to_change", json!({}), "01"),
+        (
+            "not_an_address",
+            json!({"ip_whitelist": ["102.89.34"]}),
+            "01",
+        ),
+        (
+            "private_address",
+            json!({"url": "http://10.0.0.7/kobo"}),
+            "01",
+        ),
+    ] {
+        story
+            .send(
+                Operation::UpdateWebhookConfigurationWeb,
+                label,
+                owner,
+                &body,
+            )
+            .await
+            .expect(code);
+    }
+    story
+        .replay(Operation::UpdateWebhookConfigurationWeb, "pause", ife)
+        .await
+        .expect("43");
+    story
+        .replay(Operation::UpdateWebhookConfigurationWeb, "pause", api)
+        .await
+        .expect("41");
+
+    // The audit log: the integration's openings and changes, then the owner's.
+    for action in ["create_customer_account", "update_webhook_configuration"] {
+        story
+            .send(
+                Operation::FetchAuditLogs,
+                action,
+                owner,
+                &json!({"filters": {"action": action}}),
+            )
+            .await
+            .expect("00");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

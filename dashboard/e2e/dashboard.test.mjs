@@ -1,8 +1,9 @@
 // @ts-check
 // The Dashboard as a person uses it, in a real browser against a real `kobo demo`: log in as
-// the demo's owner, open a customer account, pay within Kobo and to another bank with the OTP,
-// turn on approvals, invite a checker who accepts from the email's link and approves a held
-// transfer with their own OTP, and find the transfer in the transactions.
+// the demo's owner, open a customer account (without the integration's credentials), pay within
+// Kobo and to another bank with the OTP, turn on approvals, invite a checker who accepts from the
+// email's link and approves a held transfer with their own OTP, find the transfer in the
+// transactions, and register, pause, resume and change the webhook endpoint.
 //
 // Run by .ci/dashboard, once per store. What it reads from the environment:
 //   KOBO_BIN           the kobo binary (required)
@@ -29,7 +30,7 @@ const TIMEOUT = 20_000;
 /** @typedef {import("playwright-core").Locator} Locator */
 
 /** The demo's welcome text, read as .ci/clients reads it. */
-const demo = { dashboard: "", email: "", password: "", clientId: "", clientSecret: "", mainAccount: "" };
+const demo = { dashboard: "", email: "", password: "", mainAccount: "" };
 const dataDir = mkdtempSync(join(tmpdir(), "kobo-dashboard-e2e-"));
 const storeFlags = database ? ["--database-url", database, "--data-dir", dataDir] : ["--data-dir", dataDir];
 /** @type {import("node:child_process").ChildProcess | undefined} */
@@ -66,8 +67,6 @@ async function startKobo() {
   demo.dashboard = /^Dashboard: open (\S+) in a browser/m.exec(out)?.[1] ?? "";
   demo.email = field(out, "email");
   demo.password = field(out, "password");
-  demo.clientId = field(out, "client_id");
-  demo.clientSecret = field(out, "client_secret");
   demo.mainAccount = field(out, "main account");
   assert.match(demo.dashboard, /^http:\/\/127\.0\.0\.1:\d+\/dashboard\/$/, `the demo prints the Dashboard's address:\n${out}`);
 }
@@ -204,12 +203,11 @@ test(`the Dashboard on ${store}: log in, open a customer account, pay, approve, 
     assert.ok((options[0]?.balance ?? 0) > 10_000, `an account has money to send: ${JSON.stringify(options)}`);
   });
 
-  await t.test("open a customer account with a sandbox BVN", async () => {
+  await t.test("open a customer account with a sandbox BVN, no integration credentials asked", async () => {
     await owner.getByRole("button", { name: "Open a customer account" }).click();
     await owner.getByLabel("BVN").fill("22287654321");
     await owner.getByLabel("Email").last().fill("amaka.nwosu@example.ng");
-    await owner.getByLabel("client_id").fill(demo.clientId);
-    await owner.getByLabel("client_secret").fill(demo.clientSecret);
+    assert.equal(await owner.locator("input[name=client_id], input[name=client_secret]").count(), 0, "no credentials on the form");
     await owner.getByRole("button", { name: "Verify and open" }).click();
     customerAccount = ((await owner.getByTestId("opened-account").textContent()) ?? "").trim();
     assert.match(customerAccount, /^\d{10}$/);
@@ -324,6 +322,27 @@ test(`the Dashboard on ${store}: log in, open a customer account, pay, approve, 
     await owner.getByRole("button", { name: "Refresh" }).click();
     await owner.locator('tr[data-event="webhook.test"]').waitFor();
     await shot(owner, "08-webhooks");
+  });
+
+  await t.test("webhooks: paused (no test event meanwhile), resumed, then its events and addresses changed", async () => {
+    const endpoint = owner.getByTestId("endpoint");
+    await owner.getByRole("button", { name: "Pause deliveries" }).click();
+    await assertText(owner.getByTestId("endpoint-status"), "paused");
+    assert.equal(await owner.getByRole("button", { name: "Send a test event" }).isDisabled(), true, "no test event while paused");
+    await owner.getByRole("button", { name: "Resume deliveries" }).click();
+    await assertText(owner.getByTestId("endpoint-status"), "active");
+    assert.equal(await owner.getByRole("button", { name: "Send a test event" }).isEnabled(), true, "test events again once resumed");
+    await owner.getByRole("button", { name: "Change the endpoint" }).click();
+    await endpoint.getByLabel("URL").fill("http://127.0.0.1:9/kobo-webhooks/v2");
+    await endpoint.getByLabel("Allowed addresses").fill("127.0.0.1");
+    await endpoint.getByLabel("transfer.success", { exact: true }).check();
+    await endpoint.getByLabel("webhook.test", { exact: true }).check();
+    await owner.getByRole("button", { name: "Save the endpoint" }).click();
+    await assertText(endpoint.getByRole("heading", { level: 2 }), "http://127.0.0.1:9/kobo-webhooks/v2");
+    await assertText(owner.getByTestId("endpoint-events"), "transfer.success, webhook.test");
+    await assertText(owner.getByTestId("endpoint-addresses"), "127.0.0.1");
+    assert.equal(await owner.getByRole("alert").count(), 0, "no refusal");
+    await shot(owner, "09-webhook-changed");
   });
 
   await t.test("the other pages open without a refusal, then the owner logs out", async () => {

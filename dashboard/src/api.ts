@@ -22,20 +22,6 @@ export class Refusal extends Error {
 let bearer: string | null = null;
 let onSessionEnded: (refusal: Refusal) => void = () => {};
 
-let integration: { token: string; expiresAt: number } | null = null;
-
-/**
- * An integration token held in this page's memory only (never stored), for the one thing the
- * Dashboard does with the integration's credentials: opening customer accounts.
- */
-export function integrationToken(): string | null {
-  return integration && integration.expiresAt > Date.now() + 10_000 ? integration.token : null;
-}
-
-export function setIntegrationToken(token: string | null, expiresIn = 0): void {
-  integration = token ? { token, expiresAt: Date.now() + expiresIn * 1000 } : null;
-}
-
 /** The token sent with every call (null: none). */
 export function setBearer(token: string | null): void {
   bearer = token;
@@ -50,7 +36,7 @@ export const client = createClient<paths>({ baseUrl: "" });
 
 client.use({
   onRequest({ request }) {
-    if (bearer && !request.headers.has("Authorization")) {
+    if (bearer) {
       request.headers.set("Authorization", `Bearer ${bearer}`);
     }
     return request;
@@ -67,7 +53,7 @@ interface Answer<T> {
  * The success envelope of a call, or a `Refusal` with the error envelope's code and message.
  * A transport failure (no answer at all) is a refusal too, with code `network`.
  */
-export async function call<T>(pending: Promise<Answer<T>>, options: { ownToken?: boolean } = {}): Promise<T> {
+export async function call<T>(pending: Promise<Answer<T>>): Promise<T> {
   let answer: Answer<T>;
   try {
     answer = await pending;
@@ -83,7 +69,7 @@ export async function call<T>(pending: Promise<Answer<T>>, options: { ownToken?:
     envelope && typeof envelope.message === "string" && typeof envelope.response_code === "string"
       ? new Refusal(envelope.response_code, envelope.message, requestId)
       : new Refusal(String(answer.response.status), `Unexpected answer (HTTP ${answer.response.status}).`, requestId);
-  if (refusal.code === "41" && !options.ownToken && bearer !== null) {
+  if (refusal.code === "41" && bearer !== null) {
     onSessionEnded(refusal);
   }
   throw refusal;

@@ -2,7 +2,7 @@
 // sent only by this app's own calls and gone when the tab closes), the profile and the
 // permissions that decide what the pages offer.
 import { useEffect, useState } from "preact/hooks";
-import { call, client, Refusal, setBearer, setIntegrationToken, whenSessionEnds, type Schemas } from "./api";
+import { call, client, Refusal, setBearer, whenSessionEnds, type Schemas } from "./api";
 import type { paths } from "./generated/kobo";
 import { PERMISSION_OF } from "./generated/permissions";
 
@@ -72,7 +72,6 @@ export function end(reason: string | null): void {
   sessionStorage.removeItem(STORAGE_KEY);
   clearTimeout(expiry);
   setBearer(null);
-  setIntegrationToken(null);
   set({ session: null, ended: reason, restoring: false });
 }
 

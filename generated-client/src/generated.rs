@@ -1654,6 +1654,8 @@ accounts (Kobo opens none today, so it matches nothing).
         UpdateApprovalPolicy,
         #[serde(rename = "create_webhook_configuration")]
         CreateWebhookConfiguration,
+        #[serde(rename = "update_webhook_configuration")]
+        UpdateWebhookConfiguration,
         #[serde(rename = "rotate_webhook_secret")]
         RotateWebhookSecret,
         #[serde(rename = "replay_webhook_event")]
@@ -1687,6 +1689,9 @@ accounts (Kobo opens none today, so it matches nothing).
                 Self::UpdateApprovalPolicy => f.write_str("update_approval_policy"),
                 Self::CreateWebhookConfiguration => {
                     f.write_str("create_webhook_configuration")
+                }
+                Self::UpdateWebhookConfiguration => {
+                    f.write_str("update_webhook_configuration")
                 }
                 Self::RotateWebhookSecret => f.write_str("rotate_webhook_secret"),
                 Self::ReplayWebhookEvent => f.write_str("replay_webhook_event"),
@@ -1722,6 +1727,7 @@ accounts (Kobo opens none today, so it matches nothing).
                 "create_approval_policy" => Ok(Self::CreateApprovalPolicy),
                 "update_approval_policy" => Ok(Self::UpdateApprovalPolicy),
                 "create_webhook_configuration" => Ok(Self::CreateWebhookConfiguration),
+                "update_webhook_configuration" => Ok(Self::UpdateWebhookConfiguration),
                 "rotate_webhook_secret" => Ok(Self::RotateWebhookSecret),
                 "replay_webhook_event" => Ok(Self::ReplayWebhookEvent),
                 "test_webhook" => Ok(Self::TestWebhook),
@@ -3019,6 +3025,84 @@ characters. Payers see it after the business's name (`name_enquiry`).
     }
     impl CreateCustomerAccountResponse {
         pub fn builder() -> builder::CreateCustomerAccountResponse {
+            Default::default()
+        }
+    }
+    ///`CreateCustomerAccountWebIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateCustomerAccountWebIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for CreateCustomerAccountWebIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateCustomerAccountWebIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: CreateCustomerAccountWebIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateCustomerAccountWebIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateCustomerAccountWebIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateCustomerAccountWebIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateCustomerAccountWebIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Success envelope of `create_customer_account_web`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CreateCustomerAccountWebResponse {
+        pub data: Account,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl CreateCustomerAccountWebResponse {
+        pub fn builder() -> builder::CreateCustomerAccountWebResponse {
             Default::default()
         }
     }
@@ -9140,6 +9224,20 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
             Default::default()
         }
     }
+    ///Success envelope of `update_webhook_configuration_web`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct UpdateWebhookConfigurationWebResponse {
+        pub data: WebhookConfiguration,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl UpdateWebhookConfigurationWebResponse {
+        pub fn builder() -> builder::UpdateWebhookConfigurationWebResponse {
+            Default::default()
+        }
+    }
     ///One delivery attempt.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct WebhookAttempt {
@@ -13856,6 +13954,103 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         impl ::std::convert::From<super::CreateCustomerAccountResponse>
         for CreateCustomerAccountResponse {
             fn from(value: super::CreateCustomerAccountResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct CreateCustomerAccountWebResponse {
+            data: ::std::result::Result<super::Account, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for CreateCustomerAccountWebResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl CreateCustomerAccountWebResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Account>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<CreateCustomerAccountWebResponse>
+        for super::CreateCustomerAccountWebResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: CreateCustomerAccountWebResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::CreateCustomerAccountWebResponse>
+        for CreateCustomerAccountWebResponse {
+            fn from(value: super::CreateCustomerAccountWebResponse) -> Self {
                 Self {
                     data: Ok(value.data),
                     message: Ok(value.message),
@@ -25920,6 +26115,106 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct UpdateWebhookConfigurationWebResponse {
+            data: ::std::result::Result<
+                super::WebhookConfiguration,
+                ::std::string::String,
+            >,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for UpdateWebhookConfigurationWebResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl UpdateWebhookConfigurationWebResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::WebhookConfiguration>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<UpdateWebhookConfigurationWebResponse>
+        for super::UpdateWebhookConfigurationWebResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: UpdateWebhookConfigurationWebResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::UpdateWebhookConfigurationWebResponse>
+        for UpdateWebhookConfigurationWebResponse {
+            fn from(value: super::UpdateWebhookConfigurationWebResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct WebhookAttempt {
             attempted_at: ::std::result::Result<
                 ::chrono::DateTime<::chrono::offset::Utc>,
@@ -26936,7 +27231,8 @@ did not define carries `x-origin: extension`.
   and again if they deactivate it. Its members can still log in, manage the team and read
   everything (accounts, transactions, logs), as a business finishing its onboarding would.
   What the source document lists as needing an active business answers `60`: opening
-  accounts (`create_account_api`, `create_account_web`, `create_customer_account`),
+  accounts (`create_account_api`, `create_account_web`, `create_customer_account`,
+  `create_customer_account_web`),
   `funds_transfer`, and the integration lists of transactions and settlements
   (`fetch_transactions_api`, `fetch_settlement_transactions_api`).
 - **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and
@@ -26977,7 +27273,7 @@ Register one endpoint with `webhook_configuration`. Each event is POSTed to it a
 
 ## Sandbox
 The sandbox mirrors production with a deterministic provider. Identity test data for
-`create_customer_account`:
+`create_customer_account` (and its Dashboard twin `create_customer_account_web`):
 
 | BVN / NIN | Result |
 |---|---|
@@ -27008,7 +27304,7 @@ daily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money com
 `simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.
 
 
-Version: 2.2.0*/
+Version: 2.3.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -27044,7 +27340,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "2.2.0"
+        "2.3.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -27326,7 +27622,9 @@ business's own name (`Adaeze Foods Ltd - Chinedu Obi`). `metadata` is stored
 with the account and returned on lookups, never interpreted. `parent_account_number` picks
 the pool or current account the virtual account is linked to (default: the main pool
 account). One customer (identity) gets one account per business: a second request with the
-same BVN or NIN answers `26`. Emits `account.created`. Accepts `Idempotency-Key`.
+same BVN or NIN answers `26`. Emits `account.created`; audit-log action
+`create_customer_account`, recorded as the integration. Accepts `Idempotency-Key`. The
+Dashboard twin is `create_customer_account_web`.
 
 Integration token. Available in the sandbox (see the identity test data in the overview).
 
@@ -27362,6 +27660,55 @@ let response = client.create_customer_account()
 ```*/
     pub fn create_customer_account(&self) -> builder::CreateCustomerAccount<'_> {
         builder::CreateCustomerAccount::new(self)
+    }
+    /**Give a customer a permanent virtual account (Dashboard)
+
+The Dashboard twin of `create_customer_account`, so that a member opens a customer's
+account (a customer at the counter, a correction) without the integration's credentials.
+Same body, checks, effects and refusals: the BVN and/or NIN verified with the core
+banking provider, one account per customer (identity) and business, `account_name` from
+the identity record unless given, `parent_account_number` the pool or current account it
+is linked to (default: the main pool account), `active` at once with its own balance. The
+business must be active. Emits `account.created`; audit-log action
+`create_customer_account`, recorded as the member. Accepts `Idempotency-Key` (keys are
+scoped to the operation: a key used with `create_customer_account` is another key here).
+
+Permission: `account.create`. Available in the sandbox (see the identity test data in
+the overview).
+
+Errors:
+- `01` a field is missing or malformed (the message names it).
+- `02` neither `bvn` nor `nin` was sent.
+- `26` this BVN or NIN already has an account in the business (opened from either twin).
+- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `account.create`.
+- `44` `parent_account_number` is not a pool or current account of the business.
+- `60` the business is not active.
+- `80` the identity provider is unavailable: retry later with the same `Idempotency-Key`.
+- `83` verification failed (unknown identity, BVN and NIN of different people) or the
+  provider refused to provision the account.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/account/web/create_customer_account`
+
+Arguments:
+- `idempotency_key`: Makes a retry safe: the same key with the same body returns the first response, with
+`Idempotent-Replayed: true`; with another body it is refused (`27`); while the first request
+is still being processed, `28`. Kept 24 hours, scoped to the business and the operation.
+
+- `body`
+```text
+let response = client.create_customer_account_web()
+    .idempotency_key(idempotency_key)
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn create_customer_account_web(&self) -> builder::CreateCustomerAccountWeb<'_> {
+        builder::CreateCustomerAccountWeb::new(self)
     }
     /**Open a current account (integration)
 
@@ -28739,7 +29086,7 @@ Errors:
 - `01` a field is missing or malformed, the URL is not `https://` in production, resolves to
   a private address, or an `ip_whitelist` entry is not an IP address or range.
 - `26` the business already has a webhook configuration: change it with
-  `update_webhook_configuration`.
+  `update_webhook_configuration_web` (or `update_webhook_configuration`).
 - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
 - `41` the token is missing, invalid or expired.
 - `43` the member's role lacks `webhook.manage`.
@@ -28772,7 +29119,9 @@ Changes the webhook configuration; send only the fields that change. `url` must 
 `is_active: false` pauses delivery (the configuration is kept, events meanwhile are recorded
 as `skipped`); `is_active: true` resumes it. `ip_whitelist` replaces the current list (`[]`
 removes every restriction); `event_types` likewise (`[]`: every kind). The change applies to
-the next dispatched event. Returns the full configuration (never the secret).
+the next dispatched event. Returns the full configuration (never the secret). Audit-log
+action `update_webhook_configuration`, recorded as the integration. The Dashboard twin is
+`update_webhook_configuration_web`.
 
 Integration token.
 
@@ -28797,6 +29146,44 @@ let response = client.update_webhook_configuration()
         &self,
     ) -> builder::UpdateWebhookConfiguration<'_> {
         builder::UpdateWebhookConfiguration::new(self)
+    }
+    /**Change or pause the webhook endpoint (Dashboard)
+
+The Dashboard twin of `update_webhook_configuration`, so that a member changes the
+endpoint, or pauses and resumes delivery, without the integration's credentials. Same
+body, effects and refusals; send only the fields that change. `url` must be `https://`
+(plain `http://` is refused in production; the sandbox accepts it). `is_active: false`
+pauses delivery (the configuration is kept, events meanwhile are recorded as `skipped`);
+`is_active: true` resumes it. `ip_whitelist` replaces the current list (`[]` removes every
+restriction); `event_types` likewise (`[]`: every kind). The change applies to the next
+dispatched event. Returns the full configuration (never the secret). Audit-log action
+`update_webhook_configuration`, recorded as the member.
+
+Permission: `webhook.manage`.
+
+Errors:
+- `01` a field is malformed, no field was sent, the URL is not `https://` in production or
+  resolves to a private address, or an `ip_whitelist` entry is not an IP address or range.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `webhook.manage`.
+- `47` the business has no webhook configuration yet: create one with
+  `webhook_configuration`.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/customer/web/update_webhook_configuration`
+
+```text
+let response = client.update_webhook_configuration_web()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn update_webhook_configuration_web(
+        &self,
+    ) -> builder::UpdateWebhookConfigurationWeb<'_> {
+        builder::UpdateWebhookConfigurationWeb::new(self)
     }
     /**Read the webhook configuration
 
@@ -29905,6 +30292,133 @@ pub mod builder {
                 .build()?;
             let info = OperationInfo {
                 operation_id: "create_customer_account",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::create_customer_account_web`]
+
+[`Client::create_customer_account_web`]: super::Client::create_customer_account_web*/
+    #[derive(Debug, Clone)]
+    pub struct CreateCustomerAccountWeb<'a> {
+        client: &'a super::Client,
+        idempotency_key: Result<
+            Option<types::CreateCustomerAccountWebIdempotencyKey>,
+            String,
+        >,
+        body: Result<types::builder::CreateCustomerAccountRequest, String>,
+    }
+    impl<'a> CreateCustomerAccountWeb<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                idempotency_key: Ok(None),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateCustomerAccountWebIdempotencyKey>,
+        {
+            self.idempotency_key = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| {
+                    "conversion to `CreateCustomerAccountWebIdempotencyKey` for idempotency_key failed"
+                        .to_string()
+                });
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateCustomerAccountRequest>,
+            <V as std::convert::TryInto<
+                types::CreateCustomerAccountRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `CreateCustomerAccountRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::CreateCustomerAccountRequest,
+            ) -> types::builder::CreateCustomerAccountRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/account/web/create_customer_account`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::CreateCustomerAccountWebResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, idempotency_key, body } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| {
+                    types::CreateCustomerAccountRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/account/web/create_customer_account", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_customer_account_web",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;
@@ -34153,6 +34667,111 @@ pub mod builder {
                 .build()?;
             let info = OperationInfo {
                 operation_id: "update_webhook_configuration",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::update_webhook_configuration_web`]
+
+[`Client::update_webhook_configuration_web`]: super::Client::update_webhook_configuration_web*/
+    #[derive(Debug, Clone)]
+    pub struct UpdateWebhookConfigurationWeb<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::UpdateWebhookConfigurationRequest, String>,
+    }
+    impl<'a> UpdateWebhookConfigurationWeb<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::UpdateWebhookConfigurationRequest>,
+            <V as std::convert::TryInto<
+                types::UpdateWebhookConfigurationRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `UpdateWebhookConfigurationRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::UpdateWebhookConfigurationRequest,
+            ) -> types::builder::UpdateWebhookConfigurationRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/customer/web/update_webhook_configuration`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::UpdateWebhookConfigurationWebResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::UpdateWebhookConfigurationRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/customer/web/update_webhook_configuration", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "update_webhook_configuration_web",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;

@@ -1,6 +1,6 @@
 // Accounts with their balances and totals, opening accounts, and one account's page.
 import { useState } from "preact/hooks";
-import { call, client, integrationToken, newIdempotencyKey, setIntegrationToken, type Schemas } from "../api";
+import { call, client, newIdempotencyKey, type Schemas } from "../api";
 import { naira, when } from "../money";
 import { can, isSandbox } from "../session";
 import { Badge, chosen, Empty, ErrorNote, Field, Link, Notice, Pager, useAction, useCursorPages, useLoad } from "../ui";
@@ -60,7 +60,7 @@ export function AccountsPage() {
               Open a current account
             </button>
           )}
-          {can("/api/v1/account/web/create_account") && (
+          {can("/api/v1/account/web/create_customer_account") && (
             <button type="button" class="secondary" onClick={() => setOpening(opening === "customer" ? null : "customer")}>
               Open a customer account
             </button>
@@ -196,30 +196,14 @@ const SANDBOX_IDENTITIES = [
   ["NIN", "70198765432", "Ibrahim Musa"],
 ] as const;
 
-/**
- * `create_customer_account` is an integration operation in the spec (a business's own app opens
- * its customers' accounts): this form exchanges the integration's client id and secret for an
- * integration token, kept in this page's memory only, and opens the account with it.
- */
+/** `create_customer_account_web`: the member opens the account; no integration credentials. */
 function OpenCustomerAccount({ onOpened }: { onOpened: (account: Schemas["Account"]) => void }) {
-  const [form, setForm] = useState({ bvn: "", nin: "", email: "", phone: "", account_name: "", client_id: "", client_secret: "" });
+  const [form, setForm] = useState({ bvn: "", nin: "", email: "", phone: "", account_name: "" });
+  // One key per opening: a retry after a lost answer opens one account, not two.
   const [key] = useState(newIdempotencyKey);
   const action = useAction();
   const edit = (change: Partial<typeof form>) => setForm({ ...form, ...change });
-  const needsCredentials = integrationToken() === null;
   const submit = async () => {
-    let token = integrationToken();
-    if (!token) {
-      const grant = await call(
-        client.POST("/api/v1/auth/api/generate_token", {
-          body: { client_id: form.client_id.trim(), client_secret: form.client_secret.trim() },
-        }),
-        { ownToken: true },
-      );
-      token = grant.data.access_token;
-      setIntegrationToken(token, grant.data.expires_in);
-      setForm((current) => ({ ...current, client_secret: "" }));
-    }
     const body: Schemas["CreateCustomerAccountRequest"] = chosen({
       bvn: form.bvn.trim(),
       nin: form.nin.trim(),
@@ -228,12 +212,10 @@ function OpenCustomerAccount({ onOpened }: { onOpened: (account: Schemas["Accoun
       account_name: form.account_name.trim(),
     });
     const answer = await call(
-      client.POST("/api/v1/account/api/create_customer_account", {
+      client.POST("/api/v1/account/web/create_customer_account", {
         body,
         params: { header: { "Idempotency-Key": key } },
-        headers: { Authorization: `Bearer ${token}` },
       }),
-      { ownToken: true },
     );
     onOpened(answer.data);
   };
@@ -279,29 +261,6 @@ function OpenCustomerAccount({ onOpened }: { onOpened: (account: Schemas["Accoun
           <input name="account_name" value={form.account_name} onInput={(e) => edit({ account_name: e.currentTarget.value })} />
         </Field>
       </div>
-      {needsCredentials && (
-        <fieldset>
-          <legend>Your integration's credentials</legend>
-          <p class="muted">
-            Customer accounts are opened by your integration (<code>create_customer_account</code> takes an integration
-            token). The secret is exchanged for a token kept in this page's memory only, never stored.
-          </p>
-          <div class="grid">
-            <Field label="client_id">
-              <input name="client_id" autoComplete="off" value={form.client_id} onInput={(e) => edit({ client_id: e.currentTarget.value })} />
-            </Field>
-            <Field label="client_secret">
-              <input
-                name="client_secret"
-                type="password"
-                autoComplete="off"
-                value={form.client_secret}
-                onInput={(e) => edit({ client_secret: e.currentTarget.value })}
-              />
-            </Field>
-          </div>
-        </fieldset>
-      )}
       <button type="submit" disabled={action.busy}>
         Verify and open
       </button>

@@ -13,7 +13,7 @@ const AUDIT_ACTIONS: Schemas["AuditAction"][] = [
   "update_member_role", "deactivate_member", "reactivate_member", "create_role", "update_role", "create_account",
   "create_customer_account", "receive_inbound_transfer", "funds_transfer", "approve_transfer", "reject_transfer",
   "cancel_transfer", "create_approval_policy", "update_approval_policy", "create_webhook_configuration",
-  "rotate_webhook_secret", "replay_webhook_event", "test_webhook",
+  "update_webhook_configuration", "rotate_webhook_secret", "replay_webhook_event", "test_webhook",
 ];
 
 export function AuditLogPage() {

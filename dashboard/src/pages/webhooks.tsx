@@ -1,5 +1,6 @@
-// Webhooks: the endpoint (registered once, its secret shown once), the secret's rotation, a
-// test event, and the delivery log with each event's attempts and a replay.
+// Webhooks: the endpoint (registered once, its secret shown once; then changed, paused and
+// resumed), the secret's rotation, a test event, and the delivery log with each event's attempts
+// and a replay.
 import { useState } from "preact/hooks";
 import { call, client, newIdempotencyKey, Refusal, type Schemas } from "../api";
 import { when } from "../money";
@@ -26,6 +27,7 @@ export function WebhooksPage() {
     }
   }, `configuration-${round}`);
   const manage = can("/api/v1/customer/web/rotate_webhook_secret");
+  const change = can("/api/v1/customer/web/update_webhook_configuration");
   const current = configuration.value;
   return (
     <section>
@@ -46,22 +48,83 @@ export function WebhooksPage() {
         />
       )}
       {current === null && !manage && <Notice>No webhook endpoint is registered.</Notice>}
-      {current && <Endpoint configuration={current} manage={manage} onRotated={(rotated) =>
-        setSecret({
-          title: "The new signing secret",
-          value: rotated.secret,
-          note: `Until ${when(rotated.previous_secret_expires_at)} deliveries carry both signatures, so you can deploy the new secret without missing events.`,
-        })
-      } />}
+      {current && (
+        <Endpoint
+          configuration={current}
+          manage={manage}
+          change={change}
+          onChanged={() => setRound((n) => n + 1)}
+          onRotated={(rotated) =>
+            setSecret({
+              title: "The new signing secret",
+              value: rotated.secret,
+              note: `Until ${when(rotated.previous_secret_expires_at)} deliveries carry both signatures, so you can deploy the new secret without missing events.`,
+            })
+          }
+        />
+      )}
       {can("/api/v1/customer/web/fetch_webhook_events") && <Deliveries manage={manage && Boolean(current)} refresh={round} />}
     </section>
   );
 }
 
+/** What a person sets of an endpoint: its URL, the addresses it may resolve to, its events. */
+interface Destination {
+  url: string;
+  /** As typed: addresses and ranges separated by commas or spaces. */
+  whitelist: string;
+  types: Set<EventType>;
+}
+
+function destinationOf(configuration: Schemas["WebhookConfiguration"]): Destination {
+  return { url: configuration.url, whitelist: configuration.ip_whitelist.join(", "), types: new Set(configuration.event_types) };
+}
+
+function bodyOf(destination: Destination) {
+  return {
+    url: destination.url.trim(),
+    ip_whitelist: destination.whitelist.split(/[\s,]+/).filter(Boolean),
+    event_types: EVENT_TYPES.filter((type) => destination.types.has(type)),
+  };
+}
+
+function DestinationFields({ value, onChange }: { value: Destination; onChange: (value: Destination) => void }) {
+  return (
+    <>
+      <Field label="URL" hint="https:// in production; the sandbox also takes http://">
+        <input name="url" type="url" placeholder="https://example.com/webhooks/kobo" value={value.url} onInput={(e) => onChange({ ...value, url: e.currentTarget.value })} />
+      </Field>
+      <Field label="Allowed addresses" hint="Optional: IP addresses or ranges the endpoint's host may resolve to, separated by commas">
+        <input name="ip_whitelist" value={value.whitelist} onInput={(e) => onChange({ ...value, whitelist: e.currentTarget.value })} />
+      </Field>
+      <fieldset>
+        <legend>Events (none chosen: all)</legend>
+        <div class="checks">
+          {EVENT_TYPES.map((type) => (
+            <label class="check">
+              <input
+                type="checkbox"
+                name="event_types"
+                value={type}
+                checked={value.types.has(type)}
+                onChange={() => {
+                  const types = new Set(value.types);
+                  if (types.has(type)) types.delete(type);
+                  else types.add(type);
+                  onChange({ ...value, types });
+                }}
+              />
+              <code>{type}</code>
+            </label>
+          ))}
+        </div>
+      </fieldset>
+    </>
+  );
+}
+
 function Register({ onRegistered }: { onRegistered: (created: Schemas["CreatedWebhookConfiguration"]) => void }) {
-  const [url, setUrl] = useState("");
-  const [whitelist, setWhitelist] = useState("");
-  const [types, setTypes] = useState<Set<EventType>>(new Set());
+  const [destination, setDestination] = useState<Destination>({ url: "", whitelist: "", types: new Set() });
   const [key] = useState(newIdempotencyKey);
   const action = useAction();
   return (
@@ -71,10 +134,9 @@ function Register({ onRegistered }: { onRegistered: (created: Schemas["CreatedWe
       onSubmit={(event) => {
         event.preventDefault();
         void action.run(async () => {
-          const ip_whitelist = whitelist.split(/[\s,]+/).filter(Boolean);
           const answer = await call(
             client.POST("/api/v1/customer/web/webhook_configuration", {
-              body: { url: url.trim(), ip_whitelist, event_types: [...types] },
+              body: bodyOf(destination),
               params: { header: { "Idempotency-Key": key } },
             }),
           );
@@ -84,32 +146,7 @@ function Register({ onRegistered }: { onRegistered: (created: Schemas["CreatedWe
     >
       <h2>Register your endpoint</h2>
       <ErrorNote error={action.error} />
-      <Field label="URL" hint="https:// in production; the sandbox also takes http://">
-        <input name="url" type="url" placeholder="https://example.com/webhooks/kobo" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
-      </Field>
-      <Field label="Allowed addresses" hint="Optional: IP addresses or ranges the endpoint's host may resolve to, separated by commas">
-        <input name="ip_whitelist" value={whitelist} onInput={(e) => setWhitelist(e.currentTarget.value)} />
-      </Field>
-      <fieldset>
-        <legend>Events (none chosen: all)</legend>
-        <div class="checks">
-          {EVENT_TYPES.map((type) => (
-            <label class="check">
-              <input
-                type="checkbox"
-                checked={types.has(type)}
-                onChange={() => {
-                  const next = new Set(types);
-                  if (next.has(type)) next.delete(type);
-                  else next.add(type);
-                  setTypes(next);
-                }}
-              />
-              <code>{type}</code>
-            </label>
-          ))}
-        </div>
-      </fieldset>
+      <DestinationFields value={destination} onChange={setDestination} />
       <button type="submit" disabled={action.busy}>
         Register
       </button>
@@ -117,80 +154,163 @@ function Register({ onRegistered }: { onRegistered: (created: Schemas["CreatedWe
   );
 }
 
-function Endpoint({ configuration, manage, onRotated }: { configuration: Schemas["WebhookConfiguration"]; manage: boolean; onRotated: (rotated: Schemas["RotatedWebhookSecret"]) => void }) {
+/** `update_webhook_configuration_web`: the URL, addresses and events, replaced as the form holds them. */
+function EditEndpoint({ configuration, onSaved, onCancel }: { configuration: Schemas["WebhookConfiguration"]; onSaved: () => void; onCancel: () => void }) {
+  const [destination, setDestination] = useState(() => destinationOf(configuration));
+  const action = useAction();
+  return (
+    <form
+      noValidate
+      onSubmit={(event) => {
+        event.preventDefault();
+        void action.run(async () => {
+          await call(client.POST("/api/v1/customer/web/update_webhook_configuration", { body: bodyOf(destination) }));
+          onSaved();
+        });
+      }}
+    >
+      <h3>Change the endpoint</h3>
+      <ErrorNote error={action.error} />
+      <DestinationFields value={destination} onChange={setDestination} />
+      <div class="actions">
+        <button type="submit" disabled={action.busy}>
+          Save the endpoint
+        </button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function Endpoint({
+  configuration,
+  manage,
+  change,
+  onChanged,
+  onRotated,
+}: {
+  configuration: Schemas["WebhookConfiguration"];
+  manage: boolean;
+  change: boolean;
+  onChanged: () => void;
+  onRotated: (rotated: Schemas["RotatedWebhookSecret"]) => void;
+}) {
   const [rotationKey, setRotationKey] = useState(newIdempotencyKey);
   const [confirmRotation, setConfirmRotation] = useState(false);
+  const [editing, setEditing] = useState(false);
   const [tested, setTested] = useState(false);
   const action = useAction();
+  const active = configuration.is_active;
   return (
     <div class="card" data-testid="endpoint">
       <div class="heading">
         <h2 class="mono">{configuration.url}</h2>
-        <Badge value={configuration.is_active ? "active" : "inactive"} />
+        <span data-testid="endpoint-status">
+          <Badge value={active ? "active" : "paused"} />
+        </span>
       </div>
       <dl class="details">
         <dt>Events</dt>
-        <dd>{configuration.event_types.length ? configuration.event_types.join(", ") : "all"}</dd>
+        <dd data-testid="endpoint-events">{configuration.event_types.length ? configuration.event_types.join(", ") : "all"}</dd>
         <dt>Allowed addresses</dt>
-        <dd>{configuration.ip_whitelist.length ? configuration.ip_whitelist.join(", ") : "any public address"}</dd>
+        <dd data-testid="endpoint-addresses">{configuration.ip_whitelist.length ? configuration.ip_whitelist.join(", ") : "any public address"}</dd>
         <dt>Registered</dt>
         <dd>{when(configuration.created_at)}</dd>
         <dt>Changed</dt>
         <dd>{when(configuration.updated_at)}</dd>
       </dl>
-      <p class="muted small">
-        To change the URL, the events or the allowed addresses, or to pause deliveries, your integration calls{" "}
-        <code>update_webhook_configuration</code>.
-      </p>
+      {!active && (
+        <Notice kind="warning">
+          Deliveries are paused: events that happen meanwhile are recorded as skipped, and can be replayed from the delivery
+          log once deliveries resume.
+        </Notice>
+      )}
       <ErrorNote error={action.error} />
       {tested && <Notice kind="success">A test event is on its way: see the delivery log below.</Notice>}
-      {manage && (
+      {change && editing && (
+        <EditEndpoint
+          configuration={configuration}
+          onCancel={() => setEditing(false)}
+          onSaved={() => {
+            setEditing(false);
+            onChanged();
+          }}
+        />
+      )}
+      {(manage || change) && !editing && (
         <div class="actions">
-          <button
-            type="button"
-            class="secondary"
-            disabled={action.busy}
-            onClick={() =>
-              void action.run(async () => {
-                await call(client.POST("/api/v1/customer/web/test_webhook", { body: {} }));
-                setTested(true);
-              })
-            }
-          >
-            Send a test event
-          </button>
-          {confirmRotation ? (
-            <>
-              <span>A new secret signs from now on; the old one also signs for 24 hours.</span>
-              <button
-                type="button"
-                class="danger"
-                disabled={action.busy}
-                onClick={() =>
-                  void action.run(async () => {
-                    const answer = await call(
-                      client.POST("/api/v1/customer/web/rotate_webhook_secret", {
-                        body: {},
-                        params: { header: { "Idempotency-Key": rotationKey } },
-                      }),
-                    );
-                    setConfirmRotation(false);
-                    setRotationKey(newIdempotencyKey());
-                    onRotated(answer.data);
-                  })
-                }
-              >
-                Rotate now
-              </button>
-              <button type="button" class="secondary" onClick={() => setConfirmRotation(false)}>
-                Keep the secret
-              </button>
-            </>
-          ) : (
-            <button type="button" class="secondary" onClick={() => setConfirmRotation(true)}>
-              Rotate the secret
+          {change && (
+            <button
+              type="button"
+              class="secondary"
+              disabled={action.busy}
+              onClick={() =>
+                void action.run(async () => {
+                  await call(client.POST("/api/v1/customer/web/update_webhook_configuration", { body: { is_active: !active } }));
+                  setTested(false);
+                  onChanged();
+                })
+              }
+            >
+              {active ? "Pause deliveries" : "Resume deliveries"}
             </button>
           )}
+          {change && (
+            <button type="button" class="secondary" onClick={() => setEditing(true)}>
+              Change the endpoint
+            </button>
+          )}
+          {manage && (
+            <button
+              type="button"
+              class="secondary"
+              disabled={action.busy || !active}
+              title={active ? undefined : "Resume deliveries to send a test event"}
+              onClick={() =>
+                void action.run(async () => {
+                  await call(client.POST("/api/v1/customer/web/test_webhook", { body: {} }));
+                  setTested(true);
+                })
+              }
+            >
+              Send a test event
+            </button>
+          )}
+          {manage &&
+            (confirmRotation ? (
+              <>
+                <span>A new secret signs from now on; the old one also signs for 24 hours.</span>
+                <button
+                  type="button"
+                  class="danger"
+                  disabled={action.busy}
+                  onClick={() =>
+                    void action.run(async () => {
+                      const answer = await call(
+                        client.POST("/api/v1/customer/web/rotate_webhook_secret", {
+                          body: {},
+                          params: { header: { "Idempotency-Key": rotationKey } },
+                        }),
+                      );
+                      setConfirmRotation(false);
+                      setRotationKey(newIdempotencyKey());
+                      onRotated(answer.data);
+                    })
+                  }
+                >
+                  Rotate now
+                </button>
+                <button type="button" class="secondary" onClick={() => setConfirmRotation(false)}>
+                  Keep the secret
+                </button>
+              </>
+            ) : (
+              <button type="button" class="secondary" onClick={() => setConfirmRotation(true)}>
+                Rotate the secret
+              </button>
+            ))}
         </div>
       )}
     </div>

@@ -119,6 +119,16 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
     }
+    async fn create_customer_account_web(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::CreateCustomerAccountRequest,
+    ) -> Result<models::Account, ApiError> {
+        let operation = Operation::CreateCustomerAccountWeb;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
     async fn create_role(
         &self,
         ctx: RequestContext<T::Principal>,
@@ -581,6 +591,16 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         body: models::UpdateWebhookConfigurationRequest,
     ) -> Result<models::WebhookConfiguration, ApiError> {
         let operation = Operation::UpdateWebhookConfiguration;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn update_webhook_configuration_web(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::UpdateWebhookConfigurationRequest,
+    ) -> Result<models::WebhookConfiguration, ApiError> {
+        let operation = Operation::UpdateWebhookConfigurationWeb;
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)

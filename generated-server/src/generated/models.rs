@@ -1688,6 +1688,8 @@ pub enum AuditAction {
     UpdateApprovalPolicy,
     #[serde(rename = "create_webhook_configuration")]
     CreateWebhookConfiguration,
+    #[serde(rename = "update_webhook_configuration")]
+    UpdateWebhookConfiguration,
     #[serde(rename = "rotate_webhook_secret")]
     RotateWebhookSecret,
     #[serde(rename = "replay_webhook_event")]
@@ -1721,6 +1723,9 @@ impl ::std::fmt::Display for AuditAction {
             Self::UpdateApprovalPolicy => f.write_str("update_approval_policy"),
             Self::CreateWebhookConfiguration => {
                 f.write_str("create_webhook_configuration")
+            }
+            Self::UpdateWebhookConfiguration => {
+                f.write_str("update_webhook_configuration")
             }
             Self::RotateWebhookSecret => f.write_str("rotate_webhook_secret"),
             Self::ReplayWebhookEvent => f.write_str("replay_webhook_event"),
@@ -1756,6 +1761,7 @@ impl ::std::str::FromStr for AuditAction {
             "create_approval_policy" => Ok(Self::CreateApprovalPolicy),
             "update_approval_policy" => Ok(Self::UpdateApprovalPolicy),
             "create_webhook_configuration" => Ok(Self::CreateWebhookConfiguration),
+            "update_webhook_configuration" => Ok(Self::UpdateWebhookConfiguration),
             "rotate_webhook_secret" => Ok(Self::RotateWebhookSecret),
             "replay_webhook_event" => Ok(Self::ReplayWebhookEvent),
             "test_webhook" => Ok(Self::TestWebhook),
@@ -3116,6 +3122,89 @@ impl<'de> ::serde::Deserialize<'de> for CreateCustomerAccountRequestPhone {
 ///Success envelope of `create_customer_account`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct CreateCustomerAccountResponse {
+    pub data: Account,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`CreateCustomerAccountWebIdempotencyKey`
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct CreateCustomerAccountWebIdempotencyKey(::std::string::String);
+impl ::std::ops::Deref for CreateCustomerAccountWebIdempotencyKey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<CreateCustomerAccountWebIdempotencyKey>
+for ::std::string::String {
+    fn from(value: CreateCustomerAccountWebIdempotencyKey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for CreateCustomerAccountWebIdempotencyKey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[\\x21-\\x7E]+$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[\\x21-\\x7E]+$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for CreateCustomerAccountWebIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for CreateCustomerAccountWebIdempotencyKey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateCustomerAccountWebIdempotencyKey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `create_customer_account_web`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct CreateCustomerAccountWebResponse {
     pub data: Account,
     pub message: ::std::string::String,
     pub response_code: SuccessCode,
@@ -9358,6 +9447,15 @@ impl<'de> ::serde::Deserialize<'de> for UpdateWebhookConfigurationRequestUrl {
 ///Success envelope of `update_webhook_configuration`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct UpdateWebhookConfigurationResponse {
+    pub data: WebhookConfiguration,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///Success envelope of `update_webhook_configuration_web`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct UpdateWebhookConfigurationWebResponse {
     pub data: WebhookConfiguration,
     pub message: ::std::string::String,
     pub response_code: SuccessCode,

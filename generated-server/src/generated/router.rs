@@ -46,6 +46,10 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             "/api/v1/account/api/create_customer_account",
             post(create_customer_account::<A>),
         )
+        .route(
+            "/api/v1/account/web/create_customer_account",
+            post(create_customer_account_web::<A>),
+        )
         .route("/api/v1/auth/web/create_role", post(create_role::<A>))
         .route(
             "/api/v1/account/web/fetch_account_collections",
@@ -171,6 +175,10 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
         .route(
             "/api/v1/customer/api/update_webhook_configuration",
             post(update_webhook_configuration::<A>),
+        )
+        .route(
+            "/api/v1/customer/web/update_webhook_configuration",
+            post(update_webhook_configuration_web::<A>),
         )
         .route(
             "/api/v1/customer/web/webhook_configuration",
@@ -300,6 +308,20 @@ async fn create_customer_account<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.create_customer_account(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn create_customer_account_web<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CreateCustomerAccountWeb,
+            request,
+            |api, ctx, body| async move {
+                api.create_customer_account_web(ctx, body).await.map(Success::data)
             },
         )
         .await
@@ -956,6 +978,20 @@ async fn update_webhook_configuration<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.update_webhook_configuration(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn update_webhook_configuration_web<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::UpdateWebhookConfigurationWeb,
+            request,
+            |api, ctx, body| async move {
+                api.update_webhook_configuration_web(ctx, body).await.map(Success::data)
             },
         )
         .await

@@ -366,6 +366,7 @@ pub const COMPONENTS: &str = r##"{
         "create_approval_policy",
         "update_approval_policy",
         "create_webhook_configuration",
+        "update_webhook_configuration",
         "rotate_webhook_secret",
         "replay_webhook_event",
         "test_webhook"
@@ -3646,6 +3647,31 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
+    "CreateCustomerAccountWebResponse": {
+      "type": "object",
+      "description": "Success envelope of `create_customer_account_web`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Account"
+        }
+      }
+    },
     "CreateAccountApiResponse": {
       "type": "object",
       "description": "Success envelope of `create_account_api`.",
@@ -4742,6 +4768,31 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
+    "UpdateWebhookConfigurationWebResponse": {
+      "type": "object",
+      "description": "Success envelope of `update_webhook_configuration_web`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/WebhookConfiguration"
+        }
+      }
+    },
     "GetWebhookConfigurationResponse": {
       "type": "object",
       "description": "Success envelope of `get_webhook_configuration`.",
@@ -4961,6 +5012,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::CreateCustomerAccountRequest)),
         ("CreateCustomerAccountResponse",
         schemars::schema_for!(models::CreateCustomerAccountResponse)),
+        ("CreateCustomerAccountWebResponse",
+        schemars::schema_for!(models::CreateCustomerAccountWebResponse)),
         ("CreateRoleRequest", schemars::schema_for!(models::CreateRoleRequest)),
         ("CreateRoleResponse", schemars::schema_for!(models::CreateRoleResponse)),
         ("CreatedWebhookConfiguration",
@@ -5122,6 +5175,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::UpdateWebhookConfigurationRequest)),
         ("UpdateWebhookConfigurationResponse",
         schemars::schema_for!(models::UpdateWebhookConfigurationResponse)),
+        ("UpdateWebhookConfigurationWebResponse",
+        schemars::schema_for!(models::UpdateWebhookConfigurationWebResponse)),
         ("WebhookAttempt", schemars::schema_for!(models::WebhookAttempt)),
         ("WebhookConfiguration", schemars::schema_for!(models::WebhookConfiguration)),
         ("WebhookConfigurationRequest",

@@ -4,12 +4,12 @@
 /// The spec's `info.title`.
 pub const TITLE: &str = "Kobo Business Banking API";
 /// The spec's `info.version`.
-pub const VERSION: &str = "2.2.0";
+pub const VERSION: &str = "2.3.0";
 /// `spec/openapi.yaml`, verbatim.
 pub const OPENAPI_YAML: &str = r#"openapi: 3.0.3
 info:
   title: Kobo Business Banking API
-  version: 2.2.0
+  version: 2.3.0
   description: |
     Kobo lets a business (a customer of the bank) manage its accounts, give each of its own
     customers a permanent virtual account after BVN/NIN verification, list transactions and
@@ -79,7 +79,8 @@ info:
       and again if they deactivate it. Its members can still log in, manage the team and read
       everything (accounts, transactions, logs), as a business finishing its onboarding would.
       What the source document lists as needing an active business answers `60`: opening
-      accounts (`create_account_api`, `create_account_web`, `create_customer_account`),
+      accounts (`create_account_api`, `create_account_web`, `create_customer_account`,
+      `create_customer_account_web`),
       `funds_transfer`, and the integration lists of transactions and settlements
       (`fetch_transactions_api`, `fetch_settlement_transactions_api`).
     - **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and
@@ -120,7 +121,7 @@ info:
 
     ## Sandbox
     The sandbox mirrors production with a deterministic provider. Identity test data for
-    `create_customer_account`:
+    `create_customer_account` (and its Dashboard twin `create_customer_account_web`):
 
     | BVN / NIN | Result |
     |---|---|
@@ -323,7 +324,7 @@ x-permissions:
     description: Read accounts, their collections, summaries and metrics.
   - code: account.create
     name: Create accounts
-    description: Open current accounts linked to the main pool account.
+    description: Open current accounts linked to the main pool account, and customers' virtual accounts.
   - code: transaction.view
     name: View transactions
     description: Read transactions and settlements.
@@ -365,7 +366,7 @@ x-permissions:
     description: Read the webhook configuration and the delivery log.
   - code: webhook.manage
     name: Manage webhooks
-    description: Register the webhook endpoint, rotate its secret and replay events.
+    description: Register, change, pause and resume the webhook endpoint, rotate its secret and replay events.
   - code: credential.manage
     name: Manage integration credentials
     description: Regenerate the integration client secret.
@@ -1264,7 +1265,9 @@ paths:
         with the account and returned on lookups, never interpreted. `parent_account_number` picks
         the pool or current account the virtual account is linked to (default: the main pool
         account). One customer (identity) gets one account per business: a second request with the
-        same BVN or NIN answers `26`. Emits `account.created`. Accepts `Idempotency-Key`.
+        same BVN or NIN answers `26`. Emits `account.created`; audit-log action
+        `create_customer_account`, recorded as the integration. Accepts `Idempotency-Key`. The
+        Dashboard twin is `create_customer_account_web`.
 
         Integration token. Available in the sandbox (see the identity test data in the overview).
 
@@ -1339,67 +1342,121 @@ paths:
                       parent_account_number: '1000000014'
                       created_at: '2026-10-20T11:00:00Z'
         '400':
-          description: A field is invalid, or no identity number was sent.
-          headers:
-            X-Request-Id:
-              $ref: '#/components/headers/XRequestId'
-          content:
-            application/json:
-              schema:
-                $ref: '#/components/schemas/ErrorEnvelope'
-              examples:
-                invalid_bvn:
-                  value:
-                    status: false
-                    response_code: '01'
-                    message: '`bvn`: must be exactly 11 digits'
-                    data: null
-                no_identity:
-                  value:
-                    status: false
-                    response_code: '02'
-                    message: Provide a BVN or a NIN
-                    data: null
+          $ref: '#/components/responses/CustomerAccountInvalid'
         '401':
           $ref: '#/components/responses/Unauthorized'
         '403':
           $ref: '#/components/responses/BusinessInactive'
         '404':
-          description: The parent account is not an account of the business.
-          headers:
-            X-Request-Id:
-              $ref: '#/components/headers/XRequestId'
-          content:
-            application/json:
-              schema:
-                $ref: '#/components/schemas/ErrorEnvelope'
-              examples:
-                parent_not_found:
-                  value:
-                    status: false
-                    response_code: '44'
-                    message: No pool or current account 1000000045 in this business
-                    data: null
+          $ref: '#/components/responses/ParentAccountNotFound'
         '409':
-          description: The identity already has an account, or the idempotency key is in use.
-          headers:
-            X-Request-Id:
-              $ref: '#/components/headers/XRequestId'
-          content:
-            application/json:
-              schema:
-                $ref: '#/components/schemas/ErrorEnvelope'
-              examples:
-                duplicate_identity:
-                  value:
-                    status: false
-                    response_code: '26'
-                    message: This BVN already has account 2000000011 in this business
-                    data: null
-                in_progress:
-                  $ref: '#/components/examples/IdempotencyInProgress'
+          $ref: '#/components/responses/CustomerAccountConflict'
         '422':
-          description: Verification failed, or the key was reused with another body.
+          $ref: '#/components/responses/CustomerAccountRefused'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ProviderUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/account/web/create_customer_account:
+    post:
+      tags: [Accounts]
+      operationId: create_customer_account_web
+      summary: Give a customer a permanent virtual account (Dashboard)
+      x-origin: extension
+      description: |
+        The Dashboard twin of `create_customer_account`, so that a member opens a customer's
+        account (a customer at the counter, a correction) without the integration's credentials.
+        Same body, checks, effects and refusals: the BVN and/or NIN verified with the core
+        banking provider, one account per customer (identity) and business, `account_name` from
+        the identity record unless given, `parent_account_number` the pool or current account it
+        is linked to (default: the main pool account), `active` at once with its own balance. The
+        business must be active. Emits `account.created`; audit-log action
+        `create_customer_account`, recorded as the member. Accepts `Idempotency-Key` (keys are
+        scoped to the operation: a key used with `create_customer_account` is another key here).
+
+        Permission: `account.create`. Available in the sandbox (see the identity test data in
+        the overview).
+
+        Errors:
+        - `01` a field is missing or malformed (the message names it).
+        - `02` neither `bvn` nor `nin` was sent.
+        - `26` this BVN or NIN already has an account in the business (opened from either twin).
+        - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `account.create`.
+        - `44` `parent_account_number` is not a pool or current account of the business.
+        - `60` the business is not active.
+        - `80` the identity provider is unavailable: retry later with the same `Idempotency-Key`.
+        - `83` verification failed (unknown identity, BVN and NIN of different people) or the
+          provider refused to provision the account.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: account.create
+      x-success-message: Customer account created
+      x-response-codes: ['00', '01', '02', '26', '27', '28', '29', '41', '43', '44', '60', '80', '83', '96', '97']
+      parameters:
+        - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/CreateCustomerAccountRequest'
+            examples:
+              at_the_counter:
+                summary: Verified with a BVN, by a member
+                value:
+                  email: amaka.nwosu@example.ng
+                  phone: '08039876543'
+                  bvn: '22287654321'
+                  metadata:
+                    customer_ref: CUST-00043
+                    opened_by: branch
+              under_a_current_account:
+                summary: Verified with a NIN, linked to a current account
+                value:
+                  nin: '70198765432'
+                  parent_account_number: '1000000021'
+      responses:
+        '200':
+          description: The new virtual account.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/CreateCustomerAccountWebResponse'
+              examples:
+                created:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Customer account created
+                    data:
+                      id: 1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e03
+                      account_number: '2000000035'
+                      account_name: Amaka Nwosu
+                      account_type: virtual
+                      status: active
+                      balance: '0.000000000'
+                      last_balance_update: null
+                      parent_account_number: '1000000014'
+                      created_at: '2026-11-02T13:05:00Z'
+        '400':
+          $ref: '#/components/responses/CustomerAccountInvalid'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          description: The role lacks the permission, or the business is not active.
           headers:
             X-Request-Id:
               $ref: '#/components/headers/XRequestId'
@@ -1408,14 +1465,16 @@ paths:
               schema:
                 $ref: '#/components/schemas/ErrorEnvelope'
               examples:
-                key_reused:
-                  $ref: '#/components/examples/IdempotencyKeyReused'
-                verification_failed:
-                  value:
-                    status: false
-                    response_code: '83'
-                    message: Identity verification failed for BVN 222*****683
-                    data: null
+                permission_denied:
+                  $ref: '#/components/examples/PermissionDenied'
+                business_inactive:
+                  $ref: '#/components/examples/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/ParentAccountNotFound'
+        '409':
+          $ref: '#/components/responses/CustomerAccountConflict'
+        '422':
+          $ref: '#/components/responses/CustomerAccountRefused'
         '429':
           $ref: '#/components/responses/TooManyRequests'
         '500':
@@ -5279,7 +5338,7 @@ paths:
         - `01` a field is missing or malformed, the URL is not `https://` in production, resolves to
           a private address, or an `ip_whitelist` entry is not an IP address or range.
         - `26` the business already has a webhook configuration: change it with
-          `update_webhook_configuration`.
+          `update_webhook_configuration_web` (or `update_webhook_configuration`).
         - `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.
         - `41` the token is missing, invalid or expired.
         - `43` the member's role lacks `webhook.manage`.
@@ -5385,7 +5444,9 @@ paths:
         `is_active: false` pauses delivery (the configuration is kept, events meanwhile are recorded
         as `skipped`); `is_active: true` resumes it. `ip_whitelist` replaces the current list (`[]`
         removes every restriction); `event_types` likewise (`[]`: every kind). The change applies to
-        the next dispatched event. Returns the full configuration (never the secret).
+        the next dispatched event. Returns the full configuration (never the secret). Audit-log
+        action `update_webhook_configuration`, recorded as the integration. The Dashboard twin is
+        `update_webhook_configuration_web`.
 
         Integration token.
 
@@ -5452,6 +5513,110 @@ paths:
                   $ref: '#/components/examples/WebhookUrlNotHttps'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '404':
+          $ref: '#/components/responses/NoWebhookConfiguration'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/customer/web/update_webhook_configuration:
+    post:
+      tags: [Webhooks]
+      operationId: update_webhook_configuration_web
+      summary: Change or pause the webhook endpoint (Dashboard)
+      x-origin: extension
+      description: |
+        The Dashboard twin of `update_webhook_configuration`, so that a member changes the
+        endpoint, or pauses and resumes delivery, without the integration's credentials. Same
+        body, effects and refusals; send only the fields that change. `url` must be `https://`
+        (plain `http://` is refused in production; the sandbox accepts it). `is_active: false`
+        pauses delivery (the configuration is kept, events meanwhile are recorded as `skipped`);
+        `is_active: true` resumes it. `ip_whitelist` replaces the current list (`[]` removes every
+        restriction); `event_types` likewise (`[]`: every kind). The change applies to the next
+        dispatched event. Returns the full configuration (never the secret). Audit-log action
+        `update_webhook_configuration`, recorded as the member.
+
+        Permission: `webhook.manage`.
+
+        Errors:
+        - `01` a field is malformed, no field was sent, the URL is not `https://` in production or
+          resolves to a private address, or an `ip_whitelist` entry is not an IP address or range.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `webhook.manage`.
+        - `47` the business has no webhook configuration yet: create one with
+          `webhook_configuration`.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: webhook.manage
+      x-success-message: Webhook configuration updated
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96', '97']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/UpdateWebhookConfigurationRequest'
+            examples:
+              pause:
+                summary: Pause delivery (during a receiver's maintenance)
+                value:
+                  is_active: false
+              resume_for_money_events:
+                summary: Resume, for money events only
+                value:
+                  is_active: true
+                  event_types: [collection.received, transfer.success, transfer.failed, transfer.reversed]
+              move_and_pin:
+                summary: A new URL, deliveries pinned to the receiver's addresses
+                value:
+                  url: https://hooks.adaezefoods.ng/kobo/v3
+                  ip_whitelist: [102.89.34.17, 102.89.35.0/24]
+      responses:
+        '200':
+          description: The full configuration after the change.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/UpdateWebhookConfigurationWebResponse'
+              examples:
+                resumed_for_money_events:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Webhook configuration updated
+                    data:
+                      id: d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f01
+                      url: https://hooks.adaezefoods.ng/kobo/v2
+                      is_active: true
+                      ip_whitelist: []
+                      event_types: [collection.received, transfer.success, transfer.failed, transfer.reversed]
+                      created_at: '2026-11-02T12:20:00Z'
+                      updated_at: '2026-11-02T13:10:00Z'
+        '400':
+          description: A field is invalid.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                plain_http:
+                  $ref: '#/components/examples/WebhookUrlNotHttps'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
         '404':
           $ref: '#/components/responses/NoWebhookConfiguration'
         '429':
@@ -6511,6 +6676,80 @@ components:
                 response_code: '83'
                 message: The business has reached its limit of 20 current accounts
                 data: null
+    CustomerAccountInvalid:
+      description: A field is invalid, or no identity number was sent.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            invalid_bvn:
+              value:
+                status: false
+                response_code: '01'
+                message: '`bvn`: must be exactly 11 digits'
+                data: null
+            no_identity:
+              value:
+                status: false
+                response_code: '02'
+                message: Provide a BVN or a NIN
+                data: null
+    ParentAccountNotFound:
+      description: The parent account is not an account of the business.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            parent_not_found:
+              value:
+                status: false
+                response_code: '44'
+                message: No pool or current account 1000000045 in this business
+                data: null
+    CustomerAccountConflict:
+      description: The identity already has an account, or the idempotency key is in use.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            duplicate_identity:
+              value:
+                status: false
+                response_code: '26'
+                message: This BVN already has account 2000000011 in this business
+                data: null
+            in_progress:
+              $ref: '#/components/examples/IdempotencyInProgress'
+    CustomerAccountRefused:
+      description: Verification failed, or the key was reused with another body.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            key_reused:
+              $ref: '#/components/examples/IdempotencyKeyReused'
+            verification_failed:
+              value:
+                status: false
+                response_code: '83'
+                message: Identity verification failed for BVN 222*****683
+                data: null
     TooManyRequests:
       description: Over the rate limit; retry after `Retry-After` seconds.
       headers:
@@ -6890,6 +7129,7 @@ components:
         - create_approval_policy
         - update_approval_policy
         - create_webhook_configuration
+        - update_webhook_configuration
         - rotate_webhook_secret
         - replay_webhook_event
         - test_webhook
@@ -9097,6 +9337,20 @@ components:
           type: string
         data:
           $ref: '#/components/schemas/Account'
+    CreateCustomerAccountWebResponse:
+      type: object
+      description: Success envelope of `create_customer_account_web`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Account'
     CreateAccountApiResponse:
       type: object
       description: Success envelope of `create_account_api`.
@@ -9713,6 +9967,20 @@ components:
           type: string
         data:
           $ref: '#/components/schemas/WebhookConfiguration'
+    UpdateWebhookConfigurationWebResponse:
+      type: object
+      description: Success envelope of `update_webhook_configuration_web`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/WebhookConfiguration'
     GetWebhookConfigurationResponse:
       type: object
       description: Success envelope of `get_webhook_configuration`.
@@ -9807,8 +10075,8 @@ pub const OPENAPI_JSON: &str = r##"{
   "openapi": "3.0.3",
   "info": {
     "title": "Kobo Business Banking API",
-    "version": "2.2.0",
-    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with\n  no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key\n  twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a\n  gateway or a log could read another request than the bank would).\n- **Environments.** A server is either the sandbox or production, and serves only the\n  businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),\n  logins, invitations and tokens of the other environment's businesses get `41`.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. The sandbox keeps the same address rules\n  (anyone may sign up to it) and also allows `http://`; it checks a literal address when the\n  configuration is saved and a name at each delivery. (Extension, for local development: a\n  sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also\n  allows loopback addresses, and only those, so that a receiver on the developer's machine,\n  such as `kobo webhooks listen`, gets its deliveries.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account`:\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
+    "version": "2.3.0",
+    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with\n  no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key\n  twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a\n  gateway or a log could read another request than the bank would).\n- **Environments.** A server is either the sandbox or production, and serves only the\n  businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),\n  logins, invitations and tokens of the other environment's businesses get `41`.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`,\n  `create_customer_account_web`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. The sandbox keeps the same address rules\n  (anyone may sign up to it) and also allows `http://`; it checks a literal address when the\n  configuration is saved and a name at each delivery. (Extension, for local development: a\n  sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also\n  allows loopback addresses, and only those, so that a receiver on the developer's machine,\n  such as `kobo webhooks listen`, gets its deliveries.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account` (and its Dashboard twin `create_customer_account_web`):\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
       "email": "developers@kobo.example"
@@ -10040,7 +10308,7 @@ pub const OPENAPI_JSON: &str = r##"{
     {
       "code": "account.create",
       "name": "Create accounts",
-      "description": "Open current accounts linked to the main pool account."
+      "description": "Open current accounts linked to the main pool account, and customers' virtual accounts."
     },
     {
       "code": "transaction.view",
@@ -10110,7 +10378,7 @@ pub const OPENAPI_JSON: &str = r##"{
     {
       "code": "webhook.manage",
       "name": "Manage webhooks",
-      "description": "Register the webhook endpoint, rotate its secret and replay events."
+      "description": "Register, change, pause and resume the webhook endpoint, rotate its secret and replay events."
     },
     {
       "code": "credential.manage",
@@ -11366,7 +11634,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "create_customer_account",
         "summary": "Give a customer a permanent virtual account",
-        "description": "Verifies an end-customer's identity with their BVN and/or NIN against the core banking\nsystem, then opens a permanent (static, never recycled) virtual account for them. The\naccount is `active` at once and ready to receive funds. It holds its own balance, as the\nsource document describes: every credit to it is a collection (`collection.received`\nwebhook) posted to the virtual account itself; its parent account groups it (for\n`fetch_account_collections`) and `total_business_balance` sums every account. Send at least one of `bvn`\nor `nin`; when both are sent both must verify and belong to the same person.\n`account_name` is the name on the identity record unless you give one (no control,\nline-break or bidirectional characters); a payer's `name_enquiry` shows it after the\nbusiness's own name (`Adaeze Foods Ltd - Chinedu Obi`). `metadata` is stored\nwith the account and returned on lookups, never interpreted. `parent_account_number` picks\nthe pool or current account the virtual account is linked to (default: the main pool\naccount). One customer (identity) gets one account per business: a second request with the\nsame BVN or NIN answers `26`. Emits `account.created`. Accepts `Idempotency-Key`.\n\nIntegration token. Available in the sandbox (see the identity test data in the overview).\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `02` neither `bvn` nor `nin` was sent.\n- `26` this BVN or NIN already has an account in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` `parent_account_number` is not a pool or current account of the business.\n- `60` the business is not active.\n- `80` the identity provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` verification failed (unknown identity, BVN and NIN of different people) or the\n  provider refused to provision the account.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Verifies an end-customer's identity with their BVN and/or NIN against the core banking\nsystem, then opens a permanent (static, never recycled) virtual account for them. The\naccount is `active` at once and ready to receive funds. It holds its own balance, as the\nsource document describes: every credit to it is a collection (`collection.received`\nwebhook) posted to the virtual account itself; its parent account groups it (for\n`fetch_account_collections`) and `total_business_balance` sums every account. Send at least one of `bvn`\nor `nin`; when both are sent both must verify and belong to the same person.\n`account_name` is the name on the identity record unless you give one (no control,\nline-break or bidirectional characters); a payer's `name_enquiry` shows it after the\nbusiness's own name (`Adaeze Foods Ltd - Chinedu Obi`). `metadata` is stored\nwith the account and returned on lookups, never interpreted. `parent_account_number` picks\nthe pool or current account the virtual account is linked to (default: the main pool\naccount). One customer (identity) gets one account per business: a second request with the\nsame BVN or NIN answers `26`. Emits `account.created`; audit-log action\n`create_customer_account`, recorded as the integration. Accepts `Idempotency-Key`. The\nDashboard twin is `create_customer_account_web`.\n\nIntegration token. Available in the sandbox (see the identity test data in the overview).\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `02` neither `bvn` nor `nin` was sent.\n- `26` this BVN or NIN already has an account in the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `44` `parent_account_number` is not a pool or current account of the business.\n- `60` the business is not active.\n- `80` the identity provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` verification failed (unknown identity, BVN and NIN of different people) or the\n  provider refused to provision the account.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -11467,37 +11735,7 @@ pub const OPENAPI_JSON: &str = r##"{
             }
           },
           "400": {
-            "description": "A field is invalid, or no identity number was sent.",
-            "headers": {
-              "X-Request-Id": {
-                "$ref": "#/components/headers/XRequestId"
-              }
-            },
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/ErrorEnvelope"
-                },
-                "examples": {
-                  "invalid_bvn": {
-                    "value": {
-                      "status": false,
-                      "response_code": "01",
-                      "message": "`bvn`: must be exactly 11 digits",
-                      "data": null
-                    }
-                  },
-                  "no_identity": {
-                    "value": {
-                      "status": false,
-                      "response_code": "02",
-                      "message": "Provide a BVN or a NIN",
-                      "data": null
-                    }
-                  }
-                }
-              }
-            }
+            "$ref": "#/components/responses/CustomerAccountInvalid"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
@@ -11506,60 +11744,145 @@ pub const OPENAPI_JSON: &str = r##"{
             "$ref": "#/components/responses/BusinessInactive"
           },
           "404": {
-            "description": "The parent account is not an account of the business.",
-            "headers": {
-              "X-Request-Id": {
-                "$ref": "#/components/headers/XRequestId"
-              }
-            },
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/ErrorEnvelope"
-                },
-                "examples": {
-                  "parent_not_found": {
-                    "value": {
-                      "status": false,
-                      "response_code": "44",
-                      "message": "No pool or current account 1000000045 in this business",
-                      "data": null
-                    }
-                  }
-                }
-              }
-            }
+            "$ref": "#/components/responses/ParentAccountNotFound"
           },
           "409": {
-            "description": "The identity already has an account, or the idempotency key is in use.",
+            "$ref": "#/components/responses/CustomerAccountConflict"
+          },
+          "422": {
+            "$ref": "#/components/responses/CustomerAccountRefused"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/account/web/create_customer_account": {
+      "post": {
+        "tags": [
+          "Accounts"
+        ],
+        "operationId": "create_customer_account_web",
+        "summary": "Give a customer a permanent virtual account (Dashboard)",
+        "x-origin": "extension",
+        "description": "The Dashboard twin of `create_customer_account`, so that a member opens a customer's\naccount (a customer at the counter, a correction) without the integration's credentials.\nSame body, checks, effects and refusals: the BVN and/or NIN verified with the core\nbanking provider, one account per customer (identity) and business, `account_name` from\nthe identity record unless given, `parent_account_number` the pool or current account it\nis linked to (default: the main pool account), `active` at once with its own balance. The\nbusiness must be active. Emits `account.created`; audit-log action\n`create_customer_account`, recorded as the member. Accepts `Idempotency-Key` (keys are\nscoped to the operation: a key used with `create_customer_account` is another key here).\n\nPermission: `account.create`. Available in the sandbox (see the identity test data in\nthe overview).\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `02` neither `bvn` nor `nin` was sent.\n- `26` this BVN or NIN already has an account in the business (opened from either twin).\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.create`.\n- `44` `parent_account_number` is not a pool or current account of the business.\n- `60` the business is not active.\n- `80` the identity provider is unavailable: retry later with the same `Idempotency-Key`.\n- `83` verification failed (unknown identity, BVN and NIN of different people) or the\n  provider refused to provision the account.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "account.create",
+        "x-success-message": "Customer account created",
+        "x-response-codes": [
+          "00",
+          "01",
+          "02",
+          "26",
+          "27",
+          "28",
+          "29",
+          "41",
+          "43",
+          "44",
+          "60",
+          "80",
+          "83",
+          "96",
+          "97"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateCustomerAccountRequest"
+              },
+              "examples": {
+                "at_the_counter": {
+                  "summary": "Verified with a BVN, by a member",
+                  "value": {
+                    "email": "amaka.nwosu@example.ng",
+                    "phone": "08039876543",
+                    "bvn": "22287654321",
+                    "metadata": {
+                      "customer_ref": "CUST-00043",
+                      "opened_by": "branch"
+                    }
+                  }
+                },
+                "under_a_current_account": {
+                  "summary": "Verified with a NIN, linked to a current account",
+                  "value": {
+                    "nin": "70198765432",
+                    "parent_account_number": "1000000021"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The new virtual account.",
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
+              },
+              "Idempotent-Replayed": {
+                "$ref": "#/components/headers/IdempotentReplayed"
               }
             },
             "content": {
               "application/json": {
                 "schema": {
-                  "$ref": "#/components/schemas/ErrorEnvelope"
+                  "$ref": "#/components/schemas/CreateCustomerAccountWebResponse"
                 },
                 "examples": {
-                  "duplicate_identity": {
+                  "created": {
                     "value": {
-                      "status": false,
-                      "response_code": "26",
-                      "message": "This BVN already has account 2000000011 in this business",
-                      "data": null
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Customer account created",
+                      "data": {
+                        "id": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e03",
+                        "account_number": "2000000035",
+                        "account_name": "Amaka Nwosu",
+                        "account_type": "virtual",
+                        "status": "active",
+                        "balance": "0.000000000",
+                        "last_balance_update": null,
+                        "parent_account_number": "1000000014",
+                        "created_at": "2026-11-02T13:05:00Z"
+                      }
                     }
-                  },
-                  "in_progress": {
-                    "$ref": "#/components/examples/IdempotencyInProgress"
                   }
                 }
               }
             }
           },
-          "422": {
-            "description": "Verification failed, or the key was reused with another body.",
+          "400": {
+            "$ref": "#/components/responses/CustomerAccountInvalid"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "description": "The role lacks the permission, or the business is not active.",
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
@@ -11571,20 +11894,24 @@ pub const OPENAPI_JSON: &str = r##"{
                   "$ref": "#/components/schemas/ErrorEnvelope"
                 },
                 "examples": {
-                  "key_reused": {
-                    "$ref": "#/components/examples/IdempotencyKeyReused"
+                  "permission_denied": {
+                    "$ref": "#/components/examples/PermissionDenied"
                   },
-                  "verification_failed": {
-                    "value": {
-                      "status": false,
-                      "response_code": "83",
-                      "message": "Identity verification failed for BVN 222*****683",
-                      "data": null
-                    }
+                  "business_inactive": {
+                    "$ref": "#/components/examples/BusinessInactive"
                   }
                 }
               }
             }
+          },
+          "404": {
+            "$ref": "#/components/responses/ParentAccountNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/CustomerAccountConflict"
+          },
+          "422": {
+            "$ref": "#/components/responses/CustomerAccountRefused"
           },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
@@ -16636,7 +16963,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "webhook_configuration",
         "summary": "Register the webhook endpoint",
-        "description": "Registers the business's webhook endpoint (one per business) and returns its signing\nsecret `secret` (`whsec_...`) **once**: store it, it cannot be read again (rotate it with\n`rotate_webhook_secret`). The configuration starts active. `url` must be a public `https://`\nURL in production (the sandbox also accepts `http://`, for example a local tunnel).\n`ip_whitelist` (at most 20 entries, each an IP address or CIDR range of at most 255\ncharacters) restricts the addresses the endpoint's host may resolve to; omit it or send\n`[]` for no restriction. (Interpretation: the source says \"only requests originating from\nthese IPs are forwarded\", but every delivery originates from Kobo, so the only list a\nbusiness can usefully give is where deliveries may go: a pin that keeps events away from a\nhijacked DNS name. It is checked at every connection, not only when saved.) `event_types` subscribes to some event kinds only; omit it or send\n`[]` for all. Accepts `Idempotency-Key`. Audit-log action `create_webhook_configuration`.\n\n**Deliveries** (every kind and payload is in `x-webhooks`) are JSON POSTs signed the\nStandard Webhooks way. Headers: `webhook-id` (the event id, the same on every retry:\nde-duplicate on it), `webhook-timestamp` (Unix seconds), `webhook-signature`\n(`v1,<base64>`, space-separated when a rotation is in progress). To verify one: base64-decode\nthe part of `secret` after `whsec_`; compute HMAC-SHA256 with it over\n`<webhook-id>.<webhook-timestamp>.<raw body>`; base64-encode; compare in constant time with\neach `v1,` value; reject timestamps more than 5 minutes from your clock. Answer 2xx within\n15 seconds; anything else is retried with backoff for about three days (see Webhooks in the\noverview), and `fetch_webhook_events` shows every attempt.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` a field is missing or malformed, the URL is not `https://` in production, resolves to\n  a private address, or an `ip_whitelist` entry is not an IP address or range.\n- `26` the business already has a webhook configuration: change it with\n  `update_webhook_configuration`.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Registers the business's webhook endpoint (one per business) and returns its signing\nsecret `secret` (`whsec_...`) **once**: store it, it cannot be read again (rotate it with\n`rotate_webhook_secret`). The configuration starts active. `url` must be a public `https://`\nURL in production (the sandbox also accepts `http://`, for example a local tunnel).\n`ip_whitelist` (at most 20 entries, each an IP address or CIDR range of at most 255\ncharacters) restricts the addresses the endpoint's host may resolve to; omit it or send\n`[]` for no restriction. (Interpretation: the source says \"only requests originating from\nthese IPs are forwarded\", but every delivery originates from Kobo, so the only list a\nbusiness can usefully give is where deliveries may go: a pin that keeps events away from a\nhijacked DNS name. It is checked at every connection, not only when saved.) `event_types` subscribes to some event kinds only; omit it or send\n`[]` for all. Accepts `Idempotency-Key`. Audit-log action `create_webhook_configuration`.\n\n**Deliveries** (every kind and payload is in `x-webhooks`) are JSON POSTs signed the\nStandard Webhooks way. Headers: `webhook-id` (the event id, the same on every retry:\nde-duplicate on it), `webhook-timestamp` (Unix seconds), `webhook-signature`\n(`v1,<base64>`, space-separated when a rotation is in progress). To verify one: base64-decode\nthe part of `secret` after `whsec_`; compute HMAC-SHA256 with it over\n`<webhook-id>.<webhook-timestamp>.<raw body>`; base64-encode; compare in constant time with\neach `v1,` value; reject timestamps more than 5 minutes from your clock. Answer 2xx within\n15 seconds; anything else is retried with backoff for about three days (see Webhooks in the\noverview), and `fetch_webhook_events` shows every attempt.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` a field is missing or malformed, the URL is not `https://` in production, resolves to\n  a private address, or an `ip_whitelist` entry is not an IP address or range.\n- `26` the business already has a webhook configuration: change it with\n  `update_webhook_configuration_web` (or `update_webhook_configuration`).\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -16800,7 +17127,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "update_webhook_configuration",
         "summary": "Change the webhook endpoint",
-        "description": "Changes the webhook configuration; send only the fields that change. `url` must be\n`https://` (plain `http://` is refused in production; the sandbox accepts it).\n`is_active: false` pauses delivery (the configuration is kept, events meanwhile are recorded\nas `skipped`); `is_active: true` resumes it. `ip_whitelist` replaces the current list (`[]`\nremoves every restriction); `event_types` likewise (`[]`: every kind). The change applies to\nthe next dispatched event. Returns the full configuration (never the secret).\n\nIntegration token.\n\nErrors:\n- `01` a field is malformed, no field was sent, the URL is not `https://` in production or\n  resolves to a private address, or an `ip_whitelist` entry is not an IP address or range.\n- `41` the token is missing, invalid or expired.\n- `47` the business has no webhook configuration yet: create one from the Dashboard.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Changes the webhook configuration; send only the fields that change. `url` must be\n`https://` (plain `http://` is refused in production; the sandbox accepts it).\n`is_active: false` pauses delivery (the configuration is kept, events meanwhile are recorded\nas `skipped`); `is_active: true` resumes it. `ip_whitelist` replaces the current list (`[]`\nremoves every restriction); `event_types` likewise (`[]`: every kind). The change applies to\nthe next dispatched event. Returns the full configuration (never the secret). Audit-log\naction `update_webhook_configuration`, recorded as the integration. The Dashboard twin is\n`update_webhook_configuration_web`.\n\nIntegration token.\n\nErrors:\n- `01` a field is malformed, no field was sent, the URL is not `https://` in production or\n  resolves to a private address, or an `ip_whitelist` entry is not an IP address or range.\n- `41` the token is missing, invalid or expired.\n- `47` the business has no webhook configuration yet: create one from the Dashboard.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "integrationToken": []
@@ -16897,6 +17224,155 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NoWebhookConfiguration"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/customer/web/update_webhook_configuration": {
+      "post": {
+        "tags": [
+          "Webhooks"
+        ],
+        "operationId": "update_webhook_configuration_web",
+        "summary": "Change or pause the webhook endpoint (Dashboard)",
+        "x-origin": "extension",
+        "description": "The Dashboard twin of `update_webhook_configuration`, so that a member changes the\nendpoint, or pauses and resumes delivery, without the integration's credentials. Same\nbody, effects and refusals; send only the fields that change. `url` must be `https://`\n(plain `http://` is refused in production; the sandbox accepts it). `is_active: false`\npauses delivery (the configuration is kept, events meanwhile are recorded as `skipped`);\n`is_active: true` resumes it. `ip_whitelist` replaces the current list (`[]` removes every\nrestriction); `event_types` likewise (`[]`: every kind). The change applies to the next\ndispatched event. Returns the full configuration (never the secret). Audit-log action\n`update_webhook_configuration`, recorded as the member.\n\nPermission: `webhook.manage`.\n\nErrors:\n- `01` a field is malformed, no field was sent, the URL is not `https://` in production or\n  resolves to a private address, or an `ip_whitelist` entry is not an IP address or range.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `webhook.manage`.\n- `47` the business has no webhook configuration yet: create one with\n  `webhook_configuration`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "webhook.manage",
+        "x-success-message": "Webhook configuration updated",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateWebhookConfigurationRequest"
+              },
+              "examples": {
+                "pause": {
+                  "summary": "Pause delivery (during a receiver's maintenance)",
+                  "value": {
+                    "is_active": false
+                  }
+                },
+                "resume_for_money_events": {
+                  "summary": "Resume, for money events only",
+                  "value": {
+                    "is_active": true,
+                    "event_types": [
+                      "collection.received",
+                      "transfer.success",
+                      "transfer.failed",
+                      "transfer.reversed"
+                    ]
+                  }
+                },
+                "move_and_pin": {
+                  "summary": "A new URL, deliveries pinned to the receiver's addresses",
+                  "value": {
+                    "url": "https://hooks.adaezefoods.ng/kobo/v3",
+                    "ip_whitelist": [
+                      "102.89.34.17",
+                      "102.89.35.0/24"
+                    ]
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The full configuration after the change.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/UpdateWebhookConfigurationWebResponse"
+                },
+                "examples": {
+                  "resumed_for_money_events": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Webhook configuration updated",
+                      "data": {
+                        "id": "d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f01",
+                        "url": "https://hooks.adaezefoods.ng/kobo/v2",
+                        "is_active": true,
+                        "ip_whitelist": [],
+                        "event_types": [
+                          "collection.received",
+                          "transfer.success",
+                          "transfer.failed",
+                          "transfer.reversed"
+                        ],
+                        "created_at": "2026-11-02T12:20:00Z",
+                        "updated_at": "2026-11-02T13:10:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "A field is invalid.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "plain_http": {
+                    "$ref": "#/components/examples/WebhookUrlNotHttps"
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
           },
           "404": {
             "$ref": "#/components/responses/NoWebhookConfiguration"
@@ -18347,6 +18823,120 @@ pub const OPENAPI_JSON: &str = r##"{
           }
         }
       },
+      "CustomerAccountInvalid": {
+        "description": "A field is invalid, or no identity number was sent.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "invalid_bvn": {
+                "value": {
+                  "status": false,
+                  "response_code": "01",
+                  "message": "`bvn`: must be exactly 11 digits",
+                  "data": null
+                }
+              },
+              "no_identity": {
+                "value": {
+                  "status": false,
+                  "response_code": "02",
+                  "message": "Provide a BVN or a NIN",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "ParentAccountNotFound": {
+        "description": "The parent account is not an account of the business.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "parent_not_found": {
+                "value": {
+                  "status": false,
+                  "response_code": "44",
+                  "message": "No pool or current account 1000000045 in this business",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "CustomerAccountConflict": {
+        "description": "The identity already has an account, or the idempotency key is in use.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "duplicate_identity": {
+                "value": {
+                  "status": false,
+                  "response_code": "26",
+                  "message": "This BVN already has account 2000000011 in this business",
+                  "data": null
+                }
+              },
+              "in_progress": {
+                "$ref": "#/components/examples/IdempotencyInProgress"
+              }
+            }
+          }
+        }
+      },
+      "CustomerAccountRefused": {
+        "description": "Verification failed, or the key was reused with another body.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "key_reused": {
+                "$ref": "#/components/examples/IdempotencyKeyReused"
+              },
+              "verification_failed": {
+                "value": {
+                  "status": false,
+                  "response_code": "83",
+                  "message": "Identity verification failed for BVN 222*****683",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
       "TooManyRequests": {
         "description": "Over the rate limit; retry after `Retry-After` seconds.",
         "headers": {
@@ -18921,6 +19511,7 @@ pub const OPENAPI_JSON: &str = r##"{
           "create_approval_policy",
           "update_approval_policy",
           "create_webhook_configuration",
+          "update_webhook_configuration",
           "rotate_webhook_secret",
           "replay_webhook_event",
           "test_webhook"
@@ -22302,6 +22893,31 @@ pub const OPENAPI_JSON: &str = r##"{
           }
         }
       },
+      "CreateCustomerAccountWebResponse": {
+        "type": "object",
+        "description": "Success envelope of `create_customer_account_web`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Account"
+          }
+        }
+      },
       "CreateAccountApiResponse": {
         "type": "object",
         "description": "Success envelope of `create_account_api`.",
@@ -23376,6 +23992,31 @@ pub const OPENAPI_JSON: &str = r##"{
       "UpdateWebhookConfigurationResponse": {
         "type": "object",
         "description": "Success envelope of `update_webhook_configuration`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/WebhookConfiguration"
+          }
+        }
+      },
+      "UpdateWebhookConfigurationWebResponse": {
+        "type": "object",
+        "description": "Success envelope of `update_webhook_configuration_web`.",
         "required": [
           "status",
           "response_code",

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
 use super::{Conn, StoreError, Tx};
-use crate::kernel::store::{self, Store};
+use crate::kernel::store;
 pub use kobo_store::webhook_endpoints::{Change, Configuration, Endpoint, NewEndpoint};
 
 /// A JSON list column read back.
@@ -93,10 +93,10 @@ pub async fn insert(
     Ok(inserted != 0)
 }
 
-/// Changes what is given of the business's endpoint at `now`, on the pool; `false` if it has
-/// none.
+/// Changes what is given of the business's endpoint at `now`, as part of `tx` (with the
+/// change's audit entry); `false` if it has none.
 pub async fn update(
-    store: &Store,
+    tx: &mut Tx,
     business_id: &str,
     change: &Change<'_>,
     now: DateTime<Utc>,
@@ -112,7 +112,7 @@ pub async fn update(
     .bind(change.ip_whitelist.map(json_list))
     .bind(change.event_types.map(json_list))
     .bind(store::timestamp(now))
-    .execute(store.pool())
+    .execute(&mut **tx)
     .await?
     .rows_affected();
     Ok(updated != 0)

@@ -350,6 +350,24 @@ impl Api for KoboApi {
         .await
     }
 
+    async fn create_customer_account_web(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::CreateCustomerAccountRequest,
+    ) -> Result<models::Account, ApiError> {
+        serve(&ctx, async |caller| {
+            accounts::create_customer_account(
+                &self.store,
+                &*self.provider,
+                &self.clock,
+                caller,
+                body,
+            )
+            .await
+        })
+        .await
+    }
+
     async fn create_role(
         &self,
         ctx: RequestContext<Principal>,
@@ -805,6 +823,24 @@ impl Api for KoboApi {
     }
 
     async fn update_webhook_configuration(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::UpdateWebhookConfigurationRequest,
+    ) -> Result<models::WebhookConfiguration, ApiError> {
+        serve(&ctx, async |caller| {
+            webhook_endpoints::update_configuration(
+                &self.store,
+                &self.config,
+                &self.clock,
+                caller,
+                body,
+            )
+            .await
+        })
+        .await
+    }
+
+    async fn update_webhook_configuration_web(
         &self,
         ctx: RequestContext<Principal>,
         body: models::UpdateWebhookConfigurationRequest,

@@ -168,6 +168,8 @@ pub async fn create_configuration(
         .await
 }
 
+/// `update_webhook_configuration` and its Dashboard twin: changes what the body gives, checks
+/// the destination it would deliver to, and audits the change as the caller.
 pub async fn update_configuration(
     store: &Store,
     config: &Config,
@@ -204,13 +206,20 @@ pub async fn update_configuration(
         ip_whitelist: ip_whitelist.as_deref(),
         event_types: event_types.as_deref(),
     };
-    let _turn = store.write_turn().await;
-    if !endpoints::update(store, business_id, &change, clock.now()).await? {
+    // The change and its audit entry (as the member, or as the integration) commit together.
+    let now = clock.now();
+    let mut tx = store.begin().await?;
+    if !endpoints::update(&mut tx, business_id, &change, now).await? {
         return Err(no_configuration());
     }
-    configuration(store, business_id)
+    let updated = configuration(&mut tx, business_id)
         .await?
-        .ok_or_else(no_configuration)
+        .ok_or_else(no_configuration)?;
+    let entry = AuditEntry::by(caller, AuditAction::UpdateWebhookConfiguration)
+        .target("webhook_configuration", updated.id.to_string());
+    logs::audit(&mut tx, now, entry).await?;
+    tx.commit().await.or_internal()?;
+    Ok(updated)
 }
 
 pub async fn get_configuration(

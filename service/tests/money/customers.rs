@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use generated_server::{Operation, ResponseCode};
 use kobo::on_both_stores;
+use kobo::operator::businesses;
+use kobo::platform::permissions::VIEWER_ROLE_ID;
 use kobo::provider::faults::{Faults, FaultyProvider};
 use kobo::provider::sandbox::SandboxProvider;
-use kobo::testkit::TestKit;
+use kobo::testkit::{Call, TestKit};
 use serde_json::{json, Value};
 use sqlx::Row;
 
@@ -234,10 +236,121 @@ async fn provider_failures_are_80_and_83_and_leave_nothing(mut kit: TestKit) {
     );
 }
 
+/// The Dashboard twin opens a customer's account as the integration does, as the member: the
+/// audit entry names them and `account.created` is emitted. Each refusal is the integration
+/// twin's, code and message; a role without `account.create` gets `43`.
+async fn members_open_customer_accounts_as_the_integration_does(kit: TestKit) {
+    let opener_role = kit.create_role("Account opener", &["account.create"]).await;
+    let (opener_id, opener) = kit
+        .add_member("bola.ade@adaezefoods.ng", &opener_role)
+        .await;
+    let (_, viewer) = kit
+        .add_member("ife.olawale@adaezefoods.ng", VIEWER_ROLE_ID)
+        .await;
+    let integration = kit.integration_token().await;
+    let web = async |token: &str, body: Value, key: &str| {
+        let call = Call::new(
+            Operation::CreateCustomerAccountWeb.path(),
+            Some(token),
+            body,
+        );
+        kit.send(call.header("idempotency-key", key)).await
+    };
+
+    let amaka = web(&opener, json!({"bvn": "22287654321"}), "amaka").await;
+    let amaka = amaka.expect(ResponseCode::Success).clone();
+    assert_eq!(amaka["account_name"], "Amaka Nwosu");
+    assert_eq!(amaka["account_type"], "virtual");
+    let replay = web(&opener, json!({"bvn": "22287654321"}), "amaka").await;
+    assert_eq!(replay.expect(ResponseCode::Success), &amaka);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    web(&opener, json!({"bvn": "22212345678"}), "amaka")
+        .await
+        .expect(ResponseCode::IdempotencyKeyReused);
+
+    let audit = kit
+        .op(
+            Operation::FetchAuditLogs,
+            &kit.owner_token,
+            json!({"filters": {"action": "create_customer_account"}}),
+        )
+        .await;
+    let audit = audit.expect(ResponseCode::Success).clone();
+    assert_eq!(audit.as_array().unwrap().len(), 1, "{audit}");
+    assert_eq!(audit[0]["user_id"], opener_id.as_str());
+    assert_eq!(audit[0]["target_id"], amaka["id"]);
+    let events = kit
+        .op(
+            Operation::FetchWebhookEvents,
+            &kit.owner_token,
+            json!({"filters": {"event_type": "account.created"}}),
+        )
+        .await;
+    let events = events.expect(ResponseCode::Success).clone();
+    assert_eq!(
+        events[0]["payload"]["data"]["account_number"],
+        amaka["account_number"]
+    );
+
+    // The same refusal from both twins, whichever opened the identity.
+    for (body, code) in [
+        (json!({"bvn": "22287654321"}), ResponseCode::Duplicate),
+        (
+            json!({"email": "amaka@example.ng"}),
+            ResponseCode::IdentityNumberMissing,
+        ),
+        (json!({"bvn": "22212345683"}), ResponseCode::ProviderError),
+        (
+            json!({"nin": "12345678980"}),
+            ResponseCode::ProviderUnavailable,
+        ),
+        (
+            json!({"bvn": "12345671234", "parent_account_number": amaka["account_number"]}),
+            ResponseCode::AccountNotFound,
+        ),
+        (json!({"bvn": "2228765432"}), ResponseCode::InvalidRequest),
+    ] {
+        let from_web = kit
+            .op(Operation::CreateCustomerAccountWeb, &opener, body.clone())
+            .await;
+        let from_api = create(&kit, &integration, body.clone()).await;
+        from_web.expect(code);
+        from_api.expect(code);
+        assert_eq!(from_web.body["message"], from_api.body["message"], "{body}");
+    }
+    kit.op(
+        Operation::CreateCustomerAccountWeb,
+        &viewer,
+        json!({"bvn": "22212345678"}),
+    )
+    .await
+    .expect(ResponseCode::PermissionDenied);
+    businesses::set_status(&kit.store, &kit.clock, &kit.business.business_id, false)
+        .await
+        .unwrap();
+    kit.op(
+        Operation::CreateCustomerAccountWeb,
+        &opener,
+        json!({"bvn": "22212345678"}),
+    )
+    .await
+    .expect(ResponseCode::BusinessInactive);
+    assert_eq!(
+        kit.count(
+            "SELECT COUNT(*) FROM accounts WHERE business_id = $1 AND account_type = 'virtual'",
+            &kit.business.business_id
+        )
+        .await,
+        1,
+        "only Amaka's"
+    );
+}
+
 on_both_stores!(
     identities_follow_the_sandbox_table,
     a_virtual_account_links_to_a_chosen_parent,
     provider_failures_are_80_and_83_and_leave_nothing,
+    members_open_customer_accounts_as_the_integration_does,
 );
 
 /// One customer's opening under one key, sent at once by many from two processes: one account

@@ -2,6 +2,7 @@
 
 use generated_server::{Operation, ResponseCode};
 use kobo::on_both_stores;
+use kobo::platform::permissions::VIEWER_ROLE_ID;
 use kobo::testkit::{Call, TestKit};
 use serde_json::{json, Value};
 
@@ -263,7 +264,128 @@ async fn events_are_kept_30_days_unless_still_queued(kit: TestKit) {
     );
 }
 
+/// The Dashboard twin changes, pauses and resumes the endpoint as the integration twin does,
+/// audited as the member; each refusal is the integration twin's; a role without
+/// `webhook.manage` gets `43`.
+async fn members_change_pause_and_resume_the_endpoint(kit: TestKit) {
+    let manager_role = kit
+        .create_role("Webhook manager", &["webhook.manage"])
+        .await;
+    let (manager_id, manager) = kit
+        .add_member("bola.ade@adaezefoods.ng", &manager_role)
+        .await;
+    let (_, viewer) = kit
+        .add_member("ife.olawale@adaezefoods.ng", VIEWER_ROLE_ID)
+        .await;
+    let integration = kit.integration_token().await;
+    let both = async |body: Value| {
+        let web = kit
+            .op(
+                Operation::UpdateWebhookConfigurationWeb,
+                &manager,
+                body.clone(),
+            )
+            .await;
+        let api = kit
+            .op(Operation::UpdateWebhookConfiguration, &integration, body)
+            .await;
+        (web, api)
+    };
+    let (web, api) = both(json!({"is_active": false})).await;
+    web.expect(ResponseCode::NotFound);
+    api.expect(ResponseCode::NotFound);
+    assert_eq!(web.body["message"], api.body["message"]);
+    configure(&kit, &kit.owner_token, URL, json!({})).await;
+
+    // Each change, then what the test event says: refused while paused, sent once resumed.
+    for (change, field, test_event) in [
+        (
+            json!({"is_active": false}),
+            "is_active",
+            ResponseCode::InvalidState,
+        ),
+        (
+            json!({"is_active": true}),
+            "is_active",
+            ResponseCode::Success,
+        ),
+        (
+            json!({"url": "http://127.0.0.1:9/v2"}),
+            "url",
+            ResponseCode::Success,
+        ),
+        (
+            json!({"event_types": ["webhook.test"]}),
+            "event_types",
+            ResponseCode::Success,
+        ),
+        (
+            json!({"ip_whitelist": ["127.0.0.1"]}),
+            "ip_whitelist",
+            ResponseCode::Success,
+        ),
+    ] {
+        let changed = kit
+            .op(
+                Operation::UpdateWebhookConfigurationWeb,
+                &manager,
+                change.clone(),
+            )
+            .await;
+        let changed = changed.expect(ResponseCode::Success).clone();
+        assert_eq!(changed[field], change[field], "{change}");
+        let read = kit
+            .op(
+                Operation::GetWebhookConfiguration,
+                &kit.owner_token,
+                json!({}),
+            )
+            .await;
+        assert_eq!(read.expect(ResponseCode::Success), &changed);
+        kit.op(Operation::TestWebhook, &kit.owner_token, json!({}))
+            .await
+            .expect(test_event);
+    }
+
+    for body in [
+        json!({}),
+        json!({"ip_whitelist": ["999.1.1.1"]}),
+        json!({"url": "http://10.0.0.7/kobo"}),
+        json!({"event_types": ["no.such.kind"]}),
+    ] {
+        let (web, api) = both(body.clone()).await;
+        web.expect(ResponseCode::InvalidRequest);
+        api.expect(ResponseCode::InvalidRequest);
+        assert_eq!(web.body["message"], api.body["message"], "{body}");
+    }
+    kit.op(
+        Operation::UpdateWebhookConfigurationWeb,
+        &viewer,
+        json!({"is_active": false}),
+    )
+    .await
+    .expect(ResponseCode::PermissionDenied);
+
+    // Five changes by the member, none by anyone else.
+    let audit = kit
+        .op(
+            Operation::FetchAuditLogs,
+            &kit.owner_token,
+            json!({"filters": {"action": "update_webhook_configuration"}}),
+        )
+        .await;
+    let users: Vec<Value> = audit
+        .expect(ResponseCode::Success)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["user_id"].clone())
+        .collect();
+    assert_eq!(users, vec![json!(manager_id); 5]);
+}
+
 on_both_stores!(config: crate::local_development() =>
+    members_change_pause_and_resume_the_endpoint,
     events_are_kept_30_days_unless_still_queued,
     the_configuration_is_created_once_read_and_changed,
     bad_input_is_refused_with_01,
