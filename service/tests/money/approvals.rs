@@ -228,14 +228,14 @@ async fn the_policy_holds_transfers_until_a_checker_decides(kind: StoreKind) {
     assert_eq!(expired["transfer_status"], "expired");
 
     // Each ending is announced by its own kind: no money left, so none is `transfer.failed`.
-    let kinds: Vec<String> = sqlx::query_scalar(
-        "SELECT type FROM events WHERE business_id = $1 AND type LIKE 'transfer.%' \
-         ORDER BY created_at, id",
-    )
-    .bind(&kit.business.business_id)
-    .fetch_all(kit.store.pool())
-    .await
-    .unwrap();
+    let kinds = kit
+        .sql(
+            "SELECT type FROM events WHERE business_id = $1 AND type LIKE 'transfer.%' \
+             ORDER BY created_at, id",
+        )
+        .bind(&kit.business.business_id)
+        .texts()
+        .await;
     for kind in [
         "transfer.rejected",
         "transfer.cancelled",
@@ -383,11 +383,10 @@ async fn a_beneficiary_closed_since_the_hold_is_refused_at_approval(kind: StoreK
         "2500",
     )
     .await;
-    sqlx::query("UPDATE accounts SET status = 'closed' WHERE account_number = $1")
+    kit.sql("UPDATE accounts SET status = 'closed' WHERE account_number = $1")
         .bind(&other.main_account_number)
-        .execute(kit.store.pool())
-        .await
-        .unwrap();
+        .execute()
+        .await;
     approve(&kit, &checker, &transfer)
         .await
         .expect(ResponseCode::BeneficiaryAccountNotFound);

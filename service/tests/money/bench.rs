@@ -59,13 +59,14 @@ async fn a_seeded_history_verifies_and_pages_in_order(kit: TestKit) {
     unique.sort();
     unique.dedup();
     assert_eq!(unique.len(), walked.len(), "a row listed twice");
-    let sequences: Vec<i64> = sqlx::query_scalar(
-        "SELECT sequence FROM transactions WHERE business_id = $1 ORDER BY created_at, id",
-    )
-    .bind(&kit.business.business_id)
-    .fetch_all(kit.store.pool())
-    .await
-    .unwrap();
+    let sequences: Vec<i64> = kit
+        .sql("SELECT sequence FROM transactions WHERE business_id = $1 ORDER BY created_at, id")
+        .bind(&kit.business.business_id)
+        .texts()
+        .await
+        .iter()
+        .map(|sequence| sequence.parse().unwrap())
+        .collect();
     assert!(
         sequences.windows(2).all(|pair| pair[0] < pair[1]),
         "sequence and time disagree"

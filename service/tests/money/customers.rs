@@ -12,7 +12,6 @@ use kobo::provider::faults::{Faults, FaultyProvider};
 use kobo::provider::sandbox::SandboxProvider;
 use kobo::testkit::{Call, TestKit};
 use serde_json::{json, Value};
-use sqlx::Row;
 
 async fn create(kit: &TestKit, token: &str, body: Value) -> kobo::testkit::Reply {
     kit.op(Operation::CreateCustomerAccount, token, body).await
@@ -136,13 +135,8 @@ async fn identities_follow_the_sandbox_table(kit: TestKit) {
         "events",
     ] {
         let sql = format!("SELECT * FROM {table}");
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .fetch_all(kit.store.pool())
-            .await
-            .unwrap();
-        for row in rows {
-            for index in 0..row.len() {
-                let text: Option<String> = row.try_get(index).ok().flatten();
+        for row in kit.sql(&sql).rows().await {
+            for text in row {
                 let text = text.unwrap_or_default();
                 for number in ["22212345678", "70123456789", "12345671234", "22212345683"] {
                     assert!(!text.contains(number), "{table} keeps {number}: {text}");

@@ -264,14 +264,12 @@ fn move_to(kit: &TestKit, at: DateTime<Utc>) {
 /// The running total of the daily limit on the Lagos day of `at`, in naira.
 async fn spent_on(kit: &TestKit, at: DateTime<Utc>) -> String {
     let day = kobo::money::fees::lagos_day(at);
-    let spent: Option<i64> = sqlx::query_scalar(
-        "SELECT amount FROM daily_transfer_totals WHERE business_id = $1 AND day = $2",
-    )
-    .bind(&kit.business.business_id)
-    .bind(&day)
-    .fetch_optional(kit.store.pool())
-    .await
-    .unwrap();
+    let spent = kit
+        .sql("SELECT amount FROM daily_transfer_totals WHERE business_id = $1 AND day = $2")
+        .bind(&kit.business.business_id)
+        .bind(&day)
+        .optional_int()
+        .await;
     let spent = spent.unwrap_or(0);
     format!("{}.{:02}", spent / 100, spent % 100)
 }

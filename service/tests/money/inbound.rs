@@ -232,11 +232,10 @@ async fn bad_credits_are_refused(kit: TestKit) {
             .await
             .expect(ResponseCode::InvalidRequest);
     }
-    sqlx::query("UPDATE accounts SET status = 'blocked' WHERE account_number = $1")
+    kit.sql("UPDATE accounts SET status = 'blocked' WHERE account_number = $1")
         .bind(&main)
-        .execute(kit.store.pool())
-        .await
-        .unwrap();
+        .execute()
+        .await;
     send(json!({"account_number": main, "amount": "1"}))
         .await
         .expect(ResponseCode::InvalidState);

@@ -198,14 +198,14 @@ async fn other_businesses_see_the_holders_name(kit: TestKit) {
     );
     let narration = credit["remarks"].as_str().unwrap_or_default();
     assert!(!narration.ends_with("from Bolt Ltd"), "{narration}");
-    let event: String = sqlx::query_scalar(
-        "SELECT payload FROM events WHERE business_id = $1 AND type = 'collection.received' \
-         ORDER BY created_at DESC LIMIT 1",
-    )
-    .bind(&bolt.business_id)
-    .fetch_one(kit.store.pool())
-    .await
-    .unwrap();
+    let event = kit
+        .sql(
+            "SELECT payload FROM events WHERE business_id = $1 \
+             AND type = 'collection.received' ORDER BY created_at DESC LIMIT 1",
+        )
+        .bind(&bolt.business_id)
+        .text()
+        .await;
     let event: Value = serde_json::from_str(&event).unwrap();
     assert_eq!(
         event["originator_account_name"], "Adaeze Foods Ltd - Bolt Ltd",

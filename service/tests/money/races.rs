@@ -63,13 +63,14 @@ async fn simultaneous_credits_to_one_account_all_count() {
     assert_eq!(count(&replies, ResponseCode::Success), 24, "{replies:#?}");
     assert_eq!(balance_of(&kit, &main).await, "24.240000000");
     // One sequence number each, no gap, no repeat.
-    let sequences: Vec<i64> = sqlx::query_scalar(
-        "SELECT sequence FROM transactions WHERE business_id = $1 ORDER BY sequence",
-    )
-    .bind(&kit.business.business_id)
-    .fetch_all(kit.store.pool())
-    .await
-    .unwrap();
+    let sequences: Vec<i64> = kit
+        .sql("SELECT sequence FROM transactions WHERE business_id = $1 ORDER BY sequence")
+        .bind(&kit.business.business_id)
+        .texts()
+        .await
+        .iter()
+        .map(|sequence| sequence.parse().unwrap())
+        .collect();
     assert_eq!(sequences, (1..=24).collect::<Vec<i64>>());
     kit.assert_ledger_balances().await;
 }
@@ -108,12 +109,11 @@ async fn simultaneous_debits_never_overdraw() {
     let token = kit.integration_token().await;
     let main = kit.business.main_account_number.clone();
     kit.credit(&token, &main, "100.00").await;
-    let account_id: String =
-        sqlx::query_scalar("SELECT id FROM accounts WHERE account_number = $1")
-            .bind(&main)
-            .fetch_one(kit.store.pool())
-            .await
-            .unwrap();
+    let account_id = kit
+        .sql("SELECT id FROM accounts WHERE account_number = $1")
+        .bind(&main)
+        .text()
+        .await;
     let stores = [kit.store.clone(), second.api.store().clone()];
     let barrier = Arc::new(tokio::sync::Barrier::new(10));
     let tasks: Vec<_> = (0..10)
@@ -262,10 +262,10 @@ async fn a_client_polling_by_cursor_misses_no_credit() {
     }
     seen.extend(poll(&kit, &token, &mut watermark).await);
 
-    let all: Vec<String> = sqlx::query_scalar("SELECT reference_number FROM transactions")
-        .fetch_all(kit.store.pool())
-        .await
-        .unwrap();
+    let all = kit
+        .sql("SELECT reference_number FROM transactions")
+        .texts()
+        .await;
     assert_eq!(all.len(), 160);
     let unique: HashSet<&String> = seen.iter().collect();
     assert_eq!(unique.len(), seen.len(), "a credit was seen twice");

@@ -42,10 +42,10 @@ pub async fn otp(kit: &TestKit, token: &str) -> String {
 
 /// The stored balance of an account, as an amount (`"49000.01"`).
 pub async fn balance(kit: &TestKit, number: &str) -> String {
-    let balance: i64 = sqlx::query_scalar("SELECT balance FROM accounts WHERE account_number = $1")
+    let balance = kit
+        .sql("SELECT balance FROM accounts WHERE account_number = $1")
         .bind(number)
-        .fetch_one(kit.store.pool())
-        .await
-        .unwrap();
+        .int()
+        .await;
     format!("{}.{:02}", balance / 100, balance % 100)
 }

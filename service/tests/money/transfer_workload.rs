@@ -642,12 +642,10 @@ async fn a_random_transfer_workload_keeps_the_books(kind: StoreKind) {
         )
         .await
         .unwrap();
-        let processing: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM transfers WHERE transfer_status = 'processing'",
-        )
-        .fetch_one(kit.store.pool())
-        .await
-        .unwrap();
+        let processing = kit
+            .sql("SELECT COUNT(*) FROM transfers WHERE transfer_status = 'processing'")
+            .int()
+            .await;
         if processing == 0 {
             break;
         }
@@ -661,10 +659,7 @@ async fn a_random_transfer_workload_keeps_the_books(kind: StoreKind) {
             "key {key} executed {references:?} (seed {seed})"
         );
     }
-    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM transfers")
-        .fetch_one(kit.store.pool())
-        .await
-        .unwrap();
+    let stored = kit.sql("SELECT COUNT(*) FROM transfers").int().await;
     assert_eq!(stored as usize, model.references.len(), "seed {seed}");
 
     // Every transfer final; the money, business by business.
@@ -714,23 +709,25 @@ async fn a_random_transfer_workload_keeps_the_books(kind: StoreKind) {
     }
     assert_eq!(seen, model.references, "seed {seed}");
     for business in &businesses {
-        let balances: Vec<i64> =
-            sqlx::query_scalar("SELECT balance FROM accounts WHERE business_id = $1")
-                .bind(&business.id)
-                .fetch_all(kit.store.pool())
-                .await
-                .unwrap();
-        let actual: i128 = balances.into_iter().map(i128::from).sum();
+        let balances = kit
+            .sql("SELECT balance FROM accounts WHERE business_id = $1")
+            .bind(&business.id)
+            .texts()
+            .await;
+        let actual: i128 = balances
+            .iter()
+            .map(|balance| balance.parse::<i128>().unwrap())
+            .sum();
         assert_eq!(
             actual, expected[&business.id],
             "{} (seed {seed})",
             business.id
         );
     }
-    let negative: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM accounts WHERE balance < 0")
-        .fetch_one(kit.store.pool())
-        .await
-        .unwrap();
+    let negative = kit
+        .sql("SELECT COUNT(*) FROM accounts WHERE balance < 0")
+        .int()
+        .await;
     assert_eq!(negative, 0);
     kit.assert_ledger_balances().await;
     println!(

@@ -410,10 +410,9 @@ async fn refusals_move_nothing(kind: kobo::testkit::StoreKind) {
         .await
         .expect(ResponseCode::SourceAccountNotFound);
     // The daily limit counts what was sent today.
-    sqlx::query("UPDATE businesses SET daily_transfer_limit = 600000")
-        .execute(kit.store.pool())
-        .await
-        .unwrap();
+    kit.sql("UPDATE businesses SET daily_transfer_limit = 600000")
+        .execute()
+        .await;
     let code = otp(&kit, &kit.owner_token).await;
     let limited = send(
         &kit,
@@ -425,10 +424,9 @@ async fn refusals_move_nothing(kind: kobo::testkit::StoreKind) {
         .as_str()
         .unwrap()
         .contains("daily transfer limit"));
-    sqlx::query("UPDATE accounts SET status = 'blocked' WHERE account_number = '1000000014'")
-        .execute(kit.store.pool())
-        .await
-        .unwrap();
+    kit.sql("UPDATE accounts SET status = 'blocked' WHERE account_number = '1000000014'")
+        .execute()
+        .await;
     send(
         &kit,
         body("0123456788", "Emeka Nwosu", "000013", "10", "000000"),
@@ -601,15 +599,15 @@ on_both_stores!(
 
 /// The payload of `business`'s event of `kind`, the latest.
 async fn event_payload(kit: &TestKit, business: &str, kind: &str) -> Value {
-    let payload: String = sqlx::query_scalar(
-        "SELECT payload FROM events WHERE business_id = $1 AND type = $2 \
-         ORDER BY created_at DESC LIMIT 1",
-    )
-    .bind(business)
-    .bind(kind)
-    .fetch_one(kit.store.pool())
-    .await
-    .unwrap();
+    let payload = kit
+        .sql(
+            "SELECT payload FROM events WHERE business_id = $1 AND type = $2 \
+             ORDER BY created_at DESC LIMIT 1",
+        )
+        .bind(business)
+        .bind(kind)
+        .text()
+        .await;
     serde_json::from_str(&payload).unwrap()
 }
 
@@ -738,12 +736,11 @@ async fn a_payouts_answer_is_what_every_later_read_finds(kit: TestKit) {
 }
 
 async fn set_daily_limit(kit: &TestKit, kobo: i64) {
-    sqlx::query("UPDATE businesses SET daily_transfer_limit = $1 WHERE id = $2")
+    kit.sql("UPDATE businesses SET daily_transfer_limit = $1 WHERE id = $2")
         .bind(kobo)
         .bind(&kit.business.business_id)
-        .execute(kit.store.pool())
-        .await
-        .unwrap();
+        .execute()
+        .await;
 }
 
 /// The daily limit is a running total of the day's transfers: a transfer that is reversed gives
@@ -797,11 +794,10 @@ async fn a_debit_of_an_account_blocked_meanwhile_is_refused(kit: TestKit) {
         .await
         .unwrap()
         .unwrap();
-    sqlx::query("UPDATE accounts SET status = 'blocked' WHERE id = $1")
+    kit.sql("UPDATE accounts SET status = 'blocked' WHERE id = $1")
         .bind(&account.id)
-        .execute(kit.store.pool())
-        .await
-        .unwrap();
+        .execute()
+        .await;
     let entry = |amount: i64| Entry {
         business_id: &business,
         kind: "transfer",
@@ -858,15 +854,14 @@ async fn a_head_from_before_its_microsecond_clock_keeps_its_order(kit: TestKit) 
         .await
         .unwrap();
     tx.commit().await.unwrap();
-    sqlx::query(
+    kit.sql(
         "UPDATE ledger_heads SET last_posted_at = $1, last_posted_micros = NULL \
          WHERE business_id = $2",
     )
     .bind(kobo::kernel::store::timestamp(ahead))
     .bind(&business)
-    .execute(kit.store.pool())
-    .await
-    .unwrap();
+    .execute()
+    .await;
     let mut tx = kit.store.begin().await.unwrap();
     let three = ledger::advance_head_by(&mut tx, &business, 3, kit.clock.now())
         .await

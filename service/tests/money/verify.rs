@@ -5,11 +5,7 @@ use kobo::on_both_stores;
 use kobo::testkit::TestKit;
 
 async fn sql(kit: &TestKit, statement: &str, bind: &str) {
-    sqlx::query(sqlx::AssertSqlSafe(statement.to_owned()))
-        .bind(bind.to_owned())
-        .execute(kit.store.pool())
-        .await
-        .unwrap_or_else(|error| panic!("{statement}: {error}"));
+    kit.sql(statement).bind(bind).execute().await;
 }
 
 async fn kinds(kit: &TestKit) -> Vec<&'static str> {

@@ -12,28 +12,27 @@ const B_PENDING: &str = "sani@lagosfresh.ng";
 
 /// B's rows as they stand, to compare before and after A's attempts.
 async fn snapshot_of_b(kit: &TestKit, business_id: &str) -> Value {
-    let members: Vec<(String, String, i64, String)> = sqlx::query_as(
-        "SELECT email, role_id, is_active, invitation_status FROM members \
-         WHERE business_id = $1 ORDER BY email",
-    )
-    .bind(business_id)
-    .fetch_all(kit.store.pool())
-    .await
-    .unwrap();
-    let roles: Vec<(String, String, String)> = sqlx::query_as(
-        "SELECT name, permission_codes, updated_at FROM roles WHERE business_id = $1",
-    )
-    .bind(business_id)
-    .fetch_all(kit.store.pool())
-    .await
-    .unwrap();
-    let invitations: Vec<(String, Option<String>)> = sqlx::query_as(
-        "SELECT token_hash, revoked_at FROM invitations WHERE business_id = $1 ORDER BY token_hash",
-    )
-    .bind(business_id)
-    .fetch_all(kit.store.pool())
-    .await
-    .unwrap();
+    let members = kit
+        .sql(
+            "SELECT email, role_id, is_active, invitation_status FROM members \
+             WHERE business_id = $1 ORDER BY email",
+        )
+        .bind(business_id)
+        .rows()
+        .await;
+    let roles = kit
+        .sql("SELECT name, permission_codes, updated_at FROM roles WHERE business_id = $1")
+        .bind(business_id)
+        .rows()
+        .await;
+    let invitations = kit
+        .sql(
+            "SELECT token_hash, revoked_at FROM invitations WHERE business_id = $1 \
+             ORDER BY token_hash",
+        )
+        .bind(business_id)
+        .rows()
+        .await;
     let live_sessions: i64 = kit
         .count(
             "SELECT COUNT(*) FROM sessions WHERE business_id = $1 AND revoked_at IS NULL",

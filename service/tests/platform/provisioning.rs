@@ -123,11 +123,10 @@ async fn businesses_are_listed_found_and_deactivated(kit: TestKit) {
 
 async fn the_demo_business_is_created_once_and_its_credentials_renewed(kit: TestKit) {
     // The kit's own business uses the demo owner's email; the demo needs a store without it.
-    sqlx::query("UPDATE members SET email = 'kit.owner@adaezefoods.ng' WHERE email = $1")
+    kit.sql("UPDATE members SET email = 'kit.owner@adaezefoods.ng' WHERE email = $1")
         .bind(DEMO_OWNER_EMAIL)
-        .execute(kit.store.pool())
-        .await
-        .unwrap();
+        .execute()
+        .await;
     let first = businesses::ensure_demo(&kit.store, kit.api.config(), &kit.clock)
         .await
         .unwrap();

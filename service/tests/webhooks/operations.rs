@@ -243,10 +243,9 @@ async fn events_are_kept_30_days_unless_still_queued(kit: TestKit) {
         .await;
     // The test event is delivered... as far as the log knows (marked by hand); the credit's
     // event is still queued.
-    sqlx::query("UPDATE events SET delivery_status = 'delivered' WHERE type = 'webhook.test'")
-        .execute(kit.store.pool())
-        .await
-        .unwrap();
+    kit.sql("UPDATE events SET delivery_status = 'delivered' WHERE type = 'webhook.test'")
+        .execute()
+        .await;
     kit.clock.advance(chrono::Duration::days(31));
     let purged = kobo::platform::housekeeping::purge_expired(&kit.store, kit.clock.now())
         .await

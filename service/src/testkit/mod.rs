@@ -26,6 +26,10 @@
 //!
 //! The calling crate needs `tokio` (with `macros` and `rt-multi-thread`) as a dependency.
 
+mod sql;
+
+pub use sql::Literal;
+
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -440,11 +444,10 @@ impl TestKit {
 
     /// The id of the member with this email.
     pub async fn member_id(&self, email: &str) -> String {
-        sqlx::query_scalar("SELECT id FROM members WHERE email = $1")
+        self.sql("SELECT id FROM members WHERE email = $1")
             .bind(email.to_lowercase())
-            .fetch_one(self.store.pool())
+            .text()
             .await
-            .expect("the member exists")
     }
 
     /// The invitation token of the last invitation email sent to `email`.
@@ -496,26 +499,28 @@ impl TestKit {
 
     /// Messages in the outbox for `recipient`, oldest first.
     pub async fn outbox(&self, recipient: &str) -> Vec<OutboxMessage> {
-        let rows: Vec<(String, String)> = sqlx::query_as(
-            "SELECT subject, body FROM notifications WHERE recipient = $1 \
-             ORDER BY created_at, id",
-        )
-        .bind(recipient.to_lowercase())
-        .fetch_all(self.store.pool())
-        .await
-        .expect("the outbox");
+        let rows = self
+            .sql(
+                "SELECT subject, body FROM notifications WHERE recipient = $1 \
+                 ORDER BY created_at, id",
+            )
+            .bind(recipient.to_lowercase())
+            .rows()
+            .await;
         rows.into_iter()
-            .map(|(subject, body)| OutboxMessage { subject, body })
+            .map(|row| {
+                let mut columns = row.into_iter().map(|column| column.unwrap_or_default());
+                OutboxMessage {
+                    subject: columns.next().unwrap_or_default(),
+                    body: columns.next().unwrap_or_default(),
+                }
+            })
             .collect()
     }
 
     /// A single number from the database (`SELECT COUNT(*) ...`), for checks on stored rows.
     pub async fn count(&self, sql: &'static str, bind: &str) -> i64 {
-        sqlx::query_scalar(sql)
-            .bind(bind.to_owned())
-            .fetch_one(self.store.pool())
-            .await
-            .unwrap_or_else(|error| panic!("{sql}: {error}"))
+        self.sql(sql).bind(bind).int().await
     }
 
     /// Runs `kobo ledger verify` on the kit's store and fails the test on any discrepancy.
