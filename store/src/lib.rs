@@ -19,6 +19,7 @@ pub mod notifications;
 pub mod otps;
 pub mod paging;
 pub mod roles;
+pub mod seeding;
 pub mod sessions;
 pub mod transactions;
 pub mod transfers;

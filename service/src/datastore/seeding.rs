@@ -3,6 +3,8 @@
 
 use chrono::{DateTime, Utc};
 
+pub use kobo_store::seeding::SeededCredit;
+
 use super::{Store, StoreError, Tx};
 use crate::kernel::store::{self, Backend};
 
@@ -86,22 +88,6 @@ pub async fn add_to_balance(
     .await?
     .rows_affected();
     Ok(applied == 1)
-}
-
-/// One seeded inbound credit, its ids and place chosen by the caller.
-#[derive(Clone, Debug)]
-pub struct SeededCredit<'a> {
-    pub business_id: &'a str,
-    pub account_id: &'a str,
-    pub settlement_account_id: &'a str,
-    pub entry_id: String,
-    pub posting_ids: [String; 2],
-    pub id: String,
-    pub sequence: i64,
-    pub reference: String,
-    pub narration: String,
-    pub amount: i64,
-    pub at: DateTime<Utc>,
 }
 
 /// Runs `INSERT INTO <table> (<columns>) VALUES ...` for `rows` (each as many values as
