@@ -594,3 +594,36 @@ pub(crate) fn contains_pattern(needle: &str) -> String {
     pattern.push('%');
     pattern
 }
+
+/// `values` as a JSON array of strings, bound as one parameter and read with `json_each`: a
+/// list of any length in a static statement.
+pub(crate) fn json_array<'a>(values: impl IntoIterator<Item = &'a str>) -> String {
+    let mut json = String::from("[");
+    for (index, value) in values.into_iter().enumerate() {
+        if index > 0 {
+            json.push(',');
+        }
+        json_string(&mut json, value);
+    }
+    json.push(']');
+    json
+}
+
+/// Appends `value` to `json` as a JSON string.
+pub(crate) fn json_string(json: &mut String, value: &str) {
+    json.push('"');
+    for c in value.chars() {
+        match c {
+            '"' => json.push_str("\\\""),
+            '\\' => json.push_str("\\\\"),
+            c if (c as u32) < 0x20 => json.push_str(&format!("\\u{:04x}", c as u32)),
+            c => json.push(c),
+        }
+    }
+    json.push('"');
+}
+
+/// What lists share.
+pub mod paging {
+    pub use kobo_store::paging::Cursor;
+}
