@@ -1957,3 +1957,509 @@ async fn seeding_loads_credits_in_bulk() {
     assert_eq!(newest[0].created_at, start + Duration::seconds(1_499));
     assert_eq!(newest[0].originator_bank_code.as_deref(), Some("000013"));
 }
+
+/// The migrations as today's release embeds them (the service's own copies).
+static RELEASED: sqlx::migrate::Migrator = sqlx::migrate!("../service/migrations");
+
+/// Rows as today's release writes them (fixed-width RFC 3339 text times, SMALLINT flags, UUID
+/// text ids), for [`a_database_of_todays_release_reads_back_unchanged`].
+const RELEASED_ROWS: &str = r#"
+INSERT INTO businesses (id, name, status, client_id, client_secret_hash, created_at, updated_at,
+  daily_transfer_limit, secret_issued_by)
+VALUES ('11111111-1111-4111-8111-111111111111', 'Old Bank Ltd', 'active', 'kobo_test_old',
+  'secret-hash', '2026-10-01T08:00:00.000000Z', '2026-10-01T08:00:00.000000Z', 900000, NULL);
+INSERT INTO roles (id, business_id, name, name_key, description, permission_codes, is_built_in,
+  created_at, updated_at)
+VALUES ('22222222-2222-4222-8222-222222222222', NULL, 'Owner', 'owner', 'Everything',
+  '["transfers.create","transfers.approve"]', 1, '2026-10-01T00:00:00.000000Z',
+  '2026-10-01T00:00:00.000000Z');
+INSERT INTO members (id, business_id, email, first_name, last_name, role_id, password_hash,
+  is_active, invitation_status, last_login, date_joined, created_at, updated_at)
+VALUES ('33333333-3333-4333-8333-333333333333', '11111111-1111-4111-8111-111111111111',
+  'owner@old.example', 'Olu', 'Wale', '22222222-2222-4222-8222-222222222222', 'argon2id$x', 1,
+  'accepted', '2026-10-02T09:30:00.123456Z', '2026-10-01T08:00:00.000000Z',
+  '2026-10-01T08:00:00.000000Z', '2026-10-01T08:00:00.000000Z'),
+  ('44444444-4444-4444-8444-444444444444', '11111111-1111-4111-8111-111111111111',
+  'checker@old.example', 'Chi', 'Eze', '22222222-2222-4222-8222-222222222222', NULL, 0,
+  'pending', NULL, '2026-10-03T08:00:00.000000Z', '2026-10-03T08:00:00.000000Z',
+  '2026-10-03T08:00:00.000000Z');
+INSERT INTO invitations (id, business_id, member_id, token_hash, expires_at, used_at, revoked_at,
+  created_at)
+VALUES ('55555555-5555-4555-8555-555555555555', '11111111-1111-4111-8111-111111111111',
+  '44444444-4444-4444-8444-444444444444', 'token-hash', '2026-10-10T08:00:00.000000Z', NULL,
+  NULL, '2026-10-03T08:00:00.000000Z');
+INSERT INTO sessions (id, business_id, family, member_id, ip_address, created_at, expires_at,
+  revoked_at)
+VALUES ('66666666-6666-4666-8666-666666666666', '11111111-1111-4111-8111-111111111111',
+  'dashboard', '33333333-3333-4333-8333-333333333333', '10.1.1.1',
+  '2026-10-02T09:30:00.123456Z', '2026-10-02T10:30:00.123456Z', NULL);
+INSERT INTO accounts (id, business_id, account_number, account_name, account_type, account_class,
+  status, parent_account_id, created_at, updated_at, balance, last_balance_update, customer_id)
+VALUES ('77777777-7777-4777-8777-777777777777', '11111111-1111-4111-8111-111111111111',
+  '2000000001', 'Old Bank Ltd', 'pool', 'primary', 'active', NULL,
+  '2026-10-01T08:00:00.000000Z', '2026-10-04T10:00:00.000000Z', 48000,
+  '2026-10-04T10:00:00.000000Z', NULL),
+  ('88888888-8888-4888-8888-888888888888', '11111111-1111-4111-8111-111111111111',
+  '2000000002', 'Savings pot', 'virtual', 'secondary', 'blocked',
+  '77777777-7777-4777-8777-777777777777', '2026-10-01T09:00:00.000000Z',
+  '2026-10-01T09:00:00.000000Z', 0, NULL, NULL);
+INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at, last_posted_micros)
+VALUES ('11111111-1111-4111-8111-111111111111', 3, '2026-10-04T10:00:00.000000Z', NULL);
+INSERT INTO journal_entries (id, business_id, kind, created_at)
+VALUES ('e0000000-0000-4000-8000-000000000001', '11111111-1111-4111-8111-111111111111',
+  'inbound_credit', '2026-10-04T09:00:00.000000Z'),
+  ('e0000000-0000-4000-8000-000000000002', '11111111-1111-4111-8111-111111111111', 'transfer',
+  '2026-10-04T10:00:00.000000Z'),
+  ('e0000000-0000-4000-8000-000000000003', '11111111-1111-4111-8111-111111111111', 'hold',
+  '2026-10-04T10:00:00.000000Z');
+INSERT INTO postings (id, entry_id, account_id, amount, created_at) VALUES
+  ('p0000000-0000-4000-8000-000000000001', 'e0000000-0000-4000-8000-000000000001',
+   '00000000-0000-4000-8000-000000000001', -60000, '2026-10-04T09:00:00.000000Z'),
+  ('p0000000-0000-4000-8000-000000000002', 'e0000000-0000-4000-8000-000000000001',
+   '77777777-7777-4777-8777-777777777777', 60000, '2026-10-04T09:00:00.000000Z'),
+  ('p0000000-0000-4000-8000-000000000003', 'e0000000-0000-4000-8000-000000000002',
+   '77777777-7777-4777-8777-777777777777', -7000, '2026-10-04T10:00:00.000000Z'),
+  ('p0000000-0000-4000-8000-000000000004', 'e0000000-0000-4000-8000-000000000002',
+   '00000000-0000-4000-8000-000000000002', 7000, '2026-10-04T10:00:00.000000Z'),
+  ('p0000000-0000-4000-8000-000000000005', 'e0000000-0000-4000-8000-000000000003',
+   '77777777-7777-4777-8777-777777777777', -5000, '2026-10-04T10:00:00.000000Z'),
+  ('p0000000-0000-4000-8000-000000000006', 'e0000000-0000-4000-8000-000000000003',
+   '00000000-0000-4000-8000-000000000004', 5000, '2026-10-04T10:00:00.000000Z');
+INSERT INTO transactions (id, business_id, account_id, entry_id, sequence, reference_number,
+  transaction_type, category, status, channel, amount, narration, narration_key, session_id,
+  originator_account_number, originator_account_name, originator_bank_code,
+  originator_bank_name, created_at)
+VALUES ('a0000000-0000-4000-8000-000000000001', '11111111-1111-4111-8111-111111111111',
+  '77777777-7777-4777-8777-777777777777', 'e0000000-0000-4000-8000-000000000001', 1,
+  'CR0001', 'credit', 'collection', 'success', 'nip', 60000, 'School fees',
+  'school fees cr0001', 'NIPSESSION1', '0123456789', 'Parent', '000013', 'GTBank',
+  '2026-10-04T09:00:00.000000Z'),
+  ('a0000000-0000-4000-8000-000000000002', '11111111-1111-4111-8111-111111111111',
+  '77777777-7777-4777-8777-777777777777', 'e0000000-0000-4000-8000-000000000002', 2,
+  'TR0001', 'debit', 'transfer', 'success', 'nip', 7000, 'Rent', 'rent tr0001', 'NIPSESSION2',
+  NULL, NULL, NULL, NULL, '2026-10-04T10:00:00.000000Z'),
+  ('a0000000-0000-4000-8000-000000000003', '11111111-1111-4111-8111-111111111111',
+  '77777777-7777-4777-8777-777777777777', 'e0000000-0000-4000-8000-000000000003', 3,
+  'TR0002', 'debit', 'transfer', 'pending', 'nip', 5000, 'Supplies', 'supplies tr0002', NULL,
+  NULL, NULL, NULL, NULL, '2026-10-04T10:00:00.000000Z');
+INSERT INTO settlements (id, business_id, account_id, reference, amount, status, settlement_date,
+  created_at)
+VALUES ('a0000000-0000-4000-8000-000000000001', '11111111-1111-4111-8111-111111111111',
+  '77777777-7777-4777-8777-777777777777', 'CR0001', 60000, 'success',
+  '2026-10-04T09:00:00.000000Z', '2026-10-04T09:00:00.000000Z');
+INSERT INTO transfers (id, business_id, reference_number, reference, source_account_id,
+  beneficiary_account_number, beneficiary_account_name, beneficiary_account_id, bank_code,
+  bank_name, transfer_type, amount, fee, vat, narration, transfer_status, approval_status,
+  session_id, failure_reason, reversal_reference_number, debit_transaction_id,
+  fee_transaction_id, initiated_by, initiated_via, reviewed_by, expires_at, day, submitted,
+  attempts, next_attempt_at, lease_until, created_at, updated_at, credential_issued_by)
+VALUES ('t0000000-0000-4000-8000-000000000001', '11111111-1111-4111-8111-111111111111', 'TR0001',
+  'rent-october', '77777777-7777-4777-8777-777777777777', '0987654321', 'Landlord', NULL,
+  '000013', 'GTBank', 'inter', 7000, 0, 0, 'Rent', 'success', 'not_required', 'NIPSESSION2',
+  NULL, NULL, 'a0000000-0000-4000-8000-000000000002', NULL,
+  '33333333-3333-4333-8333-333333333333', 'dashboard', NULL, NULL, '2026-10-04', 1, 1, NULL,
+  NULL, '2026-10-04T10:00:00.000000Z', '2026-10-04T10:00:05.000000Z', NULL),
+  ('t0000000-0000-4000-8000-000000000002', '11111111-1111-4111-8111-111111111111', 'TR0002',
+  NULL, '77777777-7777-4777-8777-777777777777', '1122334455', 'Supplier', NULL, '000016',
+  'First Bank', 'inter', 5000, 0, 0, 'Supplies', 'pending_approval', 'awaiting_approval', NULL,
+  NULL, NULL, 'a0000000-0000-4000-8000-000000000003', NULL,
+  '33333333-3333-4333-8333-333333333333', 'integration', NULL, '2026-10-05T10:00:00.000000Z',
+  '2026-10-04', 0, 0, NULL, NULL, '2026-10-04T10:00:00.000000Z',
+  '2026-10-04T10:00:00.000000Z', '33333333-3333-4333-8333-333333333333');
+INSERT INTO webhook_configurations (id, business_id, url, is_active, ip_whitelist, event_types,
+  secret, previous_secret, previous_secret_expires_at, created_at, updated_at)
+VALUES ('99999999-9999-4999-8999-999999999999', '11111111-1111-4111-8111-111111111111',
+  'https://old.example/hooks', 1, '["10.0.0.0/8"]', '["transfer.success"]', 'whsec_new',
+  'whsec_old', '2026-10-06T00:00:00.000000Z', '2026-10-01T08:00:00.000000Z',
+  '2026-10-05T00:00:00.000000Z');
+INSERT INTO events (id, business_id, type, payload, created_at, delivery_status, attempts,
+  budget_start, next_attempt_at, last_attempt_at, last_response_status, last_error)
+VALUES ('f0000000-0000-4000-8000-000000000001', '11111111-1111-4111-8111-111111111111',
+  'transfer.success', '{"reference_number":"TR0001"}', '2026-10-04T10:00:05.000000Z',
+  'delivered', 2, 0, NULL, '2026-10-04T10:01:00.000000Z', 200, NULL);
+INSERT INTO webhook_attempts (id, event_id, attempted_at, url, response_status, error,
+  latency_ms, response_body)
+VALUES ('b0000000-0000-4000-8000-000000000001', 'f0000000-0000-4000-8000-000000000001',
+  '2026-10-04T10:00:06.000000Z', 'https://old.example/hooks', NULL, 'timed out', 5000, NULL),
+  ('b0000000-0000-4000-8000-000000000002', 'f0000000-0000-4000-8000-000000000001',
+  '2026-10-04T10:01:00.000000Z', 'https://old.example/hooks', 200, NULL, 35, 'ok');
+INSERT INTO daily_transfer_totals (business_id, day, amount)
+VALUES ('11111111-1111-4111-8111-111111111111', '2026-10-04', 7000);
+"#;
+
+/// A database made by today's release (the service's migrations 0001..0013, as its `sqlx`
+/// migrator recorded them, and rows as it wrote them) is opened by this crate's store, whose
+/// migrations are byte-identical (so `migrate` finds nothing to do and no checksum differs),
+/// and every row reads back unchanged.
+#[tokio::test]
+async fn a_database_of_todays_release_reads_back_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = Store::sqlite_url_in(dir.path()).unwrap();
+    {
+        let options: sqlx::sqlite::SqliteConnectOptions = url.parse().unwrap();
+        let pool = sqlx::SqlitePool::connect_with(options.foreign_keys(true))
+            .await
+            .unwrap();
+        RELEASED.run(&pool).await.unwrap();
+        sqlx::raw_sql(RELEASED_ROWS).execute(&pool).await.unwrap();
+        pool.close().await;
+    }
+    let store = Store::connect(&url).await.unwrap();
+    store.migrate().await.expect("the release's migrations are ours");
+    let applied: Vec<(i64, Vec<u8>)> =
+        sqlx::query_as("SELECT version, checksum FROM _sqlx_migrations ORDER BY version")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    let ours: Vec<(i64, Vec<u8>)> = kobo_store_sqlite::MIGRATOR
+        .iter()
+        .map(|m| (m.version, m.checksum.to_vec()))
+        .collect();
+    assert_eq!(applied, ours);
+
+    let business = "11111111-1111-4111-8111-111111111111";
+    let found = businesses::find(&store, "kobo_test_old")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        found,
+        businesses::Business {
+            id: business.into(),
+            name: "Old Bank Ltd".into(),
+            status: "active".into(),
+            client_id: "kobo_test_old".into(),
+            created_at: at("2026-10-01T08:00:00Z"),
+        }
+    );
+
+    let main = accounts::find_by_id(&store, "77777777-7777-4777-8777-777777777777")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        main,
+        accounts::AccountRow {
+            id: "77777777-7777-4777-8777-777777777777".into(),
+            account_number: "2000000001".into(),
+            account_name: "Old Bank Ltd".into(),
+            account_type: "pool".into(),
+            account_class: "primary".into(),
+            status: "active".into(),
+            balance: 48_000,
+            last_balance_update: Some(at("2026-10-04T10:00:00Z")),
+            parent_account_number: None,
+            customer_id: None,
+            created_at: at("2026-10-01T08:00:00Z"),
+        }
+    );
+    let listed = accounts::list(&store, business, &Default::default(), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0].status, "blocked");
+    assert_eq!(listed[0].parent_account_number.as_deref(), Some("2000000001"));
+    assert_eq!(listed[1], main);
+
+    let transactions = transactions::list(
+        &store,
+        transactions::Listing::Transactions,
+        business,
+        &Default::default(),
+        &transactions::Window {
+            size: 10,
+            cursor: None,
+            offset: None,
+        },
+    )
+    .await
+    .unwrap();
+    let references: Vec<_> = transactions
+        .iter()
+        .map(|t| t.reference_number.as_str())
+        .collect();
+    assert_eq!(references, ["TR0002", "TR0001", "CR0001"]);
+    assert_eq!(
+        transactions[2],
+        transactions::TransactionRow {
+            id: "a0000000-0000-4000-8000-000000000001".parse().unwrap(),
+            reference_number: "CR0001".into(),
+            transaction_type: "credit".into(),
+            category: "collection".into(),
+            status: "success".into(),
+            channel: "nip".into(),
+            amount: 60_000,
+            narration: "School fees".into(),
+            session_id: Some("NIPSESSION1".into()),
+            originator_account_number: Some("0123456789".into()),
+            originator_account_name: Some("Parent".into()),
+            originator_bank_code: Some("000013".into()),
+            originator_bank_name: Some("GTBank".into()),
+            created_at: at("2026-10-04T09:00:00Z"),
+            account_number: "2000000001".into(),
+            account_name: "Old Bank Ltd".into(),
+        }
+    );
+    let settlements = transactions::list(
+        &store,
+        transactions::Listing::Settlements,
+        business,
+        &Default::default(),
+        &transactions::Window {
+            size: 10,
+            cursor: None,
+            offset: None,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(settlements, transactions[2..]);
+
+    let settled = transfers::find(&store, business, transfers::Lookup::Reference("rent-october"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        settled,
+        transfers::TransferRow {
+            id: "t0000000-0000-4000-8000-000000000001".into(),
+            reference_number: "TR0001".into(),
+            reference: Some("rent-october".into()),
+            amount: 7_000,
+            fee: 0,
+            vat: 0,
+            transfer_status: "success".into(),
+            approval_status: "not_required".into(),
+            transfer_type: "inter".into(),
+            source_account_number: "2000000001".into(),
+            beneficiary_account_number: "0987654321".into(),
+            beneficiary_account_name: "Landlord".into(),
+            bank_code: "000013".into(),
+            bank_name: "GTBank".into(),
+            narration: "Rent".into(),
+            session_id: Some("NIPSESSION2".into()),
+            failure_reason: None,
+            reversal_reference_number: None,
+            initiated_by: "33333333-3333-4333-8333-333333333333".into(),
+            initiated_via: "dashboard".into(),
+            reviewed_by: None,
+            expires_at: None,
+            created_at: at("2026-10-04T10:00:00Z"),
+            updated_at: at("2026-10-04T10:00:05Z"),
+        }
+    );
+    let held = transfers::held(&store, business, "TR0002")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        held,
+        transfers::HeldRow {
+            id: "t0000000-0000-4000-8000-000000000002".into(),
+            business_id: business.into(),
+            source_account_id: "77777777-7777-4777-8777-777777777777".into(),
+            beneficiary_account_id: None,
+            beneficiary_account_number: "1122334455".into(),
+            beneficiary_account_name: "Supplier".into(),
+            bank_code: "000016".into(),
+            transfer_type: "inter".into(),
+            amount: 5_000,
+            fee: 0,
+            vat: 0,
+            narration: "Supplies".into(),
+            reference_number: "TR0002".into(),
+            debit_transaction_id: Some("a0000000-0000-4000-8000-000000000003".into()),
+            fee_transaction_id: None,
+            initiated_by: "33333333-3333-4333-8333-333333333333".into(),
+            credential_issued_by: Some("33333333-3333-4333-8333-333333333333".into()),
+            transfer_status: "pending_approval".into(),
+        }
+    );
+    let pending = transfers::pending_references(&store, business, None, None, 10)
+        .await
+        .unwrap();
+    assert_eq!(pending, ["TR0002"]);
+    assert_eq!(
+        transfers::find(&store, business, transfers::Lookup::Id(&held.id))
+            .await
+            .unwrap()
+            .unwrap()
+            .expires_at,
+        Some(at("2026-10-05T10:00:00Z"))
+    );
+
+    // The ledger of the release verifies, and its old head (no micros) advances.
+    assert_eq!(audit::postings_total(&store).await.unwrap(), 0);
+    assert!(audit::unbalanced_entries(&store).await.unwrap().is_empty());
+    assert!(audit::short_entries(&store).await.unwrap().is_empty());
+    assert!(audit::postings_to_unknown_accounts(&store)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(audit::transactions_without_posting(&store)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(audit::daily_totals_astray(&store).await.unwrap().is_empty());
+    let balances = audit::account_balances(&store).await.unwrap();
+    let pool = balances
+        .iter()
+        .find(|b| b.account_number == "2000000001")
+        .unwrap();
+    assert_eq!((pool.balance, pool.posted), (48_000, 48_000));
+    let mut tx = store.begin().await.unwrap();
+    let heads = ledger::advance_heads(&mut tx, &[(business, 1)], at("2026-10-05T00:00:00Z"))
+        .await
+        .unwrap();
+    assert_eq!(heads[0].last_sequence, 4);
+    assert_eq!(heads[0].last_posted_micros, None);
+    assert_eq!(heads[0].last_posted_at, at("2026-10-04T10:00:00Z"));
+    tx.rollback().await.unwrap();
+
+    let endpoint = webhook_endpoints::find_endpoint(&store, business)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        endpoint,
+        webhook_endpoints::Endpoint {
+            url: "https://old.example/hooks".into(),
+            is_active: true,
+            ip_whitelist: vec!["10.0.0.0/8".into()],
+            event_types: vec!["transfer.success".into()],
+            secret: "whsec_new".into(),
+            previous_secret: Some("whsec_old".into()),
+            previous_secret_expires_at: Some(at("2026-10-06T00:00:00Z")),
+        }
+    );
+    let configuration = webhook_endpoints::find(&store, business)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(configuration.updated_at, at("2026-10-05T00:00:00Z"));
+    let delivery = events::find_delivery(
+        &store,
+        business,
+        "f0000000-0000-4000-8000-000000000001",
+        at("2026-10-01T00:00:00Z"),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(
+        delivery,
+        events::Delivery {
+            id: "f0000000-0000-4000-8000-000000000001".into(),
+            kind: "transfer.success".into(),
+            payload: r#"{"reference_number":"TR0001"}"#.into(),
+            created_at: at("2026-10-04T10:00:05Z"),
+            delivery_status: "delivered".into(),
+            attempts: 2,
+            budget_start: 0,
+            next_attempt_at: None,
+            last_attempt_at: Some(at("2026-10-04T10:01:00Z")),
+            last_response_status: Some(200),
+            last_error: None,
+        }
+    );
+    let attempts = events::newest_attempts(&store, &[delivery.id.clone()], 5)
+        .await
+        .unwrap();
+    assert_eq!(
+        attempts,
+        [
+            events::Attempt {
+                event_id: delivery.id.clone(),
+                attempted_at: at("2026-10-04T10:01:00Z"),
+                response_status: Some(200),
+                error: None,
+                latency_ms: 35,
+                response_body: Some("ok".into()),
+            },
+            events::Attempt {
+                event_id: delivery.id.clone(),
+                attempted_at: at("2026-10-04T10:00:06Z"),
+                response_status: None,
+                error: Some("timed out".into()),
+                latency_ms: 5_000,
+                response_body: None,
+            },
+        ]
+    );
+
+    let session = sessions::find_for_token(&store, "66666666-6666-4666-8666-666666666666")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        session,
+        sessions::Authenticated {
+            business_id: business.into(),
+            family: "dashboard".into(),
+            member_id: Some("33333333-3333-4333-8333-333333333333".into()),
+            expires_at: at("2026-10-02T10:30:00.123456Z"),
+            revoked_at: None,
+            member: Some(sessions::SessionMember {
+                email: "owner@old.example".into(),
+                first_name: "Olu".into(),
+                last_name: "Wale".into(),
+                role_id: "22222222-2222-4222-8222-222222222222".into(),
+                is_active: true,
+                permission_codes: Some(r#"["transfers.create","transfers.approve"]"#.into()),
+            }),
+            business_status: "active".into(),
+            client_id: "kobo_test_old".into(),
+            secret_issued_by: None,
+        }
+    );
+    let profile = members::profile(&store, "33333333-3333-4333-8333-333333333333", business)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        profile.member,
+        members::Member {
+            id: "33333333-3333-4333-8333-333333333333".parse().unwrap(),
+            email: "owner@old.example".into(),
+            first_name: "Olu".into(),
+            last_name: "Wale".into(),
+            role_id: "22222222-2222-4222-8222-222222222222".parse().unwrap(),
+            role_name: "Owner".into(),
+            is_active: true,
+            invitation_status: "accepted".into(),
+            last_login: Some(at("2026-10-02T09:30:00.123456Z")),
+            date_joined: at("2026-10-01T08:00:00Z"),
+            created_at: at("2026-10-01T08:00:00Z"),
+            invitation_expires_at: None,
+        }
+    );
+    assert!(profile.role.is_built_in);
+    assert_eq!(profile.business, found);
+    let invited = members::find(&store, business, "44444444-4444-4444-8444-444444444444")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!invited.is_active);
+    assert_eq!(invited.invitation_expires_at, Some(at("2026-10-10T08:00:00Z")));
+    let invitation = invitations::find_by_token_hash(&store, "token-hash")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(invitation.email, "checker@old.example");
+    assert_eq!(invitation.expires_at, at("2026-10-10T08:00:00Z"));
+    let memberships = members::memberships(&store, "owner@old.example", "kobo_test_", None, 5)
+        .await
+        .unwrap();
+    assert_eq!(memberships.len(), 1);
+    assert_eq!(memberships[0].password_hash.as_deref(), Some("argon2id$x"));
+    assert!(memberships[0].is_active);
+
+    // And it takes writes as the release's did.
+    let mut tx = store.begin().await.unwrap();
+    assert!(
+        accounts::set_status(&mut tx, "88888888-8888-4888-8888-888888888888", "blocked", "active")
+            .await
+            .unwrap()
+    );
+    tx.commit().await.unwrap();
+}
