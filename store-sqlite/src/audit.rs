@@ -73,7 +73,10 @@ pub async fn unbalanced_entries(store: &Store) -> Result<Vec<(String, i64)>, Sto
     )
     .fetch_all(store.pool())
     .await?;
-    Ok(rows.into_iter().map(|row| (row.entry_id, row.total)).collect())
+    Ok(rows
+        .into_iter()
+        .map(|row| (row.entry_id, row.total))
+        .collect())
 }
 
 /// The sum of every posting (kobo): zero in a sound ledger.
@@ -99,7 +102,10 @@ pub async fn postings_to_unknown_accounts(
     )
     .fetch_all(store.pool())
     .await?;
-    Ok(rows.into_iter().map(|row| (row.id, row.account_id)).collect())
+    Ok(rows
+        .into_iter()
+        .map(|row| (row.id, row.account_id))
+        .collect())
 }
 
 /// The reference numbers of transactions (not `failed`) whose entry has no posting of their

@@ -7,8 +7,8 @@
 use chrono::{DateTime, Utc};
 
 use crate::batch::{Batch, NewEvent, Write};
-use crate::{first_rows, json_array, new_id, optional_time, timestamp, Store, StoreError, Tx};
 use crate::NO_TIME_BOUND;
+use crate::{first_rows, json_array, new_id, optional_time, timestamp, Store, StoreError, Tx};
 pub use kobo_store::events::{
     Attempt, AttemptMade, Delivery, DeliveryFilter, Due, Pending, ToSend,
 };
@@ -116,11 +116,12 @@ pub async fn list_deliveries(
              last_attempt_at AS "last_attempt_at: DateTime<Utc>",
              last_response_status, last_error
            FROM events
-           WHERE business_id = ?1 AND created_at >= ?2
+           WHERE business_id = ?1
+             AND (created_at, id) < (COALESCE(?7, ?9), COALESCE(?8, ''))
+             AND created_at >= ?2
              AND created_at >= COALESCE(?3, '') AND created_at < COALESCE(?4, ?9)
              AND (?5 IS NULL OR delivery_status = ?5)
              AND (?6 IS NULL OR type = ?6)
-             AND (created_at, id) < (COALESCE(?7, ?9), COALESCE(?8, ''))
            ORDER BY created_at DESC, id DESC"#,
         filter.business_id,
         since,

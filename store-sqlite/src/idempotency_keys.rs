@@ -111,12 +111,9 @@ pub(crate) async fn write_answer(tx: &mut Tx, answer: Answer) -> Result<(), Stor
 /// `idempotency_keys_created`.
 pub async fn purge_expired(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
     let cutoff = timestamp(cutoff);
-    let deleted = sqlx::query!(
-        "DELETE FROM idempotency_keys WHERE created_at < ?1",
-        cutoff
-    )
-    .execute(store.pool())
-    .await?
-    .rows_affected();
+    let deleted = sqlx::query!("DELETE FROM idempotency_keys WHERE created_at < ?1", cutoff)
+        .execute(store.pool())
+        .await?
+        .rows_affected();
     Ok(deleted)
 }

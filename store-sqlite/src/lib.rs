@@ -373,7 +373,9 @@ impl Store {
 
     /// Checks that the database answers (for `/readyz`).
     pub async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query!("SELECT 1 AS one").fetch_one(&self.pool).await?;
+        sqlx::query!("SELECT 1 AS one")
+            .fetch_one(&self.pool)
+            .await?;
         Ok(())
     }
 }
@@ -626,4 +628,123 @@ pub(crate) fn json_string(json: &mut String, value: &str) {
 /// What lists share.
 pub mod paging {
     pub use kobo_store::paging::Cursor;
+}
+
+/// The plans of the compiled statements themselves: each is read from the offline data
+/// (`.sqlx/`, which `prepare --check` keeps equal to the code) and explained on a fresh store.
+#[cfg(test)]
+mod plans {
+    use super::*;
+
+    /// Every compiled statement whose text contains each of `needles` and none of `absent`.
+    fn statements(needles: &[&str], absent: &[&str]) -> Vec<String> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(".sqlx");
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            let data: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let query = data["query"].as_str().unwrap().to_owned();
+            if needles.iter().all(|n| query.contains(n))
+                && !absent.iter().any(|a| query.contains(a))
+            {
+                found.push(query);
+            }
+        }
+        found.sort();
+        found
+    }
+
+    /// SQLite's plan for `sql`, one step a line, its parameters bound as in a first page: the
+    /// business (`?1`), then nothing (`NULL`).
+    async fn plan(store: &Store, sql: &str) -> String {
+        let parameters = (1..=20)
+            .rev()
+            .find(|n| sql.contains(&format!("?{n}")))
+            .unwrap_or(0);
+        let explain = format!("EXPLAIN QUERY PLAN {sql}");
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(explain)).bind("business");
+        for _ in 1..parameters {
+            query = query.bind(None::<String>);
+        }
+        let rows = query.fetch_all(store.pool()).await.unwrap();
+        rows.iter()
+            .map(|row| sqlx::Row::try_get::<String, _>(row, "detail").unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// A page of the business's transactions (or settlements) reads `transactions_keyset` in
+    /// order, and one account's page `transactions_account_keyset`: no sort, the static filters
+    /// notwithstanding.
+    #[tokio::test]
+    async fn transaction_pages_read_their_keyset_index_in_order() {
+        let (_dir, store) = Store::temporary_sqlite().await;
+        store.migrate().await.unwrap();
+        let pages = statements(
+            &["ORDER BY t.created_at DESC, t.id DESC"],
+            &["FROM transfers t"],
+        );
+        assert_eq!(pages.len(), 4, "{pages:#?}");
+        for sql in pages {
+            let plan = plan(&store, &sql).await;
+            let index = if sql.contains("o.account_number") {
+                "transactions_account_keyset"
+            } else {
+                "transactions_keyset"
+            };
+            assert!(plan.contains(index), "{sql}\n{plan}");
+            // The cursor is the index range's upper end: a later page starts at its place.
+            assert!(plan.contains("(created_at,id)<(?,?)"), "{sql}\n{plan}");
+            assert!(!plan.contains("TEMP B-TREE"), "{sql}\n{plan}");
+        }
+    }
+
+    /// The business's accounts, transfers, events and log entries: the same, each through its
+    /// `(business_id, created_at, id)` index.
+    #[tokio::test]
+    async fn keyset_lists_read_their_index_in_order() {
+        let (_dir, store) = Store::temporary_sqlite().await;
+        store.migrate().await.unwrap();
+        for (order, index) in [
+            (
+                "ORDER BY a.created_at DESC, a.id DESC",
+                "accounts_business_created",
+            ),
+            ("FROM transfers t JOIN accounts a", "transfers_keyset"),
+            ("FROM events\n", "events_business"),
+            ("FROM activity_logs", "activity_logs_keyset"),
+            ("FROM audit_logs", "audit_logs_keyset"),
+        ] {
+            let lists = statements(&[order, "created_at DESC, "], &["WITH chosen"]);
+            assert_eq!(lists.len(), 1, "{order}: {lists:#?}");
+            let plan = plan(&store, &lists[0]).await;
+            assert!(plan.contains(index), "{}\n{plan}", lists[0]);
+            assert!(
+                plan.contains("(created_at,id)<(?,?)"),
+                "{}\n{plan}",
+                lists[0]
+            );
+            assert!(!plan.contains("TEMP B-TREE"), "{}\n{plan}", lists[0]);
+        }
+    }
+
+    /// SQLite has no statistics (nothing runs ANALYZE), so it picks among equally good-looking
+    /// indexes by their shape: with `postings_entry` and `postings_account` it took the
+    /// account's, and `kobo ledger verify` read every posting of an account for each of its
+    /// transactions. Migration 0009.
+    #[tokio::test]
+    async fn each_transaction_finds_its_posting_by_entry_and_account() {
+        let (_dir, store) = Store::temporary_sqlite().await;
+        store.migrate().await.unwrap();
+        let sql = statements(
+            &["SELECT t.reference_number FROM transactions t WHERE t.status"],
+            &[],
+        );
+        assert_eq!(sql.len(), 1);
+        let plan = plan(&store, &sql[0]).await;
+        assert!(
+            plan.contains("postings_entry_account (entry_id=? AND account_id=?)"),
+            "{plan}"
+        );
+    }
 }

@@ -128,6 +128,7 @@ pub async fn list_activity(
              request_id, created_at AS "created_at: DateTime<Utc>"
            FROM activity_logs
            WHERE business_id = ?1
+             AND (created_at, id) < (COALESCE(?9, ?11), COALESCE(?10, ''))
              AND (?2 IS NULL OR status = ?2)
              AND (?3 IS NULL OR method = ?3)
              AND (?4 IS NULL OR endpoint = ?4)
@@ -135,7 +136,6 @@ pub async fn list_activity(
              AND created_at >= COALESCE(?6, '') AND created_at < COALESCE(?7, ?11)
              AND (?8 IS NULL OR LOWER(endpoint) LIKE ?8 ESCAPE '\'
                OR LOWER(message) LIKE ?8 ESCAPE '\' OR LOWER(ip_address) LIKE ?8 ESCAPE '\')
-             AND (created_at, id) < (COALESCE(?9, ?11), COALESCE(?10, ''))
            ORDER BY created_at DESC, id DESC"#,
         filter.business_id,
         filter.status,
@@ -200,12 +200,12 @@ pub async fn list_audit(
              target_type, target_id, request_id, created_at AS "created_at: DateTime<Utc>"
            FROM audit_logs
            WHERE business_id = ?1
+             AND (created_at, id) < (COALESCE(?7, ?9), COALESCE(?8, ''))
              AND created_at >= COALESCE(?2, '') AND created_at < COALESCE(?3, ?9)
              AND (?4 IS NULL OR action = ?4)
              AND (?5 IS NULL OR user_id = ?5)
              AND (?6 IS NULL OR LOWER(action) LIKE ?6 ESCAPE '\'
                OR LOWER(user_name) LIKE ?6 ESCAPE '\' OR LOWER(ip_address) LIKE ?6 ESCAPE '\')
-             AND (created_at, id) < (COALESCE(?7, ?9), COALESCE(?8, ''))
            ORDER BY created_at DESC, id DESC"#,
         filter.business_id,
         from,

@@ -201,12 +201,8 @@ pub async fn custom_names(store: &Store) -> Result<Vec<RoleName>, StoreError> {
 /// Sets the comparison key of the role `id`, on the pool ([`StoreError::Conflict`] when it is
 /// another role's).
 pub async fn set_name_key(store: &Store, id: &str, name_key: &str) -> Result<(), StoreError> {
-    sqlx::query!(
-        "UPDATE roles SET name_key = ?2 WHERE id = ?1",
-        id,
-        name_key
-    )
-    .execute(store.pool())
-    .await?;
+    sqlx::query!("UPDATE roles SET name_key = ?2 WHERE id = ?1", id, name_key)
+        .execute(store.pool())
+        .await?;
     Ok(())
 }

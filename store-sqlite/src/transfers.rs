@@ -17,7 +17,9 @@ pub async fn find(
     lookup: Lookup<'_>,
 ) -> Result<Option<TransferRow>, StoreError> {
     Ok(match lookup {
-        Lookup::Id(key) => on!(conn, sqlx::query_as!(
+        Lookup::Id(key) => on!(
+            conn,
+            sqlx::query_as!(
                 TransferRow,
                 r#"SELECT t.id AS "id!", t.reference_number, t.reference, t.amount, t.fee, t.vat,
              t.transfer_status, t.approval_status, t.transfer_type,
@@ -30,9 +32,12 @@ pub async fn find(
            WHERE t.business_id = ?1 AND t.id = ?2"#,
                 business_id,
                 key
-            ), fetch_optional)?,
-        Lookup::ReferenceNumber(key) => {
-            on!(conn, sqlx::query_as!(
+            ),
+            fetch_optional
+        )?,
+        Lookup::ReferenceNumber(key) => on!(
+            conn,
+            sqlx::query_as!(
                 TransferRow,
                 r#"SELECT t.id AS "id!", t.reference_number, t.reference, t.amount, t.fee, t.vat,
              t.transfer_status, t.approval_status, t.transfer_type,
@@ -45,9 +50,12 @@ pub async fn find(
            WHERE t.business_id = ?1 AND t.reference_number = ?2"#,
                 business_id,
                 key
-            ), fetch_optional)?
-        }
-        Lookup::Reference(key) => on!(conn, sqlx::query_as!(
+            ),
+            fetch_optional
+        )?,
+        Lookup::Reference(key) => on!(
+            conn,
+            sqlx::query_as!(
                 TransferRow,
                 r#"SELECT t.id AS "id!", t.reference_number, t.reference, t.amount, t.fee, t.vat,
              t.transfer_status, t.approval_status, t.transfer_type,
@@ -60,7 +68,9 @@ pub async fn find(
            WHERE t.business_id = ?1 AND t.reference = ?2"#,
                 business_id,
                 key
-            ), fetch_optional)?,
+            ),
+            fetch_optional
+        )?,
     })
 }
 
@@ -161,11 +171,11 @@ pub async fn list(
            WHERE t.business_id = ?1
              AND (?2 IS NULL OR t.transfer_status = ?2)
              AND (?3 IS NULL OR t.approval_status = ?3)
+             AND (t.created_at, t.id) < (COALESCE(?9, ?11), COALESCE(?10, ''))
              AND t.created_at >= COALESCE(?4, '') AND t.created_at < COALESCE(?5, ?11)
              AND (?6 IS NULL OR a.account_number = ?6)
              AND (?7 IS NULL OR t.reference = ?7)
              AND (?8 IS NULL OR t.reference_number = ?8)
-             AND (t.created_at, t.id) < (COALESCE(?9, ?11), COALESCE(?10, ''))
            ORDER BY t.created_at DESC, t.id DESC"#,
         business_id,
         filters.transfer_status,

@@ -103,7 +103,10 @@ async fn business(store: &Store, name: &str, number: &str) -> Fixture {
 async fn businesses_round_trip() {
     let (_dir, store) = fresh().await;
     let f = business(&store, "Ada Stores", "1000000001").await;
-    let found = businesses::find(&store, &f.client_id).await.unwrap().unwrap();
+    let found = businesses::find(&store, &f.client_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(found.id, f.business);
     assert_eq!(found.status, "active");
     assert_eq!(found.created_at, at("2026-11-02T09:00:00Z"));
@@ -112,10 +115,7 @@ async fn businesses_round_trip() {
         businesses::name_of(&store, &f.business).await.unwrap(),
         "Ada Stores"
     );
-    assert_eq!(
-        businesses::status_of(&store, "nobody").await.unwrap(),
-        None
-    );
+    assert_eq!(businesses::status_of(&store, "nobody").await.unwrap(), None);
     assert_eq!(
         businesses::set_daily_transfer_limit(&store, &f.client_id, Some(5_000))
             .await
@@ -130,13 +130,21 @@ async fn businesses_round_trip() {
         ("active".to_owned(), 5_000)
     );
     assert_eq!(
-        businesses::client_id_of(&mut tx, &f.business).await.unwrap(),
+        businesses::client_id_of(&mut tx, &f.business)
+            .await
+            .unwrap(),
         f.client_id
     );
     businesses::lock(&mut tx, &f.business).await.unwrap();
-    businesses::set_client_secret(&mut tx, &f.business, "new-hash", Some(&f.member), Utc::now())
-        .await
-        .unwrap();
+    businesses::set_client_secret(
+        &mut tx,
+        &f.business,
+        "new-hash",
+        Some(&f.member),
+        Utc::now(),
+    )
+    .await
+    .unwrap();
     tx.commit().await.unwrap();
     let credentials = businesses::credentials_of_client(&store, &f.client_id)
         .await
@@ -265,32 +273,49 @@ async fn accounts_customers_and_policies_round_trip() {
     .unwrap();
     assert_eq!(changed, vec![f.main.clone()], "an overdraft is refused");
     assert_eq!(
-        accounts::balance_and_status(&mut tx, &f.main).await.unwrap(),
+        accounts::balance_and_status(&mut tx, &f.main)
+            .await
+            .unwrap(),
         Some((10_000, "active".to_owned()))
     );
-    assert!(accounts::set_status(&mut tx, &current, "active", "inactive")
-        .await
-        .unwrap());
-    assert!(!accounts::set_status(&mut tx, &current, "active", "inactive")
-        .await
-        .unwrap());
+    assert!(
+        accounts::set_status(&mut tx, &current, "active", "inactive")
+            .await
+            .unwrap()
+    );
+    assert!(
+        !accounts::set_status(&mut tx, &current, "active", "inactive")
+            .await
+            .unwrap()
+    );
     assert_eq!(
-        accounts::locked_status(&mut tx, &current).await.unwrap().as_deref(),
+        accounts::locked_status(&mut tx, &current)
+            .await
+            .unwrap()
+            .as_deref(),
         Some("inactive")
     );
     assert_eq!(
-        accounts::lock_by_number(&mut tx, "1000000002").await.unwrap(),
+        accounts::lock_by_number(&mut tx, "1000000002")
+            .await
+            .unwrap(),
         Some((current.clone(), f.business.clone()))
     );
-    assert!(approval_policies::insert(&mut tx, &f.business, true, 500, Utc::now())
-        .await
-        .unwrap());
-    assert!(!approval_policies::insert(&mut tx, &f.business, true, 1, Utc::now())
-        .await
-        .unwrap());
-    assert!(approval_policies::update(&mut tx, &f.business, Some(700), None, Utc::now())
-        .await
-        .unwrap());
+    assert!(
+        approval_policies::insert(&mut tx, &f.business, true, 500, Utc::now())
+            .await
+            .unwrap()
+    );
+    assert!(
+        !approval_policies::insert(&mut tx, &f.business, true, 1, Utc::now())
+            .await
+            .unwrap()
+    );
+    assert!(
+        approval_policies::update(&mut tx, &f.business, Some(700), None, Utc::now())
+            .await
+            .unwrap()
+    );
     tx.commit().await.unwrap();
 
     let policy = approval_policies::find(&store, &f.business)
@@ -299,7 +324,10 @@ async fn accounts_customers_and_policies_round_trip() {
         .unwrap();
     assert!(policy.is_active);
     assert_eq!(policy.min_amount, 700);
-    let contact = customers::contact(&store, &customer).await.unwrap().unwrap();
+    let contact = customers::contact(&store, &customer)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(contact.email.as_deref(), Some("c@example.com"));
     assert_eq!(contact.verified_identities, r#"["bvn"]"#);
 
@@ -622,8 +650,12 @@ async fn ledger_transactions_and_audit_round_trip() {
 
     let mut tx = store.begin().await.unwrap();
     let id = page[0].id.to_string();
-    transactions::set_status(&mut tx, &id, "reversed").await.unwrap();
-    transactions::set_session_id(&mut tx, &id, "S1").await.unwrap();
+    transactions::set_status(&mut tx, &id, "reversed")
+        .await
+        .unwrap();
+    transactions::set_session_id(&mut tx, &id, "S1")
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
 
     let activity = accounts::activity(
@@ -647,14 +679,24 @@ async fn ledger_transactions_and_audit_round_trip() {
             .unwrap(),
         3
     );
-    assert_eq!(audit::count(&store, audit::Counted::Postings).await.unwrap(), 6);
+    assert_eq!(
+        audit::count(&store, audit::Counted::Postings)
+            .await
+            .unwrap(),
+        6
+    );
     assert_eq!(
         audit::count(&store, audit::Counted::Transactions)
             .await
             .unwrap(),
         3
     );
-    assert_eq!(audit::count(&store, audit::Counted::Accounts).await.unwrap(), 1);
+    assert_eq!(
+        audit::count(&store, audit::Counted::Accounts)
+            .await
+            .unwrap(),
+        1
+    );
     assert_eq!(audit::postings_total(&store).await.unwrap(), 0);
     assert!(audit::short_entries(&store).await.unwrap().is_empty());
     assert!(audit::unbalanced_entries(&store).await.unwrap().is_empty());
@@ -731,7 +773,10 @@ fn debit(writes: &mut batch::Batch, f: &Fixture, sequence: i64, amount: i64) -> 
         writes,
         &f.business,
         "transfer",
-        &[(&f.main, -amount), ("00000000-0000-4000-8000-000000000002", amount)],
+        &[
+            (&f.main, -amount),
+            ("00000000-0000-4000-8000-000000000002", amount),
+        ],
         now,
     );
     let id = uuid::Uuid::new_v4();
@@ -772,25 +817,26 @@ async fn transfers_and_daily_totals_round_trip() {
     transfers::insert_into(&mut writes, held.clone());
     transfers::insert_into(&mut writes, sent.clone());
     batch::run(&mut tx, writes).await.unwrap();
-    assert!(daily_totals::add_within(&mut tx, &f.business, "2026-11-02", 7_000, 10_000)
-        .await
-        .unwrap());
-    assert!(!daily_totals::add_within(&mut tx, &f.business, "2026-11-02", 7_000, 10_000)
-        .await
-        .unwrap());
+    assert!(
+        daily_totals::add_within(&mut tx, &f.business, "2026-11-02", 7_000, 10_000)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !daily_totals::add_within(&mut tx, &f.business, "2026-11-02", 7_000, 10_000)
+            .await
+            .unwrap()
+    );
     assert_eq!(
         daily_totals::spent(&mut tx, &f.business, "2026-11-02")
             .await
             .unwrap(),
         Some(7_000)
     );
-    assert_eq!(
-        transfers::first_reserving(&mut tx, &f.main)
-            .await
-            .unwrap()
-            .is_some(),
-        true
-    );
+    assert!(transfers::first_reserving(&mut tx, &f.main)
+        .await
+        .unwrap()
+        .is_some());
     tx.commit().await.unwrap();
     assert!(audit::daily_totals_astray(&store).await.unwrap().is_empty());
 
@@ -865,8 +911,12 @@ async fn transfers_and_daily_totals_round_trip() {
         day: Some("2026-11-03"),
         at: at("2026-11-02T14:00:00Z"),
     };
-    assert!(transfers::review(&mut tx, &held.row.id, &review).await.unwrap());
-    assert!(!transfers::review(&mut tx, &held.row.id, &review).await.unwrap());
+    assert!(transfers::review(&mut tx, &held.row.id, &review)
+        .await
+        .unwrap());
+    assert!(!transfers::review(&mut tx, &held.row.id, &review)
+        .await
+        .unwrap());
     tx.commit().await.unwrap();
 
     let leased = transfers::lease_due(
@@ -880,7 +930,9 @@ async fn transfers_and_daily_totals_round_trip() {
     assert_eq!(leased.len(), 2);
     let rows = transfers::leased(&store, &leased).await.unwrap();
     assert_eq!(rows.len(), 2);
-    assert!(rows.iter().all(|r| !r.submitted && r.source_account_number == "1000000001"));
+    assert!(rows
+        .iter()
+        .all(|r| !r.submitted && r.source_account_number == "1000000001"));
     transfers::wait(
         &store,
         &sent.row.id,
@@ -903,7 +955,9 @@ async fn transfers_and_daily_totals_round_trip() {
             .await
             .unwrap()
     );
-    transfers::set_session_id(&mut tx, &sent.row.id, "S2").await.unwrap();
+    transfers::set_session_id(&mut tx, &sent.row.id, "S2")
+        .await
+        .unwrap();
     transfers::set_reversal(&mut tx, &sent.row.id, "declined", "REV1", None)
         .await
         .unwrap();
@@ -947,9 +1001,11 @@ async fn members_roles_invitations_and_sessions_round_trip() {
     )
     .await
     .unwrap();
-    assert!(members::email_taken(&mut tx, &f.business, "ada@example.com")
-        .await
-        .unwrap());
+    assert!(
+        members::email_taken(&mut tx, &f.business, "ada@example.com")
+            .await
+            .unwrap()
+    );
     members::insert_invited(
         &mut tx,
         &members::NewMember {
@@ -1043,7 +1099,9 @@ async fn members_roles_invitations_and_sessions_round_trip() {
     );
     let custom = roles::custom_names(&store).await.unwrap();
     assert_eq!(custom.len(), 1);
-    roles::set_name_key(&store, &f.role, "payers2").await.unwrap();
+    roles::set_name_key(&store, &f.role, "payers2")
+        .await
+        .unwrap();
 
     let invitation = invitations::find_by_token_hash(&store, "token")
         .await
@@ -1088,10 +1146,19 @@ async fn members_roles_invitations_and_sessions_round_trip() {
     };
     let ada_first = ["ada@example.com", "bola@example.com"];
     let bola_first = ["bola@example.com", "ada@example.com"];
-    assert_eq!(list(members::MemberOrder::DateJoined, false).await, bola_first);
-    assert_eq!(list(members::MemberOrder::DateJoined, true).await, ada_first);
+    assert_eq!(
+        list(members::MemberOrder::DateJoined, false).await,
+        bola_first
+    );
+    assert_eq!(
+        list(members::MemberOrder::DateJoined, true).await,
+        ada_first
+    );
     assert_eq!(list(members::MemberOrder::Email, true).await, ada_first);
-    assert_eq!(list(members::MemberOrder::FirstName, false).await, bola_first);
+    assert_eq!(
+        list(members::MemberOrder::FirstName, false).await,
+        bola_first
+    );
     assert_eq!(list(members::MemberOrder::LastName, true).await, bola_first);
 
     let mut tx = store.begin().await.unwrap();
@@ -1101,7 +1168,10 @@ async fn members_roles_invitations_and_sessions_round_trip() {
     tx.commit().await.unwrap();
     // Never logged in last, either way.
     assert_eq!(list(members::MemberOrder::LastLogin, true).await, ada_first);
-    assert_eq!(list(members::MemberOrder::LastLogin, false).await, ada_first);
+    assert_eq!(
+        list(members::MemberOrder::LastLogin, false).await,
+        ada_first
+    );
     let page = members::list(
         &store,
         &members::MemberFilter {
@@ -1176,9 +1246,11 @@ async fn members_roles_invitations_and_sessions_round_trip() {
     assert_eq!(standing.role_id, f.role);
     assert!(!standing.is_active);
     assert_eq!(standing.invitation_status, "accepted");
-    assert!(members::restore(&mut tx, &invited, &f.business, "hash3", Utc::now())
-        .await
-        .unwrap());
+    assert!(
+        members::restore(&mut tx, &invited, &f.business, "hash3", Utc::now())
+            .await
+            .unwrap()
+    );
     tx.commit().await.unwrap();
     assert_eq!(
         members::password_hash(&store, &invited, &f.business)
@@ -1264,7 +1336,12 @@ async fn otps_throttles_keys_and_notifications_round_trip() {
     otps::use_up_all_of_member(&mut tx, &f.member, now)
         .await
         .unwrap();
-    assert_eq!(otps::count_attempt(&mut tx, &f.member, now, 3).await.unwrap(), None);
+    assert_eq!(
+        otps::count_attempt(&mut tx, &f.member, now, 3)
+            .await
+            .unwrap(),
+        None
+    );
 
     assert_eq!(
         throttles::count_attempt(&mut tx, "login:ada", now, now - Duration::minutes(15))
@@ -1292,19 +1369,30 @@ async fn otps_throttles_keys_and_notifications_round_trip() {
         Some(now + Duration::minutes(5))
     );
     throttles::give_back(&mut tx, "login:ada", 5).await.unwrap();
-    assert_eq!(throttles::locked_until(&mut tx, "login:ada").await.unwrap(), None);
+    assert_eq!(
+        throttles::locked_until(&mut tx, "login:ada").await.unwrap(),
+        None
+    );
     throttles::give_back(&mut tx, "login:ada", 5).await.unwrap();
-    throttles::delete_if_spent(&mut tx, "login:ada").await.unwrap();
-    throttles::count_attempt(&mut tx, "cred", now, now).await.unwrap();
+    throttles::delete_if_spent(&mut tx, "login:ada")
+        .await
+        .unwrap();
+    throttles::count_attempt(&mut tx, "cred", now, now)
+        .await
+        .unwrap();
     throttles::count_attempt(&mut tx, "cred:10.0.0.1", now, now)
         .await
         .unwrap();
     throttles::delete_credential(&mut tx, "cred", "cred:")
         .await
         .unwrap();
-    throttles::count_attempt(&mut tx, "other", now, now).await.unwrap();
+    throttles::count_attempt(&mut tx, "other", now, now)
+        .await
+        .unwrap();
     throttles::delete(&mut tx, "other").await.unwrap();
-    throttles::count_attempt(&mut tx, "stale", now, now).await.unwrap();
+    throttles::count_attempt(&mut tx, "stale", now, now)
+        .await
+        .unwrap();
     throttles::remember_address(&mut tx, "cred", "10.0.0.1", now)
         .await
         .unwrap();
@@ -1317,12 +1405,16 @@ async fn otps_throttles_keys_and_notifications_round_trip() {
         operation: "create_transfer",
         key: "k1",
     };
-    assert!(idempotency_keys::claim(&mut tx, &key, "h1", now, now - Duration::hours(24))
-        .await
-        .unwrap());
-    assert!(!idempotency_keys::claim(&mut tx, &key, "h2", now, now - Duration::hours(24))
-        .await
-        .unwrap());
+    assert!(
+        idempotency_keys::claim(&mut tx, &key, "h1", now, now - Duration::hours(24))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !idempotency_keys::claim(&mut tx, &key, "h2", now, now - Duration::hours(24))
+            .await
+            .unwrap()
+    );
     idempotency_keys::store_refusal(&mut tx, &key, "01", "no")
         .await
         .unwrap();
@@ -1380,16 +1472,22 @@ async fn otps_throttles_keys_and_notifications_round_trip() {
         1
     );
 
-    let due = notifications::due(&store, "email", 5, now, 10).await.unwrap();
+    let due = notifications::due(&store, "email", 5, now, 10)
+        .await
+        .unwrap();
     assert_eq!(due.len(), 1);
     assert_eq!(due[0].id, notification);
     assert_eq!(due[0].created_at, now);
-    assert!(notifications::claim(&store, &notification, now + Duration::minutes(1), now)
-        .await
-        .unwrap());
-    assert!(!notifications::claim(&store, &notification, now + Duration::minutes(1), now)
-        .await
-        .unwrap());
+    assert!(
+        notifications::claim(&store, &notification, now + Duration::minutes(1), now)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !notifications::claim(&store, &notification, now + Duration::minutes(1), now)
+            .await
+            .unwrap()
+    );
     notifications::mark_failed(&store, &notification, 1, "smtp down", Some(now))
         .await
         .unwrap();
@@ -1418,7 +1516,13 @@ async fn webhooks_events_and_logs_round_trip() {
     // Before an endpoint, events are skipped.
     let mut tx = store.begin().await.unwrap();
     let mut writes = batch::Batch::new();
-    let skipped = events::record_into(&mut writes, &f.business, "transfer.success", "{}".into(), now);
+    let skipped = events::record_into(
+        &mut writes,
+        &f.business,
+        "transfer.success",
+        "{}".into(),
+        now,
+    );
     batch::run(&mut tx, writes).await.unwrap();
     assert!(webhook_endpoints::insert(
         &mut tx,
@@ -1435,7 +1539,9 @@ async fn webhooks_events_and_logs_round_trip() {
     .await
     .unwrap());
     assert_eq!(
-        webhook_endpoints::id_of(&mut tx, &f.business).await.unwrap(),
+        webhook_endpoints::id_of(&mut tx, &f.business)
+            .await
+            .unwrap(),
         endpoint
     );
     let mut writes = batch::Batch::new();
@@ -1479,7 +1585,7 @@ async fn webhooks_events_and_logs_round_trip() {
     let claimed = events::claim(&store, &[queued.as_str(), "nobody"], lease, later)
         .await
         .unwrap();
-    assert_eq!(claimed, [queued.clone()]);
+    assert_eq!(claimed, std::slice::from_ref(&queued));
     let to_send = events::to_send(&store, &queued).await.unwrap();
     assert_eq!(to_send.kind, "transfer.success");
     assert_eq!(to_send.created_at, now + Duration::seconds(1));
@@ -1494,27 +1600,30 @@ async fn webhooks_events_and_logs_round_trip() {
     events::record_attempt(&mut tx, &queued, later, &attempt)
         .await
         .unwrap();
-    assert!(events::finish_attempt(
-        &mut tx,
-        &queued,
-        lease,
-        "failed",
-        None,
-        later,
-        &attempt
-    )
-    .await
-    .unwrap());
-    assert!(!events::finish_attempt(&mut tx, &queued, lease, "failed", None, later, &attempt)
-        .await
-        .unwrap());
+    assert!(
+        events::finish_attempt(&mut tx, &queued, lease, "failed", None, later, &attempt)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !events::finish_attempt(&mut tx, &queued, lease, "failed", None, later, &attempt)
+            .await
+            .unwrap()
+    );
     assert!(events::requeue(&mut tx, &queued, &f.business, later)
         .await
         .unwrap());
     tx.commit().await.unwrap();
-    events::settle(&store, &queued, later, "pending", Some(lease), Some("retry"))
-        .await
-        .unwrap();
+    events::settle(
+        &store,
+        &queued,
+        later,
+        "pending",
+        Some(lease),
+        Some("retry"),
+    )
+    .await
+    .unwrap();
     let attempts = events::newest_attempts(&store, std::slice::from_ref(&queued), 5)
         .await
         .unwrap();
@@ -1574,9 +1683,11 @@ async fn webhooks_events_and_logs_round_trip() {
     )
     .await
     .unwrap());
-    assert!(webhook_endpoints::rotate_secret(&mut tx, &f.business, "whsec_2", lease, later)
-        .await
-        .unwrap());
+    assert!(
+        webhook_endpoints::rotate_secret(&mut tx, &f.business, "whsec_2", lease, later)
+            .await
+            .unwrap()
+    );
     tx.commit().await.unwrap();
     let endpoint = webhook_endpoints::find_endpoint(&store, &f.business)
         .await
@@ -1589,7 +1700,10 @@ async fn webhooks_events_and_logs_round_trip() {
     assert_eq!(endpoint.previous_secret_expires_at, Some(lease));
     assert!(events::any_due_unconfigured(&store, lease).await.unwrap());
     let _turn = store.write_turn().await;
-    assert_eq!(events::skip_due_unconfigured(&store, lease).await.unwrap(), 1);
+    assert_eq!(
+        events::skip_due_unconfigured(&store, lease).await.unwrap(),
+        1
+    );
     drop(_turn);
     let mut tx = store.begin().await.unwrap();
     events::skip_pending_of_business(&mut tx, &f.business)
@@ -1598,7 +1712,12 @@ async fn webhooks_events_and_logs_round_trip() {
     events::purge_attempts(&mut tx, now + Duration::days(1))
         .await
         .unwrap();
-    assert_eq!(events::purge(&mut tx, now + Duration::days(1)).await.unwrap(), 2);
+    assert_eq!(
+        events::purge(&mut tx, now + Duration::days(1))
+            .await
+            .unwrap(),
+        2
+    );
     tx.commit().await.unwrap();
     assert!(events::newest_attempts(&store, &[queued], 5)
         .await
@@ -1628,7 +1747,10 @@ async fn webhooks_events_and_logs_round_trip() {
     ];
     logs::record_activities(
         &store,
-        &[(now, &activities[0]), (now + Duration::seconds(1), &activities[1])],
+        &[
+            (now, &activities[0]),
+            (now + Duration::seconds(1), &activities[1]),
+        ],
     )
     .await
     .unwrap();
@@ -1639,7 +1761,9 @@ async fn webhooks_events_and_logs_round_trip() {
         page_size: 10,
         ..Default::default()
     };
-    let entries = logs::list_activity(&store, &filter(None, None)).await.unwrap();
+    let entries = logs::list_activity(&store, &filter(None, None))
+        .await
+        .unwrap();
     assert_eq!(entries.len(), 2);
     assert_eq!(entries[0].endpoint, "/v1/accounts");
     assert_eq!(entries[0].response_code, 400);
@@ -1735,7 +1859,10 @@ async fn a_batch_of_every_write_kind_runs_in_order() {
         &mut writes,
         &f.business,
         "transfer",
-        &[(&f.main, -900), ("00000000-0000-4000-8000-000000000002", 900)],
+        &[
+            (&f.main, -900),
+            ("00000000-0000-4000-8000-000000000002", 900),
+        ],
         now,
     );
     transactions::record_into(
@@ -1760,7 +1887,13 @@ async fn a_batch_of_every_write_kind_runs_in_order() {
         },
     );
     transfers::insert_into(&mut writes, transfer.clone());
-    let event = events::record_into(&mut writes, &f.business, "transfer.processing", "{}".into(), now);
+    let event = events::record_into(
+        &mut writes,
+        &f.business,
+        "transfer.processing",
+        "{}".into(),
+        now,
+    );
     logs::audit_into(
         &mut writes,
         now,
@@ -1782,7 +1915,12 @@ async fn a_batch_of_every_write_kind_runs_in_order() {
     tx.commit().await.unwrap();
 
     assert_eq!(audit::postings_total(&store).await.unwrap(), 0);
-    assert_eq!(audit::count(&store, audit::Counted::Postings).await.unwrap(), 2);
+    assert_eq!(
+        audit::count(&store, audit::Counted::Postings)
+            .await
+            .unwrap(),
+        2
+    );
     assert!(audit::transactions_without_posting(&store)
         .await
         .unwrap()
@@ -1817,10 +1955,14 @@ async fn a_batch_of_every_write_kind_runs_in_order() {
     .await
     .unwrap();
     assert!(settlements.is_empty(), "a debit is no settlement");
-    let row = transfers::find(&store, &f.business, transfers::Lookup::ReferenceNumber("TRF9"))
-        .await
-        .unwrap()
-        .unwrap();
+    let row = transfers::find(
+        &store,
+        &f.business,
+        transfers::Lookup::ReferenceNumber("TRF9"),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(row, transfer.row);
     let held = transfers::held(&store, &f.business, "TRF9")
         .await
@@ -1907,9 +2049,11 @@ async fn seeding_loads_credits_in_bulk() {
             .await
             .unwrap()
     );
-    assert!(!seeding::add_to_balance(&mut tx, &f.main, 1, start, 150_000)
-        .await
-        .unwrap());
+    assert!(
+        !seeding::add_to_balance(&mut tx, &f.main, 1, start, 150_000)
+            .await
+            .unwrap()
+    );
     tx.commit().await.unwrap();
     seeding::analyze_transactions(&store).await.unwrap();
     assert!(seeding::any_posting_to(&store, ["a", "b", &f.main, "c"])
@@ -2105,7 +2249,10 @@ async fn a_database_of_todays_release_reads_back_unchanged() {
         pool.close().await;
     }
     let store = Store::connect(&url).await.unwrap();
-    store.migrate().await.expect("the release's migrations are ours");
+    store
+        .migrate()
+        .await
+        .expect("the release's migrations are ours");
     let applied: Vec<(i64, Vec<u8>)> =
         sqlx::query_as("SELECT version, checksum FROM _sqlx_migrations ORDER BY version")
             .fetch_all(store.pool())
@@ -2158,7 +2305,10 @@ async fn a_database_of_todays_release_reads_back_unchanged() {
         .unwrap();
     assert_eq!(listed.len(), 2);
     assert_eq!(listed[0].status, "blocked");
-    assert_eq!(listed[0].parent_account_number.as_deref(), Some("2000000001"));
+    assert_eq!(
+        listed[0].parent_account_number.as_deref(),
+        Some("2000000001")
+    );
     assert_eq!(listed[1], main);
 
     let transactions = transactions::list(
@@ -2215,10 +2365,14 @@ async fn a_database_of_todays_release_reads_back_unchanged() {
     .unwrap();
     assert_eq!(settlements, transactions[2..]);
 
-    let settled = transfers::find(&store, business, transfers::Lookup::Reference("rent-october"))
-        .await
-        .unwrap()
-        .unwrap();
+    let settled = transfers::find(
+        &store,
+        business,
+        transfers::Lookup::Reference("rent-october"),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(
         settled,
         transfers::TransferRow {
@@ -2362,7 +2516,7 @@ async fn a_database_of_todays_release_reads_back_unchanged() {
             last_error: None,
         }
     );
-    let attempts = events::newest_attempts(&store, &[delivery.id.clone()], 5)
+    let attempts = events::newest_attempts(&store, std::slice::from_ref(&delivery.id), 5)
         .await
         .unwrap();
     assert_eq!(
@@ -2440,7 +2594,10 @@ async fn a_database_of_todays_release_reads_back_unchanged() {
         .unwrap()
         .unwrap();
     assert!(!invited.is_active);
-    assert_eq!(invited.invitation_expires_at, Some(at("2026-10-10T08:00:00Z")));
+    assert_eq!(
+        invited.invitation_expires_at,
+        Some(at("2026-10-10T08:00:00Z"))
+    );
     let invitation = invitations::find_by_token_hash(&store, "token-hash")
         .await
         .unwrap()
@@ -2456,10 +2613,13 @@ async fn a_database_of_todays_release_reads_back_unchanged() {
 
     // And it takes writes as the release's did.
     let mut tx = store.begin().await.unwrap();
-    assert!(
-        accounts::set_status(&mut tx, "88888888-8888-4888-8888-888888888888", "blocked", "active")
-            .await
-            .unwrap()
-    );
+    assert!(accounts::set_status(
+        &mut tx,
+        "88888888-8888-4888-8888-888888888888",
+        "blocked",
+        "active"
+    )
+    .await
+    .unwrap());
     tx.commit().await.unwrap();
 }
