@@ -556,6 +556,60 @@ mod tests {
         }
     }
 
+    /// SQLite files made unwritable (`chattr +i`, as on a volume remounted read-only) then
+    /// writable again: the connections that saw the failure kept answering "attempt to write a
+    /// readonly database" (2 minutes of `97` in a chaos run, until the process restarted).
+    /// Found by `kobo-load chaos --read-only-faults`. Needs root and a file system with
+    /// `chattr` (skipped otherwise).
+    #[tokio::test]
+    async fn the_store_writes_again_once_its_files_are_writable_again() {
+        let (dir, store) = Store::temporary_sqlite().await;
+        let write = |value: i64| {
+            let store = store.clone();
+            async move {
+                sqlx::query("INSERT INTO t (x) VALUES (?1)")
+                    .bind(value)
+                    .execute(store.pool())
+                    .await
+                    .map(|_| ())
+            }
+        };
+        let mut tx = store.begin().await.unwrap();
+        sqlx::query("CREATE TABLE t (x BIGINT)")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        write(1).await.unwrap();
+        let chattr = |flag: &str| {
+            let files = ["kobo.db", "kobo.db-wal"].map(|name| dir.path().join(name));
+            std::process::Command::new("chattr")
+                .arg(flag)
+                .args(files.iter().filter(|path| path.exists()))
+                .status()
+                .is_ok_and(|status| status.success())
+        };
+        if !chattr("+i") {
+            eprintln!("skipped: chattr +i is not available here (root, ext4 or tmpfs)");
+            return;
+        }
+        let mut failures = Vec::new();
+        for value in 0..8 {
+            if let Err(error) = write(value).await {
+                note_storage_failure(&error);
+                failures.push(error);
+            }
+        }
+        assert!(chattr("-i"));
+        assert!(!failures.is_empty(), "writes to immutable files failed");
+        assert!(failures.iter().all(unavailable), "{failures:?}");
+        for value in 0..8 {
+            write(value)
+                .await
+                .expect("a write once the files are writable again");
+        }
+    }
+
     #[test]
     fn the_fingerprint_is_stable() {
         assert_eq!(schema_fingerprint().len(), 12);

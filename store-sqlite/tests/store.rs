@@ -2263,6 +2263,15 @@ async fn a_database_of_todays_release_reads_back_unchanged() {
         .map(|m| (m.version, m.checksum.to_vec()))
         .collect();
     assert_eq!(applied, ours);
+    // The same schema as the release's, by its fingerprint too.
+    let mut digest = <sha2::Sha256 as sha2::Digest>::new();
+    for migration in RELEASED.iter() {
+        sha2::Digest::update(&mut digest, migration.version.to_le_bytes());
+        sha2::Digest::update(&mut digest, &migration.checksum);
+    }
+    let released = hex::encode(&sha2::Digest::finalize(digest)[..6]);
+    assert_eq!(kobo_store_sqlite::schema_fingerprint(), released);
+    assert_eq!(Store::schema_fingerprint(), released);
 
     let business = "11111111-1111-4111-8111-111111111111";
     let found = businesses::find(&store, "kobo_test_old")
