@@ -286,7 +286,7 @@ pub async fn balance_and_status(
 /// pool or current, `virtual`, `current`; anything else, such as `savings`, which Kobo never
 /// opens, matches nothing); the cursor a row-value range whose open end binds `NULL`, read as
 /// the widest bound, so `accounts_business_created` is read in order from the cursor. No bound
-/// `LIMIT` ([`first_rows`]).
+/// `LIMIT` (`first_rows`: the reader stops after the page).
 pub async fn list(
     store: &Store,
     business_id: &str,

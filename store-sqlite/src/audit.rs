@@ -32,7 +32,7 @@ pub async fn count(store: &Store, table: Counted) -> Result<i64, StoreError> {
     })
 }
 
-/// Every account's stored balance and the sum of its postings (in limbs, [`crate::sums`]).
+/// Every account's stored balance and the sum of its postings (in limbs, `sums`).
 pub async fn account_balances(store: &Store) -> Result<Vec<AccountBalance>, StoreError> {
     let rows = sqlx::query!(
         r#"SELECT a.id AS "id!", a.account_number AS "account_number!", a.balance AS "balance!",

@@ -354,6 +354,14 @@ impl Store {
         })
     }
 
+    /// [`Store::begin`] for a transaction that advances the ledger heads of `businesses` (a
+    /// posting). PostgreSQL's store first queues for each business's ledger; here the writer's
+    /// turn already queues every write, in arrival order, so this is [`Store::begin`].
+    pub async fn begin_posting(&self, businesses: &[&str]) -> Result<Tx, StoreError> {
+        let _ = businesses;
+        self.begin().await
+    }
+
     /// This process's turn to write, for a single write statement outside [`Store::begin`]:
     /// hold it across the statement.
     pub async fn write_turn(&self) -> Turn {

@@ -147,7 +147,7 @@ impl Listed {
 /// ends bind `NULL`, read as the widest bound, so that the keyset index
 /// (`transactions_keyset`, or `transactions_account_keyset` for one account, found once by an
 /// uncorrelated subquery) is always read as a range, in order: no sort. The page has no bound
-/// `LIMIT` ([`first_rows`]); `OFFSET` stays bound (`LIMIT -1`: none).
+/// `LIMIT` (`first_rows`: the reader stops after the page); `OFFSET` stays bound (`LIMIT -1`: none).
 pub async fn list(
     store: &Store,
     listing: Listing,

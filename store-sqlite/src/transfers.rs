@@ -146,7 +146,7 @@ pub(crate) async fn write(tx: &mut Tx, new: NewTransfer) -> Result<(), StoreErro
 
 /// One keyset page of the business's transfers, newest first: at most `limit + 1` rows. One
 /// static statement through `transfers_keyset`: the cursor a row-value range (its open end the
-/// widest bound), each filter `(?n IS NULL OR ...)`; no bound `LIMIT` ([`first_rows`]).
+/// widest bound), each filter `(?n IS NULL OR ...)`; no bound `LIMIT` (`first_rows`: the reader stops after the page).
 pub async fn list(
     store: &Store,
     business_id: &str,
