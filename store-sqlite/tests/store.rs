@@ -1992,6 +1992,24 @@ async fn a_batch_of_every_write_kind_runs_in_order() {
         .unwrap();
     assert_eq!(answer.response_data.as_deref(), Some(r#"{"ok":true}"#));
 
+    // Every time is stored in the release's fixed-width text, so text order is time order.
+    let stored: Vec<String> = sqlx::query_scalar(
+        "SELECT created_at FROM transfers UNION ALL SELECT created_at FROM transactions \
+         UNION ALL SELECT created_at FROM events UNION ALL SELECT created_at FROM audit_logs \
+         UNION ALL SELECT created_at FROM journal_entries UNION ALL SELECT created_at FROM postings",
+    )
+    .fetch_all(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(stored.len(), 7);
+    assert!(
+        stored
+            .iter()
+            .all(|text| text == "2026-11-02T13:00:00.000000Z"
+                || text == "2026-11-02T10:00:00.000000Z"),
+        "{stored:?}"
+    );
+
     // A batch that fails writes nothing: its transaction rolls back.
     let mut tx = store.begin().await.unwrap();
     let mut writes = batch::Batch::new();
