@@ -1,0 +1,22 @@
+//! [`run`]: a [`Batch`] of typed writes run in a transaction, each write its own checked
+//! statement, in the order pushed. SQLite runs in this process: a statement is a function call,
+//! not a round trip, so nothing is joined into one string and no placeholder is renumbered.
+
+pub use kobo_store::batch::{Answer, Batch, NewAudit, NewEntry, NewEvent, Write};
+
+use crate::{events, idempotency_keys, ledger, logs, transactions, transfers, StoreError, Tx};
+
+/// Runs every write of `batch` in `tx`, in the order pushed.
+pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
+    for write in batch.into_writes() {
+        match write {
+            Write::Entry(entry) => ledger::write_entry(tx, entry).await?,
+            Write::Transaction(transaction) => transactions::write(tx, *transaction).await?,
+            Write::Transfer(transfer) => transfers::write(tx, *transfer).await?,
+            Write::Event(event) => events::write(tx, event).await?,
+            Write::Audit(audit) => logs::write_audit(tx, audit).await?,
+            Write::Answer(answer) => idempotency_keys::write_answer(tx, answer).await?,
+        }
+    }
+    Ok(())
+}

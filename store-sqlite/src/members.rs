@@ -1,0 +1,473 @@
+//! `members`: the people of each business, with their role, password hash, activity and
+//! invitation status.
+
+use chrono::{DateTime, Utc};
+
+use crate::businesses::Business;
+use crate::roles::RoleRecord;
+use crate::{first_rows, on, timestamp, uuid, Conn, Store, StoreError, Tx, NO_TIME_BOUND};
+pub use kobo_store::members::{
+    Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
+};
+
+/// A member as read, ids still text.
+struct MemberRecord {
+    id: String,
+    email: String,
+    first_name: String,
+    last_name: String,
+    role_id: String,
+    role_name: String,
+    is_active: bool,
+    invitation_status: String,
+    last_login: Option<DateTime<Utc>>,
+    date_joined: DateTime<Utc>,
+    created_at: DateTime<Utc>,
+    invitation_expires_at: Option<DateTime<Utc>>,
+}
+
+impl MemberRecord {
+    fn into_member(self) -> Result<Member, StoreError> {
+        Ok(Member {
+            id: uuid(&self.id)?,
+            email: self.email,
+            first_name: self.first_name,
+            last_name: self.last_name,
+            role_id: uuid(&self.role_id)?,
+            role_name: self.role_name,
+            is_active: self.is_active,
+            invitation_status: self.invitation_status,
+            last_login: self.last_login,
+            date_joined: self.date_joined,
+            created_at: self.created_at,
+            invitation_expires_at: self.invitation_expires_at,
+        })
+    }
+}
+
+/// The business's member `member_id`, if any.
+pub async fn find(
+    conn: impl Into<Conn<'_>>,
+    business_id: &str,
+    member_id: &str,
+) -> Result<Option<Member>, StoreError> {
+    let query = sqlx::query_as!(
+        MemberRecord,
+        r#"SELECT m.id AS "id!", m.email, m.first_name, m.last_name, m.role_id,
+             r.name AS role_name, m.is_active AS "is_active: bool", m.invitation_status,
+             m.last_login AS "last_login: DateTime<Utc>",
+             m.date_joined AS "date_joined: DateTime<Utc>",
+             m.created_at AS "created_at: DateTime<Utc>",
+             (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id
+               AND i.used_at IS NULL AND i.revoked_at IS NULL)
+               AS "invitation_expires_at?: DateTime<Utc>"
+           FROM members m JOIN roles r ON r.id = m.role_id
+           WHERE m.id = ?1 AND m.business_id = ?2"#,
+        member_id,
+        business_id
+    );
+    on!(conn, query, fetch_optional)?
+        .map(MemberRecord::into_member)
+        .transpose()
+}
+
+/// The business's members in the filter's order, from its offset: at most `page_size + 1`
+/// (the one more tells whether more follow).
+///
+/// One static statement: the order is chosen by bound values (`?6` the key, `?7` whether
+/// ascending) in `CASE` expressions of the `ORDER BY`, members who never logged in last
+/// either way when ordered by their last login; then by id in the same direction.
+pub async fn list(store: &Store, filter: &MemberFilter) -> Result<Vec<Member>, StoreError> {
+    let from = filter.joined_from.map(timestamp);
+    let until = filter.joined_until.map(timestamp);
+    let order = match filter.order {
+        MemberOrder::DateJoined => "date_joined",
+        MemberOrder::Email => "email",
+        MemberOrder::FirstName => "first_name",
+        MemberOrder::LastName => "last_name",
+        MemberOrder::LastLogin => "last_login",
+    };
+    let query = sqlx::query_as!(
+        MemberRecord,
+        r#"SELECT m.id AS "id!", m.email, m.first_name, m.last_name, m.role_id,
+             r.name AS role_name, m.is_active AS "is_active: bool", m.invitation_status,
+             m.last_login AS "last_login: DateTime<Utc>",
+             m.date_joined AS "date_joined: DateTime<Utc>",
+             m.created_at AS "created_at: DateTime<Utc>",
+             (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id
+               AND i.used_at IS NULL AND i.revoked_at IS NULL)
+               AS "invitation_expires_at?: DateTime<Utc>"
+           FROM members m JOIN roles r ON r.id = m.role_id
+           WHERE m.business_id = ?1
+             AND m.date_joined >= COALESCE(?2, '') AND m.date_joined < COALESCE(?3, ?9)
+             AND (?4 IS NULL OR m.is_active = ?4)
+             AND (?5 IS NULL OR m.role_id = ?5)
+           ORDER BY
+             CASE WHEN ?6 = 'last_login' AND m.last_login IS NULL THEN 1 ELSE 0 END,
+             CASE WHEN ?7 THEN CASE ?6
+               WHEN 'date_joined' THEN m.date_joined WHEN 'email' THEN m.email
+               WHEN 'first_name' THEN LOWER(m.first_name)
+               WHEN 'last_name' THEN LOWER(m.last_name) ELSE m.last_login END END ASC,
+             CASE WHEN NOT ?7 THEN CASE ?6
+               WHEN 'date_joined' THEN m.date_joined WHEN 'email' THEN m.email
+               WHEN 'first_name' THEN LOWER(m.first_name)
+               WHEN 'last_name' THEN LOWER(m.last_name) ELSE m.last_login END END DESC,
+             CASE WHEN ?7 THEN m.id END ASC,
+             CASE WHEN NOT ?7 THEN m.id END DESC
+           LIMIT -1 OFFSET ?8"#,
+        filter.business_id,
+        from,
+        until,
+        filter.is_active,
+        filter.role_id,
+        order,
+        filter.ascending,
+        filter.offset,
+        NO_TIME_BOUND
+    );
+    let rows = first_rows(query.fetch(store.pool()), filter.page_size + 1).await?;
+    rows.into_iter().map(MemberRecord::into_member).collect()
+}
+
+/// The memberships of `email` in the businesses whose client id begins with
+/// `client_id_prefix`, of one business when `business_id` says which; oldest first, at most
+/// `max`.
+pub async fn memberships(
+    store: &Store,
+    email: &str,
+    client_id_prefix: &str,
+    business_id: Option<&str>,
+    max: usize,
+) -> Result<Vec<Membership>, StoreError> {
+    let max = i64::try_from(max).unwrap_or(i64::MAX);
+    Ok(sqlx::query_as!(
+        Membership,
+        r#"SELECT m.id AS "id!", m.business_id, m.first_name, m.last_name, m.password_hash,
+             m.is_active AS "is_active: bool", m.invitation_status
+           FROM members m JOIN businesses b ON b.id = m.business_id
+           WHERE m.email = ?1 AND SUBSTR(b.client_id, 1, LENGTH(?2)) = ?2
+             AND (?3 IS NULL OR m.business_id = ?3)
+           ORDER BY m.created_at, m.id LIMIT ?4"#,
+        email,
+        client_id_prefix,
+        business_id,
+        max
+    )
+    .fetch_all(store.pool())
+    .await?)
+}
+
+/// Records the member's login at `now`.
+pub async fn record_login(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+    let now = timestamp(now);
+    sqlx::query!("UPDATE members SET last_login = ?2 WHERE id = ?1", id, now)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// The password hash of the business's member `id` (`None`: no such member, or no password).
+pub async fn password_hash(
+    store: &Store,
+    id: &str,
+    business_id: &str,
+) -> Result<Option<String>, StoreError> {
+    Ok(sqlx::query_scalar!(
+        "SELECT password_hash FROM members WHERE id = ?1 AND business_id = ?2",
+        id,
+        business_id
+    )
+    .fetch_optional(store.pool())
+    .await?
+    .flatten())
+}
+
+/// Replaces the member's password hash `current` with `new` at `now`; `false` when the hash
+/// is no longer `current` (changed meanwhile).
+pub async fn change_password(
+    tx: &mut Tx,
+    id: &str,
+    business_id: &str,
+    current: &str,
+    new: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let now = timestamp(now);
+    let changed = sqlx::query!(
+        "UPDATE members SET password_hash = ?3, updated_at = ?4 \
+         WHERE id = ?1 AND business_id = ?2 AND password_hash = ?5",
+        id,
+        business_id,
+        new,
+        now,
+        current
+    )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(changed == 1)
+}
+
+/// Whether the business has a member with this email.
+pub async fn email_taken(tx: &mut Tx, business_id: &str, email: &str) -> Result<bool, StoreError> {
+    let row = sqlx::query_scalar!(
+        r#"SELECT id AS "id!" FROM members WHERE email = ?1 AND business_id = ?2"#,
+        email,
+        business_id
+    )
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(row.is_some())
+}
+
+/// Writes an invited member at `now`: pending, inactive, with no password
+/// ([`StoreError::Conflict`] when the email is the business's already).
+pub async fn insert_invited(
+    tx: &mut Tx,
+    new: &NewMember<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let now = timestamp(now);
+    sqlx::query!(
+        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
+           password_hash, is_active, invitation_status, last_login, date_joined, \
+           created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, 0, 'pending', NULL, ?7, ?7, ?7)",
+        new.id,
+        new.business_id,
+        new.email,
+        new.first_name,
+        new.last_name,
+        new.role_id,
+        now
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Writes a business's first member at `now`: with a password hash, active and accepted;
+/// without, pending and inactive.
+pub async fn insert_first(
+    tx: &mut Tx,
+    new: &NewMember<'_>,
+    password_hash: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let accepted = password_hash.is_some();
+    let status = if accepted { "accepted" } else { "pending" };
+    let now = timestamp(now);
+    sqlx::query!(
+        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
+           password_hash, is_active, invitation_status, last_login, date_joined, created_at, \
+           updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL, ?10, ?10, ?10)",
+        new.id,
+        new.business_id,
+        new.email,
+        new.first_name,
+        new.last_name,
+        new.role_id,
+        password_hash,
+        accepted,
+        status,
+        now
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Activates the business's pending member with the password hash at `now`; `false` when the
+/// member is not pending (any more).
+pub async fn accept_invitation(
+    tx: &mut Tx,
+    id: &str,
+    business_id: &str,
+    password_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let now = timestamp(now);
+    let activated = sqlx::query!(
+        "UPDATE members SET password_hash = ?3, is_active = 1, invitation_status = 'accepted', \
+           updated_at = ?4 WHERE id = ?1 AND business_id = ?2 AND invitation_status = 'pending'",
+        id,
+        business_id,
+        password_hash,
+        now
+    )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(activated == 1)
+}
+
+/// Sets the password hash of the business's member, activated and accepted, at `now`
+/// whatever their state; `false` when there is no such member.
+pub async fn restore(
+    tx: &mut Tx,
+    id: &str,
+    business_id: &str,
+    password_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let now = timestamp(now);
+    let reset = sqlx::query!(
+        "UPDATE members SET password_hash = ?3, is_active = 1, invitation_status = 'accepted', \
+           updated_at = ?4 WHERE id = ?1 AND business_id = ?2",
+        id,
+        business_id,
+        password_hash,
+        now
+    )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(reset != 0)
+}
+
+/// The role and state of the business's member `id`, if any.
+pub async fn standing(
+    tx: &mut Tx,
+    id: &str,
+    business_id: &str,
+) -> Result<Option<Standing>, StoreError> {
+    Ok(sqlx::query_as!(
+        Standing,
+        r#"SELECT role_id, is_active AS "is_active: bool", invitation_status FROM members
+           WHERE id = ?1 AND business_id = ?2"#,
+        id,
+        business_id
+    )
+    .fetch_optional(&mut **tx)
+    .await?)
+}
+
+/// How many active members of the business hold `role_id`, the member `except_id` aside.
+pub async fn count_active_with_role(
+    tx: &mut Tx,
+    business_id: &str,
+    role_id: &str,
+    except_id: &str,
+) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT COUNT(*) AS "count!: i64" FROM members
+           WHERE business_id = ?1 AND role_id = ?2 AND is_active = 1 AND id <> ?3"#,
+        business_id,
+        role_id,
+        except_id
+    )
+    .fetch_one(&mut **tx)
+    .await?)
+}
+
+/// Gives the business's member `id` the role `role_id` at `now`.
+pub async fn set_role(
+    tx: &mut Tx,
+    id: &str,
+    business_id: &str,
+    role_id: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let now = timestamp(now);
+    sqlx::query!(
+        "UPDATE members SET role_id = ?3, updated_at = ?4 WHERE id = ?1 AND business_id = ?2",
+        id,
+        business_id,
+        role_id,
+        now
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Activates or deactivates the business's member `id` at `now`.
+pub async fn set_active(
+    tx: &mut Tx,
+    id: &str,
+    business_id: &str,
+    active: bool,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let now = timestamp(now);
+    sqlx::query!(
+        "UPDATE members SET is_active = ?3, updated_at = ?4 WHERE id = ?1 AND business_id = ?2",
+        id,
+        business_id,
+        active,
+        now
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The business's member `id` with their role and business, in one query.
+pub async fn profile(
+    store: &Store,
+    id: &str,
+    business_id: &str,
+) -> Result<Option<Profile>, StoreError> {
+    let row = sqlx::query!(
+        r#"SELECT m.id AS "id!", m.email, m.first_name, m.last_name, m.role_id,
+             r.name AS role_name, m.is_active AS "is_active: bool", m.invitation_status,
+             m.last_login AS "last_login: DateTime<Utc>",
+             m.date_joined AS "date_joined: DateTime<Utc>",
+             m.created_at AS "created_at: DateTime<Utc>",
+             (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id
+               AND i.used_at IS NULL AND i.revoked_at IS NULL)
+               AS "invitation_expires_at?: DateTime<Utc>",
+             r.id AS "r_id!", r.name AS r_name, r.description AS r_description,
+             r.is_built_in AS "r_is_built_in: bool", r.permission_codes AS r_permission_codes,
+             r.created_at AS "r_created_at: DateTime<Utc>",
+             r.updated_at AS "r_updated_at: DateTime<Utc>",
+             b.id AS "b_id!", b.name AS b_name, b.status AS b_status, b.client_id AS b_client_id,
+             b.created_at AS "b_created_at: DateTime<Utc>"
+           FROM members m
+           JOIN roles r ON r.id = m.role_id
+             AND (r.business_id IS NULL OR r.business_id = m.business_id)
+           JOIN businesses b ON b.id = m.business_id
+           WHERE m.id = ?1 AND m.business_id = ?2"#,
+        id,
+        business_id
+    )
+    .fetch_optional(store.pool())
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    Ok(Some(Profile {
+        member: MemberRecord {
+            id: row.id,
+            email: row.email,
+            first_name: row.first_name,
+            last_name: row.last_name,
+            role_id: row.role_id,
+            role_name: row.role_name,
+            is_active: row.is_active,
+            invitation_status: row.invitation_status,
+            last_login: row.last_login,
+            date_joined: row.date_joined,
+            created_at: row.created_at,
+            invitation_expires_at: row.invitation_expires_at,
+        }
+        .into_member()?,
+        role: RoleRecord {
+            id: row.r_id,
+            name: row.r_name,
+            description: row.r_description,
+            is_built_in: row.r_is_built_in,
+            permission_codes: row.r_permission_codes,
+            created_at: row.r_created_at,
+            updated_at: row.r_updated_at,
+        }
+        .into_role()?,
+        business: Business {
+            id: row.b_id,
+            name: row.b_name,
+            status: row.b_status,
+            client_id: row.b_client_id,
+            created_at: row.b_created_at,
+        },
+    }))
+}

@@ -1,0 +1,329 @@
+//! `transactions` (one account's side of a journal entry, as a business lists it) and
+//! `settlements` (the cleared inbound credits, one per collection, sharing its id).
+
+use chrono::{DateTime, Utc};
+
+use crate::batch::{Batch, Write};
+use crate::{contains_pattern, first_rows, timestamp, uuid, Store, StoreError, Tx, NO_TIME_BOUND};
+pub use kobo_store::transactions::{
+    Filters, Listing, NewTransaction, Originator, TransactionRow, Window,
+};
+
+/// Writes `new` (and its settlement when it is one) as a write of `batch`.
+pub fn record_into(batch: &mut Batch, new: NewTransaction) {
+    batch.push(Write::Transaction(Box::new(new)));
+}
+
+/// [`Write::Transaction`], run in `tx` ([`crate::batch::run`]): the transaction, and its
+/// settlement when it is one.
+pub(crate) async fn write(tx: &mut Tx, new: NewTransaction) -> Result<(), StoreError> {
+    let at = timestamp(new.created_at);
+    let id = new.id.to_string();
+    let narration_key = format!("{} {}", new.narration, new.reference_number).to_lowercase();
+    let originator = new.originator.as_ref();
+    let originator_account_number = originator.map(|o| o.account_number.as_str());
+    let originator_account_name = originator.map(|o| o.account_name.as_str());
+    let originator_bank_code = originator.map(|o| o.bank_code.as_str());
+    let originator_bank_name = originator.map(|o| o.bank_name.as_str());
+    sqlx::query!(
+        "INSERT INTO transactions (id, business_id, account_id, entry_id, sequence, \
+           reference_number, transaction_type, category, status, channel, amount, narration, \
+           narration_key, session_id, originator_account_number, originator_account_name, \
+           originator_bank_code, originator_bank_name, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
+           ?18, ?19)",
+        id,
+        new.business_id,
+        new.account_id,
+        new.entry_id,
+        new.sequence,
+        new.reference_number,
+        new.transaction_type,
+        new.category,
+        new.status,
+        new.channel,
+        new.amount,
+        new.narration,
+        narration_key,
+        new.session_id,
+        originator_account_number,
+        originator_account_name,
+        originator_bank_code,
+        originator_bank_name,
+        at
+    )
+    .execute(&mut **tx)
+    .await?;
+    if new.settled {
+        sqlx::query!(
+            "INSERT INTO settlements (id, business_id, account_id, reference, amount, status, \
+               settlement_date, created_at) VALUES (?1, ?2, ?3, ?4, ?5, 'success', ?6, ?6)",
+            id,
+            new.business_id,
+            new.account_id,
+            new.reference_number,
+            new.amount,
+            at
+        )
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Changes the status of transaction `id` (`pending` becoming `success`, `reversed` or
+/// `failed`): its amount and place in the listing never change.
+pub async fn set_status(tx: &mut Tx, id: &str, status: &str) -> Result<(), StoreError> {
+    sqlx::query!(
+        "UPDATE transactions SET status = ?2 WHERE id = ?1",
+        id,
+        status
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Gives transaction `id` the NIP session id its transfer got.
+pub async fn set_session_id(tx: &mut Tx, id: &str, session_id: &str) -> Result<(), StoreError> {
+    sqlx::query!(
+        "UPDATE transactions SET session_id = ?2 WHERE id = ?1",
+        id,
+        session_id
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// A row of [`list`] as read, its id still text.
+struct Listed {
+    id: String,
+    reference_number: String,
+    transaction_type: String,
+    category: String,
+    status: String,
+    channel: String,
+    amount: i64,
+    narration: String,
+    session_id: Option<String>,
+    originator_account_number: Option<String>,
+    originator_account_name: Option<String>,
+    originator_bank_code: Option<String>,
+    originator_bank_name: Option<String>,
+    created_at: DateTime<Utc>,
+    account_number: String,
+    account_name: String,
+}
+
+impl Listed {
+    fn into_row(self) -> Result<TransactionRow, StoreError> {
+        Ok(TransactionRow {
+            id: uuid(&self.id)?,
+            reference_number: self.reference_number,
+            transaction_type: self.transaction_type,
+            category: self.category,
+            status: self.status,
+            channel: self.channel,
+            amount: self.amount,
+            narration: self.narration,
+            session_id: self.session_id,
+            originator_account_number: self.originator_account_number,
+            originator_account_name: self.originator_account_name,
+            originator_bank_code: self.originator_bank_code,
+            originator_bank_name: self.originator_bank_name,
+            created_at: self.created_at,
+            account_number: self.account_number,
+            account_name: self.account_name,
+        })
+    }
+}
+
+/// One page of the business's transactions or settlements, newest first by
+/// `(created_at, id)`, at most `window.size + 1` rows.
+///
+/// Four static statements (transactions or settlements, of one account or of the business),
+/// each filter `(?n IS NULL OR ...)`. The keyset cursor and the time range are ranges whose open
+/// ends bind `NULL`, read as the widest bound, so that the keyset index
+/// (`transactions_keyset`, or `transactions_account_keyset` for one account, found once by an
+/// uncorrelated subquery) is always read as a range, in order: no sort. The page has no bound
+/// `LIMIT` (`first_rows`: the reader stops after the page); `OFFSET` stays bound (`LIMIT -1`: none).
+pub async fn list(
+    store: &Store,
+    listing: Listing,
+    business_id: &str,
+    filters: &Filters,
+    window: &Window,
+) -> Result<Vec<TransactionRow>, StoreError> {
+    let cursor_at = window.cursor.as_ref().map(|c| timestamp(c.created_at));
+    let cursor_id = window.cursor.as_ref().map(|c| c.id.to_string());
+    let from = filters.from.map(timestamp);
+    let until = filters.until.map(timestamp);
+    let search = filters.search.as_deref().map(contains_pattern);
+    let offset = window.offset.unwrap_or(0);
+    let (status, kind, category, reference, channel) = (
+        filters.status.as_deref(),
+        filters.transaction_type.as_deref(),
+        filters.category.as_deref(),
+        filters.reference_number.as_deref(),
+        filters.channel.as_deref(),
+    );
+    let n = window.size + 1;
+    let rows = match (listing, filters.account_number.as_deref()) {
+        (Listing::Transactions, None) => {
+            let query = sqlx::query_as!(
+                Listed,
+                r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
+                     t.status, t.channel, t.amount, t.narration, t.session_id,
+                     t.originator_account_number, t.originator_account_name,
+                     t.originator_bank_code, t.originator_bank_name,
+                     t.created_at AS "created_at: DateTime<Utc>",
+                     a.account_number, a.account_name
+                   FROM transactions t JOIN accounts a ON a.id = t.account_id
+                   WHERE t.business_id = ?1
+                     AND (t.created_at, t.id) < (COALESCE(?2, ?14), COALESCE(?3, ''))
+                     AND t.created_at >= COALESCE(?4, '') AND t.created_at < COALESCE(?5, ?14)
+                     AND (?6 IS NULL OR t.status = ?6)
+                     AND (?7 IS NULL OR t.transaction_type = ?7)
+                     AND (?8 IS NULL OR t.category = ?8)
+                     AND (?9 IS NULL OR t.reference_number = ?9)
+                     AND (?10 IS NULL OR t.channel = ?10)
+                     AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
+                   ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
+                business_id,
+                cursor_at,
+                cursor_id,
+                from,
+                until,
+                status,
+                kind,
+                category,
+                reference,
+                channel,
+                search,
+                offset,
+                None::<&str>,
+                NO_TIME_BOUND
+            );
+            first_rows(query.fetch(store.pool()), n).await?
+        }
+        (Listing::Transactions, Some(number)) => {
+            let query = sqlx::query_as!(
+                Listed,
+                r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
+                     t.status, t.channel, t.amount, t.narration, t.session_id,
+                     t.originator_account_number, t.originator_account_name,
+                     t.originator_bank_code, t.originator_bank_name,
+                     t.created_at AS "created_at: DateTime<Utc>",
+                     a.account_number, a.account_name
+                   FROM transactions t JOIN accounts a ON a.id = t.account_id
+                   WHERE t.business_id = ?1
+                     AND t.account_id = (SELECT o.id FROM accounts o
+                       WHERE o.business_id = ?1 AND o.account_number = ?13)
+                     AND (t.created_at, t.id) < (COALESCE(?2, ?14), COALESCE(?3, ''))
+                     AND t.created_at >= COALESCE(?4, '') AND t.created_at < COALESCE(?5, ?14)
+                     AND (?6 IS NULL OR t.status = ?6)
+                     AND (?7 IS NULL OR t.transaction_type = ?7)
+                     AND (?8 IS NULL OR t.category = ?8)
+                     AND (?9 IS NULL OR t.reference_number = ?9)
+                     AND (?10 IS NULL OR t.channel = ?10)
+                     AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
+                   ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
+                business_id,
+                cursor_at,
+                cursor_id,
+                from,
+                until,
+                status,
+                kind,
+                category,
+                reference,
+                channel,
+                search,
+                offset,
+                number,
+                NO_TIME_BOUND
+            );
+            first_rows(query.fetch(store.pool()), n).await?
+        }
+        (Listing::Settlements, None) => {
+            let query = sqlx::query_as!(
+                Listed,
+                r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
+                     t.status, t.channel, t.amount, t.narration, t.session_id,
+                     t.originator_account_number, t.originator_account_name,
+                     t.originator_bank_code, t.originator_bank_name,
+                     t.created_at AS "created_at: DateTime<Utc>",
+                     a.account_number, a.account_name
+                   FROM settlements s JOIN transactions t ON t.id = s.id
+                   JOIN accounts a ON a.id = t.account_id
+                   WHERE t.business_id = ?1
+                     AND (t.created_at, t.id) < (COALESCE(?2, ?14), COALESCE(?3, ''))
+                     AND t.created_at >= COALESCE(?4, '') AND t.created_at < COALESCE(?5, ?14)
+                     AND (?6 IS NULL OR t.status = ?6)
+                     AND (?7 IS NULL OR t.transaction_type = ?7)
+                     AND (?8 IS NULL OR t.category = ?8)
+                     AND (?9 IS NULL OR t.reference_number = ?9)
+                     AND (?10 IS NULL OR t.channel = ?10)
+                     AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
+                   ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
+                business_id,
+                cursor_at,
+                cursor_id,
+                from,
+                until,
+                status,
+                kind,
+                category,
+                reference,
+                channel,
+                search,
+                offset,
+                None::<&str>,
+                NO_TIME_BOUND
+            );
+            first_rows(query.fetch(store.pool()), n).await?
+        }
+        (Listing::Settlements, Some(number)) => {
+            let query = sqlx::query_as!(
+                Listed,
+                r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
+                     t.status, t.channel, t.amount, t.narration, t.session_id,
+                     t.originator_account_number, t.originator_account_name,
+                     t.originator_bank_code, t.originator_bank_name,
+                     t.created_at AS "created_at: DateTime<Utc>",
+                     a.account_number, a.account_name
+                   FROM settlements s JOIN transactions t ON t.id = s.id
+                   JOIN accounts a ON a.id = t.account_id
+                   WHERE t.business_id = ?1
+                     AND t.account_id = (SELECT o.id FROM accounts o
+                       WHERE o.business_id = ?1 AND o.account_number = ?13)
+                     AND (t.created_at, t.id) < (COALESCE(?2, ?14), COALESCE(?3, ''))
+                     AND t.created_at >= COALESCE(?4, '') AND t.created_at < COALESCE(?5, ?14)
+                     AND (?6 IS NULL OR t.status = ?6)
+                     AND (?7 IS NULL OR t.transaction_type = ?7)
+                     AND (?8 IS NULL OR t.category = ?8)
+                     AND (?9 IS NULL OR t.reference_number = ?9)
+                     AND (?10 IS NULL OR t.channel = ?10)
+                     AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
+                   ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
+                business_id,
+                cursor_at,
+                cursor_id,
+                from,
+                until,
+                status,
+                kind,
+                category,
+                reference,
+                channel,
+                search,
+                offset,
+                number,
+                NO_TIME_BOUND
+            );
+            first_rows(query.fetch(store.pool()), n).await?
+        }
+    };
+    rows.into_iter().map(Listed::into_row).collect()
+}
