@@ -155,11 +155,6 @@ pub(crate) fn id(text: &str) -> uuid::Uuid {
     uuid::Uuid::parse_str(text).unwrap_or(uuid::Uuid::nil())
 }
 
-/// [`id`] of an optional id.
-pub(crate) fn opt_id(text: Option<&str>) -> Option<uuid::Uuid> {
-    text.map(id)
-}
-
 /// An id to write: one that is not a UUID is refused (the `uuid` column could not hold it).
 pub(crate) fn new_id(text: &str) -> Result<uuid::Uuid, StoreError> {
     uuid::Uuid::parse_str(text)
