@@ -74,7 +74,10 @@ pub async fn unbalanced_entries(pool: &PgPool) -> Result<Vec<(String, i64)>, Sto
     )
     .fetch_all(pool)
     .await?;
-    Ok(rows.into_iter().map(|row| (row.entry_id, row.total)).collect())
+    Ok(rows
+        .into_iter()
+        .map(|row| (row.entry_id, row.total))
+        .collect())
 }
 
 /// The sum of every posting (kobo): zero in a sound ledger.

@@ -189,7 +189,8 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
                 t.source_account_ids.push(new_id(&new.source_account_id)?);
                 t.beneficiary_account_numbers
                     .push(row.beneficiary_account_number);
-                t.beneficiary_account_names.push(row.beneficiary_account_name);
+                t.beneficiary_account_names
+                    .push(row.beneficiary_account_name);
                 t.beneficiary_account_ids
                     .push(new_opt_id(new.beneficiary_account_id.as_deref())?);
                 t.bank_codes.push(row.bank_code);

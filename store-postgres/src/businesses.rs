@@ -92,11 +92,12 @@ pub async fn locked_for_execution(
 
 /// The client id of the business (it exists).
 pub async fn client_id_of(tx: &mut Tx, id: &str) -> Result<String, StoreError> {
-    Ok(
-        sqlx::query_scalar!("SELECT client_id FROM businesses WHERE id = $1", crate::id(id))
-            .fetch_one(&mut **tx)
-            .await?,
+    Ok(sqlx::query_scalar!(
+        "SELECT client_id FROM businesses WHERE id = $1",
+        crate::id(id)
     )
+    .fetch_one(&mut **tx)
+    .await?)
 }
 
 /// The credentials of the business whose client id is `client_id`, if any.

@@ -122,7 +122,7 @@ impl<'c> Conn<'c> {
     pub(crate) async fn acquire(self) -> Result<Held<'c>, StoreError> {
         Ok(match self {
             Conn::Pool(pool) => Held::Pooled(pool.acquire().await?),
-            Conn::Tx(tx) => Held::Borrowed(&mut **tx),
+            Conn::Tx(tx) => Held::Borrowed(tx),
             Conn::Connection(connection) => Held::Borrowed(connection),
         })
     }

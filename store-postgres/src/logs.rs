@@ -114,7 +114,10 @@ pub async fn list_activity(
 
 /// The business's audit-log entries, newest first, after the cursor: at most
 /// `page_size + 1` (the one more tells whether more follow).
-pub async fn list_audit(pool: &PgPool, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {
+pub async fn list_audit(
+    pool: &PgPool,
+    filter: &AuditFilter,
+) -> Result<Vec<AuditEntry>, StoreError> {
     let pattern = filter.search.as_deref().map(contains_pattern);
     let (cursor_at, cursor_id) = match &filter.cursor {
         Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),

@@ -6,10 +6,10 @@ use sqlx::PgPool;
 
 use crate::{id, new_id, Conn, StoreError, Tx};
 use kobo_store::businesses::Business;
-use kobo_store::roles::Role;
 pub use kobo_store::members::{
     Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
 };
+use kobo_store::roles::Role;
 
 /// The business's member `member_id`, if any.
 pub async fn find(

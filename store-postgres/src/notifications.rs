@@ -138,4 +138,3 @@ pub async fn unsent(pool: &PgPool, max_attempts: i64) -> Result<Unsent, StoreErr
     .fetch_one(pool)
     .await?)
 }
-

@@ -70,9 +70,12 @@ pub async fn give_back(tx: &mut Tx, key: &str, free_attempts: i64) -> Result<(),
 
 /// Deletes `key` if it has no attempt left.
 pub async fn delete_if_spent(tx: &mut Tx, key: &str) -> Result<(), StoreError> {
-    sqlx::query!("DELETE FROM throttles WHERE key = $1 AND failures <= 0", key)
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query!(
+        "DELETE FROM throttles WHERE key = $1 AND failures <= 0",
+        key
+    )
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 

@@ -36,9 +36,11 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
         operation: "payout",
         key: "k1",
     };
-    assert!(idempotency_keys::claim(&mut tx, &key, "h", at, at - Duration::days(1))
-        .await
-        .unwrap());
+    assert!(
+        idempotency_keys::claim(&mut tx, &key, "h", at, at - Duration::days(1))
+            .await
+            .unwrap()
+    );
     // Marks the commands before the batch's, to tell them apart.
     sqlx::query("SELECT 1").execute(&mut *tx).await.unwrap();
 
@@ -48,41 +50,43 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
     let debit = uuid::Uuid::new_v4();
     let entry_id = new_id();
     let transfer = new_id();
-    batch.push(Write::Transfer(Box::new(kobo_store::transfers::NewTransfer {
-        row: kobo_store::transfers::TransferRow {
-            id: transfer.clone(),
-            reference_number: "TRF1".into(),
-            reference: None,
-            amount: 500,
-            fee: 0,
-            vat: 0,
-            transfer_status: "processing".into(),
-            approval_status: "not_required".into(),
-            transfer_type: "inter".into(),
-            source_account_number: "1000000001".into(),
-            beneficiary_account_number: "0123456789".into(),
-            beneficiary_account_name: "Landlord".into(),
-            bank_code: "000013".into(),
-            bank_name: "GTBank".into(),
-            narration: "Rent".into(),
-            session_id: None,
-            failure_reason: None,
-            reversal_reference_number: None,
-            initiated_by: business.clone(),
-            initiated_via: "integration".into(),
-            reviewed_by: None,
-            expires_at: None,
-            created_at: at,
-            updated_at: at,
+    batch.push(Write::Transfer(Box::new(
+        kobo_store::transfers::NewTransfer {
+            row: kobo_store::transfers::TransferRow {
+                id: transfer.clone(),
+                reference_number: "TRF1".into(),
+                reference: None,
+                amount: 500,
+                fee: 0,
+                vat: 0,
+                transfer_status: "processing".into(),
+                approval_status: "not_required".into(),
+                transfer_type: "inter".into(),
+                source_account_number: "1000000001".into(),
+                beneficiary_account_number: "0123456789".into(),
+                beneficiary_account_name: "Landlord".into(),
+                bank_code: "000013".into(),
+                bank_name: "GTBank".into(),
+                narration: "Rent".into(),
+                session_id: None,
+                failure_reason: None,
+                reversal_reference_number: None,
+                initiated_by: business.clone(),
+                initiated_via: "integration".into(),
+                reviewed_by: None,
+                expires_at: None,
+                created_at: at,
+                updated_at: at,
+            },
+            business_id: business.clone(),
+            source_account_id: account.clone(),
+            beneficiary_account_id: None,
+            debit_transaction_id: debit.to_string(),
+            fee_transaction_id: None,
+            day: "2026-11-26".into(),
+            credential_issued_by: Some("operator".into()),
         },
-        business_id: business.clone(),
-        source_account_id: account.clone(),
-        beneficiary_account_id: None,
-        debit_transaction_id: debit.to_string(),
-        fee_transaction_id: None,
-        day: "2026-11-26".into(),
-        credential_issued_by: Some("operator".into()),
-    })));
+    )));
     transactions::record_into(
         &mut batch,
         kobo_store::transactions::NewTransaction {
@@ -115,15 +119,17 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
         kind: "transfer".into(),
         postings: vec![
             (new_id(), account.clone(), -500),
-            (
-                new_id(),
-                "00000000-0000-4000-8000-000000000002".into(),
-                500,
-            ),
+            (new_id(), "00000000-0000-4000-8000-000000000002".into(), 500),
         ],
         at,
     }));
-    let event = events::record_into(&mut batch, &business, "transfer.pending", "{\"b\": 1}".into(), at);
+    let event = events::record_into(
+        &mut batch,
+        &business,
+        "transfer.pending",
+        "{\"b\": 1}".into(),
+        at,
+    );
     logs::audit_into(
         &mut batch,
         at,
@@ -160,13 +166,20 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
     assert_eq!(commands.len(), 1, "one statement wrote every row");
     tx.commit().await.unwrap();
 
-    let found = transfers::find(&db.pool, &business, kobo_store::transfers::Lookup::Id(&transfer))
+    let found = transfers::find(
+        &db.pool,
+        &business,
+        kobo_store::transfers::Lookup::Id(&transfer),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(found.transfer_status, "processing");
+    assert_eq!(found.created_at, at);
+    let held = transfers::held(&db.pool, &business, "TRF1")
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(found.transfer_status, "processing");
-    assert_eq!(found.created_at, at);
-    let held = transfers::held(&db.pool, &business, "TRF1").await.unwrap().unwrap();
     assert_eq!(held.debit_transaction_id, Some(debit.to_string()));
     assert_eq!(held.credential_issued_by.as_deref(), Some("operator"));
     let listed = transactions::list(

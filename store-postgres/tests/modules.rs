@@ -114,14 +114,20 @@ fn rand_digits() -> u32 {
 async fn businesses_round_trip() {
     let db = TestDb::migrated().await;
     let w = world(&db).await;
-    let found = businesses::find(&db.pool, &w.client_id).await.unwrap().unwrap();
+    let found = businesses::find(&db.pool, &w.client_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(found.id, w.business_id);
     assert_eq!(found.created_at, w.at);
     assert_eq!(
         businesses::find(&db.pool, &w.business_id).await.unwrap(),
         Some(found.clone())
     );
-    assert_eq!(businesses::find(&db.pool, "not-a-uuid").await.unwrap(), None);
+    assert_eq!(
+        businesses::find(&db.pool, "not-a-uuid").await.unwrap(),
+        None
+    );
     assert_eq!(businesses::list(&db.pool).await.unwrap(), vec![found]);
     assert_eq!(
         businesses::name_of(&db.pool, &w.business_id).await.unwrap(),
@@ -145,7 +151,9 @@ async fn businesses_round_trip() {
         .unwrap();
     businesses::lock(&mut tx, &w.business_id).await.unwrap();
     assert_eq!(
-        businesses::client_id_of(&mut tx, &w.business_id).await.unwrap(),
+        businesses::client_id_of(&mut tx, &w.business_id)
+            .await
+            .unwrap(),
         w.client_id
     );
     tx.commit().await.unwrap();
@@ -161,7 +169,9 @@ async fn businesses_round_trip() {
         1
     );
     assert_eq!(
-        businesses::status_of(&db.pool, &w.business_id).await.unwrap(),
+        businesses::status_of(&db.pool, &w.business_id)
+            .await
+            .unwrap(),
         Some("inactive".to_owned())
     );
     db.finish().await;
@@ -208,7 +218,9 @@ async fn members_roles_sessions_invitations_otps_round_trip() {
     );
     assert_eq!(profile.business.id, w.business_id);
 
-    let roles = roles::list_of_business(&db.pool, &w.business_id).await.unwrap();
+    let roles = roles::list_of_business(&db.pool, &w.business_id)
+        .await
+        .unwrap();
     assert_eq!(roles, vec![profile.role.clone()]);
     let custom = new_id();
     let mut tx = db.pool.begin().await.unwrap();
@@ -222,7 +234,10 @@ async fn members_roles_sessions_invitations_otps_round_trip() {
         .await
         .unwrap();
     let taken = roles::insert_custom(&mut tx, &new_id(), &w.business_id, &definition, w.at).await;
-    assert!(taken.unwrap_err().is_conflict(), "a taken name is a conflict");
+    assert!(
+        taken.unwrap_err().is_conflict(),
+        "a taken name is a conflict"
+    );
     tx.rollback().await.unwrap();
 
     // Sessions, invitations, OTPs.
@@ -272,8 +287,13 @@ async fn members_roles_sessions_invitations_otps_round_trip() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!((attempted.id.as_str(), attempted.attempts), (otp.as_str(), 1));
-    let issued = otps::issued_since(&mut tx, &w.member_id, w.at).await.unwrap();
+    assert_eq!(
+        (attempted.id.as_str(), attempted.attempts),
+        (otp.as_str(), 1)
+    );
+    let issued = otps::issued_since(&mut tx, &w.member_id, w.at)
+        .await
+        .unwrap();
     assert_eq!((issued.count, issued.oldest), (1, Some(w.at)));
     assert!(otps::use_up(&mut tx, &otp, w.at).await.unwrap());
     assert!(!otps::use_up(&mut tx, &otp, w.at).await.unwrap());
@@ -293,11 +313,17 @@ async fn members_roles_sessions_invitations_otps_round_trip() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(authenticated.member_id.as_deref(), Some(w.member_id.as_str()));
+    assert_eq!(
+        authenticated.member_id.as_deref(),
+        Some(w.member_id.as_str())
+    );
     assert_eq!(authenticated.expires_at, w.at + Duration::hours(1));
     let session_member = authenticated.member.unwrap();
     assert!(session_member.is_active);
-    assert_eq!(session_member.permission_codes.as_deref(), Some(r#"["a","b"]"#));
+    assert_eq!(
+        session_member.permission_codes.as_deref(),
+        Some(r#"["a","b"]"#)
+    );
     let invitation = invitations::find_by_token_hash(&db.pool, "token")
         .await
         .unwrap()
@@ -305,7 +331,9 @@ async fn members_roles_sessions_invitations_otps_round_trip() {
     assert_eq!(invitation.member_id, w.member_id);
     assert_eq!(invitation.expires_at, w.at + Duration::days(1));
     let mut tx = db.pool.begin().await.unwrap();
-    assert!(invitations::use_up(&mut tx, &invitation.id, w.at).await.unwrap());
+    assert!(invitations::use_up(&mut tx, &invitation.id, w.at)
+        .await
+        .unwrap());
     sessions::revoke_all_of_member(&mut tx, &w.member_id, w.at)
         .await
         .unwrap();
@@ -319,7 +347,10 @@ async fn members_roles_sessions_invitations_otps_round_trip() {
 async fn accounts_ledger_transactions_round_trip() {
     let db = TestDb::migrated().await;
     let w = world(&db).await;
-    let main = accounts::find_by_id(&db.pool, &w.main_id).await.unwrap().unwrap();
+    let main = accounts::find_by_id(&db.pool, &w.main_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(main.account_number, w.main_number);
     assert_eq!(main.created_at, w.at);
     let current = accounts::find_by_number_anywhere(&db.pool, &w.current_number)
@@ -394,7 +425,9 @@ async fn accounts_ledger_transactions_round_trip() {
     .unwrap();
     assert_eq!(changed.len(), 2);
     assert_eq!(
-        accounts::balance_and_status(&mut tx, &w.main_id).await.unwrap(),
+        accounts::balance_and_status(&mut tx, &w.main_id)
+            .await
+            .unwrap(),
         Some((big, "active".to_owned()))
     );
     assert_eq!(sequences::next(&mut tx, "nuban").await.unwrap(), 1);
@@ -411,14 +444,21 @@ async fn accounts_ledger_transactions_round_trip() {
         .await
         .unwrap();
     assert_eq!(activity[&w.main_id].collected, i128::from(big));
-    assert_eq!(activity[&w.main_id].last_collection, Some(w.at + Duration::microseconds(1)));
+    assert_eq!(
+        activity[&w.main_id].last_collection,
+        Some(w.at + Duration::microseconds(1))
+    );
     assert_eq!(audit::postings_total(&db.pool).await.unwrap(), 0);
-    assert!(audit::unbalanced_entries(&db.pool).await.unwrap().is_empty());
-    assert!(audit::transactions_without_posting(&db.pool).await.unwrap().is_empty());
+    assert!(audit::unbalanced_entries(&db.pool)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(audit::transactions_without_posting(&db.pool)
+        .await
+        .unwrap()
+        .is_empty());
     let balances = audit::account_balances(&db.pool).await.unwrap();
-    assert!(balances
-        .iter()
-        .all(|b| b.posted == i128::from(b.balance)));
+    assert!(balances.iter().all(|b| b.posted == i128::from(b.balance)));
     assert_eq!(
         audit::count(&db.pool, kobo_store::audit::Counted::Postings)
             .await
@@ -519,17 +559,29 @@ async fn webhooks_events_and_policies_round_trip() {
     )
     .await
     .unwrap());
-    assert!(approval_policies::insert(&mut tx, &w.business_id, true, 5_000, w.at)
-        .await
-        .unwrap());
-    assert!(!approval_policies::insert(&mut tx, &w.business_id, true, 1, w.at)
-        .await
-        .unwrap());
-    assert!(approval_policies::update(&mut tx, &w.business_id, None, Some(false), w.at)
-        .await
-        .unwrap());
+    assert!(
+        approval_policies::insert(&mut tx, &w.business_id, true, 5_000, w.at)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !approval_policies::insert(&mut tx, &w.business_id, true, 1, w.at)
+            .await
+            .unwrap()
+    );
+    assert!(
+        approval_policies::update(&mut tx, &w.business_id, None, Some(false), w.at)
+            .await
+            .unwrap()
+    );
     let mut batch = Batch::new();
-    let event = events::record_into(&mut batch, &w.business_id, "transfer.success", "{}".into(), w.at);
+    let event = events::record_into(
+        &mut batch,
+        &w.business_id,
+        "transfer.success",
+        "{}".into(),
+        w.at,
+    );
     batch::run(&mut tx, batch).await.unwrap();
     tx.commit().await.unwrap();
 
@@ -558,7 +610,9 @@ async fn webhooks_events_and_policies_round_trip() {
     let due = events::due(&db.pool, w.at, 5, 10).await.unwrap();
     assert_eq!(due.len(), 1);
     let lease = w.at + Duration::seconds(30);
-    let claimed = events::claim(&db.pool, &[&event], lease, w.at).await.unwrap();
+    let claimed = events::claim(&db.pool, &[&event], lease, w.at)
+        .await
+        .unwrap();
     assert_eq!(claimed, vec![event.clone()]);
     let attempt = kobo_store::events::AttemptMade {
         url: "https://example.com/hook",
@@ -568,12 +622,18 @@ async fn webhooks_events_and_policies_round_trip() {
         response_body: Some("ok"),
     };
     let mut tx = db.pool.begin().await.unwrap();
-    events::record_attempt(&mut tx, &event, w.at, &attempt).await.unwrap();
-    assert!(events::finish_attempt(&mut tx, &event, lease, "delivered", None, w.at, &attempt)
+    events::record_attempt(&mut tx, &event, w.at, &attempt)
         .await
-        .unwrap());
+        .unwrap();
+    assert!(
+        events::finish_attempt(&mut tx, &event, lease, "delivered", None, w.at, &attempt)
+            .await
+            .unwrap()
+    );
     tx.commit().await.unwrap();
-    let attempts = events::newest_attempts(&db.pool, &[event.clone()], 5).await.unwrap();
+    let attempts = events::newest_attempts(&db.pool, std::slice::from_ref(&event), 5)
+        .await
+        .unwrap();
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0].attempted_at, w.at);
     assert_eq!(attempts[0].response_status, Some(200));
@@ -673,12 +733,16 @@ async fn logs_notifications_keys_throttles_customers_round_trip() {
         operation: "payout",
         key: "k1",
     };
-    assert!(idempotency_keys::claim(&mut tx, &key, "h", w.at, w.at - Duration::days(1))
-        .await
-        .unwrap());
-    assert!(!idempotency_keys::claim(&mut tx, &key, "h", w.at, w.at - Duration::days(1))
-        .await
-        .unwrap());
+    assert!(
+        idempotency_keys::claim(&mut tx, &key, "h", w.at, w.at - Duration::days(1))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !idempotency_keys::claim(&mut tx, &key, "h", w.at, w.at - Duration::days(1))
+            .await
+            .unwrap()
+    );
     idempotency_keys::complete_into(&mut batch, &key, r#"{"a":1}"#.into());
     batch::run(&mut tx, batch).await.unwrap();
     let id = notifications::insert(
@@ -695,18 +759,24 @@ async fn logs_notifications_keys_throttles_customers_round_trip() {
     .await
     .unwrap();
     assert_eq!(
-        throttles::count_attempt(&mut tx, "login:ip:1", w.at, w.at).await.unwrap(),
+        throttles::count_attempt(&mut tx, "login:ip:1", w.at, w.at)
+            .await
+            .unwrap(),
         Some(1)
     );
     throttles::lock(&mut tx, "login:ip:1", w.at + Duration::minutes(1))
         .await
         .unwrap();
     assert_eq!(
-        throttles::locked_until(&mut tx, "login:ip:1").await.unwrap(),
+        throttles::locked_until(&mut tx, "login:ip:1")
+            .await
+            .unwrap(),
         Some(w.at + Duration::minutes(1))
     );
     assert_eq!(
-        throttles::count_attempt(&mut tx, "login:ip:1", w.at, w.at).await.unwrap(),
+        throttles::count_attempt(&mut tx, "login:ip:1", w.at, w.at)
+            .await
+            .unwrap(),
         None
     );
     throttles::remember_address(&mut tx, "ada@example.com", "10.0.0.1", w.at)
@@ -730,14 +800,20 @@ async fn logs_notifications_keys_throttles_customers_round_trip() {
     )
     .await
     .unwrap();
-    assert!(daily_totals::add_within(&mut tx, &w.business_id, "2026-11-26", 700, 1_000)
-        .await
-        .unwrap());
-    assert!(!daily_totals::add_within(&mut tx, &w.business_id, "2026-11-26", 700, 1_000)
-        .await
-        .unwrap());
+    assert!(
+        daily_totals::add_within(&mut tx, &w.business_id, "2026-11-26", 700, 1_000)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !daily_totals::add_within(&mut tx, &w.business_id, "2026-11-26", 700, 1_000)
+            .await
+            .unwrap()
+    );
     assert_eq!(
-        daily_totals::spent(&mut tx, &w.business_id, "2026-11-26").await.unwrap(),
+        daily_totals::spent(&mut tx, &w.business_id, "2026-11-26")
+            .await
+            .unwrap(),
         Some(700)
     );
     tx.commit().await.unwrap();
@@ -765,19 +841,28 @@ async fn logs_notifications_keys_throttles_customers_round_trip() {
         .unwrap()
         .unwrap();
     assert_eq!(stored.response_data.as_deref(), Some(r#"{"a":1}"#));
-    let due = notifications::due(&db.pool, "email", 5, w.at, 10).await.unwrap();
+    let due = notifications::due(&db.pool, "email", 5, w.at, 10)
+        .await
+        .unwrap();
     assert_eq!(due.len(), 1);
     assert_eq!(due[0].id, id);
     assert_eq!(due[0].business_id.as_deref(), Some(w.business_id.as_str()));
-    assert!(notifications::claim(&db.pool, &id, w.at + Duration::minutes(1), w.at)
-        .await
-        .unwrap());
+    assert!(
+        notifications::claim(&db.pool, &id, w.at + Duration::minutes(1), w.at)
+            .await
+            .unwrap()
+    );
     notifications::mark_sent(&db.pool, &id, w.at).await.unwrap();
     assert_eq!(notifications::unsent(&db.pool, 5).await.unwrap().count, 0);
-    assert!(throttles::is_known_address(&db.pool, "ada@example.com", "10.0.0.1")
+    assert!(
+        throttles::is_known_address(&db.pool, "ada@example.com", "10.0.0.1")
+            .await
+            .unwrap()
+    );
+    let contact = customers::contact(&db.pool, &customer)
         .await
-        .unwrap());
-    let contact = customers::contact(&db.pool, &customer).await.unwrap().unwrap();
+        .unwrap()
+        .unwrap();
     assert_eq!(contact.verified_identities, r#"["bvn"]"#);
     db.finish().await;
 }
@@ -792,7 +877,10 @@ async fn transfers_round_trip() {
         &mut batch,
         &w.business_id,
         "transfer",
-        &[(&w.main_id, -500), ("00000000-0000-4000-8000-000000000004", 500)],
+        &[
+            (&w.main_id, -500),
+            ("00000000-0000-4000-8000-000000000004", 500),
+        ],
         w.at,
     );
     let debit = uuid::Uuid::new_v4();
@@ -836,7 +924,9 @@ async fn transfers_round_trip() {
         kobo_store::transfers::Lookup::ReferenceNumber("TRF1"),
     ] {
         assert_eq!(
-            transfers::find(&db.pool, &w.business_id, lookup).await.unwrap(),
+            transfers::find(&db.pool, &w.business_id, lookup)
+                .await
+                .unwrap(),
             Some(found.clone())
         );
     }
@@ -884,11 +974,17 @@ async fn transfers_round_trip() {
         day: Some("2026-11-27"),
         at: w.at,
     };
-    assert!(transfers::review(&mut tx, &transfer.row.id, &review).await.unwrap());
-    assert!(!transfers::review(&mut tx, &transfer.row.id, &review).await.unwrap());
-    assert!(daily_totals::add_within(&mut tx, &w.business_id, "2026-11-27", 500, 1_000)
+    assert!(transfers::review(&mut tx, &transfer.row.id, &review)
         .await
         .unwrap());
+    assert!(!transfers::review(&mut tx, &transfer.row.id, &review)
+        .await
+        .unwrap());
+    assert!(
+        daily_totals::add_within(&mut tx, &w.business_id, "2026-11-27", 500, 1_000)
+            .await
+            .unwrap()
+    );
     tx.commit().await.unwrap();
     let leased_ids = transfers::lease_due(&db.pool, w.at, w.at + Duration::minutes(1), 10)
         .await
@@ -901,9 +997,11 @@ async fn transfers_round_trip() {
         .await
         .unwrap();
     let mut tx = db.pool.begin().await.unwrap();
-    assert!(transfers::decide(&mut tx, &transfer.row.id, "processing", "failed", w.at)
-        .await
-        .unwrap());
+    assert!(
+        transfers::decide(&mut tx, &transfer.row.id, "processing", "failed", w.at)
+            .await
+            .unwrap()
+    );
     transfers::set_reversal(&mut tx, &transfer.row.id, "declined", "REV1", None)
         .await
         .unwrap();
@@ -911,11 +1009,16 @@ async fn transfers_round_trip() {
         .await
         .unwrap();
     assert_eq!(
-        daily_totals::spent(&mut tx, &w.business_id, "2026-11-27").await.unwrap(),
+        daily_totals::spent(&mut tx, &w.business_id, "2026-11-27")
+            .await
+            .unwrap(),
         Some(0)
     );
     tx.commit().await.unwrap();
-    assert!(audit::daily_totals_astray(&db.pool).await.unwrap().is_empty());
+    assert!(audit::daily_totals_astray(&db.pool)
+        .await
+        .unwrap()
+        .is_empty());
     let failed = transfers::find(
         &db.pool,
         &w.business_id,
@@ -990,9 +1093,11 @@ async fn seeding_round_trip() {
     }
     let mut tx = db.pool.begin().await.unwrap();
     rows.insert(&mut tx).await.unwrap();
-    assert!(seeding::add_to_balance(&mut tx, &w.current_id, 300, w.at, i64::MAX)
-        .await
-        .unwrap());
+    assert!(
+        seeding::add_to_balance(&mut tx, &w.current_id, 300, w.at, i64::MAX)
+            .await
+            .unwrap()
+    );
     tx.commit().await.unwrap();
     seeding::analyze_transactions(&db.pool).await.unwrap();
     assert!(seeding::any_posting_to(

@@ -242,7 +242,10 @@ async fn figures(pool: &PgPool, native: bool) -> Vec<(String, Vec<String>)> {
         }
     }
     let sums = [
-        ("balances", "SELECT account_number || ' ' || balance FROM accounts"),
+        (
+            "balances",
+            "SELECT account_number || ' ' || balance FROM accounts",
+        ),
         ("postings", "SELECT SUM(amount)::text FROM postings"),
         (
             "posted per account",
@@ -287,11 +290,16 @@ async fn a_database_of_the_last_release_is_upgraded_in_place() {
     for ((name, old), (_, new)) in before.iter().zip(&after) {
         assert_eq!(old, new, "{name}");
     }
-    assert!(before.iter().any(|(name, rows)| name == "transfers rows" && rows == &["2"]));
+    assert!(before
+        .iter()
+        .any(|(name, rows)| name == "transfers rows" && rows == &["2"]));
 
     // The rows read back through the crate, as their old text meant.
     let at = |text: &str| text.parse::<DateTime<Utc>>().unwrap();
-    let member = members::find(&db.pool, BUSINESS, MEMBER).await.unwrap().unwrap();
+    let member = members::find(&db.pool, BUSINESS, MEMBER)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(member.is_active);
     assert_eq!(member.last_login, Some(at("2026-11-03T08:00:00.000001Z")));
     assert_eq!(member.role_id.to_string(), ROLE);
@@ -300,32 +308,54 @@ async fn a_database_of_the_last_release_is_upgraded_in_place() {
         .unwrap()
         .unwrap();
     assert!(!pending.is_active);
-    assert_eq!(pending.invitation_expires_at, Some(at("2026-11-09T10:00:00Z")));
+    assert_eq!(
+        pending.invitation_expires_at,
+        Some(at("2026-11-09T10:00:00Z"))
+    );
     let endpoint = webhook_endpoints::find_endpoint(&db.pool, BUSINESS)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(endpoint.ip_whitelist, ["10.0.0.0/8", "192.168.1.1"]);
-    assert_eq!(endpoint.event_types, ["transfer.success", "collection.received"]);
+    assert_eq!(
+        endpoint.event_types,
+        ["transfer.success", "collection.received"]
+    );
     assert!(endpoint.is_active);
-    assert_eq!(endpoint.previous_secret_expires_at, Some(at("2026-11-04T08:00:00Z")));
+    assert_eq!(
+        endpoint.previous_secret_expires_at,
+        Some(at("2026-11-04T08:00:00Z"))
+    );
     let main = accounts::find_by_id(&db.pool, MAIN).await.unwrap().unwrap();
     assert_eq!(main.balance, 999_999_999_999_999_000);
-    let child = accounts::find_by_id(&db.pool, VIRTUAL).await.unwrap().unwrap();
+    let child = accounts::find_by_id(&db.pool, VIRTUAL)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(child.parent_account_number.as_deref(), Some("1000000001"));
     assert_eq!(audit::postings_total(&db.pool).await.unwrap(), 0);
-    let held = transfers::held(&db.pool, BUSINESS, "TRF1").await.unwrap().unwrap();
+    let held = transfers::held(&db.pool, BUSINESS, "TRF1")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(held.transfer_status, "pending_approval");
     assert_eq!(
         held.credential_issued_by.as_deref(),
         Some("8b1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e5f")
     );
-    let settled = transfers::find(&db.pool, BUSINESS, kobo_store::transfers::Lookup::ReferenceNumber("TRF2"))
-        .await
-        .unwrap()
-        .unwrap();
+    let settled = transfers::find(
+        &db.pool,
+        BUSINESS,
+        kobo_store::transfers::Lookup::ReferenceNumber("TRF2"),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(settled.created_at, at("2026-11-03T08:03:00.000002Z"));
-    assert_eq!(settled.reviewed_by.as_deref(), Some("8b1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e60"));
+    assert_eq!(
+        settled.reviewed_by.as_deref(),
+        Some("8b1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e60")
+    );
     let leased = transfers::leased(&db.pool, &["c0000002-1b2c-4d5e-8f90-0a1b2c3d4e5f".into()])
         .await
         .unwrap();
@@ -335,19 +365,29 @@ async fn a_database_of_the_last_release_is_upgraded_in_place() {
         .unwrap()
         .unwrap();
     assert_eq!(authenticated.revoked_at, Some(at("2026-11-03T08:30:00Z")));
-    let policy = approval_policies::find(&db.pool, BUSINESS).await.unwrap().unwrap();
+    let policy = approval_policies::find(&db.pool, BUSINESS)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(policy.is_active);
     let mut tx = db.pool.begin().await.unwrap();
     assert_eq!(
-        daily_totals::spent(&mut tx, BUSINESS, "2026-11-03").await.unwrap(),
+        daily_totals::spent(&mut tx, BUSINESS, "2026-11-03")
+            .await
+            .unwrap(),
         Some(500)
     );
     assert_eq!(
-        throttles::locked_until(&mut tx, "login:ip:10.0.0.1").await.unwrap(),
+        throttles::locked_until(&mut tx, "login:ip:10.0.0.1")
+            .await
+            .unwrap(),
         Some(at("2026-11-03T08:15:00Z"))
     );
     tx.rollback().await.unwrap();
-    assert!(audit::daily_totals_astray(&db.pool).await.unwrap().is_empty());
+    assert!(audit::daily_totals_astray(&db.pool)
+        .await
+        .unwrap()
+        .is_empty());
     let audit_entries = logs::list_audit(
         &db.pool,
         &kobo_store::logs::AuditFilter {

@@ -45,7 +45,9 @@ impl TestDb {
     /// Closes the pool and drops the database.
     pub async fn finish(self) {
         self.pool.close().await;
-        let admin = PgPool::connect(&format!("{SERVER}/postgres")).await.unwrap();
+        let admin = PgPool::connect(&format!("{SERVER}/postgres"))
+            .await
+            .unwrap();
         admin
             .execute(sqlx::AssertSqlSafe(format!(
                 "DROP DATABASE {} WITH (FORCE)",
