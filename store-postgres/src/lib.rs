@@ -13,6 +13,12 @@
 //! crate applied (so a database it migrated is upgraded in place), 0014 moves every column to
 //! its native type.
 //!
+//! The signatures differ from the service's only where its types are the service's own: a
+//! function that ran on `&Store` takes `pool: &PgPool` ([`Conn::Pool`] holds a `&PgPool`), and
+//! the `render*` functions that turned a batch's writes into SQL are gone ([`batch::run`] reads
+//! the typed writes itself). An id this crate must write that is not a UUID is refused
+//! ([`StoreError::Unreadable`]); one it looks up by finds nothing, as before.
+//!
 //! # Type mapping
 //!
 //! | Rust (interface) | column | notes |
