@@ -314,7 +314,8 @@ pub async fn list(
            AND ($5::boolean IS NULL OR (a.status = 'active') = $5)
            AND ($6::text IS NULL OR (a.account_type = 'virtual' AND p.account_number = $6))
            AND ($7::text IS NULL OR a.account_class = $7)
-           AND ($8::timestamptz IS NULL OR (a.created_at, a.id) < ($8, $9::uuid))
+           AND (a.created_at, a.id) < (COALESCE($8::timestamptz, 'infinity'),
+                COALESCE($9::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
          ORDER BY a.created_at DESC, a.id DESC
          LIMIT $10"#,
         id(business_id),
@@ -348,8 +349,8 @@ pub async fn activity(
         r#"WITH t AS (
            SELECT account_id, amount, created_at, status,
              category = 'collection' AND status = 'success'
-               AND ($2::timestamptz IS NULL OR created_at >= $2)
-               AND ($3::timestamptz IS NULL OR created_at < $3) AS collection,
+               AND created_at >= COALESCE($2::timestamptz, '-infinity')
+               AND created_at < COALESCE($3::timestamptz, 'infinity') AS collection,
              category = 'transfer' AND transaction_type = 'debit'
                AND status IN ('success', 'pending') AS transfer
            FROM transactions WHERE account_id = ANY($1))
@@ -399,8 +400,8 @@ pub async fn metrics(
                   OR ($2 = 'normal' AND a.account_type IN ('pool', 'current'))
                   OR ($2 = 'virtual' AND a.account_type = 'virtual')
                   OR ($2 = 'current' AND a.account_type = 'current'))
-             AND ($3::timestamptz IS NULL OR a.created_at >= $3)
-             AND ($4::timestamptz IS NULL OR a.created_at < $4)
+             AND a.created_at >= COALESCE($3::timestamptz, '-infinity')
+             AND a.created_at < COALESCE($4::timestamptz, 'infinity')
            ORDER BY a.created_at DESC, a.id DESC
            LIMIT $5)
          SELECT
@@ -410,8 +411,8 @@ pub async fn metrics(
            SUM(balance)::text AS balance,
            (SELECT SUM(t.amount)::text FROM transactions t JOIN chosen c ON c.id = t.account_id
               WHERE t.category = 'collection' AND t.status = 'success'
-                AND ($3::timestamptz IS NULL OR t.created_at >= $3)
-                AND ($4::timestamptz IS NULL OR t.created_at < $4)) AS collected
+                AND t.created_at >= COALESCE($3::timestamptz, '-infinity')
+                AND t.created_at < COALESCE($4::timestamptz, 'infinity')) AS collected
          FROM chosen"#,
         id(business_id),
         filters.account_type.as_deref(),

@@ -84,11 +84,12 @@ pub async fn list_deliveries(
            attempts, budget_start, next_attempt_at, last_attempt_at, last_response_status,
            last_error FROM events
          WHERE business_id = $1 AND created_at >= $2
-           AND ($3::timestamptz IS NULL OR created_at >= $3)
-           AND ($4::timestamptz IS NULL OR created_at < $4)
+           AND created_at >= COALESCE($3::timestamptz, '-infinity')
+           AND created_at < COALESCE($4::timestamptz, 'infinity')
            AND ($5::text IS NULL OR delivery_status = $5)
            AND ($6::text IS NULL OR type = $6)
-           AND ($7::timestamptz IS NULL OR (created_at, id) < ($7, $8::uuid))
+           AND (created_at, id) < (COALESCE($7::timestamptz, 'infinity'),
+                COALESCE($8::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
          ORDER BY created_at DESC, id DESC
          LIMIT $9"#,
         id(&filter.business_id),

@@ -89,11 +89,12 @@ pub async fn list_activity(
            AND ($3::text IS NULL OR method = $3)
            AND ($4::text IS NULL OR endpoint = $4)
            AND ($5::bigint IS NULL OR response_code = $5)
-           AND ($6::timestamptz IS NULL OR created_at >= $6)
-           AND ($7::timestamptz IS NULL OR created_at < $7)
+           AND created_at >= COALESCE($6::timestamptz, '-infinity')
+           AND created_at < COALESCE($7::timestamptz, 'infinity')
            AND ($8::text IS NULL OR LOWER(endpoint) LIKE $8 ESCAPE '\'
                 OR LOWER(message) LIKE $8 ESCAPE '\' OR LOWER(ip_address) LIKE $8 ESCAPE '\')
-           AND ($9::timestamptz IS NULL OR (created_at, id) < ($9, $10::uuid))
+           AND (created_at, id) < (COALESCE($9::timestamptz, 'infinity'),
+                COALESCE($10::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
          ORDER BY created_at DESC, id DESC
          LIMIT $11"#,
         id(&filter.business_id),
@@ -128,13 +129,14 @@ pub async fn list_audit(
         r#"SELECT id, action, user_name, user_id, ip_address, response_code,
            day::text AS "day!", target_type, target_id, request_id, created_at FROM audit_logs
          WHERE business_id = $1
-           AND ($2::timestamptz IS NULL OR created_at >= $2)
-           AND ($3::timestamptz IS NULL OR created_at < $3)
+           AND created_at >= COALESCE($2::timestamptz, '-infinity')
+           AND created_at < COALESCE($3::timestamptz, 'infinity')
            AND ($4::text IS NULL OR action = $4)
            AND ($5::text IS NULL OR user_id = $5)
            AND ($6::text IS NULL OR LOWER(action) LIKE $6 ESCAPE '\'
                 OR LOWER(user_name) LIKE $6 ESCAPE '\' OR LOWER(ip_address) LIKE $6 ESCAPE '\')
-           AND ($7::timestamptz IS NULL OR (created_at, id) < ($7, $8::uuid))
+           AND (created_at, id) < (COALESCE($7::timestamptz, 'infinity'),
+                COALESCE($8::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
          ORDER BY created_at DESC, id DESC
          LIMIT $9"#,
         id(&filter.business_id),

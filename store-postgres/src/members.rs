@@ -54,8 +54,8 @@ pub async fn list(pool: &PgPool, filter: &MemberFilter) -> Result<Vec<Member>, S
               AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at
          FROM members m JOIN roles r ON r.id = m.role_id
          WHERE m.business_id = $1
-           AND ($2::timestamptz IS NULL OR m.date_joined >= $2)
-           AND ($3::timestamptz IS NULL OR m.date_joined < $3)
+           AND m.date_joined >= COALESCE($2::timestamptz, '-infinity')
+           AND m.date_joined < COALESCE($3::timestamptz, 'infinity')
            AND ($4::boolean IS NULL OR m.is_active = $4)
            AND ($5::uuid IS NULL OR m.role_id = $5)
          ORDER BY

@@ -62,44 +62,88 @@ pub async fn list(
     let limit = (window.size + 1) as i64;
     let offset = window.offset.unwrap_or(0);
     let settlements = matches!(listing, Listing::Settlements);
-    Ok(sqlx::query_as!(
-        TransactionRow,
-        r#"SELECT t.id, t.reference_number, t.transaction_type, t.category, t.status, t.channel,
-           t.amount, t.narration, t.session_id, t.originator_account_number,
-           t.originator_account_name, t.originator_bank_code, t.originator_bank_name,
-           t.created_at, a.account_number, a.account_name
-         FROM transactions t JOIN accounts a ON a.id = t.account_id
-         WHERE t.business_id = $1
-           AND (NOT $2 OR EXISTS (SELECT 1 FROM settlements s WHERE s.id = t.id))
-           AND ($3::text IS NULL OR t.account_id = (SELECT o.id FROM accounts o
-                 WHERE o.business_id = $1 AND o.account_number = $3))
-           AND ($4::timestamptz IS NULL OR t.created_at >= $4)
-           AND ($5::timestamptz IS NULL OR t.created_at < $5)
-           AND ($6::text IS NULL OR t.status = $6)
-           AND ($7::text IS NULL OR t.transaction_type = $7)
-           AND ($8::text IS NULL OR t.category = $8)
-           AND ($9::text IS NULL OR t.reference_number = $9)
-           AND ($10::text IS NULL OR t.channel = $10)
-           AND ($11::text IS NULL OR t.narration_key LIKE $11 ESCAPE '\')
-           AND ($12::timestamptz IS NULL OR (t.created_at, t.id) < ($12, $13::uuid))
-         ORDER BY t.created_at DESC, t.id DESC
-         LIMIT $14 OFFSET $15"#,
-        business_id,
-        settlements,
-        filters.account_number.as_deref(),
-        filters.from,
-        filters.until,
-        filters.status.as_deref(),
-        filters.transaction_type.as_deref(),
-        filters.category.as_deref(),
-        filters.reference_number.as_deref(),
-        filters.channel.as_deref(),
-        pattern,
-        cursor_at,
-        cursor_id,
-        limit,
-        offset
-    )
-    .fetch_all(pool)
-    .await?)
+    // Two statements, so that a kept (generic) plan of either is the right one: one account's
+    // page reads `transactions_account_keyset`, the business's `transactions_keyset`.
+    let rows = match filters.account_number.as_deref() {
+        Some(number) => sqlx::query_as!(
+            TransactionRow,
+            r#"SELECT t.id, t.reference_number, t.transaction_type, t.category, t.status, t.channel,
+                   t.amount, t.narration, t.session_id, t.originator_account_number,
+                   t.originator_account_name, t.originator_bank_code, t.originator_bank_name,
+                   t.created_at, a.account_number, a.account_name
+                 FROM transactions t JOIN accounts a ON a.id = t.account_id
+                 WHERE t.business_id = $1
+                   AND (NOT $2 OR EXISTS (SELECT 1 FROM settlements s WHERE s.id = t.id))
+                   AND t.account_id = (SELECT o.id FROM accounts o
+                         WHERE o.business_id = $1 AND o.account_number = $3)
+                   AND t.created_at >= COALESCE($4::timestamptz, '-infinity')
+                   AND t.created_at < COALESCE($5::timestamptz, 'infinity')
+                   AND ($6::text IS NULL OR t.status = $6)
+                   AND ($7::text IS NULL OR t.transaction_type = $7)
+                   AND ($8::text IS NULL OR t.category = $8)
+                   AND ($9::text IS NULL OR t.reference_number = $9)
+                   AND ($10::text IS NULL OR t.channel = $10)
+                   AND ($11::text IS NULL OR t.narration_key LIKE $11 ESCAPE '\')
+                   AND (t.created_at, t.id) < (COALESCE($12::timestamptz, 'infinity'),
+                        COALESCE($13::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+                 ORDER BY t.created_at DESC, t.id DESC
+                 LIMIT $14 OFFSET $15"#,
+            business_id,
+            settlements,
+            number,
+            filters.from,
+            filters.until,
+            filters.status.as_deref(),
+            filters.transaction_type.as_deref(),
+            filters.category.as_deref(),
+            filters.reference_number.as_deref(),
+            filters.channel.as_deref(),
+            pattern,
+            cursor_at,
+            cursor_id,
+            limit,
+            offset
+        )
+        .fetch_all(pool)
+        .await?,
+        None => sqlx::query_as!(
+            TransactionRow,
+            r#"SELECT t.id, t.reference_number, t.transaction_type, t.category, t.status, t.channel,
+                   t.amount, t.narration, t.session_id, t.originator_account_number,
+                   t.originator_account_name, t.originator_bank_code, t.originator_bank_name,
+                   t.created_at, a.account_number, a.account_name
+                 FROM transactions t JOIN accounts a ON a.id = t.account_id
+                 WHERE t.business_id = $1
+                   AND (NOT $2 OR EXISTS (SELECT 1 FROM settlements s WHERE s.id = t.id))
+                   AND t.created_at >= COALESCE($3::timestamptz, '-infinity')
+                   AND t.created_at < COALESCE($4::timestamptz, 'infinity')
+                   AND ($5::text IS NULL OR t.status = $5)
+                   AND ($6::text IS NULL OR t.transaction_type = $6)
+                   AND ($7::text IS NULL OR t.category = $7)
+                   AND ($8::text IS NULL OR t.reference_number = $8)
+                   AND ($9::text IS NULL OR t.channel = $9)
+                   AND ($10::text IS NULL OR t.narration_key LIKE $10 ESCAPE '\')
+                   AND (t.created_at, t.id) < (COALESCE($11::timestamptz, 'infinity'),
+                        COALESCE($12::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+                 ORDER BY t.created_at DESC, t.id DESC
+                 LIMIT $13 OFFSET $14"#,
+            business_id,
+            settlements,
+            filters.from,
+            filters.until,
+            filters.status.as_deref(),
+            filters.transaction_type.as_deref(),
+            filters.category.as_deref(),
+            filters.reference_number.as_deref(),
+            filters.channel.as_deref(),
+            pattern,
+            cursor_at,
+            cursor_id,
+            limit,
+            offset
+        )
+        .fetch_all(pool)
+        .await?,
+    };
+    Ok(rows)
 }

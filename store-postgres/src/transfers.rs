@@ -147,12 +147,13 @@ pub async fn list(
          WHERE t.business_id = $1
            AND ($2::text IS NULL OR t.transfer_status = $2)
            AND ($3::text IS NULL OR t.approval_status = $3)
-           AND ($4::timestamptz IS NULL OR t.created_at >= $4)
-           AND ($5::timestamptz IS NULL OR t.created_at < $5)
+           AND t.created_at >= COALESCE($4::timestamptz, '-infinity')
+           AND t.created_at < COALESCE($5::timestamptz, 'infinity')
            AND ($6::text IS NULL OR a.account_number = $6)
            AND ($7::text IS NULL OR t.reference = $7)
            AND ($8::text IS NULL OR t.reference_number = $8)
-           AND ($9::timestamptz IS NULL OR (t.created_at, t.id) < ($9, $10::uuid))
+           AND (t.created_at, t.id) < (COALESCE($9::timestamptz, 'infinity'),
+                COALESCE($10::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
          ORDER BY t.created_at DESC, t.id DESC
          LIMIT $11"#,
         id(business_id),
@@ -189,7 +190,8 @@ pub async fn pending_references(
            JOIN accounts a ON a.id = t.source_account_id
          WHERE t.business_id = $1 AND t.transfer_status = 'pending_approval'
            AND ($2::text IS NULL OR a.account_number = $2)
-           AND ($3::timestamptz IS NULL OR (t.created_at, t.id) > ($3, $4::uuid))
+           AND (t.created_at, t.id) > (COALESCE($3::timestamptz, '-infinity'),
+                COALESCE($4::uuid, '00000000-0000-0000-0000-000000000000'))
          ORDER BY t.created_at, t.id
          LIMIT $5"#,
         id(business_id),
