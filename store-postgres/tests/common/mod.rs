@@ -11,6 +11,7 @@ const SERVER: &str = "postgres://postgres@127.0.0.1:5432";
 pub struct TestDb {
     pub pool: PgPool,
     name: String,
+    finished: bool,
 }
 
 impl TestDb {
@@ -39,7 +40,11 @@ impl TestDb {
         let pool = PgPool::connect(&format!("{SERVER}/{name}"))
             .await
             .expect("connect to the test database");
-        TestDb { pool, name }
+        TestDb {
+            pool,
+            name,
+            finished: false,
+        }
     }
 
     /// Closes the pool and drops the database.
