@@ -1125,3 +1125,78 @@ async fn seeding_round_trip() {
         .all(|b| b.posted == i128::from(b.balance)));
     db.finish().await;
 }
+
+#[tokio::test]
+async fn members_are_listed_in_every_order() {
+    let db = TestDb::migrated().await;
+    let w = world(&db).await;
+    let mut tx = db.pool.begin().await.unwrap();
+    let people = [
+        ("bola@example.com", "bola", "Zed"),
+        ("chi@example.com", "Chi", "ade"),
+    ];
+    for (n, (email, first, last)) in people.iter().enumerate() {
+        members::insert_invited(
+            &mut tx,
+            &members::NewMember {
+                id: &new_id(),
+                business_id: &w.business_id,
+                email,
+                first_name: first,
+                last_name: last,
+                role_id: &w.role_id,
+            },
+            w.at + Duration::seconds(n as i64 + 1),
+        )
+        .await
+        .unwrap();
+    }
+    members::record_login(&mut tx, &w.member_id, w.at)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let emails = |order, ascending| {
+        let filter = members::MemberFilter {
+            business_id: w.business_id.clone(),
+            order,
+            ascending,
+            page_size: 10,
+            ..Default::default()
+        };
+        let pool = db.pool.clone();
+        async move {
+            members::list(&pool, &filter)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|m| m.email)
+                .collect::<Vec<_>>()
+        }
+    };
+    use members::MemberOrder::*;
+    let (ada, bola, chi) = ("ada@example.com", "bola@example.com", "chi@example.com");
+    assert_eq!(emails(DateJoined, true).await, [ada, bola, chi]);
+    assert_eq!(emails(DateJoined, false).await, [chi, bola, ada]);
+    assert_eq!(emails(Email, false).await, [chi, bola, ada]);
+    // Case-insensitive names.
+    assert_eq!(emails(FirstName, true).await, [ada, bola, chi]);
+    assert_eq!(emails(LastName, true).await, [chi, ada, bola]);
+    assert_eq!(emails(LastName, false).await, [bola, ada, chi]);
+    // Members who never logged in come last either way.
+    assert_eq!(emails(LastLogin, true).await[0], ada);
+    assert_eq!(emails(LastLogin, false).await[0], ada);
+    let filter = members::MemberFilter {
+        business_id: w.business_id.clone(),
+        is_active: Some(false),
+        role_id: Some(w.role_id.clone()),
+        joined_from: Some(w.at + Duration::seconds(2)),
+        offset: 0,
+        page_size: 10,
+        ..Default::default()
+    };
+    let inactive = members::list(&db.pool, &filter).await.unwrap();
+    assert_eq!(inactive.len(), 1);
+    assert_eq!(inactive[0].email, chi);
+    assert!(!inactive[0].is_active);
+    db.finish().await;
+}
