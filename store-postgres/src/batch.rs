@@ -1,0 +1,329 @@
+//! A [`Batch`] of typed writes run in one round trip, as one static statement
+//! (`src/batch.sql`).
+//!
+//! Each kind of write is grouped into one array per column, in the order pushed, and each
+//! table is written by a data-modifying part of one `WITH` reading `unnest` of its arrays.
+//! That one statement does what the writes run one after another would do:
+//! - every write but the answers inserts new rows, and none reads a row another write of the
+//!   batch writes (an event reads `webhook_configurations`, which no write touches; the
+//!   answers update `idempotency_keys` rows claimed before the batch, which no write inserts),
+//!   so their order within the statement cannot change what each one does;
+//! - foreign keys are checked at the end of the statement, when every row is in, so a posting
+//!   may name its entry and a transfer its transactions, whatever order the parts run in;
+//! - a uniqueness refused fails the whole statement, as it failed the transaction before;
+//! - an answer pushed twice for one key keeps the last (`DISTINCT ON` the newest).
+
+use chrono::{DateTime, Utc};
+
+use crate::{new_id, new_opt_id, StoreError, Tx};
+pub use kobo_store::batch::{Answer, Batch, NewAudit, NewEntry, NewEvent, Write};
+
+#[derive(Default)]
+struct Entries {
+    ids: Vec<uuid::Uuid>,
+    business_ids: Vec<uuid::Uuid>,
+    kinds: Vec<String>,
+    ats: Vec<DateTime<Utc>>,
+}
+
+#[derive(Default)]
+struct Postings {
+    ids: Vec<uuid::Uuid>,
+    entry_ids: Vec<uuid::Uuid>,
+    account_ids: Vec<uuid::Uuid>,
+    amounts: Vec<i64>,
+    ats: Vec<DateTime<Utc>>,
+}
+
+#[derive(Default)]
+struct Transactions {
+    ids: Vec<uuid::Uuid>,
+    business_ids: Vec<uuid::Uuid>,
+    account_ids: Vec<uuid::Uuid>,
+    entry_ids: Vec<uuid::Uuid>,
+    sequences: Vec<i64>,
+    reference_numbers: Vec<String>,
+    transaction_types: Vec<String>,
+    categories: Vec<String>,
+    statuses: Vec<String>,
+    channels: Vec<String>,
+    amounts: Vec<i64>,
+    narrations: Vec<String>,
+    narration_keys: Vec<String>,
+    session_ids: Vec<Option<String>>,
+    originator_account_numbers: Vec<Option<String>>,
+    originator_account_names: Vec<Option<String>>,
+    originator_bank_codes: Vec<Option<String>>,
+    originator_bank_names: Vec<Option<String>>,
+    created_ats: Vec<DateTime<Utc>>,
+    settled: Vec<bool>,
+}
+
+#[derive(Default)]
+struct Transfers {
+    ids: Vec<uuid::Uuid>,
+    business_ids: Vec<uuid::Uuid>,
+    reference_numbers: Vec<String>,
+    references: Vec<Option<String>>,
+    source_account_ids: Vec<uuid::Uuid>,
+    beneficiary_account_numbers: Vec<String>,
+    beneficiary_account_names: Vec<String>,
+    beneficiary_account_ids: Vec<Option<uuid::Uuid>>,
+    bank_codes: Vec<String>,
+    bank_names: Vec<String>,
+    transfer_types: Vec<String>,
+    amounts: Vec<i64>,
+    fees: Vec<i64>,
+    vats: Vec<i64>,
+    narrations: Vec<String>,
+    transfer_statuses: Vec<String>,
+    approval_statuses: Vec<String>,
+    debit_transaction_ids: Vec<uuid::Uuid>,
+    fee_transaction_ids: Vec<Option<uuid::Uuid>>,
+    initiated_bys: Vec<String>,
+    initiated_vias: Vec<String>,
+    expires_ats: Vec<Option<DateTime<Utc>>>,
+    days: Vec<String>,
+    created_ats: Vec<DateTime<Utc>>,
+    updated_ats: Vec<DateTime<Utc>>,
+    credential_issued_bys: Vec<Option<String>>,
+}
+
+#[derive(Default)]
+struct Events {
+    ids: Vec<uuid::Uuid>,
+    business_ids: Vec<uuid::Uuid>,
+    kinds: Vec<String>,
+    payloads: Vec<String>,
+    ats: Vec<DateTime<Utc>>,
+}
+
+#[derive(Default)]
+struct Audits {
+    ids: Vec<uuid::Uuid>,
+    business_ids: Vec<uuid::Uuid>,
+    actions: Vec<String>,
+    user_names: Vec<String>,
+    user_ids: Vec<Option<String>>,
+    ip_addresses: Vec<String>,
+    response_codes: Vec<i64>,
+    target_types: Vec<Option<String>>,
+    target_ids: Vec<Option<String>>,
+    request_ids: Vec<String>,
+    ats: Vec<DateTime<Utc>>,
+}
+
+#[derive(Default)]
+struct Answers {
+    business_ids: Vec<uuid::Uuid>,
+    operations: Vec<String>,
+    keys: Vec<String>,
+    data: Vec<String>,
+}
+
+/// Runs every write of `batch` in `tx`, in one round trip (one statement; nothing when the
+/// batch is empty).
+pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let mut entries = Entries::default();
+    let mut postings = Postings::default();
+    let mut transactions = Transactions::default();
+    let mut transfers = Transfers::default();
+    let mut events = Events::default();
+    let mut audits = Audits::default();
+    let mut answers = Answers::default();
+    for write in batch.into_writes() {
+        match write {
+            Write::Entry(entry) => {
+                let entry_id = new_id(&entry.id)?;
+                entries.ids.push(entry_id);
+                entries.business_ids.push(new_id(&entry.business_id)?);
+                entries.kinds.push(entry.kind);
+                entries.ats.push(entry.at);
+                for (id, account_id, amount) in entry.postings {
+                    postings.ids.push(new_id(&id)?);
+                    postings.entry_ids.push(entry_id);
+                    postings.account_ids.push(new_id(&account_id)?);
+                    postings.amounts.push(amount);
+                    postings.ats.push(entry.at);
+                }
+            }
+            Write::Transaction(new) => {
+                let t = &mut transactions;
+                t.ids.push(new.id);
+                t.business_ids.push(new_id(&new.business_id)?);
+                t.account_ids.push(new_id(&new.account_id)?);
+                t.entry_ids.push(new_id(&new.entry_id)?);
+                t.sequences.push(new.sequence);
+                t.narration_keys
+                    .push(format!("{} {}", new.narration, new.reference_number).to_lowercase());
+                t.reference_numbers.push(new.reference_number);
+                t.transaction_types.push(new.transaction_type);
+                t.categories.push(new.category);
+                t.statuses.push(new.status);
+                t.channels.push(new.channel);
+                t.amounts.push(new.amount);
+                t.narrations.push(new.narration);
+                t.session_ids.push(new.session_id);
+                let originator = new.originator;
+                t.originator_account_numbers
+                    .push(originator.as_ref().map(|o| o.account_number.clone()));
+                t.originator_account_names
+                    .push(originator.as_ref().map(|o| o.account_name.clone()));
+                t.originator_bank_codes
+                    .push(originator.as_ref().map(|o| o.bank_code.clone()));
+                t.originator_bank_names
+                    .push(originator.as_ref().map(|o| o.bank_name.clone()));
+                t.created_ats.push(new.created_at);
+                t.settled.push(new.settled);
+            }
+            Write::Transfer(new) => {
+                let t = &mut transfers;
+                let row = new.row;
+                t.ids.push(new_id(&row.id)?);
+                t.business_ids.push(new_id(&new.business_id)?);
+                t.reference_numbers.push(row.reference_number);
+                t.references.push(row.reference);
+                t.source_account_ids.push(new_id(&new.source_account_id)?);
+                t.beneficiary_account_numbers
+                    .push(row.beneficiary_account_number);
+                t.beneficiary_account_names
+                    .push(row.beneficiary_account_name);
+                t.beneficiary_account_ids
+                    .push(new_opt_id(new.beneficiary_account_id.as_deref())?);
+                t.bank_codes.push(row.bank_code);
+                t.bank_names.push(row.bank_name);
+                t.transfer_types.push(row.transfer_type);
+                t.amounts.push(row.amount);
+                t.fees.push(row.fee);
+                t.vats.push(row.vat);
+                t.narrations.push(row.narration);
+                t.transfer_statuses.push(row.transfer_status);
+                t.approval_statuses.push(row.approval_status);
+                t.debit_transaction_ids
+                    .push(new_id(&new.debit_transaction_id)?);
+                t.fee_transaction_ids
+                    .push(new_opt_id(new.fee_transaction_id.as_deref())?);
+                t.initiated_bys.push(row.initiated_by);
+                t.initiated_vias.push(row.initiated_via);
+                t.expires_ats.push(row.expires_at);
+                t.days.push(new.day);
+                t.created_ats.push(row.created_at);
+                t.updated_ats.push(row.updated_at);
+                t.credential_issued_bys.push(new.credential_issued_by);
+            }
+            Write::Event(event) => {
+                events.ids.push(new_id(&event.id)?);
+                events.business_ids.push(new_id(&event.business_id)?);
+                events.kinds.push(event.kind);
+                events.payloads.push(event.payload);
+                events.ats.push(event.at);
+            }
+            Write::Audit(audit) => {
+                let entry = audit.entry;
+                audits.ids.push(new_id(&audit.id)?);
+                audits.business_ids.push(new_id(&entry.business_id)?);
+                audits.actions.push(entry.action);
+                audits.user_names.push(entry.user_name);
+                audits.user_ids.push(entry.user_id);
+                audits.ip_addresses.push(entry.ip_address);
+                audits.response_codes.push(entry.response_code);
+                audits
+                    .target_types
+                    .push(entry.target_type.map(str::to_owned));
+                audits.target_ids.push(entry.target_id);
+                audits.request_ids.push(entry.request_id);
+                audits.ats.push(audit.at);
+            }
+            Write::Answer(answer) => {
+                answers.business_ids.push(new_id(&answer.business_id)?);
+                answers.operations.push(answer.operation);
+                answers.keys.push(answer.key);
+                answers.data.push(answer.data);
+            }
+        }
+    }
+    sqlx::query_file!(
+        "src/batch.sql",
+        &entries.ids,
+        &entries.business_ids,
+        &entries.kinds,
+        &entries.ats,
+        &postings.ids,
+        &postings.entry_ids,
+        &postings.account_ids,
+        &postings.amounts,
+        &postings.ats,
+        &transactions.ids,
+        &transactions.business_ids,
+        &transactions.account_ids,
+        &transactions.entry_ids,
+        &transactions.sequences,
+        &transactions.reference_numbers,
+        &transactions.transaction_types,
+        &transactions.categories,
+        &transactions.statuses,
+        &transactions.channels,
+        &transactions.amounts,
+        &transactions.narrations,
+        &transactions.narration_keys,
+        &transactions.session_ids as &[Option<String>],
+        &transactions.originator_account_numbers as &[Option<String>],
+        &transactions.originator_account_names as &[Option<String>],
+        &transactions.originator_bank_codes as &[Option<String>],
+        &transactions.originator_bank_names as &[Option<String>],
+        &transactions.created_ats,
+        &transactions.settled,
+        &transfers.ids,
+        &transfers.business_ids,
+        &transfers.reference_numbers,
+        &transfers.references as &[Option<String>],
+        &transfers.source_account_ids,
+        &transfers.beneficiary_account_numbers,
+        &transfers.beneficiary_account_names,
+        &transfers.beneficiary_account_ids as &[Option<uuid::Uuid>],
+        &transfers.bank_codes,
+        &transfers.bank_names,
+        &transfers.transfer_types,
+        &transfers.amounts,
+        &transfers.fees,
+        &transfers.vats,
+        &transfers.narrations,
+        &transfers.transfer_statuses,
+        &transfers.approval_statuses,
+        &transfers.debit_transaction_ids,
+        &transfers.fee_transaction_ids as &[Option<uuid::Uuid>],
+        &transfers.initiated_bys,
+        &transfers.initiated_vias,
+        &transfers.expires_ats as &[Option<DateTime<Utc>>],
+        &transfers.days,
+        &transfers.created_ats,
+        &transfers.updated_ats,
+        &transfers.credential_issued_bys as &[Option<String>],
+        &events.ids,
+        &events.business_ids,
+        &events.kinds,
+        &events.payloads,
+        &events.ats,
+        &audits.ids,
+        &audits.business_ids,
+        &audits.actions,
+        &audits.user_names,
+        &audits.user_ids as &[Option<String>],
+        &audits.ip_addresses,
+        &audits.response_codes,
+        &audits.target_types as &[Option<String>],
+        &audits.target_ids as &[Option<String>],
+        &audits.request_ids,
+        &audits.ats,
+        &answers.business_ids,
+        &answers.operations,
+        &answers.keys,
+        &answers.data
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}

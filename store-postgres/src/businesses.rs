@@ -1,0 +1,188 @@
+//! `businesses`: each business with its status, its integration credentials (the client id
+//! and the hash of its secret) and its daily transfer limit.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+
+use crate::{id, new_id, Conn, StoreError, Tx};
+pub use kobo_store::businesses::{Business, Credentials, NewBusiness};
+
+/// Writes a new business at `now`.
+pub async fn insert(
+    tx: &mut Tx,
+    new: &NewBusiness<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query!(
+        "INSERT INTO businesses (id, name, status, client_id, client_secret_hash, created_at, \
+           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)",
+        new_id(new.id)?,
+        new.name,
+        new.status,
+        new.client_id,
+        new.client_secret_hash,
+        now
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The business with this id or client id, if any.
+pub async fn find(pool: &PgPool, id_or_client_id: &str) -> Result<Option<Business>, StoreError> {
+    Ok(sqlx::query_as!(
+        Business,
+        r#"SELECT id::text AS "id!", name, status, client_id, created_at FROM businesses
+         WHERE id = $1 OR client_id = $2"#,
+        id(id_or_client_id),
+        id_or_client_id
+    )
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// Every business, oldest first.
+pub async fn list(pool: &PgPool) -> Result<Vec<Business>, StoreError> {
+    Ok(sqlx::query_as!(
+        Business,
+        r#"SELECT id::text AS "id!", name, status, client_id, created_at FROM businesses
+         ORDER BY created_at, id"#
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// The name of the business (it exists).
+pub async fn name_of(conn: impl Into<Conn<'_>>, id: &str) -> Result<String, StoreError> {
+    let mut conn = conn.into().acquire().await?;
+    sqlx::query_scalar!("SELECT name FROM businesses WHERE id = $1", crate::id(id))
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or_else(|| StoreError::Unreadable(format!("no business {id}")))
+}
+
+/// The status (`active`, `inactive`) of the business, if it exists.
+pub async fn status_of(conn: impl Into<Conn<'_>>, id: &str) -> Result<Option<String>, StoreError> {
+    let mut conn = conn.into().acquire().await?;
+    Ok(
+        sqlx::query_scalar!("SELECT status FROM businesses WHERE id = $1", crate::id(id))
+            .fetch_optional(&mut *conn)
+            .await?,
+    )
+}
+
+/// What a transfer's execution reads of its business: its status and daily limit (its own,
+/// or `default_daily_limit`), under a share lock until `tx` ends (a deactivation waits for
+/// it, or it for the deactivation).
+pub async fn locked_for_execution(
+    tx: &mut Tx,
+    id: &str,
+    default_daily_limit: i64,
+) -> Result<(String, i64), StoreError> {
+    let row = sqlx::query!(
+        r#"SELECT status, COALESCE(daily_transfer_limit, $2) AS "daily_limit!" FROM businesses
+         WHERE id = $1 FOR SHARE"#,
+        crate::id(id),
+        default_daily_limit
+    )
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok((row.status, row.daily_limit))
+}
+
+/// The client id of the business (it exists).
+pub async fn client_id_of(tx: &mut Tx, id: &str) -> Result<String, StoreError> {
+    Ok(sqlx::query_scalar!(
+        "SELECT client_id FROM businesses WHERE id = $1",
+        crate::id(id)
+    )
+    .fetch_one(&mut **tx)
+    .await?)
+}
+
+/// The credentials of the business whose client id is `client_id`, if any.
+pub async fn credentials_of_client(
+    pool: &PgPool,
+    client_id: &str,
+) -> Result<Option<Credentials>, StoreError> {
+    Ok(sqlx::query_as!(
+        Credentials,
+        r#"SELECT id::text AS "id!", client_secret_hash FROM businesses WHERE client_id = $1"#,
+        client_id
+    )
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// Replaces the business's client secret (its hash) at `now`; `issuer` is the member who asked
+/// for it.
+pub async fn set_client_secret(
+    tx: &mut Tx,
+    id: &str,
+    client_secret_hash: &str,
+    issuer: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query!(
+        "UPDATE businesses SET client_secret_hash = $2, updated_at = $3, secret_issued_by = $4 \
+         WHERE id = $1",
+        crate::id(id),
+        client_secret_hash,
+        now,
+        issuer
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Takes the business row's lock (`FOR NO KEY UPDATE`) until `tx` ends.
+pub async fn lock(tx: &mut Tx, id: &str) -> Result<(), StoreError> {
+    sqlx::query_scalar!(
+        "SELECT id FROM businesses WHERE id = $1 FOR NO KEY UPDATE",
+        crate::id(id)
+    )
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Sets the status (`active` or `inactive`) of the business with this id or client id at
+/// `now`, on the pool; returns how many businesses changed.
+pub async fn set_status(
+    pool: &PgPool,
+    id_or_client_id: &str,
+    status: &str,
+    now: DateTime<Utc>,
+) -> Result<u64, StoreError> {
+    let updated = sqlx::query!(
+        "UPDATE businesses SET status = $3, updated_at = $4 WHERE id = $1 OR client_id = $2",
+        id(id_or_client_id),
+        id_or_client_id,
+        status,
+        now
+    )
+    .execute(pool)
+    .await?
+    .rows_affected();
+    Ok(updated)
+}
+
+/// Sets the daily transfer limit in kobo (`None`: the default) of the business with this id
+/// or client id, on the pool; returns how many businesses changed.
+pub async fn set_daily_transfer_limit(
+    pool: &PgPool,
+    id_or_client_id: &str,
+    limit: Option<i64>,
+) -> Result<u64, StoreError> {
+    let updated = sqlx::query!(
+        "UPDATE businesses SET daily_transfer_limit = $3 WHERE id = $1 OR client_id = $2",
+        id(id_or_client_id),
+        id_or_client_id,
+        limit
+    )
+    .execute(pool)
+    .await?
+    .rows_affected();
+    Ok(updated)
+}

@@ -1,0 +1,169 @@
+//! `activity_logs` (calls made with integration credentials) and `audit_logs` (the actions of
+//! Dashboard members): both append-only, and listed newest first with keyset paging.
+
+use chrono::{DateTime, Utc};
+use kobo_store::batch::{Batch, NewAudit, Write};
+use sqlx::PgPool;
+
+use crate::{id, Conn, StoreError};
+pub use kobo_store::logs::{
+    Activity, ActivityEntry, ActivityFilter, AuditEntry, AuditFilter, NewAuditEntry,
+};
+
+/// Appends `entries`, each as of its time, to the activity log in one statement.
+pub async fn record_activities(
+    conn: impl Into<Conn<'_>>,
+    entries: &[(DateTime<Utc>, &Activity)],
+) -> Result<(), StoreError> {
+    let mut ids = Vec::with_capacity(entries.len());
+    let mut business_ids = Vec::with_capacity(entries.len());
+    let mut endpoints = Vec::with_capacity(entries.len());
+    let mut codes = Vec::with_capacity(entries.len());
+    let mut statuses = Vec::with_capacity(entries.len());
+    let mut messages = Vec::with_capacity(entries.len());
+    let mut addresses = Vec::with_capacity(entries.len());
+    let mut request_ids = Vec::with_capacity(entries.len());
+    let mut times = Vec::with_capacity(entries.len());
+    for (now, activity) in entries {
+        ids.push(uuid::Uuid::new_v4());
+        business_ids.push(crate::new_id(&activity.business_id)?);
+        endpoints.push(activity.endpoint.to_owned());
+        codes.push(i64::from(activity.http_status));
+        statuses.push(if activity.success { "success" } else { "error" }.to_owned());
+        messages.push(activity.message.clone());
+        addresses.push(activity.ip_address.clone());
+        request_ids.push(activity.request_id.clone());
+        times.push(*now);
+    }
+    let mut conn = conn.into().acquire().await?;
+    sqlx::query!(
+        "INSERT INTO activity_logs (id, business_id, endpoint, method, response_code, status, \
+           message, ip_address, request_id, created_at) \
+         SELECT id, business_id, endpoint, 'POST', response_code, status, message, ip_address, \
+           request_id, created_at \
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::text[], \
+           $7::text[], $8::text[], $9::timestamptz[]) \
+           AS e (id, business_id, endpoint, response_code, status, message, ip_address, \
+             request_id, created_at)",
+        &ids,
+        &business_ids,
+        &endpoints,
+        &codes,
+        &statuses,
+        &messages,
+        &addresses,
+        &request_ids,
+        &times
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Writes `entry`, as of `now` (and its UTC day), as a write of `batch`.
+pub fn audit_into(batch: &mut Batch, now: DateTime<Utc>, entry: NewAuditEntry) {
+    batch.push(Write::Audit(NewAudit {
+        id: uuid::Uuid::new_v4().to_string(),
+        entry,
+        at: now,
+    }));
+}
+
+/// The business's activity-log entries, newest first, after the cursor: at most
+/// `page_size + 1` (the one more tells whether more follow).
+pub async fn list_activity(
+    pool: &PgPool,
+    filter: &ActivityFilter,
+) -> Result<Vec<ActivityEntry>, StoreError> {
+    let pattern = filter.search.as_deref().map(contains_pattern);
+    let (cursor_at, cursor_id) = match &filter.cursor {
+        Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+        None => (None, None),
+    };
+    Ok(sqlx::query_as!(
+        ActivityEntry,
+        r#"SELECT id, endpoint, method, response_code, status, message, ip_address, request_id,
+           created_at FROM activity_logs
+         WHERE business_id = $1
+           AND ($2::text IS NULL OR status = $2)
+           AND ($3::text IS NULL OR method = $3)
+           AND ($4::text IS NULL OR endpoint = $4)
+           AND ($5::bigint IS NULL OR response_code = $5)
+           AND created_at >= COALESCE($6::timestamptz, '-infinity')
+           AND created_at < COALESCE($7::timestamptz, 'infinity')
+           AND ($8::text IS NULL OR LOWER(endpoint) LIKE $8 ESCAPE '\'
+                OR LOWER(message) LIKE $8 ESCAPE '\' OR LOWER(ip_address) LIKE $8 ESCAPE '\')
+           AND (created_at, id) < (COALESCE($9::timestamptz, 'infinity'),
+                COALESCE($10::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+         ORDER BY created_at DESC, id DESC
+         LIMIT $11"#,
+        id(&filter.business_id),
+        filter.status.as_deref(),
+        filter.method.as_deref(),
+        filter.endpoint.as_deref(),
+        filter.response_code,
+        filter.from,
+        filter.until,
+        pattern,
+        cursor_at,
+        cursor_id,
+        (filter.page_size + 1) as i64
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// The business's audit-log entries, newest first, after the cursor: at most
+/// `page_size + 1` (the one more tells whether more follow).
+pub async fn list_audit(
+    pool: &PgPool,
+    filter: &AuditFilter,
+) -> Result<Vec<AuditEntry>, StoreError> {
+    let pattern = filter.search.as_deref().map(contains_pattern);
+    let (cursor_at, cursor_id) = match &filter.cursor {
+        Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+        None => (None, None),
+    };
+    Ok(sqlx::query_as!(
+        AuditEntry,
+        r#"SELECT id, action, user_name, user_id, ip_address, response_code,
+           day::text AS "day!", target_type, target_id, request_id, created_at FROM audit_logs
+         WHERE business_id = $1
+           AND created_at >= COALESCE($2::timestamptz, '-infinity')
+           AND created_at < COALESCE($3::timestamptz, 'infinity')
+           AND ($4::text IS NULL OR action = $4)
+           AND ($5::text IS NULL OR user_id = $5)
+           AND ($6::text IS NULL OR LOWER(action) LIKE $6 ESCAPE '\'
+                OR LOWER(user_name) LIKE $6 ESCAPE '\' OR LOWER(ip_address) LIKE $6 ESCAPE '\')
+           AND (created_at, id) < (COALESCE($7::timestamptz, 'infinity'),
+                COALESCE($8::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+         ORDER BY created_at DESC, id DESC
+         LIMIT $9"#,
+        id(&filter.business_id),
+        filter.from,
+        filter.until,
+        filter.action.as_deref(),
+        filter.user_id.as_deref(),
+        pattern,
+        cursor_at,
+        cursor_id,
+        (filter.page_size + 1) as i64
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// A `LIKE` pattern matching `needle` anywhere, lower-cased, with `\`, `%` and `_` escaped
+/// (used with `ESCAPE '\'`), as the service's `kernel::paging::contains_pattern`.
+pub(crate) fn contains_pattern(needle: &str) -> String {
+    let mut pattern = String::with_capacity(needle.len() + 2);
+    pattern.push('%');
+    for c in needle.to_lowercase().chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}

@@ -1,0 +1,414 @@
+//! `members`: the people of each business, with their role, password hash, activity and
+//! invitation status.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+
+use crate::{id, new_id, Conn, StoreError, Tx};
+use kobo_store::businesses::Business;
+pub use kobo_store::members::{
+    Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
+};
+use kobo_store::roles::Role;
+
+/// The business's member `member_id`, if any.
+pub async fn find(
+    conn: impl Into<Conn<'_>>,
+    business_id: &str,
+    member_id: &str,
+) -> Result<Option<Member>, StoreError> {
+    let mut conn = conn.into().acquire().await?;
+    Ok(sqlx::query_as!(
+        Member,
+        r#"SELECT m.id, m.email, m.first_name, m.last_name, m.role_id, r.name AS role_name,
+           m.is_active, m.invitation_status, m.last_login, m.date_joined, m.created_at,
+           (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id
+              AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at
+         FROM members m JOIN roles r ON r.id = m.role_id
+         WHERE m.id = $1 AND m.business_id = $2"#,
+        id(member_id),
+        id(business_id)
+    )
+    .fetch_optional(&mut *conn)
+    .await?)
+}
+
+/// The business's members in the filter's order, from its offset: at most `page_size + 1`
+/// (the one more tells whether more follow).
+pub async fn list(pool: &PgPool, filter: &MemberFilter) -> Result<Vec<Member>, StoreError> {
+    let order = match filter.order {
+        MemberOrder::DateJoined => "date_joined",
+        MemberOrder::Email => "email",
+        MemberOrder::FirstName => "first_name",
+        MemberOrder::LastName => "last_name",
+        MemberOrder::LastLogin => "last_login",
+    };
+    // One statement for every order: each `CASE` sorts only when its order and direction are
+    // the ones asked (the others are NULL on every row, so they do not reorder anything).
+    // Members without a login come last either way.
+    Ok(sqlx::query_as!(
+        Member,
+        r#"SELECT m.id, m.email, m.first_name, m.last_name, m.role_id, r.name AS role_name,
+           m.is_active, m.invitation_status, m.last_login, m.date_joined, m.created_at,
+           (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id
+              AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at
+         FROM members m JOIN roles r ON r.id = m.role_id
+         WHERE m.business_id = $1
+           AND m.date_joined >= COALESCE($2::timestamptz, '-infinity')
+           AND m.date_joined < COALESCE($3::timestamptz, 'infinity')
+           AND ($4::boolean IS NULL OR m.is_active = $4)
+           AND ($5::uuid IS NULL OR m.role_id = $5)
+         ORDER BY
+           CASE WHEN $6 = 'date_joined' AND $7 THEN m.date_joined END ASC,
+           CASE WHEN $6 = 'date_joined' AND NOT $7 THEN m.date_joined END DESC,
+           CASE WHEN $6 = 'email' AND $7 THEN m.email END ASC,
+           CASE WHEN $6 = 'email' AND NOT $7 THEN m.email END DESC,
+           CASE WHEN $6 = 'first_name' AND $7 THEN LOWER(m.first_name) END ASC,
+           CASE WHEN $6 = 'first_name' AND NOT $7 THEN LOWER(m.first_name) END DESC,
+           CASE WHEN $6 = 'last_name' AND $7 THEN LOWER(m.last_name) END ASC,
+           CASE WHEN $6 = 'last_name' AND NOT $7 THEN LOWER(m.last_name) END DESC,
+           CASE WHEN $6 = 'last_login' THEN m.last_login IS NULL END ASC,
+           CASE WHEN $6 = 'last_login' AND $7 THEN m.last_login END ASC,
+           CASE WHEN $6 = 'last_login' AND NOT $7 THEN m.last_login END DESC,
+           CASE WHEN $7 THEN m.id END ASC,
+           CASE WHEN NOT $7 THEN m.id END DESC
+         LIMIT $8 OFFSET $9"#,
+        id(&filter.business_id),
+        filter.joined_from,
+        filter.joined_until,
+        filter.is_active,
+        filter.role_id.as_deref().map(id),
+        order,
+        filter.ascending,
+        (filter.page_size + 1) as i64,
+        filter.offset
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// The memberships of `email` in the businesses whose client id begins with
+/// `client_id_prefix`, of one business when `business_id` says which; oldest first, at most
+/// `max`.
+pub async fn memberships(
+    pool: &PgPool,
+    email: &str,
+    client_id_prefix: &str,
+    business_id: Option<&str>,
+    max: usize,
+) -> Result<Vec<Membership>, StoreError> {
+    Ok(sqlx::query_as!(
+        Membership,
+        r#"SELECT m.id::text AS "id!", m.business_id::text AS "business_id!", m.first_name,
+           m.last_name, m.password_hash, m.is_active, m.invitation_status
+         FROM members m JOIN businesses b ON b.id = m.business_id
+         WHERE m.email = $1 AND substr(b.client_id, 1, length($2)) = $2
+           AND ($3::uuid IS NULL OR m.business_id = $3)
+         ORDER BY m.created_at, m.id LIMIT $4"#,
+        email,
+        client_id_prefix,
+        business_id.map(id),
+        max as i64
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Records the member's login at `now`.
+pub async fn record_login(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+    sqlx::query!(
+        "UPDATE members SET last_login = $2 WHERE id = $1",
+        crate::id(id),
+        now
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The password hash of the business's member `id` (`None`: no such member, or no password).
+pub async fn password_hash(
+    pool: &PgPool,
+    id: &str,
+    business_id: &str,
+) -> Result<Option<String>, StoreError> {
+    Ok(sqlx::query_scalar!(
+        "SELECT password_hash FROM members WHERE id = $1 AND business_id = $2",
+        crate::id(id),
+        crate::id(business_id)
+    )
+    .fetch_optional(pool)
+    .await?
+    .flatten())
+}
+
+/// Replaces the member's password hash `current` with `new` at `now`; `false` when the hash
+/// is no longer `current` (changed meanwhile).
+pub async fn change_password(
+    tx: &mut Tx,
+    id: &str,
+    business_id: &str,
+    current: &str,
+    new: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let changed = sqlx::query!(
+        "UPDATE members SET password_hash = $3, updated_at = $4 \
+         WHERE id = $1 AND business_id = $2 AND password_hash = $5",
+        crate::id(id),
+        crate::id(business_id),
+        new,
+        now,
+        current
+    )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(changed == 1)
+}
+
+/// Whether the business has a member with this email.
+pub async fn email_taken(tx: &mut Tx, business_id: &str, email: &str) -> Result<bool, StoreError> {
+    let row = sqlx::query_scalar!(
+        "SELECT id FROM members WHERE email = $1 AND business_id = $2",
+        email,
+        id(business_id)
+    )
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(row.is_some())
+}
+
+/// Writes an invited member at `now`: pending, inactive, with no password
+/// ([`StoreError::Conflict`] when the email is the business's already).
+pub async fn insert_invited(
+    tx: &mut Tx,
+    new: &NewMember<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query!(
+        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
+               password_hash, is_active, invitation_status, last_login, date_joined, \
+               created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, NULL, false, 'pending', NULL, $7, $7, $7)",
+        new_id(new.id)?,
+        new_id(new.business_id)?,
+        new.email,
+        new.first_name,
+        new.last_name,
+        new_id(new.role_id)?,
+        now
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Writes a business's first member at `now`: with a password hash, active and accepted;
+/// without, pending and inactive.
+pub async fn insert_first(
+    tx: &mut Tx,
+    new: &NewMember<'_>,
+    password_hash: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let accepted = password_hash.is_some();
+    sqlx::query!(
+        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
+           password_hash, is_active, invitation_status, last_login, date_joined, created_at, \
+           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, $10, $10, $10)",
+        new_id(new.id)?,
+        new_id(new.business_id)?,
+        new.email,
+        new.first_name,
+        new.last_name,
+        new_id(new.role_id)?,
+        password_hash,
+        accepted,
+        if accepted { "accepted" } else { "pending" },
+        now
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Activates the business's pending member with the password hash at `now`; `false` when the
+/// member is not pending (any more).
+pub async fn accept_invitation(
+    tx: &mut Tx,
+    id: &str,
+    business_id: &str,
+    password_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let activated = sqlx::query!(
+        "UPDATE members SET password_hash = $3, is_active = true, invitation_status = 'accepted', \
+           updated_at = $4 WHERE id = $1 AND business_id = $2 AND invitation_status = 'pending'",
+        crate::id(id),
+        crate::id(business_id),
+        password_hash,
+        now
+    )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(activated == 1)
+}
+
+/// Sets the password hash of the business's member, activated and accepted, at `now`
+/// whatever their state; `false` when there is no such member.
+pub async fn restore(
+    tx: &mut Tx,
+    id: &str,
+    business_id: &str,
+    password_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let reset = sqlx::query!(
+        "UPDATE members SET password_hash = $3, is_active = true, invitation_status = 'accepted', \
+           updated_at = $4 WHERE id = $1 AND business_id = $2",
+        crate::id(id),
+        crate::id(business_id),
+        password_hash,
+        now
+    )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(reset != 0)
+}
+
+/// The role and state of the business's member `id`, if any.
+pub async fn standing(
+    tx: &mut Tx,
+    id: &str,
+    business_id: &str,
+) -> Result<Option<Standing>, StoreError> {
+    Ok(sqlx::query_as!(
+        Standing,
+        r#"SELECT role_id::text AS "role_id!", is_active, invitation_status FROM members
+         WHERE id = $1 AND business_id = $2"#,
+        crate::id(id),
+        crate::id(business_id)
+    )
+    .fetch_optional(&mut **tx)
+    .await?)
+}
+
+/// How many active members of the business hold `role_id`, the member `except_id` aside.
+pub async fn count_active_with_role(
+    tx: &mut Tx,
+    business_id: &str,
+    role_id: &str,
+    except_id: &str,
+) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT COUNT(*) AS "count!" FROM members
+         WHERE business_id = $1 AND role_id = $2 AND is_active AND id <> $3"#,
+        id(business_id),
+        id(role_id),
+        id(except_id)
+    )
+    .fetch_one(&mut **tx)
+    .await?)
+}
+
+/// Gives the business's member `id` the role `role_id` at `now`.
+pub async fn set_role(
+    tx: &mut Tx,
+    id: &str,
+    business_id: &str,
+    role_id: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query!(
+        "UPDATE members SET role_id = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
+        crate::id(id),
+        crate::id(business_id),
+        new_id(role_id)?,
+        now
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Activates or deactivates the business's member `id` at `now`.
+pub async fn set_active(
+    tx: &mut Tx,
+    id: &str,
+    business_id: &str,
+    active: bool,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query!(
+        "UPDATE members SET is_active = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
+        crate::id(id),
+        crate::id(business_id),
+        active,
+        now
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The business's member `id` with their role and business, in one query.
+pub async fn profile(
+    pool: &PgPool,
+    id: &str,
+    business_id: &str,
+) -> Result<Option<Profile>, StoreError> {
+    let row = sqlx::query!(
+        r#"SELECT m.id, m.email, m.first_name, m.last_name, m.role_id, r.name AS role_name,
+           m.is_active, m.invitation_status, m.last_login, m.date_joined, m.created_at,
+           (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id
+              AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at,
+           r.description AS r_description, r.is_built_in AS r_is_built_in,
+           r.permission_codes AS r_permission_codes, r.created_at AS r_created_at,
+           r.updated_at AS r_updated_at,
+           b.id::text AS "b_id!", b.name AS b_name, b.status AS b_status,
+           b.client_id AS b_client_id, b.created_at AS b_created_at
+         FROM members m
+         JOIN roles r ON r.id = m.role_id AND (r.business_id IS NULL OR r.business_id = m.business_id)
+         JOIN businesses b ON b.id = m.business_id
+         WHERE m.id = $1 AND m.business_id = $2"#,
+        crate::id(id),
+        crate::id(business_id)
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|row| Profile {
+        role: Role {
+            id: row.role_id,
+            name: row.role_name.clone(),
+            description: row.r_description,
+            is_built_in: row.r_is_built_in,
+            permission_codes: row.r_permission_codes,
+            created_at: row.r_created_at,
+            updated_at: row.r_updated_at,
+        },
+        business: Business {
+            id: row.b_id,
+            name: row.b_name,
+            status: row.b_status,
+            client_id: row.b_client_id,
+            created_at: row.b_created_at,
+        },
+        member: Member {
+            id: row.id,
+            email: row.email,
+            first_name: row.first_name,
+            last_name: row.last_name,
+            role_id: row.role_id,
+            role_name: row.role_name,
+            is_active: row.is_active,
+            invitation_status: row.invitation_status,
+            last_login: row.last_login,
+            date_joined: row.date_joined,
+            created_at: row.created_at,
+            invitation_expires_at: row.invitation_expires_at,
+        },
+    }))
+}

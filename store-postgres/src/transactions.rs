@@ -1,0 +1,149 @@
+//! `transactions` (one account's side of a journal entry, as a business lists it) and
+//! `settlements` (the cleared inbound credits, one per collection, sharing its id).
+
+use kobo_store::batch::{Batch, Write};
+use sqlx::PgPool;
+
+use crate::logs::contains_pattern;
+use crate::{id, StoreError, Tx};
+pub use kobo_store::transactions::{
+    Filters, Listing, NewTransaction, Originator, TransactionRow, Window,
+};
+
+/// Writes `new` (and its settlement when it is one) as a write of `batch`.
+pub fn record_into(batch: &mut Batch, new: NewTransaction) {
+    batch.push(Write::Transaction(Box::new(new)));
+}
+
+/// Changes the status of transaction `id` (`pending` becoming `success`, `reversed` or
+/// `failed`): its amount and place in the listing never change.
+pub async fn set_status(tx: &mut Tx, id: &str, status: &str) -> Result<(), StoreError> {
+    sqlx::query!(
+        "UPDATE transactions SET status = $2 WHERE id = $1",
+        crate::id(id),
+        status
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Gives transaction `id` the NIP session id its transfer got.
+pub async fn set_session_id(tx: &mut Tx, id: &str, session_id: &str) -> Result<(), StoreError> {
+    sqlx::query!(
+        "UPDATE transactions SET session_id = $2 WHERE id = $1",
+        crate::id(id),
+        session_id
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// One page of the business's transactions or settlements, newest first by
+/// `(created_at, id)`, at most `window.size + 1` rows.
+///
+/// One account's page (`filters.account_number`) finds the account's id once, by an
+/// uncorrelated subquery, so the page is a range of `transactions_account_keyset` read in
+/// order; the cursor is a row comparison, which reads the keyset index as a range too.
+pub async fn list(
+    pool: &PgPool,
+    listing: Listing,
+    business_id: &str,
+    filters: &Filters,
+    window: &Window,
+) -> Result<Vec<TransactionRow>, StoreError> {
+    let business_id = id(business_id);
+    let pattern = filters.search.as_deref().map(contains_pattern);
+    let (cursor_at, cursor_id) = match &window.cursor {
+        Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+        None => (None, None),
+    };
+    let limit = (window.size + 1) as i64;
+    let offset = window.offset.unwrap_or(0);
+    let settlements = matches!(listing, Listing::Settlements);
+    // Two statements, so that a kept (generic) plan of either is the right one: one account's
+    // page reads `transactions_account_keyset`, the business's `transactions_keyset`.
+    let rows = match filters.account_number.as_deref() {
+        Some(number) => sqlx::query_as!(
+            TransactionRow,
+            r#"SELECT t.id, t.reference_number, t.transaction_type, t.category, t.status, t.channel,
+                   t.amount, t.narration, t.session_id, t.originator_account_number,
+                   t.originator_account_name, t.originator_bank_code, t.originator_bank_name,
+                   t.created_at, a.account_number, a.account_name
+                 FROM transactions t JOIN accounts a ON a.id = t.account_id
+                 WHERE t.business_id = $1
+                   AND (NOT $2 OR EXISTS (SELECT 1 FROM settlements s WHERE s.id = t.id))
+                   AND t.account_id = (SELECT o.id FROM accounts o
+                         WHERE o.business_id = $1 AND o.account_number = $3)
+                   AND t.created_at >= COALESCE($4::timestamptz, '-infinity')
+                   AND t.created_at < COALESCE($5::timestamptz, 'infinity')
+                   AND ($6::text IS NULL OR t.status = $6)
+                   AND ($7::text IS NULL OR t.transaction_type = $7)
+                   AND ($8::text IS NULL OR t.category = $8)
+                   AND ($9::text IS NULL OR t.reference_number = $9)
+                   AND ($10::text IS NULL OR t.channel = $10)
+                   AND ($11::text IS NULL OR t.narration_key LIKE $11 ESCAPE '\')
+                   AND (t.created_at, t.id) < (COALESCE($12::timestamptz, 'infinity'),
+                        COALESCE($13::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+                 ORDER BY t.created_at DESC, t.id DESC
+                 LIMIT $14 OFFSET $15"#,
+            business_id,
+            settlements,
+            number,
+            filters.from,
+            filters.until,
+            filters.status.as_deref(),
+            filters.transaction_type.as_deref(),
+            filters.category.as_deref(),
+            filters.reference_number.as_deref(),
+            filters.channel.as_deref(),
+            pattern,
+            cursor_at,
+            cursor_id,
+            limit,
+            offset
+        )
+        .fetch_all(pool)
+        .await?,
+        None => sqlx::query_as!(
+            TransactionRow,
+            r#"SELECT t.id, t.reference_number, t.transaction_type, t.category, t.status, t.channel,
+                   t.amount, t.narration, t.session_id, t.originator_account_number,
+                   t.originator_account_name, t.originator_bank_code, t.originator_bank_name,
+                   t.created_at, a.account_number, a.account_name
+                 FROM transactions t JOIN accounts a ON a.id = t.account_id
+                 WHERE t.business_id = $1
+                   AND (NOT $2 OR EXISTS (SELECT 1 FROM settlements s WHERE s.id = t.id))
+                   AND t.created_at >= COALESCE($3::timestamptz, '-infinity')
+                   AND t.created_at < COALESCE($4::timestamptz, 'infinity')
+                   AND ($5::text IS NULL OR t.status = $5)
+                   AND ($6::text IS NULL OR t.transaction_type = $6)
+                   AND ($7::text IS NULL OR t.category = $7)
+                   AND ($8::text IS NULL OR t.reference_number = $8)
+                   AND ($9::text IS NULL OR t.channel = $9)
+                   AND ($10::text IS NULL OR t.narration_key LIKE $10 ESCAPE '\')
+                   AND (t.created_at, t.id) < (COALESCE($11::timestamptz, 'infinity'),
+                        COALESCE($12::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+                 ORDER BY t.created_at DESC, t.id DESC
+                 LIMIT $13 OFFSET $14"#,
+            business_id,
+            settlements,
+            filters.from,
+            filters.until,
+            filters.status.as_deref(),
+            filters.transaction_type.as_deref(),
+            filters.category.as_deref(),
+            filters.reference_number.as_deref(),
+            filters.channel.as_deref(),
+            pattern,
+            cursor_at,
+            cursor_id,
+            limit,
+            offset
+        )
+        .fetch_all(pool)
+        .await?,
+    };
+    Ok(rows)
+}

@@ -1,0 +1,412 @@
+//! `transfers`: every payout, held, settled, failed or reversed, with its NIP bookkeeping
+//! (submitted, attempts, the worker's lease) and its review.
+
+use chrono::{DateTime, Utc};
+use kobo_store::batch::{Batch, Write};
+use kobo_store::paging::Cursor;
+use sqlx::PgPool;
+
+use crate::{id, text_ids, Conn, StoreError, Tx};
+pub use kobo_store::transfers::{
+    Filters, HeldRow, LeasedRow, Lookup, NewTransfer, Review, TransferRow,
+};
+
+/// The business's transfer found by `lookup`.
+///
+/// The kept (generic) plan of a prepared statement may take any index that starts with
+/// `business_id` (see [`reference_owner`]); a checked query cannot be left unprepared, so the
+/// business is compared as `(t.business_id = $1) IS TRUE`, which no index answers, and the
+/// unique index of the reference number is the only one the plan can take.
+pub async fn find(
+    conn: impl Into<Conn<'_>>,
+    business_id: &str,
+    lookup: Lookup<'_>,
+) -> Result<Option<TransferRow>, StoreError> {
+    let business_id = id(business_id);
+    let mut conn = conn.into().acquire().await?;
+    let row = match lookup {
+        Lookup::Id(transfer_id) => {
+            sqlx::query_as!(
+                TransferRow,
+                r#"SELECT t.id::text AS "id!", t.reference_number, t.reference, t.amount, t.fee,
+                   t.vat, t.transfer_status, t.approval_status, t.transfer_type,
+                   a.account_number AS source_account_number, t.beneficiary_account_number,
+                   t.beneficiary_account_name, t.bank_code, t.bank_name, t.narration,
+                   t.session_id, t.failure_reason, t.reversal_reference_number, t.initiated_by,
+                   t.initiated_via, t.reviewed_by, t.expires_at, t.created_at, t.updated_at
+                 FROM transfers t JOIN accounts a ON a.id = t.source_account_id
+                 WHERE t.business_id = $1 AND t.id = $2"#,
+                business_id,
+                id(transfer_id)
+            )
+            .fetch_optional(&mut *conn)
+            .await?
+        }
+        Lookup::ReferenceNumber(reference) => {
+            sqlx::query_as!(
+                TransferRow,
+                r#"SELECT t.id::text AS "id!", t.reference_number, t.reference, t.amount, t.fee,
+                   t.vat, t.transfer_status, t.approval_status, t.transfer_type,
+                   a.account_number AS source_account_number, t.beneficiary_account_number,
+                   t.beneficiary_account_name, t.bank_code, t.bank_name, t.narration,
+                   t.session_id, t.failure_reason, t.reversal_reference_number, t.initiated_by,
+                   t.initiated_via, t.reviewed_by, t.expires_at, t.created_at, t.updated_at
+                 FROM transfers t JOIN accounts a ON a.id = t.source_account_id
+                 WHERE t.reference_number = $2 AND (t.business_id = $1) IS TRUE"#,
+                business_id,
+                reference
+            )
+            .fetch_optional(&mut *conn)
+            .await?
+        }
+        Lookup::Reference(reference) => {
+            // Found by `transfers_reference` in a statement planned each time (see
+            // [`reference_owner`]), then read by its number as above.
+            let number = sqlx::query_scalar!(
+                "SELECT reference_number FROM transfers WHERE business_id = $1 AND reference = $2",
+                business_id,
+                reference
+            )
+            .persistent(false)
+            .fetch_optional(&mut *conn)
+            .await?;
+            let Some(number) = number else {
+                return Ok(None);
+            };
+            sqlx::query_as!(
+                TransferRow,
+                r#"SELECT t.id::text AS "id!", t.reference_number, t.reference, t.amount, t.fee,
+                   t.vat, t.transfer_status, t.approval_status, t.transfer_type,
+                   a.account_number AS source_account_number, t.beneficiary_account_number,
+                   t.beneficiary_account_name, t.bank_code, t.bank_name, t.narration,
+                   t.session_id, t.failure_reason, t.reversal_reference_number, t.initiated_by,
+                   t.initiated_via, t.reviewed_by, t.expires_at, t.created_at, t.updated_at
+                 FROM transfers t JOIN accounts a ON a.id = t.source_account_id
+                 WHERE t.reference_number = $2 AND (t.business_id = $1) IS TRUE"#,
+                business_id,
+                number
+            )
+            .fetch_optional(&mut *conn)
+            .await?
+        }
+    };
+    Ok(row)
+}
+
+/// The reference number of the business's transfer that holds the client `reference`.
+///
+/// Not a prepared statement: PostgreSQL keeps one plan for a prepared statement (its generic
+/// plan), made once on each connection, and on a young table every index that starts with
+/// `business_id` costs the same as the unique one. The kept plan took `transfers_day`, then
+/// (that index dropped) `transfers_keyset`, and filtered every transfer of the business on the
+/// reference, for each payout: quadratic, found by the soak (515 million index entries read for
+/// 60,000 payouts). Planned each time, with the parameters and the table's size, the unique
+/// index wins; planning costs far less.
+pub async fn reference_owner(
+    conn: impl Into<Conn<'_>>,
+    business_id: &str,
+    reference: &str,
+) -> Result<Option<String>, StoreError> {
+    let mut conn = conn.into().acquire().await?;
+    Ok(sqlx::query_scalar!(
+        "SELECT reference_number FROM transfers WHERE business_id = $1 AND reference = $2",
+        id(business_id),
+        reference
+    )
+    .persistent(false)
+    .fetch_optional(&mut *conn)
+    .await?)
+}
+
+/// Writes `new` as a write of `batch`: not yet submitted to NIP, no attempt made.
+pub fn insert_into(batch: &mut Batch, new: NewTransfer) {
+    batch.push(Write::Transfer(Box::new(new)));
+}
+
+/// One keyset page of the business's transfers, newest first: at most `limit + 1` rows.
+pub async fn list(
+    pool: &PgPool,
+    business_id: &str,
+    filters: &Filters,
+    cursor: Option<Cursor>,
+    limit: u64,
+) -> Result<Vec<TransferRow>, StoreError> {
+    let (cursor_at, cursor_id) = match cursor {
+        Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+        None => (None, None),
+    };
+    Ok(sqlx::query_as!(
+        TransferRow,
+        r#"SELECT t.id::text AS "id!", t.reference_number, t.reference, t.amount, t.fee, t.vat,
+           t.transfer_status, t.approval_status, t.transfer_type,
+           a.account_number AS source_account_number, t.beneficiary_account_number,
+           t.beneficiary_account_name, t.bank_code, t.bank_name, t.narration, t.session_id,
+           t.failure_reason, t.reversal_reference_number, t.initiated_by, t.initiated_via,
+           t.reviewed_by, t.expires_at, t.created_at, t.updated_at
+         FROM transfers t JOIN accounts a ON a.id = t.source_account_id
+         WHERE t.business_id = $1
+           AND ($2::text IS NULL OR t.transfer_status = $2)
+           AND ($3::text IS NULL OR t.approval_status = $3)
+           AND t.created_at >= COALESCE($4::timestamptz, '-infinity')
+           AND t.created_at < COALESCE($5::timestamptz, 'infinity')
+           AND ($6::text IS NULL OR a.account_number = $6)
+           AND ($7::text IS NULL OR t.reference = $7)
+           AND ($8::text IS NULL OR t.reference_number = $8)
+           AND (t.created_at, t.id) < (COALESCE($9::timestamptz, 'infinity'),
+                COALESCE($10::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+         ORDER BY t.created_at DESC, t.id DESC
+         LIMIT $11"#,
+        id(business_id),
+        filters.transfer_status.as_deref(),
+        filters.approval_status.as_deref(),
+        filters.from,
+        filters.until,
+        filters.source_account_number.as_deref(),
+        filters.reference.as_deref(),
+        filters.reference_number.as_deref(),
+        cursor_at,
+        cursor_id,
+        (limit + 1) as i64
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// The reference numbers of one page of the business's held transfers (from
+/// `source_account_number` when given), oldest first after `cursor`: at most `limit + 1`.
+pub async fn pending_references(
+    pool: &PgPool,
+    business_id: &str,
+    source_account_number: Option<&str>,
+    cursor: Option<Cursor>,
+    limit: u64,
+) -> Result<Vec<String>, StoreError> {
+    let (cursor_at, cursor_id) = match cursor {
+        Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+        None => (None, None),
+    };
+    Ok(sqlx::query_scalar!(
+        r#"SELECT t.reference_number FROM transfers t
+           JOIN accounts a ON a.id = t.source_account_id
+         WHERE t.business_id = $1 AND t.transfer_status = 'pending_approval'
+           AND ($2::text IS NULL OR a.account_number = $2)
+           AND (t.created_at, t.id) > (COALESCE($3::timestamptz, '-infinity'),
+                COALESCE($4::uuid, '00000000-0000-0000-0000-000000000000'))
+         ORDER BY t.created_at, t.id
+         LIMIT $5"#,
+        id(business_id),
+        source_account_number,
+        cursor_at,
+        cursor_id,
+        (limit + 1) as i64
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// The business's transfer with this reference number, as a review reads it.
+pub async fn held(
+    conn: impl Into<Conn<'_>>,
+    business_id: &str,
+    reference: &str,
+) -> Result<Option<HeldRow>, StoreError> {
+    let mut conn = conn.into().acquire().await?;
+    // Several indexes start with `business_id`, and a kept plan could take one (see
+    // [`reference_owner`]): the business is compared where no index answers it, so the unique
+    // index of the reference number is the only one the plan can take.
+    Ok(sqlx::query_as!(
+        HeldRow,
+        r#"SELECT id::text AS "id!", business_id::text AS "business_id!",
+           source_account_id::text AS "source_account_id!",
+           beneficiary_account_id::text AS beneficiary_account_id,
+           beneficiary_account_number, beneficiary_account_name, bank_code, transfer_type,
+           amount, fee, vat, narration, reference_number,
+           debit_transaction_id::text AS debit_transaction_id,
+           fee_transaction_id::text AS fee_transaction_id, initiated_by, credential_issued_by,
+           transfer_status
+         FROM transfers WHERE reference_number = $2 AND (business_id = $1) IS TRUE"#,
+        id(business_id),
+        reference
+    )
+    .fetch_optional(&mut *conn)
+    .await?)
+}
+
+/// Applies `review` to transfer `id` if its status is still `review.from`; `false` if not.
+pub async fn review(tx: &mut Tx, id: &str, review: &Review<'_>) -> Result<bool, StoreError> {
+    let changed = sqlx::query!(
+        "UPDATE transfers SET transfer_status = $2, approval_status = $3, reviewed_by = $4, \
+           failure_reason = $5, updated_at = $6, day = COALESCE($7::text::date, day) \
+         WHERE id = $1 AND transfer_status = $8",
+        crate::id(id),
+        review.to,
+        review.approval_status,
+        review.reviewer,
+        review.reason,
+        review.at,
+        review.day,
+        review.from
+    )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(changed == 1)
+}
+
+/// Held transfers past their `expires_at` at `now`, as `(business, reference number)`: at
+/// most 100.
+pub async fn due_expiries(
+    pool: &PgPool,
+    now: DateTime<Utc>,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let rows = sqlx::query!(
+        r#"SELECT business_id::text AS "business_id!", reference_number FROM transfers
+         WHERE transfer_status = 'pending_approval' AND expires_at <= $1 LIMIT 100"#,
+        now
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| (row.business_id, row.reference_number))
+        .collect())
+}
+
+/// The reference of a transfer whose money account `account_id` still owns though its
+/// balance no longer shows it: reserved for a held transfer (`pending_approval`) or in flight
+/// to NIP (`processing`).
+pub async fn first_reserving(tx: &mut Tx, account_id: &str) -> Result<Option<String>, StoreError> {
+    Ok(sqlx::query_scalar!(
+        "SELECT reference_number FROM transfers \
+         WHERE source_account_id = $1 AND transfer_status IN ('pending_approval', 'processing') \
+         ORDER BY created_at LIMIT 1",
+        id(account_id)
+    )
+    .fetch_optional(&mut **tx)
+    .await?)
+}
+
+/// Leases, until `until`, at most `limit` `processing` transfers due at `now` (not leased by
+/// another worker), oldest first (`FOR UPDATE SKIP LOCKED`, so several processes share the
+/// work). Returns their ids.
+pub async fn lease_due(
+    pool: &PgPool,
+    now: DateTime<Utc>,
+    until: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<String>, StoreError> {
+    let leased = sqlx::query_scalar!(
+        "UPDATE transfers SET lease_until = $1 WHERE id IN (SELECT id FROM transfers \
+         WHERE transfer_status = 'processing' \
+           AND (next_attempt_at IS NULL OR next_attempt_at <= $2) \
+           AND (lease_until IS NULL OR lease_until < $2) \
+         ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING id",
+        until,
+        now,
+        limit
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(text_ids(leased))
+}
+
+/// The transfers `ids`, oldest first, in one query.
+pub async fn leased(pool: &PgPool, ids: &[String]) -> Result<Vec<LeasedRow>, StoreError> {
+    let ids: Vec<uuid::Uuid> = ids.iter().map(|transfer| id(transfer)).collect();
+    Ok(sqlx::query_as!(
+        LeasedRow,
+        r#"SELECT t.id::text AS "id!", t.business_id::text AS "business_id!",
+           t.source_account_id::text AS "source_account_id!", t.submitted, t.attempts, t.fee,
+           t.vat, t.debit_transaction_id::text AS debit_transaction_id,
+           t.fee_transaction_id::text AS fee_transaction_id, t.reference_number,
+           a.account_number AS source_account_number, t.beneficiary_account_number,
+           t.bank_code, t.amount, t.narration
+         FROM transfers t JOIN accounts a ON a.id = t.source_account_id
+         WHERE t.id = ANY($1) ORDER BY t.created_at, t.id"#,
+        &ids
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Releases `id`'s lease, still `processing`, to be asked again at `next_attempt_at`: one more
+/// attempt, `submitted` as given, the session id when NIP gave one.
+pub async fn wait(
+    pool: &PgPool,
+    id: &str,
+    submitted: bool,
+    next_attempt_at: DateTime<Utc>,
+    session_id: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query!(
+        "UPDATE transfers SET submitted = $2, attempts = attempts + 1, next_attempt_at = $3, \
+           lease_until = NULL, session_id = COALESCE($4, session_id), updated_at = $5 \
+         WHERE id = $1 AND transfer_status = 'processing'",
+        crate::id(id),
+        submitted,
+        next_attempt_at,
+        session_id,
+        now
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// NIP decided transfer `id`: from `from` to `to`, submitted, its lease released, if it was
+/// still `from`; `false` if another worker decided first.
+pub async fn decide(
+    tx: &mut Tx,
+    id: &str,
+    from: &str,
+    to: &str,
+    at: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let decided = sqlx::query!(
+        "UPDATE transfers SET transfer_status = $2, submitted = true, lease_until = NULL, \
+           updated_at = $3 WHERE id = $1 AND transfer_status = $4",
+        crate::id(id),
+        to,
+        at,
+        from
+    )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(decided == 1)
+}
+
+/// Gives transfer `id` the session id NIP answered.
+pub async fn set_session_id(tx: &mut Tx, id: &str, session_id: &str) -> Result<(), StoreError> {
+    sqlx::query!(
+        "UPDATE transfers SET session_id = $2 WHERE id = $1",
+        crate::id(id),
+        session_id
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Records why transfer `id` failed at NIP and the reference of its reversal (and NIP's
+/// session id, when it gave one).
+pub async fn set_reversal(
+    tx: &mut Tx,
+    id: &str,
+    reason: &str,
+    reversal_reference: &str,
+    session_id: Option<&str>,
+) -> Result<(), StoreError> {
+    sqlx::query!(
+        "UPDATE transfers SET failure_reason = $2, reversal_reference_number = $3, \
+           session_id = COALESCE($4, session_id) WHERE id = $1",
+        crate::id(id),
+        reason,
+        reversal_reference,
+        session_id
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}

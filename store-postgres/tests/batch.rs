@@ -1,0 +1,267 @@
+//! `batch::run`: a batch of every kind of write lands in one statement and reads back.
+
+mod common;
+
+use chrono::Duration;
+use common::{new_id, now, TestDb};
+use kobo_store::batch::{Batch, Write};
+use kobo_store_postgres::*;
+use sqlx::Row;
+
+#[tokio::test]
+async fn a_batch_of_every_write_lands_in_one_statement() {
+    let db = TestDb::migrated().await;
+    let at = now();
+    let business = new_id();
+    let account = new_id();
+    let mut tx = db.pool.begin().await.unwrap();
+    businesses::insert(
+        &mut tx,
+        &businesses::NewBusiness {
+            id: &business,
+            name: "Ada Foods",
+            status: "active",
+            client_id: "kobo_test_batch",
+            client_secret_hash: "hash",
+        },
+        at,
+    )
+    .await
+    .unwrap();
+    accounts::insert_main(&mut tx, &account, &business, "1000000001", "Ada Foods", at)
+        .await
+        .unwrap();
+    let key = kobo_store::idempotency_keys::KeyOf {
+        business_id: &business,
+        operation: "payout",
+        key: "k1",
+    };
+    assert!(
+        idempotency_keys::claim(&mut tx, &key, "h", at, at - Duration::days(1))
+            .await
+            .unwrap()
+    );
+    // Marks the commands before the batch's, to tell them apart.
+    sqlx::query("SELECT 1").execute(&mut *tx).await.unwrap();
+
+    let mut batch = Batch::new();
+    // The transfer, its transaction and the entry come in the reverse of the order their
+    // foreign keys need: they are checked at the statement's end.
+    let debit = uuid::Uuid::new_v4();
+    let entry_id = new_id();
+    let transfer = new_id();
+    batch.push(Write::Transfer(Box::new(
+        kobo_store::transfers::NewTransfer {
+            row: kobo_store::transfers::TransferRow {
+                id: transfer.clone(),
+                reference_number: "TRF1".into(),
+                reference: None,
+                amount: 500,
+                fee: 0,
+                vat: 0,
+                transfer_status: "processing".into(),
+                approval_status: "not_required".into(),
+                transfer_type: "inter".into(),
+                source_account_number: "1000000001".into(),
+                beneficiary_account_number: "0123456789".into(),
+                beneficiary_account_name: "Landlord".into(),
+                bank_code: "000013".into(),
+                bank_name: "GTBank".into(),
+                narration: "Rent".into(),
+                session_id: None,
+                failure_reason: None,
+                reversal_reference_number: None,
+                initiated_by: business.clone(),
+                initiated_via: "integration".into(),
+                reviewed_by: None,
+                expires_at: None,
+                created_at: at,
+                updated_at: at,
+            },
+            business_id: business.clone(),
+            source_account_id: account.clone(),
+            beneficiary_account_id: None,
+            debit_transaction_id: debit.to_string(),
+            fee_transaction_id: None,
+            day: "2026-11-26".into(),
+            credential_issued_by: Some("operator".into()),
+        },
+    )));
+    transactions::record_into(
+        &mut batch,
+        kobo_store::transactions::NewTransaction {
+            id: debit,
+            business_id: business.clone(),
+            account_id: account.clone(),
+            entry_id: entry_id.clone(),
+            sequence: 1,
+            reference_number: "TRF1".into(),
+            transaction_type: "debit".into(),
+            category: "transfer".into(),
+            status: "pending".into(),
+            channel: "nip".into(),
+            amount: 500,
+            narration: "Rent".into(),
+            session_id: Some("S1".into()),
+            originator: Some(kobo_store::transactions::Originator {
+                account_number: "1".into(),
+                account_name: "O".into(),
+                bank_code: "2".into(),
+                bank_name: "B".into(),
+            }),
+            created_at: at,
+            settled: true,
+        },
+    );
+    batch.push(Write::Entry(kobo_store::batch::NewEntry {
+        id: entry_id.clone(),
+        business_id: business.clone(),
+        kind: "transfer".into(),
+        postings: vec![
+            (new_id(), account.clone(), -500),
+            (new_id(), "00000000-0000-4000-8000-000000000002".into(), 500),
+        ],
+        at,
+    }));
+    let event = events::record_into(
+        &mut batch,
+        &business,
+        "transfer.pending",
+        "{\"b\": 1}".into(),
+        at,
+    );
+    logs::audit_into(
+        &mut batch,
+        at,
+        kobo_store::logs::NewAuditEntry {
+            business_id: business.clone(),
+            action: "payout".into(),
+            user_name: "API".into(),
+            user_id: None,
+            ip_address: "10.0.0.1".into(),
+            response_code: 201,
+            target_type: None,
+            target_id: None,
+            request_id: "r".into(),
+        },
+    );
+    idempotency_keys::complete_into(&mut batch, &key, "\"first\"".into());
+    idempotency_keys::complete_into(&mut batch, &key, "\"last\"".into());
+    batch::run(&mut tx, batch).await.unwrap();
+
+    // One statement: every row it wrote carries the same command id.
+    let commands = sqlx::query(
+        "SELECT cmin::text::int AS command FROM journal_entries \
+         UNION SELECT cmin::text::int FROM postings \
+         UNION SELECT cmin::text::int FROM transactions \
+         UNION SELECT cmin::text::int FROM settlements \
+         UNION SELECT cmin::text::int FROM transfers \
+         UNION SELECT cmin::text::int FROM events \
+         UNION SELECT cmin::text::int FROM audit_logs \
+         UNION SELECT cmin::text::int FROM idempotency_keys",
+    )
+    .fetch_all(&mut *tx)
+    .await
+    .unwrap();
+    assert_eq!(commands.len(), 1, "one statement wrote every row");
+    tx.commit().await.unwrap();
+
+    let found = transfers::find(
+        &db.pool,
+        &business,
+        kobo_store::transfers::Lookup::Id(&transfer),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(found.transfer_status, "processing");
+    assert_eq!(found.created_at, at);
+    let held = transfers::held(&db.pool, &business, "TRF1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(held.debit_transaction_id, Some(debit.to_string()));
+    assert_eq!(held.credential_issued_by.as_deref(), Some("operator"));
+    let listed = transactions::list(
+        &db.pool,
+        kobo_store::transactions::Listing::Settlements,
+        &business,
+        &Default::default(),
+        &kobo_store::transactions::Window {
+            size: 10,
+            cursor: None,
+            offset: None,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, debit);
+    assert_eq!(listed[0].session_id.as_deref(), Some("S1"));
+    assert_eq!(listed[0].originator_bank_name.as_deref(), Some("B"));
+    assert_eq!(audit::postings_total(&db.pool).await.unwrap(), 0);
+    // No endpoint: the event is recorded skipped, never queued.
+    let delivery = events::find_delivery(&db.pool, &business, &event, at)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(delivery.delivery_status, "skipped");
+    assert_eq!(delivery.next_attempt_at, None);
+    assert_eq!(delivery.payload, "{\"b\": 1}");
+    let day: String = sqlx::query("SELECT day::text FROM audit_logs")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(day, at.format("%Y-%m-%d").to_string());
+    let stored = idempotency_keys::find_unexpired(&db.pool, &key, at - Duration::days(1))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.response_data.as_deref(), Some("\"last\""));
+
+    // A uniqueness refused is a conflict, and nothing of the batch is written.
+    let mut tx = db.pool.begin().await.unwrap();
+    let mut again = Batch::new();
+    logs::audit_into(
+        &mut again,
+        at,
+        kobo_store::logs::NewAuditEntry {
+            business_id: business.clone(),
+            action: "x".into(),
+            user_name: "API".into(),
+            user_id: None,
+            ip_address: "10.0.0.1".into(),
+            response_code: 201,
+            target_type: None,
+            target_id: None,
+            request_id: "r".into(),
+        },
+    );
+    again.push(Write::Entry(kobo_store::batch::NewEntry {
+        id: entry_id,
+        business_id: business.clone(),
+        kind: "transfer".into(),
+        postings: vec![],
+        at,
+    }));
+    let refused = batch::run(&mut tx, again).await.unwrap_err();
+    assert!(refused.is_conflict(), "{refused:?}");
+    tx.rollback().await.unwrap();
+    let audits: i64 = sqlx::query("SELECT COUNT(*) FROM audit_logs")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(audits, 1);
+    db.finish().await;
+}
+
+#[tokio::test]
+async fn an_empty_batch_writes_nothing() {
+    let db = TestDb::migrated().await;
+    let mut tx = db.pool.begin().await.unwrap();
+    batch::run(&mut tx, Batch::new()).await.unwrap();
+    tx.commit().await.unwrap();
+    db.finish().await;
+}
