@@ -790,6 +790,59 @@ mod plans {
         }
     }
 
+    /// The deletes by time that housekeeping makes on the tables every payout grows (a key and
+    /// two events a payout): `idempotency_keys::purge_expired`, `events::purge_attempts` and
+    /// `events::purge`. On SQLite they run holding the write turn, so each must read only the
+    /// expired rows, through a range of the index on their time (migration 0012), and the
+    /// attempts through their event's. The other purges by time (`sessions`, `otps`,
+    /// `throttles`, `known_addresses`) delete from tables that grow with sign-ins and failed
+    /// attempts, not with payouts, and have no index on that time. (Ported from the service's
+    /// `housekeeping` test, which explained copies of these statements through `sqlx::Any`.)
+    const PURGES_BY_TIME: [(&str, &str); 3] = [
+        (
+            "DELETE FROM idempotency_keys WHERE",
+            "idempotency_keys_created (created_at<?)",
+        ),
+        (
+            "DELETE FROM webhook_attempts WHERE",
+            "events_created (created_at<?)",
+        ),
+        ("DELETE FROM events WHERE", "events_created (created_at<?)"),
+    ];
+    const UNINDEXED_PURGES: [&str; 4] = [
+        "DELETE FROM sessions WHERE",
+        "DELETE FROM otps WHERE",
+        "DELETE FROM throttles WHERE",
+        "DELETE FROM known_addresses WHERE",
+    ];
+
+    /// Each reads only the expired rows: a search of the time's range, and no step scans a
+    /// table or an index (a time wrapped in a function still names the index, as `SCAN events
+    /// USING INDEX events_created`, and reads all of it). Every compiled delete by a time is
+    /// either checked here or on a table without one. The cutoff's value (`plan` binds a
+    /// string) does not change SQLite's plan.
+    #[tokio::test]
+    async fn purges_read_only_what_expired() {
+        let (_dir, store) = Store::temporary_sqlite().await;
+        store.migrate().await.unwrap();
+        for sql in statements(&["DELETE FROM ", " < ?1"], &[]) {
+            let checked = PURGES_BY_TIME.iter().any(|(p, _)| sql.starts_with(p));
+            let unindexed = UNINDEXED_PURGES.iter().any(|p| sql.starts_with(p));
+            assert!(checked ^ unindexed, "unclassified purge: {sql}");
+        }
+        for (prefix, range) in PURGES_BY_TIME {
+            let sql = statements(&[prefix, " < ?1"], &[]);
+            assert_eq!(sql.len(), 1, "{prefix}: {sql:#?}");
+            let plan = plan(&store, &sql[0]).await;
+            assert!(plan.contains(range), "{}\n{plan}", sql[0]);
+            assert!(
+                !plan.lines().any(|step| step.starts_with("SCAN ")),
+                "{}\n{plan}",
+                sql[0]
+            );
+        }
+    }
+
     /// SQLite has no statistics (nothing runs ANALYZE), so it picks among equally good-looking
     /// indexes by their shape: with `postings_entry` and `postings_account` it took the
     /// account's, and `kobo ledger verify` read every posting of an account for each of its
