@@ -128,15 +128,21 @@ async fn measure(kind: StoreKind, n: usize) -> Figures {
     }
     let _ = stop.send(());
     loop_task.await.unwrap();
-    let rows: Vec<(String, String)> = sqlx::query_as(
-        "SELECT e.created_at, MIN(a.attempted_at) FROM events e \
-         JOIN webhook_attempts a ON a.event_id = e.id \
-         WHERE e.created_at >= $1 GROUP BY e.id, e.created_at",
-    )
-    .bind(kobo::kernel::store::timestamp(delays_from))
-    .fetch_all(kit.store.pool())
-    .await
-    .unwrap();
+    let rows: Vec<(String, String)> = kit
+        .sql(
+            "SELECT e.created_at, MIN(a.attempted_at) FROM events e \
+             JOIN webhook_attempts a ON a.event_id = e.id \
+             WHERE e.created_at >= $1 GROUP BY e.id, e.created_at",
+        )
+        .bind(kobo::kernel::store::timestamp(delays_from))
+        .rows()
+        .await
+        .into_iter()
+        .map(|row| {
+            let mut columns = row.into_iter().map(|column| column.expect("a time"));
+            (columns.next().unwrap(), columns.next().unwrap())
+        })
+        .collect();
     let mut delays_ms: Vec<i64> = rows
         .iter()
         .map(|(created, attempted)| {

@@ -125,7 +125,7 @@ pub async fn seed_credits(
         let size = u32::try_from(batch).or_internal()?;
         let first = ledger::advance_head_by(&mut tx, &business_id, size, now()).await?;
         credit_balance(&mut tx, &account, amount, first, batch).await?;
-        let mut rows = SeedRows::with_capacity(batch);
+        let mut rows = SeedRows::for_tx(&tx, batch);
         for offset in 0..batch {
             rows.push(&seeded_credit(
                 &business_id,

@@ -56,7 +56,7 @@ async fn the_probes_answer_small_json_bodies_with_a_request_id() {
 async fn readiness_fails_when_the_database_does_not_answer() {
     let kit = TestKit::sqlite().await;
     let app = kobo::http::app(kit.api.clone());
-    kit.store.pool().close().await;
+    kit.store.sqlite_pool().unwrap().close().await;
 
     let (status, _, body) = send(&app, get("/readyz")).await;
 
@@ -158,7 +158,7 @@ async fn every_line_of_a_request_carries_its_id_and_operation_and_one_line_close
 async fn a_line_written_inside_a_probe_carries_the_request_id_made_for_it() {
     let kit = TestKit::sqlite().await;
     let app = kobo::http::app(kit.api.clone());
-    kit.store.pool().close().await;
+    kit.store.sqlite_pool().unwrap().close().await;
 
     let ((status, request_id, _), log) = logs_of(send(&app, get("/readyz"))).await;
 

@@ -422,6 +422,117 @@ fn sql_outside_the_datastore_is_reported() {
     );
 }
 
+/// What no code of the workspace may name any more: `sqlx::Any` ran one SQL for both stores
+/// (issue 30); each store now has its own crate, types and checked queries.
+const ANY_DRIVER: &[&str] = &[
+    "sqlx::Any",
+    "sqlx::any",
+    "AnyPool",
+    "AnyRow",
+    "AnyConnection",
+];
+
+/// Which store a statement runs on is the stores' business: nothing but `kernel::store` and
+/// the test kit (which checks both) branches on it.
+const BACKEND_FILES: &[&str] = &["kernel::store", "testkit"];
+
+fn store_problems(files: &[(String, String)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (module, source) in files {
+        let code = code_of(source);
+        for name in ANY_DRIVER {
+            if code.contains(name) {
+                problems.push(format!(
+                    "{module} names {name}: each store has its own driver"
+                ));
+            }
+        }
+        let allowed = BACKEND_FILES
+            .iter()
+            .any(|file| module == file || module.starts_with(&format!("{file}::")));
+        if !allowed && code.contains("Backend::") {
+            problems.push(format!("{module} branches on the store (Backend::)"));
+        }
+    }
+    problems
+}
+
+/// Every Rust file of the workspace's crates, named by its path.
+fn workspace_tree() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for krate in [
+        "service",
+        "store",
+        "store-sqlite",
+        "store-postgres",
+        "load",
+        "conformance",
+    ] {
+        for dir in ["src", "tests"] {
+            let dir = root.join(krate).join(dir);
+            if dir.is_dir() {
+                collect_paths(&dir, &format!("{krate}/"), &mut files);
+            }
+        }
+    }
+    files
+}
+
+fn collect_paths(dir: &Path, prefix: &str, files: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir).expect("a readable folder") {
+        let path = entry.expect("a directory entry").path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.is_dir() {
+            collect_paths(&path, &format!("{prefix}{name}/"), files);
+        } else if name.ends_with(".rs") {
+            let source = std::fs::read_to_string(&path).expect("a readable file");
+            files.push((format!("{prefix}{name}"), source));
+        }
+    }
+}
+
+#[test]
+fn no_store_goes_through_sqlx_any() {
+    let files = workspace_tree();
+    assert!(files.len() > 100, "the workspace's files were found");
+    let mut problems: Vec<String> = store_problems(&files)
+        .into_iter()
+        .filter(|problem| problem.contains("names"))
+        .collect();
+    // Backend branches: in service/src, by module.
+    problems.extend(
+        store_problems(&source_tree())
+            .into_iter()
+            .filter(|problem| problem.contains("branches")),
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_any_driver_and_store_branches_are_reported() {
+    let files = tree(&[
+        (
+            "kernel::store",
+            "fn f(b: Backend) { match b { Backend::Sqlite => {} } }",
+        ),
+        ("money::ledger", "use sqlx::AnyPool;"),
+        ("platform::team", "fn f() { if b == Backend::Postgres {} }"),
+        (
+            "datastore::accounts",
+            "// sqlx::Any in a comment\nfn f() {}",
+        ),
+    ]);
+    assert_eq!(
+        store_problems(&files),
+        vec![
+            "money::ledger names sqlx::Any: each store has its own driver",
+            "money::ledger names AnyPool: each store has its own driver",
+            "platform::team branches on the store (Backend::)",
+        ]
+    );
+}
+
 #[test]
 fn service_src_has_no_import_circle() {
     let problems = cycle_problems(&source_tree());

@@ -153,17 +153,4 @@ pub async fn list_audit(
     .await?)
 }
 
-/// A `LIKE` pattern matching `needle` anywhere, lower-cased, with `\`, `%` and `_` escaped
-/// (used with `ESCAPE '\'`), as the service's `kernel::paging::contains_pattern`.
-pub(crate) fn contains_pattern(needle: &str) -> String {
-    let mut pattern = String::with_capacity(needle.len() + 2);
-    pattern.push('%');
-    for c in needle.to_lowercase().chars() {
-        if matches!(c, '\\' | '%' | '_') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
-}
+pub(crate) use kobo_store::paging::contains_pattern;

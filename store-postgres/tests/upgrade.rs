@@ -407,15 +407,18 @@ async fn a_database_of_the_last_release_is_upgraded_in_place() {
     db.finish().await;
 }
 
-/// Migrations 0001-0013 are the service's, byte for byte: a database they migrated has the
-/// checksums sqlx finds here.
+/// Migrations 0001-0013 are release 2.3.0's, byte for byte, as SQLite's store keeps them too
+/// (both stores ran one set of migrations until then): a database they migrated has the
+/// checksums sqlx finds here. (The service's upgrade test loads that release's databases.)
 #[test]
-fn the_first_thirteen_migrations_are_the_services() {
+fn the_first_thirteen_migrations_are_the_releases() {
     let ours = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
-    let theirs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../service/migrations");
+    let theirs =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../store-sqlite/migrations");
     let mut names: Vec<_> = std::fs::read_dir(&theirs)
         .unwrap()
         .map(|entry| entry.unwrap().file_name())
+        .filter(|name| name.to_string_lossy().as_ref() < "0014")
         .collect();
     names.sort();
     assert_eq!(names.len(), 13);

@@ -644,20 +644,7 @@ pub(crate) async fn first_rows<T>(
         .await?)
 }
 
-/// A `LIKE` pattern matching `needle` anywhere, lower-cased, with `\`, `%` and `_` escaped
-/// (use with `ESCAPE '\'`), as `kernel::paging::contains_pattern`.
-pub(crate) fn contains_pattern(needle: &str) -> String {
-    let mut pattern = String::with_capacity(needle.len() + 2);
-    pattern.push('%');
-    for c in needle.to_lowercase().chars() {
-        if matches!(c, '\\' | '%' | '_') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
-}
+pub(crate) use kobo_store::paging::contains_pattern;
 
 /// `values` as a JSON array of strings, bound as one parameter and read with `json_each`: a
 /// list of any length in a static statement.

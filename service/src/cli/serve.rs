@@ -20,7 +20,7 @@ use super::StoreArgs;
 use crate::http::{self, HttpConfig, KoboApi};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment, RequestBudget};
-use crate::kernel::store::{Backend, Store};
+use crate::kernel::store::Store;
 use crate::operator::businesses::{self, DemoBusiness};
 use crate::outbox::dispatcher::{SmtpChannel, SmtpSettings};
 use crate::outbox::webhooks::WebhookDispatcher;
@@ -297,7 +297,7 @@ pub(super) async fn serve(args: ServeArgs) -> Result<()> {
     tracing::info!(
         address = %address,
         environment = api.config().environment.as_str(),
-        database = match store.backend() { Backend::Sqlite => "sqlite", Backend::Postgres => "postgres" },
+        database = store.backend().name(),
         notifications,
         workers = ?workers.names(),
         "kobo is serving"

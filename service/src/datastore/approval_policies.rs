@@ -1,37 +1,15 @@
 //! `approval_policies`: a business's maker-checker policy, at most one per business.
 
+use super::{dispatch, Conn, StoreError, Tx};
 use chrono::{DateTime, Utc};
-use sqlx::any::AnyRow;
-use sqlx::Row;
-
-use super::{Conn, FromAnyRow, StoreError, Tx};
-use crate::kernel::store;
 pub use kobo_store::approval_policies::ApprovalPolicy;
-
-impl FromAnyRow for ApprovalPolicy {
-    fn from_any(row: &AnyRow) -> Result<ApprovalPolicy, StoreError> {
-        Ok(ApprovalPolicy {
-            id: store::uuid(row, "id")?,
-            is_active: store::flag(row, "is_active")?,
-            min_amount: row.try_get("min_amount")?,
-            created_at: store::time(row, "created_at")?,
-            updated_at: store::time(row, "updated_at")?,
-        })
-    }
-}
 
 /// The business's policy, if it has one.
 pub async fn find(
     conn: impl Into<Conn<'_>>,
     business_id: &str,
 ) -> Result<Option<ApprovalPolicy>, StoreError> {
-    let query = sqlx::query(
-        "SELECT id, is_active, min_amount, created_at, updated_at FROM approval_policies \
-         WHERE business_id = $1",
-    )
-    .bind(business_id.to_owned());
-    let row = conn.into().fetch_optional(query).await?;
-    row.as_ref().map(ApprovalPolicy::from_any).transpose()
+    dispatch!(conn.into().on(), approval_policies::find(business_id))
 }
 
 /// Creates the business's policy; `false` if it has one already (nothing changes).
@@ -42,19 +20,10 @@ pub async fn insert(
     min_amount: i64,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let inserted = sqlx::query(
-        "INSERT INTO approval_policies (id, business_id, is_active, min_amount, created_at, \
-           updated_at) VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (business_id) DO NOTHING",
+    dispatch!(
+        tx.on(),
+        approval_policies::insert(business_id, is_active, min_amount, now)
     )
-    .bind(store::new_id())
-    .bind(business_id)
-    .bind(i64::from(is_active))
-    .bind(min_amount)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(inserted == 1)
 }
 
 /// Changes what is given of the business's policy; `false` if it has none.
@@ -65,16 +34,8 @@ pub async fn update(
     is_active: Option<bool>,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let updated = sqlx::query(
-        "UPDATE approval_policies SET min_amount = COALESCE($2, min_amount), \
-           is_active = COALESCE($3, is_active), updated_at = $4 WHERE business_id = $1",
+    dispatch!(
+        tx.on(),
+        approval_policies::update(business_id, min_amount, is_active, now)
     )
-    .bind(business_id)
-    .bind(min_amount)
-    .bind(is_active.map(i64::from))
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(updated == 1)
 }

@@ -1,12 +1,9 @@
 //! `idempotency_keys`: each `Idempotency-Key` a business used for an operation, the hash of
 //! the body it came with, and the answer (or lasting refusal) stored for its retries.
 
+use super::batch::{Answer, Batch, Write};
+use super::{dispatch, Conn, Store, StoreError, Tx};
 use chrono::{DateTime, Utc};
-use sqlx::any::AnyRow;
-
-use super::batch::{Answer, Batch, SqlBatch, Write};
-use super::{Conn, FromAnyRow, StoreError, Tx};
-use crate::kernel::store::{self, Store};
 pub use kobo_store::idempotency_keys::{KeyOf, StoredKey};
 
 /// Claims the key for a request hashing to `request_hash` at `now`: a new key is inserted, a
@@ -19,38 +16,10 @@ pub async fn claim(
     now: DateTime<Utc>,
     cutoff: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    // One statement: ON CONFLICT instead of catching the violation, since on PostgreSQL a
-    // failed statement would abort the whole transaction.
-    let inserted = sqlx::query(
-        "INSERT INTO idempotency_keys \
-           (business_id, operation, idempotency_key, request_hash, response_data, created_at) \
-         VALUES ($1, $2, $3, $4, NULL, $5) \
-         ON CONFLICT (business_id, operation, idempotency_key) DO UPDATE \
-           SET request_hash = excluded.request_hash, response_data = NULL, \
-             refusal_code = NULL, refusal_message = NULL, created_at = excluded.created_at \
-           WHERE idempotency_keys.created_at < $6",
+    dispatch!(
+        tx.on(),
+        idempotency_keys::claim(key, request_hash, now, cutoff)
     )
-    .bind(key.business_id)
-    .bind(key.operation)
-    .bind(key.key)
-    .bind(request_hash)
-    .bind(store::timestamp(now))
-    .bind(store::timestamp(cutoff))
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(inserted == 1)
-}
-
-impl FromAnyRow for StoredKey {
-    fn from_any(row: &AnyRow) -> Result<StoredKey, StoreError> {
-        Ok(StoredKey {
-            request_hash: store::text(row, "request_hash")?,
-            response_data: store::optional_text(row, "response_data")?,
-            refusal_code: store::optional_text(row, "refusal_code")?,
-            refusal_message: store::optional_text(row, "refusal_message")?,
-        })
-    }
 }
 
 /// The key, if it is stored and was written at or after `cutoff` (unexpired).
@@ -59,17 +28,10 @@ pub async fn find_unexpired(
     key: &KeyOf<'_>,
     cutoff: DateTime<Utc>,
 ) -> Result<Option<StoredKey>, StoreError> {
-    let query = sqlx::query(
-        "SELECT request_hash, response_data, refusal_code, refusal_message \
-         FROM idempotency_keys \
-         WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3 AND created_at >= $4",
+    dispatch!(
+        conn.into().on(),
+        idempotency_keys::find_unexpired(key, cutoff)
     )
-    .bind(key.business_id)
-    .bind(key.operation)
-    .bind(key.key)
-    .bind(store::timestamp(cutoff));
-    let row = conn.into().fetch_optional(query).await?;
-    row.as_ref().map(StoredKey::from_any).transpose()
 }
 
 /// Stores a refusal (its code and message) as the key's answer.
@@ -79,17 +41,12 @@ pub async fn store_refusal(
     code: &str,
     message: &str,
 ) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE idempotency_keys SET refusal_code = $4, refusal_message = $5          WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
-    )
-    .bind(key.business_id)
-    .bind(key.operation)
-    .bind(key.key)
-    .bind(code)
-    .bind(message)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    dispatch!(tx.on(), idempotency_keys::store_refusal(key, code, message))
+}
+
+/// Deletes the keys written before `cutoff`, on the pool; returns how many.
+pub async fn purge_expired(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+    dispatch!(store.on(), idempotency_keys::purge_expired(cutoff))
 }
 
 /// Stores `data` (JSON text) as the key's answer, as a statement of `batch`.
@@ -100,29 +57,4 @@ pub fn complete_into(batch: &mut Batch, key: &KeyOf<'_>, data: String) {
         key: key.key.to_owned(),
         data,
     }));
-}
-
-/// [`Write::Answer`] as a statement of `sql`.
-pub(super) fn render_answer(sql: &mut SqlBatch, answer: Answer) {
-    sql.push(
-        "UPDATE idempotency_keys SET response_data = $4 \
-         WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3",
-    )
-    .bind(answer.business_id)
-    .bind(answer.operation)
-    .bind(answer.key)
-    .bind(answer.data);
-}
-
-/// [`purge_expired`]'s statement (`$1`: the cutoff); its index is `idempotency_keys_created`.
-pub(crate) const PURGE_EXPIRED: &str = "DELETE FROM idempotency_keys WHERE created_at < $1";
-
-/// Deletes the keys written before `cutoff`, on the pool; returns how many.
-pub async fn purge_expired(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-    let deleted = sqlx::query(PURGE_EXPIRED)
-        .bind(store::timestamp(cutoff))
-        .execute(store.pool())
-        .await?
-        .rows_affected();
-    Ok(deleted)
 }

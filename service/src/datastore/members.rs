@@ -1,43 +1,11 @@
 //! `members`: the people of each business, with their role, password hash, activity and
 //! invitation status.
 
+use super::{dispatch, Conn, Store, StoreError, Tx};
 use chrono::{DateTime, Utc};
-use sqlx::any::AnyRow;
-use sqlx::Row;
-
-use super::businesses::Business;
-use super::roles::{Role, ROLE_COLUMNS_AS_R};
-use super::{Conn, FromAnyRow, FromPrefixedRow, StoreError, Tx};
-use crate::kernel::paging::{Conditions, Sql};
-use crate::kernel::store::{self, Store};
 pub use kobo_store::members::{
     Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
 };
-
-/// The columns [`Member`] reads, from `members m JOIN roles r`.
-const MEMBER_COLUMNS: &str = "m.id, m.email, m.first_name, m.last_name, m.role_id, \
-    r.name AS role_name, m.is_active, m.invitation_status, m.last_login, m.date_joined, \
-    m.created_at, (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id \
-    AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at";
-
-impl FromAnyRow for Member {
-    fn from_any(row: &AnyRow) -> Result<Member, StoreError> {
-        Ok(Member {
-            id: store::uuid(row, "id")?,
-            email: store::text(row, "email")?,
-            first_name: store::text(row, "first_name")?,
-            last_name: store::text(row, "last_name")?,
-            role_id: store::uuid(row, "role_id")?,
-            role_name: store::text(row, "role_name")?,
-            is_active: store::flag(row, "is_active")?,
-            invitation_status: store::text(row, "invitation_status")?,
-            last_login: store::optional_time(row, "last_login")?,
-            date_joined: store::time(row, "date_joined")?,
-            created_at: store::time(row, "created_at")?,
-            invitation_expires_at: store::optional_time(row, "invitation_expires_at")?,
-        })
-    }
-}
 
 /// The business's member `member_id`, if any.
 pub async fn find(
@@ -45,58 +13,13 @@ pub async fn find(
     business_id: &str,
     member_id: &str,
 ) -> Result<Option<Member>, StoreError> {
-    let sql = format!(
-        "SELECT {MEMBER_COLUMNS} FROM members m JOIN roles r ON r.id = m.role_id \
-         WHERE m.id = $1 AND m.business_id = $2"
-    );
-    let query = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(member_id)
-        .bind(business_id);
-    let row = conn.into().fetch_optional(query).await?;
-    row.as_ref().map(Member::from_any).transpose()
+    dispatch!(conn.into().on(), members::find(business_id, member_id))
 }
 
 /// The business's members in the filter's order, from its offset: at most `page_size + 1`
 /// (the one more tells whether more follow).
 pub async fn list(store: &Store, filter: &MemberFilter) -> Result<Vec<Member>, StoreError> {
-    let mut sql = Sql::new(&format!(
-        "SELECT {MEMBER_COLUMNS} FROM members m JOIN roles r ON r.id = m.role_id"
-    ));
-    let mut conditions = Conditions::default();
-    conditions.add(format!(
-        "m.business_id = {}",
-        sql.arg(filter.business_id.as_str())
-    ));
-    if let Some(from) = &filter.joined_from {
-        conditions.add(format!("m.date_joined >= {}", sql.arg(*from)));
-    }
-    if let Some(until) = &filter.joined_until {
-        conditions.add(format!("m.date_joined < {}", sql.arg(*until)));
-    }
-    if let Some(active) = filter.is_active {
-        conditions.add(format!("m.is_active = {}", sql.arg(i64::from(active))));
-    }
-    if let Some(role_id) = &filter.role_id {
-        conditions.add(format!("m.role_id = {}", sql.arg(role_id.as_str())));
-    }
-    let direction = if filter.ascending { "ASC" } else { "DESC" };
-    let order = match filter.order {
-        MemberOrder::DateJoined => format!("m.date_joined {direction}"),
-        MemberOrder::Email => format!("m.email {direction}"),
-        MemberOrder::FirstName => format!("LOWER(m.first_name) {direction}"),
-        MemberOrder::LastName => format!("LOWER(m.last_name) {direction}"),
-        // The stores disagree on where NULLs go.
-        MemberOrder::LastLogin => {
-            format!("CASE WHEN m.last_login IS NULL THEN 1 ELSE 0 END, m.last_login {direction}")
-        }
-    };
-    let offset = sql.arg(filter.offset);
-    sql.push(&conditions.where_clause());
-    sql.push(&format!(" ORDER BY {order}, m.id {direction}"))
-        .limit(filter.page_size + 1)
-        .push(&format!(" OFFSET {offset}"));
-    let rows = sql.fetch_all(store.pool()).await?;
-    rows.iter().map(Member::from_any).collect()
+    dispatch!(store.on(), members::list(filter))
 }
 
 /// The memberships of `email` in the businesses whose client id begins with
@@ -109,46 +32,15 @@ pub async fn memberships(
     business_id: Option<&str>,
     max: usize,
 ) -> Result<Vec<Membership>, StoreError> {
-    let mut query = Sql::new(
-        "SELECT m.id, m.business_id, m.first_name, m.last_name, m.password_hash, m.is_active, \
-           m.invitation_status FROM members m JOIN businesses b ON b.id = m.business_id",
-    );
-    let mut conditions = Conditions::default();
-    conditions.add(format!("m.email = {}", query.arg(email)));
-    let length = client_id_prefix.len();
-    conditions.add(format!(
-        "SUBSTR(b.client_id, 1, {length}) = {}",
-        query.arg(client_id_prefix)
-    ));
-    if let Some(business_id) = business_id {
-        conditions.add(format!("m.business_id = {}", query.arg(business_id)));
-    }
-    query.push(&conditions.where_clause());
-    query.push(&format!(" ORDER BY m.created_at, m.id LIMIT {max}"));
-    let rows = query.fetch_all(store.pool()).await?;
-    rows.iter()
-        .map(|row| {
-            Ok(Membership {
-                id: store::text(row, "id")?,
-                business_id: store::text(row, "business_id")?,
-                first_name: store::text(row, "first_name")?,
-                last_name: store::text(row, "last_name")?,
-                password_hash: store::optional_text(row, "password_hash")?,
-                is_active: store::flag(row, "is_active")?,
-                invitation_status: store::text(row, "invitation_status")?,
-            })
-        })
-        .collect()
+    dispatch!(
+        store.on(),
+        members::memberships(email, client_id_prefix, business_id, max)
+    )
 }
 
 /// Records the member's login at `now`.
 pub async fn record_login(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-    sqlx::query("UPDATE members SET last_login = $2 WHERE id = $1")
-        .bind(id)
-        .bind(store::timestamp(now))
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
+    dispatch!(tx.on(), members::record_login(id, now))
 }
 
 /// The password hash of the business's member `id` (`None`: no such member, or no password).
@@ -157,15 +49,7 @@ pub async fn password_hash(
     id: &str,
     business_id: &str,
 ) -> Result<Option<String>, StoreError> {
-    let row = sqlx::query("SELECT password_hash FROM members WHERE id = $1 AND business_id = $2")
-        .bind(id)
-        .bind(business_id)
-        .fetch_optional(store.pool())
-        .await?;
-    Ok(row
-        .map(|row| store::optional_text(&row, "password_hash"))
-        .transpose()?
-        .flatten())
+    dispatch!(store.on(), members::password_hash(id, business_id))
 }
 
 /// Replaces the member's password hash `current` with `new` at `now`; `false` when the hash
@@ -178,29 +62,15 @@ pub async fn change_password(
     new: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let changed = sqlx::query(
-        "UPDATE members SET password_hash = $3, updated_at = $4 \
-         WHERE id = $1 AND business_id = $2 AND password_hash = $5",
+    dispatch!(
+        tx.on(),
+        members::change_password(id, business_id, current, new, now)
     )
-    .bind(id)
-    .bind(business_id)
-    .bind(new)
-    .bind(store::timestamp(now))
-    .bind(current)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(changed == 1)
 }
 
 /// Whether the business has a member with this email.
 pub async fn email_taken(tx: &mut Tx, business_id: &str, email: &str) -> Result<bool, StoreError> {
-    let row = sqlx::query("SELECT id FROM members WHERE email = $1 AND business_id = $2")
-        .bind(email)
-        .bind(business_id)
-        .fetch_optional(&mut **tx)
-        .await?;
-    Ok(row.is_some())
+    dispatch!(tx.on(), members::email_taken(business_id, email))
 }
 
 /// Writes an invited member at `now`: pending, inactive, with no password
@@ -210,22 +80,7 @@ pub async fn insert_invited(
     new: &NewMember<'_>,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
-               password_hash, is_active, invitation_status, last_login, date_joined, \
-               created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, NULL, 0, 'pending', NULL, $7, $7, $7)",
-    )
-    .bind(new.id)
-    .bind(new.business_id)
-    .bind(new.email)
-    .bind(new.first_name)
-    .bind(new.last_name)
-    .bind(new.role_id)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    dispatch!(tx.on(), members::insert_invited(new, now))
 }
 
 /// Writes a business's first member at `now`: with a password hash, active and accepted;
@@ -236,25 +91,7 @@ pub async fn insert_first(
     password_hash: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let accepted = password_hash.is_some();
-    sqlx::query(
-        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
-           password_hash, is_active, invitation_status, last_login, date_joined, created_at, \
-           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, $10, $10, $10)",
-    )
-    .bind(new.id)
-    .bind(new.business_id)
-    .bind(new.email)
-    .bind(new.first_name)
-    .bind(new.last_name)
-    .bind(new.role_id)
-    .bind(password_hash)
-    .bind(i64::from(accepted))
-    .bind(if accepted { "accepted" } else { "pending" })
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    dispatch!(tx.on(), members::insert_first(new, password_hash, now))
 }
 
 /// Activates the business's pending member with the password hash at `now`; `false` when the
@@ -266,18 +103,10 @@ pub async fn accept_invitation(
     password_hash: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let activated = sqlx::query(
-        "UPDATE members SET password_hash = $3, is_active = 1, invitation_status = 'accepted', \
-           updated_at = $4 WHERE id = $1 AND business_id = $2 AND invitation_status = 'pending'",
+    dispatch!(
+        tx.on(),
+        members::accept_invitation(id, business_id, password_hash, now)
     )
-    .bind(id)
-    .bind(business_id)
-    .bind(password_hash)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(activated == 1)
 }
 
 /// Sets the password hash of the business's member, activated and accepted, at `now`
@@ -289,18 +118,10 @@ pub async fn restore(
     password_hash: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let reset = sqlx::query(
-        "UPDATE members SET password_hash = $3, is_active = 1, invitation_status = 'accepted', \
-           updated_at = $4 WHERE id = $1 AND business_id = $2",
+    dispatch!(
+        tx.on(),
+        members::restore(id, business_id, password_hash, now)
     )
-    .bind(id)
-    .bind(business_id)
-    .bind(password_hash)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(reset != 0)
 }
 
 /// The role and state of the business's member `id`, if any.
@@ -309,22 +130,7 @@ pub async fn standing(
     id: &str,
     business_id: &str,
 ) -> Result<Option<Standing>, StoreError> {
-    let row = sqlx::query(
-        "SELECT role_id, is_active, invitation_status FROM members \
-         WHERE id = $1 AND business_id = $2",
-    )
-    .bind(id)
-    .bind(business_id)
-    .fetch_optional(&mut **tx)
-    .await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    Ok(Some(Standing {
-        role_id: store::text(&row, "role_id")?,
-        is_active: store::flag(&row, "is_active")?,
-        invitation_status: store::text(&row, "invitation_status")?,
-    }))
+    dispatch!(tx.on(), members::standing(id, business_id))
 }
 
 /// How many active members of the business hold `role_id`, the member `except_id` aside.
@@ -334,16 +140,10 @@ pub async fn count_active_with_role(
     role_id: &str,
     except_id: &str,
 ) -> Result<i64, StoreError> {
-    let row = sqlx::query(
-        "SELECT COUNT(*) FROM members \
-         WHERE business_id = $1 AND role_id = $2 AND is_active = 1 AND id <> $3",
+    dispatch!(
+        tx.on(),
+        members::count_active_with_role(business_id, role_id, except_id)
     )
-    .bind(business_id)
-    .bind(role_id)
-    .bind(except_id)
-    .fetch_one(&mut **tx)
-    .await?;
-    Ok(row.try_get(0)?)
 }
 
 /// Gives the business's member `id` the role `role_id` at `now`.
@@ -354,16 +154,7 @@ pub async fn set_role(
     role_id: &str,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE members SET role_id = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
-    )
-    .bind(id)
-    .bind(business_id)
-    .bind(role_id)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    dispatch!(tx.on(), members::set_role(id, business_id, role_id, now))
 }
 
 /// Activates or deactivates the business's member `id` at `now`.
@@ -374,16 +165,7 @@ pub async fn set_active(
     active: bool,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE members SET is_active = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
-    )
-    .bind(id)
-    .bind(business_id)
-    .bind(i64::from(active))
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    dispatch!(tx.on(), members::set_active(id, business_id, active, now))
 }
 
 /// The business's member `id` with their role and business, in one query.
@@ -392,26 +174,5 @@ pub async fn profile(
     id: &str,
     business_id: &str,
 ) -> Result<Option<Profile>, StoreError> {
-    let sql = format!(
-        "SELECT {}, {}, b.id AS b_id, b.name AS b_name, b.status AS b_status, b.client_id AS b_client_id, \
-           b.created_at AS b_created_at \
-         FROM members m \
-         JOIN roles r ON r.id = m.role_id AND (r.business_id IS NULL OR r.business_id = m.business_id) \
-         JOIN businesses b ON b.id = m.business_id \
-         WHERE m.id = $1 AND m.business_id = $2",
-        MEMBER_COLUMNS, ROLE_COLUMNS_AS_R,
-    );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(id)
-        .bind(business_id)
-        .fetch_optional(store.pool())
-        .await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    Ok(Some(Profile {
-        member: Member::from_any(&row)?,
-        role: Role::from_prefixed_row(&row, "r_")?,
-        business: Business::from_prefixed_row(&row, "b_")?,
-    }))
+    dispatch!(store.on(), members::profile(id, business_id))
 }

@@ -1,11 +1,8 @@
 //! `otps`: the one-time passwords issued to members (only their hashes), each with its
 //! attempts, expiry and use.
 
+use super::{dispatch, Store, StoreError, Tx};
 use chrono::{DateTime, Utc};
-use sqlx::Row;
-
-use super::{StoreError, Tx};
-use crate::kernel::store::{self, Store};
 pub use kobo_store::otps::{Attempted, Issued, NewOtp};
 
 /// The OTPs issued to the member at or after `since`.
@@ -14,18 +11,7 @@ pub async fn issued_since(
     member_id: &str,
     since: DateTime<Utc>,
 ) -> Result<Issued, StoreError> {
-    let row = sqlx::query(
-        "SELECT COUNT(*) AS issued, MIN(created_at) AS oldest FROM otps \
-         WHERE member_id = $1 AND created_at >= $2",
-    )
-    .bind(member_id)
-    .bind(store::timestamp(since))
-    .fetch_one(&mut **tx)
-    .await?;
-    Ok(Issued {
-        count: row.try_get("issued")?,
-        oldest: store::optional_time(&row, "oldest")?,
-    })
+    dispatch!(tx.on(), otps::issued_since(member_id, since))
 }
 
 /// Uses up, at `now`, every OTP of the member not used yet (a new one replaces them).
@@ -34,29 +20,12 @@ pub async fn use_up_all_of_member(
     member_id: &str,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    sqlx::query("UPDATE otps SET used_at = $2 WHERE member_id = $1 AND used_at IS NULL")
-        .bind(member_id)
-        .bind(store::timestamp(now))
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
+    dispatch!(tx.on(), otps::use_up_all_of_member(member_id, now))
 }
 
 /// Writes a new OTP.
 pub async fn insert(tx: &mut Tx, new: &NewOtp<'_>) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO otps (id, business_id, member_id, code_hash, attempts, expires_at, used_at, \
-           created_at) VALUES ($1, $2, $3, $4, 0, $5, NULL, $6)",
-    )
-    .bind(new.id)
-    .bind(new.business_id)
-    .bind(new.member_id)
-    .bind(new.code_hash)
-    .bind(store::timestamp(new.expires_at))
-    .bind(store::timestamp(new.created_at))
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    dispatch!(tx.on(), otps::insert(new))
 }
 
 /// Counts one attempt on the member's newest unused OTP, if it is live at `now` (not expired,
@@ -67,45 +36,15 @@ pub async fn count_attempt(
     now: DateTime<Utc>,
     max_attempts: i64,
 ) -> Result<Option<Attempted>, StoreError> {
-    let row = sqlx::query(
-        "UPDATE otps SET attempts = attempts + 1 \
-         WHERE id = (SELECT id FROM otps WHERE member_id = $1 AND used_at IS NULL \
-                     ORDER BY created_at DESC LIMIT 1) \
-           AND used_at IS NULL AND expires_at > $2 AND attempts < $3 \
-         RETURNING id, code_hash, attempts",
-    )
-    .bind(member_id)
-    .bind(store::timestamp(now))
-    .bind(max_attempts)
-    .fetch_optional(&mut **tx)
-    .await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    Ok(Some(Attempted {
-        id: store::text(&row, "id")?,
-        code_hash: store::text(&row, "code_hash")?,
-        attempts: row.try_get("attempts")?,
-    }))
+    dispatch!(tx.on(), otps::count_attempt(member_id, now, max_attempts))
 }
 
 /// Uses up the OTP `id` at `now`; `false` when it was used already.
 pub async fn use_up(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, StoreError> {
-    let spent = sqlx::query("UPDATE otps SET used_at = $2 WHERE id = $1 AND used_at IS NULL")
-        .bind(id)
-        .bind(store::timestamp(now))
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
-    Ok(spent == 1)
+    dispatch!(tx.on(), otps::use_up(id, now))
 }
 
 /// Deletes the OTPs that expired before `cutoff`, on the pool; returns how many.
 pub async fn purge_expired(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-    let deleted = sqlx::query("DELETE FROM otps WHERE expires_at < $1")
-        .bind(store::timestamp(cutoff))
-        .execute(store.pool())
-        .await?
-        .rows_affected();
-    Ok(deleted)
+    dispatch!(store.on(), otps::purge_expired(cutoff))
 }

@@ -1,11 +1,8 @@
 //! `throttles` (the attempts counted at a key, and its lock) and `known_addresses` (the
 //! addresses a credential succeeded from).
 
+use super::{dispatch, Store, StoreError, Tx};
 use chrono::{DateTime, Utc};
-use sqlx::Row;
-
-use super::{StoreError, Tx};
-use crate::kernel::store::{self, Store};
 
 /// Counts one attempt at `key` at `now` (a window started before `window_start` starts again
 /// at 1), unless the key is locked at `now`: the count reached, or `None` when locked. On
@@ -16,77 +13,32 @@ pub async fn count_attempt(
     now: DateTime<Utc>,
     window_start: DateTime<Utc>,
 ) -> Result<Option<i64>, StoreError> {
-    let claimed = sqlx::query(
-        "INSERT INTO throttles (key, failures, window_started_at, locked_until) \
-         VALUES ($1, 1, $2, NULL) \
-         ON CONFLICT (key) DO UPDATE SET \
-           failures = CASE WHEN throttles.window_started_at < $3 THEN 1 \
-                           ELSE throttles.failures + 1 END, \
-           window_started_at = CASE WHEN throttles.window_started_at < $3 THEN $2 \
-                                    ELSE throttles.window_started_at END \
-         WHERE throttles.locked_until IS NULL OR throttles.locked_until <= $2 \
-         RETURNING failures",
-    )
-    .bind(key)
-    .bind(store::timestamp(now))
-    .bind(store::timestamp(window_start))
-    .fetch_optional(&mut **tx)
-    .await?;
-    claimed
-        .map(|row| row.try_get("failures"))
-        .transpose()
-        .map_err(StoreError::from)
+    dispatch!(tx.on(), throttles::count_attempt(key, now, window_start))
 }
 
 /// Until when `key` is locked (`None`: not locked); the key exists.
 pub async fn locked_until(tx: &mut Tx, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
-    let row = sqlx::query("SELECT locked_until FROM throttles WHERE key = $1")
-        .bind(key)
-        .fetch_one(&mut **tx)
-        .await?;
-    store::optional_time(&row, "locked_until")
+    dispatch!(tx.on(), throttles::locked_until(key))
 }
 
 /// Locks `key` until `until`.
 pub async fn lock(tx: &mut Tx, key: &str, until: DateTime<Utc>) -> Result<(), StoreError> {
-    sqlx::query("UPDATE throttles SET locked_until = $2 WHERE key = $1")
-        .bind(key)
-        .bind(store::timestamp(until))
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
+    dispatch!(tx.on(), throttles::lock(key, until))
 }
 
 /// Takes one attempt off `key`; below `free_attempts` the key is not locked any more.
 pub async fn give_back(tx: &mut Tx, key: &str, free_attempts: i64) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE throttles SET failures = failures - 1, \
-           locked_until = CASE WHEN failures - 1 >= $2 THEN locked_until ELSE NULL END \
-         WHERE key = $1 AND failures > 0",
-    )
-    .bind(key)
-    .bind(free_attempts)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    dispatch!(tx.on(), throttles::give_back(key, free_attempts))
 }
 
 /// Deletes `key` if it has no attempt left.
 pub async fn delete_if_spent(tx: &mut Tx, key: &str) -> Result<(), StoreError> {
-    sqlx::query("DELETE FROM throttles WHERE key = $1 AND failures <= 0")
-        .bind(key)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
+    dispatch!(tx.on(), throttles::delete_if_spent(key))
 }
 
 /// Deletes `key` (its attempts are forgotten).
 pub async fn delete(tx: &mut Tx, key: &str) -> Result<(), StoreError> {
-    sqlx::query("DELETE FROM throttles WHERE key = $1")
-        .bind(key)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
+    dispatch!(tx.on(), throttles::delete(key))
 }
 
 /// Deletes the key `credential` and every key that begins with `prefix`.
@@ -95,26 +47,13 @@ pub async fn delete_credential(
     credential: &str,
     prefix: &str,
 ) -> Result<(), StoreError> {
-    sqlx::query("DELETE FROM throttles WHERE key = $1 OR substr(key, 1, length($2)) = $2")
-        .bind(credential)
-        .bind(prefix)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
+    dispatch!(tx.on(), throttles::delete_credential(credential, prefix))
 }
 
 /// Deletes the keys whose window started before `cutoff` and that are not locked past it, on
 /// the pool; returns how many.
 pub async fn purge_expired(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-    let deleted = sqlx::query(
-        "DELETE FROM throttles WHERE window_started_at < $1 \
-         AND (locked_until IS NULL OR locked_until < $1)",
-    )
-    .bind(store::timestamp(cutoff))
-    .execute(store.pool())
-    .await?
-    .rows_affected();
-    Ok(deleted)
+    dispatch!(store.on(), throttles::purge_expired(cutoff))
 }
 
 /// Whether `credential` succeeded from `address` before.
@@ -123,13 +62,7 @@ pub async fn is_known_address(
     credential: &str,
     address: &str,
 ) -> Result<bool, StoreError> {
-    let known =
-        sqlx::query("SELECT 1 FROM known_addresses WHERE credential = $1 AND ip_address = $2")
-            .bind(credential)
-            .bind(address)
-            .fetch_optional(store.pool())
-            .await?;
-    Ok(known.is_some())
+    dispatch!(store.on(), throttles::is_known_address(credential, address))
 }
 
 /// Records that `credential` succeeded from `address` at `now`.
@@ -139,17 +72,10 @@ pub async fn remember_address(
     address: &str,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO known_addresses (credential, ip_address, last_success_at) \
-         VALUES ($1, $2, $3) \
-         ON CONFLICT (credential, ip_address) DO UPDATE SET last_success_at = $3",
+    dispatch!(
+        tx.on(),
+        throttles::remember_address(credential, address, now)
     )
-    .bind(credential)
-    .bind(address)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
 }
 
 /// Forgets the addresses whose last success was before `cutoff`, on the pool; returns how
@@ -158,10 +84,5 @@ pub async fn purge_known_addresses(
     store: &Store,
     cutoff: DateTime<Utc>,
 ) -> Result<u64, StoreError> {
-    let deleted = sqlx::query("DELETE FROM known_addresses WHERE last_success_at < $1")
-        .bind(store::timestamp(cutoff))
-        .execute(store.pool())
-        .await?
-        .rows_affected();
-    Ok(deleted)
+    dispatch!(store.on(), throttles::purge_known_addresses(cutoff))
 }

@@ -2,47 +2,16 @@
 //! whether delivery runs, the addresses it may resolve to, the events it wants, and its
 //! signing secrets. Lists are stored as JSON arrays of text.
 
+use super::{dispatch, Conn, StoreError, Tx};
 use chrono::{DateTime, Utc};
-use sqlx::any::AnyRow;
-
-use super::{Conn, StoreError, Tx};
-use crate::kernel::store;
 pub use kobo_store::webhook_endpoints::{Change, Configuration, Endpoint, NewEndpoint};
-
-/// A JSON list column read back.
-fn list(row: &AnyRow, column: &str) -> Result<Vec<String>, StoreError> {
-    let text = store::text(row, column)?;
-    serde_json::from_str(&text)
-        .map_err(|error| StoreError::Unreadable(format!("{column} {text:?}: {error}")))
-}
-
-/// A list as its JSON column stores it.
-fn json_list(values: &[String]) -> String {
-    serde_json::to_string(values).expect("strings serialize")
-}
 
 /// The business's endpoint, if it has one.
 pub async fn find(
     conn: impl Into<Conn<'_>>,
     business_id: &str,
 ) -> Result<Option<Configuration>, StoreError> {
-    let query = sqlx::query(
-        "SELECT id, url, is_active, ip_whitelist, event_types, created_at, updated_at \
-         FROM webhook_configurations WHERE business_id = $1",
-    )
-    .bind(business_id);
-    let Some(row) = conn.into().fetch_optional(query).await? else {
-        return Ok(None);
-    };
-    Ok(Some(Configuration {
-        id: store::uuid(&row, "id")?,
-        url: store::text(&row, "url")?,
-        is_active: store::flag(&row, "is_active")?,
-        ip_whitelist: list(&row, "ip_whitelist")?,
-        event_types: list(&row, "event_types")?,
-        created_at: store::time(&row, "created_at")?,
-        updated_at: store::time(&row, "updated_at")?,
-    }))
+    dispatch!(conn.into().on(), webhook_endpoints::find(business_id))
 }
 
 /// The business's endpoint with its secrets, if it has one.
@@ -50,23 +19,10 @@ pub async fn find_endpoint(
     conn: impl Into<Conn<'_>>,
     business_id: &str,
 ) -> Result<Option<Endpoint>, StoreError> {
-    let query = sqlx::query(
-        "SELECT url, is_active, ip_whitelist, event_types, secret, previous_secret, \
-           previous_secret_expires_at FROM webhook_configurations WHERE business_id = $1",
+    dispatch!(
+        conn.into().on(),
+        webhook_endpoints::find_endpoint(business_id)
     )
-    .bind(business_id);
-    let Some(row) = conn.into().fetch_optional(query).await? else {
-        return Ok(None);
-    };
-    Ok(Some(Endpoint {
-        url: store::text(&row, "url")?,
-        is_active: store::flag(&row, "is_active")?,
-        ip_whitelist: list(&row, "ip_whitelist")?,
-        event_types: list(&row, "event_types")?,
-        secret: store::text(&row, "secret")?,
-        previous_secret: store::optional_text(&row, "previous_secret")?,
-        previous_secret_expires_at: store::optional_time(&row, "previous_secret_expires_at")?,
-    }))
 }
 
 /// Creates the business's endpoint at `now`; `false` if it has one already (nothing changes).
@@ -75,22 +31,7 @@ pub async fn insert(
     new: &NewEndpoint<'_>,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let inserted = sqlx::query(
-        "INSERT INTO webhook_configurations (id, business_id, url, is_active, ip_whitelist, \
-           event_types, secret, created_at, updated_at) \
-         VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $7) ON CONFLICT (business_id) DO NOTHING",
-    )
-    .bind(new.id)
-    .bind(new.business_id)
-    .bind(new.url)
-    .bind(json_list(new.ip_whitelist))
-    .bind(json_list(new.event_types))
-    .bind(new.secret)
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(inserted != 0)
+    dispatch!(tx.on(), webhook_endpoints::insert(new, now))
 }
 
 /// Changes what is given of the business's endpoint at `now`, as part of `tx` (with the
@@ -101,21 +42,7 @@ pub async fn update(
     change: &Change<'_>,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let updated = sqlx::query(
-        "UPDATE webhook_configurations SET url = COALESCE($2, url), \
-           is_active = COALESCE($3, is_active), ip_whitelist = COALESCE($4, ip_whitelist), \
-           event_types = COALESCE($5, event_types), updated_at = $6 WHERE business_id = $1",
-    )
-    .bind(business_id)
-    .bind(change.url)
-    .bind(change.is_active.map(i64::from))
-    .bind(change.ip_whitelist.map(json_list))
-    .bind(change.event_types.map(json_list))
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(updated != 0)
+    dispatch!(tx.on(), webhook_endpoints::update(business_id, change, now))
 }
 
 /// Makes `secret` the endpoint's secret at `now`, the current one its previous one until
@@ -127,25 +54,13 @@ pub async fn rotate_secret(
     previous_expires_at: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let rotated = sqlx::query(
-        "UPDATE webhook_configurations SET previous_secret = secret, secret = $2, \
-           previous_secret_expires_at = $3, updated_at = $4 WHERE business_id = $1",
+    dispatch!(
+        tx.on(),
+        webhook_endpoints::rotate_secret(business_id, secret, previous_expires_at, now)
     )
-    .bind(business_id)
-    .bind(secret)
-    .bind(store::timestamp(previous_expires_at))
-    .bind(store::timestamp(now))
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(rotated != 0)
 }
 
 /// The id of the business's endpoint (it has one).
 pub async fn id_of(tx: &mut Tx, business_id: &str) -> Result<String, StoreError> {
-    let row = sqlx::query("SELECT id FROM webhook_configurations WHERE business_id = $1")
-        .bind(business_id)
-        .fetch_one(&mut **tx)
-        .await?;
-    store::text(&row, "id")
+    dispatch!(tx.on(), webhook_endpoints::id_of(business_id))
 }

@@ -158,10 +158,9 @@ impl Metrics {
 
     /// Reads the pool and the outbox, then writes every metric as OpenMetrics text.
     async fn render(&self, api: &KoboApi) -> Result<String, std::fmt::Error> {
-        let pool = api.store().pool();
-        self.pool_connections.set(i64::from(pool.size()));
-        self.pool_idle
-            .set(i64::try_from(pool.num_idle()).unwrap_or(i64::MAX));
+        let (connections, idle) = api.store().pool_size();
+        self.pool_connections.set(i64::from(connections));
+        self.pool_idle.set(i64::try_from(idle).unwrap_or(i64::MAX));
         let config = dispatcher::DispatcherConfig::default();
         match dispatcher::backlog(api.store(), &config).await {
             Ok(backlog) => {

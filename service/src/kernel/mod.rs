@@ -2,7 +2,6 @@
 //! transactions, the clock, paging and run-time SQL, randomness and hashing, the process's
 //! configuration. Imports nothing else of this crate.
 
-pub mod batch;
 pub mod clock;
 pub mod config;
 pub mod memory;
@@ -10,7 +9,6 @@ pub(crate) mod paging;
 pub mod secrets;
 pub mod store;
 pub(crate) mod text;
-pub mod writer;
 
 use std::borrow::Cow;
 

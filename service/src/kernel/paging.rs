@@ -1,5 +1,4 @@
-//! What every list shares: keyset cursors, inclusive day ranges, case-insensitive search and
-//! queries whose filters are only known at run time.
+//! What every list shares: keyset cursors, inclusive day ranges and case-insensitive search.
 //!
 //! Keyset paging orders by `(created_at DESC, id DESC)`; the next page holds the rows strictly
 //! after the cursor in that order. It is written as `created_at < $a OR (created_at = $a AND
@@ -8,12 +7,9 @@
 
 use std::num::NonZeroU64;
 
-use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
-use sqlx::any::{AnyArguments, AnyRow};
-use sqlx::{Any, AssertSqlSafe};
-
-use crate::kernel::store::{self, StoreError};
+use crate::kernel::store;
 use crate::kernel::Invalid;
+use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
 
 /// One page of a list and where the next starts.
 #[derive(Clone, Debug, PartialEq)]
@@ -92,21 +88,6 @@ fn start_of_day(day: NaiveDate) -> DateTime<Utc> {
     day.and_time(NaiveTime::MIN).and_utc()
 }
 
-/// A `LIKE` pattern matching `needle` anywhere, lower-cased, with `\`, `%` and `_` escaped
-/// (use with `ESCAPE '\'`).
-pub fn contains_pattern(needle: &str) -> String {
-    let mut pattern = String::with_capacity(needle.len() + 2);
-    pattern.push('%');
-    for c in needle.to_lowercase().chars() {
-        if matches!(c, '\\' | '%' | '_') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
-}
-
 /// Page queries ask for one row more than the page holds: drops that row, if it came, and tells
 /// whether it did (`has_more`).
 pub fn trim_to_page<T>(items: &mut Vec<T>, page_size: u64) -> bool {
@@ -147,129 +128,6 @@ pub fn numbered_pagination(has_more: bool, page: u64, page_size: u64) -> Paginat
 
 fn page_size_value(page_size: u64) -> std::num::NonZeroU64 {
     std::num::NonZeroU64::new(page_size.clamp(1, PAGE_SIZE_MAX)).expect("clamped to at least 1")
-}
-
-/// A bound value of a [`Sql`] query.
-#[derive(Clone, Debug)]
-pub enum Arg {
-    Text(String),
-    Int(i64),
-}
-
-impl From<String> for Arg {
-    fn from(value: String) -> Self {
-        Arg::Text(value)
-    }
-}
-
-impl From<&str> for Arg {
-    fn from(value: &str) -> Self {
-        Arg::Text(value.to_owned())
-    }
-}
-
-/// A time, in the form every column stores it.
-impl From<DateTime<Utc>> for Arg {
-    fn from(value: DateTime<Utc>) -> Self {
-        Arg::Text(store::timestamp(value))
-    }
-}
-
-impl From<uuid::Uuid> for Arg {
-    fn from(value: uuid::Uuid) -> Self {
-        Arg::Text(value.to_string())
-    }
-}
-
-impl From<i64> for Arg {
-    fn from(value: i64) -> Self {
-        Arg::Int(value)
-    }
-}
-
-/// A query assembled at run time: SQL text with `$n` placeholders and their values in order.
-/// Only placeholders carry values; the text itself comes from literals in this crate.
-#[derive(Clone, Debug, Default)]
-pub struct Sql {
-    text: String,
-    args: Vec<Arg>,
-}
-
-impl Sql {
-    pub fn new(text: &str) -> Sql {
-        Sql {
-            text: text.to_owned(),
-            args: Vec::new(),
-        }
-    }
-
-    /// Adds a value and returns its placeholder.
-    pub fn arg(&mut self, value: impl Into<Arg>) -> String {
-        self.args.push(value.into());
-        format!("${}", self.args.len())
-    }
-
-    pub fn push(&mut self, text: &str) -> &mut Sql {
-        self.text.push_str(text);
-        self
-    }
-
-    /// Adds ` LIMIT n`, the number written into the text, not bound.
-    ///
-    /// SQLite reads a bound `LIMIT` when it plans the statement, and so marks the statement
-    /// to be planned again whenever that parameter is bound again, that is, on every
-    /// execution: parsing and planning a page's query each time was a tenth of the server's
-    /// time in a run of transaction pages. `OFFSET` has no such effect and stays bound. A
-    /// number is not user text, and a page size has few values, so the cached statements stay
-    /// few.
-    pub fn limit(&mut self, n: u64) -> &mut Sql {
-        self.text.push_str(&format!(" LIMIT {n}"));
-        self
-    }
-
-    #[cfg(test)]
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    pub fn query(&self) -> sqlx::query::Query<'static, Any, AnyArguments> {
-        let mut query = sqlx::query(AssertSqlSafe(self.text.clone()));
-        for arg in &self.args {
-            query = match arg {
-                Arg::Text(value) => query.bind(value.clone()),
-                Arg::Int(value) => query.bind(*value),
-            };
-        }
-        query
-    }
-
-    pub async fn fetch_all<'e, E>(&self, executor: E) -> Result<Vec<AnyRow>, StoreError>
-    where
-        E: sqlx::Executor<'e, Database = Any>,
-    {
-        Ok(self.query().fetch_all(executor).await?)
-    }
-}
-
-/// Conditions joined with `AND`, each added with its values.
-#[derive(Debug, Default)]
-pub struct Conditions {
-    parts: Vec<String>,
-}
-
-impl Conditions {
-    pub fn add(&mut self, condition: String) {
-        self.parts.push(condition);
-    }
-
-    /// ` WHERE a AND b` or nothing.
-    pub fn where_clause(&self) -> String {
-        if self.parts.is_empty() {
-            String::new()
-        } else {
-            format!(" WHERE {}", self.parts.join(" AND "))
-        }
-    }
 }
 
 fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> Invalid {
@@ -313,20 +171,5 @@ mod tests {
             error.message(),
             "`filters.start_date`: must not be after filters.end_date"
         );
-    }
-
-    #[test]
-    fn search_patterns_escape_wildcards() {
-        assert_eq!(contains_pattern("Create_Customer"), "%create\\_customer%");
-        assert_eq!(contains_pattern("50%"), "%50\\%%");
-    }
-
-    #[test]
-    fn placeholders_number_in_order() {
-        let mut sql = Sql::new("SELECT 1 FROM t WHERE ");
-        let a = sql.arg("x");
-        let b = sql.arg(5i64);
-        sql.push(&format!("a = {a} AND b = {b}"));
-        assert_eq!(sql.text(), "SELECT 1 FROM t WHERE a = $1 AND b = $2");
     }
 }

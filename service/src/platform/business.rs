@@ -9,7 +9,7 @@ use crate::datastore::{businesses, sessions};
 use crate::error::Error;
 use crate::kernel::config::Environment;
 use crate::kernel::secrets;
-use crate::kernel::store::{Backend, Tx};
+use crate::kernel::store::Tx;
 
 /// The environment a business belongs to, read from its `client_id` (`kb_sandbox_...` or
 /// `kb_live_...`): credentials say where they work, so no column repeats it.
@@ -62,19 +62,12 @@ pub async fn rotate_client_secret(
     Ok((client_id, secret))
 }
 
-/// Serializes changes to a business's team (the last-Owner rule, OTP quotas) on PostgreSQL,
-/// where transactions run concurrently: takes the business row's lock until `tx` ends. SQLite's
-/// write transactions (`BEGIN IMMEDIATE`) are serialized already.
-///
-/// `FOR NO KEY UPDATE`, not `FOR UPDATE`: callers are serialized all the same, but the lock
-/// does not conflict with the key-share lock every insert of a row referencing the business
-/// takes (a foreign-key check). With `FOR UPDATE`, a waiting `generate_otp` queued the
-/// foreign-key checks of money transactions behind it while it waited for one of them, and
-/// two transfers deadlocked through it on the ledger head (found by the transfer workload).
-pub async fn lock_business(tx: &mut Tx, backend: Backend, business_id: &str) -> Result<(), Error> {
-    if backend == Backend::Postgres {
-        businesses::lock(tx, business_id).await?;
-    }
+/// Serializes changes to a business's team (the last-Owner rule, OTP quotas): takes the
+/// business's lock until `tx` ends ([`businesses::lock`]: a row lock on PostgreSQL, where
+/// transactions run concurrently; nothing on SQLite, whose write transactions are serialized
+/// already).
+pub async fn lock_business(tx: &mut Tx, business_id: &str) -> Result<(), Error> {
+    businesses::lock(tx, business_id).await?;
     Ok(())
 }
 

@@ -402,7 +402,7 @@ pub async fn generate_otp(
     let policy = config.otp;
     let now = clock.now();
     let mut tx = store.begin().await?;
-    business::lock_business(&mut tx, store.backend(), &caller.principal.business_id).await?;
+    business::lock_business(&mut tx, &caller.principal.business_id).await?;
 
     let window_start = now - Duration::seconds(policy.issue_window_seconds as i64);
     let issued = otps::issued_since(&mut tx, &member.id, window_start).await?;

@@ -470,7 +470,7 @@ pub async fn update_member(
     let member_id = body.member_id.to_string();
 
     let mut tx = store.begin().await?;
-    business::lock_business(&mut tx, store.backend(), business_id).await?;
+    business::lock_business(&mut tx, business_id).await?;
     let target = members::standing(&mut tx, &member_id, business_id)
         .await?
         .ok_or_else(|| member_not_found(&member_id))?;

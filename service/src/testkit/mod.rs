@@ -26,7 +26,7 @@
 //!
 //! The calling crate needs `tokio` (with `macros` and `rt-multi-thread`) as a dependency.
 
-mod sql;
+pub mod sql;
 
 pub use sql::Literal;
 
@@ -138,6 +138,35 @@ pub struct TestKit {
 enum Place {
     Sqlite(tempfile::TempDir),
     Postgres(PostgresDatabase),
+}
+
+/// An empty database of its own (no migrations, no business), dropped with the value: for
+/// tests that load a database as another release left it ([`sql::load_dump`]).
+pub struct EmptyDatabase {
+    pub url: String,
+    _place: Place,
+}
+
+impl EmptyDatabase {
+    pub async fn new(kind: StoreKind) -> EmptyDatabase {
+        match kind {
+            StoreKind::Sqlite => {
+                let dir = tempfile::tempdir().expect("a temporary directory");
+                let url = Store::sqlite_url_in(dir.path()).expect("an SQLite URL");
+                EmptyDatabase {
+                    url,
+                    _place: Place::Sqlite(dir),
+                }
+            }
+            StoreKind::Postgres => {
+                let database = PostgresDatabase::open(false).await;
+                EmptyDatabase {
+                    url: database.url.clone(),
+                    _place: Place::Postgres(database),
+                }
+            }
+        }
+    }
 }
 
 /// One answer of the router.
@@ -683,6 +712,11 @@ impl PostgresDatabase {
     /// first use, by whichever test process gets there first), so no test pays for the
     /// migrations.
     async fn create() -> PostgresDatabase {
+        PostgresDatabase::open(true).await
+    }
+
+    /// A fresh database: the migrated template's copy, or empty.
+    async fn open(from_template: bool) -> PostgresDatabase {
         let admin_url = std::env::var("KOBO_TEST_POSTGRES_URL")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
         let name = format!("kobo_test_{}", uuid::Uuid::new_v4().simple());
@@ -693,32 +727,11 @@ impl PostgresDatabase {
                     "PostgreSQL is unreachable at {admin_url} (set KOBO_TEST_POSTGRES_URL): {error}"
                 )
             });
-        // Test processes run at once: one at a time makes the template or copies it.
-        admin_execute(
-            &mut admin,
-            format!("SELECT pg_advisory_lock({TEMPLATE_LOCK})"),
-        )
-        .await;
-        let template = format!("kobo_template_{}", Store::schema_fingerprint());
-        let exists: bool =
-            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
-                .bind(&template)
-                .fetch_one(&mut admin)
-                .await
-                .expect("pg_database answers");
-        if !exists {
-            make_template(&mut admin, &admin_url, &template).await;
+        if from_template {
+            copy_template(&mut admin, &admin_url, &name).await;
+        } else {
+            admin_execute(&mut admin, format!("CREATE DATABASE \"{name}\"")).await;
         }
-        admin_execute(
-            &mut admin,
-            format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\""),
-        )
-        .await;
-        admin_execute(
-            &mut admin,
-            format!("SELECT pg_advisory_unlock({TEMPLATE_LOCK})"),
-        )
-        .await;
         let _ = admin.close().await;
         let url = database_url(&admin_url, &name);
         PostgresDatabase {
@@ -727,6 +740,32 @@ impl PostgresDatabase {
             url,
         }
     }
+}
+
+/// Creates database `name` as a copy of the migrated template of this build's schema, making
+/// the template first if no test process has yet.
+async fn copy_template(admin: &mut sqlx::postgres::PgConnection, admin_url: &str, name: &str) {
+    // Test processes run at once: one at a time makes the template or copies it.
+    admin_execute(admin, format!("SELECT pg_advisory_lock({TEMPLATE_LOCK})")).await;
+    let template = format!(
+        "kobo_template_{}",
+        Store::schema_fingerprint(crate::kernel::store::Backend::Postgres)
+    );
+    let exists: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+            .bind(&template)
+            .fetch_one(&mut *admin)
+            .await
+            .expect("pg_database answers");
+    if !exists {
+        make_template(admin, admin_url, &template).await;
+    }
+    admin_execute(
+        admin,
+        format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\""),
+    )
+    .await;
+    admin_execute(admin, format!("SELECT pg_advisory_unlock({TEMPLATE_LOCK})")).await;
 }
 
 /// The advisory lock under which test processes make or copy the template.

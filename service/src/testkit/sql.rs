@@ -4,12 +4,13 @@
 //! The values a test binds are its own, never a client's: each `$n` becomes a quoted literal
 //! (`'it''s'`, `42`, `NULL`), so each store infers the literal's type from the column it meets
 //! (a uuid column on PostgreSQL compares with a string literal as with a uuid), and every
-//! column is read back as text.
+//! column is read back as text, as SQLite holds it (a PostgreSQL `timestamptz` in SQLite's
+//! fixed-width form, a `boolean` as `1` or `0`).
 
-use sqlx::any::AnyRow;
-use sqlx::Row;
+use sqlx::{Column, Row};
 
 use super::TestKit;
+use crate::kernel::store::{Backend, Store};
 
 /// A value bound to a test's statement.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,31 +90,63 @@ impl Sql<'_> {
         render(self.text, &self.binds)
     }
 
-    async fn fetch(self) -> Vec<AnyRow> {
-        let text = self.rendered();
-        sqlx::query(sqlx::AssertSqlSafe(text.clone()))
-            .fetch_all(self.kit.store.pool())
-            .await
-            .unwrap_or_else(|error| panic!("{text}: {error}"))
-    }
-
     /// Runs the statement; returns how many rows it changed.
     pub async fn execute(self) -> u64 {
         let text = self.rendered();
-        sqlx::query(sqlx::AssertSqlSafe(text.clone()))
-            .execute(self.kit.store.pool())
-            .await
-            .unwrap_or_else(|error| panic!("{text}: {error}"))
-            .rows_affected()
+        let query = sqlx::raw_sql(sqlx::AssertSqlSafe(text.clone()));
+        let done = match (self.kit.store.sqlite_pool(), self.kit.store.postgres_pool()) {
+            (Some(pool), _) => query.execute(pool).await.map(|done| done.rows_affected()),
+            (_, Some(pool)) => query.execute(pool).await.map(|done| done.rows_affected()),
+            _ => unreachable!("a store is SQLite or PostgreSQL"),
+        };
+        done.unwrap_or_else(|error| panic!("{text}: {error}"))
+    }
+
+    /// Runs the statement in `tx`, a transaction the test holds; returns how many rows it
+    /// changed.
+    pub async fn execute_in(self, tx: &mut crate::kernel::store::Tx) -> u64 {
+        use crate::kernel::store::Tx;
+        let text = self.rendered();
+        let query = sqlx::raw_sql(sqlx::AssertSqlSafe(text.clone()));
+        let done = match tx {
+            Tx::Sqlite(tx) => query
+                .execute(&mut **tx)
+                .await
+                .map(|done| done.rows_affected()),
+            Tx::Postgres(tx) => query
+                .execute(&mut **tx.inner())
+                .await
+                .map(|done| done.rows_affected()),
+        };
+        done.unwrap_or_else(|error| panic!("{text}: {error}"))
     }
 
     /// Every row, each column as text (`None` for NULL).
     pub async fn rows(self) -> Vec<Vec<Option<String>>> {
-        self.fetch()
-            .await
-            .iter()
-            .map(|row| (0..row.columns().len()).map(|i| text_of(row, i)).collect())
-            .collect()
+        let text = self.rendered();
+        let query = sqlx::raw_sql(sqlx::AssertSqlSafe(text.clone()));
+        let rows = match (self.kit.store.sqlite_pool(), self.kit.store.postgres_pool()) {
+            (Some(pool), _) => query.fetch_all(pool).await.map(|rows| {
+                rows.iter()
+                    .map(|row| {
+                        (0..row.columns().len())
+                            .map(|i| sqlite_text(row, i))
+                            .collect()
+                    })
+                    .collect()
+            }),
+            (_, Some(pool)) => query.fetch_all(pool).await.map(|rows| {
+                rows.iter()
+                    .map(|row| {
+                        (0..row.columns().len())
+                            .map(|i| postgres_text(row, i))
+                            .collect()
+                    })
+                    .collect()
+            }),
+            _ => unreachable!("a store is SQLite or PostgreSQL"),
+        };
+        rows.unwrap_or_else(|error| panic!("{text}: {error}"))
     }
 
     /// The first column of every row, as text; NULL is a test's mistake here.
@@ -156,6 +189,85 @@ impl Sql<'_> {
     }
 }
 
+/// The rows of one table, each a map of column to its text ([`every_row`]).
+pub type TableRows = Vec<std::collections::BTreeMap<String, Option<String>>>;
+
+/// Runs `dump` (many statements: an SQL dump of a database) on the database at `url`, on a
+/// connection of its own.
+pub async fn load_dump(url: &str, dump: &str) {
+    use sqlx::Connection;
+    let query = sqlx::raw_sql(sqlx::AssertSqlSafe(dump.to_owned()));
+    let loaded = if url.starts_with("sqlite:") {
+        let mut connection = sqlx::SqliteConnection::connect(url).await.unwrap();
+        // A dump creates the tables in name order: their references are checked once loaded.
+        sqlx::raw_sql("PRAGMA foreign_keys = OFF")
+            .execute(&mut connection)
+            .await
+            .unwrap();
+        query.execute(&mut connection).await.map(drop)
+    } else {
+        let mut connection = sqlx::PgConnection::connect(url).await.unwrap();
+        query.execute(&mut connection).await.map(drop)
+    };
+    loaded.unwrap_or_else(|error| panic!("the dump does not load: {error}"));
+}
+
+/// Every row of every table of `store` but sqlx's own, by table, each column as text as
+/// [`TestKit::sql`] reads it, the rows sorted: two stores' states compare with `==`.
+pub async fn every_row(store: &Store) -> std::collections::BTreeMap<String, TableRows> {
+    let mut tables = std::collections::BTreeMap::new();
+    let names_sql = match store.backend() {
+        Backend::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        }
+        Backend::Postgres => {
+            "SELECT table_name::text FROM information_schema.tables \
+             WHERE table_schema = 'public' AND table_type = 'BASE TABLE'"
+        }
+    };
+    for row in rows_of(store, names_sql).await {
+        let table = row[0].1.clone().expect("a table's name");
+        if table == "_sqlx_migrations" {
+            continue;
+        }
+        let mut rows: TableRows = rows_of(store, &format!("SELECT * FROM \"{table}\""))
+            .await
+            .into_iter()
+            .map(|row| row.into_iter().collect())
+            .collect();
+        rows.sort();
+        tables.insert(table, rows);
+    }
+    tables
+}
+
+/// Every row of `text`, as (column, text) pairs.
+async fn rows_of(store: &Store, text: &str) -> Vec<Vec<(String, Option<String>)>> {
+    let query = sqlx::raw_sql(sqlx::AssertSqlSafe(text.to_owned()));
+    let rows = match (store.sqlite_pool(), store.postgres_pool()) {
+        (Some(pool), _) => query.fetch_all(pool).await.map(|rows| {
+            rows.iter()
+                .map(|row| {
+                    (0..row.columns().len())
+                        .map(|i| (row.column(i).name().to_owned(), sqlite_text(row, i)))
+                        .collect()
+                })
+                .collect()
+        }),
+        (_, Some(pool)) => query.fetch_all(pool).await.map(|rows| {
+            rows.iter()
+                .map(|row| {
+                    (0..row.columns().len())
+                        .map(|i| (row.column(i).name().to_owned(), postgres_text(row, i)))
+                        .collect()
+                })
+                .collect()
+        }),
+        _ => unreachable!("a store is SQLite or PostgreSQL"),
+    };
+    rows.unwrap_or_else(|error| panic!("{text}: {error}"))
+}
+
 /// `text` with each placeholder `$n` replaced by the literal of the `n`th value; a placeholder
 /// without its value is the test's mistake.
 fn render(text: &str, binds: &[Literal]) -> String {
@@ -180,18 +292,61 @@ fn render(text: &str, binds: &[Literal]) -> String {
     out
 }
 
-/// Column `index` of `row` as text, whatever the store's type for it.
-fn text_of(row: &AnyRow, index: usize) -> Option<String> {
+/// Column `index` of an SQLite row as text (SQLite's values are text, integers or reals).
+fn sqlite_text(row: &sqlx::sqlite::SqliteRow, index: usize) -> Option<String> {
     if let Ok(value) = row.try_get::<Option<String>, _>(index) {
         return value;
     }
     if let Ok(value) = row.try_get::<Option<i64>, _>(index) {
         return value.map(|number| number.to_string());
     }
-    if let Ok(value) = row.try_get::<Option<bool>, _>(index) {
-        return value.map(|flag| flag.to_string());
+    if let Ok(value) = row.try_get::<Option<f64>, _>(index) {
+        return value.map(|number| number.to_string());
     }
-    panic!("column {index}: a type tests do not read")
+    panic!(
+        "column {}: a type tests do not read",
+        row.column(index).name()
+    )
+}
+
+/// Column `index` of a PostgreSQL row as text, written as SQLite's column would hold it: a
+/// time in the fixed-width form, a flag as `1` or `0`, so one check reads both stores.
+fn postgres_text(row: &sqlx::postgres::PgRow, index: usize) -> Option<String> {
+    use chrono::{DateTime, NaiveDate, Utc};
+    if let Ok(value) = row.try_get::<Option<String>, _>(index) {
+        return value;
+    }
+    if let Ok(value) = row.try_get::<Option<i64>, _>(index) {
+        return value.map(|number| number.to_string());
+    }
+    if let Ok(value) = row.try_get::<Option<i32>, _>(index) {
+        return value.map(|number| number.to_string());
+    }
+    if let Ok(value) = row.try_get::<Option<i16>, _>(index) {
+        return value.map(|number| number.to_string());
+    }
+    if let Ok(value) = row.try_get::<Option<bool>, _>(index) {
+        return value.map(|flag| if flag { "1" } else { "0" }.to_owned());
+    }
+    if let Ok(value) = row.try_get::<Option<uuid::Uuid>, _>(index) {
+        return value.map(|id| id.to_string());
+    }
+    if let Ok(value) = row.try_get::<Option<DateTime<Utc>>, _>(index) {
+        return value.map(crate::kernel::store::timestamp);
+    }
+    if let Ok(value) = row.try_get::<Option<NaiveDate>, _>(index) {
+        return value.map(|day| day.to_string());
+    }
+    if let Ok(value) = row.try_get::<Option<Vec<String>>, _>(index) {
+        return value.map(|items| items.join(","));
+    }
+    if let Ok(value) = row.try_get::<Option<f64>, _>(index) {
+        return value.map(|number| number.to_string());
+    }
+    panic!(
+        "column {}: a type tests do not read",
+        row.column(index).name()
+    )
 }
 
 #[cfg(test)]

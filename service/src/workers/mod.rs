@@ -25,7 +25,7 @@ use std::sync::Arc;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Environment;
 use crate::kernel::memory;
-use crate::kernel::store::{Backend, Store};
+use crate::kernel::store::Store;
 use crate::money::{approvals, nip};
 use crate::outbox::dispatcher::{Dispatcher, DispatcherConfig, SmtpChannel};
 use crate::outbox::webhooks::WebhookDispatcher;
@@ -75,7 +75,7 @@ impl Workers {
             "housekeeping",
             housekeeping_loop(store.clone(), clock.clone(), workers.stopped()),
         );
-        if store.backend() == Backend::Sqlite {
+        if store.keeps_a_log() {
             workers.spawn(
                 "checkpoints",
                 checkpoint_loop(store.clone(), workers.stopped()),

@@ -387,7 +387,7 @@ async fn until_someone_waits_for_a_lock(kit: &TestKit) -> bool {
              WHERE datname = current_database() AND wait_event_type = 'Lock'",
         )
         .persistent(false)
-        .fetch_one(kit.store.pool())
+        .fetch_one(kit.store.postgres_pool().unwrap())
         .await
         .unwrap();
         if waiting > 0 {
@@ -407,7 +407,7 @@ async fn an_approval_waits_for_a_freeze_in_flight_and_refuses() {
     let (kit, checker) = approval_kit(StoreKind::Postgres, "10000", "100").await;
     let transfer = held(&transfer(&kit, &kit.owner_token, EMEKA, "500").await);
     let code = otp(&kit, &checker).await;
-    let mut freeze = kit.store.pool().begin().await.unwrap();
+    let mut freeze = kit.store.postgres_pool().unwrap().begin().await.unwrap();
     sqlx::query("UPDATE accounts SET status = 'blocked' WHERE account_number = $1")
         .bind(MAIN)
         .execute(&mut *freeze)

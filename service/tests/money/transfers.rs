@@ -521,11 +521,10 @@ async fn a_retry_waits_for_no_writer(kit: TestKit) {
     };
     let first = kit.send(call()).await.expect(ResponseCode::Success).clone();
     let mut writer = kit.store.begin().await.unwrap();
-    sqlx::query("UPDATE idempotency_keys SET created_at = created_at WHERE idempotency_key = $1")
+    kit.sql("UPDATE idempotency_keys SET created_at = created_at WHERE idempotency_key = $1")
         .bind("retried")
-        .execute(&mut *writer)
-        .await
-        .unwrap();
+        .execute_in(&mut writer)
+        .await;
     let retry = tokio::time::timeout(std::time::Duration::from_secs(30), kit.send(call()))
         .await
         .expect("the retry waited for the writer");
@@ -1021,7 +1020,7 @@ async fn a_payout_cut_off_while_writing_answers_unavailable() {
     let token = kit.integration_token().await;
     kit.credit(&token, "1000000014", "1000").await;
     // The payout's rows wait for the audit log, then its connection is terminated.
-    let mut blocker = kit.store.pool().begin().await.unwrap();
+    let mut blocker = kit.store.postgres_pool().unwrap().begin().await.unwrap();
     sqlx::query("LOCK TABLE audit_logs IN ACCESS EXCLUSIVE MODE")
         .execute(&mut *blocker)
         .await
@@ -1039,13 +1038,13 @@ async fn a_payout_cut_off_while_writing_answers_unavailable() {
                 "SELECT pid FROM pg_stat_activity WHERE datname = current_database() \
                  AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
             )
-            .fetch_optional(kit.store.pool())
+            .fetch_optional(kit.store.postgres_pool().unwrap())
             .await
             .unwrap();
             if let Some(pid) = waiting {
                 sqlx::query("SELECT pg_terminate_backend($1)")
                     .bind(pid)
-                    .execute(kit.store.pool())
+                    .execute(kit.store.postgres_pool().unwrap())
                     .await
                     .unwrap();
                 return true;

@@ -44,7 +44,7 @@ async fn every_kind_of_discrepancy_is_named(kit: TestKit) {
     sql(
         &kit,
         "INSERT INTO postings (id, entry_id, account_id, amount, created_at) \
-         SELECT 'p-extra', t.entry_id, t.account_id, 1, t.created_at FROM transactions t \
+         SELECT '00000000-0000-4000-8000-0000000000e1', t.entry_id, t.account_id, 1, t.created_at FROM transactions t \
          WHERE t.reference_number = $1",
         &reference,
     )
@@ -53,19 +53,29 @@ async fn every_kind_of_discrepancy_is_named(kit: TestKit) {
         kinds(&kit).await,
         vec!["balance", "ledger_total", "unbalanced_entry"]
     );
-    sql(&kit, "DELETE FROM postings WHERE id = $1", "p-extra").await;
+    sql(
+        &kit,
+        "DELETE FROM postings WHERE id = $1",
+        "00000000-0000-4000-8000-0000000000e1",
+    )
+    .await;
 
     // A posting to no account, balanced by one to the main account's internal side.
     sql(
         &kit,
         "INSERT INTO postings (id, entry_id, account_id, amount, created_at) \
-         SELECT 'p-ghost', t.entry_id, 'no-such-account', 5, t.created_at FROM transactions t \
+         SELECT '00000000-0000-4000-8000-0000000000e2', t.entry_id, '00000000-0000-4000-8000-0000000000ff', 5, t.created_at FROM transactions t \
          WHERE t.reference_number = $1",
         &reference,
     )
     .await;
     assert!(kinds(&kit).await.contains(&"unknown_account"));
-    sql(&kit, "DELETE FROM postings WHERE id = $1", "p-ghost").await;
+    sql(
+        &kit,
+        "DELETE FROM postings WHERE id = $1",
+        "00000000-0000-4000-8000-0000000000e2",
+    )
+    .await;
 
     // The customer posting removed: a short entry, a transaction without its posting.
     sql(

@@ -14,3 +14,4 @@ mod roles;
 mod sessions;
 mod team;
 mod throttling;
+mod upgrade;

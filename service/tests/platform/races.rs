@@ -242,18 +242,18 @@ async fn one_address_invited_at_once_by_many_is_one_member_and_the_others_are_to
 async fn the_business_lock_does_not_wait_for_foreign_key_checks() {
     let kit = TestKit::postgres().await;
     let database: String = sqlx::query_scalar("SELECT CAST(current_database() AS TEXT)")
-        .fetch_one(kit.store.pool())
+        .fetch_one(kit.store.postgres_pool().unwrap())
         .await
         .unwrap();
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "ALTER DATABASE \"{database}\" SET lock_timeout = '2s'"
     )))
-    .execute(kit.store.pool())
+    .execute(kit.store.postgres_pool().unwrap())
     .await
     .unwrap();
     let impatient = kit.another_process().await;
-    let mut holding = kit.store.begin().await.unwrap();
-    sqlx::query("SELECT id FROM businesses WHERE id = $1 FOR KEY SHARE")
+    let mut holding = kit.store.postgres_pool().unwrap().begin().await.unwrap();
+    sqlx::query("SELECT id FROM businesses WHERE id = $1::uuid FOR KEY SHARE")
         .bind(&kit.business.business_id)
         .fetch_one(&mut *holding)
         .await

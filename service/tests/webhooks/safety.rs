@@ -64,23 +64,27 @@ async fn a_rebound_name_is_refused_at_delivery(kind: StoreKind) {
     let kit = TestKit::start(kind, Config::new(Environment::Production)).await;
     let receiver = Receiver::start().await;
     // As if `hooks.adaezefoods.ng` had resolved to a public address when it was saved.
-    kit.sql(
-        "INSERT INTO webhook_configurations (id, business_id, url, is_active, ip_whitelist, \
-           event_types, secret, created_at, updated_at) \
-         VALUES ($1, $2, $3, 1, '[]', '[]', $4, $5, $5)",
-    )
-    .bind(store::new_id())
-    .bind(&kit.business.business_id)
-    .bind(format!(
+    let url = format!(
         "https://hooks.adaezefoods.ng:{}/kobo",
         receiver.address.port()
-    ))
-    .bind(kobo::outbox::webhooks::signing::new_secret())
-    .bind(store::timestamp(
+    );
+    let mut tx = kit.store.begin().await.unwrap();
+    let saved = kobo::datastore::webhook_endpoints::insert(
+        &mut tx,
+        &kobo::datastore::webhook_endpoints::NewEndpoint {
+            id: &store::new_id(),
+            business_id: &kit.business.business_id,
+            url: &url,
+            ip_whitelist: &[],
+            event_types: &[],
+            secret: &kobo::outbox::webhooks::signing::new_secret(),
+        },
         kit.clock.now() - chrono::Duration::seconds(1),
-    ))
-    .execute()
-    .await;
+    )
+    .await
+    .unwrap();
+    assert!(saved);
+    tx.commit().await.unwrap();
     let mut tx = kit.store.begin().await.unwrap();
     kobo::outbox::events::record(
         &mut tx,

@@ -73,7 +73,7 @@ pub async fn create_customer_account(
     let write =
         async |tx: &mut Tx, (verified, name): (VerifiedIdentity, String), _: &mut Completion| {
             let now = clock.now();
-            business::lock_business(tx, store.backend(), &business_id).await?;
+            business::lock_business(tx, &business_id).await?;
             ensure_business_active(&mut *tx, &business_id).await?;
             let opening = CustomerOpening {
                 business_id: &business_id,

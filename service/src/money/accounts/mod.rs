@@ -130,7 +130,7 @@ pub async fn create_current_account(
     };
     let write = async |tx: &mut Tx, (), _: &mut Completion| {
         let now = clock.now();
-        business::lock_business(tx, store.backend(), &business_id).await?;
+        business::lock_business(tx, &business_id).await?;
         ensure_business_active(&mut *tx, &business_id).await?;
         let facts = accounts::current_account_facts(tx, &business_id).await?;
         if facts.current_accounts >= i64::from(config.max_current_accounts) {

@@ -1,0 +1,269 @@
+//! The store: the embedded SQLite database or PostgreSQL, each with its own types and queries
+//! (the crates `kobo-store-sqlite` and `kobo-store-postgres`), behind one [`Store`] and one
+//! [`Tx`]. The datastore (`crate::datastore`) hands each statement to the store it runs on;
+//! nothing above it knows which one that is.
+//!
+//! What each store keeps for itself: SQLite its single writer and group commit (a write waits
+//! for this process's turn, [`Store::begin`]); PostgreSQL its per-business queue of postings
+//! ([`Store::begin_posting`]) and its pool of connections.
+
+mod postgres;
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, DurationRound, SecondsFormat, Utc};
+
+pub use kobo_store::error::{
+    is_unique_violation, note_storage_failure, opened_since_storage_failure, unavailable,
+    StoreError,
+};
+pub use kobo_store_sqlite::writer::Turn;
+pub use postgres::POSTERS_PER_BUSINESS;
+
+/// Seconds a client is told to wait (`Retry-After`) when the database is unavailable.
+pub const UNAVAILABLE_RETRY_AFTER_SECONDS: u64 = 2;
+
+/// Which database server is behind the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// The store's name in logs and metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+/// The database: SQLite's file with its writer, or PostgreSQL's pool.
+#[derive(Clone, Debug)]
+pub enum Store {
+    Sqlite(kobo_store_sqlite::Store),
+    Postgres(postgres::Postgres),
+}
+
+/// A write transaction on either store ([`Store::begin`]); dropped without [`Tx::commit`], it
+/// rolls back. On SQLite it is this process's writer's turn, a member of a group commit.
+pub enum Tx {
+    Sqlite(kobo_store_sqlite::Tx),
+    Postgres(postgres::PgTx),
+}
+
+impl Tx {
+    /// Which database the transaction runs in.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Tx::Sqlite(_) => Backend::Sqlite,
+            Tx::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Commits; on SQLite, returns once the group's commit made this transaction's work
+    /// durable.
+    pub async fn commit(self) -> Result<(), StoreError> {
+        match self {
+            Tx::Sqlite(tx) => tx.commit().await,
+            Tx::Postgres(tx) => tx.commit().await,
+        }
+    }
+
+    pub async fn rollback(self) -> Result<(), StoreError> {
+        match self {
+            Tx::Sqlite(tx) => tx.rollback().await,
+            Tx::Postgres(tx) => tx.rollback().await,
+        }
+    }
+}
+
+impl Store {
+    /// Opens `url` (`sqlite://path?mode=rwc` or `postgres://...`).
+    pub async fn connect(url: &str) -> Result<Store> {
+        if url.starts_with("sqlite:") {
+            Ok(Store::Sqlite(kobo_store_sqlite::Store::connect(url).await?))
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Ok(Store::Postgres(postgres::Postgres::connect(url).await?))
+        } else {
+            anyhow::bail!("unsupported database URL {url:?}: use sqlite://PATH or postgres://...");
+        }
+    }
+
+    /// The URL of an SQLite store kept in `data_dir` (created if missing).
+    pub fn sqlite_url_in(data_dir: &Path) -> Result<String> {
+        kobo_store_sqlite::Store::sqlite_url_in(data_dir)
+    }
+
+    /// Applies the embedded migrations of this store that have not run yet.
+    pub async fn migrate(&self) -> Result<()> {
+        match self {
+            Store::Sqlite(store) => store.migrate().await,
+            Store::Postgres(store) => kobo_store_postgres::MIGRATOR
+                .run(store.pool())
+                .await
+                .context("cannot apply the database migrations"),
+        }
+    }
+
+    /// A short fingerprint of `backend`'s embedded migrations: two databases migrated by
+    /// builds with the same fingerprint have the same schema.
+    pub fn schema_fingerprint(backend: Backend) -> String {
+        match backend {
+            Backend::Sqlite => kobo_store_sqlite::schema_fingerprint(),
+            Backend::Postgres => kobo_store_postgres::schema_fingerprint(),
+        }
+    }
+
+    /// Closes every connection (waiting for those in use to be returned).
+    pub async fn close(&self) {
+        match self {
+            Store::Sqlite(store) => store.close().await,
+            Store::Postgres(store) => store.pool().close().await,
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self {
+            Store::Sqlite(_) => Backend::Sqlite,
+            Store::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// The pool's connections: how many are open, and how many of those are idle.
+    pub fn pool_size(&self) -> (u32, usize) {
+        match self {
+            Store::Sqlite(store) => (store.pool().size(), store.pool().num_idle()),
+            Store::Postgres(store) => (store.pool().size(), store.pool().num_idle()),
+        }
+    }
+
+    /// PostgreSQL's pool, for tests that hold a connection or a lock of their own.
+    pub fn postgres_pool(&self) -> Option<&sqlx::PgPool> {
+        match self {
+            Store::Postgres(store) => Some(store.pool()),
+            Store::Sqlite(_) => None,
+        }
+    }
+
+    /// SQLite's read pool, for tests that look at the file's state.
+    pub fn sqlite_pool(&self) -> Option<&sqlx::SqlitePool> {
+        match self {
+            Store::Sqlite(store) => Some(store.pool()),
+            Store::Postgres(_) => None,
+        }
+    }
+
+    /// Copies what SQLite's log holds into the database file without waiting for anyone (a
+    /// passive checkpoint), returning how many of the log's pages are still to copy. Nothing
+    /// to do on PostgreSQL: `Ok(0)`.
+    pub async fn checkpoint(&self) -> Result<i64, StoreError> {
+        match self {
+            Store::Sqlite(store) => Ok(store.checkpoint().await?),
+            Store::Postgres(_) => Ok(0),
+        }
+    }
+
+    /// Starts a transaction for writes. On SQLite it waits for this process's turn to write,
+    /// then holds it until the transaction ends: never begin a second one while holding a
+    /// `Tx`.
+    pub async fn begin(&self) -> Result<Tx, StoreError> {
+        Ok(match self {
+            Store::Sqlite(store) => Tx::Sqlite(store.begin().await?),
+            Store::Postgres(store) => Tx::Postgres(store.begin(&[]).await?),
+        })
+    }
+
+    /// [`Store::begin`] for a transaction that advances the ledger heads of `businesses` (a
+    /// posting): on PostgreSQL it first waits, without a connection, for a place in this
+    /// process's queue of each of those businesses ([`POSTERS_PER_BUSINESS`]).
+    pub async fn begin_posting(&self, businesses: &[&str]) -> Result<Tx, StoreError> {
+        Ok(match self {
+            Store::Sqlite(store) => Tx::Sqlite(store.begin_posting(businesses).await?),
+            Store::Postgres(store) => Tx::Postgres(store.begin(businesses).await?),
+        })
+    }
+
+    /// This process's turn to write on SQLite (`None` on PostgreSQL), for a single write
+    /// statement outside [`Store::begin`]: hold it across the statement.
+    pub async fn write_turn(&self) -> Option<Turn> {
+        match self {
+            Store::Sqlite(store) => Some(store.write_turn().await),
+            Store::Postgres(_) => None,
+        }
+    }
+
+    /// Whether the store keeps a log that a checkpointer copies into the database (SQLite's
+    /// write-ahead log, [`Store::checkpoint`]).
+    pub fn keeps_a_log(&self) -> bool {
+        matches!(self, Store::Sqlite(_))
+    }
+
+    /// SQLite: how many group commits there were, and how many transactions they committed.
+    pub async fn group_commits(&self) -> Option<(u64, u64)> {
+        match self {
+            Store::Sqlite(store) => Some(store.group_commits().await),
+            Store::Postgres(_) => None,
+        }
+    }
+
+    /// Checks that the database answers (for `/readyz`).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(store) => store.ping().await,
+            Store::Postgres(store) => store.ping().await,
+        }
+    }
+}
+
+/// A new random id.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Formats a timestamp the way SQLite's columns store it: fixed-width, microseconds, `Z`.
+pub fn timestamp(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// `at` as a column keeps it: to the microsecond.
+pub fn as_stored(at: DateTime<Utc>) -> DateTime<Utc> {
+    at.duration_trunc(chrono::Duration::microseconds(1))
+        .unwrap_or(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_classified_where_they_arise() {
+        for error in [
+            sqlx::Error::PoolTimedOut,
+            sqlx::Error::PoolClosed,
+            sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
+        ] {
+            let classified = StoreError::from(error);
+            assert!(
+                matches!(classified, StoreError::Unavailable(_)),
+                "{classified:?}"
+            );
+        }
+        // A mistake is no outage.
+        let mistake = StoreError::from(sqlx::Error::RowNotFound);
+        assert!(matches!(mistake, StoreError::Failed(_)), "{mistake:?}");
+        assert!(!mistake.is_conflict());
+    }
+
+    #[test]
+    fn timestamps_are_fixed_width_so_text_order_is_time_order() {
+        let early = timestamp("2026-11-02T09:20:00Z".parse().unwrap());
+        let late = timestamp("2026-11-02T09:20:00.5Z".parse().unwrap());
+        assert_eq!(early, "2026-11-02T09:20:00.000000Z");
+        assert_eq!(late, "2026-11-02T09:20:00.500000Z");
+        assert!(early < late);
+    }
+}
