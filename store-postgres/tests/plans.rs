@@ -1,7 +1,9 @@
 //! The plans PostgreSQL keeps: a prepared statement's generic plan (made without its
 //! parameters' values) must still read the keyset indexes as ranges, in order, whatever the
-//! optional filters. The statements are the ones the crate prepares, read from its offline
-//! query data.
+//! optional filters; a payout's lookups by a business and a key must read only the key's
+//! unique index; and housekeeping's deletes by time must read only what expired. The
+//! statements are the ones the crate prepares, read from its offline query data or from the
+//! connection that ran them.
 
 mod common;
 
@@ -99,5 +101,269 @@ async fn transaction_pages_read_the_keyset_indexes_in_order_with_kept_plans() {
     .await;
     assert!(plan.contains("transactions_keyset"), "{plan}");
     assert!(!plan.contains("Sort"), "{plan}");
+    db.finish().await;
+}
+
+const BUSINESS: &str = "6f1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e5f";
+
+/// The indexes a payout's lookups may read `transfers` and `accounts` through, each with what
+/// its `Index Cond` must compare: the unique index of the key, never one that starts with
+/// `business_id` alone (the business's transfers or accounts read and filtered).
+const KEY_INDEXES: [(&str, &str); 4] = [
+    ("transfers_reference_number_key", "(reference_number = "),
+    // Unique on (business_id, reference): the client reference's own key.
+    ("transfers_reference", "(reference = "),
+    ("accounts_account_number_key", "(account_number = "),
+    // An account's parent, by its id.
+    ("accounts_pkey", "(id = "),
+];
+
+/// The scans of `transfers` and `accounts` in `plan` that read anything but [`KEY_INDEXES`]
+/// by their key: a sequential scan, another index, or a key index read by the business alone.
+fn reads_beyond_the_key(plan: &[String]) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for (at, line) in plan.iter().enumerate() {
+        let scans = [" on transfers", " on accounts"]
+            .iter()
+            .any(|table| line.contains(table));
+        if !scans {
+            continue;
+        }
+        // The node's conditions: its lines up to the next node.
+        let conditions: Vec<&String> = plan[at + 1..]
+            .iter()
+            .take_while(|next| !next.contains("->"))
+            .collect();
+        let by_key = KEY_INDEXES.iter().any(|(index, key)| {
+            line.contains(&format!(" using {index} on "))
+                && conditions
+                    .iter()
+                    .any(|condition| condition.contains("Index Cond:") && condition.contains(key))
+        });
+        if !by_key {
+            wrong.push(line.trim().to_owned());
+        }
+    }
+    wrong
+}
+
+/// The plan of `explain` on `connection`, one line a step.
+async fn explain(connection: &mut sqlx::PgConnection, explain: String) -> Vec<String> {
+    sqlx::query(sqlx::AssertSqlSafe(explain))
+        .persistent(false)
+        .fetch_all(connection)
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get::<String, _>(0))
+        .collect()
+}
+
+/// Every payout with a client reference looks it up first, then reads its source account (and
+/// an intra-bank beneficiary) by number. PostgreSQL's kept (generic) plan for such a lookup,
+/// made while the table was young, read the business's transfers through another index and
+/// filtered them on the key: every payout read all of its business's transfers (515 million
+/// index entries over a 5-minute soak), and the soak fell behind. Here the statistics are a
+/// young table's (many businesses, one transfer and one account each) when the business grows
+/// to thousands of each; each lookup runs more than five times on one connection (after five,
+/// PostgreSQL may keep a generic plan), and the generic plan of every statement it kept must
+/// read only the key's unique index. The client reference's lookup is not kept at all: it is
+/// planned each time, and that plan must read `transfers_reference`.
+#[tokio::test]
+async fn a_payouts_lookups_never_run_from_a_kept_plan() {
+    use kobo_store_postgres::transfers::Lookup;
+    use kobo_store_postgres::{accounts, transfers};
+
+    let db = TestDb::migrated().await;
+    let transfer = |business: &str, number: &str, reference: &str, account: &str, at: &str| {
+        format!(
+            "SELECT gen_random_uuid(), {business}, {number}, {reference}, {account}, \
+               '0123456789', 'B', '058', 'GT', 'inter', 100, 0, 0, 'n', 'success', \
+               'not_required', 'api', 'integration', current_date, {at}, now()"
+        )
+    };
+    let columns = "INSERT INTO transfers (id, business_id, reference_number, reference, \
+         source_account_id, beneficiary_account_number, beneficiary_account_name, bank_code, \
+         bank_name, transfer_type, amount, fee, vat, narration, transfer_status, \
+         approval_status, initiated_by, initiated_via, day, created_at, updated_at) ";
+    let accounts_columns = "INSERT INTO accounts (id, business_id, account_number, \
+         account_name, account_type, account_class, status, created_at, updated_at) ";
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        // An ANALYZE by autovacuum would replace the young table's statistics.
+        "ALTER TABLE transfers SET (autovacuum_enabled = false); \
+         ALTER TABLE accounts SET (autovacuum_enabled = false); \
+         INSERT INTO businesses (id, name, status, client_id, client_secret_hash, created_at, \
+           updated_at) \
+         SELECT CASE WHEN g = 0 THEN '{BUSINESS}'::uuid ELSE gen_random_uuid() END, 'B' || g, \
+           'active', 'c' || g, 'h', now(), now() FROM generate_series(0, 300) g; \
+         {accounts_columns} \
+         SELECT gen_random_uuid(), id, (1000000000 + row_number() OVER ())::text, 'A', 'pool', \
+           'primary', 'active', now(), now() FROM businesses; \
+         {columns} {} FROM accounts a; \
+         ANALYZE; \
+         {accounts_columns} \
+         SELECT gen_random_uuid(), '{BUSINESS}', (2000000000 + g)::text, 'V', 'virtual', \
+           'secondary', 'active', now(), now() FROM generate_series(1, 3000) g; \
+         {columns} {} FROM generate_series(1, 3000) g",
+        transfer(
+            "a.business_id",
+            "'O' || a.account_number",
+            "'ref-0'",
+            "a.id",
+            "now()"
+        ),
+        transfer(
+            &format!("'{BUSINESS}'"),
+            "'T' || g",
+            "'ref-' || g",
+            &format!(
+                "(SELECT id FROM accounts WHERE business_id = '{BUSINESS}' \
+                   AND account_type = 'pool')"
+            ),
+            "now() - g * interval '1 second'"
+        ),
+    )))
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    let source: String = sqlx::query_scalar(
+        "SELECT account_number FROM accounts WHERE business_id = $1::uuid \
+         AND account_type = 'pool'",
+    )
+    .bind(BUSINESS)
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+
+    let mut pooled = db.pool.acquire().await.unwrap();
+    let connection = &mut *pooled;
+    for attempt in 1..=8 {
+        let reference = format!("ref-{attempt}");
+        let number = format!("T{attempt}");
+        let owner = transfers::reference_owner(&mut *connection, BUSINESS, &reference);
+        assert_eq!(owner.await.unwrap().as_deref(), Some(number.as_str()));
+        let found = transfers::find(&mut *connection, BUSINESS, Lookup::Reference(&reference));
+        assert_eq!(found.await.unwrap().unwrap().reference_number, number);
+        let found = transfers::find(&mut *connection, BUSINESS, Lookup::ReferenceNumber(&number));
+        assert_eq!(found.await.unwrap().unwrap().reference_number, number);
+        let held = transfers::held(&mut *connection, BUSINESS, &number);
+        assert_eq!(held.await.unwrap().unwrap().reference_number, number);
+        let account = accounts::find_by_number_anywhere(&mut *connection, &source);
+        assert_eq!(account.await.unwrap().unwrap().business_id, BUSINESS);
+        let beneficiary = (2000000000 + attempt).to_string();
+        let reads =
+            accounts::payout_reads(&mut *connection, 1, BUSINESS, &source, Some(&beneficiary));
+        assert_eq!(reads.await.unwrap().len(), 2);
+    }
+    // Not another business's, by either key.
+    let another = common::new_id();
+    let theirs = transfers::held(&mut *connection, &another, "T1");
+    assert!(theirs.await.unwrap().is_none());
+    let theirs = transfers::reference_owner(&mut *connection, &another, "ref-1");
+    assert!(theirs.await.unwrap().is_none());
+
+    // The statements the connection kept, and the plan each would keep.
+    let kept: Vec<(String, String, i32, i64)> = sqlx::query_as(
+        "SELECT name, statement, cardinality(parameter_types), generic_plans + custom_plans \
+         FROM pg_prepared_statements \
+         WHERE statement LIKE '%FROM transfers%' OR statement LIKE '%FROM accounts%'",
+    )
+    .persistent(false)
+    .fetch_all(&mut *connection)
+    .await
+    .unwrap();
+    // `find` by reference number, `held`, `find_by_number_anywhere`, `payout_reads`.
+    assert_eq!(kept.len(), 4, "{kept:#?}");
+    sqlx::query("SET plan_cache_mode = force_generic_plan")
+        .execute(&mut *connection)
+        .await
+        .unwrap();
+    for (name, statement, parameters, runs) in &kept {
+        assert!(*runs > 5, "{statement}: run {runs} times");
+        let nulls = vec!["NULL"; *parameters as usize].join(", ");
+        let plan = explain(connection, format!("EXPLAIN EXECUTE {name}({nulls})")).await;
+        let wrong = reads_beyond_the_key(&plan);
+        assert!(wrong.is_empty(), "{statement}\nreads {wrong:?}: {plan:#?}");
+        assert!(
+            plan.iter().any(|line| line.contains(" using ")),
+            "{plan:#?}"
+        );
+    }
+    // The client reference's lookup, planned on each call with its values.
+    let owner = statement(&["SELECT reference_number FROM transfers WHERE business_id = $1"]);
+    assert!(kept.iter().all(|(_, kept, _, _)| *kept != owner), "{owner}");
+    let plan = explain(
+        connection,
+        format!(
+            "EXPLAIN {}",
+            owner
+                .replace("$1", &format!("'{BUSINESS}'::uuid"))
+                .replace("$2", "'ref-1'")
+        ),
+    )
+    .await;
+    assert!(reads_beyond_the_key(&plan).is_empty(), "{owner}: {plan:#?}");
+    drop(pooled);
+    db.finish().await;
+}
+
+/// The deletes by time of a housekeeping pass (expired idempotency keys, the attempts of old
+/// events, old events), on the tables every payout grows, and the index each must read.
+const BY_TIME: [(&str, &str); 3] = [
+    ("idempotency_keys_created", "DELETE FROM idempotency_keys"),
+    ("events_created", "DELETE FROM webhook_attempts"),
+    ("events_created", "DELETE FROM events"),
+];
+
+/// Each reads only the expired rows, through an index on their time, instead of the whole
+/// table: here a few thousand recent keys and delivered events (each with an attempt) and ten
+/// expired of each. (On empty tables, every plan costs the same: PostgreSQL read all the
+/// attempts and events through other indexes. The tables are still small, so PostgreSQL is
+/// told not to prefer a scan.)
+#[tokio::test]
+async fn purges_read_only_what_expired() {
+    let db = TestDb::migrated().await;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO businesses (id, name, status, client_id, client_secret_hash, created_at, \
+           updated_at) VALUES ('{BUSINESS}', 'B', 'active', 'c', 'h', now(), now()); \
+         INSERT INTO idempotency_keys (business_id, operation, idempotency_key, request_hash, \
+           created_at) \
+         SELECT '{BUSINESS}', 'payout', 'k' || g, 'h', \
+           CASE WHEN g <= 10 THEN '2025-06-01'::timestamptz ELSE now() END \
+         FROM generate_series(1, 3000) g; \
+         INSERT INTO events (id, business_id, type, payload, created_at, delivery_status) \
+         SELECT gen_random_uuid(), '{BUSINESS}', 'transfer.success', '{{}}', \
+           CASE WHEN g <= 10 THEN '2025-06-01'::timestamptz ELSE now() END, 'delivered' \
+         FROM generate_series(1, 3000) g; \
+         INSERT INTO webhook_attempts (id, event_id, attempted_at, url, latency_ms) \
+         SELECT gen_random_uuid(), id, created_at, 'https://example.com', 1 FROM events; \
+         ANALYZE"
+    )))
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    let mut connection = db.pool.acquire().await.unwrap();
+    connection
+        .execute("SET enable_seqscan = off")
+        .await
+        .unwrap();
+    for (index, delete) in BY_TIME {
+        // The statement as `idempotency_keys::purge_expired`, `events::purge_attempts` and
+        // `events::purge` run it, from the crate's query data.
+        let sql = statement(&[delete]);
+        let plan = explain(
+            &mut connection,
+            format!(
+                "EXPLAIN {}",
+                sql.replace("$1", "'2026-01-01T00:00:00Z'::timestamptz")
+            ),
+        )
+        .await;
+        assert!(
+            plan.iter().any(|line| line.contains(index)),
+            "{sql}: {plan:#?}"
+        );
+    }
+    drop(connection);
     db.finish().await;
 }
