@@ -34,7 +34,8 @@ pub async fn find_for_token(store: &Store, id: &str) -> Result<Option<Authentica
              m.email AS "email?", m.first_name AS "first_name?", m.last_name AS "last_name?",
              m.role_id AS "role_id?", m.is_active AS "is_active?: bool",
              r.permission_codes AS "permission_codes?",
-             b.status AS business_status, b.client_id, b.secret_issued_by
+             b.status AS business_status, b.client_id, b.secret_issued_by,
+             (SELECT g.value FROM auth_generation g WHERE g.id = 1) AS "generation!: i64"
            FROM sessions s
            JOIN businesses b ON b.id = s.business_id
            LEFT JOIN members m ON m.id = s.member_id AND m.business_id = s.business_id
@@ -68,7 +69,18 @@ pub async fn find_for_token(store: &Store, id: &str) -> Result<Option<Authentica
         business_status: row.business_status,
         client_id: row.client_id,
         secret_issued_by: row.secret_issued_by,
+        generation: row.generation,
     }))
+}
+
+/// The generation of what authentication reads (migration 0014): every change that can refuse
+/// a live token moves it, in the change's transaction.
+pub async fn auth_generation(store: &Store) -> Result<i64, StoreError> {
+    let value =
+        sqlx::query_scalar!(r#"SELECT value AS "value!: i64" FROM auth_generation WHERE id = 1"#)
+            .fetch_one(store.pool())
+            .await?;
+    Ok(value)
 }
 
 /// Revokes the business's session `id` at `now`, if it is live.

@@ -2592,6 +2592,7 @@ async fn a_database_of_todays_release_reads_back_unchanged() {
             business_status: "active".into(),
             client_id: "kobo_test_old".into(),
             secret_issued_by: None,
+            generation: 0,
         }
     );
     let profile = members::profile(&store, "33333333-3333-4333-8333-333333333333", business)

@@ -29,6 +29,9 @@ pub struct Authenticated {
     pub business_status: String,
     pub client_id: String,
     pub secret_issued_by: Option<String>,
+    /// The generation of what authentication reads (the table `auth_generation`, moved by
+    /// triggers on every change that can refuse a live token), read in the same snapshot.
+    pub generation: i64,
 }
 
 /// The member behind a session.

@@ -71,6 +71,7 @@ pub async fn set_client_secret(
     issuer: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
+    tx.touch_auth();
     dispatch!(
         tx.on(),
         businesses::set_client_secret(id, client_secret_hash, issuer, now)
@@ -90,10 +91,12 @@ pub async fn set_status(
     status: &str,
     now: DateTime<Utc>,
 ) -> Result<u64, StoreError> {
-    dispatch!(
+    let changed = dispatch!(
         store.on(),
         businesses::set_status(id_or_client_id, status, now)
-    )
+    );
+    crate::kernel::store::auth_changed_here();
+    changed
 }
 
 /// Sets the daily transfer limit in kobo (`None`: the default) of the business with this id

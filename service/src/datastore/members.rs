@@ -62,6 +62,7 @@ pub async fn change_password(
     new: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
+    tx.touch_auth();
     dispatch!(
         tx.on(),
         members::change_password(id, business_id, current, new, now)
@@ -103,6 +104,7 @@ pub async fn accept_invitation(
     password_hash: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
+    tx.touch_auth();
     dispatch!(
         tx.on(),
         members::accept_invitation(id, business_id, password_hash, now)
@@ -118,6 +120,7 @@ pub async fn restore(
     password_hash: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
+    tx.touch_auth();
     dispatch!(
         tx.on(),
         members::restore(id, business_id, password_hash, now)
@@ -154,6 +157,7 @@ pub async fn set_role(
     role_id: &str,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
+    tx.touch_auth();
     dispatch!(tx.on(), members::set_role(id, business_id, role_id, now))
 }
 
@@ -165,6 +169,7 @@ pub async fn set_active(
     active: bool,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
+    tx.touch_auth();
     dispatch!(tx.on(), members::set_active(id, business_id, active, now))
 }
 

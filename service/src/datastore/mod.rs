@@ -42,6 +42,7 @@ pub mod transactions;
 pub mod transfers;
 pub mod webhook_endpoints;
 
+use crate::kernel::store::TxOn;
 pub use crate::kernel::store::{Store, StoreError, Tx};
 
 /// Where a read of the datastore runs: on the pool (a connection of its own, no transaction)
@@ -96,9 +97,9 @@ impl Store {
 
 impl Tx {
     pub(crate) fn on(&mut self) -> On<&mut kobo_store_sqlite::Tx, &mut kobo_store_postgres::Tx> {
-        match self {
-            Tx::Sqlite(tx) => On::Sqlite(tx),
-            Tx::Postgres(tx) => On::Postgres(tx.inner()),
+        match &mut self.on {
+            TxOn::Sqlite(tx) => On::Sqlite(tx),
+            TxOn::Postgres(tx) => On::Postgres(tx.inner()),
         }
     }
 }

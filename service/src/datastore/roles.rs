@@ -65,6 +65,7 @@ pub async fn update_custom(
     role: &Definition<'_>,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
+    tx.touch_auth();
     dispatch!(tx.on(), roles::update_custom(id, business_id, role, now))
 }
 
@@ -75,6 +76,7 @@ pub async fn upsert_built_in(
     role: &Definition<'_>,
     since: &str,
 ) -> Result<(), StoreError> {
+    tx.touch_auth();
     dispatch!(tx.on(), roles::upsert_built_in(id, role, since))
 }
 

@@ -2,6 +2,7 @@
 //! a statement, and the few reads the benchmark tools make.
 
 use super::{dispatch, On, Store, StoreError, Tx};
+use crate::kernel::store::TxOn;
 use chrono::{DateTime, Utc};
 pub use kobo_store::seeding::SeededCredit;
 
@@ -61,11 +62,11 @@ pub enum SeedRows {
 impl SeedRows {
     /// Room for `batch` credits, in the form `tx`'s store inserts them.
     pub fn for_tx(tx: &Tx, batch: usize) -> SeedRows {
-        match tx {
-            Tx::Sqlite(_) => {
+        match tx.on {
+            TxOn::Sqlite(_) => {
                 SeedRows::Sqlite(kobo_store_sqlite::seeding::SeedRows::with_capacity(batch))
             }
-            Tx::Postgres(_) => SeedRows::Postgres(Box::new(
+            TxOn::Postgres(_) => SeedRows::Postgres(Box::new(
                 kobo_store_postgres::seeding::SeedRows::with_capacity(batch),
             )),
         }

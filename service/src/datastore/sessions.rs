@@ -21,6 +21,7 @@ pub async fn revoke(
     business_id: &str,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
+    tx.touch_auth();
     dispatch!(tx.on(), sessions::revoke(id, business_id, now))
 }
 
@@ -30,6 +31,7 @@ pub async fn revoke_all_of_member(
     member_id: &str,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
+    tx.touch_auth();
     dispatch!(tx.on(), sessions::revoke_all_of_member(member_id, now))
 }
 
@@ -39,6 +41,7 @@ pub async fn revoke_integration_of_business(
     business_id: &str,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
+    tx.touch_auth();
     dispatch!(
         tx.on(),
         sessions::revoke_integration_of_business(business_id, now)
@@ -49,4 +52,10 @@ pub async fn revoke_integration_of_business(
 /// how many.
 pub async fn purge_finished(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
     dispatch!(store.on(), sessions::purge_finished(cutoff))
+}
+
+/// The generation of what authentication reads: every change that can refuse a live token
+/// moves it in the change's transaction (triggers of the stores' migrations).
+pub async fn auth_generation(store: &Store) -> Result<i64, StoreError> {
+    dispatch!(store.on(), sessions::auth_generation())
 }

@@ -41,6 +41,8 @@ pub struct KoboApi {
     activity_log: logs::ActivityLog,
     /// What transfers cost and how much may leave (the environment's).
     transfers: TransferPolicy,
+    /// The sessions this process authenticated ([`sessions::SessionCache`]).
+    sessions: Arc<sessions::SessionCache>,
 }
 
 impl KoboApi {
@@ -51,6 +53,7 @@ impl KoboApi {
             activity_log: logs::ActivityLog::default(),
             passwords: Passwords::new(&config.passwords),
             transfers: TransferPolicy::for_environment(config.environment),
+            sessions: Arc::default(),
             store,
             config: Arc::new(config),
             clock,
@@ -181,6 +184,7 @@ impl Api for KoboApi {
         answer({
             sessions::authenticate(
                 &self.store,
+                &self.sessions,
                 self.config.environment,
                 &self.tokens,
                 &self.rate_limiter,

@@ -1,5 +1,14 @@
 //! Sessions: every token stands for a row of `sessions`, checked on every request by
 //! [`authenticate`], so revocation is immediate.
+//!
+//! Checked without a read of the database: [`SessionCache`] keeps each session as it was read,
+//! with the generation of what authentication reads at that moment (the stores'
+//! `auth_generation`, moved by triggers in the transaction of any change that can refuse a live
+//! token) and this process's own count of such changes ([`store::auth_epoch`]). A cached session
+//! is used only while neither has moved since: a change made in this process takes effect at
+//! once in it, and one made elsewhere (another process, the operator's command line, a
+//! statement by hand) once this process has read the new generation, which it does every
+//! [`GENERATION_POLL`].
 
 use chrono::{DateTime, Duration, Utc};
 use generated_server::{Permission, ResponseCode, TokenFamily};
@@ -15,6 +24,141 @@ use crate::platform::principal::{MemberPrincipal, Principal};
 use crate::platform::rate_limit::RateLimiter;
 use crate::platform::tokens::{self, Claims, TokenKeys};
 
+/// How often a process reads the generation of what authentication reads: a revocation made
+/// elsewhere takes effect here within this (and the time a read takes).
+pub const GENERATION_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// A cache whose last read of the generation is older than this is not used: sessions are read
+/// from the database until the poll answers again (the database unreachable, the poll stuck).
+const GENERATION_TRUSTED_FOR: std::time::Duration = std::time::Duration::from_millis(1_000);
+
+/// Milliseconds since this process first asked (never 0).
+fn process_millis() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_millis() as u64
+        + 1
+}
+
+/// Sessions kept beyond this many are all forgotten at once (each is read again when next used).
+const CACHED_SESSIONS_MAX: usize = 100_000;
+
+/// The sessions this process authenticated, as they were read ([module docs](self)).
+#[derive(Debug, Default)]
+pub struct SessionCache {
+    /// The newest generation this process has seen (read by the poll or with a session).
+    generation: std::sync::atomic::AtomicI64,
+    entries: std::sync::RwLock<std::collections::HashMap<String, Cached>>,
+    polling: std::sync::atomic::AtomicBool,
+    /// When the poll last read the generation ([`process_millis`]; 0: never).
+    polled_at: std::sync::atomic::AtomicU64,
+}
+
+#[derive(Clone, Debug)]
+struct Cached {
+    generation: i64,
+    epoch: u64,
+    session: stored::Authenticated,
+}
+
+impl SessionCache {
+    /// The session `id` as kept, if neither generation has moved since it was read.
+    fn get(&self, id: &str, epoch: u64) -> Option<stored::Authenticated> {
+        let polled_at = self.polled_at.load(std::sync::atomic::Ordering::SeqCst);
+        if polled_at == 0
+            || process_millis().saturating_sub(polled_at)
+                > GENERATION_TRUSTED_FOR.as_millis() as u64
+        {
+            return None;
+        }
+        let generation = self.generation.load(std::sync::atomic::Ordering::SeqCst);
+        let entries = self
+            .entries
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let cached = entries.get(id)?;
+        (cached.generation == generation && cached.epoch == epoch).then(|| cached.session.clone())
+    }
+
+    /// Keeps `session`, read after this process's count was `epoch`.
+    fn keep(&self, id: &str, epoch: u64, session: &stored::Authenticated) {
+        self.saw(session.generation);
+        let mut entries = self
+            .entries
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if entries.len() >= CACHED_SESSIONS_MAX {
+            entries.clear();
+        }
+        entries.insert(
+            id.to_owned(),
+            Cached {
+                generation: session.generation,
+                epoch,
+                session: session.clone(),
+            },
+        );
+    }
+
+    /// Records that the database's generation is at least `generation`.
+    fn saw(&self, generation: i64) {
+        self.generation
+            .fetch_max(generation, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Starts reading the generation every [`GENERATION_POLL`] (once per cache), until the
+    /// cache is dropped.
+    fn poll(self: &std::sync::Arc<Self>, store: &Store) {
+        if self.polling.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let cache = std::sync::Arc::downgrade(self);
+        let store = store.clone();
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(GENERATION_POLL);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            // PostgreSQL announces each generation at commit: seen at once, the poll only
+            // covers what a lost connection dropped.
+            let mut listener = store.listen_auth().await.ok().flatten();
+            loop {
+                if let Some(listening) = listener.as_mut() {
+                    tokio::select! {
+                        _ = ticks.tick() => {}
+                        announced = listening.next() => {
+                            match (announced, cache.upgrade()) {
+                                (Ok(generation), Some(cache)) => cache.saw(generation),
+                                (Ok(_), None) => return,
+                                (Err(error), _) => {
+                                    tracing::debug!(%error, "stopped listening for sessions' generations");
+                                    listener = None;
+                                }
+                            }
+                            continue;
+                        }
+                    }
+                } else {
+                    ticks.tick().await;
+                }
+                let Some(cache) = cache.upgrade() else {
+                    return;
+                };
+                match stored::auth_generation(&store).await {
+                    Ok(generation) => {
+                        cache.saw(generation);
+                        cache
+                            .polled_at
+                            .store(process_millis(), std::sync::atomic::Ordering::SeqCst);
+                    }
+                    // Past GENERATION_TRUSTED_FOR, sessions are read again until it answers.
+                    Err(error) => tracing::debug!(%error, "cannot read the sessions' generation"),
+                }
+            }
+        });
+    }
+}
+
 fn unauthenticated() -> Error {
     Error::new(ResponseCode::Unauthenticated)
 }
@@ -23,8 +167,10 @@ fn unauthenticated() -> Error {
 /// operation wants, and a live session (not revoked, not expired) of the business the token
 /// names, a business of this server's `environment`; for Dashboard tokens an active member,
 /// whose role's permissions are loaded now, so a role change applies from the next request.
+#[allow(clippy::too_many_arguments)]
 pub async fn authenticate(
     store: &Store,
+    cache: &std::sync::Arc<SessionCache>,
     environment: Environment,
     tokens: &TokenKeys,
     rate_limiter: &RateLimiter,
@@ -43,9 +189,7 @@ pub async fn authenticate(
             }
         }));
     }
-    let session = stored::find_for_token(store, &claims.sid)
-        .await?
-        .ok_or_else(unauthenticated)?;
+    let session = session_of(store, cache, &claims.sid).await?;
 
     let live = session.business_id == claims.bid
         && session.family == claims.fam
@@ -93,6 +237,26 @@ pub async fn authenticate(
     };
     rate_limiter.spend(&principal)?;
     Ok(principal)
+}
+
+/// Session `id`, from the cache while it holds, read (and kept) otherwise.
+async fn session_of(
+    store: &Store,
+    cache: &std::sync::Arc<SessionCache>,
+    id: &str,
+) -> Result<stored::Authenticated, Error> {
+    cache.poll(store);
+    // This process's count first: a change committed here after it makes what is read now
+    // stale, whichever finishes first.
+    let epoch = store::auth_epoch();
+    if let Some(session) = cache.get(id, epoch) {
+        return Ok(session);
+    }
+    let session = stored::find_for_token(store, id)
+        .await?
+        .ok_or_else(unauthenticated)?;
+    cache.keep(id, epoch, &session);
+    Ok(session)
 }
 
 pub fn authorize(principal: &Principal, permission: Permission) -> Result<(), Error> {

@@ -250,6 +250,11 @@ impl<'a> Call<'a> {
 }
 
 impl TestKit {
+    /// The URL of the kit's database, for another process (`kobo serve`) on it.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
     pub async fn sqlite() -> TestKit {
         TestKit::start(StoreKind::Sqlite, Config::default()).await
     }

@@ -90,7 +90,9 @@ impl Sql<'_> {
         render(self.text, &self.binds)
     }
 
-    /// Runs the statement; returns how many rows it changed.
+    /// Runs the statement; returns how many rows it changed. A test's change by hand counts as
+    /// one of this process's changes to what authentication reads (its sessions are read again
+    /// at once, as after the datastore's own).
     pub async fn execute(self) -> u64 {
         let text = self.rendered();
         let query = sqlx::raw_sql(sqlx::AssertSqlSafe(text.clone()));
@@ -99,21 +101,23 @@ impl Sql<'_> {
             (_, Some(pool)) => query.execute(pool).await.map(|done| done.rows_affected()),
             _ => unreachable!("a store is SQLite or PostgreSQL"),
         };
-        done.unwrap_or_else(|error| panic!("{text}: {error}"))
+        let changed = done.unwrap_or_else(|error| panic!("{text}: {error}"));
+        crate::kernel::store::auth_changed_here();
+        changed
     }
 
     /// Runs the statement in `tx`, a transaction the test holds; returns how many rows it
     /// changed.
     pub async fn execute_in(self, tx: &mut crate::kernel::store::Tx) -> u64 {
-        use crate::kernel::store::Tx;
+        use crate::kernel::store::TxOn;
         let text = self.rendered();
         let query = sqlx::raw_sql(sqlx::AssertSqlSafe(text.clone()));
-        let done = match tx {
-            Tx::Sqlite(tx) => query
+        let done = match &mut tx.on {
+            TxOn::Sqlite(tx) => query
                 .execute(&mut **tx)
                 .await
                 .map(|done| done.rows_affected()),
-            Tx::Postgres(tx) => query
+            TxOn::Postgres(tx) => query
                 .execute(&mut **tx.inner())
                 .await
                 .map(|done| done.rows_affected()),

@@ -50,35 +50,76 @@ pub enum Store {
 
 /// A write transaction on either store ([`Store::begin`]); dropped without [`Tx::commit`], it
 /// rolls back. On SQLite it is this process's writer's turn, a member of a group commit.
-pub enum Tx {
+pub struct Tx {
+    pub(crate) on: TxOn,
+    /// The transaction changed what authentication reads ([`Tx::touch_auth`]).
+    touched_auth: bool,
+}
+
+/// The store a [`Tx`] runs on.
+pub(crate) enum TxOn {
     Sqlite(kobo_store_sqlite::Tx),
     Postgres(postgres::PgTx),
 }
 
 impl Tx {
+    fn new(on: TxOn) -> Tx {
+        Tx {
+            on,
+            touched_auth: false,
+        }
+    }
+
     /// Which database the transaction runs in.
     pub fn backend(&self) -> Backend {
-        match self {
-            Tx::Sqlite(_) => Backend::Sqlite,
-            Tx::Postgres(_) => Backend::Postgres,
+        match self.on {
+            TxOn::Sqlite(_) => Backend::Sqlite,
+            TxOn::Postgres(_) => Backend::Postgres,
         }
+    }
+
+    /// Marks the transaction as one that changes what authentication reads (a session revoked,
+    /// a member or role changed, a business's status or secret): once it commits, this
+    /// process's cached sessions are read again ([`auth_epoch`]).
+    pub(crate) fn touch_auth(&mut self) {
+        self.touched_auth = true;
     }
 
     /// Commits; on SQLite, returns once the group's commit made this transaction's work
     /// durable.
     pub async fn commit(self) -> Result<(), StoreError> {
-        match self {
-            Tx::Sqlite(tx) => tx.commit().await,
-            Tx::Postgres(tx) => tx.commit().await,
+        match self.on {
+            TxOn::Sqlite(tx) => tx.commit().await?,
+            TxOn::Postgres(tx) => tx.commit().await?,
         }
+        if self.touched_auth {
+            auth_changed_here();
+        }
+        Ok(())
     }
 
     pub async fn rollback(self) -> Result<(), StoreError> {
-        match self {
-            Tx::Sqlite(tx) => tx.rollback().await,
-            Tx::Postgres(tx) => tx.rollback().await,
+        match self.on {
+            TxOn::Sqlite(tx) => tx.rollback().await,
+            TxOn::Postgres(tx) => tx.rollback().await,
         }
     }
+}
+
+/// This process's changes to what authentication reads, counted as they commit: a session
+/// cached before the count moved is read again, so a revocation made here takes effect at once
+/// here (other processes see the database's `auth_generation` move).
+static AUTH_EPOCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// [`AUTH_EPOCH`] now: read it before reading a session, and keep the session only while it
+/// has not moved.
+pub fn auth_epoch() -> u64 {
+    AUTH_EPOCH.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Records that a change to what authentication reads committed in this process.
+pub fn auth_changed_here() {
+    AUTH_EPOCH.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
 }
 
 impl Store {
@@ -172,8 +213,8 @@ impl Store {
     /// `Tx`.
     pub async fn begin(&self) -> Result<Tx, StoreError> {
         Ok(match self {
-            Store::Sqlite(store) => Tx::Sqlite(store.begin().await?),
-            Store::Postgres(store) => Tx::Postgres(store.begin(&[]).await?),
+            Store::Sqlite(store) => Tx::new(TxOn::Sqlite(store.begin().await?)),
+            Store::Postgres(store) => Tx::new(TxOn::Postgres(store.begin(&[]).await?)),
         })
     }
 
@@ -182,8 +223,8 @@ impl Store {
     /// process's queue of each of those businesses ([`POSTERS_PER_BUSINESS`]).
     pub async fn begin_posting(&self, businesses: &[&str]) -> Result<Tx, StoreError> {
         Ok(match self {
-            Store::Sqlite(store) => Tx::Sqlite(store.begin_posting(businesses).await?),
-            Store::Postgres(store) => Tx::Postgres(store.begin(businesses).await?),
+            Store::Sqlite(store) => Tx::new(TxOn::Sqlite(store.begin_posting(businesses).await?)),
+            Store::Postgres(store) => Tx::new(TxOn::Postgres(store.begin(businesses).await?)),
         })
     }
 
@@ -210,11 +251,41 @@ impl Store {
         }
     }
 
+    /// PostgreSQL: a connection of its own listening for the generation of what authentication
+    /// reads (the channel `kobo_auth`, announced at commit by the triggers of migration 0015).
+    /// `None` on SQLite, whose processes read the counter instead.
+    pub async fn listen_auth(&self) -> Result<Option<AuthListener>, StoreError> {
+        match self {
+            Store::Sqlite(_) => Ok(None),
+            Store::Postgres(store) => {
+                let mut listener = sqlx::postgres::PgListener::connect_with(store.pool()).await?;
+                listener.listen("kobo_auth").await?;
+                Ok(Some(AuthListener(listener)))
+            }
+        }
+    }
+
     /// Checks that the database answers (for `/readyz`).
     pub async fn ping(&self) -> Result<(), StoreError> {
         match self {
             Store::Sqlite(store) => store.ping().await,
             Store::Postgres(store) => store.ping().await,
+        }
+    }
+}
+
+/// Generations of what authentication reads, as PostgreSQL announces them ([`Store::listen_auth`]).
+pub struct AuthListener(sqlx::postgres::PgListener);
+
+impl AuthListener {
+    /// The next generation announced; an error when the connection is lost (announcements
+    /// made meanwhile are lost with it: read the counter instead).
+    pub async fn next(&mut self) -> Result<i64, StoreError> {
+        loop {
+            let notification = self.0.recv().await?;
+            if let Ok(generation) = notification.payload().parse() {
+                return Ok(generation);
+            }
         }
     }
 }
