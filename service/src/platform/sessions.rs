@@ -111,7 +111,10 @@ impl SessionCache {
     /// Starts reading the generation every [`GENERATION_POLL`] (once per cache), until the
     /// cache is dropped.
     fn poll(self: &std::sync::Arc<Self>, store: &Store) {
-        if self.polling.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        // Every request asks: a read first, so that only the first one writes the flag.
+        if self.polling.load(std::sync::atomic::Ordering::Relaxed)
+            || self.polling.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
             return;
         }
         let cache = std::sync::Arc::downgrade(self);

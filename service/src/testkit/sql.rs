@@ -127,30 +127,11 @@ impl Sql<'_> {
 
     /// Every row, each column as text (`None` for NULL).
     pub async fn rows(self) -> Vec<Vec<Option<String>>> {
-        let text = self.rendered();
-        let query = sqlx::raw_sql(sqlx::AssertSqlSafe(text.clone()));
-        let rows = match (self.kit.store.sqlite_pool(), self.kit.store.postgres_pool()) {
-            (Some(pool), _) => query.fetch_all(pool).await.map(|rows| {
-                rows.iter()
-                    .map(|row| {
-                        (0..row.columns().len())
-                            .map(|i| sqlite_text(row, i))
-                            .collect()
-                    })
-                    .collect()
-            }),
-            (_, Some(pool)) => query.fetch_all(pool).await.map(|rows| {
-                rows.iter()
-                    .map(|row| {
-                        (0..row.columns().len())
-                            .map(|i| postgres_text(row, i))
-                            .collect()
-                    })
-                    .collect()
-            }),
-            _ => unreachable!("a store is SQLite or PostgreSQL"),
-        };
-        rows.unwrap_or_else(|error| panic!("{text}: {error}"))
+        rows_of(&self.kit.store, &self.rendered())
+            .await
+            .into_iter()
+            .map(|row| row.into_iter().map(|(_, value)| value).collect())
+            .collect()
     }
 
     /// The first column of every row, as text; NULL is a test's mistake here.

@@ -12,7 +12,7 @@ mod postgres;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, DurationRound, SecondsFormat, Utc};
+use chrono::{DateTime, DurationRound, Utc};
 
 pub use kobo_store::error::{
     is_unique_violation, note_storage_failure, opened_since_storage_failure, unavailable,
@@ -295,10 +295,9 @@ pub fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-/// Formats a timestamp the way SQLite's columns store it: fixed-width, microseconds, `Z`.
-pub fn timestamp(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Micros, true)
-}
+/// Formats a timestamp the way SQLite's columns store it: fixed-width, microseconds, `Z`
+/// (SQLite's store's own formatting, so the two can never differ).
+pub use kobo_store_sqlite::timestamp;
 
 /// `at` as a column keeps it: to the microsecond.
 pub fn as_stored(at: DateTime<Utc>) -> DateTime<Utc> {
