@@ -385,6 +385,7 @@ async fn run_until_stopped(
         let _ = stop.send(true);
     });
     let mut server_stopped = stopped.clone();
+    let logs = Arc::clone(&api);
     let serving = http::serve_with(
         listener,
         http::app_with(api, http_config),
@@ -398,6 +399,8 @@ async fn run_until_stopped(
         workers.stop(BACKGROUND_STOP_TIMEOUT).await;
     };
     let (served, ()) = tokio::join!(serving, stopping);
+    // The last calls' activity-log entries, answered before they were written.
+    logs.flush_activity_log().await;
     served.context("the server failed")
 }
 

@@ -84,6 +84,12 @@ impl KoboApi {
         &self.store
     }
 
+    /// Returns once the activity-log entries of every call answered so far are committed: a
+    /// graceful stop calls it after the last request ([`logs::ActivityLog`]).
+    pub async fn flush_activity_log(&self) {
+        self.activity_log.flush().await;
+    }
+
     pub fn config(&self) -> &Config {
         &self.config
     }
@@ -411,6 +417,9 @@ impl Api for KoboApi {
         body: models::FetchActivityLogsRequest,
     ) -> Result<Page<Vec<models::ActivityLogEntry>>, ApiError> {
         serve_page(&ctx, async |caller| {
+            // This process's calls are answered before their entries commit: a caller reads
+            // all of its own.
+            self.activity_log.flush().await;
             logs::fetch_activity_logs(&self.store, caller, body).await
         })
         .await

@@ -2,9 +2,10 @@
 //! append-only: nothing here updates or deletes a row.
 //!
 //! - Activity: [`on_response`] writes one entry per call made with an integration token, after
-//!   the answer is known, whatever it was, before the answer leaves. Entries are committed in
-//!   groups ([`ActivityLog`]): one commit for all the calls that finished while the previous
-//!   group was being written.
+//!   the answer is known, whatever it was: before the answer leaves for a call that can change
+//!   something, after it for a listing ([`ActivityLog`], which states what a crash can lose).
+//!   Entries are committed in groups: one commit for all the calls that finished while the
+//!   previous group was being written.
 //! - Audit: each Dashboard operation writes its entry with [`audit`] inside its own
 //!   transaction, so an action is logged if and only if it happened. A failed login has no
 //!   transaction that commits; `identity::login` audits it in one of its own.
@@ -116,7 +117,8 @@ pub async fn on_response(store: &Store, clock: &Clock, log: &ActivityLog, record
         ip_address: record.client_ip.to_string(),
         request_id: record.request_id.to_owned(),
     };
-    log.record(store, clock.now(), activity).await;
+    let durability = Durability::of(record.operation);
+    log.record(store, clock.now(), activity, durability).await;
 }
 
 /// What was answered to one call, as the logs read it.
@@ -138,78 +140,173 @@ pub struct Answered<'a> {
 /// The most entries one commit of [`ActivityLog`] writes (10 parameters each).
 const GROUP_MAX: usize = 200;
 
+/// How many entries may wait for the writer before a call waits for room: a bound on the
+/// memory a stalled database can take, and on what a crash can lose.
+const QUEUE_MAX: usize = 10_000;
+
 /// The activity log's writer, a group commit. Every integration call writes one entry, and a
 /// commit is a flush to disk: one commit per call made the log cost as much as the payout it
 /// records, and on SQLite it queued for the same write turn. Instead, one task writes, in one
-/// transaction, every entry that arrived while it was writing the previous group; each call
-/// still waits until its own entry is committed, so what an answered call leaves in the log is
-/// unchanged. Alone, an entry is written at once, as before.
+/// transaction, every entry that arrived while it was writing the previous group.
+///
+/// When a call is answered depends on what it did (docs/decisions.md, "The activity log stays
+/// on the path of what changes something"):
+/// - **A call that can change something** (every operation but the listings) waits until its
+///   own entry is committed: no such call is answered and then missing from the log.
+/// - **A listing** (`Operation::paginated`), which changes nothing, is answered first; its
+///   entry commits with the next group. This process sees it at once: [`ActivityLog::flush`]
+///   waits until everything queued before it is committed, and `fetch_activity_logs` calls it
+///   first. Another process sees it once its group commits, within one commit's time behind
+///   the queue. A crash loses the entries of listings answered and not yet committed: at most
+///   the group being written and what queued behind it ([`QUEUE_MAX`]). A graceful stop
+///   flushes (`kobo serve` calls [`ActivityLog::flush`] after its last request), and a failed
+///   commit names each lost entry's `request_id` in the server's log.
+/// - When [`QUEUE_MAX`] entries wait already, a call waits for room: a stalled database slows
+///   calls instead of taking memory.
 #[derive(Debug, Default)]
 pub struct ActivityLog {
-    queue: OnceLock<mpsc::UnboundedSender<Queued>>,
+    queue: OnceLock<mpsc::Sender<Queued>>,
 }
 
 #[derive(Debug)]
-struct Queued {
-    at: DateTime<Utc>,
-    activity: Activity,
-    written: oneshot::Sender<()>,
+enum Queued {
+    Entry {
+        at: DateTime<Utc>,
+        activity: Activity,
+        /// Answered once the entry is committed, for a call that waits for it.
+        written: Option<oneshot::Sender<()>>,
+    },
+    /// Answered once every entry queued before it is committed (or its commit failed).
+    Flush(oneshot::Sender<()>),
+}
+
+/// Whether a call waits for its entry's commit ([`ActivityLog`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Answered once the entry is committed.
+    BeforeTheAnswer,
+    /// Answered at once; committed with the next group.
+    AfterTheAnswer,
+}
+
+impl Durability {
+    /// What `operation` waits for: a listing changes nothing and waits for nothing.
+    pub fn of(operation: Operation) -> Durability {
+        if operation.paginated() {
+            Durability::AfterTheAnswer
+        } else {
+            Durability::BeforeTheAnswer
+        }
+    }
 }
 
 impl ActivityLog {
-    /// Appends `activity`, as of `at`, and returns once it is committed (or its commit failed,
-    /// which is logged). The writer task starts with the first entry, on the caller's runtime,
-    /// and ends when this `ActivityLog` is dropped.
-    pub async fn record(&self, store: &Store, at: DateTime<Utc>, activity: Activity) {
-        let queue = self.queue.get_or_init(|| {
-            let (sender, receiver) = mpsc::unbounded_channel();
-            tokio::spawn(write_groups(store.clone(), receiver));
-            sender
-        });
-        let (written, done) = oneshot::channel();
-        match queue.send(Queued {
+    /// Appends `activity`, as of `at`, and returns when `durability` says: once it is
+    /// committed (or its commit failed, which is logged), or once it is queued. The writer
+    /// task starts with the first entry, on the caller's runtime, and ends when this
+    /// `ActivityLog` is dropped.
+    pub async fn record(
+        &self,
+        store: &Store,
+        at: DateTime<Utc>,
+        activity: Activity,
+        durability: Durability,
+    ) {
+        let queue = self.queue(store);
+        let (written, done) = match durability {
+            Durability::BeforeTheAnswer => {
+                let (written, done) = oneshot::channel();
+                (Some(written), Some(done))
+            }
+            Durability::AfterTheAnswer => (None, None),
+        };
+        let entry = Queued::Entry {
             at,
             activity,
             written,
-        }) {
+        };
+        match queue.send(entry).await {
             Ok(()) => {
+                let Some(done) = done else { return };
                 if done.await.is_err() {
                     tracing::error!("the activity-log writer stopped before writing an entry");
                 }
             }
             // The writer's runtime has ended (a test's): this entry is written alone.
             Err(mpsc::error::SendError(queued)) => {
-                let entries = [(queued.at, &queued.activity)];
-                let _turn = store.write_turn().await;
-                if let Err(error) = stored::record_activities(store, &entries).await {
-                    log_unwritten(&entries, &chain(&error));
+                if let Queued::Entry { at, activity, .. } = queued {
+                    let entries = [(at, &activity)];
+                    let _turn = store.write_turn().await;
+                    if let Err(error) = stored::record_activities(store, &entries).await {
+                        log_unwritten(&entries, &chain(&error));
+                    }
                 }
             }
         }
     }
-}
 
-/// The writer: one transaction per group of whatever is queued, at most [`GROUP_MAX`].
-async fn write_groups(store: Store, mut queue: mpsc::UnboundedReceiver<Queued>) {
-    let mut group = Vec::with_capacity(GROUP_MAX);
-    while queue.recv_many(&mut group, GROUP_MAX).await > 0 {
-        let entries: Vec<_> = group.iter().map(|q| (q.at, &q.activity)).collect();
-        let committed = async {
-            let mut tx = store.begin().await.map_err(|error| error.to_string())?;
-            stored::record_activities(&mut tx, &entries)
-                .await
-                .map_err(|error| chain(&error))?;
-            tx.commit().await.map_err(|error| error.to_string())
-        }
-        .await;
-        if let Err(error) = committed {
-            log_unwritten(&entries, &error);
-        }
-        drop(entries);
-        for queued in group.drain(..) {
-            let _ = queued.written.send(());
+    /// Returns once every entry recorded before this call is committed (or its commit failed,
+    /// which is logged).
+    pub async fn flush(&self) {
+        let Some(queue) = self.queue.get() else {
+            return;
+        };
+        let (flushed, done) = oneshot::channel();
+        if queue.send(Queued::Flush(flushed)).await.is_ok() {
+            let _ = done.await;
         }
     }
+
+    fn queue(&self, store: &Store) -> &mpsc::Sender<Queued> {
+        self.queue.get_or_init(|| {
+            let (sender, receiver) = mpsc::channel(QUEUE_MAX);
+            tokio::spawn(write_groups(store.clone(), receiver));
+            sender
+        })
+    }
+}
+
+/// The writer: one transaction per group of whatever is queued, at most [`GROUP_MAX`]; the
+/// calls and flushes waiting on a group are answered after its commit.
+async fn write_groups(store: Store, mut queue: mpsc::Receiver<Queued>) {
+    let mut group = Vec::with_capacity(GROUP_MAX);
+    while queue.recv_many(&mut group, GROUP_MAX).await > 0 {
+        let mut waiting = Vec::new();
+        let mut entries = Vec::with_capacity(group.len());
+        for queued in group.drain(..) {
+            match queued {
+                Queued::Entry {
+                    at,
+                    activity,
+                    written,
+                } => {
+                    entries.push((at, activity));
+                    waiting.extend(written);
+                }
+                Queued::Flush(flushed) => waiting.push(flushed),
+            }
+        }
+        if !entries.is_empty() {
+            let entries: Vec<_> = entries
+                .iter()
+                .map(|(at, activity)| (*at, activity))
+                .collect();
+            if let Err(error) = commit(&store, &entries).await {
+                log_unwritten(&entries, &error);
+            }
+        }
+        for written in waiting {
+            let _ = written.send(());
+        }
+    }
+}
+
+async fn commit(store: &Store, entries: &[(DateTime<Utc>, &Activity)]) -> Result<(), String> {
+    let mut tx = store.begin().await.map_err(|error| error.to_string())?;
+    stored::record_activities(&mut tx, entries)
+        .await
+        .map_err(|error| chain(&error))?;
+    tx.commit().await.map_err(|error| error.to_string())
 }
 
 fn log_unwritten(entries: &[(DateTime<Utc>, &Activity)], error: &dyn std::fmt::Display) {

@@ -126,7 +126,9 @@ async fn identities_follow_the_sandbox_table(kit: TestKit) {
     .await
     .expect(ResponseCode::Duplicate);
 
-    // Nothing anywhere keeps the numbers.
+    // Nothing anywhere keeps the numbers (activity entries included: they commit after
+    // their answers).
+    kit.api.flush_activity_log().await;
     for table in [
         "customers",
         "accounts",

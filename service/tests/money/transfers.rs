@@ -505,7 +505,7 @@ async fn integrations_pay_out_with_a_key_and_a_reference(kit: TestKit) {
 /// A retry is answered from the stored answer before anything else: it reads the key, writes
 /// nothing and waits for no writer, not even one holding the key's own row (SQLite's write
 /// turn, PostgreSQL's row lock). It used to claim the key in a transaction it rolled back.
-/// (A Dashboard transfer: an integration call also waits for its activity log entry.)
+/// (A Dashboard transfer, which writes no activity-log entry.)
 async fn a_retry_waits_for_no_writer(kit: TestKit) {
     let token = kit.integration_token().await;
     kit.credit(&token, "1000000014", "100000").await;

@@ -2,12 +2,15 @@
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr};
+use std::time::{Duration, Instant};
 
 use generated_server::{Operation, ResponseCode};
 use kobo::on_both_stores;
 use kobo::platform::permissions::VIEWER_ROLE_ID;
-use kobo::testkit::{Call, TestKit, OWNER_PASSWORD};
+use kobo::testkit::{Call, StoreKind, TestKit, OWNER_PASSWORD};
 use serde_json::{json, Value};
+
+use crate::child::Server;
 
 const OWNER: &str = "adaeze.okafor@adaezefoods.ng";
 
@@ -124,8 +127,9 @@ async fn every_integration_call_is_an_activity_entry(kit: TestKit) {
     inverted.expect(ResponseCode::InvalidRequest);
 }
 
-/// The activity log commits entries in groups; every call, however many arrive at once and on
-/// however many processes, still finds its own entry, once, as soon as it is answered.
+/// The activity log commits entries in groups; every call that is not a listing, however many
+/// arrive at once and on however many processes, still finds its own entry, once, as soon as
+/// it is answered.
 async fn simultaneous_integration_calls_are_each_logged_once(kit: TestKit) {
     let token = kit.integration_token().await;
     let second = kit.another_process().await;
@@ -357,8 +361,70 @@ async fn cursor_fields_come_together(kit: TestKit) {
     }
 }
 
+/// Holds the activity log's table against every insert, from any process, until the
+/// transaction returned is rolled back.
+async fn hold_the_activity_log(kit: &TestKit) -> kobo::kernel::store::Tx {
+    let mut tx = kit.store.begin().await.unwrap();
+    let hold = match kit.kind {
+        // A write statement takes SQLite's write lock, whatever it matches.
+        StoreKind::Sqlite => "DELETE FROM activity_logs WHERE 1 = 0",
+        StoreKind::Postgres => "LOCK TABLE activity_logs IN SHARE MODE",
+    };
+    kit.sql(hold).execute_in(&mut tx).await;
+    tx
+}
+
+/// A listing changes nothing, so it is answered before its activity entry is committed; the
+/// process that answered it still reads the entry (a read of the log waits for its queue),
+/// and a graceful stop writes what is queued before the process exits. Each step is made to
+/// fail if the entry were on the answer's path or left behind: the log's table is held
+/// against inserts while the listings are answered.
+async fn a_listings_entry_commits_after_its_answer_and_at_a_graceful_stop(kit: TestKit) {
+    let listing = Operation::FetchTransactionsApi;
+    let entries_of_listings = "SELECT COUNT(*) FROM activity_logs WHERE endpoint = $1";
+    // In this process.
+    let token = kit.integration_token().await;
+    let held = hold_the_activity_log(&kit).await;
+    let answered =
+        tokio::time::timeout(Duration::from_secs(10), kit.op(listing, &token, json!({})))
+            .await
+            .expect("a listing is answered while its entry cannot be written");
+    answered.expect(ResponseCode::Success);
+    let release = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        held.rollback().await.unwrap();
+        Instant::now()
+    };
+    let read = async {
+        let (entries, _) = activity(&kit, json!({"filters": {"endpoint": listing.path()}})).await;
+        (entries, Instant::now())
+    };
+    let ((entries, read_at), released_at) = tokio::join!(read, release);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert!(
+        read_at >= released_at,
+        "the read did not wait for the queued entry"
+    );
+
+    // In another process, stopped while its entries are queued.
+    let mut server = Server::start(&kit).await;
+    let token = server.integration_token(&kit);
+    let held = hold_the_activity_log(&kit).await;
+    for _ in 0..5 {
+        let reply = server.post(listing, Some(&token), &json!({}));
+        assert_eq!(reply["response_code"], "00", "{reply}");
+    }
+    let stopping = tokio::task::spawn_blocking(move || server.stop());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    held.rollback().await.unwrap();
+    let stopped = stopping.await.unwrap();
+    assert!(stopped.success(), "{stopped:?}");
+    assert_eq!(kit.count(entries_of_listings, listing.path()).await, 6);
+}
+
 on_both_stores!(
     simultaneous_integration_calls_are_each_logged_once,
+    a_listings_entry_commits_after_its_answer_and_at_a_graceful_stop,
     refused_token_requests_of_a_known_client_are_activity,
     every_integration_call_is_an_activity_entry,
     dashboard_actions_are_audited,

@@ -2,6 +2,7 @@
 //! (`kobo::on_both_stores!`). One test binary, so the machine links it once:
 //! `cargo test -p kobo --test platform <module or scenario>`.
 
+mod child;
 mod hardening;
 mod idempotency;
 mod isolation;

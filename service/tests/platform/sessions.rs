@@ -6,6 +6,8 @@ use kobo::platform::permissions::VIEWER_ROLE_ID;
 use kobo::testkit::{Call, TestKit, OWNER_PASSWORD};
 use serde_json::json;
 
+use crate::child::Server;
+
 const OWNER: &str = "adaeze.okafor@adaezefoods.ng";
 
 async fn profile_code(kit: &TestKit, token: &str) -> Option<ResponseCode> {
@@ -304,111 +306,6 @@ on_both_stores!(
     a_deactivated_members_tokens_stop_working,
     integration_credentials_give_tokens_until_the_secret_is_regenerated,
 );
-
-/// `kobo serve` on the kit's database: another process, with its own cache of sessions.
-struct Server {
-    child: std::process::Child,
-    base: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn curl_post(url: &str, token: Option<&str>, body: &serde_json::Value) -> serde_json::Value {
-    let mut command = std::process::Command::new("curl");
-    command.args([
-        "-s",
-        "-X",
-        "POST",
-        url,
-        "-H",
-        "Content-Type: application/json",
-    ]);
-    if let Some(token) = token {
-        command.args(["-H", &format!("Authorization: Bearer {token}")]);
-    }
-    let output = command
-        .args(["-d", &body.to_string()])
-        .output()
-        .expect("curl runs");
-    serde_json::from_slice(&output.stdout).unwrap_or(serde_json::Value::Null)
-}
-
-impl Server {
-    async fn start(kit: &TestKit) -> Server {
-        let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_kobo"))
-            .args(["serve", "--database-url", kit.url(), "--data-dir"])
-            .arg(dir.path())
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("kobo serve starts");
-        let server = Server {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-            _dir: dir,
-        };
-        for _ in 0..200 {
-            let ready = std::process::Command::new("curl")
-                .args(["-sf", &format!("{}/readyz", server.base)])
-                .output()
-                .is_ok_and(|output| output.status.success());
-            if ready {
-                return server;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-        panic!("kobo serve did not get ready");
-    }
-
-    fn login(&self, password: &str) -> String {
-        let reply = curl_post(
-            &format!("{}{}", self.base, Operation::Login.path()),
-            None,
-            &json!({"email": OWNER, "password": password}),
-        );
-        reply["data"]["access_token"]
-            .as_str()
-            .unwrap_or_else(|| panic!("a token: {reply}"))
-            .to_owned()
-    }
-
-    fn profile_code(&self, token: &str) -> String {
-        let reply = curl_post(
-            &format!("{}{}", self.base, Operation::GetProfile.path()),
-            Some(token),
-            &json!({}),
-        );
-        reply["response_code"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    }
-
-    /// How long after now this server starts refusing `token` (at most 5 s of asking).
-    async fn refuses_after(&self, token: &str) -> std::time::Duration {
-        let started = std::time::Instant::now();
-        while started.elapsed() < std::time::Duration::from_secs(5) {
-            if self.profile_code(token) == "41" {
-                return started.elapsed();
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-        panic!("the other process still accepts a revoked token after 5 s");
-    }
-}
 
 /// Sessions are checked without a read of the database (each process keeps those it has
 /// read), yet a revocation made by another process is refused here within a second: the kit's
