@@ -8068,7 +8068,7 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
     ///Sent by `test_webhook` to check the endpoint and its signature verification.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct TestEvent {
-        pub data: WebhookTest,
+        pub data: TestEventData,
         pub id: ::uuid::Uuid,
         pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
         #[serde(rename = "type")]
@@ -8076,6 +8076,18 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
     }
     impl TestEvent {
         pub fn builder() -> builder::TestEvent {
+            Default::default()
+        }
+    }
+    ///`TestEventData`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct TestEventData {
+        pub message: ::std::string::String,
+        ///The member who asked for the test.
+        pub requested_by: ::std::string::String,
+    }
+    impl TestEventData {
+        pub fn builder() -> builder::TestEventData {
             Default::default()
         }
     }
@@ -9669,18 +9681,6 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
-        }
-    }
-    ///`WebhookTest`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
-    pub struct WebhookTest {
-        pub message: ::std::string::String,
-        ///The member who asked for the test.
-        pub requested_by: ::std::string::String,
-    }
-    impl WebhookTest {
-        pub fn builder() -> builder::WebhookTest {
-            Default::default()
         }
     }
     /// Types for composing complex structures.
@@ -24301,7 +24301,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         }
         #[derive(Clone, Debug)]
         pub struct TestEvent {
-            data: ::std::result::Result<super::WebhookTest, ::std::string::String>,
+            data: ::std::result::Result<super::TestEventData, ::std::string::String>,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
             timestamp: ::std::result::Result<
                 ::chrono::DateTime<::chrono::offset::Utc>,
@@ -24322,7 +24322,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         impl TestEvent {
             pub fn data<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::WebhookTest>,
+                T: ::std::convert::TryInto<super::TestEventData>,
                 T::Error: ::std::fmt::Display,
             {
                 self.data = value
@@ -24387,6 +24387,67 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     id: Ok(value.id),
                     timestamp: Ok(value.timestamp),
                     type_: Ok(value.type_),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct TestEventData {
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            requested_by: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for TestEventData {
+            fn default() -> Self {
+                Self {
+                    message: Err("no value supplied for message".to_string()),
+                    requested_by: Err("no value supplied for requested_by".to_string()),
+                }
+            }
+        }
+        impl TestEventData {
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn requested_by<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.requested_by = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for requested_by: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<TestEventData> for super::TestEventData {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: TestEventData,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    message: value.message?,
+                    requested_by: value.requested_by?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::TestEventData> for TestEventData {
+            fn from(value: super::TestEventData) -> Self {
+                Self {
+                    message: Ok(value.message),
+                    requested_by: Ok(value.requested_by),
                 }
             }
         }
@@ -27047,67 +27108,6 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 }
             }
         }
-        #[derive(Clone, Debug)]
-        pub struct WebhookTest {
-            message: ::std::result::Result<::std::string::String, ::std::string::String>,
-            requested_by: ::std::result::Result<
-                ::std::string::String,
-                ::std::string::String,
-            >,
-        }
-        impl ::std::default::Default for WebhookTest {
-            fn default() -> Self {
-                Self {
-                    message: Err("no value supplied for message".to_string()),
-                    requested_by: Err("no value supplied for requested_by".to_string()),
-                }
-            }
-        }
-        impl WebhookTest {
-            pub fn message<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::string::String>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.message = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for message: {e}")
-                    });
-                self
-            }
-            pub fn requested_by<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::string::String>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.requested_by = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for requested_by: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<WebhookTest> for super::WebhookTest {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: WebhookTest,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    message: value.message?,
-                    requested_by: value.requested_by?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::WebhookTest> for WebhookTest {
-            fn from(value: super::WebhookTest) -> Self {
-                Self {
-                    message: Ok(value.message),
-                    requested_by: Ok(value.requested_by),
-                }
-            }
-        }
     }
     /// Generation of default values for serde.
     pub mod defaults {
@@ -27304,7 +27304,7 @@ daily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money com
 `simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.
 
 
-Version: 2.3.0*/
+Version: 2.4.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -27340,7 +27340,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "2.3.0"
+        "2.4.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

@@ -8278,11 +8278,18 @@ impl ::std::convert::TryFrom<::std::string::String> for SuccessCode {
 ///Sent by `test_webhook` to check the endpoint and its signature verification.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct TestEvent {
-    pub data: WebhookTest,
+    pub data: TestEventData,
     pub id: ::uuid::Uuid,
     pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
     #[serde(rename = "type")]
     pub type_: TestEventType,
+}
+///`TestEventData`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct TestEventData {
+    pub message: ::std::string::String,
+    ///The member who asked for the test.
+    pub requested_by: ::std::string::String,
 }
 ///`TestEventType`
 #[derive(
@@ -9891,13 +9898,6 @@ impl ::std::convert::TryFrom<::std::string::String> for WebhookEventType {
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
-}
-///`WebhookTest`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
-pub struct WebhookTest {
-    pub message: ::std::string::String,
-    ///The member who asked for the test.
-    pub requested_by: ::std::string::String,
 }
 /// Generation of default values for serde.
 pub mod defaults {

@@ -2002,11 +2002,11 @@ pub const COMPONENTS: &str = r##"{
           "format": "date-time"
         },
         "data": {
-          "$ref": "#/$defs/WebhookTest"
+          "$ref": "#/$defs/TestEventData"
         }
       }
     },
-    "WebhookTest": {
+    "TestEventData": {
       "type": "object",
       "required": [
         "message",
@@ -5152,7 +5152,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::SimulateInboundTransferResponse)), ("SortOrder",
         schemars::schema_for!(models::SortOrder)), ("SuccessCode",
         schemars::schema_for!(models::SuccessCode)), ("TestEvent",
-        schemars::schema_for!(models::TestEvent)), ("TestWebhookResponse",
+        schemars::schema_for!(models::TestEvent)), ("TestEventData",
+        schemars::schema_for!(models::TestEventData)), ("TestWebhookResponse",
         schemars::schema_for!(models::TestWebhookResponse)), ("TokenGrant",
         schemars::schema_for!(models::TokenGrant)), ("TokenType",
         schemars::schema_for!(models::TokenType)), ("TransactionCategory",
@@ -5187,7 +5188,6 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::WebhookDeliveryStatus)), ("WebhookEvent",
         schemars::schema_for!(models::WebhookEvent)), ("WebhookEventFilters",
         schemars::schema_for!(models::WebhookEventFilters)), ("WebhookEventType",
-        schemars::schema_for!(models::WebhookEventType)), ("WebhookTest",
-        schemars::schema_for!(models::WebhookTest))
+        schemars::schema_for!(models::WebhookEventType))
     ]
 }

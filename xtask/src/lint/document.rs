@@ -117,6 +117,25 @@ pub(super) fn unused_components(document: &Document<'_>, sink: &mut Sink) {
     }
 }
 
+/// No component schema's name ends in `Test`: openapi-generator's Go client writes each schema to
+/// `model_<snake_case>.go`, and Go takes a file ending in `_test.go` for a test file (the
+/// generator renames it with a warning, and the names of the model and its file part).
+pub(super) fn schema_names(document: &Document<'_>, sink: &mut Sink) {
+    let schemas = document
+        .doc
+        .pointer("/components/schemas")
+        .and_then(serde_json::Value::as_object);
+    for name in schemas.into_iter().flatten().map(|(name, _)| name) {
+        if name.ends_with("Test") || name.ends_with("_test") {
+            sink.report(
+                format!("#/components/schemas/{name}"),
+                "a schema name must not end in `Test`: openapi-generator's Go client would \
+                 write it to a `_test.go` file, which Go builds only for tests",
+            );
+        }
+    }
+}
+
 /// `x-origin`, wherever it appears, says `extension`.
 pub(super) fn x_origin(document: &Document<'_>, sink: &mut Sink) {
     walk(document.doc, &mut String::new(), &mut |pointer, value| {

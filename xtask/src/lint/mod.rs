@@ -69,6 +69,7 @@ pub const RULES: &[Rule] = &[
     Rule { name: "examples-valid", check: examples::examples_valid },
     Rule { name: "headers", check: operations::headers },
     Rule { name: "unused-components", check: document::unused_components },
+    Rule { name: "schema-names", check: document::schema_names },
     Rule { name: "x-origin", check: document::x_origin },
 ];
 
