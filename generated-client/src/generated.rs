@@ -2764,6 +2764,7 @@ characters. Payers see it after the business's name unless it starts with it
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     #[serde(deny_unknown_fields)]
     pub struct CreateApprovalPolicyRequest {
+        ///Default: `true`.
         #[serde(default = "defaults::default_bool::<true>")]
         pub is_active: bool,
         /**Transfers of at least this amount are held. Optional, default `"0.00"` (every
@@ -3720,7 +3721,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub date: ::std::option::Option<::chrono::naive::NaiveDate>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
-        ///Accounts per page (the source's "maximum count per page"; its name is not shown there).
+        ///Accounts per page (the source's "maximum count per page"; its name is not shown there). Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
         ///Only virtual accounts linked to this pool or current account.
@@ -3848,6 +3849,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub is_available: ::std::option::Option<bool>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -3900,6 +3902,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<ActivityLogFilters>,
+        ///Default: `100`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 100>")]
         pub limit: ::std::num::NonZeroU64,
         ///Case-insensitive substring of the endpoint, message or IP address.
@@ -4011,6 +4014,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<AuditLogFilters>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
         ///Case-insensitive substring of the action, user or IP address.
@@ -4147,7 +4151,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<AccountListFilters>,
-        ///Accounts per page.
+        ///Accounts per page. Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
     }
@@ -4187,8 +4191,10 @@ characters. Payers see it after the business's name (`name_enquiry`).
     pub struct FetchMembersRequest {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<MemberFilters>,
+        ///Default: `1`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
         pub page: ::std::num::NonZeroU64,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub page_size: ::std::num::NonZeroU64,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -4237,6 +4243,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         >,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -4327,10 +4334,13 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<SettlementFilters>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
+        ///Default: `1`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
         pub page: ::std::num::NonZeroU64,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub page_size: ::std::num::NonZeroU64,
     }
@@ -4378,10 +4388,13 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<IntegrationTransactionFilters>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
+        ///Default: `1`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
         pub page: ::std::num::NonZeroU64,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub page_size: ::std::num::NonZeroU64,
     }
@@ -4429,10 +4442,13 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<DashboardTransactionFilters>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
+        ///Default: `1`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
         pub page: ::std::num::NonZeroU64,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub page_size: ::std::num::NonZeroU64,
     }
@@ -4495,6 +4511,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<TransferFilters>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
     }
@@ -4540,6 +4557,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<WebhookEventFilters>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
     }
@@ -5584,7 +5602,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub count: ::std::option::Option<::std::num::NonZeroU64>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<MetricsFilters>,
-        ///True skips the account counts (returned as null) for a faster answer.
+        ///True skips the account counts (returned as null) for a faster answer. Default: `false`.
         #[serde(default)]
         pub ignore_count: bool,
     }

@@ -8334,8 +8334,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
-          description: Accounts per page.
+          x-server-default: 20
+          description: 'Accounts per page. Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8433,8 +8433,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
-          description: Accounts per page (the source's "maximum count per page"; its name is not shown there).
+          x-server-default: 20
+          description: 'Accounts per page (the source''s "maximum count per page"; its name is not shown there). Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8459,7 +8459,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8493,8 +8494,8 @@ components:
           description: The most accounts (newest first) that enter the computation.
         ignore_count:
           type: boolean
-          default: false
-          description: True skips the account counts (returned as null) for a faster answer.
+          x-server-default: false
+          description: 'True skips the account counts (returned as null) for a faster answer. Default: `false`.'
     DashboardTransactionFilters:
       type: object
       additionalProperties: false
@@ -8530,17 +8531,20 @@ components:
         page:
           type: integer
           minimum: 1
-          default: 1
+          x-server-default: 1
+          description: 'Default: `1`.'
         page_size:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         limit:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8595,17 +8599,20 @@ components:
         page:
           type: integer
           minimum: 1
-          default: 1
+          x-server-default: 1
+          description: 'Default: `1`.'
         page_size:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         limit:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8637,17 +8644,20 @@ components:
         page:
           type: integer
           minimum: 1
-          default: 1
+          x-server-default: 1
+          description: 'Default: `1`.'
         page_size:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         limit:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8805,7 +8815,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8831,7 +8842,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8870,14 +8882,15 @@ components:
         min_amount:
           allOf:
             - $ref: '#/components/schemas/RequestAmount'
-          default: '0.00'
+          x-server-default: '0.00'
           description: |
             Transfers of at least this amount are held. Optional, default `"0.00"` (every
             transfer), which is the source's rule: an active policy queues transfers. A higher
             value is Kobo's extension.
         is_active:
           type: boolean
-          default: true
+          x-server-default: true
+          description: 'Default: `true`.'
     UpdateApprovalPolicyRequest:
       type: object
       x-origin: extension
@@ -8920,12 +8933,14 @@ components:
         page:
           type: integer
           minimum: 1
-          default: 1
+          x-server-default: 1
+          description: 'Default: `1`.'
         page_size:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
     AddMemberRequest:
       type: object
       additionalProperties: false
@@ -9066,7 +9081,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 100
+          x-server-default: 100
+          description: 'Default: `100`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -9105,7 +9121,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -9185,7 +9202,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -21563,8 +21581,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20,
-            "description": "Accounts per page."
+            "x-server-default": 20,
+            "description": "Accounts per page. Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -21688,8 +21706,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20,
-            "description": "Accounts per page (the source's \"maximum count per page\"; its name is not shown there)."
+            "x-server-default": 20,
+            "description": "Accounts per page (the source's \"maximum count per page\"; its name is not shown there). Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -21723,7 +21741,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -21772,8 +21791,8 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "ignore_count": {
             "type": "boolean",
-            "default": false,
-            "description": "True skips the account counts (returned as null) for a faster answer."
+            "x-server-default": false,
+            "description": "True skips the account counts (returned as null) for a faster answer. Default: `false`."
           }
         }
       },
@@ -21822,19 +21841,22 @@ pub const OPENAPI_JSON: &str = r##"{
           "page": {
             "type": "integer",
             "minimum": 1,
-            "default": 1
+            "x-server-default": 1,
+            "description": "Default: `1`."
           },
           "page_size": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "limit": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -21913,19 +21935,22 @@ pub const OPENAPI_JSON: &str = r##"{
           "page": {
             "type": "integer",
             "minimum": 1,
-            "default": 1
+            "x-server-default": 1,
+            "description": "Default: `1`."
           },
           "page_size": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "limit": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -21969,19 +21994,22 @@ pub const OPENAPI_JSON: &str = r##"{
           "page": {
             "type": "integer",
             "minimum": 1,
-            "default": 1
+            "x-server-default": 1,
+            "description": "Default: `1`."
           },
           "page_size": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "limit": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -22214,7 +22242,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -22251,7 +22280,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -22315,12 +22345,13 @@ pub const OPENAPI_JSON: &str = r##"{
                 "$ref": "#/components/schemas/RequestAmount"
               }
             ],
-            "default": "0.00",
+            "x-server-default": "0.00",
             "description": "Transfers of at least this amount are held. Optional, default `\"0.00\"` (every\ntransfer), which is the source's rule: an active policy queues transfers. A higher\nvalue is Kobo's extension.\n"
           },
           "is_active": {
             "type": "boolean",
-            "default": true
+            "x-server-default": true,
+            "description": "Default: `true`."
           }
         }
       },
@@ -22379,13 +22410,15 @@ pub const OPENAPI_JSON: &str = r##"{
           "page": {
             "type": "integer",
             "minimum": 1,
-            "default": 1
+            "x-server-default": 1,
+            "description": "Default: `1`."
           },
           "page_size": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           }
         }
       },
@@ -22589,7 +22622,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 100
+            "x-server-default": 100,
+            "description": "Default: `100`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -22641,7 +22675,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -22750,7 +22785,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",

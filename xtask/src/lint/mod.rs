@@ -70,6 +70,7 @@ pub const RULES: &[Rule] = &[
     Rule { name: "headers", check: operations::headers },
     Rule { name: "unused-components", check: document::unused_components },
     Rule { name: "schema-names", check: document::schema_names },
+    Rule { name: "request-defaults", check: document::request_defaults },
     Rule { name: "x-origin", check: document::x_origin },
 ];
 

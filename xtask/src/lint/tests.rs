@@ -1470,6 +1470,36 @@ fn every_rule_has_a_unique_name_and_a_test_that_makes_it_fire() {
     }
 }
 
+// request-defaults
+
+#[test]
+fn a_default_is_refused_and_a_server_default_must_be_described() {
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/schemas/Paging",
+                json!({"type": "object", "x-origin": "extension", "properties": {
+                    "limit": {"type": "integer", "default": 20},
+                    "page": {"type": "integer", "x-server-default": 1},
+                    "page_size": {"type": "integer", "x-server-default": 20, "description": "Default: `20`."},
+                }}),
+            )
+        },
+        &[
+            (
+                "request-defaults",
+                "#/components/schemas/Paging/properties/limit: has a `default`",
+            ),
+            (
+                "request-defaults",
+                "#/components/schemas/Paging/properties/page: has an `x-server-default` its description",
+            ),
+            ("unused-components", "Paging"),
+        ],
+    );
+}
+
 // schema-names
 
 #[test]
