@@ -6899,11 +6899,6 @@ components:
           nullable: true
           maxProperties: 0
           description: Always null.
-      example:
-        status: false
-        response_code: '41'
-        message: 'Customer not found: credentials or session invalid or expired'
-        data: null
     EmptyObject:
       type: object
       description: An empty object, `{}`.
@@ -19234,12 +19229,6 @@ pub const OPENAPI_JSON: &str = r##"{
             "maxProperties": 0,
             "description": "Always null."
           }
-        },
-        "example": {
-          "status": false,
-          "response_code": "41",
-          "message": "Customer not found: credentials or session invalid or expired",
-          "data": null
         }
       },
       "EmptyObject": {

@@ -1500,6 +1500,23 @@ fn a_default_is_refused_and_a_server_default_must_be_described() {
     );
 }
 
+#[test]
+fn the_error_envelope_has_no_example_of_its_own() {
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/schemas/ErrorEnvelope/example",
+                json!({"status": false, "response_code": "41", "message": "x", "data": null}),
+            )
+        },
+        &[(
+            "error-envelope",
+            "#/components/schemas/ErrorEnvelope: must have no schema-level `example`",
+        )],
+    );
+}
+
 // schema-names
 
 #[test]
