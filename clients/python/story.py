@@ -141,7 +141,7 @@ TOO_MUCH = Decimal("1000000.00")  # more than the current account holds, under t
 
 AMOUNT_TEXT = re.compile(r"^[0-9]+\.[0-9]{2}$")  # transaction amounts: two fraction digits
 BALANCE_TEXT = re.compile(r"^[0-9]+\.[0-9]{9}$")  # balances: nine
-FINAL = {TransferStatus.SUCCESS, TransferStatus.FAILED, TransferStatus.REVERSED}
+FINAL = {TransferStatus.TRANSFER_STATUS_SUCCESS, TransferStatus.TRANSFER_STATUS_FAILED, TransferStatus.TRANSFER_STATUS_REVERSED}
 
 Success = TypeVar("Success")
 
@@ -323,7 +323,7 @@ def list_accounts(story: Story) -> None:
     main = next((account for account in page.data if account.account_number == story.main_account), None)
     story.expect(main is not None, f"fetch_customer_accounts: {story.main_account} not in {numbers}")
     story.expect(
-        main is not None and main.account_type == AccountType.POOL,
+        main is not None and main.account_type == AccountType.ACCOUNT_TYPE_POOL,
         f"fetch_customer_accounts: main account is {main and main.account_type}",
     )
     story.expect(not page.pagination.has_more, "fetch_customer_accounts: a fresh demo has more than 100 accounts")
@@ -340,7 +340,7 @@ def open_current_account(story: Story) -> None:
         "create_account_api",
     )
     account = reply.data
-    check(account.account_type == AccountType.CURRENT, f"create_account_api: {account.account_type}")
+    check(account.account_type == AccountType.ACCOUNT_TYPE_CURRENT, f"create_account_api: {account.account_type}")
     check(
         re.fullmatch(r"[0-9]{10}", account.account_number) is not None, f"create_account_api: {account.account_number}"
     )
@@ -359,7 +359,7 @@ def give_customer_a_virtual_account(story: Story) -> None:
     key = str(uuid.uuid4())
     first = create_customer_account.sync_detailed(client=story.integration_client(), body=body, idempotency_key=key)
     account = success(first, CreateCustomerAccountResponse, "create_customer_account").data
-    check(account.account_type == AccountType.VIRTUAL, f"create_customer_account: {account.account_type}")
+    check(account.account_type == AccountType.ACCOUNT_TYPE_VIRTUAL, f"create_customer_account: {account.account_type}")
     story.expect(account.account_name == "Amaka Nwosu", f"create_customer_account: account_name {account.account_name}")
     story.expect(
         account.parent_account_number == story.main_account,
@@ -388,7 +388,7 @@ def credit(story: Story, account_number: str, amount: str, narration: str) -> In
         "simulate_inbound_transfer",
     )
     inbound = reply.data
-    check(inbound.transaction_type == TransactionType.CREDIT, f"simulate_inbound_transfer: {inbound.transaction_type}")
+    check(inbound.transaction_type == TransactionType.TRANSACTION_TYPE_CREDIT, f"simulate_inbound_transfer: {inbound.transaction_type}")
     check(inbound.reference_number != "", "simulate_inbound_transfer: no reference_number")
     story.expect(
         money(inbound.amount, "simulate_inbound_transfer") == Decimal(amount),
@@ -440,7 +440,7 @@ def find_the_credit(story: Story) -> None:
     for transaction in found:
         story.expect(transaction.amount == AMOUNT, f"fetch_transactions_api: amount {transaction.amount}")
         story.expect(
-            transaction.transaction_category == TransactionCategory.COLLECTION,
+            transaction.transaction_category == TransactionCategory.TRANSACTION_CATEGORY_COLLECTION,
             f"fetch_transactions_api: {transaction.transaction_category}",
         )
 
@@ -612,11 +612,11 @@ def submitted(
 def pay_within_kobo(story: Story) -> None:
     # Name enquiry first, as the spec asks: the transfer repeats it and refuses another name.
     chinedu = enquire(story, CHINEDU, KOBO_BANK, "intra_bank")
-    body = transfer_body(story, chinedu, INTRA_AMOUNT, "Refund - order 1042", TransferType.INTRA)
+    body = transfer_body(story, chinedu, INTRA_AMOUNT, "Refund - order 1042", TransferType.TRANSFER_TYPE_INTRA)
     transfer = submitted(story, send(story, body, str(uuid.uuid4())), body, "funds_transfer_api (intra)")
     # Within Kobo: settled at once, and free.
-    story.expect(transfer.transfer_status == TransferStatus.SUCCESS, f"intra transfer: {transfer.transfer_status}")
-    story.expect(transfer.status == TransactionStatus.SUCCESS, f"intra transfer: status {transfer.status}")
+    story.expect(transfer.transfer_status == TransferStatus.TRANSFER_STATUS_SUCCESS, f"intra transfer: {transfer.transfer_status}")
+    story.expect(transfer.status == TransactionStatus.TRANSACTION_STATUS_SUCCESS, f"intra transfer: status {transfer.status}")
     story.expect(
         transfer.fee == "0.00" and transfer.vat == "0.00", f"intra transfer: fee {transfer.fee} vat {transfer.vat}"
     )
@@ -625,13 +625,13 @@ def pay_within_kobo(story: Story) -> None:
 
 def pay_emeka_and_retry(story: Story) -> None:
     emeka = enquire(story, EMEKA, OTHER_BANK, "inter_bank")
-    body = transfer_body(story, emeka, EMEKA_AMOUNT, "Logistics - November", TransferType.INTER)
+    body = transfer_body(story, emeka, EMEKA_AMOUNT, "Logistics - November", TransferType.TRANSFER_TYPE_INTER)
     key = str(uuid.uuid4())
     first = send(story, body, key)
     transfer = submitted(story, first, body, "funds_transfer_api (inter, Emeka Nwosu)")
     # To another bank: debited at once (amount, fee, VAT), then NIP settles it.
-    story.expect(transfer.transfer_status == TransferStatus.PROCESSING, f"inter transfer: {transfer.transfer_status}")
-    story.expect(transfer.status == TransactionStatus.PENDING, f"inter transfer: status {transfer.status}")
+    story.expect(transfer.transfer_status == TransferStatus.TRANSFER_STATUS_PROCESSING, f"inter transfer: {transfer.transfer_status}")
+    story.expect(transfer.status == TransactionStatus.TRANSACTION_STATUS_PENDING, f"inter transfer: status {transfer.status}")
     fee = Decimal(transfer.fee)
     story.expect(fee == Decimal("25.00"), f"inter transfer: fee {transfer.fee} (NGN 25.00 from 5,000.01 to 50,000.00)")
     story.expect(Decimal(transfer.vat) == vat_on(fee), f"inter transfer: vat {transfer.vat} on fee {transfer.fee}")
@@ -665,7 +665,7 @@ def refuse_a_reused_key(story: Story) -> None:
         ),
         EMEKA_AMOUNT + 1,
         "Logistics - November",
-        TransferType.INTER,
+        TransferType.TRANSFER_TYPE_INTER,
     )
     response = funds_transfer_api.sync_detailed(
         client=story.integration_client("key_reused"), body=other, idempotency_key=story.emeka_key
@@ -699,8 +699,8 @@ def wait_until_final(story: Story, reference_number: str, call: str) -> Transfer
 def emeka_is_paid(story: Story) -> None:
     sent = story.transfers["emeka"]
     transfer = wait_until_final(story, sent.reference_number, "get_transfer_api (Emeka Nwosu)")
-    story.expect(transfer.transfer_status == TransferStatus.SUCCESS, f"Emeka's transfer: {transfer.transfer_status}")
-    story.expect(transfer.status == TransactionStatus.SUCCESS, f"Emeka's transfer: status {transfer.status}")
+    story.expect(transfer.transfer_status == TransferStatus.TRANSFER_STATUS_SUCCESS, f"Emeka's transfer: {transfer.transfer_status}")
+    story.expect(transfer.status == TransactionStatus.TRANSACTION_STATUS_SUCCESS, f"Emeka's transfer: status {transfer.status}")
     story.expect(
         transfer.session_id is not None and re.fullmatch(r"[0-9]{30}", transfer.session_id) is not None,
         f"Emeka's transfer: NIP session_id {transfer.session_id}",
@@ -721,13 +721,13 @@ def emeka_is_paid(story: Story) -> None:
 
 def bisi_is_reversed(story: Story) -> None:
     bisi = enquire(story, BISI, OTHER_BANK, "inter_bank")
-    body = transfer_body(story, bisi, BISI_AMOUNT, "Refund - order 1038", TransferType.INTER)
+    body = transfer_body(story, bisi, BISI_AMOUNT, "Refund - order 1038", TransferType.TRANSFER_TYPE_INTER)
     sent = submitted(story, send(story, body, str(uuid.uuid4())), body, "funds_transfer_api (Bisi Alade)")
-    story.expect(sent.transfer_status == TransferStatus.PROCESSING, f"Bisi's transfer: {sent.transfer_status}")
+    story.expect(sent.transfer_status == TransferStatus.TRANSFER_STATUS_PROCESSING, f"Bisi's transfer: {sent.transfer_status}")
     transfer = wait_until_final(story, sent.reference_number, "get_transfer_api (Bisi Alade)")
     # Her bank declines it: amount, fee and VAT come back as one REV- credit.
-    story.expect(transfer.transfer_status == TransferStatus.REVERSED, f"Bisi's transfer: {transfer.transfer_status}")
-    story.expect(transfer.status == TransactionStatus.REVERSED, f"Bisi's transfer: status {transfer.status}")
+    story.expect(transfer.transfer_status == TransferStatus.TRANSFER_STATUS_REVERSED, f"Bisi's transfer: {transfer.transfer_status}")
+    story.expect(transfer.status == TransactionStatus.TRANSACTION_STATUS_REVERSED, f"Bisi's transfer: status {transfer.status}")
     story.expect(bool(transfer.failure_reason), f"Bisi's transfer: failure_reason {transfer.failure_reason}")
     story.expect(
         transfer.reversal_reference_number == "REV-" + transfer.reference_number[4:],
@@ -739,7 +739,7 @@ def bisi_is_reversed(story: Story) -> None:
 def refuse_insufficient_funds(story: Story) -> None:
     """More than the account holds: `83`, typed, and nothing moves (the balances below)."""
     emeka = enquire(story, EMEKA, OTHER_BANK, "inter_bank")
-    body = transfer_body(story, emeka, TOO_MUCH, "Too much", TransferType.INTER)
+    body = transfer_body(story, emeka, TOO_MUCH, "Too much", TransferType.TRANSFER_TYPE_INTER)
     response = funds_transfer_api.sync_detailed(
         client=story.integration_client("daily_limit"), body=body, idempotency_key=str(uuid.uuid4())
     )
@@ -789,19 +789,19 @@ def transactions_tell_the_story(story: Story) -> None:
     intra, emeka, bisi = story.transfers["intra"], story.transfers["emeka"], story.transfers["bisi"]
     charges = {name: f"{Decimal(t.fee) + Decimal(t.vat):.2f}" for name, t in (("emeka", emeka), ("bisi", bisi))}
     suffix = {name: t.reference_number[4:] for name, t in (("emeka", emeka), ("bisi", bisi))}
-    C, D = TransactionType.CREDIT, TransactionType.DEBIT
+    C, D = TransactionType.TRANSACTION_TYPE_CREDIT, TransactionType.TRANSACTION_TYPE_DEBIT
     expected = {
-        (story.funding.reference_number, C, TransactionCategory.COLLECTION, TransactionStatus.SUCCESS, f"{FUNDING}"),
-        (intra.reference_number, D, TransactionCategory.TRANSFER, TransactionStatus.SUCCESS, f"{INTRA_AMOUNT}"),
-        (emeka.reference_number, D, TransactionCategory.TRANSFER, TransactionStatus.SUCCESS, f"{EMEKA_AMOUNT}"),
-        ("FEE-" + suffix["emeka"], D, TransactionCategory.FEE, TransactionStatus.SUCCESS, charges["emeka"]),
-        (bisi.reference_number, D, TransactionCategory.TRANSFER, TransactionStatus.REVERSED, f"{BISI_AMOUNT}"),
-        ("FEE-" + suffix["bisi"], D, TransactionCategory.FEE, TransactionStatus.REVERSED, charges["bisi"]),
+        (story.funding.reference_number, C, TransactionCategory.TRANSACTION_CATEGORY_COLLECTION, TransactionStatus.TRANSACTION_STATUS_SUCCESS, f"{FUNDING}"),
+        (intra.reference_number, D, TransactionCategory.TRANSACTION_CATEGORY_TRANSFER, TransactionStatus.TRANSACTION_STATUS_SUCCESS, f"{INTRA_AMOUNT}"),
+        (emeka.reference_number, D, TransactionCategory.TRANSACTION_CATEGORY_TRANSFER, TransactionStatus.TRANSACTION_STATUS_SUCCESS, f"{EMEKA_AMOUNT}"),
+        ("FEE-" + suffix["emeka"], D, TransactionCategory.TRANSACTION_CATEGORY_FEE, TransactionStatus.TRANSACTION_STATUS_SUCCESS, charges["emeka"]),
+        (bisi.reference_number, D, TransactionCategory.TRANSACTION_CATEGORY_TRANSFER, TransactionStatus.TRANSACTION_STATUS_REVERSED, f"{BISI_AMOUNT}"),
+        ("FEE-" + suffix["bisi"], D, TransactionCategory.TRANSACTION_CATEGORY_FEE, TransactionStatus.TRANSACTION_STATUS_REVERSED, charges["bisi"]),
         (
             "REV-" + suffix["bisi"],
             C,
-            TransactionCategory.REVERSAL,
-            TransactionStatus.SUCCESS,
+            TransactionCategory.TRANSACTION_CATEGORY_REVERSAL,
+            TransactionStatus.TRANSACTION_STATUS_SUCCESS,
             f"{BISI_AMOUNT + Decimal(charges['bisi']):.2f}",
         ),
     }
@@ -826,7 +826,7 @@ def transactions_tell_the_story(story: Story) -> None:
     net = sum(
         (Decimal(t.amount) if t.transaction_type == C else -Decimal(t.amount))
         for t in page.data
-        if t.status != TransactionStatus.FAILED
+        if t.status != TransactionStatus.TRANSACTION_STATUS_FAILED
     )
     emeka_charges = Decimal(emeka.fee) + Decimal(emeka.vat)
     story.expect(
@@ -882,7 +882,7 @@ def receive_a_signed_webhook(story: Story) -> None:
         queued = success(
             test_webhook.sync_detailed(client=story.dashboard_client()), TestWebhookResponse, "test_webhook"
         ).data
-        check(queued.event_type == WebhookEventType.WEBHOOK_TEST, f"test_webhook: {queued.event_type}")
+        check(queued.event_type == WebhookEventType.WEBHOOK_EVENT_TYPE_WEBHOOK_TEST, f"test_webhook: {queued.event_type}")
         if story.against_mock:
             story.expect(False, "test_webhook: a signed delivery (the mock delivers nothing)")
         else:
@@ -902,7 +902,7 @@ def receive_a_signed_webhook(story: Story) -> None:
                 fetch_webhook_events.sync_detailed(
                     client=story.dashboard_client(),
                     body=FetchWebhookEventsRequest(
-                        filters=WebhookEventFilters(event_type=WebhookEventType.WEBHOOK_TEST)
+                        filters=WebhookEventFilters(event_type=WebhookEventType.WEBHOOK_EVENT_TYPE_WEBHOOK_TEST)
                     ),
                 ),
                 FetchWebhookEventsResponse,
@@ -911,7 +911,7 @@ def receive_a_signed_webhook(story: Story) -> None:
             if story.against_mock:
                 story.expect(False, "fetch_webhook_events: the test event marked delivered")
                 return
-            if log and log[0].status == WebhookDeliveryStatus.DELIVERED:
+            if log and log[0].status == WebhookDeliveryStatus.WEBHOOK_DELIVERY_STATUS_DELIVERED:
                 check(log[0].attempt_log[0].response_status == 204, f"attempt: {log[0].attempt_log[0]}")
                 return
             time.sleep(0.1)

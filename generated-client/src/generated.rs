@@ -2764,6 +2764,7 @@ characters. Payers see it after the business's name unless it starts with it
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     #[serde(deny_unknown_fields)]
     pub struct CreateApprovalPolicyRequest {
+        ///Default: `true`.
         #[serde(default = "defaults::default_bool::<true>")]
         pub is_active: bool,
         /**Transfers of at least this amount are held. Optional, default `"0.00"` (every
@@ -3720,7 +3721,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub date: ::std::option::Option<::chrono::naive::NaiveDate>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
-        ///Accounts per page (the source's "maximum count per page"; its name is not shown there).
+        ///Accounts per page (the source's "maximum count per page"; its name is not shown there). Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
         ///Only virtual accounts linked to this pool or current account.
@@ -3848,6 +3849,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub is_available: ::std::option::Option<bool>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -3900,6 +3902,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<ActivityLogFilters>,
+        ///Default: `100`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 100>")]
         pub limit: ::std::num::NonZeroU64,
         ///Case-insensitive substring of the endpoint, message or IP address.
@@ -4011,6 +4014,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<AuditLogFilters>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
         ///Case-insensitive substring of the action, user or IP address.
@@ -4147,7 +4151,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<AccountListFilters>,
-        ///Accounts per page.
+        ///Accounts per page. Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
     }
@@ -4187,8 +4191,10 @@ characters. Payers see it after the business's name (`name_enquiry`).
     pub struct FetchMembersRequest {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<MemberFilters>,
+        ///Default: `1`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
         pub page: ::std::num::NonZeroU64,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub page_size: ::std::num::NonZeroU64,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -4237,6 +4243,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         >,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -4327,10 +4334,13 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<SettlementFilters>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
+        ///Default: `1`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
         pub page: ::std::num::NonZeroU64,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub page_size: ::std::num::NonZeroU64,
     }
@@ -4378,10 +4388,13 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<IntegrationTransactionFilters>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
+        ///Default: `1`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
         pub page: ::std::num::NonZeroU64,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub page_size: ::std::num::NonZeroU64,
     }
@@ -4429,10 +4442,13 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<DashboardTransactionFilters>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
+        ///Default: `1`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
         pub page: ::std::num::NonZeroU64,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub page_size: ::std::num::NonZeroU64,
     }
@@ -4495,6 +4511,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<TransferFilters>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
     }
@@ -4540,6 +4557,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub cursor_id: ::std::option::Option<::uuid::Uuid>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<WebhookEventFilters>,
+        ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
     }
@@ -5584,7 +5602,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
         pub count: ::std::option::Option<::std::num::NonZeroU64>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub filters: ::std::option::Option<MetricsFilters>,
-        ///True skips the account counts (returned as null) for a faster answer.
+        ///True skips the account counts (returned as null) for a faster answer. Default: `false`.
         #[serde(default)]
         pub ignore_count: bool,
     }
@@ -8068,7 +8086,7 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
     ///Sent by `test_webhook` to check the endpoint and its signature verification.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct TestEvent {
-        pub data: WebhookTest,
+        pub data: TestEventData,
         pub id: ::uuid::Uuid,
         pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
         #[serde(rename = "type")]
@@ -8076,6 +8094,18 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
     }
     impl TestEvent {
         pub fn builder() -> builder::TestEvent {
+            Default::default()
+        }
+    }
+    ///`TestEventData`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct TestEventData {
+        pub message: ::std::string::String,
+        ///The member who asked for the test.
+        pub requested_by: ::std::string::String,
+    }
+    impl TestEventData {
+        pub fn builder() -> builder::TestEventData {
             Default::default()
         }
     }
@@ -9669,18 +9699,6 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
-        }
-    }
-    ///`WebhookTest`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
-    pub struct WebhookTest {
-        pub message: ::std::string::String,
-        ///The member who asked for the test.
-        pub requested_by: ::std::string::String,
-    }
-    impl WebhookTest {
-        pub fn builder() -> builder::WebhookTest {
-            Default::default()
         }
     }
     /// Types for composing complex structures.
@@ -24301,7 +24319,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         }
         #[derive(Clone, Debug)]
         pub struct TestEvent {
-            data: ::std::result::Result<super::WebhookTest, ::std::string::String>,
+            data: ::std::result::Result<super::TestEventData, ::std::string::String>,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
             timestamp: ::std::result::Result<
                 ::chrono::DateTime<::chrono::offset::Utc>,
@@ -24322,7 +24340,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         impl TestEvent {
             pub fn data<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::WebhookTest>,
+                T: ::std::convert::TryInto<super::TestEventData>,
                 T::Error: ::std::fmt::Display,
             {
                 self.data = value
@@ -24387,6 +24405,67 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     id: Ok(value.id),
                     timestamp: Ok(value.timestamp),
                     type_: Ok(value.type_),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct TestEventData {
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            requested_by: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for TestEventData {
+            fn default() -> Self {
+                Self {
+                    message: Err("no value supplied for message".to_string()),
+                    requested_by: Err("no value supplied for requested_by".to_string()),
+                }
+            }
+        }
+        impl TestEventData {
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn requested_by<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.requested_by = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for requested_by: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<TestEventData> for super::TestEventData {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: TestEventData,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    message: value.message?,
+                    requested_by: value.requested_by?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::TestEventData> for TestEventData {
+            fn from(value: super::TestEventData) -> Self {
+                Self {
+                    message: Ok(value.message),
+                    requested_by: Ok(value.requested_by),
                 }
             }
         }
@@ -27047,67 +27126,6 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 }
             }
         }
-        #[derive(Clone, Debug)]
-        pub struct WebhookTest {
-            message: ::std::result::Result<::std::string::String, ::std::string::String>,
-            requested_by: ::std::result::Result<
-                ::std::string::String,
-                ::std::string::String,
-            >,
-        }
-        impl ::std::default::Default for WebhookTest {
-            fn default() -> Self {
-                Self {
-                    message: Err("no value supplied for message".to_string()),
-                    requested_by: Err("no value supplied for requested_by".to_string()),
-                }
-            }
-        }
-        impl WebhookTest {
-            pub fn message<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::string::String>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.message = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for message: {e}")
-                    });
-                self
-            }
-            pub fn requested_by<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::string::String>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.requested_by = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for requested_by: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<WebhookTest> for super::WebhookTest {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: WebhookTest,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    message: value.message?,
-                    requested_by: value.requested_by?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::WebhookTest> for WebhookTest {
-            fn from(value: super::WebhookTest) -> Self {
-                Self {
-                    message: Ok(value.message),
-                    requested_by: Ok(value.requested_by),
-                }
-            }
-        }
     }
     /// Generation of default values for serde.
     pub mod defaults {
@@ -27304,7 +27322,7 @@ daily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money com
 `simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.
 
 
-Version: 2.3.0*/
+Version: 2.4.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -27340,7 +27358,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "2.3.0"
+        "2.4.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

@@ -569,3 +569,16 @@ async fn the_spec_and_its_documentation_are_served() {
     assert_eq!(script.status, 200);
     assert!(script.body.len() > 100_000);
 }
+
+#[tokio::test]
+async fn docs_with_a_trailing_slash_redirects_to_the_page() {
+    let response = send(
+        Arc::default(),
+        Request::get("/docs/").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(response.status, 308);
+    // Relative, as the page's own addresses are: `/docs/` + `../docs` is `/docs`.
+    assert_eq!(response.headers["location"], "../docs");
+    assert!(response.body.is_empty());
+}

@@ -2848,6 +2848,7 @@ impl<'de> ::serde::Deserialize<'de> for CreateApprovalPolicyIdempotencyKey {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateApprovalPolicyRequest {
+    ///Default: `true`.
     #[serde(default = "defaults::default_bool::<true>")]
     pub is_active: bool,
     /**Transfers of at least this amount are held. Optional, default `"0.00"` (every
@@ -3876,7 +3877,7 @@ pub struct FetchAccountCollectionsRequest {
     pub date: ::std::option::Option<::chrono::naive::NaiveDate>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
-    ///Accounts per page (the source's "maximum count per page"; its name is not shown there).
+    ///Accounts per page (the source's "maximum count per page"; its name is not shown there). Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub limit: ::std::num::NonZeroU64,
     ///Only virtual accounts linked to this pool or current account.
@@ -4004,6 +4005,7 @@ pub struct FetchAccountSummariesRequest {
     pub cursor_id: ::std::option::Option<::uuid::Uuid>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub is_available: ::std::option::Option<bool>,
+    ///Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub limit: ::std::num::NonZeroU64,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -4046,6 +4048,7 @@ pub struct FetchActivityLogsRequest {
     pub end_date: ::std::option::Option<::chrono::naive::NaiveDate>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub filters: ::std::option::Option<ActivityLogFilters>,
+    ///Default: `100`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 100>")]
     pub limit: ::std::num::NonZeroU64,
     ///Case-insensitive substring of the endpoint, message or IP address.
@@ -4156,6 +4159,7 @@ pub struct FetchAuditLogsRequest {
     pub cursor_id: ::std::option::Option<::uuid::Uuid>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub filters: ::std::option::Option<AuditLogFilters>,
+    ///Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub limit: ::std::num::NonZeroU64,
     ///Case-insensitive substring of the action, user or IP address.
@@ -4282,7 +4286,7 @@ pub struct FetchCustomerAccountsRequest {
     pub cursor_id: ::std::option::Option<::uuid::Uuid>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub filters: ::std::option::Option<AccountListFilters>,
-    ///Accounts per page.
+    ///Accounts per page. Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub limit: ::std::num::NonZeroU64,
 }
@@ -4312,8 +4316,10 @@ pub struct FetchCustomerAccountsResponse {
 pub struct FetchMembersRequest {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub filters: ::std::option::Option<MemberFilters>,
+    ///Default: `1`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
     pub page: ::std::num::NonZeroU64,
+    ///Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub page_size: ::std::num::NonZeroU64,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -4352,6 +4358,7 @@ pub struct FetchPendingTransfersRequest {
     >,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    ///Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub limit: ::std::num::NonZeroU64,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -4417,10 +4424,13 @@ pub struct FetchSettlementTransactionsRequest {
     pub cursor_id: ::std::option::Option<::uuid::Uuid>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub filters: ::std::option::Option<SettlementFilters>,
+    ///Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub limit: ::std::num::NonZeroU64,
+    ///Default: `1`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
     pub page: ::std::num::NonZeroU64,
+    ///Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub page_size: ::std::num::NonZeroU64,
 }
@@ -4458,10 +4468,13 @@ pub struct FetchTransactionsApiRequest {
     pub cursor_id: ::std::option::Option<::uuid::Uuid>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub filters: ::std::option::Option<IntegrationTransactionFilters>,
+    ///Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub limit: ::std::num::NonZeroU64,
+    ///Default: `1`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
     pub page: ::std::num::NonZeroU64,
+    ///Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub page_size: ::std::num::NonZeroU64,
 }
@@ -4499,10 +4512,13 @@ pub struct FetchTransactionsWebRequest {
     pub cursor_id: ::std::option::Option<::uuid::Uuid>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub filters: ::std::option::Option<DashboardTransactionFilters>,
+    ///Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub limit: ::std::num::NonZeroU64,
+    ///Default: `1`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
     pub page: ::std::num::NonZeroU64,
+    ///Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub page_size: ::std::num::NonZeroU64,
 }
@@ -4550,6 +4566,7 @@ pub struct FetchTransfersRequest {
     pub cursor_id: ::std::option::Option<::uuid::Uuid>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub filters: ::std::option::Option<TransferFilters>,
+    ///Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub limit: ::std::num::NonZeroU64,
 }
@@ -4585,6 +4602,7 @@ pub struct FetchWebhookEventsRequest {
     pub cursor_id: ::std::option::Option<::uuid::Uuid>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub filters: ::std::option::Option<WebhookEventFilters>,
+    ///Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub limit: ::std::num::NonZeroU64,
 }
@@ -5708,7 +5726,7 @@ pub struct GetTotalAccountMetricsRequest {
     pub count: ::std::option::Option<::std::num::NonZeroU64>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub filters: ::std::option::Option<MetricsFilters>,
-    ///True skips the account counts (returned as null) for a faster answer.
+    ///True skips the account counts (returned as null) for a faster answer. Default: `false`.
     #[serde(default)]
     pub ignore_count: bool,
 }
@@ -8278,11 +8296,18 @@ impl ::std::convert::TryFrom<::std::string::String> for SuccessCode {
 ///Sent by `test_webhook` to check the endpoint and its signature verification.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct TestEvent {
-    pub data: WebhookTest,
+    pub data: TestEventData,
     pub id: ::uuid::Uuid,
     pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
     #[serde(rename = "type")]
     pub type_: TestEventType,
+}
+///`TestEventData`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct TestEventData {
+    pub message: ::std::string::String,
+    ///The member who asked for the test.
+    pub requested_by: ::std::string::String,
 }
 ///`TestEventType`
 #[derive(
@@ -9891,13 +9916,6 @@ impl ::std::convert::TryFrom<::std::string::String> for WebhookEventType {
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
-}
-///`WebhookTest`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
-pub struct WebhookTest {
-    pub message: ::std::string::String,
-    ///The member who asked for the test.
-    pub requested_by: ::std::string::String,
 }
 /// Generation of default values for serde.
 pub mod defaults {

@@ -2002,11 +2002,11 @@ pub const COMPONENTS: &str = r##"{
           "format": "date-time"
         },
         "data": {
-          "$ref": "#/$defs/WebhookTest"
+          "$ref": "#/$defs/TestEventData"
         }
       }
     },
-    "WebhookTest": {
+    "TestEventData": {
       "type": "object",
       "required": [
         "message",
@@ -2211,8 +2211,7 @@ pub const COMPONENTS: &str = r##"{
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20,
-          "description": "Accounts per page."
+          "description": "Accounts per page. Default: `20`."
         },
         "cursor_created_at": {
           "type": "string",
@@ -2332,8 +2331,7 @@ pub const COMPONENTS: &str = r##"{
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20,
-          "description": "Accounts per page (the source's \"maximum count per page\"; its name is not shown there)."
+          "description": "Accounts per page (the source's \"maximum count per page\"; its name is not shown there). Default: `20`."
         },
         "cursor_created_at": {
           "type": "string",
@@ -2367,7 +2365,7 @@ pub const COMPONENTS: &str = r##"{
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20
+          "description": "Default: `20`."
         },
         "cursor_created_at": {
           "type": "string",
@@ -2415,8 +2413,7 @@ pub const COMPONENTS: &str = r##"{
         },
         "ignore_count": {
           "type": "boolean",
-          "default": false,
-          "description": "True skips the account counts (returned as null) for a faster answer."
+          "description": "True skips the account counts (returned as null) for a faster answer. Default: `false`."
         }
       }
     },
@@ -2463,19 +2460,19 @@ pub const COMPONENTS: &str = r##"{
         "page": {
           "type": "integer",
           "minimum": 1,
-          "default": 1
+          "description": "Default: `1`."
         },
         "page_size": {
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20
+          "description": "Default: `20`."
         },
         "limit": {
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20
+          "description": "Default: `20`."
         },
         "cursor_created_at": {
           "type": "string",
@@ -2549,19 +2546,19 @@ pub const COMPONENTS: &str = r##"{
         "page": {
           "type": "integer",
           "minimum": 1,
-          "default": 1
+          "description": "Default: `1`."
         },
         "page_size": {
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20
+          "description": "Default: `20`."
         },
         "limit": {
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20
+          "description": "Default: `20`."
         },
         "cursor_created_at": {
           "type": "string",
@@ -2604,19 +2601,19 @@ pub const COMPONENTS: &str = r##"{
         "page": {
           "type": "integer",
           "minimum": 1,
-          "default": 1
+          "description": "Default: `1`."
         },
         "page_size": {
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20
+          "description": "Default: `20`."
         },
         "limit": {
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20
+          "description": "Default: `20`."
         },
         "cursor_created_at": {
           "type": "string",
@@ -2840,7 +2837,7 @@ pub const COMPONENTS: &str = r##"{
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20
+          "description": "Default: `20`."
         },
         "cursor_created_at": {
           "type": "string",
@@ -2875,7 +2872,7 @@ pub const COMPONENTS: &str = r##"{
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20
+          "description": "Default: `20`."
         },
         "cursor_created_at": {
           "type": "string",
@@ -2936,12 +2933,11 @@ pub const COMPONENTS: &str = r##"{
               "$ref": "#/$defs/RequestAmount"
             }
           ],
-          "default": "0.00",
           "description": "Transfers of at least this amount are held. Optional, default `\"0.00\"` (every\ntransfer), which is the source's rule: an active policy queues transfers. A higher\nvalue is Kobo's extension.\n"
         },
         "is_active": {
           "type": "boolean",
-          "default": true
+          "description": "Default: `true`."
         }
       }
     },
@@ -2997,13 +2993,13 @@ pub const COMPONENTS: &str = r##"{
         "page": {
           "type": "integer",
           "minimum": 1,
-          "default": 1
+          "description": "Default: `1`."
         },
         "page_size": {
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20
+          "description": "Default: `20`."
         }
       }
     },
@@ -3199,7 +3195,7 @@ pub const COMPONENTS: &str = r##"{
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 100
+          "description": "Default: `100`."
         },
         "cursor_created_at": {
           "type": "string",
@@ -3249,7 +3245,7 @@ pub const COMPONENTS: &str = r##"{
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20
+          "description": "Default: `20`."
         },
         "cursor_created_at": {
           "type": "string",
@@ -3354,7 +3350,7 @@ pub const COMPONENTS: &str = r##"{
           "type": "integer",
           "minimum": 1,
           "maximum": 100,
-          "default": 20
+          "description": "Default: `20`."
         },
         "cursor_created_at": {
           "type": "string",
@@ -5152,7 +5148,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::SimulateInboundTransferResponse)), ("SortOrder",
         schemars::schema_for!(models::SortOrder)), ("SuccessCode",
         schemars::schema_for!(models::SuccessCode)), ("TestEvent",
-        schemars::schema_for!(models::TestEvent)), ("TestWebhookResponse",
+        schemars::schema_for!(models::TestEvent)), ("TestEventData",
+        schemars::schema_for!(models::TestEventData)), ("TestWebhookResponse",
         schemars::schema_for!(models::TestWebhookResponse)), ("TokenGrant",
         schemars::schema_for!(models::TokenGrant)), ("TokenType",
         schemars::schema_for!(models::TokenType)), ("TransactionCategory",
@@ -5187,7 +5184,6 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::WebhookDeliveryStatus)), ("WebhookEvent",
         schemars::schema_for!(models::WebhookEvent)), ("WebhookEventFilters",
         schemars::schema_for!(models::WebhookEventFilters)), ("WebhookEventType",
-        schemars::schema_for!(models::WebhookEventType)), ("WebhookTest",
-        schemars::schema_for!(models::WebhookTest))
+        schemars::schema_for!(models::WebhookEventType))
     ]
 }

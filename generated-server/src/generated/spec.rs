@@ -4,12 +4,12 @@
 /// The spec's `info.title`.
 pub const TITLE: &str = "Kobo Business Banking API";
 /// The spec's `info.version`.
-pub const VERSION: &str = "2.3.0";
+pub const VERSION: &str = "2.4.0";
 /// `spec/openapi.yaml`, verbatim.
 pub const OPENAPI_YAML: &str = r#"openapi: 3.0.3
 info:
   title: Kobo Business Banking API
-  version: 2.3.0
+  version: 2.4.0
   description: |
     Kobo lets a business (a customer of the bank) manage its accounts, give each of its own
     customers a permanent virtual account after BVN/NIN verification, list transactions and
@@ -6899,11 +6899,6 @@ components:
           nullable: true
           maxProperties: 0
           description: Always null.
-      example:
-        status: false
-        response_code: '41'
-        message: 'Customer not found: credentials or session invalid or expired'
-        data: null
     EmptyObject:
       type: object
       description: An empty object, `{}`.
@@ -7011,6 +7006,7 @@ components:
       type: string
       description: The type of an account, as shown in responses.
       enum: [pool, current, virtual]
+      x-enum-varnames: [ACCOUNT_TYPE_POOL, ACCOUNT_TYPE_CURRENT, ACCOUNT_TYPE_VIRTUAL]
     AccountTypeFilter:
       type: string
       description: |
@@ -7018,20 +7014,24 @@ components:
         current), `virtual` customer accounts, `current` current accounts, `savings` savings
         accounts (Kobo opens none today, so it matches nothing).
       enum: [normal, virtual, current, savings]
+      x-enum-varnames: [ACCOUNT_TYPE_FILTER_NORMAL, ACCOUNT_TYPE_FILTER_VIRTUAL, ACCOUNT_TYPE_FILTER_CURRENT, ACCOUNT_TYPE_FILTER_SAVINGS]
     AccountClass:
       type: string
       description: '`primary` for the main pool account, `secondary` for every other account.'
       enum: [primary, secondary]
+      x-enum-varnames: [ACCOUNT_CLASS_PRIMARY, ACCOUNT_CLASS_SECONDARY]
     AccountStatus:
       type: string
       description: |
         `active` can send and receive; `inactive` dormant; `blocked` frozen by the bank; `closed`
         permanently; `pending` being provisioned.
       enum: [active, inactive, blocked, closed, pending]
+      x-enum-varnames: [ACCOUNT_STATUS_ACTIVE, ACCOUNT_STATUS_INACTIVE, ACCOUNT_STATUS_BLOCKED, ACCOUNT_STATUS_CLOSED, ACCOUNT_STATUS_PENDING]
     TransactionType:
       type: string
       description: '`credit` money in, `debit` money out.'
       enum: [credit, debit]
+      x-enum-varnames: [TRANSACTION_TYPE_CREDIT, TRANSACTION_TYPE_DEBIT]
     TransactionStatus:
       type: string
       x-extensible-enum: true
@@ -7041,6 +7041,7 @@ components:
         `reversal` transaction). `reversed` is an extension; clients should treat an unknown value
         as pending.
       enum: [success, pending, failed, reversed]
+      x-enum-varnames: [TRANSACTION_STATUS_SUCCESS, TRANSACTION_STATUS_PENDING, TRANSACTION_STATUS_FAILED, TRANSACTION_STATUS_REVERSED]
     TransactionCategory:
       type: string
       x-extensible-enum: true
@@ -7050,6 +7051,7 @@ components:
         failed transfer's funds, `fee` a charge the bank took (for example on an inter-bank
         transfer). Clients should accept values added later.
       enum: [collection, transfer, reversal, fee]
+      x-enum-varnames: [TRANSACTION_CATEGORY_COLLECTION, TRANSACTION_CATEGORY_TRANSFER, TRANSACTION_CATEGORY_REVERSAL, TRANSACTION_CATEGORY_FEE]
     Channel:
       type: string
       x-extensible-enum: true
@@ -7057,10 +7059,12 @@ components:
         `nip` inter-bank over NIP, `intra` between two Kobo accounts, `internal` a movement the bank
         made itself (a fee, a reversal). Clients should accept values added later.
       enum: [nip, intra, internal]
+      x-enum-varnames: [CHANNEL_NIP, CHANNEL_INTRA, CHANNEL_INTERNAL]
     TransferType:
       type: string
       description: '`intra` within Kobo (bank code `090823`), `inter` to another bank over NIP.'
       enum: [intra, inter]
+      x-enum-varnames: [TRANSFER_TYPE_INTRA, TRANSFER_TYPE_INTER]
     TransferStatus:
       type: string
       x-origin: extension
@@ -7074,6 +7078,7 @@ components:
         were released. The coarse `status`: `pending` for the first two, `success`, `failed` for
         the refused, rejected, cancelled and expired, `reversed`. Accept values you do not know.
       enum: [pending_approval, processing, success, failed, reversed, rejected, cancelled, expired]
+      x-enum-varnames: [TRANSFER_STATUS_PENDING_APPROVAL, TRANSFER_STATUS_PROCESSING, TRANSFER_STATUS_SUCCESS, TRANSFER_STATUS_FAILED, TRANSFER_STATUS_REVERSED, TRANSFER_STATUS_REJECTED, TRANSFER_STATUS_CANCELLED, TRANSFER_STATUS_EXPIRED]
     ApprovalStatus:
       type: string
       x-origin: extension
@@ -7081,21 +7086,26 @@ components:
         `not_required` the transfer ran at once; `awaiting_approval` held by the approval policy;
         `approved` approved and executed; `rejected` rejected, nothing moved.
       enum: [not_required, awaiting_approval, approved, rejected]
+      x-enum-varnames: [APPROVAL_STATUS_NOT_REQUIRED, APPROVAL_STATUS_AWAITING_APPROVAL, APPROVAL_STATUS_APPROVED, APPROVAL_STATUS_REJECTED]
     SortOrder:
       type: string
       enum: [asc, desc]
+      x-enum-varnames: [SORT_ORDER_ASC, SORT_ORDER_DESC]
     MemberSortField:
       type: string
       x-origin: extension
       enum: [date_joined, email, first_name, last_name, last_login]
+      x-enum-varnames: [MEMBER_SORT_FIELD_DATE_JOINED, MEMBER_SORT_FIELD_EMAIL, MEMBER_SORT_FIELD_FIRST_NAME, MEMBER_SORT_FIELD_LAST_NAME, MEMBER_SORT_FIELD_LAST_LOGIN]
     InvitationStatus:
       type: string
       x-origin: extension
       description: '`pending` invited, not accepted yet; `expired` the invitation lapsed (resend it); `accepted` the member set a password.'
       enum: [pending, expired, accepted]
+      x-enum-varnames: [INVITATION_STATUS_PENDING, INVITATION_STATUS_EXPIRED, INVITATION_STATUS_ACCEPTED]
     LogStatus:
       type: string
       enum: [success, error]
+      x-enum-varnames: [LOG_STATUS_SUCCESS, LOG_STATUS_ERROR]
     HttpMethod:
       type: string
       description: An HTTP method, upper case.
@@ -7133,6 +7143,7 @@ components:
         - rotate_webhook_secret
         - replay_webhook_event
         - test_webhook
+      x-enum-varnames: [AUDIT_ACTION_LOGIN, AUDIT_ACTION_LOGOUT, AUDIT_ACTION_CHANGE_PASSWORD, AUDIT_ACTION_REGENERATE_SECRET, AUDIT_ACTION_ADD_MEMBER, AUDIT_ACTION_RESEND_INVITE, AUDIT_ACTION_ACCEPT_INVITE, AUDIT_ACTION_UPDATE_MEMBER_ROLE, AUDIT_ACTION_DEACTIVATE_MEMBER, AUDIT_ACTION_REACTIVATE_MEMBER, AUDIT_ACTION_CREATE_ROLE, AUDIT_ACTION_UPDATE_ROLE, AUDIT_ACTION_CREATE_ACCOUNT, AUDIT_ACTION_CREATE_CUSTOMER_ACCOUNT, AUDIT_ACTION_RECEIVE_INBOUND_TRANSFER, AUDIT_ACTION_FUNDS_TRANSFER, AUDIT_ACTION_APPROVE_TRANSFER, AUDIT_ACTION_REJECT_TRANSFER, AUDIT_ACTION_CANCEL_TRANSFER, AUDIT_ACTION_CREATE_APPROVAL_POLICY, AUDIT_ACTION_UPDATE_APPROVAL_POLICY, AUDIT_ACTION_CREATE_WEBHOOK_CONFIGURATION, AUDIT_ACTION_UPDATE_WEBHOOK_CONFIGURATION, AUDIT_ACTION_ROTATE_WEBHOOK_SECRET, AUDIT_ACTION_REPLAY_WEBHOOK_EVENT, AUDIT_ACTION_TEST_WEBHOOK]
     WebhookEventType:
       type: string
       x-origin: extension
@@ -7150,11 +7161,13 @@ components:
         - transfer.cancelled
         - transfer.expired
         - webhook.test
+      x-enum-varnames: [WEBHOOK_EVENT_TYPE_ACCOUNT_CREATED, WEBHOOK_EVENT_TYPE_ACCOUNT_STATUS_CHANGED, WEBHOOK_EVENT_TYPE_COLLECTION_RECEIVED, WEBHOOK_EVENT_TYPE_TRANSFER_PENDING_APPROVAL, WEBHOOK_EVENT_TYPE_TRANSFER_REJECTED, WEBHOOK_EVENT_TYPE_TRANSFER_SUCCESS, WEBHOOK_EVENT_TYPE_TRANSFER_FAILED, WEBHOOK_EVENT_TYPE_TRANSFER_REVERSED, WEBHOOK_EVENT_TYPE_TRANSFER_CANCELLED, WEBHOOK_EVENT_TYPE_TRANSFER_EXPIRED, WEBHOOK_EVENT_TYPE_WEBHOOK_TEST]
     WebhookDeliveryStatus:
       type: string
       x-origin: extension
       x-extensible-enum: true
       enum: [pending, delivered, failed, skipped]
+      x-enum-varnames: [WEBHOOK_DELIVERY_STATUS_PENDING, WEBHOOK_DELIVERY_STATUS_DELIVERED, WEBHOOK_DELIVERY_STATUS_FAILED, WEBHOOK_DELIVERY_STATUS_SKIPPED]
     IpAddressOrRange:
       type: string
       description: An IPv4 or IPv6 address, or a CIDR range.
@@ -7670,6 +7683,7 @@ components:
       x-origin: extension
       description: How to send the token, always `Bearer`.
       enum: [Bearer]
+      x-enum-varnames: [TOKEN_TYPE_BEARER]
     TokenGrant:
       type: object
       x-origin: extension
@@ -8148,8 +8162,8 @@ components:
           type: string
           format: date-time
         data:
-          $ref: '#/components/schemas/WebhookTest'
-    WebhookTest:
+          $ref: '#/components/schemas/TestEventData'
+    TestEventData:
       type: object
       x-origin: extension
       required: [message, requested_by]
@@ -8315,8 +8329,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
-          description: Accounts per page.
+          x-server-default: 20
+          description: 'Accounts per page. Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8414,8 +8428,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
-          description: Accounts per page (the source's "maximum count per page"; its name is not shown there).
+          x-server-default: 20
+          description: 'Accounts per page (the source''s "maximum count per page"; its name is not shown there). Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8440,7 +8454,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8474,8 +8489,8 @@ components:
           description: The most accounts (newest first) that enter the computation.
         ignore_count:
           type: boolean
-          default: false
-          description: True skips the account counts (returned as null) for a faster answer.
+          x-server-default: false
+          description: 'True skips the account counts (returned as null) for a faster answer. Default: `false`.'
     DashboardTransactionFilters:
       type: object
       additionalProperties: false
@@ -8511,17 +8526,20 @@ components:
         page:
           type: integer
           minimum: 1
-          default: 1
+          x-server-default: 1
+          description: 'Default: `1`.'
         page_size:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         limit:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8576,17 +8594,20 @@ components:
         page:
           type: integer
           minimum: 1
-          default: 1
+          x-server-default: 1
+          description: 'Default: `1`.'
         page_size:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         limit:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8618,17 +8639,20 @@ components:
         page:
           type: integer
           minimum: 1
-          default: 1
+          x-server-default: 1
+          description: 'Default: `1`.'
         page_size:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         limit:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8786,7 +8810,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8812,7 +8837,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -8851,14 +8877,15 @@ components:
         min_amount:
           allOf:
             - $ref: '#/components/schemas/RequestAmount'
-          default: '0.00'
+          x-server-default: '0.00'
           description: |
             Transfers of at least this amount are held. Optional, default `"0.00"` (every
             transfer), which is the source's rule: an active policy queues transfers. A higher
             value is Kobo's extension.
         is_active:
           type: boolean
-          default: true
+          x-server-default: true
+          description: 'Default: `true`.'
     UpdateApprovalPolicyRequest:
       type: object
       x-origin: extension
@@ -8901,12 +8928,14 @@ components:
         page:
           type: integer
           minimum: 1
-          default: 1
+          x-server-default: 1
+          description: 'Default: `1`.'
         page_size:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
     AddMemberRequest:
       type: object
       additionalProperties: false
@@ -9047,7 +9076,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 100
+          x-server-default: 100
+          description: 'Default: `100`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -9086,7 +9116,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -9166,7 +9197,8 @@ components:
           type: integer
           minimum: 1
           maximum: 100
-          default: 20
+          x-server-default: 20
+          description: 'Default: `20`.'
         cursor_created_at:
           type: string
           format: date-time
@@ -10075,7 +10107,7 @@ pub const OPENAPI_JSON: &str = r##"{
   "openapi": "3.0.3",
   "info": {
     "title": "Kobo Business Banking API",
-    "version": "2.3.0",
+    "version": "2.4.0",
     "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with\n  no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key\n  twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a\n  gateway or a log could read another request than the bank would).\n- **Environments.** A server is either the sandbox or production, and serves only the\n  businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),\n  logins, invitations and tokens of the other environment's businesses get `41`.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`,\n  `create_customer_account_web`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. The sandbox keeps the same address rules\n  (anyone may sign up to it) and also allows `http://`; it checks a literal address when the\n  configuration is saved and a name at each delivery. (Extension, for local development: a\n  sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also\n  allows loopback addresses, and only those, so that a receiver on the developer's machine,\n  such as `kobo webhooks listen`, gets its deliveries.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account` (and its Dashboard twin `create_customer_account_web`):\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
@@ -19197,12 +19229,6 @@ pub const OPENAPI_JSON: &str = r##"{
             "maxProperties": 0,
             "description": "Always null."
           }
-        },
-        "example": {
-          "status": false,
-          "response_code": "41",
-          "message": "Customer not found: credentials or session invalid or expired",
-          "data": null
         }
       },
       "EmptyObject": {
@@ -19335,6 +19361,11 @@ pub const OPENAPI_JSON: &str = r##"{
           "pool",
           "current",
           "virtual"
+        ],
+        "x-enum-varnames": [
+          "ACCOUNT_TYPE_POOL",
+          "ACCOUNT_TYPE_CURRENT",
+          "ACCOUNT_TYPE_VIRTUAL"
         ]
       },
       "AccountTypeFilter": {
@@ -19345,6 +19376,12 @@ pub const OPENAPI_JSON: &str = r##"{
           "virtual",
           "current",
           "savings"
+        ],
+        "x-enum-varnames": [
+          "ACCOUNT_TYPE_FILTER_NORMAL",
+          "ACCOUNT_TYPE_FILTER_VIRTUAL",
+          "ACCOUNT_TYPE_FILTER_CURRENT",
+          "ACCOUNT_TYPE_FILTER_SAVINGS"
         ]
       },
       "AccountClass": {
@@ -19353,6 +19390,10 @@ pub const OPENAPI_JSON: &str = r##"{
         "enum": [
           "primary",
           "secondary"
+        ],
+        "x-enum-varnames": [
+          "ACCOUNT_CLASS_PRIMARY",
+          "ACCOUNT_CLASS_SECONDARY"
         ]
       },
       "AccountStatus": {
@@ -19364,6 +19405,13 @@ pub const OPENAPI_JSON: &str = r##"{
           "blocked",
           "closed",
           "pending"
+        ],
+        "x-enum-varnames": [
+          "ACCOUNT_STATUS_ACTIVE",
+          "ACCOUNT_STATUS_INACTIVE",
+          "ACCOUNT_STATUS_BLOCKED",
+          "ACCOUNT_STATUS_CLOSED",
+          "ACCOUNT_STATUS_PENDING"
         ]
       },
       "TransactionType": {
@@ -19372,6 +19420,10 @@ pub const OPENAPI_JSON: &str = r##"{
         "enum": [
           "credit",
           "debit"
+        ],
+        "x-enum-varnames": [
+          "TRANSACTION_TYPE_CREDIT",
+          "TRANSACTION_TYPE_DEBIT"
         ]
       },
       "TransactionStatus": {
@@ -19383,6 +19435,12 @@ pub const OPENAPI_JSON: &str = r##"{
           "pending",
           "failed",
           "reversed"
+        ],
+        "x-enum-varnames": [
+          "TRANSACTION_STATUS_SUCCESS",
+          "TRANSACTION_STATUS_PENDING",
+          "TRANSACTION_STATUS_FAILED",
+          "TRANSACTION_STATUS_REVERSED"
         ]
       },
       "TransactionCategory": {
@@ -19395,6 +19453,12 @@ pub const OPENAPI_JSON: &str = r##"{
           "transfer",
           "reversal",
           "fee"
+        ],
+        "x-enum-varnames": [
+          "TRANSACTION_CATEGORY_COLLECTION",
+          "TRANSACTION_CATEGORY_TRANSFER",
+          "TRANSACTION_CATEGORY_REVERSAL",
+          "TRANSACTION_CATEGORY_FEE"
         ]
       },
       "Channel": {
@@ -19405,6 +19469,11 @@ pub const OPENAPI_JSON: &str = r##"{
           "nip",
           "intra",
           "internal"
+        ],
+        "x-enum-varnames": [
+          "CHANNEL_NIP",
+          "CHANNEL_INTRA",
+          "CHANNEL_INTERNAL"
         ]
       },
       "TransferType": {
@@ -19413,6 +19482,10 @@ pub const OPENAPI_JSON: &str = r##"{
         "enum": [
           "intra",
           "inter"
+        ],
+        "x-enum-varnames": [
+          "TRANSFER_TYPE_INTRA",
+          "TRANSFER_TYPE_INTER"
         ]
       },
       "TransferStatus": {
@@ -19429,6 +19502,16 @@ pub const OPENAPI_JSON: &str = r##"{
           "rejected",
           "cancelled",
           "expired"
+        ],
+        "x-enum-varnames": [
+          "TRANSFER_STATUS_PENDING_APPROVAL",
+          "TRANSFER_STATUS_PROCESSING",
+          "TRANSFER_STATUS_SUCCESS",
+          "TRANSFER_STATUS_FAILED",
+          "TRANSFER_STATUS_REVERSED",
+          "TRANSFER_STATUS_REJECTED",
+          "TRANSFER_STATUS_CANCELLED",
+          "TRANSFER_STATUS_EXPIRED"
         ]
       },
       "ApprovalStatus": {
@@ -19440,6 +19523,12 @@ pub const OPENAPI_JSON: &str = r##"{
           "awaiting_approval",
           "approved",
           "rejected"
+        ],
+        "x-enum-varnames": [
+          "APPROVAL_STATUS_NOT_REQUIRED",
+          "APPROVAL_STATUS_AWAITING_APPROVAL",
+          "APPROVAL_STATUS_APPROVED",
+          "APPROVAL_STATUS_REJECTED"
         ]
       },
       "SortOrder": {
@@ -19447,6 +19536,10 @@ pub const OPENAPI_JSON: &str = r##"{
         "enum": [
           "asc",
           "desc"
+        ],
+        "x-enum-varnames": [
+          "SORT_ORDER_ASC",
+          "SORT_ORDER_DESC"
         ]
       },
       "MemberSortField": {
@@ -19458,6 +19551,13 @@ pub const OPENAPI_JSON: &str = r##"{
           "first_name",
           "last_name",
           "last_login"
+        ],
+        "x-enum-varnames": [
+          "MEMBER_SORT_FIELD_DATE_JOINED",
+          "MEMBER_SORT_FIELD_EMAIL",
+          "MEMBER_SORT_FIELD_FIRST_NAME",
+          "MEMBER_SORT_FIELD_LAST_NAME",
+          "MEMBER_SORT_FIELD_LAST_LOGIN"
         ]
       },
       "InvitationStatus": {
@@ -19468,6 +19568,11 @@ pub const OPENAPI_JSON: &str = r##"{
           "pending",
           "expired",
           "accepted"
+        ],
+        "x-enum-varnames": [
+          "INVITATION_STATUS_PENDING",
+          "INVITATION_STATUS_EXPIRED",
+          "INVITATION_STATUS_ACCEPTED"
         ]
       },
       "LogStatus": {
@@ -19475,6 +19580,10 @@ pub const OPENAPI_JSON: &str = r##"{
         "enum": [
           "success",
           "error"
+        ],
+        "x-enum-varnames": [
+          "LOG_STATUS_SUCCESS",
+          "LOG_STATUS_ERROR"
         ]
       },
       "HttpMethod": {
@@ -19515,6 +19624,34 @@ pub const OPENAPI_JSON: &str = r##"{
           "rotate_webhook_secret",
           "replay_webhook_event",
           "test_webhook"
+        ],
+        "x-enum-varnames": [
+          "AUDIT_ACTION_LOGIN",
+          "AUDIT_ACTION_LOGOUT",
+          "AUDIT_ACTION_CHANGE_PASSWORD",
+          "AUDIT_ACTION_REGENERATE_SECRET",
+          "AUDIT_ACTION_ADD_MEMBER",
+          "AUDIT_ACTION_RESEND_INVITE",
+          "AUDIT_ACTION_ACCEPT_INVITE",
+          "AUDIT_ACTION_UPDATE_MEMBER_ROLE",
+          "AUDIT_ACTION_DEACTIVATE_MEMBER",
+          "AUDIT_ACTION_REACTIVATE_MEMBER",
+          "AUDIT_ACTION_CREATE_ROLE",
+          "AUDIT_ACTION_UPDATE_ROLE",
+          "AUDIT_ACTION_CREATE_ACCOUNT",
+          "AUDIT_ACTION_CREATE_CUSTOMER_ACCOUNT",
+          "AUDIT_ACTION_RECEIVE_INBOUND_TRANSFER",
+          "AUDIT_ACTION_FUNDS_TRANSFER",
+          "AUDIT_ACTION_APPROVE_TRANSFER",
+          "AUDIT_ACTION_REJECT_TRANSFER",
+          "AUDIT_ACTION_CANCEL_TRANSFER",
+          "AUDIT_ACTION_CREATE_APPROVAL_POLICY",
+          "AUDIT_ACTION_UPDATE_APPROVAL_POLICY",
+          "AUDIT_ACTION_CREATE_WEBHOOK_CONFIGURATION",
+          "AUDIT_ACTION_UPDATE_WEBHOOK_CONFIGURATION",
+          "AUDIT_ACTION_ROTATE_WEBHOOK_SECRET",
+          "AUDIT_ACTION_REPLAY_WEBHOOK_EVENT",
+          "AUDIT_ACTION_TEST_WEBHOOK"
         ]
       },
       "WebhookEventType": {
@@ -19534,6 +19671,19 @@ pub const OPENAPI_JSON: &str = r##"{
           "transfer.cancelled",
           "transfer.expired",
           "webhook.test"
+        ],
+        "x-enum-varnames": [
+          "WEBHOOK_EVENT_TYPE_ACCOUNT_CREATED",
+          "WEBHOOK_EVENT_TYPE_ACCOUNT_STATUS_CHANGED",
+          "WEBHOOK_EVENT_TYPE_COLLECTION_RECEIVED",
+          "WEBHOOK_EVENT_TYPE_TRANSFER_PENDING_APPROVAL",
+          "WEBHOOK_EVENT_TYPE_TRANSFER_REJECTED",
+          "WEBHOOK_EVENT_TYPE_TRANSFER_SUCCESS",
+          "WEBHOOK_EVENT_TYPE_TRANSFER_FAILED",
+          "WEBHOOK_EVENT_TYPE_TRANSFER_REVERSED",
+          "WEBHOOK_EVENT_TYPE_TRANSFER_CANCELLED",
+          "WEBHOOK_EVENT_TYPE_TRANSFER_EXPIRED",
+          "WEBHOOK_EVENT_TYPE_WEBHOOK_TEST"
         ]
       },
       "WebhookDeliveryStatus": {
@@ -19545,6 +19695,12 @@ pub const OPENAPI_JSON: &str = r##"{
           "delivered",
           "failed",
           "skipped"
+        ],
+        "x-enum-varnames": [
+          "WEBHOOK_DELIVERY_STATUS_PENDING",
+          "WEBHOOK_DELIVERY_STATUS_DELIVERED",
+          "WEBHOOK_DELIVERY_STATUS_FAILED",
+          "WEBHOOK_DELIVERY_STATUS_SKIPPED"
         ]
       },
       "IpAddressOrRange": {
@@ -20377,6 +20533,9 @@ pub const OPENAPI_JSON: &str = r##"{
         "description": "How to send the token, always `Bearer`.",
         "enum": [
           "Bearer"
+        ],
+        "x-enum-varnames": [
+          "TOKEN_TYPE_BEARER"
         ]
       },
       "TokenGrant": {
@@ -21161,11 +21320,11 @@ pub const OPENAPI_JSON: &str = r##"{
             "format": "date-time"
           },
           "data": {
-            "$ref": "#/components/schemas/WebhookTest"
+            "$ref": "#/components/schemas/TestEventData"
           }
         }
       },
-      "WebhookTest": {
+      "TestEventData": {
         "type": "object",
         "x-origin": "extension",
         "required": [
@@ -21411,8 +21570,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20,
-            "description": "Accounts per page."
+            "x-server-default": 20,
+            "description": "Accounts per page. Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -21536,8 +21695,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20,
-            "description": "Accounts per page (the source's \"maximum count per page\"; its name is not shown there)."
+            "x-server-default": 20,
+            "description": "Accounts per page (the source's \"maximum count per page\"; its name is not shown there). Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -21571,7 +21730,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -21620,8 +21780,8 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "ignore_count": {
             "type": "boolean",
-            "default": false,
-            "description": "True skips the account counts (returned as null) for a faster answer."
+            "x-server-default": false,
+            "description": "True skips the account counts (returned as null) for a faster answer. Default: `false`."
           }
         }
       },
@@ -21670,19 +21830,22 @@ pub const OPENAPI_JSON: &str = r##"{
           "page": {
             "type": "integer",
             "minimum": 1,
-            "default": 1
+            "x-server-default": 1,
+            "description": "Default: `1`."
           },
           "page_size": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "limit": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -21761,19 +21924,22 @@ pub const OPENAPI_JSON: &str = r##"{
           "page": {
             "type": "integer",
             "minimum": 1,
-            "default": 1
+            "x-server-default": 1,
+            "description": "Default: `1`."
           },
           "page_size": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "limit": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -21817,19 +21983,22 @@ pub const OPENAPI_JSON: &str = r##"{
           "page": {
             "type": "integer",
             "minimum": 1,
-            "default": 1
+            "x-server-default": 1,
+            "description": "Default: `1`."
           },
           "page_size": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "limit": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -22062,7 +22231,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -22099,7 +22269,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -22163,12 +22334,13 @@ pub const OPENAPI_JSON: &str = r##"{
                 "$ref": "#/components/schemas/RequestAmount"
               }
             ],
-            "default": "0.00",
+            "x-server-default": "0.00",
             "description": "Transfers of at least this amount are held. Optional, default `\"0.00\"` (every\ntransfer), which is the source's rule: an active policy queues transfers. A higher\nvalue is Kobo's extension.\n"
           },
           "is_active": {
             "type": "boolean",
-            "default": true
+            "x-server-default": true,
+            "description": "Default: `true`."
           }
         }
       },
@@ -22227,13 +22399,15 @@ pub const OPENAPI_JSON: &str = r##"{
           "page": {
             "type": "integer",
             "minimum": 1,
-            "default": 1
+            "x-server-default": 1,
+            "description": "Default: `1`."
           },
           "page_size": {
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           }
         }
       },
@@ -22437,7 +22611,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 100
+            "x-server-default": 100,
+            "description": "Default: `100`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -22489,7 +22664,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",
@@ -22598,7 +22774,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "integer",
             "minimum": 1,
             "maximum": 100,
-            "default": 20
+            "x-server-default": 20,
+            "description": "Default: `20`."
           },
           "cursor_created_at": {
             "type": "string",

@@ -2,7 +2,7 @@
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -212,6 +212,19 @@ pub(crate) async fn docs() -> Response {
 "#
     );
     static_response("text/html; charset=utf-8", page.into_bytes(), false)
+}
+
+/// `/docs/`, as people type it: a permanent redirect to `/docs`. Relative (`../docs`), as the
+/// page's own addresses are (`openapi.json`, `docs/redoc.standalone.js`), so it works behind a
+/// proxy that serves Kobo under a path prefix; served at `/docs/` itself, the page would load
+/// neither.
+pub(crate) async fn docs_with_slash() -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::PERMANENT_REDIRECT;
+    response
+        .headers_mut()
+        .insert(LOCATION, HeaderValue::from_static("../docs"));
+    response
 }
 
 fn static_response(content_type: &'static str, body: impl Into<Body>, cache: bool) -> Response {

@@ -41,6 +41,7 @@ pub(crate) fn finish_router<A: Api>(
         .route("/openapi.yaml", get(http::openapi_yaml))
         .route("/openapi.json", get(http::openapi_json))
         .route("/docs", get(http::docs))
+        .route("/docs/", get(http::docs_with_slash))
         .route("/docs/redoc.standalone.js", get(http::redoc_js))
         // After every route: it applies to the routes that exist when it is called.
         .method_not_allowed_fallback(http::method_not_allowed)

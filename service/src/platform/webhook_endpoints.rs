@@ -424,7 +424,7 @@ pub async fn test_event(
         Some(_) => return Err(paused()),
         None => return Err(no_configuration()),
     }
-    let data = models::WebhookTest {
+    let data = models::TestEventData {
         message: "A test event from Kobo".into(),
         requested_by: format!("{} {}", member.first_name, member.last_name),
     };

@@ -17,6 +17,8 @@ mod operations;
 mod precheck;
 mod server;
 
+pub use client::SERVER_DEFAULT;
+
 #[cfg(test)]
 mod tests;
 

@@ -167,8 +167,12 @@ pub(super) fn response_code_catalog(document: &Document<'_>, sink: &mut Sink) {
 /// once. An enum of response codes (every value in the catalog, as `ResponseCode` and
 /// `SuccessCode`) must have them, and they are the catalog's names in upper case: without them
 /// generators number the members by position (`VALUE_11` for `41`), which shifts when a code is
-/// added.
+/// added. Every other enum of strings must have them too, each the schema's name then the value,
+/// in UPPER_SNAKE (`TRANSACTION_STATUS_SUCCESS`): openapi-generator's Go client makes each member
+/// a constant of one package, so two enums with a value in common (`success`, `pending`) did not
+/// compile without a flag. No name may name members of two enums.
 pub(super) fn enum_varnames(document: &Document<'_>, sink: &mut Sink) {
+    let mut owners: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
     let catalog = document.response_code_catalog();
     let schemas = document
         .doc
@@ -201,6 +205,28 @@ pub(super) fn enum_varnames(document: &Document<'_>, sink: &mut Sink) {
                     format!(
                         "an enum of response codes needs `x-enum-varnames: [{}]` (the catalog's \
                          names, in the order of `enum`), so generated clients name each code",
+                        expected.join(", ")
+                    ),
+                );
+                continue;
+            }
+        } else if let Some(strings) = values
+            .iter()
+            .map(Value::as_str)
+            .collect::<Option<Vec<&str>>>()
+            .filter(|strings| !strings.iter().any(|value| catalog.contains_key(*value)))
+        {
+            let expected: Vec<String> = strings
+                .iter()
+                .map(|value| enum_member_name(name, value))
+                .collect();
+            if varnames != Some(&Value::from(expected.clone())) {
+                sink.report(
+                    &location,
+                    format!(
+                        "needs `x-enum-varnames: [{}]` (the schema's name, then each value, in \
+                         UPPER_SNAKE): openapi-generator's Go client makes every member a constant \
+                         of one package, so members of two enums must never share a name",
                         expected.join(", ")
                     ),
                 );
@@ -239,8 +265,46 @@ pub(super) fn enum_varnames(document: &Document<'_>, sink: &mut Sink) {
                     &location,
                     format!("`x-enum-varnames`: `{varname}` names two values"),
                 );
+            } else if let Some(owner) = owners.insert(varname.to_string(), name.clone()) {
+                sink.report(
+                    &location,
+                    format!(
+                        "`x-enum-varnames`: `{varname}` also names a value of `{owner}` (Go's \
+                         generated constants share one namespace)"
+                    ),
+                );
             }
         }
+    }
+}
+
+/// The member name `x-enum-varnames` gives `value` of the enum schema `schema`: both in
+/// UPPER_SNAKE, joined by `_` (`TransactionStatus`, `pending_approval`:
+/// `TRANSACTION_STATUS_PENDING_APPROVAL`; `WebhookEventType`, `account.created`:
+/// `WEBHOOK_EVENT_TYPE_ACCOUNT_CREATED`).
+pub fn enum_member_name(schema: &str, value: &str) -> String {
+    let mut name = String::new();
+    let mut previous_lower = false;
+    for c in schema.chars() {
+        if c.is_ascii_uppercase() && previous_lower {
+            name.push('_');
+        }
+        previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        name.push(c.to_ascii_uppercase());
+    }
+    let mut member = String::new();
+    for c in value.chars() {
+        if c.is_ascii_alphanumeric() {
+            member.push(c.to_ascii_uppercase());
+        } else if !member.is_empty() && !member.ends_with('_') {
+            member.push('_');
+        }
+    }
+    let member = member.trim_end_matches('_');
+    if member.is_empty() {
+        name
+    } else {
+        format!("{name}_{member}")
     }
 }
 

@@ -117,6 +117,82 @@ pub(super) fn unused_components(document: &Document<'_>, sink: &mut Sink) {
     }
 }
 
+/// No schema has a `default`: openapi-typescript (with its default flags) types a field with one as
+/// required, so `{limit: 5}` would not compile without `page` and `page_size`. A request field's
+/// default, which the server applies, is `x-server-default` (the code generator gives it back to
+/// the Rust types as `default`), and its description says it, since no tool shows the extension.
+pub(super) fn request_defaults(document: &Document<'_>, sink: &mut Sink) {
+    fn walk(schema: &serde_json::Value, location: &str, sink: &mut Sink) {
+        let Some(object) = schema.as_object() else {
+            return;
+        };
+        if object.contains_key("default") {
+            sink.report(
+                location,
+                "has a `default`: write `x-server-default` and say the default in the \
+                 description (openapi-typescript types a field with a `default` as required)",
+            );
+        }
+        if object.contains_key(crate::codegen::SERVER_DEFAULT) {
+            let said = object
+                .get("description")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|description| description.to_lowercase().contains("default"));
+            if !said {
+                sink.report(
+                    location,
+                    "has an `x-server-default` its description does not mention (`Default: ...`): \
+                     no generator or reference page shows the extension",
+                );
+            }
+        }
+        for (keyword, value) in object {
+            match keyword.as_str() {
+                "properties" => {
+                    for (name, property) in value.as_object().into_iter().flatten() {
+                        walk(property, &format!("{location}/properties/{name}"), sink);
+                    }
+                }
+                "items" | "additionalProperties" | "not" => {
+                    walk(value, &format!("{location}/{keyword}"), sink);
+                }
+                "allOf" | "anyOf" | "oneOf" => {
+                    for (index, part) in value.as_array().into_iter().flatten().enumerate() {
+                        walk(part, &format!("{location}/{keyword}/{index}"), sink);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let schemas = document
+        .doc
+        .pointer("/components/schemas")
+        .and_then(serde_json::Value::as_object);
+    for (name, schema) in schemas.into_iter().flatten() {
+        walk(schema, &format!("#/components/schemas/{name}"), sink);
+    }
+}
+
+/// No component schema's name ends in `Test`: openapi-generator's Go client writes each schema to
+/// `model_<snake_case>.go`, and Go takes a file ending in `_test.go` for a test file (the
+/// generator renames it with a warning, and the names of the model and its file part).
+pub(super) fn schema_names(document: &Document<'_>, sink: &mut Sink) {
+    let schemas = document
+        .doc
+        .pointer("/components/schemas")
+        .and_then(serde_json::Value::as_object);
+    for name in schemas.into_iter().flatten().map(|(name, _)| name) {
+        if name.ends_with("Test") || name.ends_with("_test") {
+            sink.report(
+                format!("#/components/schemas/{name}"),
+                "a schema name must not end in `Test`: openapi-generator's Go client would \
+                 write it to a `_test.go` file, which Go builds only for tests",
+            );
+        }
+    }
+}
+
 /// `x-origin`, wherever it appears, says `extension`.
 pub(super) fn x_origin(document: &Document<'_>, sink: &mut Sink) {
     walk(document.doc, &mut String::new(), &mut |pointer, value| {

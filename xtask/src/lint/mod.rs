@@ -69,6 +69,8 @@ pub const RULES: &[Rule] = &[
     Rule { name: "examples-valid", check: examples::examples_valid },
     Rule { name: "headers", check: operations::headers },
     Rule { name: "unused-components", check: document::unused_components },
+    Rule { name: "schema-names", check: document::schema_names },
+    Rule { name: "request-defaults", check: document::request_defaults },
     Rule { name: "x-origin", check: document::x_origin },
 ];
 

@@ -188,6 +188,18 @@ pub(super) fn error_envelope(document: &Document<'_>, sink: &mut Sink) {
             }
         }
     }
+    // A mock server answers the schema's own `example` before a response's `examples` (Prism puts
+    // it first, and answers the first for an invalid request): with one on the envelope, a bad
+    // body to Prism got the `41` example instead of the `400` response's `01`.
+    if let Some(schema) = crate::spec::resolve_ref(document.doc, ERROR_ENVELOPE_REF) {
+        if schema.get("example").is_some() {
+            sink.report(
+                ERROR_ENVELOPE_REF,
+                "must have no schema-level `example`: mock servers (Prism) answer it for every \
+                 error response before the response's own `examples`",
+            );
+        }
+    }
 }
 
 /// `security` is explicit, one of the three allowed forms, matches the path's family, and names

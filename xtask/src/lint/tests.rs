@@ -1470,7 +1470,137 @@ fn every_rule_has_a_unique_name_and_a_test_that_makes_it_fire() {
     }
 }
 
+// request-defaults
+
+#[test]
+fn a_default_is_refused_and_a_server_default_must_be_described() {
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/schemas/Paging",
+                json!({"type": "object", "x-origin": "extension", "properties": {
+                    "limit": {"type": "integer", "default": 20},
+                    "page": {"type": "integer", "x-server-default": 1},
+                    "page_size": {"type": "integer", "x-server-default": 20, "description": "Default: `20`."},
+                }}),
+            )
+        },
+        &[
+            (
+                "request-defaults",
+                "#/components/schemas/Paging/properties/limit: has a `default`",
+            ),
+            (
+                "request-defaults",
+                "#/components/schemas/Paging/properties/page: has an `x-server-default` its description",
+            ),
+            ("unused-components", "Paging"),
+        ],
+    );
+}
+
+#[test]
+fn the_error_envelope_has_no_example_of_its_own() {
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/schemas/ErrorEnvelope/example",
+                json!({"status": false, "response_code": "41", "message": "x", "data": null}),
+            )
+        },
+        &[(
+            "error-envelope",
+            "#/components/schemas/ErrorEnvelope: must have no schema-level `example`",
+        )],
+    );
+}
+
+// schema-names
+
+#[test]
+fn a_schema_named_like_a_go_test_file_is_refused() {
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/schemas/WebhookTest",
+                json!({"type": "object", "x-origin": "extension"}),
+            )
+        },
+        &[
+            (
+                "schema-names",
+                "#/components/schemas/WebhookTest: a schema name must not end in `Test`",
+            ),
+            ("unused-components", "WebhookTest"),
+        ],
+    );
+}
+
 // enum-varnames
+
+#[test]
+fn an_enum_of_strings_is_named_by_its_schema_and_value() {
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/schemas/TransferStatus",
+                json!({"type": "string", "x-origin": "extension", "enum": ["pending_approval", "success"]}),
+            );
+            set(
+                doc,
+                "/components/schemas/Holder",
+                json!({"type": "object", "x-origin": "extension", "properties": {
+                    "status": {"$ref": "#/components/schemas/TransferStatus"}}}),
+            );
+        },
+        &[
+            (
+                "enum-varnames",
+                "#/components/schemas/TransferStatus: needs `x-enum-varnames: \
+                 [TRANSFER_STATUS_PENDING_APPROVAL, TRANSFER_STATUS_SUCCESS]`",
+            ),
+            ("unused-components", "Holder"),
+        ],
+    );
+    assert_eq!(
+        super::catalogs::enum_member_name("WebhookEventType", "account.status_changed"),
+        "WEBHOOK_EVENT_TYPE_ACCOUNT_STATUS_CHANGED"
+    );
+}
+
+#[test]
+fn no_name_names_members_of_two_enums() {
+    check(
+        |doc| {
+            set(
+                doc,
+                "/components/schemas/ResponseCode",
+                json!({
+                    "type": "string",
+                    "enum": ["00", "01", "29", "41", "x"],
+                    "x-enum-varnames": ["SUCCESS", "A", "B", "C", "D"],
+                }),
+            );
+            set(
+                doc,
+                "/components/schemas/Other",
+                json!({
+                    "type": "string",
+                    "enum": ["00", "01", "y"],
+                    "x-enum-varnames": ["SUCCESS", "E", "F"],
+                }),
+            );
+        },
+        &[
+            ("enum-varnames", "#/components/schemas/Other: `x-enum-varnames`: `SUCCESS` also names a value of `ResponseCode`"),
+            ("unused-components", "Other"),
+        ],
+    );
+}
 
 #[test]
 fn an_enum_of_response_codes_without_varnames_is_refused() {
