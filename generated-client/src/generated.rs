@@ -6705,6 +6705,595 @@ the sending bank use in disputes); null for movements that did not cross NIP.
                 })
         }
     }
+    ///A Dashboard user action recorded in the audit log.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum OpenAuditAction {
+        #[serde(rename = "login")]
+        Login,
+        #[serde(rename = "logout")]
+        Logout,
+        #[serde(rename = "change_password")]
+        ChangePassword,
+        #[serde(rename = "regenerate_secret")]
+        RegenerateSecret,
+        #[serde(rename = "add_member")]
+        AddMember,
+        #[serde(rename = "resend_invite")]
+        ResendInvite,
+        #[serde(rename = "accept_invite")]
+        AcceptInvite,
+        #[serde(rename = "update_member_role")]
+        UpdateMemberRole,
+        #[serde(rename = "deactivate_member")]
+        DeactivateMember,
+        #[serde(rename = "reactivate_member")]
+        ReactivateMember,
+        #[serde(rename = "create_role")]
+        CreateRole,
+        #[serde(rename = "update_role")]
+        UpdateRole,
+        #[serde(rename = "create_account")]
+        CreateAccount,
+        #[serde(rename = "create_customer_account")]
+        CreateCustomerAccount,
+        #[serde(rename = "receive_inbound_transfer")]
+        ReceiveInboundTransfer,
+        #[serde(rename = "funds_transfer")]
+        FundsTransfer,
+        #[serde(rename = "approve_transfer")]
+        ApproveTransfer,
+        #[serde(rename = "reject_transfer")]
+        RejectTransfer,
+        #[serde(rename = "cancel_transfer")]
+        CancelTransfer,
+        #[serde(rename = "create_approval_policy")]
+        CreateApprovalPolicy,
+        #[serde(rename = "update_approval_policy")]
+        UpdateApprovalPolicy,
+        #[serde(rename = "create_webhook_configuration")]
+        CreateWebhookConfiguration,
+        #[serde(rename = "update_webhook_configuration")]
+        UpdateWebhookConfiguration,
+        #[serde(rename = "rotate_webhook_secret")]
+        RotateWebhookSecret,
+        #[serde(rename = "replay_webhook_event")]
+        ReplayWebhookEvent,
+        #[serde(rename = "test_webhook")]
+        TestWebhook,
+    }
+    impl ::std::fmt::Display for OpenAuditAction {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Login => f.write_str("login"),
+                Self::Logout => f.write_str("logout"),
+                Self::ChangePassword => f.write_str("change_password"),
+                Self::RegenerateSecret => f.write_str("regenerate_secret"),
+                Self::AddMember => f.write_str("add_member"),
+                Self::ResendInvite => f.write_str("resend_invite"),
+                Self::AcceptInvite => f.write_str("accept_invite"),
+                Self::UpdateMemberRole => f.write_str("update_member_role"),
+                Self::DeactivateMember => f.write_str("deactivate_member"),
+                Self::ReactivateMember => f.write_str("reactivate_member"),
+                Self::CreateRole => f.write_str("create_role"),
+                Self::UpdateRole => f.write_str("update_role"),
+                Self::CreateAccount => f.write_str("create_account"),
+                Self::CreateCustomerAccount => f.write_str("create_customer_account"),
+                Self::ReceiveInboundTransfer => f.write_str("receive_inbound_transfer"),
+                Self::FundsTransfer => f.write_str("funds_transfer"),
+                Self::ApproveTransfer => f.write_str("approve_transfer"),
+                Self::RejectTransfer => f.write_str("reject_transfer"),
+                Self::CancelTransfer => f.write_str("cancel_transfer"),
+                Self::CreateApprovalPolicy => f.write_str("create_approval_policy"),
+                Self::UpdateApprovalPolicy => f.write_str("update_approval_policy"),
+                Self::CreateWebhookConfiguration => {
+                    f.write_str("create_webhook_configuration")
+                }
+                Self::UpdateWebhookConfiguration => {
+                    f.write_str("update_webhook_configuration")
+                }
+                Self::RotateWebhookSecret => f.write_str("rotate_webhook_secret"),
+                Self::ReplayWebhookEvent => f.write_str("replay_webhook_event"),
+                Self::TestWebhook => f.write_str("test_webhook"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OpenAuditAction {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "login" => Ok(Self::Login),
+                "logout" => Ok(Self::Logout),
+                "change_password" => Ok(Self::ChangePassword),
+                "regenerate_secret" => Ok(Self::RegenerateSecret),
+                "add_member" => Ok(Self::AddMember),
+                "resend_invite" => Ok(Self::ResendInvite),
+                "accept_invite" => Ok(Self::AcceptInvite),
+                "update_member_role" => Ok(Self::UpdateMemberRole),
+                "deactivate_member" => Ok(Self::DeactivateMember),
+                "reactivate_member" => Ok(Self::ReactivateMember),
+                "create_role" => Ok(Self::CreateRole),
+                "update_role" => Ok(Self::UpdateRole),
+                "create_account" => Ok(Self::CreateAccount),
+                "create_customer_account" => Ok(Self::CreateCustomerAccount),
+                "receive_inbound_transfer" => Ok(Self::ReceiveInboundTransfer),
+                "funds_transfer" => Ok(Self::FundsTransfer),
+                "approve_transfer" => Ok(Self::ApproveTransfer),
+                "reject_transfer" => Ok(Self::RejectTransfer),
+                "cancel_transfer" => Ok(Self::CancelTransfer),
+                "create_approval_policy" => Ok(Self::CreateApprovalPolicy),
+                "update_approval_policy" => Ok(Self::UpdateApprovalPolicy),
+                "create_webhook_configuration" => Ok(Self::CreateWebhookConfiguration),
+                "update_webhook_configuration" => Ok(Self::UpdateWebhookConfiguration),
+                "rotate_webhook_secret" => Ok(Self::RotateWebhookSecret),
+                "replay_webhook_event" => Ok(Self::ReplayWebhookEvent),
+                "test_webhook" => Ok(Self::TestWebhook),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OpenAuditAction {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OpenAuditAction {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    /**`nip` inter-bank over NIP, `intra` between two Kobo accounts, `internal` a movement the bank
+made itself (a fee, a reversal). Clients should accept values added later.
+*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum OpenChannel {
+        #[serde(rename = "nip")]
+        Nip,
+        #[serde(rename = "intra")]
+        Intra,
+        #[serde(rename = "internal")]
+        Internal,
+    }
+    impl ::std::fmt::Display for OpenChannel {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Nip => f.write_str("nip"),
+                Self::Intra => f.write_str("intra"),
+                Self::Internal => f.write_str("internal"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OpenChannel {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "nip" => Ok(Self::Nip),
+                "intra" => Ok(Self::Intra),
+                "internal" => Ok(Self::Internal),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OpenChannel {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OpenChannel {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    /**`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a
+failed transfer's funds, `fee` a charge the bank took (for example on an inter-bank
+transfer). Clients should accept values added later.
+*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum OpenTransactionCategory {
+        #[serde(rename = "collection")]
+        Collection,
+        #[serde(rename = "transfer")]
+        Transfer,
+        #[serde(rename = "reversal")]
+        Reversal,
+        #[serde(rename = "fee")]
+        Fee,
+    }
+    impl ::std::fmt::Display for OpenTransactionCategory {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Collection => f.write_str("collection"),
+                Self::Transfer => f.write_str("transfer"),
+                Self::Reversal => f.write_str("reversal"),
+                Self::Fee => f.write_str("fee"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OpenTransactionCategory {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "collection" => Ok(Self::Collection),
+                "transfer" => Ok(Self::Transfer),
+                "reversal" => Ok(Self::Reversal),
+                "fee" => Ok(Self::Fee),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OpenTransactionCategory {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OpenTransactionCategory {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    /**`success` posted; `pending` in flight (an inter-bank transfer awaiting the other bank);
+`failed` not executed; `reversed` executed and then returned (the return is its own
+`reversal` transaction). `reversed` is an extension; clients should treat an unknown value
+as pending.
+*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum OpenTransactionStatus {
+        #[serde(rename = "success")]
+        Success,
+        #[serde(rename = "pending")]
+        Pending,
+        #[serde(rename = "failed")]
+        Failed,
+        #[serde(rename = "reversed")]
+        Reversed,
+    }
+    impl ::std::fmt::Display for OpenTransactionStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Success => f.write_str("success"),
+                Self::Pending => f.write_str("pending"),
+                Self::Failed => f.write_str("failed"),
+                Self::Reversed => f.write_str("reversed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OpenTransactionStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "success" => Ok(Self::Success),
+                "pending" => Ok(Self::Pending),
+                "failed" => Ok(Self::Failed),
+                "reversed" => Ok(Self::Reversed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OpenTransactionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OpenTransactionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    /**Where a transfer is. `pending_approval` held by the approval policy, its funds reserved;
+`processing` sent over NIP, the amount debited, the outcome not known yet; `success`
+settled; `failed` refused at execution, nothing moved; `reversed` failed after the debit,
+the money credited back (`reversal_reference_number`); `rejected` by a reviewer, `cancelled`
+by its initiator, `expired` unreviewed for too long: nothing moved and the reserved funds
+were released. The coarse `status`: `pending` for the first two, `success`, `failed` for
+the refused, rejected, cancelled and expired, `reversed`. Accept values you do not know.
+*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum OpenTransferStatus {
+        #[serde(rename = "pending_approval")]
+        PendingApproval,
+        #[serde(rename = "processing")]
+        Processing,
+        #[serde(rename = "success")]
+        Success,
+        #[serde(rename = "failed")]
+        Failed,
+        #[serde(rename = "reversed")]
+        Reversed,
+        #[serde(rename = "rejected")]
+        Rejected,
+        #[serde(rename = "cancelled")]
+        Cancelled,
+        #[serde(rename = "expired")]
+        Expired,
+    }
+    impl ::std::fmt::Display for OpenTransferStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::PendingApproval => f.write_str("pending_approval"),
+                Self::Processing => f.write_str("processing"),
+                Self::Success => f.write_str("success"),
+                Self::Failed => f.write_str("failed"),
+                Self::Reversed => f.write_str("reversed"),
+                Self::Rejected => f.write_str("rejected"),
+                Self::Cancelled => f.write_str("cancelled"),
+                Self::Expired => f.write_str("expired"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OpenTransferStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending_approval" => Ok(Self::PendingApproval),
+                "processing" => Ok(Self::Processing),
+                "success" => Ok(Self::Success),
+                "failed" => Ok(Self::Failed),
+                "reversed" => Ok(Self::Reversed),
+                "rejected" => Ok(Self::Rejected),
+                "cancelled" => Ok(Self::Cancelled),
+                "expired" => Ok(Self::Expired),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OpenTransferStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OpenTransferStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`OpenWebhookDeliveryStatus`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum OpenWebhookDeliveryStatus {
+        #[serde(rename = "pending")]
+        Pending,
+        #[serde(rename = "delivered")]
+        Delivered,
+        #[serde(rename = "failed")]
+        Failed,
+        #[serde(rename = "skipped")]
+        Skipped,
+    }
+    impl ::std::fmt::Display for OpenWebhookDeliveryStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("pending"),
+                Self::Delivered => f.write_str("delivered"),
+                Self::Failed => f.write_str("failed"),
+                Self::Skipped => f.write_str("skipped"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OpenWebhookDeliveryStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending" => Ok(Self::Pending),
+                "delivered" => Ok(Self::Delivered),
+                "failed" => Ok(Self::Failed),
+                "skipped" => Ok(Self::Skipped),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OpenWebhookDeliveryStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OpenWebhookDeliveryStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///A webhook event kind; `x-webhooks` documents each one.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum OpenWebhookEventType {
+        #[serde(rename = "account.created")]
+        AccountCreated,
+        #[serde(rename = "account.status_changed")]
+        AccountStatusChanged,
+        #[serde(rename = "collection.received")]
+        CollectionReceived,
+        #[serde(rename = "transfer.pending_approval")]
+        TransferPendingApproval,
+        #[serde(rename = "transfer.rejected")]
+        TransferRejected,
+        #[serde(rename = "transfer.success")]
+        TransferSuccess,
+        #[serde(rename = "transfer.failed")]
+        TransferFailed,
+        #[serde(rename = "transfer.reversed")]
+        TransferReversed,
+        #[serde(rename = "transfer.cancelled")]
+        TransferCancelled,
+        #[serde(rename = "transfer.expired")]
+        TransferExpired,
+        #[serde(rename = "webhook.test")]
+        WebhookTest,
+    }
+    impl ::std::fmt::Display for OpenWebhookEventType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::AccountCreated => f.write_str("account.created"),
+                Self::AccountStatusChanged => f.write_str("account.status_changed"),
+                Self::CollectionReceived => f.write_str("collection.received"),
+                Self::TransferPendingApproval => f.write_str("transfer.pending_approval"),
+                Self::TransferRejected => f.write_str("transfer.rejected"),
+                Self::TransferSuccess => f.write_str("transfer.success"),
+                Self::TransferFailed => f.write_str("transfer.failed"),
+                Self::TransferReversed => f.write_str("transfer.reversed"),
+                Self::TransferCancelled => f.write_str("transfer.cancelled"),
+                Self::TransferExpired => f.write_str("transfer.expired"),
+                Self::WebhookTest => f.write_str("webhook.test"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OpenWebhookEventType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "account.created" => Ok(Self::AccountCreated),
+                "account.status_changed" => Ok(Self::AccountStatusChanged),
+                "collection.received" => Ok(Self::CollectionReceived),
+                "transfer.pending_approval" => Ok(Self::TransferPendingApproval),
+                "transfer.rejected" => Ok(Self::TransferRejected),
+                "transfer.success" => Ok(Self::TransferSuccess),
+                "transfer.failed" => Ok(Self::TransferFailed),
+                "transfer.reversed" => Ok(Self::TransferReversed),
+                "transfer.cancelled" => Ok(Self::TransferCancelled),
+                "transfer.expired" => Ok(Self::TransferExpired),
+                "webhook.test" => Ok(Self::WebhookTest),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OpenWebhookEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OpenWebhookEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///A 6-digit one-time password from `generate_otp`.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -8899,6 +9488,50 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    /**A value of an open enum that this version of the spec does not know: a later minor release
+added it. Keep it, show it, and treat it as the enum's description says (an unknown
+status as pending).
+*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    #[serde(transparent)]
+    pub struct UnknownValue(pub ::std::string::String);
+    impl ::std::ops::Deref for UnknownValue {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<UnknownValue> for ::std::string::String {
+        fn from(value: UnknownValue) -> Self {
+            value.0
+        }
+    }
+    impl ::std::convert::From<::std::string::String> for UnknownValue {
+        fn from(value: ::std::string::String) -> Self {
+            Self(value)
+        }
+    }
+    impl ::std::fmt::Display for UnknownValue {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            self.0.fmt(f)
+        }
+    }
+    impl ::std::str::FromStr for UnknownValue {
+        type Err = ::std::convert::Infallible;
+        fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
+            Ok(Self(value.to_string()))
         }
     }
     ///`UpdateApprovalPolicyRequest`
@@ -27239,7 +27872,10 @@ did not define carries `x-origin: extension`.
   with two fraction digits and balances with nine (`"125000.500000000"`). Currency is NGN.
 - **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction
   statuses, categories, channels, audit actions) may gain values in a minor release: accept
-  values you do not know (for a status, treat an unknown one as pending). Every other enum
+  values you do not know (for a status, treat an unknown one as pending). Responses carry it
+  as `Open<Name>` (`OpenTransactionStatus`: `anyOf` the known values' enum or
+  `UnknownValue`, a plain string), so generated clients name the known values and keep an
+  unknown one instead of refusing the answer; requests take the enum itself. Every other enum
   is closed: a new value comes only with a major version. `cargo xtask breaking` holds the
   spec to this.
 - **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);

@@ -233,6 +233,10 @@ pub const COMPONENTS: &str = r##"{
         "pending"
       ]
     },
+    "UnknownValue": {
+      "type": "string",
+      "description": "A value of an open enum that this version of the spec does not know: a later minor release\nadded it. Keep it, show it, and treat it as the enum's description says (an unknown\nstatus as pending).\n"
+    },
     "TransactionType": {
       "type": "string",
       "description": "`credit` money in, `debit` money out.",
@@ -251,6 +255,18 @@ pub const COMPONENTS: &str = r##"{
         "reversed"
       ]
     },
+    "OpenTransactionStatus": {
+      "type": "string",
+      "description": "A `TransactionStatus` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+      "anyOf": [
+        {
+          "$ref": "#/$defs/TransactionStatus"
+        },
+        {
+          "$ref": "#/$defs/UnknownValue"
+        }
+      ]
+    },
     "TransactionCategory": {
       "type": "string",
       "description": "`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a\nfailed transfer's funds, `fee` a charge the bank took (for example on an inter-bank\ntransfer). Clients should accept values added later.\n",
@@ -261,6 +277,18 @@ pub const COMPONENTS: &str = r##"{
         "fee"
       ]
     },
+    "OpenTransactionCategory": {
+      "type": "string",
+      "description": "A `TransactionCategory` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+      "anyOf": [
+        {
+          "$ref": "#/$defs/TransactionCategory"
+        },
+        {
+          "$ref": "#/$defs/UnknownValue"
+        }
+      ]
+    },
     "Channel": {
       "type": "string",
       "description": "`nip` inter-bank over NIP, `intra` between two Kobo accounts, `internal` a movement the bank\nmade itself (a fee, a reversal). Clients should accept values added later.\n",
@@ -268,6 +296,18 @@ pub const COMPONENTS: &str = r##"{
         "nip",
         "intra",
         "internal"
+      ]
+    },
+    "OpenChannel": {
+      "type": "string",
+      "description": "A `Channel` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+      "anyOf": [
+        {
+          "$ref": "#/$defs/Channel"
+        },
+        {
+          "$ref": "#/$defs/UnknownValue"
+        }
       ]
     },
     "TransferType": {
@@ -290,6 +330,18 @@ pub const COMPONENTS: &str = r##"{
         "rejected",
         "cancelled",
         "expired"
+      ]
+    },
+    "OpenTransferStatus": {
+      "type": "string",
+      "description": "A `TransferStatus` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+      "anyOf": [
+        {
+          "$ref": "#/$defs/TransferStatus"
+        },
+        {
+          "$ref": "#/$defs/UnknownValue"
+        }
       ]
     },
     "ApprovalStatus": {
@@ -372,6 +424,18 @@ pub const COMPONENTS: &str = r##"{
         "test_webhook"
       ]
     },
+    "OpenAuditAction": {
+      "type": "string",
+      "description": "A `AuditAction` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+      "anyOf": [
+        {
+          "$ref": "#/$defs/AuditAction"
+        },
+        {
+          "$ref": "#/$defs/UnknownValue"
+        }
+      ]
+    },
     "WebhookEventType": {
       "type": "string",
       "description": "A webhook event kind; `x-webhooks` documents each one.",
@@ -389,6 +453,18 @@ pub const COMPONENTS: &str = r##"{
         "webhook.test"
       ]
     },
+    "OpenWebhookEventType": {
+      "type": "string",
+      "description": "A `WebhookEventType` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+      "anyOf": [
+        {
+          "$ref": "#/$defs/WebhookEventType"
+        },
+        {
+          "$ref": "#/$defs/UnknownValue"
+        }
+      ]
+    },
     "WebhookDeliveryStatus": {
       "type": "string",
       "enum": [
@@ -396,6 +472,18 @@ pub const COMPONENTS: &str = r##"{
         "delivered",
         "failed",
         "skipped"
+      ]
+    },
+    "OpenWebhookDeliveryStatus": {
+      "type": "string",
+      "description": "A `WebhookDeliveryStatus` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+      "anyOf": [
+        {
+          "$ref": "#/$defs/WebhookDeliveryStatus"
+        },
+        {
+          "$ref": "#/$defs/UnknownValue"
+        }
       ]
     },
     "IpAddressOrRange": {
@@ -811,7 +899,7 @@ pub const COMPONENTS: &str = r##"{
           "$ref": "#/$defs/TransactionType"
         },
         "status": {
-          "$ref": "#/$defs/TransactionStatus"
+          "$ref": "#/$defs/OpenTransactionStatus"
         },
         "narration": {
           "type": "string"
@@ -865,13 +953,13 @@ pub const COMPONENTS: &str = r##"{
           "$ref": "#/$defs/TransactionType"
         },
         "transaction_category": {
-          "$ref": "#/$defs/TransactionCategory"
+          "$ref": "#/$defs/OpenTransactionCategory"
         },
         "status": {
-          "$ref": "#/$defs/TransactionStatus"
+          "$ref": "#/$defs/OpenTransactionStatus"
         },
         "channel": {
-          "$ref": "#/$defs/Channel"
+          "$ref": "#/$defs/OpenChannel"
         },
         "remarks": {
           "type": "string",
@@ -952,7 +1040,7 @@ pub const COMPONENTS: &str = r##"{
           "format": "date-time"
         },
         "status": {
-          "$ref": "#/$defs/TransactionStatus"
+          "$ref": "#/$defs/OpenTransactionStatus"
         },
         "created_at": {
           "type": "string",
@@ -1094,12 +1182,12 @@ pub const COMPONENTS: &str = r##"{
           "description": "VAT on the fee (7.5%), debited with the amount."
         },
         "status": {
-          "$ref": "#/$defs/TransactionStatus"
+          "$ref": "#/$defs/OpenTransactionStatus"
         },
         "transfer_status": {
           "allOf": [
             {
-              "$ref": "#/$defs/TransferStatus"
+              "$ref": "#/$defs/OpenTransferStatus"
             }
           ]
         },
@@ -1614,7 +1702,7 @@ pub const COMPONENTS: &str = r##"{
           "format": "uuid"
         },
         "action": {
-          "$ref": "#/$defs/AuditAction"
+          "$ref": "#/$defs/OpenAuditAction"
         },
         "user": {
           "type": "string",
@@ -1701,7 +1789,7 @@ pub const COMPONENTS: &str = r##"{
           "type": "array",
           "description": "The subscribed event kinds; empty means all.",
           "items": {
-            "$ref": "#/$defs/WebhookEventType"
+            "$ref": "#/$defs/OpenWebhookEventType"
           }
         },
         "created_at": {
@@ -1748,7 +1836,7 @@ pub const COMPONENTS: &str = r##"{
         "event_types": {
           "type": "array",
           "items": {
-            "$ref": "#/$defs/WebhookEventType"
+            "$ref": "#/$defs/OpenWebhookEventType"
           }
         },
         "secret": {
@@ -1808,10 +1896,10 @@ pub const COMPONENTS: &str = r##"{
           "description": "The event id (the `webhook-id` header)."
         },
         "event_type": {
-          "$ref": "#/$defs/WebhookEventType"
+          "$ref": "#/$defs/OpenWebhookEventType"
         },
         "status": {
-          "$ref": "#/$defs/WebhookDeliveryStatus"
+          "$ref": "#/$defs/OpenWebhookDeliveryStatus"
         },
         "attempts": {
           "type": "integer",
@@ -5118,8 +5206,17 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::NameEnquiryResponse)), ("NameEnquiryResult",
         schemars::schema_for!(models::NameEnquiryResult)), ("NameEnquiryWebResponse",
         schemars::schema_for!(models::NameEnquiryWebResponse)), ("Nin",
-        schemars::schema_for!(models::Nin)), ("Otp", schemars::schema_for!(models::Otp)),
-        ("OtpDelivery", schemars::schema_for!(models::OtpDelivery)), ("Pagination",
+        schemars::schema_for!(models::Nin)), ("OpenAuditAction",
+        schemars::schema_for!(models::OpenAuditAction)), ("OpenChannel",
+        schemars::schema_for!(models::OpenChannel)), ("OpenTransactionCategory",
+        schemars::schema_for!(models::OpenTransactionCategory)),
+        ("OpenTransactionStatus", schemars::schema_for!(models::OpenTransactionStatus)),
+        ("OpenTransferStatus", schemars::schema_for!(models::OpenTransferStatus)),
+        ("OpenWebhookDeliveryStatus",
+        schemars::schema_for!(models::OpenWebhookDeliveryStatus)),
+        ("OpenWebhookEventType", schemars::schema_for!(models::OpenWebhookEventType)),
+        ("Otp", schemars::schema_for!(models::Otp)), ("OtpDelivery",
+        schemars::schema_for!(models::OtpDelivery)), ("Pagination",
         schemars::schema_for!(models::Pagination)), ("Password",
         schemars::schema_for!(models::Password)), ("Permission",
         schemars::schema_for!(models::Permission)), ("PersonName",
@@ -5160,7 +5257,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::TransferEvent)), ("TransferFilters",
         schemars::schema_for!(models::TransferFilters)), ("TransferStatus",
         schemars::schema_for!(models::TransferStatus)), ("TransferType",
-        schemars::schema_for!(models::TransferType)), ("UpdateApprovalPolicyRequest",
+        schemars::schema_for!(models::TransferType)), ("UnknownValue",
+        schemars::schema_for!(models::UnknownValue)), ("UpdateApprovalPolicyRequest",
         schemars::schema_for!(models::UpdateApprovalPolicyRequest)),
         ("UpdateApprovalPolicyResponse",
         schemars::schema_for!(models::UpdateApprovalPolicyResponse)),

@@ -69,7 +69,10 @@ info:
       with two fraction digits and balances with nine (`"125000.500000000"`). Currency is NGN.
     - **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction
       statuses, categories, channels, audit actions) may gain values in a minor release: accept
-      values you do not know (for a status, treat an unknown one as pending). Every other enum
+      values you do not know (for a status, treat an unknown one as pending). Responses carry it
+      as `Open<Name>` (`OpenTransactionStatus`: `anyOf` the known values' enum or
+      `UnknownValue`, a plain string), so generated clients name the known values and keep an
+      unknown one instead of refusing the answer; requests take the enum itself. Every other enum
       is closed: a new value comes only with a major version. `cargo xtask breaking` holds the
       spec to this.
     - **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);
@@ -7027,6 +7030,13 @@ components:
         permanently; `pending` being provisioned.
       enum: [active, inactive, blocked, closed, pending]
       x-enum-varnames: [ACCOUNT_STATUS_ACTIVE, ACCOUNT_STATUS_INACTIVE, ACCOUNT_STATUS_BLOCKED, ACCOUNT_STATUS_CLOSED, ACCOUNT_STATUS_PENDING]
+    UnknownValue:
+      type: string
+      x-origin: extension
+      description: |
+        A value of an open enum that this version of the spec does not know: a later minor release
+        added it. Keep it, show it, and treat it as the enum's description says (an unknown
+        status as pending).
     TransactionType:
       type: string
       description: '`credit` money in, `debit` money out.'
@@ -7042,6 +7052,17 @@ components:
         as pending.
       enum: [success, pending, failed, reversed]
       x-enum-varnames: [TRANSACTION_STATUS_SUCCESS, TRANSACTION_STATUS_PENDING, TRANSACTION_STATUS_FAILED, TRANSACTION_STATUS_REVERSED]
+    OpenTransactionStatus:
+      type: string
+      x-origin: extension
+      x-extensible-enum: true
+      description: |
+        A `TransactionStatus` as a response carries it: one of the values known today, or a value added in a
+        later minor release (a plain string). Generated clients name the known values and keep an
+        unknown one instead of refusing the whole answer.
+      anyOf:
+        - $ref: '#/components/schemas/TransactionStatus'
+        - $ref: '#/components/schemas/UnknownValue'
     TransactionCategory:
       type: string
       x-extensible-enum: true
@@ -7052,6 +7073,17 @@ components:
         transfer). Clients should accept values added later.
       enum: [collection, transfer, reversal, fee]
       x-enum-varnames: [TRANSACTION_CATEGORY_COLLECTION, TRANSACTION_CATEGORY_TRANSFER, TRANSACTION_CATEGORY_REVERSAL, TRANSACTION_CATEGORY_FEE]
+    OpenTransactionCategory:
+      type: string
+      x-origin: extension
+      x-extensible-enum: true
+      description: |
+        A `TransactionCategory` as a response carries it: one of the values known today, or a value added in a
+        later minor release (a plain string). Generated clients name the known values and keep an
+        unknown one instead of refusing the whole answer.
+      anyOf:
+        - $ref: '#/components/schemas/TransactionCategory'
+        - $ref: '#/components/schemas/UnknownValue'
     Channel:
       type: string
       x-extensible-enum: true
@@ -7060,6 +7092,17 @@ components:
         made itself (a fee, a reversal). Clients should accept values added later.
       enum: [nip, intra, internal]
       x-enum-varnames: [CHANNEL_NIP, CHANNEL_INTRA, CHANNEL_INTERNAL]
+    OpenChannel:
+      type: string
+      x-origin: extension
+      x-extensible-enum: true
+      description: |
+        A `Channel` as a response carries it: one of the values known today, or a value added in a
+        later minor release (a plain string). Generated clients name the known values and keep an
+        unknown one instead of refusing the whole answer.
+      anyOf:
+        - $ref: '#/components/schemas/Channel'
+        - $ref: '#/components/schemas/UnknownValue'
     TransferType:
       type: string
       description: '`intra` within Kobo (bank code `090823`), `inter` to another bank over NIP.'
@@ -7079,6 +7122,17 @@ components:
         the refused, rejected, cancelled and expired, `reversed`. Accept values you do not know.
       enum: [pending_approval, processing, success, failed, reversed, rejected, cancelled, expired]
       x-enum-varnames: [TRANSFER_STATUS_PENDING_APPROVAL, TRANSFER_STATUS_PROCESSING, TRANSFER_STATUS_SUCCESS, TRANSFER_STATUS_FAILED, TRANSFER_STATUS_REVERSED, TRANSFER_STATUS_REJECTED, TRANSFER_STATUS_CANCELLED, TRANSFER_STATUS_EXPIRED]
+    OpenTransferStatus:
+      type: string
+      x-origin: extension
+      x-extensible-enum: true
+      description: |
+        A `TransferStatus` as a response carries it: one of the values known today, or a value added in a
+        later minor release (a plain string). Generated clients name the known values and keep an
+        unknown one instead of refusing the whole answer.
+      anyOf:
+        - $ref: '#/components/schemas/TransferStatus'
+        - $ref: '#/components/schemas/UnknownValue'
     ApprovalStatus:
       type: string
       x-origin: extension
@@ -7144,6 +7198,17 @@ components:
         - replay_webhook_event
         - test_webhook
       x-enum-varnames: [AUDIT_ACTION_LOGIN, AUDIT_ACTION_LOGOUT, AUDIT_ACTION_CHANGE_PASSWORD, AUDIT_ACTION_REGENERATE_SECRET, AUDIT_ACTION_ADD_MEMBER, AUDIT_ACTION_RESEND_INVITE, AUDIT_ACTION_ACCEPT_INVITE, AUDIT_ACTION_UPDATE_MEMBER_ROLE, AUDIT_ACTION_DEACTIVATE_MEMBER, AUDIT_ACTION_REACTIVATE_MEMBER, AUDIT_ACTION_CREATE_ROLE, AUDIT_ACTION_UPDATE_ROLE, AUDIT_ACTION_CREATE_ACCOUNT, AUDIT_ACTION_CREATE_CUSTOMER_ACCOUNT, AUDIT_ACTION_RECEIVE_INBOUND_TRANSFER, AUDIT_ACTION_FUNDS_TRANSFER, AUDIT_ACTION_APPROVE_TRANSFER, AUDIT_ACTION_REJECT_TRANSFER, AUDIT_ACTION_CANCEL_TRANSFER, AUDIT_ACTION_CREATE_APPROVAL_POLICY, AUDIT_ACTION_UPDATE_APPROVAL_POLICY, AUDIT_ACTION_CREATE_WEBHOOK_CONFIGURATION, AUDIT_ACTION_UPDATE_WEBHOOK_CONFIGURATION, AUDIT_ACTION_ROTATE_WEBHOOK_SECRET, AUDIT_ACTION_REPLAY_WEBHOOK_EVENT, AUDIT_ACTION_TEST_WEBHOOK]
+    OpenAuditAction:
+      type: string
+      x-origin: extension
+      x-extensible-enum: true
+      description: |
+        A `AuditAction` as a response carries it: one of the values known today, or a value added in a
+        later minor release (a plain string). Generated clients name the known values and keep an
+        unknown one instead of refusing the whole answer.
+      anyOf:
+        - $ref: '#/components/schemas/AuditAction'
+        - $ref: '#/components/schemas/UnknownValue'
     WebhookEventType:
       type: string
       x-origin: extension
@@ -7162,12 +7227,34 @@ components:
         - transfer.expired
         - webhook.test
       x-enum-varnames: [WEBHOOK_EVENT_TYPE_ACCOUNT_CREATED, WEBHOOK_EVENT_TYPE_ACCOUNT_STATUS_CHANGED, WEBHOOK_EVENT_TYPE_COLLECTION_RECEIVED, WEBHOOK_EVENT_TYPE_TRANSFER_PENDING_APPROVAL, WEBHOOK_EVENT_TYPE_TRANSFER_REJECTED, WEBHOOK_EVENT_TYPE_TRANSFER_SUCCESS, WEBHOOK_EVENT_TYPE_TRANSFER_FAILED, WEBHOOK_EVENT_TYPE_TRANSFER_REVERSED, WEBHOOK_EVENT_TYPE_TRANSFER_CANCELLED, WEBHOOK_EVENT_TYPE_TRANSFER_EXPIRED, WEBHOOK_EVENT_TYPE_WEBHOOK_TEST]
+    OpenWebhookEventType:
+      type: string
+      x-origin: extension
+      x-extensible-enum: true
+      description: |
+        A `WebhookEventType` as a response carries it: one of the values known today, or a value added in a
+        later minor release (a plain string). Generated clients name the known values and keep an
+        unknown one instead of refusing the whole answer.
+      anyOf:
+        - $ref: '#/components/schemas/WebhookEventType'
+        - $ref: '#/components/schemas/UnknownValue'
     WebhookDeliveryStatus:
       type: string
       x-origin: extension
       x-extensible-enum: true
       enum: [pending, delivered, failed, skipped]
       x-enum-varnames: [WEBHOOK_DELIVERY_STATUS_PENDING, WEBHOOK_DELIVERY_STATUS_DELIVERED, WEBHOOK_DELIVERY_STATUS_FAILED, WEBHOOK_DELIVERY_STATUS_SKIPPED]
+    OpenWebhookDeliveryStatus:
+      type: string
+      x-origin: extension
+      x-extensible-enum: true
+      description: |
+        A `WebhookDeliveryStatus` as a response carries it: one of the values known today, or a value added in a
+        later minor release (a plain string). Generated clients name the known values and keep an
+        unknown one instead of refusing the whole answer.
+      anyOf:
+        - $ref: '#/components/schemas/WebhookDeliveryStatus'
+        - $ref: '#/components/schemas/UnknownValue'
     IpAddressOrRange:
       type: string
       description: An IPv4 or IPv6 address, or a CIDR range.
@@ -7414,7 +7501,7 @@ components:
         transaction_type:
           $ref: '#/components/schemas/TransactionType'
         status:
-          $ref: '#/components/schemas/TransactionStatus'
+          $ref: '#/components/schemas/OpenTransactionStatus'
         narration:
           type: string
         created_at:
@@ -7441,11 +7528,11 @@ components:
         transaction_type:
           $ref: '#/components/schemas/TransactionType'
         transaction_category:
-          $ref: '#/components/schemas/TransactionCategory'
+          $ref: '#/components/schemas/OpenTransactionCategory'
         status:
-          $ref: '#/components/schemas/TransactionStatus'
+          $ref: '#/components/schemas/OpenTransactionStatus'
         channel:
-          $ref: '#/components/schemas/Channel'
+          $ref: '#/components/schemas/OpenChannel'
         remarks:
           type: string
           description: The narration.
@@ -7501,7 +7588,7 @@ components:
           type: string
           format: date-time
         status:
-          $ref: '#/components/schemas/TransactionStatus'
+          $ref: '#/components/schemas/OpenTransactionStatus'
         created_at:
           type: string
           format: date-time
@@ -7578,10 +7665,10 @@ components:
           x-origin: extension
           description: VAT on the fee (7.5%), debited with the amount.
         status:
-          $ref: '#/components/schemas/TransactionStatus'
+          $ref: '#/components/schemas/OpenTransactionStatus'
         transfer_status:
           allOf:
-            - $ref: '#/components/schemas/TransferStatus'
+            - $ref: '#/components/schemas/OpenTransferStatus'
           x-origin: extension
         approval_status:
           allOf:
@@ -7904,7 +7991,7 @@ components:
           format: uuid
           x-origin: extension
         action:
-          $ref: '#/components/schemas/AuditAction'
+          $ref: '#/components/schemas/OpenAuditAction'
         user:
           type: string
           description: The actor's name and email.
@@ -7967,7 +8054,7 @@ components:
           x-origin: extension
           description: The subscribed event kinds; empty means all.
           items:
-            $ref: '#/components/schemas/WebhookEventType'
+            $ref: '#/components/schemas/OpenWebhookEventType'
         created_at:
           type: string
           format: date-time
@@ -7996,7 +8083,7 @@ components:
           type: array
           x-origin: extension
           items:
-            $ref: '#/components/schemas/WebhookEventType'
+            $ref: '#/components/schemas/OpenWebhookEventType'
         secret:
           type: string
           x-origin: extension
@@ -8031,9 +8118,9 @@ components:
           format: uuid
           description: The event id (the `webhook-id` header).
         event_type:
-          $ref: '#/components/schemas/WebhookEventType'
+          $ref: '#/components/schemas/OpenWebhookEventType'
         status:
-          $ref: '#/components/schemas/WebhookDeliveryStatus'
+          $ref: '#/components/schemas/OpenWebhookDeliveryStatus'
         attempts:
           type: integer
           minimum: 0
@@ -10108,7 +10195,7 @@ pub const OPENAPI_JSON: &str = r##"{
   "info": {
     "title": "Kobo Business Banking API",
     "version": "2.4.0",
-    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with\n  no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key\n  twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a\n  gateway or a log could read another request than the bank would).\n- **Environments.** A server is either the sandbox or production, and serves only the\n  businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),\n  logins, invitations and tokens of the other environment's businesses get `41`.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`,\n  `create_customer_account_web`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. The sandbox keeps the same address rules\n  (anyone may sign up to it) and also allows `http://`; it checks a literal address when the\n  configuration is saved and a name at each delivery. (Extension, for local development: a\n  sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also\n  allows loopback addresses, and only those, so that a receiver on the developer's machine,\n  such as `kobo webhooks listen`, gets its deliveries.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account` (and its Dashboard twin `create_customer_account_web`):\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
+    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the\n  transport and are described by the `default` response.\n- **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with\n  no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key\n  twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a\n  gateway or a log could read another request than the bank would).\n- **Environments.** A server is either the sandbox or production, and serves only the\n  businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),\n  logins, invitations and tokens of the other environment's businesses get `41`.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Responses carry it\n  as `Open<Name>` (`OpenTransactionStatus`: `anyOf` the known values' enum or\n  `UnknownValue`, a plain string), so generated clients name the known values and keep an\n  unknown one instead of refusing the answer; requests take the enum itself. Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`,\n  `create_customer_account_web`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. The sandbox keeps the same address rules\n  (anyone may sign up to it) and also allows `http://`; it checks a literal address when the\n  configuration is saved and a name at each delivery. (Extension, for local development: a\n  sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also\n  allows loopback addresses, and only those, so that a receiver on the developer's machine,\n  such as `kobo webhooks listen`, gets its deliveries.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account` (and its Dashboard twin `create_customer_account_web`):\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
       "email": "developers@kobo.example"
@@ -19414,6 +19501,11 @@ pub const OPENAPI_JSON: &str = r##"{
           "ACCOUNT_STATUS_PENDING"
         ]
       },
+      "UnknownValue": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "A value of an open enum that this version of the spec does not know: a later minor release\nadded it. Keep it, show it, and treat it as the enum's description says (an unknown\nstatus as pending).\n"
+      },
       "TransactionType": {
         "type": "string",
         "description": "`credit` money in, `debit` money out.",
@@ -19443,6 +19535,20 @@ pub const OPENAPI_JSON: &str = r##"{
           "TRANSACTION_STATUS_REVERSED"
         ]
       },
+      "OpenTransactionStatus": {
+        "type": "string",
+        "x-origin": "extension",
+        "x-extensible-enum": true,
+        "description": "A `TransactionStatus` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+        "anyOf": [
+          {
+            "$ref": "#/components/schemas/TransactionStatus"
+          },
+          {
+            "$ref": "#/components/schemas/UnknownValue"
+          }
+        ]
+      },
       "TransactionCategory": {
         "type": "string",
         "x-extensible-enum": true,
@@ -19461,6 +19567,20 @@ pub const OPENAPI_JSON: &str = r##"{
           "TRANSACTION_CATEGORY_FEE"
         ]
       },
+      "OpenTransactionCategory": {
+        "type": "string",
+        "x-origin": "extension",
+        "x-extensible-enum": true,
+        "description": "A `TransactionCategory` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+        "anyOf": [
+          {
+            "$ref": "#/components/schemas/TransactionCategory"
+          },
+          {
+            "$ref": "#/components/schemas/UnknownValue"
+          }
+        ]
+      },
       "Channel": {
         "type": "string",
         "x-extensible-enum": true,
@@ -19474,6 +19594,20 @@ pub const OPENAPI_JSON: &str = r##"{
           "CHANNEL_NIP",
           "CHANNEL_INTRA",
           "CHANNEL_INTERNAL"
+        ]
+      },
+      "OpenChannel": {
+        "type": "string",
+        "x-origin": "extension",
+        "x-extensible-enum": true,
+        "description": "A `Channel` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+        "anyOf": [
+          {
+            "$ref": "#/components/schemas/Channel"
+          },
+          {
+            "$ref": "#/components/schemas/UnknownValue"
+          }
         ]
       },
       "TransferType": {
@@ -19512,6 +19646,20 @@ pub const OPENAPI_JSON: &str = r##"{
           "TRANSFER_STATUS_REJECTED",
           "TRANSFER_STATUS_CANCELLED",
           "TRANSFER_STATUS_EXPIRED"
+        ]
+      },
+      "OpenTransferStatus": {
+        "type": "string",
+        "x-origin": "extension",
+        "x-extensible-enum": true,
+        "description": "A `TransferStatus` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+        "anyOf": [
+          {
+            "$ref": "#/components/schemas/TransferStatus"
+          },
+          {
+            "$ref": "#/components/schemas/UnknownValue"
+          }
         ]
       },
       "ApprovalStatus": {
@@ -19654,6 +19802,20 @@ pub const OPENAPI_JSON: &str = r##"{
           "AUDIT_ACTION_TEST_WEBHOOK"
         ]
       },
+      "OpenAuditAction": {
+        "type": "string",
+        "x-origin": "extension",
+        "x-extensible-enum": true,
+        "description": "A `AuditAction` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+        "anyOf": [
+          {
+            "$ref": "#/components/schemas/AuditAction"
+          },
+          {
+            "$ref": "#/components/schemas/UnknownValue"
+          }
+        ]
+      },
       "WebhookEventType": {
         "type": "string",
         "x-origin": "extension",
@@ -19686,6 +19848,20 @@ pub const OPENAPI_JSON: &str = r##"{
           "WEBHOOK_EVENT_TYPE_WEBHOOK_TEST"
         ]
       },
+      "OpenWebhookEventType": {
+        "type": "string",
+        "x-origin": "extension",
+        "x-extensible-enum": true,
+        "description": "A `WebhookEventType` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+        "anyOf": [
+          {
+            "$ref": "#/components/schemas/WebhookEventType"
+          },
+          {
+            "$ref": "#/components/schemas/UnknownValue"
+          }
+        ]
+      },
       "WebhookDeliveryStatus": {
         "type": "string",
         "x-origin": "extension",
@@ -19701,6 +19877,20 @@ pub const OPENAPI_JSON: &str = r##"{
           "WEBHOOK_DELIVERY_STATUS_DELIVERED",
           "WEBHOOK_DELIVERY_STATUS_FAILED",
           "WEBHOOK_DELIVERY_STATUS_SKIPPED"
+        ]
+      },
+      "OpenWebhookDeliveryStatus": {
+        "type": "string",
+        "x-origin": "extension",
+        "x-extensible-enum": true,
+        "description": "A `WebhookDeliveryStatus` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
+        "anyOf": [
+          {
+            "$ref": "#/components/schemas/WebhookDeliveryStatus"
+          },
+          {
+            "$ref": "#/components/schemas/UnknownValue"
+          }
         ]
       },
       "IpAddressOrRange": {
@@ -20097,7 +20287,7 @@ pub const OPENAPI_JSON: &str = r##"{
             "$ref": "#/components/schemas/TransactionType"
           },
           "status": {
-            "$ref": "#/components/schemas/TransactionStatus"
+            "$ref": "#/components/schemas/OpenTransactionStatus"
           },
           "narration": {
             "type": "string"
@@ -20152,13 +20342,13 @@ pub const OPENAPI_JSON: &str = r##"{
             "$ref": "#/components/schemas/TransactionType"
           },
           "transaction_category": {
-            "$ref": "#/components/schemas/TransactionCategory"
+            "$ref": "#/components/schemas/OpenTransactionCategory"
           },
           "status": {
-            "$ref": "#/components/schemas/TransactionStatus"
+            "$ref": "#/components/schemas/OpenTransactionStatus"
           },
           "channel": {
-            "$ref": "#/components/schemas/Channel"
+            "$ref": "#/components/schemas/OpenChannel"
           },
           "remarks": {
             "type": "string",
@@ -20235,7 +20425,7 @@ pub const OPENAPI_JSON: &str = r##"{
             "format": "date-time"
           },
           "status": {
-            "$ref": "#/components/schemas/TransactionStatus"
+            "$ref": "#/components/schemas/OpenTransactionStatus"
           },
           "created_at": {
             "type": "string",
@@ -20376,12 +20566,12 @@ pub const OPENAPI_JSON: &str = r##"{
             "description": "VAT on the fee (7.5%), debited with the amount."
           },
           "status": {
-            "$ref": "#/components/schemas/TransactionStatus"
+            "$ref": "#/components/schemas/OpenTransactionStatus"
           },
           "transfer_status": {
             "allOf": [
               {
-                "$ref": "#/components/schemas/TransferStatus"
+                "$ref": "#/components/schemas/OpenTransferStatus"
               }
             ],
             "x-origin": "extension"
@@ -20919,7 +21109,7 @@ pub const OPENAPI_JSON: &str = r##"{
             "x-origin": "extension"
           },
           "action": {
-            "$ref": "#/components/schemas/AuditAction"
+            "$ref": "#/components/schemas/OpenAuditAction"
           },
           "user": {
             "type": "string",
@@ -21006,7 +21196,7 @@ pub const OPENAPI_JSON: &str = r##"{
             "x-origin": "extension",
             "description": "The subscribed event kinds; empty means all.",
             "items": {
-              "$ref": "#/components/schemas/WebhookEventType"
+              "$ref": "#/components/schemas/OpenWebhookEventType"
             }
           },
           "created_at": {
@@ -21055,7 +21245,7 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "array",
             "x-origin": "extension",
             "items": {
-              "$ref": "#/components/schemas/WebhookEventType"
+              "$ref": "#/components/schemas/OpenWebhookEventType"
             }
           },
           "secret": {
@@ -21118,10 +21308,10 @@ pub const OPENAPI_JSON: &str = r##"{
             "description": "The event id (the `webhook-id` header)."
           },
           "event_type": {
-            "$ref": "#/components/schemas/WebhookEventType"
+            "$ref": "#/components/schemas/OpenWebhookEventType"
           },
           "status": {
-            "$ref": "#/components/schemas/WebhookDeliveryStatus"
+            "$ref": "#/components/schemas/OpenWebhookDeliveryStatus"
           },
           "attempts": {
             "type": "integer",

@@ -23,6 +23,7 @@ use serde_json::Value;
 use crate::spec;
 
 pub use compare::compare;
+pub use schema::EXTENSIBLE_ENUM;
 
 /// The released copy of the spec, relative to the workspace root.
 pub const RELEASED: &str = "spec/released/openapi.yaml";

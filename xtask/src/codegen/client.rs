@@ -76,7 +76,8 @@ fn progenitor_tokens(
 /// The spec as the client generator should see it (and typify, for the server's models): every
 /// `x-server-default` is the schema's `default` again, so the Rust types keep the defaults the
 /// server applies (`limit` is 20 when absent) while partners' generators see an optional field
-/// (openapi-typescript makes a field with a `default` required). Also, every non-2xx response of an operation
+/// (openapi-typescript makes a field with a `default` required); and every open enum is its known
+/// values (see [`close_open_enums`]). Also, every non-2xx response of an operation
 /// becomes the two ranges `4XX` and `5XX` with the shared error envelope.
 ///
 /// The router answers every error with that envelope, including statuses the spec does not list
@@ -86,6 +87,7 @@ fn progenitor_tokens(
 pub fn client_view(original: &Value) -> Value {
     let mut doc = original.clone();
     server_defaults(&mut doc);
+    close_open_enums(&mut doc);
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
         return doc;
     };
@@ -147,3 +149,64 @@ fn server_defaults(value: &mut Value) {
 /// The default a request field takes when it is absent, which the server applies: the spec's
 /// spelling of `default` for requests (`cargo xtask lint` refuses `default` itself).
 pub const SERVER_DEFAULT: &str = "x-server-default";
+
+/// An open enum in the spec is `x-extensible-enum` with `anyOf: [{$ref: the known values' enum},
+/// {$ref: UnknownValue}]`, so that partners' generated clients keep a value added later instead of
+/// refusing the answer. typify makes an `anyOf` a struct of optional flattened parts, which
+/// cannot hold a string; the server only ever sends the values it knows. So, for both Rust
+/// crates, every `$ref` to an open enum is a `$ref` to its known values' enum (the models keep
+/// `TransactionStatus`, not a struct), and the open enum's own component is a copy of it.
+fn close_open_enums(doc: &mut Value) {
+    let Some(schemas) = doc
+        .pointer("/components/schemas")
+        .and_then(Value::as_object)
+    else {
+        return;
+    };
+    let known: std::collections::BTreeMap<String, String> = schemas
+        .iter()
+        .filter(|(_, schema)| {
+            schema.get(crate::breaking::EXTENSIBLE_ENUM) == Some(&Value::Bool(true))
+        })
+        .filter_map(|(name, schema)| {
+            let first = schema.pointer("/anyOf/0/$ref")?.as_str()?;
+            Some((format!("#/components/schemas/{name}"), first.to_string()))
+        })
+        .collect();
+    if known.is_empty() {
+        return;
+    }
+    let copies: Vec<(String, Value)> = known
+        .iter()
+        .filter_map(|(open, reference)| {
+            let name = open.rsplit('/').next()?.to_string();
+            Some((name, spec::resolve_ref(doc, reference)?.clone()))
+        })
+        .collect();
+    redirect_refs(doc, &known);
+    if let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    {
+        for (name, copy) in copies {
+            schemas.insert(name, copy);
+        }
+    }
+}
+
+fn redirect_refs(value: &mut Value, to: &std::collections::BTreeMap<String, String>) {
+    match value {
+        Value::Object(object) => {
+            if let Some(Value::String(reference)) = object.get_mut("$ref") {
+                if let Some(known) = to.get(reference.as_str()) {
+                    *reference = known.clone();
+                }
+            }
+            object
+                .values_mut()
+                .for_each(|value| redirect_refs(value, to));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|value| redirect_refs(value, to)),
+        _ => {}
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::Sink;
 use crate::spec::{examples_of, is_snake_case, json_media, Access, Document};
@@ -275,6 +275,127 @@ pub(super) fn enum_varnames(document: &Document<'_>, sink: &mut Sink) {
                 );
             }
         }
+    }
+}
+
+/// The component every open enum's wrapper takes an unknown value as.
+const UNKNOWN_VALUE: &str = "UnknownValue";
+
+/// An open enum (`x-extensible-enum` on an `enum`: its values may grow in a minor release) reaches
+/// a response only through its wrapper `Open<Name>`: `type: string`, `x-extensible-enum: true`,
+/// `anyOf: [{$ref: Name}, {$ref: UnknownValue}]`, `UnknownValue` a plain string. Generated
+/// clients (openapi-python-client, openapi-generator's Python and Go) refuse a whole answer with a
+/// value an `enum` does not list; with the wrapper they name the known values and keep an unknown
+/// one as a string. Requests keep the enum itself: a client sends only values it knows. The Rust
+/// generators see the enum (`codegen/client.rs`, `close_open_enums`).
+pub(super) fn open_enums(document: &Document<'_>, sink: &mut Sink) {
+    let Some(schemas) = document
+        .doc
+        .pointer("/components/schemas")
+        .and_then(Value::as_object)
+    else {
+        return;
+    };
+    let reference = |name: &str| json!({ "$ref": format!("#/components/schemas/{name}") });
+    let open: BTreeSet<&str> = schemas
+        .iter()
+        .filter(|(_, schema)| {
+            schema.get("enum").is_some()
+                && schema.get(crate::breaking::EXTENSIBLE_ENUM) == Some(&Value::Bool(true))
+        })
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if open.is_empty() {
+        return;
+    }
+    let unknown = schemas.get(UNKNOWN_VALUE);
+    if unknown.and_then(|schema| schema.get("type")) != Some(&json!("string"))
+        || unknown.is_some_and(|schema| schema.get("enum").is_some())
+    {
+        sink.report(
+            format!("#/components/schemas/{UNKNOWN_VALUE}"),
+            "must be a plain `type: string` (no `enum`): the variant open enums take a value \
+             added later as",
+        );
+    }
+    for name in &open {
+        let wrapper = format!("Open{name}");
+        let expected = json!([reference(name), reference(UNKNOWN_VALUE)]);
+        let well_formed = schemas.get(&wrapper).is_some_and(|schema| {
+            schema.get("type") == Some(&json!("string"))
+                && schema.get(crate::breaking::EXTENSIBLE_ENUM) == Some(&Value::Bool(true))
+                && schema.get("anyOf") == Some(&expected)
+        });
+        if !well_formed {
+            sink.report(
+                format!("#/components/schemas/{name}"),
+                format!(
+                    "is an open enum: it needs `{wrapper}` (`type: string`, `x-extensible-enum: \
+                     true`, `anyOf: [{{$ref: {name}}}, {{$ref: {UNKNOWN_VALUE}}}]`) for responses \
+                     to use, so generated clients keep a value added later"
+                ),
+            );
+        }
+    }
+    // Every schema a response or a webhook reaches: none may name an open enum but its wrapper.
+    let mut roots: Vec<(String, &Value)> = Vec::new();
+    for operation in &document.operations {
+        for (status, _) in operation
+            .responses()
+            .filter(|(status, _)| status.starts_with('2'))
+        {
+            if let Some(media) = document.response_media(operation, status) {
+                roots.push((format!("{} response {status}", operation.label()), media));
+            }
+        }
+    }
+    if let Some(webhooks) = document.doc.get("x-webhooks") {
+        roots.push(("#/x-webhooks".to_string(), webhooks));
+    }
+    let mut visited = BTreeSet::new();
+    while let Some((location, value)) = roots.pop() {
+        let mut refs = Vec::new();
+        collect_schema_refs(value, &mut refs);
+        for target in refs {
+            if open.contains(target) {
+                sink.report(
+                    &location,
+                    format!(
+                        "a response reaches the open enum `{target}` directly: use \
+                         `Open{target}`, or generated clients refuse a value added later"
+                    ),
+                );
+            } else if !target.starts_with("Open") || !open.contains(&target[4..]) {
+                if let Some(schema) = schemas.get(target) {
+                    if visited.insert(target) {
+                        roots.push((format!("#/components/schemas/{target}"), schema));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The component schemas `value` names with a `$ref`, at any depth (examples left out).
+fn collect_schema_refs<'v>(value: &'v Value, into: &mut Vec<&'v str>) {
+    match value {
+        Value::Object(object) => {
+            for (key, value) in object {
+                match (key.as_str(), value) {
+                    ("$ref", Value::String(reference)) => {
+                        if let Some(name) = reference.strip_prefix("#/components/schemas/") {
+                            into.push(name);
+                        }
+                    }
+                    ("example" | "examples", _) => {}
+                    _ => collect_schema_refs(value, into),
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|item| collect_schema_refs(item, into)),
+        _ => {}
     }
 }
 

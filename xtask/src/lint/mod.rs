@@ -64,6 +64,7 @@ pub const RULES: &[Rule] = &[
     Rule { name: "response-code-examples", check: catalogs::response_code_examples },
     Rule { name: "response-codes-documented", check: catalogs::response_codes_documented },
     Rule { name: "enum-varnames", check: catalogs::enum_varnames },
+    Rule { name: "open-enums", check: catalogs::open_enums },
     Rule { name: "success-message", check: catalogs::success_message },
     Rule { name: "examples-present", check: catalogs::examples_present },
     Rule { name: "examples-valid", check: examples::examples_valid },

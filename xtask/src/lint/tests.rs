@@ -1517,6 +1517,78 @@ fn the_error_envelope_has_no_example_of_its_own() {
     );
 }
 
+// open-enums
+
+/// `Status`, an open enum, its wrapper and `UnknownValue`, and `Account.status` using `field`.
+fn with_open_status(doc: &mut Value, field: Value) {
+    set(
+        doc,
+        "/components/schemas/Status",
+        json!({"type": "string", "x-origin": "extension", "x-extensible-enum": true,
+               "enum": ["a", "b"], "x-enum-varnames": ["STATUS_A", "STATUS_B"]}),
+    );
+    set(
+        doc,
+        "/components/schemas/OpenStatus",
+        json!({"type": "string", "x-origin": "extension", "x-extensible-enum": true, "anyOf": [
+            {"$ref": "#/components/schemas/Status"}, {"$ref": "#/components/schemas/UnknownValue"}]}),
+    );
+    set(
+        doc,
+        "/components/schemas/UnknownValue",
+        json!({"type": "string", "x-origin": "extension"}),
+    );
+    set(doc, "/components/schemas/Account/properties/status", field);
+}
+
+#[test]
+fn a_response_names_an_open_enum_through_its_wrapper() {
+    check(
+        |doc| with_open_status(doc, json!({"$ref": "#/components/schemas/OpenStatus"})),
+        &[],
+    );
+    check(
+        |doc| with_open_status(doc, json!({"$ref": "#/components/schemas/Status"})),
+        &[
+            (
+                "open-enums",
+                "#/components/schemas/Account: a response reaches the open enum `Status` directly: use `OpenStatus`",
+            ),
+            ("unused-components", "OpenStatus"),
+        ],
+    );
+}
+
+#[test]
+fn an_open_enum_needs_its_wrapper() {
+    check(
+        |doc| {
+            with_open_status(doc, json!({"$ref": "#/components/schemas/OpenStatus"}));
+            set(
+                doc,
+                "/components/schemas/OpenStatus/anyOf/1",
+                json!({"type": "string"}),
+            );
+            set(
+                doc,
+                "/components/schemas/UnknownValue",
+                json!({"type": "string", "x-origin": "extension", "enum": ["x"], "x-enum-varnames": ["UNKNOWN_VALUE_X"]}),
+            );
+        },
+        &[
+            (
+                "open-enums",
+                "#/components/schemas/UnknownValue: must be a plain `type: string`",
+            ),
+            (
+                "open-enums",
+                "#/components/schemas/Status: is an open enum: it needs `OpenStatus`",
+            ),
+            ("unused-components", "UnknownValue"),
+        ],
+    );
+}
+
 // schema-names
 
 #[test]
