@@ -6,6 +6,10 @@
 //! then any prose; every backticked span in that section that starts with `#/` is a location the
 //! release breaks on purpose, spelled exactly as the gate prints it. The section ends at the next
 //! `#` or `##` heading.
+//!
+//! A change is accepted once, by its location, for every operation and webhook it reaches.
+//! Listing every place it reaches instead (what the gate printed before it reported a shared
+//! schema's change once) accepts it too; listing only some of them does not.
 
 use std::collections::BTreeSet;
 
@@ -28,9 +32,15 @@ pub struct Verdict {
     pub unmatched: Vec<String>,
 }
 
+/// Whether `listed` accepts `found`: its location, or every place it reaches.
+fn accepts(listed: &BTreeSet<String>, found: &Break) -> bool {
+    listed.contains(&found.location)
+        || (!found.reaches.is_empty() && found.reaches.iter().all(|reach| listed.contains(reach)))
+}
+
 /// Splits `breaks` into accepted and refused: a break is accepted when the major of
 /// `new_version` is greater than that of `base_version` and the changelog's section for
-/// `new_version` lists its location.
+/// `new_version` lists its location (or every place it reaches).
 pub fn judge(
     breaks: Vec<Break>,
     base_version: Option<&str>,
@@ -48,16 +58,35 @@ pub fn judge(
         }
     };
     for found in breaks {
-        if listed.contains(&found.location) {
+        if accepts(&listed, &found) {
             verdict.accepted.push(found);
         } else {
             verdict.refused.push(found);
         }
     }
+    for found in &verdict.refused {
+        let some = found.reaches.iter().filter(|reach| listed.contains(*reach));
+        if some.count() > 0 {
+            verdict.notes.push(format!(
+                "{CHANGELOG} lists some of the places `{}` reaches, not all: list `{}` itself \
+                 to accept it everywhere",
+                found.location, found.location
+            ));
+        }
+    }
+    // A place a change reaches counts as listed on purpose, even when the change is refused
+    // (the note above says why).
     let matched: BTreeSet<&str> = verdict
         .accepted
         .iter()
         .map(|found| found.location.as_str())
+        .chain(
+            verdict
+                .accepted
+                .iter()
+                .chain(&verdict.refused)
+                .flat_map(|found| found.reaches.iter().map(String::as_str)),
+        )
         .collect();
     verdict.unmatched = listed
         .iter()

@@ -61,11 +61,71 @@ struct Comparison<'a, 'd> {
 }
 
 impl<'a> Comparison<'a, '_> {
+    /// A break of an operation, a webhook or the catalog itself (not of a schema they share).
     fn report(&mut self, location: impl Into<String>, reason: impl Into<String>) {
         self.breaks.push(Break {
             location: location.into(),
             reason: reason.into(),
+            reaches: Vec::new(),
         });
+    }
+
+    /// A break of a schema, at `location` (its JSON pointer in the spec), reached at `reach` (the
+    /// path from an operation or webhook). The same change reached again is listed once, with
+    /// every place it reaches; a schema both sent and received may break for two reasons.
+    fn report_schema(&mut self, location: String, reach: String, reason: impl Into<String>) {
+        let reason = reason.into();
+        match self.breaks.iter_mut().find(|b| b.location == location) {
+            Some(found) => {
+                if !found.reason.split("; ").any(|known| known == reason) {
+                    found.reason = format!("{}; {reason}", found.reason);
+                }
+                if !found.reaches.contains(&reach) {
+                    found.reaches.push(reach);
+                }
+            }
+            None => self.breaks.push(Break {
+                location,
+                reason,
+                reaches: vec![reach],
+            }),
+        }
+    }
+
+    /// [`Self::report_schema`] for what changed at `keyword` (`suffix` below it: `enum/<value>`,
+    /// `properties/<name>`...): located where the new spec writes the keyword, or the base did
+    /// when the new one no longer has it.
+    fn report_keyword(
+        &mut self,
+        at: &str,
+        old: &Resolved,
+        current: &Resolved,
+        suffix: &str,
+        reason: impl Into<String>,
+    ) {
+        let keyword = suffix.split('/').next().unwrap_or(suffix);
+        let origin = if current.origins.contains_key(keyword) || !old.origins.contains_key(keyword)
+        {
+            current.origin(keyword)
+        } else {
+            old.origin(keyword)
+        };
+        self.report_schema(
+            format!("{origin}/{suffix}"),
+            format!("{at}/{suffix}"),
+            reason,
+        );
+    }
+
+    /// [`Self::report_schema`] for `name` in the `required` of `schema` (the side that lists it).
+    fn report_required(&mut self, at: &str, schema: &Resolved, name: &str, reason: &str) {
+        let holder = schema.required_origins.get(name).unwrap_or(&schema.pointer);
+        let suffix = format!("required/{}", escape(name));
+        self.report_schema(
+            format!("{holder}/{suffix}"),
+            format!("{at}/{suffix}"),
+            reason,
+        );
     }
 
     // ---- Operations -------------------------------------------------------------------------
@@ -111,25 +171,32 @@ impl<'a> Comparison<'a, '_> {
                     ),
                 );
             }
-            self.request_body(&location, old, current);
-            self.parameters(&location, old, current);
-            self.responses(&location, old, current);
+            let sites = (operation_pointer(old), operation_pointer(current));
+            self.request_body(&location, old, current, &sites);
+            self.parameters(&location, old, current, &sites);
+            self.responses(&location, old, current, &sites);
         }
     }
 
-    fn request_body(&mut self, location: &str, old: &Operation<'a>, current: &Operation<'a>) {
+    fn request_body(
+        &mut self,
+        location: &str,
+        old: &Operation<'a>,
+        current: &Operation<'a>,
+        (old_site, new_site): &Sites,
+    ) {
         let at = format!("{location}/request/body");
         let old = old
             .value
             .get("requestBody")
-            .map(|body| spec::deref(self.base.doc, body));
+            .map(|body| deref_at(self.base.doc, body, format!("{old_site}/requestBody")));
         let current = current
             .value
             .get("requestBody")
-            .map(|body| spec::deref(self.new.doc, body));
+            .map(|body| deref_at(self.new.doc, body, format!("{new_site}/requestBody")));
         match (old, current) {
             (None, None) => {}
-            (None, Some(current)) => {
+            (None, Some((current, _))) => {
                 if is_required(current) {
                     self.report(
                         at,
@@ -141,28 +208,34 @@ impl<'a> Comparison<'a, '_> {
                 at,
                 "the request body is removed: what clients send is no longer read",
             ),
-            (Some(old), Some(current)) => {
+            (Some((old, old_site)), Some((current, new_site))) => {
                 if !is_required(old) && is_required(current) {
                     self.report(
                         at.clone(),
                         "the request body becomes required: clients that send none are refused",
                     );
                 }
-                self.contents(Direction::Request, &at, old, current);
+                self.contents(Direction::Request, &at, old, current, &(old_site, new_site));
             }
         }
     }
 
-    fn parameters(&mut self, location: &str, old: &Operation<'a>, current: &Operation<'a>) {
-        let old = parameters_of(self.base.doc, old);
-        let current = parameters_of(self.new.doc, current);
-        for (key, (name, old_parameter)) in &old {
+    fn parameters(
+        &mut self,
+        location: &str,
+        old: &Operation<'a>,
+        current: &Operation<'a>,
+        (old_site, new_site): &Sites,
+    ) {
+        let old = parameters_of(self.base.doc, old, old_site);
+        let current = parameters_of(self.new.doc, current, new_site);
+        for (key, (name, old_parameter, old_pointer)) in &old {
             let at = format!(
                 "{location}/request/parameters/{}/{}",
                 escape(&key.0),
                 escape(name)
             );
-            let Some((_, new_parameter)) = current.get(key) else {
+            let Some((_, new_parameter, new_pointer)) = current.get(key) else {
                 self.report(
                     at,
                     "the request parameter is removed: what clients send in it is no longer read",
@@ -180,9 +253,13 @@ impl<'a> Comparison<'a, '_> {
                 &format!("{at}/schema"),
                 old_parameter.get("schema").unwrap_or(&Value::Null),
                 new_parameter.get("schema").unwrap_or(&Value::Null),
+                &(
+                    format!("{old_pointer}/schema"),
+                    format!("{new_pointer}/schema"),
+                ),
             );
         }
-        for (key, (name, new_parameter)) in &current {
+        for (key, (name, new_parameter, _)) in &current {
             if !old.contains_key(key) && is_required(new_parameter) {
                 self.report(
                     format!(
@@ -196,7 +273,13 @@ impl<'a> Comparison<'a, '_> {
         }
     }
 
-    fn responses(&mut self, location: &str, old: &Operation<'a>, current: &Operation<'a>) {
+    fn responses(
+        &mut self,
+        location: &str,
+        old: &Operation<'a>,
+        current: &Operation<'a>,
+        (old_site, new_site): &Sites,
+    ) {
         for (status, old_response) in old.responses() {
             let at = format!("{location}/responses/{}", escape(status));
             let Some(new_response) = current.response(status) else {
@@ -213,41 +296,69 @@ impl<'a> Comparison<'a, '_> {
                 }
                 continue;
             };
-            let old_response = spec::deref(self.base.doc, old_response);
-            let new_response = spec::deref(self.new.doc, new_response);
+            let status = escape(status);
+            let (old_response, old_pointer) = deref_at(
+                self.base.doc,
+                old_response,
+                format!("{old_site}/responses/{status}"),
+            );
+            let (new_response, new_pointer) = deref_at(
+                self.new.doc,
+                new_response,
+                format!("{new_site}/responses/{status}"),
+            );
+            let sites = (old_pointer, new_pointer);
             self.contents(
                 Direction::Response,
                 &format!("{at}/body"),
                 old_response,
                 new_response,
+                &sites,
             );
-            self.headers(&at, old_response, new_response);
+            self.headers(&at, old_response, new_response, &sites);
         }
     }
 
-    fn headers(&mut self, location: &str, old: &'a Value, current: &'a Value) {
+    fn headers(
+        &mut self,
+        location: &str,
+        old: &'a Value,
+        current: &'a Value,
+        (old_site, new_site): &Sites,
+    ) {
         let current_headers = object(current.get("headers"));
         for (name, old_header) in object(old.get("headers")) {
             let at = format!("{location}/headers/{}", escape(name));
             // Header names are case-insensitive.
             let new_header = current_headers
                 .iter()
-                .find(|(other, _)| other.eq_ignore_ascii_case(name))
-                .map(|(_, header)| header);
-            let Some(new_header) = new_header else {
+                .find(|(other, _)| other.eq_ignore_ascii_case(name));
+            let Some((new_name, new_header)) = new_header else {
                 self.report(
                     at,
                     format!("the response header `{name}` is removed: clients that read it break"),
                 );
                 continue;
             };
-            let old_header = spec::deref(self.base.doc, old_header);
-            let new_header = spec::deref(self.new.doc, new_header);
+            let (old_header, old_pointer) = deref_at(
+                self.base.doc,
+                old_header,
+                format!("{old_site}/headers/{}", escape(name)),
+            );
+            let (new_header, new_pointer) = deref_at(
+                self.new.doc,
+                new_header,
+                format!("{new_site}/headers/{}", escape(new_name)),
+            );
             self.schema(
                 Direction::Response,
                 &format!("{at}/schema"),
                 old_header.get("schema").unwrap_or(&Value::Null),
                 new_header.get("schema").unwrap_or(&Value::Null),
+                &(
+                    format!("{old_pointer}/schema"),
+                    format!("{new_pointer}/schema"),
+                ),
             );
         }
     }
@@ -260,6 +371,7 @@ impl<'a> Comparison<'a, '_> {
         location: &str,
         old: &'a Value,
         current: &'a Value,
+        (old_site, new_site): &Sites,
     ) {
         let current_content = object(current.get("content"));
         for (media, old_media) in object(old.get("content")) {
@@ -281,11 +393,16 @@ impl<'a> Comparison<'a, '_> {
                 self.report(at, reason);
                 continue;
             };
+            let media = escape(media);
             self.schema(
                 direction,
                 &at,
                 old_media.get("schema").unwrap_or(&Value::Null),
                 new_media.get("schema").unwrap_or(&Value::Null),
+                &(
+                    format!("{old_site}/content/{media}/schema"),
+                    format!("{new_site}/content/{media}/schema"),
+                ),
             );
         }
     }
@@ -357,20 +474,30 @@ impl<'a> Comparison<'a, '_> {
                 );
                 continue;
             };
-            let old_item = spec::deref(self.base.doc, old_item);
-            let new_item = spec::deref(self.new.doc, new_item);
+            let pointer = format!("#/x-webhooks/{}", escape(name));
+            let (old_item, old_site) = deref_at(self.base.doc, old_item, pointer.clone());
+            let (new_item, new_site) = deref_at(self.new.doc, new_item, pointer);
             for method in HTTP_METHODS {
                 let old_body = old_item.get(method).and_then(|o| o.get("requestBody"));
                 let new_body = new_item.get(method).and_then(|o| o.get("requestBody"));
                 if let (Some(old_body), Some(new_body)) = (old_body, new_body) {
-                    let old_body = spec::deref(self.base.doc, old_body);
-                    let new_body = spec::deref(self.new.doc, new_body);
+                    let old_body = deref_at(
+                        self.base.doc,
+                        old_body,
+                        format!("{old_site}/{method}/requestBody"),
+                    );
+                    let new_body = deref_at(
+                        self.new.doc,
+                        new_body,
+                        format!("{new_site}/{method}/requestBody"),
+                    );
                     // The payload travels to the client: it is judged as a response.
                     self.contents(
                         Direction::Response,
                         &format!("{at}/body"),
-                        old_body,
-                        new_body,
+                        old_body.0,
+                        new_body.0,
+                        &(old_body.1, new_body.1),
                     );
                 }
             }
@@ -379,9 +506,17 @@ impl<'a> Comparison<'a, '_> {
 
     // ---- Schemas ----------------------------------------------------------------------------
 
-    fn schema(&mut self, direction: Direction, at: &str, old: &Value, current: &Value) {
-        let old = schema::resolve(self.base.doc, old);
-        let current = schema::resolve(self.new.doc, current);
+    /// Compares two schemas reached at `at`, found at `sites` (their JSON pointers).
+    fn schema(
+        &mut self,
+        direction: Direction,
+        at: &str,
+        old: &Value,
+        current: &Value,
+        (old_site, new_site): &Sites,
+    ) {
+        let old = schema::resolve(self.base.doc, old, old_site);
+        let current = schema::resolve(self.new.doc, current, new_site);
         let key = (!old.refs.is_empty() || !current.refs.is_empty())
             .then(|| (old.refs.clone(), current.refs.clone(), direction));
         if let Some(key) = &key {
@@ -399,7 +534,17 @@ impl<'a> Comparison<'a, '_> {
         }
         self.object(direction, at, &old, &current);
         if let (Some(old_items), Some(new_items)) = (old.get("items"), current.get("items")) {
-            self.schema(direction, &format!("{at}/items"), old_items, new_items);
+            let sites = (
+                format!("{}/items", old.origin("items")),
+                format!("{}/items", current.origin("items")),
+            );
+            self.schema(
+                direction,
+                &format!("{at}/items"),
+                old_items,
+                new_items,
+                &sites,
+            );
         }
         for keyword in ["oneOf", "anyOf"] {
             self.variants(direction, at, keyword, &old, &current);
@@ -447,18 +592,24 @@ impl<'a> Comparison<'a, '_> {
             ),
             (None, None) => unreachable!("the two sides differ"),
         };
-        self.report(format!("{at}/{keyword}"), reason);
+        self.report_keyword(at, old, current, keyword, reason);
     }
 
     fn nullable(&mut self, direction: Direction, at: &str, old: &Resolved, current: &Resolved) {
         let (before, after) = (old.flag("nullable"), current.flag("nullable"));
         match direction {
-            Direction::Request if before && !after => self.report(
-                format!("{at}/nullable"),
+            Direction::Request if before && !after => self.report_keyword(
+                at,
+                old,
+                current,
+                "nullable",
                 "the request field is no longer nullable: clients that send null are refused",
             ),
-            Direction::Response if !before && after => self.report(
-                format!("{at}/nullable"),
+            Direction::Response if !before && after => self.report_keyword(
+                at,
+                old,
+                current,
+                "nullable",
                 "the response field becomes nullable: clients that do not expect null break",
             ),
             _ => {}
@@ -477,8 +628,11 @@ impl<'a> Comparison<'a, '_> {
                         Direction::Request => "clients that send it are refused",
                         Direction::Response => "clients that rely on it break",
                     };
-                    self.report(
-                        format!("{at}/enum/{}", escape(&label)),
+                    self.report_keyword(
+                        at,
+                        old,
+                        current,
+                        &format!("enum/{}", escape(&label)),
                         format!("`{label}` is removed from the {side} enum: {consequence}"),
                     );
                 }
@@ -488,8 +642,11 @@ impl<'a> Comparison<'a, '_> {
                 {
                     for value in after.iter().filter(|value| !before.contains(value)) {
                         let label = show(value);
-                        self.report(
-                            format!("{at}/enum/{}", escape(&label)),
+                        self.report_keyword(
+                            at,
+                            old,
+                            current,
+                            &format!("enum/{}", escape(&label)),
                             format!(
                                 "the closed response enum gains `{label}`: clients that handle \
                                  every value break (an open enum carries `{}: true`)",
@@ -499,14 +656,21 @@ impl<'a> Comparison<'a, '_> {
                     }
                 }
             }
-            (None, Some(_)) if direction == Direction::Request => self.report(
-                format!("{at}/enum"),
+            (None, Some(_)) if direction == Direction::Request => self.report_keyword(
+                at,
+                old,
+                current,
+                "enum",
                 "the request field becomes an enum: other values clients send are refused",
             ),
-            (Some(_), None) if direction == Direction::Response && !old.open => self.report(
-                format!("{at}/enum"),
-                "the closed response enum loses its `enum`: clients may receive any value",
-            ),
+            (Some(_), None) if direction == Direction::Response && !old.open => self
+                .report_keyword(
+                    at,
+                    old,
+                    current,
+                    "enum",
+                    "the closed response enum loses its `enum`: clients may receive any value",
+                ),
             _ => {}
         }
     }
@@ -515,15 +679,21 @@ impl<'a> Comparison<'a, '_> {
     /// a higher minimum, a bound that becomes exclusive.
     fn request_constraints(&mut self, at: &str, old: &Resolved, current: &Resolved) {
         match (old.str("pattern"), current.str("pattern")) {
-            (None, Some(after)) => self.report(
-                format!("{at}/pattern"),
+            (None, Some(after)) => self.report_keyword(
+                at,
+                old,
+                current,
+                "pattern",
                 format!(
                     "the request field gains the pattern `{after}`: values clients send may be \
                      refused"
                 ),
             ),
-            (Some(before), Some(after)) if before != after => self.report(
-                format!("{at}/pattern"),
+            (Some(before), Some(after)) if before != after => self.report_keyword(
+                at,
+                old,
+                current,
+                "pattern",
                 format!(
                     "the request field's pattern changes from `{before}` to `{after}`: values \
                      clients send may be refused"
@@ -533,16 +703,22 @@ impl<'a> Comparison<'a, '_> {
         }
         for keyword in ["maxLength", "maximum", "maxItems"] {
             match (old.number(keyword), current.number(keyword)) {
-                (None, Some(_)) => self.report(
-                    format!("{at}/{keyword}"),
+                (None, Some(_)) => self.report_keyword(
+                    at,
+                    old,
+                    current,
+                    keyword,
                     format!(
                         "the request field gains `{keyword}: {}`: values clients send may be \
                          refused",
                         show_keyword(current, keyword)
                     ),
                 ),
-                (Some(before), Some(after)) if after < before => self.report(
-                    format!("{at}/{keyword}"),
+                (Some(before), Some(after)) if after < before => self.report_keyword(
+                    at,
+                    old,
+                    current,
+                    keyword,
                     format!(
                         "the request field's `{keyword}` is lowered from {} to {}: values clients \
                          send may be refused",
@@ -559,16 +735,22 @@ impl<'a> Comparison<'a, '_> {
             let before = old.number(keyword).or(floor);
             let after = current.number(keyword).or(floor);
             match (before, after) {
-                (None, Some(_)) => self.report(
-                    format!("{at}/{keyword}"),
+                (None, Some(_)) => self.report_keyword(
+                    at,
+                    old,
+                    current,
+                    keyword,
                     format!(
                         "the request field gains `{keyword}: {}`: values clients send may be \
                          refused",
                         show_keyword(current, keyword)
                     ),
                 ),
-                (Some(before), Some(after)) if after > before => self.report(
-                    format!("{at}/{keyword}"),
+                (Some(before), Some(after)) if after > before => self.report_keyword(
+                    at,
+                    old,
+                    current,
+                    keyword,
                     format!(
                         "the request field's `{keyword}` is raised from {} to {}: values clients \
                          send may be refused",
@@ -584,8 +766,11 @@ impl<'a> Comparison<'a, '_> {
             ("exclusiveMaximum", "maximum"),
         ] {
             if !old.flag(flag) && current.flag(flag) {
-                self.report(
-                    format!("{at}/{flag}"),
+                self.report_keyword(
+                    at,
+                    old,
+                    current,
+                    flag,
                     format!(
                         "the request field's `{bound}` becomes exclusive: clients that send the \
                          bound itself are refused"
@@ -607,15 +792,17 @@ impl<'a> Comparison<'a, '_> {
                     } else {
                         "a new required request field: clients that omit it are refused"
                     };
-                    self.report(format!("{at}/required/{}", escape(name)), reason);
+                    self.report_required(at, current, name, reason);
                 }
             }
             Direction::Response => {
                 for name in old_required.iter().filter(|n| !new_required.contains(n)) {
                     // A removed field is reported as removed.
                     if new_properties.contains_key(*name) {
-                        self.report(
-                            format!("{at}/required/{}", escape(name)),
+                        self.report_required(
+                            at,
+                            old,
+                            name,
                             "the response field becomes optional: clients that expect it break \
                              when it is missing",
                         );
@@ -624,9 +811,17 @@ impl<'a> Comparison<'a, '_> {
             }
         }
         for (name, old_property) in old_properties {
-            let field = format!("{at}/properties/{}", escape(name));
+            let property = format!("properties/{}", escape(name));
+            let field = format!("{at}/{property}");
+            let origin = |schema: &Resolved| {
+                let holder = schema.property_origins.get(name).unwrap_or(&schema.pointer);
+                format!("{holder}/{property}")
+            };
             match new_properties.get(name) {
-                Some(new_property) => self.schema(direction, &field, old_property, new_property),
+                Some(new_property) => {
+                    let sites = (origin(old), origin(current));
+                    self.schema(direction, &field, old_property, new_property, &sites)
+                }
                 None => {
                     let reason = match direction {
                         Direction::Request => {
@@ -637,7 +832,7 @@ impl<'a> Comparison<'a, '_> {
                             "the response field is removed: clients that read it break"
                         }
                     };
-                    self.report(field, reason);
+                    self.report_schema(origin(old), field, reason);
                 }
             }
         }
@@ -645,8 +840,11 @@ impl<'a> Comparison<'a, '_> {
         let after = current.get("additionalProperties");
         let closed = |value: Option<&Value>| value == Some(&Value::Bool(false));
         if direction == Direction::Request && closed(after) && !closed(before) {
-            self.report(
-                format!("{at}/additionalProperties"),
+            self.report_keyword(
+                at,
+                old,
+                current,
+                "additionalProperties",
                 "the request object becomes closed (`additionalProperties: false`): clients that \
                  send fields it does not name are refused",
             );
@@ -656,11 +854,22 @@ impl<'a> Comparison<'a, '_> {
             // `true` or absent: any value, which an empty schema also says.
             let any = |value: Option<&Value>| value.filter(|v| v.is_object()).cloned();
             let (before, after) = (any(before), any(after));
+            let sites = (
+                format!(
+                    "{}/additionalProperties",
+                    old.origin("additionalProperties")
+                ),
+                format!(
+                    "{}/additionalProperties",
+                    current.origin("additionalProperties")
+                ),
+            );
             self.schema(
                 direction,
                 &format!("{at}/additionalProperties"),
                 before.as_ref().unwrap_or(&Value::Null),
                 after.as_ref().unwrap_or(&Value::Null),
+                &sites,
             );
         }
     }
@@ -682,14 +891,25 @@ impl<'a> Comparison<'a, '_> {
             return;
         };
         let (before, after) = (variants(before), variants(after));
-        for (name, old_variant) in &before {
+        for (index, (name, old_variant)) in before.iter().enumerate() {
             let variant = format!("{at}/{keyword}/{}", escape(name));
-            match after.iter().find(|(other, _)| other == name) {
-                Some((_, new_variant)) => {
-                    self.schema(direction, &variant, old_variant, new_variant)
+            match after
+                .iter()
+                .enumerate()
+                .find(|(_, (other, _))| other == name)
+            {
+                Some((new_index, (_, new_variant))) => {
+                    let sites = (
+                        format!("{}/{keyword}/{index}", old.origin(keyword)),
+                        format!("{}/{keyword}/{new_index}", current.origin(keyword)),
+                    );
+                    self.schema(direction, &variant, old_variant, new_variant, &sites)
                 }
-                None if direction == Direction::Request => self.report(
-                    variant,
+                None if direction == Direction::Request => self.report_keyword(
+                    at,
+                    old,
+                    current,
+                    &format!("{keyword}/{}", escape(name)),
                     format!(
                         "the request `{keyword}` loses the variant `{name}`: clients that send \
                          it are refused"
@@ -703,8 +923,11 @@ impl<'a> Comparison<'a, '_> {
                 .iter()
                 .filter(|(name, _)| !before.iter().any(|(other, _)| other == name))
             {
-                self.report(
-                    format!("{at}/{keyword}/{}", escape(name)),
+                self.report_keyword(
+                    at,
+                    old,
+                    current,
+                    &format!("{keyword}/{}", escape(name)),
                     format!(
                         "the closed response `{keyword}` gains the variant `{name}`: clients that \
                          handle every variant break (an open one carries `{}: true`)",
@@ -716,16 +939,59 @@ impl<'a> Comparison<'a, '_> {
     }
 }
 
+/// The JSON pointers (`#/...`) of one thing in the base and in the new document.
+type Sites = (String, String);
+
+/// The JSON pointer of an operation (`#/paths/~1api~1v1~1.../post`).
+fn operation_pointer(operation: &Operation<'_>) -> String {
+    format!("#/paths/{}/{}", escape(operation.path), operation.method)
+}
+
+/// [`spec::deref`], with the JSON pointer of what it arrives at: `pointer` (where `value` is)
+/// until a `$ref` is followed, then the `$ref`.
+fn deref_at<'a>(doc: &'a Value, value: &'a Value, pointer: String) -> (&'a Value, String) {
+    let mut current = (value, pointer);
+    // References between components are bounded; a cycle of plain `$ref`s is a broken document.
+    for _ in 0..16 {
+        let Some(reference) = current.0.get("$ref").and_then(Value::as_str) else {
+            break;
+        };
+        let Some(target) = spec::resolve_ref(doc, reference) else {
+            break;
+        };
+        current = (target, reference.to_string());
+    }
+    current
+}
+
 /// An operation's parameters (its own first, then its path item's), `$ref`s followed, keyed by
 /// location and name (lower-cased for headers, which are case-insensitive), with the name as
-/// written.
+/// written and the parameter's JSON pointer.
 fn parameters_of<'a>(
     doc: &'a Value,
     operation: &Operation<'a>,
-) -> BTreeMap<(String, String), (String, &'a Value)> {
+    site: &str,
+) -> BTreeMap<(String, String), (String, &'a Value, String)> {
+    let own = operation
+        .value
+        .get("parameters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(index, parameter)| (parameter, format!("{site}/parameters/{index}")));
+    let item = format!("#/paths/{}/parameters", escape(operation.path));
+    let shared = operation
+        .item
+        .get("parameters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(index, parameter)| (parameter, format!("{item}/{index}")));
     let mut parameters = BTreeMap::new();
-    for parameter in operation.parameters() {
-        let parameter = spec::deref(doc, parameter);
+    for (parameter, pointer) in own.chain(shared) {
+        let (parameter, pointer) = deref_at(doc, parameter, pointer);
         let (Some(place), Some(name)) = (
             parameter.get("in").and_then(Value::as_str),
             parameter.get("name").and_then(Value::as_str),
@@ -738,9 +1004,11 @@ fn parameters_of<'a>(
             name.to_string()
         };
         // An operation's own parameter overrides its path item's.
-        parameters
-            .entry((place.to_string(), key_name))
-            .or_insert((name.to_string(), parameter));
+        parameters.entry((place.to_string(), key_name)).or_insert((
+            name.to_string(),
+            parameter,
+            pointer,
+        ));
     }
     parameters
 }

@@ -2,7 +2,8 @@
 //! break existing clients.
 //!
 //! The base is the released copy kept at `spec/released/openapi.yaml` (or `spec/openapi.yaml` at
-//! a git ref, or any file). [`compare`] lists every break with a JSON-pointer-like location and a
+//! a git ref, or any file). [`compare`] lists every break once, at its JSON-pointer-like location
+//! (a shared schema's change at the schema, with each operation and webhook it reaches), with a
 //! one-line reason; [`changelog::judge`] accepts the ones a major release lists in
 //! `spec/CHANGELOG.md`; any other fails the gate. The rules, the enum-growth policy and the
 //! changelog format are in docs/api-design.md (`Changing the spec without breaking clients`).
@@ -28,22 +29,35 @@ pub use schema::EXTENSIBLE_ENUM;
 /// The released copy of the spec, relative to the workspace root.
 pub const RELEASED: &str = "spec/released/openapi.yaml";
 
-/// One change that breaks existing clients.
+/// One change that breaks existing clients, reported once however many operations it reaches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Break {
-    /// Where: `#/operations/<operationId>/...`, `#/x-response-codes/<code>/...` or
-    /// `#/x-webhooks/<event>/...`; below an operation, `request/body`, `request/parameters/<in>/
-    /// <name>`, `responses/<status>/body` or `responses/<status>/headers/<name>`, then the path
-    /// through the schema (`properties/<name>`, `items`, `required/<name>`, `enum/<value>`, or
-    /// the keyword that changed). Names are escaped as in JSON pointers (`~1` for `/`).
+    /// Where. A change of a schema is at the schema object that holds what changed, as a JSON
+    /// pointer into the spec (`#/components/schemas/<name>`, or `#/paths/...` for an inline
+    /// schema), then what changed (`properties/<name>`, `required/<name>`, `enum/<value>`,
+    /// `oneOf/<component>`, or the keyword: `type`, `nullable`, ...): in the new spec, or in
+    /// the base where the new spec no longer has it. Any other break is at what it removes or
+    /// changes: `#/operations/<operationId>/...`, `#/x-response-codes/<code>/...` or
+    /// `#/x-webhooks/<event>`. Names are escaped as in JSON pointers (`~1` for `/`).
     pub location: String,
-    /// Why it breaks clients, in one line.
+    /// Why it breaks clients, in one line (two, `; `-separated, for a schema that is both sent
+    /// and received and breaks each way).
     pub reason: String,
+    /// For a change of a schema, each place it reaches clients, in document order: from
+    /// `#/operations/<operationId>` or `#/x-webhooks/<event>`, then `request/body`,
+    /// `request/parameters/<in>/<name>/schema`, `responses/<status>/body` or
+    /// `responses/<status>/headers/<name>/schema`, then the path through the schemas. Empty for
+    /// any other break.
+    pub reaches: Vec<String>,
 }
 
 impl fmt::Display for Break {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.location, self.reason)
+        write!(f, "{}: {}", self.location, self.reason)?;
+        for reach in &self.reaches {
+            write!(f, "\n    reaches {reach}")?;
+        }
+        Ok(())
     }
 }
 
@@ -87,17 +101,24 @@ pub fn run(base: Base) -> Result<()> {
     for refused in &verdict.refused {
         eprintln!("{refused}");
     }
+    let reaches: usize = verdict
+        .refused
+        .iter()
+        .chain(&verdict.accepted)
+        .map(|found| found.reaches.len())
+        .sum();
+    let changes = verdict.refused.len() + verdict.accepted.len();
+    let reaching = match reaches {
+        0 => String::new(),
+        1 => " (reaching 1 place in operations and webhooks)".into(),
+        _ => format!(" (reaching {reaches} places in operations and webhooks)"),
+    };
     let summary = format!(
-        "spec/openapi.yaml ({}) against {base_name} ({}): {} breaking change{}, {} accepted by \
-         the changelog",
+        "spec/openapi.yaml ({}) against {base_name} ({}): {changes} breaking change{}{reaching}, \
+         {} accepted by the changelog",
         new_version.unwrap_or("no version"),
         base_version.unwrap_or("no version"),
-        verdict.refused.len() + verdict.accepted.len(),
-        if verdict.refused.len() + verdict.accepted.len() == 1 {
-            ""
-        } else {
-            "s"
-        },
+        if changes == 1 { "" } else { "s" },
         verdict.accepted.len(),
     );
     if verdict.refused.is_empty() {
@@ -109,8 +130,8 @@ pub fn run(base: Base) -> Result<()> {
     }
     bail!(
         "{summary}\nTo break clients on purpose: bump the major of `info.version` and list each \
-         location above under `## <new version>` in {} (docs/api-design.md: Changing the spec \
-         without breaking clients).",
+         change's location above (once, not the places it reaches) under `## <new version>` in \
+         {} (docs/api-design.md: Changing the spec without breaking clients).",
         changelog::CHANGELOG
     )
 }

@@ -1,6 +1,10 @@
 //! Schemas as the gate compares them: `$ref`s followed and `allOf` wrappers merged, so that
 //! `{allOf: [{$ref: AccountNumber}], nullable: true}` and an inline copy of `AccountNumber` with
 //! `nullable: true` compare equal, and a field moved into a shared component is no change.
+//! Each merged keyword remembers where in the document it is written, so that a change is
+//! reported once, at the schema that holds it, however many operations reach it.
+
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
@@ -24,6 +28,15 @@ pub struct Resolved {
     pub refs: Vec<String>,
     /// Whether the schema, or any part of it, is marked open (see [`is_marked_open`]).
     pub open: bool,
+    /// The JSON pointer (`#/components/schemas/Thing`, `#/paths/...`) of the schema object each
+    /// merged keyword is written in.
+    pub origins: BTreeMap<String, String>,
+    /// The same for each property, by name (the object whose `properties` holds it).
+    pub property_origins: BTreeMap<String, String>,
+    /// The same for each name in `required`.
+    pub required_origins: BTreeMap<String, String>,
+    /// The pointer of the schema as given, before any `$ref` is followed.
+    pub pointer: String,
 }
 
 impl Resolved {
@@ -47,6 +60,12 @@ impl Resolved {
         spec::object(self.get("properties"))
     }
 
+    /// The pointer of the schema object `keyword` is written in (the schema's own pointer when
+    /// it has no such keyword).
+    pub fn origin(&self, keyword: &str) -> &str {
+        self.origins.get(keyword).unwrap_or(&self.pointer)
+    }
+
     /// The names in `required`.
     pub fn required(&self) -> Vec<&str> {
         self.get("required")
@@ -58,17 +77,21 @@ impl Resolved {
     }
 }
 
-/// Resolves `schema`, a schema of `doc` (possibly a `$ref`, possibly an `allOf` wrapper).
-pub fn resolve(doc: &Value, schema: &Value) -> Resolved {
-    let mut resolved = Resolved::default();
-    merge(doc, schema, &mut resolved, 0);
+/// Resolves `schema`, a schema of `doc` (possibly a `$ref`, possibly an `allOf` wrapper) found
+/// at the JSON pointer `pointer` (`#/...`).
+pub fn resolve(doc: &Value, schema: &Value, pointer: &str) -> Resolved {
+    let mut resolved = Resolved {
+        pointer: pointer.to_string(),
+        ..Resolved::default()
+    };
+    merge(doc, schema, pointer, &mut resolved, 0);
     resolved
 }
 
 /// `$ref` chains and `allOf` nesting are short in any sane document; this bounds a broken one.
 const MAX_NESTING: usize = 32;
 
-fn merge(doc: &Value, schema: &Value, into: &mut Resolved, depth: usize) {
+fn merge(doc: &Value, schema: &Value, pointer: &str, into: &mut Resolved, depth: usize) {
     let Some(object) = schema.as_object() else {
         // `true`/`false` schemas (and junk): nothing to merge.
         return;
@@ -79,19 +102,26 @@ fn merge(doc: &Value, schema: &Value, into: &mut Resolved, depth: usize) {
     if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
         into.refs.push(reference.to_string());
         if let Some(target) = spec::resolve_ref(doc, reference) {
-            merge(doc, target, into, depth + 1);
+            merge(doc, target, reference, into, depth + 1);
         }
         // OpenAPI 3.0 ignores the siblings of `$ref`.
         return;
     }
     into.open |= is_marked_open(object);
-    for part in object
+    for (index, part) in object
         .get("allOf")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
+        .enumerate()
     {
-        merge(doc, part, into, depth + 1);
+        merge(
+            doc,
+            part,
+            &format!("{pointer}/allOf/{index}"),
+            into,
+            depth + 1,
+        );
     }
     for (keyword, value) in object {
         match keyword.as_str() {
@@ -103,6 +133,10 @@ fn merge(doc: &Value, schema: &Value, into: &mut Resolved, depth: usize) {
                     .or_insert_with(|| Value::Object(Map::new()));
                 if let (Some(merged), Some(own)) = (properties.as_object_mut(), value.as_object()) {
                     merged.extend(own.iter().map(|(name, s)| (name.clone(), s.clone())));
+                    for name in own.keys() {
+                        into.property_origins
+                            .insert(name.clone(), pointer.to_string());
+                    }
                 }
             }
             "required" => {
@@ -115,11 +149,17 @@ fn merge(doc: &Value, schema: &Value, into: &mut Resolved, depth: usize) {
                         if !merged.contains(name) {
                             merged.push(name.clone());
                         }
+                        if let Some(name) = name.as_str() {
+                            into.required_origins
+                                .entry(name.to_string())
+                                .or_insert_with(|| pointer.to_string());
+                        }
                     }
                 }
             }
             _ => {
                 into.schema.insert(keyword.clone(), value.clone());
+                into.origins.insert(keyword.clone(), pointer.to_string());
             }
         }
     }

@@ -1,6 +1,8 @@
 //! Each rule against a small fixture and an edited copy of it: `assert_breaks(edits, expected)`
 //! compares [`BEFORE`] with [`BEFORE`] after the textual edits (each must match exactly once) and
-//! asserts the locations reported are exactly the expected ones.
+//! asserts the places reported are exactly the expected ones: each place a schema's change
+//! reaches, and the location of any other break. `assert_change` asserts where one change is
+//! reported (once, at its schema) and what it reaches.
 //!
 //! The fixture reaches its schemas through every kind of `$ref` (request bodies, responses,
 //! parameters, headers, schemas) and `allOf` wrapper, so each rule is also a test of resolving
@@ -235,10 +237,24 @@ fn breaks(edits: &[(&str, &str)]) -> Vec<Break> {
     compare(&parse(BEFORE), &parse(&edited(edits)))
 }
 
+/// Each place a schema's change reaches, and the location of any other break.
+fn places(found: &[Break]) -> Vec<&str> {
+    found
+        .iter()
+        .flat_map(|b| {
+            if b.reaches.is_empty() {
+                vec![b.location.as_str()]
+            } else {
+                b.reaches.iter().map(String::as_str).collect()
+            }
+        })
+        .collect()
+}
+
 #[track_caller]
 fn assert_breaks(edits: &[(&str, &str)], expected: &[String]) {
     let found = breaks(edits);
-    let mut locations: Vec<&str> = found.iter().map(|b| b.location.as_str()).collect();
+    let mut locations = places(&found);
     let mut expected: Vec<&str> = expected.iter().map(String::as_str).collect();
     locations.sort_unstable();
     expected.sort_unstable();
@@ -262,12 +278,23 @@ fn at_request(suffix: &str) -> Vec<String> {
     vec![format!("{REQUEST_AT}{suffix}")]
 }
 
-/// The reason reported at `location`.
+/// Asserts the edits make exactly one change, reported at `location` and reaching `reaches`
+/// (in document order); returns it.
+#[track_caller]
+fn assert_change(edits: &[(&str, &str)], location: &str, reaches: &[String]) -> Break {
+    let found = breaks(edits);
+    assert_eq!(found.len(), 1, "one change: {found:#?}");
+    assert_eq!(found[0].location, location, "{found:#?}");
+    assert_eq!(found[0].reaches, reaches, "{found:#?}");
+    found.into_iter().next().expect("one change")
+}
+
+/// The reason reported at `location` (or reaching it).
 #[track_caller]
 fn reason_at(found: &[Break], location: &str) -> String {
     found
         .iter()
-        .find(|b| b.location == location)
+        .find(|b| b.location == location || b.reaches.iter().any(|reach| reach == location))
         .unwrap_or_else(|| panic!("nothing reported at {location}: {found:?}"))
         .reason
         .clone()
@@ -363,19 +390,33 @@ fn a_removed_request_field_breaks() {
     );
 }
 
+/// `Thing` without `created_at` (its property and its `required` entry).
+const WITHOUT_CREATED_AT: [(&str, &str); 2] = [
+    ("required: [id, state, created_at]", "required: [id, state]"),
+    (
+        "        created_at: {type: string, format: date-time}\n",
+        "",
+    ),
+];
+
 #[test]
 fn a_removed_response_field_breaks() {
-    // Removed with its `required` entry: reported once, as removed.
-    assert_breaks(
-        &[
-            ("required: [id, state, created_at]", "required: [id, state]"),
-            (
-                "        created_at: {type: string, format: date-time}\n",
-                "",
-            ),
-        ],
+    // Reported once, as removed (not also as no longer required), at `Thing`, with the four
+    // places that reach `Thing` beneath it.
+    let found = assert_change(
+        &WITHOUT_CREATED_AT,
+        "#/components/schemas/Thing/properties/created_at",
         &at_thing("/properties/created_at"),
     );
+    assert_eq!(
+        found.reason,
+        "the response field is removed: clients that read it break"
+    );
+    let printed = found.to_string();
+    assert_eq!(printed.lines().count(), 5, "{printed}");
+    assert!(printed.contains(
+        "\n    reaches #/x-webhooks/thing.created/body/properties/data/properties/created_at"
+    ));
 }
 
 #[test]
@@ -405,6 +446,20 @@ fn a_request_field_that_becomes_required_breaks() {
 }
 
 #[test]
+fn an_inline_schema_is_located_by_its_path() {
+    // A schema written in the operation, not in a component: its JSON pointer goes through
+    // `paths`.
+    assert_change(
+        &[(
+            "              type: object\n              required: [id]",
+            "              type: object\n              required: [id, at]",
+        )],
+        "#/paths/~1api~1v1~1thing~1web~1get_thing/post/requestBody/content/application~1json/schema/required/at",
+        &["#/operations/get_thing/request/body/required/at".into()],
+    );
+}
+
+#[test]
 fn a_new_required_request_field_breaks() {
     let found = breaks(&[
         ("required: [name]", "required: [name, owner]"),
@@ -414,7 +469,11 @@ fn a_new_required_request_field_breaks() {
         ),
     ]);
     assert_eq!(found.len(), 1, "{found:#?}");
-    assert_eq!(found[0].location, format!("{REQUEST_AT}/required/owner"));
+    assert_eq!(
+        found[0].location,
+        "#/components/schemas/CreateThingRequest/required/owner"
+    );
+    assert_eq!(found[0].reaches, at_request("/required/owner"));
     assert!(found[0].reason.contains("new required request field"));
 }
 
@@ -646,13 +705,35 @@ fn a_response_code_removed_from_the_catalog_breaks() {
 
 #[test]
 fn a_closed_response_enum_that_gains_a_value_breaks() {
-    let found = breaks(&[("enum: [active, archived]", "enum: [active, archived, lost]")]);
-    let expected = at_thing("/properties/state/enum/lost");
-    let locations: Vec<&str> = found.iter().map(|b| b.location.as_str()).collect();
-    assert_eq!(locations, expected, "{found:#?}");
-    assert!(found[0]
-        .reason
-        .contains("closed response enum gains `lost`"));
+    // One change, at the enum's own schema, whatever reaches it.
+    let found = assert_change(
+        &[("enum: [active, archived]", "enum: [active, archived, lost]")],
+        "#/components/schemas/ThingState/enum/lost",
+        &at_thing("/properties/state/enum/lost"),
+    );
+    assert!(found.reason.contains("closed response enum gains `lost`"));
+}
+
+#[test]
+fn a_keyword_is_located_where_it_is_written() {
+    // `GetThingResponse.data` wraps `Thing` in `allOf`, `Thing.parent` too: a change inside
+    // `Thing` is at `Thing`. A wrapper's own keyword is at the wrapper.
+    assert_change(
+        &[(
+            "id: {type: string, format: uuid}\n        state:",
+            "id: {type: string, format: uuid, nullable: true}\n        state:",
+        )],
+        "#/components/schemas/Thing/properties/id/nullable",
+        &at_thing("/properties/id/nullable"),
+    );
+    assert_change(
+        &[(
+            "            - $ref: '#/components/schemas/Thing'\n          description: The thing.",
+            "            - $ref: '#/components/schemas/Thing'\n          description: The thing.\n          nullable: true",
+        )],
+        "#/components/schemas/GetThingResponse/properties/data/nullable",
+        &["#/operations/get_thing/responses/200/body/properties/data/nullable".into()],
+    );
 }
 
 #[test]
@@ -784,7 +865,8 @@ Sizes are one size now.
 fn run_judge(version: &str, changelog: Option<&str>) -> changelog::Verdict {
     let (before, after) = two_breaks(version);
     let found = compare(&before, &after);
-    assert_eq!(found.len(), 5, "{found:#?}");
+    // The size (reaching one place) and the state (reaching the four of `Thing`).
+    assert_eq!(found.len(), 2, "{found:#?}");
     judge(found, Some("1.0.0"), Some(version), changelog)
 }
 
@@ -796,13 +878,16 @@ fn the_changelog_of_a_major_release_accepts_the_breaks_it_lists() {
         .iter()
         .map(|b| b.location.as_str())
         .collect();
-    assert_eq!(accepted, [SIZE_LARGE]);
-    // The state breaks are listed under 1.0.0, not 2.0.0: still refused.
-    assert_eq!(verdict.refused.len(), 4, "{:#?}", verdict.refused);
-    assert!(verdict
-        .refused
-        .iter()
-        .all(|b| b.location.ends_with("/enum/archived")));
+    // Listed by the one place it reaches, as the gate printed it before it reported a schema's
+    // change once.
+    assert_eq!(accepted, ["#/components/schemas/Size/enum/large"]);
+    assert_eq!(verdict.accepted[0].reaches, [SIZE_LARGE]);
+    // The state break is listed under 1.0.0, not 2.0.0: still refused.
+    assert_eq!(verdict.refused.len(), 1, "{:#?}", verdict.refused);
+    assert_eq!(
+        verdict.refused[0].location,
+        "#/components/schemas/ThingState/enum/archived"
+    );
     assert_eq!(
         verdict.unmatched,
         ["#/operations/create_thing/request/body/properties/typo"]
@@ -814,7 +899,7 @@ fn the_changelog_accepts_nothing_without_a_major_bump() {
     for version in ["1.0.0", "1.1.0"] {
         let verdict = run_judge(version, Some(&CHANGELOG.replace("2.0.0", version)));
         assert!(verdict.accepted.is_empty(), "{version}");
-        assert_eq!(verdict.refused.len(), 5);
+        assert_eq!(verdict.refused.len(), 2);
         assert_eq!(verdict.notes.len(), 1);
         assert!(
             verdict.notes[0].contains("major"),
@@ -849,4 +934,52 @@ fn a_changelog_section_lists_backticked_locations_only() {
             .is_some_and(|listed| listed.contains("#/x-response-codes/44"))
     );
     assert!(changelog::listed(CHANGELOG, "9.9.9").is_none());
+}
+
+/// The changelog of 2.0.0 accepting `listed`, and the verdict on `Thing` losing `created_at`.
+fn judge_created_at(listed: &[String]) -> changelog::Verdict {
+    let after = edited(&[
+        ("version: 1.0.0", "version: 2.0.0"),
+        WITHOUT_CREATED_AT[0],
+        WITHOUT_CREATED_AT[1],
+    ]);
+    let found = compare(&parse(BEFORE), &parse(&after));
+    let section: String = listed.iter().map(|line| format!("- `{line}`\n")).collect();
+    let changelog = format!("## 2.0.0\n\n{section}");
+    judge(found, Some("1.0.0"), Some("2.0.0"), Some(&changelog))
+}
+
+#[test]
+fn one_changelog_line_accepts_a_change_everywhere_it_reaches() {
+    let verdict = judge_created_at(&["#/components/schemas/Thing/properties/created_at".into()]);
+    assert!(verdict.refused.is_empty(), "{:#?}", verdict.refused);
+    assert_eq!(verdict.accepted.len(), 1);
+    assert_eq!(
+        verdict.accepted[0].reaches,
+        at_thing("/properties/created_at")
+    );
+    assert!(verdict.unmatched.is_empty(), "{:?}", verdict.unmatched);
+    assert!(verdict.notes.is_empty(), "{:?}", verdict.notes);
+}
+
+#[test]
+fn listing_every_place_a_change_reaches_still_accepts_it() {
+    // The changelogs written when the gate reported each place separately.
+    let verdict = judge_created_at(&at_thing("/properties/created_at"));
+    assert!(verdict.refused.is_empty(), "{:#?}", verdict.refused);
+    assert_eq!(verdict.accepted.len(), 1);
+    assert!(verdict.unmatched.is_empty(), "{:?}", verdict.unmatched);
+
+    // Some of them only: refused, with a note that says what to list (and not as a typo).
+    let verdict = judge_created_at(&at_thing("/properties/created_at")[..3]);
+    assert!(verdict.accepted.is_empty());
+    assert_eq!(verdict.refused.len(), 1);
+    assert!(verdict.unmatched.is_empty(), "{:?}", verdict.unmatched);
+    assert_eq!(verdict.notes.len(), 1, "{:?}", verdict.notes);
+    assert!(
+        verdict.notes[0]
+            .contains("not all: list `#/components/schemas/Thing/properties/created_at`"),
+        "{:?}",
+        verdict.notes
+    );
 }
