@@ -6,6 +6,7 @@
 //! examples with it, the generated router compiles its request validators from it).
 
 mod document;
+mod position;
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +14,7 @@ use anyhow::{Context, Result};
 use serde_json::{Map, Value};
 
 pub use document::*;
+pub use position::{position, Position};
 
 /// The JSON Schema dialect the translated schemas declare.
 pub const JSON_SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";

@@ -84,10 +84,13 @@ pub fn generate(spec_text: &str) -> Result<Vec<GeneratedFile>> {
     let spec_text = &lf_line_endings(spec_text);
     let doc = spec::parse(spec_text)?;
     let document = spec::Document::new(&doc);
-    precheck::check(&document)?;
-    let api = operations::Api::read(&document)?;
-    let mut files = server::generate(&doc, spec_text, &api)?;
-    files.extend(client::generate(&doc)?);
+    precheck::check(&document, spec_text)?;
+    let mut files = precheck::without_panics(|| {
+        let api = operations::Api::read(&document)?;
+        let mut files = server::generate(&doc, spec_text, &api)?;
+        files.extend(client::generate(&doc)?);
+        Ok(files)
+    })?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
 }

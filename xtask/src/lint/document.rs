@@ -22,14 +22,34 @@ pub(super) fn openapi_version(document: &Document<'_>, sink: &mut Sink) {
     }
     let model = serde_path_to_error::deserialize::<_, openapiv3::OpenAPI>(document.doc.clone());
     if let Err(error) = model {
+        // A schema that is not one is `schema-keywords`' problem, at its own pointer.
+        if super::schemas::has_malformed_schema(document.doc) {
+            return;
+        }
         sink.report(
-            format!("document at `{}`", error.path()),
+            serde_pointer(error.path()),
             format!(
                 "does not deserialize as OpenAPI 3.0 (the model the client generator reads): {}",
                 error.inner()
             ),
         );
     }
+}
+
+/// The JSON pointer (`#/...`) of where deserialization stopped.
+fn serde_pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut pointer = "#".to_string();
+    for segment in path.iter() {
+        pointer.push('/');
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&index.to_string()),
+            Segment::Map { key } => pointer.push_str(&escape(key)),
+            Segment::Enum { variant } => pointer.push_str(&escape(variant)),
+            Segment::Unknown => pointer.push('?'),
+        }
+    }
+    pointer
 }
 
 fn is_openapi_3_0(version: &str) -> bool {

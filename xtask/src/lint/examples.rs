@@ -18,6 +18,10 @@ pub(super) fn examples_valid(document: &Document<'_>, sink: &mut Sink) {
     let mut validators = Validators {
         doc: document.doc,
         compiled: HashMap::new(),
+        // A malformed schema is `schema-keywords`' one problem: the examples of the schemas
+        // that reach it are not checked, and since every validator with a `$ref` carries every
+        // component, their compile errors are not reported either.
+        malformed: super::schemas::Malformed::new(document.doc),
     };
     let carriers = carriers(document);
     for carrier in &carriers {
@@ -207,17 +211,24 @@ fn schemas_with_examples<'a>(
 struct Validators<'a> {
     doc: &'a Value,
     compiled: HashMap<String, Result<jsonschema::Validator, String>>,
+    malformed: super::schemas::Malformed,
 }
 
 impl Validators<'_> {
     /// Why `instance` does not match the OpenAPI `schema`, or `None` when it does.
     fn errors(&mut self, schema: &Value, instance: &Value) -> Option<String> {
         let doc = self.doc;
+        if self.malformed.reaches(schema) {
+            return None;
+        }
         let validator = match self.compiled.entry(schema.to_string()) {
             Entry::Occupied(entry) => entry.into_mut(),
             Entry::Vacant(entry) => {
                 let compiled = entry.insert(compile(doc, schema));
                 if let Err(error) = compiled {
+                    if self.malformed.any() {
+                        return None;
+                    }
                     // Said once per schema, not once per example.
                     return Some(format!("the schema does not compile: {error}"));
                 }

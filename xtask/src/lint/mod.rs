@@ -9,6 +9,7 @@ mod catalogs;
 mod document;
 mod examples;
 mod operations;
+mod schemas;
 #[cfg(test)]
 mod tests;
 
@@ -16,10 +17,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::Value;
 
-use crate::spec::{self, escape, object, Document, COMPONENT_RESPONSE_PREFIX};
+use crate::spec::{self, escape, object, Document, Position, COMPONENT_RESPONSE_PREFIX};
 
 /// One thing wrong with the document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,11 +30,21 @@ pub struct Problem {
     /// Where: an operation (`operation `get_account``), a path, or a JSON pointer (`#/...`).
     pub location: String,
     pub message: String,
+    /// Where `location`, when it is a JSON pointer, sits in the document's text (see
+    /// [`locate`]).
+    pub position: Option<Position>,
 }
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[{}] {}: {}", self.rule, self.location, self.message)
+        match self.position {
+            Some(at) => write!(
+                f,
+                "[{}] {} (line {}, column {}): {}",
+                self.rule, self.location, at.line, at.column, self.message
+            ),
+            None => write!(f, "[{}] {}: {}", self.rule, self.location, self.message),
+        }
     }
 }
 
@@ -50,6 +61,7 @@ pub struct Rule {
 pub const RULES: &[Rule] = &[
     Rule { name: "openapi-version", check: document::openapi_version },
     Rule { name: "refs-resolve", check: document::refs_resolve },
+    Rule { name: "schema-keywords", check: schemas::schema_keywords },
     Rule { name: "post-only", check: operations::post_only },
     Rule { name: "operation-id", check: operations::operation_id },
     Rule { name: "request-body", check: operations::request_body },
@@ -78,8 +90,11 @@ pub const RULES: &[Rule] = &[
 /// Lints the document at `path`: prints every problem, fails if there is any, prints a one-line
 /// summary when there is none.
 pub fn run(path: &Path) -> Result<()> {
-    let doc = spec::load(path)?;
-    let problems = check(&doc);
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let doc = spec::parse(&text).with_context(|| format!("cannot parse {}", path.display()))?;
+    let mut problems = check(&doc);
+    locate(&mut problems, &text);
     let operations = Document::new(&doc).operations.len();
     let shown = path.strip_prefix(spec::workspace_root()).unwrap_or(path);
     for problem in &problems {
@@ -102,6 +117,16 @@ pub fn run(path: &Path) -> Result<()> {
 /// Runs every rule over `doc` and returns every problem found.
 pub fn check(doc: &Value) -> Vec<Problem> {
     run_rules(&Document::new(doc), RULES)
+}
+
+/// Gives every problem located at a JSON pointer (`#/...`) its line and column in `text`, the
+/// document's YAML.
+pub fn locate(problems: &mut [Problem], text: &str) {
+    for problem in problems {
+        if problem.location.starts_with("#/") {
+            problem.position = spec::position(text, &problem.location);
+        }
+    }
 }
 
 /// The rule named `name` in [`RULES`].
@@ -145,6 +170,7 @@ impl Sink {
             rule: self.rule,
             location: location.into(),
             message: message.into(),
+            position: None,
         });
     }
 }

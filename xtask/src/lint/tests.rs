@@ -126,7 +126,7 @@ fn a_document_the_openapi_model_cannot_read_is_refused_with_its_path() {
         },
         &[(
             "openapi-version",
-            "document at `info`: does not deserialize as OpenAPI 3.0",
+            "#/info: does not deserialize as OpenAPI 3.0",
         )],
     );
 }
@@ -1770,5 +1770,98 @@ fn enum_varnames_must_name_every_value_once_in_upper_snake_case() {
             )
         },
         &[("enum-varnames", "`c` is not an UPPER_SNAKE name")],
+    );
+}
+
+/// The fixture's text with a new schema `Hold`, referenced from the error envelope, whose
+/// `reason` is `reason_yaml`.
+fn with_hold_reason(reason_yaml: &str) -> String {
+    let envelope =
+        "    ErrorEnvelope:\n      type: object\n      required: [status, response_code, \
+                    message, data]\n      properties:\n";
+    let schemas = "    ResponseCode:\n";
+    assert_eq!(VALID.matches(envelope).count(), 1);
+    assert_eq!(VALID.matches(schemas).count(), 1);
+    VALID
+        .replace(
+            envelope,
+            &format!("{envelope}        hold:\n          $ref: '#/components/schemas/Hold'\n"),
+        )
+        .replace(
+            schemas,
+            &format!(
+                "    Hold:\n      type: object\n      properties:\n        reason: {reason_yaml}\n{schemas}"
+            ),
+        )
+}
+
+/// Every problem of the document `text`, located in it.
+fn problems_of(text: &str) -> Vec<Problem> {
+    let mut problems = super::check(&spec::parse(text).expect("the edited fixture parses"));
+    super::locate(&mut problems, text);
+    problems
+}
+
+#[test]
+fn a_type_typo_is_one_problem_at_its_line_with_a_suggestion() {
+    let text = with_hold_reason("{type: strng}");
+    let line = 1 + text
+        .lines()
+        .position(|line| line == "        reason: {type: strng}")
+        .unwrap();
+    let problems = problems_of(&text);
+    let shown: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        shown,
+        [format!(
+            "[schema-keywords] #/components/schemas/Hold/properties/reason/type (line {line}, \
+             column 18): `strng` is not a schema type: did you mean `string`? the types are \
+             array, boolean, integer, number, object, string"
+        )
+        .replace("? the", "?; the")],
+        "one mistake, one problem"
+    );
+    // Valid, the same document has none: the example noise came from the typo alone.
+    assert_eq!(problems_of(&with_hold_reason("{type: string}")), []);
+}
+
+#[test]
+fn schema_keywords_are_checked_wherever_a_schema_is() {
+    let pointer = "/components/schemas/ResponseCode";
+    check(
+        |doc| set(doc, &format!("{pointer}/maxLenght"), json!(2)),
+        &[(
+            "schema-keywords",
+            "#/components/schemas/ResponseCode/maxLenght: `maxLenght` is not an OpenAPI 3.0 \
+             schema keyword: did you mean `maxLength`?",
+        )],
+    );
+    check(
+        |doc| set(doc, &format!("{pointer}/type"), json!(["string", "null"])),
+        &[("schema-keywords", "`type` must be one type name")],
+    );
+    check(
+        |doc| set(doc, &format!("{pointer}/type"), json!("null")),
+        &[("schema-keywords", "write `nullable: true` beside the type")],
+    );
+    check(
+        |doc| {
+            let schema = format!("{GET_ACCOUNT}/requestBody/{JSON_MEDIA}/schema");
+            set(
+                doc,
+                &schema,
+                json!({"type": "object", "properties": {"a": {"type": "integr"}}}),
+            );
+        },
+        &[
+            (
+                "schema-keywords",
+                "#/paths/~1api~1v1~1account~1web~1get_account/post/requestBody/content/\
+                 application~1json/schema/properties/a/type: `integr` is not a schema type: did \
+                 you mean `integer`?",
+            ),
+            ("request-body", "must be a `$ref`"),
+            ("unused-components", "GetAccountRequest"),
+        ],
     );
 }
