@@ -288,3 +288,123 @@ fn mentions_ref(schema: &Value) -> bool {
         _ => false,
     }
 }
+
+/// No example carries a field its schema does not declare. The response models stay open to
+/// new fields (a client must ignore what it does not know), so `examples-valid` lets an extra
+/// field through; but in the document's own examples one is a mistake: most often a field the
+/// schema lost and its examples kept, which partners would then go on reading.
+pub(super) fn examples_declared(document: &Document<'_>, sink: &mut Sink) {
+    // A malformed schema is `schema-keywords`' one problem (as in `examples_valid`).
+    let malformed = super::schemas::Malformed::new(document.doc);
+    for carrier in carriers(document) {
+        let Some(schema) = carrier.value.get("schema") else {
+            continue;
+        };
+        if malformed.reaches(schema) {
+            continue;
+        }
+        for (name, example) in examples_of(document.doc, carrier.value) {
+            let mut found = Vec::new();
+            undeclared(
+                document.doc,
+                &[schema],
+                example,
+                &mut String::new(),
+                &mut found,
+            );
+            if !found.is_empty() {
+                let fields = found
+                    .iter()
+                    .map(|pointer| format!("`{pointer}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                sink.report(
+                    &carrier.label,
+                    format!("example `{name}` carries {fields}, which its schema does not declare"),
+                );
+            }
+        }
+    }
+}
+
+/// Collects, as pointers into `example`, the object keys that none of `schemas` (taken together:
+/// one value described by all of them) declares.
+fn undeclared(
+    doc: &Value,
+    schemas: &[&Value],
+    example: &Value,
+    pointer: &mut String,
+    found: &mut Vec<String>,
+) {
+    let mut flat = Vec::new();
+    for schema in schemas {
+        flatten(doc, schema, &mut flat, 0);
+    }
+    let length = pointer.len();
+    match example {
+        Value::Object(map) => {
+            let Some(declared) = declared_properties(&flat) else {
+                return;
+            };
+            for (key, value) in map {
+                pointer.push('/');
+                pointer.push_str(&escape(key));
+                match declared.get(key.as_str()) {
+                    Some(children) => undeclared(doc, children, value, pointer, found),
+                    None => found.push(pointer.clone()),
+                }
+                pointer.truncate(length);
+            }
+        }
+        Value::Array(items) => {
+            let item_schemas: Vec<&Value> = flat.iter().filter_map(|s| s.get("items")).collect();
+            if item_schemas.is_empty() {
+                return;
+            }
+            for (index, item) in items.iter().enumerate() {
+                pointer.push_str(&format!("/{index}"));
+                undeclared(doc, &item_schemas, item, pointer, found);
+                pointer.truncate(length);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `schema` and every schema it is made of (`$ref`, `allOf`, `anyOf`, `oneOf`), each resolved.
+fn flatten<'a>(doc: &'a Value, schema: &'a Value, into: &mut Vec<&'a Value>, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    let schema = match schema.get("$ref").and_then(Value::as_str) {
+        Some(reference) => match spec::resolve_ref(doc, reference) {
+            Some(target) => target,
+            None => return,
+        },
+        None => schema,
+    };
+    into.push(schema);
+    for keyword in ["allOf", "anyOf", "oneOf"] {
+        for member in object_list(schema.get(keyword)) {
+            flatten(doc, member, into, depth + 1);
+        }
+    }
+}
+
+/// The properties `schemas` declare, each with the schemas that describe it; `None` when the
+/// object is open by design (no schema lists properties, or one gives `additionalProperties` a
+/// schema of its own: a map) or closed (`additionalProperties: false`, which `examples-valid`
+/// enforces already: one mistake, one problem).
+fn declared_properties<'a>(schemas: &[&'a Value]) -> Option<HashMap<&'a str, Vec<&'a Value>>> {
+    let mut declared: HashMap<&str, Vec<&Value>> = HashMap::new();
+    for schema in schemas {
+        match schema.get("additionalProperties") {
+            Some(Value::Object(_)) | Some(Value::Bool(false)) => return None,
+            _ => {}
+        }
+        for (name, child) in object(schema.get("properties")) {
+            declared.entry(name.as_str()).or_default().push(child);
+        }
+    }
+    (!declared.is_empty()).then_some(declared)
+}

@@ -80,6 +80,7 @@ pub const RULES: &[Rule] = &[
     Rule { name: "success-message", check: catalogs::success_message },
     Rule { name: "examples-present", check: catalogs::examples_present },
     Rule { name: "examples-valid", check: examples::examples_valid },
+    Rule { name: "examples-declared", check: examples::examples_declared },
     Rule { name: "headers", check: operations::headers },
     Rule { name: "unused-components", check: document::unused_components },
     Rule { name: "schema-names", check: document::schema_names },

@@ -1039,6 +1039,25 @@ fn a_success_example_with_a_bad_uuid_is_refused() {
 }
 
 #[test]
+fn a_response_example_with_a_field_its_schema_lost_is_refused() {
+    check(
+        |doc| {
+            let data = format!("responses/200/{JSON_MEDIA}/examples/found/value/data");
+            set(
+                doc,
+                &at(GET_ACCOUNT, &format!("{data}/nickname")),
+                json!("Payroll"),
+            );
+        },
+        &[(
+            "examples-declared",
+            "operation `get_account`: response 200: example `found` carries `/data/nickname`, \
+             which its schema does not declare",
+        )],
+    );
+}
+
+#[test]
 fn a_request_example_with_an_unknown_field_is_refused() {
     check(
         |doc| {
