@@ -73,9 +73,19 @@ fn stub(sig: &syn::Signature) -> Result<String> {
     sig.asyncness = Some(Default::default());
     let name = sig.ident.to_string();
     let message = format!("{name}: see {GUIDE}");
+    // The arguments are used, so the stub builds without warnings under `-D warnings`.
+    let arguments: Vec<&syn::Pat> = sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(typed) => Some(&*typed.pat),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
     let tokens = quote! {
         impl Api for KoboApi {
             #sig {
+                let _ = (#(#arguments),*);
                 todo!(#message)
             }
         }
@@ -289,7 +299,8 @@ mod tests {
             steps.contains("    async fn get_profile(")
                 && steps.contains("ctx: RequestContext<Principal>,")
                 && steps.contains("body: models::EmptyObject,")
-                && steps.contains(") -> Result<models::Profile, ApiError> {"),
+                && steps.contains(") -> Result<models::Profile, ApiError> {")
+                && steps.contains("let _ = (ctx, body);"),
             "{steps}"
         );
         assert!(steps.contains(
