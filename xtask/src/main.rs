@@ -9,56 +9,202 @@ mod lint;
 mod shape;
 mod spec;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-usage: cargo xtask <command>
-
-commands:
-  lint [PATH]        check spec/openapi.yaml (or PATH) against Kobo's rules
-  codegen            regenerate generated-server/ and generated-client/ from the spec
-  codegen --check    fail if the committed generated code differs from what the spec gives
-  breaking [--base REF | --base-file PATH]
+/// Each command's usage, as `cargo xtask <command> --help` prints it and as [`usage`] lists them.
+const COMMANDS: &[(&str, &str)] = &[
+    (
+        "lint",
+        "  lint [PATH]        check spec/openapi.yaml (or PATH) against Kobo's rules",
+    ),
+    (
+        "codegen",
+        "  codegen            regenerate generated-server/ and generated-client/ from the spec
+  codegen --check    fail if the committed generated code differs from what the spec gives",
+    ),
+    (
+        "breaking",
+        "  breaking [--base REF | --base-file PATH]
                      fail on changes that break clients of the released spec
-                     (spec/released/openapi.yaml; or spec/openapi.yaml at git REF; or PATH)
-  shape [N] [--src DIR]
+                     (spec/released/openapi.yaml; or spec/openapi.yaml at git REF; or PATH)",
+    ),
+    (
+        "shape",
+        "  shape [N] [--src DIR]
                      how service/src (or DIR) is cut: generated_server per folder, the N
                      longest functions (default 20), the largest files, hand-written
-                     idempotency, and the tidy rules it breaks";
+                     idempotency, and the tidy rules it breaks",
+    ),
+];
+
+/// The usage of `command` when it is one of [`COMMANDS`], else of every command.
+fn usage(command: Option<&str>) -> String {
+    match COMMANDS.iter().find(|(name, _)| Some(*name) == command) {
+        Some((name, lines)) => format!("usage: cargo xtask {name} ...\n\n{lines}"),
+        None => {
+            let lines: Vec<&str> = COMMANDS.iter().map(|(_, lines)| *lines).collect();
+            format!(
+                "usage: cargo xtask <command> [--help]\n\ncommands:\n{}",
+                lines.join("\n")
+            )
+        }
+    }
+}
+
+/// What the arguments ask for.
+#[derive(Debug, PartialEq)]
+enum Command {
+    /// Print the usage (of one command, when named) and succeed.
+    Help(Option<String>),
+    Lint(PathBuf),
+    Codegen {
+        check: bool,
+    },
+    Breaking(breaking::Base),
+    Shape {
+        count: usize,
+        src: Option<PathBuf>,
+    },
+}
+
+/// Reads the arguments after `cargo xtask`. `--help` or `-h` anywhere, or `help [COMMAND]`,
+/// asks for the usage; anything else unknown is an error carrying the usage.
+fn parse(args: &[&str]) -> anyhow::Result<Command> {
+    let is_help = |arg: &&str| matches!(*arg, "--help" | "-h");
+    match args {
+        [] | ["help"] => return Ok(Command::Help(None)),
+        ["help", command, ..] => return Ok(Command::Help(Some(command.to_string()))),
+        [command, rest @ ..] if is_help(command) || rest.iter().any(is_help) => {
+            let command = (!is_help(command)).then(|| command.to_string());
+            return Ok(Command::Help(command));
+        }
+        _ => {}
+    }
+    Ok(match args {
+        ["lint"] => Command::Lint(spec::spec_path()),
+        ["lint", path] => Command::Lint(PathBuf::from(path)),
+        ["codegen"] => Command::Codegen { check: false },
+        ["codegen", "--check"] => Command::Codegen { check: true },
+        ["breaking"] => Command::Breaking(breaking::Base::Released),
+        ["breaking", "--base", reference] => {
+            Command::Breaking(breaking::Base::GitRef(reference.to_string()))
+        }
+        ["breaking", "--base-file", path] => Command::Breaking(breaking::Base::File(path.into())),
+        ["shape"] => Command::Shape {
+            count: 20,
+            src: None,
+        },
+        ["shape", "--src", dir] => Command::Shape {
+            count: 20,
+            src: Some(dir.into()),
+        },
+        ["shape", count, rest @ ..] => match (count.parse(), rest) {
+            (Ok(count), []) => Command::Shape { count, src: None },
+            (Ok(count), ["--src", dir]) => Command::Shape {
+                count,
+                src: Some(dir.into()),
+            },
+            _ => anyhow::bail!(
+                "shape: [N] [--src DIR], N a number of functions\n\n{}",
+                usage(Some("shape"))
+            ),
+        },
+        [command, ..] if COMMANDS.iter().any(|(name, _)| name == command) => anyhow::bail!(
+            "unexpected arguments for `{command}`\n\n{}",
+            usage(Some(command))
+        ),
+        _ => anyhow::bail!("unknown command\n\n{}", usage(None)),
+    })
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let result = match args.as_slice() {
-        ["lint"] => lint::run(&spec::spec_path()),
-        ["lint", path] => lint::run(std::path::Path::new(path)),
-        ["codegen"] => codegen::run(false),
-        ["codegen", "--check"] => codegen::run(true),
-        ["breaking"] => breaking::run(breaking::Base::Released),
-        ["breaking", "--base", reference] => {
-            breaking::run(breaking::Base::GitRef(reference.to_string()))
-        }
-        ["breaking", "--base-file", path] => breaking::run(breaking::Base::File(path.into())),
-        ["shape"] => shape::run(20, None),
-        ["shape", "--src", dir] => shape::run(20, Some(std::path::Path::new(dir))),
-        ["shape", count, rest @ ..] => match (count.parse(), rest) {
-            (Ok(count), []) => shape::run(count, None),
-            (Ok(count), ["--src", dir]) => shape::run(count, Some(std::path::Path::new(dir))),
-            _ => Err(anyhow::anyhow!(
-                "shape: [N] [--src DIR], N a number of functions"
-            )),
-        },
-        ["help"] | ["--help"] | ["-h"] => {
-            println!("{USAGE}");
+    let result = parse(&args).and_then(|command| match command {
+        Command::Help(command) => {
+            println!("{}", usage(command.as_deref()));
             Ok(())
         }
-        _ => Err(anyhow::anyhow!("unknown command\n\n{USAGE}")),
-    };
+        Command::Lint(path) => lint::run(&path),
+        Command::Codegen { check } => codegen::run(check),
+        Command::Breaking(base) => breaking::run(base),
+        Command::Shape { count, src } => shape::run(count, src.as_deref()),
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod cli_tests {
+    use super::*;
+
+    #[test]
+    fn help_of_every_command_is_its_usage_not_an_error() {
+        for (name, lines) in COMMANDS {
+            for flag in ["--help", "-h"] {
+                let command = parse(&[name, flag]).unwrap();
+                assert_eq!(
+                    command,
+                    Command::Help(Some(name.to_string())),
+                    "{name} {flag}"
+                );
+                let text = usage(Some(name));
+                assert!(text.contains(lines), "{name}: {text}");
+            }
+            // After other arguments too: `breaking --base main --help` does not run.
+            assert_eq!(
+                parse(&[name, "--check", "--help"]).unwrap(),
+                Command::Help(Some(name.to_string()))
+            );
+            assert_eq!(
+                parse(&["help", name]).unwrap(),
+                Command::Help(Some(name.to_string()))
+            );
+        }
+        for args in [&[][..], &["help"], &["--help"], &["-h"]] {
+            assert_eq!(parse(args).unwrap(), Command::Help(None), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn the_full_usage_lists_every_command() {
+        let text = usage(None);
+        for (_, lines) in COMMANDS {
+            assert!(text.contains(lines));
+        }
+    }
+
+    #[test]
+    fn unknown_commands_and_arguments_are_errors_with_the_usage() {
+        let error = parse(&["frobnicate"]).unwrap_err().to_string();
+        assert!(error.contains("unknown command") && error.contains("commands:"));
+        let error = parse(&["breaking", "--bogus"]).unwrap_err().to_string();
+        assert!(error.contains("`breaking`") && error.contains("--base-file"));
+        assert!(parse(&["shape", "many"]).is_err());
+    }
+
+    #[test]
+    fn commands_read_their_arguments() {
+        assert_eq!(
+            parse(&["codegen", "--check"]).unwrap(),
+            Command::Codegen { check: true }
+        );
+        assert_eq!(
+            parse(&["lint", "x.yaml"]).unwrap(),
+            Command::Lint("x.yaml".into())
+        );
+        assert_eq!(
+            parse(&["shape", "5", "--src", "d"]).unwrap(),
+            Command::Shape {
+                count: 5,
+                src: Some("d".into())
+            }
+        );
     }
 }

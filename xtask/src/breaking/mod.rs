@@ -62,7 +62,7 @@ impl fmt::Display for Break {
 }
 
 /// What to compare `spec/openapi.yaml` with.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Base {
     /// `spec/released/openapi.yaml`, the last released version.
     Released,

@@ -13,6 +13,7 @@
 //! as LF, so a checkout that turned LF into CRLF (`core.autocrlf`) generates and checks clean.
 
 mod client;
+mod next_steps;
 mod operations;
 mod precheck;
 mod server;
@@ -59,7 +60,9 @@ pub fn run(check: bool) -> Result<()> {
     let spec_path = spec::spec_path();
     let text = std::fs::read_to_string(&spec_path)
         .with_context(|| format!("cannot read {}", spec_path.display()))?;
-    let files = generate(&text)?;
+    let (files, operations) = generate_with_facts(&text)?;
+    let generated_api = root.join(next_steps::GENERATED_API);
+    let previous_api = std::fs::read_to_string(&generated_api).ok();
     let report = apply(&root, &files, mode)?;
     match mode {
         Mode::Write => {
@@ -72,6 +75,19 @@ pub fn run(check: bool) -> Result<()> {
             if report.changed.is_empty() && report.removed.is_empty() {
                 eprintln!("generated code is up to date");
             }
+            let generated = files
+                .iter()
+                .find(|file| file.path == Path::new(next_steps::GENERATED_API))
+                .context("the generator wrote no api.rs")?;
+            let service_api = std::fs::read_to_string(root.join(next_steps::SERVICE_API)).ok();
+            if let Some(steps) = next_steps::report(
+                &generated.contents,
+                previous_api.as_deref(),
+                service_api.as_deref(),
+                &operations,
+            )? {
+                eprintln!("{steps}");
+            }
             Ok(())
         }
         Mode::Check => report.into_result(),
@@ -80,7 +96,15 @@ pub fn run(check: bool) -> Result<()> {
 
 /// Generates every file from the spec's text, in memory. CRLF line endings in the text are read
 /// as LF, so the output does not depend on how the spec was checked out.
+#[cfg(test)]
 pub fn generate(spec_text: &str) -> Result<Vec<GeneratedFile>> {
+    Ok(generate_with_facts(spec_text)?.0)
+}
+
+/// [`generate`], with what the next steps need of each operation.
+fn generate_with_facts(
+    spec_text: &str,
+) -> Result<(Vec<GeneratedFile>, Vec<next_steps::OperationFacts>)> {
     let spec_text = &lf_line_endings(spec_text);
     let doc = spec::parse(spec_text)?;
     let document = spec::Document::new(&doc);
@@ -92,7 +116,21 @@ pub fn generate(spec_text: &str) -> Result<Vec<GeneratedFile>> {
         Ok(files)
     })?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(files)
+    let facts = api
+        .operations
+        .iter()
+        .map(|operation| next_steps::OperationFacts {
+            id: operation.id.clone(),
+            variant: operation.variant(),
+            family: operation.family.clone(),
+            request_examples: operation
+                .request_examples
+                .iter()
+                .map(|example| example.name.clone())
+                .collect(),
+        })
+        .collect();
+    Ok((files, facts))
 }
 
 /// What [`apply`] found or did.
