@@ -109,11 +109,11 @@ fn generate_with_facts(
     let doc = spec::parse(spec_text)?;
     let document = spec::Document::new(&doc);
     precheck::check(&document, spec_text)?;
-    let mut files = precheck::without_panics(|| {
+    let (api, mut files) = precheck::without_panics(|| {
         let api = operations::Api::read(&document)?;
         let mut files = server::generate(&doc, spec_text, &api)?;
         files.extend(client::generate(&doc)?);
-        Ok(files)
+        Ok((api, files))
     })?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let facts = api
