@@ -7994,6 +7994,8 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
         X07,
         #[serde(rename = "08")]
         X08,
+        #[serde(rename = "09")]
+        X09,
         #[serde(rename = "26")]
         X26,
         #[serde(rename = "27")]
@@ -8041,6 +8043,7 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
                 Self::X06 => f.write_str("06"),
                 Self::X07 => f.write_str("07"),
                 Self::X08 => f.write_str("08"),
+                Self::X09 => f.write_str("09"),
                 Self::X26 => f.write_str("26"),
                 Self::X27 => f.write_str("27"),
                 Self::X28 => f.write_str("28"),
@@ -8075,6 +8078,7 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
                 "06" => Ok(Self::X06),
                 "07" => Ok(Self::X07),
                 "08" => Ok(Self::X08),
+                "09" => Ok(Self::X09),
                 "26" => Ok(Self::X26),
                 "27" => Ok(Self::X27),
                 "28" => Ok(Self::X28),
@@ -27843,8 +27847,10 @@ did not define carries `x-origin: extension`.
 - **Response codes.** `x-response-codes` at the root lists every code with its meaning and its
   one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.
   Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,
-  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413): these come from the
-  transport and are described by the `default` response.
+  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413), which come from the
+  transport, or `09` (not implemented yet, 501), from a server that does not serve an operation
+  of this document yet (a released server serves them all): the `default` response describes
+  them.
 - **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with
   no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key
   twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a

@@ -64,6 +64,8 @@ impl JsonApi for ScriptedBank {
         match ctx.operation {
             Operation::GetProfile => Err(ApiError::internal("the database password is hunter2")),
             Operation::Logout => panic!("the bank fell over"),
+            // What the stub `cargo xtask codegen` prints answers.
+            Operation::GetWebhookConfiguration => Err(ApiError::not_implemented()),
             Operation::GetApprovalPolicy => {
                 self.started.notify_one();
                 self.proceed.notified().await;
@@ -335,6 +337,25 @@ async fn internal_errors_and_panics_keep_their_detail_to_themselves() {
         answer.assert_default_error("96");
         assert!(!String::from_utf8_lossy(&answer.body).contains("hunter2"));
     }
+}
+
+#[tokio::test]
+async fn an_operation_not_implemented_yet_gets_09_and_501() {
+    let bank = Arc::new(ScriptedBank::default());
+    let request = post(Operation::GetWebhookConfiguration, Some(OWNER))
+        .body(Body::from("{}"))
+        .unwrap();
+    let answer = send(bank.clone(), request).await;
+    assert_eq!(answer.status, StatusCode::NOT_IMPLEMENTED);
+    answer.assert_error(
+        "09",
+        "Not implemented yet: this operation is in the spec but this server does not serve it",
+    );
+    let records = bank.records.lock().unwrap();
+    assert!(
+        records[0].starts_with("get_webhook_configuration 501 09 "),
+        "{records:?}"
+    );
 }
 
 /// Log lines written while `body` runs on this thread.

@@ -8175,6 +8175,8 @@ pub enum ResponseCode {
     X07,
     #[serde(rename = "08")]
     X08,
+    #[serde(rename = "09")]
+    X09,
     #[serde(rename = "26")]
     X26,
     #[serde(rename = "27")]
@@ -8222,6 +8224,7 @@ impl ::std::fmt::Display for ResponseCode {
             Self::X06 => f.write_str("06"),
             Self::X07 => f.write_str("07"),
             Self::X08 => f.write_str("08"),
+            Self::X09 => f.write_str("09"),
             Self::X26 => f.write_str("26"),
             Self::X27 => f.write_str("27"),
             Self::X28 => f.write_str("28"),
@@ -8256,6 +8259,7 @@ impl ::std::str::FromStr for ResponseCode {
             "06" => Ok(Self::X06),
             "07" => Ok(Self::X07),
             "08" => Ok(Self::X08),
+            "09" => Ok(Self::X09),
             "26" => Ok(Self::X26),
             "27" => Ok(Self::X27),
             "28" => Ok(Self::X28),

@@ -22,6 +22,8 @@ pub enum ResponseCode {
     UnsupportedMediaType,
     /// `08` (HTTP 413): Request body too large: the limit is 1 MiB
     BodyTooLarge,
+    /// `09` (HTTP 501): Not implemented yet: this operation is in the spec but this server does not serve it
+    NotImplemented,
     /// `26` (HTTP 409): Duplicate: an object with this unique value already exists
     Duplicate,
     /// `27` (HTTP 422): Idempotency key reused with a different request body
@@ -70,6 +72,7 @@ impl ResponseCode {
         ResponseCode::BeneficiaryAccountNotFound,
         ResponseCode::UnsupportedMediaType,
         ResponseCode::BodyTooLarge,
+        ResponseCode::NotImplemented,
         ResponseCode::Duplicate,
         ResponseCode::IdempotencyKeyReused,
         ResponseCode::IdempotencyKeyInProgress,
@@ -101,6 +104,8 @@ impl ResponseCode {
     pub(crate) const UNSUPPORTED_MEDIA_TYPE: Self = Self::UnsupportedMediaType;
     /// `08`: request body too large.
     pub(crate) const BODY_TOO_LARGE: Self = Self::BodyTooLarge;
+    /// `09`: an operation the server does not serve yet (`ApiError::not_implemented`).
+    pub(crate) const NOT_IMPLEMENTED: Self = Self::NotImplemented;
     /// `41`: missing or rejected bearer token.
     pub(crate) const UNAUTHENTICATED: Self = Self::Unauthenticated;
     /// `96`: internal error.
@@ -116,6 +121,7 @@ impl ResponseCode {
             Self::BeneficiaryAccountNotFound => "06",
             Self::UnsupportedMediaType => "07",
             Self::BodyTooLarge => "08",
+            Self::NotImplemented => "09",
             Self::Duplicate => "26",
             Self::IdempotencyKeyReused => "27",
             Self::IdempotencyKeyInProgress => "28",
@@ -147,6 +153,7 @@ impl ResponseCode {
             Self::BeneficiaryAccountNotFound => 404u16,
             Self::UnsupportedMediaType => 415u16,
             Self::BodyTooLarge => 413u16,
+            Self::NotImplemented => 501u16,
             Self::Duplicate => 409u16,
             Self::IdempotencyKeyReused => 422u16,
             Self::IdempotencyKeyInProgress => 409u16,
@@ -187,6 +194,9 @@ impl ResponseCode {
                 "Unsupported media type: send Content-Type application/json, in UTF-8"
             }
             Self::BodyTooLarge => "Request body too large: the limit is 1 MiB",
+            Self::NotImplemented => {
+                "Not implemented yet: this operation is in the spec but this server does not serve it"
+            }
             Self::Duplicate => {
                 "Duplicate: an object with this unique value already exists"
             }

@@ -32,6 +32,14 @@ impl ApiError {
         }
     }
 
+    /// Not implemented yet (`09`, HTTP 501): the operation is in the spec but this server does
+    /// not serve it. What the stub `cargo xtask codegen` prints for a new operation answers, so a
+    /// server built before the operation is implemented tells its caller so instead of panicking
+    /// into an internal error (`96`).
+    pub fn not_implemented() -> Self {
+        ApiError::new(ResponseCode::NOT_IMPLEMENTED)
+    }
+
     /// An internal error (`96`): `detail` (the source error, as text) and the file, line and
     /// column of the call are logged with the request id, never sent.
     ///

@@ -62,7 +62,9 @@ pub fn trait_methods(generated_api: &str) -> Result<Vec<(String, String)>> {
     Ok(methods)
 }
 
-/// `sig` as an `async fn` returning what its future outputs, with a `todo!` body, formatted.
+/// `sig` as an `async fn` returning what its future outputs, formatted, with a body that answers
+/// `09` (not implemented yet, HTTP 501) rather than panicking into a `96`: a server built with the
+/// stub runs, and tells a caller that the operation is not served yet.
 fn stub(sig: &syn::Signature) -> Result<String> {
     let mut sig = sig.clone();
     if let syn::ReturnType::Type(_, ty) = &sig.output {
@@ -71,8 +73,6 @@ fn stub(sig: &syn::Signature) -> Result<String> {
         }
     }
     sig.asyncness = Some(Default::default());
-    let name = sig.ident.to_string();
-    let message = format!("{name}: see {GUIDE}");
     // The arguments are used, so the stub builds without warnings under `-D warnings`.
     let arguments: Vec<&syn::Pat> = sig
         .inputs
@@ -86,7 +86,7 @@ fn stub(sig: &syn::Signature) -> Result<String> {
         impl Api for KoboApi {
             #sig {
                 let _ = (#(#arguments),*);
-                todo!(#message)
+                Err(ApiError::not_implemented())
             }
         }
     };
@@ -301,6 +301,12 @@ mod tests {
                 && steps.contains("body: models::EmptyObject,")
                 && steps.contains(") -> Result<models::Profile, ApiError> {")
                 && steps.contains("let _ = (ctx, body);"),
+            "{steps}"
+        );
+        // A stub answers `09` (not implemented yet, HTTP 501) instead of panicking into `96`.
+        assert!(
+            steps.contains("        Err(ApiError::not_implemented())\n    }")
+                && !steps.contains("todo!"),
             "{steps}"
         );
         assert!(steps.contains(

@@ -128,6 +128,11 @@ pub const ROUTER_CODES: &[RouterCode] = &[
     RouterCode { code: "05", role: "method not allowed", constant: "METHOD_NOT_ALLOWED" },
     RouterCode { code: "07", role: "unsupported media type", constant: "UNSUPPORTED_MEDIA_TYPE" },
     RouterCode { code: "08", role: "request body too large", constant: "BODY_TOO_LARGE" },
+    RouterCode {
+        code: "09",
+        role: "an operation the server does not serve yet (`ApiError::not_implemented`)",
+        constant: "NOT_IMPLEMENTED",
+    },
     RouterCode { code: "41", role: "missing or rejected bearer token", constant: "UNAUTHENTICATED" },
     RouterCode { code: "96", role: "internal error", constant: "INTERNAL_ERROR" },
 ];
