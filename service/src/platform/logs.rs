@@ -271,32 +271,27 @@ impl ActivityLog {
 async fn write_groups(store: Store, mut queue: mpsc::Receiver<Queued>) {
     let mut group = Vec::with_capacity(GROUP_MAX);
     while queue.recv_many(&mut group, GROUP_MAX).await > 0 {
-        let mut waiting = Vec::new();
-        let mut entries = Vec::with_capacity(group.len());
-        for queued in group.drain(..) {
-            match queued {
-                Queued::Entry {
-                    at,
-                    activity,
-                    written,
-                } => {
-                    entries.push((at, activity));
-                    waiting.extend(written);
-                }
-                Queued::Flush(flushed) => waiting.push(flushed),
-            }
-        }
+        let entries: Vec<_> = group
+            .iter()
+            .filter_map(|queued| match queued {
+                Queued::Entry { at, activity, .. } => Some((*at, activity)),
+                Queued::Flush(_) => None,
+            })
+            .collect();
         if !entries.is_empty() {
-            let entries: Vec<_> = entries
-                .iter()
-                .map(|(at, activity)| (*at, activity))
-                .collect();
             if let Err(error) = commit(&store, &entries).await {
                 log_unwritten(&entries, &error);
             }
         }
-        for written in waiting {
-            let _ = written.send(());
+        drop(entries);
+        for queued in group.drain(..) {
+            let waiting = match queued {
+                Queued::Entry { written, .. } => written,
+                Queued::Flush(flushed) => Some(flushed),
+            };
+            if let Some(waiting) = waiting {
+                let _ = waiting.send(());
+            }
         }
     }
 }
