@@ -275,7 +275,7 @@ mod tests {
         impl Api for KoboApi {
             type Principal = Principal;
             async fn login(&self, ctx: RequestContext<()>, body: models::LoginRequest)
-                -> Result<models::Session, ApiError> { todo!() }
+                -> Result<models::Session, ApiError> { Err(ApiError::not_implemented()) }
         }";
 
     fn facts() -> Vec<OperationFacts> {

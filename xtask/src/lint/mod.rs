@@ -227,14 +227,28 @@ fn declares_header(response: &Value, name: &str) -> bool {
 
 /// Calls `visit` with every value in the document and its JSON pointer (without the `#`).
 fn walk<'a>(value: &'a Value, pointer: &mut String, visit: &mut dyn FnMut(&str, &'a Value)) {
-    visit(pointer, value);
+    walk_where(value, pointer, &mut |pointer, value| {
+        visit(pointer, value);
+        true
+    });
+}
+
+/// [`walk`], going below a value only where `visit` returns `true`.
+fn walk_where<'a>(
+    value: &'a Value,
+    pointer: &mut String,
+    visit: &mut dyn FnMut(&str, &'a Value) -> bool,
+) {
+    if !visit(pointer, value) {
+        return;
+    }
     let length = pointer.len();
     match value {
         Value::Object(map) => {
             for (key, child) in map {
                 pointer.push('/');
                 pointer.push_str(&escape(key));
-                walk(child, pointer, visit);
+                walk_where(child, pointer, visit);
                 pointer.truncate(length);
             }
         }
@@ -242,7 +256,7 @@ fn walk<'a>(value: &'a Value, pointer: &mut String, visit: &mut dyn FnMut(&str, 
             for (index, child) in items.iter().enumerate() {
                 pointer.push('/');
                 pointer.push_str(&index.to_string());
-                walk(child, pointer, visit);
+                walk_where(child, pointer, visit);
                 pointer.truncate(length);
             }
         }

@@ -149,42 +149,23 @@ fn schemas(doc: &Value) -> Vec<(String, &Value)> {
             found.push((format!("#/components/schemas/{}", escape(name)), schema));
         }
     }
-    collect(doc, &mut "#".to_string(), &mut found);
+    collect(doc, &mut found);
     found
 }
 
 /// The values under a `schema` key outside `components/schemas`, examples and schemas.
-fn collect<'a>(value: &'a Value, pointer: &mut String, found: &mut Vec<(String, &'a Value)>) {
-    let length = pointer.len();
-    match value {
-        Value::Object(map) => {
-            for (key, child) in map {
-                if pointer == "#/components" && key == "schemas" {
-                    continue;
-                }
-                if matches!(key.as_str(), "example" | "examples") {
-                    continue;
-                }
-                pointer.push('/');
-                pointer.push_str(&escape(key));
-                if key == "schema" {
-                    found.push((pointer.clone(), child));
-                } else {
-                    collect(child, pointer, found);
-                }
-                pointer.truncate(length);
-            }
+fn collect<'a>(doc: &'a Value, found: &mut Vec<(String, &'a Value)>) {
+    super::walk_where(doc, &mut String::new(), &mut |pointer, value| {
+        let key = pointer.rsplit('/').next().unwrap_or_default();
+        if pointer == "/components/schemas" || matches!(key, "example" | "examples") {
+            return false;
         }
-        Value::Array(items) => {
-            for (index, child) in items.iter().enumerate() {
-                pointer.push('/');
-                pointer.push_str(&index.to_string());
-                collect(child, pointer, found);
-                pointer.truncate(length);
-            }
+        if key == "schema" {
+            found.push((format!("#{pointer}"), value));
+            return false;
         }
-        _ => {}
-    }
+        true
+    });
 }
 
 fn check_schema(schema: &Value, pointer: &mut String, sink: &mut Sink) {
