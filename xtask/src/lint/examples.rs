@@ -376,13 +376,7 @@ fn flatten<'a>(doc: &'a Value, schema: &'a Value, into: &mut Vec<&'a Value>, dep
     if depth > 32 {
         return;
     }
-    let schema = match schema.get("$ref").and_then(Value::as_str) {
-        Some(reference) => match spec::resolve_ref(doc, reference) {
-            Some(target) => target,
-            None => return,
-        },
-        None => schema,
-    };
+    let schema = spec::deref(doc, schema);
     into.push(schema);
     for keyword in ["allOf", "anyOf", "oneOf"] {
         for member in object_list(schema.get(keyword)) {
