@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use kobo_store::paging::Cursor;
-use sqlx::PgPool;
 
+use crate::Pool;
 use crate::{id, new_id, new_opt_id, sums, text_ids, Conn, StoreError, Tx};
 pub use kobo_store::accounts::{
     AccountRow, Activity, BalanceChange, CurrentAccountFacts, Filters, KoboAccount, Metrics,
@@ -57,19 +57,22 @@ pub async fn find_by_id(
     conn: impl Into<Conn<'_>>,
     id: &str,
 ) -> Result<Option<AccountRow>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    Ok(sqlx::query_as!(
-        AccountRow,
-        r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
+    conn.into()
+        .run(async |conn| {
+            Ok(sqlx::query_as!(
+                AccountRow,
+                r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
            a.account_class, a.status, a.balance, a.last_balance_update,
            p.account_number AS "parent_account_number?", a.customer_id::text AS customer_id,
            a.created_at
          FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id
          WHERE a.id = $1"#,
-        crate::id(id)
-    )
-    .fetch_optional(&mut *conn)
-    .await?)
+                crate::id(id)
+            )
+            .fetch_optional(&mut *conn)
+            .await?)
+        })
+        .await
 }
 
 /// The account with this number, whoever's, with its business.
@@ -82,21 +85,24 @@ pub async fn find_by_number_anywhere(
     conn: impl Into<Conn<'_>>,
     number: &str,
 ) -> Result<Option<KoboAccount>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    let row = sqlx::query_as!(
-        AccountWithBusiness,
-        r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
+    conn.into()
+        .run(async |conn| {
+            let row = sqlx::query_as!(
+                AccountWithBusiness,
+                r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
            a.account_class, a.status, a.balance, a.last_balance_update,
            p.account_number AS "parent_account_number?", a.customer_id::text AS customer_id,
            a.created_at, a.business_id::text AS "business_id!", o.name AS business_name
          FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id
          JOIN businesses o ON o.id = a.business_id
          WHERE a.account_number = $1"#,
-        number
-    )
-    .fetch_optional(&mut *conn)
-    .await?;
-    Ok(row.map(KoboAccount::from))
+                number
+            )
+            .fetch_optional(&mut *conn)
+            .await?;
+            Ok(row.map(KoboAccount::from))
+        })
+        .await
 }
 
 /// The business's main pool account.
@@ -187,14 +193,17 @@ pub async fn main_account_number(
     conn: impl Into<Conn<'_>>,
     business_id: &str,
 ) -> Result<Option<String>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    Ok(sqlx::query_scalar!(
-        "SELECT account_number FROM accounts \
+    conn.into()
+        .run(async |conn| {
+            Ok(sqlx::query_scalar!(
+                "SELECT account_number FROM accounts \
          WHERE business_id = $1 AND account_type = 'pool' AND account_class = 'primary'",
-        id(business_id)
-    )
-    .fetch_optional(&mut *conn)
-    .await?)
+                id(business_id)
+            )
+            .fetch_optional(&mut *conn)
+            .await?)
+        })
+        .await
 }
 
 /// The status of account `id`, read under a lock held until `tx` ends (`FOR SHARE`): a
@@ -287,19 +296,20 @@ pub async fn balance_and_status(
 /// The account type filter: `normal` (pool and current), `virtual`, `current`; any other
 /// (Kobo opens no savings accounts) matches nothing.
 pub async fn list(
-    pool: &PgPool,
+    pool: &Pool,
     business_id: &str,
     filters: &Filters,
     cursor: Option<Cursor>,
     limit: u64,
 ) -> Result<Vec<AccountRow>, StoreError> {
-    let (cursor_at, cursor_id) = match cursor {
-        Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
-        None => (None, None),
-    };
-    Ok(sqlx::query_as!(
-        AccountRow,
-        r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
+    pool.run(async |pool| {
+        let (cursor_at, cursor_id) = match cursor {
+            Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+            None => (None, None),
+        };
+        Ok(sqlx::query_as!(
+            AccountRow,
+            r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
            a.account_class, a.status, a.balance, a.last_balance_update,
            p.account_number AS "parent_account_number?", a.customer_id::text AS customer_id,
            a.created_at
@@ -318,35 +328,38 @@ pub async fn list(
                 COALESCE($9::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
          ORDER BY a.created_at DESC, a.id DESC
          LIMIT $10"#,
-        id(business_id),
-        filters.account_type.as_deref(),
-        filters.account_number.as_deref(),
-        filters.status.as_deref(),
-        filters.is_available,
-        filters.parent_account_number.as_deref(),
-        filters.account_class.as_deref(),
-        cursor_at,
-        cursor_id,
-        (limit + 1) as i64
-    )
-    .fetch_all(pool)
-    .await?)
+            id(business_id),
+            filters.account_type.as_deref(),
+            filters.account_number.as_deref(),
+            filters.status.as_deref(),
+            filters.is_available,
+            filters.parent_account_number.as_deref(),
+            filters.account_class.as_deref(),
+            cursor_at,
+            cursor_id,
+            (limit + 1) as i64
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// The totals of the accounts `ids`, counting collections in `[from, until)` when given.
 /// Accounts with no transaction are missing from the map.
 pub async fn activity(
-    pool: &PgPool,
+    pool: &Pool,
     ids: &[&str],
     from: Option<DateTime<Utc>>,
     until: Option<DateTime<Utc>>,
 ) -> Result<HashMap<String, Activity>, StoreError> {
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let ids: Vec<uuid::Uuid> = ids.iter().map(|account| id(account)).collect();
-    let rows = sqlx::query!(
-        r#"WITH t AS (
+    pool.run(async |pool| {
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let ids: Vec<uuid::Uuid> = ids.iter().map(|account| id(account)).collect();
+        let rows = sqlx::query!(
+            r#"WITH t AS (
            SELECT account_id, amount, created_at, status,
              category = 'collection' AND status = 'success'
                AND created_at >= COALESCE($2::timestamptz, '-infinity')
@@ -362,38 +375,41 @@ pub async fn activity(
            (SUM(amount) FILTER (WHERE transfer))::text AS transferred,
            COUNT(*) FILTER (WHERE status <> 'failed') AS "transactions!"
          FROM t GROUP BY account_id"#,
-        &ids,
-        from,
-        until
-    )
-    .fetch_all(pool)
-    .await?;
-    let mut activity = HashMap::new();
-    for row in rows {
-        activity.insert(
-            row.account_id,
-            Activity {
-                collections: row.collections,
-                collected: sums::read(row.collected)?,
-                last_collection: row.last_collection,
-                transfers: row.transfers,
-                transferred: sums::read(row.transferred)?,
-                transactions: row.transactions,
-            },
-        );
-    }
-    Ok(activity)
+            &ids,
+            from,
+            until
+        )
+        .fetch_all(&mut *pool)
+        .await?;
+        let mut activity = HashMap::new();
+        for row in rows {
+            activity.insert(
+                row.account_id,
+                Activity {
+                    collections: row.collections,
+                    collected: sums::read(row.collected)?,
+                    last_collection: row.last_collection,
+                    transfers: row.transfers,
+                    transferred: sums::read(row.transferred)?,
+                    transactions: row.transactions,
+                },
+            );
+        }
+        Ok(activity)
+    })
+    .await
 }
 
 /// The totals of the business's accounts that `filters` choose, in one statement.
 pub async fn metrics(
-    pool: &PgPool,
+    pool: &Pool,
     business_id: &str,
     filters: &MetricsFilters,
 ) -> Result<Metrics, StoreError> {
-    // `LIMIT NULL` is no limit.
-    let row = sqlx::query!(
-        r#"WITH chosen AS (
+    pool.run(async |pool| {
+        // `LIMIT NULL` is no limit.
+        let row = sqlx::query!(
+            r#"WITH chosen AS (
            SELECT a.id, a.status, a.account_type, a.balance FROM accounts a
            WHERE a.business_id = $1
              AND ($2::text IS NULL
@@ -414,21 +430,23 @@ pub async fn metrics(
                 AND t.created_at >= COALESCE($3::timestamptz, '-infinity')
                 AND t.created_at < COALESCE($4::timestamptz, 'infinity')) AS collected
          FROM chosen"#,
-        id(business_id),
-        filters.account_type.as_deref(),
-        filters.from,
-        filters.until,
-        filters.count
-    )
-    .fetch_one(pool)
-    .await?;
-    Ok(Metrics {
-        active: row.active,
-        inactive: row.inactive,
-        virtual_accounts: row.virtual_accounts,
-        balance: sums::read(row.balance)?,
-        collected: sums::read(row.collected)?,
+            id(business_id),
+            filters.account_type.as_deref(),
+            filters.from,
+            filters.until,
+            filters.count
+        )
+        .fetch_one(&mut *pool)
+        .await?;
+        Ok(Metrics {
+            active: row.active,
+            inactive: row.inactive,
+            virtual_accounts: row.virtual_accounts,
+            balance: sums::read(row.balance)?,
+            collected: sums::read(row.collected)?,
+        })
     })
+    .await
 }
 
 /// The source account and an intra-bank beneficiary's (whoever's), each with its business,
@@ -443,9 +461,10 @@ pub async fn payout_reads(
     source: &str,
     intra_beneficiary: Option<&str>,
 ) -> Result<Vec<PayoutRead>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    let rows = sqlx::query!(
-        r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
+    conn.into()
+        .run(async |conn| {
+            let rows = sqlx::query!(
+                r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
            a.account_class, a.status, a.balance, a.last_balance_update,
            p.account_number AS "parent_account_number?", a.customer_id::text AS customer_id,
            a.created_at, a.business_id::text AS "business_id!", o.name AS business_name,
@@ -455,34 +474,36 @@ pub async fn payout_reads(
          FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id
          JOIN businesses o ON o.id = a.business_id CROSS JOIN businesses b
          WHERE a.account_number IN ($1, $2) AND b.id = $4"#,
-        source,
-        intra_beneficiary.unwrap_or(source),
-        default_daily_limit,
-        id(business_id)
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| PayoutRead {
-            account: KoboAccount::from(AccountWithBusiness {
-                id: row.id,
-                account_number: row.account_number,
-                account_name: row.account_name,
-                account_type: row.account_type,
-                account_class: row.account_class,
-                status: row.status,
-                balance: row.balance,
-                last_balance_update: row.last_balance_update,
-                parent_account_number: row.parent_account_number,
-                customer_id: row.customer_id,
-                created_at: row.created_at,
-                business_id: row.business_id,
-                business_name: row.business_name,
-            }),
-            payer_name: row.payer_name,
-            daily_limit: row.daily_limit,
-            policy_minimum: row.policy_minimum,
+                source,
+                intra_beneficiary.unwrap_or(source),
+                default_daily_limit,
+                id(business_id)
+            )
+            .fetch_all(&mut *conn)
+            .await?;
+            Ok(rows
+                .into_iter()
+                .map(|row| PayoutRead {
+                    account: KoboAccount::from(AccountWithBusiness {
+                        id: row.id,
+                        account_number: row.account_number,
+                        account_name: row.account_name,
+                        account_type: row.account_type,
+                        account_class: row.account_class,
+                        status: row.status,
+                        balance: row.balance,
+                        last_balance_update: row.last_balance_update,
+                        parent_account_number: row.parent_account_number,
+                        customer_id: row.customer_id,
+                        created_at: row.created_at,
+                        business_id: row.business_id,
+                        business_name: row.business_name,
+                    }),
+                    payer_name: row.payer_name,
+                    daily_limit: row.daily_limit,
+                    policy_minimum: row.policy_minimum,
+                })
+                .collect())
         })
-        .collect())
+        .await
 }

@@ -10,15 +10,18 @@ pub async fn find(
     conn: impl Into<Conn<'_>>,
     business_id: &str,
 ) -> Result<Option<ApprovalPolicy>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    Ok(sqlx::query_as!(
-        ApprovalPolicy,
-        "SELECT id, is_active, min_amount, created_at, updated_at FROM approval_policies \
+    conn.into()
+        .run(async |conn| {
+            Ok(sqlx::query_as!(
+                ApprovalPolicy,
+                "SELECT id, is_active, min_amount, created_at, updated_at FROM approval_policies \
          WHERE business_id = $1",
-        id(business_id)
-    )
-    .fetch_optional(&mut *conn)
-    .await?)
+                id(business_id)
+            )
+            .fetch_optional(&mut *conn)
+            .await?)
+        })
+        .await
 }
 
 /// Creates the business's policy; `false` if it has one already (nothing changes).

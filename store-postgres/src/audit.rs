@@ -2,130 +2,151 @@
 //! function returns what does not add up (or the figures the domain compares), read on the
 //! pool outside any transaction.
 
-use sqlx::PgPool;
-
+use crate::Pool;
 use crate::{sums, StoreError};
 pub use kobo_store::audit::{AccountBalance, Counted, DayAstray};
 
 /// How many rows `table` holds.
-pub async fn count(pool: &PgPool, table: Counted) -> Result<i64, StoreError> {
-    let count = match table {
-        Counted::Accounts => {
-            sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM accounts"#)
-                .fetch_one(pool)
-                .await?
-        }
-        Counted::JournalEntries => {
-            sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM journal_entries"#)
-                .fetch_one(pool)
-                .await?
-        }
-        Counted::Postings => {
-            sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM postings"#)
-                .fetch_one(pool)
-                .await?
-        }
-        Counted::Transactions => {
-            sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM transactions"#)
-                .fetch_one(pool)
-                .await?
-        }
-    };
-    Ok(count)
+pub async fn count(pool: &Pool, table: Counted) -> Result<i64, StoreError> {
+    pool.run(async |pool| {
+        let count = match table {
+            Counted::Accounts => {
+                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM accounts"#)
+                    .fetch_one(&mut *pool)
+                    .await?
+            }
+            Counted::JournalEntries => {
+                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM journal_entries"#)
+                    .fetch_one(&mut *pool)
+                    .await?
+            }
+            Counted::Postings => {
+                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM postings"#)
+                    .fetch_one(&mut *pool)
+                    .await?
+            }
+            Counted::Transactions => {
+                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM transactions"#)
+                    .fetch_one(&mut *pool)
+                    .await?
+            }
+        };
+        Ok(count)
+    })
+    .await
 }
 
 /// Every account's stored balance and the sum of its postings.
-pub async fn account_balances(pool: &PgPool) -> Result<Vec<AccountBalance>, StoreError> {
-    let rows = sqlx::query!(
-        "SELECT a.account_number, a.balance, SUM(p.amount)::text AS posted FROM accounts a \
+pub async fn account_balances(pool: &Pool) -> Result<Vec<AccountBalance>, StoreError> {
+    pool.run(async |pool| {
+        let rows = sqlx::query!(
+            "SELECT a.account_number, a.balance, SUM(p.amount)::text AS posted FROM accounts a \
          LEFT JOIN postings p ON p.account_id = a.id \
          GROUP BY a.id, a.account_number, a.balance"
-    )
-    .fetch_all(pool)
-    .await?;
-    rows.into_iter()
-        .map(|row| {
-            Ok(AccountBalance {
-                account_number: row.account_number,
-                balance: row.balance,
-                posted: sums::read(row.posted)?,
+        )
+        .fetch_all(&mut *pool)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(AccountBalance {
+                    account_number: row.account_number,
+                    balance: row.balance,
+                    posted: sums::read(row.posted)?,
+                })
             })
-        })
-        .collect()
+            .collect()
+    })
+    .await
 }
 
 /// Journal entries with fewer than two postings, with how many they have.
-pub async fn short_entries(pool: &PgPool) -> Result<Vec<(String, i64)>, StoreError> {
-    let rows = sqlx::query!(
-        r#"SELECT e.id::text AS "id!", COUNT(p.id) AS "postings!" FROM journal_entries e
+pub async fn short_entries(pool: &Pool) -> Result<Vec<(String, i64)>, StoreError> {
+    pool.run(async |pool| {
+        let rows = sqlx::query!(
+            r#"SELECT e.id::text AS "id!", COUNT(p.id) AS "postings!" FROM journal_entries e
          LEFT JOIN postings p ON p.entry_id = e.id GROUP BY e.id HAVING COUNT(p.id) < 2"#
-    )
-    .fetch_all(pool)
-    .await?;
-    Ok(rows.into_iter().map(|row| (row.id, row.postings)).collect())
+        )
+        .fetch_all(&mut *pool)
+        .await?;
+        Ok(rows.into_iter().map(|row| (row.id, row.postings)).collect())
+    })
+    .await
 }
 
 /// Journal entries whose postings do not sum to zero, with their sum (kobo). Per entry a plain
 /// `SUM` cannot overflow: an entry has a few postings, each at most 10^18.
-pub async fn unbalanced_entries(pool: &PgPool) -> Result<Vec<(String, i64)>, StoreError> {
-    let rows = sqlx::query!(
-        r#"SELECT entry_id::text AS "entry_id!", SUM(amount)::bigint AS "total!" FROM postings
+pub async fn unbalanced_entries(pool: &Pool) -> Result<Vec<(String, i64)>, StoreError> {
+    pool.run(async |pool| {
+        let rows = sqlx::query!(
+            r#"SELECT entry_id::text AS "entry_id!", SUM(amount)::bigint AS "total!" FROM postings
          GROUP BY entry_id HAVING SUM(amount) <> 0"#
-    )
-    .fetch_all(pool)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| (row.entry_id, row.total))
-        .collect())
+        )
+        .fetch_all(&mut *pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.entry_id, row.total))
+            .collect())
+    })
+    .await
 }
 
 /// The sum of every posting (kobo): zero in a sound ledger.
-pub async fn postings_total(pool: &PgPool) -> Result<i128, StoreError> {
-    let total = sqlx::query_scalar!("SELECT SUM(amount)::text FROM postings")
-        .fetch_one(pool)
-        .await?;
-    sums::read(total)
+pub async fn postings_total(pool: &Pool) -> Result<i128, StoreError> {
+    pool.run(async |pool| {
+        let total = sqlx::query_scalar!("SELECT SUM(amount)::text FROM postings")
+            .fetch_one(&mut *pool)
+            .await?;
+        sums::read(total)
+    })
+    .await
 }
 
 /// Postings to an account that is neither a customer's nor the bank's, as `(posting, account)`.
 pub async fn postings_to_unknown_accounts(
-    pool: &PgPool,
+    pool: &Pool,
 ) -> Result<Vec<(String, String)>, StoreError> {
-    let rows = sqlx::query!(
-        "SELECT p.id, p.account_id FROM postings p \
+    pool.run(async |pool| {
+        let rows = sqlx::query!(
+            "SELECT p.id, p.account_id FROM postings p \
          WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = p.account_id) \
            AND NOT EXISTS (SELECT 1 FROM internal_accounts i WHERE i.id = p.account_id)"
-    )
-    .fetch_all(pool)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| (row.id.to_string(), row.account_id.to_string()))
-        .collect())
+        )
+        .fetch_all(&mut *pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.id.to_string(), row.account_id.to_string()))
+            .collect())
+    })
+    .await
 }
 
 /// The reference numbers of the transactions (not `failed`) whose entry has no posting of
 /// their amount on their account.
-pub async fn transactions_without_posting(pool: &PgPool) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar!(
-        "SELECT t.reference_number FROM transactions t WHERE t.status <> 'failed' \
+pub async fn transactions_without_posting(pool: &Pool) -> Result<Vec<String>, StoreError> {
+    pool.run(async |pool| {
+        Ok(sqlx::query_scalar!(
+            "SELECT t.reference_number FROM transactions t WHERE t.status <> 'failed' \
            AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.entry_id = t.entry_id \
              AND p.account_id = t.account_id \
              AND p.amount = CASE WHEN t.transaction_type = 'credit' THEN t.amount \
                                  ELSE -t.amount END)"
-    )
-    .fetch_all(pool)
-    .await?)
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// Days whose running total for the daily limit (`daily_transfer_totals`) differs from the sum
 /// of the business's transfers of the day that count toward it: those whose money moved
 /// (`processing`, `success`; a held transfer counts from its approval, on that day).
-pub async fn daily_totals_astray(pool: &PgPool) -> Result<Vec<DayAstray>, StoreError> {
-    Ok(sqlx::query_as!(
-        DayAstray,
-        r#"SELECT k.business_id::text AS "business_id!", k.day::text AS "day!",
+pub async fn daily_totals_astray(pool: &Pool) -> Result<Vec<DayAstray>, StoreError> {
+    pool.run(async |pool| {
+        Ok(sqlx::query_as!(
+            DayAstray,
+            r#"SELECT k.business_id::text AS "business_id!", k.day::text AS "day!",
            COALESCE(d.amount, 0) AS "kept!", COALESCE(s.spent, 0)::bigint AS "spent!"
          FROM (SELECT business_id, day FROM daily_transfer_totals
                UNION SELECT business_id, day FROM transfers) k
@@ -135,7 +156,9 @@ pub async fn daily_totals_astray(pool: &PgPool) -> Result<Vec<DayAstray>, StoreE
                     GROUP BY business_id, day) s
            ON s.business_id = k.business_id AND s.day = k.day
          WHERE COALESCE(d.amount, 0) <> COALESCE(s.spent, 0)"#
-    )
-    .fetch_all(pool)
-    .await?)
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }

@@ -2,8 +2,8 @@
 //! and the hash of its secret) and its daily transfer limit.
 
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
 
+use crate::Pool;
 use crate::{id, new_id, Conn, StoreError, Tx};
 pub use kobo_store::businesses::{Business, Credentials, NewBusiness};
 
@@ -29,46 +29,58 @@ pub async fn insert(
 }
 
 /// The business with this id or client id, if any.
-pub async fn find(pool: &PgPool, id_or_client_id: &str) -> Result<Option<Business>, StoreError> {
-    Ok(sqlx::query_as!(
-        Business,
-        r#"SELECT id::text AS "id!", name, status, client_id, created_at FROM businesses
+pub async fn find(pool: &Pool, id_or_client_id: &str) -> Result<Option<Business>, StoreError> {
+    pool.run(async |pool| {
+        Ok(sqlx::query_as!(
+            Business,
+            r#"SELECT id::text AS "id!", name, status, client_id, created_at FROM businesses
          WHERE id = $1 OR client_id = $2"#,
-        id(id_or_client_id),
-        id_or_client_id
-    )
-    .fetch_optional(pool)
-    .await?)
+            id(id_or_client_id),
+            id_or_client_id
+        )
+        .fetch_optional(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// Every business, oldest first.
-pub async fn list(pool: &PgPool) -> Result<Vec<Business>, StoreError> {
-    Ok(sqlx::query_as!(
-        Business,
-        r#"SELECT id::text AS "id!", name, status, client_id, created_at FROM businesses
+pub async fn list(pool: &Pool) -> Result<Vec<Business>, StoreError> {
+    pool.run(async |pool| {
+        Ok(sqlx::query_as!(
+            Business,
+            r#"SELECT id::text AS "id!", name, status, client_id, created_at FROM businesses
          ORDER BY created_at, id"#
-    )
-    .fetch_all(pool)
-    .await?)
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// The name of the business (it exists).
 pub async fn name_of(conn: impl Into<Conn<'_>>, id: &str) -> Result<String, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    sqlx::query_scalar!("SELECT name FROM businesses WHERE id = $1", crate::id(id))
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or_else(|| StoreError::Unreadable(format!("no business {id}")))
+    conn.into()
+        .run(async |conn| {
+            sqlx::query_scalar!("SELECT name FROM businesses WHERE id = $1", crate::id(id))
+                .fetch_optional(&mut *conn)
+                .await?
+                .ok_or_else(|| StoreError::Unreadable(format!("no business {id}")))
+        })
+        .await
 }
 
 /// The status (`active`, `inactive`) of the business, if it exists.
 pub async fn status_of(conn: impl Into<Conn<'_>>, id: &str) -> Result<Option<String>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    Ok(
-        sqlx::query_scalar!("SELECT status FROM businesses WHERE id = $1", crate::id(id))
-            .fetch_optional(&mut *conn)
-            .await?,
-    )
+    conn.into()
+        .run(async |conn| {
+            Ok(
+                sqlx::query_scalar!("SELECT status FROM businesses WHERE id = $1", crate::id(id))
+                    .fetch_optional(&mut *conn)
+                    .await?,
+            )
+        })
+        .await
 }
 
 /// What a transfer's execution reads of its business: its status and daily limit (its own,
@@ -102,16 +114,19 @@ pub async fn client_id_of(tx: &mut Tx, id: &str) -> Result<String, StoreError> {
 
 /// The credentials of the business whose client id is `client_id`, if any.
 pub async fn credentials_of_client(
-    pool: &PgPool,
+    pool: &Pool,
     client_id: &str,
 ) -> Result<Option<Credentials>, StoreError> {
-    Ok(sqlx::query_as!(
-        Credentials,
-        r#"SELECT id::text AS "id!", client_secret_hash FROM businesses WHERE client_id = $1"#,
-        client_id
-    )
-    .fetch_optional(pool)
-    .await?)
+    pool.run(async |pool| {
+        Ok(sqlx::query_as!(
+            Credentials,
+            r#"SELECT id::text AS "id!", client_secret_hash FROM businesses WHERE client_id = $1"#,
+            client_id
+        )
+        .fetch_optional(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// Replaces the business's client secret (its hash) at `now`; `issuer` is the member who asked
@@ -150,39 +165,45 @@ pub async fn lock(tx: &mut Tx, id: &str) -> Result<(), StoreError> {
 /// Sets the status (`active` or `inactive`) of the business with this id or client id at
 /// `now`, on the pool; returns how many businesses changed.
 pub async fn set_status(
-    pool: &PgPool,
+    pool: &Pool,
     id_or_client_id: &str,
     status: &str,
     now: DateTime<Utc>,
 ) -> Result<u64, StoreError> {
-    let updated = sqlx::query!(
-        "UPDATE businesses SET status = $3, updated_at = $4 WHERE id = $1 OR client_id = $2",
-        id(id_or_client_id),
-        id_or_client_id,
-        status,
-        now
-    )
-    .execute(pool)
-    .await?
-    .rows_affected();
-    Ok(updated)
+    pool.run(async |pool| {
+        let updated = sqlx::query!(
+            "UPDATE businesses SET status = $3, updated_at = $4 WHERE id = $1 OR client_id = $2",
+            id(id_or_client_id),
+            id_or_client_id,
+            status,
+            now
+        )
+        .execute(&mut *pool)
+        .await?
+        .rows_affected();
+        Ok(updated)
+    })
+    .await
 }
 
 /// Sets the daily transfer limit in kobo (`None`: the default) of the business with this id
 /// or client id, on the pool; returns how many businesses changed.
 pub async fn set_daily_transfer_limit(
-    pool: &PgPool,
+    pool: &Pool,
     id_or_client_id: &str,
     limit: Option<i64>,
 ) -> Result<u64, StoreError> {
-    let updated = sqlx::query!(
-        "UPDATE businesses SET daily_transfer_limit = $3 WHERE id = $1 OR client_id = $2",
-        id(id_or_client_id),
-        id_or_client_id,
-        limit
-    )
-    .execute(pool)
-    .await?
-    .rows_affected();
-    Ok(updated)
+    pool.run(async |pool| {
+        let updated = sqlx::query!(
+            "UPDATE businesses SET daily_transfer_limit = $3 WHERE id = $1 OR client_id = $2",
+            id(id_or_client_id),
+            id_or_client_id,
+            limit
+        )
+        .execute(&mut *pool)
+        .await?
+        .rows_affected();
+        Ok(updated)
+    })
+    .await
 }

@@ -59,12 +59,15 @@ pub async fn account_number_of(
 }
 
 pub async fn contact(conn: impl Into<Conn<'_>>, id: &str) -> Result<Option<Contact>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    Ok(sqlx::query_as!(
-        Contact,
-        "SELECT email, phone, verified_identities, metadata FROM customers WHERE id = $1",
-        crate::id(id)
-    )
-    .fetch_optional(&mut *conn)
-    .await?)
+    conn.into()
+        .run(async |conn| {
+            Ok(sqlx::query_as!(
+                Contact,
+                "SELECT email, phone, verified_identities, metadata FROM customers WHERE id = $1",
+                crate::id(id)
+            )
+            .fetch_optional(&mut *conn)
+            .await?)
+        })
+        .await
 }

@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, Utc};
 use kobo_store::batch::{Answer, Batch, Write};
-use sqlx::PgPool;
 
+use crate::Pool;
 use crate::{id, new_id, Conn, StoreError, Tx};
 pub use kobo_store::idempotency_keys::{KeyOf, StoredKey};
 
@@ -47,19 +47,22 @@ pub async fn find_unexpired(
     key: &KeyOf<'_>,
     cutoff: DateTime<Utc>,
 ) -> Result<Option<StoredKey>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    Ok(sqlx::query_as!(
-        StoredKey,
-        "SELECT request_hash, response_data, refusal_code, refusal_message \
+    conn.into()
+        .run(async |conn| {
+            Ok(sqlx::query_as!(
+                StoredKey,
+                "SELECT request_hash, response_data, refusal_code, refusal_message \
          FROM idempotency_keys \
          WHERE business_id = $1 AND operation = $2 AND idempotency_key = $3 AND created_at >= $4",
-        id(key.business_id),
-        key.operation,
-        key.key,
-        cutoff
-    )
-    .fetch_optional(&mut *conn)
-    .await?)
+                id(key.business_id),
+                key.operation,
+                key.key,
+                cutoff
+            )
+            .fetch_optional(&mut *conn)
+            .await?)
+        })
+        .await
 }
 
 /// Stores a refusal (its code and message) as the key's answer.
@@ -95,10 +98,13 @@ pub fn complete_into(batch: &mut Batch, key: &KeyOf<'_>, data: String) {
 
 /// Deletes the keys written before `cutoff`, on the pool; returns how many (through
 /// `idempotency_keys_created`).
-pub async fn purge_expired(pool: &PgPool, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-    let deleted = sqlx::query!("DELETE FROM idempotency_keys WHERE created_at < $1", cutoff)
-        .execute(pool)
-        .await?
-        .rows_affected();
-    Ok(deleted)
+pub async fn purge_expired(pool: &Pool, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+    pool.run(async |pool| {
+        let deleted = sqlx::query!("DELETE FROM idempotency_keys WHERE created_at < $1", cutoff)
+            .execute(&mut *pool)
+            .await?
+            .rows_affected();
+        Ok(deleted)
+    })
+    .await
 }

@@ -2,8 +2,8 @@
 //! usable once until it expires or is revoked.
 
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
 
+use crate::Pool;
 use crate::{id, new_id, StoreError, Tx};
 pub use kobo_store::invitations::{Invitation, NewInvitation};
 
@@ -30,21 +30,24 @@ pub async fn insert(
 
 /// The invitation whose token hashes to `token_hash`, if any.
 pub async fn find_by_token_hash(
-    pool: &PgPool,
+    pool: &Pool,
     token_hash: &str,
 ) -> Result<Option<Invitation>, StoreError> {
-    Ok(sqlx::query_as!(
-        Invitation,
-        r#"SELECT i.id::text AS "id!", i.business_id::text AS "business_id!",
+    pool.run(async |pool| {
+        Ok(sqlx::query_as!(
+            Invitation,
+            r#"SELECT i.id::text AS "id!", i.business_id::text AS "business_id!",
            i.member_id::text AS "member_id!", i.expires_at, i.used_at, i.revoked_at,
            m.invitation_status, m.email, m.first_name, m.last_name, b.client_id
          FROM invitations i JOIN members m ON m.id = i.member_id AND m.business_id = i.business_id
          JOIN businesses b ON b.id = i.business_id
          WHERE i.token_hash = $1"#,
-        token_hash
-    )
-    .fetch_optional(pool)
-    .await?)
+            token_hash
+        )
+        .fetch_optional(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// Uses the invitation `id` at `now`; `false` when it was used or revoked already.

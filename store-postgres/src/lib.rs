@@ -7,14 +7,16 @@
 //! One module per datastore module, with the same names, functions and types (the rows of
 //! [`kobo_store`], `&str` ids, `DateTime<Utc>` times, `i64` kobo): the service calls either
 //! this crate or its SQLite twin. Reads take `conn: impl Into<Conn<'_>>` (the pool, a
-//! transaction or one connection); writes inside a transaction take `&mut Tx`. A
+//! transaction or one connection); writes inside a transaction take `&mut Tx`; what runs on
+//! the pool goes through [`Pool::run`], which knows whether a transaction pooler
+//! (PgBouncer) is in between ([`PoolMode`]). A
 //! [`kobo_store::batch::Batch`] of writes runs as one statement ([`batch::run`]). The schema is
 //! [`MIGRATOR`]'s: migrations 0001 to 0013 are byte-identical to those the release before this
 //! crate applied (so a database it migrated is upgraded in place), 0014 moves every column to
 //! its native type.
 //!
 //! The signatures differ from the service's only where its types are the service's own: a
-//! function that ran on `&Store` takes `pool: &PgPool` ([`Conn::Pool`] holds a `&PgPool`), and
+//! function that ran on `&Store` takes `pool: &Pool` ([`Conn::Pool`] holds a `&Pool`), and
 //! the `render*` functions that turned a batch's writes into SQL are gone ([`batch::run`] reads
 //! the typed writes itself). An id this crate must write that is not a UUID is refused
 //! ([`StoreError::Unreadable`]); one it looks up by finds nothing, as before.
@@ -42,7 +44,6 @@
 //! applies here) and rewrites `.sqlx`. `prepare --check` only compares, as CI may.
 
 use sha2::{Digest, Sha256};
-use sqlx::pool::PoolConnection;
 use sqlx::{PgConnection, PgPool, Postgres};
 
 pub use kobo_store::error::StoreError;
@@ -62,6 +63,7 @@ pub mod logs;
 pub mod members;
 pub mod notifications;
 pub mod otps;
+pub mod request_budgets;
 pub mod roles;
 pub mod seeding;
 pub mod sequences;
@@ -91,16 +93,110 @@ pub fn schema_fingerprint() -> String {
     hex::encode(&digest.finalize()[..6])
 }
 
-/// Where a read runs: on the pool (a connection of its own, no transaction), in a transaction
-/// the caller holds, or on one connection the caller holds.
+/// How the connections of the pool reach PostgreSQL.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PoolMode {
+    /// Each connection is a server session of its own: PostgreSQL itself, or a pooler in
+    /// session mode. Statements are prepared once per connection and kept (sqlx's cache).
+    #[default]
+    Session,
+    /// A pooler in transaction mode (PgBouncer's `pool_mode = transaction`) lends a server
+    /// connection for one transaction at a time, so a statement must be prepared and run in
+    /// the same transaction: nothing is kept prepared between transactions (no statement
+    /// cache), every transaction begins by dropping what the connection's previous borrower
+    /// left prepared ([`Pool::begin`]), and a statement outside a transaction the caller holds
+    /// runs in one of its own ([`Pool::run`]). PgBouncer before 1.21 (Debian 12 has 1.18)
+    /// cannot carry a prepared statement from one server connection to another. What needs a session of its own (`LISTEN`, the
+    /// migrations' advisory lock) goes to the server directly, not through this pool.
+    Transaction,
+}
+
+/// The pool every statement outside a caller's transaction runs on, and how its connections
+/// reach PostgreSQL ([`PoolMode`]).
+#[derive(Clone, Debug)]
+pub struct Pool {
+    inner: PgPool,
+    mode: PoolMode,
+}
+
+impl Pool {
+    pub fn new(inner: PgPool, mode: PoolMode) -> Pool {
+        Pool { inner, mode }
+    }
+
+    /// `options` as [`PoolMode`] `mode` needs them: through a transaction pooler, no
+    /// statement is kept prepared (it would be asked for on another server connection).
+    pub fn connect_options(
+        options: sqlx::postgres::PgConnectOptions,
+        mode: PoolMode,
+    ) -> sqlx::postgres::PgConnectOptions {
+        match mode {
+            PoolMode::Session => options,
+            PoolMode::Transaction => options.statement_cache_capacity(0),
+        }
+    }
+
+    /// sqlx's pool, for what runs on it directly (transactions, tests).
+    pub fn inner(&self) -> &PgPool {
+        &self.inner
+    }
+
+    pub fn mode(&self) -> PoolMode {
+        self.mode
+    }
+
+    /// A transaction: `&mut **tx` runs a statement in it. Through a transaction pooler it
+    /// first drops every statement prepared on the server connection it was lent, in the same
+    /// round trip as `BEGIN`: sqlx names its statements `sqlx_s_1`, `sqlx_s_2`, ... on each
+    /// client connection, so the previous borrower's would collide with this one's ("prepared
+    /// statement already exists").
+    pub async fn begin(&self) -> Result<Tx, StoreError> {
+        Ok(match self.mode {
+            PoolMode::Session => self.inner.begin().await?,
+            PoolMode::Transaction => self.inner.begin_with("BEGIN; DEALLOCATE ALL").await?,
+        })
+    }
+
+    /// Runs `statements` on a connection of the pool: in [`PoolMode::Transaction`], in a
+    /// transaction of their own, committed when they succeed (so each is prepared and run on
+    /// the one server connection the pooler lends for it).
+    pub(crate) async fn run<T>(
+        &self,
+        statements: impl AsyncFnOnce(&mut PgConnection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        match self.mode {
+            PoolMode::Session => {
+                let mut connection = self.inner.acquire().await?;
+                statements(&mut connection).await
+            }
+            PoolMode::Transaction => {
+                let mut tx = self.begin().await?;
+                let ran = statements(&mut tx).await?;
+                tx.commit().await?;
+                Ok(ran)
+            }
+        }
+    }
+}
+
+impl From<PgPool> for Pool {
+    /// A pool of direct connections ([`PoolMode::Session`]).
+    fn from(inner: PgPool) -> Pool {
+        Pool::new(inner, PoolMode::Session)
+    }
+}
+
+/// Where a read runs: on the pool (a connection of its own, outside the caller's
+/// transactions: [`Pool::run`]), in a transaction the caller holds, or on one connection the
+/// caller holds.
 pub enum Conn<'c> {
-    Pool(&'c PgPool),
+    Pool(&'c Pool),
     Tx(&'c mut Tx),
     Connection(&'c mut PgConnection),
 }
 
-impl<'c> From<&'c PgPool> for Conn<'c> {
-    fn from(pool: &'c PgPool) -> Conn<'c> {
+impl<'c> From<&'c Pool> for Conn<'c> {
+    fn from(pool: &'c Pool) -> Conn<'c> {
         Conn::Pool(pool)
     }
 }
@@ -117,39 +213,17 @@ impl<'c> From<&'c mut PgConnection> for Conn<'c> {
     }
 }
 
-/// The connection a [`Conn`] runs on: one taken from the pool, or the caller's.
-pub(crate) enum Held<'c> {
-    Pooled(PoolConnection<Postgres>),
-    Borrowed(&'c mut PgConnection),
-}
-
-impl<'c> Conn<'c> {
-    /// The connection to run on (the pool's is returned to it when dropped).
-    pub(crate) async fn acquire(self) -> Result<Held<'c>, StoreError> {
-        Ok(match self {
-            Conn::Pool(pool) => Held::Pooled(pool.acquire().await?),
-            Conn::Tx(tx) => Held::Borrowed(tx),
-            Conn::Connection(connection) => Held::Borrowed(connection),
-        })
-    }
-}
-
-impl std::ops::Deref for Held<'_> {
-    type Target = PgConnection;
-
-    fn deref(&self) -> &PgConnection {
+impl Conn<'_> {
+    /// Runs `statements` where the [`Conn`] says: on the pool ([`Pool::run`]) or on the
+    /// caller's transaction or connection.
+    pub(crate) async fn run<T>(
+        self,
+        statements: impl AsyncFnOnce(&mut PgConnection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         match self {
-            Held::Pooled(connection) => connection,
-            Held::Borrowed(connection) => connection,
-        }
-    }
-}
-
-impl std::ops::DerefMut for Held<'_> {
-    fn deref_mut(&mut self) -> &mut PgConnection {
-        match self {
-            Held::Pooled(connection) => connection,
-            Held::Borrowed(connection) => connection,
+            Conn::Pool(pool) => pool.run(statements).await,
+            Conn::Tx(tx) => statements(tx).await,
+            Conn::Connection(connection) => statements(connection).await,
         }
     }
 }

@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, Utc};
 use kobo_store::batch::{Batch, NewAudit, Write};
-use sqlx::PgPool;
 
+use crate::Pool;
 use crate::{id, Conn, StoreError};
 pub use kobo_store::logs::{
     Activity, ActivityEntry, ActivityFilter, AuditEntry, AuditFilter, NewAuditEntry,
@@ -35,8 +35,9 @@ pub async fn record_activities(
         request_ids.push(activity.request_id.clone());
         times.push(*now);
     }
-    let mut conn = conn.into().acquire().await?;
-    sqlx::query!(
+    conn.into()
+        .run(async |conn| {
+            sqlx::query!(
         "INSERT INTO activity_logs (id, business_id, endpoint, method, response_code, status, \
            message, ip_address, request_id, created_at) \
          SELECT id, business_id, endpoint, 'POST', response_code, status, message, ip_address, \
@@ -55,9 +56,11 @@ pub async fn record_activities(
         &request_ids,
         &times
     )
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
+            .execute(&mut *conn)
+            .await?;
+            Ok(())
+        })
+        .await
 }
 
 /// Writes `entry`, as of `now` (and its UTC day), as a write of `batch`.
@@ -72,17 +75,18 @@ pub fn audit_into(batch: &mut Batch, now: DateTime<Utc>, entry: NewAuditEntry) {
 /// The business's activity-log entries, newest first, after the cursor: at most
 /// `page_size + 1` (the one more tells whether more follow).
 pub async fn list_activity(
-    pool: &PgPool,
+    pool: &Pool,
     filter: &ActivityFilter,
 ) -> Result<Vec<ActivityEntry>, StoreError> {
-    let pattern = filter.search.as_deref().map(contains_pattern);
-    let (cursor_at, cursor_id) = match &filter.cursor {
-        Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
-        None => (None, None),
-    };
-    Ok(sqlx::query_as!(
-        ActivityEntry,
-        r#"SELECT id, endpoint, method, response_code, status, message, ip_address, request_id,
+    pool.run(async |pool| {
+        let pattern = filter.search.as_deref().map(contains_pattern);
+        let (cursor_at, cursor_id) = match &filter.cursor {
+            Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+            None => (None, None),
+        };
+        Ok(sqlx::query_as!(
+            ActivityEntry,
+            r#"SELECT id, endpoint, method, response_code, status, message, ip_address, request_id,
            created_at FROM activity_logs
          WHERE business_id = $1
            AND ($2::text IS NULL OR status = $2)
@@ -97,36 +101,36 @@ pub async fn list_activity(
                 COALESCE($10::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
          ORDER BY created_at DESC, id DESC
          LIMIT $11"#,
-        id(&filter.business_id),
-        filter.status.as_deref(),
-        filter.method.as_deref(),
-        filter.endpoint.as_deref(),
-        filter.response_code,
-        filter.from,
-        filter.until,
-        pattern,
-        cursor_at,
-        cursor_id,
-        (filter.page_size + 1) as i64
-    )
-    .fetch_all(pool)
-    .await?)
+            id(&filter.business_id),
+            filter.status.as_deref(),
+            filter.method.as_deref(),
+            filter.endpoint.as_deref(),
+            filter.response_code,
+            filter.from,
+            filter.until,
+            pattern,
+            cursor_at,
+            cursor_id,
+            (filter.page_size + 1) as i64
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// The business's audit-log entries, newest first, after the cursor: at most
 /// `page_size + 1` (the one more tells whether more follow).
-pub async fn list_audit(
-    pool: &PgPool,
-    filter: &AuditFilter,
-) -> Result<Vec<AuditEntry>, StoreError> {
-    let pattern = filter.search.as_deref().map(contains_pattern);
-    let (cursor_at, cursor_id) = match &filter.cursor {
-        Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
-        None => (None, None),
-    };
-    Ok(sqlx::query_as!(
-        AuditEntry,
-        r#"SELECT id, action, user_name, user_id, ip_address, response_code,
+pub async fn list_audit(pool: &Pool, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {
+    pool.run(async |pool| {
+        let pattern = filter.search.as_deref().map(contains_pattern);
+        let (cursor_at, cursor_id) = match &filter.cursor {
+            Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+            None => (None, None),
+        };
+        Ok(sqlx::query_as!(
+            AuditEntry,
+            r#"SELECT id, action, user_name, user_id, ip_address, response_code,
            day::text AS "day!", target_type, target_id, request_id, created_at FROM audit_logs
          WHERE business_id = $1
            AND created_at >= COALESCE($2::timestamptz, '-infinity')
@@ -139,18 +143,20 @@ pub async fn list_audit(
                 COALESCE($8::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
          ORDER BY created_at DESC, id DESC
          LIMIT $9"#,
-        id(&filter.business_id),
-        filter.from,
-        filter.until,
-        filter.action.as_deref(),
-        filter.user_id.as_deref(),
-        pattern,
-        cursor_at,
-        cursor_id,
-        (filter.page_size + 1) as i64
-    )
-    .fetch_all(pool)
-    .await?)
+            id(&filter.business_id),
+            filter.from,
+            filter.until,
+            filter.action.as_deref(),
+            filter.user_id.as_deref(),
+            pattern,
+            cursor_at,
+            cursor_id,
+            (filter.page_size + 1) as i64
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 pub(crate) use kobo_store::paging::contains_pattern;

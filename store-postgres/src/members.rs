@@ -2,8 +2,8 @@
 //! invitation status.
 
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
 
+use crate::Pool;
 use crate::{id, new_id, Conn, StoreError, Tx};
 use kobo_store::businesses::Business;
 pub use kobo_store::members::{
@@ -17,38 +17,42 @@ pub async fn find(
     business_id: &str,
     member_id: &str,
 ) -> Result<Option<Member>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    Ok(sqlx::query_as!(
-        Member,
-        r#"SELECT m.id, m.email, m.first_name, m.last_name, m.role_id, r.name AS role_name,
+    conn.into()
+        .run(async |conn| {
+            Ok(sqlx::query_as!(
+                Member,
+                r#"SELECT m.id, m.email, m.first_name, m.last_name, m.role_id, r.name AS role_name,
            m.is_active, m.invitation_status, m.last_login, m.date_joined, m.created_at,
            (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id
               AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at
          FROM members m JOIN roles r ON r.id = m.role_id
          WHERE m.id = $1 AND m.business_id = $2"#,
-        id(member_id),
-        id(business_id)
-    )
-    .fetch_optional(&mut *conn)
-    .await?)
+                id(member_id),
+                id(business_id)
+            )
+            .fetch_optional(&mut *conn)
+            .await?)
+        })
+        .await
 }
 
 /// The business's members in the filter's order, from its offset: at most `page_size + 1`
 /// (the one more tells whether more follow).
-pub async fn list(pool: &PgPool, filter: &MemberFilter) -> Result<Vec<Member>, StoreError> {
-    let order = match filter.order {
-        MemberOrder::DateJoined => "date_joined",
-        MemberOrder::Email => "email",
-        MemberOrder::FirstName => "first_name",
-        MemberOrder::LastName => "last_name",
-        MemberOrder::LastLogin => "last_login",
-    };
-    // One statement for every order: each `CASE` sorts only when its order and direction are
-    // the ones asked (the others are NULL on every row, so they do not reorder anything).
-    // Members without a login come last either way.
-    Ok(sqlx::query_as!(
-        Member,
-        r#"SELECT m.id, m.email, m.first_name, m.last_name, m.role_id, r.name AS role_name,
+pub async fn list(pool: &Pool, filter: &MemberFilter) -> Result<Vec<Member>, StoreError> {
+    pool.run(async |pool| {
+        let order = match filter.order {
+            MemberOrder::DateJoined => "date_joined",
+            MemberOrder::Email => "email",
+            MemberOrder::FirstName => "first_name",
+            MemberOrder::LastName => "last_name",
+            MemberOrder::LastLogin => "last_login",
+        };
+        // One statement for every order: each `CASE` sorts only when its order and direction are
+        // the ones asked (the others are NULL on every row, so they do not reorder anything).
+        // Members without a login come last either way.
+        Ok(sqlx::query_as!(
+            Member,
+            r#"SELECT m.id, m.email, m.first_name, m.last_name, m.role_id, r.name AS role_name,
            m.is_active, m.invitation_status, m.last_login, m.date_joined, m.created_at,
            (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id
               AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at
@@ -73,45 +77,50 @@ pub async fn list(pool: &PgPool, filter: &MemberFilter) -> Result<Vec<Member>, S
            CASE WHEN $7 THEN m.id END ASC,
            CASE WHEN NOT $7 THEN m.id END DESC
          LIMIT $8 OFFSET $9"#,
-        id(&filter.business_id),
-        filter.joined_from,
-        filter.joined_until,
-        filter.is_active,
-        filter.role_id.as_deref().map(id),
-        order,
-        filter.ascending,
-        (filter.page_size + 1) as i64,
-        filter.offset
-    )
-    .fetch_all(pool)
-    .await?)
+            id(&filter.business_id),
+            filter.joined_from,
+            filter.joined_until,
+            filter.is_active,
+            filter.role_id.as_deref().map(id),
+            order,
+            filter.ascending,
+            (filter.page_size + 1) as i64,
+            filter.offset
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// The memberships of `email` in the businesses whose client id begins with
 /// `client_id_prefix`, of one business when `business_id` says which; oldest first, at most
 /// `max`.
 pub async fn memberships(
-    pool: &PgPool,
+    pool: &Pool,
     email: &str,
     client_id_prefix: &str,
     business_id: Option<&str>,
     max: usize,
 ) -> Result<Vec<Membership>, StoreError> {
-    Ok(sqlx::query_as!(
-        Membership,
-        r#"SELECT m.id::text AS "id!", m.business_id::text AS "business_id!", m.first_name,
+    pool.run(async |pool| {
+        Ok(sqlx::query_as!(
+            Membership,
+            r#"SELECT m.id::text AS "id!", m.business_id::text AS "business_id!", m.first_name,
            m.last_name, m.password_hash, m.is_active, m.invitation_status
          FROM members m JOIN businesses b ON b.id = m.business_id
          WHERE m.email = $1 AND substr(b.client_id, 1, length($2)) = $2
            AND ($3::uuid IS NULL OR m.business_id = $3)
          ORDER BY m.created_at, m.id LIMIT $4"#,
-        email,
-        client_id_prefix,
-        business_id.map(id),
-        max as i64
-    )
-    .fetch_all(pool)
-    .await?)
+            email,
+            client_id_prefix,
+            business_id.map(id),
+            max as i64
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// Records the member's login at `now`.
@@ -128,18 +137,21 @@ pub async fn record_login(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<(
 
 /// The password hash of the business's member `id` (`None`: no such member, or no password).
 pub async fn password_hash(
-    pool: &PgPool,
+    pool: &Pool,
     id: &str,
     business_id: &str,
 ) -> Result<Option<String>, StoreError> {
-    Ok(sqlx::query_scalar!(
-        "SELECT password_hash FROM members WHERE id = $1 AND business_id = $2",
-        crate::id(id),
-        crate::id(business_id)
-    )
-    .fetch_optional(pool)
-    .await?
-    .flatten())
+    pool.run(async |pool| {
+        Ok(sqlx::query_scalar!(
+            "SELECT password_hash FROM members WHERE id = $1 AND business_id = $2",
+            crate::id(id),
+            crate::id(business_id)
+        )
+        .fetch_optional(&mut *pool)
+        .await?
+        .flatten())
+    })
+    .await
 }
 
 /// Replaces the member's password hash `current` with `new` at `now`; `false` when the hash
@@ -356,10 +368,11 @@ pub async fn set_active(
 
 /// The business's member `id` with their role and business, in one query.
 pub async fn profile(
-    pool: &PgPool,
+    pool: &Pool,
     id: &str,
     business_id: &str,
 ) -> Result<Option<Profile>, StoreError> {
+    pool.run(async |pool| {
     let row = sqlx::query!(
         r#"SELECT m.id, m.email, m.first_name, m.last_name, m.role_id, r.name AS role_name,
            m.is_active, m.invitation_status, m.last_login, m.date_joined, m.created_at,
@@ -377,7 +390,7 @@ pub async fn profile(
         crate::id(id),
         crate::id(business_id)
     )
-    .fetch_optional(pool)
+    .fetch_optional(&mut *pool)
     .await?;
     Ok(row.map(|row| Profile {
         role: Role {
@@ -411,4 +424,5 @@ pub async fn profile(
             invitation_expires_at: row.invitation_expires_at,
         },
     }))
+    }).await
 }

@@ -2,8 +2,8 @@
 //! attempts, expiry and use.
 
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
 
+use crate::Pool;
 use crate::{id, new_id, StoreError, Tx};
 pub use kobo_store::otps::{Attempted, Issued, NewOtp};
 
@@ -94,10 +94,13 @@ pub async fn use_up(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, S
 }
 
 /// Deletes the OTPs that expired before `cutoff`, on the pool; returns how many.
-pub async fn purge_expired(pool: &PgPool, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-    let deleted = sqlx::query!("DELETE FROM otps WHERE expires_at < $1", cutoff)
-        .execute(pool)
-        .await?
-        .rows_affected();
-    Ok(deleted)
+pub async fn purge_expired(pool: &Pool, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+    pool.run(async |pool| {
+        let deleted = sqlx::query!("DELETE FROM otps WHERE expires_at < $1", cutoff)
+            .execute(&mut *pool)
+            .await?
+            .rows_affected();
+        Ok(deleted)
+    })
+    .await
 }

@@ -3,23 +3,26 @@
 //! are compared by.
 
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
 
+use crate::Pool;
 use crate::{id, new_id, Conn, StoreError, Tx};
 pub use kobo_store::roles::{Definition, Grant, Role, RoleName};
 
 /// The roles the business can use (its own and the built-in ones), built-in first, then by
 /// name.
-pub async fn list_of_business(pool: &PgPool, business_id: &str) -> Result<Vec<Role>, StoreError> {
-    Ok(sqlx::query_as!(
-        Role,
-        "SELECT id, name, description, is_built_in, permission_codes, created_at, updated_at \
+pub async fn list_of_business(pool: &Pool, business_id: &str) -> Result<Vec<Role>, StoreError> {
+    pool.run(async |pool| {
+        Ok(sqlx::query_as!(
+            Role,
+            "SELECT id, name, description, is_built_in, permission_codes, created_at, updated_at \
          FROM roles WHERE business_id IS NULL OR business_id = $1 \
          ORDER BY is_built_in DESC, name_key, id",
-        id(business_id)
-    )
-    .fetch_all(pool)
-    .await?)
+            id(business_id)
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// The role `role_id` if the business can use it (its own or a built-in one).
@@ -28,16 +31,19 @@ pub async fn find(
     business_id: &str,
     role_id: &str,
 ) -> Result<Option<Role>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    Ok(sqlx::query_as!(
+    conn.into()
+        .run(async |conn| {
+            Ok(sqlx::query_as!(
         Role,
         "SELECT id, name, description, is_built_in, permission_codes, created_at, updated_at \
          FROM roles WHERE id = $1 AND (business_id IS NULL OR business_id = $2)",
         id(role_id),
         id(business_id)
     )
-    .fetch_optional(&mut *conn)
-    .await?)
+            .fetch_optional(&mut *conn)
+            .await?)
+        })
+        .await
 }
 
 /// The name and permissions of the role `role_id`, if the business can use it.
@@ -161,24 +167,30 @@ pub async fn upsert_built_in(
 }
 
 /// The names of every custom role, of every business.
-pub async fn custom_names(pool: &PgPool) -> Result<Vec<RoleName>, StoreError> {
-    Ok(sqlx::query_as!(
-        RoleName,
-        r#"SELECT id::text AS "id!", name, name_key FROM roles WHERE business_id IS NOT NULL"#
-    )
-    .fetch_all(pool)
-    .await?)
+pub async fn custom_names(pool: &Pool) -> Result<Vec<RoleName>, StoreError> {
+    pool.run(async |pool| {
+        Ok(sqlx::query_as!(
+            RoleName,
+            r#"SELECT id::text AS "id!", name, name_key FROM roles WHERE business_id IS NOT NULL"#
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// Sets the comparison key of the role `id`, on the pool ([`StoreError::Conflict`] when it is
 /// another role's).
-pub async fn set_name_key(pool: &PgPool, id: &str, name_key: &str) -> Result<(), StoreError> {
-    sqlx::query!(
-        "UPDATE roles SET name_key = $2 WHERE id = $1",
-        crate::id(id),
-        name_key
-    )
-    .execute(pool)
-    .await?;
-    Ok(())
+pub async fn set_name_key(pool: &Pool, id: &str, name_key: &str) -> Result<(), StoreError> {
+    pool.run(async |pool| {
+        sqlx::query!(
+            "UPDATE roles SET name_key = $2 WHERE id = $1",
+            crate::id(id),
+            name_key
+        )
+        .execute(&mut *pool)
+        .await?;
+        Ok(())
+    })
+    .await
 }

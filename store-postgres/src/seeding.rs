@@ -2,57 +2,68 @@
 //! arrays, one statement for every table, and the few reads the benchmark tools make.
 
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
 
 pub use kobo_store::seeding::SeededCredit;
 
+use crate::Pool;
 use crate::{id, new_id, StoreError, Tx};
 
 /// Fresh statistics of `transactions`, whose planner otherwise took a scan for the first page
 /// of a freshly seeded 100k-row account (233 ms until the table was analysed, 0.18 ms after).
-pub async fn analyze_transactions(pool: &PgPool) -> Result<(), StoreError> {
-    sqlx::query!("ANALYZE transactions").execute(pool).await?;
-    Ok(())
+pub async fn analyze_transactions(pool: &Pool) -> Result<(), StoreError> {
+    pool.run(async |pool| {
+        sqlx::query!("ANALYZE transactions")
+            .execute(&mut *pool)
+            .await?;
+        Ok(())
+    })
+    .await
 }
 
 /// Whether any posting names one of `account_ids`.
-pub async fn any_posting_to(pool: &PgPool, account_ids: [&str; 4]) -> Result<bool, StoreError> {
-    let ids: Vec<uuid::Uuid> = account_ids.iter().map(|account| id(account)).collect();
-    let found = sqlx::query_scalar!(
-        "SELECT 1 FROM postings WHERE account_id = ANY($1) LIMIT 1",
-        &ids
-    )
-    .fetch_optional(pool)
-    .await?;
-    Ok(found.is_some())
+pub async fn any_posting_to(pool: &Pool, account_ids: [&str; 4]) -> Result<bool, StoreError> {
+    pool.run(async |pool| {
+        let ids: Vec<uuid::Uuid> = account_ids.iter().map(|account| id(account)).collect();
+        let found = sqlx::query_scalar!(
+            "SELECT 1 FROM postings WHERE account_id = ANY($1) LIMIT 1",
+            &ids
+        )
+        .fetch_optional(&mut *pool)
+        .await?;
+        Ok(found.is_some())
+    })
+    .await
 }
 
 /// The business that holds the account numbered `number`.
-pub async fn business_of_account(
-    pool: &PgPool,
-    number: &str,
-) -> Result<Option<String>, StoreError> {
-    let found = sqlx::query_scalar!(
-        "SELECT business_id FROM accounts WHERE account_number = $1",
-        number
-    )
-    .fetch_optional(pool)
-    .await?;
-    Ok(found.map(|business_id| business_id.to_string()))
+pub async fn business_of_account(pool: &Pool, number: &str) -> Result<Option<String>, StoreError> {
+    pool.run(async |pool| {
+        let found = sqlx::query_scalar!(
+            "SELECT business_id FROM accounts WHERE account_number = $1",
+            number
+        )
+        .fetch_optional(&mut *pool)
+        .await?;
+        Ok(found.map(|business_id| business_id.to_string()))
+    })
+    .await
 }
 
 /// The numbers of the business's active accounts, the richest first.
 pub async fn active_accounts_by_balance(
-    pool: &PgPool,
+    pool: &Pool,
     business_id: &str,
 ) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar!(
-        "SELECT account_number FROM accounts WHERE business_id = $1 AND status = 'active' \
+    pool.run(async |pool| {
+        Ok(sqlx::query_scalar!(
+            "SELECT account_number FROM accounts WHERE business_id = $1 AND status = 'active' \
          ORDER BY balance DESC, account_number",
-        id(business_id)
-    )
-    .fetch_all(pool)
-    .await?)
+            id(business_id)
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// Adds `total` kobo to the account's balance in one update, its last update at `last_at`,

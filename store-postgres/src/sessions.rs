@@ -1,8 +1,8 @@
 //! `sessions`: every token's row, checked on every request, so revocation is immediate.
 
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
 
+use crate::Pool;
 use crate::{id, new_id, new_opt_id, StoreError, Tx};
 pub use kobo_store::sessions::{Authenticated, NewSession, SessionMember};
 
@@ -25,8 +25,9 @@ pub async fn insert(tx: &mut Tx, new: &NewSession<'_>) -> Result<(), StoreError>
 }
 
 /// The session `id` as authentication reads it, if it exists.
-pub async fn find_for_token(pool: &PgPool, id: &str) -> Result<Option<Authenticated>, StoreError> {
-    let row = sqlx::query!(
+pub async fn find_for_token(pool: &Pool, id: &str) -> Result<Option<Authenticated>, StoreError> {
+    pool.run(async |pool| {
+        let row = sqlx::query!(
         r#"SELECT s.business_id::text AS "business_id!", s.family, s.member_id::text AS member_id,
            s.expires_at, s.revoked_at,
            m.email AS "email?", m.first_name AS "first_name?", m.last_name AS "last_name?",
@@ -41,43 +42,48 @@ pub async fn find_for_token(pool: &PgPool, id: &str) -> Result<Option<Authentica
          WHERE s.id = $1"#,
         crate::id(id)
     )
-    .fetch_optional(pool)
+    .fetch_optional(&mut *pool)
     .await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let member = match row.email {
-        Some(email) => Some(SessionMember {
-            email,
-            first_name: row.first_name.unwrap_or_default(),
-            last_name: row.last_name.unwrap_or_default(),
-            role_id: row.role_id.unwrap_or_default(),
-            is_active: row.is_active == Some(true),
-            permission_codes: row.permission_codes,
-        }),
-        None => None,
-    };
-    Ok(Some(Authenticated {
-        business_id: row.business_id,
-        family: row.family,
-        member_id: row.member_id,
-        expires_at: row.expires_at,
-        revoked_at: row.revoked_at,
-        member,
-        business_status: row.business_status,
-        client_id: row.client_id,
-        secret_issued_by: row.secret_issued_by,
-        generation: row.generation,
-    }))
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let member = match row.email {
+            Some(email) => Some(SessionMember {
+                email,
+                first_name: row.first_name.unwrap_or_default(),
+                last_name: row.last_name.unwrap_or_default(),
+                role_id: row.role_id.unwrap_or_default(),
+                is_active: row.is_active == Some(true),
+                permission_codes: row.permission_codes,
+            }),
+            None => None,
+        };
+        Ok(Some(Authenticated {
+            business_id: row.business_id,
+            family: row.family,
+            member_id: row.member_id,
+            expires_at: row.expires_at,
+            revoked_at: row.revoked_at,
+            member,
+            business_status: row.business_status,
+            client_id: row.client_id,
+            secret_issued_by: row.secret_issued_by,
+            generation: row.generation,
+        }))
+    })
+    .await
 }
 
 /// The generation of what authentication reads (migration 0015): every change that can refuse
 /// a live token moves it, in the change's transaction, and announces it on `kobo_auth`.
-pub async fn auth_generation(pool: &PgPool) -> Result<i64, StoreError> {
-    let value = sqlx::query_scalar!("SELECT value FROM auth_generation WHERE id = 1")
-        .fetch_one(pool)
-        .await?;
-    Ok(value)
+pub async fn auth_generation(pool: &Pool) -> Result<i64, StoreError> {
+    pool.run(async |pool| {
+        let value = sqlx::query_scalar!("SELECT value FROM auth_generation WHERE id = 1")
+            .fetch_one(&mut *pool)
+            .await?;
+        Ok(value)
+    })
+    .await
 }
 
 /// Revokes the business's session `id` at `now`, if it is live.
@@ -134,13 +140,16 @@ pub async fn revoke_integration_of_business(
 
 /// Deletes the sessions that expired or were revoked before `cutoff`, on the pool; returns
 /// how many.
-pub async fn purge_finished(pool: &PgPool, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-    let deleted = sqlx::query!(
-        "DELETE FROM sessions WHERE expires_at < $1 OR revoked_at < $1",
-        cutoff
-    )
-    .execute(pool)
-    .await?
-    .rows_affected();
-    Ok(deleted)
+pub async fn purge_finished(pool: &Pool, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+    pool.run(async |pool| {
+        let deleted = sqlx::query!(
+            "DELETE FROM sessions WHERE expires_at < $1 OR revoked_at < $1",
+            cutoff
+        )
+        .execute(&mut *pool)
+        .await?
+        .rows_affected();
+        Ok(deleted)
+    })
+    .await
 }

@@ -2,8 +2,8 @@
 //! addresses a credential succeeded from).
 
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
 
+use crate::Pool;
 use crate::{StoreError, Tx};
 
 /// Counts one attempt at `key` at `now` (a window started before `window_start` starts again
@@ -105,32 +105,38 @@ pub async fn delete_credential(
 
 /// Deletes the keys whose window started before `cutoff` and that are not locked past it, on
 /// the pool; returns how many.
-pub async fn purge_expired(pool: &PgPool, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-    let deleted = sqlx::query!(
-        "DELETE FROM throttles WHERE window_started_at < $1 \
+pub async fn purge_expired(pool: &Pool, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+    pool.run(async |pool| {
+        let deleted = sqlx::query!(
+            "DELETE FROM throttles WHERE window_started_at < $1 \
          AND (locked_until IS NULL OR locked_until < $1)",
-        cutoff
-    )
-    .execute(pool)
-    .await?
-    .rows_affected();
-    Ok(deleted)
+            cutoff
+        )
+        .execute(&mut *pool)
+        .await?
+        .rows_affected();
+        Ok(deleted)
+    })
+    .await
 }
 
 /// Whether `credential` succeeded from `address` before.
 pub async fn is_known_address(
-    pool: &PgPool,
+    pool: &Pool,
     credential: &str,
     address: &str,
 ) -> Result<bool, StoreError> {
-    let known = sqlx::query_scalar!(
-        "SELECT 1 FROM known_addresses WHERE credential = $1 AND ip_address = $2",
-        credential,
-        address
-    )
-    .fetch_optional(pool)
-    .await?;
-    Ok(known.is_some())
+    pool.run(async |pool| {
+        let known = sqlx::query_scalar!(
+            "SELECT 1 FROM known_addresses WHERE credential = $1 AND ip_address = $2",
+            credential,
+            address
+        )
+        .fetch_optional(&mut *pool)
+        .await?;
+        Ok(known.is_some())
+    })
+    .await
 }
 
 /// Records that `credential` succeeded from `address` at `now`.
@@ -155,16 +161,16 @@ pub async fn remember_address(
 
 /// Forgets the addresses whose last success was before `cutoff`, on the pool; returns how
 /// many.
-pub async fn purge_known_addresses(
-    pool: &PgPool,
-    cutoff: DateTime<Utc>,
-) -> Result<u64, StoreError> {
-    let deleted = sqlx::query!(
-        "DELETE FROM known_addresses WHERE last_success_at < $1",
-        cutoff
-    )
-    .execute(pool)
-    .await?
-    .rows_affected();
-    Ok(deleted)
+pub async fn purge_known_addresses(pool: &Pool, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+    pool.run(async |pool| {
+        let deleted = sqlx::query!(
+            "DELETE FROM known_addresses WHERE last_success_at < $1",
+            cutoff
+        )
+        .execute(&mut *pool)
+        .await?
+        .rows_affected();
+        Ok(deleted)
+    })
+    .await
 }

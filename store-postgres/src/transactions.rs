@@ -2,9 +2,9 @@
 //! `settlements` (the cleared inbound credits, one per collection, sharing its id).
 
 use kobo_store::batch::{Batch, Write};
-use sqlx::PgPool;
 
 use crate::logs::contains_pattern;
+use crate::Pool;
 use crate::{id, StoreError, Tx};
 pub use kobo_store::transactions::{
     Filters, Listing, NewTransaction, Originator, TransactionRow, Window,
@@ -47,24 +47,25 @@ pub async fn set_session_id(tx: &mut Tx, id: &str, session_id: &str) -> Result<(
 /// uncorrelated subquery, so the page is a range of `transactions_account_keyset` read in
 /// order; the cursor is a row comparison, which reads the keyset index as a range too.
 pub async fn list(
-    pool: &PgPool,
+    pool: &Pool,
     listing: Listing,
     business_id: &str,
     filters: &Filters,
     window: &Window,
 ) -> Result<Vec<TransactionRow>, StoreError> {
-    let business_id = id(business_id);
-    let pattern = filters.search.as_deref().map(contains_pattern);
-    let (cursor_at, cursor_id) = match &window.cursor {
-        Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
-        None => (None, None),
-    };
-    let limit = (window.size + 1) as i64;
-    let offset = window.offset.unwrap_or(0);
-    let settlements = matches!(listing, Listing::Settlements);
-    // Two statements, so that a kept (generic) plan of either is the right one: one account's
-    // page reads `transactions_account_keyset`, the business's `transactions_keyset`.
-    let rows = match filters.account_number.as_deref() {
+    pool.run(async |pool| {
+        let business_id = id(business_id);
+        let pattern = filters.search.as_deref().map(contains_pattern);
+        let (cursor_at, cursor_id) = match &window.cursor {
+            Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+            None => (None, None),
+        };
+        let limit = (window.size + 1) as i64;
+        let offset = window.offset.unwrap_or(0);
+        let settlements = matches!(listing, Listing::Settlements);
+        // Two statements, so that a kept (generic) plan of either is the right one: one account's
+        // page reads `transactions_account_keyset`, the business's `transactions_keyset`.
+        let rows = match filters.account_number.as_deref() {
         Some(number) => sqlx::query_as!(
             TransactionRow,
             r#"SELECT t.id, t.reference_number, t.transaction_type, t.category, t.status, t.channel,
@@ -104,7 +105,7 @@ pub async fn list(
             limit,
             offset
         )
-        .fetch_all(pool)
+        .fetch_all(&mut *pool)
         .await?,
         None => sqlx::query_as!(
             TransactionRow,
@@ -142,8 +143,10 @@ pub async fn list(
             limit,
             offset
         )
-        .fetch_all(pool)
+        .fetch_all(&mut *pool)
         .await?,
     };
-    Ok(rows)
+        Ok(rows)
+    })
+    .await
 }

@@ -4,8 +4,8 @@
 use chrono::{DateTime, Utc};
 use kobo_store::batch::{Batch, Write};
 use kobo_store::paging::Cursor;
-use sqlx::PgPool;
 
+use crate::Pool;
 use crate::{id, text_ids, Conn, StoreError, Tx};
 pub use kobo_store::transfers::{
     Filters, HeldRow, LeasedRow, Lookup, NewTransfer, Review, TransferRow,
@@ -23,12 +23,12 @@ pub async fn find(
     lookup: Lookup<'_>,
 ) -> Result<Option<TransferRow>, StoreError> {
     let business_id = id(business_id);
-    let mut conn = conn.into().acquire().await?;
-    let row = match lookup {
-        Lookup::Id(transfer_id) => {
-            sqlx::query_as!(
-                TransferRow,
-                r#"SELECT t.id::text AS "id!", t.reference_number, t.reference, t.amount, t.fee,
+    conn.into()
+        .run(async |conn| {
+            let row = match lookup {
+                Lookup::Id(transfer_id) => sqlx::query_as!(
+                    TransferRow,
+                    r#"SELECT t.id::text AS "id!", t.reference_number, t.reference, t.amount, t.fee,
                    t.vat, t.transfer_status, t.approval_status, t.transfer_type,
                    a.account_number AS source_account_number, t.beneficiary_account_number,
                    t.beneficiary_account_name, t.bank_code, t.bank_name, t.narration,
@@ -36,16 +36,14 @@ pub async fn find(
                    t.initiated_via, t.reviewed_by, t.expires_at, t.created_at, t.updated_at
                  FROM transfers t JOIN accounts a ON a.id = t.source_account_id
                  WHERE t.business_id = $1 AND t.id = $2"#,
-                business_id,
-                id(transfer_id)
-            )
-            .fetch_optional(&mut *conn)
-            .await?
-        }
-        Lookup::ReferenceNumber(reference) => {
-            sqlx::query_as!(
-                TransferRow,
-                r#"SELECT t.id::text AS "id!", t.reference_number, t.reference, t.amount, t.fee,
+                    business_id,
+                    id(transfer_id)
+                )
+                .fetch_optional(&mut *conn)
+                .await?,
+                Lookup::ReferenceNumber(reference) => sqlx::query_as!(
+                    TransferRow,
+                    r#"SELECT t.id::text AS "id!", t.reference_number, t.reference, t.amount, t.fee,
                    t.vat, t.transfer_status, t.approval_status, t.transfer_type,
                    a.account_number AS source_account_number, t.beneficiary_account_number,
                    t.beneficiary_account_name, t.bank_code, t.bank_name, t.narration,
@@ -53,27 +51,26 @@ pub async fn find(
                    t.initiated_via, t.reviewed_by, t.expires_at, t.created_at, t.updated_at
                  FROM transfers t JOIN accounts a ON a.id = t.source_account_id
                  WHERE t.reference_number = $2 AND (t.business_id = $1) IS TRUE"#,
-                business_id,
-                reference
-            )
-            .fetch_optional(&mut *conn)
-            .await?
-        }
-        Lookup::Reference(reference) => {
-            // Found by `transfers_reference` in a statement planned each time (see
-            // [`reference_owner`]), then read by its number as above.
-            let number = sqlx::query_scalar!(
+                    business_id,
+                    reference
+                )
+                .fetch_optional(&mut *conn)
+                .await?,
+                Lookup::Reference(reference) => {
+                    // Found by `transfers_reference` in a statement planned each time (see
+                    // [`reference_owner`]), then read by its number as above.
+                    let number = sqlx::query_scalar!(
                 "SELECT reference_number FROM transfers WHERE business_id = $1 AND reference = $2",
                 business_id,
                 reference
             )
-            .persistent(false)
-            .fetch_optional(&mut *conn)
-            .await?;
-            let Some(number) = number else {
-                return Ok(None);
-            };
-            sqlx::query_as!(
+                    .persistent(false)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                    let Some(number) = number else {
+                        return Ok(None);
+                    };
+                    sqlx::query_as!(
                 TransferRow,
                 r#"SELECT t.id::text AS "id!", t.reference_number, t.reference, t.amount, t.fee,
                    t.vat, t.transfer_status, t.approval_status, t.transfer_type,
@@ -88,9 +85,11 @@ pub async fn find(
             )
             .fetch_optional(&mut *conn)
             .await?
-        }
-    };
-    Ok(row)
+                }
+            };
+            Ok(row)
+        })
+        .await
 }
 
 /// The reference number of the business's transfer that holds the client `reference`.
@@ -107,15 +106,18 @@ pub async fn reference_owner(
     business_id: &str,
     reference: &str,
 ) -> Result<Option<String>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    Ok(sqlx::query_scalar!(
-        "SELECT reference_number FROM transfers WHERE business_id = $1 AND reference = $2",
-        id(business_id),
-        reference
-    )
-    .persistent(false)
-    .fetch_optional(&mut *conn)
-    .await?)
+    conn.into()
+        .run(async |conn| {
+            Ok(sqlx::query_scalar!(
+                "SELECT reference_number FROM transfers WHERE business_id = $1 AND reference = $2",
+                id(business_id),
+                reference
+            )
+            .persistent(false)
+            .fetch_optional(&mut *conn)
+            .await?)
+        })
+        .await
 }
 
 /// Writes `new` as a write of `batch`: not yet submitted to NIP, no attempt made.
@@ -125,19 +127,20 @@ pub fn insert_into(batch: &mut Batch, new: NewTransfer) {
 
 /// One keyset page of the business's transfers, newest first: at most `limit + 1` rows.
 pub async fn list(
-    pool: &PgPool,
+    pool: &Pool,
     business_id: &str,
     filters: &Filters,
     cursor: Option<Cursor>,
     limit: u64,
 ) -> Result<Vec<TransferRow>, StoreError> {
-    let (cursor_at, cursor_id) = match cursor {
-        Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
-        None => (None, None),
-    };
-    Ok(sqlx::query_as!(
-        TransferRow,
-        r#"SELECT t.id::text AS "id!", t.reference_number, t.reference, t.amount, t.fee, t.vat,
+    pool.run(async |pool| {
+        let (cursor_at, cursor_id) = match cursor {
+            Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+            None => (None, None),
+        };
+        Ok(sqlx::query_as!(
+            TransferRow,
+            r#"SELECT t.id::text AS "id!", t.reference_number, t.reference, t.amount, t.fee, t.vat,
            t.transfer_status, t.approval_status, t.transfer_type,
            a.account_number AS source_account_number, t.beneficiary_account_number,
            t.beneficiary_account_name, t.bank_code, t.bank_name, t.narration, t.session_id,
@@ -156,37 +159,40 @@ pub async fn list(
                 COALESCE($10::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
          ORDER BY t.created_at DESC, t.id DESC
          LIMIT $11"#,
-        id(business_id),
-        filters.transfer_status.as_deref(),
-        filters.approval_status.as_deref(),
-        filters.from,
-        filters.until,
-        filters.source_account_number.as_deref(),
-        filters.reference.as_deref(),
-        filters.reference_number.as_deref(),
-        cursor_at,
-        cursor_id,
-        (limit + 1) as i64
-    )
-    .fetch_all(pool)
-    .await?)
+            id(business_id),
+            filters.transfer_status.as_deref(),
+            filters.approval_status.as_deref(),
+            filters.from,
+            filters.until,
+            filters.source_account_number.as_deref(),
+            filters.reference.as_deref(),
+            filters.reference_number.as_deref(),
+            cursor_at,
+            cursor_id,
+            (limit + 1) as i64
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// The reference numbers of one page of the business's held transfers (from
 /// `source_account_number` when given), oldest first after `cursor`: at most `limit + 1`.
 pub async fn pending_references(
-    pool: &PgPool,
+    pool: &Pool,
     business_id: &str,
     source_account_number: Option<&str>,
     cursor: Option<Cursor>,
     limit: u64,
 ) -> Result<Vec<String>, StoreError> {
-    let (cursor_at, cursor_id) = match cursor {
-        Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
-        None => (None, None),
-    };
-    Ok(sqlx::query_scalar!(
-        r#"SELECT t.reference_number FROM transfers t
+    pool.run(async |pool| {
+        let (cursor_at, cursor_id) = match cursor {
+            Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+            None => (None, None),
+        };
+        Ok(sqlx::query_scalar!(
+            r#"SELECT t.reference_number FROM transfers t
            JOIN accounts a ON a.id = t.source_account_id
          WHERE t.business_id = $1 AND t.transfer_status = 'pending_approval'
            AND ($2::text IS NULL OR a.account_number = $2)
@@ -194,14 +200,16 @@ pub async fn pending_references(
                 COALESCE($4::uuid, '00000000-0000-0000-0000-000000000000'))
          ORDER BY t.created_at, t.id
          LIMIT $5"#,
-        id(business_id),
-        source_account_number,
-        cursor_at,
-        cursor_id,
-        (limit + 1) as i64
-    )
-    .fetch_all(pool)
-    .await?)
+            id(business_id),
+            source_account_number,
+            cursor_at,
+            cursor_id,
+            (limit + 1) as i64
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// The business's transfer with this reference number, as a review reads it.
@@ -210,13 +218,14 @@ pub async fn held(
     business_id: &str,
     reference: &str,
 ) -> Result<Option<HeldRow>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    // Several indexes start with `business_id`, and a kept plan could take one (see
-    // [`reference_owner`]): the business is compared where no index answers it, so the unique
-    // index of the reference number is the only one the plan can take.
-    Ok(sqlx::query_as!(
-        HeldRow,
-        r#"SELECT id::text AS "id!", business_id::text AS "business_id!",
+    conn.into()
+        .run(async |conn| {
+            // Several indexes start with `business_id`, and a kept plan could take one (see
+            // [`reference_owner`]): the business is compared where no index answers it, so the unique
+            // index of the reference number is the only one the plan can take.
+            Ok(sqlx::query_as!(
+                HeldRow,
+                r#"SELECT id::text AS "id!", business_id::text AS "business_id!",
            source_account_id::text AS "source_account_id!",
            beneficiary_account_id::text AS beneficiary_account_id,
            beneficiary_account_number, beneficiary_account_name, bank_code, transfer_type,
@@ -225,11 +234,13 @@ pub async fn held(
            fee_transaction_id::text AS fee_transaction_id, initiated_by, credential_issued_by,
            transfer_status
          FROM transfers WHERE reference_number = $2 AND (business_id = $1) IS TRUE"#,
-        id(business_id),
-        reference
-    )
-    .fetch_optional(&mut *conn)
-    .await?)
+                id(business_id),
+                reference
+            )
+            .fetch_optional(&mut *conn)
+            .await?)
+        })
+        .await
 }
 
 /// Applies `review` to transfer `id` if its status is still `review.from`; `false` if not.
@@ -256,20 +267,23 @@ pub async fn review(tx: &mut Tx, id: &str, review: &Review<'_>) -> Result<bool, 
 /// Held transfers past their `expires_at` at `now`, as `(business, reference number)`: at
 /// most 100.
 pub async fn due_expiries(
-    pool: &PgPool,
+    pool: &Pool,
     now: DateTime<Utc>,
 ) -> Result<Vec<(String, String)>, StoreError> {
-    let rows = sqlx::query!(
-        r#"SELECT business_id::text AS "business_id!", reference_number FROM transfers
+    pool.run(async |pool| {
+        let rows = sqlx::query!(
+            r#"SELECT business_id::text AS "business_id!", reference_number FROM transfers
          WHERE transfer_status = 'pending_approval' AND expires_at <= $1 LIMIT 100"#,
-        now
-    )
-    .fetch_all(pool)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| (row.business_id, row.reference_number))
-        .collect())
+            now
+        )
+        .fetch_all(&mut *pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.business_id, row.reference_number))
+            .collect())
+    })
+    .await
 }
 
 /// The reference of a transfer whose money account `account_id` still owns though its
@@ -290,32 +304,36 @@ pub async fn first_reserving(tx: &mut Tx, account_id: &str) -> Result<Option<Str
 /// another worker), oldest first (`FOR UPDATE SKIP LOCKED`, so several processes share the
 /// work). Returns their ids.
 pub async fn lease_due(
-    pool: &PgPool,
+    pool: &Pool,
     now: DateTime<Utc>,
     until: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<String>, StoreError> {
-    let leased = sqlx::query_scalar!(
-        "UPDATE transfers SET lease_until = $1 WHERE id IN (SELECT id FROM transfers \
+    pool.run(async |pool| {
+        let leased = sqlx::query_scalar!(
+            "UPDATE transfers SET lease_until = $1 WHERE id IN (SELECT id FROM transfers \
          WHERE transfer_status = 'processing' \
            AND (next_attempt_at IS NULL OR next_attempt_at <= $2) \
            AND (lease_until IS NULL OR lease_until < $2) \
          ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING id",
-        until,
-        now,
-        limit
-    )
-    .fetch_all(pool)
-    .await?;
-    Ok(text_ids(leased))
+            until,
+            now,
+            limit
+        )
+        .fetch_all(&mut *pool)
+        .await?;
+        Ok(text_ids(leased))
+    })
+    .await
 }
 
 /// The transfers `ids`, oldest first, in one query.
-pub async fn leased(pool: &PgPool, ids: &[String]) -> Result<Vec<LeasedRow>, StoreError> {
-    let ids: Vec<uuid::Uuid> = ids.iter().map(|transfer| id(transfer)).collect();
-    Ok(sqlx::query_as!(
-        LeasedRow,
-        r#"SELECT t.id::text AS "id!", t.business_id::text AS "business_id!",
+pub async fn leased(pool: &Pool, ids: &[String]) -> Result<Vec<LeasedRow>, StoreError> {
+    pool.run(async |pool| {
+        let ids: Vec<uuid::Uuid> = ids.iter().map(|transfer| id(transfer)).collect();
+        Ok(sqlx::query_as!(
+            LeasedRow,
+            r#"SELECT t.id::text AS "id!", t.business_id::text AS "business_id!",
            t.source_account_id::text AS "source_account_id!", t.submitted, t.attempts, t.fee,
            t.vat, t.debit_transaction_id::text AS debit_transaction_id,
            t.fee_transaction_id::text AS fee_transaction_id, t.reference_number,
@@ -323,35 +341,40 @@ pub async fn leased(pool: &PgPool, ids: &[String]) -> Result<Vec<LeasedRow>, Sto
            t.bank_code, t.amount, t.narration
          FROM transfers t JOIN accounts a ON a.id = t.source_account_id
          WHERE t.id = ANY($1) ORDER BY t.created_at, t.id"#,
-        &ids
-    )
-    .fetch_all(pool)
-    .await?)
+            &ids
+        )
+        .fetch_all(&mut *pool)
+        .await?)
+    })
+    .await
 }
 
 /// Releases `id`'s lease, still `processing`, to be asked again at `next_attempt_at`: one more
 /// attempt, `submitted` as given, the session id when NIP gave one.
 pub async fn wait(
-    pool: &PgPool,
+    pool: &Pool,
     id: &str,
     submitted: bool,
     next_attempt_at: DateTime<Utc>,
     session_id: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    sqlx::query!(
-        "UPDATE transfers SET submitted = $2, attempts = attempts + 1, next_attempt_at = $3, \
+    pool.run(async |pool| {
+        sqlx::query!(
+            "UPDATE transfers SET submitted = $2, attempts = attempts + 1, next_attempt_at = $3, \
            lease_until = NULL, session_id = COALESCE($4, session_id), updated_at = $5 \
          WHERE id = $1 AND transfer_status = 'processing'",
-        crate::id(id),
-        submitted,
-        next_attempt_at,
-        session_id,
-        now
-    )
-    .execute(pool)
-    .await?;
-    Ok(())
+            crate::id(id),
+            submitted,
+            next_attempt_at,
+            session_id,
+            now
+        )
+        .execute(&mut *pool)
+        .await?;
+        Ok(())
+    })
+    .await
 }
 
 /// NIP decided transfer `id`: from `from` to `to`, submitted, its lease released, if it was

@@ -12,15 +12,18 @@ pub async fn find(
     conn: impl Into<Conn<'_>>,
     business_id: &str,
 ) -> Result<Option<Configuration>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    Ok(sqlx::query_as!(
-        Configuration,
-        "SELECT id, url, is_active, ip_whitelist, event_types, created_at, updated_at \
+    conn.into()
+        .run(async |conn| {
+            Ok(sqlx::query_as!(
+                Configuration,
+                "SELECT id, url, is_active, ip_whitelist, event_types, created_at, updated_at \
          FROM webhook_configurations WHERE business_id = $1",
-        id(business_id)
-    )
-    .fetch_optional(&mut *conn)
-    .await?)
+                id(business_id)
+            )
+            .fetch_optional(&mut *conn)
+            .await?)
+        })
+        .await
 }
 
 /// The business's endpoint with its secrets, if it has one.
@@ -28,15 +31,18 @@ pub async fn find_endpoint(
     conn: impl Into<Conn<'_>>,
     business_id: &str,
 ) -> Result<Option<Endpoint>, StoreError> {
-    let mut conn = conn.into().acquire().await?;
-    Ok(sqlx::query_as!(
-        Endpoint,
-        "SELECT url, is_active, ip_whitelist, event_types, secret, previous_secret, \
+    conn.into()
+        .run(async |conn| {
+            Ok(sqlx::query_as!(
+                Endpoint,
+                "SELECT url, is_active, ip_whitelist, event_types, secret, previous_secret, \
            previous_secret_expires_at FROM webhook_configurations WHERE business_id = $1",
-        id(business_id)
-    )
-    .fetch_optional(&mut *conn)
-    .await?)
+                id(business_id)
+            )
+            .fetch_optional(&mut *conn)
+            .await?)
+        })
+        .await
 }
 
 /// Creates the business's endpoint at `now`; `false` if it has one already (nothing changes).

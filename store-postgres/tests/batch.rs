@@ -14,7 +14,7 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
     let at = now();
     let business = new_id();
     let account = new_id();
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     businesses::insert(
         &mut tx,
         &businesses::NewBusiness {
@@ -209,7 +209,7 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
     assert_eq!(delivery.next_attempt_at, None);
     assert_eq!(delivery.payload, "{\"b\": 1}");
     let day: String = sqlx::query("SELECT day::text FROM audit_logs")
-        .fetch_one(&db.pool)
+        .fetch_one(db.pool.inner())
         .await
         .unwrap()
         .get(0);
@@ -221,7 +221,7 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
     assert_eq!(stored.response_data.as_deref(), Some("\"last\""));
 
     // A uniqueness refused is a conflict, and nothing of the batch is written.
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     let mut again = Batch::new();
     logs::audit_into(
         &mut again,
@@ -249,7 +249,7 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
     assert!(refused.is_conflict(), "{refused:?}");
     tx.rollback().await.unwrap();
     let audits: i64 = sqlx::query("SELECT COUNT(*) FROM audit_logs")
-        .fetch_one(&db.pool)
+        .fetch_one(db.pool.inner())
         .await
         .unwrap()
         .get(0);
@@ -260,7 +260,7 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
 #[tokio::test]
 async fn an_empty_batch_writes_nothing() {
     let db = TestDb::migrated().await;
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     batch::run(&mut tx, Batch::new()).await.unwrap();
     tx.commit().await.unwrap();
     db.finish().await;

@@ -35,7 +35,7 @@ async fn world(db: &TestDb) -> World {
         current_number: format!("20{:08}", rand_digits()),
         at,
     };
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     businesses::insert(
         &mut tx,
         &businesses::NewBusiness {
@@ -139,7 +139,7 @@ async fn businesses_round_trip() {
             .unwrap(),
         1
     );
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     assert_eq!(
         businesses::locked_for_execution(&mut tx, &w.business_id, 9)
             .await
@@ -223,7 +223,7 @@ async fn members_roles_sessions_invitations_otps_round_trip() {
         .unwrap();
     assert_eq!(roles, vec![profile.role.clone()]);
     let custom = new_id();
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     let definition = roles::Definition {
         name: "Clerk",
         name_key: "clerk",
@@ -242,7 +242,7 @@ async fn members_roles_sessions_invitations_otps_round_trip() {
 
     // Sessions, invitations, OTPs.
     let session = new_id();
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     sessions::insert(
         &mut tx,
         &sessions::NewSession {
@@ -330,7 +330,7 @@ async fn members_roles_sessions_invitations_otps_round_trip() {
         .unwrap();
     assert_eq!(invitation.member_id, w.member_id);
     assert_eq!(invitation.expires_at, w.at + Duration::days(1));
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     assert!(invitations::use_up(&mut tx, &invitation.id, w.at)
         .await
         .unwrap());
@@ -366,7 +366,7 @@ async fn accounts_ledger_transactions_round_trip() {
     // A collection of 10^18 kobo twice: sums pass an i64.
     let big: i64 = 1_000_000_000_000_000_000;
     let settlement = "00000000-0000-4000-8000-000000000001";
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     let heads = ledger::advance_heads(&mut tx, &[(&w.business_id, 2)], w.at)
         .await
         .unwrap();
@@ -544,7 +544,7 @@ async fn webhooks_events_and_policies_round_trip() {
     let endpoint = new_id();
     let whitelist = vec!["10.0.0.0/8".to_owned(), "192.168.1.1".to_owned()];
     let kinds = vec!["transfer.success".to_owned()];
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     assert!(webhook_endpoints::insert(
         &mut tx,
         &webhook_endpoints::NewEndpoint {
@@ -621,7 +621,7 @@ async fn webhooks_events_and_policies_round_trip() {
         latency_ms: 12,
         response_body: Some("ok"),
     };
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     events::record_attempt(&mut tx, &event, w.at, &attempt)
         .await
         .unwrap();
@@ -711,7 +711,7 @@ async fn logs_notifications_keys_throttles_customers_round_trip() {
     assert_eq!(entries.len(), 2);
     assert_eq!(entries[0].created_at, w.at);
 
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     let mut batch = Batch::new();
     logs::audit_into(
         &mut batch,
@@ -871,7 +871,7 @@ async fn logs_notifications_keys_throttles_customers_round_trip() {
 async fn transfers_round_trip() {
     let db = TestDb::migrated().await;
     let w = world(&db).await;
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     let mut batch = Batch::new();
     let entry = ledger::record_entry_into(
         &mut batch,
@@ -964,7 +964,7 @@ async fn transfers_round_trip() {
     assert_eq!(page, vec![transfer.row.clone()]);
 
     // Approved on the next day, then leased by the NIP worker and decided.
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     let review = kobo_store::transfers::Review {
         from: "pending_approval",
         to: "processing",
@@ -996,7 +996,7 @@ async fn transfers_round_trip() {
     transfers::wait(&db.pool, &transfer.row.id, true, w.at, Some("NIP1"), w.at)
         .await
         .unwrap();
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     assert!(
         transfers::decide(&mut tx, &transfer.row.id, "processing", "failed", w.at)
             .await
@@ -1091,7 +1091,7 @@ async fn seeding_round_trip() {
             at: w.at + Duration::microseconds(n),
         });
     }
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     rows.insert(&mut tx).await.unwrap();
     assert!(
         seeding::add_to_balance(&mut tx, &w.current_id, 300, w.at, i64::MAX)
@@ -1130,7 +1130,7 @@ async fn seeding_round_trip() {
 async fn members_are_listed_in_every_order() {
     let db = TestDb::migrated().await;
     let w = world(&db).await;
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     let people = [
         ("bola@example.com", "bola", "Zed"),
         ("chi@example.com", "Chi", "ade"),

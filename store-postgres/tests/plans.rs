@@ -28,7 +28,7 @@ fn statement(parts: &[&str]) -> String {
 
 /// The generic plan of `sql` for `arguments` (SQL literals), one line a step.
 async fn generic_plan(db: &TestDb, sql: &str, arguments: &str) -> String {
-    let mut connection = db.pool.acquire().await.unwrap();
+    let mut connection = db.pool.inner().acquire().await.unwrap();
     connection
         .execute("SET plan_cache_mode = force_generic_plan")
         .await
@@ -76,7 +76,7 @@ async fn transaction_pages_read_the_keyset_indexes_in_order_with_kept_plans() {
          FROM generate_series(1, 30000) g; \
          ANALYZE",
     )
-    .execute(&db.pool)
+    .execute(db.pool.inner())
     .await
     .unwrap();
     let nulls = "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL";
@@ -223,7 +223,7 @@ async fn a_payouts_lookups_never_run_from_a_kept_plan() {
             "now() - g * interval '1 second'"
         ),
     )))
-    .execute(&db.pool)
+    .execute(db.pool.inner())
     .await
     .unwrap();
     let source: String = sqlx::query_scalar(
@@ -231,11 +231,11 @@ async fn a_payouts_lookups_never_run_from_a_kept_plan() {
          AND account_type = 'pool'",
     )
     .bind(BUSINESS)
-    .fetch_one(&db.pool)
+    .fetch_one(db.pool.inner())
     .await
     .unwrap();
 
-    let mut pooled = db.pool.acquire().await.unwrap();
+    let mut pooled = db.pool.inner().acquire().await.unwrap();
     let connection = &mut *pooled;
     for attempt in 1..=8 {
         let reference = format!("ref-{attempt}");
@@ -339,10 +339,10 @@ async fn purges_read_only_what_expired() {
          SELECT gen_random_uuid(), id, created_at, 'https://example.com', 1 FROM events; \
          ANALYZE"
     )))
-    .execute(&db.pool)
+    .execute(db.pool.inner())
     .await
     .unwrap();
-    let mut connection = db.pool.acquire().await.unwrap();
+    let mut connection = db.pool.inner().acquire().await.unwrap();
     connection
         .execute("SET enable_seqscan = off")
         .await

@@ -272,13 +272,16 @@ async fn figures(pool: &PgPool, native: bool) -> Vec<(String, Vec<String>)> {
 #[tokio::test]
 async fn a_database_of_the_last_release_is_upgraded_in_place() {
     let db = TestDb::empty().await;
-    MIGRATOR.run_to(13, &db.pool).await.unwrap();
-    sqlx::raw_sql(OLD_ROWS).execute(&db.pool).await.unwrap();
-    let before = figures(&db.pool, false).await;
+    MIGRATOR.run_to(13, db.pool.inner()).await.unwrap();
+    sqlx::raw_sql(OLD_ROWS)
+        .execute(db.pool.inner())
+        .await
+        .unwrap();
+    let before = figures(db.pool.inner(), false).await;
 
-    MIGRATOR.run(&db.pool).await.unwrap();
+    MIGRATOR.run(db.pool.inner()).await.unwrap();
     let applied: Vec<i64> = sqlx::query("SELECT version FROM _sqlx_migrations ORDER BY version")
-        .fetch_all(&db.pool)
+        .fetch_all(db.pool.inner())
         .await
         .unwrap()
         .iter()
@@ -290,7 +293,7 @@ async fn a_database_of_the_last_release_is_upgraded_in_place() {
         .max()
         .unwrap();
     assert_eq!(applied, (1..=latest).collect::<Vec<i64>>());
-    let after = figures(&db.pool, true).await;
+    let after = figures(db.pool.inner(), true).await;
     // Every figure of before is kept (later migrations may add tables, as 0015 does).
     for (name, old) in &before {
         let new = after
@@ -379,7 +382,7 @@ async fn a_database_of_the_last_release_is_upgraded_in_place() {
         .unwrap()
         .unwrap();
     assert!(policy.is_active);
-    let mut tx = db.pool.begin().await.unwrap();
+    let mut tx = db.pool.inner().begin().await.unwrap();
     assert_eq!(
         daily_totals::spent(&mut tx, BUSINESS, "2026-11-03")
             .await

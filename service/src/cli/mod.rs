@@ -14,7 +14,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 use crate::http;
-use crate::kernel::store::Store;
+use crate::kernel::store::{Connection, PoolMode, Store};
 use crate::outbox::dispatcher;
 
 mod bench;
@@ -117,6 +117,26 @@ pub struct StoreArgs {
     /// database `kobo.db` in the data directory.
     #[arg(long, env = "KOBO_DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<String>,
+
+    /// How `--database-url` reaches PostgreSQL: `session` (PostgreSQL itself, or a pooler in
+    /// session mode) or `transaction` (a pooler in transaction mode, such as PgBouncer's
+    /// `pool_mode = transaction`: nothing stays prepared between transactions, and a statement
+    /// outside one runs in one of its own). `transaction` needs `--database-direct-url`.
+    #[arg(long, env = "KOBO_DATABASE_POOL_MODE", value_enum, default_value_t = PoolModeArg::Session)]
+    pub database_pool_mode: PoolModeArg,
+
+    /// PostgreSQL's own address (not the pooler's), for what needs a session of its own: the
+    /// migrations (an advisory lock) and listening for revoked sessions (`LISTEN`). Default:
+    /// `--database-url`.
+    #[arg(long, env = "KOBO_DATABASE_DIRECT_URL", hide_env_values = true)]
+    pub database_direct_url: Option<String>,
+}
+
+/// [`PoolMode`] as a flag's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PoolModeArg {
+    Session,
+    Transaction,
 }
 
 impl StoreArgs {
@@ -126,7 +146,14 @@ impl StoreArgs {
             Some(url) => url.clone(),
             None => Store::sqlite_url_in(&self.data_dir)?,
         };
-        let store = Store::connect(&url).await?;
+        let connection = Connection {
+            pool_mode: match self.database_pool_mode {
+                PoolModeArg::Session => PoolMode::Session,
+                PoolModeArg::Transaction => PoolMode::Transaction,
+            },
+            direct_url: self.database_direct_url.clone(),
+        };
+        let store = Store::connect_with(&url, &connection).await?;
         store.migrate().await?;
         Ok(store)
     }

@@ -57,7 +57,9 @@ pub struct ServeArgs {
     pub demo: bool,
 
     /// Requests per minute each credential (integration client, Dashboard member) may make
-    /// sustained; over it the answer is `29` with `Retry-After`. Each process counts its own.
+    /// sustained; over it the answer is `29` with `Retry-After`. On PostgreSQL the budget is
+    /// one for all the processes on the database (give them all the same value); on SQLite
+    /// the one process counts it.
     #[arg(long, env = "KOBO_RATE_LIMIT_PER_MINUTE", default_value_t = RequestBudget::default().per_minute)]
     pub rate_limit_per_minute: NonZeroU32,
 
@@ -197,6 +199,13 @@ pub struct HttpArgs {
     /// period.
     #[arg(long, env = "KOBO_SHUTDOWN_TIMEOUT_SECONDS", default_value_t = HttpConfig::default().shutdown_timeout.as_secs())]
     pub shutdown_timeout_seconds: u64,
+
+    /// Seconds the process keeps serving after SIGINT/SIGTERM with `/readyz` answering `503`,
+    /// before it stops accepting connections: set it above the time your load balancer takes
+    /// to mark the process down (probe interval x failures), so that no request is sent to a
+    /// process that no longer accepts. 0 (the default): stop accepting at once.
+    #[arg(long, env = "KOBO_DRAIN_SECONDS", default_value_t = HttpConfig::default().drain.as_secs())]
+    pub drain_seconds: u64,
 }
 
 impl HttpArgs {
@@ -208,6 +217,7 @@ impl HttpArgs {
             idle_timeout: Duration::from_secs(self.idle_timeout_seconds),
             max_connections: self.max_connections,
             shutdown_timeout: Duration::from_secs(self.shutdown_timeout_seconds),
+            drain: Duration::from_secs(self.drain_seconds),
         }
     }
 }
@@ -370,9 +380,11 @@ fn dashboard_url(args: &ServeArgs, address: &SocketAddr) -> String {
     }
 }
 
-/// Serves `api` on `listener` until SIGINT or SIGTERM, then stops: the background tasks wind
-/// down while the requests in flight finish, so the whole stop takes at most the longer of
-/// the two bounds.
+/// Serves `api` on `listener` until SIGINT or SIGTERM, then drains and stops: `/readyz`
+/// answers `503` while requests are still served for `http_config.drain` (a load balancer
+/// takes the process out of rotation meanwhile), then the server stops accepting and the
+/// background tasks wind down while the requests in flight finish, so the stop takes the
+/// drain and at most the longer of the two bounds after it.
 async fn run_until_stopped(
     listener: TcpListener,
     api: Arc<KoboApi>,
@@ -380,8 +392,18 @@ async fn run_until_stopped(
     http_config: &HttpConfig,
 ) -> Result<()> {
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let draining = Arc::clone(&api);
+    let drain = http_config.drain;
     tokio::spawn(async move {
         http::shutdown_signal().await;
+        draining.start_draining();
+        if !drain.is_zero() {
+            tracing::info!(
+                drain_seconds = drain.as_secs(),
+                "draining: /readyz answers 503 while requests are still served"
+            );
+            tokio::time::sleep(drain).await;
+        }
         let _ = stop.send(true);
     });
     let mut server_stopped = stopped.clone();
@@ -571,6 +593,8 @@ mod tests {
             "50",
             "--shutdown-timeout-seconds",
             "0",
+            "--drain-seconds",
+            "3",
         ])
         .unwrap();
         assert_eq!(
@@ -582,6 +606,7 @@ mod tests {
                 idle_timeout: Duration::from_secs(9),
                 max_connections: 50,
                 shutdown_timeout: Duration::ZERO,
+                drain: Duration::from_secs(3),
             }
         );
         assert_eq!(

@@ -33,6 +33,7 @@ pub mod logs;
 pub mod members;
 pub mod notifications;
 pub mod otps;
+pub mod request_budgets;
 pub mod roles;
 pub mod seeding;
 pub mod sequences;
@@ -87,7 +88,7 @@ impl<'c> Conn<'c> {
 }
 
 impl Store {
-    pub(crate) fn on(&self) -> On<&kobo_store_sqlite::Store, &sqlx::PgPool> {
+    pub(crate) fn on(&self) -> On<&kobo_store_sqlite::Store, &kobo_store_postgres::Pool> {
         match self {
             Store::Sqlite(store) => On::Sqlite(store),
             Store::Postgres(store) => On::Postgres(store.pool()),

@@ -43,6 +43,8 @@ pub struct KoboApi {
     transfers: TransferPolicy,
     /// The sessions this process authenticated ([`sessions::SessionCache`]).
     sessions: Arc<sessions::SessionCache>,
+    /// Set once the process is stopping: `/readyz` answers `503` from then on.
+    draining: std::sync::atomic::AtomicBool,
 }
 
 impl KoboApi {
@@ -54,6 +56,7 @@ impl KoboApi {
             passwords: Passwords::new(&config.passwords),
             transfers: TransferPolicy::for_environment(config.environment),
             sessions: Arc::default(),
+            draining: std::sync::atomic::AtomicBool::new(false),
             store,
             config: Arc::new(config),
             clock,
@@ -92,6 +95,18 @@ impl KoboApi {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// From now on `/readyz` answers `503`: the process is stopping, and a load balancer
+    /// should send it nothing new (requests are still served until it stops accepting).
+    pub fn start_draining(&self) {
+        self.draining
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether [`KoboApi::start_draining`] was called.
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn clock(&self) -> &Clock {

@@ -54,6 +54,10 @@ pub struct HttpConfig {
     /// After the shutdown signal: how long requests in flight may take before the server
     /// returns anyway.
     pub shutdown_timeout: Duration,
+    /// After the shutdown signal and before the server stops accepting: how long it keeps
+    /// serving while `/readyz` answers `503`, so that a load balancer probing it takes it out
+    /// of rotation first ([`Draining`]).
+    pub drain: Duration,
 }
 
 impl Default for HttpConfig {
@@ -65,6 +69,7 @@ impl Default for HttpConfig {
             idle_timeout: Duration::from_secs(60),
             max_connections: 1000,
             shutdown_timeout: Duration::from_secs(40),
+            drain: Duration::ZERO,
         }
     }
 }
@@ -201,11 +206,19 @@ async fn healthz() -> Response {
     probe_response(StatusCode::OK, json!({"status": "ok"}))
 }
 
-/// Readiness: the database answers too. A load balancer sends traffic only while this is 200.
 /// How long `/readyz` waits for the database.
 const READINESS_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Readiness: the database answers too, and the process is not stopping (`draining` once
+/// SIGTERM arrived, `kobo serve --drain-seconds`). A load balancer sends traffic only while
+/// this is 200.
 async fn readyz(State(api): State<Arc<KoboApi>>) -> Response {
+    if api.is_draining() {
+        return probe_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({"status": "draining"}),
+        );
+    }
     // A database that is down makes the pool wait for its acquire timeout (10 s); a probe must
     // say so within its own deadline, well under an orchestrator's usual probe timeout.
     let ping = tokio::time::timeout(READINESS_DEADLINE, api.store().ping()).await;

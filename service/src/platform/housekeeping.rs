@@ -1,5 +1,5 @@
-//! Deleting what can no longer matter, so the credential tables stay bounded: sessions, OTPs
-//! and throttles past their use, idempotency keys past their 24 hours, webhook events (and their
+//! Deleting what can no longer matter, so the credential tables stay bounded: sessions, OTPs,
+//! throttles and request budgets past their use, idempotency keys past their 24 hours, webhook events (and their
 //! attempts) past their 30 days unless still queued. Logs, members, roles and invitations are
 //! history and are kept.
 //!
@@ -8,7 +8,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::datastore::{events, otps, sessions, throttles};
+use crate::datastore::{events, otps, request_budgets, sessions, throttles};
 use crate::error::{Error, OrInternal};
 use crate::kernel::store::Store;
 use crate::platform::idempotency;
@@ -31,6 +31,7 @@ pub struct Purged {
     pub idempotency_keys: u64,
     pub known_addresses: u64,
     pub webhook_events: u64,
+    pub request_budgets: u64,
 }
 
 pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, Error> {
@@ -64,5 +65,7 @@ pub async fn purge_expired(store: &Store, now: DateTime<Utc>) -> Result<Purged, 
             tx.commit().await.or_internal()?;
             deleted
         },
+        // A budget whose next request was due a minute ago is full again: as if it had no row.
+        request_budgets: request_budgets::purge_full(store, now - Duration::minutes(1)).await?,
     })
 }

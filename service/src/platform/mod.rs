@@ -13,7 +13,7 @@ pub mod identity;
 pub(crate) mod logs;
 pub mod permissions;
 pub mod principal;
-pub(crate) mod rate_limit;
+pub mod rate_limit;
 pub mod roles;
 pub(crate) mod sessions;
 pub(crate) mod team;

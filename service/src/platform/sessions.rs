@@ -238,7 +238,7 @@ pub async fn authenticate(
         },
         member,
     };
-    rate_limiter.spend(&principal)?;
+    rate_limiter.spend(store, &principal).await?;
     Ok(principal)
 }
 

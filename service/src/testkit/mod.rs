@@ -283,9 +283,7 @@ impl TestKit {
                 (database.url.clone(), Place::Postgres(database))
             }
         };
-        let store = Store::connect(&url)
-            .await
-            .unwrap_or_else(|error| panic!("cannot open the test store {url}: {error:#}"));
+        let store = open_store(&url).await;
         let clock = Clock::shifted();
         let api = KoboApi::open(
             store.clone(),
@@ -347,9 +345,7 @@ impl TestKit {
     /// database that a sandbox server wrote, say).
     pub async fn another_process_with(&self, mut config: Config) -> Process {
         config.passwords = PasswordPolicy::cheapest_for_tests();
-        let store = Store::connect(&self.url)
-            .await
-            .unwrap_or_else(|error| panic!("cannot open {}: {error:#}", self.url));
+        let store = open_store(&self.url).await;
         let api = KoboApi::new(store, config, self.clock.clone(), self.api.tokens().clone())
             .with_provider(self.api.provider().clone());
         let api = Arc::new(api);
@@ -703,6 +699,27 @@ pub fn request_example(operation: Operation) -> Value {
         .request_examples()
         .first()
         .map_or_else(|| json!({}), |example| example.value())
+}
+
+/// Opens a kit's store at `url`: on PostgreSQL through a transaction pooler when
+/// `KOBO_TEST_POSTGRES_POOLER_URL` names one (PgBouncer in transaction mode, in front of the
+/// same server: `.ci/scale` runs the PostgreSQL suite that way), `url` itself otherwise.
+async fn open_store(url: &str) -> Store {
+    let pooler = std::env::var("KOBO_TEST_POSTGRES_POOLER_URL")
+        .ok()
+        .filter(|pooler| !pooler.is_empty() && url.starts_with("postgres"));
+    let opened = match pooler {
+        Some(pooler) => {
+            let name = url.rsplit('/').next().unwrap_or_default();
+            let connection = crate::kernel::store::Connection {
+                pool_mode: crate::kernel::store::PoolMode::Transaction,
+                direct_url: Some(url.to_owned()),
+            };
+            Store::connect_with(&database_url(&pooler, name), &connection).await
+        }
+        None => Store::connect(url).await,
+    };
+    opened.unwrap_or_else(|error| panic!("cannot open the test store {url}: {error:#}"))
 }
 
 /// A database created for one kit and dropped with it.

@@ -268,3 +268,80 @@ async fn the_business_lock_does_not_wait_for_foreign_key_checks() {
     otp.expect(ResponseCode::Success);
     holding.rollback().await.unwrap();
 }
+
+/// A credential's request budget is one for every process on the database (issue 34): calls
+/// spread over three processes at once get its burst once between them, where each process
+/// counting its own granted three bursts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_credentials_request_budget_is_one_across_processes() {
+    let budget = kobo::kernel::config::RequestBudget {
+        // One request a minute back: nothing refills while the race runs (a minute at most).
+        per_minute: std::num::NonZeroU32::new(1).unwrap(),
+        burst: std::num::NonZeroU32::new(100).unwrap(),
+    };
+    let config = kobo::kernel::config::Config {
+        request_budget: budget,
+        ..kobo::kernel::config::Config::default()
+    };
+    let kit = TestKit::start(kobo::testkit::StoreKind::Postgres, config).await;
+    let others = [kit.another_process().await, kit.another_process().await];
+    let started = std::time::Instant::now();
+    let calls = (0..300)
+        .map(|_| Call::new(Operation::GetProfile.path(), Some(&kit.owner_token), json!({})))
+        .collect();
+    let replies = kit.race(&others, calls).await;
+    let refilled = started.elapsed().as_secs() as usize / 60 + 1;
+    let granted = count(&replies, ResponseCode::Success);
+    let refused = count(&replies, ResponseCode::TooManyRequests);
+    assert_eq!(granted + refused, replies.len(), "{replies:#?}");
+    let burst = budget.burst.get() as usize;
+    assert!(
+        granted <= burst + refilled,
+        "{granted} requests granted across three processes: the budget is {burst}"
+    );
+    // A lease a process claimed and did not spend is lost: at most one per process, less one.
+    let lease = kobo::platform::rate_limit::lease_units(budget) as usize;
+    assert!(
+        granted >= burst - 3 * (lease - 1),
+        "only {granted} of the budget's {burst} requests granted"
+    );
+    for reply in replies.iter().filter(|reply| reply.status == 429) {
+        let retry_after: u64 = reply.header("retry-after").unwrap().parse().unwrap();
+        assert!((1..=60).contains(&retry_after), "{retry_after}");
+    }
+}
+
+/// Failed logins counted in the database lock the same whichever process they reach: the
+/// same email from the same address, failing at once through two processes, gets the free
+/// attempts once, then `29`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn failed_logins_through_two_processes_lock_as_through_one() {
+    let kit = TestKit::postgres().await;
+    let second = kit.another_process().await;
+    let free = kit
+        .api
+        .config()
+        .login
+        .per_address_and_credential
+        .free_attempts as usize;
+    let calls = (0..RACERS)
+        .map(|_| {
+            Call::new(
+                Operation::Login.path(),
+                None,
+                json!({"email": "adaeze.okafor@adaezefoods.ng", "password": "wrong-password"}),
+            )
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    assert_eq!(
+        count(&replies, ResponseCode::Unauthenticated),
+        free,
+        "{replies:#?}"
+    );
+    assert_eq!(
+        count(&replies, ResponseCode::TooManyRequests),
+        RACERS - free,
+        "{replies:#?}"
+    );
+}

@@ -4,12 +4,14 @@
 #![allow(dead_code)]
 
 use chrono::{DateTime, DurationRound, Utc};
+use kobo_store_postgres::Pool;
 use sqlx::{Executor, PgPool};
 
 const SERVER: &str = "postgres://postgres@127.0.0.1:5432";
 
 pub struct TestDb {
-    pub pool: PgPool,
+    /// The store's pool; `pool.inner()` is sqlx's, for statements of the test's own.
+    pub pool: Pool,
     name: String,
     finished: bool,
 }
@@ -19,7 +21,7 @@ impl TestDb {
     pub async fn migrated() -> TestDb {
         let db = TestDb::empty().await;
         kobo_store_postgres::MIGRATOR
-            .run(&db.pool)
+            .run(db.pool.inner())
             .await
             .expect("migrations apply");
         db
@@ -41,7 +43,7 @@ impl TestDb {
             .await
             .expect("connect to the test database");
         TestDb {
-            pool,
+            pool: pool.into(),
             name,
             finished: false,
         }
@@ -49,7 +51,7 @@ impl TestDb {
 
     /// Closes the pool and drops the database.
     pub async fn finish(self) {
-        self.pool.close().await;
+        self.pool.inner().close().await;
         let admin = PgPool::connect(&format!("{SERVER}/postgres"))
             .await
             .unwrap();

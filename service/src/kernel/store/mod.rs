@@ -11,15 +11,16 @@ mod postgres;
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use chrono::{DateTime, DurationRound, Utc};
 
 pub use kobo_store::error::{
     is_unique_violation, note_storage_failure, opened_since_storage_failure, unavailable,
     StoreError,
 };
+pub use kobo_store_postgres::PoolMode;
 pub use kobo_store_sqlite::writer::Turn;
-pub use postgres::POSTERS_PER_BUSINESS;
+pub use postgres::{Connection, POSTERS_PER_BUSINESS};
 
 /// Seconds a client is told to wait (`Retry-After`) when the database is unavailable.
 pub const UNAVAILABLE_RETRY_AFTER_SECONDS: u64 = 2;
@@ -123,12 +124,26 @@ pub fn auth_changed_here() {
 }
 
 impl Store {
-    /// Opens `url` (`sqlite://path?mode=rwc` or `postgres://...`).
+    /// Opens `url` (`sqlite://path?mode=rwc` or `postgres://...`, directly).
     pub async fn connect(url: &str) -> Result<Store> {
+        Store::connect_with(url, &Connection::default()).await
+    }
+
+    /// Opens `url`; a PostgreSQL `url` is reached as `connection` says (through a
+    /// transaction pooler, say).
+    pub async fn connect_with(url: &str, connection: &Connection) -> Result<Store> {
         if url.starts_with("sqlite:") {
+            if connection.pool_mode != PoolMode::Session || connection.direct_url.is_some() {
+                anyhow::bail!(
+                    "--database-pool-mode and --database-direct-url are for PostgreSQL: the \
+                     embedded SQLite database has no pooler"
+                );
+            }
             Ok(Store::Sqlite(kobo_store_sqlite::Store::connect(url).await?))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            Ok(Store::Postgres(postgres::Postgres::connect(url).await?))
+            Ok(Store::Postgres(
+                postgres::Postgres::connect(url, connection).await?,
+            ))
         } else {
             anyhow::bail!("unsupported database URL {url:?}: use sqlite://PATH or postgres://...");
         }
@@ -143,10 +158,7 @@ impl Store {
     pub async fn migrate(&self) -> Result<()> {
         match self {
             Store::Sqlite(store) => store.migrate().await,
-            Store::Postgres(store) => kobo_store_postgres::MIGRATOR
-                .run(store.pool())
-                .await
-                .context("cannot apply the database migrations"),
+            Store::Postgres(store) => store.migrate().await,
         }
     }
 
@@ -163,7 +175,7 @@ impl Store {
     pub async fn close(&self) {
         match self {
             Store::Sqlite(store) => store.close().await,
-            Store::Postgres(store) => store.pool().close().await,
+            Store::Postgres(store) => store.sqlx_pool().close().await,
         }
     }
 
@@ -178,14 +190,14 @@ impl Store {
     pub fn pool_size(&self) -> (u32, usize) {
         match self {
             Store::Sqlite(store) => (store.pool().size(), store.pool().num_idle()),
-            Store::Postgres(store) => (store.pool().size(), store.pool().num_idle()),
+            Store::Postgres(store) => (store.sqlx_pool().size(), store.sqlx_pool().num_idle()),
         }
     }
 
     /// PostgreSQL's pool, for tests that hold a connection or a lock of their own.
     pub fn postgres_pool(&self) -> Option<&sqlx::PgPool> {
         match self {
-            Store::Postgres(store) => Some(store.pool()),
+            Store::Postgres(store) => Some(store.sqlx_pool()),
             Store::Sqlite(_) => None,
         }
     }
@@ -257,11 +269,7 @@ impl Store {
     pub async fn listen_auth(&self) -> Result<Option<AuthListener>, StoreError> {
         match self {
             Store::Sqlite(_) => Ok(None),
-            Store::Postgres(store) => {
-                let mut listener = sqlx::postgres::PgListener::connect_with(store.pool()).await?;
-                listener.listen("kobo_auth").await?;
-                Ok(Some(AuthListener(listener)))
-            }
+            Store::Postgres(store) => Ok(Some(AuthListener(store.listen("kobo_auth").await?))),
         }
     }
 

@@ -4,7 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use sqlx::postgres::PgPoolOptions;
+use kobo_store_postgres::{Pool, PoolMode};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -25,8 +26,20 @@ pub const POSTERS_PER_BUSINESS: usize = 2;
 /// request waited for one.
 #[derive(Clone, Debug)]
 pub struct Postgres {
-    pool: PgPool,
+    pool: Pool,
+    /// Where what needs a session of its own goes (`LISTEN`, the migrations): the server
+    /// itself when the pool goes through a transaction pooler ([`Connection::direct_url`]).
+    direct: Arc<PgConnectOptions>,
     ledgers: Arc<LedgerTurns>,
+}
+
+/// How `kobo` reaches PostgreSQL: `--database-url`, and when that is a transaction pooler
+/// (PgBouncer's `pool_mode = transaction`), the server's own address for what needs a session.
+#[derive(Clone, Debug, Default)]
+pub struct Connection {
+    pub pool_mode: PoolMode,
+    /// `--database-direct-url`: required with [`PoolMode::Transaction`].
+    pub direct_url: Option<String>,
 }
 
 /// A transaction of its own, with this process's turns at the ledgers of the businesses it
@@ -53,7 +66,21 @@ impl PgTx {
 impl Postgres {
     /// Opens the pool: 16 connections, no ping before a checkout, and a connection that comes
     /// back inside a transaction closed rather than reused.
-    pub async fn connect(url: &str) -> Result<Postgres> {
+    pub async fn connect(url: &str, connection: &Connection) -> Result<Postgres> {
+        let parse = |url: &str| {
+            url.parse::<PgConnectOptions>()
+                .with_context(|| format!("cannot read the database URL {}", redact_url(url)))
+        };
+        let direct = match (&connection.direct_url, connection.pool_mode) {
+            (Some(direct), _) => Arc::new(parse(direct)?),
+            (None, PoolMode::Session) => Arc::new(parse(url)?),
+            (None, PoolMode::Transaction) => anyhow::bail!(
+                "--database-pool-mode transaction needs --database-direct-url \
+                 (KOBO_DATABASE_DIRECT_URL): PostgreSQL's own address, for the migrations and \
+                 for listening to revocations, which need a session of their own"
+            ),
+        };
+        let options = Pool::connect_options(parse(url)?, connection.pool_mode);
         let pool = PgPoolOptions::new()
             .max_connections(16)
             .acquire_timeout(Duration::from_secs(10))
@@ -69,17 +96,59 @@ impl Postgres {
                         && opened_since_storage_failure(metadata.age))
                 })
             })
-            .connect(url)
+            .connect_with(options)
             .await
             .with_context(|| format!("cannot open the database at {}", redact_url(url)))?;
         Ok(Postgres {
-            pool,
+            pool: Pool::new(pool, connection.pool_mode),
+            direct,
             ledgers: Arc::default(),
         })
     }
 
-    pub fn pool(&self) -> &PgPool {
+    /// The pool every statement outside a transaction runs on.
+    pub fn pool(&self) -> &Pool {
         &self.pool
+    }
+
+    /// sqlx's pool under [`Postgres::pool`].
+    pub fn sqlx_pool(&self) -> &PgPool {
+        self.pool.inner()
+    }
+
+    /// A connection to the server itself, never through a transaction pooler: for what needs
+    /// a session of its own.
+    pub async fn direct(&self) -> Result<sqlx::PgConnection, StoreError> {
+        Ok(<sqlx::PgConnection as sqlx::Connection>::connect_with(&self.direct).await?)
+    }
+
+    /// Applies the migrations that have not run yet, on a direct connection (sqlx's migrator
+    /// holds a session's advisory lock while it works).
+    pub async fn migrate(&self) -> Result<()> {
+        let mut connection = self
+            .direct()
+            .await
+            .context("cannot connect to the database to migrate it")?;
+        kobo_store_postgres::MIGRATOR
+            .run(&mut connection)
+            .await
+            .context("cannot apply the database migrations")?;
+        let _ = sqlx::Connection::close(connection).await;
+        Ok(())
+    }
+
+    /// A listener on `channel`, on a connection of its own to the server itself (kept out of
+    /// the pool, and never through a transaction pooler: `LISTEN` belongs to a session).
+    pub async fn listen(&self, channel: &str) -> Result<sqlx::postgres::PgListener, StoreError> {
+        let reconnects = PgPoolOptions::new()
+            .max_connections(1)
+            .max_lifetime(None)
+            .idle_timeout(None)
+            .connect_with((*self.direct).clone())
+            .await?;
+        let mut listener = sqlx::postgres::PgListener::connect_with(&reconnects).await?;
+        listener.listen(channel).await?;
+        Ok(listener)
     }
 
     /// A transaction, after a place in this process's queue of each of `businesses` (taken in
@@ -105,8 +174,9 @@ impl Postgres {
         })
     }
 
+    /// One statement, in the simple protocol (nothing prepared, so through any pooler).
     pub async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        sqlx::raw_sql("SELECT 1").execute(self.sqlx_pool()).await?;
         Ok(())
     }
 }
@@ -188,22 +258,24 @@ mod tests {
         let kit = crate::testkit::TestKit::postgres().await;
         let pool = kit.store.postgres_pool().expect("a PostgreSQL kit");
         let mut survivor = pool.acquire().await.unwrap();
-        let killed: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-             WHERE datname = current_database() AND pid <> pg_backend_pid()) AS terminated",
-        )
-        .fetch_one(&mut *survivor)
-        .await
-        .unwrap();
+        // The simple protocol throughout (nothing prepared), so that the test also runs
+        // through a transaction pooler (`KOBO_TEST_POSTGRES_POOLER_URL`).
+        let killed: i64 = sqlx::Row::get(
+            &sqlx::raw_sql(
+                "SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()) AS terminated",
+            )
+            .fetch_one(&mut *survivor)
+            .await
+            .unwrap(),
+            0,
+        );
         drop(survivor);
         assert!(killed > 0, "the kit left idle connections in the pool");
         let mut failures = 0;
         for attempt in 0..(killed + 5) {
-            match sqlx::query_scalar::<_, i32>("SELECT 1")
-                .fetch_one(pool)
-                .await
-            {
-                Ok(one) => assert_eq!(one, 1),
+            match sqlx::raw_sql("SELECT 1").execute(pool).await {
+                Ok(_) => {}
                 Err(error) => {
                     assert!(unavailable(&error), "attempt {attempt}: {error}");
                     failures += 1;
@@ -215,7 +287,7 @@ mod tests {
             "{failures} failures for {killed} dropped connections"
         );
         for _ in 0..20 {
-            sqlx::query("SELECT 1")
+            sqlx::raw_sql("SELECT 1")
                 .execute(pool)
                 .await
                 .expect("the pool has healed");
