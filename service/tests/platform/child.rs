@@ -43,6 +43,11 @@ pub fn curl_post(url: &str, token: Option<&str>, body: &serde_json::Value) -> se
 
 impl Server {
     pub async fn start(kit: &TestKit) -> Server {
+        Server::start_with(kit, &[]).await
+    }
+
+    /// [`Server::start`] with more flags for `kobo serve`.
+    pub async fn start_with(kit: &TestKit, flags: &[&str]) -> Server {
         let dir = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -53,6 +58,7 @@ impl Server {
             .args(["serve", "--database-url", kit.url(), "--data-dir"])
             .arg(dir.path())
             .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(flags)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -139,11 +145,33 @@ impl Server {
 
     /// Stops the server as an operator does (SIGTERM) and waits until it has exited.
     pub fn stop(&mut self) -> std::process::ExitStatus {
+        self.terminate();
+        self.child.wait().expect("kobo serve exits")
+    }
+
+    /// Sends SIGTERM, without waiting.
+    pub fn terminate(&self) {
         let terminated = std::process::Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
             .expect("kill runs");
         assert!(terminated.success());
-        self.child.wait().expect("kobo serve exits")
+    }
+
+    /// The exit status, if the server has exited.
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().expect("the child's status")
+    }
+
+    /// `GET path`: the HTTP status (0 when nothing answers) and the body.
+    pub fn get(&self, path: &str) -> (u16, String) {
+        let output = std::process::Command::new("curl")
+            .args(["-s", "-o", "-", "-w", "\\n%{http_code}"])
+            .arg(format!("{}{path}", self.base))
+            .output()
+            .expect("curl runs");
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let (body, status) = text.rsplit_once('\n').unwrap_or(("", "0"));
+        (status.trim().parse().unwrap_or(0), body.to_owned())
     }
 }
