@@ -29,6 +29,13 @@ impl Outcome {
         }
     }
 
+    /// Whether the request failed for the platform's reasons, not the caller's or the bank's:
+    /// no answer, an answer that is not Kobo's envelope (a load balancer's error page), an
+    /// internal error (`96`) or the database unavailable (`97`).
+    pub fn is_failure(&self) -> bool {
+        matches!(self.code(), None | Some("" | "96" | "97"))
+    }
+
     pub fn is(&self, wanted: &str) -> bool {
         self.code() == Some(wanted)
     }
@@ -70,6 +77,8 @@ impl Outcome {
 pub struct Api {
     http: reqwest::Client,
     pub bases: Vec<String>,
+    /// Requests that failed for the platform's reasons ([`Outcome::is_failure`]).
+    failed: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Api {
@@ -81,11 +90,36 @@ impl Api {
             .pool_max_idle_per_host(256)
             .build()
             .expect("an HTTP client with default TLS settings");
-        Api { http, bases }
+        Api {
+            http,
+            bases,
+            failed: Default::default(),
+        }
+    }
+
+    /// How many requests failed for the platform's reasons so far ([`Outcome::is_failure`]).
+    pub fn failed_requests(&self) -> u64 {
+        self.failed.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// POSTs `body` to `path` on process `process` (modulo the number of processes).
     pub async fn post(
+        &self,
+        process: usize,
+        path: &str,
+        token: Option<&str>,
+        headers: &[(&str, &str)],
+        body: &Value,
+    ) -> Outcome {
+        let outcome = self.send_post(process, path, token, headers, body).await;
+        if outcome.is_failure() {
+            self.failed
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        outcome
+    }
+
+    async fn send_post(
         &self,
         process: usize,
         path: &str,

@@ -17,6 +17,7 @@ use crate::api::{amount_of, naira, Api, Outcome};
 use crate::check;
 use crate::cluster::{Cluster, StoreKind};
 use crate::history::History;
+use crate::edge::{HaProxy, PgBouncer};
 use crate::provision::{self, Account, Business, Plan};
 use crate::receiver::Receiver;
 use crate::rng::Rng;
@@ -82,6 +83,26 @@ pub struct ChaosArgs {
     /// webhook delivered.
     #[arg(long, default_value_t = 240)]
     pub settle: u64,
+    /// PostgreSQL only: the processes reach the database through Debian's PgBouncer in
+    /// transaction mode (`deploy/pgbouncer.ini`, `--database-pool-mode transaction`).
+    #[arg(long)]
+    pub pgbouncer: bool,
+    /// The clients reach the processes through Debian's HAProxy (`deploy/haproxy.cfg`,
+    /// health checks on `/readyz`), not each process directly; needs three processes.
+    #[arg(long)]
+    pub haproxy: bool,
+    /// Rolling restarts during the run: each restarts every process in turn, gracefully
+    /// (SIGTERM, the drain, exit, start), the next once the balancer has the last back.
+    #[arg(long, default_value_t = 0)]
+    pub rolling_restarts: u32,
+    /// `kobo serve --drain-seconds` of every process (with `--haproxy`: above the time it
+    /// takes to mark a process down, about 1.5 s with deploy/haproxy.cfg).
+    #[arg(long, default_value_t = 0)]
+    pub drain_seconds: u64,
+    /// A violation if any request failed for the platform's reasons (no answer, a balancer's
+    /// error page, `96`, `97`): what a rolling restart must not cause.
+    #[arg(long)]
+    pub no_failed_requests: bool,
 }
 
 /// What the clients share.
@@ -142,8 +163,15 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
     if args.read_only_faults > 0 && args.store != StoreKind::Sqlite {
         bail!("--read-only-faults needs --store sqlite");
     }
+    if args.pgbouncer && args.store != StoreKind::Postgres {
+        bail!("--pgbouncer needs --store postgres");
+    }
     let data_dir = dir.join("data");
     std::fs::create_dir_all(&data_dir)?;
+    let bouncer = match args.pgbouncer {
+        true => Some(PgBouncer::start(&dir).await.context("starting PgBouncer")?),
+        false => None,
+    };
     let disk = if args.disk_faults > 0 {
         if args.store != StoreKind::Sqlite {
             bail!("--disk-faults needs --store sqlite");
@@ -176,17 +204,38 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         "--allow-loopback-webhooks".to_owned(),
         "--shutdown-timeout-seconds".to_owned(),
         "10".to_owned(),
+        "--drain-seconds".to_owned(),
+        args.drain_seconds.to_string(),
     ];
     let mut faulty_args = base_args.clone();
     if !args.provider_faults.is_empty() {
         faulty_args.push("--sandbox-faults".to_owned());
         faulty_args.push(format!("{},seed={seed}", args.provider_faults));
     }
-    let mut cluster = Cluster::start(&kobo, &data_dir, args.store, processes, base_args.clone())
-        .await
-        .context("starting kobo")?;
+    let mut cluster = Cluster::start_through(
+        &kobo,
+        &data_dir,
+        args.store,
+        processes,
+        base_args.clone(),
+        bouncer.as_ref().map(|bouncer| bouncer.port),
+    )
+    .await
+    .context("starting kobo")?;
+    let edge = match args.haproxy {
+        true => Some(
+            HaProxy::start(&dir, &cluster.ports())
+                .await
+                .context("starting HAProxy")?,
+        ),
+        false => None,
+    };
     let history = History::create(&dir.join("history.jsonl"))?;
-    let api = Api::new(cluster.bases(), Duration::from_secs(40));
+    let bases = match &edge {
+        Some(edge) => vec![edge.base()],
+        None => cluster.bases(),
+    };
+    let api = Api::new(bases, Duration::from_secs(40));
     let receiver = Receiver::default();
     let receiver_base = receiver.start().await?;
     let plan = Plan {
@@ -200,8 +249,7 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
     // Now with the provider's faults.
     cluster.serve_args = faulty_args;
     for index in 0..processes {
-        cluster.stop_one(index).await;
-        cluster.restart(index).await?;
+        roll(&mut cluster, edge.as_ref(), index).await?;
     }
 
     let accounts: Vec<Account> = businesses
@@ -237,6 +285,7 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         &args,
         seed,
         &mut cluster,
+        edge.as_ref(),
         &receiver,
         &history,
         disk.as_ref(),
@@ -256,9 +305,10 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
     probe.abort();
     let operations = world.operations.load(Ordering::SeqCst);
     println!(
-        "chaos: {operations} operations in {:.1} s; faults: {}",
+        "chaos: {operations} operations in {:.1} s; faults: {}; {} failed request(s)",
         ran.as_secs_f64(),
-        faults.describe()
+        faults.describe(),
+        api.failed_requests()
     );
 
     // The faults stop: the provider heals (the processes restart without them), the receiver
@@ -266,14 +316,13 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
     receiver.set_down(false);
     cluster.serve_args = base_args;
     for index in 0..processes {
-        cluster.stop_one(index).await;
-        cluster.restart(index).await?;
+        roll(&mut cluster, edge.as_ref(), index).await?;
     }
     history.record("settle", json!({}));
     settle(&world, Duration::from_secs(args.settle)).await?;
     history.flush()?;
 
-    let verdict = check::check(check::Inputs {
+    let mut verdict = check::check(check::Inputs {
         history: &history.path,
         api: &api,
         businesses: &world.businesses,
@@ -281,6 +330,20 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         receiver: &receiver,
     })
     .await?;
+    let failed_requests = api.failed_requests();
+    let balancer_retries = match &edge {
+        Some(edge) => Some(edge.retries().await?),
+        None => None,
+    };
+    if args.no_failed_requests && failed_requests > 0 {
+        verdict.add(
+            "failed requests",
+            format!(
+                "{failed_requests} request(s) got no answer, a balancer's error page, 96 or 97 \
+                 (see the history's outcomes)"
+            ),
+        );
+    }
     let summary = json!({
         "store": args.store,
         "processes": processes,
@@ -289,6 +352,10 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         "seconds": ran.as_secs_f64(),
         "operations": operations,
         "faults": faults.to_json(),
+        "failed_requests": failed_requests,
+        "balancer_retries": balancer_retries,
+        "pgbouncer": args.pgbouncer,
+        "haproxy": args.haproxy,
         "violations": verdict.violations,
         "figures": verdict.figures,
         "history": history.path,
@@ -297,7 +364,17 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         dir.join("summary.json"),
         serde_json::to_vec_pretty(&summary)?,
     )?;
+    if let Some(edge) = edge {
+        println!(
+            "chaos: HAProxy sent {} request(s) again after a connection to a process failed",
+            balancer_retries.unwrap_or(0)
+        );
+        edge.stop().await;
+    }
     cluster.stop().await;
+    if let Some(bouncer) = bouncer {
+        bouncer.stop().await;
+    }
     if let Some(disk) = disk {
         disk.unmount().await;
     }
@@ -326,18 +403,21 @@ struct Faults {
     postgres_restarts: u32,
     disk_full: u32,
     read_only: u32,
+    rolling_restarts: u32,
     restart_ms: Vec<u64>,
 }
 
 impl Faults {
     fn describe(&self) -> String {
         format!(
-            "{} kills, {} receiver outages, {} PostgreSQL restarts, {} disk-full, {} read-only",
+            "{} kills, {} receiver outages, {} PostgreSQL restarts, {} disk-full, {} read-only, \
+             {} rolling restarts",
             self.kills,
             self.receiver_outages,
             self.postgres_restarts,
             self.disk_full,
             self.read_only,
+            self.rolling_restarts,
         )
     }
 
@@ -348,16 +428,19 @@ impl Faults {
             "postgres_restarts": self.postgres_restarts,
             "disk_full": self.disk_full,
             "read_only": self.read_only,
+            "rolling_restarts": self.rolling_restarts,
             "restart_ms_max": self.restart_ms.iter().max(),
         })
     }
 }
 
 /// Plans the run's faults at seeded moments and injects them until the run's end.
+#[allow(clippy::too_many_arguments)]
 async fn nemesis(
     args: &ChaosArgs,
     seed: u64,
     cluster: &mut Cluster,
+    edge: Option<&HaProxy>,
     receiver: &Receiver,
     history: &History,
     disk: Option<&crate::faults::Disk>,
@@ -383,6 +466,9 @@ async fn nemesis(
     }
     if args.read_only_faults > 0 {
         plan.push((600, "read_only"));
+    }
+    for n in 0..u64::from(args.rolling_restarts) {
+        plan.push((150 + n * 700 / u64::from(args.rolling_restarts), "rolling_restart"));
     }
     plan.sort();
     let started = Instant::now();
@@ -455,6 +541,20 @@ async fn nemesis(
                     faults.disk_full += 1;
                 }
             }
+            "rolling_restart" => {
+                for index in 0..cluster.processes.len() {
+                    history.record("fault", json!({"fault": "graceful_stop", "process": index}));
+                    let restarting = Instant::now();
+                    roll(cluster, edge, index).await?;
+                    let ms = restarting.elapsed().as_millis() as u64;
+                    history.record(
+                        "fault",
+                        json!({"fault": "back_in_rotation", "process": index, "ms": ms}),
+                    );
+                    faults.restart_ms.push(ms);
+                }
+                faults.rolling_restarts += 1;
+            }
             "read_only" => {
                 history.record("fault", json!({"fault": "read_only"}));
                 crate::faults::read_only(&world.data_dir, true).await?;
@@ -467,6 +567,17 @@ async fn nemesis(
         }
     }
     Ok(faults)
+}
+
+/// Restarts process `index` gracefully (SIGTERM: it drains, finishes its requests and exits),
+/// and with a balancer waits until the balancer sends it traffic again.
+async fn roll(cluster: &mut Cluster, edge: Option<&HaProxy>, index: usize) -> Result<()> {
+    cluster.stop_one(index).await;
+    cluster.restart(index).await?;
+    if let Some(edge) = edge {
+        edge.wait_until(index, true, Duration::from_secs(30)).await?;
+    }
+    Ok(())
 }
 
 /// Every 250 ms, each process's `/readyz`, recorded when it changes.

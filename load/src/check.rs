@@ -85,6 +85,12 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Adds a violation found outside the history's check.
+    pub fn add(&mut self, name: &str, example: String) {
+        *self.violations.entry(name.into()).or_default() += 1;
+        self.examples.entry(name.into()).or_default().push(example);
+    }
+
     pub fn is_clean(&self) -> bool {
         self.violations.values().all(|count| *count == 0)
     }

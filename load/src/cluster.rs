@@ -28,6 +28,9 @@ pub struct Cluster {
     database_name: Option<String>,
     /// Added to every start of a process; change it, then restart, to change how they run.
     pub serve_args: Vec<String>,
+    /// The processes reach PostgreSQL through this transaction pooler (PgBouncer), the
+    /// operator CLI directly.
+    pooler: Option<u16>,
     pub processes: Vec<Process>,
 }
 
@@ -49,6 +52,22 @@ impl Cluster {
         count: usize,
         serve_args: Vec<String>,
     ) -> Result<Cluster> {
+        Cluster::start_through(kobo, dir, store, count, serve_args, None).await
+    }
+
+    /// [`Cluster::start`], the processes reaching PostgreSQL through the transaction pooler
+    /// listening on `pooler` (`--database-pool-mode transaction`).
+    pub async fn start_through(
+        kobo: &Path,
+        dir: &Path,
+        store: StoreKind,
+        count: usize,
+        serve_args: Vec<String>,
+        pooler: Option<u16>,
+    ) -> Result<Cluster> {
+        if pooler.is_some() && store != StoreKind::Postgres {
+            bail!("a connection pooler is for PostgreSQL");
+        }
         std::fs::create_dir_all(dir)?;
         let (database_url, database_name) = match store {
             StoreKind::Sqlite => (None, None),
@@ -71,6 +90,7 @@ impl Cluster {
             database_url,
             database_name,
             serve_args,
+            pooler,
             processes: Vec::new(),
         };
         for index in 0..count {
@@ -107,6 +127,28 @@ impl Cluster {
         args
     }
 
+    /// The store arguments of `kobo serve`: through the pooler when there is one.
+    fn serve_store_args(&self) -> Vec<String> {
+        match (self.pooler, &self.database_url, &self.database_name) {
+            (Some(port), Some(direct), Some(name)) => vec![
+                "--data-dir".to_owned(),
+                self.dir.display().to_string(),
+                "--database-url".to_owned(),
+                format!("postgres://postgres@127.0.0.1:{port}/{name}"),
+                "--database-pool-mode".to_owned(),
+                "transaction".to_owned(),
+                "--database-direct-url".to_owned(),
+                direct.clone(),
+            ],
+            _ => self.store_args(),
+        }
+    }
+
+    /// The ports the processes listen on.
+    pub fn ports(&self) -> Vec<u16> {
+        self.processes.iter().map(|process| process.port).collect()
+    }
+
     /// Starts process `index` (again), and waits until `/readyz` answers 200.
     pub async fn restart(&mut self, index: usize) -> Result<()> {
         let mut args = vec![
@@ -118,7 +160,7 @@ impl Cluster {
             "--log-format".to_owned(),
             "json".to_owned(),
         ];
-        args.extend(self.store_args());
+        args.extend(self.serve_store_args());
         args.extend(self.serve_args.iter().cloned());
         let process = &mut self.processes[index];
         let log = std::fs::OpenOptions::new()

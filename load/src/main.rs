@@ -9,9 +9,11 @@
 
 mod api;
 mod bench;
+mod budget;
 mod chaos;
 mod check;
 mod cluster;
+mod edge;
 mod faults;
 mod history;
 mod provision;
@@ -38,6 +40,16 @@ enum Command {
     /// overridden.
     #[command(args_override_self = true)]
     Bench(bench::BenchArgs),
+    /// One credential's request budget across three processes on one PostgreSQL behind
+    /// HAProxy (and PgBouncer): granted once between them (exits 1 otherwise).
+    Budget(budget::BudgetArgs),
+    /// Runs COMMAND with Debian's PgBouncer in transaction mode in front of the local
+    /// PostgreSQL (deploy/pgbouncer.ini), its address in KOBO_TEST_POSTGRES_POOLER_URL: the
+    /// test kits then reach their databases through it. Exits with COMMAND's status.
+    WithPgbouncer {
+        #[arg(required = true, trailing_var_arg = true)]
+        command: Vec<String>,
+    },
 }
 
 #[tokio::main]
@@ -46,6 +58,8 @@ async fn main() -> anyhow::Result<()> {
     let clean = match cli.command {
         Command::Chaos(args) => chaos::run(args).await?,
         Command::Bench(args) => bench::run(args).await?,
+        Command::Budget(args) => budget::run(args).await?,
+        Command::WithPgbouncer { command } => edge::with_pgbouncer(&command).await?,
     };
     if !clean {
         std::process::exit(1);

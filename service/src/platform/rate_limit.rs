@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use governor::clock::{Clock, DefaultClock};
@@ -38,6 +38,10 @@ pub struct RateLimiter {
     clock: DefaultClock,
     /// What this process holds of each credential's shared budget.
     held: Mutex<HashMap<String, Held>>,
+    /// One claim at a time per credential: the requests that find no lease wait for the claim
+    /// in flight and spend what it brought, instead of each claiming a lease of its own (a
+    /// burst of requests would lease the whole budget for a few of them).
+    claiming: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// Requests since the idle credentials were last forgotten.
     spent: AtomicU64,
 }
@@ -72,6 +76,7 @@ impl RateLimiter {
             limiter: DefaultKeyedRateLimiter::keyed(quota),
             clock: DefaultClock::default(),
             held: Mutex::default(),
+            claiming: Mutex::default(),
             spent: AtomicU64::new(0),
         }
     }
@@ -83,10 +88,25 @@ impl RateLimiter {
         if let Some(answer) = self.answer_from_held(&key) {
             return answer;
         }
+        let turn = self.claim_turn(&key);
+        let _claiming = turn.lock().await;
+        // The claim this request waited for may have brought enough for it too.
+        if let Some(answer) = self.answer_from_held(&key) {
+            return answer;
+        }
         match self.claim(store, &key).await {
             Some(answer) => answer,
             None => self.spend_here(&key),
         }
+    }
+
+    /// The lock that lets one request of `key` claim at a time.
+    fn claim_turn(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut claiming = self
+            .claiming
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        claiming.entry(key.to_owned()).or_default().clone()
     }
 
     /// The answer from what this process holds of `key`'s shared budget, if it holds any.
@@ -187,6 +207,11 @@ impl RateLimiter {
         held.retain(|_, state| match state {
             Held::Lease { until, .. } | Held::Refused { until } => *until > now,
         });
+        let mut claiming = self
+            .claiming
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        claiming.retain(|_, turn| Arc::strong_count(turn) > 1);
     }
 }
 

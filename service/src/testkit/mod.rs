@@ -701,6 +701,13 @@ pub fn request_example(operation: Operation) -> Value {
         .map_or_else(|| json!({}), |example| example.value())
 }
 
+/// Whether the kits' PostgreSQL stores go through a transaction pooler
+/// (`KOBO_TEST_POSTGRES_POOLER_URL`): a test of what a server session of its own does (a
+/// setting applied to new connections, a lock held by hand on the pool) asks, and says so.
+pub fn through_pooler() -> bool {
+    std::env::var("KOBO_TEST_POSTGRES_POOLER_URL").is_ok_and(|url| !url.is_empty())
+}
+
 /// Opens a kit's store at `url`: on PostgreSQL through a transaction pooler when
 /// `KOBO_TEST_POSTGRES_POOLER_URL` names one (PgBouncer in transaction mode, in front of the
 /// same server: `.ci/scale` runs the PostgreSQL suite that way), `url` itself otherwise.
