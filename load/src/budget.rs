@@ -107,7 +107,13 @@ pub async fn run(args: BudgetArgs) -> Result<bool> {
             let mut codes = Vec::new();
             while next.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < requests {
                 let outcome = api
-                    .post(0, "/api/v1/auth/web/get_profile", Some(&token), &[], &json!({}))
+                    .post(
+                        0,
+                        "/api/v1/auth/web/get_profile",
+                        Some(&token),
+                        &[],
+                        &json!({}),
+                    )
                     .await;
                 codes.push(outcome.code().unwrap_or("no answer").to_owned());
             }

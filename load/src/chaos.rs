@@ -16,8 +16,8 @@ use tokio::sync::Mutex as AsyncMutex;
 use crate::api::{amount_of, naira, Api, Outcome};
 use crate::check;
 use crate::cluster::{Cluster, StoreKind};
-use crate::history::History;
 use crate::edge::{HaProxy, PgBouncer};
+use crate::history::History;
 use crate::provision::{self, Account, Business, Plan};
 use crate::receiver::Receiver;
 use crate::rng::Rng;
@@ -468,7 +468,10 @@ async fn nemesis(
         plan.push((600, "read_only"));
     }
     for n in 0..u64::from(args.rolling_restarts) {
-        plan.push((150 + n * 700 / u64::from(args.rolling_restarts), "rolling_restart"));
+        plan.push((
+            150 + n * 700 / u64::from(args.rolling_restarts),
+            "rolling_restart",
+        ));
     }
     plan.sort();
     let started = Instant::now();
@@ -575,7 +578,8 @@ async fn roll(cluster: &mut Cluster, edge: Option<&HaProxy>, index: usize) -> Re
     cluster.stop_one(index).await;
     cluster.restart(index).await?;
     if let Some(edge) = edge {
-        edge.wait_until(index, true, Duration::from_secs(30)).await?;
+        edge.wait_until(index, true, Duration::from_secs(30))
+            .await?;
     }
     Ok(())
 }

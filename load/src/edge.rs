@@ -126,7 +126,10 @@ impl HaProxy {
             .env("KOBO_EDGE_LISTEN", format!("127.0.0.1:{port}"))
             .env("KOBO_EDGE_STATS", format!("127.0.0.1:{stats_port}"));
         for (index, backend) in backends.iter().enumerate() {
-            command.env(format!("KOBO_{}", index + 1), format!("127.0.0.1:{backend}"));
+            command.env(
+                format!("KOBO_{}", index + 1),
+                format!("127.0.0.1:{backend}"),
+            );
         }
         let child = command
             .stdin(Stdio::null())
@@ -222,7 +225,10 @@ impl HaProxy {
                 return Ok(());
             }
             if started.elapsed() > patience {
-                bail!("HAProxy does not see kobo{} {wanted} after {patience:?}: {states:?}", index + 1);
+                bail!(
+                    "HAProxy does not see kobo{} {wanted} after {patience:?}: {states:?}",
+                    index + 1
+                );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -241,7 +247,11 @@ fn debian_binary(name: &str) -> Result<PathBuf> {
         return Ok(sbin);
     }
     let on_path = std::env::var_os("PATH")
-        .map(|path| std::env::split_paths(&path).map(|dir| dir.join(name)).collect::<Vec<_>>())
+        .map(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(name))
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default()
         .into_iter()
         .find(|candidate| candidate.exists());
@@ -259,7 +269,10 @@ fn is_root() -> bool {
 async fn wait_for_port(port: u16, child: &mut Child, log: &Path) -> Result<()> {
     let started = Instant::now();
     loop {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
             return Ok(());
         }
         if let Some(status) = child.try_wait()? {

@@ -112,7 +112,10 @@ impl RateLimiter {
     /// The answer from what this process holds of `key`'s shared budget, if it holds any.
     fn answer_from_held(&self, key: &str) -> Option<Result<(), Error>> {
         let now = Instant::now();
-        let mut held = self.held.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         match held.get_mut(key)? {
             Held::Lease { left, until } if *left > 0 && *until > now => {
                 *left -= 1;
@@ -128,20 +131,26 @@ impl RateLimiter {
     /// does not answer.
     async fn claim(&self, store: &Store, key: &str) -> Option<Result<(), Error>> {
         let lease = lease_units(self.budget);
-        let interval = chrono::TimeDelta::microseconds(
-            60_000_000 / i64::from(self.budget.per_minute.get()),
-        );
+        let interval =
+            chrono::TimeDelta::microseconds(60_000_000 / i64::from(self.budget.per_minute.get()));
         let burst = i64::from(self.budget.burst.get());
         let mut units = lease;
         loop {
-            let claimed =
-                match request_budgets::claim(store, key, i64::from(units), interval, burst).await {
-                    Ok(claimed) => claimed?,
-                    Err(error) => {
-                        tracing::warn!(%error, "cannot claim from a shared request budget: counting in this process");
-                        return None;
-                    }
-                };
+            let claimed = match request_budgets::claim(
+                store,
+                key,
+                i64::from(units),
+                interval,
+                burst,
+            )
+            .await
+            {
+                Ok(claimed) => claimed?,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot claim from a shared request budget: counting in this process");
+                    return None;
+                }
+            };
             let now = Instant::now();
             match claimed {
                 Claimed::Granted => {
@@ -162,7 +171,10 @@ impl RateLimiter {
 
     /// Adds `units` claimed requests to what this process holds of `key`.
     fn keep(&self, key: &str, units: u32, until: Instant) {
-        let mut held = self.held.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         let left = match held.get(key) {
             Some(Held::Lease { left, until: old }) if *old > Instant::now() => *left,
             _ => 0,
@@ -177,7 +189,10 @@ impl RateLimiter {
     }
 
     fn hold(&self, key: &str, state: Held) {
-        let mut held = self.held.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         held.insert(key.to_owned(), state);
     }
 
@@ -203,7 +218,10 @@ impl RateLimiter {
         self.limiter.retain_recent();
         self.limiter.shrink_to_fit();
         let now = Instant::now();
-        let mut held = self.held.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         held.retain(|_, state| match state {
             Held::Lease { until, .. } | Held::Refused { until } => *until > now,
         });

@@ -27,7 +27,11 @@ async fn a_stopping_process_is_unready_but_serves_until_its_drain_ends(kit: Test
     assert_eq!(draining.0, 503, "{draining:?}");
     assert!(draining.1.contains("draining"), "{draining:?}");
     assert_eq!(server.get("/healthz").0, 200);
-    assert_eq!(server.profile_code(&token), "00", "requests are still served");
+    assert_eq!(
+        server.profile_code(&token),
+        "00",
+        "requests are still served"
+    );
     let reply = server.post(Operation::GetProfile, Some(&token), &serde_json::json!({}));
     assert_eq!(reply["response_code"], "00", "{reply}");
     assert!(

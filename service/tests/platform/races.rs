@@ -293,7 +293,13 @@ async fn a_credentials_request_budget_is_one_across_processes() {
     let others = [kit.another_process().await, kit.another_process().await];
     let started = std::time::Instant::now();
     let calls = (0..300)
-        .map(|_| Call::new(Operation::GetProfile.path(), Some(&kit.owner_token), json!({})))
+        .map(|_| {
+            Call::new(
+                Operation::GetProfile.path(),
+                Some(&kit.owner_token),
+                json!({}),
+            )
+        })
         .collect();
     let replies = kit.race(&others, calls).await;
     let refilled = started.elapsed().as_secs() as usize / 60 + 1;
@@ -362,7 +368,13 @@ async fn a_burst_within_the_budget_is_all_granted() {
     let second = kit.another_process().await;
     let burst = kit.api.config().request_budget.burst.get() as usize;
     let calls = (0..burst * 3 / 4)
-        .map(|_| Call::new(Operation::GetProfile.path(), Some(&kit.owner_token), json!({})))
+        .map(|_| {
+            Call::new(
+                Operation::GetProfile.path(),
+                Some(&kit.owner_token),
+                json!({}),
+            )
+        })
         .collect();
     let replies = kit.race(&[second], calls).await;
     assert_eq!(
