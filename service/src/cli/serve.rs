@@ -396,7 +396,7 @@ async fn run_until_stopped(
     let drain = http_config.drain;
     tokio::spawn(async move {
         http::shutdown_signal().await;
-        draining.start_draining();
+        draining.draining().start();
         if !drain.is_zero() {
             tracing::info!(
                 drain_seconds = drain.as_secs(),

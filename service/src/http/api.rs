@@ -44,7 +44,7 @@ pub struct KoboApi {
     /// The sessions this process authenticated ([`sessions::SessionCache`]).
     sessions: Arc<sessions::SessionCache>,
     /// Set once the process is stopping: `/readyz` answers `503` from then on.
-    draining: std::sync::atomic::AtomicBool,
+    draining: crate::http::Draining,
 }
 
 impl KoboApi {
@@ -56,7 +56,7 @@ impl KoboApi {
             passwords: Passwords::new(&config.passwords),
             transfers: TransferPolicy::for_environment(config.environment),
             sessions: Arc::default(),
-            draining: std::sync::atomic::AtomicBool::new(false),
+            draining: Default::default(),
             store,
             config: Arc::new(config),
             clock,
@@ -97,16 +97,8 @@ impl KoboApi {
         &self.config
     }
 
-    /// From now on `/readyz` answers `503`: the process is stopping, and a load balancer
-    /// should send it nothing new (requests are still served until it stops accepting).
-    pub fn start_draining(&self) {
-        self.draining
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    /// Whether [`KoboApi::start_draining`] was called.
-    pub fn is_draining(&self) -> bool {
-        self.draining.load(std::sync::atomic::Ordering::SeqCst)
+    pub fn draining(&self) -> &crate::http::Draining {
+        &self.draining
     }
 
     pub fn clock(&self) -> &Clock {

@@ -74,6 +74,22 @@ impl Default for HttpConfig {
     }
 }
 
+/// Whether the process is stopping: from [`Draining::start`] (at SIGTERM) `/readyz` answers
+/// `503`, so that a load balancer sends the process nothing new, while the requests that still
+/// come are served until it stops accepting ([`HttpConfig::drain`]).
+#[derive(Debug, Default)]
+pub struct Draining(std::sync::atomic::AtomicBool);
+
+impl Draining {
+    pub fn start(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
 /// How long a client is told to wait when the server is at `max_concurrent_requests`.
 const OVERLOADED_RETRY_AFTER_SECONDS: u64 = 1;
 
@@ -213,7 +229,7 @@ const READINESS_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1
 /// SIGTERM arrived, `kobo serve --drain-seconds`). A load balancer sends traffic only while
 /// this is 200.
 async fn readyz(State(api): State<Arc<KoboApi>>) -> Response {
-    if api.is_draining() {
+    if api.draining().is_on() {
         return probe_response(
             StatusCode::SERVICE_UNAVAILABLE,
             json!({"status": "draining"}),

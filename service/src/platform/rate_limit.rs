@@ -63,9 +63,9 @@ const FORGET_IDLE_EVERY: u64 = 10_000;
 pub const LEASE_TTL: Duration = Duration::from_secs(1);
 
 /// Requests a process claims at once from a credential's shared budget: a twentieth of the
-/// burst, from 1 to 10 (10 with the default budget: one statement for ten requests).
+/// burst, from 1 to 100 (10 with the default budget: one statement for ten requests).
 pub fn lease_units(budget: RequestBudget) -> u32 {
-    (budget.burst.get() / 20).clamp(1, 10)
+    (budget.burst.get() / 20).clamp(1, 100)
 }
 
 impl RateLimiter {

@@ -336,6 +336,32 @@ mod tests {
         assert!(!mistake.is_conflict());
     }
 
+    #[tokio::test]
+    async fn a_pooler_setting_is_refused_where_it_cannot_apply() {
+        let through_pooler = Connection {
+            pool_mode: PoolMode::Transaction,
+            direct_url: None,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let sqlite = Store::sqlite_url_in(dir.path()).unwrap();
+        let refused = Store::connect_with(&sqlite, &through_pooler)
+            .await
+            .unwrap_err();
+        assert!(
+            refused.to_string().contains("are for PostgreSQL"),
+            "{refused:#}"
+        );
+        // Through a transaction pooler, PostgreSQL's own address is needed for LISTEN and the
+        // migrations: refused before any connection is tried.
+        let refused = Store::connect_with("postgres://postgres@127.0.0.1:9/x", &through_pooler)
+            .await
+            .unwrap_err();
+        assert!(
+            refused.to_string().contains("--database-direct-url"),
+            "{refused:#}"
+        );
+    }
+
     #[test]
     fn timestamps_are_fixed_width_so_text_order_is_time_order() {
         let early = timestamp("2026-11-02T09:20:00Z".parse().unwrap());
