@@ -136,6 +136,10 @@ pub struct BenchArgs {
     /// Same as `--markdown BENCHMARKS.md`.
     #[arg(long)]
     pub write_benchmarks: bool,
+    /// PostgreSQL's `kobo serve` reaches the database through Debian's PgBouncer in
+    /// transaction mode (`--database-pool-mode transaction`), to measure what that costs.
+    #[arg(long)]
+    pub pgbouncer: bool,
 }
 
 /// Credited to every account: NGN 100,000,000, far more than the small payouts can move.
@@ -363,12 +367,26 @@ async fn run_store(
 ) -> Result<StoreReport> {
     let store_dir = dir.join(report::store_name(store));
     let data = store_dir.join("data");
-    let mut cluster = Cluster::start(kobo, &data, store, 1, serve_args(args.clients))
-        .await
-        .context("starting kobo")?;
+    let bouncer = match args.pgbouncer && store == StoreKind::Postgres {
+        true => Some(crate::edge::PgBouncer::start(&store_dir).await?),
+        false => None,
+    };
+    let mut cluster = Cluster::start_through(
+        kobo,
+        &data,
+        store,
+        1,
+        serve_args(args.clients),
+        bouncer.as_ref().map(|bouncer| bouncer.port),
+    )
+    .await
+    .context("starting kobo")?;
     let measured =
         measure_store(args, settings, scenarios, &cluster, &store_dir, store, seed).await;
     cluster.stop().await;
+    if let Some(bouncer) = bouncer {
+        bouncer.stop().await;
+    }
     if !args.keep {
         cluster.drop_database().await?;
         let _ = std::fs::remove_dir_all(&data);
