@@ -45,18 +45,9 @@ pub struct Process {
 impl Cluster {
     /// A fresh store in `dir` (SQLite) or a fresh database (PostgreSQL), and `count` processes
     /// serving it with `serve_args` added to every start.
-    pub async fn start(
-        kobo: &Path,
-        dir: &Path,
-        store: StoreKind,
-        count: usize,
-        serve_args: Vec<String>,
-    ) -> Result<Cluster> {
-        Cluster::start_through(kobo, dir, store, count, serve_args, None).await
-    }
-
-    /// [`Cluster::start`], the processes reaching PostgreSQL through the transaction pooler
-    /// listening on `pooler` (`--database-pool-mode transaction`).
+    ///
+    /// With `pooler`, the processes reach PostgreSQL through the transaction pooler listening
+    /// on it (`--database-pool-mode transaction`), the operator CLI directly.
     pub async fn start_through(
         kobo: &Path,
         dir: &Path,

@@ -384,3 +384,22 @@ async fn a_burst_within_the_budget_is_all_granted() {
         replies.iter().map(|reply| reply.code()).collect::<Vec<_>>()
     );
 }
+
+/// The OTP issue limit is counted in the database: OTPs asked for at once through two
+/// processes are issued up to the limit once between them, then `29`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn otps_asked_through_two_processes_are_limited_as_through_one() {
+    let kit = TestKit::postgres().await;
+    let second = kit.another_process().await;
+    let limit = kit.api.config().otp.issue_limit as usize;
+    let calls = (0..RACERS)
+        .map(|_| Call::new(Operation::GenerateOtp.path(), Some(&kit.owner_token), json!({})))
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    assert_eq!(count(&replies, ResponseCode::Success), limit, "{replies:#?}");
+    assert_eq!(
+        count(&replies, ResponseCode::TooManyRequests),
+        RACERS - limit,
+        "{replies:#?}"
+    );
+}
