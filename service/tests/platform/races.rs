@@ -393,10 +393,20 @@ async fn otps_asked_through_two_processes_are_limited_as_through_one() {
     let second = kit.another_process().await;
     let limit = kit.api.config().otp.issue_limit as usize;
     let calls = (0..RACERS)
-        .map(|_| Call::new(Operation::GenerateOtp.path(), Some(&kit.owner_token), json!({})))
+        .map(|_| {
+            Call::new(
+                Operation::GenerateOtp.path(),
+                Some(&kit.owner_token),
+                json!({}),
+            )
+        })
         .collect();
     let replies = kit.race(&[second], calls).await;
-    assert_eq!(count(&replies, ResponseCode::Success), limit, "{replies:#?}");
+    assert_eq!(
+        count(&replies, ResponseCode::Success),
+        limit,
+        "{replies:#?}"
+    );
     assert_eq!(
         count(&replies, ResponseCode::TooManyRequests),
         RACERS - limit,
