@@ -316,6 +316,33 @@ mod tests {
         );
     }
 
+    /// A database that does not answer the claim leaves each process counting in memory: the
+    /// same burst, then `29`, rather than refusing everyone or letting everyone through.
+    #[tokio::test]
+    async fn without_an_answer_from_the_database_the_process_counts_alone() {
+        let kit = crate::testkit::TestKit::postgres().await;
+        let store = kit.store.clone();
+        let limiter = RateLimiter::new(RequestBudget {
+            per_minute: NonZeroU32::new(1).unwrap(),
+            burst: NonZeroU32::new(3).unwrap(),
+        });
+        let a = integration(&kit.business.business_id);
+        // Shared while the database answers: a claim is a row of `request_budgets`.
+        limiter.spend(&store, &a).await.unwrap();
+        let rows = kit
+            .sql("SELECT credential FROM request_budgets")
+            .texts()
+            .await;
+        assert_eq!(rows, [credential_key(&a)]);
+        // The pool closed: every claim fails, and the process's own count takes over.
+        store.close().await;
+        for _ in 0..3 {
+            limiter.spend(&store, &a).await.unwrap();
+        }
+        let refused = limiter.spend(&store, &a).await.unwrap_err();
+        assert_eq!(refused.code(), ResponseCode::TooManyRequests);
+    }
+
     #[test]
     fn retry_after_rounds_up_to_whole_seconds() {
         assert_eq!(wait_seconds(Duration::ZERO), 1);
