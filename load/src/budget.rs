@@ -132,6 +132,8 @@ pub async fn run(args: BudgetArgs) -> Result<bool> {
     let refill = (elapsed.as_secs_f64() * f64::from(args.per_minute) / 60.0).ceil() as usize;
     let allowed = args.burst as usize + refill;
     // A lease a process claimed and did not spend is lost: at most one a process, less one.
+    // The lease's size is kobo's `rate_limit::lease_units`, written again here: kobo-load
+    // knows kobo only by its API and its documentation (docs/deploying.md), never its crates.
     let lease = (args.burst / 20).clamp(1, 100) as usize;
     let least = (args.burst as usize).saturating_sub(PROCESSES * (lease - 1));
     let per_process = granted_per_process(&cluster).await;

@@ -100,6 +100,14 @@ impl RateLimiter {
         }
     }
 
+    /// What this process holds of the credentials' shared budgets (a poisoned lock still
+    /// holds consistent entries: each change is one insert or one decrement).
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
+        self.held
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
     /// The lock that lets one request of `key` claim at a time.
     fn claim_turn(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
         let mut claiming = self
@@ -112,10 +120,7 @@ impl RateLimiter {
     /// The answer from what this process holds of `key`'s shared budget, if it holds any.
     fn answer_from_held(&self, key: &str) -> Option<Result<(), Error>> {
         let now = Instant::now();
-        let mut held = self
-            .held
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut held = self.held();
         match held.get_mut(key)? {
             Held::Lease { left, until } if *left > 0 && *until > now => {
                 *left -= 1;
@@ -171,10 +176,7 @@ impl RateLimiter {
 
     /// Adds `units` claimed requests to what this process holds of `key`.
     fn keep(&self, key: &str, units: u32, until: Instant) {
-        let mut held = self
-            .held
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut held = self.held();
         let left = match held.get(key) {
             Some(Held::Lease { left, until: old }) if *old > Instant::now() => *left,
             _ => 0,
@@ -189,10 +191,7 @@ impl RateLimiter {
     }
 
     fn hold(&self, key: &str, state: Held) {
-        let mut held = self
-            .held
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut held = self.held();
         held.insert(key.to_owned(), state);
     }
 
@@ -218,10 +217,7 @@ impl RateLimiter {
         self.limiter.retain_recent();
         self.limiter.shrink_to_fit();
         let now = Instant::now();
-        let mut held = self
-            .held
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut held = self.held();
         held.retain(|_, state| match state {
             Held::Lease { until, .. } | Held::Refused { until } => *until > now,
         });

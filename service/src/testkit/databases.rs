@@ -9,16 +9,21 @@ use crate::kernel::store::Store;
 /// (`KOBO_TEST_POSTGRES_POOLER_URL`): a test of what a server session of its own does (a
 /// setting applied to new connections, a lock held by hand on the pool) asks, and says so.
 pub fn through_pooler() -> bool {
-    std::env::var("KOBO_TEST_POSTGRES_POOLER_URL").is_ok_and(|url| !url.is_empty())
+    pooler_url().is_some()
+}
+
+/// `KOBO_TEST_POSTGRES_POOLER_URL`, when set and not empty.
+fn pooler_url() -> Option<String> {
+    std::env::var("KOBO_TEST_POSTGRES_POOLER_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
 }
 
 /// Opens a kit's store at `url`: on PostgreSQL through a transaction pooler when
 /// `KOBO_TEST_POSTGRES_POOLER_URL` names one (PgBouncer in transaction mode, in front of the
 /// same server: `.ci/scale` runs the PostgreSQL suite that way), `url` itself otherwise.
 pub(super) async fn open_store(url: &str) -> Store {
-    let pooler = std::env::var("KOBO_TEST_POSTGRES_POOLER_URL")
-        .ok()
-        .filter(|pooler| !pooler.is_empty() && url.starts_with("postgres"));
+    let pooler = pooler_url().filter(|_| url.starts_with("postgres"));
     let opened = match pooler {
         Some(pooler) => {
             let name = url.rsplit('/').next().unwrap_or_default();

@@ -10,6 +10,13 @@ use serde_json::{json, Value};
 /// Calls at once in each race.
 const RACERS: usize = 16;
 
+/// `n` calls of `operation` with an empty body, each with the owner's token.
+fn owners_calls(kit: &TestKit, operation: Operation, n: usize) -> Vec<Call<'_>> {
+    (0..n)
+        .map(|_| Call::new(operation.path(), Some(&kit.owner_token), json!({})))
+        .collect()
+}
+
 fn count(replies: &[kobo::testkit::Reply], code: ResponseCode) -> usize {
     replies
         .iter()
@@ -292,15 +299,7 @@ async fn a_credentials_request_budget_is_one_across_processes() {
     let kit = TestKit::start(kobo::testkit::StoreKind::Postgres, config).await;
     let others = [kit.another_process().await, kit.another_process().await];
     let started = std::time::Instant::now();
-    let calls = (0..300)
-        .map(|_| {
-            Call::new(
-                Operation::GetProfile.path(),
-                Some(&kit.owner_token),
-                json!({}),
-            )
-        })
-        .collect();
+    let calls = owners_calls(&kit, Operation::GetProfile, 300);
     let replies = kit.race(&others, calls).await;
     let refilled = started.elapsed().as_secs() as usize / 60 + 1;
     let granted = count(&replies, ResponseCode::Success);
@@ -367,15 +366,7 @@ async fn a_burst_within_the_budget_is_all_granted() {
     let kit = TestKit::postgres().await;
     let second = kit.another_process().await;
     let burst = kit.api.config().request_budget.burst.get() as usize;
-    let calls = (0..burst * 3 / 4)
-        .map(|_| {
-            Call::new(
-                Operation::GetProfile.path(),
-                Some(&kit.owner_token),
-                json!({}),
-            )
-        })
-        .collect();
+    let calls = owners_calls(&kit, Operation::GetProfile, burst * 3 / 4);
     let replies = kit.race(&[second], calls).await;
     assert_eq!(
         count(&replies, ResponseCode::Success),
@@ -392,15 +383,7 @@ async fn otps_asked_through_two_processes_are_limited_as_through_one() {
     let kit = TestKit::postgres().await;
     let second = kit.another_process().await;
     let limit = kit.api.config().otp.issue_limit as usize;
-    let calls = (0..RACERS)
-        .map(|_| {
-            Call::new(
-                Operation::GenerateOtp.path(),
-                Some(&kit.owner_token),
-                json!({}),
-            )
-        })
-        .collect();
+    let calls = owners_calls(&kit, Operation::GenerateOtp, RACERS);
     let replies = kit.race(&[second], calls).await;
     assert_eq!(
         count(&replies, ResponseCode::Success),

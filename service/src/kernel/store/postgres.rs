@@ -71,16 +71,17 @@ impl Postgres {
             url.parse::<PgConnectOptions>()
                 .with_context(|| format!("cannot read the database URL {}", redact_url(url)))
         };
+        let options = parse(url)?;
         let direct = match (&connection.direct_url, connection.pool_mode) {
             (Some(direct), _) => Arc::new(parse(direct)?),
-            (None, PoolMode::Session) => Arc::new(parse(url)?),
+            (None, PoolMode::Session) => Arc::new(options.clone()),
             (None, PoolMode::Transaction) => anyhow::bail!(
                 "--database-pool-mode transaction needs --database-direct-url \
                  (KOBO_DATABASE_DIRECT_URL): PostgreSQL's own address, for the migrations and \
                  for listening to revocations, which need a session of their own"
             ),
         };
-        let options = Pool::connect_options(parse(url)?, connection.pool_mode);
+        let options = Pool::connect_options(options, connection.pool_mode);
         let pool = PgPoolOptions::new()
             .max_connections(16)
             .acquire_timeout(Duration::from_secs(10))
