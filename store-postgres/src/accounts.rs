@@ -460,6 +460,7 @@ pub async fn payout_reads(
     business_id: &str,
     source: &str,
     intra_beneficiary: Option<&str>,
+    reference: Option<&str>,
 ) -> Result<Vec<PayoutRead>, StoreError> {
     conn.into()
         .run(async |conn| {
@@ -470,14 +471,17 @@ pub async fn payout_reads(
            a.created_at, a.business_id::text AS "business_id!", o.name AS business_name,
            b.name AS payer_name, COALESCE(b.daily_transfer_limit, $3) AS "daily_limit!",
            (SELECT ap.min_amount FROM approval_policies ap
-             WHERE ap.business_id = b.id AND ap.is_active) AS policy_minimum
+             WHERE ap.business_id = b.id AND ap.is_active) AS policy_minimum,
+           (SELECT t.reference_number FROM transfers t
+             WHERE t.reference = $5 AND t.business_id = b.id) AS reference_owner
          FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id
          JOIN businesses o ON o.id = a.business_id CROSS JOIN businesses b
          WHERE a.account_number IN ($1, $2) AND b.id = $4"#,
                 source,
                 intra_beneficiary.unwrap_or(source),
                 default_daily_limit,
-                id(business_id)
+                id(business_id),
+                reference
             )
             .fetch_all(&mut *conn)
             .await?;
@@ -502,6 +506,7 @@ pub async fn payout_reads(
                     payer_name: row.payer_name,
                     daily_limit: row.daily_limit,
                     policy_minimum: row.policy_minimum,
+                    reference_owner: row.reference_owner,
                 })
                 .collect())
         })

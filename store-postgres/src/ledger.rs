@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use kobo_store::batch::{Batch, NewEntry, Write};
 
 use crate::{id, new_id, StoreError, Tx};
-pub use kobo_store::ledger::AdvancedHead;
+pub use kobo_store::ledger::{AdvancedHead, HeadsAndMoney, Money};
 
 /// Advances each business's head by its places, in one statement that locks the heads until
 /// `tx` ends (in the order given, which must be the businesses' id order): a new head starts
@@ -45,6 +45,115 @@ pub async fn advance_heads(
     )
     .fetch_all(&mut **tx)
     .await?)
+}
+
+/// A payout's first statement, one round trip for what were three: advances the heads as
+/// [`advance_heads`] does, then counts the amount toward the source business's daily total
+/// and moves the balances as `daily_totals::add_within` and `accounts::apply_balance_changes`
+/// do, at the time of the source's first place (and on its Lagos day). The locks are taken in
+/// the ledger's order: the heads (in the order given), the daily total, the accounts. When the
+/// daily total refuses the amount no balance moves. The caller rolls back on any refusal.
+///
+/// Every head has its microseconds (migration 0017), so the times are computed here.
+pub async fn advance_and_move(
+    tx: &mut Tx,
+    businesses: &[(&str, i64)],
+    now: DateTime<Utc>,
+    money: &Money<'_>,
+) -> Result<HeadsAndMoney, StoreError> {
+    let ids = businesses
+        .iter()
+        .map(|(business_id, _)| new_id(business_id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let places: Vec<i64> = businesses.iter().map(|(_, places)| *places).collect();
+    let accounts: Vec<uuid::Uuid> = money
+        .changes
+        .iter()
+        .map(|change| id(change.account_id))
+        .collect();
+    let amounts: Vec<i64> = money.changes.iter().map(|change| change.amount).collect();
+    let debited: Vec<bool> = money.changes.iter().map(|change| change.debited).collect();
+    let (daily_amount, daily_limit) = money.daily.unzip();
+    // `place` aggregates every head, so all are locked before the daily total and the
+    // accounts; `moved` asks `daily` first (its `EXISTS` is evaluated before a row is locked).
+    // The Lagos day: UTC+1, no daylight saving, as `fees::lagos_day`.
+    let rows = sqlx::query!(
+        r#"WITH heads AS (
+           INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at, last_posted_micros)
+           SELECT h.business_id, h.places, $1, $2 + h.places - 1
+           FROM unnest($3::uuid[], $4::bigint[]) WITH ORDINALITY AS h (business_id, places, n)
+           ORDER BY h.n
+           ON CONFLICT (business_id) DO UPDATE SET
+             last_sequence = ledger_heads.last_sequence + excluded.last_sequence,
+             last_posted_micros = CASE
+               WHEN ledger_heads.last_posted_micros < $2 THEN $2 + excluded.last_sequence - 1
+               ELSE ledger_heads.last_posted_micros + excluded.last_sequence END
+           RETURNING business_id, last_sequence, last_posted_micros, last_posted_at
+         ),
+         place AS MATERIALIZED (
+           SELECT DATE '1970-01-01' + ((s.micros + 3600000000) / 86400000000)::int AS day,
+             TIMESTAMPTZ 'epoch' + s.micros * INTERVAL '1 microsecond' AS at
+           FROM (SELECT max(last_posted_micros - $6::bigint + 1)
+                   FILTER (WHERE business_id = $5::uuid) AS micros
+                 FROM heads) s
+         ),
+         daily AS (
+           INSERT INTO daily_transfer_totals (business_id, day, amount)
+           SELECT $5::uuid, p.day, $7::bigint FROM place p
+           WHERE $7::bigint IS NOT NULL AND $7::bigint <= $8::bigint
+           ON CONFLICT (business_id, day) DO UPDATE
+             SET amount = daily_transfer_totals.amount + excluded.amount
+             WHERE daily_transfer_totals.amount + excluded.amount <= $8::bigint
+           RETURNING 1
+         ),
+         moved AS (
+           UPDATE accounts a SET balance = a.balance + c.amount, last_balance_update = p.at,
+             updated_at = p.at
+           FROM unnest($9::uuid[], $10::bigint[], $11::boolean[]) AS c (id, amount, debited),
+             place p
+           WHERE a.id = c.id AND a.balance + c.amount >= 0 AND a.balance + c.amount <= $12
+             AND (a.status = 'active' OR NOT c.debited)
+             AND ($7::bigint IS NULL OR EXISTS (SELECT 1 FROM daily))
+           RETURNING a.id
+         )
+         SELECT h.business_id::text AS "business_id!", h.last_sequence AS "last_sequence!",
+           h.last_posted_micros, h.last_posted_at AS "last_posted_at!",
+           ($7::bigint IS NULL OR EXISTS (SELECT 1 FROM daily)) AS "counted!",
+           (SELECT array_agg(id) FROM moved) AS moved
+         FROM heads h"#,
+        now,
+        now.timestamp_micros(),
+        &ids,
+        &places,
+        id(money.business_id),
+        money.places,
+        daily_amount,
+        daily_limit,
+        &accounts,
+        &amounts,
+        &debited,
+        money.max_balance
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    let counted = rows.first().is_some_and(|row| row.counted);
+    let moved = rows
+        .first()
+        .and_then(|row| row.moved.clone())
+        .unwrap_or_default();
+    Ok(HeadsAndMoney {
+        heads: rows
+            .into_iter()
+            .map(|row| AdvancedHead {
+                business_id: row.business_id,
+                last_sequence: row.last_sequence,
+                last_posted_micros: row.last_posted_micros,
+                last_posted_at: row.last_posted_at,
+            })
+            .collect(),
+        counted,
+        moved: crate::text_ids(moved),
+    })
 }
 
 /// Sets a head's time (both columns) to `last_place`: once, for a head from before migration

@@ -57,14 +57,13 @@ pub async fn find(
                 .fetch_optional(&mut *conn)
                 .await?,
                 Lookup::Reference(reference) => {
-                    // Found by `transfers_reference` in a statement planned each time (see
-                    // [`reference_owner`]), then read by its number as above.
+                    // Found by `transfers_reference` (see [`reference_owner`]), then read by
+                    // its number as above.
                     let number = sqlx::query_scalar!(
                 "SELECT reference_number FROM transfers WHERE business_id = $1 AND reference = $2",
                 business_id,
                 reference
             )
-                    .persistent(false)
                     .fetch_optional(&mut *conn)
                     .await?;
                     let Some(number) = number else {
@@ -94,13 +93,11 @@ pub async fn find(
 
 /// The reference number of the business's transfer that holds the client `reference`.
 ///
-/// Not a prepared statement: PostgreSQL keeps one plan for a prepared statement (its generic
-/// plan), made once on each connection, and on a young table every index that starts with
-/// `business_id` costs the same as the unique one. The kept plan took `transfers_day`, then
-/// (that index dropped) `transfers_keyset`, and filtered every transfer of the business on the
-/// reference, for each payout: quadratic, found by the soak (515 million index entries read for
-/// 60,000 payouts). Planned each time, with the parameters and the table's size, the unique
-/// index wins; planning costs far less.
+/// A prepared statement, whose generic plan PostgreSQL may keep: `transfers_reference` is the
+/// only index that leads with the reference (migration 0017), so no kept plan can read the
+/// business's transfers and filter them on it, as one did through `transfers_day` and then
+/// `transfers_keyset` when the index led with the business (quadratic, found by the soak: 515
+/// million index entries read for 60,000 payouts). `tests/plans.rs` holds it.
 pub async fn reference_owner(
     conn: impl Into<Conn<'_>>,
     business_id: &str,
@@ -113,7 +110,6 @@ pub async fn reference_owner(
                 id(business_id),
                 reference
             )
-            .persistent(false)
             .fetch_optional(&mut *conn)
             .await?)
         })

@@ -528,12 +528,20 @@ async fn accounts_ledger_transactions_round_trip() {
     .unwrap();
     assert_eq!(page.len(), 2);
     assert_eq!(page[0].id, w.current_id);
-    let reads = accounts::payout_reads(&db.pool, 100, &w.business_id, &w.main_number, None)
-        .await
-        .unwrap();
+    let reads = accounts::payout_reads(
+        &db.pool,
+        100,
+        &w.business_id,
+        &w.main_number,
+        None,
+        Some("no transfer holds it"),
+    )
+    .await
+    .unwrap();
     assert_eq!(reads.len(), 1);
     assert_eq!(reads[0].daily_limit, 100);
     assert_eq!(reads[0].policy_minimum, None);
+    assert_eq!(reads[0].reference_owner, None);
     db.finish().await;
 }
 
@@ -1198,5 +1206,150 @@ async fn members_are_listed_in_every_order() {
     assert_eq!(inactive.len(), 1);
     assert_eq!(inactive[0].email, chi);
     assert!(!inactive[0].is_active);
+    db.finish().await;
+}
+
+/// A payout's first statement (`ledger::advance_and_move`) does what its three steps did: the
+/// head's places and times, the daily total on the Lagos day of the first place (not of the
+/// clock, when the clock is behind the head), the balances at that time; a total over the
+/// limit moves no balance; an account that cannot take its change is left out of `moved`.
+#[tokio::test]
+async fn a_payouts_first_statement_takes_its_places_counts_and_moves() {
+    let db = TestDb::migrated().await;
+    let w = world(&db).await;
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    let funded = [accounts::BalanceChange {
+        account_id: &w.main_id,
+        amount: 1_000,
+        debited: false,
+    }];
+    accounts::apply_balance_changes(&mut tx, &funded, i64::MAX, w.at)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let at = |text: &str| DateTime::parse_from_rfc3339(text).unwrap().to_utc();
+    let pay = |amount: i64| {
+        [
+            accounts::BalanceChange {
+                account_id: &w.main_id,
+                amount: -amount,
+                debited: true,
+            },
+            accounts::BalanceChange {
+                account_id: &w.current_id,
+                amount,
+                debited: false,
+            },
+        ]
+    };
+    let money = |changes, daily| ledger::Money {
+        business_id: &w.business_id,
+        places: 2,
+        daily,
+        changes,
+        max_balance: i64::MAX,
+    };
+    let totals = async || -> Vec<(String, i64)> {
+        sqlx::query_as(
+            "SELECT day::text, amount FROM daily_transfer_totals WHERE business_id = $1::uuid \
+             ORDER BY day",
+        )
+        .bind(&w.business_id)
+        .fetch_all(db.pool.inner())
+        .await
+        .unwrap()
+    };
+    let balance = async |account: &str| -> (i64, DateTime<Utc>) {
+        sqlx::query_as("SELECT balance, last_balance_update FROM accounts WHERE id = $1::uuid")
+            .bind(account)
+            .fetch_one(db.pool.inner())
+            .await
+            .unwrap()
+    };
+    let businesses = [(w.business_id.as_str(), 2)];
+
+    // 23:59:59.999999 in Lagos: the first place is now, the last a microsecond later (the
+    // next Lagos day); the amount counts on the first place's day.
+    let first = at("2026-03-01T22:59:59.999999Z");
+    let changes = pay(300);
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    let done = ledger::advance_and_move(
+        &mut tx,
+        &businesses,
+        first,
+        &money(&changes, Some((300, 1_000))),
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(done.heads.len(), 1);
+    assert_eq!(done.heads[0].last_sequence, 2);
+    assert_eq!(
+        done.heads[0].last_posted_micros,
+        Some(first.timestamp_micros() + 1)
+    );
+    assert!(done.counted);
+    let mut moved = done.moved.clone();
+    moved.sort();
+    let mut both = vec![w.main_id.clone(), w.current_id.clone()];
+    both.sort();
+    assert_eq!(moved, both);
+    assert_eq!(totals().await, [("2026-03-01".to_owned(), 300)]);
+    assert_eq!(balance(&w.main_id).await, (700, first));
+
+    // The clock behind the head: the places follow the head, into the next Lagos day, and
+    // the amount counts there (a new day: within the limit again).
+    let changes = pay(600);
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    let done = ledger::advance_and_move(
+        &mut tx,
+        &businesses,
+        at("2026-03-01T22:59:59.999000Z"),
+        &money(&changes, Some((600, 1_000))),
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    let second = first + Duration::microseconds(2);
+    assert_eq!(done.heads[0].last_sequence, 4);
+    assert_eq!(
+        done.heads[0].last_posted_micros,
+        Some(second.timestamp_micros() + 1)
+    );
+    assert!(done.counted);
+    assert_eq!(
+        totals().await,
+        [
+            ("2026-03-01".to_owned(), 300),
+            ("2026-03-02".to_owned(), 600)
+        ]
+    );
+    assert_eq!(balance(&w.main_id).await, (100, second));
+
+    // Over the day's limit: counted no, and no balance moves.
+    let changes = pay(50);
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    let done = ledger::advance_and_move(
+        &mut tx,
+        &businesses,
+        second,
+        &money(&changes, Some((500, 1_000))),
+    )
+    .await
+    .unwrap();
+    assert!(!done.counted);
+    assert!(done.moved.is_empty());
+    tx.rollback().await.unwrap();
+
+    // Not counted (a hold), and more than the balance: the debit is left out.
+    let changes = pay(5_000);
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    let done = ledger::advance_and_move(&mut tx, &businesses, second, &money(&changes, None))
+        .await
+        .unwrap();
+    assert!(done.counted);
+    assert_eq!(done.moved, std::slice::from_ref(&w.current_id));
+    tx.rollback().await.unwrap();
+    assert_eq!(balance(&w.main_id).await.0, 100);
     db.finish().await;
 }

@@ -470,6 +470,7 @@ struct PayoutRecord {
     payer_name: String,
     daily_limit: i64,
     policy_minimum: Option<i64>,
+    reference_owner: Option<String>,
 }
 
 /// The source account and an intra-bank beneficiary's (whoever's), each with its business,
@@ -482,6 +483,7 @@ pub async fn payout_reads(
     business_id: &str,
     source: &str,
     intra_beneficiary: Option<&str>,
+    reference: Option<&str>,
 ) -> Result<Vec<PayoutRead>, StoreError> {
     let beneficiary = intra_beneficiary.unwrap_or(source);
     let query = sqlx::query_as!(
@@ -494,14 +496,17 @@ pub async fn payout_reads(
              a.business_id, o.name AS business_name, b.name AS payer_name,
              COALESCE(b.daily_transfer_limit, ?3) AS "daily_limit!: i64",
              (SELECT ap.min_amount FROM approval_policies ap
-               WHERE ap.business_id = b.id AND ap.is_active = 1) AS "policy_minimum?: i64"
+               WHERE ap.business_id = b.id AND ap.is_active = 1) AS "policy_minimum?: i64",
+             (SELECT t.reference_number FROM transfers t
+               WHERE t.business_id = b.id AND t.reference = ?5) AS "reference_owner?: String"
            FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id
            JOIN businesses o ON o.id = a.business_id CROSS JOIN businesses b
            WHERE a.account_number IN (?1, ?2) AND b.id = ?4"#,
         source,
         beneficiary,
         default_daily_limit,
-        business_id
+        business_id,
+        reference
     );
     let rows = on!(conn, query, fetch_all)?;
     Ok(rows
@@ -510,6 +515,7 @@ pub async fn payout_reads(
             payer_name: r.payer_name,
             daily_limit: r.daily_limit,
             policy_minimum: r.policy_minimum,
+            reference_owner: r.reference_owner,
             account: KoboAccount::from(KoboRecord {
                 id: r.id,
                 account_number: r.account_number,

@@ -454,13 +454,21 @@ async fn accounts_customers_and_policies_round_trip() {
     assert_eq!(newest.virtual_accounts, 1);
     assert_eq!(newest.active + newest.inactive, 1);
 
-    let reads = accounts::payout_reads(&store, 42, &f.business, "1000000001", Some("1000000009"))
-        .await
-        .unwrap();
+    let reads = accounts::payout_reads(
+        &store,
+        42,
+        &f.business,
+        "1000000001",
+        Some("1000000009"),
+        Some("no transfer holds it"),
+    )
+    .await
+    .unwrap();
     assert_eq!(reads.len(), 2);
     assert!(reads.iter().all(|r| r.payer_name == "Ada Stores"
         && r.daily_limit == 42
-        && r.policy_minimum == Some(700)));
+        && r.policy_minimum == Some(700)
+        && r.reference_owner.is_none()));
     assert!(accounts::activity(&store, &[], None, None)
         .await
         .unwrap()

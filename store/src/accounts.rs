@@ -116,4 +116,7 @@ pub struct PayoutRead {
     pub payer_name: String,
     pub daily_limit: i64,
     pub policy_minimum: Option<i64>,
+    /// The reference number of the business's transfer that holds the payout's client
+    /// reference, if one does.
+    pub reference_owner: Option<String>,
 }

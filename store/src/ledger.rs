@@ -13,3 +13,27 @@ pub struct AdvancedHead {
     pub last_posted_micros: Option<i64>,
     pub last_posted_at: DateTime<Utc>,
 }
+
+/// What a payout's first statement moves beside the heads ([`HeadsAndMoney`]).
+#[derive(Clone, Debug)]
+pub struct Money<'a> {
+    /// The business whose first place dates the movement (the payout's source).
+    pub business_id: &'a str,
+    /// The places that business takes: its first is `last_sequence - places + 1`.
+    pub places: i64,
+    /// `(amount, limit)` to count toward the business's total of the Lagos day of its first
+    /// place; `None` when nothing counts (a held transfer).
+    pub daily: Option<(i64, i64)>,
+    /// The balance changes, each kept within zero and `max_balance`, a debited account active.
+    pub changes: &'a [crate::accounts::BalanceChange<'a>],
+    pub max_balance: i64,
+}
+
+/// The heads as advanced, whether the daily total took the amount, and the accounts moved
+/// (none when the daily total refused it).
+#[derive(Clone, Debug)]
+pub struct HeadsAndMoney {
+    pub heads: Vec<AdvancedHead>,
+    pub counted: bool,
+    pub moved: Vec<String>,
+}

@@ -165,9 +165,16 @@ pub async fn payout_reads(
     business_id: &str,
     source: &str,
     intra_beneficiary: Option<&str>,
+    reference: Option<&str>,
 ) -> Result<Vec<PayoutRead>, StoreError> {
     dispatch!(
         conn.into().on(),
-        accounts::payout_reads(default_daily_limit, business_id, source, intra_beneficiary)
+        accounts::payout_reads(
+            default_daily_limit,
+            business_id,
+            source,
+            intra_beneficiary,
+            reference
+        )
     )
 }

@@ -3,10 +3,10 @@
 //! Customer accounts' balances are `accounts`' (`datastore::accounts`).
 
 use super::batch::{Batch, NewEntry, Write};
-use super::{dispatch, StoreError, Tx};
+use super::{dispatch, On, StoreError, Tx};
 use crate::kernel::store;
 use chrono::{DateTime, Utc};
-pub use kobo_store::ledger::AdvancedHead;
+pub use kobo_store::ledger::{AdvancedHead, HeadsAndMoney, Money};
 
 /// Advances each business's head by its places, in one statement that locks the heads until
 /// `tx` ends (in the order given, which must be the businesses' id order): a new head starts
@@ -18,6 +18,25 @@ pub async fn advance_heads(
     now: DateTime<Utc>,
 ) -> Result<Vec<AdvancedHead>, StoreError> {
     dispatch!(tx.on(), ledger::advance_heads(businesses, now))
+}
+
+/// A payout's heads, daily total and balances in one statement on PostgreSQL (one round trip
+/// where the steps take three): see `kobo_store_postgres::ledger::advance_and_move`. `None` on
+/// SQLite, whose statements run in process: the caller takes the steps one by one there.
+pub async fn advance_and_move(
+    tx: &mut Tx,
+    businesses: &[(&str, i64)],
+    now: DateTime<Utc>,
+    money: &Money<'_>,
+) -> Result<Option<HeadsAndMoney>, StoreError> {
+    match tx.on() {
+        On::Sqlite(_) => Ok(None),
+        On::Postgres(tx) => {
+            kobo_store_postgres::ledger::advance_and_move(tx, businesses, now, money)
+                .await
+                .map(Some)
+        }
+    }
 }
 
 /// Sets a head's time (both columns) to `last_place`: once, for a head from before migration

@@ -8,7 +8,8 @@
 //! bank's internal accounts keep no stored balance (the sum of their postings is theirs).
 //!
 //! Lock order, the same in every path: the business's ledger head ([`advance_head`]) first,
-//! then the customer accounts by id. The head hands out the business's next `sequence` and a
+//! then its daily total (a transfer that counts toward the limit), then the customer accounts
+//! by id. The head hands out the business's next `sequence` and a
 //! strictly increasing time: the order of a business's transactions is the order in which
 //! they commit, so a reader paging newest-first by cursor never has a row appear behind it.
 
@@ -18,7 +19,7 @@ use chrono::{DateTime, Duration, DurationRound, Utc};
 
 use crate::datastore::accounts::{self, BalanceChange};
 use crate::datastore::batch::{self, Batch};
-use crate::datastore::ledger;
+use crate::datastore::ledger::{self, AdvancedHead};
 use crate::error::{Error, OrInternal};
 use crate::kernel::config::Environment;
 use crate::kernel::store::Tx;
@@ -165,33 +166,14 @@ pub async fn advance_heads(
     businesses: &[(&str, u32)],
     now: DateTime<Utc>,
 ) -> Result<Vec<Head>, Error> {
-    if businesses.is_empty() || businesses.windows(2).any(|pair| pair[0].0 >= pair[1].0) {
-        return Err(Error::internal(
-            "ledger heads must be advanced in id order, each once",
-        ));
-    }
-    let now = now
-        .duration_trunc(Duration::microseconds(1))
-        .or_internal()?;
-    let places: Vec<(&str, i64)> = businesses
-        .iter()
-        .map(|(business_id, places)| (*business_id, i64::from((*places).max(1))))
-        .collect();
+    let places = places_in_order(businesses)?;
+    let now = to_the_microsecond(now)?;
     let advanced = ledger::advance_heads(tx, &places, now).await?;
     let mut heads = Vec::with_capacity(businesses.len());
     for (business_id, places) in places {
-        let head = advanced
-            .iter()
-            .find(|head| head.business_id == business_id)
-            .ok_or_else(|| Error::internal("a ledger head was not advanced"))?;
-        let sequence = head.last_sequence - places + 1;
-        if let Some(last_micros) = head.last_posted_micros {
-            let posted_at = DateTime::from_timestamp_micros(last_micros - places + 1)
-                .ok_or_else(|| Error::internal("a ledger head's time is out of range"))?;
-            heads.push(Head {
-                sequence,
-                posted_at,
-            });
+        let head = advanced_head(&advanced, business_id)?;
+        if let Some(head) = first_place(head, places)? {
+            heads.push(head);
             continue;
         }
         // A head from before migration 0010: its time is the text column's, once.
@@ -199,11 +181,56 @@ pub async fn advance_heads(
         let last_place = posted_at + Duration::microseconds(places - 1);
         ledger::set_head_time(tx, business_id, last_place).await?;
         heads.push(Head {
-            sequence,
+            sequence: head.last_sequence - places + 1,
             posted_at,
         });
     }
     Ok(heads)
+}
+
+/// `businesses` checked to be in id order, each once, with at least one place each.
+pub(crate) fn places_in_order<'a>(
+    businesses: &[(&'a str, u32)],
+) -> Result<Vec<(&'a str, i64)>, Error> {
+    if businesses.is_empty() || businesses.windows(2).any(|pair| pair[0].0 >= pair[1].0) {
+        return Err(Error::internal(
+            "ledger heads must be advanced in id order, each once",
+        ));
+    }
+    Ok(businesses
+        .iter()
+        .map(|(business_id, places)| (*business_id, i64::from((*places).max(1))))
+        .collect())
+}
+
+/// `now` to the microsecond the stores keep.
+pub(crate) fn to_the_microsecond(now: DateTime<Utc>) -> Result<DateTime<Utc>, Error> {
+    now.duration_trunc(Duration::microseconds(1)).or_internal()
+}
+
+/// The head of `business_id` among those advanced.
+pub(crate) fn advanced_head<'a>(
+    advanced: &'a [AdvancedHead],
+    business_id: &str,
+) -> Result<&'a AdvancedHead, Error> {
+    advanced
+        .iter()
+        .find(|head| head.business_id == business_id)
+        .ok_or_else(|| Error::internal("a ledger head was not advanced"))
+}
+
+/// The first of the `places` a head was advanced by; `None` for a head from before migration
+/// 0010, which has no time in microseconds.
+pub(crate) fn first_place(head: &AdvancedHead, places: i64) -> Result<Option<Head>, Error> {
+    let Some(last_micros) = head.last_posted_micros else {
+        return Ok(None);
+    };
+    let posted_at = DateTime::from_timestamp_micros(last_micros - places + 1)
+        .ok_or_else(|| Error::internal("a ledger head's time is out of range"))?;
+    Ok(Some(Head {
+        sequence: head.last_sequence - places + 1,
+        posted_at,
+    }))
 }
 
 /// Checks that `postings` form a journal entry: at least two, none zero, summing to zero.
@@ -251,45 +278,87 @@ pub async fn post_into(
     head: Head,
 ) -> Result<Result<String, Refusal>, Error> {
     check_balanced(&entry.postings)?;
-    // Each customer account's change, in id order: one conditional update moves them all,
-    // and answers the ids it moved.
-    let mut changes: BTreeMap<&str, Change> = BTreeMap::new();
-    for posting in &entry.postings {
-        if let LedgerAccount::Customer(id) = &posting.account {
-            let change = changes.entry(id).or_default();
-            change.amount += posting.amount;
-            change.debited |= posting.amount < 0;
-        }
+    let changes = Changes::of(entry);
+    if let Err(refusal) = changes.apply(tx, head.posted_at).await? {
+        return Ok(Err(refusal));
     }
-    if !changes.is_empty() {
-        let balance_changes: Vec<BalanceChange> = changes
+    Ok(Ok(record_into(batch, entry, head.posted_at)?))
+}
+
+/// Writes `entry` and its postings at `at` as a write of `batch`, once its balances have moved
+/// ([`Changes::apply`], or a store's statement that moves them with the heads). Returns the
+/// entry's id.
+pub fn record_into(
+    batch: &mut Batch,
+    entry: &Entry<'_>,
+    at: DateTime<Utc>,
+) -> Result<String, Error> {
+    check_balanced(&entry.postings)?;
+    let postings: Vec<(&str, i64)> = entry
+        .postings
+        .iter()
+        .map(|posting| (posting.account.id(), posting.amount))
+        .collect();
+    Ok(ledger::record_entry_into(
+        batch,
+        entry.business_id,
+        entry.kind,
+        &postings,
+        at,
+    ))
+}
+
+/// What an entry does to the customer accounts it posts to, in id order.
+pub struct Changes<'a>(BTreeMap<&'a str, Change>);
+
+impl<'a> Changes<'a> {
+    pub fn of(entry: &'a Entry<'_>) -> Changes<'a> {
+        let mut changes: BTreeMap<&str, Change> = BTreeMap::new();
+        for posting in &entry.postings {
+            if let LedgerAccount::Customer(id) = &posting.account {
+                let change = changes.entry(id).or_default();
+                change.amount += posting.amount;
+                change.debited |= posting.amount < 0;
+            }
+        }
+        Changes(changes)
+    }
+
+    /// The balance changes, as the stores take them.
+    pub fn balance_changes(&self) -> Vec<BalanceChange<'_>> {
+        self.0
             .iter()
             .map(|(account_id, change)| BalanceChange {
                 account_id,
                 amount: change.amount,
                 debited: change.debited,
             })
-            .collect();
-        let moved =
-            accounts::apply_balance_changes(tx, &balance_changes, MAX_BALANCE, head.posted_at)
-                .await?;
-        if moved.len() != changes.len() {
-            return Ok(Err(refusal(tx, &changes, &moved).await?));
-        }
+            .collect()
     }
-    let postings: Vec<(&str, i64)> = entry
-        .postings
-        .iter()
-        .map(|posting| (posting.account.id(), posting.amount))
-        .collect();
-    let entry_id = ledger::record_entry_into(
-        batch,
-        entry.business_id,
-        entry.kind,
-        &postings,
-        head.posted_at,
-    );
-    Ok(Ok(entry_id))
+
+    /// Moves the balances at `at`, in one conditional update; why the first account that did
+    /// not move refused, if one did not.
+    pub async fn apply(
+        &self,
+        tx: &mut Tx,
+        at: DateTime<Utc>,
+    ) -> Result<Result<(), Refusal>, Error> {
+        if self.0.is_empty() {
+            return Ok(Ok(()));
+        }
+        let moved =
+            accounts::apply_balance_changes(tx, &self.balance_changes(), MAX_BALANCE, at).await?;
+        self.judge(tx, &moved).await
+    }
+
+    /// Whether the accounts `moved` are all of them, and if not, why the first that did not
+    /// move (in id order) refused.
+    pub async fn judge(&self, tx: &mut Tx, moved: &[String]) -> Result<Result<(), Refusal>, Error> {
+        if moved.len() == self.0.len() {
+            return Ok(Ok(()));
+        }
+        Ok(Err(refusal(tx, &self.0, moved).await?))
+    }
 }
 
 /// What an entry does to one customer account.

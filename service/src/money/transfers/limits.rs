@@ -22,8 +22,19 @@ pub(crate) async fn count_toward_daily_limit(
     if amount <= limit && daily_totals::add_within(tx, business_id, day, amount, limit).await? {
         return Ok(());
     }
+    Err(over_daily_limit(tx, business_id, day, limit).await?)
+}
+
+/// The refusal of an amount the business's total of `day` could not take under `limit`
+/// (`83`), with what was sent that day.
+pub(crate) async fn over_daily_limit(
+    tx: &mut Tx,
+    business_id: &str,
+    day: &str,
+    limit: i64,
+) -> Result<Error, Error> {
     let spent = daily_totals::spent(tx, business_id, day).await?;
-    Err(refused(format!(
+    Ok(refused(format!(
         "The daily transfer limit of NGN {} would be exceeded (NGN {} sent today)",
         amount_text(i128::from(limit)),
         amount_text(i128::from(spent.unwrap_or(0)))

@@ -30,8 +30,7 @@ use crate::platform::logs::{self, AuditEntry};
 use crate::provider::{CoreBanking, NipTransfer};
 
 use super::checks::{check_recipient, check_source, duplicate, invalid, mismatch, refused};
-use super::limits::count_toward_daily_limit;
-use super::postings::{execute, lock_heads, payer, Plan};
+use super::postings::{execute, open, payer, transfer_entry, Opening, Plan};
 use super::status::{ApprovalState, TransferStatus};
 use super::views::view;
 use super::TransferRequest;
@@ -109,6 +108,8 @@ struct Payout {
     held: bool,
     narration: String,
     reference_number: String,
+    /// The transfer that held the client reference when the payout's reads were made.
+    reference_owner: Option<String>,
 }
 
 impl Payout {
@@ -170,6 +171,7 @@ async fn prepare(
         context.business_id(),
         &request.source_account_number,
         intra.then_some(request.beneficiary_account_number.as_str()),
+        request.reference.as_deref(),
     )
     .await?;
     let (source, settings) = source_of(reads.source, &request)?;
@@ -198,7 +200,8 @@ async fn prepare(
         request.narration.as_deref(),
         &format!("Transfer from {}", payer.account_name),
     );
-    let mut payout = Payout {
+    let payout = Payout {
+        reference_owner: reads.reference_owner,
         reference_number: transactions::new_reference("TRF", context.clock.now()),
         charges: fees::charges(policy, !intra, amount.get()),
         held: settings
@@ -213,7 +216,7 @@ async fn prepare(
         narration,
     };
     provider.screen_transfer(&nip_transfer(&payout)).await?;
-    check_before_writing(context, &mut payout).await?;
+    check_before_writing(&payout)?;
     Ok(payout)
 }
 
@@ -272,12 +275,12 @@ fn nip_transfer(payout: &Payout) -> NipTransfer {
     }
 }
 
-/// What needs no lock is read before the transaction (on SQLite, before the write turn): a
+/// What needs no lock, read before the transaction (on SQLite, before the write turn): a
 /// hold that could never be approved under the daily limit (`83`, refused now rather than in
-/// 72 hours), the client reference (`26`), the intra-bank recipient's account (`83`).
-/// Whatever races them is decided inside the transaction: the unique index on the reference,
-/// the conditional debit (an account frozen meanwhile refuses it).
-async fn check_before_writing(context: &Context<'_>, payout: &mut Payout) -> Result<(), Error> {
+/// 72 hours), the client reference (`26`, read with the accounts), the intra-bank recipient's
+/// account (`83`). Whatever races them is decided inside the transaction: the unique index on
+/// the reference, the conditional debit (an account frozen meanwhile refuses it).
+fn check_before_writing(payout: &Payout) -> Result<(), Error> {
     if payout.held && payout.amount.get() > payout.settings.daily_limit {
         return Err(refused(format!(
             "The daily transfer limit of NGN {} is below this amount: no approval could \
@@ -285,12 +288,8 @@ async fn check_before_writing(context: &Context<'_>, payout: &mut Payout) -> Res
             amount_text(i128::from(payout.settings.daily_limit))
         )));
     }
-    if let Some(reference) = &payout.request.reference {
-        if let Some(other) =
-            reference_owner(context.store, context.business_id(), reference).await?
-        {
-            return Err(duplicate(reference, &other));
-        }
+    if let (Some(reference), Some(other)) = (&payout.request.reference, &payout.reference_owner) {
+        return Err(duplicate(reference, other));
     }
     if let Some((account, _)) = payout.recipient() {
         check_recipient(account)?;
@@ -299,7 +298,8 @@ async fn check_before_writing(context: &Context<'_>, payout: &mut Payout) -> Res
 }
 
 /// The payout's transaction: the heads, the daily limit (not for a hold: its approval counts
-/// it), the balances, then every row in one batch, the key's answer with them.
+/// it) and the balances ([`open`]: one statement on PostgreSQL), then every row in one batch,
+/// the key's answer with them.
 async fn write(
     tx: &mut Tx,
     context: &Context<'_>,
@@ -307,19 +307,27 @@ async fn write(
     completion: &mut Completion,
 ) -> Result<models::Transfer, Error> {
     let business_id = context.business_id();
-    let recipient_business = payout
-        .beneficiary
-        .kobo_account
-        .as_ref()
-        .map(|(_, b)| b.as_str());
-    let now = context.clock.now();
-    let heads = lock_heads(tx, business_id, recipient_business, payout.places(), now).await?;
+    let kobo_beneficiary = payout.beneficiary.kobo_account.as_ref();
+    let entry = transfer_entry(
+        context.config.environment,
+        business_id,
+        &payout.source,
+        kobo_beneficiary.map(|(account, _)| account),
+        payout.amount,
+        payout.charges,
+        payout.held,
+    );
+    let opening = Opening {
+        source: &payout.source,
+        business_id,
+        recipient_business: kobo_beneficiary.map(|(_, business)| business.as_str()),
+        source_places: payout.places(),
+        daily: (!payout.held).then_some((payout.amount.get(), payout.settings.daily_limit)),
+        entry: &entry,
+    };
+    let heads = open(tx, &opening, context.clock.now()).await?;
     let head = heads.source;
     let day = fees::lagos_day(head.posted_at);
-    if !payout.held {
-        let limit = payout.settings.daily_limit;
-        count_toward_daily_limit(tx, business_id, &day, payout.amount.get(), limit).await?;
-    }
     let plan = Plan {
         business_id,
         source: &payout.source,
@@ -336,7 +344,7 @@ async fn write(
     };
     // Everything from here on is written in one statement, after the balances moved.
     let mut batch = Batch::new();
-    let executed = execute(tx, &mut batch, context.config, &plan).await?;
+    let executed = execute(&mut batch, &plan, &entry)?;
     let row = transfer_row(context, payout, head.posted_at);
     let transfer = view(&row)?;
     let written = Written {
@@ -488,6 +496,8 @@ struct PayoutReads {
     source: Option<(AccountRow, BusinessSettings)>,
     /// An intra-bank beneficiary's account, whoever's, with its business.
     beneficiary: Option<KoboAccount>,
+    /// The transfer that holds the client reference.
+    reference_owner: Option<String>,
 }
 
 /// The source account, the beneficiary's if it is in this bank, and the business's daily
@@ -501,6 +511,7 @@ async fn payout_reads(
     business_id: &str,
     source: &str,
     intra_beneficiary: Option<&str>,
+    reference: Option<&str>,
 ) -> Result<PayoutReads, Error> {
     let rows = datastore::accounts::payout_reads(
         conn,
@@ -508,13 +519,16 @@ async fn payout_reads(
         business_id,
         source,
         intra_beneficiary,
+        reference,
     )
     .await?;
     let mut reads = PayoutReads {
         source: None,
         beneficiary: None,
+        reference_owner: None,
     };
     for row in rows {
+        reads.reference_owner = row.reference_owner.clone();
         let found = row.account;
         if found.account.account_number == source && found.business_id == business_id {
             let settings = BusinessSettings {

@@ -6,15 +6,20 @@ use generated_server::models;
 use generated_server::ResponseCode;
 
 use super::checks::*;
+use super::limits::{count_toward_daily_limit, over_daily_limit};
+use crate::datastore;
 use crate::datastore::batch::Batch;
+use crate::datastore::ledger::Money;
 use crate::error::Error;
-use crate::kernel::config::{Config, Environment};
+use crate::kernel::config::Environment;
 use crate::kernel::store::Tx;
 use crate::money::accounts::{self, AccountRow};
+use crate::money::amount::MAX_BALANCE;
 use crate::money::amount::{amount_text, Kobo};
 use crate::money::banks::{self, Beneficiary};
+use crate::money::fees;
 use crate::money::fees::Charges;
-use crate::money::ledger::{self, Entry, Head, Internal, LedgerAccount, Posting, Refusal};
+use crate::money::ledger::{self, Changes, Entry, Head, Internal, LedgerAccount, Posting, Refusal};
 use crate::money::nuban;
 use crate::money::transactions::{self, NewTransaction, Originator};
 use crate::outbox::events;
@@ -37,34 +42,124 @@ pub(crate) async fn lock_heads(
     source_places: u32,
     now: DateTime<Utc>,
 ) -> Result<Heads, Error> {
-    let places = |business: &str| if business == source { source_places } else { 1 };
+    let order = head_order(source, recipient, source_places);
+    let heads = ledger::advance_heads(tx, &order, now).await?;
+    Ok(Heads::of(source, &order, &heads))
+}
+
+/// The heads to take, in business-id order (the lock order): the source business's with its
+/// places, and another business's it credits with one.
+fn head_order<'a>(
+    source: &'a str,
+    recipient: Option<&'a str>,
+    source_places: u32,
+) -> Vec<(&'a str, u32)> {
     match recipient {
         Some(other) if other != source => {
-            let (first, second) = if source < other {
-                (source, other)
-            } else {
-                (other, source)
-            };
-            let heads =
-                ledger::advance_heads(tx, &[(first, places(first)), (second, places(second))], now)
-                    .await?;
-            let (first_head, second_head) = (heads[0], heads[1]);
-            Ok(if first == source {
-                Heads {
-                    source: first_head,
-                    recipient: Some(second_head),
-                }
-            } else {
-                Heads {
-                    source: second_head,
-                    recipient: Some(first_head),
-                }
-            })
+            let mut order = vec![(source, source_places), (other, 1)];
+            order.sort_by_key(|(business, _)| *business);
+            order
         }
-        _ => Ok(Heads {
-            source: ledger::advance_head_by(tx, source, source_places, now).await?,
+        _ => vec![(source, source_places)],
+    }
+}
+
+impl Heads {
+    /// The heads taken in `order` ([`head_order`]), `source`'s apart.
+    fn of(source: &str, order: &[(&str, u32)], heads: &[Head]) -> Heads {
+        let mut taken = Heads {
+            source: heads[0],
             recipient: None,
-        }),
+        };
+        for ((business, _), head) in order.iter().zip(heads) {
+            if *business == source {
+                taken.source = *head;
+            } else {
+                taken.recipient = Some(*head);
+            }
+        }
+        taken
+    }
+}
+
+/// What a payout moves before its rows are written ([`open`]).
+pub(super) struct Opening<'a> {
+    pub(super) source: &'a AccountRow,
+    pub(super) business_id: &'a str,
+    /// The business of an intra-bank beneficiary, whose head is taken too.
+    pub(super) recipient_business: Option<&'a str>,
+    pub(super) source_places: u32,
+    /// `(amount, limit)` counted toward the business's daily total; `None` for a hold (its
+    /// approval counts it).
+    pub(super) daily: Option<(i64, i64)>,
+    pub(super) entry: &'a Entry<'a>,
+}
+
+/// A payout's first writes: its heads taken ([`lock_heads`]), its amount counted toward the
+/// daily limit on the Lagos day of its first place, its balances moved at that place's time.
+/// One statement on PostgreSQL (the heads are locked for two round trips fewer); one statement
+/// a step on SQLite. Refused with nothing to keep (the caller rolls back): `83` over the daily
+/// limit, for want of funds or when the recipient cannot hold the amount; `48` when the
+/// source is no longer active.
+pub(super) async fn open(
+    tx: &mut Tx,
+    opening: &Opening<'_>,
+    now: DateTime<Utc>,
+) -> Result<Heads, Error> {
+    let business_id = opening.business_id;
+    let order = head_order(
+        business_id,
+        opening.recipient_business,
+        opening.source_places,
+    );
+    let changes = Changes::of(opening.entry);
+    let places = ledger::places_in_order(&order)?;
+    let now = ledger::to_the_microsecond(now)?;
+    let source_places = i64::from(opening.source_places.max(1));
+    let balance_changes = changes.balance_changes();
+    let money = Money {
+        business_id,
+        places: source_places,
+        daily: opening.daily,
+        changes: &balance_changes,
+        max_balance: MAX_BALANCE,
+    };
+    let (heads, moved) = match datastore::ledger::advance_and_move(tx, &places, now, &money).await?
+    {
+        Some(done) => {
+            let mut heads = Vec::with_capacity(places.len());
+            for (business, places) in &places {
+                let head = ledger::advanced_head(&done.heads, business)?;
+                heads.push(ledger::first_place(head, *places)?.ok_or_else(|| {
+                    Error::internal("a ledger head without its time in microseconds (0017)")
+                })?);
+            }
+            let heads = Heads::of(business_id, &order, &heads);
+            if !done.counted {
+                let (_, limit) = opening.daily.unwrap_or_default();
+                let day = fees::lagos_day(heads.source.posted_at);
+                return Err(over_daily_limit(tx, business_id, &day, limit).await?);
+            }
+            let moved = changes.judge(tx, &done.moved).await?;
+            (heads, moved)
+        }
+        None => {
+            let heads = Heads::of(
+                business_id,
+                &order,
+                &ledger::advance_heads(tx, &order, now).await?,
+            );
+            if let Some((amount, limit)) = opening.daily {
+                let day = fees::lagos_day(heads.source.posted_at);
+                count_toward_daily_limit(tx, business_id, &day, amount, limit).await?;
+            }
+            let moved = changes.apply(tx, heads.source.posted_at).await?;
+            (heads, moved)
+        }
+    };
+    match moved {
+        Ok(()) => Ok(heads),
+        Err(refusal) => Err(refusal_of(refusal, &opening.source.account_number)),
     }
 }
 
@@ -93,46 +188,51 @@ impl Plan<'_> {
     fn intra(&self) -> bool {
         self.beneficiary.kobo_account.is_some()
     }
+}
 
-    /// The balanced entry: the amount and the charges leave the source as postings of their
-    /// own (so each transaction the business sees, the transfer and the fee, is backed by its
-    /// own posting) for the held account, or for their destination and the fees.
-    fn entry(&self, environment: Environment) -> Entry<'_> {
-        let amount = self.amount.get();
-        let charges = self.charges.total();
-        let mut postings = vec![Posting {
-            account: LedgerAccount::Customer(self.source.id.clone()),
-            amount: -amount,
-        }];
-        if charges > 0 {
-            postings.push(Posting {
-                account: LedgerAccount::Customer(self.source.id.clone()),
-                amount: -charges,
-            });
-        }
-        if self.held {
-            postings.push(Posting {
-                account: LedgerAccount::Internal(Internal::Held, environment),
-                amount: amount + charges,
-            });
-        } else {
-            let recipient = self
-                .beneficiary
-                .kobo_account
-                .as_ref()
-                .map(|(account, _)| account.id.as_str());
-            postings.extend(destination_postings(
-                environment,
-                recipient,
-                amount,
-                charges,
-            ));
-        }
-        Entry {
-            business_id: self.business_id,
-            kind: "transfer",
-            postings,
-        }
+/// A transfer's balanced entry, posted by the source business: the amount and the charges
+/// leave `source` as postings of their own (so each transaction the business sees, the
+/// transfer and the fee, is backed by its own posting) for the held account when `held`, or
+/// for their destination (an intra-bank `recipient`, or NIP) and the fees.
+pub(super) fn transfer_entry<'a>(
+    environment: Environment,
+    business_id: &'a str,
+    source: &AccountRow,
+    recipient: Option<&AccountRow>,
+    amount: Kobo,
+    charges: Charges,
+    held: bool,
+) -> Entry<'a> {
+    let amount = amount.get();
+    let charges = charges.total();
+    let mut postings = vec![Posting {
+        account: LedgerAccount::Customer(source.id.clone()),
+        amount: -amount,
+    }];
+    if charges > 0 {
+        postings.push(Posting {
+            account: LedgerAccount::Customer(source.id.clone()),
+            amount: -charges,
+        });
+    }
+    if held {
+        postings.push(Posting {
+            account: LedgerAccount::Internal(Internal::Held, environment),
+            amount: amount + charges,
+        });
+    } else {
+        let recipient = recipient.map(|account| account.id.as_str());
+        postings.extend(destination_postings(
+            environment,
+            recipient,
+            amount,
+            charges,
+        ));
+    }
+    Entry {
+        business_id,
+        kind: "transfer",
+        postings,
     }
 }
 
@@ -142,21 +242,14 @@ pub(super) struct Executed {
     pub(super) fee_transaction: Option<String>,
 }
 
-/// Posts the transfer's entry (the balances now, one conditional update) and puts its
-/// transactions in `batch`: the debit, the fee, an intra-bank recipient's credit. Refused with
-/// nothing written: `83` for want of funds or when the recipient cannot hold the amount, `48`
-/// when the source is no longer active.
-pub(super) async fn execute(
-    tx: &mut Tx,
+/// Puts the transfer's `entry` (its balances already moved by [`open`]) and its transactions
+/// in `batch`: the debit, the fee, an intra-bank recipient's credit.
+pub(super) fn execute(
     batch: &mut Batch,
-    config: &Config,
     plan: &Plan<'_>,
+    entry: &Entry<'_>,
 ) -> Result<Executed, Error> {
-    let entry = plan.entry(config.environment);
-    let entry_id = match ledger::post_into(tx, batch, &entry, plan.head).await? {
-        Ok(entry_id) => entry_id,
-        Err(refusal) => return Err(refusal_of(refusal, plan)),
-    };
+    let entry_id = ledger::record_into(batch, entry, plan.head.posted_at)?;
     let debit = transactions::record_into(batch, &debit_transaction(plan, &entry_id))?;
     let mut place = plan.head;
     let fee_transaction = match fee_transaction(plan, &entry_id, place.next()) {
@@ -191,15 +284,14 @@ pub(super) async fn execute(
 }
 
 /// How the ledger's refusal of a transfer's entry is answered.
-fn refusal_of(refusal: Refusal, plan: &Plan<'_>) -> Error {
+fn refusal_of(refusal: Refusal, source_account_number: &str) -> Error {
     match refusal {
         Refusal::InsufficientFunds { .. } => refused(format!(
-            "Insufficient funds in account {}",
-            plan.source.account_number
+            "Insufficient funds in account {source_account_number}"
         )),
         Refusal::BalanceLimit { .. } => refused("The beneficiary account cannot hold this amount"),
         Refusal::Inactive { status, .. } => Error::new(ResponseCode::InvalidState).with_message(
-            format!("Source account {} is {status}", plan.source.account_number),
+            format!("Source account {source_account_number} is {status}"),
         ),
     }
 }
