@@ -323,3 +323,76 @@ async fn postings_waiting_for_a_head_leave_the_pool_to_others() {
         "every queued posting took the next place"
     );
 }
+
+/// Payouts between two businesses in both directions at once, from two processes. Each takes
+/// both businesses' heads (in business-id order), its daily total and both accounts in one
+/// statement on PostgreSQL, in the ledger's lock order, so none deadlocks and every one is
+/// paid: each side ends where it began, and the ledger balances.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn payouts_both_ways_between_two_businesses_at_once_are_all_paid() {
+    let kit = TestKit::start(StoreKind::Postgres, roomy_budget()).await;
+    let second = kit.another_process().await;
+    let ours = kit.integration_token().await;
+    let (other, their_owner) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let theirs = kit.integration_token_of(&other).await;
+    let our_main = kit.business.main_account_number.clone();
+    let their_main = other.main_account_number.clone();
+    kit.credit(&ours, &our_main, "1000").await;
+    kit.credit(&theirs, &their_main, "1000").await;
+    let (ours_before, theirs_before) = (
+        balance_of(&kit, &our_main).await,
+        kit.op(
+            Operation::GetAccount,
+            &their_owner,
+            json!({"account_number": their_main}),
+        )
+        .await
+        .expect(ResponseCode::Success)["balance"]
+            .clone(),
+    );
+    let us = (our_main.as_str(), "Adaeze Foods Ltd");
+    let them = (their_main.as_str(), "Lagos Fresh Produce Ltd");
+    let calls: Vec<Call> = (0..12)
+        .flat_map(|n| {
+            [
+                both_ways(&ours, us, them, n),
+                both_ways(&theirs, them, us, n),
+            ]
+        })
+        .collect();
+    let replies = kit.race(&[second], calls).await;
+    assert_eq!(count(&replies, ResponseCode::Success), 24, "{replies:#?}");
+    assert_eq!(balance_of(&kit, &our_main).await, ours_before);
+    let theirs_after = kit
+        .op(
+            Operation::GetAccount,
+            &their_owner,
+            json!({"account_number": their_main}),
+        )
+        .await
+        .expect(ResponseCode::Success)["balance"]
+        .clone();
+    assert_eq!(theirs_after, theirs_before);
+    kit.assert_ledger_balances().await;
+}
+
+/// An intra-bank payout of NGN 30.00 from `from` to `to` (number, name), under its own key.
+fn both_ways<'a>(token: &'a str, from: (&str, &str), to: (&str, &str), n: usize) -> Call<'a> {
+    Call::new(
+        Operation::FundsTransferApi.path(),
+        Some(token),
+        json!({
+            "source_account_number": from.0,
+            "source_account_name": from.1,
+            "beneficiary_account_number": to.0,
+            "beneficiary_account_name": to.1,
+            "bank_code": "090823",
+            "amount": "30",
+            "narration": "Both ways",
+            "transfer_type": "intra",
+        }),
+    )
+    .header("idempotency-key", format!("both-ways-{}-{n}", from.0))
+}
