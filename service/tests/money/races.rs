@@ -32,9 +32,14 @@ fn count(replies: &[kobo::testkit::Reply], code: ResponseCode) -> usize {
 }
 
 async fn balance_of(kit: &TestKit, number: &str) -> String {
+    balance_seen_by(kit, &kit.owner_token, number).await
+}
+
+/// The balance of `number` as the Dashboard of `owner_token`'s business shows it.
+async fn balance_seen_by(kit: &TestKit, owner_token: &str, number: &str) -> String {
     kit.op(
         Operation::GetAccount,
-        &kit.owner_token,
+        owner_token,
         json!({"account_number": number}),
     )
     .await
@@ -341,17 +346,8 @@ async fn payouts_both_ways_between_two_businesses_at_once_are_all_paid() {
     let their_main = other.main_account_number.clone();
     kit.credit(&ours, &our_main, "1000").await;
     kit.credit(&theirs, &their_main, "1000").await;
-    let (ours_before, theirs_before) = (
-        balance_of(&kit, &our_main).await,
-        kit.op(
-            Operation::GetAccount,
-            &their_owner,
-            json!({"account_number": their_main}),
-        )
-        .await
-        .expect(ResponseCode::Success)["balance"]
-            .clone(),
-    );
+    let ours_before = balance_of(&kit, &our_main).await;
+    let theirs_before = balance_seen_by(&kit, &their_owner, &their_main).await;
     let us = (our_main.as_str(), "Adaeze Foods Ltd");
     let them = (their_main.as_str(), "Lagos Fresh Produce Ltd");
     let calls: Vec<Call> = (0..12)
@@ -365,15 +361,7 @@ async fn payouts_both_ways_between_two_businesses_at_once_are_all_paid() {
     let replies = kit.race(&[second], calls).await;
     assert_eq!(count(&replies, ResponseCode::Success), 24, "{replies:#?}");
     assert_eq!(balance_of(&kit, &our_main).await, ours_before);
-    let theirs_after = kit
-        .op(
-            Operation::GetAccount,
-            &their_owner,
-            json!({"account_number": their_main}),
-        )
-        .await
-        .expect(ResponseCode::Success)["balance"]
-        .clone();
+    let theirs_after = balance_seen_by(&kit, &their_owner, &their_main).await;
     assert_eq!(theirs_after, theirs_before);
     kit.assert_ledger_balances().await;
 }
