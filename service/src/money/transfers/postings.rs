@@ -106,61 +106,85 @@ pub(super) async fn open(
     opening: &Opening<'_>,
     now: DateTime<Utc>,
 ) -> Result<Heads, Error> {
-    let business_id = opening.business_id;
     let order = head_order(
-        business_id,
+        opening.business_id,
         opening.recipient_business,
         opening.source_places,
     );
-    let changes = Changes::of(opening.entry);
-    let places = ledger::places_in_order(&order)?;
     let now = ledger::to_the_microsecond(now)?;
-    let source_places = i64::from(opening.source_places.max(1));
-    let balance_changes = changes.balance_changes();
-    let money = Money {
-        business_id,
-        places: source_places,
-        daily: opening.daily,
-        changes: &balance_changes,
-        max_balance: MAX_BALANCE,
-    };
-    let (heads, moved) = match datastore::ledger::advance_and_move(tx, &places, now, &money).await?
-    {
-        Some(done) => {
-            let mut heads = Vec::with_capacity(places.len());
-            for (business, places) in &places {
-                let head = ledger::advanced_head(&done.heads, business)?;
-                heads.push(ledger::first_place(head, *places)?.ok_or_else(|| {
-                    Error::internal("a ledger head without its time in microseconds (0017)")
-                })?);
-            }
-            let heads = Heads::of(business_id, &order, &heads);
-            if !done.counted {
-                let (_, limit) = opening.daily.unwrap_or_default();
-                let day = fees::lagos_day(heads.source.posted_at);
-                return Err(over_daily_limit(tx, business_id, &day, limit).await?);
-            }
-            let moved = changes.judge(tx, &done.moved).await?;
-            (heads, moved)
-        }
-        None => {
-            let heads = Heads::of(
-                business_id,
-                &order,
-                &ledger::advance_heads(tx, &order, now).await?,
-            );
-            if let Some((amount, limit)) = opening.daily {
-                let day = fees::lagos_day(heads.source.posted_at);
-                count_toward_daily_limit(tx, business_id, &day, amount, limit).await?;
-            }
-            let moved = changes.apply(tx, heads.source.posted_at).await?;
-            (heads, moved)
-        }
+    let changes = Changes::of(opening.entry);
+    let (heads, moved) = match open_in_one(tx, opening, &order, &changes, now).await? {
+        Some(opened) => opened,
+        None => open_in_steps(tx, opening, &order, &changes, now).await?,
     };
     match moved {
         Ok(()) => Ok(heads),
         Err(refusal) => Err(refusal_of(refusal, &opening.source.account_number)),
     }
+}
+
+/// The heads taken and the balances moved, or why an account refused.
+type Opened = (Heads, Result<(), Refusal>);
+
+/// [`open`] as one statement (`datastore::ledger::advance_and_move`); `None` where the store
+/// takes the steps one by one (SQLite).
+async fn open_in_one(
+    tx: &mut Tx,
+    opening: &Opening<'_>,
+    order: &[(&str, u32)],
+    changes: &Changes<'_>,
+    now: DateTime<Utc>,
+) -> Result<Option<Opened>, Error> {
+    let business_id = opening.business_id;
+    let places = ledger::places_in_order(order)?;
+    let balance_changes = changes.balance_changes();
+    let money = Money {
+        business_id,
+        places: i64::from(opening.source_places.max(1)),
+        daily: opening.daily,
+        changes: &balance_changes,
+        max_balance: MAX_BALANCE,
+    };
+    let Some(done) = datastore::ledger::advance_and_move(tx, &places, now, &money).await? else {
+        return Ok(None);
+    };
+    let mut heads = Vec::with_capacity(places.len());
+    for (business, places) in &places {
+        let head = ledger::advanced_head(&done.heads, business)?;
+        heads.push(ledger::first_place(head, *places)?.ok_or_else(|| {
+            Error::internal("a ledger head without its time in microseconds (0017)")
+        })?);
+    }
+    let heads = Heads::of(business_id, order, &heads);
+    if !done.counted {
+        let (_, limit) = opening.daily.unwrap_or_default();
+        let day = fees::lagos_day(heads.source.posted_at);
+        return Err(over_daily_limit(tx, business_id, &day, limit).await?);
+    }
+    let moved = changes.judge(tx, &done.moved).await?;
+    Ok(Some((heads, moved)))
+}
+
+/// [`open`] one statement a step: the heads, the daily total, the balances.
+async fn open_in_steps(
+    tx: &mut Tx,
+    opening: &Opening<'_>,
+    order: &[(&str, u32)],
+    changes: &Changes<'_>,
+    now: DateTime<Utc>,
+) -> Result<Opened, Error> {
+    let business_id = opening.business_id;
+    let heads = Heads::of(
+        business_id,
+        order,
+        &ledger::advance_heads(tx, order, now).await?,
+    );
+    if let Some((amount, limit)) = opening.daily {
+        let day = fees::lagos_day(heads.source.posted_at);
+        count_toward_daily_limit(tx, business_id, &day, amount, limit).await?;
+    }
+    let moved = changes.apply(tx, heads.source.posted_at).await?;
+    Ok((heads, moved))
 }
 
 /// What [`execute`] posts.
