@@ -282,30 +282,19 @@ pub async fn post_into(
     if let Err(refusal) = changes.apply(tx, head.posted_at).await? {
         return Ok(Err(refusal));
     }
-    Ok(Ok(record_into(batch, entry, head.posted_at)?))
+    Ok(Ok(record_into(batch, entry, head.posted_at)))
 }
 
-/// Writes `entry` and its postings at `at` as a write of `batch`, once its balances have moved
-/// ([`Changes::apply`], or a store's statement that moves them with the heads). Returns the
-/// entry's id.
-pub fn record_into(
-    batch: &mut Batch,
-    entry: &Entry<'_>,
-    at: DateTime<Utc>,
-) -> Result<String, Error> {
-    check_balanced(&entry.postings)?;
+/// Writes `entry` and its postings at `at` as a write of `batch`, once it was checked
+/// ([`check_balanced`]) and its balances moved ([`Changes::apply`], or a store's statement
+/// that moves them with the heads). Returns the entry's id.
+pub fn record_into(batch: &mut Batch, entry: &Entry<'_>, at: DateTime<Utc>) -> String {
     let postings: Vec<(&str, i64)> = entry
         .postings
         .iter()
         .map(|posting| (posting.account.id(), posting.amount))
         .collect();
-    Ok(ledger::record_entry_into(
-        batch,
-        entry.business_id,
-        entry.kind,
-        &postings,
-        at,
-    ))
+    ledger::record_entry_into(batch, entry.business_id, entry.kind, &postings, at)
 }
 
 /// What an entry does to the customer accounts it posts to, in id order.

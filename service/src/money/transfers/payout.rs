@@ -528,7 +528,7 @@ async fn payout_reads(
         reference_owner: None,
     };
     for row in rows {
-        reads.reference_owner = row.reference_owner.clone();
+        reads.reference_owner = row.reference_owner;
         let found = row.account;
         if found.account.account_number == source && found.business_id == business_id {
             let settings = BusinessSettings {

@@ -112,6 +112,7 @@ pub(super) async fn open(
         opening.source_places,
     );
     let now = ledger::to_the_microsecond(now)?;
+    ledger::check_balanced(&opening.entry.postings)?;
     let changes = Changes::of(opening.entry);
     let (heads, moved) = match open_in_one(tx, opening, &order, &changes, now).await? {
         Some(opened) => opened,
@@ -137,10 +138,15 @@ async fn open_in_one(
 ) -> Result<Option<Opened>, Error> {
     let business_id = opening.business_id;
     let places = ledger::places_in_order(order)?;
+    let source_places = places
+        .iter()
+        .find(|(business, _)| *business == business_id)
+        .map(|(_, places)| *places)
+        .ok_or_else(|| Error::internal("a payout's heads leave out its own business"))?;
     let balance_changes = changes.balance_changes();
     let money = Money {
         business_id,
-        places: i64::from(opening.source_places.max(1)),
+        places: source_places,
         daily: opening.daily,
         changes: &balance_changes,
         max_balance: MAX_BALANCE,
@@ -266,14 +272,14 @@ pub(super) struct Executed {
     pub(super) fee_transaction: Option<String>,
 }
 
-/// Puts the transfer's `entry` (its balances already moved by [`open`]) and its transactions
+/// Puts the transfer's `entry` (checked and its balances moved by [`open`]) and its transactions
 /// in `batch`: the debit, the fee, an intra-bank recipient's credit.
 pub(super) fn execute(
     batch: &mut Batch,
     plan: &Plan<'_>,
     entry: &Entry<'_>,
 ) -> Result<Executed, Error> {
-    let entry_id = ledger::record_into(batch, entry, plan.head.posted_at)?;
+    let entry_id = ledger::record_into(batch, entry, plan.head.posted_at);
     let debit = transactions::record_into(batch, &debit_transaction(plan, &entry_id))?;
     let mut place = plan.head;
     let fee_transaction = match fee_transaction(plan, &entry_id, place.next()) {
