@@ -34,7 +34,8 @@ pub struct MemberPrincipal {
     pub last_name: String,
     pub role_id: String,
     pub is_owner: bool,
-    pub permissions: BTreeSet<Permission>,
+    /// Parsed once per session read, shared by every request the cache answers.
+    pub permissions: std::sync::Arc<BTreeSet<Permission>>,
 }
 
 impl MemberPrincipal {
