@@ -61,8 +61,8 @@ pub struct SessionCache {
 
 #[derive(Clone, Debug)]
 struct Cached {
-    generation: i64,
     epoch: u64,
+    /// Kept with the generation it was read at (`session.session.generation`).
     session: Known,
 }
 
@@ -108,7 +108,8 @@ impl SessionCache {
             .read()
             .unwrap_or_else(|poison| poison.into_inner());
         let cached = entries.get(id)?;
-        (cached.generation == generation && cached.epoch == epoch).then(|| cached.session.clone())
+        (cached.session.session.generation == generation && cached.epoch == epoch)
+            .then(|| cached.session.clone())
     }
 
     /// Keeps `session`, read after this process's count was `epoch`.
@@ -124,7 +125,6 @@ impl SessionCache {
         entries.insert(
             id.to_owned(),
             Cached {
-                generation: session.session.generation,
                 epoch,
                 session: session.clone(),
             },
@@ -240,15 +240,14 @@ pub async fn authenticate(
             let Some(member_id) = session.member_id else {
                 return Err(unauthenticated());
             };
-            // A member deleted from under a session (never done today) or deactivated.
-            let Some(member) = session.member else {
+            // A member deleted from under a session (never done today) or deactivated. A
+            // session read with its member has its permissions ([`Known::of`]).
+            let (Some(member), Some(permissions)) = (session.member, permissions) else {
                 return Err(unauthenticated());
             };
             if !member.is_active {
                 return Err(unauthenticated());
             }
-            let permissions = permissions
-                .ok_or_else(|| Error::internal("a member's permissions were not read"))?;
             Some(MemberPrincipal {
                 id: member_id,
                 email: member.email,
