@@ -1,5 +1,6 @@
-//! Kobo's automation: `cargo xtask lint` checks `spec/openapi.yaml`;
-//! `cargo xtask codegen [--check]` regenerates the crates generated from it;
+//! Kobo's automation: `cargo xtask lint` checks the OpenAPI documents (`spec/openapi.yaml`,
+//! `spec/provider.yaml`); `cargo xtask codegen [--check]` regenerates the crates generated from
+//! them;
 //! `cargo xtask breaking` fails on changes that break clients of the released spec;
 //! `cargo xtask shape` measures how `service/src` is cut.
 
@@ -16,12 +17,14 @@ use std::process::ExitCode;
 const COMMANDS: &[(&str, &str)] = &[
     (
         "lint",
-        "  lint [PATH]        check spec/openapi.yaml (or PATH) against Kobo's rules",
+        "  lint [PATH]        check every document (spec/openapi.yaml, spec/provider.yaml), or PATH,
+                     against the toolkit's rules",
     ),
     (
         "codegen",
-        "  codegen            regenerate generated-server/ and generated-client/ from the spec
-  codegen --check    fail if the committed generated code differs from what the spec gives",
+        "  codegen            regenerate each document's server and client crates
+                     (generated-* from spec/openapi.yaml, provider-* from spec/provider.yaml)
+  codegen --check    fail if the committed generated code differs from what a document gives",
     ),
     (
         "breaking",
@@ -57,7 +60,8 @@ fn usage(command: Option<&str>) -> String {
 enum Command {
     /// Print the usage (of one command, when named) and succeed.
     Help(Option<String>),
-    Lint(PathBuf),
+    /// One document, or (none named) every document of `spec::TARGETS`.
+    Lint(Option<PathBuf>),
     Codegen {
         check: bool,
     },
@@ -82,8 +86,8 @@ fn parse(args: &[&str]) -> anyhow::Result<Command> {
         _ => {}
     }
     Ok(match args {
-        ["lint"] => Command::Lint(spec::spec_path()),
-        ["lint", path] => Command::Lint(PathBuf::from(path)),
+        ["lint"] => Command::Lint(None),
+        ["lint", path] => Command::Lint(Some(PathBuf::from(path))),
         ["codegen"] => Command::Codegen { check: false },
         ["codegen", "--check"] => Command::Codegen { check: true },
         ["breaking"] => Command::Breaking(breaking::Base::Released),
@@ -126,7 +130,8 @@ fn main() -> ExitCode {
             println!("{}", usage(command.as_deref()));
             Ok(())
         }
-        Command::Lint(path) => lint::run(&path),
+        Command::Lint(Some(path)) => lint::run(&path),
+        Command::Lint(None) => lint::run_all(),
         Command::Codegen { check } => codegen::run(check),
         Command::Breaking(base) => breaking::run(base),
         Command::Shape { count, src } => shape::run(count, src.as_deref()),
@@ -197,7 +202,7 @@ mod cli_tests {
         );
         assert_eq!(
             parse(&["lint", "x.yaml"]).unwrap(),
-            Command::Lint("x.yaml".into())
+            Command::Lint(Some("x.yaml".into()))
         );
         assert_eq!(
             parse(&["shape", "5", "--src", "d"]).unwrap(),

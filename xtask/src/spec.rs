@@ -28,6 +28,48 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// The path of the single source of truth.
+/// A document the toolkit lints and generates from, and where its generated code goes: the
+/// settings that differ between documents. Everything else the generators need, the document
+/// says of itself (`x-token-families`, `x-response-codes` with their `router` roles,
+/// `x-permissions`, `x-source-document`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    /// The document, from the workspace root.
+    pub spec: &'static str,
+    /// The folder of the server's generated modules (every `.rs` file in it is generated).
+    pub server_dir: &'static str,
+    /// The client's generated file.
+    pub client_file: &'static str,
+    /// Whether `codegen` prints the steps that follow a new operation in Kobo's `impl Api`.
+    pub next_steps: bool,
+}
+
+/// Kobo's own API: `generated-server/` and `generated-client/`.
+pub const KOBO: Target = Target {
+    spec: "spec/openapi.yaml",
+    server_dir: "generated-server/src/generated",
+    client_file: "generated-client/src/generated.rs",
+    next_steps: true,
+};
+
+/// The core banking provider's API (issue 32): the simulator serves it (`provider-server/`),
+/// Kobo calls it (`provider-client/`).
+pub const PROVIDER: Target = Target {
+    spec: "spec/provider.yaml",
+    server_dir: "provider-server/src/generated",
+    client_file: "provider-client/src/generated.rs",
+    next_steps: false,
+};
+
+/// Every document of the workspace, in the order `lint` and `codegen` take them.
+pub const TARGETS: &[Target] = &[KOBO, PROVIDER];
+
+impl Target {
+    pub fn path(&self) -> PathBuf {
+        workspace_root().join(self.spec)
+    }
+}
+
 pub fn spec_path() -> PathBuf {
     workspace_root().join("spec").join("openapi.yaml")
 }

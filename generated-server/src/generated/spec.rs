@@ -187,17 +187,32 @@ tags:
     description: Operations that exist only in the sandbox environment.
 security: []
 
+# What this document extends: each response code's `origin` says whether it comes from there.
+x-source-document: Business Banking API (the seed document Kobo implements)
+
+# The bearer schemes operations require, and what each one's operations share: the path
+# segment before the operation's name (`/web/`, `/api/`), and whether they name the permission
+# that guards them (`x-permission`, from `x-permissions`).
+x-token-families:
+  dashboardToken:
+    path_segment: web
+    permissions: true
+  integrationToken:
+    path_segment: api
+
 x-response-codes:
   '00':
     name: success
     http_status: 200
     meaning: Success
     origin: source
+    router: [success]
   '01':
     name: invalid_request
     http_status: 400
     meaning: 'Invalid request: a field is missing, malformed or not allowed (the message names it)'
     origin: extension
+    router: [invalid_request]
   '02':
     name: identity_number_missing
     http_status: 400
@@ -208,11 +223,13 @@ x-response-codes:
     http_status: 404
     meaning: 'Unknown operation: no operation exists at this path'
     origin: extension
+    router: [unknown_operation]
   '05':
     name: method_not_allowed
     http_status: 405
     meaning: 'Method not allowed: every operation is POST'
     origin: extension
+    router: [method_not_allowed]
   '06':
     name: beneficiary_account_not_found
     http_status: 404
@@ -223,16 +240,19 @@ x-response-codes:
     http_status: 415
     meaning: 'Unsupported media type: send Content-Type application/json, in UTF-8'
     origin: extension
+    router: [unsupported_media_type]
   '08':
     name: body_too_large
     http_status: 413
     meaning: 'Request body too large: the limit is 1 MiB'
     origin: extension
+    router: [body_too_large]
   '09':
     name: not_implemented
     http_status: 501
     meaning: 'Not implemented yet: this operation is in the spec but this server does not serve it'
     origin: extension
+    router: [not_implemented]
   '26':
     name: duplicate
     http_status: 409
@@ -258,6 +278,7 @@ x-response-codes:
     http_status: 401
     meaning: 'Customer not found: credentials or session invalid or expired'
     origin: source
+    router: [unauthenticated]
   '42':
     name: source_account_not_found
     http_status: 404
@@ -318,6 +339,7 @@ x-response-codes:
     http_status: 500
     meaning: 'Internal error: quote the X-Request-Id to support'
     origin: extension
+    router: [internal_error]
   '97':
     name: service_unavailable
     http_status: 503
@@ -10267,18 +10289,34 @@ pub const OPENAPI_JSON: &str = r##"{
     }
   ],
   "security": [],
+  "x-source-document": "Business Banking API (the seed document Kobo implements)",
+  "x-token-families": {
+    "dashboardToken": {
+      "path_segment": "web",
+      "permissions": true
+    },
+    "integrationToken": {
+      "path_segment": "api"
+    }
+  },
   "x-response-codes": {
     "00": {
       "name": "success",
       "http_status": 200,
       "meaning": "Success",
-      "origin": "source"
+      "origin": "source",
+      "router": [
+        "success"
+      ]
     },
     "01": {
       "name": "invalid_request",
       "http_status": 400,
       "meaning": "Invalid request: a field is missing, malformed or not allowed (the message names it)",
-      "origin": "extension"
+      "origin": "extension",
+      "router": [
+        "invalid_request"
+      ]
     },
     "02": {
       "name": "identity_number_missing",
@@ -10290,13 +10328,19 @@ pub const OPENAPI_JSON: &str = r##"{
       "name": "unknown_operation",
       "http_status": 404,
       "meaning": "Unknown operation: no operation exists at this path",
-      "origin": "extension"
+      "origin": "extension",
+      "router": [
+        "unknown_operation"
+      ]
     },
     "05": {
       "name": "method_not_allowed",
       "http_status": 405,
       "meaning": "Method not allowed: every operation is POST",
-      "origin": "extension"
+      "origin": "extension",
+      "router": [
+        "method_not_allowed"
+      ]
     },
     "06": {
       "name": "beneficiary_account_not_found",
@@ -10308,19 +10352,28 @@ pub const OPENAPI_JSON: &str = r##"{
       "name": "unsupported_media_type",
       "http_status": 415,
       "meaning": "Unsupported media type: send Content-Type application/json, in UTF-8",
-      "origin": "extension"
+      "origin": "extension",
+      "router": [
+        "unsupported_media_type"
+      ]
     },
     "08": {
       "name": "body_too_large",
       "http_status": 413,
       "meaning": "Request body too large: the limit is 1 MiB",
-      "origin": "extension"
+      "origin": "extension",
+      "router": [
+        "body_too_large"
+      ]
     },
     "09": {
       "name": "not_implemented",
       "http_status": 501,
       "meaning": "Not implemented yet: this operation is in the spec but this server does not serve it",
-      "origin": "extension"
+      "origin": "extension",
+      "router": [
+        "not_implemented"
+      ]
     },
     "26": {
       "name": "duplicate",
@@ -10350,7 +10403,10 @@ pub const OPENAPI_JSON: &str = r##"{
       "name": "unauthenticated",
       "http_status": 401,
       "meaning": "Customer not found: credentials or session invalid or expired",
-      "origin": "source"
+      "origin": "source",
+      "router": [
+        "unauthenticated"
+      ]
     },
     "42": {
       "name": "source_account_not_found",
@@ -10422,7 +10478,10 @@ pub const OPENAPI_JSON: &str = r##"{
       "name": "internal_error",
       "http_status": 500,
       "meaning": "Internal error: quote the X-Request-Id to support",
-      "origin": "extension"
+      "origin": "extension",
+      "router": [
+        "internal_error"
+      ]
     },
     "97": {
       "name": "service_unavailable",

@@ -170,6 +170,9 @@ mod tests {
             converted.public_message(),
             converted.code().default_message()
         );
-        assert_eq!(ApiError::new(ResponseCode::NotFound).location(), None);
+        assert_eq!(
+            ApiError::new(ResponseCode::UNKNOWN_OPERATION).location(),
+            None
+        );
     }
 }

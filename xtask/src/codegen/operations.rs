@@ -103,39 +103,9 @@ pub struct ResponseCode {
     pub variant: String,
     pub http_status: u16,
     pub meaning: String,
+    /// The router roles it answers (`router`).
+    pub router: Vec<String>,
 }
-
-/// A catalog code the generated router answers with by itself.
-pub struct RouterCode {
-    pub code: &'static str,
-    /// What the router answers it for.
-    pub role: &'static str,
-    /// The name the runtime knows it by: `ResponseCode::<constant>`.
-    pub constant: &'static str,
-}
-
-/// The codes the generated router answers with by itself; the precheck requires the catalog to
-/// define each, and `response_code.rs` names each for the runtime.
-#[rustfmt::skip]
-pub const ROUTER_CODES: &[RouterCode] = &[
-    RouterCode { code: "00", role: "success", constant: "SUCCESS" },
-    RouterCode {
-        code: "01",
-        role: "invalid request (malformed JSON, validation failure)",
-        constant: "INVALID_REQUEST",
-    },
-    RouterCode { code: "04", role: "unknown operation (no such path)", constant: "UNKNOWN_OPERATION" },
-    RouterCode { code: "05", role: "method not allowed", constant: "METHOD_NOT_ALLOWED" },
-    RouterCode { code: "07", role: "unsupported media type", constant: "UNSUPPORTED_MEDIA_TYPE" },
-    RouterCode { code: "08", role: "request body too large", constant: "BODY_TOO_LARGE" },
-    RouterCode {
-        code: "09",
-        role: "an operation the server does not serve yet (`ApiError::not_implemented`)",
-        constant: "NOT_IMPLEMENTED",
-    },
-    RouterCode { code: "41", role: "missing or rejected bearer token", constant: "UNAUTHENTICATED" },
-    RouterCode { code: "96", role: "internal error", constant: "INTERNAL_ERROR" },
-];
 
 impl Api {
     pub fn read(document: &Document<'_>) -> Result<Api> {
@@ -375,6 +345,14 @@ fn read_response_codes(document: &Document<'_>) -> Result<Vec<ResponseCode>> {
             variant: name.to_upper_camel_case(),
             http_status: entry["http_status"].as_u64().unwrap_or(500) as u16,
             meaning: entry["meaning"].as_str().unwrap_or_default().to_string(),
+            router: entry
+                .get("router")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
         });
     }
     codes.sort_by(|a, b| a.code.cmp(&b.code));

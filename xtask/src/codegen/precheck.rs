@@ -13,9 +13,8 @@
 use anyhow::{bail, Result};
 use serde_json::Value;
 
-use super::operations::ROUTER_CODES;
 use crate::lint::{self, Rule, Sink};
-use crate::spec::{component_name, object, Document};
+use crate::spec::{component_name, object, Document, ROUTER_ROLES};
 
 /// The lint's rules whose shapes the generators rely on, in the order they run.
 pub const LINT_RULES: &[&str] = &[
@@ -61,7 +60,7 @@ pub const GENERATOR_RULES: &[Rule] = &[
 
 /// Checks `document`, whose YAML is `text` (problems at a JSON pointer name its line and column);
 /// the error lists every problem found.
-pub fn check(document: &Document<'_>, text: &str) -> Result<()> {
+pub fn check(target: &crate::spec::Target, document: &Document<'_>, text: &str) -> Result<()> {
     let rules = LINT_RULES
         .iter()
         .map(|name| lint::rule(name))
@@ -73,23 +72,34 @@ pub fn check(document: &Document<'_>, text: &str) -> Result<()> {
     }
     let listed: Vec<String> = problems.iter().map(ToString::to_string).collect();
     bail!(
-        "spec/openapi.yaml is outside what the code generators support:\n  - {}",
+        "{} is outside what the code generators support:\n  - {}",
+        target.spec,
         listed.join("\n  - ")
     )
 }
 
-/// The catalog has every code the router answers with by itself.
+/// The catalog gives one code to every role the router answers with by itself.
 fn router_codes(document: &Document<'_>, sink: &mut Sink) {
-    let catalog = document.response_code_catalog();
-    for router_code in ROUTER_CODES {
-        if !catalog.contains_key(router_code.code) {
-            sink.report(
+    for role in ROUTER_ROLES {
+        match document.router_codes(role.name).as_slice() {
+            [_] => {}
+            [] => sink.report(
                 "#/x-response-codes",
                 format!(
-                    "has no `{}`, which the router answers with for: {}",
-                    router_code.code, router_code.role
+                    "no code names router role `{}` (`router: [{}]`), which the router answers \
+                     with for: {}",
+                    role.name, role.name, role.answers
                 ),
-            );
+            ),
+            codes => sink.report(
+                "#/x-response-codes",
+                format!(
+                    "router role `{}` is named by {} codes ({}): one answers it",
+                    role.name,
+                    codes.len(),
+                    codes.join(", ")
+                ),
+            ),
         }
     }
 }
@@ -282,7 +292,7 @@ mod tests {
     }
 
     fn run(doc: &Value) -> Result<()> {
-        check(&Document::new(doc), "")
+        check(&crate::spec::KOBO, &Document::new(doc), "")
     }
 
     /// Edits the fixture and asserts the precheck refuses it with a problem of `rule` that
@@ -483,7 +493,7 @@ mod tests {
     // The generators' own checks.
 
     #[test]
-    fn router_codes_must_be_in_the_catalog() {
+    fn every_router_role_needs_a_code_of_the_catalog() {
         check_error(
             |doc| {
                 doc["x-response-codes"]
@@ -492,8 +502,18 @@ mod tests {
                     .remove("08");
             },
             "codegen-router-codes",
-            "#/x-response-codes: has no `08`, which the router answers with for: request body too \
-             large",
+            "#/x-response-codes: no code names router role `body_too_large` (`router: \
+             [body_too_large]`), which the router answers with for: request body too large",
+        );
+    }
+
+    #[test]
+    fn a_router_role_answered_by_two_codes_is_refused() {
+        check_error(
+            |doc| doc["x-response-codes"]["29"]["router"] = serde_json::json!(["internal_error"]),
+            "codegen-router-codes",
+            "#/x-response-codes: router role `internal_error` is named by 2 codes (29, 96): one \
+             answers it",
         );
     }
 
@@ -622,7 +642,10 @@ mod tests {
             "{message}"
         );
         assert!(
-            message.contains("[codegen-router-codes] #/x-response-codes: has no `96`"),
+            message.contains(
+                "[codegen-router-codes] #/x-response-codes: no code names router role \
+                 `internal_error`"
+            ),
             "{message}"
         );
     }
@@ -640,7 +663,8 @@ mod tests {
             .position(|line| line.contains("{type: strng}"))
             .unwrap();
         let doc = spec::parse(&text).unwrap();
-        let error = check(&Document::new(&doc), &text).expect_err("a typo'd type is refused");
+        let error = check(&crate::spec::KOBO, &Document::new(&doc), &text)
+            .expect_err("a typo'd type is refused");
         let message = format!("{error:#}");
         let problems: Vec<&str> = message.lines().skip(1).collect();
         assert_eq!(problems.len(), 1, "{message}");

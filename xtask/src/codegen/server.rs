@@ -21,21 +21,26 @@ use quote::{format_ident, quote};
 use serde_json::{json, Value};
 
 use super::client::{client_view, progenitor};
-use super::operations::{Api, Data, Operation, ROUTER_CODES};
+use super::operations::{Api, Data, Operation};
 use super::{format_file, raw_string_literal, GeneratedFile};
 use crate::spec;
 
-const DIR: &str = "generated-server/src/generated";
-
-pub fn generate(doc: &Value, spec_text: &str, api: &Api) -> Result<Vec<GeneratedFile>> {
+pub fn generate(
+    target: &spec::Target,
+    doc: &Value,
+    spec_text: &str,
+    api: &Api,
+) -> Result<Vec<GeneratedFile>> {
+    let dir = target.server_dir;
+    let format_file = |path: String, tokens| format_file(target, path, tokens);
     Ok(vec![
-        format_file(format!("{DIR}/models.rs"), models(doc)?)?,
-        format_file(format!("{DIR}/api.rs"), api_file(api))?,
-        format_file(format!("{DIR}/router.rs"), router(api))?,
-        format_file(format!("{DIR}/json_api.rs"), json_api(api))?,
-        format_file(format!("{DIR}/response_code.rs"), response_code(api))?,
-        format_file(format!("{DIR}/schemas.rs"), schemas(doc, api))?,
-        format_file(format!("{DIR}/spec.rs"), spec_file(doc, spec_text)?)?,
+        format_file(format!("{dir}/models.rs"), models(doc)?)?,
+        format_file(format!("{dir}/api.rs"), api_file(api))?,
+        format_file(format!("{dir}/router.rs"), router(api))?,
+        format_file(format!("{dir}/json_api.rs"), json_api(api))?,
+        format_file(format!("{dir}/response_code.rs"), response_code(api))?,
+        format_file(format!("{dir}/schemas.rs"), schemas(doc, api))?,
+        format_file(format!("{dir}/spec.rs"), spec_file(target, doc, spec_text)?)?,
     ])
 }
 
@@ -103,8 +108,18 @@ fn api_file(api: &Api) -> TokenStream {
         .operations
         .iter()
         .map(|operation| trait_method(api, operation));
+    let unauthenticated = api
+        .response_codes
+        .iter()
+        .find(|code| code.router.iter().any(|role| role == "unauthenticated"))
+        .map_or("", |code| code.code.as_str());
+    let authenticate_docs = doc(&format!(
+        "Resolves a bearer token of `family` to its principal, or fails (usually with \
+         `ResponseCode::UNAUTHENTICATED`, `{unauthenticated}`). A request without a bearer \
+         token never gets here: the router answers `{unauthenticated}` itself."
+    ));
     quote! {
-        //! The operations of the API: the `Api` trait the bank implements, and what the router
+        //! The operations of the API: the `Api` trait the service implements, and what the router
         //! knows about each operation (`Operation`), its token family and its permission.
         use std::future::Future;
 
@@ -117,10 +132,10 @@ fn api_file(api: &Api) -> TokenStream {
         #operations
         #page
 
-        /// The bank behind the API: one method per operation, plus the hooks the router calls.
+        /// The service behind the API: one method per operation, plus the hooks the router calls.
         ///
         /// Methods receive the request context and the typed, validated body, and return the
-        /// operation's `data` (or a [`Page`] of it for lists, `()` when there is none) or an
+        /// operation's `data` (or a `Page` of it for lists, `()` when there is none) or an
         /// [`ApiError`] carrying a response code. The router does everything else: envelopes,
         /// HTTP statuses, JSON, authentication and permission checks through the hooks below.
         ///
@@ -129,9 +144,7 @@ fn api_file(api: &Api) -> TokenStream {
             /// Who a valid token belongs to.
             type Principal: Clone + Send + Sync + 'static;
 
-            /// Resolves a bearer token of `family` to its principal, or fails (usually with code
-            /// `41`; `29` with a retry delay when throttled). A request without a bearer token
-            /// never gets here: the router answers `41` itself.
+            #authenticate_docs
             fn authenticate(
                 &self,
                 family: TokenFamily,
@@ -692,14 +705,14 @@ fn response_code(api: &Api) -> TokenStream {
     let strings: Vec<&str> = codes.iter().map(|c| c.code.as_str()).collect();
     let statuses = codes.iter().map(|c| c.http_status);
     let meanings = codes.iter().map(|c| c.meaning.as_str());
-    let roles = ROUTER_CODES.iter().map(|router_code| {
+    let roles = spec::ROUTER_ROLES.iter().map(|role| {
         let entry = codes
             .iter()
-            .find(|c| c.code == router_code.code)
-            .expect("the precheck requires the router's codes");
+            .find(|c| c.router.iter().any(|named| named == role.name))
+            .expect("the precheck requires a code for each router role");
         let variant = format_ident!("{}", entry.variant);
-        let constant = format_ident!("{}", router_code.constant);
-        let docs = doc(&format!("`{}`: {}.", router_code.code, router_code.role));
+        let constant = format_ident!("{}", role.name.to_uppercase());
+        let docs = doc(&format!("`{}`: {}.", entry.code, role.answers));
         quote! { #docs pub(crate) const #constant: Self = Self::#variant; }
     });
     quote! {
@@ -806,8 +819,9 @@ fn schemas(doc: &Value, api: &Api) -> TokenStream {
     }
 }
 
-fn spec_file(doc: &Value, spec_text: &str) -> Result<TokenStream> {
+fn spec_file(target: &spec::Target, doc: &Value, spec_text: &str) -> Result<TokenStream> {
     let json = serde_json::to_string_pretty(doc)?;
+    let verbatim = format!(" `{}`, verbatim.", target.spec);
     let title = doc
         .pointer("/info/title")
         .and_then(Value::as_str)
@@ -827,7 +841,7 @@ fn spec_file(doc: &Value, spec_text: &str) -> Result<TokenStream> {
         /// The spec's `info.version`.
         pub const VERSION: &str = #version;
 
-        /// `spec/openapi.yaml`, verbatim.
+        #[doc = #verbatim]
         pub const OPENAPI_YAML: &str = #yaml;
 
         /// The same document as JSON.

@@ -8,7 +8,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::{apply, generate, GeneratedFile, Mode, HEADER};
+use super::{apply, header, GeneratedFile, Mode};
+use crate::spec::KOBO;
+
+fn generate(text: &str) -> anyhow::Result<Vec<GeneratedFile>> {
+    super::generate(&KOBO, text)
+}
 use crate::spec;
 
 const FIXTURE: &str = include_str!("../../tests/fixtures/codegen/fixture.yaml");
@@ -77,7 +82,7 @@ fn generation_is_deterministic_and_every_file_has_the_header() {
     assert_eq!(first, fixture_files());
     for file in &first {
         assert!(
-            file.contents.starts_with(&format!("{HEADER}\n")),
+            file.contents.starts_with(&format!("{}\n", header(&KOBO))),
             "{}",
             file.path.display()
         );
@@ -152,12 +157,12 @@ fn check_mode_names_every_stale_file_after_a_spec_edit() {
     let root = scratch("stale");
     let text = std::fs::read_to_string(spec::spec_path()).expect("spec/openapi.yaml exists");
     let doc = spec::parse(&text).unwrap();
-    apply(&root, &generate(&text).unwrap(), Mode::Write).unwrap();
-    let fresh = apply(&root, &generate(&text).unwrap(), Mode::Check).unwrap();
+    apply(&root, &KOBO, &generate(&text).unwrap(), Mode::Write).unwrap();
+    let fresh = apply(&root, &KOBO, &generate(&text).unwrap(), Mode::Check).unwrap();
     assert!(fresh.changed.is_empty() && fresh.removed.is_empty());
 
     let edited = with_added_field(&doc, "Bank");
-    let report = apply(&root, &generate(&edited).unwrap(), Mode::Check).unwrap();
+    let report = apply(&root, &KOBO, &generate(&edited).unwrap(), Mode::Check).unwrap();
     let changed = paths(&report.changed);
     for file in [
         "generated-client/src/generated.rs",
@@ -176,7 +181,7 @@ fn check_mode_names_every_stale_file_after_a_spec_edit() {
         "{message}"
     );
     // Check mode wrote nothing.
-    let again = apply(&root, &generate(&text).unwrap(), Mode::Check).unwrap();
+    let again = apply(&root, &KOBO, &generate(&text).unwrap(), Mode::Check).unwrap();
     assert!(again.changed.is_empty());
 }
 
@@ -184,16 +189,16 @@ fn check_mode_names_every_stale_file_after_a_spec_edit() {
 fn a_crlf_copy_of_a_generated_file_passes_the_check() {
     let root = scratch("crlf");
     let files = fixture_files();
-    apply(&root, &files, Mode::Write).unwrap();
+    apply(&root, &KOBO, &files, Mode::Write).unwrap();
     let path = root.join("generated-server/src/generated/api.rs");
     let lf = std::fs::read_to_string(&path).unwrap();
     let crlf = lf.replace('\n', "\r\n");
     std::fs::write(&path, &crlf).unwrap();
 
-    let report = apply(&root, &files, Mode::Check).unwrap();
+    let report = apply(&root, &KOBO, &files, Mode::Check).unwrap();
     assert!(report.changed.is_empty(), "{:?}", report.changed);
     // Write mode leaves it alone too.
-    let report = apply(&root, &files, Mode::Write).unwrap();
+    let report = apply(&root, &KOBO, &files, Mode::Write).unwrap();
     assert!(report.changed.is_empty(), "{:?}", report.changed);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), crlf);
 
@@ -203,7 +208,7 @@ fn a_crlf_copy_of_a_generated_file_passes_the_check() {
         crlf.replace("pub enum Operation", "pub enum Operations"),
     )
     .unwrap();
-    let report = apply(&root, &files, Mode::Check).unwrap();
+    let report = apply(&root, &KOBO, &files, Mode::Check).unwrap();
     assert_eq!(
         paths(&report.changed),
         ["generated-server/src/generated/api.rs"]
@@ -221,18 +226,18 @@ fn a_crlf_spec_generates_the_same_files() {
 fn write_mode_removes_files_the_spec_no_longer_makes() {
     let root = scratch("orphans");
     let files = fixture_files();
-    apply(&root, &files, Mode::Write).unwrap();
+    apply(&root, &KOBO, &files, Mode::Write).unwrap();
     let orphan = root.join("generated-server/src/generated/retired.rs");
     std::fs::write(&orphan, "// gone\n").unwrap();
-    let report = apply(&root, &files, Mode::Check).unwrap();
+    let report = apply(&root, &KOBO, &files, Mode::Check).unwrap();
     assert_eq!(
         paths(&report.removed),
         ["generated-server/src/generated/retired.rs"]
     );
     assert!(orphan.exists());
-    apply(&root, &files, Mode::Write).unwrap();
+    apply(&root, &KOBO, &files, Mode::Write).unwrap();
     assert!(!orphan.exists());
-    assert!(apply(&root, &files, Mode::Check)
+    assert!(apply(&root, &KOBO, &files, Mode::Check)
         .unwrap()
         .into_result()
         .is_ok());
@@ -269,15 +274,48 @@ fn default_error_responses_reach_the_client_as_error_ranges() {
     );
 }
 
-/// The committed generated code is what the committed spec gives: plain `cargo test` catches a
-/// stale tree, like `cargo xtask codegen --check` in CI.
+/// The committed generated code is what each committed document gives: plain `cargo test`
+/// catches a stale tree, like `cargo xtask codegen --check` in CI.
 #[test]
 fn generated_code_is_up_to_date() {
-    let text = std::fs::read_to_string(spec::spec_path()).expect("spec/openapi.yaml exists");
-    let files = generate(&text).unwrap();
-    let report = apply(&spec::workspace_root(), &files, Mode::Check).unwrap();
-    if let Err(error) = report.into_result() {
-        panic!("{error:#}");
+    for target in spec::TARGETS {
+        let text = std::fs::read_to_string(target.path()).expect("the document exists");
+        let files = super::generate(target, &text).unwrap();
+        let report = apply(&spec::workspace_root(), target, &files, Mode::Check).unwrap();
+        if let Err(error) = report.into_result() {
+            panic!("{error:#}");
+        }
+    }
+}
+
+/// The second document's files go to its own crates, each under its own header: nothing of
+/// Kobo's document leaks into the provider's.
+#[test]
+fn the_provider_document_generates_its_own_crates() {
+    let text = std::fs::read_to_string(spec::PROVIDER.path()).unwrap();
+    let files = super::generate(&spec::PROVIDER, &text).unwrap();
+    let header = header(&spec::PROVIDER);
+    for file in &files {
+        let path = file.path.to_string_lossy();
+        assert!(
+            path.starts_with("provider-server/src/generated/")
+                || path == "provider-client/src/generated.rs",
+            "{path}"
+        );
+        assert!(file.contents.starts_with(&format!("{header}\n")), "{path}");
+    }
+    let codes = files
+        .iter()
+        .find(|file| file.path.ends_with("response_code.rs"))
+        .unwrap();
+    // The router's roles come from the document's catalog: NIP's codes, not Kobo's.
+    for constant in [
+        "pub(crate) const INVALID_REQUEST: Self = Self::InvalidTransaction;",
+        "pub(crate) const UNAUTHENTICATED: Self = Self::SecurityViolation;",
+        "pub(crate) const UNKNOWN_OPERATION: Self = Self::WrongMethodCall;",
+        "pub(crate) const METHOD_NOT_ALLOWED: Self = Self::WrongMethodCall;",
+    ] {
+        assert!(codes.contents.contains(constant), "{constant}");
     }
 }
 

@@ -6,11 +6,19 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 
 use super::Sink;
-use crate::spec::{examples_of, is_snake_case, json_media, Access, Document};
+use crate::spec::{examples_of, is_snake_case, json_media, Access, Document, ROUTER_ROLES};
 
 /// `x-permissions` is a list of `{code, name, description}` (optionally `implicit: true`) with
-/// unique `resource.action` codes.
+/// unique `resource.action` codes. A document needs one when a token family's operations name
+/// permissions (`x-token-families.<scheme>.permissions`).
 pub(super) fn permission_catalog(document: &Document<'_>, sink: &mut Sink) {
+    let needed = document
+        .token_families()
+        .iter()
+        .any(|family| family.permissions);
+    if !needed && document.doc.get("x-permissions").is_none() {
+        return;
+    }
     let Some(entries) = document.doc.get("x-permissions").and_then(Value::as_array) else {
         sink.report(
             "#/x-permissions",
@@ -62,8 +70,8 @@ fn is_permission_code(code: &str) -> bool {
         .is_some_and(|(resource, action)| word(resource) && word(action))
 }
 
-/// Every dashboard operation names a catalog permission in `x-permission`; no other operation
-/// has one.
+/// Every operation of a family with `permissions: true` (Kobo's dashboard) names a catalog
+/// permission in `x-permission`; no other operation has one.
 pub(super) fn permission(document: &Document<'_>, sink: &mut Sink) {
     let catalog: BTreeSet<&str> = document
         .doc
@@ -76,26 +84,33 @@ pub(super) fn permission(document: &Document<'_>, sink: &mut Sink) {
     for operation in &document.operations {
         let label = operation.label();
         let declared = operation.value.get("x-permission");
-        let access = operation.access();
         // Without a valid `security` the family is unknown; the `security` rule reports that.
-        if matches!(access, None | Some(Access::Other)) {
-            continue;
-        }
-        if access != Some(Access::Dashboard) {
+        let family = match operation.access() {
+            None | Some(Access::Other) => continue,
+            Some(Access::Public) => None,
+            Some(Access::Scheme(scheme)) => match document.token_family(scheme) {
+                Some(family) => Some(family),
+                None => continue,
+            },
+        };
+        let Some(family) = family.filter(|family| family.permissions) else {
             if declared.is_some() {
                 sink.report(
                     label,
-                    "is not a dashboard operation (its security is not `dashboardToken`), so it \
+                    "is not of a token family with permissions (`x-token-families`), so it \
                      must not declare `x-permission`",
                 );
             }
             continue;
-        }
+        };
         match declared.map(|code| (code, code.as_str())) {
             None => sink.report(
                 label,
-                "is a dashboard operation without `x-permission`: name the permission code that \
-                 guards it",
+                format!(
+                    "is a `{}` operation without `x-permission`: name the permission code that \
+                     guards it",
+                    family.scheme
+                ),
             ),
             Some((code, None)) => {
                 sink.report(label, format!("`x-permission: {code}` must be a string"))
@@ -109,8 +124,11 @@ pub(super) fn permission(document: &Document<'_>, sink: &mut Sink) {
     }
 }
 
-/// `x-response-codes` maps two-digit codes to `{http_status, meaning, origin}`; `00` is 200.
+/// `x-response-codes` maps two-digit codes to `{name, http_status, meaning}`, with `origin` in a
+/// document that extends another (`x-source-document`) and the `router` roles a code answers;
+/// `00` is 200.
 pub(super) fn response_code_catalog(document: &Document<'_>, sink: &mut Sink) {
+    let extends = document.doc.get("x-source-document").is_some();
     let Some(catalog) = document
         .doc
         .get("x-response-codes")
@@ -148,10 +166,17 @@ pub(super) fn response_code_catalog(document: &Document<'_>, sink: &mut Sink) {
         if is_blank(entry.get("meaning")) {
             sink.report(&location, "`meaning` is missing or empty");
         }
-        match entry.get("origin").and_then(Value::as_str) {
-            Some("source" | "extension") => {}
-            _ => sink.report(&location, "`origin` must be `source` or `extension`"),
+        match (extends, entry.get("origin")) {
+            (true, Some(origin)) if origin == "source" || origin == "extension" => {}
+            (true, _) => sink.report(&location, "`origin` must be `source` or `extension`"),
+            (false, None) => {}
+            (false, Some(_)) => sink.report(
+                &location,
+                "`origin` says whether a code comes from the document this one extends, and \
+                 it declares none (`x-source-document`)",
+            ),
         }
+        router_roles(entry, &location, sink);
     }
     match document.http_status_of("00") {
         Some(200) => {}
@@ -159,6 +184,30 @@ pub(super) fn response_code_catalog(document: &Document<'_>, sink: &mut Sink) {
             "#/x-response-codes/00",
             "`00` must be in the catalog with `http_status: 200`",
         ),
+    }
+}
+
+/// `router`, when present, lists roles of [`ROUTER_ROLES`] the generated router answers with
+/// this code.
+fn router_roles(entry: &Value, location: &str, sink: &mut Sink) {
+    let Some(roles) = entry.get("router") else {
+        return;
+    };
+    let known = || ROUTER_ROLES.iter().map(|role| role.name);
+    let valid = roles.as_array().is_some_and(|roles| {
+        roles
+            .iter()
+            .all(|role| role.as_str().is_some_and(|role| known().any(|k| k == role)))
+    });
+    if !valid {
+        let names: Vec<&str> = known().collect();
+        sink.report(
+            location,
+            format!(
+                "`router` must be a list of router roles: {}",
+                names.join(", ")
+            ),
+        );
     }
 }
 

@@ -1,5 +1,7 @@
-//! `cargo xtask lint`: checks `spec/openapi.yaml` against the conventions Kobo's generators and
-//! partners rely on.
+//! `cargo xtask lint`: checks each OpenAPI document of the workspace (`spec/openapi.yaml`,
+//! `spec/provider.yaml`) against the conventions the generators and partners rely on. What
+//! differs between documents, each says of itself (`x-token-families`, `router` roles in
+//! `x-response-codes`, `x-source-document`).
 //!
 //! Every rule is one function in [`RULES`]; each reports all the problems it finds, so one run
 //! shows everything that is wrong. Rules read the document through [`spec::Document`], the same
@@ -112,6 +114,23 @@ pub fn run(path: &Path) -> Result<()> {
         Ok(())
     } else {
         anyhow::bail!(summary)
+    }
+}
+
+/// Lints every document of [`spec::TARGETS`]; fails if any has a problem, after showing them all.
+pub fn run_all() -> Result<()> {
+    let failed: Vec<&str> = spec::TARGETS
+        .iter()
+        .filter(|target| {
+            run(&target.path())
+                .inspect_err(|e| eprintln!("{e:#}"))
+                .is_err()
+        })
+        .map(|target| target.spec)
+        .collect();
+    match failed.as_slice() {
+        [] => Ok(()),
+        _ => anyhow::bail!("problems in {}", failed.join(", ")),
     }
 }
 

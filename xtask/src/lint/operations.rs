@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::{declares_header, response_sites, Sink};
 use crate::spec::{
-    self, component_schema_ref, is_snake_case, json_media, object, Access, Document, Family,
-    DASHBOARD_SCHEME, ERROR_ENVELOPE_REF, HTTP_METHODS, INTEGRATION_SCHEME, JSON,
+    self, component_schema_ref, is_snake_case, json_media, object, Access, Document,
+    ERROR_ENVELOPE_REF, HTTP_METHODS, JSON,
 };
 
 /// Every path has exactly one operation and it is `post`.
@@ -202,78 +202,110 @@ pub(super) fn error_envelope(document: &Document<'_>, sink: &mut Sink) {
     }
 }
 
-/// `security` is explicit, one of the three allowed forms, matches the path's family, and names
-/// existing HTTP bearer schemes (the router reads `Authorization: Bearer`).
+/// `security` is explicit: `[]` (public) or one family of `x-token-families`, without scopes.
+/// Where the document ties families to path segments, each path carries one and its operation
+/// is public or of that family. Every scheme named is an HTTP bearer scheme of
+/// `#/components/securitySchemes` (the router reads `Authorization: Bearer`).
 pub(super) fn security(document: &Document<'_>, sink: &mut Sink) {
-    let schemes = object(document.doc.pointer("/components/securitySchemes"));
+    let families = document.token_families();
+    if document.doc.get("x-token-families").is_none() {
+        sink.report(
+            "#/x-token-families",
+            "the token families are missing: map each bearer scheme operations require to \
+             `{path_segment?, permissions?}` (`{}` when neither applies)",
+        );
+    }
+    let forms = std::iter::once("`[]` (public)".to_string())
+        .chain(
+            families
+                .iter()
+                .map(|family| format!("`[{{{}: []}}]`", family.scheme)),
+        )
+        .collect::<Vec<_>>()
+        .join(", ");
+    let segments: Vec<&str> = families.iter().filter_map(|f| f.path_segment).collect();
     for operation in &document.operations {
         let label = operation.label();
-        let family = Family::of(operation.path);
-        if family.is_none() {
+        let by_path = document.family_of_path(operation.path);
+        if !segments.is_empty() && by_path.is_none() {
+            let names = segments
+                .iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>();
             sink.report(
                 &label,
                 format!(
-                    "path `{}` must have `web` (dashboard) or `api` (integration) as its \
-                     second-to-last segment",
-                    operation.path
+                    "path `{}` must have one of {} (its token family) as its second-to-last \
+                     segment",
+                    operation.path,
+                    names.join(", ")
                 ),
             );
         }
-        match (operation.access(), family) {
-            (None, _) => sink.report(
+        match operation.access() {
+            None => sink.report(
+                &label,
+                format!("declares no `security`: declare it explicitly, one of {forms}"),
+            ),
+            Some(Access::Scheme(scheme)) if document.token_family(scheme).is_none() => sink.report(
                 &label,
                 format!(
-                    "declares no `security`: declare it explicitly, `[]` (public), \
-                     `[{{{DASHBOARD_SCHEME}: []}}]` or `[{{{INTEGRATION_SCHEME}: []}}]`"
+                    "`security` names `{scheme}`, which is not a family of \
+                         #/x-token-families: use one of {forms}"
                 ),
             ),
-            (Some(Access::Other), _) => sink.report(
+            Some(Access::Other) => sink.report(
                 &label,
                 format!(
-                    "`security: {}` is not one of `[]` (public), `[{{{DASHBOARD_SCHEME}: []}}]` \
-                     or `[{{{INTEGRATION_SCHEME}: []}}]`",
+                    "`security: {}` is not one of {forms}",
                     operation.value["security"]
                 ),
             ),
-            (Some(Access::Dashboard), Some(Family::Integration)) => sink.report(
-                &label,
-                format!(
-                    "uses `{DASHBOARD_SCHEME}` but its path `{}` is an integration (`/api/`) path",
-                    operation.path
-                ),
-            ),
-            (Some(Access::Integration), Some(Family::Dashboard)) => sink.report(
-                &label,
-                format!(
-                    "uses `{INTEGRATION_SCHEME}` but its path `{}` is a dashboard (`/web/`) path",
-                    operation.path
-                ),
-            ),
-            _ => {}
-        }
-    }
-    let requirements = document
-        .operations
-        .iter()
-        .map(|operation| (operation.label(), operation.value.get("security")))
-        .chain([("document".to_string(), document.doc.get("security"))]);
-    for (label, security) in requirements {
-        let names = security.and_then(Value::as_array).into_iter().flatten();
-        for name in names.flat_map(|requirement| object(Some(requirement)).keys()) {
-            match schemes.get(name) {
-                None => sink.report(
-                    &label,
-                    format!("security scheme `{name}` is not in #/components/securitySchemes"),
-                ),
-                Some(scheme) if !is_bearer(scheme) => sink.report(
+            Some(Access::Scheme(scheme)) => match by_path {
+                Some(family) if family.scheme != scheme => sink.report(
                     &label,
                     format!(
-                        "security scheme `{name}` must be `type: http` with `scheme: bearer` \
-                         (the router reads bearer tokens)"
+                        "uses `{scheme}` but its path `{}` is a `{}` (`/{}/`) path",
+                        operation.path,
+                        family.scheme,
+                        family.path_segment.unwrap_or_default()
                     ),
                 ),
-                Some(_) => {}
-            }
+                _ => {}
+            },
+            Some(Access::Public) => {}
+        }
+    }
+    let root = document.doc.get("security").and_then(Value::as_array);
+    for name in root
+        .into_iter()
+        .flatten()
+        .flat_map(|r| object(Some(r)).keys())
+    {
+        if document.token_family(name).is_none() {
+            sink.report(
+                "document",
+                format!("`security` names `{name}`, which is not a family of #/x-token-families"),
+            );
+        }
+    }
+    let schemes = object(document.doc.pointer("/components/securitySchemes"));
+    for family in &families {
+        let name = family.scheme;
+        let location = format!("#/x-token-families/{}", spec::escape(name));
+        match schemes.get(name) {
+            None => sink.report(
+                &location,
+                format!("security scheme `{name}` is not in #/components/securitySchemes"),
+            ),
+            Some(scheme) if !is_bearer(scheme) => sink.report(
+                &location,
+                format!(
+                    "security scheme `{name}` must be `type: http` with `scheme: bearer` \
+                     (the router reads bearer tokens)"
+                ),
+            ),
+            Some(_) => {}
         }
     }
 }

@@ -416,11 +416,11 @@ fn an_integration_token_on_a_dashboard_path_is_refused() {
             (
                 "security",
                 "operation `get_account`: uses `integrationToken` but its path \
-                 `/api/v1/account/web/get_account` is a dashboard (`/web/`) path",
+                 `/api/v1/account/web/get_account` is a `dashboardToken` (`/web/`) path",
             ),
             (
                 "permission",
-                "operation `get_account`: is not a dashboard operation",
+                "operation `get_account`: is not of a token family with permissions",
             ),
             (
                 "unused-components",
@@ -471,11 +471,9 @@ fn an_unknown_security_scheme_is_refused() {
         &[
             (
                 "security",
-                "operation `create_transfer`: `security: [{\"apiKey\":[]}]` is not one of",
-            ),
-            (
-                "security",
-                "operation `create_transfer`: security scheme `apiKey` is not in",
+                "operation `create_transfer`: `security` names `apiKey`, which is not a family of \
+                 #/x-token-families: use one of `[]` (public), `[{dashboardToken: []}]`, \
+                 `[{integrationToken: []}]`",
             ),
             (
                 "unused-components",
@@ -497,8 +495,8 @@ fn a_security_scheme_other_than_http_bearer_is_refused() {
         },
         &[(
             "security",
-            "operation `create_transfer`: security scheme `integrationToken` must be `type: http` \
-             with `scheme: bearer`",
+            "#/x-token-families/integrationToken: security scheme `integrationToken` must be \
+             `type: http` with `scheme: bearer`",
         )],
     );
 }
@@ -512,8 +510,8 @@ fn a_path_outside_both_families_is_refused() {
         },
         &[(
             "security",
-            "operation `get_account`: path `/api/v1/account/get_account` must have `web` (dashboard) \
-             or `api` (integration) as its second-to-last segment",
+            "operation `get_account`: path `/api/v1/account/get_account` must have one of `web`, \
+             `api` (its token family) as its second-to-last segment",
         )],
     );
 }
@@ -604,7 +602,7 @@ fn a_dashboard_operation_without_permission_is_refused() {
         },
         &[(
             "permission",
-            "operation `get_account`: is a dashboard operation without `x-permission`",
+            "operation `get_account`: is a `dashboardToken` operation without `x-permission`",
         )],
     );
 }
@@ -638,7 +636,7 @@ fn an_integration_operation_with_a_permission_is_refused() {
         },
         &[(
             "permission",
-            "operation `create_transfer`: is not a dashboard operation",
+            "operation `create_transfer`: is not of a token family with permissions",
         )],
     );
 }
@@ -1451,7 +1449,7 @@ fn every_problem_is_reported_not_just_the_first() {
             ),
             (
                 "permission",
-                "operation `GetAccount`: is a dashboard operation without `x-permission`",
+                "operation `GetAccount`: is a `dashboardToken` operation without `x-permission`",
             ),
             (
                 "success-message",
@@ -1882,5 +1880,89 @@ fn schema_keywords_are_checked_wherever_a_schema_is() {
             ("request-body", "must be a `$ref`"),
             ("unused-components", "GetAccountRequest"),
         ],
+    );
+}
+
+// What a document says of itself: its token families, its source, its router's codes.
+
+#[test]
+fn a_document_without_token_families_is_told_to_declare_them() {
+    check(
+        |doc| {
+            remove(doc, "/x-token-families");
+        },
+        &[
+            (
+                "security",
+                "#/x-token-families: the token families are missing",
+            ),
+            (
+                "security",
+                "operation `get_account`: `security` names `dashboardToken`",
+            ),
+            (
+                "security",
+                "operation `create_transfer`: `security` names `integrationToken`",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn families_without_path_segments_or_permissions_need_neither() {
+    check(
+        |doc| {
+            set(doc, "/x-token-families", json!({"integrationToken": {}}));
+            remove(doc, "/x-permissions");
+            let item = remove(doc, "/paths/~1api~1v1~1account~1web~1get_account");
+            set(doc, "/paths/~1v1~1accounts~1get", item);
+            set(
+                doc,
+                &at("/paths/~1v1~1accounts~1get/post", "security"),
+                json!([]),
+            );
+            remove(doc, &at("/paths/~1v1~1accounts~1get/post", "x-permission"));
+            remove(doc, "/components/securitySchemes/dashboardToken");
+        },
+        &[],
+    );
+}
+
+#[test]
+fn origins_need_a_source_document() {
+    check(
+        |doc| {
+            remove(doc, "/x-source-document");
+        },
+        &[
+            (
+                "response-code-catalog",
+                "#/x-response-codes/00: `origin` says",
+            ),
+            (
+                "response-code-catalog",
+                "#/x-response-codes/01: `origin` says",
+            ),
+            (
+                "response-code-catalog",
+                "#/x-response-codes/29: `origin` says",
+            ),
+            (
+                "response-code-catalog",
+                "#/x-response-codes/41: `origin` says",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn a_router_role_must_be_one_the_router_has() {
+    check(
+        |doc| set(doc, "/x-response-codes/01/router", json!(["bad_request"])),
+        &[(
+            "response-code-catalog",
+            "#/x-response-codes/01: `router` must be a list of router roles: success, \
+             invalid_request,",
+        )],
     );
 }

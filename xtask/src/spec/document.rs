@@ -17,10 +17,32 @@ pub const JSON: &str = "application/json";
 pub const COMPONENT_SCHEMA_PREFIX: &str = "#/components/schemas/";
 pub const COMPONENT_RESPONSE_PREFIX: &str = "#/components/responses/";
 pub const ERROR_ENVELOPE_REF: &str = "#/components/schemas/ErrorEnvelope";
-/// The security scheme of Dashboard (`/web/`) operations.
-pub const DASHBOARD_SCHEME: &str = "dashboardToken";
-/// The security scheme of integration (`/api/`) operations.
-pub const INTEGRATION_SCHEME: &str = "integrationToken";
+
+/// A role the generated router answers with by itself, from a code of the catalog that names
+/// it (`x-response-codes.<code>.router`). The runtime knows the code as
+/// `ResponseCode::<ROLE>` (the role in upper case).
+pub struct RouterRole {
+    pub name: &'static str,
+    /// What the router answers it for.
+    pub answers: &'static str,
+}
+
+/// Every role the generated router answers with: a document's catalog gives each one code.
+#[rustfmt::skip]
+pub const ROUTER_ROLES: &[RouterRole] = &[
+    RouterRole { name: "success", answers: "success" },
+    RouterRole { name: "invalid_request", answers: "invalid request (malformed JSON, validation failure)" },
+    RouterRole { name: "unknown_operation", answers: "unknown operation (no such path)" },
+    RouterRole { name: "method_not_allowed", answers: "method not allowed" },
+    RouterRole { name: "unsupported_media_type", answers: "unsupported media type" },
+    RouterRole { name: "body_too_large", answers: "request body too large" },
+    RouterRole {
+        name: "not_implemented",
+        answers: "an operation the server does not serve yet (`ApiError::not_implemented`)",
+    },
+    RouterRole { name: "unauthenticated", answers: "missing or rejected bearer token" },
+    RouterRole { name: "internal_error", answers: "internal error" },
+];
 
 /// The document plus the index every reader needs: its operations, in document order.
 pub struct Document<'a> {
@@ -66,6 +88,47 @@ impl<'a> Document<'a> {
     /// The root-level `x-response-codes` catalog (empty when missing: a rule of its own says so).
     pub fn response_code_catalog(&self) -> &'a Map<String, Value> {
         object(self.doc.get("x-response-codes"))
+    }
+
+    /// The root-level `x-token-families`: each bearer scheme an operation may require, in
+    /// document order (none when missing: the `security` rule says so).
+    pub fn token_families(&self) -> Vec<TokenFamily<'a>> {
+        object(self.doc.get("x-token-families"))
+            .iter()
+            .map(|(scheme, family)| TokenFamily {
+                scheme,
+                path_segment: family.get("path_segment").and_then(Value::as_str),
+                permissions: family.get("permissions").and_then(Value::as_bool) == Some(true),
+            })
+            .collect()
+    }
+
+    /// The family whose `path_segment` is `path`'s second-to-last segment, if one is.
+    pub fn family_of_path(&self, path: &str) -> Option<TokenFamily<'a>> {
+        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        let segment = segments.iter().rev().nth(1)?;
+        self.token_families()
+            .into_iter()
+            .find(|family| family.path_segment == Some(*segment))
+    }
+
+    /// The family of `scheme`, if `x-token-families` lists it.
+    pub fn token_family(&self, scheme: &str) -> Option<TokenFamily<'a>> {
+        self.token_families()
+            .into_iter()
+            .find(|family| family.scheme == scheme)
+    }
+
+    /// The codes of the catalog that name router `role` (`x-response-codes.<code>.router`).
+    pub fn router_codes(&self, role: &str) -> Vec<&'a str> {
+        self.response_code_catalog()
+            .iter()
+            .filter(|(_, entry)| {
+                let roles = entry.get("router").and_then(Value::as_array);
+                roles.into_iter().flatten().any(|named| named == role)
+            })
+            .map(|(code, _)| code.as_str())
+            .collect()
     }
 
     /// The HTTP status the catalog gives a response code, if the catalog knows it.
@@ -142,7 +205,7 @@ impl<'a> Operation<'a> {
     }
 
     /// The security requirement as declared: `None` when absent.
-    pub fn access(&self) -> Option<Access> {
+    pub fn access(&self) -> Option<Access<'a>> {
         Access::of(self.value.get("security")?)
     }
 
@@ -164,27 +227,25 @@ impl<'a> Operation<'a> {
 
 /// What an operation's `security` allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
+pub enum Access<'a> {
     Public,
-    Dashboard,
-    Integration,
-    /// Anything other than the three allowed forms.
+    /// One requirement of one scheme, without scopes: its name.
+    Scheme(&'a str),
+    /// Anything other than those two forms.
     Other,
 }
 
-impl Access {
-    fn of(security: &Value) -> Option<Access> {
+impl<'a> Access<'a> {
+    fn of(security: &'a Value) -> Option<Access<'a>> {
         let requirements = security.as_array()?;
         let access = match requirements.as_slice() {
             [] => Access::Public,
             [single] => match single.as_object() {
                 Some(map) if map.len() == 1 => {
                     let (scheme, scopes) = map.iter().next().expect("one entry");
-                    let no_scopes = scopes.as_array().is_some_and(Vec::is_empty);
-                    match scheme.as_str() {
-                        DASHBOARD_SCHEME if no_scopes => Access::Dashboard,
-                        INTEGRATION_SCHEME if no_scopes => Access::Integration,
-                        _ => Access::Other,
+                    match scopes.as_array().is_some_and(Vec::is_empty) {
+                        true => Access::Scheme(scheme),
+                        false => Access::Other,
                     }
                 }
                 _ => Access::Other,
@@ -195,22 +256,17 @@ impl Access {
     }
 }
 
-/// The token family a path belongs to, by its second-to-last segment.
+/// A token family (`x-token-families`): a bearer security scheme operations require. A document
+/// can tie each family to a segment of its operations' paths (Kobo's `/web/` and `/api/`), and
+/// have a family's operations name the permission that guards them (`x-permission`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    Dashboard,
-    Integration,
-}
-
-impl Family {
-    pub fn of(path: &str) -> Option<Family> {
-        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-        match segments.iter().rev().nth(1) {
-            Some(&"web") => Some(Family::Dashboard),
-            Some(&"api") => Some(Family::Integration),
-            _ => None,
-        }
-    }
+pub struct TokenFamily<'a> {
+    /// The security scheme's name, e.g. `dashboardToken`.
+    pub scheme: &'a str,
+    /// The second-to-last segment of the family's paths, when the document ties them to one.
+    pub path_segment: Option<&'a str>,
+    /// Whether the family's operations name a permission of `x-permissions`.
+    pub permissions: bool,
 }
 
 /// An object's entries, or none when the value is missing or not an object.
