@@ -268,7 +268,11 @@ pub mod types {
             Default::default()
         }
     }
-    ///`FundsTransferRequest`
+    /**A single credit transfer (`FTSingleCreditRequest`). `name_enquiry_ref` and
+`beneficiary_kyc_level` come from a name enquiry made for this transfer; Kobo sends them
+when it has them (a transfer approved days after its enquiry does not), and a NIBSS-facing
+adapter makes its own enquiry when they are absent.
+*/
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     #[serde(deny_unknown_fields)]
     pub struct FundsTransferRequest {
@@ -277,10 +281,12 @@ pub mod types {
         pub beneficiary_account_number: AccountNumber,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub beneficiary_bvn: ::std::option::Option<Bvn>,
-        pub beneficiary_kyc_level: KycLevel,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub beneficiary_kyc_level: ::std::option::Option<KycLevel>,
         pub channel_code: ChannelCode,
         pub destination_institution_code: InstitutionCode,
-        pub name_enquiry_ref: SessionId,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub name_enquiry_ref: ::std::option::Option<SessionId>,
         pub narration: FundsTransferRequestNarration,
         pub originator_account_name: FundsTransferRequestOriginatorAccountName,
         pub originator_account_number: AccountNumber,
@@ -1667,7 +1673,7 @@ pub mod types {
                 ::std::string::String,
             >,
             beneficiary_kyc_level: ::std::result::Result<
-                super::KycLevel,
+                ::std::option::Option<super::KycLevel>,
                 ::std::string::String,
             >,
             channel_code: ::std::result::Result<
@@ -1679,7 +1685,7 @@ pub mod types {
                 ::std::string::String,
             >,
             name_enquiry_ref: ::std::result::Result<
-                super::SessionId,
+                ::std::option::Option<super::SessionId>,
                 ::std::string::String,
             >,
             narration: ::std::result::Result<
@@ -1718,16 +1724,12 @@ pub mod types {
                         "no value supplied for beneficiary_account_number".to_string(),
                     ),
                     beneficiary_bvn: Ok(Default::default()),
-                    beneficiary_kyc_level: Err(
-                        "no value supplied for beneficiary_kyc_level".to_string(),
-                    ),
+                    beneficiary_kyc_level: Ok(Default::default()),
                     channel_code: Err("no value supplied for channel_code".to_string()),
                     destination_institution_code: Err(
                         "no value supplied for destination_institution_code".to_string(),
                     ),
-                    name_enquiry_ref: Err(
-                        "no value supplied for name_enquiry_ref".to_string(),
-                    ),
+                    name_enquiry_ref: Ok(Default::default()),
                     narration: Err("no value supplied for narration".to_string()),
                     originator_account_name: Err(
                         "no value supplied for originator_account_name".to_string(),
@@ -1802,7 +1804,7 @@ pub mod types {
             }
             pub fn beneficiary_kyc_level<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::KycLevel>,
+                T: ::std::convert::TryInto<::std::option::Option<super::KycLevel>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.beneficiary_kyc_level = value
@@ -1842,7 +1844,7 @@ pub mod types {
             }
             pub fn name_enquiry_ref<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::SessionId>,
+                T: ::std::convert::TryInto<::std::option::Option<super::SessionId>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.name_enquiry_ref = value

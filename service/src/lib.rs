@@ -18,6 +18,7 @@ pub mod operator;
 pub mod outbox;
 pub mod platform;
 pub mod provider;
+pub mod simulator;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub(crate) mod workers;

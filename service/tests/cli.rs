@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+#[path = "cli/provider.rs"]
+mod provider;
+
 fn kobo(data_dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_kobo"));
     command

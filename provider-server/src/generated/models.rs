@@ -277,7 +277,11 @@ pub struct ErrorEnvelope {
     pub response_code: ResponseCode,
     pub status: bool,
 }
-///`FundsTransferRequest`
+/**A single credit transfer (`FTSingleCreditRequest`). `name_enquiry_ref` and
+`beneficiary_kyc_level` come from a name enquiry made for this transfer; Kobo sends them
+when it has them (a transfer approved days after its enquiry does not), and a NIBSS-facing
+adapter makes its own enquiry when they are absent.
+*/
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FundsTransferRequest {
@@ -286,10 +290,12 @@ pub struct FundsTransferRequest {
     pub beneficiary_account_number: AccountNumber,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub beneficiary_bvn: ::std::option::Option<Bvn>,
-    pub beneficiary_kyc_level: KycLevel,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub beneficiary_kyc_level: ::std::option::Option<KycLevel>,
     pub channel_code: ChannelCode,
     pub destination_institution_code: InstitutionCode,
-    pub name_enquiry_ref: SessionId,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub name_enquiry_ref: ::std::option::Option<SessionId>,
     pub narration: FundsTransferRequestNarration,
     pub originator_account_name: FundsTransferRequestOriginatorAccountName,
     pub originator_account_number: AccountNumber,

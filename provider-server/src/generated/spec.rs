@@ -1296,13 +1296,16 @@ components:
     FundsTransferRequest:
       type: object
       additionalProperties: false
+      description: |
+        A single credit transfer (`FTSingleCreditRequest`). `name_enquiry_ref` and
+        `beneficiary_kyc_level` come from a name enquiry made for this transfer; Kobo sends them
+        when it has them (a transfer approved days after its enquiry does not), and a NIBSS-facing
+        adapter makes its own enquiry when they are absent.
       required:
-        - name_enquiry_ref
         - destination_institution_code
         - channel_code
         - beneficiary_account_number
         - beneficiary_account_name
-        - beneficiary_kyc_level
         - originator_account_number
         - originator_account_name
         - narration
@@ -3489,13 +3492,12 @@ pub const OPENAPI_JSON: &str = r##"{
       "FundsTransferRequest": {
         "type": "object",
         "additionalProperties": false,
+        "description": "A single credit transfer (`FTSingleCreditRequest`). `name_enquiry_ref` and\n`beneficiary_kyc_level` come from a name enquiry made for this transfer; Kobo sends them\nwhen it has them (a transfer approved days after its enquiry does not), and a NIBSS-facing\nadapter makes its own enquiry when they are absent.\n",
         "required": [
-          "name_enquiry_ref",
           "destination_institution_code",
           "channel_code",
           "beneficiary_account_number",
           "beneficiary_account_name",
-          "beneficiary_kyc_level",
           "originator_account_number",
           "originator_account_name",
           "narration",

@@ -53,6 +53,15 @@ pub fn otp_code() -> String {
 }
 
 /// Lower-case hex SHA-256 of `value`.
+/// Equality of two hex digests that does not stop at the first difference.
+pub fn constant_time_eq(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |difference, (x, y)| difference | (x ^ y))
+            == 0
+}
+
 pub fn sha256_hex(value: &str) -> String {
     hex::encode(Sha256::digest(value.as_bytes()))
 }

@@ -75,7 +75,7 @@ pub async fn generate_token(
     }
     let presented = secrets::sha256_hex(body.client_secret.as_str());
     let business_id = match credentials {
-        Some(known) if constant_time_eq(&known.client_secret_hash, &presented) => known.id,
+        Some(known) if secrets::constant_time_eq(&known.client_secret_hash, &presented) => known.id,
         known => {
             let known_business = known.map(|known| known.id);
             attempt.failed(store, now).await?;
@@ -492,7 +492,7 @@ pub async fn check_otp(
         tx.rollback().await.or_internal()?;
         return Err(invalid_otp());
     };
-    let right = constant_time_eq(&otp.code_hash, &secrets::otp_hash(&otp.id, code));
+    let right = secrets::constant_time_eq(&otp.code_hash, &secrets::otp_hash(&otp.id, code));
     if right || otp.attempts >= max_attempts {
         let spent = otps::use_up(&mut tx, &otp.id, now).await?;
         tx.commit().await.or_internal()?;
@@ -567,15 +567,6 @@ pub async fn get_profile(
         member,
         role,
     })
-}
-
-/// Equality of two hex digests that does not stop at the first difference.
-fn constant_time_eq(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |difference, (x, y)| difference | (x ^ y))
-            == 0
 }
 
 fn invalid(message: &'static str) -> Error {

@@ -107,6 +107,17 @@ impl SandboxProvider {
         }
     }
 
+    /// Takes `at` as the time `reference` was first submitted, unless one is known already: how
+    /// a provider that keeps its transfers (`kobo-provider`) restores them after a restart, so
+    /// a status query answers what it answered before.
+    pub fn remember(&self, reference: &str, at: DateTime<Utc>) {
+        let mut submitted = self
+            .submitted
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        submitted.entry(reference.to_owned()).or_insert(at);
+    }
+
     fn is_bank(code: &str) -> bool {
         BANKS.iter().any(|bank| bank.code == code)
     }

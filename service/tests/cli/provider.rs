@@ -1,0 +1,350 @@
+//! `kobo-provider`, the core banking provider as a process of its own (issue 32): the real
+//! executable on a fresh data directory and a loopback port, called with the client generated
+//! from `spec/provider.yaml`.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kobo::outbox::webhooks::signing;
+use provider_client::{error_envelope, types, Provider};
+
+/// A `kobo-provider serve` process, killed when dropped.
+struct Simulator {
+    child: Child,
+    url: String,
+    secret: String,
+}
+
+impl Drop for Simulator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Simulator {
+    /// Starts it on `dir` and a port of its choosing; returns once it listens.
+    fn start(dir: &Path, extra: &[&str]) -> Simulator {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kobo-provider"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir)
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .env_remove("KOBO_PROVIDER_FAULTS")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("kobo-provider listening on ")
+            .unwrap_or_else(|| panic!("an unexpected first line: {line:?}"))
+            .to_owned();
+        let secret = std::fs::read_to_string(dir.join("secret")).unwrap();
+        Simulator {
+            child,
+            url,
+            secret: secret.trim().to_owned(),
+        }
+    }
+
+    fn client(&self) -> provider_client::Client {
+        Provider::new(&self.url)
+            .with_token(&self.secret)
+            .build()
+            .unwrap()
+    }
+}
+
+fn transfer(reference: &str, beneficiary: &str, amount: &str) -> types::FundsTransferRequest {
+    serde_json::from_value(serde_json::json!({
+        "destination_institution_code": "000013",
+        "channel_code": 7,
+        "beneficiary_account_number": beneficiary,
+        "beneficiary_account_name": "Emeka Nwosu",
+        "originator_account_number": "1000000018",
+        "originator_account_name": "Adaeze Foods Ltd",
+        "narration": "Invoice 1042",
+        "payment_reference": reference,
+        "amount": amount,
+    }))
+    .unwrap()
+}
+
+fn by_reference(reference: &str) -> types::StatusQueryRequest {
+    serde_json::from_value(serde_json::json!({
+        "payment_reference": reference,
+        "source_institution_code": "090823",
+        "channel_code": 7,
+    }))
+    .unwrap()
+}
+
+fn code_of(error: &provider_client::ApiError) -> String {
+    let envelope = error_envelope(error).unwrap_or_else(|| panic!("not an envelope: {error}"));
+    envelope.response_code.to_string()
+}
+
+#[tokio::test]
+async fn a_transfer_it_accepted_is_answered_the_same_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let simulator = Simulator::start(dir.path(), &[]);
+    let client = simulator.client();
+    let sent = transfer("TRF-20261127-AAAAAA", "0123456788", "1500.00");
+    let first = client
+        .funds_transfer()
+        .body(sent.clone())
+        .send()
+        .await
+        .unwrap();
+    let session = first.into_inner().data.session_id;
+    assert_eq!(session.len(), 30);
+    // The same reference again is the same transfer; with another body it is a duplicate.
+    let again = client.funds_transfer().body(sent).send().await.unwrap();
+    assert_eq!(again.into_inner().data.session_id, session);
+    let other = transfer("TRF-20261127-AAAAAA", "0123456788", "1600.00");
+    let error = client
+        .funds_transfer()
+        .body(other)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (code_of(&error), error.status().unwrap().as_u16()),
+        ("26".into(), 409)
+    );
+    // A transfer the bank declines, and one it never received.
+    let declined = transfer("TRF-20261127-BBBBBB", "0690000036", "10.00");
+    let error = client
+        .funds_transfer()
+        .body(declined)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&error), "09", "accepted, failing while processing");
+    drop(simulator);
+
+    let simulator = Simulator::start(dir.path(), &[]);
+    let client = simulator.client();
+    let status = client
+        .transaction_status_query()
+        .body(by_reference("TRF-20261127-AAAAAA"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status.into_inner().data.session_id, session);
+    let by_session: types::StatusQueryRequest = serde_json::from_value(serde_json::json!({
+        "session_id": *session,
+        "source_institution_code": "090823",
+        "channel_code": 7,
+    }))
+    .unwrap();
+    let status = client
+        .transaction_status_query()
+        .body(by_session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        status.into_inner().data.payment_reference,
+        "TRF-20261127-AAAAAA"
+    );
+    let error = client
+        .transaction_status_query()
+        .body(by_reference("TRF-20261127-BBBBBB"))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        code_of(&error),
+        "05",
+        "the declined transfer, after the restart"
+    );
+    let error = client
+        .transaction_status_query()
+        .body(by_reference("TRF-NEVER-SENT"))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (code_of(&error), error.status().unwrap().as_u16()),
+        ("25".into(), 404)
+    );
+}
+
+#[tokio::test]
+async fn enquiries_follow_the_sandbox_table_and_need_the_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let simulator = Simulator::start(dir.path(), &[]);
+    let enquiry = |account: &str| -> types::NameEnquiryRequest {
+        serde_json::from_value(serde_json::json!({
+            "session_id": "090823261127093000000000000001",
+            "destination_institution_code": "000013",
+            "channel_code": 1,
+            "account_number": account,
+        }))
+        .unwrap()
+    };
+    let holder = simulator
+        .client()
+        .name_enquiry()
+        .body(enquiry("0123456788"))
+        .send()
+        .await
+        .unwrap()
+        .into_inner()
+        .data;
+    assert_eq!(holder.account_name, "Emeka Nwosu");
+    assert_eq!(holder.bvn.as_deref(), Some("22298765432"));
+    let error = simulator
+        .client()
+        .name_enquiry()
+        .body(enquiry("0000000001"))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (code_of(&error), error.status().unwrap().as_u16()),
+        ("07".into(), 404)
+    );
+    let wrong = Provider::new(&simulator.url)
+        .with_token("whsec_bm90IGl0")
+        .build()
+        .unwrap();
+    let error = wrong
+        .name_enquiry()
+        .body(enquiry("0123456788"))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (code_of(&error), error.status().unwrap().as_u16()),
+        ("63".into(), 401)
+    );
+    let identity = simulator
+        .client()
+        .verify_identity()
+        .body(types::VerifyIdentityRequest {
+            bvn: Some("22212345678".parse().unwrap()),
+            nin: Some("70123456789".parse().unwrap()),
+        })
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&identity), "05", "a BVN and a NIN of two people");
+}
+
+/// What a notification receiver saw: each attempt's headers and body.
+#[derive(Clone, Debug)]
+struct Attempt {
+    id: String,
+    timestamp: String,
+    signature: String,
+    body: Vec<u8>,
+}
+
+/// A receiver on loopback that refuses its first attempt (500) and acknowledges the others.
+async fn receiver() -> (String, Arc<Mutex<Vec<Attempt>>>) {
+    let seen: Arc<Mutex<Vec<Attempt>>> = Arc::default();
+    let kept = seen.clone();
+    let app = axum::Router::new().route(
+        "/provider/v1/inbound_credit",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let seen = kept.clone();
+                async move {
+                    let header = |name: &str| {
+                        headers
+                            .get(name)
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or_default()
+                            .to_owned()
+                    };
+                    let mut seen = seen.lock().unwrap();
+                    seen.push(Attempt {
+                        id: header("webhook-id"),
+                        timestamp: header("webhook-timestamp"),
+                        signature: header("webhook-signature"),
+                        body: body.to_vec(),
+                    });
+                    match seen.len() {
+                        1 => axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                        _ => axum::http::StatusCode::OK,
+                    }
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "http://{}/provider/v1/inbound_credit",
+        listener.local_addr().unwrap()
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, seen)
+}
+
+#[tokio::test]
+async fn an_inbound_credit_is_sent_signed_until_kobo_acknowledges_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, seen) = receiver().await;
+    let simulator = Simulator::start(dir.path(), &["--notify-url", &url]);
+    let secret_file: PathBuf = dir.path().join("secret");
+    let output = Command::new(env!("CARGO_BIN_EXE_kobo-provider"))
+        .args(["credit", "--provider-url", &simulator.url, "--secret-file"])
+        .arg(&secret_file)
+        .args(["--account", "2000000011", "--amount", "15000.5"])
+        .args(["--sender-account", "0123456788", "--sender-bank", "000013"])
+        .args(["--sender-name", "Emeka Nwosu"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let session_id = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    assert!(
+        session_id.starts_with("000013") && session_id.len() == 30,
+        "{session_id}"
+    );
+    // The first attempt is refused; the next one, about a second later, is acknowledged.
+    for _ in 0..100 {
+        if seen.lock().unwrap().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let attempts = seen.lock().unwrap().clone();
+    assert_eq!(attempts.len(), 2, "{attempts:?}");
+    assert_eq!(
+        attempts[0].id, attempts[1].id,
+        "one notification, sent again"
+    );
+    assert_eq!(attempts[0].body, attempts[1].body);
+    let key = signing::key_of(&simulator.secret).unwrap();
+    let now = chrono::Utc::now().timestamp();
+    for attempt in &attempts {
+        signing::verify(
+            &key,
+            &attempt.id,
+            &attempt.timestamp,
+            &attempt.signature,
+            &attempt.body,
+            now,
+        )
+        .unwrap_or_else(|refusal| panic!("{refusal:?}"));
+    }
+    let credit: types::InboundCredit = serde_json::from_slice(&attempts[1].body).unwrap();
+    assert_eq!(*credit.session_id, session_id);
+    assert_eq!(*credit.amount, "15000.50");
+    assert_eq!(*credit.beneficiary_account_number, "2000000011");
+    assert_eq!(credit.originator_account_name.as_str(), "Emeka Nwosu");
+}
