@@ -918,7 +918,6 @@ adapter makes its own enquiry when they are absent.
     #[serde(deny_unknown_fields)]
     pub struct OpenAccountRequest {
         pub account_name: OpenAccountRequestAccountName,
-        pub account_number: AccountNumber,
         pub account_type: OpenAccountRequestAccountType,
         pub business_id: ::uuid::Uuid,
     }
@@ -1039,29 +1038,6 @@ adapter makes its own enquiry when they are absent.
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
-        }
-    }
-    ///`OpenedAccount`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
-    pub struct OpenedAccount {
-        pub account_number: AccountNumber,
-    }
-    impl OpenedAccount {
-        pub fn builder() -> builder::OpenedAccount {
-            Default::default()
-        }
-    }
-    ///`OpenedAccountEnvelope`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
-    pub struct OpenedAccountEnvelope {
-        pub data: OpenedAccount,
-        pub message: ::std::string::String,
-        pub response_code: SuccessCode,
-        pub status: bool,
-    }
-    impl OpenedAccountEnvelope {
-        pub fn builder() -> builder::OpenedAccountEnvelope {
-            Default::default()
         }
     }
     ///An error `response_code`, NIP's; `x-response-codes` gives each one's meaning and HTTP status.
@@ -2568,10 +2544,6 @@ adapter makes its own enquiry when they are absent.
                 super::OpenAccountRequestAccountName,
                 ::std::string::String,
             >,
-            account_number: ::std::result::Result<
-                super::AccountNumber,
-                ::std::string::String,
-            >,
             account_type: ::std::result::Result<
                 super::OpenAccountRequestAccountType,
                 ::std::string::String,
@@ -2582,9 +2554,6 @@ adapter makes its own enquiry when they are absent.
             fn default() -> Self {
                 Self {
                     account_name: Err("no value supplied for account_name".to_string()),
-                    account_number: Err(
-                        "no value supplied for account_number".to_string(),
-                    ),
                     account_type: Err("no value supplied for account_type".to_string()),
                     business_id: Err("no value supplied for business_id".to_string()),
                 }
@@ -2600,20 +2569,6 @@ adapter makes its own enquiry when they are absent.
                     .try_into()
                     .map_err(|e| {
                         format!("error converting supplied value for account_name: {e}")
-                    });
-                self
-            }
-            pub fn account_number<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::AccountNumber>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.account_number = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!(
-                            "error converting supplied value for account_number: {e}"
-                        )
                     });
                 self
             }
@@ -2649,7 +2604,6 @@ adapter makes its own enquiry when they are absent.
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
                     account_name: value.account_name?,
-                    account_number: value.account_number?,
                     account_type: value.account_type?,
                     business_id: value.business_id?,
                 })
@@ -2659,155 +2613,8 @@ adapter makes its own enquiry when they are absent.
             fn from(value: super::OpenAccountRequest) -> Self {
                 Self {
                     account_name: Ok(value.account_name),
-                    account_number: Ok(value.account_number),
                     account_type: Ok(value.account_type),
                     business_id: Ok(value.business_id),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
-        pub struct OpenedAccount {
-            account_number: ::std::result::Result<
-                super::AccountNumber,
-                ::std::string::String,
-            >,
-        }
-        impl ::std::default::Default for OpenedAccount {
-            fn default() -> Self {
-                Self {
-                    account_number: Err(
-                        "no value supplied for account_number".to_string(),
-                    ),
-                }
-            }
-        }
-        impl OpenedAccount {
-            pub fn account_number<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::AccountNumber>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.account_number = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!(
-                            "error converting supplied value for account_number: {e}"
-                        )
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<OpenedAccount> for super::OpenedAccount {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: OpenedAccount,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    account_number: value.account_number?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::OpenedAccount> for OpenedAccount {
-            fn from(value: super::OpenedAccount) -> Self {
-                Self {
-                    account_number: Ok(value.account_number),
-                }
-            }
-        }
-        #[derive(Clone, Debug)]
-        pub struct OpenedAccountEnvelope {
-            data: ::std::result::Result<super::OpenedAccount, ::std::string::String>,
-            message: ::std::result::Result<::std::string::String, ::std::string::String>,
-            response_code: ::std::result::Result<
-                super::SuccessCode,
-                ::std::string::String,
-            >,
-            status: ::std::result::Result<bool, ::std::string::String>,
-        }
-        impl ::std::default::Default for OpenedAccountEnvelope {
-            fn default() -> Self {
-                Self {
-                    data: Err("no value supplied for data".to_string()),
-                    message: Err("no value supplied for message".to_string()),
-                    response_code: Err(
-                        "no value supplied for response_code".to_string(),
-                    ),
-                    status: Err("no value supplied for status".to_string()),
-                }
-            }
-        }
-        impl OpenedAccountEnvelope {
-            pub fn data<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::OpenedAccount>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.data = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for data: {e}")
-                    });
-                self
-            }
-            pub fn message<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<::std::string::String>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.message = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for message: {e}")
-                    });
-                self
-            }
-            pub fn response_code<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<super::SuccessCode>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.response_code = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for response_code: {e}")
-                    });
-                self
-            }
-            pub fn status<T>(mut self, value: T) -> Self
-            where
-                T: ::std::convert::TryInto<bool>,
-                T::Error: ::std::fmt::Display,
-            {
-                self.status = value
-                    .try_into()
-                    .map_err(|e| {
-                        format!("error converting supplied value for status: {e}")
-                    });
-                self
-            }
-        }
-        impl ::std::convert::TryFrom<OpenedAccountEnvelope>
-        for super::OpenedAccountEnvelope {
-            type Error = super::error::ConversionError;
-            fn try_from(
-                value: OpenedAccountEnvelope,
-            ) -> ::std::result::Result<Self, super::error::ConversionError> {
-                Ok(Self {
-                    data: value.data?,
-                    message: value.message?,
-                    response_code: value.response_code?,
-                    status: value.status?,
-                })
-            }
-        }
-        impl ::std::convert::From<super::OpenedAccountEnvelope>
-        for OpenedAccountEnvelope {
-            fn from(value: super::OpenedAccountEnvelope) -> Self {
-                Self {
-                    data: Ok(value.data),
-                    message: Ok(value.message),
-                    response_code: Ok(value.response_code),
-                    status: Ok(value.status),
                 }
             }
         }
@@ -3425,14 +3232,14 @@ let response = client.verify_identity()
     pub fn verify_identity(&self) -> builder::VerifyIdentity<'_> {
         builder::VerifyIdentity::new(self)
     }
-    /**Provision an account
+    /**Agree to an account before Kobo opens it
 
-Opens an account in the core banking system for Kobo's account `account_number`.
-Idempotent by `account_number`: opening it again answers `00` with the same account.
+Asks whether the core banking system will hold an account of `account_type` named
+`account_name` for the business, before Kobo allocates its NUBAN and records it. Nothing
+is opened yet on a refusal; asking again is harmless.
 
-Errors: `12` a field is missing or malformed; `26` the number is another business's account;
-`57` the core banking system refuses to open it; `63` the shared secret is missing or wrong;
-`96` system malfunction.
+Errors: `12` a field is missing or malformed; `57` the core banking system refuses it;
+`63` the shared secret is missing or wrong; `96` system malfunction.
 
 
 Sends a `POST` request to `/v1/accounts/open`
@@ -3690,10 +3497,7 @@ pub mod builder {
         ///Sends a `POST` request to `/v1/accounts/open`
         pub async fn send(
             self,
-        ) -> Result<
-            ResponseValue<types::OpenedAccountEnvelope>,
-            Error<types::ErrorEnvelope>,
-        > {
+        ) -> Result<ResponseValue<types::EmptyEnvelope>, Error<types::ErrorEnvelope>> {
             let Self { client, body } = self;
             let body = body
                 .and_then(|v| {

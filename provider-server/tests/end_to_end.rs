@@ -141,7 +141,7 @@ async fn the_runtime_answers_with_the_documents_own_codes() {
         (
             "/v1/accounts/open",
             Some(SECRET),
-            r#"{"account_number":"2000000011","account_name":"A","account_type":"virtual","business_id":"7f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f"}"#,
+            r#"{"account_name":"A","account_type":"virtual","business_id":"7f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f"}"#,
             501,
             "21",
         ),

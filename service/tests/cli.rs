@@ -254,6 +254,19 @@ fn the_demo_prints_credentials_and_a_first_request_that_works() {
 /// The README's transfer story, run as written against a fresh demo: it keeps the README true.
 #[test]
 fn the_readme_transfer_story_runs_against_the_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["demo"], 22);
+    readme_transfer_story(&server.base_url);
+    let (status, _) = server.stop();
+    assert!(status.success());
+    let report = run_json(dir.path(), &["ledger", "verify", "--json"]);
+    assert_eq!(report["ok"], true, "{report}");
+}
+
+/// Runs the README's transfer story (a name enquiry, an intra-bank payout, a NIP payout that
+/// succeeds and one that is reversed, an approval) against the server at `base_url`, and
+/// checks what it prints.
+fn readme_transfer_story(base_url: &str) {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
     let marker = readme
@@ -262,12 +275,9 @@ fn the_readme_transfer_story_runs_against_the_demo() {
     let start = marker + readme[marker..].find("```sh\n").expect("its script") + 6;
     let end = start + readme[start..].find("```").expect("the script's end");
     let script = &readme[start..end];
-
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["demo"], 22);
     let output = Command::new("sh")
         .args(["-ec", script])
-        .env("KOBO", &server.base_url)
+        .env("KOBO", base_url)
         .output()
         .unwrap();
     let printed = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -294,10 +304,6 @@ fn the_readme_transfer_story_runs_against_the_demo() {
         printed.contains(" credit 12026.88 success"),
         "the reversal: {printed}"
     );
-    let (status, _) = server.stop();
-    assert!(status.success());
-    let report = run_json(dir.path(), &["ledger", "verify", "--json"]);
-    assert_eq!(report["ok"], true, "{report}");
 }
 
 /// `--sandbox-faults` puts the fault injector in front of the sandbox provider of a real

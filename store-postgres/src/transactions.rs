@@ -5,7 +5,7 @@ use kobo_store::batch::{Batch, Write};
 
 use crate::logs::contains_pattern;
 use crate::Pool;
-use crate::{id, StoreError, Tx};
+use crate::{id, Conn, StoreError, Tx};
 pub use kobo_store::transactions::{
     Filters, Listing, NewTransaction, Originator, TransactionRow, Window,
 };
@@ -26,6 +26,24 @@ pub async fn set_status(tx: &mut Tx, id: &str, status: &str) -> Result<(), Store
     .execute(&mut **tx)
     .await?;
     Ok(())
+}
+
+/// The credit booked for NIP session `session_id`, if one was: its id.
+pub async fn credit_of_session(
+    conn: impl Into<Conn<'_>>,
+    session_id: &str,
+) -> Result<Option<String>, StoreError> {
+    conn.into()
+        .run(async |conn| {
+            Ok(sqlx::query_scalar!(
+                r#"SELECT id::text AS "id!" FROM transactions
+                   WHERE session_id = $1 AND transaction_type = 'credit'"#,
+                session_id
+            )
+            .fetch_optional(&mut *conn)
+            .await?)
+        })
+        .await
 }
 
 /// Gives transaction `id` the NIP session id its transfer got.

@@ -4,7 +4,9 @@
 use chrono::{DateTime, Utc};
 
 use crate::batch::{Batch, Write};
-use crate::{contains_pattern, first_rows, timestamp, uuid, Store, StoreError, Tx, NO_TIME_BOUND};
+use crate::{
+    contains_pattern, first_rows, on, timestamp, uuid, Conn, Store, StoreError, Tx, NO_TIME_BOUND,
+};
 pub use kobo_store::transactions::{
     Filters, Listing, NewTransaction, Originator, TransactionRow, Window,
 };
@@ -82,6 +84,19 @@ pub async fn set_status(tx: &mut Tx, id: &str, status: &str) -> Result<(), Store
     .execute(&mut **tx)
     .await?;
     Ok(())
+}
+
+/// The credit booked for NIP session `session_id`, if one was: its id.
+pub async fn credit_of_session(
+    conn: impl Into<Conn<'_>>,
+    session_id: &str,
+) -> Result<Option<String>, StoreError> {
+    let query = sqlx::query_scalar!(
+        "SELECT id AS \"id!\" FROM transactions
+         WHERE session_id = ?1 AND transaction_type = 'credit'",
+        session_id
+    );
+    Ok(on!(conn, query, fetch_optional)?)
 }
 
 /// Gives transaction `id` the NIP session id its transfer got.

@@ -328,9 +328,11 @@ pub async fn leased(store: &Store, ids: &[String]) -> Result<Vec<LeasedRow>, Sto
         r#"SELECT t.id AS "id!", t.business_id, t.source_account_id,
              t.submitted AS "submitted: bool", t.attempts, t.fee, t.vat,
              t.debit_transaction_id, t.fee_transaction_id, t.reference_number,
-             a.account_number AS source_account_number, t.beneficiary_account_number,
+             a.account_number AS source_account_number, a.account_name AS source_account_name,
+             b.name AS business_name, t.beneficiary_account_number, t.beneficiary_account_name,
              t.bank_code, t.amount, t.narration
            FROM transfers t JOIN accounts a ON a.id = t.source_account_id
+             JOIN businesses b ON b.id = t.business_id
            WHERE t.id IN (SELECT value FROM json_each(?1)) ORDER BY t.created_at, t.id"#,
         ids
     )

@@ -117,7 +117,11 @@ pub struct LeasedRow {
     pub fee_transaction_id: Option<String>,
     pub reference_number: String,
     pub source_account_number: String,
+    /// The source account's name and its business's: the originator NIP shows.
+    pub source_account_name: String,
+    pub business_name: String,
     pub beneficiary_account_number: String,
+    pub beneficiary_account_name: String,
     pub bank_code: String,
     pub amount: i64,
     pub narration: String,

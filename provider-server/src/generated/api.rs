@@ -196,7 +196,7 @@ impl Operation {
         match self {
             Self::FundsTransfer => "TransferStatusEnvelope",
             Self::NameEnquiry => "NameEnquiryEnvelope",
-            Self::OpenAccount => "OpenedAccountEnvelope",
+            Self::OpenAccount => "EmptyEnvelope",
             Self::ScreenTransfer => "EmptyEnvelope",
             Self::TransactionStatusQuery => "TransferStatusEnvelope",
             Self::VerifyIdentity => "VerifiedIdentityEnvelope",
@@ -255,7 +255,6 @@ impl Operation {
                 &[
                     ResponseCode::Approved,
                     ResponseCode::InvalidTransaction,
-                    ResponseCode::DuplicateRecord,
                     ResponseCode::TransactionNotPermitted,
                     ResponseCode::SecurityViolation,
                     ResponseCode::SystemMalfunction,
@@ -328,7 +327,7 @@ impl Operation {
                 &[
                     RequestExample {
                         name: "open_account",
-                        json: r#"{"account_number":"2000000011","account_name":"Chinedu Obi","account_type":"virtual","business_id":"7f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f"}"#,
+                        json: r#"{"account_name":"Chinedu Obi","account_type":"virtual","business_id":"7f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f"}"#,
                     },
                 ]
             }
@@ -434,21 +433,21 @@ pub trait Api: Send + Sync + 'static {
         ctx: RequestContext<Self::Principal>,
         body: models::NameEnquiryRequest,
     ) -> impl Future<Output = Result<models::NameEnquiry, ApiError>> + Send;
-    /// Provision an account
+    /// Agree to an account before Kobo opens it
     ///
-    /// Opens an account in the core banking system for Kobo's account `account_number`.
-    /// Idempotent by `account_number`: opening it again answers `00` with the same account.
+    /// Asks whether the core banking system will hold an account of `account_type` named
+    /// `account_name` for the business, before Kobo allocates its NUBAN and records it. Nothing
+    /// is opened yet on a refusal; asking again is harmless.
     ///
-    /// Errors: `12` a field is missing or malformed; `26` the number is another business's account;
-    /// `57` the core banking system refuses to open it; `63` the shared secret is missing or wrong;
-    /// `96` system malfunction.
+    /// Errors: `12` a field is missing or malformed; `57` the core banking system refuses it;
+    /// `63` the shared secret is missing or wrong; `96` system malfunction.
     ///
     /// `POST /v1/accounts/open`, `TokenFamily::ProviderSecret`.
     fn open_account(
         &self,
         ctx: RequestContext<Self::Principal>,
         body: models::OpenAccountRequest,
-    ) -> impl Future<Output = Result<models::OpenedAccount, ApiError>> + Send;
+    ) -> impl Future<Output = Result<(), ApiError>> + Send;
     /// Screen a transfer before it is debited
     ///
     /// Asks whether the core banking system accepts an outgoing transfer (fraud and limit

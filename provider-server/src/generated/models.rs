@@ -989,7 +989,6 @@ impl<'de> ::serde::Deserialize<'de> for Nin {
 #[serde(deny_unknown_fields)]
 pub struct OpenAccountRequest {
     pub account_name: OpenAccountRequestAccountName,
-    pub account_number: AccountNumber,
     pub account_type: OpenAccountRequestAccountType,
     pub business_id: ::uuid::Uuid,
 }
@@ -1115,19 +1114,6 @@ impl ::std::convert::TryFrom<::std::string::String> for OpenAccountRequestAccoun
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
-}
-///`OpenedAccount`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
-pub struct OpenedAccount {
-    pub account_number: AccountNumber,
-}
-///`OpenedAccountEnvelope`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
-pub struct OpenedAccountEnvelope {
-    pub data: OpenedAccount,
-    pub message: ::std::string::String,
-    pub response_code: SuccessCode,
-    pub status: bool,
 }
 ///An error `response_code`, NIP's; `x-response-codes` gives each one's meaning and HTTP status.
 #[derive(

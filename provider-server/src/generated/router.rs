@@ -70,7 +70,7 @@ async fn open_account<A: Api>(
             Operation::OpenAccount,
             request,
             |api, ctx, body| async move {
-                api.open_account(ctx, body).await.map(Success::data)
+                api.open_account(ctx, body).await.map(|()| Success::empty())
             },
         )
         .await

@@ -112,15 +112,11 @@ pub const COMPONENTS: &str = r##"{
       "type": "object",
       "additionalProperties": false,
       "required": [
-        "account_number",
         "account_name",
         "account_type",
         "business_id"
       ],
       "properties": {
-        "account_number": {
-          "$ref": "#/$defs/AccountNumber"
-        },
         "account_name": {
           "type": "string",
           "minLength": 1,
@@ -136,17 +132,6 @@ pub const COMPONENTS: &str = r##"{
         "business_id": {
           "type": "string",
           "format": "uuid"
-        }
-      }
-    },
-    "OpenedAccount": {
-      "type": "object",
-      "required": [
-        "account_number"
-      ],
-      "properties": {
-        "account_number": {
-          "$ref": "#/$defs/AccountNumber"
         }
       }
     },
@@ -443,29 +428,6 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
-    "OpenedAccountEnvelope": {
-      "type": "object",
-      "required": [
-        "status",
-        "response_code",
-        "message",
-        "data"
-      ],
-      "properties": {
-        "status": {
-          "type": "boolean"
-        },
-        "response_code": {
-          "$ref": "#/$defs/SuccessCode"
-        },
-        "message": {
-          "type": "string"
-        },
-        "data": {
-          "$ref": "#/$defs/OpenedAccount"
-        }
-      }
-    },
     "NameEnquiryEnvelope": {
       "type": "object",
       "required": [
@@ -535,9 +497,7 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::NameEnquiryEnvelope)), ("NameEnquiryRequest",
         schemars::schema_for!(models::NameEnquiryRequest)), ("Nin",
         schemars::schema_for!(models::Nin)), ("OpenAccountRequest",
-        schemars::schema_for!(models::OpenAccountRequest)), ("OpenedAccount",
-        schemars::schema_for!(models::OpenedAccount)), ("OpenedAccountEnvelope",
-        schemars::schema_for!(models::OpenedAccountEnvelope)), ("ResponseCode",
+        schemars::schema_for!(models::OpenAccountRequest)), ("ResponseCode",
         schemars::schema_for!(models::ResponseCode)), ("SessionId",
         schemars::schema_for!(models::SessionId)), ("StatusQueryRequest",
         schemars::schema_for!(models::StatusQueryRequest)), ("SuccessCode",

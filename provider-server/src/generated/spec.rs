@@ -282,17 +282,17 @@ paths:
       tags: [Accounts]
       operationId: open_account
       x-success-message: Account opened
-      summary: Provision an account
+      summary: Agree to an account before Kobo opens it
       description: |
-        Opens an account in the core banking system for Kobo's account `account_number`.
-        Idempotent by `account_number`: opening it again answers `00` with the same account.
+        Asks whether the core banking system will hold an account of `account_type` named
+        `account_name` for the business, before Kobo allocates its NUBAN and records it. Nothing
+        is opened yet on a refusal; asking again is harmless.
 
-        Errors: `12` a field is missing or malformed; `26` the number is another business's account;
-        `57` the core banking system refuses to open it; `63` the shared secret is missing or wrong;
-        `96` system malfunction.
+        Errors: `12` a field is missing or malformed; `57` the core banking system refuses it;
+        `63` the shared secret is missing or wrong; `96` system malfunction.
       security:
         - providerSecret: []
-      x-response-codes: ['00', '12', '26', '57', '63', '96']
+      x-response-codes: ['00', '12', '57', '63', '96']
       requestBody:
         required: true
         content:
@@ -302,28 +302,26 @@ paths:
             examples:
               open_account:
                 value:
-                  account_number: '2000000011'
                   account_name: 'Chinedu Obi'
                   account_type: 'virtual'
                   business_id: '7f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f'
       responses:
         '200':
-          description: The account is open.
+          description: The account may be opened.
           headers:
             X-Request-Id:
               $ref: '#/components/headers/XRequestId'
           content:
             application/json:
               schema:
-                $ref: '#/components/schemas/OpenedAccountEnvelope'
+                $ref: '#/components/schemas/EmptyEnvelope'
               examples:
                 open_account:
                   value:
                     status: true
                     response_code: '00'
                     message: 'Account opened'
-                    data:
-                      account_number: '2000000011'
+                    data: {}
         '400':
           description: '`12`: Invalid transaction.'
           headers:
@@ -360,18 +358,6 @@ paths:
               examples:
                 transaction_not_permitted:
                   $ref: '#/components/examples/TransactionNotPermitted'
-        '409':
-          description: '`26`: Duplicate record.'
-          headers:
-            X-Request-Id:
-              $ref: '#/components/headers/XRequestId'
-          content:
-            application/json:
-              schema:
-                $ref: '#/components/schemas/ErrorEnvelope'
-              examples:
-                duplicate_record:
-                  $ref: '#/components/examples/DuplicateRecord'
         '500':
           description: '`96`: System malfunction.'
           headers:
@@ -1242,10 +1228,8 @@ components:
     OpenAccountRequest:
       type: object
       additionalProperties: false
-      required: [account_number, account_name, account_type, business_id]
+      required: [account_name, account_type, business_id]
       properties:
-        account_number:
-          $ref: '#/components/schemas/AccountNumber'
         account_name:
           type: string
           minLength: 1
@@ -1256,12 +1240,6 @@ components:
         business_id:
           type: string
           format: uuid
-    OpenedAccount:
-      type: object
-      required: [account_number]
-      properties:
-        account_number:
-          $ref: '#/components/schemas/AccountNumber'
     NameEnquiryRequest:
       type: object
       additionalProperties: false
@@ -1449,18 +1427,6 @@ components:
           type: string
         data:
           $ref: '#/components/schemas/VerifiedIdentity'
-    OpenedAccountEnvelope:
-      type: object
-      required: [status, response_code, message, data]
-      properties:
-        status:
-          type: boolean
-        response_code:
-          $ref: '#/components/schemas/SuccessCode'
-        message:
-          type: string
-        data:
-          $ref: '#/components/schemas/OpenedAccount'
     NameEnquiryEnvelope:
       type: object
       required: [status, response_code, message, data]
@@ -1863,8 +1829,8 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "open_account",
         "x-success-message": "Account opened",
-        "summary": "Provision an account",
-        "description": "Opens an account in the core banking system for Kobo's account `account_number`.\nIdempotent by `account_number`: opening it again answers `00` with the same account.\n\nErrors: `12` a field is missing or malformed; `26` the number is another business's account;\n`57` the core banking system refuses to open it; `63` the shared secret is missing or wrong;\n`96` system malfunction.\n",
+        "summary": "Agree to an account before Kobo opens it",
+        "description": "Asks whether the core banking system will hold an account of `account_type` named\n`account_name` for the business, before Kobo allocates its NUBAN and records it. Nothing\nis opened yet on a refusal; asking again is harmless.\n\nErrors: `12` a field is missing or malformed; `57` the core banking system refuses it;\n`63` the shared secret is missing or wrong; `96` system malfunction.\n",
         "security": [
           {
             "providerSecret": []
@@ -1873,7 +1839,6 @@ pub const OPENAPI_JSON: &str = r##"{
         "x-response-codes": [
           "00",
           "12",
-          "26",
           "57",
           "63",
           "96"
@@ -1888,7 +1853,6 @@ pub const OPENAPI_JSON: &str = r##"{
               "examples": {
                 "open_account": {
                   "value": {
-                    "account_number": "2000000011",
                     "account_name": "Chinedu Obi",
                     "account_type": "virtual",
                     "business_id": "7f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f"
@@ -1900,7 +1864,7 @@ pub const OPENAPI_JSON: &str = r##"{
         },
         "responses": {
           "200": {
-            "description": "The account is open.",
+            "description": "The account may be opened.",
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
@@ -1909,7 +1873,7 @@ pub const OPENAPI_JSON: &str = r##"{
             "content": {
               "application/json": {
                 "schema": {
-                  "$ref": "#/components/schemas/OpenedAccountEnvelope"
+                  "$ref": "#/components/schemas/EmptyEnvelope"
                 },
                 "examples": {
                   "open_account": {
@@ -1917,9 +1881,7 @@ pub const OPENAPI_JSON: &str = r##"{
                       "status": true,
                       "response_code": "00",
                       "message": "Account opened",
-                      "data": {
-                        "account_number": "2000000011"
-                      }
+                      "data": {}
                     }
                   }
                 }
@@ -1981,26 +1943,6 @@ pub const OPENAPI_JSON: &str = r##"{
                 "examples": {
                   "transaction_not_permitted": {
                     "$ref": "#/components/examples/TransactionNotPermitted"
-                  }
-                }
-              }
-            }
-          },
-          "409": {
-            "description": "`26`: Duplicate record.",
-            "headers": {
-              "X-Request-Id": {
-                "$ref": "#/components/headers/XRequestId"
-              }
-            },
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/ErrorEnvelope"
-                },
-                "examples": {
-                  "duplicate_record": {
-                    "$ref": "#/components/examples/DuplicateRecord"
                   }
                 }
               }
@@ -3394,15 +3336,11 @@ pub const OPENAPI_JSON: &str = r##"{
         "type": "object",
         "additionalProperties": false,
         "required": [
-          "account_number",
           "account_name",
           "account_type",
           "business_id"
         ],
         "properties": {
-          "account_number": {
-            "$ref": "#/components/schemas/AccountNumber"
-          },
           "account_name": {
             "type": "string",
             "minLength": 1,
@@ -3418,17 +3356,6 @@ pub const OPENAPI_JSON: &str = r##"{
           "business_id": {
             "type": "string",
             "format": "uuid"
-          }
-        }
-      },
-      "OpenedAccount": {
-        "type": "object",
-        "required": [
-          "account_number"
-        ],
-        "properties": {
-          "account_number": {
-            "$ref": "#/components/schemas/AccountNumber"
           }
         }
       },
@@ -3718,29 +3645,6 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "data": {
             "$ref": "#/components/schemas/VerifiedIdentity"
-          }
-        }
-      },
-      "OpenedAccountEnvelope": {
-        "type": "object",
-        "required": [
-          "status",
-          "response_code",
-          "message",
-          "data"
-        ],
-        "properties": {
-          "status": {
-            "type": "boolean"
-          },
-          "response_code": {
-            "$ref": "#/components/schemas/SuccessCode"
-          },
-          "message": {
-            "type": "string"
-          },
-          "data": {
-            "$ref": "#/components/schemas/OpenedAccount"
           }
         }
       },

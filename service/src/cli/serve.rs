@@ -26,6 +26,7 @@ use crate::outbox::dispatcher::{SmtpChannel, SmtpSettings};
 use crate::outbox::webhooks::WebhookDispatcher;
 use crate::platform::tokens::TokenKeys;
 use crate::provider::faults::{FaultRates, Faults, FaultyProvider};
+use crate::provider::network::NetworkProvider;
 use crate::workers::Workers;
 
 /// Bytes of a new token signing key.
@@ -100,6 +101,19 @@ pub struct ServeArgs {
     #[arg(long, env = "KOBO_DASHBOARD_URL")]
     pub dashboard_url: Option<String>,
 
+    /// The core banking provider Kobo calls over HTTP (`spec/provider.yaml`; `kobo-provider
+    /// serve` is one). Required in production, which must not run on the sandbox's in-process
+    /// tables; there plain `http://` is for a loopback address only. The sandbox uses its
+    /// in-process provider unless this is set.
+    #[arg(long, env = "KOBO_PROVIDER_URL")]
+    pub provider_url: Option<String>,
+
+    /// The secret Kobo shares with the provider (`whsec_...`; `kobo-provider serve` writes one
+    /// to its data directory): Kobo's bearer token to it, and the key that signs its
+    /// notifications.
+    #[arg(long, env = "KOBO_PROVIDER_SECRET_FILE")]
+    pub provider_secret_file: Option<PathBuf>,
+
     #[command(flatten)]
     pub smtp: SmtpArgs,
 
@@ -119,6 +133,55 @@ impl ServeArgs {
             );
         }
         Ok(allowed)
+    }
+
+    /// The provider over the network the flags name, if any, as `(url, shared secret)`. An error
+    /// in production without one, for a URL that is not plain HTTP to loopback there, or
+    /// without the secret.
+    pub fn network_provider(&self) -> Result<Option<(String, String)>> {
+        let production = self.environment == EnvironmentArg::Production;
+        let Some(url) = &self.provider_url else {
+            if production {
+                bail!(
+                    "production needs a core banking provider: name it with --provider-url \
+                     (KOBO_PROVIDER_URL) and --provider-secret-file; the sandbox's in-process \
+                     tables answer in the sandbox only"
+                );
+            }
+            return Ok(None);
+        };
+        let parsed = url::Url::parse(url).with_context(|| format!("--provider-url {url}"))?;
+        let loopback = match parsed.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(name)) => name == "localhost",
+            None => false,
+        };
+        match parsed.scheme() {
+            "http" if production && !loopback => bail!(
+                "--provider-url {url}: production reaches its provider over https://, or over \
+                 http:// on a loopback address only (a TLS proxy beside kobo)"
+            ),
+            "http" => {}
+            "https" => bail!(
+                "--provider-url {url}: this build speaks plain HTTP to the provider; reach an \
+                 https:// provider through a TLS proxy on a loopback address"
+            ),
+            other => bail!("--provider-url {url}: `{other}` is not http"),
+        }
+        let Some(file) = &self.provider_secret_file else {
+            bail!(
+                "--provider-url needs --provider-secret-file (KOBO_PROVIDER_SECRET_FILE): the \
+                 secret shared with the provider"
+            );
+        };
+        let secret = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read the provider's secret {}", file.display()))?
+            .trim()
+            .to_owned();
+        crate::outbox::webhooks::signing::key_of(&secret)
+            .map_err(|error| anyhow::anyhow!("{}: {error}", file.display()))?;
+        Ok(Some((url.clone(), secret)))
     }
 
     /// The provider's injected faults and their seed, when `--sandbox-faults` asks for any;
@@ -329,6 +392,7 @@ async fn open_api(
     let faults = args.sandbox_faults()?;
     let retry_schedule = args.webhook_retry_schedule()?;
     let loopback_webhooks = args.loopback_webhooks()?;
+    let network = args.network_provider()?;
     let key_file = args
         .token_key_file
         .clone()
@@ -354,7 +418,13 @@ async fn open_api(
         );
         config.webhooks.retry_delays = delays;
     }
-    let mut api = KoboApi::open(store, config, clock, tokens).await?;
+    let mut api = KoboApi::open(store, config, clock.clone(), tokens).await?;
+    if let Some((url, secret)) = network {
+        tracing::info!(%url, "the core banking provider is reached over HTTP");
+        api = api
+            .with_provider(Arc::new(NetworkProvider::new(&url, &secret, clock)?))
+            .with_provider_notifications(secret);
+    }
     if let Some((rates, seed)) = faults {
         tracing::warn!(
             faults = %rates,

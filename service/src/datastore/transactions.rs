@@ -2,7 +2,7 @@
 //! `settlements` (the cleared inbound credits, one per collection, sharing its id).
 
 use super::batch::{Batch, Write};
-use super::{dispatch, Store, StoreError, Tx};
+use super::{dispatch, Conn, Store, StoreError, Tx};
 pub use kobo_store::transactions::{
     Filters, Listing, NewTransaction, Originator, TransactionRow, Window,
 };
@@ -11,6 +11,17 @@ pub use kobo_store::transactions::{
 /// `failed`): its amount and place in the listing never change.
 pub async fn set_status(tx: &mut Tx, id: &str, status: &str) -> Result<(), StoreError> {
     dispatch!(tx.on(), transactions::set_status(id, status))
+}
+
+/// The credit booked for NIP session `session_id`, if one was: its id.
+pub async fn credit_of_session(
+    conn: impl Into<Conn<'_>>,
+    session_id: &str,
+) -> Result<Option<String>, StoreError> {
+    dispatch!(
+        conn.into().on(),
+        transactions::credit_of_session(session_id)
+    )
 }
 
 /// Gives transaction `id` the NIP session id its transfer got.

@@ -14,7 +14,6 @@ use generated_server::{
 };
 
 use crate::http::answer::{answer, answer_page, serve, serve_page};
-
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::secrets::Passwords;
@@ -45,6 +44,8 @@ pub struct KoboApi {
     sessions: Arc<sessions::SessionCache>,
     /// Set once the process is stopping: `/readyz` answers `503` from then on.
     draining: crate::http::Draining,
+    /// A network provider's secret, the key of its notifications (`http::provider`).
+    pub(super) provider_secret: Option<String>,
 }
 
 impl KoboApi {
@@ -57,6 +58,7 @@ impl KoboApi {
             transfers: TransferPolicy::for_environment(config.environment),
             sessions: Arc::default(),
             draining: Default::default(),
+            provider_secret: None,
             store,
             config: Arc::new(config),
             clock,

@@ -9,6 +9,7 @@ pub(crate) mod api;
 mod connections;
 pub(crate) mod dashboard;
 pub(crate) mod metrics;
+pub mod provider;
 
 pub use api::KoboApi;
 
@@ -117,6 +118,7 @@ pub fn app_with(api: Arc<KoboApi>, config: &HttpConfig) -> Router {
         .method_not_allowed_fallback(probe_method_not_allowed)
         .with_state((api.clone(), metrics.clone()));
     let request_timeout = config.request_timeout;
+    let api_for_provider = api.clone();
     generated_server::router(api)
         .layer(
             ServiceBuilder::new()
@@ -129,6 +131,7 @@ pub fn app_with(api: Arc<KoboApi>, config: &HttpConfig) -> Router {
         .merge(probes)
         .merge(scrape)
         .merge(dashboard::routes())
+        .merge(provider::routes(api_for_provider))
         .layer(axum::middleware::from_fn(
             move |mut request: Request<Body>, next: Next| async move {
                 let deadline = Deadline(std::time::Instant::now() + request_timeout);

@@ -73,6 +73,7 @@ pub async fn simulate_inbound_transfer(
     .filter(|narration| !narration.is_empty())
     .unwrap_or_else(|| format!("Transfer from {}", originator.account_name));
     let credit = InboundCredit {
+        session_id: None,
         account_number: body.account_number.to_string(),
         amount,
         narration,
@@ -128,6 +129,9 @@ fn invalid(message: &'static str) -> Error {
 /// An inbound credit to post.
 #[derive(Clone, Debug)]
 pub struct InboundCredit {
+    /// NIP's session id when the provider notified it (one credit per session); a new one is
+    /// made for a simulated credit.
+    pub session_id: Option<String>,
     pub account_number: String,
     pub amount: Kobo,
     pub narration: String,
@@ -226,7 +230,10 @@ pub async fn post_credit(
             },
             amount: credit.amount,
             narration: credit.narration.clone(),
-            session_id: (!intra).then(|| session_id(&credit.originator.bank_code, head.posted_at)),
+            session_id: match &credit.session_id {
+                Some(notified) => Some(notified.clone()),
+                None => (!intra).then(|| session_id(&credit.originator.bank_code, head.posted_at)),
+            },
             originator: Some(credit.originator.clone()),
         },
     )
@@ -240,4 +247,60 @@ pub async fn post_credit(
     )
     .await?;
     Ok(transaction)
+}
+
+/// What [`book_notified`] did with a notified credit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Booked {
+    /// Booked now: the collection's transaction id.
+    Now(String),
+    /// Its NIP session was booked before (a notification sent again): nothing more.
+    Before(String),
+}
+
+/// Books an inbound NIP credit the provider notified, into whichever business holds
+/// `credit.account_number`, once per NIP session (`credit.session_id`, required): a session
+/// booked before is [`Booked::Before`]. Two notifications of one session at once: the unique
+/// index refuses the second, which looks again once the first has committed (on SQLite both may
+/// be in one group commit, so it waits for it, a few times at most). Refused with nothing
+/// written: `44` no such account, `48` an account that cannot receive.
+pub async fn book_notified(
+    store: &Store,
+    clock: &Clock,
+    credit: &InboundCredit,
+) -> Result<Booked, Error> {
+    const ATTEMPTS: u64 = 5;
+    let session = credit
+        .session_id
+        .as_deref()
+        .ok_or_else(|| Error::internal("a notified credit without its NIP session"))?;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        if let Some(id) = crate::datastore::transactions::credit_of_session(store, session).await? {
+            return Ok(Booked::Before(id));
+        }
+        match book_once(store, clock, credit).await {
+            Ok(id) => return Ok(Booked::Now(id)),
+            Err(error) if error.is_conflict() && attempt < ATTEMPTS => {
+                tokio::time::sleep(std::time::Duration::from_millis(20 * attempt)).await;
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// [`book_notified`]'s one attempt: the account, then the posting, in one transaction.
+async fn book_once(store: &Store, clock: &Clock, credit: &InboundCredit) -> Result<String, Error> {
+    let account = crate::money::accounts::find_by_number_anywhere(store, &credit.account_number)
+        .await?
+        .ok_or_else(|| {
+            Error::new(ResponseCode::AccountNotFound)
+                .with_message(format!("No account {}", credit.account_number))
+        })?;
+    let business_id = account.business_id.as_str();
+    let mut tx = store.begin_posting(&[business_id]).await?;
+    let transaction = post_credit(&mut tx, business_id, credit, clock.now()).await?;
+    tx.commit().await?;
+    Ok(transaction.id.to_string())
 }

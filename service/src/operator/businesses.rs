@@ -355,6 +355,7 @@ async fn seed_demo_history(
     ];
     for (account_number, amount, name, number, bank_code, narration) in credits {
         let credit = inbound::InboundCredit {
+            session_id: None,
             account_number: account_number.clone(),
             amount: Kobo::parse(amount).context("a demo amount")?,
             narration: narration.into(),

@@ -432,7 +432,9 @@ mod tests {
         NipTransfer {
             reference_number: format!("TRF-20261102-{n:06}"),
             source_account_number: "1000000014".into(),
+            originator_account_name: "Ada Foods".into(),
             beneficiary_account_number: "0123456788".into(),
+            beneficiary_account_name: "Emeka Nwosu".into(),
             bank_code: "000013".into(),
             amount_kobo: 100_000,
             narration: "Test".into(),

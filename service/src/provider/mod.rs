@@ -14,6 +14,7 @@ use generated_server::ResponseCode;
 use crate::error::Error;
 
 pub mod faults;
+pub mod network;
 pub mod sandbox;
 
 /// What the provider's methods return: a future that may be held across threads.
@@ -98,7 +99,11 @@ pub struct NipTransfer {
     /// Kobo's reference: the provider's idempotency key for the transfer.
     pub reference_number: String,
     pub source_account_number: String,
+    /// The source's holder as NIP shows it (`accounts::holder_name`).
+    pub originator_account_name: String,
     pub beneficiary_account_number: String,
+    /// The beneficiary's name as the name enquiry gave it.
+    pub beneficiary_account_name: String,
     pub bank_code: String,
     pub amount_kobo: i64,
     pub narration: String,

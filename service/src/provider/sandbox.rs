@@ -29,7 +29,7 @@ const KNOWN: &[(&str, bool, &str)] = &[
 ];
 
 /// The banks the sandbox reaches, by name.
-const BANKS: &[BankInfo] = &[
+pub const BANKS: &[BankInfo] = &[
     BankInfo {
         name: "Access Bank",
         code: "000014",

@@ -68,7 +68,9 @@ fn nip_transfer(request: &models::FundsTransferRequest) -> Result<NipTransfer, A
     Ok(NipTransfer {
         reference_number: request.payment_reference.to_string(),
         source_account_number: request.originator_account_number.to_string(),
+        originator_account_name: request.originator_account_name.to_string(),
         beneficiary_account_number: request.beneficiary_account_number.to_string(),
+        beneficiary_account_name: request.beneficiary_account_name.to_string(),
         bank_code: request.destination_institution_code.to_string(),
         amount_kobo: amount.get(),
         narration: request.narration.to_string(),
@@ -178,7 +180,7 @@ impl Api for Simulator {
         &self,
         _: RequestContext<()>,
         body: models::OpenAccountRequest,
-    ) -> Result<models::OpenedAccount, ApiError> {
+    ) -> Result<(), ApiError> {
         let opening = crate::provider::AccountOpening {
             business_id: &body.business_id.to_string(),
             account_name: &body.account_name,
@@ -190,10 +192,7 @@ impl Api for Simulator {
         self.provider
             .open_account(&opening)
             .await
-            .map_err(|error| refused_or_down(error, ResponseCode::TransactionNotPermitted))?;
-        Ok(models::OpenedAccount {
-            account_number: body.account_number,
-        })
+            .map_err(|error| refused_or_down(error, ResponseCode::TransactionNotPermitted))
     }
 
     async fn screen_transfer(

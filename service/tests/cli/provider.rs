@@ -28,8 +28,13 @@ impl Drop for Simulator {
 impl Simulator {
     /// Starts it on `dir` and a port of its choosing; returns once it listens.
     fn start(dir: &Path, extra: &[&str]) -> Simulator {
+        Simulator::start_on("127.0.0.1:0", dir, extra)
+    }
+
+    /// Starts it on `dir` and `listen`; returns once it listens.
+    fn start_on(listen: &str, dir: &Path, extra: &[&str]) -> Simulator {
         let mut child = Command::new(env!("CARGO_BIN_EXE_kobo-provider"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .args(["serve", "--listen", listen, "--data-dir"])
             .arg(dir)
             .args(extra)
             .env("RUST_LOG", "warn")
@@ -347,4 +352,177 @@ async fn an_inbound_credit_is_sent_signed_until_kobo_acknowledges_it() {
     assert_eq!(*credit.amount, "15000.50");
     assert_eq!(*credit.beneficiary_account_number, "2000000011");
     assert_eq!(credit.originator_account_name.as_str(), "Emeka Nwosu");
+}
+
+/// Issue 32's walk-through: `kobo` on the network provider. The README's transfer story (a
+/// name enquiry, a NIP payout that ends `success`, one that is reversed) runs against a demo
+/// whose provider is `kobo-provider` over HTTP; `kobo-provider credit` books an inbound credit
+/// through Kobo's notification route, once however often it is sent; with the simulator gone,
+/// Kobo answers `80`.
+#[test]
+fn kobo_runs_the_transfer_story_on_kobo_provider_over_http() {
+    let provider_dir = tempfile::tempdir().unwrap();
+    let simulator = Simulator::start(provider_dir.path(), &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let secret_file = provider_dir.path().join("secret");
+    let server = super::Server::start(
+        dir.path(),
+        &[
+            "demo",
+            "--provider-url",
+            &simulator.url,
+            "--provider-secret-file",
+            secret_file.to_str().unwrap(),
+        ],
+        22,
+    );
+    super::readme_transfer_story(&server.base_url);
+
+    // The simulator again, on the same port, now told where Kobo takes notifications.
+    let listen = simulator.url.trim_start_matches("http://").to_owned();
+    drop(simulator);
+    let notify_url = format!("{}/provider/v1/inbound_credit", server.base_url);
+    let simulator =
+        Simulator::start_on(&listen, provider_dir.path(), &["--notify-url", &notify_url]);
+    let output = Command::new(env!("CARGO_BIN_EXE_kobo-provider"))
+        .args(["credit", "--provider-url", &simulator.url, "--secret-file"])
+        .arg(&secret_file)
+        .args(["--account", "2000000011", "--amount", "150.50"])
+        .args(["--sender-account", "0123456788", "--sender-bank", "000013"])
+        .args(["--sender-name", "Emeka Nwosu", "--narration", "Order 2077"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let session_id = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    let login = super::post(
+        &server.base_url,
+        "/api/v1/auth/web/login",
+        None,
+        &serde_json::json!({"email": "adaeze.okafor@adaezefoods.ng", "password": "Jollof-Rice-2026"}),
+    );
+    let token = login["data"]["access_token"].as_str().unwrap().to_owned();
+    let credits_of_session = || {
+        let listed = super::post(
+            &server.base_url,
+            "/api/v1/transaction/web/fetch_transactions",
+            Some(&token),
+            &serde_json::json!({"filters": {"search": "Order 2077"}}),
+        );
+        let rows = listed["data"].as_array().cloned().unwrap_or_default();
+        rows.into_iter()
+            .filter(|row| row.to_string().contains("Order 2077"))
+            .collect::<Vec<_>>()
+    };
+    let mut booked = Vec::new();
+    for _ in 0..100 {
+        booked = credits_of_session();
+        if !booked.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(booked.len(), 1, "{booked:?}");
+    assert_eq!(booked[0]["amount"], "150.50", "{booked:?}");
+    assert_eq!(booked[0]["transaction_type"], "credit", "{booked:?}");
+
+    // The same notification again, and a forged one: booked once, the forgery refused.
+    let body = serde_json::json!({
+        "session_id": session_id,
+        "originator_institution_code": "000013",
+        "originator_account_number": "0123456788",
+        "originator_account_name": "Emeka Nwosu",
+        "beneficiary_account_number": "2000000011",
+        "narration": "Order 2077",
+        "payment_reference": "SIM-AGAIN",
+        "amount": "150.50",
+        "credited_at": "2026-11-27T10:00:00Z",
+    })
+    .to_string();
+    let key = signing::key_of(&simulator.secret).unwrap();
+    let now = chrono::Utc::now().timestamp();
+    let send = |signature: String| {
+        Command::new("curl")
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "-X",
+                "POST",
+                &notify_url,
+            ])
+            .args([
+                "-H",
+                "content-type: application/json",
+                "-H",
+                "webhook-id: again-1",
+            ])
+            .args(["-H", &format!("webhook-timestamp: {now}")])
+            .args(["-H", &format!("webhook-signature: {signature}")])
+            .args(["-d", &body])
+            .output()
+            .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
+            .unwrap()
+    };
+    let signed = signing::signature_header(&[key], "again-1", now, body.as_bytes());
+    assert_eq!(send(signed.clone()), "200");
+    assert_eq!(send(signed), "200");
+    let forged =
+        signing::signature_header(&[b"another key".to_vec()], "again-1", now, body.as_bytes());
+    assert_eq!(send(forged), "401");
+    assert_eq!(credits_of_session().len(), 1, "booked once");
+
+    drop(simulator);
+    let enquiry = super::post(
+        &server.base_url,
+        "/api/v1/transaction/transfer/web/name_enquiry",
+        Some(&token),
+        &serde_json::json!({
+            "beneficiary_account_number": "0123456788",
+            "bank_code": "000013",
+            "source_account_number": "1000000014",
+        }),
+    );
+    assert_eq!(enquiry["response_code"], "80", "{enquiry}");
+    let (status, _) = server.stop();
+    assert!(status.success());
+    let report = super::run_json(dir.path(), &["ledger", "verify", "--json"]);
+    assert_eq!(report["ok"], true, "{report}");
+}
+
+/// Production does not start on the sandbox's tables, nor over plain HTTP to another host.
+#[test]
+fn production_needs_a_provider_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let serve = |extra: &[&str]| {
+        let output = super::kobo(dir.path())
+            .args([
+                "serve",
+                "--environment",
+                "production",
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .args(extra)
+            .env_remove("KOBO_PROVIDER_URL")
+            .env_remove("KOBO_PROVIDER_SECRET_FILE")
+            .output()
+            .unwrap();
+        assert!(!output.status.success());
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let stderr = serve(&[]);
+    assert!(
+        stderr.contains("--provider-url (KOBO_PROVIDER_URL)"),
+        "{stderr}"
+    );
+    let stderr = serve(&["--provider-url", "http://provider.invalid:9090"]);
+    assert!(stderr.contains("loopback address only"), "{stderr}");
+    let stderr = serve(&["--provider-url", "http://127.0.0.1:9"]);
+    assert!(stderr.contains("--provider-secret-file"), "{stderr}");
 }

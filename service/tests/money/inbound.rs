@@ -6,6 +6,8 @@ use kobo::on_both_stores;
 use kobo::testkit::{Call, StoreKind, TestKit};
 use serde_json::{json, Value};
 
+use super::support;
+
 async fn customer(kit: &TestKit, token: &str, bvn: &str) -> String {
     kit.op(Operation::CreateCustomerAccount, token, json!({"bvn": bvn}))
         .await
@@ -386,7 +388,63 @@ async fn the_simulated_sender_is_outside_kobo_and_named(kit: TestKit) {
     kit.assert_ledger_balances().await;
 }
 
+/// A provider notifies one NIP session eight times at once (issue 32): one credit, booked once,
+/// whoever wins; the others are told it was booked before. On PostgreSQL the eight run in
+/// parallel on their own connections, and the unique index decides.
+async fn a_notified_session_is_booked_once_however_many_race(kit: TestKit) {
+    use kobo::money::inbound::{book_notified, Booked, InboundCredit};
+    use kobo::money::transactions::Originator;
+    let token = kit.integration_token().await;
+    let number = customer(&kit, &token, "22212345678").await;
+    let credit = InboundCredit {
+        session_id: Some("000013261127101500123456789012".into()),
+        account_number: number.clone(),
+        amount: kobo::money::amount::Kobo::parse("150.50").unwrap(),
+        narration: "Order 2077".into(),
+        originator: Originator {
+            account_number: "0123456788".into(),
+            account_name: "Emeka Nwosu".into(),
+            bank_code: "000013".into(),
+            bank_name: "Guaranty Trust Bank".into(),
+        },
+        environment: Environment::Sandbox,
+    };
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (store, clock, credit) = (kit.store.clone(), kit.clock.clone(), credit.clone());
+            tokio::spawn(async move { book_notified(&store, &clock, &credit).await })
+        })
+        .collect();
+    let mut booked = Vec::new();
+    for task in tasks {
+        booked.push(task.await.unwrap().unwrap());
+    }
+    let now: Vec<_> = booked
+        .iter()
+        .filter(|b| matches!(b, Booked::Now(_)))
+        .collect();
+    assert_eq!(now.len(), 1, "{booked:?}");
+    let Booked::Now(id) = now[0] else {
+        unreachable!()
+    };
+    assert!(
+        booked
+            .iter()
+            .all(|b| b == now[0] || b == &Booked::Before(id.clone())),
+        "{booked:?}"
+    );
+    assert_eq!(support::balance(&kit, &number).await, "150.50");
+    let credits = kit
+        .sql("SELECT count(*) FROM transactions WHERE session_id = $1")
+        .bind("000013261127101500123456789012")
+        .int()
+        .await;
+    assert_eq!(credits, 1);
+    kit.assert_ledger_balances().await;
+}
+
 on_both_stores!(
+    a_notified_session_is_booked_once_however_many_race,
     the_simulated_sender_is_outside_kobo_and_named,
     an_inbound_credit_is_a_full_posting,
     a_retried_credit_posts_once,

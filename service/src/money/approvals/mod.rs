@@ -374,7 +374,9 @@ async fn prepare_approval(
         .screen_transfer(&NipTransfer {
             reference_number: held.reference_number.clone(),
             source_account_number: source.account_number.clone(),
+            originator_account_name: payer.account_name.clone(),
             beneficiary_account_number: held.beneficiary_account_number.clone(),
+            beneficiary_account_name: held.beneficiary_account_name.clone(),
             bank_code: held.bank_code.clone(),
             amount_kobo: held.amount,
             narration: held.narration.clone(),

@@ -117,7 +117,12 @@ async fn lease(store: &Store, now: DateTime<Utc>, limit: i64) -> Result<Vec<Leas
             nip: NipTransfer {
                 reference_number: row.reference_number,
                 source_account_number: row.source_account_number,
+                originator_account_name: accounts::holder_name(
+                    &row.business_name,
+                    &row.source_account_name,
+                ),
                 beneficiary_account_number: row.beneficiary_account_number,
+                beneficiary_account_name: row.beneficiary_account_name,
                 bank_code: row.bank_code,
                 amount_kobo: row.amount,
                 narration: row.narration,

@@ -268,7 +268,9 @@ fn nip_transfer(payout: &Payout) -> NipTransfer {
     NipTransfer {
         reference_number: payout.reference_number.clone(),
         source_account_number: payout.source.account_number.clone(),
+        originator_account_name: payout.payer.account_name.clone(),
         beneficiary_account_number: payout.beneficiary.account_number.clone(),
+        beneficiary_account_name: payout.beneficiary.account_name.clone(),
         bank_code: payout.beneficiary.bank_code.clone(),
         amount_kobo: payout.amount.get(),
         narration: payout.narration.clone(),
