@@ -103,6 +103,15 @@ pub struct ChaosArgs {
     /// error page, `96`, `97`): what a rolling restart must not cause.
     #[arg(long)]
     pub no_failed_requests: bool,
+    /// The processes call `kobo-provider` over HTTP (`--provider-url`), which fails as
+    /// `--provider-faults` says (latency, answers lost after it acted, outages), is killed with
+    /// SIGKILL `--provider-kills` times, and sends the inbound credits the clients ask it for.
+    #[arg(long)]
+    pub network_provider: bool,
+    /// SIGKILLs of `kobo-provider` (restarted after a pause of 1 to 3 s), with
+    /// `--network-provider`.
+    #[arg(long, default_value_t = 2)]
+    pub provider_kills: u32,
 }
 
 /// What the clients share.
@@ -121,6 +130,8 @@ struct World {
     seed: u64,
     /// Where SQLite's files are (the read-only fault's target).
     data_dir: PathBuf,
+    /// With a provider over the network: where inbound credits are asked for.
+    credits: Option<crate::provider::Credits>,
 }
 
 /// External sandbox accounts: (number, name). Emeka's transfers succeed, Bisi's fail and are
@@ -207,8 +218,20 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         "--drain-seconds".to_owned(),
         args.drain_seconds.to_string(),
     ];
+    let mut provider = match args.network_provider {
+        true => Some(
+            crate::provider::Provider::start(&kobo, &dir)
+                .await
+                .context("starting kobo-provider")?,
+        ),
+        false => None,
+    };
+    let mut base_args = base_args;
+    if let Some(provider) = &provider {
+        base_args.extend(provider.serve_args());
+    }
     let mut faulty_args = base_args.clone();
-    if !args.provider_faults.is_empty() {
+    if !args.provider_faults.is_empty() && provider.is_none() {
         faulty_args.push("--sandbox-faults".to_owned());
         faulty_args.push(format!("{},seed={seed}", args.provider_faults));
     }
@@ -246,11 +269,31 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         webhooks: Some((receiver.clone(), receiver_base)),
     };
     let businesses = provision::provision(&cluster, &api, &history, &plan).await?;
-    // Now with the provider's faults.
-    cluster.serve_args = faulty_args;
-    for index in 0..processes {
-        roll(&mut cluster, edge.as_ref(), index).await?;
-    }
+    // Now with the provider's faults: in the processes, or in kobo-provider, which from now
+    // on also sends inbound credits to the first process.
+    let credits = match &mut provider {
+        Some(provider) => {
+            if !args.provider_faults.is_empty() {
+                provider.faults = Some(format!("{},seed={seed}", args.provider_faults));
+            }
+            provider.notify_url =
+                Some(format!("{}/provider/v1/inbound_credit", cluster.bases()[0]));
+            provider.kill().await?;
+            provider.restart().await?;
+            Some(crate::provider::Credits {
+                url: provider.url(),
+                secret: provider.secret()?,
+                http: reqwest::Client::new(),
+            })
+        }
+        None => {
+            cluster.serve_args = faulty_args;
+            for index in 0..processes {
+                roll(&mut cluster, edge.as_ref(), index).await?;
+            }
+            None
+        }
+    };
 
     let accounts: Vec<Account> = businesses
         .iter()
@@ -268,6 +311,7 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         reviewing: AsyncMutex::new(()),
         seed,
         data_dir: data_dir.clone(),
+        credits,
     });
 
     let started = Instant::now();
@@ -285,6 +329,7 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         &args,
         seed,
         &mut cluster,
+        provider.as_mut(),
         edge.as_ref(),
         &receiver,
         &history,
@@ -314,9 +359,18 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
     // The faults stop: the provider heals (the processes restart without them), the receiver
     // is up, held transfers are decided, and everything is given time to settle.
     receiver.set_down(false);
-    cluster.serve_args = base_args;
-    for index in 0..processes {
-        roll(&mut cluster, edge.as_ref(), index).await?;
+    match &mut provider {
+        Some(provider) => {
+            provider.faults = None;
+            provider.kill().await?;
+            provider.restart().await?;
+        }
+        None => {
+            cluster.serve_args = base_args;
+            for index in 0..processes {
+                roll(&mut cluster, edge.as_ref(), index).await?;
+            }
+        }
     }
     history.record("settle", json!({}));
     settle(&world, Duration::from_secs(args.settle)).await?;
@@ -355,6 +409,7 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         "failed_requests": failed_requests,
         "balancer_retries": balancer_retries,
         "pgbouncer": args.pgbouncer,
+        "network_provider": args.network_provider,
         "haproxy": args.haproxy,
         "violations": verdict.violations,
         "figures": verdict.figures,
@@ -372,6 +427,9 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         edge.stop().await;
     }
     cluster.stop().await;
+    if let Some(mut provider) = provider {
+        provider.kill().await?;
+    }
     if let Some(bouncer) = bouncer {
         bouncer.stop().await;
     }
@@ -399,6 +457,7 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
 #[derive(Default, Debug)]
 struct Faults {
     kills: u32,
+    provider_kills: u32,
     receiver_outages: u32,
     postgres_restarts: u32,
     disk_full: u32,
@@ -410,9 +469,10 @@ struct Faults {
 impl Faults {
     fn describe(&self) -> String {
         format!(
-            "{} kills, {} receiver outages, {} PostgreSQL restarts, {} disk-full, {} read-only, \
-             {} rolling restarts",
+            "{} kills, {} provider kills, {} receiver outages, {} PostgreSQL restarts, {} \
+             disk-full, {} read-only, {} rolling restarts",
             self.kills,
+            self.provider_kills,
             self.receiver_outages,
             self.postgres_restarts,
             self.disk_full,
@@ -424,6 +484,7 @@ impl Faults {
     fn to_json(&self) -> Value {
         json!({
             "kills": self.kills,
+            "provider_kills": self.provider_kills,
             "receiver_outages": self.receiver_outages,
             "postgres_restarts": self.postgres_restarts,
             "disk_full": self.disk_full,
@@ -440,6 +501,7 @@ async fn nemesis(
     args: &ChaosArgs,
     seed: u64,
     cluster: &mut Cluster,
+    mut provider: Option<&mut crate::provider::Provider>,
     edge: Option<&HaProxy>,
     receiver: &Receiver,
     history: &History,
@@ -457,6 +519,11 @@ async fn nemesis(
     }
     if args.receiver_outage > 0 {
         plan.push((250, "receiver_down"));
+    }
+    if provider.is_some() {
+        for _ in 0..args.provider_kills {
+            plan.push((100 + rng.below(700), "provider_kill"));
+        }
     }
     if args.postgres_outage > 0 {
         plan.push((500, "postgres_restart"));
@@ -519,6 +586,16 @@ async fn nemesis(
                 );
                 faults.kills += 1;
                 faults.restart_ms.push(ms);
+            }
+            "provider_kill" => {
+                if let Some(provider) = provider.as_deref_mut() {
+                    history.record("fault", json!({"fault": "provider_kill"}));
+                    provider.kill().await?;
+                    tokio::time::sleep(Duration::from_millis(1000 + rng.below(2000))).await;
+                    provider.restart().await?;
+                    history.record("fault", json!({"fault": "provider_restarted"}));
+                    faults.provider_kills += 1;
+                }
             }
             "receiver_down" => {
                 history.record("fault", json!({"fault": "receiver_down"}));
@@ -612,6 +689,9 @@ async fn client_loop(world: Arc<World>, client: usize) -> Result<()> {
         sequence += 1;
         let business = rng.below(world.businesses.len() as u64) as usize;
         match rng.below(100) {
+            0..=4 if world.credits.is_some() => {
+                inbound_credit(&world, &mut rng, client, sequence, business).await
+            }
             0..=44 => payout(&world, &mut rng, client, sequence, business, false).await?,
             45..=59 => payout(&world, &mut rng, client, sequence, business, true).await?,
             60..=74 => read_balances(&world, client, business).await?,
@@ -621,6 +701,44 @@ async fn client_loop(world: Arc<World>, client: usize) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// An inbound NIP credit to one of the business's accounts, asked of `kobo-provider` under a
+/// reference of the client's (again until it answers, the same reference being the same
+/// credit): recorded as funding, with its NIP session, which the checker finds booked once.
+async fn inbound_credit(
+    world: &World,
+    rng: &mut Rng,
+    client: usize,
+    sequence: u64,
+    business: usize,
+) {
+    let Some(credits) = &world.credits else {
+        return;
+    };
+    let account = rng.pick(&world.businesses[business].accounts).clone();
+    let amount = rng.between(100, 500_000);
+    let reference = format!("in-c{client}-{sequence}-{:x}", world.seed & 0xFFFF_FFFF);
+    let body = json!({
+        "account_number": account.number,
+        "amount": naira(amount),
+        "sender_account_number": "0123456788",
+        "sender_bank_code": "000013",
+        "sender_name": "Emeka Nwosu",
+        "narration": format!("load {reference}"),
+        "payment_reference": reference,
+    });
+    match credits.credit(&body, Duration::from_secs(60)).await {
+        Some(session) => world.history.record(
+            "fund",
+            json!({"business": business, "account": account.number, "amount": amount,
+                   "session": session, "reference": reference}),
+        ),
+        None => world.history.record(
+            "credit_unanswered",
+            json!({"business": business, "reference": reference}),
+        ),
+    }
 }
 
 /// One payout as a careful partner makes it: a fresh idempotency key (also the transfer's

@@ -23,7 +23,7 @@ pub struct Inputs<'a> {
 }
 
 /// The kinds of violation, in the order the table shows them; the goal is zero in each.
-pub const VIOLATIONS: [(&str, &str); 18] = [
+pub const VIOLATIONS: [(&str, &str); 19] = [
     (
         "money_not_conserved",
         "funding ≠ balances + money that left",
@@ -74,6 +74,10 @@ pub const VIOLATIONS: [(&str, &str); 18] = [
     (
         "webhook_bad",
         "a bad signature, unknown event or id mismatch",
+    ),
+    (
+        "inbound_not_booked_once",
+        "an inbound credit the provider sent, not booked exactly once",
     ),
 ];
 
@@ -155,6 +159,8 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
     // PostgreSQL outages seen by the nemesis, and whether a probe said not-ready in each.
     let mut outages: Vec<bool> = Vec::new();
     let mut in_outage = false;
+    // Inbound credits the provider acknowledged: (business, NIP session).
+    let mut notified: Vec<(usize, String)> = Vec::new();
     for record in &records {
         let kind = record["kind"].as_str().unwrap_or_default();
         let outcome = &record["outcome"];
@@ -186,7 +192,16 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
                     }
                 }
             }
-            "fund" => funding += record["amount"].as_i64().unwrap_or(0),
+            "fund" => {
+                funding += record["amount"].as_i64().unwrap_or(0);
+                if let Some(session) = record["session"].as_str() {
+                    let business = record["business"].as_u64().unwrap_or(0) as usize;
+                    notified.push((business, session.to_owned()));
+                }
+            }
+            "credit_unanswered" => {
+                verdicts.add("inbound_not_booked_once", format!("no answer: {record}"))
+            }
             "payout_intent" => {
                 let key = keys
                     .entry(record["key"].as_str().unwrap_or_default().into())
@@ -351,6 +366,23 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
         }
 
         transactions_seen += transactions.len() as u64;
+        let mut sessions: BTreeMap<&str, u32> = BTreeMap::new();
+        for transaction in &transactions {
+            if let Some(session) = transaction["session_id"].as_str() {
+                if transaction["transaction_type"].as_str() == Some("credit") {
+                    *sessions.entry(session).or_default() += 1;
+                }
+            }
+        }
+        for (_, session) in notified.iter().filter(|(b, _)| *b == business.index) {
+            match sessions.get(session.as_str()).copied().unwrap_or(0) {
+                1 => {}
+                n => verdicts.add(
+                    "inbound_not_booked_once",
+                    format!("{session}: booked {n} times"),
+                ),
+            }
+        }
         let mut sums: BTreeMap<String, i64> = BTreeMap::new();
         for transaction in &transactions {
             if transaction["status"].as_str() == Some("failed") {

@@ -16,6 +16,7 @@ mod cluster;
 mod edge;
 mod faults;
 mod history;
+mod provider;
 mod provision;
 mod receiver;
 mod rng;

@@ -99,6 +99,9 @@ pub struct CreditArgs {
     pub sender_name: String,
     #[arg(long)]
     pub narration: Option<String>,
+    /// The sender's reference: the same one again is the same credit.
+    #[arg(long)]
+    pub payment_reference: Option<String>,
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
@@ -210,6 +213,7 @@ async fn credit(args: CreditArgs) -> Result<()> {
         sender_bank_code: args.sender_bank,
         sender_name: args.sender_name,
         narration: args.narration,
+        payment_reference: args.payment_reference,
     };
     let url = format!("{}{CREDIT_PATH}", args.provider_url.trim_end_matches('/'));
     let response = reqwest::Client::new()

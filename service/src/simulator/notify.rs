@@ -28,6 +28,9 @@ pub struct CreditRequest {
     pub sender_bank_code: String,
     pub sender_name: String,
     pub narration: Option<String>,
+    /// The sender's reference: asking again under it answers the credit queued before, so a
+    /// caller whose answer was lost asks again safely. A new one when absent.
+    pub payment_reference: Option<String>,
 }
 
 /// What it answers: the NIP session of the credit, by which Kobo books it once.
@@ -99,6 +102,16 @@ pub async fn credit(
         now.format("%y%m%d%H%M%S")
     );
     let naira = format!("{}.{:02}", amount.get() / 100, amount.get() % 100);
+    let reference = request
+        .payment_reference
+        .clone()
+        .unwrap_or_else(|| format!("SIM-{}", &session_id[18..]));
+    if reference.is_empty() || reference.len() > 100 {
+        return Err(refuse(
+            StatusCode::BAD_REQUEST,
+            "payment_reference: 1 to 100 characters",
+        ));
+    }
     let body = serde_json::json!({
         "session_id": session_id,
         "originator_institution_code": request.sender_bank_code,
@@ -106,14 +119,14 @@ pub async fn credit(
         "originator_account_name": request.sender_name,
         "beneficiary_account_number": request.account_number,
         "narration": request.narration.clone().unwrap_or_else(|| format!("Transfer from {}", request.sender_name)),
-        "payment_reference": format!("SIM-{}", &session_id[18..]),
+        "payment_reference": reference,
         "amount": naira,
         "credited_at": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     });
     let id = uuid::Uuid::new_v4().to_string();
-    credits
+    let session_id = credits
         .state
-        .queue_notification(&id, &session_id, &body.to_string(), now)
+        .queue_notification(&id, &session_id, &reference, &body.to_string(), now)
         .await
         .map_err(|error| refuse(StatusCode::INTERNAL_SERVER_ERROR, format!("{error:#}")))?;
     let queued = serde_json::to_string(&CreditQueued { session_id })

@@ -19,6 +19,8 @@ CREATE TABLE IF NOT EXISTS transfers (
 CREATE TABLE IF NOT EXISTS notifications (
     id TEXT PRIMARY KEY,
     session_id TEXT NOT NULL UNIQUE,
+    -- The sender's reference: a credit asked for again under it is the same credit.
+    payment_reference TEXT NOT NULL UNIQUE,
     body TEXT NOT NULL,
     created_micros INTEGER NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
@@ -127,26 +129,34 @@ impl State {
         Ok(row.map(|row| row.get(0)))
     }
 
-    /// Queues the notification of an inbound credit, due now.
+    /// Queues the notification of an inbound credit, due now, unless one was queued under
+    /// `reference` before: returns the session id of the credit queued under it.
     pub async fn queue_notification(
         &self,
         id: &str,
         session_id: &str,
+        reference: &str,
         body: &str,
         now: DateTime<Utc>,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<String> {
         sqlx::query(
-            "INSERT INTO notifications (id, session_id, body, created_micros, next_attempt_micros)
-             VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO notifications
+               (id, session_id, payment_reference, body, created_micros, next_attempt_micros)
+             VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (payment_reference) DO NOTHING",
         )
         .bind(id)
         .bind(session_id)
+        .bind(reference)
         .bind(body)
         .bind(micros(now))
         .bind(micros(now))
         .execute(&self.pool)
         .await?;
-        Ok(())
+        let row = sqlx::query("SELECT session_id FROM notifications WHERE payment_reference = ?")
+            .bind(reference)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.get(0))
     }
 
     /// The notifications due at `now`, oldest first.

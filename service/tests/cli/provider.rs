@@ -302,20 +302,30 @@ async fn an_inbound_credit_is_sent_signed_until_kobo_acknowledges_it() {
     let (url, seen) = receiver().await;
     let simulator = Simulator::start(dir.path(), &["--notify-url", &url]);
     let secret_file: PathBuf = dir.path().join("secret");
-    let output = Command::new(env!("CARGO_BIN_EXE_kobo-provider"))
-        .args(["credit", "--provider-url", &simulator.url, "--secret-file"])
-        .arg(&secret_file)
-        .args(["--account", "2000000011", "--amount", "15000.5"])
-        .args(["--sender-account", "0123456788", "--sender-bank", "000013"])
-        .args(["--sender-name", "Emeka Nwosu"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let session_id = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    // Asked twice under one reference (a caller whose answer was lost): one credit.
+    let ask = || {
+        let output = Command::new(env!("CARGO_BIN_EXE_kobo-provider"))
+            .args(["credit", "--provider-url", &simulator.url, "--secret-file"])
+            .arg(&secret_file)
+            .args(["--account", "2000000011", "--amount", "15000.5"])
+            .args(["--sender-account", "0123456788", "--sender-bank", "000013"])
+            .args([
+                "--sender-name",
+                "Emeka Nwosu",
+                "--payment-reference",
+                "GTB-1042",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    };
+    let session_id = ask();
+    assert_eq!(ask(), session_id, "the same reference, the same credit");
     assert!(
         session_id.starts_with("000013") && session_id.len() == 30,
         "{session_id}"
@@ -327,6 +337,8 @@ async fn an_inbound_credit_is_sent_signed_until_kobo_acknowledges_it() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // Acknowledged: nothing more comes, of this credit or of a second one.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
     let attempts = seen.lock().unwrap().clone();
     assert_eq!(attempts.len(), 2, "{attempts:?}");
     assert_eq!(
