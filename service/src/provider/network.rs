@@ -181,6 +181,14 @@ fn body<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, P
         .map_err(|error| ProviderError::Refused(format!("cannot be sent over NIP: {error}")))
 }
 
+/// A transfer's message that could not be written was never sent: its outcome is not known,
+/// and it is never reversed blindly.
+fn unsent(error: ProviderError) -> ProviderError {
+    match error {
+        ProviderError::Refused(message) | ProviderError::Unavailable(message) => down(message),
+    }
+}
+
 fn funds_transfer(transfer: &NipTransfer) -> Result<types::FundsTransferRequest, ProviderError> {
     let clip = |text: &str| text.chars().take(100).collect::<String>();
     body(json!({
@@ -346,12 +354,7 @@ impl CoreBanking for NetworkProvider {
         transfer: &'a NipTransfer,
     ) -> BoxFuture<'a, Result<NipOutcome, ProviderError>> {
         Box::pin(async move {
-            // A body NIP cannot carry was never sent: not known, never reversed blindly.
-            let request = funds_transfer(transfer).map_err(|error| match error {
-                ProviderError::Refused(message) | ProviderError::Unavailable(message) => {
-                    down(message)
-                }
-            })?;
+            let request = funds_transfer(transfer).map_err(unsent)?;
             let send = || async {
                 let answer = self
                     .client
@@ -375,11 +378,7 @@ impl CoreBanking for NetworkProvider {
                 "source_institution_code": KOBO_INSTITUTION,
                 "channel_code": CHANNEL,
             }))
-            .map_err(|error| match error {
-                ProviderError::Refused(message) | ProviderError::Unavailable(message) => {
-                    down(message)
-                }
-            })?;
+            .map_err(unsent)?;
             let send = || async {
                 let answer = self
                     .client

@@ -538,3 +538,165 @@ fn production_needs_a_provider_url() {
     let stderr = serve(&["--provider-url", "http://127.0.0.1:9"]);
     assert!(stderr.contains("--provider-secret-file"), "{stderr}");
 }
+
+/// Issue 32's "done when": `kobo serve --environment production` on `kobo-provider` over HTTP.
+/// A live business is funded by an inbound NIP credit the provider notifies, then an
+/// integration makes a name enquiry, a NIP payout that ends `success` and one that is
+/// reversed.
+#[test]
+fn production_moves_money_through_kobo_provider() {
+    let provider_dir = tempfile::tempdir().unwrap();
+    let secret_file = provider_dir.path().join("secret");
+    let simulator = Simulator::start(provider_dir.path(), &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let created = super::run_json(
+        dir.path(),
+        &[
+            "business",
+            "create",
+            "--name",
+            "Adaeze Foods Ltd",
+            "--owner-email",
+            "adaeze.okafor@adaezefoods.ng",
+            "--active",
+            "--environment",
+            "production",
+            "--json",
+        ],
+    );
+    let main = created["main_account_number"].as_str().unwrap().to_owned();
+    let server = super::Server::start(
+        dir.path(),
+        &[
+            "serve",
+            "--environment",
+            "production",
+            "--provider-url",
+            &simulator.url,
+            "--provider-secret-file",
+            secret_file.to_str().unwrap(),
+        ],
+        0,
+    );
+    // The simulator again, on the same port, now sending inbound credits to Kobo.
+    let listen = simulator.url.trim_start_matches("http://").to_owned();
+    drop(simulator);
+    let notify_url = format!("{}/provider/v1/inbound_credit", server.base_url);
+    let simulator =
+        Simulator::start_on(&listen, provider_dir.path(), &["--notify-url", &notify_url]);
+    let credited = Command::new(env!("CARGO_BIN_EXE_kobo-provider"))
+        .args(["credit", "--provider-url", &simulator.url, "--secret-file"])
+        .arg(&secret_file)
+        .args(["--account", &main, "--amount", "1000000.00"])
+        .args(["--sender-account", "0123456788", "--sender-bank", "000013"])
+        .args(["--sender-name", "Emeka Nwosu"])
+        .output()
+        .unwrap();
+    assert!(
+        credited.status.success(),
+        "{}",
+        String::from_utf8_lossy(&credited.stderr)
+    );
+
+    let token = super::post(
+        &server.base_url,
+        "/api/v1/auth/api/generate_token",
+        None,
+        &serde_json::json!({"client_id": created["client_id"], "client_secret": created["client_secret"]}),
+    )["data"]["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let call = |path: &str, body: serde_json::Value, key: Option<&str>| -> serde_json::Value {
+        let mut args = vec![
+            "-s".to_owned(),
+            "-X".into(),
+            "POST".into(),
+            format!("{}{path}", server.base_url),
+            "-H".into(),
+            "Content-Type: application/json".into(),
+            "-H".into(),
+            format!("Authorization: Bearer {token}"),
+            "-d".into(),
+            body.to_string(),
+        ];
+        if let Some(key) = key {
+            args.extend(["-H".into(), format!("Idempotency-Key: {key}")]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let reply = super::curl(&args).unwrap();
+        serde_json::from_str(&reply).unwrap_or_else(|error| panic!("{error}: {reply}"))
+    };
+    // The credit, booked from the provider's notification.
+    let mut funded = false;
+    for _ in 0..100 {
+        let accounts = call(
+            "/api/v1/account/api/fetch_customer_accounts",
+            serde_json::json!({}),
+            None,
+        );
+        let balance = accounts["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|account| account["account_number"] == main.as_str())
+            .map(|account| account["balance"].clone());
+        if balance == Some(serde_json::json!("1000000.000000000")) {
+            funded = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(funded, "the inbound credit was not booked");
+
+    let enquiry = call(
+        "/api/v1/transaction/transfer/api/name_enquiry",
+        serde_json::json!({"beneficiary_account_number": "0123456788", "bank_code": "000013",
+                           "source_account_number": main}),
+        None,
+    );
+    assert_eq!(enquiry["data"]["account_name"], "Emeka Nwosu", "{enquiry}");
+    let pay = |beneficiary: &str, name: &str, key: &str| {
+        let paid = call(
+            "/api/v1/transaction/transfer/api/funds_transfer",
+            serde_json::json!({
+                "source_account_number": main, "source_account_name": "Adaeze Foods Ltd",
+                "beneficiary_account_number": beneficiary, "beneficiary_account_name": name,
+                "bank_code": "000013", "amount": "25000.00", "transfer_type": "inter",
+                "narration": "Invoice 1042",
+            }),
+            Some(key),
+        );
+        assert_eq!(paid["response_code"], "00", "{paid}");
+        paid["data"]["reference_number"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let to_emeka = pay("0123456788", "Emeka Nwosu", "prod-1");
+    let to_bisi = pay("0690000036", "Bisi Alade", "prod-2");
+    let status_of = |reference: &str| {
+        call(
+            "/api/v1/transaction/transfer/api/get_transfer",
+            serde_json::json!({"reference_number": reference}),
+            None,
+        )["data"]["transfer_status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let mut statuses = (String::new(), String::new());
+    for _ in 0..300 {
+        statuses = (status_of(&to_emeka), status_of(&to_bisi));
+        if statuses.0 == "success" && statuses.1 == "reversed" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(statuses, ("success".into(), "reversed".into()));
+    drop(simulator);
+    let (status, _) = server.stop();
+    assert!(status.success());
+    let report = super::run_json(dir.path(), &["ledger", "verify", "--json"]);
+    assert_eq!(report["ok"], true, "{report}");
+}
