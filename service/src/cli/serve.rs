@@ -114,6 +114,11 @@ pub struct ServeArgs {
     #[arg(long, env = "KOBO_PROVIDER_SECRET_FILE")]
     pub provider_secret_file: Option<PathBuf>,
 
+    /// The certificates (PEM) an `https://` provider's must chain to, for a provider under a
+    /// private CA. Default: the Mozilla roots.
+    #[arg(long, env = "KOBO_PROVIDER_CA_FILE")]
+    pub provider_ca_file: Option<PathBuf>,
+
     #[command(flatten)]
     pub smtp: SmtpArgs,
 
@@ -136,7 +141,7 @@ impl ServeArgs {
     }
 
     /// The provider over the network the flags name, if any, as `(url, shared secret)`. An error
-    /// in production without one, for a URL that is not plain HTTP to loopback there, or
+    /// in production without one, for plain `http://` to anything but loopback there, or
     /// without the secret.
     pub fn network_provider(&self) -> Result<Option<(String, String)>> {
         let production = self.environment == EnvironmentArg::Production;
@@ -160,14 +165,10 @@ impl ServeArgs {
         match parsed.scheme() {
             "http" if production && !loopback => bail!(
                 "--provider-url {url}: production reaches its provider over https://, or over \
-                 http:// on a loopback address only (a TLS proxy beside kobo)"
+                 http:// on a loopback address only"
             ),
-            "http" => {}
-            "https" => bail!(
-                "--provider-url {url}: this build speaks plain HTTP to the provider; reach an \
-                 https:// provider through a TLS proxy on a loopback address"
-            ),
-            other => bail!("--provider-url {url}: `{other}` is not http"),
+            "http" | "https" => {}
+            other => bail!("--provider-url {url}: `{other}` is neither https nor http"),
         }
         let Some(file) = &self.provider_secret_file else {
             bail!(
@@ -421,8 +422,10 @@ async fn open_api(
     let mut api = KoboApi::open(store, config, clock.clone(), tokens).await?;
     if let Some((url, secret)) = network {
         tracing::info!(%url, "the core banking provider is reached over HTTP");
+        let ca_file = args.provider_ca_file.as_deref();
+        let provider = NetworkProvider::connect(&url, &secret, ca_file, clock).await?;
         api = api
-            .with_provider(Arc::new(NetworkProvider::new(&url, &secret, clock)?))
+            .with_provider(Arc::new(provider))
             .with_provider_notifications(secret);
     }
     if let Some((rates, seed)) = faults {

@@ -16,6 +16,7 @@ use crate::error::Error;
 pub mod faults;
 pub mod network;
 pub mod sandbox;
+pub mod tls;
 
 /// What the provider's methods return: a future that may be held across threads.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

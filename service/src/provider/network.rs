@@ -69,6 +69,27 @@ enum Answer<T> {
 }
 
 impl NetworkProvider {
+    /// The provider at `url`: over TLS when it is `https://` (through [`super::tls`], its
+    /// certificate checked against `ca_file`'s roots, or the Mozilla roots without one).
+    pub async fn connect(
+        url: &str,
+        secret: &str,
+        ca_file: Option<&std::path::Path>,
+        clock: Clock,
+    ) -> anyhow::Result<NetworkProvider> {
+        let parsed = url::Url::parse(url)?;
+        if parsed.scheme() != "https" {
+            return NetworkProvider::new(url, secret, clock);
+        }
+        let mut origin = parsed.clone();
+        origin.set_path("");
+        origin.set_query(None);
+        let local = super::tls::forward(&origin, super::tls::roots(ca_file)?).await?;
+        let prefix = parsed.path().trim_end_matches('/');
+        NetworkProvider::new(&format!("{local}{prefix}"), secret, clock)
+    }
+
+    /// The provider at a plain `http://` URL.
     pub fn new(url: &str, secret: &str, clock: Clock) -> anyhow::Result<NetworkProvider> {
         let client = Provider::new(url)
             .with_token(secret)

@@ -4,7 +4,8 @@
 //! Kobo reaches it with `kobo serve --provider-url` (issue 32); a real NIBSS-facing adapter
 //! would implement the same generated trait.
 //!
-//! - `kobo-provider serve --listen ADDR --data-dir DIR [--notify-url URL] [--faults SPEC]`
+//! - `kobo-provider serve --listen ADDR --data-dir DIR [--notify-url URL] [--faults SPEC]
+//!   [--tls-cert PEM --tls-key PEM]`
 //! - `kobo-provider credit --provider-url URL --secret-file FILE --account ACCT --amount X
 //!   --sender-account N --sender-bank CODE --sender-name NAME`
 //!
@@ -74,6 +75,12 @@ pub struct ServeArgs {
     /// Injected faults, in `kobo serve --sandbox-faults`'s syntax.
     #[arg(long, env = "KOBO_PROVIDER_FAULTS")]
     pub faults: Option<FaultRates>,
+    /// Serve over TLS with this certificate chain (PEM), and `--tls-key`.
+    #[arg(long, env = "KOBO_PROVIDER_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of `--tls-cert`.
+    #[arg(long, env = "KOBO_PROVIDER_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -187,8 +194,16 @@ async fn serve(args: ServeArgs) -> Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
-    println!("kobo-provider listening on http://{address}");
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(tls_acceptor(cert, key)?),
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    println!("kobo-provider listening on {scheme}://{address}");
     tracing::info!(%address, data_dir = %args.data_dir.display(), secret_file = %secret_file.display(), "kobo-provider serving spec/provider.yaml");
+    if let Some(acceptor) = tls {
+        return serve_tls(listener, acceptor, app).await;
+    }
     let service = app.into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, service)
         .with_graceful_shutdown(async {
@@ -196,6 +211,56 @@ async fn serve(args: ServeArgs) -> Result<()> {
         })
         .await?;
     Ok(())
+}
+
+/// A TLS acceptor of the certificate chain and key in these PEM files (rustls with ring).
+fn tls_acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAcceptor> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let chain = CertificateDer::pem_file_iter(cert)
+        .with_context(|| format!("cannot read {}", cert.display()))?
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("{}: not PEM certificates", cert.display()))?;
+    let key = PrivateKeyDer::from_pem_file(key)
+        .with_context(|| format!("{}: not a PEM private key", key.display()))?;
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()?
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .context("the TLS certificate and key do not go together")?;
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
+/// Serves `app` over TLS until the process ends: each connection's handshake, then HTTP/1.1.
+async fn serve_tls(
+    listener: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    app: axum::Router,
+) -> Result<()> {
+    use tower::ServiceExt;
+    loop {
+        let (stream, peer) = listener.accept().await?;
+        let (acceptor, app) = (acceptor.clone(), app.clone());
+        tokio::spawn(async move {
+            let Ok(stream) = acceptor.accept(stream).await else {
+                return;
+            };
+            let service = hyper::service::service_fn(
+                move |mut request: hyper::Request<hyper::body::Incoming>| {
+                    let app = app.clone();
+                    request
+                        .extensions_mut()
+                        .insert(axum::extract::ConnectInfo(peer));
+                    async move { app.oneshot(request.map(axum::body::Body::new)).await }
+                },
+            );
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
 }
 
 fn rand_seed() -> u64 {

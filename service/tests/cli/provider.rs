@@ -700,3 +700,162 @@ fn production_moves_money_through_kobo_provider() {
     let report = super::run_json(dir.path(), &["ledger", "verify", "--json"]);
     assert_eq!(report["ok"], true, "{report}");
 }
+
+/// A certificate authority and a certificate for 127.0.0.1 it signed, made with `openssl` in
+/// `dir`: `(ca.pem, cert.pem, key.pem)`.
+fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let openssl = |args: &[&str]| {
+        let output = Command::new("openssl")
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    openssl(
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=Kobo test CA",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        &[
+            &["req"][..],
+            &ec,
+            &[
+                "-keyout",
+                "key.pem",
+                "-out",
+                "cert.csr",
+                "-subj",
+                "/CN=127.0.0.1",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "cert.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "cert.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ]);
+    (
+        dir.join("ca.pem"),
+        dir.join("cert.pem"),
+        dir.join("key.pem"),
+    )
+}
+
+/// Production on an `https://` provider: the certificate checked against `--provider-ca-file`
+/// (a name enquiry answers), and refused without it (the Mozilla roots do not know the CA:
+/// `80`, the provider unreachable).
+#[test]
+fn production_reaches_an_https_provider_and_checks_its_certificate() {
+    let certs = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = certificates(certs.path());
+    let provider_dir = tempfile::tempdir().unwrap();
+    let simulator = Simulator::start(
+        provider_dir.path(),
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    assert!(simulator.url.starts_with("https://"), "{}", simulator.url);
+    let secret_file = provider_dir.path().join("secret");
+    let enquire = |ca_file: Option<&Path>| {
+        let dir = tempfile::tempdir().unwrap();
+        let created = super::run_json(
+            dir.path(),
+            &[
+                "business",
+                "create",
+                "--name",
+                "Adaeze Foods Ltd",
+                "--owner-email",
+                "adaeze.okafor@adaezefoods.ng",
+                "--active",
+                "--environment",
+                "production",
+                "--json",
+            ],
+        );
+        let mut args = vec![
+            "serve".to_owned(),
+            "--environment".into(),
+            "production".into(),
+            "--provider-url".into(),
+            simulator.url.clone(),
+            "--provider-secret-file".into(),
+            secret_file.display().to_string(),
+        ];
+        if let Some(ca) = ca_file {
+            args.extend(["--provider-ca-file".into(), ca.display().to_string()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let server = super::Server::start(dir.path(), &args, 0);
+        let token = super::post(
+            &server.base_url,
+            "/api/v1/auth/api/generate_token",
+            None,
+            &serde_json::json!({"client_id": created["client_id"], "client_secret": created["client_secret"]}),
+        )["data"]["access_token"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let enquiry = super::post(
+            &server.base_url,
+            "/api/v1/transaction/transfer/api/name_enquiry",
+            Some(&token),
+            &serde_json::json!({"beneficiary_account_number": "0123456788", "bank_code": "000013",
+                               "source_account_number": created["main_account_number"]}),
+        );
+        let (status, _) = server.stop();
+        assert!(status.success());
+        enquiry
+    };
+    let trusted = enquire(Some(&ca));
+    assert_eq!(trusted["data"]["account_name"], "Emeka Nwosu", "{trusted}");
+    let untrusted = enquire(None);
+    assert_eq!(untrusted["response_code"], "80", "{untrusted}");
+}
