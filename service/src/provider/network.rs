@@ -10,16 +10,18 @@
 //! | identity | the name | `05`, `07`, `12` | the rest |
 //! | name enquiry | the holder | `06` (`07` is no holder) | the rest |
 //! | screening | accepted | `05`, `13`, `57`, `61` | the rest |
-//! | transfer, status | `Success` | `Failed`: `03`, `05`, `06`, `07`, `12`, `13`, `51`, `57`, `61` | `Pending` for `01`, `09`; `Unavailable` for the rest, `25` and `26` among them |
+//! | transfer, status | `Success` | `Failed`: `03`, `05`, `06`, `07`, `12`, `13`, `51`, `57`, `61` | `Pending` for `01`, `09`; `Unavailable` for the rest, `26` among them |
 //!
-//! A transfer is final only on `00` or a definite refusal; a lost answer, a timeout, a `97` or a
-//! provider that no longer knows it leaves it pending, asked again later (the provider
-//! deduplicates by payment reference, so submitting it again sends it once).
+//! A transfer is final only on `00` or a definite refusal; a lost answer, a timeout or a `97`
+//! leaves it pending, asked again later. A status query answered `25` (the provider never
+//! received it) submits it again: the provider deduplicates by payment reference, so a
+//! submission still on its way is not sent twice.
 //!
 //! Calls that could not connect are retried at once, twice, with the same request. After
 //! [`BREAKER_THRESHOLD`] calls in a row that found the provider down, the circuit opens: for
 //! [`BREAKER_COOLDOWN`] every call answers `Unavailable` (`80` to the API's callers) without
-//! waiting for a timeout; then one call is let through to try it again.
+//! waiting for a timeout; then calls go out again, and the first that finds the provider down
+//! opens the circuit again at once.
 
 use std::future::Future;
 use std::sync::Mutex;
@@ -240,8 +242,8 @@ fn outcome_of(answer: Answer<types::TransferStatusEnvelope>) -> Result<NipOutcom
             reason: message,
         }),
         Answer::Code(code, message) => {
-            if code == "25" || code == "26" {
-                tracing::error!(%code, %message, "the provider does not know a transfer as Kobo does: it stays pending");
+            if code == "26" {
+                tracing::error!(%code, %message, "the provider knows the reference as another transfer: it stays pending");
             }
             Err(down(format!(
                 "The transfer's outcome is not known yet ({code}): {message}"
@@ -409,7 +411,18 @@ impl CoreBanking for NetworkProvider {
                     .await?;
                 Ok(answer.into_inner())
             };
-            outcome_of(self.call("status query", send).await)
+            match self.call("status query", send).await {
+                // The provider never received it: sent again under the same reference, which
+                // the provider deduplicates, so a submission still on its way is not doubled.
+                Answer::Code(code, _) if code == "25" => {
+                    tracing::warn!(
+                        reference = %transfer.reference_number,
+                        "the provider does not know a transfer: it is submitted again"
+                    );
+                    self.submit_transfer(transfer).await
+                }
+                answer => outcome_of(answer),
+            }
         })
     }
 }
@@ -472,6 +485,46 @@ mod tests {
         provider.breaker().open_until = Some(Instant::now());
         let _ = enquiry(&provider).await;
         assert!(accepted.load(Ordering::SeqCst) > reached);
+    }
+
+    /// A status query the provider answers `25` (it never received the transfer) submits the
+    /// transfer again, and its outcome is the answer: here `kobo-provider`'s in this process.
+    #[tokio::test]
+    async fn a_transfer_the_provider_never_received_is_submitted_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = "whsec_c2VjcmV0IHNlY3JldCBzZWNyZXQ=";
+        let clock = Clock::system();
+        let simulator = crate::simulator::Simulator {
+            sandbox: crate::provider::sandbox::SandboxProvider::new(clock.clone()),
+            provider: Arc::new(crate::provider::sandbox::SandboxProvider::new(
+                clock.clone(),
+            )),
+            state: crate::simulator::State::open(dir.path()).await.unwrap(),
+            clock: clock.clone(),
+            secret: secret.to_owned(),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let app = provider_server::router(Arc::new(simulator));
+        tokio::spawn(async move {
+            let service = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
+            axum::serve(listener, service).await.unwrap();
+        });
+        let provider = NetworkProvider::new(&url, secret, clock).unwrap();
+        let transfer = NipTransfer {
+            reference_number: "TRF-20261127-NEVER1".into(),
+            source_account_number: "1000000014".into(),
+            originator_account_name: "Adaeze Foods Ltd".into(),
+            beneficiary_account_number: "0123456788".into(),
+            beneficiary_account_name: "Emeka Nwosu".into(),
+            bank_code: "000013".into(),
+            amount_kobo: 150_000,
+            narration: "Invoice".into(),
+        };
+        let first = provider.transfer_status(&transfer).await.unwrap();
+        assert!(matches!(first, NipOutcome::Success { .. }), "{first:?}");
+        // Known now: the same answer, from a status query.
+        assert_eq!(provider.transfer_status(&transfer).await.unwrap(), first);
     }
 
     /// Nothing listening: each call is tried three times, then answers `Unavailable`.

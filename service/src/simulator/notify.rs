@@ -94,6 +94,14 @@ pub async fn credit(
             "sender_bank_code: 6 digits",
         ));
     }
+    // As `InboundCredit` allows them: Kobo would refuse the notification for ever otherwise.
+    let sized = |text: &str| !text.trim().is_empty() && text.chars().count() <= 100;
+    if !sized(&request.sender_name) || !request.narration.as_deref().is_none_or(sized) {
+        return Err(refuse(
+            StatusCode::BAD_REQUEST,
+            "sender_name and narration: 1 to 100 characters",
+        ));
+    }
     let now = credits.clock.now();
     let random = uuid::Uuid::new_v4().as_u128() % 1_000_000_000_000;
     let session_id = format!(
@@ -112,13 +120,17 @@ pub async fn credit(
             "payment_reference: 1 to 100 characters",
         ));
     }
+    let narration = request.narration.clone().unwrap_or_else(|| {
+        let default = format!("Transfer from {}", request.sender_name);
+        default.chars().take(100).collect()
+    });
     let body = serde_json::json!({
         "session_id": session_id,
         "originator_institution_code": request.sender_bank_code,
         "originator_account_number": request.sender_account_number,
         "originator_account_name": request.sender_name,
         "beneficiary_account_number": request.account_number,
-        "narration": request.narration.clone().unwrap_or_else(|| format!("Transfer from {}", request.sender_name)),
+        "narration": narration,
         "payment_reference": reference,
         "amount": naira,
         "credited_at": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
