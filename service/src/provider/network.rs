@@ -193,6 +193,16 @@ fn refused_or_down(code: &str, message: String, refused: &[&str]) -> ProviderErr
     ))
 }
 
+/// A call that moves no money, settled: its value, a refusal for the `refused` codes, or the
+/// provider down.
+fn settled<T>(answer: Answer<T>, refused: &[&str]) -> Result<T, ProviderError> {
+    match answer {
+        Answer::Done(value) => Ok(value),
+        Answer::Code(code, message) => Err(refused_or_down(&code, message, refused)),
+        Answer::Down(reason) => Err(down(reason)),
+    }
+}
+
 /// Naira with two decimals, as NIP writes amounts.
 fn naira(kobo: i64) -> String {
     format!("{}.{:02}", kobo / 100, kobo % 100)
@@ -274,13 +284,8 @@ impl CoreBanking for NetworkProvider {
                     .await?;
                 Ok(answer.into_inner().data.name)
             };
-            match self.call("identity", send).await {
-                Answer::Done(name) => Ok(VerifiedIdentity { name }),
-                Answer::Code(code, message) => {
-                    Err(refused_or_down(&code, message, &["05", "07", "12"]))
-                }
-                Answer::Down(reason) => Err(down(reason)),
-            }
+            let name = settled(self.call("identity", send).await, &["05", "07", "12"])?;
+            Ok(VerifiedIdentity { name })
         })
     }
 
@@ -302,11 +307,7 @@ impl CoreBanking for NetworkProvider {
                     .await?;
                 Ok(())
             };
-            match self.call("account opening", send).await {
-                Answer::Done(()) => Ok(()),
-                Answer::Code(code, message) => Err(refused_or_down(&code, message, &["12", "57"])),
-                Answer::Down(reason) => Err(down(reason)),
-            }
+            settled(self.call("account opening", send).await, &["12", "57"])
         })
     }
 
@@ -335,16 +336,15 @@ impl CoreBanking for NetworkProvider {
                     .await?;
                 Ok(answer.into_inner().data)
             };
-            match self.call("name enquiry", send).await {
-                Answer::Done(found) => Ok(Some(Holder {
-                    account_name: found.account_name,
-                    bvn: found.bvn,
-                    kyc: u8::try_from(found.kyc_level.get()).unwrap_or(1),
-                })),
-                Answer::Code(code, _) if code == "07" => Ok(None),
-                Answer::Code(code, message) => Err(refused_or_down(&code, message, &["06"])),
-                Answer::Down(reason) => Err(down(reason)),
-            }
+            let found = match self.call("name enquiry", send).await {
+                Answer::Code(code, _) if code == "07" => return Ok(None),
+                answer => settled(answer, &["06"])?,
+            };
+            Ok(Some(Holder {
+                account_name: found.account_name,
+                bvn: found.bvn,
+                kyc: u8::try_from(found.kyc_level.get()).unwrap_or(1),
+            }))
         })
     }
 
@@ -362,13 +362,10 @@ impl CoreBanking for NetworkProvider {
                     .await?;
                 Ok(())
             };
-            match self.call("screening", send).await {
-                Answer::Done(()) => Ok(()),
-                Answer::Code(code, message) => {
-                    Err(refused_or_down(&code, message, &["05", "13", "57", "61"]))
-                }
-                Answer::Down(reason) => Err(down(reason)),
-            }
+            settled(
+                self.call("screening", send).await,
+                &["05", "13", "57", "61"],
+            )
         })
     }
 

@@ -549,21 +549,7 @@ fn production_moves_money_through_kobo_provider() {
     let secret_file = provider_dir.path().join("secret");
     let simulator = Simulator::start(provider_dir.path(), &[]);
     let dir = tempfile::tempdir().unwrap();
-    let created = super::run_json(
-        dir.path(),
-        &[
-            "business",
-            "create",
-            "--name",
-            "Adaeze Foods Ltd",
-            "--owner-email",
-            "adaeze.okafor@adaezefoods.ng",
-            "--active",
-            "--environment",
-            "production",
-            "--json",
-        ],
-    );
+    let created = live_business(dir.path());
     let main = created["main_account_number"].as_str().unwrap().to_owned();
     let server = super::Server::start(
         dir.path(),
@@ -598,15 +584,7 @@ fn production_moves_money_through_kobo_provider() {
         String::from_utf8_lossy(&credited.stderr)
     );
 
-    let token = super::post(
-        &server.base_url,
-        "/api/v1/auth/api/generate_token",
-        None,
-        &serde_json::json!({"client_id": created["client_id"], "client_secret": created["client_secret"]}),
-    )["data"]["access_token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let token = integration_token(&server.base_url, &created);
     let call = |path: &str, body: serde_json::Value, key: Option<&str>| -> serde_json::Value {
         let mut args = vec![
             "-s".to_owned(),
@@ -805,21 +783,7 @@ fn production_reaches_an_https_provider_and_checks_its_certificate() {
     let secret_file = provider_dir.path().join("secret");
     let enquire = |ca_file: Option<&Path>| {
         let dir = tempfile::tempdir().unwrap();
-        let created = super::run_json(
-            dir.path(),
-            &[
-                "business",
-                "create",
-                "--name",
-                "Adaeze Foods Ltd",
-                "--owner-email",
-                "adaeze.okafor@adaezefoods.ng",
-                "--active",
-                "--environment",
-                "production",
-                "--json",
-            ],
-        );
+        let created = live_business(dir.path());
         let mut args = vec![
             "serve".to_owned(),
             "--environment".into(),
@@ -834,15 +798,7 @@ fn production_reaches_an_https_provider_and_checks_its_certificate() {
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let server = super::Server::start(dir.path(), &args, 0);
-        let token = super::post(
-            &server.base_url,
-            "/api/v1/auth/api/generate_token",
-            None,
-            &serde_json::json!({"client_id": created["client_id"], "client_secret": created["client_secret"]}),
-        )["data"]["access_token"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let token = integration_token(&server.base_url, &created);
         let enquiry = super::post(
             &server.base_url,
             "/api/v1/transaction/transfer/api/name_enquiry",
@@ -858,4 +814,35 @@ fn production_reaches_an_https_provider_and_checks_its_certificate() {
     assert_eq!(trusted["data"]["account_name"], "Emeka Nwosu", "{trusted}");
     let untrusted = enquire(None);
     assert_eq!(untrusted["response_code"], "80", "{untrusted}");
+}
+
+/// A live business made with the operator's command line in `dir`, before kobo serves it:
+/// what `kobo business create --json` prints (credentials, main account).
+fn live_business(dir: &Path) -> serde_json::Value {
+    super::run_json(
+        dir,
+        &[
+            "business",
+            "create",
+            "--name",
+            "Adaeze Foods Ltd",
+            "--owner-email",
+            "adaeze.okafor@adaezefoods.ng",
+            "--active",
+            "--environment",
+            "production",
+            "--json",
+        ],
+    )
+}
+
+/// An integration token of the business `created` describes.
+fn integration_token(base_url: &str, created: &serde_json::Value) -> String {
+    let reply = super::post(
+        base_url,
+        "/api/v1/auth/api/generate_token",
+        None,
+        &serde_json::json!({"client_id": created["client_id"], "client_secret": created["client_secret"]}),
+    );
+    reply["data"]["access_token"].as_str().unwrap().to_owned()
 }
