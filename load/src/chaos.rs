@@ -278,7 +278,6 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
             }
             provider.notify_url =
                 Some(format!("{}/provider/v1/inbound_credit", cluster.bases()[0]));
-            provider.kill().await?;
             provider.restart().await?;
             Some(crate::provider::Credits {
                 url: provider.url(),
@@ -362,7 +361,6 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
     match &mut provider {
         Some(provider) => {
             provider.faults = None;
-            provider.kill().await?;
             provider.restart().await?;
         }
         None => {

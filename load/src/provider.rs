@@ -73,8 +73,10 @@ impl Provider {
         ]
     }
 
-    /// Starts it (again) with its current faults and notification URL; returns once it answers.
+    /// Starts it (again, killing the one running) with its current faults and notification
+    /// URL; returns once it answers.
     pub async fn restart(&mut self) -> Result<()> {
+        self.kill().await?;
         let mut args = vec![
             "serve".to_owned(),
             "--listen".to_owned(),

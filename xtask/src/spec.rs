@@ -27,7 +27,6 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The path of the single source of truth.
 /// A document the toolkit lints and generates from, and where its generated code goes: the
 /// settings that differ between documents. Everything else the generators need, the document
 /// says of itself (`x-token-families`, `x-response-codes` with their `router` roles,
@@ -70,8 +69,9 @@ impl Target {
     }
 }
 
+/// The path of the single source of truth.
 pub fn spec_path() -> PathBuf {
-    workspace_root().join("spec").join("openapi.yaml")
+    KOBO.path()
 }
 
 /// Parses an OpenAPI document written in YAML (or JSON, which is YAML) into a JSON value.

@@ -126,6 +126,15 @@ pub struct ServeArgs {
     pub http: HttpArgs,
 }
 
+/// A provider over the network, as `kobo serve`'s flags name it.
+pub struct ProviderLink {
+    pub url: String,
+    /// The shared secret: Kobo's bearer token to the provider.
+    pub secret: String,
+    /// The secret's key, which signs the provider's notifications.
+    pub key: Vec<u8>,
+}
+
 impl ServeArgs {
     /// Whether webhooks may go to loopback addresses: `--allow-loopback-webhooks` or the demo;
     /// an error in production.
@@ -140,10 +149,9 @@ impl ServeArgs {
         Ok(allowed)
     }
 
-    /// The provider over the network the flags name, if any, as `(url, shared secret)`. An error
-    /// in production without one, for plain `http://` to anything but loopback there, or
-    /// without the secret.
-    pub fn network_provider(&self) -> Result<Option<(String, String)>> {
+    /// The provider over the network the flags name, if any. An error in production without
+    /// one, for plain `http://` to anything but loopback there, or without the secret.
+    pub fn network_provider(&self) -> Result<Option<ProviderLink>> {
         let production = self.environment == EnvironmentArg::Production;
         let Some(url) = &self.provider_url else {
             if production {
@@ -176,13 +184,12 @@ impl ServeArgs {
                  secret shared with the provider"
             );
         };
-        let secret = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read the provider's secret {}", file.display()))?
-            .trim()
-            .to_owned();
-        crate::outbox::webhooks::signing::key_of(&secret)
-            .map_err(|error| anyhow::anyhow!("{}: {error}", file.display()))?;
-        Ok(Some((url.clone(), secret)))
+        let (secret, key) = crate::outbox::webhooks::signing::read_secret_file(file)?;
+        Ok(Some(ProviderLink {
+            url: url.clone(),
+            secret,
+            key,
+        }))
     }
 
     /// The provider's injected faults and their seed, when `--sandbox-faults` asks for any;
@@ -420,13 +427,13 @@ async fn open_api(
         config.webhooks.retry_delays = delays;
     }
     let mut api = KoboApi::open(store, config, clock.clone(), tokens).await?;
-    if let Some((url, secret)) = network {
-        tracing::info!(%url, "the core banking provider is reached over HTTP");
+    if let Some(link) = network {
+        tracing::info!(url = %link.url, "the core banking provider is reached over HTTP");
         let ca_file = args.provider_ca_file.as_deref();
-        let provider = NetworkProvider::connect(&url, &secret, ca_file, clock).await?;
+        let provider = NetworkProvider::connect(&link.url, &link.secret, ca_file, clock).await?;
         api = api
             .with_provider(Arc::new(provider))
-            .with_provider_notifications(secret);
+            .with_provider_notifications(link.key);
     }
     if let Some((rates, seed)) = faults {
         tracing::warn!(
@@ -604,18 +611,8 @@ fn create_token_key(path: &Path) -> Result<Vec<u8>> {
     }
     let mut key = vec![0u8; TOKEN_KEY_LENGTH];
     getrandom::fill(&mut key).map_err(|error| anyhow::anyhow!("no random bytes: {error}"))?;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    match options.open(path) {
-        Ok(mut file) => {
-            file.write_all(&key)
-                .and_then(|()| file.sync_all())
-                .with_context(|| format!("cannot write the token key {}", path.display()))?;
+    match crate::kernel::secrets::create_private_file(path, &key) {
+        Ok(()) => {
             tracing::info!(path = %path.display(), "created a new token key");
             Ok(key)
         }

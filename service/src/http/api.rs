@@ -44,8 +44,8 @@ pub struct KoboApi {
     sessions: Arc<sessions::SessionCache>,
     /// Set once the process is stopping: `/readyz` answers `503` from then on.
     draining: crate::http::Draining,
-    /// A network provider's secret, the key of its notifications (`http::provider`).
-    pub(super) provider_secret: Option<String>,
+    /// The key of a network provider's notifications (`http::provider`).
+    pub(super) provider_key: Option<Vec<u8>>,
 }
 
 impl KoboApi {
@@ -58,7 +58,7 @@ impl KoboApi {
             transfers: TransferPolicy::for_environment(config.environment),
             sessions: Arc::default(),
             draining: Default::default(),
-            provider_secret: None,
+            provider_key: None,
             store,
             config: Arc::new(config),
             clock,

@@ -32,9 +32,10 @@ use crate::outbox::webhooks::signing;
 pub const NOTIFICATION_PATH: &str = "/provider/v1/inbound_credit";
 
 impl KoboApi {
-    /// Accepts the notifications of a provider over the network, signed with `secret`.
-    pub fn with_provider_notifications(mut self, secret: String) -> KoboApi {
-        self.provider_secret = Some(secret);
+    /// Accepts the notifications of a provider over the network, signed with `key` (the
+    /// shared secret's, `signing::key_of`).
+    pub fn with_provider_notifications(mut self, key: Vec<u8>) -> KoboApi {
+        self.provider_key = Some(key);
         self
     }
 }
@@ -67,20 +68,14 @@ async fn inbound_credit(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let Some(secret) = api.provider_secret.as_deref() else {
+    let Some(key) = api.provider_key.as_deref() else {
         return answer(
             StatusCode::NOT_FOUND,
             "Kobo takes provider notifications only on a provider over the network",
         );
     };
-    let Ok(key) = signing::key_of(secret) else {
-        return answer(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "the shared secret is not one",
-        );
-    };
     let verified = signing::verify(
-        &key,
+        key,
         header(&headers, "webhook-id"),
         header(&headers, "webhook-timestamp"),
         header(&headers, "webhook-signature"),

@@ -52,7 +52,6 @@ pub fn otp_code() -> String {
     }
 }
 
-/// Lower-case hex SHA-256 of `value`.
 /// Equality of two hex digests that does not stop at the first difference.
 pub fn constant_time_eq(a: &str, b: &str) -> bool {
     a.len() == b.len()
@@ -62,6 +61,28 @@ pub fn constant_time_eq(a: &str, b: &str) -> bool {
             == 0
 }
 
+/// Whether `presented` is `secret`, compared as digests of equal length to the end, so the time
+/// taken tells nothing of either.
+pub fn is_the_secret(presented: &str, secret: &str) -> bool {
+    constant_time_eq(&sha256_hex(presented), &sha256_hex(secret))
+}
+
+/// Creates `path` for its owner alone (mode 0600 on Unix) holding `contents`, flushed to disk: a
+/// key or a secret. An error of kind `AlreadyExists` when something is there already.
+pub fn create_private_file(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    std::io::Write::write_all(&mut file, contents)?;
+    file.sync_all()
+}
+
+/// Lower-case hex SHA-256 of `value`.
 pub fn sha256_hex(value: &str) -> String {
     hex::encode(Sha256::digest(value.as_bytes()))
 }

@@ -24,6 +24,7 @@ use crate::outbox::events;
 use crate::platform::caller::Caller;
 use crate::platform::idempotency::{Completion, Keyed, Prepared};
 use crate::platform::logs::{self, AuditEntry};
+use crate::provider::new_session_id;
 
 /// The sandbox's default sender: a test customer at Guaranty Trust Bank.
 const DEFAULT_SENDER: (&str, &str, &str) = ("0123456788", "Emeka Nwosu", "000013");
@@ -39,12 +40,6 @@ pub fn bank_name(code: &str) -> String {
         "000004" => "United Bank for Africa".to_owned(),
         other => format!("Bank {other}"),
     }
-}
-
-/// A NIP session id: the sending bank's code, the time (`yyMMddHHmmss`) and 12 random digits.
-fn session_id(bank_code: &str, at: DateTime<Utc>) -> String {
-    let random = uuid::Uuid::new_v4().as_u128() % 1_000_000_000_000;
-    format!("{bank_code}{}{random:012}", at.format("%y%m%d%H%M%S"))
 }
 
 pub async fn simulate_inbound_transfer(
@@ -232,7 +227,9 @@ pub async fn post_credit(
             narration: credit.narration.clone(),
             session_id: match &credit.session_id {
                 Some(notified) => Some(notified.clone()),
-                None => (!intra).then(|| session_id(&credit.originator.bank_code, head.posted_at)),
+                None => {
+                    (!intra).then(|| new_session_id(&credit.originator.bank_code, head.posted_at))
+                }
             },
             originator: Some(credit.originator.clone()),
         },

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::kernel::store::Tx;
 
 /// Kobo's own NIP institution code.
-pub const BANK_CODE: &str = "090823";
+pub const BANK_CODE: &str = crate::provider::KOBO_INSTITUTION;
 
 const WEIGHTS: [u32; 15] = [3, 7, 3, 3, 7, 3, 3, 7, 3, 3, 7, 3, 3, 7, 3];
 

@@ -18,6 +18,16 @@ pub mod network;
 pub mod sandbox;
 pub mod tls;
 
+/// Kobo's own NIP institution code (`money::nuban::BANK_CODE` is this one).
+pub const KOBO_INSTITUTION: &str = "090823";
+
+/// A new NIP session id: the sending institution's code, the time (`yyMMddHHmmss`) and 12
+/// random digits.
+pub fn new_session_id(institution: &str, at: chrono::DateTime<chrono::Utc>) -> String {
+    let random = uuid::Uuid::new_v4().as_u128() % 1_000_000_000_000;
+    format!("{institution}{}{random:012}", at.format("%y%m%d%H%M%S"))
+}
+
 /// What the provider's methods return: a future that may be held across threads.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

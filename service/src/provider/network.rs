@@ -31,6 +31,7 @@ use provider_client::{error_envelope, types, ApiError, Provider};
 use serde_json::json;
 
 use super::sandbox;
+use super::{new_session_id, KOBO_INSTITUTION};
 use super::{
     AccountOpening, BankInfo, BoxFuture, CoreBanking, Holder, IdentityNumbers, NipOutcome,
     NipTransfer, ProviderError, VerifiedIdentity,
@@ -45,8 +46,6 @@ pub const BREAKER_COOLDOWN: Duration = Duration::from_secs(10);
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// NIP's channel code for a third-party payment platform.
 const CHANNEL: u8 = 7;
-/// Kobo's NIP institution code (`money::KOBO_INSTITUTION`, a layer above this one).
-const KOBO_INSTITUTION: &str = "090823";
 
 /// The provider at a URL, with the shared secret as its bearer token.
 pub struct NetworkProvider {
@@ -147,16 +146,6 @@ impl NetworkProvider {
             _ => *breaker = Breaker::default(),
         }
         answer
-    }
-
-    /// A NIP session id of this institution: its code, the time, 12 random digits.
-    fn new_session_id(&self) -> String {
-        let random = uuid::Uuid::new_v4().as_u128() % 1_000_000_000_000;
-        format!(
-            "{}{}{random:012}",
-            KOBO_INSTITUTION,
-            self.clock.now().format("%y%m%d%H%M%S")
-        )
     }
 }
 
@@ -318,7 +307,7 @@ impl CoreBanking for NetworkProvider {
     ) -> BoxFuture<'a, Result<Option<Holder>, ProviderError>> {
         Box::pin(async move {
             let request: types::NameEnquiryRequest = match body(json!({
-                "session_id": self.new_session_id(),
+                "session_id": new_session_id(KOBO_INSTITUTION, self.clock.now()),
                 "destination_institution_code": bank_code,
                 "channel_code": CHANNEL,
                 "account_number": account_number,

@@ -15,7 +15,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::{
     mask, AccountOpening, BankInfo, BoxFuture, CoreBanking, Holder, IdentityNumbers, NipOutcome,
-    NipTransfer, ProviderError, VerifiedIdentity,
+    NipTransfer, ProviderError, VerifiedIdentity, KOBO_INSTITUTION,
 };
 use crate::kernel::clock::Clock;
 use crate::kernel::secrets::sha256_hex;
@@ -47,7 +47,7 @@ pub const BANKS: &[BankInfo] = &[
     },
     BankInfo {
         name: "Kobo Microfinance Bank",
-        code: "090823",
+        code: KOBO_INSTITUTION,
         cbn_code: None,
     },
     BankInfo {
@@ -131,7 +131,7 @@ impl SandboxProvider {
             .map(|b| char::from(b'0' + b % 10))
             .take(12)
             .collect();
-        format!("090823{}{digits}", at.format("%y%m%d%H%M%S"))
+        format!("{KOBO_INSTITUTION}{}{digits}", at.format("%y%m%d%H%M%S"))
     }
 
     fn first_seen(&self, transfer: &NipTransfer) -> DateTime<Utc> {

@@ -132,12 +132,7 @@ impl Api for Simulator {
     type Principal = ();
 
     async fn authenticate(&self, _: TokenFamily, token: &str) -> Result<(), ApiError> {
-        // Digests of equal length, compared to the end: the time taken tells nothing.
-        let matches = secrets::constant_time_eq(
-            &secrets::sha256_hex(token),
-            &secrets::sha256_hex(&self.secret),
-        );
-        match matches {
+        match secrets::is_the_secret(token, &self.secret) {
             true => Ok(()),
             false => Err(code(
                 ResponseCode::SecurityViolation,

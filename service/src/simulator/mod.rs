@@ -29,6 +29,7 @@ pub use notify::{CreditQueued, CreditRequest};
 pub use state::State;
 
 use crate::kernel::clock::Clock;
+use crate::kernel::secrets;
 use crate::outbox::webhooks::signing;
 use crate::provider::faults::{FaultRates, Faults, FaultyProvider};
 use crate::provider::sandbox::SandboxProvider;
@@ -120,33 +121,19 @@ pub async fn run(cli: Cli) -> Result<()> {
 
 /// Reads the shared secret of `path`, creating a new one there if it does not exist.
 pub fn load_or_create_secret(path: &Path) -> Result<String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => {
-            let secret = text.trim().to_owned();
-            signing::key_of(&secret)
-                .map_err(|error| anyhow::anyhow!("{}: {error}", path.display()))?;
-            Ok(secret)
-        }
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            let secret = signing::new_secret();
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                options.mode(0o600);
+    if !path.exists() {
+        let secret = signing::new_secret();
+        match secrets::create_private_file(path, format!("{secret}\n").as_bytes()) {
+            Ok(()) => return Ok(secret),
+            // Another process created it first: use theirs.
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(error) => {
+                return Err(error)
+                    .with_context(|| format!("cannot create the secret {}", path.display()))
             }
-            let mut file = options
-                .open(path)
-                .with_context(|| format!("cannot create the secret {}", path.display()))?;
-            std::io::Write::write_all(&mut file, format!("{secret}\n").as_bytes())?;
-            file.sync_all()?;
-            Ok(secret)
-        }
-        Err(error) => {
-            Err(error).with_context(|| format!("cannot read the secret {}", path.display()))
         }
     }
+    Ok(signing::read_secret_file(path)?.0)
 }
 
 async fn serve(args: ServeArgs) -> Result<()> {
@@ -269,8 +256,7 @@ fn rand_seed() -> u64 {
 }
 
 async fn credit(args: CreditArgs) -> Result<()> {
-    let secret = std::fs::read_to_string(&args.secret_file)
-        .with_context(|| format!("cannot read the secret {}", args.secret_file.display()))?;
+    let (secret, _) = signing::read_secret_file(&args.secret_file)?;
     let request = CreditRequest {
         account_number: args.account,
         amount: args.amount,
@@ -283,7 +269,7 @@ async fn credit(args: CreditArgs) -> Result<()> {
     let url = format!("{}{CREDIT_PATH}", args.provider_url.trim_end_matches('/'));
     let response = reqwest::Client::new()
         .post(&url)
-        .bearer_auth(secret.trim())
+        .bearer_auth(&secret)
         .json(&request)
         .send()
         .await

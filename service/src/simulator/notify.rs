@@ -65,10 +65,7 @@ pub async fn credit(
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "))
         .unwrap_or_default();
-    if !secrets::constant_time_eq(
-        &secrets::sha256_hex(presented),
-        &secrets::sha256_hex(&credits.secret),
-    ) {
+    if !secrets::is_the_secret(presented, &credits.secret) {
         return Err(refuse(
             StatusCode::UNAUTHORIZED,
             "the shared secret is missing or wrong",
@@ -103,13 +100,7 @@ pub async fn credit(
         ));
     }
     let now = credits.clock.now();
-    let random = uuid::Uuid::new_v4().as_u128() % 1_000_000_000_000;
-    let session_id = format!(
-        "{}{}{random:012}",
-        request.sender_bank_code,
-        now.format("%y%m%d%H%M%S")
-    );
-    let naira = format!("{}.{:02}", amount.get() / 100, amount.get() % 100);
+    let session_id = crate::provider::new_session_id(&request.sender_bank_code, now);
     let reference = request
         .payment_reference
         .clone()
@@ -132,7 +123,7 @@ pub async fn credit(
         "beneficiary_account_number": request.account_number,
         "narration": narration,
         "payment_reference": reference,
-        "amount": naira,
+        "amount": amount.to_string(),
         "credited_at": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     });
     let id = uuid::Uuid::new_v4().to_string();

@@ -201,12 +201,4 @@ impl State {
         .await?;
         Ok(())
     }
-
-    /// How many notifications Kobo has not acknowledged yet.
-    pub async fn undelivered(&self) -> anyhow::Result<i64> {
-        let row = sqlx::query("SELECT count(*) FROM notifications WHERE delivered_micros IS NULL")
-            .fetch_one(&self.pool)
-            .await?;
-        Ok(row.get(0))
-    }
 }

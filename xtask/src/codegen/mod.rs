@@ -77,8 +77,11 @@ fn run_target(target: &spec::Target, mode: Mode) -> Result<Report> {
     let text = std::fs::read_to_string(&spec_path)
         .with_context(|| format!("cannot read {}", spec_path.display()))?;
     let (files, operations) = generate_with_facts(target, &text)?;
-    let generated_api = root.join(next_steps::GENERATED_API);
-    let previous_api = std::fs::read_to_string(&generated_api).ok();
+    // Kobo's next steps compare the trait before and after: read it before it is written.
+    let previous_api = target
+        .next_steps
+        .then(|| std::fs::read_to_string(root.join(next_steps::GENERATED_API)).ok())
+        .flatten();
     let report = apply(&root, target, &files, mode)?;
     if mode == Mode::Check {
         return Ok(report);
@@ -215,25 +218,24 @@ pub fn apply(
     }
     // Every `.rs` file of the server's folder is generated: one the document no longer
     // produces is stale too.
-    for dir in [target.server_dir] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-            continue;
-        };
-        let mut orphans: Vec<PathBuf> = entries
-            .filter_map(|entry| entry.ok())
-            .map(|entry| Path::new(dir).join(entry.file_name()))
-            .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
-            .filter(|path| !files.iter().any(|file| &file.path == path))
-            .collect();
-        orphans.sort();
-        for orphan in orphans {
-            if mode == Mode::Write {
-                let path = root.join(&orphan);
-                std::fs::remove_file(&path)
-                    .with_context(|| format!("cannot remove {}", path.display()))?;
-            }
-            report.removed.push(orphan);
+    let dir = target.server_dir;
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+        return Ok(report);
+    };
+    let mut orphans: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok())
+        .map(|entry| Path::new(dir).join(entry.file_name()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
+        .filter(|path| !files.iter().any(|file| &file.path == path))
+        .collect();
+    orphans.sort();
+    for orphan in orphans {
+        if mode == Mode::Write {
+            let path = root.join(&orphan);
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
         }
+        report.removed.push(orphan);
     }
     Ok(report)
 }

@@ -17,6 +17,18 @@ pub const SECRET_PREFIX: &str = "whsec_";
 /// How far a delivery's timestamp may be from the receiver's clock, in seconds.
 pub const TIMESTAMP_TOLERANCE_SECONDS: i64 = 5 * 60;
 
+/// The signing secret kept in the file at `path` (`whsec_...`, surrounding whitespace left out)
+/// and its key: how Kobo and `kobo-provider` read the secret they share.
+pub fn read_secret_file(path: &std::path::Path) -> anyhow::Result<(String, Vec<u8>)> {
+    use anyhow::Context;
+    let secret = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the secret {}", path.display()))?
+        .trim()
+        .to_owned();
+    let key = key_of(&secret).map_err(|error| anyhow::anyhow!("{}: {error}", path.display()))?;
+    Ok((secret, key))
+}
+
 /// A new random signing secret.
 pub fn new_secret() -> String {
     format!("{SECRET_PREFIX}{}", STANDARD.encode(random_bytes(24)))
