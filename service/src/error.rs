@@ -141,6 +141,19 @@ impl Error {
         matches!(self, Error::Conflict { .. })
     }
 
+    /// Whether a batch's key claim found the key claimed by a transaction that committed
+    /// first (`StoreError::KeyTaken`): the operation's transaction must not be kept, and the
+    /// key's stored answer is the answer.
+    pub fn is_key_taken(&self) -> bool {
+        matches!(
+            self,
+            Error::Conflict {
+                source: StoreError::KeyTaken,
+                ..
+            }
+        )
+    }
+
     /// The error and its sources, for the log: `a: b: c`.
     pub fn chain(&self) -> String {
         let mut text = self.to_string();
@@ -160,7 +173,7 @@ impl From<StoreError> for Error {
         let location = Location::caller();
         match source {
             StoreError::Unavailable(_) => Error::Unavailable { source, location },
-            StoreError::Conflict(_) => Error::Conflict { source, location },
+            StoreError::Conflict(_) | StoreError::KeyTaken => Error::Conflict { source, location },
             StoreError::Failed(_) | StoreError::Unreadable(_) => Error::Bug {
                 detail: Cow::Borrowed("a store failure"),
                 source: Some(Box::new(source)),

@@ -6,17 +6,21 @@
 //! That one statement does what the writes run one after another would do:
 //! - every write but the answers inserts new rows, and none reads a row another write of the
 //!   batch writes (an event reads `webhook_configurations`, which no write touches; the
-//!   answers update `idempotency_keys` rows claimed before the batch, which no write inserts),
-//!   so their order within the statement cannot change what each one does;
+//!   answers update `idempotency_keys` rows claimed before the batch, which no write inserts;
+//!   a key claimed with its answer is inserted, or replaces an expired row), so their order
+//!   within the statement cannot change what each one does;
 //! - foreign keys are checked at the end of the statement, when every row is in, so a posting
 //!   may name its entry and a transfer its transactions, whatever order the parts run in;
 //! - a uniqueness refused fails the whole statement, as it failed the transaction before;
-//! - an answer pushed twice for one key keeps the last (`DISTINCT ON` the newest).
+//! - an answer pushed twice for one key keeps the last (`DISTINCT ON` the newest);
+//! - the statement counts the keys it claimed with their answers: fewer than the batch's
+//!   claims is `StoreError::KeyTaken` (a transaction that committed first holds one), and the
+//!   caller rolls back.
 
 use chrono::{DateTime, Utc};
 
 use crate::{new_id, new_opt_id, StoreError, Tx};
-pub use kobo_store::batch::{Answer, Batch, NewAudit, NewEntry, NewEvent, Write};
+pub use kobo_store::batch::{Answer, Batch, KeyClaim, NewAudit, NewEntry, NewEvent, Write};
 
 #[derive(Default)]
 struct Entries {
@@ -121,6 +125,19 @@ struct Answers {
     data: Vec<String>,
 }
 
+/// The keys a batch claims with their answers.
+#[derive(Default)]
+struct Claims {
+    business_ids: Vec<uuid::Uuid>,
+    operations: Vec<String>,
+    keys: Vec<String>,
+    request_hashes: Vec<String>,
+    data: Vec<String>,
+    ats: Vec<DateTime<Utc>>,
+    /// The earliest of the claims' cutoffs: a key stored before it has expired for all.
+    expired_before: Option<DateTime<Utc>>,
+}
+
 /// Runs every write of `batch` in `tx`, in one round trip (one statement; nothing when the
 /// batch is empty).
 pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
@@ -134,6 +151,7 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
     let mut events = Events::default();
     let mut audits = Audits::default();
     let mut answers = Answers::default();
+    let mut claims = Claims::default();
     for write in batch.into_writes() {
         match write {
             Write::Entry(entry) => {
@@ -237,6 +255,24 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
                 audits.request_ids.push(entry.request_id);
                 audits.ats.push(audit.at);
             }
+            Write::Answer(Answer {
+                business_id,
+                operation,
+                key,
+                data,
+                claim: Some(claim),
+            }) => {
+                claims.business_ids.push(new_id(&business_id)?);
+                claims.operations.push(operation);
+                claims.keys.push(key);
+                claims.request_hashes.push(claim.request_hash);
+                claims.data.push(data);
+                claims.ats.push(claim.at);
+                claims.expired_before = Some(match claims.expired_before {
+                    Some(cutoff) => cutoff.min(claim.expired_before),
+                    None => claim.expired_before,
+                });
+            }
             Write::Answer(answer) => {
                 answers.business_ids.push(new_id(&answer.business_id)?);
                 answers.operations.push(answer.operation);
@@ -245,7 +281,7 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
             }
         }
     }
-    sqlx::query_file!(
+    let claimed = sqlx::query_file!(
         "src/batch.sql",
         &entries.ids,
         &entries.business_ids,
@@ -321,9 +357,19 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
         &answers.business_ids,
         &answers.operations,
         &answers.keys,
-        &answers.data
+        &answers.data,
+        &claims.business_ids,
+        &claims.operations,
+        &claims.keys,
+        &claims.request_hashes,
+        &claims.data,
+        &claims.ats,
+        claims.expired_before
     )
-    .execute(&mut **tx)
+    .fetch_one(&mut **tx)
     .await?;
+    if claimed.claimed < claims.keys.len() as i64 {
+        return Err(StoreError::KeyTaken);
+    }
     Ok(())
 }

@@ -89,15 +89,34 @@ audits AS (
         $67::bigint[], $68::text[], $69::text[], $70::text[], $71::timestamptz[])
         AS a (id, business_id, action, user_name, user_id, ip_address, response_code,
             target_type, target_id, request_id, at)
+),
+-- The answers stored under keys claimed earlier in the transaction (rows the batch does not
+-- insert): a key answered twice in one batch keeps its last answer, as statements run in
+-- order would.
+answers AS (
+    UPDATE idempotency_keys k SET response_data = a.data
+    FROM (
+        SELECT DISTINCT ON (business_id, operation, key) business_id, operation, key, data
+        FROM unnest($72::uuid[], $73::text[], $74::text[], $75::text[])
+            WITH ORDINALITY AS a (business_id, operation, key, data, n)
+        ORDER BY business_id, operation, key, n DESC
+    ) a
+    WHERE k.business_id = a.business_id AND k.operation = a.operation
+        AND k.idempotency_key = a.key
+),
+-- The keys the batch claims with their answers: a new key is inserted, one stored before the
+-- cutoff ($82, expired) replaced; an unexpired one is left alone and not counted. A key
+-- another transaction is inserting makes this wait for it, as the claim at a transaction's
+-- start would.
+claimed AS (
+    INSERT INTO idempotency_keys (business_id, operation, idempotency_key, request_hash,
+        response_data, created_at)
+    SELECT * FROM unnest($76::uuid[], $77::text[], $78::text[], $79::text[], $80::text[],
+        $81::timestamptz[])
+    ON CONFLICT (business_id, operation, idempotency_key) DO UPDATE
+        SET request_hash = excluded.request_hash, response_data = excluded.response_data,
+            refusal_code = NULL, refusal_message = NULL, created_at = excluded.created_at
+        WHERE idempotency_keys.created_at < $82::timestamptz
+    RETURNING 1
 )
--- The answers stored under claimed keys (rows the batch does not insert): a key answered
--- twice in one batch keeps its last answer, as statements run in order would.
-UPDATE idempotency_keys k SET response_data = a.data
-FROM (
-    SELECT DISTINCT ON (business_id, operation, key) business_id, operation, key, data
-    FROM unnest($72::uuid[], $73::text[], $74::text[], $75::text[])
-        WITH ORDINALITY AS a (business_id, operation, key, data, n)
-    ORDER BY business_id, operation, key, n DESC
-) a
-WHERE k.business_id = a.business_id AND k.operation = a.operation
-    AND k.idempotency_key = a.key
+SELECT count(*) AS "claimed!" FROM claimed

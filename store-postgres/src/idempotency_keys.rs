@@ -93,6 +93,7 @@ pub fn complete_into(batch: &mut Batch, key: &KeyOf<'_>, data: String) {
         operation: key.operation.to_owned(),
         key: key.key.to_owned(),
         data,
+        claim: None,
     }));
 }
 

@@ -265,3 +265,152 @@ async fn an_empty_batch_writes_nothing() {
     tx.commit().await.unwrap();
     db.finish().await;
 }
+
+/// A business to hang keys on, committed.
+async fn business(db: &TestDb) -> String {
+    let business = new_id();
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    businesses::insert(
+        &mut tx,
+        &businesses::NewBusiness {
+            id: &business,
+            name: "Ada Foods",
+            status: "active",
+            client_id: &format!("kobo_test_{business}"),
+            client_secret_hash: "hash",
+        },
+        now(),
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    business
+}
+
+/// A batch claiming `key` with `data` as its answer, at `at`.
+fn claiming(key: &kobo_store::idempotency_keys::KeyOf<'_>, data: &str, at: DateTime) -> Batch {
+    let mut batch = Batch::new();
+    batch.push(Write::Answer(kobo_store::batch::Answer {
+        business_id: key.business_id.to_owned(),
+        operation: key.operation.to_owned(),
+        key: key.key.to_owned(),
+        data: data.to_owned(),
+        claim: Some(kobo_store::batch::KeyClaim {
+            request_hash: format!("hash of {data}"),
+            at,
+            expired_before: at - Duration::hours(24),
+        }),
+    }));
+    batch
+}
+
+type DateTime = chrono::DateTime<chrono::Utc>;
+
+/// A key claimed by a batch with its answer is stored once: a second claim finds it taken
+/// (and keeps it as it was), one made after it expired replaces it.
+#[tokio::test]
+async fn a_batch_claims_a_key_with_its_answer_once() {
+    let db = TestDb::migrated().await;
+    let business = business(&db).await;
+    let key = kobo_store::idempotency_keys::KeyOf {
+        business_id: &business,
+        operation: "funds_transfer_api",
+        key: "k1",
+    };
+    let at = now();
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    batch::run(&mut tx, claiming(&key, "\"first\"", at))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    let taken = batch::run(
+        &mut tx,
+        claiming(&key, "\"second\"", at + Duration::hours(1)),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(taken, StoreError::KeyTaken), "{taken:?}");
+    tx.rollback().await.unwrap();
+    let stored = idempotency_keys::find_unexpired(&db.pool, &key, at - Duration::hours(1))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.response_data.as_deref(), Some("\"first\""));
+    assert_eq!(stored.request_hash, "hash of \"first\"");
+
+    // A day and more later the key has expired: claimed again, as if it had been deleted.
+    let later = at + Duration::hours(25);
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    batch::run(&mut tx, claiming(&key, "\"again\"", later))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let stored = idempotency_keys::find_unexpired(&db.pool, &key, later - Duration::hours(24))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.response_data.as_deref(), Some("\"again\""));
+    db.finish().await;
+}
+
+/// Two transactions claiming one key in their batches at once, on two connections: the second
+/// waits for the first; it finds the key taken when the first commits, and claims it when the
+/// first rolls back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_claimed_by_two_batches_at_once_waits_for_the_first() {
+    let db = TestDb::migrated().await;
+    let business = business(&db).await;
+    for first_commits in [true, false] {
+        let name = format!("k-{first_commits}");
+        let key = kobo_store::idempotency_keys::KeyOf {
+            business_id: &business,
+            operation: "funds_transfer_api",
+            key: &name,
+        };
+        let at = now();
+        let mut first = db.pool.inner().begin().await.unwrap();
+        batch::run(&mut first, claiming(&key, "\"first\"", at))
+            .await
+            .unwrap();
+        let pool = db.pool.inner().clone();
+        let owned = (business.clone(), name.clone());
+        let second = tokio::spawn(async move {
+            let key = kobo_store::idempotency_keys::KeyOf {
+                business_id: &owned.0,
+                operation: "funds_transfer_api",
+                key: &owned.1,
+            };
+            let mut tx = pool.begin().await.unwrap();
+            let ran = batch::run(&mut tx, claiming(&key, "\"second\"", at)).await;
+            if ran.is_ok() {
+                tx.commit().await.unwrap();
+            }
+            ran
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(
+            !second.is_finished(),
+            "the second claim waits for the first"
+        );
+        if first_commits {
+            first.commit().await.unwrap();
+        } else {
+            first.rollback().await.unwrap();
+        }
+        let second = second.await.unwrap();
+        let stored = idempotency_keys::find_unexpired(&db.pool, &key, at - Duration::hours(1))
+            .await
+            .unwrap()
+            .unwrap();
+        if first_commits {
+            assert!(matches!(second, Err(StoreError::KeyTaken)), "{second:?}");
+            assert_eq!(stored.response_data.as_deref(), Some("\"first\""));
+        } else {
+            second.unwrap();
+            assert_eq!(stored.response_data.as_deref(), Some("\"second\""));
+        }
+    }
+    db.finish().await;
+}

@@ -2,7 +2,7 @@
 //! statement, in the order pushed. SQLite runs in this process: a statement is a function call,
 //! not a round trip, so nothing is joined into one string and no placeholder is renumbered.
 
-pub use kobo_store::batch::{Answer, Batch, NewAudit, NewEntry, NewEvent, Write};
+pub use kobo_store::batch::{Answer, Batch, KeyClaim, NewAudit, NewEntry, NewEvent, Write};
 
 use crate::{events, idempotency_keys, ledger, logs, transactions, transfers, StoreError, Tx};
 

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::batch::{Answer, Batch, Write};
+use crate::batch::{Answer, Batch, KeyClaim, Write};
 use crate::{on, timestamp, Conn, Store, StoreError, Tx};
 pub use kobo_store::idempotency_keys::{KeyOf, StoredKey};
 
@@ -89,11 +89,15 @@ pub fn complete_into(batch: &mut Batch, key: &KeyOf<'_>, data: String) {
         operation: key.operation.to_owned(),
         key: key.key.to_owned(),
         data,
+        claim: None,
     }));
 }
 
 /// [`Write::Answer`], run in `tx` ([`crate::batch::run`]).
 pub(crate) async fn write_answer(tx: &mut Tx, answer: Answer) -> Result<(), StoreError> {
+    if let Some(claim) = &answer.claim {
+        return claim_with_answer(tx, &answer, claim).await;
+    }
     sqlx::query!(
         "UPDATE idempotency_keys SET response_data = ?4 \
          WHERE business_id = ?1 AND operation = ?2 AND idempotency_key = ?3",
@@ -105,6 +109,42 @@ pub(crate) async fn write_answer(tx: &mut Tx, answer: Answer) -> Result<(), Stor
     .execute(&mut **tx)
     .await?;
     Ok(())
+}
+
+/// Claims the key with its answer, as [`claim`] at `claim.at` followed by the answer would
+/// (see `kobo_store::batch::Answer::claim`): `StoreError::KeyTaken` when an unexpired key is
+/// stored.
+async fn claim_with_answer(
+    tx: &mut Tx,
+    answer: &Answer,
+    claim: &KeyClaim,
+) -> Result<(), StoreError> {
+    let at = timestamp(claim.at);
+    let cutoff = timestamp(claim.expired_before);
+    let written = sqlx::query!(
+        "INSERT INTO idempotency_keys \
+           (business_id, operation, idempotency_key, request_hash, response_data, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+         ON CONFLICT (business_id, operation, idempotency_key) DO UPDATE \
+           SET request_hash = excluded.request_hash, response_data = excluded.response_data, \
+             refusal_code = NULL, refusal_message = NULL, created_at = excluded.created_at \
+           WHERE idempotency_keys.created_at < ?7",
+        answer.business_id,
+        answer.operation,
+        answer.key,
+        claim.request_hash,
+        answer.data,
+        at,
+        cutoff
+    )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    if written == 1 {
+        Ok(())
+    } else {
+        Err(StoreError::KeyTaken)
+    }
 }
 
 /// Deletes the keys written before `cutoff`, on the pool; returns how many. Its index is

@@ -6,6 +6,7 @@ use kobo_store_sqlite::{
     accounts, approval_policies, audit, batch, businesses, customers, daily_totals, events,
     idempotency_keys, invitations, ledger, logs, members, notifications, otps, roles, seeding,
     sequences, sessions, throttles, transactions, transfers, webhook_endpoints, Conn, Store,
+    StoreError,
 };
 
 /// A fresh, migrated store in a directory that lives as long as the guard.
@@ -2659,4 +2660,68 @@ async fn a_database_of_todays_release_reads_back_unchanged() {
     .await
     .unwrap());
     tx.commit().await.unwrap();
+}
+
+/// A batch claiming `key` with `data` as its answer, at `when`.
+fn claiming(key: &idempotency_keys::KeyOf<'_>, data: &str, when: DateTime<Utc>) -> batch::Batch {
+    let mut writes = batch::Batch::new();
+    writes.push(batch::Write::Answer(batch::Answer {
+        business_id: key.business_id.to_owned(),
+        operation: key.operation.to_owned(),
+        key: key.key.to_owned(),
+        data: data.to_owned(),
+        claim: Some(batch::KeyClaim {
+            request_hash: format!("hash of {data}"),
+            at: when,
+            expired_before: when - Duration::hours(24),
+        }),
+    }));
+    writes
+}
+
+/// A key claimed by a batch with its answer is stored once: a second claim finds it taken
+/// (and keeps it as it was), one made after it expired replaces it.
+#[tokio::test]
+async fn a_batch_claims_a_key_with_its_answer_once() {
+    let (_dir, store) = fresh().await;
+    let f = business(&store, "Ada Stores", "1000000001").await;
+    let key = idempotency_keys::KeyOf {
+        business_id: &f.business,
+        operation: "funds_transfer_api",
+        key: "k1",
+    };
+    let first = at("2026-11-02T10:00:00Z");
+    let mut tx = store.begin().await.unwrap();
+    batch::run(&mut tx, claiming(&key, "\"first\"", first))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let mut tx = store.begin().await.unwrap();
+    let taken = batch::run(
+        &mut tx,
+        claiming(&key, "\"second\"", first + Duration::hours(1)),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(taken, StoreError::KeyTaken), "{taken:?}");
+    drop(tx);
+    let stored = idempotency_keys::find_unexpired(&store, &key, first - Duration::hours(1))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.response_data.as_deref(), Some("\"first\""));
+    assert_eq!(stored.request_hash, "hash of \"first\"");
+
+    let later = first + Duration::hours(25);
+    let mut tx = store.begin().await.unwrap();
+    batch::run(&mut tx, claiming(&key, "\"again\"", later))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let stored = idempotency_keys::find_unexpired(&store, &key, later - Duration::hours(24))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.response_data.as_deref(), Some("\"again\""));
 }

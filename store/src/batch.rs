@@ -89,7 +89,8 @@ pub struct NewAudit {
     pub at: DateTime<Utc>,
 }
 
-/// An answer to store under a claimed key.
+/// An answer to store under a key: one claimed earlier in the transaction, or one the batch
+/// claims itself ([`Answer::claim`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answer {
     pub business_id: String,
@@ -98,4 +99,21 @@ pub struct Answer {
     pub key: String,
     /// The answer, as JSON.
     pub data: String,
+    /// `None`: the key's row was claimed earlier in the transaction, and the answer is set on
+    /// it. `Some`: the batch claims the key with its answer, as the claim would have at the
+    /// transaction's start; when an unexpired key is stored (a transaction that committed
+    /// meanwhile claimed it) the batch fails with `StoreError::KeyTaken`, and the caller
+    /// rolls back. At most one claim of a key per batch.
+    pub claim: Option<KeyClaim>,
+}
+
+/// How a batch claims a key with its answer ([`Answer::claim`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyClaim {
+    /// The fingerprint of the request's body.
+    pub request_hash: String,
+    /// When the key was claimed: its row's time.
+    pub at: DateTime<Utc>,
+    /// A key stored before this has expired, and is replaced as if it had been deleted.
+    pub expired_before: DateTime<Utc>,
 }

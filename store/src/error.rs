@@ -23,6 +23,10 @@ pub enum StoreError {
     /// A stored value the code cannot read.
     #[error("an unreadable stored value: {0}")]
     Unreadable(String),
+    /// A batch's key claim ([`crate::batch::KeyClaim`]) found the key stored, unexpired:
+    /// another transaction claimed it and committed first. Nothing of the batch may be kept.
+    #[error("the Idempotency-Key was claimed by a transaction that committed first")]
+    KeyTaken,
 }
 
 impl From<sqlx::Error> for StoreError {

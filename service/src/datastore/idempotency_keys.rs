@@ -1,7 +1,7 @@
 //! `idempotency_keys`: each `Idempotency-Key` a business used for an operation, the hash of
 //! the body it came with, and the answer (or lasting refusal) stored for its retries.
 
-use super::batch::{Answer, Batch, Write};
+use super::batch::{Answer, Batch, KeyClaim, Write};
 use super::{dispatch, Conn, Store, StoreError, Tx};
 use chrono::{DateTime, Utc};
 pub use kobo_store::idempotency_keys::{KeyOf, StoredKey};
@@ -56,5 +56,19 @@ pub fn complete_into(batch: &mut Batch, key: &KeyOf<'_>, data: String) {
         operation: key.operation.to_owned(),
         key: key.key.to_owned(),
         data,
+        claim: None,
+    }));
+}
+
+/// Claims the key with `data` (JSON text) as its answer, as a statement of `batch`: the claim
+/// made at the end of the transaction instead of at its start (`kobo_store::batch::Answer::claim`).
+/// The batch fails with `StoreError::KeyTaken` when an unexpired key is stored.
+pub fn claim_into(batch: &mut Batch, key: &KeyOf<'_>, data: String, claim: KeyClaim) {
+    batch.push(Write::Answer(Answer {
+        business_id: key.business_id.to_owned(),
+        operation: key.operation.to_owned(),
+        key: key.key.to_owned(),
+        data,
+        claim: Some(claim),
     }));
 }

@@ -989,6 +989,74 @@ async fn one_key_sent_at_once_pays_once() {
     kit.assert_ledger_balances().await;
 }
 
+/// One key sent at once by many to another business's Kobo account (from two processes on
+/// PostgreSQL): the key is claimed with the answer at the end of the payout's transaction,
+/// so every send but one finds it taken, rolls back and replays it. One transfer, one credit,
+/// exact balances, and every reply the same success, the replays marked.
+async fn one_key_sent_at_once_to_a_kobo_account_pays_once(kind: kobo::testkit::StoreKind) {
+    let kit = TestKit::start(kind, roomy_budget()).await;
+    let mut processes = Vec::new();
+    if kind == kobo::testkit::StoreKind::Postgres {
+        processes.push(kit.another_process().await);
+    }
+    let token = kit.integration_token().await;
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    kit.credit(&token, "1000000014", "1000").await;
+    let mut payout = body(
+        &other.main_account_number,
+        "Lagos Fresh Produce Ltd",
+        "090823",
+        "30",
+        "",
+    );
+    payout.as_object_mut().unwrap().remove("otp");
+    let calls = (0..12)
+        .map(|_| {
+            Call::new(
+                Operation::FundsTransferApi.path(),
+                Some(&token),
+                payout.clone(),
+            )
+            .header("idempotency-key", "one-key")
+        })
+        .collect();
+    let replies = kit.race(&processes, calls).await;
+    assert!(
+        replies
+            .iter()
+            .all(|r| r.code() == Some(ResponseCode::Success)),
+        "{replies:#?}"
+    );
+    assert!(replies
+        .iter()
+        .all(|r| r.body["data"] == replies[0].body["data"]));
+    let replayed = replies
+        .iter()
+        .filter(|r| r.header("idempotent-replayed") == Some("true"))
+        .count();
+    assert_eq!(replayed, 11, "{replies:#?}");
+    let counted = [
+        (
+            "SELECT COUNT(*) FROM transfers WHERE business_id = $1",
+            &kit.business.business_id,
+        ),
+        (
+            "SELECT COUNT(*) FROM transactions WHERE business_id = $1 AND category = 'collection'",
+            &other.business_id,
+        ),
+    ];
+    for (query, business) in counted {
+        assert_eq!(kit.count(query, business).await, 1, "{query}");
+    }
+    assert_eq!(balance(&kit, "1000000014").await, "970.00");
+    assert_eq!(balance(&kit, &other.main_account_number).await, "30.00");
+    kit.assert_ledger_balances().await;
+}
+
+on_both_stores!(kind: one_key_sent_at_once_to_a_kobo_account_pays_once);
+
 /// `count` integration payouts of NGN 30.00 from the main account to Lagos Fresh Produce's
 /// account `to`, each under its own key `<prefix>-<n>`, all with the client `reference` if any.
 fn payouts_to<'a>(

@@ -6,7 +6,8 @@
 //!   the provider's screening, the hold and the client reference, each in the documented order.
 //! - [`write`]: the transaction. The ledger heads, the daily limit, the balances (one
 //!   conditional update), then every row in one batch: entry, postings, transactions, the
-//!   transfer, its event, the audit entry and the key's stored answer.
+//!   transfer, its event, the audit entry and the key, claimed with its answer
+//!   ([`Keyed::claiming_last`]).
 
 use generated_server::models::{self, AuditAction};
 
@@ -75,6 +76,7 @@ pub(super) async fn initiate<B: serde::Serialize>(
     };
     Keyed::new(store, clock, caller, fingerprint)
         .storing(LASTING_PAYOUT_REFUSALS)
+        .claiming_last()
         .run(prepare, write)
         .await
 }
