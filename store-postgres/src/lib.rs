@@ -119,6 +119,25 @@ pub struct Pool {
     mode: PoolMode,
 }
 
+/// The text of [`PAYOUT_PLANS`], for `concat!`.
+macro_rules! payout_plans {
+    () => {
+        "SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off"
+    };
+}
+
+/// How a payout's transaction plans its statements (`ledger::advance_and_move`, `batch::run`):
+/// on the generic plan each connection keeps for the statement, never planned again, and with
+/// index reads only. Planning them for every payout was a tenth of the machine, and most of it
+/// inside the ledger head's lock; without `enable_seqscan = off` their generic plans, made
+/// while a table is small, scan it whole, and keep scanning it as it grows and bloats. Every
+/// table they read is read by its key, for which an index is right at any size
+/// (`tests/plans.rs` holds them to it).
+pub const PAYOUT_PLANS: &str = payout_plans!();
+
+/// `BEGIN` with [`PAYOUT_PLANS`], in one round trip.
+const PAYOUT_BEGIN: &str = concat!("BEGIN; ", payout_plans!());
+
 impl Pool {
     pub fn new(inner: PgPool, mode: PoolMode) -> Pool {
         Pool { inner, mode }
@@ -154,6 +173,16 @@ impl Pool {
         Ok(match self.mode {
             PoolMode::Session => self.inner.begin().await?,
             PoolMode::Transaction => self.inner.begin_with("BEGIN; DEALLOCATE ALL").await?,
+        })
+    }
+
+    /// [`Pool::begin`] for a payout: its statements run on the plans this connection keeps
+    /// for them, which read only indexes ([`PAYOUT_PLANS`], in the same round trip as
+    /// `BEGIN`). Through a transaction pooler no statement is kept, so nothing is set.
+    pub async fn begin_payout(&self) -> Result<Tx, StoreError> {
+        Ok(match self.mode {
+            PoolMode::Session => self.inner.begin_with(PAYOUT_BEGIN).await?,
+            PoolMode::Transaction => self.begin().await?,
         })
     }
 

@@ -364,3 +364,84 @@ async fn purges_read_only_what_expired() {
     drop(connection);
     db.finish().await;
 }
+
+/// The plan of the crate's statement containing `parts`, as a payout's transaction makes it
+/// (after `settings`), with every argument NULL: a generic plan reads none of them.
+async fn payout_plan(db: &TestDb, settings: &str, parts: &[&str]) -> String {
+    let sql = statement(parts);
+    let parameters = (1..).take_while(|n| sql.contains(&format!("${n}"))).count();
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    tx.execute(sqlx::AssertSqlSafe(settings.to_owned()))
+        .await
+        .unwrap();
+    tx.execute(sqlx::AssertSqlSafe(format!("PREPARE payout AS {sql}")))
+        .await
+        .unwrap();
+    let nulls = vec!["NULL"; parameters].join(", ");
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "EXPLAIN EXECUTE payout({nulls})"
+    )))
+    .fetch_all(&mut *tx)
+    .await
+    .unwrap();
+    // A prepared statement outlives the transaction: the connection goes back to the pool.
+    tx.execute("DEALLOCATE payout").await.unwrap();
+    rows.iter()
+        .map(|row| row.get::<String, _>(0))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A payout's two statements in its transaction, the ledger's (heads, daily total, balances)
+/// and the batch's, run on the plan each connection keeps (`PAYOUT_PLANS`): never planned
+/// again, so it must be right at every size. On a freshly migrated database, where the planner
+/// would rather scan the small tables, they read `accounts` and `webhook_configurations` by
+/// index only; without `enable_seqscan = off` the same kept plans scan them whole, and would go
+/// on scanning them as they grow.
+#[tokio::test]
+async fn a_payouts_statements_keep_plans_that_read_by_index() {
+    let db = TestDb::migrated().await;
+    let statements: [&[&str]; 2] = [
+        &["WITH heads AS", "UPDATE accounts a"],
+        &["new_transactions AS", "claimed AS"],
+    ];
+    // Each table read (not written), and the one index it may be read through: its key's.
+    let keys = [
+        (
+            " on accounts ",
+            "Index Scan using accounts_pkey on accounts ",
+        ),
+        (
+            " on webhook_configurations ",
+            "Index Scan using webhook_configurations_business_id_key on webhook_configurations ",
+        ),
+        (
+            " on idempotency_keys k ",
+            "Index Scan using idempotency_keys_pkey on idempotency_keys k ",
+        ),
+    ];
+    let mut read = Vec::new();
+    for parts in statements {
+        let plan = payout_plan(&db, kobo_store_postgres::PAYOUT_PLANS, parts).await;
+        assert!(!plan.contains("Seq Scan"), "{plan}");
+        for line in plan.lines().filter(|line| line.contains(" Scan ")) {
+            if let Some((table, by_key)) = keys.iter().find(|(table, _)| line.contains(table)) {
+                assert!(line.contains(by_key), "{line}\n{plan}");
+                read.push(*table);
+            }
+        }
+    }
+    for (table, _) in keys {
+        assert!(read.contains(&table), "{table} is read");
+    }
+    // What the setting prevents: the generic plans chosen on the planner's costs alone.
+    let generic_only = "SET LOCAL plan_cache_mode = force_generic_plan";
+    let ledger = payout_plan(&db, generic_only, statements[0]).await;
+    assert!(ledger.contains("Seq Scan on accounts"), "{ledger}");
+    let batch = payout_plan(&db, generic_only, statements[1]).await;
+    assert!(
+        batch.contains("Seq Scan on webhook_configurations"),
+        "{batch}"
+    );
+    db.finish().await;
+}

@@ -280,6 +280,8 @@ pub enum Begin {
     Plain,
     /// `Store::begin_posting`: it posts to the ledgers of these businesses.
     Posting(Vec<String>),
+    /// `Store::begin_payout`: a payout, posting to the ledgers of these businesses.
+    Payout(Vec<String>),
 }
 
 /// What a keyed operation's preparation hands its write: the value it computed, and how its
@@ -304,6 +306,14 @@ impl<R> Prepared<R> {
         Prepared {
             value,
             begin: Begin::Posting(businesses),
+        }
+    }
+
+    /// `value`, for a payout's transaction, posting to the ledgers of `businesses`.
+    pub fn payout(value: R, businesses: Vec<String>) -> Prepared<R> {
+        Prepared {
+            value,
+            begin: Begin::Payout(businesses),
         }
     }
 }
@@ -424,10 +434,8 @@ impl<'a, B: Serialize> Keyed<'a, B> {
         let business_id = self.caller.principal.business_id.as_str();
         let mut tx = match &prepared.begin {
             Begin::Plain => self.store.begin().await?,
-            Begin::Posting(businesses) => {
-                let businesses: Vec<&str> = businesses.iter().map(String::as_str).collect();
-                self.store.begin_posting(&businesses).await?
-            }
+            Begin::Posting(businesses) => self.store.begin_posting(&strs(businesses)).await?,
+            Begin::Payout(businesses) => self.store.begin_payout(&strs(businesses)).await?,
         };
         let now = self.clock.now();
         let claim = match (&self.caller.idempotency_key, self.claims_last) {
@@ -495,6 +503,10 @@ impl<'a, B: Serialize> Keyed<'a, B> {
         tx.commit().await.or_internal()?;
         Err(error)
     }
+}
+
+fn strs(businesses: &[String]) -> Vec<&str> {
+    businesses.iter().map(String::as_str).collect()
 }
 
 /// What the transaction of [`Keyed::run`] ended with.

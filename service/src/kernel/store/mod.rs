@@ -240,6 +240,18 @@ impl Store {
         })
     }
 
+    /// [`Store::begin_posting`] for a payout: on PostgreSQL its statements run on the plans
+    /// each connection keeps for them, reading only indexes (`kobo_store_postgres::PAYOUT_PLANS`:
+    /// they are not planned for every payout).
+    pub async fn begin_payout(&self, businesses: &[&str]) -> Result<Tx, StoreError> {
+        Ok(match self {
+            Store::Sqlite(store) => Tx::new(TxOn::Sqlite(store.begin_posting(businesses).await?)),
+            Store::Postgres(store) => {
+                Tx::new(TxOn::Postgres(store.begin_payout(businesses).await?))
+            }
+        })
+    }
+
     /// This process's turn to write on SQLite (`None` on PostgreSQL), for a single write
     /// statement outside [`Store::begin`]: hold it across the statement.
     pub async fn write_turn(&self) -> Option<Turn> {

@@ -156,6 +156,28 @@ impl Postgres {
     /// id order, as the heads are). The head's row lock still decides the order; the queue
     /// only keeps this process's waiters out of the pool.
     pub async fn begin(&self, businesses: &[&str]) -> Result<PgTx, StoreError> {
+        let ledgers = self.queue_for(businesses).await?;
+        Ok(PgTx {
+            tx: self.pool.begin().await?,
+            _ledgers: ledgers,
+        })
+    }
+
+    /// [`Postgres::begin`] for a payout, whose statements run on their kept plans
+    /// (`kobo_store_postgres::PAYOUT_PLANS`).
+    pub async fn begin_payout(&self, businesses: &[&str]) -> Result<PgTx, StoreError> {
+        let ledgers = self.queue_for(businesses).await?;
+        Ok(PgTx {
+            tx: self.pool.begin_payout().await?,
+            _ledgers: ledgers,
+        })
+    }
+
+    /// A place in this process's queue of each of `businesses`, taken in id order.
+    async fn queue_for(
+        &self,
+        businesses: &[&str],
+    ) -> Result<Vec<OwnedSemaphorePermit>, StoreError> {
         let mut ids = businesses.to_vec();
         ids.sort_unstable();
         ids.dedup();
@@ -169,10 +191,7 @@ impl Postgres {
                 .map_err(|_| StoreError::Failed(sqlx::Error::PoolClosed))?;
             ledgers.push(permit);
         }
-        Ok(PgTx {
-            tx: self.pool.begin().await?,
-            _ledgers: ledgers,
-        })
+        Ok(ledgers)
     }
 
     /// One statement, in the simple protocol (nothing prepared, so through any pooler).

@@ -62,7 +62,7 @@ pub(super) async fn initiate<B: serde::Serialize>(
         };
         let payout = prepare(&context, provider, request, otp.as_deref()).await?;
         let ledgers = payout.ledgers();
-        Ok(Prepared::posting(payout, ledgers))
+        Ok(Prepared::payout(payout, ledgers))
     };
     let write = async |tx: &mut Tx, payout: Payout, completion: &mut Completion| {
         let context = Context {
