@@ -28,22 +28,29 @@ fn statement(parts: &[&str]) -> String {
 
 /// The generic plan of `sql` for `arguments` (SQL literals), one line a step.
 async fn generic_plan(db: &TestDb, sql: &str, arguments: &str) -> String {
-    let mut connection = db.pool.inner().acquire().await.unwrap();
-    connection
-        .execute("SET plan_cache_mode = force_generic_plan")
+    let generic = "SET LOCAL plan_cache_mode = force_generic_plan";
+    plan_after(db, generic, sql, arguments).await
+}
+
+/// The plan of `sql` for `arguments` (SQL literals) after `settings`, in a transaction of its
+/// own, one line a step.
+async fn plan_after(db: &TestDb, settings: &str, sql: &str, arguments: &str) -> String {
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    tx.execute(sqlx::AssertSqlSafe(settings.to_owned()))
         .await
         .unwrap();
     // The statement is the crate's own, read from its query data.
-    connection
-        .execute(sqlx::AssertSqlSafe(format!("PREPARE page AS {sql}")))
+    tx.execute(sqlx::AssertSqlSafe(format!("PREPARE planned AS {sql}")))
         .await
         .unwrap();
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "EXPLAIN EXECUTE page({arguments})"
+        "EXPLAIN EXECUTE planned({arguments})"
     )))
-    .fetch_all(&mut *connection)
+    .fetch_all(&mut *tx)
     .await
     .unwrap();
+    // A prepared statement outlives the transaction: the connection goes back to the pool.
+    tx.execute("DEALLOCATE planned").await.unwrap();
     rows.iter()
         .map(|row| row.get::<String, _>(0))
         .collect::<Vec<_>>()
@@ -370,26 +377,7 @@ async fn purges_read_only_what_expired() {
 async fn payout_plan(db: &TestDb, settings: &str, parts: &[&str]) -> String {
     let sql = statement(parts);
     let parameters = (1..).take_while(|n| sql.contains(&format!("${n}"))).count();
-    let mut tx = db.pool.inner().begin().await.unwrap();
-    tx.execute(sqlx::AssertSqlSafe(settings.to_owned()))
-        .await
-        .unwrap();
-    tx.execute(sqlx::AssertSqlSafe(format!("PREPARE payout AS {sql}")))
-        .await
-        .unwrap();
-    let nulls = vec!["NULL"; parameters].join(", ");
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "EXPLAIN EXECUTE payout({nulls})"
-    )))
-    .fetch_all(&mut *tx)
-    .await
-    .unwrap();
-    // A prepared statement outlives the transaction: the connection goes back to the pool.
-    tx.execute("DEALLOCATE payout").await.unwrap();
-    rows.iter()
-        .map(|row| row.get::<String, _>(0))
-        .collect::<Vec<_>>()
-        .join("\n")
+    plan_after(db, settings, &sql, &vec!["NULL"; parameters].join(", ")).await
 }
 
 /// A payout's two statements in its transaction, the ledger's (heads, daily total, balances)

@@ -953,18 +953,8 @@ async fn one_key_sent_at_once_pays_once() {
     let second = kit.another_process().await;
     let token = kit.integration_token().await;
     kit.credit(&token, "1000000014", "100000").await;
-    let mut payout = body("0123456788", "Emeka Nwosu", "000013", "2500", "");
-    payout.as_object_mut().unwrap().remove("otp");
-    let calls = (0..12)
-        .map(|_| {
-            Call::new(
-                Operation::FundsTransferApi.path(),
-                Some(&token),
-                payout.clone(),
-            )
-            .header("idempotency-key", "one-payout")
-        })
-        .collect();
+    let payout = body("0123456788", "Emeka Nwosu", "000013", "2500", "");
+    let calls = sent_at_once(&token, &payout, "one-payout");
     let replies = kit.race(&[second], calls).await;
     let successes: Vec<&Value> = replies
         .iter()
@@ -989,6 +979,22 @@ async fn one_key_sent_at_once_pays_once() {
     kit.assert_ledger_balances().await;
 }
 
+/// Twelve integration payouts of `payout` (its OTP left out) under one Idempotency-Key.
+fn sent_at_once<'a>(token: &'a str, payout: &Value, key: &str) -> Vec<Call<'a>> {
+    let mut payout = payout.clone();
+    payout.as_object_mut().unwrap().remove("otp");
+    (0..12)
+        .map(|_| {
+            Call::new(
+                Operation::FundsTransferApi.path(),
+                Some(token),
+                payout.clone(),
+            )
+            .header("idempotency-key", key)
+        })
+        .collect()
+}
+
 /// One key sent at once by many to another business's Kobo account (from two processes on
 /// PostgreSQL): the key is claimed with the answer at the end of the payout's transaction,
 /// so every send but one finds it taken, rolls back and replays it. One transfer, one credit,
@@ -1004,24 +1010,14 @@ async fn one_key_sent_at_once_to_a_kobo_account_pays_once(kind: kobo::testkit::S
         .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
         .await;
     kit.credit(&token, "1000000014", "1000").await;
-    let mut payout = body(
+    let payout = body(
         &other.main_account_number,
         "Lagos Fresh Produce Ltd",
         "090823",
         "30",
         "",
     );
-    payout.as_object_mut().unwrap().remove("otp");
-    let calls = (0..12)
-        .map(|_| {
-            Call::new(
-                Operation::FundsTransferApi.path(),
-                Some(&token),
-                payout.clone(),
-            )
-            .header("idempotency-key", "one-key")
-        })
-        .collect();
+    let calls = sent_at_once(&token, &payout, "one-key");
     let replies = kit.race(&processes, calls).await;
     assert!(
         replies
