@@ -4,13 +4,14 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use kobo_store::idempotency_keys::StoredKey;
 use kobo_store::paging::Cursor;
 
 use crate::Pool;
 use crate::{id, new_id, new_opt_id, sums, text_ids, Conn, StoreError, Tx};
 pub use kobo_store::accounts::{
     AccountRow, Activity, BalanceChange, CurrentAccountFacts, Filters, KoboAccount, Metrics,
-    MetricsFilters, NewAccount, PayoutRead,
+    MetricsFilters, NewAccount, PayoutLookup, PayoutRead,
 };
 
 /// An account read with its business (`KoboAccount`'s columns, flat).
@@ -450,18 +451,19 @@ pub async fn metrics(
 }
 
 /// The source account and an intra-bank beneficiary's (whoever's), each with its business,
-/// and the paying business's settings on every row, in one statement (they were three round
-/// trips). By account number only, which only its unique index leads with, so the kept plan
-/// cannot read a business's accounts (see [`find_by_number_anywhere`]); the settings are by
-/// the business's key. An inter-bank payout looks up the source's number twice.
+/// and on every row the paying business's settings and the payout's Idempotency-Key if it is
+/// stored, in one statement (they were four round trips). By account number only, which only
+/// its unique index leads with, so the kept plan cannot read a business's accounts (see
+/// [`find_by_number_anywhere`]); the settings and the key are by their keys. An inter-bank
+/// payout looks up the source's number twice.
 pub async fn payout_reads(
     conn: impl Into<Conn<'_>>,
-    default_daily_limit: i64,
-    business_id: &str,
-    source: &str,
-    intra_beneficiary: Option<&str>,
-    reference: Option<&str>,
+    lookup: &PayoutLookup<'_>,
 ) -> Result<Vec<PayoutRead>, StoreError> {
+    let (operation, key, cutoff) = match &lookup.key {
+        Some((key, cutoff)) => (Some(key.operation), Some(key.key), Some(*cutoff)),
+        None => (None, None, None),
+    };
     conn.into()
         .run(async |conn| {
             let rows = sqlx::query!(
@@ -473,21 +475,34 @@ pub async fn payout_reads(
            (SELECT ap.min_amount FROM approval_policies ap
              WHERE ap.business_id = b.id AND ap.is_active) AS policy_minimum,
            (SELECT t.reference_number FROM transfers t
-             WHERE t.reference = $5 AND t.business_id = b.id) AS reference_owner
+             WHERE t.reference = $5 AND t.business_id = b.id) AS reference_owner,
+           k.request_hash AS "key_request_hash?", k.response_data AS "key_response_data?",
+           k.refusal_code AS "key_refusal_code?", k.refusal_message AS "key_refusal_message?"
          FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id
          JOIN businesses o ON o.id = a.business_id CROSS JOIN businesses b
+         LEFT JOIN idempotency_keys k ON k.business_id = b.id AND k.operation = $6
+           AND k.idempotency_key = $7 AND k.created_at >= $8
          WHERE a.account_number IN ($1, $2) AND b.id = $4"#,
-                source,
-                intra_beneficiary.unwrap_or(source),
-                default_daily_limit,
-                id(business_id),
-                reference
+                lookup.source,
+                lookup.intra_beneficiary.unwrap_or(lookup.source),
+                lookup.default_daily_limit,
+                id(lookup.business_id),
+                lookup.reference,
+                operation,
+                key,
+                cutoff
             )
             .fetch_all(&mut *conn)
             .await?;
             Ok(rows
                 .into_iter()
                 .map(|row| PayoutRead {
+                    stored_key: row.key_request_hash.map(|request_hash| StoredKey {
+                        request_hash,
+                        response_data: row.key_response_data,
+                        refusal_code: row.key_refusal_code,
+                        refusal_message: row.key_refusal_message,
+                    }),
                     account: KoboAccount::from(AccountWithBusiness {
                         id: row.id,
                         account_number: row.account_number,

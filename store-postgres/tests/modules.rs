@@ -528,20 +528,46 @@ async fn accounts_ledger_transactions_round_trip() {
     .unwrap();
     assert_eq!(page.len(), 2);
     assert_eq!(page[0].id, w.current_id);
-    let reads = accounts::payout_reads(
-        &db.pool,
-        100,
-        &w.business_id,
-        &w.main_number,
-        None,
-        Some("no transfer holds it"),
-    )
-    .await
-    .unwrap();
+    let mut lookup = accounts::PayoutLookup {
+        default_daily_limit: 100,
+        business_id: &w.business_id,
+        source: &w.main_number,
+        intra_beneficiary: None,
+        reference: Some("no transfer holds it"),
+        key: None,
+    };
+    let reads = accounts::payout_reads(&db.pool, &lookup).await.unwrap();
     assert_eq!(reads.len(), 1);
     assert_eq!(reads[0].daily_limit, 100);
     assert_eq!(reads[0].policy_minimum, None);
     assert_eq!(reads[0].reference_owner, None);
+    assert_eq!(reads[0].stored_key, None);
+    // The payout's key, read with its accounts: stored, another key, expired.
+    let key = kobo_store::idempotency_keys::KeyOf {
+        business_id: &w.business_id,
+        operation: "funds_transfer_api",
+        key: "read-with-the-accounts",
+    };
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    idempotency_keys::claim(&mut tx, &key, "the hash", w.at, w.at - Duration::days(1))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    lookup.key = Some((key, w.at - Duration::days(1)));
+    let reads = accounts::payout_reads(&db.pool, &lookup).await.unwrap();
+    let stored = reads[0].stored_key.as_ref().expect("the key, read");
+    assert_eq!(stored.request_hash, "the hash");
+    assert_eq!(stored.response_data, None);
+    let other = kobo_store::idempotency_keys::KeyOf {
+        key: "another",
+        ..key
+    };
+    lookup.key = Some((other, w.at - Duration::days(1)));
+    let reads = accounts::payout_reads(&db.pool, &lookup).await.unwrap();
+    assert_eq!(reads[0].stored_key, None);
+    lookup.key = Some((key, w.at + Duration::seconds(1)));
+    let reads = accounts::payout_reads(&db.pool, &lookup).await.unwrap();
+    assert_eq!(reads[0].stored_key, None, "expired");
     db.finish().await;
 }
 

@@ -258,14 +258,15 @@ async fn a_payouts_lookups_never_run_from_a_kept_plan() {
         let account = accounts::find_by_number_anywhere(&mut *connection, &source);
         assert_eq!(account.await.unwrap().unwrap().business_id, BUSINESS);
         let beneficiary = (2000000000 + attempt).to_string();
-        let reads = accounts::payout_reads(
-            &mut *connection,
-            1,
-            BUSINESS,
-            &source,
-            Some(&beneficiary),
-            Some(&reference),
-        );
+        let lookup = accounts::PayoutLookup {
+            default_daily_limit: 1,
+            business_id: BUSINESS,
+            source: &source,
+            intra_beneficiary: Some(&beneficiary),
+            reference: Some(&reference),
+            key: None,
+        };
+        let reads = accounts::payout_reads(&mut *connection, &lookup);
         let reads = reads.await.unwrap();
         assert_eq!(reads.len(), 2);
         assert!(reads

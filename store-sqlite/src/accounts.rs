@@ -10,8 +10,9 @@ use crate::{first_rows, on, optional_time, sums, timestamp, Conn, Store, StoreEr
 use crate::{json_array, NO_TIME_BOUND};
 pub use kobo_store::accounts::{
     AccountRow, Activity, BalanceChange, CurrentAccountFacts, Filters, KoboAccount, Metrics,
-    MetricsFilters, NewAccount, PayoutRead,
+    MetricsFilters, NewAccount, PayoutLookup, PayoutRead,
 };
+use kobo_store::idempotency_keys::StoredKey;
 
 /// An account row with its business, as read (flat, for the checked macros).
 struct KoboRecord {
@@ -471,21 +472,26 @@ struct PayoutRecord {
     daily_limit: i64,
     policy_minimum: Option<i64>,
     reference_owner: Option<String>,
+    key_request_hash: Option<String>,
+    key_response_data: Option<String>,
+    key_refusal_code: Option<String>,
+    key_refusal_message: Option<String>,
 }
 
 /// The source account and an intra-bank beneficiary's (whoever's), each with its business,
-/// and the paying business's settings on every row, in one statement (they were three round
-/// trips). By account number only, which only its unique index leads with; the settings are
-/// by the business's key. An inter-bank payout looks up the source's number twice.
+/// and on every row the paying business's settings and the payout's Idempotency-Key if it is
+/// stored, in one statement (they were four round trips). By account number only, which only
+/// its unique index leads with; the settings and the key are by their keys. An inter-bank
+/// payout looks up the source's number twice.
 pub async fn payout_reads(
     conn: impl Into<Conn<'_>>,
-    default_daily_limit: i64,
-    business_id: &str,
-    source: &str,
-    intra_beneficiary: Option<&str>,
-    reference: Option<&str>,
+    lookup: &PayoutLookup<'_>,
 ) -> Result<Vec<PayoutRead>, StoreError> {
-    let beneficiary = intra_beneficiary.unwrap_or(source);
+    let beneficiary = lookup.intra_beneficiary.unwrap_or(lookup.source);
+    let (operation, key, cutoff) = match &lookup.key {
+        Some((key, cutoff)) => (Some(key.operation), Some(key.key), Some(timestamp(*cutoff))),
+        None => (None, None, None),
+    };
     let query = sqlx::query_as!(
         PayoutRecord,
         r#"SELECT a.id AS "id!", a.account_number, a.account_name, a.account_type,
@@ -498,15 +504,24 @@ pub async fn payout_reads(
              (SELECT ap.min_amount FROM approval_policies ap
                WHERE ap.business_id = b.id AND ap.is_active = 1) AS "policy_minimum?: i64",
              (SELECT t.reference_number FROM transfers t
-               WHERE t.business_id = b.id AND t.reference = ?5) AS "reference_owner?: String"
+               WHERE t.business_id = b.id AND t.reference = ?5) AS "reference_owner?: String",
+             k.request_hash AS "key_request_hash?: String",
+             k.response_data AS "key_response_data?: String",
+             k.refusal_code AS "key_refusal_code?: String",
+             k.refusal_message AS "key_refusal_message?: String"
            FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id
            JOIN businesses o ON o.id = a.business_id CROSS JOIN businesses b
+           LEFT JOIN idempotency_keys k ON k.business_id = b.id AND k.operation = ?6
+             AND k.idempotency_key = ?7 AND k.created_at >= ?8
            WHERE a.account_number IN (?1, ?2) AND b.id = ?4"#,
-        source,
+        lookup.source,
         beneficiary,
-        default_daily_limit,
-        business_id,
-        reference
+        lookup.default_daily_limit,
+        lookup.business_id,
+        lookup.reference,
+        operation,
+        key,
+        cutoff
     );
     let rows = on!(conn, query, fetch_all)?;
     Ok(rows
@@ -516,6 +531,12 @@ pub async fn payout_reads(
             daily_limit: r.daily_limit,
             policy_minimum: r.policy_minimum,
             reference_owner: r.reference_owner,
+            stored_key: r.key_request_hash.map(|request_hash| StoredKey {
+                request_hash,
+                response_data: r.key_response_data,
+                refusal_code: r.key_refusal_code,
+                refusal_message: r.key_refusal_message,
+            }),
             account: KoboAccount::from(KoboRecord {
                 id: r.id,
                 account_number: r.account_number,

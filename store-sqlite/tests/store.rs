@@ -455,16 +455,15 @@ async fn accounts_customers_and_policies_round_trip() {
     assert_eq!(newest.virtual_accounts, 1);
     assert_eq!(newest.active + newest.inactive, 1);
 
-    let reads = accounts::payout_reads(
-        &store,
-        42,
-        &f.business,
-        "1000000001",
-        Some("1000000009"),
-        Some("no transfer holds it"),
-    )
-    .await
-    .unwrap();
+    let lookup = accounts::PayoutLookup {
+        default_daily_limit: 42,
+        business_id: &f.business,
+        source: "1000000001",
+        intra_beneficiary: Some("1000000009"),
+        reference: Some("no transfer holds it"),
+        key: None,
+    };
+    let reads = accounts::payout_reads(&store, &lookup).await.unwrap();
     assert_eq!(reads.len(), 2);
     assert!(reads.iter().all(|r| r.payer_name == "Ada Stores"
         && r.daily_limit == 42

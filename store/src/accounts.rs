@@ -107,6 +107,22 @@ pub struct Metrics {
     pub collected: i128,
 }
 
+/// What a payout looks up before its transaction ([`PayoutRead`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PayoutLookup<'a> {
+    /// The daily limit of a business without one of its own.
+    pub default_daily_limit: i64,
+    pub business_id: &'a str,
+    /// The source account's number.
+    pub source: &'a str,
+    /// An intra-bank beneficiary's account number.
+    pub intra_beneficiary: Option<&'a str>,
+    /// The payout's client reference.
+    pub reference: Option<&'a str>,
+    /// The payout's Idempotency-Key, and the time before which a stored one has expired.
+    pub key: Option<(crate::idempotency_keys::KeyOf<'a>, DateTime<Utc>)>,
+}
+
 /// What a payout reads before its transaction, one row per account found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PayoutRead {
@@ -119,4 +135,6 @@ pub struct PayoutRead {
     /// The reference number of the business's transfer that holds the payout's client
     /// reference, if one does.
     pub reference_owner: Option<String>,
+    /// The payout's Idempotency-Key, if it is stored and unexpired.
+    pub stored_key: Option<crate::idempotency_keys::StoredKey>,
 }

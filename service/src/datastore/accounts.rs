@@ -6,7 +6,7 @@ use crate::kernel::paging::Cursor;
 use chrono::{DateTime, Utc};
 pub use kobo_store::accounts::{
     AccountRow, Activity, BalanceChange, CurrentAccountFacts, Filters, KoboAccount, Metrics,
-    MetricsFilters, NewAccount, PayoutRead,
+    MetricsFilters, NewAccount, PayoutLookup, PayoutRead,
 };
 use std::collections::HashMap;
 
@@ -155,26 +155,14 @@ pub async fn metrics(
 }
 
 /// The source account and an intra-bank beneficiary's (whoever's), each with its business,
-/// and the paying business's settings on every row, in one statement (they were three round
-/// trips). By account number only, which only its unique index leads with, so the kept plan
-/// cannot read a business's accounts (see [`find_by_number_anywhere`]); the settings are by
-/// the business's key. An inter-bank payout looks up the source's number twice.
+/// and on every row the paying business's settings and the payout's Idempotency-Key if it is
+/// stored, in one statement (they were four round trips). By account number only, which only
+/// its unique index leads with, so the kept plan cannot read a business's accounts (see
+/// [`find_by_number_anywhere`]); the settings and the key are by their keys. An inter-bank
+/// payout looks up the source's number twice.
 pub async fn payout_reads(
     conn: impl Into<Conn<'_>>,
-    default_daily_limit: i64,
-    business_id: &str,
-    source: &str,
-    intra_beneficiary: Option<&str>,
-    reference: Option<&str>,
+    lookup: &PayoutLookup<'_>,
 ) -> Result<Vec<PayoutRead>, StoreError> {
-    dispatch!(
-        conn.into().on(),
-        accounts::payout_reads(
-            default_daily_limit,
-            business_id,
-            source,
-            intra_beneficiary,
-            reference
-        )
-    )
+    dispatch!(conn.into().on(), accounts::payout_reads(lookup))
 }

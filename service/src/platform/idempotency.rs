@@ -190,28 +190,79 @@ pub async fn claim_key(
 /// a key already stored, read outside any transaction and writing nothing (on SQLite it waits
 /// for no write turn). `None` when no key was sent or the key is new or expired: the
 /// operation then runs, and its own [`claim`] decides a race with a concurrent request.
-async fn peek<P, B: Serialize>(
+async fn peek<B: Serialize>(
     store: &Store,
     now: DateTime<Utc>,
-    caller: &Caller<P>,
-    business_id: &str,
+    caller: &Caller,
     body: &B,
 ) -> Result<Option<Value>, Error> {
-    let Some(key) = caller.idempotency_key.as_deref() else {
-        return Ok(None);
-    };
-    let of = KeyOf {
-        business_id,
-        operation: caller.operation.id(),
-        key,
-    };
-    let Some(stored) = idempotency_keys::find_unexpired(store, &of, cutoff(now)).await? else {
-        return Ok(None);
-    };
-    match marked_if_stored(caller, judge(&stored, &request_hash(body)?))? {
-        Claim::Replay(data) => Ok(Some(data)),
-        _ => Err(Error::internal("a stored key was judged new")),
+    Peek::new(caller, now, body)?.read(store).await?.transpose()
+}
+
+/// A keyed call's key as a read looks it up, and the verdict on what it found: [`peek`]'s own
+/// read, or an operation's first read that reads the key with its rows ([`Keyed::run_peeking`]).
+pub struct Peek<'a> {
+    caller: &'a Caller,
+    now: DateTime<Utc>,
+    /// The body's fingerprint; `None` without a key.
+    request_hash: Option<String>,
+}
+
+impl<'a> Peek<'a> {
+    fn new<B: Serialize>(caller: &'a Caller, now: DateTime<Utc>, body: &B) -> Result<Self, Error> {
+        let request_hash = match caller.idempotency_key {
+            Some(_) => Some(request_hash(body)?),
+            None => None,
+        };
+        Ok(Peek {
+            caller,
+            now,
+            request_hash,
+        })
     }
+
+    /// The key to look up, and the time before which a stored one has expired; `None` when
+    /// the call sent no key.
+    pub fn key(&self) -> Option<(KeyOf<'_>, DateTime<Utc>)> {
+        let key = self.caller.idempotency_key.as_deref()?;
+        let of = KeyOf {
+            business_id: &self.caller.principal.business_id,
+            operation: self.caller.operation.id(),
+            key,
+        };
+        Some((of, cutoff(self.now)))
+    }
+
+    /// The verdict on the key as `stored` (unexpired, as read for [`Peek::key`]): `None` when
+    /// no key was sent or none is stored, and the operation runs; otherwise the stored answer to
+    /// replay, or the refusal (`27` another body, a stored refusal marked replayed, `28`).
+    pub fn verdict(&self, stored: Option<&StoredKey>) -> Option<Result<Value, Error>> {
+        let (stored, request_hash) = (stored?, self.request_hash.as_deref()?);
+        Some(
+            match marked_if_stored(self.caller, judge(stored, request_hash)) {
+                Ok(Claim::Replay(data)) => Ok(data),
+                Ok(_) => Err(Error::internal("a stored key was judged new")),
+                Err(error) => Err(error),
+            },
+        )
+    }
+
+    /// The key read by a statement of its own, and the verdict on it.
+    async fn read(&self, store: &Store) -> Result<Option<Result<Value, Error>>, Error> {
+        let Some((key, expired_before)) = self.key() else {
+            return Ok(None);
+        };
+        let stored = idempotency_keys::find_unexpired(store, &key, expired_before).await?;
+        Ok(self.verdict(stored.as_ref()))
+    }
+}
+
+/// What a preparation that reads the key itself ([`Keyed::run_peeking`]) hands back.
+pub enum Peeked<R> {
+    /// The key was stored: its verdict ([`Peek::verdict`]) is the answer.
+    Stored(Result<Value, Error>),
+    /// The key is new: the operation goes on.
+    Prepared(Prepared<R>),
 }
 
 /// The verdict on a stored key for a request hashing to `request_hash`: another body (`27`),
@@ -392,15 +443,34 @@ impl<'a, B: Serialize> Keyed<'a, B> {
     where
         T: Serialize + DeserializeOwned,
     {
-        let business_id = self.caller.principal.business_id.as_str();
-        let now = self.clock.now();
-        if let Some(answer) =
-            peek(self.store, now, self.caller, business_id, self.fingerprint).await?
-        {
-            return replay(self.caller, answer);
-        }
-        let prepared = match prepare().await {
-            Ok(prepared) => prepared,
+        let store = self.store;
+        let peek_then_prepare = async |peek: &Peek<'_>| {
+            if let Some(verdict) = peek.read(store).await? {
+                return Ok(Peeked::Stored(verdict));
+            }
+            Ok(Peeked::Prepared(prepare().await?))
+        };
+        self.run_peeking(peek_then_prepare, write).await
+    }
+
+    /// [`Keyed::run`] for an operation whose first read looks its key up with its own rows,
+    /// saving the peek's round trip: `prepare` reads the key ([`Peek::key`]) and, before any
+    /// other work, returns [`Peek::verdict`] on what it found when that is an answer
+    /// ([`Peeked::Stored`]). A call that stops before that read (a refusal) meets the key
+    /// again on its way out: a refusal is answered only after the key is peeked at.
+    pub async fn run_peeking<R, T>(
+        self,
+        prepare: impl AsyncFnOnce(&Peek<'_>) -> Result<Peeked<R>, Error>,
+        write: impl AsyncFnOnce(&mut Tx, R, &mut Completion) -> Result<T, Error>,
+    ) -> Result<T, Error>
+    where
+        T: Serialize + DeserializeOwned,
+    {
+        let peek = Peek::new(self.caller, self.clock.now(), self.fingerprint)?;
+        let prepared = match prepare(&peek).await {
+            Ok(Peeked::Stored(Ok(answer))) => return replay(self.caller, answer),
+            Ok(Peeked::Stored(Err(refusal))) => return Err(refusal),
+            Ok(Peeked::Prepared(prepared)) => prepared,
             Err(error) => return self.refuse(error).await,
         };
         match self.claim_and_write(prepared, write).await {
@@ -489,7 +559,7 @@ impl<'a, B: Serialize> Keyed<'a, B> {
         }
         let now = self.clock.now();
         if !self.lasting.contains(&error.code()) {
-            return match peek(self.store, now, self.caller, business_id, self.fingerprint).await? {
+            return match peek(self.store, now, self.caller, self.fingerprint).await? {
                 Some(answer) => replay(self.caller, answer),
                 None => Err(error),
             };

@@ -1,8 +1,8 @@
 //! A payout: `funds_transfer` and `funds_transfer_api`, from the request to the committed
-//! transfer, in the two parts of the idempotency protocol (`idempotency::Keyed::run`):
+//! transfer, in the two parts of the idempotency protocol (`idempotency::Keyed::run_peeking`):
 //!
-//! - [`prepare`]: no transaction. The body's rules, one read of the accounts and the business's
-//!   settings, the source account, the member's OTP (spent), the beneficiary by name enquiry,
+//! - [`prepare`]: no transaction. The body's rules, one read of the accounts, the business's
+//!   settings and the Idempotency-Key (a retry is answered there), the source account, the member's OTP (spent), the beneficiary by name enquiry,
 //!   the provider's screening, the hold and the client reference, each in the documented order.
 //! - [`write`]: the transaction. The ledger heads, the daily limit, the balances (one
 //!   conditional update), then every row in one batch: entry, postings, transactions, the
@@ -25,7 +25,9 @@ use crate::money::nuban;
 use crate::money::transactions::{self, Originator};
 use crate::outbox::events;
 use crate::platform::caller::Caller;
-use crate::platform::idempotency::{Completion, Keyed, Prepared, LASTING_PAYOUT_REFUSALS};
+use crate::platform::idempotency::{
+    Completion, Keyed, Peek, Peeked, Prepared, LASTING_PAYOUT_REFUSALS,
+};
 use crate::platform::identity;
 use crate::platform::logs::{self, AuditEntry};
 use crate::provider::{CoreBanking, NipTransfer};
@@ -35,6 +37,8 @@ use super::postings::{execute, open, payer, transfer_entry, Opening, Plan};
 use super::status::{ApprovalState, TransferStatus};
 use super::views::view;
 use super::TransferRequest;
+use crate::datastore::accounts::PayoutLookup;
+use crate::datastore::idempotency_keys::StoredKey;
 use crate::datastore::transfers::{NewTransfer, TransferRow};
 
 /// A payout of `caller` through the whole protocol: `fingerprint` is the body as its key
@@ -52,7 +56,7 @@ pub(super) async fn initiate<B: serde::Serialize>(
     otp: Option<String>,
 ) -> Result<models::Transfer, Error> {
     caller.principal.ensure_business_active()?;
-    let prepare = async || {
+    let prepare = async |peek: &Peek<'_>| {
         let context = Context {
             store,
             config,
@@ -60,9 +64,7 @@ pub(super) async fn initiate<B: serde::Serialize>(
             clock,
             caller,
         };
-        let payout = prepare(&context, provider, request, otp.as_deref()).await?;
-        let ledgers = payout.ledgers();
-        Ok(Prepared::payout(payout, ledgers))
+        prepare(&context, provider, request, otp.as_deref(), peek).await
     };
     let write = async |tx: &mut Tx, payout: Payout, completion: &mut Completion| {
         let context = Context {
@@ -77,7 +79,7 @@ pub(super) async fn initiate<B: serde::Serialize>(
     Keyed::new(store, clock, caller, fingerprint)
         .storing(LASTING_PAYOUT_REFUSALS)
         .claiming_last()
-        .run(prepare, write)
+        .run_peeking(prepare, write)
         .await
 }
 
@@ -163,19 +165,24 @@ async fn prepare(
     provider: &dyn CoreBanking,
     request: TransferRequest,
     otp: Option<&str>,
-) -> Result<Payout, Error> {
+    peek: &Peek<'_>,
+) -> Result<Peeked<Payout>, Error> {
     let policy = context.policy;
     let amount = body_rules(policy, &request)?;
     let intra = request.bank_code == nuban::BANK_CODE;
-    let reads = payout_reads(
-        context.store,
-        policy.default_daily_limit,
-        context.business_id(),
-        &request.source_account_number,
-        intra.then_some(request.beneficiary_account_number.as_str()),
-        request.reference.as_deref(),
-    )
-    .await?;
+    let lookup = PayoutLookup {
+        default_daily_limit: policy.default_daily_limit,
+        business_id: context.business_id(),
+        source: &request.source_account_number,
+        intra_beneficiary: intra.then_some(request.beneficiary_account_number.as_str()),
+        reference: request.reference.as_deref(),
+        key: peek.key(),
+    };
+    let reads = payout_reads(context.store, &lookup).await?;
+    // A retry is answered before anything is spent or asked of the provider.
+    if let Some(verdict) = peek.verdict(reads.stored_key.as_ref()) {
+        return Ok(Peeked::Stored(verdict));
+    }
     let (source, settings) = source_of(reads.source, &request)?;
     if let (Some(code), Some(member)) = (otp, &context.caller.principal.member) {
         identity::check_otp(
@@ -219,7 +226,8 @@ async fn prepare(
     };
     provider.screen_transfer(&nip_transfer(&payout)).await?;
     check_before_writing(&payout)?;
-    Ok(payout)
+    let ledgers = payout.ledgers();
+    Ok(Peeked::Prepared(Prepared::payout(payout, ledgers)))
 }
 
 /// The amount, and the bank and the type: `01`.
@@ -502,6 +510,8 @@ struct PayoutReads {
     beneficiary: Option<KoboAccount>,
     /// The transfer that holds the client reference.
     reference_owner: Option<String>,
+    /// The payout's Idempotency-Key, if it is stored (read only with an account found).
+    stored_key: Option<StoredKey>,
 }
 
 /// The source account, the beneficiary's if it is in this bank, and the business's daily
@@ -511,28 +521,20 @@ struct PayoutReads {
 /// business's key, on every row. An inter-bank payout looks up the source's number twice.
 async fn payout_reads(
     conn: impl Into<Conn<'_>>,
-    default_daily_limit: i64,
-    business_id: &str,
-    source: &str,
-    intra_beneficiary: Option<&str>,
-    reference: Option<&str>,
+    lookup: &PayoutLookup<'_>,
 ) -> Result<PayoutReads, Error> {
-    let rows = datastore::accounts::payout_reads(
-        conn,
-        default_daily_limit,
-        business_id,
-        source,
-        intra_beneficiary,
-        reference,
-    )
-    .await?;
+    let (business_id, source) = (lookup.business_id, lookup.source);
+    let intra_beneficiary = lookup.intra_beneficiary;
+    let rows = datastore::accounts::payout_reads(conn, lookup).await?;
     let mut reads = PayoutReads {
         source: None,
         beneficiary: None,
         reference_owner: None,
+        stored_key: None,
     };
     for row in rows {
         reads.reference_owner = row.reference_owner;
+        reads.stored_key = row.stored_key;
         let found = row.account;
         if found.account.account_number == source && found.business_id == business_id {
             let settings = BusinessSettings {
