@@ -12,22 +12,9 @@ use sqlx::Row;
 async fn a_batch_of_every_write_lands_in_one_statement() {
     let db = TestDb::migrated().await;
     let at = now();
-    let business = new_id();
+    let business = business(&db).await;
     let account = new_id();
     let mut tx = db.pool.inner().begin().await.unwrap();
-    businesses::insert(
-        &mut tx,
-        &businesses::NewBusiness {
-            id: &business,
-            name: "Ada Foods",
-            status: "active",
-            client_id: "kobo_test_batch",
-            client_secret_hash: "hash",
-        },
-        at,
-    )
-    .await
-    .unwrap();
     accounts::insert_main(&mut tx, &account, &business, "1000000001", "Ada Foods", at)
         .await
         .unwrap();

@@ -85,26 +85,18 @@ fn cutoff(now: DateTime<Utc>) -> DateTime<Utc> {
     now - Duration::hours(RETENTION_HOURS)
 }
 
-/// Claims `caller.idempotency_key` (if any) for `body` within `tx`.
-async fn claim<P, B: Serialize>(
+/// Claims `caller.idempotency_key` (if any) within `tx`, for a body hashing to `request_hash`.
+async fn claim<P>(
     tx: &mut Tx,
     now: DateTime<Utc>,
     caller: &Caller<P>,
     business_id: &str,
-    body: &B,
+    request_hash: &str,
 ) -> Result<Claim, Error> {
     let Some(key) = caller.idempotency_key.as_deref() else {
         return Ok(Claim::NoKey);
     };
-    let claimed = claim_key(
-        tx,
-        now,
-        business_id,
-        caller.operation,
-        key,
-        &request_hash(body)?,
-    )
-    .await;
+    let claimed = claim_key(tx, now, business_id, caller.operation, key, request_hash).await;
     marked_if_stored(caller, claimed)
 }
 
@@ -473,7 +465,7 @@ impl<'a, B: Serialize> Keyed<'a, B> {
             Ok(Peeked::Prepared(prepared)) => prepared,
             Err(error) => return self.refuse(error).await,
         };
-        match self.claim_and_write(prepared, write).await {
+        match self.claim_and_write(&peek, prepared, write).await {
             Ok(Written::Answer(answer)) => Ok(answer),
             Ok(Written::Replay(stored)) => replay(self.caller, stored),
             Err(error) if error.is_key_taken() => self.answer_taken().await,
@@ -495,9 +487,11 @@ impl<'a, B: Serialize> Keyed<'a, B> {
         self.run(prepare, write).await
     }
 
-    /// Begins the transaction, claims the key, writes, completes and commits.
+    /// Begins the transaction, claims the key (the body hashed once, by `peek`), writes,
+    /// completes and commits.
     async fn claim_and_write<R, T: Serialize>(
         &self,
+        peek: &Peek<'_>,
         prepared: Prepared<R>,
         write: impl AsyncFnOnce(&mut Tx, R, &mut Completion) -> Result<T, Error>,
     ) -> Result<Written<T>, Error> {
@@ -508,17 +502,19 @@ impl<'a, B: Serialize> Keyed<'a, B> {
             Begin::Payout(businesses) => self.store.begin_payout(&strs(businesses)).await?,
         };
         let now = self.clock.now();
-        let claim = match (&self.caller.idempotency_key, self.claims_last) {
-            (Some(key), true) => Claim::Last(LastClaim {
+        let key = self.caller.idempotency_key.as_ref();
+        let claim = match (key, peek.request_hash.as_deref()) {
+            (Some(key), Some(hash)) if self.claims_last => Claim::Last(LastClaim {
                 key: Key {
                     business_id: business_id.to_owned(),
                     operation: self.caller.operation,
                     key: key.clone(),
                 },
-                request_hash: request_hash(self.fingerprint)?,
+                request_hash: hash.to_owned(),
                 at: now,
             }),
-            _ => claim(&mut tx, now, self.caller, business_id, self.fingerprint).await?,
+            (Some(_), Some(hash)) => claim(&mut tx, now, self.caller, business_id, hash).await?,
+            _ => Claim::NoKey,
         };
         if let Claim::Replay(stored) = claim {
             return Ok(Written::Replay(stored));
@@ -541,8 +537,9 @@ impl<'a, B: Serialize> Keyed<'a, B> {
     async fn answer_taken<T: DeserializeOwned>(&self) -> Result<T, Error> {
         let business_id = self.caller.principal.business_id.as_str();
         let now = self.clock.now();
+        let hash = request_hash(self.fingerprint)?;
         let mut tx = self.store.begin().await?;
-        match claim(&mut tx, now, self.caller, business_id, self.fingerprint).await? {
+        match claim(&mut tx, now, self.caller, business_id, &hash).await? {
             Claim::Replay(stored) => replay(self.caller, stored),
             _ => Err(in_progress()),
         }
@@ -564,8 +561,9 @@ impl<'a, B: Serialize> Keyed<'a, B> {
                 None => Err(error),
             };
         }
+        let hash = request_hash(self.fingerprint)?;
         let mut tx = self.store.begin().await?;
-        let claim = claim(&mut tx, now, self.caller, business_id, self.fingerprint).await?;
+        let claim = claim(&mut tx, now, self.caller, business_id, &hash).await?;
         if let Claim::Replay(stored) = claim {
             return replay(self.caller, stored);
         }

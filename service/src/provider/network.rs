@@ -497,8 +497,17 @@ mod tests {
             axum::serve(listener, service).await.unwrap();
         });
         let provider = NetworkProvider::new(&url, secret, clock).unwrap();
-        let transfer = NipTransfer {
-            reference_number: "TRF-20261127-NEVER1".into(),
+        let transfer = transfer("TRF-20261127-NEVER1");
+        let first = provider.transfer_status(&transfer).await.unwrap();
+        assert!(matches!(first, NipOutcome::Success { .. }), "{first:?}");
+        // Known now: the same answer, from a status query.
+        assert_eq!(provider.transfer_status(&transfer).await.unwrap(), first);
+    }
+
+    /// NGN 1,500.00 from Adaeze Foods to the sandbox's external account, under `reference`.
+    fn transfer(reference: &str) -> NipTransfer {
+        NipTransfer {
+            reference_number: reference.into(),
             source_account_number: "1000000014".into(),
             originator_account_name: "Adaeze Foods Ltd".into(),
             beneficiary_account_number: "0123456788".into(),
@@ -506,11 +515,7 @@ mod tests {
             bank_code: "000013".into(),
             amount_kobo: 150_000,
             narration: "Invoice".into(),
-        };
-        let first = provider.transfer_status(&transfer).await.unwrap();
-        assert!(matches!(first, NipOutcome::Success { .. }), "{first:?}");
-        // Known now: the same answer, from a status query.
-        assert_eq!(provider.transfer_status(&transfer).await.unwrap(), first);
+        }
     }
 
     /// Nothing listening: each call is tried three times, then answers `Unavailable`.
@@ -525,16 +530,7 @@ mod tests {
         let provider =
             NetworkProvider::new(&format!("http://127.0.0.1:{port}"), secret, Clock::system())
                 .unwrap();
-        let transfer = NipTransfer {
-            reference_number: "TRF-20261127-ABCDEF".into(),
-            source_account_number: "1000000014".into(),
-            originator_account_name: "Adaeze Foods Ltd".into(),
-            beneficiary_account_number: "0123456788".into(),
-            beneficiary_account_name: "Emeka Nwosu".into(),
-            bank_code: "000013".into(),
-            amount_kobo: 150_000,
-            narration: "Invoice".into(),
-        };
+        let transfer = transfer("TRF-20261127-ABCDEF");
         // A lost submission is not known: never a failure that would reverse it.
         assert!(matches!(
             provider.submit_transfer(&transfer).await,
