@@ -248,8 +248,8 @@ pub async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str) -> Result<b
 }
 
 /// Applies `changes` in one statement, each only if the account stays within zero and
-/// `max_balance` and, when debited, is active (read under the row's lock, so a freeze that
-/// commits first stops it); the balances' last update is `at`. Returns the ids of the
+/// `max_balance` and, when it must be (`BalanceChange::must_be_active`), is active (read under
+/// the row's lock, so a freeze or a close that commits first stops it); the balances' last update is `at`. Returns the ids of the
 /// accounts changed.
 pub async fn apply_balance_changes(
     tx: &mut Tx,
@@ -259,18 +259,18 @@ pub async fn apply_balance_changes(
 ) -> Result<Vec<String>, StoreError> {
     let ids: Vec<uuid::Uuid> = changes.iter().map(|change| id(change.account_id)).collect();
     let amounts: Vec<i64> = changes.iter().map(|change| change.amount).collect();
-    let debited: Vec<bool> = changes.iter().map(|change| change.debited).collect();
+    let must_be_active: Vec<bool> = changes.iter().map(|change| change.must_be_active).collect();
     let changed = sqlx::query_scalar!(
         "UPDATE accounts a SET balance = a.balance + c.amount, last_balance_update = $1, \
            updated_at = $1 \
-         FROM unnest($2::uuid[], $3::bigint[], $4::boolean[]) AS c (id, amount, debited) \
+         FROM unnest($2::uuid[], $3::bigint[], $4::boolean[]) AS c (id, amount, must_be_active) \
          WHERE a.id = c.id AND a.balance + c.amount >= 0 AND a.balance + c.amount <= $5 \
-           AND (a.status = 'active' OR NOT c.debited) \
+           AND (a.status = 'active' OR NOT c.must_be_active) \
          RETURNING a.id",
         at,
         &ids,
         &amounts,
-        &debited,
+        &must_be_active,
         max_balance
     )
     .fetch_all(&mut **tx)

@@ -72,7 +72,11 @@ pub async fn advance_and_move(
         .map(|change| id(change.account_id))
         .collect();
     let amounts: Vec<i64> = money.changes.iter().map(|change| change.amount).collect();
-    let debited: Vec<bool> = money.changes.iter().map(|change| change.debited).collect();
+    let must_be_active: Vec<bool> = money
+        .changes
+        .iter()
+        .map(|change| change.must_be_active)
+        .collect();
     let (daily_amount, daily_limit) = money.daily.unzip();
     // `place` aggregates every head, so all are locked before the daily total and the
     // accounts; `moved` asks `daily` first (its `EXISTS` is evaluated before a row is locked).
@@ -109,10 +113,10 @@ pub async fn advance_and_move(
          moved AS (
            UPDATE accounts a SET balance = a.balance + c.amount, last_balance_update = p.at,
              updated_at = p.at
-           FROM unnest($9::uuid[], $10::bigint[], $11::boolean[]) AS c (id, amount, debited),
+           FROM unnest($9::uuid[], $10::bigint[], $11::boolean[]) AS c (id, amount, must_be_active),
              place p
            WHERE a.id = c.id AND a.balance + c.amount >= 0 AND a.balance + c.amount <= $12
-             AND (a.status = 'active' OR NOT c.debited)
+             AND (a.status = 'active' OR NOT c.must_be_active)
              AND ($7::bigint IS NULL OR EXISTS (SELECT 1 FROM daily))
            RETURNING a.id
          )
@@ -131,7 +135,7 @@ pub async fn advance_and_move(
         daily_limit,
         &accounts,
         &amounts,
-        &debited,
+        &must_be_active,
         money.max_balance
     )
     .fetch_all(&mut **tx)

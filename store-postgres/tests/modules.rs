@@ -410,12 +410,12 @@ async fn accounts_ledger_transactions_round_trip() {
             accounts::BalanceChange {
                 account_id: &w.main_id,
                 amount: big,
-                debited: false,
+                must_be_active: false,
             },
             accounts::BalanceChange {
                 account_id: &w.current_id,
                 amount: big,
-                debited: false,
+                must_be_active: false,
             },
         ],
         i64::MAX,
@@ -1247,7 +1247,7 @@ async fn a_payouts_first_statement_takes_its_places_counts_and_moves() {
     let funded = [accounts::BalanceChange {
         account_id: &w.main_id,
         amount: 1_000,
-        debited: false,
+        must_be_active: false,
     }];
     accounts::apply_balance_changes(&mut tx, &funded, i64::MAX, w.at)
         .await
@@ -1259,12 +1259,12 @@ async fn a_payouts_first_statement_takes_its_places_counts_and_moves() {
             accounts::BalanceChange {
                 account_id: &w.main_id,
                 amount: -amount,
-                debited: true,
+                must_be_active: true,
             },
             accounts::BalanceChange {
                 account_id: &w.current_id,
                 amount,
-                debited: false,
+                must_be_active: false,
             },
         ]
     };

@@ -235,7 +235,7 @@ pub async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str) -> Result<b
 }
 
 /// Applies `changes`, each only if the account stays within zero and `max_balance` and, when
-/// debited, is active (SQLite's write transaction holds the whole database, so a freeze cannot
+/// it must be (`BalanceChange::must_be_active`), is active (SQLite's write transaction holds the whole database, so a freeze cannot
 /// come between); the balances' last update is `at`. Returns the ids of the accounts changed.
 /// One statement per account (in process, a statement is a function call); each account
 /// appears once in `changes` (its share of the entry).
@@ -258,7 +258,7 @@ pub async fn apply_balance_changes(
             change.amount,
             at,
             max_balance,
-            change.debited
+            change.must_be_active
         )
         .fetch_optional(&mut **tx)
         .await?;

@@ -259,12 +259,12 @@ async fn accounts_customers_and_policies_round_trip() {
             accounts::BalanceChange {
                 account_id: &f.main,
                 amount: 10_000,
-                debited: false,
+                must_be_active: false,
             },
             accounts::BalanceChange {
                 account_id: &current,
                 amount: -1,
-                debited: true,
+                must_be_active: true,
             },
         ],
         1_000_000,
@@ -525,7 +525,7 @@ async fn credit(store: &Store, f: &Fixture, account: &str, sequence: i64, amount
         &[accounts::BalanceChange {
             account_id: account,
             amount,
-            debited: false,
+            must_be_active: false,
         }],
         i64::MAX,
         at(when),

@@ -51,13 +51,15 @@ pub struct NewAccount<'a> {
     pub created_at: DateTime<Utc>,
 }
 
-/// One account's share of a journal entry: the sum of its postings, and whether any of them
-/// debits it (the account must then be `active`).
+/// One account's share of a journal entry: the sum of its postings, and whether the account
+/// must be `active` when the change is applied: when any posting debits it, and when it is
+/// credited as a recipient (an intra-bank beneficiary, an inbound credit), which a closed or
+/// blocked account cannot be. Money coming home (a reversal, a refused hold) needs neither.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BalanceChange<'a> {
     pub account_id: &'a str,
     pub amount: i64,
-    pub debited: bool,
+    pub must_be_active: bool,
 }
 
 /// The account filters the lists share, each optional. `account_type` is one of the API's

@@ -24,7 +24,8 @@ pub struct Money<'a> {
     /// `(amount, limit)` to count toward the business's total of the Lagos day of its first
     /// place; `None` when nothing counts (a held transfer).
     pub daily: Option<(i64, i64)>,
-    /// The balance changes, each kept within zero and `max_balance`, a debited account active.
+    /// The balance changes, each kept within zero and `max_balance`, an account that must be
+    /// active (`BalanceChange::must_be_active`) active.
     pub changes: &'a [crate::accounts::BalanceChange<'a>],
     pub max_balance: i64,
 }

@@ -97,8 +97,8 @@ pub async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str) -> Result<b
 }
 
 /// Applies `changes` in one statement, each only if the account stays within zero and
-/// `max_balance` and, when debited, is active (read under the row's lock, so a freeze that
-/// commits first stops it); the balances' last update is `at`. Returns the ids of the
+/// `max_balance` and, when it must be (`BalanceChange::must_be_active`), is active (read under
+/// the row's lock, so a freeze or a close that commits first stops it); the balances' last update is `at`. Returns the ids of the
 /// accounts changed.
 pub async fn apply_balance_changes(
     tx: &mut Tx,

@@ -17,7 +17,7 @@ use crate::kernel::store::{Store, Tx};
 use crate::kernel::text;
 use crate::money::accounts::find_by_number;
 use crate::money::amount::Kobo;
-use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
+use crate::money::ledger::{self, Changes, Entry, Internal, LedgerAccount, Posting, Refusal};
 use crate::money::nuban;
 use crate::money::transactions::{self, NewTransaction, Originator};
 use crate::outbox::events;
@@ -174,10 +174,7 @@ pub async fn post_credit(
             ))
         })?;
     if account.status != "active" {
-        return Err(Error::new(ResponseCode::InvalidState).with_message(format!(
-            "Account {} is {} and cannot receive funds",
-            account.account_number, account.status
-        )));
+        return Err(cannot_receive(&account.account_number, &account.status));
     }
     let entry = Entry {
         business_id,
@@ -193,13 +190,14 @@ pub async fn post_credit(
             },
         ],
     };
-    let entry_id = match ledger::post(tx, &entry, head).await? {
+    // Read before its row was locked: it must still be active when its balance moves.
+    let changes = Changes::of(&entry).receiving(&account.id);
+    let entry_id = match ledger::post_with(tx, &entry, &changes, head).await? {
         Ok(entry_id) => entry_id,
-        Err(
-            Refusal::BalanceLimit { .. }
-            | Refusal::InsufficientFunds { .. }
-            | Refusal::Inactive { .. },
-        ) => {
+        Err(Refusal::Inactive { status, .. }) => {
+            return Err(cannot_receive(&account.account_number, &status));
+        }
+        Err(Refusal::BalanceLimit { .. } | Refusal::InsufficientFunds { .. }) => {
             return Err(Error::new(ResponseCode::InvalidState).with_message(format!(
                 "Account {} cannot hold this amount: it would exceed the largest balance allowed",
                 account.account_number
@@ -244,6 +242,13 @@ pub async fn post_credit(
     )
     .await?;
     Ok(transaction)
+}
+
+/// `48`: the account is `status` (blocked or closed) and takes no money.
+fn cannot_receive(account_number: &str, status: &str) -> Error {
+    Error::new(ResponseCode::InvalidState).with_message(format!(
+        "Account {account_number} is {status} and cannot receive funds"
+    ))
 }
 
 /// What [`book_notified`] did with a notified credit.

@@ -108,7 +108,8 @@ pub enum Refusal {
     InsufficientFunds { account_id: String },
     /// A credit would take this account over [`MAX_BALANCE`].
     BalanceLimit { account_id: String },
-    /// A debit of an account that is not `active` (frozen or closed since it was read).
+    /// A debit of an account, or a credit of a recipient ([`Changes::receiving`]), that is not
+    /// `active` (blocked or closed since it was read).
     Inactive { account_id: String, status: String },
 }
 
@@ -263,10 +264,25 @@ pub async fn post(
     entry: &Entry<'_>,
     head: Head,
 ) -> Result<Result<String, Refusal>, Error> {
+    post_with(tx, entry, &Changes::of(entry), head).await
+}
+
+/// [`post`] with the entry's `changes` as the caller marked them (a recipient that must be
+/// active: [`Changes::receiving`]).
+pub async fn post_with(
+    tx: &mut Tx,
+    entry: &Entry<'_>,
+    changes: &Changes<'_>,
+    head: Head,
+) -> Result<Result<String, Refusal>, Error> {
+    check_balanced(&entry.postings)?;
+    if let Err(refusal) = changes.apply(tx, head.posted_at).await? {
+        return Ok(Err(refusal));
+    }
     let mut batch = Batch::new();
-    let posted = post_into(tx, &mut batch, entry, head).await?;
+    let entry_id = record_into(&mut batch, entry, head.posted_at);
     batch::run(tx, batch).await?;
-    Ok(posted)
+    Ok(Ok(entry_id))
 }
 
 /// [`post`] with the entry and its postings written as statements of `batch`, which the
@@ -307,10 +323,20 @@ impl<'a> Changes<'a> {
             if let LedgerAccount::Customer(id) = &posting.account {
                 let change = changes.entry(id).or_default();
                 change.amount += posting.amount;
-                change.debited |= posting.amount < 0;
+                change.must_be_active |= posting.amount < 0;
             }
         }
         Changes(changes)
+    }
+
+    /// Marks `account_id` as a recipient: credited, it must still be `active` when its balance
+    /// moves (a close or a block committed after the caller read it refuses the entry:
+    /// [`Refusal::Inactive`]). An account the entry does not post to is left alone.
+    pub fn receiving(mut self, account_id: &str) -> Changes<'a> {
+        if let Some(change) = self.0.get_mut(account_id) {
+            change.must_be_active = true;
+        }
+        self
     }
 
     /// The balance changes, as the stores take them.
@@ -320,7 +346,7 @@ impl<'a> Changes<'a> {
             .map(|(account_id, change)| BalanceChange {
                 account_id,
                 amount: change.amount,
-                debited: change.debited,
+                must_be_active: change.must_be_active,
             })
             .collect()
     }
@@ -355,8 +381,9 @@ impl<'a> Changes<'a> {
 struct Change {
     /// The sum of its postings.
     amount: i64,
-    /// Whether any posting debits it: the account must then be `active`.
-    debited: bool,
+    /// Whether the account must be `active` when its balance moves: any posting debits it, or
+    /// it receives as a recipient ([`Changes::receiving`]).
+    must_be_active: bool,
 }
 
 /// Why the first account (in id order) that [`apply`] did not change refused.
@@ -375,7 +402,7 @@ async fn refusal(
             "a posting to account {account_id}, which does not exist"
         )));
     };
-    Ok(if change.debited && status != "active" {
+    Ok(if change.must_be_active && status != "active" {
         Refusal::Inactive { account_id, status }
     } else if i128::from(balance) + i128::from(change.amount) < 0 {
         Refusal::InsufficientFunds { account_id }

@@ -244,6 +244,35 @@ async fn bad_credits_are_refused(kit: TestKit) {
     kit.assert_ledger_balances().await;
 }
 
+/// An inbound credit needs its account able to receive when the money moves, not only when
+/// it was looked up: an account closed meanwhile (the close committed while the credit waited
+/// for the account's row) refuses it, and keeps its zero balance. On PostgreSQL it used to
+/// take the credit, leaving money in a closed account.
+async fn a_credit_to_an_account_closed_meanwhile_is_refused(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let number = customer(&kit, &token, "22212345678").await;
+    let mut closing = kit.store.begin().await.unwrap();
+    kit.sql("UPDATE accounts SET status = 'closed' WHERE account_number = $1")
+        .bind(&number)
+        .execute_in(&mut closing)
+        .await;
+    let credit = kit.op(
+        Operation::SimulateInboundTransfer,
+        &token,
+        json!({"account_number": number, "amount": "150"}),
+    );
+    let (reply, ()) = tokio::join!(credit, async {
+        support::until_a_statement_waits(&kit).await;
+        closing.commit().await.unwrap();
+    });
+    reply.expect(ResponseCode::InvalidState);
+    let message = reply.body["message"].as_str().unwrap_or_default();
+    assert!(message.contains("cannot receive funds"), "{message}");
+    assert_eq!(support::balance(&kit, &number).await, "0.00");
+    let report = kit.assert_ledger_balances().await;
+    assert_eq!(report.journal_entries, 0);
+}
+
 async fn production_has_no_simulation(kind: StoreKind) {
     let kit = TestKit::start(kind, Config::new(Environment::Production)).await;
     let token = kit.integration_token().await;
@@ -450,5 +479,6 @@ on_both_stores!(
     a_retried_credit_posts_once,
     bad_credits_are_refused,
     the_largest_amounts_add_up_exactly,
+    a_credit_to_an_account_closed_meanwhile_is_refused,
 );
 on_both_stores!(kind: production_has_no_simulation);

@@ -49,3 +49,28 @@ pub async fn balance(kit: &TestKit, number: &str) -> String {
         .await;
     format!("{}.{:02}", balance / 100, balance % 100)
 }
+
+/// Waits until a statement of the server is waiting for a lock the test holds (PostgreSQL:
+/// a lock not granted, seen in `pg_locks`), or a moment for one to queue behind the test's
+/// write transaction (SQLite, whose waiters cannot be seen from outside).
+pub async fn until_a_statement_waits(kit: &TestKit) {
+    if kit.kind == StoreKind::Sqlite {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        return;
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let waiting = kit
+            .sql("SELECT COUNT(*) FROM pg_locks WHERE NOT granted")
+            .int()
+            .await;
+        if waiting > 0 {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no statement waited for the test's lock"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}

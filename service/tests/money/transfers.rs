@@ -14,7 +14,7 @@ use kobo::testkit::{Call, Reply, TestKit};
 use serde_json::{json, Value};
 
 use crate::races::roomy_budget;
-use crate::support::{balance, otp};
+use crate::support::{self, balance, otp};
 
 /// A transfer body from the kit's main account (named as the kit names it).
 fn body(to: &str, name: &str, bank: &str, amount: &str, otp: &str) -> Value {
@@ -592,6 +592,7 @@ on_both_stores!(
     an_unknown_outcome_is_never_reversed,
     a_reversed_transfer_gives_its_room_back_under_the_daily_limit,
     a_debit_of_an_account_blocked_meanwhile_is_refused,
+    a_payout_to_an_account_closed_meanwhile_is_refused,
     a_head_from_before_its_microsecond_clock_keeps_its_order,
     a_payouts_answer_is_what_every_later_read_finds,
 );
@@ -837,6 +838,39 @@ async fn a_debit_of_an_account_blocked_meanwhile_is_refused(kit: TestKit) {
         .is_ok());
     drop(tx);
     assert_eq!(balance(&kit, "1000000014").await, "100.00");
+}
+
+/// A credit needs its account able to receive when it is applied, not only when the payout
+/// read it: a Kobo beneficiary's account closed in between (the close committed while the
+/// payout waited for the account's row, or for SQLite's writer) refuses the payout, and the
+/// closed account keeps its zero balance. It used to take the credit: a closed account holding
+/// money its business could no longer move.
+async fn a_payout_to_an_account_closed_meanwhile_is_refused(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    kit.credit(&token, "1000000014", "1000").await;
+    let to = other.main_account_number.clone();
+    let mut payout = body(&to, "Lagos Fresh Produce Ltd", "090823", "30", "");
+    payout.as_object_mut().unwrap().remove("otp");
+    let call = Call::new(Operation::FundsTransferApi.path(), Some(&token), payout)
+        .header("idempotency-key", "closed-meanwhile");
+    let mut closing = kit.store.begin().await.unwrap();
+    kit.sql("UPDATE accounts SET status = 'closed' WHERE account_number = $1")
+        .bind(&to)
+        .execute_in(&mut closing)
+        .await;
+    let (reply, ()) = tokio::join!(kit.send(call), async {
+        support::until_a_statement_waits(&kit).await;
+        closing.commit().await.unwrap();
+    });
+    reply.expect(ResponseCode::ProviderError);
+    let message = reply.body["message"].as_str().unwrap_or_default();
+    assert!(message.contains("cannot receive funds"), "{message}");
+    assert_eq!(balance(&kit, &to).await, "0.00");
+    assert_eq!(balance(&kit, "1000000014").await, "1000.00");
+    kit.assert_ledger_balances().await;
 }
 
 /// A ledger head last advanced before migration 0010 has no microsecond clock: its next places

@@ -333,6 +333,7 @@ async fn write(
         source: &payout.source,
         business_id,
         recipient_business: kobo_beneficiary.map(|(_, business)| business.as_str()),
+        receiving: payout.recipient().map(|(account, _)| account),
         source_places: payout.places(),
         daily: (!payout.held).then_some((payout.amount.get(), payout.settings.daily_limit)),
         entry: &entry,

@@ -88,6 +88,9 @@ pub(super) struct Opening<'a> {
     pub(super) business_id: &'a str,
     /// The business of an intra-bank beneficiary, whose head is taken too.
     pub(super) recipient_business: Option<&'a str>,
+    /// The Kobo account credited now (intra-bank, not held): read before its row was locked,
+    /// it must still be active when its balance moves.
+    pub(super) receiving: Option<&'a AccountRow>,
     pub(super) source_places: u32,
     /// `(amount, limit)` counted toward the business's daily total; `None` for a hold (its
     /// approval counts it).
@@ -113,14 +116,17 @@ pub(super) async fn open(
     );
     let now = ledger::to_the_microsecond(now)?;
     ledger::check_balanced(&opening.entry.postings)?;
-    let changes = Changes::of(opening.entry);
+    let mut changes = Changes::of(opening.entry);
+    if let Some(recipient) = opening.receiving {
+        changes = changes.receiving(&recipient.id);
+    }
     let (heads, moved) = match open_in_one(tx, opening, &order, &changes, now).await? {
         Some(opened) => opened,
         None => open_in_steps(tx, opening, &order, &changes, now).await?,
     };
     match moved {
         Ok(()) => Ok(heads),
-        Err(refusal) => Err(refusal_of(refusal, &opening.source.account_number)),
+        Err(refusal) => Err(refusal_of(refusal, opening)),
     }
 }
 
@@ -313,16 +319,24 @@ pub(super) fn execute(
     })
 }
 
-/// How the ledger's refusal of a transfer's entry is answered.
-fn refusal_of(refusal: Refusal, source_account_number: &str) -> Error {
+/// How the ledger's refusal of a transfer's entry is answered: a recipient that is no longer
+/// active as [`check_recipient`] answers it before the transfer.
+fn refusal_of(refusal: Refusal, opening: &Opening<'_>) -> Error {
+    let source_account_number = &opening.source.account_number;
     match refusal {
         Refusal::InsufficientFunds { .. } => refused(format!(
             "Insufficient funds in account {source_account_number}"
         )),
         Refusal::BalanceLimit { .. } => refused("The beneficiary account cannot hold this amount"),
-        Refusal::Inactive { status, .. } => Error::new(ResponseCode::InvalidState).with_message(
-            format!("Source account {source_account_number} is {status}"),
-        ),
+        Refusal::Inactive { account_id, status } => match opening.receiving {
+            Some(recipient) if recipient.id == account_id => refused(format!(
+                "Account {} cannot receive funds: it is {status}",
+                recipient.account_number
+            )),
+            _ => Error::new(ResponseCode::InvalidState).with_message(format!(
+                "Source account {source_account_number} is {status}"
+            )),
+        },
     }
 }
 
