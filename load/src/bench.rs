@@ -48,6 +48,8 @@ pub enum Scenario {
     Reads,
     /// The raw ledger loop (`kobo bench ledger`): the reference of SQLite's payouts.
     Ledger,
+    /// (g) Inbound credits (`simulate_inbound_transfer`) to random accounts of each business.
+    Credits,
     /// (d) Inter-bank payouts to the sandbox provider (last: its settlements go on after).
     Interbank,
     /// PostgreSQL's pgbench (TPC-B-like): the reference of PostgreSQL's payouts.
@@ -473,6 +475,14 @@ async fn measure_store(
             args.accounts - 1
         );
         out.add(report::HOT, m, Some(note));
+    }
+    if wanted(Scenario::Credits) {
+        let m = closed_loop(load, target.clone(), scenarios::credit).await;
+        out.add(
+            report::CREDITS,
+            m,
+            Some(format!("{} businesses", args.businesses)),
+        );
     }
     if wanted(Scenario::Dashboard) {
         if let Err(error) = dashboard(args, load, cluster, &target, &mut out).await {

@@ -20,6 +20,7 @@ pub const SECTION_END: &str = "<!-- kobo-load bench: results end -->";
 pub const PAYOUTS: &str = "payouts";
 pub const DASHBOARD: &str = "dashboard";
 pub const HOT: &str = "hot";
+pub const CREDITS: &str = "credits";
 pub const INTERBANK: &str = "interbank";
 pub const HEALTHZ: &str = "healthz";
 pub const PROFILE: &str = "get_profile";

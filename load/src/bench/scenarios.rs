@@ -16,6 +16,7 @@ pub const PAYOUT_WEB: &str = "/api/v1/transaction/transfer/web/funds_transfer";
 pub const GENERATE_OTP: &str = "/api/v1/auth/web/generate_otp";
 pub const FETCH_TRANSACTIONS: &str = "/api/v1/transaction/api/fetch_transactions";
 pub const GET_PROFILE: &str = "/api/v1/auth/web/get_profile";
+pub const SIMULATE_CREDIT: &str = "/api/v1/sandbox/api/simulate_inbound_transfer";
 
 /// Kobo's own bank code: a transfer to it is `intra` and settles in one transaction.
 pub const OUR_BANK: &str = "090823";
@@ -127,6 +128,26 @@ pub async fn hot_payout(target: Arc<Target>, client: usize, sequence: u64) -> An
         &key,
     );
     send_payout(&target, business, client, &key, &body).await
+}
+
+/// (g) An inbound credit from another bank (the sandbox's `simulate_inbound_transfer`, under a
+/// key of its own) to a random account of a random business: money coming in, as a business
+/// collecting payments sees it.
+pub async fn credit(target: Arc<Target>, client: usize, sequence: u64) -> Answer {
+    let mut rng = target.rng(client, sequence);
+    let business = rng.pick(&target.businesses);
+    let account = rng.pick(&business.accounts);
+    let key = target.key("g", client, sequence);
+    let body = json!({
+        "account_number": account.number,
+        "amount": naira(small_amount(&mut rng)),
+        "narration": "bench",
+    });
+    let outcome = business
+        .integration
+        .post_keyed(&target.api, client, SIMULATE_CREDIT, &key, &body)
+        .await;
+    judge(&outcome).map(drop)
 }
 
 /// (d) An inter-bank payout to the sandbox's external account that succeeds.

@@ -10,16 +10,19 @@ use chrono::{DateTime, Utc};
 use generated_server::models::{self, AuditAction};
 use generated_server::ResponseCode;
 
+use crate::datastore::batch::{self, Batch};
+use crate::datastore::Conn;
 use crate::error::Error;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::store::{Store, Tx};
 use crate::kernel::text;
-use crate::money::accounts::find_by_number;
+use crate::money::accounts::{find_by_number, AccountRow};
 use crate::money::amount::Kobo;
-use crate::money::ledger::{self, Changes, Entry, Internal, LedgerAccount, Posting, Refusal};
+use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
 use crate::money::nuban;
 use crate::money::transactions::{self, NewTransaction, Originator};
+use crate::money::transfers::{self, Opening};
 use crate::outbox::events;
 use crate::platform::caller::Caller;
 use crate::platform::idempotency::{Completion, Keyed, Prepared};
@@ -142,17 +145,47 @@ async fn credit_with(
     credit: &InboundCredit,
 ) -> Result<models::IntegrationTransaction, Error> {
     let business_id = caller.principal.business_id.as_str();
-    let prepare = async || Ok(Prepared::posting((), vec![business_id.to_owned()]));
-    let write = async |tx: &mut Tx, (), _: &mut Completion| {
-        let transaction = post_credit(tx, business_id, credit, clock.now()).await?;
+    // The account is read before the transaction: it still has to be active when its balance
+    // moves (`Opening::receiving`), so a close committed meanwhile refuses the credit.
+    let prepare = async || {
+        let account = receiving_account(store, business_id, &credit.account_number).await?;
+        // The lean posting's transaction, as a payout's: kept plans, two statements.
+        Ok(Prepared::payout(account, vec![business_id.to_owned()]))
+    };
+    let write = async |tx: &mut Tx, account: AccountRow, completion: &mut Completion| {
+        let mut batch = Batch::new();
+        let transaction =
+            post_credit_into(tx, &mut batch, business_id, &account, credit, clock.now()).await?;
         let entry = AuditEntry::by(caller, AuditAction::ReceiveInboundTransfer)
             .target("transaction", transaction.id.to_string());
-        logs::audit(tx, transaction.created_at, entry).await?;
+        logs::audit_into(&mut batch, transaction.created_at, entry);
+        completion.into(&mut batch, &transaction)?;
+        batch::run(tx, batch).await?;
         Ok(transaction)
     };
     Keyed::new(store, clock, caller, body)
+        .claiming_last()
         .run(prepare, write)
         .await
+}
+
+/// The business's account `number`, which must be active to receive: `44` when the business
+/// has no such account, `48` when it is blocked or closed.
+async fn receiving_account(
+    conn: impl Into<Conn<'_>>,
+    business_id: &str,
+    number: &str,
+) -> Result<AccountRow, Error> {
+    let account = find_by_number(conn, business_id, number)
+        .await?
+        .ok_or_else(|| {
+            Error::new(ResponseCode::AccountNotFound)
+                .with_message(format!("No account {number} in this business"))
+        })?;
+    if account.status != "active" {
+        return Err(cannot_receive(&account.account_number, &account.status));
+    }
+    Ok(account)
 }
 
 /// Posts `credit` to the business's account inside `tx`: the ledger head, the entry, the
@@ -163,19 +196,25 @@ pub async fn post_credit(
     credit: &InboundCredit,
     now: DateTime<Utc>,
 ) -> Result<models::IntegrationTransaction, Error> {
-    // The head first (the lock order of every posting), then the account.
-    let head = ledger::advance_head(tx, business_id, now).await?;
-    let account = find_by_number(&mut *tx, business_id, &credit.account_number)
-        .await?
-        .ok_or_else(|| {
-            Error::new(ResponseCode::AccountNotFound).with_message(format!(
-                "No account {} in this business",
-                credit.account_number
-            ))
-        })?;
-    if account.status != "active" {
-        return Err(cannot_receive(&account.account_number, &account.status));
-    }
+    let account = receiving_account(&mut *tx, business_id, &credit.account_number).await?;
+    let mut batch = Batch::new();
+    let transaction = post_credit_into(tx, &mut batch, business_id, &account, credit, now).await?;
+    batch::run(tx, batch).await?;
+    Ok(transaction)
+}
+
+/// [`post_credit`] to `account` (read, and seen active, before), its rows written as
+/// statements of `batch`, which the caller runs in `tx` with its own: one statement moves the
+/// head and the balance ([`transfers::move_money`], which refuses an account no longer
+/// active), the batch writes the entry, the transaction and settlement and the event.
+pub async fn post_credit_into(
+    tx: &mut Tx,
+    batch: &mut Batch,
+    business_id: &str,
+    account: &AccountRow,
+    credit: &InboundCredit,
+    now: DateTime<Utc>,
+) -> Result<models::IntegrationTransaction, Error> {
     let entry = Entry {
         business_id,
         kind: "inbound_credit",
@@ -190,10 +229,17 @@ pub async fn post_credit(
             },
         ],
     };
-    // Read before its row was locked: it must still be active when its balance moves.
-    let changes = Changes::of(&entry).receiving(&account.id);
-    let entry_id = match ledger::post_with(tx, &entry, &changes, head).await? {
-        Ok(entry_id) => entry_id,
+    let opening = Opening {
+        business_id,
+        recipient_business: None,
+        receiving: Some(account),
+        source_places: 1,
+        daily: None,
+        entry: &entry,
+    };
+    let (heads, moved) = transfers::move_money(tx, &opening, now).await?;
+    match moved {
+        Ok(()) => {}
         Err(Refusal::Inactive { status, .. }) => {
             return Err(cannot_receive(&account.account_number, &status));
         }
@@ -203,13 +249,15 @@ pub async fn post_credit(
                 account.account_number
             )));
         }
-    };
+    }
+    let head = heads.source;
+    let entry_id = ledger::record_into(batch, &entry, head.posted_at);
     let intra = credit.originator.bank_code == nuban::BANK_CODE;
-    let transaction = transactions::record(
-        tx,
+    let transaction = transactions::record_into(
+        batch,
         &NewTransaction {
             business_id,
-            account: &account,
+            account,
             entry_id: &entry_id,
             head,
             reference_number: transactions::new_reference("COL", head.posted_at),
@@ -231,16 +279,14 @@ pub async fn post_credit(
             },
             originator: Some(credit.originator.clone()),
         },
-    )
-    .await?;
-    events::record(
-        tx,
+    )?;
+    events::record_into(
+        batch,
         business_id,
         "collection.received",
         &transaction,
         head.posted_at,
-    )
-    .await?;
+    )?;
     Ok(transaction)
 }
 
@@ -292,17 +338,32 @@ pub async fn book_notified(
     }
 }
 
-/// [`book_notified`]'s one attempt: the account, then the posting, in one transaction.
+/// [`book_notified`]'s one attempt: the account (read, and seen active, before the
+/// transaction), then the posting, in one transaction.
 async fn book_once(store: &Store, clock: &Clock, credit: &InboundCredit) -> Result<String, Error> {
-    let account = crate::money::accounts::find_by_number_anywhere(store, &credit.account_number)
+    let found = crate::money::accounts::find_by_number_anywhere(store, &credit.account_number)
         .await?
         .ok_or_else(|| {
             Error::new(ResponseCode::AccountNotFound)
                 .with_message(format!("No account {}", credit.account_number))
         })?;
-    let business_id = account.business_id.as_str();
-    let mut tx = store.begin_posting(&[business_id]).await?;
-    let transaction = post_credit(&mut tx, business_id, credit, clock.now()).await?;
+    let business_id = found.business_id.as_str();
+    let account = &found.account;
+    if account.status != "active" {
+        return Err(cannot_receive(&account.account_number, &account.status));
+    }
+    let mut tx = store.begin_payout(&[business_id]).await?;
+    let mut batch = Batch::new();
+    let transaction = post_credit_into(
+        &mut tx,
+        &mut batch,
+        business_id,
+        account,
+        credit,
+        clock.now(),
+    )
+    .await?;
+    batch::run(&mut tx, batch).await?;
     tx.commit().await?;
     Ok(transaction.id.to_string())
 }

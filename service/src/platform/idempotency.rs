@@ -409,8 +409,9 @@ impl<'a, B: Serialize> Keyed<'a, B> {
     /// (`StoreError::KeyTaken`: PostgreSQL's unique index makes it wait for the first one's
     /// commit), rolls everything back and answers what the first one stored
     /// ([`Keyed::answer_taken`]). Only for an operation whose transaction does nothing but
-    /// write the database, so that rolling it back undoes all of it: a payout (its ledger
-    /// heads also make a second send of its key wait for the first one's commit).
+    /// write the database, so that rolling it back undoes all of it: a payout and an inbound
+    /// credit (their ledger heads also make a second send of a key wait for the first one's
+    /// commit).
     pub fn claiming_last(mut self) -> Self {
         self.claims_last = true;
         self

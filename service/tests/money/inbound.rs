@@ -273,6 +273,44 @@ async fn a_credit_to_an_account_closed_meanwhile_is_refused(kit: TestKit) {
     assert_eq!(report.journal_entries, 0);
 }
 
+/// One key sent at once by many (from two processes on PostgreSQL): the credit claims its key
+/// with its answer at the end of its transaction, so every send but one finds it taken, rolls
+/// back and replays the first one's answer. One credit, one entry, the exact balance.
+async fn one_credit_key_sent_at_once_credits_once(kind: StoreKind) {
+    let kit = TestKit::start(kind, crate::races::roomy_budget()).await;
+    let mut processes = Vec::new();
+    if kind == StoreKind::Postgres {
+        processes.push(kit.another_process().await);
+    }
+    let token = kit.integration_token().await;
+    let main = kit.business.main_account_number.clone();
+    let calls = (0..12)
+        .map(|_| {
+            Call::new(
+                Operation::SimulateInboundTransfer.path(),
+                Some(&token),
+                json!({"account_number": main, "amount": "75.50"}),
+            )
+            .header("idempotency-key", "one-credit")
+        })
+        .collect();
+    let replies = kit.race(&processes, calls).await;
+    for reply in &replies {
+        assert_eq!(
+            reply.expect(ResponseCode::Success),
+            replies[0].expect(ResponseCode::Success)
+        );
+    }
+    let replayed = replies
+        .iter()
+        .filter(|r| r.header("idempotent-replayed") == Some("true"))
+        .count();
+    assert_eq!(replayed, 11, "{replies:#?}");
+    assert_eq!(support::balance(&kit, &main).await, "75.50");
+    let report = kit.assert_ledger_balances().await;
+    assert_eq!(report.journal_entries, 1);
+}
+
 async fn production_has_no_simulation(kind: StoreKind) {
     let kit = TestKit::start(kind, Config::new(Environment::Production)).await;
     let token = kit.integration_token().await;
@@ -481,4 +519,4 @@ on_both_stores!(
     the_largest_amounts_add_up_exactly,
     a_credit_to_an_account_closed_meanwhile_is_refused,
 );
-on_both_stores!(kind: production_has_no_simulation);
+on_both_stores!(kind: production_has_no_simulation, one_credit_key_sent_at_once_credits_once);

@@ -35,7 +35,9 @@ use crate::provider::CoreBanking;
 pub(crate) use checks::check_recipient;
 pub(crate) use limits::{count_toward_daily_limit, uncount};
 pub use listing::{fetch_transfers, get_transfer};
-pub(crate) use postings::{credit_recipient, destination_postings, lock_heads, payer};
+pub(crate) use postings::{
+    credit_recipient, destination_postings, lock_heads, move_money, payer, Opening,
+};
 pub use status::{ApprovalState, Move, TransferStatus};
 pub(crate) use views::status as stored_status;
 pub use views::{find, Lookup};

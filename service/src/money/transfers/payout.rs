@@ -330,7 +330,6 @@ async fn write(
         payout.held,
     );
     let opening = Opening {
-        source: &payout.source,
         business_id,
         recipient_business: kobo_beneficiary.map(|(_, business)| business.as_str()),
         receiving: payout.recipient().map(|(account, _)| account),
@@ -338,7 +337,7 @@ async fn write(
         daily: (!payout.held).then_some((payout.amount.get(), payout.settings.daily_limit)),
         entry: &entry,
     };
-    let heads = open(tx, &opening, context.clock.now()).await?;
+    let heads = open(tx, &payout.source, &opening, context.clock.now()).await?;
     let head = heads.source;
     let day = fees::lagos_day(head.posted_at);
     let plan = Plan {

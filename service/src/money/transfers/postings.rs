@@ -82,33 +82,50 @@ impl Heads {
     }
 }
 
-/// What a payout moves before its rows are written ([`open`]).
-pub(super) struct Opening<'a> {
-    pub(super) source: &'a AccountRow,
-    pub(super) business_id: &'a str,
+/// What a posting moves before its rows are written ([`move_money`]): a payout's, or an
+/// inbound credit's.
+pub(crate) struct Opening<'a> {
+    /// The business that posts the entry (a payout's source).
+    pub(crate) business_id: &'a str,
     /// The business of an intra-bank beneficiary, whose head is taken too.
-    pub(super) recipient_business: Option<&'a str>,
-    /// The Kobo account credited now (intra-bank, not held): read before its row was locked,
-    /// it must still be active when its balance moves.
-    pub(super) receiving: Option<&'a AccountRow>,
-    pub(super) source_places: u32,
+    pub(crate) recipient_business: Option<&'a str>,
+    /// The Kobo account credited now (an intra-bank payout not held, an inbound credit): read
+    /// before its row was locked, it must still be active when its balance moves.
+    pub(crate) receiving: Option<&'a AccountRow>,
+    /// The places the posting business takes in its ledger (one per transaction it lists).
+    pub(crate) source_places: u32,
     /// `(amount, limit)` counted toward the business's daily total; `None` for a hold (its
-    /// approval counts it).
-    pub(super) daily: Option<(i64, i64)>,
-    pub(super) entry: &'a Entry<'a>,
+    /// approval counts it) and for money coming in.
+    pub(crate) daily: Option<(i64, i64)>,
+    pub(crate) entry: &'a Entry<'a>,
 }
 
-/// A payout's first writes: its heads taken ([`lock_heads`]), its amount counted toward the
-/// daily limit on the Lagos day of its first place, its balances moved at that place's time.
-/// One statement on PostgreSQL (the heads are locked for two round trips fewer); one statement
-/// a step on SQLite. Refused with nothing to keep (the caller rolls back): `83` over the daily
-/// limit, for want of funds or when the recipient cannot hold the amount; `48` when the
-/// source is no longer active.
+/// A payout's first writes ([`move_money`]). Refused with nothing to keep (the caller rolls
+/// back): `83` over the daily limit, for want of funds or when the recipient cannot hold the
+/// amount or no longer receives; `48` when the source is no longer active.
 pub(super) async fn open(
     tx: &mut Tx,
+    source: &AccountRow,
     opening: &Opening<'_>,
     now: DateTime<Utc>,
 ) -> Result<Heads, Error> {
+    let (heads, moved) = move_money(tx, opening, now).await?;
+    match moved {
+        Ok(()) => Ok(heads),
+        Err(refusal) => Err(refusal_of(refusal, source, opening.receiving)),
+    }
+}
+
+/// A posting's first writes: its heads taken ([`lock_heads`]), a payout's amount counted
+/// toward the daily limit on the Lagos day of its first place, its balances moved at that
+/// place's time. One statement on PostgreSQL (the heads are locked for two round trips
+/// fewer); one statement a step on SQLite. `83` over the daily limit; an account that refused
+/// its change as [`Refusal`] (nothing moved: the caller rolls back).
+pub(crate) async fn move_money(
+    tx: &mut Tx,
+    opening: &Opening<'_>,
+    now: DateTime<Utc>,
+) -> Result<Opened, Error> {
     let order = head_order(
         opening.business_id,
         opening.recipient_business,
@@ -120,18 +137,14 @@ pub(super) async fn open(
     if let Some(recipient) = opening.receiving {
         changes = changes.receiving(&recipient.id);
     }
-    let (heads, moved) = match open_in_one(tx, opening, &order, &changes, now).await? {
-        Some(opened) => opened,
-        None => open_in_steps(tx, opening, &order, &changes, now).await?,
-    };
-    match moved {
-        Ok(()) => Ok(heads),
-        Err(refusal) => Err(refusal_of(refusal, opening)),
+    match open_in_one(tx, opening, &order, &changes, now).await? {
+        Some(opened) => Ok(opened),
+        None => open_in_steps(tx, opening, &order, &changes, now).await,
     }
 }
 
 /// The heads taken and the balances moved, or why an account refused.
-type Opened = (Heads, Result<(), Refusal>);
+pub(crate) type Opened = (Heads, Result<(), Refusal>);
 
 /// [`open`] as one statement (`datastore::ledger::advance_and_move`); `None` where the store
 /// takes the steps one by one (SQLite).
@@ -321,14 +334,14 @@ pub(super) fn execute(
 
 /// How the ledger's refusal of a transfer's entry is answered: a recipient that is no longer
 /// active as [`check_recipient`] answers it before the transfer.
-fn refusal_of(refusal: Refusal, opening: &Opening<'_>) -> Error {
-    let source_account_number = &opening.source.account_number;
+fn refusal_of(refusal: Refusal, source: &AccountRow, receiving: Option<&AccountRow>) -> Error {
+    let source_account_number = &source.account_number;
     match refusal {
         Refusal::InsufficientFunds { .. } => refused(format!(
             "Insufficient funds in account {source_account_number}"
         )),
         Refusal::BalanceLimit { .. } => refused("The beneficiary account cannot hold this amount"),
-        Refusal::Inactive { account_id, status } => match opening.receiving {
+        Refusal::Inactive { account_id, status } => match receiving {
             Some(recipient) if recipient.id == account_id => refused(format!(
                 "Account {} cannot receive funds: it is {status}",
                 recipient.account_number
