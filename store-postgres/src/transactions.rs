@@ -7,7 +7,7 @@ use crate::logs::contains_pattern;
 use crate::Pool;
 use crate::{id, Conn, StoreError, Tx};
 pub use kobo_store::transactions::{
-    Filters, Listing, NewTransaction, Originator, TransactionRow, Window,
+    Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
 };
 
 /// Writes `new` (and its settlement when it is one) as a write of `batch`.
@@ -28,16 +28,18 @@ pub async fn set_status(tx: &mut Tx, id: &str, status: &str) -> Result<(), Store
     Ok(())
 }
 
-/// The credit booked for NIP session `session_id`, if one was: its id.
+/// The credit booked for NIP session `session_id`, if one was.
 pub async fn credit_of_session(
     conn: impl Into<Conn<'_>>,
     session_id: &str,
-) -> Result<Option<String>, StoreError> {
+) -> Result<Option<SessionCredit>, StoreError> {
     conn.into()
         .run(async |conn| {
-            Ok(sqlx::query_scalar!(
-                r#"SELECT id::text AS "id!" FROM transactions
-                   WHERE session_id = $1 AND transaction_type = 'credit'"#,
+            Ok(sqlx::query_as!(
+                SessionCredit,
+                r#"SELECT t.id::text AS "id!", a.account_number, t.amount FROM transactions t
+                   JOIN accounts a ON a.id = t.account_id
+                   WHERE t.session_id = $1 AND t.transaction_type = 'credit'"#,
                 session_id
             )
             .fetch_optional(&mut *conn)

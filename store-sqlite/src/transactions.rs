@@ -8,7 +8,7 @@ use crate::{
     contains_pattern, first_rows, on, timestamp, uuid, Conn, Store, StoreError, Tx, NO_TIME_BOUND,
 };
 pub use kobo_store::transactions::{
-    Filters, Listing, NewTransaction, Originator, TransactionRow, Window,
+    Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
 };
 
 /// Writes `new` (and its settlement when it is one) as a write of `batch`.
@@ -86,14 +86,16 @@ pub async fn set_status(tx: &mut Tx, id: &str, status: &str) -> Result<(), Store
     Ok(())
 }
 
-/// The credit booked for NIP session `session_id`, if one was: its id.
+/// The credit booked for NIP session `session_id`, if one was.
 pub async fn credit_of_session(
     conn: impl Into<Conn<'_>>,
     session_id: &str,
-) -> Result<Option<String>, StoreError> {
-    let query = sqlx::query_scalar!(
-        "SELECT id AS \"id!\" FROM transactions
-         WHERE session_id = ?1 AND transaction_type = 'credit'",
+) -> Result<Option<SessionCredit>, StoreError> {
+    let query = sqlx::query_as!(
+        SessionCredit,
+        r#"SELECT t.id AS "id!", a.account_number, t.amount FROM transactions t
+           JOIN accounts a ON a.id = t.account_id
+           WHERE t.session_id = ?1 AND t.transaction_type = 'credit'"#,
         session_id
     );
     Ok(on!(conn, query, fetch_optional)?)

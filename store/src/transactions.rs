@@ -57,6 +57,16 @@ pub struct TransactionRow {
 }
 
 /// Which rows a list reads: every transaction, or the settled collections.
+/// The credit booked for a NIP session: what a notification of the same session must repeat.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionCredit {
+    pub id: String,
+    /// The credited account's number.
+    pub account_number: String,
+    /// Kobo.
+    pub amount: i64,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Listing {
     Transactions,

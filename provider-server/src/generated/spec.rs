@@ -995,7 +995,11 @@ x-webhooks:
       description: |
         Sent by the provider to Kobo's notification URL when NIP credits an account Kobo holds,
         signed as the conventions say, and sent again until Kobo answers 2xx. Kobo books each
-        `session_id` once: a notification sent again is acknowledged and books nothing.
+        `session_id` once: a notification sent again is acknowledged and books nothing. One that
+        names a booked `session_id` with another `beneficiary_account_number` or `amount` is a
+        discrepancy, not a repeat: Kobo answers `409` with both sides and books nothing, and the
+        provider keeps it for an operator, as it does an account that cannot receive (`409`) or
+        one Kobo does not hold (`404`).
       parameters:
         - $ref: '#/components/parameters/WebhookIdHeader'
         - $ref: '#/components/parameters/WebhookTimestampHeader'
@@ -2974,7 +2978,7 @@ pub const OPENAPI_JSON: &str = r##"{
       "post": {
         "operationId": "inbound_credit_webhook",
         "summary": "An inbound NIP credit into an account Kobo holds",
-        "description": "Sent by the provider to Kobo's notification URL when NIP credits an account Kobo holds,\nsigned as the conventions say, and sent again until Kobo answers 2xx. Kobo books each\n`session_id` once: a notification sent again is acknowledged and books nothing.\n",
+        "description": "Sent by the provider to Kobo's notification URL when NIP credits an account Kobo holds,\nsigned as the conventions say, and sent again until Kobo answers 2xx. Kobo books each\n`session_id` once: a notification sent again is acknowledged and books nothing. One that\nnames a booked `session_id` with another `beneficiary_account_number` or `amount` is a\ndiscrepancy, not a repeat: Kobo answers `409` with both sides and books nothing, and the\nprovider keeps it for an operator, as it does an account that cannot receive (`409`) or\none Kobo does not hold (`404`).\n",
         "parameters": [
           {
             "$ref": "#/components/parameters/WebhookIdHeader"

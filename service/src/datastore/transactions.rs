@@ -4,7 +4,7 @@
 use super::batch::{Batch, Write};
 use super::{dispatch, Conn, Store, StoreError, Tx};
 pub use kobo_store::transactions::{
-    Filters, Listing, NewTransaction, Originator, TransactionRow, Window,
+    Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
 };
 
 /// Changes the status of transaction `id` (`pending` becoming `success`, `reversed` or
@@ -13,11 +13,11 @@ pub async fn set_status(tx: &mut Tx, id: &str, status: &str) -> Result<(), Store
     dispatch!(tx.on(), transactions::set_status(id, status))
 }
 
-/// The credit booked for NIP session `session_id`, if one was: its id.
+/// The credit booked for NIP session `session_id`, if one was.
 pub async fn credit_of_session(
     conn: impl Into<Conn<'_>>,
     session_id: &str,
-) -> Result<Option<String>, StoreError> {
+) -> Result<Option<SessionCredit>, StoreError> {
     dispatch!(
         conn.into().on(),
         transactions::credit_of_session(session_id)

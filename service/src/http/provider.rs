@@ -6,8 +6,9 @@
 //! clock or a wrong signature is `401`). The body is read as the document's `InboundCredit`
 //! (`400` otherwise), then booked once per NIP session (`money::inbound::book_notified`):
 //! `200` whether booked now or before, so the provider stops sending it. An account Kobo
-//! does not hold is `404`, one that cannot receive `409`: the provider keeps the notification
-//! and sends it again, for an operator to see. A database that cannot be reached is `503`.
+//! does not hold is `404`; one that cannot receive, or a session booked before with another
+//! account or amount, `409`: the provider keeps the notification and sends it again, for an
+//! operator to see. A database that cannot be reached is `503`.
 
 use std::sync::Arc;
 

@@ -11,6 +11,7 @@ use generated_server::models::{self, AuditAction};
 use generated_server::ResponseCode;
 
 use crate::datastore::batch::{self, Batch};
+use crate::datastore::transactions::SessionCredit;
 use crate::datastore::Conn;
 use crate::error::Error;
 use crate::kernel::clock::Clock;
@@ -18,7 +19,7 @@ use crate::kernel::config::{Config, Environment};
 use crate::kernel::store::{Store, Tx};
 use crate::kernel::text;
 use crate::money::accounts::{find_by_number, AccountRow};
-use crate::money::amount::Kobo;
+use crate::money::amount::{amount_text, Kobo};
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
 use crate::money::nuban;
 use crate::money::transactions::{self, NewTransaction, Originator};
@@ -308,7 +309,8 @@ pub enum Booked {
 
 /// Books an inbound NIP credit the provider notified, into whichever business holds
 /// `credit.account_number`, once per NIP session (`credit.session_id`, required): a session
-/// booked before is [`Booked::Before`]. Two notifications of one session at once: the unique
+/// booked before with the same account and amount is [`Booked::Before`], with another `48`
+/// (nothing written). Two notifications of one session at once: the unique
 /// index refuses the second, which looks again once the first has committed (on SQLite both may
 /// be in one group commit, so it waits for it, a few times at most). Refused with nothing
 /// written: `44` no such account, `48` an account that cannot receive.
@@ -325,8 +327,10 @@ pub async fn book_notified(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        if let Some(id) = crate::datastore::transactions::credit_of_session(store, session).await? {
-            return Ok(Booked::Before(id));
+        if let Some(booked) =
+            crate::datastore::transactions::credit_of_session(store, session).await?
+        {
+            return same_credit(session, &booked, credit).map(|()| Booked::Before(booked.id));
         }
         match book_once(store, clock, credit).await {
             Ok(id) => return Ok(Booked::Now(id)),
@@ -336,6 +340,24 @@ pub async fn book_notified(
             Err(error) => return Err(error),
         }
     }
+}
+
+/// A notification of a session booked before must name the same account and amount: another
+/// is not a repeat but a discrepancy (a session id reused, or a credit altered), answered `48`
+/// with both sides for an operator, and never acknowledged as booked.
+fn same_credit(session: &str, booked: &SessionCredit, credit: &InboundCredit) -> Result<(), Error> {
+    if booked.account_number == credit.account_number && booked.amount == credit.amount.get() {
+        return Ok(());
+    }
+    Err(Error::new(ResponseCode::InvalidState).with_message(format!(
+        "NIP session {session} was booked as {} ({} to account {}); this notification says {} \
+         to account {}",
+        booked.id,
+        amount_text(i128::from(booked.amount)),
+        booked.account_number,
+        amount_text(i128::from(credit.amount.get())),
+        credit.account_number
+    )))
 }
 
 /// [`book_notified`]'s one attempt: the account (read, and seen active, before the

@@ -441,8 +441,10 @@ fn kobo_runs_the_transfer_story_on_kobo_provider_over_http() {
     assert_eq!(booked[0]["amount"], "150.50", "{booked:?}");
     assert_eq!(booked[0]["transaction_type"], "credit", "{booked:?}");
 
-    // The same notification again, and a forged one: booked once, the forgery refused.
-    let body = serde_json::json!({
+    // The same notification again, and a forged one: booked once, the forgery refused; the
+    // session again with another amount, a discrepancy: `409`, nothing booked.
+    let notification = |amount: &str| {
+        serde_json::json!({
         "session_id": session_id,
         "originator_institution_code": "000013",
         "originator_account_number": "0123456788",
@@ -450,13 +452,15 @@ fn kobo_runs_the_transfer_story_on_kobo_provider_over_http() {
         "beneficiary_account_number": "2000000011",
         "narration": "Order 2077",
         "payment_reference": "SIM-AGAIN",
-        "amount": "150.50",
+        "amount": amount,
         "credited_at": "2026-11-27T10:00:00Z",
-    })
-    .to_string();
+        })
+        .to_string()
+    };
+    let body = notification("150.50");
     let key = signing::key_of(&simulator.secret).unwrap();
     let now = chrono::Utc::now().timestamp();
-    let send = |signature: String| {
+    let send = |body: &str, signature: String| {
         Command::new("curl")
             .args([
                 "-s",
@@ -476,17 +480,20 @@ fn kobo_runs_the_transfer_story_on_kobo_provider_over_http() {
             ])
             .args(["-H", &format!("webhook-timestamp: {now}")])
             .args(["-H", &format!("webhook-signature: {signature}")])
-            .args(["-d", &body])
+            .args(["-d", body])
             .output()
             .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
             .unwrap()
     };
-    let signed = signing::signature_header(&[key], "again-1", now, body.as_bytes());
-    assert_eq!(send(signed.clone()), "200");
-    assert_eq!(send(signed), "200");
+    let signed = signing::signature_header(&[key.clone()], "again-1", now, body.as_bytes());
+    assert_eq!(send(&body, signed.clone()), "200");
+    assert_eq!(send(&body, signed), "200");
     let forged =
         signing::signature_header(&[b"another key".to_vec()], "again-1", now, body.as_bytes());
-    assert_eq!(send(forged), "401");
+    assert_eq!(send(&body, forged), "401");
+    let altered = notification("1500.50");
+    let signed = signing::signature_header(&[key], "again-1", now, altered.as_bytes());
+    assert_eq!(send(&altered, signed), "409");
     assert_eq!(credits_of_session().len(), 1, "booked once");
 
     drop(simulator);

@@ -311,6 +311,67 @@ async fn one_credit_key_sent_at_once_credits_once(kind: StoreKind) {
     assert_eq!(report.journal_entries, 1);
 }
 
+/// A NIP session booked before, notified again with another amount or into another account,
+/// is a discrepancy, not a repeat: refused `48` with both sides, nothing booked, never
+/// acknowledged as booked (it used to be: the second credit was silently dropped). The same
+/// notification again is still the booked one.
+async fn a_booked_session_notified_with_other_money_is_refused(kit: TestKit) {
+    use kobo::money::amount::Kobo;
+    use kobo::money::inbound::{book_notified, Booked, InboundCredit};
+    use kobo::money::transactions::Originator;
+    let token = kit.integration_token().await;
+    let number = customer(&kit, &token, "22212345678").await;
+    let main = kit.business.main_account_number.clone();
+    let credit = InboundCredit {
+        session_id: Some("000013261127101500123456789099".into()),
+        account_number: number.clone(),
+        amount: Kobo::parse("150.50").unwrap(),
+        narration: "Order 2078".into(),
+        originator: Originator {
+            account_number: "0123456788".into(),
+            account_name: "Emeka Nwosu".into(),
+            bank_code: "000013".into(),
+            bank_name: "Guaranty Trust Bank".into(),
+        },
+        environment: Environment::Sandbox,
+    };
+    let Booked::Now(id) = book_notified(&kit.store, &kit.clock, &credit)
+        .await
+        .unwrap()
+    else {
+        panic!("the first notification books the credit");
+    };
+    let more = InboundCredit {
+        amount: Kobo::parse("1500.50").unwrap(),
+        ..credit.clone()
+    };
+    let elsewhere = InboundCredit {
+        account_number: main.clone(),
+        ..credit.clone()
+    };
+    for other in [&more, &elsewhere] {
+        let refused = book_notified(&kit.store, &kit.clock, other)
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), ResponseCode::InvalidState);
+        let message = refused.message();
+        assert!(
+            message.contains(&id) && message.contains("150.50") && message.contains(&number),
+            "{message}"
+        );
+    }
+    assert_eq!(
+        book_notified(&kit.store, &kit.clock, &credit)
+            .await
+            .unwrap(),
+        Booked::Before(id)
+    );
+    assert_eq!(support::balance(&kit, &number).await, "150.50");
+    assert_eq!(support::balance(&kit, &main).await, "0.00");
+    let report = kit.assert_ledger_balances().await;
+    assert_eq!(report.journal_entries, 1);
+}
+
 async fn production_has_no_simulation(kind: StoreKind) {
     let kit = TestKit::start(kind, Config::new(Environment::Production)).await;
     let token = kit.integration_token().await;
@@ -518,5 +579,6 @@ on_both_stores!(
     bad_credits_are_refused,
     the_largest_amounts_add_up_exactly,
     a_credit_to_an_account_closed_meanwhile_is_refused,
+    a_booked_session_notified_with_other_money_is_refused,
 );
 on_both_stores!(kind: production_has_no_simulation, one_credit_key_sent_at_once_credits_once);
