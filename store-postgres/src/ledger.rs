@@ -50,9 +50,12 @@ pub async fn advance_heads(
 /// A payout's first statement, one round trip for what were three: advances the heads as
 /// [`advance_heads`] does, then counts the amount toward the source business's daily total
 /// and moves the balances as `daily_totals::add_within` and `accounts::apply_balance_changes`
-/// do, at the time of the source's first place (and on its Lagos day). The locks are taken in
-/// the ledger's order: the heads (in the order given), the daily total, the accounts. When the
-/// daily total refuses the amount no balance moves. The caller rolls back on any refusal.
+/// do, at the time of the source's first place (and on its Lagos day), within the business's
+/// daily limit and, when money leaves it, while it is active, both read in the statement under
+/// a share lock on the business (`Money::business_must_be_active`). The locks are taken in the
+/// ledger's order: the heads (in the order given), the business, the daily total, the
+/// accounts. When the business is inactive or the daily total refuses the amount no balance
+/// moves. The caller rolls back on any refusal.
 ///
 /// Every head has its microseconds (migration 0017), so the times are computed here.
 pub async fn advance_and_move(
@@ -77,10 +80,11 @@ pub async fn advance_and_move(
         .iter()
         .map(|change| change.must_be_active)
         .collect();
-    let (daily_amount, daily_limit) = money.daily.unzip();
-    // `place` aggregates every head, so all are locked before the daily total and the
-    // accounts; `moved` asks `daily` first (its `EXISTS` is evaluated before a row is locked).
-    // The Lagos day: UTC+1, no daylight saving, as `fees::lagos_day`.
+    // `place` aggregates every head, so all are locked before the business, the daily total
+    // and the accounts; `business` is read after `place` (it joins it), under a share lock that
+    // a deactivation or a new limit waits for (and that waits for them, then reads what they
+    // committed); `moved` asks `business` and `daily` first (evaluated before a row is
+    // locked). The Lagos day: UTC+1, no daylight saving, as `fees::lagos_day`.
     let rows = sqlx::query!(
         r#"WITH heads AS (
            INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at, last_posted_micros)
@@ -101,13 +105,21 @@ pub async fn advance_and_move(
                    FILTER (WHERE business_id = $5::uuid) AS micros
                  FROM heads) s
          ),
+         business AS MATERIALIZED (
+           SELECT b.status = 'active' AS active,
+             COALESCE(b.daily_transfer_limit, $8::bigint) AS daily_limit
+           FROM businesses b, place p
+           WHERE b.id = $5::uuid AND ($13::boolean OR $7::bigint IS NOT NULL)
+           FOR SHARE OF b
+         ),
          daily AS (
            INSERT INTO daily_transfer_totals (business_id, day, amount)
-           SELECT $5::uuid, p.day, $7::bigint FROM place p
-           WHERE $7::bigint IS NOT NULL AND $7::bigint <= $8::bigint
+           SELECT $5::uuid, p.day, $7::bigint FROM place p, business b
+           WHERE $7::bigint IS NOT NULL AND b.active AND $7::bigint <= b.daily_limit
            ON CONFLICT (business_id, day) DO UPDATE
              SET amount = daily_transfer_totals.amount + excluded.amount
-             WHERE daily_transfer_totals.amount + excluded.amount <= $8::bigint
+             WHERE daily_transfer_totals.amount + excluded.amount
+               <= (SELECT daily_limit FROM business)
            RETURNING 1
          ),
          moved AS (
@@ -117,11 +129,14 @@ pub async fn advance_and_move(
              place p
            WHERE a.id = c.id AND a.balance + c.amount >= 0 AND a.balance + c.amount <= $12
              AND (a.status = 'active' OR NOT c.must_be_active)
+             AND (NOT $13::boolean OR EXISTS (SELECT 1 FROM business WHERE active))
              AND ($7::bigint IS NULL OR EXISTS (SELECT 1 FROM daily))
            RETURNING a.id
          )
          SELECT h.business_id::text AS "business_id!", h.last_sequence AS "last_sequence!",
            h.last_posted_micros, h.last_posted_at AS "last_posted_at!",
+           (SELECT active FROM business) AS business_active,
+           (SELECT daily_limit FROM business) AS business_daily_limit,
            ($7::bigint IS NULL OR EXISTS (SELECT 1 FROM daily)) AS "counted!",
            (SELECT array_agg(id) FROM moved) AS moved
          FROM heads h"#,
@@ -131,16 +146,22 @@ pub async fn advance_and_move(
         &places,
         id(money.business_id),
         money.places,
-        daily_amount,
-        daily_limit,
+        money.daily,
+        money.default_daily_limit,
         &accounts,
         &amounts,
         &must_be_active,
-        money.max_balance
+        money.max_balance,
+        money.business_must_be_active
     )
     .fetch_all(&mut **tx)
     .await?;
     let counted = rows.first().is_some_and(|row| row.counted);
+    let business = rows.first().and_then(|row| {
+        money
+            .business_must_be_active
+            .then_some((row.business_active?, row.business_daily_limit?))
+    });
     let moved = rows
         .first()
         .and_then(|row| row.moved.clone())
@@ -155,6 +176,7 @@ pub async fn advance_and_move(
                 last_posted_at: row.last_posted_at,
             })
             .collect(),
+        business,
         counted,
         moved: crate::text_ids(moved),
     })

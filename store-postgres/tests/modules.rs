@@ -1238,7 +1238,8 @@ async fn members_are_listed_in_every_order() {
 /// A payout's first statement (`ledger::advance_and_move`) does what its three steps did: the
 /// head's places and times, the daily total on the Lagos day of the first place (not of the
 /// clock, when the clock is behind the head), the balances at that time; a total over the
-/// limit moves no balance; an account that cannot take its change is left out of `moved`.
+/// limit moves no balance; an account that cannot take its change is left out of `moved`; an
+/// inactive business moves nothing.
 #[tokio::test]
 async fn a_payouts_first_statement_takes_its_places_counts_and_moves() {
     let db = TestDb::migrated().await;
@@ -1268,10 +1269,13 @@ async fn a_payouts_first_statement_takes_its_places_counts_and_moves() {
             },
         ]
     };
-    let money = |changes, daily| ledger::Money {
+    // `(amount, limit)`: the business has no limit of its own, so the default is its limit.
+    let money = |changes, daily: Option<(i64, i64)>| ledger::Money {
         business_id: &w.business_id,
         places: 2,
-        daily,
+        daily: daily.map(|(amount, _)| amount),
+        default_daily_limit: daily.map_or(0, |(_, limit)| limit),
+        business_must_be_active: true,
         changes,
         max_balance: i64::MAX,
     };
@@ -1310,6 +1314,7 @@ async fn a_payouts_first_statement_takes_its_places_counts_and_moves() {
     tx.commit().await.unwrap();
     assert_eq!(done.heads.len(), 1);
     assert_eq!(done.heads[0].last_sequence, 2);
+    assert_eq!(done.business, Some((true, 1_000)));
     assert_eq!(
         done.heads[0].last_posted_micros,
         Some(first.timestamp_micros() + 1)
@@ -1377,5 +1382,27 @@ async fn a_payouts_first_statement_takes_its_places_counts_and_moves() {
     assert_eq!(done.moved, std::slice::from_ref(&w.current_id));
     tx.rollback().await.unwrap();
     assert_eq!(balance(&w.main_id).await.0, 100);
+
+    // The business deactivated: read (under its share lock) as it now is, nothing counted
+    // and no balance moved.
+    sqlx::query("UPDATE businesses SET status = 'inactive' WHERE id = $1::uuid")
+        .bind(&w.business_id)
+        .execute(db.pool.inner())
+        .await
+        .unwrap();
+    let changes = pay(50);
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    let done = ledger::advance_and_move(
+        &mut tx,
+        &businesses,
+        second,
+        &money(&changes, Some((50, 1_000))),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.business, Some((false, 1_000)));
+    assert!(!done.counted);
+    assert!(done.moved.is_empty());
+    tx.rollback().await.unwrap();
     db.finish().await;
 }

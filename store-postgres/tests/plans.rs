@@ -384,8 +384,8 @@ async fn payout_plan(db: &TestDb, settings: &str, parts: &[&str]) -> String {
 /// A payout's two statements in its transaction, the ledger's (heads, daily total, balances)
 /// and the batch's, run on the plan each connection keeps (`PAYOUT_PLANS`): never planned
 /// again, so it must be right at every size. On a freshly migrated database, where the planner
-/// would rather scan the small tables, they read `accounts` and `webhook_configurations` by
-/// index only; without `enable_seqscan = off` the same kept plans scan them whole, and would go
+/// would rather scan the small tables, they read `accounts`, `businesses` and
+/// `webhook_configurations` by index only; without `enable_seqscan = off` the same kept plans scan them whole, and would go
 /// on scanning them as they grow.
 #[tokio::test]
 async fn a_payouts_statements_keep_plans_that_read_by_index() {
@@ -403,6 +403,10 @@ async fn a_payouts_statements_keep_plans_that_read_by_index() {
         (
             " on webhook_configurations ",
             "Index Scan using webhook_configurations_business_id_key on webhook_configurations ",
+        ),
+        (
+            " on businesses b ",
+            "Index Scan using businesses_pkey on businesses b ",
         ),
         (
             " on idempotency_keys k ",

@@ -21,9 +21,16 @@ pub struct Money<'a> {
     pub business_id: &'a str,
     /// The places that business takes: its first is `last_sequence - places + 1`.
     pub places: i64,
-    /// `(amount, limit)` to count toward the business's total of the Lagos day of its first
-    /// place; `None` when nothing counts (a held transfer).
-    pub daily: Option<(i64, i64)>,
+    /// The amount to count toward the business's total of the Lagos day of its first place,
+    /// within its daily limit as it stands (read under a share lock in the statement); `None`
+    /// when nothing counts (a held transfer, money coming in).
+    pub daily: Option<i64>,
+    /// The limit of a business that has none of its own.
+    pub default_daily_limit: i64,
+    /// Whether the business must be active (money leaving it): its status is read under a
+    /// share lock in the statement, so a deactivation waits for the posting's commit, or the
+    /// posting sees it.
+    pub business_must_be_active: bool,
     /// The balance changes, each kept within zero and `max_balance`, an account that must be
     /// active (`BalanceChange::must_be_active`) active.
     pub changes: &'a [crate::accounts::BalanceChange<'a>],
@@ -31,10 +38,13 @@ pub struct Money<'a> {
 }
 
 /// The heads as advanced, whether the daily total took the amount, and the accounts moved
-/// (none when the daily total refused it).
+/// (none when the business was inactive or the daily total refused it).
 #[derive(Clone, Debug)]
 pub struct HeadsAndMoney {
     pub heads: Vec<AdvancedHead>,
+    /// The business as the statement read it, when it had to be active: `(active, daily
+    /// limit)`.
+    pub business: Option<(bool, i64)>,
     pub counted: bool,
     pub moved: Vec<String>,
 }

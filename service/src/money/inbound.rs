@@ -236,6 +236,8 @@ pub async fn post_credit_into(
         receiving: Some(account),
         source_places: 1,
         daily: None,
+        default_daily_limit: 0,
+        business_must_be_active: false,
         entry: &entry,
     };
     let (heads, moved) = transfers::move_money(tx, &opening, now).await?;

@@ -593,6 +593,7 @@ on_both_stores!(
     a_reversed_transfer_gives_its_room_back_under_the_daily_limit,
     a_debit_of_an_account_blocked_meanwhile_is_refused,
     a_payout_to_an_account_closed_meanwhile_is_refused,
+    a_payout_its_business_changed_under_is_refused,
     a_head_from_before_its_microsecond_clock_keeps_its_order,
     a_payouts_answer_is_what_every_later_read_finds,
 );
@@ -870,6 +871,55 @@ async fn a_payout_to_an_account_closed_meanwhile_is_refused(kit: TestKit) {
     assert!(message.contains("cannot receive funds"), "{message}");
     assert_eq!(balance(&kit, &to).await, "0.00");
     assert_eq!(balance(&kit, "1000000014").await, "1000.00");
+    kit.assert_ledger_balances().await;
+}
+
+/// A payout needs its business active, and within its daily limit as it stands, when the
+/// money moves, not only when the payout read them: a deactivation or a lower limit committed
+/// in between (while the payout waited for the business's row, or for SQLite's writer)
+/// refuses it, and nothing moves. Money used to leave a business after the operator's
+/// deactivation had returned, and a limit lowered meanwhile was passed.
+async fn a_payout_its_business_changed_under_is_refused(kit: TestKit) {
+    let token = kit.integration_token().await;
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    kit.credit(&token, "1000000014", "100000").await;
+    let to = other.main_account_number.clone();
+    let changes = [
+        (
+            "UPDATE businesses SET daily_transfer_limit = 100000 WHERE id = $1",
+            "5000",
+            ResponseCode::ProviderError,
+        ),
+        (
+            "UPDATE businesses SET status = 'inactive' WHERE id = $1",
+            "30",
+            ResponseCode::BusinessInactive,
+        ),
+    ];
+    for (n, (change, amount, refused)) in changes.into_iter().enumerate() {
+        let mut payout = body(&to, "Lagos Fresh Produce Ltd", "090823", amount, "");
+        payout.as_object_mut().unwrap().remove("otp");
+        let call = Call::new(Operation::FundsTransferApi.path(), Some(&token), payout)
+            .header("idempotency-key", format!("changed-meanwhile-{n}"));
+        let mut changing = kit.store.begin().await.unwrap();
+        kit.sql(change)
+            .bind(&kit.business.business_id)
+            .execute_in(&mut changing)
+            .await;
+        let (reply, ()) = tokio::join!(kit.send(call), async {
+            support::until_a_statement_waits(&kit).await;
+            changing.commit().await.unwrap();
+        });
+        reply.expect(refused);
+        assert_eq!(balance(&kit, "1000000014").await, "100000.00", "{change}");
+        assert_eq!(balance(&kit, &to).await, "0.00", "{change}");
+        kit.sql("UPDATE businesses SET status = 'active' WHERE id = $1")
+            .bind(&kit.business.business_id)
+            .execute()
+            .await;
+    }
     kit.assert_ledger_balances().await;
 }
 

@@ -334,7 +334,9 @@ async fn write(
         recipient_business: kobo_beneficiary.map(|(_, business)| business.as_str()),
         receiving: payout.recipient().map(|(account, _)| account),
         source_places: payout.places(),
-        daily: (!payout.held).then_some((payout.amount.get(), payout.settings.daily_limit)),
+        daily: (!payout.held).then_some(payout.amount.get()),
+        default_daily_limit: context.policy.default_daily_limit,
+        business_must_be_active: true,
         entry: &entry,
     };
     let heads = open(tx, &payout.source, &opening, context.clock.now()).await?;

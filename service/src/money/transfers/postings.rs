@@ -9,6 +9,7 @@ use super::checks::*;
 use super::limits::{count_toward_daily_limit, over_daily_limit};
 use crate::datastore;
 use crate::datastore::batch::Batch;
+use crate::datastore::businesses;
 use crate::datastore::ledger::Money;
 use crate::error::Error;
 use crate::kernel::config::Environment;
@@ -94,9 +95,15 @@ pub(crate) struct Opening<'a> {
     pub(crate) receiving: Option<&'a AccountRow>,
     /// The places the posting business takes in its ledger (one per transaction it lists).
     pub(crate) source_places: u32,
-    /// `(amount, limit)` counted toward the business's daily total; `None` for a hold (its
-    /// approval counts it) and for money coming in.
-    pub(crate) daily: Option<(i64, i64)>,
+    /// The amount counted toward the business's daily total, within its limit as it stands
+    /// when the money moves; `None` for a hold (its approval counts it) and for money coming
+    /// in.
+    pub(crate) daily: Option<i64>,
+    /// The limit of a business that has none of its own (`TransferPolicy`).
+    pub(crate) default_daily_limit: i64,
+    /// Money leaves the business: it must be active when the money moves (`60` otherwise),
+    /// however it was when the request was read.
+    pub(crate) business_must_be_active: bool,
     pub(crate) entry: &'a Entry<'a>,
 }
 
@@ -167,6 +174,8 @@ async fn open_in_one(
         business_id,
         places: source_places,
         daily: opening.daily,
+        default_daily_limit: opening.default_daily_limit,
+        business_must_be_active: opening.business_must_be_active,
         changes: &balance_changes,
         max_balance: MAX_BALANCE,
     };
@@ -181,8 +190,13 @@ async fn open_in_one(
         })?);
     }
     let heads = Heads::of(business_id, order, &heads);
+    if let Some((false, _)) = done.business {
+        return Err(Error::new(ResponseCode::BusinessInactive));
+    }
     if !done.counted {
-        let (_, limit) = opening.daily.unwrap_or_default();
+        let limit = done
+            .business
+            .map_or(opening.default_daily_limit, |(_, limit)| limit);
         let day = fees::lagos_day(heads.source.posted_at);
         return Err(over_daily_limit(tx, business_id, &day, limit).await?);
     }
@@ -190,7 +204,9 @@ async fn open_in_one(
     Ok(Some((heads, moved)))
 }
 
-/// [`open`] one statement a step: the heads, the daily total, the balances.
+/// [`open`] one statement a step: the heads, the business (its status and limit, under a share
+/// lock on PostgreSQL; SQLite's write transaction holds the whole database), the daily total,
+/// the balances.
 async fn open_in_steps(
     tx: &mut Tx,
     opening: &Opening<'_>,
@@ -204,9 +220,16 @@ async fn open_in_steps(
         order,
         &ledger::advance_heads(tx, order, now).await?,
     );
-    if let Some((amount, limit)) = opening.daily {
-        let day = fees::lagos_day(heads.source.posted_at);
-        count_toward_daily_limit(tx, business_id, &day, amount, limit).await?;
+    if opening.business_must_be_active || opening.daily.is_some() {
+        let (status, limit) =
+            businesses::locked_for_execution(tx, business_id, opening.default_daily_limit).await?;
+        if opening.business_must_be_active && status != "active" {
+            return Err(Error::new(ResponseCode::BusinessInactive));
+        }
+        if let Some(amount) = opening.daily {
+            let day = fees::lagos_day(heads.source.posted_at);
+            count_toward_daily_limit(tx, business_id, &day, amount, limit).await?;
+        }
     }
     let moved = changes.apply(tx, heads.source.posted_at).await?;
     Ok((heads, moved))
