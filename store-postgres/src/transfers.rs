@@ -228,7 +228,7 @@ pub async fn held(
            amount, fee, vat, narration, reference_number,
            debit_transaction_id::text AS debit_transaction_id,
            fee_transaction_id::text AS fee_transaction_id, initiated_by, credential_issued_by,
-           transfer_status
+           transfer_status, expires_at
          FROM transfers WHERE reference_number = $2 AND (business_id = $1) IS TRUE"#,
                 id(business_id),
                 reference

@@ -229,7 +229,8 @@ pub async fn held(
         r#"SELECT id AS "id!", business_id, source_account_id, beneficiary_account_id,
              beneficiary_account_number, beneficiary_account_name, bank_code, transfer_type,
              amount, fee, vat, narration, reference_number, debit_transaction_id,
-             fee_transaction_id, initiated_by, credential_issued_by, transfer_status
+             fee_transaction_id, initiated_by, credential_issued_by, transfer_status,
+             expires_at AS "expires_at: DateTime<Utc>"
            FROM transfers WHERE business_id = ?1 AND reference_number = ?2"#,
         business_id,
         reference

@@ -2463,6 +2463,7 @@ async fn a_database_of_todays_release_reads_back_unchanged() {
             initiated_by: "33333333-3333-4333-8333-333333333333".into(),
             credential_issued_by: Some("33333333-3333-4333-8333-333333333333".into()),
             transfer_status: "pending_approval".into(),
+            expires_at: Some(at("2026-10-05T10:00:00Z")),
         }
     );
     let pending = transfers::pending_references(&store, business, None, None, 10)

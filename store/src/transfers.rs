@@ -88,6 +88,8 @@ pub struct HeldRow {
     pub initiated_by: String,
     pub credential_issued_by: Option<String>,
     pub transfer_status: String,
+    /// When the hold ends unreviewed (it can no longer be approved from then on).
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 /// A review's change of a held transfer: its new statuses, who reviewed it and why, and for

@@ -407,10 +407,39 @@ async fn a_beneficiary_closed_since_the_hold_is_refused_at_approval(kind: StoreK
     kit.assert_ledger_balances().await;
 }
 
+/// A hold past its `expires_at` can no longer be approved, even before the sweep has released
+/// it: the approval is refused `48`, naming the expiry, with nothing moved; the sweep then
+/// expires it. It used to be approved as long as the sweep had not
+/// run (the NIP worker's pass, a hundred holds at a time).
+async fn a_hold_past_its_expiry_is_not_approved(kind: StoreKind) {
+    let (kit, _) = approval_kit(kind, "50000", "1000").await;
+    let transfer = held(&kit, "0123456788", "Emeka Nwosu", "000013", "3000").await;
+    let reserved = balance(&kit, "1000000014").await;
+    kit.clock
+        .advance(Duration::hours(72) + Duration::seconds(1));
+    let checker = kit
+        .login(crate::support::CHECKER, kobo::testkit::MEMBER_PASSWORD)
+        .await;
+    let refused = approve(&kit, &checker, &transfer).await;
+    refused.expect(ResponseCode::InvalidState);
+    let message = refused.body["message"].as_str().unwrap_or_default();
+    assert!(message.contains("expired"), "{message}");
+    assert_eq!(balance(&kit, "1000000014").await, reserved);
+    assert_eq!(
+        approvals::expire_due(&kit.store, Environment::Sandbox, &kit.clock)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(balance(&kit, "1000000014").await, "50000.00");
+    kit.assert_ledger_balances().await;
+}
+
 on_both_stores!(
     kind: the_policy_holds_transfers_until_a_checker_decides,
     an_approval_takes_the_approvers_own_otp,
-    a_beneficiary_closed_since_the_hold_is_refused_at_approval
+    a_beneficiary_closed_since_the_hold_is_refused_at_approval,
+    a_hold_past_its_expiry_is_not_approved
 );
 
 /// One approval under one key, sent at once by many from two processes with the checker's one

@@ -58,6 +58,8 @@ struct Held {
     /// For a transfer made with integration credentials, the member who had issued them.
     credential_issued_by: Option<String>,
     transfer_status: TransferStatus,
+    /// When the hold ends unreviewed.
+    expires_at: Option<DateTime<Utc>>,
 }
 
 async fn load(
@@ -91,6 +93,7 @@ async fn load(
         fee_transaction_id: row.fee_transaction_id,
         initiated_by: row.initiated_by,
         credential_issued_by: row.credential_issued_by,
+        expires_at: row.expires_at,
     })
 }
 
@@ -115,6 +118,20 @@ impl Held {
             return Err(not_awaiting(&self.reference_number));
         }
         Ok(())
+    }
+
+    /// `48` once the hold has ended unreviewed at `now` (its `expires_at`), whether or not
+    /// the sweep has released it yet ([`expire_due`]).
+    fn check_unexpired(&self, now: DateTime<Utc>) -> Result<(), Error> {
+        match self.expires_at {
+            Some(expires_at) if expires_at <= now => Err(Error::new(ResponseCode::InvalidState)
+                .with_message(format!(
+                    "Transfer {} expired unreviewed at {}: it can no longer be approved",
+                    self.reference_number,
+                    expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                ))),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -363,6 +380,7 @@ async fn prepare_approval(
     let reference = body.reference_number.as_str();
     let held = load(store, business_id, reference).await?;
     held.check_awaiting()?;
+    held.check_unexpired(clock.now())?;
     check_not_the_maker(&held, approver)?;
     identity::check_otp(store, config, clock, approver, body.otp.as_str()).await?;
     let beneficiary = beneficiary_still_named(store, provider, &held).await?;
@@ -414,6 +432,9 @@ async fn execute_approval(
     let heads = transfers::lock_heads(tx, business_id, recipient_business, 1, clock.now()).await?;
     let head = heads.source;
     let day = fees::lagos_day(head.posted_at);
+    // The time the money moves: the approval's preparation (an OTP, the provider's screening)
+    // may have run past the hold's end.
+    held.check_unexpired(head.posted_at)?;
     recheck(tx, policy, &held, &source, &day).await?;
     let intra = held.transfer_type == "intra";
     let review = Review {
@@ -670,7 +691,13 @@ pub async fn expire_due(
             reason: "Not reviewed in time",
             audit: None,
         };
-        close(&mut tx, environment, &held, now, closing).await?;
+        match close(&mut tx, environment, &held, now, closing).await {
+            Ok(_) => {}
+            // Reviewed meanwhile (an approval, a rejection or a cancellation committed after
+            // it was loaded): nothing left to expire; the pass goes on with the others.
+            Err(error) if error.code() == ResponseCode::InvalidState => continue,
+            Err(error) => return Err(error),
+        }
         tx.commit().await.or_internal()?;
         expired += 1;
     }
