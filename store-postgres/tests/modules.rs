@@ -1030,6 +1030,15 @@ async fn transfers_round_trip() {
     transfers::wait(&db.pool, &transfer.row.id, true, w.at, Some("NIP1"), w.at)
         .await
         .unwrap();
+    // A worker whose lease ran out, not having submitted it, cannot unmark it.
+    transfers::wait(&db.pool, &transfer.row.id, false, w.at, None, w.at)
+        .await
+        .unwrap();
+    let leased = transfers::leased(&db.pool, std::slice::from_ref(&transfer.row.id))
+        .await
+        .unwrap();
+    assert!(leased[0].submitted);
+    assert_eq!(leased[0].attempts, 2);
     let mut tx = db.pool.inner().begin().await.unwrap();
     assert!(
         transfers::decide(&mut tx, &transfer.row.id, "processing", "failed", w.at)

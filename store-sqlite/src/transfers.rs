@@ -342,7 +342,8 @@ pub async fn leased(store: &Store, ids: &[String]) -> Result<Vec<LeasedRow>, Sto
 }
 
 /// Releases `id`'s lease, still `processing`, to be asked again at `next_attempt_at`: one more
-/// attempt, `submitted` as given, the session id when NIP gave one.
+/// attempt, `submitted` once any attempt has submitted it (a worker whose lease ran out while
+/// another submitted it cannot unmark it), the session id when NIP gave one.
 pub async fn wait(
     store: &Store,
     id: &str,
@@ -355,7 +356,8 @@ pub async fn wait(
     let now = timestamp(now);
     let _turn = store.write_turn().await;
     sqlx::query!(
-        "UPDATE transfers SET submitted = ?2, attempts = attempts + 1, next_attempt_at = ?3, \
+        "UPDATE transfers SET submitted = (submitted OR ?2), attempts = attempts + 1, \
+           next_attempt_at = ?3, \
            lease_until = NULL, session_id = COALESCE(?4, session_id), updated_at = ?5 \
          WHERE id = ?1 AND transfer_status = 'processing'",
         id,

@@ -956,6 +956,22 @@ async fn transfers_and_daily_totals_round_trip() {
         .unwrap();
     assert!(rows[0].submitted);
     assert_eq!(rows[0].attempts, 1);
+    // A worker whose lease ran out, not having submitted it, cannot unmark it.
+    transfers::wait(
+        &store,
+        &sent.row.id,
+        false,
+        at("2026-11-02T15:06:00Z"),
+        None,
+        at("2026-11-02T15:01:00Z"),
+    )
+    .await
+    .unwrap();
+    let rows = transfers::leased(&store, std::slice::from_ref(&sent.row.id))
+        .await
+        .unwrap();
+    assert!(rows[0].submitted);
+    assert_eq!(rows[0].attempts, 2);
 
     let mut tx = store.begin().await.unwrap();
     assert!(

@@ -485,7 +485,8 @@ fn kobo_runs_the_transfer_story_on_kobo_provider_over_http() {
             .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
             .unwrap()
     };
-    let signed = signing::signature_header(&[key.clone()], "again-1", now, body.as_bytes());
+    let signed =
+        signing::signature_header(std::slice::from_ref(&key), "again-1", now, body.as_bytes());
     assert_eq!(send(&body, signed.clone()), "200");
     assert_eq!(send(&body, signed), "200");
     let forged =
