@@ -17,6 +17,24 @@ async fn customer(kit: &TestKit, token: &str, bvn: &str) -> String {
         .to_owned()
 }
 
+/// NGN 150.50 from Emeka Nwosu at Guaranty Trust Bank into `account_number`, as the provider
+/// notifies it under NIP session `session`.
+fn notified(session: &str, account_number: &str) -> kobo::money::inbound::InboundCredit {
+    kobo::money::inbound::InboundCredit {
+        session_id: Some(session.into()),
+        account_number: account_number.into(),
+        amount: kobo::money::amount::Kobo::parse("150.50").unwrap(),
+        narration: "Order 2077".into(),
+        originator: kobo::money::transactions::Originator {
+            account_number: "0123456788".into(),
+            account_name: "Emeka Nwosu".into(),
+            bank_code: "000013".into(),
+            bank_name: "Guaranty Trust Bank".into(),
+        },
+        environment: Environment::Sandbox,
+    }
+}
+
 async fn an_inbound_credit_is_a_full_posting(kit: TestKit) {
     let token = kit.integration_token().await;
     let number = customer(&kit, &token, "22212345678").await;
@@ -318,23 +336,10 @@ async fn one_credit_key_sent_at_once_credits_once(kind: StoreKind) {
 async fn a_booked_session_notified_with_other_money_is_refused(kit: TestKit) {
     use kobo::money::amount::Kobo;
     use kobo::money::inbound::{book_notified, Booked, InboundCredit};
-    use kobo::money::transactions::Originator;
     let token = kit.integration_token().await;
     let number = customer(&kit, &token, "22212345678").await;
     let main = kit.business.main_account_number.clone();
-    let credit = InboundCredit {
-        session_id: Some("000013261127101500123456789099".into()),
-        account_number: number.clone(),
-        amount: Kobo::parse("150.50").unwrap(),
-        narration: "Order 2078".into(),
-        originator: Originator {
-            account_number: "0123456788".into(),
-            account_name: "Emeka Nwosu".into(),
-            bank_code: "000013".into(),
-            bank_name: "Guaranty Trust Bank".into(),
-        },
-        environment: Environment::Sandbox,
-    };
+    let credit = notified("000013261127101500123456789099", &number);
     let Booked::Now(id) = book_notified(&kit.store, &kit.clock, &credit)
         .await
         .unwrap()
@@ -520,23 +525,10 @@ async fn the_simulated_sender_is_outside_kobo_and_named(kit: TestKit) {
 /// whoever wins; the others are told it was booked before. On PostgreSQL the eight run in
 /// parallel on their own connections, and the unique index decides.
 async fn a_notified_session_is_booked_once_however_many_race(kit: TestKit) {
-    use kobo::money::inbound::{book_notified, Booked, InboundCredit};
-    use kobo::money::transactions::Originator;
+    use kobo::money::inbound::{book_notified, Booked};
     let token = kit.integration_token().await;
     let number = customer(&kit, &token, "22212345678").await;
-    let credit = InboundCredit {
-        session_id: Some("000013261127101500123456789012".into()),
-        account_number: number.clone(),
-        amount: kobo::money::amount::Kobo::parse("150.50").unwrap(),
-        narration: "Order 2077".into(),
-        originator: Originator {
-            account_number: "0123456788".into(),
-            account_name: "Emeka Nwosu".into(),
-            bank_code: "000013".into(),
-            bank_name: "Guaranty Trust Bank".into(),
-        },
-        environment: Environment::Sandbox,
-    };
+    let credit = notified("000013261127101500123456789012", &number);
     let tasks: Vec<_> = (0..8)
         .map(|_| {
             let (store, clock, credit) = (kit.store.clone(), kit.clock.clone(), credit.clone());
