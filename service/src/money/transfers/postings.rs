@@ -109,7 +109,8 @@ pub(crate) struct Opening<'a> {
 
 /// A payout's first writes ([`move_money`]). Refused with nothing to keep (the caller rolls
 /// back): `83` over the daily limit, for want of funds or when the recipient cannot hold the
-/// amount or no longer receives; `48` when the source is no longer active.
+/// amount or no longer receives; `48` when the source is no longer active; `60` when the
+/// business is no longer active.
 pub(super) async fn open(
     tx: &mut Tx,
     source: &AccountRow,
@@ -126,8 +127,9 @@ pub(super) async fn open(
 /// A posting's first writes: its heads taken ([`lock_heads`]), a payout's amount counted
 /// toward the daily limit on the Lagos day of its first place, its balances moved at that
 /// place's time. One statement on PostgreSQL (the heads are locked for two round trips
-/// fewer); one statement a step on SQLite. `83` over the daily limit; an account that refused
-/// its change as [`Refusal`] (nothing moved: the caller rolls back).
+/// fewer); one statement a step on SQLite. `83` over the daily limit, `60` when money would
+/// leave a business no longer active ([`Opening::business_must_be_active`]); an account that
+/// refused its change as [`Refusal`] (nothing moved: the caller rolls back).
 pub(crate) async fn move_money(
     tx: &mut Tx,
     opening: &Opening<'_>,
