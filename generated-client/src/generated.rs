@@ -29170,10 +29170,11 @@ left for it). If execution is refused nothing moves and the transfer stays
 cancellation and expiry release the reserve, even from a blocked account.
 
 **Order of checks**: the body, the token, the permission, an active business; an
-idempotent replay; the transfer (`47`, then `48`); not its maker (`43`); the OTP
+idempotent replay; the transfer (`47`, then `48`: not awaiting approval, or past its
+`expires_at` even before the sweep has released it); not its maker (`43`); the OTP
 (`45`); the name enquiry and the name (`06`, `49`); the provider's screening (`80`,
-`83`); then, in the executing transaction, the source account (`48`), the business
-(`60`) and the day's limit (`83`).
+`83`); then, in the executing transaction, the transfer's expiry again (`48`), the
+source account (`48`), the business (`60`) and the day's limit (`83`).
 
 Accepts `Idempotency-Key`; the OTP is not part of the request's fingerprint (a retry
 carries a new one). Audit-log action `approve_transfer`.
