@@ -143,11 +143,7 @@ pub async fn credit(target: Arc<Target>, client: usize, sequence: u64) -> Answer
         "amount": naira(small_amount(&mut rng)),
         "narration": "bench",
     });
-    let outcome = business
-        .integration
-        .post_keyed(&target.api, client, SIMULATE_CREDIT, &key, &body)
-        .await;
-    judge(&outcome).map(drop)
+    send_keyed(&target, business, client, SIMULATE_CREDIT, &key, &body).await
 }
 
 /// (d) An inter-bank payout to the sandbox's external account that succeeds.
@@ -174,9 +170,21 @@ async fn send_payout(
     key: &str,
     body: &Value,
 ) -> Answer {
+    send_keyed(target, business, client, PAYOUT_API, key, body).await
+}
+
+/// `body` as one integration call of `business` to `path` under `key`, judged.
+async fn send_keyed(
+    target: &Target,
+    business: &Business,
+    client: usize,
+    path: &str,
+    key: &str,
+    body: &Value,
+) -> Answer {
     let outcome = business
         .integration
-        .post_keyed(&target.api, client, PAYOUT_API, key, body)
+        .post_keyed(&target.api, client, path, key, body)
         .await;
     judge(&outcome).map(drop)
 }

@@ -183,10 +183,16 @@ async fn receiving_account(
             Error::new(ResponseCode::AccountNotFound)
                 .with_message(format!("No account {number} in this business"))
         })?;
+    ensure_receives(&account)?;
+    Ok(account)
+}
+
+/// `48` unless `account`, as read, is active (its balance's `UPDATE` checks it again).
+fn ensure_receives(account: &AccountRow) -> Result<(), Error> {
     if account.status != "active" {
         return Err(cannot_receive(&account.account_number, &account.status));
     }
-    Ok(account)
+    Ok(())
 }
 
 /// Posts `credit` to the business's account inside `tx`: the ledger head, the entry, the
@@ -373,9 +379,7 @@ async fn book_once(store: &Store, clock: &Clock, credit: &InboundCredit) -> Resu
         })?;
     let business_id = found.business_id.as_str();
     let account = &found.account;
-    if account.status != "active" {
-        return Err(cannot_receive(&account.account_number, &account.status));
-    }
+    ensure_receives(account)?;
     let mut tx = store.begin_payout(&[business_id]).await?;
     let mut batch = Batch::new();
     let transaction = post_credit_into(

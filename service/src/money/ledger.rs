@@ -264,25 +264,10 @@ pub async fn post(
     entry: &Entry<'_>,
     head: Head,
 ) -> Result<Result<String, Refusal>, Error> {
-    post_with(tx, entry, &Changes::of(entry), head).await
-}
-
-/// [`post`] with the entry's `changes` as the caller marked them (a recipient that must be
-/// active: [`Changes::receiving`]).
-pub async fn post_with(
-    tx: &mut Tx,
-    entry: &Entry<'_>,
-    changes: &Changes<'_>,
-    head: Head,
-) -> Result<Result<String, Refusal>, Error> {
-    check_balanced(&entry.postings)?;
-    if let Err(refusal) = changes.apply(tx, head.posted_at).await? {
-        return Ok(Err(refusal));
-    }
     let mut batch = Batch::new();
-    let entry_id = record_into(&mut batch, entry, head.posted_at);
+    let posted = post_into(tx, &mut batch, entry, head).await?;
     batch::run(tx, batch).await?;
-    Ok(Ok(entry_id))
+    Ok(posted)
 }
 
 /// [`post`] with the entry and its postings written as statements of `batch`, which the
