@@ -34,8 +34,11 @@ impl PgBouncer {
         let ini = local_pgbouncer_ini(&dir, port);
         std::fs::write(dir.join("pgbouncer.ini"), ini)?;
         std::fs::write(dir.join("userlist.txt"), "\"postgres\" \"\"\n")?;
-        // PgBouncer refuses to run as root: as root, it runs as PostgreSQL's user.
-        let mut command = if is_root() {
+        // PgBouncer refuses to run as root: as root, it switches to PostgreSQL's user itself
+        // (`-u`), so that the child killed on drop is PgBouncer (under `runuser`, killing
+        // `runuser` left PgBouncer running after every CI run).
+        let mut command = Command::new(&binary);
+        if is_root() {
             let chowned = Command::new("chown")
                 .args(["-R", "postgres"])
                 .arg(&dir)
@@ -44,12 +47,8 @@ impl PgBouncer {
             if !chowned.success() {
                 bail!("cannot hand {} to the postgres user", dir.display());
             }
-            let mut command = Command::new("runuser");
-            command.args(["-u", "postgres", "--"]).arg(&binary);
-            command
-        } else {
-            Command::new(&binary)
-        };
+            command.args(["-u", "postgres"]);
+        }
         let child = command
             .arg(dir.join("pgbouncer.ini"))
             .stdin(Stdio::null())
