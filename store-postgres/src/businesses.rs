@@ -84,8 +84,9 @@ pub async fn status_of(conn: impl Into<Conn<'_>>, id: &str) -> Result<Option<Str
 }
 
 /// What a transfer's execution reads of its business: its status and daily limit (its own,
-/// or `default_daily_limit`), under a share lock until `tx` ends (a deactivation waits for
-/// it, or it for the deactivation).
+/// or `default_daily_limit`), under a share lock on its row until `tx` ends (a change of
+/// standing, which updates the row, waits for it, or it for the change). An approval's
+/// execution, rare beside payouts, which hold the standing lock instead ([`hold_standing`]).
 pub async fn locked_for_execution(
     tx: &mut Tx,
     id: &str,
@@ -162,48 +163,110 @@ pub async fn lock(tx: &mut Tx, id: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The class (the first key) of the advisory locks that guard businesses' standing, their
+/// status and daily limit: "kobo" in ASCII.
+pub(crate) const STANDING: i32 = 0x6b6f_626f;
+
+/// The second key of business `id`'s standing lock: the first four bytes of its id, random in
+/// a v4 UUID. Two businesses may share one (one pair in 2^32): a change to one's standing then
+/// also waits for the other's payouts in flight, nothing worse.
+pub(crate) fn standing_key(id: &str) -> Result<i32, StoreError> {
+    let bytes = new_id(id)?.into_bytes();
+    Ok(i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+}
+
+/// The statement that holds business `id`'s standing lock shared until its transaction ends:
+/// what a payout takes before it reads the business (`Pool::begin_payout`, in `BEGIN`'s round
+/// trip), so that its next statement's snapshot, taken after it, sees any change of standing
+/// committed before, and no change commits until the payout has.
+pub(crate) fn hold_standing_shared(id: &str) -> Result<String, StoreError> {
+    Ok(format!(
+        "SELECT pg_advisory_xact_lock_shared({STANDING}, {})",
+        standing_key(id)?
+    ))
+}
+
+/// Holds business `id`'s standing lock alone until `tx` ends: a change of its status or daily
+/// limit takes it before it writes, so it waits for every payout that read the old standing
+/// to commit, and the payouts that come after it wait for it to commit. A row lock did this
+/// before (`FOR SHARE` in every payout), at one MultiXact a payout and stalls of seconds in
+/// the soaks (BENCHMARKS.md, "The business's standing under an advisory lock").
+pub async fn hold_standing(tx: &mut Tx, id: &str) -> Result<(), StoreError> {
+    sqlx::query_scalar!(
+        r#"SELECT true AS "held!" FROM pg_advisory_xact_lock($1, $2)"#,
+        STANDING,
+        standing_key(id)?
+    )
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The ids of the business with this id or client id (none, or one).
+async fn ids_of(tx: &mut Tx, id_or_client_id: &str) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT id::text AS "id!" FROM businesses WHERE id = $1 OR client_id = $2"#,
+        id(id_or_client_id),
+        id_or_client_id
+    )
+    .fetch_all(&mut **tx)
+    .await?)
+}
+
+/// A transaction of its own holding the standing lock ([`hold_standing`]) of the business with
+/// this id or client id, and its id (none, or one), for a change of its standing.
+async fn begin_standing_change(
+    pool: &Pool,
+    id_or_client_id: &str,
+) -> Result<(Tx, Vec<uuid::Uuid>), StoreError> {
+    let mut tx = pool.begin().await?;
+    let ids = ids_of(&mut tx, id_or_client_id).await?;
+    for business_id in &ids {
+        hold_standing(&mut tx, business_id).await?;
+    }
+    Ok((tx, ids.iter().map(|business_id| id(business_id)).collect()))
+}
+
 /// Sets the status (`active` or `inactive`) of the business with this id or client id at
-/// `now`, on the pool; returns how many businesses changed.
+/// `now`, under its standing lock ([`begin_standing_change`]); returns how many businesses
+/// changed.
 pub async fn set_status(
     pool: &Pool,
     id_or_client_id: &str,
     status: &str,
     now: DateTime<Utc>,
 ) -> Result<u64, StoreError> {
-    pool.run(async |pool| {
-        let updated = sqlx::query!(
-            "UPDATE businesses SET status = $3, updated_at = $4 WHERE id = $1 OR client_id = $2",
-            id(id_or_client_id),
-            id_or_client_id,
-            status,
-            now
-        )
-        .execute(&mut *pool)
-        .await?
-        .rows_affected();
-        Ok(updated)
-    })
-    .await
+    let (mut tx, ids) = begin_standing_change(pool, id_or_client_id).await?;
+    let updated = sqlx::query!(
+        "UPDATE businesses SET status = $2, updated_at = $3 WHERE id = ANY($1)",
+        &ids,
+        status,
+        now
+    )
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    tx.commit().await?;
+    Ok(updated)
 }
 
 /// Sets the daily transfer limit in kobo (`None`: the default) of the business with this id
-/// or client id, on the pool; returns how many businesses changed.
+/// or client id, under its standing lock ([`begin_standing_change`]); returns how many
+/// businesses changed.
 pub async fn set_daily_transfer_limit(
     pool: &Pool,
     id_or_client_id: &str,
     limit: Option<i64>,
 ) -> Result<u64, StoreError> {
-    pool.run(async |pool| {
-        let updated = sqlx::query!(
-            "UPDATE businesses SET daily_transfer_limit = $3 WHERE id = $1 OR client_id = $2",
-            id(id_or_client_id),
-            id_or_client_id,
-            limit
-        )
-        .execute(&mut *pool)
-        .await?
-        .rows_affected();
-        Ok(updated)
-    })
-    .await
+    let (mut tx, ids) = begin_standing_change(pool, id_or_client_id).await?;
+    let updated = sqlx::query!(
+        "UPDATE businesses SET daily_transfer_limit = $2 WHERE id = ANY($1)",
+        &ids,
+        limit
+    )
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    tx.commit().await?;
+    Ok(updated)
 }

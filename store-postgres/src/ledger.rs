@@ -51,9 +51,10 @@ pub async fn advance_heads(
 /// [`advance_heads`] does, then counts the amount toward the source business's daily total
 /// and moves the balances as `daily_totals::add_within` and `accounts::apply_balance_changes`
 /// do, at the time of the source's first place (and on its Lagos day), within the business's
-/// daily limit and, when money leaves it, while it is active, both read in the statement under
-/// a share lock on the business (`Money::business_must_be_active`). The locks are taken in the
-/// ledger's order: the heads (in the order given), the business, the daily total, the
+/// daily limit and, when money leaves it, while it is active (`Money::business_must_be_active`),
+/// both read in the statement: `tx` must hold the business's standing lock, taken before this
+/// statement's snapshot (`Pool::begin_payout`), for them to stand until it commits. The row
+/// locks are taken in the ledger's order: the heads (in the order given), the daily total, the
 /// accounts. When the business is inactive or the daily total refuses the amount no balance
 /// moves. The caller rolls back on any refusal.
 ///
@@ -80,11 +81,10 @@ pub async fn advance_and_move(
         .iter()
         .map(|change| change.must_be_active)
         .collect();
-    // `place` aggregates every head, so all are locked before the business, the daily total
-    // and the accounts; `business` is read after `place` (it joins it), under a share lock that
-    // a deactivation or a new limit waits for (and that waits for them, then reads what they
-    // committed); `moved` asks `business` and `daily` first (evaluated before a row is
-    // locked). The Lagos day: UTC+1, no daylight saving, as `fees::lagos_day`.
+    // `place` aggregates every head, so all are locked before the daily total and the
+    // accounts; `business` reads the standing the transaction's lock holds still; `moved` asks
+    // `business` and `daily` first (evaluated before a row is locked). The Lagos day: UTC+1,
+    // no daylight saving, as `fees::lagos_day`.
     let rows = sqlx::query!(
         r#"WITH heads AS (
            INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at, last_posted_micros)
@@ -108,9 +108,8 @@ pub async fn advance_and_move(
          business AS MATERIALIZED (
            SELECT b.status = 'active' AS active,
              COALESCE(b.daily_transfer_limit, $8::bigint) AS daily_limit
-           FROM businesses b, place p
+           FROM businesses b
            WHERE b.id = $5::uuid AND ($13::boolean OR $7::bigint IS NOT NULL)
-           FOR SHARE OF b
          ),
          daily AS (
            INSERT INTO daily_transfer_totals (business_id, day, amount)

@@ -138,6 +138,9 @@ pub const PAYOUT_PLANS: &str = payout_plans!();
 /// `BEGIN` with [`PAYOUT_PLANS`], in one round trip.
 const PAYOUT_BEGIN: &str = concat!("BEGIN; ", payout_plans!());
 
+/// `BEGIN` through a transaction pooler ([`Pool::begin`]).
+const TRANSACTION_POOLER_BEGIN: &str = "BEGIN; DEALLOCATE ALL";
+
 impl Pool {
     pub fn new(inner: PgPool, mode: PoolMode) -> Pool {
         Pool { inner, mode }
@@ -172,18 +175,29 @@ impl Pool {
     pub async fn begin(&self) -> Result<Tx, StoreError> {
         Ok(match self.mode {
             PoolMode::Session => self.inner.begin().await?,
-            PoolMode::Transaction => self.inner.begin_with("BEGIN; DEALLOCATE ALL").await?,
+            PoolMode::Transaction => self.inner.begin_with(TRANSACTION_POOLER_BEGIN).await?,
         })
     }
 
     /// [`Pool::begin`] for a payout: its statements run on the plans this connection keeps
     /// for them, which read only indexes ([`PAYOUT_PLANS`], in the same round trip as
-    /// `BEGIN`). Through a transaction pooler no statement is kept, so nothing is set.
-    pub async fn begin_payout(&self) -> Result<Tx, StoreError> {
-        Ok(match self.mode {
-            PoolMode::Session => self.inner.begin_with(PAYOUT_BEGIN).await?,
-            PoolMode::Transaction => self.begin().await?,
-        })
+    /// `BEGIN`; through a transaction pooler no statement is kept, so nothing is set), and,
+    /// when money leaves business `standing`, holding its standing lock shared
+    /// ([`businesses::hold_standing_shared`], in that round trip too), so that the payout's
+    /// statements read its status and daily limit as they stand until it commits.
+    pub async fn begin_payout(&self, standing: Option<&str>) -> Result<Tx, StoreError> {
+        let begin = match self.mode {
+            PoolMode::Session => PAYOUT_BEGIN,
+            PoolMode::Transaction => TRANSACTION_POOLER_BEGIN,
+        };
+        let Some(business_id) = standing else {
+            return Ok(self.inner.begin_with(begin).await?);
+        };
+        let begin = format!(
+            "{begin}; {}",
+            businesses::hold_standing_shared(business_id)?
+        );
+        Ok(self.inner.begin_with(sqlx::AssertSqlSafe(begin)).await?)
     }
 
     /// Runs `statements` on a connection of the pool: in [`PoolMode::Transaction`], in a

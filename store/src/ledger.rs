@@ -27,9 +27,9 @@ pub struct Money<'a> {
     pub daily: Option<i64>,
     /// The limit of a business that has none of its own.
     pub default_daily_limit: i64,
-    /// Whether the business must be active (money leaving it): its status is read under a
-    /// share lock in the statement, so a deactivation waits for the posting's commit, or the
-    /// posting sees it.
+    /// Whether the business must be active (money leaving it): its status is read in the
+    /// statement, under the business's standing lock, which the transaction holds since it
+    /// began, so a deactivation waits for the posting's commit, or the posting sees it.
     pub business_must_be_active: bool,
     /// The balance changes, each kept within zero and `max_balance`, an account that must be
     /// active (`BalanceChange::must_be_active`) active.

@@ -1,7 +1,7 @@
 //! `businesses`: each business with its status, its integration credentials (the client id
 //! and the hash of its secret) and its daily transfer limit.
 
-use super::{dispatch, Conn, Store, StoreError, Tx};
+use super::{dispatch, Conn, On, Store, StoreError, Tx};
 use chrono::{DateTime, Utc};
 pub use kobo_store::businesses::{Business, Credentials, NewBusiness};
 
@@ -83,8 +83,20 @@ pub async fn lock(tx: &mut Tx, id: &str) -> Result<(), StoreError> {
     dispatch!(tx.on(), businesses::lock(id))
 }
 
+/// Holds the business's standing (its status and daily limit) alone until `tx` ends, as a
+/// change of them does: on PostgreSQL its standing lock, which every payout of the business
+/// holds shared from its start (`Store::begin_payout`); on SQLite nothing (the write
+/// transaction holds the database).
+pub async fn hold_standing(tx: &mut Tx, id: &str) -> Result<(), StoreError> {
+    match tx.on() {
+        On::Sqlite(_) => Ok(()),
+        On::Postgres(tx) => kobo_store_postgres::businesses::hold_standing(tx, id).await,
+    }
+}
+
 /// Sets the status (`active` or `inactive`) of the business with this id or client id at
-/// `now`, on the pool; returns how many businesses changed.
+/// `now`, in a transaction of its own holding its standing ([`hold_standing`]); returns how
+/// many businesses changed.
 pub async fn set_status(
     store: &Store,
     id_or_client_id: &str,
@@ -100,7 +112,8 @@ pub async fn set_status(
 }
 
 /// Sets the daily transfer limit in kobo (`None`: the default) of the business with this id
-/// or client id, on the pool; returns how many businesses changed.
+/// or client id, in a transaction of its own holding its standing ([`hold_standing`]);
+/// returns how many businesses changed.
 pub async fn set_daily_transfer_limit(
     store: &Store,
     id_or_client_id: &str,

@@ -151,7 +151,11 @@ async fn credit_with(
     let prepare = async || {
         let account = receiving_account(store, business_id, &credit.account_number).await?;
         // The lean posting's transaction, as a payout's: kept plans, two statements.
-        Ok(Prepared::payout(account, vec![business_id.to_owned()]))
+        Ok(Prepared::payout(
+            account,
+            vec![business_id.to_owned()],
+            None,
+        ))
     };
     let write = async |tx: &mut Tx, account: AccountRow, completion: &mut Completion| {
         let mut batch = Batch::new();
@@ -380,7 +384,7 @@ async fn book_once(store: &Store, clock: &Clock, credit: &InboundCredit) -> Resu
     let business_id = found.business_id.as_str();
     let account = &found.account;
     ensure_receives(account)?;
-    let mut tx = store.begin_payout(&[business_id]).await?;
+    let mut tx = store.begin_payout(&[business_id], None).await?;
     let mut batch = Batch::new();
     let transaction = post_credit_into(
         &mut tx,

@@ -323,8 +323,12 @@ pub enum Begin {
     Plain,
     /// `Store::begin_posting`: it posts to the ledgers of these businesses.
     Posting(Vec<String>),
-    /// `Store::begin_payout`: a payout, posting to the ledgers of these businesses.
-    Payout(Vec<String>),
+    /// `Store::begin_payout`: a payout, posting to the ledgers of `businesses`, holding the
+    /// standing of the business money leaves, if any.
+    Payout {
+        businesses: Vec<String>,
+        standing: Option<String>,
+    },
 }
 
 /// What a keyed operation's preparation hands its write: the value it computed, and how its
@@ -352,11 +356,15 @@ impl<R> Prepared<R> {
         }
     }
 
-    /// `value`, for a payout's transaction, posting to the ledgers of `businesses`.
-    pub fn payout(value: R, businesses: Vec<String>) -> Prepared<R> {
+    /// `value`, for a payout's transaction, posting to the ledgers of `businesses`, holding
+    /// the standing of the business money leaves (`standing`), if any.
+    pub fn payout(value: R, businesses: Vec<String>, standing: Option<String>) -> Prepared<R> {
         Prepared {
             value,
-            begin: Begin::Payout(businesses),
+            begin: Begin::Payout {
+                businesses,
+                standing,
+            },
         }
     }
 }
@@ -500,7 +508,14 @@ impl<'a, B: Serialize> Keyed<'a, B> {
         let mut tx = match &prepared.begin {
             Begin::Plain => self.store.begin().await?,
             Begin::Posting(businesses) => self.store.begin_posting(&strs(businesses)).await?,
-            Begin::Payout(businesses) => self.store.begin_payout(&strs(businesses)).await?,
+            Begin::Payout {
+                businesses,
+                standing,
+            } => {
+                self.store
+                    .begin_payout(&strs(businesses), standing.as_deref())
+                    .await?
+            }
         };
         let now = self.clock.now();
         let key = self.caller.idempotency_key.as_ref();

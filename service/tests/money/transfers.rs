@@ -876,9 +876,11 @@ async fn a_payout_to_an_account_closed_meanwhile_is_refused(kit: TestKit) {
 
 /// A payout needs its business active, and within its daily limit as it stands, when the
 /// money moves, not only when the payout read them: a deactivation or a lower limit committed
-/// in between (while the payout waited for the business's row, or for SQLite's writer)
-/// refuses it, and nothing moves. Money used to leave a business after the operator's
-/// deactivation had returned, and a limit lowered meanwhile was passed.
+/// in between (while the payout waited for the business's standing lock, or for SQLite's
+/// writer) refuses it, and nothing moves. Money used to leave a business after the operator's
+/// deactivation had returned, and a limit lowered meanwhile was passed. The change here holds
+/// the standing as the operator's does (`datastore::businesses::set_status`), in a
+/// transaction the test keeps open until the payout waits.
 async fn a_payout_its_business_changed_under_is_refused(kit: TestKit) {
     let token = kit.integration_token().await;
     let (other, _) = kit
@@ -904,6 +906,9 @@ async fn a_payout_its_business_changed_under_is_refused(kit: TestKit) {
         let call = Call::new(Operation::FundsTransferApi.path(), Some(&token), payout)
             .header("idempotency-key", format!("changed-meanwhile-{n}"));
         let mut changing = kit.store.begin().await.unwrap();
+        kobo::datastore::businesses::hold_standing(&mut changing, &kit.business.business_id)
+            .await
+            .unwrap();
         kit.sql(change)
             .bind(&kit.business.business_id)
             .execute_in(&mut changing)
@@ -968,6 +973,41 @@ async fn a_head_from_before_its_microsecond_clock_keeps_its_order(kit: TestKit) 
         now.duration_trunc(Duration::microseconds(1)).unwrap()
     );
     tx.commit().await.unwrap();
+}
+
+/// The other side of `a_payout_its_business_changed_under_is_refused`: the operator's
+/// deactivation, and a new daily limit, wait for the business's payouts in flight (which hold
+/// its standing lock shared from their `BEGIN`) and return once they have committed, so that
+/// no money leaves a business after its deactivation returned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_change_of_standing_waits_for_the_payouts_in_flight() {
+    use kobo::datastore::businesses;
+    let kit = TestKit::start(kobo::testkit::StoreKind::Postgres, roomy_budget()).await;
+    let business = kit.business.business_id.clone();
+    for change in ["status", "limit"] {
+        let payout = kit
+            .store
+            .begin_payout(&[&business], Some(&business))
+            .await
+            .unwrap();
+        let (store, id, now) = (kit.store.clone(), business.clone(), kit.clock.now());
+        let changing = tokio::spawn(async move {
+            match change {
+                "status" => businesses::set_status(&store, &id, "inactive", now).await,
+                _ => businesses::set_daily_transfer_limit(&store, &id, Some(100)).await,
+            }
+        });
+        assert!(support::until_a_statement_waits(&kit).await, "{change}");
+        assert!(!changing.is_finished(), "{change}");
+        payout.commit().await.unwrap();
+        assert_eq!(changing.await.unwrap().unwrap(), 1, "{change}");
+    }
+    let standing = kit
+        .sql("SELECT status || ' ' || daily_transfer_limit FROM businesses WHERE id = $1")
+        .bind(&business)
+        .text()
+        .await;
+    assert_eq!(standing, "inactive 100");
 }
 
 /// Payouts racing past the daily limit from two processes: exactly as many as it allows.

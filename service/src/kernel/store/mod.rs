@@ -79,6 +79,16 @@ impl Tx {
         }
     }
 
+    /// Whether business `business_id`'s status and daily limit stand until the transaction
+    /// ends: on SQLite always (its write transaction holds the database); on PostgreSQL when
+    /// it began holding the business's standing lock ([`Store::begin_payout`]).
+    pub fn holds_standing(&self, business_id: &str) -> bool {
+        match &self.on {
+            TxOn::Sqlite(_) => true,
+            TxOn::Postgres(tx) => tx.standing.as_deref() == Some(business_id),
+        }
+    }
+
     /// Marks the transaction as one that changes what authentication reads (a session revoked,
     /// a member or role changed, a business's status or secret): once it commits, this
     /// process's cached sessions are read again ([`auth_epoch`]).
@@ -242,13 +252,19 @@ impl Store {
 
     /// [`Store::begin_posting`] for a payout: on PostgreSQL its statements run on the plans
     /// each connection keeps for them, reading only indexes (`kobo_store_postgres::PAYOUT_PLANS`:
-    /// they are not planned for every payout).
-    pub async fn begin_payout(&self, businesses: &[&str]) -> Result<Tx, StoreError> {
+    /// they are not planned for every payout), and when money leaves business `standing` the
+    /// transaction holds its standing lock from its start (its status and daily limit stand
+    /// until it ends: [`Tx::holds_standing`]). SQLite's write transaction holds the database.
+    pub async fn begin_payout(
+        &self,
+        businesses: &[&str],
+        standing: Option<&str>,
+    ) -> Result<Tx, StoreError> {
         Ok(match self {
             Store::Sqlite(store) => Tx::new(TxOn::Sqlite(store.begin_posting(businesses).await?)),
-            Store::Postgres(store) => {
-                Tx::new(TxOn::Postgres(store.begin_payout(businesses).await?))
-            }
+            Store::Postgres(store) => Tx::new(TxOn::Postgres(
+                store.begin_payout(businesses, standing).await?,
+            )),
         })
     }
 

@@ -43,10 +43,12 @@ pub struct Connection {
 }
 
 /// A transaction of its own, with this process's turns at the ledgers of the businesses it
-/// posts to, held until it ends.
+/// posts to, held until it ends, and the business whose standing lock it holds, if any
+/// ([`Postgres::begin_payout`]).
 pub struct PgTx {
     pub(super) tx: kobo_store_postgres::Tx,
     _ledgers: Vec<OwnedSemaphorePermit>,
+    pub(super) standing: Option<String>,
 }
 
 impl PgTx {
@@ -160,16 +162,23 @@ impl Postgres {
         Ok(PgTx {
             tx: self.pool.begin().await?,
             _ledgers: ledgers,
+            standing: None,
         })
     }
 
     /// [`Postgres::begin`] for a payout, whose statements run on their kept plans
-    /// (`kobo_store_postgres::PAYOUT_PLANS`).
-    pub async fn begin_payout(&self, businesses: &[&str]) -> Result<PgTx, StoreError> {
+    /// (`kobo_store_postgres::PAYOUT_PLANS`), holding the standing lock of business
+    /// `standing` when money leaves it (`Pool::begin_payout`).
+    pub async fn begin_payout(
+        &self,
+        businesses: &[&str],
+        standing: Option<&str>,
+    ) -> Result<PgTx, StoreError> {
         let ledgers = self.queue_for(businesses).await?;
         Ok(PgTx {
-            tx: self.pool.begin_payout().await?,
+            tx: self.pool.begin_payout(standing).await?,
             _ledgers: ledgers,
+            standing: standing.map(str::to_owned),
         })
     }
 

@@ -227,7 +227,10 @@ async fn prepare(
     provider.screen_transfer(&nip_transfer(&payout)).await?;
     check_before_writing(&payout)?;
     let ledgers = payout.ledgers();
-    Ok(Peeked::Prepared(Prepared::payout(payout, ledgers)))
+    let standing = Some(payout.source_business().to_owned());
+    Ok(Peeked::Prepared(Prepared::payout(
+        payout, ledgers, standing,
+    )))
 }
 
 /// The amount, and the bank and the type: `01`.

@@ -171,6 +171,12 @@ async fn open_in_one(
         .find(|(business, _)| *business == business_id)
         .map(|(_, places)| *places)
         .ok_or_else(|| Error::internal("a payout's heads leave out its own business"))?;
+    let reads_standing = opening.business_must_be_active || opening.daily.is_some();
+    if reads_standing && !tx.holds_standing(business_id) {
+        return Err(Error::internal(
+            "a payout reads its business's standing without holding it (Store::begin_payout)",
+        ));
+    }
     let balance_changes = changes.balance_changes();
     let money = Money {
         business_id,
