@@ -56,6 +56,7 @@ pub mod businesses;
 pub mod customers;
 pub mod daily_totals;
 pub mod events;
+pub mod groups;
 pub mod idempotency_keys;
 pub mod invitations;
 pub mod ledger;

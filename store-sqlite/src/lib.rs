@@ -130,6 +130,17 @@ impl Tx {
     }
 }
 
+impl Tx {
+    /// Undoes this transaction's own work and goes on in it, when it shares a group commit
+    /// after its first member (`writer::Member::undo_own_work`): `false` otherwise.
+    pub async fn undo_own_work(&mut self) -> Result<bool, StoreError> {
+        match &mut self.inner {
+            Inner::Member(member) => Ok(member.undo_own_work().await?),
+            Inner::Ended => Ok(false),
+        }
+    }
+}
+
 impl Drop for Tx {
     fn drop(&mut self) {
         if let Inner::Member(member) = std::mem::replace(&mut self.inner, Inner::Ended) {

@@ -207,6 +207,24 @@ impl Member {
         committed.await.unwrap_or(Err(sqlx::Error::WorkerCrashed))
     }
 
+    /// Undoes the member's own work and goes on in the transaction, for a member after the
+    /// group's first (its savepoint): what the members before it wrote can then be read in
+    /// it. `false` for the group's first, whose work is not undone (nobody else's is in the
+    /// transaction: what it conflicts with was committed, and the pool reads it).
+    pub async fn undo_own_work(&mut self) -> Result<bool, sqlx::Error> {
+        if self.first() {
+            return Ok(false);
+        }
+        if let Err(error) = sqlx::query("ROLLBACK TO member")
+            .execute(&mut *self.open_mut().tx)
+            .await
+        {
+            fail(&mut self.turn, &error, self.writer.classify);
+            return Err(error);
+        }
+        Ok(true)
+    }
+
     /// Undoes the member's work: the whole transaction for a group's first member, its own
     /// savepoint for another, after which the group's other members' work is committed unless
     /// writers wait to go on in it.

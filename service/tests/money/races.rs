@@ -384,3 +384,88 @@ fn both_ways<'a>(token: &'a str, from: (&str, &str), to: (&str, &str), n: usize)
     )
     .header("idempotency-key", format!("both-ways-{}-{n}", from.0))
 }
+
+/// A salary run: payouts from one account to others of its business, all at once from two
+/// processes, more than its balance covers. Each process's queued payouts of the business
+/// share a transaction and its `COMMIT` (`kobo_store_postgres::groups`), the refused ones
+/// undoing only their own work inside it: exactly as many are paid as the balance covers, every
+/// other one is refused and moves nothing, each answer is the one its key replays, the
+/// ledger balances with gapless sequences, and fewer commits than payouts were made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_salary_run_from_one_account_pays_exactly_what_it_covers() {
+    let kit = TestKit::start(StoreKind::Postgres, roomy_budget()).await;
+    let second = kit.another_process().await;
+    let token = kit.integration_token().await;
+    let main = kit.business.main_account_number.clone();
+    let staff: Vec<String> = (0..3)
+        .map(|n| format!("Adaeze Foods Ltd - Staff {n}"))
+        .collect();
+    let mut payees = Vec::new();
+    for name in &staff {
+        let opened = kit
+            .op(
+                Operation::CreateAccountApi,
+                &token,
+                json!({ "account_name": name }),
+            )
+            .await
+            .expect(ResponseCode::Success)
+            .clone();
+        payees.push(opened["account_number"].as_str().unwrap().to_owned());
+    }
+    kit.credit(&token, &main, "1000.00").await;
+    let salary = |n: usize| {
+        let payee = n % payees.len();
+        Call::new(
+            Operation::FundsTransferApi.path(),
+            Some(&token),
+            json!({
+                "source_account_number": main,
+                "source_account_name": "Adaeze Foods Ltd",
+                "beneficiary_account_number": payees[payee],
+                "beneficiary_account_name": staff[payee],
+                "bank_code": "090823",
+                "amount": "30",
+                "narration": "Salary",
+                "transfer_type": "intra",
+            }),
+        )
+        .header("idempotency-key", format!("salary-{n}"))
+    };
+    let replies = kit
+        .race(std::slice::from_ref(&second), (0..40).map(salary).collect())
+        .await;
+    let paid = count(&replies, ResponseCode::Success);
+    assert_eq!(
+        paid, 33,
+        "NGN 1,000.00 covers 33 salaries of 30.00: {replies:#?}"
+    );
+    for reply in replies
+        .iter()
+        .filter(|r| r.code() != Some(ResponseCode::Success))
+    {
+        let status = reply.status.as_u16();
+        assert!(status < 500, "a refusal, not a failure: {reply:#?}");
+    }
+    assert_eq!(balance_of(&kit, &main).await, "10.000000000");
+    let mut received = 0.0;
+    for payee in &payees {
+        received += balance_of(&kit, payee).await.parse::<f64>().unwrap();
+    }
+    assert_eq!(received, 990.0);
+    // Every payment's answer is the one its key replays.
+    for (n, reply) in replies.iter().enumerate() {
+        if reply.code() == Some(ResponseCode::Success) {
+            let again = kit.send(salary(n)).await;
+            assert_eq!(again.header("idempotent-replayed"), Some("true"));
+            assert_eq!(again.body["data"], reply.body["data"], "salary-{n}");
+        }
+    }
+    kit.assert_ledger_balances().await;
+    let (commits, committed) = kit.store.group_commits().await;
+    let (theirs, their_committed) = second.api.store().group_commits().await;
+    assert!(
+        commits + theirs < committed + their_committed,
+        "{commits} + {theirs} commits for {committed} + {their_committed} payouts"
+    );
+}

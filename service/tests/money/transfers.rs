@@ -1039,7 +1039,10 @@ async fn racing_payouts_never_pass_the_daily_limit() {
 }
 
 /// One client reference sent at once under different keys, from two processes: one transfer,
-/// and every other request told `26`.
+/// and every other request told `26`. To another business, and to an account of the payer's
+/// own, whose payouts queued in one process share a transaction (a group commit): there the
+/// transfer that took the reference may be uncommitted in this very transaction, and is read
+/// in it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_reference_sent_at_once_pays_once() {
     let kit = TestKit::start(kobo::testkit::StoreKind::Postgres, roomy_budget()).await;
@@ -1048,25 +1051,50 @@ async fn one_reference_sent_at_once_pays_once() {
     let (other, _) = kit
         .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
         .await;
+    let own = kit
+        .op(
+            Operation::CreateAccountApi,
+            &token,
+            json!({"account_name": "Adaeze Foods Ltd - Payroll"}),
+        )
+        .await
+        .expect(ResponseCode::Success)["account_number"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     kit.credit(&token, "1000000014", "1000").await;
-    let calls = payouts_to(
-        &token,
-        &other.main_account_number,
-        12,
-        "reference",
-        Some("SALARY-2026-11"),
-    );
-    let replies = kit.race(&[second], calls).await;
-    let paid = replies
-        .iter()
-        .filter(|r| r.code() == Some(ResponseCode::Success))
-        .count();
-    assert_eq!(paid, 1, "{replies:#?}");
-    assert!(replies.iter().all(|r| matches!(
-        r.code(),
-        Some(ResponseCode::Success | ResponseCode::Duplicate)
-    )));
-    assert_eq!(balance(&kit, "1000000014").await, "970.00");
+    let rounds = [
+        (
+            (
+                other.main_account_number.as_str(),
+                "Lagos Fresh Produce Ltd",
+            ),
+            "SALARY-2026-11",
+            "970.00",
+        ),
+        (
+            (own.as_str(), "Adaeze Foods Ltd - Payroll"),
+            "SALARY-2026-12",
+            "940.00",
+        ),
+    ];
+    for (to, reference, left) in rounds {
+        let calls = payouts_to_named(&token, to, 12, reference, Some(reference));
+        let replies = kit.race(std::slice::from_ref(&second), calls).await;
+        let paid = replies
+            .iter()
+            .filter(|r| r.code() == Some(ResponseCode::Success))
+            .count();
+        assert_eq!(paid, 1, "{reference}: {replies:#?}");
+        assert!(
+            replies.iter().all(|r| matches!(
+                r.code(),
+                Some(ResponseCode::Success | ResponseCode::Duplicate)
+            )),
+            "{reference}: {replies:#?}"
+        );
+        assert_eq!(balance(&kit, "1000000014").await, left, "{reference}");
+    }
     kit.assert_ledger_balances().await;
 }
 
@@ -1186,9 +1214,26 @@ fn payouts_to<'a>(
     prefix: &str,
     reference: Option<&str>,
 ) -> Vec<Call<'a>> {
+    payouts_to_named(
+        token,
+        (to, "Lagos Fresh Produce Ltd"),
+        count,
+        prefix,
+        reference,
+    )
+}
+
+/// [`payouts_to`] an account (number, name) of any name.
+fn payouts_to_named<'a>(
+    token: &'a str,
+    (to, name): (&str, &str),
+    count: usize,
+    prefix: &str,
+    reference: Option<&str>,
+) -> Vec<Call<'a>> {
     (0..count)
         .map(|n| {
-            let mut b = body(to, "Lagos Fresh Produce Ltd", "090823", "30", "");
+            let mut b = body(to, name, "090823", "30", "");
             b.as_object_mut().unwrap().remove("otp");
             if let Some(reference) = reference {
                 b["reference"] = json!(reference);

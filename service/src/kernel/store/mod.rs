@@ -89,6 +89,19 @@ impl Tx {
         }
     }
 
+    /// Undoes this transaction's own work and goes on in it, when it shares a group commit
+    /// with transactions before it (SQLite's writers, a business's payouts on PostgreSQL):
+    /// after a statement of it failed, what those wrote can then be read in it (the pool
+    /// cannot see it yet). `false` for a transaction of its own, or a group's first, which is
+    /// then left as it is: what it conflicts with was committed. Dropped after, it undoes
+    /// nothing more.
+    pub async fn undo_own_work(&mut self) -> Result<bool, StoreError> {
+        match &mut self.on {
+            TxOn::Sqlite(tx) => tx.undo_own_work().await,
+            TxOn::Postgres(tx) => tx.undo_own_work().await,
+        }
+    }
+
     /// Marks the transaction as one that changes what authentication reads (a session revoked,
     /// a member or role changed, a business's status or secret): once it commits, this
     /// process's cached sessions are read again ([`auth_epoch`]).
@@ -283,11 +296,12 @@ impl Store {
         matches!(self, Store::Sqlite(_))
     }
 
-    /// SQLite: how many group commits there were, and how many transactions they committed.
-    pub async fn group_commits(&self) -> Option<(u64, u64)> {
+    /// How many group commits there were, and how many transactions they committed: on
+    /// SQLite every write's, on PostgreSQL the payouts' (`kobo_store_postgres::groups`).
+    pub async fn group_commits(&self) -> (u64, u64) {
         match self {
-            Store::Sqlite(store) => Some(store.group_commits().await),
-            Store::Postgres(_) => None,
+            Store::Sqlite(store) => store.group_commits().await,
+            Store::Postgres(store) => store.group_commits(),
         }
     }
 

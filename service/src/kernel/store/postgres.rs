@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use kobo_store_postgres::groups::{Groups, Member};
 use kobo_store_postgres::{Pool, PoolMode};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
@@ -31,6 +32,8 @@ pub struct Postgres {
     /// itself when the pool goes through a transaction pooler ([`Connection::direct_url`]).
     direct: Arc<PgConnectOptions>,
     ledgers: Arc<LedgerTurns>,
+    /// The businesses' payouts' group commits.
+    groups: Arc<Groups>,
 }
 
 /// How `kobo` reaches PostgreSQL: `--database-url`, and when that is a transaction pooler
@@ -42,26 +45,66 @@ pub struct Connection {
     pub direct_url: Option<String>,
 }
 
-/// A transaction of its own, with this process's turns at the ledgers of the businesses it
-/// posts to, held until it ends, and the business whose standing lock it holds, if any
-/// ([`Postgres::begin_payout`]).
+/// A transaction: of its own, with this process's turns at the ledgers of the businesses it
+/// posts to, held until it ends; or a payout's share of its business's group commit
+/// ([`Postgres::begin_payout`]). With the business whose standing lock it holds, if any.
 pub struct PgTx {
-    pub(super) tx: kobo_store_postgres::Tx,
-    _ledgers: Vec<OwnedSemaphorePermit>,
+    slot: Slot,
     pub(super) standing: Option<String>,
 }
 
+enum Slot {
+    Own {
+        tx: kobo_store_postgres::Tx,
+        _ledgers: Vec<OwnedSemaphorePermit>,
+    },
+    Member(Member),
+    /// Committed or rolled back.
+    Ended,
+}
+
 impl PgTx {
-    pub(super) async fn commit(self) -> Result<(), StoreError> {
-        Ok(self.tx.commit().await?)
+    /// Commits; a member of a group returns once the group's commit made its work durable.
+    pub(super) async fn commit(mut self) -> Result<(), StoreError> {
+        match std::mem::replace(&mut self.slot, Slot::Ended) {
+            Slot::Own { tx, .. } => Ok(tx.commit().await?),
+            Slot::Member(member) => member.commit().await,
+            Slot::Ended => Ok(()),
+        }
     }
 
-    pub(super) async fn rollback(self) -> Result<(), StoreError> {
-        Ok(self.tx.rollback().await?)
+    pub(super) async fn rollback(mut self) -> Result<(), StoreError> {
+        match std::mem::replace(&mut self.slot, Slot::Ended) {
+            Slot::Own { tx, .. } => Ok(tx.rollback().await?),
+            Slot::Member(member) => member.rollback().await,
+            Slot::Ended => Ok(()),
+        }
+    }
+
+    /// [`super::Tx::undo_own_work`].
+    pub(super) async fn undo_own_work(&mut self) -> Result<bool, StoreError> {
+        match &mut self.slot {
+            Slot::Member(member) => member.undo_own_work().await,
+            Slot::Own { .. } | Slot::Ended => Ok(false),
+        }
     }
 
     pub(crate) fn inner(&mut self) -> &mut kobo_store_postgres::Tx {
-        &mut self.tx
+        match &mut self.slot {
+            Slot::Own { tx, .. } => tx,
+            Slot::Member(member) => member.tx(),
+            Slot::Ended => unreachable!("a transaction used after it ended"),
+        }
+    }
+}
+
+impl Drop for PgTx {
+    /// A member dropped without a commit undoes its own work only (the driver rolls back a
+    /// transaction of its own when it is dropped).
+    fn drop(&mut self) {
+        if let Slot::Member(member) = std::mem::replace(&mut self.slot, Slot::Ended) {
+            member.abandon();
+        }
     }
 }
 
@@ -106,6 +149,7 @@ impl Postgres {
             pool: Pool::new(pool, connection.pool_mode),
             direct,
             ledgers: Arc::default(),
+            groups: Arc::default(),
         })
     }
 
@@ -160,26 +204,44 @@ impl Postgres {
     pub async fn begin(&self, businesses: &[&str]) -> Result<PgTx, StoreError> {
         let ledgers = self.queue_for(businesses).await?;
         Ok(PgTx {
-            tx: self.pool.begin().await?,
-            _ledgers: ledgers,
+            slot: Slot::Own {
+                tx: self.pool.begin().await?,
+                _ledgers: ledgers,
+            },
             standing: None,
         })
     }
 
     /// [`Postgres::begin`] for a payout, whose statements run on their kept plans
     /// (`kobo_store_postgres::PAYOUT_PLANS`), holding the standing lock of business
-    /// `standing` when money leaves it (`Pool::begin_payout`).
+    /// `standing` when money leaves it (`Pool::begin_payout`). A payout that posts to that
+    /// business's ledger alone joins the business's group commit instead
+    /// (`kobo_store_postgres::groups`): its payouts queued in this process share a
+    /// transaction and one `COMMIT`.
     pub async fn begin_payout(
         &self,
         businesses: &[&str],
         standing: Option<&str>,
     ) -> Result<PgTx, StoreError> {
+        if let Some(business_id) = standing.filter(|id| businesses.iter().all(|b| b == id)) {
+            return Ok(PgTx {
+                slot: Slot::Member(self.groups.begin(&self.pool, business_id).await?),
+                standing: Some(business_id.to_owned()),
+            });
+        }
         let ledgers = self.queue_for(businesses).await?;
         Ok(PgTx {
-            tx: self.pool.begin_payout(standing).await?,
-            _ledgers: ledgers,
+            slot: Slot::Own {
+                tx: self.pool.begin_payout(standing).await?,
+                _ledgers: ledgers,
+            },
             standing: standing.map(str::to_owned),
         })
+    }
+
+    /// How many of the payouts' groups were committed, and how many payouts they committed.
+    pub fn group_commits(&self) -> (u64, u64) {
+        self.groups.commits()
     }
 
     /// A place in this process's queue of each of `businesses`, taken in id order.

@@ -488,8 +488,16 @@ async fn run_batch(
             let Some(reference) = payout.request.reference.as_deref() else {
                 return Err(Error::from(error));
             };
-            // The taken reference is read from the pool: this transaction has failed.
-            match reference_owner(context.store, context.business_id(), reference).await? {
+            // The payout that took the reference committed first: it is read from the pool
+            // (this transaction has failed). Or it came before this one in their group
+            // commit: it is read in the group's transaction once this payout's own work is
+            // undone.
+            let business_id = context.business_id();
+            let mut owner = reference_owner(context.store, business_id, reference).await?;
+            if owner.is_none() && tx.undo_own_work().await? {
+                owner = reference_owner(&mut *tx, business_id, reference).await?;
+            }
+            match owner {
                 Some(other) => Err(duplicate(reference, &other)),
                 None => Err(Error::from(error)),
             }
@@ -559,9 +567,9 @@ async fn payout_reads(
 
 /// The reference number of the business's transfer that holds the client `reference`.
 async fn reference_owner(
-    store: &Store,
+    conn: impl Into<Conn<'_>>,
     business_id: &str,
     reference: &str,
 ) -> Result<Option<String>, Error> {
-    Ok(datastore::transfers::reference_owner(store, business_id, reference).await?)
+    Ok(datastore::transfers::reference_owner(conn, business_id, reference).await?)
 }

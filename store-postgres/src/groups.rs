@@ -1,0 +1,362 @@
+//! A business's payouts in one transaction when they queue: group commit, per business.
+//!
+//! A business's payouts take its ledger head one at a time (gapless sequences), and each held
+//! it through its own `COMMIT`, a flush of the log to disk: a salary run from one account was
+//! bounded by one flush per payout, whatever the machine (BENCHMARKS.md). So a process's
+//! payouts of one business take turns ([`Groups::begin`]) and share a transaction: a payout
+//! that finishes while others of its business wait for the turn leaves the transaction open
+//! for them and waits for its commit; the last of the group (no payout waiting, or
+//! [`GROUP_MAX`] reached) commits for all. Each payout after the group's first works inside a
+//! savepoint of its own, so that one which is refused, fails or is dropped undoes only its
+//! own work. SQLite's writer does the same for the whole database (`kobo-store-sqlite`'s
+//! `writer`).
+//!
+//! What a payout is told is what is on disk: its `commit` returns only after the group's
+//! `COMMIT` did, with the group's error if it failed. An acknowledged payout is never lost,
+//! and a failed group fails every member, none of which was acknowledged.
+//!
+//! The group's transaction begins as a lone payout's does (`Pool::begin_payout`: the kept
+//! plans, and the business's standing lock shared, so that every member's statements read the
+//! business's status and limit as they stand until the group commits). Only payouts that post
+//! to their own business's ledger alone are grouped (the caller's rule): every lock a group
+//! takes is then its business's (the head, the day's total, its accounts), in the ledger's
+//! order within each member, so no two groups can wait for each other.
+//!
+//! The turn is let go before the group's `COMMIT` is sent: the next group begins meanwhile and
+//! waits for the head's lock, which passes to it as the commit ends.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+
+use tokio::sync::{oneshot, Mutex, OwnedMutexGuard};
+
+use crate::{Pool, StoreError, Tx};
+
+/// The most payouts one commit makes durable. Each member after the first is a
+/// subtransaction, and PostgreSQL keeps 64 of a transaction's in shared memory before every
+/// other snapshot must look them up on disk; with a long queue, a group's first member also
+/// waits for the work of every other: this bounds both.
+pub const GROUP_MAX: usize = 32;
+
+/// This process's turns at its businesses' payouts.
+#[derive(Debug, Default)]
+pub struct Groups {
+    /// A business's turn lives while a payout holds or waits for it.
+    turns: std::sync::Mutex<HashMap<String, Weak<Turn>>>,
+    counts: Arc<Counts>,
+}
+
+/// Groups committed, and the payouts whose work they committed.
+#[derive(Debug, Default)]
+struct Counts {
+    commits: AtomicU64,
+    committed: AtomicU64,
+}
+
+/// One business's turn.
+#[derive(Debug)]
+struct Turn {
+    group: Arc<Mutex<Group>>,
+    /// Payouts waiting for the turn ([`Groups::begin`]).
+    waiting: AtomicUsize,
+    counts: Arc<Counts>,
+}
+
+/// The turn's state: the transaction the business's payouts share, if one is open.
+#[derive(Debug, Default)]
+struct Group {
+    open: Option<Open>,
+    /// The number of the last group opened.
+    serial: u64,
+}
+
+#[derive(Debug)]
+struct Open {
+    tx: Tx,
+    serial: u64,
+    /// The members done, waiting for the commit.
+    done: Vec<oneshot::Sender<Result<(), StoreError>>>,
+}
+
+/// A payout's share of its group's transaction: it holds the business's turn until it
+/// commits, rolls back or is abandoned.
+#[derive(Debug)]
+pub struct Member {
+    group: OwnedMutexGuard<Group>,
+    turn: Arc<Turn>,
+}
+
+impl Groups {
+    /// Waits for business `business_id`'s turn and joins its open transaction (a savepoint),
+    /// or begins one (`Pool::begin_payout`, holding the business's standing lock).
+    pub async fn begin(&self, pool: &Pool, business_id: &str) -> Result<Member, StoreError> {
+        let turn = self.turn(business_id);
+        let waiting = Waiting::new(&turn.waiting);
+        let mut group = Arc::clone(&turn.group).lock_owned().await;
+        drop(waiting);
+        match &mut group.open {
+            Some(open) => {
+                if let Err(error) = sqlx::raw_sql("SAVEPOINT member")
+                    .execute(&mut *open.tx)
+                    .await
+                {
+                    let error = StoreError::from(error);
+                    fail(&mut group, &error);
+                    return Err(error);
+                }
+            }
+            None => {
+                let tx = pool.begin_payout(Some(business_id)).await?;
+                group.serial += 1;
+                group.open = Some(Open {
+                    tx,
+                    serial: group.serial,
+                    done: Vec::new(),
+                });
+            }
+        }
+        Ok(Member { group, turn })
+    }
+
+    /// How many groups were committed, and how many payouts' work they committed.
+    pub fn commits(&self) -> (u64, u64) {
+        (
+            self.counts.commits.load(Ordering::SeqCst),
+            self.counts.committed.load(Ordering::SeqCst),
+        )
+    }
+
+    /// The turn of `business_id`, shared while in use.
+    fn turn(&self, business_id: &str) -> Arc<Turn> {
+        let mut turns = self
+            .turns
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if let Some(turn) = turns.get(business_id).and_then(Weak::upgrade) {
+            return turn;
+        }
+        // Forget the businesses nobody pays from any more before the map would grow.
+        if turns.len() == turns.capacity() {
+            turns.retain(|_, turn| turn.strong_count() > 0);
+        }
+        let turn = Arc::new(Turn {
+            group: Arc::default(),
+            waiting: AtomicUsize::new(0),
+            counts: Arc::clone(&self.counts),
+        });
+        turns.insert(business_id.to_owned(), Arc::downgrade(&turn));
+        turn
+    }
+
+    /// Payouts of `business_id` waiting for its turn now.
+    pub fn waiting(&self, business_id: &str) -> usize {
+        self.turns
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .get(business_id)
+            .and_then(Weak::upgrade)
+            .map_or(0, |turn| turn.waiting.load(Ordering::SeqCst))
+    }
+}
+
+/// One payout counted in [`Turn::waiting`] while it exists (a caller that gives up waiting is
+/// counted out too).
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a AtomicUsize) -> Waiting<'a> {
+        count.fetch_add(1, Ordering::SeqCst);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Member {
+    /// The group's transaction, for the member's statements.
+    pub fn tx(&mut self) -> &mut Tx {
+        &mut self.open_mut().tx
+    }
+
+    fn open(&self) -> &Open {
+        self.group
+            .open
+            .as_ref()
+            .expect("a member's transaction is open")
+    }
+
+    fn open_mut(&mut self) -> &mut Open {
+        self.group
+            .open
+            .as_mut()
+            .expect("a member's transaction is open")
+    }
+
+    /// Whether the member began the group: then nobody else's work is in the transaction.
+    /// Every later member works inside a savepoint of its own, set when it joined (members
+    /// are added to `done` only by the turn's holder, so this holds for a member's whole
+    /// turn).
+    fn first(&self) -> bool {
+        self.open().done.is_empty()
+    }
+
+    /// Returns once the member's work is committed: by this member, or, while other payouts
+    /// of its business wait for the turn, by the last of the group.
+    pub async fn commit(mut self) -> Result<(), StoreError> {
+        let waiting = self.turn.waiting.load(Ordering::SeqCst);
+        if waiting == 0 || self.open().done.len() + 1 >= GROUP_MAX {
+            let counts = Arc::clone(&self.turn.counts);
+            return commit(self.group, true, &counts).await;
+        }
+        let (done, committed) = oneshot::channel();
+        let first = self.first();
+        let open = self.open_mut();
+        open.done.push(done);
+        let serial = open.serial;
+        // Whoever next has the turn works in this transaction. The group's first member to
+        // leave it open also queues for the turn behind the payouts waiting now, and commits
+        // the group then if it is still open: the group is those payouts, and it is committed
+        // even if they give up waiting. Spawned, so that it runs even if the member's caller
+        // goes away.
+        if first {
+            let turn = Arc::clone(&self.turn);
+            tokio::spawn(async move {
+                let group = Arc::clone(&turn.group).lock_owned().await;
+                if group
+                    .open
+                    .as_ref()
+                    .is_some_and(|open| open.serial == serial)
+                {
+                    let _ = commit(group, false, &turn.counts).await;
+                }
+            });
+        }
+        drop(self);
+        committed
+            .await
+            .unwrap_or(Err(StoreError::Unavailable(sqlx::Error::WorkerCrashed)))
+    }
+
+    /// Undoes the member's own work and goes on in the transaction, for a member after the
+    /// group's first (its savepoint): what the members before it wrote can then be read in
+    /// it. `false` for the group's first, whose work is not undone (nobody else's is in the
+    /// transaction: what it conflicts with was committed, and the pool reads it).
+    pub async fn undo_own_work(&mut self) -> Result<bool, StoreError> {
+        if self.first() {
+            return Ok(false);
+        }
+        if let Err(error) = sqlx::raw_sql("ROLLBACK TO SAVEPOINT member")
+            .execute(&mut *self.open_mut().tx)
+            .await
+        {
+            let error = StoreError::from(error);
+            fail(&mut self.group, &error);
+            return Err(error);
+        }
+        Ok(true)
+    }
+
+    /// Undoes the member's work: the whole transaction for a group's first member, its own
+    /// savepoint for another, after which the group's other members' work is committed unless
+    /// payouts wait to go on in it.
+    pub async fn rollback(mut self) -> Result<(), StoreError> {
+        if self.first() {
+            let open = self
+                .group
+                .open
+                .take()
+                .expect("a member's transaction is open");
+            return Ok(open.tx.rollback().await?);
+        }
+        if let Err(error) = sqlx::raw_sql("ROLLBACK TO SAVEPOINT member")
+            .execute(&mut *self.open_mut().tx)
+            .await
+        {
+            let error = StoreError::from(error);
+            fail(&mut self.group, &error);
+            return Err(error);
+        }
+        if self.turn.waiting.load(Ordering::SeqCst) == 0 {
+            let counts = Arc::clone(&self.turn.counts);
+            let _ = commit(self.group, false, &counts).await;
+        }
+        Ok(())
+    }
+
+    /// [`Member::rollback`] for a member dropped without a commit (a refusal, an error, a
+    /// caller gone).
+    pub fn abandon(mut self) {
+        if self.first() {
+            // The group's first: nobody else's work is in the transaction, which is dropped
+            // (the driver queues its rollback).
+            drop(self.group.open.take());
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let _ = self.rollback().await;
+                });
+            }
+            // No runtime to undo the savepoint on: the whole group fails.
+            Err(_) => fail(
+                &mut self.group,
+                &StoreError::Unavailable(sqlx::Error::WorkerCrashed),
+            ),
+        }
+    }
+}
+
+/// Commits the group's open transaction, if any, after letting the turn go (the next group
+/// begins meanwhile), and tells its waiting members; `holder` is whether the turn's holder is
+/// a member too.
+async fn commit(
+    mut group: OwnedMutexGuard<Group>,
+    holder: bool,
+    counts: &Counts,
+) -> Result<(), StoreError> {
+    let Some(open) = group.open.take() else {
+        return Ok(());
+    };
+    drop(group);
+    let result = open.tx.commit().await.map_err(StoreError::from);
+    match &result {
+        Ok(()) => {
+            counts.commits.fetch_add(1, Ordering::SeqCst);
+            counts
+                .committed
+                .fetch_add(u64::from(holder) + open.done.len() as u64, Ordering::SeqCst);
+            for member in open.done {
+                let _ = member.send(Ok(()));
+            }
+        }
+        Err(error) => tell_failed(open.done, error),
+    }
+    result
+}
+
+/// Ends the open transaction after `error`: it rolls back, and every waiting member is told.
+fn fail(group: &mut Group, error: &StoreError) {
+    if let Some(open) = group.open.take() {
+        tell_failed(open.done, error);
+    }
+}
+
+/// Fails each of `members` with `error` as another member sees it: the database unavailable
+/// (`97`, retry) if it was, otherwise an internal error.
+fn tell_failed(members: Vec<oneshot::Sender<Result<(), StoreError>>>, error: &StoreError) {
+    for member in members {
+        let message = format!("the group commit failed: {error}");
+        let _ = member.send(Err(match error {
+            StoreError::Unavailable(_) => {
+                StoreError::Unavailable(sqlx::Error::Io(std::io::Error::other(message)))
+            }
+            _ => StoreError::Failed(sqlx::Error::Configuration(message.into())),
+        }));
+    }
+}

@@ -1,0 +1,152 @@
+//! `groups`: a business's payouts queued in one process share a transaction and its `COMMIT`;
+//! each member undoes only its own work, and a failed commit fails every member.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{new_id, TestDb};
+use kobo_store_postgres::groups::Groups;
+use kobo_store_postgres::Pool;
+use sqlx::Executor;
+
+/// Waits, in bounded steps, until `count` payouts of `business` wait for its turn.
+async fn until_waiting(groups: &Groups, business: &str, count: usize) {
+    for _ in 0..500 {
+        if groups.waiting(business) >= count {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{count} payouts never queued for the turn");
+}
+
+async fn numbers(pool: &Pool, table: &str) -> Vec<i32> {
+    sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT n FROM {table} ORDER BY n"
+    )))
+    .fetch_all(pool.inner())
+    .await
+    .unwrap()
+}
+
+/// Nine payouts queue behind one that holds its business's turn. The first leaves the
+/// transaction open for them; of the nine, a third commit, a third roll back, and a third
+/// fail a statement and are dropped (as a refused payout is): what is kept is exactly the
+/// committed members' work, in one `COMMIT` for more than one payout, and every member that
+/// committed was told so only once its work was durable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn queued_payouts_share_a_commit_and_each_undoes_only_its_own() {
+    let db = TestDb::empty().await;
+    db.pool
+        .inner()
+        .execute("CREATE TABLE paid (n INT PRIMARY KEY)")
+        .await
+        .unwrap();
+    let groups = Arc::new(Groups::default());
+    let business = new_id();
+    let mut first = groups.begin(&db.pool, &business).await.unwrap();
+    sqlx::query("INSERT INTO paid VALUES (0)")
+        .execute(&mut **first.tx())
+        .await
+        .unwrap();
+    let queued: Vec<_> = (1..=9)
+        .map(|n: i32| {
+            let (groups, pool, business) = (groups.clone(), db.pool.clone(), business.clone());
+            tokio::spawn(async move {
+                let mut member = groups.begin(&pool, &business).await.unwrap();
+                sqlx::query("INSERT INTO paid VALUES ($1)")
+                    .bind(n)
+                    .execute(&mut **member.tx())
+                    .await
+                    .unwrap();
+                match n % 3 {
+                    0 => member.commit().await.map(|()| true).unwrap(),
+                    1 => {
+                        let failed = sqlx::query("SELECT 1 / 0")
+                            .execute(&mut **member.tx())
+                            .await;
+                        assert!(failed.is_err());
+                        member.abandon();
+                        false
+                    }
+                    _ => member.rollback().await.map(|()| false).unwrap(),
+                }
+            })
+        })
+        .collect();
+    until_waiting(&groups, &business, 9).await;
+    first.commit().await.unwrap();
+    let mut committed = 0;
+    for member in queued {
+        committed += usize::from(member.await.unwrap());
+    }
+    assert_eq!(committed, 3);
+    // Abandoned members undo their savepoints in tasks of their own: the turn is free once
+    // they have, and a lone payout commits at once.
+    let last = groups.begin(&db.pool, &business).await.unwrap();
+    last.commit().await.unwrap();
+    assert_eq!(numbers(&db.pool, "paid").await, vec![0, 3, 6, 9]);
+    let (commits, payouts) = groups.commits();
+    assert_eq!(payouts, 4 + 1, "the committed members and the lone payout");
+    assert!(commits < payouts, "{commits} commits for {payouts} payouts");
+    db.finish().await;
+}
+
+/// A group whose `COMMIT` fails: no member is told its work is committed, none of it is kept,
+/// and the next payout commits as usual. The `COMMIT` is made to fail by a deferred foreign
+/// key, which PostgreSQL checks only then; in the bank it would be the connection or the
+/// server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_group_commit_fails_every_member_and_keeps_nothing() {
+    let db = TestDb::empty().await;
+    for ddl in [
+        "CREATE TABLE parent (n INT PRIMARY KEY)",
+        "CREATE TABLE child (n INT PRIMARY KEY, parent INT REFERENCES parent \
+         DEFERRABLE INITIALLY DEFERRED)",
+        "CREATE TABLE paid (n INT PRIMARY KEY)",
+    ] {
+        db.pool.inner().execute(ddl).await.unwrap();
+    }
+    let groups = Arc::new(Groups::default());
+    let business = new_id();
+    let mut first = groups.begin(&db.pool, &business).await.unwrap();
+    sqlx::query("INSERT INTO child VALUES (1, 1)")
+        .execute(&mut **first.tx())
+        .await
+        .unwrap();
+    let queued: Vec<_> = (1..=3)
+        .map(|n: i32| {
+            let (groups, pool, business) = (groups.clone(), db.pool.clone(), business.clone());
+            tokio::spawn(async move {
+                let mut member = groups.begin(&pool, &business).await.unwrap();
+                sqlx::query("INSERT INTO paid VALUES ($1)")
+                    .bind(n)
+                    .execute(&mut **member.tx())
+                    .await
+                    .unwrap();
+                member.commit().await
+            })
+        })
+        .collect();
+    until_waiting(&groups, &business, 3).await;
+    assert!(first.commit().await.is_err(), "the group's COMMIT failed");
+    for member in queued {
+        assert!(
+            member.await.unwrap().is_err(),
+            "a member of the failed group"
+        );
+    }
+    assert!(numbers(&db.pool, "paid").await.is_empty());
+    assert!(numbers(&db.pool, "child").await.is_empty());
+    let mut next = groups.begin(&db.pool, &business).await.unwrap();
+    sqlx::query("INSERT INTO paid VALUES (7)")
+        .execute(&mut **next.tx())
+        .await
+        .unwrap();
+    next.commit().await.unwrap();
+    assert_eq!(numbers(&db.pool, "paid").await, vec![7]);
+    assert_eq!(groups.commits(), (1, 1));
+    db.finish().await;
+}
