@@ -211,7 +211,7 @@ impl Member {
         let waiting = self.turn.waiting.load(Ordering::SeqCst);
         if waiting == 0 || self.open().done.len() + 1 >= GROUP_MAX {
             let counts = Arc::clone(&self.turn.counts);
-            return commit(self.group, true, &counts).await;
+            return commit(self.group, true, counts).await;
         }
         let (done, committed) = oneshot::channel();
         let first = self.first();
@@ -232,7 +232,7 @@ impl Member {
                     .as_ref()
                     .is_some_and(|open| open.serial == serial)
                 {
-                    let _ = commit(group, false, &turn.counts).await;
+                    let _ = commit(group, false, Arc::clone(&turn.counts)).await;
                 }
             });
         }
@@ -283,7 +283,7 @@ impl Member {
         }
         if self.turn.waiting.load(Ordering::SeqCst) == 0 {
             let counts = Arc::clone(&self.turn.counts);
-            let _ = commit(self.group, false, &counts).await;
+            let _ = commit(self.group, false, counts).await;
         }
         Ok(())
     }
@@ -314,30 +314,36 @@ impl Member {
 
 /// Commits the group's open transaction, if any, after letting the turn go (the next group
 /// begins meanwhile), and tells its waiting members; `holder` is whether the turn's holder is
-/// a member too.
+/// a member too. The `COMMIT` runs in a task of its own: a holder whose caller goes away
+/// (a client gone, a request's time out) must not drop the transaction mid-commit, which
+/// would tell the other members their payouts failed when they may have been committed.
 async fn commit(
     mut group: OwnedMutexGuard<Group>,
     holder: bool,
-    counts: &Counts,
+    counts: Arc<Counts>,
 ) -> Result<(), StoreError> {
     let Some(open) = group.open.take() else {
         return Ok(());
     };
     drop(group);
-    let result = open.tx.commit().await.map_err(StoreError::from);
-    match &result {
-        Ok(()) => {
-            counts.commits.fetch_add(1, Ordering::SeqCst);
-            counts
-                .committed
-                .fetch_add(u64::from(holder) + open.done.len() as u64, Ordering::SeqCst);
-            for member in open.done {
-                let _ = member.send(Ok(()));
+    tokio::spawn(async move {
+        let result = open.tx.commit().await.map_err(StoreError::from);
+        match &result {
+            Ok(()) => {
+                counts.commits.fetch_add(1, Ordering::SeqCst);
+                counts
+                    .committed
+                    .fetch_add(u64::from(holder) + open.done.len() as u64, Ordering::SeqCst);
+                for member in open.done {
+                    let _ = member.send(Ok(()));
+                }
             }
+            Err(error) => tell_failed(open.done, error),
         }
-        Err(error) => tell_failed(open.done, error),
-    }
-    result
+        result
+    })
+    .await
+    .unwrap_or(Err(StoreError::Unavailable(sqlx::Error::WorkerCrashed)))
 }
 
 /// Ends the open transaction after `error`: it rolls back, and every waiting member is told.

@@ -150,3 +150,50 @@ async fn a_failed_group_commit_fails_every_member_and_keeps_nothing() {
     assert_eq!(groups.commits(), (1, 1));
     db.finish().await;
 }
+
+/// The member that commits a group goes away during the `COMMIT` (its client gone, its
+/// request timed out): the `COMMIT` goes on, and the other members are told their work is
+/// committed, as it is. Dropped with its caller, it told them the group had failed, and a
+/// payout without a key, retried, would have been paid twice. The `COMMIT` is made slow by a
+/// deferred trigger that sleeps.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_group_committed_by_a_caller_gone_is_committed_for_all() {
+    let db = TestDb::empty().await;
+    for ddl in [
+        "CREATE TABLE paid (n INT PRIMARY KEY)",
+        "CREATE FUNCTION slowly() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$",
+        "CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON paid \
+         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.n = 0) EXECUTE FUNCTION slowly()",
+    ] {
+        db.pool.inner().execute(ddl).await.unwrap();
+    }
+    let groups = Arc::new(Groups::default());
+    let business = new_id();
+    let mut first = groups.begin(&db.pool, &business).await.unwrap();
+    sqlx::query("INSERT INTO paid VALUES (1)")
+        .execute(&mut **first.tx())
+        .await
+        .unwrap();
+    let last = {
+        let (groups, pool, business) = (groups.clone(), db.pool.clone(), business.clone());
+        tokio::spawn(async move {
+            let mut last = groups.begin(&pool, &business).await.unwrap();
+            sqlx::query("INSERT INTO paid VALUES (0)")
+                .execute(&mut **last.tx())
+                .await
+                .unwrap();
+            // Gone a tenth of a second into the half-second `COMMIT`.
+            let gone = tokio::time::timeout(Duration::from_millis(100), last.commit()).await;
+            assert!(gone.is_err(), "the COMMIT outlasted its caller");
+        })
+    };
+    until_waiting(&groups, &business, 1).await;
+    first
+        .commit()
+        .await
+        .expect("the first member's work is committed");
+    last.await.unwrap();
+    assert_eq!(numbers(&db.pool, "paid").await, vec![0, 1]);
+    db.finish().await;
+}

@@ -274,7 +274,10 @@ impl Member {
 }
 
 /// Commits the open transaction, if any, and tells its waiting members; `holder` is whether
-/// the turn's holder is a member too.
+/// the turn's holder is a member too. The `COMMIT` and the members' news run in a task of
+/// their own: a holder whose caller goes away (a client gone, a request's time out) must not
+/// drop the transaction mid-commit, which told the other members their writes had failed when
+/// they may have been on disk.
 async fn commit(
     turn: &mut Group,
     holder: bool,
@@ -283,18 +286,24 @@ async fn commit(
     let Some(open) = turn.open.take() else {
         return Ok(());
     };
-    let result = open.tx.commit().await;
+    let members = u64::from(holder) + open.done.len() as u64;
+    let result = tokio::spawn(async move {
+        let result = open.tx.commit().await;
+        match &result {
+            Ok(()) => {
+                for member in open.done {
+                    let _ = member.send(Ok(()));
+                }
+            }
+            Err(error) => tell_failed(open.done, error, classify),
+        }
+        result
+    })
+    .await
+    .unwrap_or(Err(sqlx::Error::WorkerCrashed));
     if result.is_ok() {
         turn.commits += 1;
-        turn.committed += u64::from(holder) + open.done.len() as u64;
-    }
-    match &result {
-        Ok(()) => {
-            for member in open.done {
-                let _ = member.send(Ok(()));
-            }
-        }
-        Err(error) => tell_failed(open.done, error, classify),
+        turn.committed += members;
     }
     result
 }
@@ -409,6 +418,50 @@ mod tests {
         assert_eq!(count(&store, "parents").await, 3);
         let (_, committed) = store.group_commits().await;
         assert_eq!(committed, 3);
+    }
+
+    /// The writer that commits a group goes away during the `COMMIT` (its client gone, its
+    /// request timed out): the `COMMIT` goes on, and the other members are told their work is
+    /// committed, as it is. Dropped with its caller, it told them the group had failed.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_group_committed_by_a_caller_gone_is_committed_for_all() {
+        let (_dir, store) = Store::temporary_sqlite().await;
+        sqlx::query("CREATE TABLE writes (id INTEGER PRIMARY KEY)")
+            .execute(store.pool())
+            .await
+            .unwrap();
+        let writer = store.writer().clone();
+        let mut first = store.begin().await.unwrap();
+        sqlx::query("INSERT INTO writes (id) VALUES (1)")
+            .execute(&mut *first)
+            .await
+            .unwrap();
+        // A second writer queues for the turn, so the first leaves the group open for it; it
+        // commits the group, and is gone at the first wait of its `commit`.
+        let second = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let mut tx = store.begin().await.unwrap();
+                sqlx::query("INSERT INTO writes (id) VALUES (2)")
+                    .execute(&mut *tx)
+                    .await
+                    .unwrap();
+                tokio::time::timeout(Duration::ZERO, tx.commit())
+                    .await
+                    .is_err()
+            }
+        });
+        while writer.waiting.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let first = first.commit().await;
+        assert!(
+            second.await.unwrap(),
+            "the second's commit outlasted its caller"
+        );
+        assert!(first.is_ok(), "the first member was told {first:?}");
+        store.write_turn().await;
+        assert_eq!(count(&store, "writes").await, 2);
     }
 
     /// Writers at once: each one's work is kept if and only if it committed, whatever the
