@@ -20,12 +20,14 @@ pub async fn analyze_transactions(pool: &Pool) -> Result<(), StoreError> {
     .await
 }
 
-/// Whether any posting names one of `account_ids`.
+/// Whether any posting names one of `account_ids`, which are the bank's internal accounts
+/// (read through `postings_internal`, which holds only theirs: migration 0019; a customer
+/// account's postings are not found).
 pub async fn any_posting_to(pool: &Pool, account_ids: [&str; 4]) -> Result<bool, StoreError> {
     pool.run(async |pool| {
         let ids: Vec<uuid::Uuid> = account_ids.iter().map(|account| id(account)).collect();
         let found = sqlx::query_scalar!(
-            "SELECT 1 FROM postings WHERE account_id = ANY($1) LIMIT 1",
+            "SELECT 1 FROM postings WHERE account_id = ANY($1)              AND account_id < '00000000-0000-4000-8000-000000000100' LIMIT 1",
             &ids
         )
         .fetch_optional(&mut *pool)

@@ -16,7 +16,7 @@ pub async fn analyze_transactions(store: &Store) -> Result<(), StoreError> {
     dispatch!(store.on(), seeding::analyze_transactions())
 }
 
-/// Whether any posting names one of `account_ids`.
+/// Whether any posting names one of `account_ids`, the bank's internal accounts.
 pub async fn any_posting_to(store: &Store, account_ids: [&str; 4]) -> Result<bool, StoreError> {
     dispatch!(store.on(), seeding::any_posting_to(account_ids))
 }
