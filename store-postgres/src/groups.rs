@@ -273,14 +273,7 @@ impl Member {
                 .expect("a member's transaction is open");
             return Ok(open.tx.rollback().await?);
         }
-        if let Err(error) = sqlx::raw_sql("ROLLBACK TO SAVEPOINT member")
-            .execute(&mut *self.open_mut().tx)
-            .await
-        {
-            let error = StoreError::from(error);
-            fail(&mut self.group, &error);
-            return Err(error);
-        }
+        self.undo_own_work().await?;
         if self.turn.waiting.load(Ordering::SeqCst) == 0 {
             let counts = Arc::clone(&self.turn.counts);
             let _ = commit(self.group, false, counts).await;

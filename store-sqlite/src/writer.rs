@@ -237,13 +237,7 @@ impl Member {
                 .expect("a member's transaction is open");
             return open.tx.rollback().await;
         }
-        if let Err(error) = sqlx::query("ROLLBACK TO member")
-            .execute(&mut *self.open_mut().tx)
-            .await
-        {
-            fail(&mut self.turn, &error, self.writer.classify);
-            return Err(error);
-        }
+        self.undo_own_work().await?;
         if self.writer.waiting.load(Ordering::SeqCst) == 0 {
             let _ = commit(&mut self.turn, false, self.writer.classify).await;
         }
