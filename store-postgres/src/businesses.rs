@@ -171,8 +171,13 @@ pub(crate) const STANDING: i32 = 0x6b6f_626f;
 /// a v4 UUID. Two businesses may share one (one pair in 2^32): a change to one's standing then
 /// also waits for the other's payouts in flight, nothing worse.
 pub(crate) fn standing_key(id: &str) -> Result<i32, StoreError> {
-    let bytes = new_id(id)?.into_bytes();
-    Ok(i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+    Ok(standing_key_of(new_id(id)?))
+}
+
+/// [`standing_key`] of an id read as a UUID.
+fn standing_key_of(id: uuid::Uuid) -> i32 {
+    let bytes = id.into_bytes();
+    i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
 }
 
 /// The statement that holds business `id`'s standing lock shared until its transaction ends:
@@ -192,10 +197,15 @@ pub(crate) fn hold_standing_shared(id: &str) -> Result<String, StoreError> {
 /// before (`FOR SHARE` in every payout), at one MultiXact a payout and stalls of seconds in
 /// the soaks (BENCHMARKS.md, "The business's standing under an advisory lock").
 pub async fn hold_standing(tx: &mut Tx, id: &str) -> Result<(), StoreError> {
+    hold_standing_of(tx, new_id(id)?).await
+}
+
+/// [`hold_standing`] of an id read as a UUID.
+async fn hold_standing_of(tx: &mut Tx, id: uuid::Uuid) -> Result<(), StoreError> {
     sqlx::query_scalar!(
         r#"SELECT true AS "held!" FROM pg_advisory_xact_lock($1, $2)"#,
         STANDING,
-        standing_key(id)?
+        standing_key_of(id)
     )
     .fetch_one(&mut **tx)
     .await?;
@@ -203,9 +213,9 @@ pub async fn hold_standing(tx: &mut Tx, id: &str) -> Result<(), StoreError> {
 }
 
 /// The ids of the business with this id or client id (none, or one).
-async fn ids_of(tx: &mut Tx, id_or_client_id: &str) -> Result<Vec<String>, StoreError> {
+async fn ids_of(tx: &mut Tx, id_or_client_id: &str) -> Result<Vec<uuid::Uuid>, StoreError> {
     Ok(sqlx::query_scalar!(
-        r#"SELECT id::text AS "id!" FROM businesses WHERE id = $1 OR client_id = $2"#,
+        "SELECT id FROM businesses WHERE id = $1 OR client_id = $2",
         id(id_or_client_id),
         id_or_client_id
     )
@@ -222,9 +232,9 @@ async fn begin_standing_change(
     let mut tx = pool.begin().await?;
     let ids = ids_of(&mut tx, id_or_client_id).await?;
     for business_id in &ids {
-        hold_standing(&mut tx, business_id).await?;
+        hold_standing_of(&mut tx, *business_id).await?;
     }
-    Ok((tx, ids.iter().map(|business_id| id(business_id)).collect()))
+    Ok((tx, ids))
 }
 
 /// Sets the status (`active` or `inactive`) of the business with this id or client id at

@@ -31,6 +31,8 @@ use std::sync::{Arc, Weak};
 
 use tokio::sync::{oneshot, Mutex, OwnedMutexGuard};
 
+use kobo_store::group_commit::Waiting;
+
 use crate::{Pool, StoreError, Tx};
 
 /// The most payouts one commit makes durable. Each member after the first is a
@@ -157,23 +159,6 @@ impl Groups {
             .get(business_id)
             .and_then(Weak::upgrade)
             .map_or(0, |turn| turn.waiting.load(Ordering::SeqCst))
-    }
-}
-
-/// One payout counted in [`Turn::waiting`] while it exists (a caller that gives up waiting is
-/// counted out too).
-struct Waiting<'a>(&'a AtomicUsize);
-
-impl<'a> Waiting<'a> {
-    fn new(count: &'a AtomicUsize) -> Waiting<'a> {
-        count.fetch_add(1, Ordering::SeqCst);
-        Waiting(count)
-    }
-}
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

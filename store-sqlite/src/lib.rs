@@ -128,9 +128,7 @@ impl Tx {
         }
         Ok(())
     }
-}
 
-impl Tx {
     /// Undoes this transaction's own work and goes on in it, when it shares a group commit
     /// after its first member (`writer::Member::undo_own_work`): `false` otherwise.
     pub async fn undo_own_work(&mut self) -> Result<bool, StoreError> {

@@ -16,6 +16,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use kobo_store::group_commit::Waiting;
 use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
 use tokio::sync::{oneshot, Mutex, OwnedMutexGuard};
 
@@ -125,23 +126,6 @@ impl Writer {
             turn,
             writer: Arc::clone(self),
         })
-    }
-}
-
-/// One writer counted in [`Writer::waiting`] while it exists (a caller that gives up waiting
-/// is counted out too).
-struct Waiting<'a>(&'a AtomicUsize);
-
-impl<'a> Waiting<'a> {
-    fn new(count: &'a AtomicUsize) -> Waiting<'a> {
-        count.fetch_add(1, Ordering::SeqCst);
-        Waiting(count)
-    }
-}
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

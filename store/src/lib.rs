@@ -10,6 +10,7 @@ pub mod businesses;
 pub mod customers;
 pub mod error;
 pub mod events;
+pub mod group_commit;
 pub mod idempotency_keys;
 pub mod invitations;
 pub mod ledger;
