@@ -102,6 +102,23 @@ pub async fn postings_total(pool: &Pool) -> Result<i128, StoreError> {
     .await
 }
 
+/// Places a business's ledger head handed out twice: `(business, sequence, transactions)`.
+pub async fn repeated_sequences(pool: &Pool) -> Result<Vec<(String, i64, i64)>, StoreError> {
+    pool.run(async |pool| {
+        let rows = sqlx::query!(
+            r#"SELECT business_id::text AS "business_id!", sequence, COUNT(*) AS "transactions!"
+               FROM transactions GROUP BY business_id, sequence HAVING COUNT(*) > 1"#
+        )
+        .fetch_all(&mut *pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.business_id, row.sequence, row.transactions))
+            .collect())
+    })
+    .await
+}
+
 /// Postings to an account that is neither a customer's nor the bank's, as `(posting, account)`.
 pub async fn postings_to_unknown_accounts(
     pool: &Pool,

@@ -108,6 +108,66 @@ async fn transaction_pages_read_the_keyset_indexes_in_order_with_kept_plans() {
     .await;
     assert!(plan.contains("transactions_keyset"), "{plan}");
     assert!(!plan.contains("Sort"), "{plan}");
+
+    // An account's sums (its collections, what it sent) read its range of the account's index
+    // and nothing of the table: the columns they need are carried in it (migration 0020). Once
+    // vacuumed, as autovacuum keeps a table that grows, the index alone answers.
+    sqlx::raw_sql("VACUUM ANALYZE transactions")
+        .execute(db.pool.inner())
+        .await
+        .unwrap();
+    let sums = statement(&["FILTER (WHERE collection)", "account_id = ANY($1)"]);
+    let custom = "SET LOCAL plan_cache_mode = force_custom_plan";
+    let plan = plan_after(
+        &db,
+        custom,
+        &sums,
+        "ARRAY['9c1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e5f'::uuid], NULL, NULL",
+    )
+    .await;
+    assert!(
+        plan.contains("Index Only Scan using transactions_account_keyset"),
+        "{plan}"
+    );
+    db.finish().await;
+}
+
+/// The audit and activity logs are keyed by their keyset (migration 0020): a page of either,
+/// on its kept plan, reads the primary key as a range in order, whatever the filters.
+#[tokio::test]
+async fn log_pages_read_their_keys_in_order_with_kept_plans() {
+    let db = TestDb::migrated().await;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO businesses (id, name, status, client_id, client_secret_hash, created_at, \
+           updated_at) VALUES ('{BUSINESS}', 'B', 'active', 'c', 'h', now(), now()); \
+         INSERT INTO audit_logs (id, business_id, action, user_name, ip_address, \
+           response_code, day, request_id, created_at) \
+         SELECT gen_random_uuid(), '{BUSINESS}', 'transfer.created', 'u', '127.0.0.1', 200, \
+           current_date, 'r', now() - g * interval '1 second' FROM generate_series(1, 20000) g; \
+         INSERT INTO activity_logs (id, business_id, endpoint, method, response_code, status, \
+           message, ip_address, request_id, created_at) \
+         SELECT gen_random_uuid(), '{BUSINESS}', '/v1/transfers', 'POST', 200, 'success', 'm', \
+           '127.0.0.1', 'r', now() - g * interval '1 second' FROM generate_series(1, 20000) g; \
+         ANALYZE"
+    )))
+    .execute(db.pool.inner())
+    .await
+    .unwrap();
+    let business = format!("'{BUSINESS}'");
+    let pages = [
+        ("audit_logs_pkey", "FROM audit_logs", 7),
+        ("activity_logs_pkey", "FROM activity_logs", 9),
+    ];
+    for (key, table, filters) in pages {
+        let page = statement(&[table, "ORDER BY created_at DESC"]);
+        let nulls = vec!["NULL"; filters].join(", ");
+        let plan = generic_plan(&db, &page, &format!("{business}, {nulls}, 51")).await;
+        assert!(
+            plan.contains(&format!("Index Scan Backward using {key}")),
+            "{plan}"
+        );
+        assert!(!plan.contains("Sort"), "{plan}");
+    }
     db.finish().await;
 }
 

@@ -64,6 +64,21 @@ pub async fn short_entries(store: &Store) -> Result<Vec<(String, i64)>, StoreErr
     Ok(rows.into_iter().map(|row| (row.id, row.postings)).collect())
 }
 
+/// Places a business's ledger head handed out twice: `(business, sequence, transactions)`.
+pub async fn repeated_sequences(store: &Store) -> Result<Vec<(String, i64, i64)>, StoreError> {
+    let rows = sqlx::query!(
+        r#"SELECT business_id AS "business_id!", sequence AS "sequence!: i64",
+             COUNT(*) AS "transactions!: i64"
+           FROM transactions GROUP BY business_id, sequence HAVING COUNT(*) > 1"#
+    )
+    .fetch_all(store.pool())
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| (row.business_id, row.sequence, row.transactions))
+        .collect())
+}
+
 /// Journal entries whose postings do not sum to zero, with their sum (kobo). Per entry a plain
 /// `SUM` cannot overflow: an entry has a few postings, each at most 10^18.
 pub async fn unbalanced_entries(store: &Store) -> Result<Vec<(String, i64)>, StoreError> {

@@ -31,6 +31,11 @@ pub async fn postings_total(store: &Store) -> Result<i128, StoreError> {
     dispatch!(store.on(), audit::postings_total())
 }
 
+/// Places a business's ledger head handed out twice: `(business, sequence, transactions)`.
+pub async fn repeated_sequences(store: &Store) -> Result<Vec<(String, i64, i64)>, StoreError> {
+    dispatch!(store.on(), audit::repeated_sequences())
+}
+
 /// Postings to an account that is neither a customer's nor the bank's, as `(posting, account)`.
 pub async fn postings_to_unknown_accounts(
     store: &Store,

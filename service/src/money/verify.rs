@@ -3,8 +3,9 @@
 //! Recomputes every account balance from its postings, checks that each journal entry has at
 //! least two postings summing to zero, that the whole ledger sums to zero, that no balance is
 //! negative, that every posting names a known account, that every transaction is backed by
-//! the posting it claims, and that the daily limit's running totals match the transfers. Sums
-//! are exact ([`Total`]) whatever the number of rows.
+//! the posting it claims, that no business's ledger head handed out a place twice, and that
+//! the daily limit's running totals match the transfers. Sums are exact ([`Total`]) whatever
+//! the number of rows.
 
 use crate::datastore::audit::{self, Counted};
 use crate::datastore::{Store, StoreError};
@@ -15,7 +16,7 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Discrepancy {
     /// `balance`, `unbalanced_entry`, `short_entry`, `ledger_total`, `negative_balance`,
-    /// `unknown_account`, `transaction_without_posting`, `daily_total`.
+    /// `unknown_account`, `transaction_without_posting`, `repeated_sequence`, `daily_total`.
     pub kind: &'static str,
     /// The account, entry or transaction it concerns.
     pub subject: String,
@@ -46,6 +47,7 @@ pub async fn verify(store: &Store) -> Result<Report, StoreError> {
     entries(store, &mut discrepancies).await?;
     let total = ledger_total(store, &mut discrepancies).await?;
     references(store, &mut discrepancies).await?;
+    sequences(store, &mut discrepancies).await?;
     daily_totals(store, &mut discrepancies).await?;
     Ok(Report {
         ok: discrepancies.is_empty(),
@@ -133,6 +135,19 @@ async fn references(store: &Store, found: &mut Vec<Discrepancy>) -> Result<(), S
             kind: "transaction_without_posting",
             subject: reference,
             detail: "no posting of its entry moves its amount on its account".into(),
+        });
+    }
+    Ok(())
+}
+
+/// No two transactions of a business hold one place of its ledger: the head hands each out
+/// once (no index refuses a repeat since migration 0020; the head's lock is the guarantee).
+async fn sequences(store: &Store, found: &mut Vec<Discrepancy>) -> Result<(), StoreError> {
+    for (business, sequence, transactions) in audit::repeated_sequences(store).await? {
+        found.push(Discrepancy {
+            kind: "repeated_sequence",
+            subject: format!("{business} {sequence}"),
+            detail: format!("{transactions} transactions hold this place of the business's ledger"),
         });
     }
     Ok(())

@@ -39,6 +39,25 @@ async fn every_kind_of_discrepancy_is_named(kit: TestKit) {
     )
     .await;
 
+    // A place of the business's ledger handed out twice: a second credit takes the first's
+    // sequence.
+    let second = kit.credit(&token, &main, "1.00").await;
+    let second = second["reference_number"].as_str().unwrap().to_owned();
+    let sequence = async |reference: &str| -> i64 {
+        let found = kit
+            .sql("SELECT sequence FROM transactions WHERE reference_number = $1")
+            .bind(reference)
+            .texts()
+            .await;
+        found[0].parse().unwrap()
+    };
+    let (taken, kept) = (sequence(&reference).await, sequence(&second).await);
+    let place = "UPDATE transactions SET sequence = $1 WHERE reference_number = $2";
+    kit.sql(place).bind(taken).bind(&second).execute().await;
+    assert_eq!(kinds(&kit).await, vec!["repeated_sequence"]);
+    kit.sql(place).bind(kept).bind(&second).execute().await;
+    assert_eq!(kinds(&kit).await, Vec::<&str>::new());
+
     // A posting added to the entry: the entry and the ledger no longer sum to zero, and the
     // account's postings no longer give its balance.
     sql(
