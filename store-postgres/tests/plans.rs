@@ -376,8 +376,8 @@ async fn a_payouts_lookups_never_run_from_a_kept_plan() {
 /// events, old events), on the tables every payout grows, and the index each must read.
 const BY_TIME: [(&str, &str); 3] = [
     ("idempotency_keys_created", "DELETE FROM idempotency_keys"),
-    ("events_created", "DELETE FROM webhook_attempts"),
-    ("events_created", "DELETE FROM events"),
+    ("events_business", "DELETE FROM webhook_attempts"),
+    ("events_business", "DELETE FROM events"),
 ];
 
 /// Each reads only the expired rows, through an index on their time, instead of the whole
@@ -426,6 +426,13 @@ async fn purges_read_only_what_expired() {
         .await;
         assert!(
             plan.iter().any(|line| line.contains(index)),
+            "{sql}: {plan:#?}"
+        );
+        // The index is read as a range below the cutoff (each business's, for the events),
+        // not whole.
+        assert!(
+            plan.iter()
+                .any(|line| line.contains("Index Cond:") && line.contains("created_at < ")),
             "{sql}: {plan:#?}"
         );
     }
