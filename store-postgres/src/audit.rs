@@ -119,6 +119,42 @@ pub async fn repeated_sequences(pool: &Pool) -> Result<Vec<(String, i64, i64)>, 
     .await
 }
 
+/// Rows of the ledger and of transfers that name a parent which is not there (no foreign key
+/// checks them on PostgreSQL since migration 0022): `(what, row)`, the row by its id or
+/// reference number. A transaction's and a transfer's source account must be their business's.
+pub async fn rows_without_parent(pool: &Pool) -> Result<Vec<(String, String)>, StoreError> {
+    pool.run(async |pool| {
+        let rows = sqlx::query!(
+            r#"SELECT 'posting of no journal entry' AS "what!", p.id::text AS "row!" FROM postings p
+           WHERE NOT EXISTS (SELECT 1 FROM journal_entries e WHERE e.id = p.entry_id)
+         UNION ALL SELECT 'journal entry of no business', e.id::text FROM journal_entries e
+           WHERE NOT EXISTS (SELECT 1 FROM businesses b WHERE b.id = e.business_id)
+         UNION ALL SELECT 'transaction of no journal entry', t.reference_number FROM transactions t
+           WHERE NOT EXISTS (SELECT 1 FROM journal_entries e WHERE e.id = t.entry_id)
+         UNION ALL SELECT 'transaction of no account of its business', t.reference_number
+           FROM transactions t WHERE NOT EXISTS (SELECT 1 FROM accounts a
+             WHERE a.id = t.account_id AND a.business_id = t.business_id)
+         UNION ALL SELECT 'settlement of no transaction', s.reference FROM settlements s
+           WHERE NOT EXISTS (SELECT 1 FROM transactions t WHERE t.id = s.id
+             AND t.account_id = s.account_id AND t.business_id = s.business_id)
+         UNION ALL SELECT 'transfer of no transaction', r.reference_number FROM transfers r
+           WHERE (r.debit_transaction_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM transactions t
+                   WHERE t.id = r.debit_transaction_id))
+              OR (r.fee_transaction_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM transactions t
+                   WHERE t.id = r.fee_transaction_id))
+         UNION ALL SELECT 'transfer of no account of its business', r.reference_number
+           FROM transfers r WHERE NOT EXISTS (SELECT 1 FROM accounts a
+             WHERE a.id = r.source_account_id AND a.business_id = r.business_id)
+              OR (r.beneficiary_account_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM accounts a
+                   WHERE a.id = r.beneficiary_account_id))"#
+        )
+        .fetch_all(&mut *pool)
+        .await?;
+        Ok(rows.into_iter().map(|row| (row.what, row.row)).collect())
+    })
+    .await
+}
+
 /// Postings to an account that is neither a customer's nor the bank's, as `(posting, account)`.
 pub async fn postings_to_unknown_accounts(
     pool: &Pool,

@@ -36,6 +36,13 @@ pub async fn repeated_sequences(store: &Store) -> Result<Vec<(String, i64, i64)>
     dispatch!(store.on(), audit::repeated_sequences())
 }
 
+/// Rows of the ledger and of transfers that name a parent which is not there (no foreign key
+/// checks them on PostgreSQL since migration 0022): `(what, row)`, the row by its id or
+/// reference number. A transaction's and a transfer's source account must be their business's.
+pub async fn rows_without_parent(store: &Store) -> Result<Vec<(String, String)>, StoreError> {
+    dispatch!(store.on(), audit::rows_without_parent())
+}
+
 /// Postings to an account that is neither a customer's nor the bank's, as `(posting, account)`.
 pub async fn postings_to_unknown_accounts(
     store: &Store,

@@ -3,7 +3,8 @@
 //! Recomputes every account balance from its postings, checks that each journal entry has at
 //! least two postings summing to zero, that the whole ledger sums to zero, that no balance is
 //! negative, that every posting names a known account, that every transaction is backed by
-//! the posting it claims, that no business's ledger head handed out a place twice, and that
+//! the posting it claims, that every row names the parents it should (its entry, its
+//! business's account), that no business's ledger head handed out a place twice, and that
 //! the daily limit's running totals match the transfers. Sums are exact ([`Total`]) whatever
 //! the number of rows.
 
@@ -16,7 +17,8 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Discrepancy {
     /// `balance`, `unbalanced_entry`, `short_entry`, `ledger_total`, `negative_balance`,
-    /// `unknown_account`, `transaction_without_posting`, `repeated_sequence`, `daily_total`.
+    /// `unknown_account`, `transaction_without_posting`, `missing_parent`, `repeated_sequence`,
+    /// `daily_total`.
     pub kind: &'static str,
     /// The account, entry or transaction it concerns.
     pub subject: String,
@@ -121,7 +123,8 @@ async fn ledger_total(store: &Store, found: &mut Vec<Discrepancy>) -> Result<Tot
     Ok(total)
 }
 
-/// Every posting names a known account, and every transaction is backed by its posting.
+/// Every posting names a known account, every transaction is backed by its posting, and every
+/// row of the ledger and of transfers names the parents it should.
 async fn references(store: &Store, found: &mut Vec<Discrepancy>) -> Result<(), StoreError> {
     for (posting, account) in audit::postings_to_unknown_accounts(store).await? {
         found.push(Discrepancy {
@@ -135,6 +138,13 @@ async fn references(store: &Store, found: &mut Vec<Discrepancy>) -> Result<(), S
             kind: "transaction_without_posting",
             subject: reference,
             detail: "no posting of its entry moves its amount on its account".into(),
+        });
+    }
+    for (what, row) in audit::rows_without_parent(store).await? {
+        found.push(Discrepancy {
+            kind: "missing_parent",
+            subject: row,
+            detail: what,
         });
     }
     Ok(())

@@ -111,3 +111,79 @@ async fn every_kind_of_discrepancy_is_named(kit: TestKit) {
 }
 
 on_both_stores!(every_kind_of_discrepancy_is_named);
+
+/// On PostgreSQL no foreign key checks the rows a payout writes (migration 0022): the checker
+/// names a row whose parent is missing, or whose account is another business's.
+#[tokio::test]
+async fn a_row_without_its_parent_is_named() {
+    let kit = TestKit::postgres().await;
+    let token = kit.integration_token().await;
+    let main = kit.business.main_account_number.clone();
+    let credit = kit.credit(&token, &main, "100.00").await;
+    let reference = credit["reference_number"].as_str().unwrap().to_owned();
+    assert_eq!(kinds(&kit).await, Vec::<&str>::new());
+    let (other, _) = kit.other_business("Other Ltd", "owner@other.test").await;
+
+    // The credit's transaction moved to an account of another business (and so no longer
+    // backed by its posting, nor by its settlement).
+    let account = "SELECT account_id::text FROM transactions WHERE reference_number = $1";
+    let own = kit.sql(account).bind(&reference).texts().await.remove(0);
+    let theirs = kit
+        .sql("SELECT id::text FROM accounts WHERE account_number = $1")
+        .bind(&other.main_account_number)
+        .texts()
+        .await
+        .remove(0);
+    let move_to =
+        "UPDATE transactions SET account_id = CAST($1 AS uuid) WHERE reference_number = $2";
+    kit.sql(move_to)
+        .bind(&theirs)
+        .bind(&reference)
+        .execute()
+        .await;
+    let report = kobo::money::verify::verify(&kit.store).await.unwrap();
+    let mut missing: Vec<_> = report
+        .discrepancies
+        .iter()
+        .filter(|d| d.kind == "missing_parent")
+        .map(|d| (d.subject.as_str(), d.detail.as_str()))
+        .collect();
+    missing.sort();
+    assert_eq!(
+        missing,
+        vec![
+            (reference.as_str(), "settlement of no transaction"),
+            (
+                reference.as_str(),
+                "transaction of no account of its business"
+            ),
+        ]
+    );
+    kit.sql(move_to).bind(&own).bind(&reference).execute().await;
+    assert_eq!(kinds(&kit).await, Vec::<&str>::new());
+
+    // Its journal entry gone: its postings and its transaction name no entry.
+    kit.sql(
+        "DELETE FROM journal_entries WHERE id = \
+         (SELECT entry_id FROM transactions WHERE reference_number = $1)",
+    )
+    .bind(&reference)
+    .execute()
+    .await;
+    let report = kobo::money::verify::verify(&kit.store).await.unwrap();
+    let mut missing: Vec<&str> = report
+        .discrepancies
+        .iter()
+        .filter(|d| d.kind == "missing_parent")
+        .map(|d| d.detail.as_str())
+        .collect();
+    missing.sort();
+    assert_eq!(
+        missing,
+        vec![
+            "posting of no journal entry",
+            "posting of no journal entry",
+            "transaction of no journal entry"
+        ]
+    );
+}
