@@ -134,9 +134,6 @@ pub async fn rows_without_parent(pool: &Pool) -> Result<Vec<(String, String)>, S
          UNION ALL SELECT 'transaction of no account of its business', t.reference_number
            FROM transactions t WHERE NOT EXISTS (SELECT 1 FROM accounts a
              WHERE a.id = t.account_id AND a.business_id = t.business_id)
-         UNION ALL SELECT 'settlement of no transaction', s.reference FROM settlements s
-           WHERE NOT EXISTS (SELECT 1 FROM transactions t WHERE t.id = s.id
-             AND t.account_id = s.account_id AND t.business_id = s.business_id)
          UNION ALL SELECT 'transfer of no transaction', r.reference_number FROM transfers r
            WHERE (r.debit_transaction_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM transactions t
                    WHERE t.id = r.debit_transaction_id))

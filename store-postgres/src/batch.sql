@@ -22,23 +22,17 @@ new_transactions AS (
             session_id, originator_account_number, originator_account_name,
             originator_bank_code, originator_bank_name, created_at, settled)
 ),
+-- A settled transaction (a collection) is its own settlement (`settlements` is their view).
 transactions AS (
     INSERT INTO transactions (id, business_id, account_id, entry_id, sequence,
         reference_number, transaction_type, category, status, channel, amount, narration,
         narration_key, session_id, originator_account_number, originator_account_name,
-        originator_bank_code, originator_bank_name, created_at)
+        originator_bank_code, originator_bank_name, created_at, settled)
     SELECT id, business_id, account_id, entry_id, sequence, reference_number,
         transaction_type, category, status, channel, amount, narration, narration_key,
         session_id, originator_account_number, originator_account_name, originator_bank_code,
-        originator_bank_name, created_at
+        originator_bank_name, created_at, settled
     FROM new_transactions
-),
-settlements AS (
-    INSERT INTO settlements (id, business_id, account_id, reference, amount, status,
-        settlement_date, created_at)
-    SELECT id, business_id, account_id, reference_number, amount, 'success', created_at,
-        created_at
-    FROM new_transactions WHERE settled
 ),
 transfers AS (
     INSERT INTO transfers (id, business_id, reference_number, reference, source_account_id,

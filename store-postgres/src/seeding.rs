@@ -202,20 +202,15 @@ impl SeedRows {
              postings AS ( \
                INSERT INTO postings (id, entry_id, account_id, amount, created_at) \
                SELECT * FROM unnest($11::uuid[], $12::uuid[], $13::uuid[], $14::bigint[], \
-                 $15::timestamptz[])), \
-             transactions AS ( \
-               INSERT INTO transactions (id, business_id, account_id, entry_id, sequence, \
-                 reference_number, transaction_type, category, status, channel, amount, \
-                 narration_key, narration, session_id, originator_account_number, \
-                 originator_account_name, originator_bank_code, originator_bank_name, \
-                 created_at) \
-               SELECT id, business_id, account_id, entry_id, sequence, reference, 'credit', \
-                 'collection', 'success', 'nip', amount, narration_key, narration, NULL, \
-                 '0123456789', 'Seed Originator', '000013', 'GTBank', at FROM credits) \
-             INSERT INTO settlements (id, business_id, account_id, reference, amount, status, \
-               settlement_date, created_at) \
-             SELECT id, business_id, account_id, reference, amount, 'success', at, at \
-             FROM credits",
+                 $15::timestamptz[])) \
+             INSERT INTO transactions (id, business_id, account_id, entry_id, sequence, \
+               reference_number, transaction_type, category, status, channel, amount, \
+               narration_key, narration, session_id, originator_account_number, \
+               originator_account_name, originator_bank_code, originator_bank_name, \
+               created_at, settled) \
+             SELECT id, business_id, account_id, entry_id, sequence, reference, 'credit', \
+               'collection', 'success', 'nip', amount, narration_key, narration, NULL, \
+               '0123456789', 'Seed Originator', '000013', 'GTBank', at, true FROM credits",
             &self.entry_ids,
             &self.ids,
             &self.business_ids,

@@ -94,7 +94,7 @@ pub async fn list(
                    t.created_at, a.account_number, a.account_name
                  FROM transactions t JOIN accounts a ON a.id = t.account_id
                  WHERE t.business_id = $1
-                   AND (NOT $2 OR EXISTS (SELECT 1 FROM settlements s WHERE s.id = t.id))
+                   AND (NOT $2 OR t.settled)
                    AND t.account_id = (SELECT o.id FROM accounts o
                          WHERE o.business_id = $1 AND o.account_number = $3)
                    AND t.created_at >= COALESCE($4::timestamptz, '-infinity')
@@ -135,7 +135,7 @@ pub async fn list(
                    t.created_at, a.account_number, a.account_name
                  FROM transactions t JOIN accounts a ON a.id = t.account_id
                  WHERE t.business_id = $1
-                   AND (NOT $2 OR EXISTS (SELECT 1 FROM settlements s WHERE s.id = t.id))
+                   AND (NOT $2 OR t.settled)
                    AND t.created_at >= COALESCE($3::timestamptz, '-infinity')
                    AND t.created_at < COALESCE($4::timestamptz, 'infinity')
                    AND ($5::text IS NULL OR t.status = $5)

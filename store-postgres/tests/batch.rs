@@ -141,7 +141,6 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
         "SELECT cmin::text::int AS command FROM journal_entries \
          UNION SELECT cmin::text::int FROM postings \
          UNION SELECT cmin::text::int FROM transactions \
-         UNION SELECT cmin::text::int FROM settlements \
          UNION SELECT cmin::text::int FROM transfers \
          UNION SELECT cmin::text::int FROM events \
          UNION SELECT cmin::text::int FROM audit_logs \

@@ -442,3 +442,38 @@ fn the_first_thirteen_migrations_are_the_releases() {
         );
     }
 }
+
+/// Migration 0023 folds each settlement into its transaction (`settlements` becomes their
+/// view): a settlement its transaction contradicts would be lost, so the upgrade stops there
+/// with the table and its row as they were.
+#[tokio::test]
+async fn a_settlement_its_transaction_contradicts_stops_the_upgrade() {
+    let db = TestDb::empty().await;
+    MIGRATOR.run_to(13, db.pool.inner()).await.unwrap();
+    sqlx::raw_sql(OLD_ROWS)
+        .execute(db.pool.inner())
+        .await
+        .unwrap();
+    sqlx::raw_sql("UPDATE settlements SET amount = amount - 1")
+        .execute(db.pool.inner())
+        .await
+        .unwrap();
+
+    let failed = MIGRATOR.run(db.pool.inner()).await.unwrap_err();
+    assert!(
+        failed.to_string().contains("migration 0023 would lose it"),
+        "{failed}"
+    );
+    let kept: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT t.table_type::text, s.amount FROM settlements s, information_schema.tables t \
+         WHERE t.table_name = 'settlements'",
+    )
+    .fetch_all(db.pool.inner())
+    .await
+    .unwrap();
+    assert_eq!(
+        kept,
+        vec![("BASE TABLE".to_owned(), 1_000_000_000_000_000_000 - 1)]
+    );
+    db.finish().await;
+}
