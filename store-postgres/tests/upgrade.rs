@@ -269,14 +269,20 @@ async fn figures(pool: &PgPool, native: bool) -> Vec<(String, Vec<String>)> {
     figures
 }
 
-#[tokio::test]
-async fn a_database_of_the_last_release_is_upgraded_in_place() {
+/// A database of the last release (migrations 0001-0013) holding [`OLD_ROWS`].
+async fn the_last_release() -> TestDb {
     let db = TestDb::empty().await;
     MIGRATOR.run_to(13, db.pool.inner()).await.unwrap();
     sqlx::raw_sql(OLD_ROWS)
         .execute(db.pool.inner())
         .await
         .unwrap();
+    db
+}
+
+#[tokio::test]
+async fn a_database_of_the_last_release_is_upgraded_in_place() {
+    let db = the_last_release().await;
     let before = figures(db.pool.inner(), false).await;
 
     MIGRATOR.run(db.pool.inner()).await.unwrap();
@@ -448,12 +454,7 @@ fn the_first_thirteen_migrations_are_the_releases() {
 /// with the table and its row as they were.
 #[tokio::test]
 async fn a_settlement_its_transaction_contradicts_stops_the_upgrade() {
-    let db = TestDb::empty().await;
-    MIGRATOR.run_to(13, db.pool.inner()).await.unwrap();
-    sqlx::raw_sql(OLD_ROWS)
-        .execute(db.pool.inner())
-        .await
-        .unwrap();
+    let db = the_last_release().await;
     sqlx::raw_sql("UPDATE settlements SET amount = amount - 1")
         .execute(db.pool.inner())
         .await
