@@ -74,12 +74,12 @@ async fn transaction_pages_read_the_keyset_indexes_in_order_with_kept_plans() {
            '6f1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e5f', 'x', now()); \
          INSERT INTO transactions (id, business_id, account_id, entry_id, sequence, \
            reference_number, transaction_type, category, status, channel, amount, narration, \
-           narration_key, created_at) \
+           narration_key, created_at, settled) \
          SELECT gen_random_uuid(), '6f1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e5f', \
            CASE WHEN g % 10 = 0 THEN '9c1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e5f'::uuid \
                 ELSE '9c1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e60'::uuid END, \
            'e0000001-1b2c-4d5e-8f90-0a1b2c3d4e5f', g, 'R' || g, 'credit', 'collection', \
-           'success', 'nip', 1, 'n', 'n', now() - g * interval '1 second' \
+           'success', 'nip', 1, 'n', 'n', now() - g * interval '1 second', g % 3 <> 0 \
          FROM generate_series(1, 30000) g; \
          ANALYZE",
     )
