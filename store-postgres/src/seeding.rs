@@ -27,7 +27,8 @@ pub async fn any_posting_to(pool: &Pool, account_ids: [&str; 4]) -> Result<bool,
     pool.run(async |pool| {
         let ids: Vec<uuid::Uuid> = account_ids.iter().map(|account| id(account)).collect();
         let found = sqlx::query_scalar!(
-            "SELECT 1 FROM postings WHERE account_id = ANY($1)              AND account_id < '00000000-0000-4000-8000-000000000100' LIMIT 1",
+            "SELECT 1 FROM postings WHERE account_id = ANY($1) \
+             AND account_id < '00000000-0000-4000-8000-000000000100' LIMIT 1",
             &ids
         )
         .fetch_optional(&mut *pool)

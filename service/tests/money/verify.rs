@@ -112,6 +112,19 @@ async fn every_kind_of_discrepancy_is_named(kit: TestKit) {
 
 on_both_stores!(every_kind_of_discrepancy_is_named);
 
+/// The `missing_parent` discrepancies the checker finds, as `(row, what)`, sorted.
+async fn missing_parents(kit: &TestKit) -> Vec<(String, String)> {
+    let report = kobo::money::verify::verify(&kit.store).await.unwrap();
+    let mut missing: Vec<(String, String)> = report
+        .discrepancies
+        .into_iter()
+        .filter(|d| d.kind == "missing_parent")
+        .map(|d| (d.subject, d.detail))
+        .collect();
+    missing.sort();
+    missing
+}
+
 /// On PostgreSQL no foreign key checks the rows a payout writes (migration 0022): the checker
 /// names a row whose parent is missing, or whose account is another business's.
 #[tokio::test]
@@ -141,19 +154,11 @@ async fn a_row_without_its_parent_is_named() {
         .bind(&reference)
         .execute()
         .await;
-    let report = kobo::money::verify::verify(&kit.store).await.unwrap();
-    let mut missing: Vec<_> = report
-        .discrepancies
-        .iter()
-        .filter(|d| d.kind == "missing_parent")
-        .map(|d| (d.subject.as_str(), d.detail.as_str()))
-        .collect();
-    missing.sort();
     assert_eq!(
-        missing,
+        missing_parents(&kit).await,
         vec![(
-            reference.as_str(),
-            "transaction of no account of its business"
+            reference.clone(),
+            "transaction of no account of its business".to_owned()
         )]
     );
     kit.sql(move_to).bind(&own).bind(&reference).execute().await;
@@ -167,12 +172,10 @@ async fn a_row_without_its_parent_is_named() {
     .bind(&reference)
     .execute()
     .await;
-    let report = kobo::money::verify::verify(&kit.store).await.unwrap();
-    let mut missing: Vec<&str> = report
-        .discrepancies
-        .iter()
-        .filter(|d| d.kind == "missing_parent")
-        .map(|d| d.detail.as_str())
+    let mut missing: Vec<String> = missing_parents(&kit)
+        .await
+        .into_iter()
+        .map(|(_, what)| what)
         .collect();
     missing.sort();
     assert_eq!(
