@@ -5,11 +5,9 @@ use chrono::{DateTime, Utc};
 
 use crate::Pool;
 use crate::{id, new_id, Conn, StoreError, Tx};
-use kobo_store::businesses::Business;
 pub use kobo_store::members::{
     Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
 };
-use kobo_store::roles::Role;
 
 /// The business's member `member_id`, if any.
 pub async fn find(
@@ -364,65 +362,4 @@ pub async fn set_active(
     .execute(&mut **tx)
     .await?;
     Ok(())
-}
-
-/// The business's member `id` with their role and business, in one query.
-pub async fn profile(
-    pool: &Pool,
-    id: &str,
-    business_id: &str,
-) -> Result<Option<Profile>, StoreError> {
-    pool.run(async |pool| {
-    let row = sqlx::query!(
-        r#"SELECT m.id, m.email, m.first_name, m.last_name, m.role_id, r.name AS role_name,
-           m.is_active, m.invitation_status, m.last_login, m.date_joined, m.created_at,
-           (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id
-              AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at,
-           r.description AS r_description, r.is_built_in AS r_is_built_in,
-           r.permission_codes AS r_permission_codes, r.created_at AS r_created_at,
-           r.updated_at AS r_updated_at,
-           b.id::text AS "b_id!", b.name AS b_name, b.status AS b_status,
-           b.client_id AS b_client_id, b.created_at AS b_created_at
-         FROM members m
-         JOIN roles r ON r.id = m.role_id AND (r.business_id IS NULL OR r.business_id = m.business_id)
-         JOIN businesses b ON b.id = m.business_id
-         WHERE m.id = $1 AND m.business_id = $2"#,
-        crate::id(id),
-        crate::id(business_id)
-    )
-    .fetch_optional(&mut *pool)
-    .await?;
-    Ok(row.map(|row| Profile {
-        role: Role {
-            id: row.role_id,
-            name: row.role_name.clone(),
-            description: row.r_description,
-            is_built_in: row.r_is_built_in,
-            permission_codes: row.r_permission_codes,
-            created_at: row.r_created_at,
-            updated_at: row.r_updated_at,
-        },
-        business: Business {
-            id: row.b_id,
-            name: row.b_name,
-            status: row.b_status,
-            client_id: row.b_client_id,
-            created_at: row.b_created_at,
-        },
-        member: Member {
-            id: row.id,
-            email: row.email,
-            first_name: row.first_name,
-            last_name: row.last_name,
-            role_id: row.role_id,
-            role_name: row.role_name,
-            is_active: row.is_active,
-            invitation_status: row.invitation_status,
-            last_login: row.last_login,
-            date_joined: row.date_joined,
-            created_at: row.created_at,
-            invitation_expires_at: row.invitation_expires_at,
-        },
-    }))
-    }).await
 }

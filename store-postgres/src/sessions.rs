@@ -4,6 +4,9 @@ use chrono::{DateTime, Utc};
 
 use crate::Pool;
 use crate::{id, new_id, new_opt_id, StoreError, Tx};
+use kobo_store::businesses::Business;
+use kobo_store::members::{Member, Profile};
+use kobo_store::roles::Role;
 pub use kobo_store::sessions::{Authenticated, NewSession, SessionMember};
 
 /// Writes a live session.
@@ -24,29 +27,74 @@ pub async fn insert(tx: &mut Tx, new: &NewSession<'_>) -> Result<(), StoreError>
     Ok(())
 }
 
-/// The session `id` as authentication reads it, if it exists.
+/// The session `id` as authentication reads it, if it exists, with its member's profile.
 pub async fn find_for_token(pool: &Pool, id: &str) -> Result<Option<Authenticated>, StoreError> {
     pool.run(async |pool| {
         let row = sqlx::query!(
-        r#"SELECT s.business_id::text AS "business_id!", s.family, s.member_id::text AS member_id,
-           s.expires_at, s.revoked_at,
-           m.email AS "email?", m.first_name AS "first_name?", m.last_name AS "last_name?",
-           m.role_id::text AS "role_id?", m.is_active AS "is_active?",
-           r.permission_codes AS "permission_codes?",
-           b.status AS business_status, b.client_id, b.secret_issued_by,
-           (SELECT g.value FROM auth_generation g WHERE g.id = 1) AS "generation!"
-         FROM sessions s
-         JOIN businesses b ON b.id = s.business_id
-         LEFT JOIN members m ON m.id = s.member_id AND m.business_id = s.business_id
-         LEFT JOIN roles r ON r.id = m.role_id
-         WHERE s.id = $1"#,
-        crate::id(id)
-    )
-    .fetch_optional(&mut *pool)
-    .await?;
+            r#"SELECT s.business_id::text AS "business_id!", s.family, s.member_id::text AS member_id,
+               s.expires_at, s.revoked_at,
+               m.id AS "m_id?", m.email AS "email?", m.first_name AS "first_name?",
+               m.last_name AS "last_name?", m.role_id::text AS "role_id?",
+               m.is_active AS "is_active?", m.invitation_status AS "invitation_status?",
+               m.last_login AS "last_login?", m.date_joined AS "date_joined?",
+               m.created_at AS "m_created_at?",
+               (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id
+                  AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at,
+               r.id AS "r_id?", r.name AS "r_name?", r.description AS "r_description?",
+               r.is_built_in AS "r_is_built_in?", r.permission_codes AS "permission_codes?",
+               r.created_at AS "r_created_at?", r.updated_at AS "r_updated_at?",
+               (r.business_id IS NULL OR r.business_id = m.business_id) AS "role_fits?",
+               b.name AS business_name, b.status AS business_status, b.client_id,
+               b.secret_issued_by, b.created_at AS business_created_at,
+               (SELECT g.value FROM auth_generation g WHERE g.id = 1) AS "generation!"
+             FROM sessions s
+             JOIN businesses b ON b.id = s.business_id
+             LEFT JOIN members m ON m.id = s.member_id AND m.business_id = s.business_id
+             LEFT JOIN roles r ON r.id = m.role_id
+             WHERE s.id = $1"#,
+            crate::id(id)
+        )
+        .fetch_optional(&mut *pool)
+        .await?;
         let Some(row) = row else {
             return Ok(None);
         };
+        let profile = (|| {
+            let role = Role {
+                id: row.r_id?,
+                name: row.r_name.clone()?,
+                description: row.r_description.clone()?,
+                is_built_in: row.r_is_built_in?,
+                permission_codes: row.permission_codes.clone()?,
+                created_at: row.r_created_at?,
+                updated_at: row.r_updated_at?,
+            };
+            row.role_fits.filter(|fits| *fits)?;
+            Some(Profile {
+                member: Member {
+                    id: row.m_id?,
+                    email: row.email.clone()?,
+                    first_name: row.first_name.clone()?,
+                    last_name: row.last_name.clone()?,
+                    role_id: role.id,
+                    role_name: role.name.clone(),
+                    is_active: row.is_active?,
+                    invitation_status: row.invitation_status.clone()?,
+                    last_login: row.last_login,
+                    date_joined: row.date_joined?,
+                    created_at: row.m_created_at?,
+                    invitation_expires_at: row.invitation_expires_at,
+                },
+                role,
+                business: Business {
+                    id: row.business_id.clone(),
+                    name: row.business_name.clone(),
+                    status: row.business_status.clone(),
+                    client_id: row.client_id.clone(),
+                    created_at: row.business_created_at,
+                },
+            })
+        })();
         let member = match row.email {
             Some(email) => Some(SessionMember {
                 email,
@@ -68,6 +116,7 @@ pub async fn find_for_token(pool: &Pool, id: &str) -> Result<Option<Authenticate
             business_status: row.business_status,
             client_id: row.client_id,
             secret_issued_by: row.secret_issued_by,
+            profile,
             generation: row.generation,
         }))
     })

@@ -206,22 +206,16 @@ async fn members_roles_sessions_invitations_otps_round_trip() {
         .unwrap();
     assert_eq!(memberships.len(), 1);
     assert_eq!(memberships[0].password_hash.as_deref(), Some("pw-hash"));
-    let profile = members::profile(&db.pool, &w.member_id, &w.business_id)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(profile.member, member);
-    assert!(profile.role.is_built_in);
-    assert_eq!(
-        profile.role.created_at,
-        "2026-10-15T10:00:00Z".parse::<DateTime<Utc>>().unwrap()
-    );
-    assert_eq!(profile.business.id, w.business_id);
-
     let roles = roles::list_of_business(&db.pool, &w.business_id)
         .await
         .unwrap();
-    assert_eq!(roles, vec![profile.role.clone()]);
+    assert_eq!(roles.len(), 1);
+    let role = roles[0].clone();
+    assert!(role.is_built_in);
+    assert_eq!(
+        role.created_at,
+        "2026-10-15T10:00:00Z".parse::<DateTime<Utc>>().unwrap()
+    );
     let custom = new_id();
     let mut tx = db.pool.inner().begin().await.unwrap();
     let definition = roles::Definition {
@@ -318,6 +312,18 @@ async fn members_roles_sessions_invitations_otps_round_trip() {
         Some(w.member_id.as_str())
     );
     assert_eq!(authenticated.expires_at, w.at + Duration::hours(1));
+    let profile = authenticated
+        .profile
+        .expect("the member's profile, read with the session");
+    assert_eq!(
+        profile.member,
+        members::Member {
+            invitation_expires_at: Some(w.at + Duration::days(1)),
+            ..member.clone()
+        }
+    );
+    assert_eq!(profile.role, role);
+    assert_eq!(profile.business.id, w.business_id);
     let session_member = authenticated.member.unwrap();
     assert!(session_member.is_active);
     assert_eq!(

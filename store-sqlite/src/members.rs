@@ -3,31 +3,29 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::businesses::Business;
-use crate::roles::RoleRecord;
 use crate::{first_rows, on, timestamp, uuid, Conn, Store, StoreError, Tx, NO_TIME_BOUND};
 pub use kobo_store::members::{
     Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
 };
 
 /// A member as read, ids still text.
-struct MemberRecord {
-    id: String,
-    email: String,
-    first_name: String,
-    last_name: String,
-    role_id: String,
-    role_name: String,
-    is_active: bool,
-    invitation_status: String,
-    last_login: Option<DateTime<Utc>>,
-    date_joined: DateTime<Utc>,
-    created_at: DateTime<Utc>,
-    invitation_expires_at: Option<DateTime<Utc>>,
+pub(crate) struct MemberRecord {
+    pub(crate) id: String,
+    pub(crate) email: String,
+    pub(crate) first_name: String,
+    pub(crate) last_name: String,
+    pub(crate) role_id: String,
+    pub(crate) role_name: String,
+    pub(crate) is_active: bool,
+    pub(crate) invitation_status: String,
+    pub(crate) last_login: Option<DateTime<Utc>>,
+    pub(crate) date_joined: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
+    pub(crate) invitation_expires_at: Option<DateTime<Utc>>,
 }
 
 impl MemberRecord {
-    fn into_member(self) -> Result<Member, StoreError> {
+    pub(crate) fn into_member(self) -> Result<Member, StoreError> {
         Ok(Member {
             id: uuid(&self.id)?,
             email: self.email,
@@ -400,74 +398,4 @@ pub async fn set_active(
     .execute(&mut **tx)
     .await?;
     Ok(())
-}
-
-/// The business's member `id` with their role and business, in one query.
-pub async fn profile(
-    store: &Store,
-    id: &str,
-    business_id: &str,
-) -> Result<Option<Profile>, StoreError> {
-    let row = sqlx::query!(
-        r#"SELECT m.id AS "id!", m.email, m.first_name, m.last_name, m.role_id,
-             r.name AS role_name, m.is_active AS "is_active: bool", m.invitation_status,
-             m.last_login AS "last_login: DateTime<Utc>",
-             m.date_joined AS "date_joined: DateTime<Utc>",
-             m.created_at AS "created_at: DateTime<Utc>",
-             (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id
-               AND i.used_at IS NULL AND i.revoked_at IS NULL)
-               AS "invitation_expires_at?: DateTime<Utc>",
-             r.id AS "r_id!", r.name AS r_name, r.description AS r_description,
-             r.is_built_in AS "r_is_built_in: bool", r.permission_codes AS r_permission_codes,
-             r.created_at AS "r_created_at: DateTime<Utc>",
-             r.updated_at AS "r_updated_at: DateTime<Utc>",
-             b.id AS "b_id!", b.name AS b_name, b.status AS b_status, b.client_id AS b_client_id,
-             b.created_at AS "b_created_at: DateTime<Utc>"
-           FROM members m
-           JOIN roles r ON r.id = m.role_id
-             AND (r.business_id IS NULL OR r.business_id = m.business_id)
-           JOIN businesses b ON b.id = m.business_id
-           WHERE m.id = ?1 AND m.business_id = ?2"#,
-        id,
-        business_id
-    )
-    .fetch_optional(store.pool())
-    .await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    Ok(Some(Profile {
-        member: MemberRecord {
-            id: row.id,
-            email: row.email,
-            first_name: row.first_name,
-            last_name: row.last_name,
-            role_id: row.role_id,
-            role_name: row.role_name,
-            is_active: row.is_active,
-            invitation_status: row.invitation_status,
-            last_login: row.last_login,
-            date_joined: row.date_joined,
-            created_at: row.created_at,
-            invitation_expires_at: row.invitation_expires_at,
-        }
-        .into_member()?,
-        role: RoleRecord {
-            id: row.r_id,
-            name: row.r_name,
-            description: row.r_description,
-            is_built_in: row.r_is_built_in,
-            permission_codes: row.r_permission_codes,
-            created_at: row.r_created_at,
-            updated_at: row.r_updated_at,
-        }
-        .into_role()?,
-        business: Business {
-            id: row.b_id,
-            name: row.b_name,
-            status: row.b_status,
-            client_id: row.b_client_id,
-            created_at: row.b_created_at,
-        },
-    }))
 }

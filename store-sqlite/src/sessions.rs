@@ -2,6 +2,9 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::businesses::Business;
+use crate::members::{MemberRecord, Profile};
+use crate::roles::RoleRecord;
 use crate::{timestamp, Store, StoreError, Tx};
 pub use kobo_store::sessions::{Authenticated, NewSession, SessionMember};
 
@@ -25,16 +28,28 @@ pub async fn insert(tx: &mut Tx, new: &NewSession<'_>) -> Result<(), StoreError>
     Ok(())
 }
 
-/// The session `id` as authentication reads it, if it exists.
+/// The session `id` as authentication reads it, if it exists, with its member's profile.
 pub async fn find_for_token(store: &Store, id: &str) -> Result<Option<Authenticated>, StoreError> {
     let row = sqlx::query!(
         r#"SELECT s.business_id, s.family, s.member_id,
              s.expires_at AS "expires_at: DateTime<Utc>",
              s.revoked_at AS "revoked_at: DateTime<Utc>",
-             m.email AS "email?", m.first_name AS "first_name?", m.last_name AS "last_name?",
-             m.role_id AS "role_id?", m.is_active AS "is_active?: bool",
-             r.permission_codes AS "permission_codes?",
-             b.status AS business_status, b.client_id, b.secret_issued_by,
+             m.id AS "m_id?", m.email AS "email?", m.first_name AS "first_name?",
+             m.last_name AS "last_name?", m.role_id AS "role_id?",
+             m.is_active AS "is_active?: bool", m.invitation_status AS "invitation_status?",
+             m.last_login AS "last_login?: DateTime<Utc>",
+             m.date_joined AS "date_joined?: DateTime<Utc>",
+             m.created_at AS "m_created_at?: DateTime<Utc>",
+             (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id
+               AND i.used_at IS NULL AND i.revoked_at IS NULL)
+               AS "invitation_expires_at?: DateTime<Utc>",
+             r.id AS "r_id?", r.name AS "r_name?", r.description AS "r_description?",
+             r.is_built_in AS "r_is_built_in?: bool", r.permission_codes AS "permission_codes?",
+             r.created_at AS "r_created_at?: DateTime<Utc>",
+             r.updated_at AS "r_updated_at?: DateTime<Utc>",
+             (r.business_id IS NULL OR r.business_id = m.business_id) AS "role_fits?: bool",
+             b.name AS business_name, b.status AS business_status, b.client_id,
+             b.secret_issued_by, b.created_at AS "business_created_at: DateTime<Utc>",
              (SELECT g.value FROM auth_generation g WHERE g.id = 1) AS "generation!: i64"
            FROM sessions s
            JOIN businesses b ON b.id = s.business_id
@@ -47,6 +62,47 @@ pub async fn find_for_token(store: &Store, id: &str) -> Result<Option<Authentica
     .await?;
     let Some(row) = row else {
         return Ok(None);
+    };
+    let records = (|| {
+        row.role_fits.filter(|fits| *fits)?;
+        let role = RoleRecord {
+            id: row.r_id.clone()?,
+            name: row.r_name.clone()?,
+            description: row.r_description.clone()?,
+            is_built_in: row.r_is_built_in?,
+            permission_codes: row.permission_codes.clone()?,
+            created_at: row.r_created_at?,
+            updated_at: row.r_updated_at?,
+        };
+        let member = MemberRecord {
+            id: row.m_id.clone()?,
+            email: row.email.clone()?,
+            first_name: row.first_name.clone()?,
+            last_name: row.last_name.clone()?,
+            role_id: role.id.clone(),
+            role_name: role.name.clone(),
+            is_active: row.is_active?,
+            invitation_status: row.invitation_status.clone()?,
+            last_login: row.last_login,
+            date_joined: row.date_joined?,
+            created_at: row.m_created_at?,
+            invitation_expires_at: row.invitation_expires_at,
+        };
+        Some((member, role))
+    })();
+    let profile = match records {
+        Some((member, role)) => Some(Profile {
+            member: member.into_member()?,
+            role: role.into_role()?,
+            business: Business {
+                id: row.business_id.clone(),
+                name: row.business_name.clone(),
+                status: row.business_status.clone(),
+                client_id: row.client_id.clone(),
+                created_at: row.business_created_at,
+            },
+        }),
+        None => None,
     };
     let member = match row.email {
         Some(email) => Some(SessionMember {
@@ -69,6 +125,7 @@ pub async fn find_for_token(store: &Store, id: &str) -> Result<Option<Authentica
         business_status: row.business_status,
         client_id: row.client_id,
         secret_issued_by: row.secret_issued_by,
+        profile,
         generation: row.generation,
     }))
 }

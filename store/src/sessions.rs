@@ -2,6 +2,8 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::members::Profile;
+
 /// A session to write.
 #[derive(Clone, Copy, Debug)]
 pub struct NewSession<'a> {
@@ -29,8 +31,13 @@ pub struct Authenticated {
     pub business_status: String,
     pub client_id: String,
     pub secret_issued_by: Option<String>,
+    /// The member's profile as `get_profile` answers it, read in the same snapshot: `None`
+    /// without a member, or when the member's role is gone or is not one their business can
+    /// use.
+    pub profile: Option<Profile>,
     /// The generation of what authentication reads (the table `auth_generation`, moved by
-    /// triggers on every change that can refuse a live token), read in the same snapshot.
+    /// triggers on every change that can refuse a live token or change the profile), read in
+    /// the same snapshot.
     pub generation: i64,
 }
 

@@ -38,8 +38,9 @@ pub async fn memberships(
     )
 }
 
-/// Records the member's login at `now`.
+/// Records the member's login at `now` (shown by their profile, which sessions keep).
 pub async fn record_login(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+    tx.touch_auth();
     dispatch!(tx.on(), members::record_login(id, now))
 }
 
@@ -171,13 +172,4 @@ pub async fn set_active(
 ) -> Result<(), StoreError> {
     tx.touch_auth();
     dispatch!(tx.on(), members::set_active(id, business_id, active, now))
-}
-
-/// The business's member `id` with their role and business, in one query.
-pub async fn profile(
-    store: &Store,
-    id: &str,
-    business_id: &str,
-) -> Result<Option<Profile>, StoreError> {
-    dispatch!(store.on(), members::profile(id, business_id))
 }

@@ -640,7 +640,7 @@ impl Api for KoboApi {
         body: models::EmptyObject,
     ) -> Result<models::Profile, ApiError> {
         serve(&ctx, async |caller| {
-            identity::get_profile(&self.store, &self.clock, caller, body).await
+            identity::get_profile(&self.clock, caller, body)
         })
         .await
     }

@@ -93,16 +93,39 @@ impl Server {
             .to_owned()
     }
 
-    pub fn profile_code(&self, token: &str) -> String {
-        let reply = curl_post(
+    pub fn profile(&self, token: &str) -> serde_json::Value {
+        curl_post(
             &format!("{}{}", self.base, Operation::GetProfile.path()),
             Some(token),
             &json!({}),
-        );
-        reply["response_code"]
+        )
+    }
+
+    pub fn profile_code(&self, token: &str) -> String {
+        self.profile(token)["response_code"]
             .as_str()
             .unwrap_or_default()
             .to_owned()
+    }
+
+    /// How long after now this server's profile for `token` first satisfies `shows` (at most
+    /// 5 s of asking).
+    pub async fn profile_changes_after(
+        &self,
+        token: &str,
+        shows: impl Fn(&serde_json::Value) -> bool,
+    ) -> std::time::Duration {
+        let started = std::time::Instant::now();
+        loop {
+            let profile = self.profile(token);
+            if shows(&profile) {
+                return started.elapsed();
+            }
+            if started.elapsed() > std::time::Duration::from_secs(5) {
+                panic!("the other process still shows the old profile after 5 s: {profile}");
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 
     /// How long after now this server starts refusing `token` (at most 5 s of asking).

@@ -347,3 +347,86 @@ async fn another_processs_revocation_is_refused_within_a_second(kit: TestKit) {
 }
 
 on_both_stores!(another_processs_revocation_is_refused_within_a_second);
+
+/// The whole answer of `get_profile`, which must succeed.
+async fn profile(kit: &TestKit, token: &str) -> serde_json::Value {
+    let reply = kit.op(Operation::GetProfile, token, json!({})).await;
+    reply.expect(ResponseCode::Success);
+    reply.body
+}
+
+/// `get_profile` answers from the session it authenticated and reads nothing of its own: with
+/// `members` renamed away it answers as before. A change made in this process shows at once: a
+/// second login moves the member's `last_login`, which the first session's profile shows on its
+/// next request.
+async fn the_profile_comes_with_the_session_and_follows_each_change(kit: TestKit) {
+    profile(&kit, &kit.owner_token).await;
+    // The cache is used once this process has read the generation (every 200 ms).
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let before = profile(&kit, &kit.owner_token).await;
+    // Not `execute`: a change by hand counts as one to what authentication reads.
+    let rename = async |statement: &str| {
+        let mut tx = kit.store.begin().await.unwrap();
+        kit.sql(statement).execute_in(&mut tx).await;
+        tx.commit().await.unwrap();
+    };
+    rename("ALTER TABLE members RENAME TO members_aside").await;
+    let aside = kit
+        .op(Operation::GetProfile, &kit.owner_token, json!({}))
+        .await;
+    rename("ALTER TABLE members_aside RENAME TO members").await;
+    aside.expect(ResponseCode::Success);
+    assert_eq!(aside.body, before);
+
+    kit.clock.advance(chrono::Duration::minutes(5));
+    let second = kit.login(OWNER, OWNER_PASSWORD).await;
+    let after = profile(&kit, &kit.owner_token).await;
+    assert_ne!(
+        after["data"]["member"]["last_login"],
+        before["data"]["member"]["last_login"]
+    );
+    assert_eq!(after, profile(&kit, &second).await);
+}
+
+on_both_stores!(the_profile_comes_with_the_session_and_follows_each_change);
+
+/// A change to what a profile shows made by another process (the operator's hand on the
+/// database, another server's login) shows in this server's answers within a second, though
+/// it keeps each profile with its session.
+async fn another_processs_profile_change_shows_within_a_second(kit: TestKit) {
+    let server = Server::start(&kit).await;
+    let token = server.login(OWNER_PASSWORD);
+    let before = server.profile(&token);
+    assert_eq!(before["response_code"], "00", "{before}");
+    for _ in 0..3 {
+        assert_eq!(server.profile(&token), before);
+    }
+    kit.sql("UPDATE businesses SET name = 'Adaeze Foods Limited'")
+        .execute()
+        .await;
+    let after = server
+        .profile_changes_after(&token, |profile| {
+            profile["data"]["business"]["name"] == "Adaeze Foods Limited"
+        })
+        .await;
+    assert!(
+        after <= std::time::Duration::from_secs(1),
+        "shown after {after:?}"
+    );
+
+    kit.clock.advance(chrono::Duration::minutes(5));
+    let elsewhere = kit.login(OWNER, OWNER_PASSWORD).await;
+    let expected = profile(&kit, &elsewhere).await["data"]["member"]["last_login"].clone();
+    assert_ne!(expected, before["data"]["member"]["last_login"]);
+    let after = server
+        .profile_changes_after(&token, |profile| {
+            profile["data"]["member"]["last_login"] == expected
+        })
+        .await;
+    assert!(
+        after <= std::time::Duration::from_secs(1),
+        "shown after {after:?}"
+    );
+}
+
+on_both_stores!(another_processs_profile_change_shows_within_a_second);
