@@ -430,3 +430,68 @@ async fn another_processs_profile_change_shows_within_a_second(kit: TestKit) {
 }
 
 on_both_stores!(another_processs_profile_change_shows_within_a_second);
+
+/// The operator's command line deactivates the business while two processes (the test's and
+/// `kobo serve`) keep an integration session of it: both refuse what an inactive business may not
+/// do (`60`, here reading transactions over the integration API, decided from the session as
+/// kept) within a second.
+async fn the_operators_deactivation_reaches_every_process_within_a_second(kit: TestKit) {
+    let server = Server::start(&kit).await;
+    // Each process signs with its own key (its data directory's).
+    let token_here = kit.integration_token().await;
+    let token = server.integration_token(&kit);
+    let read = json!({"limit": 1});
+    let here = async || {
+        kit.op(Operation::FetchTransactionsApi, &token_here, read.clone())
+            .await
+            .code()
+    };
+    let there = || {
+        server.post(Operation::FetchTransactionsApi, Some(&token), &read)["response_code"].clone()
+    };
+    assert_eq!(here().await, Some(ResponseCode::Success));
+    assert_eq!(there(), "00");
+    // Both caches in use (each process reads the generation every 200 ms).
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(here().await, Some(ResponseCode::Success));
+    assert_eq!(there(), "00");
+
+    let data_dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_kobo"))
+        .args(["business", "deactivate", &kit.business.business_id])
+        .env("KOBO_DATABASE_URL", kit.url())
+        .env("KOBO_DATA_DIR", data_dir.path())
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("kobo business deactivate runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let started = std::time::Instant::now();
+    let (mut refused_here, mut refused_there) = (None, None);
+    while started.elapsed() < std::time::Duration::from_secs(5)
+        && (refused_here.is_none() || refused_there.is_none())
+    {
+        if refused_here.is_none() && here().await == Some(ResponseCode::BusinessInactive) {
+            refused_here = Some(started.elapsed());
+        }
+        if refused_there.is_none() && there() == "60" {
+            refused_there = Some(started.elapsed());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    for (process, refused) in [
+        ("this process", refused_here),
+        ("kobo serve", refused_there),
+    ] {
+        let refused = refused.unwrap_or_else(|| panic!("{process} still serves after 5 s"));
+        assert!(
+            refused <= std::time::Duration::from_secs(1),
+            "{process} refused after {refused:?}"
+        );
+    }
+}
+
+on_both_stores!(the_operators_deactivation_reaches_every_process_within_a_second);
