@@ -639,10 +639,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::Profile, ApiError> {
-        serve(&ctx, async |caller| {
-            identity::get_profile(&self.clock, caller, body)
-        })
-        .await
+        serve(&ctx, async |caller| identity::get_profile(caller, body)).await
     }
 
     async fn get_total_account_metrics(

@@ -535,38 +535,12 @@ pub async fn regenerate_secret(
 /// The caller's profile as read with their session: no read of its own. The session cache
 /// keeps it only while nothing it shows has changed (the stores' `auth_generation` triggers
 /// cover its columns), so it is as fresh as authentication is.
-pub fn get_profile(
-    clock: &Clock,
-    caller: &Caller,
-    _body: models::EmptyObject,
-) -> Result<models::Profile, Error> {
-    let profile = member_of(&caller.principal)?
+pub fn get_profile(caller: &Caller, _body: models::EmptyObject) -> Result<models::Profile, Error> {
+    member_of(&caller.principal)?
         .profile
         .as_deref()
         .cloned()
-        .ok_or_else(unauthenticated)?;
-    let stored = profile.business;
-    let member = team_views::member_from(profile.member, clock.now());
-    let role = team_views::role_from(profile.role)?;
-    let environment = match business::environment_of_client_id(&stored.client_id) {
-        Environment::Sandbox => models::BusinessEnvironment::Sandbox,
-        Environment::Production => models::BusinessEnvironment::Production,
-    };
-    let status = match stored.status.as_str() {
-        "active" => models::BusinessStatus::Active,
-        _ => models::BusinessStatus::Inactive,
-    };
-    Ok(models::Profile {
-        business: models::Business {
-            created_at: stored.created_at,
-            environment,
-            id: stored.id.parse().or_internal()?,
-            name: stored.name,
-            status,
-        },
-        member,
-        role,
-    })
+        .ok_or_else(unauthenticated)
 }
 
 fn invalid(message: &'static str) -> Error {

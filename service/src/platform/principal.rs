@@ -3,7 +3,6 @@
 
 use std::collections::BTreeSet;
 
-use crate::datastore::members::Profile;
 use crate::error::Error;
 use generated_server::{Permission, ResponseCode, TokenFamily};
 
@@ -37,10 +36,10 @@ pub struct MemberPrincipal {
     pub is_owner: bool,
     /// Parsed once per session read, shared by every request the cache answers.
     pub permissions: std::sync::Arc<BTreeSet<Permission>>,
-    /// The member, their role and their business as read with the session (kept as long as
-    /// the session is, see `sessions::SessionCache`); `None` when the member's role is gone
-    /// or is not one their business can use.
-    pub profile: Option<std::sync::Arc<Profile>>,
+    /// The member, their role and their business as `get_profile` answers them, read with the
+    /// session (kept as long as the session is, see `sessions::SessionCache`); `None` when the
+    /// member's role is gone or is not one their business can use.
+    pub profile: Option<std::sync::Arc<generated_server::models::Profile>>,
 }
 
 impl MemberPrincipal {

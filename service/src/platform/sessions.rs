@@ -14,9 +14,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use generated_server::{Permission, ResponseCode, TokenFamily};
+use generated_server::{models, Permission, ResponseCode, TokenFamily};
 
-use crate::datastore::members::Profile;
 use crate::datastore::sessions::{self as stored, NewSession as StoredSession};
 use crate::error::Error;
 use crate::kernel::clock::Clock;
@@ -26,6 +25,7 @@ use crate::platform::business;
 use crate::platform::permissions::{self, OWNER_ROLE_ID};
 use crate::platform::principal::{MemberPrincipal, Principal};
 use crate::platform::rate_limit::RateLimiter;
+use crate::platform::team_views;
 use crate::platform::tokens::{self, Claims, TokenKeys};
 
 /// How often a process reads the generation of what authentication reads: a revocation made
@@ -63,24 +63,27 @@ pub struct SessionCache {
 #[derive(Clone, Debug)]
 struct Cached {
     epoch: u64,
-    /// Kept with the generation it was read at (`session.session.generation`).
-    session: Known,
+    /// Kept with the generation it was read at (`session.session.generation`); shared with
+    /// the requests it answers, not copied for each.
+    session: Arc<Known>,
 }
 
-/// A session as read, with its member's permissions parsed from their stored JSON (once per
-/// read, not per request: parsing was a twentieth of an authenticated read's time in the
-/// server), and the member's profile shared by every request the cache answers.
-#[derive(Clone, Debug)]
+/// A session as read, with what every request it answers needs made once per read, not per
+/// request: its member's permissions parsed from their stored JSON (parsing was a twentieth of
+/// an authenticated read's time in the server), and the member's profile as `get_profile`
+/// answers it.
+#[derive(Debug)]
 struct Known {
     session: stored::Authenticated,
     /// The member's role's permissions; `None` without a member.
     permissions: Option<Arc<BTreeSet<Permission>>>,
-    /// Taken out of `session` ([`stored::Authenticated::profile`]).
-    profile: Option<Arc<Profile>>,
+    /// Made from `session`'s ([`stored::Authenticated::profile`]), at `now`: only a member who
+    /// accepted their invitation signs in, so the invitation's status does not age.
+    profile: Option<Arc<models::Profile>>,
 }
 
 impl Known {
-    fn of(mut session: stored::Authenticated) -> Result<Known, Error> {
+    fn of(mut session: stored::Authenticated, now: DateTime<Utc>) -> Result<Known, Error> {
         let permissions = match &session.member {
             Some(member) => {
                 let codes = member.permission_codes.as_deref().unwrap_or("[]");
@@ -88,7 +91,10 @@ impl Known {
             }
             None => None,
         };
-        let profile = session.profile.take().map(Arc::new);
+        let profile = match session.profile.take() {
+            Some(profile) => Some(Arc::new(team_views::profile_from(profile, now)?)),
+            None => None,
+        };
         Ok(Known {
             session,
             permissions,
@@ -99,7 +105,7 @@ impl Known {
 
 impl SessionCache {
     /// The session `id` as kept, if neither generation has moved since it was read.
-    fn get(&self, id: &str, epoch: u64) -> Option<Known> {
+    fn get(&self, id: &str, epoch: u64) -> Option<Arc<Known>> {
         let polled_at = self.polled_at.load(std::sync::atomic::Ordering::SeqCst);
         if polled_at == 0
             || process_millis().saturating_sub(polled_at)
@@ -118,7 +124,7 @@ impl SessionCache {
     }
 
     /// Keeps `session`, read after this process's count was `epoch`.
-    fn keep(&self, id: &str, epoch: u64, session: &Known) {
+    fn keep(&self, id: &str, epoch: u64, session: &Arc<Known>) {
         self.saw(session.session.generation);
         let mut entries = self
             .entries
@@ -226,11 +232,12 @@ pub async fn authenticate(
             }
         }));
     }
+    let known = session_of(store, cache, &claims.sid, clock.now()).await?;
     let Known {
         session,
         permissions,
         profile,
-    } = session_of(store, cache, &claims.sid).await?;
+    } = &*known;
 
     let live = session.business_id == claims.bid
         && session.family == claims.fam
@@ -243,36 +250,36 @@ pub async fn authenticate(
     let member = match family {
         TokenFamily::Integration => None,
         TokenFamily::Dashboard => {
-            let Some(member_id) = session.member_id else {
+            let Some(member_id) = &session.member_id else {
                 return Err(unauthenticated());
             };
             // A member deleted from under a session (never done today) or deactivated. A
             // session read with its member has its permissions ([`Known::of`]).
-            let (Some(member), Some(permissions)) = (session.member, permissions) else {
+            let (Some(member), Some(permissions)) = (&session.member, permissions) else {
                 return Err(unauthenticated());
             };
             if !member.is_active {
                 return Err(unauthenticated());
             }
             Some(MemberPrincipal {
-                id: member_id,
-                email: member.email,
-                first_name: member.first_name,
-                last_name: member.last_name,
+                id: member_id.clone(),
+                email: member.email.clone(),
+                first_name: member.first_name.clone(),
+                last_name: member.last_name.clone(),
                 is_owner: member.role_id == OWNER_ROLE_ID,
-                permissions,
-                role_id: member.role_id,
-                profile,
+                permissions: permissions.clone(),
+                role_id: member.role_id.clone(),
+                profile: profile.clone(),
             })
         }
     };
     let principal = Principal {
-        business_id: session.business_id,
+        business_id: session.business_id.clone(),
         session_id: claims.sid,
         family,
         business_active: session.business_status == "active",
         credential_issuer: match family {
-            TokenFamily::Integration => session.secret_issued_by,
+            TokenFamily::Integration => session.secret_issued_by.clone(),
             TokenFamily::Dashboard => None,
         },
         member,
@@ -286,7 +293,8 @@ async fn session_of(
     store: &Store,
     cache: &std::sync::Arc<SessionCache>,
     id: &str,
-) -> Result<Known, Error> {
+    now: DateTime<Utc>,
+) -> Result<Arc<Known>, Error> {
     cache.poll(store);
     // This process's count first: a change committed here after it makes what is read now
     // stale, whichever finishes first.
@@ -297,7 +305,7 @@ async fn session_of(
     let session = stored::find_for_token(store, id)
         .await?
         .ok_or_else(unauthenticated)?;
-    let known = Known::of(session)?;
+    let known = Arc::new(Known::of(session, now)?);
     cache.keep(id, epoch, &known);
     Ok(known)
 }

@@ -5,8 +5,9 @@ use chrono::{DateTime, Utc};
 use generated_server::models;
 
 use crate::datastore::{members, roles, Conn};
-use crate::error::Error;
-use crate::platform::permissions;
+use crate::error::{Error, OrInternal};
+use crate::kernel::config::Environment;
+use crate::platform::{business, permissions};
 
 /// A member as the API shows them at `now` (a pending invitation past its expiry shows as
 /// expired).
@@ -31,6 +32,33 @@ pub fn member_from(member: members::Member, now: DateTime<Utc>) -> models::Membe
         role_name: member.role_name,
         user_role_id: member.role_id,
     }
+}
+
+/// A member's profile as `get_profile` answers it, at `now` (for an invitation's status).
+pub fn profile_from(
+    profile: members::Profile,
+    now: DateTime<Utc>,
+) -> Result<models::Profile, Error> {
+    let stored = profile.business;
+    let environment = match business::environment_of_client_id(&stored.client_id) {
+        Environment::Sandbox => models::BusinessEnvironment::Sandbox,
+        Environment::Production => models::BusinessEnvironment::Production,
+    };
+    let status = match stored.status.as_str() {
+        "active" => models::BusinessStatus::Active,
+        _ => models::BusinessStatus::Inactive,
+    };
+    Ok(models::Profile {
+        business: models::Business {
+            created_at: stored.created_at,
+            environment,
+            id: stored.id.parse().or_internal()?,
+            name: stored.name,
+            status,
+        },
+        member: member_from(profile.member, now),
+        role: role_from(profile.role)?,
+    })
 }
 
 /// A role as the API shows it: its permissions in the catalog's order.
