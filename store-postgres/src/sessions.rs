@@ -60,6 +60,7 @@ pub async fn find_for_token(pool: &Pool, id: &str) -> Result<Option<Authenticate
             return Ok(None);
         };
         let profile = (|| {
+            row.role_fits.filter(|fits| *fits)?;
             let role = Role {
                 id: row.r_id?,
                 name: row.r_name.clone()?,
@@ -69,7 +70,6 @@ pub async fn find_for_token(pool: &Pool, id: &str) -> Result<Option<Authenticate
                 created_at: row.r_created_at?,
                 updated_at: row.r_updated_at?,
             };
-            row.role_fits.filter(|fits| *fits)?;
             Some(Profile {
                 member: Member {
                     id: row.m_id?,
