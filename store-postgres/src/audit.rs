@@ -16,12 +16,12 @@ pub async fn count(pool: &Pool, table: Counted) -> Result<i64, StoreError> {
                     .await?
             }
             Counted::JournalEntries => {
-                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM journal_entries"#)
+                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM ledger_entries"#)
                     .fetch_one(&mut *pool)
                     .await?
             }
             Counted::Postings => {
-                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM postings"#)
+                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM ledger_postings"#)
                     .fetch_one(&mut *pool)
                     .await?
             }
@@ -41,7 +41,7 @@ pub async fn account_balances(pool: &Pool) -> Result<Vec<AccountBalance>, StoreE
     pool.run(async |pool| {
         let rows = sqlx::query!(
             "SELECT a.account_number, a.balance, SUM(p.amount)::text AS posted FROM accounts a \
-         LEFT JOIN postings p ON p.account_id = a.id \
+         LEFT JOIN ledger_postings p ON p.account_id = a.id \
          GROUP BY a.id, a.account_number, a.balance"
         )
         .fetch_all(&mut *pool)
@@ -63,8 +63,8 @@ pub async fn account_balances(pool: &Pool) -> Result<Vec<AccountBalance>, StoreE
 pub async fn short_entries(pool: &Pool) -> Result<Vec<(String, i64)>, StoreError> {
     pool.run(async |pool| {
         let rows = sqlx::query!(
-            r#"SELECT e.id::text AS "id!", COUNT(p.id) AS "postings!" FROM journal_entries e
-         LEFT JOIN postings p ON p.entry_id = e.id GROUP BY e.id HAVING COUNT(p.id) < 2"#
+            r#"SELECT e.id::text AS "id!", COUNT(p.id) AS "postings!" FROM ledger_entries e
+         LEFT JOIN ledger_postings p ON p.entry_id = e.id GROUP BY e.id HAVING COUNT(p.id) < 2"#
         )
         .fetch_all(&mut *pool)
         .await?;
@@ -78,7 +78,7 @@ pub async fn short_entries(pool: &Pool) -> Result<Vec<(String, i64)>, StoreError
 pub async fn unbalanced_entries(pool: &Pool) -> Result<Vec<(String, i64)>, StoreError> {
     pool.run(async |pool| {
         let rows = sqlx::query!(
-            r#"SELECT entry_id::text AS "entry_id!", SUM(amount)::bigint AS "total!" FROM postings
+            r#"SELECT entry_id::text AS "entry_id!", SUM(amount)::bigint AS "total!" FROM ledger_postings
          GROUP BY entry_id HAVING SUM(amount) <> 0"#
         )
         .fetch_all(&mut *pool)
@@ -94,7 +94,7 @@ pub async fn unbalanced_entries(pool: &Pool) -> Result<Vec<(String, i64)>, Store
 /// The sum of every posting (kobo): zero in a sound ledger.
 pub async fn postings_total(pool: &Pool) -> Result<i128, StoreError> {
     pool.run(async |pool| {
-        let total = sqlx::query_scalar!("SELECT SUM(amount)::text FROM postings")
+        let total = sqlx::query_scalar!("SELECT SUM(amount)::text FROM ledger_postings")
             .fetch_one(&mut *pool)
             .await?;
         sums::read(total)
@@ -125,12 +125,12 @@ pub async fn repeated_sequences(pool: &Pool) -> Result<Vec<(String, i64, i64)>, 
 pub async fn rows_without_parent(pool: &Pool) -> Result<Vec<(String, String)>, StoreError> {
     pool.run(async |pool| {
         let rows = sqlx::query!(
-            r#"SELECT 'posting of no journal entry' AS "what!", p.id::text AS "row!" FROM postings p
-           WHERE NOT EXISTS (SELECT 1 FROM journal_entries e WHERE e.id = p.entry_id)
-         UNION ALL SELECT 'journal entry of no business', e.id::text FROM journal_entries e
+            r#"SELECT 'posting of no journal entry' AS "what!", p.id::text AS "row!" FROM ledger_postings p
+           WHERE NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.id = p.entry_id)
+         UNION ALL SELECT 'journal entry of no business', e.id::text FROM ledger_entries e
            WHERE NOT EXISTS (SELECT 1 FROM businesses b WHERE b.id = e.business_id)
          UNION ALL SELECT 'transaction of no journal entry', t.reference_number FROM transactions t
-           WHERE NOT EXISTS (SELECT 1 FROM journal_entries e WHERE e.id = t.entry_id)
+           WHERE NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.id = t.entry_id)
          UNION ALL SELECT 'transaction of no account of its business', t.reference_number
            FROM transactions t WHERE NOT EXISTS (SELECT 1 FROM accounts a
              WHERE a.id = t.account_id AND a.business_id = t.business_id)
@@ -158,9 +158,9 @@ pub async fn postings_to_unknown_accounts(
 ) -> Result<Vec<(String, String)>, StoreError> {
     pool.run(async |pool| {
         let rows = sqlx::query!(
-            "SELECT p.id, p.account_id FROM postings p \
-         WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = p.account_id) \
-           AND NOT EXISTS (SELECT 1 FROM internal_accounts i WHERE i.id = p.account_id)"
+            r#"SELECT p.id AS "id!", p.account_id AS "account_id!" FROM ledger_postings p
+         WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = p.account_id)
+           AND NOT EXISTS (SELECT 1 FROM internal_accounts i WHERE i.id = p.account_id)"#
         )
         .fetch_all(&mut *pool)
         .await?;
@@ -178,7 +178,7 @@ pub async fn transactions_without_posting(pool: &Pool) -> Result<Vec<String>, St
     pool.run(async |pool| {
         Ok(sqlx::query_scalar!(
             "SELECT t.reference_number FROM transactions t WHERE t.status <> 'failed' \
-           AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.entry_id = t.entry_id \
+           AND NOT EXISTS (SELECT 1 FROM ledger_postings p WHERE p.entry_id = t.entry_id \
              AND p.account_id = t.account_id \
              AND p.amount = CASE WHEN t.transaction_type = 'credit' THEN t.amount \
                                  ELSE -t.amount END)"

@@ -15,7 +15,10 @@
 //! - an answer pushed twice for one key keeps the last (`DISTINCT ON` the newest);
 //! - the statement counts the keys it claimed with their answers: fewer than the batch's
 //!   claims is `StoreError::KeyTaken` (a transaction that committed first holds one), and the
-//!   caller rolls back.
+//!   caller rolls back;
+//! - an entry's postings to customer accounts, and its row, are carried by the transactions
+//!   the batch writes with them where they say the same ([`carry`], migration 0025): only the
+//!   rest become rows of `postings` and `journal_entries`.
 
 use chrono::{DateTime, Utc};
 
@@ -61,6 +64,51 @@ struct Transactions {
     originator_bank_names: Vec<Option<String>>,
     created_ats: Vec<DateTime<Utc>>,
     settled: Vec<bool>,
+    /// It carries its entry's posting to its account ([`carry`]).
+    carries_posting: Vec<bool>,
+    /// It carries its entry's row: the entry's kind ([`carry`]).
+    entry_kinds: Vec<Option<String>>,
+}
+
+impl Transactions {
+    /// The transaction of the batch that can carry a posting of `amount` (signed, credit
+    /// positive) to `account_id` in `entry_id`, and carries none yet. Its time may be a later
+    /// place's than the entry's (a fee's, a recipient's in its own ledger): the posting then
+    /// reads as of its transaction's time, which nothing compares.
+    fn carrier_of_posting(
+        &self,
+        entry_id: uuid::Uuid,
+        account_id: uuid::Uuid,
+        amount: i64,
+    ) -> Option<usize> {
+        (0..self.ids.len()).find(|&i| {
+            let signed = if self.transaction_types[i] == "credit" {
+                self.amounts[i]
+            } else {
+                -self.amounts[i]
+            };
+            !self.carries_posting[i]
+                && self.entry_ids[i] == entry_id
+                && self.account_ids[i] == account_id
+                && signed == amount
+        })
+    }
+
+    /// The transaction of the batch that can carry the row of entry `entry_id` of
+    /// `business_id` at `at`: one of that business's transactions of the entry, at its time.
+    fn carrier_of_entry(
+        &self,
+        entry_id: uuid::Uuid,
+        business_id: uuid::Uuid,
+        at: DateTime<Utc>,
+    ) -> Option<usize> {
+        (0..self.ids.len()).find(|&i| {
+            self.entry_kinds[i].is_none()
+                && self.entry_ids[i] == entry_id
+                && self.business_ids[i] == business_id
+                && self.created_ats[i] == at
+        })
+    }
 }
 
 #[derive(Default)]
@@ -152,22 +200,10 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
     let mut audits = Audits::default();
     let mut answers = Answers::default();
     let mut claims = Claims::default();
+    let mut new_entries = Vec::new();
     for write in batch.into_writes() {
         match write {
-            Write::Entry(entry) => {
-                let entry_id = new_id(&entry.id)?;
-                entries.ids.push(entry_id);
-                entries.business_ids.push(new_id(&entry.business_id)?);
-                entries.kinds.push(entry.kind);
-                entries.ats.push(entry.at);
-                for (id, account_id, amount) in entry.postings {
-                    postings.ids.push(new_id(&id)?);
-                    postings.entry_ids.push(entry_id);
-                    postings.account_ids.push(new_id(&account_id)?);
-                    postings.amounts.push(amount);
-                    postings.ats.push(entry.at);
-                }
-            }
+            Write::Entry(entry) => new_entries.push(entry),
             Write::Transaction(new) => {
                 let t = &mut transactions;
                 t.ids.push(new.id);
@@ -196,6 +232,8 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
                     .push(originator.as_ref().map(|o| o.bank_name.clone()));
                 t.created_ats.push(new.created_at);
                 t.settled.push(new.settled);
+                t.carries_posting.push(false);
+                t.entry_kinds.push(None);
             }
             Write::Transfer(new) => {
                 let t = &mut transfers;
@@ -281,6 +319,9 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
             }
         }
     }
+    for entry in new_entries {
+        carry(entry, &mut transactions, &mut entries, &mut postings)?;
+    }
     let claimed = sqlx::query_file!(
         "src/batch.sql",
         &entries.ids,
@@ -364,12 +405,52 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
         &claims.request_hashes,
         &claims.data,
         &claims.ats,
-        claims.expired_before
+        claims.expired_before,
+        &transactions.carries_posting,
+        &transactions.entry_kinds as &[Option<String>]
     )
     .fetch_one(&mut **tx)
     .await?;
     if claimed.claimed < claims.keys.len() as i64 {
         return Err(StoreError::KeyTaken);
+    }
+    Ok(())
+}
+
+/// Writes `entry` as few rows as it can (migration 0025): each posting to an account whose
+/// transaction of the entry the batch writes, with the same signed amount, is carried by that
+/// transaction, and so is the entry's row by one of its business's transactions of the entry
+/// at the entry's time; what no transaction carries (a posting to an internal account, an entry written
+/// apart from its transactions) goes to `postings` and `journal_entries`.
+fn carry(
+    entry: NewEntry,
+    transactions: &mut Transactions,
+    entries: &mut Entries,
+    postings: &mut Postings,
+) -> Result<(), StoreError> {
+    let entry_id = new_id(&entry.id)?;
+    let business_id = new_id(&entry.business_id)?;
+    for (id, account_id, amount) in entry.postings {
+        let account_id = new_id(&account_id)?;
+        match transactions.carrier_of_posting(entry_id, account_id, amount) {
+            Some(i) => transactions.carries_posting[i] = true,
+            None => {
+                postings.ids.push(new_id(&id)?);
+                postings.entry_ids.push(entry_id);
+                postings.account_ids.push(account_id);
+                postings.amounts.push(amount);
+                postings.ats.push(entry.at);
+            }
+        }
+    }
+    match transactions.carrier_of_entry(entry_id, business_id, entry.at) {
+        Some(i) => transactions.entry_kinds[i] = Some(entry.kind),
+        None => {
+            entries.ids.push(entry_id);
+            entries.business_ids.push(business_id);
+            entries.kinds.push(entry.kind);
+            entries.ats.push(entry.at);
+        }
     }
     Ok(())
 }

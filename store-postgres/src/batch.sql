@@ -1,6 +1,7 @@
 -- Every write of a kobo_store::batch::Batch in one statement (see batch.rs): each kind of
 -- write arrives as one array per column, and each table is written by a data-modifying part
--- of one WITH. Foreign keys are checked at the end of the statement, so a posting may name
+-- of one WITH. A transaction may carry its entry's posting and its entry's row ($83, $84:
+-- migration 0025); `journal_entries` and `postings` get only what no transaction carries. Foreign keys are checked at the end of the statement, so a posting may name
 -- the entry, and a transfer the transactions, that the same statement inserts; no part reads
 -- a row another part writes.
 WITH
@@ -16,22 +17,24 @@ new_transactions AS (
     SELECT * FROM unnest($10::uuid[], $11::uuid[], $12::uuid[], $13::uuid[], $14::bigint[],
         $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::bigint[],
         $21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::text[],
-        $27::text[], $28::timestamptz[], $29::boolean[])
+        $27::text[], $28::timestamptz[], $29::boolean[], $83::boolean[], $84::text[])
         AS t (id, business_id, account_id, entry_id, sequence, reference_number,
             transaction_type, category, status, channel, amount, narration, narration_key,
             session_id, originator_account_number, originator_account_name,
-            originator_bank_code, originator_bank_name, created_at, settled)
+            originator_bank_code, originator_bank_name, created_at, settled, carries_posting,
+            entry_kind)
 ),
 -- A settled transaction (a collection) is its own settlement (`settlements` is their view).
 transactions AS (
     INSERT INTO transactions (id, business_id, account_id, entry_id, sequence,
         reference_number, transaction_type, category, status, channel, amount, narration,
         narration_key, session_id, originator_account_number, originator_account_name,
-        originator_bank_code, originator_bank_name, created_at, settled)
+        originator_bank_code, originator_bank_name, created_at, settled, carries_posting,
+        entry_kind)
     SELECT id, business_id, account_id, entry_id, sequence, reference_number,
         transaction_type, category, status, channel, amount, narration, narration_key,
         session_id, originator_account_number, originator_account_name, originator_bank_code,
-        originator_bank_name, created_at, settled
+        originator_bank_name, created_at, settled, carries_posting, entry_kind
     FROM new_transactions
 ),
 transfers AS (

@@ -186,6 +186,24 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
     assert_eq!(listed[0].session_id.as_deref(), Some("S1"));
     assert_eq!(listed[0].originator_bank_name.as_deref(), Some("B"));
     assert_eq!(audit::postings_total(&db.pool).await.unwrap(), 0);
+    // The debit carries the customer's posting and the entry's row (migration 0025); the
+    // internal account's posting is a row of `postings`.
+    let rows = async |sql: &str| -> i64 {
+        sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()))
+            .fetch_one(db.pool.inner())
+            .await
+            .unwrap()
+            .get(0)
+    };
+    assert_eq!(rows("SELECT COUNT(*) FROM journal_entries").await, 0);
+    assert_eq!(rows("SELECT COUNT(*) FROM ledger_entries").await, 1);
+    assert_eq!(rows("SELECT COUNT(*) FROM postings").await, 1);
+    assert_eq!(rows("SELECT COUNT(*) FROM ledger_postings").await, 2);
+    assert_eq!(
+        rows("SELECT COUNT(*) FROM transactions WHERE carries_posting AND entry_kind = 'transfer'")
+            .await,
+        1
+    );
     // No endpoint: the event is recorded skipped, never queued.
     let delivery = events::find_delivery(&db.pool, &business, &event, at)
         .await
@@ -224,11 +242,11 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
             request_id: "r".into(),
         },
     );
-    again.push(Write::Entry(kobo_store::batch::NewEntry {
-        id: entry_id,
+    again.push(Write::Event(kobo_store::batch::NewEvent {
+        id: event.clone(),
         business_id: business.clone(),
-        kind: "transfer".into(),
-        postings: vec![],
+        kind: "transfer.pending".into(),
+        payload: "{}".into(),
         at,
     }));
     let refused = batch::run(&mut tx, again).await.unwrap_err();

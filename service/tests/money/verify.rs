@@ -1,6 +1,7 @@
 //! `kobo ledger verify` finds what does not add up: each kind of discrepancy, made on purpose
 //! behind the ledger's back.
 
+use kobo::kernel::store::Backend;
 use kobo::on_both_stores;
 use kobo::testkit::TestKit;
 
@@ -96,7 +97,8 @@ async fn every_kind_of_discrepancy_is_named(kit: TestKit) {
     )
     .await;
 
-    // The customer posting removed: a short entry, a transaction without its posting.
+    // The customer posting removed: a short entry, a transaction without its posting. On
+    // PostgreSQL the credit's transaction carries it (migration 0025).
     sql(
         &kit,
         "DELETE FROM postings WHERE amount > 0 AND entry_id = \
@@ -104,6 +106,11 @@ async fn every_kind_of_discrepancy_is_named(kit: TestKit) {
         &reference,
     )
     .await;
+    if kit.store.backend() == Backend::Postgres {
+        let carried = "UPDATE transactions SET carries_posting = false \
+                       WHERE reference_number = $1 AND carries_posting";
+        assert_eq!(kit.sql(carried).bind(&reference).execute().await, 1);
+    }
     let found = kinds(&kit).await;
     for kind in ["short_entry", "transaction_without_posting", "balance"] {
         assert!(found.contains(&kind), "{kind} in {found:?}");
@@ -164,14 +171,11 @@ async fn a_row_without_its_parent_is_named() {
     kit.sql(move_to).bind(&own).bind(&reference).execute().await;
     assert_eq!(kinds(&kit).await, Vec::<&str>::new());
 
-    // Its journal entry gone: its postings and its transaction name no entry.
-    kit.sql(
-        "DELETE FROM journal_entries WHERE id = \
-         (SELECT entry_id FROM transactions WHERE reference_number = $1)",
-    )
-    .bind(&reference)
-    .execute()
-    .await;
+    // Its journal entry gone: its postings and its transaction name no entry. The credit's
+    // transaction carries the entry's row (migration 0025).
+    let carried = "UPDATE transactions SET entry_kind = NULL \
+                   WHERE reference_number = $1 AND entry_kind IS NOT NULL";
+    assert_eq!(kit.sql(carried).bind(&reference).execute().await, 1);
     let mut missing: Vec<String> = missing_parents(&kit)
         .await
         .into_iter()
@@ -185,5 +189,93 @@ async fn a_row_without_its_parent_is_named() {
             "posting of no journal entry",
             "transaction of no journal entry"
         ]
+    );
+}
+
+/// On PostgreSQL a payout's postings to customer accounts and its entry's row are carried by
+/// the transactions written with them (migration 0025): `postings` and `journal_entries` keep
+/// only the internal accounts' postings and what no transaction carries, and the ledger's
+/// views give each posting and each entry once.
+#[tokio::test]
+async fn a_payouts_customer_postings_and_entry_are_its_transactions() {
+    let kit = TestKit::postgres().await;
+    let token = kit.integration_token().await;
+    let main = kit.business.main_account_number.clone();
+    kit.credit(&token, &main, "100000.00").await;
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let payout = async |to: &str, name: &str, bank: &str, amount: &str| -> String {
+        let body = serde_json::json!({
+            "source_account_number": main,
+            "source_account_name": "Adaeze Foods Ltd",
+            "beneficiary_account_number": to,
+            "beneficiary_account_name": name,
+            "bank_code": bank,
+            "amount": amount,
+            "transfer_type": if bank == "090823" { "intra" } else { "inter" },
+        });
+        let path = generated_server::Operation::FundsTransferApi.path();
+        let call = kobo::testkit::Call::new(path, Some(&token), body)
+            .header("idempotency-key", format!("{to}-{amount}"));
+        let reply = kit.send(call).await;
+        let transfer = reply.expect(generated_server::ResponseCode::Success);
+        transfer["reference_number"].as_str().unwrap().to_owned()
+    };
+    let intra = payout(
+        &other.main_account_number,
+        "Lagos Fresh Produce Ltd",
+        "090823",
+        "1234.56",
+    )
+    .await;
+    let inter = payout("0123456788", "Emeka Nwosu", "000013", "2500").await;
+
+    let entry = "(SELECT entry_id FROM transactions WHERE reference_number = $1)";
+    let count = async |what: &str, reference: &str| -> i64 {
+        kit.sql(&format!(
+            "SELECT COUNT(*) FROM {what} WHERE entry_id = {entry}"
+        ))
+        .bind(reference)
+        .int()
+        .await
+    };
+    let entries = async |what: &str, reference: &str| -> i64 {
+        kit.sql(&format!("SELECT COUNT(*) FROM {what} WHERE id = {entry}"))
+            .bind(reference)
+            .int()
+            .await
+    };
+    // Intra-bank: the debit and the recipient's credit carry both postings and the entry.
+    assert_eq!(count("postings", &intra).await, 0);
+    assert_eq!(count("ledger_postings", &intra).await, 2);
+    assert_eq!(count("transactions", &intra).await, 2);
+    assert_eq!(entries("journal_entries", &intra).await, 0);
+    assert_eq!(entries("ledger_entries", &intra).await, 1);
+    let total = format!("SELECT SUM(amount)::bigint FROM ledger_postings WHERE entry_id = {entry}");
+    assert_eq!(kit.sql(&total).bind(&intra).int().await, 0);
+    // Inter-bank with a fee: the debit and the fee's transaction carry the customer's two
+    // postings; NIP settlement's and the bank's income postings stay rows of `postings`.
+    let customer = format!(
+        "SELECT COUNT(*) FROM postings WHERE entry_id = {entry} \
+         AND account_id IN (SELECT id FROM accounts)"
+    );
+    assert_eq!(kit.sql(&customer).bind(&inter).int().await, 0);
+    assert_eq!(count("transactions", &inter).await, 2);
+    assert!(count("postings", &inter).await >= 2);
+    assert_eq!(
+        count("ledger_postings", &inter).await,
+        count("postings", &inter).await + 2
+    );
+    assert_eq!(entries("journal_entries", &inter).await, 0);
+    assert_eq!(entries("ledger_entries", &inter).await, 1);
+    assert_eq!(kit.sql(&total).bind(&inter).int().await, 0);
+
+    let report = kit.assert_ledger_balances().await;
+    assert_eq!(
+        i64::try_from(report.journal_entries).unwrap(),
+        kit.sql("SELECT COUNT(DISTINCT entry_id) FROM transactions")
+            .int()
+            .await
     );
 }
