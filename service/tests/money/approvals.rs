@@ -14,16 +14,9 @@ use crate::races::roomy_budget;
 use crate::support::{approval_kit, balance, otp};
 
 fn body(to: &str, name: &str, bank: &str, amount: &str, otp: &str) -> Value {
-    json!({
-        "source_account_number": "1000000014",
-        "source_account_name": "Adaeze Foods Ltd",
-        "beneficiary_account_number": to,
-        "beneficiary_account_name": name,
-        "bank_code": bank,
-        "amount": amount,
-        "transfer_type": if bank == "090823" { "intra" } else { "inter" },
-        "otp": otp,
-    })
+    let mut body = crate::support::payout_body(to, name, bank, amount);
+    body["otp"] = json!(otp);
+    body
 }
 
 async fn held(kit: &TestKit, to: &str, name: &str, bank: &str, amount: &str) -> Value {

@@ -3,7 +3,7 @@
 use generated_server::{Operation, ResponseCode};
 use kobo::platform::permissions::CHECKER_ROLE_ID;
 use kobo::testkit::{StoreKind, TestKit};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::races::roomy_budget;
 
@@ -72,4 +72,17 @@ pub async fn until_a_statement_waits(kit: &TestKit) -> bool {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     false
+}
+
+/// A payout's body from the main account of Adaeze Foods (`1000000014`), without an OTP.
+pub fn payout_body(to: &str, name: &str, bank: &str, amount: &str) -> Value {
+    json!({
+        "source_account_number": "1000000014",
+        "source_account_name": "Adaeze Foods Ltd",
+        "beneficiary_account_number": to,
+        "beneficiary_account_name": name,
+        "bank_code": bank,
+        "amount": amount,
+        "transfer_type": if bank == "090823" { "intra" } else { "inter" },
+    })
 }

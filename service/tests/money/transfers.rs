@@ -18,17 +18,10 @@ use crate::support::{self, balance, otp};
 
 /// A transfer body from the kit's main account (named as the kit names it).
 fn body(to: &str, name: &str, bank: &str, amount: &str, otp: &str) -> Value {
-    json!({
-        "source_account_number": "1000000014",
-        "source_account_name": "Adaeze Foods Ltd",
-        "beneficiary_account_number": to,
-        "beneficiary_account_name": name,
-        "bank_code": bank,
-        "amount": amount,
-        "narration": "Supplier payment",
-        "transfer_type": if bank == "090823" { "intra" } else { "inter" },
-        "otp": otp,
-    })
+    let mut body = support::payout_body(to, name, bank, amount);
+    body["narration"] = json!("Supplier payment");
+    body["otp"] = json!(otp);
+    body
 }
 
 async fn send(kit: &TestKit, body: Value) -> Reply {

@@ -206,15 +206,7 @@ async fn a_payouts_customer_postings_and_entry_are_its_transactions() {
         .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
         .await;
     let payout = async |to: &str, name: &str, bank: &str, amount: &str| -> String {
-        let body = serde_json::json!({
-            "source_account_number": main,
-            "source_account_name": "Adaeze Foods Ltd",
-            "beneficiary_account_number": to,
-            "beneficiary_account_name": name,
-            "bank_code": bank,
-            "amount": amount,
-            "transfer_type": if bank == "090823" { "intra" } else { "inter" },
-        });
+        let body = crate::support::payout_body(to, name, bank, amount);
         let path = generated_server::Operation::FundsTransferApi.path();
         let call = kobo::testkit::Call::new(path, Some(&token), body)
             .header("idempotency-key", format!("{to}-{amount}"));
