@@ -9,8 +9,8 @@
 //!   answers update `idempotency_keys` rows claimed before the batch, which no write inserts;
 //!   a key claimed with its answer is inserted, or replaces an expired row), so their order
 //!   within the statement cannot change what each one does;
-//! - foreign keys are checked at the end of the statement, when every row is in, so a posting
-//!   may name its entry and a transfer its transactions, whatever order the parts run in;
+//! - a posting may name its entry and a transfer its transactions, whatever order the parts
+//!   run in: no foreign key checks them (migration 0022);
 //! - a uniqueness refused fails the whole statement, as it failed the transaction before;
 //! - an answer pushed twice for one key keeps the last (`DISTINCT ON` the newest);
 //! - the statement counts the keys it claimed with their answers: fewer than the batch's
@@ -420,8 +420,8 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
 /// Writes `entry` as few rows as it can (migration 0025): each posting to an account whose
 /// transaction of the entry the batch writes, with the same signed amount, is carried by that
 /// transaction, and so is the entry's row by one of its business's transactions of the entry
-/// at the entry's time; what no transaction carries (a posting to an internal account, an entry written
-/// apart from its transactions) goes to `postings` and `journal_entries`.
+/// at the entry's time; what no transaction carries (a posting to an internal account, an
+/// entry written apart from its transactions) goes to `postings` and `journal_entries`.
 fn carry(
     entry: NewEntry,
     transactions: &mut Transactions,

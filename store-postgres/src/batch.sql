@@ -1,9 +1,10 @@
 -- Every write of a kobo_store::batch::Batch in one statement (see batch.rs): each kind of
 -- write arrives as one array per column, and each table is written by a data-modifying part
 -- of one WITH. A transaction may carry its entry's posting and its entry's row ($83, $84:
--- migration 0025); `journal_entries` and `postings` get only what no transaction carries. Foreign keys are checked at the end of the statement, so a posting may name
--- the entry, and a transfer the transactions, that the same statement inserts; no part reads
--- a row another part writes.
+-- migration 0025); `journal_entries` and `postings` get only what no transaction carries. A
+-- posting may name the entry, and a transfer the transactions, that the same statement
+-- inserts (no foreign key checks them since migration 0022); no part reads a row another part
+-- writes.
 WITH
 entries AS (
     INSERT INTO journal_entries (id, business_id, kind, created_at)
