@@ -538,8 +538,7 @@ pub async fn regenerate_secret(
 pub fn get_profile(caller: &Caller, _body: models::EmptyObject) -> Result<models::Profile, Error> {
     member_of(&caller.principal)?
         .profile
-        .as_deref()
-        .cloned()
+        .clone()
         .ok_or_else(unauthenticated)
 }
 

@@ -22,7 +22,7 @@ pub struct Principal {
     pub credential_issuer: Option<String>,
     /// The team member behind a Dashboard token; `None` for integration tokens, which act for
     /// the whole business.
-    pub member: Option<MemberPrincipal>,
+    pub member: Option<std::sync::Arc<MemberPrincipal>>,
 }
 
 /// The Dashboard member behind a session, with the permissions of their role at request time.
@@ -34,12 +34,11 @@ pub struct MemberPrincipal {
     pub last_name: String,
     pub role_id: String,
     pub is_owner: bool,
-    /// Parsed once per session read, shared by every request the cache answers.
-    pub permissions: std::sync::Arc<BTreeSet<Permission>>,
+    pub permissions: BTreeSet<Permission>,
     /// The member, their role and their business as `get_profile` answers them, read with the
     /// session (kept as long as the session is, see `sessions::SessionCache`); `None` when the
     /// member's role is gone or is not one their business can use.
-    pub profile: Option<std::sync::Arc<generated_server::models::Profile>>,
+    pub profile: Option<generated_server::models::Profile>,
 }
 
 impl MemberPrincipal {
@@ -67,6 +66,6 @@ impl Principal {
 pub fn member_of(principal: &Principal) -> Result<&MemberPrincipal, Error> {
     principal
         .member
-        .as_ref()
+        .as_deref()
         .ok_or_else(|| Error::internal("a Dashboard operation ran without a member"))
 }

@@ -10,11 +10,10 @@
 //! statement by hand) once this process has read the new generation, which it does every
 //! [`GENERATION_POLL`].
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use generated_server::{models, Permission, ResponseCode, TokenFamily};
+use generated_server::{Permission, ResponseCode, TokenFamily};
 
 use crate::datastore::sessions::{self as stored, NewSession as StoredSession};
 use crate::error::Error;
@@ -69,37 +68,41 @@ struct Cached {
 }
 
 /// A session as read, with what every request it answers needs made once per read, not per
-/// request: its member's permissions parsed from their stored JSON (parsing was a twentieth of
-/// an authenticated read's time in the server), and the member's profile as `get_profile`
-/// answers it.
+/// request: its member as the requests' principal carries them, with their permissions parsed
+/// from their stored JSON (parsing was a twentieth of an authenticated read's time in the
+/// server) and their profile as `get_profile` answers it, shared by every request.
 #[derive(Debug)]
 struct Known {
     session: stored::Authenticated,
-    /// The member's role's permissions; `None` without a member.
-    permissions: Option<Arc<BTreeSet<Permission>>>,
-    /// Made from `session`'s ([`stored::Authenticated::profile`]), at `now`: only a member who
-    /// accepted their invitation signs in, so the invitation's status does not age.
-    profile: Option<Arc<models::Profile>>,
+    /// `None` without a member, or when the session names a member it was not read with.
+    member: Option<Arc<MemberPrincipal>>,
 }
 
 impl Known {
+    /// The profile is made at `now`: only a member who accepted their invitation signs in, so
+    /// the invitation's status it shows does not age.
     fn of(mut session: stored::Authenticated, now: DateTime<Utc>) -> Result<Known, Error> {
-        let permissions = match &session.member {
-            Some(member) => {
-                let codes = member.permission_codes.as_deref().unwrap_or("[]");
-                Some(Arc::new(permissions::parse_stored(codes)?))
-            }
-            None => None,
-        };
         let profile = match session.profile.take() {
-            Some(profile) => Some(Arc::new(team_views::profile_from(profile, now)?)),
+            Some(profile) => Some(team_views::profile_from(profile, now)?),
             None => None,
         };
-        Ok(Known {
-            session,
-            permissions,
-            profile,
-        })
+        let member = match (&session.member_id, &session.member) {
+            (Some(member_id), Some(member)) => {
+                let codes = member.permission_codes.as_deref().unwrap_or("[]");
+                Some(Arc::new(MemberPrincipal {
+                    id: member_id.clone(),
+                    email: member.email.clone(),
+                    first_name: member.first_name.clone(),
+                    last_name: member.last_name.clone(),
+                    is_owner: member.role_id == OWNER_ROLE_ID,
+                    permissions: permissions::parse_stored(codes)?,
+                    role_id: member.role_id.clone(),
+                    profile,
+                }))
+            }
+            _ => None,
+        };
+        Ok(Known { session, member })
     }
 }
 
@@ -233,11 +236,7 @@ pub async fn authenticate(
         }));
     }
     let known = session_of(store, cache, &claims.sid, clock.now()).await?;
-    let Known {
-        session,
-        permissions,
-        profile,
-    } = &*known;
+    let Known { session, member } = &*known;
 
     let live = session.business_id == claims.bid
         && session.family == claims.fam
@@ -250,27 +249,14 @@ pub async fn authenticate(
     let member = match family {
         TokenFamily::Integration => None,
         TokenFamily::Dashboard => {
-            let Some(member_id) = &session.member_id else {
+            // A member deleted from under a session (never done today) or deactivated.
+            let (Some(stored), Some(member)) = (&session.member, member) else {
                 return Err(unauthenticated());
             };
-            // A member deleted from under a session (never done today) or deactivated. A
-            // session read with its member has its permissions ([`Known::of`]).
-            let (Some(member), Some(permissions)) = (&session.member, permissions) else {
-                return Err(unauthenticated());
-            };
-            if !member.is_active {
+            if !stored.is_active {
                 return Err(unauthenticated());
             }
-            Some(MemberPrincipal {
-                id: member_id.clone(),
-                email: member.email.clone(),
-                first_name: member.first_name.clone(),
-                last_name: member.last_name.clone(),
-                is_owner: member.role_id == OWNER_ROLE_ID,
-                permissions: permissions.clone(),
-                role_id: member.role_id.clone(),
-                profile: profile.clone(),
-            })
+            Some(member.clone())
         }
     };
     let principal = Principal {
