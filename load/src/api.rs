@@ -71,6 +71,27 @@ impl Outcome {
     }
 }
 
+/// What a caller keeps of an answer's body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// All of it, as a JSON tree ([`Outcome::data`]).
+    Body,
+    /// Its envelope's `response_code` and `message` only, read without building a tree of the
+    /// rest: what a load that only checks the code needs. A tree of maps and strings for each
+    /// answer cost the load generator, on the cores it shares with the server, more than
+    /// the server spent writing a large answer (`get_profile`'s 1.5 KB).
+    Envelope,
+}
+
+/// The part of an envelope [`Keep::Envelope`] reads.
+#[derive(serde::Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    response_code: String,
+    #[serde(default)]
+    message: Option<String>,
+}
+
 /// A client of one or several `kobo` processes behind no load balancer: the caller picks the
 /// process, as a balancer would.
 #[derive(Clone)]
@@ -111,7 +132,23 @@ impl Api {
         headers: &[(&str, &str)],
         body: &Value,
     ) -> Outcome {
-        let outcome = self.send_post(process, path, token, headers, body).await;
+        self.post_keeping(process, path, token, headers, body, Keep::Body)
+            .await
+    }
+
+    /// [`Api::post`], keeping `keep` of the answer's body.
+    pub async fn post_keeping(
+        &self,
+        process: usize,
+        path: &str,
+        token: Option<&str>,
+        headers: &[(&str, &str)],
+        body: &Value,
+        keep: Keep,
+    ) -> Outcome {
+        let outcome = self
+            .send_post(process, path, token, headers, body, keep)
+            .await;
         if outcome.is_failure() {
             self.failed
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -126,6 +163,7 @@ impl Api {
         token: Option<&str>,
         headers: &[(&str, &str)],
         body: &Value,
+        keep: Keep,
     ) -> Outcome {
         let base = &self.bases[process % self.bases.len()];
         let mut request = self.http.post(format!("{base}{path}")).json(body);
@@ -153,12 +191,24 @@ impl Api {
             .and_then(|value| value.parse().ok());
         match response.bytes().await {
             Ok(bytes) => {
-                let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-                let code = body
-                    .get("response_code")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
+                let (code, body) = match keep {
+                    Keep::Body => {
+                        let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+                        let code = body
+                            .get("response_code")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned();
+                        (code, body)
+                    }
+                    Keep::Envelope => match serde_json::from_slice::<Envelope>(&bytes) {
+                        Ok(envelope) => (
+                            envelope.response_code,
+                            serde_json::json!({"message": envelope.message}),
+                        ),
+                        Err(_) => (String::new(), Value::Null),
+                    },
+                };
                 Outcome::Answer {
                     status,
                     code,
@@ -174,15 +224,13 @@ impl Api {
         }
     }
 
-    /// GETs `path` (the probes); `None` when nothing answered.
+    /// GETs `path` (the probes) and reads the whole answer; `None` when nothing answered.
     pub async fn get_status(&self, process: usize, path: &str) -> Option<u16> {
         let base = &self.bases[process % self.bases.len()];
-        self.http
-            .get(format!("{base}{path}"))
-            .send()
-            .await
-            .ok()
-            .map(|response| response.status().as_u16())
+        let response = self.http.get(format!("{base}{path}")).send().await.ok()?;
+        let status = response.status().as_u16();
+        response.bytes().await.ok()?;
+        Some(status)
     }
 }
 

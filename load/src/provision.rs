@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use tokio::sync::RwLock;
 
-use crate::api::{naira, Api, Outcome};
+use crate::api::{naira, Api, Keep, Outcome};
 use crate::cluster::Cluster;
 use crate::history::History;
 use crate::receiver::Receiver;
@@ -105,8 +105,23 @@ impl Token {
     /// POSTs `body` to `path` on `process` with this token; after a `41` takes a new token
     /// for the next call (the answer is returned as it came).
     pub async fn post(&self, api: &Api, process: usize, path: &str, body: &Value) -> Outcome {
+        self.post_keeping(api, process, path, body, Keep::Body)
+            .await
+    }
+
+    /// [`Token::post`], keeping `keep` of the answer's body.
+    pub async fn post_keeping(
+        &self,
+        api: &Api,
+        process: usize,
+        path: &str,
+        body: &Value,
+        keep: Keep,
+    ) -> Outcome {
         let token = self.get().await;
-        let outcome = api.post(process, path, Some(&token), &[], body).await;
+        let outcome = api
+            .post_keeping(process, path, Some(&token), &[], body, keep)
+            .await;
         if outcome.is("41") {
             let _ = self.refresh(api, &token).await;
         }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::driver::{judge, Answer, Failure};
-use crate::api::{naira, Api};
+use crate::api::{naira, Api, Keep};
 use crate::provision::{Account, Business};
 use crate::rng::Rng;
 
@@ -199,11 +199,14 @@ pub async fn healthz(target: Arc<Target>, client: usize, _sequence: u64) -> Answ
 }
 
 /// (f) `get_profile`: the cheapest authenticated read (a session check and three small rows).
+/// Like `/healthz`, the whole answer is read and only its code is judged: the load generator
+/// shares the cores with the server, and a JSON tree of each answer would weigh on this
+/// scenario alone ([`Keep::Envelope`]).
 pub async fn profile(target: Arc<Target>, client: usize, _sequence: u64) -> Answer {
     let business = &target.businesses[client % target.businesses.len()];
     let outcome = business
         .owner
-        .post(&target.api, client, GET_PROFILE, &json!({}))
+        .post_keeping(&target.api, client, GET_PROFILE, &json!({}), Keep::Envelope)
         .await;
     judge(&outcome).map(drop)
 }
