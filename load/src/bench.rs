@@ -9,6 +9,7 @@
 //! cargo run -p kobo-load -- bench --smoke     # each scenario for 2 s: the harness works
 //! ```
 
+mod cpu;
 mod driver;
 mod members;
 mod reads;
@@ -301,7 +302,14 @@ pub async fn run(args: BenchArgs) -> Result<bool> {
             .await
             {
                 Ok(Some(pgbench)) => {
-                    println!("  pgbench: {:.1} tps", pgbench.per_second);
+                    let cpu = pgbench.detail["postgres_cpu_us_per_transaction"].as_f64();
+                    println!(
+                        "  pgbench: {:.1} tps{}",
+                        pgbench.per_second,
+                        cpu.map_or(String::new(), |cpu| format!(
+                            "; PostgreSQL's CPU per transaction {cpu:.0} µs"
+                        ))
+                    );
                     report.pgbench = Some(pgbench);
                 }
                 Ok(None) => report
@@ -416,6 +424,25 @@ fn serve_args(clients: usize) -> Vec<String> {
     .collect()
 }
 
+/// [`closed_loop`], with what its operations cost the server (process `server`), PostgreSQL
+/// and the generator in CPU ([`cpu`]).
+async fn measured<S, F, Fut>(
+    load: driver::Load,
+    state: Arc<S>,
+    server: Option<u32>,
+    op: F,
+) -> driver::Measurement
+where
+    S: Send + Sync + 'static,
+    F: Fn(Arc<S>, usize, u64) -> Fut + Copy + Send + Sync + 'static,
+    Fut: std::future::Future<Output = driver::Answer> + Send + 'static,
+{
+    let watch = cpu::Watch::after(load.warmup, server);
+    let mut m = closed_loop(load, state, op).await;
+    m.cpu = watch.per_op(m.ok).await;
+    m
+}
+
 async fn measure_store(
     args: &BenchArgs,
     settings: &Settings,
@@ -453,14 +480,15 @@ async fn measure_store(
     let mut out = StoreReport::new(store);
     let wanted = |scenario| scenarios.contains(&scenario);
 
+    let server = cluster.pid(0);
     if wanted(Scenario::Floor) {
-        let m = closed_loop(load, target.clone(), scenarios::healthz).await;
+        let m = measured(load, target.clone(), server, scenarios::healthz).await;
         out.add(report::HEALTHZ, m, None);
-        let m = closed_loop(load, target.clone(), scenarios::profile).await;
+        let m = measured(load, target.clone(), server, scenarios::profile).await;
         out.add(report::PROFILE, m, None);
     }
     if wanted(Scenario::Payouts) {
-        let m = closed_loop(load, target.clone(), scenarios::payout).await;
+        let m = measured(load, target.clone(), server, scenarios::payout).await;
         out.add(
             report::PAYOUTS,
             m,
@@ -468,7 +496,7 @@ async fn measure_store(
         );
     }
     if wanted(Scenario::Hot) {
-        let m = closed_loop(load, target.clone(), scenarios::hot_payout).await;
+        let m = measured(load, target.clone(), server, scenarios::hot_payout).await;
         let note = format!(
             "from {} to {} accounts",
             target.pool().number,
@@ -477,7 +505,7 @@ async fn measure_store(
         out.add(report::HOT, m, Some(note));
     }
     if wanted(Scenario::Credits) {
-        let m = closed_loop(load, target.clone(), scenarios::credit).await;
+        let m = measured(load, target.clone(), server, scenarios::credit).await;
         out.add(
             report::CREDITS,
             m,

@@ -93,6 +93,8 @@ pub struct Measurement {
     /// longer than [`SLOW`], the longest in µs). A tail that clusters in a few seconds is a
     /// stall; one spread evenly is a queue.
     pub by_second: BTreeMap<u64, (u64, u64, u64)>,
+    /// What an operation cost the server, PostgreSQL and the generator in CPU, when known.
+    pub cpu: Option<super::cpu::PerOp>,
 }
 
 /// What [`Measurement::by_second`] counts as slow.
@@ -108,6 +110,7 @@ impl Measurement {
             errors: BTreeMap::new(),
             seconds: 0.0,
             by_second: BTreeMap::new(),
+            cpu: None,
         }
     }
 
@@ -207,6 +210,7 @@ impl Measurement {
             "errors": self.errors.iter().map(|(label, (count, message))| {
                 json!({"code": label, "count": count, "example": message})
             }).collect::<Vec<_>>(),
+            "cpu_us_per_op": self.cpu.map(super::cpu::PerOp::to_json),
             "slow_ms": SLOW.as_millis() as u64,
             "seconds_with_slow": self.seconds_with_slow(),
             "worst_seconds": self.worst_seconds(10).iter().map(|(second, due, slow, max)| {

@@ -63,6 +63,7 @@ async fn run_pgbench(name: &str, clients: usize, seconds: u64, scale: u32) -> Re
     .await?;
     let initialised = started.elapsed().as_secs_f64();
     let threads = clients.clamp(1, 2);
+    let watch = super::cpu::Watch::after(std::time::Duration::ZERO, None);
     let out = tool(Command::new("pgbench").args(connection).args([
         "-M",
         "prepared",
@@ -76,6 +77,10 @@ async fn run_pgbench(name: &str, clients: usize, seconds: u64, scale: u32) -> Re
     ]))
     .await?;
     let tps = parse_tps(&out).with_context(|| format!("no tps in pgbench's output:\n{out}"))?;
+    let transactions = field(&out, "number of transactions actually processed: ")
+        .and_then(|v| v.parse::<u64>().ok());
+    // PostgreSQL's CPU per transaction, beside what a payout costs it (`cpu`).
+    let cpu = watch.per_op(transactions.unwrap_or(0)).await;
     Ok(Reference {
         name: "pgbench".into(),
         per_second: tps,
@@ -84,7 +89,8 @@ async fn run_pgbench(name: &str, clients: usize, seconds: u64, scale: u32) -> Re
             "scale": scale,
             "init_seconds": round(initialised, 1),
             "latency_average_ms": field(&out, "latency average = ").and_then(|v| v.parse::<f64>().ok()),
-            "transactions": field(&out, "number of transactions actually processed: ").and_then(|v| v.parse::<u64>().ok()),
+            "transactions": transactions,
+            "postgres_cpu_us_per_transaction": cpu.map(|cpu| cpu.postgres.round()),
         }),
     })
 }

@@ -352,6 +352,16 @@ impl Report {
                 bound: Bound::AtLeast(0.5),
                 why: "not measured",
             });
+            // The same, by the server's own CPU per request (`cpu`): without the generator's
+            // and the database's shares of the cores.
+            let server_cpu = |scenario| store.get(scenario)?.cpu.map(|cpu| cpu.server);
+            ratios.push(Ratio {
+                name: "get_profile / healthz, server CPU",
+                store: name,
+                value: divide(server_cpu(HEALTHZ), server_cpu(PROFILE)),
+                bound: Bound::None,
+                why: "not measured",
+            });
         }
         ratios
     }
@@ -745,7 +755,7 @@ fn skipped_json(skipped: &[(String, String)]) -> Value {
 fn summary(row: &Row) -> String {
     let m = &row.measurement;
     format!(
-        "{}: {:.1} ops/s, p50 {:.3} ms, p99 {:.3} ms, {}{}",
+        "{}: {:.1} ops/s, p50 {:.3} ms, p99 {:.3} ms, {}{}{}",
         row.scenario,
         m.throughput(),
         m.ms(0.5),
@@ -753,7 +763,8 @@ fn summary(row: &Row) -> String {
         errors_text(m),
         row.note
             .as_ref()
-            .map_or(String::new(), |note| format!(" ({note})"))
+            .map_or(String::new(), |note| format!(" ({note})")),
+        m.cpu.map_or(String::new(), |cpu| format!("; {cpu}"))
     )
 }
 
