@@ -147,7 +147,15 @@ pub struct LiveServer {
 
 impl LiveServer {
     pub async fn start(kind: StoreKind) -> LiveServer {
-        let kit = TestKit::on(kind).await;
+        LiveServer::start_at(kind, None).await
+    }
+
+    /// [`LiveServer::start`] with the kit's clock at `at` ([`TestKit::start_at`]).
+    pub async fn start_at(
+        kind: StoreKind,
+        at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> LiveServer {
+        let kit = TestKit::start_at(kind, kobo::kernel::config::Config::default(), at).await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a loopback port");

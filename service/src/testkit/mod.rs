@@ -272,7 +272,17 @@ impl TestKit {
     /// A kit with `config` (production environment, shorter TTLs, ...). Passwords are hashed
     /// with [`PasswordPolicy::cheapest_for_tests`] whatever `config` says: a suite logs in
     /// thousands of times, and argon2's cost is not what it tests.
-    pub async fn start(kind: StoreKind, mut config: Config) -> TestKit {
+    pub async fn start(kind: StoreKind, config: Config) -> TestKit {
+        TestKit::start_at(kind, config, None).await
+    }
+
+    /// A kit whose clock reads `at` when the kit is made (its business and owner are made
+    /// then), and runs on from there; `None` is now. For tests whose data names a day.
+    pub async fn start_at(
+        kind: StoreKind,
+        mut config: Config,
+        at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> TestKit {
         config.passwords = PasswordPolicy::cheapest_for_tests();
         let (url, place) = match kind {
             StoreKind::Sqlite => {
@@ -287,6 +297,9 @@ impl TestKit {
         };
         let store = open_store(&url).await;
         let clock = Clock::shifted();
+        if let Some(at) = at {
+            clock.advance(at - clock.now());
+        }
         let api = KoboApi::open(
             store.clone(),
             config.clone(),
