@@ -23,7 +23,9 @@
 use chrono::{DateTime, Utc};
 
 use crate::{new_id, new_opt_id, StoreError, Tx};
-pub use kobo_store::batch::{Answer, Batch, KeyClaim, NewAudit, NewEntry, NewEvent, Write};
+pub use kobo_store::batch::{
+    Answer, Batch, KeyClaim, NewActivity, NewAudit, NewEntry, NewEvent, Write,
+};
 
 #[derive(Default)]
 struct Entries {
@@ -166,6 +168,19 @@ struct Audits {
 }
 
 #[derive(Default)]
+struct Activities {
+    ids: Vec<uuid::Uuid>,
+    business_ids: Vec<uuid::Uuid>,
+    endpoints: Vec<String>,
+    response_codes: Vec<i64>,
+    statuses: Vec<String>,
+    messages: Vec<String>,
+    ip_addresses: Vec<String>,
+    request_ids: Vec<String>,
+    ats: Vec<DateTime<Utc>>,
+}
+
+#[derive(Default)]
 struct Answers {
     business_ids: Vec<uuid::Uuid>,
     operations: Vec<String>,
@@ -198,6 +213,7 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
     let mut transfers = Transfers::default();
     let mut events = Events::default();
     let mut audits = Audits::default();
+    let mut activities = Activities::default();
     let mut answers = Answers::default();
     let mut claims = Claims::default();
     let mut new_entries = Vec::new();
@@ -292,6 +308,20 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
                 audits.target_ids.push(entry.target_id);
                 audits.request_ids.push(entry.request_id);
                 audits.ats.push(audit.at);
+            }
+            Write::Activity(new) => {
+                let a = &mut activities;
+                let activity = new.activity;
+                a.ids.push(new_id(&new.id)?);
+                a.business_ids.push(new_id(&activity.business_id)?);
+                a.endpoints.push(activity.endpoint.to_owned());
+                a.response_codes.push(i64::from(activity.http_status));
+                a.statuses
+                    .push(if activity.success { "success" } else { "error" }.to_owned());
+                a.messages.push(activity.message);
+                a.ip_addresses.push(activity.ip_address);
+                a.request_ids.push(activity.request_id);
+                a.ats.push(new.at);
             }
             Write::Answer(Answer {
                 business_id,
@@ -407,7 +437,16 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
         &claims.ats,
         claims.expired_before,
         &transactions.carries_posting,
-        &transactions.entry_kinds as &[Option<String>]
+        &transactions.entry_kinds as &[Option<String>],
+        &activities.ids,
+        &activities.business_ids,
+        &activities.endpoints,
+        &activities.response_codes,
+        &activities.statuses,
+        &activities.messages,
+        &activities.ip_addresses,
+        &activities.request_ids,
+        &activities.ats
     )
     .fetch_one(&mut **tx)
     .await?;

@@ -88,6 +88,17 @@ audits AS (
         AS a (id, business_id, action, user_name, user_id, ip_address, response_code,
             target_type, target_id, request_id, at)
 ),
+-- An activity-log entry: the integration call whose work the batch writes.
+activities AS (
+    INSERT INTO activity_logs (id, business_id, endpoint, method, response_code, status,
+        message, ip_address, request_id, created_at)
+    SELECT id, business_id, endpoint, 'POST', response_code, status, message, ip_address,
+        request_id, created_at
+    FROM unnest($85::uuid[], $86::uuid[], $87::text[], $88::bigint[], $89::text[], $90::text[],
+        $91::text[], $92::text[], $93::timestamptz[])
+        AS a (id, business_id, endpoint, response_code, status, message, ip_address,
+            request_id, created_at)
+),
 -- The answers stored under keys claimed earlier in the transaction (rows the batch does not
 -- insert): a key answered twice in one batch keeps its last answer, as statements run in
 -- order would.

@@ -2,7 +2,9 @@
 //! statement, in the order pushed. SQLite runs in this process: a statement is a function call,
 //! not a round trip, so nothing is joined into one string and no placeholder is renumbered.
 
-pub use kobo_store::batch::{Answer, Batch, KeyClaim, NewAudit, NewEntry, NewEvent, Write};
+pub use kobo_store::batch::{
+    Answer, Batch, KeyClaim, NewActivity, NewAudit, NewEntry, NewEvent, Write,
+};
 
 use crate::{events, idempotency_keys, ledger, logs, transactions, transfers, StoreError, Tx};
 
@@ -15,6 +17,7 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
             Write::Transfer(transfer) => transfers::write(tx, *transfer).await?,
             Write::Event(event) => events::write(tx, event).await?,
             Write::Audit(audit) => logs::write_audit(tx, audit).await?,
+            Write::Activity(new) => logs::write_activity(tx, new).await?,
             Write::Answer(answer) => idempotency_keys::write_answer(tx, answer).await?,
         }
     }

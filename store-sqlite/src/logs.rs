@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::batch::{Batch, NewAudit, Write};
+use crate::batch::{Batch, NewActivity, NewAudit, Write};
 use crate::{contains_pattern, first_rows, json_string, new_id, on, timestamp, uuid};
 use crate::{Conn, Store, StoreError, Tx, NO_TIME_BOUND};
 pub use kobo_store::logs::{
@@ -16,17 +16,34 @@ pub async fn record_activities(
     conn: impl Into<Conn<'_>>,
     entries: &[(DateTime<Utc>, &Activity)],
 ) -> Result<(), StoreError> {
+    let rows: Vec<_> = entries
+        .iter()
+        .map(|(at, activity)| (new_id(), *at, *activity))
+        .collect();
+    insert_activities(conn, &rows).await
+}
+
+/// [`Write::Activity`], run in `tx` ([`crate::batch::run`]).
+pub(crate) async fn write_activity(tx: &mut Tx, new: NewActivity) -> Result<(), StoreError> {
+    insert_activities(&mut *tx, &[(new.id, new.at, &new.activity)]).await
+}
+
+/// Inserts `entries` (each with its id and time) into the activity log in one statement.
+async fn insert_activities(
+    conn: impl Into<Conn<'_>>,
+    entries: &[(String, DateTime<Utc>, &Activity)],
+) -> Result<(), StoreError> {
     if entries.is_empty() {
         return Ok(());
     }
     let mut rows = String::from("[");
-    for (index, (now, activity)) in entries.iter().enumerate() {
+    for (index, (id, now, activity)) in entries.iter().enumerate() {
         if index > 0 {
             rows.push(',');
         }
         rows.push('[');
         for text in [
-            new_id().as_str(),
+            id.as_str(),
             activity.business_id.as_str(),
             activity.endpoint,
             "POST",

@@ -1,11 +1,11 @@
 //! Writes whose results nobody reads back, sent to the database together: a payout writes
 //! about ten rows (its journal entry and postings, its transactions, its transfer, events,
-//! audit entry, stored answer), and each store sends a [`Batch`] of them in one round trip.
+//! audit and activity entries, stored answer), and each store sends a [`Batch`] of them in one round trip.
 //! The writes are typed: each store decides how they become statements.
 
 use chrono::{DateTime, Utc};
 
-use crate::logs::NewAuditEntry;
+use crate::logs::{Activity, NewAuditEntry};
 use crate::transactions::NewTransaction;
 use crate::transfers::NewTransfer;
 
@@ -53,6 +53,8 @@ pub enum Write {
     Event(NewEvent),
     /// An audit-log entry.
     Audit(NewAudit),
+    /// An activity-log entry: the call whose work the batch writes.
+    Activity(NewActivity),
     /// The answer stored under an `Idempotency-Key` the request claimed.
     Answer(Answer),
 }
@@ -86,6 +88,14 @@ pub struct NewEvent {
 pub struct NewAudit {
     pub id: String,
     pub entry: NewAuditEntry,
+    pub at: DateTime<Utc>,
+}
+
+/// An activity-log entry to record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewActivity {
+    pub id: String,
+    pub activity: Activity,
     pub at: DateTime<Utc>,
 }
 

@@ -4,7 +4,7 @@ use crate::paging::Cursor;
 use chrono::{DateTime, Utc};
 
 /// One call made with integration credentials, as the activity log keeps it.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Activity {
     pub business_id: String,
     pub endpoint: &'static str,

@@ -20,7 +20,16 @@ pub struct RequestContext<P> {
     /// The client's address (from axum's `ConnectInfo`; `0.0.0.0` when the server was not
     /// started with `into_make_service_with_connect_info`).
     pub client_ip: IpAddr,
-    replayed: Arc<AtomicBool>,
+    marks: Arc<Marks>,
+}
+
+/// What an operation's method tells the router about its answer, besides the answer.
+#[derive(Debug, Default)]
+pub(crate) struct Marks {
+    /// [`RequestContext::mark_replayed`].
+    pub(crate) replayed: AtomicBool,
+    /// [`RequestContext::mark_recorded`].
+    pub(crate) recorded: AtomicBool,
 }
 
 impl<P> RequestContext<P> {
@@ -30,7 +39,7 @@ impl<P> RequestContext<P> {
         request_id: String,
         idempotency_key: Option<String>,
         client_ip: IpAddr,
-        replayed: Arc<AtomicBool>,
+        marks: Arc<Marks>,
     ) -> Self {
         RequestContext {
             principal,
@@ -38,7 +47,7 @@ impl<P> RequestContext<P> {
             request_id,
             idempotency_key,
             client_ip,
-            replayed,
+            marks,
         }
     }
 
@@ -50,14 +59,23 @@ impl<P> RequestContext<P> {
             request_id: self.request_id,
             idempotency_key: self.idempotency_key,
             client_ip: self.client_ip,
-            replayed: self.replayed,
+            marks: self.marks,
         }
     }
 
     /// Marks the response as the replay of an earlier one with the same `Idempotency-Key`: the
     /// router answers `Idempotent-Replayed: true`.
     pub fn mark_replayed(&self) {
-        self.replayed.store(true, Ordering::Relaxed);
+        self.marks.replayed.store(true, Ordering::Relaxed);
+    }
+
+    /// Notes that the implementation recorded this call's success in its own logs with its
+    /// own work (in the transaction that did it): [`CallRecord::recorded`] tells
+    /// [`crate::Api::on_response`], which then need not record it again. It says nothing of
+    /// another answer: a call answered otherwise (its commit failed, its time ran out) is
+    /// the router's to record as answered.
+    pub fn mark_recorded(&self) {
+        self.marks.recorded.store(true, Ordering::Relaxed);
     }
 }
 
@@ -78,6 +96,9 @@ pub struct CallRecord<'a, P> {
     pub idempotency_key: Option<&'a str>,
     /// Whether the response was marked as an idempotent replay.
     pub replayed: bool,
+    /// Whether the operation marked its success as recorded already
+    /// ([`RequestContext::mark_recorded`]).
+    pub recorded: bool,
 }
 
 /// A request extension: the instant a request's time is up. A layer of the server sets it (for

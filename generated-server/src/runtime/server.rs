@@ -4,7 +4,7 @@ use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -20,6 +20,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use super::context::Marks;
 use super::http::{
     error_response, log_internal, mark_replayed_error, request_id_of, success_response,
 };
@@ -74,7 +75,7 @@ struct Exchange {
     request_id: String,
     client_ip: IpAddr,
     idempotency_key: Option<String>,
-    replayed: Arc<AtomicBool>,
+    marks: Arc<Marks>,
     /// When the request's time is up (its [`Deadline`] extension), if it has one.
     deadline: Option<Instant>,
 }
@@ -87,7 +88,7 @@ impl Exchange {
             self.request_id.clone(),
             self.idempotency_key.clone(),
             self.client_ip,
-            self.replayed.clone(),
+            self.marks.clone(),
         )
     }
 }
@@ -265,7 +266,8 @@ impl<A: Api> Server<A> {
         outcome: Result<Success, ApiError>,
     ) -> Response {
         let operation = exchange.operation;
-        let replayed = exchange.replayed.load(Ordering::Relaxed);
+        let replayed = exchange.marks.replayed.load(Ordering::Relaxed);
+        let recorded = exchange.marks.recorded.load(Ordering::Relaxed);
         let (response, code, message) = match envelope_parts(outcome) {
             Ok((data, pagination)) => {
                 let code = ResponseCode::SUCCESS;
@@ -297,6 +299,7 @@ impl<A: Api> Server<A> {
             request_id: &exchange.request_id,
             idempotency_key: exchange.idempotency_key.as_deref(),
             replayed,
+            recorded,
         };
         self.api.on_response(&record).await;
         response
@@ -314,7 +317,7 @@ fn start(operation: Operation, request: &Request) -> Exchange {
         request_id: request_id_of(request),
         client_ip,
         idempotency_key: None,
-        replayed: Arc::new(AtomicBool::new(false)),
+        marks: Arc::default(),
         deadline: request
             .extensions()
             .get::<Deadline>()

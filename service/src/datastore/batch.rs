@@ -3,7 +3,9 @@
 //! is a function call).
 
 use super::{dispatch, StoreError, Tx};
-pub use kobo_store::batch::{Answer, Batch, KeyClaim, NewAudit, NewEntry, NewEvent, Write};
+pub use kobo_store::batch::{
+    Answer, Batch, KeyClaim, NewActivity, NewAudit, NewEntry, NewEvent, Write,
+};
 
 /// Runs every write of `batch` in `tx`, in the order pushed, in one round trip.
 pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {

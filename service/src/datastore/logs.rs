@@ -1,7 +1,7 @@
 //! `activity_logs` (calls made with integration credentials) and `audit_logs` (the actions of
 //! Dashboard members): both append-only, and listed newest first with keyset paging.
 
-use super::batch::{Batch, NewAudit, Write};
+use super::batch::{Batch, NewActivity, NewAudit, Write};
 use super::{dispatch, Conn, Store, StoreError};
 use crate::kernel::store;
 use chrono::{DateTime, Utc};
@@ -33,6 +33,15 @@ pub async fn list_audit(
     filter: &AuditFilter,
 ) -> Result<Vec<AuditEntry>, StoreError> {
     dispatch!(store.on(), logs::list_audit(filter))
+}
+
+/// Writes `activity`, as of `at`, as a statement of `batch`.
+pub fn activity_into(batch: &mut Batch, at: DateTime<Utc>, activity: Activity) {
+    batch.push(Write::Activity(NewActivity {
+        id: store::new_id(),
+        activity,
+        at,
+    }));
 }
 
 /// Writes `entry`, as of `now` (and its UTC day), as a statement of `batch`.

@@ -63,8 +63,9 @@ pub(crate) fn answer_page<T>(result: Result<paging::Page<T>, Error>) -> Result<P
     })
 }
 
-/// Runs `operation` as the call of `ctx`: the domain sees a [`Caller`], and an answer it
-/// replayed from an `Idempotency-Key` marks the response.
+/// Runs `operation` as the call of `ctx`: the domain sees a [`Caller`]; an answer it
+/// replayed from an `Idempotency-Key` marks the response, and a success it logged with its
+/// own work is not logged again (`logs::on_response`).
 pub(crate) async fn serve<P: Clone, T>(
     ctx: &RequestContext<P>,
     operation: impl AsyncFnOnce(&Caller<P>) -> Result<T, Error>,
@@ -79,6 +80,9 @@ pub(crate) async fn serve<P: Clone, T>(
     let result = operation(&caller).await;
     if caller.replayed() {
         ctx.mark_replayed();
+    }
+    if caller.logged() {
+        ctx.mark_recorded();
     }
     answer(result)
 }

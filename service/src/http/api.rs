@@ -229,6 +229,8 @@ impl Api for KoboApi {
             message: record.message,
             client_ip: record.client_ip,
             request_id: record.request_id,
+            replayed: record.replayed,
+            logged: record.recorded,
         };
         logs::on_response(&self.store, &self.clock, &self.activity_log, &answered).await
     }

@@ -21,6 +21,7 @@ pub struct Caller<P = Principal> {
     pub idempotency_key: Option<String>,
     pub client_ip: IpAddr,
     replayed: AtomicBool,
+    logged: AtomicBool,
 }
 
 impl<P> Caller<P> {
@@ -38,6 +39,7 @@ impl<P> Caller<P> {
             idempotency_key,
             client_ip,
             replayed: AtomicBool::new(false),
+            logged: AtomicBool::new(false),
         }
     }
 
@@ -50,5 +52,18 @@ impl<P> Caller<P> {
     /// Whether [`Caller::mark_replayed`] was called.
     pub fn replayed(&self) -> bool {
         self.replayed.load(Ordering::Relaxed)
+    }
+
+    /// Notes that the operation wrote this call's activity-log entry, as a success, in the
+    /// transaction that did its work (`logs::activity_into`): if that transaction commits
+    /// and the call is answered with its success, the entry is the call's, and the log of
+    /// the answer writes none. Any other answer is logged as answered.
+    pub fn mark_logged(&self) {
+        self.logged.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`Caller::mark_logged`] was called.
+    pub fn logged(&self) -> bool {
+        self.logged.load(Ordering::Relaxed)
     }
 }

@@ -1,11 +1,13 @@
 //! Activity logs (integration calls) and audit logs (Dashboard user actions). Both are
 //! append-only: nothing here updates or deletes a row.
 //!
-//! - Activity: [`on_response`] writes one entry per call made with an integration token, after
-//!   the answer is known, whatever it was: before the answer leaves for a call that can change
-//!   something, after it for a listing ([`ActivityLog`], which states what a crash can lose).
-//!   Entries are committed in groups: one commit for all the calls that finished while the
-//!   previous group was being written.
+//! - Activity: one entry per call made with an integration token. A call whose work is one
+//!   transaction may write its success's entry in it ([`activity_into`]: a payout does), so
+//!   that the entry commits with what it records and the answer waits for no other commit.
+//!   [`on_response`] writes every other call's, after the answer is known, whatever it was:
+//!   before the answer leaves for a call that can change something, after it for a listing
+//!   ([`ActivityLog`], which states what a crash can lose). Those are committed in groups: one
+//!   commit for all the calls that finished while the previous group was being written.
 //! - Audit: each Dashboard operation writes its entry with [`audit`] inside its own
 //!   transaction, so an action is logged if and only if it happened. A failed login has no
 //!   transaction that commits; `identity::login` audits it in one of its own.
@@ -97,15 +99,49 @@ pub fn audit_into(batch: &mut Batch, now: DateTime<Utc>, entry: AuditEntry) {
     stored::audit_into(batch, now, entry);
 }
 
-/// Records every call made with integration credentials in the activity log. A failure to
-/// write is logged, never turned into an error: the answer has been decided already.
+/// The activity-log entry of `caller`'s success, as a write of `batch`, when `caller` is an
+/// integration call: the transaction that runs `batch` does the call's work, so the entry
+/// commits if and only if that work does. `caller` is marked ([`Caller::mark_logged`]), and
+/// [`on_response`] writes no second entry when the call is answered with that success. Its
+/// time is `at`, the work's.
+pub fn activity_into(batch: &mut Batch, caller: &Caller, at: DateTime<Utc>) {
+    let principal = &caller.principal;
+    let operation = caller.operation;
+    if !integration_call(operation.family(), principal) {
+        return;
+    }
+    let activity = Activity {
+        business_id: principal.business_id.clone(),
+        endpoint: operation.path(),
+        http_status: 200,
+        success: true,
+        message: operation.success_message().to_owned(),
+        ip_address: caller.client_ip.to_string(),
+        request_id: caller.request_id.clone(),
+    };
+    stored::activity_into(batch, at, activity);
+    caller.mark_logged();
+}
+
+/// Whether a call of an operation of `family` by `principal` is logged: one made with
+/// integration credentials to an integration operation.
+fn integration_call(family: Option<TokenFamily>, principal: &Principal) -> bool {
+    family == Some(TokenFamily::Integration) && principal.family == TokenFamily::Integration
+}
+
+/// Records every call made with integration credentials in the activity log, but a success
+/// whose entry the operation wrote with its work ([`activity_into`]). A failure to write is
+/// logged, never turned into an error: the answer has been decided already.
 pub async fn on_response(store: &Store, clock: &Clock, log: &ActivityLog, record: &Answered<'_>) {
     let Some(principal) = record.principal else {
         return;
     };
-    if record.family != Some(TokenFamily::Integration)
-        || principal.family != TokenFamily::Integration
-    {
+    if !integration_call(record.family, principal) {
+        return;
+    }
+    // A replay is a call of its own, answered from the store: its entry is not the first
+    // call's, whatever that call marked.
+    if record.logged && !record.replayed && record.response_code == ResponseCode::Success {
         return;
     }
     let activity = Activity {
@@ -135,6 +171,10 @@ pub struct Answered<'a> {
     pub message: &'a str,
     pub client_ip: std::net::IpAddr,
     pub request_id: &'a str,
+    /// Whether the answer is the replay of an earlier call's (`Idempotency-Key`).
+    pub replayed: bool,
+    /// Whether the operation wrote its success's entry with its work ([`activity_into`]).
+    pub logged: bool,
 }
 
 /// The most entries one commit of [`ActivityLog`] writes (10 parameters each).

@@ -161,6 +161,95 @@ async fn simultaneous_integration_calls_are_each_logged_once(kit: TestKit) {
     assert_eq!(distinct, expected);
 }
 
+/// A payout through integration credentials writes its activity entry in its own
+/// transaction: the entry commits with the transfer (its time is the transfer's; on
+/// PostgreSQL the same transaction wrote both rows), and the answer waits for no second
+/// commit. Every call still has one entry: the payout, its replay (a call of its own,
+/// answered from the stored answer) and a refused payout (logged as answered).
+async fn a_payouts_activity_entry_commits_with_it(kit: TestKit) {
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "100").await;
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let to = other.main_account_number.clone();
+    let payout = |amount: &str, key: &str, request_id: &str| {
+        let mut body = json!({
+            "source_account_number": "1000000014",
+            "source_account_name": "Adaeze Foods Ltd",
+            "beneficiary_account_number": to,
+            "beneficiary_account_name": "Lagos Fresh Produce Ltd",
+            "bank_code": "090823",
+            "amount": amount,
+            "transfer_type": "intra",
+        });
+        body["narration"] = json!("activity in the batch");
+        Call::new(Operation::FundsTransferApi.path(), Some(&token), body)
+            .header("idempotency-key", key.to_owned())
+            .header("x-request-id", request_id.to_owned())
+    };
+    let from = IpAddr::V4(Ipv4Addr::new(102, 89, 34, 51));
+    let paid = kit
+        .send(payout("30", "act-1", "req-payout-1").from_ip(from))
+        .await;
+    let transfer_id = paid.expect(ResponseCode::Success)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let replay = kit.send(payout("30", "act-1", "req-payout-2")).await;
+    replay.expect(ResponseCode::Success);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    let refused = kit.send(payout("1000", "act-2", "req-payout-3")).await;
+    refused.expect(ResponseCode::ProviderError);
+
+    let (entries, _) = activity(
+        &kit,
+        json!({"filters": {"endpoint": Operation::FundsTransferApi.path()}}),
+    )
+    .await;
+    let of = |request_id: &str| -> Vec<&Value> {
+        entries
+            .iter()
+            .filter(|entry| entry["request_id"] == request_id)
+            .collect()
+    };
+    for (request_id, status, code) in [
+        ("req-payout-1", "success", 200),
+        ("req-payout-2", "success", 200),
+        ("req-payout-3", "error", refused.status.as_u16()),
+    ] {
+        let found = of(request_id);
+        assert_eq!(found.len(), 1, "{request_id}: {entries:#?}");
+        assert_eq!(found[0]["status"], status, "{request_id}");
+        assert_eq!(found[0]["response_code"], code, "{request_id}");
+    }
+    assert_eq!(entries.len(), 3, "{entries:#?}");
+    let first = of("req-payout-1")[0];
+    assert_eq!(
+        first["message"],
+        Operation::FundsTransferApi.success_message()
+    );
+    assert_eq!(first["ip_address"], "102.89.34.51");
+
+    // Written with the transfer: at its time, by its transaction.
+    let (entry, transfer) = match kit.kind {
+        StoreKind::Postgres => (
+            "SELECT created_at::text || ' ' || xmin::text FROM activity_logs \
+             WHERE request_id = $1",
+            "SELECT created_at::text || ' ' || xmin::text FROM transfers WHERE id = $1::uuid",
+        ),
+        // SQLite has no transaction ids: the time must do.
+        StoreKind::Sqlite => (
+            "SELECT created_at FROM activity_logs WHERE request_id = $1",
+            "SELECT created_at FROM transfers WHERE id = $1",
+        ),
+    };
+    assert_eq!(
+        kit.sql(entry).bind("req-payout-1").text().await,
+        kit.sql(transfer).bind(transfer_id.as_str()).text().await
+    );
+}
+
 /// generate_token is public, so it records its own calls: a wrong secret for a real client is
 /// that business's activity; an unknown client_id belongs to no business and is not logged.
 async fn refused_token_requests_of_a_known_client_are_activity(kit: TestKit) {
@@ -423,6 +512,7 @@ async fn a_listings_entry_commits_after_its_answer_and_at_a_graceful_stop(kit: T
 }
 
 on_both_stores!(
+    a_payouts_activity_entry_commits_with_it,
     simultaneous_integration_calls_are_each_logged_once,
     a_listings_entry_commits_after_its_answer_and_at_a_graceful_stop,
     refused_token_requests_of_a_known_client_are_activity,

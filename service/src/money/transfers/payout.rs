@@ -6,8 +6,8 @@
 //!   the provider's screening, the hold and the client reference, each in the documented order.
 //! - [`write`]: the transaction. The ledger heads, the daily limit, the balances (one
 //!   conditional update), then every row in one batch: entry, postings, transactions, the
-//!   transfer, its event, the audit entry and the key, claimed with its answer
-//!   ([`Keyed::claiming_last`]).
+//!   transfer, its event, the audit entry, the activity entry of an integration call, and
+//!   the key, claimed with its answer ([`Keyed::claiming_last`]).
 
 use generated_server::models::{self, AuditAction};
 
@@ -455,7 +455,8 @@ fn insert_transfer(
 }
 
 /// The payout's event (`transfer.pending_approval` for a hold, `transfer.success` intra-bank;
-/// an inter-bank one is announced when NIP settles it) and its audit entry.
+/// an inter-bank one is announced when NIP settles it), its audit entry and, for an
+/// integration call, its activity entry (committed with it: `logs::activity_into`).
 fn record_announcements(
     batch: &mut Batch,
     context: &Context<'_>,
@@ -470,6 +471,7 @@ fn record_announcements(
     let entry = AuditEntry::by(context.caller, AuditAction::FundsTransfer)
         .target("transfer", transfer.id.to_string());
     logs::audit_into(batch, at, entry);
+    logs::activity_into(batch, context.caller, at);
     Ok(())
 }
 
