@@ -18,7 +18,10 @@
 //!   caller rolls back;
 //! - an entry's postings to customer accounts, and its row, are carried by the transactions
 //!   the batch writes with them where they say the same ([`carry`], migration 0025): only the
-//!   rest become rows of `postings` and `journal_entries`.
+//!   rest become rows of `postings` and `journal_entries`;
+//! - a payout's audit entry, and an integration payout's activity entry, are carried by its
+//!   transfer where they say what it says ([`carry_audit`], [`carry_activity`], migration
+//!   0026): only the rest become rows of `audit_logs` and `activity_logs`.
 
 use chrono::{DateTime, Utc};
 
@@ -26,6 +29,7 @@ use crate::{new_id, new_opt_id, StoreError, Tx};
 pub use kobo_store::batch::{
     Answer, Batch, KeyClaim, NewActivity, NewAudit, NewEntry, NewEvent, Write,
 };
+use kobo_store::logs::Activity;
 
 #[derive(Default)]
 struct Entries {
@@ -141,6 +145,69 @@ struct Transfers {
     created_ats: Vec<DateTime<Utc>>,
     updated_ats: Vec<DateTime<Utc>>,
     credential_issued_bys: Vec<Option<String>>,
+    /// The audit entry it carries ([`carry_audit`], migration 0026): its user's name.
+    audit_user_names: Vec<Option<String>>,
+    /// The call of the entries it carries: its address and request id.
+    call_ip_addresses: Vec<Option<String>>,
+    call_request_ids: Vec<Option<String>>,
+    /// The activity entry it carries ([`carry_activity`]): its endpoint and message.
+    activity_endpoints: Vec<Option<String>>,
+    activity_messages: Vec<Option<String>>,
+}
+
+impl Transfers {
+    /// The transfer of the batch whose audit entry `audit` is, if one can carry it: the
+    /// payout's own entry (`funds_transfer`, a success, naming the transfer as its target, at
+    /// its creation, by its maker: the member who made it, or no member for an integration),
+    /// and it carries none yet.
+    fn carrier_of_audit(&self, audit: &NewAudit) -> Option<usize> {
+        let entry = &audit.entry;
+        if entry.action != "funds_transfer"
+            || entry.response_code != 200
+            || entry.target_type != Some("transfer")
+        {
+            return None;
+        }
+        let target = uuid::Uuid::parse_str(entry.target_id.as_deref()?).ok()?;
+        let business_id = uuid::Uuid::parse_str(&entry.business_id).ok()?;
+        (0..self.ids.len()).find(|&i| {
+            let maker = (self.initiated_vias[i] == "dashboard").then_some(&self.initiated_bys[i]);
+            self.ids[i] == target
+                && self.business_ids[i] == business_id
+                && self.created_ats[i] == audit.at
+                && maker == entry.user_id.as_ref()
+                && self.audit_user_names[i].is_none()
+                && self.call_is(i, &entry.ip_address, &entry.request_id)
+        })
+    }
+
+    /// The transfer of the batch whose call's activity entry `activity` (at `at`) is, if one
+    /// can carry it: a success of its business at its creation, and it carries none yet.
+    fn carrier_of_activity(&self, activity: &Activity, at: DateTime<Utc>) -> Option<usize> {
+        if !activity.success || activity.http_status != 200 {
+            return None;
+        }
+        let business_id = uuid::Uuid::parse_str(&activity.business_id).ok()?;
+        (0..self.ids.len()).find(|&i| {
+            self.business_ids[i] == business_id
+                && self.created_ats[i] == at
+                && self.activity_endpoints[i].is_none()
+                && self.call_is(i, &activity.ip_address, &activity.request_id)
+        })
+    }
+
+    /// Whether transfer `i` carries no call yet, or this one.
+    fn call_is(&self, i: usize, ip_address: &str, request_id: &str) -> bool {
+        match (&self.call_ip_addresses[i], &self.call_request_ids[i]) {
+            (Some(ip), Some(request)) => ip == ip_address && request == request_id,
+            _ => true,
+        }
+    }
+
+    fn set_call(&mut self, i: usize, ip_address: String, request_id: String) {
+        self.call_ip_addresses[i] = Some(ip_address);
+        self.call_request_ids[i] = Some(request_id);
+    }
 }
 
 #[derive(Default)]
@@ -217,6 +284,8 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
     let mut answers = Answers::default();
     let mut claims = Claims::default();
     let mut new_entries = Vec::new();
+    let mut new_audits = Vec::new();
+    let mut new_activities = Vec::new();
     for write in batch.into_writes() {
         match write {
             Write::Entry(entry) => new_entries.push(entry),
@@ -285,6 +354,11 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
                 t.created_ats.push(row.created_at);
                 t.updated_ats.push(row.updated_at);
                 t.credential_issued_bys.push(new.credential_issued_by);
+                t.audit_user_names.push(None);
+                t.call_ip_addresses.push(None);
+                t.call_request_ids.push(None);
+                t.activity_endpoints.push(None);
+                t.activity_messages.push(None);
             }
             Write::Event(event) => {
                 events.ids.push(new_id(&event.id)?);
@@ -293,36 +367,8 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
                 events.payloads.push(event.payload);
                 events.ats.push(event.at);
             }
-            Write::Audit(audit) => {
-                let entry = audit.entry;
-                audits.ids.push(new_id(&audit.id)?);
-                audits.business_ids.push(new_id(&entry.business_id)?);
-                audits.actions.push(entry.action);
-                audits.user_names.push(entry.user_name);
-                audits.user_ids.push(entry.user_id);
-                audits.ip_addresses.push(entry.ip_address);
-                audits.response_codes.push(entry.response_code);
-                audits
-                    .target_types
-                    .push(entry.target_type.map(str::to_owned));
-                audits.target_ids.push(entry.target_id);
-                audits.request_ids.push(entry.request_id);
-                audits.ats.push(audit.at);
-            }
-            Write::Activity(new) => {
-                let a = &mut activities;
-                let activity = new.activity;
-                a.ids.push(new_id(&new.id)?);
-                a.business_ids.push(new_id(&activity.business_id)?);
-                a.endpoints.push(activity.endpoint.to_owned());
-                a.response_codes.push(i64::from(activity.http_status));
-                a.statuses
-                    .push(if activity.success { "success" } else { "error" }.to_owned());
-                a.messages.push(activity.message);
-                a.ip_addresses.push(activity.ip_address);
-                a.request_ids.push(activity.request_id);
-                a.ats.push(new.at);
-            }
+            Write::Audit(audit) => new_audits.push(audit),
+            Write::Activity(new) => new_activities.push(new),
             Write::Answer(Answer {
                 business_id,
                 operation,
@@ -351,6 +397,12 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
     }
     for entry in new_entries {
         carry(entry, &mut transactions, &mut entries, &mut postings)?;
+    }
+    for audit in new_audits {
+        carry_audit(audit, &mut transfers, &mut audits)?;
+    }
+    for activity in new_activities {
+        carry_activity(activity, &mut transfers, &mut activities)?;
     }
     let claimed = sqlx::query_file!(
         "src/batch.sql",
@@ -446,7 +498,12 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
         &activities.messages,
         &activities.ip_addresses,
         &activities.request_ids,
-        &activities.ats
+        &activities.ats,
+        &transfers.audit_user_names as &[Option<String>],
+        &transfers.call_ip_addresses as &[Option<String>],
+        &transfers.call_request_ids as &[Option<String>],
+        &transfers.activity_endpoints as &[Option<String>],
+        &transfers.activity_messages as &[Option<String>]
     )
     .fetch_one(&mut **tx)
     .await?;
@@ -491,5 +548,65 @@ fn carry(
             entries.ats.push(entry.at);
         }
     }
+    Ok(())
+}
+
+/// Writes `audit` into the transfer it is the payout's entry of, when the batch writes one
+/// that can carry it ([`Transfers::carrier_of_audit`], migration 0026); otherwise as a row
+/// of `audit_logs`.
+fn carry_audit(
+    audit: NewAudit,
+    transfers: &mut Transfers,
+    audits: &mut Audits,
+) -> Result<(), StoreError> {
+    if let Some(i) = transfers.carrier_of_audit(&audit) {
+        let entry = audit.entry;
+        transfers.audit_user_names[i] = Some(entry.user_name);
+        transfers.set_call(i, entry.ip_address, entry.request_id);
+        return Ok(());
+    }
+    let entry = audit.entry;
+    audits.ids.push(new_id(&audit.id)?);
+    audits.business_ids.push(new_id(&entry.business_id)?);
+    audits.actions.push(entry.action);
+    audits.user_names.push(entry.user_name);
+    audits.user_ids.push(entry.user_id);
+    audits.ip_addresses.push(entry.ip_address);
+    audits.response_codes.push(entry.response_code);
+    audits
+        .target_types
+        .push(entry.target_type.map(str::to_owned));
+    audits.target_ids.push(entry.target_id);
+    audits.request_ids.push(entry.request_id);
+    audits.ats.push(audit.at);
+    Ok(())
+}
+
+/// Writes `new` into the transfer its call made, when the batch writes one that can carry it
+/// ([`Transfers::carrier_of_activity`], migration 0026); otherwise as a row of
+/// `activity_logs`.
+fn carry_activity(
+    new: NewActivity,
+    transfers: &mut Transfers,
+    activities: &mut Activities,
+) -> Result<(), StoreError> {
+    let activity = new.activity;
+    if let Some(i) = transfers.carrier_of_activity(&activity, new.at) {
+        transfers.activity_endpoints[i] = Some(activity.endpoint.to_owned());
+        transfers.activity_messages[i] = Some(activity.message);
+        transfers.set_call(i, activity.ip_address, activity.request_id);
+        return Ok(());
+    }
+    let a = activities;
+    a.ids.push(new_id(&new.id)?);
+    a.business_ids.push(new_id(&activity.business_id)?);
+    a.endpoints.push(activity.endpoint.to_owned());
+    a.response_codes.push(i64::from(activity.http_status));
+    a.statuses
+        .push(if activity.success { "success" } else { "error" }.to_owned());
+    a.messages.push(activity.message);
+    a.ip_addresses.push(activity.ip_address);
+    a.request_ids.push(activity.request_id);
+    a.ats.push(new.at);
     Ok(())
 }

@@ -2,6 +2,8 @@
 -- write arrives as one array per column, and each table is written by a data-modifying part
 -- of one WITH. A transaction may carry its entry's posting and its entry's row ($83, $84:
 -- migration 0025); `journal_entries` and `postings` get only what no transaction carries. A
+-- transfer may carry its payout's audit and activity entries ($94 to $98: migration 0026);
+-- `audit_logs` and `activity_logs` get only what no transfer carries. A
 -- posting may name the entry, and a transfer the transactions, that the same statement
 -- inserts (no foreign key checks them since migration 0022); no part reads a row another part
 -- writes.
@@ -45,23 +47,28 @@ transfers AS (
         approval_status, session_id, failure_reason, reversal_reference_number,
         debit_transaction_id, fee_transaction_id, initiated_by, initiated_via, reviewed_by,
         expires_at, day, submitted, attempts, next_attempt_at, lease_until, created_at,
-        updated_at, credential_issued_by)
+        updated_at, credential_issued_by, audit_user_name, call_ip_address, call_request_id,
+        activity_endpoint, activity_message)
     SELECT id, business_id, reference_number, reference, source_account_id,
         beneficiary_account_number, beneficiary_account_name, beneficiary_account_id,
         bank_code, bank_name, transfer_type, amount, fee, vat, narration, transfer_status,
         approval_status, NULL, NULL, NULL, debit_transaction_id, fee_transaction_id,
         initiated_by, initiated_via, NULL, expires_at, day::date, false, 0, NULL, NULL,
-        created_at, updated_at, credential_issued_by
+        created_at, updated_at, credential_issued_by, audit_user_name, call_ip_address,
+        call_request_id, activity_endpoint, activity_message
     FROM unnest($30::uuid[], $31::uuid[], $32::text[], $33::text[], $34::uuid[], $35::text[],
         $36::text[], $37::uuid[], $38::text[], $39::text[], $40::text[], $41::bigint[],
         $42::bigint[], $43::bigint[], $44::text[], $45::text[], $46::text[], $47::uuid[],
         $48::uuid[], $49::text[], $50::text[], $51::timestamptz[], $52::text[],
-        $53::timestamptz[], $54::timestamptz[], $55::text[])
+        $53::timestamptz[], $54::timestamptz[], $55::text[], $94::text[], $95::text[],
+        $96::text[], $97::text[], $98::text[])
         AS t (id, business_id, reference_number, reference, source_account_id,
             beneficiary_account_number, beneficiary_account_name, beneficiary_account_id,
             bank_code, bank_name, transfer_type, amount, fee, vat, narration, transfer_status,
             approval_status, debit_transaction_id, fee_transaction_id, initiated_by,
-            initiated_via, expires_at, day, created_at, updated_at, credential_issued_by)
+            initiated_via, expires_at, day, created_at, updated_at, credential_issued_by,
+            audit_user_name, call_ip_address, call_request_id, activity_endpoint,
+            activity_message)
 ),
 -- An event is due at once if its business has an active endpoint; otherwise it is recorded
 -- `skipped`, never queued (a queued event skipped later left a dead entry in `events_due`).

@@ -1245,9 +1245,10 @@ async fn a_payout_cut_off_while_writing_answers_unavailable() {
     let kit = TestKit::postgres().await;
     let token = kit.integration_token().await;
     kit.credit(&token, "1000000014", "1000").await;
-    // The payout's rows wait for the audit log, then its connection is terminated.
+    // The payout's rows wait for its transactions' table (written only by its batch; the
+    // lock lets reads by), then its connection is terminated.
     let mut blocker = kit.store.postgres_pool().unwrap().begin().await.unwrap();
-    sqlx::query("LOCK TABLE audit_logs IN ACCESS EXCLUSIVE MODE")
+    sqlx::query("LOCK TABLE transactions IN SHARE MODE")
         .execute(&mut *blocker)
         .await
         .unwrap();

@@ -163,8 +163,7 @@ async fn simultaneous_integration_calls_are_each_logged_once(kit: TestKit) {
 
 /// A payout through integration credentials writes its activity entry in its own
 /// transaction: the entry commits with the transfer (its time is the transfer's; on
-/// PostgreSQL the same transaction wrote both rows), and the answer waits for no second
-/// commit. Every call still has one entry: the payout, its replay (a call of its own,
+/// PostgreSQL the transfer's row carries it), and the answer waits for no second commit. Every call still has one entry: the payout, its replay (a call of its own,
 /// answered from the stored answer) and a refused payout (logged as answered).
 async fn a_payouts_activity_entry_commits_with_it(kit: TestKit) {
     let token = kit.integration_token().await;
@@ -231,12 +230,13 @@ async fn a_payouts_activity_entry_commits_with_it(kit: TestKit) {
     );
     assert_eq!(first["ip_address"], "102.89.34.51");
 
-    // Written with the transfer: at its time, by its transaction.
+    // Written with the transfer: at its time, by its transaction (on PostgreSQL, by its row
+    // itself: the transfer carries its payout's activity entry, migration 0026).
     let (entry, transfer) = match kit.kind {
         StoreKind::Postgres => (
-            "SELECT created_at::text || ' ' || xmin::text FROM activity_logs \
-             WHERE request_id = $1",
-            "SELECT created_at::text || ' ' || xmin::text FROM transfers WHERE id = $1::uuid",
+            "SELECT COUNT(*)::text FROM activity_logs WHERE request_id = $1",
+            "SELECT CASE call_request_id WHEN 'req-payout-1' THEN '0' END FROM transfers \
+             WHERE id = $1::uuid",
         ),
         // SQLite has no transaction ids: the time must do.
         StoreKind::Sqlite => (
@@ -248,6 +248,123 @@ async fn a_payouts_activity_entry_commits_with_it(kit: TestKit) {
         kit.sql(entry).bind("req-payout-1").text().await,
         kit.sql(transfer).bind(transfer_id.as_str()).text().await
     );
+}
+
+/// On PostgreSQL a payout's audit entry, and an integration payout's activity entry, are its
+/// transfer's row (migration 0026): no row of `audit_logs` or `activity_logs` is written for
+/// them, and the logs list them as they listed the rows (as SQLite, which writes the rows,
+/// lists them), in order among the others, each entry once whatever the page size.
+async fn a_payouts_log_entries_are_its_transfer(kit: TestKit) {
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "1000").await;
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    let body = json!({
+        "source_account_number": "1000000014",
+        "source_account_name": "Adaeze Foods Ltd",
+        "beneficiary_account_number": other.main_account_number,
+        "beneficiary_account_name": "Lagos Fresh Produce Ltd",
+        "bank_code": "090823",
+        "amount": "10",
+        "transfer_type": "intra",
+    });
+    let rows = "SELECT (SELECT COUNT(*) FROM audit_logs) * 1000 + \
+        (SELECT COUNT(*) FROM activity_logs WHERE endpoint = $1)";
+    let path = Operation::FundsTransferApi.path();
+    let before = kit.sql(rows).bind(path).int().await;
+    let mut made = Vec::new();
+    for n in 0..3 {
+        let call = Call::new(path, Some(&token), body.clone())
+            .header("idempotency-key", format!("carried-{n}"))
+            .header("x-request-id", format!("req-carried-{n}"));
+        let transfer = kit.send(call).await;
+        made.push(transfer.expect(ResponseCode::Success)["id"].clone());
+        // A Dashboard action between them: an audit row.
+        kit.op(
+            Operation::CreateRole,
+            &kit.owner_token,
+            json!({"name": format!("Clerk {n}"), "permission_codes": ["transaction.view"]}),
+        )
+        .await
+        .expect(ResponseCode::Success);
+    }
+    // The owner's own payout, with an OTP: audited as the owner, no activity.
+    let mut dashboard = body.clone();
+    dashboard["otp"] = json!(otp_of(&kit).await);
+    let by_owner = kit
+        .op(Operation::FundsTransfer, &kit.owner_token, dashboard)
+        .await
+        .expect(ResponseCode::Success)["id"]
+        .clone();
+    // Three roles audited; on SQLite each payout's entries are rows too.
+    let rows_of_payouts = match kit.kind {
+        StoreKind::Postgres => 0,
+        StoreKind::Sqlite => 4 * 1000 + 3,
+    };
+    assert_eq!(
+        kit.sql(rows).bind(path).int().await,
+        before + 3 * 1000 + rows_of_payouts,
+    );
+
+    let (audited, _) = audit(&kit, json!({"filters": {"action": "funds_transfer"}})).await;
+    assert_eq!(audited.len(), 4, "{audited:#?}");
+    let of_owner = &audited[0];
+    assert_eq!(of_owner["target_id"], by_owner);
+    assert_eq!(of_owner["target_type"], "transfer");
+    assert_eq!(
+        of_owner["user"],
+        "Adaeze Okafor <adaeze.okafor@adaezefoods.ng>"
+    );
+    assert_eq!(of_owner["user_id"], kit.business.owner_id.as_str());
+    assert_eq!(of_owner["response_code"], 200);
+    for (entry, id) in audited[1..].iter().zip(made.iter().rev()) {
+        assert_eq!(&entry["target_id"], id);
+        assert_eq!(entry["user"], "Integration credentials");
+        assert_eq!(entry["user_id"], Value::Null);
+    }
+    let (active, _) = activity(&kit, json!({"filters": {"endpoint": path}})).await;
+    let requests: Vec<&str> = active
+        .iter()
+        .map(|entry| entry["request_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        requests,
+        ["req-carried-2", "req-carried-1", "req-carried-0"]
+    );
+    assert_eq!(
+        active[0]["message"],
+        Operation::FundsTransferApi.success_message()
+    );
+    assert_eq!(active[0]["status"], "success");
+
+    // Pages of one or two, by cursor, give the whole log once and in order: the carried
+    // entries among the rows.
+    let (whole, _) = audit(&kit, json!({})).await;
+    assert!(whole.len() >= 8, "{whole:#?}");
+    for limit in [1, 2] {
+        let mut paged = Vec::new();
+        let mut body = json!({"limit": limit});
+        for _ in 0..whole.len() + 1 {
+            let (page, pagination) = audit(&kit, body.clone()).await;
+            paged.extend(page);
+            if pagination["has_more"] != true {
+                break;
+            }
+            body["cursor_created_at"] = pagination["next_cursor_created_at"].clone();
+            body["cursor_id"] = pagination["next_cursor_id"].clone();
+        }
+        assert_eq!(paged, whole, "pages of {limit}");
+    }
+}
+
+async fn otp_of(kit: &TestKit) -> String {
+    kit.op(Operation::GenerateOtp, &kit.owner_token, json!({}))
+        .await
+        .expect(ResponseCode::Success)["otp"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 /// generate_token is public, so it records its own calls: a wrong secret for a real client is
@@ -512,6 +629,7 @@ async fn a_listings_entry_commits_after_its_answer_and_at_a_graceful_stop(kit: T
 }
 
 on_both_stores!(
+    a_payouts_log_entries_are_its_transfer,
     a_payouts_activity_entry_commits_with_it,
     simultaneous_integration_calls_are_each_logged_once,
     a_listings_entry_commits_after_its_answer_and_at_a_graceful_stop,
