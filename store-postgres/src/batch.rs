@@ -404,17 +404,172 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
     for activity in new_activities {
         carry_activity(activity, &mut transfers, &mut activities)?;
     }
+    let parts = Parts {
+        entries,
+        postings,
+        transactions,
+        transfers,
+        events,
+        audits,
+        activities,
+        answers,
+        claims,
+    };
+    let claimed = if parts.is_a_payouts() {
+        run_payout(tx, &parts).await?
+    } else {
+        run_all(tx, &parts).await?
+    };
+    if claimed < parts.claims.keys.len() as i64 {
+        return Err(StoreError::KeyTaken);
+    }
+    Ok(())
+}
+
+/// What a batch writes, by table, once its carried writes are folded in.
+struct Parts {
+    entries: Entries,
+    postings: Postings,
+    transactions: Transactions,
+    transfers: Transfers,
+    events: Events,
+    audits: Audits,
+    activities: Activities,
+    answers: Answers,
+    claims: Claims,
+}
+
+impl Parts {
+    /// Whether only a payout's parts have rows ([`run_payout`]): transactions, transfers,
+    /// events and keys claimed with their answers.
+    fn is_a_payouts(&self) -> bool {
+        self.entries.ids.is_empty()
+            && self.postings.ids.is_empty()
+            && self.audits.ids.is_empty()
+            && self.activities.ids.is_empty()
+            && self.answers.keys.is_empty()
+    }
+}
+
+/// Every part, in one statement (`src/batch.sql`). Returns the keys claimed.
+async fn run_all(tx: &mut Tx, parts: &Parts) -> Result<i64, StoreError> {
     let claimed = sqlx::query_file!(
         "src/batch.sql",
-        &entries.ids,
-        &entries.business_ids,
-        &entries.kinds,
-        &entries.ats,
-        &postings.ids,
-        &postings.entry_ids,
-        &postings.account_ids,
-        &postings.amounts,
-        &postings.ats,
+        &parts.entries.ids,
+        &parts.entries.business_ids,
+        &parts.entries.kinds,
+        &parts.entries.ats,
+        &parts.postings.ids,
+        &parts.postings.entry_ids,
+        &parts.postings.account_ids,
+        &parts.postings.amounts,
+        &parts.postings.ats,
+        &parts.transactions.ids,
+        &parts.transactions.business_ids,
+        &parts.transactions.account_ids,
+        &parts.transactions.entry_ids,
+        &parts.transactions.sequences,
+        &parts.transactions.reference_numbers,
+        &parts.transactions.transaction_types,
+        &parts.transactions.categories,
+        &parts.transactions.statuses,
+        &parts.transactions.channels,
+        &parts.transactions.amounts,
+        &parts.transactions.narrations,
+        &parts.transactions.narration_keys,
+        &parts.transactions.session_ids as &[Option<String>],
+        &parts.transactions.originator_account_numbers as &[Option<String>],
+        &parts.transactions.originator_account_names as &[Option<String>],
+        &parts.transactions.originator_bank_codes as &[Option<String>],
+        &parts.transactions.originator_bank_names as &[Option<String>],
+        &parts.transactions.created_ats,
+        &parts.transactions.settled,
+        &parts.transfers.ids,
+        &parts.transfers.business_ids,
+        &parts.transfers.reference_numbers,
+        &parts.transfers.references as &[Option<String>],
+        &parts.transfers.source_account_ids,
+        &parts.transfers.beneficiary_account_numbers,
+        &parts.transfers.beneficiary_account_names,
+        &parts.transfers.beneficiary_account_ids as &[Option<uuid::Uuid>],
+        &parts.transfers.bank_codes,
+        &parts.transfers.bank_names,
+        &parts.transfers.transfer_types,
+        &parts.transfers.amounts,
+        &parts.transfers.fees,
+        &parts.transfers.vats,
+        &parts.transfers.narrations,
+        &parts.transfers.transfer_statuses,
+        &parts.transfers.approval_statuses,
+        &parts.transfers.debit_transaction_ids,
+        &parts.transfers.fee_transaction_ids as &[Option<uuid::Uuid>],
+        &parts.transfers.initiated_bys,
+        &parts.transfers.initiated_vias,
+        &parts.transfers.expires_ats as &[Option<DateTime<Utc>>],
+        &parts.transfers.days,
+        &parts.transfers.created_ats,
+        &parts.transfers.updated_ats,
+        &parts.transfers.credential_issued_bys as &[Option<String>],
+        &parts.events.ids,
+        &parts.events.business_ids,
+        &parts.events.kinds,
+        &parts.events.payloads,
+        &parts.events.ats,
+        &parts.audits.ids,
+        &parts.audits.business_ids,
+        &parts.audits.actions,
+        &parts.audits.user_names,
+        &parts.audits.user_ids as &[Option<String>],
+        &parts.audits.ip_addresses,
+        &parts.audits.response_codes,
+        &parts.audits.target_types as &[Option<String>],
+        &parts.audits.target_ids as &[Option<String>],
+        &parts.audits.request_ids,
+        &parts.audits.ats,
+        &parts.answers.business_ids,
+        &parts.answers.operations,
+        &parts.answers.keys,
+        &parts.answers.data,
+        &parts.claims.business_ids,
+        &parts.claims.operations,
+        &parts.claims.keys,
+        &parts.claims.request_hashes,
+        &parts.claims.data,
+        &parts.claims.ats,
+        parts.claims.expired_before,
+        &parts.transactions.carries_posting,
+        &parts.transactions.entry_kinds as &[Option<String>],
+        &parts.activities.ids,
+        &parts.activities.business_ids,
+        &parts.activities.endpoints,
+        &parts.activities.response_codes,
+        &parts.activities.statuses,
+        &parts.activities.messages,
+        &parts.activities.ip_addresses,
+        &parts.activities.request_ids,
+        &parts.activities.ats,
+        &parts.transfers.audit_user_names as &[Option<String>],
+        &parts.transfers.call_ip_addresses as &[Option<String>],
+        &parts.transfers.call_request_ids as &[Option<String>],
+        &parts.transfers.activity_endpoints as &[Option<String>],
+        &parts.transfers.activity_messages as &[Option<String>]
+    )
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(claimed.claimed)
+}
+
+/// A payout's parts alone ([`Parts::is_a_payouts`]), in one statement
+/// (`src/payout_batch.sql`, the same parts as `batch.sql`'s). Returns the keys claimed.
+async fn run_payout(tx: &mut Tx, parts: &Parts) -> Result<i64, StoreError> {
+    let (transactions, transfers, events, claims) = (
+        &parts.transactions,
+        &parts.transfers,
+        &parts.events,
+        &parts.claims,
+    );
+    let claimed = sqlx::query_file!(
+        "src/payout_batch.sql",
         &transactions.ids,
         &transactions.business_ids,
         &transactions.account_ids,
@@ -435,6 +590,8 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
         &transactions.originator_bank_names as &[Option<String>],
         &transactions.created_ats,
         &transactions.settled,
+        &transactions.carries_posting,
+        &transactions.entry_kinds as &[Option<String>],
         &transfers.ids,
         &transfers.business_ids,
         &transfers.reference_numbers,
@@ -461,56 +618,27 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
         &transfers.created_ats,
         &transfers.updated_ats,
         &transfers.credential_issued_bys as &[Option<String>],
+        &transfers.audit_user_names as &[Option<String>],
+        &transfers.call_ip_addresses as &[Option<String>],
+        &transfers.call_request_ids as &[Option<String>],
+        &transfers.activity_endpoints as &[Option<String>],
+        &transfers.activity_messages as &[Option<String>],
         &events.ids,
         &events.business_ids,
         &events.kinds,
         &events.payloads,
         &events.ats,
-        &audits.ids,
-        &audits.business_ids,
-        &audits.actions,
-        &audits.user_names,
-        &audits.user_ids as &[Option<String>],
-        &audits.ip_addresses,
-        &audits.response_codes,
-        &audits.target_types as &[Option<String>],
-        &audits.target_ids as &[Option<String>],
-        &audits.request_ids,
-        &audits.ats,
-        &answers.business_ids,
-        &answers.operations,
-        &answers.keys,
-        &answers.data,
+        claims.expired_before,
         &claims.business_ids,
         &claims.operations,
         &claims.keys,
         &claims.request_hashes,
         &claims.data,
-        &claims.ats,
-        claims.expired_before,
-        &transactions.carries_posting,
-        &transactions.entry_kinds as &[Option<String>],
-        &activities.ids,
-        &activities.business_ids,
-        &activities.endpoints,
-        &activities.response_codes,
-        &activities.statuses,
-        &activities.messages,
-        &activities.ip_addresses,
-        &activities.request_ids,
-        &activities.ats,
-        &transfers.audit_user_names as &[Option<String>],
-        &transfers.call_ip_addresses as &[Option<String>],
-        &transfers.call_request_ids as &[Option<String>],
-        &transfers.activity_endpoints as &[Option<String>],
-        &transfers.activity_messages as &[Option<String>]
+        &claims.ats
     )
     .fetch_one(&mut **tx)
     .await?;
-    if claimed.claimed < claims.keys.len() as i64 {
-        return Err(StoreError::KeyTaken);
-    }
-    Ok(())
+    Ok(claimed.claimed)
 }
 
 /// Writes `entry` as few rows as it can (migration 0025): each posting to an account whose
@@ -609,4 +737,95 @@ fn carry_activity(
     a.request_ids.push(activity.request_id);
     a.ats.push(new.at);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    /// The parts of `batch.sql` a payout reaches ([`super::run_payout`]).
+    const PAYOUT_PARTS: [&str; 5] = [
+        "new_transactions",
+        "transactions",
+        "transfers",
+        "events",
+        "claimed",
+    ];
+
+    /// `payout_batch.sql`'s statement is `batch.sql`'s parts that a payout reaches, word for
+    /// word (their comments too), and its last `SELECT`, with the parameters numbered again in
+    /// order of appearance: a change to one part in one file only fails here.
+    #[test]
+    fn the_payout_batch_is_the_batch_s_parts() {
+        let derived = payout_statement(include_str!("batch.sql"));
+        let written = include_str!("payout_batch.sql");
+        let (_, written) = written.split_once("\nWITH\n").expect("a WITH");
+        assert_eq!(derived, written);
+    }
+
+    /// The statement of `payout_batch.sql` after its `WITH`, made from `batch.sql`.
+    fn payout_statement(batch: &str) -> String {
+        let (_, body) = batch.split_once("\nWITH\n").expect("a WITH");
+        let mut parts: Vec<Vec<&str>> = Vec::new();
+        let mut part = Vec::new();
+        let mut last = None;
+        for line in body.lines() {
+            if part.is_empty() && line.starts_with("SELECT ") {
+                last = Some(line);
+                break;
+            }
+            part.push(line);
+            if line == ")," || line == ")" {
+                parts.push(std::mem::take(&mut part));
+            }
+        }
+        let kept: Vec<Vec<&str>> = parts
+            .into_iter()
+            .filter(|part| {
+                part.iter().any(|line| {
+                    PAYOUT_PARTS
+                        .iter()
+                        .any(|name| line.starts_with(&format!("{name} AS (")))
+                })
+            })
+            .collect();
+        assert_eq!(kept.len(), PAYOUT_PARTS.len(), "a part is missing");
+        let mut text = String::new();
+        for (i, part) in kept.iter().enumerate() {
+            let (close, lines) = part.split_last().expect("a part's lines");
+            assert!(close.starts_with(')'));
+            for line in lines {
+                text.push_str(line);
+                text.push('\n');
+            }
+            text.push_str(if i + 1 < kept.len() { "),\n" } else { ")\n" });
+        }
+        text.push_str(last.expect("the last SELECT"));
+        text.push('\n');
+        renumbered(&text)
+    }
+
+    /// `text` with its parameters `$N` numbered from 1 in order of first appearance.
+    fn renumbered(text: &str) -> String {
+        let mut numbers: HashMap<String, usize> = HashMap::new();
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find('$') {
+            out.push_str(&rest[..at]);
+            let digits: String = rest[at + 1..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if digits.is_empty() {
+                out.push('$');
+            } else {
+                let next = numbers.len() + 1;
+                let number = *numbers.entry(digits.clone()).or_insert(next);
+                out.push_str(&format!("${number}"));
+            }
+            rest = &rest[at + 1 + digits.len()..];
+        }
+        out.push_str(rest);
+        out
+    }
 }

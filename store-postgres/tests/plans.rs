@@ -471,7 +471,7 @@ async fn payout_plan(db: &TestDb, settings: &str, parts: &[&str]) -> String {
 }
 
 /// A payout's two statements in its transaction, the ledger's (heads, daily total, balances)
-/// and the batch's, run on the plan each connection keeps (`PAYOUT_PLANS`): never planned
+/// and the batch's (the whole batch, and the payout's own: `payout_batch.sql`), run on the plan each connection keeps (`PAYOUT_PLANS`): never planned
 /// again, so it must be right at every size. On a freshly migrated database, where the planner
 /// would rather scan the small tables, they read `accounts`, `businesses` and
 /// `webhook_configurations` by index only; without `enable_seqscan = off` the same kept plans scan them whole, and would go
@@ -479,9 +479,10 @@ async fn payout_plan(db: &TestDb, settings: &str, parts: &[&str]) -> String {
 #[tokio::test]
 async fn a_payouts_statements_keep_plans_that_read_by_index() {
     let db = TestDb::migrated().await;
-    let statements: [&[&str]; 2] = [
+    let statements: [&[&str]; 3] = [
         &["WITH heads AS", "UPDATE accounts a"],
-        &["new_transactions AS", "claimed AS"],
+        &["INSERT INTO journal_entries", "claimed AS"],
+        &["The batch of a payout", "claimed AS"],
     ];
     // Each table read (not written), and the one index it may be read through: its key's.
     let keys = [
