@@ -163,25 +163,15 @@ async fn simultaneous_integration_calls_are_each_logged_once(kit: TestKit) {
 
 /// A payout through integration credentials writes its activity entry in its own
 /// transaction: the entry commits with the transfer (its time is the transfer's; on
-/// PostgreSQL the transfer's row carries it), and the answer waits for no second commit. Every call still has one entry: the payout, its replay (a call of its own,
-/// answered from the stored answer) and a refused payout (logged as answered).
+/// PostgreSQL the transfer's row carries it), and the answer waits for no second commit.
+/// Every call still has one entry: the payout, its replay (a call of its own, answered from
+/// the stored answer) and a refused payout (logged as answered).
 async fn a_payouts_activity_entry_commits_with_it(kit: TestKit) {
     let token = kit.integration_token().await;
     kit.credit(&token, "1000000014", "100").await;
-    let (other, _) = kit
-        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
-        .await;
-    let to = other.main_account_number.clone();
+    let to = paid_business(&kit).await;
     let payout = |amount: &str, key: &str, request_id: &str| {
-        let mut body = json!({
-            "source_account_number": "1000000014",
-            "source_account_name": "Adaeze Foods Ltd",
-            "beneficiary_account_number": to,
-            "beneficiary_account_name": "Lagos Fresh Produce Ltd",
-            "bank_code": "090823",
-            "amount": amount,
-            "transfer_type": "intra",
-        });
+        let mut body = intra_payout(&to, amount);
         body["narration"] = json!("activity in the batch");
         Call::new(Operation::FundsTransferApi.path(), Some(&token), body)
             .header("idempotency-key", key.to_owned())
@@ -257,18 +247,7 @@ async fn a_payouts_activity_entry_commits_with_it(kit: TestKit) {
 async fn a_payouts_log_entries_are_its_transfer(kit: TestKit) {
     let token = kit.integration_token().await;
     kit.credit(&token, "1000000014", "1000").await;
-    let (other, _) = kit
-        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
-        .await;
-    let body = json!({
-        "source_account_number": "1000000014",
-        "source_account_name": "Adaeze Foods Ltd",
-        "beneficiary_account_number": other.main_account_number,
-        "beneficiary_account_name": "Lagos Fresh Produce Ltd",
-        "bank_code": "090823",
-        "amount": "10",
-        "transfer_type": "intra",
-    });
+    let body = intra_payout(&paid_business(&kit).await, "10");
     let rows = "SELECT (SELECT COUNT(*) FROM audit_logs) * 1000 + \
         (SELECT COUNT(*) FROM activity_logs WHERE endpoint = $1)";
     let path = Operation::FundsTransferApi.path();
@@ -356,6 +335,28 @@ async fn a_payouts_log_entries_are_its_transfer(kit: TestKit) {
         }
         assert_eq!(paged, whole, "pages of {limit}");
     }
+}
+
+/// The main account of a second business, Lagos Fresh Produce Ltd, made for the test.
+async fn paid_business(kit: &TestKit) -> String {
+    let (other, _) = kit
+        .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
+        .await;
+    other.main_account_number
+}
+
+/// An intra-bank payout of `amount` from Adaeze Foods' main account to Lagos Fresh Produce's
+/// account `to`, without an OTP.
+fn intra_payout(to: &str, amount: &str) -> Value {
+    json!({
+        "source_account_number": "1000000014",
+        "source_account_name": "Adaeze Foods Ltd",
+        "beneficiary_account_number": to,
+        "beneficiary_account_name": "Lagos Fresh Produce Ltd",
+        "bank_code": "090823",
+        "amount": amount,
+        "transfer_type": "intra",
+    })
 }
 
 async fn otp_of(kit: &TestKit) -> String {
