@@ -25,10 +25,12 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::{new_id, new_opt_id, StoreError, Tx};
+use crate::ledger::{self, MoneyArgs, MovedRow};
+use crate::{id, new_id, new_opt_id, StoreError, Tx};
 pub use kobo_store::batch::{
     Answer, Batch, KeyClaim, NewActivity, NewAudit, NewEntry, NewEvent, Write,
 };
+use kobo_store::ledger::{HeadsAndMoney, Money};
 use kobo_store::logs::Activity;
 
 #[derive(Default)]
@@ -274,6 +276,41 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
     if batch.is_empty() {
         return Ok(());
     }
+    let parts = parts_of(batch)?;
+    let claimed = if parts.is_a_payouts() {
+        run_payout(tx, &parts).await?
+    } else {
+        run_all(tx, &parts).await?
+    };
+    parts.check_claimed(claimed)
+}
+
+/// A payout whose ledger head is known ([`crate::groups::Member::known_head`]): its heads, daily
+/// total and balances as `ledger::advance_and_move` moves them, and `batch`, written with the
+/// places that head gives, in one statement (`src/payout_in_one.sql`) where they take two.
+/// The caller checks that the heads advanced to the places it wrote, and rolls back on any
+/// refusal (the batch's rows are written whatever the movement decided). A batch with more than
+/// a payout's parts takes the two statements.
+pub async fn run_moving(
+    tx: &mut Tx,
+    batch: Batch,
+    businesses: &[(&str, i64)],
+    now: DateTime<Utc>,
+    money: &Money<'_>,
+) -> Result<HeadsAndMoney, StoreError> {
+    let parts = parts_of(batch)?;
+    if !parts.is_a_payouts() {
+        let moved = ledger::advance_and_move(tx, businesses, now, money).await?;
+        parts.check_claimed(run_all(tx, &parts).await?)?;
+        return Ok(moved);
+    }
+    let (moved, claimed) = run_payout_in_one(tx, &parts, businesses, now, money).await?;
+    parts.check_claimed(claimed)?;
+    Ok(moved)
+}
+
+/// The batch's writes, grouped by table, its carried writes folded in.
+fn parts_of(batch: Batch) -> Result<Parts, StoreError> {
     let mut entries = Entries::default();
     let mut postings = Postings::default();
     let mut transactions = Transactions::default();
@@ -404,7 +441,7 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
     for activity in new_activities {
         carry_activity(activity, &mut transfers, &mut activities)?;
     }
-    let parts = Parts {
+    Ok(Parts {
         entries,
         postings,
         transactions,
@@ -414,16 +451,7 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
         activities,
         answers,
         claims,
-    };
-    let claimed = if parts.is_a_payouts() {
-        run_payout(tx, &parts).await?
-    } else {
-        run_all(tx, &parts).await?
-    };
-    if claimed < parts.claims.keys.len() as i64 {
-        return Err(StoreError::KeyTaken);
-    }
-    Ok(())
+    })
 }
 
 /// What a batch writes, by table, once its carried writes are folded in.
@@ -448,6 +476,14 @@ impl Parts {
             && self.audits.ids.is_empty()
             && self.activities.ids.is_empty()
             && self.answers.keys.is_empty()
+    }
+
+    /// `claimed` keys of the batch's claims: fewer is [`StoreError::KeyTaken`].
+    fn check_claimed(&self, claimed: i64) -> Result<(), StoreError> {
+        if claimed < self.claims.keys.len() as i64 {
+            return Err(StoreError::KeyTaken);
+        }
+        Ok(())
     }
 }
 
@@ -641,6 +677,122 @@ async fn run_payout(tx: &mut Tx, parts: &Parts) -> Result<i64, StoreError> {
     Ok(claimed.claimed)
 }
 
+/// A payout's movement and its batch's parts in one statement (`src/payout_in_one.sql`):
+/// [`run_moving`]. Returns what the movement decided, and the keys claimed.
+async fn run_payout_in_one(
+    tx: &mut Tx,
+    parts: &Parts,
+    businesses: &[(&str, i64)],
+    now: DateTime<Utc>,
+    money: &Money<'_>,
+) -> Result<(HeadsAndMoney, i64), StoreError> {
+    let (transactions, transfers, events, claims) = (
+        &parts.transactions,
+        &parts.transfers,
+        &parts.events,
+        &parts.claims,
+    );
+    let args = MoneyArgs::of(businesses, money)?;
+    let rows = sqlx::query_file!(
+        "src/payout_in_one.sql",
+        now,
+        now.timestamp_micros(),
+        &args.ids,
+        &args.places,
+        id(money.business_id),
+        money.places,
+        money.daily,
+        money.default_daily_limit,
+        &args.accounts,
+        &args.amounts,
+        &args.must_be_active,
+        money.max_balance,
+        money.business_must_be_active,
+        &transactions.ids,
+        &transactions.business_ids,
+        &transactions.account_ids,
+        &transactions.entry_ids,
+        &transactions.sequences,
+        &transactions.reference_numbers,
+        &transactions.transaction_types,
+        &transactions.categories,
+        &transactions.statuses,
+        &transactions.channels,
+        &transactions.amounts,
+        &transactions.narrations,
+        &transactions.narration_keys,
+        &transactions.session_ids as &[Option<String>],
+        &transactions.originator_account_numbers as &[Option<String>],
+        &transactions.originator_account_names as &[Option<String>],
+        &transactions.originator_bank_codes as &[Option<String>],
+        &transactions.originator_bank_names as &[Option<String>],
+        &transactions.created_ats,
+        &transactions.settled,
+        &transactions.carries_posting,
+        &transactions.entry_kinds as &[Option<String>],
+        &transfers.ids,
+        &transfers.business_ids,
+        &transfers.reference_numbers,
+        &transfers.references as &[Option<String>],
+        &transfers.source_account_ids,
+        &transfers.beneficiary_account_numbers,
+        &transfers.beneficiary_account_names,
+        &transfers.beneficiary_account_ids as &[Option<uuid::Uuid>],
+        &transfers.bank_codes,
+        &transfers.bank_names,
+        &transfers.transfer_types,
+        &transfers.amounts,
+        &transfers.fees,
+        &transfers.vats,
+        &transfers.narrations,
+        &transfers.transfer_statuses,
+        &transfers.approval_statuses,
+        &transfers.debit_transaction_ids,
+        &transfers.fee_transaction_ids as &[Option<uuid::Uuid>],
+        &transfers.initiated_bys,
+        &transfers.initiated_vias,
+        &transfers.expires_ats as &[Option<DateTime<Utc>>],
+        &transfers.days,
+        &transfers.created_ats,
+        &transfers.updated_ats,
+        &transfers.credential_issued_bys as &[Option<String>],
+        &transfers.audit_user_names as &[Option<String>],
+        &transfers.call_ip_addresses as &[Option<String>],
+        &transfers.call_request_ids as &[Option<String>],
+        &transfers.activity_endpoints as &[Option<String>],
+        &transfers.activity_messages as &[Option<String>],
+        &events.ids,
+        &events.business_ids,
+        &events.kinds,
+        &events.payloads,
+        &events.ats,
+        claims.expired_before,
+        &claims.business_ids,
+        &claims.operations,
+        &claims.keys,
+        &claims.request_hashes,
+        &claims.data,
+        &claims.ats
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    let claimed = rows.first().map_or(0, |row| row.claimed);
+    let rows = rows
+        .into_iter()
+        .map(|row| MovedRow {
+            business_id: row.business_id,
+            last_sequence: row.last_sequence,
+            last_posted_micros: row.last_posted_micros,
+            last_posted_at: row.last_posted_at,
+            business_active: row.business_active,
+            business_daily_limit: row.business_daily_limit,
+            counted: row.counted,
+            moved: row.moved,
+        })
+        .collect();
+    Ok((MovedRow::read(rows, money), claimed))
+}
+
 /// Writes `entry` as few rows as it can (migration 0025): each posting to an account whose
 /// transaction of the entry the batch writes, with the same signed amount, is carried by that
 /// transaction, and so is the entry's row by one of its business's transactions of the entry
@@ -761,6 +913,54 @@ mod tests {
         let written = include_str!("payout_batch.sql");
         let (_, written) = written.split_once("\nWITH\n").expect("a WITH");
         assert_eq!(derived, written);
+    }
+
+    /// `payout_in_one.sql`'s statement is `advance_and_move.sql`'s parts, then
+    /// `payout_batch.sql`'s with their parameters numbered on after the first's 13, then the
+    /// first's last `SELECT` with the keys claimed: a change to either statement that is not
+    /// made to the fused one fails here.
+    #[test]
+    fn a_payout_in_one_is_its_two_statements() {
+        let (_, moving) = include_str!("advance_and_move.sql")
+            .split_once("\nWITH ")
+            .expect("a WITH");
+        let (moving_parts, moving_select) =
+            moving.split_once("\n)\nSELECT ").expect("a last SELECT");
+        let (columns, _) = moving_select
+            .rsplit_once("\nFROM heads h")
+            .expect("FROM heads");
+        let (_, batch) = include_str!("payout_batch.sql")
+            .split_once("\nWITH\n")
+            .expect("a WITH");
+        let (batch_parts, _) = batch.rsplit_once("\n)\nSELECT ").expect("a last SELECT");
+        let derived = format!(
+            "{moving_parts}\n),\n{}\n)\nSELECT {columns},\n  (SELECT count(*) FROM claimed) \
+             AS \"claimed!\"\nFROM heads h\n",
+            shifted(batch_parts, 13)
+        );
+        let (_, written) = include_str!("payout_in_one.sql")
+            .split_once("\nWITH\n")
+            .expect("a WITH");
+        assert_eq!(derived, written);
+    }
+
+    /// `text` with each parameter `$N` numbered `$(N + by)`.
+    fn shifted(text: &str, by: usize) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find('$') {
+            out.push_str(&rest[..=at]);
+            let digits: String = rest[at + 1..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if let Ok(number) = digits.parse::<usize>() {
+                out.push_str(&(number + by).to_string());
+            }
+            rest = &rest[at + 1 + digits.len()..];
+        }
+        out.push_str(rest);
+        out
     }
 
     /// The statement of `payout_batch.sql` after its `WITH`, made from `batch.sql`.

@@ -32,6 +32,7 @@ use std::sync::{Arc, Weak};
 use tokio::sync::{oneshot, Mutex, OwnedMutexGuard};
 
 use kobo_store::group_commit::Waiting;
+use kobo_store::ledger::AdvancedHead;
 
 use crate::{Pool, StoreError, Tx};
 
@@ -49,11 +50,13 @@ pub struct Groups {
     counts: Arc<Counts>,
 }
 
-/// Groups committed, and the payouts whose work they committed.
+/// Groups committed, and the payouts whose work they committed; the members that wrote in
+/// one statement, knowing the head ([`Member::known_head`]).
 #[derive(Debug, Default)]
 struct Counts {
     commits: AtomicU64,
     committed: AtomicU64,
+    in_one: AtomicU64,
 }
 
 /// One business's turn.
@@ -79,6 +82,10 @@ struct Open {
     serial: u64,
     /// The members done, waiting for the commit.
     done: Vec<oneshot::Sender<Result<(), StoreError>>>,
+    /// The business's ledger head as the members' work so far left it, once a member has
+    /// advanced it ([`Member::advanced`]): the transaction holds its row lock, so nobody else
+    /// moves it before the group ends.
+    head: Option<AdvancedHead>,
 }
 
 /// A payout's share of its group's transaction: it holds the business's turn until it
@@ -87,6 +94,8 @@ struct Open {
 pub struct Member {
     group: OwnedMutexGuard<Group>,
     turn: Arc<Turn>,
+    /// The group's head when the member joined, for its work undone.
+    head_before: Option<AdvancedHead>,
 }
 
 impl Groups {
@@ -115,10 +124,16 @@ impl Groups {
                     tx,
                     serial: group.serial,
                     done: Vec::new(),
+                    head: None,
                 });
             }
         }
-        Ok(Member { group, turn })
+        let head_before = group.open.as_ref().and_then(|open| open.head.clone());
+        Ok(Member {
+            group,
+            turn,
+            head_before,
+        })
     }
 
     /// How many groups were committed, and how many payouts' work they committed.
@@ -127,6 +142,12 @@ impl Groups {
             self.counts.commits.load(Ordering::SeqCst),
             self.counts.committed.load(Ordering::SeqCst),
         )
+    }
+
+    /// How many members wrote their payout in one statement, knowing the head
+    /// ([`Member::advanced`]).
+    pub fn written_in_one(&self) -> u64 {
+        self.counts.in_one.load(Ordering::SeqCst)
     }
 
     /// The turn of `business_id`, shared while in use.
@@ -180,6 +201,23 @@ impl Member {
             .open
             .as_mut()
             .expect("a member's transaction is open")
+    }
+
+    /// The business's ledger head as the members before this one left it, if one of them
+    /// advanced it: the group's transaction holds its row lock, so it is where this member's
+    /// advance starts (a payout then knows its places before its first statement and writes
+    /// everything in one).
+    pub fn known_head(&self) -> Option<&AdvancedHead> {
+        self.open().head.as_ref()
+    }
+
+    /// Records the head as this member's work left it (`in_one`: written in one statement,
+    /// from [`Member::known_head`]). Forgotten again if the member's work is undone.
+    pub fn advanced(&mut self, head: AdvancedHead, in_one: bool) {
+        if in_one {
+            self.turn.counts.in_one.fetch_add(1, Ordering::SeqCst);
+        }
+        self.open_mut().head = Some(head);
     }
 
     /// Whether the member began the group: then nobody else's work is in the transaction.
@@ -243,6 +281,9 @@ impl Member {
             fail(&mut self.group, &error);
             return Err(error);
         }
+        // The head is back where the members before this one left it.
+        let before = self.head_before.clone();
+        self.open_mut().head = before;
         Ok(true)
     }
 

@@ -47,16 +47,16 @@ pub async fn advance_heads(
     .await?)
 }
 
-/// A payout's first statement, one round trip for what were three: advances the heads as
-/// [`advance_heads`] does, then counts the amount toward the source business's daily total
-/// and moves the balances as `daily_totals::add_within` and `accounts::apply_balance_changes`
-/// do, at the time of the source's first place (and on its Lagos day), within the business's
-/// daily limit and, when money leaves it, while it is active (`Money::business_must_be_active`),
-/// both read in the statement: `tx` must hold the business's standing lock, taken before this
-/// statement's snapshot (`Pool::begin_payout`), for them to stand until it commits. The row
-/// locks are taken in the ledger's order: the heads (in the order given), the daily total, the
-/// accounts. When the business is inactive or the daily total refuses the amount no balance
-/// moves. The caller rolls back on any refusal.
+/// A payout's first statement, one round trip for what were three (`src/advance_and_move.sql`):
+/// advances the heads as [`advance_heads`] does, then counts the amount toward the source
+/// business's daily total and moves the balances as `daily_totals::add_within` and
+/// `accounts::apply_balance_changes` do, at the time of the source's first place (and on its
+/// Lagos day), within the business's daily limit and, when money leaves it, while it is active
+/// (`Money::business_must_be_active`), both read in the statement: `tx` must hold the
+/// business's standing lock, taken before this statement's snapshot (`Pool::begin_payout`),
+/// for them to stand until it commits. The row locks are taken in the ledger's order: the
+/// heads (in the order given), the daily total, the accounts. When the business is inactive or
+/// the daily total refuses the amount no balance moves. The caller rolls back on any refusal.
 ///
 /// Every head has its microseconds (migration 0017), so the times are computed here.
 pub async fn advance_and_move(
@@ -65,120 +65,105 @@ pub async fn advance_and_move(
     now: DateTime<Utc>,
     money: &Money<'_>,
 ) -> Result<HeadsAndMoney, StoreError> {
-    let ids = businesses
-        .iter()
-        .map(|(business_id, _)| new_id(business_id))
-        .collect::<Result<Vec<_>, _>>()?;
-    let places: Vec<i64> = businesses.iter().map(|(_, places)| *places).collect();
-    let accounts: Vec<uuid::Uuid> = money
-        .changes
-        .iter()
-        .map(|change| id(change.account_id))
-        .collect();
-    let amounts: Vec<i64> = money.changes.iter().map(|change| change.amount).collect();
-    let must_be_active: Vec<bool> = money
-        .changes
-        .iter()
-        .map(|change| change.must_be_active)
-        .collect();
+    let args = MoneyArgs::of(businesses, money)?;
     // `place` aggregates every head, so all are locked before the daily total and the
     // accounts; `business` reads the standing the transaction's lock holds still; `moved` asks
     // `business` and `daily` first (evaluated before a row is locked). The Lagos day: UTC+1,
     // no daylight saving, as `fees::lagos_day`.
-    let rows = sqlx::query!(
-        r#"WITH heads AS (
-           INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at, last_posted_micros)
-           SELECT h.business_id, h.places, $1, $2 + h.places - 1
-           FROM unnest($3::uuid[], $4::bigint[]) WITH ORDINALITY AS h (business_id, places, n)
-           ORDER BY h.n
-           ON CONFLICT (business_id) DO UPDATE SET
-             last_sequence = ledger_heads.last_sequence + excluded.last_sequence,
-             last_posted_micros = CASE
-               WHEN ledger_heads.last_posted_micros < $2 THEN $2 + excluded.last_sequence - 1
-               ELSE ledger_heads.last_posted_micros + excluded.last_sequence END
-           RETURNING business_id, last_sequence, last_posted_micros, last_posted_at
-         ),
-         place AS MATERIALIZED (
-           SELECT DATE '1970-01-01' + ((s.micros + 3600000000) / 86400000000)::int AS day,
-             TIMESTAMPTZ 'epoch' + s.micros * INTERVAL '1 microsecond' AS at
-           FROM (SELECT max(last_posted_micros - $6::bigint + 1)
-                   FILTER (WHERE business_id = $5::uuid) AS micros
-                 FROM heads) s
-         ),
-         business AS MATERIALIZED (
-           SELECT b.status = 'active' AS active,
-             COALESCE(b.daily_transfer_limit, $8::bigint) AS daily_limit
-           FROM businesses b
-           WHERE b.id = $5::uuid AND ($13::boolean OR $7::bigint IS NOT NULL)
-         ),
-         daily AS (
-           INSERT INTO daily_transfer_totals (business_id, day, amount)
-           SELECT $5::uuid, p.day, $7::bigint FROM place p, business b
-           WHERE $7::bigint IS NOT NULL AND b.active AND $7::bigint <= b.daily_limit
-           ON CONFLICT (business_id, day) DO UPDATE
-             SET amount = daily_transfer_totals.amount + excluded.amount
-             WHERE daily_transfer_totals.amount + excluded.amount
-               <= (SELECT daily_limit FROM business)
-           RETURNING 1
-         ),
-         moved AS (
-           UPDATE accounts a SET balance = a.balance + c.amount, last_balance_update = p.at,
-             updated_at = p.at
-           FROM unnest($9::uuid[], $10::bigint[], $11::boolean[]) AS c (id, amount, must_be_active),
-             place p
-           WHERE a.id = c.id AND a.balance + c.amount >= 0 AND a.balance + c.amount <= $12
-             AND (a.status = 'active' OR NOT c.must_be_active)
-             AND (NOT $13::boolean OR EXISTS (SELECT 1 FROM business WHERE active))
-             AND ($7::bigint IS NULL OR EXISTS (SELECT 1 FROM daily))
-           RETURNING a.id
-         )
-         SELECT h.business_id::text AS "business_id!", h.last_sequence AS "last_sequence!",
-           h.last_posted_micros, h.last_posted_at AS "last_posted_at!",
-           (SELECT active FROM business) AS business_active,
-           (SELECT daily_limit FROM business) AS business_daily_limit,
-           ($7::bigint IS NULL OR EXISTS (SELECT 1 FROM daily)) AS "counted!",
-           (SELECT array_agg(id) FROM moved) AS moved
-         FROM heads h"#,
+    let rows = sqlx::query_file_as!(
+        MovedRow,
+        "src/advance_and_move.sql",
         now,
         now.timestamp_micros(),
-        &ids,
-        &places,
+        &args.ids,
+        &args.places,
         id(money.business_id),
         money.places,
         money.daily,
         money.default_daily_limit,
-        &accounts,
-        &amounts,
-        &must_be_active,
+        &args.accounts,
+        &args.amounts,
+        &args.must_be_active,
         money.max_balance,
         money.business_must_be_active
     )
     .fetch_all(&mut **tx)
     .await?;
-    let counted = rows.first().is_some_and(|row| row.counted);
-    let business = rows.first().and_then(|row| {
-        money
-            .business_must_be_active
-            .then_some((row.business_active?, row.business_daily_limit?))
-    });
-    let moved = rows
-        .first()
-        .and_then(|row| row.moved.clone())
-        .unwrap_or_default();
-    Ok(HeadsAndMoney {
-        heads: rows
-            .into_iter()
-            .map(|row| AdvancedHead {
-                business_id: row.business_id,
-                last_sequence: row.last_sequence,
-                last_posted_micros: row.last_posted_micros,
-                last_posted_at: row.last_posted_at,
-            })
-            .collect(),
-        business,
-        counted,
-        moved: crate::text_ids(moved),
-    })
+    Ok(MovedRow::read(rows, money))
+}
+
+/// The parameters of [`advance_and_move`] that are arrays, in its statement's order.
+pub(crate) struct MoneyArgs {
+    pub(crate) ids: Vec<uuid::Uuid>,
+    pub(crate) places: Vec<i64>,
+    pub(crate) accounts: Vec<uuid::Uuid>,
+    pub(crate) amounts: Vec<i64>,
+    pub(crate) must_be_active: Vec<bool>,
+}
+
+impl MoneyArgs {
+    pub(crate) fn of(businesses: &[(&str, i64)], money: &Money<'_>) -> Result<Self, StoreError> {
+        Ok(MoneyArgs {
+            ids: businesses
+                .iter()
+                .map(|(business_id, _)| new_id(business_id))
+                .collect::<Result<Vec<_>, _>>()?,
+            places: businesses.iter().map(|(_, places)| *places).collect(),
+            accounts: money
+                .changes
+                .iter()
+                .map(|change| id(change.account_id))
+                .collect(),
+            amounts: money.changes.iter().map(|change| change.amount).collect(),
+            must_be_active: money
+                .changes
+                .iter()
+                .map(|change| change.must_be_active)
+                .collect(),
+        })
+    }
+}
+
+/// A row of [`advance_and_move`]'s answer: a head as advanced, and on every row what the
+/// statement decided.
+pub(crate) struct MovedRow {
+    pub(crate) business_id: String,
+    pub(crate) last_sequence: i64,
+    pub(crate) last_posted_micros: Option<i64>,
+    pub(crate) last_posted_at: DateTime<Utc>,
+    pub(crate) business_active: Option<bool>,
+    pub(crate) business_daily_limit: Option<i64>,
+    pub(crate) counted: bool,
+    pub(crate) moved: Option<Vec<uuid::Uuid>>,
+}
+
+impl MovedRow {
+    pub(crate) fn read(rows: Vec<MovedRow>, money: &Money<'_>) -> HeadsAndMoney {
+        let counted = rows.first().is_some_and(|row| row.counted);
+        let business = rows.first().and_then(|row| {
+            money
+                .business_must_be_active
+                .then_some((row.business_active?, row.business_daily_limit?))
+        });
+        let moved = rows
+            .first()
+            .and_then(|row| row.moved.clone())
+            .unwrap_or_default();
+        HeadsAndMoney {
+            heads: rows
+                .into_iter()
+                .map(|row| AdvancedHead {
+                    business_id: row.business_id,
+                    last_sequence: row.last_sequence,
+                    last_posted_micros: row.last_posted_micros,
+                    last_posted_at: row.last_posted_at,
+                })
+                .collect(),
+            business,
+            counted,
+            moved: crate::text_ids(moved),
+        }
+    }
 }
 
 /// Sets a head's time (both columns) to `last_place`: once, for a head from before migration

@@ -2,7 +2,10 @@
 //! on SQLite one statement after another in the writer's transaction (in process, a round trip
 //! is a function call).
 
-use super::{dispatch, StoreError, Tx};
+use chrono::{DateTime, Utc};
+
+use super::ledger::{HeadsAndMoney, Money};
+use super::{dispatch, On, StoreError, Tx};
 pub use kobo_store::batch::{
     Answer, Batch, KeyClaim, NewActivity, NewAudit, NewEntry, NewEvent, Write,
 };
@@ -10,4 +13,25 @@ pub use kobo_store::batch::{
 /// Runs every write of `batch` in `tx`, in the order pushed, in one round trip.
 pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
     dispatch!(tx.on(), batch::run(batch))
+}
+
+/// A payout whose ledger head the transaction knows ([`Tx::known_head`]): the movement of
+/// `datastore::ledger::advance_and_move` and `batch`, written with the places that head gives,
+/// in one statement on PostgreSQL (`kobo_store_postgres::batch::run_moving`). `None` on SQLite,
+/// which knows no head ahead (the caller takes the two steps).
+pub async fn run_moving(
+    tx: &mut Tx,
+    batch: Batch,
+    businesses: &[(&str, i64)],
+    now: DateTime<Utc>,
+    money: &Money<'_>,
+) -> Result<Option<HeadsAndMoney>, StoreError> {
+    match tx.on() {
+        On::Sqlite(_) => Ok(None),
+        On::Postgres(tx) => {
+            kobo_store_postgres::batch::run_moving(tx, batch, businesses, now, money)
+                .await
+                .map(Some)
+        }
+    }
 }

@@ -468,4 +468,54 @@ async fn a_salary_run_from_one_account_pays_exactly_what_it_covers() {
         commits + theirs < committed + their_committed,
         "{commits} + {theirs} commits for {committed} + {their_committed} payouts"
     );
+    // A group of two or more has a member after one that advanced the head: it knew its
+    // places, and wrote its rows and its movement in one statement. What it answered is what
+    // was stored: its transfer's time, and its debit's, at the place the head gave it.
+    let in_one = kit.store.payouts_in_one() + second.api.store().payouts_in_one();
+    assert!(in_one > 0, "no payout was written in one statement");
+    let mut debits = std::collections::HashMap::new();
+    let mut body = json!({"limit": 50});
+    loop {
+        let page = kit.op(Operation::FetchTransactionsApi, &token, body).await;
+        for transaction in page.expect(ResponseCode::Success).as_array().unwrap() {
+            let reference = transaction["reference_number"].as_str().unwrap().to_owned();
+            debits.insert(reference, transaction["created_at"].clone());
+        }
+        let pagination = &page.body["pagination"];
+        if !pagination["has_more"].as_bool().unwrap() {
+            break;
+        }
+        body = json!({"limit": 50, "cursor_created_at": pagination["next_cursor_created_at"],
+                      "cursor_id": pagination["next_cursor_id"]});
+    }
+    let mut times = Vec::new();
+    for reply in replies
+        .iter()
+        .filter(|r| r.code() == Some(ResponseCode::Success))
+    {
+        let answered = &reply.body["data"];
+        let reference = answered["reference_number"].as_str().unwrap();
+        let stored = kit
+            .op(
+                Operation::GetTransferApi,
+                &token,
+                json!({"reference_number": reference}),
+            )
+            .await;
+        let stored = stored.expect(ResponseCode::Success);
+        assert_eq!(stored["created_at"], answered["created_at"], "{reference}");
+        assert_eq!(
+            debits.get(reference),
+            Some(&answered["created_at"]),
+            "{reference}'s debit"
+        );
+        times.push(answered["created_at"].as_str().unwrap().to_owned());
+    }
+    times.sort();
+    times.dedup();
+    assert_eq!(
+        times.len(),
+        paid,
+        "each payout at a place of its own: {times:?}"
+    );
 }

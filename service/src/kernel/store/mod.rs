@@ -13,6 +13,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use chrono::{DateTime, DurationRound, Utc};
+use kobo_store::ledger::AdvancedHead;
 
 pub use kobo_store::error::{
     is_unique_violation, note_storage_failure, opened_since_storage_failure, unavailable,
@@ -86,6 +87,26 @@ impl Tx {
         match &self.on {
             TxOn::Sqlite(_) => true,
             TxOn::Postgres(tx) => tx.standing.as_deref() == Some(business_id),
+        }
+    }
+
+    /// The ledger head of business `business_id` as this transaction's work so far left it,
+    /// when nobody else can move it before the transaction ends and that work is known: on
+    /// PostgreSQL, a payout in its business's group commit after a member that advanced it
+    /// (`kobo_store_postgres::groups::Member::known_head`). `None` otherwise.
+    pub fn known_head(&self, business_id: &str) -> Option<&AdvancedHead> {
+        match &self.on {
+            TxOn::Sqlite(_) => None,
+            TxOn::Postgres(tx) => tx.known_head(business_id),
+        }
+    }
+
+    /// Records business `business_id`'s head as this transaction's work left it (`in_one`:
+    /// written in one statement from [`Tx::known_head`]), for the payouts after it in its
+    /// group commit; nothing for a transaction of its own.
+    pub fn advanced(&mut self, head: &AdvancedHead, in_one: bool) {
+        if let TxOn::Postgres(tx) = &mut self.on {
+            tx.advanced(head, in_one);
         }
     }
 
@@ -302,6 +323,15 @@ impl Store {
         match self {
             Store::Sqlite(store) => store.group_commits().await,
             Store::Postgres(store) => store.group_commits(),
+        }
+    }
+
+    /// How many payouts of a group commit were written in one statement, their ledger head
+    /// known ([`Tx::known_head`]): always none on SQLite.
+    pub fn payouts_in_one(&self) -> u64 {
+        match self {
+            Store::Sqlite(_) => 0,
+            Store::Postgres(store) => store.payouts_in_one(),
         }
     }
 

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use kobo_store::ledger::AdvancedHead;
 use kobo_store_postgres::groups::{Groups, Member};
 use kobo_store_postgres::{Pool, PoolMode};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -86,6 +87,25 @@ impl PgTx {
         match &mut self.slot {
             Slot::Member(member) => member.undo_own_work().await,
             Slot::Own { .. } | Slot::Ended => Ok(false),
+        }
+    }
+
+    /// [`super::Tx::known_head`]: a group member's, for its own business.
+    pub(super) fn known_head(&self, business_id: &str) -> Option<&AdvancedHead> {
+        match &self.slot {
+            Slot::Member(member) if self.standing.as_deref() == Some(business_id) => {
+                member.known_head()
+            }
+            _ => None,
+        }
+    }
+
+    /// [`super::Tx::advanced`].
+    pub(super) fn advanced(&mut self, head: &AdvancedHead, in_one: bool) {
+        if let Slot::Member(member) = &mut self.slot {
+            if self.standing.as_deref() == Some(head.business_id.as_str()) {
+                member.advanced(head.clone(), in_one);
+            }
         }
     }
 
@@ -242,6 +262,11 @@ impl Postgres {
     /// How many of the payouts' groups were committed, and how many payouts they committed.
     pub fn group_commits(&self) -> (u64, u64) {
         self.groups.commits()
+    }
+
+    /// How many payouts of a group commit were written in one statement, their head known.
+    pub fn payouts_in_one(&self) -> u64 {
+        self.groups.written_in_one()
     }
 
     /// A place in this process's queue of each of `businesses`, taken in id order.

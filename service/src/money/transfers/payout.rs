@@ -12,7 +12,7 @@
 use generated_server::models::{self, AuditAction};
 
 use crate::datastore::batch::{self, Batch};
-use crate::datastore::{self, Conn};
+use crate::datastore::{self, Conn, StoreError};
 use crate::error::Error;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
@@ -21,6 +21,7 @@ use crate::money::accounts::{AccountRow, KoboAccount};
 use crate::money::amount::{amount_text, Kobo};
 use crate::money::banks::{self, Beneficiary};
 use crate::money::fees::{self, Charges, TransferPolicy};
+use crate::money::ledger::Entry;
 use crate::money::nuban;
 use crate::money::transactions::{self, Originator};
 use crate::outbox::events;
@@ -33,7 +34,7 @@ use crate::platform::logs::{self, AuditEntry};
 use crate::provider::{CoreBanking, NipTransfer};
 
 use super::checks::{check_recipient, check_source, duplicate, invalid, mismatch, refused};
-use super::postings::{execute, open, payer, transfer_entry, Opening, Plan};
+use super::postings::{execute, foresee, open, payer, transfer_entry, Heads, Opening, Plan};
 use super::status::{ApprovalState, TransferStatus};
 use super::views::view;
 use super::TransferRequest;
@@ -314,7 +315,8 @@ fn check_before_writing(payout: &Payout) -> Result<(), Error> {
 
 /// The payout's transaction: the heads, the daily limit (not for a hold: its approval counts
 /// it) and the balances ([`open`]: one statement on PostgreSQL), then every row in one batch,
-/// the key's answer with them.
+/// the key's answer with them. Where the transaction knows the head ([`foresee`]), the rows are
+/// made first and written with the movement in one statement.
 async fn write(
     tx: &mut Tx,
     context: &Context<'_>,
@@ -342,7 +344,31 @@ async fn write(
         business_must_be_active: true,
         entry: &entry,
     };
-    let heads = open(tx, &payout.source, &opening, context.clock.now()).await?;
+    let now = context.clock.now();
+    if let Some(foreseen) = foresee(tx, &opening, now)? {
+        let (transfer, batch) = rows(context, payout, &entry, &foreseen.heads, completion)?;
+        let done = foreseen.write(tx, &opening, batch).await?;
+        let done = written(tx, context, payout, done).await?;
+        foreseen.judge(tx, &payout.source, &opening, &done).await?;
+        return Ok(transfer);
+    }
+    let heads = open(tx, &payout.source, &opening, now).await?;
+    let (transfer, batch) = rows(context, payout, &entry, &heads, completion)?;
+    let run = batch::run(tx, batch).await;
+    written(tx, context, payout, run).await?;
+    Ok(transfer)
+}
+
+/// Everything the payout writes after its movement, made with its `heads`, as one batch (the
+/// key's answer in it), and its answer.
+fn rows(
+    context: &Context<'_>,
+    payout: &Payout,
+    entry: &Entry<'_>,
+    heads: &Heads,
+    completion: &mut Completion,
+) -> Result<(models::Transfer, Batch), Error> {
+    let business_id = context.business_id();
     let head = heads.source;
     let day = fees::lagos_day(head.posted_at);
     let plan = Plan {
@@ -359,9 +385,8 @@ async fn write(
         recipient_head: heads.recipient,
         held: payout.held,
     };
-    // Everything from here on is written in one statement, after the balances moved.
     let mut batch = Batch::new();
-    let executed = execute(&mut batch, &plan, &entry)?;
+    let executed = execute(&mut batch, &plan, entry)?;
     let row = transfer_row(context, payout, head.posted_at);
     let transfer = view(&row)?;
     let written = Written {
@@ -372,8 +397,7 @@ async fn write(
     insert_transfer(&mut batch, context, payout, &row, &written);
     record_announcements(&mut batch, context, payout, &transfer, head.posted_at)?;
     completion.into(&mut batch, &transfer)?;
-    run_batch(tx, context, payout, batch).await?;
-    Ok(transfer)
+    Ok((transfer, batch))
 }
 
 /// The new transfer's row, from which both what is written and its answer are made (times
@@ -475,17 +499,17 @@ fn record_announcements(
     Ok(())
 }
 
-/// Runs the payout's batch. Another transfer may have taken the client reference after it was
-/// checked: the unique index refuses this one (`26`, which the protocol stores as the check
-/// would have).
-async fn run_batch(
+/// The payout's batch as it ran (`run`). Another transfer may have taken the client reference
+/// after it was checked: the unique index refuses this one (`26`, which the protocol stores as
+/// the check would have).
+async fn written<T>(
     tx: &mut Tx,
     context: &Context<'_>,
     payout: &Payout,
-    batch: Batch,
-) -> Result<(), Error> {
-    match batch::run(tx, batch).await {
-        Ok(()) => Ok(()),
+    run: Result<T, StoreError>,
+) -> Result<T, Error> {
+    match run {
+        Ok(done) => Ok(done),
         Err(error) if error.is_conflict() => {
             let Some(reference) = payout.request.reference.as_deref() else {
                 return Err(Error::from(error));

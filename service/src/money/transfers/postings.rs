@@ -8,9 +8,11 @@ use generated_server::ResponseCode;
 use super::checks::*;
 use super::limits::{count_toward_daily_limit, over_daily_limit};
 use crate::datastore;
+use crate::datastore::accounts::BalanceChange;
 use crate::datastore::batch::Batch;
 use crate::datastore::businesses;
-use crate::datastore::ledger::Money;
+use crate::datastore::ledger::{AdvancedHead, HeadsAndMoney, Money};
+use crate::datastore::StoreError;
 use crate::error::Error;
 use crate::kernel::config::Environment;
 use crate::kernel::store::Tx;
@@ -164,8 +166,28 @@ async fn open_in_one(
     changes: &Changes<'_>,
     now: DateTime<Utc>,
 ) -> Result<Option<Opened>, Error> {
-    let business_id = opening.business_id;
     let places = ledger::places_in_order(order)?;
+    let balance_changes = changes.balance_changes();
+    let money = money_of(tx, opening, &places, &balance_changes)?;
+    let Some(done) = datastore::ledger::advance_and_move(tx, &places, now, &money).await? else {
+        return Ok(None);
+    };
+    let opened = judge(tx, opening, order, &places, changes, &done).await?;
+    if let ([head], Ok(())) = (done.heads.as_slice(), &opened.1) {
+        tx.advanced(head, false);
+    }
+    Ok(Some(opened))
+}
+
+/// What a posting's movement asks of the store (`datastore::ledger::Money`), once `tx` is
+/// seen to hold the standing it reads.
+fn money_of<'a>(
+    tx: &Tx,
+    opening: &Opening<'a>,
+    places: &[(&str, i64)],
+    changes: &'a [BalanceChange<'a>],
+) -> Result<Money<'a>, Error> {
+    let business_id = opening.business_id;
     let source_places = places
         .iter()
         .find(|(business, _)| *business == business_id)
@@ -177,21 +199,31 @@ async fn open_in_one(
             "a payout reads its business's standing without holding it (Store::begin_payout)",
         ));
     }
-    let balance_changes = changes.balance_changes();
-    let money = Money {
+    Ok(Money {
         business_id,
         places: source_places,
         daily: opening.daily,
         default_daily_limit: opening.default_daily_limit,
         business_must_be_active: opening.business_must_be_active,
-        changes: &balance_changes,
+        changes,
         max_balance: MAX_BALANCE,
-    };
-    let Some(done) = datastore::ledger::advance_and_move(tx, &places, now, &money).await? else {
-        return Ok(None);
-    };
+    })
+}
+
+/// What the movement's statement decided (`done`), as [`open`] answers it: the heads' first
+/// places, `60` for a business no longer active, `83` over the daily limit, or an account's
+/// refusal.
+async fn judge(
+    tx: &mut Tx,
+    opening: &Opening<'_>,
+    order: &[(&str, u32)],
+    places: &[(&str, i64)],
+    changes: &Changes<'_>,
+    done: &HeadsAndMoney,
+) -> Result<Opened, Error> {
+    let business_id = opening.business_id;
     let mut heads = Vec::with_capacity(places.len());
-    for (business, places) in &places {
+    for (business, places) in places {
         let head = ledger::advanced_head(&done.heads, business)?;
         heads.push(ledger::first_place(head, *places)?.ok_or_else(|| {
             Error::internal("a ledger head without its time in microseconds (0017)")
@@ -209,7 +241,131 @@ async fn open_in_one(
         return Err(over_daily_limit(tx, business_id, &day, limit).await?);
     }
     let moved = changes.judge(tx, &done.moved).await?;
-    Ok(Some((heads, moved)))
+    Ok((heads, moved))
+}
+
+/// A payout whose transaction knows its business's ledger head before it moves anything
+/// ([`Tx::known_head`]: a member of its business's group commit after one that advanced it,
+/// whose transaction holds the head's row lock): its places and their times, foreseen, so that
+/// its rows are made before its first statement and written with its movement in one
+/// ([`Foreseen::write`]).
+pub(crate) struct Foreseen<'a> {
+    order: Vec<(&'a str, u32)>,
+    changes: Changes<'a>,
+    now: DateTime<Utc>,
+    /// The head as the movement must leave it.
+    advanced: AdvancedHead,
+    pub(crate) heads: Heads,
+}
+
+/// [`Foreseen`], for `opening` at `now`: `None` unless `tx` knows the head and the posting
+/// takes only its business's (an intra-bank recipient of another business has a head of its
+/// own, which only its statement can take).
+pub(crate) fn foresee<'a>(
+    tx: &Tx,
+    opening: &'a Opening<'a>,
+    now: DateTime<Utc>,
+) -> Result<Option<Foreseen<'a>>, Error> {
+    let business_id = opening.business_id;
+    let order = head_order(
+        business_id,
+        opening.recipient_business,
+        opening.source_places,
+    );
+    let Some(known) = tx.known_head(business_id) else {
+        return Ok(None);
+    };
+    let (Some(last_micros), [_]) = (known.last_posted_micros, order.as_slice()) else {
+        return Ok(None);
+    };
+    let now = ledger::to_the_microsecond(now)?;
+    ledger::check_balanced(&opening.entry.postings)?;
+    let mut changes = Changes::of(opening.entry);
+    if let Some(recipient) = opening.receiving {
+        changes = changes.receiving(&recipient.id);
+    }
+    // As `advance_and_move.sql` moves a head: its first place at `now`, or just after the
+    // last place's time if that is not before `now`.
+    let places = i64::from(opening.source_places);
+    let now_micros = now.timestamp_micros();
+    let first_micros = if last_micros < now_micros {
+        now_micros
+    } else {
+        last_micros + 1
+    };
+    let advanced = AdvancedHead {
+        business_id: business_id.to_owned(),
+        last_sequence: known.last_sequence + places,
+        last_posted_micros: Some(first_micros + places - 1),
+        last_posted_at: known.last_posted_at,
+    };
+    let first = ledger::first_place(&advanced, places)?
+        .ok_or_else(|| Error::internal("a foreseen head without its time"))?;
+    Ok(Some(Foreseen {
+        order,
+        changes,
+        now,
+        advanced,
+        heads: Heads {
+            source: first,
+            recipient: None,
+        },
+    }))
+}
+
+impl Foreseen<'_> {
+    /// Moves the money and writes `batch` (made with [`Foreseen::heads`]) in one statement
+    /// (`datastore::batch::run_moving`). The store's error is the caller's to answer (a
+    /// client reference taken meanwhile); then [`Foreseen::judge`] answers the movement.
+    pub(crate) async fn write(
+        &self,
+        tx: &mut Tx,
+        opening: &Opening<'_>,
+        batch: Batch,
+    ) -> Result<Result<HeadsAndMoney, StoreError>, Error> {
+        let places = ledger::places_in_order(&self.order)?;
+        let balance_changes = self.changes.balance_changes();
+        let money = money_of(tx, opening, &places, &balance_changes)?;
+        match datastore::batch::run_moving(tx, batch, &places, self.now, &money).await {
+            Ok(Some(done)) => Ok(Ok(done)),
+            Ok(None) => Err(Error::internal(
+                "a store that foresaw a head it cannot write",
+            )),
+            Err(error) => Ok(Err(error)),
+        }
+    }
+
+    /// What [`Foreseen::write`]'s statement decided, as [`open`] answers it; the head must
+    /// have moved to the places foreseen (the transaction held its lock: anything else is a
+    /// fault, and the payout is undone).
+    pub(crate) async fn judge(
+        &self,
+        tx: &mut Tx,
+        source: &AccountRow,
+        opening: &Opening<'_>,
+        done: &HeadsAndMoney,
+    ) -> Result<(), Error> {
+        let places = ledger::places_in_order(&self.order)?;
+        let head = ledger::advanced_head(&done.heads, opening.business_id)?;
+        if (head.last_sequence, head.last_posted_micros)
+            != (
+                self.advanced.last_sequence,
+                self.advanced.last_posted_micros,
+            )
+        {
+            return Err(Error::internal(format!(
+                "a payout's ledger head moved to {} at {:?}, not to {} at {:?} as foreseen",
+                head.last_sequence,
+                head.last_posted_micros,
+                self.advanced.last_sequence,
+                self.advanced.last_posted_micros
+            )));
+        }
+        let (_, moved) = judge(tx, opening, &self.order, &places, &self.changes, done).await?;
+        moved.map_err(|refusal| refusal_of(refusal, source, opening.receiving))?;
+        tx.advanced(&self.advanced, true);
+        Ok(())
+    }
 }
 
 /// [`open`] one statement a step: the heads, the business (its status and limit, under a share
