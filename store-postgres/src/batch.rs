@@ -25,7 +25,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::ledger::{self, MoneyArgs, MovedRow};
+use crate::ledger::{MoneyArgs, MovedRow};
 use crate::{id, new_id, new_opt_id, StoreError, Tx};
 pub use kobo_store::batch::{
     Answer, Batch, KeyClaim, NewActivity, NewAudit, NewEntry, NewEvent, Write,
@@ -285,28 +285,37 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
     parts.check_claimed(claimed)
 }
 
-/// A payout whose ledger head is known ([`crate::groups::Member::known_head`]): its heads, daily
-/// total and balances as `ledger::advance_and_move` moves them, and `batch`, written with the
-/// places that head gives, in one statement (`src/payout_in_one.sql`) where they take two.
-/// The caller checks that the heads advanced to the places it wrote, and rolls back on any
-/// refusal (the batch's rows are written whatever the movement decided). A batch with more than
-/// a payout's parts takes the two statements.
+/// A payout whose ledger head is foreseen ([`crate::groups::Member::known_head`]: its last
+/// sequence before the payout is `foreseen`): its head, daily total and balances as
+/// `ledger::advance_and_move` moves them, and `batch`, written with the places that head gives,
+/// in one statement (`src/payout_in_one.sql`) where they take two: an intra-bank payout not
+/// held, to its own business's ledger alone (any other batch is refused). `None` when the head
+/// was elsewhere (nothing written, the head locked): the caller then takes the two statements.
+/// The caller checks that the head
+/// advanced to the places it wrote, and rolls back on any refusal (the batch's rows are written
+/// whatever the movement decided).
 pub async fn run_moving(
     tx: &mut Tx,
     batch: Batch,
     businesses: &[(&str, i64)],
     now: DateTime<Utc>,
     money: &Money<'_>,
-) -> Result<HeadsAndMoney, StoreError> {
+    foreseen: i64,
+) -> Result<Option<HeadsAndMoney>, StoreError> {
     let parts = parts_of(batch)?;
-    if !parts.is_a_payouts() {
-        let moved = ledger::advance_and_move(tx, businesses, now, money).await?;
-        parts.check_claimed(run_all(tx, &parts).await?)?;
-        return Ok(moved);
+    if !parts.is_a_payouts() || businesses.len() != 1 {
+        return Err(StoreError::Failed(sqlx::Error::Configuration(
+            "only an intra-bank payout to its own business's ledger is written in one statement"
+                .into(),
+        )));
     }
-    let (moved, claimed) = run_payout_in_one(tx, &parts, businesses, now, money).await?;
+    let Some((moved, claimed)) =
+        run_payout_in_one(tx, &parts, businesses, now, money, foreseen).await?
+    else {
+        return Ok(None);
+    };
     parts.check_claimed(claimed)?;
-    Ok(moved)
+    Ok(Some(moved))
 }
 
 /// The batch's writes, grouped by table, its carried writes folded in.
@@ -678,14 +687,16 @@ async fn run_payout(tx: &mut Tx, parts: &Parts) -> Result<i64, StoreError> {
 }
 
 /// A payout's movement and its batch's parts in one statement (`src/payout_in_one.sql`):
-/// [`run_moving`]. Returns what the movement decided, and the keys claimed.
+/// [`run_moving`]. Returns what the movement decided, and the keys claimed; `None` when the head
+/// was not where foreseen.
 async fn run_payout_in_one(
     tx: &mut Tx,
     parts: &Parts,
     businesses: &[(&str, i64)],
     now: DateTime<Utc>,
     money: &Money<'_>,
-) -> Result<(HeadsAndMoney, i64), StoreError> {
+    foreseen: i64,
+) -> Result<Option<(HeadsAndMoney, i64)>, StoreError> {
     let (transactions, transfers, events, claims) = (
         &parts.transactions,
         &parts.transfers,
@@ -772,11 +783,14 @@ async fn run_payout_in_one(
         &claims.keys,
         &claims.request_hashes,
         &claims.data,
-        &claims.ats
+        &claims.ats,
+        foreseen
     )
     .fetch_all(&mut **tx)
     .await?;
-    let claimed = rows.first().map_or(0, |row| row.claimed);
+    let Some(claimed) = rows.first().map(|row| row.claimed) else {
+        return Ok(None);
+    };
     let rows = rows
         .into_iter()
         .map(|row| MovedRow {
@@ -790,7 +804,7 @@ async fn run_payout_in_one(
             moved: row.moved,
         })
         .collect();
-    Ok((MovedRow::read(rows, money), claimed))
+    Ok(Some((MovedRow::read(rows, money), claimed)))
 }
 
 /// Writes `entry` as few rows as it can (migration 0025): each posting to an account whose
@@ -917,8 +931,9 @@ mod tests {
 
     /// `payout_in_one.sql`'s statement is `advance_and_move.sql`'s parts, then
     /// `payout_batch.sql`'s with their parameters numbered on after the first's 13, then the
-    /// first's last `SELECT` with the keys claimed: a change to either statement that is not
-    /// made to the fused one fails here.
+    /// first's last `SELECT` with the keys claimed, and the lines marked `as foreseen` (which
+    /// make it write nothing unless the head is where the payout foresaw it): a change to
+    /// either statement that is not made to the fused one fails here.
     #[test]
     fn a_payout_in_one_is_its_two_statements() {
         let (_, moving) = include_str!("advance_and_move.sql")
@@ -941,6 +956,19 @@ mod tests {
         let (_, written) = include_str!("payout_in_one.sql")
             .split_once("\nWITH\n")
             .expect("a WITH");
+        let foreseen = written
+            .lines()
+            .filter(|line| line.ends_with(" -- as foreseen"))
+            .count();
+        assert_eq!(
+            foreseen, 6,
+            "the head's condition, the place's, each insert's"
+        );
+        let written: String = written
+            .lines()
+            .filter(|line| !line.ends_with(" -- as foreseen"))
+            .flat_map(|line| [line, "\n"])
+            .collect();
         assert_eq!(derived, written);
     }
 

@@ -48,15 +48,73 @@ pub struct Groups {
     /// A business's turn lives while a payout holds or waits for it.
     turns: std::sync::Mutex<HashMap<String, Weak<Turn>>>,
     counts: Arc<Counts>,
+    heads: Arc<Heads>,
+}
+
+/// The most misses in a row after which a business's head is no longer foreseen for a group's
+/// first member (its head is moved by others too: another process, inbound credits).
+const MAX_MISSES: u32 = 3;
+
+/// The most businesses whose heads are remembered; past it, all are forgotten.
+const HEADS_KEPT: usize = 4096;
+
+/// Each business's ledger head as this process's last group of its payouts left it, where its
+/// next group's first member foresees it ([`Member::known_head`]): a guess, which the member's
+/// statement checks.
+#[derive(Debug, Default)]
+struct Heads(std::sync::Mutex<HashMap<String, Remembered>>);
+
+#[derive(Debug, Default)]
+struct Remembered {
+    head: Option<AdvancedHead>,
+    /// A first member's foreseen head found elsewhere, in a row.
+    misses: u32,
+}
+
+impl Heads {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Remembered>> {
+        self.0.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Where business `business_id`'s next group foresees its head, unless it missed too often.
+    fn guess(&self, business_id: &str) -> Option<AdvancedHead> {
+        self.map()
+            .get(business_id)
+            .filter(|remembered| remembered.misses < MAX_MISSES)
+            .and_then(|remembered| remembered.head.clone())
+    }
+
+    /// The head as a group, about to commit, left it.
+    fn remember(&self, business_id: &str, head: Option<AdvancedHead>) {
+        let mut map = self.map();
+        if !map.contains_key(business_id) && map.len() >= HEADS_KEPT {
+            map.clear();
+        }
+        map.entry(business_id.to_owned()).or_default().head = head;
+    }
+
+    /// A first member's foreseen head was where it foresaw it (`true`), or elsewhere.
+    fn foreseen(&self, business_id: &str, right: bool) {
+        let mut map = self.map();
+        let remembered = map.entry(business_id.to_owned()).or_default();
+        if right {
+            remembered.misses = 0;
+        } else {
+            remembered.misses += 1;
+            remembered.head = None;
+        }
+    }
 }
 
 /// Groups committed, and the payouts whose work they committed; the members that wrote in
-/// one statement, knowing the head ([`Member::known_head`]).
+/// one statement, their head foreseen ([`Member::known_head`]), and those that found it
+/// elsewhere.
 #[derive(Debug, Default)]
 struct Counts {
     commits: AtomicU64,
     committed: AtomicU64,
     in_one: AtomicU64,
+    missed: AtomicU64,
 }
 
 /// One business's turn.
@@ -66,6 +124,8 @@ struct Turn {
     /// Payouts waiting for the turn ([`Groups::begin`]).
     waiting: AtomicUsize,
     counts: Arc<Counts>,
+    heads: Arc<Heads>,
+    business_id: String,
 }
 
 /// The turn's state: the transaction the business's payouts share, if one is open.
@@ -84,7 +144,8 @@ struct Open {
     done: Vec<oneshot::Sender<Result<(), StoreError>>>,
     /// The business's ledger head as the members' work so far left it, once a member has
     /// advanced it ([`Member::advanced`]): the transaction holds its row lock, so nobody else
-    /// moves it before the group ends.
+    /// moves it before the group ends. Before that, the head as the group before it left it
+    /// ([`Heads`]), which the first member's statement checks.
     head: Option<AdvancedHead>,
 }
 
@@ -120,11 +181,12 @@ impl Groups {
             None => {
                 let tx = pool.begin_payout(Some(business_id)).await?;
                 group.serial += 1;
+                let guess = turn.heads.guess(business_id);
                 group.open = Some(Open {
                     tx,
                     serial: group.serial,
                     done: Vec::new(),
-                    head: None,
+                    head: guess,
                 });
             }
         }
@@ -144,10 +206,13 @@ impl Groups {
         )
     }
 
-    /// How many members wrote their payout in one statement, knowing the head
-    /// ([`Member::advanced`]).
-    pub fn written_in_one(&self) -> u64 {
-        self.counts.in_one.load(Ordering::SeqCst)
+    /// How many members wrote their payout in one statement, their head foreseen
+    /// ([`Member::advanced`]), and how many found it elsewhere ([`Member::missed`]).
+    pub fn foreseen(&self) -> (u64, u64) {
+        (
+            self.counts.in_one.load(Ordering::SeqCst),
+            self.counts.missed.load(Ordering::SeqCst),
+        )
     }
 
     /// The turn of `business_id`, shared while in use.
@@ -167,6 +232,8 @@ impl Groups {
             group: Arc::default(),
             waiting: AtomicUsize::new(0),
             counts: Arc::clone(&self.counts),
+            heads: Arc::clone(&self.heads),
+            business_id: business_id.to_owned(),
         });
         turns.insert(business_id.to_owned(), Arc::downgrade(&turn));
         turn
@@ -203,12 +270,24 @@ impl Member {
             .expect("a member's transaction is open")
     }
 
-    /// The business's ledger head as the members before this one left it, if one of them
-    /// advanced it: the group's transaction holds its row lock, so it is where this member's
-    /// advance starts (a payout then knows its places before its first statement and writes
-    /// everything in one).
+    /// The business's ledger head where this member's advance should start: as the members
+    /// before it left it, if one of them advanced it (the group's transaction holds its row
+    /// lock); for the group's first, as the group before it left it. A payout then foresees its
+    /// places before its first statement and writes everything in one, which checks the head
+    /// is there ([`Member::missed`] when it was not).
     pub fn known_head(&self) -> Option<&AdvancedHead> {
         self.open().head.as_ref()
+    }
+
+    /// The head was not where [`Member::known_head`] said: forgotten, and, after
+    /// [`MAX_MISSES`] misses in a row of groups' first members, no longer foreseen for them
+    /// (another process or inbound credits move the business's head).
+    pub fn missed(&mut self) {
+        self.turn.counts.missed.fetch_add(1, Ordering::SeqCst);
+        if self.first() {
+            self.turn.heads.foreseen(&self.turn.business_id, false);
+        }
+        self.open_mut().head = None;
     }
 
     /// Records the head as this member's work left it (`in_one`: written in one statement,
@@ -216,6 +295,9 @@ impl Member {
     pub fn advanced(&mut self, head: AdvancedHead, in_one: bool) {
         if in_one {
             self.turn.counts.in_one.fetch_add(1, Ordering::SeqCst);
+            if self.first() {
+                self.turn.heads.foreseen(&self.turn.business_id, true);
+            }
         }
         self.open_mut().head = Some(head);
     }
@@ -233,8 +315,8 @@ impl Member {
     pub async fn commit(mut self) -> Result<(), StoreError> {
         let waiting = self.turn.waiting.load(Ordering::SeqCst);
         if waiting == 0 || self.open().done.len() + 1 >= GROUP_MAX {
-            let counts = Arc::clone(&self.turn.counts);
-            return commit(self.group, true, counts).await;
+            let turn = Arc::clone(&self.turn);
+            return commit(self.group, true, turn).await;
         }
         let (done, committed) = oneshot::channel();
         let first = self.first();
@@ -255,7 +337,7 @@ impl Member {
                     .as_ref()
                     .is_some_and(|open| open.serial == serial)
                 {
-                    let _ = commit(group, false, Arc::clone(&turn.counts)).await;
+                    let _ = commit(group, false, Arc::clone(&turn)).await;
                 }
             });
         }
@@ -301,8 +383,8 @@ impl Member {
         }
         self.undo_own_work().await?;
         if self.turn.waiting.load(Ordering::SeqCst) == 0 {
-            let counts = Arc::clone(&self.turn.counts);
-            let _ = commit(self.group, false, counts).await;
+            let turn = Arc::clone(&self.turn);
+            let _ = commit(self.group, false, turn).await;
         }
         Ok(())
     }
@@ -339,12 +421,16 @@ impl Member {
 async fn commit(
     mut group: OwnedMutexGuard<Group>,
     holder: bool,
-    counts: Arc<Counts>,
+    turn: Arc<Turn>,
 ) -> Result<(), StoreError> {
     let Some(open) = group.open.take() else {
         return Ok(());
     };
+    // If this commit fails, the next group's first member finds the head elsewhere (its
+    // statement waits for this transaction's lock, then sees the head as it was).
+    turn.heads.remember(&turn.business_id, open.head.clone());
     drop(group);
+    let counts = Arc::clone(&turn.counts);
     tokio::spawn(async move {
         let result = open.tx.commit().await.map_err(StoreError::from);
         match &result {

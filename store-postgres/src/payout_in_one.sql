@@ -1,12 +1,15 @@
--- An intra-bank payout in one statement, for a payout whose ledger head is known before it
--- runs: a member of its business's group commit after the group's first (`groups.rs`,
--- `Member::known_head`), whose transaction holds the head's row lock, so that its places and
--- their time are computed before the statement and written into its rows and answers. The
--- parts of `advance_and_move.sql` (its parameters $1 to $13) then those of `payout_batch.sql`
--- (theirs from $14 on), word for word (`batch.rs`'s test
+-- An intra-bank payout in one statement, for a payout whose ledger head is foreseen: a member
+-- of its business's group commit after one that advanced it (`groups.rs`,
+-- `Member::known_head`: the group's transaction holds the head's row lock), or a group's first
+-- member, from the head as the group before it left it. Its places and their times are then
+-- computed before the statement and written into its rows and answers. The parts of
+-- `advance_and_move.sql` (its parameters $1 to $13) then those of `payout_batch.sql` (theirs
+-- from $14 on), word for word but for the lines marked `as foreseen` (`batch.rs`'s test
 -- `a_payout_in_one_is_its_two_statements`), and the first's last `SELECT` with the keys
--- claimed. The batch's rows are written whatever the first parts decide: a refused payout is
--- rolled back by its caller (its savepoint), as after the two statements.
+-- claimed. Those lines make the statement write nothing unless the head is where the payout
+-- foresaw it ($79, its last sequence before the payout): it then answers no row, having only
+-- locked the head, and the caller takes the two statements. The batch's rows are otherwise
+-- written whatever the movement decided: a refused payout is rolled back by its caller.
 WITH
 heads AS (
   INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at, last_posted_micros)
@@ -18,6 +21,7 @@ heads AS (
     last_posted_micros = CASE
       WHEN ledger_heads.last_posted_micros < $2 THEN $2 + excluded.last_sequence - 1
       ELSE ledger_heads.last_posted_micros + excluded.last_sequence END
+    WHERE ledger_heads.last_sequence = $79 -- as foreseen
   RETURNING business_id, last_sequence, last_posted_micros, last_posted_at
 ),
 place AS MATERIALIZED (
@@ -26,6 +30,7 @@ place AS MATERIALIZED (
   FROM (SELECT max(last_posted_micros - $6::bigint + 1)
           FILTER (WHERE business_id = $5::uuid) AS micros
         FROM heads) s
+  WHERE s.micros IS NOT NULL -- as foreseen
 ),
 business AS MATERIALIZED (
   SELECT b.status = 'active' AS active,
@@ -64,6 +69,7 @@ new_transactions AS (
             session_id, originator_account_number, originator_account_name,
             originator_bank_code, originator_bank_name, created_at, settled, carries_posting,
             entry_kind)
+    WHERE EXISTS (SELECT 1 FROM place) -- as foreseen
 ),
 -- A settled transaction (a collection) is its own settlement (`settlements` is their view).
 transactions AS (
@@ -107,6 +113,7 @@ transfers AS (
             initiated_via, expires_at, day, created_at, updated_at, credential_issued_by,
             audit_user_name, call_ip_address, call_request_id, activity_endpoint,
             activity_message)
+    WHERE EXISTS (SELECT 1 FROM place) -- as foreseen
 ),
 -- An event is due at once if its business has an active endpoint; otherwise it is recorded
 -- `skipped`, never queued (a queued event skipped later left a dead entry in `events_due`).
@@ -120,6 +127,7 @@ events AS (
         AS e (id, business_id, kind, payload, at)
     CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM webhook_configurations c
         WHERE c.business_id = e.business_id AND c.is_active) AS any) active
+    WHERE EXISTS (SELECT 1 FROM place) -- as foreseen
 ),
 -- The keys the batch claims with their answers: a new key is inserted, one stored before the
 -- cutoff ($72, expired) replaced; an unexpired one is left alone and not counted. A key
@@ -130,6 +138,7 @@ claimed AS (
         response_data, created_at)
     SELECT * FROM unnest($73::uuid[], $74::text[], $75::text[], $76::text[], $77::text[],
         $78::timestamptz[])
+    WHERE EXISTS (SELECT 1 FROM place) -- as foreseen
     ON CONFLICT (business_id, operation, idempotency_key) DO UPDATE
         SET request_hash = excluded.request_hash, response_data = excluded.response_data,
             refusal_code = NULL, refusal_message = NULL, created_at = excluded.created_at

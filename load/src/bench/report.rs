@@ -307,7 +307,7 @@ impl Report {
                 store: name,
                 value: divide(payouts, ledger),
                 bound: match store.store {
-                    StoreKind::Sqlite => Bound::AtLeast(0.5),
+                    StoreKind::Sqlite => Bound::AtLeast(0.7),
                     StoreKind::Postgres => Bound::None,
                 },
                 why: "not measured",
@@ -316,7 +316,14 @@ impl Report {
                 name: "hot / payouts",
                 store: name,
                 value: divide(store.throughput(HOT), payouts),
-                bound: Bound::AtLeast(0.5),
+                bound: Bound::AtLeast(0.7),
+                why: "not measured",
+            });
+            ratios.push(Ratio {
+                name: "hot p99, ms",
+                store: name,
+                value: store.p99(HOT),
+                bound: Bound::AtMost(100.0),
                 why: "not measured",
             });
             let healthz = store.throughput(HEALTHZ);

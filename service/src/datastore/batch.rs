@@ -15,23 +15,24 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
     dispatch!(tx.on(), batch::run(batch))
 }
 
-/// A payout whose ledger head the transaction knows ([`Tx::known_head`]): the movement of
-/// `datastore::ledger::advance_and_move` and `batch`, written with the places that head gives,
-/// in one statement on PostgreSQL (`kobo_store_postgres::batch::run_moving`). `None` on SQLite,
-/// which knows no head ahead (the caller takes the two steps).
+/// A payout whose ledger head the transaction foresees ([`Tx::known_head`], its last sequence
+/// `foreseen`): the movement of `datastore::ledger::advance_and_move` and `batch`, written with
+/// the places that head gives, in one statement on PostgreSQL
+/// (`kobo_store_postgres::batch::run_moving`). `None` when the head was elsewhere and nothing
+/// was written, and on SQLite, which foresees no head: the caller takes the two steps.
 pub async fn run_moving(
     tx: &mut Tx,
     batch: Batch,
     businesses: &[(&str, i64)],
     now: DateTime<Utc>,
     money: &Money<'_>,
+    foreseen: i64,
 ) -> Result<Option<HeadsAndMoney>, StoreError> {
     match tx.on() {
         On::Sqlite(_) => Ok(None),
         On::Postgres(tx) => {
-            kobo_store_postgres::batch::run_moving(tx, batch, businesses, now, money)
+            kobo_store_postgres::batch::run_moving(tx, batch, businesses, now, money, foreseen)
                 .await
-                .map(Some)
         }
     }
 }

@@ -471,7 +471,7 @@ async fn a_salary_run_from_one_account_pays_exactly_what_it_covers() {
     // A group of two or more has a member after one that advanced the head: it knew its
     // places, and wrote its rows and its movement in one statement. What it answered is what
     // was stored: its transfer's time, and its debit's, at the place the head gave it.
-    let in_one = kit.store.payouts_in_one() + second.api.store().payouts_in_one();
+    let in_one = kit.store.payouts_foreseen().0 + second.api.store().payouts_foreseen().0;
     assert!(in_one > 0, "no payout was written in one statement");
     let mut debits = std::collections::HashMap::new();
     let mut body = json!({"limit": 50});
@@ -518,4 +518,77 @@ async fn a_salary_run_from_one_account_pays_exactly_what_it_covers() {
         paid,
         "each payout at a place of its own: {times:?}"
     );
+}
+
+/// A business's payouts one after another: each foresees its head where the payout before it
+/// left it, and writes everything in one statement. An inbound credit moves the head behind
+/// the process's back: the next payout finds it elsewhere, writes nothing in that statement,
+/// takes the two, and pays once, at the place the head gave it; the one after it foresees
+/// right again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payout_that_finds_its_head_moved_pays_once_in_two_statements() {
+    let kit = TestKit::start(StoreKind::Postgres, roomy_budget()).await;
+    let token = kit.integration_token().await;
+    let main = kit.business.main_account_number.clone();
+    let opened = kit
+        .op(
+            Operation::CreateAccountApi,
+            &token,
+            json!({ "account_name": "Adaeze Foods Ltd - Staff" }),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    let payee = opened["account_number"].as_str().unwrap().to_owned();
+    kit.credit(&token, &main, "1000.00").await;
+    let pay = |n: usize| {
+        Call::new(
+            Operation::FundsTransferApi.path(),
+            Some(&token),
+            json!({
+                "source_account_number": main,
+                "source_account_name": "Adaeze Foods Ltd",
+                "beneficiary_account_number": payee,
+                "beneficiary_account_name": "Adaeze Foods Ltd - Staff",
+                "bank_code": "090823",
+                "amount": "10",
+                "narration": "Salary",
+                "transfer_type": "intra",
+            }),
+        )
+        .header("idempotency-key", format!("one-by-one-{n}"))
+    };
+    let mut answers = Vec::new();
+    let mut pay_and_count = async |n: usize| {
+        let reply = kit.send(pay(n)).await;
+        answers.push(reply.expect(ResponseCode::Success).clone());
+        kit.store.payouts_foreseen()
+    };
+    assert_eq!(pay_and_count(0).await, (0, 0), "nothing to foresee from");
+    assert_eq!(
+        pay_and_count(1).await,
+        (1, 0),
+        "foreseen where the first left it"
+    );
+    kit.credit(&token, &main, "5.00").await;
+    assert_eq!(pay_and_count(2).await, (1, 1), "the credit moved the head");
+    assert_eq!(pay_and_count(3).await, (2, 1), "foreseen right again");
+    for answer in &answers {
+        let reference = answer["reference_number"].as_str().unwrap();
+        let stored = kit
+            .op(
+                Operation::GetTransferApi,
+                &token,
+                json!({"reference_number": reference}),
+            )
+            .await;
+        assert_eq!(
+            stored.expect(ResponseCode::Success)["created_at"],
+            answer["created_at"],
+            "{reference}"
+        );
+    }
+    assert_eq!(balance_of(&kit, &main).await, "965.000000000");
+    assert_eq!(balance_of(&kit, &payee).await, "40.000000000");
+    kit.assert_ledger_balances().await;
 }

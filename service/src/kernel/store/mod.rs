@@ -90,10 +90,11 @@ impl Tx {
         }
     }
 
-    /// The ledger head of business `business_id` as this transaction's work so far left it,
-    /// when nobody else can move it before the transaction ends and that work is known: on
-    /// PostgreSQL, a payout in its business's group commit after a member that advanced it
-    /// (`kobo_store_postgres::groups::Member::known_head`). `None` otherwise.
+    /// Where business `business_id`'s ledger head should be for this transaction's next
+    /// advance: on PostgreSQL, for a payout in its business's group commit, as the members
+    /// before it left it (the group holds its lock), or, for the group's first, as the group
+    /// before it left it (`kobo_store_postgres::groups::Member::known_head`). A statement that
+    /// relies on it checks it ([`Tx::missed`]). `None` otherwise.
     pub fn known_head(&self, business_id: &str) -> Option<&AdvancedHead> {
         match &self.on {
             TxOn::Sqlite(_) => None,
@@ -107,6 +108,13 @@ impl Tx {
     pub fn advanced(&mut self, head: &AdvancedHead, in_one: bool) {
         if let TxOn::Postgres(tx) = &mut self.on {
             tx.advanced(head, in_one);
+        }
+    }
+
+    /// The head was not where [`Tx::known_head`] said (nothing was written): it is forgotten.
+    pub fn missed(&mut self) {
+        if let TxOn::Postgres(tx) = &mut self.on {
+            tx.missed();
         }
     }
 
@@ -327,11 +335,12 @@ impl Store {
     }
 
     /// How many payouts of a group commit were written in one statement, their ledger head
-    /// known ([`Tx::known_head`]): always none on SQLite.
-    pub fn payouts_in_one(&self) -> u64 {
+    /// foreseen ([`Tx::known_head`]), and how many found it elsewhere and took two: always none
+    /// on SQLite.
+    pub fn payouts_foreseen(&self) -> (u64, u64) {
         match self {
-            Store::Sqlite(_) => 0,
-            Store::Postgres(store) => store.payouts_in_one(),
+            Store::Sqlite(_) => (0, 0),
+            Store::Postgres(store) => store.payouts_foreseen(),
         }
     }
 

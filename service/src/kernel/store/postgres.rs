@@ -100,6 +100,13 @@ impl PgTx {
         }
     }
 
+    /// [`super::Tx::missed`].
+    pub(super) fn missed(&mut self) {
+        if let Slot::Member(member) = &mut self.slot {
+            member.missed();
+        }
+    }
+
     /// [`super::Tx::advanced`].
     pub(super) fn advanced(&mut self, head: &AdvancedHead, in_one: bool) {
         if let Slot::Member(member) = &mut self.slot {
@@ -264,9 +271,10 @@ impl Postgres {
         self.groups.commits()
     }
 
-    /// How many payouts of a group commit were written in one statement, their head known.
-    pub fn payouts_in_one(&self) -> u64 {
-        self.groups.written_in_one()
+    /// How many payouts of a group commit were written in one statement, their head foreseen,
+    /// and how many found it elsewhere (and took two).
+    pub fn payouts_foreseen(&self) -> (u64, u64) {
+        self.groups.foreseen()
     }
 
     /// A place in this process's queue of each of `businesses`, taken in id order.

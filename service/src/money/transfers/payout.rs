@@ -315,8 +315,9 @@ fn check_before_writing(payout: &Payout) -> Result<(), Error> {
 
 /// The payout's transaction: the heads, the daily limit (not for a hold: its approval counts
 /// it) and the balances ([`open`]: one statement on PostgreSQL), then every row in one batch,
-/// the key's answer with them. Where the transaction knows the head ([`foresee`]), the rows are
-/// made first and written with the movement in one statement.
+/// the key's answer with them. Where the transaction foresees the head ([`foresee`]), the rows
+/// are made first and written with the movement in one statement, which writes nothing if the
+/// head is elsewhere (then the two statements follow).
 async fn write(
     tx: &mut Tx,
     context: &Context<'_>,
@@ -345,12 +346,16 @@ async fn write(
         entry: &entry,
     };
     let now = context.clock.now();
-    if let Some(foreseen) = foresee(tx, &opening, now)? {
+    // Only an intra-bank payout not held writes nothing but its rows and the key's answer
+    // (`kobo_store_postgres::batch::run_moving`).
+    let in_one = payout.recipient().is_some();
+    if let Some(foreseen) = foresee(tx, &opening, now)?.filter(|_| in_one) {
         let (transfer, batch) = rows(context, payout, &entry, &foreseen.heads, completion)?;
-        let done = foreseen.write(tx, &opening, batch).await?;
-        let done = written(tx, context, payout, done).await?;
-        foreseen.judge(tx, &payout.source, &opening, &done).await?;
-        return Ok(transfer);
+        let run = foreseen.write(tx, &opening, batch).await?;
+        if let Some(done) = written(tx, context, payout, run).await? {
+            foreseen.judge(tx, &payout.source, &opening, &done).await?;
+            return Ok(transfer);
+        }
     }
     let heads = open(tx, &payout.source, &opening, now).await?;
     let (transfer, batch) = rows(context, payout, &entry, &heads, completion)?;

@@ -244,15 +244,18 @@ async fn judge(
     Ok((heads, moved))
 }
 
-/// A payout whose transaction knows its business's ledger head before it moves anything
+/// A payout whose transaction foresees its business's ledger head before it moves anything
 /// ([`Tx::known_head`]: a member of its business's group commit after one that advanced it,
-/// whose transaction holds the head's row lock): its places and their times, foreseen, so that
-/// its rows are made before its first statement and written with its movement in one
-/// ([`Foreseen::write`]).
+/// whose transaction holds the head's row lock, or a group's first, from the head as the group
+/// before it left it): its places and their times, foreseen, so that its rows are made before
+/// its first statement and written with its movement in one ([`Foreseen::write`]), which
+/// writes nothing if the head is elsewhere.
 pub(crate) struct Foreseen<'a> {
     order: Vec<(&'a str, u32)>,
     changes: Changes<'a>,
     now: DateTime<Utc>,
+    /// The head's last sequence before the payout.
+    last_sequence: i64,
     /// The head as the movement must leave it.
     advanced: AdvancedHead,
     pub(crate) heads: Heads,
@@ -305,6 +308,7 @@ pub(crate) fn foresee<'a>(
         order,
         changes,
         now,
+        last_sequence: known.last_sequence,
         advanced,
         heads: Heads {
             source: first,
@@ -316,28 +320,30 @@ pub(crate) fn foresee<'a>(
 impl Foreseen<'_> {
     /// Moves the money and writes `batch` (made with [`Foreseen::heads`]) in one statement
     /// (`datastore::batch::run_moving`). The store's error is the caller's to answer (a
-    /// client reference taken meanwhile); then [`Foreseen::judge`] answers the movement.
+    /// client reference taken meanwhile); then [`Foreseen::judge`] answers the movement. `None`
+    /// when the head was not where foreseen: nothing was written, the transaction forgets the
+    /// head ([`Tx::missed`]), and the caller takes the two statements ([`open`]).
     pub(crate) async fn write(
         &self,
         tx: &mut Tx,
         opening: &Opening<'_>,
         batch: Batch,
-    ) -> Result<Result<HeadsAndMoney, StoreError>, Error> {
+    ) -> Result<Result<Option<HeadsAndMoney>, StoreError>, Error> {
         let places = ledger::places_in_order(&self.order)?;
         let balance_changes = self.changes.balance_changes();
         let money = money_of(tx, opening, &places, &balance_changes)?;
-        match datastore::batch::run_moving(tx, batch, &places, self.now, &money).await {
-            Ok(Some(done)) => Ok(Ok(done)),
-            Ok(None) => Err(Error::internal(
-                "a store that foresaw a head it cannot write",
-            )),
-            Err(error) => Ok(Err(error)),
+        let run =
+            datastore::batch::run_moving(tx, batch, &places, self.now, &money, self.last_sequence)
+                .await;
+        if let Ok(None) = run {
+            tx.missed();
         }
+        Ok(run)
     }
 
     /// What [`Foreseen::write`]'s statement decided, as [`open`] answers it; the head must
-    /// have moved to the places foreseen (the transaction held its lock: anything else is a
-    /// fault, and the payout is undone).
+    /// have moved to the places foreseen (the statement found it at the sequence foreseen: a
+    /// time elsewhere is a fault, and the payout is undone).
     pub(crate) async fn judge(
         &self,
         tx: &mut Tx,
