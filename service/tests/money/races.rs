@@ -416,21 +416,8 @@ async fn a_salary_run_from_one_account_pays_exactly_what_it_covers() {
     kit.credit(&token, &main, "1000.00").await;
     let salary = |n: usize| {
         let payee = n % payees.len();
-        Call::new(
-            Operation::FundsTransferApi.path(),
-            Some(&token),
-            json!({
-                "source_account_number": main,
-                "source_account_name": "Adaeze Foods Ltd",
-                "beneficiary_account_number": payees[payee],
-                "beneficiary_account_name": staff[payee],
-                "bank_code": "090823",
-                "amount": "30",
-                "narration": "Salary",
-                "transfer_type": "intra",
-            }),
-        )
-        .header("idempotency-key", format!("salary-{n}"))
+        let to = (payees[payee].as_str(), staff[payee].as_str());
+        intra_salary(&token, &main, to, "30", format!("salary-{n}"))
     };
     let replies = kit
         .race(std::slice::from_ref(&second), (0..40).map(salary).collect())
@@ -495,15 +482,7 @@ async fn a_salary_run_from_one_account_pays_exactly_what_it_covers() {
     {
         let answered = &reply.body["data"];
         let reference = answered["reference_number"].as_str().unwrap();
-        let stored = kit
-            .op(
-                Operation::GetTransferApi,
-                &token,
-                json!({"reference_number": reference}),
-            )
-            .await;
-        let stored = stored.expect(ResponseCode::Success);
-        assert_eq!(stored["created_at"], answered["created_at"], "{reference}");
+        assert_stored_as_answered(&kit, &token, answered).await;
         assert_eq!(
             debits.get(reference),
             Some(&answered["created_at"]),
@@ -541,23 +520,8 @@ async fn a_payout_that_finds_its_head_moved_pays_once_in_two_statements() {
         .clone();
     let payee = opened["account_number"].as_str().unwrap().to_owned();
     kit.credit(&token, &main, "1000.00").await;
-    let pay = |n: usize| {
-        Call::new(
-            Operation::FundsTransferApi.path(),
-            Some(&token),
-            json!({
-                "source_account_number": main,
-                "source_account_name": "Adaeze Foods Ltd",
-                "beneficiary_account_number": payee,
-                "beneficiary_account_name": "Adaeze Foods Ltd - Staff",
-                "bank_code": "090823",
-                "amount": "10",
-                "narration": "Salary",
-                "transfer_type": "intra",
-            }),
-        )
-        .header("idempotency-key", format!("one-by-one-{n}"))
-    };
+    let to = (payee.as_str(), "Adaeze Foods Ltd - Staff");
+    let pay = |n: usize| intra_salary(&token, &main, to, "10", format!("one-by-one-{n}"));
     let mut answers = Vec::new();
     let mut pay_and_count = async |n: usize| {
         let reply = kit.send(pay(n)).await;
@@ -574,21 +538,52 @@ async fn a_payout_that_finds_its_head_moved_pays_once_in_two_statements() {
     assert_eq!(pay_and_count(2).await, (1, 1), "the credit moved the head");
     assert_eq!(pay_and_count(3).await, (2, 1), "foreseen right again");
     for answer in &answers {
-        let reference = answer["reference_number"].as_str().unwrap();
-        let stored = kit
-            .op(
-                Operation::GetTransferApi,
-                &token,
-                json!({"reference_number": reference}),
-            )
-            .await;
-        assert_eq!(
-            stored.expect(ResponseCode::Success)["created_at"],
-            answer["created_at"],
-            "{reference}"
-        );
+        assert_stored_as_answered(&kit, &token, answer).await;
     }
     assert_eq!(balance_of(&kit, &main).await, "965.000000000");
     assert_eq!(balance_of(&kit, &payee).await, "40.000000000");
     kit.assert_ledger_balances().await;
+}
+
+/// A salary of `amount` from Adaeze Foods Ltd's `main` account to a Kobo account `to` (its
+/// number and name), under Idempotency-Key `key`.
+fn intra_salary<'a>(
+    token: &'a str,
+    main: &str,
+    to: (&str, &str),
+    amount: &str,
+    key: String,
+) -> Call<'a> {
+    Call::new(
+        Operation::FundsTransferApi.path(),
+        Some(token),
+        json!({
+            "source_account_number": main,
+            "source_account_name": "Adaeze Foods Ltd",
+            "beneficiary_account_number": to.0,
+            "beneficiary_account_name": to.1,
+            "bank_code": "090823",
+            "amount": amount,
+            "narration": "Salary",
+            "transfer_type": "intra",
+        }),
+    )
+    .header("idempotency-key", key)
+}
+
+/// The transfer as stored says it was posted when its payout's answer said.
+async fn assert_stored_as_answered(kit: &TestKit, token: &str, answered: &Value) {
+    let reference = answered["reference_number"].as_str().unwrap();
+    let stored = kit
+        .op(
+            Operation::GetTransferApi,
+            token,
+            json!({"reference_number": reference}),
+        )
+        .await;
+    assert_eq!(
+        stored.expect(ResponseCode::Success)["created_at"],
+        answered["created_at"],
+        "{reference}"
+    );
 }
