@@ -291,9 +291,8 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
 /// in one statement (`src/payout_in_one.sql`) where they take two: an intra-bank payout not
 /// held, to its own business's ledger alone (any other batch is refused). `None` when the head
 /// was elsewhere (nothing written, the head locked): the caller then takes the two statements.
-/// The caller checks that the head
-/// advanced to the places it wrote, and rolls back on any refusal (the batch's rows are written
-/// whatever the movement decided).
+/// The caller checks that the head advanced to the places it wrote, and rolls back on any
+/// refusal (the batch's rows are written whatever the movement decided).
 pub async fn run_moving(
     tx: &mut Tx,
     batch: Batch,

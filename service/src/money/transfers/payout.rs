@@ -348,8 +348,11 @@ async fn write(
     let now = context.clock.now();
     // Only an intra-bank payout not held writes nothing but its rows and the key's answer
     // (`kobo_store_postgres::batch::run_moving`).
-    let in_one = payout.recipient().is_some();
-    if let Some(foreseen) = foresee(tx, &opening, now)?.filter(|_| in_one) {
+    let foreseen = match payout.recipient() {
+        Some(_) => foresee(tx, &opening, now)?,
+        None => None,
+    };
+    if let Some(foreseen) = foreseen {
         let (transfer, batch) = rows(context, payout, &entry, &foreseen.heads, completion)?;
         let run = foreseen.write(tx, &opening, batch).await?;
         if let Some(done) = written(tx, context, payout, run).await? {

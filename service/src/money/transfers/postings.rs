@@ -143,15 +143,22 @@ pub(crate) async fn move_money(
         opening.source_places,
     );
     let now = ledger::to_the_microsecond(now)?;
-    ledger::check_balanced(&opening.entry.postings)?;
-    let mut changes = Changes::of(opening.entry);
-    if let Some(recipient) = opening.receiving {
-        changes = changes.receiving(&recipient.id);
-    }
+    let changes = changes_of(opening)?;
     match open_in_one(tx, opening, &order, &changes, now).await? {
         Some(opened) => Ok(opened),
         None => open_in_steps(tx, opening, &order, &changes, now).await,
     }
+}
+
+/// The balances `opening`'s entry changes, once it is seen to balance: an account it credits now
+/// must be active ([`Opening::receiving`]), as one it debits must.
+fn changes_of<'a>(opening: &Opening<'a>) -> Result<Changes<'a>, Error> {
+    ledger::check_balanced(&opening.entry.postings)?;
+    let changes = Changes::of(opening.entry);
+    Ok(match opening.receiving {
+        Some(recipient) => changes.receiving(&recipient.id),
+        None => changes,
+    })
 }
 
 /// The heads taken and the balances moved, or why an account refused.
@@ -252,6 +259,7 @@ async fn judge(
 /// writes nothing if the head is elsewhere.
 pub(crate) struct Foreseen<'a> {
     order: Vec<(&'a str, u32)>,
+    places: Vec<(&'a str, i64)>,
     changes: Changes<'a>,
     now: DateTime<Utc>,
     /// The head's last sequence before the payout.
@@ -282,11 +290,7 @@ pub(crate) fn foresee<'a>(
         return Ok(None);
     };
     let now = ledger::to_the_microsecond(now)?;
-    ledger::check_balanced(&opening.entry.postings)?;
-    let mut changes = Changes::of(opening.entry);
-    if let Some(recipient) = opening.receiving {
-        changes = changes.receiving(&recipient.id);
-    }
+    let changes = changes_of(opening)?;
     // As `advance_and_move.sql` moves a head: its first place at `now`, or just after the
     // last place's time if that is not before `now`.
     let places = i64::from(opening.source_places);
@@ -305,6 +309,7 @@ pub(crate) fn foresee<'a>(
     let first = ledger::first_place(&advanced, places)?
         .ok_or_else(|| Error::internal("a foreseen head without its time"))?;
     Ok(Some(Foreseen {
+        places: ledger::places_in_order(&order)?,
         order,
         changes,
         now,
@@ -329,12 +334,17 @@ impl Foreseen<'_> {
         opening: &Opening<'_>,
         batch: Batch,
     ) -> Result<Result<Option<HeadsAndMoney>, StoreError>, Error> {
-        let places = ledger::places_in_order(&self.order)?;
         let balance_changes = self.changes.balance_changes();
-        let money = money_of(tx, opening, &places, &balance_changes)?;
-        let run =
-            datastore::batch::run_moving(tx, batch, &places, self.now, &money, self.last_sequence)
-                .await;
+        let money = money_of(tx, opening, &self.places, &balance_changes)?;
+        let run = datastore::batch::run_moving(
+            tx,
+            batch,
+            &self.places,
+            self.now,
+            &money,
+            self.last_sequence,
+        )
+        .await;
         if let Ok(None) = run {
             tx.missed();
         }
@@ -351,7 +361,6 @@ impl Foreseen<'_> {
         opening: &Opening<'_>,
         done: &HeadsAndMoney,
     ) -> Result<(), Error> {
-        let places = ledger::places_in_order(&self.order)?;
         let head = ledger::advanced_head(&done.heads, opening.business_id)?;
         if (head.last_sequence, head.last_posted_micros)
             != (
@@ -367,7 +376,7 @@ impl Foreseen<'_> {
                 self.advanced.last_posted_micros
             )));
         }
-        let (_, moved) = judge(tx, opening, &self.order, &places, &self.changes, done).await?;
+        let (_, moved) = judge(tx, opening, &self.order, &self.places, &self.changes, done).await?;
         moved.map_err(|refusal| refusal_of(refusal, source, opening.receiving))?;
         tx.advanced(&self.advanced, true);
         Ok(())
