@@ -8,6 +8,15 @@ pub use kobo_store_postgres::request_budgets::Claimed;
 
 use super::{On, Store, StoreError};
 
+/// Whether `store` keeps budgets for every process on it: PostgreSQL's does; SQLite's store is
+/// one process's, which counts in memory.
+pub fn shared(store: &Store) -> bool {
+    match store.on() {
+        On::Sqlite(_) => false,
+        On::Postgres(_) => true,
+    }
+}
+
 /// Claims `units` requests of `credential`'s budget (`burst` of them, each costing `interval`),
 /// all or none; `None` on SQLite, whose budgets are the process's own.
 pub async fn claim(

@@ -277,7 +277,9 @@ impl ActivityLog {
                 if let Queued::Entry { at, activity, .. } = queued {
                     let entries = [(at, &activity)];
                     let _turn = store.write_turn().await;
-                    if let Err(error) = stored::record_activities(store, &entries).await {
+                    // Boxed: only when the writer is gone (docs/decisions.md, "Cold paths
+                    // boxed").
+                    if let Err(error) = Box::pin(stored::record_activities(store, &entries)).await {
                         log_unwritten(&entries, &chain(&error));
                     }
                 }

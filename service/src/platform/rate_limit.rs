@@ -85,6 +85,9 @@ impl RateLimiter {
     pub async fn spend(&self, store: &Store, principal: &Principal) -> Result<(), Error> {
         self.forget_idle_now_and_then();
         let key = credential_key(principal);
+        if !request_budgets::shared(store) {
+            return self.spend_here(&key);
+        }
         if let Some(answer) = self.answer_from_held(&key) {
             return answer;
         }
@@ -94,7 +97,8 @@ impl RateLimiter {
         if let Some(answer) = self.answer_from_held(&key) {
             return answer;
         }
-        match self.claim(store, &key).await {
+        // Boxed: one request in a lease's worth claims (docs/decisions.md, "Cold paths boxed").
+        match Box::pin(self.claim(store, &key)).await {
             Some(answer) => answer,
             None => self.spend_here(&key),
         }
@@ -337,6 +341,25 @@ mod tests {
         }
         let refused = limiter.spend(&store, &a).await.unwrap_err();
         assert_eq!(refused.code(), ResponseCode::TooManyRequests);
+    }
+
+    /// SQLite's store is one process's: a request spends from this process's count at once,
+    /// without the turn that claims from PostgreSQL's shared budget queue behind.
+    #[tokio::test]
+    async fn on_sqlite_a_request_spends_from_the_process_count_without_a_turn() {
+        let kit = crate::testkit::TestKit::sqlite().await;
+        let limiter = RateLimiter::new(RequestBudget {
+            per_minute: NonZeroU32::new(1).unwrap(),
+            burst: NonZeroU32::new(3).unwrap(),
+        });
+        let a = integration(&kit.business.business_id);
+        for _ in 0..3 {
+            limiter.spend(&kit.store, &a).await.unwrap();
+        }
+        let refused = limiter.spend(&kit.store, &a).await.unwrap_err();
+        assert_eq!(refused.code(), ResponseCode::TooManyRequests);
+        let turns = limiter.claiming.lock().unwrap().len();
+        assert_eq!(turns, 0, "no claim's turn was taken");
     }
 
     #[test]

@@ -288,7 +288,10 @@ async fn session_of(
     if let Some(session) = cache.get(id, epoch) {
         return Ok(session);
     }
-    let session = stored::find_for_token(store, id)
+    // Boxed: the read is the rare path, and its future, kept inline, would make every
+    // request's pipeline several kilobytes larger, copied at each await that moves it
+    // (docs/decisions.md, "Cold paths boxed").
+    let session = Box::pin(stored::find_for_token(store, id))
         .await?
         .ok_or_else(unauthenticated)?;
     let known = Arc::new(Known::of(session, now)?);
