@@ -95,3 +95,48 @@ pub(crate) async fn serve_page<P: Clone, T>(
     let page = serve(ctx, operation).await?;
     answer_page(Ok(page))
 }
+
+#[cfg(test)]
+mod tests {
+    use generated_server::{Api, CallRecord, Operation, ResponseCode, TokenFamily};
+
+    use crate::testkit::TestKit;
+
+    /// What every authenticated request's pipeline holds across its awaits, whatever its
+    /// operation: authentication and the answer's log entry. Their rare paths (a session read
+    /// from the store, a claim of the shared request budget, an entry written without the
+    /// log's writer) are boxed, so that their store futures, several kilobytes each, are not
+    /// part of every request's state, moved at each await (docs/decisions.md, "Cold paths
+    /// boxed"). A read put inline on these paths makes this fail.
+    #[tokio::test]
+    async fn every_requests_own_futures_stay_small() {
+        const MOST_BYTES: usize = 2048;
+        let kit = TestKit::sqlite().await;
+        let authenticate = kit
+            .api
+            .authenticate(TokenFamily::Dashboard, &kit.owner_token);
+        let authenticated = std::mem::size_of_val(&authenticate);
+        let principal = authenticate.await.expect("the owner's token is good");
+        let record = CallRecord {
+            operation: Operation::GetProfile,
+            family: Some(TokenFamily::Dashboard),
+            principal: Some(&principal),
+            http_status: 200,
+            response_code: ResponseCode::Success,
+            message: "Profile retrieved",
+            client_ip: std::net::Ipv4Addr::LOCALHOST.into(),
+            request_id: "r",
+            idempotency_key: None,
+            replayed: false,
+            recorded: false,
+        };
+        let on_response = kit.api.on_response(&record);
+        let logged = std::mem::size_of_val(&on_response);
+        on_response.await;
+        assert!(
+            authenticated <= MOST_BYTES && logged <= MOST_BYTES,
+            "authenticate's future is {authenticated} bytes, on_response's {logged}: at most \
+             {MOST_BYTES} each"
+        );
+    }
+}
