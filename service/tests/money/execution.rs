@@ -14,7 +14,7 @@ use kobo::platform::permissions::CHECKER_ROLE_ID;
 use kobo::testkit::{Call, StoreKind, TestKit, MEMBER_PASSWORD, OWNER_PASSWORD};
 use serde_json::{json, Value};
 
-use crate::support::{approval_kit, balance, otp, CHECKER};
+use crate::support::{approval_kit, balance, otp, until_a_statement_waits, CHECKER};
 
 const OWNER: &str = "adaeze.okafor@adaezefoods.ng";
 const MAIN: &str = "1000000014";
@@ -378,30 +378,6 @@ on_both_stores!(
     a_hold_over_the_whole_daily_limit_is_refused_at_once,
 );
 
-/// Waits (bounded) until a connection of the kit's database waits for a row lock, that is,
-/// until the operation under test is queued behind the transaction the test holds open.
-async fn until_someone_waits_for_a_lock(kit: &TestKit) -> bool {
-    for _ in 0..200 {
-        let waiting: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM pg_stat_activity \
-             WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        )
-        .persistent(false)
-        .fetch_one(kit.store.postgres_pool().unwrap())
-        .await
-        .unwrap();
-        if waiting > 0 {
-            return true;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
-    false
-}
-
-/// Item 1, the race (PostgreSQL): a freeze that commits while an approval runs. The freeze's
-/// transaction holds the account row when the approval reaches it; the approval waits for it
-/// and then refuses (`48`). Reading the status without a lock, it approved from the snapshot
-/// taken before the freeze committed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_approval_waits_for_a_freeze_in_flight_and_refuses() {
     let (kit, checker) = approval_kit(StoreKind::Postgres, "10000", "100").await;
@@ -419,7 +395,7 @@ async fn an_approval_waits_for_a_freeze_in_flight_and_refuses() {
         json!({"reference_number": transfer["reference_number"], "otp": code}),
     ));
     let freezing = async {
-        let waited = until_someone_waits_for_a_lock(&kit).await;
+        let waited = until_a_statement_waits(&kit).await;
         freeze.commit().await.unwrap();
         waited
     };

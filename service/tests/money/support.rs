@@ -51,10 +51,10 @@ pub async fn balance(kit: &TestKit, number: &str) -> String {
 }
 
 /// Waits until a statement of the server is waiting for a lock the test holds (PostgreSQL:
-/// a lock not granted, seen in `pg_locks`), for at most 5 s, or a moment for one to queue
-/// behind the test's write transaction (SQLite, whose waiters cannot be seen from outside).
-/// Whether one was seen; a server that does not wait (a defect the test is there to catch)
-/// is then judged by what it answers.
+/// a connection of the kit's own database waiting on a lock, seen in `pg_stat_activity`), for
+/// at most 5 s, or a moment for one to queue behind the test's write transaction (SQLite,
+/// whose waiters cannot be seen from outside). Whether one was seen; a server that does not
+/// wait (a defect the test is there to catch) is then judged by what it answers.
 pub async fn until_a_statement_waits(kit: &TestKit) -> bool {
     if kit.kind == StoreKind::Sqlite {
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
@@ -62,16 +62,25 @@ pub async fn until_a_statement_waits(kit: &TestKit) -> bool {
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while std::time::Instant::now() < deadline {
-        let waiting = kit
-            .sql("SELECT COUNT(*) FROM pg_locks WHERE NOT granted")
-            .int()
-            .await;
-        if waiting > 0 {
+        if statements_waiting(kit).await > 0 {
             return true;
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     false
+}
+
+/// How many connections of the kit's own database wait on a lock. Only its own: the
+/// server's other databases are other tests', run at the same time, and a wait of theirs
+/// (`pg_locks` counted every database's) once let a test commit its change before the
+/// payout it raced had even read.
+pub async fn statements_waiting(kit: &TestKit) -> i64 {
+    kit.sql(
+        "SELECT COUNT(*) FROM pg_stat_activity \
+         WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    )
+    .int()
+    .await
 }
 
 /// A payout's body from the main account of Adaeze Foods (`1000000014`), without an OTP.
@@ -85,4 +94,28 @@ pub fn payout_body(to: &str, name: &str, bank: &str, amount: &str) -> Value {
         "amount": amount,
         "transfer_type": if bank == "090823" { "intra" } else { "inter" },
     })
+}
+
+/// A lock wait in another test's database is not one of this kit's: the scenarios that
+/// commit their change once the server waits for it must not commit it on a wait of a test
+/// running alongside (`a_payout_to_an_account_closed_meanwhile_is_refused` failed in CI so:
+/// its account closed before the payout read it, and the payout rightly answered `06`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_in_another_database_is_not_the_kits() {
+    let ours = TestKit::postgres().await;
+    let theirs = TestKit::postgres().await;
+    let close = "UPDATE accounts SET status = 'closed' WHERE account_number = '1000000014'";
+    let mut holding = theirs.store.begin().await.unwrap();
+    theirs.sql(close).execute_in(&mut holding).await;
+    let waiter = tokio::spawn({
+        let pool = theirs.store.postgres_pool().unwrap().clone();
+        async move { sqlx::query(close).execute(&pool).await.unwrap() }
+    });
+    assert!(
+        until_a_statement_waits(&theirs).await,
+        "their statement never waited"
+    );
+    assert_eq!(statements_waiting(&ours).await, 0);
+    holding.commit().await.unwrap();
+    waiter.await.unwrap();
 }
