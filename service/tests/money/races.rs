@@ -545,6 +545,58 @@ async fn a_payout_that_finds_its_head_moved_pays_once_in_two_statements() {
     kit.assert_ledger_balances().await;
 }
 
+/// A group's first payout whose foreseen head is at the sequence foreseen but not at the time
+/// (no code moves a head's time alone; here the test does): its statement writes, the payout
+/// sees the head elsewhere than its rows say and is undone (`99`, nothing moved), and the
+/// guess is forgotten, so the next payout takes the two statements and pays. Before, the wrong
+/// guess was kept and every later payout of the business failed the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_head_foreseen_at_the_wrong_time_is_not_foreseen_again() {
+    let kit = TestKit::start(StoreKind::Postgres, roomy_budget()).await;
+    let token = kit.integration_token().await;
+    let main = kit.business.main_account_number.clone();
+    let opened = kit
+        .op(
+            Operation::CreateAccountApi,
+            &token,
+            json!({ "account_name": "Adaeze Foods Ltd - Staff" }),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    let payee = opened["account_number"].as_str().unwrap().to_owned();
+    kit.credit(&token, &main, "1000.00").await;
+    let to = (payee.as_str(), "Adaeze Foods Ltd - Staff");
+    let pay = |n: usize| intra_salary(&token, &main, to, "10", format!("wrong-time-{n}"));
+    kit.send(pay(0)).await.expect(ResponseCode::Success);
+    kit.send(pay(1)).await.expect(ResponseCode::Success);
+    assert_eq!(kit.store.payouts_foreseen(), (1, 0));
+    kit.sql(
+        "UPDATE ledger_heads SET last_posted_micros = last_posted_micros + 3600000000 \
+         WHERE business_id = $1",
+    )
+    .bind(&kit.business.business_id)
+    .execute()
+    .await;
+    kit.send(pay(2)).await.expect(ResponseCode::InternalError);
+    assert_eq!(
+        kit.store.payouts_foreseen(),
+        (1, 1),
+        "the guess counted as missed"
+    );
+    let answered = kit.send(pay(3)).await.expect(ResponseCode::Success).clone();
+    assert_stored_as_answered(&kit, &token, &answered).await;
+    kit.send(pay(4)).await.expect(ResponseCode::Success);
+    assert_eq!(
+        kit.store.payouts_foreseen(),
+        (2, 1),
+        "foreseen again from the next"
+    );
+    assert_eq!(balance_of(&kit, &main).await, "960.000000000");
+    assert_eq!(balance_of(&kit, &payee).await, "40.000000000");
+    kit.assert_ledger_balances().await;
+}
+
 /// A salary of `amount` from Adaeze Foods Ltd's `main` account to a Kobo account `to` (its
 /// number and name), under Idempotency-Key `key`.
 fn intra_salary<'a>(

@@ -353,7 +353,8 @@ impl Foreseen<'_> {
 
     /// What [`Foreseen::write`]'s statement decided, as [`open`] answers it; the head must
     /// have moved to the places foreseen (the statement found it at the sequence foreseen: a
-    /// time elsewhere is a fault, and the payout is undone).
+    /// time elsewhere is a fault, the payout is undone and the head no longer foreseen,
+    /// [`Tx::missed`]).
     pub(crate) async fn judge(
         &self,
         tx: &mut Tx,
@@ -368,6 +369,9 @@ impl Foreseen<'_> {
                 self.advanced.last_posted_micros,
             )
         {
+            // Not guessed again: a group's first member would otherwise foresee the same
+            // wrong time from the same remembered head, payout after payout.
+            tx.missed();
             return Err(Error::internal(format!(
                 "a payout's ledger head moved to {} at {:?}, not to {} at {:?} as foreseen",
                 head.last_sequence,
