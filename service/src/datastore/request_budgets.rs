@@ -8,31 +8,31 @@ pub use kobo_store_postgres::request_budgets::Claimed;
 
 use super::{On, Store, StoreError};
 
-/// Whether `store` keeps budgets for every process on it: PostgreSQL's does; SQLite's store is
+/// The budgets `store` keeps for every process on it: PostgreSQL's; `None` for SQLite's store,
 /// one process's, which counts in memory.
-pub fn shared(store: &Store) -> bool {
+pub fn shared(store: &Store) -> Option<SharedBudgets<'_>> {
     match store.on() {
-        On::Sqlite(_) => false,
-        On::Postgres(_) => true,
+        On::Sqlite(_) => None,
+        On::Postgres(pool) => Some(SharedBudgets(pool)),
     }
 }
 
-/// Claims `units` requests of `credential`'s budget (`burst` of them, each costing `interval`),
-/// all or none; `None` on SQLite, whose budgets are the process's own.
-pub async fn claim(
-    store: &Store,
-    credential: &str,
-    units: i64,
-    interval: TimeDelta,
-    burst: i64,
-) -> Result<Option<Claimed>, StoreError> {
-    match store.on() {
-        On::Sqlite(_) => Ok(None),
-        On::Postgres(pool) => {
-            kobo_store_postgres::request_budgets::claim(pool, credential, units, interval, burst)
-                .await
-                .map(Some)
-        }
+/// The request budgets of every process on one PostgreSQL database ([`shared`]).
+#[derive(Clone, Copy)]
+pub struct SharedBudgets<'a>(&'a kobo_store_postgres::Pool);
+
+impl SharedBudgets<'_> {
+    /// Claims `units` requests of `credential`'s budget (`burst` of them, each costing
+    /// `interval`), all or none.
+    pub async fn claim(
+        self,
+        credential: &str,
+        units: i64,
+        interval: TimeDelta,
+        burst: i64,
+    ) -> Result<Claimed, StoreError> {
+        kobo_store_postgres::request_budgets::claim(self.0, credential, units, interval, burst)
+            .await
     }
 }
 

@@ -24,7 +24,7 @@ use governor::{DefaultKeyedRateLimiter, Quota};
 
 use generated_server::ResponseCode;
 
-use crate::datastore::request_budgets::{self, Claimed};
+use crate::datastore::request_budgets::{self, Claimed, SharedBudgets};
 use crate::error::Error;
 use crate::kernel::config::RequestBudget;
 use crate::kernel::store::Store;
@@ -85,9 +85,9 @@ impl RateLimiter {
     pub async fn spend(&self, store: &Store, principal: &Principal) -> Result<(), Error> {
         self.forget_idle_now_and_then();
         let key = credential_key(principal);
-        if !request_budgets::shared(store) {
+        let Some(budgets) = request_budgets::shared(store) else {
             return self.spend_here(&key);
-        }
+        };
         if let Some(answer) = self.answer_from_held(&key) {
             return answer;
         }
@@ -98,7 +98,7 @@ impl RateLimiter {
             return answer;
         }
         // Boxed: one request in a lease's worth claims (docs/decisions.md, "Cold paths boxed").
-        match Box::pin(self.claim(store, &key)).await {
+        match Box::pin(self.claim(budgets, &key)).await {
             Some(answer) => answer,
             None => self.spend_here(&key),
         }
@@ -136,25 +136,16 @@ impl RateLimiter {
     }
 
     /// Claims from `key`'s shared budget: a lease, else a single request, else a refusal held
-    /// until the budget has room. `None` when the store keeps no shared budget (SQLite) or
-    /// does not answer.
-    async fn claim(&self, store: &Store, key: &str) -> Option<Result<(), Error>> {
+    /// until the budget has room. `None` when the database does not answer.
+    async fn claim(&self, budgets: SharedBudgets<'_>, key: &str) -> Option<Result<(), Error>> {
         let lease = lease_units(self.budget);
         let interval =
             chrono::TimeDelta::microseconds(60_000_000 / i64::from(self.budget.per_minute.get()));
         let burst = i64::from(self.budget.burst.get());
         let mut units = lease;
         loop {
-            let claimed = match request_budgets::claim(
-                store,
-                key,
-                i64::from(units),
-                interval,
-                burst,
-            )
-            .await
-            {
-                Ok(claimed) => claimed?,
+            let claimed = match budgets.claim(key, i64::from(units), interval, burst).await {
+                Ok(claimed) => claimed,
                 Err(error) => {
                     tracing::warn!(%error, "cannot claim from a shared request budget: counting in this process");
                     return None;
