@@ -506,20 +506,12 @@ async fn a_salary_run_from_one_account_pays_exactly_what_it_covers() {
 /// right again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_payout_that_finds_its_head_moved_pays_once_in_two_statements() {
-    let kit = TestKit::start(StoreKind::Postgres, roomy_budget()).await;
-    let token = kit.integration_token().await;
-    let main = kit.business.main_account_number.clone();
-    let opened = kit
-        .op(
-            Operation::CreateAccountApi,
-            &token,
-            json!({ "account_name": "Adaeze Foods Ltd - Staff" }),
-        )
-        .await
-        .expect(ResponseCode::Success)
-        .clone();
-    let payee = opened["account_number"].as_str().unwrap().to_owned();
-    kit.credit(&token, &main, "1000.00").await;
+    let OwnLedger {
+        kit,
+        token,
+        main,
+        payee,
+    } = own_ledger().await;
     let to = (payee.as_str(), "Adaeze Foods Ltd - Staff");
     let pay = |n: usize| intra_salary(&token, &main, to, "10", format!("one-by-one-{n}"));
     let mut answers = Vec::new();
@@ -552,20 +544,12 @@ async fn a_payout_that_finds_its_head_moved_pays_once_in_two_statements() {
 /// guess was kept and every later payout of the business failed the same way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_head_foreseen_at_the_wrong_time_is_not_foreseen_again() {
-    let kit = TestKit::start(StoreKind::Postgres, roomy_budget()).await;
-    let token = kit.integration_token().await;
-    let main = kit.business.main_account_number.clone();
-    let opened = kit
-        .op(
-            Operation::CreateAccountApi,
-            &token,
-            json!({ "account_name": "Adaeze Foods Ltd - Staff" }),
-        )
-        .await
-        .expect(ResponseCode::Success)
-        .clone();
-    let payee = opened["account_number"].as_str().unwrap().to_owned();
-    kit.credit(&token, &main, "1000.00").await;
+    let OwnLedger {
+        kit,
+        token,
+        main,
+        payee,
+    } = own_ledger().await;
     let to = (payee.as_str(), "Adaeze Foods Ltd - Staff");
     let pay = |n: usize| intra_salary(&token, &main, to, "10", format!("wrong-time-{n}"));
     kit.send(pay(0)).await.expect(ResponseCode::Success);
@@ -595,6 +579,38 @@ async fn a_head_foreseen_at_the_wrong_time_is_not_foreseen_again() {
     assert_eq!(balance_of(&kit, &main).await, "960.000000000");
     assert_eq!(balance_of(&kit, &payee).await, "40.000000000");
     kit.assert_ledger_balances().await;
+}
+
+/// A business on PostgreSQL paying its own staff account, on its own ledger alone: NGN 1,000
+/// in its main account `main`, its integration `token`, the `payee` account opened empty.
+struct OwnLedger {
+    kit: TestKit,
+    token: String,
+    main: String,
+    payee: String,
+}
+
+async fn own_ledger() -> OwnLedger {
+    let kit = TestKit::start(StoreKind::Postgres, roomy_budget()).await;
+    let token = kit.integration_token().await;
+    let main = kit.business.main_account_number.clone();
+    let opened = kit
+        .op(
+            Operation::CreateAccountApi,
+            &token,
+            json!({ "account_name": "Adaeze Foods Ltd - Staff" }),
+        )
+        .await
+        .expect(ResponseCode::Success)
+        .clone();
+    let payee = opened["account_number"].as_str().unwrap().to_owned();
+    kit.credit(&token, &main, "1000.00").await;
+    OwnLedger {
+        kit,
+        token,
+        main,
+        payee,
+    }
 }
 
 /// A salary of `amount` from Adaeze Foods Ltd's `main` account to a Kobo account `to` (its
