@@ -378,6 +378,10 @@ on_both_stores!(
     a_hold_over_the_whole_daily_limit_is_refused_at_once,
 );
 
+/// Item 1, the race (PostgreSQL): a freeze that commits while an approval runs. The freeze's
+/// transaction holds the account row when the approval reaches it; the approval waits for it
+/// and then refuses (`48`). Reading the status without a lock, it approved from the snapshot
+/// taken before the freeze committed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_approval_waits_for_a_freeze_in_flight_and_refuses() {
     let (kit, checker) = approval_kit(StoreKind::Postgres, "10000", "100").await;
