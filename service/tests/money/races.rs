@@ -506,14 +506,14 @@ async fn a_salary_run_from_one_account_pays_exactly_what_it_covers() {
 /// right again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_payout_that_finds_its_head_moved_pays_once_in_two_statements() {
+    let ledger = own_ledger().await;
     let OwnLedger {
         kit,
         token,
         main,
         payee,
-    } = own_ledger().await;
-    let to = (payee.as_str(), "Adaeze Foods Ltd - Staff");
-    let pay = |n: usize| intra_salary(&token, &main, to, "10", format!("one-by-one-{n}"));
+    } = &ledger;
+    let pay = |n: usize| ledger.salary(format!("one-by-one-{n}"));
     let mut answers = Vec::new();
     let mut pay_and_count = async |n: usize| {
         let reply = kit.send(pay(n)).await;
@@ -526,14 +526,14 @@ async fn a_payout_that_finds_its_head_moved_pays_once_in_two_statements() {
         (1, 0),
         "foreseen where the first left it"
     );
-    kit.credit(&token, &main, "5.00").await;
+    kit.credit(token, main, "5.00").await;
     assert_eq!(pay_and_count(2).await, (1, 1), "the credit moved the head");
     assert_eq!(pay_and_count(3).await, (2, 1), "foreseen right again");
     for answer in &answers {
-        assert_stored_as_answered(&kit, &token, answer).await;
+        assert_stored_as_answered(kit, token, answer).await;
     }
-    assert_eq!(balance_of(&kit, &main).await, "965.000000000");
-    assert_eq!(balance_of(&kit, &payee).await, "40.000000000");
+    assert_eq!(balance_of(kit, main).await, "965.000000000");
+    assert_eq!(balance_of(kit, payee).await, "40.000000000");
     kit.assert_ledger_balances().await;
 }
 
@@ -544,14 +544,14 @@ async fn a_payout_that_finds_its_head_moved_pays_once_in_two_statements() {
 /// guess was kept and every later payout of the business failed the same way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_head_foreseen_at_the_wrong_time_is_not_foreseen_again() {
+    let ledger = own_ledger().await;
     let OwnLedger {
         kit,
         token,
         main,
         payee,
-    } = own_ledger().await;
-    let to = (payee.as_str(), "Adaeze Foods Ltd - Staff");
-    let pay = |n: usize| intra_salary(&token, &main, to, "10", format!("wrong-time-{n}"));
+    } = &ledger;
+    let pay = |n: usize| ledger.salary(format!("wrong-time-{n}"));
     kit.send(pay(0)).await.expect(ResponseCode::Success);
     kit.send(pay(1)).await.expect(ResponseCode::Success);
     assert_eq!(kit.store.payouts_foreseen(), (1, 0));
@@ -569,25 +569,35 @@ async fn a_head_foreseen_at_the_wrong_time_is_not_foreseen_again() {
         "the guess counted as missed"
     );
     let answered = kit.send(pay(3)).await.expect(ResponseCode::Success).clone();
-    assert_stored_as_answered(&kit, &token, &answered).await;
+    assert_stored_as_answered(kit, token, &answered).await;
     kit.send(pay(4)).await.expect(ResponseCode::Success);
     assert_eq!(
         kit.store.payouts_foreseen(),
         (2, 1),
         "foreseen again from the next"
     );
-    assert_eq!(balance_of(&kit, &main).await, "960.000000000");
-    assert_eq!(balance_of(&kit, &payee).await, "40.000000000");
+    assert_eq!(balance_of(kit, main).await, "960.000000000");
+    assert_eq!(balance_of(kit, payee).await, "40.000000000");
     kit.assert_ledger_balances().await;
 }
 
 /// A business on PostgreSQL paying its own staff account, on its own ledger alone: NGN 1,000
-/// in its main account `main`, its integration `token`, the `payee` account opened empty.
+/// in its main account `main`, its integration `token`, the `payee` account (named
+/// [`STAFF`]) opened empty.
 struct OwnLedger {
     kit: TestKit,
     token: String,
     main: String,
     payee: String,
+}
+
+const STAFF: &str = "Adaeze Foods Ltd - Staff";
+
+impl OwnLedger {
+    /// A salary of NGN 10 from `main` to `payee`, under Idempotency-Key `key`.
+    fn salary(&self, key: String) -> Call<'_> {
+        intra_salary(&self.token, &self.main, (&self.payee, STAFF), "10", key)
+    }
 }
 
 async fn own_ledger() -> OwnLedger {
@@ -598,7 +608,7 @@ async fn own_ledger() -> OwnLedger {
         .op(
             Operation::CreateAccountApi,
             &token,
-            json!({ "account_name": "Adaeze Foods Ltd - Staff" }),
+            json!({ "account_name": STAFF }),
         )
         .await
         .expect(ResponseCode::Success)
