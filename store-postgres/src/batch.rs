@@ -292,7 +292,11 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
 /// held, to its own business's ledger alone (any other batch is refused). `None` when the head
 /// was elsewhere (nothing written, the head locked): the caller then takes the two statements.
 /// The caller checks that the head advanced to the places it wrote, and rolls back on any
-/// refusal (the batch's rows are written whatever the movement decided).
+/// refusal: the batch's rows are written whatever the movement decided, unless `holds_head`
+/// (the transaction held the head before the payout: [`crate::groups::Member::holds_head`]).
+/// Then the statement's gate first checks, from what it reads, every condition its writes
+/// check, and writes nothing (`None`) if one fails: a payout that would be refused writes
+/// nothing, and needs no savepoint to undo.
 pub async fn run_moving(
     tx: &mut Tx,
     batch: Batch,
@@ -300,6 +304,7 @@ pub async fn run_moving(
     now: DateTime<Utc>,
     money: &Money<'_>,
     foreseen: i64,
+    holds_head: bool,
 ) -> Result<Option<HeadsAndMoney>, StoreError> {
     let parts = parts_of(batch)?;
     if !parts.is_a_payouts() || businesses.len() != 1 {
@@ -309,7 +314,7 @@ pub async fn run_moving(
         )));
     }
     let Some((moved, claimed)) =
-        run_payout_in_one(tx, &parts, businesses, now, money, foreseen).await?
+        run_payout_in_one(tx, &parts, businesses, now, money, foreseen, holds_head).await?
     else {
         return Ok(None);
     };
@@ -687,7 +692,7 @@ async fn run_payout(tx: &mut Tx, parts: &Parts) -> Result<i64, StoreError> {
 
 /// A payout's movement and its batch's parts in one statement (`src/payout_in_one.sql`):
 /// [`run_moving`]. Returns what the movement decided, and the keys claimed; `None` when the head
-/// was not where foreseen.
+/// was not where foreseen, or (`holds_head`) the gate found the payout would be refused.
 async fn run_payout_in_one(
     tx: &mut Tx,
     parts: &Parts,
@@ -695,6 +700,7 @@ async fn run_payout_in_one(
     now: DateTime<Utc>,
     money: &Money<'_>,
     foreseen: i64,
+    holds_head: bool,
 ) -> Result<Option<(HeadsAndMoney, i64)>, StoreError> {
     let (transactions, transfers, events, claims) = (
         &parts.transactions,
@@ -783,7 +789,8 @@ async fn run_payout_in_one(
         &claims.request_hashes,
         &claims.data,
         &claims.ats,
-        foreseen
+        foreseen,
+        holds_head
     )
     .fetch_all(&mut **tx)
     .await?;
@@ -931,7 +938,8 @@ mod tests {
     /// `payout_in_one.sql`'s statement is `advance_and_move.sql`'s parts, then
     /// `payout_batch.sql`'s with their parameters numbered on after the first's 13, then the
     /// first's last `SELECT` with the keys claimed, and the lines marked `as foreseen` (which
-    /// make it write nothing unless the head is where the payout foresaw it): a change to
+    /// make it write nothing unless the head is where the payout foresaw it and, for a
+    /// transaction that held it, unless the gate finds nothing would refuse): a change to
     /// either statement that is not made to the fused one fails here.
     #[test]
     fn a_payout_in_one_is_its_two_statements() {
@@ -960,8 +968,9 @@ mod tests {
             .filter(|line| line.ends_with(" -- as foreseen"))
             .count();
         assert_eq!(
-            foreseen, 6,
-            "the head's condition, the place's, each insert's"
+            foreseen, 30,
+            "the gate's 23 lines and its condition on the head, the head's condition, the \
+             place's, each insert's"
         );
         let written: String = written
             .lines()

@@ -6,9 +6,11 @@
 //! payouts of one business take turns ([`Groups::begin`]) and share a transaction: a payout
 //! that finishes while others of its business wait for the turn leaves the transaction open
 //! for them and waits for its commit; the last of the group (no payout waiting, or
-//! [`GROUP_MAX`] reached) commits for all. Each payout after the group's first works inside a
-//! savepoint of its own, so that one which is refused, fails or is dropped undoes only its
-//! own work. SQLite's writer does the same for the whole database (`kobo-store-sqlite`'s
+//! [`GROUP_MAX`] reached) commits for all. A payout after the group's first undoes only its
+//! own work when it is refused, fails or is dropped: it sets a savepoint of its own before its
+//! statements ([`Member::guard`]), unless its one statement writes everything or nothing
+//! (a payout whose places are foreseen: `payout_in_one.sql`'s gate), which then needs none
+//! ([`Undo`]). SQLite's writer does the same for the whole database (`kobo-store-sqlite`'s
 //! `writer`).
 //!
 //! What a payout is told is what is on disk: its `commit` returns only after the group's
@@ -36,10 +38,10 @@ use kobo_store::ledger::AdvancedHead;
 
 use crate::{Pool, StoreError, Tx};
 
-/// The most payouts one commit makes durable. Each member after the first is a
-/// subtransaction, and PostgreSQL keeps 64 of a transaction's in shared memory before every
-/// other snapshot must look them up on disk; with a long queue, a group's first member also
-/// waits for the work of every other: this bounds both.
+/// The most payouts one commit makes durable. A member after the first may be a
+/// subtransaction (its savepoint), and PostgreSQL keeps 64 of a transaction's in shared memory
+/// before every other snapshot must look them up on disk; with a long queue, a group's first
+/// member also waits for the work of every other: this bounds both.
 pub const GROUP_MAX: usize = 32;
 
 /// This process's turns at its businesses' payouts.
@@ -115,6 +117,8 @@ struct Counts {
     committed: AtomicU64,
     in_one: AtomicU64,
     missed: AtomicU64,
+    /// Savepoints set by members ([`Member::guard`]).
+    savepoints: AtomicU64,
 }
 
 /// One business's turn.
@@ -157,27 +161,37 @@ pub struct Member {
     turn: Arc<Turn>,
     /// The group's head when the member joined, for its work undone.
     head_before: Option<AdvancedHead>,
+    undo: Undo,
+}
+
+/// How a member's own work is undone if it does not commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Undo {
+    /// The group's first: its work is the whole transaction, rolled back.
+    Whole,
+    /// By its savepoint ([`Member::guard`]).
+    Savepoint,
+    /// Nothing to undo: a member after the first, without a savepoint, that has written
+    /// nothing (none of its statements yet, or only ones that wrote nothing:
+    /// [`Member::wrote_nothing`]).
+    Nothing,
+    /// Only with the whole group: a member after the first that ran a statement without a
+    /// savepoint ([`Member::tx`] before [`Member::guard`]), which may have written. If it
+    /// does not commit, the group fails: every member is told so, none of it is kept.
+    Group,
 }
 
 impl Groups {
-    /// Waits for business `business_id`'s turn and joins its open transaction (a savepoint),
-    /// or begins one (`Pool::begin_payout`, holding the business's standing lock).
+    /// Waits for business `business_id`'s turn and joins its open transaction (nothing is
+    /// sent: the member sets its savepoint when it needs one, [`Member::guard`]), or begins
+    /// one (`Pool::begin_payout`, holding the business's standing lock).
     pub async fn begin(&self, pool: &Pool, business_id: &str) -> Result<Member, StoreError> {
         let turn = self.turn(business_id);
         let waiting = Waiting::new(&turn.waiting);
         let mut group = Arc::clone(&turn.group).lock_owned().await;
         drop(waiting);
-        match &mut group.open {
-            Some(open) => {
-                if let Err(error) = sqlx::raw_sql("SAVEPOINT member")
-                    .execute(&mut *open.tx)
-                    .await
-                {
-                    let error = StoreError::from(error);
-                    fail(&mut group, &error);
-                    return Err(error);
-                }
-            }
+        let undo = match &group.open {
+            Some(_) => Undo::Nothing,
             None => {
                 let tx = pool.begin_payout(Some(business_id)).await?;
                 group.serial += 1;
@@ -188,13 +202,15 @@ impl Groups {
                     done: Vec::new(),
                     head: guess,
                 });
+                Undo::Whole
             }
-        }
+        };
         let head_before = group.open.as_ref().and_then(|open| open.head.clone());
         Ok(Member {
             group,
             turn,
             head_before,
+            undo,
         })
     }
 
@@ -213,6 +229,11 @@ impl Groups {
             self.counts.in_one.load(Ordering::SeqCst),
             self.counts.missed.load(Ordering::SeqCst),
         )
+    }
+
+    /// How many savepoints members set ([`Member::guard`]).
+    pub fn savepoints(&self) -> u64 {
+        self.counts.savepoints.load(Ordering::SeqCst)
     }
 
     /// The turn of `business_id`, shared while in use.
@@ -251,9 +272,60 @@ impl Groups {
 }
 
 impl Member {
-    /// The group's transaction, for the member's statements.
+    /// The group's transaction, for the member's statements. Before [`Member::guard`], a
+    /// member after the group's first has no savepoint: what it runs then can be undone only
+    /// with the group ([`Undo::Group`]) unless it wrote nothing ([`Member::wrote_nothing`]).
     pub fn tx(&mut self) -> &mut Tx {
+        if self.undo == Undo::Nothing {
+            self.undo = Undo::Group;
+        }
         &mut self.open_mut().tx
+    }
+
+    /// Sets the member's savepoint, if it is after the group's first and has none, so that its
+    /// statements from now on can be undone alone. A member that already ran a statement
+    /// without one cannot ([`Undo::Group`]): that is an error, and the group fails.
+    pub async fn guard(&mut self) -> Result<(), StoreError> {
+        match self.undo {
+            Undo::Whole | Undo::Savepoint => Ok(()),
+            Undo::Group => {
+                let error = unguarded();
+                fail(&mut self.group, &error);
+                Err(error)
+            }
+            Undo::Nothing => {
+                let set = sqlx::raw_sql("SAVEPOINT member")
+                    .execute(&mut *self.open_mut().tx)
+                    .await;
+                if let Err(error) = set {
+                    let error = StoreError::from(error);
+                    fail(&mut self.group, &error);
+                    return Err(error);
+                }
+                self.turn.counts.savepoints.fetch_add(1, Ordering::SeqCst);
+                self.undo = Undo::Savepoint;
+                Ok(())
+            }
+        }
+    }
+
+    /// The member's statements since it joined, run without a savepoint, wrote nothing (each
+    /// answered so: `payout_in_one.sql` when its gate or its head refuses): it has nothing to
+    /// undo, and can still set a savepoint.
+    pub fn wrote_nothing(&mut self) {
+        if self.undo == Undo::Group {
+            self.undo = Undo::Nothing;
+        }
+    }
+
+    /// Whether the group's transaction held the business's ledger head before this member
+    /// joined: a member after the group's first, after one that advanced the head. Nobody
+    /// else can then move what every writer moves under the head (its daily total, its
+    /// transfers' client references, its accounts' balances), so the member's statement can
+    /// check beforehand that it will write everything or nothing (`payout_in_one.sql`'s
+    /// gate), and needs no savepoint.
+    pub fn holds_head(&self) -> bool {
+        !self.first() && self.head_before.is_some()
     }
 
     fn open(&self) -> &Open {
@@ -303,11 +375,8 @@ impl Member {
     }
 
     /// Whether the member began the group: then nobody else's work is in the transaction.
-    /// Every later member works inside a savepoint of its own, set when it joined (members
-    /// are added to `done` only by the turn's holder, so this holds for a member's whole
-    /// turn).
     fn first(&self) -> bool {
-        self.open().done.is_empty()
+        self.undo == Undo::Whole
     }
 
     /// Returns once the member's work is committed: by this member, or, while other payouts
@@ -348,12 +417,21 @@ impl Member {
     }
 
     /// Undoes the member's own work and goes on in the transaction, for a member after the
-    /// group's first (its savepoint): what the members before it wrote can then be read in
-    /// it. `false` for the group's first, whose work is not undone (nobody else's is in the
-    /// transaction: what it conflicts with was committed, and the pool reads it).
+    /// group's first (its savepoint, or nothing if it wrote nothing): what the members before
+    /// it wrote can then be read in it. `false` for the group's first, whose work is not undone
+    /// (nobody else's is in the transaction: what it conflicts with was committed, and the
+    /// pool reads it), and for a member whose work only the group's can undo ([`Undo::Group`]:
+    /// it is left as it is, and fails the group unless it commits).
     pub async fn undo_own_work(&mut self) -> Result<bool, StoreError> {
-        if self.first() {
-            return Ok(false);
+        match self.undo {
+            Undo::Whole | Undo::Group => return Ok(false),
+            Undo::Nothing => {
+                // Nothing was written, but the head may have been forgotten meanwhile.
+                let before = self.head_before.clone();
+                self.open_mut().head = before;
+                return Ok(true);
+            }
+            Undo::Savepoint => {}
         }
         if let Err(error) = sqlx::raw_sql("ROLLBACK TO SAVEPOINT member")
             .execute(&mut *self.open_mut().tx)
@@ -370,16 +448,24 @@ impl Member {
     }
 
     /// Undoes the member's work: the whole transaction for a group's first member, its own
-    /// savepoint for another, after which the group's other members' work is committed unless
-    /// payouts wait to go on in it.
+    /// for another (its savepoint, or nothing), after which the group's other members' work
+    /// is committed unless payouts wait to go on in it. A member whose work only the group's
+    /// can undo fails the group ([`Undo::Group`]).
     pub async fn rollback(mut self) -> Result<(), StoreError> {
-        if self.first() {
-            let open = self
-                .group
-                .open
-                .take()
-                .expect("a member's transaction is open");
-            return Ok(open.tx.rollback().await?);
+        match self.undo {
+            Undo::Whole => {
+                let open = self
+                    .group
+                    .open
+                    .take()
+                    .expect("a member's transaction is open");
+                return Ok(open.tx.rollback().await?);
+            }
+            Undo::Group => {
+                fail(&mut self.group, &unguarded());
+                return Ok(());
+            }
+            Undo::Savepoint | Undo::Nothing => {}
         }
         self.undo_own_work().await?;
         if self.turn.waiting.load(Ordering::SeqCst) == 0 {
@@ -392,11 +478,20 @@ impl Member {
     /// [`Member::rollback`] for a member dropped without a commit (a refusal, an error, a
     /// caller gone).
     pub fn abandon(mut self) {
-        if self.first() {
+        match self.undo {
             // The group's first: nobody else's work is in the transaction, which is dropped
             // (the driver queues its rollback).
-            drop(self.group.open.take());
-            return;
+            Undo::Whole => {
+                drop(self.group.open.take());
+                return;
+            }
+            // A statement may be in flight, or have written: only the group's rollback undoes
+            // it.
+            Undo::Group => {
+                fail(&mut self.group, &unguarded());
+                return;
+            }
+            Undo::Savepoint | Undo::Nothing => {}
         }
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
@@ -456,6 +551,16 @@ fn fail(group: &mut Group, error: &StoreError) {
     if let Some(open) = group.open.take() {
         tell_failed(open.done, error);
     }
+}
+
+/// Why a group failed when a member that wrote without a savepoint did not commit. Its
+/// members' work was not kept, and each may be sent again: the database unavailable (`97`,
+/// retry).
+fn unguarded() -> StoreError {
+    StoreError::Unavailable(sqlx::Error::Io(std::io::Error::other(
+        "a payout of the group, written without a savepoint, was not committed: the group \
+         was rolled back",
+    )))
 }
 
 /// Fails each of `members` with `error` as another member sees it: the database unavailable

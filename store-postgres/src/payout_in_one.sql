@@ -10,11 +10,49 @@
 -- foresaw it ($79, its last sequence before the payout): it then answers no row, having only
 -- locked the head, and the caller takes the two statements. The batch's rows are otherwise
 -- written whatever the movement decided: a refused payout is rolled back by its caller.
+--
+-- Unless the transaction held the head before the payout ($80: a member of the group after one
+-- that advanced it, `Member::holds_head`), which then has no savepoint to roll back to. The
+-- gate first checks, from what the statement reads, every condition its writes check: each
+-- account can take its change, the business is active with room under its limit on the day
+-- of the payout's first place, the client reference is free, the key unclaimed. If one fails,
+-- the head is not advanced and nothing is written: the caller then sets its savepoint and
+-- takes the two statements, which answer the refusal. What the gate reads cannot change before
+-- the writes: every writer of a business's daily total, references and balances takes its
+-- head first, and the business's status and limit stand under its standing lock. Only an
+-- account frozen, or a key claimed by another process, between the statement's snapshot and
+-- its writes can still make one refuse after the gate passed: the caller then sees a refusal
+-- with the rows written, and fails the whole group (nothing of it kept, each member told to
+-- retry).
 WITH
+gate AS MATERIALIZED ( -- as foreseen
+  SELECT NOT $80::boolean OR ( -- as foreseen
+    (SELECT count(*) FROM unnest($9::uuid[], $10::bigint[], $11::boolean[]) -- as foreseen
+        AS c (id, amount, must_be_active) -- as foreseen
+      JOIN accounts a ON a.id = c.id -- as foreseen
+      WHERE a.balance + c.amount >= 0 AND a.balance + c.amount <= $12 -- as foreseen
+        AND (a.status = 'active' OR NOT c.must_be_active)) = cardinality($9::uuid[]) -- as foreseen
+    AND (NOT ($13::boolean OR $7::bigint IS NOT NULL) OR EXISTS ( -- as foreseen
+      SELECT 1 FROM businesses b, ledger_heads h -- as foreseen
+      WHERE b.id = $5::uuid AND b.status = 'active' AND h.business_id = $5::uuid -- as foreseen
+        AND ($7::bigint IS NULL OR ($7::bigint <= COALESCE(b.daily_transfer_limit, $8::bigint) -- as foreseen
+          AND $7::bigint + COALESCE((SELECT d.amount FROM daily_transfer_totals d -- as foreseen
+              WHERE d.business_id = $5::uuid AND d.day = DATE '1970-01-01' -- as foreseen
+                + ((GREATEST(h.last_posted_micros + 1, $2) + 3600000000) / 86400000000)::int), -- as foreseen
+            0) <= COALESCE(b.daily_transfer_limit, $8::bigint))))) -- as foreseen
+    AND NOT EXISTS (SELECT 1 FROM unnest($37::uuid[], $39::text[]) AS r (business_id, reference) -- as foreseen
+      JOIN transfers t ON t.reference = r.reference AND t.business_id = r.business_id) -- as foreseen
+    AND NOT EXISTS (SELECT 1 FROM unnest($73::uuid[], $74::text[], $75::text[]) -- as foreseen
+        AS k (business_id, operation, idempotency_key) -- as foreseen
+      JOIN idempotency_keys i ON i.business_id = k.business_id AND i.operation = k.operation -- as foreseen
+        AND i.idempotency_key = k.idempotency_key AND i.created_at >= $72::timestamptz) -- as foreseen
+  ) AS ok -- as foreseen
+), -- as foreseen
 heads AS (
   INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at, last_posted_micros)
   SELECT h.business_id, h.places, $1, $2 + h.places - 1
   FROM unnest($3::uuid[], $4::bigint[]) WITH ORDINALITY AS h (business_id, places, n)
+  WHERE (SELECT ok FROM gate) -- as foreseen
   ORDER BY h.n
   ON CONFLICT (business_id) DO UPDATE SET
     last_sequence = ledger_heads.last_sequence + excluded.last_sequence,

@@ -32,10 +32,10 @@ async fn numbers(pool: &Pool, table: &str) -> Vec<i32> {
 }
 
 /// Nine payouts queue behind one that holds its business's turn. The first leaves the
-/// transaction open for them; of the nine, a third commit, a third roll back, and a third
-/// fail a statement and are dropped (as a refused payout is): what is kept is exactly the
-/// committed members' work, in one `COMMIT` for more than one payout, and every member that
-/// committed was told so only once its work was durable.
+/// transaction open for them; of the nine, each inside its savepoint, a third commit, a third
+/// roll back, and a third fail a statement and are dropped (as a refused payout is): what is
+/// kept is exactly the committed members' work, in one `COMMIT` for more than one payout, and
+/// every member that committed was told so only once its work was durable.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn queued_payouts_share_a_commit_and_each_undoes_only_its_own() {
     let db = TestDb::empty().await;
@@ -56,6 +56,7 @@ async fn queued_payouts_share_a_commit_and_each_undoes_only_its_own() {
             let (groups, pool, business) = (groups.clone(), db.pool.clone(), business.clone());
             tokio::spawn(async move {
                 let mut member = groups.begin(&pool, &business).await.unwrap();
+                member.guard().await.unwrap();
                 sqlx::query("INSERT INTO paid VALUES ($1)")
                     .bind(n)
                     .execute(&mut **member.tx())
@@ -92,6 +93,115 @@ async fn queued_payouts_share_a_commit_and_each_undoes_only_its_own() {
     assert_eq!(payouts, 4 + 1, "the committed members and the lone payout");
     assert!(commits < payouts, "{commits} commits for {payouts} payouts");
     db.finish().await;
+}
+
+/// Members after the group's first join it without a savepoint, as a payout whose one
+/// statement writes everything or nothing does: the even ones write and commit without one;
+/// the odd ones' first statement writes nothing (a gate that refused), after which each sets
+/// its savepoint, writes, and rolls back (a refusal). What is kept is exactly the even ones'
+/// work, and a savepoint was set only for the odd ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn members_that_write_everything_or_nothing_need_no_savepoint() {
+    let db = TestDb::empty().await;
+    db.pool
+        .inner()
+        .execute("CREATE TABLE paid (n INT PRIMARY KEY)")
+        .await
+        .unwrap();
+    let groups = Arc::new(Groups::default());
+    let business = new_id();
+    let mut first = groups.begin(&db.pool, &business).await.unwrap();
+    insert(&mut first, 0).await;
+    let queued: Vec<_> = (1..=6)
+        .map(|n: i32| {
+            let (groups, pool, business) = (groups.clone(), db.pool.clone(), business.clone());
+            tokio::spawn(async move {
+                let mut member = groups.begin(&pool, &business).await.unwrap();
+                let written = sqlx::query("INSERT INTO paid SELECT $1 WHERE $1 % 2 = 0")
+                    .bind(n)
+                    .execute(&mut **member.tx())
+                    .await
+                    .unwrap();
+                if written.rows_affected() == 1 {
+                    return member.commit().await.map(|()| true).unwrap();
+                }
+                member.wrote_nothing();
+                member.guard().await.unwrap();
+                insert(&mut member, n).await;
+                member.rollback().await.map(|()| false).unwrap()
+            })
+        })
+        .collect();
+    until_waiting(&groups, &business, 6).await;
+    first.commit().await.unwrap();
+    let mut committed = 0;
+    for member in queued {
+        committed += usize::from(member.await.unwrap());
+    }
+    assert_eq!(committed, 3);
+    assert_eq!(numbers(&db.pool, "paid").await, vec![0, 2, 4, 6]);
+    assert_eq!(
+        groups.savepoints(),
+        3,
+        "one for each member that was refused"
+    );
+    db.finish().await;
+}
+
+/// A member after the group's first that ran a statement without a savepoint, and then does
+/// not commit (its payout refused after writing, its caller gone mid-statement): its work can
+/// be undone only with the group's. The group fails: the members before it, which had left
+/// their work to the group's commit, are told it failed, and nothing of the group is kept; the
+/// next payout begins a group of its own. The members queue one after another, so that the
+/// one that fails comes last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_member_that_wrote_without_a_savepoint_and_did_not_commit_fails_its_group() {
+    let db = TestDb::empty().await;
+    db.pool
+        .inner()
+        .execute("CREATE TABLE paid (n INT PRIMARY KEY)")
+        .await
+        .unwrap();
+    let groups = Arc::new(Groups::default());
+    let business = new_id();
+    let mut first = groups.begin(&db.pool, &business).await.unwrap();
+    insert(&mut first, 0).await;
+    let mut queued = Vec::new();
+    for n in 1..=3 {
+        let (its_groups, pool, its_business) = (groups.clone(), db.pool.clone(), business.clone());
+        queued.push(tokio::spawn(async move {
+            let mut member = its_groups.begin(&pool, &its_business).await.unwrap();
+            insert(&mut member, n).await;
+            if n < 3 {
+                return member.commit().await;
+            }
+            member.abandon();
+            Ok(())
+        }));
+        until_waiting(&groups, &business, n as usize).await;
+    }
+    assert!(
+        first.commit().await.is_err(),
+        "the first member's work is not kept"
+    );
+    for (n, member) in queued.into_iter().enumerate().take(2) {
+        let told = member.await.unwrap();
+        assert!(told.is_err(), "member {} was told {told:?}", n + 1);
+    }
+    assert!(numbers(&db.pool, "paid").await.is_empty());
+    let mut next = groups.begin(&db.pool, &business).await.unwrap();
+    insert(&mut next, 7).await;
+    next.commit().await.unwrap();
+    assert_eq!(numbers(&db.pool, "paid").await, vec![7]);
+    db.finish().await;
+}
+
+async fn insert(member: &mut kobo_store_postgres::groups::Member, n: i32) {
+    sqlx::query("INSERT INTO paid VALUES ($1)")
+        .bind(n)
+        .execute(&mut **member.tx())
+        .await
+        .unwrap();
 }
 
 /// A group whose `COMMIT` fails: no member is told its work is committed, none of it is kept,

@@ -19,7 +19,9 @@ pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
 /// `foreseen`): the movement of `datastore::ledger::advance_and_move` and `batch`, written with
 /// the places that head gives, in one statement on PostgreSQL
 /// (`kobo_store_postgres::batch::run_moving`). `None` when the head was elsewhere and nothing
-/// was written, and on SQLite, which foresees no head: the caller takes the two steps.
+/// was written, and on SQLite, which foresees no head: the caller takes the two steps. A
+/// transaction that held the head before ([`Tx::holds_head`]) writes nothing either if the
+/// payout would be refused.
 pub async fn run_moving(
     tx: &mut Tx,
     batch: Batch,
@@ -28,11 +30,14 @@ pub async fn run_moving(
     money: &Money<'_>,
     foreseen: i64,
 ) -> Result<Option<HeadsAndMoney>, StoreError> {
+    let holds_head = tx.holds_head(money.business_id);
     match tx.on() {
         On::Sqlite(_) => Ok(None),
         On::Postgres(tx) => {
-            kobo_store_postgres::batch::run_moving(tx, batch, businesses, now, money, foreseen)
-                .await
+            kobo_store_postgres::batch::run_moving(
+                tx, batch, businesses, now, money, foreseen, holds_head,
+            )
+            .await
         }
     }
 }

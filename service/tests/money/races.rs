@@ -388,7 +388,8 @@ fn both_ways<'a>(token: &'a str, from: (&str, &str), to: (&str, &str), n: usize)
 /// A salary run: payouts from one account to others of its business, all at once from two
 /// processes, more than its balance covers. Each process's queued payouts of the business
 /// share a transaction and its `COMMIT` (`kobo_store_postgres::groups`), the refused ones
-/// undoing only their own work inside it: exactly as many are paid as the balance covers, every
+/// undoing only their own work inside it (and only they setting a savepoint to undo it):
+/// exactly as many are paid as the balance covers, every
 /// other one is refused and moves nothing, each answer is the one its key replays, the
 /// ledger balances with gapless sequences, and fewer commits than payouts were made.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -460,6 +461,15 @@ async fn a_salary_run_from_one_account_pays_exactly_what_it_covers() {
     // was stored: its transfer's time, and its debit's, at the place the head gave it.
     let in_one = kit.store.payouts_foreseen().0 + second.api.store().payouts_foreseen().0;
     assert!(in_one > 0, "no payout was written in one statement");
+    // Such a member's statement first checks that it will write everything or nothing, and
+    // needs no savepoint: only a member that is refused sets one, to be refused in the two
+    // statements.
+    let savepoints = kit.store.payout_savepoints() + second.api.store().payout_savepoints();
+    let refused = (replies.len() - paid) as u64;
+    assert!(
+        savepoints <= refused,
+        "{savepoints} savepoints for {refused} refusals"
+    );
     let mut debits = std::collections::HashMap::new();
     let mut body = json!({"limit": 50});
     loop {

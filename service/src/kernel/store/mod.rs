@@ -118,6 +118,38 @@ impl Tx {
         }
     }
 
+    /// Whether the transaction holds business `business_id`'s ledger head from before its own
+    /// work: on PostgreSQL, a payout in its business's group commit after one that advanced
+    /// the head (`kobo_store_postgres::groups::Member::holds_head`). Its one statement then
+    /// checks first that it will write everything or nothing, and runs without a savepoint.
+    pub fn holds_head(&self, business_id: &str) -> bool {
+        match &self.on {
+            TxOn::Sqlite(_) => false,
+            TxOn::Postgres(tx) => tx.holds_head(business_id),
+        }
+    }
+
+    /// Makes this transaction's work from now on undoable alone: on PostgreSQL, a payout in
+    /// its business's group commit after the group's first sets its savepoint, which it
+    /// joined without. Needed before any statement that may write and then be refused; a
+    /// payout whose one statement writes everything or nothing ([`Tx::holds_head`]) runs
+    /// that statement before it, and calls it only if it wrote nothing
+    /// ([`Tx::wrote_nothing`]). Without it, a member that does not commit fails its group.
+    pub async fn guard(&mut self) -> Result<(), StoreError> {
+        match &mut self.on {
+            TxOn::Sqlite(_) => Ok(()),
+            TxOn::Postgres(tx) => tx.guard().await,
+        }
+    }
+
+    /// The statements this transaction ran since it began wrote nothing (a statement whose
+    /// gate refused, [`Tx::holds_head`]): it can still be guarded ([`Tx::guard`]).
+    pub fn wrote_nothing(&mut self) {
+        if let TxOn::Postgres(tx) = &mut self.on {
+            tx.wrote_nothing();
+        }
+    }
+
     /// Undoes this transaction's own work and goes on in it, when it shares a group commit
     /// with transactions before it (SQLite's writers, a business's payouts on PostgreSQL):
     /// after a statement of it failed, what those wrote can then be read in it (the pool
@@ -341,6 +373,15 @@ impl Store {
         match self {
             Store::Sqlite(_) => (0, 0),
             Store::Postgres(store) => store.payouts_foreseen(),
+        }
+    }
+
+    /// How many savepoints payouts in a group commit set ([`Tx::guard`]): none on SQLite,
+    /// whose writer keeps its own.
+    pub fn payout_savepoints(&self) -> u64 {
+        match self {
+            Store::Sqlite(_) => 0,
+            Store::Postgres(store) => store.payout_savepoints(),
         }
     }
 

@@ -90,6 +90,31 @@ impl PgTx {
         }
     }
 
+    /// [`super::Tx::guard`]: a group member's savepoint.
+    pub(super) async fn guard(&mut self) -> Result<(), StoreError> {
+        match &mut self.slot {
+            Slot::Member(member) => member.guard().await,
+            Slot::Own { .. } | Slot::Ended => Ok(()),
+        }
+    }
+
+    /// [`super::Tx::wrote_nothing`].
+    pub(super) fn wrote_nothing(&mut self) {
+        if let Slot::Member(member) = &mut self.slot {
+            member.wrote_nothing();
+        }
+    }
+
+    /// [`super::Tx::holds_head`]: a group member's, for its own business.
+    pub(super) fn holds_head(&self, business_id: &str) -> bool {
+        match &self.slot {
+            Slot::Member(member) => {
+                self.standing.as_deref() == Some(business_id) && member.holds_head()
+            }
+            Slot::Own { .. } | Slot::Ended => false,
+        }
+    }
+
     /// [`super::Tx::known_head`]: a group member's, for its own business.
     pub(super) fn known_head(&self, business_id: &str) -> Option<&AdvancedHead> {
         match &self.slot {
@@ -275,6 +300,11 @@ impl Postgres {
     /// and how many found it elsewhere (and took two).
     pub fn payouts_foreseen(&self) -> (u64, u64) {
         self.groups.foreseen()
+    }
+
+    /// How many savepoints the payouts of group commits set.
+    pub fn payout_savepoints(&self) -> u64 {
+        self.groups.savepoints()
     }
 
     /// A place in this process's queue of each of `businesses`, taken in id order.

@@ -317,7 +317,9 @@ fn check_before_writing(payout: &Payout) -> Result<(), Error> {
 /// it) and the balances ([`open`]: one statement on PostgreSQL), then every row in one batch,
 /// the key's answer with them. Where the transaction foresees the head ([`foresee`]), the rows
 /// are made first and written with the movement in one statement, which writes nothing if the
-/// head is elsewhere (then the two statements follow).
+/// head is elsewhere (then the two statements follow). In a business's group commit, that one
+/// statement runs without a savepoint where it writes everything or nothing
+/// ([`Tx::holds_head`]); anything else is guarded first ([`Tx::guard`]).
 async fn write(
     tx: &mut Tx,
     context: &Context<'_>,
@@ -360,6 +362,7 @@ async fn write(
             return Ok(transfer);
         }
     }
+    tx.guard().await?;
     let heads = open(tx, &payout.source, &opening, now).await?;
     let (transfer, batch) = rows(context, payout, &entry, &heads, completion)?;
     let run = batch::run(tx, batch).await;

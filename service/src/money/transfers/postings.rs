@@ -326,8 +326,10 @@ impl Foreseen<'_> {
     /// Moves the money and writes `batch` (made with [`Foreseen::heads`]) in one statement
     /// (`datastore::batch::run_moving`). The store's error is the caller's to answer (a
     /// client reference taken meanwhile); then [`Foreseen::judge`] answers the movement. `None`
-    /// when the head was not where foreseen: nothing was written, the transaction forgets the
-    /// head ([`Tx::missed`]), and the caller takes the two statements ([`open`]).
+    /// when the head was not where foreseen, or when a transaction that held it
+    /// ([`Tx::holds_head`]) found the payout would be refused: nothing was written, the
+    /// transaction forgets the head ([`Tx::missed`]), and the caller guards the transaction
+    /// ([`Tx::guard`]) and takes the two statements ([`open`]), which answer the refusal.
     pub(crate) async fn write(
         &self,
         tx: &mut Tx,
@@ -347,6 +349,7 @@ impl Foreseen<'_> {
         .await;
         if let Ok(None) = run {
             tx.missed();
+            tx.wrote_nothing();
         }
         Ok(run)
     }
