@@ -968,8 +968,8 @@ mod tests {
             .filter(|line| line.ends_with(" -- as foreseen"))
             .count();
         assert_eq!(
-            foreseen, 30,
-            "the gate's 23 lines and its condition on the head, the head's condition, the \
+            foreseen, 31,
+            "the gate's 24 lines and its condition on the head, the head's condition, the \
              place's, each insert's"
         );
         let written: String = written

@@ -44,8 +44,9 @@ gate AS MATERIALIZED ( -- as foreseen
       JOIN transfers t ON t.reference = r.reference AND t.business_id = r.business_id) -- as foreseen
     AND NOT EXISTS (SELECT 1 FROM unnest($73::uuid[], $74::text[], $75::text[]) -- as foreseen
         AS k (business_id, operation, idempotency_key) -- as foreseen
-      JOIN idempotency_keys i ON i.business_id = k.business_id AND i.operation = k.operation -- as foreseen
-        AND i.idempotency_key = k.idempotency_key AND i.created_at >= $72::timestamptz) -- as foreseen
+      WHERE (SELECT i.created_at FROM idempotency_keys i WHERE i.business_id = k.business_id -- as foreseen
+          AND i.operation = k.operation AND i.idempotency_key = k.idempotency_key) -- as foreseen
+        >= $72::timestamptz) -- as foreseen
   ) AS ok -- as foreseen
 ), -- as foreseen
 heads AS (

@@ -471,7 +471,8 @@ async fn payout_plan(db: &TestDb, settings: &str, parts: &[&str]) -> String {
 }
 
 /// A payout's two statements in its transaction, the ledger's (heads, daily total, balances)
-/// and the batch's (the whole batch, and the payout's own: `payout_batch.sql`), run on the plan each connection keeps (`PAYOUT_PLANS`): never planned
+/// and the batch's (the whole batch, and the payout's own: `payout_batch.sql`), and the two in
+/// one (`payout_in_one.sql`, its gate's reads too), run on the plan each connection keeps (`PAYOUT_PLANS`): never planned
 /// again, so it must be right at every size. On a freshly migrated database, where the planner
 /// would rather scan the small tables, they read `accounts`, `businesses` and
 /// `webhook_configurations` by index only; without `enable_seqscan = off` the same kept plans scan them whole, and would go
@@ -479,10 +480,11 @@ async fn payout_plan(db: &TestDb, settings: &str, parts: &[&str]) -> String {
 #[tokio::test]
 async fn a_payouts_statements_keep_plans_that_read_by_index() {
     let db = TestDb::migrated().await;
-    let statements: [&[&str]; 3] = [
+    let statements: [&[&str]; 4] = [
         &["WITH heads AS", "UPDATE accounts a"],
         &["INSERT INTO journal_entries", "claimed AS"],
         &["The batch of a payout", "claimed AS"],
+        &["gate AS MATERIALIZED", "claimed AS"],
     ];
     // Each table read (not written), and the one index it may be read through: its key's.
     let keys = [
@@ -501,6 +503,20 @@ async fn a_payouts_statements_keep_plans_that_read_by_index() {
         (
             " on idempotency_keys k ",
             "Index Scan using idempotency_keys_pkey on idempotency_keys k ",
+        ),
+        // The gate of a payout in one statement (`payout_in_one.sql`): a key's row by its key,
+        // not every key newer than the cutoff by `idempotency_keys_created`.
+        (
+            " on idempotency_keys i ",
+            "Index Scan using idempotency_keys_pkey on idempotency_keys i ",
+        ),
+        (
+            " on transfers t ",
+            "Index Only Scan using transfers_reference on transfers t ",
+        ),
+        (
+            " on daily_transfer_totals d ",
+            "Index Scan using daily_transfer_totals_pkey on daily_transfer_totals d ",
         ),
     ];
     let mut read = Vec::new();
