@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{new_id, TestDb};
-use kobo_store_postgres::groups::Groups;
+use kobo_store_postgres::groups::{Groups, Member};
 use kobo_store_postgres::Pool;
 use sqlx::Executor;
 
@@ -38,19 +38,12 @@ async fn numbers(pool: &Pool, table: &str) -> Vec<i32> {
 /// every member that committed was told so only once its work was durable.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn queued_payouts_share_a_commit_and_each_undoes_only_its_own() {
-    let db = TestDb::empty().await;
-    db.pool
-        .inner()
-        .execute("CREATE TABLE paid (n INT PRIMARY KEY)")
-        .await
-        .unwrap();
-    let groups = Arc::new(Groups::default());
-    let business = new_id();
-    let mut first = groups.begin(&db.pool, &business).await.unwrap();
-    sqlx::query("INSERT INTO paid VALUES (0)")
-        .execute(&mut **first.tx())
-        .await
-        .unwrap();
+    let Paying {
+        db,
+        groups,
+        business,
+        first,
+    } = paying().await;
     let queued: Vec<_> = (1..=9)
         .map(|n: i32| {
             let (groups, pool, business) = (groups.clone(), db.pool.clone(), business.clone());
@@ -102,16 +95,12 @@ async fn queued_payouts_share_a_commit_and_each_undoes_only_its_own() {
 /// work, and a savepoint was set only for the odd ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn members_that_write_everything_or_nothing_need_no_savepoint() {
-    let db = TestDb::empty().await;
-    db.pool
-        .inner()
-        .execute("CREATE TABLE paid (n INT PRIMARY KEY)")
-        .await
-        .unwrap();
-    let groups = Arc::new(Groups::default());
-    let business = new_id();
-    let mut first = groups.begin(&db.pool, &business).await.unwrap();
-    insert(&mut first, 0).await;
+    let Paying {
+        db,
+        groups,
+        business,
+        first,
+    } = paying().await;
     let queued: Vec<_> = (1..=6)
         .map(|n: i32| {
             let (groups, pool, business) = (groups.clone(), db.pool.clone(), business.clone());
@@ -156,16 +145,12 @@ async fn members_that_write_everything_or_nothing_need_no_savepoint() {
 /// one that fails comes last.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_member_that_wrote_without_a_savepoint_and_did_not_commit_fails_its_group() {
-    let db = TestDb::empty().await;
-    db.pool
-        .inner()
-        .execute("CREATE TABLE paid (n INT PRIMARY KEY)")
-        .await
-        .unwrap();
-    let groups = Arc::new(Groups::default());
-    let business = new_id();
-    let mut first = groups.begin(&db.pool, &business).await.unwrap();
-    insert(&mut first, 0).await;
+    let Paying {
+        db,
+        groups,
+        business,
+        first,
+    } = paying().await;
     let mut queued = Vec::new();
     for n in 1..=3 {
         let (its_groups, pool, its_business) = (groups.clone(), db.pool.clone(), business.clone());
@@ -196,7 +181,35 @@ async fn a_member_that_wrote_without_a_savepoint_and_did_not_commit_fails_its_gr
     db.finish().await;
 }
 
-async fn insert(member: &mut kobo_store_postgres::groups::Member, n: i32) {
+/// A business's group begun: its first member has paid 0 into the table `paid` and holds the
+/// turn.
+struct Paying {
+    db: TestDb,
+    groups: Arc<Groups>,
+    business: String,
+    first: Member,
+}
+
+async fn paying() -> Paying {
+    let db = TestDb::empty().await;
+    db.pool
+        .inner()
+        .execute("CREATE TABLE paid (n INT PRIMARY KEY)")
+        .await
+        .unwrap();
+    let groups = Arc::new(Groups::default());
+    let business = new_id();
+    let mut first = groups.begin(&db.pool, &business).await.unwrap();
+    insert(&mut first, 0).await;
+    Paying {
+        db,
+        groups,
+        business,
+        first,
+    }
+}
+
+async fn insert(member: &mut Member, n: i32) {
     sqlx::query("INSERT INTO paid VALUES ($1)")
         .bind(n)
         .execute(&mut **member.tx())
