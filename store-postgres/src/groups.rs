@@ -425,21 +425,18 @@ impl Member {
     pub async fn undo_own_work(&mut self) -> Result<bool, StoreError> {
         match self.undo {
             Undo::Whole | Undo::Group => return Ok(false),
-            Undo::Nothing => {
-                // Nothing was written, but the head may have been forgotten meanwhile.
-                let before = self.head_before.clone();
-                self.open_mut().head = before;
-                return Ok(true);
+            // Nothing was written, but the head may have been forgotten meanwhile.
+            Undo::Nothing => {}
+            Undo::Savepoint => {
+                let undone = sqlx::raw_sql("ROLLBACK TO SAVEPOINT member")
+                    .execute(&mut *self.open_mut().tx)
+                    .await;
+                if let Err(error) = undone {
+                    let error = StoreError::from(error);
+                    fail(&mut self.group, &error);
+                    return Err(error);
+                }
             }
-            Undo::Savepoint => {}
-        }
-        if let Err(error) = sqlx::raw_sql("ROLLBACK TO SAVEPOINT member")
-            .execute(&mut *self.open_mut().tx)
-            .await
-        {
-            let error = StoreError::from(error);
-            fail(&mut self.group, &error);
-            return Err(error);
         }
         // The head is back where the members before this one left it.
         let before = self.head_before.clone();
