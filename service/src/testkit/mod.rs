@@ -614,6 +614,21 @@ impl TestKit {
         .clone()
     }
 
+    /// Opens an account named `name` for the business through `create_account_api` and
+    /// returns its number.
+    pub async fn open_account(&self, token: &str, name: &str) -> String {
+        self.op(
+            Operation::CreateAccountApi,
+            token,
+            json!({ "account_name": name }),
+        )
+        .await
+        .expect(ResponseCode::Success)["account_number"]
+            .as_str()
+            .expect("an account number")
+            .to_owned()
+    }
+
     /// Signs a token with the server's key for any claims (to probe `authenticate`).
     pub fn forge_token(&self, session_id: &str, business_id: &str, family: TokenFamily) -> String {
         let now = self.clock.now().timestamp();

@@ -88,17 +88,7 @@ async fn the_ledger_loop_moves_money_and_conserves_it(kit: TestKit) {
     let token = kit.integration_token().await;
     let main = kit.business.main_account_number.clone();
     kit.credit(&token, &main, "100.00").await;
-    let second = kit
-        .op(
-            generated_server::Operation::CreateAccountApi,
-            &token,
-            json!({"account_name": "Loop"}),
-        )
-        .await
-        .expect(ResponseCode::Success)["account_number"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let second = kit.open_account(&token, "Loop").await;
     let clock = Clock::system();
     let made = bench::ledger_loop(
         &kit.store,

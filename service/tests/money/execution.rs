@@ -210,17 +210,7 @@ async fn a_held_transfer_of_a_deactivated_business_waits(kind: StoreKind) {
 async fn an_account_with_reserved_funds_cannot_be_closed(kind: StoreKind) {
     let (kit, checker) = approval_kit(kind, "100", "100").await;
     let token = kit.integration_token().await;
-    let payroll = kit
-        .op(
-            Operation::CreateAccountApi,
-            &token,
-            json!({"account_name": "Adaeze Foods Ltd - Payroll"}),
-        )
-        .await
-        .expect(ResponseCode::Success)["account_number"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let payroll = kit.open_account(&token, "Adaeze Foods Ltd - Payroll").await;
     kit.credit(&token, &payroll, "200").await;
     let name = "Adaeze Foods Ltd - Payroll";
     let reserved =

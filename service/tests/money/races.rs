@@ -403,16 +403,7 @@ async fn a_salary_run_from_one_account_pays_exactly_what_it_covers() {
         .collect();
     let mut payees = Vec::new();
     for name in &staff {
-        let opened = kit
-            .op(
-                Operation::CreateAccountApi,
-                &token,
-                json!({ "account_name": name }),
-            )
-            .await
-            .expect(ResponseCode::Success)
-            .clone();
-        payees.push(opened["account_number"].as_str().unwrap().to_owned());
+        payees.push(kit.open_account(&token, name).await);
     }
     kit.credit(&token, &main, "1000.00").await;
     let salary = |n: usize| {
@@ -614,16 +605,7 @@ async fn own_ledger() -> OwnLedger {
     let kit = TestKit::start(StoreKind::Postgres, roomy_budget()).await;
     let token = kit.integration_token().await;
     let main = kit.business.main_account_number.clone();
-    let opened = kit
-        .op(
-            Operation::CreateAccountApi,
-            &token,
-            json!({ "account_name": STAFF }),
-        )
-        .await
-        .expect(ResponseCode::Success)
-        .clone();
-    let payee = opened["account_number"].as_str().unwrap().to_owned();
+    let payee = kit.open_account(&token, STAFF).await;
     kit.credit(&token, &main, "1000.00").await;
     OwnLedger {
         kit,

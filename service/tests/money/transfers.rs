@@ -1044,17 +1044,7 @@ async fn one_reference_sent_at_once_pays_once() {
     let (other, _) = kit
         .other_business("Lagos Fresh Produce Ltd", "owner@lagosfresh.ng")
         .await;
-    let own = kit
-        .op(
-            Operation::CreateAccountApi,
-            &token,
-            json!({"account_name": "Adaeze Foods Ltd - Payroll"}),
-        )
-        .await
-        .expect(ResponseCode::Success)["account_number"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let own = kit.open_account(&token, "Adaeze Foods Ltd - Payroll").await;
     kit.credit(&token, "1000000014", "1000").await;
     let rounds = [
         (
