@@ -1,7 +1,9 @@
 //! Kobo's automation: `cargo xtask lint` checks the OpenAPI documents (`spec/openapi.yaml`,
 //! `spec/provider.yaml`); `cargo xtask codegen [--check]` regenerates the crates generated from
 //! them;
-//! `cargo xtask breaking` fails on changes that break clients of the released spec;
+//! `cargo xtask breaking` fails on changes that break clients of the released spec, or on an
+//! `info.version` that does not follow the release rule; `cargo xtask release` makes the spec
+//! the released one;
 //! `cargo xtask shape` measures how `service/src` is cut.
 
 mod breaking;
@@ -30,7 +32,16 @@ const COMMANDS: &[(&str, &str)] = &[
         "breaking",
         "  breaking [--base REF | --base-file PATH]
                      fail on changes that break clients of the released spec
-                     (spec/released/openapi.yaml; or spec/openapi.yaml at git REF; or PATH)",
+                     (spec/released/openapi.yaml; or spec/openapi.yaml at git REF; or PATH);
+                     against the released spec, also fail when `info.version` is older, or
+                     equal while clients see a change, or newer without its CHANGELOG section",
+    ),
+    (
+        "release",
+        "  release [--dry-run]
+                     release spec/openapi.yaml: check its lint, a version newer than the
+                     released one, its `## <version>` section in spec/CHANGELOG.md and the
+                     breaking gate, then copy it to spec/released/ (--dry-run: check only)",
     ),
     (
         "shape",
@@ -66,6 +77,9 @@ enum Command {
         check: bool,
     },
     Breaking(breaking::Base),
+    Release {
+        dry_run: bool,
+    },
     Shape {
         count: usize,
         src: Option<PathBuf>,
@@ -95,6 +109,8 @@ fn parse(args: &[&str]) -> anyhow::Result<Command> {
             Command::Breaking(breaking::Base::GitRef(reference.to_string()))
         }
         ["breaking", "--base-file", path] => Command::Breaking(breaking::Base::File(path.into())),
+        ["release"] => Command::Release { dry_run: false },
+        ["release", "--dry-run"] => Command::Release { dry_run: true },
         ["shape"] => Command::Shape {
             count: 20,
             src: None,
@@ -134,6 +150,7 @@ fn main() -> ExitCode {
         Command::Lint(None) => lint::run_all(),
         Command::Codegen { check } => codegen::run(check),
         Command::Breaking(base) => breaking::run(base),
+        Command::Release { dry_run } => breaking::release::run(dry_run),
         Command::Shape { count, src } => shape::run(count, src.as_deref()),
     });
     match result {
@@ -200,6 +217,11 @@ mod cli_tests {
             parse(&["codegen", "--check"]).unwrap(),
             Command::Codegen { check: true }
         );
+        assert_eq!(
+            parse(&["release", "--dry-run"]).unwrap(),
+            Command::Release { dry_run: true }
+        );
+        assert!(parse(&["release", "--check"]).is_err());
         assert_eq!(
             parse(&["lint", "x.yaml"]).unwrap(),
             Command::Lint(Some("x.yaml".into()))

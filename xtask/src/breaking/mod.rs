@@ -10,9 +10,13 @@
 
 mod changelog;
 mod compare;
+pub mod release;
+#[cfg(test)]
+mod release_tests;
 mod schema;
 #[cfg(test)]
 mod tests;
+mod version;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -72,12 +76,46 @@ pub enum Base {
     File(PathBuf),
 }
 
+/// What the gate concluded, to be printed.
+#[derive(Debug)]
+pub struct Report {
+    /// For standard output: the breaks the changelog accepts, the locations it lists that match
+    /// none, and what the version gate checked when it passes.
+    pub out: Vec<String>,
+    /// For standard error: each refused break, why none could be accepted, and each problem of
+    /// the version gate.
+    pub err: Vec<String>,
+    /// One line: the versions compared and the breaks found.
+    pub summary: String,
+    /// Why the gate fails and what to do; `None` when it passes.
+    pub failure: Option<String>,
+}
+
 /// Compares the spec with `base`: prints every break (and every accepted one), fails if any
-/// break is not accepted by the changelog.
+/// break is not accepted by the changelog or (against the released spec) if `info.version` does
+/// not follow the release rule.
 pub fn run(base: Base) -> Result<()> {
-    let root = spec::workspace_root();
-    let (old, base_name) = load_base(&root, &base)?;
-    let current = spec::load(&spec::spec_path())?;
+    let report = gate(&spec::workspace_root(), &base)?;
+    for line in &report.out {
+        println!("{line}");
+    }
+    for line in &report.err {
+        eprintln!("{line}");
+    }
+    match report.failure {
+        None => {
+            println!("{}", report.summary);
+            Ok(())
+        }
+        Some(failure) => bail!("{}\n{failure}", report.summary),
+    }
+}
+
+/// The gate over the workspace at `root`: `spec/openapi.yaml` against `base`, with
+/// `spec/CHANGELOG.md`; against the released spec, the version gate too ([`version::judge`]).
+pub fn gate(root: &Path, base: &Base) -> Result<Report> {
+    let (old, base_name) = load_base(root, base)?;
+    let current = spec::load(&root.join(spec::KOBO.spec))?;
     let breaks = compare(&old, &current);
     let changelog_path = root.join(changelog::CHANGELOG);
     let changelog = match std::fs::read_to_string(&changelog_path) {
@@ -88,18 +126,49 @@ pub fn run(base: Base) -> Result<()> {
         }
     };
     let (base_version, new_version) = (version(&old), version(&current));
+    let versions = match base {
+        Base::Released => Some(version::judge(
+            &old,
+            &current,
+            !breaks.is_empty(),
+            changelog.as_deref(),
+        )),
+        Base::GitRef(_) | Base::File(_) => None,
+    };
     let verdict = changelog::judge(breaks, base_version, new_version, changelog.as_deref());
+    let mut out = Vec::new();
+    let mut err = Vec::new();
     for accepted in &verdict.accepted {
-        println!("accepted by the changelog: {accepted}");
+        out.push(format!("accepted by the changelog: {accepted}"));
     }
     for location in &verdict.unmatched {
-        println!(
+        out.push(format!(
             "note: {} lists `{location}`, which is not a breaking change found",
             changelog::CHANGELOG
-        );
+        ));
     }
     for refused in &verdict.refused {
-        eprintln!("{refused}");
+        err.push(refused.to_string());
+    }
+    if !verdict.refused.is_empty() {
+        err.extend(verdict.notes.iter().map(|note| format!("note: {note}")));
+    }
+    match &versions {
+        Some(versions) if versions.problems.is_empty() => {
+            out.push(format!("version gate: {}", versions.passed));
+        }
+        Some(versions) => {
+            err.extend(
+                versions
+                    .problems
+                    .iter()
+                    .map(|problem| format!("version gate: {problem}")),
+            );
+        }
+        None => out.push(format!(
+            "version gate: not run (it judges `info.version` against the released spec, \
+             {RELEASED}: run `cargo xtask breaking` without a base)"
+        )),
     }
     let reaches: usize = verdict
         .refused
@@ -121,19 +190,29 @@ pub fn run(base: Base) -> Result<()> {
         if changes == 1 { "" } else { "s" },
         verdict.accepted.len(),
     );
-    if verdict.refused.is_empty() {
-        println!("{summary}");
-        return Ok(());
+    let mut failures = Vec::new();
+    if !verdict.refused.is_empty() {
+        failures.push(format!(
+            "To break clients on purpose: bump the major of `info.version` and list each \
+             change's location above (once, not the places it reaches) under `## <new version>` \
+             in {} (docs/api-design.md: Changing the spec without breaking clients).",
+            changelog::CHANGELOG
+        ));
     }
-    for note in &verdict.notes {
-        eprintln!("note: {note}");
+    if versions.as_ref().is_some_and(|v| !v.problems.is_empty()) {
+        failures.push(
+            "The version gate fails (above): `info.version` goes up with every change clients \
+             can see, and a version newer than the released one has its section in \
+             spec/CHANGELOG.md (docs/api-design.md: Releasing the spec)."
+                .to_string(),
+        );
     }
-    bail!(
-        "{summary}\nTo break clients on purpose: bump the major of `info.version` and list each \
-         change's location above (once, not the places it reaches) under `## <new version>` in \
-         {} (docs/api-design.md: Changing the spec without breaking clients).",
-        changelog::CHANGELOG
-    )
+    Ok(Report {
+        out,
+        err,
+        summary,
+        failure: (!failures.is_empty()).then(|| failures.join("\n")),
+    })
 }
 
 /// The base document and how the summary names it.
