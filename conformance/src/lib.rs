@@ -14,8 +14,9 @@
 //! The story itself (which examples, in what order, with which ids substituted) is in
 //! `tests/examples.rs`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
+use std::path::Path;
 
 use generated_server::{Operation, ResponseCode};
 use jsonschema::Validator;
@@ -248,4 +249,38 @@ impl Drop for LiveServer {
             let _ = stop.send(());
         }
     }
+}
+
+/// The snapshot files in `dir` (`*.snap`; not insta's pending `.snap.new`) that are not
+/// `<name>.snap` for a name in `asserted`, sorted.
+pub fn orphaned_snapshots(dir: &Path, asserted: &BTreeSet<String>) -> std::io::Result<Vec<String>> {
+    let mut orphans = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let file = entry?.file_name().to_string_lossy().into_owned();
+        if let Some(name) = file.strip_suffix(".snap") {
+            if !asserted.contains(name) {
+                orphans.push(file);
+            }
+        }
+    }
+    orphans.sort();
+    Ok(orphans)
+}
+
+/// `Err` naming every snapshot file in `dir` that no assertion in `asserted` produced (a step
+/// renamed or removed leaves its file behind, and nothing else would notice: insta only reads
+/// the files it is asked for).
+pub fn check_snapshot_files(dir: &Path, asserted: &BTreeSet<String>) -> Result<(), String> {
+    let orphans = orphaned_snapshots(dir, asserted)
+        .map_err(|error| format!("cannot list {}: {error}", dir.display()))?;
+    if orphans.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{} snapshot file(s) in {} are asserted by no step of the story (a step renamed or \
+         removed): delete them\n  {}",
+        orphans.len(),
+        dir.display(),
+        orphans.join("\n  ")
+    ))
 }

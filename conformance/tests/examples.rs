@@ -9,15 +9,24 @@
 //! timestamps, tokens and secrets redacted; both stores must give the same snapshots.
 //! `every_request_example_of_the_built_operations_is_replayed` fails when an example is added
 //! to the spec and not to the story.
+//!
+//! A snapshot is named by what it is, never by its place in the story:
+//! `tests/snapshots/<operation>.<example>.snap` for a request example
+//! (`fetch_transactions_api.collections_today.snap`), `<operation>.<example>.<state>.snap` when
+//! the story replays that example again in another state (`create_role.analyst.duplicate`), and
+//! `<operation>.<label>.snap` for a body of the story's own (`login.wrong_password`). Adding a
+//! step adds its own files and changes no other; the story refuses a name twice, and
+//! `every_snapshot_file_is_one_the_story_asserts` fails on a file no step asserts (a step
+//! renamed or removed), naming it.
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
 
 use conformance::{Exchange, LiveServer};
-use generated_server::Operation;
+use generated_server::{Operation, RequestExample};
 use kobo::platform::permissions::MAKER_ROLE_ID;
 use kobo::testkit::StoreKind;
 use serde_json::{json, Value};
+use tokio::sync::OnceCell;
 
 /// The story replays every request example of every operation (all are built since webhooks
 /// landed).
@@ -62,50 +71,72 @@ impl Substitutions {
     }
 }
 
+/// What one run of the story did: the request examples it replayed and the snapshots it
+/// asserted (by name: `tests/snapshots/<name>.snap`).
+#[derive(Clone, Debug, Default)]
+struct Record {
+    replayed: BTreeSet<(&'static str, String)>,
+    snapshots: BTreeSet<String>,
+}
+
 /// The story's state: the server, the substitutions so far, and what was replayed.
 struct Story {
     server: LiveServer,
     substitutions: Substitutions,
-    replayed: BTreeSet<(&'static str, String)>,
-    step: usize,
+    record: Record,
+}
+
+/// `operation`'s request example that a story step names: `example`, or `example.state` when
+/// the story replays it again in another state.
+fn request_example(operation: Operation, step: &str) -> RequestExample {
+    let example = step
+        .split_once('.')
+        .map_or(step, |(example, _state)| example);
+    operation
+        .request_example(example)
+        .unwrap_or_else(|| panic!("{} has no request example {example:?}", operation.id()))
 }
 
 impl Story {
-    /// Sends the spec's request example `example` of `operation` (with the substitutions) and
-    /// snapshots the answer.
-    async fn replay(
-        &mut self,
-        operation: Operation,
-        example: &str,
-        token: Option<&str>,
-    ) -> Exchange {
-        let spec_example = operation
-            .request_example(example)
-            .unwrap_or_else(|| panic!("{} has no request example {example:?}", operation.id()));
-        let body = self.substitutions.apply(&spec_example.value());
-        self.replayed.insert((operation.id(), example.to_string()));
-        self.send(operation, example, token, &body).await
+    /// Sends the spec's request example of `operation` that `step` names (with the
+    /// substitutions) and snapshots the answer as `<operation>.<step>`. `step` is the example's
+    /// name the first time; when the story replays an example again, in another state, it is
+    /// `example.state` (`"analyst.duplicate"`), never a position: adding a step adds its own
+    /// snapshot and renames none.
+    async fn replay(&mut self, operation: Operation, step: &str, token: Option<&str>) -> Exchange {
+        self.replay_with_headers(operation, step, token, None).await
     }
 
     /// [`Story::replay`] with an `Idempotency-Key`.
     async fn replay_with_key(
         &mut self,
         operation: Operation,
-        example: &str,
+        step: &str,
         token: Option<&str>,
         key: &str,
     ) -> Exchange {
-        let spec_example = operation
-            .request_example(example)
-            .unwrap_or_else(|| panic!("{} has no request example {example:?}", operation.id()));
-        let body = self.substitutions.apply(&spec_example.value());
-        self.replayed.insert((operation.id(), example.to_string()));
-        self.send_with_key(operation, example, token, &body, Some(key))
+        self.replay_with_headers(operation, step, token, Some(key))
             .await
     }
 
+    async fn replay_with_headers(
+        &mut self,
+        operation: Operation,
+        step: &str,
+        token: Option<&str>,
+        key: Option<&str>,
+    ) -> Exchange {
+        let spec_example = request_example(operation, step);
+        let body = self.substitutions.apply(&spec_example.value());
+        self.record
+            .replayed
+            .insert((operation.id(), spec_example.name.to_string()));
+        self.call(operation, step, token, &body, key).await
+    }
+
     /// Sends a body of the test's own (a negative case, a set-up step), checked and
-    /// snapshotted like the examples.
+    /// snapshotted like the examples, as `<operation>.<label>`. `label` is not one of the
+    /// operation's request examples (those are replayed with [`Story::replay`]).
     async fn send(
         &mut self,
         operation: Operation,
@@ -113,11 +144,18 @@ impl Story {
         token: Option<&str>,
         body: &Value,
     ) -> Exchange {
-        self.send_with_key(operation, label, token, body, None)
-            .await
+        assert!(
+            operation.request_example(label).is_none() && !label.contains('.'),
+            "{}: `{label}` names one of its request examples, or has a `.`: replay the example, \
+             or give the story's own body a name of its own",
+            operation.id()
+        );
+        self.call(operation, label, token, body, None).await
     }
 
-    async fn send_with_key(
+    /// Calls `operation` and snapshots the answer as `<operation>.<label>`, a name the story
+    /// asserts once.
+    async fn call(
         &mut self,
         operation: Operation,
         label: &str,
@@ -125,6 +163,12 @@ impl Story {
         body: &Value,
         key: Option<&str>,
     ) -> Exchange {
+        let name = format!("{}.{label}", operation.id());
+        assert!(
+            self.record.snapshots.insert(name.clone()),
+            "the story snapshots {name} twice: name the state of the second \
+             (`example.state`, or another label), not its position"
+        );
         let headers: Vec<(&str, &str)> = key
             .map(|key| ("idempotency-key", key))
             .into_iter()
@@ -133,11 +177,7 @@ impl Story {
             .server
             .call_with_headers(operation, token, body, &headers)
             .await;
-        self.step += 1;
-        snapshot(
-            &format!("{:02}_{}_{label}", self.step, operation.id()),
-            &exchange,
-        );
+        snapshot(&name, &exchange);
         exchange
     }
 }
@@ -202,6 +242,8 @@ fn without_references(text: &str) -> String {
 fn snapshot(name: &str, exchange: &Exchange) {
     let mut settings = insta::Settings::clone_current();
     settings.set_omit_expression(true);
+    // `tests/snapshots/<operation>.<step>.snap`: the name says which step it is.
+    settings.set_prepend_module_to_snapshot(false);
     settings.add_dynamic_redaction(".body.message", |value, _path| match value.as_str() {
         Some(text) => without_references(text).into(),
         None => value,
@@ -223,10 +265,18 @@ fn snapshot(name: &str, exchange: &Exchange) {
     settings.bind(|| insta::assert_json_snapshot!(name, recorded));
 }
 
-/// Which examples each store's run replayed, for the coverage test.
-static REPLAYED: Mutex<Vec<BTreeSet<(&'static str, String)>>> = Mutex::new(Vec::new());
+/// The story's run on SQLite, shared by the tests that read its record (under `cargo test` they
+/// run in one process and the story runs once; nextest runs each test in a process of its own).
+static ON_SQLITE: OnceCell<Record> = OnceCell::const_new();
 
-async fn story(kind: StoreKind) {
+async fn on_sqlite() -> &'static Record {
+    ON_SQLITE.get_or_init(|| story(StoreKind::Sqlite)).await
+}
+
+/// Where the snapshots are.
+const SNAPSHOTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots");
+
+async fn story(kind: StoreKind) -> Record {
     // The story happens on the examples' day, from its fixture on: their filters name its
     // month (the audit log's `secret_changes` reads November 2026), so a run on another day
     // must not fall outside them. The money chapter moves on to nine o'clock.
@@ -242,8 +292,7 @@ async fn story(kind: StoreKind) {
     let mut story = Story {
         server,
         substitutions,
-        replayed: BTreeSet::new(),
-        step: 0,
+        record: Record::default(),
     };
     let old_secret = story.server.kit.business.client_secret.clone();
 
@@ -304,7 +353,7 @@ async fn story(kind: StoreKind) {
         .substitutions
         .add("6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c01", &role_id);
     story
-        .replay(Operation::CreateRole, "analyst", owner)
+        .replay(Operation::CreateRole, "analyst.duplicate", owner)
         .await
         .expect("26");
     let updated = story
@@ -348,11 +397,11 @@ async fn story(kind: StoreKind) {
     let accepted = story.replay(Operation::AcceptInvite, "accept", None).await;
     assert_eq!(accepted.expect("00")["id"], ife_id.as_str());
     story
-        .replay(Operation::AcceptInvite, "accept", None)
+        .replay(Operation::AcceptInvite, "accept.used", None)
         .await
         .expect("41");
     story
-        .replay(Operation::ResendInvite, "resend", owner)
+        .replay(Operation::ResendInvite, "resend.accepted", owner)
         .await
         .expect("48");
 
@@ -422,7 +471,11 @@ async fn story(kind: StoreKind) {
         .await
         .expect("00");
     story
-        .replay(Operation::GetProfile, "empty", owner)
+        .replay(
+            Operation::GetProfile,
+            "empty.after_the_password_change",
+            owner,
+        )
         .await
         .expect("41");
     let again = story
@@ -443,7 +496,7 @@ async fn story(kind: StoreKind) {
         .await
         .expect("00");
     story
-        .replay(Operation::Logout, "empty", token)
+        .replay(Operation::Logout, "empty.logged_out", token)
         .await
         .expect("41");
 
@@ -451,7 +504,7 @@ async fn story(kind: StoreKind) {
     transfers(&mut story, &owner, &api, &tunde_id).await;
     let api = webhooks(&mut story, &owner, &new_secret).await;
     dashboard_twins(&mut story, &owner, &api).await;
-    REPLAYED.lock().unwrap().push(story.replayed);
+    story.record
 }
 
 /// The money chapter, on the examples' day (2 November 2026): accounts are opened, a customer
@@ -524,7 +577,7 @@ async fn accounts_and_money(story: &mut Story, client_secret: &str) -> (String, 
     assert_eq!(chinedu.expect("00")["account_number"], "2000000011");
     assert_eq!(chinedu.expect("00")["account_name"], "Chinedu Obi");
     story
-        .replay(Operation::CreateCustomerAccount, "bvn", api)
+        .replay(Operation::CreateCustomerAccount, "bvn.duplicate", api)
         .await
         .expect("26");
     story
@@ -760,7 +813,7 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
     story
         .replay_with_key(
             Operation::FundsTransfer,
-            "intra",
+            "intra.same_key",
             owner,
             "conformance-intra",
         )
@@ -775,7 +828,7 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
         inter["reference_number"].as_str().unwrap(),
     );
     story
-        .replay(Operation::FundsTransfer, "inter", owner)
+        .replay(Operation::FundsTransfer, "inter.otp_used", owner)
         .await
         .expect("45");
     let payout = story
@@ -791,7 +844,7 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
     story
         .replay_with_key(
             Operation::FundsTransferApi,
-            "payout",
+            "payout.another_key",
             api,
             "conformance-payout-again",
         )
@@ -873,7 +926,11 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
         .await
         .expect("00");
     story
-        .replay(Operation::CreateApprovalPolicy, "large_transfers", owner)
+        .replay(
+            Operation::CreateApprovalPolicy,
+            "large_transfers.duplicate",
+            owner,
+        )
         .await
         .expect("26");
     story
@@ -897,7 +954,11 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
     // Not by its initiator.
     otp_for(story, owner, "604218").await;
     story
-        .replay(Operation::ApproveTransfer, "approve", owner)
+        .replay(
+            Operation::ApproveTransfer,
+            "approve.by_its_initiator",
+            owner,
+        )
         .await
         .expect("43");
     // Tunde, a Checker, is active again and approves with his own OTP (the owner's is not his).
@@ -925,7 +986,11 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
         .to_string();
     let tunde = Some(tunde.as_str());
     story
-        .replay(Operation::ApproveTransfer, "approve", tunde)
+        .replay(
+            Operation::ApproveTransfer,
+            "approve.with_the_owners_otp",
+            tunde,
+        )
         .await
         .expect("45");
     otp_for(story, tunde, "604218").await;
@@ -939,7 +1004,11 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
         .await;
     assert_eq!(approved.expect("00")["transfer_status"], "success");
     story
-        .replay(Operation::ApproveTransfer, "approve", tunde)
+        .replay(
+            Operation::ApproveTransfer,
+            "approve.already_approved",
+            tunde,
+        )
         .await
         .expect("48");
 
@@ -950,12 +1019,12 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
         .await;
     assert_eq!(rejected.expect("00")["transfer_status"], "rejected");
     story
-        .replay(Operation::RejectTransfer, "reject", tunde)
+        .replay(Operation::RejectTransfer, "reject.already_rejected", tunde)
         .await
         .expect("48");
     hold(story, owner, "held_once_more", &lagos.main_account_number).await;
     story
-        .replay(Operation::CancelTransfer, "cancel", tunde)
+        .replay(Operation::CancelTransfer, "cancel.by_a_checker", tunde)
         .await
         .expect("43");
     let cancelled = story
@@ -1000,7 +1069,7 @@ async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) -> String
         .to_string();
     let api = Some(api_token.as_str());
     story
-        .replay(Operation::GetWebhookConfiguration, "empty", owner)
+        .replay(Operation::GetWebhookConfiguration, "empty.none_yet", owner)
         .await
         .expect("47");
     let created = story
@@ -1013,7 +1082,7 @@ async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) -> String
         created["id"].as_str().unwrap(),
     );
     story
-        .replay(Operation::WebhookConfiguration, "register", owner)
+        .replay(Operation::WebhookConfiguration, "register.duplicate", owner)
         .await
         .expect("26");
     story
@@ -1035,7 +1104,7 @@ async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) -> String
     let log = story
         .send(
             Operation::FetchWebhookEvents,
-            "everything",
+            "skipped",
             owner,
             &json!({"filters": {"status": "skipped"}}),
         )
@@ -1045,7 +1114,11 @@ async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) -> String
         .substitutions
         .add("e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01", &skipped);
     story
-        .replay(Operation::ReplayWebhookEvent, "replay", owner)
+        .replay(
+            Operation::ReplayWebhookEvent,
+            "replay.endpoint_paused",
+            owner,
+        )
         .await
         .expect("48");
     story
@@ -1062,7 +1135,11 @@ async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) -> String
         .await;
     assert_eq!(replayed.expect("00")["remaining_attempts"], 10);
     story
-        .replay(Operation::ReplayWebhookEvent, "replay", owner)
+        .replay(
+            Operation::ReplayWebhookEvent,
+            "replay.already_pending",
+            owner,
+        )
         .await
         .expect("48");
     story
@@ -1113,14 +1190,18 @@ async fn dashboard_twins(story: &mut Story, owner: &str, api: &str) {
     let again = story
         .replay_with_key(
             Operation::CreateCustomerAccountWeb,
-            "at_the_counter",
+            "at_the_counter.same_key",
             owner,
             "conformance-counter",
         )
         .await;
     assert_eq!(again.expect("00"), &amaka);
     story
-        .replay(Operation::CreateCustomerAccountWeb, "at_the_counter", owner)
+        .replay(
+            Operation::CreateCustomerAccountWeb,
+            "at_the_counter.duplicate",
+            owner,
+        )
         .await
         .expect("26");
     let ibrahim = story
@@ -1155,11 +1236,19 @@ async fn dashboard_twins(story: &mut Story, owner: &str, api: &str) {
             .expect(code);
     }
     story
-        .replay(Operation::CreateCustomerAccountWeb, "at_the_counter", ife)
+        .replay(
+            Operation::CreateCustomerAccountWeb,
+            "at_the_counter.by_a_viewer",
+            ife,
+        )
         .await
         .expect("43");
     story
-        .replay(Operation::CreateCustomerAccountWeb, "at_the_counter", api)
+        .replay(
+            Operation::CreateCustomerAccountWeb,
+            "at_the_counter.integration_token",
+            api,
+        )
         .await
         .expect("41");
 
@@ -1213,11 +1302,19 @@ async fn dashboard_twins(story: &mut Story, owner: &str, api: &str) {
             .expect(code);
     }
     story
-        .replay(Operation::UpdateWebhookConfigurationWeb, "pause", ife)
+        .replay(
+            Operation::UpdateWebhookConfigurationWeb,
+            "pause.by_a_viewer",
+            ife,
+        )
         .await
         .expect("43");
     story
-        .replay(Operation::UpdateWebhookConfigurationWeb, "pause", api)
+        .replay(
+            Operation::UpdateWebhookConfigurationWeb,
+            "pause.integration_token",
+            api,
+        )
         .await
         .expect("41");
 
@@ -1237,7 +1334,7 @@ async fn dashboard_twins(story: &mut Story, owner: &str, api: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_examples_conform_on_sqlite() {
-    story(StoreKind::Sqlite).await;
+    on_sqlite().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1245,12 +1342,11 @@ async fn the_examples_conform_on_postgres() {
     story(StoreKind::Postgres).await;
 }
 
-/// Runs the story on its own (tests run in any order) and compares what it replayed with
-/// every request example the spec gives the built operations.
+/// Compares what the story replayed with every request example the spec gives the built
+/// operations.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_request_example_of_the_built_operations_is_replayed() {
-    story(StoreKind::Sqlite).await;
-    let replayed = REPLAYED.lock().unwrap().last().cloned().unwrap();
+    let replayed = &on_sqlite().await.replayed;
     let expected: BTreeSet<(&'static str, String)> = BUILT
         .iter()
         .flat_map(|&operation| {
@@ -1260,9 +1356,19 @@ async fn every_request_example_of_the_built_operations_is_replayed() {
                 .map(move |example| (operation.id(), example.name.to_string()))
         })
         .collect();
-    let missing: Vec<_> = expected.difference(&replayed).collect();
+    let missing: Vec<_> = expected.difference(replayed).collect();
     assert!(
         missing.is_empty(),
         "examples the story does not replay: {missing:?}"
     );
+}
+
+/// Every file in `tests/snapshots/` is a snapshot the story asserts: a step renamed or removed
+/// leaves its old file behind, which fails here by name (delete it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_snapshot_file_is_one_the_story_asserts() {
+    let record = on_sqlite().await;
+    if let Err(problem) = conformance::check_snapshot_files(SNAPSHOTS.as_ref(), &record.snapshots) {
+        panic!("{problem}");
+    }
 }
