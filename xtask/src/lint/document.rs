@@ -58,21 +58,88 @@ fn is_openapi_3_0(version: &str) -> bool {
         .is_some_and(|patch| !patch.is_empty() && patch.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Every `$ref` is local and points at something.
+/// Every `$ref` is local and points at something; one that does not names the component of
+/// the same kind it probably meant.
 pub(super) fn refs_resolve(document: &Document<'_>, sink: &mut Sink) {
     walk(document.doc, &mut String::new(), &mut |pointer, value| {
         let Some(reference) = value.get("$ref").and_then(Value::as_str) else {
             return;
         };
-        if !reference.starts_with("#/") || spec::resolve_ref(document.doc, reference).is_none() {
+        if !reference.starts_with("#/") {
             sink.report(
                 format!("#{pointer}"),
                 format!(
-                    "`$ref: {reference}` does not resolve (only references inside this document are allowed)"
+                    "`$ref: {reference}` does not resolve: only references inside this document \
+                     (`#/...`) are allowed"
+                ),
+            );
+        } else if spec::resolve_ref(document.doc, reference).is_none() {
+            sink.report(
+                format!("#{pointer}"),
+                format!(
+                    "`$ref: {reference}` does not resolve{}",
+                    missing_component(document.doc, reference)
                 ),
             );
         }
     });
+}
+
+/// The kinds of component, each with what one of them is called.
+const COMPONENT_KINDS: [(&str, &str); 9] = [
+    ("schemas", "schema"),
+    ("responses", "response"),
+    ("parameters", "parameter"),
+    ("examples", "example"),
+    ("requestBodies", "request body"),
+    ("headers", "header"),
+    ("securitySchemes", "security scheme"),
+    ("links", "link"),
+    ("callbacks", "callback"),
+];
+
+/// For a `#/components/<kind>/<name>` that does not resolve: `: there is no <kind> `<name>`;
+/// did you mean `<nearest name of that kind>`?`, or the reference it probably meant when the
+/// kind is misspelt. Nothing for any other reference.
+fn missing_component(doc: &Value, reference: &str) -> String {
+    let Some(rest) = reference.strip_prefix("#/components/") else {
+        return String::new();
+    };
+    let Some((kind, name)) = rest.split_once('/') else {
+        return String::new();
+    };
+    let name = name.replace("~1", "/").replace("~0", "~");
+    let names = |kind: &str| -> Vec<&str> {
+        object(doc.pointer(&format!("/components/{kind}")))
+            .keys()
+            .map(String::as_str)
+            .collect()
+    };
+    if let Some((_, called)) = COMPONENT_KINDS.iter().find(|(known, _)| *known == kind) {
+        let nearest = super::schemas::nearest(&name, names(kind));
+        return match nearest {
+            Some(nearest) => {
+                format!(": there is no {called} `{name}`; did you mean `{nearest}`?")
+            }
+            None => format!(": there is no {called} `{name}` in `#/components/{kind}`"),
+        };
+    }
+    let kinds = COMPONENT_KINDS.iter().map(|(known, _)| *known);
+    let Some(meant) = super::schemas::nearest(kind, kinds) else {
+        return format!(": `{kind}` is not a kind of component");
+    };
+    let meant_name = if names(meant).contains(&name.as_str()) {
+        Some(name.as_str())
+    } else {
+        super::schemas::nearest(&name, names(meant))
+    };
+    match meant_name {
+        Some(meant_name) => format!(
+            ": `{kind}` is not a kind of component; did you mean `#/components/{meant}/{}`?",
+            escape(meant_name)
+        ),
+        None => format!(": `{kind}` is not a kind of component; did you mean `{meant}`?"),
+    }
 }
 
 /// The component kinds whose entries must each be referenced somewhere.

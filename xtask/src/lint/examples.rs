@@ -211,7 +211,7 @@ fn schemas_with_examples<'a>(
 struct Validators<'a> {
     doc: &'a Value,
     compiled: HashMap<String, Result<jsonschema::Validator, String>>,
-    malformed: super::schemas::Malformed,
+    malformed: super::schemas::Malformed<'a>,
 }
 
 impl Validators<'_> {
@@ -278,7 +278,29 @@ fn compile(doc: &Value, schema: &Value) -> Result<jsonschema::Validator, String>
     jsonschema::options()
         .should_validate_formats(true)
         .build(&json_schema)
-        .map_err(|error| error.to_string())
+        .map_err(|error| plain(&error.to_string()))
+}
+
+/// A compile error of the `jsonschema` crate in the document's terms: it names the component
+/// schemas by where [`spec::json_schema_for`] carries them (`/$defs/<name>`), which the
+/// document does not have.
+pub(super) fn plain(message: &str) -> String {
+    let missing = message
+        .strip_prefix("Pointer '")
+        .and_then(|rest| rest.strip_suffix("' does not exist"));
+    match missing {
+        Some(pointer) => match pointer.strip_prefix("/$defs/") {
+            Some(name) => {
+                format!("it refers to `#/components/schemas/{name}`, which does not exist")
+            }
+            None => format!(
+                "it refers to `#{pointer}`, which is not a schema of `#/components/schemas`"
+            ),
+        },
+        None => message
+            .replace("#/$defs/", "#/components/schemas/")
+            .replace("/$defs/", "#/components/schemas/"),
+    }
 }
 
 fn mentions_ref(schema: &Value) -> bool {

@@ -10,6 +10,9 @@ use serde_json::Value;
 use super::Sink;
 use crate::spec::escape;
 
+/// Where a schema's `$ref` points.
+const SCHEMA_PREFIX: &str = "#/components/schemas/";
+
 /// The `type`s an OpenAPI 3.0 schema may have (JSON Schema's, without `null`).
 const TYPES: &[&str] = &["array", "boolean", "integer", "number", "object", "string"];
 
@@ -57,7 +60,7 @@ const KEYWORDS: &[&str] = &[
 /// type, parameter and header (example values are data, not schemas, and are not entered).
 pub(super) fn schema_keywords(document: &crate::spec::Document<'_>, sink: &mut Sink) {
     for (pointer, schema) in schemas(document.doc) {
-        check_schema(schema, &mut pointer.clone(), sink);
+        check_schema(document.doc, schema, &mut pointer.clone(), sink);
     }
 }
 
@@ -69,27 +72,40 @@ pub(super) fn has_malformed_schema(doc: &Value) -> bool {
         problems: Vec::new(),
     };
     for (pointer, schema) in schemas(doc) {
-        check_schema(schema, &mut pointer.clone(), &mut sink);
+        check_schema(doc, schema, &mut pointer.clone(), &mut sink);
     }
     !sink.problems.is_empty()
 }
 
-/// Whether `schema` is malformed itself or reaches (through `$ref`s) a component schema that is:
-/// its examples are not checked, `schema-keywords` has said what is wrong.
-pub(super) struct Malformed {
+/// Whether `schema` is malformed itself or reaches (through `$ref`s) a component schema that is,
+/// or a `$ref` that does not resolve: its examples are not checked, `schema-keywords` or
+/// `refs-resolve` has said what is wrong.
+pub(super) struct Malformed<'a> {
+    doc: &'a Value,
     components: HashSet<String>,
+    /// Every local `$ref` of the document that does not resolve (`refs-resolve` reports each):
+    /// a schema that reaches one does not compile, and its examples are not checked either.
+    dangling: HashSet<String>,
 }
 
-impl Malformed {
-    pub(super) fn new(doc: &Value) -> Self {
+impl<'a> Malformed<'a> {
+    pub(super) fn new(doc: &'a Value) -> Self {
         let empty = serde_json::Map::new();
         let schemas = doc
             .pointer("/components/schemas")
             .and_then(Value::as_object)
             .unwrap_or(&empty);
+        let mut dangling = HashSet::new();
+        super::walk(doc, &mut String::new(), &mut |_, value| {
+            if let Some(reference) = value.get("$ref").and_then(Value::as_str) {
+                if crate::spec::resolve_ref(doc, reference).is_none() {
+                    dangling.insert(reference.to_string());
+                }
+            }
+        });
         let mut components: HashSet<String> = schemas
             .iter()
-            .filter(|(_, schema)| is_malformed(schema))
+            .filter(|(_, schema)| is_malformed(doc, schema) || refers_to(schema, &dangling))
             .map(|(name, _)| format!("#/components/schemas/{}", escape(name)))
             .collect();
         loop {
@@ -103,24 +119,30 @@ impl Malformed {
                 break;
             }
         }
-        Malformed { components }
+        Malformed {
+            doc,
+            components,
+            dangling,
+        }
     }
 
     pub(super) fn any(&self) -> bool {
-        !self.components.is_empty()
+        !self.components.is_empty() || !self.dangling.is_empty()
     }
 
     pub(super) fn reaches(&self, schema: &Value) -> bool {
-        is_malformed(schema) || refers_to(schema, &self.components)
+        is_malformed(self.doc, schema)
+            || refers_to(schema, &self.components)
+            || refers_to(schema, &self.dangling)
     }
 }
 
-fn is_malformed(schema: &Value) -> bool {
+fn is_malformed(doc: &Value, schema: &Value) -> bool {
     let mut sink = Sink {
         rule: "schema-keywords",
         problems: Vec::new(),
     };
-    check_schema(schema, &mut "#".to_string(), &mut sink);
+    check_schema(doc, schema, &mut "#".to_string(), &mut sink);
     !sink.problems.is_empty()
 }
 
@@ -168,7 +190,7 @@ fn collect<'a>(doc: &'a Value, found: &mut Vec<(String, &'a Value)>) {
     });
 }
 
-fn check_schema(schema: &Value, pointer: &mut String, sink: &mut Sink) {
+fn check_schema(doc: &Value, schema: &Value, pointer: &mut String, sink: &mut Sink) {
     let Some(map) = schema.as_object() else {
         sink.report(pointer.as_str(), "a schema must be a mapping");
         return;
@@ -177,12 +199,12 @@ fn check_schema(schema: &Value, pointer: &mut String, sink: &mut Sink) {
     for (keyword, value) in map {
         pointer.push('/');
         pointer.push_str(&escape(keyword));
-        check_keyword(keyword, value, pointer, sink);
+        check_keyword(doc, keyword, value, pointer, sink);
         pointer.truncate(length);
     }
 }
 
-fn check_keyword(keyword: &str, value: &Value, pointer: &mut String, sink: &mut Sink) {
+fn check_keyword(doc: &Value, keyword: &str, value: &Value, pointer: &mut String, sink: &mut Sink) {
     let length = pointer.len();
     match keyword {
         "type" => match value.as_str() {
@@ -212,16 +234,16 @@ fn check_keyword(keyword: &str, value: &Value, pointer: &mut String, sink: &mut 
                 for (name, child) in properties {
                     pointer.push('/');
                     pointer.push_str(&escape(name));
-                    check_schema(child, pointer, sink);
+                    check_schema(doc, child, pointer, sink);
                     pointer.truncate(length);
                 }
             }
             None => sink.report(pointer.as_str(), "`properties` must map names to schemas"),
         },
-        "items" | "not" => check_schema(value, pointer, sink),
+        "items" | "not" => check_schema(doc, value, pointer, sink),
         "additionalProperties" => {
             if !value.is_boolean() {
-                check_schema(value, pointer, sink);
+                check_schema(doc, value, pointer, sink);
             }
         }
         "allOf" | "anyOf" | "oneOf" => match value.as_array() {
@@ -229,7 +251,7 @@ fn check_keyword(keyword: &str, value: &Value, pointer: &mut String, sink: &mut 
                 for (index, child) in items.iter().enumerate() {
                     pointer.push('/');
                     pointer.push_str(&index.to_string());
-                    check_schema(child, pointer, sink);
+                    check_schema(doc, child, pointer, sink);
                     pointer.truncate(length);
                 }
             }
@@ -254,11 +276,23 @@ fn check_keyword(keyword: &str, value: &Value, pointer: &mut String, sink: &mut 
                 sink.report(pointer.as_str(), "`enum` must be a list of values");
             }
         }
-        "$ref" => {
-            if !value.is_string() {
-                sink.report(pointer.as_str(), "`$ref` must be a string");
+        "$ref" => match value.as_str() {
+            None => sink.report(pointer.as_str(), "`$ref` must be a string"),
+            // Outside the document, or not resolving: `refs-resolve`'s problem.
+            Some(reference)
+                if !reference.starts_with(SCHEMA_PREFIX)
+                    && crate::spec::resolve_ref(doc, reference).is_some() =>
+            {
+                sink.report(
+                    pointer.as_str(),
+                    format!(
+                        "`$ref: {reference}` is not a schema: a schema's `$ref` points into \
+                         `#/components/schemas`"
+                    ),
+                );
             }
-        }
+            Some(_) => {}
+        },
         known if KEYWORDS.contains(&known) || known.starts_with("x-") => {}
         unknown => sink.report(
             pointer.as_str(),
@@ -270,22 +304,32 @@ fn check_keyword(keyword: &str, value: &Value, pointer: &mut String, sink: &mut 
     }
 }
 
-/// `: did you mean `x`?` for the closest of `names` (two edits at most, fewer for short words),
-/// or nothing.
+/// `: did you mean `x`?` for the closest of `names` ([`nearest`]), or nothing.
 fn suggestion(written: &str, names: &[&str]) -> String {
-    let limit = if written.chars().count() <= 4 { 1 } else { 2 };
+    nearest(written, names.iter().copied())
+        .map(|name| format!(": did you mean `{name}`?"))
+        .unwrap_or_default()
+}
+
+/// The name of `names` closest to `written`, ignoring case, when it is close: one edit for
+/// words of four letters or fewer, two up to twelve, three for longer ones (component names:
+/// `CreateCustomerAccountRequest`). The first of equally close ones.
+pub(super) fn nearest<'a>(
+    written: &str,
+    names: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let limit = match written.chars().count() {
+        0..=4 => 1,
+        5..=12 => 2,
+        _ => 3,
+    };
+    let written = written.to_lowercase();
     names
-        .iter()
-        .map(|name| {
-            (
-                edit_distance(&written.to_lowercase(), &name.to_lowercase()),
-                name,
-            )
-        })
+        .into_iter()
+        .map(|name| (edit_distance(&written, &name.to_lowercase()), name))
         .filter(|(distance, _)| *distance <= limit)
         .min_by_key(|(distance, _)| *distance)
-        .map(|(_, name)| format!(": did you mean `{name}`?"))
-        .unwrap_or_default()
+        .map(|(_, name)| name)
 }
 
 /// Levenshtein distance between `a` and `b`, by characters.

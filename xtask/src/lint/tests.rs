@@ -153,6 +153,130 @@ fn a_dangling_or_external_ref_is_refused() {
     );
 }
 
+/// `Account.account_number`'s `$ref`, which the success example of `get_account` reaches.
+const ACCOUNT_NUMBER_REF: &str = "/components/schemas/Account/properties/account_number/$ref";
+
+#[test]
+fn a_misspelt_ref_is_one_problem_with_the_name_it_meant() {
+    // The examples that reach it are not reported as well, nor does the `jsonschema` crate's
+    // `Pointer '/$defs/AccountNumbr' does not exist` show.
+    for (written, meant) in [
+        ("AccountNumbr", "AccountNumber"),
+        ("accountNumber", "AccountNumber"),
+    ] {
+        check(
+            |doc| {
+                set(
+                    doc,
+                    ACCOUNT_NUMBER_REF,
+                    json!(format!("#/components/schemas/{written}")),
+                )
+            },
+            &[(
+                "refs-resolve",
+                &format!(
+                    "#/components/schemas/Account/properties/account_number: `$ref: \
+                     #/components/schemas/{written}` does not resolve: there is no schema \
+                     `{written}`; did you mean `{meant}`?"
+                ),
+            )],
+        );
+    }
+    // Through the text, as `cargo xtask lint` reads it: one line, no internal text.
+    let written = "        account_number:\n          $ref: '#/components/schemas/AccountNumber'\n        created_at:";
+    assert_eq!(VALID.matches(written).count(), 1);
+    let problems = problems_of(&VALID.replace(written, &written.replace("Number'", "Numbr'")));
+    let shown: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    assert_eq!(shown.len(), 1, "{shown:#?}");
+    assert!(
+        shown[0].contains("did you mean `AccountNumber`?"),
+        "{shown:#?}"
+    );
+    assert!(
+        !shown[0].contains("$defs") && !shown[0].contains("Pointer"),
+        "{shown:#?}"
+    );
+}
+
+#[test]
+fn a_ref_suggests_a_name_of_its_own_kind_only_when_one_is_close() {
+    // Of the same kind: `InvalidRequest` is a response, not a schema.
+    check(
+        |doc| {
+            set(
+                doc,
+                &at(GET_ACCOUNT, "responses/400/$ref"),
+                json!("#/components/responses/InvalidRequst"),
+            )
+        },
+        &[(
+            "refs-resolve",
+            "`$ref: #/components/responses/InvalidRequst` does not resolve: there is no \
+             response `InvalidRequst`; did you mean `InvalidRequest`?",
+        )],
+    );
+    // Nothing close: no guess.
+    check(
+        |doc| set(doc, ACCOUNT_NUMBER_REF, json!("#/components/schemas/Iban")),
+        &[(
+            "refs-resolve",
+            "`$ref: #/components/schemas/Iban` does not resolve: there is no schema `Iban` in \
+             `#/components/schemas`",
+        )],
+    );
+    // A misspelt kind: the reference it meant.
+    check(
+        |doc| {
+            set(
+                doc,
+                ACCOUNT_NUMBER_REF,
+                json!("#/components/schema/AccountNumber"),
+            )
+        },
+        &[(
+            "refs-resolve",
+            "`$ref: #/components/schema/AccountNumber` does not resolve: `schema` is not a kind \
+             of component; did you mean `#/components/schemas/AccountNumber`?",
+        )],
+    );
+}
+
+#[test]
+fn a_schema_ref_to_another_kind_of_component_is_one_problem() {
+    // It resolves, but not to a schema: the examples' validators could not compile it.
+    check(
+        |doc| {
+            set(
+                doc,
+                ACCOUNT_NUMBER_REF,
+                json!("#/components/headers/XRequestId"),
+            )
+        },
+        &[(
+            "schema-keywords",
+            "#/components/schemas/Account/properties/account_number/$ref: `$ref: \
+             #/components/headers/XRequestId` is not a schema: a schema's `$ref` points into \
+             `#/components/schemas`",
+        )],
+    );
+}
+
+#[test]
+fn a_compile_error_names_the_document_not_the_translation() {
+    assert_eq!(
+        super::examples::plain("Pointer '/$defs/AccountNumbr' does not exist"),
+        "it refers to `#/components/schemas/AccountNumbr`, which does not exist"
+    );
+    assert_eq!(
+        super::examples::plain("Pointer '/components/headers/X' does not exist"),
+        "it refers to `#/components/headers/X`, which is not a schema of `#/components/schemas`"
+    );
+    assert_eq!(
+        super::examples::plain("\"[\" is not a \"regex\" at #/$defs/Code/pattern"),
+        "\"[\" is not a \"regex\" at #/components/schemas/Code/pattern"
+    );
+}
+
 // post-only
 
 #[test]
