@@ -5,8 +5,11 @@
 //! a git ref, or any file). [`compare`] lists every break once, at its JSON-pointer-like location
 //! (a shared schema's change at the schema, with each operation and webhook it reaches), with a
 //! one-line reason; [`changelog::judge`] accepts the ones a major release lists in
-//! `spec/CHANGELOG.md`; any other fails the gate. The rules, the enum-growth policy and the
-//! changelog format are in docs/api-design.md (`Changing the spec without breaking clients`).
+//! `spec/CHANGELOG.md`; any other fails the gate. Against the released copy, [`version::judge`]
+//! holds the version rule too (`info.version` goes up with every change clients can see, with
+//! its changelog section), and [`release`] (`cargo xtask release`) makes the spec the released
+//! copy. The rules, the enum-growth policy and the changelog format are in docs/api-design.md
+//! (`Changing the spec without breaking clients`, `Releasing the spec`).
 
 mod changelog;
 mod compare;
