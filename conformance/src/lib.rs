@@ -17,6 +17,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use generated_server::{Operation, ResponseCode};
 use jsonschema::Validator;
@@ -134,6 +135,55 @@ impl Exchange {
         assert_eq!(self.code(), code, "unexpected answer: {self:#?}");
         &self.body["data"]
     }
+}
+
+/// The longest list a success example of `operation` shows as its `data` in the spec: the
+/// example's name and its number of items; `None` when no success example lists anything (the
+/// operation answers no list, or its examples' lists are empty). Read once, through the
+/// generated crate's reader of the spec's response examples (`generated_server::mock`).
+pub fn listed_in_the_spec(operation: Operation) -> Option<(&'static str, usize)> {
+    static LISTED: OnceLock<HashMap<Operation, (String, usize)>> = OnceLock::new();
+    let listed = LISTED.get_or_init(|| {
+        let mock = generated_server::mock::MockApi::new();
+        Operation::ALL
+            .iter()
+            .filter_map(|&operation| {
+                mock.examples(operation)
+                    .iter()
+                    .filter(|example| example.status == 200)
+                    .filter_map(|example| {
+                        let items = example.value["data"].as_array()?.len();
+                        (items > 0).then(|| (example.name.clone(), items))
+                    })
+                    .max_by_key(|(_, items)| *items)
+                    .map(|longest| (operation, longest))
+            })
+            .collect()
+    });
+    listed
+        .get(&operation)
+        .map(|(name, items)| (name.as_str(), *items))
+}
+
+/// A problem when `exchange`, the replay of a request example of its operation (`example`, as
+/// the story names the step), answered `00` with an empty list where the spec's success example
+/// lists items: the example's filters (its dates, its account) missed the story's data, and
+/// the replay tested nothing.
+pub fn empty_where_the_spec_lists(exchange: &Exchange, example: &str) -> Option<String> {
+    let empty = exchange.code() == "00"
+        && exchange.body["data"]
+            .as_array()
+            .is_some_and(|items| items.is_empty());
+    if !empty {
+        return None;
+    }
+    let (spec_example, items) = listed_in_the_spec(exchange.operation)?;
+    Some(format!(
+        "{}: the replay of the example {example:?} answered an empty list, where the spec's \
+         response example {spec_example:?} lists {items}: the story has no data its filters \
+         select (make the data the example reads before replaying it)",
+        exchange.operation.id()
+    ))
 }
 
 /// The real server: `kobo::http::app` on a loopback socket, over a fresh store with a fixture

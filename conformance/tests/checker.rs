@@ -1,6 +1,6 @@
 //! The checks themselves must be able to fail: each bad response below is caught.
 
-use conformance::Checker;
+use conformance::{empty_where_the_spec_lists, listed_in_the_spec, Checker, Exchange};
 use generated_server::Operation;
 use serde_json::{json, Value};
 
@@ -70,5 +70,56 @@ fn bad_responses_are_caught() {
         Some("r-1"),
         json!({"status": false, "response_code": "41", "message": "no", "data": {"x": 1}}),
         &["does not match ErrorEnvelope"],
+    );
+}
+
+fn answer(operation: Operation, data: Value) -> Exchange {
+    Exchange {
+        operation,
+        status: 200,
+        request_id: "r-1".to_string(),
+        body: json!({"status": true, "response_code": "00", "message": "ok", "data": data}),
+    }
+}
+
+#[test]
+fn an_empty_list_where_the_spec_lists_items_is_caught() {
+    assert_eq!(
+        listed_in_the_spec(Operation::FetchMembers),
+        Some(("members", 3))
+    );
+    let problem = empty_where_the_spec_lists(
+        &answer(Operation::FetchMembers, json!([])),
+        "joined_in_october_by_email",
+    )
+    .expect("an empty list is caught");
+    assert!(
+        problem.starts_with("fetch_members: ")
+            && problem.contains("\"joined_in_october_by_email\"")
+            && problem.contains("\"members\" lists 3"),
+        "{problem}"
+    );
+    // A list with items, an error, or an operation that answers no list: nothing to say.
+    let one = json!([{"id": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f603"}]);
+    assert_eq!(
+        empty_where_the_spec_lists(&answer(Operation::FetchMembers, one), "all"),
+        None
+    );
+    let refused = Exchange {
+        body: error("41"),
+        status: 401,
+        ..answer(Operation::FetchMembers, json!(null))
+    };
+    assert_eq!(empty_where_the_spec_lists(&refused, "all"), None);
+    assert_eq!(listed_in_the_spec(Operation::GetProfile), None);
+    // The spec's only example of fetch_transfers_web is an empty list (`none`): an empty
+    // answer is one it shows.
+    assert_eq!(listed_in_the_spec(Operation::FetchTransfersWeb), None);
+    assert_eq!(
+        empty_where_the_spec_lists(
+            &answer(Operation::FetchTransfersWeb, json!([])),
+            "processing"
+        ),
+        None
     );
 }

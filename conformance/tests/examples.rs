@@ -20,9 +20,16 @@
 //! renamed or removed), naming it.
 
 use std::collections::BTreeSet;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use conformance::{Exchange, LiveServer};
 use generated_server::{Operation, RequestExample};
+use kobo::kernel::config::Environment;
+use kobo::outbox::webhooks::destination::Resolver;
+use kobo::outbox::webhooks::WebhookDispatcher;
 use kobo::platform::permissions::MAKER_ROLE_ID;
 use kobo::testkit::StoreKind;
 use serde_json::{json, Value};
@@ -131,7 +138,11 @@ impl Story {
         self.record
             .replayed
             .insert((operation.id(), spec_example.name.to_string()));
-        self.call(operation, step, token, &body, key).await
+        let exchange = self.call(operation, step, token, &body, key).await;
+        if let Some(problem) = conformance::empty_where_the_spec_lists(&exchange, step) {
+            panic!("{problem}");
+        }
+        exchange
     }
 
     /// Sends a body of the test's own (a negative case, a set-up step), checked and
@@ -222,7 +233,7 @@ const REDACTED: &[(&str, &str)] = &[
 ];
 
 /// `text` with every transfer reference (`TRF-20261102-7F3K9Q`, made at random) shown as
-/// `[reference]`: messages name them.
+/// `[reference]`.
 fn without_references(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
@@ -244,10 +255,13 @@ fn snapshot(name: &str, exchange: &Exchange) {
     settings.set_omit_expression(true);
     // `tests/snapshots/<operation>.<step>.snap`: the name says which step it is.
     settings.set_prepend_module_to_snapshot(false);
-    settings.add_dynamic_redaction(".body.message", |value, _path| match value.as_str() {
-        Some(text) => without_references(text).into(),
-        None => value,
-    });
+    // Messages and a fee's narration name them.
+    for selector in [".body.message", ".**.narration"] {
+        settings.add_dynamic_redaction(selector, |value, _path| match value.as_str() {
+            Some(text) => without_references(text).into(),
+            None => value,
+        });
+    }
     for &(selector, replacement) in REDACTED {
         settings.add_dynamic_redaction(selector, move |value, _path| {
             if value.is_nil() {
@@ -277,11 +291,22 @@ async fn on_sqlite() -> &'static Record {
 const SNAPSHOTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots");
 
 async fn story(kind: StoreKind) -> Record {
-    // The story happens on the examples' day, from its fixture on: their filters name its
-    // month (the audit log's `secret_changes` reads November 2026), so a run on another day
-    // must not fall outside them. The money chapter moves on to nine o'clock.
-    let dawn = "2026-11-02T08:00:00Z".parse().ok();
-    let server = LiveServer::start_at(kind, dawn).await;
+    // The story happens on the examples' dates, whatever the day it runs: the fixture business
+    // opens on the examples' founding day (its owner joined, its main account opened on
+    // 15 October 2026: `fetch_members`' `joined_in_october_by_email` and `fetch_customer_accounts`'
+    // `next_page`, after 20 October, read them), and the story on the examples' day (their
+    // filters name 2 November 2026 and its month: the audit log's `secret_changes`). The money
+    // chapter moves on to nine o'clock.
+    let founding = "2026-10-15T10:00:00Z".parse().ok();
+    let server = LiveServer::start_at(kind, founding).await;
+    // Tunde, a Maker, joined with the business (set up directly: no example invites him).
+    let (tunde_id, _) = server
+        .kit
+        .add_member("tunde.bakare@adaezefoods.ng", MAKER_ROLE_ID)
+        .await;
+    let clock = server.kit.clock.clone();
+    let dawn: chrono::DateTime<chrono::Utc> = "2026-11-02T08:00:00Z".parse().unwrap();
+    clock.advance(dawn - clock.now());
     let mut substitutions = Substitutions::default();
     // The examples' integration credentials are the fixture business's here.
     substitutions.add("kb_sandbox_5b6f8a523c1e", &server.kit.business.client_id);
@@ -405,13 +430,7 @@ async fn story(kind: StoreKind) -> Record {
         .await
         .expect("48");
 
-    // Tunde, a Maker (set up directly: no example invites him), becomes a Checker, then is
-    // deactivated.
-    let (tunde_id, _) = story
-        .server
-        .kit
-        .add_member("tunde.bakare@adaezefoods.ng", MAKER_ROLE_ID)
-        .await;
+    // Tunde, a Maker since the founding, becomes a Checker, then is deactivated.
     story
         .substitutions
         .add("9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601", &tunde_id);
@@ -442,11 +461,8 @@ async fn story(kind: StoreKind) -> Record {
         .await
         .expect("41");
 
-    // Logs.
-    story
-        .replay(Operation::FetchActivityLogs, "errors_today", owner)
-        .await
-        .expect("00");
+    // Logs (the integration's errors of the day are read in the money chapter, once it has
+    // made some).
     story
         .send(
             Operation::FetchActivityLogs,
@@ -504,6 +520,7 @@ async fn story(kind: StoreKind) -> Record {
     transfers(&mut story, &owner, &api, &tunde_id).await;
     let api = webhooks(&mut story, &owner, &new_secret).await;
     dashboard_twins(&mut story, &owner, &api).await;
+    three_days_later(&mut story).await;
     story.record
 }
 
@@ -602,6 +619,11 @@ async fn accounts_and_money(story: &mut Story, client_secret: &str) -> (String, 
         )
         .await
         .expect("02");
+    // The three openings refused are the integration's errors of the day in the activity log.
+    let errors = story
+        .replay(Operation::FetchActivityLogs, "errors_today", owner)
+        .await;
+    assert_eq!(errors.expect("00").as_array().unwrap().len(), 3);
 
     // Money comes in at 09:12 and 09:20.
     clock.advance(chrono::Duration::minutes(12));
@@ -668,10 +690,6 @@ async fn accounts_and_money(story: &mut Story, client_secret: &str) -> (String, 
     assert_eq!(metrics.expect("00")["total_volume_collected"], "515000.00");
     story
         .replay(Operation::GetTotalAccountMetrics, "fast", owner)
-        .await
-        .expect("00");
-    story
-        .replay(Operation::FetchTransactionsWeb, "debits_in_november", owner)
         .await
         .expect("00");
     let today = story
@@ -869,6 +887,12 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
     .await
     .unwrap();
     assert_eq!(pass.settled, 2);
+    // The operations account's debits of the month: the three transfers out, settled, and the
+    // two inter-bank ones' fees.
+    let debits = story
+        .replay(Operation::FetchTransactionsWeb, "debits_in_november", owner)
+        .await;
+    assert_eq!(debits.expect("00").as_array().unwrap().len(), 5);
     let settled = story
         .replay(Operation::GetTransferWeb, "by_reference", owner)
         .await;
@@ -1049,9 +1073,8 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
 }
 
 /// The webhook chapter: the endpoint registered, read, sent a test event, its secret rotated,
-/// paused, an event replayed, moved; the delivery log read. (No delivery leaves the story: the
-/// examples' host does not resolve here, and the attempts are what the log then shows.) Returns
-/// the integration token it used.
+/// paused, an event replayed, moved. (No delivery is attempted until the last chapter,
+/// [`three_days_later`].) Returns the integration token it used.
 async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) -> String {
     let owner = Some(owner);
     // The transfers chapter moved the clock past the integration token's hour.
@@ -1099,8 +1122,9 @@ async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) -> String
         .replay(Operation::UpdateWebhookConfiguration, "pause", api)
         .await;
     assert_eq!(paused.expect("00")["is_active"], false);
-    // An event from before the endpoint existed (the money chapter's) is skipped; replaying
-    // it waits for the endpoint to be active again.
+    // The event the examples replay, the customer's payment of the money chapter
+    // (`collection.received` of COL-20261102-2D8R5T), came before the endpoint and was
+    // skipped; replaying it waits for the endpoint to be active again.
     let log = story
         .send(
             Operation::FetchWebhookEvents,
@@ -1109,7 +1133,17 @@ async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) -> String
             &json!({"filters": {"status": "skipped"}}),
         )
         .await;
-    let skipped = log.expect("00")[0]["id"].as_str().unwrap().to_string();
+    let payment = story.substitutions.apply(&json!("COL-20261102-2D8R5T"));
+    let skipped = log
+        .expect("00")
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|event| event["payload"]["data"]["reference_number"] == payment)
+        .expect("the customer's payment in the log")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     story
         .substitutions
         .add("e5f6a7b8-c9d0-4e1f-8a2b-3c4d5e6f7a01", &skipped);
@@ -1142,10 +1176,6 @@ async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) -> String
         )
         .await
         .expect("48");
-    story
-        .replay(Operation::FetchWebhookEvents, "failed", owner)
-        .await
-        .expect("00");
     let moved = story
         .replay(Operation::UpdateWebhookConfiguration, "move_and_open", api)
         .await;
@@ -1329,6 +1359,70 @@ async fn dashboard_twins(story: &mut Story, owner: &str, api: &str) {
             )
             .await
             .expect("00");
+    }
+}
+
+/// The examples' webhook host (`hooks.adaezefoods.ng`, and where the endpoint moved) does not
+/// resolve here: every delivery fails at once, the same way on every machine.
+struct Unresolvable;
+
+impl Resolver for Unresolvable {
+    fn lookup(
+        &self,
+        _host: &str,
+        _port: u16,
+    ) -> Pin<Box<dyn Future<Output = std::io::Result<Vec<SocketAddr>>> + Send + '_>> {
+        Box::pin(async {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no such host",
+            ))
+        })
+    }
+}
+
+/// Three days later, as the examples' delivery log has it: the dispatcher (which nothing ran
+/// before) tries every pending event at each retry of its budget, at an endpoint that never
+/// resolves, until it is `failed`; the owner, logged in again, reads the failures.
+async fn three_days_later(story: &mut Story) {
+    let kit = &story.server.kit;
+    let policy = kit.api.config().webhooks.clone();
+    let dispatcher = WebhookDispatcher::with_resolver(
+        kit.store.clone(),
+        kit.clock.clone(),
+        policy.clone(),
+        Environment::Sandbox,
+        Arc::new(Unresolvable),
+    );
+    dispatcher.deliver_due().await.unwrap();
+    for delay in &policy.retry_delays {
+        // Past the delay and the most its jitter adds.
+        let jittered = *delay * (1000 + policy.jitter_per_mille as u32) / 1000;
+        let wait = jittered + std::time::Duration::from_secs(1);
+        kit.clock.advance(chrono::Duration::from_std(wait).unwrap());
+        dispatcher.deliver_due().await.unwrap();
+    }
+    let login = story
+        .send(
+            Operation::Login,
+            "owner_three_days_later",
+            None,
+            &json!({"email": "adaeze.okafor@adaezefoods.ng", "password": "Suya-And-Zobo-2027"}),
+        )
+        .await;
+    let owner = login.expect("00")["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let failed = story
+        .replay(Operation::FetchWebhookEvents, "failed", Some(&owner))
+        .await;
+    // The customer's payment, replayed in the webhook chapter, and the test event.
+    let failed = failed.expect("00").as_array().unwrap();
+    assert_eq!(failed.len(), 2, "{failed:#?}");
+    for event in failed {
+        assert_eq!(event["attempts"], policy.max_attempts(), "{event:#}");
+        assert_eq!(event["remaining_attempts"], 0, "{event:#}");
     }
 }
 
