@@ -8032,6 +8032,8 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
         X96,
         #[serde(rename = "97")]
         X97,
+        #[serde(rename = "98")]
+        X98,
     }
     impl ::std::fmt::Display for ResponseCode {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -8062,6 +8064,7 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
                 Self::X83 => f.write_str("83"),
                 Self::X96 => f.write_str("96"),
                 Self::X97 => f.write_str("97"),
+                Self::X98 => f.write_str("98"),
             }
         }
     }
@@ -8097,6 +8100,7 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
                 "83" => Ok(Self::X83),
                 "96" => Ok(Self::X96),
                 "97" => Ok(Self::X97),
+                "98" => Ok(Self::X98),
                 _ => Err("invalid value".into()),
             }
         }
@@ -27964,7 +27968,7 @@ daily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money com
 `simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.
 
 
-Version: 2.4.0*/
+Version: 2.5.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -28000,7 +28004,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "2.4.0"
+        "2.5.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -28841,7 +28845,13 @@ Errors:
 - `83` refused: insufficient funds in the source account, the daily limit is exceeded, or
   the provider rejected the transfer.
 - `29` too many requests. `96` internal error.
-- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+- `97` service unavailable (the database cannot be reached or written): nothing was
+  kept; retry after `Retry-After` seconds.
+- `98` the outcome is unknown: the database's answer to the transfer's commit was lost
+  and Kobo could not find out in time whether it was kept (it looks before answering:
+  this is rare). Retry with the same `Idempotency-Key`, which answers the transfer if
+  it was kept; without one, look it up first (`fetch_transfers_*` by `reference` or
+  narration) and send it again only if it is not there.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/web/funds_transfer`
@@ -28952,7 +28962,13 @@ Errors:
 - `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected
   the transfer.
 - `29` too many requests. `96` internal error.
-- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+- `97` service unavailable (the database cannot be reached or written): nothing was
+  kept; retry after `Retry-After` seconds.
+- `98` the outcome is unknown: the database's answer to the transfer's commit was lost
+  and Kobo could not find out in time whether it was kept (it looks before answering:
+  this is rare). Retry with the same `Idempotency-Key`, which answers the transfer if
+  it was kept; without one, look it up first (`fetch_transfers_*` by `reference` or
+  narration) and send it again only if it is not there.
 
 
 Sends a `POST` request to `/api/v1/transaction/transfer/api/funds_transfer`

@@ -39,6 +39,15 @@ pub enum Error {
         source: StoreError,
         location: &'static Location<'static>,
     },
+    /// The database's answer to the commit was lost and whether it was kept could not be
+    /// found out in time (`98`): the client looks before sending again, or retries with the
+    /// same key.
+    #[error("the outcome of the commit is unknown, at {location}")]
+    OutcomeUnknown {
+        #[source]
+        source: StoreError,
+        location: &'static Location<'static>,
+    },
     /// A uniqueness refused a write the code did not expect it to (`96`).
     #[error("an unexpected conflict, at {location}")]
     Conflict {
@@ -104,6 +113,7 @@ impl Error {
         match self {
             Error::Refused { code, .. } => *code,
             Error::Unavailable { .. } => ResponseCode::ServiceUnavailable,
+            Error::OutcomeUnknown { .. } => ResponseCode::OutcomeUnknown,
             Error::Conflict { .. } | Error::Bug { .. } => ResponseCode::InternalError,
         }
     }
@@ -131,6 +141,7 @@ impl Error {
         match self {
             Error::Refused { .. } => None,
             Error::Unavailable { location, .. }
+            | Error::OutcomeUnknown { location, .. }
             | Error::Conflict { location, .. }
             | Error::Bug { location, .. } => Some(location),
         }
@@ -173,6 +184,7 @@ impl From<StoreError> for Error {
         let location = Location::caller();
         match source {
             StoreError::Unavailable(_) => Error::Unavailable { source, location },
+            StoreError::OutcomeUnknown(_) => Error::OutcomeUnknown { source, location },
             StoreError::Conflict(_) | StoreError::KeyTaken => Error::Conflict { source, location },
             StoreError::Failed(_) | StoreError::Unreadable(_) => Error::Bug {
                 detail: Cow::Borrowed("a store failure"),

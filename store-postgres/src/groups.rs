@@ -36,6 +36,7 @@ use tokio::sync::{oneshot, Mutex, OwnedMutexGuard};
 use kobo_store::group_commit::Waiting;
 use kobo_store::ledger::AdvancedHead;
 
+use crate::outcome::{self, Witness};
 use crate::{Pool, StoreError, Tx};
 
 /// The most payouts one commit makes durable. A member after the first may be a
@@ -143,6 +144,11 @@ struct Group {
 #[derive(Debug)]
 struct Open {
     tx: Tx,
+    /// Where the outcome of a commit whose answer was lost is found out.
+    pool: Pool,
+    /// A member's transfer, to find out whether the group committed when its `COMMIT`'s answer
+    /// is lost ([`outcome::find_out`]): given by each member as it hands its work over.
+    witness: Option<Witness>,
     serial: u64,
     /// The members done, waiting for the commit.
     done: Vec<oneshot::Sender<Result<(), StoreError>>>,
@@ -198,6 +204,8 @@ impl Groups {
                 let guess = turn.heads.guess(business_id);
                 group.open = Some(Open {
                     tx,
+                    pool: pool.clone(),
+                    witness: None,
                     serial: group.serial,
                     done: Vec::new(),
                     head: guess,
@@ -380,8 +388,12 @@ impl Member {
     }
 
     /// Returns once the member's work is committed: by this member, or, while other payouts
-    /// of its business wait for the turn, by the last of the group.
-    pub async fn commit(mut self) -> Result<(), StoreError> {
+    /// of its business wait for the turn, by the last of the group. `witness`, a row the
+    /// member's work wrote, tells whether the group committed if its `COMMIT`'s answer is lost.
+    pub async fn commit(mut self, witness: Option<Witness>) -> Result<(), StoreError> {
+        if let Some(witness) = witness {
+            self.open_mut().witness.get_or_insert(witness);
+        }
         let waiting = self.turn.waiting.load(Ordering::SeqCst);
         if waiting == 0 || self.open().done.len() + 1 >= GROUP_MAX {
             let turn = Arc::clone(&self.turn);
@@ -524,7 +536,13 @@ async fn commit(
     drop(group);
     let counts = Arc::clone(&turn.counts);
     tokio::spawn(async move {
-        let result = open.tx.commit().await.map_err(StoreError::from);
+        let result = match (open.tx.commit().await, &open.witness) {
+            (Ok(()), _) => Ok(()),
+            (Err(error), Some(witness)) if outcome::may_have_committed(&error) => {
+                outcome::find_out(&open.pool, witness, error, outcome::FIND_OUT_MAX).await
+            }
+            (Err(error), _) => Err(StoreError::from(error)),
+        };
         match &result {
             Ok(()) => {
                 counts.commits.fetch_add(1, Ordering::SeqCst);
@@ -560,12 +578,13 @@ fn unguarded() -> StoreError {
     )))
 }
 
-/// Fails each of `members` with `error` as another member sees it: the database unavailable
-/// (`97`, retry) if it was, otherwise an internal error.
+/// Fails each of `members` with `error` as another member sees it: the outcome unknown if it
+/// is, the database unavailable (`97`, retry) if it was, otherwise an internal error.
 fn tell_failed(members: Vec<oneshot::Sender<Result<(), StoreError>>>, error: &StoreError) {
     for member in members {
         let message = format!("the group commit failed: {error}");
         let _ = member.send(Err(match error {
+            StoreError::OutcomeUnknown(unknown) => StoreError::OutcomeUnknown(unknown.clone()),
             StoreError::Unavailable(_) => {
                 StoreError::Unavailable(sqlx::Error::Io(std::io::Error::other(message)))
             }

@@ -64,6 +64,7 @@ pub mod logs;
 pub mod members;
 pub mod notifications;
 pub mod otps;
+pub mod outcome;
 pub mod request_budgets;
 pub mod roles;
 pub mod seeding;
@@ -118,6 +119,8 @@ pub enum PoolMode {
 pub struct Pool {
     inner: PgPool,
     mode: PoolMode,
+    /// The commits whose answer was lost, by what was found out ([`outcome::find_out`]).
+    lost: std::sync::Arc<outcome::Lost>,
 }
 
 /// The text of [`PAYOUT_PLANS`], for `concat!`.
@@ -144,7 +147,16 @@ const TRANSACTION_POOLER_BEGIN: &str = "BEGIN; DEALLOCATE ALL";
 
 impl Pool {
     pub fn new(inner: PgPool, mode: PoolMode) -> Pool {
-        Pool { inner, mode }
+        Pool {
+            inner,
+            mode,
+            lost: std::sync::Arc::default(),
+        }
+    }
+
+    /// The commits on this pool whose answer was lost since it opened, by what was found out.
+    pub fn lost_commits(&self) -> outcome::LostCommits {
+        self.lost.read()
     }
 
     /// `options` as [`PoolMode`] `mode` needs them: through a transaction pooler, no

@@ -56,7 +56,7 @@ async fn queued_payouts_share_a_commit_and_each_undoes_only_its_own() {
                     .await
                     .unwrap();
                 match n % 3 {
-                    0 => member.commit().await.map(|()| true).unwrap(),
+                    0 => member.commit(None).await.map(|()| true).unwrap(),
                     1 => {
                         let failed = sqlx::query("SELECT 1 / 0")
                             .execute(&mut **member.tx())
@@ -71,7 +71,7 @@ async fn queued_payouts_share_a_commit_and_each_undoes_only_its_own() {
         })
         .collect();
     until_waiting(&groups, &business, 9).await;
-    first.commit().await.unwrap();
+    first.commit(None).await.unwrap();
     let mut committed = 0;
     for member in queued {
         committed += usize::from(member.await.unwrap());
@@ -80,7 +80,7 @@ async fn queued_payouts_share_a_commit_and_each_undoes_only_its_own() {
     // Abandoned members undo their savepoints in tasks of their own: the turn is free once
     // they have, and a lone payout commits at once.
     let last = groups.begin(&db.pool, &business).await.unwrap();
-    last.commit().await.unwrap();
+    last.commit(None).await.unwrap();
     assert_eq!(numbers(&db.pool, "paid").await, vec![0, 3, 6, 9]);
     let (commits, payouts) = groups.commits();
     assert_eq!(payouts, 4 + 1, "the committed members and the lone payout");
@@ -112,7 +112,7 @@ async fn members_that_write_everything_or_nothing_need_no_savepoint() {
                     .await
                     .unwrap();
                 if written.rows_affected() == 1 {
-                    return member.commit().await.map(|()| true).unwrap();
+                    return member.commit(None).await.map(|()| true).unwrap();
                 }
                 member.wrote_nothing();
                 member.guard().await.unwrap();
@@ -122,7 +122,7 @@ async fn members_that_write_everything_or_nothing_need_no_savepoint() {
         })
         .collect();
     until_waiting(&groups, &business, 6).await;
-    first.commit().await.unwrap();
+    first.commit(None).await.unwrap();
     let mut committed = 0;
     for member in queued {
         committed += usize::from(member.await.unwrap());
@@ -158,7 +158,7 @@ async fn a_member_that_wrote_without_a_savepoint_and_did_not_commit_fails_its_gr
             let mut member = its_groups.begin(&pool, &its_business).await.unwrap();
             insert(&mut member, n).await;
             if n < 3 {
-                return member.commit().await;
+                return member.commit(None).await;
             }
             member.abandon();
             Ok(())
@@ -166,7 +166,7 @@ async fn a_member_that_wrote_without_a_savepoint_and_did_not_commit_fails_its_gr
         until_waiting(&groups, &business, n as usize).await;
     }
     assert!(
-        first.commit().await.is_err(),
+        first.commit(None).await.is_err(),
         "the first member's work is not kept"
     );
     for (n, member) in queued.into_iter().enumerate().take(2) {
@@ -176,7 +176,7 @@ async fn a_member_that_wrote_without_a_savepoint_and_did_not_commit_fails_its_gr
     assert!(numbers(&db.pool, "paid").await.is_empty());
     let mut next = groups.begin(&db.pool, &business).await.unwrap();
     insert(&mut next, 7).await;
-    next.commit().await.unwrap();
+    next.commit(None).await.unwrap();
     assert_eq!(numbers(&db.pool, "paid").await, vec![7]);
     db.finish().await;
 }
@@ -249,12 +249,15 @@ async fn a_failed_group_commit_fails_every_member_and_keeps_nothing() {
                     .execute(&mut **member.tx())
                     .await
                     .unwrap();
-                member.commit().await
+                member.commit(None).await
             })
         })
         .collect();
     until_waiting(&groups, &business, 3).await;
-    assert!(first.commit().await.is_err(), "the group's COMMIT failed");
+    assert!(
+        first.commit(None).await.is_err(),
+        "the group's COMMIT failed"
+    );
     for member in queued {
         assert!(
             member.await.unwrap().is_err(),
@@ -268,7 +271,7 @@ async fn a_failed_group_commit_fails_every_member_and_keeps_nothing() {
         .execute(&mut **next.tx())
         .await
         .unwrap();
-    next.commit().await.unwrap();
+    next.commit(None).await.unwrap();
     assert_eq!(numbers(&db.pool, "paid").await, vec![7]);
     assert_eq!(groups.commits(), (1, 1));
     db.finish().await;
@@ -307,13 +310,13 @@ async fn a_group_committed_by_a_caller_gone_is_committed_for_all() {
                 .await
                 .unwrap();
             // Gone a tenth of a second into the half-second `COMMIT`.
-            let gone = tokio::time::timeout(Duration::from_millis(100), last.commit()).await;
+            let gone = tokio::time::timeout(Duration::from_millis(100), last.commit(None)).await;
             assert!(gone.is_err(), "the COMMIT outlasted its caller");
         })
     };
     until_waiting(&groups, &business, 1).await;
     first
-        .commit()
+        .commit(None)
         .await
         .expect("the first member's work is committed");
     last.await.unwrap();

@@ -23,6 +23,11 @@ pub enum StoreError {
     /// A stored value the code cannot read.
     #[error("an unreadable stored value: {0}")]
     Unreadable(String),
+    /// The database's answer to a commit was lost (the connection cut after the `COMMIT` was
+    /// sent) and whether it was kept could not be found out in time: what was written may be
+    /// there or not. Never "unavailable", which says nothing was kept.
+    #[error("the outcome of a commit is unknown: {0}")]
+    OutcomeUnknown(String),
     /// A batch's key claim ([`crate::batch::KeyClaim`]) found the key stored, unexpired:
     /// another transaction claimed it and committed first. Nothing of the batch may be kept.
     #[error("the Idempotency-Key was claimed by a transaction that committed first")]

@@ -8213,6 +8213,8 @@ pub enum ResponseCode {
     X96,
     #[serde(rename = "97")]
     X97,
+    #[serde(rename = "98")]
+    X98,
 }
 impl ::std::fmt::Display for ResponseCode {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -8243,6 +8245,7 @@ impl ::std::fmt::Display for ResponseCode {
             Self::X83 => f.write_str("83"),
             Self::X96 => f.write_str("96"),
             Self::X97 => f.write_str("97"),
+            Self::X98 => f.write_str("98"),
         }
     }
 }
@@ -8278,6 +8281,7 @@ impl ::std::str::FromStr for ResponseCode {
             "83" => Ok(Self::X83),
             "96" => Ok(Self::X96),
             "97" => Ok(Self::X97),
+            "98" => Ok(Self::X98),
             _ => Err("invalid value".into()),
         }
     }

@@ -58,8 +58,10 @@ pub enum ResponseCode {
     ProviderError,
     /// `96` (HTTP 500): Internal error: quote the X-Request-Id to support
     InternalError,
-    /// `97` (HTTP 503): Service unavailable: Kobo cannot reach its database or write to it; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one
+    /// `97` (HTTP 503): Service unavailable: Kobo cannot reach its database or write to it, and nothing of the request was kept; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one
     ServiceUnavailable,
+    /// `98` (HTTP 504): Outcome unknown: the database's answer to this payment was lost, and Kobo could not find out in time whether it was kept; look the transfer up before sending it again, or retry with the same Idempotency-Key
+    OutcomeUnknown,
 }
 impl ResponseCode {
     /// Every code, sorted.
@@ -91,6 +93,7 @@ impl ResponseCode {
         ResponseCode::ProviderError,
         ResponseCode::InternalError,
         ResponseCode::ServiceUnavailable,
+        ResponseCode::OutcomeUnknown,
     ];
     /// `00`: success.
     pub(crate) const SUCCESS: Self = Self::Success;
@@ -140,6 +143,7 @@ impl ResponseCode {
             Self::ProviderError => "83",
             Self::InternalError => "96",
             Self::ServiceUnavailable => "97",
+            Self::OutcomeUnknown => "98",
         }
     }
     /// The HTTP status that goes with the code.
@@ -172,6 +176,7 @@ impl ResponseCode {
             Self::ProviderError => 422u16,
             Self::InternalError => 500u16,
             Self::ServiceUnavailable => 503u16,
+            Self::OutcomeUnknown => 504u16,
         }
     }
     /// The message an envelope carries when nothing more precise is said: the code's
@@ -239,7 +244,10 @@ impl ResponseCode {
             }
             Self::InternalError => "Internal error: quote the X-Request-Id to support",
             Self::ServiceUnavailable => {
-                "Service unavailable: Kobo cannot reach its database or write to it; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one"
+                "Service unavailable: Kobo cannot reach its database or write to it, and nothing of the request was kept; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one"
+            }
+            Self::OutcomeUnknown => {
+                "Outcome unknown: the database's answer to this payment was lost, and Kobo could not find out in time whether it was kept; look the transfer up before sending it again, or retry with the same Idempotency-Key"
             }
         }
     }

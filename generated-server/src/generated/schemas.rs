@@ -45,7 +45,8 @@ pub const COMPONENTS: &str = r##"{
         "80",
         "83",
         "96",
-        "97"
+        "97",
+        "98"
       ]
     },
     "ErrorEnvelope": {

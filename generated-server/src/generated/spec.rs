@@ -4,12 +4,12 @@
 /// The spec's `info.title`.
 pub const TITLE: &str = "Kobo Business Banking API";
 /// The spec's `info.version`.
-pub const VERSION: &str = "2.4.0";
+pub const VERSION: &str = "2.5.0";
 /// `spec/openapi.yaml`, verbatim.
 pub const OPENAPI_YAML: &str = r#"openapi: 3.0.3
 info:
   title: Kobo Business Banking API
-  version: 2.4.0
+  version: 2.5.0
   description: |
     Kobo lets a business (a customer of the bank) manage its accounts, give each of its own
     customers a permanent virtual account after BVN/NIN verification, list transactions and
@@ -343,7 +343,12 @@ x-response-codes:
   '97':
     name: service_unavailable
     http_status: 503
-    meaning: 'Service unavailable: Kobo cannot reach its database or write to it; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one'
+    meaning: 'Service unavailable: Kobo cannot reach its database or write to it, and nothing of the request was kept; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one'
+    origin: extension
+  '98':
+    name: outcome_unknown
+    http_status: 504
+    meaning: 'Outcome unknown: the database''s answer to this payment was lost, and Kobo could not find out in time whether it was kept; look the transfer up before sending it again, or retry with the same Idempotency-Key'
     origin: extension
 
 x-permissions:
@@ -2638,12 +2643,18 @@ paths:
         - `83` refused: insufficient funds in the source account, the daily limit is exceeded, or
           the provider rejected the transfer.
         - `29` too many requests. `96` internal error.
-        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+        - `97` service unavailable (the database cannot be reached or written): nothing was
+          kept; retry after `Retry-After` seconds.
+        - `98` the outcome is unknown: the database's answer to the transfer's commit was lost
+          and Kobo could not find out in time whether it was kept (it looks before answering:
+          this is rare). Retry with the same `Idempotency-Key`, which answers the transfer if
+          it was kept; without one, look it up first (`fetch_transfers_*` by `reference` or
+          narration) and send it again only if it is not there.
       security:
         - dashboardToken: []
       x-permission: transfer.initiate
       x-success-message: Transfer submitted
-      x-response-codes: ['00', '01', '06', '26', '27', '28', '29', '41', '42', '43', '45', '48', '49', '60', '80', '83', '96', '97']
+      x-response-codes: ['00', '01', '06', '26', '27', '28', '29', '41', '42', '43', '45', '48', '49', '60', '80', '83', '96', '97', '98']
       parameters:
         - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -2888,6 +2899,8 @@ paths:
           $ref: '#/components/responses/InternalError'
         '503':
           $ref: '#/components/responses/ProviderUnavailable'
+        '504':
+          $ref: '#/components/responses/OutcomeUnknown'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/web/fetch_banks:
@@ -3081,11 +3094,17 @@ paths:
         - `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected
           the transfer.
         - `29` too many requests. `96` internal error.
-        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+        - `97` service unavailable (the database cannot be reached or written): nothing was
+          kept; retry after `Retry-After` seconds.
+        - `98` the outcome is unknown: the database's answer to the transfer's commit was lost
+          and Kobo could not find out in time whether it was kept (it looks before answering:
+          this is rare). Retry with the same `Idempotency-Key`, which answers the transfer if
+          it was kept; without one, look it up first (`fetch_transfers_*` by `reference` or
+          narration) and send it again only if it is not there.
       security:
         - integrationToken: []
       x-success-message: Transfer submitted
-      x-response-codes: ['00', '01', '06', '26', '27', '28', '29', '41', '42', '48', '49', '60', '80', '83', '96', '97']
+      x-response-codes: ['00', '01', '06', '26', '27', '28', '29', '41', '42', '48', '49', '60', '80', '83', '96', '97', '98']
       parameters:
         - $ref: '#/components/parameters/RequiredIdempotencyKey'
       requestBody:
@@ -3231,6 +3250,8 @@ paths:
           $ref: '#/components/responses/InternalError'
         '503':
           $ref: '#/components/responses/ProviderUnavailable'
+        '504':
+          $ref: '#/components/responses/OutcomeUnknown'
         default:
           $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/web/fetch_transfers:
@@ -6841,6 +6862,25 @@ components:
                 response_code: '97'
                 message: 'Service unavailable: retry after the seconds in Retry-After'
                 data: null
+    OutcomeUnknown:
+      description: |
+        The database's answer to the payment's commit was lost and Kobo could not find out in
+        time whether it was kept (`98`): retry with the same `Idempotency-Key`, or look the
+        transfer up before sending it again.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            outcome_unknown:
+              value:
+                status: false
+                response_code: '98'
+                message: 'Outcome unknown: look the transfer up before sending it again, or retry with the same Idempotency-Key'
+                data: null
     ServiceUnavailable:
       description: |
         Kobo cannot reach its database or write to it (`97`): retry after `Retry-After` seconds,
@@ -6918,8 +6958,8 @@ components:
         An error `response_code`; the catalog (`x-response-codes`) gives each one's meaning and HTTP
         status. `x-enum-varnames` names each code for generated clients: the catalog's `name`, in
         upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `ResponseCode` has.
-      enum: ['01', '02', '04', '05', '06', '07', '08', '09', '26', '27', '28', '29', '41', '42', '43', '44', '45', '46', '47', '48', '49', '60', '80', '83', '96', '97']
-      x-enum-varnames: [INVALID_REQUEST, IDENTITY_NUMBER_MISSING, UNKNOWN_OPERATION, METHOD_NOT_ALLOWED, BENEFICIARY_ACCOUNT_NOT_FOUND, UNSUPPORTED_MEDIA_TYPE, BODY_TOO_LARGE, NOT_IMPLEMENTED, DUPLICATE, IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_KEY_IN_PROGRESS, TOO_MANY_REQUESTS, UNAUTHENTICATED, SOURCE_ACCOUNT_NOT_FOUND, PERMISSION_DENIED, ACCOUNT_NOT_FOUND, INVALID_OTP, OLD_PASSWORD_INCORRECT, NOT_FOUND, INVALID_STATE, BENEFICIARY_NAME_MISMATCH, BUSINESS_INACTIVE, PROVIDER_UNAVAILABLE, PROVIDER_ERROR, INTERNAL_ERROR, SERVICE_UNAVAILABLE]
+      enum: ['01', '02', '04', '05', '06', '07', '08', '09', '26', '27', '28', '29', '41', '42', '43', '44', '45', '46', '47', '48', '49', '60', '80', '83', '96', '97', '98']
+      x-enum-varnames: [INVALID_REQUEST, IDENTITY_NUMBER_MISSING, UNKNOWN_OPERATION, METHOD_NOT_ALLOWED, BENEFICIARY_ACCOUNT_NOT_FOUND, UNSUPPORTED_MEDIA_TYPE, BODY_TOO_LARGE, NOT_IMPLEMENTED, DUPLICATE, IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_KEY_IN_PROGRESS, TOO_MANY_REQUESTS, UNAUTHENTICATED, SOURCE_ACCOUNT_NOT_FOUND, PERMISSION_DENIED, ACCOUNT_NOT_FOUND, INVALID_OTP, OLD_PASSWORD_INCORRECT, NOT_FOUND, INVALID_STATE, BENEFICIARY_NAME_MISMATCH, BUSINESS_INACTIVE, PROVIDER_UNAVAILABLE, PROVIDER_ERROR, INTERNAL_ERROR, SERVICE_UNAVAILABLE, OUTCOME_UNKNOWN]
     ErrorEnvelope:
       type: object
       description: The envelope of every error response.
@@ -10230,7 +10270,7 @@ pub const OPENAPI_JSON: &str = r##"{
   "openapi": "3.0.3",
   "info": {
     "title": "Kobo Business Banking API",
-    "version": "2.4.0",
+    "version": "2.5.0",
     "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413), which come from the\n  transport, or `09` (not implemented yet, 501), from a server that does not serve an operation\n  of this document yet (a released server serves them all): the `default` response describes\n  them.\n- **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with\n  no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key\n  twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a\n  gateway or a log could read another request than the bank would).\n- **Environments.** A server is either the sandbox or production, and serves only the\n  businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),\n  logins, invitations and tokens of the other environment's businesses get `41`.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Responses carry it\n  as `Open<Name>` (`OpenTransactionStatus`: `anyOf` the known values' enum or\n  `UnknownValue`, a plain string), so generated clients name the known values and keep an\n  unknown one instead of refusing the answer; requests take the enum itself. Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`,\n  `create_customer_account_web`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. The sandbox keeps the same address rules\n  (anyone may sign up to it) and also allows `http://`; it checks a literal address when the\n  configuration is saved and a name at each delivery. (Extension, for local development: a\n  sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also\n  allows loopback addresses, and only those, so that a receiver on the developer's machine,\n  such as `kobo webhooks listen`, gets its deliveries.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account` (and its Dashboard twin `create_customer_account_web`):\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
@@ -10487,7 +10527,13 @@ pub const OPENAPI_JSON: &str = r##"{
     "97": {
       "name": "service_unavailable",
       "http_status": 503,
-      "meaning": "Service unavailable: Kobo cannot reach its database or write to it; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one",
+      "meaning": "Service unavailable: Kobo cannot reach its database or write to it, and nothing of the request was kept; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one",
+      "origin": "extension"
+    },
+    "98": {
+      "name": "outcome_unknown",
+      "http_status": 504,
+      "meaning": "Outcome unknown: the database's answer to this payment was lost, and Kobo could not find out in time whether it was kept; look the transfer up before sending it again, or retry with the same Idempotency-Key",
       "origin": "extension"
     }
   },
@@ -13520,7 +13566,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "funds_transfer",
         "summary": "Send money",
-        "description": "Sends `amount` (NGN, positive, at most two fraction digits) from an active account of the\nbusiness to a beneficiary. Run `name_enquiry` first and send the confirmed name as\n`beneficiary_account_name`; the transfer repeats the enquiry and refuses a name that does\nnot match (`49`). Generate an OTP with `generate_otp` and send it in `otp`: it authorises\nthis one attempt and is spent by it, whatever its outcome (a refused transfer takes a new\nOTP).\n\n- **No active approval policy, or an amount below its `min_amount`**: the transfer runs at\n  once. `intra` (bank code `090823`) settles in one step: the record comes back `success`\n  (`transfer.success`). `inter` goes over NIP: the amount leaves the source account at once,\n  the record comes back `pending`, and the provider later confirms (`success`,\n  `transfer.success`) or fails it (`failed`, `transfer.failed`, then the amount is credited\n  back and `transfer.reversed` follows), typically within minutes. Query it any time with\n  `get_transfer_web`.\n- **An active approval policy whose `min_amount` the amount reaches**: nothing moves yet. The\n  record comes back `pending` with `approval_status: awaiting_approval`\n  (`transfer.pending_approval`) until another member with `transfer.approve` approves it\n  (then it runs as above) or rejects it (`failed`, `approval_status: rejected`). Its\n  amount is reserved at once (the balance no longer shows it); it counts toward the daily\n  limit on the day it is approved (`approve_transfer`), and an amount above the whole\n  daily limit is refused at once (`83`), since no approval could send it.\n\n`bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.\n`reference` is your own id for the transfer, unique in the business for ever (`26`\notherwise); `get_transfer_*` and `fetch_transfers_*` find the transfer by it.\n\n**Fees and limits.** Intra-bank transfers are free. Inter-bank transfers pay the NIP fee\n(NGN 10.00 up to 5,000.00; 25.00 up to 50,000.00; 50.00 above) plus 7.5% VAT on it, both\ndebited with the amount and shown as `fee` and `vat`. An amount is at least NGN 1.00 and at\nmost NGN 10,000,000.00 (`01` otherwise). Each business has a daily limit (NGN 5,000,000.00\nin the sandbox; the bank sets each business's) over the transfers executed on the same\nday in Lagos time (`83` past it): a held transfer counts on the day of its approval. A\nnarration keeps the characters NIP carries (letters, digits, space and `- _ . , / & ( )\n'`); any other becomes a space. Without one it is `Transfer from <source account's\nholder name>` (see `name_enquiry`).\n\n**Order of checks**: the body, the token, the permission, an active business; an\nidempotent replay; the source account (`42`, then `48`); the OTP (`45`); the name enquiry\nand the name (`06`, `49`, compared without regard to case and spacing); the amount, the\nbalance, fees and limits (`83`); then execution.\n\n**Idempotency.** Always send an `Idempotency-Key`, so that a retry after a timeout cannot\nsend the money twice. The OTP is not part of the request's fingerprint (it is single-use,\nso a retry carries a new one). What is stored and replayed is an outcome that lasts: the\ntransfer, or a refusal that a retry would meet again (`06`, `26`, `42`, `49`). A refusal\nthat may pass later is not stored, and the retry runs afresh: `01`, `29`, `41`, `43`, `45`,\n`48`, `60`, `80`, `83`, `96`, `97`. Audit-log action `funds_transfer`. The business must be\nactive.\n\nPermission: `transfer.initiate`. Available in the sandbox.\n\nErrors:\n- `01` a field is missing or malformed, the amount is not positive, `transfer_type` does\n  not match `bank_code`, or the source and beneficiary are the same account (the message\n  names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `45` the OTP is wrong, expired, already used or not the member's.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds in the source account, the daily limit is exceeded, or\n  the provider rejected the transfer.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Sends `amount` (NGN, positive, at most two fraction digits) from an active account of the\nbusiness to a beneficiary. Run `name_enquiry` first and send the confirmed name as\n`beneficiary_account_name`; the transfer repeats the enquiry and refuses a name that does\nnot match (`49`). Generate an OTP with `generate_otp` and send it in `otp`: it authorises\nthis one attempt and is spent by it, whatever its outcome (a refused transfer takes a new\nOTP).\n\n- **No active approval policy, or an amount below its `min_amount`**: the transfer runs at\n  once. `intra` (bank code `090823`) settles in one step: the record comes back `success`\n  (`transfer.success`). `inter` goes over NIP: the amount leaves the source account at once,\n  the record comes back `pending`, and the provider later confirms (`success`,\n  `transfer.success`) or fails it (`failed`, `transfer.failed`, then the amount is credited\n  back and `transfer.reversed` follows), typically within minutes. Query it any time with\n  `get_transfer_web`.\n- **An active approval policy whose `min_amount` the amount reaches**: nothing moves yet. The\n  record comes back `pending` with `approval_status: awaiting_approval`\n  (`transfer.pending_approval`) until another member with `transfer.approve` approves it\n  (then it runs as above) or rejects it (`failed`, `approval_status: rejected`). Its\n  amount is reserved at once (the balance no longer shows it); it counts toward the daily\n  limit on the day it is approved (`approve_transfer`), and an amount above the whole\n  daily limit is refused at once (`83`), since no approval could send it.\n\n`bvn` and `kyc` may be passed on from the name enquiry; when sent they must match it.\n`reference` is your own id for the transfer, unique in the business for ever (`26`\notherwise); `get_transfer_*` and `fetch_transfers_*` find the transfer by it.\n\n**Fees and limits.** Intra-bank transfers are free. Inter-bank transfers pay the NIP fee\n(NGN 10.00 up to 5,000.00; 25.00 up to 50,000.00; 50.00 above) plus 7.5% VAT on it, both\ndebited with the amount and shown as `fee` and `vat`. An amount is at least NGN 1.00 and at\nmost NGN 10,000,000.00 (`01` otherwise). Each business has a daily limit (NGN 5,000,000.00\nin the sandbox; the bank sets each business's) over the transfers executed on the same\nday in Lagos time (`83` past it): a held transfer counts on the day of its approval. A\nnarration keeps the characters NIP carries (letters, digits, space and `- _ . , / & ( )\n'`); any other becomes a space. Without one it is `Transfer from <source account's\nholder name>` (see `name_enquiry`).\n\n**Order of checks**: the body, the token, the permission, an active business; an\nidempotent replay; the source account (`42`, then `48`); the OTP (`45`); the name enquiry\nand the name (`06`, `49`, compared without regard to case and spacing); the amount, the\nbalance, fees and limits (`83`); then execution.\n\n**Idempotency.** Always send an `Idempotency-Key`, so that a retry after a timeout cannot\nsend the money twice. The OTP is not part of the request's fingerprint (it is single-use,\nso a retry carries a new one). What is stored and replayed is an outcome that lasts: the\ntransfer, or a refusal that a retry would meet again (`06`, `26`, `42`, `49`). A refusal\nthat may pass later is not stored, and the retry runs afresh: `01`, `29`, `41`, `43`, `45`,\n`48`, `60`, `80`, `83`, `96`, `97`. Audit-log action `funds_transfer`. The business must be\nactive.\n\nPermission: `transfer.initiate`. Available in the sandbox.\n\nErrors:\n- `01` a field is missing or malformed, the amount is not positive, `transfer_type` does\n  not match `bank_code`, or the source and beneficiary are the same account (the message\n  names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `43` the member's role lacks `transfer.initiate`.\n- `45` the OTP is wrong, expired, already used or not the member's.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds in the source account, the daily limit is exceeded, or\n  the provider rejected the transfer.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): nothing was\n  kept; retry after `Retry-After` seconds.\n- `98` the outcome is unknown: the database's answer to the transfer's commit was lost\n  and Kobo could not find out in time whether it was kept (it looks before answering:\n  this is rare). Retry with the same `Idempotency-Key`, which answers the transfer if\n  it was kept; without one, look it up first (`fetch_transfers_*` by `reference` or\n  narration) and send it again only if it is not there.\n",
         "security": [
           {
             "dashboardToken": []
@@ -13546,7 +13592,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "80",
           "83",
           "96",
-          "97"
+          "97",
+          "98"
         ],
         "parameters": [
           {
@@ -13873,6 +13920,9 @@ pub const OPENAPI_JSON: &str = r##"{
           "503": {
             "$ref": "#/components/responses/ProviderUnavailable"
           },
+          "504": {
+            "$ref": "#/components/responses/OutcomeUnknown"
+          },
           "default": {
             "$ref": "#/components/responses/TransportError"
           }
@@ -14105,7 +14155,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "funds_transfer_api",
         "summary": "Send money (integration)",
         "x-origin": "extension",
-        "description": "Integrations pay out too (as Paystack, Flutterwave and Anchor allow): the integration twin\nof `funds_transfer`, with the same checks, execution, fees, limits and approval policy (a\ntransfer the policy holds waits for a member to approve it), but no OTP: the\n`Idempotency-Key` header is required instead, and `reference`, your own id for the\ntransfer, is recommended. Send the name `name_enquiry` confirmed.\n\nThe member who issued the client secret in use (the last to call `regenerate_secret`)\ncontrols these credentials, so they are the maker of what the integration pays: a\ntransfer the policy holds must be approved by another member (`approve_transfer`).\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, the\n  amount is outside the limits, `transfer_type` does not match `bank_code`, or the source\n  and beneficiary are the same account (the message names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected\n  the transfer.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Integrations pay out too (as Paystack, Flutterwave and Anchor allow): the integration twin\nof `funds_transfer`, with the same checks, execution, fees, limits and approval policy (a\ntransfer the policy holds waits for a member to approve it), but no OTP: the\n`Idempotency-Key` header is required instead, and `reference`, your own id for the\ntransfer, is recommended. Send the name `name_enquiry` confirmed.\n\nThe member who issued the client secret in use (the last to call `regenerate_secret`)\ncontrols these credentials, so they are the maker of what the integration pays: a\ntransfer the policy holds must be approved by another member (`approve_transfer`).\n\nIntegration token.\n\nErrors:\n- `01` a field is missing or malformed, the `Idempotency-Key` header is missing, the\n  amount is outside the limits, `transfer_type` does not match `bank_code`, or the source\n  and beneficiary are the same account (the message names the field).\n- `06` the beneficiary account does not exist at that bank.\n- `26` `reference` was already used by another transfer of the business.\n- `27` / `28` the `Idempotency-Key` was used with another body / is still being processed.\n- `41` the token is missing, invalid or expired.\n- `42` `source_account_number` is not an account of the business.\n- `48` the source account is not `active`.\n- `49` `beneficiary_account_name` (or `bvn`, `kyc`) differs from the name enquiry result.\n- `60` the business is not active.\n- `80` the provider is unavailable: nothing was debited; retry later with the same\n  `Idempotency-Key`.\n- `83` refused: insufficient funds, the daily limit is exceeded, or the provider rejected\n  the transfer.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): nothing was\n  kept; retry after `Retry-After` seconds.\n- `98` the outcome is unknown: the database's answer to the transfer's commit was lost\n  and Kobo could not find out in time whether it was kept (it looks before answering:\n  this is rare). Retry with the same `Idempotency-Key`, which answers the transfer if\n  it was kept; without one, look it up first (`fetch_transfers_*` by `reference` or\n  narration) and send it again only if it is not there.\n",
         "security": [
           {
             "integrationToken": []
@@ -14128,7 +14178,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "80",
           "83",
           "96",
-          "97"
+          "97",
+          "98"
         ],
         "parameters": [
           {
@@ -14337,6 +14388,9 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "503": {
             "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "504": {
+            "$ref": "#/components/responses/OutcomeUnknown"
           },
           "default": {
             "$ref": "#/components/responses/TransportError"
@@ -19221,6 +19275,31 @@ pub const OPENAPI_JSON: &str = r##"{
           }
         }
       },
+      "OutcomeUnknown": {
+        "description": "The database's answer to the payment's commit was lost and Kobo could not find out in\ntime whether it was kept (`98`): retry with the same `Idempotency-Key`, or look the\ntransfer up before sending it again.\n",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "outcome_unknown": {
+                "value": {
+                  "status": false,
+                  "response_code": "98",
+                  "message": "Outcome unknown: look the transfer up before sending it again, or retry with the same Idempotency-Key",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
       "ServiceUnavailable": {
         "description": "Kobo cannot reach its database or write to it (`97`): retry after `Retry-After` seconds,\nwith the same `Idempotency-Key` where the operation takes one.\n",
         "headers": {
@@ -19347,7 +19426,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "80",
           "83",
           "96",
-          "97"
+          "97",
+          "98"
         ],
         "x-enum-varnames": [
           "INVALID_REQUEST",
@@ -19375,7 +19455,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "PROVIDER_UNAVAILABLE",
           "PROVIDER_ERROR",
           "INTERNAL_ERROR",
-          "SERVICE_UNAVAILABLE"
+          "SERVICE_UNAVAILABLE",
+          "OUTCOME_UNKNOWN"
         ]
       },
       "ErrorEnvelope": {

@@ -1,7 +1,8 @@
 //! Between the router and the domain: a request's context becomes a [`Caller`], and what the
 //! domain answers becomes what the router sends. This is the one place a domain [`Error`]
 //! becomes the API's error: a refusal keeps its code, message and `Retry-After`; the database
-//! out of reach is `97` with `Retry-After`, logged as a warning with its cause; any other
+//! out of reach is `97` with `Retry-After`, logged as a warning with its cause; a commit whose
+//! outcome could not be found out is `98`, logged as an error; any other
 //! failure is `96`, logged by the router with its source chain and the place in the code that
 //! raised it, never shown to the client. A domain [`paging::Page`] becomes the router's `Page`.
 
@@ -34,6 +35,14 @@ impl From<Error> for ApiError {
                 );
                 ApiError::new(ResponseCode::ServiceUnavailable)
                     .with_retry_after_seconds(UNAVAILABLE_RETRY_AFTER_SECONDS)
+            }
+            Error::OutcomeUnknown { location, .. } => {
+                tracing::error!(
+                    error = %error.chain(),
+                    at = %location,
+                    "a commit's outcome is unknown: answered 98"
+                );
+                ApiError::new(ResponseCode::OutcomeUnknown)
             }
             Error::Conflict { location, .. } | Error::Bug { location, .. } => {
                 ApiError::internal_at(error.chain(), location)

@@ -67,6 +67,13 @@ pub struct Metrics {
     outbox_oldest_unsent_age: Gauge<f64, AtomicU64>,
     webhooks_pending: Gauge,
     webhooks_oldest_pending_age: Gauge<f64, AtomicU64>,
+    lost_commits: Family<OutcomeLabels, Gauge>,
+}
+
+/// What was found out about a commit whose answer was lost.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: &'static str,
 }
 
 impl Default for Metrics {
@@ -133,8 +140,15 @@ impl Metrics {
             "Age of the oldest webhook event waiting for delivery; 0 when none waits",
             webhooks_oldest_pending_age.clone(),
         );
+        let lost_commits = Family::<OutcomeLabels, Gauge>::default();
+        registry.register(
+            "kobo_db_lost_commits",
+            "Commits whose answer from the database was lost since the process started, by what Kobo found out before answering: kept, not_kept, or unknown (answered 98)",
+            lost_commits.clone(),
+        );
         Metrics {
             registry,
+            lost_commits,
             webhooks_pending,
             webhooks_oldest_pending_age,
             requests,
@@ -196,6 +210,16 @@ impl Metrics {
                     "metrics: cannot read the webhook backlog"
                 );
             }
+        }
+        let lost = api.store().lost_commits();
+        for (outcome, count) in [
+            ("kept", lost.kept),
+            ("not_kept", lost.not_kept),
+            ("unknown", lost.unknown),
+        ] {
+            self.lost_commits
+                .get_or_create(&OutcomeLabels { outcome })
+                .set(i64::try_from(count).unwrap_or(i64::MAX));
         }
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry)?;

@@ -358,9 +358,21 @@ impl TestKit {
 
     /// [`TestKit::another_process`] with its own configuration (a production server over a
     /// database that a sandbox server wrote, say).
-    pub async fn another_process_with(&self, mut config: Config) -> Process {
+    pub async fn another_process_with(&self, config: Config) -> Process {
+        self.process_on(open_store(&self.url).await, config)
+    }
+
+    /// [`TestKit::another_process`] on the kit's database reached at `url` instead, directly
+    /// (a proxy in between, say).
+    pub async fn another_process_at(&self, url: &str) -> Process {
+        let store = Store::connect(url)
+            .await
+            .unwrap_or_else(|error| panic!("cannot open the store at {url}: {error:#}"));
+        self.process_on(store, self.api.config().clone())
+    }
+
+    fn process_on(&self, store: Store, mut config: Config) -> Process {
         config.passwords = PasswordPolicy::cheapest_for_tests();
-        let store = open_store(&self.url).await;
         let api = KoboApi::new(store, config, self.clock.clone(), self.api.tokens().clone())
             .with_provider(self.api.provider().clone());
         let api = Arc::new(api);

@@ -10,6 +10,7 @@ mod customers;
 mod execution;
 mod inbound;
 mod isolation;
+mod lost_commits;
 mod names;
 mod races;
 mod support;

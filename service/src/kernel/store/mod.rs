@@ -19,6 +19,7 @@ pub use kobo_store::error::{
     is_unique_violation, note_storage_failure, opened_since_storage_failure, unavailable,
     StoreError,
 };
+pub use kobo_store_postgres::outcome::LostCommits;
 pub use kobo_store_postgres::PoolMode;
 pub use kobo_store_sqlite::writer::Turn;
 pub use postgres::{Connection, POSTERS_PER_BUSINESS};
@@ -168,6 +169,21 @@ impl Tx {
     /// process's cached sessions are read again ([`auth_epoch`]).
     pub(crate) fn touch_auth(&mut self) {
         self.touched_auth = true;
+    }
+
+    /// Names the row that tells whether this transaction committed, should its `COMMIT`'s
+    /// answer be lost: the transfer it wrote, under business `business_id`'s ledger head, which
+    /// it advanced. [`Tx::commit`] then finds out before it returns, and answers
+    /// [`StoreError::OutcomeUnknown`] only if the database cannot tell in time, never
+    /// "unavailable" for work that may have been kept. Nothing on SQLite, whose commit's
+    /// answer cannot be lost on the way.
+    pub fn witness(&mut self, business_id: &str, transfer_id: &str) {
+        if let TxOn::Postgres(tx) = &mut self.on {
+            tx.witness(kobo_store_postgres::outcome::Witness {
+                business_id: business_id.to_owned(),
+                transfer_id: transfer_id.to_owned(),
+            });
+        }
     }
 
     /// Commits; on SQLite, returns once the group's commit made this transaction's work
@@ -382,6 +398,15 @@ impl Store {
         match self {
             Store::Sqlite(_) => 0,
             Store::Postgres(store) => store.payout_savepoints(),
+        }
+    }
+
+    /// The commits whose answer was lost since the store opened, by what was found out
+    /// ([`Tx::witness`]); none on SQLite.
+    pub fn lost_commits(&self) -> LostCommits {
+        match self {
+            Store::Sqlite(_) => LostCommits::default(),
+            Store::Postgres(store) => store.pool().lost_commits(),
         }
     }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use kobo_store::ledger::AdvancedHead;
 use kobo_store_postgres::groups::{Groups, Member};
+use kobo_store_postgres::outcome::{self, Witness};
 use kobo_store_postgres::{Pool, PoolMode};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
@@ -52,11 +53,16 @@ pub struct Connection {
 pub struct PgTx {
     slot: Slot,
     pub(super) standing: Option<String>,
+    /// What tells whether the transaction committed if its `COMMIT`'s answer is lost
+    /// ([`super::Tx::witness`]).
+    witness: Option<Witness>,
 }
 
 enum Slot {
     Own {
         tx: kobo_store_postgres::Tx,
+        /// Where a lost commit's outcome is found out.
+        pool: Pool,
         _ledgers: Vec<OwnedSemaphorePermit>,
     },
     Member(Member),
@@ -66,12 +72,26 @@ enum Slot {
 
 impl PgTx {
     /// Commits; a member of a group returns once the group's commit made its work durable.
+    /// When the `COMMIT`'s answer is lost, a transaction with a witness finds out whether it
+    /// committed before it returns (`kobo_store_postgres::outcome`).
     pub(super) async fn commit(mut self) -> Result<(), StoreError> {
+        let witness = self.witness.take();
         match std::mem::replace(&mut self.slot, Slot::Ended) {
-            Slot::Own { tx, .. } => Ok(tx.commit().await?),
-            Slot::Member(member) => member.commit().await,
+            Slot::Own { tx, pool, .. } => match (tx.commit().await, witness) {
+                (Ok(()), _) => Ok(()),
+                (Err(error), Some(witness)) if outcome::may_have_committed(&error) => {
+                    outcome::find_out(&pool, &witness, error, outcome::FIND_OUT_MAX).await
+                }
+                (Err(error), _) => Err(error.into()),
+            },
+            Slot::Member(member) => member.commit(witness).await,
             Slot::Ended => Ok(()),
         }
+    }
+
+    /// [`super::Tx::witness`].
+    pub(super) fn witness(&mut self, witness: Witness) {
+        self.witness = Some(witness);
     }
 
     pub(super) async fn rollback(mut self) -> Result<(), StoreError> {
@@ -258,9 +278,11 @@ impl Postgres {
         Ok(PgTx {
             slot: Slot::Own {
                 tx: self.pool.begin().await?,
+                pool: self.pool.clone(),
                 _ledgers: ledgers,
             },
             standing: None,
+            witness: None,
         })
     }
 
@@ -279,15 +301,18 @@ impl Postgres {
             return Ok(PgTx {
                 slot: Slot::Member(self.groups.begin(&self.pool, business_id).await?),
                 standing: Some(business_id.to_owned()),
+                witness: None,
             });
         }
         let ledgers = self.queue_for(businesses).await?;
         Ok(PgTx {
             slot: Slot::Own {
                 tx: self.pool.begin_payout(standing).await?,
+                pool: self.pool.clone(),
                 _ledgers: ledgers,
             },
             standing: standing.map(str::to_owned),
+            witness: None,
         })
     }
 

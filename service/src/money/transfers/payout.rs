@@ -75,7 +75,10 @@ pub(super) async fn initiate<B: serde::Serialize>(
             clock,
             caller,
         };
-        write(tx, &context, &payout, completion).await
+        let transfer = write(tx, &context, &payout, completion).await?;
+        // Should the commit's answer be lost, the transfer tells whether it was kept.
+        tx.witness(context.business_id(), &transfer.id.to_string());
+        Ok(transfer)
     };
     Keyed::new(store, clock, caller, fingerprint)
         .storing(LASTING_PAYOUT_REFUSALS)
