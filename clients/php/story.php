@@ -146,19 +146,29 @@ final class Story
     // The demo's seeded history of the main account: every status is one this spec knows.
     public function listTransactions(): void
     {
-        $page = (new TransactionsApi(null, $this->integration))->fetchTransactionsApi(new FetchTransactionsApiRequest([
+        $api = new TransactionsApi(null, $this->integration);
+        $body = new FetchTransactionsApiRequest([
             'limit' => 100,
             'filters' => new IntegrationTransactionFilters(['account_number' => $this->settings['KOBO_MAIN_ACCOUNT']]),
-        ]));
+        ]);
+        $page = $api->fetchTransactionsApi($body);
         check($page->getResponseCode() === SuccessCode::SUCCESS, 'response_code %s', $page->getResponseCode());
         check(count($page->getData()) > 0, 'fetch_transactions_api: the main account has no transaction');
+        $statuses = [];
         foreach ($page->getData() as $transaction) {
             check(preg_match('/^[0-9]+\.[0-9]{2}$/', $transaction->getAmount()) === 1, 'amount %s', $transaction->getAmount());
-            if (lost($transaction->getStatus())) {
-                continue; // the known defect above: nothing to compare
-            }
-            check(known(TransactionStatus::class, $transaction->getStatus()), 'status %s', $transaction->getStatus());
-            check(known(TransactionCategory::class, $transaction->getTransactionCategory()), 'transaction_category %s', $transaction->getTransactionCategory());
+            $statuses[] = [$transaction->getStatus(), $transaction->getTransactionCategory()];
+        }
+        if (lost($statuses[0][0])) {
+            // The known defect (first step): the models lost the values. What docs/partners.md
+            // says to do meanwhile: send the request the client builds, read the page as JSON.
+            $raw = json_decode((string) (new GuzzleHttp\Client())->send($api->fetchTransactionsApiRequest($body))->getBody());
+            $statuses = array_map(fn ($transaction) => [$transaction->status, $transaction->transaction_category], $raw->data);
+            check(count($statuses) === count($page->getData()), 'the raw page has %s transactions', count($statuses));
+        }
+        foreach ($statuses as [$status, $category]) {
+            check(known(TransactionStatus::class, $status), 'status %s', $status);
+            check(known(TransactionCategory::class, $category), 'transaction_category %s', $category);
         }
     }
 
