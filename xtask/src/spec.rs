@@ -19,6 +19,11 @@ pub use position::{position, Position};
 /// The JSON Schema dialect the translated schemas declare.
 pub const JSON_SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
+/// Where an open enum's response wrapper (`Open<Name>`, a plain `type: string`) names the enum of
+/// the values known today: `x-known-values: '#/components/schemas/<Name>'`. The lint holds its
+/// shape (`open-enums`, `known-values`); the code generator types the wrapper as that enum.
+pub const KNOWN_VALUES: &str = "x-known-values";
+
 /// The workspace root (the parent of `xtask/`).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

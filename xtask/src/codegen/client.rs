@@ -157,12 +157,13 @@ fn server_defaults(value: &mut Value) {
 /// spelling of `default` for requests (`cargo xtask lint` refuses `default` itself).
 pub const SERVER_DEFAULT: &str = "x-server-default";
 
-/// An open enum in the spec is `x-extensible-enum` with `anyOf: [{$ref: the known values' enum},
-/// {$ref: UnknownValue}]`, so that partners' generated clients keep a value added later instead of
-/// refusing the answer. typify makes an `anyOf` a struct of optional flattened parts, which
-/// cannot hold a string; the server only ever sends the values it knows. So, for both Rust
-/// crates, every `$ref` to an open enum is a `$ref` to its known values' enum (the models keep
-/// `TransactionStatus`, not a struct), and the open enum's own component is a copy of it.
+/// An open enum reaches responses as its wrapper `Open<Name>`: a plain `type: string` whose
+/// `x-known-values` names the enum of the values known today (`'#/components/schemas/<Name>'`), so
+/// that partners' generated clients keep a value added later instead of refusing the answer (the
+/// lint's `open-enums` and `known-values`). The server only ever sends the values it knows, and
+/// the Rust crates are built from the spec of their release: for both, every `$ref` to a wrapper
+/// is a `$ref` to the enum it names (the models keep `TransactionStatus`, not a `String`), and the
+/// wrapper's own component is a copy of that enum.
 fn close_open_enums(doc: &mut Value) {
     let Some(schemas) = doc
         .pointer("/components/schemas")
@@ -172,12 +173,12 @@ fn close_open_enums(doc: &mut Value) {
     };
     let known: std::collections::BTreeMap<String, String> = schemas
         .iter()
-        .filter(|(_, schema)| {
-            schema.get(crate::breaking::EXTENSIBLE_ENUM) == Some(&Value::Bool(true))
-        })
         .filter_map(|(name, schema)| {
-            let first = schema.pointer("/anyOf/0/$ref")?.as_str()?;
-            Some((format!("#/components/schemas/{name}"), first.to_string()))
+            let enum_reference = schema.get(spec::KNOWN_VALUES)?.as_str()?;
+            Some((
+                format!("{}{name}", spec::COMPONENT_SCHEMA_PREFIX),
+                enum_reference.to_string(),
+            ))
         })
         .collect();
     if known.is_empty() {

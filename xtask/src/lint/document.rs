@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::{walk, Sink};
-use crate::spec::{self, escape, object, Document};
+use crate::spec::{self, escape, object, Document, KNOWN_VALUES};
 
 /// `openapi` is 3.0.x and the document deserializes as the OpenAPI 3.0 model progenitor reads.
 pub(super) fn openapi_version(document: &Document<'_>, sink: &mut Sink) {
@@ -157,8 +157,10 @@ const REFERENCED_KINDS: [&str; 6] = [
 pub(super) fn unused_components(document: &Document<'_>, sink: &mut Sink) {
     let mut referenced: BTreeSet<String> = BTreeSet::new();
     walk(document.doc, &mut String::new(), &mut |pointer, value| {
+        // An open enum's wrapper names its enum by `x-known-values`, which the Rust types use.
         let Some(target) = value
             .get("$ref")
+            .or_else(|| value.get(KNOWN_VALUES))
             .and_then(Value::as_str)
             .and_then(|reference| reference.strip_prefix('#'))
         else {

@@ -79,6 +79,7 @@ pub const RULES: &[Rule] = &[
     Rule { name: "response-codes-documented", check: catalogs::response_codes_documented },
     Rule { name: "enum-varnames", check: catalogs::enum_varnames },
     Rule { name: "open-enums", check: catalogs::open_enums },
+    Rule { name: "known-values", check: catalogs::known_values },
     Rule { name: "success-message", check: catalogs::success_message },
     Rule { name: "examples-present", check: catalogs::examples_present },
     Rule { name: "examples-valid", check: examples::examples_valid },
