@@ -9498,50 +9498,6 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
             value.parse()
         }
     }
-    /**A value of an open enum that this version of the spec does not know: a later minor release
-added it. Keep it, show it, and treat it as the enum's description says (an unknown
-status as pending).
-*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    #[serde(transparent)]
-    pub struct UnknownValue(pub ::std::string::String);
-    impl ::std::ops::Deref for UnknownValue {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
-    }
-    impl ::std::convert::From<UnknownValue> for ::std::string::String {
-        fn from(value: UnknownValue) -> Self {
-            value.0
-        }
-    }
-    impl ::std::convert::From<::std::string::String> for UnknownValue {
-        fn from(value: ::std::string::String) -> Self {
-            Self(value)
-        }
-    }
-    impl ::std::fmt::Display for UnknownValue {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            self.0.fmt(f)
-        }
-    }
-    impl ::std::str::FromStr for UnknownValue {
-        type Err = ::std::convert::Infallible;
-        fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
-            Ok(Self(value.to_string()))
-        }
-    }
     ///`UpdateApprovalPolicyRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     #[serde(deny_unknown_fields)]
@@ -27883,9 +27839,9 @@ did not define carries `x-origin: extension`.
 - **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction
   statuses, categories, channels, audit actions) may gain values in a minor release: accept
   values you do not know (for a status, treat an unknown one as pending). Responses carry it
-  as `Open<Name>` (`OpenTransactionStatus`: `anyOf` the known values' enum or
-  `UnknownValue`, a plain string), so generated clients name the known values and keep an
-  unknown one instead of refusing the answer; requests take the enum itself. Every other enum
+  as `Open<Name>`: a plain string (`OpenTransactionStatus`; its `x-known-values` names the
+  enum of the values known today, `TransactionStatus`), so every generated client keeps an
+  unknown value instead of refusing the answer; requests take the enum itself. Every other enum
   is closed: a new value comes only with a major version. `cargo xtask breaking` holds the
   spec to this.
 - **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);

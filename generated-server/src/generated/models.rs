@@ -9716,51 +9716,6 @@ impl ::std::convert::TryFrom<::std::string::String> for TransferType {
         value.parse()
     }
 }
-/**A value of an open enum that this version of the spec does not know: a later minor release
-added it. Keep it, show it, and treat it as the enum's description says (an unknown
-status as pending).
-*/
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd,
-    schemars::JsonSchema
-)]
-#[serde(transparent)]
-pub struct UnknownValue(pub ::std::string::String);
-impl ::std::ops::Deref for UnknownValue {
-    type Target = ::std::string::String;
-    fn deref(&self) -> &::std::string::String {
-        &self.0
-    }
-}
-impl ::std::convert::From<UnknownValue> for ::std::string::String {
-    fn from(value: UnknownValue) -> Self {
-        value.0
-    }
-}
-impl ::std::convert::From<::std::string::String> for UnknownValue {
-    fn from(value: ::std::string::String) -> Self {
-        Self(value)
-    }
-}
-impl ::std::fmt::Display for UnknownValue {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-impl ::std::str::FromStr for UnknownValue {
-    type Err = ::std::convert::Infallible;
-    fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
-        Ok(Self(value.to_string()))
-    }
-}
 ///`UpdateApprovalPolicyRequest`
 #[derive(
     ::serde::Deserialize,

@@ -235,10 +235,6 @@ pub const COMPONENTS: &str = r##"{
         "pending"
       ]
     },
-    "UnknownValue": {
-      "type": "string",
-      "description": "A value of an open enum that this version of the spec does not know: a later minor release\nadded it. Keep it, show it, and treat it as the enum's description says (an unknown\nstatus as pending).\n"
-    },
     "TransactionType": {
       "type": "string",
       "description": "`credit` money in, `debit` money out.",
@@ -259,15 +255,7 @@ pub const COMPONENTS: &str = r##"{
     },
     "OpenTransactionStatus": {
       "type": "string",
-      "description": "A `TransactionStatus` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-      "anyOf": [
-        {
-          "$ref": "#/$defs/TransactionStatus"
-        },
-        {
-          "$ref": "#/$defs/UnknownValue"
-        }
-      ]
+      "description": "A `TransactionStatus` as a response carries it: a plain string, one of the values known\ntoday (`success`, `pending`, `failed`, `reversed`: `TransactionStatus` names them) or a\nvalue added in a later minor release. Compare it with `TransactionStatus`'s values and keep\nany other value: generated clients type it as a string, so none refuses an answer over a\nvalue it does not know.\n"
     },
     "TransactionCategory": {
       "type": "string",
@@ -281,15 +269,7 @@ pub const COMPONENTS: &str = r##"{
     },
     "OpenTransactionCategory": {
       "type": "string",
-      "description": "A `TransactionCategory` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-      "anyOf": [
-        {
-          "$ref": "#/$defs/TransactionCategory"
-        },
-        {
-          "$ref": "#/$defs/UnknownValue"
-        }
-      ]
+      "description": "A `TransactionCategory` as a response carries it: a plain string, one of the values known\ntoday (`collection`, `transfer`, `reversal`, `fee`: `TransactionCategory` names them) or a\nvalue added in a later minor release. Compare it with `TransactionCategory`'s values and\nkeep any other value: generated clients type it as a string, so none refuses an answer over\na value it does not know.\n"
     },
     "Channel": {
       "type": "string",
@@ -302,15 +282,7 @@ pub const COMPONENTS: &str = r##"{
     },
     "OpenChannel": {
       "type": "string",
-      "description": "A `Channel` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-      "anyOf": [
-        {
-          "$ref": "#/$defs/Channel"
-        },
-        {
-          "$ref": "#/$defs/UnknownValue"
-        }
-      ]
+      "description": "A `Channel` as a response carries it: a plain string, one of the values known today (`nip`,\n`intra`, `internal`: `Channel` names them) or a value added in a later minor release.\nCompare it with `Channel`'s values and keep any other value: generated clients type it as a\nstring, so none refuses an answer over a value it does not know.\n"
     },
     "TransferType": {
       "type": "string",
@@ -336,15 +308,7 @@ pub const COMPONENTS: &str = r##"{
     },
     "OpenTransferStatus": {
       "type": "string",
-      "description": "A `TransferStatus` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-      "anyOf": [
-        {
-          "$ref": "#/$defs/TransferStatus"
-        },
-        {
-          "$ref": "#/$defs/UnknownValue"
-        }
-      ]
+      "description": "A `TransferStatus` as a response carries it: a plain string, one of the values known today\n(`pending_approval`, `processing`, `success`, `failed`, `reversed`, `rejected`, `cancelled`,\n`expired`: `TransferStatus` names them) or a value added in a later minor release. Compare\nit with `TransferStatus`'s values and keep any other value: generated clients type it as a\nstring, so none refuses an answer over a value it does not know.\n"
     },
     "ApprovalStatus": {
       "type": "string",
@@ -428,15 +392,7 @@ pub const COMPONENTS: &str = r##"{
     },
     "OpenAuditAction": {
       "type": "string",
-      "description": "A `AuditAction` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-      "anyOf": [
-        {
-          "$ref": "#/$defs/AuditAction"
-        },
-        {
-          "$ref": "#/$defs/UnknownValue"
-        }
-      ]
+      "description": "An `AuditAction` as a response carries it: a plain string, one of the values known today\n(`login`, `logout`, `change_password`, `regenerate_secret`, `add_member`, `resend_invite`,\n`accept_invite`, `update_member_role`, `deactivate_member`, `reactivate_member`,\n`create_role`, `update_role`, `create_account`, `create_customer_account`,\n`receive_inbound_transfer`, `funds_transfer`, `approve_transfer`, `reject_transfer`,\n`cancel_transfer`, `create_approval_policy`, `update_approval_policy`,\n`create_webhook_configuration`, `update_webhook_configuration`, `rotate_webhook_secret`,\n`replay_webhook_event`, `test_webhook`: `AuditAction` names them) or a value added in a\nlater minor release. Compare it with `AuditAction`'s values and keep any other value:\ngenerated clients type it as a string, so none refuses an answer over a value it does not\nknow.\n"
     },
     "WebhookEventType": {
       "type": "string",
@@ -457,15 +413,7 @@ pub const COMPONENTS: &str = r##"{
     },
     "OpenWebhookEventType": {
       "type": "string",
-      "description": "A `WebhookEventType` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-      "anyOf": [
-        {
-          "$ref": "#/$defs/WebhookEventType"
-        },
-        {
-          "$ref": "#/$defs/UnknownValue"
-        }
-      ]
+      "description": "A `WebhookEventType` as a response carries it: a plain string, one of the values known today\n(`account.created`, `account.status_changed`, `collection.received`,\n`transfer.pending_approval`, `transfer.rejected`, `transfer.success`, `transfer.failed`,\n`transfer.reversed`, `transfer.cancelled`, `transfer.expired`, `webhook.test`:\n`WebhookEventType` names them) or a value added in a later minor release. Compare it with\n`WebhookEventType`'s values and keep any other value: generated clients type it as a string,\nso none refuses an answer over a value it does not know.\n"
     },
     "WebhookDeliveryStatus": {
       "type": "string",
@@ -478,15 +426,7 @@ pub const COMPONENTS: &str = r##"{
     },
     "OpenWebhookDeliveryStatus": {
       "type": "string",
-      "description": "A `WebhookDeliveryStatus` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-      "anyOf": [
-        {
-          "$ref": "#/$defs/WebhookDeliveryStatus"
-        },
-        {
-          "$ref": "#/$defs/UnknownValue"
-        }
-      ]
+      "description": "A `WebhookDeliveryStatus` as a response carries it: a plain string, one of the values known\ntoday (`pending`, `delivered`, `failed`, `skipped`: `WebhookDeliveryStatus` names them) or a\nvalue added in a later minor release. Compare it with `WebhookDeliveryStatus`'s values and\nkeep any other value: generated clients type it as a string, so none refuses an answer over\na value it does not know.\n"
     },
     "IpAddressOrRange": {
       "type": "string",
@@ -5259,8 +5199,7 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::TransferEvent)), ("TransferFilters",
         schemars::schema_for!(models::TransferFilters)), ("TransferStatus",
         schemars::schema_for!(models::TransferStatus)), ("TransferType",
-        schemars::schema_for!(models::TransferType)), ("UnknownValue",
-        schemars::schema_for!(models::UnknownValue)), ("UpdateApprovalPolicyRequest",
+        schemars::schema_for!(models::TransferType)), ("UpdateApprovalPolicyRequest",
         schemars::schema_for!(models::UpdateApprovalPolicyRequest)),
         ("UpdateApprovalPolicyResponse",
         schemars::schema_for!(models::UpdateApprovalPolicyResponse)),

@@ -72,9 +72,9 @@ info:
     - **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction
       statuses, categories, channels, audit actions) may gain values in a minor release: accept
       values you do not know (for a status, treat an unknown one as pending). Responses carry it
-      as `Open<Name>` (`OpenTransactionStatus`: `anyOf` the known values' enum or
-      `UnknownValue`, a plain string), so generated clients name the known values and keep an
-      unknown one instead of refusing the answer; requests take the enum itself. Every other enum
+      as `Open<Name>`: a plain string (`OpenTransactionStatus`; its `x-known-values` names the
+      enum of the values known today, `TransactionStatus`), so every generated client keeps an
+      unknown value instead of refusing the answer; requests take the enum itself. Every other enum
       is closed: a new value comes only with a major version. `cargo xtask breaking` holds the
       spec to this.
     - **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);
@@ -7106,13 +7106,6 @@ components:
         permanently; `pending` being provisioned.
       enum: [active, inactive, blocked, closed, pending]
       x-enum-varnames: [ACCOUNT_STATUS_ACTIVE, ACCOUNT_STATUS_INACTIVE, ACCOUNT_STATUS_BLOCKED, ACCOUNT_STATUS_CLOSED, ACCOUNT_STATUS_PENDING]
-    UnknownValue:
-      type: string
-      x-origin: extension
-      description: |
-        A value of an open enum that this version of the spec does not know: a later minor release
-        added it. Keep it, show it, and treat it as the enum's description says (an unknown
-        status as pending).
     TransactionType:
       type: string
       description: '`credit` money in, `debit` money out.'
@@ -7132,13 +7125,13 @@ components:
       type: string
       x-origin: extension
       x-extensible-enum: true
+      x-known-values: '#/components/schemas/TransactionStatus'
       description: |
-        A `TransactionStatus` as a response carries it: one of the values known today, or a value added in a
-        later minor release (a plain string). Generated clients name the known values and keep an
-        unknown one instead of refusing the whole answer.
-      anyOf:
-        - $ref: '#/components/schemas/TransactionStatus'
-        - $ref: '#/components/schemas/UnknownValue'
+        A `TransactionStatus` as a response carries it: a plain string, one of the values known
+        today (`success`, `pending`, `failed`, `reversed`: `TransactionStatus` names them) or a
+        value added in a later minor release. Compare it with `TransactionStatus`'s values and keep
+        any other value: generated clients type it as a string, so none refuses an answer over a
+        value it does not know.
     TransactionCategory:
       type: string
       x-extensible-enum: true
@@ -7153,13 +7146,13 @@ components:
       type: string
       x-origin: extension
       x-extensible-enum: true
+      x-known-values: '#/components/schemas/TransactionCategory'
       description: |
-        A `TransactionCategory` as a response carries it: one of the values known today, or a value added in a
-        later minor release (a plain string). Generated clients name the known values and keep an
-        unknown one instead of refusing the whole answer.
-      anyOf:
-        - $ref: '#/components/schemas/TransactionCategory'
-        - $ref: '#/components/schemas/UnknownValue'
+        A `TransactionCategory` as a response carries it: a plain string, one of the values known
+        today (`collection`, `transfer`, `reversal`, `fee`: `TransactionCategory` names them) or a
+        value added in a later minor release. Compare it with `TransactionCategory`'s values and
+        keep any other value: generated clients type it as a string, so none refuses an answer over
+        a value it does not know.
     Channel:
       type: string
       x-extensible-enum: true
@@ -7172,13 +7165,12 @@ components:
       type: string
       x-origin: extension
       x-extensible-enum: true
+      x-known-values: '#/components/schemas/Channel'
       description: |
-        A `Channel` as a response carries it: one of the values known today, or a value added in a
-        later minor release (a plain string). Generated clients name the known values and keep an
-        unknown one instead of refusing the whole answer.
-      anyOf:
-        - $ref: '#/components/schemas/Channel'
-        - $ref: '#/components/schemas/UnknownValue'
+        A `Channel` as a response carries it: a plain string, one of the values known today (`nip`,
+        `intra`, `internal`: `Channel` names them) or a value added in a later minor release.
+        Compare it with `Channel`'s values and keep any other value: generated clients type it as a
+        string, so none refuses an answer over a value it does not know.
     TransferType:
       type: string
       description: '`intra` within Kobo (bank code `090823`), `inter` to another bank over NIP.'
@@ -7202,13 +7194,13 @@ components:
       type: string
       x-origin: extension
       x-extensible-enum: true
+      x-known-values: '#/components/schemas/TransferStatus'
       description: |
-        A `TransferStatus` as a response carries it: one of the values known today, or a value added in a
-        later minor release (a plain string). Generated clients name the known values and keep an
-        unknown one instead of refusing the whole answer.
-      anyOf:
-        - $ref: '#/components/schemas/TransferStatus'
-        - $ref: '#/components/schemas/UnknownValue'
+        A `TransferStatus` as a response carries it: a plain string, one of the values known today
+        (`pending_approval`, `processing`, `success`, `failed`, `reversed`, `rejected`, `cancelled`,
+        `expired`: `TransferStatus` names them) or a value added in a later minor release. Compare
+        it with `TransferStatus`'s values and keep any other value: generated clients type it as a
+        string, so none refuses an answer over a value it does not know.
     ApprovalStatus:
       type: string
       x-origin: extension
@@ -7278,13 +7270,19 @@ components:
       type: string
       x-origin: extension
       x-extensible-enum: true
+      x-known-values: '#/components/schemas/AuditAction'
       description: |
-        A `AuditAction` as a response carries it: one of the values known today, or a value added in a
-        later minor release (a plain string). Generated clients name the known values and keep an
-        unknown one instead of refusing the whole answer.
-      anyOf:
-        - $ref: '#/components/schemas/AuditAction'
-        - $ref: '#/components/schemas/UnknownValue'
+        An `AuditAction` as a response carries it: a plain string, one of the values known today
+        (`login`, `logout`, `change_password`, `regenerate_secret`, `add_member`, `resend_invite`,
+        `accept_invite`, `update_member_role`, `deactivate_member`, `reactivate_member`,
+        `create_role`, `update_role`, `create_account`, `create_customer_account`,
+        `receive_inbound_transfer`, `funds_transfer`, `approve_transfer`, `reject_transfer`,
+        `cancel_transfer`, `create_approval_policy`, `update_approval_policy`,
+        `create_webhook_configuration`, `update_webhook_configuration`, `rotate_webhook_secret`,
+        `replay_webhook_event`, `test_webhook`: `AuditAction` names them) or a value added in a
+        later minor release. Compare it with `AuditAction`'s values and keep any other value:
+        generated clients type it as a string, so none refuses an answer over a value it does not
+        know.
     WebhookEventType:
       type: string
       x-origin: extension
@@ -7307,13 +7305,15 @@ components:
       type: string
       x-origin: extension
       x-extensible-enum: true
+      x-known-values: '#/components/schemas/WebhookEventType'
       description: |
-        A `WebhookEventType` as a response carries it: one of the values known today, or a value added in a
-        later minor release (a plain string). Generated clients name the known values and keep an
-        unknown one instead of refusing the whole answer.
-      anyOf:
-        - $ref: '#/components/schemas/WebhookEventType'
-        - $ref: '#/components/schemas/UnknownValue'
+        A `WebhookEventType` as a response carries it: a plain string, one of the values known today
+        (`account.created`, `account.status_changed`, `collection.received`,
+        `transfer.pending_approval`, `transfer.rejected`, `transfer.success`, `transfer.failed`,
+        `transfer.reversed`, `transfer.cancelled`, `transfer.expired`, `webhook.test`:
+        `WebhookEventType` names them) or a value added in a later minor release. Compare it with
+        `WebhookEventType`'s values and keep any other value: generated clients type it as a string,
+        so none refuses an answer over a value it does not know.
     WebhookDeliveryStatus:
       type: string
       x-origin: extension
@@ -7324,13 +7324,13 @@ components:
       type: string
       x-origin: extension
       x-extensible-enum: true
+      x-known-values: '#/components/schemas/WebhookDeliveryStatus'
       description: |
-        A `WebhookDeliveryStatus` as a response carries it: one of the values known today, or a value added in a
-        later minor release (a plain string). Generated clients name the known values and keep an
-        unknown one instead of refusing the whole answer.
-      anyOf:
-        - $ref: '#/components/schemas/WebhookDeliveryStatus'
-        - $ref: '#/components/schemas/UnknownValue'
+        A `WebhookDeliveryStatus` as a response carries it: a plain string, one of the values known
+        today (`pending`, `delivered`, `failed`, `skipped`: `WebhookDeliveryStatus` names them) or a
+        value added in a later minor release. Compare it with `WebhookDeliveryStatus`'s values and
+        keep any other value: generated clients type it as a string, so none refuses an answer over
+        a value it does not know.
     IpAddressOrRange:
       type: string
       description: An IPv4 or IPv6 address, or a CIDR range.
@@ -10271,7 +10271,7 @@ pub const OPENAPI_JSON: &str = r##"{
   "info": {
     "title": "Kobo Business Banking API",
     "version": "2.5.0",
-    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413), which come from the\n  transport, or `09` (not implemented yet, 501), from a server that does not serve an operation\n  of this document yet (a released server serves them all): the `default` response describes\n  them.\n- **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with\n  no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key\n  twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a\n  gateway or a log could read another request than the bank would).\n- **Environments.** A server is either the sandbox or production, and serves only the\n  businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),\n  logins, invitations and tokens of the other environment's businesses get `41`.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Responses carry it\n  as `Open<Name>` (`OpenTransactionStatus`: `anyOf` the known values' enum or\n  `UnknownValue`, a plain string), so generated clients name the known values and keep an\n  unknown one instead of refusing the answer; requests take the enum itself. Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`,\n  `create_customer_account_web`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. The sandbox keeps the same address rules\n  (anyone may sign up to it) and also allows `http://`; it checks a literal address when the\n  configuration is saved and a name at each delivery. (Extension, for local development: a\n  sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also\n  allows loopback addresses, and only those, so that a receiver on the developer's machine,\n  such as `kobo webhooks listen`, gets its deliveries.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account` (and its Dashboard twin `create_customer_account_web`):\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
+    "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413), which come from the\n  transport, or `09` (not implemented yet, 501), from a server that does not serve an operation\n  of this document yet (a released server serves them all): the `default` response describes\n  them.\n- **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with\n  no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key\n  twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a\n  gateway or a log could read another request than the bank would).\n- **Environments.** A server is either the sandbox or production, and serves only the\n  businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),\n  logins, invitations and tokens of the other environment's businesses get `41`.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Responses carry it\n  as `Open<Name>`: a plain string (`OpenTransactionStatus`; its `x-known-values` names the\n  enum of the values known today, `TransactionStatus`), so every generated client keeps an\n  unknown value instead of refusing the answer; requests take the enum itself. Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`,\n  `create_customer_account_web`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. The sandbox keeps the same address rules\n  (anyone may sign up to it) and also allows `http://`; it checks a literal address when the\n  configuration is saved and a name at each delivery. (Extension, for local development: a\n  sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also\n  allows loopback addresses, and only those, so that a receiver on the developer's machine,\n  such as `kobo webhooks listen`, gets its deliveries.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account` (and its Dashboard twin `create_customer_account_web`):\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
       "email": "developers@kobo.example"
@@ -19671,11 +19671,6 @@ pub const OPENAPI_JSON: &str = r##"{
           "ACCOUNT_STATUS_PENDING"
         ]
       },
-      "UnknownValue": {
-        "type": "string",
-        "x-origin": "extension",
-        "description": "A value of an open enum that this version of the spec does not know: a later minor release\nadded it. Keep it, show it, and treat it as the enum's description says (an unknown\nstatus as pending).\n"
-      },
       "TransactionType": {
         "type": "string",
         "description": "`credit` money in, `debit` money out.",
@@ -19709,15 +19704,8 @@ pub const OPENAPI_JSON: &str = r##"{
         "type": "string",
         "x-origin": "extension",
         "x-extensible-enum": true,
-        "description": "A `TransactionStatus` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-        "anyOf": [
-          {
-            "$ref": "#/components/schemas/TransactionStatus"
-          },
-          {
-            "$ref": "#/components/schemas/UnknownValue"
-          }
-        ]
+        "x-known-values": "#/components/schemas/TransactionStatus",
+        "description": "A `TransactionStatus` as a response carries it: a plain string, one of the values known\ntoday (`success`, `pending`, `failed`, `reversed`: `TransactionStatus` names them) or a\nvalue added in a later minor release. Compare it with `TransactionStatus`'s values and keep\nany other value: generated clients type it as a string, so none refuses an answer over a\nvalue it does not know.\n"
       },
       "TransactionCategory": {
         "type": "string",
@@ -19741,15 +19729,8 @@ pub const OPENAPI_JSON: &str = r##"{
         "type": "string",
         "x-origin": "extension",
         "x-extensible-enum": true,
-        "description": "A `TransactionCategory` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-        "anyOf": [
-          {
-            "$ref": "#/components/schemas/TransactionCategory"
-          },
-          {
-            "$ref": "#/components/schemas/UnknownValue"
-          }
-        ]
+        "x-known-values": "#/components/schemas/TransactionCategory",
+        "description": "A `TransactionCategory` as a response carries it: a plain string, one of the values known\ntoday (`collection`, `transfer`, `reversal`, `fee`: `TransactionCategory` names them) or a\nvalue added in a later minor release. Compare it with `TransactionCategory`'s values and\nkeep any other value: generated clients type it as a string, so none refuses an answer over\na value it does not know.\n"
       },
       "Channel": {
         "type": "string",
@@ -19770,15 +19751,8 @@ pub const OPENAPI_JSON: &str = r##"{
         "type": "string",
         "x-origin": "extension",
         "x-extensible-enum": true,
-        "description": "A `Channel` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-        "anyOf": [
-          {
-            "$ref": "#/components/schemas/Channel"
-          },
-          {
-            "$ref": "#/components/schemas/UnknownValue"
-          }
-        ]
+        "x-known-values": "#/components/schemas/Channel",
+        "description": "A `Channel` as a response carries it: a plain string, one of the values known today (`nip`,\n`intra`, `internal`: `Channel` names them) or a value added in a later minor release.\nCompare it with `Channel`'s values and keep any other value: generated clients type it as a\nstring, so none refuses an answer over a value it does not know.\n"
       },
       "TransferType": {
         "type": "string",
@@ -19822,15 +19796,8 @@ pub const OPENAPI_JSON: &str = r##"{
         "type": "string",
         "x-origin": "extension",
         "x-extensible-enum": true,
-        "description": "A `TransferStatus` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-        "anyOf": [
-          {
-            "$ref": "#/components/schemas/TransferStatus"
-          },
-          {
-            "$ref": "#/components/schemas/UnknownValue"
-          }
-        ]
+        "x-known-values": "#/components/schemas/TransferStatus",
+        "description": "A `TransferStatus` as a response carries it: a plain string, one of the values known today\n(`pending_approval`, `processing`, `success`, `failed`, `reversed`, `rejected`, `cancelled`,\n`expired`: `TransferStatus` names them) or a value added in a later minor release. Compare\nit with `TransferStatus`'s values and keep any other value: generated clients type it as a\nstring, so none refuses an answer over a value it does not know.\n"
       },
       "ApprovalStatus": {
         "type": "string",
@@ -19976,15 +19943,8 @@ pub const OPENAPI_JSON: &str = r##"{
         "type": "string",
         "x-origin": "extension",
         "x-extensible-enum": true,
-        "description": "A `AuditAction` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-        "anyOf": [
-          {
-            "$ref": "#/components/schemas/AuditAction"
-          },
-          {
-            "$ref": "#/components/schemas/UnknownValue"
-          }
-        ]
+        "x-known-values": "#/components/schemas/AuditAction",
+        "description": "An `AuditAction` as a response carries it: a plain string, one of the values known today\n(`login`, `logout`, `change_password`, `regenerate_secret`, `add_member`, `resend_invite`,\n`accept_invite`, `update_member_role`, `deactivate_member`, `reactivate_member`,\n`create_role`, `update_role`, `create_account`, `create_customer_account`,\n`receive_inbound_transfer`, `funds_transfer`, `approve_transfer`, `reject_transfer`,\n`cancel_transfer`, `create_approval_policy`, `update_approval_policy`,\n`create_webhook_configuration`, `update_webhook_configuration`, `rotate_webhook_secret`,\n`replay_webhook_event`, `test_webhook`: `AuditAction` names them) or a value added in a\nlater minor release. Compare it with `AuditAction`'s values and keep any other value:\ngenerated clients type it as a string, so none refuses an answer over a value it does not\nknow.\n"
       },
       "WebhookEventType": {
         "type": "string",
@@ -20022,15 +19982,8 @@ pub const OPENAPI_JSON: &str = r##"{
         "type": "string",
         "x-origin": "extension",
         "x-extensible-enum": true,
-        "description": "A `WebhookEventType` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-        "anyOf": [
-          {
-            "$ref": "#/components/schemas/WebhookEventType"
-          },
-          {
-            "$ref": "#/components/schemas/UnknownValue"
-          }
-        ]
+        "x-known-values": "#/components/schemas/WebhookEventType",
+        "description": "A `WebhookEventType` as a response carries it: a plain string, one of the values known today\n(`account.created`, `account.status_changed`, `collection.received`,\n`transfer.pending_approval`, `transfer.rejected`, `transfer.success`, `transfer.failed`,\n`transfer.reversed`, `transfer.cancelled`, `transfer.expired`, `webhook.test`:\n`WebhookEventType` names them) or a value added in a later minor release. Compare it with\n`WebhookEventType`'s values and keep any other value: generated clients type it as a string,\nso none refuses an answer over a value it does not know.\n"
       },
       "WebhookDeliveryStatus": {
         "type": "string",
@@ -20053,15 +20006,8 @@ pub const OPENAPI_JSON: &str = r##"{
         "type": "string",
         "x-origin": "extension",
         "x-extensible-enum": true,
-        "description": "A `WebhookDeliveryStatus` as a response carries it: one of the values known today, or a value added in a\nlater minor release (a plain string). Generated clients name the known values and keep an\nunknown one instead of refusing the whole answer.\n",
-        "anyOf": [
-          {
-            "$ref": "#/components/schemas/WebhookDeliveryStatus"
-          },
-          {
-            "$ref": "#/components/schemas/UnknownValue"
-          }
-        ]
+        "x-known-values": "#/components/schemas/WebhookDeliveryStatus",
+        "description": "A `WebhookDeliveryStatus` as a response carries it: a plain string, one of the values known\ntoday (`pending`, `delivered`, `failed`, `skipped`: `WebhookDeliveryStatus` names them) or a\nvalue added in a later minor release. Compare it with `WebhookDeliveryStatus`'s values and\nkeep any other value: generated clients type it as a string, so none refuses an answer over\na value it does not know.\n"
       },
       "IpAddressOrRange": {
         "type": "string",
