@@ -274,6 +274,81 @@ fn default_error_responses_reach_the_client_as_error_ranges() {
     );
 }
 
+/// The fixture with `TransferStatus` open: `Transfer.status` is its wrapper `OpenTransferStatus`,
+/// a plain string naming it by `x-known-values` (`known` false: without it), as spec text.
+fn with_open_transfer_status(known: bool) -> String {
+    let mut doc = spec::parse(FIXTURE).unwrap();
+    let schemas = &mut doc["components"]["schemas"];
+    schemas["TransferStatus"]["x-extensible-enum"] = json!(true);
+    let mut wrapper = json!({
+        "type": "string",
+        "x-extensible-enum": true,
+        "description": "A `TransferStatus`: a plain string, one of the values known today \
+            (`pending`, `success`, `failed`: `TransferStatus` names them) or a value added later.",
+    });
+    if known {
+        wrapper["x-known-values"] = json!("#/components/schemas/TransferStatus");
+    }
+    schemas["OpenTransferStatus"] = wrapper;
+    schemas["Transfer"]["properties"]["status"] =
+        json!({"$ref": "#/components/schemas/OpenTransferStatus"});
+    serde_json::to_string_pretty(&doc).unwrap()
+}
+
+/// The file of `files` at `path`.
+fn contents<'f>(files: &'f [GeneratedFile], path: &str) -> &'f str {
+    &files
+        .iter()
+        .find(|file| file.path == Path::new(path))
+        .unwrap_or_else(|| panic!("no {path}"))
+        .contents
+}
+
+/// An open enum's wrapper is a plain string for partners' generators; the Rust models and client
+/// keep the enum its `x-known-values` names (the server sends only the values it knows).
+#[test]
+fn an_open_enums_wrapper_is_typed_as_the_enum_it_names() {
+    let files = generate(&with_open_transfer_status(true)).unwrap();
+    for path in [
+        "generated-server/src/generated/models.rs",
+        "generated-client/src/generated.rs",
+    ] {
+        let code = contents(&files, path);
+        assert!(code.contains("pub status: TransferStatus,"), "{path}");
+        assert!(!code.contains("pub status: OpenTransferStatus,"), "{path}");
+        // The wrapper's own component is a copy of the enum.
+        assert!(code.contains("pub enum OpenTransferStatus {"), "{path}");
+    }
+    // The fixture's models are otherwise the same.
+    let before = fixture_files();
+    let models = "generated-server/src/generated/models.rs";
+    let added: Vec<&str> = contents(&files, models)
+        .lines()
+        .filter(|line| !contents(&before, models).contains(line))
+        .filter(|line| !line.contains("OpenTransferStatus"))
+        .collect();
+    assert!(added.is_empty(), "{added:#?}");
+
+    // Without `x-known-values` the wrapper would be a `String` newtype: the test above can fail.
+    let text = with_open_transfer_status(false);
+    let mut doc = spec::parse(&text).unwrap();
+    let view = super::client::client_view(&doc);
+    assert_eq!(
+        view["components"]["schemas"]["Transfer"]["properties"]["status"]["$ref"],
+        "#/components/schemas/OpenTransferStatus"
+    );
+    // And the generators refuse an `x-known-values` that names no open enum (`known-values`).
+    doc["components"]["schemas"]["OpenTransferStatus"]["x-known-values"] =
+        json!("#/components/schemas/AccountStatus");
+    let error = generate(&serde_json::to_string(&doc).unwrap()).unwrap_err();
+    assert!(
+        format!("{error:#}").contains(
+            "[known-values] #/components/schemas/OpenTransferStatus: `x-known-values: \"#/components/schemas/AccountStatus\"` must name an open enum"
+        ),
+        "{error:#}"
+    );
+}
+
 /// The committed generated code is what each committed document gives: plain `cargo test`
 /// catches a stale tree, like `cargo xtask codegen --check` in CI.
 #[test]

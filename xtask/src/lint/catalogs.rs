@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::Sink;
 use crate::spec::{
-    examples_of, is_snake_case, json_media, Access, Document, COMPONENT_SCHEMA_PREFIX, KNOWN_VALUES,
-    ROUTER_ROLES,
+    examples_of, is_snake_case, json_media, Access, Document, COMPONENT_SCHEMA_PREFIX,
+    KNOWN_VALUES, ROUTER_ROLES,
 };
 
 /// `x-permissions` is a list of `{code, name, description}` (optionally `implicit: true`) with
@@ -445,7 +445,14 @@ fn is_open_enum(schema: &Value) -> bool {
 /// The keywords a plain string has none of: with any of them an open enum's wrapper is no longer
 /// read as a string by every generator.
 const NOT_PLAIN: &[&str] = &[
-    "enum", "anyOf", "oneOf", "allOf", "not", "$ref", "items", "properties",
+    "enum",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "not",
+    "$ref",
+    "items",
+    "properties",
 ];
 
 /// The wording an open enum's wrapper lists its known values in, before the enum's name:
@@ -542,7 +549,11 @@ pub(super) fn known_values(document: &Document<'_>, sink: &mut Sink) {
         }
         let values: Vec<String> = values
             .iter()
-            .map(|value| value.as_str().map_or_else(|| value.to_string(), str::to_string))
+            .map(|value| {
+                value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_string)
+            })
             .collect();
         let quoted = |values: &[String]| {
             values

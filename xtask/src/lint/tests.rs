@@ -1660,7 +1660,8 @@ fn the_error_envelope_has_no_example_of_its_own() {
 
 // open-enums
 
-/// `Status`, an open enum, its wrapper and `UnknownValue`, and `Account.status` using `field`.
+/// `Status`, an open enum, its wrapper `OpenStatus` (a plain string naming it by `x-known-values`,
+/// its description listing the values), and `Account.status` using `field`.
 fn with_open_status(doc: &mut Value, field: Value) {
     set(
         doc,
@@ -1671,19 +1672,16 @@ fn with_open_status(doc: &mut Value, field: Value) {
     set(
         doc,
         "/components/schemas/OpenStatus",
-        json!({"type": "string", "x-origin": "extension", "x-extensible-enum": true, "anyOf": [
-            {"$ref": "#/components/schemas/Status"}, {"$ref": "#/components/schemas/UnknownValue"}]}),
-    );
-    set(
-        doc,
-        "/components/schemas/UnknownValue",
-        json!({"type": "string", "x-origin": "extension"}),
+        json!({"type": "string", "x-origin": "extension", "x-extensible-enum": true,
+               "x-known-values": "#/components/schemas/Status",
+               "description": "A `Status`: a plain string, one of the values known today (`a`,\n`b`: `Status` names them) or a value added later.\n"}),
     );
     set(doc, "/components/schemas/Account/properties/status", field);
 }
 
 #[test]
 fn a_response_names_an_open_enum_through_its_wrapper() {
+    // `Status` is used only through `x-known-values`: that counts as a use.
     check(
         |doc| with_open_status(doc, json!({"$ref": "#/components/schemas/OpenStatus"})),
         &[],
@@ -1702,31 +1700,204 @@ fn a_response_names_an_open_enum_through_its_wrapper() {
 
 #[test]
 fn an_open_enum_needs_its_wrapper() {
+    // Today's shape before 2.5.0: an `anyOf` of the enum and a string, no `x-known-values`.
+    check(
+        |doc| {
+            with_open_status(doc, json!({"$ref": "#/components/schemas/OpenStatus"}));
+            remove(doc, "/components/schemas/OpenStatus/x-known-values");
+            set(
+                doc,
+                "/components/schemas/OpenStatus/anyOf",
+                json!([{"$ref": "#/components/schemas/Status"}, {"type": "string"}]),
+            );
+        },
+        &[(
+            "open-enums",
+            "#/components/schemas/Status: is an open enum: it needs `OpenStatus` (`type: string`, \
+             `x-extensible-enum: true`, `x-known-values: '#/components/schemas/Status'`, no `anyOf`)",
+        )],
+    );
+    // No wrapper names it: nothing uses the enum either.
+    check(
+        |doc| {
+            with_open_status(doc, json!({"$ref": "#/components/schemas/OpenStatus"}));
+            remove(doc, "/components/schemas/OpenStatus/x-known-values");
+        },
+        &[
+            (
+                "open-enums",
+                "#/components/schemas/Status: is an open enum: it needs `OpenStatus`",
+            ),
+            ("unused-components", "#/components/schemas/Status"),
+        ],
+    );
+}
+
+// known-values
+
+#[test]
+fn a_wrapper_with_known_values_is_a_plain_string() {
     check(
         |doc| {
             with_open_status(doc, json!({"$ref": "#/components/schemas/OpenStatus"}));
             set(
                 doc,
-                "/components/schemas/OpenStatus/anyOf/1",
-                json!({"type": "string"}),
+                "/components/schemas/OpenStatus/anyOf",
+                json!([{"$ref": "#/components/schemas/Status"}, {"type": "string"}]),
             );
-            set(
-                doc,
-                "/components/schemas/UnknownValue",
-                json!({"type": "string", "x-origin": "extension", "enum": ["x"], "x-enum-varnames": ["UNKNOWN_VALUE_X"]}),
-            );
+        },
+        &[(
+            "known-values",
+            "#/components/schemas/OpenStatus: has `x-known-values`, so it must be a plain `type: \
+             string` with `x-extensible-enum: true`, without `anyOf`: every generated client then \
+             keeps a value added later",
+        )],
+    );
+    check(
+        |doc| {
+            with_open_status(doc, json!({"$ref": "#/components/schemas/OpenStatus"}));
+            remove(doc, "/components/schemas/OpenStatus/x-extensible-enum");
+            set(doc, "/components/schemas/OpenStatus/type", json!("integer"));
+        },
+        &[(
+            "known-values",
+            "#/components/schemas/OpenStatus: has `x-known-values`, so it must be a plain `type: \
+             string` with `x-extensible-enum: true`: every",
+        )],
+    );
+}
+
+#[test]
+fn known_values_name_an_open_enum() {
+    for target in [
+        // Not an enum.
+        "#/components/schemas/AccountNumber",
+        // A closed enum.
+        "#/components/schemas/ResponseCode",
+        // Nothing there.
+        "#/components/schemas/Missing",
+        // Not a reference to a component schema.
+        "Status",
+    ] {
+        check(
+            |doc| {
+                with_open_status(doc, json!({"$ref": "#/components/schemas/OpenStatus"}));
+                set(
+                    doc,
+                    "/components/schemas/OpenStatus/x-known-values",
+                    json!(target),
+                );
+            },
+            &[
+                (
+                    "open-enums",
+                    "#/components/schemas/Status: is an open enum: it needs `OpenStatus`",
+                ),
+                (
+                    "known-values",
+                    &format!(
+                        "#/components/schemas/OpenStatus: `x-known-values: \"{target}\"` must name \
+                         an open enum, `'#/components/schemas/<Name>'` of a schema with `enum` and \
+                         `x-extensible-enum: true`"
+                    ),
+                ),
+                // Nothing names the enum now.
+                ("unused-components", "#/components/schemas/Status"),
+            ],
+        );
+    }
+}
+
+#[test]
+fn a_wrapper_is_named_after_its_enum() {
+    check(
+        |doc| {
+            with_open_status(doc, json!({"$ref": "#/components/schemas/StatusLater"}));
+            let wrapper = remove(doc, "/components/schemas/OpenStatus");
+            set(doc, "/components/schemas/StatusLater", wrapper);
         },
         &[
             (
                 "open-enums",
-                "#/components/schemas/UnknownValue: must be a plain `type: string`",
-            ),
-            (
-                "open-enums",
                 "#/components/schemas/Status: is an open enum: it needs `OpenStatus`",
             ),
-            ("unused-components", "UnknownValue"),
+            (
+                "known-values",
+                "#/components/schemas/StatusLater: names the known values of `Status`, so it must \
+                 be called `OpenStatus`",
+            ),
         ],
+    );
+}
+
+#[test]
+fn a_wrapper_lists_the_values_known_today() {
+    let with_description = |description: &'static str| {
+        move |doc: &mut Value| {
+            with_open_status(doc, json!({"$ref": "#/components/schemas/OpenStatus"}));
+            set(
+                doc,
+                "/components/schemas/OpenStatus/description",
+                json!(description),
+            );
+        }
+    };
+    check(
+        with_description("A `Status` (`a`, `b`, `c`: `Status` names them)."),
+        &[(
+            "known-values",
+            "#/components/schemas/OpenStatus: its description's values known today are not \
+             `Status`'s (not in `Status`: `c`): list \"(`a`, `b`: `Status` names them)\"",
+        )],
+    );
+    check(
+        with_description("A `Status` (`a`: `Status` names them)."),
+        &[(
+            "known-values",
+            "its description's values known today are not `Status`'s (missing `b`)",
+        )],
+    );
+    check(
+        with_description("A `Status` (`b`, `a`: `Status` names them)."),
+        &[(
+            "known-values",
+            "its description's values known today are not `Status`'s (in another order than \
+             `Status`'s)",
+        )],
+    );
+    check(
+        with_description("A `Status` (`a`, `x`: `Status` names them)."),
+        &[("known-values", "(missing `b`; not in `Status`: `x`)")],
+    );
+    for unlisted in ["A `Status`: one of `a`, `b`.", ""] {
+        check(
+            with_description(unlisted),
+            &[(
+                "known-values",
+                "#/components/schemas/OpenStatus: its description must list the values known \
+                 today, as \"(`a`, `b`: `Status` names them)\": a plain string shows partners no \
+                 values",
+            )],
+        );
+    }
+}
+
+#[test]
+fn known_values_sit_on_a_component_schema() {
+    check(
+        |doc| {
+            with_open_status(doc, json!({"$ref": "#/components/schemas/OpenStatus"}));
+            set(
+                doc,
+                "/components/schemas/Account/properties/later",
+                json!({"type": "string", "x-known-values": "#/components/schemas/Status"}),
+            );
+        },
+        &[(
+            "known-values",
+            "#/components/schemas/Account/properties/later: `x-known-values` belongs on a \
+             component schema `Open<Name>` only",
+        )],
     );
 }
 
