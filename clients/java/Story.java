@@ -12,9 +12,9 @@
 // (plain javac) and runs it against a fresh `kobo demo`.
 //
 // The open enums are read through `text` and `known` below, which take the field as an Object:
-// the same story compiles whether the spec gives them as today's `anyOf` wrapper
-// (`OpenTransactionStatus`, whose `getActualInstance()` is the enum or a String) or as a plain
-// string.
+// since API 2.5.0 the spec gives them as a plain string (a `String` here), and the same story
+// still compiles against a client of the `anyOf` wrapper of 2.4.0 (`OpenTransactionStatus`, whose
+// `getActualInstance()` is the enum or a String).
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.http.HttpRequest;
