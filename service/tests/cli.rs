@@ -484,6 +484,35 @@ fn serve_answers_probes_and_stops_on_sigterm() {
     assert!(stderr.is_empty() || !stderr.contains("ERROR"), "{stderr}");
 }
 
+/// Sandbox and production never share money: a database serves the environment it was first
+/// opened for, and the operator cannot create a business of the other one in it (issue 56).
+#[test]
+fn a_database_refuses_a_business_of_the_other_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let business = |name: &str, email: &str, environment: &str| {
+        kobo(dir.path())
+            .args(["business", "create", "--name", name, "--owner-email", email])
+            .args(["--environment", environment, "--json"])
+            .output()
+            .unwrap()
+    };
+    let sandbox = business(
+        "Lagos Fresh Produce Ltd",
+        "bola.ade@lagosfresh.ng",
+        "sandbox",
+    );
+    assert!(sandbox.status.success(), "{sandbox:?}");
+    let production = business("Chika Stores Ltd", "chika@chikastores.ng", "production");
+    assert!(!production.status.success(), "{production:?}");
+    let said = String::from_utf8_lossy(&production.stderr);
+    assert!(
+        said.contains("this database serves the sandbox environment, not production"),
+        "{said}"
+    );
+    let another = business("Ogun Grains Ltd", "tayo@ogungrains.ng", "sandbox");
+    assert!(another.status.success(), "{another:?}");
+}
+
 #[test]
 fn the_operator_creates_and_deactivates_a_business_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();

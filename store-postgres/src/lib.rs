@@ -55,6 +55,7 @@ pub mod batch;
 pub mod businesses;
 pub mod customers;
 pub mod daily_totals;
+pub mod deployment;
 pub mod events;
 pub mod groups;
 pub mod idempotency_keys;

@@ -56,6 +56,7 @@ pub mod batch;
 pub mod businesses;
 pub mod customers;
 pub mod daily_totals;
+pub mod deployment;
 pub mod events;
 pub mod idempotency_keys;
 pub mod invitations;

@@ -146,7 +146,10 @@ async fn create_business(args: CreateBusinessArgs) -> Result<()> {
         owner_id: None,
     };
     let config = Config::new(args.environment.into());
-    let created = businesses::create(&store, &config, &Clock::system(), new).await?;
+    let clock = Clock::system();
+    // A business of the other environment than the database's would share its money.
+    crate::platform::deployment::bind(&store, config.environment, &clock).await?;
+    let created = businesses::create(&store, &config, &clock, new).await?;
     let mut out = std::io::stdout().lock();
     if args.output.json {
         serde_json::to_writer_pretty(&mut out, &created_json(&created))?;

@@ -72,7 +72,9 @@ impl KoboApi {
         self
     }
 
-    /// An API ready to serve: applies the migrations and upserts the built-in roles.
+    /// An API ready to serve: applies the migrations, binds the database to the configured
+    /// environment (refused if it serves the other: `platform::deployment`) and upserts the
+    /// built-in roles.
     pub async fn open(
         store: Store,
         config: Config,
@@ -80,6 +82,7 @@ impl KoboApi {
         tokens: TokenKeys,
     ) -> anyhow::Result<KoboApi> {
         store.migrate().await?;
+        crate::platform::deployment::bind(&store, config.environment, &clock).await?;
         permissions::seed_built_in_roles(&store).await?;
         permissions::rekey_role_names(&store).await?;
         Ok(KoboApi::new(store, config, clock, tokens))
@@ -184,15 +187,16 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::NameEnquiryRequest,
     ) -> Result<models::NameEnquiryResult, ApiError> {
-        answer({
+        serve(&ctx, async |caller| {
             banks::name_enquiry(
                 &self.store,
                 &*self.provider,
-                &ctx.principal.business_id,
+                &caller.principal.business_id,
                 body,
             )
             .await
         })
+        .await
     }
 
     async fn authenticate(&self, family: TokenFamily, token: &str) -> Result<Principal, ApiError> {
@@ -630,10 +634,11 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<models::ApprovalPolicy, ApiError> {
-        answer({
-            let _ = body;
-            approvals::get_policy(&self.store, &ctx.principal.business_id).await
+        let _ = body;
+        serve(&ctx, async |caller| {
+            approvals::get_policy(&self.store, &caller.principal.business_id).await
         })
+        .await
     }
 
     async fn get_profile(
@@ -660,7 +665,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::GetTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        answer(transfers::get_transfer(&self.store, &ctx.principal.business_id, body).await)
+        serve(&ctx, async |caller| {
+            transfers::get_transfer(&self.store, &caller.principal.business_id, body).await
+        })
+        .await
     }
 
     async fn get_transfer_web(
@@ -668,7 +676,10 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::GetTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
-        answer(transfers::get_transfer(&self.store, &ctx.principal.business_id, body).await)
+        serve(&ctx, async |caller| {
+            transfers::get_transfer(&self.store, &caller.principal.business_id, body).await
+        })
+        .await
     }
 
     async fn get_webhook_configuration(
@@ -718,15 +729,16 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::NameEnquiryRequest,
     ) -> Result<models::NameEnquiryResult, ApiError> {
-        answer({
+        serve(&ctx, async |caller| {
             banks::name_enquiry(
                 &self.store,
                 &*self.provider,
-                &ctx.principal.business_id,
+                &caller.principal.business_id,
                 body,
             )
             .await
         })
+        .await
     }
 
     async fn regenerate_secret(

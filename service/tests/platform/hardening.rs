@@ -477,11 +477,31 @@ async fn a_key_twice_or_a_charset_not_utf8_is_refused(kit: TestKit) {
     }
 }
 
-/// Issue 28, item 10. A server serves only the businesses of its own environment: a sandbox
-/// business's credentials, owner and tokens are refused (`41`) by a production server on the
-/// same database (and a production business's by a sandbox server).
-async fn a_server_serves_only_its_environments_businesses(kind: StoreKind) {
+/// Issue 56, item 2 (issue 28, item 10 before it). Sandbox and production never share money,
+/// so a database serves one environment: a production server does not start on the database
+/// a sandbox server opened (recorded at its first start), and the sandbox's businesses,
+/// credentials and tokens go on working on the sandbox's servers. A process of the other
+/// environment that got in anyway (started before the record: the refusal is at start)
+/// still refuses the sandbox's credentials and tokens (`41`).
+async fn a_database_serves_one_environment(kind: StoreKind) {
     let kit = TestKit::start(kind, Config::new(Environment::Sandbox)).await;
+    let store = kobo::kernel::store::Store::connect(kit.url())
+        .await
+        .unwrap();
+    let refused = kobo::KoboApi::open(
+        store,
+        Config::new(Environment::Production),
+        kit.clock.clone(),
+        kit.api.tokens().clone(),
+    )
+    .await
+    .err()
+    .expect("a production server on a sandbox database");
+    let refused = format!("{refused:#}");
+    assert!(
+        refused.contains("serves the sandbox environment, not production"),
+        "{refused}"
+    );
     let production = kit
         .another_process_with(Config::new(Environment::Production))
         .await;
@@ -517,7 +537,7 @@ async fn a_server_serves_only_its_environments_businesses(kind: StoreKind) {
         ))
         .await
         .expect(ResponseCode::Unauthenticated);
-    // The sandbox server serves them as before.
+    // The sandbox server serves them as before, and another sandbox server starts.
     kit.send(Call::new(
         Operation::GenerateToken.path(),
         None,
@@ -528,9 +548,56 @@ async fn a_server_serves_only_its_environments_businesses(kind: StoreKind) {
     kit.op(Operation::GetProfile, &kit.owner_token, json!({}))
         .await
         .expect(ResponseCode::Success);
+    let store = kobo::kernel::store::Store::connect(kit.url())
+        .await
+        .unwrap();
+    kobo::KoboApi::open(
+        store,
+        Config::new(Environment::Sandbox),
+        kit.clock.clone(),
+        kit.api.tokens().clone(),
+    )
+    .await
+    .expect("a second sandbox server");
 }
 
-on_both_stores!(kind: a_server_serves_only_its_environments_businesses);
+/// A database written before environments were recorded takes its businesses': one that
+/// holds businesses of both (the defect of issue 56) is refused to every server, with what to
+/// do.
+async fn a_database_with_both_environments_businesses_is_refused(kind: StoreKind) {
+    let kit = TestKit::start(kind, Config::new(Environment::Sandbox)).await;
+    // As an older release left it: a production business beside the sandbox's, no record.
+    kit.sql("DELETE FROM deployment").execute().await;
+    kit.sql("UPDATE businesses SET client_id = 'kb_live_' || substr(client_id, 12)")
+        .execute()
+        .await;
+    kit.other_business("Chika Stores Ltd", "chika@chikastores.ng")
+        .await;
+    for environment in [Environment::Sandbox, Environment::Production] {
+        let store = kobo::kernel::store::Store::connect(kit.url())
+            .await
+            .unwrap();
+        let refused = kobo::KoboApi::open(
+            store,
+            Config::new(environment),
+            kit.clock.clone(),
+            kit.api.tokens().clone(),
+        )
+        .await
+        .err()
+        .expect("a database of both environments");
+        let refused = format!("{refused:#}");
+        assert!(
+            refused.contains("businesses of both environments (1 sandbox, 1 production)"),
+            "{refused}"
+        );
+    }
+}
+
+on_both_stores!(
+    kind: a_database_serves_one_environment,
+    a_database_with_both_environments_businesses_is_refused
+);
 
 on_both_stores!(
     a_key_twice_or_a_charset_not_utf8_is_refused,
