@@ -39,6 +39,13 @@ pub enum Error {
         source: StoreError,
         location: &'static Location<'static>,
     },
+    /// The call's time ran out before it was done (`97`, with `Retry-After`): what it began
+    /// was dropped, and nothing it wrote was kept (a payment whose commit was under way is
+    /// [`Error::OutcomeUnknown`] instead).
+    #[error("the request's time ran out, at {location}")]
+    OutOfTime {
+        location: &'static Location<'static>,
+    },
     /// The database's answer to the commit was lost and whether it was kept could not be
     /// found out in time (`98`): the client looks before sending again, or retries with the
     /// same key.
@@ -112,7 +119,7 @@ impl Error {
     pub fn code(&self) -> ResponseCode {
         match self {
             Error::Refused { code, .. } => *code,
-            Error::Unavailable { .. } => ResponseCode::ServiceUnavailable,
+            Error::Unavailable { .. } | Error::OutOfTime { .. } => ResponseCode::ServiceUnavailable,
             Error::OutcomeUnknown { .. } => ResponseCode::OutcomeUnknown,
             Error::Conflict { .. } | Error::Bug { .. } => ResponseCode::InternalError,
         }
@@ -141,6 +148,7 @@ impl Error {
         match self {
             Error::Refused { .. } => None,
             Error::Unavailable { location, .. }
+            | Error::OutOfTime { location }
             | Error::OutcomeUnknown { location, .. }
             | Error::Conflict { location, .. }
             | Error::Bug { location, .. } => Some(location),

@@ -20,6 +20,10 @@ pub struct RequestContext<P> {
     /// The client's address (from axum's `ConnectInfo`; `0.0.0.0` when the server was not
     /// started with `into_make_service_with_connect_info`).
     pub client_ip: IpAddr,
+    /// When the request's time is up (its [`Deadline`]): the router answers `96` then, so an
+    /// implementation that can say better (the database did not answer in time) answers
+    /// before it.
+    pub deadline: Option<tokio::time::Instant>,
     marks: Arc<Marks>,
 }
 
@@ -39,6 +43,7 @@ impl<P> RequestContext<P> {
         request_id: String,
         idempotency_key: Option<String>,
         client_ip: IpAddr,
+        deadline: Option<tokio::time::Instant>,
         marks: Arc<Marks>,
     ) -> Self {
         RequestContext {
@@ -47,6 +52,7 @@ impl<P> RequestContext<P> {
             request_id,
             idempotency_key,
             client_ip,
+            deadline,
             marks,
         }
     }
@@ -59,6 +65,7 @@ impl<P> RequestContext<P> {
             request_id: self.request_id,
             idempotency_key: self.idempotency_key,
             client_ip: self.client_ip,
+            deadline: self.deadline,
             marks: self.marks,
         }
     }

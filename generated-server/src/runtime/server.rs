@@ -88,6 +88,7 @@ impl Exchange {
             self.request_id.clone(),
             self.idempotency_key.clone(),
             self.client_ip,
+            self.deadline,
             self.marks.clone(),
         )
     }

@@ -10,7 +10,7 @@ use generated_server::{models, ApiError, Page, RequestContext, ResponseCode};
 
 use crate::error::Error;
 use crate::kernel::paging;
-use crate::kernel::store::UNAVAILABLE_RETRY_AFTER_SECONDS;
+use crate::kernel::store::{StoreError, UNAVAILABLE_RETRY_AFTER_SECONDS};
 use crate::platform::caller::Caller;
 
 impl From<Error> for ApiError {
@@ -27,11 +27,11 @@ impl From<Error> for ApiError {
                     None => refused,
                 }
             }
-            Error::Unavailable { location, .. } => {
+            Error::Unavailable { location, .. } | Error::OutOfTime { location } => {
                 tracing::warn!(
                     error = %error.chain(),
                     at = %location,
-                    "the database is unavailable: answered 97"
+                    "the database is unavailable or did not answer in time: answered 97"
                 );
                 ApiError::new(ResponseCode::ServiceUnavailable)
                     .with_retry_after_seconds(UNAVAILABLE_RETRY_AFTER_SECONDS)
@@ -86,7 +86,7 @@ pub(crate) async fn serve<P: Clone, T>(
         ctx.idempotency_key.clone(),
         ctx.client_ip,
     );
-    let result = operation(&caller).await;
+    let result = in_time(ctx.deadline, &caller, operation(&caller)).await;
     if caller.replayed() {
         ctx.mark_replayed();
     }
@@ -94,6 +94,40 @@ pub(crate) async fn serve<P: Clone, T>(
         ctx.mark_recorded();
     }
     answer(result)
+}
+
+/// How long before the request's deadline (the router's `96`) a call still at work is
+/// answered: a call waiting on the database then (a pooler gone, a server restarting) gets
+/// `97` with `Retry-After`, or `98` if its payment was being committed.
+pub const ANSWER_BEFORE_DEADLINE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// `work`, or, if it is not done [`ANSWER_BEFORE_DEADLINE`] before `deadline`, what the call
+/// can truthfully say: its payment's outcome unknown if it was being committed, otherwise
+/// that nothing was kept and it may be sent again (`work` is dropped: an open transaction
+/// rolls back, and a commit under way is finished by the store).
+async fn in_time<P, T>(
+    deadline: Option<tokio::time::Instant>,
+    caller: &Caller<P>,
+    work: impl std::future::Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    let Some(deadline) = deadline else {
+        return work.await;
+    };
+    let answer_at = deadline
+        .checked_sub(ANSWER_BEFORE_DEADLINE)
+        .unwrap_or(deadline);
+    match tokio::time::timeout_at(answer_at, work).await {
+        Ok(result) => result,
+        Err(_) if caller.committing() => Err(Error::OutcomeUnknown {
+            source: StoreError::OutcomeUnknown(
+                "the request's time ran out while its payment's commit was under way".into(),
+            ),
+            location: std::panic::Location::caller(),
+        }),
+        Err(_) => Err(Error::OutOfTime {
+            location: std::panic::Location::caller(),
+        }),
+    }
 }
 
 /// [`serve`] for a list operation.

@@ -22,6 +22,7 @@ pub struct Caller<P = Principal> {
     pub client_ip: IpAddr,
     replayed: AtomicBool,
     logged: AtomicBool,
+    committing: AtomicBool,
 }
 
 impl<P> Caller<P> {
@@ -40,6 +41,7 @@ impl<P> Caller<P> {
             client_ip,
             replayed: AtomicBool::new(false),
             logged: AtomicBool::new(false),
+            committing: AtomicBool::new(false),
         }
     }
 
@@ -47,6 +49,18 @@ impl<P> Caller<P> {
     /// `Idempotency-Key` (the response says so: `Idempotent-Replayed: true`).
     pub fn mark_replayed(&self) {
         self.replayed.store(true, Ordering::Relaxed);
+    }
+
+    /// Notes that the call's payment is being committed (`true`) or that its commit's outcome
+    /// is known (`false`): a call whose time runs out in between cannot say "nothing was
+    /// kept" (`http::answer::serve`).
+    pub fn mark_committing(&self, committing: bool) {
+        self.committing.store(committing, Ordering::SeqCst);
+    }
+
+    /// Whether the call's payment was being committed ([`Caller::mark_committing`]).
+    pub fn committing(&self) -> bool {
+        self.committing.load(Ordering::SeqCst)
     }
 
     /// Whether [`Caller::mark_replayed`] was called.

@@ -540,7 +540,13 @@ impl<'a, B: Serialize> Keyed<'a, B> {
         if !completion.done {
             complete(&mut tx, &completion.claim, &answer).await?;
         }
-        tx.commit().await.or_internal()?;
+        // A payment's commit is not abandoned with the call (the stores finish it): if the
+        // call's time runs out before its outcome is known, the call says so.
+        let payment = tx.witnessed();
+        self.caller.mark_committing(payment);
+        let committed = tx.commit().await;
+        self.caller.mark_committing(false);
+        committed.or_internal()?;
         Ok(Written::Answer(answer))
     }
 

@@ -153,7 +153,7 @@ pub async fn on_response(store: &Store, clock: &Clock, log: &ActivityLog, record
         ip_address: record.client_ip.to_string(),
         request_id: record.request_id.to_owned(),
     };
-    let durability = Durability::of(record.operation);
+    let durability = Durability::of(record.operation, record.response_code);
     log.record(store, clock.now(), activity, durability).await;
 }
 
@@ -230,9 +230,16 @@ pub enum Durability {
 }
 
 impl Durability {
-    /// What `operation` waits for: a listing changes nothing and waits for nothing.
-    pub fn of(operation: Operation) -> Durability {
-        if operation.paginated() {
+    /// What a call of `operation` answered `code` waits for: a listing changes nothing and
+    /// waits for nothing; nor does a call answered `97` or `98`, the database out of reach
+    /// (waiting for it to take the entry would hold the answer past the request's time), whose
+    /// entry is committed once the database is back.
+    pub fn of(operation: Operation, code: ResponseCode) -> Durability {
+        let unreachable = matches!(
+            code,
+            ResponseCode::ServiceUnavailable | ResponseCode::OutcomeUnknown
+        );
+        if operation.paginated() || unreachable {
             Durability::AfterTheAnswer
         } else {
             Durability::BeforeTheAnswer

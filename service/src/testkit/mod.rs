@@ -218,6 +218,9 @@ pub struct Call<'a> {
     pub raw_body: Option<String>,
     pub headers: Vec<(&'a str, String)>,
     pub client_ip: IpAddr,
+    /// The request's time, as `kobo serve` gives every request (`--request-timeout-seconds`);
+    /// none unless [`Call::within`] says.
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl<'a> Call<'a> {
@@ -229,6 +232,7 @@ impl<'a> Call<'a> {
             raw_body: None,
             headers: Vec::new(),
             client_ip: CLIENT_IP,
+            timeout: None,
         }
     }
 
@@ -247,6 +251,12 @@ impl<'a> Call<'a> {
 
     pub fn from_ip(mut self, ip: IpAddr) -> Self {
         self.client_ip = ip;
+        self
+    }
+
+    /// Gives the request `timeout` from when it is sent (the router's `Deadline`).
+    pub fn within(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout = Some(timeout);
         self
     }
 }
@@ -708,6 +718,11 @@ fn request_of(call: &Call<'_>) -> Request<Body> {
     request
         .extensions_mut()
         .insert(ConnectInfo(SocketAddr::new(call.client_ip, 40_000)));
+    if let Some(timeout) = call.timeout {
+        request.extensions_mut().insert(generated_server::Deadline(
+            std::time::Instant::now() + timeout,
+        ));
+    }
     request
 }
 

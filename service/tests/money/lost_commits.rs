@@ -10,6 +10,7 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use generated_server::{Operation, ResponseCode};
 use kobo::platform::permissions::MAKER_ROLE_ID;
@@ -31,6 +32,8 @@ struct CommitEater {
     address: SocketAddr,
     every: Arc<AtomicUsize>,
     eaten: Arc<AtomicUsize>,
+    /// Milliseconds by which to hold PostgreSQL's answer to every `COMMIT` (0: none).
+    hold_ms: Arc<AtomicUsize>,
 }
 
 impl CommitEater {
@@ -39,9 +42,10 @@ impl CommitEater {
         let address = listener.local_addr().unwrap();
         let every = Arc::new(AtomicUsize::new(0));
         let eaten = Arc::new(AtomicUsize::new(0));
+        let hold_ms = Arc::new(AtomicUsize::new(0));
         let commits = Arc::new(AtomicUsize::new(0));
         tokio::spawn({
-            let (every, eaten) = (every.clone(), eaten.clone());
+            let (every, eaten, hold_ms) = (every.clone(), eaten.clone(), hold_ms.clone());
             async move {
                 while let Ok((client, _)) = listener.accept().await {
                     let Ok(server) = TcpStream::connect(upstream).await else {
@@ -52,6 +56,8 @@ impl CommitEater {
                         eaten: eaten.clone(),
                         commits: commits.clone(),
                         eating: Arc::new(AtomicBool::new(false)),
+                        hold_ms: hold_ms.clone(),
+                        holding: Arc::new(AtomicBool::new(false)),
                     };
                     tokio::spawn(connection.relay(client, server));
                 }
@@ -61,7 +67,14 @@ impl CommitEater {
             address,
             every,
             eaten,
+            hold_ms,
         }
+    }
+
+    /// Holds PostgreSQL's answer to every `COMMIT` from now on for `hold`, then passes it on.
+    fn hold(&self, hold: Duration) {
+        self.hold_ms
+            .store(hold.as_millis() as usize, Ordering::SeqCst);
     }
 
     /// Swallows the answer to every `every`-th `COMMIT` from now on; `0`: none.
@@ -87,6 +100,9 @@ struct Connection {
     commits: Arc<AtomicUsize>,
     /// PostgreSQL's answers on this connection are being swallowed.
     eating: Arc<AtomicBool>,
+    hold_ms: Arc<AtomicUsize>,
+    /// PostgreSQL's next answer on this connection is to be held.
+    holding: Arc<AtomicBool>,
 }
 
 impl Connection {
@@ -94,12 +110,16 @@ impl Connection {
         let (mut client_in, mut client_out) = client.into_split();
         let (mut server_in, mut server_out) = server.into_split();
         let eating = self.eating.clone();
+        let (holding, hold_ms) = (self.holding.clone(), self.hold_ms.clone());
         let upstream = async {
             // The startup message has no type byte.
             let mut typed = false;
             while let Some((message, tag)) = read_message(&mut client_in, typed).await {
                 typed = true;
                 if tag == Some(b'Q') && is_commit(&message) {
+                    if self.hold_ms.load(Ordering::SeqCst) > 0 {
+                        self.holding.store(true, Ordering::SeqCst);
+                    }
                     let n = self.commits.fetch_add(1, Ordering::SeqCst) + 1;
                     let every = self.every.load(Ordering::SeqCst);
                     if every > 0 && n.is_multiple_of(every) {
@@ -118,6 +138,10 @@ impl Connection {
         };
         let downstream = async {
             while let Some((message, tag)) = read_message(&mut server_in, true).await {
+                if holding.swap(false, Ordering::SeqCst) {
+                    let hold = hold_ms.load(Ordering::SeqCst) as u64;
+                    tokio::time::sleep(Duration::from_millis(hold)).await;
+                }
                 if eating.load(Ordering::SeqCst) {
                     // PostgreSQL is done with the COMMIT: cut both connections.
                     if tag == Some(b'Z') {
@@ -425,5 +449,98 @@ async fn a_lone_payouts_lost_commit_is_answered_as_it_happened() {
         crate::support::balance(&kit, &other.main_account_number).await,
         "180.00"
     );
+    kit.assert_ledger_balances().await;
+}
+
+/// A payout still waiting on the database when its time runs out (here for its business's
+/// ledger, which the test holds) is answered `97` with `Retry-After` before the router's
+/// deadline, never `96`, and nothing of it is kept.
+async fn a_payout_out_of_time_waiting_on_the_database_is_97(kind: StoreKind) {
+    let kit = TestKit::start(kind, roomy_budget()).await;
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "1000").await;
+    let staff = "Adaeze Foods Ltd - Staff";
+    let to = kit.open_account(&token, staff).await;
+    let mut holding = kit.store.begin().await.unwrap();
+    if kind == StoreKind::Postgres {
+        kit.sql("SELECT last_sequence FROM ledger_heads WHERE business_id = $1 FOR UPDATE")
+            .bind(&kit.business.business_id)
+            .execute_in(&mut holding)
+            .await;
+    }
+    let late = payout(
+        Operation::FundsTransferApi,
+        &token,
+        (&to, staff),
+        "late".into(),
+        true,
+    );
+    let started = std::time::Instant::now();
+    let reply = kit.send(late.call().within(Duration::from_secs(2))).await;
+    let answered_in = started.elapsed();
+    holding.rollback().await.unwrap();
+    assert_eq!(
+        reply.code(),
+        Some(ResponseCode::ServiceUnavailable),
+        "{reply:?}"
+    );
+    assert!(reply.header("retry-after").is_some(), "{reply:?}");
+    assert!(
+        answered_in < Duration::from_secs(2),
+        "answered in {answered_in:?}"
+    );
+    assert_eq!(transfers_named(&kit, "late").await, 0);
+    // Sent again, it is paid.
+    let again = kit.send(late.call()).await;
+    again.expect(ResponseCode::Success);
+    assert_eq!(transfers_named(&kit, "late").await, 1);
+    kit.assert_ledger_balances().await;
+}
+
+kobo::on_both_stores!(kind: a_payout_out_of_time_waiting_on_the_database_is_97);
+
+/// A payout whose time runs out while its commit is under way (PostgreSQL's answer held up
+/// on the way) cannot say nothing was kept: it is answered `98`; the commit goes on, and a
+/// retry with the same key answers the transfer. Alone and in its business's group commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_payout_out_of_time_while_committing_is_98() {
+    let (kit, server, eater, token) = behind_a_commit_eater().await;
+    let staff = "Adaeze Foods Ltd - Staff";
+    let to = kit.open_account(&token, staff).await;
+    let (other, _) = kit
+        .other_business("Chika Stores Ltd", "chika@chikastores.ng")
+        .await;
+    eater.hold(Duration::from_secs(3));
+    for (narration, to) in [
+        ("grouped", (to.as_str(), staff)),
+        (
+            "lone",
+            (other.main_account_number.as_str(), "Chika Stores Ltd"),
+        ),
+    ] {
+        let payout = payout(
+            Operation::FundsTransferApi,
+            &token,
+            to,
+            narration.into(),
+            true,
+        );
+        let reply = server
+            .send(payout.call().within(Duration::from_secs(2)))
+            .await;
+        assert_eq!(
+            reply.code(),
+            Some(ResponseCode::OutcomeUnknown),
+            "{narration}: {reply:?}"
+        );
+        assert_eq!(reply.status.as_u16(), 504);
+        // The commit was carried out: the retry answers it.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(transfers_named(&kit, narration).await, 1, "{narration}");
+        let again = kit.send(payout.call()).await;
+        again.expect(ResponseCode::Success);
+        assert_eq!(again.header("idempotent-replayed"), Some("true"));
+        assert_eq!(transfers_named(&kit, narration).await, 1, "{narration}");
+    }
     kit.assert_ledger_balances().await;
 }

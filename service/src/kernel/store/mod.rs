@@ -57,6 +57,8 @@ pub struct Tx {
     pub(crate) on: TxOn,
     /// The transaction changed what authentication reads ([`Tx::touch_auth`]).
     touched_auth: bool,
+    /// A payment named its witness ([`Tx::witness`]).
+    witnessed: bool,
 }
 
 /// The store a [`Tx`] runs on.
@@ -70,6 +72,7 @@ impl Tx {
         Tx {
             on,
             touched_auth: false,
+            witnessed: false,
         }
     }
 
@@ -178,12 +181,20 @@ impl Tx {
     /// "unavailable" for work that may have been kept. Nothing on SQLite, whose commit's
     /// answer cannot be lost on the way.
     pub fn witness(&mut self, business_id: &str, transfer_id: &str) {
+        self.witnessed = true;
         if let TxOn::Postgres(tx) = &mut self.on {
             tx.witness(kobo_store_postgres::outcome::Witness {
                 business_id: business_id.to_owned(),
                 transfer_id: transfer_id.to_owned(),
             });
         }
+    }
+
+    /// Whether the transaction named its witness ([`Tx::witness`]): a payment, whose commit's
+    /// outcome its caller must not guess (on either store, a caller that gives up waiting
+    /// for the commit does not stop it).
+    pub fn witnessed(&self) -> bool {
+        self.witnessed
     }
 
     /// Commits; on SQLite, returns once the group's commit made this transaction's work
