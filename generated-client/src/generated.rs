@@ -1933,6 +1933,13 @@ accounts (Kobo opens none today, so it matches nothing).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Business {
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        /**Whether the business's integration credentials work. They act for the member who
+last issued the secret (`regenerate_secret`): once that member is deactivated, or
+their role no longer grants `credential.manage`, the credentials stop working
+(`generate_token` and their tokens answer `41`) until a member who may manage
+credentials issues a new secret. Credentials the bank issued are always usable.
+*/
+        pub credentials_usable: bool,
         pub environment: BusinessEnvironment,
         pub id: ::uuid::Uuid,
         pub name: ::std::string::String,
@@ -13375,6 +13382,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 ::chrono::DateTime<::chrono::offset::Utc>,
                 ::std::string::String,
             >,
+            credentials_usable: ::std::result::Result<bool, ::std::string::String>,
             environment: ::std::result::Result<
                 super::BusinessEnvironment,
                 ::std::string::String,
@@ -13387,6 +13395,9 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             fn default() -> Self {
                 Self {
                     created_at: Err("no value supplied for created_at".to_string()),
+                    credentials_usable: Err(
+                        "no value supplied for credentials_usable".to_string(),
+                    ),
                     environment: Err("no value supplied for environment".to_string()),
                     id: Err("no value supplied for id".to_string()),
                     name: Err("no value supplied for name".to_string()),
@@ -13404,6 +13415,20 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     .try_into()
                     .map_err(|e| {
                         format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn credentials_usable<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.credentials_usable = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for credentials_usable: {e}"
+                        )
                     });
                 self
             }
@@ -13461,6 +13486,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
                     created_at: value.created_at?,
+                    credentials_usable: value.credentials_usable?,
                     environment: value.environment?,
                     id: value.id?,
                     name: value.name?,
@@ -13472,6 +13498,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             fn from(value: super::Business) -> Self {
                 Self {
                     created_at: Ok(value.created_at),
+                    credentials_usable: Ok(value.credentials_usable),
                     environment: Ok(value.environment),
                     id: Ok(value.id),
                     name: Ok(value.name),
@@ -27986,7 +28013,9 @@ No token is needed. Attempts are rate limited per source address and per `client
 
 Errors:
 - `01` a field is missing or malformed (the message names it).
-- `41` the `client_id` or `client_secret` is wrong (no hint which).
+- `41` the `client_id` or `client_secret` is wrong (no hint which), or the credentials no
+  longer work: the member who issued them left or lost `credential.manage` (see
+  `regenerate_secret`; the message says so).
 - `29` too many attempts: wait `Retry-After` seconds.
 - `96` internal error.
 - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
@@ -28146,6 +28175,13 @@ Issues a new integration `client_secret` for the business and returns it **once*
 at once, it cannot be read again (only its hash is kept). The old secret stops working
 immediately and every integration token issued with it is revoked. The `client_id` does not
 change. Audit-log action `regenerate_secret`. Takes no parameters: send `{}`.
+
+**The credentials act for the member who issued them**: the integration's transfers count
+as that member's for approvals. When the member is deactivated, or their role no longer
+grants `credential.manage` (a role changed, or the role's permissions), the credentials
+stop working: `generate_token` and every token issued with them answer `41` until a member
+who may manage credentials calls this operation. `get_profile`'s
+`business.credentials_usable` says whether they work.
 
 Permission: `credential.manage`.
 

@@ -121,7 +121,15 @@ pub async fn credentials_of_client(
     pool.run(async |pool| {
         Ok(sqlx::query_as!(
             Credentials,
-            r#"SELECT id::text AS "id!", client_secret_hash FROM businesses WHERE client_id = $1"#,
+            r#"SELECT b.id::text AS "id!", b.client_secret_hash,
+               (b.secret_issued_by IS NULL OR EXISTS (
+                  SELECT 1 FROM members im JOIN roles ir ON ir.id = im.role_id
+                  WHERE im.business_id = b.id AND im.id::text = b.secret_issued_by
+                    AND im.is_active
+                    AND (ir.business_id IS NULL OR ir.business_id = im.business_id)
+                    AND position('"credential.manage"' IN ir.permission_codes) > 0))
+                 AS "usable!"
+               FROM businesses b WHERE b.client_id = $1"#,
             client_id
         )
         .fetch_optional(&mut *pool)

@@ -46,6 +46,13 @@ pub async fn find_for_token(pool: &Pool, id: &str) -> Result<Option<Authenticate
                (r.business_id IS NULL OR r.business_id = m.business_id) AS "role_fits?",
                b.name AS business_name, b.status AS business_status, b.client_id,
                b.secret_issued_by, b.created_at AS business_created_at,
+               (b.secret_issued_by IS NULL OR EXISTS (
+                  SELECT 1 FROM members im JOIN roles ir ON ir.id = im.role_id
+                  WHERE im.business_id = b.id AND im.id::text = b.secret_issued_by
+                    AND im.is_active
+                    AND (ir.business_id IS NULL OR ir.business_id = im.business_id)
+                    AND position('"credential.manage"' IN ir.permission_codes) > 0))
+                 AS "credentials_usable!",
                (SELECT g.value FROM auth_generation g WHERE g.id = 1) AS "generation!"
              FROM sessions s
              JOIN businesses b ON b.id = s.business_id
@@ -116,6 +123,7 @@ pub async fn find_for_token(pool: &Pool, id: &str) -> Result<Option<Authenticate
             business_status: row.business_status,
             client_id: row.client_id,
             secret_issued_by: row.secret_issued_by,
+            credentials_usable: row.credentials_usable,
             profile,
             generation: row.generation,
         }))

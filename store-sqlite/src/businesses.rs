@@ -101,7 +101,14 @@ pub async fn credentials_of_client(
 ) -> Result<Option<Credentials>, StoreError> {
     Ok(sqlx::query_as!(
         Credentials,
-        r#"SELECT id AS "id!", client_secret_hash FROM businesses WHERE client_id = ?1"#,
+        r#"SELECT b.id AS "id!", b.client_secret_hash,
+             (b.secret_issued_by IS NULL OR EXISTS (
+                SELECT 1 FROM members im JOIN roles ir ON ir.id = im.role_id
+                WHERE im.business_id = b.id AND im.id = b.secret_issued_by AND im.is_active
+                  AND (ir.business_id IS NULL OR ir.business_id = im.business_id)
+                  AND instr(ir.permission_codes, '"credential.manage"') > 0))
+               AS "usable!: bool"
+           FROM businesses b WHERE b.client_id = ?1"#,
         client_id
     )
     .fetch_optional(store.pool())

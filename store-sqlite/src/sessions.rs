@@ -50,6 +50,12 @@ pub async fn find_for_token(store: &Store, id: &str) -> Result<Option<Authentica
              (r.business_id IS NULL OR r.business_id = m.business_id) AS "role_fits?: bool",
              b.name AS business_name, b.status AS business_status, b.client_id,
              b.secret_issued_by, b.created_at AS "business_created_at: DateTime<Utc>",
+             (b.secret_issued_by IS NULL OR EXISTS (
+                SELECT 1 FROM members im JOIN roles ir ON ir.id = im.role_id
+                WHERE im.business_id = b.id AND im.id = b.secret_issued_by AND im.is_active
+                  AND (ir.business_id IS NULL OR ir.business_id = im.business_id)
+                  AND instr(ir.permission_codes, '"credential.manage"') > 0))
+               AS "credentials_usable!: bool",
              (SELECT g.value FROM auth_generation g WHERE g.id = 1) AS "generation!: i64"
            FROM sessions s
            JOIN businesses b ON b.id = s.business_id
@@ -125,6 +131,7 @@ pub async fn find_for_token(store: &Store, id: &str) -> Result<Option<Authentica
         business_status: row.business_status,
         client_id: row.client_id,
         secret_issued_by: row.secret_issued_by,
+        credentials_usable: row.credentials_usable,
         profile,
         generation: row.generation,
     }))

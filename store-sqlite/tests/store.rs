@@ -2617,6 +2617,7 @@ async fn a_database_of_todays_release_reads_back_unchanged() {
             business_status: "active".into(),
             client_id: "kobo_test_old".into(),
             secret_issued_by: None,
+            credentials_usable: true,
             profile: None,
             generation: 0,
         }

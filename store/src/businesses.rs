@@ -29,4 +29,7 @@ pub struct NewBusiness<'a> {
 pub struct Credentials {
     pub id: String,
     pub client_secret_hash: String,
+    /// Whether they may be used: issued by the bank's operator, or by a member who is still
+    /// active and may still manage credentials (`credential.manage`).
+    pub usable: bool,
 }

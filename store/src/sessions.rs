@@ -31,6 +31,9 @@ pub struct Authenticated {
     pub business_status: String,
     pub client_id: String,
     pub secret_issued_by: Option<String>,
+    /// Whether the business's integration credentials may be used: issued by the bank's
+    /// operator, or by a member still active whose role still grants `credential.manage`.
+    pub credentials_usable: bool,
     /// The member's profile as `get_profile` answers it, read in the same snapshot: `None`
     /// without a member, or when the member's role is gone or is not one their business can
     /// use.

@@ -35,7 +35,7 @@ export function SettingsPage() {
         </dl>
       </div>
       <ChangePassword />
-      {can("/api/v1/auth/web/regenerate_secret") && <RegenerateSecret />}
+      {can("/api/v1/auth/web/regenerate_secret") && <RegenerateSecret usable={business.credentials_usable} />}
     </section>
   );
 }
@@ -77,7 +77,8 @@ function ChangePassword() {
   );
 }
 
-function RegenerateSecret() {
+function RegenerateSecret({ usable }: { usable: boolean }) {
+  const [working, setWorking] = useState(usable);
   const [confirming, setConfirming] = useState(false);
   const [credentials, setCredentials] = useState<Schemas["IntegrationCredentials"] | null>(null);
   const action = useAction();
@@ -88,6 +89,12 @@ function RegenerateSecret() {
         A new client secret replaces the old one at once: the integration's tokens stop working until it uses the new
         secret. You become the credentials' holder (a transfer made with them counts as yours for approvals).
       </p>
+      {!working && (
+        <div class="notice error" role="alert">
+          The integration's credentials no longer work: the member who issued them has left or may no longer manage
+          credentials. The integration's calls are refused until you regenerate the client secret.
+        </div>
+      )}
       <ErrorNote error={action.error} />
       {credentials && (
         <SecretOnce title={`client_secret of ${credentials.client_id}`} secret={credentials.client_secret} onDone={() => setCredentials(null)} />
@@ -102,6 +109,7 @@ function RegenerateSecret() {
               void action.run(async () => {
                 const answer = await call(client.POST("/api/v1/auth/web/regenerate_secret", { body: {} }));
                 setCredentials(answer.data);
+                setWorking(true);
                 setConfirming(false);
               })
             }

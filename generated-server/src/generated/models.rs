@@ -1977,6 +1977,13 @@ impl<'de> ::serde::Deserialize<'de> for BankCode {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct Business {
     pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    /**Whether the business's integration credentials work. They act for the member who
+last issued the secret (`regenerate_secret`): once that member is deactivated, or
+their role no longer grants `credential.manage`, the credentials stop working
+(`generate_token` and their tokens answer `41`) until a member who may manage
+credentials issues a new secret. Credentials the bank issued are always usable.
+*/
+    pub credentials_usable: bool,
     pub environment: BusinessEnvironment,
     pub id: ::uuid::Uuid,
     pub name: ::std::string::String,

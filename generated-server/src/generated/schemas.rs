@@ -1385,6 +1385,7 @@ pub const COMPONENTS: &str = r##"{
         "name",
         "status",
         "environment",
+        "credentials_usable",
         "created_at"
       ],
       "properties": {
@@ -1409,6 +1410,10 @@ pub const COMPONENTS: &str = r##"{
             "sandbox",
             "production"
           ]
+        },
+        "credentials_usable": {
+          "type": "boolean",
+          "description": "Whether the business's integration credentials work. They act for the member who\nlast issued the secret (`regenerate_secret`): once that member is deactivated, or\ntheir role no longer grants `credential.manage`, the credentials stop working\n(`generate_token` and their tokens answer `41`) until a member who may manage\ncredentials issues a new secret. Credentials the bank issued are always usable.\n"
         },
         "created_at": {
           "type": "string",

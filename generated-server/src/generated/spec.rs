@@ -626,7 +626,9 @@ paths:
 
         Errors:
         - `01` a field is missing or malformed (the message names it).
-        - `41` the `client_id` or `client_secret` is wrong (no hint which).
+        - `41` the `client_id` or `client_secret` is wrong (no hint which), or the credentials no
+          longer work: the member who issued them left or lost `credential.manage` (see
+          `regenerate_secret`; the message says so).
         - `29` too many attempts: wait `Retry-After` seconds.
         - `96` internal error.
         - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
@@ -1045,6 +1047,13 @@ paths:
         at once, it cannot be read again (only its hash is kept). The old secret stops working
         immediately and every integration token issued with it is revoked. The `client_id` does not
         change. Audit-log action `regenerate_secret`. Takes no parameters: send `{}`.
+
+        **The credentials act for the member who issued them**: the integration's transfers count
+        as that member's for approvals. When the member is deactivated, or their role no longer
+        grants `credential.manage` (a role changed, or the role's permissions), the credentials
+        stop working: `generate_token` and every token issued with them answer `41` until a member
+        who may manage credentials calls this operation. `get_profile`'s
+        `business.credentials_usable` says whether they work.
 
         Permission: `credential.manage`.
 
@@ -7912,7 +7921,7 @@ components:
     Business:
       type: object
       x-origin: extension
-      required: [id, name, status, environment, created_at]
+      required: [id, name, status, environment, credentials_usable, created_at]
       properties:
         id:
           type: string
@@ -7926,6 +7935,14 @@ components:
         environment:
           type: string
           enum: [sandbox, production]
+        credentials_usable:
+          type: boolean
+          description: |
+            Whether the business's integration credentials work. They act for the member who
+            last issued the secret (`regenerate_secret`): once that member is deactivated, or
+            their role no longer grants `credential.manage`, the credentials stop working
+            (`generate_token` and their tokens answer `41`) until a member who may manage
+            credentials issues a new secret. Credentials the bank issued are always usable.
         created_at:
           type: string
           format: date-time
@@ -11004,7 +11021,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "generate_token",
         "summary": "Generate an integration token",
         "x-origin": "extension",
-        "description": "Exchanges the business's integration credentials (`client_id`, `client_secret`, issued by the\nbank's operator and rotated with `regenerate_secret`) for an integration token: a signed JWT\nto send as `Authorization: Bearer <token>` to every `/api/` operation. The token is backed by\na server-side session and stops working when it expires (`expires_in` seconds, one hour) or\nwhen the secret is regenerated. Generate a new token before expiry; there is no refresh.\n\nNo token is needed. Attempts are rate limited per source address and per `client_id`.\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `41` the `client_id` or `client_secret` is wrong (no hint which).\n- `29` too many attempts: wait `Retry-After` seconds.\n- `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Exchanges the business's integration credentials (`client_id`, `client_secret`, issued by the\nbank's operator and rotated with `regenerate_secret`) for an integration token: a signed JWT\nto send as `Authorization: Bearer <token>` to every `/api/` operation. The token is backed by\na server-side session and stops working when it expires (`expires_in` seconds, one hour) or\nwhen the secret is regenerated. Generate a new token before expiry; there is no refresh.\n\nNo token is needed. Attempts are rate limited per source address and per `client_id`.\n\nErrors:\n- `01` a field is missing or malformed (the message names it).\n- `41` the `client_id` or `client_secret` is wrong (no hint which), or the credentials no\n  longer work: the member who issued them left or lost `credential.manage` (see\n  `regenerate_secret`; the message says so).\n- `29` too many attempts: wait `Retry-After` seconds.\n- `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [],
         "x-success-message": "Token generated",
         "x-response-codes": [
@@ -11544,7 +11561,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "regenerate_secret",
         "summary": "Regenerate the integration client secret",
         "x-origin": "extension",
-        "description": "Issues a new integration `client_secret` for the business and returns it **once**: store it\nat once, it cannot be read again (only its hash is kept). The old secret stops working\nimmediately and every integration token issued with it is revoked. The `client_id` does not\nchange. Audit-log action `regenerate_secret`. Takes no parameters: send `{}`.\n\nPermission: `credential.manage`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `credential.manage`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Issues a new integration `client_secret` for the business and returns it **once**: store it\nat once, it cannot be read again (only its hash is kept). The old secret stops working\nimmediately and every integration token issued with it is revoked. The `client_id` does not\nchange. Audit-log action `regenerate_secret`. Takes no parameters: send `{}`.\n\n**The credentials act for the member who issued them**: the integration's transfers count\nas that member's for approvals. When the member is deactivated, or their role no longer\ngrants `credential.manage` (a role changed, or the role's permissions), the credentials\nstop working: `generate_token` and every token issued with them answer `41` until a member\nwho may manage credentials calls this operation. `get_profile`'s\n`business.credentials_usable` says whether they work.\n\nPermission: `credential.manage`.\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `credential.manage`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -20957,6 +20974,7 @@ pub const OPENAPI_JSON: &str = r##"{
           "name",
           "status",
           "environment",
+          "credentials_usable",
           "created_at"
         ],
         "properties": {
@@ -20981,6 +20999,10 @@ pub const OPENAPI_JSON: &str = r##"{
               "sandbox",
               "production"
             ]
+          },
+          "credentials_usable": {
+            "type": "boolean",
+            "description": "Whether the business's integration credentials work. They act for the member who\nlast issued the secret (`regenerate_secret`): once that member is deactivated, or\ntheir role no longer grants `credential.manage`, the credentials stop working\n(`generate_token` and their tokens answer `41`) until a member who may manage\ncredentials issues a new secret. Credentials the bank issued are always usable.\n"
           },
           "created_at": {
             "type": "string",

@@ -72,9 +72,7 @@ impl KoboApi {
         self
     }
 
-    /// An API ready to serve: applies the migrations, binds the database to the configured
-    /// environment (refused if it serves the other: `platform::deployment`) and upserts the
-    /// built-in roles.
+    /// An API ready to serve: migrated, bound to its environment, built-in roles upserted.
     pub async fn open(
         store: Store,
         config: Config,
@@ -188,13 +186,8 @@ impl Api for KoboApi {
         body: models::NameEnquiryRequest,
     ) -> Result<models::NameEnquiryResult, ApiError> {
         serve(&ctx, async |caller| {
-            banks::name_enquiry(
-                &self.store,
-                &*self.provider,
-                &caller.principal.business_id,
-                body,
-            )
-            .await
+            let business_id = &caller.principal.business_id;
+            banks::name_enquiry(&self.store, &*self.provider, business_id, body).await
         })
         .await
     }
@@ -730,13 +723,8 @@ impl Api for KoboApi {
         body: models::NameEnquiryRequest,
     ) -> Result<models::NameEnquiryResult, ApiError> {
         serve(&ctx, async |caller| {
-            banks::name_enquiry(
-                &self.store,
-                &*self.provider,
-                &caller.principal.business_id,
-                body,
-            )
-            .await
+            let business_id = &caller.principal.business_id;
+            banks::name_enquiry(&self.store, &*self.provider, business_id, body).await
         })
         .await
     }

@@ -50,6 +50,16 @@ fn token_activity(
     }
 }
 
+/// The refusal of credentials whose issuer left or may no longer manage credentials (`41`):
+/// a member who may must issue a new secret.
+pub(crate) fn credentials_unusable() -> Error {
+    unauthenticated().with_message(
+        "These integration credentials no longer work: the member who issued them was \
+         deactivated or may no longer manage credentials. A member with credential.manage must \
+         regenerate the client secret (regenerate_secret)",
+    )
+}
+
 pub async fn generate_token(
     store: &Store,
     config: &Config,
@@ -75,7 +85,13 @@ pub async fn generate_token(
     }
     let presented = secrets::sha256_hex(body.client_secret.as_str());
     let business_id = match credentials {
-        Some(known) if secrets::constant_time_eq(&known.client_secret_hash, &presented) => known.id,
+        Some(known) if secrets::constant_time_eq(&known.client_secret_hash, &presented) => {
+            if !known.usable {
+                attempt.abandoned(store).await?;
+                return Err(credentials_unusable());
+            }
+            known.id
+        }
         known => {
             let known_business = known.map(|known| known.id);
             attempt.failed(store, now).await?;

@@ -20,12 +20,12 @@ use crate::error::Error;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Environment;
 use crate::kernel::store::{self, Store, Tx};
-use crate::platform::business;
 use crate::platform::permissions::{self, OWNER_ROLE_ID};
 use crate::platform::principal::{MemberPrincipal, Principal};
 use crate::platform::rate_limit::RateLimiter;
 use crate::platform::team_views;
 use crate::platform::tokens::{self, Claims, TokenKeys};
+use crate::platform::{business, identity};
 
 /// How often a process reads the generation of what authentication reads: a revocation made
 /// elsewhere takes effect here within this (and the time a read takes).
@@ -83,7 +83,11 @@ impl Known {
     /// the invitation's status it shows does not age.
     fn of(mut session: stored::Authenticated, now: DateTime<Utc>) -> Result<Known, Error> {
         let profile = match session.profile.take() {
-            Some(profile) => Some(team_views::profile_from(profile, now)?),
+            Some(profile) => Some(team_views::profile_from(
+                profile,
+                session.credentials_usable,
+                now,
+            )?),
             None => None,
         };
         let member = match (&session.member_id, &session.member) {
@@ -247,6 +251,9 @@ pub async fn authenticate(
     }
     business::ensure_served(environment, &session.client_id)?;
     let member = match family {
+        TokenFamily::Integration if !session.credentials_usable => {
+            return Err(identity::credentials_unusable())
+        }
         TokenFamily::Integration => None,
         TokenFamily::Dashboard => {
             // A member deleted from under a session (never done today) or deactivated.

@@ -35,8 +35,11 @@ pub fn member_from(member: members::Member, now: DateTime<Utc>) -> models::Membe
 }
 
 /// A member's profile as `get_profile` answers it, at `now` (for an invitation's status).
+/// `credentials_usable`: whether the business's integration credentials work (their issuer
+/// still may manage them).
 pub fn profile_from(
     profile: members::Profile,
+    credentials_usable: bool,
     now: DateTime<Utc>,
 ) -> Result<models::Profile, Error> {
     let stored = profile.business;
@@ -51,6 +54,7 @@ pub fn profile_from(
     Ok(models::Profile {
         business: models::Business {
             created_at: stored.created_at,
+            credentials_usable,
             environment,
             id: stored.id.parse().or_internal()?,
             name: stored.name,

@@ -473,7 +473,109 @@ async fn members_are_filtered_sorted_and_paged(kit: TestKit) {
         .contains("filters.start_date"));
 }
 
+/// Issue 56, item 4. Integration credentials act for the member who issued them: once that
+/// member is demoted below `credential.manage`, deactivated, or their custom role loses it,
+/// `generate_token` and the credentials' live tokens answer `41` (saying why) and the profile
+/// says they do not work, until a member who may manage credentials issues a new secret.
+async fn credentials_stop_when_their_issuer_may_no_longer_manage_them(kit: TestKit) {
+    let generate = |secret: &str| {
+        Call::new(
+            Operation::GenerateToken.path(),
+            None,
+            json!({"client_id": kit.business.client_id, "client_secret": secret}),
+        )
+    };
+    let usable = async || {
+        kit.op(Operation::GetProfile, &kit.owner_token, json!({}))
+            .await
+            .expect(ResponseCode::Success)["business"]["credentials_usable"]
+            .as_bool()
+            .unwrap()
+    };
+    // Issued by the bank's operator: usable.
+    assert!(usable().await);
+    let treasurer = kit
+        .create_role("Treasurer", &["credential.manage", "account.view"])
+        .await;
+    let issuers = [
+        ("ada.admin@adaezefoods.ng", ADMIN_ROLE_ID),
+        ("tunde.treasury@adaezefoods.ng", treasurer.as_str()),
+        ("bisi.admin@adaezefoods.ng", ADMIN_ROLE_ID),
+    ];
+    for (n, (email, role)) in issuers.into_iter().enumerate() {
+        let (member_id, token) = kit.add_member(email, role).await;
+        let secret = kit
+            .op(Operation::RegenerateSecret, &token, json!({}))
+            .await
+            .expect(ResponseCode::Success)["client_secret"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let reply = kit.send(generate(&secret)).await;
+        let integration = reply.expect(ResponseCode::Success)["access_token"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(usable().await);
+        // The issuer leaves, in three ways.
+        let change = match n {
+            0 => json!({"member_id": member_id, "role_id": VIEWER_ROLE_ID}),
+            1 => json!({"member_id": member_id, "is_active": false}),
+            _ => json!({"member_id": member_id, "role_id": MAKER_ROLE_ID}),
+        };
+        kit.op(Operation::UpdateMember, &kit.owner_token, change)
+            .await
+            .expect(ResponseCode::Success);
+        let refused = kit.send(generate(&secret)).await;
+        refused.expect(ResponseCode::Unauthenticated);
+        let message = refused.body["message"].as_str().unwrap();
+        assert!(
+            message.contains("regenerate the client secret"),
+            "{message}"
+        );
+        kit.op(Operation::FetchCustomerAccounts, &integration, json!({}))
+            .await
+            .expect(ResponseCode::Unauthenticated);
+        assert!(!usable().await, "{email}");
+        // The owner issues new ones: they work.
+        let secret = kit
+            .op(Operation::RegenerateSecret, &kit.owner_token, json!({}))
+            .await
+            .expect(ResponseCode::Success)["client_secret"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        kit.send(generate(&secret))
+            .await
+            .expect(ResponseCode::Success);
+        assert!(usable().await);
+    }
+    // A custom role that loses credential.manage stops its holder's credentials too.
+    let (_, token) = kit
+        .add_member("kemi.treasury@adaezefoods.ng", &treasurer)
+        .await;
+    let secret = kit
+        .op(Operation::RegenerateSecret, &token, json!({}))
+        .await
+        .expect(ResponseCode::Success)["client_secret"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    kit.op(
+        Operation::UpdateRole,
+        &kit.owner_token,
+        json!({"role_id": treasurer, "permission_codes": ["account.view"]}),
+    )
+    .await
+    .expect(ResponseCode::Success);
+    kit.send(generate(&secret))
+        .await
+        .expect(ResponseCode::Unauthenticated);
+    assert!(!usable().await);
+}
+
 on_both_stores!(
+    credentials_stop_when_their_issuer_may_no_longer_manage_them,
     an_invitation_is_emailed_accepted_and_then_logs_in,
     invitation_tokens_expire_and_are_replaced_by_resending,
     invitations_are_refused_for_taken_emails_unknown_roles_and_owner_by_non_owners,
