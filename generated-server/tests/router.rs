@@ -580,6 +580,17 @@ async fn the_spec_and_its_documentation_are_served() {
     assert_eq!(json.headers["content-type"], "application/json");
     assert_eq!(json.json()["openapi"], "3.0.3");
     let docs = send(Arc::default(), get("/docs")).await;
+    // Issue 56: the page is never framed by another, and runs only what this server sends.
+    let policy = docs.headers["content-security-policy"].to_str().unwrap();
+    for directive in [
+        "frame-ancestors 'none'",
+        "script-src 'self'",
+        "default-src 'none'",
+    ] {
+        assert!(policy.contains(directive), "{policy}");
+    }
+    assert_eq!(docs.headers["x-frame-options"], "DENY");
+    assert_eq!(docs.headers["x-content-type-options"], "nosniff");
     let page = String::from_utf8(docs.body).unwrap();
     assert!(page.contains(r#"<script src="docs/redoc.standalone.js"></script>"#));
     assert!(
@@ -589,6 +600,22 @@ async fn the_spec_and_its_documentation_are_served() {
     let script = send(Arc::default(), get("/docs/redoc.standalone.js")).await;
     assert_eq!(script.status, 200);
     assert!(script.body.len() > 100_000);
+}
+
+/// Issue 56: an answer may carry a secret (a token, a client secret shown once): no cache
+/// keeps any, success or error, and no browser guesses its type.
+#[tokio::test]
+async fn answers_are_never_cached_or_sniffed() {
+    let unknown = send(
+        Arc::default(),
+        Request::post("/api/v1/nowhere")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.headers["cache-control"], "no-store");
+    assert_eq!(unknown.headers["x-content-type-options"], "nosniff");
 }
 
 #[tokio::test]

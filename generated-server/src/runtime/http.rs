@@ -2,7 +2,10 @@
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION, RETRY_AFTER,
+    X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+};
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -101,9 +104,11 @@ fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
     let bytes = serde_json::to_vec(body).expect("envelopes serialize");
     let mut response = Response::new(Body::from(bytes));
     *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    // An envelope may carry a secret (a token, a client secret shown once): no cache keeps it.
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
 }
 
@@ -211,8 +216,23 @@ pub(crate) async fn docs() -> Response {
 </html>
 "#
     );
-    static_response("text/html; charset=utf-8", page.into_bytes(), false)
+    let mut response = static_response("text/html; charset=utf-8", page.into_bytes(), false);
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(DOCS_CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
 }
+
+/// What the documentation page may load and run: its own script and the spec from this
+/// server, the styles Redoc writes into the page, and its search's worker; never framed by
+/// another page, nothing sent elsewhere.
+const DOCS_CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+     style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; \
+     connect-src 'self'; worker-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; \
+     form-action 'none'";
 
 /// `/docs/`, as people type it: a permanent redirect to `/docs`. Relative (`../docs`), as the
 /// page's own addresses are (`openapi.json`, `docs/redoc.standalone.js`), so it works behind a
@@ -237,6 +257,7 @@ fn static_response(content_type: &'static str, body: impl Into<Body>, cache: boo
         "no-cache"
     };
     headers.insert(CACHE_CONTROL, HeaderValue::from_static(cache_control));
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
 }
 

@@ -127,6 +127,14 @@ fn read(
     text::check_name("originator_account_name", name).map_err(|e| e.message().to_owned())?;
     text::check_name("narration", narration).map_err(|e| e.message().to_owned())?;
     let bank_code = notified.originator_institution_code.to_string();
+    // Money between Kobo's own accounts moves by funds_transfer, in one transaction: a credit
+    // from "another bank" that names Kobo is no credit the network can make.
+    if bank_code == crate::money::nuban::BANK_CODE {
+        return Err(format!(
+            "`originator_institution_code`: {bank_code} is Kobo's own: an inbound credit comes \
+             from another bank"
+        ));
+    }
     Ok(InboundCredit {
         session_id: Some(notified.session_id.to_string()),
         account_number: notified.beneficiary_account_number.to_string(),

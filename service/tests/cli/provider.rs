@@ -493,9 +493,22 @@ fn kobo_runs_the_transfer_story_on_kobo_provider_over_http() {
         signing::signature_header(&[b"another key".to_vec()], "again-1", now, body.as_bytes());
     assert_eq!(send(&body, forged), "401");
     let altered = notification("1500.50");
-    let signed = signing::signature_header(&[key], "again-1", now, altered.as_bytes());
+    let signed = signing::signature_header(
+        std::slice::from_ref(&key),
+        "again-1",
+        now,
+        altered.as_bytes(),
+    );
     assert_eq!(send(&altered, signed), "409");
     assert_eq!(credits_of_session().len(), 1, "booked once");
+    // Issue 56: signed, but naming Kobo itself as the sender's bank (money between Kobo
+    // accounts moves by funds_transfer): refused, nothing booked.
+    let from_kobo = notification("150.50")
+        .replace("again", "from-kobo")
+        .replace("\"000013\"", "\"090823\"")
+        .replace(session_id.as_str(), "999999999999999999999999999999");
+    let signed = signing::signature_header(&[key], "again-1", now, from_kobo.as_bytes());
+    assert_eq!(send(&from_kobo, signed), "400");
 
     drop(simulator);
     let enquiry = super::post(
