@@ -3476,7 +3476,12 @@ pub trait Api: Send + Sync + 'static {
     /// sandbox environment alone the code is also returned in `data.otp` so automated tests can
     /// use it; in production `data.otp` is null.
     ///
-    /// At most 5 OTPs per member per 15 minutes (`29` beyond). Takes no parameters: send `{}`.
+    /// **Limits.** What is limited is wrong codes, not codes issued, so a member can work all
+    /// day: a member may send 10 wrong codes a day (whatever OTPs they were sent against; a
+    /// right code never counts), after which each check waits (`29`, with `Retry-After`) a
+    /// minute, doubling with each further wrong code up to an hour: about 40 guesses a day at
+    /// most, against a million codes. Issuing is bounded only against floods: at most 30 OTPs
+    /// per member per 15 minutes (`29` beyond). Takes no parameters: send `{}`.
     ///
     /// Permission: `self.manage` (implicit in every role).
     ///

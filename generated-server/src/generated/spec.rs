@@ -974,7 +974,12 @@ paths:
         sandbox environment alone the code is also returned in `data.otp` so automated tests can
         use it; in production `data.otp` is null.
 
-        At most 5 OTPs per member per 15 minutes (`29` beyond). Takes no parameters: send `{}`.
+        **Limits.** What is limited is wrong codes, not codes issued, so a member can work all
+        day: a member may send 10 wrong codes a day (whatever OTPs they were sent against; a
+        right code never counts), after which each check waits (`29`, with `Retry-After`) a
+        minute, doubling with each further wrong code up to an hour: about 40 guesses a day at
+        most, against a million codes. Issuing is bounded only against floods: at most 30 OTPs
+        per member per 15 minutes (`29` beyond). Takes no parameters: send `{}`.
 
         Permission: `self.manage` (implicit in every role).
 
@@ -11467,7 +11472,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "generate_otp",
         "summary": "Generate a one-time password",
         "x-origin": "extension",
-        "description": "Issues a 6-digit one-time password for the logged-in member and sends it through the\nnotification channel (email). `funds_transfer` and `approve_transfer` need one in their\n`otp` field. An OTP authorises one attempt: the first that presents the right code spends\nit, whatever that attempt's outcome (a transfer refused for want of funds or for a name\nthat does not match takes a new OTP; a retry under the same `Idempotency-Key` still gets\nits first send's stored answer). It expires after `expires_in` seconds (300), allows 5\nwrong attempts, and is bound to the member who generated it; generating a new one\ninvalidates the previous one. In the\nsandbox environment alone the code is also returned in `data.otp` so automated tests can\nuse it; in production `data.otp` is null.\n\nAt most 5 OTPs per member per 15 minutes (`29` beyond). Takes no parameters: send `{}`.\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `29` too many OTPs requested: wait `Retry-After` seconds.\n- `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Issues a 6-digit one-time password for the logged-in member and sends it through the\nnotification channel (email). `funds_transfer` and `approve_transfer` need one in their\n`otp` field. An OTP authorises one attempt: the first that presents the right code spends\nit, whatever that attempt's outcome (a transfer refused for want of funds or for a name\nthat does not match takes a new OTP; a retry under the same `Idempotency-Key` still gets\nits first send's stored answer). It expires after `expires_in` seconds (300), allows 5\nwrong attempts, and is bound to the member who generated it; generating a new one\ninvalidates the previous one. In the\nsandbox environment alone the code is also returned in `data.otp` so automated tests can\nuse it; in production `data.otp` is null.\n\n**Limits.** What is limited is wrong codes, not codes issued, so a member can work all\nday: a member may send 10 wrong codes a day (whatever OTPs they were sent against; a\nright code never counts), after which each check waits (`29`, with `Retry-After`) a\nminute, doubling with each further wrong code up to an hour: about 40 guesses a day at\nmost, against a million codes. Issuing is bounded only against floods: at most 30 OTPs\nper member per 15 minutes (`29` beyond). Takes no parameters: send `{}`.\n\nPermission: `self.manage` (implicit in every role).\n\nErrors:\n- `01` the body is not `{}`.\n- `41` the token is missing, invalid or expired.\n- `29` too many OTPs requested: wait `Retry-After` seconds.\n- `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []

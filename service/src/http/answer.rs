@@ -86,7 +86,9 @@ pub(crate) async fn serve<P: Clone, T>(
         ctx.idempotency_key.clone(),
         ctx.client_ip,
     );
-    let result = in_time(ctx.deadline, &caller, operation(&caller)).await;
+    // Boxed: an operation's future is large (a payout's most), and is moved into the timeout
+    // that bounds it; on the heap it is moved once, as a pointer.
+    let result = in_time(ctx.deadline, &caller, Box::pin(operation(&caller))).await;
     if caller.replayed() {
         ctx.mark_replayed();
     }

@@ -202,18 +202,32 @@ pub struct OtpPolicy {
     pub ttl_seconds: u64,
     /// Wrong codes allowed before the OTP is spent.
     pub max_attempts: i64,
-    /// At most `issue_limit` OTPs per member in any `issue_window_seconds`.
+    /// At most `issue_limit` OTPs per member in any `issue_window_seconds`: a bound on the
+    /// emails a member's session can send, far above a person's work (an OTP a transfer).
     pub issue_limit: i64,
     pub issue_window_seconds: u64,
+    /// The wrong codes a member may send, whatever OTPs they were sent against: what keeps
+    /// guessing infeasible, since codes issued no longer bound it.
+    pub wrong_codes: ThrottlePolicy,
 }
 
 impl Default for OtpPolicy {
+    /// Five minutes, five tries an OTP, 30 OTPs per quarter hour; 10 wrong codes a day, then a
+    /// wait of a minute that doubles with each wrong code, up to an hour: about 40 guesses a
+    /// day at most, one chance in 25,000 of guessing a code in a day (docs/decisions.md, "The
+    /// OTP rule").
     fn default() -> Self {
         OtpPolicy {
             ttl_seconds: 300,
             max_attempts: 5,
-            issue_limit: 5,
+            issue_limit: 30,
             issue_window_seconds: 15 * 60,
+            wrong_codes: ThrottlePolicy {
+                free_attempts: 10,
+                window_seconds: 24 * 60 * 60,
+                first_lock_seconds: 60,
+                max_lock_seconds: 60 * 60,
+            },
         }
     }
 }

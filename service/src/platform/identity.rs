@@ -502,24 +502,36 @@ pub async fn check_otp(
     let invalid_otp = || Error::new(ResponseCode::InvalidOtp);
     let max_attempts = config.otp.max_attempts;
     let now = clock.now();
+    // Every check claims one of the member's wrong codes first (`29` while they are spent); a
+    // right code gives its claim back.
+    let limit = Limit::new(
+        format!("otp:wrong:{member_id}"),
+        config.otp.wrong_codes,
+        OnSuccess::GiveBack,
+    );
+    let attempt = throttle::claim(store, vec![limit], now).await?;
     let mut tx = store.begin().await?;
     let claimed = otps::count_attempt(&mut tx, member_id, now, max_attempts).await?;
     let Some(otp) = claimed else {
         tx.rollback().await.or_internal()?;
+        attempt.failed(store, now).await?;
         return Err(invalid_otp());
     };
     let right = secrets::constant_time_eq(&otp.code_hash, &secrets::otp_hash(&otp.id, code));
     if right || otp.attempts >= max_attempts {
         let spent = otps::use_up(&mut tx, &otp.id, now).await?;
-        tx.commit().await.or_internal()?;
         // A right code counts only for the check that spent it.
-        return if right && spent {
-            Ok(())
-        } else {
-            Err(invalid_otp())
-        };
+        if right && spent {
+            attempt.succeeded(&mut tx).await?;
+            tx.commit().await.or_internal()?;
+            return Ok(());
+        }
+        tx.commit().await.or_internal()?;
+        attempt.failed(store, now).await?;
+        return Err(invalid_otp());
     }
     tx.commit().await.or_internal()?;
+    attempt.failed(store, now).await?;
     Err(invalid_otp())
 }
 

@@ -388,7 +388,7 @@ fn kobo_runs_the_transfer_story_on_kobo_provider_over_http() {
         ],
         22,
     );
-    super::readme_transfer_story(&server.base_url);
+    let _ = super::readme_transfer_story(&server.base_url);
 
     // The simulator again, on the same port, now told where Kobo takes notifications.
     let listen = simulator.url.trim_start_matches("http://").to_owned();

@@ -1401,3 +1401,46 @@ async fn one_otp_sent_with_many_transfers_at_once_authorises_one() {
     assert_eq!(balance(&kit, "1000000014").await, "10.00");
     kit.assert_ledger_balances().await;
 }
+
+/// Issue 57: an accountant pays twenty suppliers in a row from the Dashboard, each payment
+/// with its own OTP, two of them after a mistyped code and one refused for want of funds, with
+/// the bank's default settings: none is locked out (OTPs were limited to 5 a quarter hour,
+/// and a wrong code or a refused transfer spent one).
+async fn an_accountant_pays_twenty_suppliers_in_a_row(kit: TestKit) {
+    let token = kit.integration_token().await;
+    kit.credit(&token, "1000000014", "1000").await;
+    let suppliers = "Adaeze Foods Ltd - Suppliers";
+    let to = kit.open_account(&token, suppliers).await;
+    let pay = |amount: &str, code: &str| {
+        let mut body = support::payout_body(&to, suppliers, "090823", amount);
+        body["otp"] = json!(code);
+        Call::new(
+            Operation::FundsTransfer.path(),
+            Some(&kit.owner_token),
+            body,
+        )
+    };
+    for n in 0..20 {
+        if n == 5 || n == 12 {
+            let code = otp(&kit, &kit.owner_token).await;
+            let typo = format!("{:06}", (code.parse::<u32>().unwrap() + 1) % 1_000_000);
+            kit.send(pay("10", &typo))
+                .await
+                .expect(ResponseCode::InvalidOtp);
+        }
+        if n == 8 {
+            let code = otp(&kit, &kit.owner_token).await;
+            kit.send(pay("5000", &code))
+                .await
+                .expect(ResponseCode::ProviderError);
+        }
+        let code = otp(&kit, &kit.owner_token).await;
+        kit.send(pay("10", &code))
+            .await
+            .expect(ResponseCode::Success);
+    }
+    assert_eq!(balance(&kit, &to).await, "200.00");
+    kit.assert_ledger_balances().await;
+}
+
+on_both_stores!(an_accountant_pays_twenty_suppliers_in_a_row);

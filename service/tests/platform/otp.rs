@@ -146,8 +146,11 @@ async fn an_otp_belongs_to_the_member_who_asked(kit: TestKit) {
     );
 }
 
-async fn at_most_five_otps_per_quarter_hour(kit: TestKit) {
+/// Issue 57: OTPs are issued for a day's work (30 a quarter hour, far above one a transfer),
+/// and only a flood of them is refused.
+async fn otps_are_issued_for_a_days_work_and_a_flood_is_refused(kit: TestKit) {
     let limit = kit.api.config().otp.issue_limit;
+    assert!(limit >= 20, "an accountant pays twenty suppliers an hour");
     for _ in 0..limit {
         generate(&kit).await;
     }
@@ -160,6 +163,46 @@ async fn at_most_five_otps_per_quarter_hour(kit: TestKit) {
     assert!(wait > 800 && wait <= 900, "{wait}");
 }
 
+/// Issue 57: what is limited is wrong codes, per member, whatever OTP they were sent against:
+/// right codes never count, and past the day's free wrong codes every check waits (`29`, with
+/// `Retry-After`), a right code too, so guessing stays infeasible.
+async fn wrong_codes_are_limited_per_member_and_right_ones_never_count(kit: TestKit) {
+    let member = owner_id(&kit).await;
+    let free = kit.api.config().otp.wrong_codes.free_attempts;
+    // A day of payments, each OTP right the first time: never limited.
+    for _ in 0..(free + 5) {
+        let code = generate(&kit).await;
+        assert_eq!(verify(&kit, &member, &code).await, Ok(()));
+    }
+    // Wrong codes, over several OTPs (each takes four before a new one is asked for).
+    let mut code = generate(&kit).await;
+    for n in 1..free {
+        if n % 4 == 0 {
+            code = generate(&kit).await;
+        }
+        assert_eq!(
+            verify(&kit, &member, &wrong(&code)).await,
+            Err(ResponseCode::InvalidOtp)
+        );
+    }
+    let code = generate(&kit).await;
+    assert_eq!(
+        verify(&kit, &member, &wrong(&code)).await,
+        Err(ResponseCode::InvalidOtp)
+    );
+    // The day's wrong codes are spent: the next check waits, even with the right code.
+    let code = generate(&kit).await;
+    let waited = check_otp(&kit.store, kit.api.config(), &kit.clock, &member, &code)
+        .await
+        .unwrap_err();
+    assert_eq!(waited.code(), ResponseCode::TooManyRequests);
+    let wait = waited.retry_after_seconds().unwrap();
+    assert!((50..=60).contains(&wait), "{wait}");
+    // A minute later it is checked again.
+    kit.clock.advance(chrono::Duration::seconds(61));
+    assert_eq!(verify(&kit, &member, &code).await, Ok(()));
+}
+
 on_both_stores!(
     an_otp_is_sent_and_works_once,
     a_new_otp_replaces_the_previous_one,
@@ -168,7 +211,8 @@ on_both_stores!(
     a_right_code_is_spent_by_its_check,
     an_expired_otp_is_refused,
     an_otp_belongs_to_the_member_who_asked,
-    at_most_five_otps_per_quarter_hour,
+    otps_are_issued_for_a_days_work_and_a_flood_is_refused,
+    wrong_codes_are_limited_per_member_and_right_ones_never_count,
 );
 
 /// In production the code is only sent, never returned.

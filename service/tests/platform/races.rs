@@ -380,7 +380,9 @@ async fn a_burst_within_the_budget_is_all_granted() {
 /// processes are issued up to the limit once between them, then `29`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn otps_asked_through_two_processes_are_limited_as_through_one() {
-    let kit = TestKit::postgres().await;
+    let mut config = kobo::kernel::config::Config::default();
+    config.otp.issue_limit = 5;
+    let kit = TestKit::start(kobo::testkit::StoreKind::Postgres, config).await;
     let second = kit.another_process().await;
     let limit = kit.api.config().otp.issue_limit as usize;
     let calls = owners_calls(&kit, Operation::GenerateOtp, RACERS);

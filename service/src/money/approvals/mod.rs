@@ -382,7 +382,15 @@ async fn prepare_approval(
     held.check_awaiting()?;
     held.check_unexpired(clock.now())?;
     check_not_the_maker(&held, approver)?;
-    identity::check_otp(store, config, clock, approver, body.otp.as_str()).await?;
+    // Boxed, as the payout's is (docs/decisions.md, "Cold paths boxed").
+    Box::pin(identity::check_otp(
+        store,
+        config,
+        clock,
+        approver,
+        body.otp.as_str(),
+    ))
+    .await?;
     let beneficiary = beneficiary_still_named(store, provider, &held).await?;
     let source = crate::datastore::accounts::find_by_id(store, &held.source_account_id)
         .await?

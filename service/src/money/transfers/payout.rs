@@ -189,14 +189,10 @@ async fn prepare(
     }
     let (source, settings) = source_of(reads.source, &request)?;
     if let (Some(code), Some(member)) = (otp, &context.caller.principal.member) {
-        identity::check_otp(
-            context.store,
-            context.config,
-            context.clock,
-            &member.id,
-            code,
-        )
-        .await?;
+        // Boxed: its throttle claim and checks, inline, made the payout's future too large for
+        // a worker's stack in a debug build (docs/decisions.md, "Cold paths boxed").
+        let (store, config, clock) = (context.store, context.config, context.clock);
+        Box::pin(identity::check_otp(store, config, clock, &member.id, code)).await?;
     }
     let beneficiary = banks::resolve_found(
         provider,
