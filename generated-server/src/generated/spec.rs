@@ -1175,6 +1175,7 @@ paths:
                         name: Adaeze Foods Ltd
                         status: active
                         environment: sandbox
+                        credentials_usable: true
                         created_at: '2026-10-15T10:00:00Z'
         '400':
           $ref: '#/components/responses/BadRequest'
@@ -11719,6 +11720,7 @@ pub const OPENAPI_JSON: &str = r##"{
                           "name": "Adaeze Foods Ltd",
                           "status": "active",
                           "environment": "sandbox",
+                          "credentials_usable": true,
                           "created_at": "2026-10-15T10:00:00Z"
                         }
                       }
