@@ -1,8 +1,9 @@
 //! The reliability run: concurrent clients move money between the run's businesses and to
 //! other banks while a nemesis kills `kobo` processes with SIGKILL, takes the webhook receiver
-//! down, restarts PostgreSQL or fills and freezes SQLite's disk, and the sandbox provider
-//! fails at random. Every request and answer goes to the history; when the faults stop and
-//! everything has settled, [`crate::check`] judges the history against what the API says.
+//! down, restarts PostgreSQL, kills PgBouncer or fills and freezes SQLite's disk, and the
+//! sandbox provider fails at random. Every request and answer goes to the history; when the
+//! faults stop and everything has settled, [`crate::check`] judges the history against what
+//! the API says.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -87,6 +88,16 @@ pub struct ChaosArgs {
     /// transaction mode (`deploy/pgbouncer.ini`, `--database-pool-mode transaction`).
     #[arg(long)]
     pub pgbouncer: bool,
+    /// With `--pgbouncer`: SIGKILL PgBouncer in the middle of the run, keep it down this many
+    /// seconds, then start it again on the same port with the same configuration (the
+    /// processes reconnect without a restart). Every request must then be answered within the
+    /// processes' request timeout plus 2 s, and none `96`. 0: no outage.
+    #[arg(long, default_value_t = 0)]
+    pub pgbouncer_outage: u64,
+    /// `kobo serve --request-timeout-seconds` of every process (absent: the server's default,
+    /// 30 s). A shorter one keeps a `--pgbouncer-outage` run short.
+    #[arg(long)]
+    pub request_timeout_seconds: Option<u64>,
     /// The clients reach the processes through Debian's HAProxy (`deploy/haproxy.cfg`,
     /// health checks on `/readyz`), not each process directly; needs three processes.
     #[arg(long)]
@@ -100,7 +111,7 @@ pub struct ChaosArgs {
     #[arg(long, default_value_t = 0)]
     pub drain_seconds: u64,
     /// A violation if any request failed for the platform's reasons (no answer, a balancer's
-    /// error page, `96`, `97`): what a rolling restart must not cause.
+    /// error page, `96`, `97`, `98`): what a rolling restart must not cause.
     #[arg(long)]
     pub no_failed_requests: bool,
     /// The processes call `kobo-provider` over HTTP (`--provider-url`), which fails as
@@ -177,9 +188,14 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
     if args.pgbouncer && args.store != StoreKind::Postgres {
         bail!("--pgbouncer needs --store postgres");
     }
+    if args.pgbouncer_outage > 0 && !args.pgbouncer {
+        bail!("--pgbouncer-outage needs --pgbouncer");
+    }
+    // kobo serve's --request-timeout-seconds, 30 by default.
+    let request_timeout = Duration::from_secs(args.request_timeout_seconds.unwrap_or(30));
     let data_dir = dir.join("data");
     std::fs::create_dir_all(&data_dir)?;
-    let bouncer = match args.pgbouncer {
+    let mut bouncer = match args.pgbouncer {
         true => Some(PgBouncer::start(&dir).await.context("starting PgBouncer")?),
         false => None,
     };
@@ -218,6 +234,10 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         "--drain-seconds".to_owned(),
         args.drain_seconds.to_string(),
     ];
+    let mut base_args = base_args;
+    if let Some(seconds) = args.request_timeout_seconds {
+        base_args.extend(["--request-timeout-seconds".to_owned(), seconds.to_string()]);
+    }
     let mut provider = match args.network_provider {
         true => Some(
             crate::provider::Provider::start(&kobo, &dir)
@@ -226,7 +246,6 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         ),
         false => None,
     };
-    let mut base_args = base_args;
     if let Some(provider) = &provider {
         base_args.extend(provider.serve_args());
     }
@@ -259,6 +278,13 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         None => cluster.bases(),
     };
     let api = Api::new(bases, Duration::from_secs(40));
+    // A pooler gone must not leave a request unanswered past the processes' own deadline:
+    // each is answered (97, or 98 for a payment that was committing) half a second before it.
+    // 2 s of slack for the client's side of the exchange on a busy machine.
+    let answer_limit = request_timeout + Duration::from_secs(2);
+    if args.pgbouncer_outage > 0 {
+        api.answer_within(answer_limit);
+    }
     let receiver = Receiver::default();
     let receiver_base = receiver.start().await?;
     let plan = Plan {
@@ -286,9 +312,12 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
             })
         }
         None => {
-            cluster.serve_args = faulty_args;
-            for index in 0..processes {
-                roll(&mut cluster, edge.as_ref(), index).await?;
+            // Restarted only if the faults change how they run (no `--provider-faults ""`).
+            if faulty_args != cluster.serve_args {
+                cluster.serve_args = faulty_args;
+                for index in 0..processes {
+                    roll(&mut cluster, edge.as_ref(), index).await?;
+                }
             }
             None
         }
@@ -330,6 +359,7 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         &mut cluster,
         provider.as_mut(),
         edge.as_ref(),
+        bouncer.as_mut(),
         &receiver,
         &history,
         disk.as_ref(),
@@ -363,16 +393,22 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
             provider.faults = None;
             provider.restart().await?;
         }
-        None => {
+        None if cluster.serve_args != base_args => {
             cluster.serve_args = base_args;
             for index in 0..processes {
                 roll(&mut cluster, edge.as_ref(), index).await?;
             }
         }
+        None => {}
     }
     history.record("settle", json!({}));
+    let settling = Instant::now();
     settle(&world, Duration::from_secs(args.settle)).await?;
     history.flush()?;
+    println!(
+        "chaos: settled in {:.1} s; checking",
+        settling.elapsed().as_secs_f64()
+    );
 
     let mut verdict = check::check(check::Inputs {
         history: &history.path,
@@ -383,6 +419,7 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
     })
     .await?;
     let failed_requests = api.failed_requests();
+    let answers = api.answers();
     let balancer_retries = match &edge {
         Some(edge) => Some(edge.retries().await?),
         None => None,
@@ -391,8 +428,8 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         verdict.add(
             "failed requests",
             format!(
-                "{failed_requests} request(s) got no answer, a balancer's error page, 96 or 97 \
-                 (see the history's outcomes)"
+                "{failed_requests} request(s) got no answer, a balancer's error page, 96, 97 \
+                 or 98 (see the history's outcomes)"
             ),
         );
     }
@@ -405,11 +442,14 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         "operations": operations,
         "faults": faults.to_json(),
         "failed_requests": failed_requests,
+        "answers": answers.summary(),
         "balancer_retries": balancer_retries,
         "pgbouncer": args.pgbouncer,
+        "request_timeout_seconds": request_timeout.as_secs(),
         "network_provider": args.network_provider,
         "haproxy": args.haproxy,
         "violations": verdict.violations,
+        "examples": verdict.examples,
         "figures": verdict.figures,
         "history": history.path,
     });
@@ -435,6 +475,26 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         disk.unmount().await;
     }
     let clean = verdict.is_clean();
+    let code = |code: &str| answers.by_code.get(code).copied().unwrap_or(0);
+    println!(
+        "chaos: every request's answers: {} 97, {} 98, {} 96, {} without an answer; slowest {}{}",
+        code("97"),
+        code("98"),
+        code("96"),
+        code("none"),
+        answers
+            .slowest
+            .as_ref()
+            .map_or("none".to_owned(), ToString::to_string),
+        match answers.limit_ms {
+            Some(limit) => format!(
+                "; {} answered later than {limit} ms (request timeout {} s + 2 s)",
+                answers.late_count,
+                request_timeout.as_secs()
+            ),
+            None => String::new(),
+        }
+    );
     println!("{}", verdict.table());
     if clean {
         cluster.drop_database().await?;
@@ -458,6 +518,7 @@ struct Faults {
     provider_kills: u32,
     receiver_outages: u32,
     postgres_restarts: u32,
+    pgbouncer_outages: u32,
     disk_full: u32,
     read_only: u32,
     rolling_restarts: u32,
@@ -468,11 +529,12 @@ impl Faults {
     fn describe(&self) -> String {
         format!(
             "{} kills, {} provider kills, {} receiver outages, {} PostgreSQL restarts, {} \
-             disk-full, {} read-only, {} rolling restarts",
+             PgBouncer outages, {} disk-full, {} read-only, {} rolling restarts",
             self.kills,
             self.provider_kills,
             self.receiver_outages,
             self.postgres_restarts,
+            self.pgbouncer_outages,
             self.disk_full,
             self.read_only,
             self.rolling_restarts,
@@ -485,6 +547,7 @@ impl Faults {
             "provider_kills": self.provider_kills,
             "receiver_outages": self.receiver_outages,
             "postgres_restarts": self.postgres_restarts,
+            "pgbouncer_outages": self.pgbouncer_outages,
             "disk_full": self.disk_full,
             "read_only": self.read_only,
             "rolling_restarts": self.rolling_restarts,
@@ -501,6 +564,7 @@ async fn nemesis(
     cluster: &mut Cluster,
     mut provider: Option<&mut crate::provider::Provider>,
     edge: Option<&HaProxy>,
+    mut bouncer: Option<&mut PgBouncer>,
     receiver: &Receiver,
     history: &History,
     disk: Option<&crate::faults::Disk>,
@@ -525,6 +589,11 @@ async fn nemesis(
     }
     if args.postgres_outage > 0 {
         plan.push((500, "postgres_restart"));
+    }
+    if args.pgbouncer_outage > 0 && bouncer.is_some() {
+        // Early enough that the clients keep going, on the processes that reconnected, for a
+        // while after PgBouncer is back (in a run of twice the outage and more).
+        plan.push((300, "pgbouncer_outage"));
     }
     if args.disk_faults > 0 {
         plan.push((400, "disk_full"));
@@ -608,6 +677,27 @@ async fn nemesis(
                 crate::faults::postgres("start").await?;
                 history.record("fault", json!({"fault": "postgres_start"}));
                 faults.postgres_restarts += 1;
+            }
+            "pgbouncer_outage" => {
+                if let Some(bouncer) = bouncer.as_deref_mut() {
+                    history.record(
+                        "fault",
+                        json!({"fault": "pgbouncer_kill", "port": bouncer.port}),
+                    );
+                    bouncer.kill().await?;
+                    tokio::time::sleep(Duration::from_secs(args.pgbouncer_outage)).await;
+                    let starting = Instant::now();
+                    bouncer
+                        .restart()
+                        .await
+                        .context("starting PgBouncer again")?;
+                    history.record(
+                        "fault",
+                        json!({"fault": "pgbouncer_start", "port": bouncer.port,
+                               "ms": starting.elapsed().as_millis() as u64}),
+                    );
+                    faults.pgbouncer_outages += 1;
+                }
             }
             "disk_full" => {
                 if let Some(disk) = disk {
@@ -740,8 +830,9 @@ async fn inbound_credit(
 }
 
 /// One payout as a careful partner makes it: a fresh idempotency key (also the transfer's
-/// `reference`), resent unchanged after a timeout, a broken connection or `28`, on another
-/// process when there are several, until an answer says what happened.
+/// `reference`), resent unchanged after a timeout, a broken connection or a transient answer
+/// ([`is_transient`]: `28`, `97`, `98`, ...), on another process when there are several, until
+/// an answer says what happened.
 async fn payout(
     world: &World,
     rng: &mut Rng,
@@ -875,9 +966,11 @@ async fn send_keyed(
 }
 
 /// Answers after which a client tries the same request again: in progress, rate limited, the
-/// service (not the provider) unavailable, an internal error, or no code at all.
+/// service (not the provider) unavailable, an internal error, a payment's outcome unknown
+/// (`98`: its commit's answer was lost; the same `Idempotency-Key` replays it if it was kept,
+/// makes it once if not), or no code at all.
 pub fn is_transient(code: &str) -> bool {
-    matches!(code, "28" | "29" | "96" | "97" | "")
+    matches!(code, "28" | "29" | "96" | "97" | "98" | "")
 }
 
 /// Every account's balance, as the partner's integration reads it.
@@ -1090,8 +1183,11 @@ async fn settle(world: &World, patience: Duration) -> Result<()> {
             }
         }
     }
+    let mut told = Instant::now();
     loop {
         let mut waiting = 0usize;
+        // What waits, by kind, to say what a long settling waits for.
+        let mut kinds: std::collections::BTreeMap<&str, usize> = Default::default();
         for business in &world.businesses {
             let token = business.integration.get().await;
             for status in ["processing", "pending_approval"] {
@@ -1105,7 +1201,9 @@ async fn settle(world: &World, patience: Duration) -> Result<()> {
                         &json!({"filters": {"transfer_status": status}, "limit": 100}),
                     )
                     .await;
-                waiting += outcome.data().and_then(Value::as_array).map_or(1, Vec::len);
+                let count = outcome.data().and_then(Value::as_array).map_or(1, Vec::len);
+                waiting += count;
+                *kinds.entry(status).or_default() += count;
             }
             let owner = business.owner.get().await;
             let events = world
@@ -1118,10 +1216,16 @@ async fn settle(world: &World, patience: Duration) -> Result<()> {
                     &json!({"filters": {"status": "pending"}, "limit": 100}),
                 )
                 .await;
-            waiting += events.data().and_then(Value::as_array).map_or(1, Vec::len);
+            let count = events.data().and_then(Value::as_array).map_or(1, Vec::len);
+            waiting += count;
+            *kinds.entry("pending webhook events").or_default() += count;
         }
         if waiting == 0 {
             return Ok(());
+        }
+        if told.elapsed() > Duration::from_secs(10) {
+            told = Instant::now();
+            println!("chaos: settling, still waiting for {kinds:?}");
         }
         if Instant::now() > deadline {
             println!("chaos: {waiting} transfers or events still in flight after {patience:?}");

@@ -23,7 +23,7 @@ pub struct Inputs<'a> {
 }
 
 /// The kinds of violation, in the order the table shows them; the goal is zero in each.
-pub const VIOLATIONS: [(&str, &str); 19] = [
+pub const VIOLATIONS: [(&str, &str); 20] = [
     (
         "money_not_conserved",
         "funding ≠ balances + money that left",
@@ -61,11 +61,15 @@ pub const VIOLATIONS: [(&str, &str); 19] = [
         "an account's transactions do not sum to its balance",
     ),
     ("ledger_verify", "kobo ledger verify found a discrepancy"),
-    ("internal_errors", "a 96 answer"),
+    ("internal_errors", "a 96 answer, to any request of the run"),
     ("hangs", "a request with no answer within the client's 40 s"),
     (
+        "late_answers",
+        "answered after the request timeout + 2 s (--pgbouncer-outage)",
+    ),
+    (
         "readyz_blind",
-        "the database was down, /readyz never said so",
+        "the database or PgBouncer was down, /readyz never said so",
     ),
     (
         "webhook_not_delivered",
@@ -120,10 +124,17 @@ struct Verdicts {
 
 impl Verdicts {
     fn add(&mut self, name: &str, example: String) {
-        *self.counts.entry(name.into()).or_default() += 1;
-        let examples = self.examples.entry(name.into()).or_default();
-        if examples.len() < 20 {
-            examples.push(example);
+        self.add_many(name, 1, [example]);
+    }
+
+    /// `count` violations of one kind, some of them as `examples`.
+    fn add_many(&mut self, name: &str, count: u64, examples: impl IntoIterator<Item = String>) {
+        *self.counts.entry(name.into()).or_default() += count;
+        let kept = self.examples.entry(name.into()).or_default();
+        for example in examples {
+            if kept.len() < 20 {
+                kept.push(example);
+            }
         }
     }
 }
@@ -136,7 +147,10 @@ struct Key {
     acked: BTreeSet<String>,
     /// Codes of the answers that said "no" (not transient).
     refusals: Vec<String>,
-    /// Attempts that got no answer, or a transient one: the request may have run.
+    /// Attempts that got no answer, or a transient one: the request may have run. A `98`
+    /// (outcome unknown: the answer to its commit was lost) is one, and may have been written;
+    /// a `97` says nothing was kept, but a key answered `97` once may have run at another
+    /// attempt. Every `00` must still be written exactly once, and no key twice.
     unknown: u32,
 }
 
@@ -156,7 +170,8 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
     let mut keys: BTreeMap<String, Key> = BTreeMap::new();
     let mut answered = 0u64;
     let mut codes: BTreeMap<String, u64> = BTreeMap::new();
-    // PostgreSQL outages seen by the nemesis, and whether a probe said not-ready in each.
+    // PostgreSQL or PgBouncer outages made by the nemesis, and whether a probe said not-ready
+    // in each.
     let mut outages: Vec<bool> = Vec::new();
     let mut in_outage = false;
     // Inbound credits the provider acknowledged: (business, NIP session).
@@ -164,24 +179,22 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
     for record in &records {
         let kind = record["kind"].as_str().unwrap_or_default();
         let outcome = &record["outcome"];
+        // `96`s are counted from every request the client made (below), recorded or not.
         if let Some(code) = outcome.get("code").and_then(Value::as_str) {
             answered += 1;
             *codes.entry(code.into()).or_default() += 1;
-            if code == "96" {
-                verdicts.add("internal_errors", format!("{record}"));
-            }
         }
         if outcome.get("no_answer").and_then(Value::as_str) == Some("timeout") {
             verdicts.add("hangs", format!("{record}"));
         }
         match kind {
             "fault" => match record["fault"].as_str() {
-                Some("postgres_stop") => {
+                Some("postgres_stop" | "pgbouncer_kill") => {
                     outages.push(false);
                     in_outage = true;
                 }
                 // The probe runs every 250 ms: its answers from the next second still count.
-                Some("postgres_start") => in_outage = false,
+                Some("postgres_start" | "pgbouncer_start") => in_outage = false,
                 _ => {}
             },
             "readyz" => {
@@ -245,8 +258,28 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
     }
     for (index, seen) in outages.iter().enumerate() {
         if !seen {
-            verdicts.add("readyz_blind", format!("PostgreSQL outage {}", index + 1));
+            verdicts.add(
+                "readyz_blind",
+                format!("PostgreSQL or PgBouncer outage {}", index + 1),
+            );
         }
+    }
+    // What the client measured of every attempt, the probes', logins' and settling's included.
+    let answers = inputs.api.answers();
+    verdicts.add_many(
+        "internal_errors",
+        answers.internal_error_count,
+        answers.internal_errors.iter().map(ToString::to_string),
+    );
+    if let Some(limit) = answers.limit_ms {
+        verdicts.add_many(
+            "late_answers",
+            answers.late_count,
+            answers
+                .late
+                .iter()
+                .map(|attempt| format!("{attempt} (limit {limit} ms)")),
+        );
     }
     for (name, key) in &keys {
         if key.acked.len() > 1 {

@@ -20,7 +20,10 @@ const HAPROXY_CFG: &str = include_str!("../../deploy/haproxy.cfg");
 /// PgBouncer, in transaction mode, in front of the machine's PostgreSQL (127.0.0.1:5432).
 pub struct PgBouncer {
     pub port: u16,
-    child: Child,
+    binary: PathBuf,
+    /// Its configuration, log and pid file.
+    dir: PathBuf,
+    child: Option<Child>,
 }
 
 impl PgBouncer {
@@ -34,10 +37,6 @@ impl PgBouncer {
         let ini = local_pgbouncer_ini(&dir, port);
         std::fs::write(dir.join("pgbouncer.ini"), ini)?;
         std::fs::write(dir.join("userlist.txt"), "\"postgres\" \"\"\n")?;
-        // PgBouncer refuses to run as root: as root, it switches to PostgreSQL's user itself
-        // (`-u`), so that the child killed on drop is PgBouncer (under `runuser`, killing
-        // `runuser` left PgBouncer running after every CI run).
-        let mut command = Command::new(&binary);
         if is_root() {
             let chowned = Command::new("chown")
                 .args(["-R", "postgres"])
@@ -47,24 +46,54 @@ impl PgBouncer {
             if !chowned.success() {
                 bail!("cannot hand {} to the postgres user", dir.display());
             }
+        }
+        let mut bouncer = PgBouncer {
+            port,
+            binary,
+            dir,
+            child: None,
+        };
+        bouncer.restart().await?;
+        Ok(bouncer)
+    }
+
+    /// Starts PgBouncer (again, after [`PgBouncer::kill`]) on its port with its configuration,
+    /// and waits until it accepts connections.
+    pub async fn restart(&mut self) -> Result<()> {
+        // A pid file left by a SIGKILL names a process that is gone: PgBouncer would remove it
+        // itself, unless the pid was taken again meanwhile.
+        let _ = std::fs::remove_file(self.dir.join("pgbouncer.pid"));
+        // PgBouncer refuses to run as root: as root, it switches to PostgreSQL's user itself
+        // (`-u`), so that the child killed on drop is PgBouncer (under `runuser`, killing
+        // `runuser` left PgBouncer running after every CI run).
+        let mut command = Command::new(&self.binary);
+        if is_root() {
             command.args(["-u", "postgres"]);
         }
         let child = command
-            .arg(dir.join("pgbouncer.ini"))
+            .arg(self.dir.join("pgbouncer.ini"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .with_context(|| format!("cannot start {}", binary.display()))?;
-        let mut bouncer = PgBouncer { port, child };
-        wait_for_port(port, &mut bouncer.child, &dir.join("pgbouncer.log")).await?;
-        Ok(bouncer)
+            .with_context(|| format!("cannot start {}", self.binary.display()))?;
+        let child = self.child.insert(child);
+        wait_for_port(self.port, child, &self.dir.join("pgbouncer.log")).await
+    }
+
+    /// SIGKILL: PgBouncer's connections, to the processes and to PostgreSQL, are cut at once,
+    /// whatever they were doing; its port refuses connections until [`PgBouncer::restart`].
+    pub async fn kill(&mut self) -> Result<()> {
+        if let Some(mut child) = self.child.take() {
+            child.start_kill()?;
+            child.wait().await?;
+        }
+        Ok(())
     }
 
     pub async fn stop(mut self) {
-        let _ = self.child.start_kill();
-        let _ = self.child.wait().await;
+        let _ = self.kill().await;
     }
 }
 

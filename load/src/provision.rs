@@ -88,8 +88,10 @@ impl Token {
             {
                 return Ok(token.to_owned());
             }
+            // A login is tried again after a transient answer: `97` while the database (or
+            // its pooler) is out of reach, too.
             if let Outcome::Answer { code, body, .. } = &outcome {
-                if code != "29" && code != "96" && !code.is_empty() {
+                if !crate::chaos::is_transient(code) {
                     bail!("{path} refused: {body}");
                 }
             }
