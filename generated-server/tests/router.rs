@@ -514,8 +514,10 @@ fn with_deadline(mut request: Request<Body>, after: Duration) -> Request<Body> {
     request
 }
 
+/// Issue 56: a request not answered before its deadline is dropped, so nothing of it is kept:
+/// the catalog's `timed_out` code (`97`, retry after `Retry-After`), never `96`.
 #[tokio::test]
-async fn an_operation_past_its_deadline_gets_96_and_is_still_told_to_on_response() {
+async fn an_operation_past_its_deadline_gets_97_and_is_still_told_to_on_response() {
     let bank = Arc::new(ScriptedBank::default());
     let request = post(Operation::NameEnquiry, Some(INTEGRATION))
         .body(Body::from(
@@ -530,11 +532,12 @@ async fn an_operation_past_its_deadline_gets_96_and_is_still_told_to_on_response
     ))
     .await;
 
-    answer.assert_default_error("96");
-    assert!(log.contains("the request timed out"), "{log}");
+    answer.assert_default_error("97");
+    assert_eq!(answer.headers["retry-after"], "2");
+    assert!(log.contains("not answered before its deadline"), "{log}");
     assert_eq!(
         *bank.records.lock().unwrap(),
-        ["name_enquiry 500 96 Some(\"integration\") 0.0.0.0"]
+        ["name_enquiry 503 97 Some(\"integration\") 0.0.0.0"]
     );
 }
 

@@ -113,6 +113,8 @@ impl ResponseCode {
     pub(crate) const UNAUTHENTICATED: Self = Self::Unauthenticated;
     /// `96`: internal error.
     pub(crate) const INTERNAL_ERROR: Self = Self::InternalError;
+    /// `97`: a request not answered before its deadline: dropped, nothing of it kept.
+    pub(crate) const TIMED_OUT: Self = Self::ServiceUnavailable;
     /// The code as it appears in envelopes, e.g. `"41"`.
     pub const fn as_str(self) -> &'static str {
         match self {

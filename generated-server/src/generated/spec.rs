@@ -345,6 +345,7 @@ x-response-codes:
     http_status: 503
     meaning: 'Service unavailable: Kobo cannot reach its database or write to it, and nothing of the request was kept; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one'
     origin: extension
+    router: [timed_out]
   '98':
     name: outcome_unknown
     http_status: 504
@@ -10551,7 +10552,10 @@ pub const OPENAPI_JSON: &str = r##"{
       "name": "service_unavailable",
       "http_status": 503,
       "meaning": "Service unavailable: Kobo cannot reach its database or write to it, and nothing of the request was kept; retry after the seconds in Retry-After, with the same Idempotency-Key where the operation takes one",
-      "origin": "extension"
+      "origin": "extension",
+      "router": [
+        "timed_out"
+      ]
     },
     "98": {
       "name": "outcome_unknown",

@@ -369,10 +369,18 @@ fn body_too_slow() -> ApiError {
     invalid("the request body did not arrive within the request timeout")
 }
 
-/// The bank did not answer in time: `96`, the client gets the default message.
+/// The request was not answered before its deadline (its authentication, its operation or
+/// its log waiting, say, on a database out of reach): it is dropped, so nothing of it is
+/// kept, and the catalog's `timed_out` code says so (Kobo's `97`, with `Retry-After`). An
+/// implementation that may have kept something (a commit under way) answers before the
+/// deadline itself.
 fn timed_out() -> ApiError {
-    ApiError::internal("the request timed out: the operation did not finish before its deadline")
+    tracing::warn!("a request was not answered before its deadline: it was dropped");
+    ApiError::new(ResponseCode::TIMED_OUT).with_retry_after_seconds(TIMED_OUT_RETRY_AFTER_SECONDS)
 }
+
+/// How long a client waits after [`timed_out`] before it tries again.
+const TIMED_OUT_RETRY_AFTER_SECONDS: u64 = 2;
 
 /// The body, at most [`BODY_LIMIT_BYTES`], and only JSON when there is one.
 async fn read(request: Request) -> Result<(HeaderMap, Bytes), ApiError> {

@@ -154,7 +154,7 @@ x-response-codes:
     name: system_malfunction
     http_status: 500
     meaning: 'System malfunction'
-    router: [internal_error]
+    router: [internal_error, timed_out]
   '97':
     name: timeout
     http_status: 504
@@ -1625,7 +1625,8 @@ pub const OPENAPI_JSON: &str = r##"{
       "http_status": 500,
       "meaning": "System malfunction",
       "router": [
-        "internal_error"
+        "internal_error",
+        "timed_out"
       ]
     },
     "97": {

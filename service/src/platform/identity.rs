@@ -50,16 +50,6 @@ fn token_activity(
     }
 }
 
-/// The refusal of credentials whose issuer left or may no longer manage credentials (`41`):
-/// a member who may must issue a new secret.
-pub(crate) fn credentials_unusable() -> Error {
-    unauthenticated().with_message(
-        "These integration credentials no longer work: the member who issued them was \
-         deactivated or may no longer manage credentials. A member with credential.manage must \
-         regenerate the client secret (regenerate_secret)",
-    )
-}
-
 pub async fn generate_token(
     store: &Store,
     config: &Config,
@@ -88,7 +78,7 @@ pub async fn generate_token(
         Some(known) if secrets::constant_time_eq(&known.client_secret_hash, &presented) => {
             if !known.usable {
                 attempt.abandoned(store).await?;
-                return Err(credentials_unusable());
+                return Err(sessions::credentials_unusable());
             }
             known.id
         }

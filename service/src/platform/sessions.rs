@@ -20,12 +20,12 @@ use crate::error::Error;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Environment;
 use crate::kernel::store::{self, Store, Tx};
+use crate::platform::business;
 use crate::platform::permissions::{self, OWNER_ROLE_ID};
 use crate::platform::principal::{MemberPrincipal, Principal};
 use crate::platform::rate_limit::RateLimiter;
 use crate::platform::team_views;
 use crate::platform::tokens::{self, Claims, TokenKeys};
-use crate::platform::{business, identity};
 
 /// How often a process reads the generation of what authentication reads: a revocation made
 /// elsewhere takes effect here within this (and the time a read takes).
@@ -252,7 +252,7 @@ pub async fn authenticate(
     business::ensure_served(environment, &session.client_id)?;
     let member = match family {
         TokenFamily::Integration if !session.credentials_usable => {
-            return Err(identity::credentials_unusable())
+            return Err(credentials_unusable())
         }
         TokenFamily::Integration => None,
         TokenFamily::Dashboard => {
@@ -279,6 +279,16 @@ pub async fn authenticate(
     };
     rate_limiter.spend(store, &principal).await?;
     Ok(principal)
+}
+
+/// The refusal of credentials whose issuer left or may no longer manage credentials (`41`):
+/// a member who may must issue a new secret.
+pub(crate) fn credentials_unusable() -> Error {
+    unauthenticated().with_message(
+        "These integration credentials no longer work: the member who issued them was \
+         deactivated or may no longer manage credentials. A member with credential.manage must \
+         regenerate the client secret (regenerate_secret)",
+    )
 }
 
 /// Session `id`, from the cache while it holds, read (and kept) otherwise.

@@ -42,6 +42,10 @@ pub const ROUTER_ROLES: &[RouterRole] = &[
     },
     RouterRole { name: "unauthenticated", answers: "missing or rejected bearer token" },
     RouterRole { name: "internal_error", answers: "internal error" },
+    RouterRole {
+        name: "timed_out",
+        answers: "a request not answered before its deadline: dropped, nothing of it kept",
+    },
 ];
 
 /// The document plus the index every reader needs: its operations, in document order.
