@@ -23,7 +23,8 @@ use crate::races::roomy_budget;
 use crate::support::otp;
 
 /// A TCP proxy between Kobo and PostgreSQL that, while armed, cuts the connection at every
-/// `every`-th `COMMIT` (a simple query, as the driver sends it), in turn after PostgreSQL
+/// `every`-th `COMMIT` of a payment (a simple query, as the driver sends it, of a transaction
+/// that ran a statement inserting a transfer), in turn after PostgreSQL
 /// carried it out and before: it forwards the `COMMIT`, waits until PostgreSQL is done with it
 /// (`ReadyForQuery`) and swallows its answer, then closes both connections, so the transaction
 /// is committed and its client never hears so; or it closes them without forwarding it, so
@@ -114,9 +115,33 @@ impl Connection {
         let upstream = async {
             // The startup message has no type byte.
             let mut typed = false;
+            // Each prepared statement's text, by name, and whether the transaction now open
+            // ran one that writes a transfer (a payment's): only its COMMIT is cut.
+            let mut statements = std::collections::HashMap::<Vec<u8>, bool>::new();
+            let mut pays = false;
             while let Some((message, tag)) = read_message(&mut client_in, typed).await {
                 typed = true;
-                if tag == Some(b'Q') && is_commit(&message) {
+                let body = &message[5..];
+                match tag {
+                    Some(b'P') => {
+                        let mut parts = body.split(|byte| *byte == 0);
+                        let name = parts.next().unwrap_or_default().to_vec();
+                        let text = String::from_utf8_lossy(parts.next().unwrap_or_default());
+                        statements.insert(name, text.contains("INSERT INTO transfers"));
+                    }
+                    Some(b'B') => {
+                        let mut parts = body.split(|byte| *byte == 0);
+                        let _portal = parts.next();
+                        let name = parts.next().unwrap_or_default();
+                        pays |= statements.get(name).copied().unwrap_or(false);
+                    }
+                    _ => {}
+                }
+                if tag == Some(b'Q') && is_rollback(&message) {
+                    pays = false;
+                }
+                let payment = tag == Some(b'Q') && is_commit(&message) && std::mem::take(&mut pays);
+                if payment {
                     if self.hold_ms.load(Ordering::SeqCst) > 0 {
                         self.holding.store(true, Ordering::SeqCst);
                     }
@@ -184,12 +209,19 @@ async fn read_message(
 
 /// Whether a simple query message (`Q`, its length, the text) is a `COMMIT`.
 fn is_commit(message: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(&message[5..]);
-    text.trim_start()
+    query_text(message).starts_with("COMMIT")
+}
+
+/// Whether a simple query message rolls the whole transaction back.
+fn is_rollback(message: &[u8]) -> bool {
+    let text = query_text(message);
+    text.starts_with("ROLLBACK") && !text.starts_with("ROLLBACK TO")
+}
+
+fn query_text(message: &[u8]) -> String {
+    String::from_utf8_lossy(&message[5..])
+        .trim_start()
         .to_ascii_uppercase()
-        .trim_end_matches('\0')
-        .trim_end()
-        .starts_with("COMMIT")
 }
 
 /// A payout sent to a server behind the proxy, and what it was answered.
