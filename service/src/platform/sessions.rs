@@ -35,6 +35,10 @@ pub const GENERATION_POLL: std::time::Duration = std::time::Duration::from_milli
 /// from the database until the poll answers again (the database unreachable, the poll stuck).
 const GENERATION_TRUSTED_FOR: std::time::Duration = std::time::Duration::from_millis(1_000);
 
+/// After its connection is lost, the listener for generations is taken again at most this
+/// often, each attempt given this long.
+const LISTEN_AGAIN: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Milliseconds since this process first asked (never 0).
 fn process_millis() -> u64 {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
@@ -170,9 +174,22 @@ impl SessionCache {
             let mut ticks = tokio::time::interval(GENERATION_POLL);
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             // PostgreSQL announces each generation at commit: seen at once, the poll only
-            // covers what a lost connection dropped.
-            let mut listener = store.listen_auth().await.ok().flatten();
+            // covers what a lost connection dropped. A connection lost (a failover, a
+            // restart) is replaced: the process listens again, on whichever server answers
+            // now, trying at most every LISTEN_AGAIN (SQLite has nothing to listen to).
+            let first = store.listen_auth().await;
+            let listens = !matches!(first, Ok(None));
+            let mut listener = first.ok().flatten();
+            let mut listen_again_at = tokio::time::Instant::now() + LISTEN_AGAIN;
             loop {
+                if listens && listener.is_none() && tokio::time::Instant::now() >= listen_again_at {
+                    listen_again_at = tokio::time::Instant::now() + LISTEN_AGAIN;
+                    listener = tokio::time::timeout(LISTEN_AGAIN, store.listen_auth())
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                        .flatten();
+                }
                 if let Some(listening) = listener.as_mut() {
                     tokio::select! {
                         _ = ticks.tick() => {}
@@ -382,4 +399,134 @@ pub async fn revoke_member_sessions(
     now: DateTime<Utc>,
 ) -> Result<(), Error> {
     Ok(stored::revoke_all_of_member(tx, member_id, now).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+
+    use tokio::net::{TcpListener, TcpStream};
+
+    /// PostgreSQL behind a failover, as Kobo sees one through HAProxy: [`Failover::cut`] cuts
+    /// every connection and, for a while, closes each new one at once (no primary yet), then
+    /// passes them on again (to the new primary: the same server here).
+    struct Failover {
+        address: std::net::SocketAddr,
+        started: Instant,
+        /// Connections made before the current epoch are cut.
+        epoch: Arc<AtomicU64>,
+        /// New connections are closed at once until this many milliseconds after `started`.
+        refuse_until_ms: Arc<AtomicU64>,
+    }
+
+    impl Failover {
+        async fn start() -> Failover {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let failover = Failover {
+                address: listener.local_addr().unwrap(),
+                started: Instant::now(),
+                epoch: Arc::default(),
+                refuse_until_ms: Arc::default(),
+            };
+            let (started, epoch) = (failover.started, failover.epoch.clone());
+            let refuse_until_ms = failover.refuse_until_ms.clone();
+            tokio::spawn(async move {
+                while let Ok((mut client, _)) = listener.accept().await {
+                    let now = started.elapsed().as_millis() as u64;
+                    if now < refuse_until_ms.load(Ordering::SeqCst) {
+                        continue;
+                    }
+                    let Ok(mut server) = TcpStream::connect("127.0.0.1:5432").await else {
+                        continue;
+                    };
+                    let epoch = epoch.clone();
+                    let born = epoch.load(Ordering::SeqCst);
+                    tokio::spawn(async move {
+                        let cut = async {
+                            while epoch.load(Ordering::SeqCst) == born {
+                                tokio::time::sleep(Duration::from_millis(20)).await;
+                            }
+                        };
+                        tokio::select! {
+                            _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
+                            _ = cut => {}
+                        }
+                    });
+                }
+            });
+            failover
+        }
+
+        /// Every connection cut now; new ones closed at once for `refusing`.
+        fn cut(&self, refusing: Duration) {
+            let until = self.started.elapsed() + refusing;
+            self.refuse_until_ms
+                .store(until.as_millis() as u64, Ordering::SeqCst);
+            self.epoch.fetch_add(1, Ordering::SeqCst);
+        }
+
+        /// `url` (a PostgreSQL URL on 127.0.0.1:5432) through this failover.
+        fn url(&self, url: &str) -> String {
+            let (before, after) = url.split_once('@').expect("a URL with a user");
+            let (_, database) = after.split_once('/').expect("a URL with a database");
+            format!("{before}@{}/{database}?sslmode=disable", self.address)
+        }
+    }
+
+    /// The backends of the kit's database listening for generations (a listener's last
+    /// statement is its `LISTEN`).
+    async fn listeners(pool: &sqlx::PgPool) -> Vec<i32> {
+        // The simple protocol (nothing prepared), as the other tests of the pool.
+        sqlx::raw_sql(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() \
+             AND query ILIKE 'LISTEN%' ORDER BY pid",
+        )
+        .fetch_all(pool)
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| sqlx::Row::get(row, 0))
+        .collect()
+    }
+
+    /// Waits (10 s at most) until backends listen that are none of `not` (the kit's own
+    /// process may listen too, directly); those.
+    async fn until_listening(pool: &sqlx::PgPool, not: &[i32]) -> Vec<i32> {
+        for _ in 0..100 {
+            let new: Vec<i32> = listeners(pool)
+                .await
+                .into_iter()
+                .filter(|pid| !not.contains(pid))
+                .collect();
+            if !new.is_empty() {
+                return new;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no new listener after 10 s (the ones before: {not:?})");
+    }
+
+    /// A failover cuts the connection that listens for revocations (`kobo_auth`), and for a
+    /// few seconds no server takes a new one: the process listens again once the new primary
+    /// answers, rather than falling back to the poll alone for the rest of its life (sqlx's
+    /// listener reconnects once, at once, and gives up when that fails).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_revocations_listener_listens_again_after_a_failover() {
+        let kit = crate::testkit::TestKit::postgres().await;
+        let direct = kit.store.postgres_pool().expect("a PostgreSQL kit").clone();
+        let failover = Failover::start().await;
+        let store = Store::connect(&failover.url(kit.url())).await.unwrap();
+        let cache = std::sync::Arc::new(SessionCache::default());
+        cache.poll(&store);
+        let before = listeners(&direct).await;
+        let first = until_listening(&direct, &before).await;
+        assert_eq!(first.len(), 1, "{first:?}");
+        failover.cut(Duration::from_millis(1_500));
+        let again = until_listening(&direct, &[before, first].concat()).await;
+        assert_eq!(again.len(), 1, "{again:?}");
+        drop(cache);
+    }
 }
