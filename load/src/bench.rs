@@ -14,7 +14,9 @@ mod driver;
 mod members;
 mod reads;
 mod reference;
+pub mod replication;
 mod report;
+pub mod restore;
 mod scenarios;
 mod soak;
 
@@ -146,7 +148,7 @@ pub struct BenchArgs {
 }
 
 /// Credited to every account: NGN 100,000,000, far more than the small payouts can move.
-const FUNDING: i64 = 10_000_000_000;
+pub(crate) const FUNDING: i64 = 10_000_000_000;
 /// Current accounts a sandbox business may have.
 const SANDBOX_ACCOUNTS_MAX: usize = 20;
 /// The Dashboard's pool is sized for this much more than the payouts' rate would do.

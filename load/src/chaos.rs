@@ -19,6 +19,7 @@ use crate::check;
 use crate::cluster::{Cluster, StoreKind};
 use crate::edge::{HaProxy, PgBouncer};
 use crate::history::History;
+use crate::patroni::Patroni;
 use crate::provision::{self, Account, Business, Plan};
 use crate::receiver::Receiver;
 use crate::rng::Rng;
@@ -123,6 +124,32 @@ pub struct ChaosArgs {
     /// `--network-provider`.
     #[arg(long, default_value_t = 2)]
     pub provider_kills: u32,
+    /// PostgreSQL only: the database is a cluster of three PostgreSQL machines under Patroni
+    /// (`deploy/patroni.yml`: synchronous replication, automatic failover; etcd; pgBackRest's
+    /// repository) on loopback ports, which the processes reach through HAProxy
+    /// (`deploy/haproxy-postgres.cfg`), always at the primary.
+    #[arg(long)]
+    pub patroni: bool,
+    /// With `--patroni`: the primary's machine dies this many times during the run (its
+    /// Patroni and PostgreSQL SIGKILLed at once); each time, once a new primary serves, its
+    /// data directory is removed and it is rebuilt from the new primary as a standby. Every
+    /// request must then be answered within the processes' request timeout plus 2 s.
+    #[arg(long, default_value_t = 0)]
+    pub primary_kills: u32,
+    /// With `--primary-kills`: seconds between a new primary serving and the dead machine's
+    /// rebuild.
+    #[arg(long, default_value_t = 3)]
+    pub rebuild_after: u64,
+    /// With `--primary-kills`: a violation (`slow_failover`) if a kill is not followed by a
+    /// payout sent after it and acknowledged within this many seconds.
+    #[arg(long)]
+    pub failover_within: Option<u64>,
+    /// With `--patroni`: a full backup (pgBackRest) once the businesses are made, a moment
+    /// noted in the middle of the run, and after the check a restore of the cluster to that
+    /// moment (across the failovers), where `kobo ledger verify` must be clean, every payout
+    /// acknowledged before the moment present and none asked for after it.
+    #[arg(long)]
+    pub pitr: bool,
 }
 
 /// What the clients share.
@@ -191,12 +218,36 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
     if args.pgbouncer_outage > 0 && !args.pgbouncer {
         bail!("--pgbouncer-outage needs --pgbouncer");
     }
+    if args.patroni && (args.store != StoreKind::Postgres || args.pgbouncer) {
+        bail!("--patroni needs --store postgres, without --pgbouncer");
+    }
+    if (args.primary_kills > 0 || args.pitr) && !args.patroni {
+        bail!("--primary-kills and --pitr need --patroni");
+    }
+    if args.postgres_outage > 0 && args.patroni {
+        bail!("--postgres-outage restarts the machine's own PostgreSQL, not a Patroni cluster's");
+    }
     // kobo serve's --request-timeout-seconds, 30 by default.
     let request_timeout = Duration::from_secs(args.request_timeout_seconds.unwrap_or(30));
     let data_dir = dir.join("data");
     std::fs::create_dir_all(&data_dir)?;
     let mut bouncer = match args.pgbouncer {
         true => Some(PgBouncer::start(&dir).await.context("starting PgBouncer")?),
+        false => None,
+    };
+    let mut patroni = match args.patroni {
+        true => {
+            let starting = Instant::now();
+            let patroni = Patroni::start(&dir, 3)
+                .await
+                .context("starting the Patroni cluster")?;
+            println!(
+                "chaos: Patroni cluster of 3 machines up in {:.1} s; HAProxy at {}",
+                starting.elapsed().as_secs_f64(),
+                patroni.address()
+            );
+            Some(patroni)
+        }
         false => None,
     };
     let disk = if args.disk_faults > 0 {
@@ -254,13 +305,18 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         faulty_args.push("--sandbox-faults".to_owned());
         faulty_args.push(format!("{},seed={seed}", args.provider_faults));
     }
-    let mut cluster = Cluster::start_through(
+    let postgres = match &patroni {
+        Some(patroni) => patroni.address(),
+        None => crate::cluster::LOCAL_POSTGRES.to_owned(),
+    };
+    let mut cluster = Cluster::start_at(
         &kobo,
         &data_dir,
         args.store,
         processes,
         base_args.clone(),
         bouncer.as_ref().map(|bouncer| bouncer.port),
+        &postgres,
     )
     .await
     .context("starting kobo")?;
@@ -282,7 +338,7 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
     // each is answered (97, or 98 for a payment that was committing) half a second before it.
     // 2 s of slack for the client's side of the exchange on a busy machine.
     let answer_limit = request_timeout + Duration::from_secs(2);
-    if args.pgbouncer_outage > 0 {
+    if args.pgbouncer_outage > 0 || args.primary_kills > 0 {
         api.answer_within(answer_limit);
     }
     let receiver = Receiver::default();
@@ -295,6 +351,17 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         webhooks: Some((receiver.clone(), receiver_base)),
     };
     let businesses = provision::provision(&cluster, &api, &history, &plan).await?;
+    // The base backup a restore starts from: the businesses are in it, the run's payouts are
+    // in the archived WAL.
+    let backup = match (&patroni, args.pitr) {
+        (Some(patroni), true) => {
+            let took = patroni.backup().await.context("the base backup")?;
+            println!("chaos: full backup in {:.1} s", took.as_secs_f64());
+            history.record("backup", json!({"ms": took.as_millis() as u64}));
+            Some(took)
+        }
+        _ => None,
+    };
     // Now with the provider's faults: in the processes, or in kobo-provider, which from now
     // on also sends inbound credits to the first process.
     let credits = match &mut provider {
@@ -360,6 +427,7 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         provider.as_mut(),
         edge.as_ref(),
         bouncer.as_mut(),
+        patroni.as_mut(),
         &receiver,
         &history,
         disk.as_ref(),
@@ -416,8 +484,52 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         businesses: &world.businesses,
         cluster: &cluster,
         receiver: &receiver,
+        failover_within: args.failover_within.map(Duration::from_secs),
     })
     .await?;
+    if let Some(patroni) = &patroni {
+        // Each process listens for revocations on the primary of now, not on a dead one.
+        let listening = crate::patroni::psql_at(
+            &patroni.address(),
+            &format!(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = '{}' \
+                 AND query ILIKE 'LISTEN%'",
+                cluster.database_name().unwrap_or_default()
+            ),
+        )
+        .await?;
+        let listening: usize = listening.trim().parse().unwrap_or(0);
+        if listening != processes {
+            verdict.add(
+                "listen_lost",
+                format!(
+                    "{listening} of {processes} processes listen for revocations on the primary"
+                ),
+            );
+        }
+    }
+    let restore = match (&mut patroni, args.pitr) {
+        (Some(patroni), true) => {
+            let checked = restore_check(
+                patroni,
+                &kobo,
+                &dir,
+                &cluster,
+                &world.businesses,
+                &history.path,
+                &mut verdict,
+            )
+            .await;
+            match checked {
+                Ok(figures) => Some(figures),
+                Err(error) => {
+                    verdict.add("restore_mismatch", format!("the restore failed: {error:#}"));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     let failed_requests = api.failed_requests();
     let answers = api.answers();
     let balancer_retries = match &edge {
@@ -448,6 +560,9 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         "request_timeout_seconds": request_timeout.as_secs(),
         "network_provider": args.network_provider,
         "haproxy": args.haproxy,
+        "patroni": args.patroni,
+        "backup_ms": backup.map(|took| took.as_millis() as u64),
+        "restore": restore,
         "violations": verdict.violations,
         "examples": verdict.examples,
         "figures": verdict.figures,
@@ -475,6 +590,10 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         disk.unmount().await;
     }
     let clean = verdict.is_clean();
+    if let Some(patroni) = patroni {
+        // The data goes with a clean run, as the database does; the logs stay.
+        patroni.stop(clean).await;
+    }
     let code = |code: &str| answers.by_code.get(code).copied().unwrap_or(0);
     println!(
         "chaos: every request's answers: {} 97, {} 98, {} 96, {} without an answer; slowest {}{}",
@@ -497,7 +616,9 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
     );
     println!("{}", verdict.table());
     if clean {
-        cluster.drop_database().await?;
+        if !args.patroni {
+            cluster.drop_database().await?;
+        }
         println!(
             "chaos: no violations (seed {seed}); summary in {}",
             dir.join("summary.json").display()
@@ -523,13 +644,20 @@ struct Faults {
     read_only: u32,
     rolling_restarts: u32,
     restart_ms: Vec<u64>,
+    primary_kills: u32,
+    /// Each primary kill: milliseconds until HAProxy sent connections to a new primary.
+    elected_ms: Vec<u64>,
+    /// Each dead machine's rebuild, from the removal of its data until every machine followed
+    /// the primary again.
+    rebuilt_ms: Vec<u64>,
 }
 
 impl Faults {
     fn describe(&self) -> String {
         format!(
             "{} kills, {} provider kills, {} receiver outages, {} PostgreSQL restarts, {} \
-             PgBouncer outages, {} disk-full, {} read-only, {} rolling restarts",
+             PgBouncer outages, {} disk-full, {} read-only, {} rolling restarts, {} primary kills \
+             (new primary after {:?} ms, rebuilt in {:?} ms)",
             self.kills,
             self.provider_kills,
             self.receiver_outages,
@@ -538,6 +666,9 @@ impl Faults {
             self.disk_full,
             self.read_only,
             self.rolling_restarts,
+            self.primary_kills,
+            self.elected_ms,
+            self.rebuilt_ms,
         )
     }
 
@@ -552,6 +683,9 @@ impl Faults {
             "read_only": self.read_only,
             "rolling_restarts": self.rolling_restarts,
             "restart_ms_max": self.restart_ms.iter().max(),
+            "primary_kills": self.primary_kills,
+            "new_primary_ms": self.elected_ms,
+            "rebuilt_ms": self.rebuilt_ms,
         })
     }
 }
@@ -565,6 +699,7 @@ async fn nemesis(
     mut provider: Option<&mut crate::provider::Provider>,
     edge: Option<&HaProxy>,
     mut bouncer: Option<&mut PgBouncer>,
+    mut patroni: Option<&mut Patroni>,
     receiver: &Receiver,
     history: &History,
     disk: Option<&crate::faults::Disk>,
@@ -600,6 +735,17 @@ async fn nemesis(
     }
     if args.read_only_faults > 0 {
         plan.push((600, "read_only"));
+    }
+    if patroni.is_some() {
+        // Spread over the run, the first early: each takes the failover, the pause and the
+        // rebuild, and the next waits for them.
+        let kills = u64::from(args.primary_kills);
+        for n in 0..kills {
+            plan.push((100 + n * 800 / kills.max(1), "primary_kill"));
+        }
+        if args.pitr {
+            plan.push((550, "restore_target"));
+        }
     }
     for n in 0..u64::from(args.rolling_restarts) {
         plan.push((
@@ -723,6 +869,17 @@ async fn nemesis(
                 }
                 faults.rolling_restarts += 1;
             }
+            "primary_kill" => {
+                if let Some(patroni) = patroni.as_deref_mut() {
+                    primary_kill(args, patroni, history, &mut faults).await?;
+                }
+            }
+            "restore_target" => {
+                history.record(
+                    "restore_target",
+                    json!({"time": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)}),
+                );
+            }
             "read_only" => {
                 history.record("fault", json!({"fault": "read_only"}));
                 crate::faults::read_only(&world.data_dir, true).await?;
@@ -735,6 +892,182 @@ async fn nemesis(
         }
     }
     Ok(faults)
+}
+
+/// The primary's machine dies: its Patroni and PostgreSQL SIGKILLed (when the cluster is
+/// whole again, never two machines down at once). Once HAProxy sends connections to a new
+/// primary and `--rebuild-after` seconds passed, the dead machine's data directory is removed
+/// and it is rebuilt from the new primary as a standby.
+async fn primary_kill(
+    args: &ChaosArgs,
+    patroni: &mut Patroni,
+    history: &History,
+    faults: &mut Faults,
+) -> Result<()> {
+    let leader = patroni
+        .wait_healthy(Duration::from_secs(120))
+        .await
+        .context("before a primary kill")?;
+    let name = patroni.nodes[leader].name.clone();
+    history.record("fault", json!({"fault": "primary_kill", "machine": name}));
+    patroni.kill(leader).await?;
+    // Once the machine is dead: a payout sent after this cannot have committed on it, and the
+    // time to the first one acknowledged is counted from here.
+    history.record("fault", json!({"fault": "primary_dead", "machine": name}));
+    let killed = Instant::now();
+    let elected = loop {
+        match patroni.in_use().await {
+            Some(index) if index != leader => break index,
+            _ => {}
+        }
+        if killed.elapsed() > Duration::from_secs(120) {
+            bail!("no new primary 120 s after {name} died");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let ms = killed.elapsed().as_millis() as u64;
+    history.record(
+        "fault",
+        json!({"fault": "primary_elected", "machine": patroni.nodes[elected].name, "ms": ms}),
+    );
+    faults.elected_ms.push(ms);
+    faults.primary_kills += 1;
+    tokio::time::sleep(Duration::from_secs(args.rebuild_after)).await;
+    history.record("fault", json!({"fault": "rebuild", "machine": name}));
+    let rebuilding = Instant::now();
+    patroni
+        .rebuild(leader, Duration::from_secs(300))
+        .await
+        .with_context(|| format!("rebuilding {name}"))?;
+    let ms = rebuilding.elapsed().as_millis() as u64;
+    history.record(
+        "fault",
+        json!({"fault": "rebuilt", "machine": name, "ms": ms}),
+    );
+    faults.rebuilt_ms.push(ms);
+    Ok(())
+}
+
+/// `--pitr`, after the check: the cluster restored to the moment noted in the middle of the run
+/// (from the base backup taken before the load and the WAL archived since, across every
+/// failover) as a PostgreSQL of its own; `kobo ledger verify` on it, and a `kobo serve` on it
+/// whose listings must hold every payout acknowledged before the moment and none asked for
+/// after it (those in between may be there or not). Violations go to `verdict`; the figures
+/// are returned.
+async fn restore_check(
+    patroni: &mut Patroni,
+    kobo: &std::path::Path,
+    dir: &std::path::Path,
+    cluster: &Cluster,
+    businesses: &[Business],
+    history: &std::path::Path,
+    verdict: &mut check::Verdict,
+) -> Result<Value> {
+    let records = History::read(history)?;
+    let noted = records
+        .iter()
+        .find(|record| record["kind"] == "restore_target")
+        .context("no moment noted for the restore (the run ended before the middle)")?;
+    let noted_at = noted["at_ms"].as_u64().unwrap_or(0);
+    let target = chrono::DateTime::parse_from_rfc3339(noted["time"].as_str().unwrap_or_default())?
+        .with_timezone(&chrono::Utc);
+    // Keys by business: acknowledged before the moment, and first asked for after it.
+    let mut acked_before = std::collections::BTreeSet::<(usize, String)>::new();
+    let mut asked_after = std::collections::BTreeSet::<(usize, String)>::new();
+    for record in &records {
+        let at = record["at_ms"].as_u64().unwrap_or(0);
+        let business = record["business"].as_u64().unwrap_or(0) as usize;
+        let key = record["key"].as_str().unwrap_or_default().to_owned();
+        match record["kind"].as_str() {
+            Some("payout") if at <= noted_at && record["outcome"]["code"] == "00" => {
+                acked_before.insert((business, key));
+            }
+            Some("payout_intent") if at > noted_at => {
+                asked_after.insert((business, key));
+            }
+            _ => {}
+        }
+    }
+    // Everything committed until now is in the repository, the WAL after the moment included.
+    patroni
+        .archive_now()
+        .await
+        .context("archiving the last WAL")?;
+    let restored = patroni
+        .restore(target, &dir.join("restore"))
+        .await
+        .context("the restore")?;
+    println!(
+        "chaos: restored to {target} in {:.1} s ({:.1} s copying the backup)",
+        restored.recovered.as_secs_f64(),
+        restored.copied.as_secs_f64()
+    );
+    let name = cluster.database_name().context("no PostgreSQL database")?;
+    let mut copy = Cluster::on_database(
+        kobo,
+        &dir.join("restore").join("kobo"),
+        &restored.address(),
+        name,
+        1,
+        Vec::new(),
+    )
+    .await
+    .context("kobo serve on the restored copy")?;
+    let checked = async {
+        match copy.cli(&["ledger", "verify"]).await {
+            Ok(report) if report["ok"] == json!(true) => {}
+            Ok(report) => verdict.add(
+                "restore_ledger_verify",
+                format!("{}", report["discrepancies"]),
+            ),
+            Err(error) => verdict.add("restore_ledger_verify", format!("{error:#}")),
+        }
+        let api = Api::new(copy.bases(), Duration::from_secs(40));
+        let mut transfers = 0;
+        for business in businesses {
+            let token = provision::Token::take(&api, business.integration.login().clone()).await?;
+            let listed = check::all_pages(
+                &api,
+                "/api/v1/transaction/transfer/api/fetch_transfers",
+                &token.get().await,
+                json!({}),
+            )
+            .await?;
+            transfers += listed.len();
+            let references: std::collections::BTreeSet<&str> = listed
+                .iter()
+                .filter_map(|transfer| transfer["reference"].as_str())
+                .collect();
+            for (_, key) in acked_before.iter().filter(|(b, _)| *b == business.index) {
+                if !references.contains(key.as_str()) {
+                    verdict.add(
+                        "restore_mismatch",
+                        format!("{key}: acknowledged before {target}, not in the restored copy"),
+                    );
+                }
+            }
+            for (_, key) in asked_after.iter().filter(|(b, _)| *b == business.index) {
+                if references.contains(key.as_str()) {
+                    verdict.add(
+                        "restore_mismatch",
+                        format!("{key}: first asked for after {target}, in the restored copy"),
+                    );
+                }
+            }
+        }
+        anyhow::Ok(transfers)
+    }
+    .await;
+    copy.stop().await;
+    let transfers = checked?;
+    Ok(json!({
+        "target": target.to_rfc3339(),
+        "copied_ms": restored.copied.as_millis() as u64,
+        "recovered_ms": restored.recovered.as_millis() as u64,
+        "transfers": transfers,
+        "acknowledged_before": acked_before.len(),
+        "asked_after": asked_after.len(),
+    }))
 }
 
 /// Restarts process `index` gracefully (SIGTERM: it drains, finishes its requests and exits),

@@ -20,10 +20,13 @@ pub struct Inputs<'a> {
     pub businesses: &'a [Business],
     pub cluster: &'a Cluster,
     pub receiver: &'a Receiver,
+    /// With primary kills: each must be followed by a payout sent after it and acknowledged
+    /// within this (`slow_failover`).
+    pub failover_within: Option<std::time::Duration>,
 }
 
 /// The kinds of violation, in the order the table shows them; the goal is zero in each.
-pub const VIOLATIONS: [(&str, &str); 20] = [
+pub const VIOLATIONS: [(&str, &str); 24] = [
     (
         "money_not_conserved",
         "funding ≠ balances + money that left",
@@ -69,7 +72,15 @@ pub const VIOLATIONS: [(&str, &str); 20] = [
     ),
     (
         "readyz_blind",
-        "the database or PgBouncer was down, /readyz never said so",
+        "the database, PgBouncer or the primary was down, /readyz never said so",
+    ),
+    (
+        "listen_lost",
+        "after a failover, a process not listening for revocations on the primary",
+    ),
+    (
+        "slow_failover",
+        "no payout acknowledged within --failover-within of a primary kill",
     ),
     (
         "webhook_not_delivered",
@@ -82,6 +93,14 @@ pub const VIOLATIONS: [(&str, &str); 20] = [
     (
         "inbound_not_booked_once",
         "an inbound credit the provider sent, not booked exactly once",
+    ),
+    (
+        "restore_mismatch",
+        "a restored copy without a payout acked before its moment, or with one asked after",
+    ),
+    (
+        "restore_ledger_verify",
+        "kobo ledger verify found a discrepancy in the restored copy",
     ),
 ];
 
@@ -176,6 +195,9 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
     let mut in_outage = false;
     // Inbound credits the provider acknowledged: (business, NIP session).
     let mut notified: Vec<(usize, String)> = Vec::new();
+    // Primary kills: (when, the machine, the first payout sent after it and acknowledged,
+    // milliseconds after the kill).
+    let mut kills: Vec<(u64, String, Option<u64>)> = Vec::new();
     for record in &records {
         let kind = record["kind"].as_str().unwrap_or_default();
         let outcome = &record["outcome"];
@@ -193,8 +215,18 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
                     outages.push(false);
                     in_outage = true;
                 }
+                Some("primary_kill") => {
+                    outages.push(false);
+                    in_outage = true;
+                }
+                // Recorded once the machine is dead: the time to the first payout
+                // acknowledged again counts from here.
+                Some("primary_dead") => {
+                    let machine = record["machine"].as_str().unwrap_or_default();
+                    kills.push((record["at_ms"].as_u64().unwrap_or(0), machine.into(), None));
+                }
                 // The probe runs every 250 ms: its answers from the next second still count.
-                Some("postgres_start" | "pgbouncer_start") => in_outage = false,
+                Some("postgres_start" | "pgbouncer_start" | "primary_elected") => in_outage = false,
                 _ => {}
             },
             "readyz" => {
@@ -231,6 +263,13 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
                         if let Some(reference) = record["reference_number"].as_str() {
                             key.acked.insert(reference.into());
                         }
+                        let at = record["at_ms"].as_u64().unwrap_or(0);
+                        let sent = at.saturating_sub(outcome["ms"].as_u64().unwrap_or(0));
+                        for (killed, _, first) in kills.iter_mut() {
+                            if first.is_none() && sent >= *killed {
+                                *first = Some(at - *killed);
+                            }
+                        }
                         if record["amount"].as_i64() != Some(key.amount) {
                             verdicts.add("amount_mismatch", format!("answer {record}"));
                         }
@@ -262,6 +301,16 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
                 "readyz_blind",
                 format!("PostgreSQL or PgBouncer outage {}", index + 1),
             );
+        }
+    }
+    if let Some(limit) = inputs.failover_within {
+        for (_, machine, first) in &kills {
+            if first.is_none_or(|ms| ms > limit.as_millis() as u64) {
+                verdicts.add(
+                    "slow_failover",
+                    format!("{machine} killed: first payout acknowledged after {first:?} ms"),
+                );
+            }
         }
     }
     // What the client measured of every attempt, the probes', logins' and settling's included.
@@ -510,6 +559,12 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
         "left_the_bank_kobo": left,
         "webhook_events": events_seen,
         "webhook_deliveries": deliveries,
+        "primary_kills": kills
+            .iter()
+            .map(|(at, machine, first)| json!({
+                "machine": machine, "at_ms": at, "first_payout_acknowledged_ms": first,
+            }))
+            .collect::<Vec<_>>(),
     });
     let mut violations: BTreeMap<String, u64> = VIOLATIONS
         .iter()
@@ -526,7 +581,7 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
 }
 
 /// Every item of a keyset-paged list, 100 at a time.
-async fn all_pages(api: &Api, path: &str, token: &str, mut body: Value) -> Result<Vec<Value>> {
+pub async fn all_pages(api: &Api, path: &str, token: &str, mut body: Value) -> Result<Vec<Value>> {
     let mut items = Vec::new();
     body["limit"] = json!(100);
     loop {

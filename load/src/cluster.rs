@@ -17,8 +17,9 @@ pub enum StoreKind {
     Postgres,
 }
 
-/// Where PostgreSQL is (the machine's local server) and how to run its tools.
-pub const POSTGRES_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+/// The machine's local PostgreSQL server, where a run's database is made unless it names
+/// another ([`Cluster::start_at`]).
+pub const LOCAL_POSTGRES: &str = "127.0.0.1:5432";
 
 /// The `kobo` processes of a run and the store they share.
 pub struct Cluster {
@@ -26,6 +27,8 @@ pub struct Cluster {
     dir: PathBuf,
     database_url: Option<String>,
     database_name: Option<String>,
+    /// The PostgreSQL server (`host:port`) of the database, on PostgreSQL.
+    postgres: String,
     /// Added to every start of a process; change it, then restart, to change how they run.
     pub serve_args: Vec<String>,
     /// The processes reach PostgreSQL through this transaction pooler (PgBouncer), the
@@ -56,6 +59,20 @@ impl Cluster {
         serve_args: Vec<String>,
         pooler: Option<u16>,
     ) -> Result<Cluster> {
+        Self::start_at(kobo, dir, store, count, serve_args, pooler, LOCAL_POSTGRES).await
+    }
+
+    /// [`Cluster::start_through`], the database made on the PostgreSQL server at `postgres`
+    /// (`host:port`; e.g. the HAProxy in front of a Patroni cluster, [`crate::patroni`]).
+    pub async fn start_at(
+        kobo: &Path,
+        dir: &Path,
+        store: StoreKind,
+        count: usize,
+        serve_args: Vec<String>,
+        pooler: Option<u16>,
+        postgres: &str,
+    ) -> Result<Cluster> {
         if pooler.is_some() && store != StoreKind::Postgres {
             bail!("a connection pooler is for PostgreSQL");
         }
@@ -68,22 +85,59 @@ impl Cluster {
                     std::process::id(),
                     chrono::Utc::now().timestamp_millis()
                 );
-                psql(&format!("CREATE DATABASE {name}")).await?;
+                psql_at(postgres, &format!("CREATE DATABASE {name}")).await?;
                 (
-                    Some(format!("postgres://postgres@127.0.0.1:5432/{name}")),
+                    Some(format!("postgres://postgres@{postgres}/{name}")),
                     Some(name),
                 )
             }
         };
-        let mut cluster = Cluster {
+        let cluster = Cluster {
             kobo: kobo.to_owned(),
             dir: dir.to_owned(),
             database_url,
             database_name,
+            postgres: postgres.to_owned(),
             serve_args,
             pooler,
             processes: Vec::new(),
         };
+        cluster.serve(count).await
+    }
+
+    /// `count` processes serving the existing database `name` of the PostgreSQL server at
+    /// `postgres` (a restored copy, say), their token key and logs in `dir`.
+    pub async fn on_database(
+        kobo: &Path,
+        dir: &Path,
+        postgres: &str,
+        name: &str,
+        count: usize,
+        serve_args: Vec<String>,
+    ) -> Result<Cluster> {
+        std::fs::create_dir_all(dir)?;
+        let cluster = Cluster {
+            kobo: kobo.to_owned(),
+            dir: dir.to_owned(),
+            database_url: Some(format!("postgres://postgres@{postgres}/{name}")),
+            database_name: Some(name.to_owned()),
+            postgres: postgres.to_owned(),
+            serve_args,
+            pooler: None,
+            processes: Vec::new(),
+        };
+        cluster.serve(count).await
+    }
+
+    /// The PostgreSQL database's name, on PostgreSQL.
+    pub fn database_name(&self) -> Option<&str> {
+        self.database_name.as_deref()
+    }
+
+    /// Starts `count` processes, one after the other.
+    async fn serve(mut self, count: usize) -> Result<Cluster> {
+        let dir = self.dir.clone();
+        let cluster = &mut self;
         for index in 0..count {
             let port = free_port()?;
             cluster.processes.push(Process {
@@ -92,14 +146,14 @@ impl Cluster {
                 // Beside the store, not in it: a disk fault must not take the logs.
                 log: dir
                     .parent()
-                    .unwrap_or(dir)
+                    .unwrap_or(&dir)
                     .join(format!("kobo-{index}.log")),
                 starts: 0,
             });
             // One at a time: the first applies the migrations.
             cluster.restart(index).await?;
         }
-        Ok(cluster)
+        Ok(self)
     }
 
     pub fn bases(&self) -> Vec<String> {
@@ -276,17 +330,26 @@ impl Cluster {
     /// Drops the PostgreSQL database of the run.
     pub async fn drop_database(&self) -> Result<()> {
         if let Some(name) = &self.database_name {
-            psql(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await?;
+            psql_at(
+                &self.postgres,
+                &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            )
+            .await?;
         }
         Ok(())
     }
 }
 
-/// Runs one statement as PostgreSQL's superuser.
+/// Runs one statement as PostgreSQL's superuser, on the machine's local server.
 pub async fn psql(statement: &str) -> Result<()> {
+    psql_at(LOCAL_POSTGRES, statement).await
+}
+
+/// Runs one statement as PostgreSQL's superuser, on the server at `postgres` (`host:port`).
+pub async fn psql_at(postgres: &str, statement: &str) -> Result<()> {
     let output = Command::new("psql")
         .args([
-            POSTGRES_ADMIN_URL,
+            &format!("postgres://postgres@{postgres}/postgres"),
             "-v",
             "ON_ERROR_STOP=1",
             "-qc",

@@ -16,6 +16,7 @@ mod cluster;
 mod edge;
 mod faults;
 mod history;
+mod patroni;
 mod provider;
 mod provision;
 mod receiver;
@@ -41,6 +42,15 @@ enum Command {
     /// overridden.
     #[command(args_override_self = true)]
     Bench(bench::BenchArgs),
+    /// What synchronous replication costs: payouts per second with a synchronous standby,
+    /// with asynchronous standbys and with none, in turn on one Patroni cluster
+    /// (`deploy/patroni.yml`), in one run (never exits 1 because of a figure).
+    Replication(bench::replication::ReplicationArgs),
+    /// A point-in-time restore of a database with a long history (1 million transactions by
+    /// default), on a Patroni cluster with pgBackRest: from a backup after the history and
+    /// from one before it, each copy checked with `kobo ledger verify` (exits 1 when one is
+    /// not as the moment was).
+    Restore(bench::restore::RestoreArgs),
     /// One credential's request budget across three processes on one PostgreSQL behind
     /// HAProxy (and PgBouncer): granted once between them (exits 1 otherwise).
     Budget(budget::BudgetArgs),
@@ -56,14 +66,41 @@ enum Command {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let clean = match cli.command {
-        Command::Chaos(args) => chaos::run(args).await?,
-        Command::Bench(args) => bench::run(args).await?,
-        Command::Budget(args) => budget::run(args).await?,
-        Command::WithPgbouncer { command } => edge::with_pgbouncer(&command).await?,
+    // On SIGINT or SIGTERM the command is dropped, which stops what it started (its children
+    // are killed on drop, a Patroni cluster's PostgreSQL servers too), then the program exits.
+    let finished = tokio::select! {
+        clean = async {
+            match cli.command {
+                Command::Chaos(args) => chaos::run(args).await,
+                Command::Bench(args) => bench::run(args).await,
+                Command::Budget(args) => budget::run(args).await,
+                Command::Replication(args) => bench::replication::run(args).await,
+                Command::Restore(args) => bench::restore::run(args).await,
+                Command::WithPgbouncer { command } => edge::with_pgbouncer(&command).await,
+            }
+        } => Some(clean),
+        _ = stopped() => None,
     };
-    if !clean {
-        std::process::exit(1);
+    match finished {
+        Some(clean) => {
+            if !clean? {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        None => {
+            eprintln!("kobo-load: stopped by a signal");
+            std::process::exit(130)
+        }
     }
-    Ok(())
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM.
+async fn stopped() {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("a SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+    }
 }

@@ -104,6 +104,11 @@ impl Token {
         self.value.read().await.clone()
     }
 
+    /// How this credential signs in (for a token of its own elsewhere, e.g. on a restored copy).
+    pub fn login(&self) -> &Login {
+        &self.login
+    }
+
     /// POSTs `body` to `path` on `process` with this token; after a `41` takes a new token
     /// for the next call (the answer is returned as it came).
     pub async fn post(&self, api: &Api, process: usize, path: &str, body: &Value) -> Outcome {
