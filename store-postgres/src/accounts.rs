@@ -8,7 +8,7 @@ use kobo_store::idempotency_keys::StoredKey;
 use kobo_store::paging::Cursor;
 
 use crate::Pool;
-use crate::{id, new_id, new_opt_id, sums, text_ids, Conn, StoreError, Tx};
+use crate::{id, new_id, new_opt_id, sums, text_ids, StoreError, Tx};
 pub use kobo_store::accounts::{
     AccountRow, Activity, BalanceChange, CurrentAccountFacts, Filters, KoboAccount, Metrics,
     MetricsFilters, NewAccount, PayoutLookup, PayoutRead,
@@ -53,13 +53,11 @@ impl From<AccountWithBusiness> for KoboAccount {
     }
 }
 
-/// The account with this id.
-pub async fn find_by_id(
-    conn: impl Into<Conn<'_>>,
-    id: &str,
-) -> Result<Option<AccountRow>, StoreError> {
-    conn.into()
-        .run(async |conn| {
+kobo_store::accounts_functions!(backend crate::Backend);
+
+impl kobo_store::accounts::Accounts for crate::Backend {
+    async fn find_by_id(conn: Self::Conn<'_>, id: &str) -> Result<Option<AccountRow>, StoreError> {
+        conn.run(async |conn| {
             Ok(sqlx::query_as!(
                 AccountRow,
                 r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
@@ -74,20 +72,17 @@ pub async fn find_by_id(
             .await?)
         })
         .await
-}
+    }
 
-/// The account with this number, whoever's, with its business.
-///
-/// By the number alone, whose only index is its unique one, so PostgreSQL's kept plan cannot
-/// take another: with the business in the `WHERE` too, a plan made while the business had few
-/// accounts could read them all through `accounts_business_created` (see
-/// [`crate::transfers::reference_owner`]), and the lookup had to be planned on every call.
-pub async fn find_by_number_anywhere(
-    conn: impl Into<Conn<'_>>,
-    number: &str,
-) -> Result<Option<KoboAccount>, StoreError> {
-    conn.into()
-        .run(async |conn| {
+    /// By the number alone, whose only index is its unique one, so PostgreSQL's kept plan cannot
+    /// take another: with the business in the `WHERE` too, a plan made while the business had few
+    /// accounts could read them all through `accounts_business_created` (see
+    /// [`crate::transfers::reference_owner`]), and the lookup had to be planned on every call.
+    async fn find_by_number_anywhere(
+        conn: Self::Conn<'_>,
+        number: &str,
+    ) -> Result<Option<KoboAccount>, StoreError> {
+        conn.run(async |conn| {
             let row = sqlx::query_as!(
                 AccountWithBusiness,
                 r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
@@ -104,98 +99,92 @@ pub async fn find_by_number_anywhere(
             Ok(row.map(KoboAccount::from))
         })
         .await
-}
+    }
 
-/// The business's main pool account.
-pub async fn main_account(
-    tx: &mut Tx,
-    business_id: &str,
-) -> Result<Option<AccountRow>, StoreError> {
-    Ok(sqlx::query_as!(
-        AccountRow,
-        r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
+    async fn main_account(
+        tx: &mut Tx,
+        business_id: &str,
+    ) -> Result<Option<AccountRow>, StoreError> {
+        Ok(sqlx::query_as!(
+            AccountRow,
+            r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
            a.account_class, a.status, a.balance, a.last_balance_update,
            p.account_number AS "parent_account_number?", a.customer_id::text AS customer_id,
            a.created_at
          FROM accounts a LEFT JOIN accounts p ON p.id = a.parent_account_id
          WHERE a.business_id = $1 AND a.account_class = 'primary'"#,
-        id(business_id)
-    )
-    .fetch_optional(&mut **tx)
-    .await?)
-}
+            id(business_id)
+        )
+        .fetch_optional(&mut **tx)
+        .await?)
+    }
 
-/// The business's name, how many current accounts it holds, and its main pool account.
-pub async fn current_account_facts(
-    tx: &mut Tx,
-    business_id: &str,
-) -> Result<CurrentAccountFacts, StoreError> {
-    Ok(sqlx::query_as!(
-        CurrentAccountFacts,
-        r#"SELECT b.name AS business_name,
+    async fn current_account_facts(
+        tx: &mut Tx,
+        business_id: &str,
+    ) -> Result<CurrentAccountFacts, StoreError> {
+        Ok(sqlx::query_as!(
+            CurrentAccountFacts,
+            r#"SELECT b.name AS business_name,
            (SELECT COUNT(*) FROM accounts c WHERE c.business_id = b.id
               AND c.account_type = 'current') AS "current_accounts!",
            (SELECT m.id::text FROM accounts m WHERE m.business_id = b.id
               AND m.account_class = 'primary') AS main_account_id
          FROM businesses b WHERE b.id = $1"#,
-        id(business_id)
-    )
-    .fetch_one(&mut **tx)
-    .await?)
-}
+            id(business_id)
+        )
+        .fetch_one(&mut **tx)
+        .await?)
+    }
 
-/// Opens `new`, active and empty.
-pub async fn insert(tx: &mut Tx, new: &NewAccount<'_>) -> Result<(), StoreError> {
-    sqlx::query!(
-        "INSERT INTO accounts (id, business_id, account_number, account_name, account_type, \
+    async fn insert(tx: &mut Tx, new: &NewAccount<'_>) -> Result<(), StoreError> {
+        sqlx::query!(
+            "INSERT INTO accounts (id, business_id, account_number, account_name, account_type, \
            account_class, status, parent_account_id, customer_id, balance, last_balance_update, \
            created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, 'secondary', 'active', $6, $7, 0, NULL, $8, $8)",
-        new_id(new.id)?,
-        new_id(new.business_id)?,
-        new.account_number,
-        new.account_name,
-        new.account_type,
-        new_id(new.parent_account_id)?,
-        new_opt_id(new.customer_id)?,
-        new.created_at
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+            new_id(new.id)?,
+            new_id(new.business_id)?,
+            new.account_number,
+            new.account_name,
+            new.account_type,
+            new_id(new.parent_account_id)?,
+            new_opt_id(new.customer_id)?,
+            new.created_at
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Opens a business's main pool account, active and empty.
-pub async fn insert_main(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    account_number: &str,
-    account_name: &str,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    sqlx::query!(
-        "INSERT INTO accounts (id, business_id, account_number, account_name, account_type, \
+    async fn insert_main(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        account_number: &str,
+        account_name: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        sqlx::query!(
+            "INSERT INTO accounts (id, business_id, account_number, account_name, account_type, \
            account_class, status, parent_account_id, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, 'pool', 'primary', 'active', NULL, $5, $5)",
-        new_id(id)?,
-        new_id(business_id)?,
-        account_number,
-        account_name,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+            new_id(id)?,
+            new_id(business_id)?,
+            account_number,
+            account_name,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// The number of the business's main pool account.
-pub async fn main_account_number(
-    conn: impl Into<Conn<'_>>,
-    business_id: &str,
-) -> Result<Option<String>, StoreError> {
-    conn.into()
-        .run(async |conn| {
+    async fn main_account_number(
+        conn: Self::Conn<'_>,
+        business_id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        conn.run(async |conn| {
             Ok(sqlx::query_scalar!(
                 "SELECT account_number FROM accounts \
          WHERE business_id = $1 AND account_type = 'pool' AND account_class = 'primary'",
@@ -205,112 +194,101 @@ pub async fn main_account_number(
             .await?)
         })
         .await
-}
+    }
 
-/// The status of account `id`, read under a lock held until `tx` ends (`FOR SHARE`): a
-/// status change in flight is waited for and seen, and one that comes later waits for `tx`.
-pub async fn locked_status(tx: &mut Tx, id: &str) -> Result<Option<String>, StoreError> {
-    Ok(sqlx::query_scalar!(
-        "SELECT status FROM accounts WHERE id = $1 FOR SHARE",
-        crate::id(id)
-    )
-    .fetch_optional(&mut **tx)
-    .await?)
-}
+    async fn locked_status(tx: &mut Tx, id: &str) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar!(
+            "SELECT status FROM accounts WHERE id = $1 FOR SHARE",
+            crate::id(id)
+        )
+        .fetch_optional(&mut **tx)
+        .await?)
+    }
 
-/// The id and business of the account with this number, locked until `tx` ends (`FOR
-/// UPDATE`; the statements after it see whatever committed before the lock was granted).
-pub async fn lock_by_number(
-    tx: &mut Tx,
-    number: &str,
-) -> Result<Option<(String, String)>, StoreError> {
-    let row = sqlx::query!(
-        "SELECT id, business_id FROM accounts WHERE account_number = $1 FOR UPDATE",
-        number
-    )
-    .fetch_optional(&mut **tx)
-    .await?;
-    Ok(row.map(|row| (row.id.to_string(), row.business_id.to_string())))
-}
+    async fn lock_by_number(
+        tx: &mut Tx,
+        number: &str,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        let row = sqlx::query!(
+            "SELECT id, business_id FROM accounts WHERE account_number = $1 FOR UPDATE",
+            number
+        )
+        .fetch_optional(&mut **tx)
+        .await?;
+        Ok(row.map(|row| (row.id.to_string(), row.business_id.to_string())))
+    }
 
-/// Changes account `id`'s status from `from` to `to`; `false` if it no longer was `from`.
-pub async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str) -> Result<bool, StoreError> {
-    let changed = sqlx::query!(
-        "UPDATE accounts SET status = $1 WHERE id = $2 AND status = $3",
-        to,
-        crate::id(id),
-        from
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(changed == 1)
-}
+    async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str) -> Result<bool, StoreError> {
+        let changed = sqlx::query!(
+            "UPDATE accounts SET status = $1 WHERE id = $2 AND status = $3",
+            to,
+            crate::id(id),
+            from
+        )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(changed == 1)
+    }
 
-/// Applies `changes` in one statement, each only if the account stays within zero and
-/// `max_balance` and, when it must be (`BalanceChange::must_be_active`), is active (read under
-/// the row's lock, so a freeze or a close that commits first stops it); the balances' last update is `at`. Returns the ids of the
-/// accounts changed.
-pub async fn apply_balance_changes(
-    tx: &mut Tx,
-    changes: &[BalanceChange<'_>],
-    max_balance: i64,
-    at: DateTime<Utc>,
-) -> Result<Vec<String>, StoreError> {
-    let ids: Vec<uuid::Uuid> = changes.iter().map(|change| id(change.account_id)).collect();
-    let amounts: Vec<i64> = changes.iter().map(|change| change.amount).collect();
-    let must_be_active: Vec<bool> = changes.iter().map(|change| change.must_be_active).collect();
-    let changed = sqlx::query_scalar!(
-        "UPDATE accounts a SET balance = a.balance + c.amount, last_balance_update = $1, \
+    async fn apply_balance_changes(
+        tx: &mut Tx,
+        changes: &[BalanceChange<'_>],
+        max_balance: i64,
+        at: DateTime<Utc>,
+    ) -> Result<Vec<String>, StoreError> {
+        let ids: Vec<uuid::Uuid> = changes.iter().map(|change| id(change.account_id)).collect();
+        let amounts: Vec<i64> = changes.iter().map(|change| change.amount).collect();
+        let must_be_active: Vec<bool> =
+            changes.iter().map(|change| change.must_be_active).collect();
+        let changed = sqlx::query_scalar!(
+            "UPDATE accounts a SET balance = a.balance + c.amount, last_balance_update = $1, \
            updated_at = $1 \
          FROM unnest($2::uuid[], $3::bigint[], $4::boolean[]) AS c (id, amount, must_be_active) \
          WHERE a.id = c.id AND a.balance + c.amount >= 0 AND a.balance + c.amount <= $5 \
            AND (a.status = 'active' OR NOT c.must_be_active) \
          RETURNING a.id",
-        at,
-        &ids,
-        &amounts,
-        &must_be_active,
-        max_balance
-    )
-    .fetch_all(&mut **tx)
-    .await?;
-    Ok(text_ids(changed))
-}
+            at,
+            &ids,
+            &amounts,
+            &must_be_active,
+            max_balance
+        )
+        .fetch_all(&mut **tx)
+        .await?;
+        Ok(text_ids(changed))
+    }
 
-/// An account's balance (kobo) and status, read in `tx`; `None` if there is no such account.
-pub async fn balance_and_status(
-    tx: &mut Tx,
-    account_id: &str,
-) -> Result<Option<(i64, String)>, StoreError> {
-    let row = sqlx::query!(
-        "SELECT balance, status FROM accounts WHERE id = $1",
-        id(account_id)
-    )
-    .fetch_optional(&mut **tx)
-    .await?;
-    Ok(row.map(|row| (row.balance, row.status)))
-}
+    async fn balance_and_status(
+        tx: &mut Tx,
+        account_id: &str,
+    ) -> Result<Option<(i64, String)>, StoreError> {
+        let row = sqlx::query!(
+            "SELECT balance, status FROM accounts WHERE id = $1",
+            id(account_id)
+        )
+        .fetch_optional(&mut **tx)
+        .await?;
+        Ok(row.map(|row| (row.balance, row.status)))
+    }
 
-/// One keyset page of the business's accounts, newest first: at most `limit + 1` rows.
-///
-/// The account type filter: `normal` (pool and current), `virtual`, `current`; any other
-/// (Kobo opens no savings accounts) matches nothing.
-pub async fn list(
-    pool: &Pool,
-    business_id: &str,
-    filters: &Filters,
-    cursor: Option<Cursor>,
-    limit: u64,
-) -> Result<Vec<AccountRow>, StoreError> {
-    pool.run(async |pool| {
-        let (cursor_at, cursor_id) = match cursor {
-            Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
-            None => (None, None),
-        };
-        Ok(sqlx::query_as!(
-            AccountRow,
-            r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
+    /// The account type filter: `normal` (pool and current), `virtual`, `current`; any other
+    /// (Kobo opens no savings accounts) matches nothing.
+    async fn list(
+        pool: &Pool,
+        business_id: &str,
+        filters: &Filters,
+        cursor: Option<Cursor>,
+        limit: u64,
+    ) -> Result<Vec<AccountRow>, StoreError> {
+        pool.run(async |pool| {
+            let (cursor_at, cursor_id) = match cursor {
+                Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+                None => (None, None),
+            };
+            Ok(sqlx::query_as!(
+                AccountRow,
+                r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
            a.account_class, a.status, a.balance, a.last_balance_update,
            p.account_number AS "parent_account_number?", a.customer_id::text AS customer_id,
            a.created_at
@@ -329,38 +307,36 @@ pub async fn list(
                 COALESCE($9::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
          ORDER BY a.created_at DESC, a.id DESC
          LIMIT $10"#,
-            id(business_id),
-            filters.account_type.as_deref(),
-            filters.account_number.as_deref(),
-            filters.status.as_deref(),
-            filters.is_available,
-            filters.parent_account_number.as_deref(),
-            filters.account_class.as_deref(),
-            cursor_at,
-            cursor_id,
-            (limit + 1) as i64
-        )
-        .fetch_all(&mut *pool)
-        .await?)
-    })
-    .await
-}
+                id(business_id),
+                filters.account_type.as_deref(),
+                filters.account_number.as_deref(),
+                filters.status.as_deref(),
+                filters.is_available,
+                filters.parent_account_number.as_deref(),
+                filters.account_class.as_deref(),
+                cursor_at,
+                cursor_id,
+                (limit + 1) as i64
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
 
-/// The totals of the accounts `ids`, counting collections in `[from, until)` when given.
-/// Accounts with no transaction are missing from the map.
-pub async fn activity(
-    pool: &Pool,
-    ids: &[&str],
-    from: Option<DateTime<Utc>>,
-    until: Option<DateTime<Utc>>,
-) -> Result<HashMap<String, Activity>, StoreError> {
-    pool.run(async |pool| {
-        if ids.is_empty() {
-            return Ok(HashMap::new());
-        }
-        let ids: Vec<uuid::Uuid> = ids.iter().map(|account| id(account)).collect();
-        let rows = sqlx::query!(
-            r#"WITH t AS (
+    async fn activity(
+        pool: &Pool,
+        ids: &[&str],
+        from: Option<DateTime<Utc>>,
+        until: Option<DateTime<Utc>>,
+    ) -> Result<HashMap<String, Activity>, StoreError> {
+        pool.run(async |pool| {
+            if ids.is_empty() {
+                return Ok(HashMap::new());
+            }
+            let ids: Vec<uuid::Uuid> = ids.iter().map(|account| id(account)).collect();
+            let rows = sqlx::query!(
+                r#"WITH t AS (
            SELECT account_id, amount, created_at, status,
              category = 'collection' AND status = 'success'
                AND created_at >= COALESCE($2::timestamptz, '-infinity')
@@ -376,41 +352,40 @@ pub async fn activity(
            (SUM(amount) FILTER (WHERE transfer))::text AS transferred,
            COUNT(*) FILTER (WHERE status <> 'failed') AS "transactions!"
          FROM t GROUP BY account_id"#,
-            &ids,
-            from,
-            until
-        )
-        .fetch_all(&mut *pool)
-        .await?;
-        let mut activity = HashMap::new();
-        for row in rows {
-            activity.insert(
-                row.account_id,
-                Activity {
-                    collections: row.collections,
-                    collected: sums::read(row.collected)?,
-                    last_collection: row.last_collection,
-                    transfers: row.transfers,
-                    transferred: sums::read(row.transferred)?,
-                    transactions: row.transactions,
-                },
-            );
-        }
-        Ok(activity)
-    })
-    .await
-}
+                &ids,
+                from,
+                until
+            )
+            .fetch_all(&mut *pool)
+            .await?;
+            let mut activity = HashMap::new();
+            for row in rows {
+                activity.insert(
+                    row.account_id,
+                    Activity {
+                        collections: row.collections,
+                        collected: sums::read(row.collected)?,
+                        last_collection: row.last_collection,
+                        transfers: row.transfers,
+                        transferred: sums::read(row.transferred)?,
+                        transactions: row.transactions,
+                    },
+                );
+            }
+            Ok(activity)
+        })
+        .await
+    }
 
-/// The totals of the business's accounts that `filters` choose, in one statement.
-pub async fn metrics(
-    pool: &Pool,
-    business_id: &str,
-    filters: &MetricsFilters,
-) -> Result<Metrics, StoreError> {
-    pool.run(async |pool| {
-        // `LIMIT NULL` is no limit.
-        let row = sqlx::query!(
-            r#"WITH chosen AS (
+    async fn metrics(
+        pool: &Pool,
+        business_id: &str,
+        filters: &MetricsFilters,
+    ) -> Result<Metrics, StoreError> {
+        pool.run(async |pool| {
+            // `LIMIT NULL` is no limit.
+            let row = sqlx::query!(
+                r#"WITH chosen AS (
            SELECT a.id, a.status, a.account_type, a.balance FROM accounts a
            WHERE a.business_id = $1
              AND ($2::text IS NULL
@@ -431,41 +406,34 @@ pub async fn metrics(
                 AND t.created_at >= COALESCE($3::timestamptz, '-infinity')
                 AND t.created_at < COALESCE($4::timestamptz, 'infinity')) AS collected
          FROM chosen"#,
-            id(business_id),
-            filters.account_type.as_deref(),
-            filters.from,
-            filters.until,
-            filters.count
-        )
-        .fetch_one(&mut *pool)
-        .await?;
-        Ok(Metrics {
-            active: row.active,
-            inactive: row.inactive,
-            virtual_accounts: row.virtual_accounts,
-            balance: sums::read(row.balance)?,
-            collected: sums::read(row.collected)?,
+                id(business_id),
+                filters.account_type.as_deref(),
+                filters.from,
+                filters.until,
+                filters.count
+            )
+            .fetch_one(&mut *pool)
+            .await?;
+            Ok(Metrics {
+                active: row.active,
+                inactive: row.inactive,
+                virtual_accounts: row.virtual_accounts,
+                balance: sums::read(row.balance)?,
+                collected: sums::read(row.collected)?,
+            })
         })
-    })
-    .await
-}
+        .await
+    }
 
-/// The source account and an intra-bank beneficiary's (whoever's), each with its business,
-/// and on every row the paying business's settings and the payout's Idempotency-Key if it is
-/// stored, in one statement (they were four round trips). By account number only, which only
-/// its unique index leads with, so the kept plan cannot read a business's accounts (see
-/// [`find_by_number_anywhere`]); the settings and the key are by their keys. An inter-bank
-/// payout looks up the source's number twice.
-pub async fn payout_reads(
-    conn: impl Into<Conn<'_>>,
-    lookup: &PayoutLookup<'_>,
-) -> Result<Vec<PayoutRead>, StoreError> {
-    let (operation, key, cutoff) = match &lookup.key {
-        Some((key, cutoff)) => (Some(key.operation), Some(key.key), Some(*cutoff)),
-        None => (None, None, None),
-    };
-    conn.into()
-        .run(async |conn| {
+    async fn payout_reads(
+        conn: Self::Conn<'_>,
+        lookup: &PayoutLookup<'_>,
+    ) -> Result<Vec<PayoutRead>, StoreError> {
+        let (operation, key, cutoff) = match &lookup.key {
+            Some((key, cutoff)) => (Some(key.operation), Some(key.key), Some(*cutoff)),
+            None => (None, None, None),
+        };
+        conn.run(async |conn| {
             let rows = sqlx::query!(
                 r#"SELECT a.id::text AS "id!", a.account_number, a.account_name, a.account_type,
            a.account_class, a.status, a.balance, a.last_balance_update,
@@ -526,4 +494,5 @@ pub async fn payout_reads(
                 .collect())
         })
         .await
+    }
 }

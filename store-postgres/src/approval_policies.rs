@@ -2,16 +2,17 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::{id, Conn, StoreError, Tx};
+use crate::{id, StoreError, Tx};
 pub use kobo_store::approval_policies::ApprovalPolicy;
 
-/// The business's policy, if it has one.
-pub async fn find(
-    conn: impl Into<Conn<'_>>,
-    business_id: &str,
-) -> Result<Option<ApprovalPolicy>, StoreError> {
-    conn.into()
-        .run(async |conn| {
+kobo_store::approval_policies_functions!(backend crate::Backend);
+
+impl kobo_store::approval_policies::ApprovalPolicies for crate::Backend {
+    async fn find(
+        conn: Self::Conn<'_>,
+        business_id: &str,
+    ) -> Result<Option<ApprovalPolicy>, StoreError> {
+        conn.run(async |conn| {
             Ok(sqlx::query_as!(
                 ApprovalPolicy,
                 "SELECT id, is_active, min_amount, created_at, updated_at FROM approval_policies \
@@ -22,49 +23,48 @@ pub async fn find(
             .await?)
         })
         .await
-}
+    }
 
-/// Creates the business's policy; `false` if it has one already (nothing changes).
-pub async fn insert(
-    tx: &mut Tx,
-    business_id: &str,
-    is_active: bool,
-    min_amount: i64,
-    now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    let inserted = sqlx::query!(
-        "INSERT INTO approval_policies (id, business_id, is_active, min_amount, created_at, \
+    async fn insert(
+        tx: &mut Tx,
+        business_id: &str,
+        is_active: bool,
+        min_amount: i64,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let inserted = sqlx::query!(
+            "INSERT INTO approval_policies (id, business_id, is_active, min_amount, created_at, \
            updated_at) VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (business_id) DO NOTHING",
-        uuid::Uuid::new_v4(),
-        id(business_id),
-        is_active,
-        min_amount,
-        now
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(inserted == 1)
-}
+            uuid::Uuid::new_v4(),
+            id(business_id),
+            is_active,
+            min_amount,
+            now
+        )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(inserted == 1)
+    }
 
-/// Changes what is given of the business's policy; `false` if it has none.
-pub async fn update(
-    tx: &mut Tx,
-    business_id: &str,
-    min_amount: Option<i64>,
-    is_active: Option<bool>,
-    now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    let updated = sqlx::query!(
-        "UPDATE approval_policies SET min_amount = COALESCE($2, min_amount), \
+    async fn update(
+        tx: &mut Tx,
+        business_id: &str,
+        min_amount: Option<i64>,
+        is_active: Option<bool>,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let updated = sqlx::query!(
+            "UPDATE approval_policies SET min_amount = COALESCE($2, min_amount), \
            is_active = COALESCE($3, is_active), updated_at = $4 WHERE business_id = $1",
-        id(business_id),
-        min_amount,
-        is_active,
-        now
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(updated == 1)
+            id(business_id),
+            min_amount,
+            is_active,
+            now
+        )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(updated == 1)
+    }
 }

@@ -6,77 +6,75 @@ use crate::Pool;
 use crate::{sums, StoreError};
 pub use kobo_store::audit::{AccountBalance, Counted, DayAstray};
 
-/// How many rows `table` holds.
-pub async fn count(pool: &Pool, table: Counted) -> Result<i64, StoreError> {
-    pool.run(async |pool| {
-        let count = match table {
-            Counted::Accounts => {
-                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM accounts"#)
-                    .fetch_one(&mut *pool)
-                    .await?
-            }
-            Counted::JournalEntries => {
-                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM ledger_entries"#)
-                    .fetch_one(&mut *pool)
-                    .await?
-            }
-            Counted::Postings => {
-                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM ledger_postings"#)
-                    .fetch_one(&mut *pool)
-                    .await?
-            }
-            Counted::Transactions => {
-                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM transactions"#)
-                    .fetch_one(&mut *pool)
-                    .await?
-            }
-        };
-        Ok(count)
-    })
-    .await
-}
+kobo_store::audit_functions!(backend crate::Backend);
 
-/// Every account's stored balance and the sum of its postings.
-pub async fn account_balances(pool: &Pool) -> Result<Vec<AccountBalance>, StoreError> {
-    pool.run(async |pool| {
-        let rows = sqlx::query!(
+impl kobo_store::audit::Audit for crate::Backend {
+    async fn count(pool: &Pool, table: Counted) -> Result<i64, StoreError> {
+        pool.run(async |pool| {
+            let count = match table {
+                Counted::Accounts => {
+                    sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM accounts"#)
+                        .fetch_one(&mut *pool)
+                        .await?
+                }
+                Counted::JournalEntries => {
+                    sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM ledger_entries"#)
+                        .fetch_one(&mut *pool)
+                        .await?
+                }
+                Counted::Postings => {
+                    sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM ledger_postings"#)
+                        .fetch_one(&mut *pool)
+                        .await?
+                }
+                Counted::Transactions => {
+                    sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!" FROM transactions"#)
+                        .fetch_one(&mut *pool)
+                        .await?
+                }
+            };
+            Ok(count)
+        })
+        .await
+    }
+
+    async fn account_balances(pool: &Pool) -> Result<Vec<AccountBalance>, StoreError> {
+        pool.run(async |pool| {
+            let rows = sqlx::query!(
             "SELECT a.account_number, a.balance, SUM(p.amount)::text AS posted FROM accounts a \
          LEFT JOIN ledger_postings p ON p.account_id = a.id \
          GROUP BY a.id, a.account_number, a.balance"
         )
-        .fetch_all(&mut *pool)
-        .await?;
-        rows.into_iter()
-            .map(|row| {
-                Ok(AccountBalance {
-                    account_number: row.account_number,
-                    balance: row.balance,
-                    posted: sums::read(row.posted)?,
+            .fetch_all(&mut *pool)
+            .await?;
+            rows.into_iter()
+                .map(|row| {
+                    Ok(AccountBalance {
+                        account_number: row.account_number,
+                        balance: row.balance,
+                        posted: sums::read(row.posted)?,
+                    })
                 })
-            })
-            .collect()
-    })
-    .await
-}
+                .collect()
+        })
+        .await
+    }
 
-/// Journal entries with fewer than two postings, with how many they have.
-pub async fn short_entries(pool: &Pool) -> Result<Vec<(String, i64)>, StoreError> {
-    pool.run(async |pool| {
-        let rows = sqlx::query!(
-            r#"SELECT e.id::text AS "id!", COUNT(p.id) AS "postings!" FROM ledger_entries e
+    async fn short_entries(pool: &Pool) -> Result<Vec<(String, i64)>, StoreError> {
+        pool.run(async |pool| {
+            let rows = sqlx::query!(
+                r#"SELECT e.id::text AS "id!", COUNT(p.id) AS "postings!" FROM ledger_entries e
          LEFT JOIN ledger_postings p ON p.entry_id = e.id GROUP BY e.id HAVING COUNT(p.id) < 2"#
-        )
-        .fetch_all(&mut *pool)
-        .await?;
-        Ok(rows.into_iter().map(|row| (row.id, row.postings)).collect())
-    })
-    .await
-}
+            )
+            .fetch_all(&mut *pool)
+            .await?;
+            Ok(rows.into_iter().map(|row| (row.id, row.postings)).collect())
+        })
+        .await
+    }
 
-/// Journal entries whose postings do not sum to zero, with their sum (kobo). Per entry a plain
-/// `SUM` cannot overflow: an entry has a few postings, each at most 10^18.
-pub async fn unbalanced_entries(pool: &Pool) -> Result<Vec<(String, i64)>, StoreError> {
-    pool.run(async |pool| {
+    async fn unbalanced_entries(pool: &Pool) -> Result<Vec<(String, i64)>, StoreError> {
+        pool.run(async |pool| {
         let rows = sqlx::query!(
             r#"SELECT entry_id::text AS "entry_id!", SUM(amount)::bigint AS "total!" FROM ledger_postings
          GROUP BY entry_id HAVING SUM(amount) <> 0"#
@@ -89,41 +87,36 @@ pub async fn unbalanced_entries(pool: &Pool) -> Result<Vec<(String, i64)>, Store
             .collect())
     })
     .await
-}
+    }
 
-/// The sum of every posting (kobo): zero in a sound ledger.
-pub async fn postings_total(pool: &Pool) -> Result<i128, StoreError> {
-    pool.run(async |pool| {
-        let total = sqlx::query_scalar!("SELECT SUM(amount)::text FROM ledger_postings")
-            .fetch_one(&mut *pool)
-            .await?;
-        sums::read(total)
-    })
-    .await
-}
+    async fn postings_total(pool: &Pool) -> Result<i128, StoreError> {
+        pool.run(async |pool| {
+            let total = sqlx::query_scalar!("SELECT SUM(amount)::text FROM ledger_postings")
+                .fetch_one(&mut *pool)
+                .await?;
+            sums::read(total)
+        })
+        .await
+    }
 
-/// Places a business's ledger head handed out twice: `(business, sequence, transactions)`.
-pub async fn repeated_sequences(pool: &Pool) -> Result<Vec<(String, i64, i64)>, StoreError> {
-    pool.run(async |pool| {
-        let rows = sqlx::query!(
-            r#"SELECT business_id::text AS "business_id!", sequence, COUNT(*) AS "transactions!"
+    async fn repeated_sequences(pool: &Pool) -> Result<Vec<(String, i64, i64)>, StoreError> {
+        pool.run(async |pool| {
+            let rows = sqlx::query!(
+                r#"SELECT business_id::text AS "business_id!", sequence, COUNT(*) AS "transactions!"
                FROM transactions GROUP BY business_id, sequence HAVING COUNT(*) > 1"#
-        )
-        .fetch_all(&mut *pool)
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|row| (row.business_id, row.sequence, row.transactions))
-            .collect())
-    })
-    .await
-}
+            )
+            .fetch_all(&mut *pool)
+            .await?;
+            Ok(rows
+                .into_iter()
+                .map(|row| (row.business_id, row.sequence, row.transactions))
+                .collect())
+        })
+        .await
+    }
 
-/// Rows of the ledger and of transfers that name a parent which is not there (no foreign key
-/// checks them on PostgreSQL since migration 0022): `(what, row)`, the row by its id or
-/// reference number. A transaction's and a transfer's source account must be their business's.
-pub async fn rows_without_parent(pool: &Pool) -> Result<Vec<(String, String)>, StoreError> {
-    pool.run(async |pool| {
+    async fn rows_without_parent(pool: &Pool) -> Result<Vec<(String, String)>, StoreError> {
+        pool.run(async |pool| {
         let rows = sqlx::query!(
             r#"SELECT 'posting of no journal entry' AS "what!", p.id::text AS "row!" FROM ledger_postings p
            WHERE NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.id = p.entry_id)
@@ -150,53 +143,49 @@ pub async fn rows_without_parent(pool: &Pool) -> Result<Vec<(String, String)>, S
         Ok(rows.into_iter().map(|row| (row.what, row.row)).collect())
     })
     .await
-}
+    }
 
-/// Postings to an account that is neither a customer's nor the bank's, as `(posting, account)`.
-pub async fn postings_to_unknown_accounts(
-    pool: &Pool,
-) -> Result<Vec<(String, String)>, StoreError> {
-    pool.run(async |pool| {
-        let rows = sqlx::query!(
-            r#"SELECT p.id AS "id!", p.account_id AS "account_id!" FROM ledger_postings p
+    async fn postings_to_unknown_accounts(
+        pool: &Pool,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        pool.run(async |pool| {
+            let rows = sqlx::query!(
+                r#"SELECT p.id AS "id!", p.account_id AS "account_id!" FROM ledger_postings p
          WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = p.account_id)
            AND NOT EXISTS (SELECT 1 FROM internal_accounts i WHERE i.id = p.account_id)"#
-        )
-        .fetch_all(&mut *pool)
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|row| (row.id.to_string(), row.account_id.to_string()))
-            .collect())
-    })
-    .await
-}
+            )
+            .fetch_all(&mut *pool)
+            .await?;
+            Ok(rows
+                .into_iter()
+                .map(|row| (row.id.to_string(), row.account_id.to_string()))
+                .collect())
+        })
+        .await
+    }
 
-/// The reference numbers of the transactions (not `failed`) whose entry has no posting of
-/// their amount on their account.
-pub async fn transactions_without_posting(pool: &Pool) -> Result<Vec<String>, StoreError> {
-    pool.run(async |pool| {
-        Ok(sqlx::query_scalar!(
-            "SELECT t.reference_number FROM transactions t WHERE t.status <> 'failed' \
+    /// The reference numbers of the transactions (not `failed`) whose entry has no posting of
+    /// their amount on their account.
+    async fn transactions_without_posting(pool: &Pool) -> Result<Vec<String>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_scalar!(
+                "SELECT t.reference_number FROM transactions t WHERE t.status <> 'failed' \
            AND NOT EXISTS (SELECT 1 FROM ledger_postings p WHERE p.entry_id = t.entry_id \
              AND p.account_id = t.account_id \
              AND p.amount = CASE WHEN t.transaction_type = 'credit' THEN t.amount \
                                  ELSE -t.amount END)"
-        )
-        .fetch_all(&mut *pool)
-        .await?)
-    })
-    .await
-}
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
 
-/// Days whose running total for the daily limit (`daily_transfer_totals`) differs from the sum
-/// of the business's transfers of the day that count toward it: those whose money moved
-/// (`processing`, `success`; a held transfer counts from its approval, on that day).
-pub async fn daily_totals_astray(pool: &Pool) -> Result<Vec<DayAstray>, StoreError> {
-    pool.run(async |pool| {
-        Ok(sqlx::query_as!(
-            DayAstray,
-            r#"SELECT k.business_id::text AS "business_id!", k.day::text AS "day!",
+    async fn daily_totals_astray(pool: &Pool) -> Result<Vec<DayAstray>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_as!(
+                DayAstray,
+                r#"SELECT k.business_id::text AS "business_id!", k.day::text AS "day!",
            COALESCE(d.amount, 0) AS "kept!", COALESCE(s.spent, 0)::bigint AS "spent!"
          FROM (SELECT business_id, day FROM daily_transfer_totals
                UNION SELECT business_id, day FROM transfers) k
@@ -206,9 +195,10 @@ pub async fn daily_totals_astray(pool: &Pool) -> Result<Vec<DayAstray>, StoreErr
                     GROUP BY business_id, day) s
            ON s.business_id = k.business_id AND s.day = k.day
          WHERE COALESCE(d.amount, 0) <> COALESCE(s.spent, 0)"#
-        )
-        .fetch_all(&mut *pool)
-        .await?)
-    })
-    .await
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
 }

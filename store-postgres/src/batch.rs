@@ -270,21 +270,6 @@ struct Claims {
     expired_before: Option<DateTime<Utc>>,
 }
 
-/// Runs every write of `batch` in `tx`, in one round trip (one statement; nothing when the
-/// batch is empty).
-pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
-    if batch.is_empty() {
-        return Ok(());
-    }
-    let parts = parts_of(batch)?;
-    let claimed = if parts.is_a_payouts() {
-        run_payout(tx, &parts).await?
-    } else {
-        run_all(tx, &parts).await?
-    };
-    parts.check_claimed(claimed)
-}
-
 /// A payout whose ledger head is foreseen ([`crate::groups::Member::known_head`]: its last
 /// sequence before the payout is `foreseen`): its head, daily total and balances as
 /// `ledger::advance_and_move` moves them, and `batch`, written with the places that head gives,
@@ -909,6 +894,23 @@ fn carry_activity(
     a.request_ids.push(activity.request_id);
     a.ats.push(new.at);
     Ok(())
+}
+
+kobo_store::batch_functions!(backend crate::Backend);
+
+impl kobo_store::batch::Batches for crate::Backend {
+    async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let parts = parts_of(batch)?;
+        let claimed = if parts.is_a_payouts() {
+            run_payout(tx, &parts).await?
+        } else {
+            run_all(tx, &parts).await?
+        };
+        parts.check_claimed(claimed)
+    }
 }
 
 #[cfg(test)]

@@ -4,172 +4,8 @@
 use chrono::{DateTime, Utc};
 
 use crate::Pool;
-use crate::{id, new_id, Conn, StoreError, Tx};
+use crate::{id, new_id, StoreError, Tx};
 pub use kobo_store::businesses::{Business, Credentials, NewBusiness};
-
-/// Writes a new business at `now`.
-pub async fn insert(
-    tx: &mut Tx,
-    new: &NewBusiness<'_>,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    sqlx::query!(
-        "INSERT INTO businesses (id, name, status, client_id, client_secret_hash, created_at, \
-           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)",
-        new_id(new.id)?,
-        new.name,
-        new.status,
-        new.client_id,
-        new.client_secret_hash,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// The business with this id or client id, if any.
-pub async fn find(pool: &Pool, id_or_client_id: &str) -> Result<Option<Business>, StoreError> {
-    pool.run(async |pool| {
-        Ok(sqlx::query_as!(
-            Business,
-            r#"SELECT id::text AS "id!", name, status, client_id, created_at FROM businesses
-         WHERE id = $1 OR client_id = $2"#,
-            id(id_or_client_id),
-            id_or_client_id
-        )
-        .fetch_optional(&mut *pool)
-        .await?)
-    })
-    .await
-}
-
-/// Every business, oldest first.
-pub async fn list(pool: &Pool) -> Result<Vec<Business>, StoreError> {
-    pool.run(async |pool| {
-        Ok(sqlx::query_as!(
-            Business,
-            r#"SELECT id::text AS "id!", name, status, client_id, created_at FROM businesses
-         ORDER BY created_at, id"#
-        )
-        .fetch_all(&mut *pool)
-        .await?)
-    })
-    .await
-}
-
-/// The name of the business (it exists).
-pub async fn name_of(conn: impl Into<Conn<'_>>, id: &str) -> Result<String, StoreError> {
-    conn.into()
-        .run(async |conn| {
-            sqlx::query_scalar!("SELECT name FROM businesses WHERE id = $1", crate::id(id))
-                .fetch_optional(&mut *conn)
-                .await?
-                .ok_or_else(|| StoreError::Unreadable(format!("no business {id}")))
-        })
-        .await
-}
-
-/// The status (`active`, `inactive`) of the business, if it exists.
-pub async fn status_of(conn: impl Into<Conn<'_>>, id: &str) -> Result<Option<String>, StoreError> {
-    conn.into()
-        .run(async |conn| {
-            Ok(
-                sqlx::query_scalar!("SELECT status FROM businesses WHERE id = $1", crate::id(id))
-                    .fetch_optional(&mut *conn)
-                    .await?,
-            )
-        })
-        .await
-}
-
-/// What a transfer's execution reads of its business: its status and daily limit (its own,
-/// or `default_daily_limit`), under a share lock on its row until `tx` ends (a change of
-/// standing, which updates the row, waits for it, or it for the change). An approval's
-/// execution, rare beside payouts, which hold the standing lock instead ([`hold_standing`]).
-pub async fn locked_for_execution(
-    tx: &mut Tx,
-    id: &str,
-    default_daily_limit: i64,
-) -> Result<(String, i64), StoreError> {
-    let row = sqlx::query!(
-        r#"SELECT status, COALESCE(daily_transfer_limit, $2) AS "daily_limit!" FROM businesses
-         WHERE id = $1 FOR SHARE"#,
-        crate::id(id),
-        default_daily_limit
-    )
-    .fetch_one(&mut **tx)
-    .await?;
-    Ok((row.status, row.daily_limit))
-}
-
-/// The client id of the business (it exists).
-pub async fn client_id_of(tx: &mut Tx, id: &str) -> Result<String, StoreError> {
-    Ok(sqlx::query_scalar!(
-        "SELECT client_id FROM businesses WHERE id = $1",
-        crate::id(id)
-    )
-    .fetch_one(&mut **tx)
-    .await?)
-}
-
-/// The credentials of the business whose client id is `client_id`, if any.
-pub async fn credentials_of_client(
-    pool: &Pool,
-    client_id: &str,
-) -> Result<Option<Credentials>, StoreError> {
-    pool.run(async |pool| {
-        Ok(sqlx::query_as!(
-            Credentials,
-            r#"SELECT b.id::text AS "id!", b.client_secret_hash,
-               (b.secret_issued_by IS NULL OR EXISTS (
-                  SELECT 1 FROM members im JOIN roles ir ON ir.id = im.role_id
-                  WHERE im.business_id = b.id AND im.id::text = b.secret_issued_by
-                    AND im.is_active
-                    AND (ir.business_id IS NULL OR ir.business_id = im.business_id)
-                    AND position('"credential.manage"' IN ir.permission_codes) > 0))
-                 AS "usable!"
-               FROM businesses b WHERE b.client_id = $1"#,
-            client_id
-        )
-        .fetch_optional(&mut *pool)
-        .await?)
-    })
-    .await
-}
-
-/// Replaces the business's client secret (its hash) at `now`; `issuer` is the member who asked
-/// for it.
-pub async fn set_client_secret(
-    tx: &mut Tx,
-    id: &str,
-    client_secret_hash: &str,
-    issuer: Option<&str>,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    sqlx::query!(
-        "UPDATE businesses SET client_secret_hash = $2, updated_at = $3, secret_issued_by = $4 \
-         WHERE id = $1",
-        crate::id(id),
-        client_secret_hash,
-        now,
-        issuer
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// Takes the business row's lock (`FOR NO KEY UPDATE`) until `tx` ends.
-pub async fn lock(tx: &mut Tx, id: &str) -> Result<(), StoreError> {
-    sqlx::query_scalar!(
-        "SELECT id FROM businesses WHERE id = $1 FOR NO KEY UPDATE",
-        crate::id(id)
-    )
-    .fetch_optional(&mut **tx)
-    .await?;
-    Ok(())
-}
 
 /// The class (the first key) of the advisory locks that guard businesses' standing, their
 /// status and daily limit: "kobo" in ASCII.
@@ -245,46 +81,193 @@ async fn begin_standing_change(
     Ok((tx, ids))
 }
 
-/// Sets the status (`active` or `inactive`) of the business with this id or client id at
-/// `now`, under its standing lock ([`begin_standing_change`]); returns how many businesses
-/// changed.
-pub async fn set_status(
-    pool: &Pool,
-    id_or_client_id: &str,
-    status: &str,
-    now: DateTime<Utc>,
-) -> Result<u64, StoreError> {
-    let (mut tx, ids) = begin_standing_change(pool, id_or_client_id).await?;
-    let updated = sqlx::query!(
-        "UPDATE businesses SET status = $2, updated_at = $3 WHERE id = ANY($1)",
-        &ids,
-        status,
-        now
-    )
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
-    tx.commit().await?;
-    Ok(updated)
-}
+kobo_store::businesses_functions!(backend crate::Backend);
 
-/// Sets the daily transfer limit in kobo (`None`: the default) of the business with this id
-/// or client id, under its standing lock ([`begin_standing_change`]); returns how many
-/// businesses changed.
-pub async fn set_daily_transfer_limit(
-    pool: &Pool,
-    id_or_client_id: &str,
-    limit: Option<i64>,
-) -> Result<u64, StoreError> {
-    let (mut tx, ids) = begin_standing_change(pool, id_or_client_id).await?;
-    let updated = sqlx::query!(
-        "UPDATE businesses SET daily_transfer_limit = $2 WHERE id = ANY($1)",
-        &ids,
-        limit
+impl kobo_store::businesses::Businesses for crate::Backend {
+    async fn set_status(
+        pool: &Pool,
+        id_or_client_id: &str,
+        status: &str,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let (mut tx, ids) = begin_standing_change(pool, id_or_client_id).await?;
+        let updated = sqlx::query!(
+            "UPDATE businesses SET status = $2, updated_at = $3 WHERE id = ANY($1)",
+            &ids,
+            status,
+            now
+        )
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        tx.commit().await?;
+        Ok(updated)
+    }
+
+    async fn insert(
+        tx: &mut Tx,
+        new: &NewBusiness<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        sqlx::query!(
+            "INSERT INTO businesses (id, name, status, client_id, client_secret_hash, created_at, \
+           updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)",
+            new_id(new.id)?,
+            new.name,
+            new.status,
+            new.client_id,
+            new.client_secret_hash,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    async fn find(pool: &Pool, id_or_client_id: &str) -> Result<Option<Business>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_as!(
+                Business,
+                r#"SELECT id::text AS "id!", name, status, client_id, created_at FROM businesses
+         WHERE id = $1 OR client_id = $2"#,
+                id(id_or_client_id),
+                id_or_client_id
+            )
+            .fetch_optional(&mut *pool)
+            .await?)
+        })
+        .await
+    }
+
+    async fn list(pool: &Pool) -> Result<Vec<Business>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_as!(
+                Business,
+                r#"SELECT id::text AS "id!", name, status, client_id, created_at FROM businesses
+         ORDER BY created_at, id"#
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
+
+    async fn name_of(conn: Self::Conn<'_>, id: &str) -> Result<String, StoreError> {
+        conn.run(async |conn| {
+            sqlx::query_scalar!("SELECT name FROM businesses WHERE id = $1", crate::id(id))
+                .fetch_optional(&mut *conn)
+                .await?
+                .ok_or_else(|| StoreError::Unreadable(format!("no business {id}")))
+        })
+        .await
+    }
+
+    async fn status_of(conn: Self::Conn<'_>, id: &str) -> Result<Option<String>, StoreError> {
+        conn.run(async |conn| {
+            Ok(
+                sqlx::query_scalar!("SELECT status FROM businesses WHERE id = $1", crate::id(id))
+                    .fetch_optional(&mut *conn)
+                    .await?,
+            )
+        })
+        .await
+    }
+
+    async fn locked_for_execution(
+        tx: &mut Tx,
+        id: &str,
+        default_daily_limit: i64,
+    ) -> Result<(String, i64), StoreError> {
+        let row = sqlx::query!(
+            r#"SELECT status, COALESCE(daily_transfer_limit, $2) AS "daily_limit!" FROM businesses
+         WHERE id = $1 FOR SHARE"#,
+            crate::id(id),
+            default_daily_limit
+        )
+        .fetch_one(&mut **tx)
+        .await?;
+        Ok((row.status, row.daily_limit))
+    }
+
+    async fn client_id_of(tx: &mut Tx, id: &str) -> Result<String, StoreError> {
+        Ok(sqlx::query_scalar!(
+            "SELECT client_id FROM businesses WHERE id = $1",
+            crate::id(id)
+        )
+        .fetch_one(&mut **tx)
+        .await?)
+    }
+
+    async fn credentials_of_client(
+        pool: &Pool,
+        client_id: &str,
+    ) -> Result<Option<Credentials>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_as!(
+                Credentials,
+                r#"SELECT b.id::text AS "id!", b.client_secret_hash,
+               (b.secret_issued_by IS NULL OR EXISTS (
+                  SELECT 1 FROM members im JOIN roles ir ON ir.id = im.role_id
+                  WHERE im.business_id = b.id AND im.id::text = b.secret_issued_by
+                    AND im.is_active
+                    AND (ir.business_id IS NULL OR ir.business_id = im.business_id)
+                    AND position('"credential.manage"' IN ir.permission_codes) > 0))
+                 AS "usable!"
+               FROM businesses b WHERE b.client_id = $1"#,
+                client_id
+            )
+            .fetch_optional(&mut *pool)
+            .await?)
+        })
+        .await
+    }
+
+    async fn set_client_secret(
+        tx: &mut Tx,
+        id: &str,
+        client_secret_hash: &str,
+        issuer: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        sqlx::query!(
+        "UPDATE businesses SET client_secret_hash = $2, updated_at = $3, secret_issued_by = $4 \
+         WHERE id = $1",
+        crate::id(id),
+        client_secret_hash,
+        now,
+        issuer
     )
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
-    tx.commit().await?;
-    Ok(updated)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    /// Takes the business row's lock (`FOR NO KEY UPDATE`) until `tx` ends.
+    async fn lock(tx: &mut Tx, id: &str) -> Result<(), StoreError> {
+        sqlx::query_scalar!(
+            "SELECT id FROM businesses WHERE id = $1 FOR NO KEY UPDATE",
+            crate::id(id)
+        )
+        .fetch_optional(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    async fn set_daily_transfer_limit(
+        pool: &Pool,
+        id_or_client_id: &str,
+        limit: Option<i64>,
+    ) -> Result<u64, StoreError> {
+        let (mut tx, ids) = begin_standing_change(pool, id_or_client_id).await?;
+        let updated = sqlx::query!(
+            "UPDATE businesses SET daily_transfer_limit = $2 WHERE id = ANY($1)",
+            &ids,
+            limit
+        )
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        tx.commit().await?;
+        Ok(updated)
+    }
 }

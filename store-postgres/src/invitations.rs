@@ -7,13 +7,15 @@ use crate::Pool;
 use crate::{id, new_id, StoreError, Tx};
 pub use kobo_store::invitations::{Invitation, NewInvitation};
 
-/// Writes an open invitation at `now`.
-pub async fn insert(
-    tx: &mut Tx,
-    new: &NewInvitation<'_>,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    sqlx::query!(
+kobo_store::invitations_functions!(backend crate::Backend);
+
+impl kobo_store::invitations::Invitations for crate::Backend {
+    async fn insert(
+        tx: &mut Tx,
+        new: &NewInvitation<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        sqlx::query!(
         "INSERT INTO invitations (id, business_id, member_id, token_hash, expires_at, used_at, \
            revoked_at, created_at) VALUES ($1, $2, $3, $4, $5, NULL, NULL, $6)",
         uuid::Uuid::new_v4(),
@@ -23,61 +25,59 @@ pub async fn insert(
         new.expires_at,
         now
     )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// The invitation whose token hashes to `token_hash`, if any.
-pub async fn find_by_token_hash(
-    pool: &Pool,
-    token_hash: &str,
-) -> Result<Option<Invitation>, StoreError> {
-    pool.run(async |pool| {
-        Ok(sqlx::query_as!(
-            Invitation,
-            r#"SELECT i.id::text AS "id!", i.business_id::text AS "business_id!",
+    async fn find_by_token_hash(
+        pool: &Pool,
+        token_hash: &str,
+    ) -> Result<Option<Invitation>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_as!(
+                Invitation,
+                r#"SELECT i.id::text AS "id!", i.business_id::text AS "business_id!",
            i.member_id::text AS "member_id!", i.expires_at, i.used_at, i.revoked_at,
            m.invitation_status, m.email, m.first_name, m.last_name, b.client_id
          FROM invitations i JOIN members m ON m.id = i.member_id AND m.business_id = i.business_id
          JOIN businesses b ON b.id = i.business_id
          WHERE i.token_hash = $1"#,
-            token_hash
-        )
-        .fetch_optional(&mut *pool)
-        .await?)
-    })
-    .await
-}
+                token_hash
+            )
+            .fetch_optional(&mut *pool)
+            .await?)
+        })
+        .await
+    }
 
-/// Uses the invitation `id` at `now`; `false` when it was used or revoked already.
-pub async fn use_up(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, StoreError> {
-    let claimed = sqlx::query!(
-        "UPDATE invitations SET used_at = $2 \
+    async fn use_up(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, StoreError> {
+        let claimed = sqlx::query!(
+            "UPDATE invitations SET used_at = $2 \
          WHERE id = $1 AND used_at IS NULL AND revoked_at IS NULL",
-        crate::id(id),
-        now
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(claimed == 1)
-}
+            crate::id(id),
+            now
+        )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(claimed == 1)
+    }
 
-/// Revokes the member's open invitations at `now`; returns how many.
-pub async fn revoke_open_of_member(
-    tx: &mut Tx,
-    member_id: &str,
-    now: DateTime<Utc>,
-) -> Result<u64, StoreError> {
-    let revoked = sqlx::query!(
-        "UPDATE invitations SET revoked_at = $2 \
+    async fn revoke_open_of_member(
+        tx: &mut Tx,
+        member_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let revoked = sqlx::query!(
+            "UPDATE invitations SET revoked_at = $2 \
          WHERE member_id = $1 AND used_at IS NULL AND revoked_at IS NULL",
-        id(member_id),
-        now
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(revoked)
+            id(member_id),
+            now
+        )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(revoked)
+    }
 }

@@ -81,6 +81,17 @@ pub mod webhook_endpoints;
 /// rolls back.
 pub type Tx = sqlx::Transaction<'static, Postgres>;
 
+/// PostgreSQL, as the stores' contract names a store ([`kobo_store::contract`]): each resource
+/// module implements its trait for it.
+#[derive(Clone, Copy, Debug)]
+pub struct Backend;
+
+impl kobo_store::contract::Backend for Backend {
+    type Pool = Pool;
+    type Tx = Tx;
+    type Conn<'c> = Conn<'c>;
+}
+
 /// The schema: 0001-0013 as the release before this crate wrote them, 0014 the native types.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 

@@ -3,41 +3,45 @@
 //! the entries payouts' transfers carry (migration 0026, `batch::carry_audit`).
 
 use chrono::{DateTime, Utc};
-use kobo_store::batch::{Batch, NewAudit, Write};
 
 use crate::Pool;
-use crate::{id, Conn, StoreError};
+use crate::{id, StoreError};
 pub use kobo_store::logs::{
     Activity, ActivityEntry, ActivityFilter, AuditEntry, AuditFilter, NewAuditEntry,
 };
 
-/// Appends `entries`, each as of its time, to the activity log in one statement.
-pub async fn record_activities(
-    conn: impl Into<Conn<'_>>,
-    entries: &[(DateTime<Utc>, &Activity)],
-) -> Result<(), StoreError> {
-    let mut ids = Vec::with_capacity(entries.len());
-    let mut business_ids = Vec::with_capacity(entries.len());
-    let mut endpoints = Vec::with_capacity(entries.len());
-    let mut codes = Vec::with_capacity(entries.len());
-    let mut statuses = Vec::with_capacity(entries.len());
-    let mut messages = Vec::with_capacity(entries.len());
-    let mut addresses = Vec::with_capacity(entries.len());
-    let mut request_ids = Vec::with_capacity(entries.len());
-    let mut times = Vec::with_capacity(entries.len());
-    for (now, activity) in entries {
-        ids.push(uuid::Uuid::new_v4());
-        business_ids.push(crate::new_id(&activity.business_id)?);
-        endpoints.push(activity.endpoint.to_owned());
-        codes.push(i64::from(activity.http_status));
-        statuses.push(if activity.success { "success" } else { "error" }.to_owned());
-        messages.push(activity.message.clone());
-        addresses.push(activity.ip_address.clone());
-        request_ids.push(activity.request_id.clone());
-        times.push(*now);
-    }
-    conn.into()
-        .run(async |conn| {
+pub use kobo_store::logs::audit_into;
+
+pub(crate) use kobo_store::paging::contains_pattern;
+
+kobo_store::logs_functions!(backend crate::Backend);
+
+impl kobo_store::logs::Logs for crate::Backend {
+    async fn record_activities(
+        conn: Self::Conn<'_>,
+        entries: &[(DateTime<Utc>, &Activity)],
+    ) -> Result<(), StoreError> {
+        let mut ids = Vec::with_capacity(entries.len());
+        let mut business_ids = Vec::with_capacity(entries.len());
+        let mut endpoints = Vec::with_capacity(entries.len());
+        let mut codes = Vec::with_capacity(entries.len());
+        let mut statuses = Vec::with_capacity(entries.len());
+        let mut messages = Vec::with_capacity(entries.len());
+        let mut addresses = Vec::with_capacity(entries.len());
+        let mut request_ids = Vec::with_capacity(entries.len());
+        let mut times = Vec::with_capacity(entries.len());
+        for (now, activity) in entries {
+            ids.push(uuid::Uuid::new_v4());
+            business_ids.push(crate::new_id(&activity.business_id)?);
+            endpoints.push(activity.endpoint.to_owned());
+            codes.push(i64::from(activity.http_status));
+            statuses.push(if activity.success { "success" } else { "error" }.to_owned());
+            messages.push(activity.message.clone());
+            addresses.push(activity.ip_address.clone());
+            request_ids.push(activity.request_id.clone());
+            times.push(*now);
+        }
+        conn.run(async |conn| {
             sqlx::query!(
         "INSERT INTO activity_logs (id, business_id, endpoint, method, response_code, status, \
            message, ip_address, request_id, created_at) \
@@ -62,36 +66,25 @@ pub async fn record_activities(
             Ok(())
         })
         .await
-}
+    }
 
-/// Writes `entry`, as of `now` (and its UTC day), as a write of `batch`.
-pub fn audit_into(batch: &mut Batch, now: DateTime<Utc>, entry: NewAuditEntry) {
-    batch.push(Write::Audit(NewAudit {
-        id: uuid::Uuid::new_v4().to_string(),
-        entry,
-        at: now,
-    }));
-}
-
-/// The business's activity-log entries, newest first, after the cursor: at most
-/// `page_size + 1` (the one more tells whether more follow).
-pub async fn list_activity(
-    pool: &Pool,
-    filter: &ActivityFilter,
-) -> Result<Vec<ActivityEntry>, StoreError> {
-    pool.run(async |pool| {
-        let pattern = filter.search.as_deref().map(contains_pattern);
-        let (cursor_at, cursor_id) = match &filter.cursor {
-            Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
-            None => (None, None),
-        };
-        // Each place read by its business's key, newest first, at most a page from each (a
-        // LIMIT in each branch keeps PostgreSQL reading each index in order rather than
-        // sorting every row of the business: a `UNION ALL` view under one LIMIT did), then
-        // the page of both.
-        Ok(sqlx::query_as!(
-            ActivityEntry,
-            r#"SELECT id AS "id!", endpoint AS "endpoint!", method AS "method!",
+    async fn list_activity(
+        pool: &Pool,
+        filter: &ActivityFilter,
+    ) -> Result<Vec<ActivityEntry>, StoreError> {
+        pool.run(async |pool| {
+            let pattern = filter.search.as_deref().map(contains_pattern);
+            let (cursor_at, cursor_id) = match &filter.cursor {
+                Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+                None => (None, None),
+            };
+            // Each place read by its business's key, newest first, at most a page from each (a
+            // LIMIT in each branch keeps PostgreSQL reading each index in order rather than
+            // sorting every row of the business: a `UNION ALL` view under one LIMIT did), then
+            // the page of both.
+            Ok(sqlx::query_as!(
+                ActivityEntry,
+                r#"SELECT id AS "id!", endpoint AS "endpoint!", method AS "method!",
            response_code AS "response_code!", status AS "status!", message AS "message!",
            ip_address AS "ip_address!", request_id AS "request_id!",
            created_at AS "created_at!"
@@ -131,37 +124,35 @@ pub async fn list_activity(
          ) entries
          ORDER BY created_at DESC, id DESC
          LIMIT $11"#,
-            id(&filter.business_id),
-            filter.status.as_deref(),
-            filter.method.as_deref(),
-            filter.endpoint.as_deref(),
-            filter.response_code,
-            filter.from,
-            filter.until,
-            pattern,
-            cursor_at,
-            cursor_id,
-            (filter.page_size + 1) as i64
-        )
-        .fetch_all(&mut *pool)
-        .await?)
-    })
-    .await
-}
+                id(&filter.business_id),
+                filter.status.as_deref(),
+                filter.method.as_deref(),
+                filter.endpoint.as_deref(),
+                filter.response_code,
+                filter.from,
+                filter.until,
+                pattern,
+                cursor_at,
+                cursor_id,
+                (filter.page_size + 1) as i64
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
 
-/// The business's audit-log entries, newest first, after the cursor: at most
-/// `page_size + 1` (the one more tells whether more follow).
-pub async fn list_audit(pool: &Pool, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {
-    pool.run(async |pool| {
-        let pattern = filter.search.as_deref().map(contains_pattern);
-        let (cursor_at, cursor_id) = match &filter.cursor {
-            Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
-            None => (None, None),
-        };
-        // As `list_activity`: each place by its key, a page from each, then the page.
-        Ok(sqlx::query_as!(
-            AuditEntry,
-            r#"SELECT id AS "id!", action AS "action!", user_name AS "user_name!", user_id,
+    async fn list_audit(pool: &Pool, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {
+        pool.run(async |pool| {
+            let pattern = filter.search.as_deref().map(contains_pattern);
+            let (cursor_at, cursor_id) = match &filter.cursor {
+                Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+                None => (None, None),
+            };
+            // As `list_activity`: each place by its key, a page from each, then the page.
+            Ok(sqlx::query_as!(
+                AuditEntry,
+                r#"SELECT id AS "id!", action AS "action!", user_name AS "user_name!", user_id,
            ip_address AS "ip_address!", response_code AS "response_code!",
            day::text AS "day!", target_type, target_id, request_id AS "request_id!",
            created_at AS "created_at!"
@@ -199,20 +190,19 @@ pub async fn list_audit(pool: &Pool, filter: &AuditFilter) -> Result<Vec<AuditEn
          ) entries
          ORDER BY created_at DESC, id DESC
          LIMIT $9"#,
-            id(&filter.business_id),
-            filter.from,
-            filter.until,
-            filter.action.as_deref(),
-            filter.user_id.as_deref(),
-            pattern,
-            cursor_at,
-            cursor_id,
-            (filter.page_size + 1) as i64
-        )
-        .fetch_all(&mut *pool)
-        .await?)
-    })
-    .await
+                id(&filter.business_id),
+                filter.from,
+                filter.until,
+                filter.action.as_deref(),
+                filter.user_id.as_deref(),
+                pattern,
+                cursor_at,
+                cursor_id,
+                (filter.page_size + 1) as i64
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
 }
-
-pub(crate) use kobo_store::paging::contains_pattern;

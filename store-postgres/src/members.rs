@@ -4,19 +4,20 @@
 use chrono::{DateTime, Utc};
 
 use crate::Pool;
-use crate::{id, new_id, Conn, StoreError, Tx};
+use crate::{id, new_id, StoreError, Tx};
 pub use kobo_store::members::{
     Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
 };
 
-/// The business's member `member_id`, if any.
-pub async fn find(
-    conn: impl Into<Conn<'_>>,
-    business_id: &str,
-    member_id: &str,
-) -> Result<Option<Member>, StoreError> {
-    conn.into()
-        .run(async |conn| {
+kobo_store::members_functions!(backend crate::Backend);
+
+impl kobo_store::members::Members for crate::Backend {
+    async fn find(
+        conn: Self::Conn<'_>,
+        business_id: &str,
+        member_id: &str,
+    ) -> Result<Option<Member>, StoreError> {
+        conn.run(async |conn| {
             Ok(sqlx::query_as!(
                 Member,
                 r#"SELECT m.id, m.email, m.first_name, m.last_name, m.role_id, r.name AS role_name,
@@ -32,25 +33,23 @@ pub async fn find(
             .await?)
         })
         .await
-}
+    }
 
-/// The business's members in the filter's order, from its offset: at most `page_size + 1`
-/// (the one more tells whether more follow).
-pub async fn list(pool: &Pool, filter: &MemberFilter) -> Result<Vec<Member>, StoreError> {
-    pool.run(async |pool| {
-        let order = match filter.order {
-            MemberOrder::DateJoined => "date_joined",
-            MemberOrder::Email => "email",
-            MemberOrder::FirstName => "first_name",
-            MemberOrder::LastName => "last_name",
-            MemberOrder::LastLogin => "last_login",
-        };
-        // One statement for every order: each `CASE` sorts only when its order and direction are
-        // the ones asked (the others are NULL on every row, so they do not reorder anything).
-        // Members without a login come last either way.
-        Ok(sqlx::query_as!(
-            Member,
-            r#"SELECT m.id, m.email, m.first_name, m.last_name, m.role_id, r.name AS role_name,
+    async fn list(pool: &Pool, filter: &MemberFilter) -> Result<Vec<Member>, StoreError> {
+        pool.run(async |pool| {
+            let order = match filter.order {
+                MemberOrder::DateJoined => "date_joined",
+                MemberOrder::Email => "email",
+                MemberOrder::FirstName => "first_name",
+                MemberOrder::LastName => "last_name",
+                MemberOrder::LastLogin => "last_login",
+            };
+            // One statement for every order: each `CASE` sorts only when its order and direction are
+            // the ones asked (the others are NULL on every row, so they do not reorder anything).
+            // Members without a login come last either way.
+            Ok(sqlx::query_as!(
+                Member,
+                r#"SELECT m.id, m.email, m.first_name, m.last_name, m.role_id, r.name AS role_name,
            m.is_active, m.invitation_status, m.last_login, m.date_joined, m.created_at,
            (SELECT MAX(i.expires_at) FROM invitations i WHERE i.member_id = m.id
               AND i.used_at IS NULL AND i.revoked_at IS NULL) AS invitation_expires_at
@@ -75,184 +74,170 @@ pub async fn list(pool: &Pool, filter: &MemberFilter) -> Result<Vec<Member>, Sto
            CASE WHEN $7 THEN m.id END ASC,
            CASE WHEN NOT $7 THEN m.id END DESC
          LIMIT $8 OFFSET $9"#,
-            id(&filter.business_id),
-            filter.joined_from,
-            filter.joined_until,
-            filter.is_active,
-            filter.role_id.as_deref().map(id),
-            order,
-            filter.ascending,
-            (filter.page_size + 1) as i64,
-            filter.offset
-        )
-        .fetch_all(&mut *pool)
-        .await?)
-    })
-    .await
-}
+                id(&filter.business_id),
+                filter.joined_from,
+                filter.joined_until,
+                filter.is_active,
+                filter.role_id.as_deref().map(id),
+                order,
+                filter.ascending,
+                (filter.page_size + 1) as i64,
+                filter.offset
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
 
-/// The memberships of `email` in the businesses whose client id begins with
-/// `client_id_prefix`, of one business when `business_id` says which; oldest first, at most
-/// `max`.
-pub async fn memberships(
-    pool: &Pool,
-    email: &str,
-    client_id_prefix: &str,
-    business_id: Option<&str>,
-    max: usize,
-) -> Result<Vec<Membership>, StoreError> {
-    pool.run(async |pool| {
-        Ok(sqlx::query_as!(
-            Membership,
-            r#"SELECT m.id::text AS "id!", m.business_id::text AS "business_id!", m.first_name,
+    async fn memberships(
+        pool: &Pool,
+        email: &str,
+        client_id_prefix: &str,
+        business_id: Option<&str>,
+        max: usize,
+    ) -> Result<Vec<Membership>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_as!(
+                Membership,
+                r#"SELECT m.id::text AS "id!", m.business_id::text AS "business_id!", m.first_name,
            m.last_name, m.password_hash, m.is_active, m.invitation_status
          FROM members m JOIN businesses b ON b.id = m.business_id
          WHERE m.email = $1 AND substr(b.client_id, 1, length($2)) = $2
            AND ($3::uuid IS NULL OR m.business_id = $3)
          ORDER BY m.created_at, m.id LIMIT $4"#,
-            email,
-            client_id_prefix,
-            business_id.map(id),
-            max as i64
-        )
-        .fetch_all(&mut *pool)
-        .await?)
-    })
-    .await
-}
+                email,
+                client_id_prefix,
+                business_id.map(id),
+                max as i64
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
 
-/// Records the member's login at `now`.
-pub async fn record_login(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-    sqlx::query!(
-        "UPDATE members SET last_login = $2 WHERE id = $1",
-        crate::id(id),
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// The password hash of the business's member `id` (`None`: no such member, or no password).
-pub async fn password_hash(
-    pool: &Pool,
-    id: &str,
-    business_id: &str,
-) -> Result<Option<String>, StoreError> {
-    pool.run(async |pool| {
-        Ok(sqlx::query_scalar!(
-            "SELECT password_hash FROM members WHERE id = $1 AND business_id = $2",
+    async fn record_login(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+        sqlx::query!(
+            "UPDATE members SET last_login = $2 WHERE id = $1",
             crate::id(id),
-            crate::id(business_id)
+            now
         )
-        .fetch_optional(&mut *pool)
-        .await?
-        .flatten())
-    })
-    .await
-}
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Replaces the member's password hash `current` with `new` at `now`; `false` when the hash
-/// is no longer `current` (changed meanwhile).
-pub async fn change_password(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    current: &str,
-    new: &str,
-    now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    let changed = sqlx::query!(
-        "UPDATE members SET password_hash = $3, updated_at = $4 \
+    async fn password_hash(
+        pool: &Pool,
+        id: &str,
+        business_id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_scalar!(
+                "SELECT password_hash FROM members WHERE id = $1 AND business_id = $2",
+                crate::id(id),
+                crate::id(business_id)
+            )
+            .fetch_optional(&mut *pool)
+            .await?
+            .flatten())
+        })
+        .await
+    }
+
+    async fn change_password(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        current: &str,
+        new: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let changed = sqlx::query!(
+            "UPDATE members SET password_hash = $3, updated_at = $4 \
          WHERE id = $1 AND business_id = $2 AND password_hash = $5",
-        crate::id(id),
-        crate::id(business_id),
-        new,
-        now,
-        current
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(changed == 1)
-}
+            crate::id(id),
+            crate::id(business_id),
+            new,
+            now,
+            current
+        )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(changed == 1)
+    }
 
-/// Whether the business has a member with this email.
-pub async fn email_taken(tx: &mut Tx, business_id: &str, email: &str) -> Result<bool, StoreError> {
-    let row = sqlx::query_scalar!(
-        "SELECT id FROM members WHERE email = $1 AND business_id = $2",
-        email,
-        id(business_id)
-    )
-    .fetch_optional(&mut **tx)
-    .await?;
-    Ok(row.is_some())
-}
+    async fn email_taken(tx: &mut Tx, business_id: &str, email: &str) -> Result<bool, StoreError> {
+        let row = sqlx::query_scalar!(
+            "SELECT id FROM members WHERE email = $1 AND business_id = $2",
+            email,
+            id(business_id)
+        )
+        .fetch_optional(&mut **tx)
+        .await?;
+        Ok(row.is_some())
+    }
 
-/// Writes an invited member at `now`: pending, inactive, with no password
-/// ([`StoreError::Conflict`] when the email is the business's already).
-pub async fn insert_invited(
-    tx: &mut Tx,
-    new: &NewMember<'_>,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    sqlx::query!(
-        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
+    async fn insert_invited(
+        tx: &mut Tx,
+        new: &NewMember<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        sqlx::query!(
+            "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
                password_hash, is_active, invitation_status, last_login, date_joined, \
                created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, NULL, false, 'pending', NULL, $7, $7, $7)",
-        new_id(new.id)?,
-        new_id(new.business_id)?,
-        new.email,
-        new.first_name,
-        new.last_name,
-        new_id(new.role_id)?,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+            new_id(new.id)?,
+            new_id(new.business_id)?,
+            new.email,
+            new.first_name,
+            new.last_name,
+            new_id(new.role_id)?,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Writes a business's first member at `now`: with a password hash, active and accepted;
-/// without, pending and inactive.
-pub async fn insert_first(
-    tx: &mut Tx,
-    new: &NewMember<'_>,
-    password_hash: Option<&str>,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let accepted = password_hash.is_some();
-    sqlx::query!(
-        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
+    async fn insert_first(
+        tx: &mut Tx,
+        new: &NewMember<'_>,
+        password_hash: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let accepted = password_hash.is_some();
+        sqlx::query!(
+            "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
            password_hash, is_active, invitation_status, last_login, date_joined, created_at, \
            updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, $10, $10, $10)",
-        new_id(new.id)?,
-        new_id(new.business_id)?,
-        new.email,
-        new.first_name,
-        new.last_name,
-        new_id(new.role_id)?,
-        password_hash,
-        accepted,
-        if accepted { "accepted" } else { "pending" },
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+            new_id(new.id)?,
+            new_id(new.business_id)?,
+            new.email,
+            new.first_name,
+            new.last_name,
+            new_id(new.role_id)?,
+            password_hash,
+            accepted,
+            if accepted { "accepted" } else { "pending" },
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Activates the business's pending member with the password hash at `now`; `false` when the
-/// member is not pending (any more).
-pub async fn accept_invitation(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    password_hash: &str,
-    now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    let activated = sqlx::query!(
+    async fn accept_invitation(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        password_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let activated = sqlx::query!(
         "UPDATE members SET password_hash = $3, is_active = true, invitation_status = 'accepted', \
            updated_at = $4 WHERE id = $1 AND business_id = $2 AND invitation_status = 'pending'",
         crate::id(id),
@@ -260,22 +245,20 @@ pub async fn accept_invitation(
         password_hash,
         now
     )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(activated == 1)
-}
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(activated == 1)
+    }
 
-/// Sets the password hash of the business's member, activated and accepted, at `now`
-/// whatever their state; `false` when there is no such member.
-pub async fn restore(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    password_hash: &str,
-    now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    let reset = sqlx::query!(
+    async fn restore(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        password_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let reset = sqlx::query!(
         "UPDATE members SET password_hash = $3, is_active = true, invitation_status = 'accepted', \
            updated_at = $4 WHERE id = $1 AND business_id = $2",
         crate::id(id),
@@ -283,83 +266,80 @@ pub async fn restore(
         password_hash,
         now
     )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(reset != 0)
-}
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(reset != 0)
+    }
 
-/// The role and state of the business's member `id`, if any.
-pub async fn standing(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-) -> Result<Option<Standing>, StoreError> {
-    Ok(sqlx::query_as!(
-        Standing,
-        r#"SELECT role_id::text AS "role_id!", is_active, invitation_status FROM members
+    async fn standing(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+    ) -> Result<Option<Standing>, StoreError> {
+        Ok(sqlx::query_as!(
+            Standing,
+            r#"SELECT role_id::text AS "role_id!", is_active, invitation_status FROM members
          WHERE id = $1 AND business_id = $2"#,
-        crate::id(id),
-        crate::id(business_id)
-    )
-    .fetch_optional(&mut **tx)
-    .await?)
-}
+            crate::id(id),
+            crate::id(business_id)
+        )
+        .fetch_optional(&mut **tx)
+        .await?)
+    }
 
-/// How many active members of the business hold `role_id`, the member `except_id` aside.
-pub async fn count_active_with_role(
-    tx: &mut Tx,
-    business_id: &str,
-    role_id: &str,
-    except_id: &str,
-) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar!(
-        r#"SELECT COUNT(*) AS "count!" FROM members
+    async fn count_active_with_role(
+        tx: &mut Tx,
+        business_id: &str,
+        role_id: &str,
+        except_id: &str,
+    ) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar!(
+            r#"SELECT COUNT(*) AS "count!" FROM members
          WHERE business_id = $1 AND role_id = $2 AND is_active AND id <> $3"#,
-        id(business_id),
-        id(role_id),
-        id(except_id)
-    )
-    .fetch_one(&mut **tx)
-    .await?)
-}
+            id(business_id),
+            id(role_id),
+            id(except_id)
+        )
+        .fetch_one(&mut **tx)
+        .await?)
+    }
 
-/// Gives the business's member `id` the role `role_id` at `now`.
-pub async fn set_role(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    role_id: &str,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    sqlx::query!(
-        "UPDATE members SET role_id = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
-        crate::id(id),
-        crate::id(business_id),
-        new_id(role_id)?,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+    async fn set_role(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        role_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        sqlx::query!(
+            "UPDATE members SET role_id = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
+            crate::id(id),
+            crate::id(business_id),
+            new_id(role_id)?,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Activates or deactivates the business's member `id` at `now`.
-pub async fn set_active(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    active: bool,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    sqlx::query!(
-        "UPDATE members SET is_active = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
-        crate::id(id),
-        crate::id(business_id),
-        active,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    async fn set_active(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        active: bool,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        sqlx::query!(
+            "UPDATE members SET is_active = $3, updated_at = $4 WHERE id = $1 AND business_id = $2",
+            crate::id(id),
+            crate::id(business_id),
+            active,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 }

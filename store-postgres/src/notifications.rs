@@ -10,14 +10,16 @@ use crate::Pool;
 use crate::{new_opt_id, StoreError, Tx};
 pub use kobo_store::notifications::{NewNotification, Notification, Unsent};
 
-/// Writes `new` as of `now` in `tx`; returns its id.
-pub async fn insert(
-    tx: &mut Tx,
-    new: &NewNotification<'_>,
-    now: DateTime<Utc>,
-) -> Result<String, StoreError> {
-    let id = uuid::Uuid::new_v4();
-    sqlx::query!(
+kobo_store::notifications_functions!(backend crate::Backend);
+
+impl kobo_store::notifications::Notifications for crate::Backend {
+    async fn insert(
+        tx: &mut Tx,
+        new: &NewNotification<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<String, StoreError> {
+        let id = uuid::Uuid::new_v4();
+        sqlx::query!(
         "INSERT INTO notifications (id, business_id, channel, recipient, subject, body, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
         id,
@@ -30,122 +32,113 @@ pub async fn insert(
     )
     .execute(&mut **tx)
     .await?;
-    Ok(id.to_string())
-}
+        Ok(id.to_string())
+    }
 
-/// The unsent messages of `channel` due at `now` with fewer than `max_attempts` attempts,
-/// oldest first, at most `limit`.
-pub async fn due(
-    pool: &Pool,
-    channel: &str,
-    max_attempts: i64,
-    now: DateTime<Utc>,
-    limit: i64,
-) -> Result<Vec<Notification>, StoreError> {
-    pool.run(async |pool| {
-        Ok(sqlx::query_as!(
-            Notification,
-            r#"SELECT id::text AS "id!", business_id::text AS business_id, channel, recipient,
+    async fn due(
+        pool: &Pool,
+        channel: &str,
+        max_attempts: i64,
+        now: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<Notification>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_as!(
+                Notification,
+                r#"SELECT id::text AS "id!", business_id::text AS business_id, channel, recipient,
            subject, body, created_at, sent_at, attempts, last_error FROM notifications
          WHERE sent_at IS NULL AND channel = $1 AND attempts < $2
            AND (next_attempt_at IS NULL OR next_attempt_at <= $3)
          ORDER BY created_at, id LIMIT $4"#,
-            channel,
-            max_attempts,
-            now,
-            limit
-        )
-        .fetch_all(&mut *pool)
-        .await?)
-    })
-    .await
-}
+                channel,
+                max_attempts,
+                now,
+                limit
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
 
-/// Moves an unsent message due at `now` to `lease_end` (on the pool); `false` when it is not
-/// due any more (another process has it).
-pub async fn claim(
-    pool: &Pool,
-    id: &str,
-    lease_end: DateTime<Utc>,
-    now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    pool.run(async |pool| {
-        let result = sqlx::query!(
-            "UPDATE notifications SET next_attempt_at = $1 \
+    async fn claim(
+        pool: &Pool,
+        id: &str,
+        lease_end: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        pool.run(async |pool| {
+            let result = sqlx::query!(
+                "UPDATE notifications SET next_attempt_at = $1 \
          WHERE id = $2 AND sent_at IS NULL \
          AND (next_attempt_at IS NULL OR next_attempt_at <= $3)",
-            lease_end,
-            crate::id(id),
-            now
-        )
-        .execute(&mut *pool)
-        .await?;
-        Ok(result.rows_affected() == 1)
-    })
-    .await
-}
+                lease_end,
+                crate::id(id),
+                now
+            )
+            .execute(&mut *pool)
+            .await?;
+            Ok(result.rows_affected() == 1)
+        })
+        .await
+    }
 
-/// Records the message sent at `at`, one more attempt (on the pool).
-pub async fn mark_sent(pool: &Pool, id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
-    pool.run(async |pool| {
-        sqlx::query!(
-            "UPDATE notifications SET sent_at = $1, attempts = attempts + 1, \
+    async fn mark_sent(pool: &Pool, id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
+        pool.run(async |pool| {
+            sqlx::query!(
+                "UPDATE notifications SET sent_at = $1, attempts = attempts + 1, \
          last_error = NULL, next_attempt_at = NULL WHERE id = $2",
-            at,
-            crate::id(id)
-        )
-        .execute(&mut *pool)
-        .await?;
-        Ok(())
-    })
-    .await
-}
+                at,
+                crate::id(id)
+            )
+            .execute(&mut *pool)
+            .await?;
+            Ok(())
+        })
+        .await
+    }
 
-/// Records a failed attempt: the attempts made, the error, the next attempt (`None`: none), on
-/// the pool.
-pub async fn mark_failed(
-    pool: &Pool,
-    id: &str,
-    attempts: i64,
-    last_error: &str,
-    next_attempt_at: Option<DateTime<Utc>>,
-) -> Result<(), StoreError> {
-    pool.run(async |pool| {
-        sqlx::query!(
-            "UPDATE notifications SET attempts = $1, last_error = $2, next_attempt_at = $3 \
+    async fn mark_failed(
+        pool: &Pool,
+        id: &str,
+        attempts: i64,
+        last_error: &str,
+        next_attempt_at: Option<DateTime<Utc>>,
+    ) -> Result<(), StoreError> {
+        pool.run(async |pool| {
+            sqlx::query!(
+                "UPDATE notifications SET attempts = $1, last_error = $2, next_attempt_at = $3 \
          WHERE id = $4",
-            attempts,
-            last_error,
-            next_attempt_at,
-            crate::id(id)
-        )
-        .execute(&mut *pool)
-        .await?;
-        Ok(())
-    })
-    .await
-}
+                attempts,
+                last_error,
+                next_attempt_at,
+                crate::id(id)
+            )
+            .execute(&mut *pool)
+            .await?;
+            Ok(())
+        })
+        .await
+    }
 
-/// The newest `limit` messages, newest first.
-pub async fn recent(pool: &Pool, limit: i64) -> Result<Vec<Notification>, StoreError> {
-    pool.run(async |pool| {
-        Ok(sqlx::query_as!(
-            Notification,
-            r#"SELECT id::text AS "id!", business_id::text AS business_id, channel, recipient,
+    async fn recent(pool: &Pool, limit: i64) -> Result<Vec<Notification>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_as!(
+                Notification,
+                r#"SELECT id::text AS "id!", business_id::text AS business_id, channel, recipient,
            subject, body, created_at, sent_at, attempts, last_error FROM notifications
          ORDER BY created_at DESC, id DESC LIMIT $1"#,
-            limit
-        )
-        .fetch_all(&mut *pool)
-        .await?)
-    })
-    .await
-}
+                limit
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
 
-/// How many messages wait to be sent, and since when.
-pub async fn unsent(pool: &Pool, max_attempts: i64) -> Result<Unsent, StoreError> {
-    pool.run(async |pool| {
-        Ok(sqlx::query_as!(
+    async fn unsent(pool: &Pool, max_attempts: i64) -> Result<Unsent, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_as!(
             Unsent,
             r#"SELECT COUNT(*) AS "count!", MIN(created_at) AS oldest_created_at FROM notifications
          WHERE sent_at IS NULL AND attempts < $1"#,
@@ -153,6 +146,7 @@ pub async fn unsent(pool: &Pool, max_attempts: i64) -> Result<Unsent, StoreError
         )
         .fetch_one(&mut *pool)
         .await?)
-    })
-    .await
+        })
+        .await
+    }
 }

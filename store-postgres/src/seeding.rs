@@ -8,90 +8,6 @@ pub use kobo_store::seeding::SeededCredit;
 use crate::Pool;
 use crate::{id, new_id, StoreError, Tx};
 
-/// Fresh statistics of `transactions`, whose planner otherwise took a scan for the first page
-/// of a freshly seeded 100k-row account (233 ms until the table was analysed, 0.18 ms after).
-pub async fn analyze_transactions(pool: &Pool) -> Result<(), StoreError> {
-    pool.run(async |pool| {
-        sqlx::query!("ANALYZE transactions")
-            .execute(&mut *pool)
-            .await?;
-        Ok(())
-    })
-    .await
-}
-
-/// Whether any posting names one of `account_ids`, which are the bank's internal accounts
-/// (read through `postings_internal`, which holds only theirs: migration 0019; a customer
-/// account's postings are not found).
-pub async fn any_posting_to(pool: &Pool, account_ids: [&str; 4]) -> Result<bool, StoreError> {
-    pool.run(async |pool| {
-        let ids: Vec<uuid::Uuid> = account_ids.iter().map(|account| id(account)).collect();
-        let found = sqlx::query_scalar!(
-            "SELECT 1 FROM postings WHERE account_id = ANY($1) \
-             AND account_id < '00000000-0000-4000-8000-000000000100' LIMIT 1",
-            &ids
-        )
-        .fetch_optional(&mut *pool)
-        .await?;
-        Ok(found.is_some())
-    })
-    .await
-}
-
-/// The business that holds the account numbered `number`.
-pub async fn business_of_account(pool: &Pool, number: &str) -> Result<Option<String>, StoreError> {
-    pool.run(async |pool| {
-        let found = sqlx::query_scalar!(
-            "SELECT business_id FROM accounts WHERE account_number = $1",
-            number
-        )
-        .fetch_optional(&mut *pool)
-        .await?;
-        Ok(found.map(|business_id| business_id.to_string()))
-    })
-    .await
-}
-
-/// The numbers of the business's active accounts, the richest first.
-pub async fn active_accounts_by_balance(
-    pool: &Pool,
-    business_id: &str,
-) -> Result<Vec<String>, StoreError> {
-    pool.run(async |pool| {
-        Ok(sqlx::query_scalar!(
-            "SELECT account_number FROM accounts WHERE business_id = $1 AND status = 'active' \
-         ORDER BY balance DESC, account_number",
-            id(business_id)
-        )
-        .fetch_all(&mut *pool)
-        .await?)
-    })
-    .await
-}
-
-/// Adds `total` kobo to the account's balance in one update, its last update at `last_at`,
-/// unless the balance would pass `max_balance`; `false` if it would.
-pub async fn add_to_balance(
-    tx: &mut Tx,
-    account_id: &str,
-    total: i64,
-    last_at: DateTime<Utc>,
-    max_balance: i64,
-) -> Result<bool, StoreError> {
-    let applied = sqlx::query!(
-        "UPDATE accounts SET balance = balance + $2, last_balance_update = $3, updated_at = $3 \
-         WHERE id = $1 AND balance + $2 <= $4",
-        id(account_id),
-        total,
-        last_at,
-        max_balance
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(applied == 1)
-}
-
 /// The rows of a batch of seeded credits, column by column, as [`SeedRows::insert`] sends
 /// them: one array per column.
 #[derive(Default)]
@@ -231,5 +147,84 @@ impl SeedRows {
         .execute(&mut **tx)
         .await?;
         Ok(())
+    }
+}
+
+kobo_store::seeding_functions!(backend crate::Backend);
+
+impl kobo_store::seeding::Seeding for crate::Backend {
+    async fn analyze_transactions(pool: &Pool) -> Result<(), StoreError> {
+        pool.run(async |pool| {
+            sqlx::query!("ANALYZE transactions")
+                .execute(&mut *pool)
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn any_posting_to(pool: &Pool, account_ids: [&str; 4]) -> Result<bool, StoreError> {
+        pool.run(async |pool| {
+            let ids: Vec<uuid::Uuid> = account_ids.iter().map(|account| id(account)).collect();
+            let found = sqlx::query_scalar!(
+                "SELECT 1 FROM postings WHERE account_id = ANY($1) \
+             AND account_id < '00000000-0000-4000-8000-000000000100' LIMIT 1",
+                &ids
+            )
+            .fetch_optional(&mut *pool)
+            .await?;
+            Ok(found.is_some())
+        })
+        .await
+    }
+
+    async fn business_of_account(pool: &Pool, number: &str) -> Result<Option<String>, StoreError> {
+        pool.run(async |pool| {
+            let found = sqlx::query_scalar!(
+                "SELECT business_id FROM accounts WHERE account_number = $1",
+                number
+            )
+            .fetch_optional(&mut *pool)
+            .await?;
+            Ok(found.map(|business_id| business_id.to_string()))
+        })
+        .await
+    }
+
+    async fn active_accounts_by_balance(
+        pool: &Pool,
+        business_id: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_scalar!(
+                "SELECT account_number FROM accounts WHERE business_id = $1 AND status = 'active' \
+         ORDER BY balance DESC, account_number",
+                id(business_id)
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
+
+    async fn add_to_balance(
+        tx: &mut Tx,
+        account_id: &str,
+        total: i64,
+        last_at: DateTime<Utc>,
+        max_balance: i64,
+    ) -> Result<bool, StoreError> {
+        let applied = sqlx::query!(
+        "UPDATE accounts SET balance = balance + $2, last_balance_update = $3, updated_at = $3 \
+         WHERE id = $1 AND balance + $2 <= $4",
+        id(account_id),
+        total,
+        last_at,
+        max_balance
+    )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(applied == 1)
     }
 }

@@ -1,40 +1,34 @@
 //! `transactions` (one account's side of a journal entry, as a business lists it) and
 //! `settlements` (the cleared inbound credits, one per collection, sharing its id).
 
-use kobo_store::batch::{Batch, Write};
-
 use crate::logs::contains_pattern;
 use crate::Pool;
-use crate::{id, Conn, StoreError, Tx};
+use crate::{id, StoreError, Tx};
 pub use kobo_store::transactions::{
     Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
 };
 
-/// Writes `new` (and its settlement when it is one) as a write of `batch`.
-pub fn record_into(batch: &mut Batch, new: NewTransaction) {
-    batch.push(Write::Transaction(Box::new(new)));
-}
+pub use kobo_store::transactions::record_into;
 
-/// Changes the status of transaction `id` (`pending` becoming `success`, `reversed` or
-/// `failed`): its amount and place in the listing never change.
-pub async fn set_status(tx: &mut Tx, id: &str, status: &str) -> Result<(), StoreError> {
-    sqlx::query!(
-        "UPDATE transactions SET status = $2 WHERE id = $1",
-        crate::id(id),
-        status
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+kobo_store::transactions_functions!(backend crate::Backend);
 
-/// The credit booked for NIP session `session_id`, if one was.
-pub async fn credit_of_session(
-    conn: impl Into<Conn<'_>>,
-    session_id: &str,
-) -> Result<Option<SessionCredit>, StoreError> {
-    conn.into()
-        .run(async |conn| {
+impl kobo_store::transactions::Transactions for crate::Backend {
+    async fn set_status(tx: &mut Tx, id: &str, status: &str) -> Result<(), StoreError> {
+        sqlx::query!(
+            "UPDATE transactions SET status = $2 WHERE id = $1",
+            crate::id(id),
+            status
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    async fn credit_of_session(
+        conn: Self::Conn<'_>,
+        session_id: &str,
+    ) -> Result<Option<SessionCredit>, StoreError> {
+        conn.run(async |conn| {
             Ok(sqlx::query_as!(
                 SessionCredit,
                 r#"SELECT t.id::text AS "id!", a.account_number, t.amount FROM transactions t
@@ -46,53 +40,49 @@ pub async fn credit_of_session(
             .await?)
         })
         .await
-}
+    }
 
-/// Gives transaction `id` the NIP session id its transfer got.
-pub async fn set_session_id(tx: &mut Tx, id: &str, session_id: &str) -> Result<(), StoreError> {
-    sqlx::query!(
-        "UPDATE transactions SET session_id = $2 WHERE id = $1",
-        crate::id(id),
-        session_id
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+    async fn set_session_id(tx: &mut Tx, id: &str, session_id: &str) -> Result<(), StoreError> {
+        sqlx::query!(
+            "UPDATE transactions SET session_id = $2 WHERE id = $1",
+            crate::id(id),
+            session_id
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// One page of the business's transactions or settlements, newest first by
-/// `(created_at, id)`, at most `window.size + 1` rows.
-///
-/// One account's page (`filters.account_number`) finds the account's id once, by an
-/// uncorrelated subquery, so the page is a range of `transactions_account_keyset` read in
-/// order; the cursor is a row comparison, which reads the keyset index as a range too.
-pub async fn list(
-    pool: &Pool,
-    listing: Listing,
-    business_id: &str,
-    filters: &Filters,
-    window: &Window,
-) -> Result<Vec<TransactionRow>, StoreError> {
-    pool.run(async |pool| {
-        let business_id = id(business_id);
-        let pattern = filters.search.as_deref().map(contains_pattern);
-        let (cursor_at, cursor_id) = match &window.cursor {
-            Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
-            None => (None, None),
-        };
-        let limit = (window.size + 1) as i64;
-        let offset = window.offset.unwrap_or(0);
-        let settlements = matches!(listing, Listing::Settlements);
-        // Two statements, so that a kept (generic) plan of either is the right one: one account's
-        // page reads `transactions_account_keyset`, the business's `transactions_keyset`. A
-        // settlement is asked for as a row of `settlements` (the view of the settled
-        // transactions, migration 0023), not as `t.settled`: with the flag, the generic plan's
-        // estimate of the filters fell to one row, and PostgreSQL sorted a business's every
-        // transaction for each page (0.5 s a page at 240,000 rows); the probe is
-        // never run for a page of transactions, and is a key lookup for one of settlements.
-        // (The plan test's 30,000 rows did not reproduce it; the bench's reads scenario did,
-        // BENCHMARKS.md.)
-        let rows = match filters.account_number.as_deref() {
+    /// One account's page (`filters.account_number`) finds the account's id once, by an
+    /// uncorrelated subquery, so the page is a range of `transactions_account_keyset` read in
+    /// order; the cursor is a row comparison, which reads the keyset index as a range too.
+    async fn list(
+        pool: &Pool,
+        listing: Listing,
+        business_id: &str,
+        filters: &Filters,
+        window: &Window,
+    ) -> Result<Vec<TransactionRow>, StoreError> {
+        pool.run(async |pool| {
+            let business_id = id(business_id);
+            let pattern = filters.search.as_deref().map(contains_pattern);
+            let (cursor_at, cursor_id) = match &window.cursor {
+                Some(cursor) => (Some(cursor.created_at), Some(cursor.id)),
+                None => (None, None),
+            };
+            let limit = (window.size + 1) as i64;
+            let offset = window.offset.unwrap_or(0);
+            let settlements = matches!(listing, Listing::Settlements);
+            // Two statements, so that a kept (generic) plan of either is the right one: one account's
+            // page reads `transactions_account_keyset`, the business's `transactions_keyset`. A
+            // settlement is asked for as a row of `settlements` (the view of the settled
+            // transactions, migration 0023), not as `t.settled`: with the flag, the generic plan's
+            // estimate of the filters fell to one row, and PostgreSQL sorted a business's every
+            // transaction for each page (0.5 s a page at 240,000 rows); the probe is
+            // never run for a page of transactions, and is a key lookup for one of settlements.
+            // (The plan test's 30,000 rows did not reproduce it; the bench's reads scenario did,
+            // BENCHMARKS.md.)
+            let rows = match filters.account_number.as_deref() {
         Some(number) => sqlx::query_as!(
             TransactionRow,
             r#"SELECT t.id, t.reference_number, t.transaction_type, t.category, t.status, t.channel,
@@ -173,7 +163,8 @@ pub async fn list(
         .fetch_all(&mut *pool)
         .await?,
     };
-        Ok(rows)
-    })
-    .await
+            Ok(rows)
+        })
+        .await
+    }
 }

@@ -4,16 +4,17 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::{id, new_id, Conn, StoreError, Tx};
+use crate::{id, new_id, StoreError, Tx};
 pub use kobo_store::webhook_endpoints::{Change, Configuration, Endpoint, NewEndpoint};
 
-/// The business's endpoint, if it has one.
-pub async fn find(
-    conn: impl Into<Conn<'_>>,
-    business_id: &str,
-) -> Result<Option<Configuration>, StoreError> {
-    conn.into()
-        .run(async |conn| {
+kobo_store::webhook_endpoints_functions!(backend crate::Backend);
+
+impl kobo_store::webhook_endpoints::WebhookEndpoints for crate::Backend {
+    async fn find(
+        conn: Self::Conn<'_>,
+        business_id: &str,
+    ) -> Result<Option<Configuration>, StoreError> {
+        conn.run(async |conn| {
             Ok(sqlx::query_as!(
                 Configuration,
                 "SELECT id, url, is_active, ip_whitelist, event_types, created_at, updated_at \
@@ -24,15 +25,13 @@ pub async fn find(
             .await?)
         })
         .await
-}
+    }
 
-/// The business's endpoint with its secrets, if it has one.
-pub async fn find_endpoint(
-    conn: impl Into<Conn<'_>>,
-    business_id: &str,
-) -> Result<Option<Endpoint>, StoreError> {
-    conn.into()
-        .run(async |conn| {
+    async fn find_endpoint(
+        conn: Self::Conn<'_>,
+        business_id: &str,
+    ) -> Result<Option<Endpoint>, StoreError> {
+        conn.run(async |conn| {
             Ok(sqlx::query_as!(
                 Endpoint,
                 "SELECT url, is_active, ip_whitelist, event_types, secret, previous_secret, \
@@ -43,87 +42,82 @@ pub async fn find_endpoint(
             .await?)
         })
         .await
-}
+    }
 
-/// Creates the business's endpoint at `now`; `false` if it has one already (nothing changes).
-pub async fn insert(
-    tx: &mut Tx,
-    new: &NewEndpoint<'_>,
-    now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    let inserted = sqlx::query!(
-        "INSERT INTO webhook_configurations (id, business_id, url, is_active, ip_whitelist, \
+    async fn insert(
+        tx: &mut Tx,
+        new: &NewEndpoint<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let inserted = sqlx::query!(
+            "INSERT INTO webhook_configurations (id, business_id, url, is_active, ip_whitelist, \
            event_types, secret, created_at, updated_at) \
          VALUES ($1, $2, $3, true, $4, $5, $6, $7, $7) ON CONFLICT (business_id) DO NOTHING",
-        new_id(new.id)?,
-        new_id(new.business_id)?,
-        new.url,
-        new.ip_whitelist,
-        new.event_types,
-        new.secret,
-        now
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(inserted != 0)
-}
+            new_id(new.id)?,
+            new_id(new.business_id)?,
+            new.url,
+            new.ip_whitelist,
+            new.event_types,
+            new.secret,
+            now
+        )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(inserted != 0)
+    }
 
-/// Changes what is given of the business's endpoint at `now`, as part of `tx` (with the
-/// change's audit entry); `false` if it has none.
-pub async fn update(
-    tx: &mut Tx,
-    business_id: &str,
-    change: &Change<'_>,
-    now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    let updated = sqlx::query!(
-        "UPDATE webhook_configurations SET url = COALESCE($2, url), \
+    async fn update(
+        tx: &mut Tx,
+        business_id: &str,
+        change: &Change<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let updated = sqlx::query!(
+            "UPDATE webhook_configurations SET url = COALESCE($2, url), \
            is_active = COALESCE($3, is_active), ip_whitelist = COALESCE($4, ip_whitelist), \
            event_types = COALESCE($5, event_types), updated_at = $6 WHERE business_id = $1",
-        id(business_id),
-        change.url,
-        change.is_active,
-        change.ip_whitelist,
-        change.event_types,
-        now
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(updated != 0)
-}
+            id(business_id),
+            change.url,
+            change.is_active,
+            change.ip_whitelist,
+            change.event_types,
+            now
+        )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(updated != 0)
+    }
 
-/// Makes `secret` the endpoint's secret at `now`, the current one its previous one until
-/// `previous_expires_at`; `false` if the business has no endpoint.
-pub async fn rotate_secret(
-    tx: &mut Tx,
-    business_id: &str,
-    secret: &str,
-    previous_expires_at: DateTime<Utc>,
-    now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    let rotated = sqlx::query!(
-        "UPDATE webhook_configurations SET previous_secret = secret, secret = $2, \
+    async fn rotate_secret(
+        tx: &mut Tx,
+        business_id: &str,
+        secret: &str,
+        previous_expires_at: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let rotated = sqlx::query!(
+            "UPDATE webhook_configurations SET previous_secret = secret, secret = $2, \
            previous_secret_expires_at = $3, updated_at = $4 WHERE business_id = $1",
-        id(business_id),
-        secret,
-        previous_expires_at,
-        now
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(rotated != 0)
-}
+            id(business_id),
+            secret,
+            previous_expires_at,
+            now
+        )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(rotated != 0)
+    }
 
-/// The id of the business's endpoint (it has one).
-pub async fn id_of(tx: &mut Tx, business_id: &str) -> Result<String, StoreError> {
-    let found = sqlx::query_scalar!(
-        "SELECT id FROM webhook_configurations WHERE business_id = $1",
-        id(business_id)
-    )
-    .fetch_one(&mut **tx)
-    .await?;
-    Ok(found.to_string())
+    async fn id_of(tx: &mut Tx, business_id: &str) -> Result<String, StoreError> {
+        let found = sqlx::query_scalar!(
+            "SELECT id FROM webhook_configurations WHERE business_id = $1",
+            id(business_id)
+        )
+        .fetch_one(&mut **tx)
+        .await?;
+        Ok(found.to_string())
+    }
 }

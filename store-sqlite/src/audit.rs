@@ -5,86 +5,82 @@
 use crate::{sums, Store, StoreError};
 pub use kobo_store::audit::{AccountBalance, Counted, DayAstray};
 
-/// How many rows `table` holds.
-pub async fn count(store: &Store, table: Counted) -> Result<i64, StoreError> {
-    let pool = store.pool();
-    Ok(match table {
-        Counted::Accounts => {
-            sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!: i64" FROM accounts"#)
-                .fetch_one(pool)
-                .await?
-        }
-        Counted::JournalEntries => {
-            sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!: i64" FROM journal_entries"#)
-                .fetch_one(pool)
-                .await?
-        }
-        Counted::Postings => {
-            sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!: i64" FROM postings"#)
-                .fetch_one(pool)
-                .await?
-        }
-        Counted::Transactions => {
-            sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!: i64" FROM transactions"#)
-                .fetch_one(pool)
-                .await?
-        }
-    })
-}
+kobo_store::audit_functions!(backend crate::Backend);
 
-/// Every account's stored balance and the sum of its postings (in limbs, `sums`).
-pub async fn account_balances(store: &Store) -> Result<Vec<AccountBalance>, StoreError> {
-    let rows = sqlx::query!(
-        r#"SELECT a.id AS "id!", a.account_number AS "account_number!", a.balance AS "balance!",
+impl kobo_store::audit::Audit for crate::Backend {
+    async fn count(store: &Store, table: Counted) -> Result<i64, StoreError> {
+        let pool = store.pool();
+        Ok(match table {
+            Counted::Accounts => {
+                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!: i64" FROM accounts"#)
+                    .fetch_one(pool)
+                    .await?
+            }
+            Counted::JournalEntries => {
+                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!: i64" FROM journal_entries"#)
+                    .fetch_one(pool)
+                    .await?
+            }
+            Counted::Postings => {
+                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!: i64" FROM postings"#)
+                    .fetch_one(pool)
+                    .await?
+            }
+            Counted::Transactions => {
+                sqlx::query_scalar!(r#"SELECT COUNT(*) AS "count!: i64" FROM transactions"#)
+                    .fetch_one(pool)
+                    .await?
+            }
+        })
+    }
+
+    async fn account_balances(store: &Store) -> Result<Vec<AccountBalance>, StoreError> {
+        let rows = sqlx::query!(
+            r#"SELECT a.id AS "id!", a.account_number AS "account_number!", a.balance AS "balance!",
              CAST(COALESCE(SUM(p.amount / 1000000000), 0) AS BIGINT) AS "posted_high!: i64",
              CAST(COALESCE(SUM(p.amount % 1000000000), 0) AS BIGINT) AS "posted_low!: i64"
            FROM accounts a LEFT JOIN postings p ON p.account_id = a.id
            GROUP BY a.id, a.account_number, a.balance"#
-    )
-    .fetch_all(store.pool())
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| AccountBalance {
-            account_number: row.account_number,
-            balance: row.balance,
-            posted: sums::join(row.posted_high, row.posted_low),
-        })
-        .collect())
-}
+        )
+        .fetch_all(store.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| AccountBalance {
+                account_number: row.account_number,
+                balance: row.balance,
+                posted: sums::join(row.posted_high, row.posted_low),
+            })
+            .collect())
+    }
 
-/// Journal entries with fewer than two postings, with how many they have.
-pub async fn short_entries(store: &Store) -> Result<Vec<(String, i64)>, StoreError> {
-    let rows = sqlx::query!(
-        r#"SELECT e.id AS "id!", COUNT(p.id) AS "postings!: i64" FROM journal_entries e
+    async fn short_entries(store: &Store) -> Result<Vec<(String, i64)>, StoreError> {
+        let rows = sqlx::query!(
+            r#"SELECT e.id AS "id!", COUNT(p.id) AS "postings!: i64" FROM journal_entries e
            LEFT JOIN postings p ON p.entry_id = e.id GROUP BY e.id HAVING COUNT(p.id) < 2"#
-    )
-    .fetch_all(store.pool())
-    .await?;
-    Ok(rows.into_iter().map(|row| (row.id, row.postings)).collect())
-}
+        )
+        .fetch_all(store.pool())
+        .await?;
+        Ok(rows.into_iter().map(|row| (row.id, row.postings)).collect())
+    }
 
-/// Places a business's ledger head handed out twice: `(business, sequence, transactions)`.
-pub async fn repeated_sequences(store: &Store) -> Result<Vec<(String, i64, i64)>, StoreError> {
-    let rows = sqlx::query!(
-        r#"SELECT business_id AS "business_id!", sequence AS "sequence!: i64",
+    async fn repeated_sequences(store: &Store) -> Result<Vec<(String, i64, i64)>, StoreError> {
+        let rows = sqlx::query!(
+            r#"SELECT business_id AS "business_id!", sequence AS "sequence!: i64",
              COUNT(*) AS "transactions!: i64"
            FROM transactions GROUP BY business_id, sequence HAVING COUNT(*) > 1"#
-    )
-    .fetch_all(store.pool())
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| (row.business_id, row.sequence, row.transactions))
-        .collect())
-}
+        )
+        .fetch_all(store.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.business_id, row.sequence, row.transactions))
+            .collect())
+    }
 
-/// Rows of the ledger and of transfers that name a parent which is not there (no foreign key
-/// checks them on PostgreSQL since migration 0022): `(what, row)`, the row by its id or
-/// reference number. A transaction's and a transfer's source account must be their business's.
-pub async fn rows_without_parent(store: &Store) -> Result<Vec<(String, String)>, StoreError> {
-    let rows = sqlx::query!(
-        r#"SELECT 'posting of no journal entry' AS "what!", p.id AS "row!" FROM postings p
+    async fn rows_without_parent(store: &Store) -> Result<Vec<(String, String)>, StoreError> {
+        let rows = sqlx::query!(
+            r#"SELECT 'posting of no journal entry' AS "what!", p.id AS "row!" FROM postings p
            WHERE NOT EXISTS (SELECT 1 FROM journal_entries e WHERE e.id = p.entry_id)
          UNION ALL SELECT 'journal entry of no business', e.id FROM journal_entries e
            WHERE NOT EXISTS (SELECT 1 FROM businesses b WHERE b.id = e.business_id)
@@ -106,78 +102,71 @@ pub async fn rows_without_parent(store: &Store) -> Result<Vec<(String, String)>,
              WHERE a.id = r.source_account_id AND a.business_id = r.business_id)
               OR (r.beneficiary_account_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM accounts a
                    WHERE a.id = r.beneficiary_account_id))"#
-    )
-    .fetch_all(store.pool())
-    .await?;
-    Ok(rows.into_iter().map(|row| (row.what, row.row)).collect())
-}
+        )
+        .fetch_all(store.pool())
+        .await?;
+        Ok(rows.into_iter().map(|row| (row.what, row.row)).collect())
+    }
 
-/// Journal entries whose postings do not sum to zero, with their sum (kobo). Per entry a plain
-/// `SUM` cannot overflow: an entry has a few postings, each at most 10^18.
-pub async fn unbalanced_entries(store: &Store) -> Result<Vec<(String, i64)>, StoreError> {
-    let rows = sqlx::query!(
-        r#"SELECT entry_id AS "entry_id!", CAST(SUM(amount) AS BIGINT) AS "total!: i64"
+    async fn unbalanced_entries(store: &Store) -> Result<Vec<(String, i64)>, StoreError> {
+        let rows = sqlx::query!(
+            r#"SELECT entry_id AS "entry_id!", CAST(SUM(amount) AS BIGINT) AS "total!: i64"
            FROM postings GROUP BY entry_id HAVING SUM(amount) <> 0"#
-    )
-    .fetch_all(store.pool())
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| (row.entry_id, row.total))
-        .collect())
-}
+        )
+        .fetch_all(store.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.entry_id, row.total))
+            .collect())
+    }
 
-/// The sum of every posting (kobo): zero in a sound ledger.
-pub async fn postings_total(store: &Store) -> Result<i128, StoreError> {
-    let row = sqlx::query!(
-        r#"SELECT CAST(COALESCE(SUM(amount / 1000000000), 0) AS BIGINT) AS "high!: i64",
+    async fn postings_total(store: &Store) -> Result<i128, StoreError> {
+        let row = sqlx::query!(
+            r#"SELECT CAST(COALESCE(SUM(amount / 1000000000), 0) AS BIGINT) AS "high!: i64",
              CAST(COALESCE(SUM(amount % 1000000000), 0) AS BIGINT) AS "low!: i64"
            FROM postings"#
-    )
-    .fetch_one(store.pool())
-    .await?;
-    Ok(sums::join(row.high, row.low))
-}
+        )
+        .fetch_one(store.pool())
+        .await?;
+        Ok(sums::join(row.high, row.low))
+    }
 
-/// Postings to an account that is neither a customer's nor the bank's, as `(posting, account)`.
-pub async fn postings_to_unknown_accounts(
-    store: &Store,
-) -> Result<Vec<(String, String)>, StoreError> {
-    let rows = sqlx::query!(
-        r#"SELECT p.id AS "id!", p.account_id FROM postings p
+    async fn postings_to_unknown_accounts(
+        store: &Store,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let rows = sqlx::query!(
+            r#"SELECT p.id AS "id!", p.account_id FROM postings p
            WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = p.account_id)
              AND NOT EXISTS (SELECT 1 FROM internal_accounts i WHERE i.id = p.account_id)"#
-    )
-    .fetch_all(store.pool())
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| (row.id, row.account_id))
-        .collect())
-}
+        )
+        .fetch_all(store.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.id, row.account_id))
+            .collect())
+    }
 
-/// The reference numbers of transactions (not `failed`) whose entry has no posting of their
-/// amount on their account. Each transaction finds its posting through
-/// `postings_entry_account` (migration 0009; a test checks the plan).
-pub async fn transactions_without_posting(store: &Store) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar!(
-        "SELECT t.reference_number FROM transactions t WHERE t.status <> 'failed' \
+    /// The reference numbers of transactions (not `failed`) whose entry has no posting of their
+    /// amount on their account. Each transaction finds its posting through
+    /// `postings_entry_account` (migration 0009; a test checks the plan).
+    async fn transactions_without_posting(store: &Store) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar!(
+            "SELECT t.reference_number FROM transactions t WHERE t.status <> 'failed' \
            AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.entry_id = t.entry_id \
              AND p.account_id = t.account_id \
              AND p.amount = CASE WHEN t.transaction_type = 'credit' THEN t.amount \
                                  ELSE -t.amount END)"
-    )
-    .fetch_all(store.pool())
-    .await?)
-}
+        )
+        .fetch_all(store.pool())
+        .await?)
+    }
 
-/// Days whose running total for the daily limit (`daily_transfer_totals`) differs from the sum
-/// of the business's transfers of the day that count toward it: those whose money moved
-/// (`processing`, `success`; a held transfer counts from its approval, on that day).
-pub async fn daily_totals_astray(store: &Store) -> Result<Vec<DayAstray>, StoreError> {
-    Ok(sqlx::query_as!(
-        DayAstray,
-        r#"SELECT k.business_id AS "business_id!", k.day AS "day!",
+    async fn daily_totals_astray(store: &Store) -> Result<Vec<DayAstray>, StoreError> {
+        Ok(sqlx::query_as!(
+            DayAstray,
+            r#"SELECT k.business_id AS "business_id!", k.day AS "day!",
              CAST(COALESCE(d.amount, 0) AS BIGINT) AS "kept!: i64",
              CAST(COALESCE(s.spent, 0) AS BIGINT) AS "spent!: i64"
            FROM (SELECT business_id, day FROM daily_transfer_totals
@@ -188,7 +177,8 @@ pub async fn daily_totals_astray(store: &Store) -> Result<Vec<DayAstray>, StoreE
                       GROUP BY business_id, day) s
              ON s.business_id = k.business_id AND s.day = k.day
            WHERE COALESCE(d.amount, 0) <> COALESCE(s.spent, 0)"#
-    )
-    .fetch_all(store.pool())
-    .await?)
+        )
+        .fetch_all(store.pool())
+        .await?)
+    }
 }

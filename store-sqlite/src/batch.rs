@@ -8,18 +8,21 @@ pub use kobo_store::batch::{
 
 use crate::{events, idempotency_keys, ledger, logs, transactions, transfers, StoreError, Tx};
 
-/// Runs every write of `batch` in `tx`, in the order pushed.
-pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
-    for write in batch.into_writes() {
-        match write {
-            Write::Entry(entry) => ledger::write_entry(tx, entry).await?,
-            Write::Transaction(transaction) => transactions::write(tx, *transaction).await?,
-            Write::Transfer(transfer) => transfers::write(tx, *transfer).await?,
-            Write::Event(event) => events::write(tx, event).await?,
-            Write::Audit(audit) => logs::write_audit(tx, audit).await?,
-            Write::Activity(new) => logs::write_activity(tx, new).await?,
-            Write::Answer(answer) => idempotency_keys::write_answer(tx, answer).await?,
+kobo_store::batch_functions!(backend crate::Backend);
+
+impl kobo_store::batch::Batches for crate::Backend {
+    async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
+        for write in batch.into_writes() {
+            match write {
+                Write::Entry(entry) => ledger::write_entry(tx, entry).await?,
+                Write::Transaction(transaction) => transactions::write(tx, *transaction).await?,
+                Write::Transfer(transfer) => transfers::write(tx, *transfer).await?,
+                Write::Event(event) => events::write(tx, event).await?,
+                Write::Audit(audit) => logs::write_audit(tx, audit).await?,
+                Write::Activity(new) => logs::write_activity(tx, new).await?,
+                Write::Answer(answer) => idempotency_keys::write_answer(tx, answer).await?,
+            }
         }
+        Ok(())
     }
-    Ok(())
 }

@@ -1,68 +1,70 @@
 //! `customers`: a business's customers, each verified by BVN or NIN (kept as salted hashes)
 //! and holding one virtual account.
 
-use crate::{on, timestamp, Conn, StoreError, Tx};
+use crate::{on, timestamp, StoreError, Tx};
 pub use kobo_store::customers::{Contact, Identity, NewCustomer};
 
-pub async fn insert(tx: &mut Tx, new: &NewCustomer<'_>) -> Result<(), StoreError> {
-    let created_at = timestamp(new.created_at);
-    sqlx::query!(
-        "INSERT INTO customers (id, business_id, email, phone, bvn_hash, nin_hash, \
+kobo_store::customers_functions!(backend crate::Backend);
+
+impl kobo_store::customers::Customers for crate::Backend {
+    async fn insert(tx: &mut Tx, new: &NewCustomer<'_>) -> Result<(), StoreError> {
+        let created_at = timestamp(new.created_at);
+        sqlx::query!(
+            "INSERT INTO customers (id, business_id, email, phone, bvn_hash, nin_hash, \
            verified_identities, verified_name, metadata, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        new.id,
-        new.business_id,
-        new.email,
-        new.phone,
-        new.bvn_hash,
-        new.nin_hash,
-        new.verified_identities,
-        new.verified_name,
-        new.metadata,
-        created_at
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+            new.id,
+            new.business_id,
+            new.email,
+            new.phone,
+            new.bvn_hash,
+            new.nin_hash,
+            new.verified_identities,
+            new.verified_name,
+            new.metadata,
+            created_at
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// The number of the account of the business's customer whose identity of `kind` hashes to
-/// `hash`, if there is one.
-pub async fn account_number_of(
-    tx: &mut Tx,
-    business_id: &str,
-    kind: Identity,
-    hash: &str,
-) -> Result<Option<String>, StoreError> {
-    Ok(match kind {
-        Identity::Bvn => {
-            sqlx::query_scalar!(
+    async fn account_number_of(
+        tx: &mut Tx,
+        business_id: &str,
+        kind: Identity,
+        hash: &str,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(match kind {
+            Identity::Bvn => {
+                sqlx::query_scalar!(
                 "SELECT a.account_number FROM customers c JOIN accounts a ON a.customer_id = c.id \
                  WHERE c.business_id = ?1 AND c.bvn_hash = ?2",
                 business_id,
                 hash
             )
-            .fetch_optional(&mut **tx)
-            .await?
-        }
-        Identity::Nin => {
-            sqlx::query_scalar!(
+                .fetch_optional(&mut **tx)
+                .await?
+            }
+            Identity::Nin => {
+                sqlx::query_scalar!(
                 "SELECT a.account_number FROM customers c JOIN accounts a ON a.customer_id = c.id \
                  WHERE c.business_id = ?1 AND c.nin_hash = ?2",
                 business_id,
                 hash
             )
-            .fetch_optional(&mut **tx)
-            .await?
-        }
-    })
-}
+                .fetch_optional(&mut **tx)
+                .await?
+            }
+        })
+    }
 
-pub async fn contact(conn: impl Into<Conn<'_>>, id: &str) -> Result<Option<Contact>, StoreError> {
-    let query = sqlx::query_as!(
-        Contact,
-        "SELECT email, phone, verified_identities, metadata FROM customers WHERE id = ?1",
-        id
-    );
-    Ok(on!(conn, query, fetch_optional)?)
+    async fn contact(conn: Self::Conn<'_>, id: &str) -> Result<Option<Contact>, StoreError> {
+        let query = sqlx::query_as!(
+            Contact,
+            "SELECT email, phone, verified_identities, metadata FROM customers WHERE id = ?1",
+            id
+        );
+        Ok(on!(conn, query, fetch_optional)?)
+    }
 }

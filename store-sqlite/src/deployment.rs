@@ -2,48 +2,50 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::{timestamp, StoreError, Tx};
+use kobo_store::deployment::Deployment;
 
-/// The environment recorded for the database, if any.
-pub async fn environment(tx: &mut Tx) -> Result<Option<String>, StoreError> {
-    Ok(
-        sqlx::query_scalar!("SELECT environment FROM deployment WHERE id = 1")
-            .fetch_optional(&mut **tx)
-            .await?,
-    )
-}
+use crate::{timestamp, Backend, StoreError, Tx};
 
-/// Records `environment` unless one is recorded; returns the one recorded.
-pub async fn record(
-    tx: &mut Tx,
-    environment: &str,
-    at: DateTime<Utc>,
-) -> Result<String, StoreError> {
-    let at = timestamp(at);
-    sqlx::query!(
-        "INSERT INTO deployment (id, environment, recorded_at) VALUES (1, ?1, ?2) \
+kobo_store::deployment_functions!(backend Backend);
+
+impl Deployment for Backend {
+    async fn environment(tx: &mut Tx) -> Result<Option<String>, StoreError> {
+        Ok(
+            sqlx::query_scalar!("SELECT environment FROM deployment WHERE id = 1")
+                .fetch_optional(&mut **tx)
+                .await?,
+        )
+    }
+
+    async fn record(
+        tx: &mut Tx,
+        environment: &str,
+        at: DateTime<Utc>,
+    ) -> Result<String, StoreError> {
+        let at = timestamp(at);
+        sqlx::query!(
+            "INSERT INTO deployment (id, environment, recorded_at) VALUES (1, ?1, ?2) \
          ON CONFLICT (id) DO NOTHING",
-        environment,
-        at
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(
-        sqlx::query_scalar!("SELECT environment FROM deployment WHERE id = 1")
-            .fetch_one(&mut **tx)
-            .await?,
-    )
-}
+            environment,
+            at
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(
+            sqlx::query_scalar!("SELECT environment FROM deployment WHERE id = 1")
+                .fetch_one(&mut **tx)
+                .await?,
+        )
+    }
 
-/// How many businesses the database holds of each environment, told by their credentials
-/// (`kb_live_...` is production): `(sandbox, production)`.
-pub async fn businesses_by_environment(tx: &mut Tx) -> Result<(i64, i64), StoreError> {
-    let counts = sqlx::query!(
+    async fn businesses_by_environment(tx: &mut Tx) -> Result<(i64, i64), StoreError> {
+        let counts = sqlx::query!(
         r#"SELECT COALESCE(SUM(client_id NOT LIKE 'kb\_live\_%' ESCAPE '\'), 0) AS "sandbox!: i64",
              COALESCE(SUM(client_id LIKE 'kb\_live\_%' ESCAPE '\'), 0) AS "production!: i64"
            FROM businesses"#
     )
     .fetch_one(&mut **tx)
     .await?;
-    Ok((counts.sandbox, counts.production))
+        Ok((counts.sandbox, counts.production))
+    }
 }

@@ -3,95 +3,11 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::batch::{Answer, Batch, KeyClaim, Write};
-use crate::{on, timestamp, Conn, Store, StoreError, Tx};
+use crate::batch::{Answer, KeyClaim};
+use crate::{on, timestamp, Store, StoreError, Tx};
 pub use kobo_store::idempotency_keys::{KeyOf, StoredKey};
 
-/// Claims the key for a request hashing to `request_hash` at `now`: a new key is inserted, a
-/// key written before `cutoff` (expired) replaced as if it had been deleted first; `false`
-/// when an unexpired one is stored (left as it is).
-pub async fn claim(
-    tx: &mut Tx,
-    key: &KeyOf<'_>,
-    request_hash: &str,
-    now: DateTime<Utc>,
-    cutoff: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    let now = timestamp(now);
-    let cutoff = timestamp(cutoff);
-    // One statement: ON CONFLICT instead of catching the violation.
-    let inserted = sqlx::query!(
-        "INSERT INTO idempotency_keys \
-           (business_id, operation, idempotency_key, request_hash, response_data, created_at) \
-         VALUES (?1, ?2, ?3, ?4, NULL, ?5) \
-         ON CONFLICT (business_id, operation, idempotency_key) DO UPDATE \
-           SET request_hash = excluded.request_hash, response_data = NULL, \
-             refusal_code = NULL, refusal_message = NULL, created_at = excluded.created_at \
-           WHERE idempotency_keys.created_at < ?6",
-        key.business_id,
-        key.operation,
-        key.key,
-        request_hash,
-        now,
-        cutoff
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(inserted == 1)
-}
-
-/// The key, if it is stored and was written at or after `cutoff` (unexpired).
-pub async fn find_unexpired(
-    conn: impl Into<Conn<'_>>,
-    key: &KeyOf<'_>,
-    cutoff: DateTime<Utc>,
-) -> Result<Option<StoredKey>, StoreError> {
-    let cutoff = timestamp(cutoff);
-    let query = sqlx::query_as!(
-        StoredKey,
-        "SELECT request_hash, response_data, refusal_code, refusal_message \
-         FROM idempotency_keys \
-         WHERE business_id = ?1 AND operation = ?2 AND idempotency_key = ?3 AND created_at >= ?4",
-        key.business_id,
-        key.operation,
-        key.key,
-        cutoff
-    );
-    Ok(on!(conn, query, fetch_optional)?)
-}
-
-/// Stores a refusal (its code and message) as the key's answer.
-pub async fn store_refusal(
-    tx: &mut Tx,
-    key: &KeyOf<'_>,
-    code: &str,
-    message: &str,
-) -> Result<(), StoreError> {
-    sqlx::query!(
-        "UPDATE idempotency_keys SET refusal_code = ?4, refusal_message = ?5 \
-         WHERE business_id = ?1 AND operation = ?2 AND idempotency_key = ?3",
-        key.business_id,
-        key.operation,
-        key.key,
-        code,
-        message
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// Stores `data` (JSON text) as the key's answer, as a write of `batch`.
-pub fn complete_into(batch: &mut Batch, key: &KeyOf<'_>, data: String) {
-    batch.push(Write::Answer(Answer {
-        business_id: key.business_id.to_owned(),
-        operation: key.operation.to_owned(),
-        key: key.key.to_owned(),
-        data,
-        claim: None,
-    }));
-}
+pub use kobo_store::idempotency_keys::complete_into;
 
 /// [`Write::Answer`], run in `tx` ([`crate::batch::run`]).
 pub(crate) async fn write_answer(tx: &mut Tx, answer: Answer) -> Result<(), StoreError> {
@@ -147,13 +63,85 @@ async fn claim_with_answer(
     }
 }
 
-/// Deletes the keys written before `cutoff`, on the pool; returns how many. Its index is
-/// `idempotency_keys_created`.
-pub async fn purge_expired(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-    let cutoff = timestamp(cutoff);
-    let deleted = sqlx::query!("DELETE FROM idempotency_keys WHERE created_at < ?1", cutoff)
-        .execute(store.pool())
+kobo_store::idempotency_keys_functions!(backend crate::Backend);
+
+impl kobo_store::idempotency_keys::IdempotencyKeys for crate::Backend {
+    async fn claim(
+        tx: &mut Tx,
+        key: &KeyOf<'_>,
+        request_hash: &str,
+        now: DateTime<Utc>,
+        cutoff: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let now = timestamp(now);
+        let cutoff = timestamp(cutoff);
+        // One statement: ON CONFLICT instead of catching the violation.
+        let inserted = sqlx::query!(
+            "INSERT INTO idempotency_keys \
+           (business_id, operation, idempotency_key, request_hash, response_data, created_at) \
+         VALUES (?1, ?2, ?3, ?4, NULL, ?5) \
+         ON CONFLICT (business_id, operation, idempotency_key) DO UPDATE \
+           SET request_hash = excluded.request_hash, response_data = NULL, \
+             refusal_code = NULL, refusal_message = NULL, created_at = excluded.created_at \
+           WHERE idempotency_keys.created_at < ?6",
+            key.business_id,
+            key.operation,
+            key.key,
+            request_hash,
+            now,
+            cutoff
+        )
+        .execute(&mut **tx)
         .await?
         .rows_affected();
-    Ok(deleted)
+        Ok(inserted == 1)
+    }
+
+    async fn find_unexpired(
+        conn: Self::Conn<'_>,
+        key: &KeyOf<'_>,
+        cutoff: DateTime<Utc>,
+    ) -> Result<Option<StoredKey>, StoreError> {
+        let cutoff = timestamp(cutoff);
+        let query = sqlx::query_as!(
+            StoredKey,
+            "SELECT request_hash, response_data, refusal_code, refusal_message \
+         FROM idempotency_keys \
+         WHERE business_id = ?1 AND operation = ?2 AND idempotency_key = ?3 AND created_at >= ?4",
+            key.business_id,
+            key.operation,
+            key.key,
+            cutoff
+        );
+        Ok(on!(conn, query, fetch_optional)?)
+    }
+
+    async fn store_refusal(
+        tx: &mut Tx,
+        key: &KeyOf<'_>,
+        code: &str,
+        message: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query!(
+            "UPDATE idempotency_keys SET refusal_code = ?4, refusal_message = ?5 \
+         WHERE business_id = ?1 AND operation = ?2 AND idempotency_key = ?3",
+            key.business_id,
+            key.operation,
+            key.key,
+            code,
+            message
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    async fn purge_expired(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+        let cutoff = timestamp(cutoff);
+        let deleted = sqlx::query!("DELETE FROM idempotency_keys WHERE created_at < ?1", cutoff)
+            .execute(store.pool())
+            .await?
+            .rows_affected();
+        Ok(deleted)
+    }
 }

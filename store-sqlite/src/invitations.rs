@@ -6,16 +6,18 @@ use chrono::{DateTime, Utc};
 use crate::{new_id, timestamp, Store, StoreError, Tx};
 pub use kobo_store::invitations::{Invitation, NewInvitation};
 
-/// Writes an open invitation at `now`.
-pub async fn insert(
-    tx: &mut Tx,
-    new: &NewInvitation<'_>,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let id = new_id();
-    let expires_at = timestamp(new.expires_at);
-    let now = timestamp(now);
-    sqlx::query!(
+kobo_store::invitations_functions!(backend crate::Backend);
+
+impl kobo_store::invitations::Invitations for crate::Backend {
+    async fn insert(
+        tx: &mut Tx,
+        new: &NewInvitation<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let id = new_id();
+        let expires_at = timestamp(new.expires_at);
+        let now = timestamp(now);
+        sqlx::query!(
         "INSERT INTO invitations (id, business_id, member_id, token_hash, expires_at, used_at, \
            revoked_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, NULL, NULL, ?6)",
         id,
@@ -25,19 +27,18 @@ pub async fn insert(
         expires_at,
         now
     )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// The invitation whose token hashes to `token_hash`, if any.
-pub async fn find_by_token_hash(
-    store: &Store,
-    token_hash: &str,
-) -> Result<Option<Invitation>, StoreError> {
-    Ok(sqlx::query_as!(
-        Invitation,
-        r#"SELECT i.id AS "id!", i.business_id, i.member_id,
+    async fn find_by_token_hash(
+        store: &Store,
+        token_hash: &str,
+    ) -> Result<Option<Invitation>, StoreError> {
+        Ok(sqlx::query_as!(
+            Invitation,
+            r#"SELECT i.id AS "id!", i.business_id, i.member_id,
              i.expires_at AS "expires_at: DateTime<Utc>",
              i.used_at AS "used_at: DateTime<Utc>",
              i.revoked_at AS "revoked_at: DateTime<Utc>",
@@ -46,42 +47,41 @@ pub async fn find_by_token_hash(
            JOIN members m ON m.id = i.member_id AND m.business_id = i.business_id
            JOIN businesses b ON b.id = i.business_id
            WHERE i.token_hash = ?1"#,
-        token_hash
-    )
-    .fetch_optional(store.pool())
-    .await?)
-}
+            token_hash
+        )
+        .fetch_optional(store.pool())
+        .await?)
+    }
 
-/// Uses the invitation `id` at `now`; `false` when it was used or revoked already.
-pub async fn use_up(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, StoreError> {
-    let now = timestamp(now);
-    let claimed = sqlx::query!(
-        "UPDATE invitations SET used_at = ?2 \
+    async fn use_up(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, StoreError> {
+        let now = timestamp(now);
+        let claimed = sqlx::query!(
+            "UPDATE invitations SET used_at = ?2 \
          WHERE id = ?1 AND used_at IS NULL AND revoked_at IS NULL",
-        id,
-        now
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(claimed == 1)
-}
+            id,
+            now
+        )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(claimed == 1)
+    }
 
-/// Revokes the member's open invitations at `now`; returns how many.
-pub async fn revoke_open_of_member(
-    tx: &mut Tx,
-    member_id: &str,
-    now: DateTime<Utc>,
-) -> Result<u64, StoreError> {
-    let now = timestamp(now);
-    let revoked = sqlx::query!(
-        "UPDATE invitations SET revoked_at = ?2 \
+    async fn revoke_open_of_member(
+        tx: &mut Tx,
+        member_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let now = timestamp(now);
+        let revoked = sqlx::query!(
+            "UPDATE invitations SET revoked_at = ?2 \
          WHERE member_id = ?1 AND used_at IS NULL AND revoked_at IS NULL",
-        member_id,
-        now
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(revoked)
+            member_id,
+            now
+        )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(revoked)
+    }
 }

@@ -4,98 +4,11 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::batch::{Batch, NewEntry, Write};
-use crate::{new_id, timestamp, StoreError, Tx};
+use crate::batch::NewEntry;
+use crate::{timestamp, StoreError, Tx};
 pub use kobo_store::ledger::AdvancedHead;
 
-/// Advances each business's head by its places, one upsert per business in the order given
-/// (the businesses' id order; SQLite's write transaction holds the whole database already): a
-/// new head starts at its places, an existing one moves on by them, its time to `now`
-/// (microseconds) or past its last. Returns the heads as advanced.
-pub async fn advance_heads(
-    tx: &mut Tx,
-    businesses: &[(&str, i64)],
-    now: DateTime<Utc>,
-) -> Result<Vec<AdvancedHead>, StoreError> {
-    let at = timestamp(now);
-    let micros = now.timestamp_micros();
-    let mut heads = Vec::with_capacity(businesses.len());
-    for (business_id, places) in businesses {
-        // A new head's `last_sequence` is its places, which the update reads back as
-        // `excluded`.
-        let row = sqlx::query!(
-            r#"INSERT INTO ledger_heads
-                 (business_id, last_sequence, last_posted_at, last_posted_micros)
-               VALUES (?3, ?4, ?1, ?2 + ?4 - 1)
-               ON CONFLICT (business_id) DO UPDATE SET
-                 last_sequence = ledger_heads.last_sequence + excluded.last_sequence,
-                 last_posted_micros = CASE
-                   WHEN ledger_heads.last_posted_micros IS NULL THEN NULL
-                   WHEN ledger_heads.last_posted_micros < ?2 THEN ?2 + excluded.last_sequence - 1
-                   ELSE ledger_heads.last_posted_micros + excluded.last_sequence END
-               RETURNING business_id AS "business_id!", last_sequence AS "last_sequence!",
-                 last_posted_at AS "last_posted_at!: DateTime<Utc>",
-                 last_posted_micros AS "last_posted_micros?: i64""#,
-            at,
-            micros,
-            business_id,
-            places
-        )
-        .fetch_one(&mut **tx)
-        .await?;
-        heads.push(AdvancedHead {
-            business_id: row.business_id,
-            last_sequence: row.last_sequence,
-            last_posted_micros: row.last_posted_micros,
-            last_posted_at: row.last_posted_at,
-        });
-    }
-    Ok(heads)
-}
-
-/// Sets a head's time (both columns) to `last_place`: once, for a head from before migration
-/// 0010.
-pub async fn set_head_time(
-    tx: &mut Tx,
-    business_id: &str,
-    last_place: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let at = timestamp(last_place);
-    let micros = last_place.timestamp_micros();
-    sqlx::query!(
-        "UPDATE ledger_heads SET last_posted_at = ?2, last_posted_micros = ?3 \
-         WHERE business_id = ?1",
-        business_id,
-        at,
-        micros
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// Writes a journal entry and its postings (`(account id, signed kobo)`, credit positive) as
-/// a write of `batch`, all at `at`. Returns the entry's id.
-pub fn record_entry_into(
-    batch: &mut Batch,
-    business_id: &str,
-    kind: &str,
-    postings: &[(&str, i64)],
-    at: DateTime<Utc>,
-) -> String {
-    let entry_id = new_id();
-    batch.push(Write::Entry(NewEntry {
-        id: entry_id.clone(),
-        business_id: business_id.to_owned(),
-        kind: kind.to_owned(),
-        postings: postings
-            .iter()
-            .map(|(account_id, amount)| (new_id(), (*account_id).to_owned(), *amount))
-            .collect(),
-        at,
-    }));
-    entry_id
-}
+pub use kobo_store::ledger::record_entry_into;
 
 /// [`Write::Entry`], run in `tx` ([`crate::batch::run`]): the entry, then each posting.
 pub(crate) async fn write_entry(tx: &mut Tx, entry: NewEntry) -> Result<(), StoreError> {
@@ -124,4 +37,68 @@ pub(crate) async fn write_entry(tx: &mut Tx, entry: NewEntry) -> Result<(), Stor
         .await?;
     }
     Ok(())
+}
+
+kobo_store::ledger_functions!(backend crate::Backend);
+
+impl kobo_store::ledger::Ledger for crate::Backend {
+    async fn advance_heads(
+        tx: &mut Tx,
+        businesses: &[(&str, i64)],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<AdvancedHead>, StoreError> {
+        let at = timestamp(now);
+        let micros = now.timestamp_micros();
+        let mut heads = Vec::with_capacity(businesses.len());
+        for (business_id, places) in businesses {
+            // A new head's `last_sequence` is its places, which the update reads back as
+            // `excluded`.
+            let row = sqlx::query!(
+                r#"INSERT INTO ledger_heads
+                 (business_id, last_sequence, last_posted_at, last_posted_micros)
+               VALUES (?3, ?4, ?1, ?2 + ?4 - 1)
+               ON CONFLICT (business_id) DO UPDATE SET
+                 last_sequence = ledger_heads.last_sequence + excluded.last_sequence,
+                 last_posted_micros = CASE
+                   WHEN ledger_heads.last_posted_micros IS NULL THEN NULL
+                   WHEN ledger_heads.last_posted_micros < ?2 THEN ?2 + excluded.last_sequence - 1
+                   ELSE ledger_heads.last_posted_micros + excluded.last_sequence END
+               RETURNING business_id AS "business_id!", last_sequence AS "last_sequence!",
+                 last_posted_at AS "last_posted_at!: DateTime<Utc>",
+                 last_posted_micros AS "last_posted_micros?: i64""#,
+                at,
+                micros,
+                business_id,
+                places
+            )
+            .fetch_one(&mut **tx)
+            .await?;
+            heads.push(AdvancedHead {
+                business_id: row.business_id,
+                last_sequence: row.last_sequence,
+                last_posted_micros: row.last_posted_micros,
+                last_posted_at: row.last_posted_at,
+            });
+        }
+        Ok(heads)
+    }
+
+    async fn set_head_time(
+        tx: &mut Tx,
+        business_id: &str,
+        last_place: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let at = timestamp(last_place);
+        let micros = last_place.timestamp_micros();
+        sqlx::query!(
+            "UPDATE ledger_heads SET last_posted_at = ?2, last_posted_micros = ?3 \
+         WHERE business_id = ?1",
+            business_id,
+            at,
+            micros
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 }

@@ -210,6 +210,17 @@ macro_rules! on {
 }
 pub(crate) use on;
 
+/// SQLite, as the stores' contract names a store ([`kobo_store::contract`]): each resource
+/// module implements its trait for it.
+#[derive(Clone, Copy, Debug)]
+pub struct Backend;
+
+impl kobo_store::contract::Backend for Backend {
+    type Pool = Store;
+    type Tx = Tx;
+    type Conn<'c> = Conn<'c>;
+}
+
 /// The read pool and this process's writer on one SQLite database.
 #[derive(Clone, Debug)]
 pub struct Store {

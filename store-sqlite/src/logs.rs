@@ -3,25 +3,12 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::batch::{Batch, NewActivity, NewAudit, Write};
+use crate::batch::{NewActivity, NewAudit};
 use crate::{contains_pattern, first_rows, json_string, new_id, on, timestamp, uuid};
 use crate::{Conn, Store, StoreError, Tx, NO_TIME_BOUND};
 pub use kobo_store::logs::{
     Activity, ActivityEntry, ActivityFilter, AuditEntry, AuditFilter, NewAuditEntry,
 };
-
-/// Appends `entries`, each as of its time, to the activity log in one statement: the entries
-/// are bound as one JSON array of rows, read with `json_each`.
-pub async fn record_activities(
-    conn: impl Into<Conn<'_>>,
-    entries: &[(DateTime<Utc>, &Activity)],
-) -> Result<(), StoreError> {
-    let rows: Vec<_> = entries
-        .iter()
-        .map(|(at, activity)| (new_id(), *at, *activity))
-        .collect();
-    insert_activities(conn, &rows).await
-}
 
 /// [`Write::Activity`], run in `tx` ([`crate::batch::run`]).
 pub(crate) async fn write_activity(tx: &mut Tx, new: NewActivity) -> Result<(), StoreError> {
@@ -77,14 +64,7 @@ async fn insert_activities(
     Ok(())
 }
 
-/// Writes `entry`, as of `now` (and its UTC day), as a write of `batch`.
-pub fn audit_into(batch: &mut Batch, now: DateTime<Utc>, entry: NewAuditEntry) {
-    batch.push(Write::Audit(NewAudit {
-        id: new_id(),
-        entry,
-        at: now,
-    }));
-}
+pub use kobo_store::logs::audit_into;
 
 /// [`Write::Audit`], run in `tx` ([`crate::batch::run`]).
 pub(crate) async fn write_audit(tx: &mut Tx, audit: NewAudit) -> Result<(), StoreError> {
@@ -126,64 +106,6 @@ struct ActivityRecord {
     created_at: DateTime<Utc>,
 }
 
-/// The business's activity-log entries, newest first, after the cursor: at most
-/// `page_size + 1` (the one more tells whether more follow). One static statement through
-/// `activity_logs_keyset`: the cursor a row-value range (its open end the widest bound), each
-/// filter `(?n IS NULL OR ...)`.
-pub async fn list_activity(
-    store: &Store,
-    filter: &ActivityFilter,
-) -> Result<Vec<ActivityEntry>, StoreError> {
-    let from = filter.from.map(timestamp);
-    let until = filter.until.map(timestamp);
-    let search = filter.search.as_deref().map(contains_pattern);
-    let cursor_at = filter.cursor.as_ref().map(|c| timestamp(c.created_at));
-    let cursor_id = filter.cursor.as_ref().map(|c| c.id.to_string());
-    let query = sqlx::query_as!(
-        ActivityRecord,
-        r#"SELECT id AS "id!", endpoint, method, response_code, status, message, ip_address,
-             request_id, created_at AS "created_at: DateTime<Utc>"
-           FROM activity_logs
-           WHERE business_id = ?1
-             AND (created_at, id) < (COALESCE(?9, ?11), COALESCE(?10, ''))
-             AND (?2 IS NULL OR status = ?2)
-             AND (?3 IS NULL OR method = ?3)
-             AND (?4 IS NULL OR endpoint = ?4)
-             AND (?5 IS NULL OR response_code = ?5)
-             AND created_at >= COALESCE(?6, '') AND created_at < COALESCE(?7, ?11)
-             AND (?8 IS NULL OR LOWER(endpoint) LIKE ?8 ESCAPE '\'
-               OR LOWER(message) LIKE ?8 ESCAPE '\' OR LOWER(ip_address) LIKE ?8 ESCAPE '\')
-           ORDER BY created_at DESC, id DESC"#,
-        filter.business_id,
-        filter.status,
-        filter.method,
-        filter.endpoint,
-        filter.response_code,
-        from,
-        until,
-        search,
-        cursor_at,
-        cursor_id,
-        NO_TIME_BOUND
-    );
-    let rows = first_rows(query.fetch(store.pool()), filter.page_size + 1).await?;
-    rows.into_iter()
-        .map(|r| {
-            Ok(ActivityEntry {
-                id: uuid(&r.id)?,
-                endpoint: r.endpoint,
-                method: r.method,
-                response_code: r.response_code,
-                status: r.status,
-                message: r.message,
-                ip_address: r.ip_address,
-                request_id: r.request_id,
-                created_at: r.created_at,
-            })
-        })
-        .collect()
-}
-
 /// An audit-log row as read, its id still text.
 struct AuditRecord {
     id: String,
@@ -199,21 +121,86 @@ struct AuditRecord {
     created_at: DateTime<Utc>,
 }
 
-/// The business's audit-log entries, newest first, after the cursor: at most
-/// `page_size + 1` (the one more tells whether more follow). One static statement through
-/// `audit_logs_keyset`, as [`list_activity`].
-pub async fn list_audit(
-    store: &Store,
-    filter: &AuditFilter,
-) -> Result<Vec<AuditEntry>, StoreError> {
-    let from = filter.from.map(timestamp);
-    let until = filter.until.map(timestamp);
-    let search = filter.search.as_deref().map(contains_pattern);
-    let cursor_at = filter.cursor.as_ref().map(|c| timestamp(c.created_at));
-    let cursor_id = filter.cursor.as_ref().map(|c| c.id.to_string());
-    let query = sqlx::query_as!(
-        AuditRecord,
-        r#"SELECT id AS "id!", action, user_name, user_id, ip_address, response_code, day,
+kobo_store::logs_functions!(backend crate::Backend);
+
+impl kobo_store::logs::Logs for crate::Backend {
+    async fn record_activities(
+        conn: Self::Conn<'_>,
+        entries: &[(DateTime<Utc>, &Activity)],
+    ) -> Result<(), StoreError> {
+        let rows: Vec<_> = entries
+            .iter()
+            .map(|(at, activity)| (new_id(), *at, *activity))
+            .collect();
+        insert_activities(conn, &rows).await
+    }
+
+    async fn list_activity(
+        store: &Store,
+        filter: &ActivityFilter,
+    ) -> Result<Vec<ActivityEntry>, StoreError> {
+        let from = filter.from.map(timestamp);
+        let until = filter.until.map(timestamp);
+        let search = filter.search.as_deref().map(contains_pattern);
+        let cursor_at = filter.cursor.as_ref().map(|c| timestamp(c.created_at));
+        let cursor_id = filter.cursor.as_ref().map(|c| c.id.to_string());
+        let query = sqlx::query_as!(
+            ActivityRecord,
+            r#"SELECT id AS "id!", endpoint, method, response_code, status, message, ip_address,
+             request_id, created_at AS "created_at: DateTime<Utc>"
+           FROM activity_logs
+           WHERE business_id = ?1
+             AND (created_at, id) < (COALESCE(?9, ?11), COALESCE(?10, ''))
+             AND (?2 IS NULL OR status = ?2)
+             AND (?3 IS NULL OR method = ?3)
+             AND (?4 IS NULL OR endpoint = ?4)
+             AND (?5 IS NULL OR response_code = ?5)
+             AND created_at >= COALESCE(?6, '') AND created_at < COALESCE(?7, ?11)
+             AND (?8 IS NULL OR LOWER(endpoint) LIKE ?8 ESCAPE '\'
+               OR LOWER(message) LIKE ?8 ESCAPE '\' OR LOWER(ip_address) LIKE ?8 ESCAPE '\')
+           ORDER BY created_at DESC, id DESC"#,
+            filter.business_id,
+            filter.status,
+            filter.method,
+            filter.endpoint,
+            filter.response_code,
+            from,
+            until,
+            search,
+            cursor_at,
+            cursor_id,
+            NO_TIME_BOUND
+        );
+        let rows = first_rows(query.fetch(store.pool()), filter.page_size + 1).await?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(ActivityEntry {
+                    id: uuid(&r.id)?,
+                    endpoint: r.endpoint,
+                    method: r.method,
+                    response_code: r.response_code,
+                    status: r.status,
+                    message: r.message,
+                    ip_address: r.ip_address,
+                    request_id: r.request_id,
+                    created_at: r.created_at,
+                })
+            })
+            .collect()
+    }
+
+    async fn list_audit(
+        store: &Store,
+        filter: &AuditFilter,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        let from = filter.from.map(timestamp);
+        let until = filter.until.map(timestamp);
+        let search = filter.search.as_deref().map(contains_pattern);
+        let cursor_at = filter.cursor.as_ref().map(|c| timestamp(c.created_at));
+        let cursor_id = filter.cursor.as_ref().map(|c| c.id.to_string());
+        let query = sqlx::query_as!(
+            AuditRecord,
+            r#"SELECT id AS "id!", action, user_name, user_id, ip_address, response_code, day,
              target_type, target_id, request_id, created_at AS "created_at: DateTime<Utc>"
            FROM audit_logs
            WHERE business_id = ?1
@@ -224,32 +211,33 @@ pub async fn list_audit(
              AND (?6 IS NULL OR LOWER(action) LIKE ?6 ESCAPE '\'
                OR LOWER(user_name) LIKE ?6 ESCAPE '\' OR LOWER(ip_address) LIKE ?6 ESCAPE '\')
            ORDER BY created_at DESC, id DESC"#,
-        filter.business_id,
-        from,
-        until,
-        filter.action,
-        filter.user_id,
-        search,
-        cursor_at,
-        cursor_id,
-        NO_TIME_BOUND
-    );
-    let rows = first_rows(query.fetch(store.pool()), filter.page_size + 1).await?;
-    rows.into_iter()
-        .map(|r| {
-            Ok(AuditEntry {
-                id: uuid(&r.id)?,
-                action: r.action,
-                user_name: r.user_name,
-                user_id: r.user_id,
-                ip_address: r.ip_address,
-                response_code: r.response_code,
-                day: r.day,
-                target_type: r.target_type,
-                target_id: r.target_id,
-                request_id: r.request_id,
-                created_at: r.created_at,
+            filter.business_id,
+            from,
+            until,
+            filter.action,
+            filter.user_id,
+            search,
+            cursor_at,
+            cursor_id,
+            NO_TIME_BOUND
+        );
+        let rows = first_rows(query.fetch(store.pool()), filter.page_size + 1).await?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(AuditEntry {
+                    id: uuid(&r.id)?,
+                    action: r.action,
+                    user_name: r.user_name,
+                    user_id: r.user_id,
+                    ip_address: r.ip_address,
+                    response_code: r.response_code,
+                    day: r.day,
+                    target_type: r.target_type,
+                    target_id: r.target_id,
+                    request_id: r.request_id,
+                    created_at: r.created_at,
+                })
             })
-        })
-        .collect()
+            .collect()
+    }
 }

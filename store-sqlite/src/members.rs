@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::{first_rows, on, timestamp, uuid, Conn, Store, StoreError, Tx, NO_TIME_BOUND};
+use crate::{first_rows, on, timestamp, uuid, Store, StoreError, Tx, NO_TIME_BOUND};
 pub use kobo_store::members::{
     Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
 };
@@ -43,15 +43,17 @@ impl MemberRecord {
     }
 }
 
-/// The business's member `member_id`, if any.
-pub async fn find(
-    conn: impl Into<Conn<'_>>,
-    business_id: &str,
-    member_id: &str,
-) -> Result<Option<Member>, StoreError> {
-    let query = sqlx::query_as!(
-        MemberRecord,
-        r#"SELECT m.id AS "id!", m.email, m.first_name, m.last_name, m.role_id,
+kobo_store::members_functions!(backend crate::Backend);
+
+impl kobo_store::members::Members for crate::Backend {
+    async fn find(
+        conn: Self::Conn<'_>,
+        business_id: &str,
+        member_id: &str,
+    ) -> Result<Option<Member>, StoreError> {
+        let query = sqlx::query_as!(
+            MemberRecord,
+            r#"SELECT m.id AS "id!", m.email, m.first_name, m.last_name, m.role_id,
              r.name AS role_name, m.is_active AS "is_active: bool", m.invitation_status,
              m.last_login AS "last_login: DateTime<Utc>",
              m.date_joined AS "date_joined: DateTime<Utc>",
@@ -61,33 +63,30 @@ pub async fn find(
                AS "invitation_expires_at?: DateTime<Utc>"
            FROM members m JOIN roles r ON r.id = m.role_id
            WHERE m.id = ?1 AND m.business_id = ?2"#,
-        member_id,
-        business_id
-    );
-    on!(conn, query, fetch_optional)?
-        .map(MemberRecord::into_member)
-        .transpose()
-}
+            member_id,
+            business_id
+        );
+        on!(conn, query, fetch_optional)?
+            .map(MemberRecord::into_member)
+            .transpose()
+    }
 
-/// The business's members in the filter's order, from its offset: at most `page_size + 1`
-/// (the one more tells whether more follow).
-///
-/// One static statement: the order is chosen by bound values (`?6` the key, `?7` whether
-/// ascending) in `CASE` expressions of the `ORDER BY`, members who never logged in last
-/// either way when ordered by their last login; then by id in the same direction.
-pub async fn list(store: &Store, filter: &MemberFilter) -> Result<Vec<Member>, StoreError> {
-    let from = filter.joined_from.map(timestamp);
-    let until = filter.joined_until.map(timestamp);
-    let order = match filter.order {
-        MemberOrder::DateJoined => "date_joined",
-        MemberOrder::Email => "email",
-        MemberOrder::FirstName => "first_name",
-        MemberOrder::LastName => "last_name",
-        MemberOrder::LastLogin => "last_login",
-    };
-    let query = sqlx::query_as!(
-        MemberRecord,
-        r#"SELECT m.id AS "id!", m.email, m.first_name, m.last_name, m.role_id,
+    /// One static statement: the order is chosen by bound values (`?6` the key, `?7` whether
+    /// ascending) in `CASE` expressions of the `ORDER BY`, members who never logged in last
+    /// either way when ordered by their last login; then by id in the same direction.
+    async fn list(store: &Store, filter: &MemberFilter) -> Result<Vec<Member>, StoreError> {
+        let from = filter.joined_from.map(timestamp);
+        let until = filter.joined_until.map(timestamp);
+        let order = match filter.order {
+            MemberOrder::DateJoined => "date_joined",
+            MemberOrder::Email => "email",
+            MemberOrder::FirstName => "first_name",
+            MemberOrder::LastName => "last_name",
+            MemberOrder::LastLogin => "last_login",
+        };
+        let query = sqlx::query_as!(
+            MemberRecord,
+            r#"SELECT m.id AS "id!", m.email, m.first_name, m.last_name, m.role_id,
              r.name AS role_name, m.is_active AS "is_active: bool", m.invitation_status,
              m.last_login AS "last_login: DateTime<Utc>",
              m.date_joined AS "date_joined: DateTime<Utc>",
@@ -113,179 +112,165 @@ pub async fn list(store: &Store, filter: &MemberFilter) -> Result<Vec<Member>, S
              CASE WHEN ?7 THEN m.id END ASC,
              CASE WHEN NOT ?7 THEN m.id END DESC
            LIMIT -1 OFFSET ?8"#,
-        filter.business_id,
-        from,
-        until,
-        filter.is_active,
-        filter.role_id,
-        order,
-        filter.ascending,
-        filter.offset,
-        NO_TIME_BOUND
-    );
-    let rows = first_rows(query.fetch(store.pool()), filter.page_size + 1).await?;
-    rows.into_iter().map(MemberRecord::into_member).collect()
-}
+            filter.business_id,
+            from,
+            until,
+            filter.is_active,
+            filter.role_id,
+            order,
+            filter.ascending,
+            filter.offset,
+            NO_TIME_BOUND
+        );
+        let rows = first_rows(query.fetch(store.pool()), filter.page_size + 1).await?;
+        rows.into_iter().map(MemberRecord::into_member).collect()
+    }
 
-/// The memberships of `email` in the businesses whose client id begins with
-/// `client_id_prefix`, of one business when `business_id` says which; oldest first, at most
-/// `max`.
-pub async fn memberships(
-    store: &Store,
-    email: &str,
-    client_id_prefix: &str,
-    business_id: Option<&str>,
-    max: usize,
-) -> Result<Vec<Membership>, StoreError> {
-    let max = i64::try_from(max).unwrap_or(i64::MAX);
-    Ok(sqlx::query_as!(
-        Membership,
-        r#"SELECT m.id AS "id!", m.business_id, m.first_name, m.last_name, m.password_hash,
+    async fn memberships(
+        store: &Store,
+        email: &str,
+        client_id_prefix: &str,
+        business_id: Option<&str>,
+        max: usize,
+    ) -> Result<Vec<Membership>, StoreError> {
+        let max = i64::try_from(max).unwrap_or(i64::MAX);
+        Ok(sqlx::query_as!(
+            Membership,
+            r#"SELECT m.id AS "id!", m.business_id, m.first_name, m.last_name, m.password_hash,
              m.is_active AS "is_active: bool", m.invitation_status
            FROM members m JOIN businesses b ON b.id = m.business_id
            WHERE m.email = ?1 AND SUBSTR(b.client_id, 1, LENGTH(?2)) = ?2
              AND (?3 IS NULL OR m.business_id = ?3)
            ORDER BY m.created_at, m.id LIMIT ?4"#,
-        email,
-        client_id_prefix,
-        business_id,
-        max
-    )
-    .fetch_all(store.pool())
-    .await?)
-}
+            email,
+            client_id_prefix,
+            business_id,
+            max
+        )
+        .fetch_all(store.pool())
+        .await?)
+    }
 
-/// Records the member's login at `now`.
-pub async fn record_login(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-    let now = timestamp(now);
-    sqlx::query!("UPDATE members SET last_login = ?2 WHERE id = ?1", id, now)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
-}
+    async fn record_login(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+        let now = timestamp(now);
+        sqlx::query!("UPDATE members SET last_login = ?2 WHERE id = ?1", id, now)
+            .execute(&mut **tx)
+            .await?;
+        Ok(())
+    }
 
-/// The password hash of the business's member `id` (`None`: no such member, or no password).
-pub async fn password_hash(
-    store: &Store,
-    id: &str,
-    business_id: &str,
-) -> Result<Option<String>, StoreError> {
-    Ok(sqlx::query_scalar!(
-        "SELECT password_hash FROM members WHERE id = ?1 AND business_id = ?2",
-        id,
-        business_id
-    )
-    .fetch_optional(store.pool())
-    .await?
-    .flatten())
-}
+    async fn password_hash(
+        store: &Store,
+        id: &str,
+        business_id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar!(
+            "SELECT password_hash FROM members WHERE id = ?1 AND business_id = ?2",
+            id,
+            business_id
+        )
+        .fetch_optional(store.pool())
+        .await?
+        .flatten())
+    }
 
-/// Replaces the member's password hash `current` with `new` at `now`; `false` when the hash
-/// is no longer `current` (changed meanwhile).
-pub async fn change_password(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    current: &str,
-    new: &str,
-    now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    let now = timestamp(now);
-    let changed = sqlx::query!(
-        "UPDATE members SET password_hash = ?3, updated_at = ?4 \
+    async fn change_password(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        current: &str,
+        new: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let now = timestamp(now);
+        let changed = sqlx::query!(
+            "UPDATE members SET password_hash = ?3, updated_at = ?4 \
          WHERE id = ?1 AND business_id = ?2 AND password_hash = ?5",
-        id,
-        business_id,
-        new,
-        now,
-        current
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(changed == 1)
-}
+            id,
+            business_id,
+            new,
+            now,
+            current
+        )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(changed == 1)
+    }
 
-/// Whether the business has a member with this email.
-pub async fn email_taken(tx: &mut Tx, business_id: &str, email: &str) -> Result<bool, StoreError> {
-    let row = sqlx::query_scalar!(
-        r#"SELECT id AS "id!" FROM members WHERE email = ?1 AND business_id = ?2"#,
-        email,
-        business_id
-    )
-    .fetch_optional(&mut **tx)
-    .await?;
-    Ok(row.is_some())
-}
+    async fn email_taken(tx: &mut Tx, business_id: &str, email: &str) -> Result<bool, StoreError> {
+        let row = sqlx::query_scalar!(
+            r#"SELECT id AS "id!" FROM members WHERE email = ?1 AND business_id = ?2"#,
+            email,
+            business_id
+        )
+        .fetch_optional(&mut **tx)
+        .await?;
+        Ok(row.is_some())
+    }
 
-/// Writes an invited member at `now`: pending, inactive, with no password
-/// ([`StoreError::Conflict`] when the email is the business's already).
-pub async fn insert_invited(
-    tx: &mut Tx,
-    new: &NewMember<'_>,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let now = timestamp(now);
-    sqlx::query!(
-        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
+    async fn insert_invited(
+        tx: &mut Tx,
+        new: &NewMember<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let now = timestamp(now);
+        sqlx::query!(
+            "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
            password_hash, is_active, invitation_status, last_login, date_joined, \
            created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, 0, 'pending', NULL, ?7, ?7, ?7)",
-        new.id,
-        new.business_id,
-        new.email,
-        new.first_name,
-        new.last_name,
-        new.role_id,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+            new.id,
+            new.business_id,
+            new.email,
+            new.first_name,
+            new.last_name,
+            new.role_id,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Writes a business's first member at `now`: with a password hash, active and accepted;
-/// without, pending and inactive.
-pub async fn insert_first(
-    tx: &mut Tx,
-    new: &NewMember<'_>,
-    password_hash: Option<&str>,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let accepted = password_hash.is_some();
-    let status = if accepted { "accepted" } else { "pending" };
-    let now = timestamp(now);
-    sqlx::query!(
-        "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
+    async fn insert_first(
+        tx: &mut Tx,
+        new: &NewMember<'_>,
+        password_hash: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let accepted = password_hash.is_some();
+        let status = if accepted { "accepted" } else { "pending" };
+        let now = timestamp(now);
+        sqlx::query!(
+            "INSERT INTO members (id, business_id, email, first_name, last_name, role_id, \
            password_hash, is_active, invitation_status, last_login, date_joined, created_at, \
            updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL, ?10, ?10, ?10)",
-        new.id,
-        new.business_id,
-        new.email,
-        new.first_name,
-        new.last_name,
-        new.role_id,
-        password_hash,
-        accepted,
-        status,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+            new.id,
+            new.business_id,
+            new.email,
+            new.first_name,
+            new.last_name,
+            new.role_id,
+            password_hash,
+            accepted,
+            status,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Activates the business's pending member with the password hash at `now`; `false` when the
-/// member is not pending (any more).
-pub async fn accept_invitation(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    password_hash: &str,
-    now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    let now = timestamp(now);
-    let activated = sqlx::query!(
+    async fn accept_invitation(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        password_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let now = timestamp(now);
+        let activated = sqlx::query!(
         "UPDATE members SET password_hash = ?3, is_active = 1, invitation_status = 'accepted', \
            updated_at = ?4 WHERE id = ?1 AND business_id = ?2 AND invitation_status = 'pending'",
         id,
@@ -293,23 +278,21 @@ pub async fn accept_invitation(
         password_hash,
         now
     )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(activated == 1)
-}
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(activated == 1)
+    }
 
-/// Sets the password hash of the business's member, activated and accepted, at `now`
-/// whatever their state; `false` when there is no such member.
-pub async fn restore(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    password_hash: &str,
-    now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    let now = timestamp(now);
-    let reset = sqlx::query!(
+    async fn restore(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        password_hash: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let now = timestamp(now);
+        let reset = sqlx::query!(
         "UPDATE members SET password_hash = ?3, is_active = 1, invitation_status = 'accepted', \
            updated_at = ?4 WHERE id = ?1 AND business_id = ?2",
         id,
@@ -317,85 +300,82 @@ pub async fn restore(
         password_hash,
         now
     )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(reset != 0)
-}
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(reset != 0)
+    }
 
-/// The role and state of the business's member `id`, if any.
-pub async fn standing(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-) -> Result<Option<Standing>, StoreError> {
-    Ok(sqlx::query_as!(
-        Standing,
-        r#"SELECT role_id, is_active AS "is_active: bool", invitation_status FROM members
+    async fn standing(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+    ) -> Result<Option<Standing>, StoreError> {
+        Ok(sqlx::query_as!(
+            Standing,
+            r#"SELECT role_id, is_active AS "is_active: bool", invitation_status FROM members
            WHERE id = ?1 AND business_id = ?2"#,
-        id,
-        business_id
-    )
-    .fetch_optional(&mut **tx)
-    .await?)
-}
+            id,
+            business_id
+        )
+        .fetch_optional(&mut **tx)
+        .await?)
+    }
 
-/// How many active members of the business hold `role_id`, the member `except_id` aside.
-pub async fn count_active_with_role(
-    tx: &mut Tx,
-    business_id: &str,
-    role_id: &str,
-    except_id: &str,
-) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar!(
-        r#"SELECT COUNT(*) AS "count!: i64" FROM members
+    async fn count_active_with_role(
+        tx: &mut Tx,
+        business_id: &str,
+        role_id: &str,
+        except_id: &str,
+    ) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar!(
+            r#"SELECT COUNT(*) AS "count!: i64" FROM members
            WHERE business_id = ?1 AND role_id = ?2 AND is_active = 1 AND id <> ?3"#,
-        business_id,
-        role_id,
-        except_id
-    )
-    .fetch_one(&mut **tx)
-    .await?)
-}
+            business_id,
+            role_id,
+            except_id
+        )
+        .fetch_one(&mut **tx)
+        .await?)
+    }
 
-/// Gives the business's member `id` the role `role_id` at `now`.
-pub async fn set_role(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    role_id: &str,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let now = timestamp(now);
-    sqlx::query!(
-        "UPDATE members SET role_id = ?3, updated_at = ?4 WHERE id = ?1 AND business_id = ?2",
-        id,
-        business_id,
-        role_id,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+    async fn set_role(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        role_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let now = timestamp(now);
+        sqlx::query!(
+            "UPDATE members SET role_id = ?3, updated_at = ?4 WHERE id = ?1 AND business_id = ?2",
+            id,
+            business_id,
+            role_id,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Activates or deactivates the business's member `id` at `now`.
-pub async fn set_active(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    active: bool,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let now = timestamp(now);
-    sqlx::query!(
-        "UPDATE members SET is_active = ?3, updated_at = ?4 WHERE id = ?1 AND business_id = ?2",
-        id,
-        business_id,
-        active,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    async fn set_active(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        active: bool,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let now = timestamp(now);
+        sqlx::query!(
+            "UPDATE members SET is_active = ?3, updated_at = ?4 WHERE id = ?1 AND business_id = ?2",
+            id,
+            business_id,
+            active,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 }

@@ -9,15 +9,17 @@ use chrono::{DateTime, Utc};
 use crate::{new_id, optional_time, timestamp, Store, StoreError, Tx};
 pub use kobo_store::notifications::{NewNotification, Notification, Unsent};
 
-/// Writes `new` as of `now` in `tx`; returns its id.
-pub async fn insert(
-    tx: &mut Tx,
-    new: &NewNotification<'_>,
-    now: DateTime<Utc>,
-) -> Result<String, StoreError> {
-    let id = new_id();
-    let now = timestamp(now);
-    sqlx::query!(
+kobo_store::notifications_functions!(backend crate::Backend);
+
+impl kobo_store::notifications::Notifications for crate::Backend {
+    async fn insert(
+        tx: &mut Tx,
+        new: &NewNotification<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<String, StoreError> {
+        let id = new_id();
+        let now = timestamp(now);
+        sqlx::query!(
         "INSERT INTO notifications (id, business_id, channel, recipient, subject, body, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         id,
@@ -30,122 +32,114 @@ pub async fn insert(
     )
     .execute(&mut **tx)
     .await?;
-    Ok(id)
-}
+        Ok(id)
+    }
 
-/// The unsent messages of `channel` due at `now` with fewer than `max_attempts` attempts,
-/// oldest first, at most `limit`.
-pub async fn due(
-    store: &Store,
-    channel: &str,
-    max_attempts: i64,
-    now: DateTime<Utc>,
-    limit: i64,
-) -> Result<Vec<Notification>, StoreError> {
-    let now = timestamp(now);
-    Ok(sqlx::query_as!(
-        Notification,
-        r#"SELECT id AS "id!", business_id, channel, recipient, subject, body,
+    async fn due(
+        store: &Store,
+        channel: &str,
+        max_attempts: i64,
+        now: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<Notification>, StoreError> {
+        let now = timestamp(now);
+        Ok(sqlx::query_as!(
+            Notification,
+            r#"SELECT id AS "id!", business_id, channel, recipient, subject, body,
              created_at AS "created_at: DateTime<Utc>", sent_at AS "sent_at: DateTime<Utc>",
              attempts, last_error
            FROM notifications
            WHERE sent_at IS NULL AND channel = ?1 AND attempts < ?2
              AND (next_attempt_at IS NULL OR next_attempt_at <= ?3)
            ORDER BY created_at, id LIMIT ?4"#,
-        channel,
-        max_attempts,
-        now,
-        limit
-    )
-    .fetch_all(store.pool())
-    .await?)
-}
+            channel,
+            max_attempts,
+            now,
+            limit
+        )
+        .fetch_all(store.pool())
+        .await?)
+    }
 
-/// Moves an unsent message due at `now` to `lease_end` (on the pool); `false` when it is not
-/// due any more (another process has it).
-pub async fn claim(
-    store: &Store,
-    id: &str,
-    lease_end: DateTime<Utc>,
-    now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
-    let lease_end = timestamp(lease_end);
-    let now = timestamp(now);
-    let result = sqlx::query!(
-        "UPDATE notifications SET next_attempt_at = ?1 \
+    async fn claim(
+        store: &Store,
+        id: &str,
+        lease_end: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let lease_end = timestamp(lease_end);
+        let now = timestamp(now);
+        let result = sqlx::query!(
+            "UPDATE notifications SET next_attempt_at = ?1 \
          WHERE id = ?2 AND sent_at IS NULL \
          AND (next_attempt_at IS NULL OR next_attempt_at <= ?3)",
-        lease_end,
-        id,
-        now
-    )
-    .execute(store.pool())
-    .await?;
-    Ok(result.rows_affected() == 1)
-}
+            lease_end,
+            id,
+            now
+        )
+        .execute(store.pool())
+        .await?;
+        Ok(result.rows_affected() == 1)
+    }
 
-/// Records the message sent at `at`, one more attempt (on the pool).
-pub async fn mark_sent(store: &Store, id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
-    let at = timestamp(at);
-    sqlx::query!(
-        "UPDATE notifications SET sent_at = ?1, attempts = attempts + 1, \
+    async fn mark_sent(store: &Store, id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
+        let at = timestamp(at);
+        sqlx::query!(
+            "UPDATE notifications SET sent_at = ?1, attempts = attempts + 1, \
          last_error = NULL, next_attempt_at = NULL WHERE id = ?2",
-        at,
-        id
-    )
-    .execute(store.pool())
-    .await?;
-    Ok(())
-}
+            at,
+            id
+        )
+        .execute(store.pool())
+        .await?;
+        Ok(())
+    }
 
-/// Records a failed attempt: the attempts made, the error, the next attempt (`None`: none), on
-/// the pool.
-pub async fn mark_failed(
-    store: &Store,
-    id: &str,
-    attempts: i64,
-    last_error: &str,
-    next_attempt_at: Option<DateTime<Utc>>,
-) -> Result<(), StoreError> {
-    let next_attempt_at = next_attempt_at.map(timestamp);
-    sqlx::query!(
-        "UPDATE notifications SET attempts = ?1, last_error = ?2, next_attempt_at = ?3 \
+    async fn mark_failed(
+        store: &Store,
+        id: &str,
+        attempts: i64,
+        last_error: &str,
+        next_attempt_at: Option<DateTime<Utc>>,
+    ) -> Result<(), StoreError> {
+        let next_attempt_at = next_attempt_at.map(timestamp);
+        sqlx::query!(
+            "UPDATE notifications SET attempts = ?1, last_error = ?2, next_attempt_at = ?3 \
          WHERE id = ?4",
-        attempts,
-        last_error,
-        next_attempt_at,
-        id
-    )
-    .execute(store.pool())
-    .await?;
-    Ok(())
-}
+            attempts,
+            last_error,
+            next_attempt_at,
+            id
+        )
+        .execute(store.pool())
+        .await?;
+        Ok(())
+    }
 
-/// The newest `limit` messages, newest first.
-pub async fn recent(store: &Store, limit: i64) -> Result<Vec<Notification>, StoreError> {
-    Ok(sqlx::query_as!(
-        Notification,
-        r#"SELECT id AS "id!", business_id, channel, recipient, subject, body,
+    async fn recent(store: &Store, limit: i64) -> Result<Vec<Notification>, StoreError> {
+        Ok(sqlx::query_as!(
+            Notification,
+            r#"SELECT id AS "id!", business_id, channel, recipient, subject, body,
              created_at AS "created_at: DateTime<Utc>", sent_at AS "sent_at: DateTime<Utc>",
              attempts, last_error
            FROM notifications ORDER BY created_at DESC, id DESC LIMIT ?1"#,
-        limit
-    )
-    .fetch_all(store.pool())
-    .await?)
-}
+            limit
+        )
+        .fetch_all(store.pool())
+        .await?)
+    }
 
-/// How many messages wait to be sent, and since when.
-pub async fn unsent(store: &Store, max_attempts: i64) -> Result<Unsent, StoreError> {
-    let row = sqlx::query!(
-        r#"SELECT COUNT(*) AS "unsent!: i64", MIN(created_at) AS "oldest?: String"
+    async fn unsent(store: &Store, max_attempts: i64) -> Result<Unsent, StoreError> {
+        let row = sqlx::query!(
+            r#"SELECT COUNT(*) AS "unsent!: i64", MIN(created_at) AS "oldest?: String"
            FROM notifications WHERE sent_at IS NULL AND attempts < ?1"#,
-        max_attempts
-    )
-    .fetch_one(store.pool())
-    .await?;
-    Ok(Unsent {
-        count: row.unsent,
-        oldest_created_at: optional_time(row.oldest)?,
-    })
+            max_attempts
+        )
+        .fetch_one(store.pool())
+        .await?;
+        Ok(Unsent {
+            count: row.unsent,
+            oldest_created_at: optional_time(row.oldest)?,
+        })
+    }
 }

@@ -6,49 +6,49 @@ use chrono::{DateTime, Utc};
 use crate::{optional_time, timestamp, Store, StoreError, Tx};
 pub use kobo_store::otps::{Attempted, Issued, NewOtp};
 
-/// The OTPs issued to the member at or after `since`.
-pub async fn issued_since(
-    tx: &mut Tx,
-    member_id: &str,
-    since: DateTime<Utc>,
-) -> Result<Issued, StoreError> {
-    let since = timestamp(since);
-    let row = sqlx::query!(
-        r#"SELECT COUNT(*) AS "issued!: i64", MIN(created_at) AS "oldest?: String" FROM otps
+kobo_store::otps_functions!(backend crate::Backend);
+
+impl kobo_store::otps::Otps for crate::Backend {
+    async fn issued_since(
+        tx: &mut Tx,
+        member_id: &str,
+        since: DateTime<Utc>,
+    ) -> Result<Issued, StoreError> {
+        let since = timestamp(since);
+        let row = sqlx::query!(
+            r#"SELECT COUNT(*) AS "issued!: i64", MIN(created_at) AS "oldest?: String" FROM otps
            WHERE member_id = ?1 AND created_at >= ?2"#,
-        member_id,
-        since
-    )
-    .fetch_one(&mut **tx)
-    .await?;
-    Ok(Issued {
-        count: row.issued,
-        oldest: optional_time(row.oldest)?,
-    })
-}
+            member_id,
+            since
+        )
+        .fetch_one(&mut **tx)
+        .await?;
+        Ok(Issued {
+            count: row.issued,
+            oldest: optional_time(row.oldest)?,
+        })
+    }
 
-/// Uses up, at `now`, every OTP of the member not used yet (a new one replaces them).
-pub async fn use_up_all_of_member(
-    tx: &mut Tx,
-    member_id: &str,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let now = timestamp(now);
-    sqlx::query!(
-        "UPDATE otps SET used_at = ?2 WHERE member_id = ?1 AND used_at IS NULL",
-        member_id,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+    async fn use_up_all_of_member(
+        tx: &mut Tx,
+        member_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let now = timestamp(now);
+        sqlx::query!(
+            "UPDATE otps SET used_at = ?2 WHERE member_id = ?1 AND used_at IS NULL",
+            member_id,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Writes a new OTP.
-pub async fn insert(tx: &mut Tx, new: &NewOtp<'_>) -> Result<(), StoreError> {
-    let expires_at = timestamp(new.expires_at);
-    let created_at = timestamp(new.created_at);
-    sqlx::query!(
+    async fn insert(tx: &mut Tx, new: &NewOtp<'_>) -> Result<(), StoreError> {
+        let expires_at = timestamp(new.expires_at);
+        let created_at = timestamp(new.created_at);
+        sqlx::query!(
         "INSERT INTO otps (id, business_id, member_id, code_hash, attempts, expires_at, used_at, \
            created_at) VALUES (?1, ?2, ?3, ?4, 0, ?5, NULL, ?6)",
         new.id,
@@ -58,55 +58,52 @@ pub async fn insert(tx: &mut Tx, new: &NewOtp<'_>) -> Result<(), StoreError> {
         expires_at,
         created_at
     )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Counts one attempt on the member's newest unused OTP, if it is live at `now` (not expired,
-/// fewer than `max_attempts` attempts): that OTP, or `None` when there is no live one.
-pub async fn count_attempt(
-    tx: &mut Tx,
-    member_id: &str,
-    now: DateTime<Utc>,
-    max_attempts: i64,
-) -> Result<Option<Attempted>, StoreError> {
-    let now = timestamp(now);
-    Ok(sqlx::query_as!(
-        Attempted,
-        r#"UPDATE otps SET attempts = attempts + 1
+    async fn count_attempt(
+        tx: &mut Tx,
+        member_id: &str,
+        now: DateTime<Utc>,
+        max_attempts: i64,
+    ) -> Result<Option<Attempted>, StoreError> {
+        let now = timestamp(now);
+        Ok(sqlx::query_as!(
+            Attempted,
+            r#"UPDATE otps SET attempts = attempts + 1
            WHERE id = (SELECT id FROM otps WHERE member_id = ?1 AND used_at IS NULL
                        ORDER BY created_at DESC LIMIT 1)
              AND used_at IS NULL AND expires_at > ?2 AND attempts < ?3
            RETURNING id AS "id!", code_hash AS "code_hash!", attempts AS "attempts!""#,
-        member_id,
-        now,
-        max_attempts
-    )
-    .fetch_optional(&mut **tx)
-    .await?)
-}
+            member_id,
+            now,
+            max_attempts
+        )
+        .fetch_optional(&mut **tx)
+        .await?)
+    }
 
-/// Uses up the OTP `id` at `now`; `false` when it was used already.
-pub async fn use_up(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, StoreError> {
-    let now = timestamp(now);
-    let spent = sqlx::query!(
-        "UPDATE otps SET used_at = ?2 WHERE id = ?1 AND used_at IS NULL",
-        id,
-        now
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(spent == 1)
-}
-
-/// Deletes the OTPs that expired before `cutoff`, on the pool; returns how many.
-pub async fn purge_expired(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-    let cutoff = timestamp(cutoff);
-    let deleted = sqlx::query!("DELETE FROM otps WHERE expires_at < ?1", cutoff)
-        .execute(store.pool())
+    async fn use_up(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, StoreError> {
+        let now = timestamp(now);
+        let spent = sqlx::query!(
+            "UPDATE otps SET used_at = ?2 WHERE id = ?1 AND used_at IS NULL",
+            id,
+            now
+        )
+        .execute(&mut **tx)
         .await?
         .rows_affected();
-    Ok(deleted)
+        Ok(spent == 1)
+    }
+
+    async fn purge_expired(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+        let cutoff = timestamp(cutoff);
+        let deleted = sqlx::query!("DELETE FROM otps WHERE expires_at < ?1", cutoff)
+            .execute(store.pool())
+            .await?
+            .rows_affected();
+        Ok(deleted)
+    }
 }

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::{on, timestamp, uuid, Conn, Store, StoreError, Tx};
+use crate::{on, timestamp, uuid, Store, StoreError, Tx};
 pub use kobo_store::roles::{Definition, Grant, Role, RoleName};
 
 /// A role as read, its id still text.
@@ -32,177 +32,167 @@ impl RoleRecord {
     }
 }
 
-/// The roles the business can use (its own and the built-in ones), built-in first, then by
-/// name.
-pub async fn list_of_business(store: &Store, business_id: &str) -> Result<Vec<Role>, StoreError> {
-    let rows = sqlx::query_as!(
-        RoleRecord,
-        r#"SELECT id AS "id!", name, description, is_built_in AS "is_built_in: bool",
+kobo_store::roles_functions!(backend crate::Backend);
+
+impl kobo_store::roles::Roles for crate::Backend {
+    async fn list_of_business(store: &Store, business_id: &str) -> Result<Vec<Role>, StoreError> {
+        let rows = sqlx::query_as!(
+            RoleRecord,
+            r#"SELECT id AS "id!", name, description, is_built_in AS "is_built_in: bool",
              permission_codes, created_at AS "created_at: DateTime<Utc>",
              updated_at AS "updated_at: DateTime<Utc>"
            FROM roles WHERE business_id IS NULL OR business_id = ?1
            ORDER BY is_built_in DESC, name_key, id"#,
-        business_id
-    )
-    .fetch_all(store.pool())
-    .await?;
-    rows.into_iter().map(RoleRecord::into_role).collect()
-}
+            business_id
+        )
+        .fetch_all(store.pool())
+        .await?;
+        rows.into_iter().map(RoleRecord::into_role).collect()
+    }
 
-/// The role `role_id` if the business can use it (its own or a built-in one).
-pub async fn find(
-    conn: impl Into<Conn<'_>>,
-    business_id: &str,
-    role_id: &str,
-) -> Result<Option<Role>, StoreError> {
-    let query = sqlx::query_as!(
-        RoleRecord,
-        r#"SELECT id AS "id!", name, description, is_built_in AS "is_built_in: bool",
+    async fn find(
+        conn: Self::Conn<'_>,
+        business_id: &str,
+        role_id: &str,
+    ) -> Result<Option<Role>, StoreError> {
+        let query = sqlx::query_as!(
+            RoleRecord,
+            r#"SELECT id AS "id!", name, description, is_built_in AS "is_built_in: bool",
              permission_codes, created_at AS "created_at: DateTime<Utc>",
              updated_at AS "updated_at: DateTime<Utc>"
            FROM roles WHERE id = ?1 AND (business_id IS NULL OR business_id = ?2)"#,
-        role_id,
-        business_id
-    );
-    on!(conn, query, fetch_optional)?
-        .map(RoleRecord::into_role)
-        .transpose()
-}
+            role_id,
+            business_id
+        );
+        on!(conn, query, fetch_optional)?
+            .map(RoleRecord::into_role)
+            .transpose()
+    }
 
-/// The name and permissions of the role `role_id`, if the business can use it.
-pub async fn find_grant(
-    tx: &mut Tx,
-    business_id: &str,
-    role_id: &str,
-) -> Result<Option<Grant>, StoreError> {
-    Ok(sqlx::query_as!(
-        Grant,
-        r#"SELECT id AS "id!", name, permission_codes FROM roles
+    async fn find_grant(
+        tx: &mut Tx,
+        business_id: &str,
+        role_id: &str,
+    ) -> Result<Option<Grant>, StoreError> {
+        Ok(sqlx::query_as!(
+            Grant,
+            r#"SELECT id AS "id!", name, permission_codes FROM roles
            WHERE id = ?1 AND (business_id IS NULL OR business_id = ?2)"#,
-        role_id,
-        business_id
-    )
-    .fetch_optional(&mut **tx)
-    .await?)
-}
+            role_id,
+            business_id
+        )
+        .fetch_optional(&mut **tx)
+        .await?)
+    }
 
-/// The stored permission codes (a JSON array) of the role `role_id` (it exists).
-pub async fn permission_codes_of(tx: &mut Tx, role_id: &str) -> Result<String, StoreError> {
-    Ok(
-        sqlx::query_scalar!("SELECT permission_codes FROM roles WHERE id = ?1", role_id)
-            .fetch_one(&mut **tx)
-            .await?,
-    )
-}
+    async fn permission_codes_of(tx: &mut Tx, role_id: &str) -> Result<String, StoreError> {
+        Ok(
+            sqlx::query_scalar!("SELECT permission_codes FROM roles WHERE id = ?1", role_id)
+                .fetch_one(&mut **tx)
+                .await?,
+        )
+    }
 
-/// The id of the role the business can use whose name compares as `name_key`, if any.
-pub async fn holder_of_name(
-    tx: &mut Tx,
-    business_id: &str,
-    name_key: &str,
-) -> Result<Option<String>, StoreError> {
-    Ok(sqlx::query_scalar!(
-        r#"SELECT id AS "id!" FROM roles
+    async fn holder_of_name(
+        tx: &mut Tx,
+        business_id: &str,
+        name_key: &str,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar!(
+            r#"SELECT id AS "id!" FROM roles
            WHERE name_key = ?1 AND (business_id IS NULL OR business_id = ?2)"#,
-        name_key,
-        business_id
-    )
-    .fetch_optional(&mut **tx)
-    .await?)
-}
+            name_key,
+            business_id
+        )
+        .fetch_optional(&mut **tx)
+        .await?)
+    }
 
-/// Writes the business's custom role `id` at `now` ([`StoreError::Conflict`] when its name is
-/// taken).
-pub async fn insert_custom(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    role: &Definition<'_>,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let now = timestamp(now);
-    sqlx::query!(
-        "INSERT INTO roles (id, business_id, name, name_key, description, \
+    async fn insert_custom(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        role: &Definition<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let now = timestamp(now);
+        sqlx::query!(
+            "INSERT INTO roles (id, business_id, name, name_key, description, \
            permission_codes, is_built_in, created_at, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?7)",
-        id,
-        business_id,
-        role.name,
-        role.name_key,
-        role.description,
-        role.permission_codes,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+            id,
+            business_id,
+            role.name,
+            role.name_key,
+            role.description,
+            role.permission_codes,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Rewrites the business's custom role `id` at `now` ([`StoreError::Conflict`] when its name is
-/// taken).
-pub async fn update_custom(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    role: &Definition<'_>,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let now = timestamp(now);
-    sqlx::query!(
-        "UPDATE roles SET name = ?3, name_key = ?4, description = ?5, permission_codes = ?6, \
+    async fn update_custom(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        role: &Definition<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let now = timestamp(now);
+        sqlx::query!(
+            "UPDATE roles SET name = ?3, name_key = ?4, description = ?5, permission_codes = ?6, \
            updated_at = ?7 WHERE id = ?1 AND business_id = ?2 AND is_built_in = 0",
-        id,
-        business_id,
-        role.name,
-        role.name_key,
-        role.description,
-        role.permission_codes,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+            id,
+            business_id,
+            role.name,
+            role.name_key,
+            role.description,
+            role.permission_codes,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Writes or rewrites the built-in role `id` (no business), dated `since` when new.
-pub async fn upsert_built_in(
-    tx: &mut Tx,
-    id: &str,
-    role: &Definition<'_>,
-    since: &str,
-) -> Result<(), StoreError> {
-    sqlx::query!(
-        "INSERT INTO roles (id, business_id, name, name_key, description, permission_codes, \
+    async fn upsert_built_in(
+        tx: &mut Tx,
+        id: &str,
+        role: &Definition<'_>,
+        since: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query!(
+            "INSERT INTO roles (id, business_id, name, name_key, description, permission_codes, \
            is_built_in, created_at, updated_at) VALUES (?1, NULL, ?2, ?3, ?4, ?5, 1, ?6, ?6) \
          ON CONFLICT (id) DO UPDATE SET name = ?2, name_key = ?3, description = ?4, \
            permission_codes = ?5, is_built_in = 1",
-        id,
-        role.name,
-        role.name_key,
-        role.description,
-        role.permission_codes,
-        since
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// The names of every custom role, of every business.
-pub async fn custom_names(store: &Store) -> Result<Vec<RoleName>, StoreError> {
-    Ok(sqlx::query_as!(
-        RoleName,
-        r#"SELECT id AS "id!", name, name_key FROM roles WHERE business_id IS NOT NULL"#
-    )
-    .fetch_all(store.pool())
-    .await?)
-}
-
-/// Sets the comparison key of the role `id`, on the pool ([`StoreError::Conflict`] when it is
-/// another role's).
-pub async fn set_name_key(store: &Store, id: &str, name_key: &str) -> Result<(), StoreError> {
-    sqlx::query!("UPDATE roles SET name_key = ?2 WHERE id = ?1", id, name_key)
-        .execute(store.pool())
+            id,
+            role.name,
+            role.name_key,
+            role.description,
+            role.permission_codes,
+            since
+        )
+        .execute(&mut **tx)
         .await?;
-    Ok(())
+        Ok(())
+    }
+
+    async fn custom_names(store: &Store) -> Result<Vec<RoleName>, StoreError> {
+        Ok(sqlx::query_as!(
+            RoleName,
+            r#"SELECT id AS "id!", name, name_key FROM roles WHERE business_id IS NOT NULL"#
+        )
+        .fetch_all(store.pool())
+        .await?)
+    }
+
+    async fn set_name_key(store: &Store, id: &str, name_key: &str) -> Result<(), StoreError> {
+        sqlx::query!("UPDATE roles SET name_key = ?2 WHERE id = ?1", id, name_key)
+            .execute(store.pool())
+            .await?;
+        Ok(())
+    }
 }

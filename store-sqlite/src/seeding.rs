@@ -14,80 +14,6 @@ use crate::{json_string, timestamp, Store, StoreError, Tx};
 /// Rows per `INSERT`.
 const ROWS_PER_STATEMENT: usize = 1_000;
 
-/// Fresh statistics of `transactions` on PostgreSQL; nothing on SQLite, whose stores are never
-/// analysed otherwise, so a benchmark of an analysed one would measure a store no deployment
-/// has; and its statistics' samples (STAT4, built into the bundled SQLite) make SQLite plan a
-/// statement again whenever a parameter it compared to them is bound (the page's cursor, the
-/// date window).
-pub async fn analyze_transactions(_store: &Store) -> Result<(), StoreError> {
-    Ok(())
-}
-
-/// Whether any posting names one of `account_ids`.
-pub async fn any_posting_to(store: &Store, account_ids: [&str; 4]) -> Result<bool, StoreError> {
-    let found = sqlx::query_scalar!(
-        r#"SELECT 1 AS "one!: i64" FROM postings WHERE account_id IN (?1, ?2, ?3, ?4) LIMIT 1"#,
-        account_ids[0],
-        account_ids[1],
-        account_ids[2],
-        account_ids[3]
-    )
-    .fetch_optional(store.pool())
-    .await?;
-    Ok(found.is_some())
-}
-
-/// The business that holds the account numbered `number`.
-pub async fn business_of_account(
-    store: &Store,
-    number: &str,
-) -> Result<Option<String>, StoreError> {
-    Ok(sqlx::query_scalar!(
-        "SELECT business_id FROM accounts WHERE account_number = ?1",
-        number
-    )
-    .fetch_optional(store.pool())
-    .await?)
-}
-
-/// The numbers of the business's active accounts, the richest first.
-pub async fn active_accounts_by_balance(
-    store: &Store,
-    business_id: &str,
-) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar!(
-        "SELECT account_number FROM accounts WHERE business_id = ?1 AND status = 'active' \
-         ORDER BY balance DESC, account_number",
-        business_id
-    )
-    .fetch_all(store.pool())
-    .await?)
-}
-
-/// Adds `total` kobo to the account's balance in one update, its last update at `last_at`,
-/// unless the balance would pass `max_balance`; `false` if it would.
-pub async fn add_to_balance(
-    tx: &mut Tx,
-    account_id: &str,
-    total: i64,
-    last_at: DateTime<Utc>,
-    max_balance: i64,
-) -> Result<bool, StoreError> {
-    let last_at = timestamp(last_at);
-    let applied = sqlx::query!(
-        "UPDATE accounts SET balance = balance + ?2, last_balance_update = ?3, updated_at = ?3 \
-         WHERE id = ?1 AND balance + ?2 <= ?4",
-        account_id,
-        total,
-        last_at,
-        max_balance
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    Ok(applied == 1)
-}
-
 /// One value of a seeded row.
 enum Value<'a> {
     Text(&'a str),
@@ -251,5 +177,73 @@ impl SeedRows {
             .await?;
         }
         Ok(())
+    }
+}
+
+kobo_store::seeding_functions!(backend crate::Backend);
+
+impl kobo_store::seeding::Seeding for crate::Backend {
+    async fn analyze_transactions(_store: &Store) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    async fn any_posting_to(store: &Store, account_ids: [&str; 4]) -> Result<bool, StoreError> {
+        let found = sqlx::query_scalar!(
+            r#"SELECT 1 AS "one!: i64" FROM postings WHERE account_id IN (?1, ?2, ?3, ?4) LIMIT 1"#,
+            account_ids[0],
+            account_ids[1],
+            account_ids[2],
+            account_ids[3]
+        )
+        .fetch_optional(store.pool())
+        .await?;
+        Ok(found.is_some())
+    }
+
+    async fn business_of_account(
+        store: &Store,
+        number: &str,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar!(
+            "SELECT business_id FROM accounts WHERE account_number = ?1",
+            number
+        )
+        .fetch_optional(store.pool())
+        .await?)
+    }
+
+    async fn active_accounts_by_balance(
+        store: &Store,
+        business_id: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar!(
+            "SELECT account_number FROM accounts WHERE business_id = ?1 AND status = 'active' \
+         ORDER BY balance DESC, account_number",
+            business_id
+        )
+        .fetch_all(store.pool())
+        .await?)
+    }
+
+    async fn add_to_balance(
+        tx: &mut Tx,
+        account_id: &str,
+        total: i64,
+        last_at: DateTime<Utc>,
+        max_balance: i64,
+    ) -> Result<bool, StoreError> {
+        let last_at = timestamp(last_at);
+        let applied = sqlx::query!(
+        "UPDATE accounts SET balance = balance + ?2, last_balance_update = ?3, updated_at = ?3 \
+         WHERE id = ?1 AND balance + ?2 <= ?4",
+        account_id,
+        total,
+        last_at,
+        max_balance
+    )
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        Ok(applied == 1)
     }
 }

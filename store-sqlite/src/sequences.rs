@@ -2,14 +2,17 @@
 
 use crate::{StoreError, Tx};
 
-/// Takes the next value of the counter `name` (1 for a new one), in `tx`.
-pub async fn next(tx: &mut Tx, name: &str) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar!(
-        r#"INSERT INTO sequences (name, value) VALUES (?1, 1)
+kobo_store::sequences_functions!(backend crate::Backend);
+
+impl kobo_store::sequences::Sequences for crate::Backend {
+    async fn next(tx: &mut Tx, name: &str) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar!(
+            r#"INSERT INTO sequences (name, value) VALUES (?1, 1)
            ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1
            RETURNING value AS "value!""#,
-        name
-    )
-    .fetch_one(&mut **tx)
-    .await?)
+            name
+        )
+        .fetch_one(&mut **tx)
+        .await?)
+    }
 }

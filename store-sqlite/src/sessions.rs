@@ -8,30 +8,31 @@ use crate::roles::RoleRecord;
 use crate::{timestamp, Store, StoreError, Tx};
 pub use kobo_store::sessions::{Authenticated, NewSession, SessionMember};
 
-/// Writes a live session.
-pub async fn insert(tx: &mut Tx, new: &NewSession<'_>) -> Result<(), StoreError> {
-    let created_at = timestamp(new.created_at);
-    let expires_at = timestamp(new.expires_at);
-    sqlx::query!(
-        "INSERT INTO sessions (id, business_id, family, member_id, ip_address, created_at, \
-           expires_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL)",
-        new.id,
-        new.business_id,
-        new.family,
-        new.member_id,
-        new.ip_address,
-        created_at,
-        expires_at
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+kobo_store::sessions_functions!(backend crate::Backend);
 
-/// The session `id` as authentication reads it, if it exists, with its member's profile.
-pub async fn find_for_token(store: &Store, id: &str) -> Result<Option<Authenticated>, StoreError> {
-    let row = sqlx::query!(
-        r#"SELECT s.business_id, s.family, s.member_id,
+impl kobo_store::sessions::Sessions for crate::Backend {
+    async fn insert(tx: &mut Tx, new: &NewSession<'_>) -> Result<(), StoreError> {
+        let created_at = timestamp(new.created_at);
+        let expires_at = timestamp(new.expires_at);
+        sqlx::query!(
+            "INSERT INTO sessions (id, business_id, family, member_id, ip_address, created_at, \
+           expires_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL)",
+            new.id,
+            new.business_id,
+            new.family,
+            new.member_id,
+            new.ip_address,
+            created_at,
+            expires_at
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    async fn find_for_token(store: &Store, id: &str) -> Result<Option<Authenticated>, StoreError> {
+        let row = sqlx::query!(
+            r#"SELECT s.business_id, s.family, s.member_id,
              s.expires_at AS "expires_at: DateTime<Utc>",
              s.revoked_at AS "revoked_at: DateTime<Utc>",
              m.id AS "m_id?", m.email AS "email?", m.first_name AS "first_name?",
@@ -62,156 +63,151 @@ pub async fn find_for_token(store: &Store, id: &str) -> Result<Option<Authentica
            LEFT JOIN members m ON m.id = s.member_id AND m.business_id = s.business_id
            LEFT JOIN roles r ON r.id = m.role_id
            WHERE s.id = ?1"#,
-        id
-    )
-    .fetch_optional(store.pool())
-    .await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let records = (|| {
-        row.role_fits.filter(|fits| *fits)?;
-        let role = RoleRecord {
-            id: row.r_id.clone()?,
-            name: row.r_name.clone()?,
-            description: row.r_description.clone()?,
-            is_built_in: row.r_is_built_in?,
-            permission_codes: row.permission_codes.clone()?,
-            created_at: row.r_created_at?,
-            updated_at: row.r_updated_at?,
+            id
+        )
+        .fetch_optional(store.pool())
+        .await?;
+        let Some(row) = row else {
+            return Ok(None);
         };
-        let member = MemberRecord {
-            id: row.m_id.clone()?,
-            email: row.email.clone()?,
-            first_name: row.first_name.clone()?,
-            last_name: row.last_name.clone()?,
-            role_id: role.id.clone(),
-            role_name: role.name.clone(),
-            is_active: row.is_active?,
-            invitation_status: row.invitation_status.clone()?,
-            last_login: row.last_login,
-            date_joined: row.date_joined?,
-            created_at: row.m_created_at?,
-            invitation_expires_at: row.invitation_expires_at,
+        let records = (|| {
+            row.role_fits.filter(|fits| *fits)?;
+            let role = RoleRecord {
+                id: row.r_id.clone()?,
+                name: row.r_name.clone()?,
+                description: row.r_description.clone()?,
+                is_built_in: row.r_is_built_in?,
+                permission_codes: row.permission_codes.clone()?,
+                created_at: row.r_created_at?,
+                updated_at: row.r_updated_at?,
+            };
+            let member = MemberRecord {
+                id: row.m_id.clone()?,
+                email: row.email.clone()?,
+                first_name: row.first_name.clone()?,
+                last_name: row.last_name.clone()?,
+                role_id: role.id.clone(),
+                role_name: role.name.clone(),
+                is_active: row.is_active?,
+                invitation_status: row.invitation_status.clone()?,
+                last_login: row.last_login,
+                date_joined: row.date_joined?,
+                created_at: row.m_created_at?,
+                invitation_expires_at: row.invitation_expires_at,
+            };
+            Some((member, role))
+        })();
+        let profile = match records {
+            Some((member, role)) => Some(Profile {
+                member: member.into_member()?,
+                role: role.into_role()?,
+                business: Business {
+                    id: row.business_id.clone(),
+                    name: row.business_name.clone(),
+                    status: row.business_status.clone(),
+                    client_id: row.client_id.clone(),
+                    created_at: row.business_created_at,
+                },
+            }),
+            None => None,
         };
-        Some((member, role))
-    })();
-    let profile = match records {
-        Some((member, role)) => Some(Profile {
-            member: member.into_member()?,
-            role: role.into_role()?,
-            business: Business {
-                id: row.business_id.clone(),
-                name: row.business_name.clone(),
-                status: row.business_status.clone(),
-                client_id: row.client_id.clone(),
-                created_at: row.business_created_at,
-            },
-        }),
-        None => None,
-    };
-    let member = match row.email {
-        Some(email) => Some(SessionMember {
-            email,
-            first_name: row.first_name.unwrap_or_default(),
-            last_name: row.last_name.unwrap_or_default(),
-            role_id: row.role_id.unwrap_or_default(),
-            is_active: row.is_active == Some(true),
-            permission_codes: row.permission_codes,
-        }),
-        None => None,
-    };
-    Ok(Some(Authenticated {
-        business_id: row.business_id,
-        family: row.family,
-        member_id: row.member_id,
-        expires_at: row.expires_at,
-        revoked_at: row.revoked_at,
-        member,
-        business_status: row.business_status,
-        client_id: row.client_id,
-        secret_issued_by: row.secret_issued_by,
-        credentials_usable: row.credentials_usable,
-        profile,
-        generation: row.generation,
-    }))
-}
+        let member = match row.email {
+            Some(email) => Some(SessionMember {
+                email,
+                first_name: row.first_name.unwrap_or_default(),
+                last_name: row.last_name.unwrap_or_default(),
+                role_id: row.role_id.unwrap_or_default(),
+                is_active: row.is_active == Some(true),
+                permission_codes: row.permission_codes,
+            }),
+            None => None,
+        };
+        Ok(Some(Authenticated {
+            business_id: row.business_id,
+            family: row.family,
+            member_id: row.member_id,
+            expires_at: row.expires_at,
+            revoked_at: row.revoked_at,
+            member,
+            business_status: row.business_status,
+            client_id: row.client_id,
+            secret_issued_by: row.secret_issued_by,
+            credentials_usable: row.credentials_usable,
+            profile,
+            generation: row.generation,
+        }))
+    }
 
-/// The generation of what authentication reads (migration 0014): every change that can refuse
-/// a live token moves it, in the change's transaction.
-pub async fn auth_generation(store: &Store) -> Result<i64, StoreError> {
-    let value =
-        sqlx::query_scalar!(r#"SELECT value AS "value!: i64" FROM auth_generation WHERE id = 1"#)
-            .fetch_one(store.pool())
-            .await?;
-    Ok(value)
-}
+    async fn auth_generation(store: &Store) -> Result<i64, StoreError> {
+        let value = sqlx::query_scalar!(
+            r#"SELECT value AS "value!: i64" FROM auth_generation WHERE id = 1"#
+        )
+        .fetch_one(store.pool())
+        .await?;
+        Ok(value)
+    }
 
-/// Revokes the business's session `id` at `now`, if it is live.
-pub async fn revoke(
-    tx: &mut Tx,
-    id: &str,
-    business_id: &str,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let now = timestamp(now);
-    sqlx::query!(
-        "UPDATE sessions SET revoked_at = ?3 \
+    async fn revoke(
+        tx: &mut Tx,
+        id: &str,
+        business_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let now = timestamp(now);
+        sqlx::query!(
+            "UPDATE sessions SET revoked_at = ?3 \
          WHERE id = ?1 AND business_id = ?2 AND revoked_at IS NULL",
-        id,
-        business_id,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+            id,
+            business_id,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Revokes every live session of the member at `now`.
-pub async fn revoke_all_of_member(
-    tx: &mut Tx,
-    member_id: &str,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let now = timestamp(now);
-    sqlx::query!(
-        "UPDATE sessions SET revoked_at = ?2 WHERE member_id = ?1 AND revoked_at IS NULL",
-        member_id,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+    async fn revoke_all_of_member(
+        tx: &mut Tx,
+        member_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let now = timestamp(now);
+        sqlx::query!(
+            "UPDATE sessions SET revoked_at = ?2 WHERE member_id = ?1 AND revoked_at IS NULL",
+            member_id,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Revokes every live integration session of the business at `now`.
-pub async fn revoke_integration_of_business(
-    tx: &mut Tx,
-    business_id: &str,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let now = timestamp(now);
-    sqlx::query!(
-        "UPDATE sessions SET revoked_at = ?2 \
+    async fn revoke_integration_of_business(
+        tx: &mut Tx,
+        business_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let now = timestamp(now);
+        sqlx::query!(
+            "UPDATE sessions SET revoked_at = ?2 \
          WHERE business_id = ?1 AND family = 'integration' AND revoked_at IS NULL",
-        business_id,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+            business_id,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Deletes the sessions that expired or were revoked before `cutoff`, on the pool; returns
-/// how many.
-pub async fn purge_finished(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-    let cutoff = timestamp(cutoff);
-    let deleted = sqlx::query!(
-        "DELETE FROM sessions WHERE expires_at < ?1 OR revoked_at < ?1",
-        cutoff
-    )
-    .execute(store.pool())
-    .await?
-    .rows_affected();
-    Ok(deleted)
+    async fn purge_finished(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+        let cutoff = timestamp(cutoff);
+        let deleted = sqlx::query!(
+            "DELETE FROM sessions WHERE expires_at < ?1 OR revoked_at < ?1",
+            cutoff
+        )
+        .execute(store.pool())
+        .await?
+        .rows_affected();
+        Ok(deleted)
+    }
 }

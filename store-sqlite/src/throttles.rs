@@ -5,19 +5,19 @@ use chrono::{DateTime, Utc};
 
 use crate::{timestamp, Store, StoreError, Tx};
 
-/// Counts one attempt at `key` at `now` (a window started before `window_start` starts again
-/// at 1), unless the key is locked at `now`: the count reached, or `None` when locked.
-/// SQLite's write transaction holds the whole database until `tx` ends.
-pub async fn count_attempt(
-    tx: &mut Tx,
-    key: &str,
-    now: DateTime<Utc>,
-    window_start: DateTime<Utc>,
-) -> Result<Option<i64>, StoreError> {
-    let now = timestamp(now);
-    let window_start = timestamp(window_start);
-    Ok(sqlx::query_scalar!(
-        r#"INSERT INTO throttles (key, failures, window_started_at, locked_until)
+kobo_store::throttles_functions!(backend crate::Backend);
+
+impl kobo_store::throttles::Throttles for crate::Backend {
+    async fn count_attempt(
+        tx: &mut Tx,
+        key: &str,
+        now: DateTime<Utc>,
+        window_start: DateTime<Utc>,
+    ) -> Result<Option<i64>, StoreError> {
+        let now = timestamp(now);
+        let window_start = timestamp(window_start);
+        Ok(sqlx::query_scalar!(
+            r#"INSERT INTO throttles (key, failures, window_started_at, locked_until)
            VALUES (?1, 1, ?2, NULL)
            ON CONFLICT (key) DO UPDATE SET
              failures = CASE WHEN throttles.window_started_at < ?3 THEN 1
@@ -26,151 +26,140 @@ pub async fn count_attempt(
                                       ELSE throttles.window_started_at END
            WHERE throttles.locked_until IS NULL OR throttles.locked_until <= ?2
            RETURNING failures AS "failures!""#,
-        key,
-        now,
-        window_start
-    )
-    .fetch_optional(&mut **tx)
-    .await?)
-}
+            key,
+            now,
+            window_start
+        )
+        .fetch_optional(&mut **tx)
+        .await?)
+    }
 
-/// Until when `key` is locked (`None`: not locked); the key exists.
-pub async fn locked_until(tx: &mut Tx, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
-    Ok(sqlx::query_scalar!(
-        r#"SELECT locked_until AS "locked_until: DateTime<Utc>" FROM throttles WHERE key = ?1"#,
-        key
-    )
-    .fetch_one(&mut **tx)
-    .await?)
-}
+    async fn locked_until(tx: &mut Tx, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
+        Ok(sqlx::query_scalar!(
+            r#"SELECT locked_until AS "locked_until: DateTime<Utc>" FROM throttles WHERE key = ?1"#,
+            key
+        )
+        .fetch_one(&mut **tx)
+        .await?)
+    }
 
-/// Locks `key` until `until`.
-pub async fn lock(tx: &mut Tx, key: &str, until: DateTime<Utc>) -> Result<(), StoreError> {
-    let until = timestamp(until);
-    sqlx::query!(
-        "UPDATE throttles SET locked_until = ?2 WHERE key = ?1",
-        key,
-        until
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// Takes one attempt off `key`; below `free_attempts` the key is not locked any more.
-pub async fn give_back(tx: &mut Tx, key: &str, free_attempts: i64) -> Result<(), StoreError> {
-    sqlx::query!(
-        "UPDATE throttles SET failures = failures - 1, \
-           locked_until = CASE WHEN failures - 1 >= ?2 THEN locked_until ELSE NULL END \
-         WHERE key = ?1 AND failures > 0",
-        key,
-        free_attempts
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// Deletes `key` if it has no attempt left.
-pub async fn delete_if_spent(tx: &mut Tx, key: &str) -> Result<(), StoreError> {
-    sqlx::query!(
-        "DELETE FROM throttles WHERE key = ?1 AND failures <= 0",
-        key
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// Deletes `key` (its attempts are forgotten).
-pub async fn delete(tx: &mut Tx, key: &str) -> Result<(), StoreError> {
-    sqlx::query!("DELETE FROM throttles WHERE key = ?1", key)
+    async fn lock(tx: &mut Tx, key: &str, until: DateTime<Utc>) -> Result<(), StoreError> {
+        let until = timestamp(until);
+        sqlx::query!(
+            "UPDATE throttles SET locked_until = ?2 WHERE key = ?1",
+            key,
+            until
+        )
         .execute(&mut **tx)
         .await?;
-    Ok(())
-}
+        Ok(())
+    }
 
-/// Deletes the key `credential` and every key that begins with `prefix`.
-pub async fn delete_credential(
-    tx: &mut Tx,
-    credential: &str,
-    prefix: &str,
-) -> Result<(), StoreError> {
-    sqlx::query!(
-        "DELETE FROM throttles WHERE key = ?1 OR substr(key, 1, length(?2)) = ?2",
-        credential,
-        prefix
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+    async fn give_back(tx: &mut Tx, key: &str, free_attempts: i64) -> Result<(), StoreError> {
+        sqlx::query!(
+            "UPDATE throttles SET failures = failures - 1, \
+           locked_until = CASE WHEN failures - 1 >= ?2 THEN locked_until ELSE NULL END \
+         WHERE key = ?1 AND failures > 0",
+            key,
+            free_attempts
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Deletes the keys whose window started before `cutoff` and that are not locked past it, on
-/// the pool; returns how many.
-pub async fn purge_expired(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-    let cutoff = timestamp(cutoff);
-    let deleted = sqlx::query!(
-        "DELETE FROM throttles WHERE window_started_at < ?1 \
+    async fn delete_if_spent(tx: &mut Tx, key: &str) -> Result<(), StoreError> {
+        sqlx::query!(
+            "DELETE FROM throttles WHERE key = ?1 AND failures <= 0",
+            key
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    async fn delete(tx: &mut Tx, key: &str) -> Result<(), StoreError> {
+        sqlx::query!("DELETE FROM throttles WHERE key = ?1", key)
+            .execute(&mut **tx)
+            .await?;
+        Ok(())
+    }
+
+    async fn delete_credential(
+        tx: &mut Tx,
+        credential: &str,
+        prefix: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query!(
+            "DELETE FROM throttles WHERE key = ?1 OR substr(key, 1, length(?2)) = ?2",
+            credential,
+            prefix
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    async fn purge_expired(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+        let cutoff = timestamp(cutoff);
+        let deleted = sqlx::query!(
+            "DELETE FROM throttles WHERE window_started_at < ?1 \
          AND (locked_until IS NULL OR locked_until < ?1)",
-        cutoff
-    )
-    .execute(store.pool())
-    .await?
-    .rows_affected();
-    Ok(deleted)
-}
+            cutoff
+        )
+        .execute(store.pool())
+        .await?
+        .rows_affected();
+        Ok(deleted)
+    }
 
-/// Whether `credential` succeeded from `address` before.
-pub async fn is_known_address(
-    store: &Store,
-    credential: &str,
-    address: &str,
-) -> Result<bool, StoreError> {
-    let known = sqlx::query_scalar!(
+    async fn is_known_address(
+        store: &Store,
+        credential: &str,
+        address: &str,
+    ) -> Result<bool, StoreError> {
+        let known = sqlx::query_scalar!(
         r#"SELECT 1 AS "one!: i64" FROM known_addresses WHERE credential = ?1 AND ip_address = ?2"#,
         credential,
         address
     )
     .fetch_optional(store.pool())
     .await?;
-    Ok(known.is_some())
-}
+        Ok(known.is_some())
+    }
 
-/// Records that `credential` succeeded from `address` at `now`.
-pub async fn remember_address(
-    tx: &mut Tx,
-    credential: &str,
-    address: &str,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let now = timestamp(now);
-    sqlx::query!(
-        "INSERT INTO known_addresses (credential, ip_address, last_success_at) \
+    async fn remember_address(
+        tx: &mut Tx,
+        credential: &str,
+        address: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let now = timestamp(now);
+        sqlx::query!(
+            "INSERT INTO known_addresses (credential, ip_address, last_success_at) \
          VALUES (?1, ?2, ?3) \
          ON CONFLICT (credential, ip_address) DO UPDATE SET last_success_at = ?3",
-        credential,
-        address,
-        now
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+            credential,
+            address,
+            now
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 
-/// Forgets the addresses whose last success was before `cutoff`, on the pool; returns how
-/// many.
-pub async fn purge_known_addresses(
-    store: &Store,
-    cutoff: DateTime<Utc>,
-) -> Result<u64, StoreError> {
-    let cutoff = timestamp(cutoff);
-    let deleted = sqlx::query!(
-        "DELETE FROM known_addresses WHERE last_success_at < ?1",
-        cutoff
-    )
-    .execute(store.pool())
-    .await?
-    .rows_affected();
-    Ok(deleted)
+    async fn purge_known_addresses(
+        store: &Store,
+        cutoff: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let cutoff = timestamp(cutoff);
+        let deleted = sqlx::query!(
+            "DELETE FROM known_addresses WHERE last_success_at < ?1",
+            cutoff
+        )
+        .execute(store.pool())
+        .await?
+        .rows_affected();
+        Ok(deleted)
+    }
 }

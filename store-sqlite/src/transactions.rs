@@ -3,18 +3,14 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::batch::{Batch, Write};
 use crate::{
-    contains_pattern, first_rows, on, timestamp, uuid, Conn, Store, StoreError, Tx, NO_TIME_BOUND,
+    contains_pattern, first_rows, on, timestamp, uuid, Store, StoreError, Tx, NO_TIME_BOUND,
 };
 pub use kobo_store::transactions::{
     Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
 };
 
-/// Writes `new` (and its settlement when it is one) as a write of `batch`.
-pub fn record_into(batch: &mut Batch, new: NewTransaction) {
-    batch.push(Write::Transaction(Box::new(new)));
-}
+pub use kobo_store::transactions::record_into;
 
 /// [`Write::Transaction`], run in `tx` ([`crate::batch::run`]): the transaction, and its
 /// settlement when it is one.
@@ -73,46 +69,6 @@ pub(crate) async fn write(tx: &mut Tx, new: NewTransaction) -> Result<(), StoreE
     Ok(())
 }
 
-/// Changes the status of transaction `id` (`pending` becoming `success`, `reversed` or
-/// `failed`): its amount and place in the listing never change.
-pub async fn set_status(tx: &mut Tx, id: &str, status: &str) -> Result<(), StoreError> {
-    sqlx::query!(
-        "UPDATE transactions SET status = ?2 WHERE id = ?1",
-        id,
-        status
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// The credit booked for NIP session `session_id`, if one was.
-pub async fn credit_of_session(
-    conn: impl Into<Conn<'_>>,
-    session_id: &str,
-) -> Result<Option<SessionCredit>, StoreError> {
-    let query = sqlx::query_as!(
-        SessionCredit,
-        r#"SELECT t.id AS "id!", a.account_number, t.amount FROM transactions t
-           JOIN accounts a ON a.id = t.account_id
-           WHERE t.session_id = ?1 AND t.transaction_type = 'credit'"#,
-        session_id
-    );
-    Ok(on!(conn, query, fetch_optional)?)
-}
-
-/// Gives transaction `id` the NIP session id its transfer got.
-pub async fn set_session_id(tx: &mut Tx, id: &str, session_id: &str) -> Result<(), StoreError> {
-    sqlx::query!(
-        "UPDATE transactions SET session_id = ?2 WHERE id = ?1",
-        id,
-        session_id
-    )
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
 /// A row of [`list`] as read, its id still text.
 struct Listed {
     id: String,
@@ -156,41 +112,77 @@ impl Listed {
     }
 }
 
-/// One page of the business's transactions or settlements, newest first by
-/// `(created_at, id)`, at most `window.size + 1` rows.
-///
-/// Four static statements (transactions or settlements, of one account or of the business),
-/// each filter `(?n IS NULL OR ...)`. The keyset cursor and the time range are ranges whose open
-/// ends bind `NULL`, read as the widest bound, so that the keyset index
-/// (`transactions_keyset`, or `transactions_account_keyset` for one account, found once by an
-/// uncorrelated subquery) is always read as a range, in order: no sort. The page has no bound
-/// `LIMIT` (`first_rows`: the reader stops after the page); `OFFSET` stays bound (`LIMIT -1`: none).
-pub async fn list(
-    store: &Store,
-    listing: Listing,
-    business_id: &str,
-    filters: &Filters,
-    window: &Window,
-) -> Result<Vec<TransactionRow>, StoreError> {
-    let cursor_at = window.cursor.as_ref().map(|c| timestamp(c.created_at));
-    let cursor_id = window.cursor.as_ref().map(|c| c.id.to_string());
-    let from = filters.from.map(timestamp);
-    let until = filters.until.map(timestamp);
-    let search = filters.search.as_deref().map(contains_pattern);
-    let offset = window.offset.unwrap_or(0);
-    let (status, kind, category, reference, channel) = (
-        filters.status.as_deref(),
-        filters.transaction_type.as_deref(),
-        filters.category.as_deref(),
-        filters.reference_number.as_deref(),
-        filters.channel.as_deref(),
-    );
-    let n = window.size + 1;
-    let rows = match (listing, filters.account_number.as_deref()) {
-        (Listing::Transactions, None) => {
-            let query = sqlx::query_as!(
-                Listed,
-                r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
+kobo_store::transactions_functions!(backend crate::Backend);
+
+impl kobo_store::transactions::Transactions for crate::Backend {
+    async fn set_status(tx: &mut Tx, id: &str, status: &str) -> Result<(), StoreError> {
+        sqlx::query!(
+            "UPDATE transactions SET status = ?2 WHERE id = ?1",
+            id,
+            status
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    async fn credit_of_session(
+        conn: Self::Conn<'_>,
+        session_id: &str,
+    ) -> Result<Option<SessionCredit>, StoreError> {
+        let query = sqlx::query_as!(
+            SessionCredit,
+            r#"SELECT t.id AS "id!", a.account_number, t.amount FROM transactions t
+           JOIN accounts a ON a.id = t.account_id
+           WHERE t.session_id = ?1 AND t.transaction_type = 'credit'"#,
+            session_id
+        );
+        Ok(on!(conn, query, fetch_optional)?)
+    }
+
+    async fn set_session_id(tx: &mut Tx, id: &str, session_id: &str) -> Result<(), StoreError> {
+        sqlx::query!(
+            "UPDATE transactions SET session_id = ?2 WHERE id = ?1",
+            id,
+            session_id
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    /// Four static statements (transactions or settlements, of one account or of the business),
+    /// each filter `(?n IS NULL OR ...)`. The keyset cursor and the time range are ranges whose open
+    /// ends bind `NULL`, read as the widest bound, so that the keyset index
+    /// (`transactions_keyset`, or `transactions_account_keyset` for one account, found once by an
+    /// uncorrelated subquery) is always read as a range, in order: no sort. The page has no bound
+    /// `LIMIT` (`first_rows`: the reader stops after the page); `OFFSET` stays bound (`LIMIT -1`: none).
+    async fn list(
+        store: &Store,
+        listing: Listing,
+        business_id: &str,
+        filters: &Filters,
+        window: &Window,
+    ) -> Result<Vec<TransactionRow>, StoreError> {
+        let cursor_at = window.cursor.as_ref().map(|c| timestamp(c.created_at));
+        let cursor_id = window.cursor.as_ref().map(|c| c.id.to_string());
+        let from = filters.from.map(timestamp);
+        let until = filters.until.map(timestamp);
+        let search = filters.search.as_deref().map(contains_pattern);
+        let offset = window.offset.unwrap_or(0);
+        let (status, kind, category, reference, channel) = (
+            filters.status.as_deref(),
+            filters.transaction_type.as_deref(),
+            filters.category.as_deref(),
+            filters.reference_number.as_deref(),
+            filters.channel.as_deref(),
+        );
+        let n = window.size + 1;
+        let rows = match (listing, filters.account_number.as_deref()) {
+            (Listing::Transactions, None) => {
+                let query = sqlx::query_as!(
+                    Listed,
+                    r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
                      t.status, t.channel, t.amount, t.narration, t.session_id,
                      t.originator_account_number, t.originator_account_name,
                      t.originator_bank_code, t.originator_bank_name,
@@ -207,27 +199,27 @@ pub async fn list(
                      AND (?10 IS NULL OR t.channel = ?10)
                      AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
                    ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
-                business_id,
-                cursor_at,
-                cursor_id,
-                from,
-                until,
-                status,
-                kind,
-                category,
-                reference,
-                channel,
-                search,
-                offset,
-                None::<&str>,
-                NO_TIME_BOUND
-            );
-            first_rows(query.fetch(store.pool()), n).await?
-        }
-        (Listing::Transactions, Some(number)) => {
-            let query = sqlx::query_as!(
-                Listed,
-                r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
+                    business_id,
+                    cursor_at,
+                    cursor_id,
+                    from,
+                    until,
+                    status,
+                    kind,
+                    category,
+                    reference,
+                    channel,
+                    search,
+                    offset,
+                    None::<&str>,
+                    NO_TIME_BOUND
+                );
+                first_rows(query.fetch(store.pool()), n).await?
+            }
+            (Listing::Transactions, Some(number)) => {
+                let query = sqlx::query_as!(
+                    Listed,
+                    r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
                      t.status, t.channel, t.amount, t.narration, t.session_id,
                      t.originator_account_number, t.originator_account_name,
                      t.originator_bank_code, t.originator_bank_name,
@@ -246,27 +238,27 @@ pub async fn list(
                      AND (?10 IS NULL OR t.channel = ?10)
                      AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
                    ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
-                business_id,
-                cursor_at,
-                cursor_id,
-                from,
-                until,
-                status,
-                kind,
-                category,
-                reference,
-                channel,
-                search,
-                offset,
-                number,
-                NO_TIME_BOUND
-            );
-            first_rows(query.fetch(store.pool()), n).await?
-        }
-        (Listing::Settlements, None) => {
-            let query = sqlx::query_as!(
-                Listed,
-                r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
+                    business_id,
+                    cursor_at,
+                    cursor_id,
+                    from,
+                    until,
+                    status,
+                    kind,
+                    category,
+                    reference,
+                    channel,
+                    search,
+                    offset,
+                    number,
+                    NO_TIME_BOUND
+                );
+                first_rows(query.fetch(store.pool()), n).await?
+            }
+            (Listing::Settlements, None) => {
+                let query = sqlx::query_as!(
+                    Listed,
+                    r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
                      t.status, t.channel, t.amount, t.narration, t.session_id,
                      t.originator_account_number, t.originator_account_name,
                      t.originator_bank_code, t.originator_bank_name,
@@ -284,27 +276,27 @@ pub async fn list(
                      AND (?10 IS NULL OR t.channel = ?10)
                      AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
                    ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
-                business_id,
-                cursor_at,
-                cursor_id,
-                from,
-                until,
-                status,
-                kind,
-                category,
-                reference,
-                channel,
-                search,
-                offset,
-                None::<&str>,
-                NO_TIME_BOUND
-            );
-            first_rows(query.fetch(store.pool()), n).await?
-        }
-        (Listing::Settlements, Some(number)) => {
-            let query = sqlx::query_as!(
-                Listed,
-                r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
+                    business_id,
+                    cursor_at,
+                    cursor_id,
+                    from,
+                    until,
+                    status,
+                    kind,
+                    category,
+                    reference,
+                    channel,
+                    search,
+                    offset,
+                    None::<&str>,
+                    NO_TIME_BOUND
+                );
+                first_rows(query.fetch(store.pool()), n).await?
+            }
+            (Listing::Settlements, Some(number)) => {
+                let query = sqlx::query_as!(
+                    Listed,
+                    r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
                      t.status, t.channel, t.amount, t.narration, t.session_id,
                      t.originator_account_number, t.originator_account_name,
                      t.originator_bank_code, t.originator_bank_name,
@@ -324,23 +316,24 @@ pub async fn list(
                      AND (?10 IS NULL OR t.channel = ?10)
                      AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
                    ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
-                business_id,
-                cursor_at,
-                cursor_id,
-                from,
-                until,
-                status,
-                kind,
-                category,
-                reference,
-                channel,
-                search,
-                offset,
-                number,
-                NO_TIME_BOUND
-            );
-            first_rows(query.fetch(store.pool()), n).await?
-        }
-    };
-    rows.into_iter().map(Listed::into_row).collect()
+                    business_id,
+                    cursor_at,
+                    cursor_id,
+                    from,
+                    until,
+                    status,
+                    kind,
+                    category,
+                    reference,
+                    channel,
+                    search,
+                    offset,
+                    number,
+                    NO_TIME_BOUND
+                );
+                first_rows(query.fetch(store.pool()), n).await?
+            }
+        };
+        rows.into_iter().map(Listed::into_row).collect()
+    }
 }

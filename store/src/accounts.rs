@@ -1,5 +1,8 @@
 //! The rows of `accounts` (see the datastore module of the same name in `kobo`).
 
+use crate::paging::Cursor;
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 
 /// An account as stored, with its parent's number.
@@ -139,4 +142,80 @@ pub struct PayoutRead {
     pub reference_owner: Option<String>,
     /// The payout's Idempotency-Key, if it is stored and unexpired.
     pub stored_key: Option<crate::idempotency_keys::StoredKey>,
+}
+
+crate::contract! {
+    /// `accounts`, in each store.
+    pub trait Accounts in accounts, functions accounts_functions {
+        /// The account with this id.
+        conn fn find_by_id(id: &str) -> Option<AccountRow>;
+        /// The account with this number, whoever's, with its business.
+        ///
+        /// By the number alone, whose only index is its unique one, so PostgreSQL's kept plan
+        /// cannot take another: with the business in the `WHERE` too, a plan made while the
+        /// business had few accounts could read them all through `accounts_business_created` (see
+        /// [`super::transfers::reference_owner`]), and the lookup had to be planned on every call.
+        conn fn find_by_number_anywhere(number: &str) -> Option<KoboAccount>;
+        /// The business's main pool account.
+        tx fn main_account(business_id: &str) -> Option<AccountRow>;
+        /// The business's name, how many current accounts it holds, and its main pool account.
+        tx fn current_account_facts(business_id: &str) -> CurrentAccountFacts;
+        /// Opens `new`, active and empty.
+        tx fn insert(new: &NewAccount<'_>) -> ();
+        /// Opens a business's main pool account, active and empty.
+        tx fn insert_main(
+            id: &str,
+            business_id: &str,
+            account_number: &str,
+            account_name: &str,
+            now: DateTime<Utc>,
+        ) -> ();
+        /// The number of the business's main pool account.
+        conn fn main_account_number(business_id: &str) -> Option<String>;
+        /// The status of account `id`, read under a lock held until `tx` ends: on PostgreSQL `FOR
+        /// SHARE`, so a status change in flight is waited for and seen, and one that comes later
+        /// waits for `tx`; SQLite's write transaction holds the whole database already.
+        tx fn locked_status(id: &str) -> Option<String>;
+        /// The id and business of the account with this number, locked until `tx` ends (PostgreSQL:
+        /// `FOR UPDATE`; the statements after it see whatever committed before the lock was
+        /// granted).
+        tx fn lock_by_number(number: &str) -> Option<(String, String)>;
+        /// Changes account `id`'s status from `from` to `to`; `false` if it no longer was `from`.
+        tx fn set_status(id: &str, from: &str, to: &str) -> bool;
+        /// Applies `changes` in one statement, each only if the account stays within zero and
+        /// `max_balance` and, when it must be (`BalanceChange::must_be_active`), is active (read
+        /// under the row's lock, so a freeze or a close that commits first stops it); the balances'
+        /// last update is `at`. Returns the ids of the accounts changed.
+        tx fn apply_balance_changes(
+            changes: &[BalanceChange<'_>],
+            max_balance: i64,
+            at: DateTime<Utc>,
+        ) -> Vec<String>;
+        /// An account's balance (kobo) and status, read in `tx`; `None` if there is no such
+        /// account.
+        tx fn balance_and_status(account_id: &str) -> Option<(i64, String)>;
+        /// One keyset page of the business's accounts, newest first: at most `limit + 1` rows.
+        pool fn list(
+            business_id: &str,
+            filters: &Filters,
+            cursor: Option<Cursor>,
+            limit: u64,
+        ) -> Vec<AccountRow>;
+        /// The totals of the accounts `ids`, counting collections in `[from, until)` (stored times)
+        /// when given. Accounts with no transaction are missing from the map.
+        pool fn activity(
+            ids: &[&str],
+            from: Option<DateTime<Utc>>,
+            until: Option<DateTime<Utc>>,
+        ) -> HashMap<String, Activity>;
+        /// The totals of the business's accounts that `filters` choose, in one statement.
+        pool fn metrics(business_id: &str, filters: &MetricsFilters) -> Metrics;
+        /// The source account and an intra-bank beneficiary's (whoever's), each with its business,
+        /// and on every row the paying business's settings and the payout's Idempotency-Key if it
+        /// is stored, in one statement (they were four round trips). By account number only, which
+        /// only its unique index leads with, so the kept plan cannot read a business's accounts
+        /// (see [`find_by_number_anywhere`]); the settings and the key are by their keys. An
+        /// inter-bank payout looks up the source's number twice.
+        conn fn payout_reads(lookup: &PayoutLookup<'_>) -> Vec<PayoutRead>;
+    }
 }

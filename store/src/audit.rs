@@ -25,3 +25,36 @@ pub struct DayAstray {
     pub kept: i64,
     pub spent: i64,
 }
+
+crate::contract! {
+    /// `audit`, in each store.
+    pub trait Audit in audit, functions audit_functions {
+        /// How many rows `table` holds.
+        pool fn count(table: Counted) -> i64;
+        /// Every account's stored balance and the sum of its postings.
+        pool fn account_balances() -> Vec<AccountBalance>;
+        /// Journal entries with fewer than two postings, with how many they have.
+        pool fn short_entries() -> Vec<(String, i64)>;
+        /// Journal entries whose postings do not sum to zero, with their sum (kobo). Per entry a
+        /// plain `SUM` cannot overflow: an entry has a few postings, each at most 10^18.
+        pool fn unbalanced_entries() -> Vec<(String, i64)>;
+        /// The sum of every posting (kobo): zero in a sound ledger.
+        pool fn postings_total() -> i128;
+        /// Places a business's ledger head handed out twice: `(business, sequence, transactions)`.
+        pool fn repeated_sequences() -> Vec<(String, i64, i64)>;
+        /// Rows of the ledger and of transfers that name a parent which is not there (no foreign
+        /// key checks them on PostgreSQL since migration 0022): `(what, row)`, the row by its id or
+        /// reference number. A transaction's and a transfer's source account must be their
+        /// business's.
+        pool fn rows_without_parent() -> Vec<(String, String)>;
+        /// Postings to an account that is neither a customer's nor the bank's, as `(posting,
+        /// account)`.
+        pool fn postings_to_unknown_accounts() -> Vec<(String, String)>;
+        /// The reference numbers of [`TRANSACTIONS_WITHOUT_POSTING`].
+        pool fn transactions_without_posting() -> Vec<String>;
+        /// Days whose running total for the daily limit (`daily_transfer_totals`) differs from the
+        /// sum of the business's transfers of the day that count toward it: those whose money moved
+        /// (`processing`, `success`; a held transfer counts from its approval, on that day).
+        pool fn daily_totals_astray() -> Vec<DayAstray>;
+    }
+}

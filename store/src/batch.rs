@@ -127,3 +127,11 @@ pub struct KeyClaim {
     /// A key stored before this has expired, and is replaced as if it had been deleted.
     pub expired_before: DateTime<Utc>,
 }
+
+crate::contract! {
+    /// `batch`, in each store.
+    pub trait Batches in batch, functions batch_functions {
+        /// Runs every write of `batch` in `tx`, in the order pushed, in one round trip.
+        tx fn run(batch: Batch) -> ();
+    }
+}

@@ -36,3 +36,14 @@ pub struct Contact {
     /// JSON, as stored.
     pub metadata: String,
 }
+
+crate::contract! {
+    /// `customers`, in each store.
+    pub trait Customers in customers, functions customers_functions {
+        tx fn insert(new: &NewCustomer<'_>) -> ();
+        /// The number of the account of the business's customer whose identity of `kind` hashes to
+        /// `hash`, if there is one.
+        tx fn account_number_of(business_id: &str, kind: Identity, hash: &str) -> Option<String>;
+        conn fn contact(id: &str) -> Option<Contact>;
+    }
+}

@@ -28,3 +28,17 @@ pub struct Invitation {
     /// The business's.
     pub client_id: String,
 }
+
+crate::contract! {
+    /// `invitations`, in each store.
+    pub trait Invitations in invitations, functions invitations_functions {
+        /// Writes an open invitation at `now`.
+        tx fn insert(new: &NewInvitation<'_>, now: DateTime<Utc>) -> ();
+        /// The invitation whose token hashes to `token_hash`, if any.
+        pool fn find_by_token_hash(token_hash: &str) -> Option<Invitation>;
+        /// Uses the invitation `id` at `now`; `false` when it was used or revoked already.
+        tx fn use_up(id: &str, now: DateTime<Utc>) -> bool;
+        /// Revokes the member's open invitations at `now`; returns how many.
+        tx fn revoke_open_of_member(member_id: &str, now: DateTime<Utc>) -> u64;
+    }
+}

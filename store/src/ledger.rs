@@ -1,5 +1,9 @@
 //! The rows of `ledger` (see the datastore module of the same name in `kobo`).
 
+use crate::batch::Batch;
+use crate::batch::NewEntry;
+use crate::batch::Write;
+
 use chrono::{DateTime, Utc};
 
 /// A business's ledger head after an advance.
@@ -47,4 +51,41 @@ pub struct HeadsAndMoney {
     pub business: Option<(bool, i64)>,
     pub counted: bool,
     pub moved: Vec<String>,
+}
+
+/// Writes a journal entry and its postings (`(account id, signed kobo)`, credit positive) as
+/// a write of `batch`, all at `at`. Returns the entry's id.
+pub fn record_entry_into(
+    batch: &mut Batch,
+    business_id: &str,
+    kind: &str,
+    postings: &[(&str, i64)],
+    at: DateTime<Utc>,
+) -> String {
+    let entry_id = crate::new_id();
+    batch.push(Write::Entry(NewEntry {
+        id: entry_id.clone(),
+        business_id: business_id.to_owned(),
+        kind: kind.to_owned(),
+        postings: postings
+            .iter()
+            .map(|(account_id, amount)| (crate::new_id(), (*account_id).to_owned(), *amount))
+            .collect(),
+        at,
+    }));
+    entry_id
+}
+
+crate::contract! {
+    /// `ledger`, in each store.
+    pub trait Ledger in ledger, functions ledger_functions {
+        /// Advances each business's head by its places, in one statement that locks the heads until
+        /// `tx` ends (in the order given, which must be the businesses' id order): a new head
+        /// starts at its places, an existing one moves on by them, its time to `now` (`$2`,
+        /// microseconds) or past its last. Returns the heads as advanced, in no particular order.
+        tx fn advance_heads(businesses: &[(&str, i64)], now: DateTime<Utc>) -> Vec<AdvancedHead>;
+        /// Sets a head's time (both columns) to `last_place`: once, for a head from before
+        /// migration 0010.
+        tx fn set_head_time(business_id: &str, last_place: DateTime<Utc>) -> ();
+    }
 }

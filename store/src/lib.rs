@@ -1,13 +1,17 @@
-//! The interface of Kobo's stores: what the bank reads and writes, as typed rows, and how a
-//! store fails ([`error::StoreError`]). No SQL and no driver here: `kobo`'s datastore runs the
-//! statements, and each store (SQLite, PostgreSQL) answers with these types.
+//! The interface of Kobo's stores: what the bank reads and writes, as typed rows, each
+//! resource's operations declared once ([`contract`]), and how a store fails
+//! ([`error::StoreError`]). No SQL and no driver here: each store (SQLite, PostgreSQL)
+//! implements the contract in its own SQL and answers with these types.
 
 pub mod accounts;
 pub mod approval_policies;
 pub mod audit;
 pub mod batch;
 pub mod businesses;
+pub mod contract;
 pub mod customers;
+pub mod daily_totals;
+pub mod deployment;
 pub mod error;
 pub mod events;
 pub mod group_commit;
@@ -21,7 +25,14 @@ pub mod otps;
 pub mod paging;
 pub mod roles;
 pub mod seeding;
+pub mod sequences;
 pub mod sessions;
+pub mod throttles;
 pub mod transactions;
 pub mod transfers;
 pub mod webhook_endpoints;
+
+/// A new random id (a UUID v4), for the rows a batch is given here.
+pub(crate) fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}

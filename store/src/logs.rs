@@ -1,5 +1,10 @@
 //! The rows of `logs` (see the datastore module of the same name in `kobo`).
 
+use crate::batch::Batch;
+use crate::batch::NewActivity;
+use crate::batch::NewAudit;
+use crate::batch::Write;
+
 use crate::paging::Cursor;
 use chrono::{DateTime, Utc};
 
@@ -96,4 +101,36 @@ pub struct AuditEntry {
     pub target_id: Option<String>,
     pub request_id: String,
     pub created_at: DateTime<Utc>,
+}
+
+/// Writes `activity`, as of `at`, as a statement of `batch`.
+pub fn activity_into(batch: &mut Batch, at: DateTime<Utc>, activity: Activity) {
+    batch.push(Write::Activity(NewActivity {
+        id: crate::new_id(),
+        activity,
+        at,
+    }));
+}
+
+/// Writes `entry`, as of `now` (and its UTC day), as a statement of `batch`.
+pub fn audit_into(batch: &mut Batch, now: DateTime<Utc>, entry: NewAuditEntry) {
+    batch.push(Write::Audit(NewAudit {
+        id: crate::new_id(),
+        entry,
+        at: now,
+    }));
+}
+
+crate::contract! {
+    /// `logs`, in each store.
+    pub trait Logs in logs, functions logs_functions {
+        /// Appends `entries`, each as of its time, to the activity log in one statement.
+        conn fn record_activities(entries: &[(DateTime<Utc>, &Activity)]) -> ();
+        /// The business's activity-log entries, newest first, after the cursor: at most `page_size
+        /// + 1` (the one more tells whether more follow).
+        pool fn list_activity(filter: &ActivityFilter) -> Vec<ActivityEntry>;
+        /// The business's audit-log entries, newest first, after the cursor: at most `page_size +
+        /// 1` (the one more tells whether more follow).
+        pool fn list_audit(filter: &AuditFilter) -> Vec<AuditEntry>;
+    }
 }

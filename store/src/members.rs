@@ -95,3 +95,73 @@ pub struct Profile {
     pub role: Role,
     pub business: Business,
 }
+
+crate::contract! {
+    /// `members`, in each store.
+    pub trait Members in members, functions members_functions {
+        /// The business's member `member_id`, if any.
+        conn fn find(business_id: &str, member_id: &str) -> Option<Member>;
+        /// The business's members in the filter's order, from its offset: at most `page_size + 1`
+        /// (the one more tells whether more follow).
+        pool fn list(filter: &MemberFilter) -> Vec<Member>;
+        /// The memberships of `email` in the businesses whose client id begins with
+        /// `client_id_prefix`, of one business when `business_id` says which; oldest first, at most
+        /// `max`.
+        pool fn memberships(
+            email: &str,
+            client_id_prefix: &str,
+            business_id: Option<&str>,
+            max: usize,
+        ) -> Vec<Membership>;
+        /// Records the member's login at `now` (shown by their profile, which sessions keep).
+        auth_tx fn record_login(id: &str, now: DateTime<Utc>) -> ();
+        /// The password hash of the business's member `id` (`None`: no such member, or no
+        /// password).
+        pool fn password_hash(id: &str, business_id: &str) -> Option<String>;
+        /// Replaces the member's password hash `current` with `new` at `now`; `false` when the hash
+        /// is no longer `current` (changed meanwhile).
+        auth_tx fn change_password(
+            id: &str,
+            business_id: &str,
+            current: &str,
+            new: &str,
+            now: DateTime<Utc>,
+        ) -> bool;
+        /// Whether the business has a member with this email.
+        tx fn email_taken(business_id: &str, email: &str) -> bool;
+        /// Writes an invited member at `now`: pending, inactive, with no password
+        /// ([`StoreError::Conflict`] when the email is the business's already).
+        tx fn insert_invited(new: &NewMember<'_>, now: DateTime<Utc>) -> ();
+        /// Writes a business's first member at `now`: with a password hash, active and accepted;
+        /// without, pending and inactive.
+        tx fn insert_first(
+            new: &NewMember<'_>,
+            password_hash: Option<&str>,
+            now: DateTime<Utc>,
+        ) -> ();
+        /// Activates the business's pending member with the password hash at `now`; `false` when
+        /// the member is not pending (any more).
+        auth_tx fn accept_invitation(
+            id: &str,
+            business_id: &str,
+            password_hash: &str,
+            now: DateTime<Utc>,
+        ) -> bool;
+        /// Sets the password hash of the business's member, activated and accepted, at `now`
+        /// whatever their state; `false` when there is no such member.
+        auth_tx fn restore(
+            id: &str,
+            business_id: &str,
+            password_hash: &str,
+            now: DateTime<Utc>,
+        ) -> bool;
+        /// The role and state of the business's member `id`, if any.
+        tx fn standing(id: &str, business_id: &str) -> Option<Standing>;
+        /// How many active members of the business hold `role_id`, the member `except_id` aside.
+        tx fn count_active_with_role(business_id: &str, role_id: &str, except_id: &str) -> i64;
+        /// Gives the business's member `id` the role `role_id` at `now`.
+        auth_tx fn set_role(id: &str, business_id: &str, role_id: &str, now: DateTime<Utc>) -> ();
+        /// Activates or deactivates the business's member `id` at `now`.
+        auth_tx fn set_active(id: &str, business_id: &str, active: bool, now: DateTime<Utc>) -> ();
+    }
+}

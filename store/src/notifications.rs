@@ -34,3 +34,36 @@ pub struct Unsent {
     /// When the oldest of them was written; `None` when none waits.
     pub oldest_created_at: Option<DateTime<Utc>>,
 }
+
+crate::contract! {
+    /// `notifications`, in each store.
+    pub trait Notifications in notifications, functions notifications_functions {
+        /// Writes `new` as of `now` in `tx`; returns its id.
+        tx fn insert(new: &NewNotification<'_>, now: DateTime<Utc>) -> String;
+        /// The unsent messages of `channel` due at `now` with fewer than `max_attempts` attempts,
+        /// oldest first, at most `limit`.
+        pool fn due(
+            channel: &str,
+            max_attempts: i64,
+            now: DateTime<Utc>,
+            limit: i64,
+        ) -> Vec<Notification>;
+        /// Moves an unsent message due at `now` to `lease_end` (on the pool); `false` when it is
+        /// not due any more (another process has it).
+        pool fn claim(id: &str, lease_end: DateTime<Utc>, now: DateTime<Utc>) -> bool;
+        /// Records the message sent at `at`, one more attempt (on the pool).
+        pool fn mark_sent(id: &str, at: DateTime<Utc>) -> ();
+        /// Records a failed attempt: the attempts made, the error, the next attempt (`None`: none),
+        /// on the pool.
+        pool fn mark_failed(
+            id: &str,
+            attempts: i64,
+            last_error: &str,
+            next_attempt_at: Option<DateTime<Utc>>,
+        ) -> ();
+        /// The newest `limit` messages, newest first.
+        pool fn recent(limit: i64) -> Vec<Notification>;
+        /// How many messages wait to be sent, and since when.
+        pool fn unsent(max_attempts: i64) -> Unsent;
+    }
+}

@@ -55,3 +55,25 @@ pub struct SessionMember {
     /// The role's stored permission codes (a JSON array), `None` when the role is gone.
     pub permission_codes: Option<String>,
 }
+
+crate::contract! {
+    /// `sessions`, in each store.
+    pub trait Sessions in sessions, functions sessions_functions {
+        /// Writes a live session.
+        tx fn insert(new: &NewSession<'_>) -> ();
+        /// The session `id` as authentication reads it, if it exists.
+        pool fn find_for_token(id: &str) -> Option<Authenticated>;
+        /// The generation of what authentication reads: every change that can refuse a live token
+        /// moves it in the change's transaction (triggers of the stores' migrations).
+        pool fn auth_generation() -> i64;
+        /// Revokes the business's session `id` at `now`, if it is live.
+        auth_tx fn revoke(id: &str, business_id: &str, now: DateTime<Utc>) -> ();
+        /// Revokes every live session of the member at `now`.
+        auth_tx fn revoke_all_of_member(member_id: &str, now: DateTime<Utc>) -> ();
+        /// Revokes every live integration session of the business at `now`.
+        auth_tx fn revoke_integration_of_business(business_id: &str, now: DateTime<Utc>) -> ();
+        /// Deletes the sessions that expired or were revoked before `cutoff`, on the pool; returns
+        /// how many.
+        pool fn purge_finished(cutoff: DateTime<Utc>) -> u64;
+    }
+}

@@ -1,5 +1,8 @@
 //! The rows of `transactions` (see the datastore module of the same name in `kobo`).
 
+use crate::batch::Batch;
+use crate::batch::Write;
+
 use crate::paging::Cursor;
 use chrono::{DateTime, Utc};
 
@@ -95,4 +98,30 @@ pub struct Window {
     pub size: u64,
     pub cursor: Option<Cursor>,
     pub offset: Option<i64>,
+}
+
+/// Writes `new` (and its settlement when it is one) as a write of `batch`.
+pub fn record_into(batch: &mut Batch, new: NewTransaction) {
+    batch.push(Write::Transaction(Box::new(new)));
+}
+
+crate::contract! {
+    /// `transactions`, in each store.
+    pub trait Transactions in transactions, functions transactions_functions {
+        /// Changes the status of transaction `id` (`pending` becoming `success`, `reversed` or
+        /// `failed`): its amount and place in the listing never change.
+        tx fn set_status(id: &str, status: &str) -> ();
+        /// The credit booked for NIP session `session_id`, if one was.
+        conn fn credit_of_session(session_id: &str) -> Option<SessionCredit>;
+        /// Gives transaction `id` the NIP session id its transfer got.
+        tx fn set_session_id(id: &str, session_id: &str) -> ();
+        /// One page of the business's transactions or settlements, newest first by `(created_at,
+        /// id)`, at most `window.size + 1` rows.
+        pool fn list(
+            listing: Listing,
+            business_id: &str,
+            filters: &Filters,
+            window: &Window,
+        ) -> Vec<TransactionRow>;
+    }
 }

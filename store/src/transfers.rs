@@ -1,5 +1,10 @@
 //! The rows of `transfers` (see the datastore module of the same name in `kobo`).
 
+use crate::batch::Batch;
+use crate::batch::Write;
+
+use crate::paging::Cursor;
+
 use chrono::{DateTime, Utc};
 
 /// How a transfer is looked up.
@@ -127,4 +132,82 @@ pub struct LeasedRow {
     pub bank_code: String,
     pub amount: i64,
     pub narration: String,
+}
+
+/// Writes `new` as a write of `batch`: not yet submitted to NIP, no attempt made.
+pub fn insert_into(batch: &mut Batch, new: NewTransfer) {
+    batch.push(Write::Transfer(Box::new(new)));
+}
+
+crate::contract! {
+    /// `transfers`, in each store.
+    pub trait Transfers in transfers, functions transfers_functions {
+        /// The business's transfer found by `lookup`.
+        conn fn find(business_id: &str, lookup: Lookup<'_>) -> Option<TransferRow>;
+        /// The reference number of the business's transfer that holds the client `reference`.
+        ///
+        /// Not a prepared statement: PostgreSQL keeps one plan for a prepared statement (its
+        /// generic plan), made once on each connection, and on a young table every index that
+        /// starts with `business_id` costs the same as the unique one. The kept plan took
+        /// `transfers_day`, then (that index dropped) `transfers_keyset`, and filtered every
+        /// transfer of the business on the reference, for each payout: quadratic, found by the soak
+        /// (515 million index entries read for 60,000 payouts). Planned each time, with the
+        /// parameters and the table's size, the unique index wins; planning costs far less.
+        conn fn reference_owner(business_id: &str, reference: &str) -> Option<String>;
+        /// One keyset page of the business's transfers, newest first: at most `limit + 1` rows.
+        pool fn list(
+            business_id: &str,
+            filters: &Filters,
+            cursor: Option<Cursor>,
+            limit: u64,
+        ) -> Vec<TransferRow>;
+        /// The reference numbers of one page of the business's held transfers (from
+        /// `source_account_number` when given), oldest first after `cursor`: at most `limit + 1`.
+        pool fn pending_references(
+            business_id: &str,
+            source_account_number: Option<&str>,
+            cursor: Option<Cursor>,
+            limit: u64,
+        ) -> Vec<String>;
+        /// The business's transfer with this reference number, as a review reads it.
+        conn fn held(business_id: &str, reference: &str) -> Option<HeldRow>;
+        /// Applies `review` to transfer `id` if its status is still `review.from`; `false` if not.
+        tx fn review(id: &str, review: &Review<'_>) -> bool;
+        /// Held transfers past their `expires_at` at `now`, as `(business, reference number)`: at
+        /// most 100.
+        pool fn due_expiries(now: DateTime<Utc>) -> Vec<(String, String)>;
+        /// The reference of a transfer whose money account `account_id` still owns though its
+        /// balance no longer shows it: reserved for a held transfer (`pending_approval`) or in
+        /// flight to NIP (`processing`).
+        tx fn first_reserving(account_id: &str) -> Option<String>;
+        /// Leases, until `until`, at most `limit` `processing` transfers due at `now` (not leased
+        /// by another worker), oldest first (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so several
+        /// processes share the work; SQLite has one writer, whose turn this takes). Returns their
+        /// ids.
+        pool fn lease_due(now: DateTime<Utc>, until: DateTime<Utc>, limit: i64) -> Vec<String>;
+        /// The transfers `ids`, oldest first, in one query.
+        pool fn leased(ids: &[String]) -> Vec<LeasedRow>;
+        /// Releases `id`'s lease, still `processing`, to be asked again at `next_attempt_at`: one
+        /// more attempt, `submitted` as given, the session id when NIP gave one.
+        pool fn wait(
+            id: &str,
+            submitted: bool,
+            next_attempt_at: DateTime<Utc>,
+            session_id: Option<&str>,
+            now: DateTime<Utc>,
+        ) -> ();
+        /// NIP decided transfer `id`: from `from` to `to`, submitted, its lease released, if it was
+        /// still `from`; `false` if another worker decided first.
+        tx fn decide(id: &str, from: &str, to: &str, at: DateTime<Utc>) -> bool;
+        /// Gives transfer `id` the session id NIP answered.
+        tx fn set_session_id(id: &str, session_id: &str) -> ();
+        /// Records why transfer `id` failed at NIP and the reference of its reversal (and NIP's
+        /// session id, when it gave one).
+        tx fn set_reversal(
+            id: &str,
+            reason: &str,
+            reversal_reference: &str,
+            session_id: Option<&str>,
+        ) -> ();
+    }
 }

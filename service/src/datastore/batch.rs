@@ -2,18 +2,14 @@
 //! on SQLite one statement after another in the writer's transaction (in process, a round trip
 //! is a function call).
 
+use super::contract::*;
+
 use chrono::{DateTime, Utc};
 
 use super::ledger::{HeadsAndMoney, Money};
-use super::{dispatch, On, StoreError, Tx};
 pub use kobo_store::batch::{
     Answer, Batch, KeyClaim, NewActivity, NewAudit, NewEntry, NewEvent, Write,
 };
-
-/// Runs every write of `batch` in `tx`, in the order pushed, in one round trip.
-pub async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
-    dispatch!(tx.on(), batch::run(batch))
-}
 
 /// A payout whose ledger head the transaction foresees ([`Tx::known_head`], its last sequence
 /// `foreseen`): the movement of `datastore::ledger::advance_and_move` and `batch`, written with
@@ -41,3 +37,5 @@ pub async fn run_moving(
         }
     }
 }
+
+kobo_store::batch_functions!(dispatch);

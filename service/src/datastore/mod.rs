@@ -47,6 +47,16 @@ pub mod webhook_endpoints;
 use crate::kernel::store::TxOn;
 pub use crate::kernel::store::{Store, StoreError, Tx};
 
+/// What the functions of the stores' contract (`kobo_store::contract`) name where the
+/// datastore asks for them (`<resource>_functions!(dispatch)`): the bank's handles, and the two
+/// backends they hand each call to.
+mod contract {
+    pub(super) use super::{Conn, On, Store, StoreError, Tx};
+    pub(super) use crate::kernel::store::auth_changed_here;
+    pub(super) use kobo_store_postgres::Backend as Postgres;
+    pub(super) use kobo_store_sqlite::Backend as Sqlite;
+}
+
 /// Where a read of the datastore runs: on the pool (a connection of its own, no transaction)
 /// or in a transaction the caller holds. `From` either, so a function that reads both ways
 /// takes `impl Into<Conn<'_>>`.
