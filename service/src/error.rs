@@ -191,10 +191,16 @@ impl From<StoreError> for Error {
     fn from(source: StoreError) -> Error {
         let location = Location::caller();
         match source {
-            StoreError::Unavailable(_) => Error::Unavailable { source, location },
+            StoreError::Unavailable(_) | StoreError::GroupUndone { retry: true, .. } => {
+                Error::Unavailable { source, location }
+            }
             StoreError::OutcomeUnknown(_) => Error::OutcomeUnknown { source, location },
             StoreError::Conflict(_) | StoreError::KeyTaken => Error::Conflict { source, location },
-            StoreError::Failed(_) | StoreError::Unreadable(_) => Error::Bug {
+            StoreError::Failed(_)
+            | StoreError::Unreadable(_)
+            | StoreError::GroupUndone { retry: false, .. }
+            | StoreError::Stopped(_)
+            | StoreError::Misuse(_) => Error::Bug {
                 detail: Cow::Borrowed("a store failure"),
                 source: Some(Box::new(source)),
                 location,

@@ -293,10 +293,10 @@ pub async fn run_moving(
 ) -> Result<Option<HeadsAndMoney>, StoreError> {
     let parts = parts_of(batch)?;
     if !parts.is_a_payouts() || businesses.len() != 1 {
-        return Err(StoreError::Failed(sqlx::Error::Configuration(
+        return Err(StoreError::Misuse(
             "only an intra-bank payout to its own business's ledger is written in one statement"
                 .into(),
-        )));
+        ));
     }
     let Some((moved, claimed)) =
         run_payout_in_one(tx, &parts, businesses, now, money, foreseen, holds_head).await?

@@ -425,7 +425,7 @@ impl Member {
         drop(self);
         committed
             .await
-            .unwrap_or(Err(StoreError::Unavailable(sqlx::Error::WorkerCrashed)))
+            .unwrap_or(Err(StoreError::Stopped("the group commit's task")))
     }
 
     /// Undoes the member's own work and goes on in the transaction, for a member after the
@@ -511,7 +511,7 @@ impl Member {
             // No runtime to undo the savepoint on: the whole group fails.
             Err(_) => fail(
                 &mut self.group,
-                &StoreError::Unavailable(sqlx::Error::WorkerCrashed),
+                &StoreError::Stopped("the runtime, before a savepoint was undone"),
             ),
         }
     }
@@ -558,7 +558,7 @@ async fn commit(
         result
     })
     .await
-    .unwrap_or(Err(StoreError::Unavailable(sqlx::Error::WorkerCrashed)))
+    .unwrap_or(Err(StoreError::Stopped("the group's COMMIT task")))
 }
 
 /// Ends the open transaction after `error`: it rolls back, and every waiting member is told.
@@ -569,26 +569,21 @@ fn fail(group: &mut Group, error: &StoreError) {
 }
 
 /// Why a group failed when a member that wrote without a savepoint did not commit. Its
-/// members' work was not kept, and each may be sent again: the database unavailable (`97`,
-/// retry).
+/// members' work was not kept, and each may be sent again (`97`, retry).
 fn unguarded() -> StoreError {
-    StoreError::Unavailable(sqlx::Error::Io(std::io::Error::other(
-        "a payout of the group, written without a savepoint, was not committed: the group \
-         was rolled back",
-    )))
+    StoreError::GroupUndone {
+        reason: "a payout of the group, written without a savepoint, was not committed: the \
+                 group was rolled back"
+            .into(),
+        retry: true,
+    }
 }
 
-/// Fails each of `members` with `error` as another member sees it: the outcome unknown if it
-/// is, the database unavailable (`97`, retry) if it was, otherwise an internal error.
+/// Fails each of `members` with `error` as another member sees it
+/// ([`StoreError::for_group_members`]): the outcome unknown if it is, otherwise undone, with
+/// a retry if the database was unavailable.
 fn tell_failed(members: Vec<oneshot::Sender<Result<(), StoreError>>>, error: &StoreError) {
     for member in members {
-        let message = format!("the group commit failed: {error}");
-        let _ = member.send(Err(match error {
-            StoreError::OutcomeUnknown(unknown) => StoreError::OutcomeUnknown(unknown.clone()),
-            StoreError::Unavailable(_) => {
-                StoreError::Unavailable(sqlx::Error::Io(std::io::Error::other(message)))
-            }
-            _ => StoreError::Failed(sqlx::Error::Configuration(message.into())),
-        }));
+        let _ = member.send(Err(error.for_group_members()));
     }
 }

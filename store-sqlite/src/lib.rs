@@ -310,10 +310,7 @@ impl Store {
             .connect(url)
             .await
             .with_context(|| format!("cannot open the database at {url}"))?;
-        let writer = Arc::new(Writer::new(connection, |error| {
-            note_storage_failure(error);
-            unavailable(error)
-        }));
+        let writer = Arc::new(Writer::new(connection));
         Ok(Store { pool, writer })
     }
 

@@ -16,6 +16,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use kobo_store::error::StoreError;
 use kobo_store::group_commit::Waiting;
 use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
 use tokio::sync::{oneshot, Mutex, OwnedMutexGuard};
@@ -32,10 +33,6 @@ pub struct Writer {
     turn: Arc<Mutex<Group>>,
     /// Writers waiting for the turn to begin a transaction ([`Writer::begin`]).
     waiting: AtomicUsize,
-    /// The store's rule for a failure, applied once to a failed group's error: notes a
-    /// failure of SQLite's files, and answers whether the database cannot be written now (the
-    /// group's other members then fail with an error of that kind).
-    classify: fn(&sqlx::Error) -> bool,
 }
 
 /// The turn's state: the transaction writers share, if one is open.
@@ -54,7 +51,7 @@ struct Open {
     tx: Transaction<'static, Sqlite>,
     serial: u64,
     /// The members done, waiting for the commit.
-    done: Vec<oneshot::Sender<Result<(), sqlx::Error>>>,
+    done: Vec<oneshot::Sender<Result<(), StoreError>>>,
 }
 
 /// The turn, held for a write outside any transaction ([`Writer::turn`]).
@@ -70,12 +67,11 @@ pub struct Member {
 }
 
 impl Writer {
-    pub fn new(connection: SqlitePool, classify: fn(&sqlx::Error) -> bool) -> Writer {
+    pub fn new(connection: SqlitePool) -> Writer {
         Writer {
             connection,
             turn: Arc::default(),
             waiting: AtomicUsize::new(0),
-            classify,
         }
     }
 
@@ -83,14 +79,14 @@ impl Writer {
     /// first (it holds SQLite's write lock).
     pub async fn turn(self: &Arc<Self>) -> Turn {
         let mut turn = Arc::clone(&self.turn).lock_owned().await;
-        let _ = commit(&mut turn, false, self.classify).await;
+        let _ = commit(&mut turn, false).await;
         Turn { _turn: turn }
     }
 
     /// Commits what is open and closes the writers' connection.
     pub async fn close(&self) {
         let mut turn = self.turn.lock().await;
-        let _ = commit(&mut turn, false, self.classify).await;
+        let _ = commit(&mut turn, false).await;
         self.connection.close().await;
     }
 
@@ -101,14 +97,15 @@ impl Writer {
     }
 
     /// Waits for the turn and joins the open transaction, or begins one (`BEGIN IMMEDIATE`).
-    pub async fn begin(self: &Arc<Self>) -> Result<Member, sqlx::Error> {
+    pub async fn begin(self: &Arc<Self>) -> Result<Member, StoreError> {
         let waiting = Waiting::new(&self.waiting);
         let mut turn = Arc::clone(&self.turn).lock_owned().await;
         drop(waiting);
         match &mut turn.open {
             Some(open) => {
                 if let Err(error) = sqlx::query("SAVEPOINT member").execute(&mut *open.tx).await {
-                    fail(&mut turn, &error, self.classify);
+                    let error = StoreError::from(error);
+                    fail(&mut turn, &error);
                     return Err(error);
                 }
             }
@@ -162,10 +159,10 @@ impl Member {
 
     /// Returns once the member's work is committed: by this member, or, while other writers
     /// wait for the turn, by the last of the group.
-    pub async fn commit(mut self) -> Result<(), sqlx::Error> {
+    pub async fn commit(mut self) -> Result<(), StoreError> {
         let waiting = self.writer.waiting.load(Ordering::SeqCst);
         if waiting == 0 || self.open().done.len() + 1 >= GROUP_MAX {
-            return commit(&mut self.turn, true, self.writer.classify).await;
+            return commit(&mut self.turn, true).await;
         }
         let (done, committed) = oneshot::channel();
         let first = self.first();
@@ -179,23 +176,24 @@ impl Member {
         // goes away.
         if first {
             let turn = Arc::clone(&self.writer.turn);
-            let classify = self.writer.classify;
             tokio::spawn(async move {
                 let mut turn = turn.lock_owned().await;
                 if turn.open.as_ref().is_some_and(|open| open.serial == serial) {
-                    let _ = commit(&mut turn, false, classify).await;
+                    let _ = commit(&mut turn, false).await;
                 }
             });
         }
         drop(self);
-        committed.await.unwrap_or(Err(sqlx::Error::WorkerCrashed))
+        committed
+            .await
+            .unwrap_or(Err(StoreError::Stopped("the group's commit task")))
     }
 
     /// Undoes the member's own work and goes on in the transaction, for a member after the
     /// group's first (its savepoint): what the members before it wrote can then be read in
     /// it. `false` for the group's first, whose work is not undone (nobody else's is in the
     /// transaction: what it conflicts with was committed, and the pool reads it).
-    pub async fn undo_own_work(&mut self) -> Result<bool, sqlx::Error> {
+    pub async fn undo_own_work(&mut self) -> Result<bool, StoreError> {
         if self.first() {
             return Ok(false);
         }
@@ -203,7 +201,8 @@ impl Member {
             .execute(&mut *self.open_mut().tx)
             .await
         {
-            fail(&mut self.turn, &error, self.writer.classify);
+            let error = StoreError::from(error);
+            fail(&mut self.turn, &error);
             return Err(error);
         }
         Ok(true)
@@ -212,18 +211,18 @@ impl Member {
     /// Undoes the member's work: the whole transaction for a group's first member, its own
     /// savepoint for another, after which the group's other members' work is committed unless
     /// writers wait to go on in it.
-    pub async fn rollback(mut self) -> Result<(), sqlx::Error> {
+    pub async fn rollback(mut self) -> Result<(), StoreError> {
         if self.first() {
             let open = self
                 .turn
                 .open
                 .take()
                 .expect("a member's transaction is open");
-            return open.tx.rollback().await;
+            return Ok(open.tx.rollback().await?);
         }
         self.undo_own_work().await?;
         if self.writer.waiting.load(Ordering::SeqCst) == 0 {
-            let _ = commit(&mut self.turn, false, self.writer.classify).await;
+            let _ = commit(&mut self.turn, false).await;
         }
         Ok(())
     }
@@ -243,10 +242,10 @@ impl Member {
                 });
             }
             // No runtime to undo the savepoint on: the whole group fails.
-            Err(_) => {
-                let classify = self.writer.classify;
-                fail(&mut self.turn, &sqlx::Error::WorkerCrashed, classify);
-            }
+            Err(_) => fail(
+                &mut self.turn,
+                &StoreError::Stopped("no runtime to undo a writer's savepoint on"),
+            ),
         }
     }
 }
@@ -256,29 +255,25 @@ impl Member {
 /// their own: a holder whose caller goes away (a client gone, a request's time out) must not
 /// drop the transaction mid-commit, which told the other members their writes had failed when
 /// they may have been on disk.
-async fn commit(
-    turn: &mut Group,
-    holder: bool,
-    classify: fn(&sqlx::Error) -> bool,
-) -> Result<(), sqlx::Error> {
+async fn commit(turn: &mut Group, holder: bool) -> Result<(), StoreError> {
     let Some(open) = turn.open.take() else {
         return Ok(());
     };
     let members = u64::from(holder) + open.done.len() as u64;
     let result = tokio::spawn(async move {
-        let result = open.tx.commit().await;
+        let result = open.tx.commit().await.map_err(StoreError::from);
         match &result {
             Ok(()) => {
                 for member in open.done {
                     let _ = member.send(Ok(()));
                 }
             }
-            Err(error) => tell_failed(open.done, error, classify),
+            Err(error) => tell_failed(open.done, error),
         }
         result
     })
     .await
-    .unwrap_or(Err(sqlx::Error::WorkerCrashed));
+    .unwrap_or(Err(StoreError::Stopped("the group's commit task")));
     if result.is_ok() {
         turn.commits += 1;
         turn.committed += members;
@@ -287,27 +282,17 @@ async fn commit(
 }
 
 /// Ends the open transaction after `error`: it rolls back, and every waiting member is told.
-fn fail(turn: &mut Group, error: &sqlx::Error, classify: fn(&sqlx::Error) -> bool) {
+fn fail(turn: &mut Group, error: &StoreError) {
     if let Some(open) = turn.open.take() {
-        tell_failed(open.done, error, classify);
+        tell_failed(open.done, error);
     }
 }
 
-/// Fails each of `members` with `error` as another member sees it: the database unavailable
-/// (`97`, retry) if it was, otherwise an internal error.
-fn tell_failed(
-    members: Vec<oneshot::Sender<Result<(), sqlx::Error>>>,
-    error: &sqlx::Error,
-    classify: fn(&sqlx::Error) -> bool,
-) {
-    let unavailable = classify(error);
+/// Fails each of `members` with `error` as another member sees it: its work undone with the
+/// group, to be sent again if the database was unavailable ([`StoreError::for_group_members`]).
+fn tell_failed(members: Vec<oneshot::Sender<Result<(), StoreError>>>, error: &StoreError) {
     for member in members {
-        let message = format!("the group commit failed: {error}");
-        let _ = member.send(Err(if unavailable {
-            sqlx::Error::Io(std::io::Error::other(message))
-        } else {
-            sqlx::Error::Configuration(message.into())
-        }));
+        let _ = member.send(Err(error.for_group_members()));
     }
 }
 

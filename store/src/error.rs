@@ -23,6 +23,19 @@ pub enum StoreError {
     /// A stored value the code cannot read.
     #[error("an unreadable stored value: {0}")]
     Unreadable(String),
+    /// The work was not kept: it shared a group commit (SQLite's writers, a business's
+    /// payouts on PostgreSQL) that failed, for `reason`, as every member of the group is told.
+    /// `retry`: the database was unavailable, and the work may be sent again (`97`); otherwise
+    /// a failure the group's own members caused (`96`).
+    #[error("the group commit this work shared failed: {reason}")]
+    GroupUndone { reason: String, retry: bool },
+    /// A task of the store that the work waited on stopped (the runtime shutting down, a
+    /// panic) before it said what happened.
+    #[error("the store's task stopped: {0}")]
+    Stopped(&'static str),
+    /// The store was used against its protocol: a caller's bug, never the database's doing.
+    #[error("the store was used against its protocol: {0}")]
+    Misuse(String),
     /// The database's answer to a commit was lost (the connection cut after the `COMMIT` was
     /// sent) and whether it was kept could not be found out in time: what was written may be
     /// there or not. Never "unavailable", which says nothing was kept.
@@ -50,6 +63,26 @@ impl From<sqlx::Error> for StoreError {
 }
 
 impl StoreError {
+    /// Whether the database is out of reach (`Unavailable`), or the group the work shared
+    /// failed because it was (`GroupUndone` with `retry`): nothing was kept, send it again.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Unavailable(_) | StoreError::GroupUndone { retry: true, .. }
+        )
+    }
+
+    /// `self` as each member of a failed group is told it.
+    pub fn for_group_members(&self) -> StoreError {
+        match self {
+            StoreError::OutcomeUnknown(unknown) => StoreError::OutcomeUnknown(unknown.clone()),
+            error => StoreError::GroupUndone {
+                reason: error.to_string(),
+                retry: error.is_unavailable(),
+            },
+        }
+    }
+
     /// Whether a unique constraint refused the write.
     pub fn is_conflict(&self) -> bool {
         matches!(self, StoreError::Conflict(_))

@@ -347,7 +347,7 @@ impl Postgres {
                 .queue(id)
                 .acquire_owned()
                 .await
-                .map_err(|_| StoreError::Failed(sqlx::Error::PoolClosed))?;
+                .map_err(|_| StoreError::Stopped("the business's ledger queue"))?;
             ledgers.push(permit);
         }
         Ok(ledgers)
