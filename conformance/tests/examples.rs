@@ -419,10 +419,19 @@ async fn story(kind: StoreKind) -> Record {
     story
         .substitutions
         .add("inv_3kT9wQx2Lm8vRz5YpB7nC4dF6hJ1sG0a", &invitation);
+    // The invitation page reads the link first: the business and the role, before a password.
+    let invitation = story.replay(Operation::GetInvitation, "link", None).await;
+    let invitation = invitation.expect("00");
+    assert_eq!(invitation["business_name"], "Adaeze Foods Ltd");
+    assert_eq!(invitation["role_name"], "Viewer");
     let accepted = story.replay(Operation::AcceptInvite, "accept", None).await;
     assert_eq!(accepted.expect("00")["id"], ife_id.as_str());
     story
         .replay(Operation::AcceptInvite, "accept.used", None)
+        .await
+        .expect("41");
+    story
+        .replay(Operation::GetInvitation, "link.used", None)
         .await
         .expect("41");
     story
@@ -684,6 +693,12 @@ async fn accounts_and_money(story: &mut Story, client_secret: &str) -> (String, 
         .replay(Operation::FetchAccountSummaries, "current_accounts", owner)
         .await
         .expect("00");
+    let found = story
+        .replay(Operation::FetchAccountSummaries, "search", owner)
+        .await;
+    let found = found.expect("00");
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(found[0]["account_name"], "Chinedu Obi");
     let metrics = story
         .replay(Operation::GetTotalAccountMetrics, "november", owner)
         .await;
@@ -893,6 +908,16 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
         .replay(Operation::FetchTransactionsWeb, "debits_in_november", owner)
         .await;
     assert_eq!(debits.expect("00").as_array().unwrap().len(), 5);
+    let week = story
+        .replay(Operation::GetCashFlow, "last_week", owner)
+        .await;
+    let week = week.expect("00");
+    assert_eq!(week["days"].as_array().unwrap().len(), 7);
+    assert_ne!(week["money_out"], "0.00", "{week}");
+    let account = story
+        .replay(Operation::GetCashFlow, "one_account", owner)
+        .await;
+    assert_eq!(account.expect("00")["days"].as_array().unwrap().len(), 30);
     let settled = story
         .replay(Operation::GetTransferWeb, "by_reference", owner)
         .await;

@@ -15,6 +15,7 @@ for (const [path, item] of Object.entries(spec.paths)) {
   if (permission) permissions[path] = permission;
 }
 const codes = spec["x-permissions"].map((entry) => entry.code);
+const names = Object.fromEntries(spec["x-permissions"].map((entry) => [entry.code, entry.name]));
 const out = join(here, "../src/generated/permissions.ts");
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(
@@ -26,6 +27,9 @@ import type { paths } from "./kobo";
 export const PERMISSION_CODES = ${JSON.stringify(codes, null, 2)} as const;
 
 export type PermissionCode = (typeof PERMISSION_CODES)[number];
+
+/** Each permission's name in the catalog (\`x-permissions\`): what a person reads. */
+export const PERMISSION_NAMES: { readonly [C in PermissionCode]: string } = ${JSON.stringify(names, null, 2)};
 
 /** The permission each operation needs (\`x-permission\`), by path. */
 export const PERMISSION_OF: { readonly [P in keyof paths]?: PermissionCode } = ${JSON.stringify(permissions, null, 2)};

@@ -8,14 +8,20 @@ export type Schemas = components["schemas"];
 export type ErrorEnvelope = Schemas["ErrorEnvelope"];
 export type Pagination = Schemas["Pagination"];
 
-/** A refusal, as the API gave it: the catalog's code and the message to show. */
+/**
+ * A refusal, as the API gave it: the catalog's code, the API's message (for the API's readers;
+ * `src/words.ts` says it to a person), the request id and, for `29` and `97`, the seconds to
+ * wait (`Retry-After`).
+ */
 export class Refusal extends Error {
   readonly code: string;
   readonly requestId: string | null;
-  constructor(code: string, message: string, requestId: string | null) {
+  readonly retryAfter: number | null;
+  constructor(code: string, message: string, requestId: string | null, retryAfter: number | null = null) {
     super(message);
     this.code = code;
     this.requestId = requestId;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -65,10 +71,12 @@ export async function call<T>(pending: Promise<Answer<T>>): Promise<T> {
     return answer.data;
   }
   const envelope = answer.error as Partial<ErrorEnvelope> | undefined;
+  const wait = Number(answer.response.headers.get("Retry-After") ?? "");
+  const retryAfter = Number.isFinite(wait) && wait > 0 ? wait : null;
   const refusal =
     envelope && typeof envelope.message === "string" && typeof envelope.response_code === "string"
-      ? new Refusal(envelope.response_code, envelope.message, requestId)
-      : new Refusal(String(answer.response.status), `Unexpected answer (HTTP ${answer.response.status}).`, requestId);
+      ? new Refusal(envelope.response_code, envelope.message, requestId, retryAfter)
+      : new Refusal(String(answer.response.status), `Unexpected answer (HTTP ${answer.response.status}).`, requestId, retryAfter);
   if (refusal.code === "41" && bearer !== null) {
     onSessionEnded(refusal);
   }

@@ -1,12 +1,13 @@
 // The Dashboard's shell: the session, the navigation (only what the member's role allows) and
 // the page of the current route.
 import { render } from "preact";
-import { useEffect } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import "./styles.css";
 import type { paths } from "./generated/kobo";
 import { AccountPage, AccountsPage } from "./pages/accounts";
 import { ApprovalsPage } from "./pages/approvals";
 import { AcceptInvitePage, LoginPage } from "./pages/login";
+import { OverviewPage } from "./pages/overview";
 import { ActivityLogPage, AuditLogPage } from "./pages/logs";
 import { PayPage } from "./pages/pay";
 import { SettingsPage } from "./pages/settings";
@@ -17,6 +18,7 @@ import { WebhooksPage } from "./pages/webhooks";
 import { navigate, useLocation } from "./router";
 import { can, logOut, restore, useSessionState } from "./session";
 import { Badge, Link, Notice } from "./ui";
+import { countText, useWaitingCount } from "./waiting";
 
 interface Section {
   route: string;
@@ -26,7 +28,8 @@ interface Section {
 
 /** The navigation, each entry shown when the role allows the operation its page starts with. */
 const SECTIONS: Section[] = [
-  { route: "", title: "Accounts", needs: "/api/v1/account/web/fetch_account_summaries" },
+  { route: "", title: "Overview", needs: "/api/v1/auth/web/get_profile" },
+  { route: "accounts", title: "Accounts", needs: "/api/v1/account/web/fetch_account_summaries" },
   { route: "transactions", title: "Transactions", needs: "/api/v1/transaction/web/fetch_transactions" },
   { route: "settlements", title: "Settlements", needs: "/api/v1/transaction/web/fetch_settlement_transactions" },
   { route: "pay", title: "Pay", needs: "/api/v1/transaction/transfer/web/funds_transfer" },
@@ -44,7 +47,7 @@ function Page({ route }: { route: string }) {
   const [first, second] = route.split("/");
   switch (first) {
     case "":
-      return can("/api/v1/account/web/fetch_account_summaries") ? <AccountsPage /> : <Welcome />;
+      return SECTIONS.some((section) => section.route && can(section.needs)) ? <OverviewPage /> : <Welcome />;
     case "accounts":
       return second ? <AccountPage accountNumber={second} /> : <AccountsPage />;
     case "transactions":
@@ -52,7 +55,7 @@ function Page({ route }: { route: string }) {
     case "settlements":
       return <SettlementsPage />;
     case "pay":
-      return <PayPage />;
+      return <PayPage step={second ?? ""} />;
     case "transfers":
       return second ? <TransferPage reference={decodeURIComponent(second)} /> : <TransfersPage />;
     case "approvals":
@@ -72,7 +75,7 @@ function Page({ route }: { route: string }) {
         <section>
           <h1>Not found</h1>
           <p>
-            There is no page here. <Link to="">Go to the accounts</Link>.
+            There is no page here. <Link to="">Go to the overview</Link>.
           </p>
         </section>
       );
@@ -80,7 +83,7 @@ function Page({ route }: { route: string }) {
 }
 
 function Welcome() {
-  const first = SECTIONS.find((section) => can(section.needs));
+  const first = SECTIONS.find((section) => section.route && can(section.needs));
   return (
     <section>
       <h1>Welcome</h1>
@@ -98,6 +101,8 @@ function Welcome() {
 function App() {
   const { session, ended, restoring } = useSessionState();
   const location = useLocation();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const waiting = useWaitingCount(`${location.seq}|${session?.profile.member.id ?? ""}`);
   useEffect(() => {
     void restore();
   }, []);
@@ -105,14 +110,27 @@ function App() {
   useEffect(() => {
     if (session && location.route === "login") navigate("", { replace: true });
   }, [session, location.route]);
+  // A page chosen from the phone's menu closes it.
+  useEffect(() => setMenuOpen(false), [location.seq]);
   if (location.route === "accept-invite") return <AcceptInvitePage token={location.query.get("token") ?? ""} />;
   if (restoring) return <p class="loading">Loading…</p>;
   if (!session) return <LoginPage reason={ended} />;
   const { member, role, business } = session.profile;
   const current = location.route.split("/")[0] ?? "";
   return (
-    <div class="shell">
+    <div class={`shell${menuOpen ? " menu-open" : ""}`}>
       <header class="top">
+        <button
+          type="button"
+          class="menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="sections"
+          aria-label="Menu"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          <span aria-hidden="true">☰</span>
+          {waiting ? <span class="count">{countText(waiting)}</span> : null}
+        </button>
         <Link to="" class="brand">
           Kobo
         </Link>
@@ -123,11 +141,14 @@ function App() {
         <span class="who">
           {member.first_name} {member.last_name} · {role.name}
         </span>
-        <button type="button" class="secondary" onClick={() => void logOut()}>
+        <button type="button" class="secondary logout" onClick={() => void logOut()}>
           Log out
         </button>
       </header>
-      <nav class="side" aria-label="Sections">
+      <nav class="side" id="sections" aria-label="Sections">
+        <p class="who-menu">
+          {member.first_name} {member.last_name} · {role.name}
+        </p>
         {SECTIONS.filter((section) => can(section.needs)).map((section) => (
           <Link
             key={section.route}
@@ -135,6 +156,11 @@ function App() {
             class={(section.route.split("/")[0] ?? "") === current && (section.route === location.route || !section.route.includes("/")) ? "active" : ""}
           >
             {section.title}
+            {section.route === "approvals" && waiting ? (
+              <span class="count" data-testid="approvals-count" aria-label={`${waiting} waiting for you`}>
+                {countText(waiting)}
+              </span>
+            ) : null}
           </Link>
         ))}
       </nav>

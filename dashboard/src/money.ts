@@ -1,8 +1,11 @@
 // Amounts are decimal strings in the API and integers of kobo here: never floating point.
 
-/** Kobo of a request amount (`"5000"`, `"5000.5"`, `"5000.50"`), or null when it is not one. */
+/**
+ * Kobo of an amount a person typed (`"5000"`, `"25,000"`, `"1,000,000.50"`, `"₦ 5 000"`), or
+ * null when it is not one.
+ */
 export function parseAmount(text: string): bigint | null {
-  const match = /^(\d{1,12})(?:\.(\d{1,2}))?$/.exec(text.trim().replace(/,/g, ""));
+  const match = /^(\d{1,12})(?:\.(\d{1,2}))?$/.exec(text.trim().replace(/^₦|^NGN/i, "").replace(/[,\s]/g, ""));
   if (!match) return null;
   const naira = BigInt(match[1] ?? "0");
   const fraction = BigInt((match[2] ?? "").padEnd(2, "0"));
@@ -51,5 +54,27 @@ export function charges(amount: bigint, interBank: boolean): { fee: bigint; vat:
 export function when(timestamp: string | null | undefined): string {
   if (!timestamp) return "—";
   const date = new Date(timestamp);
-  return Number.isNaN(date.getTime()) ? timestamp : date.toLocaleString();
+  return Number.isNaN(date.getTime()) ? timestamp : date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+/** Kobo as the API takes an amount: `"1000000.00"`. */
+export function amountField(kobo: bigint): string {
+  return `${kobo / 100n}.${(kobo % 100n).toString().padStart(2, "0")}`;
+}
+
+/** Kobo of an amount or balance of the API (`"125000.500000000"`), cut to whole kobo. */
+export function koboOf(amount: string): bigint {
+  const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(amount);
+  if (!match) return 0n;
+  const kobo = BigInt(match[2] ?? "0") * 100n + BigInt((match[3] ?? "").padEnd(2, "0").slice(0, 2));
+  return match[1] ? -kobo : kobo;
+}
+
+/** `2026-11-02T09:40:00Z` as `2 Nov 2026`. */
+export function day(timestamp: string | null | undefined): string {
+  if (!timestamp) return "—";
+  const date = new Date(timestamp.length === 10 ? `${timestamp}T00:00:00Z` : timestamp);
+  return Number.isNaN(date.getTime())
+    ? timestamp
+    : date.toLocaleDateString(undefined, { day: "numeric", month: "short", year: "numeric", timeZone: timestamp.length === 10 ? "UTC" : undefined });
 }

@@ -55,3 +55,25 @@ export function follow(event: MouseEvent, route: string): void {
   event.preventDefault();
   navigate(route);
 }
+
+/**
+ * `route` with `params` as its query string, leaving out empty values: a page's filters in its
+ * address, so a reload, a bookmark or Back finds them again.
+ */
+export function withQuery(route: string, params: Record<string, string | number | boolean | null | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") query.set(name, String(value));
+  }
+  const text = query.toString();
+  return text ? `${route}?${text}` : route;
+}
+
+/** The query's values by name, leaving out the empty ones. */
+export function queryValues(query: URLSearchParams): Record<string, string> {
+  const values: Record<string, string> = {};
+  query.forEach((value, name) => {
+    if (value !== "") values[name] = value;
+  });
+  return values;
+}

@@ -5,13 +5,27 @@ import { useEffect, useState } from "preact/hooks";
 import { call, client, Refusal, setBearer, whenSessionEnds, type Schemas } from "./api";
 import type { paths } from "./generated/kobo";
 import { PERMISSION_OF } from "./generated/permissions";
+import { say } from "./words";
 
 const STORAGE_KEY = "kobo.dashboard.session";
 
 export interface Session {
   token: string;
   expiresAt: number;
+  /** Milliseconds without activity after which the session ends (the server's idle timeout). */
+  idleMs: number;
   profile: Schemas["Profile"];
+}
+
+/** Where the time of the member's last activity is kept, so a reload does not forget it. */
+const ACTIVITY_KEY = "kobo.dashboard.activity";
+/** The idle timeout until `login` says otherwise (its documented default). */
+const DEFAULT_IDLE_MS = 30 * 60 * 1000;
+
+/** Why a session left alone ended: the reason the login page shows. */
+export function idleEnded(idleMs: number): string {
+  const minutes = Math.round(idleMs / 60_000);
+  return `You were logged out after ${minutes === 1 ? "1 minute" : `${minutes} minutes`} without activity, to keep your business safe.`;
 }
 
 interface State {
@@ -60,22 +74,58 @@ async function profile(): Promise<Schemas["Profile"]> {
   return answer.data;
 }
 
-function begin(token: string, expiresAt: number, profileData: Schemas["Profile"]): void {
-  sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ token, expiresAt }));
+function begin(token: string, expiresAt: number, idleMs: number, profileData: Schemas["Profile"]): void {
+  sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ token, expiresAt, idleMs }));
   clearTimeout(expiry);
   expiry = setTimeout(() => end("Your session expired: log in again."), Math.max(0, expiresAt - Date.now()));
-  set({ session: { token, expiresAt, profile: profileData }, ended: null, restoring: false });
+  set({ session: { token, expiresAt, idleMs, profile: profileData }, ended: null, restoring: false });
+  watchIdleness(idleMs);
 }
 
 /** Forgets the session here (the server's side is `logout`'s business). */
 export function end(reason: string | null): void {
   sessionStorage.removeItem(STORAGE_KEY);
+  sessionStorage.removeItem(ACTIVITY_KEY);
   clearTimeout(expiry);
+  clearInterval(idleCheck);
   setBearer(null);
   set({ session: null, ended: reason, restoring: false });
 }
 
-whenSessionEnds((refusal: Refusal) => end(`Your session has ended: ${refusal.message}`));
+whenSessionEnds(() =>
+  end("Your session has ended: you may have logged out elsewhere, changed your password, or had your access removed, or it was idle too long. Log in again."),
+);
+
+// The idle timeout: the server ends a Dashboard session after `idle_expires_in` seconds
+// without a request; the Dashboard, which follows some statuses by itself (a transfer waiting
+// for approval), counts a person's own activity instead (a key, a click, a touch) and logs out
+// when there was none for as long, so a screen left open shows nothing to the next person.
+let idleCheck: ReturnType<typeof setInterval> | undefined;
+let lastNoted = 0;
+
+function lastActivity(): number {
+  return Number(sessionStorage.getItem(ACTIVITY_KEY) ?? "0") || Date.now();
+}
+
+function noteActivity(): void {
+  const now = Date.now();
+  // At most once a few seconds: a key held down writes nothing more.
+  if (now - lastNoted < 5_000) return;
+  lastNoted = now;
+  sessionStorage.setItem(ACTIVITY_KEY, String(now));
+}
+
+for (const kind of ["pointerdown", "keydown", "wheel", "touchstart"] as const) {
+  window.addEventListener(kind, () => state.session && noteActivity(), { passive: true, capture: true });
+}
+
+function watchIdleness(idleMs: number): void {
+  clearInterval(idleCheck);
+  if (!sessionStorage.getItem(ACTIVITY_KEY)) sessionStorage.setItem(ACTIVITY_KEY, String(Date.now()));
+  idleCheck = setInterval(() => {
+    if (Date.now() - lastActivity() >= idleMs) void logOut(idleEnded(idleMs));
+  }, 15_000);
+}
 
 /** Logs in; `business_id` when the email and password match several businesses. */
 export async function logIn(email: string, password: string, businessId?: string): Promise<void> {
@@ -87,19 +137,22 @@ export async function logIn(email: string, password: string, businessId?: string
   const grant = answer.data;
   const expiresAt = Date.now() + grant.expires_in * 1000;
   setBearer(grant.access_token);
+  sessionStorage.setItem(ACTIVITY_KEY, String(Date.now()));
   try {
-    begin(grant.access_token, expiresAt, await profile());
+    begin(grant.access_token, expiresAt, grant.idle_expires_in * 1000, await profile());
   } catch (error) {
     setBearer(null);
     throw error;
   }
 }
 
-export async function logOut(): Promise<void> {
+export async function logOut(reason = "You have logged out."): Promise<void> {
   try {
     await call(client.POST("/api/v1/auth/web/logout", { body: {} }));
+  } catch {
+    // Already over on the server's side (idle, revoked): the session ends here all the same.
   } finally {
-    end("You have logged out.");
+    end(reason);
   }
 }
 
@@ -111,12 +164,18 @@ export async function restore(): Promise<void> {
     return;
   }
   try {
-    const { token, expiresAt } = JSON.parse(saved) as { token: string; expiresAt: number };
+    const { token, expiresAt, idleMs } = JSON.parse(saved) as { token: string; expiresAt: number; idleMs?: number };
     if (typeof token !== "string" || !(expiresAt > Date.now())) throw new Error("expired");
+    const idle = idleMs ?? DEFAULT_IDLE_MS;
+    if (Date.now() - lastActivity() >= idle) {
+      setBearer(token);
+      await logOut(idleEnded(idle));
+      return;
+    }
     setBearer(token);
-    begin(token, expiresAt, await profile());
+    begin(token, expiresAt, idle, await profile());
   } catch (error) {
-    end(error instanceof Refusal && error.code !== "41" ? error.message : null);
+    end(error instanceof Refusal && error.code !== "41" ? say(error) : null);
   }
 }
 
@@ -124,5 +183,5 @@ export async function restore(): Promise<void> {
 export async function refreshProfile(): Promise<void> {
   const session = state.session;
   if (!session) return;
-  begin(session.token, session.expiresAt, await profile());
+  begin(session.token, session.expiresAt, session.idleMs, await profile());
 }

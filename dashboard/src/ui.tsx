@@ -1,25 +1,23 @@
 // Pieces every page uses: loading with refusals shown as the API gave them, cursor paging,
 // the OTP step, a secret shown once, status badges.
-import type { ComponentChildren } from "preact";
+import { cloneElement, isValidElement, type ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { call, client, Refusal, type Pagination, type Schemas } from "./api";
 import { isSandbox } from "./session";
+import { say, type Context } from "./words";
 import { follow, href } from "./router";
 
-/** A refusal as the catalog words it, with its code and request id for support. */
-export function ErrorNote({ error }: { error: unknown }) {
+/**
+ * A refusal in the Dashboard's own words (`words.ts`): no codes, field names or ids, but the
+ * request id where support needs it. The catalog's code stays on the element for tests and
+ * support (`data-code`).
+ */
+export function ErrorNote({ error, context }: { error: unknown; context?: Context }) {
   if (!error) return null;
   const refusal = error instanceof Refusal ? error : null;
   return (
-    <div class="notice error" role="alert">
-      <strong>{refusal ? refusal.message : "Something went wrong in the Dashboard."}</strong>
-      {refusal && (
-        <span class="muted">
-          {" "}
-          (code {refusal.code}
-          {refusal.requestId ? `, request ${refusal.requestId}` : ""})
-        </span>
-      )}
+    <div class="notice error" role="alert" data-code={refusal?.code}>
+      <strong>{say(error, context)}</strong>
     </div>
   );
 }
@@ -155,22 +153,111 @@ export function Pager({ pages, label }: { pages: { pageNumber: number; hasPrevio
   );
 }
 
+let fields = 0;
+
+/**
+ * A labelled form control: the label names the control alone (`for`, not wrapped around it, so
+ * a select's options are not part of its name), the hint describes it (`aria-describedby`).
+ */
 export function Field({ label, children, hint }: { label: string; children: ComponentChildren; hint?: ComponentChildren }) {
+  const [id] = useState(() => `field-${(fields += 1)}`);
+  if (!isValidElement(children)) {
+    return (
+      <label class="field">
+        <span class="label">{label}</span>
+        {children}
+        {hint && <span class="hint">{hint}</span>}
+      </label>
+    );
+  }
+  const control = cloneElement(children, { id, "aria-describedby": hint ? `${id}-hint` : undefined });
   return (
-    <label class="field">
-      <span class="label">{label}</span>
-      {children}
-      {hint && <span class="hint">{hint}</span>}
-    </label>
+    <div class="field">
+      <label class="label" for={id}>
+        {label}
+      </label>
+      {control}
+      {hint && (
+        <span class="hint" id={`${id}-hint`}>
+          {hint}
+        </span>
+      )}
+    </div>
   );
 }
 
 const FINAL = new Set(["success", "failed", "reversed", "rejected", "cancelled", "expired", "delivered", "accepted", "active"]);
-const BAD = new Set(["failed", "reversed", "rejected", "cancelled", "expired", "error", "blocked", "closed", "inactive"]);
+const BAD = new Set(["failed", "reversed", "rejected", "cancelled", "expired", "error", "blocked", "closed", "inactive", "deactivated"]);
 
-export function Badge({ value }: { value: string }) {
+/** Statuses as a person says them. */
+const STATUS_WORDS: Record<string, string> = {
+  pending_approval: "waiting for approval",
+  awaiting_approval: "waiting for approval",
+  processing: "on its way",
+  success: "done",
+  not_required: "not needed",
+  approved: "approved",
+  invitation_pending: "invited",
+  invitation_expired: "invitation expired",
+};
+
+export function statusWords(value: string): string {
+  return STATUS_WORDS[value] ?? value.replace(/_/g, " ");
+}
+
+export function Badge({ value, text }: { value: string; text?: string }) {
   const kind = BAD.has(value) ? "bad" : FINAL.has(value) ? "good" : "pending";
-  return <span class={`badge ${kind}`}>{value.replace(/_/g, " ")}</span>;
+  return <span class={`badge ${kind}`}>{text ?? statusWords(value)}</span>;
+}
+
+/**
+ * An action that asks first: the button, then in its place what it will do and two buttons,
+ * the action's and "Keep" (no browser dialog, so the question is part of the page).
+ */
+export function Confirmed({
+  label,
+  question,
+  confirm,
+  onConfirm,
+  danger = false,
+  disabled = false,
+}: {
+  label: string;
+  question: ComponentChildren;
+  confirm: string;
+  onConfirm: () => void;
+  danger?: boolean;
+  disabled?: boolean;
+}) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" class={danger ? "danger" : "secondary"} disabled={disabled} onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  }
+  return (
+    <div class="confirm" role="group" aria-label={label}>
+      <p>{question}</p>
+      <div class="actions">
+        <button
+          type="button"
+          class={danger ? "danger solid" : ""}
+          disabled={disabled}
+          onClick={() => {
+            setAsking(false);
+            onConfirm();
+          }}
+        >
+          {confirm}
+        </button>
+        <button type="button" class="secondary" onClick={() => setAsking(false)}>
+          Keep
+        </button>
+      </div>
+    </div>
+  );
 }
 
 /**
@@ -194,7 +281,7 @@ export function OtpStep({ value, onChange }: { value: string; onChange: (otp: st
   }, []);
   return (
     <div class="otp">
-      <ErrorNote error={action.error} />
+      <ErrorNote error={action.error} context="otp" />
       {delivery && (
         <p>
           A one-time code was sent to <strong>{delivery.destination}</strong>; it expires in{" "}
@@ -206,7 +293,7 @@ export function OtpStep({ value, onChange }: { value: string; onChange: (otp: st
           Sandbox: the code is <code class="sandbox-otp">{delivery.otp}</code> (production sends it by email only).
         </Notice>
       )}
-      <Field label="One-time code">
+      <Field label="One-time code" hint="6 digits, from the email we sent you">
         <input
           ref={input}
           name="otp"

@@ -1768,6 +1768,12 @@ accounts (Kobo opens none today, so it matches nothing).
         ///The id or reference of the object acted on; null when none.
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
         pub target_id: ::std::option::Option<::std::string::String>,
+        /**What people call the object acted on: a transfer's `reference_number`, a member's
+name and email (`First Last <email>`), a role's name, an account's number; null for
+other objects, when there is none, or when it cannot be found (since 2.5.0).
+*/
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub target_name: ::std::option::Option<::std::string::String>,
         ///The kind of object acted on (`member`, `role`, `transfer`, `account`, `webhook_configuration`, `approval_policy`, `webhook_event`); null when none.
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
         pub target_type: ::std::option::Option<::std::string::String>,
@@ -2139,6 +2145,39 @@ credentials issues a new secret. Credentials the bank issued are always usable.
     }
     impl CancelTransferResponse {
         pub fn builder() -> builder::CancelTransferResponse {
+            Default::default()
+        }
+    }
+    ///Money in and out per day over a window, and its totals.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CashFlow {
+        ///Every day of the window, oldest first.
+        pub days: ::std::vec::Vec<CashFlowDay>,
+        ///The window's last day (today).
+        pub end_date: ::chrono::naive::NaiveDate,
+        pub money_in: Amount,
+        pub money_out: Amount,
+        ///The window's first day.
+        pub start_date: ::chrono::naive::NaiveDate,
+    }
+    impl CashFlow {
+        pub fn builder() -> builder::CashFlow {
+            Default::default()
+        }
+    }
+    ///What came in and went out on one calendar day (UTC).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CashFlowDay {
+        ///How many credits made `money_in`.
+        pub credits: u64,
+        pub date: ::chrono::naive::NaiveDate,
+        ///How many debits made `money_out`.
+        pub debits: u64,
+        pub money_in: Amount,
+        pub money_out: Amount,
+    }
+    impl CashFlowDay {
+        pub fn builder() -> builder::CashFlowDay {
             Default::default()
         }
     }
@@ -3859,6 +3898,12 @@ characters. Payers see it after the business's name (`name_enquiry`).
         ///Default: `20`.
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
         pub limit: ::std::num::NonZeroU64,
+        /**Only the accounts whose name contains this text (any case) or whose number contains
+it: a picker finds one customer's account among thousands by typing a few letters or
+digits (since 2.5.0).
+*/
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub search: ::std::option::Option<FetchAccountSummariesRequestSearch>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub status: ::std::option::Option<AccountStatus>,
     }
@@ -3871,6 +3916,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
                 cursor_id: Default::default(),
                 is_available: Default::default(),
                 limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+                search: Default::default(),
                 status: Default::default(),
             }
         }
@@ -3878,6 +3924,68 @@ characters. Payers see it after the business's name (`name_enquiry`).
     impl FetchAccountSummariesRequest {
         pub fn builder() -> builder::FetchAccountSummariesRequest {
             Default::default()
+        }
+    }
+    /**Only the accounts whose name contains this text (any case) or whose number contains
+it: a picker finds one customer's account among thousands by typing a few letters or
+digits (since 2.5.0).
+*/
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct FetchAccountSummariesRequestSearch(::std::string::String);
+    impl ::std::ops::Deref for FetchAccountSummariesRequestSearch {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<FetchAccountSummariesRequestSearch>
+    for ::std::string::String {
+        fn from(value: FetchAccountSummariesRequestSearch) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for FetchAccountSummariesRequestSearch {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FetchAccountSummariesRequestSearch {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for FetchAccountSummariesRequestSearch {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for FetchAccountSummariesRequestSearch {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///Success envelope of `fetch_account_summaries`.
@@ -4274,7 +4382,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
     ///Success envelope of `fetch_pending_transfers`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct FetchPendingTransfersResponse {
-        pub data: ::std::vec::Vec<Transfer>,
+        pub data: ::std::vec::Vec<TransferDetail>,
         pub message: ::std::string::String,
         pub pagination: Pagination,
         pub response_code: SuccessCode,
@@ -5586,6 +5694,126 @@ characters. Payers see it after the business's name (`name_enquiry`).
             Default::default()
         }
     }
+    ///`GetCashFlowRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct GetCashFlowRequest {
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub account_number: ::std::option::Option<AccountNumber>,
+        ///How many calendar days, today included. Default: `30`.
+        #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 30>")]
+        pub days: ::std::num::NonZeroU64,
+    }
+    impl ::std::default::Default for GetCashFlowRequest {
+        fn default() -> Self {
+            Self {
+                account_number: Default::default(),
+                days: defaults::default_nzu64::<::std::num::NonZeroU64, 30>(),
+            }
+        }
+    }
+    impl GetCashFlowRequest {
+        pub fn builder() -> builder::GetCashFlowRequest {
+            Default::default()
+        }
+    }
+    ///Success envelope of `get_cash_flow`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct GetCashFlowResponse {
+        pub data: CashFlow,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl GetCashFlowResponse {
+        pub fn builder() -> builder::GetCashFlowResponse {
+            Default::default()
+        }
+    }
+    ///`GetInvitationRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct GetInvitationRequest {
+        ///The token from the invitation link.
+        pub token: GetInvitationRequestToken,
+    }
+    impl GetInvitationRequest {
+        pub fn builder() -> builder::GetInvitationRequest {
+            Default::default()
+        }
+    }
+    ///The token from the invitation link.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct GetInvitationRequestToken(::std::string::String);
+    impl ::std::ops::Deref for GetInvitationRequestToken {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<GetInvitationRequestToken> for ::std::string::String {
+        fn from(value: GetInvitationRequestToken) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for GetInvitationRequestToken {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for GetInvitationRequestToken {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for GetInvitationRequestToken {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for GetInvitationRequestToken {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Success envelope of `get_invitation`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct GetInvitationResponse {
+        pub data: InvitationPreview,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl GetInvitationResponse {
+        pub fn builder() -> builder::GetInvitationResponse {
+            Default::default()
+        }
+    }
     ///Success envelope of `get_profile`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct GetProfileResponse {
@@ -5663,7 +5891,7 @@ characters. Payers see it after the business's name (`name_enquiry`).
     ///Success envelope of `get_transfer_web`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct GetTransferWebResponse {
-        pub data: Transfer,
+        pub data: TransferDetail,
         pub message: ::std::string::String,
         pub response_code: SuccessCode,
         ///Always true.
@@ -6127,6 +6355,26 @@ the sending bank use in disputes); null for movements that did not cross NIP.
                 })
         }
     }
+    ///An open invitation, as the invited person reads it before accepting.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct InvitationPreview {
+        pub business_name: ::std::string::String,
+        pub email: ::std::string::String,
+        ///When the link stops working.
+        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub first_name: ::std::string::String,
+        pub last_name: ::std::string::String,
+        ///What the role allows, each permission by its name in the catalog's order.
+        pub permission_names: ::std::vec::Vec<::std::string::String>,
+        pub role_description: ::std::string::String,
+        ///The role the person will have once they accept.
+        pub role_name: ::std::string::String,
+    }
+    impl InvitationPreview {
+        pub fn builder() -> builder::InvitationPreview {
+            Default::default()
+        }
+    }
     ///`pending` invited, not accepted yet; `expired` the invitation lapsed (resend it); `accepted` the member set a password.
     #[derive(
         ::serde::Deserialize,
@@ -6388,7 +6636,13 @@ the sending bank use in disputes); null for movements that did not cross NIP.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct LoginResult {
         pub access_token: ::std::string::String,
+        ///Seconds until the token expires, however it is used (twelve hours).
         pub expires_in: ::std::num::NonZeroU64,
+        /**Seconds without a request after which the session ends (the idle timeout, thirty
+minutes); every request made with the token starts them again, up to `expires_in`
+(since 2.5.0).
+*/
+        pub idle_expires_in: ::std::num::NonZeroU64,
         pub member: Member,
         pub permission_codes: ::std::vec::Vec<::std::string::String>,
         pub token_type: TokenType,
@@ -9082,6 +9336,310 @@ credentials (`initiated_via: integration`), the business's id.
     impl Transfer {
         pub fn builder() -> builder::Transfer {
             Default::default()
+        }
+    }
+    /**A transfer as the Dashboard shows it to the people who review it or keep its receipt:
+every field of `Transfer`, plus who made and reviewed it by name, and the account it
+leaves with its balance now (since 2.5.0). For a transfer awaiting approval the amount,
+fee and VAT are already reserved, so `source_account_balance` is what the account keeps
+once it is approved.
+*/
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct TransferDetail {
+        pub amount: Amount,
+        pub approval_status: ApprovalStatus,
+        pub bank_code: BankCode,
+        pub bank_name: ::std::string::String,
+        pub beneficiary_account_name: ::std::string::String,
+        pub beneficiary_account_number: AccountNumber,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When a transfer awaiting approval expires (its funds released); null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///Why the transfer failed or was rejected; null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub failure_reason: ::std::option::Option<::std::string::String>,
+        ///The transfer fee, debited with the amount (`0.00` within Kobo).
+        pub fee: Amount,
+        pub id: ::uuid::Uuid,
+        /**The member who initiated the transfer; for a transfer made with integration
+credentials (`initiated_via: integration`), the business's id.
+*/
+        pub initiated_by: ::uuid::Uuid,
+        /**The maker's name as the team knows them (`First Last`): the member who initiated the
+transfer or, for one made with integration credentials, the member who had issued
+them; null when there is none (credentials the bank issued).
+*/
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub initiated_by_name: ::std::option::Option<::std::string::String>,
+        ///Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it.
+        pub initiated_via: TransferDetailInitiatedVia,
+        pub narration: ::std::string::String,
+        ///The client's own reference for the transfer, unique in the business for ever; null when none was given.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub reference: ::std::option::Option<TransferDetailReference>,
+        pub reference_number: ReferenceNumber,
+        ///The credit that returned a failed inter-bank transfer's funds; null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub reversal_reference_number: ::std::option::Option<::std::string::String>,
+        ///The member who approved or rejected it; null if not reviewed.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub reviewed_by: ::std::option::Option<::uuid::Uuid>,
+        ///The name of the member who approved or rejected it; null if not reviewed.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub reviewed_by_name: ::std::option::Option<::std::string::String>,
+        ///The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub session_id: ::std::option::Option<TransferDetailSessionId>,
+        /**The source account's balance now, with nine fraction digits as every balance; null
+when the member's role lacks `account.view`.
+*/
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub source_account_balance: ::std::option::Option<
+            TransferDetailSourceAccountBalance,
+        >,
+        ///The name of the account the money leaves.
+        pub source_account_name: ::std::string::String,
+        pub source_account_number: AccountNumber,
+        pub status: TransactionStatus,
+        pub transfer_status: TransferStatus,
+        pub transfer_type: TransferType,
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///VAT on the fee (7.5%), debited with the amount.
+        pub vat: Amount,
+    }
+    impl TransferDetail {
+        pub fn builder() -> builder::TransferDetail {
+            Default::default()
+        }
+    }
+    ///Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum TransferDetailInitiatedVia {
+        #[serde(rename = "dashboard")]
+        Dashboard,
+        #[serde(rename = "integration")]
+        Integration,
+    }
+    impl ::std::fmt::Display for TransferDetailInitiatedVia {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Dashboard => f.write_str("dashboard"),
+                Self::Integration => f.write_str("integration"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for TransferDetailInitiatedVia {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "dashboard" => Ok(Self::Dashboard),
+                "integration" => Ok(Self::Integration),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TransferDetailInitiatedVia {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TransferDetailInitiatedVia {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The client's own reference for the transfer, unique in the business for ever; null when none was given.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct TransferDetailReference(::std::string::String);
+    impl ::std::ops::Deref for TransferDetailReference {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<TransferDetailReference> for ::std::string::String {
+        fn from(value: TransferDetailReference) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for TransferDetailReference {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Za-z0-9_-]{1,64}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Za-z0-9_-]{1,64}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TransferDetailReference {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TransferDetailReference {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for TransferDetailReference {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct TransferDetailSessionId(::std::string::String);
+    impl ::std::ops::Deref for TransferDetailSessionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<TransferDetailSessionId> for ::std::string::String {
+        fn from(value: TransferDetailSessionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for TransferDetailSessionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[0-9]{30}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{30}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TransferDetailSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TransferDetailSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for TransferDetailSessionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    /**The source account's balance now, with nine fraction digits as every balance; null
+when the member's role lacks `account.view`.
+*/
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct TransferDetailSourceAccountBalance(::std::string::String);
+    impl ::std::ops::Deref for TransferDetailSourceAccountBalance {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<TransferDetailSourceAccountBalance>
+    for ::std::string::String {
+        fn from(value: TransferDetailSourceAccountBalance) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for TransferDetailSourceAccountBalance {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^(0|[1-9][0-9]*)\\.[0-9]{9}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^(0|[1-9][0-9]*)\\.[0-9]{9}$\"".into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TransferDetailSourceAccountBalance {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for TransferDetailSourceAccountBalance {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for TransferDetailSourceAccountBalance {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///`TransferEvent`
@@ -12961,6 +13519,10 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 ::std::option::Option<::std::string::String>,
                 ::std::string::String,
             >,
+            target_name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
             target_type: ::std::result::Result<
                 ::std::option::Option<::std::string::String>,
                 ::std::string::String,
@@ -12985,6 +13547,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     ),
                     start_date: Err("no value supplied for start_date".to_string()),
                     target_id: Err("no value supplied for target_id".to_string()),
+                    target_name: Err("no value supplied for target_name".to_string()),
                     target_type: Err("no value supplied for target_type".to_string()),
                     user: Err("no value supplied for user".to_string()),
                     user_id: Err("no value supplied for user_id".to_string()),
@@ -13098,6 +13661,18 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     });
                 self
             }
+            pub fn target_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.target_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for target_name: {e}")
+                    });
+                self
+            }
             pub fn target_type<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
@@ -13150,6 +13725,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     response_code: value.response_code?,
                     start_date: value.start_date?,
                     target_id: value.target_id?,
+                    target_name: value.target_name?,
                     target_type: value.target_type?,
                     user: value.user?,
                     user_id: value.user_id?,
@@ -13168,6 +13744,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     response_code: Ok(value.response_code),
                     start_date: Ok(value.start_date),
                     target_id: Ok(value.target_id),
+                    target_name: Ok(value.target_name),
                     target_type: Ok(value.target_type),
                     user: Ok(value.user),
                     user_id: Ok(value.user_id),
@@ -13651,6 +14228,230 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     message: Ok(value.message),
                     response_code: Ok(value.response_code),
                     status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct CashFlow {
+            days: ::std::result::Result<
+                ::std::vec::Vec<super::CashFlowDay>,
+                ::std::string::String,
+            >,
+            end_date: ::std::result::Result<
+                ::chrono::naive::NaiveDate,
+                ::std::string::String,
+            >,
+            money_in: ::std::result::Result<super::Amount, ::std::string::String>,
+            money_out: ::std::result::Result<super::Amount, ::std::string::String>,
+            start_date: ::std::result::Result<
+                ::chrono::naive::NaiveDate,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for CashFlow {
+            fn default() -> Self {
+                Self {
+                    days: Err("no value supplied for days".to_string()),
+                    end_date: Err("no value supplied for end_date".to_string()),
+                    money_in: Err("no value supplied for money_in".to_string()),
+                    money_out: Err("no value supplied for money_out".to_string()),
+                    start_date: Err("no value supplied for start_date".to_string()),
+                }
+            }
+        }
+        impl CashFlow {
+            pub fn days<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::CashFlowDay>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.days = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for days: {e}")
+                    });
+                self
+            }
+            pub fn end_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.end_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for end_date: {e}")
+                    });
+                self
+            }
+            pub fn money_in<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.money_in = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for money_in: {e}")
+                    });
+                self
+            }
+            pub fn money_out<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.money_out = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for money_out: {e}")
+                    });
+                self
+            }
+            pub fn start_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.start_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for start_date: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<CashFlow> for super::CashFlow {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: CashFlow,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    days: value.days?,
+                    end_date: value.end_date?,
+                    money_in: value.money_in?,
+                    money_out: value.money_out?,
+                    start_date: value.start_date?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::CashFlow> for CashFlow {
+            fn from(value: super::CashFlow) -> Self {
+                Self {
+                    days: Ok(value.days),
+                    end_date: Ok(value.end_date),
+                    money_in: Ok(value.money_in),
+                    money_out: Ok(value.money_out),
+                    start_date: Ok(value.start_date),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct CashFlowDay {
+            credits: ::std::result::Result<u64, ::std::string::String>,
+            date: ::std::result::Result<
+                ::chrono::naive::NaiveDate,
+                ::std::string::String,
+            >,
+            debits: ::std::result::Result<u64, ::std::string::String>,
+            money_in: ::std::result::Result<super::Amount, ::std::string::String>,
+            money_out: ::std::result::Result<super::Amount, ::std::string::String>,
+        }
+        impl ::std::default::Default for CashFlowDay {
+            fn default() -> Self {
+                Self {
+                    credits: Err("no value supplied for credits".to_string()),
+                    date: Err("no value supplied for date".to_string()),
+                    debits: Err("no value supplied for debits".to_string()),
+                    money_in: Err("no value supplied for money_in".to_string()),
+                    money_out: Err("no value supplied for money_out".to_string()),
+                }
+            }
+        }
+        impl CashFlowDay {
+            pub fn credits<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.credits = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for credits: {e}")
+                    });
+                self
+            }
+            pub fn date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for date: {e}")
+                    });
+                self
+            }
+            pub fn debits<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.debits = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for debits: {e}")
+                    });
+                self
+            }
+            pub fn money_in<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.money_in = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for money_in: {e}")
+                    });
+                self
+            }
+            pub fn money_out<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.money_out = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for money_out: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<CashFlowDay> for super::CashFlowDay {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: CashFlowDay,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    credits: value.credits?,
+                    date: value.date?,
+                    debits: value.debits?,
+                    money_in: value.money_in?,
+                    money_out: value.money_out?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::CashFlowDay> for CashFlowDay {
+            fn from(value: super::CashFlowDay) -> Self {
+                Self {
+                    credits: Ok(value.credits),
+                    date: Ok(value.date),
+                    debits: Ok(value.debits),
+                    money_in: Ok(value.money_in),
+                    money_out: Ok(value.money_out),
                 }
             }
         }
@@ -16083,6 +16884,10 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 ::std::string::String,
             >,
             limit: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+            search: ::std::result::Result<
+                ::std::option::Option<super::FetchAccountSummariesRequestSearch>,
+                ::std::string::String,
+            >,
             status: ::std::result::Result<
                 ::std::option::Option<super::AccountStatus>,
                 ::std::string::String,
@@ -16099,6 +16904,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     limit: Ok(
                         super::defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
                     ),
+                    search: Ok(Default::default()),
                     status: Ok(Default::default()),
                 }
             }
@@ -16184,6 +16990,20 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     });
                 self
             }
+            pub fn search<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::FetchAccountSummariesRequestSearch>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.search = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for search: {e}")
+                    });
+                self
+            }
             pub fn status<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<::std::option::Option<super::AccountStatus>>,
@@ -16210,6 +17030,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     cursor_id: value.cursor_id?,
                     is_available: value.is_available?,
                     limit: value.limit?,
+                    search: value.search?,
                     status: value.status?,
                 })
             }
@@ -16224,6 +17045,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     cursor_id: Ok(value.cursor_id),
                     is_available: Ok(value.is_available),
                     limit: Ok(value.limit),
+                    search: Ok(value.search),
                     status: Ok(value.status),
                 }
             }
@@ -17653,7 +18475,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         #[derive(Clone, Debug)]
         pub struct FetchPendingTransfersResponse {
             data: ::std::result::Result<
-                ::std::vec::Vec<super::Transfer>,
+                ::std::vec::Vec<super::TransferDetail>,
                 ::std::string::String,
             >,
             message: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -17680,7 +18502,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         impl FetchPendingTransfersResponse {
             pub fn data<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<super::Transfer>>,
+                T: ::std::convert::TryInto<::std::vec::Vec<super::TransferDetail>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.data = value
@@ -20766,6 +21588,306 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct GetCashFlowRequest {
+            account_number: ::std::result::Result<
+                ::std::option::Option<super::AccountNumber>,
+                ::std::string::String,
+            >,
+            days: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+        }
+        impl ::std::default::Default for GetCashFlowRequest {
+            fn default() -> Self {
+                Self {
+                    account_number: Ok(Default::default()),
+                    days: Ok(
+                        super::defaults::default_nzu64::<::std::num::NonZeroU64, 30>(),
+                    ),
+                }
+            }
+        }
+        impl GetCashFlowRequest {
+            pub fn account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::AccountNumber>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn days<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.days = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for days: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<GetCashFlowRequest> for super::GetCashFlowRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: GetCashFlowRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    account_number: value.account_number?,
+                    days: value.days?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::GetCashFlowRequest> for GetCashFlowRequest {
+            fn from(value: super::GetCashFlowRequest) -> Self {
+                Self {
+                    account_number: Ok(value.account_number),
+                    days: Ok(value.days),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct GetCashFlowResponse {
+            data: ::std::result::Result<super::CashFlow, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for GetCashFlowResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl GetCashFlowResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::CashFlow>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<GetCashFlowResponse>
+        for super::GetCashFlowResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: GetCashFlowResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::GetCashFlowResponse> for GetCashFlowResponse {
+            fn from(value: super::GetCashFlowResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct GetInvitationRequest {
+            token: ::std::result::Result<
+                super::GetInvitationRequestToken,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for GetInvitationRequest {
+            fn default() -> Self {
+                Self {
+                    token: Err("no value supplied for token".to_string()),
+                }
+            }
+        }
+        impl GetInvitationRequest {
+            pub fn token<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::GetInvitationRequestToken>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.token = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for token: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<GetInvitationRequest>
+        for super::GetInvitationRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: GetInvitationRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self { token: value.token? })
+            }
+        }
+        impl ::std::convert::From<super::GetInvitationRequest> for GetInvitationRequest {
+            fn from(value: super::GetInvitationRequest) -> Self {
+                Self { token: Ok(value.token) }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct GetInvitationResponse {
+            data: ::std::result::Result<super::InvitationPreview, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for GetInvitationResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl GetInvitationResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::InvitationPreview>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<GetInvitationResponse>
+        for super::GetInvitationResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: GetInvitationResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::GetInvitationResponse>
+        for GetInvitationResponse {
+            fn from(value: super::GetInvitationResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct GetProfileResponse {
             data: ::std::result::Result<super::Profile, ::std::string::String>,
             message: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -21210,7 +22332,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         }
         #[derive(Clone, Debug)]
         pub struct GetTransferWebResponse {
-            data: ::std::result::Result<super::Transfer, ::std::string::String>,
+            data: ::std::result::Result<super::TransferDetail, ::std::string::String>,
             message: ::std::result::Result<::std::string::String, ::std::string::String>,
             response_code: ::std::result::Result<
                 super::SuccessCode,
@@ -21233,7 +22355,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         impl GetTransferWebResponse {
             pub fn data<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::Transfer>,
+                T: ::std::convert::TryInto<super::TransferDetail>,
                 T::Error: ::std::fmt::Display,
             {
                 self.data = value
@@ -22080,6 +23202,191 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct InvitationPreview {
+            business_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            email: ::std::result::Result<::std::string::String, ::std::string::String>,
+            expires_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            first_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            last_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            permission_names: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+            role_description: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            role_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for InvitationPreview {
+            fn default() -> Self {
+                Self {
+                    business_name: Err(
+                        "no value supplied for business_name".to_string(),
+                    ),
+                    email: Err("no value supplied for email".to_string()),
+                    expires_at: Err("no value supplied for expires_at".to_string()),
+                    first_name: Err("no value supplied for first_name".to_string()),
+                    last_name: Err("no value supplied for last_name".to_string()),
+                    permission_names: Err(
+                        "no value supplied for permission_names".to_string(),
+                    ),
+                    role_description: Err(
+                        "no value supplied for role_description".to_string(),
+                    ),
+                    role_name: Err("no value supplied for role_name".to_string()),
+                }
+            }
+        }
+        impl InvitationPreview {
+            pub fn business_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.business_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for business_name: {e}")
+                    });
+                self
+            }
+            pub fn email<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.email = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for email: {e}")
+                    });
+                self
+            }
+            pub fn expires_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.expires_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for expires_at: {e}")
+                    });
+                self
+            }
+            pub fn first_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.first_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for first_name: {e}")
+                    });
+                self
+            }
+            pub fn last_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.last_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for last_name: {e}")
+                    });
+                self
+            }
+            pub fn permission_names<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.permission_names = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for permission_names: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn role_description<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.role_description = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for role_description: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn role_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.role_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for role_name: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<InvitationPreview> for super::InvitationPreview {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: InvitationPreview,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    business_name: value.business_name?,
+                    email: value.email?,
+                    expires_at: value.expires_at?,
+                    first_name: value.first_name?,
+                    last_name: value.last_name?,
+                    permission_names: value.permission_names?,
+                    role_description: value.role_description?,
+                    role_name: value.role_name?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::InvitationPreview> for InvitationPreview {
+            fn from(value: super::InvitationPreview) -> Self {
+                Self {
+                    business_name: Ok(value.business_name),
+                    email: Ok(value.email),
+                    expires_at: Ok(value.expires_at),
+                    first_name: Ok(value.first_name),
+                    last_name: Ok(value.last_name),
+                    permission_names: Ok(value.permission_names),
+                    role_description: Ok(value.role_description),
+                    role_name: Ok(value.role_name),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct LoginRequest {
             business_id: ::std::result::Result<
                 ::std::option::Option<::uuid::Uuid>,
@@ -22264,6 +23571,10 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 ::std::num::NonZeroU64,
                 ::std::string::String,
             >,
+            idle_expires_in: ::std::result::Result<
+                ::std::num::NonZeroU64,
+                ::std::string::String,
+            >,
             member: ::std::result::Result<super::Member, ::std::string::String>,
             permission_codes: ::std::result::Result<
                 ::std::vec::Vec<::std::string::String>,
@@ -22276,6 +23587,9 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 Self {
                     access_token: Err("no value supplied for access_token".to_string()),
                     expires_in: Err("no value supplied for expires_in".to_string()),
+                    idle_expires_in: Err(
+                        "no value supplied for idle_expires_in".to_string(),
+                    ),
                     member: Err("no value supplied for member".to_string()),
                     permission_codes: Err(
                         "no value supplied for permission_codes".to_string(),
@@ -22306,6 +23620,20 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     .try_into()
                     .map_err(|e| {
                         format!("error converting supplied value for expires_in: {e}")
+                    });
+                self
+            }
+            pub fn idle_expires_in<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.idle_expires_in = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for idle_expires_in: {e}"
+                        )
                     });
                 self
             }
@@ -22356,6 +23684,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 Ok(Self {
                     access_token: value.access_token?,
                     expires_in: value.expires_in?,
+                    idle_expires_in: value.idle_expires_in?,
                     member: value.member?,
                     permission_codes: value.permission_codes?,
                     token_type: value.token_type?,
@@ -22367,6 +23696,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 Self {
                     access_token: Ok(value.access_token),
                     expires_in: Ok(value.expires_in),
+                    idle_expires_in: Ok(value.idle_expires_in),
                     member: Ok(value.member),
                     permission_codes: Ok(value.permission_codes),
                     token_type: Ok(value.token_type),
@@ -25793,6 +27123,623 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct TransferDetail {
+            amount: ::std::result::Result<super::Amount, ::std::string::String>,
+            approval_status: ::std::result::Result<
+                super::ApprovalStatus,
+                ::std::string::String,
+            >,
+            bank_code: ::std::result::Result<super::BankCode, ::std::string::String>,
+            bank_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            beneficiary_account_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            beneficiary_account_number: ::std::result::Result<
+                super::AccountNumber,
+                ::std::string::String,
+            >,
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            expires_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            failure_reason: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            fee: ::std::result::Result<super::Amount, ::std::string::String>,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            initiated_by: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            initiated_by_name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            initiated_via: ::std::result::Result<
+                super::TransferDetailInitiatedVia,
+                ::std::string::String,
+            >,
+            narration: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            reference: ::std::result::Result<
+                ::std::option::Option<super::TransferDetailReference>,
+                ::std::string::String,
+            >,
+            reference_number: ::std::result::Result<
+                super::ReferenceNumber,
+                ::std::string::String,
+            >,
+            reversal_reference_number: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            reviewed_by: ::std::result::Result<
+                ::std::option::Option<::uuid::Uuid>,
+                ::std::string::String,
+            >,
+            reviewed_by_name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            session_id: ::std::result::Result<
+                ::std::option::Option<super::TransferDetailSessionId>,
+                ::std::string::String,
+            >,
+            source_account_balance: ::std::result::Result<
+                ::std::option::Option<super::TransferDetailSourceAccountBalance>,
+                ::std::string::String,
+            >,
+            source_account_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            source_account_number: ::std::result::Result<
+                super::AccountNumber,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<
+                super::TransactionStatus,
+                ::std::string::String,
+            >,
+            transfer_status: ::std::result::Result<
+                super::TransferStatus,
+                ::std::string::String,
+            >,
+            transfer_type: ::std::result::Result<
+                super::TransferType,
+                ::std::string::String,
+            >,
+            updated_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            vat: ::std::result::Result<super::Amount, ::std::string::String>,
+        }
+        impl ::std::default::Default for TransferDetail {
+            fn default() -> Self {
+                Self {
+                    amount: Err("no value supplied for amount".to_string()),
+                    approval_status: Err(
+                        "no value supplied for approval_status".to_string(),
+                    ),
+                    bank_code: Err("no value supplied for bank_code".to_string()),
+                    bank_name: Err("no value supplied for bank_name".to_string()),
+                    beneficiary_account_name: Err(
+                        "no value supplied for beneficiary_account_name".to_string(),
+                    ),
+                    beneficiary_account_number: Err(
+                        "no value supplied for beneficiary_account_number".to_string(),
+                    ),
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    expires_at: Err("no value supplied for expires_at".to_string()),
+                    failure_reason: Err(
+                        "no value supplied for failure_reason".to_string(),
+                    ),
+                    fee: Err("no value supplied for fee".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    initiated_by: Err("no value supplied for initiated_by".to_string()),
+                    initiated_by_name: Err(
+                        "no value supplied for initiated_by_name".to_string(),
+                    ),
+                    initiated_via: Err(
+                        "no value supplied for initiated_via".to_string(),
+                    ),
+                    narration: Err("no value supplied for narration".to_string()),
+                    reference: Err("no value supplied for reference".to_string()),
+                    reference_number: Err(
+                        "no value supplied for reference_number".to_string(),
+                    ),
+                    reversal_reference_number: Err(
+                        "no value supplied for reversal_reference_number".to_string(),
+                    ),
+                    reviewed_by: Err("no value supplied for reviewed_by".to_string()),
+                    reviewed_by_name: Err(
+                        "no value supplied for reviewed_by_name".to_string(),
+                    ),
+                    session_id: Err("no value supplied for session_id".to_string()),
+                    source_account_balance: Err(
+                        "no value supplied for source_account_balance".to_string(),
+                    ),
+                    source_account_name: Err(
+                        "no value supplied for source_account_name".to_string(),
+                    ),
+                    source_account_number: Err(
+                        "no value supplied for source_account_number".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                    transfer_status: Err(
+                        "no value supplied for transfer_status".to_string(),
+                    ),
+                    transfer_type: Err(
+                        "no value supplied for transfer_type".to_string(),
+                    ),
+                    updated_at: Err("no value supplied for updated_at".to_string()),
+                    vat: Err("no value supplied for vat".to_string()),
+                }
+            }
+        }
+        impl TransferDetail {
+            pub fn amount<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount: {e}")
+                    });
+                self
+            }
+            pub fn approval_status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ApprovalStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.approval_status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for approval_status: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn bank_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::BankCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bank_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bank_code: {e}")
+                    });
+                self
+            }
+            pub fn bank_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.bank_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for bank_name: {e}")
+                    });
+                self
+            }
+            pub fn beneficiary_account_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.beneficiary_account_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for beneficiary_account_name: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn beneficiary_account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.beneficiary_account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for beneficiary_account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn expires_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.expires_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for expires_at: {e}")
+                    });
+                self
+            }
+            pub fn failure_reason<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.failure_reason = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for failure_reason: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn fee<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.fee = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for fee: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn initiated_by<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.initiated_by = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for initiated_by: {e}")
+                    });
+                self
+            }
+            pub fn initiated_by_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.initiated_by_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for initiated_by_name: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn initiated_via<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::TransferDetailInitiatedVia>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.initiated_via = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for initiated_via: {e}")
+                    });
+                self
+            }
+            pub fn narration<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.narration = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for narration: {e}")
+                    });
+                self
+            }
+            pub fn reference<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::TransferDetailReference>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reference: {e}")
+                    });
+                self
+            }
+            pub fn reference_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ReferenceNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for reference_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn reversal_reference_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reversal_reference_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for reversal_reference_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn reviewed_by<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reviewed_by = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for reviewed_by: {e}")
+                    });
+                self
+            }
+            pub fn reviewed_by_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reviewed_by_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for reviewed_by_name: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn session_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::TransferDetailSessionId>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.session_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for session_id: {e}")
+                    });
+                self
+            }
+            pub fn source_account_balance<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::TransferDetailSourceAccountBalance>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.source_account_balance = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for source_account_balance: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn source_account_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.source_account_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for source_account_name: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn source_account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.source_account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for source_account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::TransactionStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+            pub fn transfer_status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::TransferStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.transfer_status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for transfer_status: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn transfer_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::TransferType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.transfer_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for transfer_type: {e}")
+                    });
+                self
+            }
+            pub fn updated_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.updated_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for updated_at: {e}")
+                    });
+                self
+            }
+            pub fn vat<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.vat = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for vat: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<TransferDetail> for super::TransferDetail {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: TransferDetail,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    amount: value.amount?,
+                    approval_status: value.approval_status?,
+                    bank_code: value.bank_code?,
+                    bank_name: value.bank_name?,
+                    beneficiary_account_name: value.beneficiary_account_name?,
+                    beneficiary_account_number: value.beneficiary_account_number?,
+                    created_at: value.created_at?,
+                    expires_at: value.expires_at?,
+                    failure_reason: value.failure_reason?,
+                    fee: value.fee?,
+                    id: value.id?,
+                    initiated_by: value.initiated_by?,
+                    initiated_by_name: value.initiated_by_name?,
+                    initiated_via: value.initiated_via?,
+                    narration: value.narration?,
+                    reference: value.reference?,
+                    reference_number: value.reference_number?,
+                    reversal_reference_number: value.reversal_reference_number?,
+                    reviewed_by: value.reviewed_by?,
+                    reviewed_by_name: value.reviewed_by_name?,
+                    session_id: value.session_id?,
+                    source_account_balance: value.source_account_balance?,
+                    source_account_name: value.source_account_name?,
+                    source_account_number: value.source_account_number?,
+                    status: value.status?,
+                    transfer_status: value.transfer_status?,
+                    transfer_type: value.transfer_type?,
+                    updated_at: value.updated_at?,
+                    vat: value.vat?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::TransferDetail> for TransferDetail {
+            fn from(value: super::TransferDetail) -> Self {
+                Self {
+                    amount: Ok(value.amount),
+                    approval_status: Ok(value.approval_status),
+                    bank_code: Ok(value.bank_code),
+                    bank_name: Ok(value.bank_name),
+                    beneficiary_account_name: Ok(value.beneficiary_account_name),
+                    beneficiary_account_number: Ok(value.beneficiary_account_number),
+                    created_at: Ok(value.created_at),
+                    expires_at: Ok(value.expires_at),
+                    failure_reason: Ok(value.failure_reason),
+                    fee: Ok(value.fee),
+                    id: Ok(value.id),
+                    initiated_by: Ok(value.initiated_by),
+                    initiated_by_name: Ok(value.initiated_by_name),
+                    initiated_via: Ok(value.initiated_via),
+                    narration: Ok(value.narration),
+                    reference: Ok(value.reference),
+                    reference_number: Ok(value.reference_number),
+                    reversal_reference_number: Ok(value.reversal_reference_number),
+                    reviewed_by: Ok(value.reviewed_by),
+                    reviewed_by_name: Ok(value.reviewed_by_name),
+                    session_id: Ok(value.session_id),
+                    source_account_balance: Ok(value.source_account_balance),
+                    source_account_name: Ok(value.source_account_name),
+                    source_account_number: Ok(value.source_account_number),
+                    status: Ok(value.status),
+                    transfer_status: Ok(value.transfer_status),
+                    transfer_type: Ok(value.transfer_type),
+                    updated_at: Ok(value.updated_at),
+                    vat: Ok(value.vat),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct TransferEvent {
             data: ::std::result::Result<super::Transfer, ::std::string::String>,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
@@ -28038,7 +29985,9 @@ Checks a team member's email and password and returns a Dashboard token (a signe
 by a server-side session, valid for `expires_in` seconds, twelve hours) with the member and
 the permission codes of their role. Send it as `Authorization: Bearer <token>` to every
 `/web/` operation. The session ends at `logout`, at `change_password` (every session of the
-member), when the member is deactivated, or at expiry.
+member), when the member is deactivated, at expiry, or after `idle_expires_in` seconds
+(thirty minutes) without a request made with it: the idle timeout, which every request
+restarts (since 2.5.0). A token past either answers `41`.
 
 No token is needed. A wrong email, a wrong password, a member who has not accepted their
 invitation and a deactivated member all get the same `41`, so the answer never tells whether
@@ -28522,8 +30471,9 @@ Lists the business's accounts (newest first) with their collection totals plus o
 transfer totals (`total_transfers`, `total_transfer_amount`, counting successful and pending
 transfers) and `total_transactions` (every posted transaction on the account). All fields
 are optional; `{}` (or an empty body) returns every account. Filters: `account_type`,
-`account_number`, `status`, `is_available` (true: status `active`; false: any other).
-Paged with `limit` and the cursor pair.
+`account_number`, `status`, `is_available` (true: status `active`; false: any other),
+`search` (a part of the name, any case, or of the number). Paged with `limit` and the
+cursor pair.
 
 Permission: `account.view`.
 
@@ -28607,6 +30557,41 @@ let response = client.fetch_transactions_web()
 ```*/
     pub fn fetch_transactions_web(&self) -> builder::FetchTransactionsWeb<'_> {
         builder::FetchTransactionsWeb::new(self)
+    }
+    /**Money in and out per day
+
+The money that came into and went out of the business's accounts on each of the last
+`days` calendar days (UTC, today included; 30 by default, at most 90), oldest first,
+with every day present (zero when nothing moved) and the window's totals: what a chart of
+the last month draws, in one call (since 2.5.0). With `account_number`, one account's.
+
+Money in is the successful credits, except the returns of failed transfers (`reversal`),
+whose debit no longer counts either. Money out is the debits that succeeded or are on
+their way (an inter-bank transfer in flight, the reserve of a transfer awaiting
+approval), fees and VAT included. A transfer between two accounts of the business counts
+on both sides.
+
+Permission: `transaction.view`.
+
+Errors:
+- `01` a field is malformed (the message names it).
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transaction.view`.
+- `44` `account_number` is not an account of the business.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/web/get_cash_flow`
+
+```text
+let response = client.get_cash_flow()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn get_cash_flow(&self) -> builder::GetCashFlow<'_> {
+        builder::GetCashFlow::new(self)
     }
     /**List transactions (integration)
 
@@ -29077,7 +31062,9 @@ let response = client.cancel_transfer()
 Returns a transfer of the business by its `reference_number` (or by your own
 `reference`), with its current `status`, `transfer_status` and `approval_status`. Use it after a timeout, or to follow
 an inter-bank transfer until it leaves `pending`. The integration twin is
-`get_transfer_api`.
+`get_transfer_api`. The Dashboard's answer is a `TransferDetail` (since 2.5.0): the
+transfer with its maker's and reviewer's names and its source account's name and
+balance, what a receipt and a reviewer show.
 
 Permission: `transfer.view`.
 
@@ -29133,7 +31120,11 @@ let response = client.get_transfer_api()
 Lists the business's transfers held by the approval policy (`approval_status:
 awaiting_approval`), oldest first so reviewers work through them in order, optionally for
 one `source_account_number`. Paged with `limit` and the cursor pair (the cursor moves
-forward in time here).
+forward in time here). Each is a `TransferDetail` (since 2.5.0): who made it, by name,
+and the source account's balance once it is approved, so a checker can decide from
+the list. When the approval policy holds a transfer, every other active member whose
+role may approve transfers is emailed, and the maker is emailed when a checker approves
+or rejects it.
 
 Permission: `transfer.view`.
 
@@ -29491,6 +31482,37 @@ let response = client.accept_invite()
     pub fn accept_invite(&self) -> builder::AcceptInvite<'_> {
         builder::AcceptInvite::new(self)
     }
+    /**Read an invitation before accepting it
+
+What an invitation link is for, before the invited person chooses a password: the
+business, the role they will have (its name and what it allows), their name and email,
+and when the link expires. The Dashboard's invitation page shows it first, so a person
+knows what they join, and a link already used, revoked, replaced or expired is said at
+once rather than after a password is typed (since 2.5.0). Reading an invitation does not
+use it up.
+
+No token header is needed: the invitation token is the credential. Failed reads count
+against the same per-address limit as `accept_invite`'s.
+
+Errors:
+- `01` the token is missing or malformed.
+- `41` the invitation token is unknown, already used, expired, or was replaced by a resent
+  invitation.
+- `29` too many attempts. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/auth/web/get_invitation`
+
+```text
+let response = client.get_invitation()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn get_invitation(&self) -> builder::GetInvitation<'_> {
+        builder::GetInvitation::new(self)
+    }
     /**Change a member's role or deactivate them
 
 Changes a member's role (`role_id`) and/or activation (`is_active`). Deactivating revokes
@@ -29703,7 +31725,9 @@ Lists Dashboard user actions, newest first: logins (failed ones too, for existin
 logouts, password changes, secret regeneration, member and role changes, accounts opened,
 transfers, approvals and rejections, approval-policy and webhook changes. Entries are
 append-only. `user` is the actor's name and email; `start_date` and `end_date` of an entry
-are the calendar day it happened on (the boundaries it is filtered by). Optional `filters`:
+are the calendar day it happened on (the boundaries it is filtered by); `target_name` is
+what people call the object acted on (a transfer's reference number, a member's name, a
+role's name, an account's number). Optional `filters`:
 `action`, `start_date` / `end_date` (inclusive days), `user_id`. `search` is a
 case-insensitive substring of the action, user or IP address. Keyset paging with
 `cursor_created_at` / `cursor_id`; `limit` defaults to 20.
@@ -31852,6 +33876,107 @@ pub mod builder {
                 .build()?;
             let info = OperationInfo {
                 operation_id: "fetch_transactions_web",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_cash_flow`]
+
+[`Client::get_cash_flow`]: super::Client::get_cash_flow*/
+    #[derive(Debug, Clone)]
+    pub struct GetCashFlow<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::GetCashFlowRequest, String>,
+    }
+    impl<'a> GetCashFlow<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::GetCashFlowRequest>,
+            <V as std::convert::TryInto<
+                types::GetCashFlowRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `GetCashFlowRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::GetCashFlowRequest,
+            ) -> types::builder::GetCashFlowRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/web/get_cash_flow`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::GetCashFlowResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::GetCashFlowRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/web/get_cash_flow", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_cash_flow",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;
@@ -34396,6 +36521,107 @@ pub mod builder {
                 .build()?;
             let info = OperationInfo {
                 operation_id: "accept_invite",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_invitation`]
+
+[`Client::get_invitation`]: super::Client::get_invitation*/
+    #[derive(Debug, Clone)]
+    pub struct GetInvitation<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::GetInvitationRequest, String>,
+    }
+    impl<'a> GetInvitation<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::GetInvitationRequest>,
+            <V as std::convert::TryInto<
+                types::GetInvitationRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `GetInvitationRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::GetInvitationRequest,
+            ) -> types::builder::GetInvitationRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/auth/web/get_invitation`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::GetInvitationResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::GetInvitationRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/v1/auth/web/get_invitation", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_invitation",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;

@@ -305,6 +305,8 @@ impl kobo_store::accounts::Accounts for crate::Backend {
            AND ($7::text IS NULL OR a.account_class = $7)
            AND (a.created_at, a.id) < (COALESCE($8::timestamptz, 'infinity'),
                 COALESCE($9::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+           AND ($11::text IS NULL OR LOWER(a.account_name) LIKE $11 ESCAPE '\'
+                OR a.account_number LIKE $11 ESCAPE '\')
          ORDER BY a.created_at DESC, a.id DESC
          LIMIT $10"#,
                 id(business_id),
@@ -316,7 +318,8 @@ impl kobo_store::accounts::Accounts for crate::Backend {
                 filters.account_class.as_deref(),
                 cursor_at,
                 cursor_id,
-                (limit + 1) as i64
+                (limit + 1) as i64,
+                filters.search.as_deref()
             )
             .fetch_all(&mut *pool)
             .await?)

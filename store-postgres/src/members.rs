@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use crate::Pool;
 use crate::{id, new_id, StoreError, Tx};
 pub use kobo_store::members::{
-    Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
+    Approver, Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
 };
 
 kobo_store::members_functions!(backend crate::Backend);
@@ -341,5 +341,32 @@ impl kobo_store::members::Members for crate::Backend {
         .execute(&mut **tx)
         .await?;
         Ok(())
+    }
+
+    async fn approvers(
+        pool: &Pool,
+        business_id: &str,
+        max: i64,
+    ) -> Result<Vec<Approver>, StoreError> {
+        let rows = pool
+            .run(async |pool| {
+                Ok(sqlx::query!(
+                    r#"SELECT m.id::text AS "id!", m.email, m.first_name
+               FROM members m JOIN roles r ON r.id = m.role_id
+               WHERE m.business_id = $1 AND m.is_active
+                 AND r.permission_codes LIKE '%"transfer.approve"%'
+               ORDER BY m.date_joined, m.id
+               LIMIT $2"#,
+                    id(business_id),
+                    max
+                )
+                .fetch_all(&mut *pool)
+                .await?)
+            })
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.id, row.email, row.first_name))
+            .collect())
     }
 }

@@ -204,4 +204,22 @@ impl kobo_store::sessions::Sessions for crate::Backend {
         })
         .await
     }
+
+    async fn extend_idle(
+        tx: &mut Tx,
+        session_id: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query!(
+            "UPDATE sessions SET expires_at = $3 \
+             WHERE id = $1 AND revoked_at IS NULL AND expires_at > $2 AND expires_at < $3",
+            id(session_id),
+            now,
+            until
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
 }

@@ -3,9 +3,10 @@
 
 use crate::logs::contains_pattern;
 use crate::Pool;
-use crate::{id, StoreError, Tx};
+use crate::{id, sums, StoreError, Tx};
+use chrono::{DateTime, Utc};
 pub use kobo_store::transactions::{
-    Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
+    DayTotal, Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
 };
 
 pub use kobo_store::transactions::record_into;
@@ -166,5 +167,40 @@ impl kobo_store::transactions::Transactions for crate::Backend {
             Ok(rows)
         })
         .await
+    }
+
+    async fn per_day(
+        pool: &Pool,
+        business_id: &str,
+        account_id: Option<&str>,
+        from: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<DayTotal>, StoreError> {
+        let rows = pool
+            .run(async |pool| {
+                Ok(sqlx::query!(
+                    r#"SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS "day!",
+                 transaction_type = 'credit' AS "credit!",
+                 COUNT(*) AS "count!",
+                 SUM(amount)::text AS sum
+               FROM transactions
+               WHERE business_id = $1 AND created_at >= $2 AND created_at < $3
+                 AND ($4::uuid IS NULL OR account_id = $4)
+                 AND ((transaction_type = 'credit' AND status = 'success' AND category <> 'reversal')
+                   OR (transaction_type = 'debit' AND status IN ('success', 'pending')))
+               GROUP BY 1, 2
+               ORDER BY 1, 2"#,
+                    id(business_id),
+                    from,
+                    until,
+                    account_id.map(id)
+                )
+                .fetch_all(&mut *pool)
+                .await?)
+            })
+            .await?;
+        rows.into_iter()
+            .map(|row| Ok((row.day, row.credit, row.count, sums::read(row.sum)?)))
+            .collect()
     }
 }

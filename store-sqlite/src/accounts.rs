@@ -324,6 +324,8 @@ impl kobo_store::accounts::Accounts for crate::Backend {
                OR (?7 = 0 AND a.status <> 'active'))
              AND (?8 IS NULL OR (a.account_type = 'virtual' AND p.account_number = ?8))
              AND (?9 IS NULL OR a.account_class = ?9)
+             AND (?11 IS NULL OR LOWER(a.account_name) LIKE ?11 ESCAPE '\'
+               OR a.account_number LIKE ?11 ESCAPE '\')
            ORDER BY a.created_at DESC, a.id DESC"#,
             business_id,
             cursor_at,
@@ -334,7 +336,8 @@ impl kobo_store::accounts::Accounts for crate::Backend {
             filters.is_available,
             filters.parent_account_number,
             filters.account_class,
-            NO_TIME_BOUND
+            NO_TIME_BOUND,
+            filters.search
         );
         first_rows(query.fetch(store.pool()), limit + 1).await
     }

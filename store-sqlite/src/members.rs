@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use crate::{first_rows, on, timestamp, uuid, Store, StoreError, Tx, NO_TIME_BOUND};
 pub use kobo_store::members::{
-    Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
+    Approver, Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
 };
 
 /// A member as read, ids still text.
@@ -377,5 +377,28 @@ impl kobo_store::members::Members for crate::Backend {
         .execute(&mut **tx)
         .await?;
         Ok(())
+    }
+
+    async fn approvers(
+        store: &Store,
+        business_id: &str,
+        max: i64,
+    ) -> Result<Vec<Approver>, StoreError> {
+        let rows = sqlx::query!(
+            r#"SELECT m.id AS "id!", m.email, m.first_name
+               FROM members m JOIN roles r ON r.id = m.role_id
+               WHERE m.business_id = ?1 AND m.is_active = 1
+                 AND r.permission_codes LIKE '%"transfer.approve"%'
+               ORDER BY m.date_joined, m.id
+               LIMIT ?2"#,
+            business_id,
+            max
+        )
+        .fetch_all(store.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.id, row.email, row.first_name))
+            .collect())
     }
 }

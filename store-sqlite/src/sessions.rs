@@ -210,4 +210,24 @@ impl kobo_store::sessions::Sessions for crate::Backend {
         .rows_affected();
         Ok(deleted)
     }
+
+    async fn extend_idle(
+        tx: &mut Tx,
+        id: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let now = timestamp(now);
+        let until = timestamp(until);
+        let done = sqlx::query!(
+            "UPDATE sessions SET expires_at = ?3 \
+             WHERE id = ?1 AND revoked_at IS NULL AND expires_at > ?2 AND expires_at < ?3",
+            id,
+            now,
+            until
+        )
+        .execute(&mut **tx)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
 }

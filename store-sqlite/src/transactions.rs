@@ -4,10 +4,10 @@
 use chrono::{DateTime, Utc};
 
 use crate::{
-    contains_pattern, first_rows, on, timestamp, uuid, Store, StoreError, Tx, NO_TIME_BOUND,
+    contains_pattern, first_rows, on, sums, timestamp, uuid, Store, StoreError, Tx, NO_TIME_BOUND,
 };
 pub use kobo_store::transactions::{
-    Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
+    DayTotal, Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
 };
 
 pub use kobo_store::transactions::record_into;
@@ -335,5 +335,47 @@ impl kobo_store::transactions::Transactions for crate::Backend {
             }
         };
         rows.into_iter().map(Listed::into_row).collect()
+    }
+
+    async fn per_day(
+        store: &Store,
+        business_id: &str,
+        account_id: Option<&str>,
+        from: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<DayTotal>, StoreError> {
+        let from = timestamp(from);
+        let until = timestamp(until);
+        let rows = sqlx::query!(
+            r#"SELECT substr(created_at, 1, 10) AS "day!: String",
+                 transaction_type = 'credit' AS "credit!: bool",
+                 COUNT(*) AS "count!: i64",
+                 CAST(SUM(amount / 1000000000) AS BIGINT) AS "high!: i64",
+                 CAST(SUM(amount % 1000000000) AS BIGINT) AS "low!: i64"
+               FROM transactions
+               WHERE business_id = ?1 AND created_at >= ?2 AND created_at < ?3
+                 AND (?4 IS NULL OR account_id = ?4)
+                 AND ((transaction_type = 'credit' AND status = 'success' AND category <> 'reversal')
+                   OR (transaction_type = 'debit' AND status IN ('success', 'pending')))
+               GROUP BY 1, 2
+               ORDER BY 1, 2"#,
+            business_id,
+            from,
+            until,
+            account_id
+        )
+        .fetch_all(store.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                (
+                    row.day,
+                    row.credit,
+                    row.count,
+                    sums::join(row.high, row.low),
+                )
+            })
+            .collect())
     }
 }

@@ -75,6 +75,9 @@ pub struct Filters {
     pub is_available: Option<bool>,
     pub parent_account_number: Option<String>,
     pub account_class: Option<String>,
+    /// A part of the name (any case) or of the number, as a person types it in a picker: a
+    /// `LIKE` pattern made by [`crate::paging::contains_pattern`].
+    pub search: Option<String>,
 }
 
 /// Per-account totals read from the transactions.

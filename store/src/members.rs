@@ -96,6 +96,9 @@ pub struct Profile {
     pub business: Business,
 }
 
+/// A member who may approve a held transfer: id, email, first name.
+pub type Approver = (String, String, String);
+
 crate::contract! {
     /// `members`, in each store.
     pub trait Members in members, functions members_functions {
@@ -163,5 +166,8 @@ crate::contract! {
         auth_tx fn set_role(id: &str, business_id: &str, role_id: &str, now: DateTime<Utc>) -> ();
         /// Activates or deactivates the business's member `id` at `now`.
         auth_tx fn set_active(id: &str, business_id: &str, active: bool, now: DateTime<Utc>) -> ();
+        /// The business's active members whose role grants `transfer.approve`, oldest first, at
+        /// most `max`: whom the outbox tells that a transfer waits.
+        pool fn approvers(business_id: &str, max: i64) -> Vec<Approver>;
     }
 }

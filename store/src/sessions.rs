@@ -75,5 +75,8 @@ crate::contract! {
         /// Deletes the sessions that expired or were revoked before `cutoff`, on the pool; returns
         /// how many.
         pool fn purge_finished(cutoff: DateTime<Utc>) -> u64;
+        /// Moves the end of the live Dashboard session `id` on to `until` (its idle timeout),
+        /// unless it is revoked, over at `now`, or ends at `until` or later. Whether it moved.
+        tx fn extend_idle(id: &str, now: DateTime<Utc>, until: DateTime<Utc>) -> bool;
     }
 }

@@ -105,6 +105,10 @@ pub fn record_into(batch: &mut Batch, new: NewTransaction) {
     batch.push(Write::Transaction(Box::new(new)));
 }
 
+/// One day's side of the money in and out: its day (`YYYY-MM-DD`), whether it is money in,
+/// how many transactions, and their sum in kobo.
+pub type DayTotal = (String, bool, i64, i128);
+
 crate::contract! {
     /// `transactions`, in each store.
     pub trait Transactions in transactions, functions transactions_functions {
@@ -123,5 +127,15 @@ crate::contract! {
             filters: &Filters,
             window: &Window,
         ) -> Vec<TransactionRow>;
+        /// The business's (or its account `account_id`'s) money in and out per UTC day in
+        /// `[from, until)`: successful credits but the returns of failed transfers
+        /// (`reversal`), and debits that succeeded or are pending (in flight, or reserved for an
+        /// approval). Days with nothing are missing.
+        pool fn per_day(
+            business_id: &str,
+            account_id: Option<&str>,
+            from: DateTime<Utc>,
+            until: DateTime<Utc>,
+        ) -> Vec<DayTotal>;
     }
 }

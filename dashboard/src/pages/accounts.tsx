@@ -3,17 +3,18 @@ import { useState } from "preact/hooks";
 import { call, client, newIdempotencyKey, type Schemas } from "../api";
 import { naira, when } from "../money";
 import { can, isSandbox } from "../session";
+import { navigate, useLocation, withQuery } from "../router";
 import { Badge, chosen, Empty, ErrorNote, Field, Link, Notice, Pager, useAction, useCursorPages, useLoad } from "../ui";
 import { SettlementsList, TransactionsList } from "./transactions";
 
-type SummaryFilters = Pick<Schemas["FetchAccountSummariesRequest"], "account_type" | "status" | "is_available">;
+type SummaryFilters = Pick<Schemas["FetchAccountSummariesRequest"], "account_type" | "status" | "search">;
 
-function Metrics() {
-  const metrics = useLoad(async () => (await call(client.POST("/api/v1/account/web/get_total_account_metrics", { body: {} }))).data, "metrics");
+function Metrics({ round }: { round: number }) {
+  const metrics = useLoad(async () => (await call(client.POST("/api/v1/account/web/get_total_account_metrics", { body: {} }))).data, `metrics-${round}`);
   if (metrics.error) return <ErrorNote error={metrics.error} />;
   const m = metrics.value;
   return (
-    <div class="metrics">
+    <div class="metrics" data-testid="metrics">
       <div class="metric">
         <span class="label">Total balance</span>
         <strong data-testid="total-balance">{m ? naira(m.total_business_balance) : "…"}</strong>
@@ -24,31 +25,38 @@ function Metrics() {
       </div>
       <div class="metric">
         <span class="label">Active accounts</span>
-        <strong>{m?.total_active_accounts ?? "…"}</strong>
+        <strong data-testid="active-accounts">{m?.total_active_accounts?.toLocaleString() ?? "…"}</strong>
       </div>
       <div class="metric">
         <span class="label">Customer accounts</span>
-        <strong>{m?.total_virtual_accounts ?? "…"}</strong>
+        <strong data-testid="customer-accounts">{m?.total_virtual_accounts?.toLocaleString() ?? "…"}</strong>
       </div>
     </div>
   );
 }
 
+const TYPE_WORDS: Record<string, string> = { pool: "Main", current: "Current", virtual: "Customer" };
+
 export function AccountsPage() {
-  const [draft, setDraft] = useState<SummaryFilters>({});
-  const [filters, setFilters] = useState<SummaryFilters>({});
+  const { query } = useLocation();
+  const filters: SummaryFilters = chosen({
+    account_type: (query.get("type") ?? undefined) as SummaryFilters["account_type"],
+    status: (query.get("status") ?? undefined) as SummaryFilters["status"],
+    search: query.get("search") ?? undefined,
+  });
+  const [draft, setDraft] = useState<SummaryFilters>(filters);
   const [opening, setOpening] = useState<"current" | "customer" | null>(null);
   const [opened, setOpened] = useState<Schemas["Account"] | null>(null);
-  const applied = chosen(filters);
+  const [round, setRound] = useState(0);
   const pages = useCursorPages(
-    async (cursor) => call(client.POST("/api/v1/account/web/fetch_account_summaries", { body: { ...applied, limit: 20, ...cursor } })),
-    JSON.stringify(applied),
+    async (cursor) => call(client.POST("/api/v1/account/web/fetch_account_summaries", { body: { ...filters, limit: 20, ...cursor } })),
+    `${JSON.stringify(filters)}|${round}`,
   );
   const done = (account: Schemas["Account"]) => {
     setOpened(account);
     setOpening(null);
-    pages.first();
-    pages.reload();
+    // The list and the totals both count the new account.
+    setRound((n) => n + 1);
   };
   return (
     <section>
@@ -67,7 +75,7 @@ export function AccountsPage() {
           )}
         </div>
       </div>
-      <Metrics />
+      <Metrics round={round} />
       {opened && (
         <Notice kind="success">
           Opened <Link to={`accounts/${opened.account_number}`}>{opened.account_name}</Link>, account number{" "}
@@ -79,11 +87,15 @@ export function AccountsPage() {
       <form
         noValidate
         class="filters"
+        role="search"
         onSubmit={(event) => {
           event.preventDefault();
-          setFilters(draft);
+          navigate(withQuery("accounts", { search: draft.search?.trim(), type: draft.account_type, status: draft.status }));
         }}
       >
+        <Field label="Find an account">
+          <input name="search" type="search" placeholder="A name or a number" value={draft.search ?? ""} onInput={(e) => setDraft({ ...draft, search: e.currentTarget.value })} />
+        </Field>
         <Field label="Type">
           <select
             name="account_type"
@@ -91,9 +103,9 @@ export function AccountsPage() {
             onChange={(e) => setDraft({ ...draft, account_type: (e.currentTarget.value || undefined) as SummaryFilters["account_type"] })}
           >
             <option value="">Any</option>
-            <option value="normal">Pool and current</option>
+            <option value="normal">Main and current</option>
             <option value="current">Current</option>
-            <option value="virtual">Customer (virtual)</option>
+            <option value="virtual">Customer</option>
           </select>
         </Field>
         <Field label="Status">
@@ -104,7 +116,7 @@ export function AccountsPage() {
             ))}
           </select>
         </Field>
-        <button type="submit">Filter</button>
+        <button type="submit">Find</button>
       </form>
       <ErrorNote error={pages.error} />
       {pages.items.length === 0 && !pages.loading ? (
@@ -125,24 +137,26 @@ export function AccountsPage() {
           <tbody>
             {pages.items.map((account) => (
               <tr key={account.id} data-account={account.account_number}>
-                <td>
+                <td data-label="Account">
                   <Link to={`accounts/${account.account_number}`}>{account.account_name}</Link>
                   <div class="muted mono">{account.account_number}</div>
                 </td>
-                <td>{account.account_type}</td>
-                <td>
+                <td data-label="Type">{account.account_class === "primary" ? "Main" : (TYPE_WORDS[account.account_type] ?? account.account_type)}</td>
+                <td data-label="Status">
                   <Badge value={account.status} />
                 </td>
-                <td class="amount">{naira(account.balance)}</td>
-                <td class="amount">
+                <td data-label="Balance" class="amount">
+                  {naira(account.balance)}
+                </td>
+                <td data-label="Collected" class="amount">
                   {naira(account.total_collection_amount)}
-                  <div class="muted">{account.total_collections} in</div>
+                  <div class="muted">{account.total_collections.toLocaleString()} in</div>
                 </td>
-                <td class="amount">
+                <td data-label="Sent" class="amount">
                   {naira(account.total_transfer_amount)}
-                  <div class="muted">{account.total_transfers} out</div>
+                  <div class="muted">{account.total_transfers.toLocaleString()} out</div>
                 </td>
-                <td>{when(account.last_transaction_date)}</td>
+                <td data-label="Last collection">{when(account.last_transaction_date)}</td>
               </tr>
             ))}
           </tbody>
@@ -278,7 +292,7 @@ export function AccountPage({ accountNumber }: { accountNumber: string }) {
   return (
     <section>
       <p>
-        <Link to="">← Accounts</Link>
+        <Link to="accounts">← Accounts</Link>
       </p>
       <ErrorNote error={account.error} />
       {a && (
@@ -297,9 +311,7 @@ export function AccountPage({ accountNumber }: { accountNumber: string }) {
             <dt>Balance</dt>
             <dd data-testid="account-balance">{naira(a.balance)}</dd>
             <dt>Type</dt>
-            <dd>
-              {a.account_type} ({a.account_class})
-            </dd>
+            <dd>{a.account_class === "primary" ? "Main account" : a.account_type === "virtual" ? "Customer account" : "Current account"}</dd>
             <dt>Status</dt>
             <dd>
               <Badge value={a.status} />

@@ -1,81 +1,143 @@
-// The checker's queue (approve with one's own OTP, or reject with a reason) and the approval
-// policy that fills it.
+// The checker's queue, each held payment with what a person decides on (who made it, why, to
+// whom as the bank confirmed the name, from which account and what it keeps once it is sent),
+// approved with one's own code or rejected with a reason; and the approval policy that fills
+// the queue.
 import { useState } from "preact/hooks";
 import { call, client, newIdempotencyKey, Refusal, type Schemas } from "../api";
-import { naira, when } from "../money";
+import { amountField, koboText, naira, parseAmount, when } from "../money";
+import { navigate } from "../router";
 import { can, currentSession } from "../session";
-import { Badge, Empty, ErrorNote, Field, Notice, OtpStep, Pager, useAction, useCursorPages, useLoad } from "../ui";
-import { FollowedTransfer, TransferTable } from "./transfers";
+import { notifyApprovalsChanged } from "../waiting";
+import { Badge, Empty, ErrorNote, Field, Link, Notice, OtpStep, Pager, useAction, useCursorPages, useLoad } from "../ui";
 
-type Transfer = Schemas["Transfer"];
+type Detail = Schemas["TransferDetail"];
 
 export function ApprovalsPage() {
   const [round, setRound] = useState(0);
-  const [reviewing, setReviewing] = useState<{ transfer: Transfer; decision: "approve" | "reject" } | null>(null);
-  const [decided, setDecided] = useState<Transfer | null>(null);
+  const [reviewing, setReviewing] = useState<{ transfer: Detail; decision: "approve" | "reject" } | null>(null);
   const me = currentSession()?.profile.member.id;
   const pages = useCursorPages(
     async (cursor) => call(client.POST("/api/v1/transaction/transfer/web/fetch_pending_transfers", { body: { limit: 20, ...cursor } })),
     `pending-${round}`,
   );
   const canReview = can("/api/v1/transaction/transfer/web/approve_transfer");
-  const finish = (transfer: Transfer) => {
+  const finish = (transfer: Schemas["Transfer"]) => {
     setReviewing(null);
-    setDecided(transfer);
     setRound((n) => n + 1);
+    notifyApprovalsChanged();
+    navigate(`transfers/${encodeURIComponent(transfer.reference_number)}`);
   };
   return (
     <section>
       <h1>Approvals</h1>
       {can("/api/v1/transaction/transfer/web/get_approval_policy") && <Policy />}
       <h2>Waiting for approval</h2>
-      <p class="muted">Oldest first. The maker of a transfer cannot approve it: another member does, with their own code.</p>
-      {decided && <FollowedTransfer initial={decided} />}
-      {reviewing && (
-        <Review
-          transfer={reviewing.transfer}
-          decision={reviewing.decision}
-          onDone={finish}
-          onCancel={() => setReviewing(null)}
-        />
-      )}
+      <p class="muted">Oldest first. Whoever made a payment cannot approve it: another member does, with their own one-time code.</p>
       <ErrorNote error={pages.error} />
       {pages.items.length === 0 && !pages.loading ? (
         <Empty>Nothing is waiting for approval.</Empty>
       ) : (
-        <TransferTable
-          transfers={pages.items}
-          actions={(transfer) =>
-            canReview && (
-              <div class="actions">
-                <button
-                  type="button"
-                  disabled={transfer.initiated_by === me}
-                  title={transfer.initiated_by === me ? "You made this transfer: another member approves it" : undefined}
-                  onClick={() => setReviewing({ transfer, decision: "approve" })}
-                >
-                  Approve
-                </button>
-                <button type="button" class="danger" onClick={() => setReviewing({ transfer, decision: "reject" })}>
-                  Reject
-                </button>
-              </div>
-            )
-          }
-        />
+        <div class="held-list">
+          {pages.items.map((transfer) =>
+            reviewing?.transfer.id === transfer.id ? (
+              <Review key={transfer.id} transfer={transfer} decision={reviewing.decision} onDone={finish} onCancel={() => setReviewing(null)} />
+            ) : (
+              <Held
+                key={transfer.id}
+                transfer={transfer}
+                mine={transfer.initiated_by === me}
+                canReview={canReview}
+                onReview={(decision) => setReviewing({ transfer, decision })}
+              />
+            ),
+          )}
+        </div>
       )}
       <Pager pages={pages} label="Approvals" />
     </section>
   );
 }
 
-function Review({ transfer, decision, onDone, onCancel }: { transfer: Transfer; decision: "approve" | "reject"; onDone: (t: Transfer) => void; onCancel: () => void }) {
+/** What a checker reads of a held payment before deciding. */
+function Facts({ transfer }: { transfer: Detail }) {
+  return (
+    <dl class="details">
+      <dt>To</dt>
+      <dd data-testid="held-beneficiary">
+        {transfer.beneficiary_account_name}
+        <div class="muted">
+          <span class="mono">{transfer.beneficiary_account_number}</span> · {transfer.bank_name} · the name the bank confirmed
+        </div>
+      </dd>
+      <dt>Made by</dt>
+      <dd data-testid="held-maker">
+        {transfer.initiated_by_name ?? "Your integration"} · {when(transfer.created_at)}
+      </dd>
+      <dt>Narration</dt>
+      <dd data-testid="held-narration">{transfer.narration}</dd>
+      <dt>From</dt>
+      <dd>
+        {transfer.source_account_name} · <span class="mono">{transfer.source_account_number}</span>
+        {transfer.source_account_balance !== null && (
+          <div class="muted" data-testid="held-balance-after">
+            Balance once approved: {naira(transfer.source_account_balance)} (the amount is already set aside)
+          </div>
+        )}
+      </dd>
+      {transfer.fee !== "0.00" && (
+        <>
+          <dt>Fee and VAT</dt>
+          <dd>
+            {naira(transfer.fee)} + {naira(transfer.vat)}
+          </dd>
+        </>
+      )}
+      <dt>Reference</dt>
+      <dd>
+        <Link to={`transfers/${encodeURIComponent(transfer.reference_number)}`}>
+          <span class="mono">{transfer.reference_number}</span>
+        </Link>
+        {transfer.expires_at && <span class="muted"> · expires {when(transfer.expires_at)} if nobody approves it</span>}
+      </dd>
+    </dl>
+  );
+}
+
+function Held({ transfer, mine, canReview, onReview }: { transfer: Detail; mine: boolean; canReview: boolean; onReview: (decision: "approve" | "reject") => void }) {
+  return (
+    <article class="card held" data-reference={transfer.reference_number}>
+      <div class="heading">
+        <h3>
+          {naira(transfer.amount)} to {transfer.beneficiary_account_name}
+        </h3>
+        <Badge value="pending_approval" />
+      </div>
+      <Facts transfer={transfer} />
+      {canReview && (
+        <div class="actions">
+          <button type="button" disabled={mine} onClick={() => onReview("approve")}>
+            Approve
+          </button>
+          <button type="button" class="danger" onClick={() => onReview("reject")}>
+            Reject
+          </button>
+          {mine && <span class="muted">You made this payment: another member approves it.</span>}
+        </div>
+      )}
+    </article>
+  );
+}
+
+function Review({ transfer, decision, onDone, onCancel }: { transfer: Detail; decision: "approve" | "reject"; onDone: (t: Schemas["Transfer"]) => void; onCancel: () => void }) {
   const [otp, setOtp] = useState("");
   const [reason, setReason] = useState("");
+  const [problem, setProblem] = useState<string | null>(null);
   const [key] = useState(newIdempotencyKey);
   const action = useAction();
   const submit = async (event: Event) => {
     event.preventDefault();
+    if (decision === "reject" && !reason.trim()) return setProblem("Reason: say why, for whoever made it.");
+    setProblem(null);
     await action.run(async () => {
       const answer =
         decision === "approve"
@@ -85,33 +147,35 @@ function Review({ transfer, decision, onDone, onCancel }: { transfer: Transfer; 
                 params: { header: { "Idempotency-Key": key } },
               }),
             )
-          : await call(client.POST("/api/v1/transaction/transfer/web/reject_transfer", { body: { reference_number: transfer.reference_number, reason } }));
+          : await call(client.POST("/api/v1/transaction/transfer/web/reject_transfer", { body: { reference_number: transfer.reference_number, reason: reason.trim() } }));
       onDone(answer.data);
     });
   };
   return (
-    <form noValidate class="card" onSubmit={submit} data-testid="review">
-      <h2>
+    <form noValidate class="card held reviewing" onSubmit={submit} data-testid="review" data-reference={transfer.reference_number}>
+      <h3>
         {decision === "approve" ? "Approve" : "Reject"} {naira(transfer.amount)} to {transfer.beneficiary_account_name}
-      </h2>
-      <p class="muted">
-        {transfer.reference_number} · from {transfer.source_account_number} · {transfer.bank_name} · made {when(transfer.created_at)}
-        {transfer.fee !== "0.00" && ` · fee ${naira(transfer.fee)} + VAT ${naira(transfer.vat)}`}
-      </p>
-      <ErrorNote error={action.error} />
+      </h3>
+      <Facts transfer={transfer} />
+      <ErrorNote error={action.error} context="otp" />
+      {problem && (
+        <div class="notice error" role="alert">
+          <strong>{problem}</strong>
+        </div>
+      )}
       {decision === "approve" ? (
         <>
           <p>Approving sends the money now.</p>
           <OtpStep value={otp} onChange={setOtp} />
         </>
       ) : (
-        <Field label="Reason" hint="Shown as the transfer's failure reason">
+        <Field label="Reason" hint="Whoever made it reads it in their email and on the receipt">
           <input name="reason" maxLength={255} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
         </Field>
       )}
       <div class="actions">
-        <button type="submit" class={decision === "reject" ? "danger" : ""} disabled={action.busy}>
-          {decision === "approve" ? "Approve and send" : "Reject"}
+        <button type="submit" class={decision === "reject" ? "danger solid" : ""} disabled={action.busy}>
+          {decision === "approve" ? "Approve and send" : "Reject the payment"}
         </button>
         <button type="button" class="secondary" onClick={onCancel}>
           Back
@@ -132,19 +196,25 @@ function Policy() {
     }
   }, "policy");
   const [minAmount, setMinAmount] = useState<string | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
   const [key] = useState(newIdempotencyKey);
   const action = useAction();
   const manage = can("/api/v1/transaction/transfer/web/update_approval_policy");
   const current = policy.value;
-  const amount = minAmount ?? current?.min_amount ?? "0.00";
-  const save = (isActive: boolean) =>
-    action.run(async () => {
+  const typed = minAmount ?? (current ? koboText(parseAmount(current.min_amount) ?? 0n) : "");
+  const save = (isActive: boolean) => {
+    // Written as people write amounts (`1,000,000`), sent as the API takes them.
+    const kobo = parseAmount(typed === "" ? "0" : typed);
+    if (kobo === null) return setProblem("Amount: write an amount like 1,000,000 or 250,000.50.");
+    setProblem(null);
+    return action.run(async () => {
+      const body = { min_amount: amountField(kobo), is_active: isActive };
       if (current) {
-        await call(client.POST("/api/v1/transaction/transfer/web/update_approval_policy", { body: { min_amount: amount.trim(), is_active: isActive } }));
+        await call(client.POST("/api/v1/transaction/transfer/web/update_approval_policy", { body }));
       } else {
         await call(
           client.POST("/api/v1/transaction/transfer/web/create_approval_policy", {
-            body: { min_amount: amount.trim(), is_active: isActive },
+            body,
             params: { header: { "Idempotency-Key": key } },
           }),
         );
@@ -152,22 +222,28 @@ function Policy() {
       setMinAmount(null);
       policy.reload();
     });
+  };
   return (
     <div class="card" data-testid="policy">
       <h2>Approval policy</h2>
       <ErrorNote error={policy.error ?? action.error} />
+      {problem && (
+        <div class="notice error" role="alert">
+          <strong>{problem}</strong>
+        </div>
+      )}
       {policy.loading && !current ? (
         <p class="muted">Loading…</p>
       ) : current ? (
         <p>
-          <Badge value={current.is_active ? "active" : "inactive"} />{" "}
+          <Badge value={current.is_active ? "active" : "inactive"} text={current.is_active ? "on" : "paused"} />{" "}
           {current.is_active
-            ? `Transfers of ${naira(current.min_amount)} or more wait for a second member's approval.`
-            : "Paused: new transfers are not held."}{" "}
+            ? `Payments of ${naira(current.min_amount)} or more wait for a second member's approval; the members who may approve are emailed.`
+            : "Paused: new payments are not held."}{" "}
           <span class="muted">Changed {when(current.updated_at)}.</span>
         </p>
       ) : (
-        <Notice>No approval policy: transfers are never held for approval.</Notice>
+        <Notice>No approval policy: payments are never held for approval.</Notice>
       )}
       {manage && (
         <form
@@ -178,8 +254,8 @@ function Policy() {
             void save(true);
           }}
         >
-          <Field label="Hold transfers from (NGN)" hint="0.00 holds every transfer">
-            <input name="min_amount" inputMode="decimal" value={amount} onInput={(e) => setMinAmount(e.currentTarget.value)} />
+          <Field label="Hold payments from (NGN)" hint="0 holds every payment">
+            <input name="min_amount" inputMode="decimal" placeholder="1,000,000" value={typed} onInput={(e) => setMinAmount(e.currentTarget.value)} />
           </Field>
           <button type="submit" disabled={action.busy}>
             {current ? (current.is_active ? "Save" : "Save and turn on") : "Turn on approvals"}

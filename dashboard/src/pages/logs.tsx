@@ -3,7 +3,9 @@
 import { useState } from "preact/hooks";
 import { call, client, type Schemas } from "../api";
 import { when } from "../money";
-import { Badge, chosen, Empty, ErrorNote, Field, Pager, useCursorPages } from "../ui";
+import { navigate, queryValues, useLocation, withQuery } from "../router";
+import { can } from "../session";
+import { Badge, chosen, Empty, ErrorNote, Field, Link, Pager, useCursorPages, useLoad } from "../ui";
 
 type AuditFilters = Schemas["AuditLogFilters"] & { search?: string };
 type ActivityFilters = Schemas["ActivityLogFilters"] & { start_date?: string; end_date?: string; search?: string };
@@ -16,16 +18,100 @@ const AUDIT_ACTIONS: Schemas["AuditAction"][] = [
   "update_webhook_configuration", "rotate_webhook_secret", "replay_webhook_event", "test_webhook",
 ];
 
+/** The audit log's actions as a person says them. */
+const ACTION_WORDS: Record<string, string> = {
+  login: "Logged in",
+  logout: "Logged out",
+  change_password: "Changed their password",
+  regenerate_secret: "Issued a new integration secret",
+  add_member: "Invited a member",
+  resend_invite: "Sent an invitation again",
+  accept_invite: "Accepted an invitation",
+  update_member_role: "Changed a member's role",
+  deactivate_member: "Deactivated a member",
+  reactivate_member: "Reactivated a member",
+  create_role: "Created a role",
+  update_role: "Changed a role",
+  create_account: "Opened a current account",
+  create_customer_account: "Opened a customer account",
+  receive_inbound_transfer: "Received money (sandbox)",
+  funds_transfer: "Made a payment",
+  approve_transfer: "Approved a payment",
+  reject_transfer: "Rejected a payment",
+  cancel_transfer: "Withdrew a payment",
+  create_approval_policy: "Turned on approvals",
+  update_approval_policy: "Changed the approval policy",
+  create_webhook_configuration: "Registered the webhook endpoint",
+  update_webhook_configuration: "Changed the webhook endpoint",
+  rotate_webhook_secret: "Rotated the webhook secret",
+  replay_webhook_event: "Sent a webhook event again",
+  test_webhook: "Sent a test webhook",
+};
+
+function actionWords(action: string): string {
+  return ACTION_WORDS[action] ?? action.replace(/_/g, " ");
+}
+
+/** What an entry acted on, by the name people know (a payment by its reference, a member by name). */
+function Target({ entry }: { entry: Schemas["AuditLogEntry"] }) {
+  const name = entry.target_name;
+  switch (entry.target_type) {
+    case "transfer":
+      return name ? (
+        <Link to={`transfers/${encodeURIComponent(name)}`}>
+          Payment <span class="mono">{name}</span>
+        </Link>
+      ) : (
+        <span class="muted">A payment</span>
+      );
+    case "account":
+      return name ? (
+        <Link to={`accounts/${name}`}>
+          Account <span class="mono">{name}</span>
+        </Link>
+      ) : (
+        <span class="muted">An account</span>
+      );
+    case "member":
+      return <span>{name ? `Member ${name}` : "A member"}</span>;
+    case "role":
+      return <span>{name ? `Role ${name}` : "A role"}</span>;
+    case "webhook_configuration":
+      return <span>{name ? `Endpoint ${name}` : "The webhook endpoint"}</span>;
+    case "approval_policy":
+      return <span>The approval policy</span>;
+    case "webhook_event":
+      return <span>A webhook event</span>;
+    case "transaction":
+      return <span>A transaction</span>;
+    default:
+      return <span class="muted">—</span>;
+  }
+}
+
+/** The team, for the member filter (by name, not by id); empty without `member.view`. */
+function useTeam() {
+  return useLoad(async () => {
+    if (!can("/api/v1/auth/web/fetch_members")) return [];
+    const answer = await call(client.POST("/api/v1/auth/web/fetch_members", { body: { page: 1, page_size: 100, sort_by: "first_name", sort_order: "asc" } }));
+    return answer.data;
+  }, "team");
+}
+
 export function AuditLogPage() {
-  const [draft, setDraft] = useState<AuditFilters>({});
-  const [filters, setFilters] = useState<AuditFilters>({});
-  const { search, ...rest } = chosen(filters);
+  const { query } = useLocation();
+  const filters = queryValues(query) as AuditFilters;
+  const [draft, setDraft] = useState<AuditFilters>(filters);
+  const team = useTeam();
+  const { search, ...rest } = chosen({ action: filters.action, start_date: filters.start_date, end_date: filters.end_date, user_id: filters.user_id, search: filters.search });
   const pages = useCursorPages(
     async (cursor) =>
       call(client.POST("/api/v1/security/web/fetch_audit_logs", { body: { filters: rest, ...(search ? { search } : {}), limit: 20, ...cursor } })),
     JSON.stringify(filters),
   );
   const edit = (change: Partial<AuditFilters>) => setDraft({ ...draft, ...change });
+  const members = team.value ?? [];
+  const only = (userId: string) => navigate(withQuery("logs/audit", { ...filters, user_id: userId }));
   return (
     <section>
       <h1>Audit log</h1>
@@ -35,32 +121,41 @@ export function AuditLogPage() {
         class="filters"
         onSubmit={(event) => {
           event.preventDefault();
-          setFilters(draft);
+          navigate(withQuery("logs/audit", { ...draft }));
         }}
       >
         <Field label="Action">
           <select name="action" value={draft.action ?? ""} onChange={(e) => edit({ action: (e.currentTarget.value || undefined) as AuditFilters["action"] })}>
             <option value="">Any</option>
             {AUDIT_ACTIONS.map((action) => (
-              <option value={action}>{action.replace(/_/g, " ")}</option>
+              <option value={action}>{actionWords(action)}</option>
             ))}
           </select>
         </Field>
-        <Field label="From">
+        <Field label="From date">
           <input name="start_date" type="date" value={draft.start_date ?? ""} onInput={(e) => edit({ start_date: e.currentTarget.value })} />
         </Field>
-        <Field label="To">
+        <Field label="To date">
           <input name="end_date" type="date" value={draft.end_date ?? ""} onInput={(e) => edit({ end_date: e.currentTarget.value })} />
         </Field>
-        <Field label="Member id">
-          <input name="user_id" value={draft.user_id ?? ""} onInput={(e) => edit({ user_id: e.currentTarget.value })} />
-        </Field>
+        {members.length > 0 && (
+          <Field label="Member">
+            <select name="user_id" value={draft.user_id ?? ""} onChange={(e) => edit({ user_id: e.currentTarget.value || undefined })}>
+              <option value="">Anyone</option>
+              {members.map((member) => (
+                <option value={member.id}>
+                  {member.first_name} {member.last_name}
+                </option>
+              ))}
+            </select>
+          </Field>
+        )}
         <Field label="Search">
-          <input name="search" type="search" placeholder="Action, member or address" value={draft.search ?? ""} onInput={(e) => edit({ search: e.currentTarget.value })} />
+          <input name="search" type="search" placeholder="A name, an email or an address" value={draft.search ?? ""} onInput={(e) => edit({ search: e.currentTarget.value })} />
         </Field>
         <button type="submit">Filter</button>
       </form>
-      <ErrorNote error={pages.error} />
+      <ErrorNote error={pages.error ?? team.error} />
       {pages.items.length === 0 && !pages.loading ? (
         <Empty>No entries match.</Empty>
       ) : (
@@ -68,30 +163,33 @@ export function AuditLogPage() {
           <thead>
             <tr>
               <th>When</th>
-              <th>Action</th>
-              <th>Member</th>
-              <th>Object</th>
-              <th>Address</th>
-              <th>HTTP</th>
+              <th>Who</th>
+              <th>What</th>
+              <th>On</th>
+              <th>From</th>
             </tr>
           </thead>
           <tbody>
             {pages.items.map((entry) => (
-              <tr key={entry.id}>
-                <td>{when(entry.created_at)}</td>
-                <td>{entry.action.replace(/_/g, " ")}</td>
-                <td>
+              <tr key={entry.id} data-action={entry.action}>
+                <td data-label="When">{when(entry.created_at)}</td>
+                <td data-label="Who">
                   {entry.user}
-                  {entry.user_id && (
-                    <button type="button" class="link" title="Only this member's actions" onClick={() => { const next = { ...filters, user_id: entry.user_id ?? undefined }; setDraft(next); setFilters(next); }}>
-                      only
+                  {entry.user_id && entry.user_id !== filters.user_id && (
+                    <button type="button" class="link" title="Only what this member did" onClick={() => only(entry.user_id ?? "")}>
+                      only theirs
                     </button>
                   )}
                 </td>
-                <td>{entry.target_type ? `${entry.target_type} ${entry.target_id ?? ""}` : "—"}</td>
-                <td class="mono">{entry.ip_address}</td>
-                <td>
-                  <Badge value={entry.response_code < 400 ? "success" : "failed"} /> {entry.response_code}
+                <td data-label="What">
+                  {actionWords(entry.action)}
+                  {entry.response_code >= 400 && <Badge value="failed" text="refused" />}
+                </td>
+                <td data-label="On" data-testid="audit-target">
+                  <Target entry={entry} />
+                </td>
+                <td data-label="From" class="mono small">
+                  {entry.ip_address}
                 </td>
               </tr>
             ))}
@@ -179,16 +277,20 @@ export function ActivityLogPage() {
           <tbody>
             {pages.items.map((entry) => (
               <tr key={entry.id}>
-                <td>{when(entry.created_at)}</td>
-                <td class="mono">
+                <td data-label="When">{when(entry.created_at)}</td>
+                <td data-label="Call" class="mono">
                   {entry.method} {entry.endpoint}
                 </td>
-                <td>
+                <td data-label="Outcome">
                   <Badge value={entry.status} /> {entry.response_code}
                 </td>
-                <td>{entry.message}</td>
-                <td class="mono">{entry.ip_address}</td>
-                <td class="mono small">{entry.request_id}</td>
+                <td data-label="Message">{entry.message}</td>
+                <td data-label="From" class="mono">
+                  {entry.ip_address}
+                </td>
+                <td data-label="Request" class="mono small">
+                  {entry.request_id}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -1,14 +1,16 @@
-// Paying a beneficiary: the details, the name enquiry's confirmed name with the fee and VAT,
-// the OTP at confirmation, then the transfer followed until its status is final.
-import { useState } from "preact/hooks";
+// Paying a beneficiary, in three steps with their own addresses: the details (`/pay`), the
+// check (`/pay/review`: the name the bank confirmed, fee, VAT, total, and whether the account
+// holds it), and the one-time code (`/pay/confirm`). What was typed is kept in this tab
+// (sessionStorage) until the payment is sent, so a reload or Back at any step finds it again,
+// with the same Idempotency-Key: a retry cannot pay twice. Once sent, the payment's receipt has
+// its own address (`/transfers/<reference>`).
+import { useEffect, useState } from "preact/hooks";
 import { call, client, newIdempotencyKey, type Schemas } from "../api";
-import { charges, KOBO_BANK_CODE, koboText, naira, parseAmount } from "../money";
-import { useLocation } from "../router";
+import { amountField, charges, KOBO_BANK_CODE, koboOf, koboText, naira, parseAmount } from "../money";
+import { AccountPicker, ownAccounts, type Account } from "../picker";
+import { navigate, useLocation } from "../router";
 import { isSandbox } from "../session";
-import { ErrorNote, Field, Link, Notice, OtpStep, useAction, useLoad } from "../ui";
-import { FollowedTransfer } from "./transfers";
-
-type Account = Schemas["AccountSummary"];
+import { ErrorNote, Field, Notice, OtpStep, useAction, useLoad } from "../ui";
 
 interface Details {
   source: string;
@@ -21,17 +23,35 @@ interface Details {
 
 interface Review {
   details: Details;
+  /** The source account as read when the beneficiary was checked. */
   source: Account;
   enquiry: Schemas["NameEnquiryResult"];
   /** One key for this payment: a retry after a lost answer cannot send the money twice. */
   idempotencyKey: string;
 }
 
-function useSources() {
-  return useLoad(async () => {
-    const answer = await call(client.POST("/api/v1/account/web/fetch_account_summaries", { body: { is_available: true, limit: 100 } }));
-    return answer.data;
-  }, "sources");
+interface Draft {
+  details: Details;
+  review: Review | null;
+}
+
+const DRAFT_KEY = "kobo.dashboard.payment";
+
+const EMPTY: Details = { source: "", bankCode: KOBO_BANK_CODE, beneficiary: "", amount: "", narration: "", reference: "" };
+
+function loadDraft(): Draft {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(DRAFT_KEY) ?? "null") as Draft | null;
+    if (saved && typeof saved === "object" && saved.details) return saved;
+  } catch {
+    // A draft this version cannot read: start again.
+  }
+  return { details: { ...EMPTY }, review: null };
+}
+
+function saveDraft(draft: Draft | null): void {
+  if (draft) sessionStorage.setItem(DRAFT_KEY, JSON.stringify(draft));
+  else sessionStorage.removeItem(DRAFT_KEY);
 }
 
 function useBanks() {
@@ -42,6 +62,12 @@ function useBanks() {
   }, "banks");
 }
 
+/** An account of the business by its number (a customer's account too), as `get_account` reads it. */
+async function accountByNumber(number: string): Promise<Account> {
+  const answer = await call(client.POST("/api/v1/account/web/get_account", { body: { account_number: number } }));
+  return answer.data;
+}
+
 /** The sandbox's test beneficiaries (spec/openapi.yaml, "Sandbox"). */
 const SANDBOX_BENEFICIARIES = [
   ["000013", "0123456788", "Emeka Nwosu, GTBank: succeeds"],
@@ -49,109 +75,133 @@ const SANDBOX_BENEFICIARIES = [
   ["000013", "0690000043", "Sani Bello, GTBank: pending about a minute"],
 ] as const;
 
-export function PayPage() {
-  const { query } = useLocation();
-  const [details, setDetails] = useState<Details>({
-    source: query.get("from") ?? "",
-    bankCode: KOBO_BANK_CODE,
-    beneficiary: "",
-    amount: "",
-    narration: "",
-    reference: "",
-  });
-  const [review, setReview] = useState<Review | null>(null);
-  const [sent, setSent] = useState<Schemas["Transfer"] | null>(null);
-  const sources = useSources();
-  const banks = useBanks();
-  const enquiry = useAction();
-
-  if (sent) {
+export function PayPage({ step }: { step: string }) {
+  const [draft, setDraft] = useState(loadDraft);
+  const update = (next: Draft) => {
+    saveDraft(next);
+    setDraft(next);
+  };
+  if (step === "review" || step === "confirm") {
+    if (!draft.review) {
+      // Nothing to check (a reload after the payment was sent, or an old address).
+      navigate("pay", { replace: true });
+      return null;
+    }
     return (
-      <section>
-        <h1>Payment sent</h1>
-        <FollowedTransfer initial={sent} />
-        <p>
-          <button
-            type="button"
-            onClick={() => {
-              setSent(null);
-              setReview(null);
-              setDetails({ ...details, beneficiary: "", amount: "", narration: "", reference: "" });
-            }}
-          >
-            Make another payment
-          </button>{" "}
-          <Link to="transfers">All transfers</Link>
-        </p>
-      </section>
+      <Confirm
+        review={draft.review}
+        confirming={step === "confirm"}
+        onBack={() => {
+          update({ details: draft.details, review: null });
+          navigate("pay");
+        }}
+      />
     );
   }
-  if (review) {
-    return <Confirm review={review} onBack={() => setReview(null)} onSent={setSent} />;
-  }
+  return (
+    <DetailsForm
+      details={draft.details}
+      onChange={(details) => update({ details, review: null })}
+      onChecked={(review) => {
+        update({ details: review.details, review });
+        navigate("pay/review");
+      }}
+    />
+  );
+}
 
-  const accounts = sources.value ?? [];
-  const edit = (change: Partial<Details>) => setDetails({ ...details, ...change });
-  // The chosen account, else the main pool account (where a business's money usually is).
-  const source =
-    accounts.find((account) => account.account_number === details.source) ??
-    accounts.find((account) => account.account_class === "primary") ??
-    accounts[0];
+function DetailsForm({ details, onChange, onChecked }: { details: Details; onChange: (details: Details) => void; onChecked: (review: Review) => void }) {
+  const { query } = useLocation();
+  const from = query.get("from") ?? "";
+  const own = useLoad(ownAccounts, "own-accounts");
+  // The account asked for in the address (`/pay?from=...`), else the one chosen before, else
+  // the main account: where a business's money usually is.
+  const wanted = from || details.source;
+  const chosenOwn = (own.value ?? []).find((account) => account.account_number === wanted);
+  const other = useLoad(
+    async () => (wanted && own.value && !chosenOwn ? accountByNumber(wanted) : null),
+    `${wanted}|${own.value ? "own" : ""}|${chosenOwn ? "found" : ""}`,
+  );
+  const [picked, setPicked] = useState<Account | null>(null);
+  const source: Account | null =
+    picked ?? chosenOwn ?? other.value ?? (own.value ?? []).find((account) => account.account_class === "primary") ?? own.value?.[0] ?? null;
+  const banks = useBanks();
+  const enquiry = useAction();
+  const [problem, setProblem] = useState<string | null>(null);
+  const edit = (change: Partial<Details>) => onChange({ ...details, source: source?.account_number ?? details.source, ...change });
+  const kobo = parseAmount(details.amount);
   const check = async (event: Event) => {
     event.preventDefault();
+    setProblem(null);
+    if (!source) return setProblem("Choose the account the money leaves.");
+    if (!/^\d{10}$/.test(details.beneficiary.trim())) return setProblem("Beneficiary's account number: an account number has 10 digits.");
+    if (kobo === null || kobo <= 0n) return setProblem("Amount: write an amount like 25,000 or 25,000.50.");
     await enquiry.run(async () => {
-      const from = source?.account_number ?? details.source;
       const answer = await call(
         client.POST("/api/v1/transaction/transfer/web/name_enquiry", {
-          body: { beneficiary_account_number: details.beneficiary.trim(), bank_code: details.bankCode, source_account_number: from },
+          body: { beneficiary_account_number: details.beneficiary.trim(), bank_code: details.bankCode, source_account_number: source.account_number },
         }),
       );
-      if (!source) return;
-      setReview({ details: { ...details, source: source.account_number }, source, enquiry: answer.data, idempotencyKey: newIdempotencyKey() });
+      // The balance as it is now, not as the list showed it a while ago.
+      const fresh = await accountByNumber(source.account_number);
+      onChecked({
+        details: { ...details, source: source.account_number, amount: amountField(kobo) },
+        source: fresh,
+        enquiry: answer.data,
+        idempotencyKey: newIdempotencyKey(),
+      });
     });
   };
+  const total = kobo === null ? null : kobo + charges(kobo, details.bankCode !== KOBO_BANK_CODE).fee + charges(kobo, details.bankCode !== KOBO_BANK_CODE).vat;
+  const short = source && total !== null && total > koboOf(source.balance);
   return (
     <section>
       <h1>Pay</h1>
-      <ErrorNote error={sources.error ?? banks.error} />
+      <ErrorNote error={own.error ?? other.error ?? banks.error} />
       <form noValidate class="card" onSubmit={check}>
         <h2>1. Who and how much</h2>
         <ErrorNote error={enquiry.error} />
-        <Field label="From account">
-          <select name="source" value={source?.account_number ?? ""} onChange={(e) => edit({ source: e.currentTarget.value })}>
-            {accounts.map((account) => (
-              <option value={account.account_number}>
-                {account.account_name} · {account.account_number} · {naira(account.balance)}
-              </option>
-            ))}
-          </select>
-        </Field>
+        {problem && (
+          <div class="notice error" role="alert">
+            <strong>{problem}</strong>
+          </div>
+        )}
+        <AccountPicker
+          label="From account"
+          own={own.value ?? []}
+          value={source}
+          onChange={(account) => {
+            setPicked(account);
+            onChange({ ...details, source: account.account_number });
+          }}
+        />
         <div class="grid">
           <Field label="Bank">
             <select name="bank_code" value={details.bankCode} onChange={(e) => edit({ bankCode: e.currentTarget.value })}>
               {(banks.value ?? [{ code: KOBO_BANK_CODE, name: "Kobo" }]).map((bank) => (
-                <option value={bank.code}>
-                  {bank.name} ({bank.code})
-                </option>
+                <option value={bank.code}>{bank.name}</option>
               ))}
             </select>
           </Field>
           <Field label="Beneficiary account number">
-            <input name="beneficiary" inputMode="numeric" autoComplete="off" value={details.beneficiary} onInput={(e) => edit({ beneficiary: e.currentTarget.value })} />
+            <input name="beneficiary" inputMode="numeric" autoComplete="off" maxLength={10} value={details.beneficiary} onInput={(e) => edit({ beneficiary: e.currentTarget.value })} />
           </Field>
-          <Field label="Amount (NGN)">
-            <input name="amount" inputMode="decimal" autoComplete="off" placeholder="5000.00" value={details.amount} onInput={(e) => edit({ amount: e.currentTarget.value })} />
+          <Field
+            label="Amount (NGN)"
+            hint={short && source ? <span class="warn">More than {source.account_name} holds ({naira(source.balance)})</span> : "Like 25,000 or 25,000.50"}
+          >
+            <input name="amount" inputMode="decimal" autoComplete="off" placeholder="25,000.00" value={details.amount} onInput={(e) => edit({ amount: e.currentTarget.value })} />
           </Field>
           <Field label="Narration" hint="Optional: shown to you and the beneficiary">
             <input name="narration" maxLength={100} value={details.narration} onInput={(e) => edit({ narration: e.currentTarget.value })} />
           </Field>
-          <Field label="Your reference" hint="Optional: your own id, unique for ever">
+          <Field label="Your reference" hint="Optional: your own, unique for ever">
             <input name="reference" value={details.reference} onInput={(e) => edit({ reference: e.currentTarget.value })} />
           </Field>
         </div>
         {isSandbox() && (
           <Notice>
-            Sandbox beneficiaries (from the spec):{" "}
+            Sandbox beneficiaries:{" "}
             {SANDBOX_BENEFICIARIES.map(([bank, account, what]) => (
               <button type="button" class="chip" onClick={() => edit({ bankCode: bank, beneficiary: account })}>
                 <code>{account}</code> {what}
@@ -168,14 +218,20 @@ export function PayPage() {
   );
 }
 
-function Confirm({ review, onBack, onSent }: { review: Review; onBack: () => void; onSent: (transfer: Schemas["Transfer"]) => void }) {
+function Confirm({ review, confirming, onBack }: { review: Review; confirming: boolean; onBack: () => void }) {
   const [otp, setOtp] = useState("");
-  const [confirming, setConfirming] = useState(false);
   const send = useAction();
   const { details, source, enquiry } = review;
   const interBank = details.bankCode !== KOBO_BANK_CODE;
-  const kobo = parseAmount(details.amount);
-  const cost = kobo === null ? null : charges(kobo, interBank);
+  const kobo = parseAmount(details.amount) ?? 0n;
+  const cost = charges(kobo, interBank);
+  const total = kobo + cost.fee + cost.vat;
+  const balance = koboOf(source.balance);
+  const enough = total <= balance;
+  useEffect(() => {
+    // A person who comes back to the code step without enough money goes back to the check.
+    if (confirming && !enough) navigate("pay/review", { replace: true });
+  }, [confirming, enough]);
   const submit = async (event: Event) => {
     event.preventDefault();
     await send.run(async () => {
@@ -186,7 +242,7 @@ function Confirm({ review, onBack, onSent }: { review: Review; onBack: () => voi
         beneficiary_account_name: enquiry.account_name,
         bank_code: enquiry.bank_code,
         bank_name: enquiry.bank_name,
-        amount: details.amount.trim(),
+        amount: details.amount,
         transfer_type: interBank ? "inter" : "intra",
         otp,
         kyc: enquiry.kyc,
@@ -200,52 +256,72 @@ function Confirm({ review, onBack, onSent }: { review: Review; onBack: () => voi
           params: { header: { "Idempotency-Key": review.idempotencyKey } },
         }),
       );
-      onSent(answer.data);
+      saveDraft(null);
+      // The receipt, at its own address: a reload or a bookmark finds it again.
+      navigate(`transfers/${encodeURIComponent(answer.data.reference_number)}`, { replace: true });
     });
   };
   return (
     <section>
       <h1>Pay</h1>
       <form noValidate class="card" onSubmit={submit}>
-        <h2>2. Check and confirm</h2>
+        <h2>{confirming ? "3. Your one-time code" : "2. Check and confirm"}</h2>
         <dl class="details review">
           <dt>Beneficiary</dt>
           <dd>
             <strong data-testid="confirmed-name">{enquiry.account_name}</strong>
             <div class="muted">
-              {enquiry.account_number} · {enquiry.bank_name} · KYC tier {enquiry.kyc}
+              {enquiry.account_number} · {enquiry.bank_name} · the name the bank confirmed
             </div>
           </dd>
           <dt>From</dt>
           <dd>
-            {source.account_name} · {source.account_number} (balance {naira(source.balance)})
+            {source.account_name} · <span class="mono">{source.account_number}</span>
+            <div class="muted" data-testid="review-balance">
+              Balance {naira(source.balance)}
+            </div>
           </dd>
           <dt>Amount</dt>
-          <dd data-testid="review-amount">{kobo === null ? details.amount : `₦${koboText(kobo)}`}</dd>
+          <dd data-testid="review-amount">₦{koboText(kobo)}</dd>
           <dt>Fee</dt>
-          <dd data-testid="review-fee">{cost ? `₦${koboText(cost.fee)}` : "—"}</dd>
+          <dd data-testid="review-fee">₦{koboText(cost.fee)}</dd>
           <dt>VAT (7.5% of the fee)</dt>
-          <dd data-testid="review-vat">{cost ? `₦${koboText(cost.vat)}` : "—"}</dd>
+          <dd data-testid="review-vat">₦{koboText(cost.vat)}</dd>
           <dt>Total debited</dt>
           <dd data-testid="review-total">
-            <strong>{kobo !== null && cost ? `₦${koboText(kobo + cost.fee + cost.vat)}` : "—"}</strong>
+            <strong>₦{koboText(total)}</strong>
           </dd>
+          {enough && (
+            <>
+              <dt>Balance after</dt>
+              <dd data-testid="review-after">₦{koboText(balance - total)}</dd>
+            </>
+          )}
           <dt>Narration</dt>
           <dd>{details.narration.trim() || `Transfer from ${source.account_name}`}</dd>
         </dl>
-        <p class="muted">
-          {interBank
-            ? "Sent over NIP: the amount, fee and VAT leave the account at once; the other bank confirms within minutes."
-            : "Within Kobo: free, and the beneficiary is credited at once."}{" "}
-          An approval policy may hold it for a second member.
-        </p>
-        <ErrorNote error={send.error} />
-        {confirming ? (
+        {!enough ? (
+          <div class="notice error" role="alert" data-testid="not-enough">
+            <strong>
+              Not enough money: {source.account_name} holds {naira(source.balance)} and this payment needs ₦{koboText(total)}. Choose
+              another account or a smaller amount; no code was sent.
+            </strong>
+          </div>
+        ) : (
+          <p class="muted">
+            {interBank
+              ? "Sent to the other bank over NIP: the amount, fee and VAT leave the account at once; the other bank confirms within minutes."
+              : "Within Kobo: free, and the beneficiary is credited at once."}{" "}
+            If your business has an approval policy, a second member may need to approve it.
+          </p>
+        )}
+        <ErrorNote error={send.error} context="otp" />
+        {confirming && enough ? (
           <>
             <OtpStep value={otp} onChange={setOtp} />
             <div class="actions">
               <button type="submit" disabled={send.busy}>
-                {send.busy ? "Sending…" : `Send ${kobo === null ? "" : `₦${koboText(kobo)}`}`}
+                {send.busy ? "Sending…" : `Send ₦${koboText(kobo)}`}
               </button>
               <button type="button" class="secondary" onClick={onBack}>
                 Change the details
@@ -254,15 +330,16 @@ function Confirm({ review, onBack, onSent }: { review: Review; onBack: () => voi
           </>
         ) : (
           <div class="actions">
-            <button type="button" onClick={() => setConfirming(true)}>
-              Confirm
-            </button>
+            {enough && (
+              <button type="button" onClick={() => navigate("pay/confirm")}>
+                Confirm
+              </button>
+            )}
             <button type="button" class="secondary" onClick={onBack}>
               Change the details
             </button>
           </div>
         )}
-        {send.error !== null && <Notice>A refused transfer spends its code: ask for a new one before sending again.</Notice>}
       </form>
     </section>
   );

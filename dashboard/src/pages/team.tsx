@@ -4,7 +4,7 @@ import { useState } from "preact/hooks";
 import { call, client, newIdempotencyKey, type Schemas } from "../api";
 import { when } from "../money";
 import { can, currentSession, refreshProfile } from "../session";
-import { Badge, chosen, Empty, ErrorNote, Field, Notice, useAction, useLoad } from "../ui";
+import { Badge, chosen, Confirmed, Empty, ErrorNote, Field, Notice, useAction, useLoad } from "../ui";
 
 type Member = Schemas["Member"];
 type Role = Schemas["Role"];
@@ -57,7 +57,7 @@ export function TeamPage() {
           roles={grantable(roles.value ?? [])}
           onInvited={(email) => {
             setInviting(false);
-            changed(`Invitation sent to ${email}. The link in it works once and expires in 72 hours.`);
+            changed(`Invitation sent to ${email}. Its link works once and for 72 hours.`);
           }}
         />
       )}
@@ -132,32 +132,54 @@ export function TeamPage() {
   );
 }
 
+/** What a role lets a member do, by the catalog's names of its permissions. */
+function RoleSummary({ role, catalog }: { role: Role; catalog: Schemas["Permission"][] }) {
+  const names = role.permission_codes
+    .filter((code) => code !== "self.manage")
+    .map((code) => catalog.find((permission) => permission.code === code)?.name ?? code.replace(/[._]/g, " "));
+  return (
+    <span class="role-summary">
+      {role.description} <span class="muted">Can: {names.length ? names.join(", ") : "only their own session"}.</span>
+    </span>
+  );
+}
+
+function usePermissions() {
+  return useLoad(
+    async () => (can("/api/v1/auth/web/fetch_permissions") ? (await call(client.POST("/api/v1/auth/web/fetch_permissions", { body: {} }))).data : []),
+    "permissions",
+  );
+}
+
 function MemberRow({ member, roles, manage, onChanged }: { member: Member; roles: Role[]; manage: boolean; onChanged: (text: string) => void }) {
   const action = useAction();
+  const [newRole, setNewRole] = useState<Role | null>(null);
+  const catalog = usePermissions().value ?? [];
   const me = currentSession()?.profile.member.id === member.id;
+  const name = `${member.first_name} ${member.last_name}`.trim() || member.email;
   const update = (body: Schemas["UpdateMemberRequest"], text: string) =>
     action.run(async () => {
       await call(client.POST("/api/v1/auth/web/update_member", { body }));
       onChanged(text);
     });
-  const status = !member.is_active && member.invitation_status === "accepted" ? "deactivated" : member.is_active ? "active" : `invitation ${member.invitation_status}`;
+  const status = !member.is_active && member.invitation_status === "accepted" ? "deactivated" : member.is_active ? "active" : `invitation_${member.invitation_status}`;
   return (
     <tr data-email={member.email}>
-      <td>
-        {member.first_name} {member.last_name}
+      <td data-label="Member">
+        {name}
         {me && <span class="muted"> (you)</span>}
         <div class="muted">{member.email}</div>
       </td>
-      <td>
+      <td data-label="Role">
         {manage && !me && roles.some((role) => role.id === member.user_role_id) ? (
           <select
             name="role"
             aria-label={`Role of ${member.email}`}
-            value={member.user_role_id}
+            value={newRole?.id ?? member.user_role_id}
             disabled={action.busy}
             onChange={(e) => {
               const role = roles.find((r) => r.id === e.currentTarget.value);
-              if (role) void update({ member_id: member.id, role_id: role.id }, `${member.email} is now ${role.name}.`);
+              setNewRole(role && role.id !== member.user_role_id ? role : null);
             }}
           >
             {roles.map((role) => (
@@ -167,14 +189,37 @@ function MemberRow({ member, roles, manage, onChanged }: { member: Member; roles
         ) : (
           member.role_name
         )}
+        {newRole && (
+          <div class="confirm" role="group" aria-label="Change the role">
+            <p>
+              Make {name} a <strong>{newRole.name}</strong>? <RoleSummary role={newRole} catalog={catalog} /> It applies from their next click.
+            </p>
+            <div class="actions">
+              <button
+                type="button"
+                disabled={action.busy}
+                onClick={() => {
+                  const role = newRole;
+                  setNewRole(null);
+                  void update({ member_id: member.id, role_id: role.id }, `${name} is now ${role.name}.`);
+                }}
+              >
+                Change the role
+              </button>
+              <button type="button" class="secondary" onClick={() => setNewRole(null)}>
+                Keep {member.role_name}
+              </button>
+            </div>
+          </div>
+        )}
       </td>
-      <td>
-        <Badge value={status.replace(/ /g, "_")} />
+      <td data-label="Status">
+        <Badge value={status} />
       </td>
-      <td>{when(member.last_login)}</td>
-      <td>{when(member.date_joined)}</td>
+      <td data-label="Last login">{when(member.last_login)}</td>
+      <td data-label="Joined">{when(member.date_joined)}</td>
       {manage && (
-        <td>
+        <td data-label="">
           <ErrorNote error={action.error} />
           <div class="actions">
             {member.invitation_status !== "accepted" && member.is_active === false && can("/api/v1/auth/web/resend_invite") && (
@@ -185,7 +230,7 @@ function MemberRow({ member, roles, manage, onChanged }: { member: Member; roles
                 onClick={() =>
                   void action.run(async () => {
                     await call(client.POST("/api/v1/auth/web/resend_invite", { body: { member_id: member.id } }));
-                    onChanged(`A new invitation was sent to ${member.email}.`);
+                    onChanged(`A new invitation was sent to ${member.email}; the old link no longer works.`);
                   })
                 }
               >
@@ -193,19 +238,33 @@ function MemberRow({ member, roles, manage, onChanged }: { member: Member; roles
               </button>
             )}
             {!me && !member.is_active && member.invitation_status === "pending" && (
-              <button type="button" class="danger" disabled={action.busy} onClick={() => void update({ member_id: member.id, is_active: false }, `The invitation of ${member.email} is revoked: its link no longer works.`)}>
-                Revoke invitation
-              </button>
+              <Confirmed
+                label="Revoke invitation"
+                question={`Revoke ${name}'s invitation? Its link stops working.`}
+                confirm="Revoke"
+                danger
+                disabled={action.busy}
+                onConfirm={() => void update({ member_id: member.id, is_active: false }, `The invitation of ${member.email} is revoked: its link no longer works.`)}
+              />
             )}
             {!me && member.is_active && (
-              <button type="button" class="danger" disabled={action.busy} onClick={() => void update({ member_id: member.id, is_active: false }, `${member.email} is deactivated: their sessions ended.`)}>
-                Deactivate
-              </button>
+              <Confirmed
+                label="Deactivate"
+                question={`Deactivate ${name}? They are logged out at once and can no longer log in; you can reactivate them later.`}
+                confirm={`Deactivate ${member.first_name || "them"}`}
+                danger
+                disabled={action.busy}
+                onConfirm={() => void update({ member_id: member.id, is_active: false }, `${name} is deactivated: they were logged out and can no longer log in.`)}
+              />
             )}
             {!me && !member.is_active && member.invitation_status === "accepted" && (
-              <button type="button" class="secondary" disabled={action.busy} onClick={() => void update({ member_id: member.id, is_active: true }, `${member.email} can log in again.`)}>
-                Reactivate
-              </button>
+              <Confirmed
+                label="Reactivate"
+                question={`Let ${name} log in again, as ${member.role_name}?`}
+                confirm="Reactivate"
+                disabled={action.busy}
+                onConfirm={() => void update({ member_id: member.id, is_active: true }, `${name} can log in again.`)}
+              />
             )}
           </div>
         </td>
@@ -216,19 +275,27 @@ function MemberRow({ member, roles, manage, onChanged }: { member: Member; roles
 
 function Invite({ roles, onInvited }: { roles: Role[]; onInvited: (email: string) => void }) {
   const [form, setForm] = useState({ email: "", first_name: "", last_name: "", role_id: "" });
+  const [problem, setProblem] = useState<string | null>(null);
   const [key] = useState(newIdempotencyKey);
   const action = useAction();
-  const roleId = form.role_id || roles[0]?.id || "";
+  const catalog = usePermissions().value ?? [];
+  // The least powerful roles first, and none chosen until the person inviting chooses one.
+  const ordered = [...roles].sort((a, b) => a.permission_codes.length - b.permission_codes.length);
   return (
     <form
       noValidate
       class="card"
+      data-testid="invite"
       onSubmit={(event) => {
         event.preventDefault();
+        if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(form.email.trim())) return setProblem("Email: write the person's email address.");
+        if (!form.first_name.trim() || !form.last_name.trim()) return setProblem("Write the person's first and last names.");
+        if (!form.role_id) return setProblem("Role: choose what the person may do. Give the least that lets them do their work.");
+        setProblem(null);
         void action.run(async () => {
           await call(
             client.POST("/api/v1/auth/web/add_member", {
-              body: { email: form.email.trim(), first_name: form.first_name.trim(), last_name: form.last_name.trim(), role_id: roleId },
+              body: { email: form.email.trim(), first_name: form.first_name.trim(), last_name: form.last_name.trim(), role_id: form.role_id },
               params: { header: { "Idempotency-Key": key } },
             }),
           );
@@ -237,8 +304,13 @@ function Invite({ roles, onInvited }: { roles: Role[]; onInvited: (email: string
       }}
     >
       <h2>Invite a member</h2>
-      <p class="muted">They get an email with a link to choose their password.</p>
+      <p class="muted">They get an email with a link: it shows them your business and their role, then they choose a password.</p>
       <ErrorNote error={action.error} />
+      {problem && (
+        <div class="notice error" role="alert">
+          <strong>{problem}</strong>
+        </div>
+      )}
       <div class="grid">
         <Field label="Email">
           <input name="email" type="email" value={form.email} onInput={(e) => setForm({ ...form, email: e.currentTarget.value })} />
@@ -249,14 +321,18 @@ function Invite({ roles, onInvited }: { roles: Role[]; onInvited: (email: string
         <Field label="Last name">
           <input name="last_name" value={form.last_name} onInput={(e) => setForm({ ...form, last_name: e.currentTarget.value })} />
         </Field>
-        <Field label="Role">
-          <select name="role_id" value={roleId} onChange={(e) => setForm({ ...form, role_id: e.currentTarget.value })}>
-            {roles.map((role) => (
-              <option value={role.id}>{role.name}</option>
-            ))}
-          </select>
-        </Field>
       </div>
+      <fieldset class="roles">
+        <legend>Role</legend>
+        {ordered.map((role) => (
+          <label class="role-choice">
+            <input type="radio" name="role_id" value={role.id} checked={form.role_id === role.id} onChange={() => setForm({ ...form, role_id: role.id })} />
+            <span>
+              <strong>{role.name}</strong> <RoleSummary role={role} catalog={catalog} />
+            </span>
+          </label>
+        ))}
+      </fieldset>
       <button type="submit" disabled={action.busy}>
         Send the invitation
       </button>
@@ -308,11 +384,11 @@ export function RolesPage() {
           <tbody>
             {(roles.value ?? []).map((role) => (
               <tr key={role.id}>
-                <td>
+                <td data-label="Role">
                   <strong>{role.name}</strong> {role.is_built_in && <span class="badge">built in</span>}
                   <div class="muted">{role.description}</div>
                 </td>
-                <td>
+                <td data-label="Permissions">
                   {role.permission_codes.map((code) => (
                     <span class="chip" title={catalog.find((p) => p.code === code)?.description}>
                       {catalog.find((p) => p.code === code)?.name ?? code}
@@ -320,7 +396,7 @@ export function RolesPage() {
                   ))}
                 </td>
                 {manage && (
-                  <td>
+                  <td data-label="">
                     {!role.is_built_in && role.id !== myRole && (
                       <button type="button" class="secondary" onClick={() => setEditing(role)}>
                         Edit
@@ -393,7 +469,7 @@ function RoleForm({ role, catalog, onSaved }: { role: Role | null; catalog: Sche
                 disabled={!mine.has(permission.code) || permission.code === "self.manage"}
                 onChange={() => toggle(permission.code)}
               />
-              {permission.name} <code>{permission.code}</code>
+              {permission.name} <span class="muted small">{permission.description}</span>
             </label>
           ))}
         </div>

@@ -2,6 +2,7 @@
 import { useState } from "preact/hooks";
 import { call, client, type Schemas } from "../api";
 import { naira, when } from "../money";
+import { navigate, useLocation, withQuery } from "../router";
 import { Badge, chosen, Empty, ErrorNote, Field, Link, Pager, useCursorPages } from "../ui";
 
 type TransactionFilters = Schemas["DashboardTransactionFilters"];
@@ -9,10 +10,28 @@ type SettlementFilters = Schemas["SettlementFilters"];
 
 const PAGE_SIZE = 20;
 
-/** The transactions of the business, or of one account when `accountNumber` is given. */
+const TRANSACTION_FILTERS = ["account_number", "start_date", "end_date", "transaction_type", "status", "reference_number", "search"] as const;
+
+/**
+ * The transactions of the business (its filters in the page's address, so a reload, a bookmark
+ * or Back keeps them), or of one account when `accountNumber` is given.
+ */
 export function TransactionsList({ accountNumber }: { accountNumber?: string }) {
-  const [draft, setDraft] = useState<TransactionFilters>({});
-  const [filters, setFilters] = useState<TransactionFilters>({});
+  const { query, route } = useLocation();
+  const fromAddress = accountNumber
+    ? {}
+    : (Object.fromEntries(TRANSACTION_FILTERS.map((name) => [name, query.get(name) ?? undefined])) as TransactionFilters);
+  const [draft, setDraft] = useState<TransactionFilters>(chosen(fromAddress));
+  const [local, setLocal] = useState<TransactionFilters>({});
+  const [problem, setProblem] = useState<string | null>(null);
+  const filters = accountNumber ? local : chosen(fromAddress);
+  const setFilters = (next: TransactionFilters) => {
+    const number = next.account_number?.trim();
+    if (number && !/^\d{10}$/.test(number)) return setProblem("Account: an account number has 10 digits.");
+    setProblem(null);
+    if (accountNumber) setLocal(next);
+    else navigate(withQuery(route, { ...next }));
+  };
   const applied = chosen({ ...filters, account_number: accountNumber ?? filters.account_number });
   const pages = useCursorPages(
     async (cursor) =>
@@ -69,6 +88,11 @@ export function TransactionsList({ accountNumber }: { accountNumber?: string }) 
         </Field>
         <button type="submit">Filter</button>
       </form>
+      {problem && (
+        <div class="notice error" role="alert">
+          <strong>{problem}</strong>
+        </div>
+      )}
       <ErrorNote error={pages.error} />
       {pages.items.length === 0 && !pages.loading ? (
         <Empty>No transactions match.</Empty>
@@ -87,19 +111,25 @@ export function TransactionsList({ accountNumber }: { accountNumber?: string }) 
           <tbody>
             {pages.items.map((row) => (
               <tr key={row.id} data-reference={row.reference_number}>
-                <td>{when(row.created_at)}</td>
-                <td>
-                  <code>{row.reference_number}</code>
+                <td data-label="When">{when(row.created_at)}</td>
+                <td data-label="Reference">
+                  {row.reference_number.startsWith("TRF-") ? (
+                    <Link to={`transfers/${encodeURIComponent(row.reference_number)}`}>
+                      <span class="mono small">{row.reference_number}</span>
+                    </Link>
+                  ) : (
+                    <span class="mono small">{row.reference_number}</span>
+                  )}
                 </td>
-                <td>
+                <td data-label="Account">
                   <Link to={`accounts/${row.account_number}`}>{row.account_number}</Link>
                 </td>
-                <td>{row.narration}</td>
-                <td class={`amount ${row.transaction_type}`}>
+                <td data-label="Narration">{row.narration}</td>
+                <td data-label="Amount" class={`amount ${row.transaction_type}`}>
                   {row.transaction_type === "debit" ? "−" : "+"}
                   {naira(row.amount)}
                 </td>
-                <td>
+                <td data-label="Status">
                   <Badge value={row.status} />
                 </td>
               </tr>
@@ -169,15 +199,17 @@ export function SettlementsList({ accountNumber }: { accountNumber?: string }) {
           <tbody>
             {pages.items.map((row) => (
               <tr key={row.id}>
-                <td>{when(row.settlement_date)}</td>
-                <td>
-                  <code>{row.reference}</code>
+                <td data-label="Settled">{when(row.settlement_date)}</td>
+                <td data-label="Reference">
+                  <span class="mono small">{row.reference}</span>
                 </td>
-                <td>
+                <td data-label="Account">
                   <Link to={`accounts/${row.account_number}`}>{row.account_number}</Link>
                 </td>
-                <td class="amount credit">{naira(row.amount)}</td>
-                <td>
+                <td data-label="Amount" class="amount credit">
+                  {naira(row.amount)}
+                </td>
+                <td data-label="Status">
                   <Badge value={row.status} />
                 </td>
               </tr>

@@ -229,7 +229,7 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         &self,
         ctx: RequestContext<T::Principal>,
         body: models::FetchPendingTransfersRequest,
-    ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
+    ) -> Result<Page<Vec<models::TransferDetail>>, ApiError> {
         let operation = Operation::FetchPendingTransfers;
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
@@ -393,6 +393,26 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
     }
+    async fn get_cash_flow(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::GetCashFlowRequest,
+    ) -> Result<models::CashFlow, ApiError> {
+        let operation = Operation::GetCashFlow;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn get_invitation(
+        &self,
+        ctx: RequestContext<()>,
+        body: models::GetInvitationRequest,
+    ) -> Result<models::InvitationPreview, ApiError> {
+        let operation = Operation::GetInvitation;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(|()| None), body).await?;
+        answer.decode(operation)
+    }
     async fn get_profile(
         &self,
         ctx: RequestContext<T::Principal>,
@@ -427,7 +447,7 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         &self,
         ctx: RequestContext<T::Principal>,
         body: models::GetTransferRequest,
-    ) -> Result<models::Transfer, ApiError> {
+    ) -> Result<models::TransferDetail, ApiError> {
         let operation = Operation::GetTransferWeb;
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;

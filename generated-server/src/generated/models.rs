@@ -1802,6 +1802,12 @@ pub struct AuditLogEntry {
     ///The id or reference of the object acted on; null when none.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub target_id: ::std::option::Option<::std::string::String>,
+    /**What people call the object acted on: a transfer's `reference_number`, a member's
+name and email (`First Last <email>`), a role's name, an account's number; null for
+other objects, when there is none, or when it cannot be found (since 2.5.0).
+*/
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub target_name: ::std::option::Option<::std::string::String>,
     ///The kind of object acted on (`member`, `role`, `transfer`, `account`, `webhook_configuration`, `approval_policy`, `webhook_event`); null when none.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub target_type: ::std::option::Option<::std::string::String>,
@@ -2182,6 +2188,29 @@ pub struct CancelTransferResponse {
     pub response_code: SuccessCode,
     ///Always true.
     pub status: bool,
+}
+///Money in and out per day over a window, and its totals.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct CashFlow {
+    ///Every day of the window, oldest first.
+    pub days: ::std::vec::Vec<CashFlowDay>,
+    ///The window's last day (today).
+    pub end_date: ::chrono::naive::NaiveDate,
+    pub money_in: Amount,
+    pub money_out: Amount,
+    ///The window's first day.
+    pub start_date: ::chrono::naive::NaiveDate,
+}
+///What came in and went out on one calendar day (UTC).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct CashFlowDay {
+    ///How many credits made `money_in`.
+    pub credits: u64,
+    pub date: ::chrono::naive::NaiveDate,
+    ///How many debits made `money_out`.
+    pub debits: u64,
+    pub money_in: Amount,
+    pub money_out: Amount,
 }
 ///`ChangePasswordRequest`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
@@ -4015,6 +4044,12 @@ pub struct FetchAccountSummariesRequest {
     ///Default: `20`.
     #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
     pub limit: ::std::num::NonZeroU64,
+    /**Only the accounts whose name contains this text (any case) or whose number contains
+it: a picker finds one customer's account among thousands by typing a few letters or
+digits (since 2.5.0).
+*/
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub search: ::std::option::Option<FetchAccountSummariesRequestSearch>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub status: ::std::option::Option<AccountStatus>,
 }
@@ -4027,8 +4062,80 @@ impl ::std::default::Default for FetchAccountSummariesRequest {
             cursor_id: Default::default(),
             is_available: Default::default(),
             limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+            search: Default::default(),
             status: Default::default(),
         }
+    }
+}
+/**Only the accounts whose name contains this text (any case) or whose number contains
+it: a picker finds one customer's account among thousands by typing a few letters or
+digits (since 2.5.0).
+*/
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct FetchAccountSummariesRequestSearch(::std::string::String);
+impl ::std::ops::Deref for FetchAccountSummariesRequestSearch {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<FetchAccountSummariesRequestSearch> for ::std::string::String {
+    fn from(value: FetchAccountSummariesRequestSearch) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for FetchAccountSummariesRequestSearch {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 100usize {
+            return Err("longer than 100 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for FetchAccountSummariesRequestSearch {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for FetchAccountSummariesRequestSearch {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for FetchAccountSummariesRequestSearch {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
     }
 }
 ///Success envelope of `fetch_account_summaries`.
@@ -4384,7 +4491,7 @@ impl ::std::default::Default for FetchPendingTransfersRequest {
 ///Success envelope of `fetch_pending_transfers`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct FetchPendingTransfersResponse {
-    pub data: ::std::vec::Vec<Transfer>,
+    pub data: ::std::vec::Vec<TransferDetail>,
     pub message: ::std::string::String,
     pub pagination: Pagination,
     pub response_code: SuccessCode,
@@ -5708,6 +5815,116 @@ pub struct GetApprovalPolicyResponse {
     ///Always true.
     pub status: bool,
 }
+///`GetCashFlowRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetCashFlowRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_number: ::std::option::Option<AccountNumber>,
+    ///How many calendar days, today included. Default: `30`.
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 30>")]
+    pub days: ::std::num::NonZeroU64,
+}
+impl ::std::default::Default for GetCashFlowRequest {
+    fn default() -> Self {
+        Self {
+            account_number: Default::default(),
+            days: defaults::default_nzu64::<::std::num::NonZeroU64, 30>(),
+        }
+    }
+}
+///Success envelope of `get_cash_flow`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct GetCashFlowResponse {
+    pub data: CashFlow,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`GetInvitationRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetInvitationRequest {
+    ///The token from the invitation link.
+    pub token: GetInvitationRequestToken,
+}
+///The token from the invitation link.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct GetInvitationRequestToken(::std::string::String);
+impl ::std::ops::Deref for GetInvitationRequestToken {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<GetInvitationRequestToken> for ::std::string::String {
+    fn from(value: GetInvitationRequestToken) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for GetInvitationRequestToken {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() > 255usize {
+            return Err("longer than 255 characters".into());
+        }
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for GetInvitationRequestToken {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for GetInvitationRequestToken {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetInvitationRequestToken {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///Success envelope of `get_invitation`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct GetInvitationResponse {
+    pub data: InvitationPreview,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
 ///Success envelope of `get_profile`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct GetProfileResponse {
@@ -5774,7 +5991,7 @@ pub struct GetTransferRequest {
 ///Success envelope of `get_transfer_web`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct GetTransferWebResponse {
-    pub data: Transfer,
+    pub data: TransferDetail,
     pub message: ::std::string::String,
     pub response_code: SuccessCode,
     ///Always true.
@@ -6275,6 +6492,21 @@ impl<'de> ::serde::Deserialize<'de> for IntegrationTransactionSessionId {
             })
     }
 }
+///An open invitation, as the invited person reads it before accepting.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct InvitationPreview {
+    pub business_name: ::std::string::String,
+    pub email: ::std::string::String,
+    ///When the link stops working.
+    pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub first_name: ::std::string::String,
+    pub last_name: ::std::string::String,
+    ///What the role allows, each permission by its name in the catalog's order.
+    pub permission_names: ::std::vec::Vec<::std::string::String>,
+    pub role_description: ::std::string::String,
+    ///The role the person will have once they accept.
+    pub role_name: ::std::string::String,
+}
 ///`pending` invited, not accepted yet; `expired` the invitation lapsed (resend it); `accepted` the member set a password.
 #[derive(
     ::serde::Deserialize,
@@ -6548,7 +6780,13 @@ pub struct LoginResponse {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct LoginResult {
     pub access_token: ::std::string::String,
+    ///Seconds until the token expires, however it is used (twelve hours).
     pub expires_in: ::std::num::NonZeroU64,
+    /**Seconds without a request after which the session ends (the idle timeout, thirty
+minutes); every request made with the token starts them again, up to `expires_in`
+(since 2.5.0).
+*/
+    pub idle_expires_in: ::std::num::NonZeroU64,
     pub member: Member,
     pub permission_codes: ::std::vec::Vec<::std::string::String>,
     pub token_type: TokenType,
@@ -9280,6 +9518,333 @@ credentials (`initiated_via: integration`), the business's id.
     pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
     ///VAT on the fee (7.5%), debited with the amount.
     pub vat: Amount,
+}
+/**A transfer as the Dashboard shows it to the people who review it or keep its receipt:
+every field of `Transfer`, plus who made and reviewed it by name, and the account it
+leaves with its balance now (since 2.5.0). For a transfer awaiting approval the amount,
+fee and VAT are already reserved, so `source_account_balance` is what the account keeps
+once it is approved.
+*/
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct TransferDetail {
+    pub amount: Amount,
+    pub approval_status: ApprovalStatus,
+    pub bank_code: BankCode,
+    pub bank_name: ::std::string::String,
+    pub beneficiary_account_name: ::std::string::String,
+    pub beneficiary_account_number: AccountNumber,
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///When a transfer awaiting approval expires (its funds released); null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    ///Why the transfer failed or was rejected; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub failure_reason: ::std::option::Option<::std::string::String>,
+    ///The transfer fee, debited with the amount (`0.00` within Kobo).
+    pub fee: Amount,
+    pub id: ::uuid::Uuid,
+    /**The member who initiated the transfer; for a transfer made with integration
+credentials (`initiated_via: integration`), the business's id.
+*/
+    pub initiated_by: ::uuid::Uuid,
+    /**The maker's name as the team knows them (`First Last`): the member who initiated the
+transfer or, for one made with integration credentials, the member who had issued
+them; null when there is none (credentials the bank issued).
+*/
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub initiated_by_name: ::std::option::Option<::std::string::String>,
+    ///Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it.
+    pub initiated_via: TransferDetailInitiatedVia,
+    pub narration: ::std::string::String,
+    ///The client's own reference for the transfer, unique in the business for ever; null when none was given.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub reference: ::std::option::Option<TransferDetailReference>,
+    pub reference_number: ReferenceNumber,
+    ///The credit that returned a failed inter-bank transfer's funds; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub reversal_reference_number: ::std::option::Option<::std::string::String>,
+    ///The member who approved or rejected it; null if not reviewed.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub reviewed_by: ::std::option::Option<::uuid::Uuid>,
+    ///The name of the member who approved or rejected it; null if not reviewed.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub reviewed_by_name: ::std::option::Option<::std::string::String>,
+    ///The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub session_id: ::std::option::Option<TransferDetailSessionId>,
+    /**The source account's balance now, with nine fraction digits as every balance; null
+when the member's role lacks `account.view`.
+*/
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub source_account_balance: ::std::option::Option<
+        TransferDetailSourceAccountBalance,
+    >,
+    ///The name of the account the money leaves.
+    pub source_account_name: ::std::string::String,
+    pub source_account_number: AccountNumber,
+    pub status: TransactionStatus,
+    pub transfer_status: TransferStatus,
+    pub transfer_type: TransferType,
+    pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///VAT on the fee (7.5%), debited with the amount.
+    pub vat: Amount,
+}
+///Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum TransferDetailInitiatedVia {
+    #[serde(rename = "dashboard")]
+    Dashboard,
+    #[serde(rename = "integration")]
+    Integration,
+}
+impl ::std::fmt::Display for TransferDetailInitiatedVia {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Dashboard => f.write_str("dashboard"),
+            Self::Integration => f.write_str("integration"),
+        }
+    }
+}
+impl ::std::str::FromStr for TransferDetailInitiatedVia {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "dashboard" => Ok(Self::Dashboard),
+            "integration" => Ok(Self::Integration),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for TransferDetailInitiatedVia {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TransferDetailInitiatedVia {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///The client's own reference for the transfer, unique in the business for ever; null when none was given.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct TransferDetailReference(::std::string::String);
+impl ::std::ops::Deref for TransferDetailReference {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<TransferDetailReference> for ::std::string::String {
+    fn from(value: TransferDetailReference) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for TransferDetailReference {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[A-Za-z0-9_-]{1,64}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[A-Za-z0-9_-]{1,64}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for TransferDetailReference {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TransferDetailReference {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TransferDetailReference {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct TransferDetailSessionId(::std::string::String);
+impl ::std::ops::Deref for TransferDetailSessionId {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<TransferDetailSessionId> for ::std::string::String {
+    fn from(value: TransferDetailSessionId) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for TransferDetailSessionId {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{30}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{30}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for TransferDetailSessionId {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TransferDetailSessionId {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TransferDetailSessionId {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+/**The source account's balance now, with nine fraction digits as every balance; null
+when the member's role lacks `account.view`.
+*/
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct TransferDetailSourceAccountBalance(::std::string::String);
+impl ::std::ops::Deref for TransferDetailSourceAccountBalance {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<TransferDetailSourceAccountBalance> for ::std::string::String {
+    fn from(value: TransferDetailSourceAccountBalance) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for TransferDetailSourceAccountBalance {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^(0|[1-9][0-9]*)\\.[0-9]{9}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^(0|[1-9][0-9]*)\\.[0-9]{9}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for TransferDetailSourceAccountBalance {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for TransferDetailSourceAccountBalance {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TransferDetailSourceAccountBalance {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
 }
 ///`TransferEvent`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]

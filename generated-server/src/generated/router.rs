@@ -123,6 +123,8 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             "/api/v1/transaction/transfer/web/get_approval_policy",
             post(get_approval_policy::<A>),
         )
+        .route("/api/v1/transaction/web/get_cash_flow", post(get_cash_flow::<A>))
+        .route("/api/v1/auth/web/get_invitation", post(get_invitation::<A>))
         .route("/api/v1/auth/web/get_profile", post(get_profile::<A>))
         .route(
             "/api/v1/account/web/get_total_account_metrics",
@@ -700,6 +702,34 @@ async fn get_approval_policy<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.get_approval_policy(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn get_cash_flow<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GetCashFlow,
+            request,
+            |api, ctx, body| async move {
+                api.get_cash_flow(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn get_invitation<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .public(
+            Operation::GetInvitation,
+            request,
+            |api, ctx, body| async move {
+                api.get_invitation(ctx, body).await.map(Success::data)
             },
         )
         .await

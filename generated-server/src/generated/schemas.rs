@@ -1238,6 +1238,216 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
+    "TransferDetail": {
+      "type": "object",
+      "description": "A transfer as the Dashboard shows it to the people who review it or keep its receipt:\nevery field of `Transfer`, plus who made and reviewed it by name, and the account it\nleaves with its balance now (since 2.5.0). For a transfer awaiting approval the amount,\nfee and VAT are already reserved, so `source_account_balance` is what the account keeps\nonce it is approved.\n",
+      "required": [
+        "id",
+        "reference_number",
+        "reference",
+        "amount",
+        "fee",
+        "vat",
+        "status",
+        "transfer_status",
+        "approval_status",
+        "transfer_type",
+        "source_account_number",
+        "beneficiary_account_number",
+        "beneficiary_account_name",
+        "bank_code",
+        "bank_name",
+        "narration",
+        "session_id",
+        "failure_reason",
+        "reversal_reference_number",
+        "initiated_by",
+        "initiated_via",
+        "reviewed_by",
+        "expires_at",
+        "created_at",
+        "updated_at",
+        "initiated_by_name",
+        "reviewed_by_name",
+        "source_account_name",
+        "source_account_balance"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "reference_number": {
+          "$ref": "#/$defs/ReferenceNumber"
+        },
+        "reference": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[A-Za-z0-9_-]{1,64}$",
+          "description": "The client's own reference for the transfer, unique in the business for ever; null when none was given."
+        },
+        "amount": {
+          "$ref": "#/$defs/Amount"
+        },
+        "fee": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/Amount"
+            }
+          ],
+          "description": "The transfer fee, debited with the amount (`0.00` within Kobo)."
+        },
+        "vat": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/Amount"
+            }
+          ],
+          "description": "VAT on the fee (7.5%), debited with the amount."
+        },
+        "status": {
+          "$ref": "#/$defs/OpenTransactionStatus"
+        },
+        "transfer_status": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/OpenTransferStatus"
+            }
+          ]
+        },
+        "approval_status": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/ApprovalStatus"
+            }
+          ]
+        },
+        "transfer_type": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/TransferType"
+            }
+          ]
+        },
+        "source_account_number": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/AccountNumber"
+            }
+          ]
+        },
+        "beneficiary_account_number": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/AccountNumber"
+            }
+          ]
+        },
+        "beneficiary_account_name": {
+          "type": "string"
+        },
+        "bank_code": {
+          "allOf": [
+            {
+              "$ref": "#/$defs/BankCode"
+            }
+          ]
+        },
+        "bank_name": {
+          "type": "string"
+        },
+        "narration": {
+          "type": "string"
+        },
+        "session_id": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[0-9]{30}$",
+          "description": "The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise."
+        },
+        "failure_reason": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "Why the transfer failed or was rejected; null otherwise."
+        },
+        "reversal_reference_number": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The credit that returned a failed inter-bank transfer's funds; null otherwise."
+        },
+        "initiated_by": {
+          "type": "string",
+          "format": "uuid",
+          "description": "The member who initiated the transfer; for a transfer made with integration\ncredentials (`initiated_via: integration`), the business's id.\n"
+        },
+        "initiated_via": {
+          "type": "string",
+          "enum": [
+            "dashboard",
+            "integration"
+          ],
+          "description": "Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it."
+        },
+        "reviewed_by": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "uuid",
+          "description": "The member who approved or rejected it; null if not reviewed."
+        },
+        "expires_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time",
+          "description": "When a transfer awaiting approval expires (its funds released); null otherwise."
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "initiated_by_name": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The maker's name as the team knows them (`First Last`): the member who initiated the\ntransfer or, for one made with integration credentials, the member who had issued\nthem; null when there is none (credentials the bank issued).\n"
+        },
+        "reviewed_by_name": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The name of the member who approved or rejected it; null if not reviewed."
+        },
+        "source_account_name": {
+          "type": "string",
+          "description": "The name of the account the money leaves."
+        },
+        "source_account_balance": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^(0|[1-9][0-9]*)\\.[0-9]{9}$",
+          "description": "The source account's balance now, with nine fraction digits as every balance; null\nwhen the member's role lacks `account.view`.\n"
+        }
+      }
+    },
     "ApprovalPolicy": {
       "type": "object",
       "required": [
@@ -1303,6 +1513,7 @@ pub const COMPONENTS: &str = r##"{
         "access_token",
         "token_type",
         "expires_in",
+        "idle_expires_in",
         "member",
         "permission_codes"
       ],
@@ -1315,7 +1526,13 @@ pub const COMPONENTS: &str = r##"{
         },
         "expires_in": {
           "type": "integer",
-          "minimum": 1
+          "minimum": 1,
+          "description": "Seconds until the token expires, however it is used (twelve hours)."
+        },
+        "idle_expires_in": {
+          "type": "integer",
+          "minimum": 1,
+          "description": "Seconds without a request after which the session ends (the idle timeout, thirty\nminutes); every request made with the token starts them again, up to `expires_in`\n(since 2.5.0).\n"
         },
         "member": {
           "$ref": "#/$defs/Member"
@@ -1640,6 +1857,7 @@ pub const COMPONENTS: &str = r##"{
         "end_date",
         "target_type",
         "target_id",
+        "target_name",
         "request_id",
         "created_at"
       ],
@@ -1693,6 +1911,13 @@ pub const COMPONENTS: &str = r##"{
             "null"
           ],
           "description": "The id or reference of the object acted on; null when none."
+        },
+        "target_name": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "What people call the object acted on: a transfer's `reference_number`, a member's\nname and email (`First Last <email>`), a role's name, an account's number; null for\nother objects, when there is none, or when it cannot be found (since 2.5.0).\n"
         },
         "request_id": {
           "type": "string"
@@ -2396,6 +2621,12 @@ pub const COMPONENTS: &str = r##"{
         "is_available": {
           "type": "boolean"
         },
+        "search": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100,
+          "description": "Only the accounts whose name contains this text (any case) or whose number contains\nit: a picker finds one customer's account among thousands by typing a few letters or\ndigits (since 2.5.0).\n"
+        },
         "limit": {
           "type": "integer",
           "minimum": 1,
@@ -2568,6 +2799,90 @@ pub const COMPONENTS: &str = r##"{
           "minLength": 1,
           "maxLength": 100,
           "description": "Case-insensitive substring of the remarks or reference."
+        }
+      }
+    },
+    "GetCashFlowRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "days": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 90,
+          "description": "How many calendar days, today included. Default: `30`."
+        },
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        }
+      }
+    },
+    "CashFlowDay": {
+      "type": "object",
+      "description": "What came in and went out on one calendar day (UTC).",
+      "required": [
+        "date",
+        "money_in",
+        "money_out",
+        "credits",
+        "debits"
+      ],
+      "properties": {
+        "date": {
+          "type": "string",
+          "format": "date"
+        },
+        "money_in": {
+          "$ref": "#/$defs/Amount"
+        },
+        "money_out": {
+          "$ref": "#/$defs/Amount"
+        },
+        "credits": {
+          "type": "integer",
+          "minimum": 0,
+          "description": "How many credits made `money_in`."
+        },
+        "debits": {
+          "type": "integer",
+          "minimum": 0,
+          "description": "How many debits made `money_out`."
+        }
+      }
+    },
+    "CashFlow": {
+      "type": "object",
+      "description": "Money in and out per day over a window, and its totals.",
+      "required": [
+        "start_date",
+        "end_date",
+        "money_in",
+        "money_out",
+        "days"
+      ],
+      "properties": {
+        "start_date": {
+          "type": "string",
+          "format": "date",
+          "description": "The window's first day."
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date",
+          "description": "The window's last day (today)."
+        },
+        "money_in": {
+          "$ref": "#/$defs/Amount"
+        },
+        "money_out": {
+          "$ref": "#/$defs/Amount"
+        },
+        "days": {
+          "type": "array",
+          "description": "Every day of the window, oldest first.",
+          "items": {
+            "$ref": "#/$defs/CashFlowDay"
+          }
         }
       }
     },
@@ -3099,6 +3414,69 @@ pub const COMPONENTS: &str = r##"{
           "type": "string",
           "maxLength": 128,
           "format": "password"
+        }
+      }
+    },
+    "GetInvitationRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "token"
+      ],
+      "properties": {
+        "token": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "description": "The token from the invitation link."
+        }
+      }
+    },
+    "InvitationPreview": {
+      "type": "object",
+      "description": "An open invitation, as the invited person reads it before accepting.",
+      "required": [
+        "business_name",
+        "email",
+        "first_name",
+        "last_name",
+        "role_name",
+        "role_description",
+        "permission_names",
+        "expires_at"
+      ],
+      "properties": {
+        "business_name": {
+          "type": "string"
+        },
+        "email": {
+          "type": "string",
+          "format": "email"
+        },
+        "first_name": {
+          "type": "string"
+        },
+        "last_name": {
+          "type": "string"
+        },
+        "role_name": {
+          "type": "string",
+          "description": "The role the person will have once they accept."
+        },
+        "role_description": {
+          "type": "string"
+        },
+        "permission_names": {
+          "type": "array",
+          "description": "What the role allows, each permission by its name in the catalog's order.",
+          "items": {
+            "type": "string"
+          }
+        },
+        "expires_at": {
+          "type": "string",
+          "format": "date-time",
+          "description": "When the link stops working."
         }
       }
     },
@@ -3867,6 +4245,31 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
+    "GetCashFlowResponse": {
+      "type": "object",
+      "description": "Success envelope of `get_cash_flow`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/CashFlow"
+        }
+      }
+    },
     "FetchTransactionsWebResponse": {
       "type": "object",
       "description": "Success envelope of `fetch_transactions_web`.",
@@ -4094,7 +4497,7 @@ pub const COMPONENTS: &str = r##"{
           "type": "string"
         },
         "data": {
-          "$ref": "#/$defs/Transfer"
+          "$ref": "#/$defs/TransferDetail"
         }
       }
     },
@@ -4147,7 +4550,7 @@ pub const COMPONENTS: &str = r##"{
         "data": {
           "type": "array",
           "items": {
-            "$ref": "#/$defs/Transfer"
+            "$ref": "#/$defs/TransferDetail"
           }
         },
         "pagination": {
@@ -4551,6 +4954,31 @@ pub const COMPONENTS: &str = r##"{
         },
         "data": {
           "$ref": "#/$defs/Member"
+        }
+      }
+    },
+    "GetInvitationResponse": {
+      "type": "object",
+      "description": "Success envelope of `get_invitation`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/InvitationPreview"
         }
       }
     },
@@ -5025,7 +5453,9 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::Business)), ("Bvn",
         schemars::schema_for!(models::Bvn)), ("CancelTransferRequest",
         schemars::schema_for!(models::CancelTransferRequest)), ("CancelTransferResponse",
-        schemars::schema_for!(models::CancelTransferResponse)), ("ChangePasswordRequest",
+        schemars::schema_for!(models::CancelTransferResponse)), ("CashFlow",
+        schemars::schema_for!(models::CashFlow)), ("CashFlowDay",
+        schemars::schema_for!(models::CashFlowDay)), ("ChangePasswordRequest",
         schemars::schema_for!(models::ChangePasswordRequest)), ("ChangePasswordResponse",
         schemars::schema_for!(models::ChangePasswordResponse)), ("Channel",
         schemars::schema_for!(models::Channel)), ("ClientReference",
@@ -5120,7 +5550,11 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         ("GetAccountRequest", schemars::schema_for!(models::GetAccountRequest)),
         ("GetAccountResponse", schemars::schema_for!(models::GetAccountResponse)),
         ("GetApprovalPolicyResponse",
-        schemars::schema_for!(models::GetApprovalPolicyResponse)), ("GetProfileResponse",
+        schemars::schema_for!(models::GetApprovalPolicyResponse)), ("GetCashFlowRequest",
+        schemars::schema_for!(models::GetCashFlowRequest)), ("GetCashFlowResponse",
+        schemars::schema_for!(models::GetCashFlowResponse)), ("GetInvitationRequest",
+        schemars::schema_for!(models::GetInvitationRequest)), ("GetInvitationResponse",
+        schemars::schema_for!(models::GetInvitationResponse)), ("GetProfileResponse",
         schemars::schema_for!(models::GetProfileResponse)),
         ("GetTotalAccountMetricsRequest",
         schemars::schema_for!(models::GetTotalAccountMetricsRequest)),
@@ -5138,6 +5572,7 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::IntegrationTransaction)),
         ("IntegrationTransactionFilters",
         schemars::schema_for!(models::IntegrationTransactionFilters)),
+        ("InvitationPreview", schemars::schema_for!(models::InvitationPreview)),
         ("InvitationStatus", schemars::schema_for!(models::InvitationStatus)),
         ("IpAddressOrRange", schemars::schema_for!(models::IpAddressOrRange)),
         ("LogStatus", schemars::schema_for!(models::LogStatus)), ("LoginRequest",
@@ -5200,7 +5635,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::TransactionCategory)), ("TransactionStatus",
         schemars::schema_for!(models::TransactionStatus)), ("TransactionType",
         schemars::schema_for!(models::TransactionType)), ("Transfer",
-        schemars::schema_for!(models::Transfer)), ("TransferEvent",
+        schemars::schema_for!(models::Transfer)), ("TransferDetail",
+        schemars::schema_for!(models::TransferDetail)), ("TransferEvent",
         schemars::schema_for!(models::TransferEvent)), ("TransferFilters",
         schemars::schema_for!(models::TransferFilters)), ("TransferStatus",
         schemars::schema_for!(models::TransferStatus)), ("TransferType",

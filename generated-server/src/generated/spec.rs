@@ -704,7 +704,9 @@ paths:
         by a server-side session, valid for `expires_in` seconds, twelve hours) with the member and
         the permission codes of their role. Send it as `Authorization: Bearer <token>` to every
         `/web/` operation. The session ends at `logout`, at `change_password` (every session of the
-        member), when the member is deactivated, or at expiry.
+        member), when the member is deactivated, at expiry, or after `idle_expires_in` seconds
+        (thirty minutes) without a request made with it: the idle timeout, which every request
+        restarts (since 2.5.0). A token past either answers `41`.
 
         No token is needed. A wrong email, a wrong password, a member who has not accepted their
         invitation and a deactivated member all get the same `41`, so the answer never tells whether
@@ -761,6 +763,7 @@ paths:
                       access_token: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI3YzllNjY3OS03NDI1LTQwZGUtOTQ0Yi1lMDdmYzFmOTBhZTciLCJmYW0iOiJkYXNoYm9hcmQifQ.kT3pQ8vN1xW6yZ2aB4cD7eF0gH5iJ9lM3nO8qR1sU6w
                       token_type: Bearer
                       expires_in: 43200
+                      idle_expires_in: 1800
                       member:
                         id: 7c9e6679-7425-40de-944b-e07fc1f90ae7
                         email: adaeze.okafor@adaezefoods.ng
@@ -1910,8 +1913,9 @@ paths:
         transfer totals (`total_transfers`, `total_transfer_amount`, counting successful and pending
         transfers) and `total_transactions` (every posted transaction on the account). All fields
         are optional; `{}` (or an empty body) returns every account. Filters: `account_type`,
-        `account_number`, `status`, `is_available` (true: status `active`; false: any other).
-        Paged with `limit` and the cursor pair.
+        `account_number`, `status`, `is_available` (true: status `active`; false: any other),
+        `search` (a part of the name, any case, or of the number). Paged with `limit` and the
+        cursor pair.
 
         Permission: `account.view`.
 
@@ -1938,6 +1942,12 @@ paths:
                 value:
                   account_type: current
                   is_available: true
+                  limit: 20
+              search:
+                summary: A customer's account found by a part of its name
+                value:
+                  account_type: virtual
+                  search: chinedu
                   limit: 20
       responses:
         '200':
@@ -2151,6 +2161,108 @@ paths:
           $ref: '#/components/responses/Unauthorized'
         '403':
           $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/web/get_cash_flow:
+    post:
+      tags: [Transactions]
+      operationId: get_cash_flow
+      summary: Money in and out per day
+      x-origin: extension
+      description: |
+        The money that came into and went out of the business's accounts on each of the last
+        `days` calendar days (UTC, today included; 30 by default, at most 90), oldest first,
+        with every day present (zero when nothing moved) and the window's totals: what a chart of
+        the last month draws, in one call (since 2.5.0). With `account_number`, one account's.
+
+        Money in is the successful credits, except the returns of failed transfers (`reversal`),
+        whose debit no longer counts either. Money out is the debits that succeeded or are on
+        their way (an inter-bank transfer in flight, the reserve of a transfer awaiting
+        approval), fees and VAT included. A transfer between two accounts of the business counts
+        on both sides.
+
+        Permission: `transaction.view`.
+
+        Errors:
+        - `01` a field is malformed (the message names it).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transaction.view`.
+        - `44` `account_number` is not an account of the business.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transaction.view
+      x-success-message: Cash flow retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '44', '96', '97']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/GetCashFlowRequest'
+            examples:
+              last_week:
+                summary: The last seven days, every account
+                value:
+                  days: 7
+              one_account:
+                summary: One account, the default 30 days
+                value:
+                  account_number: '1000000021'
+      responses:
+        '200':
+          description: The days of the window, oldest first, and its totals.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/GetCashFlowResponse'
+              examples:
+                week:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Cash flow retrieved
+                    data:
+                      start_date: '2026-10-27'
+                      end_date: '2026-11-02'
+                      money_in: '515000.00'
+                      money_out: '50000.00'
+                      days:
+                        - {date: '2026-10-27', money_in: '0.00', money_out: '0.00', credits: 0, debits: 0}
+                        - {date: '2026-10-28', money_in: '0.00', money_out: '0.00', credits: 0, debits: 0}
+                        - {date: '2026-10-29', money_in: '0.00', money_out: '0.00', credits: 0, debits: 0}
+                        - {date: '2026-10-30', money_in: '0.00', money_out: '0.00', credits: 0, debits: 0}
+                        - {date: '2026-10-31', money_in: '0.00', money_out: '0.00', credits: 0, debits: 0}
+                        - {date: '2026-11-01', money_in: '0.00', money_out: '0.00', credits: 0, debits: 0}
+                        - {date: '2026-11-02', money_in: '515000.00', money_out: '50000.00', credits: 2, debits: 1}
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          description: No account of the business has this number.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                no_match:
+                  $ref: '#/components/examples/AccountNotFound'
         '429':
           $ref: '#/components/responses/TooManyRequests'
         '500':
@@ -3512,7 +3624,9 @@ paths:
         Returns a transfer of the business by its `reference_number` (or by your own
         `reference`), with its current `status`, `transfer_status` and `approval_status`. Use it after a timeout, or to follow
         an inter-bank transfer until it leaves `pending`. The integration twin is
-        `get_transfer_api`.
+        `get_transfer_api`. The Dashboard's answer is a `TransferDetail` (since 2.5.0): the
+        transfer with its maker's and reviewer's names and its source account's name and
+        balance, what a receipt and a reviewer show.
 
         Permission: `transfer.view`.
 
@@ -3570,6 +3684,10 @@ paths:
                       reversal_reference_number: null
                       initiated_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
                       reviewed_by: null
+                      initiated_by_name: Tunde Bakare
+                      reviewed_by_name: null
+                      source_account_name: Adaeze Foods Ltd - Operations
+                      source_account_balance: '424973.120000000'
                       created_at: '2026-11-02T09:45:00Z'
                       updated_at: '2026-11-02T09:46:10Z'
         '400':
@@ -3680,7 +3798,11 @@ paths:
         Lists the business's transfers held by the approval policy (`approval_status:
         awaiting_approval`), oldest first so reviewers work through them in order, optionally for
         one `source_account_number`. Paged with `limit` and the cursor pair (the cursor moves
-        forward in time here).
+        forward in time here). Each is a `TransferDetail` (since 2.5.0): who made it, by name,
+        and the source account's balance once it is approved, so a checker can decide from
+        the list. When the approval policy holds a transfer, every other active member whose
+        role may approve transfers is emailed, and the maker is emailed when a checker approves
+        or rejects it.
 
         Permission: `transfer.view`.
 
@@ -3748,6 +3870,10 @@ paths:
                         reversal_reference_number: null
                         initiated_by: 9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601
                         reviewed_by: null
+                        initiated_by_name: Tunde Bakare
+                        reviewed_by_name: null
+                        source_account_name: Adaeze Foods Ltd
+                        source_account_balance: '1450000.000000000'
                         created_at: '2026-11-02T10:00:00Z'
                         updated_at: '2026-11-02T10:00:00Z'
                     pagination:
@@ -4727,6 +4853,93 @@ paths:
           $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
+  /api/v1/auth/web/get_invitation:
+    post:
+      tags: [Team]
+      operationId: get_invitation
+      summary: Read an invitation before accepting it
+      x-origin: extension
+      description: |
+        What an invitation link is for, before the invited person chooses a password: the
+        business, the role they will have (its name and what it allows), their name and email,
+        and when the link expires. The Dashboard's invitation page shows it first, so a person
+        knows what they join, and a link already used, revoked, replaced or expired is said at
+        once rather than after a password is typed (since 2.5.0). Reading an invitation does not
+        use it up.
+
+        No token header is needed: the invitation token is the credential. Failed reads count
+        against the same per-address limit as `accept_invite`'s.
+
+        Errors:
+        - `01` the token is missing or malformed.
+        - `41` the invitation token is unknown, already used, expired, or was replaced by a resent
+          invitation.
+        - `29` too many attempts. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security: []
+      x-success-message: Invitation retrieved
+      x-response-codes: ['00', '01', '29', '41', '96', '97']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/GetInvitationRequest'
+            examples:
+              link:
+                value:
+                  token: inv_3kT9wQx2Lm8vRz5YpB7nC4dF6hJ1sG0a
+      responses:
+        '200':
+          description: The invitation.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/GetInvitationResponse'
+              examples:
+                open:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Invitation retrieved
+                    data:
+                      business_name: Adaeze Foods Ltd
+                      email: ife.olawale@adaezefoods.ng
+                      first_name: Ife
+                      last_name: Olawale
+                      role_name: Viewer
+                      role_description: Reads everything; changes nothing.
+                      permission_names: [Manage own session, View accounts, View transactions, View transfers, View approval policy, View team, View roles, View activity logs, View audit logs, View webhooks]
+                      expires_at: '2026-11-05T11:30:00Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          description: The invitation token is not valid.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                invalid_token:
+                  value:
+                    status: false
+                    response_code: '41'
+                    message: The invitation is invalid or has expired; ask for a new one
+                    data: null
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
   /api/v1/auth/web/update_member:
     post:
       tags: [Team]
@@ -5292,7 +5505,9 @@ paths:
         logouts, password changes, secret regeneration, member and role changes, accounts opened,
         transfers, approvals and rejections, approval-policy and webhook changes. Entries are
         append-only. `user` is the actor's name and email; `start_date` and `end_date` of an entry
-        are the calendar day it happened on (the boundaries it is filtered by). Optional `filters`:
+        are the calendar day it happened on (the boundaries it is filtered by); `target_name` is
+        what people call the object acted on (a transfer's reference number, a member's name, a
+        role's name, an account's number). Optional `filters`:
         `action`, `start_date` / `end_date` (inclusive days), `user_id`. `search` is a
         case-insensitive substring of the action, user or IP address. Keyset paging with
         `cursor_created_at` / `cursor_id`; `limit` defaults to 20.
@@ -5352,6 +5567,7 @@ paths:
                         end_date: '2026-11-02'
                         target_type: null
                         target_id: null
+                        target_name: null
                         request_id: 9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a
                         created_at: '2026-11-02T12:10:00Z'
                     pagination:
@@ -7837,6 +8053,143 @@ components:
           type: string
           format: date-time
           x-origin: extension
+    TransferDetail:
+      type: object
+      x-origin: extension
+      description: |
+        A transfer as the Dashboard shows it to the people who review it or keep its receipt:
+        every field of `Transfer`, plus who made and reviewed it by name, and the account it
+        leaves with its balance now (since 2.5.0). For a transfer awaiting approval the amount,
+        fee and VAT are already reserved, so `source_account_balance` is what the account keeps
+        once it is approved.
+      required: [id, reference_number, reference, amount, fee, vat, status, transfer_status, approval_status, transfer_type, source_account_number, beneficiary_account_number, beneficiary_account_name, bank_code, bank_name, narration, session_id, failure_reason, reversal_reference_number, initiated_by, initiated_via, reviewed_by, expires_at, created_at, updated_at, initiated_by_name, reviewed_by_name, source_account_name, source_account_balance]
+      properties:
+        id:
+          type: string
+          format: uuid
+          x-origin: extension
+        reference_number:
+          $ref: '#/components/schemas/ReferenceNumber'
+        reference:
+          type: string
+          nullable: true
+          pattern: '^[A-Za-z0-9_-]{1,64}$'
+          x-origin: extension
+          description: The client's own reference for the transfer, unique in the business for ever; null when none was given.
+        amount:
+          $ref: '#/components/schemas/Amount'
+        fee:
+          allOf:
+            - $ref: '#/components/schemas/Amount'
+          x-origin: extension
+          description: The transfer fee, debited with the amount (`0.00` within Kobo).
+        vat:
+          allOf:
+            - $ref: '#/components/schemas/Amount'
+          x-origin: extension
+          description: VAT on the fee (7.5%), debited with the amount.
+        status:
+          $ref: '#/components/schemas/OpenTransactionStatus'
+        transfer_status:
+          allOf:
+            - $ref: '#/components/schemas/OpenTransferStatus'
+          x-origin: extension
+        approval_status:
+          allOf:
+            - $ref: '#/components/schemas/ApprovalStatus'
+          x-origin: extension
+        transfer_type:
+          allOf:
+            - $ref: '#/components/schemas/TransferType'
+          x-origin: extension
+        source_account_number:
+          allOf:
+            - $ref: '#/components/schemas/AccountNumber'
+          x-origin: extension
+        beneficiary_account_number:
+          allOf:
+            - $ref: '#/components/schemas/AccountNumber'
+          x-origin: extension
+        beneficiary_account_name:
+          type: string
+          x-origin: extension
+        bank_code:
+          allOf:
+            - $ref: '#/components/schemas/BankCode'
+          x-origin: extension
+        bank_name:
+          type: string
+          x-origin: extension
+        narration:
+          type: string
+        session_id:
+          type: string
+          nullable: true
+          pattern: '^[0-9]{30}$'
+          x-origin: extension
+          description: The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise.
+        failure_reason:
+          type: string
+          nullable: true
+          x-origin: extension
+          description: Why the transfer failed or was rejected; null otherwise.
+        reversal_reference_number:
+          type: string
+          nullable: true
+          x-origin: extension
+          description: The credit that returned a failed inter-bank transfer's funds; null otherwise.
+        initiated_by:
+          type: string
+          format: uuid
+          x-origin: extension
+          description: |
+            The member who initiated the transfer; for a transfer made with integration
+            credentials (`initiated_via: integration`), the business's id.
+        initiated_via:
+          type: string
+          enum: [dashboard, integration]
+          x-origin: extension
+          description: Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it.
+        reviewed_by:
+          type: string
+          format: uuid
+          nullable: true
+          x-origin: extension
+          description: The member who approved or rejected it; null if not reviewed.
+        expires_at:
+          type: string
+          format: date-time
+          nullable: true
+          x-origin: extension
+          description: When a transfer awaiting approval expires (its funds released); null otherwise.
+        created_at:
+          type: string
+          format: date-time
+        updated_at:
+          type: string
+          format: date-time
+          x-origin: extension
+        initiated_by_name:
+          type: string
+          nullable: true
+          description: |
+            The maker's name as the team knows them (`First Last`): the member who initiated the
+            transfer or, for one made with integration credentials, the member who had issued
+            them; null when there is none (credentials the bank issued).
+        reviewed_by_name:
+          type: string
+          nullable: true
+          description: The name of the member who approved or rejected it; null if not reviewed.
+        source_account_name:
+          type: string
+          description: The name of the account the money leaves.
+        source_account_balance:
+          type: string
+          nullable: true
+          pattern: '^(0|[1-9][0-9]*)\.[0-9]{9}$'
+          description: |
+            The source account's balance now, with nine fraction digits as every balance; null
+            when the member's role lacks `account.view`.
     ApprovalPolicy:
       type: object
       x-origin: extension
@@ -7880,7 +8233,7 @@ components:
     LoginResult:
       type: object
       x-origin: extension
-      required: [access_token, token_type, expires_in, member, permission_codes]
+      required: [access_token, token_type, expires_in, idle_expires_in, member, permission_codes]
       properties:
         access_token:
           type: string
@@ -7889,6 +8242,14 @@ components:
         expires_in:
           type: integer
           minimum: 1
+          description: Seconds until the token expires, however it is used (twelve hours).
+        idle_expires_in:
+          type: integer
+          minimum: 1
+          description: |
+            Seconds without a request after which the session ends (the idle timeout, thirty
+            minutes); every request made with the token starts them again, up to `expires_in`
+            (since 2.5.0).
         member:
           $ref: '#/components/schemas/Member'
         permission_codes:
@@ -8084,7 +8445,7 @@ components:
     AuditLogEntry:
       type: object
       description: One Dashboard user action.
-      required: [id, action, user, user_id, ip_address, response_code, start_date, end_date, target_type, target_id, request_id, created_at]
+      required: [id, action, user, user_id, ip_address, response_code, start_date, end_date, target_type, target_id, target_name, request_id, created_at]
       properties:
         id:
           type: string
@@ -8124,6 +8485,14 @@ components:
           nullable: true
           x-origin: extension
           description: The id or reference of the object acted on; null when none.
+        target_name:
+          type: string
+          nullable: true
+          x-origin: extension
+          description: |
+            What people call the object acted on: a transfer's `reference_number`, a member's
+            name and email (`First Last <email>`), a role's name, an account's number; null for
+            other objects, when there is none, or when it cannot be found (since 2.5.0).
         request_id:
           type: string
           x-origin: extension
@@ -8637,6 +9006,15 @@ components:
           $ref: '#/components/schemas/AccountStatus'
         is_available:
           type: boolean
+        search:
+          type: string
+          minLength: 1
+          maxLength: 100
+          x-origin: extension
+          description: |
+            Only the accounts whose name contains this text (any case) or whose number contains
+            it: a picker finds one customer's account among thousands by typing a few letters or
+            digits (since 2.5.0).
         limit:
           type: integer
           minimum: 1
@@ -8772,6 +9150,63 @@ components:
           maxLength: 100
           x-origin: extension
           description: Case-insensitive substring of the remarks or reference.
+    GetCashFlowRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      properties:
+        days:
+          type: integer
+          minimum: 1
+          maximum: 90
+          x-server-default: 30
+          description: 'How many calendar days, today included. Default: `30`.'
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+    CashFlowDay:
+      type: object
+      x-origin: extension
+      description: What came in and went out on one calendar day (UTC).
+      required: [date, money_in, money_out, credits, debits]
+      properties:
+        date:
+          type: string
+          format: date
+        money_in:
+          $ref: '#/components/schemas/Amount'
+        money_out:
+          $ref: '#/components/schemas/Amount'
+        credits:
+          type: integer
+          minimum: 0
+          description: How many credits made `money_in`.
+        debits:
+          type: integer
+          minimum: 0
+          description: How many debits made `money_out`.
+    CashFlow:
+      type: object
+      x-origin: extension
+      description: Money in and out per day over a window, and its totals.
+      required: [start_date, end_date, money_in, money_out, days]
+      properties:
+        start_date:
+          type: string
+          format: date
+          description: The window's first day.
+        end_date:
+          type: string
+          format: date
+          description: The window's last day (today).
+        money_in:
+          $ref: '#/components/schemas/Amount'
+        money_out:
+          $ref: '#/components/schemas/Amount'
+        days:
+          type: array
+          description: Every day of the window, oldest first.
+          items:
+            $ref: '#/components/schemas/CashFlowDay'
     FetchTransactionsApiRequest:
       type: object
       additionalProperties: false
@@ -9164,6 +9599,46 @@ components:
           type: string
           maxLength: 128
           format: password
+    GetInvitationRequest:
+      type: object
+      x-origin: extension
+      additionalProperties: false
+      required: [token]
+      properties:
+        token:
+          type: string
+          minLength: 1
+          maxLength: 255
+          description: The token from the invitation link.
+    InvitationPreview:
+      type: object
+      x-origin: extension
+      description: An open invitation, as the invited person reads it before accepting.
+      required: [business_name, email, first_name, last_name, role_name, role_description, permission_names, expires_at]
+      properties:
+        business_name:
+          type: string
+        email:
+          type: string
+          format: email
+        first_name:
+          type: string
+        last_name:
+          type: string
+        role_name:
+          type: string
+          description: The role the person will have once they accept.
+        role_description:
+          type: string
+        permission_names:
+          type: array
+          description: What the role allows, each permission by its name in the catalog's order.
+          items:
+            type: string
+        expires_at:
+          type: string
+          format: date-time
+          description: When the link stops working.
     UpdateMemberRequest:
       type: object
       x-origin: extension
@@ -9662,6 +10137,20 @@ components:
           type: string
         data:
           $ref: '#/components/schemas/AccountMetrics'
+    GetCashFlowResponse:
+      type: object
+      description: Success envelope of `get_cash_flow`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/CashFlow'
     FetchTransactionsWebResponse:
       type: object
       description: Success envelope of `fetch_transactions_web`.
@@ -9791,7 +10280,7 @@ components:
         message:
           type: string
         data:
-          $ref: '#/components/schemas/Transfer'
+          $ref: '#/components/schemas/TransferDetail'
     GetTransferApiResponse:
       type: object
       description: Success envelope of `get_transfer_api`.
@@ -9821,7 +10310,7 @@ components:
         data:
           type: array
           items:
-            $ref: '#/components/schemas/Transfer'
+            $ref: '#/components/schemas/TransferDetail'
         pagination:
           $ref: '#/components/schemas/Pagination'
     FetchBanksWebResponse:
@@ -10048,6 +10537,20 @@ components:
           type: string
         data:
           $ref: '#/components/schemas/Member'
+    GetInvitationResponse:
+      type: object
+      description: Success envelope of `get_invitation`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/InvitationPreview'
     UpdateMemberResponse:
       type: object
       description: Success envelope of `update_member`.
@@ -11141,7 +11644,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "login",
         "summary": "Log in to the Dashboard",
         "x-origin": "extension",
-        "description": "Checks a team member's email and password and returns a Dashboard token (a signed JWT backed\nby a server-side session, valid for `expires_in` seconds, twelve hours) with the member and\nthe permission codes of their role. Send it as `Authorization: Bearer <token>` to every\n`/web/` operation. The session ends at `logout`, at `change_password` (every session of the\nmember), when the member is deactivated, or at expiry.\n\nNo token is needed. A wrong email, a wrong password, a member who has not accepted their\ninvitation and a deactivated member all get the same `41`, so the answer never tells whether\nan email is registered. Every successful login is an audit-log entry (`login`).\n\nOne email may be a member of several businesses, each membership with its own password.\nThe password chooses the membership; when it matches more than one, `business_id` must say\nwhich (`01` naming it otherwise).\n\nAttempts are throttled (`29` with `Retry-After`) so that failures sent on purpose cannot\nlock a member out: per email at one source address (5 attempts, then locks that grow), per\nsource address (20), and per email from every address the member has never logged in\nfrom (past 20, one attempt every 10 seconds). An address the member logged in from before\nis never slowed by failures from elsewhere.\n\nErrors:\n- `01` a field is missing or malformed (the message names it), or the password matches\n  memberships of several businesses and `business_id` is missing.\n- `41` the email and password do not match an active member.\n- `29` too many failed attempts: wait `Retry-After` seconds.\n- `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Checks a team member's email and password and returns a Dashboard token (a signed JWT backed\nby a server-side session, valid for `expires_in` seconds, twelve hours) with the member and\nthe permission codes of their role. Send it as `Authorization: Bearer <token>` to every\n`/web/` operation. The session ends at `logout`, at `change_password` (every session of the\nmember), when the member is deactivated, at expiry, or after `idle_expires_in` seconds\n(thirty minutes) without a request made with it: the idle timeout, which every request\nrestarts (since 2.5.0). A token past either answers `41`.\n\nNo token is needed. A wrong email, a wrong password, a member who has not accepted their\ninvitation and a deactivated member all get the same `41`, so the answer never tells whether\nan email is registered. Every successful login is an audit-log entry (`login`).\n\nOne email may be a member of several businesses, each membership with its own password.\nThe password chooses the membership; when it matches more than one, `business_id` must say\nwhich (`01` naming it otherwise).\n\nAttempts are throttled (`29` with `Retry-After`) so that failures sent on purpose cannot\nlock a member out: per email at one source address (5 attempts, then locks that grow), per\nsource address (20), and per email from every address the member has never logged in\nfrom (past 20, one attempt every 10 seconds). An address the member logged in from before\nis never slowed by failures from elsewhere.\n\nErrors:\n- `01` a field is missing or malformed (the message names it), or the password matches\n  memberships of several businesses and `business_id` is missing.\n- `41` the email and password do not match an active member.\n- `29` too many failed attempts: wait `Retry-After` seconds.\n- `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [],
         "x-success-message": "Login successful",
         "x-response-codes": [
@@ -11193,6 +11696,7 @@ pub const OPENAPI_JSON: &str = r##"{
                         "access_token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI3YzllNjY3OS03NDI1LTQwZGUtOTQ0Yi1lMDdmYzFmOTBhZTciLCJmYW0iOiJkYXNoYm9hcmQifQ.kT3pQ8vN1xW6yZ2aB4cD7eF0gH5iJ9lM3nO8qR1sU6w",
                         "token_type": "Bearer",
                         "expires_in": 43200,
+                        "idle_expires_in": 1800,
                         "member": {
                           "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
                           "email": "adaeze.okafor@adaezefoods.ng",
@@ -12695,7 +13199,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_account_summaries",
         "summary": "Activity summary per account",
-        "description": "Lists the business's accounts (newest first) with their collection totals plus outbound\ntransfer totals (`total_transfers`, `total_transfer_amount`, counting successful and pending\ntransfers) and `total_transactions` (every posted transaction on the account). All fields\nare optional; `{}` (or an empty body) returns every account. Filters: `account_type`,\n`account_number`, `status`, `is_available` (true: status `active`; false: any other).\nPaged with `limit` and the cursor pair.\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed or a cursor field is sent without its pair (the message names\n  the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Lists the business's accounts (newest first) with their collection totals plus outbound\ntransfer totals (`total_transfers`, `total_transfer_amount`, counting successful and pending\ntransfers) and `total_transactions` (every posted transaction on the account). All fields\nare optional; `{}` (or an empty body) returns every account. Filters: `account_type`,\n`account_number`, `status`, `is_available` (true: status `active`; false: any other),\n`search` (a part of the name, any case, or of the number). Paged with `limit` and the\ncursor pair.\n\nPermission: `account.view`.\n\nErrors:\n- `01` a field is malformed or a cursor field is sent without its pair (the message names\n  the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `account.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -12724,6 +13228,14 @@ pub const OPENAPI_JSON: &str = r##"{
                   "value": {
                     "account_type": "current",
                     "is_available": true,
+                    "limit": 20
+                  }
+                },
+                "search": {
+                  "summary": "A customer's account found by a part of its name",
+                  "value": {
+                    "account_type": "virtual",
+                    "search": "chinedu",
                     "limit": 20
                   }
                 }
@@ -13014,6 +13526,182 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "403": {
             "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/web/get_cash_flow": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "get_cash_flow",
+        "summary": "Money in and out per day",
+        "x-origin": "extension",
+        "description": "The money that came into and went out of the business's accounts on each of the last\n`days` calendar days (UTC, today included; 30 by default, at most 90), oldest first,\nwith every day present (zero when nothing moved) and the window's totals: what a chart of\nthe last month draws, in one call (since 2.5.0). With `account_number`, one account's.\n\nMoney in is the successful credits, except the returns of failed transfers (`reversal`),\nwhose debit no longer counts either. Money out is the debits that succeeded or are on\ntheir way (an inter-bank transfer in flight, the reserve of a transfer awaiting\napproval), fees and VAT included. A transfer between two accounts of the business counts\non both sides.\n\nPermission: `transaction.view`.\n\nErrors:\n- `01` a field is malformed (the message names it).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `44` `account_number` is not an account of the business.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transaction.view",
+        "x-success-message": "Cash flow retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "44",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/GetCashFlowRequest"
+              },
+              "examples": {
+                "last_week": {
+                  "summary": "The last seven days, every account",
+                  "value": {
+                    "days": 7
+                  }
+                },
+                "one_account": {
+                  "summary": "One account, the default 30 days",
+                  "value": {
+                    "account_number": "1000000021"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The days of the window, oldest first, and its totals.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GetCashFlowResponse"
+                },
+                "examples": {
+                  "week": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Cash flow retrieved",
+                      "data": {
+                        "start_date": "2026-10-27",
+                        "end_date": "2026-11-02",
+                        "money_in": "515000.00",
+                        "money_out": "50000.00",
+                        "days": [
+                          {
+                            "date": "2026-10-27",
+                            "money_in": "0.00",
+                            "money_out": "0.00",
+                            "credits": 0,
+                            "debits": 0
+                          },
+                          {
+                            "date": "2026-10-28",
+                            "money_in": "0.00",
+                            "money_out": "0.00",
+                            "credits": 0,
+                            "debits": 0
+                          },
+                          {
+                            "date": "2026-10-29",
+                            "money_in": "0.00",
+                            "money_out": "0.00",
+                            "credits": 0,
+                            "debits": 0
+                          },
+                          {
+                            "date": "2026-10-30",
+                            "money_in": "0.00",
+                            "money_out": "0.00",
+                            "credits": 0,
+                            "debits": 0
+                          },
+                          {
+                            "date": "2026-10-31",
+                            "money_in": "0.00",
+                            "money_out": "0.00",
+                            "credits": 0,
+                            "debits": 0
+                          },
+                          {
+                            "date": "2026-11-01",
+                            "money_in": "0.00",
+                            "money_out": "0.00",
+                            "credits": 0,
+                            "debits": 0
+                          },
+                          {
+                            "date": "2026-11-02",
+                            "money_in": "515000.00",
+                            "money_out": "50000.00",
+                            "credits": 2,
+                            "debits": 1
+                          }
+                        ]
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "description": "No account of the business has this number.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "no_match": {
+                    "$ref": "#/components/examples/AccountNotFound"
+                  }
+                }
+              }
+            }
           },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
@@ -14742,7 +15430,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "get_transfer_web",
         "summary": "Transfer status (Dashboard)",
         "x-origin": "extension",
-        "description": "Returns a transfer of the business by its `reference_number` (or by your own\n`reference`), with its current `status`, `transfer_status` and `approval_status`. Use it after a timeout, or to follow\nan inter-bank transfer until it leaves `pending`. The integration twin is\n`get_transfer_api`.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Returns a transfer of the business by its `reference_number` (or by your own\n`reference`), with its current `status`, `transfer_status` and `approval_status`. Use it after a timeout, or to follow\nan inter-bank transfer until it leaves `pending`. The integration twin is\n`get_transfer_api`. The Dashboard's answer is a `TransferDetail` (since 2.5.0): the\ntransfer with its maker's and reviewer's names and its source account's name and\nbalance, what a receipt and a reviewer show.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -14806,6 +15494,10 @@ pub const OPENAPI_JSON: &str = r##"{
                         "reversal_reference_number": null,
                         "initiated_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
                         "reviewed_by": null,
+                        "initiated_by_name": "Tunde Bakare",
+                        "reviewed_by_name": null,
+                        "source_account_name": "Adaeze Foods Ltd - Operations",
+                        "source_account_balance": "424973.120000000",
                         "created_at": "2026-11-02T09:45:00Z",
                         "updated_at": "2026-11-02T09:46:10Z"
                       }
@@ -14954,7 +15646,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "fetch_pending_transfers",
         "summary": "Transfers awaiting approval",
         "x-origin": "extension",
-        "description": "Lists the business's transfers held by the approval policy (`approval_status:\nawaiting_approval`), oldest first so reviewers work through them in order, optionally for\none `source_account_number`. Paged with `limit` and the cursor pair (the cursor moves\nforward in time here).\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` a field is malformed or a cursor field is sent without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Lists the business's transfers held by the approval policy (`approval_status:\nawaiting_approval`), oldest first so reviewers work through them in order, optionally for\none `source_account_number`. Paged with `limit` and the cursor pair (the cursor moves\nforward in time here). Each is a `TransferDetail` (since 2.5.0): who made it, by name,\nand the source account's balance once it is approved, so a checker can decide from\nthe list. When the approval policy holds a transfer, every other active member whose\nrole may approve transfers is emailed, and the maker is emailed when a checker approves\nor rejects it.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` a field is malformed or a cursor field is sent without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -15036,6 +15728,10 @@ pub const OPENAPI_JSON: &str = r##"{
                           "reversal_reference_number": null,
                           "initiated_by": "9b2f4c1a-3d5e-4f60-8a71-b2c3d4e5f601",
                           "reviewed_by": null,
+                          "initiated_by_name": "Tunde Bakare",
+                          "reviewed_by_name": null,
+                          "source_account_name": "Adaeze Foods Ltd",
+                          "source_account_balance": "1450000.000000000",
                           "created_at": "2026-11-02T10:00:00Z",
                           "updated_at": "2026-11-02T10:00:00Z"
                         }
@@ -16344,6 +17040,131 @@ pub const OPENAPI_JSON: &str = r##"{
         }
       }
     },
+    "/api/v1/auth/web/get_invitation": {
+      "post": {
+        "tags": [
+          "Team"
+        ],
+        "operationId": "get_invitation",
+        "summary": "Read an invitation before accepting it",
+        "x-origin": "extension",
+        "description": "What an invitation link is for, before the invited person chooses a password: the\nbusiness, the role they will have (its name and what it allows), their name and email,\nand when the link expires. The Dashboard's invitation page shows it first, so a person\nknows what they join, and a link already used, revoked, replaced or expired is said at\nonce rather than after a password is typed (since 2.5.0). Reading an invitation does not\nuse it up.\n\nNo token header is needed: the invitation token is the credential. Failed reads count\nagainst the same per-address limit as `accept_invite`'s.\n\nErrors:\n- `01` the token is missing or malformed.\n- `41` the invitation token is unknown, already used, expired, or was replaced by a resent\n  invitation.\n- `29` too many attempts. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [],
+        "x-success-message": "Invitation retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/GetInvitationRequest"
+              },
+              "examples": {
+                "link": {
+                  "value": {
+                    "token": "inv_3kT9wQx2Lm8vRz5YpB7nC4dF6hJ1sG0a"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The invitation.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GetInvitationResponse"
+                },
+                "examples": {
+                  "open": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Invitation retrieved",
+                      "data": {
+                        "business_name": "Adaeze Foods Ltd",
+                        "email": "ife.olawale@adaezefoods.ng",
+                        "first_name": "Ife",
+                        "last_name": "Olawale",
+                        "role_name": "Viewer",
+                        "role_description": "Reads everything; changes nothing.",
+                        "permission_names": [
+                          "Manage own session",
+                          "View accounts",
+                          "View transactions",
+                          "View transfers",
+                          "View approval policy",
+                          "View team",
+                          "View roles",
+                          "View activity logs",
+                          "View audit logs",
+                          "View webhooks"
+                        ],
+                        "expires_at": "2026-11-05T11:30:00Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "description": "The invitation token is not valid.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "invalid_token": {
+                    "value": {
+                      "status": false,
+                      "response_code": "41",
+                      "message": "The invitation is invalid or has expired; ask for a new one",
+                      "data": null
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
     "/api/v1/auth/web/update_member": {
       "post": {
         "tags": [
@@ -17125,7 +17946,7 @@ pub const OPENAPI_JSON: &str = r##"{
         ],
         "operationId": "fetch_audit_logs",
         "summary": "Audit logs (user actions)",
-        "description": "Lists Dashboard user actions, newest first: logins (failed ones too, for existing members),\nlogouts, password changes, secret regeneration, member and role changes, accounts opened,\ntransfers, approvals and rejections, approval-policy and webhook changes. Entries are\nappend-only. `user` is the actor's name and email; `start_date` and `end_date` of an entry\nare the calendar day it happened on (the boundaries it is filtered by). Optional `filters`:\n`action`, `start_date` / `end_date` (inclusive days), `user_id`. `search` is a\ncase-insensitive substring of the action, user or IP address. Keyset paging with\n`cursor_created_at` / `cursor_id`; `limit` defaults to 20.\n\nPermission: `audit_log.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `audit_log.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "Lists Dashboard user actions, newest first: logins (failed ones too, for existing members),\nlogouts, password changes, secret regeneration, member and role changes, accounts opened,\ntransfers, approvals and rejections, approval-policy and webhook changes. Entries are\nappend-only. `user` is the actor's name and email; `start_date` and `end_date` of an entry\nare the calendar day it happened on (the boundaries it is filtered by); `target_name` is\nwhat people call the object acted on (a transfer's reference number, a member's name, a\nrole's name, an account's number). Optional `filters`:\n`action`, `start_date` / `end_date` (inclusive days), `user_id`. `search` is a\ncase-insensitive substring of the action, user or IP address. Keyset paging with\n`cursor_created_at` / `cursor_id`; `limit` defaults to 20.\n\nPermission: `audit_log.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or a cursor field is sent\n  without its pair (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `audit_log.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -17195,6 +18016,7 @@ pub const OPENAPI_JSON: &str = r##"{
                           "end_date": "2026-11-02",
                           "target_type": null,
                           "target_id": null,
+                          "target_name": null,
                           "request_id": "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a",
                           "created_at": "2026-11-02T12:10:00Z"
                         }
@@ -20830,6 +21652,219 @@ pub const OPENAPI_JSON: &str = r##"{
           }
         }
       },
+      "TransferDetail": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "A transfer as the Dashboard shows it to the people who review it or keep its receipt:\nevery field of `Transfer`, plus who made and reviewed it by name, and the account it\nleaves with its balance now (since 2.5.0). For a transfer awaiting approval the amount,\nfee and VAT are already reserved, so `source_account_balance` is what the account keeps\nonce it is approved.\n",
+        "required": [
+          "id",
+          "reference_number",
+          "reference",
+          "amount",
+          "fee",
+          "vat",
+          "status",
+          "transfer_status",
+          "approval_status",
+          "transfer_type",
+          "source_account_number",
+          "beneficiary_account_number",
+          "beneficiary_account_name",
+          "bank_code",
+          "bank_name",
+          "narration",
+          "session_id",
+          "failure_reason",
+          "reversal_reference_number",
+          "initiated_by",
+          "initiated_via",
+          "reviewed_by",
+          "expires_at",
+          "created_at",
+          "updated_at",
+          "initiated_by_name",
+          "reviewed_by_name",
+          "source_account_name",
+          "source_account_balance"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension"
+          },
+          "reference_number": {
+            "$ref": "#/components/schemas/ReferenceNumber"
+          },
+          "reference": {
+            "type": "string",
+            "nullable": true,
+            "pattern": "^[A-Za-z0-9_-]{1,64}$",
+            "x-origin": "extension",
+            "description": "The client's own reference for the transfer, unique in the business for ever; null when none was given."
+          },
+          "amount": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "fee": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Amount"
+              }
+            ],
+            "x-origin": "extension",
+            "description": "The transfer fee, debited with the amount (`0.00` within Kobo)."
+          },
+          "vat": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Amount"
+              }
+            ],
+            "x-origin": "extension",
+            "description": "VAT on the fee (7.5%), debited with the amount."
+          },
+          "status": {
+            "$ref": "#/components/schemas/OpenTransactionStatus"
+          },
+          "transfer_status": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/OpenTransferStatus"
+              }
+            ],
+            "x-origin": "extension"
+          },
+          "approval_status": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/ApprovalStatus"
+              }
+            ],
+            "x-origin": "extension"
+          },
+          "transfer_type": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/TransferType"
+              }
+            ],
+            "x-origin": "extension"
+          },
+          "source_account_number": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/AccountNumber"
+              }
+            ],
+            "x-origin": "extension"
+          },
+          "beneficiary_account_number": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/AccountNumber"
+              }
+            ],
+            "x-origin": "extension"
+          },
+          "beneficiary_account_name": {
+            "type": "string",
+            "x-origin": "extension"
+          },
+          "bank_code": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/BankCode"
+              }
+            ],
+            "x-origin": "extension"
+          },
+          "bank_name": {
+            "type": "string",
+            "x-origin": "extension"
+          },
+          "narration": {
+            "type": "string"
+          },
+          "session_id": {
+            "type": "string",
+            "nullable": true,
+            "pattern": "^[0-9]{30}$",
+            "x-origin": "extension",
+            "description": "The NIP session id of an inter-bank transfer, once NIP assigned one; null otherwise."
+          },
+          "failure_reason": {
+            "type": "string",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "Why the transfer failed or was rejected; null otherwise."
+          },
+          "reversal_reference_number": {
+            "type": "string",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "The credit that returned a failed inter-bank transfer's funds; null otherwise."
+          },
+          "initiated_by": {
+            "type": "string",
+            "format": "uuid",
+            "x-origin": "extension",
+            "description": "The member who initiated the transfer; for a transfer made with integration\ncredentials (`initiated_via: integration`), the business's id.\n"
+          },
+          "initiated_via": {
+            "type": "string",
+            "enum": [
+              "dashboard",
+              "integration"
+            ],
+            "x-origin": "extension",
+            "description": "Whether a member (`funds_transfer`) or an integration (`funds_transfer_api`) made it."
+          },
+          "reviewed_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "The member who approved or rejected it; null if not reviewed."
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "When a transfer awaiting approval expires (its funds released); null otherwise."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time",
+            "x-origin": "extension"
+          },
+          "initiated_by_name": {
+            "type": "string",
+            "nullable": true,
+            "description": "The maker's name as the team knows them (`First Last`): the member who initiated the\ntransfer or, for one made with integration credentials, the member who had issued\nthem; null when there is none (credentials the bank issued).\n"
+          },
+          "reviewed_by_name": {
+            "type": "string",
+            "nullable": true,
+            "description": "The name of the member who approved or rejected it; null if not reviewed."
+          },
+          "source_account_name": {
+            "type": "string",
+            "description": "The name of the account the money leaves."
+          },
+          "source_account_balance": {
+            "type": "string",
+            "nullable": true,
+            "pattern": "^(0|[1-9][0-9]*)\\.[0-9]{9}$",
+            "description": "The source account's balance now, with nine fraction digits as every balance; null\nwhen the member's role lacks `account.view`.\n"
+          }
+        }
+      },
       "ApprovalPolicy": {
         "type": "object",
         "x-origin": "extension",
@@ -20902,6 +21937,7 @@ pub const OPENAPI_JSON: &str = r##"{
           "access_token",
           "token_type",
           "expires_in",
+          "idle_expires_in",
           "member",
           "permission_codes"
         ],
@@ -20914,7 +21950,13 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "expires_in": {
             "type": "integer",
-            "minimum": 1
+            "minimum": 1,
+            "description": "Seconds until the token expires, however it is used (twelve hours)."
+          },
+          "idle_expires_in": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Seconds without a request after which the session ends (the idle timeout, thirty\nminutes); every request made with the token starts them again, up to `expires_in`\n(since 2.5.0).\n"
           },
           "member": {
             "$ref": "#/components/schemas/Member"
@@ -21248,6 +22290,7 @@ pub const OPENAPI_JSON: &str = r##"{
           "end_date",
           "target_type",
           "target_id",
+          "target_name",
           "request_id",
           "created_at"
         ],
@@ -21299,6 +22342,12 @@ pub const OPENAPI_JSON: &str = r##"{
             "nullable": true,
             "x-origin": "extension",
             "description": "The id or reference of the object acted on; null when none."
+          },
+          "target_name": {
+            "type": "string",
+            "nullable": true,
+            "x-origin": "extension",
+            "description": "What people call the object acted on: a transfer's `reference_number`, a member's\nname and email (`First Last <email>`), a role's name, an account's number; null for\nother objects, when there is none, or when it cannot be found (since 2.5.0).\n"
           },
           "request_id": {
             "type": "string",
@@ -22065,6 +23114,13 @@ pub const OPENAPI_JSON: &str = r##"{
           "is_available": {
             "type": "boolean"
           },
+          "search": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "x-origin": "extension",
+            "description": "Only the accounts whose name contains this text (any case) or whose number contains\nit: a picker finds one customer's account among thousands by typing a few letters or\ndigits (since 2.5.0).\n"
+          },
           "limit": {
             "type": "integer",
             "minimum": 1,
@@ -22250,6 +23306,94 @@ pub const OPENAPI_JSON: &str = r##"{
             "maxLength": 100,
             "x-origin": "extension",
             "description": "Case-insensitive substring of the remarks or reference."
+          }
+        }
+      },
+      "GetCashFlowRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "properties": {
+          "days": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 90,
+            "x-server-default": 30,
+            "description": "How many calendar days, today included. Default: `30`."
+          },
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          }
+        }
+      },
+      "CashFlowDay": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "What came in and went out on one calendar day (UTC).",
+        "required": [
+          "date",
+          "money_in",
+          "money_out",
+          "credits",
+          "debits"
+        ],
+        "properties": {
+          "date": {
+            "type": "string",
+            "format": "date"
+          },
+          "money_in": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "money_out": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "credits": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "How many credits made `money_in`."
+          },
+          "debits": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "How many debits made `money_out`."
+          }
+        }
+      },
+      "CashFlow": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Money in and out per day over a window, and its totals.",
+        "required": [
+          "start_date",
+          "end_date",
+          "money_in",
+          "money_out",
+          "days"
+        ],
+        "properties": {
+          "start_date": {
+            "type": "string",
+            "format": "date",
+            "description": "The window's first day."
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date",
+            "description": "The window's last day (today)."
+          },
+          "money_in": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "money_out": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "days": {
+            "type": "array",
+            "description": "Every day of the window, oldest first.",
+            "items": {
+              "$ref": "#/components/schemas/CashFlowDay"
+            }
           }
         }
       },
@@ -22813,6 +23957,71 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "string",
             "maxLength": 128,
             "format": "password"
+          }
+        }
+      },
+      "GetInvitationRequest": {
+        "type": "object",
+        "x-origin": "extension",
+        "additionalProperties": false,
+        "required": [
+          "token"
+        ],
+        "properties": {
+          "token": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "description": "The token from the invitation link."
+          }
+        }
+      },
+      "InvitationPreview": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "An open invitation, as the invited person reads it before accepting.",
+        "required": [
+          "business_name",
+          "email",
+          "first_name",
+          "last_name",
+          "role_name",
+          "role_description",
+          "permission_names",
+          "expires_at"
+        ],
+        "properties": {
+          "business_name": {
+            "type": "string"
+          },
+          "email": {
+            "type": "string",
+            "format": "email"
+          },
+          "first_name": {
+            "type": "string"
+          },
+          "last_name": {
+            "type": "string"
+          },
+          "role_name": {
+            "type": "string",
+            "description": "The role the person will have once they accept."
+          },
+          "role_description": {
+            "type": "string"
+          },
+          "permission_names": {
+            "type": "array",
+            "description": "What the role allows, each permission by its name in the catalog's order.",
+            "items": {
+              "type": "string"
+            }
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When the link stops working."
           }
         }
       },
@@ -23598,6 +24807,31 @@ pub const OPENAPI_JSON: &str = r##"{
           }
         }
       },
+      "GetCashFlowResponse": {
+        "type": "object",
+        "description": "Success envelope of `get_cash_flow`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/CashFlow"
+          }
+        }
+      },
       "FetchTransactionsWebResponse": {
         "type": "object",
         "description": "Success envelope of `fetch_transactions_web`.",
@@ -23825,7 +25059,7 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "string"
           },
           "data": {
-            "$ref": "#/components/schemas/Transfer"
+            "$ref": "#/components/schemas/TransferDetail"
           }
         }
       },
@@ -23878,7 +25112,7 @@ pub const OPENAPI_JSON: &str = r##"{
           "data": {
             "type": "array",
             "items": {
-              "$ref": "#/components/schemas/Transfer"
+              "$ref": "#/components/schemas/TransferDetail"
             }
           },
           "pagination": {
@@ -24282,6 +25516,31 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "data": {
             "$ref": "#/components/schemas/Member"
+          }
+        }
+      },
+      "GetInvitationResponse": {
+        "type": "object",
+        "description": "Success envelope of `get_invitation`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/InvitationPreview"
           }
         }
       },

@@ -57,6 +57,13 @@ pub struct ServeArgs {
     #[arg(long, env = "KOBO_DEMO")]
     pub demo: bool,
 
+    /// With `kobo demo`: give the demo business this many customer accounts at start (each a
+    /// verified customer with a virtual account under the main account, named from a list of
+    /// 1,600 people, opened in bulk; those already there are kept), to try the Dashboard at a
+    /// real business's scale.
+    #[arg(long, env = "KOBO_DEMO_CUSTOMER_ACCOUNTS", default_value_t = 0)]
+    pub demo_customer_accounts: u32,
+
     /// Requests per minute each credential (integration client, Dashboard member) may make
     /// sustained; over it the answer is `29` with `Retry-After`. On PostgreSQL the budget is
     /// one for all the processes on the database (give them all the same value); on SQLite
@@ -95,11 +102,17 @@ pub struct ServeArgs {
     pub allow_loopback_webhooks: bool,
 
     /// Where people open the Dashboard (this server's `/dashboard/`, as they reach it): the
-    /// invitation emails link to its `accept-invite` page. Default: `http://<the address
+    /// invitation emails link to its `accept-invite` page, the approval emails to its
+    /// approvals and receipts. Default: `http://<the address
     /// kobo listens on>/dashboard/`; set it when people reach kobo by another address (a
     /// load balancer, a host name, `--listen 0.0.0.0:...`).
     #[arg(long, env = "KOBO_DASHBOARD_URL")]
     pub dashboard_url: Option<String>,
+
+    /// A Dashboard session ends after this many minutes without a request made with its token
+    /// (its idle timeout); every request starts them again, within the token's twelve hours.
+    #[arg(long, env = "KOBO_DASHBOARD_IDLE_MINUTES", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=720))]
+    pub dashboard_idle_minutes: u64,
 
     /// The core banking provider Kobo calls over HTTP (`spec/provider.yaml`; `kobo-provider
     /// serve` is one). Required in production, which must not run on the sandbox's in-process
@@ -352,7 +365,8 @@ pub(super) async fn serve(args: ServeArgs) -> Result<()> {
     let address = listener.local_addr()?;
     let api = Arc::new(open_api(&args, store.clone(), clock.clone(), &address).await?);
     if args.demo {
-        demo(&api, &address, &dashboard_url(&args, &address)).await?;
+        let dashboard = dashboard_url(&args, &address);
+        demo(&api, &address, &dashboard, args.demo_customer_accounts).await?;
     }
     let smtp = args
         .smtp
@@ -411,7 +425,9 @@ async fn open_api(
         per_minute: args.rate_limit_per_minute,
         burst: args.rate_limit_burst,
     };
-    config.invitation_link_base = format!("{}accept-invite?token=", dashboard_url(args, address));
+    config.dashboard_url = dashboard_url(args, address);
+    config.dashboard_idle_seconds = args.dashboard_idle_minutes * 60;
+    config.invitation_link_base = format!("{}accept-invite?token=", config.dashboard_url);
     if loopback_webhooks {
         tracing::warn!(
             "webhooks may be delivered to loopback addresses (local development: \
@@ -508,8 +524,30 @@ async fn run_until_stopped(
 
 /// Prints the demo business's credentials and a first request (the business is created on the
 /// first run and reused afterwards, with a fresh client secret each run).
-async fn demo(api: &KoboApi, address: &SocketAddr, dashboard: &str) -> Result<()> {
+async fn demo(
+    api: &KoboApi,
+    address: &SocketAddr,
+    dashboard: &str,
+    customer_accounts: u32,
+) -> Result<()> {
     let demo = businesses::ensure_demo(api.store(), api.config(), api.clock()).await?;
+    if customer_accounts > 0 {
+        let started = std::time::Instant::now();
+        let (store, clock) = (api.store(), api.clock());
+        let business_id = &demo.business.business_id;
+        let opened = crate::operator::demo_scale::seed_customer_accounts(
+            store,
+            clock,
+            business_id,
+            customer_accounts,
+        )
+        .await?;
+        tracing::info!(
+            opened,
+            seconds = started.elapsed().as_secs_f64(),
+            "the demo business has its {customer_accounts} seeded customer accounts"
+        );
+    }
     let mut out = std::io::stdout().lock();
     out.write_all(demo_text(&demo, &format!("http://{address}"), dashboard).as_bytes())?;
     out.flush()?;

@@ -5,7 +5,7 @@ use super::contract::*;
 
 use chrono::{DateTime, Utc};
 pub use kobo_store::members::{
-    Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
+    Approver, Member, MemberFilter, MemberOrder, Membership, NewMember, Profile, Standing,
 };
 
 kobo_store::members_functions!(dispatch);

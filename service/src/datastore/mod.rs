@@ -77,7 +77,8 @@ impl<'c> From<&'c mut Tx> for Conn<'c> {
     }
 }
 
-/// The same thing on one store or the other: what [`dispatch!`] matches on.
+/// The same thing on one store or the other: what a contract's functions and the PostgreSQL-only
+/// operations match on.
 pub(crate) enum On<S, P> {
     Sqlite(S),
     Postgres(P),
@@ -115,18 +116,3 @@ impl Tx {
         }
     }
 }
-
-/// Runs `module::function(on, args...)` on the store `on` holds.
-macro_rules! dispatch {
-    ($on:expr, $module:ident :: $function:ident ( $($arg:expr),* $(,)? )) => {
-        match $on {
-            $crate::datastore::On::Sqlite(on) => {
-                kobo_store_sqlite::$module::$function(on, $($arg),*).await
-            }
-            $crate::datastore::On::Postgres(on) => {
-                kobo_store_postgres::$module::$function(on, $($arg),*).await
-            }
-        }
-    };
-}
-pub(crate) use dispatch;

@@ -3,8 +3,9 @@
 
 use super::contract::*;
 
+use chrono::{DateTime, Utc};
 pub use kobo_store::transactions::{
-    Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
+    DayTotal, Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
 };
 
 pub use kobo_store::transactions::record_into;

@@ -19,11 +19,13 @@ use crate::kernel::config::Config;
 use crate::kernel::secrets::Passwords;
 use crate::kernel::store::Store;
 use crate::money::fees::TransferPolicy;
-use crate::money::{accounts, approvals, banks, inbound, transactions, transfers};
+use crate::money::{accounts, approvals, banks, cash_flow, inbound, transactions, transfers};
 use crate::platform::principal::Principal;
 use crate::platform::rate_limit::RateLimiter;
 use crate::platform::tokens::TokenKeys;
-use crate::platform::{identity, logs, permissions, roles, sessions, team, webhook_endpoints};
+use crate::platform::{
+    identity, invitation_preview, logs, permissions, roles, sessions, team, webhook_endpoints,
+};
 use crate::provider::sandbox::SandboxProvider;
 use crate::provider::CoreBanking;
 
@@ -136,8 +138,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::EmptyObject,
     ) -> Result<Vec<models::Bank>, ApiError> {
-        let _ = (ctx, body);
-        answer(banks::fetch_banks(&*self.provider))
+        Api::fetch_banks(self, ctx, body).await
     }
 
     async fn fetch_transfers_api(
@@ -155,9 +156,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchTransfersRequest,
     ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
-        answer_page({
-            transfers::fetch_transfers(&self.store, &ctx.principal.business_id, body).await
-        })
+        Api::fetch_transfers_api(self, ctx, body).await
     }
 
     async fn funds_transfer_api(
@@ -185,11 +184,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::NameEnquiryRequest,
     ) -> Result<models::NameEnquiryResult, ApiError> {
-        serve(&ctx, async |caller| {
-            let business_id = &caller.principal.business_id;
-            banks::name_enquiry(&self.store, &*self.provider, business_id, body).await
-        })
-        .await
+        Api::name_enquiry(self, ctx, body).await
     }
 
     async fn authenticate(&self, family: TokenFamily, token: &str) -> Result<Principal, ApiError> {
@@ -197,7 +192,7 @@ impl Api for KoboApi {
             sessions::authenticate(
                 &self.store,
                 &self.sessions,
-                self.config.environment,
+                &self.config,
                 &self.tokens,
                 &self.rate_limiter,
                 &self.clock,
@@ -325,18 +320,8 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CreateAccountRequest,
     ) -> Result<models::Account, ApiError> {
-        serve(&ctx, async |caller| {
-            accounts::create_current_account(
-                &self.store,
-                &self.config,
-                &*self.provider,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
-        })
-        .await
+        // The Dashboard's twin of `create_account_api`: the same body and refusals.
+        Api::create_account_api(self, ctx, body).await
     }
 
     async fn create_approval_policy(
@@ -373,17 +358,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::CreateCustomerAccountRequest,
     ) -> Result<models::Account, ApiError> {
-        serve(&ctx, async |caller| {
-            accounts::create_customer_account(
-                &self.store,
-                &*self.provider,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
-        })
-        .await
+        Api::create_customer_account(self, ctx, body).await
     }
 
     async fn create_role(
@@ -479,10 +454,8 @@ impl Api for KoboApi {
         &self,
         ctx: RequestContext<Principal>,
         body: models::FetchPendingTransfersRequest,
-    ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
-        answer_page({
-            approvals::fetch_pending(&self.store, &ctx.principal.business_id, body).await
-        })
+    ) -> Result<Page<Vec<models::TransferDetail>>, ApiError> {
+        answer_page(approvals::fetch_pending(&self.store, &ctx.principal, body).await)
     }
 
     async fn fetch_permissions(
@@ -634,6 +607,29 @@ impl Api for KoboApi {
         .await
     }
 
+    async fn get_cash_flow(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::GetCashFlowRequest,
+    ) -> Result<models::CashFlow, ApiError> {
+        serve(&ctx, async |caller| {
+            cash_flow::get_cash_flow(&self.store, &self.clock, caller, body).await
+        })
+        .await
+    }
+
+    async fn get_invitation(
+        &self,
+        ctx: RequestContext<()>,
+        body: models::GetInvitationRequest,
+    ) -> Result<models::InvitationPreview, ApiError> {
+        serve(&ctx, async |caller| {
+            invitation_preview::get_invitation(&self.store, &self.config, &self.clock, caller, body)
+                .await
+        })
+        .await
+    }
+
     async fn get_profile(
         &self,
         ctx: RequestContext<Principal>,
@@ -668,9 +664,11 @@ impl Api for KoboApi {
         &self,
         ctx: RequestContext<Principal>,
         body: models::GetTransferRequest,
-    ) -> Result<models::Transfer, ApiError> {
+    ) -> Result<models::TransferDetail, ApiError> {
         serve(&ctx, async |caller| {
-            transfers::get_transfer(&self.store, &caller.principal.business_id, body).await
+            let business_id = &caller.principal.business_id;
+            let transfer = transfers::get_transfer(&self.store, business_id, body).await?;
+            transfers::detail(&self.store, &caller.principal, transfer).await
         })
         .await
     }
@@ -866,17 +864,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::UpdateWebhookConfigurationRequest,
     ) -> Result<models::WebhookConfiguration, ApiError> {
-        serve(&ctx, async |caller| {
-            webhook_endpoints::update_configuration(
-                &self.store,
-                &self.config,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
-        })
-        .await
+        Api::update_webhook_configuration(self, ctx, body).await
     }
 
     async fn webhook_configuration(

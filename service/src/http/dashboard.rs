@@ -9,14 +9,19 @@
 //! (`/dashboard/transfers`, `/dashboard/accept-invite?token=...`): they get `index.html`, and
 //! the app draws the page. A missing file (a path with an extension) is `04` like any unknown
 //! path, so a stale bundle shows as an error, not as a page.
+//!
+//! The script and the style sheet are named by their content's hash, so a browser keeps them
+//! for a year (`immutable`); `index.html`, which names them, is revalidated every time. Every
+//! text file is sent brotli- or gzip-compressed when the browser accepts it, from the twins the
+//! build made (`build.rs` lists them), never compressed per request.
 
 use axum::body::Body;
 use axum::extract::Path;
 use axum::http::header::{
-    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION, REFERRER_POLICY,
-    X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+    ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_SECURITY_POLICY, CONTENT_TYPE,
+    LOCATION, REFERRER_POLICY, VARY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
 };
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -31,38 +36,66 @@ const CONTENT_SECURITY_POLICY_VALUE: &str = "default-src 'none'; script-src 'sel
      style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; \
      manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// One file of the bundle.
+/// One file of the bundle, with the compressed twins the build made of it (`.br`, `.gz`).
 struct Asset {
     /// Under `/dashboard/`.
     path: &'static str,
-    content_type: &'static str,
     bytes: &'static [u8],
+    brotli: Option<&'static [u8]>,
+    gzip: Option<&'static [u8]>,
 }
 
-/// The bundle, file by file (`vite.config.ts` gives them fixed names; a test checks that every
-/// file of `dashboard/dist` is here).
-const ASSETS: &[Asset] = &[
-    Asset {
-        path: "index.html",
-        content_type: "text/html; charset=utf-8",
-        bytes: include_bytes!("../../../dashboard/dist/index.html"),
-    },
-    Asset {
-        path: "assets/dashboard.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../../../dashboard/dist/assets/dashboard.js"),
-    },
-    Asset {
-        path: "assets/dashboard.css",
-        content_type: "text/css; charset=utf-8",
-        bytes: include_bytes!("../../../dashboard/dist/assets/dashboard.css"),
-    },
-    Asset {
-        path: "favicon.svg",
-        content_type: "image/svg+xml",
-        bytes: include_bytes!("../../../dashboard/dist/favicon.svg"),
-    },
-];
+/// The bundle, file by file, as `build.rs` found `dashboard/dist`: `index.html` and the icon
+/// under fixed names, the script and the style sheet under `assets/` named by their content's
+/// hash (`vite.config.ts`).
+const ASSETS: &[Asset] = include!(concat!(env!("OUT_DIR"), "/dashboard_assets.rs"));
+
+/// How long a browser keeps a file whose name is its content's hash: a year, never asking again
+/// (a new build is a new name, which the new `index.html` names).
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// `index.html` (and the icon): asked again every time, so a new build is seen at once.
+const REVALIDATE: &str = "no-cache";
+
+fn asset(path: &str) -> Option<&'static Asset> {
+    ASSETS.iter().find(|asset| asset.path == path)
+}
+
+fn index_asset() -> &'static Asset {
+    asset("index.html").expect("dashboard/dist holds index.html")
+}
+
+fn content_type(path: &str) -> &'static str {
+    match path.rsplit('.').next().unwrap_or_default() {
+        "html" => "text/html; charset=utf-8",
+        "js" => "text/javascript; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "json" => "application/json",
+        _ => "application/octet-stream",
+    }
+}
+
+/// The encodings a request's `Accept-Encoding` allows, by name (a `q=0` refuses one).
+fn accepts(headers: &HeaderMap, encoding: &str) -> bool {
+    headers
+        .get_all(ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|item| {
+            let mut parts = item.split(';').map(str::trim);
+            let name = parts.next().unwrap_or_default();
+            let refused = parts.any(|param| {
+                param
+                    .strip_prefix("q=")
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            (name.eq_ignore_ascii_case(encoding) || name == "*") && !refused
+        })
+}
 
 /// `/dashboard` (redirected to `/dashboard/`), `/dashboard/` and everything under it; GET and
 /// HEAD, any other method `05` as elsewhere.
@@ -83,31 +116,51 @@ async fn redirect() -> Response {
     response
 }
 
-async fn index() -> Response {
-    serve_asset(&ASSETS[0])
+async fn index(headers: HeaderMap) -> Response {
+    serve_asset(index_asset(), &headers)
 }
 
-async fn file(Path(path): Path<String>) -> Response {
-    if let Some(asset) = ASSETS.iter().find(|asset| asset.path == path) {
-        return serve_asset(asset);
+async fn file(Path(path): Path<String>, headers: HeaderMap) -> Response {
+    if let Some(asset) = asset(&path).filter(|asset| asset.path != "index.html") {
+        return serve_asset(asset, &headers);
     }
     let last = path.rsplit('/').next().unwrap_or_default();
     if last.contains('.') {
         return secured(ApiError::new(ResponseCode::UnknownOperation).into_response());
     }
-    index().await
+    index(headers).await
 }
 
 async fn method_not_allowed() -> Response {
     secured(ApiError::new(ResponseCode::MethodNotAllowed).into_response())
 }
 
-fn serve_asset(asset: &Asset) -> Response {
-    let mut response = Response::new(Body::from(asset.bytes));
+/// `asset`, compressed as the request allows (brotli, else gzip, else as it is), and cached by
+/// the browser for a year when its name is its content's hash, revalidated otherwise.
+fn serve_asset(asset: &'static Asset, request: &HeaderMap) -> Response {
+    let (bytes, encoding) = match (asset.brotli, asset.gzip) {
+        (Some(brotli), _) if accepts(request, "br") => (brotli, Some("br")),
+        (_, Some(gzip)) if accepts(request, "gzip") => (gzip, Some("gzip")),
+        _ => (asset.bytes, None),
+    };
+    let mut response = Response::new(Body::from(bytes));
     let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static(asset.content_type));
-    // The files keep their names from one build to the next: always revalidate.
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static(content_type(asset.path)),
+    );
+    let cache = if asset.path.starts_with("assets/") {
+        IMMUTABLE
+    } else {
+        REVALIDATE
+    };
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static(cache));
+    if let Some(encoding) = encoding {
+        headers.insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));
+    }
+    if asset.brotli.is_some() || asset.gzip.is_some() {
+        headers.insert(VARY, HeaderValue::from_static("Accept-Encoding"));
+    }
     secured(response)
 }
 
@@ -130,7 +183,16 @@ mod tests {
     use tower::ServiceExt;
 
     async fn get(path: &str) -> Response {
-        request(Method::GET, path).await
+        get_with(path, None).await
+    }
+
+    async fn get_with(path: &str, accept_encoding: Option<&str>) -> Response {
+        let mut request = Request::builder().method(Method::GET).uri(path);
+        if let Some(encodings) = accept_encoding {
+            request = request.header("accept-encoding", encodings);
+        }
+        let request = request.body(Body::empty()).expect("a request");
+        routes().oneshot(request).await.expect("infallible")
     }
 
     async fn request(method: Method, path: &str) -> Response {
@@ -166,6 +228,16 @@ mod tests {
         assert_eq!(header(response, "referrer-policy"), "no-referrer");
     }
 
+    /// The script `index.html` names (`/dashboard/assets/dashboard-<hash>.js`).
+    fn script_path() -> String {
+        let html = std::str::from_utf8(index_asset().bytes).expect("UTF-8");
+        let start = html
+            .find("/dashboard/assets/")
+            .expect("index.html names its script");
+        let end = html[start..].find('"').expect("a quoted path") + start;
+        html[start..end].to_owned()
+    }
+
     #[tokio::test]
     async fn the_index_is_served_with_its_security_headers() {
         let response = get("/dashboard/").await;
@@ -175,8 +247,9 @@ mod tests {
             header(&response, "content-type"),
             "text/html; charset=utf-8"
         );
+        assert_eq!(header(&response, "cache-control"), "no-cache");
         let html = String::from_utf8(body(response).await).expect("UTF-8");
-        assert!(html.contains("/dashboard/assets/dashboard.js"), "{html}");
+        assert!(html.contains("/dashboard/assets/dashboard-"), "{html}");
         assert!(!html.contains("<script>"), "no inline script: {html}");
     }
 
@@ -191,25 +264,31 @@ mod tests {
     async fn the_apps_own_routes_get_the_index() {
         for path in [
             "/dashboard/transfers",
+            "/dashboard/transfers/TRF-20261102-8H4M2P",
             "/dashboard/accounts/1000000014",
             "/dashboard/accept-invite?token=inv_x",
         ] {
             let response = get(path).await;
             assert_eq!(response.status(), StatusCode::OK, "{path}");
             assert_secured(&response);
-            assert_eq!(body(response).await, ASSETS[0].bytes, "{path}");
+            assert_eq!(body(response).await, index_asset().bytes, "{path}");
         }
     }
 
     #[tokio::test]
     async fn files_have_their_content_types_and_a_missing_one_is_unknown() {
-        let script = get("/dashboard/assets/dashboard.js").await;
+        let script = get(&script_path()).await;
+        assert_eq!(script.status(), StatusCode::OK);
         assert_eq!(
             header(&script, "content-type"),
             "text/javascript; charset=utf-8"
         );
         assert_secured(&script);
-        let style = get("/dashboard/assets/dashboard.css").await;
+        let style = ASSETS
+            .iter()
+            .find(|asset| asset.path.ends_with(".css"))
+            .expect("a style sheet");
+        let style = get(&format!("/dashboard/{}", style.path)).await;
         assert_eq!(header(&style, "content-type"), "text/css; charset=utf-8");
         let missing = get("/dashboard/assets/other.js").await;
         assert_eq!(missing.status(), StatusCode::NOT_FOUND);
@@ -218,26 +297,88 @@ mod tests {
         assert_eq!(posted.status(), StatusCode::METHOD_NOT_ALLOWED);
     }
 
-    /// The bundle and the list above agree: a file the build adds must be embedded here.
+    /// Defect 16 of issue 59: the assets went uncompressed, with `no-cache`.
+    #[tokio::test]
+    async fn hashed_assets_are_cached_for_a_year_and_sent_compressed() {
+        let path = script_path();
+        let plain = get(&path).await;
+        assert_eq!(header(&plain, "cache-control"), IMMUTABLE);
+        assert_eq!(header(&plain, "vary"), "Accept-Encoding");
+        assert_eq!(header(&plain, "content-encoding"), "");
+        let plain = body(plain).await;
+
+        let brotli = get_with(&path, Some("gzip, deflate, br, zstd")).await;
+        assert_eq!(header(&brotli, "content-encoding"), "br");
+        assert_eq!(header(&brotli, "cache-control"), IMMUTABLE);
+        let brotli = body(brotli).await;
+        assert!(
+            brotli.len() * 3 < plain.len(),
+            "{} of {}",
+            brotli.len(),
+            plain.len()
+        );
+
+        let gzip = get_with(&path, Some("gzip")).await;
+        assert_eq!(header(&gzip, "content-encoding"), "gzip");
+        let gzip = body(gzip).await;
+        assert_eq!(&gzip[..2], &[0x1f, 0x8b], "a gzip stream");
+        assert!(
+            gzip.len() * 3 < plain.len(),
+            "{} of {}",
+            gzip.len(),
+            plain.len()
+        );
+
+        let refused = get_with(&path, Some("br;q=0, gzip;q=0")).await;
+        assert_eq!(header(&refused, "content-encoding"), "");
+        assert_eq!(body(refused).await, plain);
+
+        let index = get_with("/dashboard/", Some("br")).await;
+        assert_eq!(header(&index, "content-encoding"), "br");
+        assert_eq!(header(&index, "cache-control"), "no-cache");
+    }
+
+    /// Every script and style sheet of the bundle is named by its content's hash, has its
+    /// compressed twins, and is named by `index.html`.
     #[test]
-    fn every_file_of_the_bundle_is_embedded() {
-        let dist = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../dashboard/dist");
-        let mut files = Vec::new();
-        let mut folders = vec![dist.clone()];
-        while let Some(folder) = folders.pop() {
-            for entry in std::fs::read_dir(&folder).expect("dashboard/dist") {
-                let path = entry.expect("an entry").path();
-                if path.is_dir() {
-                    folders.push(path);
-                } else {
-                    let relative = path.strip_prefix(&dist).expect("under dist");
-                    files.push(relative.to_string_lossy().replace('\\', "/"));
-                }
-            }
+    fn the_bundle_is_hashed_compressed_and_complete() {
+        let html = std::str::from_utf8(index_asset().bytes).expect("UTF-8");
+        let code: Vec<_> = ASSETS
+            .iter()
+            .filter(|asset| asset.path.ends_with(".js") || asset.path.ends_with(".css"))
+            .collect();
+        assert_eq!(code.len(), 2, "one script and one style sheet");
+        for asset in code {
+            assert!(
+                asset.path.starts_with("assets/dashboard-"),
+                "{}",
+                asset.path
+            );
+            assert!(
+                asset.brotli.is_some() && asset.gzip.is_some(),
+                "{}",
+                asset.path
+            );
+            assert!(
+                html.contains(&format!("/dashboard/{}", asset.path)),
+                "index.html names {}",
+                asset.path
+            );
         }
-        files.sort();
-        let mut embedded: Vec<String> = ASSETS.iter().map(|a| a.path.to_string()).collect();
-        embedded.sort();
-        assert_eq!(files, embedded, "dashboard/dist and ASSETS differ");
+    }
+
+    #[test]
+    fn accept_encoding_is_read_with_its_weights() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(ACCEPT_ENCODING, HeaderValue::from_str(value).unwrap());
+            headers
+        };
+        assert!(accepts(&with("gzip, br"), "br"));
+        assert!(accepts(&with("BR;q=0.5"), "br"));
+        assert!(!accepts(&with("gzip"), "br"));
+        assert!(!accepts(&with("br;q=0"), "br"));
+        assert!(accepts(&with("*"), "gzip"));
+        assert!(!accepts(&HeaderMap::new(), "gzip"));
     }
 }

@@ -35,6 +35,9 @@ pub struct Config {
     pub environment: Environment,
     /// Lifetime of a Dashboard token and its session (`login`): 12 hours.
     pub dashboard_token_ttl_seconds: u64,
+    /// A Dashboard session ends after this long without a request (its idle timeout, every
+    /// request restarting it, within `dashboard_token_ttl_seconds`): 30 minutes.
+    pub dashboard_idle_seconds: u64,
     /// Lifetime of an integration token and its session (`generate_token`): 1 hour.
     pub integration_token_ttl_seconds: u64,
     /// Lifetime of an invitation link (`add_member`, `resend_invite`): 72 hours.
@@ -50,6 +53,8 @@ pub struct Config {
     pub invitation_per_address: ThrottlePolicy,
     /// Where an invited person accepts: the invitation email shows `<this><token>`.
     pub invitation_link_base: String,
+    /// The Dashboard's address (ending in `/`), which the emails about approvals link to.
+    pub dashboard_url: String,
     /// Requests each credential (integration client, Dashboard member) may make.
     pub request_budget: RequestBudget,
     /// How passwords are hashed.
@@ -127,6 +132,7 @@ impl Config {
         Config {
             environment,
             dashboard_token_ttl_seconds: 12 * 3600,
+            dashboard_idle_seconds: 30 * 60,
             integration_token_ttl_seconds: 3600,
             invitation_ttl_seconds: 72 * 3600,
             otp: OtpPolicy::default(),
@@ -143,6 +149,7 @@ impl Config {
             password_change_per_member: ThrottlePolicy::new(5),
             invitation_per_address: ThrottlePolicy::new(10),
             invitation_link_base: "https://dashboard.kobo.example/accept-invite?token=".into(),
+            dashboard_url: "https://dashboard.kobo.example/".into(),
             request_budget: RequestBudget::default(),
             passwords: PasswordPolicy::default(),
             max_current_accounts: match environment {

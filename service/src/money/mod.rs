@@ -9,8 +9,10 @@
 
 pub mod accounts;
 pub mod amount;
+pub(crate) mod approval_notices;
 pub mod approvals;
 pub mod banks;
+pub mod cash_flow;
 pub mod fees;
 pub mod inbound;
 pub mod ledger;

@@ -2,3 +2,4 @@
 //! the demo business, the test kit's businesses). Uses every inner layer.
 
 pub mod businesses;
+pub mod demo_scale;

@@ -108,6 +108,7 @@ pub async fn generate_token(
         member_id: None,
         ip_address: &ip_address,
         ttl_seconds: config.integration_token_ttl_seconds,
+        idle_seconds: None,
     };
     let (token, ttl) = sessions::open_session(&mut tx, tokens, now, &session).await?;
     let granted = token_activity(
@@ -253,6 +254,7 @@ async fn sign_in(
         member_id: Some(&member_id),
         ip_address: &ip_address,
         ttl_seconds: config.dashboard_token_ttl_seconds,
+        idle_seconds: Some(config.dashboard_idle_seconds),
     };
     let (token, ttl) = sessions::open_session(tx, tokens, now, &session).await?;
     let view = team_views::member_view(&mut *tx, &business_id, &member_id, now)
@@ -274,6 +276,7 @@ async fn sign_in(
     Ok(models::LoginResult {
         access_token: token,
         expires_in: expires_in(ttl),
+        idle_expires_in: expires_in(config.dashboard_idle_seconds.min(ttl)),
         member: view,
         permission_codes,
         token_type: models::TokenType::Bearer,

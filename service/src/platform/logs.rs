@@ -446,10 +446,12 @@ pub async fn fetch_audit_logs(
         filter.user_id = filters.user_id.as_ref().map(ToString::to_string);
     }
     let rows = stored::list_audit(store, &filter).await?;
-    let entries = rows
+    let mut entries = rows
         .into_iter()
         .map(audit_entry)
         .collect::<Result<Vec<_>, _>>()?;
+    let business_id = &caller.principal.business_id;
+    super::audit_targets::name_targets(store, business_id, &mut entries).await?;
     Ok(keyset_page(entries, limit, |entry| {
         (entry.created_at, entry.id)
     }))
@@ -505,6 +507,7 @@ fn audit_entry(entry: stored::AuditEntry) -> Result<models::AuditLogEntry, Error
         end_date: day,
         target_type: entry.target_type,
         target_id: entry.target_id,
+        target_name: None,
         request_id: entry.request_id,
         created_at: entry.created_at,
     })

@@ -5,12 +5,14 @@
 //! delivery log (`webhook_endpoints`) and the purge of expired rows (`housekeeping`). Uses `kernel` and
 //! `outbox`; nothing outer.
 
+pub(crate) mod audit_targets;
 pub(crate) mod business;
 pub mod caller;
 pub mod deployment;
 pub mod housekeeping;
 pub mod idempotency;
 pub mod identity;
+pub(crate) mod invitation_preview;
 pub(crate) mod logs;
 pub mod permissions;
 pub mod principal;

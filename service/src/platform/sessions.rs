@@ -16,9 +16,9 @@ use chrono::{DateTime, Duration, Utc};
 use generated_server::{Permission, ResponseCode, TokenFamily};
 
 use crate::datastore::sessions::{self as stored, NewSession as StoredSession};
-use crate::error::Error;
+use crate::error::{Error, OrInternal};
 use crate::kernel::clock::Clock;
-use crate::kernel::config::Environment;
+use crate::kernel::config::Config;
 use crate::kernel::store::{self, Store, Tx};
 use crate::platform::business;
 use crate::platform::permissions::{self, OWNER_ROLE_ID};
@@ -238,7 +238,7 @@ fn unauthenticated() -> Error {
 pub async fn authenticate(
     store: &Store,
     cache: &std::sync::Arc<SessionCache>,
-    environment: Environment,
+    config: &Config,
     tokens: &TokenKeys,
     rate_limiter: &RateLimiter,
     clock: &Clock,
@@ -256,17 +256,18 @@ pub async fn authenticate(
             }
         }));
     }
-    let known = session_of(store, cache, &claims.sid, clock.now()).await?;
+    let now = clock.now();
+    let known = session_of(store, cache, &claims.sid, now).await?;
     let Known { session, member } = &*known;
 
     let live = session.business_id == claims.bid
         && session.family == claims.fam
         && session.revoked_at.is_none()
-        && session.expires_at > clock.now();
+        && session.expires_at > now;
     if !live {
         return Err(unauthenticated());
     }
-    business::ensure_served(environment, &session.client_id)?;
+    business::ensure_served(config.environment, &session.client_id)?;
     let member = match family {
         TokenFamily::Integration if !session.credentials_usable => {
             return Err(credentials_unusable())
@@ -280,6 +281,7 @@ pub async fn authenticate(
             if !stored.is_active {
                 return Err(unauthenticated());
             }
+            keep_alive(store, config, &claims, session.expires_at, now).await?;
             Some(member.clone())
         }
     };
@@ -308,7 +310,43 @@ pub(crate) fn credentials_unusable() -> Error {
     )
 }
 
-/// Session `id`, from the cache while it holds, read (and kept) otherwise.
+/// A Dashboard session's idle time is moved on by each of its requests at most once a
+/// [`IDLE_STEP`]: its row's end is written then, so a session in use costs one write a minute.
+const IDLE_STEP: Duration = Duration::seconds(60);
+
+/// Moves the end of a Dashboard session's idle time (its row's `expires_at`, now `ends`) to
+/// `now` plus the idle timeout, within the token's own expiry, once it has come closer than
+/// that by [`IDLE_STEP`]. The change is one of what authentication reads: cached copies of the
+/// session, here and in other processes, are read again.
+async fn keep_alive(
+    store: &Store,
+    config: &Config,
+    claims: &Claims,
+    ends: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    let idle = Duration::seconds(config.dashboard_idle_seconds as i64);
+    let Some(token_ends) = DateTime::from_timestamp(claims.exp, 0) else {
+        return Ok(());
+    };
+    let until = (now + idle).min(token_ends);
+    if until - ends < IDLE_STEP {
+        return Ok(());
+    }
+    // Boxed: the rare path (docs/decisions.md, "Cold paths boxed").
+    Box::pin(async {
+        let mut tx = store.begin().await?;
+        if stored::extend_idle(&mut tx, &claims.sid, now, until).await? {
+            tx.touch_auth();
+        }
+        tx.commit().await.or_internal()
+    })
+    .await
+}
+
+/// Session `id`, from the cache while it holds, read (and kept) otherwise. A cached session
+/// whose end has passed is read again: another process may have moved it on
+/// ([`keep_alive`]).
 async fn session_of(
     store: &Store,
     cache: &std::sync::Arc<SessionCache>,
@@ -320,7 +358,9 @@ async fn session_of(
     // stale, whichever finishes first.
     let epoch = store::auth_epoch();
     if let Some(session) = cache.get(id, epoch) {
-        return Ok(session);
+        if session.session.expires_at > now || session.session.revoked_at.is_some() {
+            return Ok(session);
+        }
     }
     // Boxed: the read is the rare path, and its future, kept inline, would make every
     // request's pipeline several kilobytes larger, copied at each await that moves it
@@ -355,6 +395,9 @@ pub struct NewSession<'a> {
     pub member_id: Option<&'a str>,
     pub ip_address: &'a str,
     pub ttl_seconds: u64,
+    /// With an idle timeout, the session's row ends this long after now, and every request
+    /// moves its end on ([`authenticate`]), within `ttl_seconds`, the token's own expiry.
+    pub idle_seconds: Option<u64>,
 }
 
 /// Creates a session row starting at `now` and signs its token. Returns
@@ -367,6 +410,9 @@ pub async fn open_session(
 ) -> Result<(String, u64), Error> {
     let expires_at = now + Duration::seconds(new.ttl_seconds as i64);
     let session_id = store::new_id();
+    let idle_ends = new
+        .idle_seconds
+        .map(|idle| now + Duration::seconds(idle.min(new.ttl_seconds) as i64));
     let row = StoredSession {
         id: &session_id,
         business_id: new.business_id,
@@ -374,7 +420,7 @@ pub async fn open_session(
         member_id: new.member_id,
         ip_address: new.ip_address,
         created_at: now,
-        expires_at,
+        expires_at: idle_ends.unwrap_or(expires_at),
     };
     stored::insert(tx, &row).await?;
     let token = tokens.sign(&Claims {

@@ -90,10 +90,10 @@ pub async fn invite(
             subject: format!("You are invited to {} on Kobo", invitee.business_name),
             body: format!(
                 "Hello {first_name},\n\nYou are invited to join {business} on the Kobo Dashboard \
-                 as {role}.\n\nAccept the invitation and choose your password here (the link \
-                 works once and expires in {ttl_hours} hours):\n{link}{token}\n\nOr send \
-                 POST /api/v1/auth/web/accept_invite with {{\"token\": \"{token}\", \
-                 \"password\": ..., \"confirm_password\": ...}}.\n",
+                 as {role}.\n\nOpen this link to see the invitation and choose your password \
+                 (it works once and expires in {ttl_hours} hours):\n{link}{token}\n\nIf you \
+                 did not expect this invitation, ignore this email: nothing happens unless the \
+                 link is used.\n",
                 first_name = invitee.first_name,
                 business = invitee.business_name,
                 role = invitee.role_name,
@@ -370,23 +370,23 @@ pub async fn accept_invite(
     Ok(member)
 }
 
-fn invitation_rejected() -> Error {
+pub(super) fn invitation_rejected() -> Error {
     Error::new(ResponseCode::Unauthenticated)
         .with_message("The invitation is invalid or has expired; ask for a new one")
 }
 
 /// An invitation that can be accepted now.
-struct Invitation {
+pub(super) struct Invitation {
     id: String,
-    business_id: String,
-    member_id: String,
+    pub(super) business_id: String,
+    pub(super) member_id: String,
     /// `First Last <email>`, as the audit log names the member.
     user_name: String,
 }
 
 /// The invitation of `token`, if it can be accepted now: not used, not revoked, not expired,
 /// its member still pending, its business one this server serves.
-async fn usable_invitation(
+pub(super) async fn usable_invitation(
     store: &Store,
     config: &Config,
     token: &str,

@@ -7,6 +7,7 @@ mod accounts;
 mod approvals;
 mod bench;
 mod customers;
+mod dashboard;
 mod execution;
 mod inbound;
 mod isolation;

@@ -3,6 +3,7 @@
 //! `cargo test -p kobo --test platform <module or scenario>`.
 
 mod child;
+mod dashboard_sessions;
 mod draining;
 mod hardening;
 mod idempotency;

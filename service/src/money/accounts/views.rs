@@ -17,6 +17,7 @@ use crate::kernel::paging::{self, Cursor, Page};
 use crate::kernel::store::Store;
 use crate::money::amount::{self, Total};
 use crate::platform::caller::Caller;
+use kobo_store::paging::contains_pattern;
 
 /// A filter's value in the stored spelling.
 fn spelt(value: Option<impl ToString>) -> Option<String> {
@@ -207,6 +208,12 @@ pub async fn fetch_account_summaries(
         account_number: body.account_number.as_ref().map(|n| n.to_string()),
         status: spelt(body.status),
         is_available: body.is_available,
+        search: body
+            .search
+            .as_deref()
+            .map(|search| search.trim())
+            .filter(|search| !search.is_empty())
+            .map(contains_pattern),
         ..Filters::default()
     };
     let (accounts, pagination) = account_page(

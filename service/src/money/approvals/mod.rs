@@ -20,6 +20,7 @@ use crate::kernel::paging::{self, Page};
 use crate::kernel::store::{Store, Tx};
 use crate::money::accounts::{self, AccountRow};
 use crate::money::amount::Kobo;
+use crate::money::approval_notices::{self, Decision};
 use crate::money::banks;
 use crate::money::fees::{self, TransferPolicy};
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
@@ -30,7 +31,7 @@ use crate::platform::caller::Caller;
 use crate::platform::idempotency::{Completion, Keyed, Prepared};
 use crate::platform::identity;
 use crate::platform::logs::{self, AuditEntry};
-use crate::platform::principal::member_of;
+use crate::platform::principal::{member_of, Principal};
 use crate::provider::{CoreBanking, NipTransfer};
 
 mod policy;
@@ -232,6 +233,9 @@ pub async fn reject(
         audit: Some(AuditEntry::by(caller, AuditAction::RejectTransfer)),
     };
     let transfer = close(&mut tx, config.environment, &held, now, closing).await?;
+    let reason = body.reason.as_str();
+    let decision = Decision::Rejected { reason };
+    tell_maker(&mut tx, config, caller, &held, decision, &transfer, now).await?;
     tx.commit().await.or_internal()?;
     Ok(transfer)
 }
@@ -486,7 +490,39 @@ async fn execute_approval(
     }
     let entry = AuditEntry::by(caller, AuditAction::ApproveTransfer).target("transfer", &held.id);
     logs::audit(tx, head.posted_at, entry).await?;
+    tell_maker(
+        tx,
+        config,
+        caller,
+        &held,
+        Decision::Approved,
+        &transfer,
+        head.posted_at,
+    )
+    .await?;
     Ok(transfer)
+}
+
+/// Tells the held transfer's maker how `caller` decided it ([`approval_notices::tell_maker`]).
+async fn tell_maker(
+    tx: &mut Tx,
+    config: &Config,
+    caller: &Caller,
+    held: &Held,
+    decision: Decision<'_>,
+    transfer: &models::Transfer,
+    at: DateTime<Utc>,
+) -> Result<(), Error> {
+    let reviewer = member_of(&caller.principal)?;
+    let reviewer_name = approval_notices::full_name(&reviewer.first_name, &reviewer.last_name);
+    let maker = held.credential_issued_by.as_deref();
+    let maker = maker.unwrap_or(&held.initiated_by);
+    let telling = approval_notices::Telling {
+        config,
+        now: at,
+        business_id: &held.business_id,
+    };
+    approval_notices::tell_maker(tx, &telling, maker, &reviewer_name, decision, transfer).await
 }
 
 /// Posts the held transfer's reserve to its destination (the beneficiary's Kobo account or NIP
@@ -712,12 +748,14 @@ pub async fn expire_due(
     Ok(expired)
 }
 
-/// `fetch_pending_transfers`: held transfers, oldest first (the cursor moves forward).
+/// `fetch_pending_transfers`: held transfers, oldest first (the cursor moves forward), each
+/// with its maker's name and its source account's balance ([`transfers::details`]).
 pub async fn fetch_pending(
     store: &Store,
-    business_id: &str,
+    principal: &Principal,
     body: models::FetchPendingTransfersRequest,
-) -> Result<Page<Vec<models::Transfer>>, Error> {
+) -> Result<Page<Vec<models::TransferDetail>>, Error> {
+    let business_id = principal.business_id.as_str();
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let number = body.source_account_number.as_ref().map(|n| n.to_string());
@@ -740,7 +778,7 @@ pub async fn fetch_pending(
     let has_more = paging::trim_to_page(&mut transfers_found, limit);
     let last = transfers_found.last().map(|t| (t.created_at, t.id));
     Ok(Page {
-        data: transfers_found,
+        data: transfers::details(store, principal, transfers_found).await?,
         pagination: paging::keyset_pagination(has_more, last, limit),
     })
 }

@@ -13,6 +13,7 @@
 //! Locks: the ledger heads of the businesses involved, in business-id order, then accounts.
 
 mod checks;
+mod detail;
 mod limits;
 mod listing;
 pub mod nip;
@@ -33,6 +34,7 @@ use crate::platform::caller::Caller;
 use crate::provider::CoreBanking;
 
 pub(crate) use checks::check_recipient;
+pub use detail::{detail, details};
 pub(crate) use limits::{count_toward_daily_limit, uncount};
 pub use listing::{fetch_transfers, get_transfer};
 pub(crate) use postings::{

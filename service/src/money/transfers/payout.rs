@@ -19,6 +19,7 @@ use crate::kernel::config::Config;
 use crate::kernel::store::{self, Store, Tx};
 use crate::money::accounts::{AccountRow, KoboAccount};
 use crate::money::amount::{amount_text, Kobo};
+use crate::money::approval_notices;
 use crate::money::banks::{self, Beneficiary};
 use crate::money::fees::{self, Charges, TransferPolicy};
 use crate::money::ledger::Entry;
@@ -118,6 +119,8 @@ struct Payout {
     reference_number: String,
     /// The transfer that held the client reference when the payout's reads were made.
     reference_owner: Option<String>,
+    /// Held: the members to tell that it waits for their approval.
+    approvers: Vec<approval_notices::Approver>,
 }
 
 impl Payout {
@@ -209,7 +212,7 @@ async fn prepare(
         request.narration.as_deref(),
         &format!("Transfer from {}", payer.account_name),
     );
-    let payout = Payout {
+    let mut payout = Payout {
         reference_owner: reads.reference_owner,
         reference_number: transactions::new_reference("TRF", context.clock.now()),
         charges: fees::charges(policy, !intra, amount.get()),
@@ -223,9 +226,15 @@ async fn prepare(
         beneficiary,
         amount,
         narration,
+        approvers: Vec::new(),
     };
     provider.screen_transfer(&nip_transfer(&payout)).await?;
     check_before_writing(&payout)?;
+    if payout.held {
+        let (store, business_id) = (context.store, context.business_id());
+        let maker = maker_of(context.caller);
+        payout.approvers = approval_notices::approvers_of(store, business_id, maker).await?;
+    }
     let ledgers = payout.ledgers();
     let standing = Some(payout.source_business().to_owned());
     Ok(Peeked::Prepared(Prepared::payout(
@@ -366,7 +375,30 @@ async fn write(
     let (transfer, batch) = rows(context, payout, &entry, &heads, completion)?;
     let run = batch::run(tx, batch).await;
     written(tx, context, payout, run).await?;
+    if payout.held {
+        let maker_name = match &context.caller.principal.member {
+            Some(member) => approval_notices::full_name(&member.first_name, &member.last_name),
+            None => "Your business's integration".to_owned(),
+        };
+        let telling = approval_notices::Telling {
+            config: context.config,
+            now,
+            business_id,
+        };
+        let (told, source_name) = (&payout.approvers, payout.source.account_name.as_str());
+        approval_notices::tell_approvers(tx, &telling, told, &maker_name, source_name, &transfer)
+            .await?;
+    }
     Ok(transfer)
+}
+
+/// Who makes a payout, for maker-checker: the member, or whoever issued the integration's
+/// credentials.
+fn maker_of(caller: &Caller) -> Option<&str> {
+    match &caller.principal.member {
+        Some(member) => Some(member.id.as_str()),
+        None => caller.principal.credential_issuer.as_deref(),
+    }
 }
 
 /// Everything the payout writes after its movement, made with its `heads`, as one batch (the
