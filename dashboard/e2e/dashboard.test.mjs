@@ -471,6 +471,7 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     const script = /src="(\/dashboard\/assets\/dashboard-[\w-]+\.js)"/.exec(html)?.[1];
     assert.ok(script, `index.html names a hashed script: ${html}`);
     for (const encoding of ["br", "gzip"]) {
+      /** @type {Response} */
       const answer = await fetch(`${demo.base}${script}`, { headers: { "Accept-Encoding": encoding } });
       assert.equal(answer.headers.get("content-encoding"), encoding);
       assert.equal(answer.headers.get("cache-control"), "public, max-age=31536000, immutable");

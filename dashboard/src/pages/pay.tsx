@@ -123,8 +123,12 @@ function DetailsForm({ details, onChange, onChecked }: { details: Details; onCha
     `${wanted}|${own.value ? "own" : ""}|${chosenOwn ? "found" : ""}`,
   );
   const [picked, setPicked] = useState<Account | null>(null);
-  const source: Account | null =
-    picked ?? chosenOwn ?? other.value ?? (own.value ?? []).find((account) => account.account_class === "primary") ?? own.value?.[0] ?? null;
+  // A customer's account asked for by number is read on its own; until it is (or is refused),
+  // the picker shows nothing rather than the main account, which it would then replace.
+  const otherAccount = other.value && other.value.account_number === wanted ? other.value : null;
+  const resolving = Boolean(wanted) && !chosenOwn && !otherAccount && !other.error && !own.error;
+  const fallback = (own.value ?? []).find((account) => account.account_class === "primary") ?? own.value?.[0] ?? null;
+  const source: Account | null = picked ?? chosenOwn ?? otherAccount ?? (resolving ? null : fallback);
   const banks = useBanks();
   const enquiry = useAction();
   const [problem, setProblem] = useState<string | null>(null);
