@@ -30,7 +30,7 @@ use crate::{id, new_id, new_opt_id, StoreError, Tx};
 pub use kobo_store::batch::{
     Answer, Batch, KeyClaim, NewActivity, NewAudit, NewEntry, NewEvent, Write,
 };
-use kobo_store::ledger::{HeadsAndMoney, Money};
+use kobo_store::ledger::{HeadsAndMoney, InOne, Money};
 use kobo_store::logs::Activity;
 
 #[derive(Default)]
@@ -274,14 +274,15 @@ struct Claims {
 /// sequence before the payout is `foreseen`): its head, daily total and balances as
 /// `ledger::advance_and_move` moves them, and `batch`, written with the places that head gives,
 /// in one statement (`src/payout_in_one.sql`) where they take two: an intra-bank payout not
-/// held, to its own business's ledger alone (any other batch is refused). `None` when the head
-/// was elsewhere (nothing written, the head locked): the caller then takes the two statements.
+/// held, to its own business's ledger alone (any other batch is refused).
+/// [`InOne::HeadElsewhere`] when the head was elsewhere (nothing written, the head locked):
+/// the caller then takes the two statements.
 /// The caller checks that the head advanced to the places it wrote, and rolls back on any
 /// refusal: the batch's rows are written whatever the movement decided, unless `holds_head`
 /// (the transaction held the head before the payout: [`crate::groups::Member::holds_head`]).
 /// Then the statement's gate first checks, from what it reads, every condition its writes
-/// check, and writes nothing (`None`) if one fails: a payout that would be refused writes
-/// nothing, and needs no savepoint to undo.
+/// check, and writes nothing ([`InOne::Gated`]) if one fails: a payout that would be refused
+/// writes nothing, and needs no savepoint to undo.
 pub async fn run_moving(
     tx: &mut Tx,
     batch: Batch,
@@ -290,7 +291,7 @@ pub async fn run_moving(
     money: &Money<'_>,
     foreseen: i64,
     holds_head: bool,
-) -> Result<Option<HeadsAndMoney>, StoreError> {
+) -> Result<InOne, StoreError> {
     let parts = parts_of(batch)?;
     if !parts.is_a_payouts() || businesses.len() != 1 {
         return Err(StoreError::Misuse(
@@ -301,10 +302,16 @@ pub async fn run_moving(
     let Some((moved, claimed)) =
         run_payout_in_one(tx, &parts, businesses, now, money, foreseen, holds_head).await?
     else {
-        return Ok(None);
+        // The statement returns no row when its head was not at `foreseen`, or when its gate
+        // refused; a transaction that holds the head finds it where it left it.
+        return Ok(if holds_head {
+            InOne::Gated
+        } else {
+            InOne::HeadElsewhere
+        });
     };
     parts.check_claimed(claimed)?;
-    Ok(Some(moved))
+    Ok(InOne::Written(moved))
 }
 
 /// The batch's writes, grouped by table, its carried writes folded in.

@@ -51,7 +51,7 @@ pub struct Groups {
     /// A business's turn lives while a payout holds or waits for it.
     turns: std::sync::Mutex<HashMap<String, Weak<Turn>>>,
     counts: Arc<Counts>,
-    heads: Arc<Heads>,
+    heads: Arc<RememberedHeads>,
 }
 
 /// The most misses in a row after which a business's head is no longer foreseen for a group's
@@ -65,7 +65,7 @@ const HEADS_KEPT: usize = 4096;
 /// next group's first member foresees it ([`Member::known_head`]): a guess, which the member's
 /// statement checks.
 #[derive(Debug, Default)]
-struct Heads(std::sync::Mutex<HashMap<String, Remembered>>);
+struct RememberedHeads(std::sync::Mutex<HashMap<String, Remembered>>);
 
 #[derive(Debug, Default)]
 struct Remembered {
@@ -74,7 +74,7 @@ struct Remembered {
     misses: u32,
 }
 
-impl Heads {
+impl RememberedHeads {
     fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Remembered>> {
         self.0.lock().unwrap_or_else(|poison| poison.into_inner())
     }
@@ -129,7 +129,7 @@ struct Turn {
     /// Payouts waiting for the turn ([`Groups::begin`]).
     waiting: AtomicUsize,
     counts: Arc<Counts>,
-    heads: Arc<Heads>,
+    heads: Arc<RememberedHeads>,
     business_id: String,
 }
 
@@ -155,7 +155,7 @@ struct Open {
     /// The business's ledger head as the members' work so far left it, once a member has
     /// advanced it ([`Member::advanced`]): the transaction holds its row lock, so nobody else
     /// moves it before the group ends. Before that, the head as the group before it left it
-    /// ([`Heads`]), which the first member's statement checks.
+    /// ([`RememberedHeads`]), which the first member's statement checks.
     head: Option<AdvancedHead>,
 }
 

@@ -53,6 +53,21 @@ pub struct HeadsAndMoney {
     pub moved: Vec<String>,
 }
 
+/// What a payout written in one statement (a foreseen head, `batch::run_moving`) came to.
+/// Every outcome but `Written` wrote nothing, and the caller takes the two statements.
+#[derive(Clone, Debug)]
+pub enum InOne {
+    /// Moved and written: the heads and the money, for the caller to check.
+    Written(HeadsAndMoney),
+    /// The ledger head was not at the sequence foreseen (another payout moved it).
+    HeadElsewhere,
+    /// The transaction held the head, and the statement's gate found the payout would be
+    /// refused (its refusal is answered by the two statements).
+    Gated,
+    /// The store writes no payout in one statement (SQLite).
+    NotOffered,
+}
+
 /// Writes a journal entry and its postings (`(account id, signed kobo)`, credit positive) as
 /// a write of `batch`, all at `at`. Returns the entry's id.
 pub fn record_entry_into(

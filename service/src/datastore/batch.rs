@@ -6,7 +6,7 @@ use super::contract::*;
 
 use chrono::{DateTime, Utc};
 
-use super::ledger::{HeadsAndMoney, Money};
+use super::ledger::{InOne, Money};
 pub use kobo_store::batch::{
     Answer, Batch, KeyClaim, NewActivity, NewAudit, NewEntry, NewEvent, Write,
 };
@@ -14,10 +14,10 @@ pub use kobo_store::batch::{
 /// A payout whose ledger head the transaction foresees ([`Tx::known_head`], its last sequence
 /// `foreseen`): the movement of `datastore::ledger::advance_and_move` and `batch`, written with
 /// the places that head gives, in one statement on PostgreSQL
-/// (`kobo_store_postgres::batch::run_moving`). `None` when the head was elsewhere and nothing
-/// was written, and on SQLite, which foresees no head: the caller takes the two steps. A
-/// transaction that held the head before ([`Tx::holds_head`]) writes nothing either if the
-/// payout would be refused.
+/// (`kobo_store_postgres::batch::run_moving`). Nothing is written when the head was elsewhere,
+/// when a transaction that held the head before ([`Tx::holds_head`]) finds the payout would be
+/// refused, and on SQLite, which foresees no head ([`InOne`] says which): the caller then takes
+/// the two steps.
 pub async fn run_moving(
     tx: &mut Tx,
     batch: Batch,
@@ -25,10 +25,10 @@ pub async fn run_moving(
     now: DateTime<Utc>,
     money: &Money<'_>,
     foreseen: i64,
-) -> Result<Option<HeadsAndMoney>, StoreError> {
+) -> Result<InOne, StoreError> {
     let holds_head = tx.holds_head(money.business_id);
     match tx.on() {
-        On::Sqlite(_) => Ok(None),
+        On::Sqlite(_) => Ok(InOne::NotOffered),
         On::Postgres(tx) => {
             kobo_store_postgres::batch::run_moving(
                 tx, batch, businesses, now, money, foreseen, holds_head,

@@ -5,7 +5,7 @@
 use super::contract::*;
 
 use chrono::{DateTime, Utc};
-pub use kobo_store::ledger::{AdvancedHead, HeadsAndMoney, Money};
+pub use kobo_store::ledger::{AdvancedHead, HeadsAndMoney, InOne, Money};
 
 /// A payout's heads, daily total and balances in one statement on PostgreSQL (one round trip
 /// where the steps take three): see `kobo_store_postgres::ledger::advance_and_move`. `None` on

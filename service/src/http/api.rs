@@ -16,12 +16,12 @@ use generated_server::{
 use crate::http::answer::{answer, answer_page, serve, serve_page};
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
-use crate::kernel::secrets::Passwords;
 use crate::kernel::store::Store;
+use crate::money::bank::Bank;
 use crate::money::fees::TransferPolicy;
 use crate::money::{accounts, approvals, banks, cash_flow, inbound, transactions, transfers};
+use crate::platform::context::Platform;
 use crate::platform::principal::Principal;
-use crate::platform::rate_limit::RateLimiter;
 use crate::platform::tokens::TokenKeys;
 use crate::platform::{
     identity, invitation_preview, logs, permissions, roles, sessions, team, webhook_endpoints,
@@ -29,21 +29,11 @@ use crate::platform::{
 use crate::provider::sandbox::SandboxProvider;
 use crate::provider::CoreBanking;
 
-/// The state behind the API: storage, configuration, the clock, the keys that sign tokens and
-/// the per-credential request budgets (`29`).
+/// The state behind the API: the [`Bank`] every operation is handed (the platform's
+/// operations take it as their [`crate::platform::context::Platform`]), whether the process
+/// is stopping, and the provider's notification key.
 pub struct KoboApi {
-    store: Store,
-    config: Arc<Config>,
-    clock: Clock,
-    tokens: TokenKeys,
-    passwords: Passwords,
-    rate_limiter: RateLimiter,
-    provider: Arc<dyn CoreBanking>,
-    activity_log: logs::ActivityLog,
-    /// What transfers cost and how much may leave (the environment's).
-    transfers: TransferPolicy,
-    /// The sessions this process authenticated ([`sessions::SessionCache`]).
-    sessions: Arc<sessions::SessionCache>,
+    bank: Bank,
     /// Set once the process is stopping: `/readyz` answers `503` from then on.
     draining: crate::http::Draining,
     /// The key of a network provider's notifications (`http::provider`).
@@ -52,25 +42,22 @@ pub struct KoboApi {
 
 impl KoboApi {
     pub fn new(store: Store, config: Config, clock: Clock, tokens: TokenKeys) -> KoboApi {
+        let transfers = TransferPolicy::for_environment(config.environment);
+        let provider = Arc::new(SandboxProvider::new(clock.clone()));
         KoboApi {
-            provider: Arc::new(SandboxProvider::new(clock.clone())),
-            rate_limiter: RateLimiter::new(config.request_budget),
-            activity_log: logs::ActivityLog::default(),
-            passwords: Passwords::new(&config.passwords),
-            transfers: TransferPolicy::for_environment(config.environment),
-            sessions: Arc::default(),
+            bank: Bank {
+                platform: Platform::new(store, config, clock, tokens),
+                transfers,
+                provider,
+            },
             draining: Default::default(),
             provider_key: None,
-            store,
-            config: Arc::new(config),
-            clock,
-            tokens,
         }
     }
 
     /// The same API with another core banking provider (tests put one that is down here).
     pub fn with_provider(mut self, provider: Arc<dyn CoreBanking>) -> KoboApi {
-        self.provider = provider;
+        self.bank.provider = provider;
         self
     }
 
@@ -88,18 +75,23 @@ impl KoboApi {
         Ok(KoboApi::new(store, config, clock, tokens))
     }
 
+    /// The bank behind the API, for the edge's other routes and the test kit.
+    pub fn bank(&self) -> &Bank {
+        &self.bank
+    }
+
     pub fn store(&self) -> &Store {
-        &self.store
+        &self.bank.store
     }
 
     /// Returns once the activity-log entries of every call answered so far are committed: a
     /// graceful stop calls it after the last request ([`logs::ActivityLog`]).
     pub async fn flush_activity_log(&self) {
-        self.activity_log.flush().await;
+        self.bank.activity_log.flush().await;
     }
 
     pub fn config(&self) -> &Config {
-        &self.config
+        &self.bank.config
     }
 
     pub fn draining(&self) -> &crate::http::Draining {
@@ -107,15 +99,15 @@ impl KoboApi {
     }
 
     pub fn clock(&self) -> &Clock {
-        &self.clock
+        &self.bank.clock
     }
 
     pub fn tokens(&self) -> &TokenKeys {
-        &self.tokens
+        &self.bank.tokens
     }
 
     pub fn provider(&self) -> &Arc<dyn CoreBanking> {
-        &self.provider
+        &self.bank.provider
     }
 }
 
@@ -128,7 +120,7 @@ impl Api for KoboApi {
         body: models::CancelTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
         serve(&ctx, async |caller| {
-            approvals::cancel(&self.store, &self.config, &self.clock, caller, body).await
+            approvals::cancel(&self.bank, caller, body).await
         })
         .await
     }
@@ -147,7 +139,7 @@ impl Api for KoboApi {
         body: models::FetchTransfersRequest,
     ) -> Result<Page<Vec<models::Transfer>>, ApiError> {
         answer_page({
-            transfers::fetch_transfers(&self.store, &ctx.principal.business_id, body).await
+            transfers::fetch_transfers(&self.bank, &ctx.principal.business_id, body).await
         })
     }
 
@@ -165,16 +157,7 @@ impl Api for KoboApi {
         body: models::FundsTransferApiRequest,
     ) -> Result<models::Transfer, ApiError> {
         serve(&ctx, async |caller| {
-            transfers::funds_transfer_api(
-                &self.store,
-                &self.config,
-                &self.transfers,
-                &*self.provider,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
+            transfers::funds_transfer_api(&self.bank, caller, body).await
         })
         .await
     }
@@ -188,14 +171,17 @@ impl Api for KoboApi {
     }
 
     async fn authenticate(&self, family: TokenFamily, token: &str) -> Result<Principal, ApiError> {
+        // The edge's own hook, not an operation: it is handed the parts it uses (the session
+        // cache and the activity log live in the modules that use them, below the `Platform`).
+        let bank = &self.bank;
         answer({
             sessions::authenticate(
-                &self.store,
-                &self.sessions,
-                &self.config,
-                &self.tokens,
-                &self.rate_limiter,
-                &self.clock,
+                &bank.store,
+                &bank.sessions,
+                &bank.config,
+                &bank.tokens,
+                &bank.rate_limiter,
+                &bank.clock,
                 family,
                 token,
             )
@@ -224,7 +210,8 @@ impl Api for KoboApi {
             replayed: record.replayed,
             logged: record.recorded,
         };
-        logs::on_response(&self.store, &self.clock, &self.activity_log, &answered).await
+        let bank = &self.bank;
+        logs::on_response(&bank.store, &bank.clock, &bank.activity_log, &answered).await
     }
 
     async fn accept_invite(
@@ -233,15 +220,7 @@ impl Api for KoboApi {
         body: models::AcceptInviteRequest,
     ) -> Result<models::Member, ApiError> {
         serve(&ctx, async |caller| {
-            team::accept_invite(
-                &self.store,
-                &self.config,
-                &self.passwords,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
+            team::accept_invite(&self.bank, caller, body).await
         })
         .await
     }
@@ -252,7 +231,7 @@ impl Api for KoboApi {
         body: models::AddMemberRequest,
     ) -> Result<(), ApiError> {
         serve(&ctx, async |caller| {
-            team::add_member(&self.store, &self.config, &self.clock, caller, body).await
+            team::add_member(&self.bank, caller, body).await
         })
         .await
     }
@@ -263,16 +242,7 @@ impl Api for KoboApi {
         body: models::ApproveTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
         serve(&ctx, async |caller| {
-            approvals::approve(
-                &self.store,
-                &self.config,
-                &self.transfers,
-                &*self.provider,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
+            approvals::approve(&self.bank, caller, body).await
         })
         .await
     }
@@ -283,15 +253,7 @@ impl Api for KoboApi {
         body: models::ChangePasswordRequest,
     ) -> Result<(), ApiError> {
         serve(&ctx, async |caller| {
-            identity::change_password(
-                &self.store,
-                &self.config,
-                &self.passwords,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
+            identity::change_password(&self.bank, caller, body).await
         })
         .await
     }
@@ -302,15 +264,7 @@ impl Api for KoboApi {
         body: models::CreateAccountRequest,
     ) -> Result<models::Account, ApiError> {
         serve(&ctx, async |caller| {
-            accounts::create_current_account(
-                &self.store,
-                &self.config,
-                &*self.provider,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
+            accounts::create_current_account(&self.bank, caller, body).await
         })
         .await
     }
@@ -330,7 +284,7 @@ impl Api for KoboApi {
         body: models::CreateApprovalPolicyRequest,
     ) -> Result<models::ApprovalPolicy, ApiError> {
         serve(&ctx, async |caller| {
-            approvals::create_policy(&self.store, &self.clock, caller, body).await
+            approvals::create_policy(&self.bank, caller, body).await
         })
         .await
     }
@@ -341,14 +295,7 @@ impl Api for KoboApi {
         body: models::CreateCustomerAccountRequest,
     ) -> Result<models::Account, ApiError> {
         serve(&ctx, async |caller| {
-            accounts::create_customer_account(
-                &self.store,
-                &*self.provider,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
+            accounts::create_customer_account(&self.bank, caller, body).await
         })
         .await
     }
@@ -367,7 +314,7 @@ impl Api for KoboApi {
         body: models::CreateRoleRequest,
     ) -> Result<models::Role, ApiError> {
         serve(&ctx, async |caller| {
-            roles::create_role(&self.store, &self.clock, caller, body).await
+            roles::create_role(&self.bank, caller, body).await
         })
         .await
     }
@@ -378,7 +325,7 @@ impl Api for KoboApi {
         body: models::FetchAccountCollectionsRequest,
     ) -> Result<Page<Vec<models::AccountCollection>>, ApiError> {
         serve_page(&ctx, async |caller| {
-            accounts::fetch_account_collections(&self.store, caller, body).await
+            accounts::fetch_account_collections(&self.bank, caller, body).await
         })
         .await
     }
@@ -389,7 +336,7 @@ impl Api for KoboApi {
         body: models::FetchAccountSummariesRequest,
     ) -> Result<Page<Vec<models::AccountSummary>>, ApiError> {
         serve_page(&ctx, async |caller| {
-            accounts::fetch_account_summaries(&self.store, caller, body).await
+            accounts::fetch_account_summaries(&self.bank, caller, body).await
         })
         .await
     }
@@ -402,8 +349,8 @@ impl Api for KoboApi {
         serve_page(&ctx, async |caller| {
             // This process's calls are answered before their entries commit: a caller reads
             // all of its own.
-            self.activity_log.flush().await;
-            logs::fetch_activity_logs(&self.store, caller, body).await
+            self.bank.activity_log.flush().await;
+            logs::fetch_activity_logs(&self.bank.store, caller, body).await
         })
         .await
     }
@@ -414,7 +361,7 @@ impl Api for KoboApi {
         body: models::FetchAuditLogsRequest,
     ) -> Result<Page<Vec<models::AuditLogEntry>>, ApiError> {
         serve_page(&ctx, async |caller| {
-            logs::fetch_audit_logs(&self.store, caller, body).await
+            logs::fetch_audit_logs(&self.bank.store, caller, body).await
         })
         .await
     }
@@ -425,7 +372,7 @@ impl Api for KoboApi {
         body: models::EmptyObject,
     ) -> Result<Vec<models::Bank>, ApiError> {
         let _ = (ctx, body);
-        answer(banks::fetch_banks(&*self.provider))
+        answer(banks::fetch_banks(&self.bank))
     }
 
     async fn fetch_customer_accounts(
@@ -434,7 +381,7 @@ impl Api for KoboApi {
         body: models::FetchCustomerAccountsRequest,
     ) -> Result<Page<Vec<models::Account>>, ApiError> {
         serve_page(&ctx, async |caller| {
-            accounts::fetch_customer_accounts(&self.store, caller, body).await
+            accounts::fetch_customer_accounts(&self.bank, caller, body).await
         })
         .await
     }
@@ -445,7 +392,7 @@ impl Api for KoboApi {
         body: models::FetchMembersRequest,
     ) -> Result<Page<Vec<models::Member>>, ApiError> {
         serve_page(&ctx, async |caller| {
-            team::fetch_members(&self.store, &self.clock, caller, body).await
+            team::fetch_members(&self.bank, caller, body).await
         })
         .await
     }
@@ -455,7 +402,7 @@ impl Api for KoboApi {
         ctx: RequestContext<Principal>,
         body: models::FetchPendingTransfersRequest,
     ) -> Result<Page<Vec<models::TransferDetail>>, ApiError> {
-        answer_page(approvals::fetch_pending(&self.store, &ctx.principal, body).await)
+        answer_page(approvals::fetch_pending(&self.bank, &ctx.principal, body).await)
     }
 
     async fn fetch_permissions(
@@ -473,7 +420,7 @@ impl Api for KoboApi {
         body: models::EmptyObject,
     ) -> Result<Vec<models::Role>, ApiError> {
         serve(&ctx, async |caller| {
-            roles::fetch_roles(&self.store, caller, body).await
+            roles::fetch_roles(&self.bank, caller, body).await
         })
         .await
     }
@@ -485,7 +432,7 @@ impl Api for KoboApi {
     ) -> Result<Page<Vec<models::IntegrationTransaction>>, ApiError> {
         answer_page({
             ctx.principal.ensure_business_active()?;
-            transactions::fetch_settlements_api(&self.store, &ctx.principal.business_id, body).await
+            transactions::fetch_settlements_api(&self.bank, &ctx.principal.business_id, body).await
         })
     }
 
@@ -495,7 +442,7 @@ impl Api for KoboApi {
         body: models::FetchSettlementTransactionsRequest,
     ) -> Result<Page<Vec<models::DashboardSettlement>>, ApiError> {
         answer_page({
-            transactions::fetch_settlements_web(&self.store, &ctx.principal.business_id, body).await
+            transactions::fetch_settlements_web(&self.bank, &ctx.principal.business_id, body).await
         })
     }
 
@@ -506,8 +453,7 @@ impl Api for KoboApi {
     ) -> Result<Page<Vec<models::IntegrationTransaction>>, ApiError> {
         answer_page({
             ctx.principal.ensure_business_active()?;
-            transactions::fetch_transactions_api(&self.store, &ctx.principal.business_id, body)
-                .await
+            transactions::fetch_transactions_api(&self.bank, &ctx.principal.business_id, body).await
         })
     }
 
@@ -517,8 +463,7 @@ impl Api for KoboApi {
         body: models::FetchTransactionsWebRequest,
     ) -> Result<Page<Vec<models::DashboardTransaction>>, ApiError> {
         answer_page({
-            transactions::fetch_transactions_web(&self.store, &ctx.principal.business_id, body)
-                .await
+            transactions::fetch_transactions_web(&self.bank, &ctx.principal.business_id, body).await
         })
     }
 
@@ -528,8 +473,7 @@ impl Api for KoboApi {
         body: models::FetchWebhookEventsRequest,
     ) -> Result<Page<Vec<models::WebhookDelivery>>, ApiError> {
         serve_page(&ctx, async |caller| {
-            webhook_endpoints::fetch_events(&self.store, &self.config, &self.clock, caller, body)
-                .await
+            webhook_endpoints::fetch_events(&self.bank, caller, body).await
         })
         .await
     }
@@ -540,16 +484,7 @@ impl Api for KoboApi {
         body: models::FundsTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
         serve(&ctx, async |caller| {
-            transfers::funds_transfer(
-                &self.store,
-                &self.config,
-                &self.transfers,
-                &*self.provider,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
+            transfers::funds_transfer(&self.bank, caller, body).await
         })
         .await
     }
@@ -560,7 +495,7 @@ impl Api for KoboApi {
         body: models::EmptyObject,
     ) -> Result<models::OtpDelivery, ApiError> {
         serve(&ctx, async |caller| {
-            identity::generate_otp(&self.store, &self.config, &self.clock, caller, body).await
+            identity::generate_otp(&self.bank, caller, body).await
         })
         .await
     }
@@ -571,15 +506,7 @@ impl Api for KoboApi {
         body: models::GenerateTokenRequest,
     ) -> Result<models::TokenGrant, ApiError> {
         serve(&ctx, async |caller| {
-            identity::generate_token(
-                &self.store,
-                &self.config,
-                &self.tokens,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
+            identity::generate_token(&self.bank, caller, body).await
         })
         .await
     }
@@ -590,7 +517,7 @@ impl Api for KoboApi {
         body: models::GetAccountRequest,
     ) -> Result<models::AccountDetail, ApiError> {
         serve(&ctx, async |caller| {
-            accounts::get_account(&self.store, caller, body).await
+            accounts::get_account(&self.bank, caller, body).await
         })
         .await
     }
@@ -602,7 +529,7 @@ impl Api for KoboApi {
     ) -> Result<models::ApprovalPolicy, ApiError> {
         let _ = body;
         serve(&ctx, async |caller| {
-            approvals::get_policy(&self.store, &caller.principal.business_id).await
+            approvals::get_policy(&self.bank, &caller.principal.business_id).await
         })
         .await
     }
@@ -613,7 +540,7 @@ impl Api for KoboApi {
         body: models::GetCashFlowRequest,
     ) -> Result<models::CashFlow, ApiError> {
         serve(&ctx, async |caller| {
-            cash_flow::get_cash_flow(&self.store, &self.clock, caller, body).await
+            cash_flow::get_cash_flow(&self.bank, caller, body).await
         })
         .await
     }
@@ -624,8 +551,7 @@ impl Api for KoboApi {
         body: models::GetInvitationRequest,
     ) -> Result<models::InvitationPreview, ApiError> {
         serve(&ctx, async |caller| {
-            invitation_preview::get_invitation(&self.store, &self.config, &self.clock, caller, body)
-                .await
+            invitation_preview::get_invitation(&self.bank, caller, body).await
         })
         .await
     }
@@ -644,7 +570,7 @@ impl Api for KoboApi {
         body: models::GetTotalAccountMetricsRequest,
     ) -> Result<models::AccountMetrics, ApiError> {
         serve(&ctx, async |caller| {
-            accounts::get_total_account_metrics(&self.store, caller, body).await
+            accounts::get_total_account_metrics(&self.bank, caller, body).await
         })
         .await
     }
@@ -655,7 +581,7 @@ impl Api for KoboApi {
         body: models::GetTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
         serve(&ctx, async |caller| {
-            transfers::get_transfer(&self.store, &caller.principal.business_id, body).await
+            transfers::get_transfer(&self.bank, &caller.principal.business_id, body).await
         })
         .await
     }
@@ -667,8 +593,8 @@ impl Api for KoboApi {
     ) -> Result<models::TransferDetail, ApiError> {
         serve(&ctx, async |caller| {
             let business_id = &caller.principal.business_id;
-            let transfer = transfers::get_transfer(&self.store, business_id, body).await?;
-            transfers::detail(&self.store, &caller.principal, transfer).await
+            let transfer = transfers::get_transfer(&self.bank, business_id, body).await?;
+            transfers::detail(&self.bank, &caller.principal, transfer).await
         })
         .await
     }
@@ -679,7 +605,7 @@ impl Api for KoboApi {
         _body: models::EmptyObject,
     ) -> Result<models::WebhookConfiguration, ApiError> {
         serve(&ctx, async |caller| {
-            webhook_endpoints::get_configuration(&self.store, caller).await
+            webhook_endpoints::get_configuration(&self.bank, caller).await
         })
         .await
     }
@@ -690,16 +616,7 @@ impl Api for KoboApi {
         body: models::LoginRequest,
     ) -> Result<models::LoginResult, ApiError> {
         serve(&ctx, async |caller| {
-            identity::login(
-                &self.store,
-                &self.config,
-                &self.tokens,
-                &self.passwords,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
+            identity::login(&self.bank, caller, body).await
         })
         .await
     }
@@ -710,7 +627,7 @@ impl Api for KoboApi {
         body: models::EmptyObject,
     ) -> Result<(), ApiError> {
         serve(&ctx, async |caller| {
-            identity::logout(&self.store, &self.clock, caller, body).await
+            identity::logout(&self.bank, caller, body).await
         })
         .await
     }
@@ -722,7 +639,7 @@ impl Api for KoboApi {
     ) -> Result<models::NameEnquiryResult, ApiError> {
         serve(&ctx, async |caller| {
             let business_id = &caller.principal.business_id;
-            banks::name_enquiry(&self.store, &*self.provider, business_id, body).await
+            banks::name_enquiry(&self.bank, business_id, body).await
         })
         .await
     }
@@ -733,7 +650,7 @@ impl Api for KoboApi {
         body: models::EmptyObject,
     ) -> Result<models::IntegrationCredentials, ApiError> {
         serve(&ctx, async |caller| {
-            identity::regenerate_secret(&self.store, &self.clock, caller, body).await
+            identity::regenerate_secret(&self.bank, caller, body).await
         })
         .await
     }
@@ -744,7 +661,7 @@ impl Api for KoboApi {
         body: models::RejectTransferRequest,
     ) -> Result<models::Transfer, ApiError> {
         serve(&ctx, async |caller| {
-            approvals::reject(&self.store, &self.config, &self.clock, caller, body).await
+            approvals::reject(&self.bank, caller, body).await
         })
         .await
     }
@@ -755,8 +672,7 @@ impl Api for KoboApi {
         body: models::ReplayWebhookEventRequest,
     ) -> Result<models::WebhookDelivery, ApiError> {
         serve(&ctx, async |caller| {
-            webhook_endpoints::replay_event(&self.store, &self.config, &self.clock, caller, body)
-                .await
+            webhook_endpoints::replay_event(&self.bank, caller, body).await
         })
         .await
     }
@@ -767,7 +683,7 @@ impl Api for KoboApi {
         body: models::ResendInviteRequest,
     ) -> Result<(), ApiError> {
         serve(&ctx, async |caller| {
-            team::resend_invite(&self.store, &self.config, &self.clock, caller, body).await
+            team::resend_invite(&self.bank, caller, body).await
         })
         .await
     }
@@ -778,8 +694,7 @@ impl Api for KoboApi {
         body: models::EmptyObject,
     ) -> Result<models::RotatedWebhookSecret, ApiError> {
         serve(&ctx, async |caller| {
-            webhook_endpoints::rotate_secret(&self.store, &self.config, &self.clock, caller, body)
-                .await
+            webhook_endpoints::rotate_secret(&self.bank, caller, body).await
         })
         .await
     }
@@ -790,8 +705,7 @@ impl Api for KoboApi {
         body: models::SimulateInboundTransferRequest,
     ) -> Result<models::IntegrationTransaction, ApiError> {
         serve(&ctx, async |caller| {
-            inbound::simulate_inbound_transfer(&self.store, &self.config, &self.clock, caller, body)
-                .await
+            inbound::simulate_inbound_transfer(&self.bank, caller, body).await
         })
         .await
     }
@@ -802,7 +716,7 @@ impl Api for KoboApi {
         body: models::UpdateApprovalPolicyRequest,
     ) -> Result<models::ApprovalPolicy, ApiError> {
         serve(&ctx, async |caller| {
-            approvals::update_policy(&self.store, &self.clock, caller, body).await
+            approvals::update_policy(&self.bank, caller, body).await
         })
         .await
     }
@@ -813,7 +727,7 @@ impl Api for KoboApi {
         body: models::UpdateMemberRequest,
     ) -> Result<models::Member, ApiError> {
         serve(&ctx, async |caller| {
-            team::update_member(&self.store, &self.clock, caller, body).await
+            team::update_member(&self.bank, caller, body).await
         })
         .await
     }
@@ -824,7 +738,7 @@ impl Api for KoboApi {
         body: models::UpdateRoleRequest,
     ) -> Result<models::Role, ApiError> {
         serve(&ctx, async |caller| {
-            roles::update_role(&self.store, &self.clock, caller, body).await
+            roles::update_role(&self.bank, caller, body).await
         })
         .await
     }
@@ -835,8 +749,7 @@ impl Api for KoboApi {
         body: models::EmptyObject,
     ) -> Result<models::WebhookDelivery, ApiError> {
         serve(&ctx, async |caller| {
-            webhook_endpoints::test_event(&self.store, &self.config, &self.clock, caller, body)
-                .await
+            webhook_endpoints::test_event(&self.bank, caller, body).await
         })
         .await
     }
@@ -847,14 +760,7 @@ impl Api for KoboApi {
         body: models::UpdateWebhookConfigurationRequest,
     ) -> Result<models::WebhookConfiguration, ApiError> {
         serve(&ctx, async |caller| {
-            webhook_endpoints::update_configuration(
-                &self.store,
-                &self.config,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
+            webhook_endpoints::update_configuration(&self.bank, caller, body).await
         })
         .await
     }
@@ -873,14 +779,7 @@ impl Api for KoboApi {
         body: models::WebhookConfigurationRequest,
     ) -> Result<models::CreatedWebhookConfiguration, ApiError> {
         serve(&ctx, async |caller| {
-            webhook_endpoints::create_configuration(
-                &self.store,
-                &self.config,
-                &self.clock,
-                caller,
-                body,
-            )
-            .await
+            webhook_endpoints::create_configuration(&self.bank, caller, body).await
         })
         .await
     }

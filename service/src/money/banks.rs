@@ -9,7 +9,9 @@ use crate::error::{Error, OrInternal};
 use crate::kernel::store::Store;
 use crate::money::accounts::HolderName;
 use crate::money::accounts::{self, value, AccountRow, KoboAccount};
+use crate::money::bank::Bank;
 use crate::money::nuban;
+use crate::platform::context::Platform;
 use crate::provider::{BankInfo, CoreBanking};
 
 /// This bank's name, as other banks show it.
@@ -19,7 +21,8 @@ pub const KOBO_BANK_NAME: &str = "Kobo Microfinance Bank";
 const BANKS_UPDATED_AT: &str = "2026-11-01T00:00:00Z";
 
 /// The banks reachable for name enquiry and transfers, by name.
-pub fn fetch_banks(provider: &dyn CoreBanking) -> Result<Vec<models::Bank>, Error> {
+pub fn fetch_banks(bank: &Bank) -> Result<Vec<models::Bank>, Error> {
+    let provider = &*bank.provider;
     let updated_at: DateTime<Utc> = BANKS_UPDATED_AT.parse().or_internal()?;
     let mut banks = provider.banks();
     banks.sort_by(|a, b| a.name.cmp(b.name));
@@ -122,11 +125,12 @@ pub async fn resolve_found(
 
 /// `name_enquiry` and `name_enquiry_web`: `42` unless the source account is the business's.
 pub async fn name_enquiry(
-    store: &Store,
-    provider: &dyn CoreBanking,
+    bank: &Bank,
     business_id: &str,
     body: models::NameEnquiryRequest,
 ) -> Result<models::NameEnquiryResult, Error> {
+    let provider = &*bank.provider;
+    let Platform { store, .. } = &**bank;
     let source =
         accounts::find_by_number(store, business_id, body.source_account_number.as_str()).await?;
     if source.is_none() {

@@ -10,11 +10,11 @@ use generated_server::ResponseCode;
 
 use crate::datastore::transactions;
 use crate::error::{Error, OrInternal};
-use crate::kernel::clock::Clock;
-use crate::kernel::store::Store;
 use crate::money::accounts::{self, value};
 use crate::money::amount::Total;
+use crate::money::bank::Bank;
 use crate::platform::caller::Caller;
+use crate::platform::context::Platform;
 
 /// The most days a window may hold (the spec's `maximum`).
 const DAYS_MAX: u64 = 90;
@@ -29,11 +29,11 @@ struct Day {
 }
 
 pub async fn get_cash_flow(
-    store: &Store,
-    clock: &Clock,
+    bank: &Bank,
     caller: &Caller,
     body: models::GetCashFlowRequest,
 ) -> Result<models::CashFlow, Error> {
+    let Platform { store, clock, .. } = &**bank;
     let business_id = &caller.principal.business_id;
     let days = body.days.get().min(DAYS_MAX);
     let account_id = match &body.account_number {

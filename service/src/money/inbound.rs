@@ -15,17 +15,19 @@ use crate::datastore::transactions::SessionCredit;
 use crate::datastore::Conn;
 use crate::error::Error;
 use crate::kernel::clock::Clock;
-use crate::kernel::config::{Config, Environment};
+use crate::kernel::config::Environment;
 use crate::kernel::store::{Store, Tx};
 use crate::kernel::text;
 use crate::money::accounts::{find_by_number, AccountRow};
 use crate::money::amount::{amount_text, Kobo};
+use crate::money::bank::Bank;
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
 use crate::money::nuban;
 use crate::money::transactions::{self, NewTransaction, Originator};
 use crate::money::transfers::{self, Opening};
 use crate::outbox::events;
 use crate::platform::caller::Caller;
+use crate::platform::context::Platform;
 use crate::platform::idempotency::{Completion, Keyed, Prepared};
 use crate::platform::logs::{self, AuditEntry};
 use crate::provider::new_session_id;
@@ -47,12 +49,16 @@ pub fn bank_name(code: &str) -> String {
 }
 
 pub async fn simulate_inbound_transfer(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
+    bank: &Bank,
     caller: &Caller,
     body: models::SimulateInboundTransferRequest,
 ) -> Result<models::IntegrationTransaction, Error> {
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = &**bank;
     if config.environment != Environment::Sandbox {
         return Err(Error::new(ResponseCode::UnknownOperation)
             .with_message("simulate_inbound_transfer exists only in the sandbox"));

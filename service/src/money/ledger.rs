@@ -348,12 +348,16 @@ impl<'a> Changes<'a> {
         }
         let moved =
             accounts::apply_balance_changes(tx, &self.balance_changes(), MAX_BALANCE, at).await?;
-        self.judge(tx, &moved).await
+        self.refusal_unless_all_moved(tx, &moved).await
     }
 
     /// Whether the accounts `moved` are all of them, and if not, why the first that did not
     /// move (in id order) refused.
-    pub async fn judge(&self, tx: &mut Tx, moved: &[String]) -> Result<Result<(), Refusal>, Error> {
+    pub async fn refusal_unless_all_moved(
+        &self,
+        tx: &mut Tx,
+        moved: &[String],
+    ) -> Result<Result<(), Refusal>, Error> {
         if moved.len() == self.0.len() {
             return Ok(Ok(()));
         }

@@ -11,6 +11,7 @@ pub mod accounts;
 pub mod amount;
 pub(crate) mod approval_notices;
 pub mod approvals;
+pub mod bank;
 pub mod banks;
 pub mod cash_flow;
 pub mod fees;

@@ -18,7 +18,9 @@ use crate::kernel::paging::{self, Cursor, Page};
 use crate::kernel::store::{Store, Tx};
 use crate::money::accounts::{value, window, AccountRow};
 use crate::money::amount::{amount_text, Kobo};
+use crate::money::bank::Bank;
 use crate::money::ledger::Head;
+use crate::platform::context::Platform;
 
 /// One account's side of a journal entry, before it is written.
 #[derive(Clone, Debug)]
@@ -285,10 +287,11 @@ fn spelt(value: Option<impl ToString>) -> Option<String> {
 }
 
 pub async fn fetch_transactions_web(
-    store: &Store,
+    bank: &Bank,
     business_id: &str,
     body: models::FetchTransactionsWebRequest,
 ) -> Result<Page<Vec<models::DashboardTransaction>>, Error> {
+    let Platform { store, .. } = &**bank;
     let paging = Paging::new(
         body.limit,
         body.page_size,
@@ -321,10 +324,11 @@ pub async fn fetch_transactions_web(
 }
 
 pub async fn fetch_transactions_api(
-    store: &Store,
+    bank: &Bank,
     business_id: &str,
     body: models::FetchTransactionsApiRequest,
 ) -> Result<Page<Vec<models::IntegrationTransaction>>, Error> {
+    let Platform { store, .. } = &**bank;
     let paging = Paging::new(
         body.limit,
         body.page_size,
@@ -382,10 +386,11 @@ fn settlement_filters(
 }
 
 pub async fn fetch_settlements_web(
-    store: &Store,
+    bank: &Bank,
     business_id: &str,
     body: models::FetchSettlementTransactionsRequest,
 ) -> Result<Page<Vec<models::DashboardSettlement>>, Error> {
+    let Platform { store, .. } = &**bank;
     let (paging, filters) = settlement_filters(&body)?;
     let listing = Listing::Settlements;
     page(
@@ -400,10 +405,11 @@ pub async fn fetch_settlements_web(
 }
 
 pub async fn fetch_settlements_api(
-    store: &Store,
+    bank: &Bank,
     business_id: &str,
     body: models::FetchSettlementTransactionsRequest,
 ) -> Result<Page<Vec<models::IntegrationTransaction>>, Error> {
+    let Platform { store, .. } = &**bank;
     let (paging, filters) = settlement_filters(&body)?;
     let listing = Listing::Settlements;
     page(

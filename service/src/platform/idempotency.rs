@@ -175,7 +175,7 @@ pub async fn claim_key(
     let stored = idempotency_keys::find_unexpired(tx, &of, expired_before)
         .await?
         .ok_or_else(|| Error::internal("a key neither claimed nor stored"))?;
-    judge(&stored, request_hash)
+    claim_of_stored(&stored, request_hash)
 }
 
 /// Whether a retry can be answered before the operation does any work: [`claim`]'s verdict on
@@ -231,7 +231,7 @@ impl<'a> Peek<'a> {
     pub fn verdict(&self, stored: Option<&StoredKey>) -> Option<Result<Value, Error>> {
         let (stored, request_hash) = (stored?, self.request_hash.as_deref()?);
         Some(
-            match marked_if_stored(self.caller, judge(stored, request_hash)) {
+            match marked_if_stored(self.caller, claim_of_stored(stored, request_hash)) {
                 Ok(Claim::Replay(data)) => Ok(data),
                 Ok(_) => Err(Error::internal("a stored key was judged new")),
                 Err(error) => Err(error),
@@ -259,7 +259,7 @@ pub enum Peeked<R> {
 
 /// The verdict on a stored key for a request hashing to `request_hash`: another body (`27`),
 /// a refusal that lasts (its code), no answer yet (`28`), or the answer to replay.
-fn judge(stored: &StoredKey, request_hash: &str) -> Result<Claim, Error> {
+fn claim_of_stored(stored: &StoredKey, request_hash: &str) -> Result<Claim, Error> {
     if stored.request_hash != request_hash {
         return Err(Error::new(ResponseCode::IdempotencyKeyReused)
             .with_message("This Idempotency-Key was used with a different request body"));

@@ -19,6 +19,7 @@ use crate::kernel::store::{self, Store, Tx};
 use crate::outbox::{self, Notification};
 use crate::platform::business;
 use crate::platform::caller::Caller;
+use crate::platform::context::Platform;
 use crate::platform::logs::{self, AuditEntry};
 use crate::platform::permissions;
 use crate::platform::principal::member_of;
@@ -51,13 +52,17 @@ fn token_activity(
 }
 
 pub async fn generate_token(
-    store: &Store,
-    config: &Config,
-    tokens: &TokenKeys,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller<()>,
     body: models::GenerateTokenRequest,
 ) -> Result<models::TokenGrant, Error> {
+    let Platform {
+        store,
+        config,
+        tokens,
+        clock,
+        ..
+    } = platform;
     let client_id = body.client_id.as_str();
     let credential = format!("token:{client_id}");
     let address = throttle::network_of(caller.client_ip);
@@ -139,14 +144,18 @@ const MEMBERSHIPS_MAX: usize = 20;
 /// one usable membership's session. Every failure looks the same (`41`); several memberships
 /// that the password opens ask for `business_id` (`01`).
 pub async fn login(
-    store: &Store,
-    config: &Config,
-    tokens: &TokenKeys,
-    passwords: &Passwords,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller<()>,
     body: models::LoginRequest,
 ) -> Result<models::LoginResult, Error> {
+    let Platform {
+        store,
+        config,
+        tokens,
+        passwords,
+        clock,
+        ..
+    } = platform;
     let email = body.email.trim().to_lowercase();
     let credential = login_credential(&email);
     let address = throttle::network_of(caller.client_ip);
@@ -323,11 +332,11 @@ fn display_name(first_name: &str, last_name: &str, email: &str) -> String {
 }
 
 pub async fn logout(
-    store: &Store,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<(), Error> {
+    let Platform { store, clock, .. } = platform;
     let now = clock.now();
     let mut tx = store.begin().await?;
     let principal = &caller.principal;
@@ -337,13 +346,17 @@ pub async fn logout(
 }
 
 pub async fn change_password(
-    store: &Store,
-    config: &Config,
-    passwords: &Passwords,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     body: models::ChangePasswordRequest,
 ) -> Result<(), Error> {
+    let Platform {
+        store,
+        config,
+        passwords,
+        clock,
+        ..
+    } = platform;
     let member = member_of(&caller.principal)?;
     let new_password = body.new_password.as_str();
     secrets::check_password_rules("new_password", new_password)?;
@@ -401,12 +414,16 @@ pub async fn change_password(
 }
 
 pub async fn generate_otp(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<models::OtpDelivery, Error> {
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = platform;
     let member = member_of(&caller.principal)?;
     let policy = config.otp;
     let now = clock.now();
@@ -529,11 +546,11 @@ pub async fn check_otp(
 }
 
 pub async fn regenerate_secret(
-    store: &Store,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<models::IntegrationCredentials, Error> {
+    let Platform { store, clock, .. } = platform;
     let issuer = &member_of(&caller.principal)?.id;
     let now = clock.now();
     let mut tx = store.begin().await?;

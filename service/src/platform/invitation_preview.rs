@@ -8,21 +8,23 @@ use generated_server::{models, Permission};
 
 use crate::datastore::{businesses, members, roles};
 use crate::error::Error;
-use crate::kernel::clock::Clock;
-use crate::kernel::config::Config;
-use crate::kernel::store::Store;
 use crate::platform::caller::Caller;
+use crate::platform::context::Platform;
 use crate::platform::permissions;
 use crate::platform::team::{invitation_rejected, usable_invitation};
 use crate::platform::throttle::{self, Limit, OnSuccess};
 
 pub async fn get_invitation(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller<()>,
     body: models::GetInvitationRequest,
 ) -> Result<models::InvitationPreview, Error> {
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = platform;
     let now = clock.now();
     let limit = Limit::new(
         format!("invite:address:{}", throttle::network_of(caller.client_ip)),

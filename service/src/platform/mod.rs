@@ -8,6 +8,7 @@
 pub(crate) mod audit_targets;
 pub(crate) mod business;
 pub mod caller;
+pub mod context;
 pub mod deployment;
 pub mod housekeeping;
 pub mod idempotency;

@@ -10,8 +10,7 @@ use generated_server::{Permission, ResponseCode};
 use crate::datastore::roles::{self as stored, Definition};
 use crate::datastore::StoreError;
 use crate::error::{Error, OrInternal};
-use crate::kernel::clock::Clock;
-use crate::kernel::store::{self, Store, Tx};
+use crate::kernel::store::{self, Tx};
 use crate::kernel::text;
 use crate::platform::caller::Caller;
 use crate::platform::idempotency::Keyed;
@@ -20,6 +19,7 @@ use crate::platform::permissions::{self};
 use crate::platform::principal::member_of;
 use crate::platform::team_views::{role_from, role_view};
 
+use crate::platform::context::Platform;
 use crate::platform::team::{check_grantable, invalid, invalid_state, role_not_found};
 
 /// `fetch_permissions`: the catalog, by code.
@@ -40,10 +40,11 @@ pub fn fetch_permissions() -> Result<Vec<models::Permission>, Error> {
 }
 
 pub async fn fetch_roles(
-    store: &Store,
+    platform: &Platform,
     caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<Vec<models::Role>, Error> {
+    let Platform { store, .. } = platform;
     let rows = stored::list_of_business(store, &caller.principal.business_id).await?;
     let mut roles = rows
         .into_iter()
@@ -90,11 +91,11 @@ fn duplicate_role(name: &str) -> Error {
 }
 
 pub async fn create_role(
-    store: &Store,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     body: models::CreateRoleRequest,
 ) -> Result<models::Role, Error> {
+    let Platform { store, clock, .. } = platform;
     let now = clock.now();
     let business_id = caller.principal.business_id.as_str();
     let (name, name_key) = role_name(&body.name)?;
@@ -143,11 +144,11 @@ fn role_write_error(error: StoreError, name: &str) -> Error {
 }
 
 pub async fn update_role(
-    store: &Store,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     body: models::UpdateRoleRequest,
 ) -> Result<models::Role, Error> {
+    let Platform { store, clock, .. } = platform;
     let now = clock.now();
     if body.name.is_none() && body.description.is_none() && body.permission_codes.is_none() {
         return Err(invalid(

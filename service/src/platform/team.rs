@@ -14,15 +14,15 @@ use crate::datastore::invitations::{self, NewInvitation};
 use crate::datastore::members::{self, MemberFilter, MemberOrder, NewMember};
 use crate::datastore::{businesses, roles};
 use crate::error::{Error, OrInternal};
-use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
 use crate::kernel::paging::{self, Page};
-use crate::kernel::secrets::{self, Passwords};
+use crate::kernel::secrets::{self};
 use crate::kernel::store::{self, Store, Tx};
 use crate::kernel::text;
 use crate::outbox::{self, Notification};
 use crate::platform::business::{self, normalize_email};
 use crate::platform::caller::Caller;
+use crate::platform::context::Platform;
 use crate::platform::idempotency::Keyed;
 use crate::platform::logs::{self, AuditEntry};
 use crate::platform::permissions::{self, OWNER_ROLE_ID};
@@ -121,11 +121,11 @@ async fn business_name(tx: &mut Tx, business_id: &str) -> Result<String, Error> 
 }
 
 pub async fn fetch_members(
-    store: &Store,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     body: models::FetchMembersRequest,
 ) -> Result<Page<Vec<models::Member>>, Error> {
+    let Platform { store, clock, .. } = platform;
     let now = clock.now();
     let page = body.page.get();
     let page_size = body.page_size.get().min(paging::PAGE_SIZE_MAX);
@@ -212,12 +212,16 @@ pub(super) fn check_grantable(
 }
 
 pub async fn add_member(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     body: models::AddMemberRequest,
 ) -> Result<(), Error> {
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = platform;
     let now = clock.now();
     let actor = member_of(&caller.principal)?;
     let business_id = caller.principal.business_id.as_str();
@@ -292,12 +296,16 @@ fn duplicate_email(email: &str) -> Error {
 }
 
 pub async fn resend_invite(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     body: models::ResendInviteRequest,
 ) -> Result<(), Error> {
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = platform;
     let now = clock.now();
     let business_id = caller.principal.business_id.as_str();
     let member_id = body.member_id.to_string();
@@ -334,13 +342,17 @@ pub async fn resend_invite(
 /// expired, or of another environment's business) sets the member's password and activates
 /// them, once.
 pub async fn accept_invite(
-    store: &Store,
-    config: &Config,
-    passwords: &Passwords,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller<()>,
     body: models::AcceptInviteRequest,
 ) -> Result<models::Member, Error> {
+    let Platform {
+        store,
+        config,
+        passwords,
+        clock,
+        ..
+    } = platform;
     secrets::check_password_rules("password", body.password.as_str())?;
     if body.confirm_password.as_str() != body.password.as_str() {
         return Err(invalid("`confirm_password`: must equal password"));
@@ -456,11 +468,11 @@ async fn accept(
 /// (read the member, decide, write) under the business's lock, so the last active Owner
 /// cannot be removed by two changes at once.
 pub async fn update_member(
-    store: &Store,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     body: models::UpdateMemberRequest,
 ) -> Result<models::Member, Error> {
+    let Platform { store, clock, .. } = platform;
     let now = clock.now();
     if body.role_id.is_none() && body.is_active.is_none() {
         return Err(invalid("`role_id`: send role_id, is_active or both"));

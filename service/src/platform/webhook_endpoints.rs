@@ -11,7 +11,6 @@ use crate::datastore::events::{self as stored_events, Delivery, DeliveryFilter};
 use crate::datastore::webhook_endpoints::{self as endpoints, Change, NewEndpoint};
 use crate::datastore::Conn;
 use crate::error::{Error, OrInternal};
-use crate::kernel::clock::Clock;
 use crate::kernel::config::{Config, Environment};
 use crate::kernel::paging::{self, Page};
 use crate::kernel::store::{self, Store, Tx};
@@ -26,6 +25,7 @@ use crate::platform::principal::member_of;
 
 /// The most attempts `attempt_log` shows.
 const ATTEMPT_LOG_MAX: i64 = 20;
+use crate::platform::context::Platform;
 use crate::platform::housekeeping::WEBHOOK_EVENT_DAYS as RETENTION_DAYS;
 
 fn invalid(message: String) -> Error {
@@ -112,12 +112,16 @@ async fn configuration(
 }
 
 pub async fn create_configuration(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     body: models::WebhookConfigurationRequest,
 ) -> Result<models::CreatedWebhookConfiguration, Error> {
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = platform;
     let business_id = caller.principal.business_id.clone();
     let url = body.url.to_string();
     let ip_whitelist = addresses(&body.ip_whitelist.clone().unwrap_or_default());
@@ -171,12 +175,16 @@ pub async fn create_configuration(
 /// `update_webhook_configuration` and its Dashboard twin: changes what the body gives, checks
 /// the destination it would deliver to, and audits the change as the caller.
 pub async fn update_configuration(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     body: models::UpdateWebhookConfigurationRequest,
 ) -> Result<models::WebhookConfiguration, Error> {
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = platform;
     let business_id = &caller.principal.business_id;
     if body.url.is_none()
         && body.is_active.is_none()
@@ -223,21 +231,26 @@ pub async fn update_configuration(
 }
 
 pub async fn get_configuration(
-    store: &Store,
+    platform: &Platform,
     caller: &Caller,
 ) -> Result<models::WebhookConfiguration, Error> {
+    let Platform { store, .. } = platform;
     configuration(store, &caller.principal.business_id)
         .await?
         .ok_or_else(no_configuration)
 }
 
 pub async fn rotate_secret(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     body: models::EmptyObject,
 ) -> Result<models::RotatedWebhookSecret, Error> {
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = platform;
     let business_id = caller.principal.business_id.clone();
     Keyed::new(store, clock, caller, &body)
         .run_in_transaction(async |tx, _| {
@@ -330,12 +343,16 @@ async fn event_row(
 }
 
 pub async fn fetch_events(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     body: models::FetchWebhookEventsRequest,
 ) -> Result<Page<Vec<models::WebhookDelivery>>, Error> {
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = platform;
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let mut filter = DeliveryFilter {
@@ -371,12 +388,16 @@ pub async fn fetch_events(
 }
 
 pub async fn replay_event(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     body: models::ReplayWebhookEventRequest,
 ) -> Result<models::WebhookDelivery, Error> {
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = platform;
     let business_id = caller.principal.business_id.clone();
     let event_id = body.event_id.to_string();
     let now = clock.now();
@@ -409,12 +430,16 @@ pub async fn replay_event(
 }
 
 pub async fn test_event(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
+    platform: &Platform,
     caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<models::WebhookDelivery, Error> {
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = platform;
     let business_id = caller.principal.business_id.clone();
     let member = member_of(&caller.principal)?;
     let now = clock.now();

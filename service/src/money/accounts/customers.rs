@@ -14,16 +14,17 @@ use super::{
 use crate::datastore::accounts;
 use crate::datastore::customers::{self, Identity, NewCustomer};
 use crate::error::{Error, OrInternal};
-use crate::kernel::clock::Clock;
 use crate::kernel::secrets::sha256_hex;
 use crate::kernel::store::{self, Store, Tx};
+use crate::money::bank::Bank;
 use crate::money::nuban::Series;
 use crate::outbox::events;
 use crate::platform::business::{self, normalize_email};
 use crate::platform::caller::Caller;
+use crate::platform::context::Platform;
 use crate::platform::idempotency::{Completion, Keyed, Prepared};
 use crate::platform::logs::{self, AuditEntry};
-use crate::provider::{AccountOpening, CoreBanking, IdentityNumbers, VerifiedIdentity};
+use crate::provider::{AccountOpening, IdentityNumbers, VerifiedIdentity};
 
 /// The key that tells two customers apart without keeping their identity numbers.
 fn identity_hash(business_id: &str, kind: &str, number: &str) -> String {
@@ -33,12 +34,12 @@ fn identity_hash(business_id: &str, kind: &str, number: &str) -> String {
 /// `create_customer_account`: verifies the identity with the provider, then opens a virtual
 /// account with its own balance under the chosen parent (default: the main pool account).
 pub async fn create_customer_account(
-    store: &Store,
-    provider: &dyn CoreBanking,
-    clock: &Clock,
+    bank: &Bank,
     caller: &Caller,
     body: models::CreateCustomerAccountRequest,
 ) -> Result<models::Account, Error> {
+    let provider = &*bank.provider;
+    let Platform { store, clock, .. } = &**bank;
     let business_id = caller.principal.business_id.clone();
     let numbers = IdentityNumbers {
         bvn: body.bvn.as_ref().map(|bvn| bvn.to_string()),

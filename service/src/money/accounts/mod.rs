@@ -8,18 +8,18 @@ use generated_server::ResponseCode;
 
 use crate::datastore::{accounts, businesses, Conn};
 use crate::error::Error;
-use crate::kernel::clock::Clock;
-use crate::kernel::config::Config;
-use crate::kernel::store::{self, Store, Tx};
+use crate::kernel::store::{self, Tx};
 use crate::kernel::text;
 use crate::money::amount;
+use crate::money::bank::Bank;
 use crate::money::nuban::{self, Series};
 use crate::outbox::events;
 use crate::platform::business;
 use crate::platform::caller::Caller;
+use crate::platform::context::Platform;
 use crate::platform::idempotency::{Completion, Keyed, Prepared};
 use crate::platform::logs::{self, AuditEntry};
-use crate::provider::{AccountOpening, CoreBanking};
+use crate::provider::AccountOpening;
 
 mod customers;
 mod status;
@@ -109,13 +109,17 @@ fn account_name(name: Option<&str>) -> Result<Option<String>, Error> {
 /// `create_account_api` and `create_account_web`: a current account linked to the main pool
 /// account. Dashboard calls are audited as the member; integration calls as the credentials.
 pub async fn create_current_account(
-    store: &Store,
-    config: &Config,
-    provider: &dyn CoreBanking,
-    clock: &Clock,
+    bank: &Bank,
     caller: &Caller,
     body: models::CreateAccountRequest,
 ) -> Result<models::Account, Error> {
+    let provider = &*bank.provider;
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = &**bank;
     let business_id = caller.principal.business_id.clone();
     let chosen_name = account_name(body.account_name.as_deref().map(|name| name.as_str()))?;
     let prepare = async || {

@@ -16,7 +16,9 @@ use crate::error::{Error, OrInternal};
 use crate::kernel::paging::{self, Cursor, Page};
 use crate::kernel::store::Store;
 use crate::money::amount::{self, Total};
+use crate::money::bank::Bank;
 use crate::platform::caller::Caller;
+use crate::platform::context::Platform;
 use kobo_store::paging::contains_pattern;
 
 /// A filter's value in the stored spelling.
@@ -42,10 +44,11 @@ async fn account_page(
 }
 
 pub async fn fetch_customer_accounts(
-    store: &Store,
+    bank: &Bank,
     caller: &Caller,
     body: models::FetchCustomerAccountsRequest,
 ) -> Result<Page<Vec<models::Account>>, Error> {
+    let Platform { store, .. } = &**bank;
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let filters = body.filters.unwrap_or_default();
@@ -73,10 +76,11 @@ pub async fn fetch_customer_accounts(
 }
 
 pub async fn get_account(
-    store: &Store,
+    bank: &Bank,
     caller: &Caller,
     body: models::GetAccountRequest,
 ) -> Result<models::AccountDetail, Error> {
+    let Platform { store, .. } = &**bank;
     let business_id = &caller.principal.business_id;
     let filters = Filters {
         account_type: spelt(body.account_type),
@@ -147,10 +151,11 @@ fn count(value: i64) -> Result<u64, Error> {
 }
 
 pub async fn fetch_account_collections(
-    store: &Store,
+    bank: &Bank,
     caller: &Caller,
     body: models::FetchAccountCollectionsRequest,
 ) -> Result<Page<Vec<models::AccountCollection>>, Error> {
+    let Platform { store, .. } = &**bank;
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let (from, until) = window(body.date, body.start_date, body.end_date, "")?;
@@ -197,10 +202,11 @@ pub async fn fetch_account_collections(
 }
 
 pub async fn fetch_account_summaries(
-    store: &Store,
+    bank: &Bank,
     caller: &Caller,
     body: models::FetchAccountSummariesRequest,
 ) -> Result<Page<Vec<models::AccountSummary>>, Error> {
+    let Platform { store, .. } = &**bank;
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let filters = Filters {
@@ -268,10 +274,11 @@ pub fn window(
 }
 
 pub async fn get_total_account_metrics(
-    store: &Store,
+    bank: &Bank,
     caller: &Caller,
     body: models::GetTotalAccountMetricsRequest,
 ) -> Result<models::AccountMetrics, Error> {
+    let Platform { store, .. } = &**bank;
     let filters = body.filters.unwrap_or_default();
     let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;
     let chosen = MetricsFilters {

@@ -21,6 +21,7 @@ use crate::kernel::store::{Store, Tx};
 use crate::money::accounts::{self, AccountRow};
 use crate::money::amount::Kobo;
 use crate::money::approval_notices::{self, Decision};
+use crate::money::bank::Bank;
 use crate::money::banks;
 use crate::money::fees::{self, TransferPolicy};
 use crate::money::ledger::{self, Entry, Internal, LedgerAccount, Posting, Refusal};
@@ -28,6 +29,7 @@ use crate::money::transactions::{self, Originator};
 use crate::money::transfers::{self, ApprovalState, Lookup, Move, TransferStatus};
 use crate::outbox::events;
 use crate::platform::caller::Caller;
+use crate::platform::context::Platform;
 use crate::platform::idempotency::{Completion, Keyed, Prepared};
 use crate::platform::identity;
 use crate::platform::logs::{self, AuditEntry};
@@ -213,12 +215,16 @@ async fn release(
 }
 
 pub async fn reject(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
+    bank: &Bank,
     caller: &Caller,
     body: models::RejectTransferRequest,
 ) -> Result<models::Transfer, Error> {
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = &**bank;
     let member = member_of(&caller.principal)?.clone();
     let business_id = caller.principal.business_id.clone();
     let reference = body.reference_number.to_string();
@@ -281,12 +287,16 @@ async fn close(
 }
 
 pub async fn cancel(
-    store: &Store,
-    config: &Config,
-    clock: &Clock,
+    bank: &Bank,
     caller: &Caller,
     body: models::CancelTransferRequest,
 ) -> Result<models::Transfer, Error> {
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = &**bank;
     let member = member_of(&caller.principal)?.clone();
     let business_id = caller.principal.business_id.clone();
     let reference = body.reference_number.to_string();
@@ -321,14 +331,20 @@ pub async fn cancel(
 /// is active (`60`), the transfer still holds its reserve (`48`), and the day's limit has room
 /// for it (`83`, counted on the day of the approval). Refused, the transfer stays held.
 pub async fn approve(
-    store: &Store,
-    config: &Config,
-    policy: &TransferPolicy,
-    provider: &dyn CoreBanking,
-    clock: &Clock,
+    bank: &Bank,
     caller: &Caller,
     body: models::ApproveTransferRequest,
 ) -> Result<models::Transfer, Error> {
+    let Bank {
+        transfers: policy, ..
+    } = bank;
+    let provider = &*bank.provider;
+    let Platform {
+        store,
+        config,
+        clock,
+        ..
+    } = &**bank;
     let member = member_of(&caller.principal)?;
     let fingerprint = transfers::without_otp(&body)?;
     caller.principal.ensure_business_active()?;
@@ -751,10 +767,11 @@ pub async fn expire_due(
 /// `fetch_pending_transfers`: held transfers, oldest first (the cursor moves forward), each
 /// with its maker's name and its source account's balance ([`transfers::details`]).
 pub async fn fetch_pending(
-    store: &Store,
+    bank: &Bank,
     principal: &Principal,
     body: models::FetchPendingTransfersRequest,
 ) -> Result<Page<Vec<models::TransferDetail>>, Error> {
+    let Platform { store, .. } = &**bank;
     let business_id = principal.business_id.as_str();
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);

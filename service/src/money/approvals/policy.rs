@@ -6,11 +6,11 @@ use generated_server::ResponseCode;
 
 use crate::datastore::{approval_policies, Conn};
 use crate::error::{Error, OrInternal};
-use crate::kernel::clock::Clock;
-use crate::kernel::store::Store;
 use crate::money::accounts::value;
 use crate::money::amount::{amount_text, Kobo};
+use crate::money::bank::Bank;
 use crate::platform::caller::Caller;
+use crate::platform::context::Platform;
 use crate::platform::idempotency::Keyed;
 use crate::platform::logs::{self, AuditEntry};
 
@@ -50,11 +50,11 @@ fn minimum(text: Option<&str>) -> Result<i64, Error> {
 }
 
 pub async fn create_policy(
-    store: &Store,
-    clock: &Clock,
+    bank: &Bank,
     caller: &Caller,
     body: models::CreateApprovalPolicyRequest,
 ) -> Result<models::ApprovalPolicy, Error> {
+    let Platform { store, clock, .. } = &**bank;
     let business_id = caller.principal.business_id.clone();
     let min_amount = minimum(Some(body.min_amount.as_str()))?;
     Keyed::new(store, clock, caller, &body)
@@ -81,11 +81,11 @@ pub async fn create_policy(
 }
 
 pub async fn update_policy(
-    store: &Store,
-    clock: &Clock,
+    bank: &Bank,
     caller: &Caller,
     body: models::UpdateApprovalPolicyRequest,
 ) -> Result<models::ApprovalPolicy, Error> {
+    let Platform { store, clock, .. } = &**bank;
     let business_id = caller.principal.business_id.clone();
     let min_amount = body
         .min_amount
@@ -117,6 +117,7 @@ pub async fn update_policy(
     Ok(policy)
 }
 
-pub async fn get_policy(store: &Store, business_id: &str) -> Result<models::ApprovalPolicy, Error> {
+pub async fn get_policy(bank: &Bank, business_id: &str) -> Result<models::ApprovalPolicy, Error> {
+    let Platform { store, .. } = &**bank;
     policy_of(store, business_id).await?.ok_or_else(no_policy)
 }

@@ -12,6 +12,8 @@ use crate::error::{Error, OrInternal};
 use crate::kernel::store::Store;
 use crate::money::accounts::{self, AccountRow};
 use crate::money::amount;
+use crate::money::bank::Bank;
+use crate::platform::context::Platform;
 use crate::platform::principal::Principal;
 
 /// Names and accounts already read while making one answer (a page reads each once).
@@ -70,10 +72,11 @@ pub async fn details(
 
 /// One transfer as a `TransferDetail`.
 pub async fn detail(
-    store: &Store,
+    bank: &Bank,
     principal: &Principal,
     transfer: models::Transfer,
 ) -> Result<models::TransferDetail, Error> {
+    let Platform { store, .. } = &**bank;
     let mut all = details(store, principal, vec![transfer]).await?;
     all.pop()
         .ok_or_else(|| Error::internal("a transfer vanished"))

@@ -8,14 +8,16 @@ use super::views::*;
 use crate::datastore::transfers::{self, Filters};
 use crate::error::Error;
 use crate::kernel::paging::{self, Page};
-use crate::kernel::store::Store;
+use crate::money::bank::Bank;
+use crate::platform::context::Platform;
 
 /// `get_transfer_web` and `get_transfer_api`: by Kobo's reference or the client's.
 pub async fn get_transfer(
-    store: &Store,
+    bank: &Bank,
     business_id: &str,
     body: models::GetTransferRequest,
 ) -> Result<models::Transfer, Error> {
+    let Platform { store, .. } = &**bank;
     let (lookup, shown) = match (&body.reference_number, &body.reference) {
         (Some(number), None) => (Lookup::ReferenceNumber(number.as_str()), number.to_string()),
         (None, Some(reference)) => (Lookup::Reference(reference.as_str()), reference.to_string()),
@@ -34,10 +36,11 @@ pub async fn get_transfer(
 
 /// `fetch_transfers_web` and `fetch_transfers_api`.
 pub async fn fetch_transfers(
-    store: &Store,
+    bank: &Bank,
     business_id: &str,
     body: models::FetchTransfersRequest,
 ) -> Result<Page<Vec<models::Transfer>>, Error> {
+    let Platform { store, .. } = &**bank;
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let filters = body.filters.unwrap_or_default();

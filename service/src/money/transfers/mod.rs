@@ -26,12 +26,8 @@ use generated_server::models;
 use serde_json::Value;
 
 use crate::error::{Error, OrInternal};
-use crate::kernel::clock::Clock;
-use crate::kernel::config::Config;
-use crate::kernel::store::Store;
-use crate::money::fees::TransferPolicy;
+use crate::money::bank::Bank;
 use crate::platform::caller::Caller;
-use crate::provider::CoreBanking;
 
 pub(crate) use checks::check_recipient;
 pub use detail::{detail, details};
@@ -100,45 +96,23 @@ pub(crate) fn without_otp<B: serde::Serialize>(body: &B) -> Result<Value, Error>
 
 /// `funds_transfer`: a member's transfer, with an OTP of theirs.
 pub async fn funds_transfer(
-    store: &Store,
-    config: &Config,
-    policy: &TransferPolicy,
-    provider: &dyn CoreBanking,
-    clock: &Clock,
+    bank: &Bank,
     caller: &Caller,
     body: models::FundsTransferRequest,
 ) -> Result<models::Transfer, Error> {
     let fingerprint = without_otp(&body)?;
     let request = TransferRequest::from(&body);
     let otp = Some(body.otp.to_string());
-    payout::initiate(
-        store,
-        config,
-        policy,
-        provider,
-        clock,
-        caller,
-        &fingerprint,
-        request,
-        otp,
-    )
-    .await
+    payout::initiate(bank, caller, &fingerprint, request, otp).await
 }
 
 /// `funds_transfer_api`: an integration's payout; the `Idempotency-Key` (which the spec makes
 /// required, so the router refuses a call without one) stands for the OTP.
 pub async fn funds_transfer_api(
-    store: &Store,
-    config: &Config,
-    policy: &TransferPolicy,
-    provider: &dyn CoreBanking,
-    clock: &Clock,
+    bank: &Bank,
     caller: &Caller,
     body: models::FundsTransferApiRequest,
 ) -> Result<models::Transfer, Error> {
     let request = TransferRequest::from(&body);
-    payout::initiate(
-        store, config, policy, provider, clock, caller, &body, request, None,
-    )
-    .await
+    payout::initiate(bank, caller, &body, request, None).await
 }

@@ -20,6 +20,7 @@ use crate::kernel::store::{self, Store, Tx};
 use crate::money::accounts::{AccountRow, KoboAccount};
 use crate::money::amount::{amount_text, Kobo};
 use crate::money::approval_notices;
+use crate::money::bank::Bank;
 use crate::money::banks::{self, Beneficiary};
 use crate::money::fees::{self, Charges, TransferPolicy};
 use crate::money::ledger::Entry;
@@ -45,43 +46,31 @@ use crate::datastore::transfers::{NewTransfer, TransferRow};
 
 /// A payout of `caller` through the whole protocol: `fingerprint` is the body as its key
 /// knows it, `otp` the member's (none for an integration).
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn initiate<B: serde::Serialize>(
-    store: &Store,
-    config: &Config,
-    policy: &TransferPolicy,
-    provider: &dyn CoreBanking,
-    clock: &Clock,
+    bank: &Bank,
     caller: &Caller,
     fingerprint: &B,
     request: TransferRequest,
     otp: Option<String>,
 ) -> Result<models::Transfer, Error> {
     caller.principal.ensure_business_active()?;
-    let prepare = async |peek: &Peek<'_>| {
-        let context = Context {
-            store,
-            config,
-            policy,
-            clock,
-            caller,
-        };
-        prepare(&context, provider, request, otp.as_deref(), peek).await
+    let context = Context {
+        store: &bank.store,
+        config: &bank.config,
+        policy: &bank.transfers,
+        clock: &bank.clock,
+        caller,
     };
+    let provider = &*bank.provider;
+    let prepare =
+        async |peek: &Peek<'_>| prepare(&context, provider, request, otp.as_deref(), peek).await;
     let write = async |tx: &mut Tx, payout: Payout, completion: &mut Completion| {
-        let context = Context {
-            store,
-            config,
-            policy,
-            clock,
-            caller,
-        };
         let transfer = write(tx, &context, &payout, completion).await?;
         // Should the commit's answer be lost, the transfer tells whether it was kept.
         tx.witness(context.business_id(), &transfer.id.to_string());
         Ok(transfer)
     };
-    Keyed::new(store, clock, caller, fingerprint)
+    Keyed::new(context.store, context.clock, caller, fingerprint)
         .storing(LASTING_PAYOUT_REFUSALS)
         .claiming_last()
         .run_peeking(prepare, write)
@@ -366,7 +355,9 @@ async fn write(
         let (transfer, batch) = rows(context, payout, &entry, &foreseen.heads, completion)?;
         let run = foreseen.write(tx, &opening, batch).await?;
         if let Some(done) = written(tx, context, payout, run).await? {
-            foreseen.judge(tx, &payout.source, &opening, &done).await?;
+            foreseen
+                .check_places(tx, &payout.source, &opening, &done)
+                .await?;
             return Ok(transfer);
         }
     }

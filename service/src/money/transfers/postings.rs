@@ -11,7 +11,7 @@ use crate::datastore;
 use crate::datastore::accounts::BalanceChange;
 use crate::datastore::batch::Batch;
 use crate::datastore::businesses;
-use crate::datastore::ledger::{AdvancedHead, HeadsAndMoney, Money};
+use crate::datastore::ledger::{AdvancedHead, HeadsAndMoney, InOne, Money};
 use crate::datastore::StoreError;
 use crate::error::Error;
 use crate::kernel::config::Environment;
@@ -179,7 +179,7 @@ async fn open_in_one(
     let Some(done) = datastore::ledger::advance_and_move(tx, &places, now, &money).await? else {
         return Ok(None);
     };
-    let opened = judge(tx, opening, order, &places, changes, &done).await?;
+    let opened = read_decision(tx, opening, order, &places, changes, &done).await?;
     if let ([head], Ok(())) = (done.heads.as_slice(), &opened.1) {
         tx.advanced(head, false);
     }
@@ -220,7 +220,7 @@ fn money_of<'a>(
 /// What the movement's statement decided (`done`), as [`open`] answers it: the heads' first
 /// places, `60` for a business no longer active, `83` over the daily limit, or an account's
 /// refusal.
-async fn judge(
+async fn read_decision(
     tx: &mut Tx,
     opening: &Opening<'_>,
     order: &[(&str, u32)],
@@ -247,7 +247,7 @@ async fn judge(
         let day = fees::lagos_day(heads.source.posted_at);
         return Err(over_daily_limit(tx, business_id, &day, limit).await?);
     }
-    let moved = changes.judge(tx, &done.moved).await?;
+    let moved = changes.refusal_unless_all_moved(tx, &done.moved).await?;
     Ok((heads, moved))
 }
 
@@ -325,7 +325,7 @@ pub(crate) fn foresee<'a>(
 impl Foreseen<'_> {
     /// Moves the money and writes `batch` (made with [`Foreseen::heads`]) in one statement
     /// (`datastore::batch::run_moving`). The store's error is the caller's to answer (a
-    /// client reference taken meanwhile); then [`Foreseen::judge`] answers the movement. `None`
+    /// client reference taken meanwhile); then [`Foreseen::check_places`] answers the movement. `None`
     /// when the head was not where foreseen, or when a transaction that held it
     /// ([`Tx::holds_head`]) found the payout would be refused: nothing was written, the
     /// transaction forgets the head ([`Tx::missed`]), and the caller guards the transaction
@@ -346,7 +346,13 @@ impl Foreseen<'_> {
             &money,
             self.last_sequence,
         )
-        .await;
+        .await
+        .map(|in_one| match in_one {
+            InOne::Written(done) => Some(done),
+            // Nothing was written: the head moved meanwhile, or the gate found a refusal (the
+            // two statements answer it), or the store writes no payout in one statement.
+            InOne::HeadElsewhere | InOne::Gated | InOne::NotOffered => None,
+        });
         if let Ok(None) = run {
             tx.missed();
             tx.wrote_nothing();
@@ -358,7 +364,7 @@ impl Foreseen<'_> {
     /// have moved to the places foreseen (the statement found it at the sequence foreseen: a
     /// time elsewhere is a fault, the payout is undone and the head no longer foreseen,
     /// [`Tx::missed`]).
-    pub(crate) async fn judge(
+    pub(crate) async fn check_places(
         &self,
         tx: &mut Tx,
         source: &AccountRow,
@@ -383,7 +389,8 @@ impl Foreseen<'_> {
                 self.advanced.last_posted_micros
             )));
         }
-        let (_, moved) = judge(tx, opening, &self.order, &self.places, &self.changes, done).await?;
+        let (_, moved) =
+            read_decision(tx, opening, &self.order, &self.places, &self.changes, done).await?;
         moved.map_err(|refusal| refusal_of(refusal, source, opening.receiving))?;
         tx.advanced(&self.advanced, true);
         Ok(())

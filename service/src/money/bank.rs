@@ -1,0 +1,30 @@
+//! [`Bank`]: what the bank's money operations stand on — the [`Platform`] and, beside it,
+//! what transfers cost and how much may leave, and the core banking provider. Built once by
+//! the edge and handed to each operation whole (`money::transfers::funds_transfer(&bank,
+//! caller, body)`).
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::money::fees::TransferPolicy;
+use crate::platform::context::Platform;
+use crate::provider::CoreBanking;
+
+/// The platform, the transfer policy of the environment, and the provider. A `Bank` is a
+/// `Platform` with money's own parts: it dereferences to it, so the platform's operations take
+/// `&bank` too. An operation reads the parts it uses:
+/// `let provider = &*bank.provider; let Platform { store, .. } = &**bank;`.
+pub struct Bank {
+    pub platform: Platform,
+    /// What transfers cost and how much may leave (the environment's).
+    pub transfers: TransferPolicy,
+    pub provider: Arc<dyn CoreBanking>,
+}
+
+impl Deref for Bank {
+    type Target = Platform;
+
+    fn deref(&self) -> &Platform {
+        &self.platform
+    }
+}
