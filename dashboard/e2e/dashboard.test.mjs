@@ -11,7 +11,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import * as kit from "./kit.mjs";
-import { assertText, demo, emails, eventually, fitsTheScreen, go, lastEmailTo, logIn, payUpToCode, person, receiptReaches, shot, typeOtp } from "./kit.mjs";
+import { assertText, calls, demo, emails, eventually, everySection, fitsTheScreen, go, lastEmailTo, logIn, payUpToCode, person, receiptReaches, shot, typeOtp } from "./kit.mjs";
 
 /** @typedef {import("playwright-core").Page} Page */
 
@@ -28,10 +28,14 @@ const stamp = Date.now();
 const team = {
   accountant: { email: `tunde.accountant.${stamp}@adaezefoods.ng`, first: "Tunde", last: "Bakare", role: "Maker", password: "Ofada-Rice-Monday-7" },
   manager: { email: `ngozi.manager.${stamp}@adaezefoods.ng`, first: "Ngozi", last: "Eze", role: "Checker", password: "Suya-Friday-Night-8" },
+  auditor: { email: `kemi.auditor.${stamp}@adaezefoods.ng`, first: "Kemi", last: "Alabi", role: "Viewer", password: "Egusi-Soup-Sunday-9" },
 };
 
-/** The owner invites `member` as `role` (chosen, never a default) from the Team page. @param {Page} page @param {typeof team.accountant} member */
-async function invite(page, member) {
+/**
+ * The owner invites `member` as `role` (chosen, never a default) from the Team page.
+ * @param {Page} page @param {typeof team.accountant} member @param {string} [formShot]
+ */
+async function invite(page, member, formShot) {
   await go(page, "Team");
   await page.getByRole("button", { name: "Invite a member" }).click();
   const form = page.getByTestId("invite");
@@ -39,6 +43,10 @@ async function invite(page, member) {
   await form.getByLabel("First name").fill(member.first);
   await form.getByLabel("Last name").fill(member.last);
   await form.getByRole("radio", { name: new RegExp(`^${member.role}\\b`) }).check();
+  if (formShot) {
+    if ((page.viewportSize()?.width ?? 0) < 700) await fitsTheScreen(page, "the invite form");
+    await shot(page, formShot);
+  }
   await form.getByRole("button", { name: "Send the invitation" }).click();
   await page.locator(`tr[data-email="${member.email}"]`).waitFor();
 }
@@ -53,6 +61,8 @@ async function join(member, width) {
   await page.goto(link);
   await assertText(page.getByTestId("invitation-heading"), "Join Adaeze Foods Ltd on Kobo");
   await assertText(page.getByTestId("invitation-role"), member.role);
+  if (width < 700) await fitsTheScreen(page, "the invitation");
+  await shot(page, "17-invitation");
   await page.getByLabel("Password", { exact: true }).fill(member.password);
   await page.getByLabel("Confirm password").fill(member.password);
   await page.getByRole("button", { name: "Accept the invitation" }).click();
@@ -180,6 +190,7 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     await owner.getByLabel("Password").fill("not-the-password");
     await owner.getByRole("button", { name: "Log in" }).click();
     await assertText(owner.getByRole("alert"), "The email or password is not right");
+    await shot(owner, "18-login");
     await owner.getByLabel("Password").fill(demo.password);
     await owner.getByRole("button", { name: "Log in" }).click();
     await owner.getByTestId("balances").waitFor();
@@ -203,6 +214,10 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     await owner.getByRole("button", { name: "Invite a member" }).click();
     const form = owner.getByTestId("invite");
     assert.equal(await form.getByRole("radio", { checked: true }).count(), 0, "no role is chosen before the owner chooses one");
+    // The least powerful first: whoever invites in a hurry reads Viewer before Owner.
+    const offered = (await form.locator(".role-choice strong").allTextContents()).map((name) => name.trim());
+    assert.equal(offered[0], "Viewer", `the roles in order: ${offered.join(", ")}`);
+    assert.equal(offered.at(-1), "Owner", `the roles in order: ${offered.join(", ")}`);
     await assertText(form.locator(".role-choice").filter({ hasText: "Checker" }), "Reviews and approves transfers");
     await assertText(form.locator(".role-choice").filter({ hasText: "Viewer" }), "Can: View accounts");
     await form.getByLabel("Email").fill(`nobody.${stamp}@adaezefoods.ng`);
@@ -229,7 +244,13 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     await assertText(again.getByRole("alert"), "This invitation link no longer works");
     assert.equal(await again.getByLabel("Password", { exact: true }).count(), 0, "no password is asked for");
     await fitsTheScreen(again, "a used invitation");
+    await shot(again, "17-invitation-used");
     await again.context().close();
+    const againOnALaptop = await person(1280);
+    await againOnALaptop.goto(accountant.link);
+    await assertText(againOnALaptop.getByRole("alert"), "This invitation link no longer works");
+    await shot(againOnALaptop, "17-invitation-used");
+    await againOnALaptop.context().close();
   });
 
   await t.test("defects 1, 5 and 9 at 1280 px: the accountant pays from the main account, the manager approves from the email, the receipt survives a reload", async () => {
@@ -246,6 +267,10 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
 
   await t.test("defects 1, 5, 9 and 10 at 390 px: the same day on phones, nothing scrolling sideways", async () => {
     phone.owner = await person(390);
+    await phone.owner.goto(demo.dashboard);
+    await phone.owner.getByLabel("Email").waitFor();
+    await fitsTheScreen(phone.owner, "the login page");
+    await shot(phone.owner, "18-login");
     await logIn(phone.owner, demo.email, demo.password);
     phone.accountant = await person(390);
     await logIn(phone.accountant, team.accountant.email, team.accountant.password);
@@ -265,13 +290,18 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
       amount: "7,500",
       narration: "Market stall rent",
     });
-    for (const name of ["Transactions", "Transfers", "Team", "Audit log", "Settings", "Webhooks"]) {
-      await go(phoneOwner, name);
-      await phoneOwner.getByRole("heading", { name, exact: true }).waitFor();
-      await phoneOwner.waitForLoadState("networkidle");
-      await fitsTheScreen(phoneOwner, name);
-    }
-    await shot(phoneOwner, "09-webhooks");
+    // Every other section on a phone: nothing sideways, each photographed.
+    await everySection(phoneOwner);
+    // Inviting on a phone, and the invitation's page there (read, not yet accepted).
+    await invite(phoneOwner, team.auditor, "10-invite");
+    const link = /(http:\/\/\S+\/dashboard\/accept-invite\?token=\S+)/.exec(lastEmailTo(team.auditor.email, "invited").body)?.[1];
+    const invited = await person(390);
+    await invited.goto(must(link));
+    await assertText(invited.getByTestId("invitation-heading"), "Join Adaeze Foods Ltd on Kobo");
+    await assertText(invited.getByTestId("invitation-role"), "Viewer");
+    await fitsTheScreen(invited, "the invitation");
+    await shot(invited, "17-invitation");
+    await invited.context().close();
   });
 
   await t.test("defect 1: the main account is the default among 1,200 accounts, a customer's is found by typing, /pay?from= is kept", async () => {
@@ -280,6 +310,11 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     await eventually(async () => assert.match(await picker.inputValue(), new RegExp(`^Adaeze Foods Ltd · ${demo.mainAccount} · ₦`)));
     await picker.click();
     await assertText(owner.getByRole("listbox"), "Type two letters or digits");
+    // The business's own accounts first, the main one at the top; its customers' only by search.
+    const first = owner.getByRole("option").first();
+    assert.equal(await first.getAttribute("data-account"), demo.mainAccount);
+    await assertText(first, "Main account");
+    assert.equal(await owner.getByRole("option").filter({ hasText: "Customer account" }).count(), 0, "no customer account before a search");
     await picker.fill("obinna ade");
     const option = owner.getByRole("option", { name: /Obinna Adebayo/ });
     await option.waitFor();
@@ -288,12 +323,15 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     customerAccount = (await option.getAttribute("data-account")) ?? "";
     await option.click();
     await eventually(async () => assert.match(await picker.inputValue(), /^Obinna Adebayo · \d{10}/));
+    // The address wins over the account chosen before: the main account, then a customer's.
+    await owner.goto(`${demo.dashboard}pay?from=${demo.mainAccount}`);
+    await eventually(async () => assert.match(await owner.getByRole("combobox", { name: "From account" }).inputValue(), new RegExp(`^Adaeze Foods Ltd · ${demo.mainAccount}`)));
     await owner.goto(`${demo.dashboard}pay?from=${customerAccount}`);
     await eventually(async () => assert.match(await owner.getByRole("combobox", { name: "From account" }).inputValue(), new RegExp(`^Obinna Adebayo · ${customerAccount}`)));
   });
 
   await t.test("defect 8: not enough money is said before any code is sent", async () => {
-    const codes = emails().filter((m) => m.recipient === demo.email && /code/i.test(m.subject)).length;
+    const codes = calls(owner, "/generate_otp");
     await owner.getByLabel("Bank").selectOption("090823");
     await owner.getByLabel("Beneficiary account number").fill(demo.mainAccount);
     await owner.getByLabel("Amount (NGN)").fill("50,000");
@@ -301,7 +339,8 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     await owner.getByRole("button", { name: "Check the beneficiary" }).click();
     await assertText(owner.getByTestId("not-enough"), "Not enough money: Obinna Adebayo holds ₦5,000.00 and this payment needs ₦50,000.00");
     assert.equal(await owner.getByRole("button", { name: "Confirm", exact: true }).count(), 0, "no Confirm");
-    assert.equal(emails().filter((m) => m.recipient === demo.email && /code/i.test(m.subject)).length, codes, "no code was sent");
+    await shot(owner, "09-not-enough");
+    assert.equal(calls(owner, "/generate_otp"), codes, "no code was asked for");
     await owner.getByRole("button", { name: "Change the details" }).click();
   });
 
@@ -327,6 +366,13 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     assert.match(owner.url(), new RegExp(`/dashboard/transfers/${reference}$`));
     await owner.reload();
     await receiptReaches(owner, "pending_approval");
+    // Printed, it is the receipt alone: the business's name on it, no menu and no buttons.
+    await owner.emulateMedia({ media: "print" });
+    assert.equal(await owner.getByRole("navigation", { name: "Sections" }).isVisible(), false, "no menu on paper");
+    assert.equal(await owner.getByRole("button", { name: "Log out" }).isVisible(), false, "no buttons on paper");
+    await assertText(owner.locator(".receipt .print-only"), "Adaeze Foods Ltd · payment receipt");
+    assert.ok(await owner.locator(".receipt .print-only").isVisible());
+    await owner.emulateMedia({ media: null });
   });
 
   await t.test("defect 6: a receipt's heading says what happened: waiting, reversed", async () => {
@@ -371,9 +417,26 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     assert.equal(await owner.getByLabel("Search").inputValue(), "Supplier invoice 1042");
     await eventually(async () => assert.equal(await rows.count(), 2));
     await shot(owner, "13-transactions");
+    // Every other list keeps its filters in its address too: set in the form, kept by a reload.
+    for (const { link, label, value, query } of [
+      { link: "Settlements", label: "Reference", value: "COL-20261206", query: "reference=COL-20261206" },
+      { link: "Team", label: "Active", value: "false", query: "is_active=false" },
+      { link: "Transfers", label: "Status", value: "reversed", query: "transfer_status=reversed" },
+      { link: "Activity log", label: "Method", value: "GET", query: "method=GET" },
+    ]) {
+      await go(owner, link);
+      const control = owner.locator("form.filters").getByLabel(label, { exact: true });
+      if ((await control.evaluate((element) => element.tagName)) === "SELECT") await control.selectOption(value);
+      else await control.fill(value);
+      await owner.locator("form.filters").getByRole("button", { name: "Filter" }).click();
+      await eventually(async () => assert.ok(owner.url().includes(query), `${link}: ${owner.url()} has ${query}`));
+      await owner.reload();
+      await eventually(async () => assert.equal(await owner.locator("form.filters").getByLabel(label, { exact: true }).inputValue(), value, `${link} after a reload`));
+    }
   });
 
   await t.test("defect 11: what a person reads has no field names, permission codes or ids", async () => {
+    await go(owner, "Transactions");
     await owner.getByLabel("Account", { exact: true }).fill("12345");
     await owner.getByRole("button", { name: "Filter" }).click();
     await assertText(owner.getByRole("alert"), "Account: an account number has 10 digits.");
@@ -388,14 +451,24 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
   await t.test("defect 12: deactivating and changing a role ask first", async () => {
     await go(owner, "Team");
     const row = owner.locator(`tr[data-email="${team.accountant.email}"]`);
+    const changes = calls(owner, "/update_member");
     await row.getByRole("combobox").selectOption({ label: "Viewer" });
     await assertText(row.locator(".confirm"), "Make Tunde Bakare a Viewer?");
     await row.getByRole("button", { name: "Keep Maker" }).click();
     assert.equal(await row.locator(".confirm").count(), 0);
+    assert.equal(await row.getByRole("combobox").locator("option:checked").textContent(), "Maker", "the role shown is Maker again");
     await row.getByRole("button", { name: "Deactivate" }).click();
     await assertText(row.locator(".confirm"), "Deactivate Tunde Bakare? They are logged out at once");
     await shot(owner, "14-deactivate");
     await row.getByRole("button", { name: "Keep" }).click();
+    assert.equal(calls(owner, "/update_member"), changes, "nothing was changed before it was confirmed");
+    // Confirmed, a role change applies: to Viewer and back.
+    for (const role of ["Viewer", "Maker"]) {
+      await row.getByRole("combobox").selectOption({ label: role });
+      await row.getByRole("button", { name: "Change the role" }).click();
+      await assertText(owner.getByRole("status"), `Tunde Bakare is now ${role}.`);
+    }
+    assert.equal(calls(owner, "/update_member"), changes + 2);
     await row.getByRole("button", { name: "Deactivate" }).click();
     await row.getByRole("button", { name: "Deactivate Tunde" }).click();
     await assertText(owner.getByRole("status"), "Tunde Bakare is deactivated");
@@ -500,18 +573,7 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     await assertText(owner.getByTestId("endpoint-status"), "paused");
     await owner.getByRole("button", { name: "Resume deliveries" }).click();
     await assertText(owner.getByTestId("endpoint-status"), "active");
-    for (const { link, heading } of [
-      { link: "Overview", heading: "Good to see you" },
-      { link: "Settlements", heading: "Settlements" },
-      { link: "Roles", heading: "Roles" },
-      { link: "Activity log", heading: "Activity log" },
-      { link: "Settings", heading: "Settings" },
-    ]) {
-      await go(owner, link);
-      await owner.getByRole("heading", { name: heading }).first().waitFor();
-      await owner.waitForLoadState("networkidle");
-      assert.equal(await owner.getByRole("alert").count(), 0, `${link}: no refusal`);
-    }
+    await everySection(owner);
     await owner.getByRole("button", { name: "Log out" }).click();
     await owner.getByRole("button", { name: "Log in" }).waitFor();
   });

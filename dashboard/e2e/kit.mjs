@@ -83,7 +83,24 @@ export async function start() {
   });
 }
 
+/**
+ * Every request each page made, in order (`page.on("request")`): what a test asserts was not
+ * sent (no code before the balance is checked, no change before it is confirmed), and what
+ * `stop` checks never left kobo's origin.
+ * @type {Map<Page, string[]>}
+ */
+const requests = new Map();
+
+/** How many requests `page` has made to a path ending with `path` so far. @param {Page} page @param {string} path */
+export function calls(page, path) {
+  return (requests.get(page) ?? []).filter((url) => new URL(url).pathname.endsWith(path)).length;
+}
+
 export async function stop() {
+  // No request leaves the server's origin: no font, script, chart or analytics from elsewhere.
+  const elsewhere = [...requests.values()].flat().filter((url) => !url.startsWith(`${demo.base}/`) && !/^(data|blob|about):/.test(url));
+  assert.deepEqual(elsewhere, [], "every request the Dashboard made went to kobo's own origin");
+  assert.ok([...requests.values()].flat().length > 100, "the requests were recorded");
   await browser?.close();
   if (server && server.exitCode === null) {
     server.kill("SIGTERM");
@@ -129,6 +146,10 @@ export async function person(width = 1280, options = {}) {
     phone ? { viewport: { width, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 1 } : { viewport: { width, height: 860 } },
   );
   const page = await context.newPage();
+  /** @type {string[]} */
+  const sent = [];
+  requests.set(page, sent);
+  page.on("request", (request) => sent.push(request.url()));
   if (options.clock) await page.clock.install();
   page.setDefaultTimeout(TIMEOUT);
   page.on("pageerror", (error) => assert.fail(`the page threw: ${error.message}`));
@@ -251,4 +272,38 @@ export async function payUpToCode(page, { from, search, bank = "090823", account
   await assertText(page.getByTestId("confirmed-name"), expectName);
   if (reviewShot) await shot(page, reviewShot);
   return (await page.getByTestId("review-total").textContent())?.trim() ?? "";
+}
+
+/** Every section of the owner's menu, as the menu names it and as its page is headed. */
+export const SECTIONS = [
+  { link: "Overview", heading: /^Good to see you/ },
+  { link: "Accounts", heading: "Accounts" },
+  { link: "Transactions", heading: "Transactions" },
+  { link: "Settlements", heading: "Settlements" },
+  { link: "Pay", heading: "Pay" },
+  { link: "Transfers", heading: "Transfers" },
+  { link: "Approvals", heading: "Approvals" },
+  { link: "Team", heading: "Team" },
+  { link: "Roles", heading: "Roles" },
+  { link: "Audit log", heading: "Audit log" },
+  { link: "Activity log", heading: "Activity log" },
+  { link: "Webhooks", heading: "Webhooks" },
+  { link: "Settings", heading: "Settings" },
+];
+
+/**
+ * Opens every section from the menu, as the owner sees it: each answers without a refusal, fits
+ * a phone's screen, and is photographed (`20-accounts`, `21-transactions`, ...).
+ * @param {Page} page
+ */
+export async function everySection(page) {
+  const phone = (page.viewportSize()?.width ?? 0) < 700;
+  for (const [index, { link, heading }] of SECTIONS.entries()) {
+    await go(page, link);
+    await page.getByRole("heading", { level: 1, name: heading }).waitFor();
+    await page.waitForLoadState("networkidle");
+    assert.equal(await page.getByRole("alert").count(), 0, `${link}: no refusal`);
+    if (phone) await fitsTheScreen(page, link);
+    await shot(page, `${19 + index}-${link.toLowerCase().replace(/\s+/g, "-")}`);
+  }
 }

@@ -77,3 +77,31 @@ export function queryValues(query: URLSearchParams): Record<string, string> {
   });
   return values;
 }
+
+/** The query's values of `names` (those given, not empty), as a list's filters. */
+export function pick(query: URLSearchParams, names: readonly string[]): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const name of names) {
+    const value = query.get(name);
+    if (value) values[name] = value;
+  }
+  return values;
+}
+
+/**
+ * A list's filters: `applied` (what the list shows), `draft` (what the form holds) and `apply`.
+ * A list that is a page keeps them in the page's address, so a reload, a bookmark or Back finds
+ * them again (`apply` follows a link to the same page with them); a list inside another page
+ * (an account's transactions) keeps them to itself (`local`).
+ */
+export function useFilters<T extends object>(parse: (query: URLSearchParams) => T, local = false) {
+  const location = useLocation();
+  const [own, setOwn] = useState<T>(() => parse(new URLSearchParams()));
+  const applied = local ? own : parse(location.query);
+  const [draft, setDraft] = useState<T>(applied);
+  const apply = (next: T) => {
+    if (local) setOwn(next);
+    else navigate(withQuery(location.route, next as Record<string, string | number | boolean | null | undefined>));
+  };
+  return { applied, draft, setDraft, apply };
+}

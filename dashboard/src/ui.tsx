@@ -139,15 +139,26 @@ export function useCursorPages<T>(
   };
 }
 
-export function Pager({ pages, label }: { pages: { pageNumber: number; hasPrevious: boolean; hasNext: boolean; next: () => void; previous: () => void; loading: boolean }; label: string }) {
+export function Pager({
+  pages,
+  label,
+  oldestFirst = false,
+}: {
+  pages: { pageNumber: number; hasPrevious: boolean; hasNext: boolean; next: () => void; previous: () => void; loading: boolean };
+  label: string;
+  /** The list runs from the oldest (the approvals' queue): its next page holds newer items. */
+  oldestFirst?: boolean;
+}) {
+  // One page is all there is: no buttons that lead nowhere.
+  if (!pages.hasPrevious && !pages.hasNext) return null;
   return (
     <nav class="pager" aria-label={`${label} pages`}>
       <button type="button" class="secondary" disabled={!pages.hasPrevious || pages.loading} onClick={pages.previous}>
-        ← Newer
+        {oldestFirst ? "← Older" : "← Newer"}
       </button>
       <span class="muted">Page {pages.pageNumber}</span>
       <button type="button" class="secondary" disabled={!pages.hasNext || pages.loading} onClick={pages.next}>
-        Older →
+        {oldestFirst ? "Newer →" : "Older →"}
       </button>
     </nav>
   );

@@ -48,9 +48,18 @@ export function AccountsPage() {
   const [opening, setOpening] = useState<"current" | "customer" | null>(null);
   const [opened, setOpened] = useState<Schemas["Account"] | null>(null);
   const [round, setRound] = useState(0);
+  // Unfiltered, the business's own accounts (main first) come before its customers', which may be
+  // thousands: they are paged apart, newest first, and found by the search.
+  const unfiltered = !filters.search && !filters.account_type && !filters.status;
+  const own = useLoad(async () => {
+    if (!unfiltered) return [];
+    const answer = await call(client.POST("/api/v1/account/web/fetch_account_summaries", { body: { account_type: "normal", limit: 100 } }));
+    return [...answer.data].sort((a, b) => Number(b.account_class === "primary") - Number(a.account_class === "primary"));
+  }, `own-${unfiltered}-${round}`);
+  const listed: SummaryFilters = unfiltered ? { account_type: "virtual" } : filters;
   const pages = useCursorPages(
-    async (cursor) => call(client.POST("/api/v1/account/web/fetch_account_summaries", { body: { ...filters, limit: 20, ...cursor } })),
-    `${JSON.stringify(filters)}|${round}`,
+    async (cursor) => call(client.POST("/api/v1/account/web/fetch_account_summaries", { body: { ...listed, limit: 20, ...cursor } })),
+    `${JSON.stringify(listed)}|${round}`,
   );
   const done = (account: Schemas["Account"]) => {
     setOpened(account);
@@ -118,52 +127,64 @@ export function AccountsPage() {
         </Field>
         <button type="submit">Find</button>
       </form>
-      <ErrorNote error={pages.error} />
-      {pages.items.length === 0 && !pages.loading ? (
-        <Empty>No accounts match.</Empty>
-      ) : (
-        <table class="list" aria-busy={pages.loading}>
-          <thead>
-            <tr>
-              <th>Account</th>
-              <th>Type</th>
-              <th>Status</th>
-              <th class="amount">Balance</th>
-              <th class="amount">Collected</th>
-              <th class="amount">Sent</th>
-              <th>Last collection</th>
-            </tr>
-          </thead>
-          <tbody>
-            {pages.items.map((account) => (
-              <tr key={account.id} data-account={account.account_number}>
-                <td data-label="Account">
-                  <Link to={`accounts/${account.account_number}`}>{account.account_name}</Link>
-                  <div class="muted mono">{account.account_number}</div>
-                </td>
-                <td data-label="Type">{account.account_class === "primary" ? "Main" : (TYPE_WORDS[account.account_type] ?? account.account_type)}</td>
-                <td data-label="Status">
-                  <Badge value={account.status} />
-                </td>
-                <td data-label="Balance" class="amount">
-                  {naira(account.balance)}
-                </td>
-                <td data-label="Collected" class="amount">
-                  {naira(account.total_collection_amount)}
-                  <div class="muted">{account.total_collections.toLocaleString()} in</div>
-                </td>
-                <td data-label="Sent" class="amount">
-                  {naira(account.total_transfer_amount)}
-                  <div class="muted">{account.total_transfers.toLocaleString()} out</div>
-                </td>
-                <td data-label="Last collection">{when(account.last_transaction_date)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      {unfiltered && (
+        <>
+          <h2>Your accounts</h2>
+          <ErrorNote error={own.error} />
+          {own.value && own.value.length > 0 && <AccountTable accounts={own.value} />}
+          <h2>Customer accounts</h2>
+          <p class="muted">Newest first. Find one by a part of its name or number above.</p>
+        </>
       )}
+      <ErrorNote error={pages.error} />
+      {pages.items.length === 0 && !pages.loading ? <Empty>No accounts match.</Empty> : <AccountTable accounts={pages.items} busy={pages.loading} />}
       <Pager pages={pages} label="Accounts" />
     </section>
+  );
+}
+
+/** Accounts as rows (cards on a phone, with what matters there: name, number, type, status, balance). */
+function AccountTable({ accounts, busy = false }: { accounts: Schemas["AccountSummary"][]; busy?: boolean }) {
+  return (
+    <table class="list" aria-busy={busy}>
+      <thead>
+        <tr>
+          <th>Account</th>
+          <th>Type</th>
+          <th>Status</th>
+          <th class="amount">Balance</th>
+          <th class="amount wide-only">Collected</th>
+          <th class="amount wide-only">Sent</th>
+          <th class="wide-only">Last collection</th>
+        </tr>
+      </thead>
+      <tbody>
+        {accounts.map((account) => (
+          <tr key={account.id} data-account={account.account_number}>
+            <td data-label="Account">
+              <Link to={`accounts/${account.account_number}`}>{account.account_name}</Link>
+              <div class="muted mono">{account.account_number}</div>
+            </td>
+            <td data-label="Type">{account.account_class === "primary" ? "Main" : (TYPE_WORDS[account.account_type] ?? account.account_type)}</td>
+            <td data-label="Status">
+              <Badge value={account.status} />
+            </td>
+            <td data-label="Balance" class="amount">
+              {naira(account.balance)}
+            </td>
+            <td data-label="Collected" class="amount wide-only">
+              {naira(account.total_collection_amount)}
+              <div class="muted">{account.total_collections.toLocaleString()} in</div>
+            </td>
+            <td data-label="Sent" class="amount wide-only">
+              {naira(account.total_transfer_amount)}
+              <div class="muted">{account.total_transfers.toLocaleString()} out</div>
+            </td>
+            <td data-label="Last collection" class="wide-only">{when(account.last_transaction_date)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 

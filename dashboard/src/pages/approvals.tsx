@@ -53,7 +53,7 @@ export function ApprovalsPage() {
           )}
         </div>
       )}
-      <Pager pages={pages} label="Approvals" />
+      <Pager pages={pages} label="Approvals" oldestFirst />
     </section>
   );
 }

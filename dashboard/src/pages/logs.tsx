@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { call, client, type Schemas } from "../api";
 import { when } from "../money";
-import { navigate, queryValues, useLocation, withQuery } from "../router";
+import { navigate, pick, queryValues, useFilters, useLocation, withQuery } from "../router";
 import { can } from "../session";
 import { Badge, chosen, Empty, ErrorNote, Field, Link, Pager, useCursorPages, useLoad } from "../ui";
 
@@ -201,9 +201,16 @@ export function AuditLogPage() {
   );
 }
 
+const ACTIVITY_FILTERS = ["status", "endpoint", "method", "start_date", "end_date", "search"] as const;
+
+/** The activity log's filters as its address holds them. */
+function activityFilters(query: URLSearchParams): ActivityFilters {
+  const code = Number(query.get("response_code") ?? "");
+  return { ...pick(query, ACTIVITY_FILTERS), ...(Number.isInteger(code) && code > 0 ? { response_code: code } : {}) } as ActivityFilters;
+}
+
 export function ActivityLogPage() {
-  const [draft, setDraft] = useState<ActivityFilters>({});
-  const [filters, setFilters] = useState<ActivityFilters>({});
+  const { applied: filters, draft, setDraft, apply: setFilters } = useFilters(activityFilters);
   const { start_date, end_date, search, ...rest } = chosen(filters);
   const pages = useCursorPages(
     async (cursor) =>

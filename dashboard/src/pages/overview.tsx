@@ -79,9 +79,13 @@ function CashFlow() {
             <span class="legend in">In {naira(flow.money_in)}</span> <span class="legend out">Out {naira(flow.money_out)}</span>
           </p>
           <Chart days={flow.days} />
+          <p class="chart-dates muted small" aria-hidden="true">
+            <span>{day(flow.start_date)}</span>
+            <span>{day(flow.end_date)}</span>
+          </p>
           <p class="muted small">
-            A bar a day: money in above the line, out below; the tallest bar is {tallest(flow.days)}.{" "}
-            {day(flow.start_date)} to {day(flow.end_date)}. Transfers between the business's own accounts count both ways.
+            A bar a day: money in above the line, out below; the tallest bar is {tallest(flow.days)}. Transfers between the
+            business's own accounts count both ways.
           </p>
         </>
       )}
@@ -185,7 +189,20 @@ function Waiting() {
 }
 
 function Recent() {
-  const loaded = useLoad(async () => (await call(client.POST("/api/v1/transaction/web/fetch_transactions", { body: { limit: 6 } }))).data, "recent");
+  // Each row names its account as people know it: the business's own by name, a customer's by
+  // number (a payment from the main account to a customer's is two rows, one per account).
+  const loaded = useLoad(async () => {
+    const [rows, own] = await Promise.all([
+      call(client.POST("/api/v1/transaction/web/fetch_transactions", { body: { limit: 6 } })),
+      can("/api/v1/account/web/fetch_account_summaries") ? ownAccounts() : Promise.resolve([]),
+    ]);
+    return { rows: rows.data, own };
+  }, "recent");
+  const accountName = (number: string) => {
+    const account = loaded.value?.own.find((candidate) => candidate.account_number === number);
+    if (!account) return `Account ${number}`;
+    return account.account_class === "primary" ? `${account.account_name} (main)` : account.account_name;
+  };
   return (
     <div class="card wide" data-testid="recent">
       <div class="heading">
@@ -194,11 +211,13 @@ function Recent() {
       </div>
       <ErrorNote error={loaded.error} />
       <ul class="plain">
-        {(loaded.value ?? []).map((row) => (
+        {(loaded.value?.rows ?? []).map((row) => (
           <li data-reference={row.reference_number}>
             <span>
               {row.narration}
-              <span class="muted small"> · {when(row.created_at)}</span>
+              <span class="muted small block">
+                <Link to={`accounts/${row.account_number}`}>{accountName(row.account_number)}</Link> · {when(row.created_at)}
+              </span>
             </span>
             <span class={`amount ${row.transaction_type}`}>
               {row.transaction_type === "debit" ? "−" : "+"}
@@ -206,7 +225,7 @@ function Recent() {
             </span>
           </li>
         ))}
-        {loaded.value?.length === 0 && <li class="muted">No transactions yet.</li>}
+        {loaded.value?.rows.length === 0 && <li class="muted">No transactions yet.</li>}
       </ul>
     </div>
   );

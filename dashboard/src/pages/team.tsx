@@ -3,6 +3,7 @@
 import { useState } from "preact/hooks";
 import { call, client, newIdempotencyKey, type Schemas } from "../api";
 import { when } from "../money";
+import { pick, useFilters } from "../router";
 import { can, currentSession, refreshProfile } from "../session";
 import { Badge, chosen, Confirmed, Empty, ErrorNote, Field, Notice, useAction, useLoad } from "../ui";
 
@@ -21,19 +22,33 @@ function grantable(roles: Role[]): Role[] {
   return roles.filter((role) => role.permission_codes.every((code) => mine.has(code)) && (owner || role.name !== "Owner"));
 }
 
+/** The team's filters and page as the page's address holds them. */
+function memberFilters(query: URLSearchParams): MemberFilters & { page?: number } {
+  const active = query.get("is_active");
+  const page = Number(query.get("page") ?? "");
+  return {
+    ...pick(query, ["role_id", "start_date", "end_date"]),
+    ...(active === "true" || active === "false" ? { is_active: active === "true" } : {}),
+    ...(Number.isInteger(page) && page > 1 ? { page } : {}),
+  };
+}
+
 export function TeamPage() {
-  const [draft, setDraft] = useState<MemberFilters>({});
-  const [filters, setFilters] = useState<MemberFilters>({});
-  const [page, setPage] = useState(1);
+  // The filters and the page are in the address: a reload or Back finds the same members.
+  const { applied, draft, setDraft, apply } = useFilters(memberFilters);
+  const { page: pageNumber, ...filters } = applied;
+  const page = pageNumber ?? 1;
+  const setPage = (next: number) => apply({ ...filters, page: next > 1 ? next : undefined });
   const [round, setRound] = useState(0);
   const [inviting, setInviting] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
   const roles = useRoles();
-  const applied = chosen(filters);
+  const catalog = usePermissions().value ?? [];
+  const wanted = chosen(filters);
   // fetch_members pages by number only (the spec gives it no cursor): one page after another.
   const members = useLoad(
-    async () => call(client.POST("/api/v1/auth/web/fetch_members", { body: { filters: applied, page, page_size: 20 } })),
-    `${JSON.stringify(applied)}|${page}|${round}`,
+    async () => call(client.POST("/api/v1/auth/web/fetch_members", { body: { filters: wanted, page, page_size: 20 } })),
+    `${JSON.stringify(wanted)}|${page}|${round}`,
   );
   const manage = can("/api/v1/auth/web/update_member");
   const changed = (text: string) => {
@@ -55,6 +70,7 @@ export function TeamPage() {
       {inviting && (
         <Invite
           roles={grantable(roles.value ?? [])}
+          catalog={catalog}
           onInvited={(email) => {
             setInviting(false);
             changed(`Invitation sent to ${email}. Its link works once and for 72 hours.`);
@@ -66,8 +82,8 @@ export function TeamPage() {
         class="filters"
         onSubmit={(event) => {
           event.preventDefault();
-          setPage(1);
-          setFilters(draft);
+          const { page: _page, ...next } = draft;
+          apply(chosen(next));
         }}
       >
         <Field label="Role">
@@ -114,20 +130,22 @@ export function TeamPage() {
           </thead>
           <tbody>
             {list.map((member) => (
-              <MemberRow key={member.id} member={member} roles={grantable(roles.value ?? [])} manage={manage} onChanged={changed} />
+              <MemberRow key={member.id} member={member} roles={grantable(roles.value ?? [])} catalog={catalog} manage={manage} onChanged={changed} />
             ))}
           </tbody>
         </table>
       )}
-      <nav class="pager" aria-label="Team pages">
-        <button type="button" class="secondary" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-          ← Previous
-        </button>
-        <span class="muted">Page {page}</span>
-        <button type="button" class="secondary" disabled={!members.value?.pagination?.has_more} onClick={() => setPage(page + 1)}>
-          Next →
-        </button>
-      </nav>
+      {(page > 1 || members.value?.pagination?.has_more) && (
+        <nav class="pager" aria-label="Team pages">
+          <button type="button" class="secondary" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+            ← Previous
+          </button>
+          <span class="muted">Page {page}</span>
+          <button type="button" class="secondary" disabled={!members.value?.pagination?.has_more} onClick={() => setPage(page + 1)}>
+            Next →
+          </button>
+        </nav>
+      )}
     </section>
   );
 }
@@ -151,10 +169,21 @@ function usePermissions() {
   );
 }
 
-function MemberRow({ member, roles, manage, onChanged }: { member: Member; roles: Role[]; manage: boolean; onChanged: (text: string) => void }) {
+function MemberRow({
+  member,
+  roles,
+  catalog,
+  manage,
+  onChanged,
+}: {
+  member: Member;
+  roles: Role[];
+  catalog: Schemas["Permission"][];
+  manage: boolean;
+  onChanged: (text: string) => void;
+}) {
   const action = useAction();
   const [newRole, setNewRole] = useState<Role | null>(null);
-  const catalog = usePermissions().value ?? [];
   const me = currentSession()?.profile.member.id === member.id;
   const name = `${member.first_name} ${member.last_name}`.trim() || member.email;
   const update = (body: Schemas["UpdateMemberRequest"], text: string) =>
@@ -273,14 +302,27 @@ function MemberRow({ member, roles, manage, onChanged }: { member: Member; roles
   );
 }
 
-function Invite({ roles, onInvited }: { roles: Role[]; onInvited: (email: string) => void }) {
+/**
+ * How much a role may do, to list the least powerful first: Owner above every other role, then
+ * how many things it may change (every permission not ending `.view`: a Maker moves money, a
+ * Viewer reads everything and changes nothing), then how many it may read.
+ */
+function power(role: Role): [number, number, number] {
+  const codes = role.permission_codes.filter((code) => code !== "self.manage");
+  const changes = codes.filter((code) => !code.endsWith(".view")).length;
+  return [role.name === "Owner" ? 1 : 0, changes, codes.length - changes];
+}
+
+function Invite({ roles, catalog, onInvited }: { roles: Role[]; catalog: Schemas["Permission"][]; onInvited: (email: string) => void }) {
   const [form, setForm] = useState({ email: "", first_name: "", last_name: "", role_id: "" });
   const [problem, setProblem] = useState<string | null>(null);
   const [key] = useState(newIdempotencyKey);
   const action = useAction();
-  const catalog = usePermissions().value ?? [];
   // The least powerful roles first, and none chosen until the person inviting chooses one.
-  const ordered = [...roles].sort((a, b) => a.permission_codes.length - b.permission_codes.length);
+  const ordered = [...roles].sort((a, b) => {
+    const [x, y] = [power(a), power(b)];
+    return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+  });
   return (
     <form
       noValidate

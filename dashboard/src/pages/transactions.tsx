@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { call, client, type Schemas } from "../api";
 import { naira, when } from "../money";
-import { navigate, useLocation, withQuery } from "../router";
+import { navigate, pick, useFilters, useLocation, withQuery } from "../router";
 import { Badge, chosen, Empty, ErrorNote, Field, Link, Pager, useCursorPages } from "../ui";
 
 type TransactionFilters = Schemas["DashboardTransactionFilters"];
@@ -142,9 +142,18 @@ export function TransactionsList({ accountNumber }: { accountNumber?: string }) 
   );
 }
 
+const SETTLEMENT_FILTERS = ["account_number", "start_date", "end_date", "reference"] as const;
+
+/** The settlements of the business (its filters in the page's address), or of one account. */
 export function SettlementsList({ accountNumber }: { accountNumber?: string }) {
-  const [draft, setDraft] = useState<SettlementFilters>({});
-  const [filters, setFilters] = useState<SettlementFilters>({});
+  const { applied: filters, draft, setDraft, apply } = useFilters<SettlementFilters>((query) => pick(query, SETTLEMENT_FILTERS), Boolean(accountNumber));
+  const [problem, setProblem] = useState<string | null>(null);
+  const setFilters = (next: SettlementFilters) => {
+    const number = next.account_number?.trim();
+    if (number && !/^\d{10}$/.test(number)) return setProblem("Account: an account number has 10 digits.");
+    setProblem(null);
+    apply(chosen(next));
+  };
   const applied = chosen({ ...filters, account_number: accountNumber ?? filters.account_number });
   const pages = useCursorPages(
     async (cursor) =>
@@ -182,6 +191,11 @@ export function SettlementsList({ accountNumber }: { accountNumber?: string }) {
         </Field>
         <button type="submit">Filter</button>
       </form>
+      {problem && (
+        <div class="notice error" role="alert">
+          <strong>{problem}</strong>
+        </div>
+      )}
       <ErrorNote error={pages.error} />
       {pages.items.length === 0 && !pages.loading ? (
         <Empty>No settlements match.</Empty>
