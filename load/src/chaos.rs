@@ -508,6 +508,31 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
             );
         }
     }
+    if patroni.is_some() {
+        // HAProxy leads to the primary once it is promoted, never to a standby or to a
+        // PostgreSQL still finishing its promotion, where every write is refused as read-only
+        // (SQLSTATE 25006), a refusal kobo cannot take for an outage.
+        let mut refused = 0;
+        let mut first = None;
+        for log in cluster.logs() {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            for line in text
+                .lines()
+                .filter(|line| line.contains("read-only transaction"))
+            {
+                refused += 1;
+                first.get_or_insert_with(|| format!("{}: {line}", log.display()));
+            }
+        }
+        if let Some(first) = first {
+            verdict.add(
+                "reached_read_only",
+                format!(
+                    "{refused} log line(s) of a statement refused read-only; the first: {first}"
+                ),
+            );
+        }
+    }
     let restore = match (&mut patroni, args.pitr) {
         (Some(patroni), true) => {
             let checked = restore_check(
@@ -530,6 +555,26 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         }
         _ => None,
     };
+    let lost_commits = lost_commits(&cluster).await;
+    if args.store == StoreKind::Postgres {
+        println!(
+            "chaos: commits whose answer was lost, as the processes found them out \
+             (kobo_db_lost_commits): {lost_commits}"
+        );
+    }
+    // A payment whose COMMIT the primary's death cut is found out on the new primary, within
+    // the store's 10 s: a failover slower than that leaves its outcome unknown (98) though the
+    // request still had time (docs/deploying.md, "A database machine that dies").
+    let unknown = lost_commits["unknown"].as_u64().unwrap_or(0);
+    if args.primary_kills > 0 && unknown > 0 {
+        verdict.add(
+            "outcome_unknown",
+            format!(
+                "{unknown} payment commit(s) cut by a failover whose outcome the processes \
+                 could not find out (kobo_db_lost_commits{{outcome=\"unknown\"}})"
+            ),
+        );
+    }
     let failed_requests = api.failed_requests();
     let answers = api.answers();
     let balancer_retries = match &edge {
@@ -563,6 +608,7 @@ pub async fn run(args: ChaosArgs) -> Result<bool> {
         "patroni": args.patroni,
         "backup_ms": backup.map(|took| took.as_millis() as u64),
         "restore": restore,
+        "lost_commits": lost_commits,
         "violations": verdict.violations,
         "examples": verdict.examples,
         "figures": verdict.figures,
@@ -764,12 +810,20 @@ async fn nemesis(
         by_time.max(by_operations)
     };
     let mut faults = Faults::default();
+    let primary_kills = plan
+        .iter()
+        .filter(|(_, what)| *what == "primary_kill")
+        .count() as u32;
     let mut due = plan.into_iter().peekable();
     // The receiver comes back this long after it went down, whatever the progress.
     let mut receiver_back_at: Option<Instant> = None;
     loop {
-        // The clients stopped (the operation budget is spent), or the run's time is up.
-        if progress() >= 1000 || world.stop.load(Ordering::SeqCst) {
+        // The clients stopped (the operation budget is spent), or the run's time is up. Each
+        // primary kill takes its failover and its machine's rebuild, one after the other (20 to
+        // 30 s each), and a busy machine could push the last past the end of the run: the run
+        // goes on, the clients with it, until every one asked for has been made.
+        let time_up = progress() >= 1000 && faults.primary_kills >= primary_kills;
+        if time_up || world.stop.load(Ordering::SeqCst) {
             break;
         }
         if receiver_back_at.is_some_and(|at| Instant::now() >= at) {
@@ -891,7 +945,44 @@ async fn nemesis(
             _ => unreachable!(),
         }
     }
+    if faults.primary_kills < primary_kills {
+        bail!(
+            "{} of the {primary_kills} primary kills asked for were made before the clients \
+             stopped (their operation budget spent): a longer --duration or fewer --primary-kills",
+            faults.primary_kills
+        );
+    }
     Ok(faults)
+}
+
+/// What the processes found out of the payments' commits whose answer was lost (a connection
+/// cut after `COMMIT` was sent: a failover, a pooler killed): `kobo_db_lost_commits` of each
+/// process's `/metrics`, by outcome, summed. A process restarted during the run counts from its
+/// restart; one that does not answer is left out.
+async fn lost_commits(cluster: &Cluster) -> Value {
+    let http = reqwest::Client::new();
+    let mut sums =
+        std::collections::BTreeMap::from([("kept", 0u64), ("not_kept", 0), ("unknown", 0)]);
+    for base in cluster.bases() {
+        let Ok(response) = http.get(format!("{base}/metrics")).send().await else {
+            continue;
+        };
+        let Ok(text) = response.text().await else {
+            continue;
+        };
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("kobo_db_lost_commits{outcome=\"") else {
+                continue;
+            };
+            let Some((outcome, value)) = rest.split_once("\"} ") else {
+                continue;
+            };
+            if let (Some(sum), Ok(value)) = (sums.get_mut(outcome), value.trim().parse::<u64>()) {
+                *sum += value;
+            }
+        }
+    }
+    json!(sums)
 }
 
 /// The primary's machine dies: its Patroni and PostgreSQL SIGKILLed (when the cluster is

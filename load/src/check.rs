@@ -26,7 +26,7 @@ pub struct Inputs<'a> {
 }
 
 /// The kinds of violation, in the order the table shows them; the goal is zero in each.
-pub const VIOLATIONS: [(&str, &str); 24] = [
+pub const VIOLATIONS: [(&str, &str); 26] = [
     (
         "money_not_conserved",
         "funding ≠ balances + money that left",
@@ -81,6 +81,14 @@ pub const VIOLATIONS: [(&str, &str); 24] = [
     (
         "slow_failover",
         "no payout acknowledged within --failover-within of a primary kill",
+    ),
+    (
+        "reached_read_only",
+        "a statement refused read-only: HAProxy led to a standby or an unfinished promotion",
+    ),
+    (
+        "outcome_unknown",
+        "a payment's COMMIT cut by a failover, its outcome not found out (--primary-kills)",
     ),
     (
         "webhook_not_delivered",

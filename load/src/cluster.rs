@@ -156,6 +156,14 @@ impl Cluster {
         Ok(self)
     }
 
+    /// Each process's log, its restarts' lines included.
+    pub fn logs(&self) -> Vec<PathBuf> {
+        self.processes
+            .iter()
+            .map(|process| process.log.clone())
+            .collect()
+    }
+
     pub fn bases(&self) -> Vec<String> {
         self.processes
             .iter()

@@ -981,6 +981,37 @@ mod tests {
         );
     }
 
+    /// A payment whose COMMIT the primary's death cut is found out by asking again, through
+    /// HAProxy, for 10 s (`kobo_store_postgres::outcome::FIND_OUT_MAX`): the failover, the
+    /// leader key's expiry plus the promotion and HAProxy's check (a second each at most),
+    /// must fit in it. And Patroni's own rule on its timings.
+    #[test]
+    fn the_shipped_failover_fits_in_the_time_kobo_finds_a_lost_commit_out() {
+        let doc: serde_norway::Value = serde_norway::from_str(PATRONI_YML).unwrap();
+        let dcs = &doc["bootstrap"]["dcs"];
+        let ttl = dcs["ttl"].as_u64().unwrap();
+        let loop_wait = dcs["loop_wait"].as_u64().unwrap();
+        let retry_timeout = dcs["retry_timeout"].as_u64().unwrap();
+        assert!(loop_wait + 2 * retry_timeout <= ttl, "{dcs:?}");
+        assert!(
+            ttl + 2 < 10,
+            "ttl {ttl}: a failover would outlast the 10 s of finding out"
+        );
+    }
+
+    /// HAProxy sends connections to a machine once its PostgreSQL is promoted, not as soon as
+    /// its Patroni holds the leader key: until then every write is refused read-only.
+    #[test]
+    fn haproxy_waits_for_the_promotion_to_finish() {
+        for line in [
+            "http-check send meth GET uri /primary",
+            "http-check expect status 200",
+            r#"http-check expect rstring "\"role\": \"(master|primary)\"""#,
+        ] {
+            assert!(HAPROXY_CFG.contains(line), "no {line:?} in {HAPROXY_CFG}");
+        }
+    }
+
     #[test]
     fn the_shipped_pgbackrest_conf_is_localized_line_by_line() {
         let text = local_pgbackrest_conf(Path::new("/run/kobo"), &node()).unwrap();
