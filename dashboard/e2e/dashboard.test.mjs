@@ -390,6 +390,11 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     await receiptReaches(owner, "reversed");
     await assertText(owner.getByTestId("receipt-heading"), "Payment failed and returned");
     await shot(owner, "12-receipt-reversed");
+    // The overview says what failed this week, with a link to its receipt.
+    await go(owner, "Overview");
+    const failed = owner.getByTestId("waiting").getByRole("link", { name: "₦1,200.00 to Bisi Alade" });
+    await failed.waitFor();
+    assert.match((await failed.getAttribute("href")) ?? "", /\/dashboard\/transfers\/TRF-/);
   });
 
   await t.test("defect 7: the totals count a new account at once", async () => {
@@ -466,6 +471,8 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     for (const role of ["Viewer", "Maker"]) {
       await row.getByRole("combobox").selectOption({ label: role });
       await row.getByRole("button", { name: "Change the role" }).click();
+      // The new role shows at once, before the list is read again.
+      assert.equal(await row.getByRole("combobox").locator("option:checked").textContent(), role);
       await assertText(owner.getByRole("status"), `Tunde Bakare is now ${role}.`);
     }
     assert.equal(calls(owner, "/update_member"), changes + 2);

@@ -1,6 +1,6 @@
 // The team: members (invite, change role, deactivate or reactivate, resend an invitation) and
 // roles with their permissions (custom roles created and edited here).
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { call, client, newIdempotencyKey, type Schemas } from "../api";
 import { when } from "../money";
 import { pick, useFilters } from "../router";
@@ -184,6 +184,12 @@ function MemberRow({
 }) {
   const action = useAction();
   const [newRole, setNewRole] = useState<Role | null>(null);
+  // The role as changed here, shown from the confirmation until the list is read again (and
+  // taken back if the change is refused): the select never shows the old role meanwhile.
+  const [changedTo, setChangedTo] = useState<Role | null>(null);
+  useEffect(() => setChangedTo(null), [member.user_role_id]);
+  const roleId = changedTo?.id ?? member.user_role_id;
+  const roleName = changedTo?.name ?? member.role_name;
   const me = currentSession()?.profile.member.id === member.id;
   const name = `${member.first_name} ${member.last_name}`.trim() || member.email;
   const update = (body: Schemas["UpdateMemberRequest"], text: string) =>
@@ -200,15 +206,15 @@ function MemberRow({
         <div class="muted">{member.email}</div>
       </td>
       <td data-label="Role">
-        {manage && !me && roles.some((role) => role.id === member.user_role_id) ? (
+        {manage && !me && roles.some((role) => role.id === roleId) ? (
           <select
             name="role"
             aria-label={`Role of ${member.email}`}
-            value={newRole?.id ?? member.user_role_id}
+            value={newRole?.id ?? roleId}
             disabled={action.busy}
             onChange={(e) => {
               const role = roles.find((r) => r.id === e.currentTarget.value);
-              setNewRole(role && role.id !== member.user_role_id ? role : null);
+              setNewRole(role && role.id !== roleId ? role : null);
             }}
           >
             {roles.map((role) => (
@@ -216,7 +222,7 @@ function MemberRow({
             ))}
           </select>
         ) : (
-          member.role_name
+          roleName
         )}
         {newRole && (
           <div class="confirm" role="group" aria-label="Change the role">
@@ -230,13 +236,22 @@ function MemberRow({
                 onClick={() => {
                   const role = newRole;
                   setNewRole(null);
-                  void update({ member_id: member.id, role_id: role.id }, `${name} is now ${role.name}.`);
+                  setChangedTo(role);
+                  void action.run(async () => {
+                    try {
+                      await call(client.POST("/api/v1/auth/web/update_member", { body: { member_id: member.id, role_id: role.id } }));
+                    } catch (refused) {
+                      setChangedTo(null);
+                      throw refused;
+                    }
+                    onChanged(`${name} is now ${role.name}.`);
+                  });
                 }}
               >
                 Change the role
               </button>
               <button type="button" class="secondary" onClick={() => setNewRole(null)}>
-                Keep {member.role_name}
+                Keep {roleName}
               </button>
             </div>
           </div>
@@ -289,7 +304,7 @@ function MemberRow({
             {!me && !member.is_active && member.invitation_status === "accepted" && (
               <Confirmed
                 label="Reactivate"
-                question={`Let ${name} log in again, as ${member.role_name}?`}
+                question={`Let ${name} log in again, as ${roleName}?`}
                 confirm="Reactivate"
                 disabled={action.busy}
                 onConfirm={() => void update({ member_id: member.id, is_active: true }, `${name} can log in again.`)}
