@@ -31,7 +31,8 @@ impl kobo_store::sessions::Sessions for crate::Backend {
 
     async fn find_for_token(pool: &Pool, id: &str) -> Result<Option<Authenticated>, StoreError> {
         pool.run(async |pool| {
-        let row = sqlx::query!(
+        let row = sqlx::query_as!(
+            TokenRow,
             r#"SELECT s.business_id::text AS "business_id!", s.family, s.member_id::text AS member_id,
                s.expires_at, s.revoked_at,
                m.id AS "m_id?", m.email AS "email?", m.first_name AS "first_name?",
@@ -64,70 +65,7 @@ impl kobo_store::sessions::Sessions for crate::Backend {
         )
         .fetch_optional(&mut *pool)
         .await?;
-        let Some(row) = row else {
-            return Ok(None);
-        };
-        let profile = (|| {
-            row.role_fits.filter(|fits| *fits)?;
-            let role = Role {
-                id: row.r_id?,
-                name: row.r_name.clone()?,
-                description: row.r_description.clone()?,
-                is_built_in: row.r_is_built_in?,
-                permission_codes: row.permission_codes.clone()?,
-                created_at: row.r_created_at?,
-                updated_at: row.r_updated_at?,
-            };
-            Some(Profile {
-                member: Member {
-                    id: row.m_id?,
-                    email: row.email.clone()?,
-                    first_name: row.first_name.clone()?,
-                    last_name: row.last_name.clone()?,
-                    role_id: role.id,
-                    role_name: role.name.clone(),
-                    is_active: row.is_active?,
-                    invitation_status: row.invitation_status.clone()?,
-                    last_login: row.last_login,
-                    date_joined: row.date_joined?,
-                    created_at: row.m_created_at?,
-                    invitation_expires_at: row.invitation_expires_at,
-                },
-                role,
-                business: Business {
-                    id: row.business_id.clone(),
-                    name: row.business_name.clone(),
-                    status: row.business_status.clone(),
-                    client_id: row.client_id.clone(),
-                    created_at: row.business_created_at,
-                },
-            })
-        })();
-        let member = match row.email {
-            Some(email) => Some(SessionMember {
-                email,
-                first_name: row.first_name.unwrap_or_default(),
-                last_name: row.last_name.unwrap_or_default(),
-                role_id: row.role_id.unwrap_or_default(),
-                is_active: row.is_active == Some(true),
-                permission_codes: row.permission_codes,
-            }),
-            None => None,
-        };
-        Ok(Some(Authenticated {
-            business_id: row.business_id,
-            family: row.family,
-            member_id: row.member_id,
-            expires_at: row.expires_at,
-            revoked_at: row.revoked_at,
-            member,
-            business_status: row.business_status,
-            client_id: row.client_id,
-            secret_issued_by: row.secret_issued_by,
-            credentials_usable: row.credentials_usable,
-            profile,
-            generation: row.generation,
-        }))
+        Ok(row.map(TokenRow::into_authenticated))
     })
     .await
     }
@@ -221,5 +159,110 @@ impl kobo_store::sessions::Sessions for crate::Backend {
         .execute(&mut **tx)
         .await?;
         Ok(done.rows_affected() == 1)
+    }
+}
+
+/// A session's row as `find_for_token` reads it: the session, its member, their role and
+/// business, in one snapshot.
+struct TokenRow {
+    business_id: String,
+    family: String,
+    member_id: Option<String>,
+    expires_at: DateTime<Utc>,
+    revoked_at: Option<DateTime<Utc>>,
+    m_id: Option<uuid::Uuid>,
+    email: Option<String>,
+    first_name: Option<String>,
+    last_name: Option<String>,
+    role_id: Option<String>,
+    is_active: Option<bool>,
+    invitation_status: Option<String>,
+    last_login: Option<DateTime<Utc>>,
+    date_joined: Option<DateTime<Utc>>,
+    m_created_at: Option<DateTime<Utc>>,
+    invitation_expires_at: Option<DateTime<Utc>>,
+    r_id: Option<uuid::Uuid>,
+    r_name: Option<String>,
+    r_description: Option<String>,
+    r_is_built_in: Option<bool>,
+    permission_codes: Option<String>,
+    r_created_at: Option<DateTime<Utc>>,
+    r_updated_at: Option<DateTime<Utc>>,
+    role_fits: Option<bool>,
+    business_name: String,
+    business_status: String,
+    client_id: String,
+    secret_issued_by: Option<String>,
+    business_created_at: DateTime<Utc>,
+    credentials_usable: bool,
+    generation: i64,
+}
+
+impl TokenRow {
+    /// The session as authentication reads it; its profile when the member and a role their
+    /// business can use are there.
+    fn into_authenticated(self) -> Authenticated {
+        let row = self;
+        let profile = (|| {
+            row.role_fits.filter(|fits| *fits)?;
+            let role = Role {
+                id: row.r_id?,
+                name: row.r_name.clone()?,
+                description: row.r_description.clone()?,
+                is_built_in: row.r_is_built_in?,
+                permission_codes: row.permission_codes.clone()?,
+                created_at: row.r_created_at?,
+                updated_at: row.r_updated_at?,
+            };
+            Some(Profile {
+                member: Member {
+                    id: row.m_id?,
+                    email: row.email.clone()?,
+                    first_name: row.first_name.clone()?,
+                    last_name: row.last_name.clone()?,
+                    role_id: role.id,
+                    role_name: role.name.clone(),
+                    is_active: row.is_active?,
+                    invitation_status: row.invitation_status.clone()?,
+                    last_login: row.last_login,
+                    date_joined: row.date_joined?,
+                    created_at: row.m_created_at?,
+                    invitation_expires_at: row.invitation_expires_at,
+                },
+                role,
+                business: Business {
+                    id: row.business_id.clone(),
+                    name: row.business_name.clone(),
+                    status: row.business_status.clone(),
+                    client_id: row.client_id.clone(),
+                    created_at: row.business_created_at,
+                },
+            })
+        })();
+        let member = match row.email {
+            Some(email) => Some(SessionMember {
+                email,
+                first_name: row.first_name.unwrap_or_default(),
+                last_name: row.last_name.unwrap_or_default(),
+                role_id: row.role_id.unwrap_or_default(),
+                is_active: row.is_active == Some(true),
+                permission_codes: row.permission_codes,
+            }),
+            None => None,
+        };
+        Authenticated {
+            business_id: row.business_id,
+            family: row.family,
+            member_id: row.member_id,
+            expires_at: row.expires_at,
+            revoked_at: row.revoked_at,
+            member,
+            business_status: row.business_status,
+            client_id: row.client_id,
+            secret_issued_by: row.secret_issued_by,
+            credentials_usable: row.credentials_usable,
+            profile,
+            generation: row.generation,
+        }
     }
 }

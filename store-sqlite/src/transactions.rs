@@ -178,160 +178,28 @@ impl kobo_store::transactions::Transactions for crate::Backend {
             filters.channel.as_deref(),
         );
         let n = window.size + 1;
+        let binds = Binds {
+            business_id,
+            cursor_at,
+            cursor_id,
+            from,
+            until,
+            status,
+            kind,
+            category,
+            reference,
+            channel,
+            search,
+            offset,
+        };
         let rows = match (listing, filters.account_number.as_deref()) {
-            (Listing::Transactions, None) => {
-                let query = sqlx::query_as!(
-                    Listed,
-                    r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
-                     t.status, t.channel, t.amount, t.narration, t.session_id,
-                     t.originator_account_number, t.originator_account_name,
-                     t.originator_bank_code, t.originator_bank_name,
-                     t.created_at AS "created_at: DateTime<Utc>",
-                     a.account_number, a.account_name
-                   FROM transactions t JOIN accounts a ON a.id = t.account_id
-                   WHERE t.business_id = ?1
-                     AND (t.created_at, t.id) < (COALESCE(?2, ?14), COALESCE(?3, ''))
-                     AND t.created_at >= COALESCE(?4, '') AND t.created_at < COALESCE(?5, ?14)
-                     AND (?6 IS NULL OR t.status = ?6)
-                     AND (?7 IS NULL OR t.transaction_type = ?7)
-                     AND (?8 IS NULL OR t.category = ?8)
-                     AND (?9 IS NULL OR t.reference_number = ?9)
-                     AND (?10 IS NULL OR t.channel = ?10)
-                     AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
-                   ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
-                    business_id,
-                    cursor_at,
-                    cursor_id,
-                    from,
-                    until,
-                    status,
-                    kind,
-                    category,
-                    reference,
-                    channel,
-                    search,
-                    offset,
-                    None::<&str>,
-                    NO_TIME_BOUND
-                );
-                first_rows(query.fetch(store.pool()), n).await?
-            }
+            (Listing::Transactions, None) => business_transactions(store, &binds, n).await?,
             (Listing::Transactions, Some(number)) => {
-                let query = sqlx::query_as!(
-                    Listed,
-                    r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
-                     t.status, t.channel, t.amount, t.narration, t.session_id,
-                     t.originator_account_number, t.originator_account_name,
-                     t.originator_bank_code, t.originator_bank_name,
-                     t.created_at AS "created_at: DateTime<Utc>",
-                     a.account_number, a.account_name
-                   FROM transactions t JOIN accounts a ON a.id = t.account_id
-                   WHERE t.business_id = ?1
-                     AND t.account_id = (SELECT o.id FROM accounts o
-                       WHERE o.business_id = ?1 AND o.account_number = ?13)
-                     AND (t.created_at, t.id) < (COALESCE(?2, ?14), COALESCE(?3, ''))
-                     AND t.created_at >= COALESCE(?4, '') AND t.created_at < COALESCE(?5, ?14)
-                     AND (?6 IS NULL OR t.status = ?6)
-                     AND (?7 IS NULL OR t.transaction_type = ?7)
-                     AND (?8 IS NULL OR t.category = ?8)
-                     AND (?9 IS NULL OR t.reference_number = ?9)
-                     AND (?10 IS NULL OR t.channel = ?10)
-                     AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
-                   ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
-                    business_id,
-                    cursor_at,
-                    cursor_id,
-                    from,
-                    until,
-                    status,
-                    kind,
-                    category,
-                    reference,
-                    channel,
-                    search,
-                    offset,
-                    number,
-                    NO_TIME_BOUND
-                );
-                first_rows(query.fetch(store.pool()), n).await?
+                account_transactions(store, &binds, number, n).await?
             }
-            (Listing::Settlements, None) => {
-                let query = sqlx::query_as!(
-                    Listed,
-                    r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
-                     t.status, t.channel, t.amount, t.narration, t.session_id,
-                     t.originator_account_number, t.originator_account_name,
-                     t.originator_bank_code, t.originator_bank_name,
-                     t.created_at AS "created_at: DateTime<Utc>",
-                     a.account_number, a.account_name
-                   FROM settlements s JOIN transactions t ON t.id = s.id
-                   JOIN accounts a ON a.id = t.account_id
-                   WHERE t.business_id = ?1
-                     AND (t.created_at, t.id) < (COALESCE(?2, ?14), COALESCE(?3, ''))
-                     AND t.created_at >= COALESCE(?4, '') AND t.created_at < COALESCE(?5, ?14)
-                     AND (?6 IS NULL OR t.status = ?6)
-                     AND (?7 IS NULL OR t.transaction_type = ?7)
-                     AND (?8 IS NULL OR t.category = ?8)
-                     AND (?9 IS NULL OR t.reference_number = ?9)
-                     AND (?10 IS NULL OR t.channel = ?10)
-                     AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
-                   ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
-                    business_id,
-                    cursor_at,
-                    cursor_id,
-                    from,
-                    until,
-                    status,
-                    kind,
-                    category,
-                    reference,
-                    channel,
-                    search,
-                    offset,
-                    None::<&str>,
-                    NO_TIME_BOUND
-                );
-                first_rows(query.fetch(store.pool()), n).await?
-            }
+            (Listing::Settlements, None) => business_settlements(store, &binds, n).await?,
             (Listing::Settlements, Some(number)) => {
-                let query = sqlx::query_as!(
-                    Listed,
-                    r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
-                     t.status, t.channel, t.amount, t.narration, t.session_id,
-                     t.originator_account_number, t.originator_account_name,
-                     t.originator_bank_code, t.originator_bank_name,
-                     t.created_at AS "created_at: DateTime<Utc>",
-                     a.account_number, a.account_name
-                   FROM settlements s JOIN transactions t ON t.id = s.id
-                   JOIN accounts a ON a.id = t.account_id
-                   WHERE t.business_id = ?1
-                     AND t.account_id = (SELECT o.id FROM accounts o
-                       WHERE o.business_id = ?1 AND o.account_number = ?13)
-                     AND (t.created_at, t.id) < (COALESCE(?2, ?14), COALESCE(?3, ''))
-                     AND t.created_at >= COALESCE(?4, '') AND t.created_at < COALESCE(?5, ?14)
-                     AND (?6 IS NULL OR t.status = ?6)
-                     AND (?7 IS NULL OR t.transaction_type = ?7)
-                     AND (?8 IS NULL OR t.category = ?8)
-                     AND (?9 IS NULL OR t.reference_number = ?9)
-                     AND (?10 IS NULL OR t.channel = ?10)
-                     AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
-                   ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
-                    business_id,
-                    cursor_at,
-                    cursor_id,
-                    from,
-                    until,
-                    status,
-                    kind,
-                    category,
-                    reference,
-                    channel,
-                    search,
-                    offset,
-                    number,
-                    NO_TIME_BOUND
-                );
-                first_rows(query.fetch(store.pool()), n).await?
+                account_settlements(store, &binds, number, n).await?
             }
         };
         rows.into_iter().map(Listed::into_row).collect()
@@ -378,4 +246,200 @@ impl kobo_store::transactions::Transactions for crate::Backend {
             })
             .collect())
     }
+}
+
+/// What the four statements of `list` bind (`?13`, the account's number, aside).
+struct Binds<'a> {
+    business_id: &'a str,
+    cursor_at: Option<String>,
+    cursor_id: Option<String>,
+    from: Option<String>,
+    until: Option<String>,
+    status: Option<&'a str>,
+    kind: Option<&'a str>,
+    category: Option<&'a str>,
+    reference: Option<&'a str>,
+    channel: Option<&'a str>,
+    search: Option<String>,
+    offset: i64,
+}
+
+/// The business's transactions.
+async fn business_transactions(
+    store: &Store,
+    binds: &Binds<'_>,
+    n: u64,
+) -> Result<Vec<Listed>, StoreError> {
+    let query = sqlx::query_as!(
+        Listed,
+        r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
+                     t.status, t.channel, t.amount, t.narration, t.session_id,
+                     t.originator_account_number, t.originator_account_name,
+                     t.originator_bank_code, t.originator_bank_name,
+                     t.created_at AS "created_at: DateTime<Utc>",
+                     a.account_number, a.account_name
+                   FROM transactions t JOIN accounts a ON a.id = t.account_id
+                   WHERE t.business_id = ?1
+                     AND (t.created_at, t.id) < (COALESCE(?2, ?14), COALESCE(?3, ''))
+                     AND t.created_at >= COALESCE(?4, '') AND t.created_at < COALESCE(?5, ?14)
+                     AND (?6 IS NULL OR t.status = ?6)
+                     AND (?7 IS NULL OR t.transaction_type = ?7)
+                     AND (?8 IS NULL OR t.category = ?8)
+                     AND (?9 IS NULL OR t.reference_number = ?9)
+                     AND (?10 IS NULL OR t.channel = ?10)
+                     AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
+                   ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
+        binds.business_id,
+        binds.cursor_at,
+        binds.cursor_id,
+        binds.from,
+        binds.until,
+        binds.status,
+        binds.kind,
+        binds.category,
+        binds.reference,
+        binds.channel,
+        binds.search,
+        binds.offset,
+        None::<&str>,
+        NO_TIME_BOUND
+    );
+    first_rows(query.fetch(store.pool()), n).await
+}
+
+/// One account's transactions.
+async fn account_transactions(
+    store: &Store,
+    binds: &Binds<'_>,
+    number: &str,
+    n: u64,
+) -> Result<Vec<Listed>, StoreError> {
+    let query = sqlx::query_as!(
+        Listed,
+        r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
+                     t.status, t.channel, t.amount, t.narration, t.session_id,
+                     t.originator_account_number, t.originator_account_name,
+                     t.originator_bank_code, t.originator_bank_name,
+                     t.created_at AS "created_at: DateTime<Utc>",
+                     a.account_number, a.account_name
+                   FROM transactions t JOIN accounts a ON a.id = t.account_id
+                   WHERE t.business_id = ?1
+                     AND t.account_id = (SELECT o.id FROM accounts o
+                       WHERE o.business_id = ?1 AND o.account_number = ?13)
+                     AND (t.created_at, t.id) < (COALESCE(?2, ?14), COALESCE(?3, ''))
+                     AND t.created_at >= COALESCE(?4, '') AND t.created_at < COALESCE(?5, ?14)
+                     AND (?6 IS NULL OR t.status = ?6)
+                     AND (?7 IS NULL OR t.transaction_type = ?7)
+                     AND (?8 IS NULL OR t.category = ?8)
+                     AND (?9 IS NULL OR t.reference_number = ?9)
+                     AND (?10 IS NULL OR t.channel = ?10)
+                     AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
+                   ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
+        binds.business_id,
+        binds.cursor_at,
+        binds.cursor_id,
+        binds.from,
+        binds.until,
+        binds.status,
+        binds.kind,
+        binds.category,
+        binds.reference,
+        binds.channel,
+        binds.search,
+        binds.offset,
+        number,
+        NO_TIME_BOUND
+    );
+    first_rows(query.fetch(store.pool()), n).await
+}
+
+/// The business's settlements.
+async fn business_settlements(
+    store: &Store,
+    binds: &Binds<'_>,
+    n: u64,
+) -> Result<Vec<Listed>, StoreError> {
+    let query = sqlx::query_as!(
+        Listed,
+        r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
+                     t.status, t.channel, t.amount, t.narration, t.session_id,
+                     t.originator_account_number, t.originator_account_name,
+                     t.originator_bank_code, t.originator_bank_name,
+                     t.created_at AS "created_at: DateTime<Utc>",
+                     a.account_number, a.account_name
+                   FROM settlements s JOIN transactions t ON t.id = s.id
+                   JOIN accounts a ON a.id = t.account_id
+                   WHERE t.business_id = ?1
+                     AND (t.created_at, t.id) < (COALESCE(?2, ?14), COALESCE(?3, ''))
+                     AND t.created_at >= COALESCE(?4, '') AND t.created_at < COALESCE(?5, ?14)
+                     AND (?6 IS NULL OR t.status = ?6)
+                     AND (?7 IS NULL OR t.transaction_type = ?7)
+                     AND (?8 IS NULL OR t.category = ?8)
+                     AND (?9 IS NULL OR t.reference_number = ?9)
+                     AND (?10 IS NULL OR t.channel = ?10)
+                     AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
+                   ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
+        binds.business_id,
+        binds.cursor_at,
+        binds.cursor_id,
+        binds.from,
+        binds.until,
+        binds.status,
+        binds.kind,
+        binds.category,
+        binds.reference,
+        binds.channel,
+        binds.search,
+        binds.offset,
+        None::<&str>,
+        NO_TIME_BOUND
+    );
+    first_rows(query.fetch(store.pool()), n).await
+}
+
+/// One account's settlements.
+async fn account_settlements(
+    store: &Store,
+    binds: &Binds<'_>,
+    number: &str,
+    n: u64,
+) -> Result<Vec<Listed>, StoreError> {
+    let query = sqlx::query_as!(
+        Listed,
+        r#"SELECT t.id AS "id!", t.reference_number, t.transaction_type, t.category,
+                     t.status, t.channel, t.amount, t.narration, t.session_id,
+                     t.originator_account_number, t.originator_account_name,
+                     t.originator_bank_code, t.originator_bank_name,
+                     t.created_at AS "created_at: DateTime<Utc>",
+                     a.account_number, a.account_name
+                   FROM settlements s JOIN transactions t ON t.id = s.id
+                   JOIN accounts a ON a.id = t.account_id
+                   WHERE t.business_id = ?1
+                     AND t.account_id = (SELECT o.id FROM accounts o
+                       WHERE o.business_id = ?1 AND o.account_number = ?13)
+                     AND (t.created_at, t.id) < (COALESCE(?2, ?14), COALESCE(?3, ''))
+                     AND t.created_at >= COALESCE(?4, '') AND t.created_at < COALESCE(?5, ?14)
+                     AND (?6 IS NULL OR t.status = ?6)
+                     AND (?7 IS NULL OR t.transaction_type = ?7)
+                     AND (?8 IS NULL OR t.category = ?8)
+                     AND (?9 IS NULL OR t.reference_number = ?9)
+                     AND (?10 IS NULL OR t.channel = ?10)
+                     AND (?11 IS NULL OR t.narration_key LIKE ?11 ESCAPE '\')
+                   ORDER BY t.created_at DESC, t.id DESC LIMIT -1 OFFSET ?12"#,
+        binds.business_id,
+        binds.cursor_at,
+        binds.cursor_id,
+        binds.from,
+        binds.until,
+        binds.status,
+        binds.kind,
+        binds.category,
+        binds.reference,
+        binds.channel,
+        binds.search,
+        binds.offset,
+        number,
+        NO_TIME_BOUND
+    );
+    first_rows(query.fetch(store.pool()), n).await
 }

@@ -173,26 +173,7 @@ pub fn gate(root: &Path, base: &Base) -> Result<Report> {
              {RELEASED}: run `cargo xtask breaking` without a base)"
         )),
     }
-    let reaches: usize = verdict
-        .refused
-        .iter()
-        .chain(&verdict.accepted)
-        .map(|found| found.reaches.len())
-        .sum();
-    let changes = verdict.refused.len() + verdict.accepted.len();
-    let reaching = match reaches {
-        0 => String::new(),
-        1 => " (reaching 1 place in operations and webhooks)".into(),
-        _ => format!(" (reaching {reaches} places in operations and webhooks)"),
-    };
-    let summary = format!(
-        "spec/openapi.yaml ({}) against {base_name} ({}): {changes} breaking change{}{reaching}, \
-         {} accepted by the changelog",
-        new_version.unwrap_or("no version"),
-        base_version.unwrap_or("no version"),
-        if changes == 1 { "" } else { "s" },
-        verdict.accepted.len(),
-    );
+    let summary = summary(&verdict, &base_name, base_version, new_version);
     let mut failures = Vec::new();
     if !verdict.refused.is_empty() {
         failures.push(format!(
@@ -216,6 +197,36 @@ pub fn gate(root: &Path, base: &Base) -> Result<Report> {
         summary,
         failure: (!failures.is_empty()).then(|| failures.join("\n")),
     })
+}
+
+/// The gate's one-line summary: the versions compared, the breaking changes found and the
+/// places they reach, how many the changelog accepts.
+fn summary(
+    verdict: &changelog::Verdict,
+    base_name: &str,
+    base_version: Option<&str>,
+    new_version: Option<&str>,
+) -> String {
+    let reaches: usize = verdict
+        .refused
+        .iter()
+        .chain(&verdict.accepted)
+        .map(|found| found.reaches.len())
+        .sum();
+    let changes = verdict.refused.len() + verdict.accepted.len();
+    let reaching = match reaches {
+        0 => String::new(),
+        1 => " (reaching 1 place in operations and webhooks)".into(),
+        _ => format!(" (reaching {reaches} places in operations and webhooks)"),
+    };
+    format!(
+        "spec/openapi.yaml ({}) against {base_name} ({}): {changes} breaking change{}{reaching}, \
+         {} accepted by the changelog",
+        new_version.unwrap_or("no version"),
+        base_version.unwrap_or("no version"),
+        if changes == 1 { "" } else { "s" },
+        verdict.accepted.len(),
+    )
 }
 
 /// The base document and how the summary names it.

@@ -63,27 +63,7 @@ pub fn release(root: &Path, dry_run: bool) -> Result<Vec<String>> {
         KOBO.spec
     ));
 
-    let released = spec::load(&root.join(RELEASED))?;
-    let base = version_of(&released, RELEASED)?;
-    let current = version_of(&doc, KOBO.spec)?;
-    if current <= base {
-        let unchanged = current == base && version::differences(&released, &doc).is_empty();
-        if unchanged {
-            bail!(
-                "not released: {} is the released {base} ({RELEASED}) wherever clients can see \
-                 it: there is nothing to release",
-                KOBO.spec
-            );
-        }
-        bail!(
-            "not released: `info.version` is {current}, not newer than the released {base} \
-             ({RELEASED}). Set it to the version being released: {} for additions, {} for \
-             breaks; then describe it under `## <version>` in {}",
-            base.next_minor(),
-            base.next_major(),
-            changelog::CHANGELOG
-        );
-    }
+    let (base, current) = newer_version(root, &doc)?;
     said.push(format!(
         "version: {current}, newer than the released {base}"
     ));
@@ -148,6 +128,32 @@ pub fn release(root: &Path, dry_run: bool) -> Result<Vec<String>> {
     said.push(format!("    git add {RELEASED} {README}"));
     said.push(format!("    git commit -m \"Release the API {current}\""));
     Ok(said)
+}
+
+/// The released spec's version and `doc`'s, when `doc`'s is newer; else why not to release.
+fn newer_version(root: &Path, doc: &serde_json::Value) -> Result<(Version, Version)> {
+    let released = spec::load(&root.join(RELEASED))?;
+    let base = version_of(&released, RELEASED)?;
+    let current = version_of(doc, KOBO.spec)?;
+    if current <= base {
+        let unchanged = current == base && version::differences(&released, doc).is_empty();
+        if unchanged {
+            bail!(
+                "not released: {} is the released {base} ({RELEASED}) wherever clients can see \
+                 it: there is nothing to release",
+                KOBO.spec
+            );
+        }
+        bail!(
+            "not released: `info.version` is {current}, not newer than the released {base} \
+             ({RELEASED}). Set it to the version being released: {} for additions, {} for \
+             breaks; then describe it under `## <version>` in {}",
+            base.next_minor(),
+            base.next_major(),
+            changelog::CHANGELOG
+        );
+    }
+    Ok((base, current))
 }
 
 /// The `info.version` of `doc` (`name` in messages).

@@ -218,7 +218,25 @@ pub fn report(
          request example (`every_request_example_of_the_built_operations_is_replayed` fails until \
          you do), then `cargo insta review`:"
     );
-    for name in &concerned {
+    replay_steps(&mut text, &concerned, operations);
+    let _ = writeln!(
+        text,
+        "\n3. Fuzzing: .ci/schemathesis reads the operations from the spec and fuzzes a new one with \
+         its token family by default; `.ci/schemathesis --list` shows the plan. If it must not be \
+         fuzzed, add it to the script's commented exclusion list with the reason; if it enforces \
+         a rule JSON Schema cannot state, list it in .ci/schemathesis.toml."
+    );
+    let _ = writeln!(
+        text,
+        "\n4. Behaviour: scenarios in service/tests/ on both stores (`on_both_stores!`), a step in \
+         each clients/*/story.* when partners use it, then `.ci/test`."
+    );
+    Ok(Some(text))
+}
+
+/// The conformance story's replay lines for each of `concerned`'s request examples.
+fn replay_steps(text: &mut String, concerned: &[&str], operations: &[OperationFacts]) {
+    for name in concerned {
         let Some(operation) = operations.iter().find(|operation| operation.id == *name) else {
             continue;
         };
@@ -242,19 +260,6 @@ pub fn report(
             );
         }
     }
-    let _ = writeln!(
-        text,
-        "\n3. Fuzzing: .ci/schemathesis reads the operations from the spec and fuzzes a new one with \
-         its token family by default; `.ci/schemathesis --list` shows the plan. If it must not be \
-         fuzzed, add it to the script's commented exclusion list with the reason; if it enforces \
-         a rule JSON Schema cannot state, list it in .ci/schemathesis.toml."
-    );
-    let _ = writeln!(
-        text,
-        "\n4. Behaviour: scenarios in service/tests/ on both stores (`on_both_stores!`), a step in \
-         each clients/*/story.* when partners use it, then `.ci/test`."
-    );
-    Ok(Some(text))
 }
 
 #[cfg(test)]

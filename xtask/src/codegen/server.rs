@@ -307,51 +307,51 @@ fn operations(api: &Api) -> TokenStream {
         let docs = doc(&format!("`{}`: `POST {}`", op.id, op.path));
         quote! { #docs #ident, }
     });
-    let ids = ops.iter().map(|op| op.id.as_str());
-    let paths = ops.iter().map(|op| op.path.as_str());
-    let families = ops.iter().map(|op| match &op.family {
-        Some(scheme) => {
-            let family = format_ident!("{}", api.family(scheme).variant);
-            quote! { Some(TokenFamily::#family) }
-        }
-        None => quote! { None },
-    });
-    let permissions = ops.iter().map(|op| match &op.permission {
-        Some(variant) => {
-            let variant = format_ident!("{}", variant);
-            quote! { Some(Permission::#variant) }
-        }
-        None => quote! { None },
-    });
-    let idempotent = ops.iter().map(|op| op.idempotent());
-    let paginated = ops.iter().map(|op| op.paginated);
-    let messages = ops.iter().map(|op| op.success_message.as_str());
-    let requests = ops.iter().map(|op| op.request_schema.as_str());
-    let responses = ops.iter().map(|op| op.response_schema.as_str());
-    let response_codes = ops.iter().map(|op| {
-        let variants = op
-            .response_codes
-            .iter()
-            .map(|variant| format_ident!("{}", variant));
-        quote! { &[#(ResponseCode::#variants),*] }
-    });
-    let request_examples = ops.iter().map(|op| {
-        let examples = op.request_examples.iter().map(|example| {
-            let name = &example.name;
-            let json = raw_string_literal(&example.json);
-            quote! { RequestExample { name: #name, json: #json } }
+    let lookups = lookups(api)
+        .into_iter()
+        .map(|(text, name, output, values)| {
+            let docs = doc(text);
+            let name = format_ident!("{}", name);
+            quote! {
+                #docs
+                pub const fn #name(self) -> #output {
+                    match self {
+                        #(Self::#idents => #values,)*
+                    }
+                }
+            }
         });
-        quote! { &[#(#examples),*] }
-    });
-    let headers = ops.iter().map(|op| {
-        let parameters = op.headers.iter().map(|header| {
-            let name = &header.name;
-            let required = header.required;
-            let schema = serde_json::to_string(&header.schema).expect("JSON values serialize");
-            quote! { HeaderParameter { name: #name, required: #required, schema: #schema } }
-        });
-        quote! { &[#(#parameters),*] }
-    });
+    let support = operation_support();
+    quote! {
+        #support
+
+        /// Every operation of the spec, sorted by `operationId`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Operation {
+            #(#variants)*
+        }
+
+        impl Operation {
+            /// Every operation, sorted by `operationId`.
+            pub const ALL: &'static [Operation] = &[#(Operation::#idents),*];
+
+            #(#lookups)*
+
+            /// The request example named `name`.
+            pub fn request_example(self, name: &str) -> Option<RequestExample> {
+                self.request_examples().iter().copied().find(|example| example.name == name)
+            }
+
+            /// The operation with this `operationId`.
+            pub fn from_id(id: &str) -> Option<Self> {
+                Self::ALL.iter().copied().find(|operation| operation.id() == id)
+            }
+        }
+    }
+}
+
+/// The types `Operation`'s lookups answer with: a header parameter, a request example.
+fn operation_support() -> TokenStream {
     quote! {
         /// A header parameter an operation declares.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -378,114 +378,156 @@ fn operations(api: &Api) -> TokenStream {
                 serde_json::from_str(self.json).expect("the generator writes JSON text")
             }
         }
-
-        /// Every operation of the spec, sorted by `operationId`.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum Operation {
-            #(#variants)*
-        }
-
-        impl Operation {
-            /// Every operation, sorted by `operationId`.
-            pub const ALL: &'static [Operation] = &[#(Operation::#idents),*];
-
-            /// The `operationId`.
-            pub const fn id(self) -> &'static str {
-                match self {
-                    #(Self::#idents => #ids,)*
-                }
-            }
-
-            /// The path; every operation is a `POST`.
-            pub const fn path(self) -> &'static str {
-                match self {
-                    #(Self::#idents => #paths,)*
-                }
-            }
-
-            /// The token family the operation takes; `None` for a public operation.
-            pub const fn family(self) -> Option<TokenFamily> {
-                match self {
-                    #(Self::#idents => #families,)*
-                }
-            }
-
-            /// The permission (`x-permission`) the principal must hold.
-            pub const fn permission(self) -> Option<Permission> {
-                match self {
-                    #(Self::#idents => #permissions,)*
-                }
-            }
-
-            /// Whether the operation takes an `Idempotency-Key` header.
-            pub const fn idempotent(self) -> bool {
-                match self {
-                    #(Self::#idents => #idempotent,)*
-                }
-            }
-
-            /// Whether the success envelope carries `pagination`.
-            pub const fn paginated(self) -> bool {
-                match self {
-                    #(Self::#idents => #paginated,)*
-                }
-            }
-
-            /// The `message` of the success envelope (`x-success-message`).
-            pub const fn success_message(self) -> &'static str {
-                match self {
-                    #(Self::#idents => #messages,)*
-                }
-            }
-
-            /// The component schema of the request body.
-            pub const fn request_schema(self) -> &'static str {
-                match self {
-                    #(Self::#idents => #requests,)*
-                }
-            }
-
-            /// The component schema of the success envelope.
-            pub const fn response_schema(self) -> &'static str {
-                match self {
-                    #(Self::#idents => #responses,)*
-                }
-            }
-
-            /// The header parameters the operation declares.
-            pub const fn header_parameters(self) -> &'static [HeaderParameter] {
-                match self {
-                    #(Self::#idents => #headers,)*
-                }
-            }
-
-            /// The codes the operation lists in its `x-response-codes` (`00` included), in the
-            /// spec's order: what it may answer besides the transport codes of the shared
-            /// `default` response.
-            pub const fn response_codes(self) -> &'static [ResponseCode] {
-                match self {
-                    #(Self::#idents => #response_codes,)*
-                }
-            }
-
-            /// The examples of the request body, in the spec's order.
-            pub const fn request_examples(self) -> &'static [RequestExample] {
-                match self {
-                    #(Self::#idents => #request_examples,)*
-                }
-            }
-
-            /// The request example named `name`.
-            pub fn request_example(self, name: &str) -> Option<RequestExample> {
-                self.request_examples().iter().copied().find(|example| example.name == name)
-            }
-
-            /// The operation with this `operationId`.
-            pub fn from_id(id: &str) -> Option<Self> {
-                Self::ALL.iter().copied().find(|operation| operation.id() == id)
-            }
-        }
     }
+}
+
+/// `Operation`'s `const fn` lookups, in order: each one's doc, name, type, and value for each
+/// operation.
+type Lookup = (&'static str, &'static str, TokenStream, Vec<TokenStream>);
+
+fn lookups(api: &Api) -> Vec<Lookup> {
+    let mut lookups = descriptions(api);
+    lookups.extend(lists(api));
+    lookups
+}
+
+/// The lookups that describe an operation with one value each.
+fn descriptions(api: &Api) -> Vec<Lookup> {
+    let each = |value: &dyn Fn(&Operation) -> TokenStream| -> Vec<TokenStream> {
+        api.operations.iter().map(value).collect()
+    };
+    let text = |value: &str| quote! { #value };
+    let optional = |kind: TokenStream, variant: Option<String>| match variant {
+        Some(variant) => {
+            let variant = format_ident!("{}", variant);
+            quote! { Some(#kind::#variant) }
+        }
+        None => quote! { None },
+    };
+    let str_type = quote! { &'static str };
+    vec![
+        (
+            "The `operationId`.",
+            "id",
+            str_type.clone(),
+            each(&|op| text(&op.id)),
+        ),
+        (
+            "The path; every operation is a `POST`.",
+            "path",
+            str_type.clone(),
+            each(&|op| text(&op.path)),
+        ),
+        (
+            "The token family the operation takes; `None` for a public operation.",
+            "family",
+            quote! { Option<TokenFamily> },
+            each(&|op| {
+                optional(
+                    quote! { TokenFamily },
+                    op.family
+                        .as_ref()
+                        .map(|scheme| api.family(scheme).variant.clone()),
+                )
+            }),
+        ),
+        (
+            "The permission (`x-permission`) the principal must hold.",
+            "permission",
+            quote! { Option<Permission> },
+            each(&|op| optional(quote! { Permission }, op.permission.clone())),
+        ),
+        (
+            "Whether the operation takes an `Idempotency-Key` header.",
+            "idempotent",
+            quote! { bool },
+            each(&|op| {
+                let idempotent = op.idempotent();
+                quote! { #idempotent }
+            }),
+        ),
+        (
+            "Whether the success envelope carries `pagination`.",
+            "paginated",
+            quote! { bool },
+            each(&|op| {
+                let paginated = op.paginated;
+                quote! { #paginated }
+            }),
+        ),
+        (
+            "The `message` of the success envelope (`x-success-message`).",
+            "success_message",
+            str_type.clone(),
+            each(&|op| text(&op.success_message)),
+        ),
+        (
+            "The component schema of the request body.",
+            "request_schema",
+            str_type.clone(),
+            each(&|op| text(&op.request_schema)),
+        ),
+        (
+            "The component schema of the success envelope.",
+            "response_schema",
+            str_type,
+            each(&|op| text(&op.response_schema)),
+        ),
+    ]
+}
+
+/// The lookups that list things of an operation: its headers, codes, request examples.
+fn lists(api: &Api) -> Vec<Lookup> {
+    let each = |value: &dyn Fn(&Operation) -> TokenStream| -> Vec<TokenStream> {
+        api.operations.iter().map(value).collect()
+    };
+    vec![
+        (
+            "The header parameters the operation declares.",
+            "header_parameters",
+            quote! { &'static [HeaderParameter] },
+            each(&header_parameters),
+        ),
+        (
+            "The codes the operation lists in its `x-response-codes` (`00` included), in the\n\
+             spec's order: what it may answer besides the transport codes of the shared\n\
+             `default` response.",
+            "response_codes",
+            quote! { &'static [ResponseCode] },
+            each(&|op| {
+                let variants = op
+                    .response_codes
+                    .iter()
+                    .map(|variant| format_ident!("{}", variant));
+                quote! { &[#(ResponseCode::#variants),*] }
+            }),
+        ),
+        (
+            "The examples of the request body, in the spec's order.",
+            "request_examples",
+            quote! { &'static [RequestExample] },
+            each(&request_examples),
+        ),
+    ]
+}
+
+fn header_parameters(op: &Operation) -> TokenStream {
+    let parameters = op.headers.iter().map(|header| {
+        let name = &header.name;
+        let required = header.required;
+        let schema = serde_json::to_string(&header.schema).expect("JSON values serialize");
+        quote! { HeaderParameter { name: #name, required: #required, schema: #schema } }
+    });
+    quote! { &[#(#parameters),*] }
+}
+
+fn request_examples(op: &Operation) -> TokenStream {
+    let examples = op.request_examples.iter().map(|example| {
+        let name = &example.name;
+        let json = raw_string_literal(&example.json);
+        quote! { RequestExample { name: #name, json: #json } }
+    });
+    quote! { &[#(#examples),*] }
 }
 
 /// The Rust type a trait method returns on success.

@@ -10,6 +10,7 @@
 mod catalogs;
 mod document;
 mod examples;
+mod open_enums;
 mod operations;
 mod schemas;
 #[cfg(test)]
@@ -78,8 +79,8 @@ pub const RULES: &[Rule] = &[
     Rule { name: "response-code-examples", check: catalogs::response_code_examples },
     Rule { name: "response-codes-documented", check: catalogs::response_codes_documented },
     Rule { name: "enum-varnames", check: catalogs::enum_varnames },
-    Rule { name: "open-enums", check: catalogs::open_enums },
-    Rule { name: "known-values", check: catalogs::known_values },
+    Rule { name: "open-enums", check: open_enums::open_enums },
+    Rule { name: "known-values", check: open_enums::known_values },
     Rule { name: "success-message", check: catalogs::success_message },
     Rule { name: "examples-present", check: catalogs::examples_present },
     Rule { name: "examples-valid", check: examples::examples_valid },

@@ -276,6 +276,13 @@ pub(super) fn security(document: &Document<'_>, sink: &mut Sink) {
             Some(Access::Public) => {}
         }
     }
+    schemes_named(document, sink);
+}
+
+/// Every scheme the document's root `security` names is a token family, and every family is
+/// an HTTP bearer scheme of `#/components/securitySchemes`.
+fn schemes_named(document: &Document<'_>, sink: &mut Sink) {
+    let families = document.token_families();
     let root = document.doc.get("security").and_then(Value::as_array);
     for name in root
         .into_iter()
