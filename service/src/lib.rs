@@ -2,7 +2,7 @@
 //! `kobo` binary (`cli`). See ARCHITECTURE.md for the map.
 //!
 //! The modules are layers, listed from the innermost; each uses only the layers above it in
-//! this list (`tests/layers.rs` keeps it so):
+//! this list (`cargo xtask shape`'s `layers` rule keeps it so):
 //! `kernel` → `datastore`, `error` → `outbox`, `provider` → `platform` → `money` → `operator`,
 //! `workers`, `bench` → `http` → `cli`
 //! (and `testkit`, which may use everything).

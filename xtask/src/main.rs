@@ -4,7 +4,7 @@
 //! `cargo xtask breaking` fails on changes that break clients of the released spec, or on an
 //! `info.version` that does not follow the release rule; `cargo xtask release` makes the spec
 //! the released one;
-//! `cargo xtask shape` measures how `service/src` is cut.
+//! `cargo xtask shape` checks the tidy rules on every crate and measures how `service/src` is cut.
 
 mod breaking;
 mod codegen;
@@ -45,10 +45,11 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "shape",
-        "  shape [N] [--src DIR]
-                     how service/src (or DIR) is cut: generated_server per folder, the N
-                     longest functions (default 20), the largest files, hand-written
-                     idempotency, and the tidy rules it breaks",
+        "  shape [N] [--root DIR]
+                     the tidy rules on every crate of the workspace (or of the checkout at
+                     DIR), parsed with syn: per rule the files and lines read and what breaks
+                     it (fails if anything does); generated_server per folder of service/src,
+                     the N longest functions (default 20), the largest files",
     ),
 ];
 
@@ -82,7 +83,7 @@ enum Command {
     },
     Shape {
         count: usize,
-        src: Option<PathBuf>,
+        root: Option<PathBuf>,
     },
 }
 
@@ -113,20 +114,20 @@ fn parse(args: &[&str]) -> anyhow::Result<Command> {
         ["release", "--dry-run"] => Command::Release { dry_run: true },
         ["shape"] => Command::Shape {
             count: 20,
-            src: None,
+            root: None,
         },
-        ["shape", "--src", dir] => Command::Shape {
+        ["shape", "--root", dir] => Command::Shape {
             count: 20,
-            src: Some(dir.into()),
+            root: Some(dir.into()),
         },
         ["shape", count, rest @ ..] => match (count.parse(), rest) {
-            (Ok(count), []) => Command::Shape { count, src: None },
-            (Ok(count), ["--src", dir]) => Command::Shape {
+            (Ok(count), []) => Command::Shape { count, root: None },
+            (Ok(count), ["--root", dir]) => Command::Shape {
                 count,
-                src: Some(dir.into()),
+                root: Some(dir.into()),
             },
             _ => anyhow::bail!(
-                "shape: [N] [--src DIR], N a number of functions\n\n{}",
+                "shape: [N] [--root DIR], N a number of functions\n\n{}",
                 usage(Some("shape"))
             ),
         },
@@ -151,7 +152,7 @@ fn main() -> ExitCode {
         Command::Codegen { check } => codegen::run(check),
         Command::Breaking(base) => breaking::run(base),
         Command::Release { dry_run } => breaking::release::run(dry_run),
-        Command::Shape { count, src } => shape::run(count, src.as_deref()),
+        Command::Shape { count, root } => shape::run(count, root.as_deref()),
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -227,10 +228,10 @@ mod cli_tests {
             Command::Lint(Some("x.yaml".into()))
         );
         assert_eq!(
-            parse(&["shape", "5", "--src", "d"]).unwrap(),
+            parse(&["shape", "5", "--root", "d"]).unwrap(),
             Command::Shape {
                 count: 5,
-                src: Some("d".into())
+                root: Some("d".into())
             }
         );
     }
