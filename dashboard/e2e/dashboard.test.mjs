@@ -55,6 +55,8 @@ async function invite(page, member, formShot) {
 async function join(member, width) {
   const mail = lastEmailTo(member.email, "invited");
   assert.doesNotMatch(mail.body, /POST|\/api\/|accept_invite|"token"/, "the invitation email asks for no HTTP request");
+  // It speaks to the person: their name, the business and the role.
+  assert.match(mail.body, new RegExp(`^Hello ${member.first},\n\nYou are invited to join Adaeze Foods Ltd on the Kobo Dashboard as ${member.role}\\.`));
   const link = /(http:\/\/\S+\/dashboard\/accept-invite\?token=\S+)/.exec(mail.body)?.[1];
   assert.ok(link, "the invitation links to the Dashboard");
   const page = await person(width);
