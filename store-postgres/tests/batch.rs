@@ -261,13 +261,86 @@ async fn a_batch_of_every_write_lands_in_one_statement() {
     db.finish().await;
 }
 
+/// An empty batch, run and committed, leaves every table of the schema as it was: as many
+/// rows, the same rows. The same comparison sees a batch of one write change one table.
 #[tokio::test]
 async fn an_empty_batch_writes_nothing() {
     let db = TestDb::migrated().await;
+    let business = business(&db).await;
+    let key = kobo_store::idempotency_keys::KeyOf {
+        business_id: &business,
+        operation: "funds_transfer_api",
+        key: "k1",
+    };
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    batch::run(&mut tx, claiming(&key, "\"first\"", now()))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let before = every_table(&db).await;
+    assert!(before.len() >= 20, "the schema's tables: {before:?}");
+    assert_eq!(before["businesses"].0, 1);
+    assert_eq!(before["idempotency_keys"].0, 1);
+
     let mut tx = db.pool.inner().begin().await.unwrap();
     batch::run(&mut tx, Batch::new()).await.unwrap();
     tx.commit().await.unwrap();
+    assert_eq!(every_table(&db).await, before);
+
+    let mut tx = db.pool.inner().begin().await.unwrap();
+    let mut one = Batch::new();
+    logs::audit_into(
+        &mut one,
+        now(),
+        kobo_store::logs::NewAuditEntry {
+            business_id: business.clone(),
+            action: "x".into(),
+            user_name: "API".into(),
+            user_id: None,
+            ip_address: "10.0.0.1".into(),
+            response_code: 201,
+            target_type: None,
+            target_id: None,
+            request_id: "r".into(),
+        },
+    );
+    batch::run(&mut tx, one).await.unwrap();
+    tx.commit().await.unwrap();
+    let after = every_table(&db).await;
+    let changed: Vec<&str> = after
+        .iter()
+        .filter(|(table, rows)| before.get(*table) != Some(rows))
+        .map(|(table, _)| table.as_str())
+        .collect();
+    assert_eq!(changed, ["audit_logs"]);
+    assert_eq!(after["audit_logs"].0, before["audit_logs"].0 + 1);
     db.finish().await;
+}
+
+/// Each table of the database's `public` schema: its number of rows and a digest of them all.
+async fn every_table(db: &TestDb) -> std::collections::BTreeMap<String, (i64, String)> {
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT table_name::text FROM information_schema.tables \
+         WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
+    )
+    .fetch_all(db.pool.inner())
+    .await
+    .unwrap();
+    let mut contents = std::collections::BTreeMap::new();
+    for table in tables {
+        // The name is the catalog's, quoted as an identifier.
+        let sql = format!(
+            "SELECT COUNT(*), md5(COALESCE(string_agg(t::text, E'\\n' ORDER BY t::text), '')) \
+             FROM \"{}\" t",
+            table.replace('"', "\"\"")
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_one(db.pool.inner())
+            .await
+            .unwrap();
+        contents.insert(table, (row.get(0), row.get(1)));
+    }
+    contents
 }
 
 /// A business to hang keys on, committed.

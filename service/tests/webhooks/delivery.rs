@@ -17,11 +17,17 @@ async fn credit(kit: &TestKit, amount: &str) -> Value {
         .await
 }
 
+/// The receiver takes this long to answer: the attempt's recorded latency is at least this.
+const ANSWERS_AFTER_MS: u64 = 300;
+
 async fn deliveries_are_signed_recorded_and_match_the_log(kit: TestKit) {
     let receiver = Receiver::start().await;
     let secret = configure(&kit, &kit.owner_token, &receiver.url(), json!({})).await;
     let transaction = credit(&kit, "15000.00").await;
+    receiver.set(Mode::Slow(ANSWERS_AFTER_MS));
+    let started = std::time::Instant::now();
     let attempts = kit.webhooks().deliver_due().await.unwrap();
+    let delivering = started.elapsed().as_millis() as i64;
     assert_eq!(attempts, 1);
 
     let deliveries = receiver.deliveries();
@@ -49,7 +55,13 @@ async fn deliveries_are_signed_recorded_and_match_the_log(kit: TestKit) {
     let attempt = &entry["attempt_log"][0];
     assert_eq!(attempt["response_status"], 204);
     assert_eq!(attempt["error"], Value::Null);
-    assert!(attempt["latency_ms"].as_i64().unwrap() >= 0);
+    // The latency recorded is the exchange's: no less than the receiver took to answer, no
+    // more than the whole delivery pass took.
+    let latency = attempt["latency_ms"].as_i64().unwrap();
+    assert!(
+        latency >= ANSWERS_AFTER_MS as i64 && latency <= delivering,
+        "latency {latency} ms, the receiver answered after {ANSWERS_AFTER_MS} ms, the pass took {delivering} ms"
+    );
 
     // Nothing is due any more: a second pass sends nothing.
     assert_eq!(kit.webhooks().deliver_due().await.unwrap(), 0);

@@ -1,6 +1,6 @@
 //! A webhook receiver for the tests: a real axum server on a loopback port that records every
-//! delivery, and answers as the test says (2xx, an error status, a redirect, or nothing until
-//! released).
+//! delivery, and answers as the test says (2xx, at once or after a while, an error status, a
+//! redirect, or nothing until released).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -25,6 +25,8 @@ pub enum Mode {
     Redirect,
     /// Holds every request until [`Receiver::release`].
     Hang,
+    /// Answers 204 after this many milliseconds.
+    Slow(u64),
 }
 
 /// One delivery as it arrived.
@@ -142,6 +144,10 @@ async fn receive(
             [("location", "http://127.0.0.1:9/elsewhere")],
         )
             .into_response(),
+        Mode::Slow(millis) => {
+            tokio::time::sleep(std::time::Duration::from_millis(millis)).await;
+            StatusCode::NO_CONTENT.into_response()
+        }
         Mode::Hang => {
             inner.release.notified().await;
             StatusCode::OK.into_response()
