@@ -18,10 +18,15 @@ function kind(account: Account): string {
   return account.account_type === "virtual" ? "Customer account" : "Current account";
 }
 
-/** The business's own accounts (pool and current), the main one first; active ones only. */
-export async function ownAccounts(): Promise<Schemas["AccountSummary"][]> {
+/**
+ * The business's own accounts (pool and current), the main one first; active ones only unless
+ * `all` (the Accounts page lists the others too). One page holds them all: a business has one
+ * main account and at most 20 current accounts (`create_account` refuses more with `83`); its
+ * customers' accounts, which may be thousands, are searched apart.
+ */
+export async function ownAccounts(all = false): Promise<Schemas["AccountSummary"][]> {
   const answer = await call(
-    client.POST("/api/v1/account/web/fetch_account_summaries", { body: { account_type: "normal", is_available: true, limit: 100 } }),
+    client.POST("/api/v1/account/web/fetch_account_summaries", { body: { account_type: "normal", ...(all ? {} : { is_available: true }), limit: 100 } }),
   );
   return [...answer.data].sort((a, b) => Number(b.account_class === "primary") - Number(a.account_class === "primary"));
 }

@@ -5,6 +5,7 @@ import { naira, when } from "../money";
 import { can, isSandbox } from "../session";
 import { navigate, useLocation, withQuery } from "../router";
 import { Badge, chosen, Empty, ErrorNote, Field, Link, Notice, Pager, useAction, useCursorPages, useLoad } from "../ui";
+import { ownAccounts } from "../picker";
 import { SettlementsList, TransactionsList } from "./transactions";
 
 type SummaryFilters = Pick<Schemas["FetchAccountSummariesRequest"], "account_type" | "status" | "search">;
@@ -51,11 +52,7 @@ export function AccountsPage() {
   // Unfiltered, the business's own accounts (main first) come before its customers', which may be
   // thousands: they are paged apart, newest first, and found by the search.
   const unfiltered = !filters.search && !filters.account_type && !filters.status;
-  const own = useLoad(async () => {
-    if (!unfiltered) return [];
-    const answer = await call(client.POST("/api/v1/account/web/fetch_account_summaries", { body: { account_type: "normal", limit: 100 } }));
-    return [...answer.data].sort((a, b) => Number(b.account_class === "primary") - Number(a.account_class === "primary"));
-  }, `own-${unfiltered}-${round}`);
+  const own = useLoad(async () => (unfiltered ? ownAccounts(true) : []), `own-${unfiltered}-${round}`);
   const listed: SummaryFilters = unfiltered ? { account_type: "virtual" } : filters;
   const pages = useCursorPages(
     async (cursor) => call(client.POST("/api/v1/account/web/fetch_account_summaries", { body: { ...listed, limit: 20, ...cursor } })),
