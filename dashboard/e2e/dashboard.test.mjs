@@ -413,7 +413,7 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     );
   });
 
-  await t.test("defect 9: the transactions' filters are in the address and survive a reload", async () => {
+  await t.test("defect 9: every list's filters are in the address and survive a reload (transactions, settlements, team, transfers, activity log)", async () => {
     await go(owner, "Transactions");
     await owner.getByLabel("Search").fill("Supplier invoice 1042");
     await owner.getByRole("button", { name: "Filter" }).click();
