@@ -12,7 +12,7 @@ pub use kobo_store::events::{
     Attempt, AttemptMade, Delivery, DeliveryFilter, Due, Pending, ToSend,
 };
 
-pub use kobo_store::events::record_into;
+pub use kobo_store::batch::event_into as record_into;
 
 kobo_store::events_functions!(backend crate::Backend);
 

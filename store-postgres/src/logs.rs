@@ -10,7 +10,7 @@ pub use kobo_store::logs::{
     Activity, ActivityEntry, ActivityFilter, AuditEntry, AuditFilter, NewAuditEntry,
 };
 
-pub use kobo_store::logs::audit_into;
+pub use kobo_store::batch::audit_into;
 
 pub(crate) use kobo_store::paging::contains_pattern;
 

@@ -6,14 +6,14 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::batch::NewEvent;
 use crate::NO_TIME_BOUND;
 use crate::{first_rows, json_array, new_id, optional_time, timestamp, Store, StoreError, Tx};
+use kobo_store::batch::NewEvent;
 pub use kobo_store::events::{
     Attempt, AttemptMade, Delivery, DeliveryFilter, Due, Pending, ToSend,
 };
 
-pub use kobo_store::events::record_into;
+pub use kobo_store::batch::event_into as record_into;
 
 /// [`Write::Event`], run in `tx` ([`crate::batch::run`]). Due at once if the business has an
 /// active endpoint; otherwise recorded `skipped` (the spec: events that happen while delivery

@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::batch::{Answer, KeyClaim};
 use crate::{on, timestamp, Store, StoreError, Tx};
+use kobo_store::batch::{Answer, KeyClaim};
 pub use kobo_store::idempotency_keys::{KeyOf, StoredKey};
 
 pub use kobo_store::idempotency_keys::complete_into;

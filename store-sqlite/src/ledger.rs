@@ -4,8 +4,8 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::batch::NewEntry;
 use crate::{timestamp, StoreError, Tx};
+use kobo_store::batch::NewEntry;
 pub use kobo_store::ledger::AdvancedHead;
 
 pub use kobo_store::ledger::record_entry_into;

@@ -3,9 +3,9 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::batch::{NewActivity, NewAudit};
 use crate::{contains_pattern, first_rows, json_string, new_id, on, timestamp, uuid};
 use crate::{Conn, Store, StoreError, Tx, NO_TIME_BOUND};
+use kobo_store::batch::{NewActivity, NewAudit};
 pub use kobo_store::logs::{
     Activity, ActivityEntry, ActivityFilter, AuditEntry, AuditFilter, NewAuditEntry,
 };
@@ -64,7 +64,7 @@ async fn insert_activities(
     Ok(())
 }
 
-pub use kobo_store::logs::audit_into;
+pub use kobo_store::batch::audit_into;
 
 /// [`Write::Audit`], run in `tx` ([`crate::batch::run`]).
 pub(crate) async fn write_audit(tx: &mut Tx, audit: NewAudit) -> Result<(), StoreError> {

@@ -10,7 +10,7 @@ pub use kobo_store::transactions::{
     DayTotal, Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
 };
 
-pub use kobo_store::transactions::record_into;
+pub use kobo_store::batch::transaction_into as record_into;
 
 /// [`Write::Transaction`], run in `tx` ([`crate::batch::run`]): the transaction, and its
 /// settlement when it is one.

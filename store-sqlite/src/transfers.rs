@@ -9,7 +9,7 @@ pub use kobo_store::transfers::{
     Filters, HeldRow, LeasedRow, Lookup, NewTransfer, Review, TransferRow,
 };
 
-pub use kobo_store::transfers::insert_into;
+pub use kobo_store::batch::transfer_into as insert_into;
 
 /// [`Write::Transfer`], run in `tx` ([`crate::batch::run`]).
 pub(crate) async fn write(tx: &mut Tx, new: NewTransfer) -> Result<(), StoreError> {

@@ -128,6 +128,58 @@ pub struct KeyClaim {
     pub expired_before: DateTime<Utc>,
 }
 
+// What each resource writes as a statement of a batch: here, beside the batch, so that the
+// resources need not know it.
+
+/// Writes `new` (and its settlement when it is one) as a write of `batch`.
+pub fn transaction_into(batch: &mut Batch, new: NewTransaction) {
+    batch.push(Write::Transaction(Box::new(new)));
+}
+
+/// Writes `new` as a write of `batch`: not yet submitted to NIP, no attempt made.
+pub fn transfer_into(batch: &mut Batch, new: NewTransfer) {
+    batch.push(Write::Transfer(Box::new(new)));
+}
+
+/// Writes `activity`, as of `at`, as a statement of `batch`.
+pub fn activity_into(batch: &mut Batch, at: DateTime<Utc>, activity: Activity) {
+    batch.push(Write::Activity(NewActivity {
+        id: crate::new_id(),
+        activity,
+        at,
+    }));
+}
+
+/// Writes `entry`, as of `now` (and its UTC day), as a statement of `batch`.
+pub fn audit_into(batch: &mut Batch, now: DateTime<Utc>, entry: NewAuditEntry) {
+    batch.push(Write::Audit(NewAudit {
+        id: crate::new_id(),
+        entry,
+        at: now,
+    }));
+}
+
+/// Writes the event `kind` of `business_id` with its `payload` (JSON text) at `at`, as a
+/// statement of `batch`: due at once if the business has an active endpoint, otherwise
+/// recorded `skipped`. Returns the event's id.
+pub fn event_into(
+    batch: &mut Batch,
+    business_id: &str,
+    kind: &str,
+    payload: String,
+    at: DateTime<Utc>,
+) -> String {
+    let id = crate::new_id();
+    batch.push(Write::Event(NewEvent {
+        id: id.clone(),
+        business_id: business_id.to_owned(),
+        kind: kind.to_owned(),
+        payload,
+        at,
+    }));
+    id
+}
+
 crate::contract! {
     /// `batch`, in each store.
     pub trait Batches in batch, functions batch_functions {

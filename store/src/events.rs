@@ -1,9 +1,5 @@
 //! The rows of `events` (see the datastore module of the same name in `kobo`).
 
-use crate::batch::Batch;
-use crate::batch::NewEvent;
-use crate::batch::Write;
-
 use crate::paging::Cursor;
 use chrono::{DateTime, Utc};
 
@@ -88,27 +84,6 @@ pub struct AttemptMade<'a> {
     pub error: Option<&'a str>,
     pub latency_ms: i64,
     pub response_body: Option<&'a str>,
-}
-
-/// Writes the event `kind` of `business_id` with its `payload` (JSON text) at `at`, as a
-/// statement of `batch`: due at once if the business has an active endpoint, otherwise
-/// recorded `skipped`. Returns the event's id.
-pub fn record_into(
-    batch: &mut Batch,
-    business_id: &str,
-    kind: &str,
-    payload: String,
-    at: DateTime<Utc>,
-) -> String {
-    let id = crate::new_id();
-    batch.push(Write::Event(NewEvent {
-        id: id.clone(),
-        business_id: business_id.to_owned(),
-        kind: kind.to_owned(),
-        payload,
-        at,
-    }));
-    id
 }
 
 crate::contract! {

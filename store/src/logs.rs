@@ -1,10 +1,5 @@
 //! The rows of `logs` (see the datastore module of the same name in `kobo`).
 
-use crate::batch::Batch;
-use crate::batch::NewActivity;
-use crate::batch::NewAudit;
-use crate::batch::Write;
-
 use crate::paging::Cursor;
 use chrono::{DateTime, Utc};
 
@@ -101,24 +96,6 @@ pub struct AuditEntry {
     pub target_id: Option<String>,
     pub request_id: String,
     pub created_at: DateTime<Utc>,
-}
-
-/// Writes `activity`, as of `at`, as a statement of `batch`.
-pub fn activity_into(batch: &mut Batch, at: DateTime<Utc>, activity: Activity) {
-    batch.push(Write::Activity(NewActivity {
-        id: crate::new_id(),
-        activity,
-        at,
-    }));
-}
-
-/// Writes `entry`, as of `now` (and its UTC day), as a statement of `batch`.
-pub fn audit_into(batch: &mut Batch, now: DateTime<Utc>, entry: NewAuditEntry) {
-    batch.push(Write::Audit(NewAudit {
-        id: crate::new_id(),
-        entry,
-        at: now,
-    }));
 }
 
 crate::contract! {

@@ -1,8 +1,5 @@
 //! The rows of `transactions` (see the datastore module of the same name in `kobo`).
 
-use crate::batch::Batch;
-use crate::batch::Write;
-
 use crate::paging::Cursor;
 use chrono::{DateTime, Utc};
 
@@ -98,11 +95,6 @@ pub struct Window {
     pub size: u64,
     pub cursor: Option<Cursor>,
     pub offset: Option<i64>,
-}
-
-/// Writes `new` (and its settlement when it is one) as a write of `batch`.
-pub fn record_into(batch: &mut Batch, new: NewTransaction) {
-    batch.push(Write::Transaction(Box::new(new)));
 }
 
 /// One day's side of the money in and out: its day (`YYYY-MM-DD`), whether it is money in,

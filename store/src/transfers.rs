@@ -1,8 +1,5 @@
 //! The rows of `transfers` (see the datastore module of the same name in `kobo`).
 
-use crate::batch::Batch;
-use crate::batch::Write;
-
 use crate::paging::Cursor;
 
 use chrono::{DateTime, Utc};
@@ -132,11 +129,6 @@ pub struct LeasedRow {
     pub bank_code: String,
     pub amount: i64,
     pub narration: String,
-}
-
-/// Writes `new` as a write of `batch`: not yet submitted to NIP, no attempt made.
-pub fn insert_into(batch: &mut Batch, new: NewTransfer) {
-    batch.push(Write::Transfer(Box::new(new)));
 }
 
 crate::contract! {

@@ -8,8 +8,8 @@ pub use kobo_store::logs::{
     Activity, ActivityEntry, ActivityFilter, AuditEntry, AuditFilter, NewAuditEntry,
 };
 
-pub use kobo_store::logs::activity_into;
+pub use kobo_store::batch::activity_into;
 
-pub use kobo_store::logs::audit_into;
+pub use kobo_store::batch::audit_into;
 
 kobo_store::logs_functions!(dispatch);

@@ -8,6 +8,6 @@ pub use kobo_store::transactions::{
     DayTotal, Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
 };
 
-pub use kobo_store::transactions::record_into;
+pub use kobo_store::batch::transaction_into as record_into;
 
 kobo_store::transactions_functions!(dispatch);

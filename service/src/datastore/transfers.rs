@@ -9,6 +9,6 @@ pub use kobo_store::transfers::{
     Filters, HeldRow, LeasedRow, Lookup, NewTransfer, Review, TransferRow,
 };
 
-pub use kobo_store::transfers::insert_into;
+pub use kobo_store::batch::transfer_into as insert_into;
 
 kobo_store::transfers_functions!(dispatch);

@@ -83,18 +83,6 @@ pub const ALLOWED: &[(&str, &str, &str)] = &[
         "store-postgres/src/batch.rs ",
         "the payout's write path, rewritten behind one store call by issue 58 item 2",
     ),
-    (
-        "import-circles",
-        "import circle in store: batch -> ",
-        "the batch names each resource's new row and each resource pushes its row into the \
-         batch: the payout's batch is redesigned by issue 58 item 2",
-    ),
-    (
-        "import-circles",
-        "import circle in store-sqlite: batch -> ",
-        "SQLite's batch writer calls each resource's statements and they take its batch: the \
-         payout's batch is redesigned by issue 58 item 2",
-    ),
 ];
 
 /// Why `violation` of `rule` is let stand, when it is.
