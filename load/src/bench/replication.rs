@@ -159,6 +159,7 @@ async fn measure(
         duration: Duration::from_secs(args.duration),
     };
     let mut results: Vec<(u32, Mode, Measurement)> = Vec::new();
+    let mut lags: Vec<(u32, Mode, Lag)> = Vec::new();
     for round in 1..=args.rounds {
         for mode in Mode::ALL {
             let switching = Instant::now();
@@ -166,20 +167,32 @@ async fn measure(
                 .await
                 .with_context(|| format!("to {}", mode.label()))?;
             psql_at(&patroni.address(), "CHECKPOINT").await?;
+            let samples = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let sampling = tokio::spawn(sample_lag(
+                patroni.address(),
+                Duration::from_secs(args.warmup),
+                samples.clone(),
+            ));
             let m = super::measured(load, target.clone(), cluster.pid(0), scenarios::payout).await;
+            sampling.abort();
+            let lag = Lag {
+                samples: std::mem::take(&mut *samples.lock().unwrap()),
+            };
             println!(
                 "  round {round}, {:<22} {:>8.1} payouts/s  p50 {:>7.2} ms  p99 {:>7.2} ms  \
-                 {} failed  (switched in {:.1} s)",
+                 {} failed  (switched in {:.1} s){}",
                 mode.label(),
                 m.throughput(),
                 m.ms(0.5),
                 m.ms(0.99),
                 m.failed(),
-                switching.elapsed().as_secs_f64()
+                switching.elapsed().as_secs_f64(),
+                lag.describe()
             );
             if m.failed() > 0 {
                 println!("    failures: {:?}", m.errors);
             }
+            lags.push((round, mode, lag));
             results.push((round, mode, m));
         }
     }
@@ -226,8 +239,9 @@ async fn measure(
         "clients": args.clients,
         "warmup_seconds": args.warmup,
         "duration_seconds": args.duration,
-        "rounds": results.iter().map(|(round, mode, m)| json!({
+        "rounds": results.iter().zip(&lags).map(|((round, mode, m), (_, _, lag))| json!({
             "round": round, "mode": mode.label(), "measurement": m.to_json(),
+            "standby_lag": lag.to_json(),
         })).collect::<Vec<_>>(),
         "payouts_per_second": {
             "synchronous_standby": sync,
@@ -238,6 +252,79 @@ async fn measure(
         "synchronous_over_none_by_round": per_round,
         "asynchronous_over_none": asynchronous / alone,
     }))
+}
+
+/// How far the most lagging standby was behind the primary while payouts ran, sampled from
+/// the primary's `pg_stat_replication` every 200 ms: `flush_lag` (until the standby had the
+/// WAL on disk, which a commit waits for with a synchronous standby) and `replay_lag` (until
+/// a read on the standby would see it). What a read sent to a standby could miss of a payout
+/// just acknowledged is about their difference (docs/decisions.md, "Reads stay on the
+/// primary").
+#[derive(Clone, Debug, Default)]
+struct Lag {
+    /// (flush, replay) in ms, one pair a sample.
+    samples: Vec<(f64, f64)>,
+}
+
+impl Lag {
+    fn of(&self, pick: impl Fn(&(f64, f64)) -> f64) -> (f64, f64) {
+        let values: Vec<f64> = self.samples.iter().map(pick).collect();
+        let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
+        (mean, values.iter().copied().fold(0.0, f64::max))
+    }
+
+    fn describe(&self) -> String {
+        if self.samples.is_empty() {
+            return String::new();
+        }
+        let (flush, flush_max) = self.of(|s| s.0);
+        let (replay, replay_max) = self.of(|s| s.1);
+        let (behind, behind_max) = self.of(|s| (s.1 - s.0).max(0.0));
+        format!(
+            "\n    standby lag (ms, mean/max): flush {flush:.2}/{flush_max:.2}, replay \
+             {replay:.2}/{replay_max:.2}, replay after flush {behind:.2}/{behind_max:.2} \
+             ({} samples)",
+            self.samples.len()
+        )
+    }
+
+    fn to_json(&self) -> Value {
+        if self.samples.is_empty() {
+            return Value::Null;
+        }
+        let pair = |(mean, max): (f64, f64)| json!({"mean_ms": mean, "max_ms": max});
+        json!({
+            "samples": self.samples.len(),
+            "flush": pair(self.of(|s| s.0)),
+            "replay": pair(self.of(|s| s.1)),
+            "replay_after_flush": pair(self.of(|s| (s.1 - s.0).max(0.0))),
+        })
+    }
+}
+
+/// Samples [`Lag`] into `samples`, after `warmup`, until aborted.
+async fn sample_lag(
+    address: String,
+    warmup: Duration,
+    samples: Arc<std::sync::Mutex<Vec<(f64, f64)>>>,
+) {
+    tokio::time::sleep(warmup).await;
+    loop {
+        let row = psql_at(
+            &address,
+            "SELECT coalesce(extract(epoch FROM flush_lag) * 1000, 0), \
+             coalesce(extract(epoch FROM replay_lag) * 1000, 0) FROM pg_stat_replication \
+             ORDER BY replay_lag DESC NULLS LAST LIMIT 1",
+        )
+        .await
+        .unwrap_or_default();
+        if let Some((flush, replay)) = row.trim().split_once('|') {
+            if let (Ok(flush), Ok(replay)) = (flush.parse(), replay.parse()) {
+                samples.lock().unwrap().push((flush, replay));
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// Puts the cluster in `mode`, and returns once the primary's `synchronous_standby_names`
