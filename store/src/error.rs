@@ -103,9 +103,12 @@ pub fn unavailable(error: &sqlx::Error) -> bool {
         | sqlx::Error::WorkerCrashed => true,
         sqlx::Error::Database(database) => match database.code() {
             // PostgreSQL's SQLSTATE (five characters): connection exceptions (class 08), the
-            // server shutting down or starting (57P01-57P03), too many connections (53300).
+            // server shutting down or starting (57P01-57P03), too many connections (53300), a
+            // write that reached a server not (or no longer, or not yet) the primary (25006:
+            // during a failover, until the address leads to the new primary).
             Some(code) if code.len() == 5 => {
-                code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03" | "53300")
+                code.starts_with("08")
+                    || matches!(&*code, "57P01" | "57P02" | "57P03" | "53300" | "25006")
             }
             // SQLite's (extended) result code: BUSY past the busy timeout, READONLY, IOERR,
             // FULL, CANTOPEN.
