@@ -13,7 +13,7 @@ use crate::provider::CoreBanking;
 /// The platform, the transfer policy of the environment, and the provider. A `Bank` is a
 /// `Platform` with money's own parts: it dereferences to it, so the platform's operations take
 /// `&bank` too. An operation reads the parts it uses:
-/// `let provider = &*bank.provider; let Platform { store, .. } = &**bank;`.
+/// `let provider = &*bank.provider; let store = &bank.store;`.
 pub struct Bank {
     pub platform: Platform,
     /// What transfers cost and how much may leave (the environment's).

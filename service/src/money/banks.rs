@@ -11,7 +11,6 @@ use crate::money::accounts::HolderName;
 use crate::money::accounts::{self, value, AccountRow, KoboAccount};
 use crate::money::bank::Bank;
 use crate::money::nuban;
-use crate::platform::context::Platform;
 use crate::provider::{BankInfo, CoreBanking};
 
 /// This bank's name, as other banks show it.
@@ -130,7 +129,7 @@ pub async fn name_enquiry(
     body: models::NameEnquiryRequest,
 ) -> Result<models::NameEnquiryResult, Error> {
     let provider = &*bank.provider;
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let source =
         accounts::find_by_number(store, business_id, body.source_account_number.as_str()).await?;
     if source.is_none() {

@@ -33,7 +33,7 @@ pub async fn get_cash_flow(
     caller: &Caller,
     body: models::GetCashFlowRequest,
 ) -> Result<models::CashFlow, Error> {
-    let Platform { store, clock, .. } = &**bank;
+    let Platform { store, clock, .. } = &bank.platform;
     let business_id = &caller.principal.business_id;
     let days = body.days.get().min(DAYS_MAX);
     let account_id = match &body.account_number {

@@ -58,7 +58,7 @@ pub async fn simulate_inbound_transfer(
         config,
         clock,
         ..
-    } = &**bank;
+    } = &bank.platform;
     if config.environment != Environment::Sandbox {
         return Err(Error::new(ResponseCode::UnknownOperation)
             .with_message("simulate_inbound_transfer exists only in the sandbox"));

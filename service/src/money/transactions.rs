@@ -20,7 +20,6 @@ use crate::money::accounts::{value, window, AccountRow};
 use crate::money::amount::{amount_text, Kobo};
 use crate::money::bank::Bank;
 use crate::money::ledger::Head;
-use crate::platform::context::Platform;
 
 /// One account's side of a journal entry, before it is written.
 #[derive(Clone, Debug)]
@@ -291,7 +290,7 @@ pub async fn fetch_transactions_web(
     business_id: &str,
     body: models::FetchTransactionsWebRequest,
 ) -> Result<Page<Vec<models::DashboardTransaction>>, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let paging = Paging::new(
         body.limit,
         body.page_size,
@@ -328,7 +327,7 @@ pub async fn fetch_transactions_api(
     business_id: &str,
     body: models::FetchTransactionsApiRequest,
 ) -> Result<Page<Vec<models::IntegrationTransaction>>, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let paging = Paging::new(
         body.limit,
         body.page_size,
@@ -390,7 +389,7 @@ pub async fn fetch_settlements_web(
     business_id: &str,
     body: models::FetchSettlementTransactionsRequest,
 ) -> Result<Page<Vec<models::DashboardSettlement>>, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let (paging, filters) = settlement_filters(&body)?;
     let listing = Listing::Settlements;
     page(
@@ -409,7 +408,7 @@ pub async fn fetch_settlements_api(
     business_id: &str,
     body: models::FetchSettlementTransactionsRequest,
 ) -> Result<Page<Vec<models::IntegrationTransaction>>, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let (paging, filters) = settlement_filters(&body)?;
     let listing = Listing::Settlements;
     page(

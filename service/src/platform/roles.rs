@@ -44,7 +44,7 @@ pub async fn fetch_roles(
     caller: &Caller,
     _body: models::EmptyObject,
 ) -> Result<Vec<models::Role>, Error> {
-    let Platform { store, .. } = platform;
+    let store = &platform.store;
     let rows = stored::list_of_business(store, &caller.principal.business_id).await?;
     let mut roles = rows
         .into_iter()

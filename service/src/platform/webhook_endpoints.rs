@@ -234,7 +234,7 @@ pub async fn get_configuration(
     platform: &Platform,
     caller: &Caller,
 ) -> Result<models::WebhookConfiguration, Error> {
-    let Platform { store, .. } = platform;
+    let store = &platform.store;
     configuration(store, &caller.principal.business_id)
         .await?
         .ok_or_else(no_configuration)

@@ -39,7 +39,7 @@ pub async fn create_customer_account(
     body: models::CreateCustomerAccountRequest,
 ) -> Result<models::Account, Error> {
     let provider = &*bank.provider;
-    let Platform { store, clock, .. } = &**bank;
+    let Platform { store, clock, .. } = &bank.platform;
     let business_id = caller.principal.business_id.clone();
     let numbers = IdentityNumbers {
         bvn: body.bvn.as_ref().map(|bvn| bvn.to_string()),

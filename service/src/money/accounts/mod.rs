@@ -119,7 +119,7 @@ pub async fn create_current_account(
         config,
         clock,
         ..
-    } = &**bank;
+    } = &bank.platform;
     let business_id = caller.principal.business_id.clone();
     let chosen_name = account_name(body.account_name.as_deref().map(|name| name.as_str()))?;
     let prepare = async || {

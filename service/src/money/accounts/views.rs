@@ -18,7 +18,6 @@ use crate::kernel::store::Store;
 use crate::money::amount::{self, Total};
 use crate::money::bank::Bank;
 use crate::platform::caller::Caller;
-use crate::platform::context::Platform;
 use kobo_store::paging::contains_pattern;
 
 /// A filter's value in the stored spelling.
@@ -48,7 +47,7 @@ pub async fn fetch_customer_accounts(
     caller: &Caller,
     body: models::FetchCustomerAccountsRequest,
 ) -> Result<Page<Vec<models::Account>>, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let filters = body.filters.unwrap_or_default();
@@ -80,7 +79,7 @@ pub async fn get_account(
     caller: &Caller,
     body: models::GetAccountRequest,
 ) -> Result<models::AccountDetail, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let business_id = &caller.principal.business_id;
     let filters = Filters {
         account_type: spelt(body.account_type),
@@ -155,7 +154,7 @@ pub async fn fetch_account_collections(
     caller: &Caller,
     body: models::FetchAccountCollectionsRequest,
 ) -> Result<Page<Vec<models::AccountCollection>>, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let (from, until) = window(body.date, body.start_date, body.end_date, "")?;
@@ -206,7 +205,7 @@ pub async fn fetch_account_summaries(
     caller: &Caller,
     body: models::FetchAccountSummariesRequest,
 ) -> Result<Page<Vec<models::AccountSummary>>, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let filters = Filters {
@@ -278,7 +277,7 @@ pub async fn get_total_account_metrics(
     caller: &Caller,
     body: models::GetTotalAccountMetricsRequest,
 ) -> Result<models::AccountMetrics, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let filters = body.filters.unwrap_or_default();
     let (from, until) = paging::day_range(filters.start_date, filters.end_date, "filters.")?;
     let chosen = MetricsFilters {

@@ -224,7 +224,7 @@ pub async fn reject(
         config,
         clock,
         ..
-    } = &**bank;
+    } = &bank.platform;
     let member = member_of(&caller.principal)?.clone();
     let business_id = caller.principal.business_id.clone();
     let reference = body.reference_number.to_string();
@@ -296,7 +296,7 @@ pub async fn cancel(
         config,
         clock,
         ..
-    } = &**bank;
+    } = &bank.platform;
     let member = member_of(&caller.principal)?.clone();
     let business_id = caller.principal.business_id.clone();
     let reference = body.reference_number.to_string();
@@ -335,16 +335,14 @@ pub async fn approve(
     caller: &Caller,
     body: models::ApproveTransferRequest,
 ) -> Result<models::Transfer, Error> {
-    let Bank {
-        transfers: policy, ..
-    } = bank;
+    let policy = &bank.transfers;
     let provider = &*bank.provider;
     let Platform {
         store,
         config,
         clock,
         ..
-    } = &**bank;
+    } = &bank.platform;
     let member = member_of(&caller.principal)?;
     let fingerprint = transfers::without_otp(&body)?;
     caller.principal.ensure_business_active()?;
@@ -771,7 +769,7 @@ pub async fn fetch_pending(
     principal: &Principal,
     body: models::FetchPendingTransfersRequest,
 ) -> Result<Page<Vec<models::TransferDetail>>, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let business_id = principal.business_id.as_str();
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);

@@ -54,7 +54,7 @@ pub async fn create_policy(
     caller: &Caller,
     body: models::CreateApprovalPolicyRequest,
 ) -> Result<models::ApprovalPolicy, Error> {
-    let Platform { store, clock, .. } = &**bank;
+    let Platform { store, clock, .. } = &bank.platform;
     let business_id = caller.principal.business_id.clone();
     let min_amount = minimum(Some(body.min_amount.as_str()))?;
     Keyed::new(store, clock, caller, &body)
@@ -85,7 +85,7 @@ pub async fn update_policy(
     caller: &Caller,
     body: models::UpdateApprovalPolicyRequest,
 ) -> Result<models::ApprovalPolicy, Error> {
-    let Platform { store, clock, .. } = &**bank;
+    let Platform { store, clock, .. } = &bank.platform;
     let business_id = caller.principal.business_id.clone();
     let min_amount = body
         .min_amount
@@ -118,6 +118,6 @@ pub async fn update_policy(
 }
 
 pub async fn get_policy(bank: &Bank, business_id: &str) -> Result<models::ApprovalPolicy, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     policy_of(store, business_id).await?.ok_or_else(no_policy)
 }

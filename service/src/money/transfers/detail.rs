@@ -13,7 +13,6 @@ use crate::kernel::store::Store;
 use crate::money::accounts::{self, AccountRow};
 use crate::money::amount;
 use crate::money::bank::Bank;
-use crate::platform::context::Platform;
 use crate::platform::principal::Principal;
 
 /// Names and accounts already read while making one answer (a page reads each once).
@@ -76,7 +75,7 @@ pub async fn detail(
     principal: &Principal,
     transfer: models::Transfer,
 ) -> Result<models::TransferDetail, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let mut all = details(store, principal, vec![transfer]).await?;
     all.pop()
         .ok_or_else(|| Error::internal("a transfer vanished"))

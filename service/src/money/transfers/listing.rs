@@ -9,7 +9,6 @@ use crate::datastore::transfers::{self, Filters};
 use crate::error::Error;
 use crate::kernel::paging::{self, Page};
 use crate::money::bank::Bank;
-use crate::platform::context::Platform;
 
 /// `get_transfer_web` and `get_transfer_api`: by Kobo's reference or the client's.
 pub async fn get_transfer(
@@ -17,7 +16,7 @@ pub async fn get_transfer(
     business_id: &str,
     body: models::GetTransferRequest,
 ) -> Result<models::Transfer, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let (lookup, shown) = match (&body.reference_number, &body.reference) {
         (Some(number), None) => (Lookup::ReferenceNumber(number.as_str()), number.to_string()),
         (None, Some(reference)) => (Lookup::Reference(reference.as_str()), reference.to_string()),
@@ -40,7 +39,7 @@ pub async fn fetch_transfers(
     business_id: &str,
     body: models::FetchTransfersRequest,
 ) -> Result<Page<Vec<models::Transfer>>, Error> {
-    let Platform { store, .. } = &**bank;
+    let store = &bank.store;
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
     let limit = body.limit.get().min(paging::PAGE_SIZE_MAX);
     let filters = body.filters.unwrap_or_default();
