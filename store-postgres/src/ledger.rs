@@ -7,52 +7,7 @@ use chrono::{DateTime, Utc};
 use crate::{id, new_id, StoreError, Tx};
 pub use kobo_store::ledger::{AdvancedHead, HeadsAndMoney, Money};
 
-/// A payout's first statement, one round trip for what were three (`src/advance_and_move.sql`):
-/// advances the heads as [`advance_heads`] does, then counts the amount toward the source
-/// business's daily total and moves the balances as `daily_totals::add_within` and
-/// `accounts::apply_balance_changes` do, at the time of the source's first place (and on its
-/// Lagos day), within the business's daily limit and, when money leaves it, while it is active
-/// (`Money::business_must_be_active`), both read in the statement: `tx` must hold the
-/// business's standing lock, taken before this statement's snapshot (`Pool::begin_payout`),
-/// for them to stand until it commits. The row locks are taken in the ledger's order: the
-/// heads (in the order given), the daily total, the accounts. When the business is inactive or
-/// the daily total refuses the amount no balance moves. The caller rolls back on any refusal.
-///
-/// Every head has its microseconds (migration 0017), so the times are computed here.
-pub async fn advance_and_move(
-    tx: &mut Tx,
-    businesses: &[(&str, i64)],
-    now: DateTime<Utc>,
-    money: &Money<'_>,
-) -> Result<HeadsAndMoney, StoreError> {
-    let args = MoneyArgs::of(businesses, money)?;
-    // `place` aggregates every head, so all are locked before the daily total and the
-    // accounts; `business` reads the standing the transaction's lock holds still; `moved` asks
-    // `business` and `daily` first (evaluated before a row is locked). The Lagos day: UTC+1,
-    // no daylight saving, as `fees::lagos_day`.
-    let rows = sqlx::query_file_as!(
-        MovedRow,
-        "src/advance_and_move.sql",
-        now,
-        now.timestamp_micros(),
-        &args.ids,
-        &args.places,
-        id(money.business_id),
-        money.places,
-        money.daily,
-        money.default_daily_limit,
-        &args.accounts,
-        &args.amounts,
-        &args.must_be_active,
-        money.max_balance,
-        money.business_must_be_active
-    )
-    .fetch_all(&mut **tx)
-    .await?;
-    Ok(MovedRow::read(rows, money))
-}
-
-/// The parameters of [`advance_and_move`] that are arrays, in its statement's order.
+/// The parameters of `advance_and_move` that are arrays, in its statement's order.
 pub(crate) struct MoneyArgs {
     pub(crate) ids: Vec<uuid::Uuid>,
     pub(crate) places: Vec<i64>,
@@ -84,7 +39,7 @@ impl MoneyArgs {
     }
 }
 
-/// A row of [`advance_and_move`]'s answer: a head as advanced, and on every row what the
+/// A row of `advance_and_move`'s answer: a head as advanced, and on every row what the
 /// statement decided.
 pub(crate) struct MovedRow {
     pub(crate) business_id: String,
@@ -131,6 +86,43 @@ pub use kobo_store::ledger::record_entry_into;
 kobo_store::ledger_functions!(backend crate::Backend);
 
 impl kobo_store::ledger::Ledger for crate::Backend {
+    /// One round trip for what were three (`src/advance_and_move.sql`). The row locks are
+    /// taken in the ledger's order: the heads (in the order given), the daily total, the
+    /// accounts. Every head has its microseconds (migration 0017), so the times are computed
+    /// here.
+    async fn advance_and_move(
+        tx: &mut Tx,
+        businesses: &[(&str, i64)],
+        now: DateTime<Utc>,
+        money: &Money<'_>,
+    ) -> Result<HeadsAndMoney, StoreError> {
+        let args = MoneyArgs::of(businesses, money)?;
+        // `place` aggregates every head, so all are locked before the daily total and the
+        // accounts; `business` reads the standing the transaction's lock holds still; `moved` asks
+        // `business` and `daily` first (evaluated before a row is locked). The Lagos day: UTC+1,
+        // no daylight saving, as `fees::lagos_day`.
+        let rows = sqlx::query_file_as!(
+            MovedRow,
+            "src/advance_and_move.sql",
+            now,
+            now.timestamp_micros(),
+            &args.ids,
+            &args.places,
+            id(money.business_id),
+            money.places,
+            money.daily,
+            money.default_daily_limit,
+            &args.accounts,
+            &args.amounts,
+            &args.must_be_active,
+            money.max_balance,
+            money.business_must_be_active
+        )
+        .fetch_all(&mut **tx)
+        .await?;
+        Ok(MovedRow::read(rows, money))
+    }
+
     async fn advance_heads(
         tx: &mut Tx,
         businesses: &[(&str, i64)],

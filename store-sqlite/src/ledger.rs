@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use crate::{timestamp, StoreError, Tx};
 use kobo_store::batch::NewEntry;
 pub use kobo_store::ledger::AdvancedHead;
+use kobo_store::ledger::{lagos_day, HeadsAndMoney, Money};
 
 pub use kobo_store::ledger::record_entry_into;
 
@@ -42,6 +43,63 @@ pub(crate) async fn write_entry(tx: &mut Tx, entry: NewEntry) -> Result<(), Stor
 kobo_store::ledger_functions!(backend crate::Backend);
 
 impl kobo_store::ledger::Ledger for crate::Backend {
+    /// The steps one statement after another, in the writer's transaction, which holds the
+    /// whole database: the heads, the business (its status and limit), the daily total, the
+    /// balances.
+    async fn advance_and_move(
+        tx: &mut Tx,
+        businesses: &[(&str, i64)],
+        now: DateTime<Utc>,
+        money: &Money<'_>,
+    ) -> Result<HeadsAndMoney, StoreError> {
+        let mut heads = advance_heads(tx, businesses, now).await?;
+        for (head, (_, places)) in heads.iter_mut().zip(businesses) {
+            if head.last_posted_micros.is_none() {
+                timed_once(tx, head, *places, now).await?;
+            }
+        }
+        let at = heads
+            .iter()
+            .find(|head| head.business_id == money.business_id)
+            .and_then(|head| head.last_posted_micros)
+            .and_then(|last| DateTime::from_timestamp_micros(last - money.places + 1))
+            .ok_or_else(|| {
+                StoreError::Misuse("a posting's heads leave out its own business".into())
+            })?;
+        let standing = if money.business_must_be_active || money.daily.is_some() {
+            let (status, limit) = crate::businesses::locked_for_execution(
+                tx,
+                money.business_id,
+                money.default_daily_limit,
+            )
+            .await?;
+            Some((status == "active", limit))
+        } else {
+            None
+        };
+        let counted = match (money.daily, standing) {
+            (None, _) => true,
+            (Some(amount), Some((true, limit))) if amount <= limit => {
+                let day = lagos_day(at);
+                crate::daily_totals::add_within(tx, money.business_id, &day, amount, limit).await?
+            }
+            (Some(_), _) => false,
+        };
+        let may_move = counted
+            && !(money.business_must_be_active && standing.is_some_and(|(active, _)| !active));
+        let moved = if may_move && !money.changes.is_empty() {
+            crate::accounts::apply_balance_changes(tx, money.changes, money.max_balance, at).await?
+        } else {
+            Vec::new()
+        };
+        Ok(HeadsAndMoney {
+            heads,
+            business: standing.filter(|_| money.business_must_be_active),
+            counted,
+            moved,
+        })
+    }
+
     async fn advance_heads(
         tx: &mut Tx,
         businesses: &[(&str, i64)],
@@ -101,4 +159,20 @@ impl kobo_store::ledger::Ledger for crate::Backend {
         .await?;
         Ok(())
     }
+}
+
+/// Times `head`, last advanced before migration 0010 (no microseconds), once: its `places` from
+/// `now`, or just after its last place's time if that is not before `now`.
+async fn timed_once(
+    tx: &mut Tx,
+    head: &mut AdvancedHead,
+    places: i64,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let first = now.max(head.last_posted_at + chrono::Duration::microseconds(1));
+    let last = first + chrono::Duration::microseconds(places - 1);
+    set_head_time(tx, &head.business_id, last).await?;
+    head.last_posted_micros = Some(last.timestamp_micros());
+    head.last_posted_at = last;
+    Ok(())
 }

@@ -53,19 +53,35 @@ pub struct HeadsAndMoney {
     pub moved: Vec<String>,
 }
 
-/// What a payout written in one statement (a foreseen head, `batch::run_moving`) came to.
-/// Every outcome but `Written` wrote nothing, and the caller takes the two statements.
+impl HeadsAndMoney {
+    /// Whether the movement did all it was asked (`money`'s): the business active where it had
+    /// to be, the amount counted, every account moved. Otherwise nothing of the posting may be
+    /// kept, and the refusal is read from what this says.
+    pub fn all_done(&self, money: &Money<'_>) -> bool {
+        !matches!(self.business, Some((false, _)))
+            && self.counted
+            && self.moved.len() == money.changes.len()
+    }
+}
+
+/// What a payout written in one statement (a foreseen head, PostgreSQL's `batch::run_moving`)
+/// came to. Every outcome but `Written` wrote nothing, and the store takes the two statements.
 #[derive(Clone, Debug)]
 pub enum InOne {
-    /// Moved and written: the heads and the money, for the caller to check.
+    /// Moved and written: the heads and the money, for the store to check.
     Written(HeadsAndMoney),
     /// The ledger head was not at the sequence foreseen (another payout moved it).
     HeadElsewhere,
     /// The transaction held the head, and the statement's gate found the payout would be
     /// refused (its refusal is answered by the two statements).
     Gated,
-    /// The store writes no payout in one statement (SQLite).
-    NotOffered,
+}
+
+/// The calendar day in Lagos (UTC+1, no daylight saving) of `at`, as `YYYY-MM-DD`: the day a
+/// payout's amount counts on.
+pub fn lagos_day(at: DateTime<Utc>) -> String {
+    let lagos = chrono::FixedOffset::east_opt(3600).expect("a valid offset");
+    at.with_timezone(&lagos).format("%Y-%m-%d").to_string()
 }
 
 /// Writes a journal entry and its postings (`(account id, signed kobo)`, credit positive) as
@@ -99,6 +115,19 @@ crate::contract! {
         /// starts at its places, an existing one moves on by them, its time to `now` (`$2`,
         /// microseconds) or past its last. Returns the heads as advanced, in no particular order.
         tx fn advance_heads(businesses: &[(&str, i64)], now: DateTime<Utc>) -> Vec<AdvancedHead>;
+        /// A posting's movement, in one step for the caller: advances the heads as
+        /// [`Ledger::advance_heads`] does, then, at the time of `money.business_id`'s first place
+        /// (and on its Lagos day, [`lagos_day`]), counts `money.daily` toward that business's
+        /// daily total within its limit and moves the balances, within zero and
+        /// `money.max_balance`, each account that must be active active. The business's status
+        /// and limit are read when it must be active or the amount counts: `tx` must hold its
+        /// standing (PostgreSQL's standing lock, SQLite's write transaction), so that they stand
+        /// until it ends. When the business is inactive or the daily total refuses the amount,
+        /// no balance moves. The caller rolls back on any refusal ([`HeadsAndMoney::all_done`]).
+        /// One statement on PostgreSQL (`advance_and_move.sql`); SQLite takes its steps in
+        /// process, and times a head from before its migration 0010 once, from
+        /// `last_posted_at`.
+        tx fn advance_and_move(businesses: &[(&str, i64)], now: DateTime<Utc>, money: &Money<'_>) -> HeadsAndMoney;
         /// Sets a head's time (both columns) to `last_place`: once, for a head from before
         /// migration 0010.
         tx fn set_head_time(business_id: &str, last_place: DateTime<Utc>) -> ();

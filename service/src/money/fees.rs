@@ -2,7 +2,7 @@
 //! the amount bounds, the default daily limit, how long a hold lasts), the narration NIP
 //! carries, and the Lagos day the daily limit counts.
 
-use chrono::{DateTime, FixedOffset, Utc};
+use chrono::{DateTime, Utc};
 
 use crate::kernel::config::Environment;
 
@@ -101,8 +101,7 @@ pub fn narration(given: Option<&str>, default: &str) -> String {
 
 /// The calendar day in Lagos (UTC+1, no daylight saving) of `at`.
 pub fn lagos_day(at: DateTime<Utc>) -> String {
-    let lagos = FixedOffset::east_opt(3600).expect("a valid offset");
-    at.with_timezone(&lagos).format("%Y-%m-%d").to_string()
+    kobo_store::ledger::lagos_day(at)
 }
 
 /// Names compared as NIP names are: case and spacing ignored.

@@ -7,6 +7,7 @@
 //! for this process's turn, [`Store::begin`]); PostgreSQL its per-business queue of postings
 //! ([`Store::begin_posting`]) and its pool of connections.
 
+mod payment;
 mod postgres;
 
 use std::path::Path;
@@ -22,6 +23,7 @@ pub use kobo_store::error::{
 pub use kobo_store_postgres::outcome::LostCommits;
 pub use kobo_store_postgres::PoolMode;
 pub use kobo_store_sqlite::writer::Turn;
+pub use payment::{Paid, Payment};
 pub use postgres::{Connection, POSTERS_PER_BUSINESS};
 
 /// Seconds a client is told to wait (`Retry-After`) when the database is unavailable.
@@ -99,7 +101,7 @@ impl Tx {
     /// before it left it (the group holds its lock), or, for the group's first, as the group
     /// before it left it (`kobo_store_postgres::groups::Member::known_head`). A statement that
     /// relies on it checks it ([`Tx::missed`]). `None` otherwise.
-    pub fn known_head(&self, business_id: &str) -> Option<&AdvancedHead> {
+    fn known_head(&self, business_id: &str) -> Option<&AdvancedHead> {
         match &self.on {
             TxOn::Sqlite(_) => None,
             TxOn::Postgres(tx) => tx.known_head(business_id),
@@ -109,14 +111,14 @@ impl Tx {
     /// Records business `business_id`'s head as this transaction's work left it (`in_one`:
     /// written in one statement from [`Tx::known_head`]), for the payouts after it in its
     /// group commit; nothing for a transaction of its own.
-    pub fn advanced(&mut self, head: &AdvancedHead, in_one: bool) {
+    fn advanced(&mut self, head: &AdvancedHead, in_one: bool) {
         if let TxOn::Postgres(tx) = &mut self.on {
             tx.advanced(head, in_one);
         }
     }
 
     /// The head was not where [`Tx::known_head`] said (nothing was written): it is forgotten.
-    pub fn missed(&mut self) {
+    fn missed(&mut self) {
         if let TxOn::Postgres(tx) = &mut self.on {
             tx.missed();
         }
@@ -126,7 +128,7 @@ impl Tx {
     /// work: on PostgreSQL, a payout in its business's group commit after one that advanced
     /// the head (`kobo_store_postgres::groups::Member::holds_head`). Its one statement then
     /// checks first that it will write everything or nothing, and runs without a savepoint.
-    pub fn holds_head(&self, business_id: &str) -> bool {
+    fn holds_head(&self, business_id: &str) -> bool {
         match &self.on {
             TxOn::Sqlite(_) => false,
             TxOn::Postgres(tx) => tx.holds_head(business_id),
@@ -139,7 +141,7 @@ impl Tx {
     /// payout whose one statement writes everything or nothing ([`Tx::holds_head`]) runs
     /// that statement before it, and calls it only if it wrote nothing
     /// ([`Tx::wrote_nothing`]). Without it, a member that does not commit fails its group.
-    pub async fn guard(&mut self) -> Result<(), StoreError> {
+    async fn guard(&mut self) -> Result<(), StoreError> {
         match &mut self.on {
             TxOn::Sqlite(_) => Ok(()),
             TxOn::Postgres(tx) => tx.guard().await,
@@ -148,7 +150,7 @@ impl Tx {
 
     /// The statements this transaction ran since it began wrote nothing (a statement whose
     /// gate refused, [`Tx::holds_head`]): it can still be guarded ([`Tx::guard`]).
-    pub fn wrote_nothing(&mut self) {
+    fn wrote_nothing(&mut self) {
         if let TxOn::Postgres(tx) = &mut self.on {
             tx.wrote_nothing();
         }
@@ -160,7 +162,7 @@ impl Tx {
     /// cannot see it yet). `false` for a transaction of its own, or a group's first, which is
     /// then left as it is: what it conflicts with was committed. Dropped after, it undoes
     /// nothing more.
-    pub async fn undo_own_work(&mut self) -> Result<bool, StoreError> {
+    async fn undo_own_work(&mut self) -> Result<bool, StoreError> {
         match &mut self.on {
             TxOn::Sqlite(tx) => tx.undo_own_work().await,
             TxOn::Postgres(tx) => tx.undo_own_work().await,

@@ -11,12 +11,13 @@
 
 use generated_server::models::{self, AuditAction};
 
-use crate::datastore::batch::{self, Batch};
+use crate::datastore::batch::Batch;
+use crate::datastore::ledger::AdvancedHead;
 use crate::datastore::{self, Conn, StoreError};
 use crate::error::Error;
 use crate::kernel::clock::Clock;
 use crate::kernel::config::Config;
-use crate::kernel::store::{self, Store, Tx};
+use crate::kernel::store::{self, Paid, Payment, Store, Tx};
 use crate::money::accounts::{AccountRow, KoboAccount};
 use crate::money::amount::{amount_text, Kobo};
 use crate::money::approval_notices;
@@ -36,7 +37,7 @@ use crate::platform::logs::{self, AuditEntry};
 use crate::provider::{CoreBanking, NipTransfer};
 
 use super::checks::{check_recipient, check_source, duplicate, invalid, mismatch, refused};
-use super::postings::{execute, foresee, open, payer, transfer_entry, Heads, Opening, Plan};
+use super::postings::{execute, payer, transfer_entry, Heads, Movement, Opening, Plan};
 use super::status::{ApprovalState, TransferStatus};
 use super::views::view;
 use super::TransferRequest;
@@ -310,13 +311,10 @@ fn check_before_writing(payout: &Payout) -> Result<(), Error> {
     Ok(())
 }
 
-/// The payout's transaction: the heads, the daily limit (not for a hold: its approval counts
-/// it) and the balances ([`open`]: one statement on PostgreSQL), then every row in one batch,
-/// the key's answer with them. Where the transaction foresees the head ([`foresee`]), the rows
-/// are made first and written with the movement in one statement, which writes nothing if the
-/// head is elsewhere (then the two statements follow). In a business's group commit, that one
-/// statement runs without a savepoint where it writes everything or nothing
-/// ([`Tx::holds_head`]); anything else is guarded first ([`Tx::guard`]).
+/// The payout's transaction: its movement (the heads, the daily limit, not for a hold: its
+/// approval counts it, and the balances) and its rows, the key's answer with them, written by
+/// the store in one call (`Tx::pay`), which makes the rows once it knows their places; then,
+/// for a hold, the approvers told.
 async fn write(
     tx: &mut Tx,
     context: &Context<'_>,
@@ -345,27 +343,30 @@ async fn write(
         entry: &entry,
     };
     let now = context.clock.now();
-    // Only an intra-bank payout not held writes nothing but its rows and the key's answer
-    // (`kobo_store_postgres::batch::run_moving`).
-    let foreseen = match payout.recipient() {
-        Some(_) => foresee(tx, &opening, now)?,
-        None => None,
+    let movement = Movement::of(&opening, now)?;
+    let balance_changes = movement.changes.balance_changes();
+    let payment = Payment {
+        places: &movement.places,
+        now: movement.now,
+        money: &movement.money(&opening, &balance_changes)?,
+        // Only an intra-bank payout not held writes nothing but its own rows.
+        rows_only: payout.recipient().is_some(),
     };
-    if let Some(foreseen) = foreseen {
-        let (transfer, batch) = rows(context, payout, &entry, &foreseen.heads, completion)?;
-        let run = foreseen.write(tx, &opening, batch).await?;
-        if let Some(done) = written(tx, context, payout, run).await? {
-            foreseen
-                .check_places(tx, &payout.source, &opening, &done)
-                .await?;
-            return Ok(transfer);
+    let make = |advanced: &[AdvancedHead]| {
+        let heads = movement.heads(advanced)?;
+        rows(context, payout, &entry, &heads, completion)
+    };
+    let transfer = match tx.pay(&payment, make).await? {
+        Paid::Written(transfer, _) => transfer,
+        Paid::Refused(done) => {
+            return Err(movement
+                .refusal(tx, &opening, &payout.source, &done)
+                .await?)
         }
-    }
-    tx.guard().await?;
-    let heads = open(tx, &payout.source, &opening, now).await?;
-    let (transfer, batch) = rows(context, payout, &entry, &heads, completion)?;
-    let run = batch::run(tx, batch).await;
-    written(tx, context, payout, run).await?;
+        Paid::Conflict { error, reads_group } => {
+            return Err(reference_taken(tx, context, payout, error, reads_group).await?)
+        }
+    };
     if payout.held {
         let maker_name = match &context.caller.principal.member {
             Some(member) => approval_notices::full_name(&member.first_name, &member.last_name),
@@ -532,37 +533,31 @@ fn record_announcements(
     Ok(())
 }
 
-/// The payout's batch as it ran (`run`). Another transfer may have taken the client reference
-/// after it was checked: the unique index refuses this one (`26`, which the protocol stores as
-/// the check would have).
-async fn written<T>(
+/// The answer to a payout one of whose rows another holds (`Paid::Conflict`): another
+/// transfer took the client reference after it was checked, and the unique index refused this
+/// one (`26`, which the protocol stores as the check would have). The transfer that took it
+/// committed first, and the pool reads it; or it came before this one in their group commit,
+/// and the group's transaction reads it now that this payout's own work is undone
+/// (`reads_group`).
+async fn reference_taken(
     tx: &mut Tx,
     context: &Context<'_>,
     payout: &Payout,
-    run: Result<T, StoreError>,
-) -> Result<T, Error> {
-    match run {
-        Ok(done) => Ok(done),
-        Err(error) if error.is_conflict() => {
-            let Some(reference) = payout.request.reference.as_deref() else {
-                return Err(Error::from(error));
-            };
-            // The payout that took the reference committed first: it is read from the pool
-            // (this transaction has failed). Or it came before this one in their group
-            // commit: it is read in the group's transaction once this payout's own work is
-            // undone.
-            let business_id = context.business_id();
-            let mut owner = reference_owner(context.store, business_id, reference).await?;
-            if owner.is_none() && tx.undo_own_work().await? {
-                owner = reference_owner(&mut *tx, business_id, reference).await?;
-            }
-            match owner {
-                Some(other) => Err(duplicate(reference, &other)),
-                None => Err(Error::from(error)),
-            }
-        }
-        Err(error) => Err(Error::from(error)),
+    error: StoreError,
+    reads_group: bool,
+) -> Result<Error, Error> {
+    let Some(reference) = payout.request.reference.as_deref() else {
+        return Ok(Error::from(error));
+    };
+    let business_id = context.business_id();
+    let mut owner = reference_owner(context.store, business_id, reference).await?;
+    if owner.is_none() && reads_group {
+        owner = reference_owner(&mut *tx, business_id, reference).await?;
     }
+    Ok(match owner {
+        Some(other) => duplicate(reference, &other),
+        None => Error::from(error),
+    })
 }
 
 /// What a transfer reads of its business: its registered name, its daily limit and, when it

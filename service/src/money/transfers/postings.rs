@@ -6,13 +6,11 @@ use generated_server::models;
 use generated_server::ResponseCode;
 
 use super::checks::*;
-use super::limits::{count_toward_daily_limit, over_daily_limit};
+use super::limits::over_daily_limit;
 use crate::datastore;
 use crate::datastore::accounts::BalanceChange;
 use crate::datastore::batch::Batch;
-use crate::datastore::businesses;
-use crate::datastore::ledger::{AdvancedHead, HeadsAndMoney, InOne, Money};
-use crate::datastore::StoreError;
+use crate::datastore::ledger::{AdvancedHead, HeadsAndMoney, Money};
 use crate::error::Error;
 use crate::kernel::config::Environment;
 use crate::kernel::store::Tx;
@@ -109,44 +107,144 @@ pub(crate) struct Opening<'a> {
     pub(crate) entry: &'a Entry<'a>,
 }
 
-/// A payout's first writes ([`move_money`]). Refused with nothing to keep (the caller rolls
-/// back): `83` over the daily limit, for want of funds or when the recipient cannot hold the
-/// amount or no longer receives; `48` when the source is no longer active; `60` when the
-/// business is no longer active.
-pub(super) async fn open(
-    tx: &mut Tx,
-    source: &AccountRow,
-    opening: &Opening<'_>,
-    now: DateTime<Utc>,
-) -> Result<Heads, Error> {
-    let (heads, moved) = move_money(tx, opening, now).await?;
-    match moved {
-        Ok(()) => Ok(heads),
-        Err(refusal) => Err(refusal_of(refusal, source, opening.receiving)),
-    }
-}
-
-/// A posting's first writes: its heads taken ([`lock_heads`]), a payout's amount counted
-/// toward the daily limit on the Lagos day of its first place, its balances moved at that
-/// place's time. One statement on PostgreSQL (the heads are locked for two round trips
-/// fewer); one statement a step on SQLite. `83` over the daily limit, `60` when money would
-/// leave a business no longer active ([`Opening::business_must_be_active`]); an account that
-/// refused its change as [`Refusal`] (nothing moved: the caller rolls back).
+/// A posting's first writes, in one step ([`Ledger::advance_and_move`], one statement on
+/// PostgreSQL): its heads taken ([`lock_heads`]'s order), a payout's amount counted toward the
+/// daily limit on the Lagos day of its first place, its balances moved at that place's time.
+/// `83` over the daily limit, `60` when money would leave a business no longer active
+/// ([`Opening::business_must_be_active`]); an account that refused its change as [`Refusal`]
+/// (nothing moved: the caller rolls back). A payout's is the store's to write with its rows
+/// ([`Movement`], `Tx::pay`).
+///
+/// [`Ledger::advance_and_move`]: kobo_store::ledger::Ledger::advance_and_move
 pub(crate) async fn move_money(
     tx: &mut Tx,
     opening: &Opening<'_>,
     now: DateTime<Utc>,
 ) -> Result<Opened, Error> {
-    let order = head_order(
-        opening.business_id,
-        opening.recipient_business,
-        opening.source_places,
-    );
-    let now = ledger::to_the_microsecond(now)?;
-    let changes = changes_of(opening)?;
-    match open_in_one(tx, opening, &order, &changes, now).await? {
-        Some(opened) => Ok(opened),
-        None => open_in_steps(tx, opening, &order, &changes, now).await,
+    let movement = Movement::of(opening, now)?;
+    let balance_changes = movement.changes.balance_changes();
+    let money = movement.money(opening, &balance_changes)?;
+    if (money.business_must_be_active || money.daily.is_some())
+        && !tx.holds_standing(opening.business_id)
+    {
+        return Err(Error::internal(
+            "a posting reads its business's standing without holding it (Store::begin_payout)",
+        ));
+    }
+    let done =
+        datastore::ledger::advance_and_move(tx, &movement.places, movement.now, &money).await?;
+    movement.decision(tx, opening, &done).await
+}
+
+/// A posting's movement as the store takes it: its heads in their lock order with their places,
+/// its balance changes, its time to the microsecond.
+pub(crate) struct Movement<'a> {
+    /// The business that posts (a payout's source).
+    source: &'a str,
+    order: Vec<(&'a str, u32)>,
+    pub(crate) places: Vec<(&'a str, i64)>,
+    pub(crate) changes: Changes<'a>,
+    pub(crate) now: DateTime<Utc>,
+}
+
+impl<'a> Movement<'a> {
+    /// `opening`'s, at `now`, once its entry is seen to balance.
+    pub(crate) fn of(opening: &Opening<'a>, now: DateTime<Utc>) -> Result<Movement<'a>, Error> {
+        let order = head_order(
+            opening.business_id,
+            opening.recipient_business,
+            opening.source_places,
+        );
+        Ok(Movement {
+            source: opening.business_id,
+            places: ledger::places_in_order(&order)?,
+            order,
+            changes: changes_of(opening)?,
+            now: ledger::to_the_microsecond(now)?,
+        })
+    }
+
+    /// What the movement asks of the store, its balance changes `changes`
+    /// ([`Changes::balance_changes`]).
+    pub(crate) fn money<'c>(
+        &self,
+        opening: &Opening<'c>,
+        changes: &'c [BalanceChange<'c>],
+    ) -> Result<Money<'c>, Error> {
+        let business_id = opening.business_id;
+        let source_places = self
+            .places
+            .iter()
+            .find(|(business, _)| *business == business_id)
+            .map(|(_, places)| *places)
+            .ok_or_else(|| Error::internal("a payout's heads leave out its own business"))?;
+        Ok(Money {
+            business_id,
+            places: source_places,
+            daily: opening.daily,
+            default_daily_limit: opening.default_daily_limit,
+            business_must_be_active: opening.business_must_be_active,
+            changes,
+            max_balance: MAX_BALANCE,
+        })
+    }
+
+    /// The first places of the heads as `advanced`: the source business's and a recipient's.
+    pub(crate) fn heads(&self, advanced: &[AdvancedHead]) -> Result<Heads, Error> {
+        let mut firsts = Vec::with_capacity(self.places.len());
+        for (business, places) in &self.places {
+            let head = ledger::advanced_head(advanced, business)?;
+            firsts.push(ledger::first_place(head, *places)?.ok_or_else(|| {
+                Error::internal("a ledger head without its time in microseconds (0017)")
+            })?);
+        }
+        Ok(Heads::of(self.source, &self.order, &firsts))
+    }
+
+    /// What the store's movement decided (`done`), as the posting answers it: the heads' first
+    /// places, `60` for a business no longer active, `83` over the daily limit, or an account's
+    /// refusal.
+    pub(crate) async fn decision(
+        &self,
+        tx: &mut Tx,
+        opening: &Opening<'_>,
+        done: &HeadsAndMoney,
+    ) -> Result<Opened, Error> {
+        let business_id = opening.business_id;
+        let heads = self.heads(&done.heads)?;
+        if let Some((false, _)) = done.business {
+            return Err(Error::new(ResponseCode::BusinessInactive));
+        }
+        if !done.counted {
+            let limit = done
+                .business
+                .map_or(opening.default_daily_limit, |(_, limit)| limit);
+            let day = fees::lagos_day(heads.source.posted_at);
+            return Err(over_daily_limit(tx, business_id, &day, limit).await?);
+        }
+        let moved = self
+            .changes
+            .refusal_unless_all_moved(tx, &done.moved)
+            .await?;
+        Ok((heads, moved))
+    }
+
+    /// The refusal of a payout from `source` whose movement did not do all it was asked
+    /// (`done`: `Paid::Refused`).
+    pub(crate) async fn refusal(
+        &self,
+        tx: &mut Tx,
+        opening: &Opening<'_>,
+        source: &AccountRow,
+        done: &HeadsAndMoney,
+    ) -> Result<Error, Error> {
+        match self.decision(tx, opening, done).await {
+            Ok((_, Err(refusal))) => Ok(refusal_of(refusal, source, opening.receiving)),
+            Ok((_, Ok(()))) => Err(Error::internal(
+                "the store refused a payout whose every account moved",
+            )),
+            Err(error) => Ok(error),
+        }
     }
 }
 
@@ -163,270 +261,6 @@ fn changes_of<'a>(opening: &Opening<'a>) -> Result<Changes<'a>, Error> {
 
 /// The heads taken and the balances moved, or why an account refused.
 pub(crate) type Opened = (Heads, Result<(), Refusal>);
-
-/// [`open`] as one statement (`datastore::ledger::advance_and_move`); `None` where the store
-/// takes the steps one by one (SQLite).
-async fn open_in_one(
-    tx: &mut Tx,
-    opening: &Opening<'_>,
-    order: &[(&str, u32)],
-    changes: &Changes<'_>,
-    now: DateTime<Utc>,
-) -> Result<Option<Opened>, Error> {
-    let places = ledger::places_in_order(order)?;
-    let balance_changes = changes.balance_changes();
-    let money = money_of(tx, opening, &places, &balance_changes)?;
-    let Some(done) = datastore::ledger::advance_and_move(tx, &places, now, &money).await? else {
-        return Ok(None);
-    };
-    let opened = read_decision(tx, opening, order, &places, changes, &done).await?;
-    if let ([head], Ok(())) = (done.heads.as_slice(), &opened.1) {
-        tx.advanced(head, false);
-    }
-    Ok(Some(opened))
-}
-
-/// What a posting's movement asks of the store (`datastore::ledger::Money`), once `tx` is
-/// seen to hold the standing it reads.
-fn money_of<'a>(
-    tx: &Tx,
-    opening: &Opening<'a>,
-    places: &[(&str, i64)],
-    changes: &'a [BalanceChange<'a>],
-) -> Result<Money<'a>, Error> {
-    let business_id = opening.business_id;
-    let source_places = places
-        .iter()
-        .find(|(business, _)| *business == business_id)
-        .map(|(_, places)| *places)
-        .ok_or_else(|| Error::internal("a payout's heads leave out its own business"))?;
-    let reads_standing = opening.business_must_be_active || opening.daily.is_some();
-    if reads_standing && !tx.holds_standing(business_id) {
-        return Err(Error::internal(
-            "a payout reads its business's standing without holding it (Store::begin_payout)",
-        ));
-    }
-    Ok(Money {
-        business_id,
-        places: source_places,
-        daily: opening.daily,
-        default_daily_limit: opening.default_daily_limit,
-        business_must_be_active: opening.business_must_be_active,
-        changes,
-        max_balance: MAX_BALANCE,
-    })
-}
-
-/// What the movement's statement decided (`done`), as [`open`] answers it: the heads' first
-/// places, `60` for a business no longer active, `83` over the daily limit, or an account's
-/// refusal.
-async fn read_decision(
-    tx: &mut Tx,
-    opening: &Opening<'_>,
-    order: &[(&str, u32)],
-    places: &[(&str, i64)],
-    changes: &Changes<'_>,
-    done: &HeadsAndMoney,
-) -> Result<Opened, Error> {
-    let business_id = opening.business_id;
-    let mut heads = Vec::with_capacity(places.len());
-    for (business, places) in places {
-        let head = ledger::advanced_head(&done.heads, business)?;
-        heads.push(ledger::first_place(head, *places)?.ok_or_else(|| {
-            Error::internal("a ledger head without its time in microseconds (0017)")
-        })?);
-    }
-    let heads = Heads::of(business_id, order, &heads);
-    if let Some((false, _)) = done.business {
-        return Err(Error::new(ResponseCode::BusinessInactive));
-    }
-    if !done.counted {
-        let limit = done
-            .business
-            .map_or(opening.default_daily_limit, |(_, limit)| limit);
-        let day = fees::lagos_day(heads.source.posted_at);
-        return Err(over_daily_limit(tx, business_id, &day, limit).await?);
-    }
-    let moved = changes.refusal_unless_all_moved(tx, &done.moved).await?;
-    Ok((heads, moved))
-}
-
-/// A payout whose transaction foresees its business's ledger head before it moves anything
-/// ([`Tx::known_head`]: a member of its business's group commit after one that advanced it,
-/// whose transaction holds the head's row lock, or a group's first, from the head as the group
-/// before it left it): its places and their times, foreseen, so that its rows are made before
-/// its first statement and written with its movement in one ([`Foreseen::write`]), which
-/// writes nothing if the head is elsewhere.
-pub(crate) struct Foreseen<'a> {
-    order: Vec<(&'a str, u32)>,
-    places: Vec<(&'a str, i64)>,
-    changes: Changes<'a>,
-    now: DateTime<Utc>,
-    /// The head's last sequence before the payout.
-    last_sequence: i64,
-    /// The head as the movement must leave it.
-    advanced: AdvancedHead,
-    pub(crate) heads: Heads,
-}
-
-/// [`Foreseen`], for `opening` at `now`: `None` unless `tx` knows the head and the posting
-/// takes only its business's (an intra-bank recipient of another business has a head of its
-/// own, which only its statement can take).
-pub(crate) fn foresee<'a>(
-    tx: &Tx,
-    opening: &'a Opening<'a>,
-    now: DateTime<Utc>,
-) -> Result<Option<Foreseen<'a>>, Error> {
-    let business_id = opening.business_id;
-    let order = head_order(
-        business_id,
-        opening.recipient_business,
-        opening.source_places,
-    );
-    let Some(known) = tx.known_head(business_id) else {
-        return Ok(None);
-    };
-    let (Some(last_micros), [_]) = (known.last_posted_micros, order.as_slice()) else {
-        return Ok(None);
-    };
-    let now = ledger::to_the_microsecond(now)?;
-    let changes = changes_of(opening)?;
-    // As `advance_and_move.sql` moves a head: its first place at `now`, or just after the
-    // last place's time if that is not before `now`.
-    let places = i64::from(opening.source_places);
-    let now_micros = now.timestamp_micros();
-    let first_micros = if last_micros < now_micros {
-        now_micros
-    } else {
-        last_micros + 1
-    };
-    let advanced = AdvancedHead {
-        business_id: business_id.to_owned(),
-        last_sequence: known.last_sequence + places,
-        last_posted_micros: Some(first_micros + places - 1),
-        last_posted_at: known.last_posted_at,
-    };
-    let first = ledger::first_place(&advanced, places)?
-        .ok_or_else(|| Error::internal("a foreseen head without its time"))?;
-    Ok(Some(Foreseen {
-        places: ledger::places_in_order(&order)?,
-        order,
-        changes,
-        now,
-        last_sequence: known.last_sequence,
-        advanced,
-        heads: Heads {
-            source: first,
-            recipient: None,
-        },
-    }))
-}
-
-impl Foreseen<'_> {
-    /// Moves the money and writes `batch` (made with [`Foreseen::heads`]) in one statement
-    /// (`datastore::batch::run_moving`). The store's error is the caller's to answer (a
-    /// client reference taken meanwhile); then [`Foreseen::check_places`] answers the movement. `None`
-    /// when the head was not where foreseen, or when a transaction that held it
-    /// ([`Tx::holds_head`]) found the payout would be refused: nothing was written, the
-    /// transaction forgets the head ([`Tx::missed`]), and the caller guards the transaction
-    /// ([`Tx::guard`]) and takes the two statements ([`open`]), which answer the refusal.
-    pub(crate) async fn write(
-        &self,
-        tx: &mut Tx,
-        opening: &Opening<'_>,
-        batch: Batch,
-    ) -> Result<Result<Option<HeadsAndMoney>, StoreError>, Error> {
-        let balance_changes = self.changes.balance_changes();
-        let money = money_of(tx, opening, &self.places, &balance_changes)?;
-        let run = datastore::batch::run_moving(
-            tx,
-            batch,
-            &self.places,
-            self.now,
-            &money,
-            self.last_sequence,
-        )
-        .await
-        .map(|in_one| match in_one {
-            InOne::Written(done) => Some(done),
-            // Nothing was written: the head moved meanwhile, or the gate found a refusal (the
-            // two statements answer it), or the store writes no payout in one statement.
-            InOne::HeadElsewhere | InOne::Gated | InOne::NotOffered => None,
-        });
-        if let Ok(None) = run {
-            tx.missed();
-            tx.wrote_nothing();
-        }
-        Ok(run)
-    }
-
-    /// What [`Foreseen::write`]'s statement decided, as [`open`] answers it; the head must
-    /// have moved to the places foreseen (the statement found it at the sequence foreseen: a
-    /// time elsewhere is a fault, the payout is undone and the head no longer foreseen,
-    /// [`Tx::missed`]).
-    pub(crate) async fn check_places(
-        &self,
-        tx: &mut Tx,
-        source: &AccountRow,
-        opening: &Opening<'_>,
-        done: &HeadsAndMoney,
-    ) -> Result<(), Error> {
-        let head = ledger::advanced_head(&done.heads, opening.business_id)?;
-        if (head.last_sequence, head.last_posted_micros)
-            != (
-                self.advanced.last_sequence,
-                self.advanced.last_posted_micros,
-            )
-        {
-            // Not guessed again: a group's first member would otherwise foresee the same
-            // wrong time from the same remembered head, payout after payout.
-            tx.missed();
-            return Err(Error::internal(format!(
-                "a payout's ledger head moved to {} at {:?}, not to {} at {:?} as foreseen",
-                head.last_sequence,
-                head.last_posted_micros,
-                self.advanced.last_sequence,
-                self.advanced.last_posted_micros
-            )));
-        }
-        let (_, moved) =
-            read_decision(tx, opening, &self.order, &self.places, &self.changes, done).await?;
-        moved.map_err(|refusal| refusal_of(refusal, source, opening.receiving))?;
-        tx.advanced(&self.advanced, true);
-        Ok(())
-    }
-}
-
-/// [`open`] one statement a step: the heads, the business (its status and limit, under a share
-/// lock on PostgreSQL; SQLite's write transaction holds the whole database), the daily total,
-/// the balances.
-async fn open_in_steps(
-    tx: &mut Tx,
-    opening: &Opening<'_>,
-    order: &[(&str, u32)],
-    changes: &Changes<'_>,
-    now: DateTime<Utc>,
-) -> Result<Opened, Error> {
-    let business_id = opening.business_id;
-    let heads = Heads::of(
-        business_id,
-        order,
-        &ledger::advance_heads(tx, order, now).await?,
-    );
-    if opening.business_must_be_active || opening.daily.is_some() {
-        let (status, limit) =
-            businesses::locked_for_execution(tx, business_id, opening.default_daily_limit).await?;
-        if opening.business_must_be_active && status != "active" {
-            return Err(Error::new(ResponseCode::BusinessInactive));
-        }
-        if let Some(amount) = opening.daily {
-            let day = fees::lagos_day(heads.source.posted_at);
-            count_toward_daily_limit(tx, business_id, &day, amount, limit).await?;
-        }
-    }
-    let moved = changes.apply(tx, heads.source.posted_at).await?;
-    Ok((heads, moved))
-}
 
 /// What [`execute`] posts.
 pub(super) struct Plan<'a> {
