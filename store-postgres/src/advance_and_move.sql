@@ -1,17 +1,20 @@
 -- A payout's first statement (see ledger.rs, `advance_and_move`): the heads advanced, the
--- amount counted toward the day's total, the balances moved, in one round trip. The fused
--- statement of a payout whose head is known (`payout_in_one.sql`) begins with these parts,
--- word for word (`batch.rs`'s test `a_payout_in_one_is_its_two_statements`).
+-- amount counted toward the day's total, the balances moved, in one round trip.
+-- `payout_in_one.sql`, a payout's movement and rows in one statement, is made from this
+-- statement's parts and `batch.sql`'s by `cargo xtask codegen`: a line `-- in one: ...` is a
+-- line of `payout_in_one.sql` alone.
 WITH heads AS (
   INSERT INTO ledger_heads (business_id, last_sequence, last_posted_at, last_posted_micros)
   SELECT h.business_id, h.places, $1, $2 + h.places - 1
   FROM unnest($3::uuid[], $4::bigint[]) WITH ORDINALITY AS h (business_id, places, n)
+  -- in one: WHERE (SELECT ok FROM gate)
   ORDER BY h.n
   ON CONFLICT (business_id) DO UPDATE SET
     last_sequence = ledger_heads.last_sequence + excluded.last_sequence,
     last_posted_micros = CASE
       WHEN ledger_heads.last_posted_micros < $2 THEN $2 + excluded.last_sequence - 1
       ELSE ledger_heads.last_posted_micros + excluded.last_sequence END
+    -- in one: WHERE ledger_heads.last_sequence = {foreseen}
   RETURNING business_id, last_sequence, last_posted_micros, last_posted_at
 ),
 place AS MATERIALIZED (
@@ -20,6 +23,7 @@ place AS MATERIALIZED (
   FROM (SELECT max(last_posted_micros - $6::bigint + 1)
           FILTER (WHERE business_id = $5::uuid) AS micros
         FROM heads) s
+  -- in one: WHERE s.micros IS NOT NULL
 ),
 business AS MATERIALIZED (
   SELECT b.status = 'active' AS active,

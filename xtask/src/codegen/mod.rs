@@ -1,6 +1,7 @@
 //! `cargo xtask codegen [--check]`: generates a server skeleton and a client from each document
 //! of [`spec::TARGETS`]: `generated-server/` and `generated-client/` from `spec/openapi.yaml`,
-//! `provider-server/` and `provider-client/` from `spec/provider.yaml`.
+//! `provider-server/` and `provider-client/` from `spec/provider.yaml`. And the PostgreSQL
+//! store's statements made from its others ([`sql`]: a payout's batch, and its write in one).
 //!
 //! The pipeline: parse the spec and index it ([`spec::Document`], the reader the lint uses too),
 //! check it against what the generators can express ([`precheck`]: the lint's rules they rely on
@@ -18,6 +19,7 @@ mod next_steps;
 mod operations;
 mod precheck;
 mod server;
+pub mod sql;
 
 pub use client::SERVER_DEFAULT;
 
@@ -64,6 +66,17 @@ pub fn run(check: bool) -> Result<()> {
         stale.changed.extend(report.changed);
         stale.removed.extend(report.removed);
     }
+    let sql = write_or_check(
+        &spec::workspace_root(),
+        &sql::generate(&spec::workspace_root())?,
+        mode,
+    )?;
+    if mode == Mode::Write {
+        for path in &sql {
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    stale.changed.extend(sql);
     match mode {
         Mode::Write => Ok(()),
         Mode::Check => stale.into_result(),
@@ -238,6 +251,24 @@ pub fn apply(
         report.removed.push(orphan);
     }
     Ok(report)
+}
+
+/// Writes (or, in check mode, compares) `files` under `root`: the paths that differed.
+fn write_or_check(root: &Path, files: &[GeneratedFile], mode: Mode) -> Result<Vec<PathBuf>> {
+    let mut changed = Vec::new();
+    for file in files {
+        let path = root.join(&file.path);
+        let current = std::fs::read_to_string(&path).ok();
+        if current.as_deref().map(lf_line_endings).as_deref() == Some(file.contents.as_str()) {
+            continue;
+        }
+        changed.push(file.path.clone());
+        if mode == Mode::Write {
+            std::fs::write(&path, &file.contents)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    Ok(changed)
 }
 
 /// `text` with every CRLF turned into LF.

@@ -73,16 +73,6 @@ pub const ALLOWED: &[(&str, &str, &str)] = &[
         "import circle in load:",
         "kobo-load, the load and chaos tool, is being changed by the failover work",
     ),
-    (
-        "function-length",
-        "store-postgres/src/batch.rs:",
-        "the payout's write path, rewritten behind one store call by issue 58 item 2",
-    ),
-    (
-        "file-length",
-        "store-postgres/src/batch.rs ",
-        "the payout's write path, rewritten behind one store call by issue 58 item 2",
-    ),
 ];
 
 /// Why `violation` of `rule` is let stand, when it is.
