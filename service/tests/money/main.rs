@@ -13,6 +13,7 @@ mod inbound;
 mod isolation;
 mod lost_commits;
 mod names;
+mod pay;
 mod races;
 mod support;
 mod transactions;
