@@ -35,7 +35,7 @@ async fn pay(
         places: 1,
         // Nothing counted toward the daily limit: no transfer says it was sent.
         daily: None,
-        default_daily_limit: 5_000_000_00,
+        default_daily_limit: 500_000_000,
         business_must_be_active: true,
         changes: &changes,
         max_balance: i64::MAX / 4,
