@@ -138,7 +138,8 @@ pub struct Pool {
 /// The text of [`PAYOUT_PLANS`], for `concat!`.
 macro_rules! payout_plans {
     () => {
-        "SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off"
+        "SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off; \
+         SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off"
     };
 }
 
@@ -148,7 +149,10 @@ macro_rules! payout_plans {
 /// inside the ledger head's lock; without `enable_seqscan = off` their generic plans, made
 /// while a table is small, scan it whole, and keep scanning it as it grows and bloats. Every
 /// table they read is read by its key, for which an index is right at any size
-/// (`tests/plans.rs` holds them to it).
+/// (`tests/plans.rs` holds them to it). Nor do they join by hash or merge: a table they join
+/// to a few rows of their own (a transfer's client reference, a key) is read by a lookup per
+/// row, never whole (a generic plan made while `transfers` was small hashed its whole index
+/// for each payout, the rows read by `json_to_recordset` being estimated at 100).
 pub const PAYOUT_PLANS: &str = payout_plans!();
 
 /// `BEGIN` with [`PAYOUT_PLANS`], in one round trip.

@@ -523,9 +523,23 @@ async fn a_payouts_statements_keep_plans_that_read_by_index() {
     for parts in statements {
         let plan = payout_plan(&db, kobo_store_postgres::PAYOUT_PLANS, parts).await;
         assert!(!plan.contains("Seq Scan"), "{plan}");
-        for line in plan.lines().filter(|line| line.contains(" Scan ")) {
+        // Joined a few rows at a time, by a lookup each: never by hashing or merging a table.
+        assert!(!plan.contains("Hash Join"), "{plan}");
+        assert!(!plan.contains("Merge Join"), "{plan}");
+        let lines: Vec<&str> = plan.lines().collect();
+        for (i, line) in lines
+            .iter()
+            .enumerate()
+            .filter(|(_, line)| line.contains(" Scan "))
+        {
             if let Some((table, by_key)) = keys.iter().find(|(table, _)| line.contains(table)) {
                 assert!(line.contains(by_key), "{line}\n{plan}");
+                // By its key's value, not the whole index in its order.
+                let cond = lines[i + 1..]
+                    .iter()
+                    .take_while(|next| !next.contains("->"))
+                    .any(|next| next.contains("Index Cond:"));
+                assert!(cond, "{line} reads the whole index\n{plan}");
                 read.push(*table);
             }
         }
