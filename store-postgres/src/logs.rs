@@ -1,6 +1,6 @@
 //! `activity_logs` (calls made with integration credentials) and `audit_logs` (the actions of
 //! Dashboard members): both append-only, and listed newest first with keyset paging, with
-//! the entries payouts' transfers carry (migration 0026, `batch::carry_audit`).
+//! the entries payouts' transfers carry (migration 0026, `batch::rows::Parts::carry_audit`).
 
 use chrono::{DateTime, Utc};
 

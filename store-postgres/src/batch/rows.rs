@@ -70,9 +70,9 @@ pub(super) struct TransactionRow {
     #[serde(serialize_with = "micros")]
     created_at: DateTime<Utc>,
     settled: bool,
-    /// It carries its entry's posting to its account ([`carry`]).
+    /// It carries its entry's posting to its account ([`Parts::carry`]).
     carries_posting: bool,
-    /// It carries its entry's row: the entry's kind ([`carry`]).
+    /// It carries its entry's row: the entry's kind ([`Parts::carry`]).
     entry_kind: Option<String>,
 }
 
@@ -107,12 +107,12 @@ pub(super) struct TransferRow {
     #[serde(serialize_with = "micros")]
     updated_at: DateTime<Utc>,
     credential_issued_by: Option<String>,
-    /// The audit entry it carries ([`carry_audit`], migration 0026): its user's name.
+    /// The audit entry it carries ([`Parts::carry_audit`], migration 0026): its user's name.
     audit_user_name: Option<String>,
     /// The call of the entries it carries: its address and request id.
     call_ip_address: Option<String>,
     call_request_id: Option<String>,
-    /// The activity entry it carries ([`carry_activity`]): its endpoint and message.
+    /// The activity entry it carries ([`Parts::carry_activity`]): its endpoint and message.
     activity_endpoint: Option<String>,
     activity_message: Option<String>,
 }
