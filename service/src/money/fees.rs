@@ -2,8 +2,6 @@
 //! the amount bounds, the default daily limit, how long a hold lasts), the narration NIP
 //! carries, and the Lagos day the daily limit counts.
 
-use chrono::{DateTime, Utc};
-
 use crate::kernel::config::Environment;
 
 /// What transfers cost and how much may leave, in kobo.
@@ -99,10 +97,8 @@ pub fn narration(given: Option<&str>, default: &str) -> String {
         .to_owned()
 }
 
-/// The calendar day in Lagos (UTC+1, no daylight saving) of `at`.
-pub fn lagos_day(at: DateTime<Utc>) -> String {
-    kobo_store::ledger::lagos_day(at)
-}
+/// The calendar day in Lagos (UTC+1, no daylight saving) of a time, as the stores count it.
+pub use kobo_store::ledger::lagos_day;
 
 /// Names compared as NIP names are: case and spacing ignored.
 pub fn same_name(a: &str, b: &str) -> bool {
@@ -119,6 +115,7 @@ pub fn same_name(a: &str, b: &str) -> bool {
 mod tests {
     use super::*;
     use crate::kernel::config::Environment;
+    use chrono::{DateTime, Utc};
 
     #[test]
     fn nip_fees_follow_the_tiers_with_vat_rounded_half_up() {

@@ -96,6 +96,20 @@ impl Tx {
         }
     }
 
+    /// Whether the transaction may move `money`: a movement that reads its business's standing
+    /// (its status, its daily limit) must hold it ([`Tx::holds_standing`]), or what it read
+    /// could change before it commits.
+    pub fn check_standing(&self, money: &kobo_store::ledger::Money<'_>) -> Result<(), StoreError> {
+        let reads_standing = money.business_must_be_active || money.daily.is_some();
+        if reads_standing && !self.holds_standing(money.business_id) {
+            return Err(StoreError::Misuse(
+                "a posting reads its business's standing without holding it (Store::begin_payout)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Where business `business_id`'s ledger head should be for this transaction's next
     /// advance: on PostgreSQL, for a payout in its business's group commit, as the members
     /// before it left it (the group holds its lock), or, for the group's first, as the group

@@ -67,13 +67,7 @@ impl Tx {
         E: From<StoreError>,
     {
         let money = payment.money;
-        let reads_standing = money.business_must_be_active || money.daily.is_some();
-        if reads_standing && !self.holds_standing(money.business_id) {
-            return Err(E::from(StoreError::Misuse(
-                "a payout reads its business's standing without holding it (Store::begin_payout)"
-                    .into(),
-            )));
-        }
+        self.check_standing(money)?;
         if let Some(foreseen) = self.foresee(payment) {
             let (made, batch) = make(std::slice::from_ref(&foreseen.advanced))?;
             match self.write_in_one(payment, &foreseen, batch).await {

@@ -124,13 +124,7 @@ pub(crate) async fn move_money(
     let movement = Movement::of(opening, now)?;
     let balance_changes = movement.changes.balance_changes();
     let money = movement.money(opening, &balance_changes)?;
-    if (money.business_must_be_active || money.daily.is_some())
-        && !tx.holds_standing(opening.business_id)
-    {
-        return Err(Error::internal(
-            "a posting reads its business's standing without holding it (Store::begin_payout)",
-        ));
-    }
+    tx.check_standing(&money)?;
     let done =
         datastore::ledger::advance_and_move(tx, &movement.places, movement.now, &money).await?;
     movement.decision(tx, opening, &done).await
