@@ -210,25 +210,10 @@ pub fn apply(
     files: &[GeneratedFile],
     mode: Mode,
 ) -> Result<Report> {
-    let mut report = Report::default();
-    for file in files {
-        let path = root.join(&file.path);
-        // Generated text has LF endings only (a CR in embedded text is escaped): a committed
-        // file that differs by CRLF alone is up to date.
-        let current = std::fs::read_to_string(&path).ok();
-        if current.as_deref().map(lf_line_endings).as_deref() == Some(file.contents.as_str()) {
-            continue;
-        }
-        report.changed.push(file.path.clone());
-        if mode == Mode::Write {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .with_context(|| format!("cannot create {}", parent.display()))?;
-            }
-            std::fs::write(&path, &file.contents)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
-    }
+    let mut report = Report {
+        changed: write_or_check(root, files, mode)?,
+        removed: Vec::new(),
+    };
     // Every `.rs` file of the server's folder is generated: one the document no longer
     // produces is stale too.
     let dir = target.server_dir;
@@ -258,12 +243,18 @@ fn write_or_check(root: &Path, files: &[GeneratedFile], mode: Mode) -> Result<Ve
     let mut changed = Vec::new();
     for file in files {
         let path = root.join(&file.path);
+        // Generated text has LF endings only (a CR in embedded text is escaped): a committed
+        // file that differs by CRLF alone is up to date.
         let current = std::fs::read_to_string(&path).ok();
         if current.as_deref().map(lf_line_endings).as_deref() == Some(file.contents.as_str()) {
             continue;
         }
         changed.push(file.path.clone());
         if mode == Mode::Write {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("cannot create {}", parent.display()))?;
+            }
             std::fs::write(&path, &file.contents)
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
