@@ -230,6 +230,8 @@ const REDACTED: &[(&str, &str)] = &[
     (".**.attempted_at", "[timestamp]"),
     (".**.timestamp", "[timestamp]"),
     (".**.latency_ms", "[milliseconds]"),
+    (".**.content_base64", "[base64]"),
+    (".**.size_bytes", "[bytes]"),
 ];
 
 /// `text` with every transfer reference (`TRF-20261102-7F3K9Q`, made at random) shown as
@@ -255,8 +257,13 @@ fn snapshot(name: &str, exchange: &Exchange) {
     settings.set_omit_expression(true);
     // `tests/snapshots/<operation>.<step>.snap`: the name says which step it is.
     settings.set_prepend_module_to_snapshot(false);
-    // Messages and a fee's narration name them.
-    for selector in [".body.message", ".**.narration"] {
+    // Messages, a fee's narration (`remarks` in a statement) and a receipt's file name name them.
+    for selector in [
+        ".body.message",
+        ".**.narration",
+        ".**.remarks",
+        ".**.file_name",
+    ] {
         settings.add_dynamic_redaction(selector, |value, _path| match value.as_str() {
             Some(text) => without_references(text).into(),
             None => value,
@@ -918,6 +925,41 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
         .replay(Operation::GetCashFlow, "one_account", owner)
         .await;
     assert_eq!(account.expect("00")["days"].as_array().unwrap().len(), 30);
+    // The operations account's November: its figures reconcile, line by line.
+    for (operation, token) in [
+        (Operation::GetAccountStatement, owner),
+        (Operation::GetAccountStatementApi, api),
+    ] {
+        let reply = story.replay(operation, "a_month", token).await;
+        let statement = reply.expect("00");
+        let kobo = |field: &serde_json::Value| -> i64 {
+            let text = field.as_str().unwrap().replace('.', "");
+            text.parse().unwrap()
+        };
+        let mut balance = kobo(&statement["opening_balance"]);
+        let lines = statement["lines"].as_array().unwrap();
+        assert!(!lines.is_empty(), "{statement}");
+        for line in lines {
+            let amount = kobo(&line["amount"]);
+            balance += if line["transaction_type"] == "credit" {
+                amount
+            } else {
+                -amount
+            };
+            assert_eq!(kobo(&line["balance_after"]), balance, "{line}");
+        }
+        assert_eq!(kobo(&statement["closing_balance"]), balance, "{statement}");
+    }
+    // The same month as files: each what its content type says.
+    for (operation, token) in [
+        (Operation::DownloadAccountStatement, owner),
+        (Operation::DownloadAccountStatementApi, api),
+    ] {
+        for (example, starts) in [("november_pdf", "%PDF-1.4"), ("november_camt053", "<?xml")] {
+            let reply = story.replay(operation, example, token).await;
+            assert_file(reply.expect("00"), starts);
+        }
+    }
     let settled = story
         .replay(Operation::GetTransferWeb, "by_reference", owner)
         .await;
@@ -933,6 +975,16 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
         by_client_reference.expect("00")["transfer_status"],
         "success"
     );
+    // Their receipts, found the same two ways.
+    for (operation, token) in [
+        (Operation::DownloadTransferReceipt, owner),
+        (Operation::DownloadTransferReceiptApi, api),
+    ] {
+        for example in ["by_reference", "by_client_reference"] {
+            let reply = story.replay(operation, example, token).await;
+            assert_file(reply.expect("00"), "%PDF-1.4");
+        }
+    }
     story
         .replay(Operation::GetTransferWeb, "by_client_reference", owner)
         .await
@@ -1490,4 +1542,19 @@ async fn every_snapshot_file_is_one_the_story_asserts() {
     if let Err(problem) = conformance::check_snapshot_files(SNAPSHOTS.as_ref(), &record.snapshots) {
         panic!("{problem}");
     }
+}
+
+/// A downloaded file (`FileContent`): its base64 decodes to `size_bytes` bytes starting with
+/// `starts`.
+fn assert_file(file: &serde_json::Value, starts: &str) {
+    use base64::Engine;
+    let content = base64::engine::general_purpose::STANDARD
+        .decode(file["content_base64"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(content.len() as u64, file["size_bytes"].as_u64().unwrap());
+    assert!(
+        content.starts_with(starts.as_bytes()),
+        "{}",
+        file["file_name"]
+    );
 }

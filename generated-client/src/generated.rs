@@ -818,6 +818,86 @@ pub mod types {
                 })
         }
     }
+    /**An account's statement for a period of Lagos days. `opening_balance` + `total_credits` −
+`total_debits` = `closing_balance`; each line's `balance_after` is the previous line's
+(the first's: `opening_balance`) plus its credit or less its debit.
+*/
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AccountStatement {
+        pub account_name: ::std::string::String,
+        pub account_number: AccountNumber,
+        pub closing_balance: Amount,
+        pub credit_count: u64,
+        pub currency: AccountStatementCurrency,
+        pub debit_count: u64,
+        pub end_date: ::chrono::naive::NaiveDate,
+        ///This page's transactions, oldest first.
+        pub lines: ::std::vec::Vec<StatementLine>,
+        pub opening_balance: Amount,
+        ///The instant the period ends (the day after `end_date` at 00:00 in Lagos), in UTC; not included.
+        pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The instant the period starts (`start_date` at 00:00 in Lagos), in UTC.
+        pub period_start: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub start_date: ::chrono::naive::NaiveDate,
+        pub total_credits: Amount,
+        pub total_debits: Amount,
+    }
+    impl AccountStatement {
+        pub fn builder() -> builder::AccountStatement {
+            Default::default()
+        }
+    }
+    ///`AccountStatementCurrency`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum AccountStatementCurrency {
+        #[serde(rename = "NGN")]
+        Ngn,
+    }
+    impl ::std::fmt::Display for AccountStatementCurrency {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Ngn => f.write_str("NGN"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for AccountStatementCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "NGN" => Ok(Self::Ngn),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AccountStatementCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for AccountStatementCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     /**`active` can send and receive; `inactive` dormant; `blocked` frozen by the bank; `closed`
 permanently; `pending` being provisioned.
 */
@@ -3664,6 +3744,50 @@ characters. Payers see it after the business's name (`name_enquiry`).
                 })
         }
     }
+    ///`DownloadAccountStatementRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct DownloadAccountStatementRequest {
+        pub account_number: AccountNumber,
+        ///The period's last Lagos day (at most 365 days after `start_date`).
+        pub end_date: ::chrono::naive::NaiveDate,
+        pub format: StatementFormat,
+        ///The period's first Lagos day.
+        pub start_date: ::chrono::naive::NaiveDate,
+    }
+    impl DownloadAccountStatementRequest {
+        pub fn builder() -> builder::DownloadAccountStatementRequest {
+            Default::default()
+        }
+    }
+    ///Success envelope of `download_account_statement` and `download_account_statement_api`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct DownloadAccountStatementResponse {
+        pub data: FileContent,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl DownloadAccountStatementResponse {
+        pub fn builder() -> builder::DownloadAccountStatementResponse {
+            Default::default()
+        }
+    }
+    ///Success envelope of `download_transfer_receipt` and `download_transfer_receipt_api`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct DownloadTransferReceiptResponse {
+        pub data: FileContent,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl DownloadTransferReceiptResponse {
+        pub fn builder() -> builder::DownloadTransferReceiptResponse {
+            Default::default()
+        }
+    }
     ///`Email`
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -4706,6 +4830,23 @@ digits (since 2.5.0).
             Default::default()
         }
     }
+    ///A file, its bytes in base64 (RFC 4648, with padding).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct FileContent {
+        ///The file's bytes, base64.
+        pub content_base64: ::std::string::String,
+        ///Its media type (`text/csv; charset=utf-8`, `application/pdf`, `application/x-ofx`, `application/xml`).
+        pub content_type: ::std::string::String,
+        ///A name to save it as.
+        pub file_name: ::std::string::String,
+        ///The length of the decoded file.
+        pub size_bytes: u64,
+    }
+    impl FileContent {
+        pub fn builder() -> builder::FileContent {
+            Default::default()
+        }
+    }
     ///`FundsTransferApiIdempotencyKey`
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -5677,6 +5818,47 @@ digits (since 2.5.0).
     }
     impl GetAccountResponse {
         pub fn builder() -> builder::GetAccountResponse {
+            Default::default()
+        }
+    }
+    ///`GetAccountStatementRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct GetAccountStatementRequest {
+        pub account_number: AccountNumber,
+        ///`pagination.next_cursor_created_at` of the page before.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub cursor_created_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///`pagination.next_cursor_id` of the page before.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+        ///The period's last Lagos day (at most 365 days after `start_date`).
+        pub end_date: ::chrono::naive::NaiveDate,
+        ///Lines a page. Default: `100`.
+        #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 100>")]
+        pub limit: ::std::num::NonZeroU64,
+        ///The period's first Lagos day.
+        pub start_date: ::chrono::naive::NaiveDate,
+    }
+    impl GetAccountStatementRequest {
+        pub fn builder() -> builder::GetAccountStatementRequest {
+            Default::default()
+        }
+    }
+    ///Success envelope of `get_account_statement` and `get_account_statement_api`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct GetAccountStatementResponse {
+        pub data: AccountStatement,
+        pub message: ::std::string::String,
+        pub pagination: Pagination,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl GetAccountStatementResponse {
+        pub fn builder() -> builder::GetAccountStatementResponse {
             Default::default()
         }
     }
@@ -8890,6 +9072,159 @@ upper case (`UNAUTHENTICATED` for `41`), the same name the Rust server's `Respon
             value.parse()
         }
     }
+    /**`csv` (RFC 4180, for spreadsheets and importers), `pdf` (for people), `ofx` (OFX 2.2,
+for accounting software), `camt053` (ISO 20022 camt.053.001.02, for ERPs).
+*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum StatementFormat {
+        #[serde(rename = "csv")]
+        Csv,
+        #[serde(rename = "pdf")]
+        Pdf,
+        #[serde(rename = "ofx")]
+        Ofx,
+        #[serde(rename = "camt053")]
+        Camt053,
+    }
+    impl ::std::fmt::Display for StatementFormat {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Csv => f.write_str("csv"),
+                Self::Pdf => f.write_str("pdf"),
+                Self::Ofx => f.write_str("ofx"),
+                Self::Camt053 => f.write_str("camt053"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for StatementFormat {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "csv" => Ok(Self::Csv),
+                "pdf" => Ok(Self::Pdf),
+                "ofx" => Ok(Self::Ofx),
+                "camt053" => Ok(Self::Camt053),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for StatementFormat {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for StatementFormat {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///A transaction of a statement, with the account's balance right after it.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct StatementLine {
+        pub amount: Amount,
+        pub balance_after: Amount,
+        pub channel: Channel,
+        ///The sender's account name, for an inbound credit; null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub counterparty_account_name: ::std::option::Option<::std::string::String>,
+        ///The sender's account number, for an inbound credit; null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub counterparty_account_number: ::std::option::Option<::std::string::String>,
+        ///The sender's bank, for an inbound credit; null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub counterparty_bank_name: ::std::option::Option<::std::string::String>,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub id: ::uuid::Uuid,
+        pub reference_number: ::std::string::String,
+        ///The narration.
+        pub remarks: ::std::string::String,
+        ///The NIP session id of an inbound transfer from another bank; null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub session_id: ::std::option::Option<StatementLineSessionId>,
+        pub status: TransactionStatus,
+        pub transaction_category: TransactionCategory,
+        pub transaction_type: TransactionType,
+    }
+    impl StatementLine {
+        pub fn builder() -> builder::StatementLine {
+            Default::default()
+        }
+    }
+    ///The NIP session id of an inbound transfer from another bank; null otherwise.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct StatementLineSessionId(::std::string::String);
+    impl ::std::ops::Deref for StatementLineSessionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<StatementLineSessionId> for ::std::string::String {
+        fn from(value: StatementLineSessionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for StatementLineSessionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[0-9]{30}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{30}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for StatementLineSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for StatementLineSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for StatementLineSessionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///The `response_code` of every success envelope.
     #[derive(
         ::serde::Deserialize,
@@ -9316,7 +9651,7 @@ credentials (`initiated_via: integration`), the business's id.
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
         pub reference: ::std::option::Option<TransferReference>,
         pub reference_number: ReferenceNumber,
-        ///The credit that returned a failed inter-bank transfer's funds; null otherwise.
+        ///The credit that returned the transfer's funds (`REV-`), a failed inter-bank transfer's reversal, or the release of a held transfer rejected, cancelled or expired (since 2.6.0); null otherwise.
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
         pub reversal_reference_number: ::std::option::Option<::std::string::String>,
         ///The member who approved or rejected it; null if not reviewed.
@@ -9379,7 +9714,7 @@ them; null when there is none (credentials the bank issued).
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
         pub reference: ::std::option::Option<TransferDetailReference>,
         pub reference_number: ReferenceNumber,
-        ///The credit that returned a failed inter-bank transfer's funds; null otherwise.
+        ///The credit that returned the transfer's funds (`REV-`), a failed inter-bank transfer's reversal, or the release of a held transfer rejected, cancelled or expired (since 2.6.0); null otherwise.
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
         pub reversal_reference_number: ::std::option::Option<::std::string::String>,
         ///The member who approved or rejected it; null if not reviewed.
@@ -12207,6 +12542,294 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     total_inactive_accounts: Ok(value.total_inactive_accounts),
                     total_virtual_accounts: Ok(value.total_virtual_accounts),
                     total_volume_collected: Ok(value.total_volume_collected),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct AccountStatement {
+            account_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            account_number: ::std::result::Result<
+                super::AccountNumber,
+                ::std::string::String,
+            >,
+            closing_balance: ::std::result::Result<super::Amount, ::std::string::String>,
+            credit_count: ::std::result::Result<u64, ::std::string::String>,
+            currency: ::std::result::Result<
+                super::AccountStatementCurrency,
+                ::std::string::String,
+            >,
+            debit_count: ::std::result::Result<u64, ::std::string::String>,
+            end_date: ::std::result::Result<
+                ::chrono::naive::NaiveDate,
+                ::std::string::String,
+            >,
+            lines: ::std::result::Result<
+                ::std::vec::Vec<super::StatementLine>,
+                ::std::string::String,
+            >,
+            opening_balance: ::std::result::Result<super::Amount, ::std::string::String>,
+            period_end: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            period_start: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            start_date: ::std::result::Result<
+                ::chrono::naive::NaiveDate,
+                ::std::string::String,
+            >,
+            total_credits: ::std::result::Result<super::Amount, ::std::string::String>,
+            total_debits: ::std::result::Result<super::Amount, ::std::string::String>,
+        }
+        impl ::std::default::Default for AccountStatement {
+            fn default() -> Self {
+                Self {
+                    account_name: Err("no value supplied for account_name".to_string()),
+                    account_number: Err(
+                        "no value supplied for account_number".to_string(),
+                    ),
+                    closing_balance: Err(
+                        "no value supplied for closing_balance".to_string(),
+                    ),
+                    credit_count: Err("no value supplied for credit_count".to_string()),
+                    currency: Err("no value supplied for currency".to_string()),
+                    debit_count: Err("no value supplied for debit_count".to_string()),
+                    end_date: Err("no value supplied for end_date".to_string()),
+                    lines: Err("no value supplied for lines".to_string()),
+                    opening_balance: Err(
+                        "no value supplied for opening_balance".to_string(),
+                    ),
+                    period_end: Err("no value supplied for period_end".to_string()),
+                    period_start: Err("no value supplied for period_start".to_string()),
+                    start_date: Err("no value supplied for start_date".to_string()),
+                    total_credits: Err(
+                        "no value supplied for total_credits".to_string(),
+                    ),
+                    total_debits: Err("no value supplied for total_debits".to_string()),
+                }
+            }
+        }
+        impl AccountStatement {
+            pub fn account_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for account_name: {e}")
+                    });
+                self
+            }
+            pub fn account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn closing_balance<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.closing_balance = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for closing_balance: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn credit_count<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.credit_count = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for credit_count: {e}")
+                    });
+                self
+            }
+            pub fn currency<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountStatementCurrency>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.currency = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for currency: {e}")
+                    });
+                self
+            }
+            pub fn debit_count<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.debit_count = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for debit_count: {e}")
+                    });
+                self
+            }
+            pub fn end_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.end_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for end_date: {e}")
+                    });
+                self
+            }
+            pub fn lines<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::StatementLine>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.lines = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for lines: {e}")
+                    });
+                self
+            }
+            pub fn opening_balance<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.opening_balance = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for opening_balance: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn period_end<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.period_end = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for period_end: {e}")
+                    });
+                self
+            }
+            pub fn period_start<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.period_start = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for period_start: {e}")
+                    });
+                self
+            }
+            pub fn start_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.start_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for start_date: {e}")
+                    });
+                self
+            }
+            pub fn total_credits<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.total_credits = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for total_credits: {e}")
+                    });
+                self
+            }
+            pub fn total_debits<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.total_debits = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for total_debits: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<AccountStatement> for super::AccountStatement {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: AccountStatement,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    account_name: value.account_name?,
+                    account_number: value.account_number?,
+                    closing_balance: value.closing_balance?,
+                    credit_count: value.credit_count?,
+                    currency: value.currency?,
+                    debit_count: value.debit_count?,
+                    end_date: value.end_date?,
+                    lines: value.lines?,
+                    opening_balance: value.opening_balance?,
+                    period_end: value.period_end?,
+                    period_start: value.period_start?,
+                    start_date: value.start_date?,
+                    total_credits: value.total_credits?,
+                    total_debits: value.total_debits?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::AccountStatement> for AccountStatement {
+            fn from(value: super::AccountStatement) -> Self {
+                Self {
+                    account_name: Ok(value.account_name),
+                    account_number: Ok(value.account_number),
+                    closing_balance: Ok(value.closing_balance),
+                    credit_count: Ok(value.credit_count),
+                    currency: Ok(value.currency),
+                    debit_count: Ok(value.debit_count),
+                    end_date: Ok(value.end_date),
+                    lines: Ok(value.lines),
+                    opening_balance: Ok(value.opening_balance),
+                    period_end: Ok(value.period_end),
+                    period_start: Ok(value.period_start),
+                    start_date: Ok(value.start_date),
+                    total_credits: Ok(value.total_credits),
+                    total_debits: Ok(value.total_debits),
                 }
             }
         }
@@ -16382,6 +17005,305 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct DownloadAccountStatementRequest {
+            account_number: ::std::result::Result<
+                super::AccountNumber,
+                ::std::string::String,
+            >,
+            end_date: ::std::result::Result<
+                ::chrono::naive::NaiveDate,
+                ::std::string::String,
+            >,
+            format: ::std::result::Result<super::StatementFormat, ::std::string::String>,
+            start_date: ::std::result::Result<
+                ::chrono::naive::NaiveDate,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for DownloadAccountStatementRequest {
+            fn default() -> Self {
+                Self {
+                    account_number: Err(
+                        "no value supplied for account_number".to_string(),
+                    ),
+                    end_date: Err("no value supplied for end_date".to_string()),
+                    format: Err("no value supplied for format".to_string()),
+                    start_date: Err("no value supplied for start_date".to_string()),
+                }
+            }
+        }
+        impl DownloadAccountStatementRequest {
+            pub fn account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn end_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.end_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for end_date: {e}")
+                    });
+                self
+            }
+            pub fn format<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::StatementFormat>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.format = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for format: {e}")
+                    });
+                self
+            }
+            pub fn start_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.start_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for start_date: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<DownloadAccountStatementRequest>
+        for super::DownloadAccountStatementRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: DownloadAccountStatementRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    account_number: value.account_number?,
+                    end_date: value.end_date?,
+                    format: value.format?,
+                    start_date: value.start_date?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::DownloadAccountStatementRequest>
+        for DownloadAccountStatementRequest {
+            fn from(value: super::DownloadAccountStatementRequest) -> Self {
+                Self {
+                    account_number: Ok(value.account_number),
+                    end_date: Ok(value.end_date),
+                    format: Ok(value.format),
+                    start_date: Ok(value.start_date),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct DownloadAccountStatementResponse {
+            data: ::std::result::Result<super::FileContent, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for DownloadAccountStatementResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl DownloadAccountStatementResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::FileContent>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<DownloadAccountStatementResponse>
+        for super::DownloadAccountStatementResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: DownloadAccountStatementResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::DownloadAccountStatementResponse>
+        for DownloadAccountStatementResponse {
+            fn from(value: super::DownloadAccountStatementResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct DownloadTransferReceiptResponse {
+            data: ::std::result::Result<super::FileContent, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for DownloadTransferReceiptResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl DownloadTransferReceiptResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::FileContent>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<DownloadTransferReceiptResponse>
+        for super::DownloadTransferReceiptResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: DownloadTransferReceiptResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::DownloadTransferReceiptResponse>
+        for DownloadTransferReceiptResponse {
+            fn from(value: super::DownloadTransferReceiptResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct EmptyObject {}
         impl ::std::default::Default for EmptyObject {
             fn default() -> Self {
@@ -20265,6 +21187,109 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct FileContent {
+            content_base64: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            content_type: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            file_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            size_bytes: ::std::result::Result<u64, ::std::string::String>,
+        }
+        impl ::std::default::Default for FileContent {
+            fn default() -> Self {
+                Self {
+                    content_base64: Err(
+                        "no value supplied for content_base64".to_string(),
+                    ),
+                    content_type: Err("no value supplied for content_type".to_string()),
+                    file_name: Err("no value supplied for file_name".to_string()),
+                    size_bytes: Err("no value supplied for size_bytes".to_string()),
+                }
+            }
+        }
+        impl FileContent {
+            pub fn content_base64<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.content_base64 = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for content_base64: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn content_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.content_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for content_type: {e}")
+                    });
+                self
+            }
+            pub fn file_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.file_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for file_name: {e}")
+                    });
+                self
+            }
+            pub fn size_bytes<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.size_bytes = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for size_bytes: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FileContent> for super::FileContent {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FileContent,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    content_base64: value.content_base64?,
+                    content_type: value.content_type?,
+                    file_name: value.file_name?,
+                    size_bytes: value.size_bytes?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FileContent> for FileContent {
+            fn from(value: super::FileContent) -> Self {
+                Self {
+                    content_base64: Ok(value.content_base64),
+                    content_type: Ok(value.content_type),
+                    file_name: Ok(value.file_name),
+                    size_bytes: Ok(value.size_bytes),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct FundsTransferApiRequest {
             amount: ::std::result::Result<super::RequestAmount, ::std::string::String>,
             bank_code: ::std::result::Result<super::BankCode, ::std::string::String>,
@@ -21485,6 +22510,268 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 Self {
                     data: Ok(value.data),
                     message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct GetAccountStatementRequest {
+            account_number: ::std::result::Result<
+                super::AccountNumber,
+                ::std::string::String,
+            >,
+            cursor_created_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            cursor_id: ::std::result::Result<
+                ::std::option::Option<::uuid::Uuid>,
+                ::std::string::String,
+            >,
+            end_date: ::std::result::Result<
+                ::chrono::naive::NaiveDate,
+                ::std::string::String,
+            >,
+            limit: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+            start_date: ::std::result::Result<
+                ::chrono::naive::NaiveDate,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for GetAccountStatementRequest {
+            fn default() -> Self {
+                Self {
+                    account_number: Err(
+                        "no value supplied for account_number".to_string(),
+                    ),
+                    cursor_created_at: Ok(Default::default()),
+                    cursor_id: Ok(Default::default()),
+                    end_date: Err("no value supplied for end_date".to_string()),
+                    limit: Ok(
+                        super::defaults::default_nzu64::<::std::num::NonZeroU64, 100>(),
+                    ),
+                    start_date: Err("no value supplied for start_date".to_string()),
+                }
+            }
+        }
+        impl GetAccountStatementRequest {
+            pub fn account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountNumber>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn cursor_created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cursor_created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for cursor_created_at: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn cursor_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cursor_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for cursor_id: {e}")
+                    });
+                self
+            }
+            pub fn end_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.end_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for end_date: {e}")
+                    });
+                self
+            }
+            pub fn limit<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.limit = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for limit: {e}")
+                    });
+                self
+            }
+            pub fn start_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.start_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for start_date: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<GetAccountStatementRequest>
+        for super::GetAccountStatementRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: GetAccountStatementRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    account_number: value.account_number?,
+                    cursor_created_at: value.cursor_created_at?,
+                    cursor_id: value.cursor_id?,
+                    end_date: value.end_date?,
+                    limit: value.limit?,
+                    start_date: value.start_date?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::GetAccountStatementRequest>
+        for GetAccountStatementRequest {
+            fn from(value: super::GetAccountStatementRequest) -> Self {
+                Self {
+                    account_number: Ok(value.account_number),
+                    cursor_created_at: Ok(value.cursor_created_at),
+                    cursor_id: Ok(value.cursor_id),
+                    end_date: Ok(value.end_date),
+                    limit: Ok(value.limit),
+                    start_date: Ok(value.start_date),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct GetAccountStatementResponse {
+            data: ::std::result::Result<super::AccountStatement, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            pagination: ::std::result::Result<super::Pagination, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for GetAccountStatementResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    pagination: Err("no value supplied for pagination".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl GetAccountStatementResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::AccountStatement>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn pagination<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Pagination>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.pagination = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for pagination: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<GetAccountStatementResponse>
+        for super::GetAccountStatementResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: GetAccountStatementResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    pagination: value.pagination?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::GetAccountStatementResponse>
+        for GetAccountStatementResponse {
+            fn from(value: super::GetAccountStatementResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    pagination: Ok(value.pagination),
                     response_code: Ok(value.response_code),
                     status: Ok(value.status),
                 }
@@ -26272,6 +27559,309 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct StatementLine {
+            amount: ::std::result::Result<super::Amount, ::std::string::String>,
+            balance_after: ::std::result::Result<super::Amount, ::std::string::String>,
+            channel: ::std::result::Result<super::Channel, ::std::string::String>,
+            counterparty_account_name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            counterparty_account_number: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            counterparty_bank_name: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            reference_number: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            remarks: ::std::result::Result<::std::string::String, ::std::string::String>,
+            session_id: ::std::result::Result<
+                ::std::option::Option<super::StatementLineSessionId>,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<
+                super::TransactionStatus,
+                ::std::string::String,
+            >,
+            transaction_category: ::std::result::Result<
+                super::TransactionCategory,
+                ::std::string::String,
+            >,
+            transaction_type: ::std::result::Result<
+                super::TransactionType,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for StatementLine {
+            fn default() -> Self {
+                Self {
+                    amount: Err("no value supplied for amount".to_string()),
+                    balance_after: Err(
+                        "no value supplied for balance_after".to_string(),
+                    ),
+                    channel: Err("no value supplied for channel".to_string()),
+                    counterparty_account_name: Err(
+                        "no value supplied for counterparty_account_name".to_string(),
+                    ),
+                    counterparty_account_number: Err(
+                        "no value supplied for counterparty_account_number".to_string(),
+                    ),
+                    counterparty_bank_name: Err(
+                        "no value supplied for counterparty_bank_name".to_string(),
+                    ),
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    reference_number: Err(
+                        "no value supplied for reference_number".to_string(),
+                    ),
+                    remarks: Err("no value supplied for remarks".to_string()),
+                    session_id: Err("no value supplied for session_id".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                    transaction_category: Err(
+                        "no value supplied for transaction_category".to_string(),
+                    ),
+                    transaction_type: Err(
+                        "no value supplied for transaction_type".to_string(),
+                    ),
+                }
+            }
+        }
+        impl StatementLine {
+            pub fn amount<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.amount = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for amount: {e}")
+                    });
+                self
+            }
+            pub fn balance_after<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Amount>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.balance_after = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for balance_after: {e}")
+                    });
+                self
+            }
+            pub fn channel<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Channel>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.channel = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for channel: {e}")
+                    });
+                self
+            }
+            pub fn counterparty_account_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.counterparty_account_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for counterparty_account_name: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn counterparty_account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.counterparty_account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for counterparty_account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn counterparty_bank_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.counterparty_bank_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for counterparty_bank_name: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn reference_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.reference_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for reference_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn remarks<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.remarks = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for remarks: {e}")
+                    });
+                self
+            }
+            pub fn session_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::StatementLineSessionId>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.session_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for session_id: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::TransactionStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+            pub fn transaction_category<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::TransactionCategory>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.transaction_category = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for transaction_category: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn transaction_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::TransactionType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.transaction_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for transaction_type: {e}"
+                        )
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<StatementLine> for super::StatementLine {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: StatementLine,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    amount: value.amount?,
+                    balance_after: value.balance_after?,
+                    channel: value.channel?,
+                    counterparty_account_name: value.counterparty_account_name?,
+                    counterparty_account_number: value.counterparty_account_number?,
+                    counterparty_bank_name: value.counterparty_bank_name?,
+                    created_at: value.created_at?,
+                    id: value.id?,
+                    reference_number: value.reference_number?,
+                    remarks: value.remarks?,
+                    session_id: value.session_id?,
+                    status: value.status?,
+                    transaction_category: value.transaction_category?,
+                    transaction_type: value.transaction_type?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::StatementLine> for StatementLine {
+            fn from(value: super::StatementLine) -> Self {
+                Self {
+                    amount: Ok(value.amount),
+                    balance_after: Ok(value.balance_after),
+                    channel: Ok(value.channel),
+                    counterparty_account_name: Ok(value.counterparty_account_name),
+                    counterparty_account_number: Ok(value.counterparty_account_number),
+                    counterparty_bank_name: Ok(value.counterparty_bank_name),
+                    created_at: Ok(value.created_at),
+                    id: Ok(value.id),
+                    reference_number: Ok(value.reference_number),
+                    remarks: Ok(value.remarks),
+                    session_id: Ok(value.session_id),
+                    status: Ok(value.status),
+                    transaction_category: Ok(value.transaction_category),
+                    transaction_type: Ok(value.transaction_type),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct TestEvent {
             data: ::std::result::Result<super::TestEventData, ::std::string::String>,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
@@ -29898,7 +31488,7 @@ daily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money com
 `simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.
 
 
-Version: 2.5.0*/
+Version: 2.6.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -29934,7 +31524,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "2.5.0"
+        "2.6.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -30432,6 +32022,172 @@ let response = client.get_account()
 ```*/
     pub fn get_account(&self) -> builder::GetAccount<'_> {
         builder::GetAccount::new(self)
+    }
+    /**An account's statement
+
+One account's statement for a period of Lagos days (`start_date` to `end_date`, both
+included, at most 366 days; Lagos is UTC+01:00 all year): the balance at the start of
+the period (`opening_balance`), at its end (`closing_balance`), the totals of its
+credits and debits, and each transaction of the period, oldest first, with the
+account's balance right after it (`balance_after`). The figures reconcile: the opening
+balance plus the credits less the debits is the closing balance, and each line's
+`balance_after` is the one before it (or the opening balance) plus its credit or less
+its debit (since 2.6.0).
+
+Every transaction counts whatever its `status`: each moved the balance when it was
+made. A transfer that did not go through shows its debit (`failed` or `reversed`) and
+the credit that gave the money back (`REV-`, category `reversal`). A period that
+includes today shows the day so far.
+
+Long periods are paged: `limit` lines a page (100 by default, at most 100), the next
+page asked for with the cursor pair of `pagination`. Every page carries the period's
+balances and totals.
+
+Permission: `transaction.view`.
+
+Errors:
+- `01` a field is malformed, `start_date` is after `end_date`, or the period is longer
+  than 366 days (the message names the field).
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transaction.view`.
+- `44` no account of the business has this number.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/account/web/get_account_statement`
+
+```text
+let response = client.get_account_statement()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn get_account_statement(&self) -> builder::GetAccountStatement<'_> {
+        builder::GetAccountStatement::new(self)
+    }
+    /**An account's statement (integration)
+
+One account's statement for a period of Lagos days (`start_date` to `end_date`, both
+included, at most 366 days; Lagos is UTC+01:00 all year): the balance at the start of
+the period (`opening_balance`), at its end (`closing_balance`), the totals of its
+credits and debits, and each transaction of the period, oldest first, with the
+account's balance right after it (`balance_after`). The figures reconcile: the opening
+balance plus the credits less the debits is the closing balance, and each line's
+`balance_after` is the one before it (or the opening balance) plus its credit or less
+its debit (since 2.6.0).
+
+Every transaction counts whatever its `status`: each moved the balance when it was
+made. A transfer that did not go through shows its debit (`failed` or `reversed`) and
+the credit that gave the money back (`REV-`, category `reversal`). A period that
+includes today shows the day so far.
+
+Long periods are paged: `limit` lines a page (100 by default, at most 100), the next
+page asked for with the cursor pair of `pagination`. Every page carries the period's
+balances and totals.
+
+Integration token. The business must be active.
+
+Errors:
+- `01` a field is malformed, `start_date` is after `end_date`, or the period is longer
+  than 366 days (the message names the field).
+- `41` the token is missing, invalid or expired.
+- `44` no account of the business has this number.
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/account/api/get_account_statement`
+
+```text
+let response = client.get_account_statement_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn get_account_statement_api(&self) -> builder::GetAccountStatementApi<'_> {
+        builder::GetAccountStatementApi::new(self)
+    }
+    /**Download an account's statement
+
+The statement `get_account_statement` reads, whole, as a file (since 2.6.0), in
+`format`:
+- `csv`: one row per transaction (RFC 4180, UTF-8), with its running balance, for
+  spreadsheets and accounting packages' importers; times in Lagos (+01:00).
+- `pdf`: the statement a person reads (A4, searchable text): the bank, the business and
+  account, the period, opening and closing balances, the totals, every transaction with
+  its running balance, page numbers.
+- `ofx`: OFX 2.2, the bank file that accounting software imports.
+- `camt053`: ISO 20022 `camt.053.001.02`, the statement corporate ERPs and treasury
+  systems read.
+
+The file is in `data.content_base64` (base64 of its bytes), named by `file_name`, with
+its `content_type` and `size_bytes`: `jq -r .data.content_base64 | base64 -d`.
+
+Permission: `transaction.view`.
+
+Errors:
+- `01` a field is malformed, `start_date` is after `end_date`, the period is longer than
+  366 days, or it holds more than 20,000 transactions (ask for a shorter period).
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transaction.view`.
+- `44` no account of the business has this number.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/account/web/download_account_statement`
+
+```text
+let response = client.download_account_statement()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn download_account_statement(&self) -> builder::DownloadAccountStatement<'_> {
+        builder::DownloadAccountStatement::new(self)
+    }
+    /**Download an account's statement (integration)
+
+The statement `get_account_statement` reads, whole, as a file (since 2.6.0), in
+`format`:
+- `csv`: one row per transaction (RFC 4180, UTF-8), with its running balance, for
+  spreadsheets and accounting packages' importers; times in Lagos (+01:00).
+- `pdf`: the statement a person reads (A4, searchable text): the bank, the business and
+  account, the period, opening and closing balances, the totals, every transaction with
+  its running balance, page numbers.
+- `ofx`: OFX 2.2, the bank file that accounting software imports.
+- `camt053`: ISO 20022 `camt.053.001.02`, the statement corporate ERPs and treasury
+  systems read.
+
+The file is in `data.content_base64` (base64 of its bytes), named by `file_name`, with
+its `content_type` and `size_bytes`: `jq -r .data.content_base64 | base64 -d`.
+
+Integration token. The business must be active.
+
+Errors:
+- `01` a field is malformed, `start_date` is after `end_date`, the period is longer than
+  366 days, or it holds more than 20,000 transactions (ask for a shorter period).
+- `41` the token is missing, invalid or expired.
+- `44` no account of the business has this number.
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/account/api/download_account_statement`
+
+```text
+let response = client.download_account_statement_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn download_account_statement_api(
+        &self,
+    ) -> builder::DownloadAccountStatementApi<'_> {
+        builder::DownloadAccountStatementApi::new(self)
     }
     /**Collections per account
 
@@ -31001,6 +32757,37 @@ let response = client.fetch_transfers_web()
     pub fn fetch_transfers_web(&self) -> builder::FetchTransfersWeb<'_> {
         builder::FetchTransfersWeb::new(self)
     }
+    /**Download a transfer's receipt (integration)
+
+A transfer's receipt as a PDF (A4, searchable text, since 2.6.0): the bank, its
+reference and NIP session id, its status, the amount, fee, VAT and total, the source
+account and the beneficiary, times in Lagos. By `reference_number` or your own
+`reference`, as `get_transfer_api` finds it. The file is in
+`data.content_base64`, named by `file_name`.
+
+Integration token.
+
+Errors:
+- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.
+- `41` the token is missing, invalid or expired.
+- `47` no transfer of the business has this reference.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/api/download_transfer_receipt`
+
+```text
+let response = client.download_transfer_receipt_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn download_transfer_receipt_api(
+        &self,
+    ) -> builder::DownloadTransferReceiptApi<'_> {
+        builder::DownloadTransferReceiptApi::new(self)
+    }
     /**List transfers (integration)
 
 The integration twin of `fetch_transfers_web`: every transfer of the business, newest
@@ -31030,7 +32817,9 @@ let response = client.fetch_transfers_api()
     /**Cancel one's own held transfer
 
 The initiator withdraws a transfer of theirs that the approval policy holds: its reserved
-funds are released, it becomes `transfer_status: cancelled` (`status: failed`), and
+funds are released (its debit and fee become `failed`, and a `REV-` credit of amount, fee
+and VAT, named by `reversal_reference_number`, returns them to the source account), it
+becomes `transfer_status: cancelled` (`status: failed`), and
 `transfer.cancelled` is emitted. Only the member who initiated it may cancel; reviewers
 reject instead. Audit-log action `cancel_transfer`.
 
@@ -31087,6 +32876,36 @@ let response = client.get_transfer_web()
 ```*/
     pub fn get_transfer_web(&self) -> builder::GetTransferWeb<'_> {
         builder::GetTransferWeb::new(self)
+    }
+    /**Download a transfer's receipt
+
+A transfer's receipt as a PDF (A4, searchable text, since 2.6.0): the bank, its
+reference and NIP session id, its status, the amount, fee, VAT and total, the source
+account and the beneficiary, times in Lagos. By `reference_number` or your own
+`reference`, as `get_transfer_web` finds it. The file is in
+`data.content_base64`, named by `file_name`.
+
+Permission: `transfer.view`.
+
+Errors:
+- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transfer.view`.
+- `47` no transfer of the business has this reference.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/transfer/web/download_transfer_receipt`
+
+```text
+let response = client.download_transfer_receipt()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn download_transfer_receipt(&self) -> builder::DownloadTransferReceipt<'_> {
+        builder::DownloadTransferReceipt::new(self)
     }
     /**Transfer status (integration)
 
@@ -33481,6 +35300,426 @@ pub mod builder {
             }
         }
     }
+    /**Builder for [`Client::get_account_statement`]
+
+[`Client::get_account_statement`]: super::Client::get_account_statement*/
+    #[derive(Debug, Clone)]
+    pub struct GetAccountStatement<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::GetAccountStatementRequest, String>,
+    }
+    impl<'a> GetAccountStatement<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::GetAccountStatementRequest>,
+            <V as std::convert::TryInto<
+                types::GetAccountStatementRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `GetAccountStatementRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::GetAccountStatementRequest,
+            ) -> types::builder::GetAccountStatementRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/account/web/get_account_statement`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::GetAccountStatementResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::GetAccountStatementRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/account/web/get_account_statement", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_account_statement",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_account_statement_api`]
+
+[`Client::get_account_statement_api`]: super::Client::get_account_statement_api*/
+    #[derive(Debug, Clone)]
+    pub struct GetAccountStatementApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::GetAccountStatementRequest, String>,
+    }
+    impl<'a> GetAccountStatementApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::GetAccountStatementRequest>,
+            <V as std::convert::TryInto<
+                types::GetAccountStatementRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `GetAccountStatementRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::GetAccountStatementRequest,
+            ) -> types::builder::GetAccountStatementRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/account/api/get_account_statement`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::GetAccountStatementResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::GetAccountStatementRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/account/api/get_account_statement", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_account_statement_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::download_account_statement`]
+
+[`Client::download_account_statement`]: super::Client::download_account_statement*/
+    #[derive(Debug, Clone)]
+    pub struct DownloadAccountStatement<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::DownloadAccountStatementRequest, String>,
+    }
+    impl<'a> DownloadAccountStatement<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::DownloadAccountStatementRequest>,
+            <V as std::convert::TryInto<
+                types::DownloadAccountStatementRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `DownloadAccountStatementRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::DownloadAccountStatementRequest,
+            ) -> types::builder::DownloadAccountStatementRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/account/web/download_account_statement`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::DownloadAccountStatementResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::DownloadAccountStatementRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/account/web/download_account_statement", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "download_account_statement",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::download_account_statement_api`]
+
+[`Client::download_account_statement_api`]: super::Client::download_account_statement_api*/
+    #[derive(Debug, Clone)]
+    pub struct DownloadAccountStatementApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::DownloadAccountStatementRequest, String>,
+    }
+    impl<'a> DownloadAccountStatementApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::DownloadAccountStatementRequest>,
+            <V as std::convert::TryInto<
+                types::DownloadAccountStatementRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `DownloadAccountStatementRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::DownloadAccountStatementRequest,
+            ) -> types::builder::DownloadAccountStatementRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/account/api/download_account_statement`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::DownloadAccountStatementResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::DownloadAccountStatementRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/account/api/download_account_statement", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "download_account_statement_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
     /**Builder for [`Client::fetch_account_collections`]
 
 [`Client::fetch_account_collections`]: super::Client::fetch_account_collections*/
@@ -35061,6 +37300,108 @@ pub mod builder {
             }
         }
     }
+    /**Builder for [`Client::download_transfer_receipt_api`]
+
+[`Client::download_transfer_receipt_api`]: super::Client::download_transfer_receipt_api*/
+    #[derive(Debug, Clone)]
+    pub struct DownloadTransferReceiptApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::GetTransferRequest, String>,
+    }
+    impl<'a> DownloadTransferReceiptApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::GetTransferRequest>,
+            <V as std::convert::TryInto<
+                types::GetTransferRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `GetTransferRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::GetTransferRequest,
+            ) -> types::builder::GetTransferRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/api/download_transfer_receipt`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::DownloadTransferReceiptResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::GetTransferRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/api/download_transfer_receipt", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "download_transfer_receipt_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
     /**Builder for [`Client::fetch_transfers_api`]
 
 [`Client::fetch_transfers_api`]: super::Client::fetch_transfers_api*/
@@ -35343,6 +37684,108 @@ pub mod builder {
                 .build()?;
             let info = OperationInfo {
                 operation_id: "get_transfer_web",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::download_transfer_receipt`]
+
+[`Client::download_transfer_receipt`]: super::Client::download_transfer_receipt*/
+    #[derive(Debug, Clone)]
+    pub struct DownloadTransferReceipt<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::GetTransferRequest, String>,
+    }
+    impl<'a> DownloadTransferReceipt<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::GetTransferRequest>,
+            <V as std::convert::TryInto<
+                types::GetTransferRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `GetTransferRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::GetTransferRequest,
+            ) -> types::builder::GetTransferRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/transfer/web/download_transfer_receipt`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::DownloadTransferReceiptResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::GetTransferRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/transfer/web/download_transfer_receipt", client
+                .baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "download_transfer_receipt",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;

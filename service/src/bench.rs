@@ -124,15 +124,18 @@ pub async fn seed_credits(
         let mut tx = store.begin().await?;
         let size = u32::try_from(batch).or_internal()?;
         let first = ledger::advance_head_by(&mut tx, &business_id, size, now()).await?;
-        credit_balance(&mut tx, &account, amount, first, batch).await?;
+        let balance = credit_balance(&mut tx, &account, amount, first, batch).await?;
         let mut rows = SeedRows::for_tx(&tx, batch);
         for offset in 0..batch {
+            // The batch's later credits are in the balance the update left.
+            let later = i64::try_from(batch - 1 - offset).or_internal()? * amount.get();
+            let place = Place { first, offset };
             rows.push(&seeded_credit(
                 &business_id,
                 &account,
                 amount,
-                first,
-                offset,
+                place,
+                balance - later,
             )?);
         }
         rows.insert(&mut tx).await?;
@@ -145,36 +148,42 @@ pub async fn seed_credits(
 }
 
 /// Adds a batch of `batch` credits of `amount` to the account's balance in one update, its
-/// last update at the batch's last place (`48` if the account cannot hold them).
+/// last update at the batch's last place (`48` if the account cannot hold them); returns the
+/// balance after.
 async fn credit_balance(
     tx: &mut Tx,
     account: &AccountRow,
     amount: Kobo,
     first: ledger::Head,
     batch: usize,
-) -> Result<(), Error> {
+) -> Result<i64, Error> {
     let batch = i64::try_from(batch).or_internal()?;
     let total = amount
         .get()
         .checked_mul(batch)
         .ok_or_else(|| Error::internal("the seeded total overflows"))?;
     let last_at = first.posted_at + Duration::microseconds(batch - 1);
-    let applied = seeding::add_to_balance(tx, &account.id, total, last_at, MAX_BALANCE).await?;
-    if !applied {
-        return Err(Error::new(ResponseCode::InvalidState)
-            .with_message("the account cannot hold that much"));
-    }
-    Ok(())
+    seeding::add_to_balance(tx, &account.id, total, last_at, MAX_BALANCE)
+        .await?
+        .ok_or_else(|| {
+            Error::new(ResponseCode::InvalidState).with_message("the account cannot hold that much")
+        })
 }
 
-/// The credit at `offset` in a batch that starts at `first`, each a microsecond after the one
-/// before, its ids in time order ([`seed_id`]).
+/// A credit's place: `offset` in a batch that starts at `first`.
+struct Place {
+    first: ledger::Head,
+    offset: usize,
+}
+
+/// The credit at its place, each a microsecond after the one before, its ids in time order
+/// ([`seed_id`]), the account's balance `balance_after` right after it.
 fn seeded_credit<'a>(
     business_id: &'a str,
     account: &'a AccountRow,
     amount: Kobo,
-    first: ledger::Head,
-    offset: usize,
+    Place { first, offset }: Place,
+    balance_after: i64,
 ) -> Result<SeededCredit<'a>, Error> {
     let offset = i64::try_from(offset).or_internal()?;
     let sequence = first.sequence + offset;
@@ -190,6 +199,7 @@ fn seeded_credit<'a>(
         reference: seed_reference(business_id, sequence, first.posted_at),
         narration: format!("Seeded credit {sequence}"),
         amount: amount.get(),
+        balance_after,
         at,
     })
 }

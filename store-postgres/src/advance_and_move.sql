@@ -50,7 +50,7 @@ moved AS (
     AND (a.status = 'active' OR NOT c.must_be_active)
     AND (NOT $13::boolean OR EXISTS (SELECT 1 FROM business WHERE active))
     AND ($7::bigint IS NULL OR EXISTS (SELECT 1 FROM daily))
-  RETURNING a.id
+  RETURNING a.id, a.balance
 )
 SELECT h.business_id::text AS "business_id!", h.last_sequence AS "last_sequence!",
   h.last_posted_micros, h.last_posted_at AS "last_posted_at!",

@@ -4,7 +4,7 @@
 
 use crate::Pool;
 use crate::{sums, StoreError};
-pub use kobo_store::audit::{AccountBalance, Counted, DayAstray};
+pub use kobo_store::audit::{AccountBalance, ClosingAstray, Counted, DayAstray, RunningAstray};
 
 kobo_store::audit_functions!(backend crate::Backend);
 
@@ -164,8 +164,6 @@ impl kobo_store::audit::Audit for crate::Backend {
         .await
     }
 
-    /// The reference numbers of the transactions (not `failed`) whose entry has no posting of
-    /// their amount on their account.
     async fn transactions_without_posting(pool: &Pool) -> Result<Vec<String>, StoreError> {
         pool.run(async |pool| {
             Ok(sqlx::query_scalar!(
@@ -173,7 +171,10 @@ impl kobo_store::audit::Audit for crate::Backend {
            AND NOT EXISTS (SELECT 1 FROM ledger_postings p WHERE p.entry_id = t.entry_id \
              AND p.account_id = t.account_id \
              AND p.amount = CASE WHEN t.transaction_type = 'credit' THEN t.amount \
-                                 ELSE -t.amount END)"
+                                 ELSE -t.amount END) \
+           AND NOT (t.category = 'reversal' AND t.transaction_type = 'credit' \
+             AND (SELECT sum(p.amount) FROM ledger_postings p WHERE p.entry_id = t.entry_id \
+                  AND p.account_id = t.account_id) = t.amount)"
             )
             .fetch_all(&mut *pool)
             .await?)
@@ -195,6 +196,45 @@ impl kobo_store::audit::Audit for crate::Backend {
                     GROUP BY business_id, day) s
            ON s.business_id = k.business_id AND s.day = k.day
          WHERE COALESCE(d.amount, 0) <> COALESCE(s.spent, 0)"#
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
+
+    async fn running_balances_astray(pool: &Pool) -> Result<Vec<RunningAstray>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_as!(
+                RunningAstray,
+                r#"SELECT reference_number AS "reference_number!", balance_after AS stored,
+                     summed AS "summed!"
+                   FROM (SELECT reference_number, balance_after,
+                           (sum(CASE transaction_type WHEN 'credit' THEN amount ELSE -amount END)
+                             OVER (PARTITION BY account_id ORDER BY created_at, id
+                                   ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))::bigint
+                             AS summed
+                         FROM transactions) r
+                   WHERE balance_after IS DISTINCT FROM summed
+                   ORDER BY reference_number LIMIT 1000"#
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
+
+    async fn closing_balances_astray(pool: &Pool) -> Result<Vec<ClosingAstray>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_as!(
+                ClosingAstray,
+                r#"SELECT a.account_number, a.balance, COALESCE(l.balance_after, 0) AS "last!"
+                   FROM accounts a
+                   LEFT JOIN LATERAL (SELECT t.balance_after FROM transactions t
+                       WHERE t.account_id = a.id ORDER BY t.created_at DESC, t.id DESC LIMIT 1) l
+                     ON true
+                   WHERE COALESCE(l.balance_after, 0) <> a.balance
+                   ORDER BY a.account_number"#
             )
             .fetch_all(&mut *pool)
             .await?)

@@ -68,6 +68,13 @@ pub async fn run_moving(
                 .into(),
         ));
     }
+    // A transaction's balance after it is read from its account as the movement left it
+    // (`moved`): a row on an account the movement does not move would not be written.
+    if !parts.transactions_move_only(money.changes) {
+        return Err(StoreError::Misuse(
+            "a payout in one statement writes transactions only on the accounts it moves".into(),
+        ));
+    }
     let Some((moved, claimed)) =
         run_payout_in_one(tx, &parts, businesses, now, money, foreseen, holds_head).await?
     else {

@@ -101,16 +101,24 @@ moved AS (
     AND (a.status = 'active' OR NOT c.must_be_active)
     AND (NOT $13::boolean OR EXISTS (SELECT 1 FROM business WHERE active))
     AND ($7::bigint IS NULL OR EXISTS (SELECT 1 FROM daily))
-  RETURNING a.id
+  RETURNING a.id, a.balance
 ),
+-- A transaction's balance after it (migration 0028): its account's balance once the movement
+-- its rows describe is done, less what the batch's later rows on the account move it by
+-- (`later`). An earlier statement of the transaction moved the balance, and this one sees it;
+-- in one statement, the movement's part returns it (`moved`), and a refused movement writes no
+-- transaction (its payout is rolled back). A line ending `-- apart` is left out of the
+-- statement in one.
 new_transactions AS (
-    SELECT * FROM json_to_recordset($14::text::json)
+    SELECT t.*, b.balance - t.later AS balance_after
+    FROM json_to_recordset($14::text::json)
         AS t (id uuid, business_id uuid, account_id uuid, entry_id uuid, sequence bigint,
             reference_number text, transaction_type text, category text, status text,
             channel text, amount bigint, narration text, narration_key text, session_id text,
             originator_account_number text, originator_account_name text,
             originator_bank_code text, originator_bank_name text, created_at timestamptz,
-            settled boolean, carries_posting boolean, entry_kind text)
+            settled boolean, carries_posting boolean, entry_kind text, later bigint)
+    JOIN moved b ON b.id = t.account_id
     WHERE EXISTS (SELECT 1 FROM place)
 ),
 -- A settled transaction (a collection) is its own settlement (`settlements` is their view).
@@ -119,11 +127,11 @@ transactions AS (
         reference_number, transaction_type, category, status, channel, amount, narration,
         narration_key, session_id, originator_account_number, originator_account_name,
         originator_bank_code, originator_bank_name, created_at, settled, carries_posting,
-        entry_kind)
+        entry_kind, balance_after)
     SELECT id, business_id, account_id, entry_id, sequence, reference_number,
         transaction_type, category, status, channel, amount, narration, narration_key,
         session_id, originator_account_number, originator_account_name, originator_bank_code,
-        originator_bank_name, created_at, settled, carries_posting, entry_kind
+        originator_bank_name, created_at, settled, carries_posting, entry_kind, balance_after
     FROM new_transactions
 ),
 transfers AS (

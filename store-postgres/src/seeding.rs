@@ -20,6 +20,7 @@ pub struct SeedRows {
     sequences: Vec<i64>,
     references: Vec<String>,
     amounts: Vec<i64>,
+    balances_after: Vec<i64>,
     narrations: Vec<String>,
     narration_keys: Vec<String>,
     times: Vec<DateTime<Utc>>,
@@ -43,6 +44,7 @@ impl SeedRows {
             sequences: Vec::with_capacity(batch),
             references: Vec::with_capacity(batch),
             amounts: Vec::with_capacity(batch),
+            balances_after: Vec::with_capacity(batch),
             narrations: Vec::with_capacity(batch),
             narration_keys: Vec::with_capacity(batch),
             times: Vec::with_capacity(batch),
@@ -79,6 +81,7 @@ impl SeedRows {
         self.sequences.push(credit.sequence);
         self.references.push(credit.reference.clone());
         self.amounts.push(credit.amount);
+        self.balances_after.push(credit.balance_after);
         self.narrations.push(credit.narration.clone());
         self.narration_keys
             .push(format!("{} {}", credit.narration, credit.reference).to_lowercase());
@@ -110,9 +113,9 @@ impl SeedRows {
             "WITH credits AS ( \
                SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], \
                  $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::text[], \
-                 $10::timestamptz[]) \
+                 $10::timestamptz[], $16::bigint[]) \
                  AS c (entry_id, id, business_id, account_id, sequence, reference, amount, \
-                   narration, narration_key, at)), \
+                   narration, narration_key, at, balance_after)), \
              entries AS ( \
                INSERT INTO journal_entries (id, business_id, kind, created_at) \
                SELECT entry_id, business_id, 'inbound_credit', at FROM credits), \
@@ -124,10 +127,11 @@ impl SeedRows {
                reference_number, transaction_type, category, status, channel, amount, \
                narration_key, narration, session_id, originator_account_number, \
                originator_account_name, originator_bank_code, originator_bank_name, \
-               created_at, settled) \
+               created_at, settled, balance_after) \
              SELECT id, business_id, account_id, entry_id, sequence, reference, 'credit', \
                'collection', 'success', 'nip', amount, narration_key, narration, NULL, \
-               '0123456789', 'Seed Originator', '000013', 'GTBank', at, true FROM credits",
+               '0123456789', 'Seed Originator', '000013', 'GTBank', at, true, balance_after \
+             FROM credits",
             &self.entry_ids,
             &self.ids,
             &self.business_ids,
@@ -142,7 +146,8 @@ impl SeedRows {
             &self.posting_entries,
             &self.posting_accounts,
             &self.posting_amounts,
-            &self.posting_times
+            &self.posting_times,
+            &self.balances_after
         )
         .execute(&mut **tx)
         .await?;
@@ -213,18 +218,17 @@ impl kobo_store::seeding::Seeding for crate::Backend {
         total: i64,
         last_at: DateTime<Utc>,
         max_balance: i64,
-    ) -> Result<bool, StoreError> {
-        let applied = sqlx::query!(
-        "UPDATE accounts SET balance = balance + $2, last_balance_update = $3, updated_at = $3 \
-         WHERE id = $1 AND balance + $2 <= $4",
-        id(account_id),
-        total,
-        last_at,
-        max_balance
-    )
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
-        Ok(applied == 1)
+    ) -> Result<Option<i64>, StoreError> {
+        Ok(sqlx::query_scalar!(
+            "UPDATE accounts SET balance = balance + $2, last_balance_update = $3, \
+               updated_at = $3 \
+             WHERE id = $1 AND balance + $2 <= $4 RETURNING balance",
+            id(account_id),
+            total,
+            last_at,
+            max_balance
+        )
+        .fetch_optional(&mut **tx)
+        .await?)
     }
 }

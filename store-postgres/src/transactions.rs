@@ -5,8 +5,10 @@ use crate::logs::contains_pattern;
 use crate::Pool;
 use crate::{id, sums, StoreError, Tx};
 use chrono::{DateTime, Utc};
+use kobo_store::paging::Cursor;
 pub use kobo_store::transactions::{
-    DayTotal, Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
+    DayTotal, Filters, Listing, NewTransaction, Originator, PeriodTotals, SessionCredit,
+    StatementLine, TransactionRow, Window,
 };
 
 pub use kobo_store::batch::transaction_into as record_into;
@@ -134,6 +136,86 @@ impl kobo_store::transactions::Transactions for crate::Backend {
         rows.into_iter()
             .map(|row| Ok((row.day, row.credit, row.count, sums::read(row.sum)?)))
             .collect()
+    }
+
+    async fn balance_before(
+        pool: &Pool,
+        account_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<i64, StoreError> {
+        pool.run(async |pool| {
+            let balance = sqlx::query_scalar!(
+                "SELECT balance_after FROM transactions WHERE account_id = $1 AND created_at < $2 \
+                 ORDER BY created_at DESC, id DESC LIMIT 1",
+                id(account_id),
+                at
+            )
+            .fetch_optional(&mut *pool)
+            .await?;
+            Ok(balance.unwrap_or(0))
+        })
+        .await
+    }
+
+    /// A range of `transactions_account_keyset` read in order, from the cursor on.
+    async fn statement_lines(
+        pool: &Pool,
+        account_id: &str,
+        after: &Cursor,
+        until: DateTime<Utc>,
+        limit: u64,
+    ) -> Result<Vec<StatementLine>, StoreError> {
+        pool.run(async |pool| {
+            Ok(sqlx::query_as!(
+                StatementLine,
+                "SELECT id, reference_number, transaction_type, category, status, channel, \
+                   amount, narration, session_id, originator_account_number, \
+                   originator_account_name, originator_bank_code, originator_bank_name, \
+                   created_at, balance_after \
+                 FROM transactions \
+                 WHERE account_id = $1 AND (created_at, id) > ($2, $3) AND created_at < $4 \
+                 ORDER BY created_at, id LIMIT $5",
+                id(account_id),
+                after.created_at,
+                after.id,
+                until,
+                i64::try_from(limit).unwrap_or(i64::MAX)
+            )
+            .fetch_all(&mut *pool)
+            .await?)
+        })
+        .await
+    }
+
+    async fn period_totals(
+        pool: &Pool,
+        account_id: &str,
+        from: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<PeriodTotals, StoreError> {
+        let row = pool
+            .run(async |pool| {
+                Ok(sqlx::query!(
+                    r#"SELECT count(*) FILTER (WHERE transaction_type = 'credit') AS "credits!",
+                     (sum(amount) FILTER (WHERE transaction_type = 'credit'))::text AS credited,
+                     count(*) FILTER (WHERE transaction_type = 'debit') AS "debits!",
+                     (sum(amount) FILTER (WHERE transaction_type = 'debit'))::text AS debited
+                   FROM transactions
+                   WHERE account_id = $1 AND created_at >= $2 AND created_at < $3"#,
+                    id(account_id),
+                    from,
+                    until
+                )
+                .fetch_one(&mut *pool)
+                .await?)
+            })
+            .await?;
+        Ok(PeriodTotals {
+            credits: row.credits,
+            credited: sums::read(row.credited)?,
+            debits: row.debits,
+            debited: sums::read(row.debited)?,
+        })
     }
 }
 

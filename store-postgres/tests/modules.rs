@@ -1137,15 +1137,17 @@ async fn seeding_round_trip() {
             reference: format!("SEED{n}"),
             narration: "Seed".into(),
             amount: 100,
+            balance_after: 100 * (n + 1),
             at: w.at + Duration::microseconds(n),
         });
     }
     let mut tx = db.pool.inner().begin().await.unwrap();
     rows.insert(&mut tx).await.unwrap();
-    assert!(
+    assert_eq!(
         seeding::add_to_balance(&mut tx, &w.current_id, 300, w.at, i64::MAX)
             .await
-            .unwrap()
+            .unwrap(),
+        Some(300)
     );
     tx.commit().await.unwrap();
     seeding::analyze_transactions(&db.pool).await.unwrap();

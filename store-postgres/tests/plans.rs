@@ -74,12 +74,12 @@ async fn transaction_pages_read_the_keyset_indexes_in_order_with_kept_plans() {
            '6f1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e5f', 'x', now()); \
          INSERT INTO transactions (id, business_id, account_id, entry_id, sequence, \
            reference_number, transaction_type, category, status, channel, amount, narration, \
-           narration_key, created_at, settled) \
+           narration_key, created_at, settled, balance_after) \
          SELECT gen_random_uuid(), '6f1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e5f', \
            CASE WHEN g % 10 = 0 THEN '9c1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e5f'::uuid \
                 ELSE '9c1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e60'::uuid END, \
            'e0000001-1b2c-4d5e-8f90-0a1b2c3d4e5f', g, 'R' || g, 'credit', 'collection', \
-           'success', 'nip', 1, 'n', 'n', now() - g * interval '1 second', g % 3 <> 0 \
+           'success', 'nip', 1, 'n', 'n', now() - g * interval '1 second', g % 3 <> 0, g \
          FROM generate_series(1, 30000) g; \
          ANALYZE",
     )
@@ -108,6 +108,38 @@ async fn transaction_pages_read_the_keyset_indexes_in_order_with_kept_plans() {
     .await;
     assert!(plan.contains("transactions_keyset"), "{plan}");
     assert!(!plan.contains("Sort"), "{plan}");
+
+    // A statement's reads (issue 61), on their kept plans: the balance before a moment is one
+    // entry of the account's index read backwards, whatever the account's history; its lines
+    // and totals a range of it, in order.
+    let account = "'9c1c2a3e-1b2c-4d5e-8f90-0a1b2c3d4e5f'";
+    let before = statement(&["SELECT balance_after FROM transactions", "created_at < $2"]);
+    let plan = generic_plan(&db, &before, &format!("{account}, now()")).await;
+    assert!(plan.contains("Limit"), "{plan}");
+    assert!(
+        plan.contains("Index Scan Backward using transactions_account_keyset"),
+        "{plan}"
+    );
+    let lines = statement(&["(created_at, id) > ($2, $3)", "balance_after"]);
+    let plan = generic_plan(
+        &db,
+        &lines,
+        &format!("{account}, now() - interval '1 day', gen_random_uuid(), now(), 101"),
+    )
+    .await;
+    assert!(plan.contains("transactions_account_keyset"), "{plan}");
+    assert!(!plan.contains("Sort"), "{plan}");
+    let totals = statement(&[
+        "FILTER (WHERE transaction_type = 'credit')",
+        "created_at >= $2",
+    ]);
+    let plan = generic_plan(
+        &db,
+        &totals,
+        &format!("{account}, now() - interval '1 day', now()"),
+    )
+    .await;
+    assert!(plan.contains("transactions_account_keyset"), "{plan}");
 
     // An account's sums (its collections, what it sent) read its range of the account's index
     // and nothing of the table: the columns they need are carried in it (migration 0020). Once

@@ -3,7 +3,7 @@
 //! pool outside any transaction.
 
 use crate::{sums, Store, StoreError};
-pub use kobo_store::audit::{AccountBalance, Counted, DayAstray};
+pub use kobo_store::audit::{AccountBalance, ClosingAstray, Counted, DayAstray, RunningAstray};
 
 kobo_store::audit_functions!(backend crate::Backend);
 
@@ -157,7 +157,10 @@ impl kobo_store::audit::Audit for crate::Backend {
            AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.entry_id = t.entry_id \
              AND p.account_id = t.account_id \
              AND p.amount = CASE WHEN t.transaction_type = 'credit' THEN t.amount \
-                                 ELSE -t.amount END)"
+                                 ELSE -t.amount END) \
+           AND NOT (t.category = 'reversal' AND t.transaction_type = 'credit' \
+             AND (SELECT sum(p.amount) FROM postings p WHERE p.entry_id = t.entry_id \
+                  AND p.account_id = t.account_id) = t.amount)"
         )
         .fetch_all(store.pool())
         .await?)
@@ -177,6 +180,40 @@ impl kobo_store::audit::Audit for crate::Backend {
                       GROUP BY business_id, day) s
              ON s.business_id = k.business_id AND s.day = k.day
            WHERE COALESCE(d.amount, 0) <> COALESCE(s.spent, 0)"#
+        )
+        .fetch_all(store.pool())
+        .await?)
+    }
+
+    async fn running_balances_astray(store: &Store) -> Result<Vec<RunningAstray>, StoreError> {
+        Ok(sqlx::query_as!(
+            RunningAstray,
+            r#"SELECT reference_number AS "reference_number!", balance_after AS stored,
+                 summed AS "summed!: i64"
+               FROM (SELECT reference_number, balance_after,
+                       sum(CASE transaction_type WHEN 'credit' THEN amount ELSE -amount END)
+                         OVER (PARTITION BY account_id ORDER BY created_at, id
+                               ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS summed
+                     FROM transactions)
+               WHERE balance_after IS NOT summed
+               ORDER BY reference_number LIMIT 1000"#
+        )
+        .fetch_all(store.pool())
+        .await?)
+    }
+
+    async fn closing_balances_astray(store: &Store) -> Result<Vec<ClosingAstray>, StoreError> {
+        Ok(sqlx::query_as!(
+            ClosingAstray,
+            r#"SELECT account_number, balance, last AS "last!: i64"
+               FROM (SELECT a.account_number, a.balance,
+                       COALESCE((SELECT t.balance_after
+                         FROM transactions t INDEXED BY transactions_account_keyset
+                         WHERE t.account_id = a.id
+                         ORDER BY t.created_at DESC, t.id DESC LIMIT 1), 0) AS last
+                     FROM accounts a)
+               WHERE last <> balance
+               ORDER BY account_number"#
         )
         .fetch_all(store.pool())
         .await?)

@@ -12,10 +12,12 @@ kobo_store::batch_functions!(backend crate::Backend);
 
 impl kobo_store::batch::Batches for crate::Backend {
     async fn run(tx: &mut Tx, batch: Batch) -> Result<(), StoreError> {
-        for write in batch.into_writes() {
+        let writes = batch.into_writes();
+        let later = kobo_store::batch::later_on_account(&writes);
+        for (write, later) in writes.into_iter().zip(later) {
             match write {
                 Write::Entry(entry) => ledger::write_entry(tx, entry).await?,
-                Write::Transaction(transaction) => transactions::write(tx, *transaction).await?,
+                Write::Transaction(new) => transactions::write(tx, *new, later).await?,
                 Write::Transfer(transfer) => transfers::write(tx, *transfer).await?,
                 Write::Event(event) => events::write(tx, event).await?,
                 Write::Audit(audit) => logs::write_audit(tx, audit).await?,

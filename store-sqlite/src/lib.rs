@@ -639,7 +639,7 @@ mod tests {
     #[test]
     fn the_fingerprint_is_stable() {
         assert_eq!(schema_fingerprint().len(), 12);
-        assert_eq!(MIGRATOR.iter().count(), 18);
+        assert_eq!(MIGRATOR.iter().count(), 19);
     }
 }
 
@@ -749,7 +749,7 @@ mod plans {
         store.migrate().await.unwrap();
         let pages = statements(
             &["ORDER BY t.created_at DESC, t.id DESC"],
-            &["FROM transfers t"],
+            &["FROM transfers t", "balance_after"],
         );
         assert_eq!(pages.len(), 4, "{pages:#?}");
         for sql in pages {

@@ -112,6 +112,7 @@ impl SeedRows {
             Text("000013"),
             Text("GTBank"),
             Text(&at),
+            Int(credit.balance_after),
         ]));
         self.settlements.push(json_row(&[
             Text(&credit.id),
@@ -153,11 +154,11 @@ impl SeedRows {
                    reference_number, transaction_type, category, status, channel, amount, \
                    narration_key, narration, session_id, originator_account_number, \
                    originator_account_name, originator_bank_code, originator_bank_name, \
-                   created_at) \
+                   created_at, balance_after) \
                  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, \
                    value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, \
                    value ->> 10, value ->> 11, value ->> 12, value ->> 13, value ->> 14, \
-                   value ->> 15, value ->> 16, value ->> 17, value ->> 18 \
+                   value ->> 15, value ->> 16, value ->> 17, value ->> 18, value ->> 19 \
                  FROM json_each(?1) ORDER BY key",
                 rows
             )
@@ -231,19 +232,18 @@ impl kobo_store::seeding::Seeding for crate::Backend {
         total: i64,
         last_at: DateTime<Utc>,
         max_balance: i64,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<i64>, StoreError> {
         let last_at = timestamp(last_at);
-        let applied = sqlx::query!(
-        "UPDATE accounts SET balance = balance + ?2, last_balance_update = ?3, updated_at = ?3 \
-         WHERE id = ?1 AND balance + ?2 <= ?4",
-        account_id,
-        total,
-        last_at,
-        max_balance
-    )
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
-        Ok(applied == 1)
+        Ok(sqlx::query_scalar!(
+            "UPDATE accounts SET balance = balance + ?2, last_balance_update = ?3, \
+               updated_at = ?3 \
+             WHERE id = ?1 AND balance + ?2 <= ?4 RETURNING balance",
+            account_id,
+            total,
+            last_at,
+            max_balance
+        )
+        .fetch_optional(&mut **tx)
+        .await?)
     }
 }

@@ -6,15 +6,19 @@ use chrono::{DateTime, Utc};
 use crate::{
     contains_pattern, first_rows, on, sums, timestamp, uuid, Store, StoreError, Tx, NO_TIME_BOUND,
 };
+use kobo_store::paging::Cursor;
 pub use kobo_store::transactions::{
-    DayTotal, Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
+    DayTotal, Filters, Listing, NewTransaction, Originator, PeriodTotals, SessionCredit,
+    StatementLine, TransactionRow, Window,
 };
 
 pub use kobo_store::batch::transaction_into as record_into;
 
 /// [`Write::Transaction`], run in `tx` ([`crate::batch::run`]): the transaction, and its
-/// settlement when it is one.
-pub(crate) async fn write(tx: &mut Tx, new: NewTransaction) -> Result<(), StoreError> {
+/// settlement when it is one. Its balance after it is its account's balance as the batch's
+/// movement left it, less `later`, what the batch's later transactions on the account move it
+/// by ([`kobo_store::batch::later_on_account`]).
+pub(crate) async fn write(tx: &mut Tx, new: NewTransaction, later: i64) -> Result<(), StoreError> {
     let at = timestamp(new.created_at);
     let id = new.id.to_string();
     let narration_key = format!("{} {}", new.narration, new.reference_number).to_lowercase();
@@ -23,13 +27,13 @@ pub(crate) async fn write(tx: &mut Tx, new: NewTransaction) -> Result<(), StoreE
     let originator_account_name = originator.map(|o| o.account_name.as_str());
     let originator_bank_code = originator.map(|o| o.bank_code.as_str());
     let originator_bank_name = originator.map(|o| o.bank_name.as_str());
-    sqlx::query!(
+    let written = sqlx::query!(
         "INSERT INTO transactions (id, business_id, account_id, entry_id, sequence, \
            reference_number, transaction_type, category, status, channel, amount, narration, \
            narration_key, session_id, originator_account_number, originator_account_name, \
-           originator_bank_code, originator_bank_name, created_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-           ?18, ?19)",
+           originator_bank_code, originator_bank_name, created_at, balance_after) \
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
+           ?18, ?19, a.balance - ?20 FROM accounts a WHERE a.id = ?3",
         id,
         new.business_id,
         new.account_id,
@@ -48,10 +52,17 @@ pub(crate) async fn write(tx: &mut Tx, new: NewTransaction) -> Result<(), StoreE
         originator_account_name,
         originator_bank_code,
         originator_bank_name,
-        at
+        at,
+        later
     )
     .execute(&mut **tx)
     .await?;
+    if written.rows_affected() != 1 {
+        return Err(StoreError::Misuse(format!(
+            "a transaction on account {}, which is not a customer account",
+            new.account_id
+        )));
+    }
     if new.settled {
         sqlx::query!(
             "INSERT INTO settlements (id, business_id, account_id, reference, amount, status, \
@@ -245,6 +256,117 @@ impl kobo_store::transactions::Transactions for crate::Backend {
                 )
             })
             .collect())
+    }
+
+    /// Each statement reads `transactions_account_keyset` by name (`INDEXED BY`): SQLite keeps
+    /// no statistics, and `transactions_account` also leads with the account.
+    async fn balance_before(
+        store: &Store,
+        account_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<i64, StoreError> {
+        let at = timestamp(at);
+        let balance = sqlx::query_scalar!(
+            r#"SELECT balance_after AS "balance_after!: i64"
+               FROM transactions INDEXED BY transactions_account_keyset
+               WHERE account_id = ?1 AND created_at < ?2
+               ORDER BY created_at DESC, id DESC LIMIT 1"#,
+            account_id,
+            at
+        )
+        .fetch_optional(store.pool())
+        .await?;
+        Ok(balance.unwrap_or(0))
+    }
+
+    async fn statement_lines(
+        store: &Store,
+        account_id: &str,
+        after: &Cursor,
+        until: DateTime<Utc>,
+        limit: u64,
+    ) -> Result<Vec<StatementLine>, StoreError> {
+        let after_at = timestamp(after.created_at);
+        let after_id = after.id.to_string();
+        let until = timestamp(until);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = sqlx::query!(
+            r#"SELECT id AS "id!", reference_number, transaction_type, category, status,
+                 channel, amount, narration, session_id, originator_account_number,
+                 originator_account_name, originator_bank_code, originator_bank_name,
+                 created_at AS "created_at: DateTime<Utc>",
+                 balance_after AS "balance_after!: i64"
+               FROM transactions INDEXED BY transactions_account_keyset
+               WHERE account_id = ?1 AND (created_at, id) > (?2, ?3) AND created_at < ?4
+               ORDER BY created_at, id LIMIT ?5"#,
+            account_id,
+            after_at,
+            after_id,
+            until,
+            limit
+        )
+        .fetch_all(store.pool())
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(StatementLine {
+                    id: uuid(&row.id)?,
+                    reference_number: row.reference_number,
+                    transaction_type: row.transaction_type,
+                    category: row.category,
+                    status: row.status,
+                    channel: row.channel,
+                    amount: row.amount,
+                    narration: row.narration,
+                    session_id: row.session_id,
+                    originator_account_number: row.originator_account_number,
+                    originator_account_name: row.originator_account_name,
+                    originator_bank_code: row.originator_bank_code,
+                    originator_bank_name: row.originator_bank_name,
+                    created_at: row.created_at,
+                    balance_after: row.balance_after,
+                })
+            })
+            .collect()
+    }
+
+    async fn period_totals(
+        store: &Store,
+        account_id: &str,
+        from: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<PeriodTotals, StoreError> {
+        let from = timestamp(from);
+        let until = timestamp(until);
+        let row = sqlx::query!(
+            r#"SELECT count(*) FILTER (WHERE transaction_type = 'credit') AS "credits!: i64",
+                 CAST(COALESCE(SUM(amount / 1000000000)
+                   FILTER (WHERE transaction_type = 'credit'), 0) AS BIGINT)
+                   AS "credited_high!: i64",
+                 CAST(COALESCE(SUM(amount % 1000000000)
+                   FILTER (WHERE transaction_type = 'credit'), 0) AS BIGINT)
+                   AS "credited_low!: i64",
+                 count(*) FILTER (WHERE transaction_type = 'debit') AS "debits!: i64",
+                 CAST(COALESCE(SUM(amount / 1000000000)
+                   FILTER (WHERE transaction_type = 'debit'), 0) AS BIGINT)
+                   AS "debited_high!: i64",
+                 CAST(COALESCE(SUM(amount % 1000000000)
+                   FILTER (WHERE transaction_type = 'debit'), 0) AS BIGINT)
+                   AS "debited_low!: i64"
+               FROM transactions INDEXED BY transactions_account_keyset
+               WHERE account_id = ?1 AND created_at >= ?2 AND created_at < ?3"#,
+            account_id,
+            from,
+            until
+        )
+        .fetch_one(store.pool())
+        .await?;
+        Ok(PeriodTotals {
+            credits: row.credits,
+            credited: sums::join(row.credited_high, row.credited_low),
+            debits: row.debits,
+            debited: sums::join(row.debited_high, row.debited_low),
+        })
     }
 }
 

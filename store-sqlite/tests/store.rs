@@ -2077,20 +2077,23 @@ async fn seeding_loads_credits_in_bulk() {
             reference: format!("SEED{n:06}"),
             narration: "Seeded".into(),
             amount: 100,
+            balance_after: 100 * (n + 1),
             at: start + Duration::seconds(n),
         });
     }
     let mut tx = store.begin().await.unwrap();
     rows.insert(&mut tx).await.unwrap();
-    assert!(
+    assert_eq!(
         seeding::add_to_balance(&mut tx, &f.main, 150_000, start, i64::MAX)
             .await
-            .unwrap()
+            .unwrap(),
+        Some(150_000)
     );
-    assert!(
-        !seeding::add_to_balance(&mut tx, &f.main, 1, start, 150_000)
+    assert_eq!(
+        seeding::add_to_balance(&mut tx, &f.main, 1, start, 150_000)
             .await
-            .unwrap()
+            .unwrap(),
+        None
     );
     tx.commit().await.unwrap();
     seeding::analyze_transactions(&store).await.unwrap();

@@ -26,6 +26,24 @@ pub struct DayAstray {
     pub spent: i64,
 }
 
+/// A transaction whose running balance is not what its account's transactions add up to, in
+/// order, up to it (kobo): `stored` is `None` when it has none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunningAstray {
+    pub reference_number: String,
+    pub stored: Option<i64>,
+    pub summed: i64,
+}
+
+/// An account whose balance is not its last transaction's running balance (kobo; `last` is 0
+/// for an account without transactions).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClosingAstray {
+    pub account_number: String,
+    pub balance: i64,
+    pub last: i64,
+}
+
 crate::contract! {
     /// `audit`, in each store.
     pub trait Audit in audit, functions audit_functions {
@@ -50,11 +68,20 @@ crate::contract! {
         /// Postings to an account that is neither a customer's nor the bank's, as `(posting,
         /// account)`.
         pool fn postings_to_unknown_accounts() -> Vec<(String, String)>;
-        /// The reference numbers of [`TRANSACTIONS_WITHOUT_POSTING`].
+        /// The reference numbers of the transactions (not `failed`) whose entry has no posting
+        /// of their signed amount on their account; a `reversal` whose entry's postings on its
+        /// account sum to its amount (a release written before migration 0028, whose amount and
+        /// charges came back as two postings) is backed.
         pool fn transactions_without_posting() -> Vec<String>;
         /// Days whose running total for the daily limit (`daily_transfer_totals`) differs from the
         /// sum of the business's transfers of the day that count toward it: those whose money moved
         /// (`processing`, `success`; a held transfer counts from its approval, on that day).
         pool fn daily_totals_astray() -> Vec<DayAstray>;
+        /// Transactions whose `balance_after` is not the sum of their account's transactions in
+        /// `(created_at, id)` order up to and including them (whatever their status: each moved
+        /// the balance when written).
+        pool fn running_balances_astray() -> Vec<RunningAstray>;
+        /// Accounts whose balance is not their last transaction's `balance_after`.
+        pool fn closing_balances_astray() -> Vec<ClosingAstray>;
     }
 }

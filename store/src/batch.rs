@@ -39,6 +39,40 @@ impl Batch {
     }
 }
 
+/// For each write of `writes`, in order: for a transaction, the signed kobo (credit positive)
+/// of the batch's other transactions on the same account at later places (a larger
+/// sequence); 0 for any other write.
+///
+/// A transaction's `balance_after` (its account's balance right after it) is its account's
+/// balance once the batch's movement is done, less this: a batch is written after the balance
+/// changes its transactions describe and before any later change of their accounts (the
+/// ledger's rule, `money::ledger` in `kobo`). An inter-bank payout's debit (at place s) and
+/// fee (at s+1) on one account, after one change of −(amount + fee): the fee's balance is
+/// the account's, the debit's is the account's + fee.
+pub fn later_on_account(writes: &[Write]) -> Vec<i64> {
+    let transactions: Vec<Option<&NewTransaction>> = writes
+        .iter()
+        .map(|write| match write {
+            Write::Transaction(new) => Some(&**new),
+            _ => None,
+        })
+        .collect();
+    transactions
+        .iter()
+        .map(|this| {
+            let Some(this) = this else { return 0 };
+            transactions
+                .iter()
+                .flatten()
+                .filter(|other| {
+                    other.account_id == this.account_id && other.sequence > this.sequence
+                })
+                .map(|other| other.signed_amount())
+                .sum()
+        })
+        .collect()
+}
+
 /// One write of a [`Batch`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Write {

@@ -15,6 +15,8 @@ pub struct SeededCredit<'a> {
     pub reference: String,
     pub narration: String,
     pub amount: i64,
+    /// The account's balance right after it.
+    pub balance_after: i64,
     pub at: DateTime<Utc>,
 }
 
@@ -36,12 +38,12 @@ crate::contract! {
         /// The numbers of the business's active accounts, the richest first.
         pool fn active_accounts_by_balance(business_id: &str) -> Vec<String>;
         /// Adds `total` kobo to the account's balance in one update, its last update at `last_at`,
-        /// unless the balance would pass `max_balance`; `false` if it would.
+        /// unless the balance would pass `max_balance`: the balance after, `None` if it would.
         tx fn add_to_balance(
             account_id: &str,
             total: i64,
             last_at: DateTime<Utc>,
             max_balance: i64,
-        ) -> bool;
+        ) -> Option<i64>;
     }
 }

@@ -26,6 +26,17 @@ pub struct NewTransaction {
     pub settled: bool,
 }
 
+impl NewTransaction {
+    /// Its amount as it moves its account's balance: a credit's positive, a debit's negative.
+    pub fn signed_amount(&self) -> i64 {
+        if self.transaction_type == "credit" {
+            self.amount
+        } else {
+            -self.amount
+        }
+    }
+}
+
 /// Who sent an inbound credit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Originator {
@@ -54,6 +65,36 @@ pub struct TransactionRow {
     pub created_at: DateTime<Utc>,
     pub account_number: String,
     pub account_name: String,
+}
+
+/// A transaction as its account's statement shows it: with its account's balance right after
+/// it (`balance_after`, kobo).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatementLine {
+    pub id: uuid::Uuid,
+    pub reference_number: String,
+    pub transaction_type: String,
+    pub category: String,
+    pub status: String,
+    pub channel: String,
+    pub amount: i64,
+    pub narration: String,
+    pub session_id: Option<String>,
+    pub originator_account_number: Option<String>,
+    pub originator_account_name: Option<String>,
+    pub originator_bank_code: Option<String>,
+    pub originator_bank_name: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub balance_after: i64,
+}
+
+/// An account's credits and debits over a period: how many, and their sums in kobo.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PeriodTotals {
+    pub credits: i64,
+    pub credited: i128,
+    pub debits: i64,
+    pub debited: i128,
 }
 
 /// Which rows a list reads: every transaction, or the settled collections.
@@ -129,5 +170,25 @@ crate::contract! {
             from: DateTime<Utc>,
             until: DateTime<Utc>,
         ) -> Vec<DayTotal>;
+        /// The account's balance just before `at`: the running balance of its last transaction
+        /// earlier than `at` (one row of `transactions_account_keyset`, read backwards, however
+        /// long its history), 0 before its first.
+        pool fn balance_before(account_id: &str, at: DateTime<Utc>) -> i64;
+        /// The account's transactions after `after` (a line's time and id: the page's cursor)
+        /// and before `until`, oldest first by `(created_at, id)`, at most `limit`.
+        pool fn statement_lines(
+            account_id: &str,
+            after: &Cursor,
+            until: DateTime<Utc>,
+            limit: u64,
+        ) -> Vec<StatementLine>;
+        /// The account's credits and debits in `[from, until)`, whatever their status: each
+        /// moved its balance when written (a failed or reversed one has the credit that gave
+        /// the money back).
+        pool fn period_totals(
+            account_id: &str,
+            from: DateTime<Utc>,
+            until: DateTime<Utc>,
+        ) -> PeriodTotals;
     }
 }

@@ -139,6 +139,46 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
     }
+    async fn download_account_statement(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::DownloadAccountStatementRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        let operation = Operation::DownloadAccountStatement;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn download_account_statement_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::DownloadAccountStatementRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        let operation = Operation::DownloadAccountStatementApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn download_transfer_receipt(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::GetTransferRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        let operation = Operation::DownloadTransferReceipt;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn download_transfer_receipt_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::GetTransferRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        let operation = Operation::DownloadTransferReceiptApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
     async fn fetch_account_collections(
         &self,
         ctx: RequestContext<T::Principal>,
@@ -382,6 +422,28 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
+    }
+    async fn get_account_statement(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::GetAccountStatementRequest,
+    ) -> Result<Page<models::AccountStatement>, ApiError> {
+        let operation = Operation::GetAccountStatement;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        let (data, pagination) = answer.decode_page(operation)?;
+        Ok(Page { data, pagination })
+    }
+    async fn get_account_statement_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::GetAccountStatementRequest,
+    ) -> Result<Page<models::AccountStatement>, ApiError> {
+        let operation = Operation::GetAccountStatementApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        let (data, pagination) = answer.decode_page(operation)?;
+        Ok(Page { data, pagination })
     }
     async fn get_approval_policy(
         &self,

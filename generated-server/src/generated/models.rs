@@ -846,6 +846,82 @@ impl<'de> ::serde::Deserialize<'de> for AccountParentAccountNumber {
             })
     }
 }
+/**An account's statement for a period of Lagos days. `opening_balance` + `total_credits` −
+`total_debits` = `closing_balance`; each line's `balance_after` is the previous line's
+(the first's: `opening_balance`) plus its credit or less its debit.
+*/
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct AccountStatement {
+    pub account_name: ::std::string::String,
+    pub account_number: AccountNumber,
+    pub closing_balance: Amount,
+    pub credit_count: u64,
+    pub currency: AccountStatementCurrency,
+    pub debit_count: u64,
+    pub end_date: ::chrono::naive::NaiveDate,
+    ///This page's transactions, oldest first.
+    pub lines: ::std::vec::Vec<StatementLine>,
+    pub opening_balance: Amount,
+    ///The instant the period ends (the day after `end_date` at 00:00 in Lagos), in UTC; not included.
+    pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
+    ///The instant the period starts (`start_date` at 00:00 in Lagos), in UTC.
+    pub period_start: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub start_date: ::chrono::naive::NaiveDate,
+    pub total_credits: Amount,
+    pub total_debits: Amount,
+}
+///`AccountStatementCurrency`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum AccountStatementCurrency {
+    #[serde(rename = "NGN")]
+    Ngn,
+}
+impl ::std::fmt::Display for AccountStatementCurrency {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Ngn => f.write_str("NGN"),
+        }
+    }
+}
+impl ::std::str::FromStr for AccountStatementCurrency {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "NGN" => Ok(Self::Ngn),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for AccountStatementCurrency {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for AccountStatementCurrency {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
 /**`active` can send and receive; `inactive` dormant; `blocked` frozen by the bank; `closed`
 permanently; `pending` being provisioned.
 */
@@ -3803,6 +3879,35 @@ impl<'de> ::serde::Deserialize<'de> for DashboardTransactionFiltersSearch {
             })
     }
 }
+///`DownloadAccountStatementRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DownloadAccountStatementRequest {
+    pub account_number: AccountNumber,
+    ///The period's last Lagos day (at most 365 days after `start_date`).
+    pub end_date: ::chrono::naive::NaiveDate,
+    pub format: StatementFormat,
+    ///The period's first Lagos day.
+    pub start_date: ::chrono::naive::NaiveDate,
+}
+///Success envelope of `download_account_statement` and `download_account_statement_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct DownloadAccountStatementResponse {
+    pub data: FileContent,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///Success envelope of `download_transfer_receipt` and `download_transfer_receipt_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct DownloadTransferReceiptResponse {
+    pub data: FileContent,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
 ///`Email`
 #[derive(
     ::serde::Serialize,
@@ -4739,6 +4844,18 @@ pub struct FetchWebhookEventsResponse {
     pub response_code: SuccessCode,
     ///Always true.
     pub status: bool,
+}
+///A file, its bytes in base64 (RFC 4648, with padding).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FileContent {
+    ///The file's bytes, base64.
+    pub content_base64: ::std::string::String,
+    ///Its media type (`text/csv; charset=utf-8`, `application/pdf`, `application/x-ofx`, `application/xml`).
+    pub content_type: ::std::string::String,
+    ///A name to save it as.
+    pub file_name: ::std::string::String,
+    ///The length of the decoded file.
+    pub size_bytes: u64,
 }
 ///`FundsTransferApiIdempotencyKey`
 #[derive(
@@ -5802,6 +5919,37 @@ pub struct GetAccountRequest {
 pub struct GetAccountResponse {
     pub data: AccountDetail,
     pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`GetAccountStatementRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetAccountStatementRequest {
+    pub account_number: AccountNumber,
+    ///`pagination.next_cursor_created_at` of the page before.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    ///`pagination.next_cursor_id` of the page before.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    ///The period's last Lagos day (at most 365 days after `start_date`).
+    pub end_date: ::chrono::naive::NaiveDate,
+    ///Lines a page. Default: `100`.
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 100>")]
+    pub limit: ::std::num::NonZeroU64,
+    ///The period's first Lagos day.
+    pub start_date: ::chrono::naive::NaiveDate,
+}
+///Success envelope of `get_account_statement` and `get_account_statement_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct GetAccountStatementResponse {
+    pub data: AccountStatement,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
     pub response_code: SuccessCode,
     ///Always true.
     pub status: bool,
@@ -9090,6 +9238,165 @@ impl ::std::convert::TryFrom<::std::string::String> for SortOrder {
         value.parse()
     }
 }
+/**`csv` (RFC 4180, for spreadsheets and importers), `pdf` (for people), `ofx` (OFX 2.2,
+for accounting software), `camt053` (ISO 20022 camt.053.001.02, for ERPs).
+*/
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum StatementFormat {
+    #[serde(rename = "csv")]
+    Csv,
+    #[serde(rename = "pdf")]
+    Pdf,
+    #[serde(rename = "ofx")]
+    Ofx,
+    #[serde(rename = "camt053")]
+    Camt053,
+}
+impl ::std::fmt::Display for StatementFormat {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Csv => f.write_str("csv"),
+            Self::Pdf => f.write_str("pdf"),
+            Self::Ofx => f.write_str("ofx"),
+            Self::Camt053 => f.write_str("camt053"),
+        }
+    }
+}
+impl ::std::str::FromStr for StatementFormat {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "csv" => Ok(Self::Csv),
+            "pdf" => Ok(Self::Pdf),
+            "ofx" => Ok(Self::Ofx),
+            "camt053" => Ok(Self::Camt053),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for StatementFormat {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for StatementFormat {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///A transaction of a statement, with the account's balance right after it.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct StatementLine {
+    pub amount: Amount,
+    pub balance_after: Amount,
+    pub channel: Channel,
+    ///The sender's account name, for an inbound credit; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub counterparty_account_name: ::std::option::Option<::std::string::String>,
+    ///The sender's account number, for an inbound credit; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub counterparty_account_number: ::std::option::Option<::std::string::String>,
+    ///The sender's bank, for an inbound credit; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub counterparty_bank_name: ::std::option::Option<::std::string::String>,
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub id: ::uuid::Uuid,
+    pub reference_number: ::std::string::String,
+    ///The narration.
+    pub remarks: ::std::string::String,
+    ///The NIP session id of an inbound transfer from another bank; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub session_id: ::std::option::Option<StatementLineSessionId>,
+    pub status: TransactionStatus,
+    pub transaction_category: TransactionCategory,
+    pub transaction_type: TransactionType,
+}
+///The NIP session id of an inbound transfer from another bank; null otherwise.
+#[derive(
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+#[serde(transparent)]
+pub struct StatementLineSessionId(::std::string::String);
+impl ::std::ops::Deref for StatementLineSessionId {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<StatementLineSessionId> for ::std::string::String {
+    fn from(value: StatementLineSessionId) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for StatementLineSessionId {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[0-9]{30}$").unwrap() });
+        if PATTERN.find(value).is_none() {
+            return Err("doesn't match pattern \"^[0-9]{30}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for StatementLineSessionId {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for StatementLineSessionId {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for StatementLineSessionId {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
 ///The `response_code` of every success envelope.
 #[derive(
     ::serde::Deserialize,
@@ -9502,7 +9809,7 @@ credentials (`initiated_via: integration`), the business's id.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub reference: ::std::option::Option<TransferReference>,
     pub reference_number: ReferenceNumber,
-    ///The credit that returned a failed inter-bank transfer's funds; null otherwise.
+    ///The credit that returned the transfer's funds (`REV-`), a failed inter-bank transfer's reversal, or the release of a held transfer rejected, cancelled or expired (since 2.6.0); null otherwise.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub reversal_reference_number: ::std::option::Option<::std::string::String>,
     ///The member who approved or rejected it; null if not reviewed.
@@ -9560,7 +9867,7 @@ them; null when there is none (credentials the bank issued).
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub reference: ::std::option::Option<TransferDetailReference>,
     pub reference_number: ReferenceNumber,
-    ///The credit that returned a failed inter-bank transfer's funds; null otherwise.
+    ///The credit that returned the transfer's funds (`REV-`), a failed inter-bank transfer's reversal, or the release of a held transfer rejected, cancelled or expired (since 2.6.0); null otherwise.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub reversal_reference_number: ::std::option::Option<::std::string::String>,
     ///The member who approved or rejected it; null if not reviewed.

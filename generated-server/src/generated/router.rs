@@ -52,6 +52,22 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
         )
         .route("/api/v1/auth/web/create_role", post(create_role::<A>))
         .route(
+            "/api/v1/account/web/download_account_statement",
+            post(download_account_statement::<A>),
+        )
+        .route(
+            "/api/v1/account/api/download_account_statement",
+            post(download_account_statement_api::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/web/download_transfer_receipt",
+            post(download_transfer_receipt::<A>),
+        )
+        .route(
+            "/api/v1/transaction/transfer/api/download_transfer_receipt",
+            post(download_transfer_receipt_api::<A>),
+        )
+        .route(
             "/api/v1/account/web/fetch_account_collections",
             post(fetch_account_collections::<A>),
         )
@@ -119,6 +135,14 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
         .route("/api/v1/auth/web/generate_otp", post(generate_otp::<A>))
         .route("/api/v1/auth/api/generate_token", post(generate_token::<A>))
         .route("/api/v1/account/web/get_account", post(get_account::<A>))
+        .route(
+            "/api/v1/account/web/get_account_statement",
+            post(get_account_statement::<A>),
+        )
+        .route(
+            "/api/v1/account/api/get_account_statement",
+            post(get_account_statement_api::<A>),
+        )
         .route(
             "/api/v1/transaction/transfer/web/get_approval_policy",
             post(get_approval_policy::<A>),
@@ -338,6 +362,62 @@ async fn create_role<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.create_role(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn download_account_statement<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::DownloadAccountStatement,
+            request,
+            |api, ctx, body| async move {
+                api.download_account_statement(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn download_account_statement_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::DownloadAccountStatementApi,
+            request,
+            |api, ctx, body| async move {
+                api.download_account_statement_api(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn download_transfer_receipt<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::DownloadTransferReceipt,
+            request,
+            |api, ctx, body| async move {
+                api.download_transfer_receipt(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn download_transfer_receipt_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::DownloadTransferReceiptApi,
+            request,
+            |api, ctx, body| async move {
+                api.download_transfer_receipt_api(ctx, body).await.map(Success::data)
             },
         )
         .await
@@ -688,6 +768,38 @@ async fn get_account<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.get_account(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn get_account_statement<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GetAccountStatement,
+            request,
+            |api, ctx, body| async move {
+                api.get_account_statement(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn get_account_statement_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GetAccountStatementApi,
+            request,
+            |api, ctx, body| async move {
+                api.get_account_statement_api(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
             },
         )
         .await

@@ -1197,7 +1197,7 @@ pub const COMPONENTS: &str = r##"{
             "string",
             "null"
           ],
-          "description": "The credit that returned a failed inter-bank transfer's funds; null otherwise."
+          "description": "The credit that returned the transfer's funds (`REV-`), a failed inter-bank transfer's reversal, or the release of a held transfer rejected, cancelled or expired (since 2.6.0); null otherwise."
         },
         "initiated_by": {
           "type": "string",
@@ -1381,7 +1381,7 @@ pub const COMPONENTS: &str = r##"{
             "string",
             "null"
           ],
-          "description": "The credit that returned a failed inter-bank transfer's funds; null otherwise."
+          "description": "The credit that returned the transfer's funds (`REV-`), a failed inter-bank transfer's reversal, or the release of a held transfer rejected, cancelled or expired (since 2.6.0); null otherwise."
         },
         "initiated_by": {
           "type": "string",
@@ -4302,6 +4302,356 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
+    "GetAccountStatementRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "account_number",
+        "start_date",
+        "end_date"
+      ],
+      "properties": {
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date",
+          "description": "The period's first Lagos day."
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date",
+          "description": "The period's last Lagos day (at most 365 days after `start_date`)."
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "description": "Lines a page. Default: `100`."
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time",
+          "description": "`pagination.next_cursor_created_at` of the page before."
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid",
+          "description": "`pagination.next_cursor_id` of the page before."
+        }
+      }
+    },
+    "AccountStatement": {
+      "type": "object",
+      "description": "An account's statement for a period of Lagos days. `opening_balance` + `total_credits` −\n`total_debits` = `closing_balance`; each line's `balance_after` is the previous line's\n(the first's: `opening_balance`) plus its credit or less its debit.\n",
+      "required": [
+        "account_number",
+        "account_name",
+        "currency",
+        "start_date",
+        "end_date",
+        "period_start",
+        "period_end",
+        "opening_balance",
+        "closing_balance",
+        "total_credits",
+        "total_debits",
+        "credit_count",
+        "debit_count",
+        "lines"
+      ],
+      "properties": {
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "account_name": {
+          "type": "string"
+        },
+        "currency": {
+          "type": "string",
+          "enum": [
+            "NGN"
+          ]
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "period_start": {
+          "type": "string",
+          "format": "date-time",
+          "description": "The instant the period starts (`start_date` at 00:00 in Lagos), in UTC."
+        },
+        "period_end": {
+          "type": "string",
+          "format": "date-time",
+          "description": "The instant the period ends (the day after `end_date` at 00:00 in Lagos), in UTC; not included."
+        },
+        "opening_balance": {
+          "$ref": "#/$defs/Amount"
+        },
+        "closing_balance": {
+          "$ref": "#/$defs/Amount"
+        },
+        "total_credits": {
+          "$ref": "#/$defs/Amount"
+        },
+        "total_debits": {
+          "$ref": "#/$defs/Amount"
+        },
+        "credit_count": {
+          "type": "integer",
+          "minimum": 0
+        },
+        "debit_count": {
+          "type": "integer",
+          "minimum": 0
+        },
+        "lines": {
+          "type": "array",
+          "description": "This page's transactions, oldest first.",
+          "items": {
+            "$ref": "#/$defs/StatementLine"
+          }
+        }
+      }
+    },
+    "StatementLine": {
+      "type": "object",
+      "description": "A transaction of a statement, with the account's balance right after it.",
+      "required": [
+        "id",
+        "reference_number",
+        "transaction_type",
+        "transaction_category",
+        "status",
+        "channel",
+        "amount",
+        "balance_after",
+        "remarks",
+        "session_id",
+        "counterparty_account_number",
+        "counterparty_account_name",
+        "counterparty_bank_name",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "reference_number": {
+          "type": "string"
+        },
+        "transaction_type": {
+          "$ref": "#/$defs/TransactionType"
+        },
+        "transaction_category": {
+          "$ref": "#/$defs/OpenTransactionCategory"
+        },
+        "status": {
+          "$ref": "#/$defs/OpenTransactionStatus"
+        },
+        "channel": {
+          "$ref": "#/$defs/OpenChannel"
+        },
+        "amount": {
+          "$ref": "#/$defs/Amount"
+        },
+        "balance_after": {
+          "$ref": "#/$defs/Amount"
+        },
+        "remarks": {
+          "type": "string",
+          "description": "The narration."
+        },
+        "session_id": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "pattern": "^[0-9]{30}$",
+          "description": "The NIP session id of an inbound transfer from another bank; null otherwise."
+        },
+        "counterparty_account_number": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The sender's account number, for an inbound credit; null otherwise."
+        },
+        "counterparty_account_name": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The sender's account name, for an inbound credit; null otherwise."
+        },
+        "counterparty_bank_name": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The sender's bank, for an inbound credit; null otherwise."
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "GetAccountStatementResponse": {
+      "type": "object",
+      "description": "Success envelope of `get_account_statement` and `get_account_statement_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/AccountStatement"
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "StatementFormat": {
+      "type": "string",
+      "description": "`csv` (RFC 4180, for spreadsheets and importers), `pdf` (for people), `ofx` (OFX 2.2,\nfor accounting software), `camt053` (ISO 20022 camt.053.001.02, for ERPs).\n",
+      "enum": [
+        "csv",
+        "pdf",
+        "ofx",
+        "camt053"
+      ]
+    },
+    "DownloadAccountStatementRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "account_number",
+        "start_date",
+        "end_date",
+        "format"
+      ],
+      "properties": {
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date",
+          "description": "The period's first Lagos day."
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date",
+          "description": "The period's last Lagos day (at most 365 days after `start_date`)."
+        },
+        "format": {
+          "$ref": "#/$defs/StatementFormat"
+        }
+      }
+    },
+    "FileContent": {
+      "type": "object",
+      "description": "A file, its bytes in base64 (RFC 4648, with padding).",
+      "required": [
+        "file_name",
+        "content_type",
+        "size_bytes",
+        "content_base64"
+      ],
+      "properties": {
+        "file_name": {
+          "type": "string",
+          "description": "A name to save it as."
+        },
+        "content_type": {
+          "type": "string",
+          "description": "Its media type (`text/csv; charset=utf-8`, `application/pdf`, `application/x-ofx`, `application/xml`)."
+        },
+        "size_bytes": {
+          "type": "integer",
+          "minimum": 0,
+          "description": "The length of the decoded file."
+        },
+        "content_base64": {
+          "type": "string",
+          "format": "byte",
+          "description": "The file's bytes, base64."
+        }
+      }
+    },
+    "DownloadAccountStatementResponse": {
+      "type": "object",
+      "description": "Success envelope of `download_account_statement` and `download_account_statement_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/FileContent"
+        }
+      }
+    },
+    "DownloadTransferReceiptResponse": {
+      "type": "object",
+      "description": "Success envelope of `download_transfer_receipt` and `download_transfer_receipt_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/FileContent"
+        }
+      }
+    },
     "FetchTransactionsApiResponse": {
       "type": "object",
       "description": "Success envelope of `fetch_transactions_api`.",
@@ -5426,7 +5776,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::AccountEvent)), ("AccountListFilters",
         schemars::schema_for!(models::AccountListFilters)), ("AccountMetrics",
         schemars::schema_for!(models::AccountMetrics)), ("AccountNumber",
-        schemars::schema_for!(models::AccountNumber)), ("AccountStatus",
+        schemars::schema_for!(models::AccountNumber)), ("AccountStatement",
+        schemars::schema_for!(models::AccountStatement)), ("AccountStatus",
         schemars::schema_for!(models::AccountStatus)), ("AccountStatusChange",
         schemars::schema_for!(models::AccountStatusChange)),
         ("AccountStatusChangedEvent",
@@ -5482,7 +5833,13 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         ("DashboardSettlement", schemars::schema_for!(models::DashboardSettlement)),
         ("DashboardTransaction", schemars::schema_for!(models::DashboardTransaction)),
         ("DashboardTransactionFilters",
-        schemars::schema_for!(models::DashboardTransactionFilters)), ("Email",
+        schemars::schema_for!(models::DashboardTransactionFilters)),
+        ("DownloadAccountStatementRequest",
+        schemars::schema_for!(models::DownloadAccountStatementRequest)),
+        ("DownloadAccountStatementResponse",
+        schemars::schema_for!(models::DownloadAccountStatementResponse)),
+        ("DownloadTransferReceiptResponse",
+        schemars::schema_for!(models::DownloadTransferReceiptResponse)), ("Email",
         schemars::schema_for!(models::Email)), ("EmptyObject",
         schemars::schema_for!(models::EmptyObject)), ("ErrorEnvelope",
         schemars::schema_for!(models::ErrorEnvelope)), ("FetchAccountCollectionsRequest",
@@ -5537,8 +5894,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         ("FetchWebhookEventsRequest",
         schemars::schema_for!(models::FetchWebhookEventsRequest)),
         ("FetchWebhookEventsResponse",
-        schemars::schema_for!(models::FetchWebhookEventsResponse)),
-        ("FundsTransferApiRequest",
+        schemars::schema_for!(models::FetchWebhookEventsResponse)), ("FileContent",
+        schemars::schema_for!(models::FileContent)), ("FundsTransferApiRequest",
         schemars::schema_for!(models::FundsTransferApiRequest)),
         ("FundsTransferApiResponse",
         schemars::schema_for!(models::FundsTransferApiResponse)),
@@ -5549,6 +5906,10 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         ("GenerateTokenResponse", schemars::schema_for!(models::GenerateTokenResponse)),
         ("GetAccountRequest", schemars::schema_for!(models::GetAccountRequest)),
         ("GetAccountResponse", schemars::schema_for!(models::GetAccountResponse)),
+        ("GetAccountStatementRequest",
+        schemars::schema_for!(models::GetAccountStatementRequest)),
+        ("GetAccountStatementResponse",
+        schemars::schema_for!(models::GetAccountStatementResponse)),
         ("GetApprovalPolicyResponse",
         schemars::schema_for!(models::GetApprovalPolicyResponse)), ("GetCashFlowRequest",
         schemars::schema_for!(models::GetCashFlowRequest)), ("GetCashFlowResponse",
@@ -5625,7 +5986,9 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::SimulateInboundTransferRequest)),
         ("SimulateInboundTransferResponse",
         schemars::schema_for!(models::SimulateInboundTransferResponse)), ("SortOrder",
-        schemars::schema_for!(models::SortOrder)), ("SuccessCode",
+        schemars::schema_for!(models::SortOrder)), ("StatementFormat",
+        schemars::schema_for!(models::StatementFormat)), ("StatementLine",
+        schemars::schema_for!(models::StatementLine)), ("SuccessCode",
         schemars::schema_for!(models::SuccessCode)), ("TestEvent",
         schemars::schema_for!(models::TestEvent)), ("TestEventData",
         schemars::schema_for!(models::TestEventData)), ("TestWebhookResponse",

@@ -4,12 +4,12 @@
 /// The spec's `info.title`.
 pub const TITLE: &str = "Kobo Business Banking API";
 /// The spec's `info.version`.
-pub const VERSION: &str = "2.5.0";
+pub const VERSION: &str = "2.6.0";
 /// `spec/openapi.yaml`, verbatim.
 pub const OPENAPI_YAML: &str = r#"openapi: 3.0.3
 info:
   title: Kobo Business Banking API
-  version: 2.5.0
+  version: 2.6.0
   description: |
     Kobo lets a business (a customer of the bank) manage its accounts, give each of its own
     customers a permanent virtual account after BVN/NIN verification, list transactions and
@@ -468,7 +468,7 @@ x-webhooks:
     post:
       operationId: transfer_rejected_webhook
       summary: A held transfer was rejected
-      description: Sent when a checker rejects a transfer awaiting approval. No money moved.
+      description: Sent when a checker rejects a transfer awaiting approval. No money left; its reserved funds are released, with a `REV-` credit on the source account, named by `data.reversal_reference_number`.
       parameters:
         - $ref: '#/components/parameters/WebhookIdHeader'
         - $ref: '#/components/parameters/WebhookTimestampHeader'
@@ -540,7 +540,7 @@ x-webhooks:
     post:
       operationId: transfer_cancelled_webhook
       summary: A held transfer was withdrawn
-      description: Sent when the member who initiated a transfer awaiting approval cancels it. Its reserved funds are released; no money left.
+      description: Sent when the member who initiated a transfer awaiting approval cancels it. Its reserved funds are released, with a `REV-` credit on the source account, named by `data.reversal_reference_number`; no money left.
       parameters:
         - $ref: '#/components/parameters/WebhookIdHeader'
         - $ref: '#/components/parameters/WebhookTimestampHeader'
@@ -558,7 +558,7 @@ x-webhooks:
     post:
       operationId: transfer_expired_webhook
       summary: A held transfer expired
-      description: Sent when a transfer awaiting approval is not reviewed within 72 hours. Its reserved funds are released; no money left.
+      description: Sent when a transfer awaiting approval is not reviewed within 72 hours. Its reserved funds are released, with a `REV-` credit on the source account, named by `data.reversal_reference_number`; no money left.
       parameters:
         - $ref: '#/components/parameters/WebhookIdHeader'
         - $ref: '#/components/parameters/WebhookTimestampHeader'
@@ -1792,6 +1792,528 @@ paths:
           $ref: '#/components/responses/PermissionDenied'
         '404':
           description: No account matches.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                no_match:
+                  $ref: '#/components/examples/AccountNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/account/web/get_account_statement:
+    post:
+      tags: [Accounts]
+      operationId: get_account_statement
+      summary: An account's statement
+      x-origin: extension
+      description: |
+        One account's statement for a period of Lagos days (`start_date` to `end_date`, both
+        included, at most 366 days; Lagos is UTC+01:00 all year): the balance at the start of
+        the period (`opening_balance`), at its end (`closing_balance`), the totals of its
+        credits and debits, and each transaction of the period, oldest first, with the
+        account's balance right after it (`balance_after`). The figures reconcile: the opening
+        balance plus the credits less the debits is the closing balance, and each line's
+        `balance_after` is the one before it (or the opening balance) plus its credit or less
+        its debit (since 2.6.0).
+
+        Every transaction counts whatever its `status`: each moved the balance when it was
+        made. A transfer that did not go through shows its debit (`failed` or `reversed`) and
+        the credit that gave the money back (`REV-`, category `reversal`). A period that
+        includes today shows the day so far.
+
+        Long periods are paged: `limit` lines a page (100 by default, at most 100), the next
+        page asked for with the cursor pair of `pagination`. Every page carries the period's
+        balances and totals.
+
+        Permission: `transaction.view`.
+
+        Errors:
+        - `01` a field is malformed, `start_date` is after `end_date`, or the period is longer
+          than 366 days (the message names the field).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transaction.view`.
+        - `44` no account of the business has this number.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transaction.view
+      x-success-message: Statement retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '44', '96', '97']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/GetAccountStatementRequest'
+            examples:
+              a_month:
+                summary: November, one account
+                value:
+                  account_number: '1000000021'
+                  start_date: '2026-11-01'
+                  end_date: '2026-11-30'
+      responses:
+        '200':
+          description: The period's balances and totals, and one page of its lines.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/GetAccountStatementResponse'
+              examples:
+                a_month:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Statement retrieved
+                    data:
+                      account_number: '1000000021'
+                      account_name: Adaeze Foods Ltd - Operations
+                      currency: NGN
+                      start_date: '2026-11-01'
+                      end_date: '2026-11-30'
+                      period_start: '2026-10-31T23:00:00Z'
+                      period_end: '2026-11-30T23:00:00Z'
+                      opening_balance: '100000.00'
+                      closing_balance: '149974.19'
+                      total_credits: '65000.00'
+                      total_debits: '15025.81'
+                      credit_count: 1
+                      debit_count: 2
+                      lines:
+                        - id: 3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01
+                          reference_number: COL-20261102-2D8R5T
+                          transaction_type: credit
+                          transaction_category: collection
+                          status: success
+                          channel: nip
+                          amount: '65000.00'
+                          balance_after: '165000.00'
+                          remarks: Payment for order 1042
+                          session_id: '000013261102092000481930275164'
+                          counterparty_account_number: '0123456788'
+                          counterparty_account_name: Emeka Nwosu
+                          counterparty_bank_name: Guaranty Trust Bank
+                          created_at: '2026-11-02T09:20:00Z'
+                        - id: 4b5c6d7e-8f9a-4b0c-9d1e-2f3a4b5c6d02
+                          reference_number: TRF-20261103-7F3K9Q
+                          transaction_type: debit
+                          transaction_category: transfer
+                          status: success
+                          channel: nip
+                          amount: '15000.00'
+                          balance_after: '150000.00'
+                          remarks: Supplier invoice 88
+                          session_id: null
+                          counterparty_account_number: null
+                          counterparty_account_name: null
+                          counterparty_bank_name: null
+                          created_at: '2026-11-03T14:05:00Z'
+                        - id: 5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e03
+                          reference_number: FEE-20261103-7F3K9Q
+                          transaction_type: debit
+                          transaction_category: fee
+                          status: success
+                          channel: internal
+                          amount: '25.81'
+                          balance_after: '149974.19'
+                          remarks: Transfer fee and VAT
+                          session_id: null
+                          counterparty_account_number: null
+                          counterparty_account_name: null
+                          counterparty_bank_name: null
+                          created_at: '2026-11-03T14:05:00.000001Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 100
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          description: No account of the business has this number.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                no_match:
+                  $ref: '#/components/examples/AccountNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/account/api/get_account_statement:
+    post:
+      tags: [Accounts]
+      operationId: get_account_statement_api
+      summary: An account's statement (integration)
+      x-origin: extension
+      description: |
+        One account's statement for a period of Lagos days (`start_date` to `end_date`, both
+        included, at most 366 days; Lagos is UTC+01:00 all year): the balance at the start of
+        the period (`opening_balance`), at its end (`closing_balance`), the totals of its
+        credits and debits, and each transaction of the period, oldest first, with the
+        account's balance right after it (`balance_after`). The figures reconcile: the opening
+        balance plus the credits less the debits is the closing balance, and each line's
+        `balance_after` is the one before it (or the opening balance) plus its credit or less
+        its debit (since 2.6.0).
+
+        Every transaction counts whatever its `status`: each moved the balance when it was
+        made. A transfer that did not go through shows its debit (`failed` or `reversed`) and
+        the credit that gave the money back (`REV-`, category `reversal`). A period that
+        includes today shows the day so far.
+
+        Long periods are paged: `limit` lines a page (100 by default, at most 100), the next
+        page asked for with the cursor pair of `pagination`. Every page carries the period's
+        balances and totals.
+
+        Integration token. The business must be active.
+
+        Errors:
+        - `01` a field is malformed, `start_date` is after `end_date`, or the period is longer
+          than 366 days (the message names the field).
+        - `41` the token is missing, invalid or expired.
+        - `44` no account of the business has this number.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Statement retrieved
+      x-response-codes: ['00', '01', '29', '41', '44', '60', '96', '97']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/GetAccountStatementRequest'
+            examples:
+              a_month:
+                summary: November, one account
+                value:
+                  account_number: '1000000021'
+                  start_date: '2026-11-01'
+                  end_date: '2026-11-30'
+      responses:
+        '200':
+          description: The period's balances and totals, and one page of its lines.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/GetAccountStatementResponse'
+              examples:
+                a_month:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Statement retrieved
+                    data:
+                      account_number: '1000000021'
+                      account_name: Adaeze Foods Ltd - Operations
+                      currency: NGN
+                      start_date: '2026-11-01'
+                      end_date: '2026-11-30'
+                      period_start: '2026-10-31T23:00:00Z'
+                      period_end: '2026-11-30T23:00:00Z'
+                      opening_balance: '100000.00'
+                      closing_balance: '149974.19'
+                      total_credits: '65000.00'
+                      total_debits: '15025.81'
+                      credit_count: 1
+                      debit_count: 2
+                      lines:
+                        - id: 3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01
+                          reference_number: COL-20261102-2D8R5T
+                          transaction_type: credit
+                          transaction_category: collection
+                          status: success
+                          channel: nip
+                          amount: '65000.00'
+                          balance_after: '165000.00'
+                          remarks: Payment for order 1042
+                          session_id: '000013261102092000481930275164'
+                          counterparty_account_number: '0123456788'
+                          counterparty_account_name: Emeka Nwosu
+                          counterparty_bank_name: Guaranty Trust Bank
+                          created_at: '2026-11-02T09:20:00Z'
+                        - id: 4b5c6d7e-8f9a-4b0c-9d1e-2f3a4b5c6d02
+                          reference_number: TRF-20261103-7F3K9Q
+                          transaction_type: debit
+                          transaction_category: transfer
+                          status: success
+                          channel: nip
+                          amount: '15000.00'
+                          balance_after: '150000.00'
+                          remarks: Supplier invoice 88
+                          session_id: null
+                          counterparty_account_number: null
+                          counterparty_account_name: null
+                          counterparty_bank_name: null
+                          created_at: '2026-11-03T14:05:00Z'
+                        - id: 5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e03
+                          reference_number: FEE-20261103-7F3K9Q
+                          transaction_type: debit
+                          transaction_category: fee
+                          status: success
+                          channel: internal
+                          amount: '25.81'
+                          balance_after: '149974.19'
+                          remarks: Transfer fee and VAT
+                          session_id: null
+                          counterparty_account_number: null
+                          counterparty_account_name: null
+                          counterparty_bank_name: null
+                          created_at: '2026-11-03T14:05:00.000001Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 100
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          description: No account of the business has this number.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                no_match:
+                  $ref: '#/components/examples/AccountNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/account/web/download_account_statement:
+    post:
+      tags: [Accounts]
+      operationId: download_account_statement
+      summary: Download an account's statement
+      x-origin: extension
+      description: |
+        The statement `get_account_statement` reads, whole, as a file (since 2.6.0), in
+        `format`:
+        - `csv`: one row per transaction (RFC 4180, UTF-8), with its running balance, for
+          spreadsheets and accounting packages' importers; times in Lagos (+01:00).
+        - `pdf`: the statement a person reads (A4, searchable text): the bank, the business and
+          account, the period, opening and closing balances, the totals, every transaction with
+          its running balance, page numbers.
+        - `ofx`: OFX 2.2, the bank file that accounting software imports.
+        - `camt053`: ISO 20022 `camt.053.001.02`, the statement corporate ERPs and treasury
+          systems read.
+
+        The file is in `data.content_base64` (base64 of its bytes), named by `file_name`, with
+        its `content_type` and `size_bytes`: `jq -r .data.content_base64 | base64 -d`.
+
+        Permission: `transaction.view`.
+
+        Errors:
+        - `01` a field is malformed, `start_date` is after `end_date`, the period is longer than
+          366 days, or it holds more than 20,000 transactions (ask for a shorter period).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transaction.view`.
+        - `44` no account of the business has this number.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transaction.view
+      x-success-message: Statement downloaded
+      x-response-codes: ['00', '01', '29', '41', '43', '44', '96', '97']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/DownloadAccountStatementRequest'
+            examples:
+              november_pdf:
+                summary: November as a PDF
+                value:
+                  account_number: '1000000021'
+                  start_date: '2026-11-01'
+                  end_date: '2026-11-30'
+                  format: pdf
+              november_camt053:
+                summary: November for an ERP (ISO 20022 camt.053)
+                value:
+                  account_number: '1000000021'
+                  start_date: '2026-11-01'
+                  end_date: '2026-11-30'
+                  format: camt053
+      responses:
+        '200':
+          description: The statement's file.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/DownloadAccountStatementResponse'
+              examples:
+                csv:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Statement downloaded
+                    data:
+                      file_name: statement-1000000021-2026-11-01-to-2026-11-30.csv
+                      content_type: text/csv; charset=utf-8
+                      size_bytes: 115
+                      content_base64: ZGF0ZSxyZWZlcmVuY2UsdHlwZSxhbW91bnQsYmFsYW5jZV9hZnRlcg0KMjAyNi0xMS0wMlQxMDoyMDowMCswMTowMCxDT0wtMjAyNjExMDItMkQ4UjVULGNyZWRpdCw2NTAwMC4wMCwxNjUwMDAuMDANCg==
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          description: No account of the business has this number.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ErrorEnvelope'
+              examples:
+                no_match:
+                  $ref: '#/components/examples/AccountNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/account/api/download_account_statement:
+    post:
+      tags: [Accounts]
+      operationId: download_account_statement_api
+      summary: Download an account's statement (integration)
+      x-origin: extension
+      description: |
+        The statement `get_account_statement` reads, whole, as a file (since 2.6.0), in
+        `format`:
+        - `csv`: one row per transaction (RFC 4180, UTF-8), with its running balance, for
+          spreadsheets and accounting packages' importers; times in Lagos (+01:00).
+        - `pdf`: the statement a person reads (A4, searchable text): the bank, the business and
+          account, the period, opening and closing balances, the totals, every transaction with
+          its running balance, page numbers.
+        - `ofx`: OFX 2.2, the bank file that accounting software imports.
+        - `camt053`: ISO 20022 `camt.053.001.02`, the statement corporate ERPs and treasury
+          systems read.
+
+        The file is in `data.content_base64` (base64 of its bytes), named by `file_name`, with
+        its `content_type` and `size_bytes`: `jq -r .data.content_base64 | base64 -d`.
+
+        Integration token. The business must be active.
+
+        Errors:
+        - `01` a field is malformed, `start_date` is after `end_date`, the period is longer than
+          366 days, or it holds more than 20,000 transactions (ask for a shorter period).
+        - `41` the token is missing, invalid or expired.
+        - `44` no account of the business has this number.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Statement downloaded
+      x-response-codes: ['00', '01', '29', '41', '44', '60', '96', '97']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/DownloadAccountStatementRequest'
+            examples:
+              november_pdf:
+                summary: November as a PDF
+                value:
+                  account_number: '1000000021'
+                  start_date: '2026-11-01'
+                  end_date: '2026-11-30'
+                  format: pdf
+              november_camt053:
+                summary: November for an ERP (ISO 20022 camt.053)
+                value:
+                  account_number: '1000000021'
+                  start_date: '2026-11-01'
+                  end_date: '2026-11-30'
+                  format: camt053
+      responses:
+        '200':
+          description: The statement's file.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/DownloadAccountStatementResponse'
+              examples:
+                csv:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Statement downloaded
+                    data:
+                      file_name: statement-1000000021-2026-11-01-to-2026-11-30.csv
+                      content_type: text/csv; charset=utf-8
+                      size_bytes: 115
+                      content_base64: ZGF0ZSxyZWZlcmVuY2UsdHlwZSxhbW91bnQsYmFsYW5jZV9hZnRlcg0KMjAyNi0xMS0wMlQxMDoyMDowMCswMTowMCxDT0wtMjAyNjExMDItMkQ4UjVULGNyZWRpdCw2NTAwMC4wMCwxNjUwMDAuMDANCg==
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          description: No account of the business has this number.
           headers:
             X-Request-Id:
               $ref: '#/components/headers/XRequestId'
@@ -3448,6 +3970,68 @@ paths:
           $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/api/download_transfer_receipt:
+    post:
+      tags: [Transfers]
+      operationId: download_transfer_receipt_api
+      summary: Download a transfer's receipt (integration)
+      x-origin: extension
+      description: |
+        A transfer's receipt as a PDF (A4, searchable text, since 2.6.0): the bank, its
+        reference and NIP session id, its status, the amount, fee, VAT and total, the source
+        account and the beneficiary, times in Lagos. By `reference_number` or your own
+        `reference`, as `get_transfer_api` finds it. The file is in
+        `data.content_base64`, named by `file_name`.
+
+        Integration token.
+
+        Errors:
+        - `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.
+        - `41` the token is missing, invalid or expired.
+        - `47` no transfer of the business has this reference.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Receipt downloaded
+      x-response-codes: ['00', '01', '29', '41', '47', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/TransferReference'
+      responses:
+        '200':
+          description: The receipt's file.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/DownloadTransferReceiptResponse'
+              examples:
+                pdf:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Receipt downloaded
+                    data:
+                      file_name: receipt-TRF-20261102-8H4M2P.pdf
+                      content_type: application/pdf
+                      size_bytes: 9
+                      content_base64: JVBERi0xLjQK
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '404':
+          $ref: '#/components/responses/TransferNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
   /api/v1/transaction/transfer/api/fetch_transfers:
     post:
       tags: [Transfers]
@@ -3515,7 +4099,9 @@ paths:
       x-origin: extension
       description: |
         The initiator withdraws a transfer of theirs that the approval policy holds: its reserved
-        funds are released, it becomes `transfer_status: cancelled` (`status: failed`), and
+        funds are released (its debit and fee become `failed`, and a `REV-` credit of amount, fee
+        and VAT, named by `reversal_reference_number`, returns them to the source account), it
+        becomes `transfer_status: cancelled` (`status: failed`), and
         `transfer.cancelled` is emitted. Only the member who initiated it may cancel; reviewers
         reject instead. Audit-log action `cancel_transfer`.
 
@@ -3690,6 +4276,72 @@ paths:
                       source_account_balance: '424973.120000000'
                       created_at: '2026-11-02T09:45:00Z'
                       updated_at: '2026-11-02T09:46:10Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/TransferNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/transfer/web/download_transfer_receipt:
+    post:
+      tags: [Transfers]
+      operationId: download_transfer_receipt
+      summary: Download a transfer's receipt
+      x-origin: extension
+      description: |
+        A transfer's receipt as a PDF (A4, searchable text, since 2.6.0): the bank, its
+        reference and NIP session id, its status, the amount, fee, VAT and total, the source
+        account and the beneficiary, times in Lagos. By `reference_number` or your own
+        `reference`, as `get_transfer_web` finds it. The file is in
+        `data.content_base64`, named by `file_name`.
+
+        Permission: `transfer.view`.
+
+        Errors:
+        - `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transfer.view`.
+        - `47` no transfer of the business has this reference.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transfer.view
+      x-success-message: Receipt downloaded
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/TransferReference'
+      responses:
+        '200':
+          description: The receipt's file.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/DownloadTransferReceiptResponse'
+              examples:
+                pdf:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Receipt downloaded
+                    data:
+                      file_name: receipt-TRF-20261102-8H4M2P.pdf
+                      content_type: application/pdf
+                      size_bytes: 9
+                      content_base64: JVBERi0xLjQK
         '400':
           $ref: '#/components/responses/BadRequest'
         '401':
@@ -8021,7 +8673,7 @@ components:
           type: string
           nullable: true
           x-origin: extension
-          description: The credit that returned a failed inter-bank transfer's funds; null otherwise.
+          description: The credit that returned the transfer's funds (`REV-`), a failed inter-bank transfer's reversal, or the release of a held transfer rejected, cancelled or expired (since 2.6.0); null otherwise.
         initiated_by:
           type: string
           format: uuid
@@ -8137,7 +8789,7 @@ components:
           type: string
           nullable: true
           x-origin: extension
-          description: The credit that returned a failed inter-bank transfer's funds; null otherwise.
+          description: The credit that returned the transfer's funds (`REV-`), a failed inter-bank transfer's reversal, or the release of a held transfer rejected, cancelled or expired (since 2.6.0); null otherwise.
         initiated_by:
           type: string
           format: uuid
@@ -10169,6 +10821,224 @@ components:
             $ref: '#/components/schemas/DashboardTransaction'
         pagination:
           $ref: '#/components/schemas/Pagination'
+    GetAccountStatementRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [account_number, start_date, end_date]
+      properties:
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        start_date:
+          type: string
+          format: date
+          description: The period's first Lagos day.
+        end_date:
+          type: string
+          format: date
+          description: The period's last Lagos day (at most 365 days after `start_date`).
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          x-server-default: 100
+          description: 'Lines a page. Default: `100`.'
+        cursor_created_at:
+          type: string
+          format: date-time
+          description: '`pagination.next_cursor_created_at` of the page before.'
+        cursor_id:
+          type: string
+          format: uuid
+          description: '`pagination.next_cursor_id` of the page before.'
+    AccountStatement:
+      type: object
+      x-origin: extension
+      description: |
+        An account's statement for a period of Lagos days. `opening_balance` + `total_credits` −
+        `total_debits` = `closing_balance`; each line's `balance_after` is the previous line's
+        (the first's: `opening_balance`) plus its credit or less its debit.
+      required: [account_number, account_name, currency, start_date, end_date, period_start, period_end, opening_balance, closing_balance, total_credits, total_debits, credit_count, debit_count, lines]
+      properties:
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        account_name:
+          type: string
+        currency:
+          type: string
+          enum: [NGN]
+        start_date:
+          type: string
+          format: date
+        end_date:
+          type: string
+          format: date
+        period_start:
+          type: string
+          format: date-time
+          description: The instant the period starts (`start_date` at 00:00 in Lagos), in UTC.
+        period_end:
+          type: string
+          format: date-time
+          description: The instant the period ends (the day after `end_date` at 00:00 in Lagos), in UTC; not included.
+        opening_balance:
+          $ref: '#/components/schemas/Amount'
+        closing_balance:
+          $ref: '#/components/schemas/Amount'
+        total_credits:
+          $ref: '#/components/schemas/Amount'
+        total_debits:
+          $ref: '#/components/schemas/Amount'
+        credit_count:
+          type: integer
+          minimum: 0
+        debit_count:
+          type: integer
+          minimum: 0
+        lines:
+          type: array
+          description: This page's transactions, oldest first.
+          items:
+            $ref: '#/components/schemas/StatementLine'
+    StatementLine:
+      type: object
+      x-origin: extension
+      description: A transaction of a statement, with the account's balance right after it.
+      required: [id, reference_number, transaction_type, transaction_category, status, channel, amount, balance_after, remarks, session_id, counterparty_account_number, counterparty_account_name, counterparty_bank_name, created_at]
+      properties:
+        id:
+          type: string
+          format: uuid
+        reference_number:
+          type: string
+        transaction_type:
+          $ref: '#/components/schemas/TransactionType'
+        transaction_category:
+          $ref: '#/components/schemas/OpenTransactionCategory'
+        status:
+          $ref: '#/components/schemas/OpenTransactionStatus'
+        channel:
+          $ref: '#/components/schemas/OpenChannel'
+        amount:
+          $ref: '#/components/schemas/Amount'
+        balance_after:
+          $ref: '#/components/schemas/Amount'
+        remarks:
+          type: string
+          description: The narration.
+        session_id:
+          type: string
+          nullable: true
+          pattern: '^[0-9]{30}$'
+          description: The NIP session id of an inbound transfer from another bank; null otherwise.
+        counterparty_account_number:
+          type: string
+          nullable: true
+          description: The sender's account number, for an inbound credit; null otherwise.
+        counterparty_account_name:
+          type: string
+          nullable: true
+          description: The sender's account name, for an inbound credit; null otherwise.
+        counterparty_bank_name:
+          type: string
+          nullable: true
+          description: The sender's bank, for an inbound credit; null otherwise.
+        created_at:
+          type: string
+          format: date-time
+    GetAccountStatementResponse:
+      type: object
+      x-origin: extension
+      description: Success envelope of `get_account_statement` and `get_account_statement_api`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/AccountStatement'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    StatementFormat:
+      type: string
+      x-origin: extension
+      description: |
+        `csv` (RFC 4180, for spreadsheets and importers), `pdf` (for people), `ofx` (OFX 2.2,
+        for accounting software), `camt053` (ISO 20022 camt.053.001.02, for ERPs).
+      enum: [csv, pdf, ofx, camt053]
+      x-enum-varnames: [STATEMENT_FORMAT_CSV, STATEMENT_FORMAT_PDF, STATEMENT_FORMAT_OFX, STATEMENT_FORMAT_CAMT053]
+    DownloadAccountStatementRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [account_number, start_date, end_date, format]
+      properties:
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        start_date:
+          type: string
+          format: date
+          description: The period's first Lagos day.
+        end_date:
+          type: string
+          format: date
+          description: The period's last Lagos day (at most 365 days after `start_date`).
+        format:
+          $ref: '#/components/schemas/StatementFormat'
+    FileContent:
+      type: object
+      x-origin: extension
+      description: A file, its bytes in base64 (RFC 4648, with padding).
+      required: [file_name, content_type, size_bytes, content_base64]
+      properties:
+        file_name:
+          type: string
+          description: A name to save it as.
+        content_type:
+          type: string
+          description: Its media type (`text/csv; charset=utf-8`, `application/pdf`, `application/x-ofx`, `application/xml`).
+        size_bytes:
+          type: integer
+          minimum: 0
+          description: The length of the decoded file.
+        content_base64:
+          type: string
+          format: byte
+          description: The file's bytes, base64.
+    DownloadAccountStatementResponse:
+      type: object
+      x-origin: extension
+      description: Success envelope of `download_account_statement` and `download_account_statement_api`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/FileContent'
+    DownloadTransferReceiptResponse:
+      type: object
+      x-origin: extension
+      description: Success envelope of `download_transfer_receipt` and `download_transfer_receipt_api`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/FileContent'
     FetchTransactionsApiResponse:
       type: object
       description: Success envelope of `fetch_transactions_api`.
@@ -10797,7 +11667,7 @@ pub const OPENAPI_JSON: &str = r##"{
   "openapi": "3.0.3",
   "info": {
     "title": "Kobo Business Banking API",
-    "version": "2.5.0",
+    "version": "2.6.0",
     "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413), which come from the\n  transport, or `09` (not implemented yet, 501), from a server that does not serve an operation\n  of this document yet (a released server serves them all): the `default` response describes\n  them.\n- **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with\n  no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key\n  twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a\n  gateway or a log could read another request than the bank would).\n- **Environments.** A server is either the sandbox or production, and serves only the\n  businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),\n  logins, invitations and tokens of the other environment's businesses get `41`.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Responses carry it\n  as `Open<Name>`: a plain string (`OpenTransactionStatus`; its `x-known-values` names the\n  enum of the values known today, `TransactionStatus`), so every generated client keeps an\n  unknown value instead of refusing the answer; requests take the enum itself. Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`,\n  `create_customer_account_web`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. The sandbox keeps the same address rules\n  (anyone may sign up to it) and also allows `http://`; it checks a literal address when the\n  configuration is saved and a name at each delivery. (Extension, for local development: a\n  sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also\n  allows loopback addresses, and only those, so that a receiver on the developer's machine,\n  such as `kobo webhooks listen`, gets its deliveries.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account` (and its Dashboard twin `create_customer_account_web`):\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
@@ -11264,7 +12134,7 @@ pub const OPENAPI_JSON: &str = r##"{
       "post": {
         "operationId": "transfer_rejected_webhook",
         "summary": "A held transfer was rejected",
-        "description": "Sent when a checker rejects a transfer awaiting approval. No money moved.",
+        "description": "Sent when a checker rejects a transfer awaiting approval. No money left; its reserved funds are released, with a `REV-` credit on the source account, named by `data.reversal_reference_number`.",
         "parameters": [
           {
             "$ref": "#/components/parameters/WebhookIdHeader"
@@ -11396,7 +12266,7 @@ pub const OPENAPI_JSON: &str = r##"{
       "post": {
         "operationId": "transfer_cancelled_webhook",
         "summary": "A held transfer was withdrawn",
-        "description": "Sent when the member who initiated a transfer awaiting approval cancels it. Its reserved funds are released; no money left.",
+        "description": "Sent when the member who initiated a transfer awaiting approval cancels it. Its reserved funds are released, with a `REV-` credit on the source account, named by `data.reversal_reference_number`; no money left.",
         "parameters": [
           {
             "$ref": "#/components/parameters/WebhookIdHeader"
@@ -11429,7 +12299,7 @@ pub const OPENAPI_JSON: &str = r##"{
       "post": {
         "operationId": "transfer_expired_webhook",
         "summary": "A held transfer expired",
-        "description": "Sent when a transfer awaiting approval is not reviewed within 72 hours. Its reserved funds are released; no money left.",
+        "description": "Sent when a transfer awaiting approval is not reviewed within 72 hours. Its reserved funds are released, with a `REV-` credit on the source account, named by `data.reversal_reference_number`; no money left.",
         "parameters": [
           {
             "$ref": "#/components/parameters/WebhookIdHeader"
@@ -13040,6 +13910,640 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "404": {
             "description": "No account matches.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "no_match": {
+                    "$ref": "#/components/examples/AccountNotFound"
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/account/web/get_account_statement": {
+      "post": {
+        "tags": [
+          "Accounts"
+        ],
+        "operationId": "get_account_statement",
+        "summary": "An account's statement",
+        "x-origin": "extension",
+        "description": "One account's statement for a period of Lagos days (`start_date` to `end_date`, both\nincluded, at most 366 days; Lagos is UTC+01:00 all year): the balance at the start of\nthe period (`opening_balance`), at its end (`closing_balance`), the totals of its\ncredits and debits, and each transaction of the period, oldest first, with the\naccount's balance right after it (`balance_after`). The figures reconcile: the opening\nbalance plus the credits less the debits is the closing balance, and each line's\n`balance_after` is the one before it (or the opening balance) plus its credit or less\nits debit (since 2.6.0).\n\nEvery transaction counts whatever its `status`: each moved the balance when it was\nmade. A transfer that did not go through shows its debit (`failed` or `reversed`) and\nthe credit that gave the money back (`REV-`, category `reversal`). A period that\nincludes today shows the day so far.\n\nLong periods are paged: `limit` lines a page (100 by default, at most 100), the next\npage asked for with the cursor pair of `pagination`. Every page carries the period's\nbalances and totals.\n\nPermission: `transaction.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or the period is longer\n  than 366 days (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `44` no account of the business has this number.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transaction.view",
+        "x-success-message": "Statement retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "44",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/GetAccountStatementRequest"
+              },
+              "examples": {
+                "a_month": {
+                  "summary": "November, one account",
+                  "value": {
+                    "account_number": "1000000021",
+                    "start_date": "2026-11-01",
+                    "end_date": "2026-11-30"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The period's balances and totals, and one page of its lines.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GetAccountStatementResponse"
+                },
+                "examples": {
+                  "a_month": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Statement retrieved",
+                      "data": {
+                        "account_number": "1000000021",
+                        "account_name": "Adaeze Foods Ltd - Operations",
+                        "currency": "NGN",
+                        "start_date": "2026-11-01",
+                        "end_date": "2026-11-30",
+                        "period_start": "2026-10-31T23:00:00Z",
+                        "period_end": "2026-11-30T23:00:00Z",
+                        "opening_balance": "100000.00",
+                        "closing_balance": "149974.19",
+                        "total_credits": "65000.00",
+                        "total_debits": "15025.81",
+                        "credit_count": 1,
+                        "debit_count": 2,
+                        "lines": [
+                          {
+                            "id": "3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01",
+                            "reference_number": "COL-20261102-2D8R5T",
+                            "transaction_type": "credit",
+                            "transaction_category": "collection",
+                            "status": "success",
+                            "channel": "nip",
+                            "amount": "65000.00",
+                            "balance_after": "165000.00",
+                            "remarks": "Payment for order 1042",
+                            "session_id": "000013261102092000481930275164",
+                            "counterparty_account_number": "0123456788",
+                            "counterparty_account_name": "Emeka Nwosu",
+                            "counterparty_bank_name": "Guaranty Trust Bank",
+                            "created_at": "2026-11-02T09:20:00Z"
+                          },
+                          {
+                            "id": "4b5c6d7e-8f9a-4b0c-9d1e-2f3a4b5c6d02",
+                            "reference_number": "TRF-20261103-7F3K9Q",
+                            "transaction_type": "debit",
+                            "transaction_category": "transfer",
+                            "status": "success",
+                            "channel": "nip",
+                            "amount": "15000.00",
+                            "balance_after": "150000.00",
+                            "remarks": "Supplier invoice 88",
+                            "session_id": null,
+                            "counterparty_account_number": null,
+                            "counterparty_account_name": null,
+                            "counterparty_bank_name": null,
+                            "created_at": "2026-11-03T14:05:00Z"
+                          },
+                          {
+                            "id": "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e03",
+                            "reference_number": "FEE-20261103-7F3K9Q",
+                            "transaction_type": "debit",
+                            "transaction_category": "fee",
+                            "status": "success",
+                            "channel": "internal",
+                            "amount": "25.81",
+                            "balance_after": "149974.19",
+                            "remarks": "Transfer fee and VAT",
+                            "session_id": null,
+                            "counterparty_account_number": null,
+                            "counterparty_account_name": null,
+                            "counterparty_bank_name": null,
+                            "created_at": "2026-11-03T14:05:00.000001Z"
+                          }
+                        ]
+                      },
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 100
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "description": "No account of the business has this number.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "no_match": {
+                    "$ref": "#/components/examples/AccountNotFound"
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/account/api/get_account_statement": {
+      "post": {
+        "tags": [
+          "Accounts"
+        ],
+        "operationId": "get_account_statement_api",
+        "summary": "An account's statement (integration)",
+        "x-origin": "extension",
+        "description": "One account's statement for a period of Lagos days (`start_date` to `end_date`, both\nincluded, at most 366 days; Lagos is UTC+01:00 all year): the balance at the start of\nthe period (`opening_balance`), at its end (`closing_balance`), the totals of its\ncredits and debits, and each transaction of the period, oldest first, with the\naccount's balance right after it (`balance_after`). The figures reconcile: the opening\nbalance plus the credits less the debits is the closing balance, and each line's\n`balance_after` is the one before it (or the opening balance) plus its credit or less\nits debit (since 2.6.0).\n\nEvery transaction counts whatever its `status`: each moved the balance when it was\nmade. A transfer that did not go through shows its debit (`failed` or `reversed`) and\nthe credit that gave the money back (`REV-`, category `reversal`). A period that\nincludes today shows the day so far.\n\nLong periods are paged: `limit` lines a page (100 by default, at most 100), the next\npage asked for with the cursor pair of `pagination`. Every page carries the period's\nbalances and totals.\n\nIntegration token. The business must be active.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, or the period is longer\n  than 366 days (the message names the field).\n- `41` the token is missing, invalid or expired.\n- `44` no account of the business has this number.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Statement retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "44",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/GetAccountStatementRequest"
+              },
+              "examples": {
+                "a_month": {
+                  "summary": "November, one account",
+                  "value": {
+                    "account_number": "1000000021",
+                    "start_date": "2026-11-01",
+                    "end_date": "2026-11-30"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The period's balances and totals, and one page of its lines.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/GetAccountStatementResponse"
+                },
+                "examples": {
+                  "a_month": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Statement retrieved",
+                      "data": {
+                        "account_number": "1000000021",
+                        "account_name": "Adaeze Foods Ltd - Operations",
+                        "currency": "NGN",
+                        "start_date": "2026-11-01",
+                        "end_date": "2026-11-30",
+                        "period_start": "2026-10-31T23:00:00Z",
+                        "period_end": "2026-11-30T23:00:00Z",
+                        "opening_balance": "100000.00",
+                        "closing_balance": "149974.19",
+                        "total_credits": "65000.00",
+                        "total_debits": "15025.81",
+                        "credit_count": 1,
+                        "debit_count": 2,
+                        "lines": [
+                          {
+                            "id": "3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c01",
+                            "reference_number": "COL-20261102-2D8R5T",
+                            "transaction_type": "credit",
+                            "transaction_category": "collection",
+                            "status": "success",
+                            "channel": "nip",
+                            "amount": "65000.00",
+                            "balance_after": "165000.00",
+                            "remarks": "Payment for order 1042",
+                            "session_id": "000013261102092000481930275164",
+                            "counterparty_account_number": "0123456788",
+                            "counterparty_account_name": "Emeka Nwosu",
+                            "counterparty_bank_name": "Guaranty Trust Bank",
+                            "created_at": "2026-11-02T09:20:00Z"
+                          },
+                          {
+                            "id": "4b5c6d7e-8f9a-4b0c-9d1e-2f3a4b5c6d02",
+                            "reference_number": "TRF-20261103-7F3K9Q",
+                            "transaction_type": "debit",
+                            "transaction_category": "transfer",
+                            "status": "success",
+                            "channel": "nip",
+                            "amount": "15000.00",
+                            "balance_after": "150000.00",
+                            "remarks": "Supplier invoice 88",
+                            "session_id": null,
+                            "counterparty_account_number": null,
+                            "counterparty_account_name": null,
+                            "counterparty_bank_name": null,
+                            "created_at": "2026-11-03T14:05:00Z"
+                          },
+                          {
+                            "id": "5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e03",
+                            "reference_number": "FEE-20261103-7F3K9Q",
+                            "transaction_type": "debit",
+                            "transaction_category": "fee",
+                            "status": "success",
+                            "channel": "internal",
+                            "amount": "25.81",
+                            "balance_after": "149974.19",
+                            "remarks": "Transfer fee and VAT",
+                            "session_id": null,
+                            "counterparty_account_number": null,
+                            "counterparty_account_name": null,
+                            "counterparty_bank_name": null,
+                            "created_at": "2026-11-03T14:05:00.000001Z"
+                          }
+                        ]
+                      },
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 100
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "description": "No account of the business has this number.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "no_match": {
+                    "$ref": "#/components/examples/AccountNotFound"
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/account/web/download_account_statement": {
+      "post": {
+        "tags": [
+          "Accounts"
+        ],
+        "operationId": "download_account_statement",
+        "summary": "Download an account's statement",
+        "x-origin": "extension",
+        "description": "The statement `get_account_statement` reads, whole, as a file (since 2.6.0), in\n`format`:\n- `csv`: one row per transaction (RFC 4180, UTF-8), with its running balance, for\n  spreadsheets and accounting packages' importers; times in Lagos (+01:00).\n- `pdf`: the statement a person reads (A4, searchable text): the bank, the business and\n  account, the period, opening and closing balances, the totals, every transaction with\n  its running balance, page numbers.\n- `ofx`: OFX 2.2, the bank file that accounting software imports.\n- `camt053`: ISO 20022 `camt.053.001.02`, the statement corporate ERPs and treasury\n  systems read.\n\nThe file is in `data.content_base64` (base64 of its bytes), named by `file_name`, with\nits `content_type` and `size_bytes`: `jq -r .data.content_base64 | base64 -d`.\n\nPermission: `transaction.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, the period is longer than\n  366 days, or it holds more than 20,000 transactions (ask for a shorter period).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `44` no account of the business has this number.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transaction.view",
+        "x-success-message": "Statement downloaded",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "44",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DownloadAccountStatementRequest"
+              },
+              "examples": {
+                "november_pdf": {
+                  "summary": "November as a PDF",
+                  "value": {
+                    "account_number": "1000000021",
+                    "start_date": "2026-11-01",
+                    "end_date": "2026-11-30",
+                    "format": "pdf"
+                  }
+                },
+                "november_camt053": {
+                  "summary": "November for an ERP (ISO 20022 camt.053)",
+                  "value": {
+                    "account_number": "1000000021",
+                    "start_date": "2026-11-01",
+                    "end_date": "2026-11-30",
+                    "format": "camt053"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The statement's file.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DownloadAccountStatementResponse"
+                },
+                "examples": {
+                  "csv": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Statement downloaded",
+                      "data": {
+                        "file_name": "statement-1000000021-2026-11-01-to-2026-11-30.csv",
+                        "content_type": "text/csv; charset=utf-8",
+                        "size_bytes": 115,
+                        "content_base64": "ZGF0ZSxyZWZlcmVuY2UsdHlwZSxhbW91bnQsYmFsYW5jZV9hZnRlcg0KMjAyNi0xMS0wMlQxMDoyMDowMCswMTowMCxDT0wtMjAyNjExMDItMkQ4UjVULGNyZWRpdCw2NTAwMC4wMCwxNjUwMDAuMDANCg=="
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "description": "No account of the business has this number.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ErrorEnvelope"
+                },
+                "examples": {
+                  "no_match": {
+                    "$ref": "#/components/examples/AccountNotFound"
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/account/api/download_account_statement": {
+      "post": {
+        "tags": [
+          "Accounts"
+        ],
+        "operationId": "download_account_statement_api",
+        "summary": "Download an account's statement (integration)",
+        "x-origin": "extension",
+        "description": "The statement `get_account_statement` reads, whole, as a file (since 2.6.0), in\n`format`:\n- `csv`: one row per transaction (RFC 4180, UTF-8), with its running balance, for\n  spreadsheets and accounting packages' importers; times in Lagos (+01:00).\n- `pdf`: the statement a person reads (A4, searchable text): the bank, the business and\n  account, the period, opening and closing balances, the totals, every transaction with\n  its running balance, page numbers.\n- `ofx`: OFX 2.2, the bank file that accounting software imports.\n- `camt053`: ISO 20022 `camt.053.001.02`, the statement corporate ERPs and treasury\n  systems read.\n\nThe file is in `data.content_base64` (base64 of its bytes), named by `file_name`, with\nits `content_type` and `size_bytes`: `jq -r .data.content_base64 | base64 -d`.\n\nIntegration token. The business must be active.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, the period is longer than\n  366 days, or it holds more than 20,000 transactions (ask for a shorter period).\n- `41` the token is missing, invalid or expired.\n- `44` no account of the business has this number.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Statement downloaded",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "44",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DownloadAccountStatementRequest"
+              },
+              "examples": {
+                "november_pdf": {
+                  "summary": "November as a PDF",
+                  "value": {
+                    "account_number": "1000000021",
+                    "start_date": "2026-11-01",
+                    "end_date": "2026-11-30",
+                    "format": "pdf"
+                  }
+                },
+                "november_camt053": {
+                  "summary": "November for an ERP (ISO 20022 camt.053)",
+                  "value": {
+                    "account_number": "1000000021",
+                    "start_date": "2026-11-01",
+                    "end_date": "2026-11-30",
+                    "format": "camt053"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The statement's file.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DownloadAccountStatementResponse"
+                },
+                "examples": {
+                  "csv": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Statement downloaded",
+                      "data": {
+                        "file_name": "statement-1000000021-2026-11-01-to-2026-11-30.csv",
+                        "content_type": "text/csv; charset=utf-8",
+                        "size_bytes": 115,
+                        "content_base64": "ZGF0ZSxyZWZlcmVuY2UsdHlwZSxhbW91bnQsYmFsYW5jZV9hZnRlcg0KMjAyNi0xMS0wMlQxMDoyMDowMCswMTowMCxDT0wtMjAyNjExMDItMkQ4UjVULGNyZWRpdCw2NTAwMC4wMCwxNjUwMDAuMDANCg=="
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "description": "No account of the business has this number.",
             "headers": {
               "X-Request-Id": {
                 "$ref": "#/components/headers/XRequestId"
@@ -15199,6 +16703,88 @@ pub const OPENAPI_JSON: &str = r##"{
         }
       }
     },
+    "/api/v1/transaction/transfer/api/download_transfer_receipt": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "download_transfer_receipt_api",
+        "summary": "Download a transfer's receipt (integration)",
+        "x-origin": "extension",
+        "description": "A transfer's receipt as a PDF (A4, searchable text, since 2.6.0): the bank, its\nreference and NIP session id, its status, the amount, fee, VAT and total, the source\naccount and the beneficiary, times in Lagos. By `reference_number` or your own\n`reference`, as `get_transfer_api` finds it. The file is in\n`data.content_base64`, named by `file_name`.\n\nIntegration token.\n\nErrors:\n- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.\n- `41` the token is missing, invalid or expired.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Receipt downloaded",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "47",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/TransferReference"
+        },
+        "responses": {
+          "200": {
+            "description": "The receipt's file.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DownloadTransferReceiptResponse"
+                },
+                "examples": {
+                  "pdf": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Receipt downloaded",
+                      "data": {
+                        "file_name": "receipt-TRF-20261102-8H4M2P.pdf",
+                        "content_type": "application/pdf",
+                        "size_bytes": 9,
+                        "content_base64": "JVBERi0xLjQK"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/TransferNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
     "/api/v1/transaction/transfer/api/fetch_transfers": {
       "post": {
         "tags": [
@@ -15287,7 +16873,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "operationId": "cancel_transfer",
         "summary": "Cancel one's own held transfer",
         "x-origin": "extension",
-        "description": "The initiator withdraws a transfer of theirs that the approval policy holds: its reserved\nfunds are released, it becomes `transfer_status: cancelled` (`status: failed`), and\n`transfer.cancelled` is emitted. Only the member who initiated it may cancel; reviewers\nreject instead. Audit-log action `cancel_transfer`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` `reference_number` is missing or malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`, or the member did not initiate it.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "description": "The initiator withdraws a transfer of theirs that the approval policy holds: its reserved\nfunds are released (its debit and fee become `failed`, and a `REV-` credit of amount, fee\nand VAT, named by `reversal_reference_number`, returns them to the source account), it\nbecomes `transfer_status: cancelled` (`status: failed`), and\n`transfer.cancelled` is emitted. Only the member who initiated it may cancel; reviewers\nreject instead. Audit-log action `cancel_transfer`.\n\nPermission: `transfer.initiate`.\n\nErrors:\n- `01` `reference_number` is missing or malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.initiate`, or the member did not initiate it.\n- `47` no transfer of the business has this reference.\n- `48` the transfer is not awaiting approval.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
         "security": [
           {
             "dashboardToken": []
@@ -15500,6 +17086,93 @@ pub const OPENAPI_JSON: &str = r##"{
                         "source_account_balance": "424973.120000000",
                         "created_at": "2026-11-02T09:45:00Z",
                         "updated_at": "2026-11-02T09:46:10Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/TransferNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/transfer/web/download_transfer_receipt": {
+      "post": {
+        "tags": [
+          "Transfers"
+        ],
+        "operationId": "download_transfer_receipt",
+        "summary": "Download a transfer's receipt",
+        "x-origin": "extension",
+        "description": "A transfer's receipt as a PDF (A4, searchable text, since 2.6.0): the bank, its\nreference and NIP session id, its status, the amount, fee, VAT and total, the source\naccount and the beneficiary, times in Lagos. By `reference_number` or your own\n`reference`, as `get_transfer_web` finds it. The file is in\n`data.content_base64`, named by `file_name`.\n\nPermission: `transfer.view`.\n\nErrors:\n- `01` neither or both of `reference_number` and `reference` were sent, or one is malformed.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transfer.view`.\n- `47` no transfer of the business has this reference.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transfer.view",
+        "x-success-message": "Receipt downloaded",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/TransferReference"
+        },
+        "responses": {
+          "200": {
+            "description": "The receipt's file.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DownloadTransferReceiptResponse"
+                },
+                "examples": {
+                  "pdf": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Receipt downloaded",
+                      "data": {
+                        "file_name": "receipt-TRF-20261102-8H4M2P.pdf",
+                        "content_type": "application/pdf",
+                        "size_bytes": 9,
+                        "content_base64": "JVBERi0xLjQK"
                       }
                     }
                   }
@@ -21610,7 +23283,7 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "string",
             "nullable": true,
             "x-origin": "extension",
-            "description": "The credit that returned a failed inter-bank transfer's funds; null otherwise."
+            "description": "The credit that returned the transfer's funds (`REV-`), a failed inter-bank transfer's reversal, or the release of a held transfer rejected, cancelled or expired (since 2.6.0); null otherwise."
           },
           "initiated_by": {
             "type": "string",
@@ -21803,7 +23476,7 @@ pub const OPENAPI_JSON: &str = r##"{
             "type": "string",
             "nullable": true,
             "x-origin": "extension",
-            "description": "The credit that returned a failed inter-bank transfer's funds; null otherwise."
+            "description": "The credit that returned the transfer's funds (`REV-`), a failed inter-bank transfer's reversal, or the release of a held transfer rejected, cancelled or expired (since 2.6.0); null otherwise."
           },
           "initiated_by": {
             "type": "string",
@@ -24861,6 +26534,364 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "pagination": {
             "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "GetAccountStatementRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "account_number",
+          "start_date",
+          "end_date"
+        ],
+        "properties": {
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date",
+            "description": "The period's first Lagos day."
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date",
+            "description": "The period's last Lagos day (at most 365 days after `start_date`)."
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "x-server-default": 100,
+            "description": "Lines a page. Default: `100`."
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "`pagination.next_cursor_created_at` of the page before."
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "`pagination.next_cursor_id` of the page before."
+          }
+        }
+      },
+      "AccountStatement": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "An account's statement for a period of Lagos days. `opening_balance` + `total_credits` −\n`total_debits` = `closing_balance`; each line's `balance_after` is the previous line's\n(the first's: `opening_balance`) plus its credit or less its debit.\n",
+        "required": [
+          "account_number",
+          "account_name",
+          "currency",
+          "start_date",
+          "end_date",
+          "period_start",
+          "period_end",
+          "opening_balance",
+          "closing_balance",
+          "total_credits",
+          "total_debits",
+          "credit_count",
+          "debit_count",
+          "lines"
+        ],
+        "properties": {
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "account_name": {
+            "type": "string"
+          },
+          "currency": {
+            "type": "string",
+            "enum": [
+              "NGN"
+            ]
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "period_start": {
+            "type": "string",
+            "format": "date-time",
+            "description": "The instant the period starts (`start_date` at 00:00 in Lagos), in UTC."
+          },
+          "period_end": {
+            "type": "string",
+            "format": "date-time",
+            "description": "The instant the period ends (the day after `end_date` at 00:00 in Lagos), in UTC; not included."
+          },
+          "opening_balance": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "closing_balance": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "total_credits": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "total_debits": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "credit_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "debit_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "lines": {
+            "type": "array",
+            "description": "This page's transactions, oldest first.",
+            "items": {
+              "$ref": "#/components/schemas/StatementLine"
+            }
+          }
+        }
+      },
+      "StatementLine": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "A transaction of a statement, with the account's balance right after it.",
+        "required": [
+          "id",
+          "reference_number",
+          "transaction_type",
+          "transaction_category",
+          "status",
+          "channel",
+          "amount",
+          "balance_after",
+          "remarks",
+          "session_id",
+          "counterparty_account_number",
+          "counterparty_account_name",
+          "counterparty_bank_name",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "reference_number": {
+            "type": "string"
+          },
+          "transaction_type": {
+            "$ref": "#/components/schemas/TransactionType"
+          },
+          "transaction_category": {
+            "$ref": "#/components/schemas/OpenTransactionCategory"
+          },
+          "status": {
+            "$ref": "#/components/schemas/OpenTransactionStatus"
+          },
+          "channel": {
+            "$ref": "#/components/schemas/OpenChannel"
+          },
+          "amount": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "balance_after": {
+            "$ref": "#/components/schemas/Amount"
+          },
+          "remarks": {
+            "type": "string",
+            "description": "The narration."
+          },
+          "session_id": {
+            "type": "string",
+            "nullable": true,
+            "pattern": "^[0-9]{30}$",
+            "description": "The NIP session id of an inbound transfer from another bank; null otherwise."
+          },
+          "counterparty_account_number": {
+            "type": "string",
+            "nullable": true,
+            "description": "The sender's account number, for an inbound credit; null otherwise."
+          },
+          "counterparty_account_name": {
+            "type": "string",
+            "nullable": true,
+            "description": "The sender's account name, for an inbound credit; null otherwise."
+          },
+          "counterparty_bank_name": {
+            "type": "string",
+            "nullable": true,
+            "description": "The sender's bank, for an inbound credit; null otherwise."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "GetAccountStatementResponse": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Success envelope of `get_account_statement` and `get_account_statement_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/AccountStatement"
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "StatementFormat": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "`csv` (RFC 4180, for spreadsheets and importers), `pdf` (for people), `ofx` (OFX 2.2,\nfor accounting software), `camt053` (ISO 20022 camt.053.001.02, for ERPs).\n",
+        "enum": [
+          "csv",
+          "pdf",
+          "ofx",
+          "camt053"
+        ],
+        "x-enum-varnames": [
+          "STATEMENT_FORMAT_CSV",
+          "STATEMENT_FORMAT_PDF",
+          "STATEMENT_FORMAT_OFX",
+          "STATEMENT_FORMAT_CAMT053"
+        ]
+      },
+      "DownloadAccountStatementRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "account_number",
+          "start_date",
+          "end_date",
+          "format"
+        ],
+        "properties": {
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date",
+            "description": "The period's first Lagos day."
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date",
+            "description": "The period's last Lagos day (at most 365 days after `start_date`)."
+          },
+          "format": {
+            "$ref": "#/components/schemas/StatementFormat"
+          }
+        }
+      },
+      "FileContent": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "A file, its bytes in base64 (RFC 4648, with padding).",
+        "required": [
+          "file_name",
+          "content_type",
+          "size_bytes",
+          "content_base64"
+        ],
+        "properties": {
+          "file_name": {
+            "type": "string",
+            "description": "A name to save it as."
+          },
+          "content_type": {
+            "type": "string",
+            "description": "Its media type (`text/csv; charset=utf-8`, `application/pdf`, `application/x-ofx`, `application/xml`)."
+          },
+          "size_bytes": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "The length of the decoded file."
+          },
+          "content_base64": {
+            "type": "string",
+            "format": "byte",
+            "description": "The file's bytes, base64."
+          }
+        }
+      },
+      "DownloadAccountStatementResponse": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Success envelope of `download_account_statement` and `download_account_statement_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/FileContent"
+          }
+        }
+      },
+      "DownloadTransferReceiptResponse": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Success envelope of `download_transfer_receipt` and `download_transfer_receipt_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/FileContent"
           }
         }
       },

@@ -4,6 +4,6 @@
 
 use super::contract::*;
 
-pub use kobo_store::audit::{AccountBalance, Counted, DayAstray};
+pub use kobo_store::audit::{AccountBalance, ClosingAstray, Counted, DayAstray, RunningAstray};
 
 kobo_store::audit_functions!(dispatch);

@@ -4,8 +4,10 @@
 use super::contract::*;
 
 use chrono::{DateTime, Utc};
+use kobo_store::paging::Cursor;
 pub use kobo_store::transactions::{
-    DayTotal, Filters, Listing, NewTransaction, Originator, SessionCredit, TransactionRow, Window,
+    DayTotal, Filters, Listing, NewTransaction, Originator, PeriodTotals, SessionCredit,
+    StatementLine, TransactionRow, Window,
 };
 
 pub use kobo_store::batch::transaction_into as record_into;

@@ -19,7 +19,9 @@ use crate::kernel::config::Config;
 use crate::kernel::store::Store;
 use crate::money::bank::Bank;
 use crate::money::fees::TransferPolicy;
-use crate::money::{accounts, approvals, banks, cash_flow, inbound, transactions, transfers};
+use crate::money::{
+    accounts, approvals, banks, cash_flow, downloads, inbound, statements, transactions, transfers,
+};
 use crate::platform::context::Platform;
 use crate::platform::principal::Principal;
 use crate::platform::tokens::TokenKeys;
@@ -518,6 +520,78 @@ impl Api for KoboApi {
     ) -> Result<models::AccountDetail, ApiError> {
         serve(&ctx, async |caller| {
             accounts::get_account(&self.bank, caller, body).await
+        })
+        .await
+    }
+
+    async fn download_account_statement(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::DownloadAccountStatementRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        serve(&ctx, async |caller| {
+            let business_id = &caller.principal.business_id;
+            downloads::download_account_statement(&self.bank, business_id, body).await
+        })
+        .await
+    }
+
+    async fn download_account_statement_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::DownloadAccountStatementRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        serve(&ctx, async |caller| {
+            caller.principal.ensure_business_active()?;
+            let business_id = &caller.principal.business_id;
+            downloads::download_account_statement(&self.bank, business_id, body).await
+        })
+        .await
+    }
+
+    async fn download_transfer_receipt(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::GetTransferRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        serve(&ctx, async |caller| {
+            let business_id = &caller.principal.business_id;
+            downloads::download_transfer_receipt(&self.bank, business_id, body).await
+        })
+        .await
+    }
+
+    async fn download_transfer_receipt_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::GetTransferRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        serve(&ctx, async |caller| {
+            let business_id = &caller.principal.business_id;
+            downloads::download_transfer_receipt(&self.bank, business_id, body).await
+        })
+        .await
+    }
+
+    async fn get_account_statement(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::GetAccountStatementRequest,
+    ) -> Result<Page<models::AccountStatement>, ApiError> {
+        serve_page(&ctx, async |caller| {
+            statements::get_account_statement(&self.bank, &caller.principal.business_id, body).await
+        })
+        .await
+    }
+
+    async fn get_account_statement_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::GetAccountStatementRequest,
+    ) -> Result<Page<models::AccountStatement>, ApiError> {
+        serve_page(&ctx, async |caller| {
+            caller.principal.ensure_business_active()?;
+            statements::get_account_statement(&self.bank, &caller.principal.business_id, body).await
         })
         .await
     }

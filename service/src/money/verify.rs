@@ -4,8 +4,9 @@
 //! least two postings summing to zero, that the whole ledger sums to zero, that no balance is
 //! negative, that every posting names a known account, that every transaction is backed by
 //! the posting it claims, that every row names the parents it should (its entry, its
-//! business's account), that no business's ledger head handed out a place twice, and that
-//! the daily limit's running totals match the transfers. Sums are exact ([`Total`]) whatever
+//! business's account), that no business's ledger head handed out a place twice, that the
+//! daily limit's running totals match the transfers, and that every transaction's running
+//! balance is its account's transactions summed in order, the last one its account's balance. Sums are exact ([`Total`]) whatever
 //! the number of rows.
 
 use crate::datastore::audit::{self, Counted};
@@ -18,7 +19,7 @@ use serde::Serialize;
 pub struct Discrepancy {
     /// `balance`, `unbalanced_entry`, `short_entry`, `ledger_total`, `negative_balance`,
     /// `unknown_account`, `transaction_without_posting`, `missing_parent`, `repeated_sequence`,
-    /// `daily_total`.
+    /// `daily_total`, `running_balance`, `closing_balance`.
     pub kind: &'static str,
     /// The account, entry or transaction it concerns.
     pub subject: String,
@@ -46,6 +47,7 @@ fn count(n: i64) -> u64 {
 pub async fn verify(store: &Store) -> Result<Report, StoreError> {
     let mut discrepancies = Vec::new();
     balances(store, &mut discrepancies).await?;
+    running_balances(store, &mut discrepancies).await?;
     entries(store, &mut discrepancies).await?;
     let total = ledger_total(store, &mut discrepancies).await?;
     references(store, &mut discrepancies).await?;
@@ -84,6 +86,37 @@ async fn balances(store: &Store, found: &mut Vec<Discrepancy>) -> Result<(), Sto
                 detail: format!("balance {}", amount::amount_text(balance)),
             });
         }
+    }
+    Ok(())
+}
+
+/// Every transaction's running balance (`balance_after`, what statements read) is its
+/// account's transactions summed in order up to it, and every account's balance is its last
+/// transaction's: together, every change of a balance has its transaction.
+async fn running_balances(store: &Store, found: &mut Vec<Discrepancy>) -> Result<(), StoreError> {
+    for row in audit::running_balances_astray(store).await? {
+        let stored = row
+            .stored
+            .map_or("none".into(), |kobo| amount::amount_text(i128::from(kobo)));
+        found.push(Discrepancy {
+            kind: "running_balance",
+            subject: row.reference_number,
+            detail: format!(
+                "running balance {stored} but its account's transactions sum to {} up to it",
+                amount::amount_text(i128::from(row.summed))
+            ),
+        });
+    }
+    for account in audit::closing_balances_astray(store).await? {
+        found.push(Discrepancy {
+            kind: "closing_balance",
+            subject: account.account_number,
+            detail: format!(
+                "balance {} but its last transaction's running balance is {}",
+                amount::amount_text(i128::from(account.balance)),
+                amount::amount_text(i128::from(account.last))
+            ),
+        });
     }
     Ok(())
 }

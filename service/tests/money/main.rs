@@ -15,6 +15,7 @@ mod lost_commits;
 mod names;
 mod pay;
 mod races;
+mod statements;
 mod support;
 mod transactions;
 mod transfer_workload;

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use kobo::datastore::accounts::{self, BalanceChange};
 use kobo::datastore::batch::Batch;
 use kobo::datastore::ledger::{self, AdvancedHead, Money};
+use kobo::datastore::transactions::{self, NewTransaction};
 use kobo::kernel::store::{Paid, Payment};
 use kobo::testkit::{StoreKind, TestKit};
 
@@ -32,7 +33,7 @@ async fn pay(
     ];
     let money = Money {
         business_id,
-        places: 1,
+        places: 2,
         // Nothing counted toward the daily limit: no transfer says it was sent.
         daily: None,
         default_daily_limit: 500_000_000,
@@ -40,7 +41,7 @@ async fn pay(
         changes: &changes,
         max_balance: i64::MAX / 4,
     };
-    let places = [(business_id, 1)];
+    let places = [(business_id, 2)];
     let payment = Payment {
         places: &places,
         now,
@@ -52,10 +53,47 @@ async fn pay(
         .begin_payout(&[business_id], Some(business_id))
         .await
         .unwrap();
+    // Its entry and its two transactions, each at its place (a business paying itself takes
+    // two): every change of a balance has its transaction, carrying the balance after it.
     let make = |heads: &[AdvancedHead]| {
+        let head = heads
+            .iter()
+            .find(|head| head.business_id == business_id)
+            .expect("the business's head");
+        let micros = head
+            .last_posted_micros
+            .expect("a head with its microsecond clock");
+        let place = |back: i64| {
+            let at = DateTime::from_timestamp_micros(micros - back).expect("a time");
+            (head.last_sequence - back, at)
+        };
         let mut batch = Batch::new();
         let postings = [(from, -amount), (to, amount)];
-        ledger::record_entry_into(&mut batch, business_id, "transfer", &postings, now);
+        let entry_id =
+            ledger::record_entry_into(&mut batch, business_id, "transfer", &postings, place(1).1);
+        for (account_id, kind, (sequence, at)) in
+            [(from, "debit", place(1)), (to, "credit", place(0))]
+        {
+            let new = NewTransaction {
+                id: uuid::Uuid::new_v4(),
+                business_id: business_id.to_owned(),
+                account_id: account_id.to_owned(),
+                entry_id: entry_id.clone(),
+                sequence,
+                reference_number: format!("TST-{}", uuid::Uuid::new_v4().simple()),
+                transaction_type: kind.to_owned(),
+                category: "transfer".to_owned(),
+                status: "success".to_owned(),
+                channel: "intra".to_owned(),
+                amount,
+                narration: "Tx::pay".to_owned(),
+                session_id: None,
+                originator: None,
+                created_at: at,
+                settled: false,
+            };
+            transactions::record_into(&mut batch, new);
+        }
         Ok::<_, kobo::error::Error>((heads.to_vec(), batch))
     };
     let paid = tx.pay(&payment, make).await.unwrap();
@@ -113,7 +151,7 @@ async fn the_store_pays_in_one_call_or_refuses_and_keeps_nothing(kind: StoreKind
         .expect("the business's head");
     assert_eq!(balance(&kit, &from).await, 60_000);
     assert_eq!(balance(&kit, &to).await, 40_000);
-    // The next one takes the next place: the refused one took none.
+    // The next one takes the next places: the refused one took none.
     let next = pay(&kit, &business_id, (&from, &to), 10_000).await;
     let Paid::Written(next_heads, _) = next else {
         panic!("the next payout is written: {next:?}");
@@ -122,7 +160,7 @@ async fn the_store_pays_in_one_call_or_refuses_and_keeps_nothing(kind: StoreKind
         .iter()
         .find(|head| head.business_id == business_id)
         .expect("the business's head");
-    assert_eq!(next_head.last_sequence, head.last_sequence + 1);
+    assert_eq!(next_head.last_sequence, head.last_sequence + 2);
     kit.assert_ledger_balances().await;
 }
 

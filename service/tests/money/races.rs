@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use generated_server::{Operation, ResponseCode};
+use kobo::datastore::batch::{self, Batch};
+use kobo::datastore::transactions::{self, NewTransaction};
 use kobo::kernel::config::{Config, Environment, RequestBudget};
 use kobo::kernel::store::Store;
 use kobo::money::ledger::{self, Entry, Internal, LedgerAccount, Posting};
@@ -149,7 +151,29 @@ async fn simultaneous_debits_never_overdraw() {
                     ],
                 };
                 match ledger::post(&mut tx, &entry, head).await.unwrap() {
-                    Ok(_) => {
+                    Ok(entry_id) => {
+                        // Its transaction: every change of a balance has one.
+                        let mut batch = Batch::new();
+                        let debit = NewTransaction {
+                            id: uuid::Uuid::new_v4(),
+                            business_id: business_id.clone(),
+                            account_id: account_id.clone(),
+                            entry_id,
+                            sequence: head.sequence,
+                            reference_number: format!("TST-{}", uuid::Uuid::new_v4().simple()),
+                            transaction_type: "debit".into(),
+                            category: "fee".into(),
+                            status: "success".into(),
+                            channel: "internal".into(),
+                            amount: 3_000,
+                            narration: "A racing debit".into(),
+                            session_id: None,
+                            originator: None,
+                            created_at: head.posted_at,
+                            settled: false,
+                        };
+                        transactions::record_into(&mut batch, debit);
+                        batch::run(&mut tx, batch).await.unwrap();
                         tx.commit().await.unwrap();
                         true
                     }

@@ -463,6 +463,11 @@ async fn a_random_transfer_workload_keeps_the_books(kind: StoreKind) {
         faults: faults.clone(),
     }));
     let model: Shared = Arc::default();
+    let first_day = kit
+        .clock
+        .now()
+        .with_timezone(&chrono::FixedOffset::east_opt(3600).unwrap())
+        .date_naive();
 
     // Three businesses: Adaeze Foods (two accounts, an approval policy from NGN 5,000, a
     // checker), Lagos Fresh Produce and Ikeja Hardware.
@@ -730,6 +735,21 @@ async fn a_random_transfer_workload_keeps_the_books(kind: StoreKind) {
         .await;
     assert_eq!(negative, 0);
     kit.assert_ledger_balances().await;
+    // Every account's statements, over its whole history cut into random periods, reconcile.
+    for business in &businesses {
+        let token = kit.login(&business.owner_email, OWNER_PASSWORD).await;
+        let mut accounts = Vec::new();
+        for (number, _) in &business.accounts {
+            let balance = kit
+                .sql("SELECT balance FROM accounts WHERE account_number = $1")
+                .bind(number)
+                .int()
+                .await;
+            accounts.push((number.clone(), balance));
+        }
+        crate::statements::assert_statements_reconcile(&kit, &token, &accounts, first_day, seed)
+            .await;
+    }
     println!(
         "transfer workload seed {seed}: {} transfers {statuses:?}, {expired} expired, {passes} \
          NIP passes, answers {:?}",

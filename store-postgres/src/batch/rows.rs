@@ -7,7 +7,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::{new_id, new_opt_id, StoreError};
-use kobo_store::batch::{Answer, Batch, NewActivity, NewAudit, NewEntry, Write};
+use kobo_store::batch::{later_on_account, Answer, Batch, NewActivity, NewAudit, NewEntry, Write};
 use kobo_store::logs::Activity;
 use kobo_store::transactions::NewTransaction;
 use kobo_store::transfers::NewTransfer;
@@ -74,6 +74,9 @@ pub(super) struct TransactionRow {
     carries_posting: bool,
     /// It carries its entry's row: the entry's kind ([`Parts::carry`]).
     entry_kind: Option<String>,
+    /// What the batch's later transactions on its account move it by: its `balance_after` is
+    /// its account's balance after the movement less this ([`later_on_account`]).
+    later: i64,
 }
 
 #[derive(Serialize)]
@@ -205,10 +208,14 @@ impl Parts {
     pub(super) fn of(batch: Batch) -> Result<Parts, StoreError> {
         let mut parts = Parts::default();
         let (mut entries, mut audits, mut activities) = (Vec::new(), Vec::new(), Vec::new());
-        for write in batch.into_writes() {
+        let writes = batch.into_writes();
+        let later = later_on_account(&writes);
+        for (write, later) in writes.into_iter().zip(later) {
             match write {
                 Write::Entry(entry) => entries.push(entry),
-                Write::Transaction(new) => parts.transactions.push(TransactionRow::of(*new)?),
+                Write::Transaction(new) => {
+                    parts.transactions.push(TransactionRow::of(*new, later)?)
+                }
                 Write::Transfer(new) => parts.transfers.push(TransferRow::of(*new)?),
                 Write::Event(event) => parts.events.push(EventRow {
                     id: new_id(&event.id)?,
@@ -242,6 +249,18 @@ impl Parts {
             && self.audits.is_empty()
             && self.activities.is_empty()
             && self.answers.is_empty()
+    }
+
+    /// Whether every transaction is on an account of `changes`.
+    pub(super) fn transactions_move_only(
+        &self,
+        changes: &[kobo_store::accounts::BalanceChange<'_>],
+    ) -> bool {
+        self.transactions.iter().all(|transaction| {
+            changes
+                .iter()
+                .any(|change| new_id(change.account_id).ok() == Some(transaction.account_id))
+        })
     }
 
     /// `claimed` keys of the batch's claims: fewer is [`StoreError::KeyTaken`].
@@ -403,7 +422,7 @@ impl Parts {
 }
 
 impl TransactionRow {
-    fn of(new: NewTransaction) -> Result<TransactionRow, StoreError> {
+    fn of(new: NewTransaction, later: i64) -> Result<TransactionRow, StoreError> {
         let originator = new.originator;
         let of_originator = |field: fn(&kobo_store::transactions::Originator) -> &String| {
             originator.as_ref().map(|o| field(o).clone())
@@ -431,6 +450,7 @@ impl TransactionRow {
             settled: new.settled,
             carries_posting: false,
             entry_kind: None,
+            later,
         })
     }
 }

@@ -7,7 +7,8 @@
 //!   then those of `payout_batch.sql` (their parameters numbered on after the first's), and
 //!   the first's last `SELECT` with the keys claimed. A source line `-- in one: LINE` is `LINE`
 //!   here and nothing elsewhere: the conditions that make the statement write nothing unless
-//!   the head is where the payout foresaw it. `{foreseen}` and `{holds_head}` are its two
+//!   the head is where the payout foresaw it; a source line ending `-- apart` is a line of
+//!   every statement but this one. `{foreseen}` and `{holds_head}` are its two
 //!   parameters after the others; `{batch $N}` in the gate is `batch.sql`'s `$N`.
 
 use std::collections::BTreeMap;
@@ -33,6 +34,9 @@ pub const PAYOUT_PARTS: [&str; 5] = [
 
 /// A source line's prefix that makes it a line of `payout_in_one.sql` alone.
 const IN_ONE: &str = "-- in one: ";
+
+/// A source line's suffix that leaves it out of `payout_in_one.sql` alone.
+const APART: &str = "-- apart";
 
 /// The statements made from the sources in [`DIR`].
 pub fn generate(root: &std::path::Path) -> Result<Vec<GeneratedFile>> {
@@ -203,7 +207,7 @@ impl Statement {
 enum Lines {
     /// The statement's own: `-- in one:` lines left out.
     Own,
-    /// `payout_in_one.sql`'s: `-- in one: LINE` as `LINE`.
+    /// `payout_in_one.sql`'s: `-- in one: LINE` as `LINE`, lines ending `-- apart` left out.
     InOne,
 }
 
@@ -213,6 +217,7 @@ fn joined(parts: &[&Part], keep: Lines) -> String {
     for (i, part) in parts.iter().enumerate() {
         for line in &part.lines {
             match (line.trim_start().strip_prefix(IN_ONE), keep) {
+                (None, Lines::InOne) if line.trim_end().ends_with(APART) => continue,
                 (None, _) => text.push_str(line),
                 (Some(_), Lines::Own) => continue,
                 (Some(rest), Lines::InOne) => {
@@ -319,7 +324,8 @@ mod tests {
     use super::*;
 
     const BATCH: &str = "-- a batch\nWITH\nentries AS (\n    INSERT $1\n),\n\
-        new_transactions AS (\n    SELECT $3\n    -- in one: WHERE EXISTS (SELECT 1 FROM place)\n),\n\
+        new_transactions AS (\n    SELECT $3\n    JOIN a -- apart\n    \
+        -- in one: WHERE EXISTS (SELECT 1 FROM place)\n),\n\
         transactions AS (\n    INSERT FROM new_transactions\n),\n\
         transfers AS (\n    SELECT $4\n),\n-- events\nevents AS (\n    SELECT $5\n),\n\
         audits AS (\n    SELECT $6\n),\nclaimed AS (\n    SELECT $9\n    WHERE $10\n)\n\
@@ -340,7 +346,7 @@ mod tests {
         let (_, body) = batch.split_once("\nWITH\n").unwrap();
         assert_eq!(
             body,
-            "new_transactions AS (\n    SELECT $1\n),\ntransactions AS (\n    INSERT FROM \
+            "new_transactions AS (\n    SELECT $1\n    JOIN a -- apart\n),\ntransactions AS (\n    INSERT FROM \
              new_transactions\n),\ntransfers AS (\n    SELECT $2\n),\n-- events\nevents AS (\n    \
              SELECT $3\n),\nclaimed AS (\n    SELECT $4\n    WHERE $5\n)\nSELECT count(*) FROM \
              claimed\n"

@@ -166,52 +166,62 @@ async fn transition(
     Ok(to)
 }
 
-/// Returns the reserve to the source account; the transactions become `failed`.
+/// Returns the reserve (amount, fee and VAT) to the source account with its `REV-` credit, as
+/// a NIP reversal does: the hold's debit and fee become `failed`, and the credit, at the
+/// release's place, is what the account's statement shows giving the money back. Returns the
+/// release's place and its credit's reference.
 async fn release(
     tx: &mut Tx,
     environment: Environment,
     held: &Held,
     now: DateTime<Utc>,
-) -> Result<ledger::Head, Error> {
+    reason: &str,
+) -> Result<(ledger::Head, String), Error> {
     let head = ledger::advance_head(tx, &held.business_id, now).await?;
-    let charges = held.fee + held.vat;
-    let mut postings = vec![
-        Posting {
-            account: LedgerAccount::Internal(Internal::Held, environment),
-            amount: -(held.amount + charges),
-        },
-        Posting {
-            account: LedgerAccount::Customer(held.source_account_id.clone()),
-            amount: held.amount,
-        },
-    ];
-    if charges > 0 {
-        postings.push(Posting {
-            account: LedgerAccount::Customer(held.source_account_id.clone()),
-            amount: charges,
-        });
-    }
+    let returned = held.amount + held.fee + held.vat;
     let entry = Entry {
         business_id: &held.business_id,
         kind: "transfer_release",
-        postings,
+        postings: vec![
+            Posting {
+                account: LedgerAccount::Internal(Internal::Held, environment),
+                amount: -returned,
+            },
+            Posting {
+                account: LedgerAccount::Customer(held.source_account_id.clone()),
+                amount: returned,
+            },
+        ],
     };
-    if ledger::post(tx, &entry, head).await?.is_err() {
+    let Ok(entry_id) = ledger::post(tx, &entry, head).await? else {
         return Err(Error::internal("a release of reserved funds was refused"));
+    };
+    for transaction in [&held.debit_transaction_id, &held.fee_transaction_id] {
+        let failed = models::TransactionStatus::Failed;
+        transactions::set_status(tx, transaction.as_deref(), failed).await?;
     }
-    transactions::set_status(
-        tx,
-        held.debit_transaction_id.as_deref(),
-        models::TransactionStatus::Failed,
-    )
-    .await?;
-    transactions::set_status(
-        tx,
-        held.fee_transaction_id.as_deref(),
-        models::TransactionStatus::Failed,
-    )
-    .await?;
-    Ok(head)
+    let source = accounts::find_by_id(tx, &held.source_account_id)
+        .await?
+        .ok_or_else(|| Error::internal("the source account of a transfer vanished"))?;
+    let reference = format!("REV-{}", &held.reference_number[4..]);
+    let credit = transactions::NewTransaction {
+        business_id: &held.business_id,
+        account: &source,
+        entry_id: &entry_id,
+        head,
+        reference_number: reference.clone(),
+        transaction_type: models::TransactionType::Credit,
+        category: models::TransactionCategory::Reversal,
+        status: models::TransactionStatus::Success,
+        channel: models::Channel::Internal,
+        amount: Kobo::from_stored(returned)
+            .ok_or_else(|| Error::internal("a release of nothing"))?,
+        narration: format!("Release of {}: {reason}", held.reference_number),
+        session_id: None,
+        originator: None,
+    };
+    transactions::record(tx, &credit).await?;
+    Ok((head, reference))
 }
 
 pub async fn reject(
@@ -265,7 +275,7 @@ async fn close(
     now: DateTime<Utc>,
     closing: Closing<'_>,
 ) -> Result<models::Transfer, Error> {
-    let head = release(tx, environment, held, now).await?;
+    let (head, credit) = release(tx, environment, held, now, closing.reason).await?;
     let review = Review {
         requested: closing.requested,
         reviewer: closing.reviewer,
@@ -273,6 +283,7 @@ async fn close(
         day: None,
     };
     let ended = transition(tx, held, &review, head.posted_at).await?;
+    datastore::transfers::set_reversal(tx, &held.id, closing.reason, &credit, None).await?;
     let event = ended
         .event()
         .ok_or_else(|| Error::internal(format!("a hold ended {ended} without an event")))?;

@@ -1,0 +1,222 @@
+//! Files a business downloads (issue 61): an account's statement as CSV, PDF, OFX or ISO 20022
+//! camt.053, and a transfer's receipt as a PDF. The figures are the ledger's, read as
+//! `get_account_statement` reads them and checked to reconcile before any file is written
+//! (`kobo_statements::Statement::check`); the formats are the `kobo-statements` crate's, read
+//! back by parsers we did not write in CI (`.ci/statements`).
+//!
+//! A file is answered whole, in the envelope (`FileContent`: base64), so a statement is bounded:
+//! at most [`LINES_MAX`] transactions.
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use generated_server::models;
+use generated_server::ResponseCode;
+use kobo_statements as formats;
+
+use crate::datastore::businesses;
+use crate::error::{Error, OrInternal};
+use crate::kernel::paging::Cursor;
+use crate::money::accounts;
+use crate::money::amount::Kobo;
+use crate::money::bank::Bank;
+use crate::money::banks::KOBO_BANK_NAME;
+use crate::money::statements::{self, Period, Summary};
+use crate::money::transfers;
+use crate::provider::KOBO_INSTITUTION;
+
+/// The most transactions a downloaded statement holds.
+pub const LINES_MAX: u64 = 20_000;
+
+/// Lines read a statement at a time.
+const CHUNK: u64 = 1_000;
+
+fn kobo_bank() -> formats::Bank {
+    formats::Bank {
+        name: KOBO_BANK_NAME.to_owned(),
+        code: KOBO_INSTITUTION.to_owned(),
+        bic: None,
+    }
+}
+
+fn file(
+    file_name: String,
+    content_type: &str,
+    bytes: Vec<u8>,
+) -> Result<models::FileContent, Error> {
+    Ok(models::FileContent {
+        file_name,
+        content_type: content_type.to_owned(),
+        size_bytes: u64::try_from(bytes.len()).or_internal()?,
+        content_base64: STANDARD.encode(&bytes),
+    })
+}
+
+/// `download_account_statement` and `download_account_statement_api`.
+pub async fn download_account_statement(
+    bank: &Bank,
+    business_id: &str,
+    body: models::DownloadAccountStatementRequest,
+) -> Result<models::FileContent, Error> {
+    let store = &bank.platform.store;
+    let period = Period::of(body.start_date, body.end_date)?;
+    let number = body.account_number.as_str();
+    let account = accounts::find_by_number(store, business_id, number)
+        .await?
+        .ok_or_else(|| {
+            Error::new(ResponseCode::AccountNotFound)
+                .with_message(format!("No account {number} in this business"))
+        })?;
+    let summary = Summary::read(store, &account.id, &period).await?;
+    let count = summary.totals.credits + summary.totals.debits;
+    if u64::try_from(count).or_internal()? > LINES_MAX {
+        return Err(
+            Error::new(ResponseCode::InvalidRequest).with_message(format!(
+                "`end_date`: the period holds {count} transactions, more than a statement file's \
+             {LINES_MAX}: ask for a shorter period"
+            )),
+        );
+    }
+    let mut lines = Vec::new();
+    let mut cursor: Option<Cursor> = None;
+    loop {
+        let (rows, more) =
+            statements::lines(store, &account.id, &period, cursor.take(), CHUNK).await?;
+        cursor = rows.last().map(|row| Cursor {
+            created_at: row.created_at,
+            id: row.id,
+        });
+        lines.extend(rows.into_iter().map(line));
+        if !more {
+            break;
+        }
+    }
+    let business_name = businesses::name_of(store, business_id).await?;
+    let statement = formats::Statement {
+        bank: kobo_bank(),
+        business_name,
+        account_number: account.account_number.clone(),
+        account_name: account.account_name.clone(),
+        currency: "NGN".to_owned(),
+        from: period.start_date,
+        to: period.end_date,
+        opening_balance: summary.opening,
+        closing_balance: summary.closing,
+        total_credits: i64::try_from(summary.totals.credited).or_internal()?,
+        total_debits: i64::try_from(summary.totals.debited).or_internal()?,
+        credit_count: u64::try_from(summary.totals.credits).or_internal()?,
+        debit_count: u64::try_from(summary.totals.debits).or_internal()?,
+        generated_at: bank.platform.clock.now(),
+        lines,
+    };
+    // A file that does not reconcile is never written: the ledger would be wrong, and `kobo
+    // ledger verify` says where.
+    statement.check().map_err(|why| {
+        Error::internal(format!(
+            "the statement of account {number} does not reconcile: {why}"
+        ))
+    })?;
+    let name = |extension: &str| {
+        format!(
+            "statement-{}-{}-to-{}.{extension}",
+            statement.account_number, statement.from, statement.to
+        )
+    };
+    match body.format {
+        models::StatementFormat::Csv => file(
+            name("csv"),
+            "text/csv; charset=utf-8",
+            formats::csv::statement(&statement).into_bytes(),
+        ),
+        models::StatementFormat::Pdf => file(
+            name("pdf"),
+            "application/pdf",
+            formats::pdf::statement(&statement),
+        ),
+        models::StatementFormat::Ofx => file(
+            name("ofx"),
+            "application/x-ofx",
+            formats::ofx::statement(&statement).into_bytes(),
+        ),
+        models::StatementFormat::Camt053 => file(
+            name("camt053.xml"),
+            "application/xml",
+            formats::camt053::statement(&statement).into_bytes(),
+        ),
+    }
+}
+
+fn line(row: crate::datastore::transactions::StatementLine) -> formats::Line {
+    let counterparty = match (row.originator_account_number, row.originator_account_name) {
+        (Some(account_number), Some(account_name)) => Some(formats::Counterparty {
+            account_number,
+            account_name,
+            bank_name: row.originator_bank_name.unwrap_or_default(),
+        }),
+        _ => None,
+    };
+    formats::Line {
+        id: row.id.to_string(),
+        reference_number: row.reference_number,
+        at: row.created_at,
+        kind: if row.transaction_type == "credit" {
+            formats::Direction::Credit
+        } else {
+            formats::Direction::Debit
+        },
+        amount: row.amount,
+        balance_after: row.balance_after,
+        narration: row.narration,
+        category: row.category,
+        status: row.status,
+        channel: row.channel,
+        counterparty,
+    }
+}
+
+/// `download_transfer_receipt` and `download_transfer_receipt_api`: the transfer as
+/// `get_transfer_*` finds it, as a PDF.
+pub async fn download_transfer_receipt(
+    bank: &Bank,
+    business_id: &str,
+    body: models::GetTransferRequest,
+) -> Result<models::FileContent, Error> {
+    let store = &bank.platform.store;
+    let transfer = transfers::get_transfer(bank, business_id, body).await?;
+    let source_number = transfer.source_account_number.as_str();
+    let source = accounts::find_by_number(store, business_id, source_number)
+        .await?
+        .ok_or_else(|| Error::internal("the source account of a transfer vanished"))?;
+    let kobo = |amount: &models::Amount| {
+        Kobo::parse(amount.as_str())
+            .map(Kobo::get)
+            .or_else(|| (amount.as_str() == "0.00").then_some(0))
+            .ok_or_else(|| Error::internal(format!("an amount {} unread", amount.as_str())))
+    };
+    let receipt = formats::Receipt {
+        bank: kobo_bank(),
+        reference_number: transfer.reference_number.to_string(),
+        session_id: transfer.session_id.as_ref().map(|id| id.to_string()),
+        at: transfer.created_at,
+        status: transfer.transfer_status.to_string(),
+        amount: kobo(&transfer.amount)?,
+        fee: kobo(&transfer.fee)?,
+        vat: kobo(&transfer.vat)?,
+        narration: transfer.narration.clone(),
+        source: formats::Source {
+            business_name: businesses::name_of(store, business_id).await?,
+            account_number: source.account_number.clone(),
+            account_name: source.account_name.clone(),
+        },
+        beneficiary: formats::Counterparty {
+            account_number: transfer.beneficiary_account_number.to_string(),
+            account_name: transfer.beneficiary_account_name.clone(),
+            bank_name: transfer.bank_name.clone(),
+        },
+        generated_at: bank.platform.clock.now(),
+    };
+    file(
+        format!("receipt-{}.pdf", receipt.reference_number),
+        "application/pdf",
+        formats::pdf::receipt(&receipt),
+    )
+}
