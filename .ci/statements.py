@@ -372,7 +372,7 @@ def main() -> int:
     failed = 0
     for name, check, file in checks:
         if expected.get("live") and not (directory / file).exists():
-            # A live server's directory holds what its API downloads (no transaction list yet).
+            # A live server's directory holds what its API downloads.
             print(f"skip  {name}: not downloaded from the live server")
             continue
         try:

@@ -1,6 +1,7 @@
 """A live `kobo demo` gives an account a month's worth of movements, then its statement is read
 twice: as JSON (`get_account_statement`, every page) and as the files a business downloads
-(`download_account_statement` in each format, `download_transfer_receipt`). The JSON's figures
+(`download_account_statement` in each format, `download_transactions`,
+`download_transfer_receipt`). The JSON's figures
 become DIR/expected.json and the files are written beside it, for `.ci/statements.py` to read
 back with parsers we did not write: the files must say what the API says. Run by
 `.ci/statements --live`, which starts the server.
@@ -176,6 +177,15 @@ def main():
     ):
         data = call(base, "/api/v1/account/web/download_account_statement", owner, dict(period, format=file_format))[0]
         save(name, data)
+    # The transaction list of the same days, as CSV (the list filters UTC days: every movement
+    # above is of today, inside both).
+    listed = call(
+        base,
+        "/api/v1/transaction/api/download_transactions",
+        integration,
+        {"filters": {"account_number": account, "start_date": start, "end_date": today.isoformat()}},
+    )[0]
+    save("transactions.csv", listed)
     receipt = call(
         base,
         "/api/v1/transaction/transfer/api/download_transfer_receipt",

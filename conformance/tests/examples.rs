@@ -950,6 +950,14 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
         }
         assert_eq!(kobo(&statement["closing_balance"]), balance, "{statement}");
     }
+    // What left it in November, as CSV: a header and a row a debit.
+    for (operation, token) in [
+        (Operation::DownloadTransactionsWeb, owner),
+        (Operation::DownloadTransactionsApi, api),
+    ] {
+        let reply = story.replay(operation, "november_debits", token).await;
+        assert_file(reply.expect("00"), "account_number,date_lagos,");
+    }
     // The same month as files: each what its content type says.
     for (operation, token) in [
         (Operation::DownloadAccountStatement, owner),

@@ -3774,6 +3774,44 @@ characters. Payers see it after the business's name (`name_enquiry`).
             Default::default()
         }
     }
+    ///`DownloadTransactionsApiRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct DownloadTransactionsApiRequest {
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub filters: ::std::option::Option<IntegrationTransactionFilters>,
+    }
+    impl DownloadTransactionsApiRequest {
+        pub fn builder() -> builder::DownloadTransactionsApiRequest {
+            Default::default()
+        }
+    }
+    ///Success envelope of `download_transactions_web` and `download_transactions_api`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct DownloadTransactionsResponse {
+        pub data: FileContent,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl DownloadTransactionsResponse {
+        pub fn builder() -> builder::DownloadTransactionsResponse {
+            Default::default()
+        }
+    }
+    ///`DownloadTransactionsWebRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct DownloadTransactionsWebRequest {
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub filters: ::std::option::Option<DashboardTransactionFilters>,
+    }
+    impl DownloadTransactionsWebRequest {
+        pub fn builder() -> builder::DownloadTransactionsWebRequest {
+            Default::default()
+        }
+    }
     ///Success envelope of `download_transfer_receipt` and `download_transfer_receipt_api`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct DownloadTransferReceiptResponse {
@@ -17204,6 +17242,193 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     response_code: Ok(value.response_code),
                     status: Ok(value.status),
                 }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct DownloadTransactionsApiRequest {
+            filters: ::std::result::Result<
+                ::std::option::Option<super::IntegrationTransactionFilters>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for DownloadTransactionsApiRequest {
+            fn default() -> Self {
+                Self {
+                    filters: Ok(Default::default()),
+                }
+            }
+        }
+        impl DownloadTransactionsApiRequest {
+            pub fn filters<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::IntegrationTransactionFilters>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.filters = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for filters: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<DownloadTransactionsApiRequest>
+        for super::DownloadTransactionsApiRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: DownloadTransactionsApiRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self { filters: value.filters? })
+            }
+        }
+        impl ::std::convert::From<super::DownloadTransactionsApiRequest>
+        for DownloadTransactionsApiRequest {
+            fn from(value: super::DownloadTransactionsApiRequest) -> Self {
+                Self { filters: Ok(value.filters) }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct DownloadTransactionsResponse {
+            data: ::std::result::Result<super::FileContent, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for DownloadTransactionsResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl DownloadTransactionsResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::FileContent>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<DownloadTransactionsResponse>
+        for super::DownloadTransactionsResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: DownloadTransactionsResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::DownloadTransactionsResponse>
+        for DownloadTransactionsResponse {
+            fn from(value: super::DownloadTransactionsResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct DownloadTransactionsWebRequest {
+            filters: ::std::result::Result<
+                ::std::option::Option<super::DashboardTransactionFilters>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for DownloadTransactionsWebRequest {
+            fn default() -> Self {
+                Self {
+                    filters: Ok(Default::default()),
+                }
+            }
+        }
+        impl DownloadTransactionsWebRequest {
+            pub fn filters<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<super::DashboardTransactionFilters>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.filters = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for filters: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<DownloadTransactionsWebRequest>
+        for super::DownloadTransactionsWebRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: DownloadTransactionsWebRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self { filters: value.filters? })
+            }
+        }
+        impl ::std::convert::From<super::DownloadTransactionsWebRequest>
+        for DownloadTransactionsWebRequest {
+            fn from(value: super::DownloadTransactionsWebRequest) -> Self {
+                Self { filters: Ok(value.filters) }
             }
         }
         #[derive(Clone, Debug)]
@@ -32382,6 +32607,68 @@ let response = client.fetch_transactions_api()
     pub fn fetch_transactions_api(&self) -> builder::FetchTransactionsApi<'_> {
         builder::FetchTransactionsApi::new(self)
     }
+    /**Download transactions as CSV
+
+The transactions `fetch_transactions_web` lists with the same `filters`, all of them, as one CSV
+file (since 2.6.0): oldest first, one row each (RFC 4180, UTF-8), the account's number
+first, then the statement's columns (times in Lagos, the amount, the account's balance
+right after it, narration, category, status, channel, the sender of a credit). Dates
+filter UTC days, as the list does. The file is in `data.content_base64`, named by
+`file_name`.
+
+Permission: `transaction.view`.
+
+Errors:
+- `01` a filter is malformed, `start_date` is after `end_date`, or more than 20,000
+  transactions match (narrow the filters).
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transaction.view`.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/web/download_transactions`
+
+```text
+let response = client.download_transactions_web()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn download_transactions_web(&self) -> builder::DownloadTransactionsWeb<'_> {
+        builder::DownloadTransactionsWeb::new(self)
+    }
+    /**Download transactions as CSV (integration)
+
+The transactions `fetch_transactions_api` lists with the same `filters`, all of them, as one CSV
+file (since 2.6.0): oldest first, one row each (RFC 4180, UTF-8), the account's number
+first, then the statement's columns (times in Lagos, the amount, the account's balance
+right after it, narration, category, status, channel, the sender of a credit). Dates
+filter UTC days, as the list does. The file is in `data.content_base64`, named by
+`file_name`.
+
+Integration token. The business must be active.
+
+Errors:
+- `01` a filter is malformed, `start_date` is after `end_date`, or more than 20,000
+  transactions match (narrow the filters).
+- `41` the token is missing, invalid or expired.
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/transaction/api/download_transactions`
+
+```text
+let response = client.download_transactions_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn download_transactions_api(&self) -> builder::DownloadTransactionsApi<'_> {
+        builder::DownloadTransactionsApi::new(self)
+    }
     /**List settlements (Dashboard)
 
 Lists settlements, newest first: confirmed inbound credits only (cleared and credited to an
@@ -36321,6 +36608,216 @@ pub mod builder {
                 .build()?;
             let info = OperationInfo {
                 operation_id: "fetch_transactions_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::download_transactions_web`]
+
+[`Client::download_transactions_web`]: super::Client::download_transactions_web*/
+    #[derive(Debug, Clone)]
+    pub struct DownloadTransactionsWeb<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::DownloadTransactionsWebRequest, String>,
+    }
+    impl<'a> DownloadTransactionsWeb<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::DownloadTransactionsWebRequest>,
+            <V as std::convert::TryInto<
+                types::DownloadTransactionsWebRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `DownloadTransactionsWebRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::DownloadTransactionsWebRequest,
+            ) -> types::builder::DownloadTransactionsWebRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/web/download_transactions`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::DownloadTransactionsResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::DownloadTransactionsWebRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/web/download_transactions", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "download_transactions_web",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::download_transactions_api`]
+
+[`Client::download_transactions_api`]: super::Client::download_transactions_api*/
+    #[derive(Debug, Clone)]
+    pub struct DownloadTransactionsApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::DownloadTransactionsApiRequest, String>,
+    }
+    impl<'a> DownloadTransactionsApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::DownloadTransactionsApiRequest>,
+            <V as std::convert::TryInto<
+                types::DownloadTransactionsApiRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `DownloadTransactionsApiRequest` for body failed: {}",
+                        s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::DownloadTransactionsApiRequest,
+            ) -> types::builder::DownloadTransactionsApiRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/transaction/api/download_transactions`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::DownloadTransactionsResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::DownloadTransactionsApiRequest::try_from(v)
+                        .map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/v1/transaction/api/download_transactions", client.baseurl,
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "download_transactions_api",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;

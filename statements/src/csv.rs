@@ -36,30 +36,54 @@ pub fn statement(statement: &Statement) -> String {
     transactions(&statement.lines)
 }
 
-/// Any list of lines, in the statement's columns.
+/// Any list of lines of one account, in the statement's columns.
 pub fn transactions(rows: &[Line]) -> String {
+    written(rows.iter().map(|line| (None, line)))
+}
+
+/// Lines of several accounts (a business's transactions, filtered), each with its account's
+/// number first (`account_number`), then the statement's columns; the running balance is each
+/// line's own account's.
+pub fn account_transactions(rows: &[(String, Line)]) -> String {
+    written(
+        rows.iter()
+            .map(|(account, line)| (Some(account.as_str()), line)),
+    )
+}
+
+/// The header and a row a line, with the account's number first when lines carry one.
+fn written<'a>(rows: impl Iterator<Item = (Option<&'a str>, &'a Line)>) -> String {
     let mut out = String::new();
-    let header: Vec<Cell> = HEADER.iter().map(|name| Cell::Text(name)).collect();
+    let mut rows = rows.peekable();
+    let with_account = rows.peek().is_some_and(|(account, _)| account.is_some());
+    let mut header: Vec<Cell> = Vec::new();
+    if with_account {
+        header.push(Cell::Text("account_number"));
+    }
+    header.extend(HEADER.iter().map(|name| Cell::Text(name)));
     record(&mut out, &header);
-    for line in rows {
+    for (account, line) in rows {
         let counterparty = line.counterparty.as_ref();
-        record(
-            &mut out,
-            &[
-                Cell::Text(&lagos::iso(line.at)),
-                Cell::Text(&line.reference_number),
-                Cell::Text(line.kind.as_str()),
-                Cell::Amount(line.amount),
-                Cell::Amount(line.balance_after),
-                Cell::Text(&line.narration),
-                Cell::Text(&line.category),
-                Cell::Text(&line.status),
-                Cell::Text(&line.channel),
-                Cell::Text(counterparty.map_or("", |c| c.account_number.as_str())),
-                Cell::Text(counterparty.map_or("", |c| c.account_name.as_str())),
-                Cell::Text(counterparty.map_or("", |c| c.bank_name.as_str())),
-            ],
-        );
+        let at = lagos::iso(line.at);
+        let mut cells = Vec::with_capacity(13);
+        if let Some(account) = account {
+            cells.push(Cell::Text(account));
+        }
+        cells.extend([
+            Cell::Text(&at),
+            Cell::Text(&line.reference_number),
+            Cell::Text(line.kind.as_str()),
+            Cell::Amount(line.amount),
+            Cell::Amount(line.balance_after),
+            Cell::Text(&line.narration),
+            Cell::Text(&line.category),
+            Cell::Text(&line.status),
+            Cell::Text(&line.channel),
+            Cell::Text(counterparty.map_or("", |c| c.account_number.as_str())),
+            Cell::Text(counterparty.map_or("", |c| c.account_name.as_str())),
+            Cell::Text(counterparty.map_or("", |c| c.bank_name.as_str())),
+        ]);
+        record(&mut out, &cells);
     }
     out
 }
@@ -187,5 +211,21 @@ mod tests {
         let name = file_name(&statement);
         assert!(name.starts_with("kobo-statement-0123456789-"), "{name}");
         assert!(name.ends_with(".csv"));
+    }
+
+    #[test]
+    fn lines_of_several_accounts_lead_with_their_account() {
+        let rows = vec![
+            ("0123456789".to_string(), line("Rent")),
+            ("9876543210".to_string(), line("=cmd")),
+        ];
+        let text = account_transactions(&rows);
+        let records: Vec<&str> = text.split("\r\n").collect();
+        assert!(records[0].starts_with("account_number,date_lagos,reference,"));
+        assert!(records[1].starts_with("0123456789,2026-11-26T00:30:00+01:00,"));
+        assert!(records[2].starts_with("9876543210,"));
+        assert!(records[2].contains(",'=cmd,"));
+        assert_eq!(records.len(), 4, "two rows and the last CRLF");
+        assert!(transactions(&[line("Rent")]).starts_with("date_lagos,"));
     }
 }

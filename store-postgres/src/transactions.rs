@@ -242,7 +242,7 @@ async fn account_page(
         r#"SELECT t.id, t.reference_number, t.transaction_type, t.category, t.status, t.channel,
                    t.amount, t.narration, t.session_id, t.originator_account_number,
                    t.originator_account_name, t.originator_bank_code, t.originator_bank_name,
-                   t.created_at, a.account_number, a.account_name
+                   t.created_at, a.account_number, a.account_name, t.balance_after
                  FROM transactions t JOIN accounts a ON a.id = t.account_id
                  WHERE t.business_id = $1
                    AND (NOT $2 OR EXISTS (SELECT 1 FROM settlements s WHERE s.id = t.id))
@@ -290,7 +290,7 @@ async fn business_page(
         r#"SELECT t.id, t.reference_number, t.transaction_type, t.category, t.status, t.channel,
                    t.amount, t.narration, t.session_id, t.originator_account_number,
                    t.originator_account_name, t.originator_bank_code, t.originator_bank_name,
-                   t.created_at, a.account_number, a.account_name
+                   t.created_at, a.account_number, a.account_name, t.balance_after
                  FROM transactions t JOIN accounts a ON a.id = t.account_id
                  WHERE t.business_id = $1
                    AND (NOT $2 OR EXISTS (SELECT 1 FROM settlements s WHERE s.id = t.id))

@@ -98,6 +98,7 @@ struct Listed {
     created_at: DateTime<Utc>,
     account_number: String,
     account_name: String,
+    balance_after: i64,
 }
 
 impl Listed {
@@ -119,6 +120,7 @@ impl Listed {
             created_at: self.created_at,
             account_number: self.account_number,
             account_name: self.account_name,
+            balance_after: self.balance_after,
         })
     }
 }
@@ -399,7 +401,8 @@ async fn business_transactions(
                      t.originator_account_number, t.originator_account_name,
                      t.originator_bank_code, t.originator_bank_name,
                      t.created_at AS "created_at: DateTime<Utc>",
-                     a.account_number, a.account_name
+                     a.account_number, a.account_name,
+                     t.balance_after AS "balance_after!: i64"
                    FROM transactions t JOIN accounts a ON a.id = t.account_id
                    WHERE t.business_id = ?1
                      AND (t.created_at, t.id) < (COALESCE(?2, ?14), COALESCE(?3, ''))
@@ -443,7 +446,8 @@ async fn account_transactions(
                      t.originator_account_number, t.originator_account_name,
                      t.originator_bank_code, t.originator_bank_name,
                      t.created_at AS "created_at: DateTime<Utc>",
-                     a.account_number, a.account_name
+                     a.account_number, a.account_name,
+                     t.balance_after AS "balance_after!: i64"
                    FROM transactions t JOIN accounts a ON a.id = t.account_id
                    WHERE t.business_id = ?1
                      AND t.account_id = (SELECT o.id FROM accounts o
@@ -488,7 +492,8 @@ async fn business_settlements(
                      t.originator_account_number, t.originator_account_name,
                      t.originator_bank_code, t.originator_bank_name,
                      t.created_at AS "created_at: DateTime<Utc>",
-                     a.account_number, a.account_name
+                     a.account_number, a.account_name,
+                     t.balance_after AS "balance_after!: i64"
                    FROM settlements s JOIN transactions t ON t.id = s.id
                    JOIN accounts a ON a.id = t.account_id
                    WHERE t.business_id = ?1
@@ -533,7 +538,8 @@ async fn account_settlements(
                      t.originator_account_number, t.originator_account_name,
                      t.originator_bank_code, t.originator_bank_name,
                      t.created_at AS "created_at: DateTime<Utc>",
-                     a.account_number, a.account_name
+                     a.account_number, a.account_name,
+                     t.balance_after AS "balance_after!: i64"
                    FROM settlements s JOIN transactions t ON t.id = s.id
                    JOIN accounts a ON a.id = t.account_id
                    WHERE t.business_id = ?1

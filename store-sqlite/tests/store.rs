@@ -2214,20 +2214,20 @@ INSERT INTO postings (id, entry_id, account_id, amount, created_at) VALUES
 INSERT INTO transactions (id, business_id, account_id, entry_id, sequence, reference_number,
   transaction_type, category, status, channel, amount, narration, narration_key, session_id,
   originator_account_number, originator_account_name, originator_bank_code,
-  originator_bank_name, created_at)
+  originator_bank_name, created_at, balance_after)
 VALUES ('a0000000-0000-4000-8000-000000000001', '11111111-1111-4111-8111-111111111111',
   '77777777-7777-4777-8777-777777777777', 'e0000000-0000-4000-8000-000000000001', 1,
   'CR0001', 'credit', 'collection', 'success', 'nip', 60000, 'School fees',
   'school fees cr0001', 'NIPSESSION1', '0123456789', 'Parent', '000013', 'GTBank',
-  '2026-10-04T09:00:00.000000Z'),
+  '2026-10-04T09:00:00.000000Z', 60000),
   ('a0000000-0000-4000-8000-000000000002', '11111111-1111-4111-8111-111111111111',
   '77777777-7777-4777-8777-777777777777', 'e0000000-0000-4000-8000-000000000002', 2,
   'TR0001', 'debit', 'transfer', 'success', 'nip', 7000, 'Rent', 'rent tr0001', 'NIPSESSION2',
-  NULL, NULL, NULL, NULL, '2026-10-04T10:00:00.000000Z'),
+  NULL, NULL, NULL, NULL, '2026-10-04T10:00:00.000000Z', 53000),
   ('a0000000-0000-4000-8000-000000000003', '11111111-1111-4111-8111-111111111111',
   '77777777-7777-4777-8777-777777777777', 'e0000000-0000-4000-8000-000000000003', 3,
   'TR0002', 'debit', 'transfer', 'pending', 'nip', 5000, 'Supplies', 'supplies tr0002', NULL,
-  NULL, NULL, NULL, NULL, '2026-10-04T10:00:00.000000Z');
+  NULL, NULL, NULL, NULL, '2026-10-04T10:00:00.000000Z', 48000);
 INSERT INTO settlements (id, business_id, account_id, reference, amount, status, settlement_date,
   created_at)
 VALUES ('a0000000-0000-4000-8000-000000000001', '11111111-1111-4111-8111-111111111111',
@@ -2398,6 +2398,7 @@ async fn a_database_of_todays_release_reads_back_unchanged() {
             originator_bank_name: Some("GTBank".into()),
             created_at: at("2026-10-04T09:00:00Z"),
             account_number: "2000000001".into(),
+            balance_after: 60_000,
             account_name: "Old Bank Ltd".into(),
         }
     );

@@ -65,6 +65,8 @@ pub struct TransactionRow {
     pub created_at: DateTime<Utc>,
     pub account_number: String,
     pub account_name: String,
+    /// Its account's balance right after it (kobo).
+    pub balance_after: i64,
 }
 
 /// A transaction as its account's statement shows it: with its account's balance right after

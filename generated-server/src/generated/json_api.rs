@@ -159,6 +159,26 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
     }
+    async fn download_transactions_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::DownloadTransactionsApiRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        let operation = Operation::DownloadTransactionsApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn download_transactions_web(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::DownloadTransactionsWebRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        let operation = Operation::DownloadTransactionsWeb;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
     async fn download_transfer_receipt(
         &self,
         ctx: RequestContext<T::Principal>,

@@ -3899,6 +3899,43 @@ pub struct DownloadAccountStatementResponse {
     ///Always true.
     pub status: bool,
 }
+///`DownloadTransactionsApiRequest`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct DownloadTransactionsApiRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub filters: ::std::option::Option<IntegrationTransactionFilters>,
+}
+///Success envelope of `download_transactions_web` and `download_transactions_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct DownloadTransactionsResponse {
+    pub data: FileContent,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`DownloadTransactionsWebRequest`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Default,
+    schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct DownloadTransactionsWebRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub filters: ::std::option::Option<DashboardTransactionFilters>,
+}
 ///Success envelope of `download_transfer_receipt` and `download_transfer_receipt_api`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct DownloadTransferReceiptResponse {

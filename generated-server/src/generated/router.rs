@@ -60,6 +60,14 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             post(download_account_statement_api::<A>),
         )
         .route(
+            "/api/v1/transaction/api/download_transactions",
+            post(download_transactions_api::<A>),
+        )
+        .route(
+            "/api/v1/transaction/web/download_transactions",
+            post(download_transactions_web::<A>),
+        )
+        .route(
             "/api/v1/transaction/transfer/web/download_transfer_receipt",
             post(download_transfer_receipt::<A>),
         )
@@ -390,6 +398,34 @@ async fn download_account_statement_api<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.download_account_statement_api(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn download_transactions_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::DownloadTransactionsApi,
+            request,
+            |api, ctx, body| async move {
+                api.download_transactions_api(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn download_transactions_web<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::DownloadTransactionsWeb,
+            request,
+            |api, ctx, body| async move {
+                api.download_transactions_web(ctx, body).await.map(Success::data)
             },
         )
         .await

@@ -4652,6 +4652,49 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
+    "DownloadTransactionsWebRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {
+          "$ref": "#/$defs/DashboardTransactionFilters"
+        }
+      }
+    },
+    "DownloadTransactionsApiRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {
+          "$ref": "#/$defs/IntegrationTransactionFilters"
+        }
+      }
+    },
+    "DownloadTransactionsResponse": {
+      "type": "object",
+      "description": "Success envelope of `download_transactions_web` and `download_transactions_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/FileContent"
+        }
+      }
+    },
     "FetchTransactionsApiResponse": {
       "type": "object",
       "description": "Success envelope of `fetch_transactions_api`.",
@@ -5838,6 +5881,12 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::DownloadAccountStatementRequest)),
         ("DownloadAccountStatementResponse",
         schemars::schema_for!(models::DownloadAccountStatementResponse)),
+        ("DownloadTransactionsApiRequest",
+        schemars::schema_for!(models::DownloadTransactionsApiRequest)),
+        ("DownloadTransactionsResponse",
+        schemars::schema_for!(models::DownloadTransactionsResponse)),
+        ("DownloadTransactionsWebRequest",
+        schemars::schema_for!(models::DownloadTransactionsWebRequest)),
         ("DownloadTransferReceiptResponse",
         schemars::schema_for!(models::DownloadTransferReceiptResponse)), ("Email",
         schemars::schema_for!(models::Email)), ("EmptyObject",

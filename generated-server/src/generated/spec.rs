@@ -2891,6 +2891,161 @@ paths:
           $ref: '#/components/responses/ServiceUnavailable'
         default:
           $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/web/download_transactions:
+    post:
+      tags: [Transactions]
+      operationId: download_transactions_web
+      summary: Download transactions as CSV
+      x-origin: extension
+      description: |
+        The transactions `fetch_transactions_web` lists with the same `filters`, all of them, as one CSV
+        file (since 2.6.0): oldest first, one row each (RFC 4180, UTF-8), the account's number
+        first, then the statement's columns (times in Lagos, the amount, the account's balance
+        right after it, narration, category, status, channel, the sender of a credit). Dates
+        filter UTC days, as the list does. The file is in `data.content_base64`, named by
+        `file_name`.
+
+        Permission: `transaction.view`.
+
+        Errors:
+        - `01` a filter is malformed, `start_date` is after `end_date`, or more than 20,000
+          transactions match (narrow the filters).
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transaction.view`.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transaction.view
+      x-success-message: Transactions downloaded
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/DownloadTransactionsWebRequest'
+            examples:
+              november_debits:
+                summary: What left the operations account in November
+                value:
+                  filters:
+                    account_number: '1000000021'
+                    start_date: '2026-11-01'
+                    end_date: '2026-11-30'
+                    transaction_type: debit
+      responses:
+        '200':
+          description: The transactions' file.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/DownloadTransactionsResponse'
+              examples:
+                csv:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transactions downloaded
+                    data:
+                      file_name: transactions-2026-11-01-to-2026-11-30.csv
+                      content_type: text/csv; charset=utf-8
+                      size_bytes: 9
+                      content_base64: YWNjb3VudA0K
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/transaction/api/download_transactions:
+    post:
+      tags: [Transactions]
+      operationId: download_transactions_api
+      summary: Download transactions as CSV (integration)
+      x-origin: extension
+      description: |
+        The transactions `fetch_transactions_api` lists with the same `filters`, all of them, as one CSV
+        file (since 2.6.0): oldest first, one row each (RFC 4180, UTF-8), the account's number
+        first, then the statement's columns (times in Lagos, the amount, the account's balance
+        right after it, narration, category, status, channel, the sender of a credit). Dates
+        filter UTC days, as the list does. The file is in `data.content_base64`, named by
+        `file_name`.
+
+        Integration token. The business must be active.
+
+        Errors:
+        - `01` a filter is malformed, `start_date` is after `end_date`, or more than 20,000
+          transactions match (narrow the filters).
+        - `41` the token is missing, invalid or expired.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Transactions downloaded
+      x-response-codes: ['00', '01', '29', '41', '60', '96', '97']
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/DownloadTransactionsApiRequest'
+            examples:
+              november_debits:
+                summary: What left the operations account in November
+                value:
+                  filters:
+                    account_number: '1000000021'
+                    start_date: '2026-11-01'
+                    end_date: '2026-11-30'
+                    transaction_type: debit
+      responses:
+        '200':
+          description: The transactions' file.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/DownloadTransactionsResponse'
+              examples:
+                csv:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Transactions downloaded
+                    data:
+                      file_name: transactions-2026-11-01-to-2026-11-30.csv
+                      content_type: text/csv; charset=utf-8
+                      size_bytes: 9
+                      content_base64: YWNjb3VudA0K
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
   /api/v1/transaction/web/fetch_settlement_transactions:
     post:
       tags: [Transactions]
@@ -11039,6 +11194,35 @@ components:
           type: string
         data:
           $ref: '#/components/schemas/FileContent'
+    DownloadTransactionsWebRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      properties:
+        filters:
+          $ref: '#/components/schemas/DashboardTransactionFilters'
+    DownloadTransactionsApiRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      properties:
+        filters:
+          $ref: '#/components/schemas/IntegrationTransactionFilters'
+    DownloadTransactionsResponse:
+      type: object
+      x-origin: extension
+      description: Success envelope of `download_transactions_web` and `download_transactions_api`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/FileContent'
     FetchTransactionsApiResponse:
       type: object
       description: Success envelope of `fetch_transactions_api`.
@@ -15318,6 +15502,211 @@ pub const OPENAPI_JSON: &str = r##"{
                         "next_cursor_id": null,
                         "page": null,
                         "page_size": 50
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/web/download_transactions": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "download_transactions_web",
+        "summary": "Download transactions as CSV",
+        "x-origin": "extension",
+        "description": "The transactions `fetch_transactions_web` lists with the same `filters`, all of them, as one CSV\nfile (since 2.6.0): oldest first, one row each (RFC 4180, UTF-8), the account's number\nfirst, then the statement's columns (times in Lagos, the amount, the account's balance\nright after it, narration, category, status, channel, the sender of a credit). Dates\nfilter UTC days, as the list does. The file is in `data.content_base64`, named by\n`file_name`.\n\nPermission: `transaction.view`.\n\nErrors:\n- `01` a filter is malformed, `start_date` is after `end_date`, or more than 20,000\n  transactions match (narrow the filters).\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transaction.view",
+        "x-success-message": "Transactions downloaded",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DownloadTransactionsWebRequest"
+              },
+              "examples": {
+                "november_debits": {
+                  "summary": "What left the operations account in November",
+                  "value": {
+                    "filters": {
+                      "account_number": "1000000021",
+                      "start_date": "2026-11-01",
+                      "end_date": "2026-11-30",
+                      "transaction_type": "debit"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The transactions' file.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DownloadTransactionsResponse"
+                },
+                "examples": {
+                  "csv": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transactions downloaded",
+                      "data": {
+                        "file_name": "transactions-2026-11-01-to-2026-11-30.csv",
+                        "content_type": "text/csv; charset=utf-8",
+                        "size_bytes": 9,
+                        "content_base64": "YWNjb3VudA0K"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/transaction/api/download_transactions": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "download_transactions_api",
+        "summary": "Download transactions as CSV (integration)",
+        "x-origin": "extension",
+        "description": "The transactions `fetch_transactions_api` lists with the same `filters`, all of them, as one CSV\nfile (since 2.6.0): oldest first, one row each (RFC 4180, UTF-8), the account's number\nfirst, then the statement's columns (times in Lagos, the amount, the account's balance\nright after it, narration, category, status, channel, the sender of a credit). Dates\nfilter UTC days, as the list does. The file is in `data.content_base64`, named by\n`file_name`.\n\nIntegration token. The business must be active.\n\nErrors:\n- `01` a filter is malformed, `start_date` is after `end_date`, or more than 20,000\n  transactions match (narrow the filters).\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Transactions downloaded",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DownloadTransactionsApiRequest"
+              },
+              "examples": {
+                "november_debits": {
+                  "summary": "What left the operations account in November",
+                  "value": {
+                    "filters": {
+                      "account_number": "1000000021",
+                      "start_date": "2026-11-01",
+                      "end_date": "2026-11-30",
+                      "transaction_type": "debit"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The transactions' file.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DownloadTransactionsResponse"
+                },
+                "examples": {
+                  "csv": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Transactions downloaded",
+                      "data": {
+                        "file_name": "transactions-2026-11-01-to-2026-11-30.csv",
+                        "content_type": "text/csv; charset=utf-8",
+                        "size_bytes": 9,
+                        "content_base64": "YWNjb3VudA0K"
                       }
                     }
                   }
@@ -26873,6 +27262,52 @@ pub const OPENAPI_JSON: &str = r##"{
         "type": "object",
         "x-origin": "extension",
         "description": "Success envelope of `download_transfer_receipt` and `download_transfer_receipt_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/FileContent"
+          }
+        }
+      },
+      "DownloadTransactionsWebRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "properties": {
+          "filters": {
+            "$ref": "#/components/schemas/DashboardTransactionFilters"
+          }
+        }
+      },
+      "DownloadTransactionsApiRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "properties": {
+          "filters": {
+            "$ref": "#/components/schemas/IntegrationTransactionFilters"
+          }
+        }
+      },
+      "DownloadTransactionsResponse": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Success envelope of `download_transactions_web` and `download_transactions_api`.",
         "required": [
           "status",
           "response_code",

@@ -549,6 +549,31 @@ impl Api for KoboApi {
         .await
     }
 
+    async fn download_transactions_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::DownloadTransactionsApiRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        serve(&ctx, async |caller| {
+            caller.principal.ensure_business_active()?;
+            let business_id = &caller.principal.business_id;
+            downloads::download_transactions_api(&self.bank, business_id, body).await
+        })
+        .await
+    }
+
+    async fn download_transactions_web(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::DownloadTransactionsWebRequest,
+    ) -> Result<models::FileContent, ApiError> {
+        serve(&ctx, async |caller| {
+            let business_id = &caller.principal.business_id;
+            downloads::download_transactions_web(&self.bank, business_id, body).await
+        })
+        .await
+    }
+
     async fn download_transfer_receipt(
         &self,
         ctx: RequestContext<Principal>,

@@ -14,6 +14,7 @@ use generated_server::ResponseCode;
 use kobo_statements as formats;
 
 use crate::datastore::businesses;
+use crate::datastore::transactions::{Filters, Listing, TransactionRow, Window};
 use crate::error::{Error, OrInternal};
 use crate::kernel::paging::Cursor;
 use crate::money::accounts;
@@ -21,6 +22,7 @@ use crate::money::amount::Kobo;
 use crate::money::bank::Bank;
 use crate::money::banks::KOBO_BANK_NAME;
 use crate::money::statements::{self, Period, Summary};
+use crate::money::transactions;
 use crate::money::transfers;
 use crate::provider::KOBO_INSTITUTION;
 
@@ -219,4 +221,106 @@ pub async fn download_transfer_receipt(
         "application/pdf",
         formats::pdf::receipt(&receipt),
     )
+}
+
+/// `download_transactions_web` and `download_transactions_api`: every transaction `filters`
+/// match, oldest first, as CSV; `01` past [`LINES_MAX`].
+pub async fn download_transactions(
+    bank: &Bank,
+    business_id: &str,
+    filters: &Filters,
+) -> Result<models::FileContent, Error> {
+    let store = &bank.platform.store;
+    let mut rows: Vec<TransactionRow> = Vec::new();
+    let mut cursor: Option<Cursor> = None;
+    loop {
+        let window = Window {
+            size: CHUNK,
+            cursor: cursor.take(),
+            offset: None,
+        };
+        let list = Listing::Transactions;
+        let mut page =
+            crate::datastore::transactions::list(store, list, business_id, filters, &window)
+                .await?;
+        let more = page.len() as u64 > CHUNK;
+        page.truncate(CHUNK as usize);
+        cursor = page.last().map(|row| Cursor {
+            created_at: row.created_at,
+            id: row.id,
+        });
+        rows.extend(page);
+        if rows.len() as u64 > LINES_MAX {
+            return Err(
+                Error::new(ResponseCode::InvalidRequest).with_message(format!(
+                    "`filters`: more than {LINES_MAX} transactions match: narrow the dates or the \
+                 account"
+                )),
+            );
+        }
+        if !more {
+            break;
+        }
+    }
+    // Newest first as listed; a file reads oldest first, each account's balances in order.
+    rows.reverse();
+    let lines: Vec<(String, formats::Line)> = rows
+        .into_iter()
+        .map(|row| (row.account_number.clone(), listed_line(row)))
+        .collect();
+    let day = |at: Option<chrono::DateTime<chrono::Utc>>, back: i64| {
+        at.map(|at| (at - chrono::Duration::days(back)).date_naive().to_string())
+    };
+    let name = match (day(filters.from, 0), day(filters.until, 1)) {
+        (Some(from), Some(to)) => format!("transactions-{from}-to-{to}.csv"),
+        (Some(from), None) => format!("transactions-from-{from}.csv"),
+        (None, Some(to)) => format!("transactions-to-{to}.csv"),
+        (None, None) => "transactions.csv".to_owned(),
+    };
+    file(
+        name,
+        "text/csv; charset=utf-8",
+        formats::csv::account_transactions(&lines).into_bytes(),
+    )
+}
+
+/// A listed transaction as a file's line.
+fn listed_line(row: TransactionRow) -> formats::Line {
+    line(crate::datastore::transactions::StatementLine {
+        id: row.id,
+        reference_number: row.reference_number,
+        transaction_type: row.transaction_type,
+        category: row.category,
+        status: row.status,
+        channel: row.channel,
+        amount: row.amount,
+        narration: row.narration,
+        session_id: row.session_id,
+        originator_account_number: row.originator_account_number,
+        originator_account_name: row.originator_account_name,
+        originator_bank_code: row.originator_bank_code,
+        originator_bank_name: row.originator_bank_name,
+        created_at: row.created_at,
+        balance_after: row.balance_after,
+    })
+}
+
+/// [`download_transactions`] with the Dashboard's filters.
+pub async fn download_transactions_web(
+    bank: &Bank,
+    business_id: &str,
+    body: models::DownloadTransactionsWebRequest,
+) -> Result<models::FileContent, Error> {
+    let filters = transactions::web_filters(body.filters.unwrap_or_default())?;
+    download_transactions(bank, business_id, &filters).await
+}
+
+/// [`download_transactions`] with the integration's filters.
+pub async fn download_transactions_api(
+    bank: &Bank,
+    business_id: &str,
+    body: models::DownloadTransactionsApiRequest,
+) -> Result<models::FileContent, Error> {
+    let filters = transactions::api_filters(body.filters.unwrap_or_default())?;
+    download_transactions(bank, business_id, &filters).await
 }

@@ -298,18 +298,7 @@ pub async fn fetch_transactions_web(
         body.cursor_created_at,
         body.cursor_id,
     )?;
-    let given = body.filters.unwrap_or_default();
-    let (from, until) = paging::day_range(given.start_date, given.end_date, "filters.")?;
-    let filters = Filters {
-        account_number: given.account_number.map(|v| v.to_string()),
-        from,
-        until,
-        status: spelt(given.status),
-        transaction_type: spelt(given.transaction_type),
-        reference_number: given.reference_number.map(|v| v.to_string()),
-        search: given.search.map(|v| v.to_string()),
-        ..Filters::default()
-    };
+    let filters = web_filters(body.filters.unwrap_or_default())?;
     let listing = Listing::Transactions;
     page(
         store,
@@ -320,6 +309,37 @@ pub async fn fetch_transactions_web(
         dashboard_view,
     )
     .await
+}
+
+/// The Dashboard's transaction filters, as the store reads them.
+pub fn web_filters(given: models::DashboardTransactionFilters) -> Result<Filters, Error> {
+    let (from, until) = paging::day_range(given.start_date, given.end_date, "filters.")?;
+    Ok(Filters {
+        account_number: given.account_number.map(|v| v.to_string()),
+        from,
+        until,
+        status: spelt(given.status),
+        transaction_type: spelt(given.transaction_type),
+        reference_number: given.reference_number.map(|v| v.to_string()),
+        search: given.search.map(|v| v.to_string()),
+        ..Filters::default()
+    })
+}
+
+/// The integration's transaction filters, as the store reads them.
+pub fn api_filters(given: models::IntegrationTransactionFilters) -> Result<Filters, Error> {
+    let (from, until) = window(given.date, given.start_date, given.end_date, "filters.")?;
+    Ok(Filters {
+        account_number: given.account_number.map(|v| v.to_string()),
+        from,
+        until,
+        status: spelt(given.status),
+        transaction_type: spelt(given.transaction_type),
+        category: spelt(given.transaction_category),
+        reference_number: given.reference_number.map(|v| v.to_string()),
+        channel: spelt(given.channel),
+        search: given.search.map(|v| v.to_string()),
+    })
 }
 
 pub async fn fetch_transactions_api(
@@ -335,19 +355,7 @@ pub async fn fetch_transactions_api(
         body.cursor_created_at,
         body.cursor_id,
     )?;
-    let given = body.filters.unwrap_or_default();
-    let (from, until) = window(given.date, given.start_date, given.end_date, "filters.")?;
-    let filters = Filters {
-        account_number: given.account_number.map(|v| v.to_string()),
-        from,
-        until,
-        status: spelt(given.status),
-        transaction_type: spelt(given.transaction_type),
-        category: spelt(given.transaction_category),
-        reference_number: given.reference_number.map(|v| v.to_string()),
-        channel: spelt(given.channel),
-        search: given.search.map(|v| v.to_string()),
-    };
+    let filters = api_filters(body.filters.unwrap_or_default())?;
     let listing = Listing::Transactions;
     page(
         store,

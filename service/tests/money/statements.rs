@@ -314,6 +314,33 @@ async fn a_statement_shows_every_movement_and_reconciles(kind: StoreKind) {
         let bytes = file(download(format).await.expect(ResponseCode::Success));
         assert!(bytes.starts_with(starts.as_bytes()), "{format}");
     }
+    // The account's transactions as a list's CSV: the same rows, oldest first, each led by its
+    // account's number.
+    let listed = kit
+        .op(
+            Operation::DownloadTransactionsWeb,
+            &owner,
+            json!({"filters": {"account_number": main}}),
+        )
+        .await;
+    let listed = file(listed.expect(ResponseCode::Success));
+    let listed: Vec<&str> = std::str::from_utf8(&listed)
+        .unwrap()
+        .split("\r\n")
+        .collect();
+    assert!(
+        listed[0].starts_with("account_number,date_lagos,"),
+        "{}",
+        listed[0]
+    );
+    assert_eq!(listed.len(), lines.len() + 2);
+    for (row, line) in listed[1..].iter().zip(&lines) {
+        assert!(row.starts_with(&format!("{main},")), "{row}");
+        assert!(
+            row.contains(line["reference_number"].as_str().unwrap()),
+            "{row}"
+        );
+    }
     let receipt = kit
         .op(
             Operation::DownloadTransferReceipt,
