@@ -6,10 +6,12 @@
 // emailed and sees it counted on the menu, approves it with their own code, the accountant is
 // emailed, the receipt is opened again after a reload, and the overview shows it all; once on a
 // laptop (1280 px) and once on a phone (390 px). Then each of the issue's sixteen defects has its
-// own test, and the owner's older paths (customer accounts, payments to other banks, webhooks)
-// still work. Run by .ci/dashboard, once per store; `kit.mjs` says what it reads.
+// own test; once money has moved, the month's statement reconciles on the page and downloads in
+// each format, and a receipt as a PDF; and the owner's older paths (customer accounts, payments
+// to other banks, webhooks) still work. Run by .ci/dashboard, once per store; `kit.mjs` says what it reads.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import * as kit from "./kit.mjs";
 import { assertText, calls, demo, emails, eventually, everySection, fitsTheScreen, go, lastEmailTo, logIn, payUpToCode, person, receiptReaches, shot, typeOtp } from "./kit.mjs";
 
@@ -19,6 +21,91 @@ import { assertText, calls, demo, emails, eventually, everySection, fitsTheScree
 function must(value) {
   assert.ok(value !== undefined, "made by an earlier step");
   return value;
+}
+
+/** An amount as the page writes it (`₦2,450,000.00`, `-₦1.50`) in billionths of a naira, exactly. @param {string} text */
+function amountOf(text) {
+  const match = /(-?)₦([\d,]+)\.(\d+)/.exec(text);
+  assert.ok(match, `"${text}" is an amount`);
+  const value = BigInt((match[2] ?? "").replace(/,/g, "")) * 1_000_000_000n + BigInt((match[3] ?? "").padEnd(9, "0"));
+  return match[1] ? -value : value;
+}
+
+/** The records of a CSV file (RFC 4180: quoted fields, doubled quotes, CRLF). @param {string} text */
+function csvRecords(text) {
+  /** @type {string[][]} */
+  const records = [];
+  /** @type {string[]} */
+  let record = [];
+  let field = "";
+  let quoted = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index];
+    if (quoted) {
+      if (char === '"' && text[index + 1] === '"') {
+        field += '"';
+        index += 1;
+      } else if (char === '"') quoted = false;
+      else field += char;
+    } else if (char === '"') quoted = true;
+    else if (char === ",") {
+      record.push(field);
+      field = "";
+    } else if (char === "\n" || char === "\r") {
+      if (char === "\r" && text[index + 1] === "\n") index += 1;
+      record.push(field);
+      records.push(record);
+      record = [];
+      field = "";
+    } else field += char;
+  }
+  if (field || record.length) records.push([...record, field]);
+  return records;
+}
+
+/**
+ * The statement the page shows: its figures reconcile (opening + money in − money out =
+ * closing), its lines are all on the page (one page), and each line's balance after is the one
+ * before it moved by its amount, from the opening balance to the closing one.
+ * @param {Page} page
+ */
+async function statementShown(page) {
+  await page.getByTestId("statement-figures").waitFor();
+  await eventually(async () => assert.equal(await page.locator('table.statement-lines[aria-busy="true"]').count(), 0));
+  const figure = async (/** @type {string} */ id) => amountOf((await page.getByTestId(id).textContent()) ?? "");
+  const opening = await figure("statement-opening");
+  const credits = await figure("statement-credits");
+  const debits = await figure("statement-debits");
+  const closing = await figure("statement-closing");
+  assert.equal(opening + credits - debits, closing, "opening + money in − money out = closing");
+  const count = async (/** @type {string} */ id) => Number(((await page.getByTestId(id).textContent()) ?? "").replace(/\D/g, ""));
+  const creditCount = await count("statement-credit-count");
+  const debitCount = await count("statement-debit-count");
+  assert.equal(await count("statement-count"), creditCount + debitCount);
+  const rows = page.locator("table.statement-lines tbody tr");
+  await eventually(async () => assert.equal(await rows.count(), creditCount + debitCount, "every line of the period is on the page"));
+  let balance = opening;
+  /** @type {string[]} */
+  const references = [];
+  for (const row of await rows.all()) {
+    const moneyIn = ((await row.locator('td[data-label="Money in"]').textContent()) ?? "").trim();
+    const moneyOut = ((await row.locator('td[data-label="Money out"]').textContent()) ?? "").trim();
+    balance += moneyIn ? amountOf(moneyIn) : -amountOf(moneyOut);
+    const after = amountOf((await row.locator('td[data-label="Balance after"]').textContent()) ?? "");
+    assert.equal(after, balance, `the balance after ${await row.getAttribute("data-reference")}`);
+    references.push((await row.getAttribute("data-reference")) ?? "");
+  }
+  assert.equal(balance, closing, "the last line's balance is the closing balance");
+  assert.equal(await page.locator('table.statement-lines tbody tr[data-type="credit"]').count(), creditCount);
+  return { opening, credits, debits, closing, creditCount, debitCount, references };
+}
+
+/** Clicks `button` and returns the file the browser saved: its suggested name and bytes. @param {Page} page @param {import("playwright-core").Locator} button */
+async function download(page, button) {
+  const [saved] = await Promise.all([page.waitForEvent("download"), button.click()]);
+  const path = await saved.path();
+  assert.ok(path, `${saved.suggestedFilename()} was saved`);
+  return { name: saved.suggestedFilename(), bytes: readFileSync(path) };
 }
 
 before(kit.start);
@@ -560,6 +647,79 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
       const sent = Number(answer.headers.get("content-length"));
       assert.ok(sent > 0 && sent < 60_000, `${encoding}: ${sent} bytes on the wire`);
     }
+  });
+
+  await t.test("a finance team downloads November: the statement in each format and a receipt", async () => {
+    // By default: the main account, this month in Lagos up to today (the demo's money moved today).
+    const today = new Date(Date.now() + 3_600_000).toISOString().slice(0, 10);
+    const first = `${today.slice(0, 8)}01`;
+    await go(owner, "Statement");
+    await owner.getByRole("heading", { level: 1, name: "Statement" }).waitFor();
+    await assertText(owner.getByTestId("statement-title"), demo.mainAccount);
+    assert.equal(await owner.getByLabel("From", { exact: true }).inputValue(), first);
+    assert.equal(await owner.getByLabel("To", { exact: true }).inputValue(), today);
+    await eventually(async () => assert.match(await owner.getByRole("combobox", { name: "Account" }).inputValue(), new RegExp(`^Adaeze Foods Ltd · ${demo.mainAccount} · ₦`)));
+    // The account and the period go into the address, and a reload keeps them.
+    await owner.getByRole("button", { name: "Show", exact: true }).click();
+    await eventually(async () => assert.ok(owner.url().endsWith(`statement?account=${demo.mainAccount}&start_date=${first}&end_date=${today}`), owner.url()));
+    await owner.reload();
+    const shown = await statementShown(owner);
+    assert.ok(shown.credits > 0n && shown.debits > 0n, "money came in and went out");
+    assert.ok(shown.references.includes(heldReference), `the approved payment ${heldReference} is a line`);
+    // The account's page leads to the same statement.
+    await owner.goto(`${demo.dashboard}accounts/${demo.mainAccount}`);
+    await owner.getByRole("main").getByRole("link", { name: "Statement", exact: true }).click();
+    await eventually(async () => assert.ok(owner.url().endsWith(`/dashboard/statement?account=${demo.mainAccount}`), owner.url()));
+    assert.deepEqual((await statementShown(owner)).references, shown.references);
+
+    // Each format, saved by the browser under the name the API gives it.
+    const files = owner.getByRole("group", { name: "Download the statement" });
+    const name = `statement-${demo.mainAccount}-${first}-to-${today}`;
+    for (const [format, button, extension, start] of /** @type {const} */ ([
+      ["pdf", "PDF", "pdf", "%PDF-"],
+      ["ofx", "OFX", "ofx", "<?xml"],
+      ["camt053", "ISO 20022 camt.053", "camt053.xml", "<?xml"],
+      ["csv", "CSV", "csv", "date_lagos,reference,"],
+    ])) {
+      const file = await download(owner, files.getByRole("button", { name: button, exact: true }));
+      assert.equal(file.name, `${name}.${extension}`, format);
+      assert.equal(file.bytes.subarray(0, start.length).toString("latin1"), start, `${format} starts with ${start}`);
+      await assertText(owner.getByTestId("statement-file"), file.name);
+      if (format === "csv") {
+        const [header, ...rows] = csvRecords(file.bytes.toString("utf8"));
+        assert.equal(header?.[1], "reference", "a header row first");
+        assert.equal(rows.length, shown.references.length, "a row per line shown");
+        assert.deepEqual(rows.map((row) => row[1]), shown.references, "the same lines, oldest first");
+      }
+    }
+    assert.equal(await owner.getByRole("alert").count(), 0, "no refusal");
+    await shot(owner, "33-statement");
+
+    // A period longer than a statement covers is said before anything is asked of Kobo.
+    const asked = calls(owner, "/get_account_statement");
+    await owner.getByLabel("From", { exact: true }).fill(`${Number(today.slice(0, 4)) - 2}-01-01`);
+    await owner.getByRole("button", { name: "Show", exact: true }).click();
+    await assertText(owner.getByRole("alert"), "Period: a statement covers at most 366 days");
+    assert.equal(calls(owner, "/get_account_statement"), asked, "nothing was asked");
+
+    // From a line of the statement to its payment's receipt, downloaded as a PDF.
+    await owner.locator(`table.statement-lines tr[data-reference="${heldReference}"]`).getByRole("link").click();
+    await receiptReaches(owner, "success");
+    const receipt = await download(owner, owner.getByRole("button", { name: "Download PDF receipt" }));
+    assert.equal(receipt.name, `receipt-${heldReference}.pdf`);
+    assert.equal(receipt.bytes.subarray(0, 5).toString("latin1"), "%PDF-");
+    assert.equal(await owner.getByRole("alert").count(), 0, "no refusal");
+
+    // On a phone: the same figures, nothing sideways, and a file saved there too.
+    const phoneOwner = must(phone.owner);
+    await go(phoneOwner, "Statement");
+    const onPhone = await statementShown(phoneOwner);
+    assert.deepEqual(onPhone.references, shown.references);
+    await fitsTheScreen(phoneOwner, "the statement");
+    const pdf = await download(phoneOwner, phoneOwner.getByRole("button", { name: "PDF", exact: true }));
+    assert.equal(pdf.bytes.subarray(0, 5).toString("latin1"), "%PDF-");
+    await fitsTheScreen(phoneOwner, "the statement, its file saved");
+    await shot(phoneOwner, "33-statement");
   });
 
   await t.test("the owner's older paths: a customer account with a sandbox BVN, the webhook endpoint, every page, logout", async () => {

@@ -279,6 +279,7 @@ export const SECTIONS = [
   { link: "Overview", heading: /^Good to see you/ },
   { link: "Accounts", heading: "Accounts" },
   { link: "Transactions", heading: "Transactions" },
+  { link: "Statement", heading: "Statement" },
   { link: "Settlements", heading: "Settlements" },
   { link: "Pay", heading: "Pay" },
   { link: "Transfers", heading: "Transfers" },

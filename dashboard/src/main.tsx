@@ -11,6 +11,7 @@ import { OverviewPage } from "./pages/overview";
 import { ActivityLogPage, AuditLogPage } from "./pages/logs";
 import { PayPage } from "./pages/pay";
 import { SettingsPage } from "./pages/settings";
+import { StatementPage } from "./pages/statement";
 import { RolesPage, TeamPage } from "./pages/team";
 import { SettlementsPage, TransactionsPage } from "./pages/transactions";
 import { TransferPage, TransfersPage } from "./pages/transfers";
@@ -31,6 +32,7 @@ const SECTIONS: Section[] = [
   { route: "", title: "Overview", needs: "/api/v1/auth/web/get_profile" },
   { route: "accounts", title: "Accounts", needs: "/api/v1/account/web/fetch_account_summaries" },
   { route: "transactions", title: "Transactions", needs: "/api/v1/transaction/web/fetch_transactions" },
+  { route: "statement", title: "Statement", needs: "/api/v1/account/web/get_account_statement" },
   { route: "settlements", title: "Settlements", needs: "/api/v1/transaction/web/fetch_settlement_transactions" },
   { route: "pay", title: "Pay", needs: "/api/v1/transaction/transfer/web/funds_transfer" },
   { route: "transfers", title: "Transfers", needs: "/api/v1/transaction/transfer/web/fetch_transfers" },
@@ -52,6 +54,8 @@ function Page({ route }: { route: string }) {
       return second ? <AccountPage accountNumber={second} /> : <AccountsPage />;
     case "transactions":
       return <TransactionsPage />;
+    case "statement":
+      return <StatementPage />;
     case "settlements":
       return <SettlementsPage />;
     case "pay":

@@ -78,3 +78,35 @@ export function day(timestamp: string | null | undefined): string {
     ? timestamp
     : date.toLocaleDateString(undefined, { day: "numeric", month: "short", year: "numeric", timeZone: timestamp.length === 10 ? "UTC" : undefined });
 }
+
+/** Lagos is UTC+01:00 all year (West Africa Time, no daylight saving). */
+const LAGOS_OFFSET_MS = 60 * 60 * 1000;
+
+/** Today's date in Lagos, `2026-11-30`: the day a statement's period is counted in. */
+export function lagosToday(now: number = Date.now()): string {
+  return new Date(now + LAGOS_OFFSET_MS).toISOString().slice(0, 10);
+}
+
+/** A timestamp of the API in Lagos time, `2 Nov 2026, 10:20`, whatever the reader's time zone. */
+export function lagosTime(timestamp: string | null | undefined): string {
+  if (!timestamp) return "—";
+  const date = new Date(timestamp);
+  if (Number.isNaN(date.getTime())) return timestamp;
+  return new Date(date.getTime() + LAGOS_OFFSET_MS).toLocaleString(undefined, {
+    day: "numeric",
+    month: "short",
+    year: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    hourCycle: "h23",
+    timeZone: "UTC",
+  });
+}
+
+/** Days from `start` to `end` (`YYYY-MM-DD`), both counted; null when either is not a date. */
+export function daysBetween(start: string, end: string): number | null {
+  const from = Date.parse(`${start}T00:00:00Z`);
+  const until = Date.parse(`${end}T00:00:00Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(start) || !/^\d{4}-\d{2}-\d{2}$/.test(end) || Number.isNaN(from) || Number.isNaN(until)) return null;
+  return Math.round((until - from) / 86_400_000) + 1;
+}

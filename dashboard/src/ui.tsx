@@ -108,8 +108,8 @@ export interface Cursor {
  * (`next_cursor_created_at` / `next_cursor_id`), so rows inserted meanwhile never shift a page;
  * "Previous" goes back through the cursors already used. No page numbers, no jumps.
  */
-export function useCursorPages<T>(
-  load: (cursor: Cursor | undefined) => Promise<{ data: T[]; pagination?: Pagination | null }>,
+export function useCursorPages<Answer extends { data: unknown[]; pagination?: Pagination | null }>(
+  load: (cursor: Cursor | undefined) => Promise<Answer>,
   key: string,
 ) {
   // The cursors used so far, for these filters (`key`): new filters start again from the top.
@@ -121,7 +121,9 @@ export function useCursorPages<T>(
   const page = useLoad(() => load(cursor), `${key}|${cursors.length}|${cursor?.cursor_id ?? ""}`);
   const pagination = page.value?.pagination;
   return {
-    items: page.value?.data ?? [],
+    items: (page.value?.data ?? []) as Answer["data"],
+    /** The whole answer of the page shown (a statement's figures come with its lines). */
+    answer: page.value,
     error: page.error,
     loading: page.loading,
     reload: page.reload,

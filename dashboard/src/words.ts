@@ -85,7 +85,14 @@ function plainReason(field: string, reason: string): string {
   const long = /at most (\d+) characters|longer than (\d+)/.exec(reason);
   if (long) return `it is too long: at most ${long[1] ?? long[2]} characters.`;
   if (/required|missing/i.test(reason)) return "it is needed.";
-  return withSeparators(reason.replace(/`[^`]*`/g, (code) => label(code.slice(1, -1)).toLowerCase()));
+  return withSeparators(
+    reason
+      .replace(/`[^`]*`/g, (code) => label(code.slice(1, -1)).toLowerCase())
+      // A field named without backticks ("must not be after end_date") is a form's label too.
+      .replace(/\b[a-z]+(?:_[a-z]+)+\b/g, (name) => (LABELS[name] ? label(name).toLowerCase() : name))
+      // Counts with separators ("holds 20,001 transactions"); account numbers and BVNs stay whole.
+      .replace(/\b\d{5,9}\b/g, (digits) => digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",")),
+  );
 }
 
 /** `in 1 minute`, `in 12 minutes`, `in about an hour`, from seconds. */

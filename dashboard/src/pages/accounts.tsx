@@ -317,11 +317,18 @@ export function AccountPage({ accountNumber }: { accountNumber: string }) {
         <>
           <div class="heading">
             <h1>{a.account_name}</h1>
-            {can("/api/v1/transaction/transfer/web/funds_transfer") && a.status === "active" && (
-              <Link to={`pay?from=${a.account_number}`} class="button">
-                Pay from this account
-              </Link>
-            )}
+            <div class="actions">
+              {can("/api/v1/account/web/get_account_statement") && (
+                <Link to={withQuery("statement", { account: a.account_number })} class="button secondary">
+                  Statement
+                </Link>
+              )}
+              {can("/api/v1/transaction/transfer/web/funds_transfer") && a.status === "active" && (
+                <Link to={`pay?from=${a.account_number}`} class="button">
+                  Pay from this account
+                </Link>
+              )}
+            </div>
           </div>
           <dl class="details">
             <dt>Account number</dt>

@@ -4,6 +4,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { call, client, type Schemas } from "../api";
+import { saveFile } from "../files";
 import { koboOf, koboText, naira, when } from "../money";
 import { navigate, queryValues, useLocation, withQuery } from "../router";
 import { can, currentSession } from "../session";
@@ -209,15 +210,34 @@ export function TransferPage({ reference }: { reference: string }) {
 function FollowedReceipt({ initial }: { initial: Detail }) {
   const { transfer, error, replace } = useFollowed(initial);
   const cancel = useAction();
+  const download = useAction();
   const me = currentSession()?.profile.member.id;
   const canCancel = transfer.initiated_by === me && transfer.transfer_status === "pending_approval" && can("/api/v1/transaction/transfer/web/cancel_transfer");
   return (
     <Receipt transfer={transfer} error={error}>
       <ErrorNote error={cancel.error} />
+      <ErrorNote error={download.error} />
       <div class="actions no-print">
         <button type="button" class="secondary" onClick={() => window.print()}>
           Print the receipt
         </button>
+        {can("/api/v1/transaction/transfer/web/download_transfer_receipt") && (
+          <button
+            type="button"
+            class="secondary"
+            disabled={download.busy}
+            onClick={() =>
+              void download.run(async () => {
+                const answer = await call(
+                  client.POST("/api/v1/transaction/transfer/web/download_transfer_receipt", { body: { reference_number: transfer.reference_number } }),
+                );
+                saveFile(answer.data);
+              })
+            }
+          >
+            {download.busy ? "Preparing the PDF…" : "Download PDF receipt"}
+          </button>
+        )}
         {can("/api/v1/transaction/transfer/web/funds_transfer") && (
           <Link to="pay" class="button secondary">
             Make another payment
