@@ -473,11 +473,11 @@ pub async fn check(inputs: Inputs<'_>) -> Result<Verdict> {
                 ),
             }
         }
+        // Every transaction, whatever its status, moved its account's balance when it was
+        // written (API 2.6.0): a failed or reversed debit has the credit that gave the money
+        // back (a NIP reversal's, or a held transfer's release, `REV-`).
         let mut sums: BTreeMap<String, i64> = BTreeMap::new();
         for transaction in &transactions {
-            if transaction["status"].as_str() == Some("failed") {
-                continue;
-            }
             let amount = amount_of(transaction, "amount").unwrap_or(0);
             let sign = match transaction["transaction_type"].as_str() {
                 Some("credit") => 1,
