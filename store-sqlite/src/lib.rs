@@ -749,7 +749,7 @@ mod plans {
         store.migrate().await.unwrap();
         let pages = statements(
             &["ORDER BY t.created_at DESC, t.id DESC"],
-            &["FROM transfers t", "balance_after"],
+            &["FROM transfers t", "WHERE last <> balance"],
         );
         assert_eq!(pages.len(), 4, "{pages:#?}");
         for sql in pages {
