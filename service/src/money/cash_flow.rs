@@ -6,7 +6,6 @@ use std::collections::HashMap;
 
 use chrono::{Days, NaiveDate, TimeZone, Utc};
 use generated_server::models;
-use generated_server::ResponseCode;
 
 use crate::datastore::transactions;
 use crate::error::{Error, OrInternal};
@@ -38,12 +37,8 @@ pub async fn get_cash_flow(
     let days = body.days.get().min(DAYS_MAX);
     let account_id = match &body.account_number {
         Some(number) => Some(
-            accounts::find_by_number(store, business_id, number.as_str())
+            accounts::of_business(store, business_id, number.as_str())
                 .await?
-                .ok_or_else(|| {
-                    Error::new(ResponseCode::AccountNotFound)
-                        .with_message(format!("No account {} in this business", number.as_str()))
-                })?
                 .id,
         ),
         None => None,

@@ -21,7 +21,7 @@ use crate::money::accounts;
 use crate::money::amount::Kobo;
 use crate::money::bank::Bank;
 use crate::money::banks::KOBO_BANK_NAME;
-use crate::money::statements::{self, Period, Summary};
+use crate::money::statements;
 use crate::money::transactions;
 use crate::money::transfers;
 use crate::provider::KOBO_INSTITUTION;
@@ -60,15 +60,10 @@ pub async fn download_account_statement(
     body: models::DownloadAccountStatementRequest,
 ) -> Result<models::FileContent, Error> {
     let store = &bank.platform.store;
-    let period = Period::of(body.start_date, body.end_date)?;
     let number = body.account_number.as_str();
-    let account = accounts::find_by_number(store, business_id, number)
-        .await?
-        .ok_or_else(|| {
-            Error::new(ResponseCode::AccountNotFound)
-                .with_message(format!("No account {number} in this business"))
-        })?;
-    let summary = Summary::read(store, &account.id, &period).await?;
+    let (account, period, summary) =
+        statements::summarised(store, business_id, number, (body.start_date, body.end_date))
+            .await?;
     let count = summary.totals.credits + summary.totals.debits;
     if u64::try_from(count).or_internal()? > LINES_MAX {
         return Err(

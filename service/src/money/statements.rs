@@ -22,6 +22,7 @@ use crate::kernel::store::Store;
 use crate::money::accounts::{self, value, AccountRow};
 use crate::money::amount::Total;
 use crate::money::bank::Bank;
+use crate::money::transactions as transactions_view;
 
 /// The longest period a statement covers, in days.
 pub const DAYS_MAX: u64 = 366;
@@ -129,6 +130,21 @@ pub async fn lines(
     Ok((rows, has_more))
 }
 
+/// The business's account numbered `number` (`44` if it is not one), the period of Lagos days
+/// `start..=end` (`01` if it is not one a statement covers), and the period's figures: what a
+/// statement begins with, as JSON or as a file.
+pub async fn summarised(
+    store: &Store,
+    business_id: &str,
+    number: &str,
+    (start, end): (NaiveDate, NaiveDate),
+) -> Result<(AccountRow, Period, Summary), Error> {
+    let period = Period::of(start, end)?;
+    let account = accounts::of_business(store, business_id, number).await?;
+    let summary = Summary::read(store, &account.id, &period).await?;
+    Ok((account, period, summary))
+}
+
 /// `get_account_statement` and `get_account_statement_api`: the business's account numbered
 /// `body.account_number`.
 pub async fn get_account_statement(
@@ -142,15 +158,9 @@ pub async fn get_account_statement(
         return Err(invalid("`limit`: at most 100"));
     }
     let cursor = paging::keyset_cursor(body.cursor_created_at, body.cursor_id)?;
-    let period = Period::of(body.start_date, body.end_date)?;
     let number = body.account_number.as_str();
-    let account = accounts::find_by_number(store, business_id, number)
-        .await?
-        .ok_or_else(|| {
-            Error::new(ResponseCode::AccountNotFound)
-                .with_message(format!("No account {number} in this business"))
-        })?;
-    let summary = Summary::read(store, &account.id, &period).await?;
+    let (account, period, summary) =
+        summarised(store, business_id, number, (body.start_date, body.end_date)).await?;
     if !summary.reconciles() {
         return Err(Error::internal(format!(
             "the statement of account {number} does not reconcile: run `kobo ledger verify`"
@@ -191,7 +201,7 @@ fn view(
 }
 
 fn line_view(line: StatementLine) -> Result<models::StatementLine, Error> {
-    let amount = |kobo: i64| value(Total(i128::from(kobo)).amount_text());
+    let amount = transactions_view::amount_of;
     Ok(models::StatementLine {
         id: line.id,
         reference_number: line.reference_number,

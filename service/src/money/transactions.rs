@@ -137,7 +137,7 @@ pub async fn set_status(
     Ok(())
 }
 
-fn amount_of(kobo: i64) -> Result<models::Amount, Error> {
+pub(crate) fn amount_of(kobo: i64) -> Result<models::Amount, Error> {
     value(amount_text(i128::from(kobo)))
 }
 

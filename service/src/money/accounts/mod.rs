@@ -226,6 +226,20 @@ pub async fn find_by_number(
         .map(|found| found.account))
 }
 
+/// The business's account with this number, or `44` naming it.
+pub async fn of_business(
+    conn: impl Into<Conn<'_>>,
+    business_id: &str,
+    number: &str,
+) -> Result<AccountRow, Error> {
+    find_by_number(conn, business_id, number)
+        .await?
+        .ok_or_else(|| {
+            Error::new(ResponseCode::AccountNotFound)
+                .with_message(format!("No account {number} in this business"))
+        })
+}
+
 /// The name everyone outside an account's business reads: see [`holder_name`].
 pub trait HolderName {
     fn holder_name(&self) -> String;
