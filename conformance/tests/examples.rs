@@ -232,6 +232,8 @@ const REDACTED: &[(&str, &str)] = &[
     (".**.latency_ms", "[milliseconds]"),
     (".**.content_base64", "[base64]"),
     (".**.size_bytes", "[bytes]"),
+    (".**.export_id", "[id]"),
+    (".**.completed_at", "[timestamp]"),
 ];
 
 /// `text` with every transfer reference (`TRF-20261102-7F3K9Q`, made at random) shown as
@@ -968,6 +970,7 @@ async fn transfers(story: &mut Story, owner: &str, api: &str, tunde_id: &str) {
             assert_file(reply.expect("00"), starts);
         }
     }
+    exports(story, owner, api).await;
     let settled = story
         .replay(Operation::GetTransferWeb, "by_reference", owner)
         .await;
@@ -1266,6 +1269,55 @@ async fn webhooks(story: &mut Story, owner: &str, client_secret: &str) -> String
         .await;
     assert_eq!(moved.expect("00")["ip_whitelist"], json!([]));
     api_token
+}
+
+/// The year so far for an ERP and the business's transactions, written in the background: each
+/// family starts both, the writer writes them, and the export is read, listed and downloaded.
+async fn exports(story: &mut Story, owner: Option<&str>, api: Option<&str>) {
+    let mut ready = None;
+    for (create, token) in [
+        (Operation::CreateExport, owner),
+        (Operation::CreateExportApi, api),
+    ] {
+        for example in ["year_for_erp", "business_csv"] {
+            let export = story.replay(create, example, token).await;
+            assert_eq!(export.expect("00")["status"], "pending");
+            ready.get_or_insert(export.expect("00")["export_id"].clone());
+        }
+        let kit = &story.server.kit;
+        while kobo::money::exports::writer::work(kit.api.bank(), "conformance")
+            .await
+            .unwrap()
+        {}
+    }
+    let id = ready.unwrap();
+    story
+        .substitutions
+        .add("7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e", id.as_str().unwrap());
+    for (get, fetch, download, token) in [
+        (
+            Operation::GetExport,
+            Operation::FetchExports,
+            Operation::DownloadExport,
+            owner,
+        ),
+        (
+            Operation::GetExportApi,
+            Operation::FetchExportsApi,
+            Operation::DownloadExportApi,
+            api,
+        ),
+    ] {
+        let export = story.replay(get, "by_id", token).await;
+        let export = export.expect("00").clone();
+        assert_eq!(export["status"], "ready", "{export}");
+        let listed = story.replay(fetch, "ready", token).await;
+        assert_eq!(listed.expect("00").as_array().unwrap().len(), 4);
+        let part = story.replay(download, "first_part", token).await;
+        let part = part.expect("00");
+        assert_eq!(part["parts"], export["parts"]);
+        assert_file(part, "<?xml");
+    }
 }
 
 /// The Dashboard twins of two integration operations, the same afternoon: the owner opens two

@@ -3233,6 +3233,23 @@ characters. Payers see it after the business's name (`name_enquiry`).
             Default::default()
         }
     }
+    ///`CreateExportRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct CreateExportRequest {
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub account_number: ::std::option::Option<AccountNumber>,
+        pub category: ExportCategory,
+        ///The period's last Lagos day (at most 365 days after `start_date`).
+        pub end_date: ::chrono::naive::NaiveDate,
+        ///The period's first Lagos day.
+        pub start_date: ::chrono::naive::NaiveDate,
+    }
+    impl CreateExportRequest {
+        pub fn builder() -> builder::CreateExportRequest {
+            Default::default()
+        }
+    }
     ///`CreateRoleIdempotencyKey`
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -3774,6 +3791,34 @@ characters. Payers see it after the business's name (`name_enquiry`).
             Default::default()
         }
     }
+    ///`DownloadExportRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct DownloadExportRequest {
+        pub export_id: ::uuid::Uuid,
+        ///Which part, from 1 to the export's `parts`. Default: `1`.
+        #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
+        pub part: ::std::num::NonZeroU64,
+    }
+    impl DownloadExportRequest {
+        pub fn builder() -> builder::DownloadExportRequest {
+            Default::default()
+        }
+    }
+    ///Success envelope of `download_export` and `download_export_api`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct DownloadExportResponse {
+        pub data: ExportPart,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl DownloadExportResponse {
+        pub fn builder() -> builder::DownloadExportResponse {
+            Default::default()
+        }
+    }
     ///`DownloadTransactionsApiRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     #[serde(deny_unknown_fields)]
@@ -3906,6 +3951,277 @@ characters. Payers see it after the business's name (`name_enquiry`).
     impl ErrorEnvelope {
         pub fn builder() -> builder::ErrorEnvelope {
             Default::default()
+        }
+    }
+    ///A file written in the background (`create_export`).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct Export {
+        ///The account exported; null for all the business's transactions.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub account_number: ::std::option::Option<::std::string::String>,
+        pub category: ExportCategory,
+        ///When it became `ready` or `failed`.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub completed_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///The file's media type.
+        pub content_type: ::std::string::String,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub end_date: ::chrono::naive::NaiveDate,
+        ///When a `ready` export's file is deleted (7 days after it was ready).
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub export_id: ::uuid::Uuid,
+        ///Why a `failed` export failed; null otherwise.
+        #[serde(deserialize_with = "::std::option::Option::deserialize")]
+        pub failure_reason: ::std::option::Option<::std::string::String>,
+        ///A name to save the file as.
+        pub file_name: ::std::string::String,
+        ///Parts written so far; `download_export` reads parts 1 to this once `ready`.
+        pub parts: u64,
+        ///Transactions written so far (all of them once `ready`).
+        pub row_count: u64,
+        ///The file's length so far (all of it once `ready`).
+        pub size_bytes: u64,
+        pub start_date: ::chrono::naive::NaiveDate,
+        pub status: ExportStatus,
+    }
+    impl Export {
+        pub fn builder() -> builder::Export {
+            Default::default()
+        }
+    }
+    ///What an export writes (`create_export`).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ExportCategory {
+        #[serde(rename = "transaction_csv")]
+        TransactionCsv,
+        #[serde(rename = "account_statement_csv")]
+        AccountStatementCsv,
+        #[serde(rename = "account_statement_ofx")]
+        AccountStatementOfx,
+        #[serde(rename = "account_statement_camt053")]
+        AccountStatementCamt053,
+    }
+    impl ::std::fmt::Display for ExportCategory {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::TransactionCsv => f.write_str("transaction_csv"),
+                Self::AccountStatementCsv => f.write_str("account_statement_csv"),
+                Self::AccountStatementOfx => f.write_str("account_statement_ofx"),
+                Self::AccountStatementCamt053 => f.write_str("account_statement_camt053"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ExportCategory {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "transaction_csv" => Ok(Self::TransactionCsv),
+                "account_statement_csv" => Ok(Self::AccountStatementCsv),
+                "account_statement_ofx" => Ok(Self::AccountStatementOfx),
+                "account_statement_camt053" => Ok(Self::AccountStatementCamt053),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ExportCategory {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ExportCategory {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`ExportEvent`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ExportEvent {
+        pub data: Export,
+        pub id: ::uuid::Uuid,
+        pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(rename = "type")]
+        pub type_: ExportEventType,
+    }
+    impl ExportEvent {
+        pub fn builder() -> builder::ExportEvent {
+            Default::default()
+        }
+    }
+    ///`ExportEventType`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ExportEventType {
+        #[serde(rename = "export.ready")]
+        ExportReady,
+        #[serde(rename = "export.failed")]
+        ExportFailed,
+    }
+    impl ::std::fmt::Display for ExportEventType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::ExportReady => f.write_str("export.ready"),
+                Self::ExportFailed => f.write_str("export.failed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ExportEventType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "export.ready" => Ok(Self::ExportReady),
+                "export.failed" => Ok(Self::ExportFailed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ExportEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ExportEventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One part of an export's file, its bytes in base64 (RFC 4648, with padding).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ExportPart {
+        ///This part's bytes, base64.
+        pub content_base64: ::std::string::String,
+        ///The whole file's media type.
+        pub content_type: ::std::string::String,
+        ///The whole file's name.
+        pub file_name: ::std::string::String,
+        pub part: ::std::num::NonZeroU64,
+        pub parts: ::std::num::NonZeroU64,
+        ///The length of this part's decoded bytes.
+        pub size_bytes: u64,
+    }
+    impl ExportPart {
+        pub fn builder() -> builder::ExportPart {
+            Default::default()
+        }
+    }
+    ///Success envelope of `create_export`, `get_export` and their integration twins.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ExportResponse {
+        pub data: Export,
+        pub message: ::std::string::String,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl ExportResponse {
+        pub fn builder() -> builder::ExportResponse {
+            Default::default()
+        }
+    }
+    ///Where an export stands.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ExportStatus {
+        #[serde(rename = "pending")]
+        Pending,
+        #[serde(rename = "running")]
+        Running,
+        #[serde(rename = "ready")]
+        Ready,
+        #[serde(rename = "failed")]
+        Failed,
+        #[serde(rename = "expired")]
+        Expired,
+    }
+    impl ::std::fmt::Display for ExportStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("pending"),
+                Self::Running => f.write_str("running"),
+                Self::Ready => f.write_str("ready"),
+                Self::Failed => f.write_str("failed"),
+                Self::Expired => f.write_str("expired"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ExportStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending" => Ok(Self::Pending),
+                "running" => Ok(Self::Running),
+                "ready" => Ok(Self::Ready),
+                "failed" => Ok(Self::Failed),
+                "expired" => Ok(Self::Expired),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ExportStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ExportStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
         }
     }
     ///`FetchAccountCollectionsRequest`
@@ -4459,6 +4775,54 @@ digits (since 2.5.0).
     }
     impl FetchCustomerAccountsResponse {
         pub fn builder() -> builder::FetchCustomerAccountsResponse {
+            Default::default()
+        }
+    }
+    ///`FetchExportsRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct FetchExportsRequest {
+        ///`pagination.next_cursor_created_at` of the page before.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub cursor_created_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///`pagination.next_cursor_id` of the page before.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+        ///Exports a page. Default: `20`.
+        #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+        pub limit: ::std::num::NonZeroU64,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub status: ::std::option::Option<ExportStatus>,
+    }
+    impl ::std::default::Default for FetchExportsRequest {
+        fn default() -> Self {
+            Self {
+                cursor_created_at: Default::default(),
+                cursor_id: Default::default(),
+                limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+                status: Default::default(),
+            }
+        }
+    }
+    impl FetchExportsRequest {
+        pub fn builder() -> builder::FetchExportsRequest {
+            Default::default()
+        }
+    }
+    ///Success envelope of `fetch_exports` and `fetch_exports_api`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct FetchExportsResponse {
+        pub data: ::std::vec::Vec<Export>,
+        pub message: ::std::string::String,
+        pub pagination: Pagination,
+        pub response_code: SuccessCode,
+        ///Always true.
+        pub status: bool,
+    }
+    impl FetchExportsResponse {
+        pub fn builder() -> builder::FetchExportsResponse {
             Default::default()
         }
     }
@@ -5951,6 +6315,17 @@ digits (since 2.5.0).
             Default::default()
         }
     }
+    ///`GetExportRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct GetExportRequest {
+        pub export_id: ::uuid::Uuid,
+    }
+    impl GetExportRequest {
+        pub fn builder() -> builder::GetExportRequest {
+            Default::default()
+        }
+    }
     ///`GetInvitationRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     #[serde(deny_unknown_fields)]
@@ -7402,6 +7777,136 @@ made itself (a fee, a reversal). Clients should accept values added later.
             value.parse()
         }
     }
+    ///What an export writes (`create_export`).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum OpenExportCategory {
+        #[serde(rename = "transaction_csv")]
+        TransactionCsv,
+        #[serde(rename = "account_statement_csv")]
+        AccountStatementCsv,
+        #[serde(rename = "account_statement_ofx")]
+        AccountStatementOfx,
+        #[serde(rename = "account_statement_camt053")]
+        AccountStatementCamt053,
+    }
+    impl ::std::fmt::Display for OpenExportCategory {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::TransactionCsv => f.write_str("transaction_csv"),
+                Self::AccountStatementCsv => f.write_str("account_statement_csv"),
+                Self::AccountStatementOfx => f.write_str("account_statement_ofx"),
+                Self::AccountStatementCamt053 => f.write_str("account_statement_camt053"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OpenExportCategory {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "transaction_csv" => Ok(Self::TransactionCsv),
+                "account_statement_csv" => Ok(Self::AccountStatementCsv),
+                "account_statement_ofx" => Ok(Self::AccountStatementOfx),
+                "account_statement_camt053" => Ok(Self::AccountStatementCamt053),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OpenExportCategory {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OpenExportCategory {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Where an export stands.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum OpenExportStatus {
+        #[serde(rename = "pending")]
+        Pending,
+        #[serde(rename = "running")]
+        Running,
+        #[serde(rename = "ready")]
+        Ready,
+        #[serde(rename = "failed")]
+        Failed,
+        #[serde(rename = "expired")]
+        Expired,
+    }
+    impl ::std::fmt::Display for OpenExportStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("pending"),
+                Self::Running => f.write_str("running"),
+                Self::Ready => f.write_str("ready"),
+                Self::Failed => f.write_str("failed"),
+                Self::Expired => f.write_str("expired"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OpenExportStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending" => Ok(Self::Pending),
+                "running" => Ok(Self::Running),
+                "ready" => Ok(Self::Ready),
+                "failed" => Ok(Self::Failed),
+                "expired" => Ok(Self::Expired),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OpenExportStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OpenExportStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     /**`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a
 failed transfer's funds, `fee` a charge the bank took (for example on an inter-bank
 transfer). Clients should accept values added later.
@@ -7704,6 +8209,10 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
         AccountStatusChanged,
         #[serde(rename = "collection.received")]
         CollectionReceived,
+        #[serde(rename = "export.ready")]
+        ExportReady,
+        #[serde(rename = "export.failed")]
+        ExportFailed,
         #[serde(rename = "transfer.pending_approval")]
         TransferPendingApproval,
         #[serde(rename = "transfer.rejected")]
@@ -7727,6 +8236,8 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                 Self::AccountCreated => f.write_str("account.created"),
                 Self::AccountStatusChanged => f.write_str("account.status_changed"),
                 Self::CollectionReceived => f.write_str("collection.received"),
+                Self::ExportReady => f.write_str("export.ready"),
+                Self::ExportFailed => f.write_str("export.failed"),
                 Self::TransferPendingApproval => f.write_str("transfer.pending_approval"),
                 Self::TransferRejected => f.write_str("transfer.rejected"),
                 Self::TransferSuccess => f.write_str("transfer.success"),
@@ -7747,6 +8258,8 @@ the refused, rejected, cancelled and expired, `reversed`. Accept values you do n
                 "account.created" => Ok(Self::AccountCreated),
                 "account.status_changed" => Ok(Self::AccountStatusChanged),
                 "collection.received" => Ok(Self::CollectionReceived),
+                "export.ready" => Ok(Self::ExportReady),
+                "export.failed" => Ok(Self::ExportFailed),
                 "transfer.pending_approval" => Ok(Self::TransferPendingApproval),
                 "transfer.rejected" => Ok(Self::TransferRejected),
                 "transfer.success" => Ok(Self::TransferSuccess),
@@ -11099,6 +11612,7 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         AccountEvent(AccountEvent),
         AccountStatusChangedEvent(AccountStatusChangedEvent),
         CollectionEvent(CollectionEvent),
+        ExportEvent(ExportEvent),
         TransferEvent(TransferEvent),
         TestEvent(TestEvent),
     }
@@ -11115,6 +11629,11 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
     impl ::std::convert::From<CollectionEvent> for WebhookEvent {
         fn from(value: CollectionEvent) -> Self {
             Self::CollectionEvent(value)
+        }
+    }
+    impl ::std::convert::From<ExportEvent> for WebhookEvent {
+        fn from(value: ExportEvent) -> Self {
+            Self::ExportEvent(value)
         }
     }
     impl ::std::convert::From<TransferEvent> for WebhookEvent {
@@ -11165,6 +11684,10 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         AccountStatusChanged,
         #[serde(rename = "collection.received")]
         CollectionReceived,
+        #[serde(rename = "export.ready")]
+        ExportReady,
+        #[serde(rename = "export.failed")]
+        ExportFailed,
         #[serde(rename = "transfer.pending_approval")]
         TransferPendingApproval,
         #[serde(rename = "transfer.rejected")]
@@ -11188,6 +11711,8 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 Self::AccountCreated => f.write_str("account.created"),
                 Self::AccountStatusChanged => f.write_str("account.status_changed"),
                 Self::CollectionReceived => f.write_str("collection.received"),
+                Self::ExportReady => f.write_str("export.ready"),
+                Self::ExportFailed => f.write_str("export.failed"),
                 Self::TransferPendingApproval => f.write_str("transfer.pending_approval"),
                 Self::TransferRejected => f.write_str("transfer.rejected"),
                 Self::TransferSuccess => f.write_str("transfer.success"),
@@ -11208,6 +11733,8 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                 "account.created" => Ok(Self::AccountCreated),
                 "account.status_changed" => Ok(Self::AccountStatusChanged),
                 "collection.received" => Ok(Self::CollectionReceived),
+                "export.ready" => Ok(Self::ExportReady),
+                "export.failed" => Ok(Self::ExportFailed),
                 "transfer.pending_approval" => Ok(Self::TransferPendingApproval),
                 "transfer.rejected" => Ok(Self::TransferRejected),
                 "transfer.success" => Ok(Self::TransferSuccess),
@@ -16164,6 +16691,111 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct CreateExportRequest {
+            account_number: ::std::result::Result<
+                ::std::option::Option<super::AccountNumber>,
+                ::std::string::String,
+            >,
+            category: ::std::result::Result<
+                super::ExportCategory,
+                ::std::string::String,
+            >,
+            end_date: ::std::result::Result<
+                ::chrono::naive::NaiveDate,
+                ::std::string::String,
+            >,
+            start_date: ::std::result::Result<
+                ::chrono::naive::NaiveDate,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for CreateExportRequest {
+            fn default() -> Self {
+                Self {
+                    account_number: Ok(Default::default()),
+                    category: Err("no value supplied for category".to_string()),
+                    end_date: Err("no value supplied for end_date".to_string()),
+                    start_date: Err("no value supplied for start_date".to_string()),
+                }
+            }
+        }
+        impl CreateExportRequest {
+            pub fn account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::AccountNumber>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn category<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ExportCategory>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.category = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for category: {e}")
+                    });
+                self
+            }
+            pub fn end_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.end_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for end_date: {e}")
+                    });
+                self
+            }
+            pub fn start_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.start_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for start_date: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<CreateExportRequest>
+        for super::CreateExportRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: CreateExportRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    account_number: value.account_number?,
+                    category: value.category?,
+                    end_date: value.end_date?,
+                    start_date: value.start_date?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::CreateExportRequest> for CreateExportRequest {
+            fn from(value: super::CreateExportRequest) -> Self {
+                Self {
+                    account_number: Ok(value.account_number),
+                    category: Ok(value.category),
+                    end_date: Ok(value.end_date),
+                    start_date: Ok(value.start_date),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct CreateRoleRequest {
             description: ::std::result::Result<
                 ::std::option::Option<super::CreateRoleRequestDescription>,
@@ -17245,6 +17877,165 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
             }
         }
         #[derive(Clone, Debug)]
+        pub struct DownloadExportRequest {
+            export_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            part: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+        }
+        impl ::std::default::Default for DownloadExportRequest {
+            fn default() -> Self {
+                Self {
+                    export_id: Err("no value supplied for export_id".to_string()),
+                    part: Ok(
+                        super::defaults::default_nzu64::<::std::num::NonZeroU64, 1>(),
+                    ),
+                }
+            }
+        }
+        impl DownloadExportRequest {
+            pub fn export_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.export_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for export_id: {e}")
+                    });
+                self
+            }
+            pub fn part<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.part = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for part: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<DownloadExportRequest>
+        for super::DownloadExportRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: DownloadExportRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    export_id: value.export_id?,
+                    part: value.part?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::DownloadExportRequest>
+        for DownloadExportRequest {
+            fn from(value: super::DownloadExportRequest) -> Self {
+                Self {
+                    export_id: Ok(value.export_id),
+                    part: Ok(value.part),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct DownloadExportResponse {
+            data: ::std::result::Result<super::ExportPart, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for DownloadExportResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl DownloadExportResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ExportPart>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<DownloadExportResponse>
+        for super::DownloadExportResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: DownloadExportResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::DownloadExportResponse>
+        for DownloadExportResponse {
+            fn from(value: super::DownloadExportResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct DownloadTransactionsApiRequest {
             filters: ::std::result::Result<
                 ::std::option::Option<super::IntegrationTransactionFilters>,
@@ -17645,6 +18436,635 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         }
         impl ::std::convert::From<super::ErrorEnvelope> for ErrorEnvelope {
             fn from(value: super::ErrorEnvelope) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Export {
+            account_number: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            category: ::std::result::Result<
+                super::ExportCategory,
+                ::std::string::String,
+            >,
+            completed_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            content_type: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            end_date: ::std::result::Result<
+                ::chrono::naive::NaiveDate,
+                ::std::string::String,
+            >,
+            expires_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            export_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            failure_reason: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            file_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            parts: ::std::result::Result<u64, ::std::string::String>,
+            row_count: ::std::result::Result<u64, ::std::string::String>,
+            size_bytes: ::std::result::Result<u64, ::std::string::String>,
+            start_date: ::std::result::Result<
+                ::chrono::naive::NaiveDate,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<super::ExportStatus, ::std::string::String>,
+        }
+        impl ::std::default::Default for Export {
+            fn default() -> Self {
+                Self {
+                    account_number: Err(
+                        "no value supplied for account_number".to_string(),
+                    ),
+                    category: Err("no value supplied for category".to_string()),
+                    completed_at: Err("no value supplied for completed_at".to_string()),
+                    content_type: Err("no value supplied for content_type".to_string()),
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    end_date: Err("no value supplied for end_date".to_string()),
+                    expires_at: Err("no value supplied for expires_at".to_string()),
+                    export_id: Err("no value supplied for export_id".to_string()),
+                    failure_reason: Err(
+                        "no value supplied for failure_reason".to_string(),
+                    ),
+                    file_name: Err("no value supplied for file_name".to_string()),
+                    parts: Err("no value supplied for parts".to_string()),
+                    row_count: Err("no value supplied for row_count".to_string()),
+                    size_bytes: Err("no value supplied for size_bytes".to_string()),
+                    start_date: Err("no value supplied for start_date".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl Export {
+            pub fn account_number<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.account_number = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for account_number: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn category<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ExportCategory>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.category = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for category: {e}")
+                    });
+                self
+            }
+            pub fn completed_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.completed_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for completed_at: {e}")
+                    });
+                self
+            }
+            pub fn content_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.content_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for content_type: {e}")
+                    });
+                self
+            }
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for created_at: {e}")
+                    });
+                self
+            }
+            pub fn end_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.end_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for end_date: {e}")
+                    });
+                self
+            }
+            pub fn expires_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.expires_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for expires_at: {e}")
+                    });
+                self
+            }
+            pub fn export_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.export_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for export_id: {e}")
+                    });
+                self
+            }
+            pub fn failure_reason<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.failure_reason = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for failure_reason: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn file_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.file_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for file_name: {e}")
+                    });
+                self
+            }
+            pub fn parts<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.parts = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for parts: {e}")
+                    });
+                self
+            }
+            pub fn row_count<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.row_count = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for row_count: {e}")
+                    });
+                self
+            }
+            pub fn size_bytes<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.size_bytes = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for size_bytes: {e}")
+                    });
+                self
+            }
+            pub fn start_date<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.start_date = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for start_date: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ExportStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Export> for super::Export {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Export,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    account_number: value.account_number?,
+                    category: value.category?,
+                    completed_at: value.completed_at?,
+                    content_type: value.content_type?,
+                    created_at: value.created_at?,
+                    end_date: value.end_date?,
+                    expires_at: value.expires_at?,
+                    export_id: value.export_id?,
+                    failure_reason: value.failure_reason?,
+                    file_name: value.file_name?,
+                    parts: value.parts?,
+                    row_count: value.row_count?,
+                    size_bytes: value.size_bytes?,
+                    start_date: value.start_date?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Export> for Export {
+            fn from(value: super::Export) -> Self {
+                Self {
+                    account_number: Ok(value.account_number),
+                    category: Ok(value.category),
+                    completed_at: Ok(value.completed_at),
+                    content_type: Ok(value.content_type),
+                    created_at: Ok(value.created_at),
+                    end_date: Ok(value.end_date),
+                    expires_at: Ok(value.expires_at),
+                    export_id: Ok(value.export_id),
+                    failure_reason: Ok(value.failure_reason),
+                    file_name: Ok(value.file_name),
+                    parts: Ok(value.parts),
+                    row_count: Ok(value.row_count),
+                    size_bytes: Ok(value.size_bytes),
+                    start_date: Ok(value.start_date),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct ExportEvent {
+            data: ::std::result::Result<super::Export, ::std::string::String>,
+            id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+            timestamp: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            type_: ::std::result::Result<super::ExportEventType, ::std::string::String>,
+        }
+        impl ::std::default::Default for ExportEvent {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    timestamp: Err("no value supplied for timestamp".to_string()),
+                    type_: Err("no value supplied for type_".to_string()),
+                }
+            }
+        }
+        impl ExportEvent {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Export>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn timestamp<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.timestamp = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for timestamp: {e}")
+                    });
+                self
+            }
+            pub fn type_<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ExportEventType>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.type_ = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for type_: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ExportEvent> for super::ExportEvent {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ExportEvent,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    id: value.id?,
+                    timestamp: value.timestamp?,
+                    type_: value.type_?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ExportEvent> for ExportEvent {
+            fn from(value: super::ExportEvent) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    id: Ok(value.id),
+                    timestamp: Ok(value.timestamp),
+                    type_: Ok(value.type_),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct ExportPart {
+            content_base64: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            content_type: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            file_name: ::std::result::Result<
+                ::std::string::String,
+                ::std::string::String,
+            >,
+            part: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+            parts: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+            size_bytes: ::std::result::Result<u64, ::std::string::String>,
+        }
+        impl ::std::default::Default for ExportPart {
+            fn default() -> Self {
+                Self {
+                    content_base64: Err(
+                        "no value supplied for content_base64".to_string(),
+                    ),
+                    content_type: Err("no value supplied for content_type".to_string()),
+                    file_name: Err("no value supplied for file_name".to_string()),
+                    part: Err("no value supplied for part".to_string()),
+                    parts: Err("no value supplied for parts".to_string()),
+                    size_bytes: Err("no value supplied for size_bytes".to_string()),
+                }
+            }
+        }
+        impl ExportPart {
+            pub fn content_base64<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.content_base64 = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for content_base64: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn content_type<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.content_type = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for content_type: {e}")
+                    });
+                self
+            }
+            pub fn file_name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.file_name = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for file_name: {e}")
+                    });
+                self
+            }
+            pub fn part<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.part = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for part: {e}")
+                    });
+                self
+            }
+            pub fn parts<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.parts = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for parts: {e}")
+                    });
+                self
+            }
+            pub fn size_bytes<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<u64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.size_bytes = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for size_bytes: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ExportPart> for super::ExportPart {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ExportPart,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    content_base64: value.content_base64?,
+                    content_type: value.content_type?,
+                    file_name: value.file_name?,
+                    part: value.part?,
+                    parts: value.parts?,
+                    size_bytes: value.size_bytes?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ExportPart> for ExportPart {
+            fn from(value: super::ExportPart) -> Self {
+                Self {
+                    content_base64: Ok(value.content_base64),
+                    content_type: Ok(value.content_type),
+                    file_name: Ok(value.file_name),
+                    part: Ok(value.part),
+                    parts: Ok(value.parts),
+                    size_bytes: Ok(value.size_bytes),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct ExportResponse {
+            data: ::std::result::Result<super::Export, ::std::string::String>,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for ExportResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl ExportResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Export>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ExportResponse> for super::ExportResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ExportResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ExportResponse> for ExportResponse {
+            fn from(value: super::ExportResponse) -> Self {
                 Self {
                     data: Ok(value.data),
                     message: Ok(value.message),
@@ -19261,6 +20681,227 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
         impl ::std::convert::From<super::FetchCustomerAccountsResponse>
         for FetchCustomerAccountsResponse {
             fn from(value: super::FetchCustomerAccountsResponse) -> Self {
+                Self {
+                    data: Ok(value.data),
+                    message: Ok(value.message),
+                    pagination: Ok(value.pagination),
+                    response_code: Ok(value.response_code),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FetchExportsRequest {
+            cursor_created_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            cursor_id: ::std::result::Result<
+                ::std::option::Option<::uuid::Uuid>,
+                ::std::string::String,
+            >,
+            limit: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+            status: ::std::result::Result<
+                ::std::option::Option<super::ExportStatus>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for FetchExportsRequest {
+            fn default() -> Self {
+                Self {
+                    cursor_created_at: Ok(Default::default()),
+                    cursor_id: Ok(Default::default()),
+                    limit: Ok(
+                        super::defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+                    ),
+                    status: Ok(Default::default()),
+                }
+            }
+        }
+        impl FetchExportsRequest {
+            pub fn cursor_created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cursor_created_at = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!(
+                            "error converting supplied value for cursor_created_at: {e}"
+                        )
+                    });
+                self
+            }
+            pub fn cursor_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::uuid::Uuid>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.cursor_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for cursor_id: {e}")
+                    });
+                self
+            }
+            pub fn limit<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.limit = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for limit: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::ExportStatus>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FetchExportsRequest>
+        for super::FetchExportsRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FetchExportsRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    cursor_created_at: value.cursor_created_at?,
+                    cursor_id: value.cursor_id?,
+                    limit: value.limit?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FetchExportsRequest> for FetchExportsRequest {
+            fn from(value: super::FetchExportsRequest) -> Self {
+                Self {
+                    cursor_created_at: Ok(value.cursor_created_at),
+                    cursor_id: Ok(value.cursor_id),
+                    limit: Ok(value.limit),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct FetchExportsResponse {
+            data: ::std::result::Result<
+                ::std::vec::Vec<super::Export>,
+                ::std::string::String,
+            >,
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            pagination: ::std::result::Result<super::Pagination, ::std::string::String>,
+            response_code: ::std::result::Result<
+                super::SuccessCode,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for FetchExportsResponse {
+            fn default() -> Self {
+                Self {
+                    data: Err("no value supplied for data".to_string()),
+                    message: Err("no value supplied for message".to_string()),
+                    pagination: Err("no value supplied for pagination".to_string()),
+                    response_code: Err(
+                        "no value supplied for response_code".to_string(),
+                    ),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl FetchExportsResponse {
+            pub fn data<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::Export>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.data = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for data: {e}")
+                    });
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for message: {e}")
+                    });
+                self
+            }
+            pub fn pagination<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Pagination>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.pagination = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for pagination: {e}")
+                    });
+                self
+            }
+            pub fn response_code<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SuccessCode>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_code = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for response_code: {e}")
+                    });
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for status: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FetchExportsResponse>
+        for super::FetchExportsResponse {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FetchExportsResponse,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    data: value.data?,
+                    message: value.message?,
+                    pagination: value.pagination?,
+                    response_code: value.response_code?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FetchExportsResponse> for FetchExportsResponse {
+            fn from(value: super::FetchExportsResponse) -> Self {
                 Self {
                     data: Ok(value.data),
                     message: Ok(value.message),
@@ -23257,6 +24898,48 @@ At most 256 KiB. New kinds may be added: ignore a `type` you do not know.
                     message: Ok(value.message),
                     response_code: Ok(value.response_code),
                     status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct GetExportRequest {
+            export_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
+        }
+        impl ::std::default::Default for GetExportRequest {
+            fn default() -> Self {
+                Self {
+                    export_id: Err("no value supplied for export_id".to_string()),
+                }
+            }
+        }
+        impl GetExportRequest {
+            pub fn export_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::uuid::Uuid>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.export_id = value
+                    .try_into()
+                    .map_err(|e| {
+                        format!("error converting supplied value for export_id: {e}")
+                    });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<GetExportRequest> for super::GetExportRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: GetExportRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    export_id: value.export_id?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::GetExportRequest> for GetExportRequest {
+            fn from(value: super::GetExportRequest) -> Self {
+                Self {
+                    export_id: Ok(value.export_id),
                 }
             }
         }
@@ -31713,7 +33396,7 @@ daily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money com
 `simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.
 
 
-Version: 2.6.0*/
+Version: 2.7.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -31749,7 +33432,7 @@ impl Client {
 }
 impl ClientInfo<()> for Client {
     fn api_version() -> &'static str {
-        "2.6.0"
+        "2.7.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -32668,6 +34351,256 @@ let response = client.download_transactions_api()
 ```*/
     pub fn download_transactions_api(&self) -> builder::DownloadTransactionsApi<'_> {
         builder::DownloadTransactionsApi::new(self)
+    }
+    /**Start an export
+
+Starts an export (since 2.7.0): a file too large to download at once, written in the
+background, for any period of at most 366 Lagos days and up to 5,000,000 transactions.
+`category`:
+- `transaction_csv`: the business's transactions (or one account's, with
+  `account_number`), oldest first, as `download_transactions` writes them.
+- `account_statement_csv`, `account_statement_ofx`, `account_statement_camt053`: an
+  account's statement (`account_number` required) as `download_account_statement` writes
+  it, in CSV, OFX 2.2 or ISO 20022 camt.053.
+
+The export is answered `pending`; it becomes `running`, then `ready` (or `failed`, with
+`failure_reason`), and the `export.ready` or `export.failed` webhook says so. A ready
+export is downloaded in parts with `download_export` for 7 days, then `expired`. A
+process that stops mid-export leaves it to be resumed where its last part ended: an
+export is never `ready` with a part missing. At most 3 exports of a business are
+`pending` or `running` at once.
+
+Permission: `transaction.view`.
+
+Errors:
+- `01` a field is malformed, `start_date` is after `end_date`, the period is longer than
+  366 days, or `account_number` is missing for a statement.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transaction.view`.
+- `44` no account of the business has this number.
+- `48` the business already has 3 exports `pending` or `running`: wait for one.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/export/web/create_export`
+
+```text
+let response = client.create_export()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn create_export(&self) -> builder::CreateExport<'_> {
+        builder::CreateExport::new(self)
+    }
+    /**An export
+
+An export by its `export_id` (since 2.7.0): its status, and once `ready` its rows, size
+and number of parts (`download_export`).
+
+Permission: `transaction.view`.
+
+Errors:
+- `01` `export_id` is missing or not a UUID.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transaction.view`.
+- `47` no export of the business has this id.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/export/web/get_export`
+
+```text
+let response = client.get_export()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn get_export(&self) -> builder::GetExport<'_> {
+        builder::GetExport::new(self)
+    }
+    /**List exports
+
+The business's exports, newest first (since 2.7.0), optionally of one `status`. Keyset
+paging with `cursor_created_at` / `cursor_id` and `limit`.
+
+Permission: `transaction.view`.
+
+Errors:
+- `01` a field is malformed, or a cursor field is sent without its pair.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transaction.view`.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/export/web/fetch_exports`
+
+```text
+let response = client.fetch_exports()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn fetch_exports(&self) -> builder::FetchExports<'_> {
+        builder::FetchExports::new(self)
+    }
+    /**Download a part of an export's file
+
+One part of a `ready` export's file (since 2.7.0), in `data.content_base64`: parts are
+numbered from 1 to the export's `parts`, each at most about 4 MiB, and the file is their
+bytes joined in order. Each part is its own request, so a client keeps no more than one
+in memory and can resume an interrupted download at the part it lacks.
+
+Permission: `transaction.view`.
+
+Errors:
+- `01` `export_id` is not a UUID, or `part` is not between 1 and the export's `parts`.
+- `41` the token is missing, invalid or expired.
+- `43` the member's role lacks `transaction.view`.
+- `47` no export of the business has this id.
+- `48` the export is not `ready` (still `pending` or `running`, `failed`, or `expired`).
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/export/web/download_export`
+
+```text
+let response = client.download_export()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn download_export(&self) -> builder::DownloadExport<'_> {
+        builder::DownloadExport::new(self)
+    }
+    /**Start an export (integration)
+
+Starts an export (since 2.7.0): a file too large to download at once, written in the
+background, for any period of at most 366 Lagos days and up to 5,000,000 transactions.
+`category`:
+- `transaction_csv`: the business's transactions (or one account's, with
+  `account_number`), oldest first, as `download_transactions` writes them.
+- `account_statement_csv`, `account_statement_ofx`, `account_statement_camt053`: an
+  account's statement (`account_number` required) as `download_account_statement` writes
+  it, in CSV, OFX 2.2 or ISO 20022 camt.053.
+
+The export is answered `pending`; it becomes `running`, then `ready` (or `failed`, with
+`failure_reason`), and the `export.ready` or `export.failed` webhook says so. A ready
+export is downloaded in parts with `download_export` for 7 days, then `expired`. A
+process that stops mid-export leaves it to be resumed where its last part ended: an
+export is never `ready` with a part missing. At most 3 exports of a business are
+`pending` or `running` at once.
+
+Integration token. The business must be active.
+
+Errors:
+- `01` a field is malformed, `start_date` is after `end_date`, the period is longer than
+  366 days, or `account_number` is missing for a statement.
+- `41` the token is missing, invalid or expired.
+- `44` no account of the business has this number.
+- `48` the business already has 3 exports `pending` or `running`: wait for one.
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/export/api/create_export`
+
+```text
+let response = client.create_export_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn create_export_api(&self) -> builder::CreateExportApi<'_> {
+        builder::CreateExportApi::new(self)
+    }
+    /**An export (integration)
+
+An export by its `export_id` (since 2.7.0): its status, and once `ready` its rows, size
+and number of parts (`download_export`).
+
+Integration token. The business must be active.
+
+Errors:
+- `01` `export_id` is missing or not a UUID.
+- `41` the token is missing, invalid or expired.
+- `47` no export of the business has this id.
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/export/api/get_export`
+
+```text
+let response = client.get_export_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn get_export_api(&self) -> builder::GetExportApi<'_> {
+        builder::GetExportApi::new(self)
+    }
+    /**List exports (integration)
+
+The business's exports, newest first (since 2.7.0), optionally of one `status`. Keyset
+paging with `cursor_created_at` / `cursor_id` and `limit`.
+
+Integration token. The business must be active.
+
+Errors:
+- `01` a field is malformed, or a cursor field is sent without its pair.
+- `41` the token is missing, invalid or expired.
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/export/api/fetch_exports`
+
+```text
+let response = client.fetch_exports_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn fetch_exports_api(&self) -> builder::FetchExportsApi<'_> {
+        builder::FetchExportsApi::new(self)
+    }
+    /**Download a part of an export's file (integration)
+
+One part of a `ready` export's file (since 2.7.0), in `data.content_base64`: parts are
+numbered from 1 to the export's `parts`, each at most about 4 MiB, and the file is their
+bytes joined in order. Each part is its own request, so a client keeps no more than one
+in memory and can resume an interrupted download at the part it lacks.
+
+Integration token. The business must be active.
+
+Errors:
+- `01` `export_id` is not a UUID, or `part` is not between 1 and the export's `parts`.
+- `41` the token is missing, invalid or expired.
+- `47` no export of the business has this id.
+- `48` the export is not `ready` (still `pending` or `running`, `failed`, or `expired`).
+- `60` the business is not active.
+- `29` too many requests. `96` internal error.
+- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+
+
+Sends a `POST` request to `/api/v1/export/api/download_export`
+
+```text
+let response = client.download_export_api()
+    .body(body)
+    .send()
+    .await;
+```*/
+    pub fn download_export_api(&self) -> builder::DownloadExportApi<'_> {
+        builder::DownloadExportApi::new(self)
     }
     /**List settlements (Dashboard)
 
@@ -36818,6 +38751,790 @@ pub mod builder {
                 .build()?;
             let info = OperationInfo {
                 operation_id: "download_transactions_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::create_export`]
+
+[`Client::create_export`]: super::Client::create_export*/
+    #[derive(Debug, Clone)]
+    pub struct CreateExport<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::CreateExportRequest, String>,
+    }
+    impl<'a> CreateExport<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateExportRequest>,
+            <V as std::convert::TryInto<
+                types::CreateExportRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `CreateExportRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::CreateExportRequest,
+            ) -> types::builder::CreateExportRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/export/web/create_export`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::ExportResponse>, Error<types::ErrorEnvelope>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::CreateExportRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/v1/export/web/create_export", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_export",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_export`]
+
+[`Client::get_export`]: super::Client::get_export*/
+    #[derive(Debug, Clone)]
+    pub struct GetExport<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::GetExportRequest, String>,
+    }
+    impl<'a> GetExport<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::GetExportRequest>,
+            <V as std::convert::TryInto<
+                types::GetExportRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `GetExportRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::GetExportRequest,
+            ) -> types::builder::GetExportRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/export/web/get_export`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::ExportResponse>, Error<types::ErrorEnvelope>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::GetExportRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/v1/export/web/get_export", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_export",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::fetch_exports`]
+
+[`Client::fetch_exports`]: super::Client::fetch_exports*/
+    #[derive(Debug, Clone)]
+    pub struct FetchExports<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::FetchExportsRequest, String>,
+    }
+    impl<'a> FetchExports<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::FetchExportsRequest>,
+            <V as std::convert::TryInto<
+                types::FetchExportsRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `FetchExportsRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::FetchExportsRequest,
+            ) -> types::builder::FetchExportsRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/export/web/fetch_exports`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FetchExportsResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::FetchExportsRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/v1/export/web/fetch_exports", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "fetch_exports",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::download_export`]
+
+[`Client::download_export`]: super::Client::download_export*/
+    #[derive(Debug, Clone)]
+    pub struct DownloadExport<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::DownloadExportRequest, String>,
+    }
+    impl<'a> DownloadExport<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::DownloadExportRequest>,
+            <V as std::convert::TryInto<
+                types::DownloadExportRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `DownloadExportRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::DownloadExportRequest,
+            ) -> types::builder::DownloadExportRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/export/web/download_export`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::DownloadExportResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::DownloadExportRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/v1/export/web/download_export", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "download_export",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::create_export_api`]
+
+[`Client::create_export_api`]: super::Client::create_export_api*/
+    #[derive(Debug, Clone)]
+    pub struct CreateExportApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::CreateExportRequest, String>,
+    }
+    impl<'a> CreateExportApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateExportRequest>,
+            <V as std::convert::TryInto<
+                types::CreateExportRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `CreateExportRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::CreateExportRequest,
+            ) -> types::builder::CreateExportRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/export/api/create_export`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::ExportResponse>, Error<types::ErrorEnvelope>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::CreateExportRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/v1/export/api/create_export", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_export_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::get_export_api`]
+
+[`Client::get_export_api`]: super::Client::get_export_api*/
+    #[derive(Debug, Clone)]
+    pub struct GetExportApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::GetExportRequest, String>,
+    }
+    impl<'a> GetExportApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::GetExportRequest>,
+            <V as std::convert::TryInto<
+                types::GetExportRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `GetExportRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::GetExportRequest,
+            ) -> types::builder::GetExportRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/export/api/get_export`
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::ExportResponse>, Error<types::ErrorEnvelope>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::GetExportRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/v1/export/api/get_export", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_export_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::fetch_exports_api`]
+
+[`Client::fetch_exports_api`]: super::Client::fetch_exports_api*/
+    #[derive(Debug, Clone)]
+    pub struct FetchExportsApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::FetchExportsRequest, String>,
+    }
+    impl<'a> FetchExportsApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::FetchExportsRequest>,
+            <V as std::convert::TryInto<
+                types::FetchExportsRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!("conversion to `FetchExportsRequest` for body failed: {}", s)
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::FetchExportsRequest,
+            ) -> types::builder::FetchExportsRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/export/api/fetch_exports`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::FetchExportsResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::FetchExportsRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/v1/export/api/fetch_exports", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "fetch_exports_api",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16..=499u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                500u16..=599u16 => {
+                    Err(
+                        Error::ErrorResponse(
+                            ResponseValue::from_response(response).await?,
+                        ),
+                    )
+                }
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    /**Builder for [`Client::download_export_api`]
+
+[`Client::download_export_api`]: super::Client::download_export_api*/
+    #[derive(Debug, Clone)]
+    pub struct DownloadExportApi<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::DownloadExportRequest, String>,
+    }
+    impl<'a> DownloadExportApi<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::DownloadExportRequest>,
+            <V as std::convert::TryInto<
+                types::DownloadExportRequest,
+            >>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| {
+                    format!(
+                        "conversion to `DownloadExportRequest` for body failed: {}", s
+                    )
+                });
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                types::builder::DownloadExportRequest,
+            ) -> types::builder::DownloadExportRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        ///Sends a `POST` request to `/api/v1/export/api/download_export`
+        pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<types::DownloadExportResponse>,
+            Error<types::ErrorEnvelope>,
+        > {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| {
+                    types::DownloadExportRequest::try_from(v).map_err(|e| e.to_string())
+                })
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/v1/export/api/download_export", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map
+                .append(
+                    ::reqwest::header::HeaderName::from_static("api-version"),
+                    ::reqwest::header::HeaderValue::from_static(
+                        super::Client::api_version(),
+                    ),
+                );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "download_export_api",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;

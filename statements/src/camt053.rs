@@ -27,7 +27,18 @@ pub const NAMESPACE: &str = "urn:iso:std:iso:20022:tech:xsd:camt.053.001.02";
 
 /// The statement as a camt.053.001.02 document.
 pub fn statement(statement: &Statement) -> String {
-    let mut xml = Writer::new(&[r#"<?xml version="1.0" encoding="UTF-8"?>"#]);
+    let mut xml = Writer::new(&[]);
+    head(&mut xml, statement);
+    for line in &statement.lines {
+        entry(&mut xml, statement, line);
+    }
+    tail(&mut xml);
+    xml.finish()
+}
+
+/// Everything before the first entry; `xml` is new.
+pub(crate) fn head(xml: &mut Writer, statement: &Statement) {
+    xml.prolog(&[r#"<?xml version="1.0" encoding="UTF-8"?>"#]);
     xml.open_with("Document", &[("xmlns", NAMESPACE)]);
     xml.open("BkToCstmrStmt");
 
@@ -58,27 +69,20 @@ pub fn statement(statement: &Statement) -> String {
     );
     xml.leaf("ToDtTm", &lagos::iso_fixed(lagos::end_of_day(statement.to)));
     xml.close();
-    account(&mut xml, statement);
+    account(xml, statement);
 
     let from = statement.from.format("%Y-%m-%d").to_string();
     let to = statement.to.format("%Y-%m-%d").to_string();
-    balance(
-        &mut xml,
-        statement,
-        "OPBD",
-        statement.opening_balance,
-        &from,
-    );
-    balance(&mut xml, statement, "CLBD", statement.closing_balance, &to);
-    summary(&mut xml, statement);
-    for line in &statement.lines {
-        entry(&mut xml, statement, line);
-    }
+    balance(xml, statement, "OPBD", statement.opening_balance, &from);
+    balance(xml, statement, "CLBD", statement.closing_balance, &to);
+    summary(xml, statement);
+}
 
+/// Everything after the last entry.
+pub(crate) fn tail(xml: &mut Writer) {
     xml.close(); // Stmt
     xml.close(); // BkToCstmrStmt
     xml.close(); // Document
-    xml.finish()
 }
 
 fn account(xml: &mut Writer, statement: &Statement) {
@@ -159,7 +163,7 @@ fn summary(xml: &mut Writer, statement: &Statement) {
     xml.close();
 }
 
-fn entry(xml: &mut Writer, statement: &Statement, line: &Line) {
+pub(crate) fn entry(xml: &mut Writer, statement: &Statement, line: &Line) {
     xml.open("Ntry");
     amount(xml, statement, line.amount.unsigned_abs());
     xml.leaf("CdtDbtInd", indicator(line.kind));

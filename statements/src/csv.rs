@@ -38,54 +38,73 @@ pub fn statement(statement: &Statement) -> String {
 
 /// Any list of lines of one account, in the statement's columns.
 pub fn transactions(rows: &[Line]) -> String {
-    written(rows.iter().map(|line| (None, line)))
+    let mut out = header(false);
+    for line in rows {
+        row(&mut out, None, line);
+    }
+    out
 }
 
 /// Lines of several accounts (a business's transactions, filtered), each with its account's
 /// number first (`account_number`), then the statement's columns; the running balance is each
 /// line's own account's.
 pub fn account_transactions(rows: &[(String, Line)]) -> String {
-    written(
-        rows.iter()
-            .map(|(account, line)| (Some(account.as_str()), line)),
-    )
+    let mut out = header(true);
+    account_rows(&mut out, rows);
+    out
 }
 
-/// The header and a row a line, with the account's number first when lines carry one.
-fn written<'a>(rows: impl Iterator<Item = (Option<&'a str>, &'a Line)>) -> String {
-    let mut out = String::new();
-    let mut rows = rows.peekable();
-    let with_account = rows.peek().is_some_and(|(account, _)| account.is_some());
+/// The header row, with `account_number` first when the rows carry their account
+/// ([`account_rows`]).
+pub fn header(with_account: bool) -> String {
     let mut header: Vec<Cell> = Vec::new();
     if with_account {
         header.push(Cell::Text("account_number"));
     }
     header.extend(HEADER.iter().map(|name| Cell::Text(name)));
+    let mut out = String::new();
     record(&mut out, &header);
-    for (account, line) in rows {
-        let counterparty = line.counterparty.as_ref();
-        let at = lagos::iso(line.at);
-        let mut cells = Vec::with_capacity(13);
-        if let Some(account) = account {
-            cells.push(Cell::Text(account));
-        }
-        cells.extend([
-            Cell::Text(&at),
-            Cell::Text(&line.reference_number),
-            Cell::Text(line.kind.as_str()),
-            Cell::Amount(line.amount),
-            Cell::Amount(line.balance_after),
-            Cell::Text(&line.narration),
-            Cell::Text(&line.category),
-            Cell::Text(&line.status),
-            Cell::Text(&line.channel),
-            Cell::Text(counterparty.map_or("", |c| c.account_number.as_str())),
-            Cell::Text(counterparty.map_or("", |c| c.account_name.as_str())),
-            Cell::Text(counterparty.map_or("", |c| c.bank_name.as_str())),
-        ]);
-        record(&mut out, &cells);
-    }
     out
+}
+
+/// The rows of `lines` of one account, appended to `out` (after [`header`]`(false)`).
+pub fn rows(out: &mut String, lines: &[Line]) {
+    for line in lines {
+        row(out, None, line);
+    }
+}
+
+/// The rows of `lines`, each with its account's number first, appended to `out` (after
+/// [`header`]`(true)`).
+pub fn account_rows(out: &mut String, lines: &[(String, Line)]) {
+    for (account, line) in lines {
+        row(out, Some(account), line);
+    }
+}
+
+/// One line's row, with its account's number first when given.
+fn row(out: &mut String, account: Option<&str>, line: &Line) {
+    let counterparty = line.counterparty.as_ref();
+    let at = lagos::iso(line.at);
+    let mut cells = Vec::with_capacity(13);
+    if let Some(account) = account {
+        cells.push(Cell::Text(account));
+    }
+    cells.extend([
+        Cell::Text(&at),
+        Cell::Text(&line.reference_number),
+        Cell::Text(line.kind.as_str()),
+        Cell::Amount(line.amount),
+        Cell::Amount(line.balance_after),
+        Cell::Text(&line.narration),
+        Cell::Text(&line.category),
+        Cell::Text(&line.status),
+        Cell::Text(&line.channel),
+        Cell::Text(counterparty.map_or("", |c| c.account_number.as_str())),
+        Cell::Text(counterparty.map_or("", |c| c.account_name.as_str())),
+        Cell::Text(counterparty.map_or("", |c| c.bank_name.as_str())),
+    ]);
+    record(out, &cells);
 }
 
 /// A file name that says whose statement and which days:

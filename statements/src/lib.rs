@@ -44,6 +44,7 @@ pub mod money;
 pub mod ofx;
 pub mod pdf;
 pub mod sample;
+pub mod stream;
 mod xml;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -155,71 +156,128 @@ impl Statement {
     /// and totals are those of the lines; opening + credits − debits = closing, and the last
     /// line ends at the closing balance. The error says what disagrees, and by how much.
     pub fn check(&self) -> Result<(), String> {
-        if self.from > self.to {
+        let mut checker = Checker::new(self)?;
+        for line in &self.lines {
+            checker.line(line)?;
+        }
+        checker.finish()
+    }
+}
+
+/// [`Statement::check`] a line at a time, for a statement written in pieces ([`stream`]):
+/// [`Checker::new`] with the statement's figures (its `lines` are not read), [`Checker::line`]
+/// for each line in order, then [`Checker::finish`]. It keeps no line.
+#[derive(Clone, Debug)]
+pub struct Checker {
+    from: NaiveDate,
+    to: NaiveDate,
+    opening_balance: i64,
+    closing_balance: i64,
+    total_credits: i64,
+    total_debits: i64,
+    credit_count: u64,
+    debit_count: u64,
+    balance: i128,
+    credits: i128,
+    debits: i128,
+    credits_seen: u64,
+    debits_seen: u64,
+    previous: Option<DateTime<Utc>>,
+    seen: usize,
+}
+
+impl Checker {
+    /// A check of a statement with `figures`' period, balances and totals.
+    pub fn new(figures: &Statement) -> Result<Checker, String> {
+        if figures.from > figures.to {
             return Err(format!(
                 "the period starts on {} after it ends on {}",
+                figures.from, figures.to
+            ));
+        }
+        Ok(Checker {
+            from: figures.from,
+            to: figures.to,
+            opening_balance: figures.opening_balance,
+            closing_balance: figures.closing_balance,
+            total_credits: figures.total_credits,
+            total_debits: figures.total_debits,
+            credit_count: figures.credit_count,
+            debit_count: figures.debit_count,
+            balance: i128::from(figures.opening_balance),
+            credits: 0,
+            debits: 0,
+            credits_seen: 0,
+            debits_seen: 0,
+            previous: None,
+            seen: 0,
+        })
+    }
+
+    /// The next line: on one of the period's Lagos days, not before the line before it, with
+    /// an amount that is not negative, and a balance after it that is the running balance.
+    pub fn line(&mut self, line: &Line) -> Result<(), String> {
+        self.seen += 1;
+        let name = format!("line {} ({})", self.seen, line.reference_number);
+        if line.amount < 0 {
+            return Err(format!(
+                "{name}: the amount {} is negative (the direction says credit or debit)",
+                money::decimal(line.amount)
+            ));
+        }
+        let day = lagos::date(line.at);
+        if day < self.from || day > self.to {
+            return Err(format!(
+                "{name}: its Lagos day {day} is outside the period {} to {}",
                 self.from, self.to
             ));
         }
-        let mut balance = i128::from(self.opening_balance);
-        let (mut credits, mut debits) = (0i128, 0i128);
-        let (mut credit_count, mut debit_count) = (0u64, 0u64);
-        let mut previous: Option<DateTime<Utc>> = None;
-        for (index, line) in self.lines.iter().enumerate() {
-            let name = format!("line {} ({})", index + 1, line.reference_number);
-            if line.amount < 0 {
-                return Err(format!(
-                    "{name}: the amount {} is negative (the direction says credit or debit)",
-                    money::decimal(line.amount)
-                ));
-            }
-            let day = lagos::date(line.at);
-            if day < self.from || day > self.to {
-                return Err(format!(
-                    "{name}: its Lagos day {day} is outside the period {} to {}",
-                    self.from, self.to
-                ));
-            }
-            if previous.is_some_and(|previous| line.at < previous) {
-                return Err(format!(
-                    "{name}: earlier than the line before it (lines go oldest first)"
-                ));
-            }
-            previous = Some(line.at);
-            let amount = i128::from(line.amount);
-            match line.kind {
-                Direction::Credit => {
-                    balance += amount;
-                    credits += amount;
-                    credit_count += 1;
-                }
-                Direction::Debit => {
-                    balance -= amount;
-                    debits += amount;
-                    debit_count += 1;
-                }
-            }
-            if balance != i128::from(line.balance_after) {
-                return Err(format!(
-                    "{name}: the balance after is {} but the running balance is {} (the {} of {} moves it from {})",
-                    money::decimal(line.balance_after),
-                    decimal_wide(balance),
-                    line.kind.as_str(),
-                    money::decimal(line.amount),
-                    decimal_wide(balance - i128::from(line.signed_amount())),
-                ));
-            }
-        }
-        if credit_count != self.credit_count {
+        if self.previous.is_some_and(|previous| line.at < previous) {
             return Err(format!(
-                "the credit count is {} but the lines have {credit_count} credits",
-                self.credit_count
+                "{name}: earlier than the line before it (lines go oldest first)"
             ));
         }
-        if debit_count != self.debit_count {
+        self.previous = Some(line.at);
+        let amount = i128::from(line.amount);
+        match line.kind {
+            Direction::Credit => {
+                self.balance += amount;
+                self.credits += amount;
+                self.credits_seen += 1;
+            }
+            Direction::Debit => {
+                self.balance -= amount;
+                self.debits += amount;
+                self.debits_seen += 1;
+            }
+        }
+        if self.balance != i128::from(line.balance_after) {
             return Err(format!(
-                "the debit count is {} but the lines have {debit_count} debits",
-                self.debit_count
+                "{name}: the balance after is {} but the running balance is {} (the {} of {} moves it from {})",
+                money::decimal(line.balance_after),
+                decimal_wide(self.balance),
+                line.kind.as_str(),
+                money::decimal(line.amount),
+                decimal_wide(self.balance - i128::from(line.signed_amount())),
+            ));
+        }
+        Ok(())
+    }
+
+    /// After the last line: the counts and totals are the lines', and opening + credits −
+    /// debits = closing.
+    pub fn finish(self) -> Result<(), String> {
+        let (credits, debits) = (self.credits, self.debits);
+        if self.credits_seen != self.credit_count {
+            return Err(format!(
+                "the credit count is {} but the lines have {} credits",
+                self.credit_count, self.credits_seen
+            ));
+        }
+        if self.debits_seen != self.debit_count {
+            return Err(format!(
+                "the debit count is {} but the lines have {} debits",
+                self.debit_count, self.debits_seen
             ));
         }
         if credits != i128::from(self.total_credits) {
@@ -249,7 +307,7 @@ impl Statement {
         }
         // With the totals equal to the lines, the last running balance is `expected`: this
         // cannot fail after the checks above, and is kept as the statement of what they imply.
-        debug_assert_eq!(balance, expected);
+        debug_assert_eq!(self.balance, expected);
         Ok(())
     }
 }

@@ -17,7 +17,18 @@ use crate::{lagos, money, Direction, Line, Statement};
 
 /// The statement as an OFX 2.2 document.
 pub fn statement(statement: &Statement) -> String {
-    let mut ofx = Writer::new(&[
+    let mut ofx = Writer::new(&[]);
+    head(&mut ofx, statement);
+    for line in &statement.lines {
+        transaction(&mut ofx, line);
+    }
+    tail(&mut ofx, statement);
+    ofx.finish()
+}
+
+/// Everything before the first line; `ofx` is new.
+pub(crate) fn head(ofx: &mut Writer, statement: &Statement) {
+    ofx.prolog(&[
         r#"<?xml version="1.0" encoding="UTF-8" standalone="no"?>"#,
         r#"<?OFX OFXHEADER="200" VERSION="220" SECURITY="NONE" OLDFILEUID="NONE" NEWFILEUID="NONE"?>"#,
     ]);
@@ -25,7 +36,7 @@ pub fn statement(statement: &Statement) -> String {
 
     ofx.open("SIGNONMSGSRSV1");
     ofx.open("SONRS");
-    status(&mut ofx);
+    status(ofx);
     ofx.leaf("DTSERVER", &datetime(lagos::time(statement.generated_at)));
     ofx.leaf("LANGUAGE", "ENG");
     ofx.open("FI");
@@ -44,7 +55,7 @@ pub fn statement(statement: &Statement) -> String {
         statement.to.format("%Y%m%d")
     );
     ofx.text("TRNUID", &transaction_id, 36);
-    status(&mut ofx);
+    status(ofx);
     ofx.open("STMTRS");
     ofx.leaf("CURDEF", &statement.currency);
     ofx.open("BANKACCTFROM");
@@ -57,10 +68,12 @@ pub fn statement(statement: &Statement) -> String {
     ofx.open("BANKTRANLIST");
     ofx.leaf("DTSTART", &datetime(lagos::start_of_day(statement.from)));
     ofx.leaf("DTEND", &end);
-    for line in &statement.lines {
-        transaction(&mut ofx, line);
-    }
-    ofx.close();
+}
+
+/// Everything after the last line.
+pub(crate) fn tail(ofx: &mut Writer, statement: &Statement) {
+    let end = datetime(lagos::end_of_day(statement.to));
+    ofx.close(); // BANKTRANLIST
 
     ofx.open("LEDGERBAL");
     ofx.leaf("BALAMT", &money::decimal(statement.closing_balance));
@@ -71,7 +84,6 @@ pub fn statement(statement: &Statement) -> String {
     ofx.close(); // STMTTRNRS
     ofx.close(); // BANKMSGSRSV1
     ofx.close(); // OFX
-    ofx.finish()
 }
 
 fn status(ofx: &mut Writer) {
@@ -81,7 +93,7 @@ fn status(ofx: &mut Writer) {
     ofx.close();
 }
 
-fn transaction(ofx: &mut Writer, line: &Line) {
+pub(crate) fn transaction(ofx: &mut Writer, line: &Line) {
     ofx.open("STMTTRN");
     ofx.leaf(
         "TRNTYPE",

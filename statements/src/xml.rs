@@ -48,6 +48,14 @@ impl Writer {
         }
     }
 
+    /// Writes `lines` (the XML declaration and processing instructions) before the root.
+    pub(crate) fn prolog(&mut self, lines: &[&str]) {
+        for line in lines {
+            self.out.push_str(line);
+            self.out.push('\n');
+        }
+    }
+
     fn indent(&mut self) {
         for _ in 0..self.open.len() {
             self.out.push_str("  ");
@@ -116,6 +124,12 @@ impl Writer {
     }
 
     /// The document, every element closed.
+    /// What was written since the last `take`, the open elements kept: a piece of a document
+    /// written a piece at a time ([`crate::stream`]).
+    pub(crate) fn take(&mut self) -> String {
+        std::mem::take(&mut self.out)
+    }
+
     pub(crate) fn finish(self) -> String {
         assert!(self.open.is_empty(), "unclosed elements: {:?}", self.open);
         self.out

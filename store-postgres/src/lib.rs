@@ -57,6 +57,7 @@ pub mod customers;
 pub mod daily_totals;
 pub mod deployment;
 pub mod events;
+pub mod exports;
 pub mod groups;
 pub mod idempotency_keys;
 pub mod invitations;

@@ -58,6 +58,7 @@ pub mod customers;
 pub mod daily_totals;
 pub mod deployment;
 pub mod events;
+pub mod exports;
 pub mod idempotency_keys;
 pub mod invitations;
 pub mod ledger;

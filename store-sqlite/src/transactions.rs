@@ -81,28 +81,28 @@ pub(crate) async fn write(tx: &mut Tx, new: NewTransaction, later: i64) -> Resul
 }
 
 /// A row of [`list`] as read, its id still text.
-struct Listed {
-    id: String,
-    reference_number: String,
-    transaction_type: String,
-    category: String,
-    status: String,
-    channel: String,
-    amount: i64,
-    narration: String,
-    session_id: Option<String>,
-    originator_account_number: Option<String>,
-    originator_account_name: Option<String>,
-    originator_bank_code: Option<String>,
-    originator_bank_name: Option<String>,
-    created_at: DateTime<Utc>,
-    account_number: String,
-    account_name: String,
-    balance_after: i64,
+pub(crate) struct Listed {
+    pub(crate) id: String,
+    pub(crate) reference_number: String,
+    pub(crate) transaction_type: String,
+    pub(crate) category: String,
+    pub(crate) status: String,
+    pub(crate) channel: String,
+    pub(crate) amount: i64,
+    pub(crate) narration: String,
+    pub(crate) session_id: Option<String>,
+    pub(crate) originator_account_number: Option<String>,
+    pub(crate) originator_account_name: Option<String>,
+    pub(crate) originator_bank_code: Option<String>,
+    pub(crate) originator_bank_name: Option<String>,
+    pub(crate) created_at: DateTime<Utc>,
+    pub(crate) account_number: String,
+    pub(crate) account_name: String,
+    pub(crate) balance_after: i64,
 }
 
 impl Listed {
-    fn into_row(self) -> Result<TransactionRow, StoreError> {
+    pub(crate) fn into_row(self) -> Result<TransactionRow, StoreError> {
         Ok(TransactionRow {
             id: uuid(&self.id)?,
             reference_number: self.reference_number,

@@ -14,6 +14,7 @@ pub mod daily_totals;
 pub mod deployment;
 pub mod error;
 pub mod events;
+pub mod exports;
 pub mod group_commit;
 pub mod idempotency_keys;
 pub mod invitations;

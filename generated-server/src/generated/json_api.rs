@@ -129,6 +129,26 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
     }
+    async fn create_export(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::CreateExportRequest,
+    ) -> Result<models::Export, ApiError> {
+        let operation = Operation::CreateExport;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn create_export_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::CreateExportRequest,
+    ) -> Result<models::Export, ApiError> {
+        let operation = Operation::CreateExportApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
     async fn create_role(
         &self,
         ctx: RequestContext<T::Principal>,
@@ -155,6 +175,26 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         body: models::DownloadAccountStatementRequest,
     ) -> Result<models::FileContent, ApiError> {
         let operation = Operation::DownloadAccountStatementApi;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn download_export(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::DownloadExportRequest,
+    ) -> Result<models::ExportPart, ApiError> {
+        let operation = Operation::DownloadExport;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn download_export_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::DownloadExportRequest,
+    ) -> Result<models::ExportPart, ApiError> {
+        let operation = Operation::DownloadExportApi;
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)
@@ -269,6 +309,28 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         body: models::FetchCustomerAccountsRequest,
     ) -> Result<Page<Vec<models::Account>>, ApiError> {
         let operation = Operation::FetchCustomerAccounts;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        let (data, pagination) = answer.decode_page(operation)?;
+        Ok(Page { data, pagination })
+    }
+    async fn fetch_exports(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::FetchExportsRequest,
+    ) -> Result<Page<Vec<models::Export>>, ApiError> {
+        let operation = Operation::FetchExports;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        let (data, pagination) = answer.decode_page(operation)?;
+        Ok(Page { data, pagination })
+    }
+    async fn fetch_exports_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::FetchExportsRequest,
+    ) -> Result<Page<Vec<models::Export>>, ApiError> {
+        let operation = Operation::FetchExportsApi;
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         let (data, pagination) = answer.decode_page(operation)?;
@@ -481,6 +543,26 @@ impl<T: JsonApi> Api for JsonAdapter<T> {
         body: models::GetCashFlowRequest,
     ) -> Result<models::CashFlow, ApiError> {
         let operation = Operation::GetCashFlow;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn get_export(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::GetExportRequest,
+    ) -> Result<models::Export, ApiError> {
+        let operation = Operation::GetExport;
+        let body = encode_json(operation, &body)?;
+        let answer = self.0.call(ctx.map_principal(Some), body).await?;
+        answer.decode(operation)
+    }
+    async fn get_export_api(
+        &self,
+        ctx: RequestContext<T::Principal>,
+        body: models::GetExportRequest,
+    ) -> Result<models::Export, ApiError> {
+        let operation = Operation::GetExportApi;
         let body = encode_json(operation, &body)?;
         let answer = self.0.call(ctx.map_principal(Some), body).await?;
         answer.decode(operation)

@@ -3324,6 +3324,18 @@ pub struct CreateCustomerAccountWebResponse {
     ///Always true.
     pub status: bool,
 }
+///`CreateExportRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateExportRequest {
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub account_number: ::std::option::Option<AccountNumber>,
+    pub category: ExportCategory,
+    ///The period's last Lagos day (at most 365 days after `start_date`).
+    pub end_date: ::chrono::naive::NaiveDate,
+    ///The period's first Lagos day.
+    pub start_date: ::chrono::naive::NaiveDate,
+}
 ///`CreateRoleIdempotencyKey`
 #[derive(
     ::serde::Serialize,
@@ -3899,6 +3911,24 @@ pub struct DownloadAccountStatementResponse {
     ///Always true.
     pub status: bool,
 }
+///`DownloadExportRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DownloadExportRequest {
+    pub export_id: ::uuid::Uuid,
+    ///Which part, from 1 to the export's `parts`. Default: `1`.
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 1>")]
+    pub part: ::std::num::NonZeroU64,
+}
+///Success envelope of `download_export` and `download_export_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct DownloadExportResponse {
+    pub data: ExportPart,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
 ///`DownloadTransactionsApiRequest`
 #[derive(
     ::serde::Deserialize,
@@ -4033,6 +4063,258 @@ pub struct ErrorEnvelope {
     pub response_code: ResponseCode,
     ///Always false.
     pub status: bool,
+}
+///A file written in the background (`create_export`).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct Export {
+    ///The account exported; null for all the business's transactions.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub account_number: ::std::option::Option<::std::string::String>,
+    pub category: ExportCategory,
+    ///When it became `ready` or `failed`.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub completed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    ///The file's media type.
+    pub content_type: ::std::string::String,
+    pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    pub end_date: ::chrono::naive::NaiveDate,
+    ///When a `ready` export's file is deleted (7 days after it was ready).
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    pub export_id: ::uuid::Uuid,
+    ///Why a `failed` export failed; null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub failure_reason: ::std::option::Option<::std::string::String>,
+    ///A name to save the file as.
+    pub file_name: ::std::string::String,
+    ///Parts written so far; `download_export` reads parts 1 to this once `ready`.
+    pub parts: u64,
+    ///Transactions written so far (all of them once `ready`).
+    pub row_count: u64,
+    ///The file's length so far (all of it once `ready`).
+    pub size_bytes: u64,
+    pub start_date: ::chrono::naive::NaiveDate,
+    pub status: ExportStatus,
+}
+///What an export writes (`create_export`).
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum ExportCategory {
+    #[serde(rename = "transaction_csv")]
+    TransactionCsv,
+    #[serde(rename = "account_statement_csv")]
+    AccountStatementCsv,
+    #[serde(rename = "account_statement_ofx")]
+    AccountStatementOfx,
+    #[serde(rename = "account_statement_camt053")]
+    AccountStatementCamt053,
+}
+impl ::std::fmt::Display for ExportCategory {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::TransactionCsv => f.write_str("transaction_csv"),
+            Self::AccountStatementCsv => f.write_str("account_statement_csv"),
+            Self::AccountStatementOfx => f.write_str("account_statement_ofx"),
+            Self::AccountStatementCamt053 => f.write_str("account_statement_camt053"),
+        }
+    }
+}
+impl ::std::str::FromStr for ExportCategory {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "transaction_csv" => Ok(Self::TransactionCsv),
+            "account_statement_csv" => Ok(Self::AccountStatementCsv),
+            "account_statement_ofx" => Ok(Self::AccountStatementOfx),
+            "account_statement_camt053" => Ok(Self::AccountStatementCamt053),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for ExportCategory {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ExportCategory {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///`ExportEvent`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct ExportEvent {
+    pub data: Export,
+    pub id: ::uuid::Uuid,
+    pub timestamp: ::chrono::DateTime<::chrono::offset::Utc>,
+    #[serde(rename = "type")]
+    pub type_: ExportEventType,
+}
+///`ExportEventType`
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum ExportEventType {
+    #[serde(rename = "export.ready")]
+    ExportReady,
+    #[serde(rename = "export.failed")]
+    ExportFailed,
+}
+impl ::std::fmt::Display for ExportEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::ExportReady => f.write_str("export.ready"),
+            Self::ExportFailed => f.write_str("export.failed"),
+        }
+    }
+}
+impl ::std::str::FromStr for ExportEventType {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "export.ready" => Ok(Self::ExportReady),
+            "export.failed" => Ok(Self::ExportFailed),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for ExportEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ExportEventType {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///One part of an export's file, its bytes in base64 (RFC 4648, with padding).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct ExportPart {
+    ///This part's bytes, base64.
+    pub content_base64: ::std::string::String,
+    ///The whole file's media type.
+    pub content_type: ::std::string::String,
+    ///The whole file's name.
+    pub file_name: ::std::string::String,
+    pub part: ::std::num::NonZeroU64,
+    pub parts: ::std::num::NonZeroU64,
+    ///The length of this part's decoded bytes.
+    pub size_bytes: u64,
+}
+///Success envelope of `create_export`, `get_export` and their integration twins.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct ExportResponse {
+    pub data: Export,
+    pub message: ::std::string::String,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///Where an export stands.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum ExportStatus {
+    #[serde(rename = "pending")]
+    Pending,
+    #[serde(rename = "running")]
+    Running,
+    #[serde(rename = "ready")]
+    Ready,
+    #[serde(rename = "failed")]
+    Failed,
+    #[serde(rename = "expired")]
+    Expired,
+}
+impl ::std::fmt::Display for ExportStatus {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Pending => f.write_str("pending"),
+            Self::Running => f.write_str("running"),
+            Self::Ready => f.write_str("ready"),
+            Self::Failed => f.write_str("failed"),
+            Self::Expired => f.write_str("expired"),
+        }
+    }
+}
+impl ::std::str::FromStr for ExportStatus {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "pending" => Ok(Self::Pending),
+            "running" => Ok(Self::Running),
+            "ready" => Ok(Self::Ready),
+            "failed" => Ok(Self::Failed),
+            "expired" => Ok(Self::Expired),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for ExportStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ExportStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
 }
 ///`FetchAccountCollectionsRequest`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
@@ -4560,6 +4842,44 @@ impl ::std::default::Default for FetchCustomerAccountsRequest {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
 pub struct FetchCustomerAccountsResponse {
     pub data: ::std::vec::Vec<Account>,
+    pub message: ::std::string::String,
+    pub pagination: Pagination,
+    pub response_code: SuccessCode,
+    ///Always true.
+    pub status: bool,
+}
+///`FetchExportsRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchExportsRequest {
+    ///`pagination.next_cursor_created_at` of the page before.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_created_at: ::std::option::Option<
+        ::chrono::DateTime<::chrono::offset::Utc>,
+    >,
+    ///`pagination.next_cursor_id` of the page before.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub cursor_id: ::std::option::Option<::uuid::Uuid>,
+    ///Exports a page. Default: `20`.
+    #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU64, 20>")]
+    pub limit: ::std::num::NonZeroU64,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub status: ::std::option::Option<ExportStatus>,
+}
+impl ::std::default::Default for FetchExportsRequest {
+    fn default() -> Self {
+        Self {
+            cursor_created_at: Default::default(),
+            cursor_id: Default::default(),
+            limit: defaults::default_nzu64::<::std::num::NonZeroU64, 20>(),
+            status: Default::default(),
+        }
+    }
+}
+///Success envelope of `fetch_exports` and `fetch_exports_api`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+pub struct FetchExportsResponse {
+    pub data: ::std::vec::Vec<Export>,
     pub message: ::std::string::String,
     pub pagination: Pagination,
     pub response_code: SuccessCode,
@@ -6026,6 +6346,12 @@ pub struct GetCashFlowResponse {
     pub response_code: SuccessCode,
     ///Always true.
     pub status: bool,
+}
+///`GetExportRequest`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetExportRequest {
+    pub export_id: ::uuid::Uuid,
 }
 ///`GetInvitationRequest`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, schemars::JsonSchema)]
@@ -7503,6 +7829,138 @@ impl ::std::convert::TryFrom<::std::string::String> for OpenChannel {
         value.parse()
     }
 }
+///What an export writes (`create_export`).
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum OpenExportCategory {
+    #[serde(rename = "transaction_csv")]
+    TransactionCsv,
+    #[serde(rename = "account_statement_csv")]
+    AccountStatementCsv,
+    #[serde(rename = "account_statement_ofx")]
+    AccountStatementOfx,
+    #[serde(rename = "account_statement_camt053")]
+    AccountStatementCamt053,
+}
+impl ::std::fmt::Display for OpenExportCategory {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::TransactionCsv => f.write_str("transaction_csv"),
+            Self::AccountStatementCsv => f.write_str("account_statement_csv"),
+            Self::AccountStatementOfx => f.write_str("account_statement_ofx"),
+            Self::AccountStatementCamt053 => f.write_str("account_statement_camt053"),
+        }
+    }
+}
+impl ::std::str::FromStr for OpenExportCategory {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "transaction_csv" => Ok(Self::TransactionCsv),
+            "account_statement_csv" => Ok(Self::AccountStatementCsv),
+            "account_statement_ofx" => Ok(Self::AccountStatementOfx),
+            "account_statement_camt053" => Ok(Self::AccountStatementCamt053),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for OpenExportCategory {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for OpenExportCategory {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///Where an export stands.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd,
+    schemars::JsonSchema
+)]
+pub enum OpenExportStatus {
+    #[serde(rename = "pending")]
+    Pending,
+    #[serde(rename = "running")]
+    Running,
+    #[serde(rename = "ready")]
+    Ready,
+    #[serde(rename = "failed")]
+    Failed,
+    #[serde(rename = "expired")]
+    Expired,
+}
+impl ::std::fmt::Display for OpenExportStatus {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Pending => f.write_str("pending"),
+            Self::Running => f.write_str("running"),
+            Self::Ready => f.write_str("ready"),
+            Self::Failed => f.write_str("failed"),
+            Self::Expired => f.write_str("expired"),
+        }
+    }
+}
+impl ::std::str::FromStr for OpenExportStatus {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "pending" => Ok(Self::Pending),
+            "running" => Ok(Self::Running),
+            "ready" => Ok(Self::Ready),
+            "failed" => Ok(Self::Failed),
+            "expired" => Ok(Self::Expired),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for OpenExportStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for OpenExportStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
 /**`collection` an inbound credit, `transfer` an outbound transfer, `reversal` the return of a
 failed transfer's funds, `fee` a charge the bank took (for example on an inter-bank
 transfer). Clients should accept values added later.
@@ -7810,6 +8268,10 @@ pub enum OpenWebhookEventType {
     AccountStatusChanged,
     #[serde(rename = "collection.received")]
     CollectionReceived,
+    #[serde(rename = "export.ready")]
+    ExportReady,
+    #[serde(rename = "export.failed")]
+    ExportFailed,
     #[serde(rename = "transfer.pending_approval")]
     TransferPendingApproval,
     #[serde(rename = "transfer.rejected")]
@@ -7833,6 +8295,8 @@ impl ::std::fmt::Display for OpenWebhookEventType {
             Self::AccountCreated => f.write_str("account.created"),
             Self::AccountStatusChanged => f.write_str("account.status_changed"),
             Self::CollectionReceived => f.write_str("collection.received"),
+            Self::ExportReady => f.write_str("export.ready"),
+            Self::ExportFailed => f.write_str("export.failed"),
             Self::TransferPendingApproval => f.write_str("transfer.pending_approval"),
             Self::TransferRejected => f.write_str("transfer.rejected"),
             Self::TransferSuccess => f.write_str("transfer.success"),
@@ -7853,6 +8317,8 @@ impl ::std::str::FromStr for OpenWebhookEventType {
             "account.created" => Ok(Self::AccountCreated),
             "account.status_changed" => Ok(Self::AccountStatusChanged),
             "collection.received" => Ok(Self::CollectionReceived),
+            "export.ready" => Ok(Self::ExportReady),
+            "export.failed" => Ok(Self::ExportFailed),
             "transfer.pending_approval" => Ok(Self::TransferPendingApproval),
             "transfer.rejected" => Ok(Self::TransferRejected),
             "transfer.success" => Ok(Self::TransferSuccess),
@@ -11297,6 +11763,7 @@ pub enum WebhookEvent {
     AccountEvent(AccountEvent),
     AccountStatusChangedEvent(AccountStatusChangedEvent),
     CollectionEvent(CollectionEvent),
+    ExportEvent(ExportEvent),
     TransferEvent(TransferEvent),
     TestEvent(TestEvent),
 }
@@ -11313,6 +11780,11 @@ impl ::std::convert::From<AccountStatusChangedEvent> for WebhookEvent {
 impl ::std::convert::From<CollectionEvent> for WebhookEvent {
     fn from(value: CollectionEvent) -> Self {
         Self::CollectionEvent(value)
+    }
+}
+impl ::std::convert::From<ExportEvent> for WebhookEvent {
+    fn from(value: ExportEvent) -> Self {
+        Self::ExportEvent(value)
     }
 }
 impl ::std::convert::From<TransferEvent> for WebhookEvent {
@@ -11366,6 +11838,10 @@ pub enum WebhookEventType {
     AccountStatusChanged,
     #[serde(rename = "collection.received")]
     CollectionReceived,
+    #[serde(rename = "export.ready")]
+    ExportReady,
+    #[serde(rename = "export.failed")]
+    ExportFailed,
     #[serde(rename = "transfer.pending_approval")]
     TransferPendingApproval,
     #[serde(rename = "transfer.rejected")]
@@ -11389,6 +11865,8 @@ impl ::std::fmt::Display for WebhookEventType {
             Self::AccountCreated => f.write_str("account.created"),
             Self::AccountStatusChanged => f.write_str("account.status_changed"),
             Self::CollectionReceived => f.write_str("collection.received"),
+            Self::ExportReady => f.write_str("export.ready"),
+            Self::ExportFailed => f.write_str("export.failed"),
             Self::TransferPendingApproval => f.write_str("transfer.pending_approval"),
             Self::TransferRejected => f.write_str("transfer.rejected"),
             Self::TransferSuccess => f.write_str("transfer.success"),
@@ -11409,6 +11887,8 @@ impl ::std::str::FromStr for WebhookEventType {
             "account.created" => Ok(Self::AccountCreated),
             "account.status_changed" => Ok(Self::AccountStatusChanged),
             "collection.received" => Ok(Self::CollectionReceived),
+            "export.ready" => Ok(Self::ExportReady),
+            "export.failed" => Ok(Self::ExportFailed),
             "transfer.pending_approval" => Ok(Self::TransferPendingApproval),
             "transfer.rejected" => Ok(Self::TransferRejected),
             "transfer.success" => Ok(Self::TransferSuccess),

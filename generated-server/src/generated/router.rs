@@ -50,6 +50,8 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             "/api/v1/account/web/create_customer_account",
             post(create_customer_account_web::<A>),
         )
+        .route("/api/v1/export/web/create_export", post(create_export::<A>))
+        .route("/api/v1/export/api/create_export", post(create_export_api::<A>))
         .route("/api/v1/auth/web/create_role", post(create_role::<A>))
         .route(
             "/api/v1/account/web/download_account_statement",
@@ -59,6 +61,8 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             "/api/v1/account/api/download_account_statement",
             post(download_account_statement_api::<A>),
         )
+        .route("/api/v1/export/web/download_export", post(download_export::<A>))
+        .route("/api/v1/export/api/download_export", post(download_export_api::<A>))
         .route(
             "/api/v1/transaction/api/download_transactions",
             post(download_transactions_api::<A>),
@@ -97,6 +101,8 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             "/api/v1/account/api/fetch_customer_accounts",
             post(fetch_customer_accounts::<A>),
         )
+        .route("/api/v1/export/web/fetch_exports", post(fetch_exports::<A>))
+        .route("/api/v1/export/api/fetch_exports", post(fetch_exports_api::<A>))
         .route("/api/v1/auth/web/fetch_members", post(fetch_members::<A>))
         .route(
             "/api/v1/transaction/transfer/web/fetch_pending_transfers",
@@ -156,6 +162,8 @@ pub fn router<A: Api>(api: Arc<A>) -> axum::Router {
             post(get_approval_policy::<A>),
         )
         .route("/api/v1/transaction/web/get_cash_flow", post(get_cash_flow::<A>))
+        .route("/api/v1/export/web/get_export", post(get_export::<A>))
+        .route("/api/v1/export/api/get_export", post(get_export_api::<A>))
         .route("/api/v1/auth/web/get_invitation", post(get_invitation::<A>))
         .route("/api/v1/auth/web/get_profile", post(get_profile::<A>))
         .route(
@@ -360,6 +368,34 @@ async fn create_customer_account_web<A: Api>(
         )
         .await
 }
+async fn create_export<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CreateExport,
+            request,
+            |api, ctx, body| async move {
+                api.create_export(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn create_export_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::CreateExportApi,
+            request,
+            |api, ctx, body| async move {
+                api.create_export_api(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
 async fn create_role<A: Api>(
     State(server): State<Arc<Server<A>>>,
     request: Request,
@@ -398,6 +434,34 @@ async fn download_account_statement_api<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.download_account_statement_api(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn download_export<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::DownloadExport,
+            request,
+            |api, ctx, body| async move {
+                api.download_export(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn download_export_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::DownloadExportApi,
+            request,
+            |api, ctx, body| async move {
+                api.download_export_api(ctx, body).await.map(Success::data)
             },
         )
         .await
@@ -560,6 +624,38 @@ async fn fetch_customer_accounts<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.fetch_customer_accounts(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_exports<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchExports,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_exports(ctx, body)
+                    .await
+                    .map(|page| Success::page(page.data, page.pagination))
+            },
+        )
+        .await
+}
+async fn fetch_exports_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::FetchExportsApi,
+            request,
+            |api, ctx, body| async move {
+                api.fetch_exports_api(ctx, body)
                     .await
                     .map(|page| Success::page(page.data, page.pagination))
             },
@@ -864,6 +960,34 @@ async fn get_cash_flow<A: Api>(
             request,
             |api, ctx, body| async move {
                 api.get_cash_flow(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn get_export<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GetExport,
+            request,
+            |api, ctx, body| async move {
+                api.get_export(ctx, body).await.map(Success::data)
+            },
+        )
+        .await
+}
+async fn get_export_api<A: Api>(
+    State(server): State<Arc<Server<A>>>,
+    request: Request,
+) -> Response {
+    server
+        .secured(
+            Operation::GetExportApi,
+            request,
+            |api, ctx, body| async move {
+                api.get_export_api(ctx, body).await.map(Success::data)
             },
         )
         .await

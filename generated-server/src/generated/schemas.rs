@@ -401,6 +401,8 @@ pub const COMPONENTS: &str = r##"{
         "account.created",
         "account.status_changed",
         "collection.received",
+        "export.ready",
+        "export.failed",
         "transfer.pending_approval",
         "transfer.rejected",
         "transfer.success",
@@ -413,7 +415,7 @@ pub const COMPONENTS: &str = r##"{
     },
     "OpenWebhookEventType": {
       "type": "string",
-      "description": "A `WebhookEventType` as a response carries it: a plain string, one of the values known today\n(`account.created`, `account.status_changed`, `collection.received`,\n`transfer.pending_approval`, `transfer.rejected`, `transfer.success`, `transfer.failed`,\n`transfer.reversed`, `transfer.cancelled`, `transfer.expired`, `webhook.test`:\n`WebhookEventType` names them) or a value added in a later minor release. Compare it with\n`WebhookEventType`'s values and keep any other value: generated clients type it as a string,\nso none refuses an answer over a value it does not know.\n"
+      "description": "A `WebhookEventType` as a response carries it: a plain string, one of the values known today\n(`account.created`, `account.status_changed`, `collection.received`, `export.ready`,\n`export.failed`, `transfer.pending_approval`, `transfer.rejected`, `transfer.success`, `transfer.failed`,\n`transfer.reversed`, `transfer.cancelled`, `transfer.expired`, `webhook.test`:\n`WebhookEventType` names them) or a value added in a later minor release. Compare it with\n`WebhookEventType`'s values and keep any other value: generated clients type it as a string,\nso none refuses an answer over a value it does not know.\n"
     },
     "WebhookDeliveryStatus": {
       "type": "string",
@@ -2179,6 +2181,9 @@ pub const COMPONENTS: &str = r##"{
         },
         {
           "$ref": "#/$defs/CollectionEvent"
+        },
+        {
+          "$ref": "#/$defs/ExportEvent"
         },
         {
           "$ref": "#/$defs/TransferEvent"
@@ -4572,6 +4577,367 @@ pub const COMPONENTS: &str = r##"{
         }
       }
     },
+    "ExportCategory": {
+      "type": "string",
+      "description": "What an export writes (`create_export`).",
+      "enum": [
+        "transaction_csv",
+        "account_statement_csv",
+        "account_statement_ofx",
+        "account_statement_camt053"
+      ]
+    },
+    "OpenExportCategory": {
+      "type": "string",
+      "description": "An `ExportCategory` as a response carries it: a plain string, one of the values known today\n(`transaction_csv`, `account_statement_csv`, `account_statement_ofx`,\n`account_statement_camt053`: `ExportCategory` names them) or a value added in a later minor\nrelease. Compare it with `ExportCategory`'s values and keep any other value: generated\nclients type it as a string, so none refuses an answer over a value it does not know.\n"
+    },
+    "ExportStatus": {
+      "type": "string",
+      "description": "Where an export stands.",
+      "enum": [
+        "pending",
+        "running",
+        "ready",
+        "failed",
+        "expired"
+      ]
+    },
+    "OpenExportStatus": {
+      "type": "string",
+      "description": "An `ExportStatus` as a response carries it: a plain string, one of the values known today\n(`pending`, `running`, `ready`, `failed`, `expired`: `ExportStatus` names them) or a value\nadded in a later minor release. Compare it with `ExportStatus`'s values and keep any other\nvalue: generated clients type it as a string, so none refuses an answer over a value it\ndoes not know.\n"
+    },
+    "CreateExportRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "category",
+        "start_date",
+        "end_date"
+      ],
+      "properties": {
+        "category": {
+          "$ref": "#/$defs/ExportCategory"
+        },
+        "account_number": {
+          "$ref": "#/$defs/AccountNumber"
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date",
+          "description": "The period's first Lagos day."
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date",
+          "description": "The period's last Lagos day (at most 365 days after `start_date`)."
+        }
+      }
+    },
+    "GetExportRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "export_id"
+      ],
+      "properties": {
+        "export_id": {
+          "type": "string",
+          "format": "uuid"
+        }
+      }
+    },
+    "FetchExportsRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "status": {
+          "$ref": "#/$defs/ExportStatus"
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "description": "Exports a page. Default: `20`."
+        },
+        "cursor_created_at": {
+          "type": "string",
+          "format": "date-time",
+          "description": "`pagination.next_cursor_created_at` of the page before."
+        },
+        "cursor_id": {
+          "type": "string",
+          "format": "uuid",
+          "description": "`pagination.next_cursor_id` of the page before."
+        }
+      }
+    },
+    "DownloadExportRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "export_id"
+      ],
+      "properties": {
+        "export_id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "part": {
+          "type": "integer",
+          "minimum": 1,
+          "description": "Which part, from 1 to the export's `parts`. Default: `1`."
+        }
+      }
+    },
+    "Export": {
+      "type": "object",
+      "description": "A file written in the background (`create_export`).",
+      "required": [
+        "export_id",
+        "category",
+        "status",
+        "account_number",
+        "start_date",
+        "end_date",
+        "row_count",
+        "size_bytes",
+        "parts",
+        "file_name",
+        "content_type",
+        "failure_reason",
+        "created_at",
+        "completed_at",
+        "expires_at"
+      ],
+      "properties": {
+        "export_id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "category": {
+          "$ref": "#/$defs/OpenExportCategory"
+        },
+        "status": {
+          "$ref": "#/$defs/OpenExportStatus"
+        },
+        "account_number": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "The account exported; null for all the business's transactions."
+        },
+        "start_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "end_date": {
+          "type": "string",
+          "format": "date"
+        },
+        "row_count": {
+          "type": "integer",
+          "minimum": 0,
+          "description": "Transactions written so far (all of them once `ready`)."
+        },
+        "size_bytes": {
+          "type": "integer",
+          "minimum": 0,
+          "description": "The file's length so far (all of it once `ready`)."
+        },
+        "parts": {
+          "type": "integer",
+          "minimum": 0,
+          "description": "Parts written so far; `download_export` reads parts 1 to this once `ready`."
+        },
+        "file_name": {
+          "type": "string",
+          "description": "A name to save the file as."
+        },
+        "content_type": {
+          "type": "string",
+          "description": "The file's media type."
+        },
+        "failure_reason": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "description": "Why a `failed` export failed; null otherwise."
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "completed_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time",
+          "description": "When it became `ready` or `failed`."
+        },
+        "expires_at": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "format": "date-time",
+          "description": "When a `ready` export's file is deleted (7 days after it was ready)."
+        }
+      }
+    },
+    "ExportPart": {
+      "type": "object",
+      "description": "One part of an export's file, its bytes in base64 (RFC 4648, with padding).",
+      "required": [
+        "file_name",
+        "content_type",
+        "size_bytes",
+        "content_base64",
+        "part",
+        "parts"
+      ],
+      "properties": {
+        "file_name": {
+          "type": "string",
+          "description": "The whole file's name."
+        },
+        "content_type": {
+          "type": "string",
+          "description": "The whole file's media type."
+        },
+        "size_bytes": {
+          "type": "integer",
+          "minimum": 0,
+          "description": "The length of this part's decoded bytes."
+        },
+        "content_base64": {
+          "type": "string",
+          "format": "byte",
+          "description": "This part's bytes, base64."
+        },
+        "part": {
+          "type": "integer",
+          "minimum": 1
+        },
+        "parts": {
+          "type": "integer",
+          "minimum": 1
+        }
+      }
+    },
+    "ExportResponse": {
+      "type": "object",
+      "description": "Success envelope of `create_export`, `get_export` and their integration twins.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/Export"
+        }
+      }
+    },
+    "FetchExportsResponse": {
+      "type": "object",
+      "description": "Success envelope of `fetch_exports` and `fetch_exports_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data",
+        "pagination"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Export"
+          }
+        },
+        "pagination": {
+          "$ref": "#/$defs/Pagination"
+        }
+      }
+    },
+    "DownloadExportResponse": {
+      "type": "object",
+      "description": "Success envelope of `download_export` and `download_export_api`.",
+      "required": [
+        "status",
+        "response_code",
+        "message",
+        "data"
+      ],
+      "properties": {
+        "status": {
+          "type": "boolean",
+          "description": "Always true."
+        },
+        "response_code": {
+          "$ref": "#/$defs/SuccessCode"
+        },
+        "message": {
+          "type": "string"
+        },
+        "data": {
+          "$ref": "#/$defs/ExportPart"
+        }
+      }
+    },
+    "ExportEvent": {
+      "type": "object",
+      "required": [
+        "id",
+        "type",
+        "timestamp",
+        "data"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "format": "uuid"
+        },
+        "type": {
+          "type": "string",
+          "enum": [
+            "export.ready",
+            "export.failed"
+          ]
+        },
+        "timestamp": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "data": {
+          "$ref": "#/$defs/Export"
+        }
+      }
+    },
     "FileContent": {
       "type": "object",
       "description": "A file, its bytes in base64 (RFC 4648, with padding).",
@@ -5869,6 +6235,7 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::CreateCustomerAccountResponse)),
         ("CreateCustomerAccountWebResponse",
         schemars::schema_for!(models::CreateCustomerAccountWebResponse)),
+        ("CreateExportRequest", schemars::schema_for!(models::CreateExportRequest)),
         ("CreateRoleRequest", schemars::schema_for!(models::CreateRoleRequest)),
         ("CreateRoleResponse", schemars::schema_for!(models::CreateRoleResponse)),
         ("CreatedWebhookConfiguration",
@@ -5881,6 +6248,9 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::DownloadAccountStatementRequest)),
         ("DownloadAccountStatementResponse",
         schemars::schema_for!(models::DownloadAccountStatementResponse)),
+        ("DownloadExportRequest", schemars::schema_for!(models::DownloadExportRequest)),
+        ("DownloadExportResponse",
+        schemars::schema_for!(models::DownloadExportResponse)),
         ("DownloadTransactionsApiRequest",
         schemars::schema_for!(models::DownloadTransactionsApiRequest)),
         ("DownloadTransactionsResponse",
@@ -5891,7 +6261,13 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::DownloadTransferReceiptResponse)), ("Email",
         schemars::schema_for!(models::Email)), ("EmptyObject",
         schemars::schema_for!(models::EmptyObject)), ("ErrorEnvelope",
-        schemars::schema_for!(models::ErrorEnvelope)), ("FetchAccountCollectionsRequest",
+        schemars::schema_for!(models::ErrorEnvelope)), ("Export",
+        schemars::schema_for!(models::Export)), ("ExportCategory",
+        schemars::schema_for!(models::ExportCategory)), ("ExportEvent",
+        schemars::schema_for!(models::ExportEvent)), ("ExportPart",
+        schemars::schema_for!(models::ExportPart)), ("ExportResponse",
+        schemars::schema_for!(models::ExportResponse)), ("ExportStatus",
+        schemars::schema_for!(models::ExportStatus)), ("FetchAccountCollectionsRequest",
         schemars::schema_for!(models::FetchAccountCollectionsRequest)),
         ("FetchAccountCollectionsResponse",
         schemars::schema_for!(models::FetchAccountCollectionsResponse)),
@@ -5912,6 +6288,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::FetchCustomerAccountsRequest)),
         ("FetchCustomerAccountsResponse",
         schemars::schema_for!(models::FetchCustomerAccountsResponse)),
+        ("FetchExportsRequest", schemars::schema_for!(models::FetchExportsRequest)),
+        ("FetchExportsResponse", schemars::schema_for!(models::FetchExportsResponse)),
         ("FetchMembersRequest", schemars::schema_for!(models::FetchMembersRequest)),
         ("FetchMembersResponse", schemars::schema_for!(models::FetchMembersResponse)),
         ("FetchPendingTransfersRequest",
@@ -5962,7 +6340,8 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         ("GetApprovalPolicyResponse",
         schemars::schema_for!(models::GetApprovalPolicyResponse)), ("GetCashFlowRequest",
         schemars::schema_for!(models::GetCashFlowRequest)), ("GetCashFlowResponse",
-        schemars::schema_for!(models::GetCashFlowResponse)), ("GetInvitationRequest",
+        schemars::schema_for!(models::GetCashFlowResponse)), ("GetExportRequest",
+        schemars::schema_for!(models::GetExportRequest)), ("GetInvitationRequest",
         schemars::schema_for!(models::GetInvitationRequest)), ("GetInvitationResponse",
         schemars::schema_for!(models::GetInvitationResponse)), ("GetProfileResponse",
         schemars::schema_for!(models::GetProfileResponse)),
@@ -6000,7 +6379,9 @@ pub fn derived() -> Vec<(&'static str, schemars::schema::RootSchema)> {
         schemars::schema_for!(models::NameEnquiryWebResponse)), ("Nin",
         schemars::schema_for!(models::Nin)), ("OpenAuditAction",
         schemars::schema_for!(models::OpenAuditAction)), ("OpenChannel",
-        schemars::schema_for!(models::OpenChannel)), ("OpenTransactionCategory",
+        schemars::schema_for!(models::OpenChannel)), ("OpenExportCategory",
+        schemars::schema_for!(models::OpenExportCategory)), ("OpenExportStatus",
+        schemars::schema_for!(models::OpenExportStatus)), ("OpenTransactionCategory",
         schemars::schema_for!(models::OpenTransactionCategory)),
         ("OpenTransactionStatus", schemars::schema_for!(models::OpenTransactionStatus)),
         ("OpenTransferStatus", schemars::schema_for!(models::OpenTransferStatus)),

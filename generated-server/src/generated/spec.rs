@@ -4,12 +4,12 @@
 /// The spec's `info.title`.
 pub const TITLE: &str = "Kobo Business Banking API";
 /// The spec's `info.version`.
-pub const VERSION: &str = "2.6.0";
+pub const VERSION: &str = "2.7.0";
 /// `spec/openapi.yaml`, verbatim.
 pub const OPENAPI_YAML: &str = r#"openapi: 3.0.3
 info:
   title: Kobo Business Banking API
-  version: 2.6.0
+  version: 2.7.0
   description: |
     Kobo lets a business (a customer of the bank) manage its accounts, give each of its own
     customers a permanent virtual account after BVN/NIN verification, list transactions and
@@ -569,6 +569,44 @@ x-webhooks:
           application/json:
             schema:
               $ref: '#/components/schemas/TransferEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
+  export.ready:
+    post:
+      operationId: export_ready_webhook
+      summary: An export is ready
+      description: |
+        Sent when an export (`create_export`) is `ready`: `data` is the export, with its `parts` to download with `download_export` until `expires_at`.
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/ExportEvent'
+      responses:
+        '200':
+          description: Any 2xx acknowledges the delivery.
+  export.failed:
+    post:
+      operationId: export_failed_webhook
+      summary: An export failed
+      description: |
+        Sent when an export (`create_export`) `failed`: `data.failure_reason` says why. No part of it can be downloaded.
+      parameters:
+        - $ref: '#/components/parameters/WebhookIdHeader'
+        - $ref: '#/components/parameters/WebhookTimestampHeader'
+        - $ref: '#/components/parameters/WebhookSignatureHeader'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/ExportEvent'
       responses:
         '200':
           description: Any 2xx acknowledges the delivery.
@@ -3038,6 +3076,626 @@ paths:
           $ref: '#/components/responses/Unauthorized'
         '403':
           $ref: '#/components/responses/BusinessInactive'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/export/web/create_export:
+    post:
+      tags: [Transactions]
+      operationId: create_export
+      summary: Start an export
+      x-origin: extension
+      description: |
+        Starts an export (since 2.7.0): a file too large to download at once, written in the
+        background, for any period of at most 366 Lagos days and up to 5,000,000 transactions.
+        `category`:
+        - `transaction_csv`: the business's transactions (or one account's, with
+          `account_number`), oldest first, as `download_transactions` writes them.
+        - `account_statement_csv`, `account_statement_ofx`, `account_statement_camt053`: an
+          account's statement (`account_number` required) as `download_account_statement` writes
+          it, in CSV, OFX 2.2 or ISO 20022 camt.053.
+
+        The export is answered `pending`; it becomes `running`, then `ready` (or `failed`, with
+        `failure_reason`), and the `export.ready` or `export.failed` webhook says so. A ready
+        export is downloaded in parts with `download_export` for 7 days, then `expired`. A
+        process that stops mid-export leaves it to be resumed where its last part ended: an
+        export is never `ready` with a part missing. At most 3 exports of a business are
+        `pending` or `running` at once.
+
+        Permission: `transaction.view`.
+
+        Errors:
+        - `01` a field is malformed, `start_date` is after `end_date`, the period is longer than
+          366 days, or `account_number` is missing for a statement.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transaction.view`.
+        - `44` no account of the business has this number.
+        - `48` the business already has 3 exports `pending` or `running`: wait for one.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transaction.view
+      x-success-message: Export started
+      x-response-codes: ['00', '01', '29', '41', '43', '44', '48', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/CreateExport'
+      responses:
+        '200':
+          description: The export, pending.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ExportResponse'
+              examples:
+                pending:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Export started
+                    data:
+                      export_id: 7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e
+                      category: account_statement_camt053
+                      status: pending
+                      account_number: '1000000021'
+                      start_date: '2026-01-01'
+                      end_date: '2026-11-30'
+                      row_count: 0
+                      size_bytes: 0
+                      parts: 0
+                      file_name: statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml
+                      content_type: application/xml
+                      failure_reason: null
+                      created_at: '2026-12-01T08:00:00Z'
+                      completed_at: null
+                      expires_at: null
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/ExportAccountNotFound'
+        '409':
+          $ref: '#/components/responses/ExportsBusy'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/export/web/get_export:
+    post:
+      tags: [Transactions]
+      operationId: get_export
+      summary: An export
+      x-origin: extension
+      description: |
+        An export by its `export_id` (since 2.7.0): its status, and once `ready` its rows, size
+        and number of parts (`download_export`).
+
+        Permission: `transaction.view`.
+
+        Errors:
+        - `01` `export_id` is missing or not a UUID.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transaction.view`.
+        - `47` no export of the business has this id.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transaction.view
+      x-success-message: Export retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/ExportId'
+      responses:
+        '200':
+          description: The export.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ExportResponse'
+              examples:
+                ready:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Export retrieved
+                    data:
+                      export_id: 7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e
+                      category: account_statement_camt053
+                      status: ready
+                      account_number: '1000000021'
+                      start_date: '2026-01-01'
+                      end_date: '2026-11-30'
+                      row_count: 184230
+                      size_bytes: 98311204
+                      parts: 37
+                      file_name: statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml
+                      content_type: application/xml
+                      failure_reason: null
+                      created_at: '2026-12-01T08:00:00Z'
+                      completed_at: '2026-12-01T08:00:41Z'
+                      expires_at: '2026-12-08T08:00:41Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/ExportNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/export/web/fetch_exports:
+    post:
+      tags: [Transactions]
+      operationId: fetch_exports
+      summary: List exports
+      x-origin: extension
+      description: |
+        The business's exports, newest first (since 2.7.0), optionally of one `status`. Keyset
+        paging with `cursor_created_at` / `cursor_id` and `limit`.
+
+        Permission: `transaction.view`.
+
+        Errors:
+        - `01` a field is malformed, or a cursor field is sent without its pair.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transaction.view`.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transaction.view
+      x-success-message: Exports retrieved
+      x-response-codes: ['00', '01', '29', '41', '43', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/FetchExports'
+      responses:
+        '200':
+          description: One page of exports.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchExportsResponse'
+              examples:
+                exports:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Exports retrieved
+                    data:
+                      - export_id: 7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e
+                        category: account_statement_camt053
+                        status: ready
+                        account_number: '1000000021'
+                        start_date: '2026-01-01'
+                        end_date: '2026-11-30'
+                        row_count: 184230
+                        size_bytes: 98311204
+                        parts: 37
+                        file_name: statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml
+                        content_type: application/xml
+                        failure_reason: null
+                        created_at: '2026-12-01T08:00:00Z'
+                        completed_at: '2026-12-01T08:00:41Z'
+                        expires_at: '2026-12-08T08:00:41Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/export/web/download_export:
+    post:
+      tags: [Transactions]
+      operationId: download_export
+      summary: Download a part of an export's file
+      x-origin: extension
+      description: |
+        One part of a `ready` export's file (since 2.7.0), in `data.content_base64`: parts are
+        numbered from 1 to the export's `parts`, each at most about 4 MiB, and the file is their
+        bytes joined in order. Each part is its own request, so a client keeps no more than one
+        in memory and can resume an interrupted download at the part it lacks.
+
+        Permission: `transaction.view`.
+
+        Errors:
+        - `01` `export_id` is not a UUID, or `part` is not between 1 and the export's `parts`.
+        - `41` the token is missing, invalid or expired.
+        - `43` the member's role lacks `transaction.view`.
+        - `47` no export of the business has this id.
+        - `48` the export is not `ready` (still `pending` or `running`, `failed`, or `expired`).
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - dashboardToken: []
+      x-permission: transaction.view
+      x-success-message: Export part downloaded
+      x-response-codes: ['00', '01', '29', '41', '43', '47', '48', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/DownloadExport'
+      responses:
+        '200':
+          description: The part's bytes.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/DownloadExportResponse'
+              examples:
+                first_part:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Export part downloaded
+                    data:
+                      file_name: statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml
+                      content_type: application/xml
+                      size_bytes: 9
+                      content_base64: PERvY3VtZW50
+                      part: 1
+                      parts: 37
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/PermissionDenied'
+        '404':
+          $ref: '#/components/responses/ExportNotFound'
+        '409':
+          $ref: '#/components/responses/ExportNotReady'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/export/api/create_export:
+    post:
+      tags: [Transactions]
+      operationId: create_export_api
+      summary: Start an export (integration)
+      x-origin: extension
+      description: |
+        Starts an export (since 2.7.0): a file too large to download at once, written in the
+        background, for any period of at most 366 Lagos days and up to 5,000,000 transactions.
+        `category`:
+        - `transaction_csv`: the business's transactions (or one account's, with
+          `account_number`), oldest first, as `download_transactions` writes them.
+        - `account_statement_csv`, `account_statement_ofx`, `account_statement_camt053`: an
+          account's statement (`account_number` required) as `download_account_statement` writes
+          it, in CSV, OFX 2.2 or ISO 20022 camt.053.
+
+        The export is answered `pending`; it becomes `running`, then `ready` (or `failed`, with
+        `failure_reason`), and the `export.ready` or `export.failed` webhook says so. A ready
+        export is downloaded in parts with `download_export` for 7 days, then `expired`. A
+        process that stops mid-export leaves it to be resumed where its last part ended: an
+        export is never `ready` with a part missing. At most 3 exports of a business are
+        `pending` or `running` at once.
+
+        Integration token. The business must be active.
+
+        Errors:
+        - `01` a field is malformed, `start_date` is after `end_date`, the period is longer than
+          366 days, or `account_number` is missing for a statement.
+        - `41` the token is missing, invalid or expired.
+        - `44` no account of the business has this number.
+        - `48` the business already has 3 exports `pending` or `running`: wait for one.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Export started
+      x-response-codes: ['00', '01', '29', '41', '44', '48', '60', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/CreateExport'
+      responses:
+        '200':
+          description: The export, pending.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ExportResponse'
+              examples:
+                pending:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Export started
+                    data:
+                      export_id: 7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e
+                      category: account_statement_camt053
+                      status: pending
+                      account_number: '1000000021'
+                      start_date: '2026-01-01'
+                      end_date: '2026-11-30'
+                      row_count: 0
+                      size_bytes: 0
+                      parts: 0
+                      file_name: statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml
+                      content_type: application/xml
+                      failure_reason: null
+                      created_at: '2026-12-01T08:00:00Z'
+                      completed_at: null
+                      expires_at: null
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/ExportAccountNotFound'
+        '409':
+          $ref: '#/components/responses/ExportsBusy'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/export/api/get_export:
+    post:
+      tags: [Transactions]
+      operationId: get_export_api
+      summary: An export (integration)
+      x-origin: extension
+      description: |
+        An export by its `export_id` (since 2.7.0): its status, and once `ready` its rows, size
+        and number of parts (`download_export`).
+
+        Integration token. The business must be active.
+
+        Errors:
+        - `01` `export_id` is missing or not a UUID.
+        - `41` the token is missing, invalid or expired.
+        - `47` no export of the business has this id.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Export retrieved
+      x-response-codes: ['00', '01', '29', '41', '47', '60', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/ExportId'
+      responses:
+        '200':
+          description: The export.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ExportResponse'
+              examples:
+                ready:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Export retrieved
+                    data:
+                      export_id: 7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e
+                      category: account_statement_camt053
+                      status: ready
+                      account_number: '1000000021'
+                      start_date: '2026-01-01'
+                      end_date: '2026-11-30'
+                      row_count: 184230
+                      size_bytes: 98311204
+                      parts: 37
+                      file_name: statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml
+                      content_type: application/xml
+                      failure_reason: null
+                      created_at: '2026-12-01T08:00:00Z'
+                      completed_at: '2026-12-01T08:00:41Z'
+                      expires_at: '2026-12-08T08:00:41Z'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/ExportNotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/export/api/fetch_exports:
+    post:
+      tags: [Transactions]
+      operationId: fetch_exports_api
+      summary: List exports (integration)
+      x-origin: extension
+      description: |
+        The business's exports, newest first (since 2.7.0), optionally of one `status`. Keyset
+        paging with `cursor_created_at` / `cursor_id` and `limit`.
+
+        Integration token. The business must be active.
+
+        Errors:
+        - `01` a field is malformed, or a cursor field is sent without its pair.
+        - `41` the token is missing, invalid or expired.
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Exports retrieved
+      x-response-codes: ['00', '01', '29', '41', '60', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/FetchExports'
+      responses:
+        '200':
+          description: One page of exports.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/FetchExportsResponse'
+              examples:
+                exports:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Exports retrieved
+                    data:
+                      - export_id: 7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e
+                        category: account_statement_camt053
+                        status: ready
+                        account_number: '1000000021'
+                        start_date: '2026-01-01'
+                        end_date: '2026-11-30'
+                        row_count: 184230
+                        size_bytes: 98311204
+                        parts: 37
+                        file_name: statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml
+                        content_type: application/xml
+                        failure_reason: null
+                        created_at: '2026-12-01T08:00:00Z'
+                        completed_at: '2026-12-01T08:00:41Z'
+                        expires_at: '2026-12-08T08:00:41Z'
+                    pagination:
+                      has_more: false
+                      next_cursor_created_at: null
+                      next_cursor_id: null
+                      page: null
+                      page_size: 20
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
+        default:
+          $ref: '#/components/responses/TransportError'
+  /api/v1/export/api/download_export:
+    post:
+      tags: [Transactions]
+      operationId: download_export_api
+      summary: Download a part of an export's file (integration)
+      x-origin: extension
+      description: |
+        One part of a `ready` export's file (since 2.7.0), in `data.content_base64`: parts are
+        numbered from 1 to the export's `parts`, each at most about 4 MiB, and the file is their
+        bytes joined in order. Each part is its own request, so a client keeps no more than one
+        in memory and can resume an interrupted download at the part it lacks.
+
+        Integration token. The business must be active.
+
+        Errors:
+        - `01` `export_id` is not a UUID, or `part` is not between 1 and the export's `parts`.
+        - `41` the token is missing, invalid or expired.
+        - `47` no export of the business has this id.
+        - `48` the export is not `ready` (still `pending` or `running`, `failed`, or `expired`).
+        - `60` the business is not active.
+        - `29` too many requests. `96` internal error.
+        - `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.
+      security:
+        - integrationToken: []
+      x-success-message: Export part downloaded
+      x-response-codes: ['00', '01', '29', '41', '47', '48', '60', '96', '97']
+      requestBody:
+        $ref: '#/components/requestBodies/DownloadExport'
+      responses:
+        '200':
+          description: The part's bytes.
+          headers:
+            X-Request-Id:
+              $ref: '#/components/headers/XRequestId'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/DownloadExportResponse'
+              examples:
+                first_part:
+                  value:
+                    status: true
+                    response_code: '00'
+                    message: Export part downloaded
+                    data:
+                      file_name: statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml
+                      content_type: application/xml
+                      size_bytes: 9
+                      content_base64: PERvY3VtZW50
+                      part: 1
+                      parts: 37
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/BusinessInactive'
+        '404':
+          $ref: '#/components/responses/ExportNotFound'
+        '409':
+          $ref: '#/components/responses/ExportNotReady'
         '429':
           $ref: '#/components/responses/TooManyRequests'
         '500':
@@ -7448,6 +8106,58 @@ components:
       example: 30
 
   requestBodies:
+    CreateExport:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/CreateExportRequest'
+          examples:
+            year_for_erp:
+              summary: January to November for an ERP (ISO 20022 camt.053)
+              value:
+                category: account_statement_camt053
+                account_number: '1000000021'
+                start_date: '2026-01-01'
+                end_date: '2026-11-30'
+            business_csv:
+              summary: Every transaction of the business in 2026 so far
+              value:
+                category: transaction_csv
+                start_date: '2026-01-01'
+                end_date: '2026-12-06'
+    ExportId:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/GetExportRequest'
+          examples:
+            by_id:
+              value:
+                export_id: 7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e
+    FetchExports:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/FetchExportsRequest'
+          examples:
+            ready:
+              value:
+                status: ready
+                limit: 20
+    DownloadExport:
+      required: true
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/DownloadExportRequest'
+          examples:
+            first_part:
+              value:
+                export_id: 7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e
+                part: 1
     FetchTransfers:
       required: true
       content:
@@ -7591,6 +8301,70 @@ components:
         data: null
 
   responses:
+    ExportNotFound:
+      description: No export of the business has this id.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            unknown_export:
+              value:
+                status: false
+                response_code: '47'
+                message: No export 7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e in this business
+                data: null
+    ExportNotReady:
+      description: The export is not ready (pending, running, failed or expired).
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            running:
+              value:
+                status: false
+                response_code: '48'
+                message: Export 7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e is running, not ready
+                data: null
+    ExportsBusy:
+      description: The business already has 3 exports pending or running.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            busy:
+              value:
+                status: false
+                response_code: '48'
+                message: The business already has 3 exports pending or running; wait for one to finish
+                data: null
+    ExportAccountNotFound:
+      description: No account of the business has this number.
+      headers:
+        X-Request-Id:
+          $ref: '#/components/headers/XRequestId'
+      content:
+        application/json:
+          schema:
+            $ref: '#/components/schemas/ErrorEnvelope'
+          examples:
+            no_match:
+              value:
+                status: false
+                response_code: '44'
+                message: No account 1000000099 in this business
+                data: null
     BadRequest:
       description: A field is missing, malformed or not allowed; the message names it.
       headers:
@@ -8331,6 +9105,8 @@ components:
         - account.created
         - account.status_changed
         - collection.received
+        - export.ready
+        - export.failed
         - transfer.pending_approval
         - transfer.rejected
         - transfer.success
@@ -8339,7 +9115,7 @@ components:
         - transfer.cancelled
         - transfer.expired
         - webhook.test
-      x-enum-varnames: [WEBHOOK_EVENT_TYPE_ACCOUNT_CREATED, WEBHOOK_EVENT_TYPE_ACCOUNT_STATUS_CHANGED, WEBHOOK_EVENT_TYPE_COLLECTION_RECEIVED, WEBHOOK_EVENT_TYPE_TRANSFER_PENDING_APPROVAL, WEBHOOK_EVENT_TYPE_TRANSFER_REJECTED, WEBHOOK_EVENT_TYPE_TRANSFER_SUCCESS, WEBHOOK_EVENT_TYPE_TRANSFER_FAILED, WEBHOOK_EVENT_TYPE_TRANSFER_REVERSED, WEBHOOK_EVENT_TYPE_TRANSFER_CANCELLED, WEBHOOK_EVENT_TYPE_TRANSFER_EXPIRED, WEBHOOK_EVENT_TYPE_WEBHOOK_TEST]
+      x-enum-varnames: [WEBHOOK_EVENT_TYPE_ACCOUNT_CREATED, WEBHOOK_EVENT_TYPE_ACCOUNT_STATUS_CHANGED, WEBHOOK_EVENT_TYPE_COLLECTION_RECEIVED, WEBHOOK_EVENT_TYPE_EXPORT_READY, WEBHOOK_EVENT_TYPE_EXPORT_FAILED, WEBHOOK_EVENT_TYPE_TRANSFER_PENDING_APPROVAL, WEBHOOK_EVENT_TYPE_TRANSFER_REJECTED, WEBHOOK_EVENT_TYPE_TRANSFER_SUCCESS, WEBHOOK_EVENT_TYPE_TRANSFER_FAILED, WEBHOOK_EVENT_TYPE_TRANSFER_REVERSED, WEBHOOK_EVENT_TYPE_TRANSFER_CANCELLED, WEBHOOK_EVENT_TYPE_TRANSFER_EXPIRED, WEBHOOK_EVENT_TYPE_WEBHOOK_TEST]
     OpenWebhookEventType:
       type: string
       x-origin: extension
@@ -8347,8 +9123,8 @@ components:
       x-known-values: '#/components/schemas/WebhookEventType'
       description: |
         A `WebhookEventType` as a response carries it: a plain string, one of the values known today
-        (`account.created`, `account.status_changed`, `collection.received`,
-        `transfer.pending_approval`, `transfer.rejected`, `transfer.success`, `transfer.failed`,
+        (`account.created`, `account.status_changed`, `collection.received`, `export.ready`,
+        `export.failed`, `transfer.pending_approval`, `transfer.rejected`, `transfer.success`, `transfer.failed`,
         `transfer.reversed`, `transfer.cancelled`, `transfer.expired`, `webhook.test`:
         `WebhookEventType` names them) or a value added in a later minor release. Compare it with
         `WebhookEventType`'s values and keep any other value: generated clients type it as a string,
@@ -9464,6 +10240,7 @@ components:
         - $ref: '#/components/schemas/AccountEvent'
         - $ref: '#/components/schemas/AccountStatusChangedEvent'
         - $ref: '#/components/schemas/CollectionEvent'
+        - $ref: '#/components/schemas/ExportEvent'
         - $ref: '#/components/schemas/TransferEvent'
         - $ref: '#/components/schemas/TestEvent'
       discriminator:
@@ -9472,6 +10249,8 @@ components:
           account.created: '#/components/schemas/AccountEvent'
           account.status_changed: '#/components/schemas/AccountStatusChangedEvent'
           collection.received: '#/components/schemas/CollectionEvent'
+          export.ready: '#/components/schemas/ExportEvent'
+          export.failed: '#/components/schemas/ExportEvent'
           transfer.pending_approval: '#/components/schemas/TransferEvent'
           transfer.rejected: '#/components/schemas/TransferEvent'
           transfer.success: '#/components/schemas/TransferEvent'
@@ -11144,6 +11923,254 @@ components:
           description: The period's last Lagos day (at most 365 days after `start_date`).
         format:
           $ref: '#/components/schemas/StatementFormat'
+    ExportCategory:
+      type: string
+      x-origin: extension
+      description: What an export writes (`create_export`).
+      x-extensible-enum: true
+      enum: [transaction_csv, account_statement_csv, account_statement_ofx, account_statement_camt053]
+      x-enum-varnames: [EXPORT_CATEGORY_TRANSACTION_CSV, EXPORT_CATEGORY_ACCOUNT_STATEMENT_CSV, EXPORT_CATEGORY_ACCOUNT_STATEMENT_OFX, EXPORT_CATEGORY_ACCOUNT_STATEMENT_CAMT053]
+    OpenExportCategory:
+      type: string
+      x-origin: extension
+      x-extensible-enum: true
+      x-known-values: '#/components/schemas/ExportCategory'
+      description: |
+        An `ExportCategory` as a response carries it: a plain string, one of the values known today
+        (`transaction_csv`, `account_statement_csv`, `account_statement_ofx`,
+        `account_statement_camt053`: `ExportCategory` names them) or a value added in a later minor
+        release. Compare it with `ExportCategory`'s values and keep any other value: generated
+        clients type it as a string, so none refuses an answer over a value it does not know.
+    ExportStatus:
+      type: string
+      x-origin: extension
+      description: Where an export stands.
+      x-extensible-enum: true
+      enum: [pending, running, ready, failed, expired]
+      x-enum-varnames: [EXPORT_STATUS_PENDING, EXPORT_STATUS_RUNNING, EXPORT_STATUS_READY, EXPORT_STATUS_FAILED, EXPORT_STATUS_EXPIRED]
+    OpenExportStatus:
+      type: string
+      x-origin: extension
+      x-extensible-enum: true
+      x-known-values: '#/components/schemas/ExportStatus'
+      description: |
+        An `ExportStatus` as a response carries it: a plain string, one of the values known today
+        (`pending`, `running`, `ready`, `failed`, `expired`: `ExportStatus` names them) or a value
+        added in a later minor release. Compare it with `ExportStatus`'s values and keep any other
+        value: generated clients type it as a string, so none refuses an answer over a value it
+        does not know.
+    CreateExportRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [category, start_date, end_date]
+      properties:
+        category:
+          $ref: '#/components/schemas/ExportCategory'
+        account_number:
+          $ref: '#/components/schemas/AccountNumber'
+        start_date:
+          type: string
+          format: date
+          description: The period's first Lagos day.
+        end_date:
+          type: string
+          format: date
+          description: The period's last Lagos day (at most 365 days after `start_date`).
+    GetExportRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [export_id]
+      properties:
+        export_id:
+          type: string
+          format: uuid
+    FetchExportsRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      properties:
+        status:
+          $ref: '#/components/schemas/ExportStatus'
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 100
+          x-server-default: 20
+          description: 'Exports a page. Default: `20`.'
+        cursor_created_at:
+          type: string
+          format: date-time
+          description: '`pagination.next_cursor_created_at` of the page before.'
+        cursor_id:
+          type: string
+          format: uuid
+          description: '`pagination.next_cursor_id` of the page before.'
+    DownloadExportRequest:
+      type: object
+      additionalProperties: false
+      x-origin: extension
+      required: [export_id]
+      properties:
+        export_id:
+          type: string
+          format: uuid
+        part:
+          type: integer
+          minimum: 1
+          x-server-default: 1
+          description: 'Which part, from 1 to the export''s `parts`. Default: `1`.'
+    Export:
+      type: object
+      x-origin: extension
+      description: A file written in the background (`create_export`).
+      required: [export_id, category, status, account_number, start_date, end_date, row_count, size_bytes, parts, file_name, content_type, failure_reason, created_at, completed_at, expires_at]
+      properties:
+        export_id:
+          type: string
+          format: uuid
+        category:
+          $ref: '#/components/schemas/OpenExportCategory'
+        status:
+          $ref: '#/components/schemas/OpenExportStatus'
+        account_number:
+          type: string
+          nullable: true
+          description: The account exported; null for all the business's transactions.
+        start_date:
+          type: string
+          format: date
+        end_date:
+          type: string
+          format: date
+        row_count:
+          type: integer
+          minimum: 0
+          description: Transactions written so far (all of them once `ready`).
+        size_bytes:
+          type: integer
+          minimum: 0
+          description: The file's length so far (all of it once `ready`).
+        parts:
+          type: integer
+          minimum: 0
+          description: Parts written so far; `download_export` reads parts 1 to this once `ready`.
+        file_name:
+          type: string
+          description: A name to save the file as.
+        content_type:
+          type: string
+          description: The file's media type.
+        failure_reason:
+          type: string
+          nullable: true
+          description: Why a `failed` export failed; null otherwise.
+        created_at:
+          type: string
+          format: date-time
+        completed_at:
+          type: string
+          format: date-time
+          nullable: true
+          description: When it became `ready` or `failed`.
+        expires_at:
+          type: string
+          format: date-time
+          nullable: true
+          description: When a `ready` export's file is deleted (7 days after it was ready).
+    ExportPart:
+      type: object
+      x-origin: extension
+      description: One part of an export's file, its bytes in base64 (RFC 4648, with padding).
+      required: [file_name, content_type, size_bytes, content_base64, part, parts]
+      properties:
+        file_name:
+          type: string
+          description: The whole file's name.
+        content_type:
+          type: string
+          description: The whole file's media type.
+        size_bytes:
+          type: integer
+          minimum: 0
+          description: The length of this part's decoded bytes.
+        content_base64:
+          type: string
+          format: byte
+          description: This part's bytes, base64.
+        part:
+          type: integer
+          minimum: 1
+        parts:
+          type: integer
+          minimum: 1
+    ExportResponse:
+      type: object
+      x-origin: extension
+      description: Success envelope of `create_export`, `get_export` and their integration twins.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/Export'
+    FetchExportsResponse:
+      type: object
+      x-origin: extension
+      description: Success envelope of `fetch_exports` and `fetch_exports_api`.
+      required: [status, response_code, message, data, pagination]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          type: array
+          items:
+            $ref: '#/components/schemas/Export'
+        pagination:
+          $ref: '#/components/schemas/Pagination'
+    DownloadExportResponse:
+      type: object
+      x-origin: extension
+      description: Success envelope of `download_export` and `download_export_api`.
+      required: [status, response_code, message, data]
+      properties:
+        status:
+          type: boolean
+          description: Always true.
+        response_code:
+          $ref: '#/components/schemas/SuccessCode'
+        message:
+          type: string
+        data:
+          $ref: '#/components/schemas/ExportPart'
+    ExportEvent:
+      type: object
+      x-origin: extension
+      required: [id, type, timestamp, data]
+      properties:
+        id:
+          type: string
+          format: uuid
+        type:
+          type: string
+          x-extensible-enum: true
+          enum: [export.ready, export.failed]
+        timestamp:
+          type: string
+          format: date-time
+        data:
+          $ref: '#/components/schemas/Export'
     FileContent:
       type: object
       x-origin: extension
@@ -11851,7 +12878,7 @@ pub const OPENAPI_JSON: &str = r##"{
   "openapi": "3.0.3",
   "info": {
     "title": "Kobo Business Banking API",
-    "version": "2.6.0",
+    "version": "2.7.0",
     "description": "Kobo lets a business (a customer of the bank) manage its accounts, give each of its own\ncustomers a permanent virtual account after BVN/NIN verification, list transactions and\nsettlements, look up and pay beneficiaries (intra-bank instantly, inter-bank over NIP), run\nits team with roles and permissions, read activity and audit logs, and receive signed webhooks.\n\nThis document is the single source of truth: the server skeleton, the Rust client and the\nconformance suite are generated or checked from it. Everything the original interface document\ndid not define carries `x-origin: extension`.\n\n## Conventions\n- **Every operation is `POST` with a JSON body** (`Content-Type: application/json`). Operations\n  without parameters take `{}` or no body at all (their body is optional; an empty body is\n  read as `{}`).\n- **Two token families**, chosen by the path: `/web/` operations are *Dashboard* operations and\n  take a token from `login`; `/api/` operations are *integration* operations and take a token\n  from `generate_token`. A token of the other family is refused with `41`. `login`,\n  `generate_token` and `accept_invite` need no token. Send the token as\n  `Authorization: Bearer <token>`.\n- **Permissions.** Every Dashboard operation is guarded by one permission code, given in its\n  `x-permission` and in its description; the catalog is `x-permissions` at the root of this\n  document and `fetch_permissions` returns it. A member whose role lacks the code gets `43`.\n  `self.manage` is implicit: every member holds it. Integration tokens act for the whole business.\n- **The envelope.** Every response is `{status, response_code, message, data}`. Success:\n  `status: true`, `response_code: \"00\"`, `data` is the operation's payload (`{}` when it has none).\n  Error: `status: false`, a `response_code` from the catalog below, a human-readable `message`,\n  and `data: null`. Branch on `response_code`, not on `message`.\n- **Response codes.** `x-response-codes` at the root lists every code with its meaning and its\n  one HTTP status; each operation lists the codes it can return in its own `x-response-codes`.\n  Besides those, any operation may answer `04` (unknown path, 404), `05` (method not allowed,\n  405), `07` (content type is not JSON, 415) or `08` (body over 1 MiB, 413), which come from the\n  transport, or `09` (not implemented yet, 501), from a server that does not serve an operation\n  of this document yet (a released server serves them all): the `default` response describes\n  them.\n- **Strict JSON.** A body is one JSON value in UTF-8: `Content-Type: application/json`, with\n  no `charset` or `charset=utf-8`; any other charset is `07`. An object that gives a key\n  twice is refused with `01` naming the key (JSON readers disagree on which one wins, so a\n  gateway or a log could read another request than the bank would).\n- **Environments.** A server is either the sandbox or production, and serves only the\n  businesses of its own environment: the credentials (`kb_sandbox_...` or `kb_live_...`),\n  logins, invitations and tokens of the other environment's businesses get `41`.\n- **Request ids.** Every response carries `X-Request-Id`. Send your own (`[A-Za-z0-9._-]`, at\n  most 128 characters) to have it echoed; otherwise one is generated. Quote it to support.\n- **Idempotency.** Operations that create something or move money accept an `Idempotency-Key`\n  header (1 to 255 characters; a UUID v4 is a good choice). A retry with the same key and the\n  same body returns the first response unchanged, with `Idempotent-Replayed: true`; the same key\n  with a different body is refused with `27`; a retry while the first request is still being\n  processed gets `28`. Keys are kept for 24 hours and are scoped to the business and operation.\n- **Lists and paging.** Every list item has an `id` (UUID) and a `created_at`. Lists are\n  ordered newest first (`created_at` descending, then `id` descending). Two ways to page:\n  *keyset* (recommended, exact under concurrent inserts): pass the `next_cursor_created_at` and\n  `next_cursor_id` of the previous response's `pagination` as `cursor_created_at` and\n  `cursor_id`; *numbered*: `page` (from 1). Page size is `limit` (or `page_size`, its synonym on\n  operations that accept both; when both are sent they must be equal), default 20 unless the\n  operation says otherwise, at most 100. The cursor fields must be sent together, and not with\n  `page` greater than 1. `pagination.has_more` tells whether another page exists.\n- **Amounts** are decimal strings, never numbers: requests carry a positive amount with at most\n  two fraction digits (`\"5000\"`, `\"5000.5\"`, `\"5000.50\"`); responses show transaction amounts\n  with two fraction digits and balances with nine (`\"125000.500000000\"`). Currency is NGN.\n- **Enums that grow.** A response enum marked `x-extensible-enum: true` (transaction\n  statuses, categories, channels, audit actions) may gain values in a minor release: accept\n  values you do not know (for a status, treat an unknown one as pending). Responses carry it\n  as `Open<Name>`: a plain string (`OpenTransactionStatus`; its `x-known-values` names the\n  enum of the values known today, `TransactionStatus`), so every generated client keeps an\n  unknown value instead of refusing the answer; requests take the enum itself. Every other enum\n  is closed: a new value comes only with a major version. `cargo xtask breaking` holds the\n  spec to this.\n- **Dates** are `YYYY-MM-DD` (`start_date`, `end_date` are inclusive calendar days, UTC);\n  timestamps are ISO 8601 / RFC 3339 in UTC.\n- **Account numbers** are 10-digit NUBANs; Kobo's own bank code is `090823`.\n- **Inactive businesses.** A business is `inactive` until the bank's operators activate it,\n  and again if they deactivate it. Its members can still log in, manage the team and read\n  everything (accounts, transactions, logs), as a business finishing its onboarding would.\n  What the source document lists as needing an active business answers `60`: opening\n  accounts (`create_account_api`, `create_account_web`, `create_customer_account`,\n  `create_customer_account_web`),\n  `funds_transfer`, and the integration lists of transactions and settlements\n  (`fetch_transactions_api`, `fetch_settlement_transactions_api`).\n- **Rate limits.** Each credential (integration client, Dashboard member, and, for `login` and\n  `generate_token`, each source address) has a request budget; over it the answer is `29` with\n  `Retry-After` (seconds). Failed logins are throttled progressively.\n\n## Webhooks\nRegister one endpoint with `webhook_configuration`. Each event is POSTed to it as JSON (see\n`x-webhooks` for every event kind and its payload) and signed the\n[Standard Webhooks](https://www.standardwebhooks.com/) way:\n- headers `webhook-id` (stable across retries of the same event: use it to de-duplicate),\n  `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 signature>`; during a\n  secret rotation several space-separated signatures are sent).\n- To verify: take the secret shown once at creation (`whsec_<base64>`), base64-decode the part\n  after `whsec_`, compute HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>` with\n  it, base64-encode, and compare in constant time with each `v1,` signature. Reject timestamps\n  more than 5 minutes from your clock.\n- Answer any 2xx within 15 seconds to acknowledge. Anything else (a 3xx too: redirects are\n  not followed; or no answer) is retried with exponential backoff and jitter (±10%) for about\n  three days (10 attempts: at once, then after roughly 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,\n  10 h, 14 h, 20 h), then the event is marked `failed`; it can be replayed with\n  `replay_webhook_event`, which starts a fresh budget of 10. Delivery is at least once and not\n  ordered: use the event's `timestamp` and the object's state. A body is at most 256 KiB.\n- `is_active: false` pauses delivery: events that happen meanwhile, and retries that fall due,\n  are recorded as `skipped` (replayable), not queued; so are events that happen before any\n  configuration exists. `ip_whitelist` restricts the addresses the endpoint's host may\n  resolve to. In production the URL must be `https://` and must not resolve to a private,\n  loopback, link-local, shared or reserved address (IPv4, IPv6 and IPv4-mapped forms); this\n  is checked when the configuration is saved and again at every connection, so a DNS name\n  that later resolves elsewhere is refused then. The sandbox keeps the same address rules\n  (anyone may sign up to it) and also allows `http://`; it checks a literal address when the\n  configuration is saved and a name at each delivery. (Extension, for local development: a\n  sandbox server started with `kobo demo`, or `kobo serve --allow-loopback-webhooks`, also\n  allows loopback addresses, and only those, so that a receiver on the developer's machine,\n  such as `kobo webhooks listen`, gets its deliveries.)\n- `test_webhook` sends a `webhook.test` event on demand. `kobo webhooks listen --secret\n  whsec_...` runs a local receiver that verifies each delivery and prints it.\n\n## Sandbox\nThe sandbox mirrors production with a deterministic provider. Identity test data for\n`create_customer_account` (and its Dashboard twin `create_customer_account_web`):\n\n| BVN / NIN | Result |\n|---|---|\n| `22212345678` (BVN) | verified: Chinedu Obi |\n| `22287654321` (BVN) | verified: Amaka Nwosu |\n| `70123456789` (NIN) | verified: Funke Adeyemi |\n| `70198765432` (NIN) | verified: Ibrahim Musa |\n| any other 11 digits ending in `83` | verification fails: `83` |\n| any other 11 digits ending in `80` | provider unavailable: `80` |\n| any other 11 digits | verified: the name is derived from the number (`Test Customer <last 4 digits>`) |\n\nExternal accounts for `name_enquiry` and inter-bank `funds_transfer` (bank code `000013`,\nGuaranty Trust Bank, or any bank from `fetch_banks`):\n\n| Account number | Result |\n|---|---|\n| `0123456788` | Emeka Nwosu, KYC 3: transfers succeed within seconds |\n| `0690000036` | Bisi Alade, KYC 2: transfers fail after processing and are reversed |\n| `0690000043` | Sani Bello, KYC 1: transfers stay `pending` until confirmed by the provider (about one minute) |\n| `0000000080` | name enquiry and transfers answer `80` |\n| any other account number | not found: `06` |\n\nKobo accounts (bank code `090823`) are resolved locally: any account of any business on the\nsame environment, for example `3000000018` (Lagos Fresh Produce Ltd).\n\nAn amount of exactly `\"8383.83\"` makes the provider reject any transfer with `83`. The sandbox\ndaily transfer limit is NGN 5,000,000.00 per business (over it: `83`). Money comes in with\n`simulate_inbound_transfer`. OTPs generated in the sandbox are also returned in the response.\n",
     "contact": {
       "name": "Kobo developer support",
@@ -12501,6 +13528,72 @@ pub const OPENAPI_JSON: &str = r##"{
             "application/json": {
               "schema": {
                 "$ref": "#/components/schemas/TransferEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    },
+    "export.ready": {
+      "post": {
+        "operationId": "export_ready_webhook",
+        "summary": "An export is ready",
+        "description": "Sent when an export (`create_export`) is `ready`: `data` is the export, with its `parts` to download with `download_export` until `expires_at`.\n",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ExportEvent"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Any 2xx acknowledges the delivery."
+          }
+        }
+      }
+    },
+    "export.failed": {
+      "post": {
+        "operationId": "export_failed_webhook",
+        "summary": "An export failed",
+        "description": "Sent when an export (`create_export`) `failed`: `data.failure_reason` says why. No part of it can be downloaded.\n",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/WebhookIdHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookTimestampHeader"
+          },
+          {
+            "$ref": "#/components/parameters/WebhookSignatureHeader"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ExportEvent"
               }
             }
           }
@@ -15722,6 +16815,794 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "403": {
             "$ref": "#/components/responses/BusinessInactive"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/export/web/create_export": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "create_export",
+        "summary": "Start an export",
+        "x-origin": "extension",
+        "description": "Starts an export (since 2.7.0): a file too large to download at once, written in the\nbackground, for any period of at most 366 Lagos days and up to 5,000,000 transactions.\n`category`:\n- `transaction_csv`: the business's transactions (or one account's, with\n  `account_number`), oldest first, as `download_transactions` writes them.\n- `account_statement_csv`, `account_statement_ofx`, `account_statement_camt053`: an\n  account's statement (`account_number` required) as `download_account_statement` writes\n  it, in CSV, OFX 2.2 or ISO 20022 camt.053.\n\nThe export is answered `pending`; it becomes `running`, then `ready` (or `failed`, with\n`failure_reason`), and the `export.ready` or `export.failed` webhook says so. A ready\nexport is downloaded in parts with `download_export` for 7 days, then `expired`. A\nprocess that stops mid-export leaves it to be resumed where its last part ended: an\nexport is never `ready` with a part missing. At most 3 exports of a business are\n`pending` or `running` at once.\n\nPermission: `transaction.view`.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, the period is longer than\n  366 days, or `account_number` is missing for a statement.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `44` no account of the business has this number.\n- `48` the business already has 3 exports `pending` or `running`: wait for one.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transaction.view",
+        "x-success-message": "Export started",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "44",
+          "48",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/CreateExport"
+        },
+        "responses": {
+          "200": {
+            "description": "The export, pending.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ExportResponse"
+                },
+                "examples": {
+                  "pending": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Export started",
+                      "data": {
+                        "export_id": "7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e",
+                        "category": "account_statement_camt053",
+                        "status": "pending",
+                        "account_number": "1000000021",
+                        "start_date": "2026-01-01",
+                        "end_date": "2026-11-30",
+                        "row_count": 0,
+                        "size_bytes": 0,
+                        "parts": 0,
+                        "file_name": "statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml",
+                        "content_type": "application/xml",
+                        "failure_reason": null,
+                        "created_at": "2026-12-01T08:00:00Z",
+                        "completed_at": null,
+                        "expires_at": null
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/ExportAccountNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/ExportsBusy"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/export/web/get_export": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "get_export",
+        "summary": "An export",
+        "x-origin": "extension",
+        "description": "An export by its `export_id` (since 2.7.0): its status, and once `ready` its rows, size\nand number of parts (`download_export`).\n\nPermission: `transaction.view`.\n\nErrors:\n- `01` `export_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `47` no export of the business has this id.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transaction.view",
+        "x-success-message": "Export retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/ExportId"
+        },
+        "responses": {
+          "200": {
+            "description": "The export.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ExportResponse"
+                },
+                "examples": {
+                  "ready": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Export retrieved",
+                      "data": {
+                        "export_id": "7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e",
+                        "category": "account_statement_camt053",
+                        "status": "ready",
+                        "account_number": "1000000021",
+                        "start_date": "2026-01-01",
+                        "end_date": "2026-11-30",
+                        "row_count": 184230,
+                        "size_bytes": 98311204,
+                        "parts": 37,
+                        "file_name": "statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml",
+                        "content_type": "application/xml",
+                        "failure_reason": null,
+                        "created_at": "2026-12-01T08:00:00Z",
+                        "completed_at": "2026-12-01T08:00:41Z",
+                        "expires_at": "2026-12-08T08:00:41Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/ExportNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/export/web/fetch_exports": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "fetch_exports",
+        "summary": "List exports",
+        "x-origin": "extension",
+        "description": "The business's exports, newest first (since 2.7.0), optionally of one `status`. Keyset\npaging with `cursor_created_at` / `cursor_id` and `limit`.\n\nPermission: `transaction.view`.\n\nErrors:\n- `01` a field is malformed, or a cursor field is sent without its pair.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transaction.view",
+        "x-success-message": "Exports retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/FetchExports"
+        },
+        "responses": {
+          "200": {
+            "description": "One page of exports.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchExportsResponse"
+                },
+                "examples": {
+                  "exports": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Exports retrieved",
+                      "data": [
+                        {
+                          "export_id": "7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e",
+                          "category": "account_statement_camt053",
+                          "status": "ready",
+                          "account_number": "1000000021",
+                          "start_date": "2026-01-01",
+                          "end_date": "2026-11-30",
+                          "row_count": 184230,
+                          "size_bytes": 98311204,
+                          "parts": 37,
+                          "file_name": "statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml",
+                          "content_type": "application/xml",
+                          "failure_reason": null,
+                          "created_at": "2026-12-01T08:00:00Z",
+                          "completed_at": "2026-12-01T08:00:41Z",
+                          "expires_at": "2026-12-08T08:00:41Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/export/web/download_export": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "download_export",
+        "summary": "Download a part of an export's file",
+        "x-origin": "extension",
+        "description": "One part of a `ready` export's file (since 2.7.0), in `data.content_base64`: parts are\nnumbered from 1 to the export's `parts`, each at most about 4 MiB, and the file is their\nbytes joined in order. Each part is its own request, so a client keeps no more than one\nin memory and can resume an interrupted download at the part it lacks.\n\nPermission: `transaction.view`.\n\nErrors:\n- `01` `export_id` is not a UUID, or `part` is not between 1 and the export's `parts`.\n- `41` the token is missing, invalid or expired.\n- `43` the member's role lacks `transaction.view`.\n- `47` no export of the business has this id.\n- `48` the export is not `ready` (still `pending` or `running`, `failed`, or `expired`).\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "dashboardToken": []
+          }
+        ],
+        "x-permission": "transaction.view",
+        "x-success-message": "Export part downloaded",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "43",
+          "47",
+          "48",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/DownloadExport"
+        },
+        "responses": {
+          "200": {
+            "description": "The part's bytes.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DownloadExportResponse"
+                },
+                "examples": {
+                  "first_part": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Export part downloaded",
+                      "data": {
+                        "file_name": "statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml",
+                        "content_type": "application/xml",
+                        "size_bytes": 9,
+                        "content_base64": "PERvY3VtZW50",
+                        "part": 1,
+                        "parts": 37
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/PermissionDenied"
+          },
+          "404": {
+            "$ref": "#/components/responses/ExportNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/ExportNotReady"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/export/api/create_export": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "create_export_api",
+        "summary": "Start an export (integration)",
+        "x-origin": "extension",
+        "description": "Starts an export (since 2.7.0): a file too large to download at once, written in the\nbackground, for any period of at most 366 Lagos days and up to 5,000,000 transactions.\n`category`:\n- `transaction_csv`: the business's transactions (or one account's, with\n  `account_number`), oldest first, as `download_transactions` writes them.\n- `account_statement_csv`, `account_statement_ofx`, `account_statement_camt053`: an\n  account's statement (`account_number` required) as `download_account_statement` writes\n  it, in CSV, OFX 2.2 or ISO 20022 camt.053.\n\nThe export is answered `pending`; it becomes `running`, then `ready` (or `failed`, with\n`failure_reason`), and the `export.ready` or `export.failed` webhook says so. A ready\nexport is downloaded in parts with `download_export` for 7 days, then `expired`. A\nprocess that stops mid-export leaves it to be resumed where its last part ended: an\nexport is never `ready` with a part missing. At most 3 exports of a business are\n`pending` or `running` at once.\n\nIntegration token. The business must be active.\n\nErrors:\n- `01` a field is malformed, `start_date` is after `end_date`, the period is longer than\n  366 days, or `account_number` is missing for a statement.\n- `41` the token is missing, invalid or expired.\n- `44` no account of the business has this number.\n- `48` the business already has 3 exports `pending` or `running`: wait for one.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Export started",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "44",
+          "48",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/CreateExport"
+        },
+        "responses": {
+          "200": {
+            "description": "The export, pending.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ExportResponse"
+                },
+                "examples": {
+                  "pending": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Export started",
+                      "data": {
+                        "export_id": "7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e",
+                        "category": "account_statement_camt053",
+                        "status": "pending",
+                        "account_number": "1000000021",
+                        "start_date": "2026-01-01",
+                        "end_date": "2026-11-30",
+                        "row_count": 0,
+                        "size_bytes": 0,
+                        "parts": 0,
+                        "file_name": "statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml",
+                        "content_type": "application/xml",
+                        "failure_reason": null,
+                        "created_at": "2026-12-01T08:00:00Z",
+                        "completed_at": null,
+                        "expires_at": null
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "$ref": "#/components/responses/ExportAccountNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/ExportsBusy"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/export/api/get_export": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "get_export_api",
+        "summary": "An export (integration)",
+        "x-origin": "extension",
+        "description": "An export by its `export_id` (since 2.7.0): its status, and once `ready` its rows, size\nand number of parts (`download_export`).\n\nIntegration token. The business must be active.\n\nErrors:\n- `01` `export_id` is missing or not a UUID.\n- `41` the token is missing, invalid or expired.\n- `47` no export of the business has this id.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Export retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "47",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/ExportId"
+        },
+        "responses": {
+          "200": {
+            "description": "The export.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ExportResponse"
+                },
+                "examples": {
+                  "ready": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Export retrieved",
+                      "data": {
+                        "export_id": "7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e",
+                        "category": "account_statement_camt053",
+                        "status": "ready",
+                        "account_number": "1000000021",
+                        "start_date": "2026-01-01",
+                        "end_date": "2026-11-30",
+                        "row_count": 184230,
+                        "size_bytes": 98311204,
+                        "parts": 37,
+                        "file_name": "statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml",
+                        "content_type": "application/xml",
+                        "failure_reason": null,
+                        "created_at": "2026-12-01T08:00:00Z",
+                        "completed_at": "2026-12-01T08:00:41Z",
+                        "expires_at": "2026-12-08T08:00:41Z"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "$ref": "#/components/responses/ExportNotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/export/api/fetch_exports": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "fetch_exports_api",
+        "summary": "List exports (integration)",
+        "x-origin": "extension",
+        "description": "The business's exports, newest first (since 2.7.0), optionally of one `status`. Keyset\npaging with `cursor_created_at` / `cursor_id` and `limit`.\n\nIntegration token. The business must be active.\n\nErrors:\n- `01` a field is malformed, or a cursor field is sent without its pair.\n- `41` the token is missing, invalid or expired.\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Exports retrieved",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/FetchExports"
+        },
+        "responses": {
+          "200": {
+            "description": "One page of exports.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FetchExportsResponse"
+                },
+                "examples": {
+                  "exports": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Exports retrieved",
+                      "data": [
+                        {
+                          "export_id": "7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e",
+                          "category": "account_statement_camt053",
+                          "status": "ready",
+                          "account_number": "1000000021",
+                          "start_date": "2026-01-01",
+                          "end_date": "2026-11-30",
+                          "row_count": 184230,
+                          "size_bytes": 98311204,
+                          "parts": 37,
+                          "file_name": "statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml",
+                          "content_type": "application/xml",
+                          "failure_reason": null,
+                          "created_at": "2026-12-01T08:00:00Z",
+                          "completed_at": "2026-12-01T08:00:41Z",
+                          "expires_at": "2026-12-08T08:00:41Z"
+                        }
+                      ],
+                      "pagination": {
+                        "has_more": false,
+                        "next_cursor_created_at": null,
+                        "next_cursor_id": null,
+                        "page": null,
+                        "page_size": 20
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "default": {
+            "$ref": "#/components/responses/TransportError"
+          }
+        }
+      }
+    },
+    "/api/v1/export/api/download_export": {
+      "post": {
+        "tags": [
+          "Transactions"
+        ],
+        "operationId": "download_export_api",
+        "summary": "Download a part of an export's file (integration)",
+        "x-origin": "extension",
+        "description": "One part of a `ready` export's file (since 2.7.0), in `data.content_base64`: parts are\nnumbered from 1 to the export's `parts`, each at most about 4 MiB, and the file is their\nbytes joined in order. Each part is its own request, so a client keeps no more than one\nin memory and can resume an interrupted download at the part it lacks.\n\nIntegration token. The business must be active.\n\nErrors:\n- `01` `export_id` is not a UUID, or `part` is not between 1 and the export's `parts`.\n- `41` the token is missing, invalid or expired.\n- `47` no export of the business has this id.\n- `48` the export is not `ready` (still `pending` or `running`, `failed`, or `expired`).\n- `60` the business is not active.\n- `29` too many requests. `96` internal error.\n- `97` service unavailable (the database cannot be reached or written): retry after `Retry-After` seconds.\n",
+        "security": [
+          {
+            "integrationToken": []
+          }
+        ],
+        "x-success-message": "Export part downloaded",
+        "x-response-codes": [
+          "00",
+          "01",
+          "29",
+          "41",
+          "47",
+          "48",
+          "60",
+          "96",
+          "97"
+        ],
+        "requestBody": {
+          "$ref": "#/components/requestBodies/DownloadExport"
+        },
+        "responses": {
+          "200": {
+            "description": "The part's bytes.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DownloadExportResponse"
+                },
+                "examples": {
+                  "first_part": {
+                    "value": {
+                      "status": true,
+                      "response_code": "00",
+                      "message": "Export part downloaded",
+                      "data": {
+                        "file_name": "statement-1000000021-2026-01-01-to-2026-11-30.camt053.xml",
+                        "content_type": "application/xml",
+                        "size_bytes": 9,
+                        "content_base64": "PERvY3VtZW50",
+                        "part": 1,
+                        "parts": 37
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/BusinessInactive"
+          },
+          "404": {
+            "$ref": "#/components/responses/ExportNotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/ExportNotReady"
           },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
@@ -21499,6 +23380,88 @@ pub const OPENAPI_JSON: &str = r##"{
       }
     },
     "requestBodies": {
+      "CreateExport": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/CreateExportRequest"
+            },
+            "examples": {
+              "year_for_erp": {
+                "summary": "January to November for an ERP (ISO 20022 camt.053)",
+                "value": {
+                  "category": "account_statement_camt053",
+                  "account_number": "1000000021",
+                  "start_date": "2026-01-01",
+                  "end_date": "2026-11-30"
+                }
+              },
+              "business_csv": {
+                "summary": "Every transaction of the business in 2026 so far",
+                "value": {
+                  "category": "transaction_csv",
+                  "start_date": "2026-01-01",
+                  "end_date": "2026-12-06"
+                }
+              }
+            }
+          }
+        }
+      },
+      "ExportId": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/GetExportRequest"
+            },
+            "examples": {
+              "by_id": {
+                "value": {
+                  "export_id": "7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e"
+                }
+              }
+            }
+          }
+        }
+      },
+      "FetchExports": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/FetchExportsRequest"
+            },
+            "examples": {
+              "ready": {
+                "value": {
+                  "status": "ready",
+                  "limit": 20
+                }
+              }
+            }
+          }
+        }
+      },
+      "DownloadExport": {
+        "required": true,
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/DownloadExportRequest"
+            },
+            "examples": {
+              "first_part": {
+                "value": {
+                  "export_id": "7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e",
+                  "part": 1
+                }
+              }
+            }
+          }
+        }
+      },
       "FetchTransfers": {
         "required": true,
         "content": {
@@ -21704,6 +23667,106 @@ pub const OPENAPI_JSON: &str = r##"{
       }
     },
     "responses": {
+      "ExportNotFound": {
+        "description": "No export of the business has this id.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "unknown_export": {
+                "value": {
+                  "status": false,
+                  "response_code": "47",
+                  "message": "No export 7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e in this business",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "ExportNotReady": {
+        "description": "The export is not ready (pending, running, failed or expired).",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "running": {
+                "value": {
+                  "status": false,
+                  "response_code": "48",
+                  "message": "Export 7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e is running, not ready",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "ExportsBusy": {
+        "description": "The business already has 3 exports pending or running.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "busy": {
+                "value": {
+                  "status": false,
+                  "response_code": "48",
+                  "message": "The business already has 3 exports pending or running; wait for one to finish",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
+      "ExportAccountNotFound": {
+        "description": "No account of the business has this number.",
+        "headers": {
+          "X-Request-Id": {
+            "$ref": "#/components/headers/XRequestId"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/ErrorEnvelope"
+            },
+            "examples": {
+              "no_match": {
+                "value": {
+                  "status": false,
+                  "response_code": "44",
+                  "message": "No account 1000000099 in this business",
+                  "data": null
+                }
+              }
+            }
+          }
+        }
+      },
       "BadRequest": {
         "description": "A field is missing, malformed or not allowed; the message names it.",
         "headers": {
@@ -22867,6 +24930,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "account.created",
           "account.status_changed",
           "collection.received",
+          "export.ready",
+          "export.failed",
           "transfer.pending_approval",
           "transfer.rejected",
           "transfer.success",
@@ -22880,6 +24945,8 @@ pub const OPENAPI_JSON: &str = r##"{
           "WEBHOOK_EVENT_TYPE_ACCOUNT_CREATED",
           "WEBHOOK_EVENT_TYPE_ACCOUNT_STATUS_CHANGED",
           "WEBHOOK_EVENT_TYPE_COLLECTION_RECEIVED",
+          "WEBHOOK_EVENT_TYPE_EXPORT_READY",
+          "WEBHOOK_EVENT_TYPE_EXPORT_FAILED",
           "WEBHOOK_EVENT_TYPE_TRANSFER_PENDING_APPROVAL",
           "WEBHOOK_EVENT_TYPE_TRANSFER_REJECTED",
           "WEBHOOK_EVENT_TYPE_TRANSFER_SUCCESS",
@@ -22895,7 +24962,7 @@ pub const OPENAPI_JSON: &str = r##"{
         "x-origin": "extension",
         "x-extensible-enum": true,
         "x-known-values": "#/components/schemas/WebhookEventType",
-        "description": "A `WebhookEventType` as a response carries it: a plain string, one of the values known today\n(`account.created`, `account.status_changed`, `collection.received`,\n`transfer.pending_approval`, `transfer.rejected`, `transfer.success`, `transfer.failed`,\n`transfer.reversed`, `transfer.cancelled`, `transfer.expired`, `webhook.test`:\n`WebhookEventType` names them) or a value added in a later minor release. Compare it with\n`WebhookEventType`'s values and keep any other value: generated clients type it as a string,\nso none refuses an answer over a value it does not know.\n"
+        "description": "A `WebhookEventType` as a response carries it: a plain string, one of the values known today\n(`account.created`, `account.status_changed`, `collection.received`, `export.ready`,\n`export.failed`, `transfer.pending_approval`, `transfer.rejected`, `transfer.success`, `transfer.failed`,\n`transfer.reversed`, `transfer.cancelled`, `transfer.expired`, `webhook.test`:\n`WebhookEventType` names them) or a value added in a later minor release. Compare it with\n`WebhookEventType`'s values and keep any other value: generated clients type it as a string,\nso none refuses an answer over a value it does not know.\n"
       },
       "WebhookDeliveryStatus": {
         "type": "string",
@@ -24670,6 +26737,9 @@ pub const OPENAPI_JSON: &str = r##"{
             "$ref": "#/components/schemas/CollectionEvent"
           },
           {
+            "$ref": "#/components/schemas/ExportEvent"
+          },
+          {
             "$ref": "#/components/schemas/TransferEvent"
           },
           {
@@ -24682,6 +26752,8 @@ pub const OPENAPI_JSON: &str = r##"{
             "account.created": "#/components/schemas/AccountEvent",
             "account.status_changed": "#/components/schemas/AccountStatusChangedEvent",
             "collection.received": "#/components/schemas/CollectionEvent",
+            "export.ready": "#/components/schemas/ExportEvent",
+            "export.failed": "#/components/schemas/ExportEvent",
             "transfer.pending_approval": "#/components/schemas/TransferEvent",
             "transfer.rejected": "#/components/schemas/TransferEvent",
             "transfer.success": "#/components/schemas/TransferEvent",
@@ -27198,6 +29270,395 @@ pub const OPENAPI_JSON: &str = r##"{
           },
           "format": {
             "$ref": "#/components/schemas/StatementFormat"
+          }
+        }
+      },
+      "ExportCategory": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "What an export writes (`create_export`).",
+        "x-extensible-enum": true,
+        "enum": [
+          "transaction_csv",
+          "account_statement_csv",
+          "account_statement_ofx",
+          "account_statement_camt053"
+        ],
+        "x-enum-varnames": [
+          "EXPORT_CATEGORY_TRANSACTION_CSV",
+          "EXPORT_CATEGORY_ACCOUNT_STATEMENT_CSV",
+          "EXPORT_CATEGORY_ACCOUNT_STATEMENT_OFX",
+          "EXPORT_CATEGORY_ACCOUNT_STATEMENT_CAMT053"
+        ]
+      },
+      "OpenExportCategory": {
+        "type": "string",
+        "x-origin": "extension",
+        "x-extensible-enum": true,
+        "x-known-values": "#/components/schemas/ExportCategory",
+        "description": "An `ExportCategory` as a response carries it: a plain string, one of the values known today\n(`transaction_csv`, `account_statement_csv`, `account_statement_ofx`,\n`account_statement_camt053`: `ExportCategory` names them) or a value added in a later minor\nrelease. Compare it with `ExportCategory`'s values and keep any other value: generated\nclients type it as a string, so none refuses an answer over a value it does not know.\n"
+      },
+      "ExportStatus": {
+        "type": "string",
+        "x-origin": "extension",
+        "description": "Where an export stands.",
+        "x-extensible-enum": true,
+        "enum": [
+          "pending",
+          "running",
+          "ready",
+          "failed",
+          "expired"
+        ],
+        "x-enum-varnames": [
+          "EXPORT_STATUS_PENDING",
+          "EXPORT_STATUS_RUNNING",
+          "EXPORT_STATUS_READY",
+          "EXPORT_STATUS_FAILED",
+          "EXPORT_STATUS_EXPIRED"
+        ]
+      },
+      "OpenExportStatus": {
+        "type": "string",
+        "x-origin": "extension",
+        "x-extensible-enum": true,
+        "x-known-values": "#/components/schemas/ExportStatus",
+        "description": "An `ExportStatus` as a response carries it: a plain string, one of the values known today\n(`pending`, `running`, `ready`, `failed`, `expired`: `ExportStatus` names them) or a value\nadded in a later minor release. Compare it with `ExportStatus`'s values and keep any other\nvalue: generated clients type it as a string, so none refuses an answer over a value it\ndoes not know.\n"
+      },
+      "CreateExportRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "category",
+          "start_date",
+          "end_date"
+        ],
+        "properties": {
+          "category": {
+            "$ref": "#/components/schemas/ExportCategory"
+          },
+          "account_number": {
+            "$ref": "#/components/schemas/AccountNumber"
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date",
+            "description": "The period's first Lagos day."
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date",
+            "description": "The period's last Lagos day (at most 365 days after `start_date`)."
+          }
+        }
+      },
+      "GetExportRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "export_id"
+        ],
+        "properties": {
+          "export_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "FetchExportsRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "properties": {
+          "status": {
+            "$ref": "#/components/schemas/ExportStatus"
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "x-server-default": 20,
+            "description": "Exports a page. Default: `20`."
+          },
+          "cursor_created_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "`pagination.next_cursor_created_at` of the page before."
+          },
+          "cursor_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "`pagination.next_cursor_id` of the page before."
+          }
+        }
+      },
+      "DownloadExportRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "x-origin": "extension",
+        "required": [
+          "export_id"
+        ],
+        "properties": {
+          "export_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "part": {
+            "type": "integer",
+            "minimum": 1,
+            "x-server-default": 1,
+            "description": "Which part, from 1 to the export's `parts`. Default: `1`."
+          }
+        }
+      },
+      "Export": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "A file written in the background (`create_export`).",
+        "required": [
+          "export_id",
+          "category",
+          "status",
+          "account_number",
+          "start_date",
+          "end_date",
+          "row_count",
+          "size_bytes",
+          "parts",
+          "file_name",
+          "content_type",
+          "failure_reason",
+          "created_at",
+          "completed_at",
+          "expires_at"
+        ],
+        "properties": {
+          "export_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "category": {
+            "$ref": "#/components/schemas/OpenExportCategory"
+          },
+          "status": {
+            "$ref": "#/components/schemas/OpenExportStatus"
+          },
+          "account_number": {
+            "type": "string",
+            "nullable": true,
+            "description": "The account exported; null for all the business's transactions."
+          },
+          "start_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "end_date": {
+            "type": "string",
+            "format": "date"
+          },
+          "row_count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Transactions written so far (all of them once `ready`)."
+          },
+          "size_bytes": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "The file's length so far (all of it once `ready`)."
+          },
+          "parts": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Parts written so far; `download_export` reads parts 1 to this once `ready`."
+          },
+          "file_name": {
+            "type": "string",
+            "description": "A name to save the file as."
+          },
+          "content_type": {
+            "type": "string",
+            "description": "The file's media type."
+          },
+          "failure_reason": {
+            "type": "string",
+            "nullable": true,
+            "description": "Why a `failed` export failed; null otherwise."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "completed_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "When it became `ready` or `failed`."
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "When a `ready` export's file is deleted (7 days after it was ready)."
+          }
+        }
+      },
+      "ExportPart": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "One part of an export's file, its bytes in base64 (RFC 4648, with padding).",
+        "required": [
+          "file_name",
+          "content_type",
+          "size_bytes",
+          "content_base64",
+          "part",
+          "parts"
+        ],
+        "properties": {
+          "file_name": {
+            "type": "string",
+            "description": "The whole file's name."
+          },
+          "content_type": {
+            "type": "string",
+            "description": "The whole file's media type."
+          },
+          "size_bytes": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "The length of this part's decoded bytes."
+          },
+          "content_base64": {
+            "type": "string",
+            "format": "byte",
+            "description": "This part's bytes, base64."
+          },
+          "part": {
+            "type": "integer",
+            "minimum": 1
+          },
+          "parts": {
+            "type": "integer",
+            "minimum": 1
+          }
+        }
+      },
+      "ExportResponse": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Success envelope of `create_export`, `get_export` and their integration twins.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Export"
+          }
+        }
+      },
+      "FetchExportsResponse": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Success envelope of `fetch_exports` and `fetch_exports_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data",
+          "pagination"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Export"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/Pagination"
+          }
+        }
+      },
+      "DownloadExportResponse": {
+        "type": "object",
+        "x-origin": "extension",
+        "description": "Success envelope of `download_export` and `download_export_api`.",
+        "required": [
+          "status",
+          "response_code",
+          "message",
+          "data"
+        ],
+        "properties": {
+          "status": {
+            "type": "boolean",
+            "description": "Always true."
+          },
+          "response_code": {
+            "$ref": "#/components/schemas/SuccessCode"
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "$ref": "#/components/schemas/ExportPart"
+          }
+        }
+      },
+      "ExportEvent": {
+        "type": "object",
+        "x-origin": "extension",
+        "required": [
+          "id",
+          "type",
+          "timestamp",
+          "data"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "type": {
+            "type": "string",
+            "x-extensible-enum": true,
+            "enum": [
+              "export.ready",
+              "export.failed"
+            ]
+          },
+          "timestamp": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "data": {
+            "$ref": "#/components/schemas/Export"
           }
         }
       },

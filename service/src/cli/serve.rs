@@ -388,7 +388,14 @@ pub(super) async fn serve(args: ServeArgs) -> Result<()> {
         api.config().webhooks.clone(),
         api.config().environment,
     );
-    let workers = Workers::start(&store, &clock, smtp, Some(nip_work), Some(webhooks));
+    let workers = Workers::start(
+        &store,
+        &clock,
+        smtp,
+        Some(nip_work),
+        Some(webhooks),
+        Some(api.shared_bank()),
+    );
     tracing::info!(
         address = %address,
         environment = api.config().environment.as_str(),

@@ -1,4 +1,4 @@
-//! [`KoboApi`]: Kobo's one implementation of the generated [`Api`] trait.
+//! Kobo's one implementation of the generated [`Api`] trait, on [`KoboApi`] (`http/state.rs`).
 //!
 //! Every method delegates to the domain module that owns its operation and hands it what it
 //! uses (the store, the clock, the configuration, the token keys), never `KoboApi` itself:
@@ -7,111 +7,20 @@
 //! `platform::logs` (activity and audit logs), `platform::webhook_endpoints` (the endpoint and its
 //! delivery log), and `money::*` (accounts, the ledger, transfers and approvals).
 
-use std::sync::Arc;
-
 use generated_server::{
     models, Api, ApiError, CallRecord, Page, Permission, RequestContext, TokenFamily,
 };
 
 use crate::http::answer::{answer, answer_page, serve, serve_page};
-use crate::kernel::clock::Clock;
-use crate::kernel::config::Config;
-use crate::kernel::store::Store;
-use crate::money::bank::Bank;
-use crate::money::fees::TransferPolicy;
+pub use crate::http::state::KoboApi;
 use crate::money::{
-    accounts, approvals, banks, cash_flow, downloads, inbound, statements, transactions, transfers,
+    accounts, approvals, banks, cash_flow, downloads, exports, inbound, statements, transactions,
+    transfers,
 };
-use crate::platform::context::Platform;
 use crate::platform::principal::Principal;
-use crate::platform::tokens::TokenKeys;
 use crate::platform::{
-    identity, invitation_preview, logs, permissions, roles, sessions, team, webhook_endpoints,
+    identity, invitation_preview, logs, roles, sessions, team, webhook_endpoints,
 };
-use crate::provider::sandbox::SandboxProvider;
-use crate::provider::CoreBanking;
-
-/// The state behind the API: the [`Bank`] every operation is handed (the platform's
-/// operations take it as their [`crate::platform::context::Platform`]), whether the process
-/// is stopping, and the provider's notification key.
-pub struct KoboApi {
-    bank: Bank,
-    /// Set once the process is stopping: `/readyz` answers `503` from then on.
-    draining: crate::http::Draining,
-    /// The key of a network provider's notifications (`http::provider`).
-    pub(super) provider_key: Option<Vec<u8>>,
-}
-
-impl KoboApi {
-    pub fn new(store: Store, config: Config, clock: Clock, tokens: TokenKeys) -> KoboApi {
-        let transfers = TransferPolicy::for_environment(config.environment);
-        let provider = Arc::new(SandboxProvider::new(clock.clone()));
-        KoboApi {
-            bank: Bank {
-                platform: Platform::new(store, config, clock, tokens),
-                transfers,
-                provider,
-            },
-            draining: Default::default(),
-            provider_key: None,
-        }
-    }
-
-    /// The same API with another core banking provider (tests put one that is down here).
-    pub fn with_provider(mut self, provider: Arc<dyn CoreBanking>) -> KoboApi {
-        self.bank.provider = provider;
-        self
-    }
-
-    /// An API ready to serve: migrated, bound to its environment, built-in roles upserted.
-    pub async fn open(
-        store: Store,
-        config: Config,
-        clock: Clock,
-        tokens: TokenKeys,
-    ) -> anyhow::Result<KoboApi> {
-        store.migrate().await?;
-        crate::platform::deployment::bind(&store, config.environment, &clock).await?;
-        permissions::seed_built_in_roles(&store).await?;
-        permissions::rekey_role_names(&store).await?;
-        Ok(KoboApi::new(store, config, clock, tokens))
-    }
-
-    /// The bank behind the API, for the edge's other routes and the test kit.
-    pub fn bank(&self) -> &Bank {
-        &self.bank
-    }
-
-    pub fn store(&self) -> &Store {
-        &self.bank.store
-    }
-
-    /// Returns once the activity-log entries of every call answered so far are committed: a
-    /// graceful stop calls it after the last request ([`logs::ActivityLog`]).
-    pub async fn flush_activity_log(&self) {
-        self.bank.activity_log.flush().await;
-    }
-
-    pub fn config(&self) -> &Config {
-        &self.bank.config
-    }
-
-    pub fn draining(&self) -> &crate::http::Draining {
-        &self.draining
-    }
-
-    pub fn clock(&self) -> &Clock {
-        &self.bank.clock
-    }
-
-    pub fn tokens(&self) -> &TokenKeys {
-        &self.bank.tokens
-    }
-
-    pub fn provider(&self) -> &Arc<dyn CoreBanking> {
-        &self.bank.provider
-    }
-}
 
 impl Api for KoboApi {
     type Principal = Principal;
@@ -520,6 +429,98 @@ impl Api for KoboApi {
     ) -> Result<models::AccountDetail, ApiError> {
         serve(&ctx, async |caller| {
             accounts::get_account(&self.bank, caller, body).await
+        })
+        .await
+    }
+
+    async fn create_export(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::CreateExportRequest,
+    ) -> Result<models::Export, ApiError> {
+        serve(&ctx, async |caller| {
+            exports::create_export(&self.bank, caller, body).await
+        })
+        .await
+    }
+
+    async fn create_export_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::CreateExportRequest,
+    ) -> Result<models::Export, ApiError> {
+        serve(&ctx, async |caller| {
+            caller.principal.ensure_business_active()?;
+            exports::create_export(&self.bank, caller, body).await
+        })
+        .await
+    }
+
+    async fn get_export(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::GetExportRequest,
+    ) -> Result<models::Export, ApiError> {
+        serve(&ctx, async |caller| {
+            exports::get_export(&self.bank, &caller.principal.business_id, body).await
+        })
+        .await
+    }
+
+    async fn get_export_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::GetExportRequest,
+    ) -> Result<models::Export, ApiError> {
+        serve(&ctx, async |caller| {
+            caller.principal.ensure_business_active()?;
+            exports::get_export(&self.bank, &caller.principal.business_id, body).await
+        })
+        .await
+    }
+
+    async fn fetch_exports(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::FetchExportsRequest,
+    ) -> Result<Page<Vec<models::Export>>, ApiError> {
+        serve_page(&ctx, async |caller| {
+            exports::fetch_exports(&self.bank, &caller.principal.business_id, body).await
+        })
+        .await
+    }
+
+    async fn fetch_exports_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::FetchExportsRequest,
+    ) -> Result<Page<Vec<models::Export>>, ApiError> {
+        serve_page(&ctx, async |caller| {
+            caller.principal.ensure_business_active()?;
+            exports::fetch_exports(&self.bank, &caller.principal.business_id, body).await
+        })
+        .await
+    }
+
+    async fn download_export(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::DownloadExportRequest,
+    ) -> Result<models::ExportPart, ApiError> {
+        serve(&ctx, async |caller| {
+            exports::download_export(&self.bank, &caller.principal.business_id, body).await
+        })
+        .await
+    }
+
+    async fn download_export_api(
+        &self,
+        ctx: RequestContext<Principal>,
+        body: models::DownloadExportRequest,
+    ) -> Result<models::ExportPart, ApiError> {
+        serve(&ctx, async |caller| {
+            caller.principal.ensure_business_active()?;
+            exports::download_export(&self.bank, &caller.principal.business_id, body).await
         })
         .await
     }

@@ -10,6 +10,7 @@ mod connections;
 pub(crate) mod dashboard;
 pub(crate) mod metrics;
 pub mod provider;
+mod state;
 
 pub use api::KoboApi;
 

@@ -32,7 +32,7 @@ pub const LINES_MAX: u64 = 20_000;
 /// Lines read a statement at a time.
 const CHUNK: u64 = 1_000;
 
-fn kobo_bank() -> formats::Bank {
+pub(crate) fn kobo_bank() -> formats::Bank {
     formats::Bank {
         name: KOBO_BANK_NAME.to_owned(),
         code: KOBO_INSTITUTION.to_owned(),
@@ -87,23 +87,9 @@ pub async fn download_account_statement(
             break;
         }
     }
-    let business_name = businesses::name_of(store, business_id).await?;
     let statement = formats::Statement {
-        bank: kobo_bank(),
-        business_name,
-        account_number: account.account_number.clone(),
-        account_name: account.account_name.clone(),
-        currency: "NGN".to_owned(),
-        from: period.start_date,
-        to: period.end_date,
-        opening_balance: summary.opening,
-        closing_balance: summary.closing,
-        total_credits: i64::try_from(summary.totals.credited).or_internal()?,
-        total_debits: i64::try_from(summary.totals.debited).or_internal()?,
-        credit_count: u64::try_from(summary.totals.credits).or_internal()?,
-        debit_count: u64::try_from(summary.totals.debits).or_internal()?,
-        generated_at: bank.platform.clock.now(),
         lines,
+        ..figures(bank, business_id, &account, &period, &summary).await?
     };
     // A file that does not reconcile is never written: the ledger would be wrong, and `kobo
     // ledger verify` says where.
@@ -142,7 +128,35 @@ pub async fn download_account_statement(
     }
 }
 
-fn line(row: crate::datastore::transactions::StatementLine) -> formats::Line {
+/// A statement's figures (its `lines` empty): the bank, the business and account, the period
+/// and what `summary` says of it.
+pub(crate) async fn figures(
+    bank: &Bank,
+    business_id: &str,
+    account: &accounts::AccountRow,
+    period: &statements::Period,
+    summary: &statements::Summary,
+) -> Result<formats::Statement, Error> {
+    Ok(formats::Statement {
+        bank: kobo_bank(),
+        business_name: businesses::name_of(&bank.platform.store, business_id).await?,
+        account_number: account.account_number.clone(),
+        account_name: account.account_name.clone(),
+        currency: "NGN".to_owned(),
+        from: period.start_date,
+        to: period.end_date,
+        opening_balance: summary.opening,
+        closing_balance: summary.closing,
+        total_credits: i64::try_from(summary.totals.credited).or_internal()?,
+        total_debits: i64::try_from(summary.totals.debited).or_internal()?,
+        credit_count: u64::try_from(summary.totals.credits).or_internal()?,
+        debit_count: u64::try_from(summary.totals.debits).or_internal()?,
+        generated_at: bank.platform.clock.now(),
+        lines: Vec::new(),
+    })
+}
+
+pub(crate) fn line(row: crate::datastore::transactions::StatementLine) -> formats::Line {
     let counterparty = match (row.originator_account_number, row.originator_account_name) {
         (Some(account_number), Some(account_name)) => Some(formats::Counterparty {
             account_number,
@@ -280,7 +294,7 @@ pub async fn download_transactions(
 }
 
 /// A listed transaction as a file's line.
-fn listed_line(row: TransactionRow) -> formats::Line {
+pub(crate) fn listed_line(row: TransactionRow) -> formats::Line {
     line(crate::datastore::transactions::StatementLine {
         id: row.id,
         reference_number: row.reference_number,

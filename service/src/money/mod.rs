@@ -15,6 +15,7 @@ pub mod bank;
 pub mod banks;
 pub mod cash_flow;
 pub mod downloads;
+pub mod exports;
 pub mod fees;
 pub mod inbound;
 pub mod ledger;

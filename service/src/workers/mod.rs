@@ -9,6 +9,8 @@
 //!   and settles or reverses them (leased, so several processes share the work);
 //! - the webhook dispatcher ([`WebhookDispatcher::run`]): delivers domain events to each
 //!   business's endpoint (leased likewise);
+//! - the export writer: writes the exports waiting, one at a time ([`exports::writer::work`],
+//!   leased likewise), and every [`EXPORT_EXPIRY_INTERVAL`] deletes the files past their time;
 //! - on SQLite, checkpoints: every [`CHECKPOINT_INTERVAL`], [`Store::checkpoint`] copies the
 //!   log into the database, so no commit does it while holding the write turn;
 //! - the heap's trim: every [`TRIM_INTERVAL`], [`memory::trim`] returns the memory a burst of
@@ -26,7 +28,8 @@ use crate::kernel::clock::Clock;
 use crate::kernel::config::Environment;
 use crate::kernel::memory;
 use crate::kernel::store::Store;
-use crate::money::{approvals, nip};
+use crate::money::bank::Bank;
+use crate::money::{approvals, exports, nip};
 use crate::outbox::dispatcher::{Dispatcher, DispatcherConfig, SmtpChannel};
 use crate::outbox::webhooks::WebhookDispatcher;
 use crate::platform::housekeeping;
@@ -44,6 +47,12 @@ pub const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(250);
 /// How often the heap's free pages are returned to the system ([`memory::trim`]).
 pub const TRIM_INTERVAL: Duration = Duration::from_secs(10);
 
+/// How often the export writer looks for waiting exports when none was waiting.
+pub const EXPORT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How often the export writer deletes the files of expired exports.
+pub const EXPORT_EXPIRY_INTERVAL: Duration = Duration::from_secs(60);
+
 /// What the NIP worker needs.
 pub struct NipWork {
     pub provider: Arc<dyn CoreBanking>,
@@ -58,13 +67,14 @@ pub struct Workers {
 
 impl Workers {
     /// Spawns housekeeping and, when given, the notification dispatcher (`smtp`), the NIP
-    /// worker and the webhook dispatcher.
+    /// worker, the webhook dispatcher and the export writer (`exports`, the bank it writes).
     pub fn start(
         store: &Store,
         clock: &Clock,
         smtp: Option<SmtpChannel>,
         nip_work: Option<NipWork>,
         webhooks: Option<Arc<WebhookDispatcher>>,
+        exports: Option<Arc<Bank>>,
     ) -> Workers {
         let (stop, _) = watch::channel(false);
         let mut workers = Workers {
@@ -98,6 +108,10 @@ impl Workers {
         if let Some(dispatcher) = webhooks {
             let stopped = workers.stopped();
             workers.spawn("webhook dispatcher", dispatcher.run(stopped));
+        }
+        if let Some(bank) = exports {
+            let stopped = workers.stopped();
+            workers.spawn("export writer", export_loop(bank, stopped));
         }
         workers
     }
@@ -147,6 +161,38 @@ async fn nip_loop(store: Store, clock: Clock, work: NipWork, shutdown: impl Futu
         tokio::select! {
             () = &mut shutdown => return,
             () = tokio::time::sleep(NIP_INTERVAL) => {}
+        }
+    }
+}
+
+/// Writes waiting exports, one at a time, until `shutdown`: at once after one, every
+/// [`EXPORT_INTERVAL`] when none waits; expired files are deleted every
+/// [`EXPORT_EXPIRY_INTERVAL`]. A shutdown stops it between two parts; the export is resumed
+/// once its lease ends, by this process or another.
+async fn export_loop(bank: Arc<Bank>, shutdown: impl Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    let owner = format!("{}-{}", std::process::id(), uuid::Uuid::new_v4());
+    let mut expired_at: Option<tokio::time::Instant> = None;
+    loop {
+        if expired_at.is_none_or(|at| at.elapsed() >= EXPORT_EXPIRY_INTERVAL) {
+            match exports::writer::expire_due(&bank).await {
+                Ok(0) => {}
+                Ok(expired) => tracing::info!(expired, "export files deleted"),
+                Err(error) => tracing::warn!(error = %error.chain(), "expiring exports failed"),
+            }
+            expired_at = Some(tokio::time::Instant::now());
+        }
+        let pause = match exports::writer::work(&bank, &owner).await {
+            Ok(true) => Duration::ZERO,
+            Ok(false) => EXPORT_INTERVAL,
+            Err(error) => {
+                tracing::warn!(error = %error.chain(), "writing an export failed");
+                EXPORT_INTERVAL
+            }
+        };
+        tokio::select! {
+            () = &mut shutdown => return,
+            () = tokio::time::sleep(pause) => {}
         }
     }
 }

@@ -9,6 +9,7 @@ mod bench;
 mod customers;
 mod dashboard;
 mod execution;
+mod exports;
 mod inbound;
 mod isolation;
 mod lost_commits;
