@@ -695,6 +695,28 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     assert.equal(await owner.getByRole("alert").count(), 0, "no refusal");
     await shot(owner, "33-statement");
 
+    // The same month exported in the background, as a year of a busy account would be: started,
+    // written by the server's export writer, downloaded part by part and joined into one file.
+    await go(owner, "Exports");
+    await owner.getByRole("heading", { level: 1, name: "Exports" }).waitFor();
+    await owner.getByLabel("What").selectOption("account_statement_camt053");
+    await eventually(async () => assert.match(await owner.getByRole("combobox", { name: "Account" }).inputValue(), new RegExp(demo.mainAccount)));
+    await owner.getByLabel("From", { exact: true }).fill(first);
+    await owner.getByLabel("To", { exact: true }).fill(today);
+    await owner.getByRole("button", { name: "Start the export" }).click();
+    await assertText(owner.getByTestId("export-started"), `${name}.camt053.xml`);
+    const exportRow = owner.locator("table.exports tbody tr").first();
+    await eventually(async () => assert.equal(await exportRow.getAttribute("data-status"), "ready"), 30_000);
+    const exported = await download(owner, exportRow.getByRole("button", { name: "Download" }));
+    assert.equal(exported.name, `${name}.camt053.xml`);
+    const exportedText = exported.bytes.toString("utf8");
+    assert.ok(exportedText.startsWith("<?xml"), "camt.053 is XML");
+    for (const reference of shown.references) assert.ok(exportedText.includes(reference), `the export holds ${reference}`);
+    await assertText(owner.getByTestId("export-saved"), exported.name);
+    assert.equal(await owner.getByRole("alert").count(), 0, "no refusal");
+    await shot(owner, "34-exports");
+    await go(owner, "Statement");
+
     // A period longer than a statement covers is said before anything is asked of Kobo.
     const asked = calls(owner, "/get_account_statement");
     await owner.getByLabel("From", { exact: true }).fill(`${Number(today.slice(0, 4)) - 2}-01-01`);

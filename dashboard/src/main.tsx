@@ -6,6 +6,7 @@ import "./styles.css";
 import type { paths } from "./generated/kobo";
 import { AccountPage, AccountsPage } from "./pages/accounts";
 import { ApprovalsPage } from "./pages/approvals";
+import { ExportsPage } from "./pages/exports";
 import { AcceptInvitePage, LoginPage } from "./pages/login";
 import { OverviewPage } from "./pages/overview";
 import { ActivityLogPage, AuditLogPage } from "./pages/logs";
@@ -33,6 +34,7 @@ const SECTIONS: Section[] = [
   { route: "accounts", title: "Accounts", needs: "/api/v1/account/web/fetch_account_summaries" },
   { route: "transactions", title: "Transactions", needs: "/api/v1/transaction/web/fetch_transactions" },
   { route: "statement", title: "Statement", needs: "/api/v1/account/web/get_account_statement" },
+  { route: "exports", title: "Exports", needs: "/api/v1/export/web/fetch_exports" },
   { route: "settlements", title: "Settlements", needs: "/api/v1/transaction/web/fetch_settlement_transactions" },
   { route: "pay", title: "Pay", needs: "/api/v1/transaction/transfer/web/funds_transfer" },
   { route: "transfers", title: "Transfers", needs: "/api/v1/transaction/transfer/web/fetch_transfers" },
@@ -56,6 +58,8 @@ function Page({ route }: { route: string }) {
       return <TransactionsPage />;
     case "statement":
       return <StatementPage />;
+    case "exports":
+      return <ExportsPage />;
     case "settlements":
       return <SettlementsPage />;
     case "pay":

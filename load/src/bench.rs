@@ -11,6 +11,7 @@
 
 mod cpu;
 mod driver;
+mod exports;
 mod members;
 mod reads;
 mod reference;
@@ -57,6 +58,8 @@ pub enum Scenario {
     Interbank,
     /// PostgreSQL's pgbench (TPC-B-like): the reference of PostgreSQL's payouts.
     Pgbench,
+    /// (x) A CSV export of an account of `--export-rows` transactions: rows/s, server memory.
+    Export,
 }
 
 /// `kobo-load bench`.
@@ -96,6 +99,9 @@ pub struct BenchArgs {
     /// is not there.
     #[arg(long, default_value_t = 2_000)]
     pub api_rows: u64,
+    /// Transactions of the exported account [default: 1000000; smoke 5000].
+    #[arg(long)]
+    pub export_rows: Option<u64>,
     /// Payouts made by `kobo bench ledger` [default: 20000; smoke 500].
     #[arg(long)]
     pub ledger_transfers: Option<u64>,
@@ -159,6 +165,7 @@ struct Settings {
     load: Load,
     sizes: reads::Sizes,
     ledger_transfers: u64,
+    export_rows: u64,
     pgbench_scale: u32,
     pgbench_seconds: u64,
 }
@@ -181,6 +188,7 @@ impl Settings {
                 api_rows: args.api_rows,
             },
             ledger_transfers: pick(args.ledger_transfers, 20_000, 500),
+            export_rows: pick(args.export_rows, 1_000_000, 5_000),
             pgbench_scale: args
                 .pgbench_scale
                 .unwrap_or(if args.smoke { 1 } else { 10 }),
@@ -212,6 +220,7 @@ impl Settings {
             "rows": self.sizes.rows,
             "big_rows": self.sizes.big_rows,
             "ledger_transfers": self.ledger_transfers,
+            "export_rows": self.export_rows,
             "pgbench_scale": self.pgbench_scale,
             "soak_seconds": args.soak,
             "soak_rate": args.soak_rate,
@@ -522,6 +531,13 @@ async fn measure_store(
     if wanted(Scenario::Reads) {
         if let Err(error) = reads::run(cluster, &target, load, &settings.sizes, &mut out).await {
             out.fail("reads", &error);
+        }
+    }
+    if wanted(Scenario::Export) {
+        match exports::run(cluster, &target, settings.export_rows).await {
+            Ok(Some(export)) => out.export = Some(export),
+            Ok(None) => out.skip("export", "kobo bench seed-transactions unavailable"),
+            Err(error) => out.fail("export", &error),
         }
     }
     if wanted(Scenario::Ledger) {

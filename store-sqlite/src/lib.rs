@@ -640,7 +640,7 @@ mod tests {
     #[test]
     fn the_fingerprint_is_stable() {
         assert_eq!(schema_fingerprint().len(), 12);
-        assert_eq!(MIGRATOR.iter().count(), 19);
+        assert_eq!(MIGRATOR.iter().count(), 20);
     }
 }
 

@@ -20,6 +20,9 @@ type Format = Schemas["StatementFormat"];
 /** Lines a page: the most the API gives at once. */
 const PAGE_SIZE = 100;
 
+/** The most transactions a downloaded statement holds (`download_account_statement`); more is an export. */
+const DOWNLOAD_LINES_MAX = 20_000;
+
 /** The longest period a statement covers (`get_account_statement`'s description). */
 const DAYS_MAX = 366;
 
@@ -247,6 +250,23 @@ function Downloads({ statement: s }: { statement: Statement }) {
       .finally(() => setPreparing(null));
   };
   const preparingName = FORMATS.find((f) => f.format === preparing)?.name;
+  const count = s.credit_count + s.debit_count;
+  const exportLink = withQuery("exports", { account: s.account_number, start_date: s.start_date, end_date: s.end_date });
+  if (count > DOWNLOAD_LINES_MAX) {
+    return (
+      <div class="card downloads no-print" role="group" aria-labelledby="statement-downloads">
+        <h2 id="statement-downloads">Download the statement</h2>
+        <Notice kind="warning">
+          This period holds {countText(count, "transaction")}, more than a download's {DOWNLOAD_LINES_MAX.toLocaleString("en")}.{" "}
+          {can("/api/v1/export/web/create_export") ? (
+            <Link to={exportLink}>Export it in the background</Link>
+          ) : (
+            "Choose a shorter period."
+          )}
+        </Notice>
+      </div>
+    );
+  }
   return (
     <div class="card downloads no-print" role="group" aria-labelledby="statement-downloads">
       <h2 id="statement-downloads">Download the statement</h2>

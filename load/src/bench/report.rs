@@ -59,6 +59,8 @@ pub struct StoreReport {
     /// (what, the error) for what could not run: the harness broke.
     pub failed: Vec<(String, String)>,
     pub ledger: Option<Reference>,
+    /// The export scenario's rows per second and the server's memory while it ran.
+    pub export: Option<Reference>,
     pub soak: Option<Soak>,
     /// The row counts of the reads' small and large accounts, when measured.
     pub reads_small: Option<String>,
@@ -74,6 +76,7 @@ impl StoreReport {
             skipped: Vec::new(),
             failed: Vec::new(),
             ledger: None,
+            export: None,
             soak: None,
             reads_small: None,
             reads_big: None,
@@ -411,6 +414,7 @@ impl Report {
                     value
                 }).collect::<Vec<_>>(),
                 "ledger": store.ledger.as_ref().map(Reference::to_json),
+                "export": store.export.as_ref().map(Reference::to_json),
                 "soak": store.soak.as_ref().map(Soak::to_json),
                 "skipped": skipped_json(&store.skipped),
                 "failed": store.failed.iter().map(|(what, error)| json!({"what": what, "error": error})).collect::<Vec<_>>(),
@@ -569,6 +573,19 @@ impl Report {
                     ledger.per_second,
                     ledger.detail["transfers"],
                     ledger.detail["seconds"].as_f64().unwrap_or(0.0)
+                ));
+            }
+            if let Some(export) = &store.export {
+                let mib = |field: &str| export.detail[field].as_u64().unwrap_or(0) / 1024;
+                lines.push(format!(
+                    "{} export of {} rows (transaction_csv): {:.0} rows/s ({:.2} s, {} parts); server RSS {} MiB before, {} MiB at its peak",
+                    store.name(),
+                    export.detail["rows"],
+                    export.per_second,
+                    export.detail["seconds"].as_f64().unwrap_or(0.0),
+                    export.detail["parts"],
+                    mib("rss_before_kib"),
+                    mib("rss_peak_kib")
                 ));
             }
             for note in &store.notes {

@@ -293,6 +293,12 @@ impl TestKit {
         mut config: Config,
         at: Option<chrono::DateTime<chrono::Utc>>,
     ) -> TestKit {
+        // What the server logs as an error (an internal error's cause, with its chain) goes to
+        // the test's output, which the runner shows when the test fails.
+        let _ = tracing_subscriber::fmt()
+            .with_test_writer()
+            .with_max_level(tracing::Level::ERROR)
+            .try_init();
         config.passwords = PasswordPolicy::cheapest_for_tests();
         let (url, place) = match kind {
             StoreKind::Sqlite => {
