@@ -716,6 +716,7 @@ test(`the Dashboard on ${kit.store}, a business with ${kit.CUSTOMER_ACCOUNTS} cu
     assert.equal(await owner.getByRole("alert").count(), 0, "no refusal");
     await shot(owner, "34-exports");
     await go(owner, "Statement");
+    assert.deepEqual((await statementShown(owner)).references, shown.references, "the statement again");
 
     // A period longer than a statement covers is said before anything is asked of Kobo.
     const asked = calls(owner, "/get_account_statement");
