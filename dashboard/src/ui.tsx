@@ -199,7 +199,7 @@ export function Field({ label, children, hint }: { label: string; children: Comp
   );
 }
 
-const FINAL = new Set(["success", "failed", "reversed", "rejected", "cancelled", "expired", "delivered", "accepted", "active"]);
+const FINAL = new Set(["success", "failed", "reversed", "rejected", "cancelled", "expired", "delivered", "accepted", "active", "ready"]);
 const BAD = new Set(["failed", "reversed", "rejected", "cancelled", "expired", "error", "blocked", "closed", "inactive", "deactivated"]);
 
 /** Statuses as a person says them. */
@@ -207,6 +207,7 @@ const STATUS_WORDS: Record<string, string> = {
   pending_approval: "waiting for approval",
   awaiting_approval: "waiting for approval",
   processing: "on its way",
+  running: "being written",
   success: "done",
   not_required: "not needed",
   approved: "approved",
