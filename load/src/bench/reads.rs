@@ -91,9 +91,10 @@ pub async fn run(
             body: json!({"filters": {"account_number": account.number}, "limit": PAGE_SIZE}),
             expected: PAGE_SIZE,
         });
+        let server = cluster.pid(0);
         out.add(
             reads_first(&label),
-            closed_loop(load, first, page).await,
+            with_cpu(load, server, first).await,
             Some(made),
         );
         let (body, how) = deep_cursor(target, &account.number, count).await?;
@@ -104,7 +105,7 @@ pub async fn run(
         });
         out.add(
             reads_deep(&label),
-            closed_loop(load, deep, page).await,
+            with_cpu(load, server, deep).await,
             Some(how),
         );
         if index == 0 {
@@ -114,6 +115,15 @@ pub async fn run(
         }
     }
     Ok(())
+}
+
+/// The pages of `state` in a closed loop, with what each cost the server, PostgreSQL and the
+/// generator in CPU.
+async fn with_cpu(load: Load, server: Option<u32>, state: Arc<Page>) -> super::driver::Measurement {
+    let watch = super::cpu::Watch::after(load.warmup, server);
+    let mut m = closed_loop(load, state, page).await;
+    m.cpu = watch.per_op(m.ok).await;
+    m
 }
 
 /// `count` inbound credits of NGN 1.00 into `account`.
