@@ -13,24 +13,12 @@ use serde_json::{json, Value};
 
 use super::reference::{seed_transactions, Reference};
 use super::scenarios::Target;
+use super::soak::rss_kib;
 use crate::cluster::Cluster;
 use crate::provision::{create_account, expect_ok};
 
 /// How long an export may take before the run gives up on it.
 const PATIENCE: Duration = Duration::from_secs(1_800);
-
-/// The server's resident memory, KiB.
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()
-}
 
 async fn post(target: &Target, path: &str, body: Value) -> Result<Value> {
     let integration = &target.businesses[0].integration;

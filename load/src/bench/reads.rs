@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::driver::{closed_loop, in_parallel, judge, Load};
+use super::driver::{in_parallel, judge, Load};
 use super::reference::seed_transactions;
 use super::report::{reads_deep, reads_first, rows_label, StoreReport};
 use super::scenarios::{page, Page, Target, FETCH_TRANSACTIONS};
@@ -94,7 +94,7 @@ pub async fn run(
         let server = cluster.pid(0);
         out.add(
             reads_first(&label),
-            with_cpu(load, server, first).await,
+            super::measured(load, first, server, page).await,
             Some(made),
         );
         let (body, how) = deep_cursor(target, &account.number, count).await?;
@@ -105,7 +105,7 @@ pub async fn run(
         });
         out.add(
             reads_deep(&label),
-            with_cpu(load, server, deep).await,
+            super::measured(load, deep, server, page).await,
             Some(how),
         );
         if index == 0 {
@@ -115,15 +115,6 @@ pub async fn run(
         }
     }
     Ok(())
-}
-
-/// The pages of `state` in a closed loop, with what each cost the server, PostgreSQL and the
-/// generator in CPU.
-async fn with_cpu(load: Load, server: Option<u32>, state: Arc<Page>) -> super::driver::Measurement {
-    let watch = super::cpu::Watch::after(load.warmup, server);
-    let mut m = closed_loop(load, state, page).await;
-    m.cpu = watch.per_op(m.ok).await;
-    m
 }
 
 /// `count` inbound credits of NGN 1.00 into `account`.
