@@ -53,6 +53,16 @@ fn file(
     })
 }
 
+/// The name a statement's file is saved as, downloaded or exported:
+/// `statement-1000000021-2026-11-01-to-2026-11-30.csv`.
+pub(crate) fn statement_file_name(
+    account_number: &str,
+    (from, to): (chrono::NaiveDate, chrono::NaiveDate),
+    extension: &str,
+) -> String {
+    format!("statement-{account_number}-{from}-to-{to}.{extension}")
+}
+
 /// `download_account_statement` and `download_account_statement_api`.
 pub async fn download_account_statement(
     bank: &Bank,
@@ -99,9 +109,10 @@ pub async fn download_account_statement(
         ))
     })?;
     let name = |extension: &str| {
-        format!(
-            "statement-{}-{}-to-{}.{extension}",
-            statement.account_number, statement.from, statement.to
+        statement_file_name(
+            &statement.account_number,
+            (statement.from, statement.to),
+            extension,
         )
     };
     match body.format {

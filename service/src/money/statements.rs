@@ -74,6 +74,15 @@ impl Period {
             until: start_of_lagos_day(after_end)?,
         })
     }
+
+    /// The cursor before the period's first line: before its first instant, and before every
+    /// id there.
+    pub fn before_start(&self) -> Cursor {
+        Cursor {
+            created_at: self.from - chrono::Duration::microseconds(1),
+            id: uuid::Uuid::max(),
+        }
+    }
 }
 
 fn invalid(message: &'static str) -> Error {
@@ -119,11 +128,7 @@ pub async fn lines(
     cursor: Option<Cursor>,
     size: u64,
 ) -> Result<(Vec<StatementLine>, bool), Error> {
-    // Before the period's first instant, and before every id there.
-    let after = cursor.unwrap_or(Cursor {
-        created_at: period.from - chrono::Duration::microseconds(1),
-        id: uuid::Uuid::max(),
-    });
+    let after = cursor.unwrap_or_else(|| period.before_start());
     let mut rows =
         transactions::statement_lines(store, account_id, &after, period.until, size + 1).await?;
     let has_more = paging::trim_to_page(&mut rows, size);

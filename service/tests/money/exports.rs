@@ -337,59 +337,67 @@ async fn a_stopped_writer_is_resumed_and_the_file_is_whole(kind: StoreKind) {
     let (kit, main) = history(kind).await;
     let owner = kit.owner_token.clone();
     let today = lagos_today(&kit);
-    let body = json!({"category": "account_statement_camt053", "account_number": main,
-        "start_date": today.to_string(), "end_date": today.to_string()});
-    kit.clock.advance(Duration::seconds(1));
-    let whole = create(&kit, &owner, body.clone()).await;
-    write_all(&kit, "steady", SMALL).await;
-    let whole = get(&kit, &whole["export_id"]).await;
-    let expected = downloaded(&kit, &whole).await;
+    let period = |category: &str| {
+        json!({"category": category, "account_number": main,
+            "start_date": today.to_string(), "end_date": today.to_string()})
+    };
+    // A statement (resumed through its check) and the account's transactions (resumed after
+    // the cursor alone).
+    for category in ["account_statement_camt053", "transaction_csv"] {
+        let body = period(category);
+        kit.clock.advance(Duration::seconds(1));
+        let whole = create(&kit, &owner, body.clone()).await;
+        write_all(&kit, "steady", SMALL).await;
+        let whole = get(&kit, &whole["export_id"]).await;
+        let expected = downloaded(&kit, &whole).await;
 
-    let export = create(&kit, &owner, body.clone()).await;
-    let id = export["export_id"].as_str().unwrap().to_owned();
-    // Stopped twice, each after it wrote at least one more part.
-    for stop in 1..=2 {
-        let before = kit
-            .count("SELECT parts FROM exports WHERE id = $1", &id)
-            .await;
-        let bank = kit.api.shared_bank();
-        let task = tokio::spawn(async move {
-            writer::work_with(&bank, &format!("doomed-{stop}"), SMALL).await
-        });
-        while kit
-            .count("SELECT parts FROM exports WHERE id = $1", &id)
-            .await
-            <= before
-            && !task.is_finished()
-        {
-            tokio::time::sleep(StdDuration::from_millis(1)).await;
+        let export = create(&kit, &owner, body.clone()).await;
+        let id = export["export_id"].as_str().unwrap().to_owned();
+        // Stopped twice, each after it wrote at least one more part.
+        for stop in 1..=2 {
+            let before = kit
+                .count("SELECT parts FROM exports WHERE id = $1", &id)
+                .await;
+            let bank = kit.api.shared_bank();
+            let task = tokio::spawn(async move {
+                writer::work_with(&bank, &format!("doomed-{stop}"), SMALL).await
+            });
+            while kit
+                .count("SELECT parts FROM exports WHERE id = $1", &id)
+                .await
+                <= before
+                && !task.is_finished()
+            {
+                tokio::time::sleep(StdDuration::from_millis(1)).await;
+            }
+            task.abort();
+            let _ = task.await;
+            let now = get(&kit, &json!(id)).await;
+            assert_eq!(now["status"], "running", "{now:#}");
+            // Under its lease no other writer takes it up.
+            let eager = writer::work_with(kit.api.bank(), "eager", SMALL)
+                .await
+                .unwrap();
+            assert!(!eager, "taken up under another's lease");
+            kit.clock.advance(Duration::seconds(61));
         }
-        task.abort();
-        let _ = task.await;
-        let now = get(&kit, &json!(id)).await;
-        assert_eq!(now["status"], "running", "{now:#}");
-        // Under its lease no other writer takes it up.
-        let eager = writer::work_with(kit.api.bank(), "eager", SMALL)
-            .await
-            .unwrap();
-        assert!(!eager, "taken up under another's lease");
-        kit.clock.advance(Duration::seconds(61));
+        write_all(&kit, "heir", SMALL).await;
+        let resumed = get(&kit, &json!(id)).await;
+        assert_eq!(resumed["row_count"], whole["row_count"]);
+        assert_eq!(
+            without_times(&downloaded(&kit, &resumed).await),
+            without_times(&expected)
+        );
+        assert_eq!(
+            kit.count(
+                "SELECT count(*) FROM export_parts WHERE export_id = $1",
+                &id
+            )
+            .await,
+            resumed["parts"].as_i64().unwrap()
+        );
     }
-    write_all(&kit, "heir", SMALL).await;
-    let resumed = get(&kit, &json!(id)).await;
-    assert_eq!(resumed["row_count"], whole["row_count"]);
-    assert_eq!(
-        without_times(&downloaded(&kit, &resumed).await),
-        without_times(&expected)
-    );
-    assert_eq!(
-        kit.count(
-            "SELECT count(*) FROM export_parts WHERE export_id = $1",
-            &id
-        )
-        .await,
-        resumed["parts"].as_i64().unwrap()
-    );
+    let body = period("account_statement_camt053");
 
     // Taken up four times without finishing: failed, its parts deleted, announced.
     let doomed = create(&kit, &owner, body).await;

@@ -24,6 +24,7 @@ use crate::kernel::paging::{self, Page};
 use crate::kernel::store;
 use crate::money::accounts::{self, value};
 use crate::money::bank::Bank;
+use crate::money::downloads;
 use crate::money::statements::Period;
 use crate::platform::caller::Caller;
 
@@ -100,9 +101,11 @@ pub async fn create_export(
     let (extension, content_type) = category.file();
     let days = format!("{}-to-{}", period.start_date, period.end_date);
     let file_name = match (&account, category) {
-        (Some(account), Category::Statement(_)) => {
-            format!("statement-{}-{days}.{extension}", account.account_number)
-        }
+        (Some(account), Category::Statement(_)) => downloads::statement_file_name(
+            &account.account_number,
+            (period.start_date, period.end_date),
+            extension,
+        ),
         (Some(account), Category::TransactionCsv) => {
             format!("transactions-{}-{days}.{extension}", account.account_number)
         }

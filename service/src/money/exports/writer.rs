@@ -155,14 +155,8 @@ impl Shape {
         }
     }
 
-    /// `rows` written to `out`, a statement's checked first; `render` false only checks
-    /// (rows an earlier attempt wrote, on a resume).
-    fn rows(
-        &mut self,
-        out: &mut String,
-        rows: Vec<TransactionRow>,
-        render: bool,
-    ) -> Result<(), Stop> {
+    /// `rows` written to `out`, a statement's checked first.
+    fn rows(&mut self, out: &mut String, rows: Vec<TransactionRow>) -> Result<(), Stop> {
         match self {
             Shape::Statement {
                 format,
@@ -174,20 +168,26 @@ impl Shape {
                 for line in &lines {
                     checker.line(line).map_err(not_reconciled)?;
                 }
-                if render {
-                    out.push_str(&format.lines(figures, &lines));
-                }
+                out.push_str(&format.lines(figures, &lines));
             }
-            Shape::Transactions if render => {
+            Shape::Transactions => {
                 let lines: Vec<(String, formats::Line)> = rows
                     .into_iter()
                     .map(|row| (row.account_number.clone(), downloads::listed_line(row)))
                     .collect();
                 formats::csv::account_rows(out, &lines);
             }
-            Shape::Transactions => {}
         }
         Ok(())
+    }
+
+    /// The checker of a statement (what a resume must bring up to where the file stands); none
+    /// for the business's transactions, which nothing checks.
+    fn checker(&mut self) -> Option<&mut formats::Checker> {
+        match self {
+            Shape::Statement { checker, .. } => Some(checker),
+            Shape::Transactions => None,
+        }
     }
 
     fn finish(self) -> Result<(), Stop> {
@@ -211,14 +211,6 @@ fn covered(export: &ExportRow) -> Result<Period, Stop> {
         until: period.until.min(export.created_at),
         ..period
     })
-}
-
-/// Before the period's first instant, and before every id there.
-fn start_of(period: &Period) -> Cursor {
-    Cursor {
-        created_at: period.from - chrono::Duration::microseconds(1),
-        id: uuid::Uuid::max(),
-    }
 }
 
 async fn shape(bank: &Bank, export: &ExportRow, period: &Period) -> Result<Shape, Stop> {
@@ -264,41 +256,57 @@ async fn read(
     .await?)
 }
 
+/// Passes the rows after `from` up to `last` (included) through `checker`.
+async fn recheck(
+    store: &Store,
+    export: &ExportRow,
+    checker: &mut formats::Checker,
+    (from, last): (Cursor, &Cursor),
+    sizes: Sizes,
+) -> Result<(), Stop> {
+    let mut cursor = from;
+    let until = last.created_at + chrono::Duration::microseconds(1);
+    loop {
+        let rows = read(store, export, &cursor, until, sizes).await?;
+        let rows: Vec<TransactionRow> = rows
+            .into_iter()
+            .take_while(|row| (row.created_at, row.id) <= (last.created_at, last.id))
+            .collect();
+        let Some(row) = rows.last() else {
+            return Ok(());
+        };
+        cursor = Cursor {
+            created_at: row.created_at,
+            id: row.id,
+        };
+        for row in rows {
+            checker
+                .line(&downloads::listed_line(row))
+                .map_err(not_reconciled)?;
+        }
+        if &cursor == last {
+            return Ok(());
+        }
+    }
+}
+
 /// Writes `export` from where it stands to its end, a part at a time.
 async fn write(bank: &Bank, owner: &str, export: &ExportRow, sizes: Sizes) -> Result<(), Stop> {
     let store = &bank.platform.store;
     let period = covered(export)?;
     let mut shape = shape(bank, export, &period).await?;
-    let mut cursor = start_of(&period);
+    let mut cursor = period.before_start();
     let mut out = String::new();
     if export.parts == 0 {
         out.push_str(&shape.head());
     } else if let (Some(created_at), Some(id)) = (export.cursor_created_at, export.cursor_id) {
-        // Resumed: the rows written before are read again through the check, not written.
         let last = Cursor { created_at, id };
-        loop {
-            let rows = read(
-                store,
-                export,
-                &cursor,
-                last.created_at + chrono::Duration::microseconds(1),
-                sizes,
-            )
-            .await?;
-            let rows: Vec<TransactionRow> = rows
-                .into_iter()
-                .take_while(|row| (row.created_at, row.id) <= (last.created_at, last.id))
-                .collect();
-            let Some(row) = rows.last() else { break };
-            cursor = Cursor {
-                created_at: row.created_at,
-                id: row.id,
-            };
-            shape.rows(&mut out, rows, false)?;
-            if cursor == last {
-                break;
-            }
+        // Resumed: a statement's rows written before are read again through its check, not
+        // written; the business's transactions are not read again.
+        if let Some(checker) = shape.checker() {
+            recheck(store, export, checker, (cursor, &last), sizes).await?;
         }
+        cursor = last;
     }
     let (mut parts, mut written, mut in_part) = (export.parts, export.row_count, 0i64);
     loop {
@@ -316,7 +324,7 @@ async fn write(bank: &Bank, owner: &str, export: &ExportRow, sizes: Sizes) -> Re
                 "more than {ROWS_MAX} transactions: ask for a shorter period or one account"
             )));
         }
-        shape.rows(&mut out, rows, true)?;
+        shape.rows(&mut out, rows)?;
         if end {
             let tail = shape.tail();
             shape.finish()?;
