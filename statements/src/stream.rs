@@ -37,16 +37,14 @@ impl Format {
                 out
             }
             Format::Ofx => {
-                let mut xml = self.opened(statement);
-                xml.take();
+                let mut xml = self.after_head(statement);
                 for line in lines {
                     ofx::transaction(&mut xml, line);
                 }
                 xml.take()
             }
             Format::Camt053 => {
-                let mut xml = self.opened(statement);
-                xml.take();
+                let mut xml = self.after_head(statement);
                 for line in lines {
                     camt053::entry(&mut xml, statement, line);
                 }
@@ -60,18 +58,23 @@ impl Format {
         match self {
             Format::Csv => String::new(),
             Format::Ofx => {
-                let mut xml = self.opened(statement);
-                xml.take();
+                let mut xml = self.after_head(statement);
                 ofx::tail(&mut xml, statement);
                 xml.finish()
             }
             Format::Camt053 => {
-                let mut xml = self.opened(statement);
-                xml.take();
+                let mut xml = self.after_head(statement);
                 camt053::tail(&mut xml);
                 xml.finish()
             }
         }
+    }
+
+    /// An XML writer past the head: its elements open, its text taken (what follows the head).
+    fn after_head(self, statement: &Statement) -> Writer {
+        let mut xml = self.opened(statement);
+        xml.take();
+        xml
     }
 
     /// An XML writer with the head written, its elements open.
