@@ -13,12 +13,17 @@ export function fileBytes(file: FileContent): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-/** Saves `file` where the browser saves downloads, under its `file_name` (its bytes, or `blob`). */
-export function saveFile(file: FileContent, blob?: Blob): void {
-  const url = URL.createObjectURL(blob ?? new Blob([fileBytes(file)], { type: file.content_type }));
+/** Saves `file` where the browser saves downloads, under its `file_name`. */
+export function saveFile(file: FileContent): void {
+  saveBlob(file.file_name, new Blob([fileBytes(file)], { type: file.content_type }));
+}
+
+/** Saves `blob` where the browser saves downloads, as `name`. */
+export function saveBlob(name: string, blob: Blob): void {
+  const url = URL.createObjectURL(blob);
   const link = document.createElement("a");
   link.href = url;
-  link.download = file.file_name;
+  link.download = name;
   link.hidden = true;
   document.body.append(link);
   try {
@@ -36,9 +41,4 @@ export function sizeText(bytes: number): string {
   if (bytes < 1_000) return `${bytes} bytes`;
   if (bytes < 1_000_000) return `${Math.round(bytes / 1_000)} KB`;
   return `${(bytes / 1_000_000).toFixed(1)} MB`;
-}
-
-/** Saves the bytes of `parts`, joined in order, as one file named `name` of type `type`. */
-export function saveBytes(name: string, type: string, parts: Uint8Array<ArrayBuffer>[]): void {
-  saveFile({ file_name: name, content_type: type, size_bytes: 0, content_base64: "" }, new Blob(parts, { type }));
 }

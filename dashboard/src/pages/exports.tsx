@@ -5,7 +5,7 @@
 // downloaded: each part in turn, joined into one file by the browser.
 import { useEffect, useState } from "preact/hooks";
 import { call, client, type Schemas } from "../api";
-import { fileBytes, saveBytes, sizeText } from "../files";
+import { fileBytes, saveBlob, sizeText } from "../files";
 import { daysBetween, day, lagosToday, lagosTime } from "../money";
 import { AccountPicker, ownAccounts, type Account } from "../picker";
 import { useLocation } from "../router";
@@ -38,7 +38,7 @@ async function download(item: Export, progress: (done: number) => void): Promise
     parts.push(fileBytes(answer.data));
     progress(part);
   }
-  saveBytes(item.file_name, item.content_type, parts);
+  saveBlob(item.file_name, new Blob(parts, { type: item.content_type }));
 }
 
 export function ExportsPage() {
